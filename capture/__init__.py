@@ -1,0 +1,1 @@
+"""symshape.capture: tracing NumPy programs into functional graphs with symbolic shapes."""

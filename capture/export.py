@@ -1,0 +1,325 @@
+"""``export()``: spec -> shape environment -> trace -> finalize -> ExportedProgram.
+
+A dynamic axis gets a symbol (``create_symbol``); a named Dim gets one symbol shared by all
+its uses; a derived dim ``A*d + B`` is that expression over ``d``'s symbol.  Example sizes
+0 and 1 of AUTO axes are specialised.  After tracing, the spec is compared with what the
+environment learned (``symshape.constraints``); a violation raises
+``ConstraintViolationError`` whose fixes were re-verified by exporting again with them.
+"""
+from __future__ import annotations
+
+import inspect
+import types
+from typing import Any, Dict, List, Optional, Tuple
+
+import numpy as np
+
+from symshape import pytree
+from symshape.constraints import Report, analyze
+from symshape.env import ShapeEnv
+from symshape.errors import ConstraintViolationError, UserError
+from symshape.expr import Expr, Sym
+from symshape.guards import ConstraintSet, InputDesc
+from symshape.ranges import ValueRange
+from symshape.spec import InputLeaf, bind_inputs, match
+from symshape.symint import SymInt
+
+from . import ops  # noqa: F401  (registers the op handlers)
+from .graph import Graph, Node
+from .ops.indexing import IndexAttr
+from .program import ExportedProgram, Signature
+from .tracer import TracedArray, Tracer
+
+MAX_FIX_ROUNDS = 4
+
+
+def export(f, args: tuple = (), kwargs: Optional[dict] = None, *, dynamic_shapes=None
+           ) -> ExportedProgram:
+    """Trace ``f(*args, **kwargs)`` and return its ExportedProgram (see API.md)."""
+    result = trace_program(f, args, kwargs, dynamic_shapes)
+    if result.report.violations:
+        fixes, notes = _verified_fixes(f, args, kwargs, dynamic_shapes, result.report)
+        raise ConstraintViolationError(result.report.violations, fixes,
+                                       result.report.notes + notes)
+    return result.program
+
+
+class Traced:
+    def __init__(self, program: ExportedProgram, report: Report, env: ShapeEnv) -> None:
+        self.program = program
+        self.report = report
+        self.env = env
+
+
+def _verified_fixes(f, args, kwargs, spec, report: Report):
+    """Apply the fixes, export again, and keep them only if no violation remains."""
+    fixes = list(report.fixes)
+    for _ in range(MAX_FIX_ROUNDS):
+        fixed = spec
+        try:
+            for fix in fixes:
+                fixed = fix.apply(fixed)
+            again = trace_program(f, args, kwargs, fixed)
+        except UserError as e:
+            return [], ["symshape found no fix it could verify (%s)." % str(e).splitlines()[0]]
+        if not again.report.violations:
+            return fixes, []
+        new = [x for x in again.report.fixes if x not in fixes]
+        if not new:
+            break
+        fixes += new
+    return [], ["symshape found no fix it could verify; adjust the spec by hand as the "
+                "violations describe."]
+
+
+# --------------------------------------------------------------------------- constants
+def constant_names(f) -> Dict[int, str]:
+    """id(array) -> the global / closure / attribute name through which ``f`` reaches it."""
+    names: Dict[int, str] = {}
+    fn = f
+    while hasattr(fn, "__wrapped__"):
+        fn = fn.__wrapped__
+    owner = getattr(fn, "__self__", None)
+    fn = getattr(fn, "__func__", fn)
+    if not isinstance(fn, types.FunctionType):
+        call = getattr(type(f), "__call__", None)
+        owner = f
+        fn = getattr(call, "__func__", call)
+        if not isinstance(fn, types.FunctionType):
+            return names
+    code_names = set()
+    stack = [fn.__code__]
+    while stack:
+        c = stack.pop()
+        code_names.update(c.co_names)
+        stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+    g = fn.__globals__
+    for n in code_names:
+        if n in g:
+            _collect(names, n, g[n], code_names)
+    if fn.__closure__:
+        for n, cell in zip(fn.__code__.co_freevars, fn.__closure__):
+            try:
+                _collect(names, n, cell.cell_contents, code_names)
+            except ValueError:
+                pass
+    if owner is not None and hasattr(owner, "__dict__"):
+        for n, v in vars(owner).items():
+            if isinstance(v, np.ndarray):
+                names.setdefault(id(v), n)
+    return names
+
+
+def _collect(names: Dict[int, str], n: str, v, attrs: set) -> None:
+    if isinstance(v, np.ndarray):
+        names.setdefault(id(v), n)
+    elif isinstance(v, dict):
+        for k, x in v.items():
+            if isinstance(x, np.ndarray) and isinstance(k, str):
+                names.setdefault(id(x), "%s_%s" % (n, k))
+    elif isinstance(v, (list, tuple)):
+        for i, x in enumerate(v):
+            if isinstance(x, np.ndarray):
+                names.setdefault(id(x), "%s_%d" % (n, i))
+    elif hasattr(v, "__dict__") and not isinstance(v, type):
+        for a in attrs:
+            x = getattr(v, a, None) if not isinstance(v, types.ModuleType) else \
+                vars(v).get(a)
+            if isinstance(x, np.ndarray):
+                names.setdefault(id(x), "%s_%s" % (n, a) if not isinstance(
+                    v, types.ModuleType) else a)
+
+
+# --------------------------------------------------------------------------- tracing
+def trace_program(f, args, kwargs, dynamic_shapes) -> Traced:
+    if not callable(f):
+        raise UserError("export: f must be callable, got %s" % type(f).__name__)
+    if isinstance(args, list):
+        args = tuple(args)
+    if not isinstance(args, tuple):
+        raise UserError("export: args must be a tuple of example inputs, got %s (write "
+                        "(x,) for a single input)" % type(args).__name__)
+    kwargs = dict(kwargs or {})
+    if not isinstance(kwargs, dict):
+        raise UserError("export: kwargs must be a dict")
+    sig, inputs = bind_inputs(f, args, kwargs)
+    leaves = match(inputs, dynamic_shapes)
+    env = ShapeEnv()
+    tracer = Tracer(env, constant_names(f))
+    graph = tracer.graph
+    for name in inputs:
+        graph.reserve(name)
+    axis_syms: Dict[Tuple[int, int], Sym] = {}
+    values, input_nodes = _allocate(env, tracer, leaves, axis_syms)
+    new_inputs = _rebuild_inputs(inputs, values)
+    if sig is not None:
+        bound = inspect.BoundArguments(sig, new_inputs)
+        call_args, call_kwargs = bound.args, bound.kwargs
+    else:
+        call_args, call_kwargs = tuple(new_inputs.values()), {}
+    out = f(*call_args, **call_kwargs)
+    env.commit_pending()
+    out_leaves, out_spec = pytree.flatten(out)
+    graph.outputs = [_output(tracer, v) for _, v in out_leaves]
+    graph.out_spec = out_spec
+    mutations = [(n, tracer.final_value(n)) for n in input_nodes
+                 if tracer.final_value(n) is not n]
+    _finalize_graph(env, graph, mutations)
+    report = analyze(env, leaves, axis_syms)
+    cs = _constraint_set(env, leaves, input_nodes)
+    program = ExportedProgram(graph, Signature(graph, input_nodes, leaves, mutations), cs,
+                              sig, getattr(f, "__name__", "f"), env)
+    return Traced(program, report, env)
+
+
+def _allocate(env: ShapeEnv, tracer: Tracer, leaves: List[InputLeaf], axis_syms):
+    values: List[Any] = []
+    input_nodes: List[Node] = []
+    roots: Dict[str, Tuple[Sym, Any]] = {}
+    for li, leaf in enumerate(leaves):
+        if not leaf.is_array:
+            values.append(leaf.value)
+            input_nodes.append(tracer.graph.create("input", (), {"path": leaf.path,
+                                                                 "value": leaf.value},
+                                                   None, None, None, name=leaf.path))
+            continue
+        shape = []
+        for ax, decl in enumerate(leaf.axes):
+            shape.append(_axis_size(env, li, leaf, ax, decl, roots, axis_syms))
+        arr = leaf.value
+        node = tracer.graph.create("input", (), {"path": leaf.path}, arr.dtype,
+                                   tuple(s.expr if type(s) is SymInt else s for s in shape),
+                                   None, name=leaf.path)
+        proxy = TracedArray(tracer, node, tuple(shape), arr.dtype)
+        tracer.input_proxies[id(proxy)] = node
+        tracer.final[node] = node
+        values.append(proxy)
+        input_nodes.append(node)
+    return values, input_nodes
+
+
+def _axis_size(env, li: int, leaf: InputLeaf, ax: int, decl, roots, axis_syms):
+    size = decl.value
+    where_ = leaf.axis_name(ax)
+    if decl.kind == "static":
+        return size
+    if decl.kind in ("auto", "dynamic"):
+        if size in (0, 1):
+            if decl.kind == "dynamic":
+                raise UserError(
+                    "%s is marked Dim.DYNAMIC, but its example size is %d: export specializes "
+                    "sizes 0 and 1. Use an example of size >= 2, or a Dim with min=%d."
+                    % (where_, size, size))
+            return size
+        s = env.create_symbol(size, where_, kind=decl.kind)
+        axis_syms[(li, ax)] = s
+        return SymInt(s.expr, size, env)
+    if decl.kind == "named":
+        dim = decl.dim
+        root = _root(env, dim, size, where_, roots)
+        return SymInt(root.expr, size, env)
+    # derived: coeff*root + offset
+    d = decl.dim
+    root_val = d.solve(size)
+    root = _root(env, d.root, root_val, d.root.name, roots, derived_at=where_)
+    return SymInt(root.expr * d.coeff + d.offset, size, env)
+
+
+def _root(env: ShapeEnv, dim, value: int, source: str, roots, derived_at=None) -> Sym:
+    got = roots.get(dim.name)
+    if got is not None:
+        sym, first = got
+        if first != dim:
+            raise UserError("two different Dims are named %r (%r and %r); a name stands for one "
+                            "dimension" % (dim.name, first, dim))
+        hint = env.infos[sym].hint
+        if hint != value:
+            where_ = derived_at or source
+            raise UserError("%s gives %s = %d, but an earlier use of Dim %r has size %d; the "
+                            "uses of one Dim must have equal example sizes"
+                            % (where_, dim.name, value, dim.name, hint))
+        return sym
+    if value in (0, 1) and dim.min is None:
+        raise UserError("%s: example size %d for Dim %r; export specializes sizes 0 and 1. "
+                        "Use an example of size >= 2, or Dim(%r, min=%d)"
+                        % (source, value, dim.name, dim.name, value))
+    sym = env.create_symbol(value, source, dim.range, kind="named", dim=dim)
+    roots[dim.name] = (sym, dim)
+    return sym
+
+
+def _rebuild_inputs(inputs: Dict[str, Any], values: List[Any]) -> Dict[str, Any]:
+    it = iter(values)
+    out: Dict[str, Any] = {}
+    for name, v in inputs.items():
+        leaves, spec = pytree.flatten(v)
+        out[name] = pytree.unflatten([next(it) for _ in leaves], spec)
+    return out
+
+
+def _output(tracer: Tracer, v):
+    if type(v) is TracedArray:
+        return v.node
+    if isinstance(v, np.ndarray):
+        return tracer.constant(v).node
+    if type(v) is SymInt:
+        return tracer.env.simplify(v.expr)
+    if v is None or isinstance(v, (bool, int, float, complex, str, np.generic)):
+        return v
+    raise UserError("the function returned a %s; export supports arrays, sizes, Python "
+                    "scalars and lists / tuples / dicts of them" % type(v).__name__)
+
+
+# --------------------------------------------------------------------------- finalize
+def _simplify_value(env: ShapeEnv, v):
+    t = type(v)
+    if t is Expr:
+        return env.simplify(v)
+    if t is tuple or t is list:
+        return t(_simplify_value(env, x) for x in v)
+    if t is slice:
+        return slice(_simplify_value(env, v.start), _simplify_value(env, v.stop),
+                     _simplify_value(env, v.step))
+    if t is IndexAttr:
+        return IndexAttr(tuple(_simplify_value(env, x) for x in v.items))
+    return v
+
+
+def _finalize_graph(env: ShapeEnv, graph: Graph, mutations) -> None:
+    live = set()
+    roots = [o for o in graph.outputs if type(o) is Node] + [m for _, m in mutations]
+    stack = list(roots)
+    while stack:
+        n = stack.pop()
+        if n in live:
+            continue
+        live.add(n)
+        stack.extend(n.input_nodes())
+    graph.nodes = [n for n in graph.nodes if n in live or n.op == "input"]
+    for n in graph.nodes:
+        if n.shape is not None:
+            n.shape = tuple(env.simplify(s) for s in n.shape)
+        n.inputs = tuple(_simplify_value(env, x) for x in n.inputs)
+        n.attrs = {k: _simplify_value(env, v) for k, v in n.attrs.items()}
+    graph.outputs = [_simplify_value(env, o) for o in graph.outputs]
+
+
+def _constraint_set(env: ShapeEnv, leaves: List[InputLeaf], input_nodes: List[Node]
+                    ) -> ConstraintSet:
+    descs = []
+    for leaf, node in zip(leaves, input_nodes):
+        access = _access(leaf.path)
+        if leaf.is_array:
+            descs.append(InputDesc(leaf.path, access, dims=node.shape,
+                                   dtype=leaf.value.dtype))
+        else:
+            descs.append(InputDesc(leaf.path, access, value=leaf.value))
+    facts = list(env.facts)
+    frames = {f: env.fact_guards[f].frame for f in facts if f in env.fact_guards}
+    dim_names = {s: i.dim.name for s, i in env.infos.items() if i.kind == "named" and i.dim}
+    ranges = {s: env.ranges[s] for s in env.ranges if s not in env.replacements}
+    return ConstraintSet(descs, ranges, facts, frames, dim_names)
+
+
+def _access(path: str) -> str:
+    return path

@@ -1,0 +1,97 @@
+"""The functional graph: nodes in execution order, no mutation.
+
+A ``Node`` records its op name, inputs (other nodes, Python scalars, or size expressions),
+attributes, output dtype, symbolic output shape (ints and ``Expr``), and the user frame
+that produced it.  Op names never end in ``_`` and no node has an ``out`` attribute.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any, Dict, List, Optional, Tuple
+
+import numpy as np
+
+from symshape.userframe import UserFrame
+
+
+class Node:
+    __slots__ = ("name", "op", "inputs", "attrs", "dtype", "shape", "frame", "meta")
+
+    def __init__(self, name: str, op: str, inputs: tuple, attrs: Dict[str, Any],
+                 dtype: Optional[np.dtype], shape: Optional[tuple],
+                 frame: Optional[UserFrame]) -> None:
+        self.name = name
+        self.op = op
+        self.inputs = inputs
+        self.attrs = attrs
+        self.dtype = dtype
+        self.shape = shape
+        self.frame = frame
+        self.meta: Dict[str, Any] = {}
+
+    @property
+    def source(self) -> str:
+        return self.frame.location if self.frame is not None else ""
+
+    def input_nodes(self) -> List["Node"]:
+        out = []
+        for x in self.inputs:
+            if type(x) is Node:
+                out.append(x)
+            elif type(x) in (list, tuple):
+                out.extend(y for y in x if type(y) is Node)
+        return out
+
+    def __repr__(self) -> str:
+        return "Node(%s = %s)" % (self.name, self.op)
+
+
+_IDENT = re.compile(r"[^0-9a-zA-Z_]")
+
+
+class Graph:
+    def __init__(self) -> None:
+        self.nodes: List[Node] = []
+        self._names: Dict[str, int] = {}
+        self.outputs: List[Any] = []        # Nodes or Python values, flattened
+        self.out_spec: tuple = ("leaf",)
+
+    def fresh_name(self, base: str) -> str:
+        base = _IDENT.sub("_", base).strip("_") or "v"
+        if base[0].isdigit():
+            base = "v_" + base
+        n = self._names.get(base, 0)
+        self._names[base] = n + 1
+        return base if n == 0 else "%s_%d" % (base, n)
+
+    def reserve(self, name: str) -> None:
+        """Keep ``name`` (a parameter of the traced function) away from other nodes."""
+        self._names.setdefault(name, 1)
+
+    def create(self, op: str, inputs: tuple, attrs: Dict[str, Any], dtype, shape,
+               frame: Optional[UserFrame], name: Optional[str] = None) -> Node:
+        if op == "input" and name is not None:
+            # an input is named after its path: x, batch[0] -> batch_0
+            base = _IDENT.sub("_", name).strip("_")
+            node_name = base if "_" + base not in self._names else self.fresh_name(base)
+            self._names["_" + base] = 1
+        else:
+            node_name = self.fresh_name(name or op.split("::")[-1])
+        node = Node(node_name, op, inputs, attrs, dtype, shape, frame)
+        self.nodes.append(node)
+        return node
+
+    @property
+    def inputs(self) -> List[Node]:
+        return [n for n in self.nodes if n.op == "input"]
+
+    @property
+    def constants(self) -> List[Node]:
+        return [n for n in self.nodes if n.op == "constant"]
+
+    def users(self) -> Dict[Node, List[Node]]:
+        out: Dict[Node, List[Node]] = {n: [] for n in self.nodes}
+        for n in self.nodes:
+            for i in n.input_nodes():
+                out[i].append(n)
+        return out

@@ -1,0 +1,85 @@
+"""Creation: zeros / ones / empty / full with ``like=`` and the ``*_like`` functions.
+
+``np.zeros((x.shape[0], 3), like=x)`` keeps the size symbolic.  Without ``like=`` NumPy
+converts the sizes to ints itself, which specialises them with a logged warning.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from symshape.errors import UserError, where
+from symshape.symint import SymInt
+from symshape.userframe import user_frame
+
+from ..tracer import TracedArray, Tracer, implements, to_expr
+from .registry import defop
+
+for _n in ("zeros", "ones", "empty"):
+    defop(_n, "np.%s({shape}, dtype={dtype})" % _n, doc="np.%s of a shape" % _n)
+defop("full", "np.full({shape}, {0}, dtype={dtype})", doc="np.full of a shape")
+
+
+def _shape(t: Tracer, shape) -> tuple:
+    sizes = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+    t.env.cancel_pending([to_expr(s) for s in sizes])
+    t.env.commit_pending()
+    out = []
+    for s in sizes:
+        if type(s) is SymInt:
+            out.append(s)
+        elif isinstance(s, (int, np.integer)) and not isinstance(s, bool):
+            if s < 0:
+                raise UserError("negative dimensions are not allowed%s" % where(user_frame(3)))
+            out.append(int(s))
+        else:
+            raise UserError("a shape must hold ints or sizes, got %r%s"
+                            % (s, where(user_frame(3))))
+    return tuple(out)
+
+
+def _fill(name):
+    def handler(t, shape, dtype=None, order="C", *, device=None, like=None):
+        sh = _shape(t, shape)
+        dt = np.dtype(float if dtype is None else dtype)
+        return t.emit(name, (), {"shape": tuple(map(to_expr, sh)), "dtype": dt}, sh, dt)
+    return handler
+
+
+implements(np.zeros)(_fill("zeros"))
+implements(np.ones)(_fill("ones"))
+implements(np.empty)(_fill("empty"))
+
+
+@implements(np.full)
+def _full(t, shape, fill_value, dtype=None, order="C", *, device=None, like=None):
+    sh = _shape(t, shape)
+    v = t.operand(fill_value)
+    if type(v) is TracedArray:
+        raise UserError("np.full with a traced fill value is not supported; use "
+                        "np.broadcast_to(value, shape) or value * np.ones(shape, like=x)%s"
+                        % where(user_frame(2)))
+    dt = np.dtype(dtype) if dtype is not None else np.array(fill_value).dtype
+    return t.emit("full", (to_expr(v),), {"shape": tuple(map(to_expr, sh)), "dtype": dt}, sh, dt)
+
+
+def _like(name):
+    def handler(t, prototype, dtype=None, order="K", subok=True, shape=None, *, device=None):
+        x = t.operand(prototype)
+        sh = x.shape if shape is None else _shape(t, shape)
+        dt = x.dtype if dtype is None else np.dtype(dtype)
+        return t.emit(name, (), {"shape": tuple(map(to_expr, sh)), "dtype": dt}, sh, dt)
+    return handler
+
+
+implements(np.zeros_like)(_like("zeros"))
+implements(np.ones_like)(_like("ones"))
+implements(np.empty_like)(_like("empty"))
+
+
+@implements(np.full_like)
+def _full_like(t, a, fill_value, dtype=None, order="K", subok=True, shape=None, *, device=None):
+    x = t.operand(a)
+    sh = x.shape if shape is None else _shape(t, shape)
+    dt = x.dtype if dtype is None else np.dtype(dtype)
+    return t.emit("full", (to_expr(t.operand(fill_value)),),
+                  {"shape": tuple(map(to_expr, sh)), "dtype": dt}, sh, dt)

@@ -1,0 +1,216 @@
+"""Indexing: basic slicing (start / stop / step of any sign), integers, None, Ellipsis,
+and functional ``__setitem__``.
+
+A slice's length follows ``len(range(n)[start:stop:step])`` exactly, kept symbolic with
+Min / Max (``y[:, :16]`` has length ``Min(16, s3)``) rather than guessed from the example;
+the environment folds the Min / Max away when the ranges decide it.
+"""
+from __future__ import annotations
+
+from typing import Any, List, Tuple
+
+import numpy as np
+
+from symshape.errors import UserError, where
+from symshape.symint import SymInt, sym_max, sym_min
+from symshape.userframe import user_frame
+
+from ..tracer import TracedArray, Tracer, shape_repr, to_expr
+from .registry import defop
+
+
+def _render_index(idx) -> str:
+    return "np.s_[%s]" % idx if idx else "()"
+
+
+defop("getitem", emit=lambda a, k: "%s[%s]" % (a[0], k["index"]),
+      doc="basic indexing: integers, slices, None, Ellipsis (a view)")
+defop("setitem", emit=lambda a, k: "_rt.setitem(%s, np.s_[%s], %s)" % (a[0], k["index"], a[1]),
+      doc="a copy of the array with the indexed region replaced (functional __setitem__)")
+
+
+def _frame():
+    return where(user_frame(3))
+
+
+def _is_int(v) -> bool:
+    return type(v) is SymInt or (isinstance(v, (int, np.integer)) and not isinstance(v, bool))
+
+
+def _as_int(v):
+    return int(v) if isinstance(v, np.integer) else v
+
+
+def _clamp(v, n, lo_neg: int, step_pos: bool):
+    """Python's slice bound normalisation for a given (not None) bound."""
+    if v < 0:
+        v = v + n
+        return sym_max(v, lo_neg) if type(v) is SymInt or type(n) is SymInt else max(v, lo_neg)
+    upper = n if step_pos else n - 1
+    return sym_min(v, upper) if type(v) is SymInt or type(upper) is SymInt else min(v, upper)
+
+
+def slice_length(n, start, stop, step):
+    """``len(range(n)[start:stop:step])`` for symbolic ``n`` and bounds."""
+    step = 1 if step is None else step
+    if type(step) is SymInt:
+        step = int(step)
+    if step == 0:
+        raise UserError("slice step cannot be zero%s" % _frame())
+    if step > 0:
+        lo = 0 if start is None else _clamp(start, n, 0, True)
+        hi = n if stop is None else _clamp(stop, n, 0, True)
+        span = hi - lo
+        length = (span + step - 1) // step
+    else:
+        lo = n - 1 if start is None else _clamp(start, n, -1, False)
+        hi = -1 if stop is None else _clamp(stop, n, -1, False)
+        span = lo - hi
+        length = (span - step - 1) // (-step)
+    if type(length) is int:
+        return max(length, 0)
+    return sym_max(length, 0)
+
+
+def _expand(idx, ndim: int) -> List[Any]:
+    items = list(idx) if isinstance(idx, tuple) else [idx]
+    consumed = sum(1 for i in items if i is not None and i is not Ellipsis)
+    if sum(1 for i in items if i is Ellipsis) > 1:
+        raise UserError("an index can only have a single ellipsis ('...')%s" % _frame())
+    if consumed > ndim:
+        raise UserError("too many indices for array: array is %d-dimensional, but %d were "
+                        "indexed%s" % (ndim, consumed, _frame()))
+    out: List[Any] = []
+    for i in items:
+        if i is Ellipsis:
+            out.extend([slice(None)] * (ndim - consumed))
+        else:
+            out.append(i)
+    if Ellipsis not in items:
+        out.extend([slice(None)] * (ndim - consumed))
+    return out
+
+
+def _check_basic(items) -> None:
+    for i in items:
+        if i is None or isinstance(i, slice) or _is_int(i):
+            if isinstance(i, slice):
+                for b in (i.start, i.stop, i.step):
+                    if b is not None and not _is_int(b):
+                        raise UserError("slice bounds must be ints or sizes, got %r%s"
+                                        % (b, _frame()))
+            continue
+        if type(i) is TracedArray or isinstance(i, (np.ndarray, list)):
+            from . import advanced
+            raise advanced.Advanced()
+        raise UserError("unsupported index %r (%s)%s" % (i, type(i).__name__, _frame()))
+
+
+def region(x: TracedArray, items) -> Tuple[tuple, list]:
+    """The shape selected by basic index items (already expanded), and the normalised
+    index as it appears in the node (SymInts as expressions)."""
+    shape = []
+    norm = []
+    dim = 0
+    for i in items:
+        if i is None:
+            shape.append(1)
+            norm.append(None)
+            continue
+        n = x.shape[dim]
+        if isinstance(i, slice):
+            shape.append(slice_length(n, _as_int(i.start), _as_int(i.stop), _as_int(i.step)))
+            norm.append(slice(to_expr(_as_int(i.start)), to_expr(_as_int(i.stop)),
+                              to_expr(_as_int(i.step))))
+        else:
+            v = _as_int(i)
+            if not (v < n) or not (v >= -n):
+                raise UserError("index %s is out of bounds for axis %d with size %s%s"
+                                % (v, dim, n, _frame()))
+            norm.append(to_expr(v))
+        dim += 1
+    return tuple(shape), norm
+
+
+def render_items(items, fmt) -> str:
+    parts = []
+    for i in items:
+        if i is None:
+            parts.append("None")
+        elif isinstance(i, slice):
+            a = "" if i.start is None else fmt(i.start)
+            b = "" if i.stop is None else fmt(i.stop)
+            s = "%s:%s" % (a, b)
+            if i.step is not None:
+                s += ":" + fmt(i.step)
+            parts.append(s)
+        elif i is Ellipsis:
+            parts.append("...")
+        else:
+            parts.append(fmt(i))
+    if len(parts) == 1:
+        return parts[0] + ","
+    return ", ".join(parts)
+
+
+def _simplify_items(items, ndim: int):
+    """Drop trailing full slices (x[0, :] is x[0])."""
+    items = list(items)
+    while items and isinstance(items[-1], slice) and items[-1] == slice(None):
+        items.pop()
+    return items
+
+
+def getitem(t: Tracer, x: TracedArray, idx):
+    items = _expand(idx, x.ndim)
+    try:
+        _check_basic(items)
+    except Exception as e:
+        from . import advanced
+        if isinstance(e, advanced.Advanced):
+            return advanced.getitem(t, x, idx)
+        raise
+    shape, norm = region(x, items)
+    norm = _simplify_items(norm, x.ndim)
+    if not norm:
+        return x
+    return t.emit("getitem", (x.node,), {"index": IndexAttr(norm)}, shape, x.dtype)
+
+
+class IndexAttr:
+    """A normalised basic index, rendered as subscript source by the code generator."""
+
+    __slots__ = ("items",)
+
+    def __init__(self, items) -> None:
+        self.items = tuple(items)
+
+    def render(self, fmt) -> str:
+        return render_items(self.items, fmt)
+
+    def __repr__(self) -> str:
+        from symshape.expr import format_expr
+        return "[%s]" % render_items(self.items, lambda v: v if isinstance(v, str) else
+                                     format_expr(v))
+
+
+def setitem(t: Tracer, x: TracedArray, idx, value) -> None:
+    items = _expand(idx, x.ndim)
+    try:
+        _check_basic(items)
+    except Exception as e:
+        from . import advanced
+        if isinstance(e, advanced.Advanced):
+            return advanced.setitem(t, x, idx, value)
+        raise
+    shape, norm = region(x, items)
+    v = t.operand(value)
+    vshape = v.shape if type(v) is TracedArray else ()
+    from .elementwise import broadcast_shapes, node_input
+    got = broadcast_shapes([shape, vshape], "the assigned value and the indexed region")
+    if len(got) != len(shape):
+        raise UserError("could not broadcast a value of shape %s into the indexed region of "
+                        "shape %s%s" % (shape_repr(vshape), shape_repr(shape), _frame()))
+    res = t.emit("setitem", (x.node, node_input(v)), {"index": IndexAttr(norm)}, x.shape,
+                 x.dtype)
+    t.rebind(x, res)

@@ -1,0 +1,178 @@
+"""Reductions: sum, mean, prod, max, min, argmax, argmin, any, all, var, std, cumsum.
+
+The output shape drops (or, with keepdims, keeps as 1) the reduced axes; the dtype is
+NumPy's own answer for the same call on a one-element array of the input dtype.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from symshape.errors import UserError, where
+from symshape.userframe import user_frame
+
+from ..tracer import TracedArray, Tracer, implements
+from .registry import defop
+from .shape import norm_axis
+
+_REDUCTIONS = ("sum", "mean", "prod", "max", "min", "any", "all", "var", "std")
+for _n in _REDUCTIONS:
+    defop(_n, emit=lambda a, k, n=_n: "np.%s(%s%s)" % (
+        n, a[0], "".join(", %s=%s" % kv for kv in k.items())),
+        doc="np.%s over axes" % _n)
+for _n in ("argmax", "argmin", "cumsum", "cumprod"):
+    defop(_n, emit=lambda a, k, n=_n: "np.%s(%s%s)" % (
+        n, a[0], "".join(", %s=%s" % kv for kv in k.items())), doc="np.%s" % _n)
+
+
+def _frame():
+    return where(user_frame(3))
+
+
+def _axes(axis, nd: int):
+    if axis is None:
+        return None
+    if isinstance(axis, (tuple, list)):
+        axes = tuple(norm_axis(a, nd) for a in axis)
+        if len(set(axes)) != len(axes):
+            raise UserError("duplicate value in 'axis'%s" % _frame())
+        return tuple(sorted(axes))
+    return (norm_axis(axis, nd),)
+
+
+@lru_cache(maxsize=None)
+def _dtype(name: str, in_dtype: np.dtype, nd: int, axes, keepdims: bool, dtype, extra) -> np.dtype:
+    probe = np.ones((1,) * nd, in_dtype)
+    kw = dict(extra)
+    if dtype is not None:
+        kw["dtype"] = dtype
+    with np.errstate(all="ignore"):
+        return np.asarray(getattr(np, name)(probe, axis=axes, keepdims=keepdims, **kw)).dtype
+
+
+def reduce(t: Tracer, name: str, a, axis=None, keepdims=False, dtype=None, out=None,
+           **extra):
+    if out is not None:
+        raise UserError("np.%s(..., out=...) is not supported while tracing%s" % (name, _frame()))
+    bad = set(extra) - {"ddof"}
+    if bad or extra.get("where") is not None:
+        raise UserError("np.%s(..., %s=...) is not supported while tracing%s"
+                        % (name, sorted(bad)[0], _frame()))
+    x = t.operand(a)
+    if type(x) is not TracedArray:
+        return getattr(np, name)(x)
+    nd = x.ndim
+    axes = _axes(axis, nd)
+    reduced = range(nd) if axes is None else axes
+    if keepdims:
+        shape = tuple(1 if i in reduced else s for i, s in enumerate(x.shape))
+    else:
+        shape = tuple(s for i, s in enumerate(x.shape) if i not in reduced)
+    keepdims = bool(keepdims)
+    dt = _dtype(name, x.dtype, nd, axes, keepdims, None if dtype is None else np.dtype(dtype),
+                tuple(sorted(extra.items())))
+    attrs = {"axis": axes}
+    if keepdims:
+        attrs["keepdims"] = True
+    if dtype is not None:
+        attrs["dtype"] = np.dtype(dtype)
+    attrs.update(sorted(extra.items()))
+    return t.emit(name, (x.node,), attrs, shape, dt)
+
+
+def _make(name):
+    def handler(t, a, axis=None, dtype=None, out=None, keepdims=False, **kw):
+        if kw.pop("initial", None) is not None:
+            raise UserError("np.%s(..., initial=...) is not supported while tracing%s"
+                            % (name, _frame()))
+        return reduce(t, name, a, axis, keepdims, dtype, out, **kw)
+    return handler
+
+
+for _n, _f in (("sum", np.sum), ("mean", np.mean), ("prod", np.prod), ("var", np.var),
+               ("std", np.std)):
+    implements(_f)(_make(_n))
+
+
+def _make_nodtype(name):
+    def handler(t, a, axis=None, out=None, keepdims=False, **kw):
+        if kw.pop("initial", None) is not None:
+            raise UserError("np.%s(..., initial=...) is not supported while tracing%s"
+                            % (name, _frame()))
+        return reduce(t, name, a, axis, keepdims, None, out, **kw)
+    return handler
+
+
+for _n, _fs in (("max", (np.max, np.amax)), ("min", (np.min, np.amin)), ("any", (np.any,)),
+                ("all", (np.all,))):
+    implements(*_fs)(_make_nodtype(_n))
+
+
+def _arg(name):
+    def handler(t, a, axis=None, out=None, *, keepdims=False):
+        if out is not None:
+            raise UserError("np.%s(..., out=...) is not supported while tracing%s"
+                            % (name, _frame()))
+        x = t.operand(a)
+        if axis is None:
+            shape = (1,) * x.ndim if keepdims else ()
+            attrs = {"axis": None}
+        else:
+            ax = norm_axis(axis, x.ndim)
+            shape = tuple((1 if keepdims else None) if i == ax else s
+                          for i, s in enumerate(x.shape))
+            shape = tuple(s for s in shape if s is not None)
+            attrs = {"axis": ax}
+        if keepdims:
+            attrs["keepdims"] = True
+        return t.emit(name, (x.node,), attrs, shape, np.dtype(np.intp))
+    return handler
+
+
+implements(np.argmax)(_arg("argmax"))
+implements(np.argmin)(_arg("argmin"))
+
+
+def _cum(name):
+    def handler(t, a, axis=None, dtype=None, out=None):
+        if out is not None:
+            raise UserError("np.%s(..., out=...) is not supported while tracing%s"
+                            % (name, _frame()))
+        x = t.operand(a)
+        if axis is None:
+            from .shape import reshape
+            x = reshape(t, x, (-1,))
+            ax = 0
+        else:
+            ax = norm_axis(axis, x.ndim)
+        dt = _dtype(name, x.dtype, x.ndim, ax, False,
+                    None if dtype is None else np.dtype(dtype), ())
+        attrs = {"axis": ax}
+        if dtype is not None:
+            attrs["dtype"] = np.dtype(dtype)
+        return t.emit(name, (x.node,), attrs, x.shape, dt)
+    return handler
+
+
+implements(np.cumsum)(_cum("cumsum"))
+implements(np.cumprod)(_cum("cumprod"))
+
+_UFUNC_REDUCE = {np.add: "sum", np.multiply: "prod", np.maximum: "max", np.minimum: "min",
+                 np.logical_or: "any", np.logical_and: "all"}
+_UFUNC_ACCUMULATE = {np.add: "cumsum", np.multiply: "cumprod"}
+
+
+def ufunc_method(t: Tracer, ufunc, method: str, inputs, kwargs):
+    """``np.add.reduce`` and friends, mapped onto the reductions above."""
+    if method == "reduce" and ufunc in _UFUNC_REDUCE and len(inputs) == 1:
+        kwargs = dict(kwargs)
+        axis = kwargs.pop("axis", 0)
+        return reduce(t, _UFUNC_REDUCE[ufunc], inputs[0], axis, kwargs.pop("keepdims", False),
+                      kwargs.pop("dtype", None), kwargs.pop("out", None), **kwargs)
+    if method == "accumulate" and ufunc in _UFUNC_ACCUMULATE and len(inputs) == 1:
+        kwargs = dict(kwargs)
+        return _cum(_UFUNC_ACCUMULATE[ufunc])(t, inputs[0], kwargs.pop("axis", 0),
+                                              kwargs.pop("dtype", None), kwargs.pop("out", None))
+    raise UserError("np.%s.%s is not supported while tracing%s; use the matching np function "
+                    "(np.sum, np.cumsum, ...)" % (ufunc.__name__, method, where(user_frame(2))))

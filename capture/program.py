@@ -1,0 +1,205 @@
+"""``ExportedProgram``: graph, signature, the one constraint set, ``module()``, printing."""
+from __future__ import annotations
+
+import inspect
+import itertools
+from typing import Any, Dict, List, Optional, Tuple
+
+import numpy as np
+
+from symshape.expr import Expr, IntLike, format_expr
+from symshape.guards import ConstraintSet
+from symshape.infinity import INT_OO
+from symshape.ranges import ValueRange
+
+from .graph import Graph, Node
+
+_DTYPE_SHORT = {"float16": "f16", "float32": "f32", "float64": "f64", "int8": "i8",
+                "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "u8", "uint16": "u16",
+                "uint32": "u32", "uint64": "u64", "bool": "b8", "complex64": "c64",
+                "complex128": "c128"}
+_counter = itertools.count()
+
+
+def dtype_short(dt) -> str:
+    if dt is None:
+        return "?"
+    return _DTYPE_SHORT.get(np.dtype(dt).name, np.dtype(dt).name)
+
+
+def annotation(node: Node) -> str:
+    if node.shape is None:
+        return repr(node.attrs.get("value"))
+    return "%s[%s]" % (dtype_short(node.dtype), ", ".join(format_expr(s) for s in node.shape))
+
+
+class InputSpec:
+    __slots__ = ("kind", "name", "target", "path")
+
+    def __init__(self, kind: str, name: str, target: Optional[str] = None,
+                 path: Optional[str] = None) -> None:
+        self.kind = kind            # USER_INPUT | CONSTANT
+        self.name = name
+        self.target = target
+        self.path = path
+
+    def __repr__(self) -> str:
+        return "%s: %s%s" % (self.name, self.kind,
+                             " target=%r" % self.target if self.target else "")
+
+
+class OutputSpec:
+    __slots__ = ("kind", "name", "target")
+
+    def __init__(self, kind: str, name: str, target: Optional[str] = None) -> None:
+        self.kind = kind            # USER_OUTPUT | USER_INPUT_MUTATION
+        self.name = name
+        self.target = target
+
+    def __repr__(self) -> str:
+        return "%s: %s%s" % (self.name, self.kind,
+                             " target=%r" % self.target if self.target else "")
+
+
+class Signature:
+    """Which graph inputs are user inputs and which are lifted constants; which outputs are
+    user outputs and which are writes to user inputs."""
+
+    def __init__(self, graph: Graph, input_nodes: List[Node], leaves, mutations) -> None:
+        self.input_specs: List[InputSpec] = []
+        for n in graph.constants:
+            self.input_specs.append(InputSpec("CONSTANT", n.name, n.attrs["target"]))
+        for n, leaf in zip(input_nodes, leaves):
+            self.input_specs.append(InputSpec("USER_INPUT", n.name, path=leaf.path))
+        self.output_specs: List[OutputSpec] = []
+        for o in graph.outputs:
+            self.output_specs.append(OutputSpec("USER_OUTPUT", o.name if type(o) is Node
+                                                else repr(o)))
+        for inp, final in mutations:
+            self.output_specs.append(OutputSpec("USER_INPUT_MUTATION", final.name, inp.name))
+
+    @property
+    def user_inputs(self) -> List[str]:
+        return [s.name for s in self.input_specs if s.kind == "USER_INPUT"]
+
+    @property
+    def lifted_constants(self) -> List[str]:
+        return [s.target for s in self.input_specs if s.kind == "CONSTANT"]
+
+    @property
+    def user_outputs(self) -> List[str]:
+        return [s.name for s in self.output_specs if s.kind == "USER_OUTPUT"]
+
+    @property
+    def inputs_to_mutate(self) -> Dict[str, str]:
+        return {s.name: s.target for s in self.output_specs if s.kind == "USER_INPUT_MUTATION"}
+
+    def __str__(self) -> str:
+        lines = ["# inputs"] + [repr(s) for s in self.input_specs]
+        lines += ["", "# outputs"] + [repr(s) for s in self.output_specs]
+        return "\n".join(lines)
+
+
+class ExportedProgram:
+    def __init__(self, graph: Graph, signature: Signature, constraints: ConstraintSet,
+                 sig: Optional[inspect.Signature], name: str, env=None) -> None:
+        self.graph = graph
+        self.graph_signature = signature
+        self.constraints = constraints
+        self.call_signature = sig
+        self.name = name
+        self._env = env
+        self._module = None
+        self._source: Optional[str] = None
+
+    # ------------------------------------------------------------------ contract
+    @property
+    def range_constraints(self) -> Dict[Any, ValueRange]:
+        from symshape.sympy_bridge import to_sympy
+        return {to_sympy(k): v for k, v in self.constraints.range_constraints().items()}
+
+    @property
+    def input_shapes(self) -> Dict[str, tuple]:
+        from symshape.sympy_bridge import to_sympy
+        return {d.path: tuple(s if type(s) is int else to_sympy(s) for s in d.dims)
+                for d in self.constraints.inputs if d.is_array}
+
+    # ------------------------------------------------------------------ running
+    def _input_nodes(self) -> List[Node]:
+        return self.graph.inputs
+
+    def _mutations(self) -> List[Tuple[Node, Node]]:
+        by_name = {n.name: n for n in self.graph.nodes}
+        return [(by_name[t], by_name[f]) for f, t in
+                self.graph_signature.inputs_to_mutate.items()]
+
+    @property
+    def module_source(self) -> str:
+        self._build()
+        return self._source
+
+    def _build(self):
+        if self._module is None:
+            from .pycode import build_function, compile_function
+            sig = self.call_signature or inspect.Signature(
+                [inspect.Parameter(d.path, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+                 for d in self.constraints.inputs])
+            src, ns = build_function(self.graph, self.constraints, sig, self._input_nodes(),
+                                     self._mutations(), name=_safe_name(self.name))
+            self._source = src
+            self._module = compile_function(src, ns, "<symshape %s #%d>"
+                                            % (self.name, next(_counter)), _safe_name(self.name))
+        return self._module
+
+    def module(self):
+        """A callable with ``f``'s signature: checks its inputs, then runs the graph."""
+        return self._build()
+
+    # ------------------------------------------------------------------ printing
+    def __str__(self) -> str:
+        g = self.graph
+        params = []
+        for n in g.constants:
+            params.append('%s: "%s"' % (n.name, annotation(n)))
+        for n in g.inputs:
+            params.append('%s: "%s"' % (n.name, annotation(n)))
+        lines = ["ExportedProgram:",
+                 "    def forward(self, %s):" % ", ".join(params)]
+        last = None
+        from .pycode import Renderer, emit_node, render_outputs
+        r = Renderer({n: n.name for n in g.nodes}, {})
+        for n in g.nodes:
+            if n.op in ("input", "constant"):
+                continue
+            if n.frame is not None and (n.frame.filename, n.frame.lineno) != last:
+                last = (n.frame.filename, n.frame.lineno)
+                lines.append("        # File: %s" % n.frame.describe())
+            lines.append('        %s: "%s" = %s' % (n.name, annotation(n), emit_node(n, r)))
+        lines.append("        return %s" % render_outputs(g.out_spec, g.outputs, r))
+        lines.append("")
+        lines.append("Graph signature:")
+        lines += ["    " + l if l else "" for l in str(self.graph_signature).splitlines()]
+        lines.append("")
+        lines.append("Range constraints: %s" % format_ranges(
+            self.constraints.range_constraints()))
+        return "\n".join(lines)
+
+    __repr__ = __str__
+
+    # ------------------------------------------------------------------ later stages
+    def run_decompositions(self, table=None) -> "ExportedProgram":
+        from .decomp import run_decompositions
+        return run_decompositions(self, table)
+
+    def compile(self, backend: str = "numpy"):
+        from symshape.codegen import compile_program
+        return compile_program(self, backend)
+
+
+def format_ranges(rc: Dict[IntLike, ValueRange]) -> str:
+    return "{%s}" % ", ".join("%s: %s" % (format_expr(k), v) for k, v in rc.items())
+
+
+def _safe_name(name: str) -> str:
+    out = "".join(c if c.isalnum() or c == "_" else "_" for c in name) or "forward"
+    return out if not out[0].isdigit() else "f_" + out

@@ -1,0 +1,159 @@
+"""Graph -> one straight-line Python function over NumPy (what ``ep.module()`` runs).
+
+The function has ``f``'s signature, begins with the input check generated from the
+program's ``ConstraintSet`` (so it accepts exactly what ``range_constraints`` describes),
+binds the size symbols, computes every node with a direct NumPy call, writes input
+mutations back, and returns the outputs in ``f``'s output structure.
+"""
+from __future__ import annotations
+
+import inspect
+from typing import Any, Dict, List, Tuple
+
+import numpy as np
+
+from symshape import runtime as _rt
+from symshape.expr import Expr, format_py
+from symshape.guards import CheckWriter, ConstraintSet
+
+from .graph import Graph, Node
+from .ops.indexing import IndexAttr
+from .ops.registry import lookup
+
+
+class Renderer:
+    """Renders node inputs and attributes as Python source; odd values go to a namespace."""
+
+    def __init__(self, names: Dict[Node, str], namespace: Dict[str, Any]) -> None:
+        self.names = names
+        self.ns = namespace
+
+    def const(self, v) -> str:
+        name = "_v%d" % len(self.ns)
+        while name in self.ns:
+            name += "_"
+        self.ns[name] = v
+        return name
+
+    def size(self, e) -> str:
+        return format_py(e, lambda s: s.name) if type(e) is Expr else self.value(e)
+
+    def value(self, v) -> str:
+        t = type(v)
+        if t is Node:
+            return self.names[v]
+        if t is Expr:
+            return format_py(v, lambda s: s.name)
+        if v is None or t is bool:
+            return repr(v)
+        if t is int:
+            return repr(v)
+        if t is float:
+            return repr(v) if v == v and v not in (float("inf"), float("-inf")) else \
+                "float(%r)" % repr(v)
+        if t is str:
+            return repr(v)
+        if t is tuple or t is list:
+            body = ", ".join(self.value(x) for x in v)
+            if t is tuple:
+                return "(%s%s)" % (body, "," if len(v) == 1 else "")
+            return "[%s]" % body
+        if t is slice:
+            return "slice(%s, %s, %s)" % (self.value(v.start), self.value(v.stop),
+                                         self.value(v.step))
+        if t is IndexAttr:
+            return v.render(self.size)
+        if isinstance(v, np.dtype):
+            return "np.dtype(%r)" % v.str if v.names is None else self.const(v)
+        return self.const(v)
+
+
+def emit_node(node: Node, r: Renderer) -> str:
+    op = lookup(node.op)
+    args = [r.value(x) for x in node.inputs]
+    attrs = {k: r.value(v) for k, v in node.attrs.items()}
+    return op.emit(args, attrs)
+
+
+def signature_source(sig: inspect.Signature, r: Renderer) -> str:
+    parts = []
+    seen_kwonly = False
+    for p in sig.parameters.values():
+        if p.kind == p.VAR_POSITIONAL:
+            parts.append("*" + p.name)
+            seen_kwonly = True
+            continue
+        if p.kind == p.VAR_KEYWORD:
+            parts.append("**" + p.name)
+            continue
+        if p.kind == p.KEYWORD_ONLY and not seen_kwonly:
+            parts.append("*")
+            seen_kwonly = True
+        text = p.name
+        if p.default is not p.empty:
+            text += "=" + r.const(p.default)
+        parts.append(text)
+        if p.kind == p.POSITIONAL_ONLY:
+            pass
+    pos_only = [p for p in sig.parameters.values() if p.kind == p.POSITIONAL_ONLY]
+    if pos_only:
+        parts.insert(len(pos_only), "/")
+    return ", ".join(parts)
+
+
+def render_outputs(spec, leaves: List[Any], r: Renderer) -> str:
+    it = iter(leaves)
+
+    def go(s):
+        if s == ("leaf",):
+            return r.value(next(it))
+        if s[0] == "dict":
+            return "{%s}" % ", ".join("%s: %s" % (r.const(k) if not isinstance(k, (str, int))
+                                                  else repr(k), go(c))
+                                      for k, c in zip(s[1], s[2]))
+        items = [go(c) for c in s[1]]
+        if s[0] == "tuple":
+            return "(%s%s)" % (", ".join(items), "," if len(items) == 1 else "")
+        return "[%s]" % ", ".join(items)
+
+    return go(spec)
+
+
+def build_function(graph: Graph, cs: ConstraintSet, sig: inspect.Signature,
+                   input_nodes: List[Node], mutations: List[Tuple[Node, Node]],
+                   name: str = "forward") -> Tuple[str, Dict[str, Any]]:
+    """Python source of the whole program and the namespace it runs in."""
+    ns: Dict[str, Any] = {"np": np, "_ndarray": np.ndarray, "_rt": _rt}
+    names: Dict[Node, str] = {}
+    for node in graph.nodes:
+        names[node] = node.name
+    r = Renderer(names, ns)
+    writer = CheckWriter(cs)
+    for desc, node in zip(cs.inputs, input_nodes):
+        if desc.is_array:
+            desc_var = names[node]
+            writer.var_names[id(desc)] = desc_var
+    check_lines = writer.emit()
+    ns.update(writer.consts)
+    body = list(check_lines)
+    for node in graph.nodes:
+        if node.op == "input":
+            continue
+        if node.op == "constant":
+            ns[node.name] = node.meta["value"]
+            continue
+        body.append("%s = %s" % (node.name, emit_node(node, r)))
+    for inp, final in mutations:
+        body.append("%s[...] = %s" % (names[inp], names[final]))
+    body.append("return " + render_outputs(graph.out_spec, graph.outputs, r))
+    params = signature_source(sig, r)
+    src = "def %s(%s):\n" % (name, params) + "".join("    %s\n" % line for line in body)
+    return src, ns
+
+
+def compile_function(src: str, ns: Dict[str, Any], filename: str, name: str = "forward"):
+    code = compile(src, filename, "exec")
+    import linecache
+    linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
+    exec(code, ns)
+    return ns[name]

@@ -1,0 +1,416 @@
+"""The array proxy NumPy accepts while tracing, and the Tracer that records the graph.
+
+``TracedArray`` carries a node, a symbolic shape (ints and ``SymInt``) and a dtype.  NumPy
+hands every ufunc to ``__array_ufunc__`` and every other public function to
+``__array_function__``; operators, methods and indexing route to the same handlers in
+``capture/ops``.  A handler computes the output shape with SymInts (so the guards it needs
+fall out of ordinary comparisons), the dtype with NumPy's own rules, and records a node.
+"""
+from __future__ import annotations
+
+import operator
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+import numpy as np
+
+from symshape.env import ShapeEnv
+from symshape.errors import GuardOnDataDependentError, UserError, where
+from symshape.symint import SymBool, SymInt
+from symshape.userframe import user_frame
+
+from .graph import Graph, Node
+
+# numpy function -> handler(tracer, *args, **kwargs); filled by capture.ops
+FUNCTIONS: Dict[Callable, Callable] = {}
+# ufunc -> handler(tracer, ufunc, inputs, kwargs) for ufuncs that are not plain elementwise
+UFUNC_OVERRIDES: Dict[Any, Callable] = {}
+# generic elementwise ufunc handler, set by capture.ops.elementwise
+ELEMENTWISE: List[Callable] = []
+
+
+def implements(*funcs: Callable):
+    """Register a handler for NumPy functions reached through ``__array_function__``."""
+    def deco(handler):
+        for f in funcs:
+            FUNCTIONS[f] = handler
+        return handler
+    return deco
+
+
+class Tracer:
+    def __init__(self, env: ShapeEnv, const_names: Dict[int, str]) -> None:
+        self.env = env
+        self.graph = Graph()
+        self.const_names = const_names
+        self._consts: Dict[int, Tuple[np.ndarray, Node]] = {}
+        self.input_proxies: Dict[int, Node] = {}     # id(proxy of a user input) -> its node
+        self.final: Dict[Node, Node] = {}            # input node -> its value after mutation
+
+    def rebind(self, target: "TracedArray", value: "TracedArray") -> None:
+        """Functionalised mutation: ``target`` now stands for ``value``'s node."""
+        node = self.input_proxies.get(id(target))
+        if node is not None:
+            self.final[node] = value.node
+        target.node = value.node
+        target.shape = value.shape
+        target.dtype = value.dtype
+
+    def final_value(self, node: Node) -> Node:
+        return self.final.get(node, node)
+
+    # ------------------------------------------------------------------ values
+    def wrap(self, node: Node, shape: tuple, dtype: np.dtype) -> "TracedArray":
+        return TracedArray(self, node, shape, dtype)
+
+    def emit(self, op: str, inputs: tuple, attrs: Dict[str, Any], shape: tuple,
+             dtype, name: Optional[str] = None) -> "TracedArray":
+        """Record a node whose output has ``shape`` (ints / SymInts) and ``dtype``."""
+        node = self.graph.create(op, inputs, attrs, np.dtype(dtype),
+                                 tuple(to_expr(s) for s in shape), user_frame(2), name)
+        return TracedArray(self, node, tuple(shape), np.dtype(dtype))
+
+    def sym_shape(self, shape_exprs: tuple) -> tuple:
+        env = self.env
+        return tuple(s if type(s) is int else SymInt(s, env.hint_of(s), env)
+                     for s in shape_exprs)
+
+    def constant(self, arr: np.ndarray) -> "TracedArray":
+        """Lift a NumPy array the program reached from outside (global, closure, literal)."""
+        key = id(arr)
+        got = self._consts.get(key)
+        if got is None and arr.base is not None and id(arr.base) in self.const_names \
+                and _is_transpose_of(arr, arr.base):
+            # W.T computed eagerly on a global: lift W itself and transpose in the graph
+            from .ops.shape import transpose
+            return transpose(self, self.constant(arr.base), None)
+        if got is None:
+            name = self.const_names.get(key)
+            if name is None:
+                base = getattr(arr, "base", None)
+                name = self.const_names.get(id(base)) if base is not None else None
+                name = (name + "_view") if name else "_constant"
+            node = self.graph.create("constant", (), {"target": name}, arr.dtype, arr.shape,
+                                     user_frame(2), name="c_" + name.lstrip("_"))
+            node.meta["value"] = arr
+            got = self._consts[key] = (arr, node)
+        arr, node = got
+        return TracedArray(self, node, arr.shape, arr.dtype)
+
+    def operand(self, x):
+        """A traced array, or a scalar kept as a scalar (Python / NumPy scalar / SymInt)."""
+        if type(x) is TracedArray:
+            if x.tracer is not self:
+                raise UserError("a traced array from another export was used here%s"
+                                % where(user_frame(2)))
+            return x
+        if isinstance(x, np.ndarray):
+            return self.constant(x)
+        if isinstance(x, (bool, int, float, complex, np.generic)) or type(x) is SymInt:
+            return x
+        if type(x) is SymBool:
+            return bool(x)
+        if isinstance(x, (list, tuple)):
+            try:
+                arr = np.asarray(x)
+            except Exception:
+                arr = None
+            if arr is not None and arr.dtype != object:
+                return self.constant(arr)
+            return self.stack_list(x)
+        raise UserError("cannot use a %s as an array operand%s"
+                        % (type(x).__name__, where(user_frame(2))))
+
+    def stack_list(self, xs):
+        from .ops import shape as shape_ops
+        return shape_ops.array_from_list(self, xs)
+
+
+def _is_transpose_of(a: np.ndarray, base) -> bool:
+    return isinstance(base, np.ndarray) and a.ndim == base.ndim >= 2 and \
+        a.shape == base.shape[::-1] and a.strides == base.strides[::-1] and \
+        a.__array_interface__["data"][0] == base.__array_interface__["data"][0]
+
+
+def to_expr(s):
+    return s.expr if type(s) is SymInt else s
+
+
+def shape_repr(shape) -> str:
+    return "(%s)" % ", ".join(str(s) for s in shape) + ("," if len(shape) == 1 else "")
+
+
+def _data_dependent(what: str, suggestion: str) -> GuardOnDataDependentError:
+    frame = user_frame(3)
+    return GuardOnDataDependentError(
+        "%s depends on array values, which are not known while tracing%s.\n%s"
+        % (what, where(frame), suggestion))
+
+
+class TracedArray:
+    """A symbolic stand-in for a NumPy array during tracing."""
+
+    __slots__ = ("tracer", "node", "shape", "dtype", "__weakref__")
+    __array_priority__ = 1000
+
+    def __init__(self, tracer: Tracer, node: Node, shape: tuple, dtype: np.dtype) -> None:
+        self.tracer = tracer
+        self.node = node
+        self.shape = tuple(shape)
+        self.dtype = np.dtype(dtype)
+
+    # ------------------------------------------------------------------ protocols
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        t = self.tracer
+        t.env.commit_pending()
+        if method != "__call__":
+            from .ops import reduction
+            return reduction.ufunc_method(t, ufunc, method, inputs, kwargs)
+        handler = UFUNC_OVERRIDES.get(ufunc)
+        if handler is not None:
+            return handler(t, ufunc, inputs, kwargs)
+        return ELEMENTWISE[0](t, ufunc, inputs, kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        t = self.tracer
+        handler = FUNCTIONS.get(func)
+        if handler is None:
+            t.env.commit_pending()
+            name = getattr(func, "__module__", "numpy") + "." + getattr(func, "__name__", "?")
+            raise UserError("%s is not supported by the symshape tracer%s.\nRewrite the line "
+                            "with supported NumPy calls (see docs/core_ops.md), or wrap it in "
+                            "ss.custom_op with a fake (shape) function."
+                            % (name.replace("numpy._core", "numpy"), where(user_frame(2))))
+        if kwargs.get("like") is None:
+            t.env.commit_pending()
+        return handler(t, *args, **kwargs)
+
+    def __array__(self, dtype=None, copy=None):
+        raise UserError("a traced array cannot be converted to a NumPy array%s (np.asarray / "
+                        "np.array on a traced value, or mixing it with a non-NumPy library).\n"
+                        "Use NumPy functions on it directly, pass like=x to creation functions, "
+                        "or make the data an input." % where(user_frame(2)))
+
+    # ------------------------------------------------------------------ attributes
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self):
+        out = 1
+        for s in self.shape:
+            out = out * s
+        return out
+
+    @property
+    def itemsize(self) -> int:
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self):
+        return self.size * self.dtype.itemsize
+
+    @property
+    def T(self):
+        return np.transpose(self)
+
+    @property
+    def mT(self):
+        return np.swapaxes(self, -1, -2)
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of unsized object")
+        return operator.index(self.shape[0]) if type(self.shape[0]) is SymInt else self.shape[0]
+
+    def __iter__(self):
+        for i in range(len(self)):
+            yield self[i]
+
+    def __repr__(self) -> str:
+        return "TracedArray(%s, shape=%s, dtype=%s)" % (self.node.name, shape_repr(self.shape),
+                                                         self.dtype)
+
+    # ------------------------------------------------------------------ values
+    def __bool__(self):
+        raise _data_dependent("bool() of a traced array (an `if`, `while`, `and`, `or` or "
+                              "`assert` on array values)",
+                              "Use ss.cond(pred, true_fn, false_fn, operands) to keep both "
+                              "branches, or ss.check(...) on sizes.")
+
+    def __int__(self):
+        raise _data_dependent("int() of a traced array",
+                              "Use x.item() for a symbolic value, ss.check(...) to assert a "
+                              "fact, or ss.cond to branch on it.")
+
+    def __float__(self):
+        raise _data_dependent("float() of a traced array",
+                              "Keep the value as an array (0-d arrays broadcast), or use "
+                              "ss.cond to branch on it.")
+
+    def __index__(self):
+        raise _data_dependent("using a traced array as an index or size",
+                              "Use x.item() for a symbolic size, or integer-array indexing "
+                              "(np.take) to index with array values.")
+
+    __complex__ = __float__
+
+    def __hash__(self):
+        return id(self)
+
+    def __getitem__(self, idx):
+        self.tracer.env.commit_pending()
+        from .ops import indexing
+        return indexing.getitem(self.tracer, self, idx)
+
+    def __setitem__(self, idx, value):
+        self.tracer.env.commit_pending()
+        from .ops import indexing
+        indexing.setitem(self.tracer, self, idx, value)
+
+    # ------------------------------------------------------------------ methods
+    def reshape(self, *shape, order="C"):
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = tuple(shape[0])
+        return np.reshape(self, shape, order=order)
+
+    def transpose(self, *axes):
+        if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
+            axes = axes[0]
+        return np.transpose(self, axes if axes else None)
+
+    def flatten(self, order="C"):
+        return np.ravel(self, order=order)
+
+    def ravel(self, order="C"):
+        return np.ravel(self, order=order)
+
+    def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
+        from .ops import elementwise
+        return elementwise.astype(self.tracer, self, dtype)
+
+    def copy(self, order="C"):
+        return np.copy(self)
+
+    def squeeze(self, axis=None):
+        return np.squeeze(self, axis=axis)
+
+    def swapaxes(self, a, b):
+        return np.swapaxes(self, a, b)
+
+    def sum(self, axis=None, dtype=None, out=None, keepdims=False, **kw):
+        return np.sum(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims, **kw)
+
+    def mean(self, axis=None, dtype=None, out=None, keepdims=False, **kw):
+        return np.mean(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims, **kw)
+
+    def max(self, axis=None, out=None, keepdims=False, **kw):
+        return np.max(self, axis=axis, out=out, keepdims=keepdims, **kw)
+
+    def min(self, axis=None, out=None, keepdims=False, **kw):
+        return np.min(self, axis=axis, out=out, keepdims=keepdims, **kw)
+
+    def prod(self, axis=None, dtype=None, out=None, keepdims=False, **kw):
+        return np.prod(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims, **kw)
+
+    def argmax(self, axis=None, out=None, keepdims=False):
+        return np.argmax(self, axis=axis, out=out, keepdims=keepdims)
+
+    def argmin(self, axis=None, out=None, keepdims=False):
+        return np.argmin(self, axis=axis, out=out, keepdims=keepdims)
+
+    def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+        return np.var(self, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims)
+
+    def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+        return np.std(self, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims)
+
+    def any(self, axis=None, out=None, keepdims=False):
+        return np.any(self, axis=axis, out=out, keepdims=keepdims)
+
+    def all(self, axis=None, out=None, keepdims=False):
+        return np.all(self, axis=axis, out=out, keepdims=keepdims)
+
+    def cumsum(self, axis=None, dtype=None, out=None):
+        return np.cumsum(self, axis=axis, dtype=dtype, out=out)
+
+    def clip(self, min=None, max=None, out=None):
+        return np.clip(self, min, max, out=out)
+
+    def dot(self, other):
+        return np.dot(self, other)
+
+    def round(self, decimals=0):
+        return np.round(self, decimals)
+
+    def nonzero(self):
+        return np.nonzero(self)
+
+    def repeat(self, repeats, axis=None):
+        return np.repeat(self, repeats, axis=axis)
+
+    def take(self, indices, axis=None):
+        return np.take(self, indices, axis=axis)
+
+    def fill(self, value):
+        self[...] = value
+
+    def item(self, *args):
+        from .ops import datadep
+        return datadep.item(self.tracer, self, args)
+
+    def tolist(self):
+        raise _data_dependent("tolist() of a traced array",
+                              "Keep the values as an array, or make them an input.")
+
+    # ------------------------------------------------------------------ operators
+    def __add__(self, o): return np.add(self, o)
+    def __radd__(self, o): return np.add(o, self)
+    def __sub__(self, o): return np.subtract(self, o)
+    def __rsub__(self, o): return np.subtract(o, self)
+    def __mul__(self, o): return np.multiply(self, o)
+    def __rmul__(self, o): return np.multiply(o, self)
+    def __truediv__(self, o): return np.true_divide(self, o)
+    def __rtruediv__(self, o): return np.true_divide(o, self)
+    def __floordiv__(self, o): return np.floor_divide(self, o)
+    def __rfloordiv__(self, o): return np.floor_divide(o, self)
+    def __mod__(self, o): return np.remainder(self, o)
+    def __rmod__(self, o): return np.remainder(o, self)
+    def __pow__(self, o): return np.power(self, o)
+    def __rpow__(self, o): return np.power(o, self)
+    def __matmul__(self, o): return np.matmul(self, o)
+    def __rmatmul__(self, o): return np.matmul(o, self)
+    def __and__(self, o): return np.bitwise_and(self, o)
+    def __rand__(self, o): return np.bitwise_and(o, self)
+    def __or__(self, o): return np.bitwise_or(self, o)
+    def __ror__(self, o): return np.bitwise_or(o, self)
+    def __xor__(self, o): return np.bitwise_xor(self, o)
+    def __rxor__(self, o): return np.bitwise_xor(o, self)
+    def __lshift__(self, o): return np.left_shift(self, o)
+    def __rshift__(self, o): return np.right_shift(self, o)
+    def __neg__(self): return np.negative(self)
+    def __pos__(self): return np.positive(self)
+    def __abs__(self): return np.absolute(self)
+    def __invert__(self): return np.invert(self)
+    def __eq__(self, o): return np.equal(self, o)
+    def __ne__(self, o): return np.not_equal(self, o)
+    def __lt__(self, o): return np.less(self, o)
+    def __le__(self, o): return np.less_equal(self, o)
+    def __gt__(self, o): return np.greater(self, o)
+    def __ge__(self, o): return np.greater_equal(self, o)
+
+    # in-place operators: functional update of this proxy (see ops.elementwise.inplace)
+    def _inplace(self, ufunc, o):
+        return ufunc(self, o, out=self)
+
+    def __iadd__(self, o): return self._inplace(np.add, o)
+    def __isub__(self, o): return self._inplace(np.subtract, o)
+    def __imul__(self, o): return self._inplace(np.multiply, o)
+    def __itruediv__(self, o): return self._inplace(np.true_divide, o)
+    def __ifloordiv__(self, o): return self._inplace(np.floor_divide, o)
+    def __imod__(self, o): return self._inplace(np.remainder, o)
+    def __ipow__(self, o): return self._inplace(np.power, o)
+    def __imatmul__(self, o): return self._inplace(np.matmul, o)
+    def __iand__(self, o): return self._inplace(np.bitwise_and, o)
+    def __ior__(self, o): return self._inplace(np.bitwise_or, o)
+    def __ixor__(self, o): return self._inplace(np.bitwise_xor, o)

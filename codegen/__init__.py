@@ -1,0 +1,1 @@
+"""symshape.codegen: graphs to shape-polymorphic code."""

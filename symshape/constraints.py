@@ -1,0 +1,321 @@
+"""Spec versus findings: violations, each dim's feasible set, and suggested fixes.
+
+What tracing found about a named Dim ``d`` (symbol ``s``) is read off the environment:
+  * ``s -> c``                : specialised            -> ``d = c``
+  * ``s -> a*t + b``, t a Dim : an undeclared relation -> ``d = a*t + b`` (later = earlier)
+  * ``s -> k*q + r``          : divisibility           -> ``_d = Dim('_d', ...)``, ``d = k*_d + r``
+  * range narrower than declared                     -> ``d = Dim('d', min=.., max=..)``
+  * residual guards on ``s`` (``s != 16``, ``nx + ny >= 11``): no Dim can express them; the
+    violation says so, and the fix falls back to ``d = Dim.AUTO``.
+An unnamed ``Dim.DYNAMIC`` axis may relate and narrow freely but not specialise.
+Fixes are objects: ``str(fix)`` is the copy-pasteable line, ``fix.apply(spec)`` returns the
+fixed spec.  ``export`` re-verifies the fixes before it shows them.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from . import relations as R
+from .dims import AUTO, DYNAMIC, STATIC, DerivedDim, Dim, _Marker, fix_line_dim, format_linear
+from .env import ShapeEnv
+from .errors import where
+from .expr import Expr, IntLike, Sym, format_expr
+from .spec import AxisDecl, InputLeaf, entry_text
+
+
+# --------------------------------------------------------------------------- fixes
+class Fix:
+    line = ""
+
+    def __str__(self) -> str:
+        return self.line
+
+    def __repr__(self) -> str:
+        return "<fix %s>" % self.line
+
+    def apply(self, spec):
+        raise NotImplementedError
+
+    def __eq__(self, other) -> bool:
+        return type(self) is type(other) and self.line == other.line
+
+    def __hash__(self) -> int:
+        return hash(self.line)
+
+
+class DefineDim(Fix):
+    """``_d = Dim('_d', ...)``: a new root the next fix refers to (the spec is unchanged)."""
+
+    def __init__(self, dim: Dim) -> None:
+        self.dim = dim
+        self.line = "%s = %s" % (dim.name, fix_line_dim(dim))
+
+    def apply(self, spec):
+        return spec
+
+
+class SetDim(Fix):
+    """Replace every use of the Dim named ``name`` (derived uses included) by ``value``:
+    an int, a Dim, ``coeff*<Dim named ref> + offset``, or a marker."""
+
+    def __init__(self, name: str, value=None, ref: Optional[str] = None, coeff: int = 1,
+                 offset: int = 0, ref_dim: Optional[Dim] = None) -> None:
+        self.name = name
+        self.value = value
+        self.ref, self.coeff, self.offset, self.ref_dim = ref, coeff, offset, ref_dim
+        if ref is not None:
+            rhs = format_linear(ref, coeff, offset)
+        elif isinstance(value, Dim):
+            rhs = fix_line_dim(value)
+        else:
+            rhs = repr(value)
+        self.line = "%s = %s" % (name, rhs)
+
+    def _value(self, spec):
+        if self.ref is None:
+            return self.value
+        root = find_dim(spec, self.ref) or self.ref_dim or Dim(self.ref)
+        if self.coeff == 1 and self.offset == 0:
+            return root
+        return DerivedDim(root, self.coeff, self.offset)
+
+    def apply(self, spec):
+        value = self._value(spec)
+        return map_spec(spec, lambda leaf: _substitute(leaf, self.name, value))
+
+
+class SetEntry(Fix):
+    """``dynamic_shapes['w'][1] = Dim.STATIC`` for an unnamed axis."""
+
+    def __init__(self, entry: tuple, value) -> None:
+        self.entry = entry
+        self.value = value
+        self.line = "%s = %r" % (entry_text(entry), value)
+
+    def apply(self, spec):
+        return set_entry(spec, self.entry, self.value)
+
+
+def _substitute(leaf, name: str, value):
+    if isinstance(leaf, Dim) and leaf.name == name:
+        return value
+    if isinstance(leaf, DerivedDim) and leaf.root.name == name:
+        if isinstance(value, int):
+            return leaf.value(value)
+        if isinstance(value, _Marker):
+            return value
+        if isinstance(value, Dim):
+            return DerivedDim(value, leaf.coeff, leaf.offset)
+        if isinstance(value, DerivedDim):
+            return DerivedDim(value.root, leaf.coeff * value.coeff,
+                              leaf.coeff * value.offset + leaf.offset)
+    return leaf
+
+
+def map_spec(spec, fn: Callable[[Any], Any]):
+    if isinstance(spec, dict):
+        return {k: map_spec(v, fn) for k, v in spec.items()}
+    if isinstance(spec, (list, tuple)):
+        return type(spec)(map_spec(v, fn) for v in spec)
+    return fn(spec)
+
+
+def find_dim(spec, name: str) -> Optional[Dim]:
+    found: List[Dim] = []
+
+    def visit(leaf):
+        if isinstance(leaf, Dim) and leaf.name == name:
+            found.append(leaf)
+        elif isinstance(leaf, DerivedDim) and leaf.root.name == name:
+            found.append(leaf.root)
+        return leaf
+
+    map_spec(spec, visit)
+    return found[0] if found else None
+
+
+def set_entry(spec, entry: tuple, value):
+    if not entry:
+        return value
+    k, rest = entry[0], entry[1:]
+    if isinstance(spec, dict):
+        out = dict(spec)
+        out[k] = set_entry(spec.get(k), rest, value)
+        return out
+    if isinstance(spec, (list, tuple)):
+        items = list(spec)
+        items[k] = set_entry(items[k], rest, value)
+        return type(spec)(items)
+    raise ValueError("cannot set %r inside %r" % (entry, spec))
+
+
+# --------------------------------------------------------------------------- analysis
+class Report:
+    def __init__(self) -> None:
+        self.violations: List[str] = []
+        self.fixes: List[Fix] = []
+        self.notes: List[str] = []
+
+    def add_fix(self, fix: Fix) -> None:
+        if fix not in self.fixes:
+            self.fixes.append(fix)
+
+
+class Namer:
+    """User-facing names: Dim names for named dims, ``x.shape[1]`` for the others."""
+
+    def __init__(self, env: ShapeEnv) -> None:
+        self.env = env
+
+    def __call__(self, s: Sym) -> str:
+        info = self.env.infos.get(s)
+        if info is None:
+            return s.name
+        if info.kind == "named" and info.dim is not None:
+            return info.dim.name
+        return info.source
+
+    def expr(self, e: IntLike) -> str:
+        return format_expr(e, self)
+
+    def cond(self, c) -> str:
+        return c.format(self)
+
+
+def _why(env: ShapeEnv, s: Sym, namer: Namer) -> str:
+    guards = env.why.get(s) or []
+    if not guards:
+        return ""
+    g = guards[-1]
+    return " (guard `%s`%s)" % (g.cond.format(namer), where(g.frame))
+
+
+def analyze(env: ShapeEnv, leaves: List[InputLeaf], axis_syms: Dict[Tuple[int, int], Sym]
+            ) -> Report:
+    """Compare the spec's promises with the environment after tracing."""
+    rep = Report()
+    namer = Namer(env)
+    named: Dict[str, Sym] = {}
+    for s, info in env.infos.items():
+        if info.kind == "named" and info.dim is not None:
+            named.setdefault(info.dim.name, s)
+    roots_done = set()
+    for name, s in sorted(named.items(), key=lambda kv: kv[1].index):
+        _named_dim(env, rep, namer, name, s, named)
+        roots_done.add(s)
+    # unnamed Dim.DYNAMIC axes may not specialise
+    for (li, ax), s in axis_syms.items():
+        leaf = leaves[li]
+        decl = leaf.axes[ax]
+        if decl.kind != "dynamic":
+            continue
+        v = env.simplify(s.expr)
+        if type(v) is int:
+            msg = "%s was marked Dim.DYNAMIC, but the program specialized it to %d%s" % (
+                leaf.axis_name(ax), v, _why(env, s, namer))
+            conflicts = [l.axis_name(i) for l in leaves if l.is_array
+                         for i, d in enumerate(l.axes)
+                         if d.kind == "static" and d.entry is not None and d.value == v]
+            if conflicts:
+                msg += "; it must equal %s, which is marked static" % ", ".join(conflicts)
+            rep.violations.append(msg)
+            rep.add_fix(SetEntry(decl.entry, STATIC))
+    # residual guards that involve named dims
+    for f in env.facts:
+        syms = f.free_symbols
+        dims_in = sorted({_dim_name(env, t) for t in syms} - {None})
+        if not dims_in:
+            continue
+        g = env.fact_guards.get(f)
+        at = where(g.frame) if g is not None else ""
+        single = len(syms) == 1 and isinstance(f, R.Rel) and f.op == R.NE
+        if single:
+            (t,), = [tuple(syms)]
+            lin = f.expr.linear_coeffs() or {}
+            excluded = -f.expr.const // lin.get(t, 1) if t in lin else None
+            vr = env.ranges[t]
+            rep.violations.append(
+                "%s must not be %s (guard `%s`%s); its feasible set [%s, %s] minus {%s} has a "
+                "hole that no Dim range can express: restrict the range to one side of %s, or "
+                "use Dim.AUTO" % (dims_in[0], excluded, namer.cond(f), at, vr.lower, vr.upper,
+                                  excluded, excluded))
+        else:
+            rep.violations.append(
+                "the program requires `%s`%s, a relation between %s that no Dim can express: "
+                "use Dim.AUTO for %s, or change the code" % (
+                    namer.cond(f), at, " and ".join(dims_in), " and ".join(dims_in)))
+        for d in dims_in:
+            rep.add_fix(SetDim(d, AUTO))
+    return rep
+
+
+def _dim_name(env: ShapeEnv, s: Sym) -> Optional[str]:
+    info = env.infos.get(s)
+    if info is None:
+        return None
+    if info.kind == "named" and info.dim is not None:
+        return info.dim.name
+    if info.kind == "quotient" and info.parent is not None:
+        return _dim_name(env, info.parent)
+    return None
+
+
+def _named_dim(env: ShapeEnv, rep: Report, namer: Namer, name: str, s: Sym,
+               named: Dict[str, Sym]) -> None:
+    info = env.infos[s]
+    dim: Dim = info.dim
+    v = env.simplify(s.expr)
+    why = _why(env, s, namer)
+    if type(v) is int:
+        rep.violations.append("%s was marked dynamic, but the program specialized it to %d%s"
+                              % (name, v, why))
+        rep.add_fix(SetDim(name, v))
+        return
+    if type(v) is Expr and v.as_symbol() is s:
+        _range(env, rep, name, s, dim, why)
+        return
+    lin = v.linear_coeffs()
+    if lin is not None and len(lin) == 1:
+        (t, a), = lin.items()
+        tinfo = env.infos[t]
+        b = v.const
+        if tinfo.kind == "quotient" and tinfo.parent is s:
+            base = "_" + name
+            vr = env.ranges[t]
+            new = Dim(base, min=_lo(vr.lower, 0), max=_hi(vr.upper))
+            rep.violations.append(
+                "%s must be %s for the program%s; the spec allows any value in its range"
+                % (name, format_linear(name + "'", a, b).replace(name + "'", base), why))
+            rep.add_fix(DefineDim(new))
+            rep.add_fix(SetDim(name, ref=base, coeff=a, offset=b, ref_dim=new))
+            return
+        if tinfo.kind == "named" and tinfo.dim is not None and (a > 0 or a == -1):
+            other = tinfo.dim.name
+            rep.violations.append("%s must equal %s, a relation the spec does not declare%s"
+                                  % (name, format_linear(other, a, b), why))
+            rep.add_fix(SetDim(name, ref=other, coeff=a, offset=b))
+            return
+    rep.violations.append(
+        "%s must equal %s%s, which no Dim or derived Dim can express; use Dim.AUTO for %s"
+        % (name, namer.expr(v), why, name))
+    rep.add_fix(SetDim(name, AUTO))
+
+
+def _lo(v, default_min: int):
+    return v if isinstance(v, int) else None
+
+
+def _hi(v):
+    return v if isinstance(v, int) else None
+
+
+def _range(env: ShapeEnv, rep: Report, name: str, s: Sym, dim: Dim, why: str) -> None:
+    final = env.ranges[s]
+    declared = dim.range
+    if final == declared:
+        return
+    new = Dim(name, min=_lo(final.lower, 2), max=_hi(final.upper))
+    rep.violations.append(
+        "%s: the program needs %s in [%s, %s], but the spec allows [%s, %s]%s"
+        % (name, name, final.lower, final.upper, declared.lower, declared.upper, why))
+    rep.add_fix(SetDim(name, new))

@@ -1,0 +1,575 @@
+"""The shape environment: symbols, ranges, replacements, guards, and the decision tiers.
+
+Every question about sizes ("is s0 == s4?") is answered by the cheapest tier that can:
+  1. syntax: replacements substituted, the relation normalised (``relations.make``);
+  2. value ranges (``ranges.bound``) and the exact list of recorded facts;
+  3. Z3, only when recorded multi-symbol facts or non-linear terms could matter;
+  4. otherwise the example values answer, and the answer is recorded as a guard.
+
+Recording a guard teaches the environment (``_learn``): an equality becomes a replacement
+(``s4 -> s2``, ``s0 -> 4*s5`` for divisibility, ``s1 -> 5``), a one-symbol inequality
+narrows a range, and anything else is kept as a *fact*.  Invariants:
+  * replacement targets mention only root symbols (never a replaced one);
+  * ``ranges[s]`` is the range of a root symbol; replaced symbols keep their old range
+    only for reporting;
+  * every recorded fact is true at the example values (the hints).
+"""
+from __future__ import annotations
+
+import logging
+from typing import Dict, List, Optional, Tuple
+
+from . import relations as R
+from .errors import GuardOnDataDependentError, InternalError, UserError, where
+from .expr import Expr, IntLike, OpAtom, Sym, add, evaluate, floordiv, mul, scale, subs
+from .expr import _minmax, atom_expr, mod
+from .infinity import INT_OO, NEG_INT_OO, is_inf
+from .logs import dynamic_log, guard_stack_filter
+from . import logs
+from .ranges import ValueRange, bound
+from .userframe import UserFrame, user_frame, user_stack
+
+DEFAULT_RANGE = ValueRange(2, INT_OO)
+
+# Which symbol an equality eliminates first: the freest kind, then the latest allocated.
+_ELIMINATE_FIRST = {"unbacked": 4, "intermediate": 3, "quotient": 2, "auto": 2, "dynamic": 2,
+                    "named": 1}
+
+
+class SymInfo:
+    """What the environment knows about where a symbol came from."""
+
+    __slots__ = ("sym", "hint", "source", "kind", "dim", "declared", "frame", "parent")
+
+    def __init__(self, sym: Sym, hint: Optional[int], source: str, kind: str, dim,
+                 declared: ValueRange, frame: Optional[UserFrame]) -> None:
+        self.sym = sym
+        self.hint = hint
+        self.source = source          # user-facing: "x.shape[1]", a Dim name, "nonzero(...)"
+        self.kind = kind              # auto | dynamic | named | quotient | unbacked | intermediate
+        self.dim = dim                # the Dim object for kind "named"
+        self.declared = declared      # the range the spec promised
+        self.frame = frame
+        self.parent: Optional[Sym] = None   # for quotient symbols: the symbol divided
+
+
+class Guard:
+    """A recorded decision: ``cond`` held at the example values."""
+
+    __slots__ = ("cond", "frame", "kind", "stack")
+
+    def __init__(self, cond, frame: Optional[UserFrame], kind: str, stack=None) -> None:
+        self.cond = cond
+        self.frame = frame
+        self.kind = kind              # guard | check | specialize | range
+        self.stack = stack
+
+
+class ShapeEnv:
+    def __init__(self) -> None:
+        self.infos: Dict[Sym, SymInfo] = {}
+        self.ranges: Dict[Sym, ValueRange] = {}
+        self.replacements: Dict[Sym, IntLike] = {}
+        self.guards: List[Guard] = []
+        self.facts: List[R.Cond] = []
+        self.checks: List[Tuple[R.Cond, Optional[str], Optional[UserFrame]]] = []
+        self._count = {False: 0, True: 0}
+        self._version = 0
+        self._subs_cache: Dict[Expr, IntLike] = {}
+        self._decide_cache: Dict[object, Optional[bool]] = {}
+        self.z3_queries = 0
+        self.pending: List[Tuple[IntLike, str, Optional[UserFrame]]] = []
+        # why each symbol was replaced or had its range narrowed: the guards responsible
+        self.why: Dict[Sym, List[Guard]] = {}
+        self.fact_guards: Dict[object, Guard] = {}
+        self._learning: Optional[Guard] = None
+
+    # ------------------------------------------------------------------ symbols
+    def create_symbol(self, hint: Optional[int], source: str, vr: ValueRange = DEFAULT_RANGE,
+                      kind: str = "auto", dim=None, frame: Optional[UserFrame] = None) -> Sym:
+        unbacked = hint is None
+        sym = Sym(self._count[unbacked], unbacked)
+        self._count[unbacked] += 1
+        self.infos[sym] = SymInfo(sym, hint, source, kind, dim, vr, frame)
+        self.ranges[sym] = vr
+        if dynamic_log.isEnabledFor(logging.INFO):
+            dynamic_log.info("create_symbol %s = %s for %s %s%s", sym.name,
+                             "?" if unbacked else hint, source, vr, where(frame))
+        return sym
+
+    def create_unbacked(self, source: str, vr: ValueRange, frame=None) -> Sym:
+        return self.create_symbol(None, source, vr, kind="unbacked", frame=frame)
+
+    def hint_of(self, x: IntLike) -> Optional[int]:
+        if type(x) is int:
+            return x
+        try:
+            return evaluate(x, {s: self.infos[s].hint for s in x.free_symbols
+                                if self.infos[s].hint is not None})
+        except KeyError:
+            return None
+
+    def sym_range(self, s: Sym) -> ValueRange:
+        return self.ranges[s]
+
+    def name_of(self, s: Sym) -> str:
+        info = self.infos.get(s)
+        return info.source if info is not None else s.name
+
+    # ------------------------------------------------------------------ simplify
+    def _bump(self) -> None:
+        self._version += 1
+        self._subs_cache.clear()
+        self._decide_cache.clear()
+
+    def simplify(self, x: IntLike) -> IntLike:
+        """Replacements substituted and range-decided Min / Max / Mod / FloorDiv folded."""
+        if type(x) is int:
+            return x
+        got = self._subs_cache.get(x)
+        if got is None:
+            got = subs(x, self.replacements) if self.replacements else x
+            if type(got) is Expr and _has_op_atoms(got):
+                got = self._range_fold(got)
+            self._subs_cache[x] = got
+        return got
+
+    def bound(self, x: IntLike) -> ValueRange:
+        return bound(self.simplify(x), self.ranges.__getitem__)
+
+    def _range_fold(self, x: IntLike) -> IntLike:
+        if type(x) is int or not _has_op_atoms(x):
+            return x
+        total: IntLike = x.const
+        for term, c in x.terms:
+            prod: IntLike = c
+            for atom in term:
+                prod = mul(prod, atom.expr if type(atom) is Sym else self._fold_atom(atom))
+            total = add(total, prod)
+        return total
+
+    def _fold_atom(self, atom: OpAtom) -> IntLike:
+        args = [self._range_fold(a) for a in atom.args]
+        kind = atom.kind
+        rng = self.ranges.__getitem__
+        if kind in ("Min", "Max"):
+            flat = _minmax(kind, args)
+            a = flat.as_atom() if type(flat) is Expr else None
+            if type(a) is not OpAtom or a.kind != kind:
+                return flat
+            keep = []
+            n = len(a.args)
+            for i, x in enumerate(a.args):
+                dropped = False
+                for j in range(n):
+                    y = a.args[j]
+                    if j == i or not _dominates(kind, y, x, rng):
+                        continue
+                    if j > i and _dominates(kind, x, y, rng):
+                        continue        # equal under the ranges: keep the first of the two
+                    dropped = True
+                    break
+                if not dropped:
+                    keep.append(x)
+            return _minmax(kind, keep)
+        num, den = args
+        if type(den) is int and den > 0:
+            b = bound(num, rng)
+            if b.lower >= 0 and b.upper < den:          # 0 <= num < den
+                return 0 if kind == "FloorDiv" else num
+        return floordiv(num, den) if kind == "FloorDiv" else mod(num, den)
+
+    # ------------------------------------------------------------------ deciding
+    def subst_cond(self, c):
+        if type(c) is bool:
+            return c
+        if isinstance(c, R.Rel):
+            e = self.simplify(c.expr)
+            return c if e is c.expr else R.make(c.op, e)
+        return R.combine(c.op, [self.subst_cond(a) for a in c.args])
+
+    def decide(self, c) -> Optional[bool]:
+        """Tiers 1-3: the answer when the known facts settle it, else None."""
+        c = self.subst_cond(c)
+        if type(c) is bool:
+            return c
+        if c in self._decide_cache:
+            return self._decide_cache[c]
+        ans = self._decide_ranges(c)
+        if ans is None:
+            ans = self._decide_facts(c)
+        self._decide_cache[c] = ans
+        return ans
+
+    def _decide_ranges(self, c) -> Optional[bool]:
+        if isinstance(c, R.BoolOp):
+            vals = [self._decide_ranges(a) for a in c.args]
+            if c.op == "and":
+                return False if False in vals else (True if all(v is True for v in vals) else None)
+            return True if True in vals else (False if all(v is False for v in vals) else None)
+        b = bound(c.expr, self.ranges.__getitem__)
+        if c.op == R.LE:
+            return True if b.upper <= 0 else (False if b.lower > 0 else None)
+        known = True if (b.lower == 0 == b.upper) else (False if not (b.lower <= 0 <= b.upper)
+                                                        else None)
+        if known is None:
+            return None
+        return known if c.op == R.EQ else not known
+
+    def _decide_facts(self, c) -> Optional[bool]:
+        if c in self.facts:
+            return True
+        neg = R.negate(c)
+        if neg in self.facts:
+            return False
+        syms = c.free_symbols
+        related = [f for f in self.facts if not syms.isdisjoint(f.free_symbols)]
+        if not related and _box_exact(c):
+            return None          # ranges are the whole truth here: undecidable for real
+        from .z3bridge import implies
+        self.z3_queries += 1
+        return implies(related, c, self.ranges)
+
+    def evaluate(self, c, hint: Optional[bool] = None, frame: Optional[UserFrame] = None,
+                 kind: str = "guard") -> bool:
+        """Decide ``c``; if only the examples can, record a guard and learn from it."""
+        if type(c) is bool:
+            return c
+        if self.pending:
+            self.commit_pending()
+        d = self.decide(c)
+        if d is not None:
+            return d
+        c = self.subst_cond(c)
+        if frame is None:
+            frame = user_frame(2)
+        if any(s.unbacked for s in c.free_symbols):
+            raise self._data_dependent(c, frame)
+        if hint is None:
+            hint = self._hint_cond(c)
+        self.add_guard(c if hint else R.negate(c), frame, kind)
+        return hint
+
+    def _hint_cond(self, c) -> bool:
+        if isinstance(c, R.BoolOp):
+            vals = [self._hint_cond(a) for a in c.args]
+            return all(vals) if c.op == "and" else any(vals)
+        v = self.hint_of(c.expr)
+        if v is None:
+            raise InternalError("no example value for %s" % c.format())
+        return c.holds(v)
+
+    def _data_dependent(self, c, frame) -> GuardOnDataDependentError:
+        names = ", ".join(sorted("%s (%s)" % (s.name, self.name_of(s))
+                                 for s in c.free_symbols if s.unbacked))
+        text = c.format()
+        return GuardOnDataDependentError(
+            "Could not decide `%s`%s: it depends on data-dependent sizes %s.\n"
+            "Add `ss.check(%s)` (or its negation) before this line if you know it holds, "
+            "or use `ss.cond` to keep both branches." % (text, where(frame), names, text))
+
+    # ------------------------------------------------------------------ learning
+    def add_guard(self, c, frame: Optional[UserFrame], kind: str = "guard") -> None:
+        stack = None
+        if logs.guard_stack_filter and logs.guard_stack_filter in c.format():
+            stack = user_stack(2)
+        guard = Guard(c, frame, kind, stack)
+        self.guards.append(guard)
+        if dynamic_log.isEnabledFor(logging.INFO):
+            dynamic_log.info("guard added %s%s", c.format(), where(frame))
+            if stack:
+                dynamic_log.info("  user stack for guard %s:\n%s", c.format(), "\n".join(
+                    "    %s" % f.describe() for f in stack))
+        outer, self._learning = self._learning, guard
+        try:
+            self._learn(c)
+        finally:
+            self._learning = outer
+
+    def _note(self, s: Sym) -> None:
+        if self._learning is not None:
+            got = self.why.setdefault(s, [])
+            if self._learning not in got:
+                got.append(self._learning)
+
+    def _learn(self, c) -> None:
+        c = self.subst_cond(c)
+        if type(c) is bool:
+            if not c:
+                raise InternalError("a guard contradicts earlier guards")
+            return
+        if isinstance(c, R.BoolOp):
+            if c.op == "and":
+                for a in c.args:
+                    self._learn(a)
+            else:
+                self._add_fact(c)
+            return
+        e = c.expr
+        if c.op == R.EQ:
+            if self._solve_eq(e):
+                return
+        else:
+            lin = e.linear_coeffs()
+            if lin is not None and len(lin) == 1:
+                (s, a), = lin.items()
+                lo, hi = NEG_INT_OO, INT_OO
+                k = e.const
+                if c.op == R.LE:                # a*s + k <= 0 with a = +-1 after normalising
+                    if a > 0:
+                        hi = (-k) // a
+                    else:
+                        lo = _ceil_div(k, -a)
+                    self.refine(s, ValueRange(lo, hi))
+                    return
+                v = -k // a if k % a == 0 else None          # a*s + k != 0
+                r = self.ranges[s]
+                if v is None:
+                    return
+                if v == r.lower:
+                    self.refine(s, ValueRange(v + 1, r.upper))
+                    return
+                if v == r.upper:
+                    self.refine(s, ValueRange(r.lower, v - 1))
+                    return
+        self._add_fact(c)
+
+    def _add_fact(self, c) -> None:
+        if c not in self.facts:
+            self.facts.append(c)
+            if self._learning is not None:
+                self.fact_guards.setdefault(c, self._learning)
+            self._bump()
+
+    def refine(self, s: Sym, vr: ValueRange) -> None:
+        old = self.ranges[s]
+        new = ValueRange(max(old.lower, vr.lower), min(old.upper, vr.upper)) \
+            if max(old.lower, vr.lower) <= min(old.upper, vr.upper) else None
+        if new is None:
+            raise InternalError("range of %s became empty" % s.name)
+        if new == old:
+            return
+        self._note(s)
+        self.ranges[s] = new
+        self._bump()
+        if new.is_singleton:
+            self.replace(s, new.lower)
+        else:
+            self._refresh_facts()
+
+    def _solve_eq(self, e: Expr) -> bool:
+        """Turn ``e == 0`` into a replacement when it has a clean solution."""
+        candidates = []
+        for term, c in e.terms:
+            if len(term) == 1 and type(term[0]) is Sym and c in (1, -1):
+                s = term[0]
+                rest = add(e, scale(s.expr, -c))
+                if type(rest) is int or s not in rest.free_symbols:
+                    info = self.infos[s]
+                    candidates.append((_ELIMINATE_FIRST.get(info.kind, 2), s.index, s, c, rest))
+        if candidates:
+            candidates.sort(key=lambda t: (t[0], t[1]), reverse=True)
+            _, _, s, c, rest = candidates[0]
+            self.replace(s, scale(rest, -c))          # c*s + rest == 0  =>  s = -rest/c
+            return True
+        return self._solve_congruence(e) or self._solve_two_var(e)
+
+    def _solve_congruence(self, e: Expr) -> bool:
+        """``Mod(s, k) == r`` (as ``Mod(s, k) - r == 0``): s -> k*q + r with a new q."""
+        if len(e.terms) != 1:
+            return False
+        (term, c), = e.terms
+        if c != 1 or len(term) != 1 or type(term[0]) is not OpAtom or term[0].kind != "Mod":
+            return False
+        x, k = term[0].args
+        r = -e.const
+        s = x.as_symbol() if type(x) is Expr else None
+        if s is None or type(k) is not int or not 0 <= r < k:
+            return False
+        info = self.infos[s]
+        vr = self.ranges[s]
+        lo = _ceil_div(vr.lower - r, k) if not is_inf(vr.lower) else vr.lower
+        hi = (vr.upper - r) // k if not is_inf(vr.upper) else vr.upper
+        q = self.create_symbol(None if info.hint is None else (info.hint - r) // k,
+                               "(%s - %d)//%d" % (info.source, r, k) if r else
+                               "%s//%d" % (info.source, k),
+                               ValueRange(lo, hi), kind="quotient" if info.kind != "unbacked"
+                               else "unbacked", frame=info.frame)
+        self.infos[q].parent = s
+        self.replace(s, add(scale(q.expr, k), r))
+        return True
+
+    def _solve_two_var(self, e: Expr) -> bool:
+        """``a*x + b*y + c == 0`` with coprime |a|, |b| > 1: x = |b|*k + rx, y = ... ."""
+        lin = e.linear_coeffs()
+        if lin is None or len(lin) != 2:
+            return False
+        (x, a), (y, b) = sorted(lin.items(), key=lambda kv: kv[0].index)
+        hx = self.infos[x].hint
+        if hx is None:
+            return False
+        m = abs(b)
+        rx = hx % m
+        info = self.infos[x]
+        k = self.create_symbol(hx // m, "%s//%d" % (info.source, m), ValueRange(0, INT_OO),
+                               kind="quotient", frame=info.frame)
+        self.infos[k].parent = x
+        x_val = add(scale(k.expr, m), rx)
+        y_val = floordiv(add(scale(x_val, -a), -e.const), b)   # exact by construction
+        self.replace(x, x_val)
+        self.replace(y, y_val)
+        return True
+
+    def replace(self, s: Sym, value: IntLike) -> None:
+        """Record ``s -> value`` (value over root symbols), keeping every invariant."""
+        value = self.simplify(value)
+        if type(value) is Expr and s in value.free_symbols:
+            raise InternalError("cyclic replacement %s -> %s" % (s.name, value))
+        hint = self.infos[s].hint
+        if hint is not None:
+            got = self.hint_of(value)
+            if got is not None and got != hint:
+                raise InternalError("replacement %s -> %s breaks the example value %s"
+                                    % (s.name, value, hint))
+        old_range = self.ranges[s]
+        self._note(s)
+        one = {s: value}
+        for k in list(self.replacements):
+            self.replacements[k] = subs(self.replacements[k], one)
+        self.replacements[s] = value
+        self._bump()
+        if dynamic_log.isEnabledFor(logging.DEBUG):
+            dynamic_log.debug("set_replacement %s = %s", s.name, value)
+        # the value must stay inside the range the replaced symbol had
+        self._constrain(value, old_range)
+        self._refresh_facts()
+
+    def _constrain(self, value: IntLike, vr: ValueRange) -> None:
+        if type(value) is int:
+            if value not in vr:
+                raise InternalError("replacement value %s outside %s" % (value, vr))
+            return
+        b = bound(value, self.ranges.__getitem__)
+        if b.issubset(vr):
+            return
+        lin = value.linear_coeffs()
+        if lin is not None and len(lin) == 1:
+            (t, a), = lin.items()
+            k = value.const              # a*t + k in [lo, hi]
+            lo, hi = vr.lower, vr.upper
+            if a > 0:
+                tlo = _ceil_div(lo - k, a) if not is_inf(lo) else NEG_INT_OO
+                thi = (hi - k) // a if not is_inf(hi) else INT_OO
+            else:
+                tlo = _ceil_div(k - hi, -a) if not is_inf(hi) else NEG_INT_OO
+                thi = (k - lo) // (-a) if not is_inf(lo) else INT_OO
+            self.refine(t, ValueRange(tlo, thi))
+            return
+        if not is_inf(vr.lower) and b.lower < vr.lower:
+            self._add_fact(R.ge(value, vr.lower))
+        if not is_inf(vr.upper) and b.upper > vr.upper:
+            self._add_fact(R.le(value, vr.upper))
+
+    def _refresh_facts(self) -> None:
+        old = self.facts
+        self.facts = []
+        for f in old:
+            g = self.subst_cond(f)
+            if type(g) is bool:
+                continue
+            if self._decide_ranges(g) is True:
+                continue
+            if g not in self.facts:
+                self.facts.append(g)
+                if f in self.fact_guards:
+                    self.fact_guards.setdefault(g, self.fact_guards[f])
+        self._bump()
+
+    # ------------------------------------------------------------------ user-level
+    def check(self, c, hint: Optional[bool], message: Optional[str] = None,
+              frame: Optional[UserFrame] = None) -> None:
+        """``ss.check``: the condition must hold; it becomes a guard (never a silent
+        specialisation).  A check on data-dependent sizes is assumed and checked at run
+        time instead."""
+        if frame is None:
+            frame = user_frame(2)
+        if type(c) is bool:
+            if not c:
+                raise UserError("ss.check failed%s%s" % (
+                    where(frame), (": " + message) if message else ""))
+            return
+        d = self.decide(c)
+        if d is True:
+            return
+        c = self.subst_cond(c)
+        if d is False or (hint is False):
+            raise UserError("ss.check(%s) is false for the example inputs%s%s" % (
+                c.format(self.name_of), where(frame), (": " + message) if message else ""))
+        if any(s.unbacked for s in c.free_symbols):
+            self.checks.append((c, message, frame))
+        self.add_guard(c, frame, "check")
+
+    def specialize_later(self, x: IntLike, why: str) -> int:
+        """``operator.index``: answer the example value now, guard at the next operation."""
+        frame = user_frame(2)
+        x = self.simplify(x)
+        if type(x) is int:
+            return x
+        if any(s.unbacked for s in x.free_symbols):
+            return self.specialize(x, why, frame)
+        self.pending.append((x, why, frame))
+        return self.hint_of(x)
+
+    def commit_pending(self) -> None:
+        while self.pending:
+            x, why, frame = self.pending.pop(0)
+            self.specialize(x, why, frame)
+
+    def cancel_pending(self, exprs) -> None:
+        """Drop pending specialisations of these expressions (they stay symbolic)."""
+        keep = set(exprs)
+        self.pending = [p for p in self.pending if p[0] not in keep and
+                        self.simplify(p[0]) not in keep]
+
+    def specialize(self, x: IntLike, why: str, frame: Optional[UserFrame] = None) -> int:
+        """Concrete int for ``x`` (``int()``, ``len``, ``range``...): guarded, and logged."""
+        x = self.simplify(x)
+        if type(x) is int:
+            return x
+        if frame is None:
+            frame = user_frame(2)
+        if any(s.unbacked for s in x.free_symbols):
+            raise GuardOnDataDependentError(
+                "%s needs a concrete value of the data-dependent size %s%s.\nKeep it "
+                "symbolic (avoid int()/len()/range() on it), or add `ss.check(...)` bounds."
+                % (why, _fmt(x, self.name_of), where(frame)))
+        v = self.hint_of(x)
+        dynamic_log.warning("%s specialized %s to %d%s; pass the size symbolically (e.g. "
+                            "np.zeros(shape, like=x)) to keep it dynamic", why,
+                            _fmt(x, self.name_of), v, where(frame))
+        self.add_guard(R.eq(x, v), frame, "specialize")
+        return v
+
+
+def _fmt(x: IntLike, name) -> str:
+    from .expr import format_expr
+    return format_expr(x, name)
+
+
+def _ceil_div(a: int, b: int) -> int:
+    return -((-a) // b)
+
+
+def _has_op_atoms(x: Expr) -> bool:
+    return any(type(a) is not Sym for t, _ in x.terms for a in t)
+
+
+def _box_exact(c) -> bool:
+    """Interval evaluation is exact for a linear form in which each symbol appears once."""
+    return isinstance(c, R.Rel) and c.expr.is_linear()
+
+
+def _dominates(kind: str, y: IntLike, x: IntLike, rng) -> bool:
+    """y is always at least as good a pick as x (Min: y <= x; Max: y >= x)."""
+    d = bound(add(x, scale(y, -1)) if kind == "Min" else add(y, scale(x, -1)), rng)
+    return d.lower >= 0

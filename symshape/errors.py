@@ -1,0 +1,53 @@
+"""One exception hierarchy for everything a user can cause.
+
+``UserError`` is the base; each message says what is wrong, where (input path and axis,
+user file and line) and how to fix it.  ``InternalError`` marks a symshape bug.
+"""
+from __future__ import annotations
+
+from typing import List, Optional, Sequence
+
+
+class UserError(Exception):
+    """An error caused by the user's program, spec or inputs."""
+
+
+class ConstraintViolationError(UserError):
+    """The dynamic_shapes spec disagrees with what tracing found.
+
+    ``violations``: one line per problem; ``suggested_fixes``: fix objects whose ``str`` is a
+    copy-pasteable line and whose ``apply(spec)`` returns the fixed spec.
+    """
+
+    def __init__(self, violations: Sequence[str], suggested_fixes: Sequence = (),
+                 notes: Sequence[str] = ()) -> None:
+        self.violations: List[str] = list(violations)
+        self.suggested_fixes: list = list(suggested_fixes)
+        self.notes: List[str] = list(notes)
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        lines = ["Constraints violated by the dynamic_shapes spec:"]
+        lines += ["  - " + v.replace("\n", "\n    ") for v in self.violations]
+        for n in self.notes:
+            lines.append(n)
+        if self.suggested_fixes:
+            lines.append("Suggested fixes:")
+            lines += ["  " + str(f) for f in self.suggested_fixes]
+        return "\n".join(lines)
+
+
+class GuardOnDataDependentError(UserError):
+    """Python control flow or a conversion depended on array values, not shapes."""
+
+
+class InternalError(RuntimeError):
+    """A symshape bug: please report it with the message."""
+
+
+def where(frame) -> str:
+    """' at file:line (code)' for a UserFrame, or '' when unknown."""
+    if frame is None:
+        return ""
+    code = frame.code
+    return " at %s%s" % (frame.location, (": " + code) if code else "")

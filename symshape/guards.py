@@ -1,0 +1,245 @@
+"""The constraint set as one straight-line Python input check.
+
+``ConstraintSet`` is the single contract of a program: the expected shape of every input
+(ints and expressions over root symbols), the range of every root symbol, and the residual
+guards.  ``range_constraints`` and the runtime check are both generated from it, so they
+cannot disagree.
+
+``emit_check`` writes Python lines that, walking the inputs in argument order,
+  * check type, rank and dtype,
+  * bind each root symbol at its first linear occurrence (``s0 = x.shape[1]``;
+    ``s1 = (y.shape[0] - 1) // 3`` after a divisibility check) and check its range there,
+  * check every other axis against its expression as soon as its symbols are bound,
+  * then check the residual guards,
+raising ``UserError`` that names the input, the axis, the expected and the actual value.
+"""
+from __future__ import annotations
+
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from . import relations as R
+from .errors import InternalError, UserError
+from .expr import Expr, IntLike, Sym, format_expr, format_py
+from .infinity import INT_OO, is_inf
+from .ranges import ValueRange
+
+
+class InputDesc:
+    """One input leaf: an array (``dims``, ``dtype``) or a specialised scalar (``value``)."""
+
+    __slots__ = ("path", "access", "dims", "dtype", "value", "is_array")
+
+    def __init__(self, path: str, access: str, dims=None, dtype=None, value=None) -> None:
+        self.path = path            # user-facing: x, batch[0], feats['a']
+        self.access = access        # Python expression reaching the leaf from the parameters
+        self.dims = dims            # tuple of int | Expr for arrays
+        self.dtype = dtype
+        self.value = value
+        self.is_array = dims is not None
+
+
+class ConstraintSet:
+    def __init__(self, inputs: List[InputDesc], ranges: Dict[Sym, ValueRange],
+                 facts: List, fact_frames: Dict, dim_names: Dict[Sym, str]) -> None:
+        self.inputs = inputs
+        self.ranges = ranges        # root symbols only
+        self.facts = facts          # residual guards over root symbols
+        self.fact_frames = fact_frames
+        self.dim_names = dim_names  # symbol -> Dim name for named dims
+
+    def roots(self) -> List[Sym]:
+        seen: Dict[Sym, None] = {}
+        for d in self.inputs:
+            if d.is_array:
+                for e in d.dims:
+                    if type(e) is Expr:
+                        for s in sorted(e.free_symbols, key=lambda s: s.key):
+                            seen.setdefault(s, None)
+        for f in self.facts:
+            for s in sorted(f.free_symbols, key=lambda s: s.key):
+                seen.setdefault(s, None)
+        return list(seen)
+
+    def range_constraints(self) -> Dict[IntLike, ValueRange]:
+        """Each root symbol and each compound input-dim expression, with its range."""
+        from .ranges import bound
+        out: Dict[IntLike, ValueRange] = {}
+        for s in sorted(self.roots(), key=lambda s: s.key):
+            out[s.expr] = self.ranges[s]
+        for d in self.inputs:
+            if d.is_array:
+                for e in d.dims:
+                    if type(e) is Expr and e.as_symbol() is None and e not in out:
+                        out[e] = bound(e, self.ranges.__getitem__)
+        return out
+
+
+# --------------------------------------------------------------------------- emission
+def _lit(v) -> str:
+    return "'int_oo'" if v is INT_OO else repr(v)
+
+
+class CheckWriter:
+    """Generates the check lines; ``names`` maps each root to how messages call it."""
+
+    def __init__(self, cs: ConstraintSet) -> None:
+        self.cs = cs
+        self.lines: List[str] = []
+        self.consts: Dict[str, object] = {}
+        self.bound: Dict[Sym, str] = {}          # symbol -> python variable
+        self.origin: Dict[Sym, str] = {}         # symbol -> user-facing name
+        self.pending: List[Tuple[str, str, Expr]] = []   # (axis var, axis name, expr)
+        self.var_names: Dict[int, str] = {}      # id(InputDesc) -> variable holding it
+
+    def const(self, v) -> str:
+        name = "_k%d" % len(self.consts)
+        self.consts[name] = v
+        return name
+
+    def user_name(self, s: Sym) -> str:
+        return self.origin.get(s, self.cs.dim_names.get(s, s.name))
+
+    def fmt_user(self, e: IntLike) -> str:
+        return format_expr(e, self.user_name)
+
+    def py(self, e: IntLike) -> str:
+        return format_py(e, lambda s: self.bound[s])
+
+    def emit(self) -> List[str]:
+        for i, d in enumerate(self.cs.inputs):
+            if d.is_array:
+                self._array(i, d)
+            else:
+                self._scalar(i, d)
+        self._flush(final=True)
+        for f in self.cs.facts:
+            self._fact(f)
+        return self.lines
+
+    # inputs ------------------------------------------------------------------
+    def _scalar(self, i: int, d: InputDesc) -> None:
+        k = self.const(d.value)
+        self.lines.append("if not _rt.same_scalar(%s, %s): _rt.bad_scalar(%r, %s, %s)"
+                          % (d.access, k, d.path, k, d.access))
+
+    def _array(self, i: int, d: InputDesc) -> None:
+        a = self.var_names.get(id(d), "_a%d" % i)
+        L = self.lines
+        if a != d.access:
+            L.append("%s = %s" % (a, d.access))
+        dt = self.const(d.dtype)
+        L.append("if type(%s) is not _ndarray or %s.ndim != %d or %s.dtype != %s: "
+                 "_rt.bad_array(%r, %s, %d, %s)" % (a, a, len(d.dims), a, dt, d.path, a,
+                                                     len(d.dims), dt))
+        if not d.dims:
+            return
+        names = ["_%s_%d" % (a, k) for k in range(len(d.dims))]
+        L.append("%s = %s.shape" % (", ".join(names) + ("," if len(names) == 1 else ""), a))
+        for k, e in enumerate(d.dims):
+            axis = "%s.shape[%d]" % (d.path, k)
+            var = names[k]
+            if type(e) is int:
+                L.append("if %s != %d: _rt.bad_static(%r, %d, %s)" % (var, e, axis, e, var))
+                continue
+            self._dim(var, axis, e)
+            self._flush()
+
+    def _dim(self, var: str, axis: str, e: Expr) -> None:
+        unbound = [s for s in e.free_symbols if s not in self.bound]
+        if not unbound:
+            self._eq(var, axis, e)
+            return
+        lin = e.linear_coeffs()
+        if len(unbound) == 1 and lin is not None and lin.get(unbound[0]) is not None:
+            s = unbound[0]
+            a = lin[s]
+            rest = e - s.expr * a          # bound part plus constant
+            self._bind(s, var, axis, a, rest)
+            return
+        self.pending.append((var, axis, e))
+
+    def _bind(self, s: Sym, var: str, axis: str, a: int, rest: IntLike) -> None:
+        L = self.lines
+        v = s.name
+        num = var if (type(rest) is int and rest == 0) else "(%s - %s)" % (var, self.py(rest))
+        if a == 1:
+            L.append("%s = %s" % (v, num))
+        else:
+            L.append("%s, _r = divmod(%s, %d)" % (v, num, a))
+            L.append("if _r: _rt.bad_congruence(%r, %s, %r)"
+                     % (axis, var, format_expr(e_of(a, s, rest), self._pretty_root(s, axis))))
+        self.bound[s] = v
+        if a == 1 and type(rest) is int and rest == 0:
+            self.origin[s] = axis
+        label = self.cs.dim_names.get(s)
+        vr = self.cs.ranges[s]
+        conds = []
+        if not is_inf(vr.lower):
+            conds.append("%s < %d" % (v, vr.lower))
+        if not is_inf(vr.upper):
+            conds.append("%s > %d" % (v, vr.upper))
+        if conds:
+            what = axis if (a == 1 and type(rest) is int and rest == 0) else \
+                "%s (%s = %s)" % (axis, label or v, self._solved_text(s, a, rest, axis))
+            L.append("if %s: _rt.bad_range(%r, %s, %s, %s, %r)"
+                     % (" or ".join(conds), what, v, _lit(vr.lower), _lit(vr.upper), label))
+
+    def _pretty_root(self, s: Sym, axis: str) -> Callable[[Sym], str]:
+        return lambda t: self.cs.dim_names.get(t, self.user_name(t)) if t is s else \
+            self.user_name(t)
+
+    def _solved_text(self, s: Sym, a: int, rest: IntLike, axis: str) -> str:
+        if type(rest) is int and rest == 0:
+            return "%s/%d" % (axis, a) if a != 1 else axis
+        r = self.fmt_user(rest)
+        return "(%s - (%s))/%d" % (axis, r, a) if a != 1 else "%s - (%s)" % (axis, r)
+
+    def _eq(self, var: str, axis: str, e: Expr) -> None:
+        self.lines.append("if %s != %s: _rt.bad_relation(%r, %s, %r, %s)"
+                          % (var, self.py(e), axis, var, self.fmt_user(e), self.py(e)))
+
+    def _flush(self, final: bool = False) -> None:
+        progress = True
+        while progress and self.pending:
+            progress = False
+            rest = []
+            for var, axis, e in self.pending:
+                unbound = [s for s in e.free_symbols if s not in self.bound]
+                if not unbound:
+                    self._eq(var, axis, e)
+                    progress = True
+                    continue
+                lin = e.linear_coeffs()
+                if len(unbound) == 1 and lin is not None and unbound[0] in lin:
+                    s = unbound[0]
+                    self._bind(s, var, axis, lin[s], e - s.expr * lin[s])
+                    progress = True
+                    continue
+                rest.append((var, axis, e))
+            self.pending = rest
+        if final and self.pending:
+            raise InternalError("cannot bind the symbols of %s from the input shapes"
+                                % ", ".join(a for _, a, _ in self.pending))
+
+    def _fact(self, f) -> None:
+        for s in f.free_symbols:
+            if s not in self.bound:
+                raise InternalError("guard %s mentions %s, which no input binds"
+                                    % (f.format(), s.name))
+        frame = self.cs.fact_frames.get(f)
+        origin = (" (from %s)" % frame.describe()) if frame is not None else ""
+        self.lines.append("if not (%s): _rt.bad_guard(%r)"
+                          % (cond_py(f, self.py), f.format(self.user_name) + origin))
+
+
+def e_of(a: int, s: Sym, rest: IntLike) -> IntLike:
+    return s.expr * a + rest
+
+
+def cond_py(c, py: Callable[[IntLike], str]) -> str:
+    if isinstance(c, R.BoolOp):
+        return (" %s " % c.op).join("(%s)" % cond_py(a, py) for a in c.args)
+    op = {"==": "==", "!=": "!=", "<=": "<="}[c.op]
+    return "%s %s 0" % (py(c.expr), op)

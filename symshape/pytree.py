@@ -1,0 +1,69 @@
+"""Nested inputs and outputs: flatten lists / tuples / dicts to leaves with readable paths.
+
+Paths read like Python: ``x``, ``batch[0]``, ``feats['a']``.  ``treespec`` describes the
+container structure so that leaves can be put back in place (``unflatten``).
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, List, Tuple
+
+LEAF = ("leaf",)
+
+
+def key_str(k) -> str:
+    return "[%r]" % (k,)
+
+
+def flatten(value: Any, path: str = "", is_leaf: Callable[[Any], bool] = None
+            ) -> Tuple[List[Tuple[str, Any]], tuple]:
+    """``([(path, leaf), ...], treespec)``; containers are list, tuple and dict."""
+    leaves: List[Tuple[str, Any]] = []
+
+    def go(v, p):
+        if is_leaf is not None and is_leaf(v):
+            leaves.append((p, v))
+            return LEAF
+        t = type(v)
+        if t is list or t is tuple:
+            return (t.__name__, tuple(go(x, p + "[%d]" % i) for i, x in enumerate(v)))
+        if t is dict:
+            keys = list(v)
+            return ("dict", tuple(keys), tuple(go(v[k], p + key_str(k)) for k in keys))
+        leaves.append((p, v))
+        return LEAF
+
+    spec = go(value, path)
+    return leaves, spec
+
+
+def unflatten(leaves: List[Any], spec: tuple) -> Any:
+    it = iter(leaves)
+
+    def go(s):
+        if s == LEAF:
+            return next(it)
+        if s[0] == "dict":
+            return {k: go(c) for k, c in zip(s[1], s[2])}
+        items = [go(c) for c in s[1]]
+        return items if s[0] == "list" else tuple(items)
+
+    return go(spec)
+
+
+def spec_to_json(spec: tuple):
+    if spec == LEAF:
+        return None
+    if spec[0] == "dict":
+        return {"dict": [[k, spec_to_json(c)] for k, c in zip(spec[1], spec[2])]}
+    return {spec[0]: [spec_to_json(c) for c in spec[1]]}
+
+
+def spec_from_json(j) -> tuple:
+    if j is None:
+        return LEAF
+    (kind, body), = j.items()
+    if kind == "dict":
+        return ("dict", tuple(k for k, _ in body), tuple(spec_from_json(c) for _, c in body))
+    if kind not in ("list", "tuple"):
+        raise ValueError("unknown container %r" % kind)
+    return (kind, tuple(spec_from_json(c) for c in body))

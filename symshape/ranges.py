@@ -1,0 +1,185 @@
+"""Integer value ranges and a sound transfer function for every expression operator.
+
+A ``ValueRange`` is a closed interval of integers whose ends may be ``-int_oo`` /
+``int_oo``.  Soundness invariant (proven per operator in ``proofs/``): if every symbol's
+value lies in its range, the value of an expression lies in ``bound(expr)``.
+"""
+from __future__ import annotations
+
+from typing import Callable, Iterable
+
+from .expr import Atom, Expr, IntLike, OpAtom, Sym
+from .infinity import INT_OO, NEG_INT_OO, Bound, is_inf
+
+
+class ValueRange:
+    __slots__ = ("lower", "upper")
+
+    def __init__(self, lower: Bound, upper: Bound) -> None:
+        if lower > upper:
+            raise ValueError("empty value range [%s, %s]" % (lower, upper))
+        self.lower = lower
+        self.upper = upper
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ValueRange) and self.lower == other.lower \
+            and self.upper == other.upper
+
+    def __hash__(self) -> int:
+        return hash((self.lower, self.upper))
+
+    def __repr__(self) -> str:
+        return "VR[%s, %s]" % (self.lower, self.upper)
+
+    def __contains__(self, v: int) -> bool:
+        return self.lower <= v <= self.upper
+
+    @property
+    def is_singleton(self) -> bool:
+        return self.lower == self.upper and not is_inf(self.lower)
+
+    def intersect(self, other: "ValueRange") -> "ValueRange":
+        return ValueRange(max(self.lower, other.lower), min(self.upper, other.upper))
+
+    def issubset(self, other: "ValueRange") -> bool:
+        return other.lower <= self.lower and self.upper <= other.upper
+
+
+def point(v: int) -> ValueRange:
+    return ValueRange(v, v)
+
+
+UNBOUNDED = ValueRange(NEG_INT_OO, INT_OO)
+
+
+# --------------------------------------------------------------------------- transfer
+def vr_add(a: ValueRange, b: ValueRange) -> ValueRange:
+    return ValueRange(a.lower + b.lower, a.upper + b.upper)
+
+
+def vr_scale(a: ValueRange, k: int) -> ValueRange:
+    if k >= 0:
+        return ValueRange(a.lower * k, a.upper * k)
+    return ValueRange(a.upper * k, a.lower * k)
+
+
+def vr_mul(a: ValueRange, b: ValueRange) -> ValueRange:
+    corners = [a.lower * b.lower, a.lower * b.upper, a.upper * b.lower, a.upper * b.upper]
+    return ValueRange(min(corners), max(corners))
+
+
+def vr_pow(a: ValueRange, n: int) -> ValueRange:
+    """``x**n`` for n >= 1; exact for even powers of a range straddling 0."""
+    if n == 1:
+        return a
+    lo, hi = _ipow(a.lower, n), _ipow(a.upper, n)
+    if n % 2 == 0:
+        if a.lower <= 0 <= a.upper:
+            return ValueRange(0, max(lo, hi))
+        return ValueRange(min(lo, hi), max(lo, hi))
+    return ValueRange(lo, hi)
+
+
+def _ipow(x: Bound, n: int) -> Bound:
+    if is_inf(x):
+        return x if (x > 0 or n % 2) else INT_OO
+    return x ** n
+
+
+def _fdiv(a: Bound, b: Bound) -> Bound:
+    """floor(a / b) for bounds, b != 0; infinities handled by sign."""
+    if is_inf(b):
+        if is_inf(a):
+            return INT_OO if (a > 0) == (b > 0) else NEG_INT_OO
+        # a finite: a / +-oo -> 0 from one side; floor gives 0 or -1
+        if a == 0:
+            return 0
+        return 0 if (a >= 0) == (b > 0) else -1
+    if is_inf(a):
+        return a if b > 0 else -a
+    return a // b
+
+
+def vr_floordiv(a: ValueRange, b: ValueRange) -> ValueRange:
+    """floor(a / b).  For a divisor range of one sign floor(x/y) is monotone in x and in y
+    on that range, so the extremes sit at the corners; a divisor range containing 0 gives
+    the union over its negative and positive parts (0 itself is a ZeroDivisionError)."""
+    if b.lower > 0 or b.upper < 0:
+        corners = [_fdiv(x, y) for x in (a.lower, a.upper) for y in (b.lower, b.upper)]
+        return ValueRange(min(corners), max(corners))
+    parts = []
+    if b.lower < 0:
+        parts.append(vr_floordiv(a, ValueRange(b.lower, -1)))
+    if b.upper > 0:
+        parts.append(vr_floordiv(a, ValueRange(1, b.upper)))
+    if not parts:
+        return UNBOUNDED
+    return ValueRange(min(p.lower for p in parts), max(p.upper for p in parts))
+
+
+def vr_mod(a: ValueRange, b: ValueRange) -> ValueRange:
+    """Python ``a % b``: the result has the divisor's sign and magnitude below |b|."""
+    if b.is_singleton and b.lower > 0 and not is_inf(a.lower) and not is_inf(a.upper):
+        m = b.lower
+        if a.lower // m == a.upper // m:       # no wrap-around inside the range
+            return ValueRange(a.lower % m, a.upper % m)
+    if b.lower > 0:
+        hi = b.upper - 1 if not is_inf(b.upper) else INT_OO
+        if a.lower >= 0:                       # x % m == x when 0 <= x < m
+            hi = min(hi, a.upper)
+        return ValueRange(0, hi)
+    if b.upper < 0:
+        lo = b.lower + 1 if not is_inf(b.lower) else NEG_INT_OO
+        return ValueRange(lo, 0)
+    lo = b.lower + 1 if not is_inf(b.lower) else NEG_INT_OO
+    hi = b.upper - 1 if not is_inf(b.upper) else INT_OO
+    return ValueRange(min(lo, 0), max(hi, 0))
+
+
+def vr_min(args: Iterable[ValueRange]) -> ValueRange:
+    args = list(args)
+    return ValueRange(min(a.lower for a in args), min(a.upper for a in args))
+
+
+def vr_max(args: Iterable[ValueRange]) -> ValueRange:
+    args = list(args)
+    return ValueRange(max(a.lower for a in args), max(a.upper for a in args))
+
+
+# --------------------------------------------------------------------------- bound()
+SymRange = Callable[[Sym], ValueRange]
+
+
+def bound(x: IntLike, sym_range: SymRange) -> ValueRange:
+    """A range containing every value of ``x`` when each symbol is in ``sym_range(sym)``."""
+    if type(x) is int:
+        return point(x)
+    total = point(x.const)
+    for term, coeff in x.terms:
+        total = vr_add(total, vr_scale(_bound_term(term, sym_range), coeff))
+    return total
+
+
+def _bound_term(term, sym_range: SymRange) -> ValueRange:
+    out = None
+    i = 0
+    while i < len(term):
+        j = i
+        while j < len(term) and term[j] == term[i]:
+            j += 1
+        r = vr_pow(bound_atom(term[i], sym_range), j - i)
+        out = r if out is None else vr_mul(out, r)
+        i = j
+    return out
+
+
+def bound_atom(atom: Atom, sym_range: SymRange) -> ValueRange:
+    if type(atom) is Sym:
+        return sym_range(atom)
+    args = [bound(a, sym_range) for a in atom.args]
+    kind = atom.kind
+    if kind == "FloorDiv":
+        return vr_floordiv(args[0], args[1])
+    if kind == "Mod":
+        return vr_mod(args[0], args[1])
+    return vr_min(args) if kind == "Min" else vr_max(args)

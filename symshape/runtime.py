@@ -1,0 +1,80 @@
+"""Helpers that generated code calls: input-check failures (cold path) and functional
+updates.  Kept free of other symshape imports so compiled artifacts can embed it."""
+from __future__ import annotations
+
+import numpy as np
+
+try:
+    from symshape.errors import UserError
+except ImportError:  # pragma: no cover - inside a standalone artifact
+    class UserError(Exception):
+        pass
+
+_STATIC_HINT = ("the axis is static: the export saw this size and the spec did not mark it "
+                "dynamic; pass Dim.AUTO or a Dim for it in dynamic_shapes to accept other sizes")
+
+
+def _shape(a) -> str:
+    return str(tuple(a.shape)) if hasattr(a, "shape") else "?"
+
+
+def bad_array(path: str, a, ndim: int, dtype) -> None:
+    if type(a) is not np.ndarray:
+        raise UserError("input %s: expected a numpy.ndarray, got %s" % (path, type(a).__name__))
+    if a.ndim != ndim:
+        raise UserError("input %s: expected %d dimensions, got %d (shape %s)"
+                        % (path, ndim, a.ndim, _shape(a)))
+    raise UserError("input %s: expected dtype %s, got %s" % (path, dtype, a.dtype))
+
+
+def bad_static(axis: str, expected: int, got: int) -> None:
+    raise UserError("%s: expected %d, got %d (%s)" % (axis, expected, got, _STATIC_HINT))
+
+
+def bad_range(what: str, value: int, lo, hi, label) -> None:
+    owner = " of Dim '%s'" % label if label else ""
+    note = ""
+    if not label and value < 2 <= lo:
+        note = " (export specializes sizes 0 and 1, so a dynamic axis starts at 2)"
+    raise UserError("%s = %d is outside the range [%s, %s]%s%s"
+                    % (what, value, lo, hi, owner, note))
+
+
+def bad_relation(axis: str, got: int, relation: str, expected: int) -> None:
+    raise UserError("%s must equal %s (= %d), got %d" % (axis, relation, expected, got))
+
+
+def bad_congruence(axis: str, got: int, form: str) -> None:
+    raise UserError("%s = %d is not of the form %s required by the program" % (axis, got, form))
+
+
+def bad_guard(text: str) -> None:
+    raise UserError("the inputs violate the guard `%s` that the program was exported under"
+                    % text)
+
+
+def bad_check(text: str) -> None:
+    raise UserError("ss.check failed at run time: %s" % text)
+
+
+def same_scalar(got, expected) -> bool:
+    return type(got) is type(expected) and (got == expected or (got != got and
+                                                                expected != expected))
+
+
+def bad_scalar(path: str, expected, got) -> None:
+    raise UserError("input %s: the program was exported with %s = %r (Python scalars are "
+                    "specialized), got %r" % (path, path, expected, got))
+
+
+def bad_struct(path: str, expected: str, got) -> None:
+    raise UserError("input %s: expected %s, got %s" % (path, expected, type(got).__name__ if
+                                                         not hasattr(got, "__len__") else
+                                                         "%s of length %d" % (
+                                                             type(got).__name__, len(got))))
+
+
+def setitem(x, index, value):
+    out = np.array(x, copy=True)
+    out[index] = value
+    return out

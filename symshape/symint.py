@@ -1,0 +1,283 @@
+"""``SymInt`` / ``SymBool``: the sizes user code sees while tracing.
+
+A SymInt carries its expression, its example value (``hint``; None for data-dependent
+sizes) and the shape environment.  Arithmetic builds expressions and never guards.
+Comparisons build a ``SymBool``; only turning it into a Python ``bool`` asks the
+environment, which decides statically or records a guard at the user's line.
+Conversions to a concrete ``int`` (``int()``, ``operator.index``, ``len``, ``range``,
+NumPy calls that need ints) specialise with a guard and a logged warning.
+"""
+from __future__ import annotations
+
+from typing import Optional, Union
+
+from . import expr as E
+from . import relations as R
+
+
+def _parts(x):
+    """(expression, hint) of an int, SymInt or numpy integer; None if not integral."""
+    t = type(x)
+    if t is int:
+        return x, x
+    if t is SymInt:
+        return x.expr, x.hint
+    if t is bool:
+        return int(x), int(x)
+    try:
+        import numpy as np
+        if isinstance(x, np.integer):
+            v = int(x)
+            return v, v
+    except ImportError:  # pragma: no cover
+        pass
+    return None
+
+
+def wrap(env, e: E.IntLike, hint: Optional[int]) -> Union[int, "SymInt"]:
+    return e if type(e) is int else SymInt(e, hint, env)
+
+
+class SymInt:
+    __slots__ = ("expr", "hint", "env")
+    # NumPy scalars and arrays defer to our reflected operators instead of converting us
+    __array_ufunc__ = None
+
+    def __init__(self, expr: E.Expr, hint: Optional[int], env) -> None:
+        self.expr = expr
+        self.hint = hint
+        self.env = env
+
+    # ------------------------------------------------------------------ arithmetic
+    def _binop(self, other, op, hop, reverse=False):
+        p = _parts(other)
+        if p is None:
+            return NotImplemented
+        oe, oh = p
+        a, b = (oe, self.expr) if reverse else (self.expr, oe)
+        ha, hb = (oh, self.hint) if reverse else (self.hint, oh)
+        e = op(a, b)
+        h = hop(ha, hb) if ha is not None and hb is not None else None
+        return wrap(self.env, e, h)
+
+    def __add__(self, o):
+        return self._binop(o, E.add, int.__add__)
+
+    def __radd__(self, o):
+        return self._binop(o, E.add, int.__add__, True)
+
+    def __sub__(self, o):
+        return self._binop(o, E.sub, int.__sub__)
+
+    def __rsub__(self, o):
+        return self._binop(o, E.sub, int.__sub__, True)
+
+    def __mul__(self, o):
+        return self._binop(o, E.mul, int.__mul__)
+
+    def __rmul__(self, o):
+        return self._binop(o, E.mul, int.__mul__, True)
+
+    def __floordiv__(self, o):
+        return self._binop(o, E.floordiv, int.__floordiv__)
+
+    def __rfloordiv__(self, o):
+        return self._binop(o, E.floordiv, int.__floordiv__, True)
+
+    def __mod__(self, o):
+        return self._binop(o, E.mod, int.__mod__)
+
+    def __rmod__(self, o):
+        return self._binop(o, E.mod, int.__mod__, True)
+
+    def __divmod__(self, o):
+        return self // o, self % o
+
+    def __neg__(self):
+        return wrap(self.env, E.neg(self.expr), None if self.hint is None else -self.hint)
+
+    def __pos__(self):
+        return self
+
+    def __abs__(self):
+        if self.env.evaluate(R.ge(self.expr, 0), None if self.hint is None else self.hint >= 0):
+            return self
+        return -self
+
+    def __pow__(self, o):
+        if type(o) is int and o >= 0:
+            out = 1
+            for _ in range(o):
+                out = out * self
+            return out
+        return int(self) ** o
+
+    def __rpow__(self, o):
+        return o ** int(self)
+
+    def __lshift__(self, o):
+        return self * (1 << int(o))
+
+    def __rshift__(self, o):
+        return self // (1 << int(o))
+
+    def __truediv__(self, o):
+        return int(self) / o
+
+    def __rtruediv__(self, o):
+        return o / int(self)
+
+    # ------------------------------------------------------------------ comparisons
+    def _cmp(self, other, rel, hop):
+        p = _parts(other)
+        if p is None:
+            if isinstance(other, float):
+                return hop(int(self), other)
+            return NotImplemented
+        oe, oh = p
+        c = rel(self.expr, oe)
+        if type(c) is bool:
+            return c
+        h = hop(self.hint, oh) if self.hint is not None and oh is not None else None
+        return SymBool(c, h, self.env)
+
+    def __eq__(self, o):
+        return self._cmp(o, R.eq, int.__eq__)
+
+    def __ne__(self, o):
+        return self._cmp(o, R.ne, int.__ne__)
+
+    def __lt__(self, o):
+        return self._cmp(o, R.lt, int.__lt__)
+
+    def __le__(self, o):
+        return self._cmp(o, R.le, int.__le__)
+
+    def __gt__(self, o):
+        return self._cmp(o, R.gt, int.__gt__)
+
+    def __ge__(self, o):
+        return self._cmp(o, R.ge, int.__ge__)
+
+    # ------------------------------------------------------------------ conversions
+    def __bool__(self) -> bool:
+        return bool(self.env.evaluate(R.ne(self.expr, 0), None if self.hint is None
+                                      else self.hint != 0))
+
+    def __int__(self) -> int:
+        return self.env.specialize(self.expr, "int()")
+
+    def __index__(self) -> int:
+        # NumPy converts shape arguments with __index__ *before* it dispatches on like=,
+        # so the specialisation waits until the next traced operation: a creation call
+        # with like= that receives this SymInt cancels it and stays symbolic.
+        return self.env.specialize_later(self.expr, "a conversion to a concrete int")
+
+    def __float__(self) -> float:
+        return float(self.env.specialize(self.expr, "float()"))
+
+    def __trunc__(self):
+        return self
+
+    __floor__ = __ceil__ = __trunc__
+
+    def __round__(self, ndigits=None):
+        return self
+
+    def __hash__(self):
+        raise TypeError("unhashable type: SymInt (a symbolic size); use int(size) to "
+                        "specialize it, or keep sizes out of dict keys and sets")
+
+    def node_expr(self) -> E.IntLike:
+        """The expression with the environment's current replacements applied."""
+        return self.env.simplify(self.expr)
+
+    def __repr__(self) -> str:
+        return E.format_expr(self.env.simplify(self.expr))
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self), spec)
+
+
+class SymBool:
+    __slots__ = ("cond", "hint", "env")
+
+    def __init__(self, cond, hint: Optional[bool], env) -> None:
+        self.cond = cond
+        self.hint = hint
+        self.env = env
+
+    def __bool__(self) -> bool:
+        return self.env.evaluate(self.cond, self.hint)
+
+    def _combine(self, other, op):
+        if isinstance(other, SymBool):
+            oc, oh = other.cond, other.hint
+        elif isinstance(other, bool):
+            oc, oh = other, other
+        else:
+            return NotImplemented
+        c = R.combine(op, [self.cond, oc])
+        if type(c) is bool:
+            return c
+        h = None
+        if self.hint is not None and oh is not None:
+            h = (self.hint and oh) if op == "and" else (self.hint or oh)
+        return SymBool(c, h, self.env)
+
+    def __and__(self, o):
+        return self._combine(o, "and")
+
+    __rand__ = __and__
+
+    def __or__(self, o):
+        return self._combine(o, "or")
+
+    __ror__ = __or__
+
+    def __invert__(self):
+        c = R.negate(self.cond)
+        if type(c) is bool:
+            return c
+        return SymBool(c, None if self.hint is None else not self.hint, self.env)
+
+    def __hash__(self):
+        raise TypeError("unhashable type: SymBool")
+
+    def __repr__(self) -> str:
+        return self.env.subst_cond(self.cond).format() if not isinstance(
+            self.env.subst_cond(self.cond), bool) else repr(self.env.subst_cond(self.cond))
+
+
+def sym_min(*args):
+    """``min`` without a guard: keeps ``Min(16, s3)`` symbolic."""
+    return _sym_minmax(E.smin, min, args)
+
+
+def sym_max(*args):
+    """``max`` without a guard."""
+    return _sym_minmax(E.smax, max, args)
+
+
+def _sym_minmax(sym_op, py_op, args):
+    if len(args) == 1:
+        args = tuple(args[0])
+    env = None
+    exprs, hints = [], []
+    for a in args:
+        p = _parts(a)
+        if p is None:
+            raise TypeError("sym_min/sym_max take ints and SymInts, got %r" % (a,))
+        exprs.append(p[0])
+        hints.append(p[1])
+        if type(a) is SymInt:
+            env = a.env
+    if env is None:
+        return py_op(exprs)
+    e = sym_op(*exprs)
+    h = py_op(hints) if None not in hints else None
+    return wrap(env, env.simplify(e), h)
+
+
+def is_sym(x) -> bool:
+    return type(x) is SymInt or type(x) is SymBool

@@ -1,0 +1,70 @@
+"""Finding the user's source line: the innermost frame outside symshape and NumPy."""
+from __future__ import annotations
+
+import linecache
+import os
+import sys
+from typing import List, NamedTuple, Optional
+
+import numpy
+
+
+def _package_dirs() -> tuple:
+    here = os.path.dirname(os.path.abspath(__file__))
+    dirs = {here, os.path.dirname(os.path.abspath(numpy.__file__))}
+    # capture/ and codegen/ sit beside symshape/ in a source checkout and inside it
+    # once installed; both spellings are skipped.
+    for sub in ("capture", "codegen"):
+        dirs.add(os.path.join(os.path.dirname(here), sub))
+        dirs.add(os.path.join(here, sub))
+    return tuple(d + os.sep for d in dirs)
+
+
+_SKIP = _package_dirs()
+_SKIP_FILES = ("<frozen", "<__array_function__")
+
+
+class UserFrame(NamedTuple):
+    filename: str
+    lineno: int
+    function: str
+
+    @property
+    def code(self) -> str:
+        return linecache.getline(self.filename, self.lineno).strip()
+
+    @property
+    def location(self) -> str:
+        return "%s:%d" % (self.filename, self.lineno)
+
+    def describe(self) -> str:
+        code = self.code
+        base = "%s in %s" % (self.location, self.function)
+        return "%s, code: %s" % (base, code) if code else base
+
+
+def _is_internal(filename: str) -> bool:
+    return filename.startswith(_SKIP) or filename.startswith(_SKIP_FILES)
+
+
+def user_frame(depth: int = 1) -> Optional[UserFrame]:
+    """The innermost frame of user code above the caller, or None."""
+    f = sys._getframe(depth)
+    while f is not None:
+        fn = f.f_code.co_filename
+        if not _is_internal(fn):
+            return UserFrame(fn, f.f_lineno, f.f_code.co_name)
+        f = f.f_back
+    return None
+
+
+def user_stack(depth: int = 1, limit: int = 30) -> List[UserFrame]:
+    """All user frames, innermost first (for the extended guard log)."""
+    out = []
+    f = sys._getframe(depth)
+    while f is not None and len(out) < limit:
+        fn = f.f_code.co_filename
+        if not _is_internal(fn):
+            out.append(UserFrame(fn, f.f_lineno, f.f_code.co_name))
+        f = f.f_back
+    return out

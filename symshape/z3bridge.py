@@ -1,0 +1,118 @@
+"""Size expressions and relations as Z3 formulas, and an implication check.
+
+Python's ``//`` and ``%`` are encoded explicitly: Z3's integer ``/`` and ``%`` round
+differently for negative divisors (``7 / -2`` is -3 in Z3 and ``7 // -2`` is -4 in Python).
+For ``q = a // b`` we assert ``b*q <= a < b*q + b`` when ``b > 0`` and
+``b*q >= a > b*q + b`` when ``b < 0``.  Queries run with a resource limit, not a wall-clock
+timeout, so their answers are repeatable.  z3 is imported on first use only.
+"""
+from __future__ import annotations
+
+from typing import Dict, Iterable, List, Mapping, Optional, Tuple
+
+from .expr import Expr, IntLike, OpAtom, Sym
+from .infinity import is_inf
+from .relations import EQ, LE, NE, BoolOp, Rel
+
+RLIMIT = 2_000_000
+_z3 = None
+
+
+def z3mod():
+    global _z3
+    if _z3 is None:
+        import z3
+        _z3 = z3
+    return _z3
+
+
+class Encoder:
+    """Translates expressions, collecting the side conditions of div / mod atoms."""
+
+    def __init__(self) -> None:
+        self.z3 = z3mod()
+        self.vars: Dict[Sym, object] = {}
+        self.side: List[object] = []
+        self._atoms: Dict[OpAtom, object] = {}
+
+    def sym(self, s: Sym):
+        v = self.vars.get(s)
+        if v is None:
+            v = self.vars[s] = self.z3.Int(s.name)
+        return v
+
+    def expr(self, x: IntLike):
+        z3 = self.z3
+        if type(x) is int:
+            return z3.IntVal(x)
+        total = z3.IntVal(x.const)
+        for term, c in x.terms:
+            prod = z3.IntVal(c)
+            for atom in term:
+                prod = prod * (self.sym(atom) if type(atom) is Sym else self.atom(atom))
+            total = total + prod
+        return total
+
+    def atom(self, atom: OpAtom):
+        got = self._atoms.get(atom)
+        if got is not None:
+            return got
+        z3 = self.z3
+        args = [self.expr(a) for a in atom.args]
+        if atom.kind in ("Min", "Max"):
+            out = args[0]
+            for a in args[1:]:
+                out = z3.If(a < out, a, out) if atom.kind == "Min" else z3.If(a > out, a, out)
+        else:
+            a, b = args
+            q = z3.FreshInt("q")
+            self.side.append(b != 0)
+            self.side.append(z3.If(b > 0, z3.And(b * q <= a, a < b * q + b),
+                                   z3.And(b * q >= a, a > b * q + b)))
+            out = q if atom.kind == "FloorDiv" else a - b * q
+        self._atoms[atom] = out
+        return out
+
+    def cond(self, c):
+        z3 = self.z3
+        if type(c) is bool:
+            return z3.BoolVal(c)
+        if isinstance(c, BoolOp):
+            parts = [self.cond(a) for a in c.args]
+            return z3.And(*parts) if c.op == "and" else z3.Or(*parts)
+        e = self.expr(c.expr)
+        if c.op == EQ:
+            return e == 0
+        if c.op == NE:
+            return e != 0
+        return e <= 0
+
+    def range(self, s: Sym, vr) -> list:
+        v = self.sym(s)
+        out = []
+        if not is_inf(vr.lower):
+            out.append(v >= vr.lower)
+        if not is_inf(vr.upper):
+            out.append(v <= vr.upper)
+        return out
+
+
+def implies(premises: Iterable, goal, ranges: Mapping[Sym, object]) -> Optional[bool]:
+    """True if ``premises`` (conditions) and the symbol ranges imply ``goal``; False if
+    they imply its negation; None when neither is proven within the resource limit."""
+    z3 = z3mod()
+    enc = Encoder()
+    hyp = [enc.cond(p) for p in premises]
+    g = enc.cond(goal)
+    for s in list(enc.vars):
+        if s in ranges:
+            hyp += enc.range(s, ranges[s])
+    hyp += enc.side
+    for target, answer in ((z3.Not(g), True), (g, False)):
+        solver = z3.Solver()
+        solver.set("rlimit", RLIMIT)
+        solver.add(*hyp)
+        solver.add(target)
+        if solver.check() == z3.unsat:
+            return answer
+    return None
