@@ -366,10 +366,14 @@ class ShapeEnv:
                 rest = add(e, scale(s.expr, -c))
                 if type(rest) is int or s not in rest.free_symbols:
                     info = self.infos[s]
-                    candidates.append((_ELIMINATE_FIRST.get(info.kind, 2), s.index, s, c, rest))
+                    # freest kind first; then the largest example (s0 -> s2 + 2 rather
+                    # than s2 -> s0 - 2); then the latest allocated (the later axis)
+                    hint = info.hint if info.hint is not None else float("inf")
+                    candidates.append(((_ELIMINATE_FIRST.get(info.kind, 2), hint, s.index),
+                                       s, c, rest))
         if candidates:
-            candidates.sort(key=lambda t: (t[0], t[1]), reverse=True)
-            _, _, s, c, rest = candidates[0]
+            candidates.sort(key=lambda t: t[0], reverse=True)
+            _, s, c, rest = candidates[0]
             self.replace(s, scale(rest, -c))          # c*s + rest == 0  =>  s = -rest/c
             return True
         return self._solve_congruence(e) or self._solve_two_var(e)

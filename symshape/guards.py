@@ -194,7 +194,11 @@ class CheckWriter:
         if type(rest) is int and rest == 0:
             return "%s/%d" % (axis, a) if a != 1 else axis
         r = self.fmt_user(rest)
-        return "(%s - (%s))/%d" % (axis, r, a) if a != 1 else "%s - (%s)" % (axis, r)
+        if type(rest) is not int:
+            r = "(%s)" % r
+        elif rest < 0:
+            return "(%s + %d)/%d" % (axis, -rest, a) if a != 1 else "%s + %d" % (axis, -rest)
+        return "(%s - %s)/%d" % (axis, r, a) if a != 1 else "%s - %s" % (axis, r)
 
     def _eq(self, var: str, axis: str, e: Expr) -> None:
         self.lines.append("if %s != %s: _rt.bad_relation(%r, %s, %r, %s)"

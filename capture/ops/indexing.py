@@ -148,8 +148,6 @@ def render_items(items, fmt) -> str:
             parts.append("...")
         else:
             parts.append(fmt(i))
-    if len(parts) == 1:
-        return parts[0] + ","
     return ", ".join(parts)
 
 
