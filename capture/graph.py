@@ -6,6 +6,7 @@ that produced it.  Op names never end in ``_`` and no node has an ``out`` attrib
 """
 from __future__ import annotations
 
+import keyword
 import re
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -49,10 +50,16 @@ class Node:
 _IDENT = re.compile(r"[^0-9a-zA-Z_]")
 
 
+# names generated code relies on (builtins used by size expressions, its own helpers)
+_RESERVED = set(keyword.kwlist) | {"min", "max", "sum", "abs", "any", "all", "round", "divmod",
+                                   "type", "len", "int", "float", "bool", "range", "slice",
+                                   "np", "_rt", "_ndarray", "self"}
+
+
 class Graph:
     def __init__(self) -> None:
         self.nodes: List[Node] = []
-        self._names: Dict[str, int] = {}
+        self._names: Dict[str, int] = {n: 1 for n in _RESERVED}
         self.outputs: List[Any] = []        # Nodes or Python values, flattened
         self.out_spec: tuple = ("leaf",)
 

@@ -226,9 +226,43 @@ class ShapeEnv:
         related = [f for f in self.facts if not syms.isdisjoint(f.free_symbols)]
         if not related and _box_exact(c):
             return None          # ranges are the whole truth here: undecidable for real
+        if self._witnessed_undecidable(c, related):
+            return None
         from .z3bridge import implies
         self.z3_queries += 1
         return implies(related, c, self.ranges)
+
+    def _witnessed_undecidable(self, c, related) -> bool:
+        """Cheap tier before Z3: the example point satisfies every fact; if moving one
+        symbol to a nearby point that still satisfies the ranges and the related facts
+        flips ``c``, then neither ``c`` nor its negation is implied."""
+        syms = set(c.free_symbols)
+        for f in related:
+            syms |= f.free_symbols
+        point = {}
+        for t in syms:
+            h = self.infos[t].hint
+            if h is None:
+                return False
+            point[t] = h
+        try:
+            base = _holds(c, point)
+        except ZeroDivisionError:
+            return False
+        for t in c.free_symbols:
+            vr = self.ranges[t]
+            h = point[t]
+            for v in (h + 1, h - 1, 2 * h, vr.lower, vr.lower + 1, vr.upper):
+                if is_inf(v) or v == h or v not in vr:
+                    continue
+                trial = dict(point)
+                trial[t] = v
+                try:
+                    if _holds(c, trial) != base and all(_holds(f, trial) for f in related):
+                        return True
+                except ZeroDivisionError:
+                    continue
+        return False
 
     def evaluate(self, c, hint: Optional[bool] = None, frame: Optional[UserFrame] = None,
                  kind: str = "guard") -> bool:
@@ -558,6 +592,13 @@ class ShapeEnv:
 def _fmt(x: IntLike, name) -> str:
     from .expr import format_expr
     return format_expr(x, name)
+
+
+def _holds(c, point) -> bool:
+    if isinstance(c, R.BoolOp):
+        vals = [_holds(a, point) for a in c.args]
+        return all(vals) if c.op == "and" else any(vals)
+    return c.holds(evaluate(c.expr, point))
 
 
 def _ceil_div(a: int, b: int) -> int:

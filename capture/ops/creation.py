@@ -83,3 +83,32 @@ def _full_like(t, a, fill_value, dtype=None, order="K", subok=True, shape=None, 
     dt = x.dtype if dtype is None else np.dtype(dtype)
     return t.emit("full", (to_expr(t.operand(fill_value)),),
                   {"shape": tuple(map(to_expr, sh)), "dtype": dt}, sh, dt)
+
+
+defop("arange", "np.arange({start}, {stop}, {step}, dtype={dtype})", doc="np.arange")
+
+
+@implements(np.arange)
+def _arange(t, start, stop=None, step=None, dtype=None, *, device=None, like=None):
+    from symshape.symint import sym_max
+    args = [a for a in (start, stop, step) if a is not None]
+    t.env.cancel_pending([to_expr(a) for a in args])
+    t.env.commit_pending()
+    if stop is None:
+        start, stop = 0, start
+    step = 1 if step is None else step
+    for v in (start, stop, step):
+        if not (type(v) is SymInt or isinstance(v, (int, np.integer))) or isinstance(v, bool):
+            raise UserError("np.arange while tracing takes int or size arguments, got %r%s"
+                            % (v, where(user_frame(2))))
+    if type(step) is SymInt:
+        step = int(step)
+    step = int(step)
+    if step == 0:
+        raise UserError("np.arange: step must not be zero%s" % where(user_frame(2)))
+    span = stop - start
+    n = (span + step - 1) // step if step > 0 else (span + step + 1) // step
+    n = sym_max(n, 0) if type(n) is SymInt else max(n, 0)
+    dt = np.dtype(dtype) if dtype is not None else np.arange(1).dtype
+    return t.emit("arange", (), {"start": to_expr(start), "stop": to_expr(stop),
+                                 "step": step, "dtype": dt}, (n,), dt)

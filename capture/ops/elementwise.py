@@ -140,13 +140,27 @@ def multi_output(t: Tracer, ufunc, inputs, kwargs):
 _SEEN = set()
 
 
+# ufuncs emitted as Python operators: what eager code wrote, including NumPy's fast paths
+# for scalar powers (x ** 2 runs np.square), so compiled results match eager bit for bit
+_OPERATORS = {"add": "+", "subtract": "-", "multiply": "*", "divide": "/",
+              "true_divide": "/", "floor_divide": "//", "remainder": "%", "power": "**",
+              "less": "<", "less_equal": "<=", "greater": ">", "greater_equal": ">=",
+              "equal": "==", "not_equal": "!="}
+
+
+def _emit_ufunc(args, attrs, name):
+    sym = _OPERATORS.get(name)
+    if sym is not None and len(args) == 2 and not attrs:
+        return "(%s %s %s)" % (args[0], sym, args[1])
+    return "np.%s(%s)" % (name, ", ".join(list(args) + ["%s=%s" % kv for kv in attrs.items()]))
+
+
 def _ensure_ufunc_op(ufunc) -> None:
     name = ufunc.__name__
     if name not in _SEEN:
         _SEEN.add(name)
-        defop(name, emit=lambda args, attrs, n=name: "np.%s(%s)" % (
-            n, ", ".join(list(args) + ["%s=%s" % kv for kv in attrs.items()])),
-            doc="np.%s, elementwise with broadcasting" % name)
+        defop(name, emit=lambda args, attrs, n=name: _emit_ufunc(args, attrs, n),
+              doc="np.%s, elementwise with broadcasting" % name)
 
 
 def assign_out(t: Tracer, out, res: TracedArray):

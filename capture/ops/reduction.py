@@ -17,13 +17,10 @@ from .registry import defop
 from .shape import norm_axis
 
 _REDUCTIONS = ("sum", "mean", "prod", "max", "min", "any", "all", "var", "std")
-for _n in _REDUCTIONS:
-    defop(_n, emit=lambda a, k, n=_n: "np.%s(%s%s)" % (
-        n, a[0], "".join(", %s=%s" % kv for kv in k.items())),
-        doc="np.%s over axes" % _n)
-for _n in ("argmax", "argmin", "cumsum", "cumprod"):
-    defop(_n, emit=lambda a, k, n=_n: "np.%s(%s%s)" % (
-        n, a[0], "".join(", %s=%s" % kv for kv in k.items())), doc="np.%s" % _n)
+# emitted as methods (x.sum(...)): the same C code without the np.* dispatch layer
+for _n in _REDUCTIONS + ("argmax", "argmin", "cumsum", "cumprod"):
+    defop(_n, emit=lambda a, k, n=_n: "%s.%s(%s)" % (
+        a[0], n, ", ".join("%s=%s" % kv for kv in k.items())), doc="np.%s over axes" % _n)
 
 
 def _frame():

@@ -14,8 +14,9 @@ from symshape.userframe import user_frame
 from ..tracer import TracedArray, Tracer, implements, shape_repr, to_expr
 from .registry import defop
 
-defop("reshape", "np.reshape({0}, {shape})", doc="reshape (C order) to a shape")
-defop("permute_dims", "np.transpose({0}, {axes})", doc="permute axes")
+# methods rather than np.* functions: the same C code without the Python dispatch layer
+defop("reshape", "{0}.reshape({shape})", doc="reshape (C order) to a shape")
+defop("permute_dims", "{0}.transpose({axes})", doc="permute axes")
 defop("expand_dims", "np.expand_dims({0}, {axis})", doc="insert size-1 axes")
 defop("squeeze", "np.squeeze({0}, {axis})", doc="drop size-1 axes")
 defop("concat", emit=lambda a, k: "np.concatenate(%s, axis=%s%s)" % (
