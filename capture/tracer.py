@@ -180,7 +180,9 @@ class TracedArray:
                             "with supported NumPy calls (see docs/core_ops.md), or wrap it in "
                             "ss.custom_op with a fake (shape) function."
                             % (name.replace("numpy._core", "numpy"), where(user_frame(2))))
-        if kwargs.get("like") is None:
+        # creation functions with like= get their sizes converted by NumPy *before* this
+        # dispatch; they cancel those pending specialisations themselves
+        if not getattr(handler, "takes_sizes", False):
             t.env.commit_pending()
         return handler(t, *args, **kwargs)
 

@@ -146,6 +146,9 @@ class ShapeEnv:
             for atom in term:
                 prod = mul(prod, atom.expr if type(atom) is Sym else self._fold_atom(atom))
             total = add(total, prod)
+        pushed = _push_into_minmax(total)
+        if pushed is not None:
+            return self._range_fold(pushed)
         return total
 
     def _fold_atom(self, atom: OpAtom) -> IntLike:
@@ -592,6 +595,34 @@ class ShapeEnv:
 def _fmt(x: IntLike, name) -> str:
     from .expr import format_expr
     return format_expr(x, name)
+
+
+def _size(x: IntLike) -> int:
+    if type(x) is int:
+        return 1
+    n = len(x.terms) + (1 if x.const else 0)
+    for term, _ in x.terms:
+        for a in term:
+            if type(a) is OpAtom:
+                n += sum(_size(b) for b in a.args)
+    return n
+
+
+def _push_into_minmax(x: IntLike) -> Optional[IntLike]:
+    """``r + Min(a, b) == Min(r + a, r + b)`` and ``r - Max(a, b) == Min(r - a, r - b)``
+    (and dually), applied only when it makes the expression smaller:
+    ``s0 - Max(0, s0 - 3)`` becomes ``Min(3, s0)``."""
+    if type(x) is int:
+        return None
+    hits = [(t, c) for t, c in x.terms if c in (1, -1) and len(t) == 1
+            and type(t[0]) is OpAtom and t[0].kind in ("Min", "Max")]
+    if len(hits) != 1:
+        return None
+    (atom,), c = hits[0]
+    rest = add(x, scale(atom_expr(atom), -c))
+    kind = atom.kind if c == 1 else ("Max" if atom.kind == "Min" else "Min")
+    cand = _minmax(kind, [add(rest, scale(a, c)) for a in atom.args])
+    return cand if _size(cand) < _size(x) else None
 
 
 def _holds(c, point) -> bool:

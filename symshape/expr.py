@@ -529,6 +529,9 @@ def format_expr(x: IntLike, name: Callable[[Sym], str] = _default_name) -> str:
     """sympy-like text: ``s2*s3``, ``2*s0 + 1``, ``5 - s0``, ``Min(16, s3)``."""
     if type(x) is int:
         return str(x)
+    folded = _fold_const_into_floordiv(x)
+    if folded is not None:
+        return format_expr(folded, name)
     pieces = [_format_term(t, c, name) for t, c in x.terms]
     if x.const:
         pieces.append(str(x.const))
@@ -538,6 +541,28 @@ def format_expr(x: IntLike, name: Callable[[Sym], str] = _default_name) -> str:
     for p in pieces[1:]:
         out += " - " + p[1:] if p.startswith("-") else " + " + p
     return out
+
+
+def _fold_const_into_floordiv(x: Expr) -> Optional[Expr]:
+    """Display only: ``((s0 + 1)//2) - 1`` reads better as ``((s0 - 1)//2)``.  The canonical
+    form keeps the constant outside (``c + (r//b)`` with ``r``'s constant in ``[0, b)``);
+    printing folds it back as ``(r + c*b)//b``, which is equal for any integer c."""
+    if not x.const:
+        return None
+    hits = [(i, t) for i, (t, c) in enumerate(x.terms) if c == 1 and len(t) == 1
+            and type(t[0]) is OpAtom and t[0].kind == "FloorDiv" and type(t[0].args[1]) is int
+            and t[0].args[1] > 0]
+    if len(hits) != 1:
+        return None
+    i, (atom,) = hits[0]
+    r, b = atom.args
+    inner = add(r, x.const * b)
+    if type(inner) is int:
+        return None
+    coeffs = dict(x.terms)
+    del coeffs[(atom,)]
+    coeffs[(OpAtom("FloorDiv", (inner, b)),)] = 1
+    return Expr(coeffs, 0)
 
 
 def format_py(x: IntLike, name: Callable[[Sym], str] = _default_name) -> str:

@@ -11,7 +11,7 @@ from symshape.errors import UserError, where
 from symshape.symint import SymInt
 from symshape.userframe import user_frame
 
-from ..tracer import TracedArray, Tracer, implements, to_expr
+from ..tracer import FUNCTIONS, TracedArray, Tracer, implements, to_expr
 from .registry import defop
 
 for _n in ("zeros", "ones", "empty"):
@@ -48,6 +48,8 @@ def _fill(name):
 implements(np.zeros)(_fill("zeros"))
 implements(np.ones)(_fill("ones"))
 implements(np.empty)(_fill("empty"))
+for _f in (np.zeros, np.ones, np.empty):
+    FUNCTIONS[_f].takes_sizes = True
 
 
 @implements(np.full)
@@ -112,3 +114,7 @@ def _arange(t, start, stop=None, step=None, dtype=None, *, device=None, like=Non
     dt = np.dtype(dtype) if dtype is not None else np.arange(1).dtype
     return t.emit("arange", (), {"start": to_expr(start), "stop": to_expr(stop),
                                  "step": step, "dtype": dt}, (n,), dt)
+
+
+for _f in (np.zeros, np.ones, np.empty, np.full, np.arange):
+    FUNCTIONS[_f].takes_sizes = True
