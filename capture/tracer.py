@@ -43,6 +43,11 @@ class Tracer:
         self.graph = Graph()
         self.const_names = const_names
         self._consts: Dict[int, Tuple[np.ndarray, Node]] = {}
+        # Set by the JIT (codegen.jit) to run through graph breaks: an object with
+        # ``value(arr, reason, frame) -> np.ndarray`` (materialise a traced value) and
+        # ``call(func, args, kwargs, reason, frame)`` (run an untraceable call eagerly).
+        # None during export, where a break is an error.
+        self.breaker = None
         self.input_proxies: Dict[int, Node] = {}     # id(proxy of a user input) -> its node
         self.final: Dict[Node, Node] = {}            # input node -> its value after mutation
 
@@ -175,6 +180,10 @@ class TracedArray:
         handler = FUNCTIONS.get(func)
         if handler is None:
             t.env.commit_pending()
+            if t.breaker is not None:
+                return t.breaker.call(func, args, kwargs, "call to %s.%s" % (
+                    getattr(func, "__module__", "numpy"), getattr(func, "__name__", "?")),
+                    user_frame(2))
             name = getattr(func, "__module__", "numpy") + "." + getattr(func, "__name__", "?")
             raise UserError("%s is not supported by the symshape tracer%s.\nRewrite the line "
                             "with supported NumPy calls (see docs/core_ops.md), or wrap it in "
@@ -186,7 +195,17 @@ class TracedArray:
             t.env.commit_pending()
         return handler(t, *args, **kwargs)
 
+    def _concrete(self, reason: str):
+        """The real value when the JIT runs through graph breaks, else None."""
+        b = self.tracer.breaker
+        if b is None:
+            return None
+        return b.value(self, reason, user_frame(3))
+
     def __array__(self, dtype=None, copy=None):
+        v = self._concrete("conversion to a NumPy array")
+        if v is not None:
+            return v if dtype is None else v.astype(dtype)
         raise UserError("a traced array cannot be converted to a NumPy array%s (np.asarray / "
                         "np.array on a traced value, or mixing it with a non-NumPy library).\n"
                         "Use NumPy functions on it directly, pass like=x to creation functions, "
@@ -235,22 +254,34 @@ class TracedArray:
 
     # ------------------------------------------------------------------ values
     def __bool__(self):
+        v = self._concrete('data-dependent branch on array values')
+        if v is not None:
+            return bool(v)
         raise _data_dependent("bool() of a traced array (an `if`, `while`, `and`, `or` or "
                               "`assert` on array values)",
                               "Use ss.cond(pred, true_fn, false_fn, operands) to keep both "
                               "branches, or ss.check(...) on sizes.")
 
     def __int__(self):
+        v = self._concrete('int() of array values')
+        if v is not None:
+            return int(v)
         raise _data_dependent("int() of a traced array",
                               "Use x.item() for a symbolic value, ss.check(...) to assert a "
                               "fact, or ss.cond to branch on it.")
 
     def __float__(self):
+        v = self._concrete('float() of array values')
+        if v is not None:
+            return float(v)
         raise _data_dependent("float() of a traced array",
                               "Keep the value as an array (0-d arrays broadcast), or use "
                               "ss.cond to branch on it.")
 
     def __index__(self):
+        v = self._concrete('array values used as an index')
+        if v is not None:
+            return operator.index(v)
         raise _data_dependent("using a traced array as an index or size",
                               "Use x.item() for a symbolic size, or integer-array indexing "
                               "(np.take) to index with array values.")
@@ -358,10 +389,16 @@ class TracedArray:
         self[...] = value
 
     def item(self, *args):
+        v = self._concrete("item() of array values")
+        if v is not None:
+            return v.item(*args)
         from .ops import datadep
         return datadep.item(self.tracer, self, args)
 
     def tolist(self):
+        v = self._concrete("tolist() of array values")
+        if v is not None:
+            return v.tolist()
         raise _data_dependent("tolist() of a traced array",
                               "Keep the values as an array, or make them an input.")
 
