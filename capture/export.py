@@ -288,6 +288,8 @@ def _simplify_value(env: ShapeEnv, v):
 def _finalize_graph(env: ShapeEnv, graph: Graph, mutations) -> None:
     live = set()
     roots = [o for o in graph.outputs if type(o) is Node] + [m for _, m in mutations]
+    # nodes that compute a data-dependent size stay: later shapes and checks need it
+    roots += [n for n in graph.nodes if "binds" in n.meta or "binds_value" in n.meta]
     stack = list(roots)
     while stack:
         n = stack.pop()
@@ -314,11 +316,18 @@ def _constraint_set(env: ShapeEnv, leaves: List[InputLeaf], input_nodes: List[No
                                    dtype=leaf.value.dtype))
         else:
             descs.append(InputDesc(leaf.path, access, value=leaf.value))
-    facts = list(env.facts)
+    # facts about data-dependent sizes hold by construction (u <= numel) or are ss.check
+    # assertions checked when the size is computed; the input check covers the rest
+    facts = [f for f in env.facts if not any(s.unbacked for s in f.free_symbols)]
     frames = {f: env.fact_guards[f].frame for f in facts if f in env.fact_guards}
     dim_names = {s: i.dim.name for s, i in env.infos.items() if i.kind == "named" and i.dim}
     ranges = {s: env.ranges[s] for s in env.ranges if s not in env.replacements}
-    return ConstraintSet(descs, ranges, facts, frames, dim_names)
+    cs = ConstraintSet(descs, ranges, facts, frames, dim_names)
+    cs.runtime_checks = [(env.subst_cond(c), "%s%s" % (
+        c.format(env.name_of) + ((": " + msg) if msg else ""),
+        (" (ss.check at %s)" % frame.location) if frame else ""))
+        for c, msg, frame in env.checks if not isinstance(env.subst_cond(c), bool)]
+    return cs
 
 
 def _access(path: str) -> str:

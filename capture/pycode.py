@@ -136,6 +136,8 @@ def build_function(graph: Graph, cs: ConstraintSet, sig: inspect.Signature,
     check_lines = writer.emit()
     ns.update(writer.consts)
     body = list(check_lines)
+    bound = set(writer.bound)
+    runtime_checks = list(getattr(cs, "runtime_checks", ()))
     for node in graph.nodes:
         if node.op == "input":
             continue
@@ -143,12 +145,32 @@ def build_function(graph: Graph, cs: ConstraintSet, sig: inspect.Signature,
             ns[node.name] = node.meta["value"]
             continue
         body.append("%s = %s" % (node.name, emit_node(node, r)))
+        for sym, axis in node.meta.get("binds", ()):
+            body.append("%s = %s.shape[%d]" % (sym.name, node.name, axis))
+            bound.add(sym)
+        if "binds_value" in node.meta:
+            body.append("%s = %s" % (node.meta["binds_value"].name, node.name))
+            bound.add(node.meta["binds_value"])
+        body.extend(_ready_checks(runtime_checks, bound, r))
     for inp, final in mutations:
         body.append("%s[...] = %s" % (names[inp], names[final]))
     body.append("return " + render_outputs(graph.out_spec, graph.outputs, r))
     params = signature_source(sig, r)
     src = "def %s(%s):\n" % (name, params) + "".join("    %s\n" % line for line in body)
     return src, ns
+
+
+def _ready_checks(pending: list, bound: set, r: Renderer) -> List[str]:
+    """ss.check conditions on data-dependent sizes, emitted once their symbols are bound."""
+    from symshape.guards import cond_py
+    out = []
+    for item in list(pending):
+        cond, text = item
+        if cond.free_symbols <= bound:
+            pending.remove(item)
+            out.append("if not (%s): _rt.bad_check(%r)" % (
+                cond_py(cond, lambda e: format_py(e, lambda s: s.name)), text))
+    return out
 
 
 def compile_function(src: str, ns: Dict[str, Any], filename: str, name: str = "forward"):

@@ -40,6 +40,8 @@ def implements(*funcs: Callable):
 class Tracer:
     def __init__(self, env: ShapeEnv, const_names: Dict[int, str]) -> None:
         self.env = env
+        env.ufunc_hook = lambda ufunc, method, inputs, kwargs: dispatch_ufunc(
+            self, ufunc, method, inputs, kwargs)
         self.graph = Graph()
         self.const_names = const_names
         self._consts: Dict[int, Tuple[np.ndarray, Node]] = {}
@@ -136,6 +138,22 @@ def _is_transpose_of(a: np.ndarray, base) -> bool:
         a.__array_interface__["data"][0] == base.__array_interface__["data"][0]
 
 
+def dispatch_ufunc(t: Tracer, ufunc, method: str, inputs, kwargs):
+    t.env.commit_pending()
+    if method != "__call__":
+        from .ops import reduction
+        return reduction.ufunc_method(t, ufunc, method, inputs, kwargs)
+    handler = UFUNC_OVERRIDES.get(ufunc)
+    if handler is not None:
+        return handler(t, ufunc, inputs, kwargs)
+    return ELEMENTWISE[0](t, ufunc, inputs, kwargs)
+
+
+def _not_operand(o) -> bool:
+    """Values ``==`` should not broadcast against (``x == None``, ``x in [Ellipsis]``)."""
+    return o is None or o is Ellipsis or isinstance(o, (str, slice, type))
+
+
 def to_expr(s):
     return s.expr if type(s) is SymInt else s
 
@@ -165,15 +183,7 @@ class TracedArray:
 
     # ------------------------------------------------------------------ protocols
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        t = self.tracer
-        t.env.commit_pending()
-        if method != "__call__":
-            from .ops import reduction
-            return reduction.ufunc_method(t, ufunc, method, inputs, kwargs)
-        handler = UFUNC_OVERRIDES.get(ufunc)
-        if handler is not None:
-            return handler(t, ufunc, inputs, kwargs)
-        return ELEMENTWISE[0](t, ufunc, inputs, kwargs)
+        return dispatch_ufunc(self.tracer, ufunc, method, inputs, kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
         t = self.tracer
@@ -431,8 +441,12 @@ class TracedArray:
     def __pos__(self): return np.positive(self)
     def __abs__(self): return np.absolute(self)
     def __invert__(self): return np.invert(self)
-    def __eq__(self, o): return np.equal(self, o)
-    def __ne__(self, o): return np.not_equal(self, o)
+    def __eq__(self, o):
+        return NotImplemented if _not_operand(o) else np.equal(self, o)
+
+    def __ne__(self, o):
+        return NotImplemented if _not_operand(o) else np.not_equal(self, o)
+
     def __lt__(self, o): return np.less(self, o)
     def __le__(self, o): return np.less_equal(self, o)
     def __gt__(self, o): return np.greater(self, o)

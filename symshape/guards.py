@@ -48,6 +48,8 @@ class ConstraintSet:
         self.facts = facts          # residual guards over root symbols
         self.fact_frames = fact_frames
         self.dim_names = dim_names  # symbol -> Dim name for named dims
+        # (condition, text) of ss.check on data-dependent sizes, checked where computed
+        self.runtime_checks: List[Tuple[object, str]] = []
 
     def roots(self) -> List[Sym]:
         seen: Dict[Sym, None] = {}

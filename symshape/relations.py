@@ -55,6 +55,13 @@ class Rel:
     def format(self, name: Callable[[Sym], str] = _default_name) -> str:
         lhs, rhs = _split_sides(self.expr)
         op = self.op
+        if op == LE and type(lhs) is not int and type(rhs) is not int and lhs.const:
+            # u0 + 1 <= 0 reads as u0 <= -1: constants to the right
+            c = lhs.const
+            lhs, rhs = add(lhs, -c), add(rhs, -c)
+        elif type(lhs) is not int and lhs.const and rhs == 0:
+            c = lhs.const
+            lhs, rhs = add(lhs, -c), -c
         if op == LE and type(lhs) is int and type(rhs) is not int:
             lhs, rhs, op = rhs, lhs, ">="
         return "%s %s %s" % (format_expr(lhs, name), op, format_expr(rhs, name))

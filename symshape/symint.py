@@ -40,8 +40,15 @@ def wrap(env, e: E.IntLike, hint: Optional[int]) -> Union[int, "SymInt"]:
 
 class SymInt:
     __slots__ = ("expr", "hint", "env")
-    # NumPy scalars and arrays defer to our reflected operators instead of converting us
-    __array_ufunc__ = None
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        # np.multiply(W, n) with a constant W and a size n: a traced value.  The tracer
+        # that owns this environment (if any) handles it; NumPy scalars never get here
+        # (they defer to our reflected operators).
+        hook = getattr(self.env, "ufunc_hook", None)
+        if hook is None:
+            return NotImplemented
+        return hook(ufunc, method, inputs, kwargs)
 
     def __init__(self, expr: E.Expr, hint: Optional[int], env) -> None:
         self.expr = expr

@@ -1,20 +1,246 @@
-"""Advanced indexing (integer arrays, boolean masks)."""
+"""Advanced indexing: integer arrays and boolean masks, in ``[]``, ``take`` and
+``take_along_axis``, and their functional ``__setitem__``.
+
+NumPy's rule: the advanced indices (arrays, and integers once an array is present)
+broadcast together to a shape B.  If they are adjacent in the index, B replaces them in
+place; otherwise B comes first.  A boolean mask over k axes stands for k integer arrays of
+one unbacked length ``u`` (its number of True elements).
+"""
 from __future__ import annotations
 
+from typing import Any, List, Tuple
+
+import numpy as np
+
 from symshape.errors import UserError, where
+from symshape.symint import SymInt
 from symshape.userframe import user_frame
+
+from ..tracer import TracedArray, Tracer, implements, shape_repr, to_expr
+from .registry import defop
 
 
 class Advanced(Exception):
     """Raised by the basic-indexing check when an index needs advanced indexing."""
 
 
-def getitem(t, x, idx):
-    raise UserError("integer-array and boolean-mask indexing are not supported by the tracer "
-                    "yet%s; use np.take / np.where where possible" % where(user_frame(3)))
+class ArrRef:
+    """Placeholder for the i-th index array among a node's inputs."""
+
+    __slots__ = ("i",)
+
+    def __init__(self, i: int) -> None:
+        self.i = i
 
 
-def setitem(t, x, idx, value):
-    raise UserError("assignment through integer-array or boolean-mask indexing is not "
-                    "supported by the tracer yet%s; use np.where(mask, value, x)"
-                    % where(user_frame(3)))
+_MARK = "\x00%d\x00"
+
+
+def _fill(text: str, args) -> str:
+    for i, a in enumerate(args[1:]):
+        text = text.replace(_MARK % i, a)
+    return text
+
+
+defop("index", emit=lambda a, k: "%s[%s]" % (a[0], _fill(k["index"], a)),
+      doc="advanced indexing with integer arrays / boolean masks")
+defop("index_put", emit=lambda a, k: "_rt.setitem(%s, (%s,), %s)" % (
+    a[0], _fill(k["index"], a[:-1]), a[-1]),
+    doc="a copy with the advanced-indexed elements replaced")
+defop("take", emit=lambda a, k: "np.take(%s, %s, axis=%s)" % (a[0], a[1], k["axis"]),
+      doc="np.take along an axis")
+defop("take_along_axis", "np.take_along_axis({0}, {1}, axis={axis})",
+      doc="np.take_along_axis")
+
+
+def _frame():
+    return where(user_frame(3))
+
+
+def _items(idx) -> list:
+    return list(idx) if isinstance(idx, tuple) else [idx]
+
+
+def _as_index_array(t: Tracer, v):
+    if type(v) is TracedArray:
+        return v
+    arr = np.asarray(v)
+    if arr.dtype == object or arr.dtype.kind not in "iub":
+        raise UserError("arrays used as indices must be of integer or boolean type, got %s%s"
+                        % (arr.dtype, _frame()))
+    return t.constant(arr)
+
+
+def analyze(t: Tracer, x: TracedArray, idx):
+    """(output shape, normalised index items, index arrays, broadcast shape B)."""
+    from .elementwise import broadcast_shapes
+    from .indexing import slice_length, _as_int, _is_int
+    from .datadep import boolean_mask_count
+    raw = _items(idx)
+    arrays: List[TracedArray] = []
+    items: List[Any] = []
+    for v in raw:
+        if v is None or v is Ellipsis or isinstance(v, slice) or _is_int(v):
+            items.append(v)
+        elif type(v) is TracedArray or isinstance(v, (np.ndarray, list, tuple)):
+            a = _as_index_array(t, v)
+            items.append(a)
+        else:
+            raise UserError("unsupported index %r%s" % (v, _frame()))
+    consumed = sum(it.ndim if type(it) is TracedArray and it.dtype == bool else 1
+                   for it in items if it is not None and it is not Ellipsis)
+    if sum(1 for it in items if it is Ellipsis) > 1:
+        raise UserError("an index can only have a single ellipsis ('...')%s" % _frame())
+    if consumed > x.ndim:
+        raise UserError("too many indices for array: array is %d-dimensional, but %d were "
+                        "indexed%s" % (x.ndim, consumed, _frame()))
+    expanded: List[Any] = []
+    for it in items:
+        if it is Ellipsis:
+            expanded.extend([slice(None)] * (x.ndim - consumed))
+        else:
+            expanded.append(it)
+    if not any(it is Ellipsis for it in items):
+        expanded.extend([slice(None)] * (x.ndim - consumed))
+    # walk the axes; advanced entries contribute to B
+    dim = 0
+    positions = []        # index into `parts` of each advanced entry
+    b_shapes = []
+    parts: List[Any] = []     # output pieces: sizes, or "B"
+    norm: List[Any] = []
+    for it in expanded:
+        if it is None:
+            parts.append(1)
+            norm.append(None)
+        elif isinstance(it, slice):
+            n = x.shape[dim]
+            parts.append(slice_length(n, _as_int(it.start), _as_int(it.stop), _as_int(it.step)))
+            norm.append(slice(to_expr(_as_int(it.start)), to_expr(_as_int(it.stop)),
+                              to_expr(_as_int(it.step))))
+            dim += 1
+        elif type(it) is TracedArray and it.dtype == bool:
+            k = it.ndim
+            for j in range(k):
+                if not (it.shape[j] == x.shape[dim + j]):
+                    raise UserError("boolean index did not match indexed array along axis %d; "
+                                    "size of axis is %s but size of boolean index is %s%s"
+                                    % (dim + j, x.shape[dim + j], it.shape[j], _frame()))
+            u = boolean_mask_count(t, it)
+            b_shapes.append((u,))
+            positions.append(len(parts))
+            parts.append("B")
+            norm.append(ArrRef(len(arrays)))
+            arrays.append(it)
+            dim += k
+        elif type(it) is TracedArray:
+            b_shapes.append(it.shape)
+            positions.append(len(parts))
+            parts.append("B")
+            norm.append(ArrRef(len(arrays)))
+            arrays.append(it)
+            dim += 1
+        else:
+            v = _as_int(it)
+            n = x.shape[dim]
+            if not (v < n) or not (v >= -n):
+                raise UserError("index %s is out of bounds for axis %d with size %s%s"
+                                % (v, dim, n, _frame()))
+            b_shapes.append(())
+            positions.append(len(parts))
+            parts.append("B")
+            norm.append(to_expr(v))
+            dim += 1
+    B = broadcast_shapes(b_shapes, "shape mismatch: indexing arrays")
+    adjacent = positions == list(range(positions[0], positions[0] + len(positions)))
+    shape: List[Any] = []
+    placed = False
+    if not adjacent:
+        shape.extend(B)
+        placed = True
+    for p in parts:
+        if p == "B":
+            if not placed:
+                shape.extend(B)
+                placed = True
+            continue
+        shape.append(p)
+    return tuple(shape), norm, arrays, B
+
+
+def getitem(t: Tracer, x: TracedArray, idx):
+    from .indexing import IndexAttr
+    shape, norm, arrays, _ = analyze(t, x, idx)
+    out = t.emit("index", (x.node,) + tuple(a.node for a in arrays),
+                 {"index": IndexAttr(norm)}, shape, x.dtype)
+    _bind_counts(t, out, shape, arrays)
+    return out
+
+
+def _bind_counts(t: Tracer, out: TracedArray, shape, arrays) -> None:
+    """A mask's count symbol is bound by the first node whose shape shows it."""
+    from .datadep import bind
+    for a in arrays:
+        if a.dtype != bool:
+            continue
+        u = t._mask_counts.get(a.node)
+        e = u.expr
+        bound = t.__dict__.setdefault("_bound_syms", set())
+        if e in bound:
+            continue
+        for i, s in enumerate(shape):
+            if type(s) is SymInt and s.expr == e:
+                bind(out, u, i)
+                bound.add(e)
+                break
+
+
+def setitem(t: Tracer, x: TracedArray, idx, value) -> None:
+    from .elementwise import broadcast_shapes, node_input
+    from .indexing import IndexAttr
+    shape, norm, arrays, _ = analyze(t, x, idx)
+    v = t.operand(value)
+    vshape = v.shape if type(v) is TracedArray else ()
+    got = broadcast_shapes([shape, vshape], "the assigned value and the indexed region")
+    if len(got) != len(shape):
+        raise UserError("could not broadcast a value of shape %s into the indexed region of "
+                        "shape %s%s" % (shape_repr(vshape), shape_repr(shape), _frame()))
+    res = t.emit("index_put", (x.node,) + tuple(a.node for a in arrays) + (node_input(v),),
+                 {"index": IndexAttr(norm)}, x.shape, x.dtype)
+    t.rebind(x, res)
+
+
+@implements(np.take)
+def _take(t, a, indices, axis=None, out=None, mode="raise"):
+    if out is not None or mode != "raise":
+        raise UserError("np.take(..., out=/mode=) is not supported while tracing%s" % _frame())
+    x = t.operand(a)
+    i = _as_index_array(t, indices) if not isinstance(indices, (int, np.integer, SymInt)) \
+        else indices
+    if axis is None:
+        from .shape import reshape
+        x = reshape(t, x, (-1,))
+        axis = 0
+    from .shape import norm_axis
+    ax = norm_axis(axis, x.ndim)
+    if type(i) is not TracedArray:
+        return getitem(t, x, (slice(None),) * ax + (i,))
+    shape = x.shape[:ax] + i.shape + x.shape[ax + 1:]
+    return t.emit("take", (x.node, i.node), {"axis": ax}, shape, x.dtype)
+
+
+@implements(np.take_along_axis)
+def _take_along_axis(t, arr, indices, axis=-1):
+    x = t.operand(arr)
+    i = _as_index_array(t, indices)
+    if i.ndim != x.ndim:
+        raise UserError("take_along_axis: indices and arr must have the same number of "
+                        "dimensions%s" % _frame())
+    from .elementwise import broadcast_shapes
+    from .shape import norm_axis
+    ax = norm_axis(axis, x.ndim)
+    others = broadcast_shapes([tuple(s for k, s in enumerate(x.shape) if k != ax),
+                               tuple(s for k, s in enumerate(i.shape) if k != ax)],
+                              "take_along_axis: arr and indices")
+    shape = list(others)
+    shape.insert(ax, i.shape[ax])
+    return t.emit("take_along_axis", (x.node, i.node), {"axis": ax}, tuple(shape), x.dtype)

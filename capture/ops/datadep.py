@@ -1,12 +1,168 @@
-"""Data-dependent values: ``.item()``."""
+"""Data-dependent sizes: ``nonzero``, ``argwhere``, ``flatnonzero``, ``unique``, boolean
+masks and ``.item()``.
+
+Each produces an *unbacked* symbol ``u<i>``: a size known only when the program runs, with
+the range that is known statically (``[0, N]`` for N elements) and the fact ``u <= N``.
+The node that produces it binds it at run time (``node.meta["binds"]``), so later shapes can
+use it.  Branching on it raises ``GuardOnDataDependentError`` unless ranges, facts or an
+``ss.check`` decide the question.
+"""
 from __future__ import annotations
 
-from symshape.errors import GuardOnDataDependentError, where
+from typing import Any, Dict, List, Optional
+
+import numpy as np
+
+from symshape import relations as R
+from symshape.errors import GuardOnDataDependentError, UserError, where
+from symshape.infinity import INT_OO, NEG_INT_OO
+from symshape.ranges import ValueRange
+from symshape.symint import SymInt
 from symshape.userframe import user_frame
 
+from ..tracer import TracedArray, Tracer, implements, to_expr
+from .registry import defop
 
-def item(t, x, args):
-    raise GuardOnDataDependentError(
-        "x.item() reads an array value, which is not known while tracing%s.\nKeep the value "
-        "as a 0-d array (it broadcasts), or use ss.cond to branch on it."
-        % where(user_frame(3)))
+defop("argwhere", "np.argwhere({0})", doc="indices of non-zero elements, one row each")
+defop("flatnonzero", "np.flatnonzero({0})", doc="indices of non-zero elements, flattened")
+defop("item", "{0}.item()", doc="the single element as a Python scalar")
+defop("tuple_get", "{0}[{index}]", doc="one output of a multi-output node")
+defop("unique", emit=lambda a, k: "np.unique(%s%s)" % (a[0], "".join(
+    ", %s=True" % n for n in ("return_index", "return_inverse", "return_counts")
+    if k.get(n) == "True")), doc="sorted unique elements (and index / inverse / counts)")
+
+
+def _frame():
+    return where(user_frame(3))
+
+
+def numel(x: TracedArray):
+    n = 1
+    for s in x.shape:
+        n = n * s
+    return n
+
+
+def new_size(t: Tracer, source: str, upper, lower: int = 0) -> SymInt:
+    """A fresh unbacked size in ``[lower, upper]`` (upper: an int or a size expression)."""
+    env = t.env
+    frame = user_frame(3)
+    hi = env.bound(to_expr(upper)).upper if not isinstance(upper, int) else upper
+    u = env.create_unbacked(source, ValueRange(lower, hi), frame)
+    if not isinstance(upper, int):
+        env._add_fact(R.le(u.expr, to_expr(upper)))
+    return SymInt(u.expr, None, env)
+
+
+def bind(arr: TracedArray, size: SymInt, axis: int) -> None:
+    arr.node.meta.setdefault("binds", []).append((size.expr.as_symbol(), axis))
+
+
+def _count(t: Tracer, mask: TracedArray, what: str) -> SymInt:
+    """The number of True elements of ``mask``: one unbacked symbol per mask value."""
+    cache = t.__dict__.setdefault("_mask_counts", {})
+    got = cache.get(mask.node)
+    if got is None:
+        got = cache[mask.node] = new_size(t, "%s(%s)" % (what, mask.node.name), numel(mask))
+    return got
+
+
+@implements(np.argwhere)
+def _argwhere(t, a):
+    x = t.operand(a)
+    u = _count(t, x, "nonzero")
+    out = t.emit("argwhere", (x.node,), {}, (u, x.ndim), np.intp)
+    bind(out, u, 0)
+    return out
+
+
+@implements(np.nonzero)
+def _nonzero(t, a):
+    x = t.operand(a)
+    if x.ndim == 0:
+        raise UserError("np.nonzero of a 0-d array is not supported; use np.atleast_1d%s"
+                        % _frame())
+    w = _argwhere(t, x)
+    from .indexing import getitem
+    return tuple(getitem(t, w, (slice(None), i)) for i in range(x.ndim))
+
+
+@implements(np.flatnonzero)
+def _flatnonzero(t, a):
+    x = t.operand(a)
+    u = _count(t, x, "nonzero")
+    out = t.emit("flatnonzero", (x.node,), {}, (u,), np.intp)
+    bind(out, u, 0)
+    return out
+
+
+@implements(np.count_nonzero)
+def _count_nonzero(t, a, axis=None, *, keepdims=False):
+    x = t.operand(a)
+    from .elementwise import astype
+    from .reduction import reduce
+    return reduce(t, "sum", astype(t, np.not_equal(x, 0), np.intp), axis, keepdims)
+
+
+def _unique_probe(ndim: int, dtype, flags):
+    res = np.unique(np.zeros((1,) * max(ndim, 1), dtype), **flags)
+    return res if isinstance(res, tuple) else (res,)
+
+
+@implements(np.unique)
+def _unique(t, ar, return_index=False, return_inverse=False, return_counts=False, axis=None,
+            *, equal_nan=True, sorted=True):
+    if axis is not None:
+        raise UserError("np.unique(..., axis=...) is not supported while tracing%s" % _frame())
+    x = t.operand(ar)
+    n = numel(x)
+    lower = 1 if (isinstance(n, int) and n >= 1) or (type(n) is SymInt and
+                                                     t.env.bound(n.expr).lower >= 1) else 0
+    u = new_size(t, "unique(%s)" % x.node.name, n, lower)
+    flags = {"return_index": bool(return_index), "return_inverse": bool(return_inverse),
+             "return_counts": bool(return_counts)}
+    probe = _unique_probe(x.ndim, x.dtype, flags)
+    if len(probe) == 1:
+        out = t.emit("unique", (x.node,), dict(flags), (u,), probe[0].dtype)
+        bind(out, u, 0)
+        return out
+    whole = t.emit("unique", (x.node,), dict(flags), (len(probe),), np.dtype(object))
+    outs = []
+    names = ["values"] + [k[7:] for k, v in flags.items() if v]
+    for i, name in enumerate(names):
+        shape = (u,)
+        if name == "inverse":
+            shape = x.shape if probe[i].ndim == max(x.ndim, 1) and x.ndim > 1 else (n,)
+        o = t.emit("tuple_get", (whole.node,), {"index": i}, shape, probe[i].dtype,
+                   name="unique_" + name)
+        if i == 0:
+            bind(o, u, 0)
+        outs.append(o)
+    return tuple(outs)
+
+
+def boolean_mask_count(t: Tracer, mask: TracedArray) -> SymInt:
+    return _count(t, mask, "nonzero")
+
+
+def item(t: Tracer, x: TracedArray, args):
+    if args:
+        raise UserError("x.item(*args) is not supported while tracing; index first%s"
+                        % _frame())
+    n = numel(x)
+    if not (n == 1):
+        raise UserError("x.item() needs an array of size 1, got shape %s%s"
+                        % (tuple(x.shape), _frame()))
+    if x.dtype.kind not in "iub":
+        # a float value: keep it as a 0-d array; arithmetic works, branching raises
+        from .shape import reshape
+        return reshape(t, x, ())
+    if x.dtype.kind == "b":
+        vr = ValueRange(0, 1)
+    else:
+        info = np.iinfo(x.dtype)
+        vr = ValueRange(int(info.min), int(info.max))
+    u = t.env.create_unbacked("%s.item()" % x.node.name, vr, user_frame(3))
+    node = t.emit("item", (x.node,), {}, (), np.dtype(np.intp))
+    node.node.meta["binds_value"] = u
+    return SymInt(u.expr, None, t.env)

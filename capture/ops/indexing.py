@@ -86,7 +86,7 @@ def _expand(idx, ndim: int) -> List[Any]:
             out.extend([slice(None)] * (ndim - consumed))
         else:
             out.append(i)
-    if Ellipsis not in items:
+    if not any(i is Ellipsis for i in items):
         out.extend([slice(None)] * (ndim - consumed))
     return out
 
@@ -100,9 +100,6 @@ def _check_basic(items) -> None:
                         raise UserError("slice bounds must be ints or sizes, got %r%s"
                                         % (b, _frame()))
             continue
-        if type(i) is TracedArray or isinstance(i, (np.ndarray, list)):
-            from . import advanced
-            raise advanced.Advanced()
         raise UserError("unsupported index %r (%s)%s" % (i, type(i).__name__, _frame()))
 
 
@@ -146,6 +143,8 @@ def render_items(items, fmt) -> str:
             parts.append(s)
         elif i is Ellipsis:
             parts.append("...")
+        elif type(i).__name__ == "ArrRef":
+            parts.append("\x00%d\x00" % i.i)
         else:
             parts.append(fmt(i))
     return ", ".join(parts)
@@ -159,15 +158,17 @@ def _simplify_items(items, ndim: int):
     return items
 
 
+def _is_advanced(idx) -> bool:
+    items = idx if isinstance(idx, tuple) else (idx,)
+    return any(type(i) is TracedArray or isinstance(i, (np.ndarray, list)) for i in items)
+
+
 def getitem(t: Tracer, x: TracedArray, idx):
-    items = _expand(idx, x.ndim)
-    try:
-        _check_basic(items)
-    except Exception as e:
+    if _is_advanced(idx):
         from . import advanced
-        if isinstance(e, advanced.Advanced):
-            return advanced.getitem(t, x, idx)
-        raise
+        return advanced.getitem(t, x, idx)
+    items = _expand(idx, x.ndim)
+    _check_basic(items)
     shape, norm = region(x, items)
     norm = _simplify_items(norm, x.ndim)
     if not norm:
@@ -193,14 +194,11 @@ class IndexAttr:
 
 
 def setitem(t: Tracer, x: TracedArray, idx, value) -> None:
-    items = _expand(idx, x.ndim)
-    try:
-        _check_basic(items)
-    except Exception as e:
+    if _is_advanced(idx):
         from . import advanced
-        if isinstance(e, advanced.Advanced):
-            return advanced.setitem(t, x, idx, value)
-        raise
+        return advanced.setitem(t, x, idx, value)
+    items = _expand(idx, x.ndim)
+    _check_basic(items)
     shape, norm = region(x, items)
     v = t.operand(value)
     vshape = v.shape if type(v) is TracedArray else ()
