@@ -282,7 +282,24 @@ def _simplify_value(env: ShapeEnv, v):
                      _simplify_value(env, v.step))
     if t is IndexAttr:
         return IndexAttr(tuple(_simplify_value(env, x) for x in v.items))
+    if t.__name__ == "Subgraph":
+        for n in v.graph.nodes:
+            _finalize_node(env, n)
+        v.graph.outputs = [_simplify_value(env, o) for o in v.graph.outputs]
+        v.checks = [(env.subst_cond(c), text) for c, text in v.checks
+                    if env.subst_cond(c) is not True]
+        return v
+    if t.__name__ == "CondExpr":
+        v.cond = env.subst_cond(v.cond)
+        return v
     return v
+
+
+def _finalize_node(env: ShapeEnv, n: Node) -> None:
+    if n.shape is not None:
+        n.shape = tuple(env.simplify(s) for s in n.shape)
+    n.inputs = tuple(_simplify_value(env, x) for x in n.inputs)
+    n.attrs = {k: _simplify_value(env, v) for k, v in n.attrs.items()}
 
 
 def _finalize_graph(env: ShapeEnv, graph: Graph, mutations) -> None:
@@ -299,10 +316,7 @@ def _finalize_graph(env: ShapeEnv, graph: Graph, mutations) -> None:
         stack.extend(n.input_nodes())
     graph.nodes = [n for n in graph.nodes if n in live or n.op == "input"]
     for n in graph.nodes:
-        if n.shape is not None:
-            n.shape = tuple(env.simplify(s) for s in n.shape)
-        n.inputs = tuple(_simplify_value(env, x) for x in n.inputs)
-        n.attrs = {k: _simplify_value(env, v) for k, v in n.attrs.items()}
+        _finalize_node(env, n)
     graph.outputs = [_simplify_value(env, o) for o in graph.outputs]
 
 

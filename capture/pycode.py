@@ -41,7 +41,7 @@ class Renderer:
     def value(self, v) -> str:
         t = type(v)
         if t is Node:
-            return self.names[v]
+            return self.names.get(v) or v.name
         if t is Expr:
             return format_py(v, lambda s: s.name)
         if v is None or t is bool:
@@ -63,6 +63,11 @@ class Renderer:
                                          self.value(v.step))
         if t is IndexAttr:
             return v.render(self.size)
+        if type(v).__name__ == "Subgraph":
+            return v.name
+        if type(v).__name__ == "CondExpr":
+            from symshape.guards import cond_py
+            return "(%s)" % cond_py(v.cond, lambda e: format_py(e, lambda s: s.name))
         if isinstance(v, np.dtype):
             return "np.dtype(%r)" % v.str if v.names is None else self.const(v)
         return self.const(v)
@@ -144,6 +149,9 @@ def build_function(graph: Graph, cs: ConstraintSet, sig: inspect.Signature,
         if node.op == "constant":
             ns[node.name] = node.meta["value"]
             continue
+        for v in node.attrs.values():
+            if type(v).__name__ == "Subgraph":
+                body.extend(subgraph_lines(v, r, ns))
         body.append("%s = %s" % (node.name, emit_node(node, r)))
         for sym, axis in node.meta.get("binds", ()):
             body.append("%s = %s.shape[%d]" % (sym.name, node.name, axis))
@@ -158,6 +166,30 @@ def build_function(graph: Graph, cs: ConstraintSet, sig: inspect.Signature,
     params = signature_source(sig, r)
     src = "def %s(%s):\n" % (name, params) + "".join("    %s\n" % line for line in body)
     return src, ns
+
+
+def subgraph_lines(sub, r: Renderer, ns: Dict[str, Any]) -> List[str]:
+    """A branch as a nested function (it sees the enclosing function's size symbols)."""
+    from symshape.guards import cond_py
+    params = [n.name for n in sub.inputs]
+    lines = ["def %s(%s):" % (sub.name, ", ".join(params))]
+    body = []
+    for cond, text in sub.checks:
+        body.append("if not (%s): _rt.bad_guard(%r)" % (
+            cond_py(cond, lambda e: format_py(e, lambda s: s.name)), text))
+    for node in sub.graph.nodes:
+        if node.op == "input":
+            continue
+        if node.op == "constant":
+            ns[node.name] = node.meta["value"]
+            continue
+        for v in node.attrs.values():
+            if type(v).__name__ == "Subgraph":
+                body.extend(subgraph_lines(v, r, ns))
+        body.append("%s = %s" % (node.name, emit_node(node, r)))
+    outs = [r.value(o) for o in sub.graph.outputs]
+    body.append("return " + (outs[0] if len(outs) == 1 else "(%s,)" % ", ".join(outs)))
+    return lines + ["    " + b for b in body]
 
 
 def _ready_checks(pending: list, bound: set, r: Renderer) -> List[str]:

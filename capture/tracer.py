@@ -40,6 +40,7 @@ def implements(*funcs: Callable):
 class Tracer:
     def __init__(self, env: ShapeEnv, const_names: Dict[int, str]) -> None:
         self.env = env
+        env.tracer = self
         env.ufunc_hook = lambda ufunc, method, inputs, kwargs: dispatch_ufunc(
             self, ufunc, method, inputs, kwargs)
         self.graph = Graph()

@@ -22,6 +22,13 @@ def export(f, args=(), kwargs=None, *, dynamic_shapes=None):
     return _export(f, args, kwargs, dynamic_shapes=dynamic_shapes)
 
 
-__all__ = ["export", "Dim", "dims", "check", "UserError", "ConstraintViolationError",
+def cond(pred, true_fn, false_fn, operands=()):
+    """Data-dependent branch kept in the graph (both branches traced); outside tracing it
+    runs the chosen branch."""
+    from .capture.control import cond as _cond
+    return _cond(pred, true_fn, false_fn, operands)
+
+
+__all__ = ["export", "cond", "Dim", "dims", "check", "UserError", "ConstraintViolationError",
            "GuardOnDataDependentError", "int_oo", "ValueRange", "set_logs", "SymInt",
            "SymBool", "sym_min", "sym_max"]

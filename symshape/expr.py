@@ -569,15 +569,19 @@ def format_py(x: IntLike, name: Callable[[Sym], str] = _default_name) -> str:
     """Python source computing ``x`` (``min``/``max``/``//``/``%``), fully parenthesised."""
     if type(x) is int:
         return repr(x) if x >= 0 else "(%d)" % x
-    pieces = []
-    for term, c in x.terms:
+    out = ""
+    for i, (term, c) in enumerate(x.terms):
         factors = [_py_atom(a, name) for a in term]
-        if c != 1:
-            factors.insert(0, "(%d)" % c if c < 0 else str(c))
-        pieces.append("*".join(factors))
+        if abs(c) != 1:
+            factors.insert(0, str(abs(c)))
+        body = "*".join(factors)
+        if i == 0:
+            out = ("-" + body) if c < 0 else body
+        else:
+            out += (" - " if c < 0 else " + ") + body
     if x.const:
-        pieces.append(format_py(x.const))
-    return "(" + " + ".join(pieces) + ")" if len(pieces) > 1 else pieces[0]
+        out += (" - %d" % -x.const) if x.const < 0 else (" + %d" % x.const)
+    return "(%s)" % out if (len(x.terms) > 1 or x.const or x.terms[0][1] < 0) else out
 
 
 def _py_atom(atom: Atom, name: Callable[[Sym], str]) -> str:

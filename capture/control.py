@@ -1,0 +1,249 @@
+"""``ss.cond``: a data-dependent branch kept in the graph.
+
+Both branches are traced, each into its own subgraph whose inputs are the operands (plus
+any outer traced value a branch reaches through a closure, lifted automatically).  What a
+branch teaches the shape environment stays in that branch: the environment is restored
+after each one, and the guards a branch needed become run-time checks inside it.  Both
+branches must return the same structure, dtypes and shapes; a mismatch names each side,
+e.g. ``true_fn: f32[6, 4]`` / ``false_fn: f32[6, 3]``.  Outside tracing, ``cond`` just
+calls the chosen branch.
+"""
+from __future__ import annotations
+
+import copy
+from typing import Any, Callable, List, Sequence, Tuple
+
+import numpy as np
+
+from symshape import pytree
+from symshape import relations as R
+from symshape.errors import UserError, where
+from symshape.expr import format_expr
+from symshape.symint import SymBool, SymInt
+from symshape.userframe import user_frame
+
+from .graph import Graph, Node
+from .ops.registry import defop
+from .tracer import TracedArray, Tracer, to_expr
+
+
+class Subgraph:
+    """A branch: its graph, its input placeholders, and its run-time checks."""
+
+    def __init__(self, name: str, graph: Graph, inputs: List[Node], checks: List[tuple]):
+        self.name = name
+        self.graph = graph
+        self.inputs = inputs
+        self.checks = checks          # (cond, text) guards the branch needed
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+defop("cond", emit=lambda a, k: "(%s if %s else %s)(*%s)" % (
+    k["true_graph"], a[0], k["false_graph"], a[1]),
+    doc="run true_graph or false_graph on the operands")
+
+
+def _find_tracer(pred, operands) -> Any:
+    for v in [pred] + list(operands):
+        if type(v) is TracedArray:
+            return v.tracer
+        if isinstance(v, (SymBool, SymInt)):
+            return getattr(v.env, "tracer", None)
+    return None
+
+
+def _annot(v) -> str:
+    if type(v) is TracedArray:
+        from .program import dtype_short
+        return "%s[%s]" % (dtype_short(v.dtype), ", ".join(str(s) for s in v.shape))
+    return repr(v)
+
+
+def cond(pred, true_fn: Callable, false_fn: Callable, operands: Sequence = ()):
+    """Run ``true_fn(*operands)`` if ``pred`` else ``false_fn(*operands)``; while tracing,
+    keep both in the graph."""
+    operands = tuple(operands) if isinstance(operands, (list, tuple)) else (operands,)
+    t = _find_tracer(pred, operands)
+    if t is None:
+        return (true_fn if bool(pred) else false_fn)(*operands)
+    if isinstance(pred, (bool, np.bool_)):
+        return (true_fn if pred else false_fn)(*operands)
+    frame = user_frame(2)
+    t.env.commit_pending()
+    if type(pred) is TracedArray:
+        if pred.ndim and not all(s == 1 for s in pred.shape):
+            raise UserError("ss.cond: the predicate must be a single value, got an array of "
+                            "shape %s%s" % (tuple(pred.shape), where(frame)))
+        pred_in = pred.node
+    elif isinstance(pred, SymBool):
+        c = t.env.subst_cond(pred.cond)
+        if isinstance(c, bool):
+            return (true_fn if c else false_fn)(*operands)
+        pred_in = CondExpr(c)
+    else:
+        raise UserError("ss.cond: the predicate must be a bool, a size comparison or a 0-d "
+                        "array, got %s%s" % (type(pred).__name__, where(frame)))
+    ops = [t.operand(o) if isinstance(o, (TracedArray, np.ndarray)) else o for o in operands]
+    for o in ops:
+        if type(o) is not TracedArray:
+            raise UserError("ss.cond: operands must be arrays, got %s%s"
+                            % (type(o).__name__, where(frame)))
+    t.__dict__.setdefault("_cond_count", [0])
+    k = t._cond_count[0]
+    t._cond_count[0] += 1
+    tsub, tout, tspec = _trace_branch(t, true_fn, ops, "true_graph_%d" % k)
+    fsub, fout, fspec = _trace_branch(t, false_fn, ops, "false_graph_%d" % k)
+    if tspec != fspec or len(tout) != len(fout):
+        raise UserError("ss.cond: the branches return different structures%s\n  true_fn: %s\n"
+                        "  false_fn: %s" % (where(frame), _structure(tout, tspec),
+                                            _structure(fout, fspec)))
+    for a, b in zip(tout, fout):
+        if not _same_meta(t, a, b):
+            raise UserError("ss.cond: the branches' outputs must agree in dtype and shape%s\n"
+                            "  true_fn: %s\n  false_fn: %s" % (where(frame), _annot(a),
+                                                               _annot(b)))
+    # both subgraphs take the same inputs: operands, then values lifted by either branch
+    extra = _unify_inputs(tsub, fsub)
+    args = tuple(o.node for o in ops) + tuple(extra)
+    if len(tout) == 1:
+        out = t.emit("cond", (pred_in, args), {"true_graph": tsub, "false_graph": fsub},
+                     tout[0].shape, tout[0].dtype)
+        results = [out]
+    else:
+        whole = t.emit("cond", (pred_in, args), {"true_graph": tsub, "false_graph": fsub},
+                       (len(tout),), np.dtype(object))
+        results = [t.emit("tuple_get", (whole.node,), {"index": i}, o.shape, o.dtype,
+                          name="getitem") for i, o in enumerate(tout)]
+    return pytree.unflatten(results, tspec)
+
+
+class CondExpr:
+    """A size predicate used as a cond predicate (rendered as Python over the symbols)."""
+
+    __slots__ = ("cond",)
+
+    def __init__(self, c) -> None:
+        self.cond = c
+
+    def __repr__(self) -> str:
+        return self.cond.format()
+
+
+def _structure(outs, spec) -> str:
+    return repr(pytree.unflatten([_annot(o) for o in outs], spec))
+
+
+def _same_meta(t: Tracer, a, b) -> bool:
+    if type(a) is not TracedArray or type(b) is not TracedArray:
+        return False
+    if a.dtype != b.dtype or a.ndim != b.ndim:
+        return False
+    for x, y in zip(a.shape, b.shape):
+        ex, ey = t.env.simplify(to_expr(x)), t.env.simplify(to_expr(y))
+        if ex == ey:
+            continue
+        if t.env.decide(R.eq(ex, ey)) is not True:
+            return False
+    return True
+
+
+def _snapshot(env):
+    return (dict(env.replacements), dict(env.ranges), list(env.facts), len(env.guards),
+            {k: list(v) for k, v in env.why.items()}, dict(env.fact_guards), list(env.checks))
+
+
+def _restore(env, snap) -> None:
+    (env.replacements, env.ranges, env.facts, n, env.why, env.fact_guards,
+     env.checks) = snap[0], snap[1], snap[2], snap[3], snap[4], snap[5], snap[6]
+    del env.guards[n:]
+    env._bump()
+
+
+def _trace_branch(t: Tracer, fn: Callable, ops: List[TracedArray], name: str):
+    env = t.env
+    snap = _snapshot(env)
+    outer = t.graph
+    sub = Graph()
+    sub._names.update({k: v for k, v in outer._names.items()})
+    t.graph = sub
+    inputs = []
+    proxies = []
+    try:
+        for i, o in enumerate(ops):
+            n = sub.create("input", (), {"path": "arg%d" % i}, o.dtype,
+                           tuple(to_expr(s) for s in o.shape), None, name="%s_arg%d" % (name, i))
+            inputs.append(n)
+            proxies.append(TracedArray(t, n, o.shape, o.dtype))
+        result = fn(*proxies)
+        leaves, spec = pytree.flatten(result)
+        outs = []
+        for _, v in leaves:
+            if type(v) is not TracedArray:
+                if isinstance(v, np.ndarray):
+                    v = t.constant(v)
+                else:
+                    raise UserError("ss.cond: %s returned a %s; branches must return arrays%s"
+                                    % (getattr(fn, "__name__", "branch"), type(v).__name__,
+                                       where(user_frame(2))))
+            outs.append(v)
+        guards = env.guards[snap[3]:]
+        checks = [(g.cond, "%s%s" % (g.cond.format(env.name_of), where(g.frame)))
+                  for g in guards if g.kind != "range"]
+    finally:
+        t.graph = outer
+        _restore(env, snap)
+    sub.outputs = [o.node for o in outs]
+    sub.out_spec = ("tuple", tuple(("leaf",) for _ in outs))
+    _lift_outer(sub, inputs, outer)
+    return Subgraph(name, sub, inputs, checks), outs, spec
+
+
+def _lift_outer(sub: Graph, inputs: List[Node], outer: Graph) -> None:
+    """Outer values a branch reached through a closure become extra subgraph inputs."""
+    own = set(sub.nodes)
+    lifted = {}
+    for n in list(sub.nodes):
+        new_inputs = []
+        for x in n.inputs:
+            new_inputs.append(_lift_one(x, own, lifted, sub, inputs))
+        n.inputs = tuple(new_inputs)
+    sub.outputs = [_lift_one(o, own, lifted, sub, inputs) for o in sub.outputs]
+    sub.lifted = list(lifted)
+
+
+def _lift_one(x, own, lifted, sub: Graph, inputs: List[Node]):
+    if type(x) is tuple or type(x) is list:
+        return type(x)(_lift_one(y, own, lifted, sub, inputs) for y in x)
+    if type(x) is not Node or x in own:
+        return x
+    got = lifted.get(x)
+    if got is None:
+        got = Node(sub.fresh_name("lifted_" + x.name), "input", (), {"path": x.name},
+                   x.dtype, x.shape, None)
+        sub.nodes.insert(len(inputs) + len(lifted), got)
+        lifted[x] = got
+        own.add(got)
+    return got
+
+
+def _unify_inputs(a: Subgraph, b: Subgraph) -> List[Node]:
+    """Give both branches the same extra inputs, in one order; return the outer nodes."""
+    outer_nodes = list(a.graph.lifted)
+    for n in b.graph.lifted:
+        if n not in outer_nodes:
+            outer_nodes.append(n)
+    for sub in (a, b):
+        have = dict(zip(sub.graph.lifted, [n for n in sub.graph.nodes if n.op == "input"
+                                           ][len(sub.inputs):]))
+        extra = []
+        for n in outer_nodes:
+            node = have.get(n)
+            if node is None:
+                node = Node(sub.graph.fresh_name("unused_" + n.name), "input", (),
+                            {"path": n.name}, n.dtype, n.shape, None)
+                sub.graph.nodes.insert(len(sub.inputs) + len(extra), node)
+            extra.append(node)
+        sub.inputs = sub.inputs + extra
+    return outer_nodes
