@@ -177,6 +177,13 @@ def _allocate(env: ShapeEnv, tracer: Tracer, leaves: List[InputLeaf], axis_syms)
     input_nodes: List[Node] = []
     roots: Dict[str, Tuple[Sym, Any]] = {}
     for li, leaf in enumerate(leaves):
+        if leaf.scalar_decl is not None:
+            v = _int_symbol(env, li, leaf, roots, axis_syms)
+            values.append(v)
+            input_nodes.append(tracer.graph.create("input", (), {"path": leaf.path},
+                                                   None, None, None, name=leaf.path))
+            input_nodes[-1].attrs["symint"] = v.expr if type(v) is SymInt else v
+            continue
         if not leaf.is_array:
             values.append(leaf.value)
             input_nodes.append(tracer.graph.create("input", (), {"path": leaf.path,
@@ -223,6 +230,27 @@ def _axis_size(env, li: int, leaf: InputLeaf, ax: int, decl, roots, axis_syms):
     root_val = d.solve(size)
     root = _root(env, d.root, root_val, d.root.name, roots, derived_at=where_)
     return SymInt(root.expr * d.coeff + d.offset, size, env)
+
+
+def _int_symbol(env: ShapeEnv, li: int, leaf: InputLeaf, roots, axis_syms):
+    """A Python int input marked dynamic: a symbol over all ints (or the Dim's range)."""
+    from symshape.infinity import INT_OO, NEG_INT_OO
+    decl = leaf.scalar_decl
+    if decl.kind == "named":
+        dim = decl.dim
+        got = roots.get(dim.name)
+        if got is None:
+            lo = NEG_INT_OO if dim.min is None else dim.min
+            sym = env.create_symbol(leaf.value, leaf.path,
+                                    ValueRange(lo, INT_OO if dim.max is None else dim.max),
+                                    kind="named", dim=dim)
+            roots[dim.name] = (sym, dim)
+            return SymInt(sym.expr, leaf.value, env)
+        return SymInt(_root(env, dim, leaf.value, leaf.path, roots).expr, leaf.value, env)
+    sym = env.create_symbol(leaf.value, leaf.path, ValueRange(NEG_INT_OO, INT_OO),
+                            kind=decl.kind)
+    axis_syms[(li, None)] = sym
+    return SymInt(sym.expr, leaf.value, env)
 
 
 def _root(env: ShapeEnv, dim, value: int, source: str, roots, derived_at=None) -> Sym:
@@ -325,7 +353,9 @@ def _constraint_set(env: ShapeEnv, leaves: List[InputLeaf], input_nodes: List[No
     descs = []
     for leaf, node in zip(leaves, input_nodes):
         access = _access(leaf.path)
-        if leaf.is_array:
+        if "symint" in node.attrs:
+            descs.append(InputDesc(leaf.path, access, sym=env.simplify(node.attrs["symint"])))
+        elif leaf.is_array:
             descs.append(InputDesc(leaf.path, access, dims=node.shape,
                                    dtype=leaf.value.dtype))
         else:

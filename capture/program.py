@@ -28,6 +28,8 @@ def dtype_short(dt) -> str:
 
 
 def annotation(node: Node) -> str:
+    if "symint" in node.attrs:
+        return "Sym(%s)" % format_expr(node.attrs["symint"])
     if node.shape is None:
         return repr(node.attrs.get("value"))
     return "%s[%s]" % (dtype_short(node.dtype), ", ".join(format_expr(s) for s in node.shape))

@@ -206,13 +206,13 @@ def analyze(env: ShapeEnv, leaves: List[InputLeaf], axis_syms: Dict[Tuple[int, i
     # unnamed Dim.DYNAMIC axes may not specialise
     for (li, ax), s in axis_syms.items():
         leaf = leaves[li]
-        decl = leaf.axes[ax]
+        decl = leaf.axes[ax] if ax is not None else leaf.scalar_decl
         if decl.kind != "dynamic":
             continue
         v = env.simplify(s.expr)
         if type(v) is int:
             msg = "%s was marked Dim.DYNAMIC, but the program specialized it to %d%s" % (
-                leaf.axis_name(ax), v, _why(env, s, namer))
+                leaf.axis_name(ax) if ax is not None else leaf.path, v, _why(env, s, namer))
             conflicts = [l.axis_name(i) for l in leaves if l.is_array
                          for i, d in enumerate(l.axes)
                          if d.kind == "static" and d.entry is not None and d.value == v]

@@ -146,6 +146,7 @@ class ShapeEnv:
             for atom in term:
                 prod = mul(prod, atom.expr if type(atom) is Sym else self._fold_atom(atom))
             total = add(total, prod)
+        total = _recombine_divmod(total)
         pushed = _push_into_minmax(total)
         if pushed is not None:
             return self._range_fold(pushed)
@@ -606,6 +607,39 @@ def _size(x: IntLike) -> int:
             if type(a) is OpAtom:
                 n += sum(_size(b) for b in a.args)
     return n
+
+
+def _recombine_divmod(x: IntLike) -> IntLike:
+    """``c*k*(r//k) + c*Mod(r, k) == c*r`` (Python's division identity)."""
+    if type(x) is int:
+        return x
+    coeffs = dict(x.terms)
+    floors = {}
+    for t, c in x.terms:
+        if len(t) == 1 and type(t[0]) is OpAtom and t[0].kind == "FloorDiv":
+            floors[t[0].args] = (t, c)
+    changed = False
+    for t, c in x.terms:
+        if len(t) == 1 and type(t[0]) is OpAtom and t[0].kind == "Mod":
+            r, k = t[0].args
+            hit = floors.get((r, k))
+            if hit is not None and type(k) is int and hit[1] == c * k and t in coeffs:
+                del coeffs[t]
+                del coeffs[hit[0]]
+                changed = True
+                rest = _rebuild(coeffs, x.const)
+                return _recombine_divmod(add(rest, scale(r, c)))
+    return x
+
+
+def _rebuild(coeffs, const) -> IntLike:
+    total: IntLike = const
+    for t, c in coeffs.items():
+        prod: IntLike = c
+        for a in t:
+            prod = mul(prod, atom_expr(a))
+        total = add(total, prod)
+    return total
 
 
 def _push_into_minmax(x: IntLike) -> Optional[IntLike]:

@@ -29,14 +29,16 @@ from .ranges import ValueRange
 class InputDesc:
     """One input leaf: an array (``dims``, ``dtype``) or a specialised scalar (``value``)."""
 
-    __slots__ = ("path", "access", "dims", "dtype", "value", "is_array")
+    __slots__ = ("path", "access", "dims", "dtype", "value", "is_array", "sym")
 
-    def __init__(self, path: str, access: str, dims=None, dtype=None, value=None) -> None:
+    def __init__(self, path: str, access: str, dims=None, dtype=None, value=None,
+                 sym=None) -> None:
         self.path = path            # user-facing: x, batch[0], feats['a']
         self.access = access        # Python expression reaching the leaf from the parameters
         self.dims = dims            # tuple of int | Expr for arrays
         self.dtype = dtype
         self.value = value
+        self.sym = sym              # the size expression of a symbolic int input
         self.is_array = dims is not None
 
 
@@ -54,6 +56,9 @@ class ConstraintSet:
     def roots(self) -> List[Sym]:
         seen: Dict[Sym, None] = {}
         for d in self.inputs:
+            if type(d.sym) is Expr:
+                for s in sorted(d.sym.free_symbols, key=lambda s: s.key):
+                    seen.setdefault(s, None)
             if d.is_array:
                 for e in d.dims:
                     if type(e) is Expr:
@@ -113,6 +118,8 @@ class CheckWriter:
         for i, d in enumerate(self.cs.inputs):
             if d.is_array:
                 self._array(i, d)
+            elif d.sym is not None:
+                self._symint(i, d)
             else:
                 self._scalar(i, d)
         self._flush(final=True)
@@ -125,6 +132,17 @@ class CheckWriter:
         k = self.const(d.value)
         self.lines.append("if not _rt.same_scalar(%s, %s): _rt.bad_scalar(%r, %s, %s)"
                           % (d.access, k, d.path, k, d.access))
+
+    def _symint(self, i: int, d: InputDesc) -> None:
+        var = "_i%d" % i
+        self.lines.append("%s = %s" % (var, d.access))
+        self.lines.append("if type(%s) is not int: _rt.bad_int(%r, %s)" % (var, d.path, var))
+        if type(d.sym) is int:
+            self.lines.append("if %s != %d: _rt.bad_scalar(%r, %d, %s)"
+                              % (var, d.sym, d.path, d.sym, var))
+            return
+        self._dim(var, d.path, d.sym)
+        self._flush()
 
     def _array(self, i: int, d: InputDesc) -> None:
         a = self.var_names.get(id(d), "_a%d" % i)

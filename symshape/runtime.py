@@ -62,6 +62,11 @@ def same_scalar(got, expected) -> bool:
                                                                 expected != expected))
 
 
+def bad_int(path: str, got) -> None:
+    raise UserError("input %s: expected a Python int (it is a symbolic size of the program), "
+                    "got %s" % (path, type(got).__name__))
+
+
 def bad_scalar(path: str, expected, got) -> None:
     raise UserError("input %s: the program was exported with %s = %r (Python scalars are "
                     "specialized), got %r" % (path, path, expected, got))

@@ -32,14 +32,15 @@ class AxisDecl:
 
 
 class InputLeaf:
-    __slots__ = ("path", "value", "axes", "arg_index")
+    __slots__ = ("path", "value", "axes", "arg_index", "scalar_decl")
 
     def __init__(self, path: str, value: Any, axes: Optional[List[AxisDecl]],
-                 arg_index: int) -> None:
+                 arg_index: int, scalar_decl: Optional[AxisDecl] = None) -> None:
         self.path = path
         self.value = value
         self.axes = axes        # None for a non-array leaf
         self.arg_index = arg_index
+        self.scalar_decl = scalar_decl   # a symbolic Python int input (Dim.DYNAMIC etc.)
 
     @property
     def is_array(self) -> bool:
@@ -137,9 +138,18 @@ def _match_value(v, spec, path: str, entry: Optional[tuple], idx: int,
     if _is_array(v):
         out.append(InputLeaf(path, v, _match_axes(v, spec, path, entry), idx))
         return
+    if isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) and \
+            spec is not None and spec is not STATIC:
+        if spec in (AUTO, DYNAMIC) or isinstance(spec, Dim):
+            decl = _axis(spec, int(v), path, entry, scalar=True)
+            out.append(InputLeaf(path, int(v), None, idx, decl))
+            return
     if spec is not None and not (isinstance(spec, _Marker) and spec is STATIC):
         raise UserError("%s: input %s is a %s, which is specialized to its value; its spec "
-                        "must be None, got %r" % (entry_text(entry), path, t.__name__, spec))
+                        "must be None%s, got %r" % (
+                            entry_text(entry), path, t.__name__,
+                            " (or Dim.DYNAMIC / Dim.AUTO / a Dim to make an int symbolic)"
+                            if isinstance(v, int) and not isinstance(v, bool) else "", spec))
     if not isinstance(v, (int, float, bool, complex, str, type(None), np.generic)):
         raise UserError("input %s is a %s; export takes NumPy arrays, Python scalars and "
                         "lists / tuples / dicts of them" % (path, t.__name__))
@@ -174,7 +184,7 @@ def _match_axes(arr: np.ndarray, spec, path: str, entry: Optional[tuple]) -> Lis
     return axes
 
 
-def _axis(s, size: int, where: str, entry) -> AxisDecl:
+def _axis(s, size: int, where: str, entry, scalar: bool = False) -> AxisDecl:
     if s is None or s is STATIC:
         return AxisDecl("static", value=size, entry=entry)
     if s is AUTO:
@@ -191,6 +201,10 @@ def _axis(s, size: int, where: str, entry) -> AxisDecl:
         return AxisDecl("static", value=size, entry=entry)
     if isinstance(s, Dim):
         r = s.range
+        if scalar and s.min is None:
+            from .infinity import NEG_INT_OO
+            from .ranges import ValueRange
+            r = ValueRange(NEG_INT_OO, r.upper)
         if size not in r:
             raise UserError("%s has example size %d, outside the range [%s, %s] of %r; change "
                             "the example or the bounds" % (where, size, r.lower, r.upper, s))

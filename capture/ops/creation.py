@@ -118,3 +118,20 @@ def _arange(t, start, stop=None, step=None, dtype=None, *, device=None, like=Non
 
 for _f in (np.zeros, np.ones, np.empty, np.full, np.arange):
     FUNCTIONS[_f].takes_sizes = True
+
+
+defop("eye", "np.eye({N}, {M}, k={k}, dtype={dtype})", doc="identity-like matrix")
+
+
+@implements(np.eye)
+def _eye(t, N, M=None, k=0, dtype=float, order="C", *, device=None, like=None):
+    sizes = [v for v in (N, M) if v is not None]
+    t.env.cancel_pending([to_expr(v) for v in sizes])
+    t.env.commit_pending()
+    M = N if M is None else M
+    dt = np.dtype(dtype)
+    return t.emit("eye", (), {"N": to_expr(N), "M": to_expr(M), "k": int(k), "dtype": dt},
+                  (N, M), dt)
+
+
+FUNCTIONS[np.eye].takes_sizes = True

@@ -84,3 +84,93 @@ def _dot(t, a, b, out=None):
     shape = matmul_shape(x.shape, y.shape, "dot")
     dt = resolve(np.matmul, [x, y])
     return t.emit("dot", (x.node, y.node), {}, shape, dt)
+
+
+defop("einsum", emit=lambda a, k: "np.einsum(%s, %s)" % (k["subscripts"], ", ".join(a)),
+      doc="Einstein summation over the given subscripts")
+defop("tensordot", "np.tensordot({0}, {1}, axes={axes})", doc="tensor contraction")
+defop("outer", "np.outer({0}, {1})", doc="outer product of the flattened inputs")
+
+
+def _parse_einsum(subscripts: str, ops) -> tuple:
+    s = subscripts.replace(" ", "")
+    if "." in s:
+        raise UserError("np.einsum with '...' is not supported while tracing; spell out the "
+                        "axes%s" % _frame())
+    if "->" in s:
+        lhs, out = s.split("->")
+    else:
+        lhs = s
+        letters = [c for c in lhs if c.isalpha()]
+        out = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    ins = lhs.split(",")
+    if len(ins) != len(ops):
+        raise UserError("np.einsum: %d operands for %d subscript groups%s"
+                        % (len(ops), len(ins), _frame()))
+    return ins, out
+
+
+@implements(np.einsum)
+def _einsum(t, subscripts, *operands, out=None, dtype=None, order="K", casting="safe",
+            optimize=False):
+    if not isinstance(subscripts, str) or out is not None or dtype is not None:
+        raise UserError("np.einsum: only the subscripts-string form without out=/dtype= is "
+                        "supported while tracing%s" % _frame())
+    ops = [t.operand(o) for o in operands]
+    for o in ops:
+        if type(o) is not TracedArray:
+            raise UserError("np.einsum: operands must be arrays%s" % _frame())
+    ins, outs = _parse_einsum(subscripts, ops)
+    sizes = {}
+    for spec, o in zip(ins, ops):
+        if len(spec) != o.ndim:
+            raise UserError("np.einsum: subscripts %r need %d dimensions, the operand has %d%s"
+                            % (spec, len(spec), o.ndim, _frame()))
+        for c, sz in zip(spec, o.shape):
+            if c in sizes:
+                if not (sizes[c] == sz):
+                    raise UserError("np.einsum: sizes for subscript %r differ: %s vs %s%s"
+                                    % (c, sizes[c], sz, _frame()))
+            else:
+                sizes[c] = sz
+    for c in outs:
+        if c not in sizes:
+            raise UserError("np.einsum: output subscript %r does not appear in the inputs%s"
+                            % (c, _frame()))
+    shape = tuple(sizes[c] for c in outs)
+    dt = np.result_type(*[o.dtype for o in ops])
+    return t.emit("einsum", tuple(o.node for o in ops), {"subscripts": subscripts}, shape, dt)
+
+
+@implements(np.tensordot)
+def _tensordot(t, a, b, axes=2):
+    x, y = _operands(t, a, b, "tensordot")
+    if isinstance(axes, (int, np.integer)):
+        n = int(axes)
+        ax_a = list(range(x.ndim - n, x.ndim))
+        ax_b = list(range(n))
+    else:
+        ax_a, ax_b = axes
+        ax_a = [ax_a] if isinstance(ax_a, (int, np.integer)) else list(ax_a)
+        ax_b = [ax_b] if isinstance(ax_b, (int, np.integer)) else list(ax_b)
+    from .shape import norm_axis
+    ax_a = [norm_axis(i, x.ndim) for i in ax_a]
+    ax_b = [norm_axis(i, y.ndim) for i in ax_b]
+    if len(ax_a) != len(ax_b):
+        raise UserError("np.tensordot: shape-mismatch for sum%s" % _frame())
+    for i, j in zip(ax_a, ax_b):
+        if not (x.shape[i] == y.shape[j]):
+            raise UserError("np.tensordot: contracted sizes differ: %s vs %s%s"
+                            % (x.shape[i], y.shape[j], _frame()))
+    shape = tuple(s for i, s in enumerate(x.shape) if i not in ax_a) + \
+        tuple(s for j, s in enumerate(y.shape) if j not in ax_b)
+    dt = resolve(np.matmul, [x, y])
+    return t.emit("tensordot", (x.node, y.node), {"axes": (tuple(ax_a), tuple(ax_b))}, shape, dt)
+
+
+@implements(np.outer)
+def _outer(t, a, b, out=None):
+    x, y = _operands(t, a, b, "outer")
+    from .shape import prod
+    dt = resolve(np.multiply, [x, y])
+    return t.emit("outer", (x.node, y.node), {}, (prod(x.shape), prod(y.shape)), dt)

@@ -44,8 +44,10 @@ def _dtype(name: str, in_dtype: np.dtype, nd: int, axes, keepdims: bool, dtype, 
     kw = dict(extra)
     if dtype is not None:
         kw["dtype"] = dtype
+    if keepdims:
+        kw["keepdims"] = True
     with np.errstate(all="ignore"):
-        return np.asarray(getattr(np, name)(probe, axis=axes, keepdims=keepdims, **kw)).dtype
+        return np.asarray(getattr(np, name)(probe, axis=axes, **kw)).dtype
 
 
 def reduce(t: Tracer, name: str, a, axis=None, keepdims=False, dtype=None, out=None,

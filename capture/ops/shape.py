@@ -238,3 +238,208 @@ def array_from_list(t: Tracer, xs) -> TracedArray:
     """A list mixing traced arrays and scalars used as an operand: stacked."""
     parts = [t.operand(v) if type(v) is TracedArray else t.constant(np.asarray(v)) for v in xs]
     return _stack(t, parts)
+
+
+# --------------------------------------------------------------------------- more shape ops
+defop("tile", "np.tile({0}, {reps})", doc="repeat the whole array (static counts)")
+defop("repeat", "np.repeat({0}, {repeats}, axis={axis})", doc="repeat elements (static count)")
+defop("pad", emit=lambda a, k: "np.pad(%s, %s, mode=%s%s)" % (
+    a[0], k["pad_width"], k["mode"], "".join(", %s=%s" % (n, v) for n, v in k.items()
+                                             if n not in ("pad_width", "mode"))),
+    doc="pad with static widths")
+defop("flip", "np.flip({0}, axis={axis})", doc="reverse along axes")
+defop("roll", "np.roll({0}, {shift}, axis={axis})", doc="roll along axes")
+
+
+def _static_ints(v, what: str) -> tuple:
+    vals = tuple(v) if isinstance(v, (tuple, list)) else (v,)
+    out = []
+    for x in vals:
+        if isinstance(x, (tuple, list)):
+            out.append(_static_ints(x, what))
+        elif isinstance(x, (int, np.integer)) and not isinstance(x, bool):
+            out.append(int(x))
+        elif type(x) is SymInt:
+            out.append(int(x))          # specialises, with a logged warning
+        else:
+            raise UserError("%s must be static ints while tracing, got %r%s"
+                            % (what, x, _frame()))
+    return tuple(out)
+
+
+@implements(np.tile)
+def _tile(t, A, reps):
+    x = t.operand(A)
+    reps = _static_ints(reps, "np.tile reps")
+    nd = max(x.ndim, len(reps))
+    shape = (1,) * (nd - x.ndim) + tuple(x.shape)
+    reps_full = (1,) * (nd - len(reps)) + reps
+    out = tuple(s * r if r != 1 else s for s, r in zip(shape, reps_full))
+    return t.emit("tile", (x.node,), {"reps": reps}, out, x.dtype)
+
+
+@implements(np.repeat)
+def _repeat(t, a, repeats, axis=None):
+    x = t.operand(a)
+    (r,) = _static_ints(repeats, "np.repeat counts (arrays of counts are data-dependent)") \
+        if not isinstance(repeats, (tuple, list)) or len(repeats) == 1 else (None,)
+    if r is None:
+        raise UserError("np.repeat with a list of counts is not supported while tracing; use a "
+                        "single static count%s" % _frame())
+    if axis is None:
+        return t.emit("repeat", (x.node,), {"repeats": r, "axis": None},
+                      (prod(x.shape) * r,), x.dtype)
+    ax = norm_axis(axis, x.ndim)
+    shape = tuple(s * r if i == ax else s for i, s in enumerate(x.shape))
+    return t.emit("repeat", (x.node,), {"repeats": r, "axis": ax}, shape, x.dtype)
+
+
+@implements(np.pad)
+def _pad(t, array, pad_width, mode="constant", **kwargs):
+    x = t.operand(array)
+    widths = _static_ints(pad_width, "np.pad widths")
+    if widths and not isinstance(widths[0], tuple):
+        widths = (widths,) if len(widths) == 2 else ((widths[0], widths[0]),)
+    if len(widths) == 1:
+        widths = widths * x.ndim
+    widths = tuple(w if len(w) == 2 else (w[0], w[0]) for w in widths)
+    if len(widths) != x.ndim:
+        raise UserError("np.pad: pad_width needs one (before, after) pair per axis%s" % _frame())
+    if not isinstance(mode, str):
+        raise UserError("np.pad: mode must be a string while tracing%s" % _frame())
+    for k, v in kwargs.items():
+        if type(v) is TracedArray:
+            raise UserError("np.pad: %s must be a constant while tracing%s" % (k, _frame()))
+    shape = tuple(s + a + b for s, (a, b) in zip(x.shape, widths))
+    return t.emit("pad", (x.node,), dict({"pad_width": widths, "mode": mode}, **kwargs),
+                  shape, x.dtype)
+
+
+@implements(np.flip)
+def _flip(t, m, axis=None):
+    x = t.operand(m)
+    ax = None if axis is None else tuple(norm_axis(a, x.ndim) for a in _sizes(axis))
+    return t.emit("flip", (x.node,), {"axis": ax}, x.shape, x.dtype)
+
+
+@implements(np.fliplr)
+def _fliplr(t, m):
+    return _flip(t, m, 1)
+
+
+@implements(np.flipud)
+def _flipud(t, m):
+    return _flip(t, m, 0)
+
+
+@implements(np.roll)
+def _roll(t, a, shift, axis=None):
+    x = t.operand(a)
+    shift = _static_ints(shift, "np.roll shift") if isinstance(shift, (tuple, list)) else \
+        (shift.expr if type(shift) is SymInt else int(shift))
+    ax = None if axis is None else (tuple(norm_axis(v, x.ndim) for v in axis)
+                                    if isinstance(axis, (tuple, list))
+                                    else norm_axis(axis, x.ndim))
+    return t.emit("roll", (x.node,), {"shift": shift, "axis": ax}, x.shape, x.dtype)
+
+
+@implements(np.hstack)
+def _hstack(t, tup, *, dtype=None, casting="same_kind"):
+    xs = [t.operand(a) for a in tup]
+    axis = 0 if xs and xs[0].ndim == 1 else 1
+    return _concatenate(t, xs, axis=axis, dtype=dtype)
+
+
+@implements(np.vstack)
+def _vstack(t, tup, *, dtype=None, casting="same_kind"):
+    xs = [t.operand(a) for a in tup]
+    xs = [expand_dims(t, x, 0) if x.ndim == 1 else x for x in xs]
+    return _concatenate(t, xs, axis=0, dtype=dtype)
+
+
+@implements(np.atleast_2d)
+def _atleast_2d(t, *arys):
+    out = []
+    for a in arys:
+        x = t.operand(a)
+        if x.ndim == 0:
+            x = reshape(t, x, (1, 1))
+        elif x.ndim == 1:
+            x = expand_dims(t, x, 0)
+        out.append(x)
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+@implements(np.atleast_1d)
+def _atleast_1d(t, *arys):
+    out = [reshape(t, t.operand(a), (1,)) if t.operand(a).ndim == 0 else t.operand(a)
+           for a in arys]
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def _split_at(t, x, ax: int, bounds) -> list:
+    from .indexing import getitem
+    out = []
+    for lo, hi in bounds:
+        out.append(getitem(t, x, (slice(None),) * ax + (slice(lo, hi),)))
+    return out
+
+
+@implements(np.split)
+def _split(t, ary, indices_or_sections, axis=0):
+    x = t.operand(ary)
+    ax = norm_axis(axis, x.ndim)
+    n = x.shape[ax]
+    if isinstance(indices_or_sections, (int, np.integer)):
+        k = int(indices_or_sections)
+        if k <= 0:
+            raise UserError("np.split: the number of sections must be > 0%s" % _frame())
+        if not (n % k == 0):
+            raise UserError("np.split: array split does not result in an equal division: "
+                            "size %s into %d sections%s" % (n, k, _frame()))
+        q = n // k
+        return _split_at(t, x, ax, [(i * q, (i + 1) * q) for i in range(k)])
+    idx = list(indices_or_sections)
+    edges = [0] + idx + [None]
+    return _split_at(t, x, ax, list(zip(edges[:-1], edges[1:])))
+
+
+@implements(np.array_split)
+def _array_split(t, ary, indices_or_sections, axis=0):
+    from symshape.symint import sym_min
+    x = t.operand(ary)
+    ax = norm_axis(axis, x.ndim)
+    if not isinstance(indices_or_sections, (int, np.integer)):
+        return _split(t, x, indices_or_sections, ax)
+    k = int(indices_or_sections)
+    if k <= 0:
+        raise UserError("np.array_split: the number of sections must be > 0%s" % _frame())
+    n = x.shape[ax]
+    q, r = n // k, n % k
+    if type(r) is not SymInt:
+        starts = [i * q + min(i, r) for i in range(k + 1)]
+        return _split_at(t, x, ax, [(starts[i], starts[i + 1]) for i in range(k)])
+    # piece i starts at i*q + min(i, r) and has q + 1 elements for i < r, else q: the
+    # lengths are written down exactly instead of being re-derived from clamped slices
+    from symshape.symint import sym_max
+    from .indexing import IndexAttr
+    out = []
+    for i in range(k):
+        start = i * q + sym_min(i, r)
+        stop = (i + 1) * q + sym_min(i + 1, r)
+        length = q + sym_min(1, sym_max(r - i, 0))
+        items = [slice(None)] * ax + [slice(to_expr(start), to_expr(stop), None)]
+        shape = tuple(length if j == ax else s for j, s in enumerate(x.shape))
+        out.append(t.emit("getitem", (x.node,), {"index": IndexAttr(items)}, shape, x.dtype))
+    return out
+
+
+@implements(np.hsplit)
+def _hsplit(t, ary, indices_or_sections):
+    x = t.operand(ary)
+    return _split(t, x, indices_or_sections, 1 if x.ndim > 1 else 0)
+
+
+@implements(np.vsplit)
+def _vsplit(t, ary, indices_or_sections):
+    return _split(t, t.operand(ary), indices_or_sections, 0)
