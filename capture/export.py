@@ -19,7 +19,8 @@ from symshape.constraints import Report, analyze
 from symshape.env import ShapeEnv
 from symshape.errors import ConstraintViolationError, UserError
 from symshape.expr import Expr, Sym
-from symshape.guards import ConstraintSet, InputDesc
+from symshape import validate
+from symshape.guards import CheckWriter, ConstraintSet, InputDesc
 from symshape.ranges import ValueRange
 from symshape.spec import InputLeaf, bind_inputs, match
 from symshape.symint import SymInt
@@ -167,6 +168,11 @@ def trace_program(f, args, kwargs, dynamic_shapes) -> Traced:
     _finalize_graph(env, graph, mutations)
     report = analyze(env, leaves, axis_syms)
     cs = _constraint_set(env, leaves, input_nodes)
+    if validate.enabled():
+        validate.validate_guards(env, cs)
+        writer = CheckWriter(cs)
+        writer.emit()
+        validate.validate_check(cs, writer)
     program = ExportedProgram(graph, Signature(graph, input_nodes, leaves, mutations), cs,
                               sig, getattr(f, "__name__", "f"), env)
     return Traced(program, report, env)

@@ -8,6 +8,8 @@ valid for the running example shape.  Properties:
     ``UserError`` only when a recorded guard excludes it;
   * a wrong rank is always rejected with a ``UserError`` naming the input.
 """
+import os
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -83,7 +85,8 @@ def _same(a, b):
     np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
 
 
-@settings(max_examples=500, deadline=None, derandomize=True,
+@settings(max_examples=5000 if os.environ.get("HYPOTHESIS_PROFILE") == "thorough" else 500,
+          deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow])
 @given(programs())
 def test_random_programs_match_eager(prog):

@@ -1,0 +1,11 @@
+"""Test-suite settings: translation validation on for every export; Hypothesis profiles."""
+import os
+
+os.environ["SYMSHAPE_VALIDATE"] = "1"
+
+from hypothesis import settings  # noqa: E402
+
+# ci: the default, minutes for the whole suite; thorough: for local runs
+settings.register_profile("ci", deadline=None, print_blob=True)
+settings.register_profile("thorough", deadline=None, max_examples=5000)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
