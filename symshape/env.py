@@ -77,6 +77,8 @@ class ShapeEnv:
         self._version = 0
         self._subs_cache: Dict[Expr, IntLike] = {}
         self._decide_cache: Dict[object, Optional[bool]] = {}
+        self._bound_cache: Dict[IntLike, ValueRange] = {}
+        self._fact_index: Optional[Dict[Sym, list]] = None
         self.z3_queries = 0
         self.pending: List[Tuple[IntLike, str, Optional[UserFrame]]] = []
         # why each symbol was replaced or had its range narrowed: the guards responsible
@@ -121,6 +123,8 @@ class ShapeEnv:
         self._version += 1
         self._subs_cache.clear()
         self._decide_cache.clear()
+        self._bound_cache.clear()
+        self._fact_index = None
 
     def simplify(self, x: IntLike) -> IntLike:
         """Replacements substituted and range-decided Min / Max / Mod / FloorDiv folded."""
@@ -135,7 +139,11 @@ class ShapeEnv:
         return got
 
     def bound(self, x: IntLike) -> ValueRange:
-        return bound(self.simplify(x), self.ranges.__getitem__)
+        """The value range of ``x`` under the current ranges (cached until they change)."""
+        got = self._bound_cache.get(x)
+        if got is None:
+            got = self._bound_cache[x] = bound(self.simplify(x), self.ranges.__getitem__)
+        return got
 
     def _range_fold(self, x: IntLike) -> IntLike:
         if type(x) is int or not _has_op_atoms(x):
@@ -211,7 +219,9 @@ class ShapeEnv:
             if c.op == "and":
                 return False if False in vals else (True if all(v is True for v in vals) else None)
             return True if True in vals else (False if all(v is False for v in vals) else None)
-        b = bound(c.expr, self.ranges.__getitem__)
+        b = self._bound_cache.get(c.expr)
+        if b is None:
+            b = self._bound_cache[c.expr] = bound(c.expr, self.ranges.__getitem__)
         if c.op == R.LE:
             return True if b.upper <= 0 else (False if b.lower > 0 else None)
         known = True if (b.lower == 0 == b.upper) else (False if not (b.lower <= 0 <= b.upper)
@@ -221,13 +231,15 @@ class ShapeEnv:
         return known if c.op == R.EQ else not known
 
     def _decide_facts(self, c) -> Optional[bool]:
-        if c in self.facts:
-            return True
-        neg = R.negate(c)
-        if neg in self.facts:
-            return False
-        syms = c.free_symbols
-        related = [f for f in self.facts if not syms.isdisjoint(f.free_symbols)]
+        if not self.facts:
+            related = []
+        else:
+            if c in self.facts:
+                return True
+            neg = R.negate(c)
+            if neg in self.facts:
+                return False
+            related = self._related_facts(c.free_symbols)
         if not related and _box_exact(c):
             return None          # ranges are the whole truth here: undecidable for real
         if self._witnessed_undecidable(c, related):
@@ -235,6 +247,21 @@ class ShapeEnv:
         from .z3bridge import implies
         self.z3_queries += 1
         return implies(related, c, self.ranges)
+
+    def _related_facts(self, syms) -> list:
+        """Facts sharing a symbol with ``syms``, through the per-symbol index."""
+        index = self._fact_index
+        if index is None:
+            index = self._fact_index = {}
+            for f in self.facts:
+                for s in f.free_symbols:
+                    index.setdefault(s, []).append(f)
+        seen = []
+        for s in syms:
+            for f in index.get(s, ()):
+                if f not in seen:
+                    seen.append(f)
+        return seen
 
     def _witnessed_undecidable(self, c, related) -> bool:
         """Cheap tier before Z3: the example point satisfies every fact; if moving one
