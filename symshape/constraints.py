@@ -199,10 +199,13 @@ def analyze(env: ShapeEnv, leaves: List[InputLeaf], axis_syms: Dict[Tuple[int, i
     for s, info in env.infos.items():
         if info.kind == "named" and info.dim is not None:
             named.setdefault(info.dim.name, s)
-    roots_done = set()
+    static_axes: Dict[int, List[str]] = {}
+    for l in leaves:
+        for i, d in enumerate(l.axes or ()):
+            if d.kind == "static" and d.entry is not None:
+                static_axes.setdefault(d.value, []).append(l.axis_name(i))
     for name, s in sorted(named.items(), key=lambda kv: kv[1].index):
-        _named_dim(env, rep, namer, name, s, named)
-        roots_done.add(s)
+        _named_dim(env, rep, namer, name, s, named, static_axes)
     # unnamed Dim.DYNAMIC axes may not specialise
     for (li, ax), s in axis_syms.items():
         leaf = leaves[li]
@@ -213,11 +216,7 @@ def analyze(env: ShapeEnv, leaves: List[InputLeaf], axis_syms: Dict[Tuple[int, i
         if type(v) is int:
             msg = "%s was marked Dim.DYNAMIC, but the program specialized it to %d%s" % (
                 leaf.axis_name(ax) if ax is not None else leaf.path, v, _why(env, s, namer))
-            conflicts = [l.axis_name(i) for l in leaves if l.is_array
-                         for i, d in enumerate(l.axes)
-                         if d.kind == "static" and d.entry is not None and d.value == v]
-            if conflicts:
-                msg += "; it must equal %s, which is marked static" % ", ".join(conflicts)
+            msg += _conflicts(static_axes, v)
             rep.violations.append(msg)
             rep.add_fix(SetEntry(decl.entry, STATIC))
     # residual guards that involve named dims
@@ -249,6 +248,15 @@ def analyze(env: ShapeEnv, leaves: List[InputLeaf], axis_syms: Dict[Tuple[int, i
     return rep
 
 
+def _conflicts(static_axes: Dict[int, List[str]], v: int) -> str:
+    """Name the axes declared static at the value a dynamic axis was specialised to."""
+    axes = static_axes.get(v)
+    if not axes:
+        return ""
+    return "; it must equal %s, which %s marked static" % (
+        " and ".join(axes), "is" if len(axes) == 1 else "are")
+
+
 def _dim_name(env: ShapeEnv, s: Sym) -> Optional[str]:
     info = env.infos.get(s)
     if info is None:
@@ -261,14 +269,14 @@ def _dim_name(env: ShapeEnv, s: Sym) -> Optional[str]:
 
 
 def _named_dim(env: ShapeEnv, rep: Report, namer: Namer, name: str, s: Sym,
-               named: Dict[str, Sym]) -> None:
+               named: Dict[str, Sym], static_axes: Dict[int, List[str]]) -> None:
     info = env.infos[s]
     dim: Dim = info.dim
     v = env.simplify(s.expr)
     why = _why(env, s, namer)
     if type(v) is int:
-        rep.violations.append("%s was marked dynamic, but the program specialized it to %d%s"
-                              % (name, v, why))
+        rep.violations.append("%s was marked dynamic, but the program specialized it to %d%s%s"
+                              % (name, v, why, _conflicts(static_axes, v)))
         rep.add_fix(SetDim(name, v))
         return
     if type(v) is Expr and v.as_symbol() is s:

@@ -92,6 +92,8 @@ def validate_check(cs, writer) -> None:
     acc_enc = Encoder()
     acc = []
     for kind, axis, payload in writer.semantics:
+        if kind not in ("static", "eq", "bind"):
+            continue
         x = size_var(axis)
         if kind == "static":
             acc.append(x == payload)
