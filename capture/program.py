@@ -178,6 +178,8 @@ class ExportedProgram:
                 lines.append("        # File: %s" % n.frame.describe())
             lines.append('        %s: "%s" = %s' % (n.name, annotation(n), emit_node(n, r)))
         lines.append("        return %s" % render_outputs(g.out_spec, g.outputs, r))
+        for sub in _subgraphs(g):
+            lines += _subgraph_text(sub, r)
         lines.append("")
         lines.append("Graph signature:")
         lines += ["    " + l if l else "" for l in str(self.graph_signature).splitlines()]
@@ -196,6 +198,31 @@ class ExportedProgram:
     def compile(self, backend: str = "numpy"):
         from symshape.codegen import compile_program
         return compile_program(self, backend)
+
+
+def _subgraphs(g: Graph) -> list:
+    out = []
+    for n in g.nodes:
+        for v in n.attrs.values():
+            if type(v).__name__ == "Subgraph":
+                out.append(v)
+                out += _subgraphs(v.graph)
+    return out
+
+
+def _subgraph_text(sub, r) -> List[str]:
+    from .pycode import emit_node
+    params = ", ".join('%s: "%s"' % (n.name, annotation(n)) for n in sub.inputs)
+    lines = ["", "    class %s:" % sub.name, "        def forward(self, %s):" % params]
+    for cond, text in sub.checks:
+        lines.append("            # run-time check: %s" % text)
+    for n in sub.graph.nodes:
+        if n.op in ("input", "constant"):
+            continue
+        lines.append('            %s: "%s" = %s' % (n.name, annotation(n), emit_node(n, r)))
+    outs = ", ".join(r.value(o) for o in sub.graph.outputs)
+    lines.append("            return (%s,)" % outs)
+    return lines
 
 
 def format_ranges(rc: Dict[IntLike, ValueRange]) -> str:
