@@ -125,8 +125,8 @@ def validate_check(cs, writer) -> None:
         # quantified query; instead we use the deterministic bindings: both sides' roots
         # are determined by the sizes, so premise /\ not goal must be unsat for some roots
         solver.add(premise)
-        goal_vars = list(acc_vars.values()) if goal is acc_f else \
-            [enc.vars[s] for s in enc.vars]
+        goal_vars = list(acc_vars.values()) + acc_enc.fresh if goal is acc_f else \
+            [enc.vars[s] for s in enc.vars] + enc.fresh
         if goal_vars:
             solver.add(z3.ForAll(goal_vars, z3.Not(goal)))
         else:

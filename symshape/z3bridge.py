@@ -33,6 +33,7 @@ class Encoder:
         self.z3 = z3mod()
         self.vars: Dict[Sym, object] = {}
         self.side: List[object] = []
+        self.fresh: List[object] = []          # the quotient variables of div / mod atoms
         self._atoms: Dict[OpAtom, object] = {}
 
     def sym(self, s: Sym):
@@ -66,6 +67,7 @@ class Encoder:
         else:
             a, b = args
             q = z3.FreshInt("q")
+            self.fresh.append(q)
             self.side.append(b != 0)
             self.side.append(z3.If(b > 0, z3.And(b * q <= a, a < b * q + b),
                                    z3.And(b * q >= a, a > b * q + b)))
