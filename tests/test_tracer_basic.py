@@ -298,3 +298,26 @@ def test_node_sources_point_at_user_lines():
     assert all(s.startswith(__file__.rstrip("c")) for s in srcs)
     lines = [int(s.rsplit(":", 1)[1]) for s in srcs]
     assert lines[1] == lines[0] + 1
+
+
+def test_intermediate_sizes_that_could_be_one_carve_no_holes():
+    # n - 1 could be 1 (n = 2); both operands have that same size, so no guard is needed
+    tr = run(lambda x: x[1:] * x[:-1] + x[1:][::-1], (arr(2),), {"x": (A,)}, (arr(3),),
+             (arr(9),))
+    assert guards(tr) == []
+    # (n - 1)//2 broadcast against a static 1: no guard either
+    tr = run(lambda x, w: x[1::2] * w, (arr(5), arr(1)), {"x": (A,), "w": None}, (arr(2),),
+             (arr(4),))
+    assert guards(tr) == []
+
+
+def test_one_contract_strided_slice_accepts_every_size_in_range():
+    # torch.export reports [3, int_oo] here but rejects 4 at run time; here the range and
+    # the check come from one constraint set
+    tr = run(lambda x: x[1:-1:2], (arr(7),), {"x": (A,)})
+    rc = {str(k): str(v) for k, v in tr.program.range_constraints.items()}
+    assert rc == {"s0": "VR[2, int_oo]"}
+    m = tr.program.module()
+    for n in range(2, 12):
+        x = arr(n)
+        np.testing.assert_array_equal(m(x), x[1:-1:2])
