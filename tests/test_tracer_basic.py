@@ -306,8 +306,9 @@ def test_intermediate_sizes_that_could_be_one_carve_no_holes():
              (arr(9),))
     assert guards(tr) == []
     # (n - 1)//2 broadcast against a static 1: no guard either
-    tr = run(lambda x, w: x[1::2] * w, (arr(5), arr(1)), {"x": (A,), "w": None}, (arr(2),),
-             (arr(4),))
+    w = arr(1)
+    tr = run(lambda x, w: x[1::2] * w, (arr(5), w), {"x": (A,), "w": None}, (arr(2), w),
+             (arr(4), w))
     assert guards(tr) == []
 
 
