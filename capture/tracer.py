@@ -263,6 +263,20 @@ class TracedArray:
         return "TracedArray(%s, shape=%s, dtype=%s)" % (self.node.name, shape_repr(self.shape),
                                                          self.dtype)
 
+    def __getattr__(self, name: str):
+        # only reached for names TracedArray lacks: an ndarray method we do not trace
+        if hasattr(np.ndarray, name) and not name.startswith("_"):
+            raise UserError("ndarray.%s is not supported by the symshape tracer%s; use the "
+                            "np.%s function form if it exists, or a supported equivalent"
+                            % (name, where(user_frame(2)), name))
+        raise AttributeError("%r object has no attribute %r" % (type(self).__name__, name))
+
+    def sort(self, axis=-1, kind=None, order=None):
+        self.tracer.rebind(self, np.sort(self, axis=axis, kind=kind, order=order))
+
+    def argsort(self, axis=-1, kind=None, order=None):
+        return np.argsort(self, axis=axis, kind=kind, order=order)
+
     # ------------------------------------------------------------------ values
     def __bool__(self):
         v = self._concrete('data-dependent branch on array values')

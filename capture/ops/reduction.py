@@ -175,3 +175,71 @@ def ufunc_method(t: Tracer, ufunc, method: str, inputs, kwargs):
                                               kwargs.pop("dtype", None), kwargs.pop("out", None))
     raise UserError("np.%s.%s is not supported while tracing%s; use the matching np function "
                     "(np.sum, np.cumsum, ...)" % (ufunc.__name__, method, where(user_frame(2))))
+
+
+# --------------------------------------------------------------------------- sort & friends
+defop("sort", "np.sort({0}, axis={axis})", doc="sorted copy along an axis")
+defop("argsort", "np.argsort({0}, axis={axis}, kind={kind}, stable={stable})",
+      doc="indices that sort along an axis")
+defop("diff", "np.diff({0}, n={n}, axis={axis})", doc="n-th discrete difference")
+defop("norm", "np.linalg.norm({0}, ord={ord}, axis={axis}, keepdims={keepdims})",
+      doc="vector / matrix norm")
+
+
+def _flat_or_axis(t, x, axis):
+    if axis is None:
+        from .shape import reshape
+        return reshape(t, x, (-1,)), 0
+    return x, norm_axis(axis, x.ndim)
+
+
+@implements(np.sort)
+def _sort(t, a, axis=-1, kind=None, order=None, *, stable=None):
+    if order is not None:
+        raise UserError("np.sort(order=...) is not supported while tracing%s" % _frame())
+    x, ax = _flat_or_axis(t, t.operand(a), axis)
+    return t.emit("sort", (x.node,), {"axis": ax}, x.shape, x.dtype)
+
+
+@implements(np.argsort)
+def _argsort(t, a, axis=-1, kind=None, order=None, *, stable=None):
+    if order is not None:
+        raise UserError("np.argsort(order=...) is not supported while tracing%s" % _frame())
+    x, ax = _flat_or_axis(t, t.operand(a), axis)
+    return t.emit("argsort", (x.node,), {"axis": ax, "kind": kind, "stable": stable}, x.shape,
+                  np.dtype(np.intp))
+
+
+@implements(np.diff)
+def _diff(t, a, n=1, axis=-1, prepend=None, append=None):
+    if prepend is not None or append is not None:
+        raise UserError("np.diff(prepend=/append=) is not supported while tracing%s" % _frame())
+    x = t.operand(a)
+    ax = norm_axis(axis, x.ndim)
+    n = int(n)
+    from symshape.symint import sym_max
+    size = x.shape[ax] - n
+    size = sym_max(size, 0) if type(size) is not int else max(size, 0)
+    shape = tuple(size if i == ax else s for i, s in enumerate(x.shape))
+    dt = np.diff(np.zeros((2,) * max(x.ndim, 1), x.dtype), axis=-1).dtype
+    return t.emit("diff", (x.node,), {"n": n, "axis": ax}, shape, dt)
+
+
+@implements(np.linalg.norm)
+def _norm(t, x, ord=None, axis=None, keepdims=False):
+    v = t.operand(x)
+    if ord not in (None, 2, 1, np.inf, "fro") or (ord not in (None, "fro") and axis is None
+                                                  and v.ndim != 1):
+        raise UserError("np.linalg.norm(ord=%r) is not supported while tracing%s"
+                        % (ord, _frame()))
+    axes = _axes(axis, v.ndim)
+    reduced = range(v.ndim) if axes is None else axes
+    if keepdims:
+        shape = tuple(1 if i in reduced else s for i, s in enumerate(v.shape))
+    else:
+        shape = tuple(s for i, s in enumerate(v.shape) if i not in reduced)
+    dt = np.asarray(np.linalg.norm(np.ones((1,) * max(v.ndim, 1), v.dtype))).dtype
+    ax_attr = None if axis is None else (axes[0] if isinstance(axis, (int, np.integer))
+                                          else axes)
+    return t.emit("norm", (v.node,), {"ord": ord, "axis": ax_attr, "keepdims": bool(keepdims)},
+                  shape, dt)
