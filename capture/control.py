@@ -161,7 +161,12 @@ def _restore(env, snap) -> None:
     env._bump()
 
 
-def _trace_branch(t: Tracer, fn: Callable, ops: List[TracedArray], name: str):
+def _trace_branch(t: Tracer, fn: Callable, ops: List[TracedArray], name: str,
+                  local: bool = True):
+    """Trace ``fn`` into a subgraph.  ``local``: the body may not run (a branch, a loop
+    body), so what it teaches the environment is undone and kept as run-time checks; a
+    body that always runs (map over a non-empty axis, a loop condition) keeps its guards
+    in the program's constraint set."""
     env = t.env
     snap = _snapshot(env)
     outer = t.graph
@@ -188,12 +193,14 @@ def _trace_branch(t: Tracer, fn: Callable, ops: List[TracedArray], name: str):
                                     % (getattr(fn, "__name__", "branch"), type(v).__name__,
                                        where(user_frame(2))))
             outs.append(v)
-        guards = env.guards[snap[3]:]
+        guards = env.guards[snap[3]:] if local else []
         checks = [(g.cond, "%s%s" % (g.cond.format(env.name_of), where(g.frame)))
                   for g in guards if g.kind != "range"]
+        done = True
     finally:
         t.graph = outer
-        _restore(env, snap)
+        if local or not locals().get("done"):
+            _restore(env, snap)
     sub.outputs = [o.node for o in outs]
     sub.out_spec = ("tuple", tuple(("leaf",) for _ in outs))
     _lift_outer(sub, inputs, outer)
@@ -247,3 +254,73 @@ def _unify_inputs(a: Subgraph, b: Subgraph) -> List[Node]:
             extra.append(node)
         sub.inputs = sub.inputs + extra
     return outer_nodes
+
+
+# --------------------------------------------------------------------------- map, while_loop
+defop("map", emit=lambda a, k: "_rt.map_stack(%s, %s, %s)" % (k["body"], a[0], a[1]),
+      doc="stack body(xs[i], *args) over the first axis of xs")
+defop("while_loop", emit=lambda a, k: "_rt.while_loop(%s, %s, %s)" % (
+    k["cond_graph"], k["body_graph"], a[0]), doc="loop body while cond holds")
+
+
+def map(fn: Callable, xs, *args):
+    """``np.stack([fn(x, *args) for x in xs])``, kept as one node while tracing."""
+    ops = (xs,) + tuple(args)
+    t = _find_tracer(None, ops)
+    if t is None:
+        return np.stack([fn(x, *args) for x in xs])
+    frame = user_frame(2)
+    x = t.operand(xs)
+    if type(x) is not TracedArray or x.ndim == 0:
+        raise UserError("ss.map: xs must be an array with a leading axis to map over%s"
+                        % where(frame))
+    if not (x.shape[0] >= 1):
+        raise UserError("ss.map over an empty leading axis%s" % where(frame))
+    rest = [t.operand(a) for a in args]
+    t.__dict__.setdefault("_cond_count", [0])
+    k = t._cond_count[0]
+    t._cond_count[0] += 1
+    row = TracedArray(t, x.node, x.shape[1:], x.dtype)     # stands for xs[i] in the body
+    sub, outs, spec = _trace_branch(t, fn, [row] + rest, "map_body_%d" % k, local=False)
+    if len(outs) != 1:
+        raise UserError("ss.map: the body must return one array%s" % where(frame))
+    out = outs[0]
+    extra = list(sub.graph.lifted)
+    sub.inputs = sub.inputs + [n for n in sub.graph.nodes if n.op == "input"][len(sub.inputs):]
+    args_in = tuple(r.node for r in rest) + tuple(extra)
+    return t.emit("map", (x.node, args_in), {"body": sub}, (x.shape[0],) + tuple(out.shape),
+                  out.dtype)
+
+
+def while_loop(cond_fn: Callable, body_fn: Callable, carried_inputs: Sequence):
+    """``while cond_fn(*vals): vals = body_fn(*vals)``; the body must keep every carried
+    value's shape and dtype."""
+    vals = tuple(carried_inputs)
+    t = _find_tracer(None, vals)
+    if t is None:
+        while bool(cond_fn(*vals)):
+            vals = tuple(body_fn(*vals))
+        return vals
+    frame = user_frame(2)
+    ops = [t.operand(v) for v in vals]
+    t.__dict__.setdefault("_cond_count", [0])
+    k = t._cond_count[0]
+    t._cond_count[0] += 1
+    csub, couts, _ = _trace_branch(t, cond_fn, ops, "while_cond_%d" % k, local=False)
+    if len(couts) != 1 or couts[0].dtype != bool or couts[0].ndim != 0:
+        raise UserError("ss.while_loop: cond_fn must return a 0-d bool array%s" % where(frame))
+    bsub, bouts, _ = _trace_branch(t, body_fn, ops, "while_body_%d" % k)
+    if len(bouts) != len(ops) or not all(_same_meta(t, a, b) for a, b in zip(ops, bouts)):
+        raise UserError("ss.while_loop: body_fn must return values of the same shapes and "
+                        "dtypes as the carried inputs%s\n  carried: %s\n  body_fn: %s"
+                        % (where(frame), ", ".join(_annot(o) for o in ops),
+                           ", ".join(_annot(o) for o in bouts)))
+    for sub in (csub, bsub):
+        if sub.graph.lifted:
+            raise UserError("ss.while_loop: cond_fn and body_fn may only use the carried "
+                            "values (pass %s as a carried input)%s"
+                            % (sub.graph.lifted[0].name, where(frame)))
+    whole = t.emit("while_loop", (tuple(o.node for o in ops),),
+                   {"cond_graph": csub, "body_graph": bsub}, (len(ops),), np.dtype(object))
+    return tuple(t.emit("tuple_get", (whole.node,), {"index": i}, o.shape, o.dtype,
+                        name="getitem") for i, o in enumerate(ops))

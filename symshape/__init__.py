@@ -22,6 +22,18 @@ def export(f, args=(), kwargs=None, *, dynamic_shapes=None):
     return _export(f, args, kwargs, dynamic_shapes=dynamic_shapes)
 
 
+def map(fn, xs, *args):
+    """``np.stack([fn(x, *args) for x in xs])``, kept as one node while tracing."""
+    from .capture.control import map as _map
+    return _map(fn, xs, *args)
+
+
+def while_loop(cond_fn, body_fn, carried_inputs):
+    """``while cond_fn(*vals): vals = body_fn(*vals)``, kept as one node while tracing."""
+    from .capture.control import while_loop as _while_loop
+    return _while_loop(cond_fn, body_fn, carried_inputs)
+
+
 def cond(pred, true_fn, false_fn, operands=()):
     """Data-dependent branch kept in the graph (both branches traced); outside tracing it
     runs the chosen branch."""
@@ -29,6 +41,27 @@ def cond(pred, true_fn, false_fn, operands=()):
     return _cond(pred, true_fn, false_fn, operands)
 
 
-__all__ = ["export", "cond", "Dim", "dims", "check", "UserError", "ConstraintViolationError",
+def custom_op(name, fn=None, *, mutates_args=()):
+    """Register a NumPy function as an opaque op kept as one node by export
+    (``@ss.custom_op("lib::name")``; give its shapes with ``@op.register_fake``)."""
+    from .capture.custom import custom_op as _custom_op
+    return _custom_op(name, fn, mutates_args=mutates_args)
+
+
+def save(ep, path):
+    """Write an ExportedProgram to ``path`` (versioned JSON; no pickle)."""
+    from .capture.serialize import save as _save
+    return _save(ep, path)
+
+
+def load(path):
+    """Read a program written by ``save``; needs neither the original function nor its
+    source (custom ops it uses must be registered)."""
+    from .capture.serialize import load as _load
+    return _load(path)
+
+
+__all__ = ["export", "cond", "map", "while_loop", "Dim", "dims", "check", "UserError", "ConstraintViolationError",
            "GuardOnDataDependentError", "int_oo", "ValueRange", "set_logs", "SymInt",
            "SymBool", "sym_min", "sym_max"]
+__all__ += ["custom_op", "save", "load"]

@@ -83,3 +83,15 @@ def setitem(x, index, value):
     out = np.array(x, copy=True)
     out[index] = value
     return out
+
+
+def map_stack(body, xs, args):
+    return np.stack([body(x, *args) for x in xs])
+
+
+def while_loop(cond, body, vals):
+    vals = tuple(vals)
+    while bool(cond(*vals)):
+        out = body(*vals)
+        vals = out if isinstance(out, tuple) else (out,)
+    return vals

@@ -270,3 +270,23 @@ def test_symint_times_constant_array_is_traced():
         return x + W * x.shape[0]
 
     check(f, (arr(4, 3),), {"x": (A, None)}, (arr(7, 3),))
+
+
+def test_map_body_guards_join_the_contract():
+    def f(xs, w):
+        return ss.map(lambda x, w: x @ w + x.sum(), xs, w)
+
+    ep = check(f, (arr(3, 4, 5), arr(5, 2)), {"xs": (A, A, A), "w": (A, A)},
+               (arr(2, 3, 6), arr(6, 4)))
+    assert ep.input_shapes["w"][0] == ep.input_shapes["xs"][2]
+    assert ss.map(lambda x: x * 2, np.ones((2, 3))).shape == (2, 3)
+
+
+def test_while_loop():
+    def g(x, n):
+        return ss.while_loop(lambda x, n: n.sum() < 100, lambda x, n: (x * 2, n * 2), (x, n))
+
+    check(g, (np.ones(3), np.ones(2)), {"x": (A,), "n": (A,)}, (np.ones(5), np.ones(3)))
+    with pytest.raises(ss.UserError, match="same shapes and dtypes"):
+        ss.export(lambda x: ss.while_loop(lambda x: x.sum() < 9, lambda x: (x[1:],), (x,)),
+                  (np.ones(4),), dynamic_shapes={"x": (A,)})
