@@ -144,15 +144,8 @@ def build_function(graph: Graph, cs: ConstraintSet, sig: inspect.Signature,
     bound = set(writer.bound)
     runtime_checks = list(getattr(cs, "runtime_checks", ()))
     for node in graph.nodes:
-        if node.op == "input":
+        if not _node_lines(node, r, ns, body):
             continue
-        if node.op == "constant":
-            ns[node.name] = node.meta["value"]
-            continue
-        for v in node.attrs.values():
-            if type(v).__name__ == "Subgraph":
-                body.extend(subgraph_lines(v, r, ns))
-        body.append("%s = %s" % (node.name, emit_node(node, r)))
         for sym, axis in node.meta.get("binds", ()):
             body.append("%s = %s.shape[%d]" % (sym.name, node.name, axis))
             bound.add(sym)
@@ -168,6 +161,21 @@ def build_function(graph: Graph, cs: ConstraintSet, sig: inspect.Signature,
     return src, ns
 
 
+def _node_lines(node: Node, r: Renderer, ns: Dict[str, Any], body: List[str]) -> bool:
+    """Append the lines computing ``node`` (its subgraphs first); False for inputs and
+    constants, which the namespace or the parameters provide."""
+    if node.op == "input":
+        return False
+    if node.op == "constant":
+        ns[node.name] = node.meta["value"]
+        return False
+    for v in node.attrs.values():
+        if type(v).__name__ == "Subgraph":
+            body.extend(subgraph_lines(v, r, ns))
+    body.append("%s = %s" % (node.name, emit_node(node, r)))
+    return True
+
+
 def subgraph_lines(sub, r: Renderer, ns: Dict[str, Any]) -> List[str]:
     """A branch as a nested function (it sees the enclosing function's size symbols)."""
     from symshape.guards import cond_py
@@ -178,15 +186,7 @@ def subgraph_lines(sub, r: Renderer, ns: Dict[str, Any]) -> List[str]:
         body.append("if not (%s): _rt.bad_guard(%r)" % (
             cond_py(cond, lambda e: format_py(e, lambda s: s.name)), text))
     for node in sub.graph.nodes:
-        if node.op == "input":
-            continue
-        if node.op == "constant":
-            ns[node.name] = node.meta["value"]
-            continue
-        for v in node.attrs.values():
-            if type(v).__name__ == "Subgraph":
-                body.extend(subgraph_lines(v, r, ns))
-        body.append("%s = %s" % (node.name, emit_node(node, r)))
+        _node_lines(node, r, ns, body)
     outs = [r.value(o) for o in sub.graph.outputs]
     body.append("return " + (outs[0] if len(outs) == 1 else "(%s,)" % ", ".join(outs)))
     return lines + ["    " + b for b in body]

@@ -195,15 +195,10 @@ def _bind_counts(t: Tracer, out: TracedArray, shape, arrays) -> None:
 
 
 def setitem(t: Tracer, x: TracedArray, idx, value) -> None:
-    from .elementwise import broadcast_shapes, node_input
-    from .indexing import IndexAttr
+    from .elementwise import node_input
+    from .indexing import IndexAttr, assigned_value
     shape, norm, arrays, _ = analyze(t, x, idx)
-    v = t.operand(value)
-    vshape = v.shape if type(v) is TracedArray else ()
-    got = broadcast_shapes([shape, vshape], "the assigned value and the indexed region")
-    if len(got) != len(shape):
-        raise UserError("could not broadcast a value of shape %s into the indexed region of "
-                        "shape %s%s" % (shape_repr(vshape), shape_repr(shape), _frame()))
+    v = assigned_value(t, value, shape)
     res = t.emit("index_put", (x.node,) + tuple(a.node for a in arrays) + (node_input(v),),
                  {"index": IndexAttr(norm)}, x.shape, x.dtype)
     t.rebind(x, res)

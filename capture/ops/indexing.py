@@ -200,13 +200,21 @@ def setitem(t: Tracer, x: TracedArray, idx, value) -> None:
     items = _expand(idx, x.ndim)
     _check_basic(items)
     shape, norm = region(x, items)
-    v = t.operand(value)
-    vshape = v.shape if type(v) is TracedArray else ()
-    from .elementwise import broadcast_shapes, node_input
-    got = broadcast_shapes([shape, vshape], "the assigned value and the indexed region")
-    if len(got) != len(shape):
-        raise UserError("could not broadcast a value of shape %s into the indexed region of "
-                        "shape %s%s" % (shape_repr(vshape), shape_repr(shape), _frame()))
+    v = assigned_value(t, value, shape)
+    from .elementwise import node_input
     res = t.emit("setitem", (x.node, node_input(v)), {"index": IndexAttr(norm)}, x.shape,
                  x.dtype)
     t.rebind(x, res)
+
+
+def assigned_value(t: Tracer, value, region_shape):
+    """The operand of an assignment, checked to broadcast into the indexed region."""
+    from .elementwise import broadcast_shapes
+    v = t.operand(value)
+    vshape = v.shape if type(v) is TracedArray else ()
+    got = broadcast_shapes([region_shape, vshape], "the assigned value and the indexed region")
+    if len(got) != len(region_shape):
+        raise UserError("could not broadcast a value of shape %s into the indexed region of "
+                        "shape %s%s" % (shape_repr(vshape), shape_repr(region_shape),
+                                        where(user_frame(3))))
+    return v
