@@ -37,7 +37,8 @@ STATIC = _Marker("STATIC")
 def _check_int(name: str, what: str, v) -> Optional[int]:
     if v is None:
         return None
-    if isinstance(v, bool) or not isinstance(v, int):
+    import numpy as np
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
         if v is INT_OO:
             return None
         raise UserError("Dim(%r): %s must be an int, got %r" % (name, what, v))
@@ -90,6 +91,10 @@ class Dim:
 
     def __rsub__(self, k):
         return k - _derive(self, 1, 0)
+
+    def __neg__(self):
+        raise UserError("-%s is not a derived dim; write B - %s with an int B" % (self.name,
+                                                                                 self.name))
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Dim) and (self.name, self.min, self.max) == \

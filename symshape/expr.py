@@ -367,7 +367,10 @@ def mod(a: IntLike, b: IntLike) -> IntLike:
 
 
 def ceildiv(a: IntLike, b: IntLike) -> IntLike:
-    """``-(-a // b)``: the smallest q with ``q*b >= a`` for b > 0."""
+    """``-(-a // b)``: the smallest q with ``q*b >= a`` for b > 0 (spelled
+    ``(a + b - 1) // b`` for an int b > 0, which keeps a positive coefficient)."""
+    if type(b) is int and b > 0:
+        return floordiv(add(a, b - 1), b)
     return neg(floordiv(neg(a), b))
 
 
@@ -500,9 +503,10 @@ def format_atom(atom: Atom, name: Callable[[Sym], str]) -> str:
 
 
 def _paren(x: IntLike, text: str) -> str:
+    """Brackets unless ``x`` is a non-negative int or a single atom (s0, Min(..))."""
     if type(x) is int:
         return text if x >= 0 else "(%s)" % text
-    if len(x.terms) == 1 and x.const == 0 and x.terms[0][1] == 1:
+    if x.as_atom() is not None:
         return text
     return "(%s)" % text
 
@@ -584,12 +588,22 @@ def format_py(x: IntLike, name: Callable[[Sym], str] = _default_name) -> str:
     return "(%s)" % out if (len(x.terms) > 1 or x.const or x.terms[0][1] < 0) else out
 
 
+def _py_operand(x: IntLike, text: str) -> str:
+    """``format_py`` brackets sums itself; a bare product (2*s0, s0*s1) needs brackets as
+    an operand of // or %."""
+    if type(x) is Expr and len(x.terms) == 1 and not x.const and x.as_atom() is None \
+            and x.terms[0][1] > 0:
+        return "(%s)" % text
+    return text
+
+
 def _py_atom(atom: Atom, name: Callable[[Sym], str]) -> str:
     if type(atom) is Sym:
         return name(atom)
     args = [format_py(a, name) for a in atom.args]
-    if atom.kind == "FloorDiv":
-        return "(%s // %s)" % (args[0], args[1])
-    if atom.kind == "Mod":
-        return "(%s %% %s)" % (args[0], args[1])
+    if atom.kind in ("FloorDiv", "Mod"):
+        # a product divisor needs its own brackets: s1 // (2*s0), not (s1 // 2)*s0
+        div, num = (_py_operand(a, t) for a, t in ((atom.args[1], args[1]),
+                                                    (atom.args[0], args[0])))
+        return "(%s %s %s)" % (num, "//" if atom.kind == "FloorDiv" else "%", div)
     return "%s(%s)" % (atom.kind.lower(), ", ".join(args))

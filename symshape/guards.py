@@ -199,6 +199,10 @@ class CheckWriter:
         self.semantics.append(("bind", axis, (s, a, rest)))
         if a == 1 and type(rest) is int and rest == 0:
             self.origin[s] = axis
+        elif s not in self.cs.dim_names:
+            # messages name this root by how it was read off the axis: (y.shape[0] - 1)/3
+            text = self._solved_text(s, a, rest, axis)
+            self.origin[s] = text if a != 1 else "(%s)" % text
         label = self.cs.dim_names.get(s)
         vr = self.cs.ranges[s]
         conds = []

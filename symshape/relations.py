@@ -173,10 +173,9 @@ def combine(op: str, args) -> CondLike:
             if a == absorbing:
                 return absorbing
             continue
-        if isinstance(a, BoolOp) and a.op == op:
-            out.extend(a.args)
-        elif a not in out:
-            out.append(a)
+        for b in (a.args if isinstance(a, BoolOp) and a.op == op else (a,)):
+            if b not in out:
+                out.append(b)
     if not out:
         return not absorbing
     if len(out) == 1:

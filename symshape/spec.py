@@ -145,13 +145,13 @@ def _match_value(v, spec, path: str, entry: Optional[tuple], idx: int,
             out.append(InputLeaf(path, int(v), None, idx, decl))
             return
     if spec is not None and not (isinstance(spec, _Marker) and spec is STATIC):
-        raise UserError("%s: input %s is a %s, which is specialized to its value; its spec "
+        raise UserError("%s: input %s is of type %s, which is specialized to its value; its spec "
                         "must be None%s, got %r" % (
                             entry_text(entry), path, t.__name__,
                             " (or Dim.DYNAMIC / Dim.AUTO / a Dim to make an int symbolic)"
                             if isinstance(v, int) and not isinstance(v, bool) else "", spec))
     if not isinstance(v, (int, float, bool, complex, str, type(None), np.generic)):
-        raise UserError("input %s is a %s; export takes NumPy arrays, Python scalars and "
+        raise UserError("input %s is of type %s; export takes NumPy arrays, Python scalars and "
                         "lists / tuples / dicts of them" % (path, t.__name__))
     out.append(InputLeaf(path, v, None, idx))
 
@@ -199,6 +199,7 @@ def _axis(s, size: int, where: str, entry, scalar: bool = False) -> AxisDecl:
             raise UserError("%s (for %s) is the static size %d, but the example input has "
                             "size %d" % (entry_text(entry), where, int(s), size))
         return AxisDecl("static", value=size, entry=entry)
+    at = " (%s)" % entry_text(entry) if entry is not None else ""
     if isinstance(s, Dim):
         r = s.range
         if scalar and s.min is None:
@@ -206,17 +207,17 @@ def _axis(s, size: int, where: str, entry, scalar: bool = False) -> AxisDecl:
             from .ranges import ValueRange
             r = ValueRange(NEG_INT_OO, r.upper)
         if size not in r:
-            raise UserError("%s has example size %d, outside the range [%s, %s] of %r; change "
-                            "the example or the bounds" % (where, size, r.lower, r.upper, s))
+            raise UserError("%s%s has example size %d, outside the range [%s, %s] of %r; change "
+                            "the example or the bounds" % (where, at, size, r.lower, r.upper, s))
         return AxisDecl("named", dim=s, value=size, entry=entry)
     if isinstance(s, DerivedDim):
         root_val = s.solve(size)
         if root_val is None:
-            raise UserError("%s has example size %d, which is not of the form %s for any "
-                            "integer %s" % (where, size, s, s.root.name))
+            raise UserError("%s%s has example size %d, which is not of the form %s for any "
+                            "integer %s" % (where, at, size, s, s.root.name))
         if root_val not in s.root.range:
-            raise UserError("%s has example size %d = %s with %s = %d, outside the range "
-                            "[%s, %s] of %r" % (where, size, s, s.root.name, root_val,
+            raise UserError("%s%s has example size %d = %s with %s = %d, outside the range "
+                            "[%s, %s] of %r" % (where, at, size, s, s.root.name, root_val,
                                                 s.root.range.lower, s.root.range.upper, s.root))
         return AxisDecl("derived", dim=s, value=size, entry=entry)
     if isinstance(s, str):
