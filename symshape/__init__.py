@@ -8,6 +8,7 @@ from __future__ import annotations
 from .checks import check
 from .dims import Dim, dims
 from .errors import ConstraintViolationError, GuardOnDataDependentError, UserError
+from .exportable import exportable
 from .infinity import int_oo
 from .logs import set_logs
 from .ranges import ValueRange
@@ -61,7 +62,25 @@ def load(path):
     return _load(path)
 
 
-__all__ = ["export", "cond", "map", "while_loop", "Dim", "dims", "check", "UserError", "ConstraintViolationError",
+def compile(f, *, dynamic=None, backend="numpy", fullgraph=False, cache_size_limit=8):
+    """Just-in-time compile ``f``: trace on the first call, cache compiled code behind
+    guards, recompile when a guard fails (recording it as the reason), make an axis dynamic
+    once it has changed (``dynamic=None``); ``dynamic=True``: every axis dynamic from the
+    start; ``False``: one variant per shape.  Graph breaks (``print``, data-dependent
+    branches, untraceable calls) run eagerly unless ``fullgraph=True``."""
+    from .codegen.jit import compile as _compile
+    return _compile(f, dynamic=dynamic, backend=backend, fullgraph=fullgraph,
+                    cache_size_limit=cache_size_limit)
+
+
+def explain(f, *args, **kwargs):
+    """Run ``f(*args, **kwargs)`` through the compiler and report its graphs, graph breaks
+    (``file:line: reason``) and op counts."""
+    from .codegen.explain import explain as _explain
+    return _explain(f, *args, **kwargs)
+
+
+__all__ = ["export", "cond", "compile", "explain", "map", "while_loop", "Dim", "dims", "check", "UserError", "ConstraintViolationError",
            "GuardOnDataDependentError", "int_oo", "ValueRange", "set_logs", "SymInt",
-           "SymBool", "sym_min", "sym_max"]
+           "SymBool", "sym_min", "sym_max", "exportable"]
 __all__ += ["custom_op", "save", "load"]

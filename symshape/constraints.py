@@ -238,6 +238,11 @@ def analyze(env: ShapeEnv, leaves: List[InputLeaf], axis_syms: Dict[Tuple[int, i
                 "hole that no Dim range can express: restrict the range to one side of %s, or "
                 "use Dim.AUTO" % (dims_in[0], excluded, namer.cond(f), at, vr.lower, vr.upper,
                                   excluded, excluded))
+        elif len(dims_in) == 1:
+            rep.violations.append(
+                "the program requires `%s`%s, a condition on %s that no Dim range or derived "
+                "Dim can express: use Dim.AUTO for %s, or change the code"
+                % (namer.cond(f), at, dims_in[0], dims_in[0]))
         else:
             rep.violations.append(
                 "the program requires `%s`%s, a relation between %s that no Dim can express: "

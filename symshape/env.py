@@ -138,6 +138,29 @@ class ShapeEnv:
             self._subs_cache[x] = got
         return got
 
+    def _strip_positive_factors(self, e: IntLike) -> IntLike:
+        """``b*(L - 4*(L//4)) <op> 0`` is ``Mod(L, 4) <op> 0`` when b >= 1: a factor common
+        to every term whose range is positive changes no comparison with 0."""
+        if type(e) is int or e.const or len(e.terms) < 1:
+            return e
+        common = set(e.terms[0][0])
+        for t, _ in e.terms[1:]:
+            common &= set(t)
+        for atom in common:
+            if type(atom) is Sym and self.ranges.get(atom, DEFAULT_RANGE).lower >= 1 \
+                    and atom not in self.replacements:
+                reduced = {}
+                for t, c in e.terms:
+                    lst = list(t)
+                    lst.remove(atom)
+                    reduced[tuple(lst)] = c
+                const = reduced.pop((), 0)
+                from .expr import _make
+                inner = _make(reduced, const)
+                return self._strip_positive_factors(self._range_fold(inner)) \
+                    if type(inner) is Expr else inner
+        return e
+
     def bound(self, x: IntLike) -> ValueRange:
         """The value range of ``x`` under the current ranges (cached until they change)."""
         got = self._bound_cache.get(x)
@@ -196,7 +219,7 @@ class ShapeEnv:
         if type(c) is bool:
             return c
         if isinstance(c, R.Rel):
-            e = self.simplify(c.expr)
+            e = self._strip_positive_factors(self.simplify(c.expr))
             return c if e is c.expr else R.make(c.op, e)
         return R.combine(c.op, [self.subst_cond(a) for a in c.args])
 
@@ -614,7 +637,8 @@ class ShapeEnv:
                 % (why, _fmt(x, self.name_of), where(frame)))
         v = self.hint_of(x)
         dynamic_log.warning("%s specialized %s to %d%s; pass the size symbolically (e.g. "
-                            "np.zeros(shape, like=x)) to keep it dynamic", why,
+                            "np.zeros(shape, like=x)) to keep it dynamic, and index NumPy "
+                            "constants through np.asarray(const, like=x)", why,
                             _fmt(x, self.name_of), v, where(frame))
         self.add_guard(R.eq(x, v), frame, "specialize")
         return v
@@ -645,7 +669,6 @@ def _recombine_divmod(x: IntLike) -> IntLike:
     for t, c in x.terms:
         if len(t) == 1 and type(t[0]) is OpAtom and t[0].kind == "FloorDiv":
             floors[t[0].args] = (t, c)
-    changed = False
     for t, c in x.terms:
         if len(t) == 1 and type(t[0]) is OpAtom and t[0].kind == "Mod":
             r, k = t[0].args
@@ -653,9 +676,16 @@ def _recombine_divmod(x: IntLike) -> IntLike:
             if hit is not None and type(k) is int and hit[1] == c * k and t in coeffs:
                 del coeffs[t]
                 del coeffs[hit[0]]
-                changed = True
                 rest = _rebuild(coeffs, x.const)
                 return _recombine_divmod(add(rest, scale(r, c)))
+    # c*r - c*k*(r//k) == c*Mod(r, k): L - 4*(L//4) is Mod(L, 4)
+    for (r, k), (t, d) in floors.items():
+        if type(k) is int and k > 0 and d % k == 0:
+            c = -d // k
+            cand = add(add(add(x, scale(r, -c)), scale(atom_expr(t[0]), -d)),
+                       scale(mod(r, k), c))
+            if _size(cand) < _size(x):
+                return _recombine_divmod(cand)
     return x
 
 

@@ -309,6 +309,12 @@ def floordiv(a: IntLike, b: IntLike) -> IntLike:
             return floordiv(neg(a), -b)
         if b == 1:
             return a
+        g = b
+        for _, c in a.terms:
+            g = gcd(g, c)
+        g = gcd(g, a.const)
+        if g > 1:                       # (g*x)//(g*m) == x//m
+            return floordiv(Expr({t: c // g for t, c in a.terms}, a.const // g), b // g)
         # a = b*q + r with r's coefficients in [0, b): (b*q + r)//b == q + r//b
         q: Dict[Term, int] = {}
         r: Dict[Term, int] = {}
@@ -334,6 +340,10 @@ def floordiv(a: IntLike, b: IntLike) -> IntLike:
     quotient = _exact_quotient(a, b)
     if quotient is not None:
         return quotient
+    common = _common_atom(a, b)
+    if common is not None:              # (m*x)//(m*y) == x//y for m != 0
+        return floordiv(_exact_quotient(a, atom_expr(common)),
+                        _exact_quotient(b, atom_expr(common)))
     return atom_expr(OpAtom("FloorDiv", (a, b)))
 
 
@@ -351,6 +361,13 @@ def mod(a: IntLike, b: IntLike) -> IntLike:
         r = {t: c % b for t, c in a.terms if c % b}
         if not r:
             return a.const % b
+        g = b
+        for c in r.values():
+            g = gcd(g, c)
+        g = gcd(g, a.const % b)
+        if g > 1:                       # Mod(g*x, g*m) == g*Mod(x, m)
+            return scale(mod(Expr({t: c // g for t, c in r.items()}, (a.const % b) // g),
+                             b // g), g)
         rest = Expr(r, a.const % b)
         inner = rest.as_atom()
         if type(inner) is OpAtom and inner.kind == "Mod" and type(inner.args[1]) is int \
@@ -363,7 +380,22 @@ def mod(a: IntLike, b: IntLike) -> IntLike:
         return 0
     if _exact_quotient(a, b) is not None:
         return 0
+    common = _common_atom(a, b)
+    if common is not None:              # Mod(m*x, m*y) == m*Mod(x, y) for m != 0
+        m = atom_expr(common)
+        return mul(m, mod(_exact_quotient(a, m), _exact_quotient(b, m)))
     return atom_expr(OpAtom("Mod", (a, b)))
+
+
+def _common_atom(a: IntLike, b: Expr) -> Optional[Atom]:
+    """An atom dividing every term of both ``a`` and the one-term divisor ``b``."""
+    if type(a) is int or a.const or len(b.terms) != 1 or b.const:
+        return None
+    (bt, _), = b.terms
+    for atom in bt:
+        if all(atom in t for t, _ in a.terms):
+            return atom
+    return None
 
 
 def ceildiv(a: IntLike, b: IntLike) -> IntLike:

@@ -102,3 +102,23 @@ def test_min_zero_is_honoured():
     ep = ss.export(lambda x: x[1:] * 2, (np.ones(4),), dynamic_shapes={"x": (Dim("n", min=0),)})
     assert {str(k): str(v) for k, v in ep.range_constraints.items()} == {"s0": "VR[0, int_oo]"}
     assert ep.module()(np.ones(0)).shape == (0,)
+
+
+def test_divisibility_on_a_middle_axis_with_a_symbolic_batch():
+    b, L = Dim("b"), Dim("L")
+    for f in (lambda x: x.reshape(x.shape[0], -1, 4, 3),
+              lambda x: x.reshape(x.shape[0], x.shape[1] // 4, 4, 3)):
+        err, fixes, _ = violation(f, (np.ones((2, 16, 3)),), {"x": (b, L, None)})
+        assert "guard `Mod(L, 4) == 0`" in str(err)
+        assert fixes == ["_L = Dim('_L', min=1)", "L = 4*_L"]
+
+
+def test_constant_indexed_by_a_size_through_asarray_like():
+    POS = np.arange(100.0)
+
+    def g(x):
+        return x + np.asarray(POS, like=x)[:x.shape[0]]
+
+    ep = ss.export(g, (np.ones(5),), dynamic_shapes={"x": (Dim.AUTO,)})
+    assert str(ep.input_shapes["x"][0]) == "s0"
+    np.testing.assert_array_equal(ep.module()(np.ones(9)), g(np.ones(9)))

@@ -135,3 +135,17 @@ def _eye(t, N, M=None, k=0, dtype=float, order="C", *, device=None, like=None):
 
 
 FUNCTIONS[np.eye].takes_sizes = True
+
+
+@implements(np.asarray, np.array, np.asanyarray)
+def _asarray(t, a, dtype=None, *args, like=None, **kwargs):
+    """``np.asarray(CONST, like=x)``: a NumPy constant as a traced value, so that indexing
+    it with sizes (``POS[:x.shape[1]]``) stays symbolic."""
+    if type(a) is TracedArray:
+        from .elementwise import astype
+        return a if dtype is None or np.dtype(dtype) == a.dtype else astype(t, a, dtype)
+    arr = np.asarray(a, dtype=dtype)
+    if arr.dtype == object:
+        raise UserError("np.asarray(..., like=x) of a mix of traced and plain values is not "
+                        "supported; use np.stack%s" % where(user_frame(2)))
+    return t.constant(a if isinstance(a, np.ndarray) and dtype is None else arr)

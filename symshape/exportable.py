@@ -1,0 +1,110 @@
+"""``@ss.exportable(example_inputs=..., dynamic_shapes=...)``: declare an export for CI.
+
+The decorator only records the declaration (the function, its example inputs and spec, and
+the file and line of the decorator call) in a process-wide registry that ``symshape check``
+reads after importing the user's modules; it returns the function itself, unchanged, so the
+decorated function behaves exactly as before.  Nothing is traced at import time.
+
+``example_inputs`` is a tuple of positional example arguments (as for ``export``), or a
+zero-argument callable returning one (to build large examples lazily, when checked);
+``example_kwargs`` an optional dict of keyword example arguments.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from .errors import UserError
+
+
+class Declaration:
+    """One declared export: where it was declared, and what to call ``export`` with."""
+
+    __slots__ = ("fn", "example_inputs", "example_kwargs", "dynamic_shapes", "file", "line",
+                 "module", "qualname", "origin", "index", "error")
+
+    def __init__(self, fn: Optional[Callable], example_inputs, dynamic_shapes, file: str,
+                 line: int, module: str, qualname: str, example_kwargs=None,
+                 origin: str = "python", index: Optional[int] = None,
+                 error: Optional[str] = None) -> None:
+        self.fn = fn
+        self.example_inputs = example_inputs
+        self.example_kwargs = example_kwargs
+        self.dynamic_shapes = dynamic_shapes
+        self.file = file            # absolute path of the file holding the spec
+        self.line = line            # line of the spec (decorator call / TOML entry)
+        self.module = module
+        self.qualname = qualname
+        self.origin = origin        # "python" (decorator) or "toml" ([tool.symshape])
+        self.index = index          # TOML: position among [[tool.symshape.exports]]
+        self.error = error          # TOML: why the entry could not be loaded
+
+    @property
+    def name(self) -> str:
+        return "%s:%s" % (self.module, self.qualname)
+
+    def inputs(self) -> Tuple[tuple, dict]:
+        """The example ``(args, kwargs)``, calling a lazy ``example_inputs`` if needed."""
+        args = self.example_inputs
+        if callable(args):
+            args = args()
+        if isinstance(args, list):
+            args = tuple(args)
+        if not isinstance(args, tuple):
+            args = (args,)
+        return args, dict(self.example_kwargs or {})
+
+    def __repr__(self) -> str:
+        return "<Declaration %s at %s:%d>" % (self.name, self.file, self.line)
+
+
+# (absolute file, qualname, line) -> Declaration, in registration order (stacked decorators
+# on one function declare several exports of it)
+_REGISTRY: Dict[Tuple[str, str, int], Declaration] = {}
+
+
+def registered() -> List[Declaration]:
+    return list(_REGISTRY.values())
+
+
+def forget_file(path: str) -> None:
+    """Drop the declarations made by ``path`` (before it is imported again)."""
+    path = os.path.abspath(path)
+    for key in [k for k in _REGISTRY if k[0] == path]:
+        del _REGISTRY[key]
+
+
+def exportable(fn: Optional[Callable] = None, *, example_inputs: Any = None,
+               dynamic_shapes: Any = None, example_kwargs: Optional[dict] = None):
+    """Declare ``fn`` as an export that ``symshape check`` validates.
+
+    ``@ss.exportable(example_inputs=(x,), dynamic_shapes={"x": (batch, None)})`` -- the
+    arguments are those of ``ss.export(fn, example_inputs, example_kwargs,
+    dynamic_shapes=...)``.  Returns ``fn`` unchanged.
+    """
+    if fn is not None and not callable(fn):
+        raise UserError("exportable: use it as @exportable(example_inputs=..., "
+                        "dynamic_shapes=...); got a positional %s" % type(fn).__name__)
+    if example_inputs is None:
+        raise UserError("exportable needs example_inputs=(...): the example arguments that "
+                        "export traces the function with")
+    if example_kwargs is not None and not isinstance(example_kwargs, dict):
+        raise UserError("exportable: example_kwargs must be a dict, got %s"
+                        % type(example_kwargs).__name__)
+    frame = sys._getframe(1)
+    file = os.path.abspath(frame.f_code.co_filename)
+    line = frame.f_lineno
+
+    def register(f: Callable) -> Callable:
+        if not callable(f):
+            raise UserError("exportable decorates a function, got %s" % type(f).__name__)
+        module = getattr(f, "__module__", None) or "__main__"
+        qualname = getattr(f, "__qualname__", None) or getattr(f, "__name__", repr(f))
+        _REGISTRY[(file, qualname, line)] = Declaration(f, example_inputs, dynamic_shapes, file,
+                                                  line, module, qualname, example_kwargs)
+        return f
+
+    if fn is not None:
+        return register(fn)
+    return register

@@ -1,0 +1,188 @@
+"""Every rule the engine relies on, one line of mathematics each.
+
+The engine is only as sound as these rules: the rewrites of the expression layer, the
+normal forms of relations, the value-range transfer functions, the range folding and the
+equation solver of the shape environment, the Z3 encoding, and each op's shape rule.  Each
+entry names the code that applies it (``where``, as ``module:function``) and states it for
+Python integers (``//`` floors, ``%`` takes the divisor's sign; ``Min`` / ``Max`` as in
+``expr.py``; ranges may have ``-int_oo`` / ``int_oo`` ends).
+
+Every rule has exactly one Z3 proof in ``proofs/`` (registered with
+``@proves("<name>")``); ``python -m proofs`` runs them all, and ``tests/test_proofs.py``
+fails when a rule has no proof or a proof names no rule.  Adding a rule to the engine means
+adding a row here and its proof there.
+"""
+from __future__ import annotations
+
+from typing import Dict, List, NamedTuple
+
+
+class Rule(NamedTuple):
+    name: str          # "<family>.<rule>", the key proofs register against
+    where: str         # module:function that applies the rule
+    statement: str     # the rule as one line of mathematics
+
+
+def _r(name: str, where: str, statement: str) -> Rule:
+    return Rule(name, where, statement)
+
+
+EXPR = "symshape.expr"
+REL = "symshape.relations"
+RNG = "symshape.ranges"
+ENV = "symshape.env"
+Z3B = "symshape.z3bridge"
+OPS = "capture.ops"
+
+RULES: List[Rule] = [
+    # ---------------------------------------------------------------- expr.py: floordiv
+    _r("floordiv.by_one", EXPR + ":floordiv", "a // 1 == a"),
+    _r("floordiv.neg_divisor", EXPR + ":floordiv", "a // b == (-a) // (-b) for b < 0"),
+    _r("floordiv.coeff_split", EXPR + ":floordiv",
+       "(b*q + r) // b == q + r // b for b > 0 (each coefficient c split as divmod(c, b))"),
+    _r("floordiv.const_remainder", EXPR + ":floordiv",
+       "(b*q + r) // b == q for b > 0 and 0 <= r < b (no term left after the split)"),
+    _r("floordiv.nested", EXPR + ":floordiv", "(x // c) // b == x // (b*c) for b, c > 0"),
+    _r("floordiv.self", EXPR + ":floordiv", "a // a == 1 for a != 0"),
+    _r("floordiv.zero", EXPR + ":floordiv", "0 // b == 0 for b != 0"),
+    _r("floordiv.exact_quotient", EXPR + ":_exact_quotient",
+       "(m*q) // m == q for m != 0 (a monomial m dividing every term exactly)"),
+    _r("floordiv.display_fold", EXPR + ":_fold_const_into_floordiv",
+       "c + r // b == (r + c*b) // b for b > 0 (printing only)"),
+    # ---------------------------------------------------------------- expr.py: mod
+    _r("mod.by_one", EXPR + ":mod", "a % 1 == 0"),
+    _r("mod.neg_divisor", EXPR + ":mod", "a % b == -((-a) % (-b)) for b < 0"),
+    _r("mod.coeff_reduce", EXPR + ":mod",
+       "(b*q + r) % b == r % b for b > 0 (coefficients and constant reduced mod b)"),
+    _r("mod.nested", EXPR + ":mod", "(x % c) % b == x % b for b > 0 and b | c"),
+    _r("mod.self", EXPR + ":mod", "a % a == 0 for a != 0"),
+    _r("mod.zero", EXPR + ":mod", "0 % b == 0 for b != 0"),
+    _r("mod.exact_quotient", EXPR + ":mod", "(m*q) % m == 0 for m != 0"),
+    # ---------------------------------------------------------------- expr.py: ceildiv, Min/Max
+    _r("ceildiv.def", EXPR + ":ceildiv",
+       "q = -((-a) // b) == ceil(a/b): b*q >= a > b*(q - 1) for b > 0, "
+       "b*q <= a < b*(q - 1) for b < 0"),
+    _r("minmax.flatten", EXPR + ":_minmax",
+       "Min(Min(a, b), c) == Min(a, b, c) == Min(c, b, a) (any order; Max likewise)"),
+    _r("minmax.const_merge", EXPR + ":_minmax",
+       "Min(x, c1, c2) == Min(x, min(c1, c2)) for constants c1, c2 (Max with max)"),
+    _r("minmax.offset_dominance", EXPR + ":_minmax",
+       "Min(y + d, y) == (y + d if d <= 0 else y), Max(y + d, y) == (y + d if d >= 0 else y) "
+       "for a constant d (duplicates: d == 0)"),
+    # ---------------------------------------------------------------- relations.py
+    _r("rel.eq_gcd", REL + ":make",
+       "g*e + k == 0 <=> e + k/g == 0 when g | k, and g*e + k != 0 when g does not divide k "
+       "(g > 0; != likewise)"),
+    _r("rel.eq_sign", REL + ":make", "e == 0 <=> -e == 0 and e != 0 <=> -e != 0"),
+    _r("rel.le_gcd_ceil", REL + ":make",
+       "g*e + k <= 0 <=> e + ceil(k/g) <= 0 for g > 0, with ceil(k/g) == -((-k) // g)"),
+    _r("rel.lt_as_le", REL + ":lt",
+       "a < b <=> a - b + 1 <= 0; a > b <=> b - a + 1 <= 0; a >= b <=> b - a <= 0"),
+    _r("rel.le_negate", REL + ":Rel.negate", "not (e <= 0) <=> -e + 1 <= 0"),
+    # ---------------------------------------------------------------- ranges.py
+    _r("range.add", RNG + ":vr_add",
+       "x in [a, b], y in [c, d] => x + y in [a + c, b + d] (never int_oo - int_oo)"),
+    _r("range.scale", RNG + ":vr_scale",
+       "x in [a, b] => k*x in [k*a, k*b] for k >= 0 and in [k*b, k*a] for k < 0"),
+    _r("range.mul", RNG + ":vr_mul",
+       "x in [a, b], y in [c, d] => x*y in [min, max] of {a*c, a*d, b*c, b*d} "
+       "(0 * int_oo == 0)"),
+    _r("range.pow", RNG + ":vr_pow",
+       "x in [a, b] => x**n in [a**n, b**n] for odd n; for even n in [0, max(a**n, b**n)] "
+       "when a <= 0 <= b, else in [min, max] of {a**n, b**n} (n = 1..5)"),
+    _r("range.floordiv_pos", RNG + ":vr_floordiv",
+       "x in [a, b], y in [c, d], c > 0 => x // y in [min, max] of _fdiv at the 4 corners"),
+    _r("range.floordiv_neg", RNG + ":vr_floordiv",
+       "x in [a, b], y in [c, d], d < 0 => x // y in [min, max] of _fdiv at the 4 corners"),
+    _r("range.floordiv_straddle", RNG + ":vr_floordiv",
+       "x in [a, b], y in [c, d] with c <= 0 <= d, y != 0 => x // y in the union of the "
+       "ranges for y in [c, -1] and y in [1, d]"),
+    _r("range.mod_nowrap", RNG + ":vr_mod",
+       "x in [a, b] finite, m > 0, a // m == b // m => x % m in [a % m, b % m]"),
+    _r("range.mod_pos", RNG + ":vr_mod",
+       "x in [a, b], y in [c, d], c > 0 => x % y in [0, d - 1], and in [0, min(d - 1, b)] "
+       "when a >= 0"),
+    _r("range.mod_neg", RNG + ":vr_mod", "y in [c, d], d < 0 => x % y in [c + 1, 0]"),
+    _r("range.mod_straddle", RNG + ":vr_mod",
+       "y in [c, d], c <= 0 <= d, y != 0 => x % y in [min(c + 1, 0), max(d - 1, 0)]"),
+    _r("range.min", RNG + ":vr_min",
+       "x_i in [a_i, b_i] => min(x_i) in [min a_i, min b_i]"),
+    _r("range.max", RNG + ":vr_max",
+       "x_i in [a_i, b_i] => max(x_i) in [max a_i, max b_i]"),
+    _r("range.factored", RNG + ":_bound_factored",
+       "e == t*i + k, t in T, i in I => e in vr_mul(T, I) + k; the intersection of two "
+       "ranges containing e contains e"),
+    # ---------------------------------------------------------------- env.py: range folding
+    _r("fold.minmax_dominance", ENV + ":ShapeEnv._fold_atom",
+       "Min(x, y, rest...) == Min(y, rest...) when x - y >= 0 on the ranges "
+       "(Max: y - x >= 0); of two equal arguments the first is kept"),
+    _r("fold.small_numerator", ENV + ":ShapeEnv._fold_atom",
+       "0 <= x < k => x // k == 0 and x % k == x"),
+    _r("fold.recombine_divmod", ENV + ":_recombine_divmod",
+       "c*k*(r // k) + c*(r % k) == c*r for k != 0"),
+    _r("fold.push_minmax", ENV + ":_push_into_minmax",
+       "r + Min(a, b) == Min(r + a, r + b), r - Min(a, b) == Max(r - a, r - b) "
+       "(and dually for Max)"),
+    _r("decide.by_range", ENV + ":ShapeEnv._decide_ranges",
+       "e in [lo, hi]: hi <= 0 => e <= 0; lo > 0 => not e <= 0; lo == hi == 0 => e == 0; "
+       "0 not in [lo, hi] => e != 0"),
+    _r("decide.box_exact", ENV + ":_box_exact",
+       "sum a_i*s_i + k over a box s_i in [l_i, h_i]: both ends of the interval bound are "
+       "attained at corners, so an e <= 0 the bound leaves open is undecidable"),
+    # ---------------------------------------------------------------- env.py: solver
+    _r("solve.unit_substitution", ENV + ":ShapeEnv._solve_eq",
+       "c*s + R == 0 <=> s == -c*R for c in {1, -1} and R free of s"),
+    _r("solve.le_to_range", ENV + ":ShapeEnv._learn",
+       "a*s + k <= 0 <=> s <= (-k) // a for a > 0, <=> s >= ceil(k / -a) for a < 0"),
+    _r("solve.ne_to_range", ENV + ":ShapeEnv._learn",
+       "a*s + k != 0 <=> s != (-k) // a when a | k (always true otherwise); "
+       "s in [lo, hi] and s != lo <=> s in [lo + 1, hi] (at hi likewise)"),
+    _r("solve.congruence", ENV + ":ShapeEnv._solve_congruence",
+       "s % k == r (0 <= r < k), s in [lo, hi] <=> s == k*q + r for one q in "
+       "[ceil((lo - r)/k), (hi - r)//k]; the hint of q is (hint - r)//k"),
+    _r("solve.two_var", ENV + ":ShapeEnv._solve_two_var",
+       "a*x + b*y + c == 0, gcd(a, b) == 1, (hx, hy) a solution, m = |b|: with x in its range, "
+       "the solutions are exactly x = m*k + hx % m, y = (-a*x - c) // b (exact) for k in "
+       "[0, int_oo), the range given to k"),
+    _r("solve.constrain_linear", ENV + ":ShapeEnv._constrain",
+       "a*t + k in [lo, hi] <=> t in [ceil((lo - k)/a), (hi - k)//a] for a > 0, "
+       "t in [ceil((k - hi)/-a), (k - lo)//-a] for a < 0"),
+    _r("solve.replacement_range", ENV + ":ShapeEnv.replace",
+       "{s == v, s in [lo, hi]} and {v in [lo, hi]} have the same solutions (replacing s by "
+       "v keeps the solution set when v's range is constrained to s's)"),
+    # ---------------------------------------------------------------- z3bridge.py
+    _r("z3bridge.divmod_encoding", Z3B + ":Encoder.atom",
+       "b*q <= a < b*q + b (b > 0), b*q >= a > b*q + b (b < 0) hold for exactly one q, "
+       "q == a // b, and a - b*q == a % b"),
+    _r("z3bridge.minmax_encoding", Z3B + ":Encoder.atom",
+       "folding If(a < m, a, m) over the arguments gives min (If(a > m, a, m): max)"),
+    # ---------------------------------------------------------------- op shape rules
+    _r("slice.length_step_pos", OPS + ".indexing:slice_length",
+       "step > 0: clamp start, stop to [0, n] (negative: + n, then max 0; else min n); "
+       "max((stop' - start' + step - 1) // step, 0) == len(range(n)[start:stop:step])"),
+    _r("slice.length_step_neg", OPS + ".indexing:slice_length",
+       "step < 0: clamp start, stop to [-1, n - 1] (negative: + n, then max -1; else "
+       "min n - 1); max((start' - stop' - step - 1) // -step, 0) == "
+       "len(range(n)[start:stop:step])"),
+    _r("broadcast.pair", OPS + ".elementwise:broadcast_pair",
+       "sizes a, b >= 0 broadcast to a if a == b, b if a == 1, a if b == 1, and not at all "
+       "otherwise (NumPy's rule)"),
+    _r("reshape.infer", OPS + ".shape:reshape",
+       "a -1 in the target is numel // known: the one size s >= 0 with known*s == numel, "
+       "for every target the rule accepts (NumPy accepts: other sizes >= 0, known | numel)"),
+    _r("reshape.divisibility", OPS + ".shape:reshape",
+       "known != 0: numel % known == 0 <=> known*s == numel for some integer s"),
+    _r("reshape.explicit", OPS + ".shape:reshape",
+       "without -1 the target is accepted iff numel == prod(target) and every size >= 0 "
+       "(NumPy's rule)"),
+    _r("concatenate.shape", OPS + ".shape:_concatenate",
+       "arrays equal off the axis (guarded) concatenate to the common sizes and, along the "
+       "axis, the sum of the sizes"),
+    _r("matmul.shape", OPS + ".linalg:matmul_shape",
+       "(..., n, k) @ (..., k, m) -> (broadcast(...), n, m); a 1-D first operand is "
+       "(1, k) with that axis removed, a 1-D second (k, 1) likewise; the k must be equal"),
+]
+
+BY_NAME: Dict[str, Rule] = {r.name: r for r in RULES}
+if len(BY_NAME) != len(RULES):  # pragma: no cover - a duplicated name is a typo
+    raise RuntimeError("duplicate rule names in symshape/rules.py")
