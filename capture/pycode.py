@@ -7,7 +7,9 @@ mutations back, and returns the outputs in ``f``'s output structure.
 """
 from __future__ import annotations
 
+import copy
 import inspect
+import re
 from typing import Any, Dict, List, Tuple
 
 import numpy as np
@@ -128,6 +130,9 @@ def build_function(graph: Graph, cs: ConstraintSet, sig: inspect.Signature,
                    input_nodes: List[Node], mutations: List[Tuple[Node, Node]],
                    name: str = "forward") -> Tuple[str, Dict[str, Any]]:
     """Python source of the whole program and the namespace it runs in."""
+    clash = [p for p in sig.parameters if p in _GENERATED_NAMES or _SYMBOL.match(p)]
+    if clash:
+        return _build_renamed(graph, cs, sig, input_nodes, mutations, name, clash)
     ns: Dict[str, Any] = {"np": np, "_ndarray": np.ndarray, "_rt": _rt}
     names: Dict[Node, str] = {}
     for node in graph.nodes:
@@ -159,6 +164,52 @@ def build_function(graph: Graph, cs: ConstraintSet, sig: inspect.Signature,
     params = signature_source(sig, r)
     src = "def %s(%s):\n" % (name, params) + "".join("    %s\n" % line for line in body)
     return src, ns
+
+
+# names the generated body uses that a parameter must not shadow
+_GENERATED_NAMES = {"type", "int", "min", "max", "divmod", "np", "len", "bool", "float",
+                    "slice", "tuple", "list", "dict"}
+_SYMBOL = re.compile(r"^[su]\d+$")
+
+
+def _build_renamed(graph, cs, sig, input_nodes, mutations, name, clash):
+    """A parameter named like something the body uses (``type``, ``max``, ``s0``): the
+    public function keeps ``f``'s signature and forwards to a body with renamed
+    parameters."""
+    ren = {p: "_p_" + p for p in clash}
+    params = [p.replace(name=ren.get(p.name, p.name)) for p in sig.parameters.values()]
+    inner_sig = sig.replace(parameters=params)
+    lead = re.compile(r"^([A-Za-z_][A-Za-z_0-9]*)")
+    new_inputs = []
+    for d in cs.inputs:
+        nd = copy.copy(d)
+        nd.access = lead.sub(lambda m: ren.get(m.group(1), m.group(1)), d.access)
+        new_inputs.append(nd)
+    cs2 = copy.copy(cs)
+    cs2.inputs = new_inputs
+    saved = {n: n.name for n in input_nodes if n.name in ren}
+    for n in saved:
+        n.name = ren[n.name]
+    try:
+        inner, ns = build_function(graph, cs2, inner_sig, input_nodes, mutations, "_impl")
+    finally:
+        for n, old in saved.items():
+            n.name = old
+    r = Renderer({}, ns)
+    call = []
+    for p in sig.parameters.values():
+        target = ren.get(p.name, p.name)
+        if p.kind == p.VAR_POSITIONAL:
+            call.append("*" + p.name)
+        elif p.kind == p.VAR_KEYWORD:
+            call.append("**" + p.name)
+        elif p.kind == p.KEYWORD_ONLY:
+            call.append("%s=%s" % (target, p.name))
+        else:
+            call.append(p.name)
+    outer = "def %s(%s):\n    return _impl(%s)\n" % (name, signature_source(sig, r),
+                                                     ", ".join(call))
+    return inner + "\n" + outer, ns
 
 
 def _node_lines(node: Node, r: Renderer, ns: Dict[str, Any], body: List[str]) -> bool:

@@ -192,20 +192,13 @@ class ShapeEnv:
             a = flat.as_atom() if type(flat) is Expr else None
             if type(a) is not OpAtom or a.kind != kind:
                 return flat
+            # compare only against arguments that are kept, so ties cannot drop each other
             keep = []
-            n = len(a.args)
-            for i, x in enumerate(a.args):
-                dropped = False
-                for j in range(n):
-                    y = a.args[j]
-                    if j == i or not _dominates(kind, y, x, rng):
-                        continue
-                    if j > i and _dominates(kind, x, y, rng):
-                        continue        # equal under the ranges: keep the first of the two
-                    dropped = True
-                    break
-                if not dropped:
-                    keep.append(x)
+            for x in a.args:
+                if any(_dominates(kind, y, x, rng) for y in keep):
+                    continue
+                keep = [y for y in keep if not _dominates(kind, x, y, rng)]
+                keep.append(x)
             return _minmax(kind, keep)
         num, den = args
         if type(den) is int and den > 0:
@@ -503,7 +496,10 @@ class ShapeEnv:
         m = abs(b)
         rx = hx % m
         info = self.infos[x]
-        k = self.create_symbol(hx // m, "%s//%d" % (info.source, m), ValueRange(0, INT_OO),
+        vr = self.ranges[x]               # x = m*k + rx in x's range
+        lo = _ceil_div(vr.lower - rx, m) if not is_inf(vr.lower) else NEG_INT_OO
+        hi = (vr.upper - rx) // m if not is_inf(vr.upper) else INT_OO
+        k = self.create_symbol(hx // m, "%s//%d" % (info.source, m), ValueRange(lo, hi),
                                kind="quotient", frame=info.frame)
         self.infos[k].parent = x
         x_val = add(scale(k.expr, m), rx)
@@ -732,8 +728,12 @@ def _has_op_atoms(x: Expr) -> bool:
 
 
 def _box_exact(c) -> bool:
-    """Interval evaluation is exact for a linear form in which each symbol appears once."""
-    return isinstance(c, R.Rel) and c.expr.is_linear()
+    """Interval evaluation decides a linear ``<=`` exactly when each symbol appears once.
+    For ``==`` / ``!=`` the interval may contain 0 while no integer point hits it
+    (2*s0 + 3*s1 == 11 with s0, s1 >= 2), so only unit coefficients qualify."""
+    if not isinstance(c, R.Rel) or not c.expr.is_linear():
+        return False
+    return c.op == R.LE or all(abs(k) == 1 for _, k in c.expr.terms)
 
 
 def _dominates(kind: str, y: IntLike, x: IntLike, rng) -> bool:

@@ -47,21 +47,33 @@ RULES: List[Rule] = [
     _r("floordiv.zero", EXPR + ":floordiv", "0 // b == 0 for b != 0"),
     _r("floordiv.exact_quotient", EXPR + ":_exact_quotient",
        "(m*q) // m == q for m != 0 (a monomial m dividing every term exactly)"),
+    _r("floordiv.common_gcd", EXPR + ":floordiv",
+       "(g*x) // (g*m) == x // m for g > 0, m > 0 (g divides every coefficient, the "
+       "constant and the divisor)"),
+    _r("floordiv.common_factor", EXPR + ":floordiv",
+       "(m*x) // (m*y) == x // y for m != 0 (an atom m divides every term of both)"),
     _r("floordiv.display_fold", EXPR + ":_fold_const_into_floordiv",
        "c + r // b == (r + c*b) // b for b > 0 (printing only)"),
+    _r("print.python_source", EXPR + ":format_py",
+       "the Python text format_py(e) evaluates to e at every point where e is defined "
+       "(Python's // and %, product divisors bracketed)"),
     # ---------------------------------------------------------------- expr.py: mod
     _r("mod.by_one", EXPR + ":mod", "a % 1 == 0"),
     _r("mod.neg_divisor", EXPR + ":mod", "a % b == -((-a) % (-b)) for b < 0"),
     _r("mod.coeff_reduce", EXPR + ":mod",
        "(b*q + r) % b == r % b for b > 0 (coefficients and constant reduced mod b)"),
+    _r("mod.common_gcd", EXPR + ":mod",
+       "(g*x) % (g*m) == g*(x % m) for g > 0, m > 0 (after reducing the coefficients mod g*m)"),
+    _r("mod.common_factor", EXPR + ":mod",
+       "(m*x) % (m*y) == m*(x % y) for m != 0 (an atom m divides every term of both)"),
     _r("mod.nested", EXPR + ":mod", "(x % c) % b == x % b for b > 0 and b | c"),
     _r("mod.self", EXPR + ":mod", "a % a == 0 for a != 0"),
     _r("mod.zero", EXPR + ":mod", "0 % b == 0 for b != 0"),
     _r("mod.exact_quotient", EXPR + ":mod", "(m*q) % m == 0 for m != 0"),
     # ---------------------------------------------------------------- expr.py: ceildiv, Min/Max
     _r("ceildiv.def", EXPR + ":ceildiv",
-       "q = -((-a) // b) == ceil(a/b): b*q >= a > b*(q - 1) for b > 0, "
-       "b*q <= a < b*(q - 1) for b < 0"),
+       "q = ceildiv(a, b) == ceil(a/b), spelled (a + b - 1) // b for an int b > 0 and "
+       "-((-a) // b) otherwise: b*q >= a > b*(q - 1) for b > 0, b*q <= a < b*(q - 1) for b < 0"),
     _r("minmax.flatten", EXPR + ":_minmax",
        "Min(Min(a, b), c) == Min(a, b, c) == Min(c, b, a) (any order; Max likewise)"),
     _r("minmax.const_merge", EXPR + ":_minmax",
@@ -120,12 +132,19 @@ RULES: List[Rule] = [
        "0 <= x < k => x // k == 0 and x % k == x"),
     _r("fold.recombine_divmod", ENV + ":_recombine_divmod",
        "c*k*(r // k) + c*(r % k) == c*r for k != 0"),
+    _r("fold.divmod_to_mod", ENV + ":_recombine_divmod",
+       "c*r - c*k*(r // k) == c*(r % k) for k != 0 (L - 4*(L//4) is Mod(L, 4))"),
     _r("fold.push_minmax", ENV + ":_push_into_minmax",
        "r + Min(a, b) == Min(r + a, r + b), r - Min(a, b) == Max(r - a, r - b) "
        "(and dually for Max)"),
+    _r("rel.strip_positive_factor", ENV + ":ShapeEnv._strip_positive_factors",
+       "b*e == 0 <=> e == 0, b*e != 0 <=> e != 0, b*e <= 0 <=> e <= 0 for a symbol b whose "
+       "range has lower end >= 1"),
     _r("decide.by_range", ENV + ":ShapeEnv._decide_ranges",
        "e in [lo, hi]: hi <= 0 => e <= 0; lo > 0 => not e <= 0; lo == hi == 0 => e == 0; "
        "0 not in [lo, hi] => e != 0"),
+    # _box_exact ends == / != early only for unit coefficients, where every integer in the
+    # interval is attained (2*s0 + 3*s1 == 11 over s0, s1 >= 2 goes on to Z3 instead)
     _r("decide.box_exact", ENV + ":_box_exact",
        "sum a_i*s_i + k over a box s_i in [l_i, h_i]: both ends of the interval bound are "
        "attained at corners, so an e <= 0 the bound leaves open is undecidable"),
@@ -143,7 +162,7 @@ RULES: List[Rule] = [
     _r("solve.two_var", ENV + ":ShapeEnv._solve_two_var",
        "a*x + b*y + c == 0, gcd(a, b) == 1, (hx, hy) a solution, m = |b|: with x in its range, "
        "the solutions are exactly x = m*k + hx % m, y = (-a*x - c) // b (exact) for k in "
-       "[0, int_oo), the range given to k"),
+       "[ceil((lo - rx)/m), floor((hi - rx)/m)], the range given to k from x's range"),
     _r("solve.constrain_linear", ENV + ":ShapeEnv._constrain",
        "a*t + k in [lo, hi] <=> t in [ceil((lo - k)/a), (hi - k)//a] for a > 0, "
        "t in [ceil((k - hi)/-a), (k - lo)//-a] for a < 0"),

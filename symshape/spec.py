@@ -68,7 +68,15 @@ def bind_inputs(f, args: tuple, kwargs: dict) -> Tuple[inspect.Signature, Dict[s
     except TypeError as e:
         raise UserError("the example inputs do not match the signature of %s%s: %s"
                         % (getattr(f, "__qualname__", f), sig, e)) from None
-    return sig, dict(bound.arguments)
+    # parameters left at their defaults are inputs too: the program specialises them, and
+    # the module must reject a call that passes another value
+    out = {}
+    for name, p in sig.parameters.items():
+        if name in bound.arguments:
+            out[name] = bound.arguments[name]
+        elif p.default is not p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            out[name] = p.default
+    return sig, out
 
 
 def _is_array(v) -> bool:

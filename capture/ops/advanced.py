@@ -44,7 +44,7 @@ def _fill(text: str, args) -> str:
 
 defop("index", emit=lambda a, k: "%s[%s]" % (a[0], _fill(k["index"], a)),
       doc="advanced indexing with integer arrays / boolean masks")
-defop("index_put", emit=lambda a, k: "_rt.setitem(%s, (%s,), %s)" % (
+defop("index_put", emit=lambda a, k: "_rt.setitem(%s, np.s_[%s], %s)" % (
     a[0], _fill(k["index"], a[:-1]), a[-1]),
     doc="a copy with the advanced-indexed elements replaced")
 defop("take", emit=lambda a, k: "np.take(%s, %s, axis=%s)" % (a[0], a[1], k["axis"]),

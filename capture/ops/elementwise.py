@@ -6,6 +6,7 @@ be 1 carve no holes.  Only when the sizes differ does ``a == 1`` / ``b == 1`` ge
 """
 from __future__ import annotations
 
+import re
 from typing import Any, List, Sequence
 
 import numpy as np
@@ -110,8 +111,11 @@ def ufunc_call(t: Tracer, ufunc, inputs, kwargs):
 
 def resolve(ufunc, ops, dtype=None) -> np.dtype:
     try:
-        dts = ufunc.resolve_dtypes(tuple(weak_type(x) for x in ops) +
-                                   (None if dtype is None else np.dtype(dtype),) * ufunc.nout)
+        # dtype= fixes the loop's output dtype (the signature), as in the eager call
+        kw = {} if dtype is None else \
+            {"signature": (None,) * ufunc.nin + (np.dtype(dtype),) * ufunc.nout}
+        dts = ufunc.resolve_dtypes(tuple(weak_type(x) for x in ops) + (None,) * ufunc.nout,
+                                   **kw)
     except Exception as e:   # NumPy's own message: no loop for these dtypes
         raise UserError("np.%s: %s%s" % (ufunc.__name__, e, where(user_frame(3)))) from None
     return dts[-1]
@@ -148,10 +152,19 @@ _OPERATORS = {"add": "+", "subtract": "-", "multiply": "*", "divide": "/",
               "equal": "==", "not_equal": "!="}
 
 
+_ATOM = re.compile(r"^(?:[A-Za-z_][A-Za-z0-9_.]*|\d+(?:\.\d*)?(?:e[-+]?\d+)?)$")
+
+
+def _operand(text: str) -> str:
+    """An operand of a binary operator: sizes render as ``s1*s3``, which needs parentheses."""
+    return text if _ATOM.match(text) or text.startswith("(") and text.endswith(")") and \
+        text.count("(") == 1 else "(%s)" % text
+
+
 def _emit_ufunc(args, attrs, name):
     sym = _OPERATORS.get(name)
     if sym is not None and len(args) == 2 and not attrs:
-        return "(%s %s %s)" % (args[0], sym, args[1])
+        return "(%s %s %s)" % (_operand(args[0]), sym, _operand(args[1]))
     return "np.%s(%s)" % (name, ", ".join(list(args) + ["%s=%s" % kv for kv in attrs.items()]))
 
 

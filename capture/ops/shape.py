@@ -22,7 +22,9 @@ defop("squeeze", "np.squeeze({0}, {axis})", doc="drop size-1 axes")
 defop("concat", emit=lambda a, k: "np.concatenate(%s, axis=%s%s)" % (
     a[0], k["axis"], ", dtype=%s" % k["dtype"] if "dtype" in k else ""),
     doc="join along an existing axis")
-defop("stack", "np.stack({0}, axis={axis})", doc="join along a new axis")
+defop("stack", emit=lambda a, k: "np.stack(%s, axis=%s%s)" % (
+    a[0], k["axis"], ", dtype=%s" % k["dtype"] if "dtype" in k else ""),
+    doc="join along a new axis")
 
 
 def prod(sizes) -> object:
@@ -59,13 +61,20 @@ def reshape(t: Tracer, x: TracedArray, newshape) -> TracedArray:
         if not (type(s) is SymInt or isinstance(s, (int, np.integer))):
             raise UserError("reshape: sizes must be ints, got %r%s" % (s, _frame()))
     target = tuple(int(s) if isinstance(s, np.integer) else s for s in target)
+    for s in target:
+        if type(s) is int and s < -1:
+            raise UserError("reshape: negative size %d in shape %s%s"
+                            % (s, shape_repr(target), _frame()))
+        if type(s) is SymInt and not (s >= 0):
+            raise UserError("reshape: the size %s is negative for the example inputs%s"
+                            % (s, _frame()))
     numel = prod(x.shape)
     holes = [i for i, s in enumerate(target) if type(s) is int and s == -1]
     if len(holes) > 1:
         raise UserError("reshape: can only specify one unknown dimension (-1)%s" % _frame())
     if holes:
         known = prod(s for i, s in enumerate(target) if i != holes[0])
-        if type(known) is int and known == 0:
+        if not (known >= 1):
             raise UserError("reshape: cannot infer -1 next to a size 0%s" % _frame())
         if not (numel % known == 0):
             raise UserError("cannot reshape an array of shape %s (size %s) into shape %s: the "
@@ -230,7 +239,8 @@ def _stack(t, arrays, axis=0, out=None, dtype=None, casting="same_kind"):
     ax = norm_axis(axis, nd + 1)
     shape = list(xs[0].shape)
     shape.insert(ax, len(xs))
-    return t.emit("stack", (tuple(x.node for x in xs),), {"axis": ax}, tuple(shape),
+    attrs = {"axis": ax} if dtype is None else {"axis": ax, "dtype": np.dtype(dtype)}
+    return t.emit("stack", (tuple(x.node for x in xs),), attrs, tuple(shape),
                   _result_dtype(xs, dtype))
 
 

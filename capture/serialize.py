@@ -1,0 +1,1153 @@
+"""``ss.save`` / ``ss.load``: an ExportedProgram as versioned, human-readable JSON.
+
+The file is one JSON object::
+
+    {"format": "symshape.ExportedProgram", "version": 1,
+     "checksum": "sha256:<hex of the canonical JSON of 'program'>",
+     "program": {"name", "call_signature", "graph", "signature", "constraints"}}
+
+Values are plain JSON where JSON has the type (null, bool, int, finite float, str) and
+tagged one-key objects otherwise: ``{"tuple": [...]}``, ``{"list": [...]}``,
+``{"expr": "(s0 + 1)"}`` (size expressions, in the Python syntax of generated code),
+``{"slice": [start, stop, step]}``, ``{"index": [...]}``, ``{"dtype": "float32"}``,
+``{"node": "name"}``, ``{"scalar": ["float32", 1.5]}``, ``{"float": "nan"}``,
+``{"complex": [re, im]}``, ``{"ellipsis": true}``, ``{"subgraph": {...}}``,
+``{"cond_expr": ...}``, ``{"custom_op": "lib::name"}``.  Constants are
+``{"dtype", "shape", "data"}`` with ``data`` the base64 of the raw little-endian bytes.
+Dtypes come from a whitelist of plain numeric and bool dtypes.  Nothing is pickled.
+
+``load`` executes nothing from the file: every string that reaches generated code (node
+names, parameter names, input paths, symbol names) is checked against a strict grammar,
+expressions are parsed with ``ast`` into size expressions (never evaluated), and every op
+must be in the op table.  A malformed or modified file, an unknown op or dtype, a checksum
+mismatch or a newer format version raises ``UserError`` saying what is wrong.  Custom ops
+are stored by name and must be registered in the loading process.
+"""
+from __future__ import annotations
+
+import ast
+import base64
+import hashlib
+import inspect
+import json
+import keyword
+import math
+import os
+import re
+from typing import Any, Dict, List, Optional, Tuple
+
+import numpy as np
+
+from symshape import relations as R
+from symshape.errors import UserError
+from symshape.expr import Expr, IntLike, OpAtom, Sym, add, atom_expr, format_py, mul, neg, sub
+from symshape.guards import ConstraintSet, InputDesc
+from symshape.infinity import INT_OO, NEG_INT_OO, is_inf
+from symshape.ranges import ValueRange
+from symshape.userframe import UserFrame
+
+from . import ops as _ops  # noqa: F401  (registers the op table)
+from .graph import _RESERVED, Graph, Node
+from .ops.indexing import IndexAttr
+from .ops.registry import OPS, defop
+
+FORMAT = "symshape.ExportedProgram"
+VERSION = 1
+
+DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+          "float16", "float32", "float64", "complex64", "complex128")
+_PARAM_KINDS = {k.name: k for k in inspect._ParameterKind}
+_SYM = re.compile(r"^([su])(0|[1-9][0-9]*)$")
+_NODE_META = ("binds", "binds_value")
+
+
+class SavedFrame(UserFrame):
+    """A source location read from a file: its code text is the stored one."""
+
+    @property
+    def code(self) -> str:
+        return self.__dict__.get("_code", "")
+
+
+def _saved_frame(filename: str, lineno: int, function: str, code: str) -> SavedFrame:
+    f = SavedFrame(filename, lineno, function)
+    f.__dict__["_code"] = code
+    return f
+
+
+# =========================================================================== saving
+class _Enc:
+    def __init__(self) -> None:
+        self.where = "program"
+
+    def fail(self, msg: str):
+        raise UserError("ss.save: cannot save the program: %s: %s" % (self.where, msg))
+
+    # values ------------------------------------------------------------------
+    def value(self, v):
+        t = type(v)
+        if v is None or t is bool or t is int or t is str:
+            return v
+        if t is float:
+            return v if math.isfinite(v) else {"float": repr(v)}
+        if t is complex:
+            return {"complex": [self.value(v.real), self.value(v.imag)]}
+        if t is tuple:
+            return {"tuple": [self.value(x) for x in v]}
+        if t is list:
+            return {"list": [self.value(x) for x in v]}
+        if t is Expr:
+            return {"expr": format_py(v)}
+        if t is Node:
+            return {"node": v.name}
+        if t is slice:
+            return {"slice": [self.value(v.start), self.value(v.stop), self.value(v.step)]}
+        if t is IndexAttr:
+            return {"index": [self.index_item(x) for x in v.items]}
+        if v is Ellipsis:
+            return {"ellipsis": True}
+        if isinstance(v, np.dtype):
+            return {"dtype": self.dtype(v)}
+        if isinstance(v, np.generic):
+            return {"scalar": [self.dtype(v.dtype), self.value(v.item())]}
+        if t.__name__ == "Subgraph":
+            return {"subgraph": self.subgraph(v)}
+        if t.__name__ == "CondExpr":
+            return {"cond_expr": self.cond(v.cond)}
+        self.fail("a value of type %s cannot be saved (%r)" % (t.__name__, v))
+
+    def index_item(self, x):
+        if type(x).__name__ == "ArrRef":
+            return {"arr": x.i}
+        return self.value(x)
+
+    def dtype(self, dt) -> str:
+        dt = np.dtype(dt)
+        if dt.name not in DTYPES:
+            self.fail("dtype %s is not one of the plain numeric / bool dtypes a saved program "
+                      "may use" % dt)
+        return dt.name
+
+    def cond(self, c):
+        if isinstance(c, R.BoolOp):
+            return {"bool": c.op, "args": [self.cond(a) for a in c.args]}
+        if isinstance(c, R.Rel):
+            return {"rel": c.op, "expr": format_py(c.expr)}
+        if type(c) is bool:
+            return c
+        self.fail("unexpected condition %r" % (c,))
+
+    def frame(self, f):
+        if f is None:
+            return None
+        return {"file": f.filename, "line": f.lineno, "function": f.function, "code": f.code}
+
+    def array(self, arr: np.ndarray):
+        arr = np.asarray(arr)
+        name = self.dtype(arr.dtype)
+        data = np.ascontiguousarray(arr, dtype=arr.dtype.newbyteorder("<"))
+        return {"dtype": name, "shape": list(arr.shape),
+                "data": base64.b64encode(data.tobytes()).decode("ascii")}
+
+    # graphs ------------------------------------------------------------------
+    def node(self, n: Node):
+        self.where = "node %s (%s)" % (n.name, n.op)
+        out: Dict[str, Any] = {"name": n.name, "op": n.op}
+        out["inputs"] = [self.value(x) for x in n.inputs]
+        attrs = {}
+        for k, v in n.attrs.items():
+            if not isinstance(k, str):
+                self.fail("attribute name %r is not a str" % (k,))
+            if k == "fn" and "::" in n.op:
+                from .custom import lookup
+                op = lookup(n.op)
+                entry = {"custom_op": n.op}
+                if op is not None and op.mutates_args:
+                    entry["mutates_args"] = list(op.mutates_args)
+                attrs[k] = entry
+                continue
+            attrs[k] = self.value(v)
+        out["attrs"] = attrs
+        out["dtype"] = None if n.dtype is None else (
+            "object" if n.dtype == np.dtype(object) else self.dtype(n.dtype))
+        out["shape"] = None if n.shape is None else [self.value(s) for s in n.shape]
+        out["source"] = self.frame(n.frame)
+        meta = {}
+        if "binds" in n.meta:
+            meta["binds"] = [[s.name, int(a)] for s, a in n.meta["binds"]]
+        if "binds_value" in n.meta:
+            meta["binds_value"] = n.meta["binds_value"].name
+        if meta:
+            out["meta"] = meta
+        if n.op == "constant":
+            out["value"] = self.array(n.meta["value"])
+        return out
+
+    def graph(self, g: Graph):
+        return {"nodes": [self.node(n) for n in g.nodes],
+                "outputs": [self.value(o) for o in g.outputs],
+                "out_spec": self.spec(g.out_spec)}
+
+    def spec(self, s):
+        if s == ("leaf",):
+            return None
+        if s[0] == "dict":
+            return {"dict": [[self.value(k), self.spec(c)] for k, c in zip(s[1], s[2])]}
+        if s[0] in ("tuple", "list"):
+            return {s[0]: [self.spec(c) for c in s[1]]}
+        self.fail("unknown output structure %r" % (s,))
+
+    def subgraph(self, sub):
+        where = self.where
+        out = {"name": sub.name, "inputs": [n.name for n in sub.inputs],
+               "checks": [[self.cond(c), text] for c, text in sub.checks],
+               "graph": self.graph(sub.graph)}
+        self.where = where
+        return out
+
+    # program -----------------------------------------------------------------
+    def constraints(self, cs: ConstraintSet):
+        self.where = "constraints"
+        inputs = []
+        for d in cs.inputs:
+            e: Dict[str, Any] = {"path": d.path}
+            if d.is_array:
+                e["kind"] = "array"
+                e["dims"] = [self.value(x) for x in d.dims]
+                e["dtype"] = self.dtype(d.dtype)
+            elif d.sym is not None:
+                e["kind"] = "symint"
+                e["sym"] = self.value(d.sym)
+            else:
+                e["kind"] = "scalar"
+                e["value"] = self.value(d.value)
+            inputs.append(e)
+        ranges = [[s.name, _bound(vr.lower), _bound(vr.upper)]
+                  for s, vr in sorted(cs.ranges.items(), key=lambda kv: kv[0].key)]
+        facts = [self.cond(f) for f in cs.facts]
+        frames = [[i, self.frame(cs.fact_frames[f])] for i, f in enumerate(cs.facts)
+                  if cs.fact_frames.get(f) is not None]
+        names = [[s.name, n] for s, n in sorted(cs.dim_names.items(), key=lambda kv: kv[0].key)]
+        checks = [[self.cond(c), text] for c, text in getattr(cs, "runtime_checks", ())]
+        return {"inputs": inputs, "ranges": ranges, "facts": facts, "fact_frames": frames,
+                "dim_names": names, "runtime_checks": checks}
+
+    def call_signature(self, sig: Optional[inspect.Signature]):
+        if sig is None:
+            return None
+        out = []
+        for p in sig.parameters.values():
+            e: Dict[str, Any] = {"name": p.name, "kind": p.kind.name}
+            if p.default is not p.empty and _plain_json(p.default):
+                e["default"] = p.default
+            out.append(e)
+        return out
+
+    def signature(self, s):
+        self.where = "graph_signature"
+        return {"inputs": [{"kind": x.kind, "name": x.name, "target": x.target,
+                            "path": x.path} for x in s.input_specs],
+                "outputs": [{"kind": x.kind, "name": x.name, "target": x.target}
+                            for x in s.output_specs]}
+
+    def program(self, ep):
+        return {"name": ep.name,
+                "call_signature": self.call_signature(ep.call_signature),
+                "graph": self.graph(ep.graph),
+                "signature": self.signature(ep.graph_signature),
+                "constraints": self.constraints(ep.constraints)}
+
+
+def _bound(b):
+    if is_inf(b):
+        return "int_oo" if b > 0 else "-int_oo"
+    return int(b)
+
+
+def _plain_json(v) -> bool:
+    t = type(v)
+    if v is None or t in (bool, int, str):
+        return True
+    if t is float:
+        return math.isfinite(v)
+    return False
+
+
+def _canonical(program) -> str:
+    return json.dumps(program, sort_keys=True, separators=(",", ":"), ensure_ascii=True,
+                      allow_nan=False)
+
+
+def _digest(program) -> str:
+    return "sha256:" + hashlib.sha256(_canonical(program).encode("ascii")).hexdigest()
+
+
+def dumps(ep) -> str:
+    """The file content ``save`` writes."""
+    from .program import ExportedProgram
+    if not isinstance(ep, ExportedProgram):
+        raise UserError("ss.save: expected an ExportedProgram (from ss.export), got %s"
+                        % type(ep).__name__)
+    program = _Enc().program(ep)
+    doc = {"format": FORMAT, "version": VERSION, "checksum": _digest(program),
+           "program": program}
+    return _pretty(doc, "") + "\n"
+
+
+def _pretty(v, indent: str, width: int = 100) -> str:
+    """JSON with every object / array that fits on one line written on one line."""
+    flat = json.dumps(v, ensure_ascii=False, allow_nan=False)
+    if len(flat) + len(indent) <= width or not isinstance(v, (dict, list)) or not v:
+        return flat
+    inner = indent + " "
+    if isinstance(v, dict):
+        items = ["%s%s: %s" % (inner, json.dumps(k, ensure_ascii=False),
+                               _pretty(x, inner, width)) for k, x in v.items()]
+        return "{\n%s\n%s}" % (",\n".join(items), indent)
+    items = ["%s%s" % (inner, _pretty(x, inner, width)) for x in v]
+    return "[\n%s\n%s]" % (",\n".join(items), indent)
+
+
+def save(ep, path) -> None:
+    """Write ``ep`` to ``path`` (a file name or a text file object)."""
+    text = dumps(ep)
+    if hasattr(path, "write"):
+        path.write(text)
+        return
+    with open(os.fspath(path), "w", encoding="utf-8") as fh:
+        fh.write(text)
+
+
+# =========================================================================== loading
+class _Bad(Exception):
+    pass
+
+
+def _is_name(s) -> bool:
+    return isinstance(s, str) and s.isidentifier() and not keyword.iskeyword(s)
+
+
+class _Dec:
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.where: List[str] = ["program"]
+        self.syms: Dict[str, Sym] = {}
+        self.used_syms: set = set()
+
+    # errors -------------------------------------------------------------------
+    def fail(self, msg: str):
+        raise _Bad("%s: %s" % (".".join(self.where), msg))
+
+    def at(self, key):
+        dec = self
+
+        class _Scope:
+            def __enter__(self):
+                dec.where.append(str(key) if not isinstance(key, int) else "[%d]" % key)
+
+            def __exit__(self, *exc):
+                dec.where.pop()
+                return False
+        return _Scope()
+
+    def expect(self, v, types, what: str):
+        if not isinstance(v, types) or (isinstance(v, bool) and bool not in
+                                         (types if isinstance(types, tuple) else (types,))):
+            self.fail("expected %s, got %s" % (what, _jtype(v)))
+        return v
+
+    def obj(self, v, keys: Tuple[str, ...], optional: Tuple[str, ...] = ()) -> dict:
+        self.expect(v, dict, "an object")
+        missing = [k for k in keys if k not in v]
+        if missing:
+            self.fail("missing key %r" % missing[0])
+        extra = [k for k in v if k not in keys and k not in optional]
+        if extra:
+            self.fail("unexpected key %r" % extra[0])
+        return v
+
+    def lst(self, v, what: str = "a list") -> list:
+        return self.expect(v, list, what)
+
+    def text(self, v, what: str = "a string") -> str:
+        return self.expect(v, str, what)
+
+    def integer(self, v, what: str = "an integer") -> int:
+        if type(v) is not int:
+            self.fail("expected %s, got %s" % (what, _jtype(v)))
+        return v
+
+    def name(self, v, what: str = "a name") -> str:
+        if not _is_name(v):
+            self.fail("expected %s (a Python identifier), got %s" % (what, _short(v)))
+        return v
+
+    # symbols and expressions --------------------------------------------------------
+    def sym(self, v) -> Sym:
+        if not isinstance(v, str) or not _SYM.match(v):
+            self.fail("expected a size symbol like 's0' or 'u1', got %s" % _short(v))
+        got = self.syms.get(v)
+        if got is None:
+            m = _SYM.match(v)
+            got = self.syms[v] = Sym(int(m.group(2)), m.group(1) == "u")
+        self.used_syms.add(got)
+        return got
+
+    def expr(self, text) -> IntLike:
+        self.text(text, "an expression string")
+        if len(text) > 100000:
+            self.fail("expression too long")
+        try:
+            tree = ast.parse(text, mode="eval")
+            return self._expr(tree.body)
+        except _Bad:
+            raise
+        except (SyntaxError, ValueError, RecursionError, ZeroDivisionError, TypeError):
+            self.fail("malformed size expression %s" % _short(text))
+
+    def _expr(self, n) -> IntLike:
+        if isinstance(n, ast.Constant) and type(n.value) is int:
+            return n.value
+        if isinstance(n, ast.Name):
+            return self.sym(n.id).expr
+        if isinstance(n, ast.UnaryOp) and isinstance(n.op, (ast.USub, ast.UAdd)):
+            v = self._expr(n.operand)
+            return neg(v) if isinstance(n.op, ast.USub) else v
+        if isinstance(n, ast.BinOp):
+            a, b = self._expr(n.left), self._expr(n.right)
+            if isinstance(n.op, ast.Add):
+                return add(a, b)
+            if isinstance(n.op, ast.Sub):
+                return sub(a, b)
+            if isinstance(n.op, ast.Mult):
+                return mul(a, b)
+            if isinstance(n.op, (ast.FloorDiv, ast.Mod)):
+                if type(b) is int and b == 0:
+                    self.fail("division by zero in a size expression")
+                if type(a) is int and type(b) is int:
+                    return a // b if isinstance(n.op, ast.FloorDiv) else a % b
+                kind = "FloorDiv" if isinstance(n.op, ast.FloorDiv) else "Mod"
+                return atom_expr(OpAtom(kind, (a, b)))
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and \
+                n.func.id in ("min", "max") and not n.keywords and len(n.args) >= 2:
+            args = tuple(self._expr(a) for a in n.args)
+            return atom_expr(OpAtom("Min" if n.func.id == "min" else "Max", args))
+        self.fail("unsupported syntax in a size expression: %s" % type(n).__name__)
+
+    def cond(self, v):
+        if type(v) is bool:
+            return v
+        self.expect(v, dict, "a condition")
+        if "rel" in v:
+            self.obj(v, ("rel", "expr"))
+            if v["rel"] not in (R.EQ, R.NE, R.LE):
+                self.fail("unknown relation %s" % _short(v["rel"]))
+            with self.at("expr"):
+                e = self.expr(v["expr"])
+            if type(e) is not Expr:
+                self.fail("a relation needs a non-constant expression")
+            return R.Rel(v["rel"], e)
+        self.obj(v, ("bool", "args"))
+        if v["bool"] not in ("and", "or"):
+            self.fail("unknown boolean operator %s" % _short(v["bool"]))
+        args = self.lst(v["args"])
+        if len(args) < 2:
+            self.fail("a boolean operator needs two or more arguments")
+        out = []
+        for i, a in enumerate(args):
+            with self.at(i):
+                out.append(self.cond(a))
+        return R.BoolOp(v["bool"], tuple(out))
+
+    # values -------------------------------------------------------------------------
+    def dtype(self, v, allow_object: bool = False) -> np.dtype:
+        if allow_object and v == "object":
+            return np.dtype(object)
+        if not isinstance(v, str) or v not in DTYPES:
+            self.fail("unknown dtype %s (allowed: %s)" % (_short(v), ", ".join(DTYPES)))
+        return np.dtype(v)
+
+    def value(self, v, nodes: Optional[Dict[str, Node]] = None):
+        if v is None or type(v) in (bool, int, str):
+            return v
+        if type(v) is float:
+            return v
+        if isinstance(v, list):
+            self.fail("unexpected JSON array (values are tagged: {\"tuple\": [...]})")
+        self.expect(v, dict, "a value")
+        if len(v) != 1:
+            self.fail("a tagged value has exactly one key, got %s" % sorted(v))
+        (tag, body), = v.items()
+        if tag in ("tuple", "list"):
+            items = []
+            for i, x in enumerate(self.lst(body)):
+                with self.at(i):
+                    items.append(self.value(x, nodes))
+            return tuple(items) if tag == "tuple" else items
+        if tag == "expr":
+            return self.expr(body)
+        if tag == "node":
+            if nodes is None:
+                self.fail("a node reference is not allowed here")
+            self.text(body)
+            got = nodes.get(body)
+            if got is None:
+                self.fail("reference to node %s, which is not defined before this point"
+                          % _short(body))
+            return got
+        if tag == "float":
+            if body not in ("nan", "inf", "-inf"):
+                self.fail("unknown float %s" % _short(body))
+            return float(body)
+        if tag == "complex":
+            parts = self.lst(body)
+            if len(parts) != 2:
+                self.fail("a complex number has two parts")
+            re_, im = (self.value(p) for p in parts)
+            if type(re_) is not float or type(im) is not float:
+                self.fail("complex parts must be floats")
+            return complex(re_, im)
+        if tag == "slice":
+            parts = self.lst(body)
+            if len(parts) != 3:
+                self.fail("a slice has three parts")
+            vals = [self.value(p) for p in parts]
+            for p in vals:
+                if p is not None and type(p) is not int and type(p) is not Expr:
+                    self.fail("slice bounds are ints, sizes or null")
+            return slice(*vals)
+        if tag == "index":
+            items = []
+            for i, x in enumerate(self.lst(body)):
+                with self.at(i):
+                    if isinstance(x, dict) and set(x) == {"arr"}:
+                        from .ops.advanced import ArrRef
+                        items.append(ArrRef(self.integer(x["arr"])))
+                        continue
+                    it = self.value(x)
+                    if not (it is None or it is Ellipsis or type(it) in (int, Expr, slice)):
+                        self.fail("an index item is an int, a size, a slice, null or ...")
+                    items.append(it)
+            return IndexAttr(items)
+        if tag == "ellipsis":
+            if body is not True:
+                self.fail("expected true")
+            return Ellipsis
+        if tag == "dtype":
+            return self.dtype(body)
+        if tag == "scalar":
+            parts = self.lst(body)
+            if len(parts) != 2:
+                self.fail("a scalar is [dtype, value]")
+            dt = self.dtype(parts[0])
+            val = self.value(parts[1])
+            if type(val) not in (bool, int, float, complex):
+                self.fail("a scalar's value must be a number")
+            try:
+                with np.errstate(all="ignore"):
+                    return dt.type(val)
+            except (OverflowError, ValueError, TypeError):
+                self.fail("value %r does not fit dtype %s" % (val, dt))
+        if tag == "subgraph":
+            return self.subgraph(body)
+        if tag == "cond_expr":
+            from .control import CondExpr
+            return CondExpr(self.cond(body))
+        self.fail("unknown value tag %s" % _short(tag))
+
+    def array(self, v) -> np.ndarray:
+        self.obj(v, ("dtype", "shape", "data"))
+        dt = self.dtype(v["dtype"])
+        shape = self.lst(v["shape"])
+        for s in shape:
+            if type(s) is not int or s < 0:
+                self.fail("array sizes are non-negative integers")
+        try:
+            raw = base64.b64decode(self.text(v["data"]), validate=True)
+        except (ValueError, TypeError):
+            self.fail("array data is not valid base64")
+        n = math.prod(shape)
+        if len(raw) != n * dt.itemsize:
+            self.fail("array data has %d bytes; shape %s of %s needs %d"
+                      % (len(raw), tuple(shape), dt, n * dt.itemsize))
+        arr = np.frombuffer(raw, dtype=dt.newbyteorder("<")).reshape(shape)
+        return arr.astype(dt, copy=True)
+
+    def frame(self, v) -> Optional[SavedFrame]:
+        if v is None:
+            return None
+        self.obj(v, ("file", "line", "function", "code"))
+        return _saved_frame(self.text(v["file"]), self.integer(v["line"]),
+                            self.text(v["function"]), self.text(v["code"]))
+
+    # graphs -------------------------------------------------------------------------
+    def graph(self, v, top: bool = False) -> Graph:
+        self.obj(v, ("nodes", "outputs", "out_spec"))
+        g = Graph()
+        nodes: Dict[str, Node] = {}
+        with self.at("nodes"):
+            for i, nv in enumerate(self.lst(v["nodes"])):
+                with self.at(i):
+                    n = self.node(nv, nodes)
+                if n.name in nodes:
+                    self.fail("two nodes are named %r" % n.name)
+                nodes[n.name] = n
+                g.nodes.append(n)
+                _reserve(g, n.name)
+        with self.at("outputs"):
+            outs = []
+            for i, o in enumerate(self.lst(v["outputs"])):
+                with self.at(i):
+                    val = self.value(o, nodes)
+                    if isinstance(val, (IndexAttr, slice, np.dtype)) or \
+                            type(val).__name__ in ("Subgraph", "CondExpr"):
+                        self.fail("an output is a node, a size or a Python scalar")
+                    outs.append(val)
+        g.outputs = outs
+        with self.at("out_spec"):
+            g.out_spec = self.spec(v["out_spec"])
+        if _count_leaves(g.out_spec) != len(g.outputs):
+            self.fail("out_spec has %d leaves but there are %d outputs"
+                      % (_count_leaves(g.out_spec), len(g.outputs)))
+        g._decoded_nodes = nodes
+        return g
+
+    def spec(self, v):
+        if v is None:
+            return ("leaf",)
+        self.expect(v, dict, "an output structure")
+        if len(v) != 1:
+            self.fail("an output structure has one key")
+        (kind, body), = v.items()
+        if kind == "dict":
+            keys, children = [], []
+            for i, pair in enumerate(self.lst(body)):
+                with self.at(i):
+                    pair = self.lst(pair)
+                    if len(pair) != 2:
+                        self.fail("a dict entry is [key, structure]")
+                    k = self.value(pair[0])
+                    try:
+                        hash(k)
+                    except TypeError:
+                        self.fail("unhashable dict key")
+                    keys.append(k)
+                    children.append(self.spec(pair[1]))
+            return ("dict", tuple(keys), tuple(children))
+        if kind not in ("tuple", "list"):
+            self.fail("unknown container %s" % _short(kind))
+        out = []
+        for i, c in enumerate(self.lst(body)):
+            with self.at(i):
+                out.append(self.spec(c))
+        return (kind, tuple(out))
+
+    def node(self, v, nodes: Dict[str, Node]) -> Node:
+        self.obj(v, ("name", "op", "inputs", "attrs", "dtype", "shape", "source"),
+                 ("meta", "value"))
+        name = self.name(v["name"], "a node name")
+        op = self.text(v["op"], "an op name")
+        # inputs are named after the function's parameters; other nodes avoid the names
+        # generated code relies on
+        if name.startswith("_") or (name in _RESERVED and op != "input") or \
+                name in ("np", "_rt", "_ndarray"):
+            self.fail("node name %r is reserved" % name)
+        _ensure_op(op, self)
+        with self.at(name):
+            with self.at("inputs"):
+                inputs = []
+                for i, x in enumerate(self.lst(v["inputs"])):
+                    with self.at(i):
+                        inputs.append(self.value(x, nodes))
+            with self.at("attrs"):
+                attrs = {}
+                self.expect(v["attrs"], dict, "an object")
+                for k, x in v["attrs"].items():
+                    if not _is_name(k):
+                        self.fail("attribute name %s is not a Python identifier" % _short(k))
+                    with self.at(k):
+                        if k == "fn" and "::" in op:
+                            attrs[k] = self.custom_fn(x, op)
+                        else:
+                            attrs[k] = self.value(x, nodes)
+                if "::" in op:
+                    self.custom_attrs(op, attrs, len(inputs))
+            with self.at("dtype"):
+                dtype = None if v["dtype"] is None else self.dtype(v["dtype"], True)
+            with self.at("shape"):
+                shape = None
+                if v["shape"] is not None:
+                    shape = []
+                    for i, s in enumerate(self.lst(v["shape"])):
+                        with self.at(i):
+                            d = self.value(s)
+                            if type(d) is int and d < 0 or type(d) not in (int, Expr):
+                                self.fail("a size is a non-negative int or a size expression")
+                            shape.append(d)
+                    shape = tuple(shape)
+            with self.at("source"):
+                frame = self.frame(v["source"])
+            n = Node(name, op, tuple(inputs), attrs, dtype, shape, frame)
+            if op == "input":
+                if not isinstance(attrs.get("path"), str):
+                    self.fail("an input node needs a 'path' attribute")
+            if op == "constant":
+                if "value" not in v:
+                    self.fail("a constant node needs its 'value'")
+                if not isinstance(attrs.get("target"), str):
+                    self.fail("a constant node needs a 'target' attribute")
+                with self.at("value"):
+                    arr = self.array(v["value"])
+                if dtype != arr.dtype or shape != tuple(arr.shape):
+                    self.fail("the constant's data (%s%s) does not match the node (%s%s)"
+                              % (arr.dtype, tuple(arr.shape), dtype, shape))
+                n.meta["value"] = arr
+            elif "value" in v:
+                self.fail("only constant nodes carry a 'value'")
+            if "meta" in v:
+                with self.at("meta"):
+                    self.meta(v["meta"], n)
+        return n
+
+    def meta(self, v, n: Node) -> None:
+        self.obj(v, (), _NODE_META)
+        if "binds" in v:
+            binds = []
+            for pair in self.lst(v["binds"]):
+                pair = self.lst(pair)
+                if len(pair) != 2:
+                    self.fail("a binding is [symbol, axis]")
+                s = self.sym(pair[0])
+                axis = self.integer(pair[1])
+                if n.shape is None or not 0 <= axis < len(n.shape):
+                    self.fail("binding axis %d is out of range" % axis)
+                binds.append((s, axis))
+            n.meta["binds"] = binds
+        if "binds_value" in v:
+            n.meta["binds_value"] = self.sym(v["binds_value"])
+
+    def custom_fn(self, v, op: str):
+        self.obj(v, ("custom_op",), ("mutates_args",))
+        if v["custom_op"] != op:
+            self.fail("the node calls custom op %s but is labelled %s"
+                      % (_short(v["custom_op"]), op))
+        from .custom import lookup
+        got = lookup(op)
+        want = tuple(v.get("mutates_args", ()))
+        if tuple(got.mutates_args) != want:
+            self.fail("custom op %r was saved with mutates_args=%r, but the op registered in "
+                      "this process has mutates_args=%r" % (op, want, tuple(got.mutates_args)))
+        return got.runtime
+
+    def custom_attrs(self, op: str, attrs: dict, n_inputs: int) -> None:
+        params = attrs.get("params")
+        if "fn" not in attrs or type(params) is not tuple:
+            self.fail("a custom op node needs 'fn' and 'params' attributes")
+        if len(params) != n_inputs:
+            self.fail("'params' has %d entries for %d inputs" % (len(params), n_inputs))
+        for p in params:
+            if not (p == "" or p == "*" or _is_name(p)):
+                self.fail("bad call slot %s" % _short(p))
+
+    def subgraph(self, v):
+        from .control import Subgraph
+        self.obj(v, ("name", "inputs", "checks", "graph"))
+        name = self.name(v["name"], "a subgraph name")
+        if name.startswith("_") or name in _RESERVED:
+            self.fail("subgraph name %r is reserved" % name)
+        with self.at("graph"):
+            g = self.graph(v["graph"])
+        nodes = g._decoded_nodes
+        inputs = []
+        for x in self.lst(v["inputs"]):
+            n = nodes.get(self.text(x))
+            if n is None or n.op != "input":
+                self.fail("subgraph input %s is not an input node of the subgraph" % _short(x))
+            inputs.append(n)
+        checks = []
+        for pair in self.lst(v["checks"]):
+            pair = self.lst(pair)
+            if len(pair) != 2:
+                self.fail("a check is [condition, text]")
+            checks.append((self.cond(pair[0]), self.text(pair[1])))
+        g.lifted = []
+        return Subgraph(name, g, inputs, checks)
+
+    # program ------------------------------------------------------------------------
+    def constraints(self, v, input_nodes: List[Node]) -> ConstraintSet:
+        self.obj(v, ("inputs", "ranges", "facts", "fact_frames", "dim_names",
+                     "runtime_checks"))
+        descs = []
+        with self.at("inputs"):
+            items = self.lst(v["inputs"])
+            if len(items) != len(input_nodes):
+                self.fail("%d input descriptions for %d input nodes"
+                          % (len(items), len(input_nodes)))
+            for i, (e, node) in enumerate(zip(items, input_nodes)):
+                with self.at(i):
+                    descs.append(self.input_desc(e, node))
+        ranges: Dict[Sym, ValueRange] = {}
+        with self.at("ranges"):
+            for i, r in enumerate(self.lst(v["ranges"])):
+                with self.at(i):
+                    r = self.lst(r)
+                    if len(r) != 3:
+                        self.fail("a range is [symbol, lower, upper]")
+                    s = self.sym(r[0])
+                    lo, hi = self.bound(r[1]), self.bound(r[2])
+                    if lo > hi:
+                        self.fail("empty range [%s, %s]" % (lo, hi))
+                    if s in ranges:
+                        self.fail("two ranges for %s" % s.name)
+                    ranges[s] = ValueRange(lo, hi)
+        facts = []
+        with self.at("facts"):
+            for i, f in enumerate(self.lst(v["facts"])):
+                with self.at(i):
+                    c = self.cond(f)
+                    if type(c) is bool:
+                        self.fail("a fact must be a relation")
+                    facts.append(c)
+        frames = {}
+        with self.at("fact_frames"):
+            for pair in self.lst(v["fact_frames"]):
+                pair = self.lst(pair)
+                if len(pair) != 2:
+                    self.fail("a fact frame is [fact index, source]")
+                i = self.integer(pair[0])
+                if not 0 <= i < len(facts):
+                    self.fail("fact index %d out of range" % i)
+                frames[facts[i]] = self.frame(pair[1])
+        names = {}
+        with self.at("dim_names"):
+            for pair in self.lst(v["dim_names"]):
+                pair = self.lst(pair)
+                if len(pair) != 2:
+                    self.fail("a dim name is [symbol, name]")
+                names[self.sym(pair[0])] = self.text(pair[1])
+        cs = ConstraintSet(descs, ranges, facts, frames, names)
+        with self.at("runtime_checks"):
+            checks = []
+            for pair in self.lst(v["runtime_checks"]):
+                pair = self.lst(pair)
+                if len(pair) != 2:
+                    self.fail("a runtime check is [condition, text]")
+                checks.append((self.cond(pair[0]), self.text(pair[1])))
+            cs.runtime_checks = checks
+        return cs
+
+    def bound(self, v):
+        if v == "int_oo":
+            return INT_OO
+        if v == "-int_oo":
+            return NEG_INT_OO
+        return self.integer(v, "an integer or 'int_oo'")
+
+    def input_desc(self, e, node: Node) -> InputDesc:
+        self.expect(e, dict, "an object")
+        kind = e.get("kind")
+        path = self.text(e.get("path"), "an input path")
+        _check_path(path, self)
+        if node.attrs.get("path") != path:
+            self.fail("input path %r does not match the graph's input node %s (path %r)"
+                      % (path, node.name, node.attrs.get("path")))
+        if kind == "array":
+            self.obj(e, ("path", "kind", "dims", "dtype"))
+            dims = []
+            for d in self.lst(e["dims"]):
+                x = self.value(d)
+                if type(x) is int and x < 0 or type(x) not in (int, Expr):
+                    self.fail("a dim is a non-negative int or a size expression")
+                dims.append(x)
+            if node.shape is None or len(node.shape) != len(dims):
+                self.fail("input %s has rank %d, but its node has shape %s"
+                          % (path, len(dims), node.shape))
+            return InputDesc(path, path, dims=tuple(dims), dtype=self.dtype(e["dtype"]))
+        if kind == "symint":
+            self.obj(e, ("path", "kind", "sym"))
+            s = self.value(e["sym"])
+            if type(s) not in (int, Expr):
+                self.fail("a symbolic int input needs a size expression")
+            return InputDesc(path, path, sym=s)
+        if kind == "scalar":
+            self.obj(e, ("path", "kind", "value"))
+            val = self.value(e["value"])
+            if not (val is None or isinstance(val, (bool, int, float, complex, str,
+                                                     np.generic))):
+                self.fail("a specialized input is a Python or NumPy scalar")
+            return InputDesc(path, path, value=val)
+        self.fail("unknown input kind %s" % _short(kind))
+
+    def call_signature(self, v) -> Optional[inspect.Signature]:
+        if v is None:
+            return None
+        params = []
+        for i, p in enumerate(self.lst(v)):
+            with self.at(i):
+                self.obj(p, ("name", "kind"), ("default",))
+                name = self.name(p["name"], "a parameter name")
+                kind = _PARAM_KINDS.get(p["kind"])
+                if kind is None:
+                    self.fail("unknown parameter kind %s" % _short(p["kind"]))
+                if "default" in p and not _plain_json(p["default"]):
+                    self.fail("a parameter default is null, a bool, a number or a string")
+                params.append((name, kind, p.get("default", inspect.Parameter.empty)))
+        # a default that could not be stored made its parameter required: then earlier
+        # positional parameters cannot keep theirs
+        last_required = max([i for i, (_, k, d) in enumerate(params)
+                             if d is inspect.Parameter.empty and
+                             k in (inspect.Parameter.POSITIONAL_ONLY,
+                                   inspect.Parameter.POSITIONAL_OR_KEYWORD)], default=-1)
+        out = []
+        for i, (name, kind, d) in enumerate(params):
+            if i < last_required and kind in (inspect.Parameter.POSITIONAL_ONLY,
+                                              inspect.Parameter.POSITIONAL_OR_KEYWORD):
+                d = inspect.Parameter.empty
+            out.append(inspect.Parameter(name, kind, default=d))
+        try:
+            return inspect.Signature(out)
+        except ValueError as e:
+            self.fail("invalid call signature: %s" % e)
+
+    def signature(self, v, graph: Graph):
+        from .program import InputSpec, OutputSpec, Signature
+        self.obj(v, ("inputs", "outputs"))
+        nodes = {n.name: n for n in graph.nodes}
+        sig = Signature.__new__(Signature)
+        sig.input_specs = []
+        for i, s in enumerate(self.lst(v["inputs"])):
+            with self.at("inputs"), self.at(i):
+                self.obj(s, ("kind", "name", "target", "path"))
+                n = nodes.get(s["name"])
+                if s["kind"] == "CONSTANT":
+                    if n is None or n.op != "constant" or s["target"] != n.attrs["target"]:
+                        self.fail("constant %s is not a constant node of the graph"
+                                  % _short(s["name"]))
+                elif s["kind"] == "USER_INPUT":
+                    if n is None or n.op != "input":
+                        self.fail("user input %s is not an input node of the graph"
+                                  % _short(s["name"]))
+                else:
+                    self.fail("unknown input kind %s" % _short(s["kind"]))
+                for k in ("target", "path"):
+                    if s[k] is not None:
+                        self.text(s[k])
+                sig.input_specs.append(InputSpec(s["kind"], s["name"], s["target"], s["path"]))
+        sig.output_specs = []
+        for i, s in enumerate(self.lst(v["outputs"])):
+            with self.at("outputs"), self.at(i):
+                self.obj(s, ("kind", "name", "target"))
+                self.text(s["name"])
+                if s["kind"] == "USER_INPUT_MUTATION":
+                    final = nodes.get(s["name"])
+                    target = nodes.get(s["target"]) if isinstance(s["target"], str) else None
+                    if final is None or target is None or target.op != "input":
+                        self.fail("input mutation %s -> %s does not name graph nodes"
+                                  % (_short(s["name"]), _short(s["target"])))
+                elif s["kind"] != "USER_OUTPUT":
+                    self.fail("unknown output kind %s" % _short(s["kind"]))
+                elif s["target"] is not None:
+                    self.fail("a user output has no target")
+                sig.output_specs.append(OutputSpec(s["kind"], s["name"], s["target"]))
+        consts = [s.name for s in sig.input_specs if s.kind == "CONSTANT"]
+        if consts != [n.name for n in graph.constants]:
+            self.fail("the signature's constants do not match the graph's constant nodes")
+        users = [s.name for s in sig.input_specs if s.kind == "USER_INPUT"]
+        if users != [n.name for n in graph.inputs]:
+            self.fail("the signature's user inputs do not match the graph's input nodes")
+        return sig
+
+    def program(self, v):
+        from .program import ExportedProgram
+        self.obj(v, ("name", "call_signature", "graph", "signature", "constraints"))
+        name = self.text(v["name"], "the program name")
+        with self.at("call_signature"):
+            call_sig = self.call_signature(v["call_signature"])
+        with self.at("graph"):
+            graph = self.graph(v["graph"], top=True)
+        if call_sig is not None:
+            for p in call_sig.parameters:
+                _reserve(graph, p)
+        with self.at("signature"):
+            sig = self.signature(v["signature"], graph)
+        with self.at("constraints"):
+            cs = self.constraints(v["constraints"], graph.inputs)
+        params = set(call_sig.parameters) if call_sig is not None else None
+        for d in cs.inputs:
+            root = re.match(r"^[A-Za-z_][A-Za-z0-9_]*", d.path).group(0)
+            if params is not None and root not in params:
+                self.where = ["program", "constraints", "inputs"]
+                self.fail("input %s is reached from %r, which is not a parameter of the call "
+                          "signature" % (d.path, root))
+        missing = sorted((s for s in self.used_syms if s not in cs.ranges), key=lambda s: s.key)
+        if missing:
+            self.where = ["program", "constraints", "ranges"]
+            self.fail("size symbol %s is used but has no range" % missing[0].name)
+        _forget_decoded(graph)
+        return ExportedProgram(graph, sig, cs, call_sig, name, None)
+
+
+def _forget_decoded(g: Graph) -> None:
+    g.__dict__.pop("_decoded_nodes", None)
+    for n in g.nodes:
+        for v in n.attrs.values():
+            if type(v).__name__ == "Subgraph":
+                _forget_decoded(v.graph)
+
+
+def _reserve(g: Graph, name: str) -> None:
+    """Keep later ``fresh_name`` calls (e.g. run_decompositions) away from ``name``."""
+    g._names[name] = max(g._names.get(name, 0), 1)
+    m = re.match(r"^(.*)_([0-9]+)$", name)
+    if m:
+        g._names[m.group(1)] = max(g._names.get(m.group(1), 0), int(m.group(2)) + 1)
+
+
+def _count_leaves(spec) -> int:
+    if spec == ("leaf",):
+        return 1
+    if spec[0] == "dict":
+        return sum(_count_leaves(c) for c in spec[2])
+    return sum(_count_leaves(c) for c in spec[1])
+
+
+def _check_path(path: str, dec: _Dec) -> None:
+    """An input path is ``name`` followed by ``[int]`` / ``['str']`` subscripts."""
+    try:
+        node = ast.parse(path, mode="eval").body
+    except (SyntaxError, ValueError):
+        dec.fail("malformed input path %s" % _short(path))
+    keys = []
+    while isinstance(node, ast.Subscript):
+        k = node.slice
+        if not isinstance(k, ast.Constant) or type(k.value) not in (int, str):
+            dec.fail("malformed input path %s" % _short(path))
+        keys.append(k.value)
+        node = node.value
+    if not isinstance(node, ast.Name) or not _is_name(node.id):
+        dec.fail("malformed input path %s" % _short(path))
+    canonical = node.id + "".join("[%r]" % k for k in reversed(keys))
+    if canonical != path:
+        dec.fail("input path %s is not in canonical form (%s)" % (_short(path), canonical))
+
+
+def ensure_op(name: str) -> bool:
+    """Make sure the op table has ``name`` (NumPy ufunc ops are registered on first use)."""
+    if name in ("input", "constant") or name in OPS:
+        return True
+    if "::" in name:
+        return False
+    from .ops import elementwise
+    u = getattr(np, name, None)
+    if isinstance(u, np.ufunc) and u.__name__ == name and u.signature is None:
+        elementwise._ensure_ufunc_op(u)
+        return True
+    m = re.match(r"^([a-z0-9_]+)_([0-9]+)$", name)
+    if m:
+        u = getattr(np, m.group(1), None)
+        i = int(m.group(2))
+        if isinstance(u, np.ufunc) and u.__name__ == m.group(1) and i < u.nout and u.nout > 1:
+            elementwise._SEEN.add(name)
+            defop(name, "np.%s(*{inputs})[%d]" % (u.__name__, i),
+                  doc="output %d of np.%s" % (i, u.__name__))
+            return True
+    return False
+
+
+def _ensure_op(name: str, dec: _Dec) -> None:
+    if ensure_op(name):
+        return
+    if "::" in name:
+        raise UserError(
+            "ss.load(%s): the program uses the custom op %r, which is not registered in this "
+            "process. Define it (or import the module that does) before loading:\n"
+            "    @ss.custom_op(%r)\n    def ...\n    @....register_fake\n    def ..."
+            % (dec.source, name, name))
+    dec.fail("unknown op %s (not in the op table of this symshape)" % _short(name))
+
+
+def _jtype(v) -> str:
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "a boolean"
+    if isinstance(v, (int, float)):
+        return "a number"
+    if isinstance(v, str):
+        return "a string"
+    if isinstance(v, list):
+        return "an array"
+    if isinstance(v, dict):
+        return "an object"
+    return type(v).__name__
+
+
+def _short(v) -> str:
+    text = repr(v)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _reject_constant(name: str):
+    raise _Bad("%s is not valid JSON (only finite numbers are allowed)" % name)
+
+
+def loads(text: str, source: str = "<string>"):
+    """The ExportedProgram in ``text`` (the content of a saved file)."""
+    from . import control  # noqa: F401  (registers the cond op)
+    from . import custom  # noqa: F401
+    from . import decomp  # noqa: F401  (registers the core op names)
+    what = "ss.load(%s)" % source
+    try:
+        doc = json.loads(text, parse_constant=_reject_constant)
+    except json.JSONDecodeError as e:
+        raise UserError("%s: the file is not valid JSON: %s" % (what, e)) from None
+    except _Bad as e:
+        raise UserError("%s: %s" % (what, e)) from None
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        raise UserError("%s: not a saved symshape program (the top-level object must have "
+                        "\"format\": %r)" % (what, FORMAT))
+    version = doc.get("version")
+    if type(version) is not int or version < 1:
+        raise UserError("%s: invalid format version %s" % (what, _short(version)))
+    if version > VERSION:
+        raise UserError("%s: the file has format version %d, newer than this symshape "
+                        "supports (up to %d); upgrade symshape to load it"
+                        % (what, version, VERSION))
+    extra = sorted(set(doc) - {"format", "version", "checksum", "program"})
+    if extra:
+        raise UserError("%s: unexpected top-level key %r" % (what, extra[0]))
+    if "program" not in doc or "checksum" not in doc:
+        raise UserError("%s: the file has no %s" % (
+            what, "'program'" if "program" not in doc else "'checksum'"))
+    try:
+        got = _digest(doc["program"])
+    except (TypeError, ValueError) as e:
+        raise UserError("%s: the program is not plain JSON data: %s" % (what, e)) from None
+    if doc["checksum"] != got:
+        raise UserError("%s: checksum mismatch: the file says %s but its program hashes to %s; "
+                        "the file was modified or damaged after it was saved"
+                        % (what, _short(doc["checksum"]), got))
+    dec = _Dec(source)
+    try:
+        ep = dec.program(doc["program"])
+    except _Bad as e:
+        raise UserError("%s: invalid program: %s" % (what, e)) from None
+    # the generated code must build (it is made from the validated graph, nothing else)
+    try:
+        ep._build()
+    except UserError as e:
+        raise UserError("%s: invalid program: %s" % (what, e)) from None
+    except Exception as e:
+        raise UserError("%s: invalid program: it does not compile (%s: %s)"
+                        % (what, type(e).__name__, e)) from None
+    return ep
+
+
+def load(path):
+    """The ExportedProgram saved at ``path`` (a file name or a text file object)."""
+    if hasattr(path, "read"):
+        return loads(path.read(), repr(getattr(path, "name", "<file>")))
+    p = os.fspath(path)
+    with open(p, "r", encoding="utf-8") as fh:
+        text = fh.read()
+    return loads(text, repr(p))

@@ -1,0 +1,80 @@
+"""Z3 proofs of the rules in ``symshape/rules.py``: one proof per rule.
+
+A proof is a function registered with ``@proves("<rule name>")``.  It returns normally when
+the rule holds and raises ``ProofFailure`` (with a counterexample when Z3 found one)
+otherwise.  Proofs are universally quantified statements over Z3 integers (see
+``proofs/pyint.py`` for Python's ``//`` and ``%`` and the ``prove`` driver); many also
+cross-check the engine's real functions on a grid of small integers.
+
+    python -m proofs            run every proof
+    python -m proofs NAME...    run the named ones (a prefix like ``range.`` selects a family)
+"""
+from __future__ import annotations
+
+import importlib
+import time
+from typing import Callable, Dict, Iterable, List, NamedTuple, Optional
+
+from .pyint import ProofFailure
+
+MODULES = ("proofs.expr_rules", "proofs.range_rules", "proofs.solver_rules",
+           "proofs.shape_rules")
+
+#: rule name -> proof function
+PROOFS: Dict[str, Callable[[], None]] = {}
+
+
+def proves(rule: str) -> Callable[[Callable[[], None]], Callable[[], None]]:
+    """Register the decorated function as the proof of ``rule`` (a name in
+    ``symshape.rules``)."""
+    def deco(fn: Callable[[], None]) -> Callable[[], None]:
+        if rule in PROOFS:
+            raise RuntimeError("rule %r has two proofs: %s and %s"
+                               % (rule, PROOFS[rule].__qualname__, fn.__qualname__))
+        PROOFS[rule] = fn
+        fn.rule = rule  # type: ignore[attr-defined]
+        return fn
+    return deco
+
+
+def load() -> Dict[str, Callable[[], None]]:
+    """Import every proof module; the registry, rule name -> proof."""
+    for m in MODULES:
+        importlib.import_module(m)
+    return PROOFS
+
+
+class Result(NamedTuple):
+    rule: str
+    ok: bool
+    seconds: float
+    message: Optional[str]
+
+
+def run_one(rule: str) -> Result:
+    fn = load()[rule]
+    t0 = time.perf_counter()
+    try:
+        fn()
+    except ProofFailure as e:
+        return Result(rule, False, time.perf_counter() - t0, str(e))
+    except Exception as e:  # a crash in a proof is a failure too, never a pass
+        return Result(rule, False, time.perf_counter() - t0,
+                      "%s: %s" % (type(e).__name__, e))
+    return Result(rule, True, time.perf_counter() - t0, None)
+
+
+def run(selected: Iterable[str] = ()) -> List[Result]:
+    """Run the proofs whose rule names equal or start with one of ``selected`` (all when
+    empty), in the order of ``symshape.rules.RULES``.  A proof whose name is not a rule
+    is not run (``python -m proofs`` reports it as a failure)."""
+    from symshape.rules import RULES
+    proofs = load()
+    sel = list(selected)
+    names = [r.name for r in RULES if r.name in proofs]    # a proof naming no rule: not run
+    if sel:
+        names = [n for n in names if any(n == s or n.startswith(s) for s in sel)]
+    return [run_one(n) for n in names]
+
+
+__all__ = ["PROOFS", "ProofFailure", "Result", "load", "proves", "run", "run_one"]

@@ -1,0 +1,48 @@
+"""``python -m proofs [-v] [NAME ...]``: run the proofs, one line per failure, then
+``proofs: N proven, M failed``; exit status 1 when anything failed.
+
+A rule of ``symshape/rules.py`` without a proof, and a proof naming no rule, count as
+failures (only when every proof is run)."""
+from __future__ import annotations
+
+import sys
+import time
+
+from . import load, run
+
+
+def main(argv) -> int:
+    verbose = "-v" in argv
+    selected = [a for a in argv if a != "-v"]
+    t0 = time.perf_counter()
+    results = run(selected)
+    failed = 0
+    proven = 0
+    for r in results:
+        if r.ok:
+            proven += 1
+            if verbose:
+                print("ok    %-28s %6.2fs" % (r.rule, r.seconds))
+        else:
+            failed += 1
+            msg = " ".join((r.message or "").split())      # one line per failure
+            print("FAIL  %s: %s" % (r.rule, msg))
+    if not selected:
+        from symshape.rules import BY_NAME
+        proofs = load()
+        for name in BY_NAME:
+            if name not in proofs:
+                failed += 1
+                print("FAIL  %s: the rule has no proof" % name)
+        for name in proofs:
+            if name not in BY_NAME:
+                failed += 1
+                print("FAIL  %s: a proof of a rule that symshape/rules.py does not list" % name)
+    if verbose:
+        print("(%.1fs)" % (time.perf_counter() - t0))
+    print("proofs: %d proven, %d failed" % (proven, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,580 @@
+"""Proofs of the expression layer's rewrite rules (``symshape/expr.py``) and of the
+relation normal forms (``symshape/relations.py``).
+
+Each proof states the rule for all integers in Z3 (divisors symbolic wherever the rule is
+parametric), then cross-checks the real constructor (``floordiv``, ``mod``, ``smin`` ...)
+against Python's own operators on a grid of small values: the Z3 lemma shows the maths is
+right, the grid shows the code applies that maths.
+"""
+from __future__ import annotations
+
+import itertools
+from typing import Callable, Iterable, List, Sequence
+
+import z3
+
+from symshape import expr as E
+from symshape import relations as R
+
+from . import proves
+from .pyint import Py, prove, require, zmax, zmin
+
+# ---------------------------------------------------------------------------- grid helpers
+S0, S1, S2 = E.Sym(900), E.Sym(901), E.Sym(902)
+P = (S0.expr, S1.expr, S2.expr)
+VALUES = range(-5, 6)
+
+
+def _points(syms=(S0, S1)) -> List[dict]:
+    return [dict(zip(syms, vs)) for vs in itertools.product(VALUES, repeat=len(syms))]
+
+
+def _sample_exprs() -> List[E.IntLike]:
+    s0, s1 = P[0], P[1]
+    return [
+        3 * s0 + 5 * s1 + 7,
+        7 * s0 * s1 - 4 * s1 + 2,
+        -6 * s0 + 9,
+        s0 * s0 - 3 * s0 - 1,
+        E.floordiv(s0, 3) + 2 * s1,
+        E.floordiv(s0 + 1, 2),
+        E.mod(s0, 6) + 4 * s1 - 5,
+        E.mod(s0 + s1, 12),
+        E.smin(s0, s1) * 4 + 1,
+    ]
+
+
+def _check_op(op: Callable, pyop: Callable, exprs: Iterable, divisors: Sequence[int],
+              what: str) -> None:
+    """``evaluate(op(e, b), p) == pyop(evaluate(e, p), b)`` on the grid."""
+    pts = _points()
+    for e in exprs:
+        for b in divisors:
+            got = op(e, b)
+            for p in pts:
+                want = pyop(E.evaluate(e, p), b)
+                have = E.evaluate(got, p)
+                if have != want:
+                    require(False, "%s: %s rewritten to %s gives %d at %s, Python gives %d",
+                            what, e, got, have, {s.name: v for s, v in p.items()}, want)
+
+
+POS = [1, 2, 3, 4, 5, 6, 7, 12]
+NEG = [-b for b in POS]
+
+
+def _fd(a, b):
+    return a // b
+
+
+def _md(a, b):
+    return a % b
+
+
+# ---------------------------------------------------------------------------- floordiv
+@proves("floordiv.by_one")
+def floordiv_by_one():
+    P_ = Py()
+    a, = z3.Ints("a")
+    P_.prove(P_.floordiv(a, 1) == a)
+    for e in _sample_exprs():
+        require(E.floordiv(e, 1) == e, "floordiv(e, 1) is not e for %s", e)
+
+
+@proves("floordiv.neg_divisor")
+def floordiv_neg_divisor():
+    P_ = Py()
+    a, b = z3.Ints("a b")
+    P_.prove(P_.floordiv(a, b) == P_.floordiv(-a, -b), b < 0)
+    _check_op(E.floordiv, _fd, _sample_exprs(), NEG, "floordiv by a negative divisor")
+
+
+@proves("floordiv.coeff_split")
+def floordiv_coeff_split():
+    # the lemma, for all b > 0 and integers q, r
+    P_ = Py()
+    b, q, r = z3.Ints("b q r")
+    P_.prove(P_.floordiv(b * q + r, b) == q + P_.floordiv(r, b), b > 0)
+    # the code's split, term by term: every coefficient c_i (and the constant k) is
+    # divmod(c_i, b) = (q_i, r_i), c_i == b*q_i + r_i; then a == b*Q + R, Q, R as built
+    P_ = Py()
+    q1, r1, q2, r2, qk, rk, t1, t2 = z3.Ints("q1 r1 q2 r2 qk rk t1 t2")
+    a = (b * q1 + r1) * t1 + (b * q2 + r2) * t2 + (b * qk + rk)
+    quo = q1 * t1 + q2 * t2 + qk
+    rest = r1 * t1 + r2 * t2 + rk
+    prove(a == b * quo + rest)
+    P_.prove(P_.floordiv(a, b) == quo + P_.floordiv(rest, b), b > 0)
+    _check_op(E.floordiv, _fd, _sample_exprs(), POS, "floordiv coefficient split")
+
+
+@proves("floordiv.const_remainder")
+def floordiv_const_remainder():
+    P_ = Py()
+    b, q, r = z3.Ints("b q r")
+    P_.prove(P_.floordiv(b * q + r, b) == q, b > 0, 0 <= r, r < b)
+    s0 = P[0]
+    _check_op(E.floordiv, _fd, [6 * s0 + 5, 12 * s0 * P[1] - 24 * P[1] + 1], [2, 3, 6],
+              "floordiv with a constant remainder")
+    require(type(E.floordiv(6 * s0 + 5, 6)) is E.Expr and E.floordiv(6 * s0 + 5, 6) == s0,
+            "floordiv(6*s + 5, 6) should be s")
+
+
+@proves("floordiv.nested")
+def floordiv_nested():
+    P_ = Py()
+    x, b, c = z3.Ints("x b c")
+    P_.prove(P_.floordiv(P_.floordiv(x, c), b) == P_.floordiv(x, b * c), b > 0, c > 0)
+    s0 = P[0]
+    inner = [E.floordiv(s0, 3), E.floordiv(s0 + P[1], 2), E.floordiv(3 * s0 + 1, 4)]
+    _check_op(E.floordiv, _fd, inner, POS, "nested floordiv")
+    got = E.floordiv(E.floordiv(s0, 3), 4)
+    require(got == E.floordiv(s0, 12), "(s//3)//4 should merge to s//12, got %s", got)
+
+
+@proves("floordiv.self")
+def floordiv_self():
+    P_ = Py()
+    a, = z3.Ints("a")
+    P_.prove(P_.floordiv(a, a) == 1, a != 0)
+    for e in _sample_exprs():
+        require(E.floordiv(e, e) == 1, "floordiv(e, e) is not 1 for %s", e)
+
+
+@proves("floordiv.zero")
+def floordiv_zero():
+    P_ = Py()
+    b, = z3.Ints("b")
+    P_.prove(P_.floordiv(0, b) == 0, b != 0)
+    for e in _sample_exprs():
+        require(E.floordiv(0, e) == 0, "floordiv(0, e) is not 0 for %s", e)
+
+
+@proves("floordiv.exact_quotient")
+def floordiv_exact_quotient():
+    P_ = Py()
+    m, q = z3.Ints("m q")
+    P_.prove(P_.floordiv(m * q, m) == q, m != 0)
+    s0, s1 = P[0], P[1]
+    cases = [(6 * s0 * s1 + 3 * s0, 3 * s0, 2 * s1 + 1), (s0 * s0 * s1, s0 * s1, s0),
+             (-4 * s0 * s1, -2 * s1, 2 * s0)]
+    for a, b, want in cases:
+        got = E.floordiv(a, b)
+        require(got == want, "floordiv(%s, %s) should be %s, got %s", a, b, want, got)
+        for p in _points():
+            bv = E.evaluate(b, p)
+            if bv:
+                require(E.evaluate(got, p) == E.evaluate(a, p) // bv,
+                        "exact quotient %s / %s wrong at %s", a, b, p)
+
+
+def _check_sym_divisor(op: Callable, pyop: Callable, cases, what: str) -> None:
+    """``op(a, b)`` for expression divisors, on the grid (points where b == 0 skipped)."""
+    for a, b, want in cases:
+        got = op(a, b)
+        if want is not None:
+            require(got == want, "%s: %s, %s gives %s, expected %s", what, a, b, got, want)
+        for p in _points((S0, S1, S2))[::3]:
+            bv = E.evaluate(b, p)
+            if bv:
+                require(E.evaluate(got, p) == pyop(E.evaluate(a, p), bv),
+                        "%s: (%s, %s) -> %s wrong at %s", what, a, b, got, p)
+
+
+@proves("floordiv.common_gcd")
+def floordiv_common_gcd():
+    P_ = Py()
+    g, x, m = z3.Ints("g x m")
+    P_.prove(P_.floordiv(g * x, g * m) == P_.floordiv(x, m), g > 0, m > 0)
+    s0, s1 = P[0], P[1]
+    cases = [6 * s0 + 4, 10 * s0 * s1 - 15 * s1 + 5, 4 * s0 + 8 * s1 + 2, 9 * s0 - 3]
+    _check_op(E.floordiv, _fd, cases, [2, 3, 6, 10, 12, -4, -6], "floordiv common gcd")
+    require(E.floordiv(6 * s0 + 4, 10) == E.floordiv(3 * s0 + 2, 5),
+            "(6*s + 4)//10 should reduce to (3*s + 2)//5, got %s", E.floordiv(6 * s0 + 4, 10))
+
+
+@proves("floordiv.common_factor")
+def floordiv_common_factor():
+    P_ = Py()
+    m, x, y = z3.Ints("m x y")
+    P_.prove(P_.floordiv(m * x, m * y) == P_.floordiv(x, y), m != 0, y != 0)
+    s0, s1, s2 = P
+    cases = [(s0 * s1 + s0, s0 * s2, E.floordiv(s1 + 1, s2)), (s0 * s1, 2 * s0, E.floordiv(s1, 2)),
+             (3 * s0 * s0 - s0 * s1, -s0 * s2, None), (s1 * s2 - 4 * s2, s2 * s0, None)]
+    _check_sym_divisor(E.floordiv, _fd, cases, "floordiv common factor")
+
+
+@proves("floordiv.display_fold")
+def floordiv_display_fold():
+    P_ = Py()
+    c, r, b = z3.Ints("c r b")
+    P_.prove(c + P_.floordiv(r, b) == P_.floordiv(r + c * b, b), b > 0)
+    # the printed text of a folded expression evaluates like the expression
+    s0 = P[0]
+    for e in [E.floordiv(s0 + 1, 2) - 1, E.floordiv(s0, 3) + 5, E.floordiv(2 * s0 + 1, 4) - 3]:
+        text = E.format_expr(e)
+        for v in VALUES:
+            ns = {"s900": v, "Mod": lambda a, b: a % b}
+            require(eval(text, ns) == E.evaluate(e, {S0: v}),
+                    "printed %r differs from %s at s900=%d", text, E.format_py(e), v)
+
+
+class _PyZ:
+    """A Z3 integer with Python's operators (``//`` and ``%`` floor), to evaluate printed
+    source text symbolically."""
+
+    def __init__(self, P_: Py, v) -> None:
+        self.P, self.v = P_, v
+
+    def _w(self, v) -> "_PyZ":
+        return _PyZ(self.P, v)
+
+    @staticmethod
+    def _u(o):
+        return o.v if isinstance(o, _PyZ) else o
+
+    def __add__(self, o):
+        return self._w(self.v + self._u(o))
+
+    def __radd__(self, o):
+        return self._w(self._u(o) + self.v)
+
+    def __sub__(self, o):
+        return self._w(self.v - self._u(o))
+
+    def __rsub__(self, o):
+        return self._w(self._u(o) - self.v)
+
+    def __mul__(self, o):
+        return self._w(self.v * self._u(o))
+
+    def __rmul__(self, o):
+        return self._w(self._u(o) * self.v)
+
+    def __neg__(self):
+        return self._w(-self.v)
+
+    def __floordiv__(self, o):
+        return self._w(self.P.floordiv(self.v, self._u(o)))
+
+    def __rfloordiv__(self, o):
+        return self._w(self.P.floordiv(self._u(o), self.v))
+
+    def __mod__(self, o):
+        return self._w(self.P.mod(self.v, self._u(o)))
+
+    def __rmod__(self, o):
+        return self._w(self.P.mod(self._u(o), self.v))
+
+
+def _encode(P_: Py, x, zs):
+    """An expression as a Z3 term, from its structure (terms, atoms), Python semantics."""
+    if type(x) is int:
+        return z3.IntVal(x)
+    total = z3.IntVal(x.const)
+    for term, c in x.terms:
+        prod = z3.IntVal(c)
+        for atom in term:
+            prod = prod * (zs[atom] if type(atom) is E.Sym else _encode_atom(P_, atom, zs))
+        total = total + prod
+    return total
+
+
+def _encode_atom(P_: Py, atom, zs):
+    args = [_encode(P_, a, zs) for a in atom.args]
+    if atom.kind == "FloorDiv":
+        return P_.floordiv(*args)
+    if atom.kind == "Mod":
+        return P_.mod(*args)
+    return (zmin if atom.kind == "Min" else zmax)(*args)
+
+
+def _divisors(P_: Py, x, zs) -> list:
+    """Every divisor in ``x`` as a Z3 term (the expression is defined where none is 0)."""
+    out = []
+    for atom in E.atoms_of(x):
+        if type(atom) is E.OpAtom and atom.kind in ("FloorDiv", "Mod"):
+            out.append(_encode(P_, atom.args[1], zs))
+    return out
+
+
+@proves("print.python_source")
+def print_python_source():
+    s0, s1, s2 = P
+    exprs = [E.floordiv(s1, 2 * s0), E.mod(s1 + 3, s0 * s2), -E.floordiv(s0 - 7, 3),
+             E.smin(s0 - 3, 2 * s1) * 2 - 1, E.floordiv(-3 * s0 + 1, 4), E.mod(5 - s0, 3),
+             E.floordiv(s0 * s1 - 1, s2), E.smax(E.floordiv(s0, s1), -s2, 4) - s0 * s1,
+             E.mod(E.floordiv(s0, 3) * s1, 7) * -2, E.floordiv(s2, -s0 * s1),
+             E.floordiv(s1, s0) * E.mod(s2, s0 + 1), 3 - E.ceildiv(s0, s1)]
+    for e in exprs:
+        text = E.format_py(e)
+        P_ = Py()
+        zs = {s: z3.Int(s.name) for s in (S0, S1, S2)}
+        ns = {s.name: _PyZ(P_, zs[s]) for s in (S0, S1, S2)}
+        ns["min"] = lambda *xs: _PyZ(P_, zmin(*[_PyZ._u(x) for x in xs]))
+        ns["max"] = lambda *xs: _PyZ(P_, zmax(*[_PyZ._u(x) for x in xs]))
+        printed = eval(text, {"__builtins__": {}}, ns)
+        printed = printed.v if isinstance(printed, _PyZ) else printed
+        nonzero = [d != 0 for d in _divisors(P_, e, zs)]
+        P_.prove(printed == _encode(P_, e, zs), nonzero, what="format_py(%s) is %r" % (e, text))
+        for p in _points((S0, S1, S2))[::5]:
+            try:
+                want = E.evaluate(e, p)
+            except ZeroDivisionError:
+                continue
+            got = eval(text, {"__builtins__": {}, "min": min, "max": max},
+                       {s.name: v for s, v in p.items()})
+            require(got == want, "format_py(%s) = %r gives %d at %s, not %d", e, text, got, p, want)
+
+
+# ---------------------------------------------------------------------------- mod
+@proves("mod.by_one")
+def mod_by_one():
+    P_ = Py()
+    a, = z3.Ints("a")
+    P_.prove(P_.mod(a, 1) == 0)
+    for e in _sample_exprs():
+        require(E.mod(e, 1) == 0, "mod(e, 1) is not 0 for %s", e)
+
+
+@proves("mod.neg_divisor")
+def mod_neg_divisor():
+    P_ = Py()
+    a, b = z3.Ints("a b")
+    P_.prove(P_.mod(a, b) == -P_.mod(-a, -b), b < 0)
+    _check_op(E.mod, _md, _sample_exprs(), NEG, "mod by a negative divisor")
+
+
+@proves("mod.coeff_reduce")
+def mod_coeff_reduce():
+    P_ = Py()
+    b, q, r = z3.Ints("b q r")
+    P_.prove(P_.mod(b * q + r, b) == P_.mod(r, b), b > 0)
+    P_ = Py()
+    c1, c2, t1, t2, k = z3.Ints("c1 c2 t1 t2 k")
+    a = c1 * t1 + c2 * t2 + k
+    rest = P_.mod(c1, b) * t1 + P_.mod(c2, b) * t2 + P_.mod(k, b)
+    P_.prove(P_.mod(a, b) == P_.mod(rest, b), b > 0)
+    _check_op(E.mod, _md, _sample_exprs(), POS, "mod coefficient reduction")
+
+
+@proves("mod.common_gcd")
+def mod_common_gcd():
+    P_ = Py()
+    g, x, m = z3.Ints("g x m")
+    P_.prove(P_.mod(g * x, g * m) == g * P_.mod(x, m), g > 0, m > 0)
+    s0, s1 = P[0], P[1]
+    cases = [6 * s0 + 4, 10 * s0 * s1 - 15 * s1 + 5, 4 * s0 + 8 * s1 + 2, 9 * s0 - 3,
+             14 * s0 + 4 * s1]
+    _check_op(E.mod, _md, cases, [2, 3, 6, 10, 12, -4, -6], "mod common gcd")
+    require(E.mod(6 * s0 + 4, 10) == 2 * E.mod(3 * s0 + 2, 5),
+            "Mod(6*s + 4, 10) should be 2*Mod(3*s + 2, 5), got %s", E.mod(6 * s0 + 4, 10))
+
+
+@proves("mod.common_factor")
+def mod_common_factor():
+    P_ = Py()
+    m, x, y = z3.Ints("m x y")
+    P_.prove(P_.mod(m * x, m * y) == m * P_.mod(x, y), m != 0, y != 0)
+    s0, s1, s2 = P
+    cases = [(s0 * s1 + s0, s0 * s2, s0 * E.mod(s1 + 1, s2)), (s0 * s1, 2 * s0, None),
+             (3 * s0 * s0 - s0 * s1, -s0 * s2, None), (s1 * s2 - 4 * s2, s2 * s0, None)]
+    _check_sym_divisor(E.mod, _md, cases, "mod common factor")
+
+
+@proves("mod.nested")
+def mod_nested():
+    P_ = Py()
+    x, b, c, t = z3.Ints("x b c t")
+    P_.prove(P_.mod(P_.mod(x, c), b) == P_.mod(x, b), b > 0, c == b * t, c != 0)
+    s0 = P[0]
+    inner = [E.mod(s0, 12), E.mod(s0 + P[1], 6), E.mod(3 * s0 + 1, 8)]
+    _check_op(E.mod, _md, inner, POS, "nested mod")
+    got = E.mod(E.mod(s0, 12), 4)
+    require(got == E.mod(s0, 4), "Mod(Mod(s, 12), 4) should be Mod(s, 4), got %s", got)
+
+
+@proves("mod.self")
+def mod_self():
+    P_ = Py()
+    a, = z3.Ints("a")
+    P_.prove(P_.mod(a, a) == 0, a != 0)
+    for e in _sample_exprs():
+        require(E.mod(e, e) == 0, "mod(e, e) is not 0 for %s", e)
+
+
+@proves("mod.zero")
+def mod_zero():
+    P_ = Py()
+    b, = z3.Ints("b")
+    P_.prove(P_.mod(0, b) == 0, b != 0)
+    for e in _sample_exprs():
+        require(E.mod(0, e) == 0, "mod(0, e) is not 0 for %s", e)
+
+
+@proves("mod.exact_quotient")
+def mod_exact_quotient():
+    P_ = Py()
+    m, q = z3.Ints("m q")
+    P_.prove(P_.mod(m * q, m) == 0, m != 0)
+    s0, s1 = P[0], P[1]
+    for a, b in [(6 * s0 * s1 + 3 * s0, 3 * s0), (s0 * s0 * s1, s0 * s1), (-4 * s0 * s1, -2 * s1)]:
+        require(E.mod(a, b) == 0, "mod(%s, %s) should be 0", a, b)
+
+
+# ---------------------------------------------------------------------------- ceildiv
+@proves("ceildiv.def")
+def ceildiv_def():
+    P_ = Py()
+    a, b = z3.Ints("a b")
+    q = P_.ceildiv(a, b)                          # -((-a) // b)
+    P_.prove(z3.And(b * q >= a, a > b * (q - 1)), b > 0)
+    P_.prove(z3.And(b * q <= a, a < b * (q - 1)), b < 0)
+    P_.prove(P_.floordiv(a + b - 1, b) == q, b > 0)     # the spelling for an int b > 0
+    for e in _sample_exprs()[:4]:
+        for b in POS + NEG:
+            got = E.ceildiv(e, b)
+            for p in _points():
+                v, have = E.evaluate(e, p), E.evaluate(got, p)
+                ok = (b * have >= v > b * (have - 1)) if b > 0 else (b * have <= v < b * (have - 1))
+                require(ok, "ceildiv(%s, %d) is %d at %s, not ceil(%d/%d)", e, b, have, p, v, b)
+    for e in _sample_exprs()[:3]:
+        for d in (P[1], 2 * P[1], P[1] - 3):
+            got = E.ceildiv(e, d)
+            for p in _points():
+                v, dv = E.evaluate(e, p), E.evaluate(d, p)
+                if dv:
+                    require(E.evaluate(got, p) == -(-v // dv),
+                            "ceildiv(%s, %s) wrong at %s", e, d, p)
+
+
+# ---------------------------------------------------------------------------- Min / Max
+def _minmax_grid(fn: Callable, pyfn: Callable, arglists, what: str) -> None:
+    pts = _points((S0, S1, S2))[::7]
+    for args in arglists:
+        got = fn(*args)
+        for p in pts:
+            want = pyfn(E.evaluate(a, p) for a in args)
+            require(E.evaluate(got, p) == want, "%s%s -> %s wrong at %s", what, args, got, p)
+
+
+@proves("minmax.flatten")
+def minmax_flatten():
+    a, b, c = z3.Ints("a b c")
+    for f in (zmin, zmax):
+        prove(z3.And(f(f(a, b), c) == f(a, b, c), f(a, b, c) == f(c, b, a),
+                     f(a, b, c) == f(b, c, a), f(a, f(b, c)) == f(a, b, c)))
+    s0, s1, s2 = P
+    for fn, pyfn in ((E.smin, min), (E.smax, max)):
+        nested = fn(s0, s1)
+        got = fn(nested, s2)
+        require(got == fn(s0, s1, s2) == fn(s2, s1, s0),
+                "%s flattening: %s vs %s", fn.__name__, got, fn(s0, s1, s2))
+        _minmax_grid(fn, pyfn, [(nested, s2), (s2, nested, 3), (fn(s0, 2), fn(s1, 5))],
+                     fn.__name__)
+
+
+@proves("minmax.const_merge")
+def minmax_const_merge():
+    x, c1, c2 = z3.Ints("x c1 c2")
+    prove(zmin(x, c1, c2) == zmin(x, zmin(c1, c2)))
+    prove(zmax(x, c1, c2) == zmax(x, zmax(c1, c2)))
+    s0 = P[0]
+    for fn, pyfn in ((E.smin, min), (E.smax, max)):
+        for c1_, c2_ in itertools.product(range(-3, 4), repeat=2):
+            got = fn(s0, c1_, c2_)
+            require(got == fn(s0, pyfn(c1_, c2_)), "%s(s, %d, %d) -> %s",
+                    fn.__name__, c1_, c2_, got)
+            _minmax_grid(fn, pyfn, [(s0, c1_, c2_)], fn.__name__)
+
+
+@proves("minmax.offset_dominance")
+def minmax_offset_dominance():
+    y, d = z3.Ints("y d")
+    prove(zmin(y + d, y) == z3.If(d <= 0, y + d, y))
+    prove(zmax(y + d, y) == z3.If(d >= 0, y + d, y))
+    prove(zmin(y, y + d) == z3.If(d <= 0, y + d, y))
+    prove(zmax(y, y + d) == z3.If(d >= 0, y + d, y))
+    s0, s1 = P[0], P[1]
+    for fn, pyfn in ((E.smin, min), (E.smax, max)):
+        for d_ in range(-3, 4):
+            for base in (s0, 2 * s0 + s1, E.floordiv(s0, 2)):
+                args = (base + d_, base, s1 * s1)
+                got = fn(*args)
+                require(type(got) is E.Expr and len(got.as_atom().args) == 2,
+                        "%s%s keeps a dominated argument: %s", fn.__name__, args, got)
+                _minmax_grid(fn, pyfn, [args], fn.__name__)
+        require(fn(s0, s0) == s0, "%s(s, s) is not s", fn.__name__)
+
+
+# ---------------------------------------------------------------------------- relations
+def _rel_grid(c, pyfn: Callable, what: str) -> None:
+    """A normalised relation holds exactly where the original comparison does."""
+    for p in _points():
+        want = pyfn(p)
+        got = c if type(c) is bool else (c.holds(E.evaluate(c.expr, p)) if isinstance(c, R.Rel)
+                                         else None)
+        require(got == want, "%s: normal form %s disagrees at %s", what, c, p)
+
+
+def _lin_cases():
+    s0, s1 = P[0], P[1]
+    return [(6 * s0 + 4 * s1, 10), (6 * s0 + 4 * s1, 7), (-6 * s0 + 9 * s1, -3),
+            (4 * s0, -6), (-3 * s0 - 6 * s1, 5), (2 * s0 - 2 * s1, 0)]
+
+
+@proves("rel.eq_gcd")
+def rel_eq_gcd():
+    g, e, k, j = z3.Ints("g e k j")
+    prove((g * e + k == 0) == (e + j == 0), g > 0, k == g * j)
+    P_ = Py()
+    P_.prove(g * e + k != 0, g > 0, P_.mod(k, g) != 0)
+    for lhs, c in _lin_cases():
+        for op, pyop in ((R.eq, lambda a, b: a == b), (R.ne, lambda a, b: a != b)):
+            rel = op(lhs, c)
+            _rel_grid(rel, lambda p: pyop(E.evaluate(lhs, p), c), "%s %s" % (op.__name__, lhs))
+            if isinstance(rel, R.Rel):
+                require(rel.expr.coeff_gcd() == 1, "%s not divided by its gcd", rel)
+
+
+@proves("rel.eq_sign")
+def rel_eq_sign():
+    e, = z3.Ints("e")
+    prove(z3.And((e == 0) == (-e == 0), (e != 0) == (-e != 0)))
+    for lhs, c in _lin_cases():
+        rel = R.eq(lhs, c)
+        if isinstance(rel, R.Rel):
+            require(rel.expr.terms[0][1] > 0, "first coefficient of %s not positive", rel)
+            require(rel == R.eq(c, lhs), "a == b and b == a normalise differently: %s", rel)
+
+
+@proves("rel.le_gcd_ceil")
+def rel_le_gcd_ceil():
+    P_ = Py()
+    g, e, k = z3.Ints("g e k")
+    P_.prove((g * e + k <= 0) == (e - P_.floordiv(-k, g) <= 0), g > 0)
+    for lhs, c in _lin_cases():
+        rel = R.le(lhs, c)
+        _rel_grid(rel, lambda p: E.evaluate(lhs, p) <= c, "le %s" % lhs)
+
+
+@proves("rel.lt_as_le")
+def rel_lt_as_le():
+    a, b = z3.Ints("a b")
+    prove(z3.And((a < b) == (a - b + 1 <= 0), (a > b) == (b - a + 1 <= 0),
+                 (a >= b) == (b - a <= 0)))
+    for lhs, c in _lin_cases():
+        for op, pyop in ((R.lt, lambda x, y: x < y), (R.gt, lambda x, y: x > y),
+                         (R.ge, lambda x, y: x >= y)):
+            _rel_grid(op(lhs, c), lambda p: pyop(E.evaluate(lhs, p), c),
+                      "%s %s" % (op.__name__, lhs))
+
+
+@proves("rel.le_negate")
+def rel_le_negate():
+    e, = z3.Ints("e")
+    prove(z3.Not(e <= 0) == (-e + 1 <= 0))
+    for lhs, c in _lin_cases():
+        for op, pyop in ((R.le, lambda x, y: not x <= y), (R.eq, lambda x, y: x != y),
+                         (R.lt, lambda x, y: not x < y)):
+            rel = R.negate(op(lhs, c))
+            _rel_grid(rel, lambda p: pyop(E.evaluate(lhs, p), c), "not %s" % op.__name__)

@@ -1,0 +1,502 @@
+"""Proofs of the shape environment's range folding, decision by ranges and equation solver
+(``symshape/env.py``), and of the Z3 encoding itself (``symshape/z3bridge.py``).
+
+A solver rule replaces a guard by a replacement or a range; each lemma shows that the
+replacement keeps the solution set: the guard's solutions inside the old ranges are exactly
+the values the new form takes inside the new ranges.  Each proof also drives a real
+``ShapeEnv`` and compares what it learned with brute force over a window of values.
+"""
+from __future__ import annotations
+
+import itertools
+from typing import Dict, List
+
+import z3
+
+from symshape import expr as E
+from symshape import relations as R
+from symshape.env import ShapeEnv
+from symshape.infinity import INT_OO, NEG_INT_OO, is_inf
+from symshape.ranges import ValueRange
+
+from . import proves
+from .extint import Ext, X, fin, inside, le, lt, neg, select
+from .pyint import RLIMIT, Py, prove, require, zmax, zmin
+
+
+# ---------------------------------------------------------------------------- env helpers
+def _env(*specs) -> tuple:
+    """A ShapeEnv with one symbol per (hint, lower, upper); a None hint: unbacked."""
+    env = ShapeEnv()
+    syms = [env.create_symbol(h, "v%d" % i, ValueRange(lo, hi))
+            for i, (h, lo, hi) in enumerate(specs)]
+    return (env,) + tuple(syms)
+
+
+def _window(r: ValueRange, pad: int = 25) -> range:
+    lo = -pad if is_inf(r.lower) else r.lower
+    hi = pad if is_inf(r.upper) else r.upper
+    return range(max(lo, -pad), min(hi, pad) + 1)
+
+
+def _box(env: ShapeEnv, syms) -> List[Dict]:
+    return [dict(zip(syms, vs)) for vs in itertools.product(*[_window(env.ranges[s], 30)
+                                                               for s in syms])]
+
+
+def _same_on_box(env: ShapeEnv, syms, before, after, what: str) -> None:
+    for p in _box(env, syms):
+        try:
+            want = E.evaluate(before, p)
+        except ZeroDivisionError:
+            continue
+        got = E.evaluate(after, p)
+        if got != want:
+            require(False, "%s: %s became %s, which differs at %s (%d vs %d)",
+                    what, before, after, {s.name: v for s, v in p.items()}, got, want)
+
+
+def _holds(c, p) -> bool:
+    if type(c) is bool:
+        return c
+    if isinstance(c, R.BoolOp):
+        vals = [_holds(a, p) for a in c.args]
+        return all(vals) if c.op == "and" else any(vals)
+    return c.holds(E.evaluate(c.expr, p))
+
+
+def _solutions_kept(old_ranges: Dict, guard, env: ShapeEnv, syms, what: str) -> None:
+    """Brute force on a window: the points of the old ranges satisfying ``guard`` are the
+    points the environment admits (its replacements, ranges and facts)."""
+    pad = 30 if len(syms) == 1 else 15
+    admits = _Admits(env, syms)
+    for vs in itertools.product(*[_window(old_ranges[s], pad) for s in syms]):
+        p = dict(zip(syms, vs))
+        want = _holds(guard, p)
+        got = admits(p)
+        if got != want:
+            require(False, "%s: at %s the guard is %s but the environment %s the point",
+                    what, {s.name: v for s, v in p.items()}, want,
+                    "admits" if got else "rejects")
+
+
+class _Admits:
+    """Whether values of the original symbols are allowed by the environment: some root
+    values inside the roots' ranges reproduce them through the replacements and satisfy
+    the recorded facts (solved exactly by Z3, through the engine's own encoder)."""
+
+    def __init__(self, env: ShapeEnv, syms) -> None:
+        self.env = env
+        self.trivial = not env.facts and not any(s in env.replacements for s in syms)
+        if self.trivial:
+            return
+        from symshape.z3bridge import Encoder
+        enc = Encoder()
+        self.values = {s: enc.expr(env.replacements.get(s, s.expr)) for s in syms}
+        self.solver = z3.Solver()
+        self.solver.set("rlimit", RLIMIT)
+        for f in env.facts:
+            self.solver.add(enc.cond(f))
+        for s in list(enc.vars):
+            self.solver.add(*enc.range(s, env.ranges[s]))
+        self.solver.add(*enc.side)
+
+    def __call__(self, p: Dict) -> bool:
+        if self.trivial:
+            return all(v in self.env.ranges[s] for s, v in p.items())
+        self.solver.push()
+        self.solver.add(*[self.values[s] == v for s, v in p.items()])
+        r = self.solver.check()
+        self.solver.pop()
+        require(r != z3.unknown, "Z3 could not decide a point %s", p)
+        return r == z3.sat
+
+
+# ---------------------------------------------------------------------------- range folding
+@proves("fold.minmax_dominance")
+def fold_minmax_dominance():
+    x, y, r = z3.Ints("x y r")
+    prove(zmin(x, y, r) == zmin(y, r), x - y >= 0)
+    prove(zmin(x, y) == y, x - y >= 0)
+    prove(zmax(x, y, r) == zmax(y, r), y - x >= 0)
+    prove(zmax(x, y) == y, y - x >= 0)
+    env, a, b = _env((5, 2, 10), (3, 0, 4))
+    A, B = a.expr, b.expr
+    cases = [(E.smin(A + 5, B), B), (E.smax(A + 5, B), A + 5), (E.smin(A, B, 1), None),
+             (E.smax(2 * B, A - 8, 0), None), (E.smin(A, 2 * A, B + 11), A),
+             (E.smin(A, B + 2, 3 * B - 10), None)]
+    for e, want in cases:
+        got = env.simplify(e)
+        if want is not None:
+            require(got == want, "%s folded to %s, expected %s", e, got, want)
+        _same_on_box(env, (a, b), e, got, "Min/Max folding")
+
+
+@proves("fold.small_numerator")
+def fold_small_numerator():
+    P_ = Py()
+    x, k = z3.Ints("x k")
+    P_.prove(z3.And(P_.floordiv(x, k) == 0, P_.mod(x, k) == x), 0 <= x, x < k)
+    env, a, b = _env((5, 2, 10), (3, 0, 4))
+    A, B = a.expr, b.expr
+    cases = [(E.floordiv(B, 5), 0), (E.mod(B + 1, 6), B + 1), (E.floordiv(A + B, 15), 0),
+             (E.mod(2 * B, 9), 2 * B), (E.floordiv(A, 3), None), (E.mod(A, 7), None)]
+    for e, want in cases:
+        got = env.simplify(e)
+        if want is not None:
+            require(got == want, "%s folded to %s, expected %s", e, got, want)
+        _same_on_box(env, (a, b), e, got, "FloorDiv/Mod folding")
+
+
+@proves("fold.recombine_divmod")
+def fold_recombine_divmod():
+    P_ = Py()
+    c, k, r = z3.Ints("c k r")
+    P_.prove(c * k * P_.floordiv(r, k) + c * P_.mod(r, k) == c * r, k != 0)
+    env, a, b = _env((25, 2, 40), (3, 0, 40))
+    A, B = a.expr, b.expr
+    for k_ in (2, 3, 8):
+        for c_ in (1, 2, -3):
+            for r_ in (A, A + B, 2 * A + 1):
+                e = c_ * k_ * E.floordiv(r_, k_) + c_ * E.mod(r_, k_) + B
+                got = env.simplify(e)
+                require(got == E.add(E.scale(r_, c_), B), "%s not recombined: %s", e, got)
+                _same_on_box(env, (a, b), e, got, "divmod recombination")
+
+
+@proves("fold.divmod_to_mod")
+def fold_divmod_to_mod():
+    P_ = Py()
+    c, k, r = z3.Ints("c k r")
+    P_.prove(c * r - c * k * P_.floordiv(r, k) == c * P_.mod(r, k), k != 0)
+    env, a, b = _env((25, 2, 40), (3, 0, 40))
+    A, B = a.expr, b.expr
+    for k_ in (2, 4, 7):
+        for c_ in (1, 3, -2):
+            for r_ in (A, A + B, 2 * A + 1):
+                e = c_ * r_ - c_ * k_ * E.floordiv(r_, k_) + B
+                got = env.simplify(e)
+                require(got == E.add(E.scale(E.mod(r_, k_), c_), B),
+                        "%s not rewritten to a Mod: %s", e, got)
+                _same_on_box(env, (a, b), e, got, "r - k*(r//k) as Mod")
+
+
+@proves("rel.strip_positive_factor")
+def rel_strip_positive_factor():
+    b, e = z3.Ints("b e")
+    prove(z3.And((b * e == 0) == (e == 0), (b * e != 0) == (e != 0),
+                 (b * e <= 0) == (e <= 0)), b >= 1)
+    env, s, t, u = _env((4, 1, 9), (3, -4, 6), (2, 0, 5))
+    S, T, U = s.expr, t.expr, u.expr
+    exprs = [S * T - 4 * S * E.floordiv(T, 4), S * T * T - 2 * S, S * U - S * T,
+             S * E.mod(T, 3) - S]
+    for x in exprs:
+        for op in (R.EQ, R.NE, R.LE):
+            c = R.make(op, x)
+            if type(c) is bool:
+                continue
+            got = env.subst_cond(c)
+            for p in _box(env, (s, t, u)):
+                if _holds(got, p) != _holds(c, p):
+                    require(False, "%s became %s, which differs at %s",
+                            c, got, {k.name: v for k, v in p.items()})
+    got = env.subst_cond(R.make(R.EQ, exprs[0]))
+    require(not (isinstance(got, R.Rel) and s in got.free_symbols),
+            "the positive factor was not stripped: %s", got)
+
+
+@proves("fold.push_minmax")
+def fold_push_minmax():
+    r, a, b = z3.Ints("r a b")
+    prove(z3.And(r + zmin(a, b) == zmin(r + a, r + b), r - zmin(a, b) == zmax(r - a, r - b),
+                 r + zmax(a, b) == zmax(r + a, r + b), r - zmax(a, b) == zmin(r - a, r - b)))
+    env, s, t = _env((7, 2, 20), (3, 0, 20))
+    S, T = s.expr, t.expr
+    cases = [S - E.smax(0, S - 3), S + E.smin(-S, T), 2 * T - E.smin(T, S + T),
+             S - E.smin(S - 1, T), T + E.smax(4 - T, S)]
+    for e in cases:
+        _same_on_box(env, (s, t), e, env.simplify(e), "Min/Max push")
+    require(env.simplify(cases[0]) == E.smin(3, S),
+            "s - Max(0, s - 3) should be Min(3, s), got %s", env.simplify(cases[0]))
+
+
+# ---------------------------------------------------------------------------- deciding
+@proves("decide.by_range")
+def decide_by_range():
+    Ex = Ext()
+    lo, hi, w = Ex.interval("e")
+    e, = z3.Ints("e")
+    zero = fin(0)
+    prove(z3.And(z3.Implies(le(hi, zero), e <= 0), z3.Implies(lt(zero, lo), z3.Not(e <= 0)),
+                 z3.Implies(z3.And(lo.s == 0, hi.s == 0, lo.v == 0, hi.v == 0), e == 0),
+                 z3.Implies(z3.Not(z3.And(le(lo, zero), le(zero, hi))), e != 0)),
+          w, inside(lo, hi, e))
+    env, a, b = _env((5, 2, 10), (3, 0, 4))
+    A, B = a.expr, b.expr
+    exprs = [A + B - 14, A - B - 1, A - 2, 3 * B - A + 2, A * B - 40, A * B + 1, B - 4, A - 11]
+    for x in exprs:
+        for op in (R.EQ, R.NE, R.LE):
+            c = R.make(op, x)
+            if type(c) is bool:
+                continue
+            d = env._decide_ranges(c)
+            if d is None:
+                continue
+            for p in _box(env, (a, b)):
+                require(_holds(c, p) == d, "%s decided %s by ranges but is %s at %s",
+                        c, d, not d, p)
+
+
+@proves("decide.box_exact")
+def decide_box_exact():
+    # both ends of the interval bound of a*x + b*y + c*z + k over a finite box are values
+    # of the form at a corner: the corner picks the low end where the coefficient is >= 0
+    a, b, c, k = z3.Ints("a b c k")
+    names = "x y z"
+    los = z3.Ints(" ".join("l" + n for n in names.split()))
+    his = z3.Ints(" ".join("h" + n for n in names.split()))
+    coeffs = [a, b, c]
+    box = [l_ <= h_ for l_, h_ in zip(los, his)]
+
+    def scaled(cf, lo_, hi_, low: bool):       # vr_scale's end
+        return z3.If(cf >= 0, cf * (lo_ if low else hi_), cf * (hi_ if low else lo_))
+
+    low_end = sum(scaled(cf, l_, h_, True) for cf, l_, h_ in zip(coeffs, los, his)) + k
+    high_end = sum(scaled(cf, l_, h_, False) for cf, l_, h_ in zip(coeffs, los, his)) + k
+    low_pt = [z3.If(cf >= 0, l_, h_) for cf, l_, h_ in zip(coeffs, los, his)]
+    high_pt = [z3.If(cf >= 0, h_, l_) for cf, l_, h_ in zip(coeffs, los, his)]
+    form = lambda pt: sum(cf * v for cf, v in zip(coeffs, pt)) + k   # noqa: E731
+    inbox = lambda pt: z3.And(*[z3.And(l_ <= v, v <= h_)              # noqa: E731
+                                for v, l_, h_ in zip(pt, los, his)])
+    prove(z3.And(inbox(low_pt), inbox(high_pt), form(low_pt) == low_end,
+                 form(high_pt) == high_end), box)
+    # the real engine: an undecided linear <= is satisfiable and falsifiable in the box
+    env, s, t = _env((5, 2, 10), (3, -4, 4))
+    S, T = s.expr, t.expr
+    for x in (S + T - 7, 2 * S - 3 * T - 1, -S + 4 * T, S - T - 13, 3 * T + 12):
+        c = R.make(R.LE, x)
+        if type(c) is bool or env._decide_ranges(c) is not None:
+            continue
+        vals = {_holds(c, p) for p in _box(env, (s, t))}
+        require(vals == {True, False}, "%s is left open by ranges but is always %s", c, vals)
+
+
+# ---------------------------------------------------------------------------- solver
+@proves("solve.unit_substitution")
+def solve_unit_substitution():
+    s, r = z3.Ints("s r")
+    for c in (1, -1):
+        prove((c * s + r == 0) == (s == -c * r))
+    for guard in ("a == b + 2", "a + b == 8", "b == 8 - a", "2*b + a == 11"):
+        env, a, b = _env((5, 2, 10), (3, 0, 10))
+        old = dict(env.ranges)
+        A, B = a.expr, b.expr
+        lhs, rhs = guard.split("==")
+        g = R.eq(eval(lhs, {"a": A, "b": B}), eval(rhs, {"a": A, "b": B}))
+        env.add_guard(g, None)
+        require(bool(env.replacements), "%s made no replacement", guard)
+        _solutions_kept(old, g, env, (a, b), "replacement from %s" % guard)
+
+
+@proves("solve.le_to_range")
+def solve_le_to_range():
+    P_ = Py()
+    a, s, k = z3.Ints("a s k")
+    P_.prove((a * s + k <= 0) == (s <= P_.floordiv(-k, a)), a > 0)
+    P_.prove((a * s + k <= 0) == (s >= P_.ceildiv(k, -a)), a < 0)
+    for op, rhs in itertools.product((R.le, R.lt, R.ge, R.gt), (-3, 0, 4, 7, 15)):
+        for coef in (1, -1, 3, -2):
+            env, x = _env((5, -10, 20))
+            old = dict(env.ranges)
+            g = op(coef * x.expr, rhs)
+            if type(g) is bool or not _holds(g, {x: 5}):
+                continue
+            env.add_guard(g, None)
+            _solutions_kept(old, g, env, (x,), "range from %s" % g)
+
+
+@proves("solve.ne_to_range")
+def solve_ne_to_range():
+    P_ = Py()
+    a, s, k, t, lo, hi = z3.Ints("a s k t lo hi")
+    P_.prove((a * s + k != 0) == (s != P_.floordiv(-k, a)), a != 0, k == a * t)
+    P_.prove(a * s + k != 0, a != 0, P_.mod(k, a) != 0)
+    prove(z3.And(lo <= s, s <= hi, s != lo) == z3.And(lo + 1 <= s, s <= hi))
+    prove(z3.And(lo <= s, s <= hi, s != hi) == z3.And(lo <= s, s <= hi - 1))
+    for v in (-10, -9, 0, 5, 19, 20):
+        env, x = _env((5, -10, 20))
+        old = dict(env.ranges)
+        g = R.ne(x.expr, v)
+        if not _holds(g, {x: 5}):
+            continue
+        env.add_guard(g, None)
+        _solutions_kept(old, g, env, (x,), "x != %d" % v)
+
+
+def _opt_ceil(P_: Py, bound: X, r, k, low: bool) -> X:
+    """``_ceil_div(lo - r, k)`` / ``(hi - r) // k`` for a finite end, the infinity else."""
+    if low:
+        return select(bound.s != 0, bound, fin(P_.ceildiv(bound.v - r, k)))
+    return select(bound.s != 0, bound, fin(P_.floordiv(bound.v - r, k)))
+
+
+@proves("solve.congruence")
+def solve_congruence():
+    Ex = Ext()
+    lo, hi, w = Ex.interval("s")
+    s, k, r, q, h = z3.Ints("s k r q hint")
+    qlo, qhi = _opt_ceil(Ex, lo, r, k, True), _opt_ceil(Ex, hi, r, k, False)
+    base = [w, k > 0, 0 <= r, r < k]
+    # every solution is k*q + r for the q = (s - r) // k inside q's range ...
+    qs = Ex.floordiv(s - r, k)
+    Ex.prove(z3.And(s == k * qs + r, inside(qlo, qhi, qs)),
+             base, Ex.mod(s, k) == r, inside(lo, hi, s))
+    # ... and every q in q's range gives a solution inside s's range
+    Ex.prove(z3.And(Ex.mod(k * q + r, k) == r, inside(lo, hi, k * q + r)),
+             base, inside(qlo, qhi, q))
+    # the quotient symbol's example value reproduces the hint
+    Ex.prove(k * Ex.floordiv(h - r, k) + r == h, base, Ex.mod(h, k) == r)
+    for (hint, lo_, hi_), k_ in itertools.product(
+            [(12, 2, INT_OO), (13, 0, 40), (-7, NEG_INT_OO, 5), (9, 9, 9), (21, 3, 30)],
+            (2, 3, 4, 7)):
+        env, x = _env((hint, lo_, hi_))
+        old = dict(env.ranges)
+        g = R.eq(E.mod(x.expr, k_), hint % k_)
+        env.add_guard(g, None)
+        _solutions_kept(old, g, env, (x,), "s %% %d == %d" % (k_, hint % k_))
+
+
+@proves("solve.two_var")
+def solve_two_var():
+    a, b, c, x, y, hx, hy, u, v, Q, kk, lo = z3.Ints("a b c x y hx hy u v Q k lo")
+    eqn = lambda X_, Y_: a * X_ + b * Y_ + c == 0          # noqa: E731
+    # |a|, |b| > 1 (a unit coefficient is substituted instead) and coprime (the relation
+    # was divided by its gcd): a*u + b*v == 1 for some u, v; (hx, hy) is a solution
+    base = [a * a > 1, b * b > 1, a * u + b * v == 1, eqn(hx, hy)]
+    # 1. every solution has x == hx (mod b): x - hx == b*w
+    w = v * (x - hx) - u * (y - hy)
+    prove(x - hx == b * w, base, eqn(x, y))
+    for sg in (1, -1):
+        # m = |b| == sg*b; rx = hx % m, so hx == m*(hx // m) + rx
+        P_ = Py()
+        m = sg * b
+        qh = P_.floordiv(hx, m)
+        rx = hx - m * qh
+        # 2. x - rx == m*(sg*w + qh): the code's k = (x - rx) // m is sg*w + qh, exactly,
+        #    so x == m*k + rx
+        P_.prove(x - rx == m * (sg * w + qh), base, m > 1, eqn(x, y), x - hx == b * w)
+        P2 = Py()
+        P2.prove(P2.floordiv(m * Q, m) == Q, m > 1)
+        # 3. y == (-a*x - c) // b exactly: the numerator is b*y
+        prove(-a * x - c == b * y, eqn(x, y))
+        P_.prove(P_.floordiv(b * y, b) == y, m > 1)
+        # 4. conversely every k gives a solution
+        xv = m * kk + rx
+        P_.prove(eqn(xv, P_.floordiv(-a * xv - c, b)), base, m > 1)
+        # 5. k's range [ceil((lo - rx)/m), ..) (derived from x's range) holds every
+        #    solution whose x lies in x's range [lo, ..)
+        P_.prove(kk >= -P_.floordiv(rx - lo, m), base, m > 1, 0 <= rx, rx < m, eqn(x, y),
+                 x == m * kk + rx, x >= lo, hx >= lo,
+                 what="k's range [ceil((lo - rx)/m), ..) must hold every solution "
+                      "x = m*k + rx in x's range [lo, ..)")
+    # the real solver, for sizes and for (symbolic) int inputs
+    for (hx_, lo_), (ca, cb, cc) in itertools.product(
+            [(5, 2), (4, 0), (2, NEG_INT_OO)], [(2, 3, -19), (3, -2, -11), (-5, 3, 10)]):
+        if (ca * hx_ + cc) % cb:
+            continue
+        hy_ = -(ca * hx_ + cc) // cb
+        env, xs, ys = _env((hx_, lo_, INT_OO), (hy_, NEG_INT_OO, INT_OO))
+        old = dict(env.ranges)
+        g = R.eq(ca * xs.expr + cb * ys.expr, -cc)
+        env.add_guard(g, None)
+        _solutions_kept(old, g, env, (xs, ys), "%s" % g)
+
+
+@proves("solve.constrain_linear")
+def solve_constrain_linear():
+    Ex = Ext()
+    lo, hi, w = Ex.interval("v")
+    a, t, k = z3.Ints("a t k")
+    val = a * t + k
+    # a > 0: t in [ceil((lo - k)/a), (hi - k)//a]
+    tlo = select(lo.s != 0, lo, fin(Ex.ceildiv(lo.v - k, a)))
+    thi = select(hi.s != 0, hi, fin(Ex.floordiv(hi.v - k, a)))
+    Ex.prove(inside(lo, hi, val) == inside(tlo, thi, t), w, a > 0)
+    # a < 0: t in [ceil((k - hi)/-a), (k - lo)//-a]
+    tlo = select(hi.s != 0, neg(hi), fin(Ex.ceildiv(k - hi.v, -a)))
+    thi = select(lo.s != 0, neg(lo), fin(Ex.floordiv(k - lo.v, -a)))
+    Ex.prove(inside(lo, hi, val) == inside(tlo, thi, t), w, a < 0)
+    for (lo_, hi_), (ca, cc) in itertools.product(
+            [(2, INT_OO), (NEG_INT_OO, 7), (-3, 11), (4, 4)], [(3, 1), (-2, 9), (5, -4)]):
+        env, s, tt = _env((None, NEG_INT_OO, INT_OO), (None, -30, 30))
+        value = ca * tt.expr + cc
+        vr = ValueRange(lo_, hi_)
+        if not any(ca * tv + cc in vr for tv in range(-30, 31)):
+            continue                     # infeasible: never asked (the hint satisfies it)
+        env._constrain(value, vr)
+        r = env.ranges[tt]
+        for tv in range(-30, 31):
+            inside_ = ValueRange(lo_, hi_).__contains__(ca * tv + cc)
+            if (tv in r) != inside_:
+                require(False, "constrain %s to [%s, %s]: t = %d %s",
+                        value, lo_, hi_, tv, "kept" if tv in r else "dropped")
+
+
+@proves("solve.replacement_range")
+def solve_replacement_range():
+    s, v, lo, hi = z3.Ints("s v lo hi")
+    prove(z3.And(s == v, lo <= s, s <= hi) == z3.And(s == v, lo <= v, v <= hi))
+    # eliminating s: v in [lo, hi] iff some s equals v inside [lo, hi] (witness s = v)
+    prove(z3.Implies(z3.And(lo <= v, v <= hi), z3.And(lo <= v, v <= hi, v == v)))
+    env, a, b, c = _env((6, 2, 10), (2, 1, 5), (3, 1, 5))
+    old = dict(env.ranges)
+    g = R.eq(a.expr, b.expr * c.expr)
+    env.add_guard(g, None)
+    require(a in env.replacements, "a == b*c made no replacement")
+    _solutions_kept(old, g, env, (a, b, c), "a == b*c")
+
+
+# ---------------------------------------------------------------------------- z3bridge
+@proves("z3bridge.divmod_encoding")
+def z3bridge_divmod_encoding():
+    from symshape import z3bridge as ZB
+    a, b, q1, q2 = z3.Ints("a b q1 q2")
+
+    def pinned(q):
+        return z3.If(b > 0, z3.And(b * q <= a, a < b * q + b), z3.And(b * q >= a, a > b * q + b))
+
+    # exactly one q: unique ...
+    prove(q1 == q2, b != 0, pinned(q1), pinned(q2))
+    # ... and it is floor(a / b): with a positive divisor Z3's Euclidean div *is* floor
+    ref = z3.If(b > 0, a / b, (-a) / (-b))
+    prove(pinned(ref), b != 0)
+    # the real Encoder: FloorDiv(s0, s1) and Mod(s0, s1)
+    s0, s1 = E.Sym(920), E.Sym(921)
+    fd = E.floordiv(s0.expr, s1.expr)
+    md = E.mod(s0.expr, s1.expr)
+    enc = ZB.Encoder()
+    zf, zm = enc.expr(fd), enc.expr(md)
+    za, zb = enc.sym(s0), enc.sym(s1)
+    zref = z3.If(zb > 0, za / zb, (-za) / (-zb))
+    prove(z3.And(zf == zref, zm == za - zb * zref), zb != 0, *enc.side)
+    # and concretely: the model value is Python's
+    for av, bv in itertools.product(range(-9, 10), [-4, -3, -1, 1, 2, 5]):
+        sol = z3.Solver()
+        sol.add(*enc.side)
+        sol.add(za == av, zb == bv)
+        require(sol.check() == z3.sat, "encoding unsatisfiable at %d, %d", av, bv)
+        mdl = sol.model()
+        require(mdl.eval(zf).as_long() == av // bv and mdl.eval(zm).as_long() == av % bv,
+                "encoding of %d // %d gives %s, %s", av, bv, mdl.eval(zf), mdl.eval(zm))
+
+
+@proves("z3bridge.minmax_encoding")
+def z3bridge_minmax_encoding():
+    from symshape import z3bridge as ZB
+    syms = [E.Sym(930 + i) for i in range(3)]
+    enc = ZB.Encoder()
+    xs = [enc.sym(s) for s in syms]
+    zmn = enc.expr(E.smin(*[s.expr for s in syms]))
+    zmx = enc.expr(E.smax(*[s.expr for s in syms]))
+    prove(z3.And(*[zmn <= x for x in xs], z3.Or(*[zmn == x for x in xs]),
+                 *[zmx >= x for x in xs], z3.Or(*[zmx == x for x in xs])))
