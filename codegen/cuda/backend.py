@@ -1,0 +1,366 @@
+"""``backend="cupy"``: the Python driver around the generated kernels, and CuPy launches.
+
+The driver is one straight-line Python function with ``f``'s signature:
+  1. the program's input check (``CheckWriter``, the same lines ``ep.module()`` runs,
+     with ``_ndarray`` bound to ``cupy.ndarray``), which also binds the size symbols;
+  2. contiguity guards for arrays the kernels load (``_contig``: no copy when already
+     C-contiguous), so kernels index with symbolic shapes instead of strides;
+  3. one line per step: a library op as NumPy would call it, run on CuPy (``np`` is bound
+     to CuPy; ``matmul`` / ``einsum`` reach cuBLAS), or an allocation of the kernel's
+     outputs and a launch whose size arguments are expressions over the bound symbols;
+  4. the outputs, in ``f``'s output structure.
+Nothing in it needs a device: the same driver runs under the emulator (``emulate.py``)
+with NumPy and CPU-compiled kernels, which is how it is tested without a GPU.
+"""
+from __future__ import annotations
+
+import inspect
+import itertools
+from typing import Any, Dict, List
+
+import numpy as np
+
+from symshape import runtime as _runtime
+from symshape.errors import UserError
+from symshape.expr import Expr, format_py
+from symshape.guards import CheckWriter
+
+from .groups import Plan, Ranges, plan_program
+from .kernels import GRID_CAP, LIMIT, MAX_BLOCK, Kernel
+
+_counter = itertools.count()
+NEEDS_CUPY = "backend='cupy' needs CuPy: pip install 'symshape[gpu]'"
+
+
+def _py(e) -> str:
+    return format_py(e, lambda s: s.name) if type(e) is Expr else repr(e)
+
+
+# --------------------------------------------------------------------------- driver
+class Driver:
+    """The driver's pieces: the input check, the body, and the two functions made of them
+    (``source``: check then body, with ``f``'s signature; ``core_source``: the body only,
+    taking the plain parameters and the size symbols the check bound, for the JIT)."""
+
+    def __init__(self) -> None:
+        self.name = ""
+        self.check_lines: List[str] = []
+        self.alias_lines: List[str] = []
+        self.body: List[str] = []
+        self.ns: Dict[str, Any] = {}
+        self.param_names: List[str] = []
+        self.sym_names: List[str] = []
+        self.source = ""
+        self.core_name = ""
+        self.core_source = ""
+
+
+def build_driver(ep, plan: Plan) -> Driver:
+    """The driver of a plan, and its device-independent namespace."""
+    from symshape.capture.pycode import (Renderer, _ready_checks, emit_node, render_outputs,
+                                         signature_source, subgraph_lines)
+    from symshape.capture.program import _safe_name
+    graph = ep.graph
+    cs = ep.constraints
+    sig = ep.call_signature or inspect.Signature(
+        [inspect.Parameter(d.path, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+         for d in cs.inputs])
+    ns: Dict[str, Any] = {}
+    names = {n: n.name for n in graph.nodes}
+    r = Renderer(names, ns)
+    writer = CheckWriter(cs)
+    d = Driver()
+    for desc, node in zip(cs.inputs, ep._input_nodes()):
+        if desc.is_array:
+            writer.var_names[id(desc)] = names[node]
+            if names[node] != desc.access:
+                d.alias_lines.append("%s = %s" % (names[node], desc.access))
+    d.check_lines = list(writer.emit())
+    body: List[str] = []
+    ns.update(writer.consts)
+    bound = set(writer.bound)
+    d.sym_names = [s.name for s in writer.bound]
+    pending = list(getattr(cs, "runtime_checks", ()))
+    contig = {n: "_c_" + n.name for n in plan.contig}
+    for n in graph.inputs:
+        if n in contig:
+            body.append("%s = _contig(%s)" % (contig[n], n.name))
+    dtypes: Dict[str, str] = {}
+
+    def dt(dtype) -> str:
+        name = "_dt_" + np.dtype(dtype).name
+        dtypes[name] = np.dtype(dtype)
+        return name
+
+    for kind, obj in plan.steps:
+        if kind == "py":
+            node = obj
+            for v in node.attrs.values():
+                if type(v).__name__ == "Subgraph":
+                    body.extend(subgraph_lines(v, r, ns))
+            body.append("%s = %s" % (node.name, emit_node(node, r)))
+            for sym, axis in node.meta.get("binds", ()):
+                body.append("%s = %s.shape[%d]" % (sym.name, node.name, axis))
+                bound.add(sym)
+            if "binds_value" in node.meta:
+                body.append("%s = %s" % (node.meta["binds_value"].name, node.name))
+                bound.add(node.meta["binds_value"])
+            body.extend(_ready_checks(pending, bound, r))
+            if node in contig:
+                body.append("%s = _contig(%s)" % (contig[node], node.name))
+            continue
+        k: Kernel = obj
+        i = plan.kernels.index(k)
+        body.append("# %s: %s" % (k.name, k.summary))
+        for n in k.outputs:
+            body.append("%s = _empty(%s, %s)" % (n.name, _shape_py(n.shape), dt(n.dtype)))
+        args = []
+        for a_kind, v in k.args:
+            if a_kind in ("out", "in"):
+                args.append(contig.get(v, v.name) if a_kind == "in" else v.name)
+            else:
+                args.append(_py(v))
+        if k.index == "dual":
+            big = " or ".join("%s >= %d" % (_py(e), LIMIT) for e in k.big_exprs)
+        else:
+            big = repr(k.index == "int64")
+        argt = "(%s%s)" % (", ".join(args), "," if len(args) == 1 else "")
+        if k.kind == "pointwise":
+            body.append("_pw(_K[%d], %s, %s, %s)" % (i, _py(k.numel), argt, big))
+        else:
+            if k.empty_max and _may_be_zero(ep, k.inner):
+                body.append("if %s == 0: _rt_no_identity(%r)" % (_py(k.inner), k.empty_max[0]))
+            body.append("_row(_K[%d], %s, %s, %s, %s)" % (i, _py(k.rows), _py(k.inner), argt,
+                                                         big))
+    for inp, final in ep._mutations():
+        body.append("%s[...] = %s" % (names[inp], names[final]))
+    body.append("return " + render_outputs(graph.out_spec, graph.outputs, r))
+    ns.update(dtypes)
+    d.name = fname = _safe_name(ep.name)
+    d.body = body
+    d.ns = ns
+    d.param_names = [p.name for p in sig.parameters.values()]
+    d.source = "def %s(%s):\n" % (fname, signature_source(sig, r)) + "".join(
+        "    %s\n" % l for l in d.check_lines + body)
+    d.core_name = "_core_" + fname
+    d.core_source = "def %s(%s):\n" % (d.core_name, ", ".join(d.param_names + d.sym_names)) + \
+        "".join("    %s\n" % l for l in d.alias_lines + body)
+    return d
+
+
+def _shape_py(shape) -> str:
+    parts = [_py(s) for s in shape]
+    return "(%s,)" % parts[0] if len(parts) == 1 else "(%s)" % ", ".join(parts)
+
+
+def _may_be_zero(ep, e) -> bool:
+    if type(e) is int:
+        return e == 0
+    return Ranges(ep.constraints.ranges).bound(e).lower <= 0
+
+
+def _no_identity(name: str) -> None:
+    raise ValueError("zero-size array to reduction operation %s which has no identity" % name)
+
+
+def launchers(launch):
+    """``_pw`` / ``_row``: grid and block for a launch (no launch for an empty domain)."""
+    def _pw(k, n, args, big):
+        if n > 0:
+            launch(k, min((n + MAX_BLOCK - 1) // MAX_BLOCK, GRID_CAP), MAX_BLOCK, args, big)
+
+    def _row(k, rows, inner, args, big):
+        if rows > 0:
+            b = 32
+            while b < inner and b < MAX_BLOCK:
+                b <<= 1
+            launch(k, min(rows, GRID_CAP), b, args, big)
+    return _pw, _row
+
+
+# --------------------------------------------------------------------------- CuPy runtime
+class _XP:
+    """``np`` for library steps: CuPy's function when it has one, else NumPy's (dtype
+    objects, ``np.s_``)."""
+
+    def __init__(self, cupy) -> None:
+        self._cp = cupy
+
+    def __getattr__(self, name: str):
+        try:
+            v = getattr(self._cp, name)
+        except AttributeError:
+            v = getattr(np, name)
+        setattr(self, name, v)
+        return v
+
+
+class _CupyRT:
+    """``_rt`` for generated code on CuPy arrays."""
+
+    def __init__(self, cupy) -> None:
+        self._cp = cupy
+
+    def __getattr__(self, name: str):
+        return getattr(_runtime, name)
+
+    def bad_array(self, path: str, a, ndim: int, dtype) -> None:
+        if type(a) is not self._cp.ndarray:
+            raise UserError("input %s: expected a cupy.ndarray (backend='cupy'), got %s.%s; "
+                            "move it to the GPU with cupy.asarray" % (
+                                path, type(a).__module__.split(".")[0], type(a).__name__))
+        _bad_shape(path, a, ndim, dtype)
+
+    def setitem(self, x, index, value):
+        out = x.copy()
+        out[index] = value
+        return out
+
+
+def _bad_shape(path, a, ndim, dtype):
+    if a.ndim != ndim:
+        raise UserError("input %s: expected %d dimensions, got %d (shape %s)"
+                        % (path, ndim, a.ndim, tuple(a.shape)))
+    raise UserError("input %s: expected dtype %s, got %s" % (path, dtype, a.dtype))
+
+
+_RAW: Dict[tuple, Any] = {}
+
+
+class CupyRuntime:
+    def __init__(self, cupy) -> None:
+        self.cp = cupy
+        self.xp = _XP(cupy)
+        self.ndarray = cupy.ndarray
+        self.rt = _CupyRT(cupy)
+
+    def asarray(self, v):
+        return self.cp.ascontiguousarray(self.cp.asarray(v)) if isinstance(v, np.ndarray) else v
+
+    def kernel(self, k: Kernel, big: bool):
+        opts = ("-DSS_INDEX64",) if big and k.index == "dual" else ()
+        key = (k.source, k.name, opts)
+        fn = _RAW.get(key)
+        if fn is None:
+            fn = _RAW[key] = self.cp.RawKernel(k.source, k.name, options=opts)
+        return fn
+
+    def launch(self, k: Kernel, grid: int, block: int, args: tuple, big: bool) -> None:
+        conv = tuple(np.int64(a) if kind in ("size", "scalar") else a
+                     for (kind, _), a in zip(k.args, args))
+        self.kernel(k, bool(big))((grid,), (block,), conv)
+
+
+def cupy_runtime() -> CupyRuntime:
+    """The CuPy runtime, or UserError saying what is missing."""
+    try:
+        import cupy
+    except ImportError:
+        raise UserError(NEEDS_CUPY) from None
+    try:
+        count = cupy.cuda.runtime.getDeviceCount()
+        detail = ""
+    except Exception as e:          # CUDARuntimeError: no driver / no device
+        count, detail = 0, " (%s)" % e
+    if not count:
+        raise UserError("backend='cupy': CuPy is installed but no CUDA device was found%s; "
+                        "run on a machine with an NVIDIA GPU, or use backend='numpy'" % detail)
+    return CupyRuntime(cupy)
+
+
+# --------------------------------------------------------------------------- compiled
+class CompiledCupy:
+    """An ExportedProgram compiled for CuPy: call it with CuPy arrays.
+
+    ``.source`` holds the Python driver and every kernel's CUDA C; ``.kernels`` the
+    kernels (name, source, parameters, index mode).  Generating them needs no device; the
+    first call checks for CuPy and a device and raises UserError naming what is missing.
+    For ``ss.compile`` it offers what the JIT's dispatcher uses: ``check_lines``, ``ns``,
+    ``param_names``, ``sym_names`` and ``core`` (the body without the check).
+    """
+
+    backend = "cupy"
+
+    def __init__(self, ep) -> None:
+        self.ep = ep
+        self.plan = plan_program(ep)
+        self.kernels: List[Kernel] = self.plan.kernels
+        self.driver = d = build_driver(ep, self.plan)
+        self.name = d.name
+        self.check_lines = d.check_lines
+        self.param_names = d.param_names
+        self.sym_names = d.sym_names
+        self.ns: Dict[str, Any] = dict(d.ns)
+        self.ns["_ndarray"] = _cupy_ndarray()
+        self._full = None
+        self._core = None
+        self.compiled = self
+        self.__signature__ = ep.call_signature
+        self.__name__ = d.name
+
+    @property
+    def driver_source(self) -> str:
+        return self.driver.source
+
+    @property
+    def source(self) -> str:
+        parts = ["# ---- Python driver (backend='cupy') " + "-" * 40, self.driver.source]
+        for i, k in enumerate(self.kernels):
+            parts.append("# ---- CUDA kernel _K[%d] = %s (%s; index: %s) %s" % (
+                i, k.name, k.kind, k.index, "-" * 10))
+            parts.append(k.source)
+        return "\n".join(parts)
+
+    def bind(self, runtime, core: bool = False):
+        """The driver bound to a runtime (CuPy, or the emulator's NumPy): the checked
+        function, or with ``core=True`` the body taking parameters and size symbols."""
+        from symshape.capture.pycode import compile_function
+        ns = dict(self.driver.ns)
+        for n in self.ep.graph.constants:
+            ns[n.name] = runtime.asarray(n.meta["value"])
+        for key, v in list(ns.items()):
+            if isinstance(v, np.ndarray):
+                ns[key] = runtime.asarray(v)
+        _pw, _row = launchers(runtime.launch)
+        ns.update(np=runtime.xp, _ndarray=runtime.ndarray, _rt=runtime.rt, _K=self.kernels,
+                  _pw=_pw, _row=_row, _empty=runtime.xp.empty,
+                  _contig=runtime.xp.ascontiguousarray, _rt_no_identity=_no_identity)
+        tag = next(_counter)
+        if core:
+            return compile_function(self.driver.core_source, ns, "<symshape cupy core %s #%d>"
+                                    % (self.name, tag), self.driver.core_name)
+        return compile_function(self.driver.source, ns, "<symshape cupy %s #%d>"
+                                % (self.name, tag), self.name)
+
+    def __call__(self, *args, **kwargs):
+        fn = self._full
+        if fn is None:
+            fn = self._full = self.bind(cupy_runtime())
+        return fn(*args, **kwargs)
+
+    full = property(lambda self: self.__call__)
+
+    def core(self, *args):
+        fn = self._core
+        if fn is None:
+            fn = self._core = self.bind(cupy_runtime(), core=True)
+        return fn(*args)
+
+    def __repr__(self) -> str:
+        return "<CompiledCupy %s: %d kernel%s>" % (self.name, len(self.kernels),
+                                                  "" if len(self.kernels) == 1 else "s")
+
+
+def _cupy_ndarray():
+    """``cupy.ndarray`` for the JIT's guards, or a type no value has when CuPy is absent
+    (the call then reaches ``__call__``, which says CuPy is missing)."""
+    try:
+        import cupy
+        return cupy.ndarray
+    except ImportError:
+        return type("cupy_ndarray_unavailable", (), {})
+
+
+def compile_cupy(ep) -> CompiledCupy:
+    """``ep.compile(backend="cupy")``: fused, shape-polymorphic CUDA kernels + a driver."""
+    return CompiledCupy(ep)

@@ -1,0 +1,413 @@
+"""Ops as CUDA C expressions: dtypes, literals, elementwise ufuncs, reductions.
+
+Every translation follows NumPy's own loop selection: ``ufunc.resolve_dtypes`` names the
+loop (the dtype each operand is cast to and the dtype computed), Python scalars stay weak
+(NEP 50), and the result is cast to the node's dtype.  A translation returns ``None`` when
+it cannot match NumPy (float16, complex, object, an unknown ufunc): the node then runs as
+the CuPy call instead of inside a kernel.
+
+Helpers (NaN-propagating maximum, Python-style floor division, ...) are C++ templates
+emitted once per kernel source under an include guard, so kernel sources can also be
+concatenated (the nvcc tests compile many kernels as one translation unit).
+"""
+from __future__ import annotations
+
+from typing import Dict, Optional, Sequence
+
+import numpy as np
+
+from symshape.expr import Expr
+
+CTYPES: Dict[str, str] = {
+    "bool": "bool", "int8": "signed char", "int16": "short", "int32": "int",
+    "int64": "long long", "uint8": "unsigned char", "uint16": "unsigned short",
+    "uint32": "unsigned int", "uint64": "unsigned long long", "float32": "float",
+    "float64": "double",
+}
+
+
+def ctype(dt) -> Optional[str]:
+    if dt is None or dt is int or dt is float or dt is bool:
+        return None
+    try:
+        return CTYPES.get(np.dtype(dt).name)
+    except TypeError:
+        return None
+
+
+def is_float(dt) -> bool:
+    return np.dtype(dt).kind == "f"
+
+
+def literal(v, dt) -> str:
+    """C source for the Python / NumPy scalar ``v`` converted to dtype ``dt``."""
+    dt = np.dtype(dt)
+    ct = CTYPES[dt.name]
+    if dt.kind == "b":
+        return "true" if bool(v) else "false"
+    if dt.kind == "f":
+        f = float(v)
+        if f != f or f in (float("inf"), float("-inf")):
+            return _special(f, ct)
+        text = repr(f)
+        if "e" not in text and "." not in text:
+            text += ".0"
+        if ct == "float":
+            # NumPy rounds the Python float (a double) to float32; a decimal float literal
+            # would round the decimal directly, which differs in rare halfway cases
+            text = text + "f" if float(np.float32(f)) == f else "(float)" + text
+        return text if f >= 0 else "(%s)" % text
+    iv = int(v)
+    if dt.kind == "u":
+        return "%dU" % iv if ct == "unsigned int" else "((%s)%dULL)" % (ct, iv)
+    if iv == -2 ** 63:
+        return "(-9223372036854775807LL - 1)"
+    if ct == "int" and iv != -2 ** 31:
+        return str(iv) if iv >= 0 else "(%d)" % iv
+    if ct == "long long":
+        return "%dLL" % iv if iv >= 0 else "(%dLL)" % iv
+    return "((%s)%d)" % (ct, iv)
+
+
+# NVRTC (what CuPy compiles with) includes no headers: no INFINITY / NAN macros, so the
+# special values are written as bit patterns through CUDA's reinterpreting intrinsics
+_BITS = {("float", "inf"): "__int_as_float(0x7f800000)",
+         ("float", "-inf"): "__int_as_float((int)0xff800000u)",
+         ("float", "nan"): "__int_as_float(0x7fc00000)",
+         ("double", "inf"): "__longlong_as_double(0x7ff0000000000000LL)",
+         ("double", "-inf"): "__longlong_as_double((long long)0xfff0000000000000ULL)",
+         ("double", "nan"): "__longlong_as_double(0x7ff8000000000000LL)"}
+
+
+def _special(f: float, ct: str) -> str:
+    return _BITS[(ct, "nan" if f != f else ("inf" if f > 0 else "-inf"))]
+
+
+def lowest(dt) -> str:
+    dt = np.dtype(dt)
+    if dt.kind == "f":
+        return literal(float("-inf"), dt)
+    if dt.kind == "b":
+        return "false"
+    return literal(np.iinfo(dt).min, dt)
+
+
+def highest(dt) -> str:
+    dt = np.dtype(dt)
+    if dt.kind == "f":
+        return literal(float("inf"), dt)
+    if dt.kind == "b":
+        return "true"
+    return literal(np.iinfo(dt).max, dt)
+
+
+# --------------------------------------------------------------------------- helpers
+HELPERS: Dict[str, str] = {
+    # NumPy's maximum / minimum propagate NaN from either side
+    "maximum": "template <typename T> __device__ __forceinline__ T ss_maximum(T a, T b) "
+               "{ return (a > b || a != a) ? a : b; }",
+    "minimum": "template <typename T> __device__ __forceinline__ T ss_minimum(T a, T b) "
+               "{ return (a < b || a != a) ? a : b; }",
+    # Python / NumPy floor division and remainder on integers (x // 0 == 0, as NumPy)
+    "ifloordiv": "template <typename T> __device__ __forceinline__ T ss_ifloordiv(T a, T b) "
+                 "{ if (b == 0) return 0; T q = a / b; "
+                 "if ((a % b != 0) && ((a < 0) != (b < 0))) q -= 1; return q; }",
+    "iremainder": "template <typename T> __device__ __forceinline__ T ss_iremainder(T a, T b) "
+                  "{ if (b == 0) return 0; T r = a % b; "
+                  "if (r != 0 && ((r < 0) != (b < 0))) r += b; return r; }",
+    # npy_divmod for floats
+    "ffloordiv": "template <typename T> __device__ __forceinline__ T ss_ffloordiv(T a, T b) {\n"
+                 "  if (b == 0) return a / b;\n"
+                 "  T mod = fmod(a, b); T div = (a - mod) / b;\n"
+                 "  if (mod != 0) { if ((b < 0) != (mod < 0)) { div -= (T)1; } }\n"
+                 "  T fl;\n"
+                 "  if (div != 0) { fl = floor(div); if (div - fl > (T)0.5) fl += (T)1; }\n"
+                 "  else { fl = copysign((T)0, a / b); }\n"
+                 "  return fl;\n}",
+    "fremainder": "template <typename T> __device__ __forceinline__ T ss_fremainder(T a, T b) {\n"
+                  "  if (b == 0) return fmod(a, b);\n"
+                  "  T mod = fmod(a, b);\n"
+                  "  if (mod != 0) { if ((b < 0) != (mod < 0)) mod += b; }\n"
+                  "  else { mod = copysign((T)0, b); }\n"
+                  "  return mod;\n}",
+    "ipow": "template <typename T> __device__ __forceinline__ T ss_ipow(T a, T b) {\n"
+            "  T r = 1; if (b < 0) return (a == 1) ? 1 : 0;\n"
+            "  while (b) { if (b & 1) r *= a; a *= a; b >>= 1; } return r;\n}",
+    "sign": "template <typename T> __device__ __forceinline__ T ss_sign(T a) "
+            "{ return a != a ? a : (T)((a > 0) - (a < 0)); }",
+}
+
+
+# --------------------------------------------------------------------------- ufuncs
+# name -> C function for float / double operands
+_MATH1 = {
+    "exp": "exp", "exp2": "exp2", "expm1": "expm1", "log": "log", "log2": "log2",
+    "log10": "log10", "log1p": "log1p", "sqrt": "sqrt", "cbrt": "cbrt", "sin": "sin",
+    "cos": "cos", "tan": "tan", "arcsin": "asin", "arccos": "acos", "arctan": "atan",
+    "sinh": "sinh", "cosh": "cosh", "tanh": "tanh", "arcsinh": "asinh", "arccosh": "acosh",
+    "arctanh": "atanh", "floor": "floor", "ceil": "ceil", "trunc": "trunc", "rint": "rint",
+    "fabs": "fabs",
+}
+_MATH2 = {"arctan2": "atan2", "hypot": "hypot", "copysign": "copysign",
+          "nextafter": "nextafter", "fmod": "fmod"}
+_INFIX = {"add": "+", "subtract": "-", "multiply": "*", "divide": "/", "true_divide": "/",
+          "less": "<", "less_equal": "<=", "greater": ">", "greater_equal": ">=",
+          "equal": "==", "not_equal": "!=", "bitwise_and": "&", "bitwise_or": "|",
+          "bitwise_xor": "^", "left_shift": "<<", "right_shift": ">>"}
+# array API names (run_decompositions) -> NumPy ufunc names
+API_NAMES = {"abs": "absolute", "acos": "arccos", "acosh": "arccosh", "asin": "arcsin",
+             "asinh": "arcsinh", "atan": "arctan", "atan2": "arctan2", "atanh": "arctanh",
+             "bitwise_invert": "invert", "bitwise_left_shift": "left_shift",
+             "bitwise_right_shift": "right_shift", "pow": "power"}
+
+
+def ufunc_of(op: str) -> Optional[np.ufunc]:
+    name = API_NAMES.get(op, op)
+    u = getattr(np, name, None)
+    if isinstance(u, np.ufunc) and u.nout == 1 and u.signature is None:
+        return u
+    return None
+
+
+def _math(fn: str, ct: str) -> str:
+    return fn + "f" if ct == "float" else fn
+
+
+class Operand:
+    """One operand of an elementwise op: C text, its dtype (or weak Python type), and the
+    Python value when it is a literal scalar (for x ** 2 and friends)."""
+
+    __slots__ = ("text", "dtype", "value")
+
+    def __init__(self, text: str, dtype, value=None) -> None:
+        self.text = text
+        self.dtype = dtype
+        self.value = value
+
+
+def cast(op: Operand, dt) -> str:
+    """``op`` converted to dtype ``dt`` (literals are written in ``dt`` directly)."""
+    if op.value is not None and not isinstance(op.value, Expr):
+        return literal(op.value, dt)
+    if op.dtype is not None and not isinstance(op.dtype, type) and np.dtype(op.dtype) == dt:
+        return op.text
+    return "((%s)%s)" % (CTYPES[np.dtype(dt).name], op.text)
+
+
+def ufunc_expr(name: str, ops: Sequence[Operand], out_dt, attrs: Dict,
+               helpers: set) -> Optional[str]:
+    """C text of ufunc ``name`` on ``ops`` producing ``out_dt``, or None if unsupported."""
+    u = ufunc_of(name)
+    if u is None or len(ops) != u.nin or set(attrs) - {"dtype"}:
+        return None
+    name = u.__name__
+    try:
+        loop = u.resolve_dtypes(tuple(o.dtype for o in ops) + (attrs.get("dtype"),))
+    except Exception:
+        return None
+    if any(ctype(d) is None for d in loop):
+        return None
+    ins, res = loop[:-1], loop[-1]
+    a = [cast(o, d) for o, d in zip(ops, ins)]
+    t = np.dtype(ins[0])
+    ct = CTYPES[t.name]
+    kind = t.kind
+    body = _formula(name, a, ops, t, ct, kind, helpers)
+    if body is None:
+        return None
+    if np.dtype(res) != np.dtype(out_dt):
+        body = "((%s)%s)" % (CTYPES[np.dtype(out_dt).name], body)
+    return body
+
+
+def _formula(name, a, ops, t, ct, kind, helpers) -> Optional[str]:
+    fl = kind == "f"
+    if name in _INFIX:
+        sym = _INFIX[name]
+        if kind == "b" and name in ("add", "multiply"):
+            return "(%s %s %s)" % (a[0], "||" if name == "add" else "&&", a[1])
+        if kind == "b" and name == "subtract":
+            return None
+        if name in ("left_shift", "right_shift") and kind not in "iu":
+            return None
+        if sym in "&|^" and fl:
+            return None
+        return "(%s %s %s)" % (a[0], sym, a[1])
+    if name in ("maximum", "minimum"):
+        helpers.add(name)
+        return "ss_%s(%s, %s)" % (name, a[0], a[1])
+    if name in ("fmax", "fmin"):
+        if fl:
+            return "%s(%s, %s)" % (_math(name, ct), a[0], a[1])
+        helpers.add("maximum" if name == "fmax" else "minimum")
+        return "ss_%s(%s, %s)" % ("maximum" if name == "fmax" else "minimum", a[0], a[1])
+    if name in ("logical_and", "logical_or", "logical_xor"):
+        x, y = "((bool)%s)" % a[0], "((bool)%s)" % a[1]
+        op = {"logical_and": "&&", "logical_or": "||", "logical_xor": "!="}[name]
+        return "(%s %s %s)" % (x, op, y)
+    if name == "logical_not":
+        return "(!((bool)%s))" % a[0]
+    if name == "invert":
+        return "(!%s)" % a[0] if kind == "b" else "(~%s)" % a[0] if kind in "iu" else None
+    if name == "negative":
+        return None if kind == "b" else "(-%s)" % a[0]
+    if name == "positive":
+        return a[0]
+    if name == "square":
+        return "(%s * %s)" % (a[0], a[0])
+    if name == "reciprocal":
+        return "((%s)1 / %s)" % (ct, a[0]) if fl else None
+    if name == "absolute":
+        if fl:
+            return "%s(%s)" % (_math("fabs", ct), a[0])
+        if kind == "u" or kind == "b":
+            return a[0]
+        return "(%s < 0 ? (%s)(-%s) : %s)" % (a[0], ct, a[0], a[0])
+    if name == "sign":
+        if kind == "b":
+            return None
+        helpers.add("sign")
+        return "ss_sign(%s)" % a[0]
+    if name in ("isnan", "isinf", "isfinite"):
+        if not fl:
+            return {"isnan": "false", "isinf": "false", "isfinite": "true"}[name]
+        x = a[0]
+        if name == "isnan":
+            return "(%s != %s)" % (x, x)
+        if name == "isinf":
+            inf = _special(float("inf"), ct)
+            return "(%s == %s || %s == -%s)" % (x, inf, x, inf)
+        return "(%s - %s == 0)" % (x, x)
+    if name in _MATH1:
+        if not fl:
+            if name in ("floor", "ceil", "trunc", "rint", "fabs"):
+                return a[0]       # integer loops of these are the identity
+            return None
+        return "%s(%s)" % (_math(_MATH1[name], ct), a[0])
+    if name in _MATH2:
+        return "%s(%s, %s)" % (_math(_MATH2[name], ct), a[0], a[1]) if fl else None
+    if name == "power":
+        if fl:
+            e = ops[1].value
+            if e is not None and not isinstance(e, Expr) and not isinstance(e, bool):
+                if e == 2:
+                    return "(%s * %s)" % (a[0], a[0])
+                if e == 1:
+                    return a[0]
+                if e == 0.5:
+                    return "%s(%s)" % (_math("sqrt", ct), a[0])
+                if e == -1:
+                    return "((%s)1 / %s)" % (ct, a[0])
+            return "%s(%s, %s)" % (_math("pow", ct), a[0], a[1])
+        if kind in "iu":
+            helpers.add("ipow")
+            return "ss_ipow(%s, %s)" % (a[0], a[1])
+        return None
+    if name == "floor_divide":
+        if kind == "b":
+            return None
+        helpers.add("ffloordiv" if fl else "ifloordiv")
+        return "ss_%sfloordiv(%s, %s)" % ("f" if fl else "i", a[0], a[1])
+    if name == "remainder":
+        if kind == "b":
+            return None
+        helpers.add("fremainder" if fl else "iremainder")
+        return "ss_%sremainder(%s, %s)" % ("f" if fl else "i", a[0], a[1])
+    return None
+
+
+def where_expr(ops: Sequence[Operand], out_dt) -> str:
+    return "(%s ? %s : %s)" % (cast(ops[0], np.dtype(bool)), cast(ops[1], out_dt),
+                               cast(ops[2], out_dt))
+
+
+def clip_expr(ops: Sequence[Optional[Operand]], out_dt, helpers: set) -> str:
+    out = cast(ops[0], out_dt)
+    if ops[1] is not None:
+        helpers.add("maximum")
+        out = "ss_maximum(%s, %s)" % (out, cast(ops[1], out_dt))
+    if ops[2] is not None:
+        helpers.add("minimum")
+        out = "ss_minimum(%s, %s)" % (out, cast(ops[2], out_dt))
+    return out
+
+
+def round_expr(op: Operand, dt, decimals: int) -> Optional[str]:
+    dt = np.dtype(dt)
+    ct = CTYPES[dt.name]
+    if dt.kind != "f":
+        return op.text if decimals >= 0 else None
+    if decimals == 0:
+        return "%s(%s)" % (_math("rint", ct), op.text)
+    if decimals > 0:
+        p = literal(10.0 ** decimals, dt)
+        return "(%s(%s * %s) / %s)" % (_math("rint", ct), op.text, p, p)
+    p = literal(10.0 ** -decimals, dt)
+    return "(%s(%s / %s) * %s)" % (_math("rint", ct), op.text, p, p)
+
+
+# --------------------------------------------------------------------------- reductions
+class Reduction:
+    """How a reduction accumulates: accumulator dtype, identity, combine, finish."""
+
+    def __init__(self, op: str, in_dt, out_dt) -> None:
+        self.op = op
+        in_dt, out_dt = np.dtype(in_dt), np.dtype(out_dt)
+        if op in ("sum", "prod", "mean"):
+            # float sums accumulate in double (closer to NumPy's pairwise summation than a
+            # float32 running sum); integer sums in the result dtype, as NumPy
+            acc = np.dtype("float64") if out_dt.kind == "f" else out_dt
+        elif op in ("any", "all"):
+            acc = np.dtype(bool)
+        else:
+            acc = out_dt
+        self.acc = acc
+        self.acc_c = CTYPES[acc.name]
+        self.out_dt = out_dt
+        self.out_c = CTYPES[out_dt.name]
+
+    def identity(self) -> str:
+        return {"sum": literal(0, self.acc), "mean": literal(0, self.acc),
+                "prod": literal(1, self.acc), "max": lowest(self.acc),
+                "min": highest(self.acc), "any": "false", "all": "true"}[self.op]
+
+    def combine(self, a: str, b: str, helpers: set) -> str:
+        op = self.op
+        if op in ("sum", "mean"):
+            return "%s + %s" % (a, b)
+        if op == "prod":
+            return "%s * %s" % (a, b)
+        if op in ("max", "min"):
+            helpers.add("maximum" if op == "max" else "minimum")
+            return "ss_%s(%s, %s)" % ("maximum" if op == "max" else "minimum", a, b)
+        return "%s %s %s" % (a, "||" if op == "any" else "&&", b)
+
+    def finish(self, acc: str, count: str) -> str:
+        if self.op == "mean":
+            return "((%s)(%s / (double)%s))" % (self.out_c, acc, count)
+        if self.acc != self.out_dt:
+            return "((%s)%s)" % (self.out_c, acc)
+        return acc
+
+
+REDUCTIONS = frozenset(("sum", "mean", "prod", "max", "min", "any", "all"))
+
+
+def reduction_supported(node) -> bool:
+    if node.op not in REDUCTIONS or set(node.attrs) - {"axis", "keepdims", "dtype"}:
+        return False
+    src = node.inputs[0] if node.inputs else None
+    if src is None or type(src).__name__ != "Node" or ctype(src.dtype) is None:
+        return False
+    ax = node.attrs.get("axis")
+    if ax is not None and not isinstance(ax, tuple):
+        return False
+    return ctype(node.dtype) is not None
+
+
+def helper_source(names) -> str:
+    out = []
+    for n in sorted(names):
+        guard = "SS_HELPER_%s" % n.upper()
+        out.append("#ifndef %s\n#define %s\n%s\n#endif" % (guard, guard, HELPERS[n]))
+    return "\n".join(out)

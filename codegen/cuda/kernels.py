@@ -1,0 +1,629 @@
+"""Fused groups -> CUDA C: one kernel per planned group (see ``groups.py``).
+
+Index arithmetic
+----------------
+A value is computed at *coordinates*: C expressions of the kernel's loop indices.  Views
+map coordinates (a slice ``a:b:k`` maps c to ``start + k*c``, ``None`` drops an axis,
+reshape linearizes and decodes), broadcasting maps an axis of size 1 to coordinate 0 (a
+stride of 0).  Loads are from C-contiguous buffers (the driver guards contiguity of inputs
+and library results), so an offset is the Horner form of the coordinates over the
+buffer's symbolic shape.  Every size is a kernel argument: one source serves every shape.
+``idx_t`` is ``int`` when the program's ranges prove every index quantity (domain and
+buffer sizes, size arguments) stays below ``LIMIT``; ``long long`` when they prove it
+cannot; otherwise the source selects with ``#ifdef SS_INDEX64`` and the driver picks the
+variant per call from the actual sizes (both compiled at most once).
+"""
+from __future__ import annotations
+
+import re
+from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
+
+from symshape.capture.graph import Node
+from symshape.expr import Expr, floordiv, format_expr, mul, sub
+
+from . import cops
+from .cops import CTYPES, Operand
+from .groups import (KernelSpec, NoFuse, Planner, norm_index, numel, operand_of,
+                     pointwise_expr, same_shape, slice_start)
+
+#: index quantities below LIMIT fit ``int`` with room for a grid-stride step
+LIMIT = 2 ** 31 - 2 ** 24
+GRID_CAP = 32768            # blocks per launch (grid-stride loops cover the rest)
+MAX_BLOCK = 256             # threads per block; reduction blocks are powers of two <= this
+
+
+# --------------------------------------------------------------------------- index text
+class Idx:
+    """A C index expression and the loop variables it depends on; ``part`` = (lin, sizes,
+    k) when it is coordinate k of the linear index ``lin`` decoded over ``sizes``."""
+
+    __slots__ = ("text", "deps", "part")
+
+    def __init__(self, text: str, deps=frozenset(), part=None) -> None:
+        self.text = text
+        self.deps = frozenset(deps)
+        self.part = part
+
+    @property
+    def zero(self) -> bool:
+        return self.text == "0"
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+ZERO = Idx("0")
+
+
+# --------------------------------------------------------------------------- kernels
+class Kernel:
+    """One generated kernel and how the driver launches it."""
+
+    def __init__(self) -> None:
+        self.name = ""
+        self.kind = ""
+        self.source = ""
+        self.params: List[Tuple[str, str]] = []     # (C type, name)
+        self.args: List[Tuple[str, Any]] = []       # ('out'|'in', Node) | ('size'|'scalar', e)
+        self.index = "int32"                        # 'int32' | 'int64' | 'dual'
+        self.big_exprs: List[Any] = []              # dual: any of these >= LIMIT -> int64
+        self.outputs: List[Node] = []
+        self.loads: List[Node] = []
+        self.numel: Any = 1                         # pointwise: elements
+        self.rows: Any = 1                          # reduce: rows and row length
+        self.inner: Any = 1
+        self.uses_sync = False
+        self.summary = ""
+        self.empty_max: List[str] = []              # ufuncs of max/min reductions (no identity)
+
+    def __repr__(self) -> str:
+        return "Kernel(%s)" % self.name
+
+
+_NAME = re.compile(r"[^0-9a-zA-Z_]")
+
+
+def _cname(s: str) -> str:
+    s = _NAME.sub("_", s)
+    return s if not s[:1].isdigit() else "v_" + s
+
+
+class Emitter:
+    """Generates one kernel's C (also used, discarding the text, to test a merge)."""
+
+    def __init__(self, spec: KernelSpec, planner: Planner) -> None:
+        self.spec = spec
+        self.P = planner
+        self.rg = planner.rg
+        self.nd = len(spec.shape)
+        self.sizes: Dict[Any, str] = {}       # index-typed size arguments
+        self.scalars: Dict[Any, str] = {}     # data scalars (long long)
+        self.bufs: Dict[Node, str] = {}       # loaded arrays
+        self.loads: List[Node] = []
+        self.helpers: Set[str] = set()
+        self.counter = 0
+        self.memo: Dict[tuple, str] = {}
+        self.row_memo: Dict[tuple, str] = {}
+        self.pre: List[str] = []
+        self.body: List[str] = []
+        self.red_vars: Dict[Node, str] = {}
+        self.names: Set[str] = set()
+        self.index_exprs: List[Any] = []
+        red = set(spec.axes or ())
+        self.dom: List[Idx] = []
+        for k, s in enumerate(spec.shape):
+            if type(s) is int and s == 1:
+                self.dom.append(ZERO)
+            else:
+                loopvar = "j" if (spec.axes is not None and k in red) else \
+                    ("row" if spec.axes is not None else "i")
+                self.dom.append(Idx("c%d" % k, {"c%d" % k, loopvar}))
+        self.inner_vars = {"j"} | {"c%d" % k for k in red}
+        self.trailing = spec.axes is not None and \
+            tuple(spec.axes) == tuple(range(self.nd - len(spec.axes), self.nd))
+
+    # ---------------------------------------------------------------- names
+    def fresh(self, base: str = "v") -> str:
+        self.counter += 1
+        return "%s%d" % (base, self.counter)
+
+    def unique(self, base: str) -> str:
+        """A parameter name: ``in_`` / ``out_`` prefixed, so it never meets a local
+        (c0, v1, a0, r0, t, w, i, j, row), a size (s0, n0, sc0) or a C function."""
+        base = _cname(base)
+        name, i = base, 1
+        while name in self.names:
+            name = "%s_%d" % (base, i)
+            i += 1
+        self.names.add(name)
+        return name
+
+    def size(self, e) -> str:
+        if type(e) is int:
+            return str(e) if -2 ** 31 < e < 2 ** 31 else "((idx_t)%dLL)" % e
+        name = self.sizes.get(e)
+        if name is None:
+            sym = e.as_symbol()
+            name = sym.name if sym is not None else "n%d" % len(
+                [v for v in self.sizes.values() if v.startswith("n")])
+            self.sizes[e] = name
+            self.index_exprs.append(e)
+        return name
+
+    def scalar(self, e) -> str:
+        name = self.scalars.get(e)
+        if name is None:
+            name = self.scalars[e] = "sc%d" % len(self.scalars)
+        return name
+
+    # ---------------------------------------------------------------- coordinates
+    def bcast(self, shape, out_shape, coords) -> List[Idx]:
+        off = len(out_shape) - len(shape)
+        return [ZERO if (type(s) is int and s == 1) else coords[off + k]
+                for k, s in enumerate(shape)]
+
+    def horner(self, coords: Sequence[Idx], sizes) -> Idx:
+        """The C-order linear index of ``coords`` in ``sizes``; re-linearizing a decoded
+        linear index over the same sizes gives it back (``(c / s) * s + c % s`` is c)."""
+        real = [(k, c) for k, (c, s) in enumerate(zip(coords, sizes))
+                if not (type(s) is int and s == 1)]
+        if real and all(c.part is not None and c.part[0] is real[0][1].part[0] and
+                        c.part[2] == k for k, c in real):
+            lin, dsizes, _ = real[0][1].part
+            if same_shape(dsizes, sizes):
+                return lin
+        acc: Optional[str] = None
+        deps: set = set()
+        for c, s in zip(coords, sizes):
+            if acc is not None and not (type(s) is int and s == 1):
+                acc = "%s * %s" % (_par(acc), self.size(s))
+            if not c.zero:
+                acc = c.text if acc is None else "%s + %s" % (acc, c.text)
+                deps |= c.deps
+        return ZERO if acc is None else Idx(_par(acc) if "+" in acc or "*" in acc else acc,
+                                            deps)
+
+    def decode(self, lin: Idx, sizes) -> List[Idx]:
+        if lin.zero:
+            return [ZERO] * len(sizes)
+        out = []
+        first = next((k for k, s in enumerate(sizes) if not (type(s) is int and s == 1)),
+                     None)
+        for k, s in enumerate(sizes):
+            if type(s) is int and s == 1:
+                out.append(ZERO)
+                continue
+            p = numel(sizes[k + 1:])
+            t = lin.text if (type(p) is int and p == 1) else "(%s / %s)" % (lin.text,
+                                                                            self.size(p))
+            if k != first:
+                t = "(%s %% %s)" % (t, self.size(s))
+            out.append(Idx(t, lin.deps, (lin, tuple(sizes), k)))
+        return out
+
+    def view_coords(self, n: Node, coords: List[Idx]) -> List[Idx]:
+        src = n.inputs[0]
+        S = src.shape
+        op = n.op
+        if op == "getitem":
+            out_k = 0
+            ins: List[Idx] = []
+            for it in n.attrs["index"].items:
+                if it is None:
+                    out_k += 1
+                    continue
+                size = S[len(ins)]
+                if isinstance(it, slice):
+                    step = 1 if it.step is None else it.step
+                    start = slice_start(it.start, size, step, self.rg)
+                    c = coords[out_k]
+                    out_k += 1
+                    ins.append(self.affine(start, step, c))
+                else:
+                    v = norm_index(it, size, self.rg)
+                    ins.append(Idx(self.size(v)) if not (type(v) is int and v == 0) else ZERO)
+            while len(ins) < len(S):
+                ins.append(coords[out_k])
+                out_k += 1
+            return ins
+        if op == "expand_dims":
+            axes = set(n.attrs["axis"])
+            return [c for k, c in enumerate(coords) if k not in axes]
+        if op == "squeeze":
+            axes = set(n.attrs["axis"])
+            it = iter(coords)
+            return [ZERO if k in axes else next(it) for k in range(len(S))]
+        if op == "permute_dims":
+            ins = [ZERO] * len(S)
+            for j, a in enumerate(n.attrs["axes"]):
+                ins[a] = coords[j]
+            return ins
+        if op == "broadcast_to":
+            return self.bcast(S, n.shape, coords)
+        if op == "reshape":
+            return self.reshape_coords(tuple(S), tuple(n.shape), coords)
+        raise NoFuse("view %s" % op)
+
+    def affine(self, start, step: int, c: Idx) -> Idx:
+        st = None if (type(start) is int and start == 0) else self.size(start)
+        if c.zero:
+            return Idx(st) if st is not None else ZERO
+        term = c.text if step == 1 else "%s * %s" % (self.size(step), c.text)
+        if st is None:
+            return Idx(term if step == 1 else "(%s)" % term, c.deps)
+        return Idx("(%s + %s)" % (st, term), c.deps)
+
+    def reshape_coords(self, S: tuple, O: tuple, coords: List[Idx]) -> List[Idx]:
+        i = 0
+        while i < min(len(S), len(O)) and same_shape(S[i:i + 1], O[i:i + 1]):
+            i += 1
+        j = 0
+        while j < min(len(S), len(O)) - i and same_shape(S[len(S) - 1 - j:len(S) - j],
+                                                         O[len(O) - 1 - j:len(O) - j]):
+            j += 1
+        lin = self.horner(coords[i:len(O) - j], O[i:len(O) - j])
+        mid = self.decode(lin, S[i:len(S) - j])
+        return list(coords[:i]) + mid + list(coords[len(O) - j:])
+
+    # ---------------------------------------------------------------- values
+    def row_level(self, coords) -> bool:
+        return self.spec.axes is not None and not any(c.deps & self.inner_vars
+                                                      for c in coords)
+
+    def emit(self, ct: str, text: str, row: bool, note: str = "") -> str:
+        v = self.fresh()
+        line = "const %s %s = %s;%s" % (ct, v, text, ("  // " + note) if note else "")
+        (self.pre if row else self.body).append(line)
+        return v
+
+    def value(self, n: Node, coords: List[Idx]) -> str:
+        P = self.P
+        kind = P.kind[n]
+        if kind == "view":
+            return self.value(n.inputs[0], self.view_coords(n, coords))
+        key = (n, tuple(c.text for c in coords))
+        row = self.row_level(coords)
+        memo = self.row_memo if row else self.memo
+        got = memo.get(key) or self.row_memo.get(key)
+        if got is not None:
+            return got
+        spec = self.spec
+        if n in self.red_vars or (kind == "red" and any(n is r for r in spec.reductions())):
+            if n not in self.red_vars:
+                raise NoFuse("%s read before it is reduced" % n.name)
+            if [c.text for c in coords] != self.row_coords(n):
+                raise NoFuse("%s read outside its own row" % n.name)
+            return self.red_vars[n]
+        inline = kind == "pw" and (not P.needs_array[n] or any(n is o for o in spec.outs()))
+        if inline:
+            ops: List[Optional[Operand]] = []
+            for x in n.inputs:
+                if type(x) is Node:
+                    ops.append(Operand(self.value(x, self.bcast(x.shape, n.shape, coords)),
+                                       x.dtype))
+                elif type(x) is Expr:
+                    ops.append(Operand(self.scalar(x), int, value=x))
+                else:
+                    ops.append(operand_of(x, "?"))
+            text = pointwise_expr(n, ops, self.helpers)
+            if text is None:
+                raise NoFuse("no C for %s" % n.op)
+            note = n.name if n.name.split("_")[0] == n.op.split("_")[0] else \
+                "%s (%s)" % (n.name, n.op)
+        else:
+            if kind not in ("input", "const", "lib", "pw", "red"):
+                raise NoFuse("cannot load %s" % n.name)
+            p = P.pos.get(n)
+            if p is None or p >= spec.pos:
+                raise NoFuse("%s is not computed before this kernel" % n.name)
+            buf = self.buffer(n)
+            text = "%s[%s]" % (buf, self.offset(n.shape, coords).text)
+            note = ""
+        v = self.emit(CTYPES[n.dtype.name], text, row, note)
+        memo[key] = v
+        return v
+
+    def buffer(self, n: Node) -> str:
+        name = self.bufs.get(n)
+        if name is None:
+            name = self.bufs[n] = self.unique("in_" + n.name)
+            self.loads.append(n)
+            self.index_exprs.append(numel(n.shape))
+        return name
+
+    def offset(self, shape, coords: List[Idx]) -> Idx:
+        if same_shape(shape, self.spec.shape) and \
+                [c.text for c in coords] == [c.text for c in self.dom]:
+            lin = self.dom_linear()
+            if lin is not None:
+                return lin
+        return self.horner(coords, shape)
+
+    def dom_linear(self) -> Optional[Idx]:
+        if self.spec.axes is None:
+            return Idx("i", {"i"})
+        if self.trailing:
+            inner = numel([self.spec.shape[a] for a in self.spec.axes])
+            if type(inner) is int and inner == 1:
+                return Idx("row", {"row"})
+            return Idx("(row * %s + j)" % self.size(inner), {"row", "j"})
+        return None
+
+    def row_out_coords(self, n: Node) -> List[Idx]:
+        keep, _ = self.spec.row_shapes()
+        axes = set(self.spec.axes)
+        if same_shape(n.shape, keep):
+            return [ZERO if k in axes else c for k, c in enumerate(self.dom)]
+        return [c for k, c in enumerate(self.dom) if k not in axes]
+
+    def row_coords(self, r: Node) -> List[str]:
+        axes = set(self.spec.axes)
+        keep = bool(r.attrs.get("keepdims"))
+        out = []
+        for k, c in enumerate(self.dom):
+            if k in axes:
+                if keep:
+                    out.append("0")
+            else:
+                out.append(c.text)
+        return out
+
+    # ---------------------------------------------------------------- assembly
+    def build(self, written: Optional[Set[Node]] = None, index: int = 0) -> Optional[Kernel]:
+        spec = self.spec
+        self.out_names = {n: self.unique("out_" + n.name) for n, _ in spec.roots}
+        if spec.axes is None:
+            return self._pointwise(written, index)
+        return self._reduce(written, index)
+
+    def _decode_lines(self, lin: str, axes: List[int], tvar: str) -> List[str]:
+        S = self.spec.shape
+        axes = [a for a in axes if not (type(S[a]) is int and S[a] == 1)]
+        if not axes:
+            return []
+        if len(axes) == 1:
+            return ["const idx_t c%d = %s;" % (axes[0], lin)]
+        lines = ["idx_t %s = %s;" % (tvar, lin)]
+        for a in reversed(axes[1:]):
+            sz = self.size(S[a])
+            lines.append("const idx_t c%d = %s %% %s; %s /= %s;" % (a, tvar, sz, tvar, sz))
+        lines.append("const idx_t c%d = %s;" % (axes[0], tvar))
+        return lines
+
+    def _pointwise(self, written, index) -> Optional[Kernel]:
+        spec = self.spec
+        stores = []
+        for n in spec.outs():
+            v = self.value(n, self.dom)
+            stores.append((n, v))
+        if written is None:
+            return None
+        N = numel(spec.shape)
+        nsz = self.size(N)
+        self.index_exprs.append(N)
+        out_names = self.out_names
+        loop = ["for (idx_t i = (idx_t)blockIdx.x * (idx_t)blockDim.x + (idx_t)threadIdx.x; "
+                "i < %s; i += (idx_t)blockDim.x * (idx_t)gridDim.x) {" % nsz]
+        inner = self._decode_lines("i", list(range(self.nd)), "t")
+        body = self.body + ["%s[i] = %s;" % (out_names[n], v) for n, v in stores]
+        if not _uses_coords(inner, body):
+            inner = []
+        loop += ["  " + l for l in inner + body] + ["}"]
+        k = self._kernel(index, "pointwise", out_names, [n for n, _ in stores], loop)
+        k.numel = N
+        return k
+
+    def _reduce(self, written, index) -> Optional[Kernel]:
+        spec = self.spec
+        S = spec.shape
+        axes = list(spec.axes)
+        outer_axes = [a for a in range(self.nd) if a not in spec.axes]
+        rows = numel([S[a] for a in outer_axes])
+        inner = numel([S[a] for a in axes])
+        rsz, isz = self.size(rows), self.size(inner)
+        self.index_exprs += [rows, inner, numel(S)]
+        shared: List[str] = []
+        phases: List[str] = []
+        jdecode = self._decode_lines("j", axes, "t")
+        sync = False
+        for ri, r in enumerate(spec.reductions()):
+            R = cops.Reduction(r.op, r.inputs[0].dtype, r.dtype)
+            self.memo, self.body, self.pre = {}, [], []
+            v = self.value(r.inputs[0], self.dom)
+            acc = "a%d" % ri
+            sb = "ss_red%d" % ri
+            shared.append("__shared__ %s %s[%d];" % (R.acc_c, sb, MAX_BLOCK))
+            comb = R.combine(acc, "(%s)%s" % (R.acc_c, v), self.helpers)
+            tree = R.combine("%s[threadIdx.x]" % sb, "%s[threadIdx.x + w]" % sb, self.helpers)
+            rv = "r%d" % ri
+            ph = ["// %s = %s(%s, axis=%s)" % (r.name, r.op, r.inputs[0].name,
+                                               tuple(spec.axes))]
+            ph += self.pre
+            ph.append("%s %s = %s;" % (R.acc_c, acc, R.identity()))
+            ph.append("for (idx_t j = (idx_t)threadIdx.x; j < %s; j += (idx_t)blockDim.x) {"
+                      % isz)
+            ph += ["  " + l for l in (jdecode if _uses_coords(jdecode, self.body) else []) +
+                   self.body]
+            ph.append("  %s = %s;" % (acc, comb))
+            ph.append("}")
+            ph.append("%s[threadIdx.x] = %s;" % (sb, acc))
+            ph.append("__syncthreads();")
+            ph.append("for (unsigned int w = blockDim.x >> 1; w > 0; w >>= 1) {")
+            ph.append("  if (threadIdx.x < w) %s[threadIdx.x] = %s;" % (sb, tree))
+            ph.append("  __syncthreads();")
+            ph.append("}")
+            ph.append("const %s %s = %s;" % (R.out_c, rv, R.finish("%s[0]" % sb, isz)))
+            ph.append("__syncthreads();")
+            phases += ph
+            self.red_vars[r] = rv
+            sync = True
+        self.memo, self.body, self.pre = {}, [], []
+        stores = []
+        for n, role in spec.roots:
+            if role == "out":
+                stores.append((n, self.value(n, self.dom)))
+        row_stores = []
+        for n, role in spec.roots:
+            if role == "rowout":
+                row_stores.append((n, self.value(n, self.row_out_coords(n))))
+        if written is None:
+            return None
+        out_names = self.out_names
+        if stores:
+            lin = self.dom_linear() or self.horner(self.dom, S)
+            body = self.body + ["%s[%s] = %s;" % (out_names[n], lin.text, v)
+                                for n, v in stores]
+            phases.append("// write %s" % ", ".join(n.name for n, _ in stores))
+            phases += self.pre
+            phases.append("for (idx_t j = (idx_t)threadIdx.x; j < %s; j += (idx_t)blockDim.x) {"
+                          % isz)
+            phases += ["  " + l for l in (jdecode if _uses_coords(jdecode, body) else []) + body]
+            phases.append("}")
+        elif self.pre:
+            phases += self.pre
+        red_out = [r for r in spec.reductions() if r in written]
+        row_writes = [(r, self.red_vars[r]) for r in red_out] + row_stores
+        if row_writes:
+            phases.append("if (threadIdx.x == 0) {")
+            phases += ["  %s[row] = %s;" % (out_names[n], v) for n, v in row_writes]
+            phases.append("}")
+        rdecode = self._decode_lines("row", outer_axes, "t")
+        loop = ["for (idx_t row = (idx_t)blockIdx.x; row < %s; row += (idx_t)gridDim.x) {" % rsz]
+        loop += ["  " + l for l in (rdecode if _uses_coords(rdecode, phases) else []) +
+                 phases] + ["}"]
+        outs = [n for n, _ in stores] + red_out + [n for n, _ in row_stores]
+        k = self._kernel(index, "reduce", out_names, outs, shared + loop)
+        k.rows, k.inner = rows, inner
+        k.uses_sync = sync
+        k.empty_max = [{"max": "maximum", "min": "minimum"}[r.op] for r in spec.reductions()
+                       if r.op in ("max", "min")]
+        return k
+
+    def _kernel(self, index: int, kind: str, out_names: Dict[Node, str], outs: List[Node],
+                body: List[str]) -> Kernel:
+        spec = self.spec
+        k = Kernel()
+        k.kind = kind
+        k.outputs = outs
+        k.loads = list(self.loads)
+        first = spec.roots[0][0].name
+        k.name = "k%d_%s" % (index, _cname(first))
+        params: List[Tuple[str, str]] = []
+        args: List[Tuple[str, Any]] = []
+        for n in outs:
+            params.append(("%s* __restrict__" % CTYPES[n.dtype.name], out_names[n]))
+            args.append(("out", n))
+            self.index_exprs.append(numel(n.shape))
+        for n in self.loads:
+            params.append(("const %s* __restrict__" % CTYPES[n.dtype.name], self.bufs[n]))
+            args.append(("in", n))
+        text = "\n".join(body) + "".join(self.helpers)
+        self.sizes = dict(sorted(((e, v) for e, v in self.sizes.items()
+                                  if re.search(r"\b%s\b" % v, text)),      # still used
+                                 key=lambda kv: (kv[1][0] == "n", len(kv[1]), kv[1])))
+        for e, name in self.sizes.items():
+            params.append(("long long", name + "_"))
+            args.append(("size", e))
+        for e, name in self.scalars.items():
+            params.append(("long long", name))
+            args.append(("scalar", e))
+        k.params = params
+        k.args = args
+        k.index, k.big_exprs = self._index_mode()
+        sizes = ["const idx_t %s = (idx_t)%s_;" % (name, name) for name in self.sizes.values()]
+        head = ["// symshape %s kernel over %s%s" % (
+            kind, _fmt_shape(spec.shape),
+            "" if spec.axes is None else ", reducing axes %s" % (tuple(spec.axes),))]
+        for n, role in spec.roots:
+            head.append("//   %s: %s %s[%s]%s" % (
+                {"reduce": "reduce", "out": "write ", "rowout": "write (per row)"}[role],
+                n.name, _short(n.dtype),
+                ", ".join(format_expr(s) for s in n.shape),
+                "" if role != "reduce" or n in outs else " (kept in registers)"))
+        for e, name in self.sizes.items():
+            if e.as_symbol() is None:
+                head.append("//   %s = %s" % (name, format_expr(e)))
+        head.append("//   index arithmetic: %s" % {
+            "int32": "32-bit (the ranges prove every index < 2**31)",
+            "int64": "64-bit (the sizes provably reach 2**31)",
+            "dual": "32-bit, or 64-bit when compiled with -DSS_INDEX64 (chosen per call)",
+        }[k.index])
+        typedef = {"int32": ["typedef int idx_t;"], "int64": ["typedef long long idx_t;"],
+                   "dual": ["#ifdef SS_INDEX64", "typedef long long idx_t;", "#else",
+                            "typedef int idx_t;", "#endif"]}[k.index]
+        sig = ",\n    ".join("%s %s" % p for p in params)
+        lines = head + []
+        helpers = cops.helper_source(self.helpers)
+        if helpers:
+            lines.append(helpers)
+        lines.append('extern "C" __global__ void %s(\n    %s) {' % (k.name, sig))
+        lines += ["  " + l if not l.startswith("#") else l for l in typedef + sizes + body]
+        lines.append("}")
+        k.source = "\n".join(lines) + "\n"
+        k.summary = "; ".join("%s %s" % ("reduce" if r == "reduce" else "write", n.name)
+                              for n, r in spec.roots)
+        return k
+
+    def _index_mode(self) -> Tuple[str, List[Any]]:
+        """int32 if every index quantity provably stays below LIMIT, int64 if one provably
+        does not, else dual with the quantities the driver compares at run time (those
+        another one provably bounds are dropped: s1*s3 <= s0*s1*s3 when s0 >= 1)."""
+        big: List[Any] = []
+        for e in self.index_exprs:
+            if type(e) is int:
+                if abs(e) >= LIMIT:
+                    return "int64", []
+                continue
+            if any(e == b for b in big):
+                continue
+            r = self.rg.bound(e)
+            if r.lower >= LIMIT:
+                return "int64", []
+            if not (r.upper < LIMIT):
+                big.append(e)
+        kept = [e for e in big if not any(d is not e and self._dominates(d, e) for d in big)]
+        return ("dual", kept) if kept else ("int32", [])
+
+    def _dominates(self, d, e) -> bool:
+        """d >= e for every admissible size (d = e*q with q >= 1, or d - e >= 0)."""
+        q = floordiv(d, e)
+        if mul(q, e) == d and self.rg.bound(q).lower >= 1:
+            return True
+        return self.rg.bound(sub(d, e)).lower >= 0 and d != e
+
+
+def _par(s: str) -> str:
+    return "(%s)" % s if (" " in s and not (s.startswith("(") and _balanced(s[1:-1]))) else s
+
+
+def _balanced(s: str) -> bool:
+    d = 0
+    for ch in s:
+        d += ch == "("
+        d -= ch == ")"
+        if d < 0:
+            return False
+    return d == 0
+
+
+_COORD = re.compile(r"\bc\d+\b")
+_DECL = re.compile(r"const idx_t (c\d+) =")
+
+
+def _uses_coords(decode: List[str], lines: List[str]) -> bool:
+    """Does any line (other than a decode) read a coordinate that ``decode`` declares?"""
+    declared = set(_DECL.findall("\n".join(decode)))
+    used = set()
+    for l in lines:
+        if not _DECL.match(l.strip()):
+            used |= set(_COORD.findall(l))
+    return bool(declared & used)
+
+
+def _fmt_shape(shape) -> str:
+    return "[%s]" % ", ".join(format_expr(s) for s in shape)
+
+
+def _short(dt) -> str:
+    from symshape.capture.program import dtype_short
+    return dtype_short(dt)
