@@ -163,6 +163,13 @@ def shape_repr(shape) -> str:
     return "(%s)" % ", ".join(str(s) for s in shape) + ("," if len(shape) == 1 else "")
 
 
+def _eager_instead(t: Tracer, e: UserError, func, args, kwargs):
+    """With a JIT breaker, an operation the tracer cannot record runs eagerly (a break)."""
+    reason = (str(e).splitlines() or [type(e).__name__])[0]
+    return t.breaker.call(func, args, kwargs, reason.split(" at ")[0].rstrip(" ."),
+                          user_frame(3))
+
+
 def _data_dependent(what: str, suggestion: str) -> GuardOnDataDependentError:
     frame = user_frame(3)
     return GuardOnDataDependentError(
@@ -184,7 +191,14 @@ class TracedArray:
 
     # ------------------------------------------------------------------ protocols
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        return dispatch_ufunc(self.tracer, ufunc, method, inputs, kwargs)
+        t = self.tracer
+        if t.breaker is not None:
+            try:
+                return dispatch_ufunc(t, ufunc, method, inputs, kwargs)
+            except UserError as e:
+                f = ufunc if method == "__call__" else getattr(ufunc, method)
+                return _eager_instead(t, e, f, inputs, kwargs)
+        return dispatch_ufunc(t, ufunc, method, inputs, kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
         t = self.tracer
@@ -204,6 +218,11 @@ class TracedArray:
         # dispatch; they cancel those pending specialisations themselves
         if not getattr(handler, "takes_sizes", False):
             t.env.commit_pending()
+        if t.breaker is not None:
+            try:
+                return handler(t, *args, **kwargs)
+            except UserError as e:
+                return _eager_instead(t, e, func, args, kwargs)
         return handler(t, *args, **kwargs)
 
     def _concrete(self, reason: str):
@@ -319,11 +338,21 @@ class TracedArray:
     def __getitem__(self, idx):
         self.tracer.env.commit_pending()
         from .ops import indexing
+        if self.tracer.breaker is not None:
+            try:
+                return indexing.getitem(self.tracer, self, idx)
+            except UserError as e:
+                return _eager_instead(self.tracer, e, operator.getitem, (self, idx), {})
         return indexing.getitem(self.tracer, self, idx)
 
     def __setitem__(self, idx, value):
         self.tracer.env.commit_pending()
         from .ops import indexing
+        if self.tracer.breaker is not None:
+            try:
+                return indexing.setitem(self.tracer, self, idx, value)
+            except UserError as e:
+                return _eager_instead(self.tracer, e, operator.setitem, (self, idx, value), {})
         indexing.setitem(self.tracer, self, idx, value)
 
     # ------------------------------------------------------------------ methods

@@ -1,1 +1,62 @@
-"""symshape.codegen: graphs to shape-polymorphic code."""
+"""symshape.codegen: graphs to shape-polymorphic code, and the JIT.
+
+``compile_program(ep, backend)`` turns an ExportedProgram into a callable (``ep.compile``);
+``jit.compile`` and ``explain.explain`` are the torch.compile-style entry points
+(``ss.compile``, ``ss.explain``).  Backends live in one registry:
+``register_backend(name, factory)``, where ``factory(ep)`` returns the compiled callable.
+For ``ss.compile`` that callable also carries ``.compiled`` with ``check_lines`` (the
+``guards.CheckWriter`` lines of the input check), ``core`` (the body taking the parameters
+then the bound size symbols), ``param_names``, ``sym_names``, ``ns`` (its ``_k*`` check
+constants, ``_ndarray``) and ``source`` (see ``numpy_backend.CompiledProgram``).
+"""
+from __future__ import annotations
+
+from typing import Callable, Dict
+
+from symshape.errors import UserError
+
+_BACKENDS: Dict[str, Callable] = {}
+_UNAVAILABLE: Dict[str, str] = {}
+
+
+def register_backend(name: str, factory: Callable) -> None:
+    """Make ``backend=name`` available: ``factory(ep)`` returns the compiled callable."""
+    _BACKENDS[name] = factory
+    _UNAVAILABLE.pop(name, None)
+
+
+def get_backend(name) -> Callable:
+    """The factory of a backend, or UserError naming why it cannot be used."""
+    if not isinstance(name, str):
+        raise UserError("backend must be a string such as 'numpy', got %r" % (name,))
+    got = _BACKENDS.get(name)
+    if got is not None:
+        return got
+    if name in _UNAVAILABLE:
+        raise UserError("backend=%r: %s" % (name, _UNAVAILABLE[name]))
+    raise UserError("unknown backend %r; available backends: %s"
+                    % (name, ", ".join(repr(b) for b in sorted(_BACKENDS))))
+
+
+def compile_program(ep, backend: str = "numpy"):
+    """Generated code for ``ep``, shape-polymorphic over its whole valid range."""
+    return get_backend(backend)(ep)
+
+
+def _numpy_factory(ep):
+    from .numpy_backend import generate_program
+    from .artifact import attach
+    return attach(generate_program(ep), "numpy")
+
+
+register_backend("numpy", _numpy_factory)
+
+
+def _cupy_factory(ep):
+    # generating the kernels needs no device; calling the result without CuPy or a CUDA
+    # device raises UserError saying which
+    from .cuda import compile_cupy
+    return compile_cupy(ep)
+
+
+register_backend("cupy", _cupy_factory)

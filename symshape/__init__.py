@@ -62,7 +62,7 @@ def load(path):
     return _load(path)
 
 
-def compile(f, *, dynamic=None, backend="numpy", fullgraph=False, cache_size_limit=8):
+def compile(f=None, *, dynamic=None, backend="numpy", fullgraph=False, cache_size_limit=8):
     """Just-in-time compile ``f``: trace on the first call, cache compiled code behind
     guards, recompile when a guard fails (recording it as the reason), make an axis dynamic
     once it has changed (``dynamic=None``); ``dynamic=True``: every axis dynamic from the

@@ -1,0 +1,439 @@
+"""Graph breaks: running a function whose Python cannot be captured in one graph.
+
+*Detection* (``trace_full``): the JIT first traces the whole function with export's tracer,
+a ``breaker`` that raises ``GraphBreak`` at the first value-dependent conversion
+(``if x.sum() > 0``, ``float(x)``, ``np.asarray(x)``) or call the tracer cannot record, and
+``print`` hooked for the trace (NumPy never sees a ``print``, yet a function compiled
+without it would print only once, while tracing).
+
+*Running through breaks* (``LazyRun``): every call runs the function's Python with
+traced arrays of static shapes; ops are recorded into the pending *segment*.  At a break
+the segment is compiled (cached by its structure: the code of its nodes, and the shapes,
+dtypes and constants they read) and run on the real values; the values still reachable
+from Python (live proxies, tracked by weak references) become concrete, the break itself
+runs eagerly (the branch is taken on the real value, ``print`` prints real values, the
+unsupported call runs on NumPy arrays and its results re-enter the trace as inputs), and
+recording resumes in a new segment.  Side effects therefore happen once per call, in
+program order, with real values; pure array work between them runs as compiled code.
+"""
+from __future__ import annotations
+
+import builtins
+import inspect
+import re
+import sys
+import threading
+import weakref
+from typing import Any, Dict, List, Optional, Tuple
+
+import numpy as np
+
+from symshape import pytree
+from symshape.env import ShapeEnv
+from symshape.errors import UserError
+from symshape.userframe import UserFrame, _is_internal, user_frame
+
+from symshape.capture import ops as _ops  # noqa: F401  (registers the op handlers)
+from symshape.capture.export import constant_names
+from symshape.capture.graph import Node
+from symshape.capture.pycode import Renderer, emit_node
+from symshape.capture.tracer import TracedArray, Tracer
+
+SEGMENT_CACHE = 64
+
+
+class GraphBreak(UserError):
+    """Tracing reached something it cannot capture in the graph."""
+
+    def __init__(self, reason: str, frame: Optional[UserFrame]) -> None:
+        self.reason = reason
+        self.frame = frame
+        super().__init__(describe_break(frame, reason))
+
+
+def describe_break(frame: Optional[UserFrame], reason: str) -> str:
+    """``'file:line: reason'``, the form ``explain`` reports."""
+    return "%s: %s" % (frame.location if frame is not None else "<unknown>", reason)
+
+
+def break_detail(frame: Optional[UserFrame], reason: str) -> str:
+    text = describe_break(frame, reason)
+    code = frame.code if frame is not None else ""
+    return text + ("\n    " + code if code else "")
+
+
+# --------------------------------------------------------------------------- print hook
+_tls = threading.local()
+_hook_lock = threading.Lock()
+_hook_users = 0
+_saved_print = builtins.print        # the print in place when the hook was installed
+
+
+def _real_print(*args, **kwargs):
+    return _saved_print(*args, **kwargs)
+
+
+def _print_hook(*args, **kwargs):
+    handler = getattr(_tls, "print_handler", None)
+    if handler is None or _is_internal(sys._getframe(1).f_code.co_filename):
+        return _saved_print(*args, **kwargs)
+    return handler(args, kwargs, user_frame(2))
+
+
+class print_hooked:
+    """Route ``print`` calls of this thread's user code to ``handler`` while active."""
+
+    def __init__(self, handler) -> None:
+        self.handler = handler
+
+    def __enter__(self):
+        global _hook_users, _saved_print
+        self.prev = getattr(_tls, "print_handler", None)
+        _tls.print_handler = self.handler
+        with _hook_lock:
+            _hook_users += 1
+            if _hook_users == 1 and builtins.print is not _print_hook:
+                _saved_print = builtins.print
+                builtins.print = _print_hook
+        return self
+
+    def __exit__(self, *exc):
+        global _hook_users
+        _tls.print_handler = self.prev
+        with _hook_lock:
+            _hook_users -= 1
+            if _hook_users == 0 and builtins.print is _print_hook:
+                builtins.print = _saved_print
+        return False
+
+
+# --------------------------------------------------------------------------- detection
+class _RaiseAtBreak:
+    """The breaker of a full-graph trace: the first break ends it."""
+
+    def value(self, arr, reason, frame):
+        raise GraphBreak(reason, frame)
+
+    def call(self, func, args, kwargs, reason, frame):
+        raise GraphBreak(reason, frame)
+
+
+def _find_tracer(args, kwargs):
+    leaves, _ = pytree.flatten((args, kwargs))
+    for _, v in leaves:
+        if type(v) is TracedArray:
+            return v.tracer
+    return None
+
+
+def _print_break(args, kwargs, frame):
+    raise GraphBreak("call to print (a side effect: it runs eagerly, on every call)", frame)
+
+
+def with_break_detection(f):
+    """``f`` wrapped so that, traced by export, every graph break raises GraphBreak."""
+    def traced(*args, **kwargs):
+        t = _find_tracer(args, kwargs)
+        if t is not None:
+            t.breaker = _RaiseAtBreak()
+        with print_hooked(_print_break):
+            return f(*args, **kwargs)
+    traced.__wrapped__ = f
+    traced.__name__ = getattr(f, "__name__", "f")
+    traced.__qualname__ = getattr(f, "__qualname__", traced.__name__)
+    return traced
+
+
+_AT = re.compile(r" at (\S+):(\d+)")
+
+
+def as_break(e: BaseException) -> GraphBreak:
+    """A tracing error (data-dependent size, unsupported feature) seen as a graph break."""
+    if isinstance(e, GraphBreak):
+        return e
+    first = (str(e).splitlines() or [type(e).__name__])[0]
+    m = _AT.search(first)
+    frame = None
+    if m:
+        frame = UserFrame(m.group(1), int(m.group(2)), "?")
+        first = first[:m.start()]
+    return GraphBreak(first.rstrip(" ."), frame)
+
+
+# --------------------------------------------------------------------------- lazy runs
+class Segment:
+    """One captured graph: its nodes (in order) and its code."""
+
+    def __init__(self, nodes: List[Node], source: str) -> None:
+        self.nodes = nodes
+        self.source = source
+
+    @property
+    def ops(self) -> List[str]:
+        return [n.op for n in self.nodes]
+
+    @property
+    def op_count(self) -> int:
+        return len(self.nodes)
+
+    def __repr__(self) -> str:
+        return "Segment(%d ops: %s)" % (len(self.nodes), ", ".join(self.ops))
+
+
+class BreakRecord:
+    def __init__(self, frame: Optional[UserFrame], reason: str) -> None:
+        self.frame = frame
+        self.reason = reason
+
+    def __str__(self) -> str:
+        return describe_break(self.frame, self.reason)
+
+
+class _DataDependentSize(UserError):
+    """Raised in lazy runs where an op would create a data-dependent size: the tracer then
+    runs that op eagerly, so the size is a concrete int from there on."""
+
+
+class _ConcreteSizesEnv(ShapeEnv):
+    def create_unbacked(self, source: str, vr, frame=None):
+        raise _DataDependentSize("data-dependent output size (%s)" % source)
+
+
+class _LazyTracer(Tracer):
+    """Export's tracer, remembering every proxy it hands out (to know what is live)."""
+
+    def __init__(self, env, const_names, run: "LazyRun") -> None:
+        super().__init__(env, const_names)
+        self.run = run
+        self.breaker = run
+
+    def emit(self, *args, **kwargs):
+        return self.run.track(super().emit(*args, **kwargs))
+
+    def wrap(self, *args, **kwargs):
+        return self.run.track(super().wrap(*args, **kwargs))
+
+    def constant(self, arr):
+        return self.run.track(super().constant(arr))
+
+
+class SegmentCache:
+    """Compiled segments by structure, shared by all calls of one compiled function."""
+
+    def __init__(self) -> None:
+        self.fns: Dict[tuple, Any] = {}
+        self.hits = 0
+        self.misses = 0
+        self.signature = None           # of the function, read once
+
+    def get(self, key, build):
+        fn = self.fns.get(key)
+        if fn is None:
+            self.misses += 1
+            fn = build()
+            if len(self.fns) >= SEGMENT_CACHE:
+                del self.fns[next(iter(self.fns))]
+            self.fns[key] = fn
+        else:
+            self.hits += 1
+        return fn
+
+
+class LazyRun:
+    """One call of a function through its graph breaks (see the module docstring)."""
+
+    def __init__(self, f, cache: SegmentCache, record: bool = False) -> None:
+        self.f = f
+        self.cache = cache
+        self.record = record
+        self.env = _ConcreteSizesEnv()
+        self.tracer = _LazyTracer(self.env, constant_names(f), self)
+        self.graph = self.tracer.graph
+        self.vals: Dict[Node, Any] = {}
+        self.start = 0
+        self._refs: List[weakref.ref] = []
+        self.segments: List[Segment] = []
+        self.breaks: List[BreakRecord] = []
+        self.side_effects = 0          # prints run so far (a failed run must not repeat them)
+
+    # ------------------------------------------------------------------ tracking
+    def track(self, p):
+        if type(p) is TracedArray:
+            self._refs.append(weakref.ref(p))
+        return p
+
+    def _live_nodes(self) -> set:
+        live = set()
+        refs = []
+        for r in self._refs:
+            p = r()
+            if p is not None:
+                live.add(p.node)
+                refs.append(r)
+        self._refs = refs
+        live.update(self.tracer.final.values())
+        return live
+
+    def new_input(self, arr: np.ndarray, path: str) -> TracedArray:
+        node = self.graph.create("input", (), {"path": path}, arr.dtype, tuple(arr.shape),
+                                 None, name=path)
+        self.vals[node] = arr
+        proxy = TracedArray(self.tracer, node, tuple(arr.shape), arr.dtype)
+        return self.track(proxy)
+
+    # ------------------------------------------------------------------ running
+    def __call__(self, args: tuple, kwargs: dict):
+        f = self.f
+        try:
+            sig = self.cache.signature
+            if sig is None:
+                sig = self.cache.signature = inspect.signature(f)
+            bound = sig.bind(*args, **kwargs)
+            names = list(bound.arguments)
+            values = [bound.arguments[n] for n in names]
+        except (TypeError, ValueError):
+            sig, bound = None, None
+            names = ["arg%d" % i for i in range(len(args))]
+            values = list(args)
+        inputs: List[Tuple[Node, TracedArray]] = []
+        new_values = []
+        for name, v in zip(names, values):
+            leaves, spec = pytree.flatten(v, name)
+            out = []
+            for path, leaf in leaves:
+                if type(leaf) is np.ndarray:
+                    self.graph.reserve(name)
+                    p = self.new_input(leaf, path)
+                    self.tracer.input_proxies[id(p)] = p.node
+                    self.tracer.final[p.node] = p.node
+                    inputs.append((p.node, p))
+                    out.append(p)
+                else:
+                    out.append(leaf)
+            new_values.append(pytree.unflatten(out, spec))
+        if bound is not None:
+            for n, v in zip(names, new_values):
+                bound.arguments[n] = v
+            call_args, call_kwargs = bound.args, bound.kwargs
+        else:
+            call_args, call_kwargs = tuple(new_values), dict(kwargs)
+        with print_hooked(self._print):
+            out = f(*call_args, **call_kwargs)
+        leaves, spec = pytree.flatten(out)
+        traced = [v.node for _, v in leaves if type(v) is TracedArray]
+        self.flush(traced)
+        result = pytree.unflatten([self.concrete(v.node) if type(v) is TracedArray else v
+                                   for _, v in leaves], spec)
+        for node, _ in inputs:
+            final = self.tracer.final.get(node, node)
+            if final is not node:
+                self.vals[node][...] = self.concrete(final)
+        return result
+
+    def concrete(self, node: Node):
+        if node.op == "constant":
+            return node.meta["value"]
+        if node not in self.vals:
+            self.flush([node])
+        return self.vals[node]
+
+    def _concretize(self, v):
+        leaves, spec = pytree.flatten(v)
+        if not any(type(x) is TracedArray for _, x in leaves):
+            return v
+        return pytree.unflatten([self.concrete(x.node) if type(x) is TracedArray else x
+                                 for _, x in leaves], spec)
+
+    # ------------------------------------------------------------------ breaker protocol
+    def value(self, arr: TracedArray, reason: str, frame) -> np.ndarray:
+        self.breaks.append(BreakRecord(frame, reason))
+        self.flush([arr.node])
+        return self.concrete(arr.node)
+
+    def call(self, func, args, kwargs, reason: str, frame):
+        self.breaks.append(BreakRecord(frame, reason))
+        leaves, _ = pytree.flatten((args, kwargs))
+        self.flush([x.node for _, x in leaves if type(x) is TracedArray])
+        res = func(*self._concretize(tuple(args)), **self._concretize(dict(kwargs)))
+        return self._reenter(res)
+
+    def _reenter(self, res):
+        leaves, spec = pytree.flatten(res)
+        if not any(type(x) is np.ndarray for _, x in leaves):
+            return res
+        return pytree.unflatten([self.new_input(x, "eager") if type(x) is np.ndarray else x
+                                 for _, x in leaves], spec)
+
+    def _print(self, args, kwargs, frame):
+        self.breaks.append(BreakRecord(frame, "call to print (a side effect: it runs "
+                                              "eagerly, on every call)"))
+        self.flush([])
+        self.side_effects += 1
+        return _real_print(*self._concretize(tuple(args)), **self._concretize(dict(kwargs)))
+
+    # ------------------------------------------------------------------ segments
+    def flush(self, extra: List[Node]) -> None:
+        """Compile and run the pending segment; its live values become concrete."""
+        g = self.graph
+        pending = [n for n in g.nodes[self.start:] if n.op not in ("input", "constant")]
+        self.start = len(g.nodes)
+        if not pending:
+            return
+        live = self._live_nodes()
+        live.update(extra)
+        pset = set(pending)
+        outs = [n for n in pending if n in live]
+        # only what the live values need (a failed op may have left dead nodes behind)
+        need = set()
+        stack = list(outs)
+        while stack:
+            n = stack.pop()
+            if n in need or n not in pset:
+                continue
+            need.add(n)
+            stack.extend(n.input_nodes())
+        seg = [n for n in pending if n in need]
+        if not seg:
+            return
+        ext: List[Node] = []
+        seen = set()
+        for n in seg:
+            for i in n.input_nodes():
+                if i not in need and i not in seen:
+                    seen.add(i)
+                    ext.append(i)
+        key, text = self._key(seg, ext, outs)
+        fn = self.cache.get(key, lambda: self._build(seg, ext, outs))
+        args = [self.concrete(i) for i in ext if i.op != "constant"]
+        res = fn(*args)
+        for o, v in zip(outs, res):
+            self.vals[o] = v
+        # forget concrete values nobody can reach any more
+        keep = live
+        self.vals = {n: v for n, v in self.vals.items() if n.op == "input" or n in keep}
+        self.segments.append(Segment(seg, text))
+
+    def _key(self, seg, ext, outs):
+        ns: Dict[str, Any] = {}
+        r = Renderer({}, ns)
+        lines = ["%s = %s" % (n.name, emit_node(n, r)) for n in seg]
+        sig = []
+        for i in ext:
+            if i.op == "constant":
+                sig.append((i.name, "const", id(i.meta["value"])))
+            else:
+                v = self.concrete(i)
+                sig.append((i.name, getattr(v, "shape", None),
+                            getattr(v, "dtype", type(v))))
+        consts = tuple((k, type(v).__name__, repr(v)) for k, v in ns.items())
+        key = (tuple(lines), tuple(sig), tuple(o.name for o in outs), consts)
+        return key, "\n".join(lines)
+
+    def _build(self, seg, ext, outs):
+        from .numpy_backend import generate
+        params = [i.name for i in ext if i.op != "constant"]
+        consts = [i for i in ext if i.op == "constant"]
+        spec = ("tuple", tuple(pytree.LEAF for _ in outs))
+        cp = generate(consts + seg, list(outs), spec, [], None, [], None,
+                      "segment", lambda e: e if type(e) is int else 1024, params=params)
+        return cp.full

@@ -1,0 +1,620 @@
+"""Graph -> one shape-polymorphic Python function over NumPy (``ep.compile("numpy")``).
+
+The generated function has ``f``'s signature and four parts:
+
+1. the input check, compiled from the program's ``ConstraintSet`` (``guards.CheckWriter``):
+   it accepts exactly the shapes the constraints admit and binds every root size symbol;
+2. the size expressions the body needs, each computed once (``_z0 = s2*s3``);
+3. the *small-size path*: one NumPy call per node, as ``ep.module()`` runs it;
+4. the *large-size path*, taken when some array of the program has at least ``rt.BIG``
+   elements: fused groups (``fusion``) evaluated in cache-sized blocks with ``out=`` into
+   slices of preallocated buffers, on two threads when a group is large, and a memory
+   plan (``memplan``) whose scratch buffers persist across calls and whose outputs come
+   from pools of buffers the caller has dropped.
+
+Both paths compute every element with the same NumPy loop on the same operand values as
+``ep.module()``, so results are equal, bit for bit in the fused groups.  A second entry
+point, the *core* (``_core_<name>(params, syms)``), is the same body without the check:
+the JIT's dispatcher checks guards itself and calls it with the bound sizes.
+"""
+from __future__ import annotations
+
+import inspect
+import itertools
+from typing import Any, Callable, Dict, List, Optional, Set, Tuple
+
+import numpy as np
+
+from symshape import runtime as _runtime
+from symshape.capture.graph import Node
+from symshape.capture.ops.indexing import render_items
+from symshape.capture.pycode import (Renderer, _ready_checks, emit_node, render_outputs,
+                                     signature_source, subgraph_lines)
+from symshape.expr import Expr, format_py
+from symshape.guards import CheckWriter
+
+from . import rt as _cg
+from .fusion import Group, ew_ufunc, form_groups, kind, numel
+from .memplan import Plan, plan
+
+_counter = itertools.count()
+
+
+class HoistRenderer(Renderer):
+    """Renders size expressions over input-bound symbols as variables computed once."""
+
+    def __init__(self, names, namespace, bound: Set) -> None:
+        super().__init__(names, namespace)
+        self.bound = bound
+        self.hoisted: Dict[Expr, str] = {}
+        self.hoist_lines: List[str] = []
+        self._dtypes: Dict[np.dtype, str] = {}
+
+    def expr(self, e) -> str:
+        if type(e) is not Expr:
+            return repr(e) if e >= 0 else "(%d)" % e
+        if e.as_symbol() is not None or not e.free_symbols <= self.bound:
+            return format_py(e, lambda s: s.name)
+        name = self.hoisted.get(e)
+        if name is None:
+            name = self.hoisted[e] = "_z%d" % len(self.hoisted)
+            self.hoist_lines.append("%s = %s" % (name, format_py(e, lambda s: s.name)))
+        return name
+
+    def size(self, e) -> str:
+        return self.expr(e) if type(e) is Expr else self.value(e)
+
+    def value(self, v) -> str:
+        if type(v) is Expr:
+            return self.expr(v)
+        return super().value(v)
+
+    def shape(self, shape) -> str:
+        parts = [self.expr(s) for s in shape]
+        return "(%s%s)" % (", ".join(parts), "," if len(parts) == 1 else "")
+
+    def dt(self, dtype) -> str:
+        dtype = np.dtype(dtype)
+        name = self._dtypes.get(dtype)
+        if name is None:
+            name = self._dtypes[dtype] = self.const(dtype)
+        return name
+
+
+class CompiledProgram:
+    """What ``generate`` produces: sources, namespace and the two entry points."""
+
+    def __init__(self) -> None:
+        self.name = ""
+        self.source = ""              # the checked function (what users read)
+        self.core_source = ""
+        self.ns: Dict[str, Any] = {}
+        self.full = None              # f(params): check, then body
+        self.core = None              # _core(params..., syms...): body only
+        self.core_name = ""
+        self.check_lines: List[str] = []
+        self.sym_names: List[str] = []
+        self.param_names: List[str] = []
+        self.groups: List[Group] = []
+        self.plan: Optional[Plan] = None
+
+
+def _hint_fn(ep) -> Callable:
+    env = getattr(ep, "_env", None)
+
+    def hint(e) -> int:
+        if type(e) is int:
+            return e
+        h = env.hint_of(e) if env is not None else None
+        return h if h is not None else 1024
+    return hint
+
+
+def generate_program(ep, name: Optional[str] = None) -> CompiledProgram:
+    """Generate and compile the NumPy code of an ExportedProgram."""
+    from symshape.capture.program import _safe_name
+    sig = ep.call_signature or inspect.Signature(
+        [inspect.Parameter(d.path, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+         for d in ep.constraints.inputs])
+    g = ep.graph
+    return generate(g.nodes, g.outputs, g.out_spec, ep._mutations(), ep.constraints,
+                    g.inputs, sig, name or _safe_name(ep.name), _hint_fn(ep))
+
+
+def generate(nodes: List[Node], outputs: List[Any], out_spec, mutations, cs, input_nodes,
+             sig: Optional[inspect.Signature], name: str, hint: Callable,
+             params: Optional[List[str]] = None) -> CompiledProgram:
+    """``cs`` None: no input check; the function takes ``params`` (segment mode)."""
+    cp = CompiledProgram()
+    cp.name = name
+    ns: Dict[str, Any] = {"np": np, "_ndarray": np.ndarray, "_rt": _runtime, "_cg": _cg,
+                          "_SETS": []}
+    cp.ns = ns
+    check_lines: List[str] = []
+    alias_lines: List[str] = []
+    bound: Set = set()
+    if cs is not None:
+        writer = CheckWriter(cs)
+        for desc, node in zip(cs.inputs, input_nodes):
+            if desc.is_array:
+                writer.var_names[id(desc)] = node.name
+                if node.name != desc.access:
+                    alias_lines.append("%s = %s" % (node.name, desc.access))
+        check_lines = writer.emit()
+        ns.update(writer.consts)
+        bound = set(writer.bound)
+    cp.check_lines = check_lines
+    cp.sym_names = sorted(s.name for s in bound)
+    r = HoistRenderer({n: n.name for n in nodes}, ns, bound)
+    compute = []
+    for n in nodes:
+        if n.op == "input":
+            continue
+        if n.op == "constant":
+            ns[n.name] = n.meta["value"]
+            continue
+        compute.append(n)
+    runtime_checks = list(getattr(cs, "runtime_checks", ()) or ())
+    out_nodes = {o for o in outputs if type(o) is Node}
+    finals = {f for _, f in mutations}
+
+    small = _body_small(compute, outputs, out_spec, mutations, runtime_checks, bound, r, ns)
+    big, cond = _body_big(compute, outputs, out_spec, mutations, runtime_checks, bound, r,
+                          ns, hint, out_nodes, finals, cp)
+    if big is None:
+        body = small
+    elif cond is True:
+        body = big
+    else:
+        body = ["if %s:" % cond] + ["    " + x for x in big] + small
+    pre = r.hoist_lines
+    if params is None:
+        psrc = signature_source(sig, r)
+        cp.param_names = _plain_params(sig)
+    else:
+        psrc = ", ".join(params)
+        cp.param_names = list(params)
+    src = "def %s(%s):\n" % (name, psrc) + "".join(
+        "    %s\n" % x for x in check_lines + pre + body)
+    cp.core_name = "_core_" + name
+    core_params = cp.param_names + cp.sym_names
+    core_src = "def %s(%s):\n" % (cp.core_name, ", ".join(core_params)) + "".join(
+        "    %s\n" % x for x in alias_lines + pre + body)
+    cp.source = src
+    cp.core_source = core_src
+    tag = next(_counter)
+    cp.full = _compile(src, ns, "<symshape compiled %s #%d>" % (name, tag), name)
+    cp.core = _compile(core_src, ns, "<symshape core %s #%d>" % (name, tag), cp.core_name)
+    return cp
+
+
+def _plain_params(sig: inspect.Signature) -> List[str]:
+    return [p.name for p in sig.parameters.values()]
+
+
+def _compile(src: str, ns: Dict[str, Any], filename: str, name: str):
+    import linecache
+    code = compile(src, filename, "exec")
+    linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
+    exec(code, ns)
+    return ns[name]
+
+
+# --------------------------------------------------------------------------- small path
+def _node_lines(node: Node, r: HoistRenderer, ns, bound: set, checks: list) -> List[str]:
+    out = []
+    for v in node.attrs.values():
+        if type(v).__name__ == "Subgraph":
+            out.extend(subgraph_lines(v, r, ns))
+    out.append("%s = %s" % (node.name, emit_node(node, r)))
+    out.extend(_after_node(node, bound, checks, r))
+    return out
+
+
+def _after_node(node: Node, bound: set, checks: list, r) -> List[str]:
+    out = []
+    for sym, axis in node.meta.get("binds", ()):
+        out.append("%s = %s.shape[%d]" % (sym.name, node.name, axis))
+        bound.add(sym)
+    if "binds_value" in node.meta:
+        out.append("%s = %s" % (node.meta["binds_value"].name, node.name))
+        bound.add(node.meta["binds_value"])
+    out.extend(_ready_checks(checks, bound, r))
+    return out
+
+
+def _releases(items: List[object], keep: Set[Node]) -> List[List[str]]:
+    """Per item, the values whose last use it is: ``del`` them there, so NumPy can reuse
+    their memory at once (cache-hot) instead of holding every temporary to the end."""
+    from .memplan import item_inputs, item_values
+    last: Dict[Node, int] = {}
+    made: Dict[Node, int] = {}
+    for i, item in enumerate(items):
+        for v in item_inputs(item):
+            last[v] = i
+        for v in item_values(item):
+            made[v] = i
+    out: List[List[str]] = [[] for _ in items]
+    for v, i in made.items():
+        if v not in keep:
+            out[max(i, last.get(v, i))].append(v.name)
+    return out
+
+
+def _del(names: List[str]) -> List[str]:
+    return ["del %s" % ", ".join(names)] if names else []
+
+
+def _body_small(compute, outputs, out_spec, mutations, runtime_checks, bound, r, ns):
+    body: List[str] = []
+    b = set(bound)
+    checks = list(runtime_checks)
+    keep = {o for o in outputs if type(o) is Node} | {f for _, f in mutations}
+    dels = _releases(compute, keep)
+    for node, names in zip(compute, dels):
+        body.extend(_node_lines(node, r, ns, b, checks))
+        body.extend(_del(names))
+    for inp, final in mutations:
+        body.append("%s[...] = %s" % (inp.name, final.name))
+    body.append("return " + render_outputs(out_spec, outputs, r))
+    return body
+
+
+# --------------------------------------------------------------------------- large path
+def _hinted_numel(shape, hint) -> int:
+    n = 1
+    for s in shape:
+        n *= max(0, hint(s))
+    return n
+
+
+def _body_big(compute, outputs, out_spec, mutations, runtime_checks, bound, r, ns, hint,
+              out_nodes, finals, cp: CompiledProgram):
+    users: Dict[Node, List[Node]] = {n: [] for n in compute}
+    for n in compute:
+        for i in n.input_nodes():
+            if i in users:
+                users[i].append(n)
+
+    def needed_after(m: Node, g: Group) -> bool:
+        return m in out_nodes or m in finals or any(u not in g.members for u in users[m])
+
+    items = form_groups(compute, hint, _cg.BLOCK, needed_after)
+    groups = [it for it in items if type(it) is Group]
+    # the large path runs on large inputs: a symbolic size counts as at least 1024 here
+    p = plan(items, out_nodes, finals, lambda v: _hinted_numel(
+        v.shape, lambda e: hint(e) if type(e) is int else max(hint(e), 1024)) >= _cg.WORTH)
+    cp.groups = groups
+    cp.plan = p
+    if not groups and not p.where:
+        return None, None
+    # the large path is taken when the biggest array of a group / planned value is large
+    sizes: List[Any] = []
+    for g in groups:
+        sizes.append(numel(g.domain))
+    for v in p.where:
+        sizes.append(numel(v.shape))
+    static = [s for s in sizes if type(s) is int]
+    dyn = []
+    for s in sizes:
+        if type(s) is Expr and s.free_symbols <= bound and s not in dyn:
+            dyn.append(s)
+    if static and max(static) >= _cg.BIG:
+        cond = True
+    elif not dyn:
+        return None, None
+    else:
+        cond = " or ".join("%s >= %d" % (r.expr(s), _cg.BIG) for s in dyn[:4])
+    ns["_P"] = [[] for _ in range(p.n_pools)]
+    body: List[str] = ["_st = _cg.scratch(_SETS)"]
+    b = set(bound)
+    checks = list(runtime_checks)
+    gi = 0
+    seq: List[object] = []
+    for item in items:
+        seq.append(item)
+        if type(item) is Group:
+            seq.extend(item.after)
+    dels = _releases(seq, out_nodes | finals | set(p.escapes))
+    for item, names in zip(seq, dels):
+        if type(item) is Group:
+            body.extend(_group_lines(item, gi, r, p))
+            gi += 1
+        elif item in p.where:
+            body.extend(_planned_lines(item, r, p))
+            body.extend(_after_node(item, b, checks, r))
+        else:
+            body.extend(_node_lines(item, r, ns, b, checks))
+        body.extend(_del(names))
+    for inp, final in mutations:
+        body.append("%s[...] = %s" % (inp.name, final.name))
+    for v in p.escapes:
+        body.append("_cg.give(_P[%d], %s)" % (p.where[v][1], v.name))
+    body.append("_SETS.append(_st)")
+    body.append("return " + render_outputs(out_spec, outputs, r))
+    return body, cond
+
+
+def _alloc(v: Node, r: HoistRenderer, p: Plan) -> str:
+    where, i = p.where[v]
+    if where == "pool":
+        return "_cg.take(_P[%d], %s, %s)" % (i, r.shape(v.shape), r.dt(v.dtype))
+    return "_cg.buf(_st, %d, %s, %s)" % (i, r.shape(v.shape), r.dt(v.dtype))
+
+
+def _planned_lines(v: Node, r: HoistRenderer, p: Plan) -> List[str]:
+    owner = p.inplace.get(v)
+    lines = ["%s = %s" % (v.name, owner.name if owner is not None else _alloc(v, r, p))]
+    args = [r.value(x) for x in v.inputs]
+    lines.append(_out_call(v, args, v.name, r))
+    return lines
+
+
+def _out_call(v: Node, args: List[str], dst: str, r: HoistRenderer) -> str:
+    """``v`` computed into ``dst`` (same shape and dtype) with one NumPy call."""
+    u = ew_ufunc(v)
+    if u is not None:
+        extra = ", dtype=%s" % r.dt(v.attrs["dtype"]) if "dtype" in v.attrs else ""
+        return "np.%s(%s, out=%s%s)" % (v.op, ", ".join(args), dst, extra)
+    if v.op == "astype":
+        return "np.copyto(%s, %s, casting='unsafe')" % (dst, args[0])
+    if v.op == "clip":
+        return "np.clip(%s, %s, %s, out=%s)" % (args[0], args[1], args[2], dst)
+    if v.op == "matmul":
+        return "np.matmul(%s, %s, out=%s)" % (args[0], args[1], dst)
+    raise AssertionError("not out-capable: %s" % v.op)
+
+
+# --------------------------------------------------------------------------- groups
+def _group_lines(g: Group, gi: int, r: HoistRenderer, p: Plan) -> List[str]:
+    """A fused group: outputs allocated, then one blocked version per block axis ``k'``
+    (the run-time sizes pick the outermost axis whose trailing block fits ``rt.BLOCK``);
+    with a reduction, an unblocked version for non-contiguous operands."""
+    ext: List[Node] = []
+    for m in g.nodes:
+        for i in m.input_nodes():
+            if i not in g.members and i not in ext:
+                ext.append(i)
+    tune = "_TUNE%d" % gi
+    r.ns[tune] = _cg.new_tune()
+    L: List[str] = ["%s = %s" % (o.name, _alloc(o, r, p)) for o in g.outputs]
+    if g.flat:
+        for x in g.outputs:
+            L.append("_f_%s = %s.reshape(-1)" % (x.name, x.name))
+        for x in ext:
+            if len(x.shape):
+                L.append("_f_%s = %s.reshape(-1)" % (x.name, x.name))
+        L.extend(_group_blocked(g, gi, None, r, tune))
+    else:
+        # a block axis of static size 1 never helps: its blocks are the whole array
+        versions = [k for k in range(g.k + 1)
+                    if not (type(g.prefix[k]) is int and g.prefix[k] == 1)] or [g.k]
+        for j, k in enumerate(versions):
+            body = _group_blocked(g, gi, k, r, tune)
+            if j == len(versions) - 1:
+                if j:
+                    L.append("else:")
+                    body = ["    " + x for x in body]
+                L.extend(body)
+                break
+            inner = r.expr(numel(g.domain[k + 1:]))
+            L.append("%s %s <= _cg.BLOCK:" % ("if" if j == 0 else "elif", inner))
+            L.extend("    " + x for x in body)
+    if not any(kind(m) == "red" for m in g.nodes):
+        return L
+    # A reduction sums in an order set by its input's memory layout; blocks reproduce
+    # eager's order when the operands are C-contiguous (then so is every temporary).
+    arrays = [x.name for x in ext if len(x.shape)]
+    if not arrays:
+        return L
+    plain = ["%s = %s" % (m.name, emit_node(m, r)) for m in g.nodes]
+    return ["if %s:" % " and ".join("%s.flags.c_contiguous" % a for a in arrays)] + \
+        ["    " + x for x in L] + ["else:"] + ["    " + x for x in plain]
+
+
+def _group_blocked(g: Group, gi: int, k: Optional[int], r: HoistRenderer, tune: str
+                   ) -> List[str]:
+    """The group in blocks along axis ``k`` (``None``: flat, all arrays viewed as 1-D)."""
+    flat = k is None
+    kk = 0 if flat else k
+    tag = "%d_%s" % (gi, "f" if flat else k)
+    L: List[str] = []
+    R, NB, NBK = "_R" + tag, "_nb" + tag, "_nbk" + tag
+    if flat:
+        n_src = r.expr(numel(g.domain))
+        outer: List[str] = []
+        L.append("%s = _cg.rows(1, %s)" % (R, n_src))
+    else:
+        n_src = r.expr(g.prefix[k])
+        outer = [r.expr(x) for x in g.prefix[:k]]
+        L.append("%s = _cg.rows(%s, %s)" % (R, r.expr(numel(g.domain[k + 1:])), n_src))
+    L.append("%s = -(-%s // %s)" % (NBK, n_src, R))
+    L.append("%s = %s" % (NB, " * ".join([NBK] + outer)))
+    regs, reg_of = _registers(g, kk, flat)
+    body: List[str] = []
+    if regs:
+        body.append("%s, = _sc" % ", ".join("_r%d" % j for j in range(len(regs))))
+    body.append("for _b in range(_b0, _b1):")
+    lp: List[str] = []
+    if flat or k == 0:
+        lp.append("_lo = _b * %s" % R)
+    else:
+        lp.append("_o, _q = divmod(_b, %s)" % NBK)
+        for a in range(k - 1, 0, -1):
+            lp.append("_o, _i%d = divmod(_o, %s)" % (a, outer[a]))
+        lp.append("_i0 = _o")
+        lp.append("_lo = _q * %s" % R)
+    lp.append("_hi = _lo + %s" % R)
+    lp.append("if _hi > %s: _hi = %s" % (n_src, n_src))
+    if regs:
+        lp.append("_m = _hi - _lo")
+        for j in range(len(regs)):
+            lp.append("_t%d = _r%d if _m == %s else _r%d[:_m]" % (j, j, R, j))
+    val: Dict[Node, str] = {}
+    views: Dict[Tuple[Node, int], str] = {}
+
+    def operand(x: Node, d: int) -> str:
+        if x in val:
+            return val[x]
+        got = views.get((x, d))
+        if got is not None:
+            return got
+        if flat:
+            name = x.name
+            if len(x.shape):
+                name = "_e%d" % len(views)
+                lp.append("%s = _f_%s[_lo:_hi]" % (name, x.name))
+        else:
+            items = _block_index(g, k, x, d)
+            name = x.name
+            if items is not None:
+                name = "_e%d" % len(views)
+                lp.append("%s = %s[%s]" % (name, x.name, items))
+        views[(x, d)] = name
+        return name
+
+    for o in g.outputs:
+        if flat:
+            lp.append("_o_%s = _f_%s[_lo:_hi]" % (o.name, o.name))
+        else:
+            lp.append("_o_%s = %s[%s]" % (o.name, o.name, _block_index(g, k, o, 0, True)))
+    for m in g.nodes:
+        kd = kind(m)
+        dst = ("_o_%s" % m.name) if m in g.outputs else None
+        if kd == "view":
+            src = operand(m.inputs[0], 0)
+            items = m.attrs["index"].items[kk:]
+            var = src
+            if items:
+                var = "_w_%s" % m.name
+                lp.append("%s = %s[%s]" % (var, src, render_items(items, r.size)))
+            val[m] = var
+            continue
+        if kd == "red":
+            src = operand(m.inputs[0], 0)
+            kw = ["axis=%s" % r.value(tuple(a - kk for a in m.attrs["axis"]))]
+            if m.attrs.get("keepdims"):
+                kw.append("keepdims=True")
+            if "dtype" in m.attrs:
+                kw.append("dtype=%s" % r.dt(m.attrs["dtype"]))
+            if "ddof" in m.attrs:
+                kw.append("ddof=%s" % r.value(m.attrs["ddof"]))
+            if dst is not None:
+                lp.append("%s.%s(%s, out=%s)" % (src, m.op, ", ".join(kw), dst))
+                val[m] = dst
+            else:
+                var = "_v_%s" % m.name
+                lp.append("%s = %s.%s(%s)" % (var, src, m.op, ", ".join(kw)))
+                val[m] = var
+            continue
+        rank = len(m.shape)
+        args = [operand(x, rank - len(x.shape)) if type(x) is Node else r.value(x)
+                for x in m.inputs]
+        if dst is None and m in reg_of:
+            dst = "_t%d" % reg_of[m]
+        if m.op == "where":
+            c = m.inputs[0]
+            if type(c) is Node and c.dtype == np.dtype(bool) and dst is not None:
+                lp.append("np.copyto(%s, %s, casting='unsafe')" % (dst, args[2]))
+                lp.append("np.copyto(%s, %s, casting='unsafe', where=%s)"
+                          % (dst, args[1], args[0]))
+                val[m] = dst
+            else:
+                var = "_v_%s" % m.name
+                lp.append("%s = np.where(%s, %s, %s)" % (var, args[0], args[1], args[2]))
+                if m in g.outputs:
+                    lp.append("np.copyto(%s, %s)" % (dst, var))
+                    var = dst
+                val[m] = var
+            continue
+        lp.append(_out_call(m, args, dst, r))
+        val[m] = dst
+    body.extend("    " + x for x in lp)
+    fn = "_g" + tag
+    L.append("def %s(_b0, _b1, _sc):" % fn)
+    L.extend("    " + x for x in body)
+    shapes = []
+    for dt, trail in regs:
+        parts = [R] + [r.expr(x) for x in trail]
+        shapes.append(("(%s%s)" % (", ".join(parts), "," if len(parts) == 1 else ""),
+                       r.dt(dt)))
+
+    def sc(suffix: str) -> str:
+        return "[%s]" % ", ".join("_cg.buf(_st, 'g%s_%d%s', %s, %s)" % (
+            tag, j, suffix, shp, dt) for j, (shp, dt) in enumerate(shapes))
+
+    L.append("_cg.blocks(%s, %s, %s, %s, lambda: %s, %s)"
+             % (tune, fn, NB, sc(""), sc("b"), r.expr(numel(g.domain))))
+    return L
+
+
+def _block_index(g: Group, k: int, x: Node, d: int, full: bool = False) -> Optional[str]:
+    """The subscript selecting block (outer indices, rows _lo:_hi) of operand ``x`` (right
+    aligned at offset ``d``) when blocking along axis ``k``; None when it is used whole."""
+    items = []
+    trivial = True
+    for a in range(k + 1):
+        ax = a - d
+        if ax < 0:
+            continue
+        s = x.shape[ax]
+        is_full = full or (type(s) is type(g.prefix[a]) and s == g.prefix[a])
+        if a < k:
+            items.append("_i%d" % a if is_full else "0")
+            trivial = False
+        else:
+            items.append("_lo:_hi" if is_full else ":")
+            trivial = trivial and not is_full
+    if not items or trivial:
+        return None
+    return ", ".join(items)
+
+
+def _registers(g: Group, k: int, flat: bool):
+    """Block scratch registers for elementwise temporaries; reuse when lifetimes allow."""
+    order = {m: i for i, m in enumerate(g.nodes)}
+    alias: Dict[Node, Node] = {}          # view member -> root member it views
+    for m in g.nodes:
+        if kind(m) == "view" and m.inputs[0] in g.members:
+            src = m.inputs[0]
+            alias[m] = alias.get(src, src)
+    last: Dict[Node, int] = {}
+    for m in g.nodes:
+        for i in m.input_nodes():
+            if i in g.members:
+                root = alias.get(i, i)
+                last[root] = max(last.get(root, -1), order[m])
+    regs: List[tuple] = []
+    reg_of: Dict[Node, int] = {}
+    free: List[int] = []
+    holder: Dict[int, Node] = {}
+    for m in g.nodes:
+        if kind(m) != "ew" or m in g.outputs:
+            continue
+        key = (m.dtype, ()) if flat else (m.dtype, tuple(m.shape[k + 1:]))
+        i = order[m]
+        for j, h in list(holder.items()):        # registers whose value is dead by now
+            if last.get(h, -1) < i:
+                free.append(j)
+                del holder[j]
+        slot = None
+        if m.op != "where":                      # ufuncs may write over their operand
+            for x in m.input_nodes():
+                root = alias.get(x, x)
+                j = reg_of.get(root)
+                if j is not None and x is root and last.get(root) == i and \
+                        regs[j] == key and holder.get(j) is root:
+                    slot = j
+                    break
+        if slot is None:
+            for j in free:
+                if regs[j] == key:
+                    slot = j
+                    free.remove(j)
+                    break
+        if slot is None:
+            slot = len(regs)
+            regs.append(key)
+        reg_of[m] = slot
+        holder[slot] = m
+    return regs, reg_of

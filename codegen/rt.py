@@ -1,0 +1,162 @@
+"""Run-time helpers that compiled code calls: buffers, blocks and threads.
+
+This module imports only NumPy and the standard library, so a saved artifact embeds its
+source verbatim (``codegen.artifact``).  Invariants the generated code relies on:
+
+* ``take(pool, shape, dtype)`` returns an array of exactly ``shape`` / ``dtype`` that no
+  caller can see: either fresh, or one this program returned earlier whose only reference
+  left is the pool's (the reference count tells), so two live results never alias.
+* ``buf(st, key, shape, dtype)`` returns a C-contiguous view of a scratch buffer private
+  to the scratch set ``st``; a scratch set is used by one call at a time (``sets`` is a
+  free list popped on entry and pushed back on exit, so concurrent calls get their own).
+* ``split2(fn, nb, sc_a, sc_b)`` runs ``fn(0, nb // 2, sc_a)`` here and
+  ``fn(nb // 2, nb, sc_b)`` on a worker thread with the caller's context (NumPy's error
+  state travels with it); NumPy releases the GIL inside ufunc loops, so two cores can work.
+* ``blocks(tune, ...)`` runs a fused group's blocks on one thread or two, whichever the
+  group's first calls measured faster per element (threads must win by 10%): whether a
+  second thread pays depends on the machine (a second vCPU may share one core) and on
+  how compute-bound the group is, so it is measured rather than assumed.
+"""
+from __future__ import annotations
+
+import contextvars
+import os
+import sys
+import threading
+import time
+
+import numpy as np
+
+#: elements per block: a few blocks of live temporaries stay inside the L2 cache
+BLOCK = int(os.environ.get("SYMSHAPE_BLOCK", 65536))
+#: a program takes its large-size path (buffer plans, blocks) from this many elements
+BIG = int(os.environ.get("SYMSHAPE_BIG", 131072))
+#: a value of the large-size path gets a planned buffer from this many elements
+WORTH = int(os.environ.get("SYMSHAPE_WORTH", 4096))
+#: a fused group runs on two threads from this many elements
+THREAD_MIN = int(os.environ.get("SYMSHAPE_THREAD_MIN", 1 << 21))
+THREADS = max(1, min(2, int(os.environ.get("SYMSHAPE_THREADS", os.cpu_count() or 1))))
+POOL_DEPTH = 2      # returned buffers kept per output, enough for `r = f(x)` in a loop
+
+
+def _calibrate():
+    """The reference count a pooled array has when nobody but ``take`` holds it."""
+    getrc = getattr(sys, "getrefcount", None)
+    if getrc is None:          # pragma: no cover - not CPython: never reuse outputs
+        return None
+    pool = [np.empty(1)]
+    a = pool.pop(0)
+    return getrc(a)
+
+
+_FREE = _calibrate()
+_getrc = getattr(sys, "getrefcount", None)
+
+
+def take(pool: list, shape: tuple, dtype) -> np.ndarray:
+    """An output buffer: a previously returned one the caller has dropped, else fresh."""
+    if _FREE is not None:
+        for _ in range(len(pool)):
+            try:
+                a = pool.pop(0)
+            except IndexError:
+                break
+            if _getrc(a) == _FREE:
+                if a.shape == shape and a.dtype == dtype:
+                    return a
+                continue            # free but the wrong size: let it go
+            pool.append(a)          # the caller still holds it
+    return np.empty(shape, dtype)
+
+
+def give(pool: list, a: np.ndarray) -> None:
+    """Remember a returned buffer so a later call can reuse it once it is dropped."""
+    pool.append(a)
+    if len(pool) > POOL_DEPTH:
+        del pool[0]
+
+
+def scratch(sets: list) -> dict:
+    """A scratch set for this call (a free one, or a new empty one)."""
+    try:
+        return sets.pop()
+    except IndexError:
+        return {}
+
+
+def buf(st: dict, key, shape: tuple, dtype) -> np.ndarray:
+    """A C-contiguous ``shape`` view of the scratch buffer ``key`` (grown when too small)."""
+    n = 1
+    for s in shape:
+        n *= s
+    b = st.get(key)
+    if b is None or b.size < n:
+        b = st[key] = np.empty(max(n, 1), dtype)
+    return b[:n].reshape(shape)
+
+
+def rows(inner: int, n: int) -> int:
+    """Rows of ``inner`` elements per block along an axis of size ``n`` (at least 1)."""
+    r = BLOCK // inner if inner > 0 else n
+    if r < 1:
+        r = 1
+    if r > n:
+        r = n if n > 0 else 1
+    return r
+
+
+_executor = None
+_lock = threading.Lock()
+
+
+def _pool():
+    global _executor
+    if _executor is None:
+        with _lock:
+            if _executor is None:
+                from concurrent.futures import ThreadPoolExecutor
+                _executor = ThreadPoolExecutor(max_workers=max(1, THREADS - 1),
+                                               thread_name_prefix="symshape-block")
+    return _executor
+
+
+def split2(fn, nb: int, sc_a, sc_b) -> None:
+    """Run blocks ``[0, nb)`` of ``fn`` on two threads."""
+    mid = nb // 2
+    ctx = contextvars.copy_context()
+    fut = _pool().submit(ctx.run, fn, mid, nb, sc_b)
+    try:
+        fn(0, mid, sc_a)
+    finally:
+        fut.result()
+
+
+TRIALS = 2
+
+
+def new_tune() -> list:
+    """Per-group tuning state: [best s/elem on 1 thread, trials, best on 2, trials, mode]."""
+    return [0.0, 0, 0.0, 0, None]
+
+
+def blocks(tune: list, fn, nb: int, sc_a, make_b, size: int) -> None:
+    """Run blocks ``[0, nb)`` of a fused group, on two threads where that pays."""
+    mode = tune[4]
+    if mode == 0 or THREADS < 2 or nb < 2 or size < THREAD_MIN:
+        fn(0, nb, sc_a)
+        return
+    if mode == 1:
+        split2(fn, nb, sc_a, make_b())
+        return
+    mode = 1 if tune[1] > tune[3] else 0      # try the one measured less often
+    t0 = time.perf_counter()
+    if mode:
+        split2(fn, nb, sc_a, make_b())
+    else:
+        fn(0, nb, sc_a)
+    dt = (time.perf_counter() - t0) / size
+    i = 2 * mode
+    tune[i] = dt if tune[i + 1] == 0 else min(tune[i], dt)
+    tune[i + 1] += 1
+    if tune[1] >= TRIALS + 1 and tune[3] >= TRIALS:
+        tune[4] = 1 if tune[2] < 0.9 * tune[0] else 0
