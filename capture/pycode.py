@@ -148,9 +148,23 @@ def build_function(graph: Graph, cs: ConstraintSet, sig: inspect.Signature,
     body = list(check_lines)
     bound = set(writer.bound)
     runtime_checks = list(getattr(cs, "runtime_checks", ()))
+    # free each temporary after its last use, as eager code's refcounts would: large
+    # intermediates must not all stay alive until the function returns
+    keep = {o for o in graph.outputs if type(o) is Node} | {n for pair in mutations
+                                                            for n in pair}
+    last_use: Dict[Node, Node] = {}
+    for node in graph.nodes:
+        for i in node.input_nodes():
+            last_use[i] = node
+    dying: Dict[Node, List[str]] = {}
+    for dead, user in last_use.items():
+        if dead.op not in ("input", "constant") and dead not in keep:
+            dying.setdefault(user, []).append(names[dead])
     for node in graph.nodes:
         if not _node_lines(node, r, ns, body):
             continue
+        if node in dying:
+            body.append("del " + ", ".join(dying[node]))
         for sym, axis in node.meta.get("binds", ()):
             body.append("%s = %s.shape[%d]" % (sym.name, node.name, axis))
             bound.add(sym)
