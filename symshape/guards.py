@@ -15,6 +15,8 @@ raising ``UserError`` that names the input, the axis, the expected and the actua
 """
 from __future__ import annotations
 
+import ast
+import re
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -118,7 +120,9 @@ class CheckWriter:
         return format_py(e, lambda s: self.bound[s])
 
     def emit(self) -> List[str]:
+        checked = set()
         for i, d in enumerate(self.cs.inputs):
+            self._structure(d.access, checked)
             if d.is_array:
                 self._array(i, d)
             elif d.sym is not None:
@@ -131,6 +135,27 @@ class CheckWriter:
         return self.lines
 
     # inputs ------------------------------------------------------------------
+    def _structure(self, access: str, checked: set) -> None:
+        """Before the first leaf of a nested parameter: its list / tuple / dict layout, so a
+        wrong structure is a UserError rather than an IndexError inside the program."""
+        m = _ACCESS.match(access)
+        if m is None or not m.group(2):
+            return
+        root = m.group(1)
+        if root in checked:
+            return
+        checked.add(root)
+        tree: dict = {}
+        for d in self.cs.inputs:
+            mm = _ACCESS.match(d.access)
+            if mm is None or mm.group(1) != root:
+                continue
+            node = tree
+            for key in _KEYS.findall(mm.group(2)):
+                node = node.setdefault(ast.literal_eval(key), {})
+        k = self.const(tree)
+        self.lines.append("_rt.check_tree(%r, %s, %s)" % (root, root, k))
+
     def _scalar(self, i: int, d: InputDesc) -> None:
         k = self.const(d.value)
         self.lines.append("if not _rt.same_scalar(%s, %s): _rt.bad_scalar(%r, %s, %s)"
@@ -269,6 +294,10 @@ class CheckWriter:
         origin = (" (from %s)" % frame.describe()) if frame is not None else ""
         self.lines.append("if not (%s): _rt.bad_guard(%r)"
                           % (cond_py(f, self.py), f.format(self.user_name) + origin))
+
+
+_ACCESS = re.compile(r"^([A-Za-z_][A-Za-z_0-9]*)((?:\[[^\]]+\])*)$")
+_KEYS = re.compile(r"\[([^\]]+)\]")
 
 
 def e_of(a: int, s: Sym, rest: IntLike) -> IntLike:

@@ -95,3 +95,23 @@ def while_loop(cond, body, vals):
         out = body(*vals)
         vals = out if isinstance(out, tuple) else (out,)
     return vals
+
+
+def check_tree(path: str, value, expected: dict) -> None:
+    """``value`` has the list / tuple / dict layout the program was exported with."""
+    if not expected:
+        return
+    keys = list(expected)
+    if all(isinstance(k, int) for k in keys):
+        n = max(keys) + 1
+        if not isinstance(value, (list, tuple)) or len(value) != n:
+            bad_struct(path, "a list or tuple of %d items" % n, value)
+        items = [(k, value[k]) for k in keys]
+    else:
+        if not isinstance(value, dict) or set(value) != set(keys):
+            raise UserError("input %s: expected a dict with keys %s, got %s" % (
+                path, sorted(map(str, keys)), sorted(map(str, value)) if isinstance(value, dict)
+                else type(value).__name__))
+        items = [(k, value[k]) for k in keys]
+    for k, v in items:
+        check_tree("%s[%r]" % (path, k), v, expected[k])

@@ -322,3 +322,16 @@ def test_one_contract_strided_slice_accepts_every_size_in_range():
     for n in range(2, 12):
         x = arr(n)
         np.testing.assert_array_equal(m(x), x[1:-1:2])
+
+
+def test_nested_input_layout_is_checked():
+    def f(batch, feats):
+        a, b = batch
+        return a + b + feats["w"]
+
+    ep = ss.export(f, ((arr(3), arr(3)), {"w": arr(3)}))
+    m = ep.module()
+    with pytest.raises(ss.UserError, match=r"input batch: expected a list or tuple of 2 items"):
+        m((arr(3),), {"w": arr(3)})
+    with pytest.raises(ss.UserError, match=r"input feats: expected a dict with keys \['w'\]"):
+        m((arr(3), arr(3)), {"v": arr(3)})
