@@ -31,7 +31,13 @@ class Renderer:
         self.ns = namespace
 
     def const(self, v) -> str:
-        name = "_v%d" % len(self.ns)
+        label = getattr(v, "__name__", None) if callable(v) else None
+        if isinstance(label, str) and label.isidentifier():
+            name = "_fn_" + label          # readable in .source: _fn_scale(x, factor=3.0)
+            if self.ns.get(name) is v:
+                return name
+        else:
+            name = "_v%d" % len(self.ns)
         while name in self.ns:
             name += "_"
         self.ns[name] = v
