@@ -10,15 +10,13 @@ calls the chosen branch.
 """
 from __future__ import annotations
 
-import copy
-from typing import Any, Callable, List, Sequence, Tuple
+from typing import Any, Callable, List, Sequence
 
 import numpy as np
 
 from symshape import pytree
 from symshape import relations as R
 from symshape.errors import UserError, where
-from symshape.expr import format_expr
 from symshape.symint import SymBool, SymInt
 from symshape.userframe import user_frame
 

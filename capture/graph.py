@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import keyword
 import re
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional
 
 import numpy as np
 

@@ -7,9 +7,8 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from symshape.expr import Expr, IntLike, format_expr
+from symshape.expr import IntLike, format_expr
 from symshape.guards import ConstraintSet
-from symshape.infinity import INT_OO
 from symshape.ranges import ValueRange
 
 from .graph import Graph, Node

@@ -171,13 +171,7 @@ def build_function(graph: Graph, cs: ConstraintSet, sig: inspect.Signature,
             continue
         if node in dying:
             body.append("del " + ", ".join(dying[node]))
-        for sym, axis in node.meta.get("binds", ()):
-            body.append("%s = %s.shape[%d]" % (sym.name, node.name, axis))
-            bound.add(sym)
-        if "binds_value" in node.meta:
-            body.append("%s = %s" % (node.meta["binds_value"].name, node.name))
-            bound.add(node.meta["binds_value"])
-        body.extend(_ready_checks(runtime_checks, bound, r))
+        body.extend(after_node(node, bound, runtime_checks, r))
     for inp, final in mutations:
         body.append("%s[...] = %s" % (names[inp], names[final]))
     body.append("return " + render_outputs(graph.out_spec, graph.outputs, r))
@@ -261,6 +255,20 @@ def subgraph_lines(sub, r: Renderer, ns: Dict[str, Any]) -> List[str]:
     outs = [r.value(o) for o in sub.graph.outputs]
     body.append("return " + (outs[0] if len(outs) == 1 else "(%s,)" % ", ".join(outs)))
     return lines + ["    " + b for b in body]
+
+
+def after_node(node: Node, bound: set, checks: list, r: Renderer) -> List[str]:
+    """Lines after a node: bind the data-dependent sizes it computes, then run the
+    ss.check conditions that have become checkable (shared by every backend)."""
+    out = []
+    for sym, axis in node.meta.get("binds", ()):
+        out.append("%s = %s.shape[%d]" % (sym.name, node.name, axis))
+        bound.add(sym)
+    if "binds_value" in node.meta:
+        out.append("%s = %s" % (node.meta["binds_value"].name, node.name))
+        bound.add(node.meta["binds_value"])
+    out.extend(_ready_checks(checks, bound, r))
+    return out
 
 
 def _ready_checks(pending: list, bound: set, r: Renderer) -> List[str]:

@@ -28,8 +28,8 @@ import numpy as np
 from symshape import runtime as _runtime
 from symshape.capture.graph import Node
 from symshape.capture.ops.indexing import render_items
-from symshape.capture.pycode import (Renderer, _ready_checks, emit_node, render_outputs,
-                                     signature_source, subgraph_lines)
+from symshape.capture.pycode import (Renderer, after_node, emit_node, render_outputs, signature_source,
+                                     subgraph_lines)
 from symshape.expr import Expr, format_py
 from symshape.guards import CheckWriter
 
@@ -207,19 +207,7 @@ def _node_lines(node: Node, r: HoistRenderer, ns, bound: set, checks: list) -> L
         if type(v).__name__ == "Subgraph":
             out.extend(subgraph_lines(v, r, ns))
     out.append("%s = %s" % (node.name, emit_node(node, r)))
-    out.extend(_after_node(node, bound, checks, r))
-    return out
-
-
-def _after_node(node: Node, bound: set, checks: list, r) -> List[str]:
-    out = []
-    for sym, axis in node.meta.get("binds", ()):
-        out.append("%s = %s.shape[%d]" % (sym.name, node.name, axis))
-        bound.add(sym)
-    if "binds_value" in node.meta:
-        out.append("%s = %s" % (node.meta["binds_value"].name, node.name))
-        bound.add(node.meta["binds_value"])
-    out.extend(_ready_checks(checks, bound, r))
+    out.extend(after_node(node, bound, checks, r))
     return out
 
 
@@ -322,7 +310,7 @@ def _body_big(compute, outputs, out_spec, mutations, runtime_checks, bound, r, n
             gi += 1
         elif item in p.where:
             body.extend(_planned_lines(item, r, p))
-            body.extend(_after_node(item, b, checks, r))
+            body.extend(after_node(item, b, checks, r))
         else:
             body.extend(_node_lines(item, r, ns, b, checks))
         body.extend(_del(names))

@@ -16,11 +16,11 @@ from __future__ import annotations
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from . import relations as R
-from .dims import AUTO, DYNAMIC, STATIC, DerivedDim, Dim, _Marker, fix_line_dim, format_linear
+from .dims import AUTO, STATIC, DerivedDim, Dim, _Marker, fix_line_dim, format_linear
 from .env import ShapeEnv
 from .errors import where
 from .expr import Expr, IntLike, Sym, format_expr
-from .spec import AxisDecl, InputLeaf, entry_text
+from .spec import InputLeaf, entry_text
 
 
 # --------------------------------------------------------------------------- fixes

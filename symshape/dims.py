@@ -12,7 +12,7 @@ import keyword
 from typing import Optional, Tuple, Union
 
 from .errors import UserError
-from .infinity import INT_OO, Bound
+from .infinity import INT_OO
 from .ranges import ValueRange
 
 

@@ -24,7 +24,7 @@ from .errors import GuardOnDataDependentError, InternalError, UserError, where
 from .expr import Expr, IntLike, OpAtom, Sym, add, evaluate, floordiv, mul, scale, subs
 from .expr import _minmax, atom_expr, mod
 from .infinity import INT_OO, NEG_INT_OO, is_inf
-from .logs import dynamic_log, guard_stack_filter
+from .logs import dynamic_log
 from . import logs
 from .ranges import ValueRange, bound
 from .userframe import UserFrame, user_frame, user_stack

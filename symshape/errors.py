@@ -5,7 +5,7 @@ user file and line) and how to fix it.  ``InternalError`` marks a symshape bug.
 """
 from __future__ import annotations
 
-from typing import List, Optional, Sequence
+from typing import List, Sequence
 
 
 class UserError(Exception):

@@ -17,12 +17,11 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Tuple
 
-import numpy as np
 
 from . import relations as R
-from .errors import InternalError, UserError
+from .errors import InternalError
 from .expr import Expr, IntLike, Sym, format_expr, format_py
 from .infinity import INT_OO, is_inf
 from .ranges import ValueRange

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Callable, Iterable
 
-from .expr import Atom, Expr, IntLike, OpAtom, Sym
+from .expr import Atom, Expr, IntLike, Sym
 from .infinity import INT_OO, NEG_INT_OO, Bound, is_inf
 
 

@@ -87,7 +87,6 @@ def match(inputs: Dict[str, Any], dynamic_shapes) -> List[InputLeaf]:
     """One InputLeaf per leaf of the bound inputs, with the spec's decision per axis."""
     names = list(inputs)
     if dynamic_shapes is None:
-        top: Dict[str, Any] = {}
         entries = {n: None for n in names}
     elif isinstance(dynamic_shapes, dict):
         unknown = [k for k in dynamic_shapes if k not in inputs]
@@ -96,7 +95,6 @@ def match(inputs: Dict[str, Any], dynamic_shapes) -> List[InputLeaf]:
                 "dynamic_shapes has key %r, which is not a parameter of the function; its "
                 "parameters are %s" % (unknown[0], names))
         entries = {n: (n,) for n in names if n in dynamic_shapes}
-        top = dynamic_shapes
     elif isinstance(dynamic_shapes, (tuple, list)):
         if len(dynamic_shapes) != len(names):
             raise UserError(
@@ -104,7 +102,6 @@ def match(inputs: Dict[str, Any], dynamic_shapes) -> List[InputLeaf]:
                 "give one entry per input, in argument order (None for a static input)"
                 % (type(dynamic_shapes).__name__, len(dynamic_shapes), len(names), names))
         entries = {n: (i,) for i, n in enumerate(names)}
-        top = {(i,): s for i, s in enumerate(dynamic_shapes)}
     else:
         raise UserError("dynamic_shapes must be None, a dict keyed by parameter name, or a "
                         "tuple with one entry per input; got %s" % type(dynamic_shapes).__name__)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Dict
 
-from .expr import Expr, IntLike, OpAtom, Sym
+from .expr import IntLike, OpAtom, Sym
 
 _symbols: Dict[str, object] = {}
 

@@ -13,7 +13,6 @@ A failure is an ``InternalError`` that prints the expressions involved.
 from __future__ import annotations
 
 import os
-from typing import List
 
 from . import relations as R
 from .errors import InternalError
@@ -63,7 +62,6 @@ def validate_guards(env, cs) -> None:
 
 def validate_check(cs, writer) -> None:
     """(b): the emitted check's semantics against the constraint set's."""
-    from .expr import Expr
     from .z3bridge import Encoder, RLIMIT, z3mod
     z3 = z3mod()
     enc = Encoder()

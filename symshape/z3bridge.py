@@ -8,11 +8,11 @@ timeout, so their answers are repeatable.  z3 is imported on first use only.
 """
 from __future__ import annotations
 
-from typing import Dict, Iterable, List, Mapping, Optional, Tuple
+from typing import Dict, Iterable, List, Mapping, Optional
 
-from .expr import Expr, IntLike, OpAtom, Sym
+from .expr import IntLike, OpAtom, Sym
 from .infinity import is_inf
-from .relations import EQ, LE, NE, BoolOp, Rel
+from .relations import EQ, NE, BoolOp
 
 RLIMIT = 2_000_000
 _z3 = None

@@ -8,7 +8,7 @@ one unbacked length ``u`` (its number of True elements).
 """
 from __future__ import annotations
 
-from typing import Any, List, Tuple
+from typing import Any, List
 
 import numpy as np
 
@@ -16,7 +16,7 @@ from symshape.errors import UserError, where
 from symshape.symint import SymInt
 from symshape.userframe import user_frame
 
-from ..tracer import TracedArray, Tracer, implements, shape_repr, to_expr
+from ..tracer import TracedArray, Tracer, implements, to_expr
 from .registry import defop
 
 

@@ -9,13 +9,11 @@ use it.  Branching on it raises ``GuardOnDataDependentError`` unless ranges, fac
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional
 
 import numpy as np
 
 from symshape import relations as R
-from symshape.errors import GuardOnDataDependentError, UserError, where
-from symshape.infinity import INT_OO, NEG_INT_OO
+from symshape.errors import UserError, where
 from symshape.ranges import ValueRange
 from symshape.symint import SymInt
 from symshape.userframe import user_frame

@@ -3,7 +3,7 @@ concatenate, stack.  Each rule computes with SymInts; the guards are exactly the
 comparisons the rule makes (reshape's divisibility, concatenate's equal sizes)."""
 from __future__ import annotations
 
-from typing import List, Sequence
+from typing import Sequence
 
 import numpy as np
 

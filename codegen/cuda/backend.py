@@ -57,8 +57,8 @@ class Driver:
 
 def build_driver(ep, plan: Plan) -> Driver:
     """The driver of a plan, and its device-independent namespace."""
-    from symshape.capture.pycode import (Renderer, _ready_checks, emit_node, render_outputs,
-                                         signature_source, subgraph_lines)
+    from symshape.capture.pycode import (Renderer, after_node, emit_node, render_outputs, signature_source,
+                                         subgraph_lines)
     from symshape.capture.program import _safe_name
     graph = ep.graph
     cs = ep.constraints
@@ -99,13 +99,7 @@ def build_driver(ep, plan: Plan) -> Driver:
                 if type(v).__name__ == "Subgraph":
                     body.extend(subgraph_lines(v, r, ns))
             body.append("%s = %s" % (node.name, emit_node(node, r)))
-            for sym, axis in node.meta.get("binds", ()):
-                body.append("%s = %s.shape[%d]" % (sym.name, node.name, axis))
-                bound.add(sym)
-            if "binds_value" in node.meta:
-                body.append("%s = %s" % (node.meta["binds_value"].name, node.name))
-                bound.add(node.meta["binds_value"])
-            body.extend(_ready_checks(pending, bound, r))
+            body.extend(after_node(node, bound, pending, r))
             if node in contig:
                 body.append("%s = _contig(%s)" % (contig[node], node.name))
             continue
