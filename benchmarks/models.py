@@ -76,3 +76,22 @@ def transformer_block(x):
 
 TB_ARGS = (np.ones((2, 16, D), np.float32),)
 TB_SPEC = {"x": (Dim("batch"), Dim("seq"), None)}
+
+
+# ---------------------------------------------------------------- GPU / fusion models
+def seed23(X, Y):
+    """Seed example 23: an elementwise product feeding a two-axis reduction."""
+    return np.sum(X[:, :, None] * Y[:, None, :], axis=(-2, -1))
+
+
+def ln_gelu(x, g, b):
+    return gelu(layer_norm(x, g, b))
+
+
+def mlp_layer(x, w, b):
+    h = x @ w + b
+    return np.maximum(h, 0) * 0.5 + np.tanh(h) ** 2
+
+
+def bias_gelu(x, b):
+    return gelu(x + b)

@@ -70,13 +70,22 @@ def bind_inputs(f, args: tuple, kwargs: dict) -> Tuple[inspect.Signature, Dict[s
                         % (getattr(f, "__qualname__", f), sig, e)) from None
     # parameters left at their defaults are inputs too: the program specialises them, and
     # the module must reject a call that passes another value
-    out = {}
+    out = BoundInputs()
     for name, p in sig.parameters.items():
         if name in bound.arguments:
             out[name] = bound.arguments[name]
         elif p.default is not p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
             out[name] = p.default
+            out.defaulted.add(name)
     return sig, out
+
+
+class BoundInputs(dict):
+    """Parameter name -> example value; ``defaulted`` names those left at their default."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.defaulted: set = set()
 
 
 def _is_array(v) -> bool:
@@ -96,12 +105,17 @@ def match(inputs: Dict[str, Any], dynamic_shapes) -> List[InputLeaf]:
                 "parameters are %s" % (unknown[0], names))
         entries = {n: (n,) for n in names if n in dynamic_shapes}
     elif isinstance(dynamic_shapes, (tuple, list)):
-        if len(dynamic_shapes) != len(names):
+        given = [n for n in names if n not in getattr(inputs, "defaulted", ())]
+        if len(dynamic_shapes) == len(given) < len(names):
+            # one entry per argument actually passed: defaulted parameters are static
+            entries = {n: (i,) for i, n in enumerate(given)}
+        elif len(dynamic_shapes) != len(names):
             raise UserError(
                 "dynamic_shapes is a %s of %d entries, but the function takes %d inputs %s; "
                 "give one entry per input, in argument order (None for a static input)"
                 % (type(dynamic_shapes).__name__, len(dynamic_shapes), len(names), names))
-        entries = {n: (i,) for i, n in enumerate(names)}
+        else:
+            entries = {n: (i,) for i, n in enumerate(names)}
     else:
         raise UserError("dynamic_shapes must be None, a dict keyed by parameter name, or a "
                         "tuple with one entry per input; got %s" % type(dynamic_shapes).__name__)

@@ -15,17 +15,7 @@ from symshape.codegen.cuda.emulate import EmuRuntime, EmulatedCupy, emulate
 from symshape.codegen.cuda.kernels import Kernel
 
 
-def _bench_models():
-    """benchmarks/models.py under its own module name (``models`` is a common name)."""
-    import importlib.util
-    path = os.path.join(os.path.dirname(__file__), "..", "benchmarks", "models.py")
-    spec = importlib.util.spec_from_file_location("_symshape_bench_models", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-M = _bench_models()
+from _bench import M  # noqa: E402
 
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None and not os.environ.get("CXX"),
                                 reason="the CUDA emulator needs g++")
@@ -104,12 +94,8 @@ def test_23_noncontiguous_inputs_are_made_contiguous():
 
 
 # --------------------------------------------------------------------------- models
-def softmax(x):
-    return M.softmax(x)
-
-
-def ln_gelu(x, g, b):
-    return M.gelu(M.layer_norm(x, g, b))
+softmax = M.softmax
+ln_gelu = M.ln_gelu
 
 
 def mlp_layer(x, w, b):
