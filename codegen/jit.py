@@ -53,6 +53,19 @@ _ONCE = (None,)
 
 
 # --------------------------------------------------------------------------- guard text
+def _is_device_array(v) -> bool:
+    """A CuPy array (recognised without importing CuPy)."""
+    return type(v).__module__.startswith("cupy") and hasattr(v, "__cuda_array_interface__")
+
+
+def _to_host(v):
+    if type(v) is tuple or type(v) is list:
+        return type(v)(_to_host(x) for x in v)
+    if type(v) is dict:
+        return {k: _to_host(x) for k, x in v.items()}
+    return v.get() if _is_device_array(v) else v
+
+
 def _kind(a) -> str:
     return "numpy.ndarray" if type(a) is np.ndarray else type(a).__name__
 
@@ -413,8 +426,10 @@ class CompiledFunction:
         spec = self._spec(rebound)
         from symshape.capture.export import export
         try:
-            ep = export(with_break_detection(self._f), bound.args, bound.kwargs,
-                        dynamic_shapes=spec)
+            # CuPy inputs (backend="cupy"): trace on host copies; only shapes, dtypes and
+            # (for graph breaks) values are read, and the variant then runs on the device
+            ep = export(with_break_detection(self._f), _to_host(bound.args),
+                        _to_host(bound.kwargs), dynamic_shapes=spec)
         except ConstraintViolationError:
             raise
         except UserError as e:
@@ -463,7 +478,7 @@ class CompiledFunction:
             return t(self._leaf_spec(x, "%s[%d]" % (path, i)) for i, x in enumerate(v))
         if t is dict:
             return {k: self._leaf_spec(x, path + pytree.key_str(k)) for k, x in v.items()}
-        if t is np.ndarray:
+        if t is np.ndarray or _is_device_array(v):
             shape = tuple(v.shape)
             dyn = self._dyn.setdefault(path, set())
             first = self._first.setdefault(path, shape)

@@ -348,3 +348,22 @@ def test_container_layouts_are_guarded():
     assert cf.recompile_reasons == ["kw.keys() == {} (got {'scale'})",
                                     "len(xs) == 2 (got 3)", "len(xs) == 3 (got 1)"]
     assert "xs: tuple of length 2" in cf.variants[0].guards
+
+
+def test_device_arrays_are_traced_through_host_copies():
+    from symshape.codegen import jit
+
+    class ndarray:                        # stands in for cupy.ndarray (no device here)
+        __module__ = "cupy._core.core"
+        __cuda_array_interface__ = {}
+
+        def __init__(self, a):
+            self.a, self.shape = a, a.shape
+
+        def get(self):
+            return self.a
+
+    d = ndarray(np.arange(3.0))
+    assert jit._is_device_array(d) and not jit._is_device_array(np.arange(3.0))
+    host = jit._to_host(((d,), {"k": d}, 3))
+    assert host[0][0] is d.a and host[1]["k"] is d.a and host[2] == 3
