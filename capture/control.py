@@ -173,6 +173,7 @@ def _trace_branch(t: Tracer, fn: Callable, ops: List[TracedArray], name: str,
     t.graph = sub
     inputs = []
     proxies = []
+    done = False
     try:
         for i, o in enumerate(ops):
             n = sub.create("input", (), {"path": "arg%d" % i}, o.dtype,
@@ -197,7 +198,7 @@ def _trace_branch(t: Tracer, fn: Callable, ops: List[TracedArray], name: str,
         done = True
     finally:
         t.graph = outer
-        if local or not locals().get("done"):
+        if local or not done:          # a failed trace never leaves its guards behind
             _restore(env, snap)
     sub.outputs = [o.node for o in outs]
     sub.out_spec = ("tuple", tuple(("leaf",) for _ in outs))

@@ -126,9 +126,6 @@ class ExportedProgram:
                 for d in self.constraints.inputs if d.is_array}
 
     # ------------------------------------------------------------------ running
-    def _input_nodes(self) -> List[Node]:
-        return self.graph.inputs
-
     def _mutations(self) -> List[Tuple[Node, Node]]:
         by_name = {n.name: n for n in self.graph.nodes}
         return [(by_name[t], by_name[f]) for f, t in
@@ -145,7 +142,7 @@ class ExportedProgram:
             sig = self.call_signature or inspect.Signature(
                 [inspect.Parameter(d.path, inspect.Parameter.POSITIONAL_OR_KEYWORD)
                  for d in self.constraints.inputs])
-            src, ns = build_function(self.graph, self.constraints, sig, self._input_nodes(),
+            src, ns = build_function(self.graph, self.constraints, sig, self.graph.inputs,
                                      self._mutations(), name=_safe_name(self.name))
             self._source = src
             self._module = compile_function(src, ns, "<symshape %s #%d>"

@@ -70,7 +70,7 @@ def build_driver(ep, plan: Plan) -> Driver:
     r = Renderer(names, ns)
     writer = CheckWriter(cs)
     d = Driver()
-    for desc, node in zip(cs.inputs, ep._input_nodes()):
+    for desc, node in zip(cs.inputs, ep.graph.inputs):
         if desc.is_array:
             writer.var_names[id(desc)] = names[node]
             if names[node] != desc.access:

@@ -83,22 +83,23 @@ def _special(f: float, ct: str) -> str:
     return _BITS[(ct, "nan" if f != f else ("inf" if f > 0 else "-inf"))]
 
 
-def lowest(dt) -> str:
+def _extreme(dt, top: bool) -> str:
+    """The identity of max (lowest value) or min (highest value) as a C literal."""
     dt = np.dtype(dt)
     if dt.kind == "f":
-        return literal(float("-inf"), dt)
+        return literal(float("inf") if top else float("-inf"), dt)
     if dt.kind == "b":
-        return "false"
-    return literal(np.iinfo(dt).min, dt)
+        return "true" if top else "false"
+    info = np.iinfo(dt)
+    return literal(info.max if top else info.min, dt)
+
+
+def lowest(dt) -> str:
+    return _extreme(dt, False)
 
 
 def highest(dt) -> str:
-    dt = np.dtype(dt)
-    if dt.kind == "f":
-        return literal(float("inf"), dt)
-    if dt.kind == "b":
-        return "true"
-    return literal(np.iinfo(dt).max, dt)
+    return _extreme(dt, True)
 
 
 # --------------------------------------------------------------------------- helpers
