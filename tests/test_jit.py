@@ -1,6 +1,5 @@
 """``ss.compile``: guard-keyed variants, recompile reasons, automatic dynamic, cache limit,
 frozen mode, reports, cheap dispatch, and graph breaks run eagerly (``ss.explain``)."""
-import time
 import warnings
 
 import numpy as np
@@ -179,23 +178,22 @@ def test_dispatch_is_compiled_python_most_recent_first():
     assert "_miss(" in src and "break" in src
 
 
-def test_dispatch_overhead_is_small():
+def test_warm_calls_neither_trace_nor_compile(monkeypatch):
+    # The per-call cost is measured in benchmarks/compile_speed.py; here we only count: a warm
+    # call goes through the generated dispatch and never reaches export again.
     def four(a, b, c, d):
         return a * b + c - d
     xs = [f32(4, 3) for _ in range(4)]
     cf = ss.compile(four)
     cf(*xs)
+    import symshape.capture.export as ex
 
-    def best(fn, n=3000):
-        t = []
-        for _ in range(5):
-            t0 = time.perf_counter()
-            for _ in range(n):
-                fn(*xs)
-            t.append((time.perf_counter() - t0) / n)
-        return min(t)
-    overhead = best(cf) - best(four)
-    assert overhead < 20e-6          # ~1 us here; generous for loaded CI machines
+    def no_trace(*a, **k):
+        raise AssertionError("a warm call traced again")
+    monkeypatch.setattr(ex, "export", no_trace)
+    for _ in range(50):
+        same(cf(*xs), four(*xs))
+    assert len(cf.variants) == 1 and not cf.recompile_reasons
 
 
 def test_backend_and_arguments_are_validated():
