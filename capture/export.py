@@ -29,6 +29,8 @@ from . import ops  # noqa: F401  (registers the op handlers)
 from .graph import Graph, Node
 from .ops.indexing import IndexAttr
 from .program import ExportedProgram, Signature
+from .namespace import sizes_routed
+from .state import StateBinding
 from .tracer import TracedArray, Tracer
 
 MAX_FIX_ROUNDS = 4
@@ -158,12 +160,18 @@ def trace_program(f, args, kwargs, dynamic_shapes) -> Traced:
         call_args, call_kwargs = bound.args, bound.kwargs
     else:
         call_args, call_kwargs = tuple(new_inputs.values()), {}
-    out = f(*call_args, **call_kwargs)
-    env.commit_pending()
-    out_leaves, out_spec = pytree.flatten(out)
-    graph.outputs = [_output(tracer, v) for _, v in out_leaves]
+    binding = StateBinding(tracer.state_proxy)
+    try:
+        binding.bind(f)
+        with sizes_routed(binding.global_dicts):
+            out = f(*call_args, **call_kwargs)
+        env.commit_pending()
+        out_leaves, out_spec = pytree.flatten(out)
+        graph.outputs = [_output(tracer, v) for _, v in out_leaves]
+    finally:
+        binding.restore()
     graph.out_spec = out_spec
-    mutations = [(n, tracer.final_value(n)) for n in input_nodes
+    mutations = [(n, tracer.final_value(n)) for n in input_nodes + tracer.state_nodes
                  if tracer.final_value(n) is not n]
     _finalize_graph(env, graph, mutations)
     report = analyze(env, leaves, axis_syms)
@@ -338,7 +346,8 @@ def _finalize_node(env: ShapeEnv, n: Node) -> None:
 
 def _finalize_graph(env: ShapeEnv, graph: Graph, mutations) -> None:
     live = set()
-    roots = [o for o in graph.outputs if type(o) is Node] + [m for _, m in mutations]
+    roots = [o for o in graph.outputs if type(o) is Node] + [n for pair in mutations
+                                                             for n in pair]
     # nodes that compute a data-dependent size stay: later shapes and checks need it
     roots += [n for n in graph.nodes if "binds" in n.meta or "binds_value" in n.meta]
     stack = list(roots)

@@ -67,9 +67,13 @@ class Signature:
     user outputs and which are writes to user inputs."""
 
     def __init__(self, graph: Graph, input_nodes: List[Node], leaves, mutations) -> None:
+        written = {inp for inp, _ in mutations}
         self.input_specs: List[InputSpec] = []
         for n in graph.constants:
-            self.input_specs.append(InputSpec("CONSTANT", n.name, n.attrs["target"]))
+            # model state keeps its path; written state is STATE (torch's buffers)
+            path = n.meta.get("state")
+            kind = "STATE" if n in written else "CONSTANT"
+            self.input_specs.append(InputSpec(kind, n.name, n.attrs["target"], path))
         for n, leaf in zip(input_nodes, leaves):
             self.input_specs.append(InputSpec("USER_INPUT", n.name, path=leaf.path))
         self.output_specs: List[OutputSpec] = []
@@ -77,7 +81,12 @@ class Signature:
             self.output_specs.append(OutputSpec("USER_OUTPUT", o.name if type(o) is Node
                                                 else repr(o)))
         for inp, final in mutations:
-            self.output_specs.append(OutputSpec("USER_INPUT_MUTATION", final.name, inp.name))
+            if inp.op == "constant":
+                self.output_specs.append(OutputSpec("STATE_MUTATION", final.name,
+                                                    inp.attrs["target"]))
+            else:
+                self.output_specs.append(OutputSpec("USER_INPUT_MUTATION", final.name,
+                                                    inp.name))
 
     @property
     def user_inputs(self) -> List[str]:
@@ -86,6 +95,17 @@ class Signature:
     @property
     def lifted_constants(self) -> List[str]:
         return [s.target for s in self.input_specs if s.kind == "CONSTANT"]
+
+    @property
+    def state(self) -> List[str]:
+        """Paths of the model state the program reads or writes."""
+        return [s.path for s in self.input_specs if s.kind in ("CONSTANT", "STATE")
+                and s.path]
+
+    @property
+    def state_to_mutate(self) -> Dict[str, str]:
+        """Output node name -> path of the state array it is written into."""
+        return {s.name: s.target for s in self.output_specs if s.kind == "STATE_MUTATION"}
 
     @property
     def user_outputs(self) -> List[str]:
@@ -126,10 +146,21 @@ class ExportedProgram:
                 for d in self.constraints.inputs if d.is_array}
 
     # ------------------------------------------------------------------ running
+    @property
+    def state(self) -> Dict[str, np.ndarray]:
+        """Path of each state array (``self.layers[0].wq``) -> the array itself (no copy)."""
+        by_name = {n.name: n for n in self.graph.constants}
+        return {s.path: by_name[s.name].meta["value"]
+                for s in self.graph_signature.input_specs
+                if s.kind in ("CONSTANT", "STATE") and s.path and s.name in by_name}
+
     def _mutations(self) -> List[Tuple[Node, Node]]:
+        """(input or state node, node holding its new value) for every write."""
         by_name = {n.name: n for n in self.graph.nodes}
-        return [(by_name[t], by_name[f]) for f, t in
-                self.graph_signature.inputs_to_mutate.items()]
+        by_target = {n.attrs["target"]: n for n in self.graph.constants}
+        sig = self.graph_signature
+        return [(by_name[t], by_name[f]) for f, t in sig.inputs_to_mutate.items()] + \
+            [(by_target[t], by_name[f]) for f, t in sig.state_to_mutate.items()]
 
     @property
     def module_source(self) -> str:

@@ -53,6 +53,24 @@ class Tracer:
         self.breaker = None
         self.input_proxies: Dict[int, Node] = {}     # id(proxy of a user input) -> its node
         self.final: Dict[Node, Node] = {}            # input node -> its value after mutation
+        # model state (capture/state.py): id(array) -> its proxy, and the state nodes
+        self.state: Dict[int, "TracedArray"] = {}
+        self.state_nodes: List[Node] = []
+
+    def state_proxy(self, arr: np.ndarray, path: str) -> "TracedArray":
+        """The traced stand-in of a state array, named by its path; writes to it are
+        tracked like writes to user inputs (they become STATE_MUTATION outputs)."""
+        from .state import path_identifier
+        node = self.graph.create("constant", (), {"target": path}, arr.dtype, arr.shape,
+                                 None, name="c_" + path_identifier(path))
+        node.meta["value"] = arr
+        node.meta["state"] = path
+        proxy = TracedArray(self, node, arr.shape, arr.dtype)
+        self.input_proxies[id(proxy)] = node
+        self.final[node] = node
+        self.state[id(arr)] = proxy
+        self.state_nodes.append(node)
+        return proxy
 
     def rebind(self, target: "TracedArray", value: "TracedArray") -> None:
         """Functionalised mutation: ``target`` now stands for ``value``'s node."""
@@ -85,6 +103,9 @@ class Tracer:
     def constant(self, arr: np.ndarray) -> "TracedArray":
         """Lift a NumPy array the program reached from outside (global, closure, literal)."""
         key = id(arr)
+        state = self.state.get(key)
+        if state is not None:           # the array is model state: its current value
+            return state
         got = self._consts.get(key)
         if got is None and arr.base is not None and id(arr.base) in self.const_names \
                 and _is_transpose_of(arr, arr.base):

@@ -619,8 +619,10 @@ class ShapeEnv:
         self.pending = [p for p in self.pending if p[0] not in keep and
                         self.simplify(p[0]) not in keep]
 
-    def specialize(self, x: IntLike, why: str, frame: Optional[UserFrame] = None) -> int:
-        """Concrete int for ``x`` (``int()``, ``len``, ``range``...): guarded, and logged."""
+    def specialize(self, x: IntLike, why: str, frame: Optional[UserFrame] = None,
+                   advice: Optional[str] = None) -> int:
+        """Concrete int for ``x`` (``int()``, ``len``, ``range``...): guarded, and logged;
+        ``advice`` replaces the default hint on how to keep the size symbolic."""
         x = self.simplify(x)
         if type(x) is int:
             return x
@@ -632,10 +634,10 @@ class ShapeEnv:
                 "symbolic (avoid int()/len()/range() on it), or add `ss.check(...)` bounds."
                 % (why, _fmt(x, self.name_of), where(frame)))
         v = self.hint_of(x)
-        dynamic_log.warning("%s specialized %s to %d%s; pass the size symbolically (e.g. "
-                            "np.zeros(shape, like=x)) to keep it dynamic, and index NumPy "
-                            "constants through np.asarray(const, like=x)", why,
-                            _fmt(x, self.name_of), v, where(frame))
+        dynamic_log.warning("%s specialized %s to %d%s; %s", why, _fmt(x, self.name_of), v,
+                            where(frame), advice or (
+                                "pass the size symbolically (e.g. np.zeros(shape)) to keep "
+                                "it dynamic"))
         self.add_guard(R.eq(x, v), frame, "specialize")
         return v
 

@@ -215,29 +215,39 @@ def test_creation_with_like_stays_symbolic():
     assert out_shape(tr) == ("s0", "3") and guards(tr) == []
 
 
-def test_creation_without_like_specializes_with_a_warning(caplog):
+def test_creation_without_like_stays_symbolic(caplog):
     def f(x):
         return x + np.zeros((x.shape[0], 3))
 
     with caplog.at_level(logging.WARNING, logger="symshape.dynamic"):
         tr = trace_program(f, (arr(4, 3),), None, {"x": (A, None)})
-    assert tr.program.input_shapes["x"] == (4, 3)
-    msgs = [r.getMessage() for r in caplog.records]
-    assert any("specialized x.shape[0] to 4" in m and "like=" in m and
-               "test_tracer_basic.py" in m for m in msgs)
+    assert str(tr.program.input_shapes["x"]) == "(s0, 3)"
+    assert not [r for r in caplog.records if "specialized" in r.getMessage()]
 
 
-def test_int_len_range_specialize_with_guard(caplog):
+def test_len_stays_symbolic_and_a_loop_over_range_specializes(caplog):
     def f(x):
         n = len(x)
-        return x * n
+        out = x * n
+        for i in range(len(x)):
+            out = out + x[i]
+        return out
 
     with caplog.at_level(logging.WARNING, logger="symshape.dynamic"):
         tr = trace_program(f, (arr(4),), None, {"x": (A,)})
     assert tr.program.input_shapes["x"] == (4,)
     assert guards(tr) == ["s0 == 4"]
+    msgs = [r.getMessage() for r in caplog.records]
+    assert any("iterating over range(s0)" in m or "iterating over range(x.shape[0])" in m
+               for m in msgs), msgs
+    assert any("ss.map" in m and "test_tracer_basic.py" in m for m in msgs)
     with pytest.raises(ss.ConstraintViolationError, match="specialized it to 4"):
         ss.export(f, (arr(4),), dynamic_shapes={"x": (Dim.DYNAMIC,)})
+    # without the loop, len() is a size like x.shape[0]
+    ep = ss.export(lambda x: x * len(x), (arr(4),), dynamic_shapes={"x": (A,)})
+    assert str(ep.input_shapes["x"]) == "(s0,)"
+    y = arr(6)
+    np.testing.assert_array_equal(ep.module()(y), y * 6)
 
 
 def test_data_dependent_branch_names_line_and_suggests_cond():

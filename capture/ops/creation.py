@@ -137,15 +137,134 @@ def _eye(t, N, M=None, k=0, dtype=float, order="C", *, device=None, like=None):
 FUNCTIONS[np.eye].takes_sizes = True
 
 
-@implements(np.asarray, np.array, np.asanyarray)
-def _asarray(t, a, dtype=None, *args, like=None, **kwargs):
-    """``np.asarray(CONST, like=x)``: a NumPy constant as a traced value, so that indexing
-    it with sizes (``POS[:x.shape[1]]``) stays symbolic."""
+def _has_size(a) -> bool:
+    if type(a) is SymInt:
+        return True
+    return isinstance(a, (tuple, list)) and any(_has_size(b) for b in a)
+
+
+def _hints(a):
+    if type(a) is SymInt:
+        return a.hint if a.hint is not None else 0
+    if isinstance(a, (tuple, list)):
+        return [_hints(b) for b in a]
+    return a
+
+
+def _sizes_array(t: Tracer, a, dt: np.dtype) -> TracedArray:
+    """Sizes used as data (``np.array(n)``, ``np.asarray(x.shape)``): an array of NumPy's
+    dtype for the same Python ints, never an object array of symbols."""
+    if isinstance(a, (tuple, list)):
+        parts = [_sizes_array(t, b, dt) for b in a]
+        if not parts:
+            return t.constant(np.zeros((0,), dt))
+        return np.stack(parts)
     if type(a) is TracedArray:
         from .elementwise import astype
-        return a if dtype is None or np.dtype(dtype) == a.dtype else astype(t, a, dtype)
+        return a if a.dtype == dt else astype(t, a, dt)
+    v = t.operand(a)
+    return t.emit("full", (to_expr(v),), {"shape": (), "dtype": dt}, (), dt)
+
+
+def _as_traced(t, a, dtype, copy: bool):
+    if type(a) is TracedArray:
+        from .elementwise import astype
+        if dtype is not None and np.dtype(dtype) != a.dtype:
+            return astype(t, a, dtype)
+        return t.emit("copy", (a.node,), {}, a.shape, a.dtype) if copy else a
+    if _has_size(a):
+        dt = np.dtype(dtype) if dtype is not None else np.asarray(_hints(a)).dtype
+        return _sizes_array(t, a, dt)
+    if isinstance(a, (tuple, list)) and any(type(b) is TracedArray for b in a):
+        out = t.stack_list(a)
+        return out if dtype is None else _as_traced(t, out, dtype, False)
     arr = np.asarray(a, dtype=dtype)
     if arr.dtype == object:
-        raise UserError("np.asarray(..., like=x) of a mix of traced and plain values is not "
-                        "supported; use np.stack%s" % where(user_frame(2)))
+        raise UserError("np.asarray of a mix of traced and plain values is not supported; "
+                        "use np.stack%s" % where(user_frame(3)))
     return t.constant(a if isinstance(a, np.ndarray) and dtype is None else arr)
+
+
+@implements(np.asarray, np.asanyarray)
+def _asarray(t, a, dtype=None, *args, like=None, **kwargs):
+    """``np.asarray(CONST, like=x)``: a NumPy constant as a traced value, so that indexing
+    it with sizes (``POS[:x.shape[1]]``) stays symbolic; of a traced value, that value."""
+    return _as_traced(t, a, dtype, copy=False)
+
+
+@implements(np.array)
+def _array(t, a, dtype=None, *args, copy=True, like=None, **kwargs):
+    """``np.array`` copies (a later write to the copy must not reach the original)."""
+    return _as_traced(t, a, dtype, copy=copy is not False)
+
+
+for _f in (np.asarray, np.asanyarray, np.array):
+    FUNCTIONS[_f].takes_sizes = True
+
+
+# --------------------------------------------------------------------------- triangles
+def _sizes_only(t: Tracer, *vals):
+    t.env.cancel_pending([to_expr(v) for v in vals if v is not None])
+    t.env.commit_pending()
+
+
+@implements(np.identity)
+def _identity(t, n, dtype=None, *, like=None):
+    _sizes_only(t, n)
+    return _eye(t, n, dtype=float if dtype is None else dtype)
+
+
+@implements(np.tri)
+def _tri(t, N, M=None, k=0, dtype=float, *, like=None):
+    """``tri[i, j] = j <= i + k``, from two aranges: symbolic in ``N`` and ``M``."""
+    _sizes_only(t, N, M)
+    M = N if M is None else M
+    rows = _arange(t, N)
+    cols = _arange(t, M)
+    mask = np.greater_equal(rows[:, None] + int(k), cols[None, :])
+    dt = np.dtype(float if dtype is None else dtype)
+    return mask if dt == np.bool_ else mask.astype(dt)
+
+
+def _triangle(lower: bool):
+    def handler(t, m, k=0):
+        x = t.operand(m)
+        if x.ndim < 2:
+            raise UserError("np.%s needs an array of at least 2 dimensions%s"
+                            % ("tril" if lower else "triu", where(user_frame(2))))
+        keep = _tri(t, x.shape[-2], x.shape[-1], k if lower else k - 1, dtype=bool)
+        zero = np.zeros((), dtype=x.dtype)
+        # NumPy: tril = where(tri(k), m, 0); triu = where(tri(k - 1), 0, m)
+        return np.where(keep, x, zero) if lower else np.where(keep, zero, x)
+    return handler
+
+
+implements(np.tril)(_triangle(True))
+implements(np.triu)(_triangle(False))
+for _f in (np.identity, np.tri):
+    FUNCTIONS[_f].takes_sizes = True
+
+
+defop("linspace", "np.linspace({start}, {stop}, {num}, endpoint={endpoint}, dtype={dtype})",
+      doc="evenly spaced values (a size for num)")
+
+
+@implements(np.linspace)
+def _linspace(t, start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *,
+              device=None):
+    _sizes_only(t, num)
+    for v in (start, stop):
+        if not isinstance(v, (int, float, np.integer, np.floating)) or isinstance(v, bool):
+            raise UserError("np.linspace while tracing takes scalar start and stop, got %r%s"
+                            % (v, where(user_frame(2))))
+    if retstep or axis != 0:
+        raise UserError("np.linspace with retstep= or axis= is not supported while tracing%s"
+                        % where(user_frame(2)))
+    if type(num) is not SymInt:
+        return t.constant(np.linspace(start, stop, num, endpoint=endpoint, dtype=dtype))
+    dt = np.dtype(dtype) if dtype is not None else np.linspace(start, stop, 2).dtype
+    return t.emit("linspace", (), {"start": start, "stop": stop, "num": to_expr(num),
+                                   "endpoint": bool(endpoint), "dtype": dt}, (num,), dt)
+
+
+FUNCTIONS[np.linspace].takes_sizes = True

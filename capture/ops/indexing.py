@@ -163,7 +163,21 @@ def _is_advanced(idx) -> bool:
     return any(type(i) is TracedArray or isinstance(i, (np.ndarray, list)) for i in items)
 
 
+def _ranges_as_arrays(t: Tracer, idx):
+    """``range`` objects in an index are integer arrays to NumPy; a range over sizes
+    (``wpe[range(len(ids))]``) becomes a traced ``arange`` so the size stays symbolic."""
+    from ..namespace import SymRange
+    items = idx if isinstance(idx, tuple) else (idx,)
+    if not any(isinstance(i, (range, SymRange)) for i in items):
+        return idx
+    new = tuple(i.arange(t) if isinstance(i, SymRange) else
+                t.constant(np.arange(i.start, i.stop, i.step)) if isinstance(i, range) else i
+                for i in items)
+    return new if isinstance(idx, tuple) else new[0]
+
+
 def getitem(t: Tracer, x: TracedArray, idx):
+    idx = _ranges_as_arrays(t, idx)
     if _is_advanced(idx):
         from . import advanced
         return advanced.getitem(t, x, idx)
@@ -194,6 +208,7 @@ class IndexAttr:
 
 
 def setitem(t: Tracer, x: TracedArray, idx, value) -> None:
+    idx = _ranges_as_arrays(t, idx)
     if _is_advanced(idx):
         from . import advanced
         return advanced.setitem(t, x, idx, value)

@@ -1,0 +1,190 @@
+"""Creation functions called with symbolic sizes reach the tracer, with or without ``like=``.
+
+``np.zeros((n, 3))`` never dispatches to ``__array_function__``: no argument is an array, and
+NumPy converts every size with ``operator.index`` first, which would specialise ``n``.  While
+a trace runs, the creation functions below are replaced, wherever the traced code can look
+them up (the ``numpy`` modules and the globals of the user functions the trace reaches,
+``from numpy import zeros`` included), by a router: a call whose arguments hold a ``SymInt``
+goes to the tracer's handler of that function (found through the size's environment, so
+concurrent traces never mix), every other call to NumPy itself.  The originals are put back
+when the last trace in the process ends.
+"""
+from __future__ import annotations
+
+import contextlib
+import sys
+import threading
+from typing import Callable, Dict, List, Tuple
+
+import numpy as np
+
+from symshape.symint import SymInt
+
+from .tracer import FUNCTIONS
+
+# the NumPy functions that take sizes and no array (their handlers live in capture/ops)
+ROUTED_NAMES = ("zeros", "ones", "empty", "full", "arange", "eye", "identity", "tri",
+                "linspace", "array", "asarray", "asanyarray")
+
+_lock = threading.Lock()
+_depth = 0
+_undo: List[Callable[[], None]] = []
+
+
+def _symbolic_env(args, kwargs):
+    for a in list(args) + list(kwargs.values()):
+        if type(a) is SymInt:
+            return a.env
+        if isinstance(a, (tuple, list)):
+            for b in a:
+                if type(b) is SymInt:
+                    return b.env
+    return None
+
+
+def _router(orig: Callable) -> Callable:
+    def routed(*args, **kwargs):
+        env = _symbolic_env(args, kwargs)
+        tracer = getattr(env, "tracer", None) if env is not None else None
+        handler = FUNCTIONS.get(orig)
+        if tracer is None or handler is None:
+            return orig(*args, **kwargs)
+        return handler(tracer, *args, **kwargs)
+    routed.__name__ = getattr(orig, "__name__", "routed")
+    routed.__qualname__ = routed.__name__
+    routed.__doc__ = getattr(orig, "__doc__", None)
+    routed.symshape_routes = orig
+    return routed
+
+
+_ROUTERS: Dict[int, Tuple[Callable, Callable]] = {}
+
+
+def _routers() -> Dict[int, Tuple[Callable, Callable]]:
+    """id(original NumPy function) -> (original, router); built once."""
+    if not _ROUTERS:
+        for name in ROUTED_NAMES:
+            orig = getattr(np, name)
+            router = _router(orig)
+            _ROUTERS[id(orig)] = (orig, router)
+            # code that looks a handler up by the name it sees (FUNCTIONS[np.arange])
+            # during a trace finds the router: give it the same handler
+            if orig in FUNCTIONS:
+                FUNCTIONS[router] = FUNCTIONS[orig]
+    return _ROUTERS
+
+
+def _patch_namespace(ns: dict, routers) -> None:
+    for k, v in list(ns.items()):
+        got = routers.get(id(v))
+        if got is not None and got[0] is v:
+            ns[k] = got[1]
+            _undo.append(lambda ns=ns, k=k, v=v: ns.__setitem__(k, v))
+
+
+@contextlib.contextmanager
+def sizes_routed(user_globals=()):
+    """Route the creation functions to the tracer for the duration of the block."""
+    global _depth
+    routers = _routers()
+    with _lock:
+        if _depth == 0:
+            for name, mod in list(sys.modules.items()):
+                if mod is not None and (name == "numpy" or name.startswith("numpy.")):
+                    d = getattr(mod, "__dict__", None)
+                    if isinstance(d, dict):
+                        _patch_namespace(d, routers)
+        _depth += 1
+        mark = len(_undo)
+        for g in user_globals:
+            _patch_namespace(g, routers)
+            for name, fn in BUILTIN_OVERRIDES.items():
+                if name not in g:
+                    g[name] = fn
+                    _undo.append(lambda g=g, name=name: g.pop(name, None))
+        own = _undo[mark:]
+        del _undo[mark:]
+    try:
+        yield
+    finally:
+        with _lock:
+            for undo in reversed(own):
+                undo()
+            _depth -= 1
+            if _depth == 0:
+                while _undo:
+                    _undo.pop()()
+
+
+# --------------------------------------------------------------------------- len / range
+_builtin_len = len
+_builtin_range = range
+
+
+def sym_len(obj):
+    """``len`` that keeps a traced array's first size symbolic (``np.zeros(len(x))``)."""
+    shape = getattr(obj, "shape", None)
+    if shape and type(shape[0]) is SymInt and type(obj).__name__ == "TracedArray":
+        return shape[0]
+    return _builtin_len(obj)
+
+
+class SymRange:
+    """``range`` over sizes: an index (``wpe[range(len(ids))]``) stays symbolic; iterating
+    unrolls the loop and specialises the size, with a warning saying what keeps it symbolic."""
+
+    __slots__ = ("start", "stop", "step")
+
+    def __init__(self, start, stop, step) -> None:
+        self.start, self.stop, self.step = start, stop, step
+
+    def _concrete(self) -> range:
+        from symshape.userframe import user_frame
+        frame = user_frame(3)
+        vals = []
+        for v in (self.start, self.stop, self.step):
+            if type(v) is SymInt:
+                v = v.env.specialize(v.expr, "iterating over range(%s)" % v, frame, advice=(
+                    "a Python loop over a dynamic size unrolls it for this size only; use "
+                    "ss.map(f, xs) or ss.while_loop(cond, body, init) to keep it dynamic, or "
+                    "vectorize the loop"))
+            vals.append(v)
+        return _builtin_range(*vals)
+
+    def __iter__(self):
+        return iter(self._concrete())
+
+    def __reversed__(self):
+        return reversed(self._concrete())
+
+    def __len__(self):
+        return _builtin_len(self._concrete())
+
+    def __getitem__(self, i):
+        return self._concrete()[i]
+
+    def __contains__(self, v):
+        return v in self._concrete()
+
+    def arange(self, tracer):
+        """The traced ``np.arange`` this range stands for (used as an index)."""
+        return FUNCTIONS[np.arange](tracer, self.start, self.stop, self.step)
+
+    def __repr__(self) -> str:
+        return "range(%s, %s, %s)" % (self.start, self.stop, self.step)
+
+
+def sym_range(*args):
+    """``range`` that stays symbolic over sizes (see ``SymRange``)."""
+    if not any(type(a) is SymInt for a in args):
+        return _builtin_range(*args)
+    if len(args) == 1:
+        return SymRange(0, args[0], 1)
+    if len(args) == 2:
+        return SymRange(args[0], args[1], 1)
+    return SymRange(*args)
+
+
+# names injected into the user's module globals during a trace (only where the module does
+# not define them itself), so that the traced code's len/range see sizes
+BUILTIN_OVERRIDES = {"len": sym_len, "range": sym_range}

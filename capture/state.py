@@ -1,0 +1,264 @@
+"""Model state: the arrays a traced function reaches from outside its arguments.
+
+Real NumPy models keep weights and caches in globals, closure cells, parameter dicts and
+object attributes.  NumPy never dispatches ``W[ids]`` or ``cache[:, a:b] = xk`` to the tracer
+when a plain ``ndarray`` is the receiver, so for the duration of a trace every such array is
+*temporarily* replaced, where the function finds it, by a traced proxy of a ``constant``
+node that holds the array itself (no copy).  ``StateBinding.restore`` puts every original
+reference back, in reverse order, and runs in a ``finally``: no user object stays modified,
+also when tracing raises.
+
+What is followed (the reach of the function, as Python resolves names at call time):
+
+- the globals its code (and its nested code objects) names, and its closure cells;
+- for a bound method or a callable object, the attributes of that object;
+- through ``dict``, ``list`` and ``tuple`` values (a tuple is rebuilt, not mutated),
+  plain objects and dataclasses (their ``__dict__``), and the user functions and methods
+  reached on the way (their globals and closures, the methods of the classes of the objects
+  visited), so helpers called by the function see state too.
+
+Each array is named by its path as the user spells it: ``W``, ``self.tok_embedding``,
+``self.layers[0].wq``, ``params['blocks'][1]['attn']['w']``.
+"""
+from __future__ import annotations
+
+import os
+import re
+import sysconfig
+import types
+from typing import Any, Callable, Dict, List
+
+import numpy as np
+
+from symshape.userframe import _is_internal
+
+# a walk never visits more objects than this: a model with a huge Python structure is still
+# traced, its deeper arrays becoming ordinary lifted constants when the tracer meets them
+MAX_OBJECTS = 200_000
+
+_STDLIB = tuple(os.path.abspath(p) + os.sep for p in {sysconfig.get_paths()["stdlib"]})
+# objects of these packages are never walked into (they hold no model state of the user's)
+_LIBRARY_PACKAGES = frozenset({"numpy", "symshape", "sympy", "z3", "builtins", "typing",
+                               "collections", "functools", "threading", "logging", "dask",
+                               "cupy", "abc", "enum", "weakref", "_thread", "_io", "io"})
+_PATH_CHARS = re.compile(r"[^0-9a-zA-Z]+")
+
+
+def _user_code(code: types.CodeType) -> bool:
+    fn = code.co_filename
+    return not _is_internal(fn) and not os.path.abspath(fn).startswith(_STDLIB)
+
+
+def _code_names(code: types.CodeType) -> set:
+    names = set()
+    stack = [code]
+    while stack:
+        c = stack.pop()
+        names.update(c.co_names)
+        stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+    return names
+
+
+def _library_object(v) -> bool:
+    return _library_class(type(v))
+
+
+def _library_class(cls: type) -> bool:
+    return (getattr(cls, "__module__", "") or "").split(".")[0] in _LIBRARY_PACKAGES
+
+
+def entry_function(f):
+    """``(function, owner)`` of a callable: the plain function that runs and, for a bound
+    method or a callable object, the object whose attributes are its ``self``."""
+    fn = f
+    while hasattr(fn, "__wrapped__"):
+        fn = fn.__wrapped__
+    owner = getattr(fn, "__self__", None)
+    fn = getattr(fn, "__func__", fn)
+    if isinstance(fn, types.FunctionType):
+        return fn, owner
+    call = getattr(type(f), "__call__", None)
+    call = getattr(call, "__func__", call)
+    if isinstance(call, types.FunctionType):
+        return call, f
+    return None, None
+
+
+class StateBinding:
+    """Swaps the arrays a function reaches for traced proxies; ``restore`` undoes it all.
+
+    ``make_proxy(array, path)`` creates the proxy (the tracer's job); the binding only finds
+    the arrays, names them, and keeps the undo list.
+    """
+
+    def __init__(self, make_proxy: Callable[[np.ndarray, str], Any]) -> None:
+        self._make_proxy = make_proxy
+        self._undo: List[Callable[[], None]] = []
+        self._seen: Dict[int, Any] = {}          # id -> replacement (keeps ids alive)
+        self._keep: List[Any] = []               # originals, so ids stay unique while bound
+        self._classes: set = set()
+        self.proxies: Dict[int, Any] = {}        # id(array) -> proxy
+        self.arrays: Dict[int, np.ndarray] = {}  # id(array) -> array
+        self._budget = MAX_OBJECTS
+        self.global_dicts: List[dict] = []       # module namespaces of the functions reached
+
+    # ------------------------------------------------------------------ entry
+    def bind(self, f) -> None:
+        fn, owner = entry_function(f)
+        if fn is None:
+            return
+        if owner is not None:
+            self._object(owner, "self")
+        self._function(fn)
+
+    def restore(self) -> None:
+        """Put every swapped reference back (reverse order; never raises half-way)."""
+        errors = []
+        while self._undo:
+            undo = self._undo.pop()
+            try:
+                undo()
+            except Exception as e:  # pragma: no cover - a user __setitem__ that raises
+                errors.append(e)
+        self._seen.clear()
+        self._keep.clear()
+        if errors:  # pragma: no cover
+            raise errors[0]
+
+    # ------------------------------------------------------------------ functions
+    def _function(self, fn: types.FunctionType) -> None:
+        if id(fn) in self._seen or not _user_code(fn.__code__):
+            return
+        self._mark(fn, fn)
+        g = fn.__globals__
+        if not any(g is d for d in self.global_dicts):
+            self.global_dicts.append(g)
+        for name in sorted(_code_names(fn.__code__)):
+            if name in g:
+                self._swap_mapping(g, name, name)
+        if fn.__closure__:
+            for name, cell in zip(fn.__code__.co_freevars, fn.__closure__):
+                try:
+                    v = cell.cell_contents
+                except ValueError:          # an unbound cell
+                    continue
+                new = self.visit(v, name)
+                if new is not v:
+                    self._undo.append(_setter(cell, "cell_contents", v))
+                    cell.cell_contents = new
+
+    def _class_methods(self, cls: type) -> None:
+        for klass in cls.__mro__:
+            if klass is object or klass in self._classes or _library_class(klass):
+                continue
+            self._classes.add(klass)
+            for v in list(vars(klass).values()):
+                v = getattr(v, "__func__", v)          # staticmethod / classmethod
+                if isinstance(v, property):
+                    for acc in (v.fget, v.fset):
+                        if isinstance(acc, types.FunctionType):
+                            self._function(acc)
+                elif isinstance(v, types.FunctionType):
+                    self._function(v)
+
+    # ------------------------------------------------------------------ values
+    def visit(self, v, path: str):
+        """The value to see in place of ``v``: a proxy for an array, the same container
+        (its items swapped in place) or a rebuilt tuple; ``v`` itself otherwise."""
+        t = type(v)
+        if t is np.ndarray or (isinstance(v, np.ndarray) and t.__module__.startswith("numpy")):
+            return self._array(v, path)
+        if v is None or t in (int, float, bool, str, bytes, complex) or isinstance(v, type) \
+                or isinstance(v, types.ModuleType) or isinstance(v, (np.generic, np.dtype)):
+            return v
+        key = id(v)
+        if key in self._seen:
+            return self._seen[key]
+        if self._budget <= 0:
+            return v
+        self._budget -= 1
+        if isinstance(v, types.FunctionType):
+            self._function(v)
+            return v
+        if isinstance(v, types.MethodType):
+            self._mark(v, v)
+            self.visit(v.__self__, path)
+            self._function(v.__func__)
+            return v
+        if isinstance(v, dict):
+            self._mark(v, v)
+            for k in list(v.keys()):
+                self._swap_mapping(v, k, "%s[%r]" % (path, k))
+            return v
+        if isinstance(v, list):
+            self._mark(v, v)
+            for i in range(len(v)):
+                x = v[i]
+                new = self.visit(x, "%s[%d]" % (path, i))
+                if new is not x:
+                    self._undo.append(_list_setter(v, i, x))
+                    list.__setitem__(v, i, new)
+            return v
+        if isinstance(v, tuple):
+            self._mark(v, v)
+            items = [self.visit(x, "%s[%d]" % (path, i)) for i, x in enumerate(v)]
+            if all(a is b for a, b in zip(items, v)):
+                return v
+            new = type(v)._make(items) if hasattr(type(v), "_make") else \
+                (tuple(items) if t is tuple else t(items))
+            self._mark(v, new)
+            return new
+        if hasattr(v, "__dict__") and not _library_object(v):
+            self._object(v, path)
+        return v
+
+    def _object(self, obj, path: str) -> None:
+        if id(obj) in self._seen or not hasattr(obj, "__dict__"):
+            return
+        self._mark(obj, obj)
+        d = obj.__dict__
+        if isinstance(d, dict):
+            for k in list(d.keys()):
+                if isinstance(k, str):
+                    self._swap_mapping(d, k, "%s.%s" % (path, k))
+        if not _library_object(obj):
+            self._class_methods(type(obj))
+
+    def _swap_mapping(self, d: dict, k, path: str) -> None:
+        x = d[k]
+        new = self.visit(x, path)
+        if new is not x:
+            self._undo.append(_dict_setter(d, k, x))
+            dict.__setitem__(d, k, new)
+
+    def _array(self, arr: np.ndarray, path: str):
+        if arr.dtype.kind not in "biufc":
+            return arr                         # object / string arrays are not state
+        got = self.proxies.get(id(arr))
+        if got is None:
+            got = self.proxies[id(arr)] = self._make_proxy(arr, path)
+            self.arrays[id(arr)] = arr
+        return got
+
+    def _mark(self, v, replacement) -> None:
+        self._seen[id(v)] = replacement
+        self._keep.append(v)
+
+
+def path_identifier(path: str) -> str:
+    """A readable Python identifier for a state path (``self.layers[0].wq`` ->
+    ``self_layers_0_wq``)."""
+    return _PATH_CHARS.sub("_", path).strip("_") or "state"
+
+
+def _setter(obj, attr, value):
+    return lambda: setattr(obj, attr, value)
+
+
+def _dict_setter(d, k, value):
+    return lambda: dict.__setitem__(d, k, value)
+
+
+def _list_setter(lst, i, value):
+    return lambda: list.__setitem__(lst, i, value)
+
