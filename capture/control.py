@@ -17,7 +17,7 @@ import numpy as np
 from symshape import pytree
 from symshape import relations as R
 from symshape.errors import UserError, where
-from symshape.symint import SymBool, SymInt
+from symshape.symint import SymBool, SymInt, describe
 from symshape.userframe import user_frame
 
 from .graph import Graph, Node
@@ -55,7 +55,7 @@ def _find_tracer(pred, operands) -> Any:
 def _annot(v) -> str:
     if type(v) is TracedArray:
         from .program import dtype_short
-        return "%s[%s]" % (dtype_short(v.dtype), ", ".join(str(s) for s in v.shape))
+        return "%s[%s]" % (dtype_short(v.dtype), ", ".join(describe(s) for s in v.shape))
     return repr(v)
 
 

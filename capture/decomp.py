@@ -848,15 +848,19 @@ def _signature(ep, graph: Graph, m: Dict[Node, Any]):
     from .program import InputSpec, OutputSpec, Signature
     old = ep.graph_signature
     sig = Signature.__new__(Signature)
-    sig.input_specs = [InputSpec("CONSTANT", n.name, n.attrs["target"])
+    # constants and state keep their kind and path (a lowering may add constants)
+    kinds = {s.target: (s.kind, s.path) for s in old.input_specs
+             if s.kind in ("CONSTANT", "STATE")}
+    sig.input_specs = [InputSpec(kinds.get(n.attrs["target"], ("CONSTANT", None))[0], n.name,
+                                 n.attrs["target"], kinds.get(n.attrs["target"], (0, None))[1])
                        for n in graph.constants]
     sig.input_specs += [InputSpec(s.kind, s.name, s.target, s.path)
-                        for s in old.input_specs if s.kind != "CONSTANT"]
+                        for s in old.input_specs if s.kind not in ("CONSTANT", "STATE")]
     sig.output_specs = [OutputSpec("USER_OUTPUT", o.name if type(o) is Node else repr(o))
                         for o in graph.outputs]
     by_name = {n.name: n for n in ep.graph.nodes}
     for s in old.output_specs:
-        if s.kind == "USER_INPUT_MUTATION":
+        if s.kind in ("USER_INPUT_MUTATION", "STATE_MUTATION"):
             final = m[by_name[s.name]]
             sig.output_specs.append(OutputSpec(s.kind, final.name, s.target))
     return sig

@@ -254,10 +254,14 @@ def _int_symbol(env: ShapeEnv, li: int, leaf: InputLeaf, roots, axis_syms):
         dim = decl.dim
         got = roots.get(dim.name)
         if got is None:
-            lo = NEG_INT_OO if dim.min is None else dim.min
-            sym = env.create_symbol(leaf.value, leaf.path,
-                                    ValueRange(lo, INT_OO if dim.max is None else dim.max),
-                                    kind="named", dim=dim)
+            # a named Dim means the same range on an int as on an axis ([2, int_oo] unless
+            # bounded), so the spec and the symbol agree on what is admitted
+            if not dim.range.lower <= leaf.value <= dim.range.upper:
+                raise UserError("%s = %d is outside the range [%s, %s] of Dim %r; give the Dim "
+                                "min=/max= that include it" % (leaf.path, leaf.value,
+                                                              dim.range.lower, dim.range.upper,
+                                                              dim.name))
+            sym = env.create_symbol(leaf.value, leaf.path, dim.range, kind="named", dim=dim)
             roots[dim.name] = (sym, dim)
             return SymInt(sym.expr, leaf.value, env)
         return SymInt(_root(env, dim, leaf.value, leaf.path, roots).expr, leaf.value, env)

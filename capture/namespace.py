@@ -18,7 +18,7 @@ from typing import Callable, Dict, List, Tuple
 
 import numpy as np
 
-from symshape.symint import SymInt
+from symshape.symint import SymInt, describe
 
 from .tracer import FUNCTIONS
 
@@ -144,7 +144,7 @@ class SymRange:
         vals = []
         for v in (self.start, self.stop, self.step):
             if type(v) is SymInt:
-                v = v.env.specialize(v.expr, "iterating over range(%s)" % v, frame, advice=(
+                v = v.env.specialize(v.expr, "iterating over range(%s)" % v.describe(), frame, advice=(
                     "a Python loop over a dynamic size unrolls it for this size only; use "
                     "ss.map(f, xs) or ss.while_loop(cond, body, init) to keep it dynamic, or "
                     "vectorize the loop"))
@@ -171,7 +171,7 @@ class SymRange:
         return FUNCTIONS[np.arange](tracer, self.start, self.stop, self.step)
 
     def __repr__(self) -> str:
-        return "range(%s, %s, %s)" % (self.start, self.stop, self.step)
+        return "range(%s)" % ", ".join(describe(v) for v in (self.start, self.stop, self.step))
 
 
 def sym_range(*args):

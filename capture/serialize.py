@@ -919,10 +919,12 @@ class _Dec:
             with self.at("inputs"), self.at(i):
                 self.obj(s, ("kind", "name", "target", "path"))
                 n = nodes.get(s["name"])
-                if s["kind"] == "CONSTANT":
+                if s["kind"] in ("CONSTANT", "STATE"):
                     if n is None or n.op != "constant" or s["target"] != n.attrs["target"]:
                         self.fail("constant %s is not a constant node of the graph"
                                   % _short(s["name"]))
+                    if s["path"] is not None:
+                        n.meta["state"] = s["path"]
                 elif s["kind"] == "USER_INPUT":
                     if n is None or n.op != "input":
                         self.fail("user input %s is not an input node of the graph"
@@ -944,12 +946,18 @@ class _Dec:
                     if final is None or target is None or target.op != "input":
                         self.fail("input mutation %s -> %s does not name graph nodes"
                                   % (_short(s["name"]), _short(s["target"])))
+                elif s["kind"] == "STATE_MUTATION":
+                    final = nodes.get(s["name"])
+                    state = [n for n in graph.constants if n.attrs["target"] == s["target"]]
+                    if final is None or len(state) != 1:
+                        self.fail("state mutation %s -> %s does not name graph nodes"
+                                  % (_short(s["name"]), _short(s["target"])))
                 elif s["kind"] != "USER_OUTPUT":
                     self.fail("unknown output kind %s" % _short(s["kind"]))
                 elif s["target"] is not None:
                     self.fail("a user output has no target")
                 sig.output_specs.append(OutputSpec(s["kind"], s["name"], s["target"]))
-        consts = [s.name for s in sig.input_specs if s.kind == "CONSTANT"]
+        consts = [s.name for s in sig.input_specs if s.kind in ("CONSTANT", "STATE")]
         if consts != [n.name for n in graph.constants]:
             self.fail("the signature's constants do not match the graph's constant nodes")
         users = [s.name for s in sig.input_specs if s.kind == "USER_INPUT"]

@@ -15,7 +15,7 @@ import numpy as np
 
 from symshape.env import ShapeEnv
 from symshape.errors import GuardOnDataDependentError, UserError, where
-from symshape.symint import SymBool, SymInt
+from symshape.symint import SymBool, SymInt, describe
 from symshape.userframe import user_frame
 
 from .graph import Graph, Node
@@ -181,7 +181,7 @@ def to_expr(s):
 
 
 def shape_repr(shape) -> str:
-    return "(%s)" % ", ".join(str(s) for s in shape) + ("," if len(shape) == 1 else "")
+    return "(%s)" % ", ".join(describe(s) for s in shape) + ("," if len(shape) == 1 else "")
 
 
 def _eager_instead(t: Tracer, e: UserError, func, args, kwargs):

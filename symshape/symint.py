@@ -191,19 +191,23 @@ class SymInt:
     def __round__(self, ndigits=None):
         return self
 
+    # A size used as text or as a key is a value the program depends on: it specialises
+    # (guard + warning naming the line), like int(); the symbol's name never becomes data.
     def __hash__(self):
-        raise TypeError("unhashable type: SymInt (a symbolic size); use int(size) to "
-                        "specialize it, or keep sizes out of dict keys and sets")
+        return hash(self.env.specialize(self.expr, "hash()"))
 
-    def node_expr(self) -> E.IntLike:
-        """The expression with the environment's current replacements applied."""
-        return self.env.simplify(self.expr)
+    def __str__(self) -> str:
+        return str(self.env.specialize(self.expr, "str()"))
 
     def __repr__(self) -> str:
-        return E.format_expr(self.env.simplify(self.expr))
+        return repr(self.env.specialize(self.expr, "repr()"))
 
     def __format__(self, spec: str) -> str:
-        return format(str(self), spec)
+        return format(self.env.specialize(self.expr, "format()"), spec)
+
+    def describe(self) -> str:
+        """The size as an expression (``s0 + 1``), for messages: no guard."""
+        return E.format_expr(self.env.simplify(self.expr))
 
 
 class SymBool:
@@ -284,6 +288,11 @@ def _sym_minmax(sym_op, py_op, args):
     e = sym_op(*exprs)
     h = py_op(hints) if None not in hints else None
     return wrap(env, env.simplify(e), h)
+
+
+def describe(x) -> str:
+    """Text of an int or a size for messages and annotations, never guarding."""
+    return x.describe() if type(x) is SymInt else str(x)
 
 
 def is_sym(x) -> bool:
