@@ -348,6 +348,18 @@ def _finalize_node(env: ShapeEnv, n: Node) -> None:
     n.attrs = {k: _simplify_value(env, v) for k, v in n.attrs.items()}
 
 
+def _constants_first_used_first(nodes: List[Node]) -> List[Node]:
+    """Constants and state (which have no inputs) lead the graph in the order the program
+    first uses them, so the signature and ``ep.state`` read like the user's code."""
+    first: Dict[Node, int] = {}
+    for i, n in enumerate(nodes):
+        for x in n.input_nodes():
+            first.setdefault(x, i)
+    consts = sorted((n for n in nodes if n.op == "constant"),
+                    key=lambda n: first.get(n, len(nodes)))
+    return consts + [n for n in nodes if n.op != "constant"]
+
+
 def _finalize_graph(env: ShapeEnv, graph: Graph, mutations) -> None:
     live = set()
     roots = [o for o in graph.outputs if type(o) is Node] + [n for pair in mutations
@@ -361,7 +373,8 @@ def _finalize_graph(env: ShapeEnv, graph: Graph, mutations) -> None:
             continue
         live.add(n)
         stack.extend(n.input_nodes())
-    graph.nodes = [n for n in graph.nodes if n in live or n.op == "input"]
+    graph.nodes = _constants_first_used_first(
+        [n for n in graph.nodes if n in live or n.op == "input"])
     for n in graph.nodes:
         _finalize_node(env, n)
     graph.outputs = [_simplify_value(env, o) for o in graph.outputs]

@@ -49,14 +49,15 @@ def _user_code(code: types.CodeType) -> bool:
     return not _is_internal(fn) and not os.path.abspath(fn).startswith(_STDLIB)
 
 
-def _code_names(code: types.CodeType) -> set:
-    names = set()
+def _code_names(code: types.CodeType) -> list:
+    """Names the code (and its nested code) looks up, in order of first use."""
+    names: dict = {}
     stack = [code]
     while stack:
-        c = stack.pop()
-        names.update(c.co_names)
+        c = stack.pop(0)
+        names.update(dict.fromkeys(c.co_names))
         stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
-    return names
+    return list(names)
 
 
 def _library_object(v) -> bool:
@@ -133,7 +134,7 @@ class StateBinding:
         g = fn.__globals__
         if not any(g is d for d in self.global_dicts):
             self.global_dicts.append(g)
-        for name in sorted(_code_names(fn.__code__)):
+        for name in _code_names(fn.__code__):
             if name in g:
                 self._swap_mapping(g, name, name)
         if fn.__closure__:
