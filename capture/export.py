@@ -19,6 +19,7 @@ from symshape.constraints import Report, analyze
 from symshape.env import ShapeEnv
 from symshape.errors import ConstraintViolationError, UserError
 from symshape.expr import Expr, Sym
+from symshape.symfloat import FloatExpr
 from symshape import validate
 from symshape.guards import CheckWriter, ConstraintSet, InputDesc
 from symshape.ranges import ValueRange
@@ -328,6 +329,8 @@ def _simplify_value(env: ShapeEnv, v):
                      _simplify_value(env, v.step))
     if t is IndexAttr:
         return IndexAttr(tuple(_simplify_value(env, x) for x in v.items))
+    if t is FloatExpr:
+        return v.map_sizes(env.simplify)
     if t.__name__ == "Subgraph":
         for n in v.graph.nodes:
             _finalize_node(env, n)

@@ -18,7 +18,10 @@ from typing import Callable, Dict, List, Tuple
 
 import numpy as np
 
+from symshape.symfloat import SymFloat
 from symshape.symint import SymInt, describe
+
+_SYMBOLIC = (SymInt, SymFloat)
 
 from .tracer import FUNCTIONS
 
@@ -33,11 +36,11 @@ _undo: List[Callable[[], None]] = []
 
 def _symbolic_env(args, kwargs):
     for a in list(args) + list(kwargs.values()):
-        if type(a) is SymInt:
+        if type(a) in _SYMBOLIC:
             return a.env
         if isinstance(a, (tuple, list)):
             for b in a:
-                if type(b) is SymInt:
+                if type(b) in _SYMBOLIC:
                     return b.env
     return None
 

@@ -16,6 +16,7 @@ import numpy as np
 
 from symshape import runtime as _rt
 from symshape.expr import Expr, format_py
+from symshape.symfloat import FloatExpr
 from symshape.guards import CheckWriter, ConstraintSet
 
 from .graph import Graph, Node
@@ -69,7 +70,7 @@ class Renderer:
         if t is slice:
             return "slice(%s, %s, %s)" % (self.value(v.start), self.value(v.stop),
                                          self.value(v.step))
-        if t is IndexAttr:
+        if t is IndexAttr or t is FloatExpr:
             return v.render(self.size)
         if type(v).__name__ == "Subgraph":
             return v.name

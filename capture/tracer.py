@@ -15,6 +15,7 @@ import numpy as np
 
 from symshape.env import ShapeEnv
 from symshape.errors import GuardOnDataDependentError, UserError, where
+from symshape.symfloat import SymFloat
 from symshape.symint import SymBool, SymInt, describe
 from symshape.userframe import user_frame
 
@@ -56,6 +57,8 @@ class Tracer:
         # model state (capture/state.py): id(array) -> its proxy, and the state nodes
         self.state: Dict[int, "TracedArray"] = {}
         self.state_nodes: List[Node] = []
+        # id(root array) -> weak references to the views derived from it (capture/views.py)
+        self.views: Dict[int, list] = {}
 
     def state_proxy(self, arr: np.ndarray, path: str) -> "TracedArray":
         """The traced stand-in of a state array, named by its path; writes to it are
@@ -73,7 +76,14 @@ class Tracer:
         return proxy
 
     def rebind(self, target: "TracedArray", value: "TracedArray") -> None:
-        """Functionalised mutation: ``target`` now stands for ``value``'s node."""
+        """Functionalised mutation: ``target`` now stands for ``value``'s node, and so do
+        its base and every other view of that base (capture/views.py)."""
+        self.set_value(target, value)
+        from .views import propagate
+        propagate(self, target)
+
+    def set_value(self, target: "TracedArray", value: "TracedArray") -> None:
+        """Point ``target`` at ``value`` (recording the final value of inputs and state)."""
         node = self.input_proxies.get(id(target))
         if node is not None:
             self.final[node] = value.node
@@ -134,7 +144,8 @@ class Tracer:
             return x
         if isinstance(x, np.ndarray):
             return self.constant(x)
-        if isinstance(x, (bool, int, float, complex, np.generic)) or type(x) is SymInt:
+        if isinstance(x, (bool, int, float, complex, np.generic)) or type(x) is SymInt \
+                or type(x) is SymFloat:
             return x
         if type(x) is SymBool:
             return bool(x)
@@ -171,13 +182,21 @@ def dispatch_ufunc(t: Tracer, ufunc, method: str, inputs, kwargs):
     return ELEMENTWISE[0](t, ufunc, inputs, kwargs)
 
 
+def _as_view(t: Tracer, func, args, kwargs, result):
+    from .views import PERMUTES, RESHAPES, register_call
+    if func in RESHAPES or func in PERMUTES:
+        return register_call(t, func, args, kwargs, result)
+    return result
+
+
 def _not_operand(o) -> bool:
     """Values ``==`` should not broadcast against (``x == None``, ``x in [Ellipsis]``)."""
     return o is None or o is Ellipsis or isinstance(o, (str, slice, type))
 
 
 def to_expr(s):
-    return s.expr if type(s) is SymInt else s
+    t = type(s)
+    return s.expr if t is SymInt else (s.fexpr if t is SymFloat else s)
 
 
 def shape_repr(shape) -> str:
@@ -201,7 +220,7 @@ def _data_dependent(what: str, suggestion: str) -> GuardOnDataDependentError:
 class TracedArray:
     """A symbolic stand-in for a NumPy array during tracing."""
 
-    __slots__ = ("tracer", "node", "shape", "dtype", "__weakref__")
+    __slots__ = ("tracer", "node", "shape", "dtype", "view", "__weakref__")
     __array_priority__ = 1000
 
     def __init__(self, tracer: Tracer, node: Node, shape: tuple, dtype: np.dtype) -> None:
@@ -209,6 +228,7 @@ class TracedArray:
         self.node = node
         self.shape = tuple(shape)
         self.dtype = np.dtype(dtype)
+        self.view = None        # capture.views.View when NumPy would return a view
 
     # ------------------------------------------------------------------ protocols
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
@@ -241,10 +261,10 @@ class TracedArray:
             t.env.commit_pending()
         if t.breaker is not None:
             try:
-                return handler(t, *args, **kwargs)
+                return _as_view(t, func, args, kwargs, handler(t, *args, **kwargs))
             except UserError as e:
                 return _eager_instead(t, e, func, args, kwargs)
-        return handler(t, *args, **kwargs)
+        return _as_view(t, func, args, kwargs, handler(t, *args, **kwargs))
 
     def _concrete(self, reason: str):
         """The real value when the JIT runs through graph breaks, else None."""
@@ -388,7 +408,10 @@ class TracedArray:
         return np.transpose(self, axes if axes else None)
 
     def flatten(self, order="C"):
-        return np.ravel(self, order=order)
+        out = np.ravel(self, order=order)     # a copy in NumPy: never a view
+        if out is self or out.view is not None:
+            out = self.tracer.wrap(out.node, out.shape, out.dtype)
+        return out
 
     def ravel(self, order="C"):
         return np.ravel(self, order=order)

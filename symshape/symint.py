@@ -34,6 +34,16 @@ def _parts(x):
     return None
 
 
+def _is_floatish(x) -> bool:
+    if isinstance(x, float) or type(x).__name__ == "SymFloat":
+        return True
+    try:
+        import numpy as np
+        return isinstance(x, np.floating)
+    except ImportError:  # pragma: no cover
+        return False
+
+
 def wrap(env, e: E.IntLike, hint: Optional[int]) -> Union[int, "SymInt"]:
     return e if type(e) is int else SymInt(e, hint, env)
 
@@ -56,9 +66,13 @@ class SymInt:
         self.env = env
 
     # ------------------------------------------------------------------ arithmetic
-    def _binop(self, other, op, hop, reverse=False):
+    def _binop(self, other, op, hop, reverse=False, fop=None):
         p = _parts(other)
         if p is None:
+            # a size meeting a float gives a symbolic float (n * 0.5, n + 0.5)
+            if fop is not None and _is_floatish(other):
+                from .symfloat import make
+                return make(fop, other, self) if reverse else make(fop, self, other)
             return NotImplemented
         oe, oh = p
         a, b = (oe, self.expr) if reverse else (self.expr, oe)
@@ -68,34 +82,34 @@ class SymInt:
         return wrap(self.env, e, h)
 
     def __add__(self, o):
-        return self._binop(o, E.add, int.__add__)
+        return self._binop(o, E.add, int.__add__, fop="add")
 
     def __radd__(self, o):
-        return self._binop(o, E.add, int.__add__, True)
+        return self._binop(o, E.add, int.__add__, True, fop="add")
 
     def __sub__(self, o):
-        return self._binop(o, E.sub, int.__sub__)
+        return self._binop(o, E.sub, int.__sub__, fop="sub")
 
     def __rsub__(self, o):
-        return self._binop(o, E.sub, int.__sub__, True)
+        return self._binop(o, E.sub, int.__sub__, True, fop="sub")
 
     def __mul__(self, o):
-        return self._binop(o, E.mul, int.__mul__)
+        return self._binop(o, E.mul, int.__mul__, fop="mul")
 
     def __rmul__(self, o):
-        return self._binop(o, E.mul, int.__mul__, True)
+        return self._binop(o, E.mul, int.__mul__, True, fop="mul")
 
     def __floordiv__(self, o):
-        return self._binop(o, E.floordiv, int.__floordiv__)
+        return self._binop(o, E.floordiv, int.__floordiv__, fop="floordiv")
 
     def __rfloordiv__(self, o):
-        return self._binop(o, E.floordiv, int.__floordiv__, True)
+        return self._binop(o, E.floordiv, int.__floordiv__, True, fop="floordiv")
 
     def __mod__(self, o):
-        return self._binop(o, E.mod, int.__mod__)
+        return self._binop(o, E.mod, int.__mod__, fop="mod")
 
     def __rmod__(self, o):
-        return self._binop(o, E.mod, int.__mod__, True)
+        return self._binop(o, E.mod, int.__mod__, True, fop="mod")
 
     def __divmod__(self, o):
         return self // o, self % o
@@ -117,9 +131,13 @@ class SymInt:
             for _ in range(o):
                 out = out * self
             return out
-        return int(self) ** o
+        from .symfloat import make
+        return make("pow", self, o)          # d ** -0.5: a symbolic float
 
     def __rpow__(self, o):
+        if _is_floatish(o):
+            from .symfloat import make
+            return make("pow", o, self)
         return o ** int(self)
 
     def __lshift__(self, o):
@@ -129,10 +147,12 @@ class SymInt:
         return self // (1 << int(o))
 
     def __truediv__(self, o):
-        return int(self) / o
+        from .symfloat import make
+        return make("div", self, o)          # 1 / (n - 1): a symbolic float
 
     def __rtruediv__(self, o):
-        return o / int(self)
+        from .symfloat import make
+        return make("div", o, self)
 
     # ------------------------------------------------------------------ comparisons
     def _cmp(self, other, rel, hop):

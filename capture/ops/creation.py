@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from symshape.errors import UserError, where
+from symshape.symfloat import SymFloat
 from symshape.symint import SymInt
 from symshape.userframe import user_frame
 
@@ -138,7 +139,7 @@ FUNCTIONS[np.eye].takes_sizes = True
 
 
 def _has_size(a) -> bool:
-    if type(a) is SymInt:
+    if type(a) is SymInt or type(a) is SymFloat:
         return True
     return isinstance(a, (tuple, list)) and any(_has_size(b) for b in a)
 
@@ -146,6 +147,8 @@ def _has_size(a) -> bool:
 def _hints(a):
     if type(a) is SymInt:
         return a.hint if a.hint is not None else 0
+    if type(a) is SymFloat:
+        return 0.5
     if isinstance(a, (tuple, list)):
         return [_hints(b) for b in a]
     return a

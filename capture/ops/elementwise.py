@@ -12,6 +12,7 @@ from typing import Any, List, Sequence
 import numpy as np
 
 from symshape.errors import UserError, where
+from symshape.symfloat import SymFloat
 from symshape.symint import SymInt
 from symshape.userframe import user_frame
 
@@ -66,7 +67,7 @@ def weak_type(x):
         return x.dtype
     if type(x) is SymInt or isinstance(x, int):
         return int
-    if isinstance(x, float):
+    if isinstance(x, float) or type(x) is SymFloat:
         return float
     if isinstance(x, complex):
         return complex

@@ -181,6 +181,12 @@ def getitem(t: Tracer, x: TracedArray, idx):
     if _is_advanced(idx):
         from . import advanced
         return advanced.getitem(t, x, idx)
+    from ..views import register_index
+    return register_index(t, x, idx, getitem_value(t, x, idx))
+
+
+def getitem_value(t: Tracer, x: TracedArray, idx):
+    """Basic indexing as a value (no view bookkeeping)."""
     items = _expand(idx, x.ndim)
     _check_basic(items)
     shape, norm = region(x, items)
@@ -212,14 +218,18 @@ def setitem(t: Tracer, x: TracedArray, idx, value) -> None:
     if _is_advanced(idx):
         from . import advanced
         return advanced.setitem(t, x, idx, value)
+    t.rebind(x, setitem_value(t, x, idx, value))
+
+
+def setitem_value(t: Tracer, x: TracedArray, idx, value) -> TracedArray:
+    """``x`` with ``x[idx] = value`` applied, as a new value (basic index)."""
     items = _expand(idx, x.ndim)
     _check_basic(items)
     shape, norm = region(x, items)
     v = assigned_value(t, value, shape)
     from .elementwise import node_input
-    res = t.emit("setitem", (x.node, node_input(v)), {"index": IndexAttr(norm)}, x.shape,
-                 x.dtype)
-    t.rebind(x, res)
+    return t.emit("setitem", (x.node, node_input(v)), {"index": IndexAttr(norm)}, x.shape,
+                  x.dtype)
 
 
 def assigned_value(t: Tracer, value, region_shape):
