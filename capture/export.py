@@ -184,6 +184,7 @@ def trace_program(f, args, kwargs, dynamic_shapes) -> Traced:
         validate.validate_check(cs, writer)
     program = ExportedProgram(graph, Signature(graph, input_nodes, leaves, mutations), cs,
                               sig, getattr(f, "__name__", "f"), env)
+    program.name_reads = binding.reads
     return Traced(program, report, env)
 
 

@@ -132,6 +132,9 @@ class ExportedProgram:
         self._env = env
         self._module = None
         self._source: Optional[str] = None
+        # globals and closure cells the traced code read (capture/state.py), for the JIT's
+        # guards; empty for loaded programs
+        self.name_reads: List[tuple] = []
 
     # ------------------------------------------------------------------ contract
     @property

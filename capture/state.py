@@ -102,6 +102,10 @@ class StateBinding:
         self.arrays: Dict[int, np.ndarray] = {}  # id(array) -> array
         self._budget = MAX_OBJECTS
         self.global_dicts: List[dict] = []       # module namespaces of the functions reached
+        # what the traced code read by name: (kind, namespace or cell, name, object), so a
+        # compiled program can check that each name still holds the object it baked in
+        self.reads: List[tuple] = []
+        self._read_keys: set = set()
 
     # ------------------------------------------------------------------ entry
     def bind(self, f) -> None:
@@ -136,6 +140,7 @@ class StateBinding:
             self.global_dicts.append(g)
         for name in _code_names(fn.__code__):
             if name in g:
+                self._read("global", g, name, g[name])
                 self._swap_mapping(g, name, name)
         if fn.__closure__:
             for name, cell in zip(fn.__code__.co_freevars, fn.__closure__):
@@ -143,10 +148,17 @@ class StateBinding:
                     v = cell.cell_contents
                 except ValueError:          # an unbound cell
                     continue
+                self._read("cell", cell, name, v)
                 new = self.visit(v, name)
                 if new is not v:
                     self._undo.append(_setter(cell, "cell_contents", v))
                     cell.cell_contents = new
+
+    def _read(self, kind: str, where, name: str, obj) -> None:
+        key = (id(where), name)
+        if key not in self._read_keys:
+            self._read_keys.add(key)
+            self.reads.append((kind, where, name, obj))
 
     def _class_methods(self, cls: type) -> None:
         for klass in cls.__mro__:

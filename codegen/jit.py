@@ -129,6 +129,27 @@ class _Why:
                                                  ", ".join(sorted(map(repr, v))))
 
 
+_NO_VALUE = object()
+
+
+def read_guards(reads, vi: int, ns: Dict[str, Any], fname: str) -> List[tuple]:
+    """(failure condition, reason, description) per global or closure variable the traced
+    code read: rebinding one (``W = ...``, ``SCALE = 3``) must recompile, as Dynamo guards on
+    globals.  The check is one identity test each; arrays are read by reference, so an
+    in-place change of a global array needs no recompile."""
+    out: List[tuple] = []
+    ns.setdefault("_NOV", _NO_VALUE)
+    for i, (kind, where, name, obj) in enumerate(reads):
+        w, o = "_RW%d_%d" % (vi, i), "_RO%d_%d" % (vi, i)
+        ns[w], ns[o] = where, obj
+        what = "global" if kind == "global" else "closure variable"
+        text = "%s %s (read by %s) was rebound" % (what, name, fname)
+        cond = ("%s.get(%r, _NOV) is not %s" % (w, name, o) if kind == "global" else
+                "%s.cell_contents is not %s" % (w, o))
+        out.append((cond, repr(text), "%s %s is the object traced" % (what, name)))
+    return out
+
+
 def struct_guards(sig: inspect.Signature, arguments: Dict[str, Any], vi: int,
                   ns: Dict[str, Any]) -> List[tuple]:
     """(failure condition, reason call, description) per container of the inputs: the
@@ -452,7 +473,8 @@ class CompiledFunction:
         self._counts.append(0)
         vi = len(self.variants)
         v = Variant(vi, ep, fn, time.perf_counter() - t0, reason, self._counts,
-                    struct_guards(self._sig, rebound.arguments, vi, self._ns))
+                    struct_guards(self._sig, rebound.arguments, vi, self._ns) +
+                    read_guards(ep.name_reads, vi, self._ns, self._name))
         cp = v.compiled
         self._ns["_core%d" % v.index] = cp.core
         self._ns["_ND%d" % v.index] = cp.ns.get("_ndarray", np.ndarray)
