@@ -71,6 +71,23 @@ def _as_index_array(t: Tracer, v):
     return t.constant(arr)
 
 
+def bound_constant_index(i: TracedArray, n, axis: int) -> None:
+    """A constant integer index array (``x[[0, 4]]``) needs ``n > max`` and ``n >= -min``,
+    exactly as a scalar index does: guards, so the contract never admits a size on which
+    NumPy raises IndexError.  (State arrays used as indices may change between calls:
+    NumPy checks those when the program runs.)"""
+    node = i.node
+    if node.op != "constant" or "state" in node.meta or i.dtype.kind not in "iu":
+        return
+    values = node.meta["value"]
+    if values.size == 0:
+        return
+    hi, lo = int(values.max()), int(values.min())
+    if not (hi < n) or not (lo >= -n):
+        raise UserError("index %d is out of bounds for axis %d with size %s%s"
+                        % (hi if not (hi < n) else lo, axis, n, _frame()))
+
+
 def analyze(t: Tracer, x: TracedArray, idx):
     """(output shape, normalised index items, index arrays, broadcast shape B)."""
     from .elementwise import broadcast_shapes
@@ -133,6 +150,7 @@ def analyze(t: Tracer, x: TracedArray, idx):
             arrays.append(it)
             dim += k
         elif type(it) is TracedArray:
+            bound_constant_index(it, x.shape[dim], dim)
             b_shapes.append(it.shape)
             positions.append(len(parts))
             parts.append("B")
@@ -219,6 +237,7 @@ def _take(t, a, indices, axis=None, out=None, mode="raise"):
     ax = norm_axis(axis, x.ndim)
     if type(i) is not TracedArray:
         return getitem(t, x, (slice(None),) * ax + (i,))
+    bound_constant_index(i, x.shape[ax], ax)
     shape = x.shape[:ax] + i.shape + x.shape[ax + 1:]
     return t.emit("take", (x.node, i.node), {"axis": ax}, shape, x.dtype)
 

@@ -50,6 +50,20 @@ def _dtype(name: str, in_dtype: np.dtype, nd: int, axes, keepdims: bool, dtype, 
         return np.asarray(getattr(np, name)(probe, axis=axes, **kw)).dtype
 
 
+# reductions with no identity: NumPy raises on an empty reduced extent
+_NO_IDENTITY = {"max": "maximum", "min": "minimum", "argmax": "argmax", "argmin": "argmin"}
+
+
+def require_nonempty(name: str, sizes) -> None:
+    """``x.max()`` over an extent that may be empty: the program needs it non-empty, so
+    that becomes a guard (or, for an explicit ``min=0``, a violation), never an admitted
+    shape on which eager NumPy raises."""
+    # the extent is non-empty iff every reduced size is: one simple guard per axis
+    if not all(s >= 1 for s in sizes):
+        raise UserError("zero-size array to reduction operation %s which has no identity%s"
+                        % (_NO_IDENTITY[name], _frame()))
+
+
 def reduce(t: Tracer, name: str, a, axis=None, keepdims=False, dtype=None, out=None,
            **extra):
     if out is not None:
@@ -64,6 +78,8 @@ def reduce(t: Tracer, name: str, a, axis=None, keepdims=False, dtype=None, out=N
     nd = x.ndim
     axes = _axes(axis, nd)
     reduced = range(nd) if axes is None else axes
+    if name in _NO_IDENTITY:
+        require_nonempty(name, [x.shape[i] for i in reduced])
     if keepdims:
         shape = tuple(1 if i in reduced else s for i, s in enumerate(x.shape))
     else:
@@ -115,10 +131,12 @@ def _arg(name):
                             % (name, _frame()))
         x = t.operand(a)
         if axis is None:
+            require_nonempty(name, x.shape)
             shape = (1,) * x.ndim if keepdims else ()
             attrs = {"axis": None}
         else:
             ax = norm_axis(axis, x.ndim)
+            require_nonempty(name, [x.shape[ax]])
             shape = tuple((1 if keepdims else None) if i == ax else s
                           for i, s in enumerate(x.shape))
             shape = tuple(s for s in shape if s is not None)

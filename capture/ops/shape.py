@@ -320,9 +320,19 @@ def _pad(t, array, pad_width, mode="constant", **kwargs):
     for k, v in kwargs.items():
         if type(v) is TracedArray:
             raise UserError("np.pad: %s must be a constant while tracing%s" % (k, _frame()))
+    if mode in _PAD_NEEDS_VALUES:
+        # these modes read the axis' own values: NumPy raises on an empty axis it pads
+        for ax, (s, (a, b)) in enumerate(zip(x.shape, widths)):
+            if (a or b) and not (s >= 1):
+                raise UserError("np.pad: can't extend empty axis %d using modes other than "
+                                "'constant' or 'empty'%s" % (ax, _frame()))
     shape = tuple(s + a + b for s, (a, b) in zip(x.shape, widths))
     return t.emit("pad", (x.node,), dict({"pad_width": widths, "mode": mode}, **kwargs),
                   shape, x.dtype)
+
+
+_PAD_NEEDS_VALUES = {"edge", "reflect", "symmetric", "wrap", "maximum", "minimum", "mean",
+                     "median", "linear_ramp"}
 
 
 @implements(np.flip)
