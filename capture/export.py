@@ -143,9 +143,11 @@ def trace_program(f, args, kwargs, dynamic_shapes) -> Traced:
     if not isinstance(args, tuple):
         raise UserError("export: args must be a tuple of example inputs, got %s (write "
                         "(x,) for a single input)" % type(args).__name__)
+    if kwargs is not None and not isinstance(kwargs, dict):
+        raise UserError("export: kwargs must be a dict of keyword arguments, got %s (pass "
+                        "dynamic_shapes= by keyword: export(f, args, dynamic_shapes=...))"
+                        % type(kwargs).__name__)
     kwargs = dict(kwargs or {})
-    if not isinstance(kwargs, dict):
-        raise UserError("export: kwargs must be a dict")
     sig, inputs = bind_inputs(f, args, kwargs)
     leaves = match(inputs, dynamic_shapes)
     env = ShapeEnv()
@@ -177,6 +179,8 @@ def trace_program(f, args, kwargs, dynamic_shapes) -> Traced:
     _finalize_graph(env, graph, mutations)
     report = analyze(env, leaves, axis_syms)
     cs = _constraint_set(env, leaves, input_nodes)
+    cs.trees = {name: pytree.flatten(v)[1] for name, v in inputs.items()
+                if type(v) in (list, tuple, dict)}
     if validate.enabled():
         validate.validate_guards(env, cs)
         writer = CheckWriter(cs)

@@ -7,6 +7,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
+from symshape.errors import UserError
 from symshape.expr import IntLike, format_expr
 from symshape.guards import ConstraintSet
 from symshape.ranges import ValueRange
@@ -131,6 +132,7 @@ class ExportedProgram:
         self.name = name
         self._env = env
         self._module = None
+        self._checked = None
         self._source: Optional[str] = None
         # globals and closure cells the traced code read (capture/state.py), for the JIT's
         # guards; empty for loaded programs
@@ -185,7 +187,9 @@ class ExportedProgram:
 
     def module(self):
         """A callable with ``f``'s signature: checks its inputs, then runs the graph."""
-        return self._build()
+        if self._checked is None:
+            self._checked = signature_checked(self._build(), self.call_signature, self.name)
+        return self._checked
 
     # ------------------------------------------------------------------ printing
     def __str__(self) -> str:
@@ -228,6 +232,31 @@ class ExportedProgram:
     def compile(self, backend: str = "numpy"):
         from symshape.codegen import compile_program
         return compile_program(self, backend)
+
+
+def signature_checked(fn, sig: Optional[inspect.Signature], name: str):
+    """``fn`` (generated with ``f``'s signature), where a call that does not fit the
+    signature (missing, extra or unknown arguments) raises ``UserError`` naming them
+    instead of Python's TypeError.  No cost on calls that fit."""
+    def module(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except TypeError:
+            if sig is not None:
+                try:
+                    sig.bind(*args, **kwargs)
+                except TypeError as e:
+                    raise UserError("%s%s was called with arguments that do not fit its "
+                                    "signature: %s" % (name, sig, e)) from None
+            raise
+    module.__name__ = getattr(fn, "__name__", name)
+    module.__qualname__ = module.__name__
+    module.__wrapped__ = fn
+    if sig is not None:
+        module.__signature__ = sig
+    module.__doc__ = "The exported %s: checks its inputs against the contract, then runs " \
+        "the graph." % name
+    return module
 
 
 def _subgraphs(g: Graph) -> list:

@@ -229,8 +229,12 @@ class _Enc:
                   if cs.fact_frames.get(f) is not None]
         names = [[s.name, n] for s, n in sorted(cs.dim_names.items(), key=lambda kv: kv[0].key)]
         checks = [[self.cond(c), text] for c, text in getattr(cs, "runtime_checks", ())]
-        return {"inputs": inputs, "ranges": ranges, "facts": facts, "fact_frames": frames,
-                "dim_names": names, "runtime_checks": checks}
+        out = {"inputs": inputs, "ranges": ranges, "facts": facts, "fact_frames": frames,
+               "dim_names": names, "runtime_checks": checks}
+        trees = getattr(cs, "trees", {})
+        if trees:
+            out["trees"] = [[name, self.spec(t)] for name, t in trees.items()]
+        return out
 
     def call_signature(self, sig: Optional[inspect.Signature]):
         if sig is None:
@@ -776,7 +780,7 @@ class _Dec:
     # program ------------------------------------------------------------------------
     def constraints(self, v, input_nodes: List[Node]) -> ConstraintSet:
         self.obj(v, ("inputs", "ranges", "facts", "fact_frames", "dim_names",
-                     "runtime_checks"))
+                     "runtime_checks"), ("trees",))
         descs = []
         with self.at("inputs"):
             items = self.lst(v["inputs"])
@@ -834,6 +838,13 @@ class _Dec:
                     self.fail("a runtime check is [condition, text]")
                 checks.append((self.cond(pair[0]), self.text(pair[1])))
             cs.runtime_checks = checks
+        with self.at("trees"):
+            for i, pair in enumerate(self.lst(v.get("trees", []))):
+                with self.at(i):
+                    pair = self.lst(pair)
+                    if len(pair) != 2:
+                        self.fail("a tree is [parameter, structure]")
+                    cs.trees[self.name(pair[0], "a parameter name")] = self.spec(pair[1])
         return cs
 
     def bound(self, v):

@@ -373,6 +373,9 @@ class TracedArray:
 
     __complex__ = __float__
 
+    def __round__(self, ndigits=None):
+        return np.round(self, 0 if ndigits is None else ndigits)
+
     def __hash__(self):
         return id(self)
 

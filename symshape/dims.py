@@ -96,6 +96,26 @@ class Dim:
         raise UserError("-%s is not a derived dim; write B - %s with an int B" % (self.name,
                                                                                  self.name))
 
+    def _not_linear(self, op: str, k):
+        raise UserError("Dim(%r) %s %r is not a derived dim: derived dims are linear, A*%s + B "
+                        "with ints A > 0 and B. For %s %s %r, give the other axis its own Dim "
+                        "and let export find the relation, or use Dim.AUTO"
+                        % (self.name, op, k, self.name, self.name, op, k))
+
+    def __floordiv__(self, k):
+        self._not_linear("//", k)
+
+    def __mod__(self, k):
+        self._not_linear("%", k)
+
+    def __pow__(self, k):
+        self._not_linear("**", k)
+
+    def __truediv__(self, k):
+        self._not_linear("/", k)
+
+    __rfloordiv__ = __rmod__ = __rpow__ = __rtruediv__ = __floordiv__
+
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Dim) and (self.name, self.min, self.max) == \
             (other.name, other.min, other.max)

@@ -43,6 +43,9 @@ class InputDesc:
         self.is_array = dims is not None
 
 
+_LEAD = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
+
+
 class ConstraintSet:
     def __init__(self, inputs: List[InputDesc], ranges: Dict[Sym, ValueRange],
                  facts: List, fact_frames: Dict, dim_names: Dict[Sym, str]) -> None:
@@ -53,6 +56,9 @@ class ConstraintSet:
         self.dim_names = dim_names  # symbol -> Dim name for named dims
         # (condition, text) of ss.check on data-dependent sizes, checked where computed
         self.runtime_checks: List[Tuple[object, str]] = []
+        # parameter -> the list / tuple / dict layout of its example (symshape.pytree
+        # treespec), when the parameter is a container
+        self.trees: Dict[str, tuple] = {}
 
     def roots(self) -> List[Sym]:
         seen: Dict[Sym, None] = {}
@@ -137,6 +143,16 @@ class CheckWriter:
     def _structure(self, access: str, checked: set) -> None:
         """Before the first leaf of a nested parameter: its list / tuple / dict layout, so a
         wrong structure is a UserError rather than an IndexError inside the program."""
+        lead = _LEAD.match(access)
+        spec = getattr(self.cs, "trees", {}).get(lead.group(0)) if lead else None
+        if spec is not None and access != lead.group(0):
+            # the example's own layout: dicts with int keys stay dicts, any key text works
+            root = lead.group(0)
+            if root not in checked:
+                checked.add(root)
+                self.lines.append("_rt.check_spec(%r, %s, %s)"
+                                  % (root, root, self.const(spec)))
+            return
         m = _ACCESS.match(access)
         if m is None or not m.group(2):
             return

@@ -9,6 +9,9 @@ from typing import Any, Callable, List, Tuple
 
 LEAF = ("leaf",)
 
+# deeper nesting is refused with a UserError (a Python recursion limit is not a message)
+MAX_DEPTH = 100
+
 
 def key_str(k) -> str:
     return "[%r]" % (k,)
@@ -19,20 +22,28 @@ def flatten(value: Any, path: str = "", is_leaf: Callable[[Any], bool] = None
     """``([(path, leaf), ...], treespec)``; containers are list, tuple and dict."""
     leaves: List[Tuple[str, Any]] = []
 
-    def go(v, p):
+    def go(v, p, depth):
         if is_leaf is not None and is_leaf(v):
             leaves.append((p, v))
             return LEAF
         t = type(v)
+        if (t is list or t is tuple or t is dict) and depth >= MAX_DEPTH:
+            from .errors import UserError
+            shown = p if len(p) <= 40 else p[:40] + "..."
+            raise UserError("%s: lists / tuples / dicts nested more than %d deep are not "
+                            "supported; flatten the structure or stack the arrays"
+                            % (shown or "input", MAX_DEPTH))
         if t is list or t is tuple:
-            return (t.__name__, tuple(go(x, p + "[%d]" % i) for i, x in enumerate(v)))
+            return (t.__name__, tuple(go(x, p + "[%d]" % i, depth + 1)
+                                      for i, x in enumerate(v)))
         if t is dict:
             keys = list(v)
-            return ("dict", tuple(keys), tuple(go(v[k], p + key_str(k)) for k in keys))
+            return ("dict", tuple(keys), tuple(go(v[k], p + key_str(k), depth + 1)
+                                               for k in keys))
         leaves.append((p, v))
         return LEAF
 
-    spec = go(value, path)
+    spec = go(value, path, 0)
     return leaves, spec
 
 

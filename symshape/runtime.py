@@ -97,6 +97,28 @@ def while_loop(cond, body, vals):
     return vals
 
 
+def check_spec(path: str, value, spec: tuple) -> None:
+    """``value`` has the list / tuple / dict layout ``spec`` (a pytree treespec) says."""
+    kind = spec[0]
+    if kind == "leaf":
+        return
+    if kind == "dict":
+        keys = spec[1]
+        if not isinstance(value, dict) or set(value) != set(keys):
+            raise UserError("input %s: expected a dict with keys [%s], got %s" % (
+                path, ", ".join(sorted(map(repr, keys))),
+                "[%s]" % ", ".join(sorted(map(repr, value))) if isinstance(value, dict)
+                else type(value).__name__))
+        for k, child in zip(keys, spec[2]):
+            check_spec("%s[%r]" % (path, k), value[k], child)
+        return
+    children = spec[1]
+    if not isinstance(value, (list, tuple)) or len(value) != len(children):
+        bad_struct(path, "a list or tuple of %d items" % len(children), value)
+    for i, child in enumerate(children):
+        check_spec("%s[%d]" % (path, i), value[i], child)
+
+
 def check_tree(path: str, value, expected: dict) -> None:
     """``value`` has the list / tuple / dict layout the program was exported with."""
     if not expected:

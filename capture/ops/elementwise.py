@@ -230,8 +230,9 @@ def broadcast_to(t: Tracer, x: TracedArray, shape) -> TracedArray:
 
 @implements(np.broadcast_to)
 def _broadcast_to(t, array, shape, subok=False):
-    t.env.cancel_pending([to_expr(s) for s in (shape if isinstance(shape, tuple) else (shape,))])
-    return broadcast_to(t, t.operand(array), shape if isinstance(shape, tuple) else (shape,))
+    shape = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+    t.env.cancel_pending([to_expr(s) for s in shape])
+    return broadcast_to(t, t.operand(array), shape)
 
 
 @implements(np.where)

@@ -410,7 +410,8 @@ def _split(t, ary, indices_or_sections, axis=0):
     x = t.operand(ary)
     ax = norm_axis(axis, x.ndim)
     n = x.shape[ax]
-    if isinstance(indices_or_sections, (int, np.integer)):
+    if isinstance(indices_or_sections, (int, np.integer)) or type(indices_or_sections) is SymInt:
+        # the number of pieces is the number of outputs: a size here is specialised
         k = int(indices_or_sections)
         if k <= 0:
             raise UserError("np.split: the number of sections must be > 0%s" % _frame())
@@ -429,7 +430,8 @@ def _array_split(t, ary, indices_or_sections, axis=0):
     from symshape.symint import sym_min
     x = t.operand(ary)
     ax = norm_axis(axis, x.ndim)
-    if not isinstance(indices_or_sections, (int, np.integer)):
+    if not isinstance(indices_or_sections, (int, np.integer)) and \
+            type(indices_or_sections) is not SymInt:
         return _split(t, x, indices_or_sections, ax)
     k = int(indices_or_sections)
     if k <= 0:
