@@ -46,6 +46,7 @@ from symshape.infinity import INT_OO, NEG_INT_OO, is_inf
 from symshape.ranges import ValueRange
 from symshape.userframe import UserFrame
 
+from . import layout
 from . import ops as _ops  # noqa: F401  (registers the op table)
 from .graph import _RESERVED, Graph, Node
 from .ops.indexing import IndexAttr
@@ -145,6 +146,13 @@ class _Enc:
     def array(self, arr: np.ndarray):
         arr = np.asarray(arr)
         name = self.dtype(arr.dtype)
+        cover = layout.covering(arr) if layout.needs_layout(arr) else None
+        if cover is not None:
+            # the view's own layout (capture/layout.py): bit-identical results after load
+            data, strides, align = cover
+            return {"dtype": name, "shape": list(arr.shape),
+                    "data": base64.b64encode(data).decode("ascii"),
+                    "strides": strides, "align": align}
         data = np.ascontiguousarray(arr, dtype=arr.dtype.newbyteorder("<"))
         return {"dtype": name, "shape": list(arr.shape),
                 "data": base64.b64encode(data.tobytes()).decode("ascii")}
@@ -560,7 +568,7 @@ class _Dec:
         self.fail("unknown value tag %s" % _short(tag))
 
     def array(self, v) -> np.ndarray:
-        self.obj(v, ("dtype", "shape", "data"))
+        self.obj(v, ("dtype", "shape", "data"), ("strides", "align"))
         dt = self.dtype(v["dtype"])
         shape = self.lst(v["shape"])
         for s in shape:
@@ -570,12 +578,31 @@ class _Dec:
             raw = base64.b64decode(self.text(v["data"]), validate=True)
         except (ValueError, TypeError):
             self.fail("array data is not valid base64")
+        if "strides" in v:
+            strides = self.lst(v["strides"])
+            align = v.get("align", 0)
+            if len(strides) != len(shape) or any(type(s) is not int or s < 0 or s > 2 ** 40
+                                                  for s in strides):
+                self.fail("array strides are one non-negative integer per axis")
+            if type(align) is not int or not 0 <= align < layout.ALIGN:
+                self.fail("array alignment is an integer in [0, %d)" % layout.ALIGN)
+            n = layout.covered_elements(shape, strides)
+            if n == 0 or len(raw) != n * dt.itemsize:
+                self.fail("array data has %d bytes; its layout covers %d elements of %s"
+                          % (len(raw), n, dt))
+            return layout.rebuild(raw, dt, tuple(shape), strides, align)
         n = math.prod(shape)
         if len(raw) != n * dt.itemsize:
             self.fail("array data has %d bytes; shape %s of %s needs %d"
                       % (len(raw), tuple(shape), dt, n * dt.itemsize))
-        arr = np.frombuffer(raw, dtype=dt.newbyteorder("<")).reshape(shape)
-        return arr.astype(dt, copy=True)
+        if n == 0:
+            return np.zeros(shape, dt)
+        # C order on a 64-byte boundary: the layout a plain saved array stands for
+        c_strides, acc = [], 1
+        for d in reversed(shape):
+            c_strides.insert(0, acc)
+            acc *= d
+        return layout.rebuild(raw, dt, tuple(shape), c_strides, 0)
 
     def frame(self, v) -> Optional[SavedFrame]:
         if v is None:

@@ -805,3 +805,31 @@ def test_canonical_checksum_ignores_whitespace(tmp_path):
     p.write_text(json.dumps(d, separators=(",", ":")))
     assert_same_program(ep, ss.load(p))
     assert _canonical(d["program"]) == _canonical(json.loads(dumps(ep))["program"])
+
+
+# --------------------------------------------------------------------------- layout
+LAYOUT_BASE = np.random.default_rng(5).standard_normal((6, 9)).astype(np.float32)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: LAYOUT_BASE[:3, :4].T,                        # transposed slice of a weight
+    lambda: np.asfortranarray(LAYOUT_BASE),               # F-ordered
+    lambda: LAYOUT_BASE[1:, 2:7],                         # a slice with a row stride
+    lambda: np.broadcast_to(LAYOUT_BASE[0, :4], (5, 4)),  # stride 0
+    lambda: LAYOUT_BASE.ravel()[1:41].reshape(5, 8),      # contiguous but misaligned
+])
+def test_constants_keep_their_layout_through_save_and_load(tmp_path, make):
+    const = make()
+    ep = ss.export(lambda x: x @ const.T if const.shape[1] == 4 and False else
+                   (x[:, :const.shape[1]] @ const.T).sum(axis=0) + const.sum(),
+                   (np.ones((3, const.shape[1]), np.float32),),
+                   dynamic_shapes={"x": (A, None)})
+    ss.save(ep, tmp_path / "p.json")
+    loaded = ss.load(tmp_path / "p.json")
+    before = [n.meta["value"] for n in ep.graph.constants]
+    after = [n.meta["value"] for n in loaded.graph.constants]
+    for a, b in zip(before, after):
+        assert a.strides == b.strides and a.ctypes.data % 64 == b.ctypes.data % 64
+        np.testing.assert_array_equal(a, b)
+    x = np.random.default_rng(1).standard_normal((7, const.shape[1])).astype(np.float32)
+    assert np.array_equal(ep.module()(x), loaded.module()(x))        # bit for bit
