@@ -79,9 +79,12 @@ class Graph:
                frame: Optional[UserFrame], name: Optional[str] = None) -> Node:
         if op == "input" and name is not None:
             # an input is named after its path: x, batch[0] -> batch_0
-            base = _IDENT.sub("_", name).strip("_")
+            base = _IDENT.sub("_", name).strip("_") or "v"
             node_name = base if "_" + base not in self._names else self.fresh_name(base)
             self._names["_" + base] = 1
+            # a second input with the same path-derived name gets a fresh one
+            self._names["_" + node_name] = 1
+            self._names.setdefault(node_name, 1)
         else:
             node_name = self.fresh_name(name or op.split("::")[-1])
         node = Node(node_name, op, inputs, attrs, dtype, shape, frame)

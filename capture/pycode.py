@@ -184,7 +184,9 @@ def build_function(graph: Graph, cs: ConstraintSet, sig: inspect.Signature,
 # names the generated body uses that a parameter must not shadow
 _GENERATED_NAMES = {"type", "int", "min", "max", "divmod", "np", "len", "bool", "float",
                     "slice", "tuple", "list", "dict"}
-_SYMBOL = re.compile(r"^[su]\d+$")
+# size symbols, and the helpers generated code names in its namespace (the array type, the
+# runtime, constants, callables, renamed parameters)
+_SYMBOL = re.compile(r"^([su]\d+|_ndarray|_rt|_impl|_k\d+|_v\d+_*|_fn_\w+)$")
 
 
 def _build_renamed(graph, cs, sig, input_nodes, mutations, name, clash):
@@ -286,8 +288,13 @@ def _ready_checks(pending: list, bound: set, r: Renderer) -> List[str]:
 
 
 def compile_function(src: str, ns: Dict[str, Any], filename: str, name: str = "forward"):
-    code = compile(src, filename, "exec")
+    """Compile generated source; tracebacks show its lines (a ``linecache`` entry that lives
+    exactly as long as the function, so building many programs leaks nothing)."""
     import linecache
+    import weakref
+    code = compile(src, filename, "exec")
     linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
     exec(code, ns)
-    return ns[name]
+    fn = ns[name]
+    weakref.finalize(fn, linecache.cache.pop, filename, None)
+    return fn

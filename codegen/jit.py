@@ -218,7 +218,11 @@ _CONST = re.compile(r"\b_k(\d+)\b")
 def _localize(line: str, vi: int) -> str:
     """A variant's check line in the shared dispatcher namespace (its constants and array
     type renamed per variant: backends may check for different array types)."""
-    return _CONST.sub(r"_K%d_\1" % vi, line).replace("_ndarray", "_ND%d" % vi)
+    return _NDARRAY.sub("_ND%d" % vi, _CONST.sub(r"_K%d_\1" % vi, line))
+
+
+# the array type's name as a whole word only: a parameter named x_ndarray stays itself
+_NDARRAY = re.compile(r"(?<![A-Za-z0-9_])_ndarray(?![A-Za-z0-9_])")
 
 
 def guard_texts(lines: List[str], consts: Dict[str, Any]) -> List[str]:
@@ -299,6 +303,10 @@ def _call_source(sig: inspect.Signature) -> str:
         else:
             parts.append("**" + p.name)
     return ", ".join(parts)
+
+
+class CompileFallbackWarning(UserWarning):
+    """ss.compile fell back to running (part of) a function eagerly."""
 
 
 class CompiledFunction:
@@ -400,7 +408,11 @@ class CompiledFunction:
         if _inside_trace(args, kwargs):
             # called from a function being traced: inline it into that trace
             return self._f(*args, **kwargs)
+        seen = len(self.variants)
         with self._lock:
+            if len(self.variants) != seen and self.mode == "graph":
+                # another thread compiled while this one waited: dispatch again first
+                return type(self).__call__(self, *args, **kwargs)
             if self.mode == "breaks":
                 return self._run_breaks(args, kwargs)
             if self.mode == "eager":
@@ -422,6 +434,28 @@ class CompiledFunction:
             "ss.compile(%s) is frozen, and no compiled variant accepts these inputs:\n%s\n"
             "Call .unfreeze() to allow new variants, or .freeze(on_miss='eager') to run "
             "such calls eagerly." % (self._name, "\n".join(whys) or "  (no variants)"))
+
+    def _fall_back(self, mode: str, reason: str, run, args, kwargs, what: str):
+        """Switch to running in pieces / eagerly, unless this very call fails there too:
+        then the program is wrong for these inputs (a reshape that cannot work), the user's
+        own error propagates, and nothing changes."""
+        self.mode, self.mode_reason = mode, reason
+        try:
+            result = run(args, kwargs)
+        except BaseException:
+            self.mode, self.mode_reason = "graph", None
+            raise
+        self._fallback_warning(what)
+        return result
+
+    def _fallback_warning(self, what: str) -> None:
+        """Once per function: the compiled path was given up, and why."""
+        if getattr(self, "_fallback_warned", False):
+            return
+        self._fallback_warned = True
+        warnings.warn("ss.compile(%s) could not compile the whole function: %s. "
+                      "fullgraph=True turns this into an error." % (self._name, what),
+                      CompileFallbackWarning, stacklevel=5)
 
     def _limit_warning(self, reason: Optional[str]) -> None:
         if self._warned:
@@ -460,15 +494,15 @@ class CompiledFunction:
                                 "fullgraph=True requires one graph; remove the break, or "
                                 "use fullgraph=False to run it eagerly."
                                 % (self._name, break_detail(brk.frame, brk.reason))) from None
-            self.mode = "breaks"
-            self.mode_reason = str(brk)
-            return self._run_breaks(args, kwargs)
+            return self._fall_back("breaks", str(brk), self._run_breaks, args, kwargs,
+                                   "it runs in pieces from now on (graph break at %s)"
+                                   % break_detail(brk.frame, brk.reason))
         except Exception as e:
             if self.fullgraph:
                 raise
-            self.mode = "eager"
-            self.mode_reason = "tracing raised %s: %s" % (type(e).__name__, e)
-            return self._eager(args, kwargs)
+            reason = "tracing raised %s: %s" % (type(e).__name__, e)
+            return self._fall_back("eager", reason, self._eager, args, kwargs,
+                                   "it runs eagerly from now on (%s)" % reason)
         fn = get_backend(self.backend)(ep)
         self._counts.append(0)
         vi = len(self.variants)

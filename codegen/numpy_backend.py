@@ -193,11 +193,8 @@ def _plain_params(sig: inspect.Signature) -> List[str]:
 
 
 def _compile(src: str, ns: Dict[str, Any], filename: str, name: str):
-    import linecache
-    code = compile(src, filename, "exec")
-    linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
-    exec(code, ns)
-    return ns[name]
+    from symshape.capture.pycode import compile_function
+    return compile_function(src, ns, filename, name)
 
 
 # --------------------------------------------------------------------------- small path
