@@ -414,7 +414,8 @@ class _Dec:
             return self._expr(tree.body)
         except _Bad:
             raise
-        except (SyntaxError, ValueError, RecursionError, ZeroDivisionError, TypeError):
+        except (SyntaxError, ValueError, RecursionError, ZeroDivisionError, TypeError,
+                MemoryError, OverflowError):
             self.fail("malformed size expression %s" % _short(text))
 
     def _expr(self, n) -> IntLike:
@@ -1061,7 +1062,7 @@ def _check_path(path: str, dec: _Dec) -> None:
     """An input path is ``name`` followed by ``[int]`` / ``['str']`` subscripts."""
     try:
         node = ast.parse(path, mode="eval").body
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         dec.fail("malformed input path %s" % _short(path))
     keys = []
     while isinstance(node, ast.Subscript):
@@ -1149,6 +1150,11 @@ def loads(text: str, source: str = "<string>"):
         raise UserError("%s: the file is not valid JSON: %s" % (what, e)) from None
     except _Bad as e:
         raise UserError("%s: %s" % (what, e)) from None
+    except RecursionError:
+        raise UserError("%s: the file nests lists or objects too deeply to be a saved "
+                        "program" % what) from None
+    except ValueError as e:        # e.g. an integer with thousands of digits
+        raise UserError("%s: the file is not a saved program: %s" % (what, e)) from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise UserError("%s: not a saved symshape program (the top-level object must have "
                         "\"format\": %r)" % (what, FORMAT))
@@ -1178,6 +1184,12 @@ def loads(text: str, source: str = "<string>"):
         ep = dec.program(doc["program"])
     except _Bad as e:
         raise UserError("%s: invalid program: %s" % (what, e)) from None
+    except (RecursionError, MemoryError, OverflowError, ValueError, TypeError, KeyError,
+            IndexError, AttributeError) as e:
+        # every field is validated above; this is the net under that validation, so that a
+        # crafted file can only ever give a UserError
+        raise UserError("%s: invalid program (%s: %s)" % (what, type(e).__name__,
+                                                          _short(str(e)))) from None
     # the generated code must build (it is made from the validated graph, nothing else)
     try:
         ep._build()
@@ -1194,6 +1206,11 @@ def load(path):
     if hasattr(path, "read"):
         return loads(path.read(), repr(getattr(path, "name", "<file>")))
     p = os.fspath(path)
-    with open(p, "r", encoding="utf-8") as fh:
-        text = fh.read()
+    with open(p, "rb") as fh:
+        data = fh.read()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise UserError("ss.load(%r): the file is not UTF-8 text, so not a saved program (%s)"
+                        % (p, e)) from None
     return loads(text, repr(p))
