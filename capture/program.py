@@ -13,6 +13,7 @@ from symshape.guards import ConstraintSet
 from symshape.ranges import ValueRange
 
 from .graph import Graph, Node
+from .pycode import Renderer
 
 _DTYPE_SHORT = {"float16": "f16", "float32": "f32", "float64": "f64", "int8": "i8",
                 "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "u8", "uint16": "u16",
@@ -202,8 +203,8 @@ class ExportedProgram:
         lines = ["ExportedProgram:",
                  "    def forward(self, %s):" % ", ".join(params)]
         last = None
-        from .pycode import Renderer, emit_node, render_outputs
-        r = Renderer({n: n.name for n in g.nodes}, {})
+        from .pycode import emit_node, render_outputs
+        r = _PrintRenderer({n: n.name for n in g.nodes}, {})
         for n in g.nodes:
             if n.op in ("input", "constant"):
                 continue
@@ -257,6 +258,20 @@ def signature_checked(fn, sig: Optional[inspect.Signature], name: str):
     module.__doc__ = "The exported %s: checks its inputs against the contract, then runs " \
         "the graph." % name
     return module
+
+
+class _PrintRenderer(Renderer):
+    """Renders values that generated code keeps in its namespace as readable text, so the
+    printed program names no undefined helper (``_v0``)."""
+
+    def const(self, v) -> str:
+        if isinstance(v, np.ndarray):
+            return "<%s array %s>" % (dtype_short(v.dtype), list(v.shape))
+        label = getattr(v, "__qualname__", None) or getattr(v, "__name__", None)
+        if callable(v) and isinstance(label, str):
+            return label
+        text = repr(v)
+        return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _subgraphs(g: Graph) -> list:

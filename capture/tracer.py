@@ -320,8 +320,16 @@ class TracedArray:
             yield self[i]
 
     def __repr__(self) -> str:
-        return "TracedArray(%s, shape=%s, dtype=%s)" % (self.node.name, shape_repr(self.shape),
-                                                         self.dtype)
+        # what a user reads in an error: shape in their input terms and the line that made
+        # it, never a graph node's name
+        from symshape.expr import format_expr
+        env = self.tracer.env
+        dims = ", ".join(format_expr(env.simplify(to_expr(s)), env.user_label)
+                         if type(s) is SymInt else str(s) for s in self.shape)
+        made = self.node.frame
+        return "<traced %s array of shape (%s)%s>" % (
+            self.dtype, dims + ("," if len(self.shape) == 1 else ""),
+            " from %s" % made.location if made is not None else "")
 
     def __getattr__(self, name: str):
         # only reached for names TracedArray lacks: an ndarray method we do not trace

@@ -340,14 +340,36 @@ class ShapeEnv:
             raise InternalError("no example value for %s" % c.format())
         return c.holds(v)
 
+    def user_label(self, s: Sym) -> str:
+        """How the user's code spells a symbol: ``x.shape[0]`` for an input axis; for a
+        data-dependent size, ``m.shape[0]`` (or ``n`` for ``.item()``) when the line that
+        made it assigns one name, else a description of that line."""
+        info = self.infos.get(s)
+        if info is None:
+            return s.name
+        if not s.unbacked:
+            return info.source
+        frame = info.frame
+        target = _assigned_name(frame.code) if frame is not None else None
+        if target is not None:
+            return target if info.source.endswith(".item()") else "%s.shape[0]" % target
+        if frame is not None and frame.code:
+            return "(the size `%s` computes at line %d)" % (frame.code, frame.lineno)
+        return s.name          # made through the engine's API: the caller named it
+
     def _data_dependent(self, c, frame) -> GuardOnDataDependentError:
-        names = ", ".join(sorted("%s (%s)" % (s.name, self.name_of(s))
-                                 for s in c.free_symbols if s.unbacked))
-        text = c.format()
+        made = []
+        for u in sorted((s for s in c.free_symbols if s.unbacked), key=lambda s: s.key):
+            f = self.infos[u].frame
+            made.append("%s is data-dependent (it is made by %s)" % (
+                self.user_label(u), "`%s` at %s" % (f.code, f.location) if f is not None
+                else "`%s`" % self.infos[u].source))
+        text = c.format(self.user_label)
         return GuardOnDataDependentError(
-            "Could not decide `%s`%s: it depends on data-dependent sizes %s.\n"
+            "Could not decide `%s`%s: %s.\n"
             "Add `ss.check(%s)` (or its negation) before this line if you know it holds, "
-            "or use `ss.cond` to keep both branches." % (text, where(frame), names, text))
+            "or use `ss.cond` to keep both branches." % (text, where(frame), "; ".join(made),
+                                                         text))
 
     # ------------------------------------------------------------------ learning
     def add_guard(self, c, frame: Optional[UserFrame], kind: str = "guard") -> None:
@@ -640,6 +662,20 @@ class ShapeEnv:
                                 "it dynamic"))
         self.add_guard(R.eq(x, v), frame, "specialize")
         return v
+
+
+def _assigned_name(code: str) -> Optional[str]:
+    """``m`` for a source line ``m = x[x > 0]``; None for anything else."""
+    import ast
+    try:
+        tree = ast.parse(code.strip())
+    except SyntaxError:
+        return None
+    if len(tree.body) == 1 and isinstance(tree.body[0], ast.Assign):
+        targets = tree.body[0].targets
+        if len(targets) == 1 and isinstance(targets[0], ast.Name):
+            return targets[0].id
+    return None
 
 
 def _fmt(x: IntLike, name) -> str:

@@ -326,7 +326,7 @@ def test_unbacked_undecided_raises_guard_on_data_dependent():
     msg = str(e.value)
     assert isinstance(e.value, ss.UserError)
     assert msg.startswith("Could not decide `u0 >= 3` at %s:" % __file__)
-    assert "it depends on data-dependent sizes u0 (nonzero(x))" in msg
+    assert "u0 is data-dependent (it is made by `nonzero(x)`)" in msg
     assert "Add `ss.check(u0 >= 3)` (or its negation)" in msg and "ss.cond" in msg
     assert env.guards == []
     with pytest.raises(ss.GuardOnDataDependentError):

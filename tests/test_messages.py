@@ -1,0 +1,49 @@
+"""Messages name the user's variables and lines, never internal symbols or node names."""
+import re
+
+import numpy as np
+import pytest
+
+import symshape as ss
+
+_INTERNAL = re.compile(r"\b(u\d+|s\d+|_v\d+|nonzero\(|greater\b|sum_\d+)")
+
+
+def test_data_dependent_error_names_variables_and_lines():
+    def f(x, y):
+        m = x[x > 0]
+        return m + y
+
+    x = np.array([1.0, -1.0, 2.0, 3.0])
+    y = np.ones(3)
+    with pytest.raises(ss.GuardOnDataDependentError) as e:
+        ss.export(f, (x, y))
+    msg = str(e.value)
+    assert "m.shape[0]" in msg and "m = x[x > 0]" in msg and __file__ in msg
+    assert "ss.check(" in msg
+    assert not _INTERNAL.search(msg.replace(__file__, "")), msg
+
+
+def test_traced_array_repr_is_in_user_terms():
+    seen = []
+
+    def f(x):
+        t = x.sum(axis=1)
+        seen.append(repr(t))
+        return t
+
+    ss.export(f, (np.ones((4, 3)),), dynamic_shapes={"x": (ss.Dim.AUTO, None)})
+    text = seen[0]
+    assert text.startswith("<traced float64 array of shape (x.shape[0],) from ")
+    assert not _INTERNAL.search(text.replace(__file__, "")), text
+
+
+def test_printed_program_names_no_helper():
+    table = np.arange(12.0).reshape(4, 3)
+
+    def f(x):
+        return np.take(table, np.clip(x, 0, 3), axis=0) * np.float32(2)
+
+    ep = ss.export(f, (np.array([0, 1, 2]),))
+    text = str(ep)
+    assert not re.search(r"\b_v\d+\b", text), text
