@@ -17,6 +17,7 @@ import numpy as np
 from symshape import pytree
 from symshape import relations as R
 from symshape.errors import UserError, where
+from symshape.ranges import ValueRange
 from symshape.symint import SymBool, SymInt, describe
 from symshape.userframe import user_frame
 
@@ -91,29 +92,36 @@ def cond(pred, true_fn: Callable, false_fn: Callable, operands: Sequence = ()):
     t.__dict__.setdefault("_cond_count", [0])
     k = t._cond_count[0]
     t._cond_count[0] += 1
-    tsub, tout, tspec = _trace_branch(t, true_fn, ops, "true_graph_%d" % k)
-    fsub, fout, fspec = _trace_branch(t, false_fn, ops, "false_graph_%d" % k)
+    tsub, tout, tspec, tdims = _trace_branch(t, true_fn, ops, "true_graph_%d" % k)
+    fsub, fout, fspec, fdims = _trace_branch(t, false_fn, ops, "false_graph_%d" % k)
     if tspec != fspec or len(tout) != len(fout):
         raise UserError("ss.cond: the branches return different structures%s\n  true_fn: %s\n"
                         "  false_fn: %s" % (where(frame), _structure(tout, tspec),
                                             _structure(fout, fspec)))
-    for a, b in zip(tout, fout):
-        if not _same_meta(t, a, b):
+    shapes, made = [], []
+    for a, b, da, db in zip(tout, fout, tdims, fdims):
+        shape = _joint_shape(t, a, b, da, db, frame, made)
+        if shape is None:
             raise UserError("ss.cond: the branches' outputs must agree in dtype and shape%s\n"
                             "  true_fn: %s\n  false_fn: %s" % (where(frame), _annot(a),
                                                                _annot(b)))
+        shapes.append(shape)
     # both subgraphs take the same inputs: operands, then values lifted by either branch
     extra = _unify_inputs(tsub, fsub)
     args = tuple(o.node for o in ops) + tuple(extra)
     if len(tout) == 1:
         out = t.emit("cond", (pred_in, args), {"true_graph": tsub, "false_graph": fsub},
-                     tout[0].shape, tout[0].dtype)
+                     shapes[0], tout[0].dtype)
         results = [out]
     else:
         whole = t.emit("cond", (pred_in, args), {"true_graph": tsub, "false_graph": fsub},
                        (len(tout),), np.dtype(object))
-        results = [t.emit("tuple_get", (whole.node,), {"index": i}, o.shape, o.dtype,
+        results = [t.emit("tuple_get", (whole.node,), {"index": i}, shapes[i], o.dtype,
                           name="getitem") for i, o in enumerate(tout)]
+    for r in results:
+        for axis, s in enumerate(r.shape):
+            if type(s) is SymInt and s.expr.as_symbol() in made:
+                r.node.meta.setdefault("binds", []).append((s.expr.as_symbol(), axis))
     return pytree.unflatten(results, tspec)
 
 
@@ -131,6 +139,33 @@ class CondExpr:
 
 def _structure(outs, spec) -> str:
     return repr(pytree.unflatten([_annot(o) for o in outs], spec))
+
+
+def _joint_shape(t: Tracer, a, b, da, db, frame, made: list):
+    """The shape of a cond output both branches agree on, or None.  Where a branch makes a
+    data-dependent size, the output gets a fresh one spanning both branches' ranges, bound
+    from the result at run time."""
+    if type(a) is not TracedArray or type(b) is not TracedArray:
+        return None
+    if a.dtype != b.dtype or a.ndim != b.ndim:
+        return None
+    if all(not isinstance(x, ValueRange) and not isinstance(y, ValueRange)
+           for x, y in zip(da, db)):
+        return a.shape if _same_meta(t, a, b) else None
+    shape = []
+    for x, y, s in zip(da, db, a.shape):
+        if not isinstance(x, ValueRange) and not isinstance(y, ValueRange):
+            if x != y and t.env.decide(R.eq(x, y)) is not True:
+                return None
+            shape.append(s)
+            continue
+        rx = x if isinstance(x, ValueRange) else t.env.bound(x)
+        ry = y if isinstance(y, ValueRange) else t.env.bound(y)
+        joint = ValueRange(min(rx.lower, ry.lower), max(rx.upper, ry.upper))
+        u = t.env.create_unbacked("cond", joint, frame)
+        made.append(u)
+        shape.append(SymInt(u.expr, None, t.env))
+    return tuple(shape)
 
 
 def _same_meta(t: Tracer, a, b) -> bool:
@@ -174,6 +209,9 @@ def _trace_branch(t: Tracer, fn: Callable, ops: List[TracedArray], name: str,
     inputs = []
     proxies = []
     done = False
+    # a branch is traced whole: an operation it cannot record is an error of the branch,
+    # never a graph break (its inputs have no values to run eagerly on)
+    breaker, t.breaker = t.breaker, None
     try:
         for i, o in enumerate(ops):
             n = sub.create("input", (), {"path": "arg%d" % i}, o.dtype,
@@ -192,18 +230,31 @@ def _trace_branch(t: Tracer, fn: Callable, ops: List[TracedArray], name: str,
                                     % (getattr(fn, "__name__", "branch"), type(v).__name__,
                                        where(user_frame(2))))
             outs.append(v)
+        # a size made inside the branch (``a[a > 0]``) dies with the branch's environment:
+        # keep its range so cond can give the output a size of its own
+        dims = [tuple(_branch_dim(env, s, snap[1]) for s in o.shape) for o in outs]
         guards = env.guards[snap[3]:] if local else []
         checks = [(g.cond, "%s%s" % (g.cond.format(env.name_of), where(g.frame)))
                   for g in guards if g.kind != "range"]
         done = True
     finally:
         t.graph = outer
+        t.breaker = breaker
         if local or not done:          # a failed trace never leaves its guards behind
             _restore(env, snap)
     sub.outputs = [o.node for o in outs]
     sub.out_spec = ("tuple", tuple(("leaf",) for _ in outs))
     _lift_outer(sub, inputs, outer)
-    return Subgraph(name, sub, inputs, checks), outs, spec
+    return Subgraph(name, sub, inputs, checks), outs, spec, dims
+
+
+def _branch_dim(env, s, outer_ranges):
+    """An output size as the outer program can see it: the expression, or, when it uses a
+    data-dependent size made inside the branch, that expression's value range."""
+    e = env.simplify(to_expr(s))
+    if type(e) is int or all(x in outer_ranges for x in e.free_symbols):
+        return e
+    return env.bound(e)
 
 
 def _lift_outer(sub: Graph, inputs: List[Node], outer: Graph) -> None:
@@ -280,7 +331,7 @@ def map(fn: Callable, xs, *args):
     k = t._cond_count[0]
     t._cond_count[0] += 1
     row = TracedArray(t, x.node, x.shape[1:], x.dtype)     # stands for xs[i] in the body
-    sub, outs, spec = _trace_branch(t, fn, [row] + rest, "map_body_%d" % k, local=False)
+    sub, outs, spec, _ = _trace_branch(t, fn, [row] + rest, "map_body_%d" % k, local=False)
     if len(outs) != 1:
         raise UserError("ss.map: the body must return one array%s" % where(frame))
     out = outs[0]
@@ -305,10 +356,10 @@ def while_loop(cond_fn: Callable, body_fn: Callable, carried_inputs: Sequence):
     t.__dict__.setdefault("_cond_count", [0])
     k = t._cond_count[0]
     t._cond_count[0] += 1
-    csub, couts, _ = _trace_branch(t, cond_fn, ops, "while_cond_%d" % k, local=False)
+    csub, couts, _, _ = _trace_branch(t, cond_fn, ops, "while_cond_%d" % k, local=False)
     if len(couts) != 1 or couts[0].dtype != bool or couts[0].ndim != 0:
         raise UserError("ss.while_loop: cond_fn must return a 0-d bool array%s" % where(frame))
-    bsub, bouts, _ = _trace_branch(t, body_fn, ops, "while_body_%d" % k)
+    bsub, bouts, _, _ = _trace_branch(t, body_fn, ops, "while_body_%d" % k)
     if len(bouts) != len(ops) or not all(_same_meta(t, a, b) for a, b in zip(ops, bouts)):
         raise UserError("ss.while_loop: body_fn must return values of the same shapes and "
                         "dtypes as the carried inputs%s\n  carried: %s\n  body_fn: %s"

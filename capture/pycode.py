@@ -137,7 +137,7 @@ def build_function(graph: Graph, cs: ConstraintSet, sig: inspect.Signature,
                    input_nodes: List[Node], mutations: List[Tuple[Node, Node]],
                    name: str = "forward") -> Tuple[str, Dict[str, Any]]:
     """Python source of the whole program and the namespace it runs in."""
-    clash = [p for p in sig.parameters if p in _GENERATED_NAMES or _SYMBOL.match(p)]
+    clash = reserved_params(sig)
     if clash:
         return _build_renamed(graph, cs, sig, input_nodes, mutations, name, clash)
     ns: Dict[str, Any] = {"np": np, "_ndarray": np.ndarray, "_rt": _rt}
@@ -189,13 +189,15 @@ _GENERATED_NAMES = {"type", "int", "min", "max", "divmod", "np", "len", "bool", 
 _SYMBOL = re.compile(r"^([su]\d+|_ndarray|_rt|_impl|_k\d+|_v\d+_*|_fn_\w+)$")
 
 
-def _build_renamed(graph, cs, sig, input_nodes, mutations, name, clash):
-    """A parameter named like something the body uses (``type``, ``max``, ``s0``): the
-    public function keeps ``f``'s signature and forwards to a body with renamed
-    parameters."""
-    ren = {p: "_p_" + p for p in clash}
+def reserved_params(sig: inspect.Signature) -> List[str]:
+    """Parameters named like something generated code uses (``type``, ``max``, ``s0``,
+    ``_ndarray``): such a function is built as a body with renamed parameters."""
+    return [p for p in sig.parameters if p in _GENERATED_NAMES or _SYMBOL.match(p)]
+
+
+def renamed_inputs(sig: inspect.Signature, cs: ConstraintSet, ren: Dict[str, str]):
+    """The signature and input descriptions with parameters renamed by ``ren``."""
     params = [p.replace(name=ren.get(p.name, p.name)) for p in sig.parameters.values()]
-    inner_sig = sig.replace(parameters=params)
     lead = re.compile(r"^([A-Za-z_][A-Za-z_0-9]*)")
     new_inputs = []
     for d in cs.inputs:
@@ -204,14 +206,12 @@ def _build_renamed(graph, cs, sig, input_nodes, mutations, name, clash):
         new_inputs.append(nd)
     cs2 = copy.copy(cs)
     cs2.inputs = new_inputs
-    saved = {n: n.name for n in input_nodes if n.name in ren}
-    for n in saved:
-        n.name = ren[n.name]
-    try:
-        inner, ns = build_function(graph, cs2, inner_sig, input_nodes, mutations, "_impl")
-    finally:
-        for n, old in saved.items():
-            n.name = old
+    return sig.replace(parameters=params), cs2
+
+
+def forwarding_source(sig: inspect.Signature, ren: Dict[str, str], name: str, inner: str,
+                      ns: Dict[str, Any]) -> str:
+    """``def name(<the user's signature>): return inner(<renamed parameters>)``."""
     r = Renderer({}, ns)
     call = []
     for p in sig.parameters.values():
@@ -224,9 +224,25 @@ def _build_renamed(graph, cs, sig, input_nodes, mutations, name, clash):
             call.append("%s=%s" % (target, p.name))
         else:
             call.append(p.name)
-    outer = "def %s(%s):\n    return _impl(%s)\n" % (name, signature_source(sig, r),
-                                                     ", ".join(call))
-    return inner + "\n" + outer, ns
+    return "def %s(%s):\n    return %s(%s)\n" % (name, signature_source(sig, r), inner,
+                                                   ", ".join(call))
+
+
+def _build_renamed(graph, cs, sig, input_nodes, mutations, name, clash):
+    """A parameter named like something the body uses (``type``, ``max``, ``s0``): the
+    public function keeps ``f``'s signature and forwards to a body with renamed
+    parameters."""
+    ren = {p: "_p_" + p for p in clash}
+    inner_sig, cs2 = renamed_inputs(sig, cs, ren)
+    saved = {n: n.name for n in input_nodes if n.name in ren}
+    for n in saved:
+        n.name = ren[n.name]
+    try:
+        inner, ns = build_function(graph, cs2, inner_sig, input_nodes, mutations, "_impl")
+    finally:
+        for n, old in saved.items():
+            n.name = old
+    return inner + "\n" + forwarding_source(sig, ren, name, "_impl", ns), ns
 
 
 def _node_lines(node: Node, r: Renderer, ns: Dict[str, Any], body: List[str]) -> bool:

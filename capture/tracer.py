@@ -200,7 +200,7 @@ def to_expr(s):
 
 
 def shape_repr(shape) -> str:
-    return "(%s)" % ", ".join(describe(s) for s in shape) + ("," if len(shape) == 1 else "")
+    return "(%s%s)" % (", ".join(describe(s) for s in shape), "," if len(shape) == 1 else "")
 
 
 def _eager_instead(t: Tracer, e: UserError, func, args, kwargs):
@@ -322,13 +322,9 @@ class TracedArray:
     def __repr__(self) -> str:
         # what a user reads in an error: shape in their input terms and the line that made
         # it, never a graph node's name
-        from symshape.expr import format_expr
-        env = self.tracer.env
-        dims = ", ".join(format_expr(env.simplify(to_expr(s)), env.user_label)
-                         if type(s) is SymInt else str(s) for s in self.shape)
         made = self.node.frame
-        return "<traced %s array of shape (%s)%s>" % (
-            self.dtype, dims + ("," if len(self.shape) == 1 else ""),
+        return "<traced %s array of shape %s%s>" % (
+            self.dtype, shape_repr(self.shape),
             " from %s" % made.location if made is not None else "")
 
     def __getattr__(self, name: str):

@@ -28,8 +28,9 @@ import numpy as np
 from symshape import runtime as _runtime
 from symshape.capture.graph import Node
 from symshape.capture.ops.indexing import render_items
-from symshape.capture.pycode import (Renderer, after_node, emit_node, render_outputs, signature_source,
-                                     subgraph_lines)
+from symshape.capture.pycode import (Renderer, after_node, emit_node, forwarding_source,
+                                     render_outputs, renamed_inputs, reserved_params,
+                                     signature_source, subgraph_lines)
 from symshape.expr import Expr, format_py
 from symshape.guards import CheckWriter
 
@@ -117,8 +118,30 @@ def generate_program(ep, name: Optional[str] = None) -> CompiledProgram:
         [inspect.Parameter(d.path, inspect.Parameter.POSITIONAL_OR_KEYWORD)
          for d in ep.constraints.inputs])
     g = ep.graph
-    return generate(g.nodes, g.outputs, g.out_spec, ep._mutations(), ep.constraints,
-                    g.inputs, sig, name or _safe_name(ep.name), _hint_fn(ep))
+    name = name or _safe_name(ep.name)
+    clash = reserved_params(sig)
+    if not clash:
+        return generate(g.nodes, g.outputs, g.out_spec, ep._mutations(), ep.constraints,
+                        g.inputs, sig, name, _hint_fn(ep))
+    # a parameter named like a helper of the generated code (``_ndarray``, ``np``): the
+    # body takes renamed parameters and a wrapper keeps the user's signature
+    ren = {p: "_p_" + p for p in clash}
+    inner_sig, cs = renamed_inputs(sig, ep.constraints, ren)
+    saved = {n: n.name for n in g.inputs if n.name in ren}
+    for n in saved:
+        n.name = ren[n.name]
+    try:
+        cp = generate(g.nodes, g.outputs, g.out_spec, ep._mutations(), cs, g.inputs,
+                      inner_sig, "_impl", _hint_fn(ep))
+    finally:
+        for n, old_name in saved.items():
+            n.name = old_name
+    outer = forwarding_source(sig, ren, name, "_impl", cp.ns)
+    cp.ns["_impl"] = cp.full
+    cp.name = name
+    cp.source = cp.source + "\n" + outer
+    cp.full = _compile(outer, cp.ns, "<symshape compiled %s #%d>" % (name, next(_counter)), name)
+    return cp
 
 
 def generate(nodes: List[Node], outputs: List[Any], out_spec, mutations, cs, input_nodes,

@@ -226,8 +226,9 @@ class SymInt:
         return format(self.env.specialize(self.expr, "format()"), spec)
 
     def describe(self) -> str:
-        """The size as an expression (``s0 + 1``), for messages: no guard."""
-        return E.format_expr(self.env.simplify(self.expr))
+        """The size in the user's terms (``x.shape[0] + 1``), for messages: no guard."""
+        label = getattr(self.env, "user_label", None)
+        return E.format_expr(self.env.simplify(self.expr), label)
 
 
 class SymBool:

@@ -84,3 +84,47 @@ def test_fallback_to_pieces_warns_once():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         cf(np.ones(3))
+
+
+@pytest.mark.parametrize("names", [("_ndarray", "x_ndarray"), ("np", "type"), ("s0", "_rt")])
+def test_compiled_program_with_parameters_named_like_helpers(names):
+    a, b = names
+    ns = {}
+    exec("def g(%s, %s):\n    return %s * 2 + %s\n" % (a, b, a, b), ns)
+    g = ns["g"]
+    x = np.array([1.0, -2.0, 3.0])
+    ep = ss.export(g, (x, x + 1), dynamic_shapes={a: (ss.Dim.AUTO,), b: (ss.Dim.AUTO,)})
+    for v in (x, np.arange(5.0)):
+        np.testing.assert_array_equal(ep.compile()(v, v + 1), g(v, v + 1))
+        np.testing.assert_array_equal(ep.compile()(**{a: v, b: v + 1}), g(v, v + 1))
+    with pytest.raises(ss.UserError, match="dtype"):
+        ep.compile()(x.astype(np.float32), x)
+
+
+def _mask_cond(x):
+    m = ss.cond(x.sum() > 0, lambda a: a[a > 0], lambda a: a[a < 0], (x,))
+    return m * 2, m.sum() + x.shape[0]
+
+
+def test_cond_branches_with_data_dependent_sizes():
+    x = np.array([1.0, -2.0, 3.0, 4.0, 5.0])
+    ep = ss.export(_mask_cond, (x,), dynamic_shapes={"x": (ss.Dim.AUTO,)})
+    compiled = ss.compile(_mask_cond)
+    for v in (x, -x, np.array([1.0, -1.0, 2.0]), np.array([-1.0, -2, 3, -4, 0, 9, -9])):
+        want = _mask_cond(v)
+        for run in (ep.module(), ep.compile(), compiled):
+            got = run(v)
+            np.testing.assert_array_equal(got[0], want[0])
+            assert got[1] == want[1]
+
+
+def test_compiled_cond_whose_untaken_branch_fails_on_these_shapes():
+    def h(a, b):
+        return ss.cond(a.sum() > 0, lambda a, b: a + b, lambda a, b: a * 2, (a, b))
+
+    x = np.array([1.0, -2.0, 3.0, 4.0])
+    ch = ss.compile(h)
+    np.testing.assert_array_equal(ch(x, x), h(x, x))
+    with pytest.raises(ValueError, match="broadcast"):
+        ch(x, np.ones(3))                       # eager raises the same
+    np.testing.assert_array_equal(ch(-x, np.ones(3)), h(-x, np.ones(3)))
