@@ -181,6 +181,8 @@ def trace_program(f, args, kwargs, dynamic_shapes) -> Traced:
     cs = _constraint_set(env, leaves, input_nodes)
     cs.trees = {name: pytree.flatten(v)[1] for name, v in inputs.items()
                 if type(v) in (list, tuple, dict)}
+    if sig is not None and inputs.configured:
+        cs.configured = {n: sig.parameters[n].default for n in inputs.configured}
     if validate.enabled():
         validate.validate_guards(env, cs)
         writer = CheckWriter(cs)

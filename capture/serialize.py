@@ -242,6 +242,9 @@ class _Enc:
         trees = getattr(cs, "trees", {})
         if trees:
             out["trees"] = [[name, self.spec(t)] for name, t in trees.items()]
+        configured = getattr(cs, "configured", {})
+        if configured:
+            out["configured"] = [[name, configured_label(d)] for name, d in configured.items()]
         return out
 
     def call_signature(self, sig: Optional[inspect.Signature]):
@@ -808,7 +811,7 @@ class _Dec:
     # program ------------------------------------------------------------------------
     def constraints(self, v, input_nodes: List[Node]) -> ConstraintSet:
         self.obj(v, ("inputs", "ranges", "facts", "fact_frames", "dim_names",
-                     "runtime_checks"), ("trees",))
+                     "runtime_checks"), ("trees", "configured"))
         descs = []
         with self.at("inputs"):
             items = self.lst(v["inputs"])
@@ -873,6 +876,14 @@ class _Dec:
                     if len(pair) != 2:
                         self.fail("a tree is [parameter, structure]")
                     cs.trees[self.name(pair[0], "a parameter name")] = self.spec(pair[1])
+        with self.at("configured"):
+            for i, pair in enumerate(self.lst(v.get("configured", []))):
+                with self.at(i):
+                    pair = self.lst(pair)
+                    if len(pair) != 2:
+                        self.fail("a configured parameter is [parameter, label]")
+                    name = self.name(pair[0], "a parameter name")
+                    cs.configured[name] = SavedDefault(self.text(pair[1], "a label"))
         return cs
 
     def bound(self, v):
@@ -1030,6 +1041,15 @@ class _Dec:
         if missing:
             self.where = ["program", "constraints", "ranges"]
             self.fail("size symbol %s is used but has no range" % missing[0].name)
+        if getattr(cs, "configured", None) and call_sig is not None:
+            # the parameter keeps a default that stands for the one the program was exported
+            # with: leaving it out works, passing anything else is refused
+            if not set(cs.configured) <= set(call_sig.parameters):
+                self.where = ["program", "constraints", "configured"]
+                self.fail("a configured parameter is not a parameter of the call signature")
+            call_sig = call_sig.replace(parameters=[
+                p.replace(default=cs.configured[p.name]) if p.name in cs.configured else p
+                for p in call_sig.parameters.values()])
         _forget_decoded(graph)
         return ExportedProgram(graph, sig, cs, call_sig, name, None)
 
@@ -1214,3 +1234,26 @@ def load(path):
         raise UserError("ss.load(%r): the file is not UTF-8 text, so not a saved program (%s)"
                         % (p, e)) from None
     return loads(text, repr(p))
+
+
+class SavedDefault:
+    """A loaded program's stand-in for a function or object default it was exported with."""
+
+    __slots__ = ("label",)
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+
+    def __repr__(self) -> str:
+        return self.label
+
+
+def configured_label(default) -> str:
+    """How a configured default is named in a saved file (never its code)."""
+    if isinstance(default, SavedDefault):
+        return default.label
+    mod = getattr(default, "__module__", None)
+    name = getattr(default, "__qualname__", None) or getattr(default, "__name__", None)
+    if isinstance(name, str):
+        return "%s.%s" % (mod, name) if isinstance(mod, str) else name
+    return "<%s object>" % type(default).__name__

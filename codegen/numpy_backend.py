@@ -408,10 +408,11 @@ def _group_lines(g: Group, gi: int, r: HoistRenderer, p: Plan) -> List[str]:
             inner = r.expr(numel(g.domain[k + 1:]))
             L.append("%s %s <= _cg.BLOCK:" % ("if" if j == 0 else "elif", inner))
             L.extend("    " + x for x in body)
-    if not any(kind(m) == "red" for m in g.nodes):
-        return L
-    # A reduction sums in an order set by its input's memory layout; blocks reproduce
-    # eager's order when the operands are C-contiguous (then so is every temporary).
+    # Blocks write C-ordered buffers, as eager NumPy does only when the operands are
+    # C-contiguous (its outputs follow the inputs' layout).  Layout decides the summation
+    # order of any later reduction or product, and a reduction inside the group sums in an
+    # order set by its input's layout: with any other operand layout the group runs as
+    # eager does, so results stay bit for bit equal.
     arrays = [x.name for x in ext if len(x.shape)]
     if not arrays:
         return L

@@ -62,9 +62,11 @@ def take(pool: list, shape: tuple, dtype) -> np.ndarray:
             except IndexError:
                 break
             if _getrc(a) == _FREE:
-                if a.shape == shape and a.dtype == dtype:
+                # blocks write through a flat view: only a C-ordered buffer takes them (a
+                # buffer made by the layout-following eager path may be F-ordered)
+                if a.shape == shape and a.dtype == dtype and a.flags.c_contiguous:
                     return a
-                continue            # free but the wrong size: let it go
+                continue            # free but the wrong size or layout: let it go
             pool.append(a)          # the caller still holds it
     return np.empty(shape, dtype)
 

@@ -59,6 +59,9 @@ class ConstraintSet:
         # parameter -> the list / tuple / dict layout of its example (symshape.pytree
         # treespec), when the parameter is a container
         self.trees: Dict[str, tuple] = {}
+        # parameters left at a default that is not data (a function, an object): the
+        # program was traced with it, so a call may only leave it out
+        self.configured: Dict[str, object] = {}
 
     def roots(self) -> List[Sym]:
         seen: Dict[Sym, None] = {}
@@ -137,6 +140,11 @@ class CheckWriter:
         self._flush(final=True)
         for f in self.cs.facts:
             self._fact(f)
+        for name, default in self.cs.configured.items():
+            # a function or object default is compiled into the program: any other value
+            # would be silently ignored
+            k = self.const(default)
+            self.lines.append("if %s is not %s: _rt.bad_configured(%r, %s)" % (name, k, name, k))
         return self.lines
 
     # inputs ------------------------------------------------------------------

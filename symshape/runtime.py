@@ -57,6 +57,15 @@ def bad_check(text: str) -> None:
     raise UserError("ss.check failed at run time: %s" % text)
 
 
+def bad_configured(name: str, default) -> None:
+    label = getattr(default, "label", None) or getattr(default, "__qualname__", None) or \
+        getattr(default, "__name__", None)
+    raise UserError("argument %s: the program was exported with %s left at its default (%s), "
+                    "which is not an array or scalar, so it is part of the program; to use "
+                    "another value, export functools.partial(f, %s=...)" % (
+                        name, name, label or type(default).__name__, name))
+
+
 def same_scalar(got, expected) -> bool:
     return type(got) is type(expected) and (got == expected or (got != got and
                                                                 expected != expected))

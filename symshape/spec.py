@@ -75,6 +75,11 @@ def bind_inputs(f, args: tuple, kwargs: dict) -> Tuple[inspect.Signature, Dict[s
         if name in bound.arguments:
             out[name] = bound.arguments[name]
         elif p.default is not p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            if not _is_data(p.default):
+                # a function, an object, a string: configuration the program is written
+                # against, never an input (``def f(x, act=np.tanh)``); it stays at its default
+                out.configured.add(name)
+                continue
             out[name] = p.default
             out.defaulted.add(name)
     return sig, out
@@ -86,6 +91,18 @@ class BoundInputs(dict):
     def __init__(self) -> None:
         super().__init__()
         self.defaulted: set = set()
+        self.configured: set = set()
+
+
+def _is_data(v, depth: int = 0) -> bool:
+    """An array, a Python or NumPy scalar, None, or a list / tuple / dict of them."""
+    if v is None or isinstance(v, (np.ndarray, np.generic, bool, int, float, complex)):
+        return True
+    if depth < 20 and isinstance(v, (list, tuple)):
+        return all(_is_data(x, depth + 1) for x in v)
+    if depth < 20 and isinstance(v, dict):
+        return all(_is_data(x, depth + 1) for x in v.values())
+    return False
 
 
 def _is_array(v) -> bool:
