@@ -76,7 +76,7 @@ def bind_inputs(f, args: tuple, kwargs: dict) -> Tuple[inspect.Signature, Dict[s
             out[name] = bound.arguments[name]
         elif p.default is not p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
             if not _is_data(p.default):
-                # a function, an object, a string: configuration the program is written
+                # a function or an object: configuration the program is written
                 # against, never an input (``def f(x, act=np.tanh)``); it stays at its default
                 out.configured.add(name)
                 continue
@@ -95,8 +95,8 @@ class BoundInputs(dict):
 
 
 def _is_data(v, depth: int = 0) -> bool:
-    """An array, a Python or NumPy scalar, None, or a list / tuple / dict of them."""
-    if v is None or isinstance(v, (np.ndarray, np.generic, bool, int, float, complex)):
+    """An array, a Python or NumPy scalar, a string, None, or a list / tuple / dict of them."""
+    if v is None or isinstance(v, (np.ndarray, np.generic, bool, int, float, complex, str, bytes)):
         return True
     if depth < 20 and isinstance(v, (list, tuple)):
         return all(_is_data(x, depth + 1) for x in v)
