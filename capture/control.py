@@ -183,15 +183,11 @@ def _same_meta(t: Tracer, a, b) -> bool:
 
 
 def _snapshot(env):
-    return (dict(env.replacements), dict(env.ranges), list(env.facts), len(env.guards),
-            {k: list(v) for k, v in env.why.items()}, dict(env.fact_guards), list(env.checks))
+    return env.save_state()
 
 
 def _restore(env, snap) -> None:
-    (env.replacements, env.ranges, env.facts, n, env.why, env.fact_guards,
-     env.checks) = snap[0], snap[1], snap[2], snap[3], snap[4], snap[5], snap[6]
-    del env.guards[n:]
-    env._bump()
+    env.restore_state(snap)
 
 
 def _trace_branch(t: Tracer, fn: Callable, ops: List[TracedArray], name: str,

@@ -23,7 +23,7 @@ from symshape.symint import SymInt, describe
 
 _SYMBOLIC = (SymInt, SymFloat)
 
-from .tracer import FUNCTIONS
+from .tracer import FUNCTIONS, TracedArray
 
 # the NumPy functions that take sizes and no array (their handlers live in capture/ops)
 ROUTED_NAMES = ("zeros", "ones", "empty", "full", "arange", "eye", "identity", "tri",
@@ -34,14 +34,26 @@ _depth = 0
 _undo: List[Callable[[], None]] = []
 
 
+def _env_of(a):
+    if type(a) in _SYMBOLIC:
+        return a.env
+    if type(a) is TracedArray:
+        # NumPy's own Python code, traced as a fallback, converts its arguments with
+        # asarray / asanyarray / array: a traced array must stay traced there
+        return a.tracer.env
+    return None
+
+
 def _symbolic_env(args, kwargs):
     for a in list(args) + list(kwargs.values()):
-        if type(a) in _SYMBOLIC:
-            return a.env
+        env = _env_of(a)
+        if env is not None:
+            return env
         if isinstance(a, (tuple, list)):
             for b in a:
-                if type(b) in _SYMBOLIC:
-                    return b.env
+                env = _env_of(b)
+                if env is not None:
+                    return env
     return None
 
 

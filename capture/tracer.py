@@ -88,7 +88,7 @@ class Tracer:
         if node is not None:
             self.final[node] = value.node
         target.node = value.node
-        target.shape = value.shape
+        target._shape = value.shape
         target.dtype = value.dtype
 
     def final_value(self, node: Node) -> Node:
@@ -203,6 +203,51 @@ def shape_repr(shape) -> str:
     return "(%s%s)" % (", ".join(describe(s) for s in shape), "," if len(shape) == 1 else "")
 
 
+_UNTRACEABLE = object()
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).splitlines()
+    return ("%s: %s" % (type(e).__name__, text[0]) if text else type(e).__name__)[:300]
+
+# NumPy functions whose Python implementation must not be traced through: they convert
+# their arguments to plain arrays on purpose, or only wrap a C routine that has a handler
+_OPAQUE = frozenset({"save", "savez", "savez_compressed", "savetxt", "array2string",
+                     "array_repr", "array_str", "printoptions", "may_share_memory",
+                     "shares_memory"})
+
+
+def _through_numpy(t: Tracer, func, args, kwargs):
+    """A NumPy function without a handler: trace NumPy's own Python implementation, which is
+    written in terms of other NumPy calls (``np.isclose``, ``np.cov``, ``np.kron``...).
+    Returns ``_UNTRACEABLE`` when there is none or when it reaches something the tracer
+    cannot record; then the caller reports the function (or breaks the graph)."""
+    impl = getattr(func, "_implementation", None)
+    if impl is None or getattr(func, "__name__", "") in _OPAQUE:
+        return _UNTRACEABLE
+    depth = t.__dict__.get("_fallback_depth", 0)
+    if depth > 8:
+        return _UNTRACEABLE
+    graph_size = len(t.graph.nodes)
+    snap = t.env.save_state()
+    t._fallback_depth = depth + 1
+    breaker, t.breaker = t.breaker, None      # all of it traces, or none of it
+    try:
+        return impl(*args, **kwargs)
+    except GuardOnDataDependentError:
+        raise
+    except (UserError, TypeError, ValueError, AttributeError, IndexError, NotImplementedError,
+            RecursionError) as e:
+        # nothing of a failed attempt stays behind: its nodes and what it taught the sizes
+        del t.graph.nodes[graph_size:]
+        t.env.restore_state(snap)
+        t.__dict__.setdefault("_fallback_failures", {})[func] = e
+        return _UNTRACEABLE
+    finally:
+        t.breaker = breaker
+        t._fallback_depth = depth
+
+
 def _eager_instead(t: Tracer, e: UserError, func, args, kwargs):
     """With a JIT breaker, an operation the tracer cannot record runs eagerly (a break)."""
     reason = (str(e).splitlines() or [type(e).__name__])[0]
@@ -220,13 +265,13 @@ def _data_dependent(what: str, suggestion: str) -> GuardOnDataDependentError:
 class TracedArray:
     """A symbolic stand-in for a NumPy array during tracing."""
 
-    __slots__ = ("tracer", "node", "shape", "dtype", "view", "__weakref__")
+    __slots__ = ("tracer", "node", "_shape", "dtype", "view", "__weakref__")
     __array_priority__ = 1000
 
     def __init__(self, tracer: Tracer, node: Node, shape: tuple, dtype: np.dtype) -> None:
         self.tracer = tracer
         self.node = node
-        self.shape = tuple(shape)
+        self._shape = tuple(shape)
         self.dtype = np.dtype(dtype)
         self.view = None        # capture.views.View when NumPy would return a view
 
@@ -246,15 +291,21 @@ class TracedArray:
         handler = FUNCTIONS.get(func)
         if handler is None:
             t.env.commit_pending()
+            traced = _through_numpy(t, func, args, kwargs)
+            if traced is not _UNTRACEABLE:
+                return traced
             if t.breaker is not None:
                 return t.breaker.call(func, args, kwargs, "call to %s.%s" % (
                     getattr(func, "__module__", "numpy"), getattr(func, "__name__", "?")),
                     user_frame(2))
             name = getattr(func, "__module__", "numpy") + "." + getattr(func, "__name__", "?")
-            raise UserError("%s is not supported by the symshape tracer%s.\nRewrite the line "
+            why = t.__dict__.get("_fallback_failures", {}).get(func)
+            raise UserError("%s is not supported by the symshape tracer%s%s.\nRewrite the line "
                             "with supported NumPy calls (see docs/core_ops.md), or wrap it in "
                             "ss.custom_op with a fake (shape) function."
-                            % (name.replace("numpy._core", "numpy"), where(user_frame(2))))
+                            % (name.replace("numpy._core", "numpy"), where(user_frame(2)),
+                               "" if why is None else " (NumPy's own implementation of it was "
+                               "traced and failed: %s)" % _first_line(why)))
         # creation functions with like= get their sizes converted by NumPy *before* this
         # dispatch; they cancel those pending specialisations themselves
         if not getattr(handler, "takes_sizes", False):
@@ -468,6 +519,51 @@ class TracedArray:
 
     def all(self, axis=None, out=None, keepdims=False):
         return np.all(self, axis=axis, out=out, keepdims=keepdims)
+
+    @property
+    def shape(self) -> tuple:
+        return self._shape
+
+    @shape.setter
+    def shape(self, value) -> None:
+        # ``a.shape = (1, -1)`` reshapes ``a`` itself in place (NumPy's meshgrid does it)
+        if id(self) in self.tracer.input_proxies:
+            raise UserError("assigning .shape of an input or state array is not supported "
+                            "while tracing; write `x = x.reshape(...)`%s" % where(user_frame(2)))
+        new = np.reshape(self, value)
+        self.node, self._shape, self.view = new.node, new.shape, new.view
+
+    @property
+    def real(self):
+        from .ops.elementwise import real_part
+        return real_part(self.tracer, self)
+
+    @property
+    def imag(self):
+        from .ops.elementwise import imag_part
+        return imag_part(self.tracer, self)
+
+    def conj(self):
+        return np.conjugate(self)
+
+    conjugate = conj
+
+    def trace(self, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+        return np.diagonal(self, offset, axis1, axis2).sum(axis=-1, dtype=dtype, out=out)
+
+    def diagonal(self, offset=0, axis1=0, axis2=1):
+        return np.diagonal(self, offset, axis1, axis2)
+
+    def partition(self, kth, axis=-1, kind="introselect", order=None):
+        # a full sort is a valid partition for every kth; NumPy's median and percentile
+        # read only the partitioned positions, so their values are the same
+        if order is not None:
+            raise UserError("ndarray.partition(order=...) is not supported while tracing%s"
+                            % where(user_frame(2)))
+        self.tracer.rebind(self, np.sort(self, axis=axis))
+
+    def searchsorted(self, v, side="left", sorter=None):
+        return np.searchsorted(self, v, side=side, sorter=sorter)
 
     def cumsum(self, axis=None, dtype=None, out=None):
         return np.cumsum(self, axis=axis, dtype=dtype, out=out)

@@ -340,6 +340,20 @@ class ShapeEnv:
             raise InternalError("no example value for %s" % c.format())
         return c.holds(v)
 
+    def save_state(self) -> tuple:
+        """What tracing may teach the environment, to undo it (a branch that may not run,
+        a failed attempt).  Index 1 is the ranges, index 3 the number of guards."""
+        return (dict(self.replacements), dict(self.ranges), list(self.facts), len(self.guards),
+                {k: list(v) for k, v in self.why.items()}, dict(self.fact_guards),
+                list(self.checks))
+
+    def restore_state(self, snap: tuple) -> None:
+        """Undo everything learnt since ``save_state``."""
+        (self.replacements, self.ranges, self.facts, n, self.why, self.fact_guards,
+         self.checks) = snap[0], snap[1], snap[2], snap[3], snap[4], snap[5], snap[6]
+        del self.guards[n:]
+        self._bump()
+
     def user_label(self, s: Sym) -> str:
         """How the user's code spells a symbol: ``x.shape[0]`` for an input axis; for a
         data-dependent size, ``m.shape[0]`` (or ``n`` for ``.item()``) when the line that

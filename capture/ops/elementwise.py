@@ -235,6 +235,64 @@ def _broadcast_to(t, array, shape, subok=False):
     return broadcast_to(t, t.operand(array), shape)
 
 
+@implements(np.copyto)
+def _copyto(t, dst, src, casting="same_kind", where=True):
+    """``np.copyto(dst, src, where=mask)``: ``dst`` now holds the selected values."""
+    d = t.operand(dst)
+    if type(d) is not TracedArray:
+        raise UserError("np.copyto into a plain array while tracing: the destination must be "
+                        "a traced value%s" % _line(2))
+    new = t.operand(src if where is True else np.where(where, src, d))
+    if type(new) is not TracedArray:
+        new = t.constant(np.asarray(new, dtype=d.dtype))
+    t.rebind(d, broadcast_to(t, astype(t, new, d.dtype), d.shape))
+
+
+def _line(depth: int) -> str:
+    return where(user_frame(depth + 1))
+
+
+@implements(np.broadcast_arrays)
+def _broadcast_arrays(t, *args, subok=False):
+    xs = [t.operand(a) for a in args]
+    shape = broadcast_shapes([x.shape for x in xs], "np.broadcast_arrays")
+    # NumPy returns a list (a tuple before 2.0): keep its type
+    return type(np.broadcast_arrays(np.zeros(1)))(
+        x if tuple(x.shape) == tuple(shape) else broadcast_to(t, x, shape) for x in xs)
+
+
+defop("real", "{0}.real", doc="real part (a view for complex input)")
+defop("imag", "{0}.imag", doc="imaginary part")
+
+
+def real_part(t: Tracer, x: TracedArray) -> TracedArray:
+    """``x.real``: ``x`` itself for a real dtype (NumPy returns the array), else the part."""
+    if x.dtype.kind != "c":
+        return x
+    return t.emit("real", (x.node,), {}, x.shape, _part(x.dtype))
+
+
+def imag_part(t: Tracer, x: TracedArray) -> TracedArray:
+    """``x.imag``: zeros of ``x``'s dtype for a real dtype, else the imaginary part."""
+    if x.dtype.kind != "c":
+        return np.zeros_like(x)
+    return t.emit("imag", (x.node,), {}, x.shape, _part(x.dtype))
+
+
+def _part(dt: np.dtype) -> np.dtype:
+    return np.dtype(np.float32) if dt == np.complex64 else np.dtype(np.float64)
+
+
+@implements(np.real)
+def _real(t, val):
+    return real_part(t, t.operand(val))
+
+
+@implements(np.imag)
+def _imag(t, val):
+    return imag_part(t, t.operand(val))
+
+
 @implements(np.where)
 def _where(t, condition, x=None, y=None):
     if x is None and y is None:

@@ -79,8 +79,9 @@ def _dot(t, a, b, out=None):
     if type(x) is not TracedArray or type(y) is not TracedArray:
         return np.multiply(x, y)
     if x.ndim > 2 or y.ndim > 2:
-        raise UserError("np.dot on arrays of more than 2 dimensions is not supported while "
-                        "tracing%s; use np.matmul or np.einsum" % _frame())
+        # N-D dot: a sum product over the last axis of x and the second-to-last of y (no
+        # broadcasting of the other axes, unlike matmul)
+        return np.tensordot(x, y, axes=([x.ndim - 1], [max(y.ndim - 2, 0)]))
     shape = matmul_shape(x.shape, y.shape, "dot")
     dt = resolve(np.matmul, [x, y])
     return t.emit("dot", (x.node, y.node), {}, shape, dt)
@@ -92,11 +93,38 @@ defop("tensordot", "np.tensordot({0}, {1}, axes={axes})", doc="tensor contractio
 defop("outer", "np.outer({0}, {1})", doc="outer product of the flattened inputs")
 
 
+def expand_ellipsis(subscripts: str, ops) -> str:
+    """``"...ij,...jk->...ik"`` with the ``...`` spelled out in fresh letters, aligned from
+    the right across operands as NumPy aligns broadcast axes (sizes that NumPy would
+    broadcast from 1 must here be equal: the einsum checks them as equal letters)."""
+    s = subscripts.replace(" ", "")
+    if "..." not in s:
+        return s
+    lhs, arrow, out = s.partition("->")
+    ins = lhs.split(",")
+    if len(ins) != len(ops) or s.replace("...", "").count(".") or \
+            any(part.count("...") > 1 for part in ins + [out]):
+        raise UserError("np.einsum: malformed subscripts %r%s" % (subscripts, _frame()))
+    used = set(c for c in s if c.isalpha())
+    fresh = [c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz" if c not in used]
+    widths = [o.ndim - len(p.replace("...", "")) if "..." in p else 0 for p, o in zip(ins, ops)]
+    width = max(widths)
+    if min(widths) < 0 or width > len(fresh):
+        raise UserError("np.einsum: subscripts %r do not fit the operands' dimensions%s"
+                        % (subscripts, _frame()))
+    letters = fresh[:width]
+    new_ins = [p.replace("...", "".join(letters[width - w:])) for p, w in zip(ins, widths)]
+    if arrow:
+        new_out = out.replace("...", "".join(letters))
+    else:
+        named = [c for c in lhs if c.isalpha()]
+        new_out = "".join(letters) + "".join(sorted(c for c in set(named)
+                                                    if named.count(c) == 1))
+    return ",".join(new_ins) + "->" + new_out
+
+
 def _parse_einsum(subscripts: str, ops) -> tuple:
     s = subscripts.replace(" ", "")
-    if "." in s:
-        raise UserError("np.einsum with '...' is not supported while tracing; spell out the "
-                        "axes%s" % _frame())
     if "->" in s:
         lhs, out = s.split("->")
     else:
@@ -120,6 +148,7 @@ def _einsum(t, subscripts, *operands, out=None, dtype=None, order="K", casting="
     for o in ops:
         if type(o) is not TracedArray:
             raise UserError("np.einsum: operands must be arrays%s" % _frame())
+    subscripts = expand_ellipsis(subscripts, ops)
     ins, outs = _parse_einsum(subscripts, ops)
     sizes = {}
     for spec, o in zip(ins, ops):
@@ -140,6 +169,14 @@ def _einsum(t, subscripts, *operands, out=None, dtype=None, order="K", casting="
     shape = tuple(sizes[c] for c in outs)
     dt = np.result_type(*[o.dtype for o in ops])
     return t.emit("einsum", tuple(o.node for o in ops), {"subscripts": subscripts}, shape, dt)
+
+
+@implements(np.inner)
+def _inner(t, a, b):
+    x, y = t.operand(a), t.operand(b)
+    if type(x) is not TracedArray or type(y) is not TracedArray or not x.ndim or not y.ndim:
+        return np.multiply(a, b)                  # a scalar operand: a product
+    return np.tensordot(x, y, axes=([x.ndim - 1], [y.ndim - 1]))
 
 
 @implements(np.tensordot)

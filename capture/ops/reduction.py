@@ -191,8 +191,42 @@ def ufunc_method(t: Tracer, ufunc, method: str, inputs, kwargs):
         kwargs = dict(kwargs)
         return _cum(_UFUNC_ACCUMULATE[ufunc])(t, inputs[0], kwargs.pop("axis", 0),
                                               kwargs.pop("dtype", None), kwargs.pop("out", None))
+    if method == "outer" and len(inputs) == 2 and not kwargs and ufunc.nin == 2:
+        # ufunc.outer(a, b) is ufunc over a with b.ndim trailing size-1 axes, and b
+        a, b = (t.operand(v) for v in inputs)
+        a_nd = a.ndim if type(a) is TracedArray else np.ndim(a)
+        b_nd = b.ndim if type(b) is TracedArray else np.ndim(b)
+        a = np.reshape(a, tuple(np.shape(a)) + (1,) * b_nd) if b_nd else a
+        return ufunc(a, b)
+    if method == "reduce" and len(inputs) == 1 and ufunc.nin == 2 and \
+            set(kwargs) <= {"axis", "keepdims", "dtype"}:
+        # any other binary ufunc: a left fold along the axis, as NumPy's reduce computes
+        return _fold(t, ufunc, inputs[0], kwargs)
     raise UserError("np.%s.%s is not supported while tracing%s; use the matching np function "
                     "(np.sum, np.cumsum, ...)" % (ufunc.__name__, method, where(user_frame(2))))
+
+
+def _fold(t: Tracer, ufunc, a, kwargs):
+    x = t.operand(a)
+    axis = kwargs.get("axis", 0)
+    if type(axis) is not int or not x.ndim:
+        raise UserError("np.%s.reduce while tracing takes one int axis%s"
+                        % (ufunc.__name__, where(user_frame(3))))
+    ax = axis % x.ndim
+    n = x.shape[ax]
+    if type(n) is not int:
+        raise UserError("np.%s.reduce over an axis of dynamic size %s has no traced form (it "
+                        "is a loop over that axis)%s" % (ufunc.__name__, n, where(user_frame(3))))
+    if n == 0:
+        raise UserError("np.%s.reduce over an empty axis%s" % (ufunc.__name__,
+                                                              where(user_frame(3))))
+    take = [np.take(x, i, axis=ax) for i in range(n)]
+    acc = take[0]
+    for v in take[1:]:
+        acc = ufunc(acc, v)
+    if kwargs.get("dtype") is not None:
+        acc = acc.astype(kwargs["dtype"])
+    return np.expand_dims(acc, ax) if kwargs.get("keepdims") else acc
 
 
 # --------------------------------------------------------------------------- sort & friends
@@ -261,3 +295,33 @@ def _norm(t, x, ord=None, axis=None, keepdims=False):
                                           else axes)
     return t.emit("norm", (v.node,), {"ord": ord, "axis": ax_attr, "keepdims": bool(keepdims)},
                   shape, dt)
+
+
+@implements(np.median)
+def _median(t, a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    """The middle of the sorted values (the mean of the two middle ones for an even count),
+    NaN where the reduced values hold a NaN, exactly as NumPy's median."""
+    if out is not None or (axis is not None and type(axis) is not int):
+        raise UserError("np.median while tracing takes axis=None or one int axis, no out=%s"
+                        % _frame())
+    x = t.operand(a)
+    if axis is None:
+        from .shape import reshape
+        flat, ax = reshape(t, x, (-1,)), 0
+    else:
+        flat, ax = x, norm_axis(axis, x.ndim)
+    n = flat.shape[ax]
+    if not (n >= 1):
+        # eager NumPy returns NaN with a warning for no values; a traced median needs one
+        raise UserError("np.median over an axis that may be empty is not supported while "
+                        "tracing (give the axis min=1)%s" % _frame())
+    s = np.sort(flat, axis=ax)
+    lo = np.take(s, (n - 1) // 2, axis=ax)
+    hi = np.take(s, n // 2, axis=ax)
+    mid = np.mean(np.stack([lo, hi]), axis=0)
+    if x.dtype.kind in "fc":
+        mid = np.where(np.isnan(np.take(s, n - 1, axis=ax)), np.nan, mid).astype(mid.dtype)
+    if keepdims:
+        mid = mid.reshape(tuple(1 for _ in x.shape)) if axis is None else \
+            np.expand_dims(mid, ax)
+    return mid

@@ -465,3 +465,36 @@ def _hsplit(t, ary, indices_or_sections):
 @implements(np.vsplit)
 def _vsplit(t, ary, indices_or_sections):
     return _split(t, t.operand(ary), indices_or_sections, 0)
+
+
+defop("diagonal", "np.diagonal({0}, {offset}, {axis1}, {axis2})",
+      doc="a diagonal (read-only view)")
+
+
+def _size(env, e):
+    e = env.simplify(e)
+    return e if type(e) is int else SymInt(e, None, env)
+
+
+@implements(np.diagonal)
+def _diagonal(t, a, offset=0, axis1=0, axis2=1):
+    from symshape.expr import smax, smin
+    x = t.operand(a)
+    if x.ndim < 2:
+        raise UserError("np.diagonal needs at least 2 dimensions, got shape %s%s"
+                        % (shape_repr(x.shape), where(user_frame(2))))
+    a1, a2 = axis1 % x.ndim, axis2 % x.ndim
+    if a1 == a2:
+        raise UserError("np.diagonal: axis1 and axis2 cannot be the same%s" % where(user_frame(2)))
+    if type(offset) is not int:
+        raise UserError("np.diagonal offset must be an int while tracing%s" % where(user_frame(2)))
+    n1, n2 = to_expr(x.shape[a1]), to_expr(x.shape[a2])
+    k = smax(0, smin(n1, n2 - offset) if offset >= 0 else smin(n1 + offset, n2))
+    rest = tuple(s for i, s in enumerate(x.shape) if i not in (a1, a2))
+    return t.emit("diagonal", (x.node,), {"offset": offset, "axis1": a1, "axis2": a2},
+                  rest + (_size(t.env, k),), x.dtype)
+
+
+@implements(np.trace)
+def _trace(t, a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    return np.sum(_diagonal(t, a, offset, axis1, axis2), axis=-1, dtype=dtype, out=out)
