@@ -32,6 +32,7 @@ from .ops.indexing import IndexAttr
 from .program import ExportedProgram, Signature
 from .namespace import sizes_routed
 from .state import StateBinding
+from . import randomness
 from .tracer import TracedArray, Tracer
 
 MAX_FIX_ROUNDS = 4
@@ -163,10 +164,10 @@ def trace_program(f, args, kwargs, dynamic_shapes) -> Traced:
         call_args, call_kwargs = bound.args, bound.kwargs
     else:
         call_args, call_kwargs = tuple(new_inputs.values()), {}
-    binding = StateBinding(tracer.state_proxy)
+    binding = StateBinding(tracer.state_proxy, randomness.stand_in(tracer))
     try:
         binding.bind(f)
-        with sizes_routed(binding.global_dicts):
+        with sizes_routed(binding.global_dicts), randomness.drawing(tracer):
             out = f(*call_args, **call_kwargs)
         env.commit_pending()
         out_leaves, out_spec = pytree.flatten(out)
@@ -376,6 +377,8 @@ def _finalize_graph(env: ShapeEnv, graph: Graph, mutations) -> None:
                                                              for n in pair]
     # nodes that compute a data-dependent size stay: later shapes and checks need it
     roots += [n for n in graph.nodes if "binds" in n.meta or "binds_value" in n.meta]
+    # a random draw advances its generator whether or not its numbers are used
+    roots += [n for n in graph.nodes if n.meta.get("effect")]
     stack = list(roots)
     while stack:
         n = stack.pop()

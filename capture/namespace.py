@@ -101,14 +101,28 @@ def _patch_namespace(ns: dict, routers) -> None:
 def sizes_routed(user_globals=()):
     """Route the creation functions to the tracer for the duration of the block."""
     global _depth
-    routers = _routers()
+    from . import randomness
+    sizes = _routers()
+    draws = randomness.routers()                   # np.random.* record draws
+    watched = randomness.watched()                 # time.time() & co. warn
+    routers = dict(sizes)
+    routers.update(draws)
+    routers.update(watched)
     with _lock:
         if _depth == 0:
             for name, mod in list(sys.modules.items()):
-                if mod is not None and (name == "numpy" or name.startswith("numpy.")):
+                # never numpy.random's compiled modules: they allocate their results with
+                # np.empty(size) and would receive a traced array
+                if mod is not None and (name == "numpy" or name.startswith("numpy.")) and \
+                        not name.startswith("numpy.random"):
                     d = getattr(mod, "__dict__", None)
                     if isinstance(d, dict):
-                        _patch_namespace(d, routers)
+                        _patch_namespace(d, sizes)
+            # only the public namespace: NumPy's compiled random modules look their own
+            # globals up (default_rng checks isinstance against RandomState)
+            _patch_namespace(np.random.__dict__, draws)
+            for d in randomness.impure_modules():
+                _patch_namespace(d, watched)
         _depth += 1
         mark = len(_undo)
         for g in user_globals:

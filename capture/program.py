@@ -205,6 +205,8 @@ class ExportedProgram:
         last = None
         from .pycode import emit_node, render_outputs
         r = _PrintRenderer({n: n.name for n in g.nodes}, {})
+        r.labels = {id(n.attrs["source"]): n.attrs["path"] for n in g.nodes
+                    if "source" in n.attrs and n.attrs.get("path")}
         for n in g.nodes:
             if n.op in ("input", "constant"):
                 continue
@@ -264,7 +266,11 @@ class _PrintRenderer(Renderer):
     """Renders values that generated code keeps in its namespace as readable text, so the
     printed program names no undefined helper (``_v0``)."""
 
+    labels: dict = {}          # id(object) -> how the user's code names it
+
     def const(self, v) -> str:
+        if id(v) in self.labels:
+            return self.labels[id(v)]
         if isinstance(v, np.ndarray):
             return "<%s array %s>" % (dtype_short(v.dtype), list(v.shape))
         label = getattr(v, "__qualname__", None) or getattr(v, "__name__", None)

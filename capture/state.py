@@ -26,7 +26,7 @@ import os
 import re
 import sysconfig
 import types
-from typing import Any, Callable, Dict, List
+from typing import Any, Callable, Dict, List, Optional
 
 import numpy as np
 
@@ -78,10 +78,11 @@ def entry_function(f):
     fn = getattr(fn, "__func__", fn)
     if isinstance(fn, types.FunctionType):
         return fn, owner
-    call = getattr(type(f), "__call__", None)
+    # a callable object, possibly under wrappers (the JIT's break detection)
+    call = getattr(type(fn), "__call__", None)
     call = getattr(call, "__func__", call)
     if isinstance(call, types.FunctionType):
-        return call, f
+        return call, fn
     return None, None
 
 
@@ -92,8 +93,11 @@ class StateBinding:
     the arrays, names them, and keeps the undo list.
     """
 
-    def __init__(self, make_proxy: Callable[[np.ndarray, str], Any]) -> None:
+    def __init__(self, make_proxy: Callable[[np.ndarray, str], Any],
+                 stand_in: Optional[Callable[[Any, str], Any]] = None) -> None:
         self._make_proxy = make_proxy
+        # other objects the tracer sees through (a random generator): a replacement or None
+        self._stand_in = stand_in
         self._undo: List[Callable[[], None]] = []
         self._seen: Dict[int, Any] = {}          # id -> replacement (keeps ids alive)
         self._keep: List[Any] = []               # originals, so ids stay unique while bound
@@ -190,6 +194,11 @@ class StateBinding:
         if self._budget <= 0:
             return v
         self._budget -= 1
+        if self._stand_in is not None:
+            new = self._stand_in(v, path)
+            if new is not None:
+                self._mark(v, new)
+                return new
         if isinstance(v, types.FunctionType):
             self._function(v)
             return v

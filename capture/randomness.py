@@ -1,0 +1,386 @@
+"""Random numbers stay random: draws become ops that run when the program runs.
+
+NumPy's random functions take no array argument, so without help they would run once while
+tracing and their numbers would be frozen into the program as a constant.  While a trace
+runs:
+
+- the global ``np.random.*`` functions (bound methods of NumPy's global ``RandomState``)
+  are replaced, wherever the traced code finds them (``numpy.random`` and the user's
+  globals), by routers that record a draw on the active tracer;
+- a ``np.random.Generator`` or ``RandomState`` reached as model state (a global, a closure
+  cell, ``self.rng``) is seen through a ``RandomProxy`` whose methods record draws.
+
+A draw is a node with no array inputs whose generated code calls the same method of the
+same generator (``np.random.normal(*(0.0, 1.0), size=(s0, 4))``), so the program, run after
+seeding as the eager code is seeded, gives the numbers eager code gives, call after call.
+Draw nodes are effects: never removed as dead code, never merged, kept in program order.
+
+Other impure calls made while tracing (``time.time()``, ``os.urandom``, Python's ``random``)
+cannot be recorded: they run once and a ``FrozenValueWarning`` names the line.
+"""
+from __future__ import annotations
+
+import os
+import random as _pyrandom
+import sys
+import threading
+import time
+import warnings
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+import numpy as np
+
+from symshape.errors import UserError, where
+from symshape.symfloat import SymFloat
+from symshape.symint import SymInt
+from symshape.userframe import user_frame
+
+from .ops.registry import defop
+from .tracer import TracedArray, Tracer, to_expr
+
+# NumPy's own classes and constructors, kept before any trace routes the names
+_RandomState = np.random.RandomState
+_Generator = np.random.Generator
+_default_rng = np.random.default_rng
+
+# method -> its distribution parameters before ``size`` (same names for Generator,
+# RandomState and the global functions where both exist)
+DISTRIBUTIONS: Dict[str, Tuple[str, ...]] = {
+    "standard_normal": (), "random": (), "random_sample": (), "sample": (), "ranf": (),
+    "standard_exponential": (), "standard_cauchy": (),
+    "normal": ("loc", "scale"), "uniform": ("low", "high"), "exponential": ("scale",),
+    "integers": ("low", "high"), "randint": ("low", "high"), "poisson": ("lam",),
+    "binomial": ("n", "p"), "beta": ("a", "b"), "gamma": ("shape", "scale"),
+    "standard_gamma": ("shape",), "laplace": ("loc", "scale"), "logistic": ("loc", "scale"),
+    "lognormal": ("mean", "sigma"), "geometric": ("p",), "chisquare": ("df",),
+    "standard_t": ("df",), "rayleigh": ("scale",), "weibull": ("a",), "pareto": ("a",),
+    "power": ("a",), "gumbel": ("loc", "scale"), "vonmises": ("mu", "kappa"),
+    "wald": ("mean", "scale"), "triangular": ("left", "mode", "right"),
+    "negative_binomial": ("n", "p"), "f": ("dfnum", "dfden"), "zipf": ("a",),
+    "logseries": ("p",), "noncentral_chisquare": ("df", "nonc"),
+    "noncentral_f": ("dfnum", "dfden", "nonc"),
+}
+# methods whose sizes are positional (``np.random.rand(3, n)``)
+BY_DIMS = ("rand", "randn")
+# draws the tracer does not record: named in an error instead of being frozen silently
+UNRECORDED = ("choice", "permutation", "permuted", "shuffle", "bytes", "multinomial",
+              "multivariate_normal", "multivariate_hypergeometric", "dirichlet",
+              "hypergeometric", "random_integers", "seed", "set_state", "bit_generator",
+              "spawn", "jumped")
+
+def _draw_source(receiver: Optional[str], method: str) -> Callable:
+    """The emitter of a draw: ``rng.normal(*(0.0, 2.0), size=(s0, 4))``, leaving out empty
+    parameter and keyword parts."""
+    def emit(a, k) -> str:
+        parts = []
+        if k["params"] != "()":
+            parts.append("*" + k["params"])
+        parts.append("size=" + k["size"])
+        if k["kwargs"] != "()":
+            parts.append("**dict(%s)" % k["kwargs"])
+        return "%s.%s(%s)" % (receiver or k["source"], method, ", ".join(parts))
+    return emit
+
+
+for _m in DISTRIBUTIONS:
+    defop("random_%s" % _m, emit=_draw_source(None, _m),
+          doc="draw %s numbers when the program runs" % _m)
+    defop("global_random_%s" % _m, emit=_draw_source("np.random", _m),
+          doc="draw from NumPy's global generator when the program runs")
+for _m in DISTRIBUTIONS:
+    defop("drawn_%s" % _m, emit=(lambda m: lambda a, k: _draw_source(a[0], m)(a, k))(_m),
+          doc="draw from a generator the program makes")
+defop("random_generator", emit=lambda a, k: "np.random.%s(%s)" % (k["kind"].strip("'"),
+                                                                  k["seed"]),
+      doc="a generator made by the program (each run makes it afresh, as eager code does)")
+
+for _m in BY_DIMS:
+    defop("random_%s" % _m, "{source}.%s(*{size})" % _m, doc="%s when the program runs" % _m)
+    defop("global_random_%s" % _m, "np.random.%s(*{size})" % _m,
+          doc="%s from NumPy's global generator when the program runs" % _m)
+
+
+# --------------------------------------------------------------------------- the active trace
+_ACTIVE = threading.local()
+
+
+def active_tracer() -> Optional[Tracer]:
+    return getattr(_ACTIVE, "tracer", None)
+
+
+class drawing:
+    """Within the block, global random functions record draws on ``tracer``."""
+
+    def __init__(self, tracer: Tracer) -> None:
+        self.tracer = tracer
+
+    def __enter__(self):
+        self.outer = active_tracer()
+        _ACTIVE.tracer = self.tracer
+        return self
+
+    def __exit__(self, *exc) -> None:
+        _ACTIVE.tracer = self.outer
+
+
+# --------------------------------------------------------------------------- recording
+def _static(v, what: str, method: str):
+    """A distribution parameter: a Python or NumPy number (or a constant array)."""
+    if type(v) is TracedArray or type(v) in (SymInt, SymFloat):
+        raise UserError("%s(%s=...) with a traced value is not supported while tracing: pass "
+                        "a number, or draw standard values and scale them (loc + scale * "
+                        "rng.standard_normal(size))%s" % (method, what, where(user_frame(4))))
+    return v
+
+
+def _size(t: Tracer, size) -> Optional[tuple]:
+    if size is None:
+        return None
+    dims = tuple(size) if isinstance(size, (tuple, list)) else (size,)
+    for d in dims:
+        if type(d) is TracedArray or not isinstance(d, (int, np.integer, SymInt)):
+            raise UserError("random draw: size must hold ints or sizes, got %r%s"
+                            % (d, where(user_frame(4))))
+    t.env.cancel_pending([to_expr(d) for d in dims if type(d) is SymInt])
+    return tuple(int(d) if isinstance(d, np.integer) else d for d in dims)
+
+
+def record(t: Tracer, source, method: str, args: tuple, kwargs: dict, path: str = ""):
+    """Record ``source.method(*args, **kwargs)`` as a draw (``source`` None: the global
+    functions); returns the traced result."""
+    t.env.commit_pending()
+    if method in BY_DIMS:
+        if kwargs:
+            raise UserError("np.random.%s takes only sizes%s" % (method, where(user_frame(3))))
+        size = _size(t, args)
+        params, extra = (), {}
+    else:
+        names = DISTRIBUTIONS[method]
+        kw = dict(kwargs)
+        params = list(args[:len(names)])
+        for n in names[len(params):]:
+            if n in kw:
+                params.append(kw.pop(n))
+        rest = args[len(names):]
+        size = kw.pop("size", rest[0] if rest else None)
+        size = _size(t, size)
+        params = [_static(p, n, method) for p, n in zip(params, names)]
+        extra = kw
+        if extra.get("dtype") is not None:
+            extra["dtype"] = np.dtype(extra["dtype"])      # np.int32 -> a dtype: saveable
+    probe = _probe(source, method, tuple(params), size, extra)
+    dtype = np.asarray(probe).dtype
+    shape = () if size is None else size
+    attrs: Dict[str, Any] = {"size": None if size is None else tuple(to_expr(s) for s in size)}
+    if method not in BY_DIMS:
+        # keyword arguments as (name, value) pairs: plain data that saves and loads
+        attrs.update(params=tuple(params), kwargs=tuple(sorted(extra.items())))
+    inputs: tuple = ()
+    if source is None:
+        op = "global_random_%s" % method
+    elif type(source) is TracedArray:          # a generator the program makes
+        if method in BY_DIMS:
+            raise UserError("%s is a RandomState method only%s" % (method, where(user_frame(3))))
+        op, inputs = "drawn_%s" % method, (source.node,)
+    else:
+        op = "random_%s" % method
+        attrs["source"] = source
+        attrs["path"] = path           # how the user's code names it (for printing)
+    out = t.emit(op, inputs, attrs, shape, dtype)
+    out.node.meta["effect"] = True
+    return out
+
+
+def _probe(source, method: str, params: tuple, size, kwargs: dict):
+    """One draw of one element from a generator of the same kind: the result's dtype, and
+    NumPy's own error for bad parameters, at trace time (the user's generator is untouched)."""
+    legacy = source is None or isinstance(source, _RandomState) or (
+        type(source) is TracedArray and source.node.attrs.get("kind") == "RandomState")
+    gen = _RandomState(0) if legacy else _default_rng(0)
+    small = None if size is None else (1,) * len(size)
+    try:
+        fn = getattr(gen, method)
+        return fn(*small) if method in BY_DIMS else fn(*params, size=small, **kwargs)
+    except (TypeError, ValueError, AttributeError) as e:
+        raise UserError("%s: %s%s" % (method, e, where(user_frame(4)))) from None
+
+
+class RandomProxy:
+    """What the traced code sees in place of a ``Generator`` / ``RandomState`` it reaches:
+    its draws are recorded; its other attributes are the generator's own."""
+
+    __slots__ = ("_tracer", "_gen", "_path")
+
+    def __init__(self, tracer: Tracer, gen, path: str) -> None:
+        self._tracer = tracer
+        self._gen = gen
+        self._path = path
+
+    def __getattr__(self, name: str):
+        if name.startswith("__") or name in RandomProxy.__slots__:
+            raise AttributeError(name)
+        if name in DISTRIBUTIONS or name in BY_DIMS:
+            kind = self._gen.node.attrs["kind"] if type(self._gen) is TracedArray else None
+            real = self._gen if kind is None else (
+                _RandomState if kind == "RandomState" else _Generator)
+            if not hasattr(real, name):
+                raise UserError("%s has no method %s%s" % (self._path, name,
+                                                             where(user_frame(2))))
+            tracer, gen, path = self._tracer, self._gen, self._path
+            return lambda *args, **kwargs: record(tracer, gen, name, args, kwargs, path)
+        if name in UNRECORDED:
+            raise UserError("%s.%s is not supported while tracing: its numbers would be "
+                            "frozen into the program; draw with a supported method (%s)%s"
+                            % (self._path, name, ", ".join(sorted(DISTRIBUTIONS)[:6]) + ", ...",
+                               where(user_frame(2))))
+        if type(self._gen) is TracedArray:
+            raise UserError("%s.%s is not supported while tracing (a generator the program "
+                            "makes only draws)%s" % (self._path, name, where(user_frame(2))))
+        return getattr(self._gen, name)
+
+    def __repr__(self) -> str:
+        return "<traced %s %s>" % (type(self._gen).__name__, self._path)
+
+
+def is_generator(v) -> bool:
+    return isinstance(v, (_Generator, _RandomState))
+
+
+def stand_in(tracer: Tracer) -> Callable[[Any, str], Any]:
+    """For model state: a generator the program reaches is seen as a RandomProxy."""
+    def replace(v, path: str):
+        return RandomProxy(tracer, v, path) if is_generator(v) else None
+    return replace
+
+
+# --------------------------------------------------------------------------- global functions
+def _global_router(name: str, orig: Callable) -> Callable:
+    def routed(*args, **kwargs):
+        t = active_tracer()
+        if t is None:
+            return orig(*args, **kwargs)
+        if name in UNRECORDED:
+            raise UserError("np.random.%s is not supported while tracing: its numbers would be "
+                            "frozen into the program%s" % (name, where(user_frame(2))))
+        return record(t, None, name, args, kwargs)
+    routed.__name__ = name
+    routed.__qualname__ = "random." + name
+    routed.__doc__ = getattr(orig, "__doc__", None)
+    routed.symshape_routes = orig
+    return routed
+
+
+def _maker_router(kind: str, orig: Callable) -> Callable:
+    """``np.random.default_rng(seed)`` inside traced code: a generator made when the program
+    runs (seeded per call exactly as the eager code seeds it)."""
+    def routed(seed=None, *args, **kwargs):
+        t = active_tracer()
+        if t is None:
+            return orig(seed, *args, **kwargs)
+        return _made(t, kind, seed, args, kwargs)
+    routed.__name__ = kind
+    routed.symshape_routes = orig
+    return routed
+
+
+class _RoutedRandomState(_RandomState):
+    """``np.random.RandomState(seed)`` while tracing: a generator made when the program runs.
+    A class (a subclass), not a function, so NumPy's own ``isinstance`` checks keep working."""
+
+    def __new__(cls, seed=None, *args, **kwargs):
+        t = active_tracer()
+        if t is None:
+            return _RandomState(seed, *args, **kwargs)
+        return _made(t, "RandomState", seed, args, kwargs)
+
+
+class _RoutedGenerator(_Generator):
+    """``np.random.Generator(bit_generator)`` while tracing: refused with the fix (a bit
+    generator object cannot be remade per run; ``default_rng(seed)`` can)."""
+
+    def __new__(cls, *args, **kwargs):
+        if active_tracer() is None:
+            return _Generator(*args, **kwargs)
+        raise UserError("np.random.Generator(bit_generator) inside a traced function is not "
+                        "supported: write np.random.default_rng(seed), or make the generator "
+                        "outside and use it as model state%s" % where(user_frame(2)))
+
+
+def _made(t: Tracer, kind: str, seed, args, kwargs) -> "RandomProxy":
+    if args or kwargs or (seed is not None and not isinstance(seed, (int, np.integer))):
+        raise UserError("np.random.%s(seed) while tracing takes one int seed or None%s"
+                        % (kind, where(user_frame(3))))
+    node_seed = None if seed is None else int(seed)
+    made = t.emit("random_generator", (), {"kind": kind, "seed": node_seed}, (),
+                  np.dtype(object))
+    made.node.meta["effect"] = node_seed is None     # fresh entropy: never merged or dropped
+    return RandomProxy(t, made, "np.random.%s(%r)" % (kind, node_seed))
+
+
+_ROUTERS: Dict[int, Tuple[Callable, Callable]] = {}
+
+
+def routers() -> Dict[int, Tuple[Callable, Callable]]:
+    """id(NumPy's global random function) -> (it, its router); built once."""
+    if not _ROUTERS:
+        for name in tuple(DISTRIBUTIONS) + BY_DIMS + UNRECORDED:
+            orig = getattr(np.random, name, None)
+            if orig is None or not callable(orig) or isinstance(orig, type):
+                continue
+            _ROUTERS[id(orig)] = (orig, _global_router(name, orig))
+        _ROUTERS[id(_default_rng)] = (_default_rng, _maker_router("default_rng", _default_rng))
+        _ROUTERS[id(_RandomState)] = (_RandomState, _RoutedRandomState)
+        _ROUTERS[id(_Generator)] = (_Generator, _RoutedGenerator)
+    return _ROUTERS
+
+
+# --------------------------------------------------------------------------- frozen values
+class FrozenValueWarning(UserWarning):
+    """An impure call ran once while tracing; its value is now part of the program."""
+
+
+def _called_from_user_code() -> bool:
+    """The caller's caller is the user's own code (not symshape, NumPy or the stdlib)."""
+    from .state import _user_code
+    f = sys._getframe(2)
+    return f is not None and _user_code(f.f_code)
+
+
+def _warn_frozen(label: str, orig: Callable) -> Callable:
+    def watched(*args, **kwargs):
+        if active_tracer() is not None and _called_from_user_code():
+            frame = user_frame(2)
+            if frame is not None:
+                warnings.warn("%s at %s ran once while tracing: its value is frozen into the "
+                              "program (every call of the exported or compiled program sees "
+                              "the same value); compute it outside and pass it as an argument"
+                              % (label, frame.location), FrozenValueWarning, stacklevel=2)
+        return orig(*args, **kwargs)
+    watched.__name__ = getattr(orig, "__name__", label)
+    watched.symshape_routes = orig
+    return watched
+
+
+IMPURE: List[Tuple[Any, str, str]] = [
+    (time, "time", "time.time()"), (time, "time_ns", "time.time_ns()"),
+    (time, "perf_counter", "time.perf_counter()"), (time, "monotonic", "time.monotonic()"),
+    (os, "urandom", "os.urandom()"), (_pyrandom, "random", "random.random()"),
+    (_pyrandom, "randint", "random.randint()"), (_pyrandom, "uniform", "random.uniform()"),
+    (_pyrandom, "gauss", "random.gauss()"), (_pyrandom, "choice", "random.choice()"),
+    (_pyrandom, "shuffle", "random.shuffle()"),
+]
+_WATCHED: Dict[int, Tuple[Callable, Callable]] = {}
+
+
+def watched() -> Dict[int, Tuple[Callable, Callable]]:
+    """id(impure function) -> (it, a wrapper that warns while tracing); built once."""
+    if not _WATCHED:
+        for mod, name, label in IMPURE:
+            orig = getattr(mod, name)
+            _WATCHED[id(orig)] = (orig, _warn_frozen(label, orig))
+    return _WATCHED
+
+
+def impure_modules() -> List[dict]:
+    """The namespaces whose impure functions are watched during a trace."""
+    return [time.__dict__, os.__dict__, _pyrandom.__dict__]
