@@ -206,6 +206,26 @@ def shape_repr(shape) -> str:
 _UNTRACEABLE = object()
 
 
+_LOOP_ADVICE = ("a Python loop over a dynamic size unrolls it for this size only; use "
+                "ss.map(f, xs) or ss.while_loop(cond, body, init) to keep it dynamic, or "
+                "vectorize the loop")
+
+
+def _indexed_name(code: str) -> Optional[str]:
+    """``table`` for a source line ``return table[x] * 2``: the array a line subscripts."""
+    import ast
+    text = code.strip()
+    try:
+        # a block header (``if table[x] > 0:``) parses with a body added
+        tree = ast.parse(text + " pass" if text.endswith(":") else text)
+    except SyntaxError:
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Subscript):
+            return ast.unparse(node.value)
+    return None
+
+
 def _first_line(e: BaseException) -> str:
     text = str(e).splitlines()
     return ("%s: %s" % (type(e).__name__, text[0]) if text else type(e).__name__)[:300]
@@ -328,6 +348,14 @@ class TracedArray:
         v = self._concrete("conversion to a NumPy array")
         if v is not None:
             return v if dtype is None else v.astype(dtype)
+        frame = user_frame(2)
+        target = _indexed_name(frame.code) if frame is not None else None
+        if target is not None:
+            raise UserError("`%s` is a plain NumPy array indexed by a traced array%s: NumPy "
+                            "cannot hand that indexing to the tracer. Make `%s` model state "
+                            "(create it outside the function: a global, a closure variable or "
+                            "an attribute), or trace it: np.asarray(%s, like=<a traced array>)"
+                            "[...]" % (target, where(frame), target, target))
         raise UserError("a traced array cannot be converted to a NumPy array%s (np.asarray / "
                         "np.array on a traced value, or mixing it with a non-NumPy library).\n"
                         "Use NumPy functions on it directly, pass like=x to creation functions, "
@@ -367,7 +395,14 @@ class TracedArray:
         return operator.index(self.shape[0]) if type(self.shape[0]) is SymInt else self.shape[0]
 
     def __iter__(self):
-        for i in range(len(self)):
+        n = self.shape[0] if self.shape else None
+        if n is None:
+            raise TypeError("iteration over a 0-d array")
+        if type(n) is SymInt:
+            # a Python loop over the rows unrolls for this size only: say what keeps it
+            n = self.tracer.env.specialize(n.expr, "iterating over an array", user_frame(2),
+                                           advice=_LOOP_ADVICE)
+        for i in range(n):
             yield self[i]
 
     def __repr__(self) -> str:

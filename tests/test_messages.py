@@ -47,3 +47,39 @@ def test_printed_program_names_no_helper():
     ep = ss.export(f, (np.array([0, 1, 2]),))
     text = str(ep)
     assert not re.search(r"\b_v\d+\b", text), text
+
+
+def test_loop_over_rows_says_what_keeps_it_symbolic(caplog):
+    def f(x):
+        out = 0
+        for row in x:
+            out = out + row
+        return out
+
+    with caplog.at_level("WARNING"):
+        ep = ss.export(f, (np.ones((4, 3)),), dynamic_shapes={"x": (ss.Dim.AUTO, ss.Dim.AUTO)})
+    text = caplog.text
+    assert "for row in x:" in text and "x.shape[0]" in text and "ss.map" in text
+    assert "np.zeros(shape)" not in text
+
+
+def test_indexing_a_local_array_by_a_traced_one_names_the_array():
+    def f(x):
+        table = np.linspace(0.0, 1.0, 10)
+        return table[x]
+
+    with pytest.raises(ss.UserError) as e:
+        ss.export(f, (np.array([1, 2, 3]),))
+    msg = str(e.value)
+    assert msg.startswith("`table` is a plain NumPy array indexed by a traced array")
+    assert "np.asarray(table, like=" in msg and "return table[x]" in msg
+
+
+def test_the_suggested_spelling_works():
+    def f(x):
+        table = np.linspace(0.0, 1.0, 10)
+        return np.asarray(table, like=x)[x]
+
+    ep = ss.export(f, (np.array([1, 2, 3]),), dynamic_shapes={"x": (ss.Dim.AUTO,)})
+    np.testing.assert_array_equal(ep.module()(np.array([0, 9, 4, 4])),
+                                  f(np.array([0, 9, 4, 4])))

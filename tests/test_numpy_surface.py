@@ -112,3 +112,31 @@ def test_a_failed_fallback_leaves_nothing_behind():
         return x + 1
     ep = ss.export(f, (np.ones(3),), dynamic_shapes={"x": (A,)})
     assert [n.op for n in ep.graph.nodes if n.op not in ("input", "constant")] == ["add"]
+
+
+def test_repeat_with_an_array_of_counts_is_data_dependent():
+    def f(x, counts):
+        return np.repeat(x, counts) * 2
+
+    ep = ss.export(f, (np.arange(5.0), np.array([1, 2, 0, 1, 3])),
+                   dynamic_shapes={"x": (A,), "counts": (A,)})
+    for n in (5, 7, 2):
+        x, c = np.arange(float(n)), np.arange(n) % 3
+        np.testing.assert_array_equal(ep.module()(x, c), f(x, c))
+        np.testing.assert_array_equal(ep.compile()(x, c), f(x, c))
+    with pytest.raises(ss.UserError):
+        ep.module()(np.arange(4.0), np.arange(3))       # one count per element
+
+
+@pytest.mark.parametrize("flags", [{}, {"return_counts": True}, {"return_inverse": True,
+                                                                   "return_index": True}])
+def test_unique_rows(flags):
+    def f(x):
+        return np.unique(np.round(x), axis=0, **flags)
+
+    ep = ss.export(f, (RNG.standard_normal((5, 2)),), dynamic_shapes={"x": (A, A)})
+    for shape in ((9, 3), (4, 2)):
+        v = RNG.standard_normal(shape)
+        got, want = ep.module()(v), f(v)
+        for g, w in zip(got if flags else [got], want if flags else [want]):
+            np.testing.assert_array_equal(g, w)

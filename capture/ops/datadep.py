@@ -25,9 +25,12 @@ defop("argwhere", "np.argwhere({0})", doc="indices of non-zero elements, one row
 defop("flatnonzero", "np.flatnonzero({0})", doc="indices of non-zero elements, flattened")
 defop("item", "{0}.item()", doc="the single element as a Python scalar")
 defop("tuple_get", "{0}[{index}]", doc="one output of a multi-output node")
-defop("unique", emit=lambda a, k: "np.unique(%s%s)" % (a[0], "".join(
+defop("unique", emit=lambda a, k: "np.unique(%s%s%s)" % (a[0], "".join(
     ", %s=True" % n for n in ("return_index", "return_inverse", "return_counts")
-    if k.get(n) == "True")), doc="sorted unique elements (and index / inverse / counts)")
+    if k.get(n) == "True"), ", axis=%s" % k["axis"] if k.get("axis", "None") != "None" else ""),
+    doc="sorted unique elements or rows (and index / inverse / counts)")
+defop("repeat_counts", "np.repeat({0}, {1}, axis={axis})",
+      doc="repeat each element by its own count (a data-dependent length)")
 
 
 def _frame():
@@ -110,9 +113,9 @@ def _unique_probe(ndim: int, dtype, flags):
 @implements(np.unique)
 def _unique(t, ar, return_index=False, return_inverse=False, return_counts=False, axis=None,
             *, equal_nan=True, sorted=True):
-    if axis is not None:
-        raise UserError("np.unique(..., axis=...) is not supported while tracing%s" % _frame())
     x = t.operand(ar)
+    if axis is not None:
+        return _unique_along(t, x, axis, return_index, return_inverse, return_counts)
     n = numel(x)
     lower = 1 if (isinstance(n, int) and n >= 1) or (type(n) is SymInt and
                                                      t.env.bound(n.expr).lower >= 1) else 0
@@ -137,6 +140,62 @@ def _unique(t, ar, return_index=False, return_inverse=False, return_counts=False
             bind(o, u, 0)
         outs.append(o)
     return tuple(outs)
+
+
+def _unique_along(t: Tracer, x: TracedArray, axis, return_index, return_inverse,
+                  return_counts):
+    """``np.unique(x, axis=k)``: the distinct slices along ``k``, sorted; how many is a
+    data-dependent size between 1 (0 when the axis may be empty) and ``x.shape[k]``."""
+    if type(axis) is not int or not x.ndim:
+        raise UserError("np.unique(axis=...) takes one int axis of an array%s" % _frame())
+    ax = axis % x.ndim
+    n = x.shape[ax]
+    lower = 1 if (isinstance(n, int) and n >= 1) or (
+        type(n) is SymInt and t.env.bound(n.expr).lower >= 1) else 0
+    u = new_size(t, "unique(%s, axis=%d)" % (x.node.name, ax), n, lower)
+    flags = {"return_index": bool(return_index), "return_inverse": bool(return_inverse),
+             "return_counts": bool(return_counts)}
+    shape = tuple(u if i == ax else s for i, s in enumerate(x.shape))
+    attrs = dict(flags, axis=ax)
+    if not any(flags.values()):
+        out = t.emit("unique", (x.node,), attrs, shape, x.dtype)
+        bind(out, u, ax)
+        return out
+    whole = t.emit("unique", (x.node,), attrs, (1 + sum(flags.values()),), np.dtype(object))
+    outs = [t.emit("tuple_get", (whole.node,), {"index": 0}, shape, x.dtype,
+                   name="unique_values")]
+    bind(outs[0], u, ax)
+    for name, on in flags.items():
+        if on:
+            size = n if name == "return_inverse" else u
+            outs.append(t.emit("tuple_get", (whole.node,), {"index": len(outs)}, (size,),
+                               np.dtype(np.intp), name="unique_" + name[7:]))
+    return tuple(outs)
+
+
+def repeat_counts(t: Tracer, x: TracedArray, counts, axis):
+    """``np.repeat(x, counts)`` with one count per element (or per slice along ``axis``):
+    the result's length is the sum of the counts, known only when the program runs."""
+    c = t.operand(counts)
+    if type(c) is not TracedArray or c.ndim != 1 or c.dtype.kind not in "iu":
+        raise UserError("np.repeat counts must be an int, or a 1-D integer array of counts%s"
+                        % _frame())
+    if axis is None:
+        from .shape import reshape
+        x, ax = reshape(t, x, (-1,)), 0
+    else:
+        ax = axis % x.ndim if x.ndim else 0
+    if not (c.shape[0] == x.shape[ax]):
+        raise UserError("np.repeat: %s counts for an axis of size %s%s"
+                        % (c.shape[0], x.shape[ax], _frame()))
+    u = new_size(t, "repeat(%s)" % x.node.name, _NO_UPPER)
+    shape = tuple(u if i == ax else s for i, s in enumerate(x.shape))
+    out = t.emit("repeat_counts", (x.node, c.node), {"axis": ax}, shape, x.dtype)
+    bind(out, u, ax)
+    return out
+
+
+_NO_UPPER = 1 << 62           # the sum of counts has no bound the program knows
 
 
 def boolean_mask_count(t: Tracer, mask: TracedArray) -> SymInt:

@@ -291,6 +291,10 @@ def _tile(t, A, reps):
 @implements(np.repeat)
 def _repeat(t, a, repeats, axis=None):
     x = t.operand(a)
+    if (type(repeats) is TracedArray and repeats.ndim == 1) or (
+            isinstance(repeats, np.ndarray) and repeats.ndim == 1 and repeats.shape[0] != 1):
+        from .datadep import repeat_counts
+        return repeat_counts(t, x, repeats, axis)
     (r,) = _static_ints(repeats, "np.repeat counts (arrays of counts are data-dependent)") \
         if not isinstance(repeats, (tuple, list)) or len(repeats) == 1 else (None,)
     if r is None:
