@@ -21,7 +21,7 @@ from symshape.errors import ConstraintViolationError, UserError
 from symshape.expr import Expr, Sym
 from symshape.symfloat import FloatExpr
 from symshape import validate
-from symshape.guards import CheckWriter, ConstraintSet, InputDesc
+from symshape.guards import CheckWriter, ConstraintSet, InputDesc, OfClass
 from symshape.ranges import ValueRange
 from symshape.spec import InputLeaf, bind_inputs, match
 from symshape.symint import SymInt
@@ -206,6 +206,13 @@ def _allocate(env: ShapeEnv, tracer: Tracer, leaves: List[InputLeaf], axis_syms)
             input_nodes.append(tracer.graph.create("input", (), {"path": leaf.path},
                                                    None, None, None, name=leaf.path))
             input_nodes[-1].attrs["symint"] = v.expr if type(v) is SymInt else v
+            continue
+        if randomness.is_generator(leaf.value):
+            node = tracer.graph.create("input", (), {"path": leaf.path}, np.dtype(object), (),
+                                       None, name=leaf.path)
+            node.attrs["generator"] = randomness.generator_kind(leaf.value)
+            values.append(randomness.argument_proxy(tracer, node, leaf.path))
+            input_nodes.append(node)
             continue
         if not leaf.is_array:
             values.append(leaf.value)
@@ -403,6 +410,8 @@ def _constraint_set(env: ShapeEnv, leaves: List[InputLeaf], input_nodes: List[No
         elif leaf.is_array:
             descs.append(InputDesc(leaf.path, access, dims=node.shape,
                                    dtype=leaf.value.dtype))
+        elif "generator" in node.attrs:
+            descs.append(InputDesc(leaf.path, access, value=OfClass(type(leaf.value))))
         else:
             descs.append(InputDesc(leaf.path, access, value=leaf.value))
     # facts about data-dependent sizes hold by construction (u <= numel) or are ss.check

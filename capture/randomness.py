@@ -195,7 +195,8 @@ def _probe(source, method: str, params: tuple, size, kwargs: dict):
     """One draw of one element from a generator of the same kind: the result's dtype, and
     NumPy's own error for bad parameters, at trace time (the user's generator is untouched)."""
     legacy = source is None or isinstance(source, _RandomState) or (
-        type(source) is TracedArray and source.node.attrs.get("kind") == "RandomState")
+        type(source) is TracedArray and "RandomState" in (source.node.attrs.get("kind"),
+                                                          source.node.attrs.get("generator")))
     gen = _RandomState(0) if legacy else _default_rng(0)
     small = None if size is None else (1,) * len(size)
     try:
@@ -220,7 +221,8 @@ class RandomProxy:
         if name.startswith("__") or name in RandomProxy.__slots__:
             raise AttributeError(name)
         if name in DISTRIBUTIONS or name in BY_DIMS:
-            kind = self._gen.node.attrs["kind"] if type(self._gen) is TracedArray else None
+            kind = (self._gen.node.attrs.get("kind") or self._gen.node.attrs.get("generator")
+                    ) if type(self._gen) is TracedArray else None
             real = self._gen if kind is None else (
                 _RandomState if kind == "RandomState" else _Generator)
             if not hasattr(real, name):
@@ -244,6 +246,16 @@ class RandomProxy:
 
 def is_generator(v) -> bool:
     return isinstance(v, (_Generator, _RandomState))
+
+
+def generator_kind(v) -> str:
+    return "RandomState" if isinstance(v, _RandomState) else "Generator"
+
+
+def argument_proxy(tracer: Tracer, node, path: str) -> "RandomProxy":
+    """What the traced code sees for a generator passed as an argument: draws from it are
+    ops on that input, so each call draws from the generator the caller passes."""
+    return RandomProxy(tracer, TracedArray(tracer, node, (), np.dtype(object)), path)
 
 
 def stand_in(tracer: Tracer) -> Callable[[Any, str], Any]:

@@ -41,7 +41,7 @@ import numpy as np
 from symshape import relations as R
 from symshape.errors import UserError
 from symshape.expr import Expr, IntLike, OpAtom, Sym, add, atom_expr, format_py, mul, neg, sub
-from symshape.guards import ConstraintSet, InputDesc
+from symshape.guards import ConstraintSet, InputDesc, OfClass
 from symshape.infinity import INT_OO, NEG_INT_OO, is_inf
 from symshape.ranges import ValueRange
 from symshape.userframe import UserFrame
@@ -226,6 +226,9 @@ class _Enc:
             elif d.sym is not None:
                 e["kind"] = "symint"
                 e["sym"] = self.value(d.sym)
+            elif isinstance(d.value, OfClass):
+                e["kind"] = "generator"
+                e["class"] = d.value.cls.__name__
             else:
                 e["kind"] = "scalar"
                 e["value"] = self.value(d.value)
@@ -919,6 +922,15 @@ class _Dec:
             if type(s) not in (int, Expr):
                 self.fail("a symbolic int input needs a size expression")
             return InputDesc(path, path, sym=s)
+        if kind == "generator":
+            # a random generator argument: only NumPy's own two classes, never a name
+            # that would import anything
+            self.obj(e, ("path", "kind", "class"))
+            cls = _GENERATOR_CLASSES.get(e["class"]) if isinstance(e["class"], str) else None
+            if cls is None or node.attrs.get("generator") != e["class"]:
+                self.fail("a generator input is a 'Generator' or 'RandomState' matching its "
+                          "node")
+            return InputDesc(path, path, value=OfClass(cls))
         if kind == "scalar":
             self.obj(e, ("path", "kind", "value"))
             val = self.value(e["value"])
@@ -1257,3 +1269,6 @@ def configured_label(default) -> str:
     if isinstance(name, str):
         return "%s.%s" % (mod, name) if isinstance(mod, str) else name
     return "<%s object>" % type(default).__name__
+
+
+_GENERATOR_CLASSES = {"Generator": np.random.Generator, "RandomState": np.random.RandomState}

@@ -43,6 +43,18 @@ class InputDesc:
         self.is_array = dims is not None
 
 
+class OfClass:
+    """The value of an input that may be any object of ``cls`` (not specialised)."""
+
+    __slots__ = ("cls",)
+
+    def __init__(self, cls: type) -> None:
+        self.cls = cls
+
+    def __repr__(self) -> str:
+        return "any %s" % self.cls.__name__
+
+
 _LEAD = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
 
 
@@ -180,6 +192,12 @@ class CheckWriter:
         self.lines.append("_rt.check_tree(%r, %s, %s)" % (root, root, k))
 
     def _scalar(self, i: int, d: InputDesc) -> None:
+        if isinstance(d.value, OfClass):
+            # any object of the class will do (a random generator argument)
+            k = self.const(d.value.cls)
+            self.lines.append("if not isinstance(%s, %s): _rt.bad_class(%r, %r, %s)"
+                              % (d.access, k, d.path, d.value.cls.__name__, d.access))
+            return
         k = self.const(d.value)
         self.lines.append("if not _rt.same_scalar(%s, %s): _rt.bad_scalar(%r, %s, %s)"
                           % (d.access, k, d.path, k, d.access))

@@ -57,6 +57,10 @@ def bad_check(text: str) -> None:
     raise UserError("ss.check failed at run time: %s" % text)
 
 
+def bad_class(path: str, expected: str, got) -> None:
+    raise UserError("input %s: expected a %s, got %s" % (path, expected, type(got).__name__))
+
+
 def bad_configured(name: str, default) -> None:
     label = getattr(default, "label", None) or getattr(default, "__qualname__", None) or \
         getattr(default, "__name__", None)

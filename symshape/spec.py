@@ -186,9 +186,14 @@ def _match_value(v, spec, path: str, entry: Optional[tuple], idx: int,
                             entry_text(entry), path, t.__name__,
                             " (or Dim.DYNAMIC / Dim.AUTO / a Dim to make an int symbolic)"
                             if isinstance(v, int) and not isinstance(v, bool) else "", spec))
+    if isinstance(v, (np.random.Generator, np.random.RandomState)):
+        # a random generator argument: the program draws from whichever one is passed
+        out.append(InputLeaf(path, v, None, idx))
+        return
     if not isinstance(v, (int, float, bool, complex, str, type(None), np.generic)):
-        raise UserError("input %s is of type %s; export takes NumPy arrays, Python scalars and "
-                        "lists / tuples / dicts of them" % (path, t.__name__))
+        raise UserError("input %s is of type %s; export takes NumPy arrays, Python scalars, "
+                        "random generators and lists / tuples / dicts of them"
+                        % (path, t.__name__))
     out.append(InputLeaf(path, v, None, idx))
 
 

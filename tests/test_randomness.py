@@ -196,3 +196,20 @@ def test_programs_drawing_from_the_global_generator_save_and_load(tmp_path):
     got = loaded.module()(np.ones((5, 2)))
     np.random.seed(8)
     np.testing.assert_array_equal(got, f(np.ones((5, 2))))
+
+
+@pytest.mark.parametrize("make", [np.random.default_rng, np.random.RandomState])
+def test_a_generator_passed_as_an_argument(make, tmp_path):
+    def f(x, rng):
+        return x + rng.normal(0.0, 2.0, size=x.shape) + rng.uniform(0.0, 1.0)
+
+    ep = ss.export(f, (np.zeros((3, 2)), make(0)), dynamic_shapes={"x": (A, None), "rng": None})
+    ss.save(ep, tmp_path / "g.json")
+    loaded = ss.load(tmp_path / "g.json")
+    compiled = ss.compile(f)
+    for run in (ep.module(), ep.compile(), loaded.module(), compiled):
+        for n in (3, 5, 9):
+            np.testing.assert_array_equal(run(np.zeros((n, 2)), make(n)),
+                                          f(np.zeros((n, 2)), make(n)))
+    with pytest.raises(ss.UserError, match="input rng: expected a"):
+        ep.module()(np.zeros((5, 2)), 3)
