@@ -219,7 +219,7 @@ MATCH_ERRORS = [
                                    "specialized to its value; its spec must be None, got "
                                    "Dim.AUTO"]),
     ({"x": object()}, None, ["input x is of type object; export takes NumPy arrays, Python scalars "
-                             "and lists / tuples / dicts of them"]),
+                             ", random generators and lists / tuples / dicts of them"]),
 ]
 
 
