@@ -218,8 +218,8 @@ MATCH_ERRORS = [
     ({"n": 1.5}, {"n": Dim.AUTO}, ["dynamic_shapes['n']: input n is of type float, which is "
                                    "specialized to its value; its spec must be None, got "
                                    "Dim.AUTO"]),
-    ({"x": object()}, None, ["input x is of type object; export takes NumPy arrays, Python scalars "
-                             ", random generators and lists / tuples / dicts of them"]),
+    ({"x": object()}, None, ["input x is of type object; export takes NumPy arrays, Python scalars,"
+                             " random generators and lists / tuples / dicts of them"]),
 ]
 
 
