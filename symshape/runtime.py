@@ -150,3 +150,13 @@ def check_tree(path: str, value, expected: dict) -> None:
         items = [(k, value[k]) for k in keys]
     for k, v in items:
         check_tree("%s[%r]" % (path, k), v, expected[k])
+
+
+def ufunc_at(ufunc, a, indices, b=None):
+    """``ufunc.at`` on a copy of ``a`` (generated code is functional; the caller rebinds)."""
+    out = a.copy()
+    if b is None:
+        ufunc.at(out, indices)
+    else:
+        ufunc.at(out, indices, b)
+    return out

@@ -140,3 +140,35 @@ def test_unique_rows(flags):
         got, want = ep.module()(v), f(v)
         for g, w in zip(got if flags else [got], want if flags else [want]):
             np.testing.assert_array_equal(g, w)
+
+
+def test_reductions_write_into_out():
+    def f(x):
+        out = np.zeros(x.shape[1], like=x)
+        got = np.sum(x, axis=0, out=out)
+        assert got is out
+        np.mean(x, axis=1, out=x[:, 0])
+        return out, x
+
+    ep = ss.export(f, (RNG.standard_normal((4, 3)),), dynamic_shapes={"x": (A, A)})
+    v = RNG.standard_normal((6, 5))
+    for run in (ep.module(), ep.compile()):
+        got, want = run(v.copy()), f(v.copy())
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g, w)
+
+
+def test_ufunc_at_accumulates_repeated_indices():
+    def f(x, idx):
+        counts = np.zeros(x.shape[0], like=x)
+        np.add.at(counts, idx, 1.0)
+        np.maximum.at(x, [0, 0, 1], x[:3] * 2)
+        return counts, x
+
+    ep = ss.export(f, (np.ones(5), np.array([0, 1, 1, 3])),
+                   dynamic_shapes={"x": (A,), "idx": (A,)})
+    v, i = np.arange(6.0), np.array([5, 5, 2, 0, 0])
+    for run in (ep.module(), ep.compile()):
+        got, want = run(v.copy(), i), f(v.copy(), i)
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g, w)

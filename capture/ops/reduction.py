@@ -67,7 +67,7 @@ def require_nonempty(name: str, sizes) -> None:
 def reduce(t: Tracer, name: str, a, axis=None, keepdims=False, dtype=None, out=None,
            **extra):
     if out is not None:
-        raise UserError("np.%s(..., out=...) is not supported while tracing%s" % (name, _frame()))
+        return _into(t, name, a, axis, keepdims, dtype, out, extra)
     bad = set(extra) - {"ddof"}
     if bad or extra.get("where") is not None:
         raise UserError("np.%s(..., %s=...) is not supported while tracing%s"
@@ -94,6 +94,26 @@ def reduce(t: Tracer, name: str, a, axis=None, keepdims=False, dtype=None, out=N
         attrs["dtype"] = np.dtype(dtype)
     attrs.update(sorted(extra.items()))
     return t.emit(name, (x.node,), attrs, shape, dt)
+
+
+def _into(t: Tracer, name: str, a, axis, keepdims, dtype, out, extra):
+    """``np.sum(x, axis, out=buf)``: the result is written into ``buf`` (computed in
+    ``buf``'s dtype when no dtype is given, as NumPy does) and ``buf`` is returned."""
+    o = t.operand(out)
+    if type(o) is not TracedArray:
+        raise UserError("np.%s(..., out=...) into a plain NumPy array while tracing: make the "
+                        "output with np.zeros(..., like=x) or pass it in%s" % (name, _frame()))
+    if dtype is None and name in ("sum", "prod", "mean") and o.dtype.kind in "fc":
+        dtype = o.dtype
+    res = reduce(t, name, a, axis, keepdims, dtype, None, **extra)
+    if len(res.shape) != len(o.shape) or not all(p == q for p, q in zip(res.shape, o.shape)):
+        raise UserError("np.%s: out= has shape %s, the result has shape %s%s"
+                        % (name, tuple(o.shape), tuple(res.shape), _frame()))
+    if res.dtype != o.dtype:
+        from .elementwise import astype
+        res = astype(t, res, o.dtype)
+    t.rebind(o, res)
+    return out
 
 
 def _make(name):
@@ -191,6 +211,8 @@ def ufunc_method(t: Tracer, ufunc, method: str, inputs, kwargs):
         kwargs = dict(kwargs)
         return _cum(_UFUNC_ACCUMULATE[ufunc])(t, inputs[0], kwargs.pop("axis", 0),
                                               kwargs.pop("dtype", None), kwargs.pop("out", None))
+    if method == "at" and len(inputs) in (2, 3) and not kwargs:
+        return _at(t, ufunc, *inputs)
     if method == "outer" and len(inputs) == 2 and not kwargs and ufunc.nin == 2:
         # ufunc.outer(a, b) is ufunc over a with b.ndim trailing size-1 axes, and b
         a, b = (t.operand(v) for v in inputs)
@@ -204,6 +226,36 @@ def ufunc_method(t: Tracer, ufunc, method: str, inputs, kwargs):
         return _fold(t, ufunc, inputs[0], kwargs)
     raise UserError("np.%s.%s is not supported while tracing%s; use the matching np function "
                     "(np.sum, np.cumsum, ...)" % (ufunc.__name__, method, where(user_frame(2))))
+
+
+defop("ufunc_at", "_rt.ufunc_at({ufunc}, {0}, {1}, {2})",
+      doc="unbuffered in-place ufunc at indices (np.add.at), on a copy")
+
+
+def _at(t: Tracer, ufunc, a, indices, b=None):
+    """``np.add.at(x, idx, v)``: repeated indices accumulate.  Functional: the result is a
+    new value that ``x`` (and its views) then stands for, as for ``x[idx] = v``."""
+    x = t.operand(a)
+    if type(x) is not TracedArray:
+        raise UserError("np.%s.at on a plain NumPy array while tracing: the target must be a "
+                        "traced value (an input, model state, or made with like=)%s"
+                        % (ufunc.__name__, _frame()))
+    if isinstance(indices, tuple) or (ufunc.nin == 2) != (b is not None):
+        raise UserError("np.%s.at while tracing takes one index (an int or an integer array) "
+                        "and %s%s" % (ufunc.__name__, "a value" if ufunc.nin == 2 else
+                                      "no value", _frame()))
+    idx = t.operand(indices if not isinstance(indices, list) else np.asarray(indices))
+    if type(idx) is not TracedArray:
+        idx = t.constant(np.asarray(idx))
+    if idx.dtype.kind not in "iu" or not x.ndim:
+        raise UserError("np.%s.at needs an integer index into an array%s"
+                        % (ufunc.__name__, _frame()))
+    from .advanced import bound_constant_index
+    bound_constant_index(idx, x.shape[0], 0)
+    v = t.operand(b) if b is not None else None
+    args = (x.node, idx.node, v.node if type(v) is TracedArray else v)
+    res = t.emit("ufunc_at", args, {"ufunc": ufunc}, x.shape, x.dtype)
+    t.rebind(x, res)
 
 
 def _fold(t: Tracer, ufunc, a, kwargs):
