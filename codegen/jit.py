@@ -58,11 +58,20 @@ def _is_device_array(v) -> bool:
     return type(v).__module__.startswith("cupy") and hasattr(v, "__cuda_array_interface__")
 
 
+def _is_dask_array(v) -> bool:
+    """A dask array (recognised without importing dask)."""
+    return type(v).__module__.startswith("dask.array") and hasattr(v, "numblocks")
+
+
 def _to_host(v):
     if type(v) is tuple or type(v) is list:
         return type(v)(_to_host(x) for x in v)
     if type(v) is dict:
         return {k: _to_host(x) for k, x in v.items()}
+    if _is_dask_array(v):
+        # backend="dask": trace on a stand-in of the global shape and dtype
+        from .dask_backend import stand_in
+        return stand_in(v)
     return v.get() if _is_device_array(v) else v
 
 
@@ -534,10 +543,14 @@ class CompiledFunction:
             return t(self._leaf_spec(x, "%s[%d]" % (path, i)) for i, x in enumerate(v))
         if t is dict:
             return {k: self._leaf_spec(x, path + pytree.key_str(k)) for k, x in v.items()}
-        if t is np.ndarray or _is_device_array(v):
+        if t is np.ndarray or _is_device_array(v) or _is_dask_array(v):
             shape = tuple(v.shape)
             dyn = self._dyn.setdefault(path, set())
             first = self._first.setdefault(path, shape)
+            if _is_dask_array(v) and self.dynamic is None:
+                # an axis split into chunks is dynamic from the first call: each chunk
+                # runs the code generated for it
+                dyn.update(i for i, nb in enumerate(v.numblocks) if nb > 1)
             if self.dynamic is False:
                 return None
             if len(first) == len(shape):
