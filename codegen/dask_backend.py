@@ -189,6 +189,9 @@ def _picklable_ns(ns: Dict[str, Any]) -> Dict[str, Any]:
     for k, v in ns.items():
         if k in _FRESH or k in _MODULES or k in ("_cg", "_ndarray", "__builtins__"):
             continue
+        code = getattr(v, "__code__", None)
+        if code is not None and code.co_filename.startswith("<symshape"):
+            continue                    # generated functions: compiled again from source
         out[k] = v
     out["_n_pools"] = len(ns.get("_P", ()))
     return out
@@ -480,19 +483,22 @@ class DaskProgram:
         return env[n]
 
     def _as_dask(self, v, node: Optional[Node] = None):
-        """A NumPy value as a one-chunk dask array; state arrays once per program (their
-        key is shared by every task and every call)."""
-        da = self.da
+        """A NumPy value as a one-chunk dask array holding the array itself (no copy);
+        state arrays once per program (their key is shared by every task and call)."""
         if node is not None and node.op == "constant":
             got = self._const_arrays.get(node)
             if got is None:
-                got = self._const_arrays[node] = da.from_array(
-                    v, chunks=tuple(v.shape) or (), name="symshape-state-%s-%s" % (
-                        node.name, uuid.uuid4().hex[:12]), asarray=False)
+                got = self._const_arrays[node] = self._one_chunk(
+                    v, "symshape-state-%s-%s" % (_ident(node.name), uuid.uuid4().hex[:12]))
             return got
-        v = np.asarray(v)
-        return da.from_array(v, chunks=tuple(v.shape) or (), asarray=False,
-                             name="symshape-value-%s" % uuid.uuid4().hex)
+        return self._one_chunk(np.asarray(v), "symshape-value-%s" % uuid.uuid4().hex)
+
+    def _one_chunk(self, v: np.ndarray, name: str):
+        from dask.highlevelgraph import HighLevelGraph
+        key = (name,) + (0,) * v.ndim
+        hlg = HighLevelGraph.from_collections(name, {key: v}, dependencies=())
+        return self.da.Array(hlg, name, tuple((s,) for s in v.shape),
+                             meta=np.empty((0,) * v.ndim, v.dtype))
 
     def _run_segment(self, seg: Segment, env, symvals) -> None:
         da = self.da

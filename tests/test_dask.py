@@ -1,0 +1,382 @@
+"""backend="dask": compiled programs over chunked arrays equal eager NumPy on the whole array,
+run chunk-local where the program is local, and go through dask.array elsewhere."""
+from __future__ import annotations
+
+import pickle
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import symshape as ss
+from symshape import Dim
+
+da = pytest.importorskip("dask.array")
+import dask  # noqa: E402
+
+A = Dim.AUTO
+rng = np.random.default_rng(7)
+
+
+def export_dyn(f, *args):
+    return ss.export(f, args, dynamic_shapes=[(A,) * np.ndim(a) for a in args])
+
+
+def check_equal(out, ref, rtol=1e-10):
+    outs = out if isinstance(out, tuple) else (out,)
+    refs = ref if isinstance(ref, tuple) else (ref,)
+    assert len(outs) == len(refs)
+    for o, r in zip(outs, refs):
+        assert isinstance(o, da.Array), type(o)
+        got = o.compute(scheduler="threads")
+        assert got.dtype == np.asarray(r).dtype
+        assert got.shape == np.shape(r)
+        np.testing.assert_allclose(got, r, rtol=rtol, atol=1e-12)
+
+
+def plan_text(fn, *args):
+    return fn.plan(*args).describe()
+
+
+# --------------------------------------------------------------------------- programs
+def gelu_chain(x):
+    inner = 0.7978845608 * (x + 0.044715 * x * x * x)
+    return np.minimum(0.5 * x * (1.0 + np.tanh(inner)), 2.0) * 0.9 + x * 0.1
+
+
+def softmax(x):
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+class LayerNorm:
+    """A module-style class holding its weights."""
+
+    def __init__(self, d):
+        self.gain = rng.standard_normal(d)
+        self.bias = rng.standard_normal(d)
+
+    def __call__(self, x):
+        mu = x.mean(axis=1, keepdims=True)
+        var = ((x - mu) ** 2).mean(axis=1, keepdims=True)
+        return (x - mu) / np.sqrt(var + 1e-5) * self.gain + self.bias
+
+
+PARAMS = {"layers": [{"w": rng.standard_normal((8, 8)) / 3, "b": rng.standard_normal(8)}
+                     for _ in range(3)]}
+
+
+def mlp(x):
+    """A loop over layers of a parameter dict (state shared by every chunk)."""
+    for layer in PARAMS["layers"]:
+        x = np.tanh(x @ layer["w"] + layer["b"])
+    return x
+
+
+def centre(x):
+    return x - x.mean(axis=0)
+
+
+def flatten_scale(x):
+    return x.reshape(-1) * 2.0
+
+
+def positive_sum(x):
+    return (x[x > 0] * 2.0).sum()
+
+
+def positives(x):
+    return x[x > 0] + 1.0
+
+
+# --------------------------------------------------------------------------- threaded
+@pytest.mark.parametrize("chunks", [(7, 8), (8, 8), (29, 8), (1, 8), (3, 3)])
+def test_elementwise_chain_any_chunking(chunks):
+    x = rng.standard_normal((29, 8))
+    c = export_dyn(gelu_chain, x).compile(backend="dask")
+    dx = da.from_array(x, chunks=chunks)
+    out = c(dx)
+    check_equal(out, gelu_chain(x))
+    assert out.chunks[0] == dx.chunks[0]           # output chunks from the symbolic shapes
+
+
+def test_remainder_chunk_of_one_row_runs_chunk_local():
+    x = rng.standard_normal((9, 4))
+    c = export_dyn(softmax, x).compile(backend="dask")
+    dx = da.from_array(x, chunks=((4, 4, 1), (4,)))
+    out = c(dx)
+    check_equal(out, softmax(x))
+    assert out.chunks == ((4, 4, 1), (4,))
+    assert plan_text(c, dx).startswith("segment (per chunk)")
+    assert "dask.array" not in plan_text(c, dx)
+
+
+def test_rowwise_layer_norm_chunked_by_rows_is_one_task_per_chunk():
+    ln = LayerNorm(16)
+    x = rng.standard_normal((50, 16))
+    ep = ss.export(ln, (x,), dynamic_shapes={"x": (A, A)})
+    assert ss.chunkable_axes(ep) == {"x": (0,)}
+    c = ep.compile(backend="dask")
+    dx = da.from_array(x, chunks=(10, 16))
+    out = c(dx)
+    check_equal(out, ln(x))
+    plan = c.plan(dx)
+    assert len(plan.steps) == 1 and plan.segments[0].per_chunk
+    # one task per chunk plus the inputs' own keys and the state's
+    graph = dict(out.__dask_graph__())
+    ours = [k for k in graph if isinstance(k, tuple) and str(k[0]).startswith("symshape-")
+            and "state" not in str(k[0])]
+    assert len(ours) == dx.numblocks[0]
+
+
+def test_rowwise_programs_chunked_by_columns_use_dask_reductions():
+    ln = LayerNorm(16)
+    x = rng.standard_normal((12, 16))
+    c = ss.export(ln, (x,), dynamic_shapes={"x": (A, A)}).compile(backend="dask")
+    dx = da.from_array(x, chunks=(12, 5))
+    check_equal(c(dx), ln(x))
+    text = plan_text(c, dx)
+    assert "dask.array: mean = x.mean(axis=(1,), keepdims=True)" in text
+    cs = export_dyn(softmax, x).compile(backend="dask")
+    check_equal(cs(dx), softmax(x))
+    assert "dask.array" in plan_text(cs, dx)
+
+
+def test_reduction_over_the_chunked_axis_is_global_not_per_chunk():
+    x = rng.standard_normal((40, 6)) + np.arange(40)[:, None]
+    c = export_dyn(centre, x).compile(backend="dask")
+    dx = da.from_array(x, chunks=(7, 6))
+    check_equal(c(dx), centre(x))        # per-chunk means would be off by up to ~17
+    text = plan_text(c, dx)
+    assert text.splitlines()[0] == "dask.array: mean = x.mean(axis=(0,))"
+    assert text.splitlines()[1] == "segment (per chunk): subtract"
+
+
+def test_matmul_with_chunked_contraction_axis():
+    def f(a, b):
+        return np.tanh(a @ b)
+    a, b = rng.standard_normal((20, 30)), rng.standard_normal((30, 10))
+    c = export_dyn(f, a, b).compile(backend="dask")
+    da_, db = da.from_array(a, chunks=(20, 7)), da.from_array(b, chunks=(7, 10))
+    check_equal(c(da_, db), f(a, b))
+    assert "dask.array: matmul = np.matmul(a, b)" in plan_text(c, da_, db)
+    # rows chunked only: the matmul runs inside the per-chunk segment
+    da2 = da.from_array(a, chunks=(6, 30))
+    check_equal(c(da2, da.from_array(b, chunks=-1)), f(a, b))
+    assert plan_text(c, da2, da.from_array(b, chunks=-1)) == \
+        "segment (per chunk): matmul, tanh"
+
+
+def test_reshape_across_chunks():
+    x = rng.standard_normal((13, 5))
+    c = export_dyn(flatten_scale, x).compile(backend="dask")
+    assert ss.chunkable_axes(c.compiled.ep) == {"x": ()}
+    check_equal(c(da.from_array(x, chunks=(4, 2))), flatten_scale(x))
+
+
+def test_data_dependent_masks_give_nan_chunks():
+    x = rng.standard_normal((30, 4))
+    c = export_dyn(positives, x).compile(backend="dask")
+    out = c(da.from_array(x, chunks=(8, 4)))
+    assert all(np.isnan(s) for s in out.chunks[0])
+    check_equal(out, positives(x))
+    s = export_dyn(positive_sum, x).compile(backend="dask")
+    check_equal(s(da.from_array(x, chunks=(8, 2))), positive_sum(x))
+
+
+def test_state_is_one_key_shared_by_every_task():
+    x = rng.standard_normal((64, 8))
+    c = ss.export(mlp, (x,), dynamic_shapes={"x": (A, None)}).compile(backend="dask")
+    dx = da.from_array(x, chunks=(8, 8))
+    out = c(dx)
+    check_equal(out, mlp(x))
+    assert "dask.array" not in plan_text(c, dx)
+    graph = dict(out.__dask_graph__())
+    w = PARAMS["layers"][0]["w"]
+    holding = [k for k, v in graph.items()
+               if any(o is w for o in _objects(v))]
+    assert len(holding) == 1                     # the weight enters the graph once
+    # the same key on the next call: nothing re-entered
+    graph2 = dict(c(dx).__dask_graph__())
+    assert holding[0] in graph2
+
+
+def _objects(task, depth=0):
+    if depth > 6:
+        return
+    yield task
+    for attr in ("args", "kwargs", "value", "func"):
+        sub = getattr(task, attr, None)
+        if sub is not None and sub is not task:
+            if isinstance(sub, dict):
+                sub = tuple(sub.values())
+            yield from _objects(sub, depth + 1)
+    if isinstance(task, (tuple, list)):
+        for t in task:
+            yield from _objects(t, depth + 1)
+
+
+def test_meta_given_dask_never_calls_the_program_on_dummy_shapes(monkeypatch):
+    from symshape.codegen import dask_backend
+    calls = []
+    orig = dask_backend.Kernel.__call__
+    monkeypatch.setattr(dask_backend.Kernel, "__call__",
+                        lambda self, *a: calls.append(a) or orig(self, *a))
+    x = rng.standard_normal((10, 3))
+    c = export_dyn(softmax, x).compile(backend="dask")
+    out = c(da.from_array(x, chunks=(3, 3)))
+    assert calls == []                            # building the graph ran nothing
+    assert out.dtype == x.dtype and out._meta.shape == (0, 0)
+    out.compute(scheduler="sync")
+    assert sorted(a[0].shape[0] for a in calls) == [1, 3, 3, 3]
+
+
+def test_invalid_global_shapes_rejected_before_any_task_runs():
+    ran = []
+
+    def spy(b):
+        ran.append(b.shape)
+        return b
+    x = rng.standard_normal((12, 4))
+    c = ss.export(softmax, (x,), dynamic_shapes={"x": (A, 4)}).compile(backend="dask")
+    bad = da.from_array(rng.standard_normal((12, 5)), chunks=(4, 5)).map_blocks(spy, meta=np.empty((0, 0)))
+    with pytest.raises(ss.UserError, match=r"x.shape\[1\]: expected 4, got 5"):
+        c(bad)
+    one = da.from_array(rng.standard_normal((1, 4)), chunks=(1, 4)).map_blocks(spy, meta=np.empty((0, 0)))
+    with pytest.raises(ss.UserError, match=r"x.shape\[0\] = 1 is outside the range"):
+        c(one)
+    with pytest.raises(ss.UserError, match="dtype float64, got float32"):
+        c(da.zeros((12, 4), dtype=np.float32, chunks=4))
+    with pytest.raises(ss.UserError, match=r"takes a dask.array.Array, got ndarray.*"
+                                           r"from_array"):
+        c(x)
+    assert ran == []
+
+
+def test_unknown_chunk_sizes_are_a_user_error():
+    x = rng.standard_normal((12, 4))
+    c = export_dyn(gelu_chain, x).compile(backend="dask")
+    dx = da.from_array(x, chunks=(4, 4))
+    unknown = dx[dx[:, 0] > 0]
+    with pytest.raises(ss.UserError, match="compute_chunk_sizes"):
+        c(unknown)
+
+
+def test_writes_into_inputs_are_rejected_with_the_fix():
+    def f(x):
+        x[0] = 1.0
+        return x * 2
+    x = rng.standard_normal((6, 3))
+    ep = export_dyn(f, x)
+    with pytest.raises(ss.UserError, match="immutable. Return the new value"):
+        ep.compile(backend="dask")
+
+
+def test_without_dask_the_backend_says_how_to_install(monkeypatch):
+    x = rng.standard_normal((6, 3))
+    ep = export_dyn(gelu_chain, x)
+    monkeypatch.setitem(sys.modules, "dask.array", None)
+    with pytest.raises(ss.UserError, match=r'pip install "symshape\[dask\]"'):
+        ep.compile(backend="dask")
+
+
+def test_chunkable_axes_per_input():
+    w = rng.standard_normal((3, 4))
+
+    def f(x, y, v):
+        return (x @ w) * 2, (y - y.mean(0)), v.T * 3
+
+    ep = export_dyn(f, rng.standard_normal((6, 3)), rng.standard_normal((5, 2)),
+                    rng.standard_normal((4, 7)))
+    assert ss.chunkable_axes(ep) == {"x": (0,), "y": (1,), "v": (0, 1)}
+
+    def size_as_value(x):
+        return x * x.shape[0]
+    assert ss.chunkable_axes(export_dyn(size_as_value, rng.standard_normal((5, 3)))) == \
+        {"x": (1,)}
+
+    def shift(x):
+        return x[1:] - x[:-1]
+    assert ss.chunkable_axes(export_dyn(shift, rng.standard_normal((5, 3)))) == {"x": (1,)}
+    # a static axis is never chunk-local: generated code fixes its size
+    assert ss.chunkable_axes(ss.export(softmax, (rng.standard_normal((5, 3)),))) == \
+        {"x": ()}
+
+
+def test_jit_scales_from_numpy_to_dask_by_one_argument():
+    def model(x):
+        return softmax(x) * 2.0
+    x = rng.standard_normal((40, 6))
+    cf = ss.compile(model, backend="dask")
+    out = cf(da.from_array(x, chunks=(10, 6)))
+    check_equal(out, model(x))
+    assert len(cf.variants) == 1
+    assert "x.shape[0] in [2, int_oo]" in cf.variants[0].guards   # chunked axis: dynamic
+    x2 = rng.standard_normal((17, 6))
+    check_equal(cf(da.from_array(x2, chunks=(5, 6))), model(x2))
+    assert len(cf.variants) == 1                  # a new row count reuses the variant
+    y = rng.standard_normal((40, 7))
+    check_equal(cf(da.from_array(y, chunks=(10, 7))), model(y))
+    assert cf.recompile_reasons == ["x.shape[1] == 6 (got 7)"]
+
+
+@settings(max_examples=12, deadline=None)
+@given(rows=st.integers(2, 40), cols=st.integers(2, 9), data=st.data())
+def test_layer_norm_any_row_chunking_equals_eager(rows, cols, data):
+    ln = LayerNorm(cols)
+    x = np.random.default_rng(rows * 31 + cols).standard_normal((rows, cols))
+    cuts = sorted(data.draw(st.sets(st.integers(1, rows - 1), max_size=6)))
+    chunks = tuple(b - a for a, b in zip([0] + cuts, cuts + [rows]))
+    c = ss.export(ln, (x,), dynamic_shapes={"x": (A, A)}).compile(backend="dask")
+    check_equal(c(da.from_array(x, chunks=(chunks, cols))), ln(x))
+
+
+# --------------------------------------------------------------------------- distributed
+@pytest.fixture(scope="module")
+def client():
+    distributed = pytest.importorskip("dask.distributed")
+    cluster = distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
+                                       dashboard_address=None, host="127.0.0.1")
+    c = distributed.Client(cluster)
+    yield c
+    c.close()
+    cluster.close()
+
+
+def test_local_cluster_runs_compiled_programs(client):
+    x = rng.standard_normal((64, 8))
+    ln = LayerNorm(8)
+    progs = [(ss.export(ln, (x,), dynamic_shapes={"x": (A, A)}), ln),
+             (ss.export(mlp, (x,), dynamic_shapes={"x": (A, None)}), mlp),
+             (export_dyn(centre, x), centre),
+             (export_dyn(positives, x), positives)]
+    dx = da.from_array(x, chunks=(10, 8))
+    outs = [ep.compile(backend="dask")(dx) for ep, _ in progs]
+    got = client.compute(outs, sync=True)
+    for g, (_, f) in zip(got, progs):
+        np.testing.assert_allclose(g, f(x), rtol=1e-10, atol=1e-12)
+    # the tasks ran on the worker processes (kernels travel by source)
+    assert set(client.run(lambda: len(
+        __import__("symshape.codegen.dask_backend", fromlist=["Kernel"]).Kernel._cache) > 0)
+        .values()) == {True}
+
+
+def test_local_cluster_jit_matmul_and_reshape(client):
+    def f(a, b):
+        return (a @ b).reshape(-1) + 1.0
+    a, b = rng.standard_normal((12, 9)), rng.standard_normal((9, 5))
+    cf = ss.compile(f, backend="dask")
+    out = cf(da.from_array(a, chunks=(5, 4)), da.from_array(b, chunks=(4, 5)))
+    np.testing.assert_allclose(client.compute(out, sync=True), f(a, b), rtol=1e-10)
+
+
+def test_kernels_pickle_by_source():
+    x = rng.standard_normal((10, 4))
+    c = export_dyn(gelu_chain, x).compile(backend="dask")
+    out = c(da.from_array(x, chunks=(5, 4)))
+    kernels = {v[0] for v in dict(out.__dask_graph__()).values()
+               if isinstance(v, tuple) and type(v[0]).__name__ == "Kernel"}
+    assert kernels
+    k = pickle.loads(pickle.dumps(next(iter(kernels))))
+    np.testing.assert_allclose(k(x[:5]), gelu_chain(x[:5]))
