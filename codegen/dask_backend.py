@@ -246,6 +246,8 @@ class Plan:
             if type(s) is Segment:
                 kind = "per chunk" if s.per_chunk else "one task"
                 lines.append("segment (%s): %s" % (kind, ", ".join(n.name for n in s.nodes)))
+            elif s.code is None:
+                lines.append("one task: %s (%s)" % (s.node.name, s.node.op))
             else:
                 lines.append("dask.array: %s = %s" % (s.node.name, s.text))
         return "\n".join(lines)
@@ -361,7 +363,52 @@ class DaskProgram:
                 outs.append(v)
             else:
                 outs.append(o)
+        if self.ep.constraints.runtime_checks:
+            outs = self._with_runtime_checks(outs, env, symvals)
         return self._pack(outs)
+
+    def _with_runtime_checks(self, outs: list, env, symvals) -> list:
+        """``ss.check`` conditions on data-dependent sizes: a task computes each size (the
+        chunk sizes along the axis that binds it) and checks the condition; every output
+        depends on it, so computing any output raises the check's UserError as eager
+        code would."""
+        import dask
+        from symshape.expr import format_py
+        from symshape.guards import cond_py
+        da = self.da
+        binders = {}
+        for n in self.ep.graph.nodes:
+            for sym, axis in n.meta.get("binds", ()):
+                binders.setdefault(sym, (n, axis))
+        oks = []
+        for cond, text in self.ep.constraints.runtime_checks:
+            src = cond_py(cond, lambda e: format_py(e, lambda s: "_s[%r]" % s.name))
+            sizes = {}
+            for sym in cond.free_symbols:
+                if sym in symvals:
+                    sizes[sym.name] = symvals[sym]
+                    continue
+                node, axis = binders[sym]
+                arr = env[node]
+                blocks = arr.to_delayed()
+                line = blocks[tuple(slice(None) if j == axis else 0
+                                    for j in range(arr.ndim))].ravel()
+                sizes[sym.name] = dask.delayed(sum)(
+                    [dask.delayed(_axis_size)(b, axis) for b in line])
+            ok = dask.delayed(_runtime_check)(src, text, sizes)
+            oks.append(da.from_delayed(ok, shape=(), dtype=bool,
+                                       meta=np.empty((), bool)))
+        out = []
+        for o in outs:
+            if is_dask_array(o):
+                ind = tuple(range(o.ndim))
+                args = [o, ind]
+                for ok in oks:
+                    args += [ok, ()]
+                o = da.blockwise(_after_checks, ind, *args, dtype=o.dtype,
+                                 meta=np.empty((0,) * o.ndim, o.dtype))
+            out.append(o)
+        return out
 
     def chunking(self, values) -> Tuple[FrozenSet, FrozenSet]:
         """(active, other): the blockable classes the inputs are chunked along (and those
@@ -441,7 +488,9 @@ class DaskProgram:
             except Exception:           # not expressible as one call: one task
                 text, code = "", None
         step = GlobalNode(n, code, text, ns)
-        seg = Segment([n], [n], [i for i in _unique(n.input_nodes())], frozenset(),
+        parts = _tuple_parts(n, users)
+        nodes, outs = ([n] + parts, parts) if parts else ([n], [n])
+        seg = Segment(nodes, outs, [i for i in _unique(n.input_nodes())], frozenset(),
                       "%s-task" % n.name)
         step.fallback = seg
         return step
@@ -449,6 +498,8 @@ class DaskProgram:
     # ------------------------------------------------------------------ global nodes
     def _run_global(self, step: GlobalNode, env, symvals) -> None:
         n = step.node
+        if n in env:
+            return                      # computed with its tuple (one task)
         if step.code is not None:
             local = {s.name: v for s, v in symvals.items()}
             for i in n.input_nodes():
@@ -470,8 +521,10 @@ class DaskProgram:
         self._run_segment(step.fallback, env, symvals)
 
     def _fits(self, n: Node, v) -> bool:
-        if n.shape is None:
+        if n.op == "tuple_get" or n.shape is None:
             return True
+        if type(v) in (tuple, list):        # a multi-output op: its parts are checked
+            return all(is_dask_array(x) or isinstance(x, np.ndarray) for x in v)
         if is_dask_array(v) or isinstance(v, np.ndarray):
             return v.ndim == len(n.shape) and (n.dtype is None or v.dtype == n.dtype)
         return False
@@ -588,15 +641,17 @@ class DaskProgram:
                 if type(s) is Expr:
                     needed |= set(s.free_symbols)
             needed |= {x for x in self.info.value_symbols(n) if x is not None}
+        for n in seg.nodes:                 # sizes a member computes (a mask's count)
+            needed -= {sym for sym, _ in n.meta.get("binds", ())}
         cs = self._segment_cs(descs, [])
         writer = CheckWriter(cs)
         writer.emit()
         missing = sorted((needed | bound) - set(writer.bound), key=lambda s: s.name)
         if missing:
-            descs = descs + [InputDesc(s.name, s.name, sym=s.expr) for s in missing]
+            descs = descs + [InputDesc(s.name, "_sz_" + s.name, sym=s.expr) for s in missing]
             cs = self._segment_cs(descs, missing)
         seg.scalar_syms = missing
-        params = [e.name for e in seg.ext] + [s.name for s in missing]
+        params = [e.name for e in seg.ext] + ["_sz_" + s.name for s in missing]
         sig = inspect.Signature([inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD)
                                  for p in params])
         spec = pytree.LEAF if len(seg.outputs) == 1 else \
@@ -685,11 +740,33 @@ class DaskProgram:
         return tuple(out)
 
 
+def _axis_size(block, axis: int) -> int:
+    return int(np.shape(block)[axis])
+
+
+def _runtime_check(src: str, text: str, sizes: dict) -> bool:
+    if not eval(src, {"max": max, "min": min}, {"_s": sizes}):
+        _runtime.bad_check(text)
+    return True
+
+
+def _after_checks(block, *oks):
+    return block
+
+
 class _Param:
     """Stands for a segment parameter where ``generate`` expects graph input nodes."""
 
     def __init__(self, name: str) -> None:
         self.name = name
+
+
+def _tuple_parts(n: Node, users) -> List[Node]:
+    """The ``tuple_get`` nodes reading the parts of a multi-output node (``np.unique``)."""
+    us = users.get(n, ())
+    if us and all(u.op == "tuple_get" for u in us):
+        return list(us)
+    return []
 
 
 def _touches(info: ChunkInfo, n: Node, classes: FrozenSet) -> bool:

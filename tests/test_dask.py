@@ -185,6 +185,30 @@ def test_data_dependent_masks_give_nan_chunks():
     check_equal(s(da.from_array(x, chunks=(8, 2))), positive_sum(x))
 
 
+def test_multi_output_ops_and_runtime_checks_on_data_dependent_sizes():
+    def counts(x):
+        vals, n = np.unique(x, return_counts=True)
+        return vals * 2, n
+
+    x = np.array([3.0, 1, 3, 2, 1, 1, 5, 2, 2, 2])
+    c = export_dyn(counts, x).compile(backend="dask")
+    check_equal(c(da.from_array(x, chunks=3)), counts(x))
+
+    def checked(x):
+        m = x[x > 0]
+        ss.check(m.shape[0] >= 3)
+        return m * 2, x + 1
+
+    c = export_dyn(checked, np.arange(10.0) - 3).compile(backend="dask")
+    good = np.arange(10.0) - 3
+    check_equal(c(da.from_array(good, chunks=3)), checked(good))
+    out = c(da.from_array(np.array([1.0, -1, -2, -3, 2, -5]), chunks=3))
+    for o in out:          # any output carries the check, as eager code would raise
+        with pytest.raises(ss.UserError, match=r"ss.check failed at run time: .* >= 3 "
+                                               r"\(ss.check at .*test_dask.py"):
+            o.compute(scheduler="threads")
+
+
 def test_state_is_one_key_shared_by_every_task():
     x = rng.standard_normal((64, 8))
     c = ss.export(mlp, (x,), dynamic_shapes={"x": (A, None)}).compile(backend="dask")
