@@ -341,11 +341,15 @@ class DaskProgram:
     def run(self, values: tuple, syms: Dict[str, int]):
         """Build the task graph of one call: ``values`` are the graph inputs in order."""
         da = self.da
-        for name, v in syms.items():
-            if not isinstance(v, (int, np.integer)):
-                raise UserError("the size %s of an input is unknown (a dask array with "
-                                "unknown chunk sizes): call compute_chunk_sizes() on it first"
-                                % name)
+        for n, v in zip(self.inputs, values):
+            if is_dask_array(v):
+                for j, size in enumerate(v.shape):
+                    if isinstance(size, float) and math.isnan(size):
+                        raise UserError(
+                            "input %s.shape[%d] is unknown (the dask array has unknown chunk "
+                            "sizes): symshape checks shapes before running anything; call "
+                            "compute_chunk_sizes() on it first"
+                            % (n.attrs.get("path", n.name), j))
         symvals: Dict[Sym, int] = {s: int(syms[s.name]) for s in self.syms}
         env: Dict[Node, Any] = dict(zip(self.inputs, values))
         plan = self.plan(self.chunking(values))
@@ -586,9 +590,12 @@ class DaskProgram:
             self._build_kernel(seg, letters)
         scalars = [int(symvals[s]) if s in symvals else None for s in seg.scalar_syms]
         if any(x is None for x in scalars):
-            raise UserError('backend="dask": %s needs a data-dependent size that is not '
-                            "known before running; this program cannot run on dask arrays"
-                            % ", ".join(n.name for n in seg.nodes))
+            where = next((n.source for n in seg.nodes if n.source), "")
+            raise UserError(
+                'backend="dask": the computation at %s needs a size that depends on array '
+                "values (from .item() or a mask) as a value; dask builds the whole task "
+                "graph before any value is known. Compute that value first and pass it as "
+                "an input, or keep the size inside array shapes." % (where or "?"))
         out_letter: Dict[Any, str] = {c: l for c, l in letters.items()}
         self._emit_tasks(seg, arrays, indices, grid, chunkss, out_letter, scalars, env,
                          symvals)

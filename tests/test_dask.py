@@ -2,6 +2,7 @@
 run chunk-local where the program is local, and go through dask.array elsewhere."""
 from __future__ import annotations
 
+import os
 import pickle
 import sys
 
@@ -17,6 +18,8 @@ import dask  # noqa: E402
 
 A = Dim.AUTO
 rng = np.random.default_rng(7)
+# every example builds and computes a task graph: few in CI, more with the thorough profile
+EXAMPLES = 15 if os.environ.get("HYPOTHESIS_PROFILE", "ci") == "ci" else 300
 
 
 def export_dyn(f, *args):
@@ -345,7 +348,7 @@ def test_jit_scales_from_numpy_to_dask_by_one_argument():
     assert cf.recompile_reasons == ["x.shape[1] == 6 (got 7)"]
 
 
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=EXAMPLES, deadline=None)
 @given(rows=st.integers(2, 40), cols=st.integers(2, 9), data=st.data())
 def test_layer_norm_any_row_chunking_equals_eager(rows, cols, data):
     ln = LayerNorm(cols)
@@ -354,6 +357,45 @@ def test_layer_norm_any_row_chunking_equals_eager(rows, cols, data):
     chunks = tuple(b - a for a, b in zip([0] + cuts, cuts + [rows]))
     c = ss.export(ln, (x,), dynamic_shapes={"x": (A, A)}).compile(backend="dask")
     check_equal(c(da.from_array(x, chunks=(chunks, cols))), ln(x))
+
+
+W_SQ = rng.standard_normal((6, 6)) / 3
+
+# shape-preserving steps over x (rows, 6): local ones and ones that read across chunks
+STEPS = {
+    "tanh": lambda x: np.tanh(x),
+    "affine": lambda x: x * 0.5 - 0.25,
+    "centre_rows": lambda x: x - x.mean(axis=1, keepdims=True),
+    "centre_cols": lambda x: x - x.mean(axis=0, keepdims=True),
+    "scale_rows": lambda x: x / (np.abs(x).max(axis=1, keepdims=True) + 1.0),
+    "matmul": lambda x: x @ W_SQ,
+    "transpose_twice": lambda x: (x.T * 2.0).T,
+    "reverse_rows": lambda x: x[::-1],
+    "roll_rows": lambda x: np.concatenate([x[1:], x[:1]], axis=0),
+    "cumsum_rows": lambda x: np.cumsum(x, axis=0) / 10.0,
+    "size_as_value": lambda x: x / x.shape[0],
+    "sort_cols": lambda x: np.sort(x, axis=1),
+}
+
+
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(steps=st.lists(st.sampled_from(sorted(STEPS)), min_size=1, max_size=5),
+       rows=st.integers(2, 30), data=st.data())
+def test_random_programs_any_chunking_equal_eager(steps, rows, data):
+    fns = [STEPS[s] for s in steps]
+
+    def program(x):
+        for f in fns:
+            x = f(x)
+        return x
+
+    x = np.random.default_rng(rows).standard_normal((rows, 6))
+    rcuts = sorted(data.draw(st.sets(st.integers(1, rows - 1), max_size=4)))
+    ccuts = sorted(data.draw(st.sets(st.integers(1, 5), max_size=2)))
+    chunks = tuple(tuple(b - a for a, b in zip([0] + c, c + [n]))
+                   for c, n in ((rcuts, rows), (ccuts, 6)))
+    c = export_dyn(program, x).compile(backend="dask")
+    check_equal(c(da.from_array(x, chunks=chunks)), program(x), rtol=1e-9)
 
 
 # --------------------------------------------------------------------------- distributed
