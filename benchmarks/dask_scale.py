@@ -54,7 +54,6 @@ def _tasks(arr) -> tuple:
 
 
 def main() -> None:
-    import dask
     import dask.array as da
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--rows", type=int, default=16384)

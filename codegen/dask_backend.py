@@ -340,7 +340,6 @@ class DaskProgram:
     # ------------------------------------------------------------------ running
     def run(self, values: tuple, syms: Dict[str, int]):
         """Build the task graph of one call: ``values`` are the graph inputs in order."""
-        da = self.da
         for n, v in zip(self.inputs, values):
             if is_dask_array(v):
                 for j, size in enumerate(v.shape):
@@ -384,6 +383,8 @@ class DaskProgram:
         for n in self.ep.graph.nodes:
             for sym, axis in n.meta.get("binds", ()):
                 binders.setdefault(sym, (n, axis))
+            if "binds_value" in n.meta:             # a size read with .item()
+                binders.setdefault(n.meta["binds_value"], (n, None))
         oks = []
         for cond, text in self.ep.constraints.runtime_checks:
             src = cond_py(cond, lambda e: format_py(e, lambda s: "_s[%r]" % s.name))
@@ -394,7 +395,12 @@ class DaskProgram:
                     continue
                 node, axis = binders[sym]
                 arr = env[node]
+                if not is_dask_array(arr):
+                    arr = self._as_dask(arr)
                 blocks = arr.to_delayed()
+                if axis is None:
+                    sizes[sym.name] = dask.delayed(_item)(blocks.ravel()[0])
+                    continue
                 line = blocks[tuple(slice(None) if j == axis else 0
                                     for j in range(arr.ndim))].ravel()
                 sizes[sym.name] = dask.delayed(sum)(
@@ -558,7 +564,6 @@ class DaskProgram:
                              meta=np.empty((0,) * v.ndim, v.dtype))
 
     def _run_segment(self, seg: Segment, env, symvals) -> None:
-        da = self.da
         info = self.info
         active = seg.active
         letters: Dict[Any, str] = {}
@@ -584,7 +589,6 @@ class DaskProgram:
             arrays.append(v)
             indices.append(tuple(idx))
         chunkss = self._align(arrays, indices)
-        arrays = [a for a in arrays]
         grid = [l for l in letters.values()]
         if seg.kernel is None:
             self._build_kernel(seg, letters)
@@ -602,7 +606,6 @@ class DaskProgram:
 
     def _align(self, arrays, indices) -> Dict[str, tuple]:
         """Chunks per active letter, rechunking inputs to a common chunking."""
-        da = self.da
         by_letter: Dict[str, List[Tuple[int, int]]] = {}
         for k, idx in enumerate(indices):
             for j, l in enumerate(idx):
@@ -749,6 +752,10 @@ class DaskProgram:
 
 def _axis_size(block, axis: int) -> int:
     return int(np.shape(block)[axis])
+
+
+def _item(block) -> int:
+    return int(np.asarray(block).item())
 
 
 def _runtime_check(src: str, text: str, sizes: dict) -> bool:

@@ -14,7 +14,6 @@ import symshape as ss
 from symshape import Dim
 
 da = pytest.importorskip("dask.array")
-import dask  # noqa: E402
 
 A = Dim.AUTO
 rng = np.random.default_rng(7)
@@ -210,6 +209,19 @@ def test_multi_output_ops_and_runtime_checks_on_data_dependent_sizes():
         with pytest.raises(ss.UserError, match=r"ss.check failed at run time: .* >= 3 "
                                                r"\(ss.check at .*test_dask.py"):
             o.compute(scheduler="threads")
+
+
+def test_runtime_check_on_a_value_read_with_item():
+    def f(x):
+        n = (x > 0).sum().item()
+        ss.check(n >= 2)
+        return x * 2
+
+    x = np.arange(10.0) - 3
+    c = export_dyn(f, x).compile(backend="dask")
+    check_equal(c(da.from_array(x, chunks=3)), f(x))
+    with pytest.raises(ss.UserError, match="ss.check failed at run time"):
+        c(da.from_array(-np.abs(x), chunks=3)).compute(scheduler="threads")
 
 
 def test_state_is_one_key_shared_by_every_task():
