@@ -68,15 +68,15 @@ def is_dask_array(v) -> bool:
 
 def stand_in(v):
     """A NumPy array of a dask array's global shape and dtype, for tracing (``ss.compile``
-    reads only shapes and dtypes of it).  ``np.zeros`` maps pages lazily: no memory is used
-    until written."""
+    reads only shapes and dtypes of it): one zero broadcast to the shape, so an array of
+    terabytes costs no memory."""
     if not is_dask_array(v):
         return v
     if any(isinstance(s, float) and math.isnan(s) for s in v.shape):
         raise UserError("a dask array input has unknown chunk sizes (shape %s): symshape "
                         "checks shapes before running anything; call "
                         "x.compute_chunk_sizes() first" % (v.shape,))
-    return np.zeros(v.shape, v.dtype)
+    return np.broadcast_to(np.zeros((), v.dtype), v.shape)
 
 
 # --------------------------------------------------------------------------- input check
