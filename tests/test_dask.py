@@ -360,6 +360,15 @@ def test_jit_scales_from_numpy_to_dask_by_one_argument():
     assert cf.recompile_reasons == ["x.shape[1] == 6 (got 7)"]
 
 
+def test_jit_traces_terabyte_arrays_without_memory():
+    def f(x):
+        return np.tanh(x - x.mean(axis=1, keepdims=True)) * 2.0
+    x = da.zeros((10 ** 6, 10 ** 6), chunks=(10 ** 5, 10 ** 6))      # 7 TiB
+    out = ss.compile(f, backend="dask")(x)
+    assert out.shape == x.shape and out.chunks == x.chunks
+    assert len(out.__dask_graph__()) == 2 * x.numblocks[0]
+
+
 @settings(max_examples=EXAMPLES, deadline=None)
 @given(rows=st.integers(2, 40), cols=st.integers(2, 9), data=st.data())
 def test_layer_norm_any_row_chunking_equals_eager(rows, cols, data):
@@ -447,6 +456,18 @@ def test_local_cluster_jit_matmul_and_reshape(client):
     cf = ss.compile(f, backend="dask")
     out = cf(da.from_array(a, chunks=(5, 4)), da.from_array(b, chunks=(4, 5)))
     np.testing.assert_allclose(client.compute(out, sync=True), f(a, b), rtol=1e-10)
+
+
+def test_readme_program_scales_to_the_cluster(client):
+    import re
+    readme = open(os.path.join(os.path.dirname(__file__), os.pardir, "README.md")).read()
+    section = readme.split("## Scaling out: programs over Dask arrays", 1)[1]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    ns = {"__name__": "readme"}                 # the module-scoped cluster stands in
+    exec(compile(code, "README.md", "exec"), ns)
+    out = ss.compile(ns["layer_norm"], backend="dask")(ns["x"])
+    assert out.chunks == ns["x"].chunks
+    np.testing.assert_allclose(client.compute(out, sync=True), ns["y"], rtol=1e-10)
 
 
 def test_kernels_pickle_by_source():
