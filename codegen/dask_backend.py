@@ -267,10 +267,12 @@ class DaskProgram:
         self.name = name
         g = ep.graph
         if ep._mutations():
+            written = sorted(inp.meta.get("state") or inp.attrs.get("target") or
+                             inp.attrs.get("path") or inp.name for inp, _ in ep._mutations())
             raise UserError(
                 'backend="dask": %s writes into its inputs or model state (%s); dask arrays '
                 "are immutable. Return the new value instead of assigning into the array."
-                % (name, ", ".join(sorted(inp.name for inp, _ in ep._mutations()))))
+                % (name, ", ".join(written)))
         self.info = ChunkInfo(g.nodes)
         self.inputs = g.inputs
         self.compute = [n for n in g.nodes if n.op not in ("input", "constant")]
@@ -308,8 +310,9 @@ class DaskProgram:
         params = signature_source(sig, r)
         self.param_names = [p.name for p in sig.parameters.values()]
         self.sym_names = [s.name for s in self.syms]
-        vals = "(%s%s)" % (", ".join(n.name for n in self.inputs),
-                           "," if len(self.inputs) == 1 else "")
+        # every input leaf, as the parameters reach it (arrays were aliased by the check)
+        leaves = [node.name if d.is_array else d.access for d, node in zip(descs, self.inputs)]
+        vals = "(%s%s)" % (", ".join(leaves), "," if len(leaves) == 1 else "")
         syms = "{%s}" % ", ".join("%r: %s" % (s.name, s.name) for s in self.syms)
         fname = _safe_name(self.name)
         body_full = checks + ["return _RUN(%s, %s)" % (vals, syms)]
