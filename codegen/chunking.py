@@ -212,38 +212,48 @@ def _rule_default(n, unify, cross) -> None:
                 cross(m, j)
 
 
+def _reduction_form(n: Node) -> bool:
+    return isinstance(n.attrs.get("axis"), tuple) and len(n.inputs) == 1 and \
+        set(n.attrs) <= {"axis", "keepdims", "dtype", "ddof"}
+
+
+def _basic_index(n: Node) -> bool:
+    idx = n.attrs.get("index")
+    return type(idx) is IndexAttr and len(n.input_nodes()) == 1 and \
+        not any(type(i).__name__ == "ArrRef" for i in idx.items)
+
+
+#: op -> (the form the rule needs, rule); elementwise ufuncs, reductions and uniform
+#: creation are recognised by family in ``rule_of``
+RULES = {
+    "getitem": (_basic_index, _rule_getitem),
+    "matmul": (lambda n: len(n.inputs) == 2 and len(n.input_nodes()) == 2, _rule_matmul),
+    "permute_dims": (lambda n: isinstance(n.attrs.get("axes"), tuple), _rule_permute),
+    "expand_dims": (lambda n: isinstance(n.attrs.get("axis"), tuple), _rule_expand),
+    "squeeze": (lambda n: isinstance(n.attrs.get("axis"), tuple), _rule_squeeze),
+    "broadcast_to": (lambda n: len(n.input_nodes()) == 1, _rule_broadcast_to),
+}
+
+
+def _plain(n: Node) -> bool:
+    return n.shape is not None and n.dtype is not None and n.dtype.kind not in "OV"
+
+
 def rule_of(n: Node):
     """The locality rule of a node, or None when it has none (it then crosses every axis it
     reads and runs globally)."""
-    if n.shape is None or n.dtype is None or n.dtype.kind in "OV" or "binds" in n.meta:
+    if not _plain(n) or "binds" in n.meta or not all(_plain(m) for m in n.input_nodes()):
         return None
     if any(type(v).__name__ == "Subgraph" for v in n.attrs.values()):
-        return None
-    if any(m.shape is None or m.dtype is None or m.dtype.kind in "OV"
-           for m in n.input_nodes()):
         return None
     if n.op in UNIFORM_CREATION:
         return _rule_creation
     if ew_ufunc(n) is not None or n.op in _ELEMENTWISE:
         return _rule_elementwise
-    if n.op in REDUCTIONS and isinstance(n.attrs.get("axis"), tuple) and \
-            set(n.attrs) <= {"axis", "keepdims", "dtype", "ddof"} and len(n.inputs) == 1:
-        return _rule_reduction
-    if n.op == "getitem" and type(n.attrs.get("index")) is IndexAttr and \
-            len(n.input_nodes()) == 1 and not any(type(i).__name__ == "ArrRef"
-                                                  for i in n.attrs["index"].items):
-        return _rule_getitem
-    if n.op == "matmul" and len(n.input_nodes()) == 2 and len(n.inputs) == 2:
-        return _rule_matmul
-    if n.op == "permute_dims" and isinstance(n.attrs.get("axes"), tuple):
-        return _rule_permute
-    if n.op == "expand_dims" and isinstance(n.attrs.get("axis"), tuple):
-        return _rule_expand
-    if n.op == "squeeze" and isinstance(n.attrs.get("axis"), tuple):
-        return _rule_squeeze
-    if n.op == "broadcast_to" and len(n.input_nodes()) == 1:
-        return _rule_broadcast_to
-    return None
+    if n.op in REDUCTIONS:
+        return _rule_reduction if _reduction_form(n) else None
+    form, rule = RULES.get(n.op, (None, None))
+    return rule if form is not None and form(n) else None
 
 
 # --------------------------------------------------------------------------- analysis

@@ -39,6 +39,7 @@ from symshape.errors import ConstraintViolationError, UserError
 
 from . import get_backend
 from .breaks import LazyRun, SegmentCache, as_break, break_detail, with_break_detection
+from .dask_backend import is_dask_array as _is_dask_array, stand_in as _dask_stand_in
 
 
 class RecompileError(UserError):
@@ -58,11 +59,6 @@ def _is_device_array(v) -> bool:
     return type(v).__module__.startswith("cupy") and hasattr(v, "__cuda_array_interface__")
 
 
-def _is_dask_array(v) -> bool:
-    """A dask array (recognised without importing dask)."""
-    return type(v).__module__.startswith("dask.array") and hasattr(v, "numblocks")
-
-
 def _to_host(v):
     if type(v) is tuple or type(v) is list:
         return type(v)(_to_host(x) for x in v)
@@ -70,8 +66,7 @@ def _to_host(v):
         return {k: _to_host(x) for k, x in v.items()}
     if _is_dask_array(v):
         # backend="dask": trace on a stand-in of the global shape and dtype
-        from .dask_backend import stand_in
-        return stand_in(v)
+        return _dask_stand_in(v)
     return v.get() if _is_device_array(v) else v
 
 
