@@ -345,6 +345,14 @@ class DaskProgram:
         """Build the task graph of one call: ``values`` are the graph inputs in order."""
         for n, v in zip(self.inputs, values):
             if is_dask_array(v):
+                meta = getattr(v, "_meta", None)
+                if meta is not None and type(meta) is not np.ndarray:
+                    raise UserError(
+                        'input %s: backend="dask" runs NumPy code on numpy.ndarray chunks, '
+                        "but this dask array's chunks are %s.%s; convert them first (e.g. "
+                        "x.map_blocks(np.asarray))" % (n.attrs.get("path", n.name),
+                                                      type(meta).__module__,
+                                                      type(meta).__name__))
                 for j, size in enumerate(v.shape):
                     if isinstance(size, float) and math.isnan(size):
                         raise UserError(

@@ -293,6 +293,14 @@ def test_invalid_global_shapes_rejected_before_any_task_runs():
     assert ran == []
 
 
+def test_chunks_that_are_not_ndarrays_are_a_user_error():
+    x = rng.standard_normal((12, 4))
+    c = export_dyn(gelu_chain, x).compile(backend="dask")
+    masked = da.ma.masked_greater(da.from_array(x, chunks=4), 0.5)
+    with pytest.raises(ss.UserError, match=r"input x: .*numpy.ndarray chunks.*MaskedArray"):
+        c(masked)
+
+
 def test_unknown_chunk_sizes_are_a_user_error():
     x = rng.standard_normal((12, 4))
     c = export_dyn(gelu_chain, x).compile(backend="dask")
@@ -432,9 +440,11 @@ def client():
 
 
 def test_local_cluster_runs_compiled_programs(client):
-    x = rng.standard_normal((64, 8))
+    x = rng.standard_normal((61, 8))                # chunks of 10 rows and one of 1
     ln = LayerNorm(8)
-    progs = [(ss.export(ln, (x,), dynamic_shapes={"x": (A, A)}), ln),
+    progs = [(export_dyn(gelu_chain, x), gelu_chain),
+             (export_dyn(softmax, x), softmax),
+             (ss.export(ln, (x,), dynamic_shapes={"x": (A, A)}), ln),
              (ss.export(mlp, (x,), dynamic_shapes={"x": (A, None)}), mlp),
              (export_dyn(centre, x), centre),
              (export_dyn(positives, x), positives)]
@@ -447,6 +457,9 @@ def test_local_cluster_runs_compiled_programs(client):
     assert set(client.run(lambda: len(
         __import__("symshape.codegen.dask_backend", fromlist=["Kernel"]).Kernel._cache) > 0)
         .values()) == {True}
+    # a wrong global shape is refused before anything reaches the cluster
+    with pytest.raises(ss.UserError, match=r"x.shape\[1\]: expected 8, got 7"):
+        progs[3][0].compile(backend="dask")(da.zeros((61, 7), chunks=(10, 7)))
 
 
 def test_local_cluster_jit_matmul_and_reshape(client):
