@@ -121,6 +121,8 @@ class _CheckErrors:
 
 # --------------------------------------------------------------------------- kernels
 _FRESH = ("_SETS", "_P")
+#: state arrays from this size enter dask.array calls as one-chunk arrays with a fixed name
+_BIG_STATE = 1 << 20
 _MODULES = {"np": np, "_rt": _runtime}
 
 
@@ -524,7 +526,10 @@ class DaskProgram:
         if step.code is not None:
             local = {s.name: v for s, v in symvals.items()}
             for i in n.input_nodes():
-                local[i.name] = self._value(i, env)
+                v = self._value(i, env)
+                if i.op == "constant" and isinstance(v, np.ndarray) and v.nbytes >= _BIG_STATE:
+                    v = self._as_dask(v, i)     # dask would hash large weights every call
+                local[i.name] = v
             try:
                 with warnings.catch_warnings():
                     # dask computes eagerly (with this warning) what it cannot do lazily
@@ -536,19 +541,30 @@ class DaskProgram:
                 raise
             except Exception:
                 v = None
-            if v is not None and self._fits(n, v):
+            if v is not None and self._fits(n, v, symvals):
                 env[n] = v
                 return
         self._run_segment(step.fallback, env, symvals)
 
-    def _fits(self, n: Node, v) -> bool:
+    def _fits(self, n: Node, v, symvals) -> bool:
+        """Did dask.array give what NumPy gives: rank, dtype and every known size?  If
+        not, the node runs as one task of NumPy code instead."""
         if n.op == "tuple_get" or n.shape is None:
             return True
         if type(v) in (tuple, list):        # a multi-output op: its parts are checked
             return all(is_dask_array(x) or isinstance(x, np.ndarray) for x in v)
-        if is_dask_array(v) or isinstance(v, np.ndarray):
-            return v.ndim == len(n.shape) and (n.dtype is None or v.dtype == n.dtype)
-        return False
+        if not (is_dask_array(v) or isinstance(v, np.ndarray)):
+            return False
+        if v.ndim != len(n.shape) or (n.dtype is not None and v.dtype != n.dtype):
+            return False
+        for got, e in zip(v.shape, n.shape):
+            try:
+                want = evaluate(e, symvals)
+            except KeyError:                # a data-dependent size: unknown until run
+                continue
+            if not (isinstance(got, float) and math.isnan(got)) and got != want:
+                return False
+        return True
 
     # ------------------------------------------------------------------ segments
     def _value(self, n: Node, env):
