@@ -355,9 +355,10 @@ def test_jit_scales_from_numpy_to_dask_by_one_argument():
     def model(x):
         return softmax(x) * 2.0
     x = rng.standard_normal((40, 6))
+    on_numpy = ss.compile(model)(x)
     cf = ss.compile(model, backend="dask")
     out = cf(da.from_array(x, chunks=(10, 6)))
-    check_equal(out, model(x))
+    check_equal(out, on_numpy)
     assert len(cf.variants) == 1
     assert "x.shape[0] in [2, int_oo]" in cf.variants[0].guards   # chunked axis: dynamic
     x2 = rng.standard_normal((17, 6))
@@ -366,6 +367,8 @@ def test_jit_scales_from_numpy_to_dask_by_one_argument():
     y = rng.standard_normal((40, 7))
     check_equal(cf(da.from_array(y, chunks=(10, 7))), model(y))
     assert cf.recompile_reasons == ["x.shape[1] == 6 (got 7)"]
+    with pytest.raises(ss.UserError, match="takes a dask.array.Array, got ndarray"):
+        cf(x)
 
 
 def test_jit_traces_terabyte_arrays_without_memory():
