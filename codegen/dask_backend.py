@@ -123,6 +123,8 @@ class _CheckErrors:
 _FRESH = ("_SETS", "_P")
 #: state arrays from this size enter dask.array calls as one-chunk arrays with a fixed name
 _BIG_STATE = 1 << 20
+#: kernels a worker process keeps compiled (oldest dropped first)
+_KERNELS_KEPT = 256
 _MODULES = {"np": np, "_rt": _runtime}
 
 
@@ -172,6 +174,8 @@ class Kernel:
                         ns[k] = _cg.new_tune()
                 fn = Kernel._cache[self.token] = compile_function(
                     self.source, ns, "<symshape dask kernel %s>" % self.name, self.name)
+                while len(Kernel._cache) > _KERNELS_KEPT:     # a long-lived worker
+                    Kernel._cache.pop(next(iter(Kernel._cache)))
             self.fn = fn
             return fn
 
@@ -332,15 +336,22 @@ class DaskProgram:
         self.ns = ns
 
     def _build_pack(self) -> None:
+        """``_pack(values, sizes)``: the outputs in ``f``'s output structure (sizes
+        returned as values are computed from the bound symbols)."""
+        from symshape.expr import format_py
         g = self.ep.graph
         ns: Dict[str, Any] = {}
         leaves = list(g.outputs)
-        names = {}
-        for i, o in enumerate(leaves):
-            if type(o) is Node:
-                names[o] = "_e[%d]" % i
-        text = render_outputs(g.out_spec, leaves, Renderer(names, ns))
-        self._pack = eval("lambda _e: %s" % text, ns)
+        names = {o: "_e[%d]" % i for i, o in enumerate(leaves) if type(o) is Node}
+
+        class _Sizes(Renderer):
+            def value(self, v):
+                if type(v) is Expr:
+                    return "(%s)" % format_py(v, lambda s: "_s[%r]" % s.name)
+                return super().value(v)
+
+        text = render_outputs(g.out_spec, leaves, _Sizes(names, ns))
+        self._pack = eval("lambda _e, _s: %s" % text, ns)
 
     # ------------------------------------------------------------------ running
     def run(self, values: tuple, syms: Dict[str, int]):
@@ -381,7 +392,13 @@ class DaskProgram:
                 outs.append(o)
         if self.ep.constraints.runtime_checks:
             outs = self._with_runtime_checks(outs, env, symvals)
-        return self._pack(outs)
+        try:
+            return self._pack(outs, {s.name: v for s, v in symvals.items()})
+        except KeyError:
+            raise UserError(
+                'backend="dask": %s returns a size that depends on array values (a mask\'s '
+                "count); dask knows it only after computing. Return the array instead and "
+                "read its size after compute_chunk_sizes()." % self.name) from None
 
     def _with_runtime_checks(self, outs: list, env, symvals) -> list:
         """``ss.check`` conditions on data-dependent sizes: a task computes each size (the

@@ -224,6 +224,24 @@ def test_runtime_check_on_a_value_read_with_item():
         c(da.from_array(-np.abs(x), chunks=3)).compute(scheduler="threads")
 
 
+def test_sizes_and_python_values_among_the_outputs():
+    def f(x):
+        return x * 2, x.shape[0], 3.5, {"n": x.shape[0] * 2 + 1}
+
+    x = rng.standard_normal((6, 3))
+    c = export_dyn(f, x).compile(backend="dask")
+    y = rng.standard_normal((9, 3))
+    out = c(da.from_array(y, chunks=(2, 3)))
+    assert out[1:] == (9, 3.5, {"n": 19})
+    check_equal(out[0], f(y)[0])
+
+    def count(x):
+        return x[x > 0].shape[0]
+    c = export_dyn(count, x).compile(backend="dask")
+    with pytest.raises(ss.UserError, match="returns a size that depends on array values"):
+        c(da.from_array(y, chunks=(2, 3)))
+
+
 def test_state_is_one_key_shared_by_every_task():
     x = rng.standard_normal((64, 8))
     c = ss.export(mlp, (x,), dynamic_shapes={"x": (A, None)}).compile(backend="dask")
