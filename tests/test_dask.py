@@ -448,6 +448,28 @@ def test_random_programs_any_chunking_equal_eager(steps, rows, data):
     check_equal(c(da.from_array(x, chunks=chunks)), program(x), rtol=1e-9)
 
 
+def _cuts(data, n, most):
+    cuts = sorted(data.draw(st.sets(st.integers(1, n - 1), max_size=most))) if n > 1 else []
+    return tuple(b - a for a, b in zip([0] + cuts, cuts + [n]))
+
+
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(rows=st.integers(2, 25), cols=st.integers(2, 7), data=st.data())
+def test_inputs_chunked_differently_are_aligned(rows, cols, data):
+    def gated(x, y, b):
+        gate = 1.0 / (1.0 + np.exp(-(y + b)))
+        return x * gate + (1.0 - gate) * np.tanh(x), (x - y).max(axis=1)
+
+    g = np.random.default_rng(rows * 7 + cols)
+    x, y, b = g.standard_normal((rows, cols)), g.standard_normal((rows, cols)), \
+        g.standard_normal(cols)
+    c = export_dyn(gated, x, y, b).compile(backend="dask")
+    dx = da.from_array(x, chunks=(_cuts(data, rows, 4), _cuts(data, cols, 2)))
+    dy = da.from_array(y, chunks=(_cuts(data, rows, 4), _cuts(data, cols, 2)))
+    db = da.from_array(b, chunks=(_cuts(data, cols, 2),))
+    check_equal(c(dx, dy, db), gated(x, y, b))
+
+
 # --------------------------------------------------------------------------- distributed
 @pytest.fixture(scope="module")
 def client():
