@@ -297,10 +297,11 @@ def test_invalid_global_shapes_rejected_before_any_task_runs():
         return b
     x = rng.standard_normal((12, 4))
     c = ss.export(softmax, (x,), dynamic_shapes={"x": (A, 4)}).compile(backend="dask")
-    bad = da.from_array(rng.standard_normal((12, 5)), chunks=(4, 5)).map_blocks(spy, meta=np.empty((0, 0)))
+    meta = np.empty((0, 0))
+    bad = da.from_array(rng.standard_normal((12, 5)), chunks=(4, 5)).map_blocks(spy, meta=meta)
     with pytest.raises(ss.UserError, match=r"x.shape\[1\]: expected 4, got 5"):
         c(bad)
-    one = da.from_array(rng.standard_normal((1, 4)), chunks=(1, 4)).map_blocks(spy, meta=np.empty((0, 0)))
+    one = da.from_array(rng.standard_normal((1, 4)), chunks=(1, 4)).map_blocks(spy, meta=meta)
     with pytest.raises(ss.UserError, match=r"x.shape\[0\] = 1 is outside the range"):
         c(one)
     with pytest.raises(ss.UserError, match="dtype float64, got float32"):
