@@ -357,6 +357,9 @@ class DaskProgram:
     def run(self, values: tuple, syms: Dict[str, int]):
         """Build the task graph of one call: ``values`` are the graph inputs in order."""
         for n, v in zip(self.inputs, values):
+            if n.shape is not None and isinstance(v, np.ndarray):
+                # the JIT's dispatcher checked shapes only: say what the check would say
+                _CheckErrors.bad_array(n.attrs.get("path", n.name), v, len(n.shape), n.dtype)
             if is_dask_array(v):
                 meta = getattr(v, "_meta", None)
                 if meta is not None and type(meta) is not np.ndarray:
