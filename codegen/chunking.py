@@ -411,7 +411,19 @@ def _collect(v, out: Set) -> None:
 
 def chunkable_axes(ep) -> Dict[str, tuple]:
     """Per user input path, the axes along which the whole program is local: chunking the
-    input along them (and nothing else) runs the program as one task per chunk."""
+    input along them (and nothing else) runs the program as one task per chunk.  Takes an
+    ExportedProgram, or an ``ss.compile`` function (its latest compiled variant)."""
+    from symshape.errors import UserError
+    variants = getattr(ep, "variants", None)
+    if isinstance(variants, list):
+        if not variants:
+            raise UserError("chunkable_axes: %r has not been called yet, so no program is "
+                            "compiled; call it once, or pass ss.export(...)" % (ep,))
+        ep = variants[-1].program
+    graph = getattr(ep, "graph", None)
+    if graph is None or not hasattr(graph, "inputs"):
+        raise UserError("chunkable_axes takes an ExportedProgram (from ss.export) or an "
+                        "ss.compile function, got %s" % type(ep).__name__)
     info = ChunkInfo(ep.graph.nodes)
     out: Dict[str, tuple] = {}
     for n in ep.graph.inputs:

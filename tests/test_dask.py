@@ -365,6 +365,13 @@ def test_chunkable_axes_per_input():
     def shift(x):
         return x[1:] - x[:-1]
     assert ss.chunkable_axes(export_dyn(shift, rng.standard_normal((5, 3)))) == {"x": (1,)}
+    cf = ss.compile(size_as_value, dynamic=True)
+    with pytest.raises(ss.UserError, match="has not been called yet"):
+        ss.chunkable_axes(cf)
+    cf(rng.standard_normal((5, 3)))
+    assert ss.chunkable_axes(cf) == {"x": (1,)}
+    with pytest.raises(ss.UserError, match="takes an ExportedProgram"):
+        ss.chunkable_axes(size_as_value)
     # a static axis is never chunk-local: generated code fixes its size
     assert ss.chunkable_axes(ss.export(softmax, (rng.standard_normal((5, 3)),))) == \
         {"x": ()}
