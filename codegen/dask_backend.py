@@ -215,6 +215,7 @@ class Segment:
         self.active = active
         self.label = label
         self.per_chunk = False
+        self.unfused: Optional[str] = None      # why the fused generator was not used
         self.kernel: Optional[Kernel] = None
         self.scalar_syms: List[Sym] = []
         self.source = ""
@@ -251,7 +252,9 @@ class Plan:
         for s in self.steps:
             if type(s) is Segment:
                 kind = "per chunk" if s.per_chunk else "one task"
-                lines.append("segment (%s): %s" % (kind, ", ".join(n.name for n in s.nodes)))
+                lines.append("segment (%s): %s%s" % (
+                    kind, ", ".join(n.name for n in s.nodes),
+                    " [unfused: %s]" % s.unfused if s.unfused else ""))
             elif s.code is None:
                 lines.append("one task: %s (%s)" % (s.node.name, s.node.op))
             else:
@@ -714,11 +717,20 @@ class DaskProgram:
         spec = pytree.LEAF if len(seg.outputs) == 1 else \
             ("tuple", tuple(pytree.LEAF for _ in seg.outputs))
         fake_inputs = [_Param(p) for p in params]
-        cp = generate(seg.nodes, list(seg.outputs), spec, [], cs, fake_inputs, sig,
-                      "segment_" + _ident(seg.label), self._hint)
-        token = uuid.uuid4().hex
-        seg.source = cp.source
-        seg.kernel = Kernel(token, cp.name, cp.source, _picklable_ns(cp.ns), cp.full,
+        name = "segment_" + _ident(seg.label)
+        try:
+            cp = generate(seg.nodes, list(seg.outputs), spec, [], cs, fake_inputs, sig,
+                          name, self._hint)
+            source, ns, fn = cp.source, cp.ns, cp.full
+        except UserError:
+            raise
+        except Exception as e:
+            # the fused code generator could not handle this segment: run it with one
+            # NumPy call per node (the same values, without fusion), and say why
+            seg.unfused = "%s: %s" % (type(e).__name__, e)
+            source, ns, fn = _plain_kernel(seg, cs, params, spec, name)
+        seg.source = source
+        seg.kernel = Kernel(uuid.uuid4().hex, name, source, _picklable_ns(ns), fn,
                             [e.dtype if e.shape is not None else None for e in seg.ext])
 
     def _segment_cs(self, descs, scalar_syms) -> ConstraintSet:
@@ -728,7 +740,7 @@ class DaskProgram:
                 for s in d.dims:
                     if type(s) is Expr:
                         syms |= set(s.free_symbols)
-        ranges = {s: ValueRange(0, int_oo) for s in syms}
+        ranges = {s: ValueRange(-int_oo, int_oo) for s in syms}     # chunks: any size
         return ConstraintSet(descs, ranges, [], {}, {})
 
     def _emit_tasks(self, seg, arrays, indices, grid, chunkss, out_letter, scalars, env,
@@ -813,6 +825,33 @@ def _runtime_check(src: str, text: str, sizes: dict) -> bool:
 
 def _after_checks(block, *oks):
     return block
+
+
+def _plain_kernel(seg: Segment, cs: ConstraintSet, params: List[str], spec, name: str):
+    """A segment as straight-line NumPy code: its input check (binding the sizes), one
+    call per node as ``ep.module()`` makes it, the outputs."""
+    from symshape.capture.pycode import after_node, compile_function, subgraph_lines
+    from . import rt as _cg
+    writer = CheckWriter(cs)
+    for d in cs.inputs:
+        writer.var_names[id(d)] = d.access
+    lines = writer.emit()
+    ns: Dict[str, Any] = {"np": np, "_ndarray": np.ndarray, "_rt": _runtime, "_cg": _cg}
+    ns.update(writer.consts)
+    r = Renderer({n: n.name for n in seg.nodes}, ns)
+    bound = set(writer.bound)
+    checks: list = []
+    for n in seg.nodes:
+        for v in n.attrs.values():
+            if type(v).__name__ == "Subgraph":
+                lines.extend(subgraph_lines(v, r, ns))
+        lines.append("%s = %s" % (n.name, emit_node(n, r)))
+        lines.extend(after_node(n, bound, checks, r))
+    lines.append("return " + render_outputs(spec, list(seg.outputs), r))
+    source = "def %s(%s):\n" % (name, ", ".join(params)) + "".join(
+        "    %s\n" % x for x in lines)
+    fn = compile_function(source, ns, "<symshape dask plain %s>" % name, name)
+    return source, ns, fn
 
 
 class _Param:

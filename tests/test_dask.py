@@ -242,6 +242,19 @@ def test_sizes_and_python_values_among_the_outputs():
         c(da.from_array(y, chunks=(2, 3)))
 
 
+def test_segments_the_fused_generator_cannot_take_still_run(monkeypatch):
+    from symshape.codegen import numpy_backend
+
+    def broken(*args, **kwargs):
+        raise IndexError("tuple index out of range")
+    monkeypatch.setattr(numpy_backend, "generate", broken)
+    x = rng.standard_normal((12, 4))
+    c = export_dyn(softmax, x).compile(backend="dask")
+    dx = da.from_array(x, chunks=(5, 4))
+    check_equal(c(dx), softmax(x))
+    assert "[unfused: IndexError: tuple index out of range]" in plan_text(c, dx)
+
+
 def test_state_is_one_key_shared_by_every_task():
     x = rng.standard_normal((64, 8))
     c = ss.export(mlp, (x,), dynamic_shapes={"x": (A, None)}).compile(backend="dask")
