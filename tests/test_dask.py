@@ -447,6 +447,13 @@ STEPS = {
     "cumsum_rows": lambda x: np.cumsum(x, axis=0) / 10.0,
     "size_as_value": lambda x: x / x.shape[0],
     "sort_cols": lambda x: np.sort(x, axis=1),
+    "leaky": lambda x: np.where(x > 0, x, 0.1 * x),
+    "float32_roundtrip": lambda x: x.astype(np.float32).astype(np.float64),
+    "zeros_like_plus": lambda x: np.zeros_like(x) + x * 2.0,
+    "expand_squeeze": lambda x: np.squeeze(np.expand_dims(x, 1), 1) + 1.0,
+    "global_norm": lambda x: x / np.sqrt((x * x).sum() + 1.0),
+    "clip": lambda x: np.clip(x, -1.0, 1.0),
+    "first_row": lambda x: x - x[0],
 }
 
 
