@@ -80,7 +80,7 @@ def main() -> None:
     cases = [("elementwise", elementwise, x), ("layer_norm", layer_norm, x),
              ("layer_norm, column chunks", layer_norm, xc)]
     for label, f, x in cases:
-        cf = ss.compile(f, backend="dask", dynamic=True)
+        cf = ss.compile(f, backend="dask")
         ref = f(xn)
         got = cf(x).compute(scheduler="threads", num_workers=2)
         assert np.allclose(got, ref), label

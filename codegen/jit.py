@@ -543,9 +543,9 @@ class CompiledFunction:
             dyn = self._dyn.setdefault(path, set())
             first = self._first.setdefault(path, shape)
             if _is_dask_array(v) and self.dynamic is None:
-                # an axis split into chunks is dynamic from the first call: each chunk
-                # runs the code generated for it
-                dyn.update(i for i, nb in enumerate(v.numblocks) if nb > 1)
+                # a dask array's axes are dynamic from the first call: each chunk runs the
+                # code generated for them, whatever the chunking of later calls
+                dyn.update(range(len(shape)))
             if self.dynamic is False:
                 return None
             if len(first) == len(shape):
