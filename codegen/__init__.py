@@ -60,3 +60,13 @@ def _cupy_factory(ep):
 
 
 register_backend("cupy", _cupy_factory)
+
+
+def _dask_factory(ep):
+    # dask is an optional extra: without it this raises UserError saying how to install it
+    from .dask_backend import compile_dask, require_dask
+    require_dask()
+    return compile_dask(ep)
+
+
+register_backend("dask", _dask_factory)

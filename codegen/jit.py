@@ -39,6 +39,7 @@ from symshape.errors import ConstraintViolationError, UserError
 
 from . import get_backend
 from .breaks import LazyRun, SegmentCache, as_break, break_detail, with_break_detection
+from .dask_backend import is_dask_array as _is_dask_array, stand_in as _dask_stand_in
 
 
 class RecompileError(UserError):
@@ -63,6 +64,9 @@ def _to_host(v):
         return type(v)(_to_host(x) for x in v)
     if type(v) is dict:
         return {k: _to_host(x) for k, x in v.items()}
+    if _is_dask_array(v):
+        # backend="dask": trace on a stand-in of the global shape and dtype
+        return _dask_stand_in(v)
     return v.get() if _is_device_array(v) else v
 
 
@@ -534,10 +538,14 @@ class CompiledFunction:
             return t(self._leaf_spec(x, "%s[%d]" % (path, i)) for i, x in enumerate(v))
         if t is dict:
             return {k: self._leaf_spec(x, path + pytree.key_str(k)) for k, x in v.items()}
-        if t is np.ndarray or _is_device_array(v):
+        if t is np.ndarray or _is_device_array(v) or _is_dask_array(v):
             shape = tuple(v.shape)
             dyn = self._dyn.setdefault(path, set())
             first = self._first.setdefault(path, shape)
+            if _is_dask_array(v) and self.dynamic is None:
+                # a dask array's axes are dynamic from the first call: each chunk runs the
+                # code generated for them, whatever the chunking of later calls
+                dyn.update(range(len(shape)))
             if self.dynamic is False:
                 return None
             if len(first) == len(shape):

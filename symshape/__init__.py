@@ -80,7 +80,16 @@ def explain(f, *args, **kwargs):
     return _explain(f, *args, **kwargs)
 
 
+def chunkable_axes(ep):
+    """Per input path of ``ep``, the axes along which the whole program is local: chunked
+    along them (``backend="dask"``), each chunk runs the whole program as one task
+    (``{"x": (0,), "w": ()}``)."""
+    from .codegen.chunking import chunkable_axes as _chunkable_axes
+    return _chunkable_axes(ep)
+
+
 __all__ = ["export", "cond", "compile", "explain", "map", "while_loop", "Dim", "dims", "check", "UserError", "ConstraintViolationError",
            "GuardOnDataDependentError", "int_oo", "ValueRange", "set_logs", "SymInt",
            "SymBool", "sym_min", "sym_max", "exportable"]
 __all__ += ["custom_op", "save", "load"]
+__all__ += ["chunkable_axes"]
