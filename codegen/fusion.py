@@ -177,8 +177,9 @@ def _lowered(g: Group, n: Node) -> Optional[Group]:
     for kk in range(g.k - 1, -1, -1):
         h = Group(kk, g.prefix[:kk + 1])
         if h.accepts(n):
-            h.nodes = g.nodes
-            h.members = g.members
+            # copies: the caller may reject the lowered group, and ``g`` must stay as it was
+            h.nodes = list(g.nodes)
+            h.members = set(g.members)
             h.add(n)
             return h
     return None

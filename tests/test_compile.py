@@ -412,3 +412,17 @@ def test_backend_registry():
     with pytest.raises(ss.UserError, match="unknown backend 'tvm'.*'numpy'"):
         ep.compile(backend="tvm")
     assert callable(ep.compile(backend="numpy"))
+
+
+def test_a_rejected_lowering_leaves_the_group_unchanged(small_blocks):
+    """A view that only a shallower group would admit must not slip into the current one."""
+    W = np.ones((4, 3))
+
+    def f(x, y):
+        z = np.exp(x) * 2 + y[:, None]
+        return z @ W, z.sum(0)
+
+    ep = ss.export(f, (np.ones((5, 4)), np.ones(5)), dynamic_shapes={"x": (A, None), "y": (A,)})
+    c = ep.compile()
+    x, y = RNG.standard_normal((300, 4)), RNG.standard_normal(300)
+    same(c(x, y), f(x, y))
