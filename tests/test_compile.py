@@ -13,6 +13,7 @@ import textwrap
 
 import numpy as np
 import pytest
+from hypothesis import example, given, settings, strategies as st
 
 import symshape as ss
 from symshape import Dim
@@ -426,3 +427,48 @@ def test_a_rejected_lowering_leaves_the_group_unchanged(small_blocks):
     c = ep.compile()
     x, y = RNG.standard_normal((300, 4)), RNG.standard_normal(300)
     same(c(x, y), f(x, y))
+
+
+_W = np.random.default_rng(3).standard_normal((4, 3))
+_STEPS = [
+    ("exp", lambda env: np.exp(-np.abs(env[-1]))),
+    ("bcast_col", lambda env: env[-1] + env[1][:, None]),
+    ("bcast_row", lambda env: env[-1] * env[0][0]),
+    ("scale", lambda env: env[-1] * 2.0 - 1.0),
+    ("tanh", lambda env: np.tanh(env[-1])),
+    ("rowsum", lambda env: env[-1] - env[-1].sum(axis=1, keepdims=True)),
+    ("colmax", lambda env: env[-1] / (np.abs(env[-1]).max(axis=0) + 1.0)),
+    ("mix", lambda env: env[-1] + env[len(env) // 2][..., :env[-1].shape[-1]]),
+]
+
+
+def _dag(picks):
+    def f(x, y):
+        env = [x, y, x]
+        for i in picks:
+            env.append(_STEPS[i][1](env))
+        last = env[-1]
+        return last @ _W[:last.shape[-1]], last.sum(axis=0), last[::2]
+    return f
+
+
+@settings(deadline=None, max_examples=40)
+@given(st.lists(st.sampled_from(range(len(_STEPS))), min_size=1, max_size=6))
+@example([0, 3, 1])             # a fused chain, then a broadcast view (a lowering bug)
+def test_random_two_input_programs_compile_like_eager(picks):
+    """Differential fuzzing of the blocked path: broadcast views, row / column reductions,
+    matmuls of fused results, strided views of outputs, against eager NumPy."""
+    from symshape.codegen import rt
+    saved = (rt.BIG, rt.BLOCK, rt.WORTH, rt.THREAD_MIN)
+    rt.BIG, rt.BLOCK, rt.WORTH, rt.THREAD_MIN = 64, 16, 16, 64
+    try:
+        f = _dag(picks)
+        ep = ss.export(f, (np.ones((5, 4)), np.ones(5)),
+                       dynamic_shapes={"x": (A, None), "y": (A,)})
+        c = ep.compile()
+        for n in (5, 37, 130):
+            x = np.random.default_rng(n).standard_normal((n, 4))
+            y = np.random.default_rng(n + 1).standard_normal(n)
+            same(c(x, y), f(x, y))
+    finally:
+        rt.BIG, rt.BLOCK, rt.WORTH, rt.THREAD_MIN = saved
