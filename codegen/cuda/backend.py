@@ -26,7 +26,7 @@ from symshape.expr import Expr, format_py
 from symshape.guards import CheckWriter
 
 from .groups import Plan, Ranges, plan_program
-from .kernels import GRID_CAP, LIMIT, MAX_BLOCK, Kernel
+from .kernels import GRID_CAP, LIMIT, MAX_BLOCK, ROW_BLOCK, ROW_ITEMS, WARP_ROW, Kernel
 
 _counter = itertools.count()
 NEEDS_CUPY = "backend='cupy' needs CuPy: pip install 'symshape[gpu]'"
@@ -165,11 +165,22 @@ def launchers(launch):
 
     def _row(k, rows, inner, args, big):
         if rows > 0:
-            b = 32
-            while b < inner and b < MAX_BLOCK:
-                b <<= 1
-            launch(k, min(rows, GRID_CAP), b, args, big)
+            block, per_block = row_launch(inner)
+            launch(k, min((rows + per_block - 1) // per_block, GRID_CAP), block, args, big)
     return _pw, _row
+
+
+def row_launch(inner: int):
+    """(threads per block, rows per block) of a row reduction: rows of at most WARP_ROW
+    elements take one warp each, eight to a block; longer rows a block each, the smallest
+    power of two (64 .. ROW_BLOCK) that keeps ROW_ITEMS elements per thread.  The kernel
+    derives the same split from the row length."""
+    if inner <= WARP_ROW:
+        return MAX_BLOCK, MAX_BLOCK // 32
+    b = 64
+    while b * ROW_ITEMS < inner and b < ROW_BLOCK:
+        b <<= 1
+    return b, 1
 
 
 # --------------------------------------------------------------------------- CuPy runtime
@@ -219,6 +230,9 @@ def _bad_shape(path, a, ndim, dtype):
 
 
 _RAW: Dict[tuple, Any] = {}
+#: NVRTC options of every kernel: no contraction of a*b+c into a fused multiply-add, which
+#: rounds once where NumPy rounds twice
+NVRTC_OPTIONS = ("--fmad=false",)
 
 
 class CupyRuntime:
@@ -232,7 +246,7 @@ class CupyRuntime:
         return self.cp.ascontiguousarray(self.cp.asarray(v)) if isinstance(v, np.ndarray) else v
 
     def kernel(self, k: Kernel, big: bool):
-        opts = ("-DSS_INDEX64",) if big and k.index == "dual" else ()
+        opts = NVRTC_OPTIONS + (("-DSS_INDEX64",) if big and k.index == "dual" else ())
         key = (k.source, k.name, opts)
         fn = _RAW.get(key)
         if fn is None:

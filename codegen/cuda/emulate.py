@@ -29,10 +29,12 @@ from .backend import CompiledCupy
 from .kernels import Kernel
 
 SHIM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "shim.h")
-CXXFLAGS = ["-x", "c++", "-std=c++14", "-O1", "-shared", "-fPIC", "-w"]
+# -ffp-contract=off: no fused multiply-add, as the GPU build (--fmad=false) and NumPy
+CXXFLAGS = ["-x", "c++", "-std=c++14", "-O1", "-shared", "-fPIC", "-w", "-ffp-contract=off"]
 _ERRORS = {1: "__syncthreads() reached by only some threads of a block",
            2: "__syncthreads() in a kernel launched as barrier-free",
-           3: "out of memory for the emulated block"}
+           3: "out of memory for the emulated block",
+           4: "a warp shuffle reached by only some lanes of a warp"}
 
 
 def cache_dir() -> str:
@@ -205,7 +207,7 @@ def nvcc_ptx(kernels: Sequence[Kernel], arch: str = "sm_80", index64: bool = Fal
         out = os.path.join(d, "kernels.ptx")
         with open(cu, "w") as f:
             f.write("\n".join(parts))
-        cmd = [nvcc, "--ptx", "-arch=%s" % arch, "-o", out, cu]
+        cmd = [nvcc, "--ptx", "-arch=%s" % arch, "--fmad=false", "-o", out, cu]
         if index64:
             cmd.insert(1, "-DSS_INDEX64")
         proc = subprocess.run(cmd, capture_output=True, text=True)

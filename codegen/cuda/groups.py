@@ -163,11 +163,11 @@ def operand_of(x, text: str = "x") -> Optional[Operand]:
 def pointwise_expr(node: Node, ops: List[Optional[Operand]], helpers: set) -> Optional[str]:
     op = node.op
     if op == "where":
-        return cops.where_expr(ops, node.dtype)
+        return cops.where_expr(ops, node.dtype, helpers)
     if op == "clip":
         return cops.clip_expr(ops, node.dtype, helpers)
     if op == "astype":
-        return cops.cast(ops[0], node.dtype)
+        return cops.cast(ops[0], node.dtype, helpers)
     if op == "copy":
         return ops[0].text
     if op == "round":

@@ -29,7 +29,10 @@ from .groups import (KernelSpec, NoFuse, Planner, norm_index, numel, operand_of,
 #: index quantities below LIMIT fit ``int`` with room for a grid-stride step
 LIMIT = 2 ** 31 - 2 ** 24
 GRID_CAP = 32768            # blocks per launch (grid-stride loops cover the rest)
-MAX_BLOCK = 256             # threads per block; reduction blocks are powers of two <= this
+MAX_BLOCK = 256             # threads per block of pointwise kernels
+ROW_BLOCK = 512             # most threads per block of reduction kernels (powers of two)
+ROW_ITEMS = 8               # elements per thread a row keeps in registers
+WARP_ROW = 32 * ROW_ITEMS   # rows up to this length: one warp per row, several per block
 
 
 # --------------------------------------------------------------------------- index text
@@ -319,6 +322,17 @@ class Emitter:
             buf = self.buffer(n)
             text = "%s[%s]" % (buf, self.offset(n.shape, coords).text)
             note = ""
+            if getattr(self, "cache", None) is not None and not row:
+                # an element of the row: loaded once into a register array, which the
+                # later phases of the row read instead of memory
+                reg = self.cache.get(text)
+                if reg is None:
+                    reg = self.cache[text] = "rc%d" % len(self.cache)
+                    self.cache_decl.append("%s %s[%d];   // %s, loaded once" % (
+                        CTYPES[n.dtype.name], reg, ROW_ITEMS, text))
+                    text = "(%s[ss_k] = %s)" % (reg, text)
+                else:
+                    text = "%s[ss_k]" % reg
         v = self.emit(CTYPES[n.dtype.name], text, row, note)
         memo[key] = v
         return v
@@ -414,6 +428,15 @@ class Emitter:
         return k
 
     def _reduce(self, written, index) -> Optional[Kernel]:
+        """A row-reduction kernel.  A *group* of ``ss_g`` threads computes one row: a warp
+        (``ss_g`` = 32, several rows per block, no barrier at all) when the row has at most
+        ``WARP_ROW`` elements, else the whole block.  Each reduction is one phase: the
+        group's threads accumulate their elements, combine across the warp with
+        ``__shfl_xor_sync`` and (``ss_g`` > 32) across warps through one shared scratch buffer
+        after one barrier, so every thread holds the row's result.  When the row fits
+        ``ROW_ITEMS`` elements per thread, each element of an array read along the row is
+        loaded once into registers (fully unrolled loops over ``ss_k``) and every later phase
+        reads the registers; longer rows loop over memory."""
         spec = self.spec
         S = spec.shape
         axes = list(spec.axes)
@@ -422,41 +445,83 @@ class Emitter:
         inner = numel([S[a] for a in axes])
         rsz, isz = self.size(rows), self.size(inner)
         self.index_exprs += [rows, inner, numel(S)]
-        shared: List[str] = []
-        phases: List[str] = []
+        variants = {}
+        for cached in (True, False):
+            self.red_vars, self.row_memo = {}, {}      # each variant declares its own
+            self.cache = {} if cached else None
+            self.cache_decl = []
+            variants[cached] = self._row_phases(cached, isz, axes, written)
+        self.cache = None
+        if written is None:
+            return None
+        (cached_lines, outs), (loop_lines, _) = variants[True], variants[False]
+        body = ["__shared__ double ss_scratch[64];   // one scratch for every reduction",
+                "unsigned int ss_par = 0;            // which half of it the next one uses",
+                "const unsigned int ss_g = %s <= %d ? 32u : blockDim.x;   // threads per row"
+                % (isz, WARP_ROW),
+                "const unsigned int ss_lane = threadIdx.x % ss_g;",
+                "const idx_t ss_rpb = (idx_t)(blockDim.x / ss_g);",
+                "const bool ss_inreg = %s <= (idx_t)ss_g * %d;" % (isz, ROW_ITEMS)]
+        rdecode = self._decode_lines("row", outer_axes, "t")
+        both = cached_lines + loop_lines
+        body.append("for (idx_t row = (idx_t)blockIdx.x * ss_rpb + "
+                    "(idx_t)(threadIdx.x / ss_g); row < %s; "
+                    "row += (idx_t)gridDim.x * ss_rpb) {" % rsz)
+        body += ["  " + l for l in (rdecode if _uses_coords(rdecode, both) else [])]
+        body.append("  if (ss_inreg) {")
+        body += ["    " + l for l in cached_lines]
+        body.append("  } else {")
+        body += ["    " + l for l in loop_lines]
+        body.append("  }")
+        body.append("}")
+        k = self._kernel(index, "reduce", self.out_names, outs, body)
+        k.rows, k.inner = rows, inner
+        k.uses_sync = True
+        k.empty_max = [{"max": "maximum", "min": "minimum"}[r.op] for r in spec.reductions()
+                       if r.op in ("max", "min")]
+        return k
+
+    def _row_loop(self, cached: bool, isz: str, lines: List[str]) -> List[str]:
+        """The loop of a group's thread over its elements of the row (``j``)."""
+        if cached:
+            return (["#pragma unroll", "for (int ss_k = 0; ss_k < %d; ss_k++) {" % ROW_ITEMS,
+                     "  const idx_t j = (idx_t)ss_lane + (idx_t)ss_k * (idx_t)ss_g;",
+                     "  if (j < %s) {" % isz] + ["    " + l for l in lines] + ["  }", "}"])
+        return (["for (idx_t j = (idx_t)ss_lane; j < %s; j += (idx_t)ss_g) {" % isz] +
+                ["  " + l for l in lines] + ["}"])
+
+    def _row_phases(self, cached: bool, isz: str, axes: List[int], written):
+        spec = self.spec
         jdecode = self._decode_lines("j", axes, "t")
-        sync = False
+        phases: List[str] = []
         for ri, r in enumerate(spec.reductions()):
             R = cops.Reduction(r.op, r.inputs[0].dtype, r.dtype)
             self.memo, self.body, self.pre = {}, [], []
             v = self.value(r.inputs[0], self.dom)
             acc = "a%d" % ri
-            sb = "ss_red%d" % ri
-            shared.append("__shared__ %s %s[%d];" % (R.acc_c, sb, MAX_BLOCK))
-            comb = R.combine(acc, "(%s)%s" % (R.acc_c, v), self.helpers)
-            tree = R.combine("%s[threadIdx.x]" % sb, "%s[threadIdx.x + w]" % sb, self.helpers)
+            comb = R.combine(acc, R.load(v, r.inputs[0].dtype, self.helpers), self.helpers)
+            self.helpers.add("shfl")
             rv = "r%d" % ri
             ph = ["// %s = %s(%s, axis=%s)" % (r.name, r.op, r.inputs[0].name,
                                                tuple(spec.axes))]
             ph += self.pre
             ph.append("%s %s = %s;" % (R.acc_c, acc, R.identity()))
-            ph.append("for (idx_t j = (idx_t)threadIdx.x; j < %s; j += (idx_t)blockDim.x) {"
-                      % isz)
-            ph += ["  " + l for l in (jdecode if _uses_coords(jdecode, self.body) else []) +
-                   self.body]
-            ph.append("  %s = %s;" % (acc, comb))
-            ph.append("}")
-            ph.append("%s[threadIdx.x] = %s;" % (sb, acc))
-            ph.append("__syncthreads();")
-            ph.append("for (unsigned int w = blockDim.x >> 1; w > 0; w >>= 1) {")
-            ph.append("  if (threadIdx.x < w) %s[threadIdx.x] = %s;" % (sb, tree))
+            inner = (jdecode if _uses_coords(jdecode, self.body) else []) + self.body
+            ph += self._row_loop(cached, isz, inner + ["%s = %s;" % (acc, comb)])
+            ph.append("for (int w = 16; w > 0; w >>= 1) %s = %s;" % (
+                acc, R.combine(acc, "ss_shfl_xor(%s, w)" % acc, self.helpers)))
+            ph.append("if (ss_g > 32) {          // across warps: one barrier")
+            ph.append("  %s* sh = (%s*)ss_scratch + 32 * ss_par;" % (R.acc_c, R.acc_c))
+            ph.append("  ss_par ^= 1u;")
+            ph.append("  if ((threadIdx.x & 31u) == 0) sh[threadIdx.x >> 5] = %s;" % acc)
             ph.append("  __syncthreads();")
+            ph.append("  %s = sh[0];" % acc)
+            ph.append("  for (unsigned int w = 1; w < (ss_g >> 5); w++) %s = %s;" % (
+                acc, R.combine(acc, "sh[w]", self.helpers)))
             ph.append("}")
-            ph.append("const %s %s = %s;" % (R.out_c, rv, R.finish("%s[0]" % sb, isz)))
-            ph.append("__syncthreads();")
+            ph.append("const %s %s = %s;" % (R.out_c, rv, R.finish(acc, isz)))
             phases += ph
             self.red_vars[r] = rv
-            sync = True
         self.memo, self.body, self.pre = {}, [], []
         stores = []
         for n, role in spec.roots:
@@ -467,37 +532,26 @@ class Emitter:
             if role == "rowout":
                 row_stores.append((n, self.value(n, self.row_out_coords(n))))
         if written is None:
-            return None
+            return [], []
         out_names = self.out_names
         if stores:
-            lin = self.dom_linear() or self.horner(self.dom, S)
+            lin = self.dom_linear() or self.horner(self.dom, spec.shape)
             body = self.body + ["%s[%s] = %s;" % (out_names[n], lin.text, v)
                                 for n, v in stores]
             phases.append("// write %s" % ", ".join(n.name for n, _ in stores))
             phases += self.pre
-            phases.append("for (idx_t j = (idx_t)threadIdx.x; j < %s; j += (idx_t)blockDim.x) {"
-                          % isz)
-            phases += ["  " + l for l in (jdecode if _uses_coords(jdecode, body) else []) + body]
-            phases.append("}")
+            phases += self._row_loop(cached, isz, (jdecode if _uses_coords(jdecode, body)
+                                                   else []) + body)
         elif self.pre:
             phases += self.pre
         red_out = [r for r in spec.reductions() if r in written]
         row_writes = [(r, self.red_vars[r]) for r in red_out] + row_stores
         if row_writes:
-            phases.append("if (threadIdx.x == 0) {")
+            phases.append("if (ss_lane == 0) {")
             phases += ["  %s[row] = %s;" % (out_names[n], v) for n, v in row_writes]
             phases.append("}")
-        rdecode = self._decode_lines("row", outer_axes, "t")
-        loop = ["for (idx_t row = (idx_t)blockIdx.x; row < %s; row += (idx_t)gridDim.x) {" % rsz]
-        loop += ["  " + l for l in (rdecode if _uses_coords(rdecode, phases) else []) +
-                 phases] + ["}"]
         outs = [n for n, _ in stores] + red_out + [n for n, _ in row_stores]
-        k = self._kernel(index, "reduce", out_names, outs, shared + loop)
-        k.rows, k.inner = rows, inner
-        k.uses_sync = sync
-        k.empty_max = [{"max": "maximum", "min": "minimum"}[r.op] for r in spec.reductions()
-                       if r.op in ("max", "min")]
-        return k
+        return self.cache_decl + phases, outs
 
     def _kernel(self, index: int, kind: str, out_names: Dict[Node, str], outs: List[Node],
                 body: List[str]) -> Kernel:
@@ -556,7 +610,8 @@ class Emitter:
         helpers = cops.helper_source(self.helpers)
         if helpers:
             lines.append(helpers)
-        lines.append('extern "C" __global__ void %s(\n    %s) {' % (k.name, sig))
+        bounds = "__launch_bounds__(%d) " % ROW_BLOCK if kind == "reduce" else ""
+        lines.append('extern "C" __global__ void %s%s(\n    %s) {' % (bounds, k.name, sig))
         lines += ["  " + l if not l.startswith("#") else l for l in typedef + sizes + body]
         lines.append("}")
         k.source = "\n".join(lines) + "\n"
