@@ -26,7 +26,8 @@ from symshape.expr import Expr, format_py
 from symshape.guards import CheckWriter
 
 from .groups import Plan, Ranges, plan_program
-from .kernels import GRID_CAP, LIMIT, MAX_BLOCK, ROW_BLOCK, ROW_ITEMS, WARP_ROW, Kernel
+from .kernels import (COL_SPLIT, GRID_CAP, LIMIT, MAX_BLOCK, ROW_BLOCK, ROW_ITEMS, WARP_ROW,
+                      Kernel)
 
 _counter = itertools.count()
 NEEDS_CUPY = "backend='cupy' needs CuPy: pip install 'symshape[gpu]'"
@@ -165,7 +166,7 @@ def launchers(launch):
 
     def _row(k, rows, inner, args, big):
         if rows > 0:
-            block, per_block = row_launch(inner)
+            block, per_block = (32 * COL_SPLIT, 32) if k.columns else row_launch(inner)
             launch(k, min((rows + per_block - 1) // per_block, GRID_CAP), block, args, big)
     return _pw, _row
 

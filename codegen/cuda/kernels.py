@@ -33,6 +33,7 @@ MAX_BLOCK = 256             # threads per block of pointwise kernels
 ROW_BLOCK = 512             # most threads per block of reduction kernels (powers of two)
 ROW_ITEMS = 8               # elements per thread a row keeps in registers
 WARP_ROW = 32 * ROW_ITEMS   # rows up to this length: one warp per row, several per block
+COL_SPLIT = 8               # column reductions: warps splitting each row (block = 32 x this)
 
 
 # --------------------------------------------------------------------------- index text
@@ -78,6 +79,7 @@ class Kernel:
         self.uses_sync = False
         self.summary = ""
         self.empty_max: List[str] = []              # ufuncs of max/min reductions (no identity)
+        self.columns = False                        # reduce: a lane per row (last axis kept)
 
     def __repr__(self) -> str:
         return "Kernel(%s)" % self.name
@@ -445,6 +447,7 @@ class Emitter:
         inner = numel([S[a] for a in axes])
         rsz, isz = self.size(rows), self.size(inner)
         self.index_exprs += [rows, inner, numel(S)]
+        self.column = self.nd - 1 not in spec.axes and not (type(S[-1]) is int and S[-1] == 1)
         variants = {}
         for cached in (True, False):
             self.red_vars, self.row_memo = {}, {}      # each variant declares its own
@@ -455,18 +458,35 @@ class Emitter:
         if written is None:
             return None
         (cached_lines, outs), (loop_lines, _) = variants[True], variants[False]
-        body = ["__shared__ double ss_scratch[64];   // one scratch for every reduction",
-                "unsigned int ss_par = 0;            // which half of it the next one uses",
-                "const unsigned int ss_g = %s <= %d ? 32u : blockDim.x;   // threads per row"
-                % (isz, WARP_ROW),
-                "const unsigned int ss_lane = threadIdx.x % ss_g;",
-                "const idx_t ss_rpb = (idx_t)(blockDim.x / ss_g);",
-                "const bool ss_inreg = %s <= (idx_t)ss_g * %d;" % (isz, ROW_ITEMS)]
         rdecode = self._decode_lines("row", outer_axes, "t")
         both = cached_lines + loop_lines
-        body.append("for (idx_t row = (idx_t)blockIdx.x * ss_rpb + "
+        if self.column:
+            # the last axis is kept: the 32 lanes of a warp take 32 adjacent rows (adjacent
+            # addresses: coalesced), the COL_SPLIT warps of the block split each row's
+            # elements; threads past the last row compute row rows-1 and write nothing,
+            # so every thread reaches every barrier
+            body = ["__shared__ double ss_scratch[%d];   // one scratch for every reduction"
+                    % (64 * COL_SPLIT),
+                    "unsigned int ss_par = 0;            // which half of it the next one uses",
+                    "const unsigned int ss_col = threadIdx.x & 31u;",
+                    "const unsigned int ss_lane = threadIdx.x >> 5;   // which split of a row",
+                    "const unsigned int ss_g = blockDim.x >> 5;       // splits per row",
+                    "const bool ss_inreg = %s <= (idx_t)ss_g * %d;" % (isz, ROW_ITEMS),
+                    "for (idx_t ss_base = (idx_t)blockIdx.x * 32; ss_base < %s; "
+                    "ss_base += (idx_t)gridDim.x * 32) {" % rsz,
+                    "  const bool ss_live = ss_base + (idx_t)ss_col < %s;" % rsz,
+                    "  const idx_t row = ss_live ? ss_base + (idx_t)ss_col : %s - 1;" % rsz]
+        else:
+            body = ["__shared__ double ss_scratch[64];   // one scratch for every reduction",
+                    "unsigned int ss_par = 0;            // which half of it the next one uses",
+                    "const unsigned int ss_g = %s <= %d ? 32u : blockDim.x;   // threads per row"
+                    % (isz, WARP_ROW),
+                    "const unsigned int ss_lane = threadIdx.x % ss_g;",
+                    "const idx_t ss_rpb = (idx_t)(blockDim.x / ss_g);",
+                    "const bool ss_inreg = %s <= (idx_t)ss_g * %d;" % (isz, ROW_ITEMS),
+                    "for (idx_t row = (idx_t)blockIdx.x * ss_rpb + "
                     "(idx_t)(threadIdx.x / ss_g); row < %s; "
-                    "row += (idx_t)gridDim.x * ss_rpb) {" % rsz)
+                    "row += (idx_t)gridDim.x * ss_rpb) {" % rsz]
         body += ["  " + l for l in (rdecode if _uses_coords(rdecode, both) else [])]
         body.append("  if (ss_inreg) {")
         body += ["    " + l for l in cached_lines]
@@ -476,6 +496,7 @@ class Emitter:
         body.append("}")
         k = self._kernel(index, "reduce", self.out_names, outs, body)
         k.rows, k.inner = rows, inner
+        k.columns = self.column
         k.uses_sync = True
         k.empty_max = [{"max": "maximum", "min": "minimum"}[r.op] for r in spec.reductions()
                        if r.op in ("max", "min")]
@@ -483,6 +504,8 @@ class Emitter:
 
     def _row_loop(self, cached: bool, isz: str, lines: List[str]) -> List[str]:
         """The loop of a group's thread over its elements of the row (``j``)."""
+        if self.column:
+            isz = "(ss_live ? %s : 0)" % isz
         if cached:
             return (["#pragma unroll", "for (int ss_k = 0; ss_k < %d; ss_k++) {" % ROW_ITEMS,
                      "  const idx_t j = (idx_t)ss_lane + (idx_t)ss_k * (idx_t)ss_g;",
@@ -508,17 +531,30 @@ class Emitter:
             ph.append("%s %s = %s;" % (R.acc_c, acc, R.identity()))
             inner = (jdecode if _uses_coords(jdecode, self.body) else []) + self.body
             ph += self._row_loop(cached, isz, inner + ["%s = %s;" % (acc, comb)])
-            ph.append("for (int w = 16; w > 0; w >>= 1) %s = %s;" % (
-                acc, R.combine(acc, "ss_shfl_xor(%s, w)" % acc, self.helpers)))
-            ph.append("if (ss_g > 32) {          // across warps: one barrier")
-            ph.append("  %s* sh = (%s*)ss_scratch + 32 * ss_par;" % (R.acc_c, R.acc_c))
-            ph.append("  ss_par ^= 1u;")
-            ph.append("  if ((threadIdx.x & 31u) == 0) sh[threadIdx.x >> 5] = %s;" % acc)
-            ph.append("  __syncthreads();")
-            ph.append("  %s = sh[0];" % acc)
-            ph.append("  for (unsigned int w = 1; w < (ss_g >> 5); w++) %s = %s;" % (
-                acc, R.combine(acc, "sh[w]", self.helpers)))
-            ph.append("}")
+            if self.column:
+                # the COL_SPLIT threads of a column (one per warp) meet in shared memory
+                ph.append("{                        // across warps: one barrier")
+                ph.append("  %s* sh = (%s*)ss_scratch + %d * ss_par;" % (
+                    R.acc_c, R.acc_c, 32 * COL_SPLIT))
+                ph.append("  ss_par ^= 1u;")
+                ph.append("  sh[threadIdx.x] = %s;" % acc)
+                ph.append("  __syncthreads();")
+                ph.append("  %s = sh[ss_col];" % acc)
+                ph.append("  for (unsigned int w = 1; w < ss_g; w++) %s = %s;" % (
+                    acc, R.combine(acc, "sh[32 * w + ss_col]", self.helpers)))
+                ph.append("}")
+            else:
+                ph.append("for (int w = 16; w > 0; w >>= 1) %s = %s;" % (
+                    acc, R.combine(acc, "ss_shfl_xor(%s, w)" % acc, self.helpers)))
+                ph.append("if (ss_g > 32) {          // across warps: one barrier")
+                ph.append("  %s* sh = (%s*)ss_scratch + 32 * ss_par;" % (R.acc_c, R.acc_c))
+                ph.append("  ss_par ^= 1u;")
+                ph.append("  if ((threadIdx.x & 31u) == 0) sh[threadIdx.x >> 5] = %s;" % acc)
+                ph.append("  __syncthreads();")
+                ph.append("  %s = sh[0];" % acc)
+                ph.append("  for (unsigned int w = 1; w < (ss_g >> 5); w++) %s = %s;" % (
+                    acc, R.combine(acc, "sh[w]", self.helpers)))
+                ph.append("}")
             ph.append("const %s %s = %s;" % (R.out_c, rv, R.finish(acc, isz)))
             phases += ph
             self.red_vars[r] = rv
@@ -547,7 +583,8 @@ class Emitter:
         red_out = [r for r in spec.reductions() if r in written]
         row_writes = [(r, self.red_vars[r]) for r in red_out] + row_stores
         if row_writes:
-            phases.append("if (ss_lane == 0) {")
+            phases.append("if (ss_lane == 0 && ss_live) {" if self.column else
+                          "if (ss_lane == 0) {")
             phases += ["  %s[row] = %s;" % (out_names[n], v) for n, v in row_writes]
             phases.append("}")
         outs = [n for n, _ in stores] + red_out + [n for n, _ in row_stores]
