@@ -132,7 +132,7 @@ def test_models_match_numpy(name):
     for i, shp in enumerate(shapes):
         args = [f32(*s, seed=i).astype(d.dtype) for s, d in zip(shp, c.ep.constraints.inputs)]
         check(run(*args), f(*args), rtol=1e-5, atol=1e-5)
-    assert len(run.runtime._libs) == 1
+    assert set(run.runtime._libs) <= {False, (False, "vec")}     # one build per variant
 
 
 def test_static_32bit_program():

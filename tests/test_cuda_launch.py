@@ -39,6 +39,10 @@ C_OF = {"float": "float32", "double": "float64", "int": "int32", "long long": "i
 class DeviceArray(np.ndarray):
     """An array 'in device memory': what the fake cupy's functions return."""
 
+    @property
+    def data(self):                       # cupy.ndarray.data is a MemoryPointer
+        return types.SimpleNamespace(ptr=self.ctypes.data)
+
 
 def _dev(v):
     if isinstance(v, np.ndarray) and not isinstance(v, DeviceArray):
@@ -83,7 +87,7 @@ class FakeRawKernel:
             host.append(_host(a))
         self.fake.launches.append((self.name, g, b, self.options))
         big = "-DSS_INDEX64" in self.options
-        self.fake.emu.launch(k, g, b, tuple(host), big)
+        self.fake.emu.launch(k, g, b, tuple(host), big, "-DSS_VEC" in self.options)
 
 
 def fake_cupy(kernels):
@@ -252,6 +256,8 @@ def test_nvrtc_compiles_every_kernel():
         assert ".visible .entry %s(" % k.name in ptx
         if k.index == "dual":
             assert ".visible .entry %s(" % k.name in nvrtc_ptx(k, index64=True, nvrtc=NVRTC)
+        if k.vec > 1:
+            assert ".visible .entry %s(" % k.name in nvrtc_ptx(k, vec=True, nvrtc=NVRTC)
 
 
 @needs_nvrtc

@@ -158,11 +158,18 @@ def _no_identity(name: str) -> None:
     raise ValueError("zero-size array to reduction operation %s which has no identity" % name)
 
 
-def launchers(launch):
-    """``_pw`` / ``_row``: grid and block for a launch (no launch for an empty domain)."""
+def launchers(runtime):
+    """``_pw`` / ``_row``: grid and block for a launch (no launch for an empty domain).
+    A pointwise kernel runs its 128-bit variant when every array it reads or writes at
+    the thread's own elements starts on a 16-byte boundary (CuPy's allocations do; an
+    offset view may not)."""
+    launch, aligned = runtime.launch, runtime.aligned
+
     def _pw(k, n, args, big):
         if n > 0:
-            launch(k, min((n + MAX_BLOCK - 1) // MAX_BLOCK, GRID_CAP), MAX_BLOCK, args, big)
+            vec = k.vec > 1 and n >= k.vec and all(aligned(args[p]) for p in k.vec_positions)
+            per = MAX_BLOCK * (k.vec if vec else 1)
+            launch(k, min((n + per - 1) // per, GRID_CAP), MAX_BLOCK, args, big, vec)
 
     def _row(k, rows, inner, args, big):
         if rows > 0:
@@ -246,18 +253,23 @@ class CupyRuntime:
     def asarray(self, v):
         return self.cp.ascontiguousarray(self.cp.asarray(v)) if isinstance(v, np.ndarray) else v
 
-    def kernel(self, k: Kernel, big: bool):
-        opts = NVRTC_OPTIONS + (("-DSS_INDEX64",) if big and k.index == "dual" else ())
+    def aligned(self, a) -> bool:
+        return a.data.ptr % 16 == 0
+
+    def kernel(self, k: Kernel, big: bool, vec: bool = False):
+        opts = NVRTC_OPTIONS + (("-DSS_INDEX64",) if big and k.index == "dual" else ()) + \
+            (("-DSS_VEC",) if vec else ())
         key = (k.source, k.name, opts)
         fn = _RAW.get(key)
         if fn is None:
             fn = _RAW[key] = self.cp.RawKernel(k.source, k.name, options=opts)
         return fn
 
-    def launch(self, k: Kernel, grid: int, block: int, args: tuple, big: bool) -> None:
+    def launch(self, k: Kernel, grid: int, block: int, args: tuple, big: bool,
+               vec: bool = False) -> None:
         conv = tuple(np.int64(a) if kind in ("size", "scalar") else a
                      for (kind, _), a in zip(k.args, args))
-        self.kernel(k, bool(big))((grid,), (block,), conv)
+        self.kernel(k, bool(big), vec)((grid,), (block,), conv)
 
 
 def cupy_runtime() -> CupyRuntime:
@@ -330,7 +342,7 @@ class CompiledCupy:
         for key, v in list(ns.items()):
             if isinstance(v, np.ndarray):
                 ns[key] = runtime.asarray(v)
-        _pw, _row = launchers(runtime.launch)
+        _pw, _row = launchers(runtime)
         ns.update(np=runtime.xp, _ndarray=runtime.ndarray, _rt=runtime.rt, _K=self.kernels,
                   _pw=_pw, _row=_row, _empty=runtime.xp.empty,
                   _contig=runtime.xp.ascontiguousarray, _rt_no_identity=_no_identity)

@@ -30,7 +30,9 @@ from .kernels import Kernel
 
 SHIM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "shim.h")
 # -ffp-contract=off: no fused multiply-add, as the GPU build (--fmad=false) and NumPy
-CXXFLAGS = ["-x", "c++", "-std=c++14", "-O1", "-shared", "-fPIC", "-w", "-ffp-contract=off"]
+# -fno-strict-aliasing: the 128-bit variants move array chunks through uint4 (as CUDA does)
+CXXFLAGS = ["-x", "c++", "-std=c++14", "-O1", "-shared", "-fPIC", "-w", "-ffp-contract=off",
+            "-fno-strict-aliasing"]
 _ERRORS = {1: "__syncthreads() reached by only some threads of a block",
            2: "__syncthreads() in a kernel launched as barrier-free",
            3: "out of memory for the emulated block",
@@ -78,7 +80,8 @@ def wrapper(k: Kernel) -> str:
         "}", ""])
 
 
-def build_library(kernels: Sequence[Kernel], index64: bool = False) -> ctypes.CDLL:
+def build_library(kernels: Sequence[Kernel], index64: bool = False,
+                  vec: bool = False) -> ctypes.CDLL:
     """One shared library holding every kernel (and its launcher), cached by hash."""
     cxx = _cxx()
     if cxx is None:
@@ -86,7 +89,7 @@ def build_library(kernels: Sequence[Kernel], index64: bool = False) -> ctypes.CD
     with open(SHIM) as f:
         shim = f.read()
     text = '#include "shim.h"\n' + "\n".join(k.source + wrapper(k) for k in kernels)
-    flags = CXXFLAGS + (["-DSS_INDEX64"] if index64 else [])
+    flags = CXXFLAGS + (["-DSS_INDEX64"] if index64 else []) + (["-DSS_VEC"] if vec else [])
     key = hashlib.sha256("\0".join([shim, text, " ".join(flags), cxx]).encode()).hexdigest()
     d = cache_dir()
     lib = os.path.join(d, "k_%s.so" % key[:24])
@@ -115,19 +118,25 @@ class EmuRuntime:
         self.force_index64 = force_index64
         self._libs: Dict[bool, ctypes.CDLL] = {}
         self.launches: List[tuple] = []          # (kernel name, grid, block, index64)
+        self.vectorised: List[str] = []          # kernels launched as their 128-bit variant
 
-    def _lib(self, big: bool) -> ctypes.CDLL:
-        lib = self._libs.get(big)
+    def _lib(self, big: bool, vec: bool = False) -> ctypes.CDLL:
+        key = big if not vec else (big, "vec")
+        lib = self._libs.get(key)
         if lib is None:
-            lib = self._libs[big] = build_library(self.kernels, big)
+            lib = self._libs[key] = build_library(self.kernels, big, vec)
         return lib
+
+    def aligned(self, a) -> bool:
+        return a.ctypes.data % 16 == 0
 
     def asarray(self, v):
         return np.ascontiguousarray(v) if isinstance(v, np.ndarray) else v
 
-    def launch(self, k: Kernel, grid: int, block: int, args: tuple, big: bool) -> None:
+    def launch(self, k: Kernel, grid: int, block: int, args: tuple, big: bool,
+               vec: bool = False) -> None:
         big = bool(big or self.force_index64) and k.index == "dual"
-        fn = getattr(self._lib(big), "ss_launch_" + k.name)
+        fn = getattr(self._lib(big, vec), "ss_launch_" + k.name)
         fn.argtypes = [ctypes.c_uint, ctypes.c_uint, ctypes.c_void_p]
         fn.restype = ctypes.c_int
         argv = (ctypes.c_void_p * max(len(args), 1))()
@@ -146,6 +155,8 @@ class EmuRuntime:
                 keep.append(c)
                 argv[i] = ctypes.addressof(c)
         self.launches.append((k.name, grid, block, big))
+        if vec:
+            self.vectorised.append(k.name)
         err = fn(grid, block, argv)
         if err:
             raise RuntimeError("emulated kernel %s: %s" % (k.name, _ERRORS.get(err, err)))

@@ -80,6 +80,9 @@ class Kernel:
         self.summary = ""
         self.empty_max: List[str] = []              # ufuncs of max/min reductions (no identity)
         self.columns = False                        # reduce: a lane per row (last axis kept)
+        self.vec = 0                                # pointwise: elements per thread (SS_VEC)
+        self.vec_arrays: List[Node] = []            # ... arrays that must be 16-byte aligned
+        self.vec_positions: List[int] = []          # ... their positions in ``args``
 
     def __repr__(self) -> str:
         return "Kernel(%s)" % self.name
@@ -322,8 +325,13 @@ class Emitter:
             if p is None or p >= spec.pos:
                 raise NoFuse("%s is not computed before this kernel" % n.name)
             buf = self.buffer(n)
-            text = "%s[%s]" % (buf, self.offset(n.shape, coords).text)
+            off = self.offset(n.shape, coords).text
+            text = "%s[%s]" % (buf, off)
             note = ""
+            if spec.axes is None and off == "i":          # the thread's own element
+                self.vec_bufs[buf] = CTYPES[n.dtype.name]
+                if self.vec_mode:
+                    text = "vb_%s[ss_v]" % buf
             if getattr(self, "cache", None) is not None and not row:
                 # an element of the row: loaded once into a register array, which the
                 # later phases of the row read instead of memory
@@ -407,7 +415,14 @@ class Emitter:
         return lines
 
     def _pointwise(self, written, index) -> Optional[Kernel]:
+        """A grid-stride loop over the domain.  With ``-DSS_VEC`` (chosen per call when
+        every array read or written at the thread's own element is 16-byte aligned) each
+        thread takes ``vec`` adjacent elements: one 128-bit load per such array, the
+        elements computed from registers, one 128-bit store per output; other loads
+        (broadcasts, views) stay scalar, and a scalar tail covers the last elements."""
         spec = self.spec
+        self.vec_bufs: Dict[str, str] = {}
+        self.vec_mode = False
         stores = []
         for n in spec.outs():
             v = self.value(n, self.dom)
@@ -418,15 +433,51 @@ class Emitter:
         nsz = self.size(N)
         self.index_exprs.append(N)
         out_names = self.out_names
+        decode = self._decode_lines("i", list(range(self.nd)), "t")
+        body = self.body + ["%s[i] = %s;" % (out_names[n], v) for n, v in stores]
+        scalar = ["  " + l for l in (decode if _uses_coords(decode, body) else []) + body]
+        # the vector variant: the same values, loads at i read from registers
+        widths = [CTYPES[n.dtype.name] for n in spec.outs()] + list(self.vec_bufs.values())
+        V = 16 // max(_SIZEOF[t] for t in widths)
+        self.memo, self.body, self.vec_mode = {}, [], True
+        vstores = [(n, self.value(n, self.dom)) for n in spec.outs()]
+        self.vec_mode = False
+        vbody = self.body + ["vo_%s[ss_v] = %s;" % (out_names[n], v) for n, v in vstores]
+        vloop = [
+            "#ifdef SS_VEC",
+            "for (idx_t i0 = ((idx_t)blockIdx.x * (idx_t)blockDim.x + (idx_t)threadIdx.x) * %d; "
+            "i0 < %s; i0 += (idx_t)blockDim.x * (idx_t)gridDim.x * %d) {" % (V, nsz, V),
+            "  if (i0 + %d <= %s) {" % (V, nsz)]
+        for buf, ct in self.vec_bufs.items():
+            vloop.append("    __align__(16) %s vb_%s[%d];" % (ct, buf, V))
+            vloop.append("    *(%s*)vb_%s = *(const %s*)(%s + i0);" % (
+                _VECT[_SIZEOF[ct] * V], buf, _VECT[_SIZEOF[ct] * V], buf))
+        for n, _ in vstores:
+            ct = CTYPES[n.dtype.name]
+            vloop.append("    __align__(16) %s vo_%s[%d];" % (ct, out_names[n], V))
+        vloop += ["    #pragma unroll", "    for (int ss_v = 0; ss_v < %d; ss_v++) {" % V,
+                  "      const idx_t i = i0 + ss_v;"]
+        vloop += ["      " + l for l in (decode if _uses_coords(decode, vbody) else []) + vbody]
+        vloop.append("    }")
+        for n, _ in vstores:
+            vt = _VECT[_SIZEOF[CTYPES[n.dtype.name]] * V]
+            vloop.append("    *(%s*)(%s + i0) = *(const %s*)vo_%s;" % (
+                vt, out_names[n], vt, out_names[n]))
+        vloop += ["  } else {",
+                  "    for (idx_t i = i0; i < %s; i++) {" % nsz]
+        vloop += ["    " + l for l in scalar]
+        vloop += ["    }", "  }", "}", "#else"]
         loop = ["for (idx_t i = (idx_t)blockIdx.x * (idx_t)blockDim.x + (idx_t)threadIdx.x; "
                 "i < %s; i += (idx_t)blockDim.x * (idx_t)gridDim.x) {" % nsz]
-        inner = self._decode_lines("i", list(range(self.nd)), "t")
-        body = self.body + ["%s[i] = %s;" % (out_names[n], v) for n, v in stores]
-        if not _uses_coords(inner, body):
-            inner = []
-        loop += ["  " + l for l in inner + body] + ["}"]
-        k = self._kernel(index, "pointwise", out_names, [n for n, _ in stores], loop)
+        loop += scalar + ["}"]
+        k = self._kernel(index, "pointwise", out_names, [n for n, _ in stores],
+                         vloop + loop + ["#endif"])
         k.numel = N
+        k.vec = V
+        names = {v: n for n, v in self.bufs.items()}
+        k.vec_arrays = [n for n, _ in stores] + [names[b] for b in self.vec_bufs]
+        k.vec_positions = [p for p, (kind, v) in enumerate(k.args)
+                           if kind in ("out", "in") and any(v is x for x in k.vec_arrays)]
         return k
 
     def _reduce(self, written, index) -> Optional[Kernel]:
@@ -682,6 +733,13 @@ class Emitter:
         if mul(q, e) == d and self.rg.bound(q).lower >= 1:
             return True
         return self.rg.bound(sub(d, e)).lower >= 0 and d != e
+
+
+_SIZEOF = {"bool": 1, "signed char": 1, "unsigned char": 1, "short": 2, "unsigned short": 2,
+           "int": 4, "unsigned int": 4, "float": 4, "long long": 8, "unsigned long long": 8,
+           "double": 8}
+#: a chunk of this many bytes moves as one load / store of this type
+_VECT = {16: "uint4", 8: "uint2", 4: "unsigned int", 2: "unsigned short", 1: "unsigned char"}
 
 
 def _par(s: str) -> str:

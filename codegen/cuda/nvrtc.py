@@ -21,9 +21,10 @@ def nvrtc_module():
 
 
 def nvrtc_ptx(k: Kernel, arch: str = "compute_80", index64: bool = False,
-              nvrtc=None) -> str:
+              nvrtc=None, vec: bool = False) -> str:
     """The PTX NVRTC makes of kernel ``k`` with the options the CuPy runtime passes
-    (``index64``: the 64-bit index variant); RuntimeError with NVRTC's log on failure."""
+    (``index64``: the 64-bit index variant, ``vec``: the 128-bit pointwise variant);
+    RuntimeError with NVRTC's log on failure."""
     nvrtc = nvrtc or nvrtc_module()
     if nvrtc is None:
         raise RuntimeError("NVRTC is not available: pip install cupy-cuda12x "
@@ -31,6 +32,8 @@ def nvrtc_ptx(k: Kernel, arch: str = "compute_80", index64: bool = False,
     opts = list(NVRTC_OPTIONS) + ["--gpu-architecture=%s" % arch]
     if index64:
         opts.append("-DSS_INDEX64")
+    if vec:
+        opts.append("-DSS_VEC")
     prog = nvrtc.createProgram(k.source, k.name + ".cu", [], [])
     try:
         try:

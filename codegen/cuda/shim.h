@@ -29,6 +29,9 @@ static ss_uint3 threadIdx, blockIdx, blockDim, gridDim;
 #define __forceinline__ inline
 #define __shared__ static
 #define __launch_bounds__(...)
+#define __align__(n) alignas(n)
+struct uint4 { unsigned int x, y, z, w; };
+struct uint2 { unsigned int x, y; };
 
 namespace ss_emu {
 
