@@ -242,7 +242,10 @@ def every_kernel():
                         (lambda p, q: (np.left_shift(p, q), p // q, p % q, p ** q),
                          (np.ones((3, 4), np.int8), np.ones((3, 4), np.int8))),
                         (lambda a: (np.any(a > 0, axis=0), a.astype(np.int16).max(axis=1)),
-                         (TE.f32(3, 4),))]:
+                         (TE.f32(3, 4),)),
+                        (lambda a: (np.exp(a) / np.exp(a).sum(axis=-1, keepdims=True),
+                                    a.mean(axis=0), a.astype(np.int8)),
+                         (TE.f32(3, 4).astype(np.float16),))]:
             ks += compile_cupy(TE.export_auto(f, *args)).kernels
     return ks
 

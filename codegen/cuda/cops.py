@@ -23,7 +23,22 @@ CTYPES: Dict[str, str] = {
     "int64": "long long", "uint8": "unsigned char", "uint16": "unsigned short",
     "uint32": "unsigned int", "uint64": "unsigned long long", "float32": "float",
     "float64": "double",
+    # float16 values live in float registers, rounded to half precision after every op
+    # (as NumPy's half loops compute: in float, rounded per op); memory holds the bits
+    "float16": "float",
 }
+#: the C type of an array element in memory (differs from the value's type for float16)
+STORAGE: Dict[str, str] = dict(CTYPES, float16="unsigned short")
+
+
+def load_expr(text: str, dt) -> str:
+    """A value of dtype ``dt`` from its in-memory element ``text``."""
+    return "ss_h2f(%s)" % text if np.dtype(dt).name == "float16" else text
+
+
+def store_expr(text: str, dt) -> str:
+    """The in-memory element of the value ``text`` of dtype ``dt``."""
+    return "ss_f2h(%s)" % text if np.dtype(dt).name == "float16" else text
 
 
 def ctype(dt) -> Optional[str]:
@@ -46,7 +61,7 @@ def literal(v, dt) -> str:
     if dt.kind == "b":
         return "true" if bool(v) else "false"
     if dt.kind == "f":
-        f = float(v)
+        f = float(v) if dt.itemsize > 2 else float(np.float16(v))
         if f != f or f in (float("inf"), float("-inf")):
             return _special(f, ct)
         text = repr(f)
@@ -165,6 +180,25 @@ HELPERS: Dict[str, str] = {
            "(x > (F)-9223372036854775808.0 && x < (F)0) ? "
            "(unsigned long long)(long long)x : "
            "(x >= (F)18446744073709551616.0) ? 0ULL : 9223372036854775808ULL; }",
+    # float16 <-> float conversions (round to nearest even): PTX cvt on the GPU (NVRTC
+    # needs no header for it), the same rounding in software for the emulator
+    "half": "#ifdef __CUDA_ARCH__\n"
+            "__device__ __forceinline__ float ss_h2f(unsigned short h) "
+            "{ float f; asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(f) : \"h\"(h)); return f; }\n"
+            "__device__ __forceinline__ unsigned short ss_f2h(float f) "
+            "{ unsigned short h; asm(\"cvt.rn.f16.f32 %0, %1;\" : \"=h\"(h) : \"f\"(f)); "
+            "return h; }\n"
+            "__device__ __forceinline__ unsigned short ss_d2h(double d) "
+            "{ unsigned short h; asm(\"cvt.rn.f16.f64 %0, %1;\" : \"=h\"(h) : \"d\"(d)); "
+            "return h; }\n"
+            "#else\n"
+            "static inline float ss_h2f(unsigned short h) { return ss_emu_h2f(h); }\n"
+            "static inline unsigned short ss_f2h(float f) { return ss_emu_d2h((double)f); }\n"
+            "static inline unsigned short ss_d2h(double d) { return ss_emu_d2h(d); }\n"
+            "#endif\n"
+            "__device__ __forceinline__ float ss_hround(float f) { return ss_h2f(ss_f2h(f)); }\n"
+            "__device__ __forceinline__ float ss_hround_d(double d) "
+            "{ return ss_h2f(ss_d2h(d)); }",
     # warp shuffles of every accumulator type (CUDA has them for 32/64-bit types)
     "shfl": "template <typename T> __device__ __forceinline__ T ss_shfl_xor(T v, int m) "
             "{ return (T)__shfl_xor_sync(0xffffffffu, (int)v, m); }\n"
@@ -244,6 +278,15 @@ def convert(text: str, src, dt, helpers: Optional[set] = None) -> str:
     NumPy's ``astype`` does (float -> integer through the ``f2i`` helpers)."""
     dt = np.dtype(dt)
     ct = CTYPES[dt.name]
+    if dt.name == "float16":
+        if helpers is None:
+            raise ValueError("a conversion to float16 needs the helper set")
+        helpers.add("half")
+        if src is not None and np.dtype(src).name == "float16":
+            return text
+        if src is None or np.dtype(src).itemsize >= 4 and np.dtype(src).name != "float32":
+            return "ss_hround_d((double)%s)" % text        # one rounding, as NumPy
+        return "ss_hround((float)%s)" % text
     if src is not None and np.dtype(src).kind == "f" and dt.kind in "iu":
         if helpers is None:
             raise ValueError("a float -> integer conversion needs the helper set")
@@ -273,6 +316,9 @@ def ufunc_expr(name: str, ops: Sequence[Operand], out_dt, attrs: Dict,
     body = _formula(name, a, ops, t, ct, kind, helpers)
     if body is None:
         return None
+    if np.dtype(res).name == "float16":
+        helpers.add("half")
+        body = "ss_hround(%s)" % body         # NumPy rounds every half op's float result
     if np.dtype(res) != np.dtype(out_dt):
         body = convert(body, res, out_dt, helpers)
     return body
@@ -398,6 +444,8 @@ def round_expr(op: Operand, dt, decimals: int) -> Optional[str]:
     ct = CTYPES[dt.name]
     if dt.kind != "f":
         return op.text if decimals >= 0 else None
+    if dt.name == "float16":
+        return None                      # NumPy rounds half values through several ops
     if decimals == 0:
         return "%s(%s)" % (_math("rint", ct), op.text)
     if decimals > 0:
@@ -419,7 +467,7 @@ class Reduction:
             # float32 sum that overflows is inf here too.  The order differs (per-thread
             # running sums, then a tree over threads, where NumPy sums pairwise in blocks
             # of 8), so float results agree to rounding, not bit for bit (README)
-            acc = out_dt
+            acc = out_dt if out_dt.name != "float16" else np.dtype("float32")
         elif op in ("any", "all"):
             acc = np.dtype(bool)
         else:
@@ -452,6 +500,10 @@ class Reduction:
         return "(bool)((%s) %s (%s))" % (a, "|" if op == "any" else "&", b)
 
     def finish(self, acc: str, count: str) -> str:
+        if self.out_dt.name == "float16":         # summed in float32, rounded once
+            if self.op == "mean":
+                acc = "(%s / (float)%s)" % (acc, count)
+            return "ss_hround(%s)" % acc
         if self.op == "mean":
             # NumPy divides the sum (in its dtype) by the count: float32 / float32
             div = self.acc_c if self.acc.kind == "f" else "double"

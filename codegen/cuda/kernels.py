@@ -22,7 +22,7 @@ from symshape.capture.graph import Node
 from symshape.expr import Expr, floordiv, format_expr, mul, sub
 
 from . import cops
-from .cops import CTYPES, Operand
+from .cops import CTYPES, STORAGE, Operand
 from .groups import (KernelSpec, NoFuse, Planner, norm_index, numel, operand_of,
                      pointwise_expr, same_shape, slice_start)
 
@@ -329,7 +329,7 @@ class Emitter:
             text = "%s[%s]" % (buf, off)
             note = ""
             if spec.axes is None and off == "i":          # the thread's own element
-                self.vec_bufs[buf] = CTYPES[n.dtype.name]
+                self.vec_bufs[buf] = STORAGE[n.dtype.name]
                 if self.vec_mode:
                     text = "vb_%s[ss_v]" % buf
             if getattr(self, "cache", None) is not None and not row:
@@ -339,10 +339,11 @@ class Emitter:
                 if reg is None:
                     reg = self.cache[text] = "rc%d" % len(self.cache)
                     self.cache_decl.append("%s %s[%d];   // %s, loaded once" % (
-                        CTYPES[n.dtype.name], reg, ROW_ITEMS, text))
+                        STORAGE[n.dtype.name], reg, ROW_ITEMS, text))
                     text = "(%s[ss_k] = %s)" % (reg, text)
                 else:
                     text = "%s[ss_k]" % reg
+            text = cops.load_expr(text, n.dtype)
         v = self.emit(CTYPES[n.dtype.name], text, row, note)
         memo[key] = v
         return v
@@ -434,15 +435,17 @@ class Emitter:
         self.index_exprs.append(N)
         out_names = self.out_names
         decode = self._decode_lines("i", list(range(self.nd)), "t")
-        body = self.body + ["%s[i] = %s;" % (out_names[n], v) for n, v in stores]
+        body = self.body + ["%s[i] = %s;" % (out_names[n], cops.store_expr(v, n.dtype))
+                            for n, v in stores]
         scalar = ["  " + l for l in (decode if _uses_coords(decode, body) else []) + body]
         # the vector variant: the same values, loads at i read from registers
-        widths = [CTYPES[n.dtype.name] for n in spec.outs()] + list(self.vec_bufs.values())
+        widths = [STORAGE[n.dtype.name] for n in spec.outs()] + list(self.vec_bufs.values())
         V = 16 // max(_SIZEOF[t] for t in widths)
         self.memo, self.body, self.vec_mode = {}, [], True
         vstores = [(n, self.value(n, self.dom)) for n in spec.outs()]
         self.vec_mode = False
-        vbody = self.body + ["vo_%s[ss_v] = %s;" % (out_names[n], v) for n, v in vstores]
+        vbody = self.body + ["vo_%s[ss_v] = %s;" % (out_names[n], cops.store_expr(v, n.dtype))
+                             for n, v in vstores]
         vloop = [
             "#ifdef SS_VEC",
             "for (idx_t i0 = ((idx_t)blockIdx.x * (idx_t)blockDim.x + (idx_t)threadIdx.x) * %d; "
@@ -453,14 +456,14 @@ class Emitter:
             vloop.append("    *(%s*)vb_%s = *(const %s*)(%s + i0);" % (
                 _VECT[_SIZEOF[ct] * V], buf, _VECT[_SIZEOF[ct] * V], buf))
         for n, _ in vstores:
-            ct = CTYPES[n.dtype.name]
+            ct = STORAGE[n.dtype.name]
             vloop.append("    __align__(16) %s vo_%s[%d];" % (ct, out_names[n], V))
         vloop += ["    #pragma unroll", "    for (int ss_v = 0; ss_v < %d; ss_v++) {" % V,
                   "      const idx_t i = i0 + ss_v;"]
         vloop += ["      " + l for l in (decode if _uses_coords(decode, vbody) else []) + vbody]
         vloop.append("    }")
         for n, _ in vstores:
-            vt = _VECT[_SIZEOF[CTYPES[n.dtype.name]] * V]
+            vt = _VECT[_SIZEOF[STORAGE[n.dtype.name]] * V]
             vloop.append("    *(%s*)(%s + i0) = *(const %s*)vo_%s;" % (
                 vt, out_names[n], vt, out_names[n]))
         vloop += ["  } else {",
@@ -623,7 +626,8 @@ class Emitter:
         out_names = self.out_names
         if stores:
             lin = self.dom_linear() or self.horner(self.dom, spec.shape)
-            body = self.body + ["%s[%s] = %s;" % (out_names[n], lin.text, v)
+            body = self.body + ["%s[%s] = %s;" % (out_names[n], lin.text,
+                                                  cops.store_expr(v, n.dtype))
                                 for n, v in stores]
             phases.append("// write %s" % ", ".join(n.name for n, _ in stores))
             phases += self.pre
@@ -636,7 +640,8 @@ class Emitter:
         if row_writes:
             phases.append("if (ss_lane == 0 && ss_live) {" if self.column else
                           "if (ss_lane == 0) {")
-            phases += ["  %s[row] = %s;" % (out_names[n], v) for n, v in row_writes]
+            phases += ["  %s[row] = %s;" % (out_names[n], cops.store_expr(v, n.dtype))
+                       for n, v in row_writes]
             phases.append("}")
         outs = [n for n, _ in stores] + red_out + [n for n, _ in row_stores]
         return self.cache_decl + phases, outs
@@ -653,13 +658,15 @@ class Emitter:
         params: List[Tuple[str, str]] = []
         args: List[Tuple[str, Any]] = []
         for n in outs:
-            params.append(("%s* __restrict__" % CTYPES[n.dtype.name], out_names[n]))
+            params.append(("%s* __restrict__" % STORAGE[n.dtype.name], out_names[n]))
             args.append(("out", n))
             self.index_exprs.append(numel(n.shape))
         for n in self.loads:
-            params.append(("const %s* __restrict__" % CTYPES[n.dtype.name], self.bufs[n]))
+            params.append(("const %s* __restrict__" % STORAGE[n.dtype.name], self.bufs[n]))
             args.append(("in", n))
         text = "\n".join(body) + "".join(self.helpers)
+        if "ss_h2f(" in text or "ss_f2h(" in text or "ss_hround(" in text:
+            self.helpers.add("half")
         self.sizes = dict(sorted(((e, v) for e, v in self.sizes.items()
                                   if re.search(r"\b%s\b" % v, text)),      # still used
                                  key=lambda kv: (kv[1][0] == "n", len(kv[1]), kv[1])))

@@ -232,6 +232,34 @@ static inline long long __double_as_longlong(double d) {
 static inline void __threadfence() {}
 static inline void __threadfence_block() {}
 
+/* float16 <-> float / double, round to nearest even (what cvt.rn does on the GPU) */
+static inline float ss_emu_h2f(unsigned short h) {
+  int e = (h >> 10) & 31, m = h & 1023;
+  float v = e == 0 ? ldexpf((float)m, -24)
+          : e == 31 ? (m ? __int_as_float(0x7fc00000) : __int_as_float(0x7f800000))
+          : ldexpf((float)(m + 1024), e - 25);
+  return (h & 0x8000) ? -v : v;
+}
+static inline unsigned short ss_emu_d2h(double d) {
+  uint64_t b;
+  memcpy(&b, &d, sizeof b);
+  unsigned short sign = (unsigned short)((b >> 48) & 0x8000u);
+  uint64_t ab = b & 0x7fffffffffffffffULL;
+  if (ab >= 0x7ff0000000000000ULL)
+    return sign | (ab > 0x7ff0000000000000ULL ? 0x7e00 : 0x7c00);
+  double a;
+  memcpy(&a, &ab, sizeof a);
+  if (a < 6.103515625e-05)                       /* subnormal: units of 2**-24 */
+    return sign | (unsigned short)nearbyint(a * 16777216.0);
+  int e;
+  frexp(a, &e);                                   /* a in [2**(e-1), 2**e) */
+  double r = nearbyint(ldexp(a, 11 - e));         /* 11 significant bits */
+  int E = e - 1 + 15;
+  if (r == 2048.0) { r = 1024.0; E += 1; }
+  if (E >= 31) return sign | 0x7c00;
+  return sign | (unsigned short)(E << 10) | (unsigned short)((int)r - 1024);
+}
+
 template <typename T> static inline T min(T a, T b) { return a < b ? a : b; }
 template <typename T> static inline T max(T a, T b) { return a > b ? a : b; }
 
