@@ -87,7 +87,9 @@ def test_23_source_shows_driver_and_one_fused_kernel():
                                                                  "out_sum_1")]
     assert "(v1 * v2)" in k.source and "__syncthreads();" in k.source
     # broadcasting is coordinate 0 (stride 0): X is read at (c0, c1), Y at (c0, c2)
-    assert "in_X[(c0 * s1 + c1)]" in k.source and "in_Y[(c0 * s3 + c2)]" in k.source
+    # (the SS_STRIDED variant reads strided views in place, through their element strides)
+    assert "in_X[SS_OFF((c0 * s1 + c1), (c0 * in_X_st0 + c1 * in_X_st1))]" in k.source
+    assert "in_Y[SS_OFF((c0 * s3 + c2), (c0 * in_Y_st0 + c2 * in_Y_st1))]" in k.source
 
 
 def test_23_one_kernel_source_serves_every_shape():
@@ -98,7 +100,8 @@ def test_23_one_kernel_source_serves_every_shape():
     assert a.source == b.source
     for size in ("11", "13", "17"):
         assert not re.search(r"\b%s\b" % size, b.source)
-    assert [kind for kind, _ in a.args] == ["out", "in", "in", "size", "size", "size", "size"]
+    assert [kind for kind, _ in a.args] == ["out", "in", "in", "size", "size", "size",
+                                            "size"] + ["stride"] * 4
     assert all(p[0] == "long long" for p in a.params[3:])
 
 

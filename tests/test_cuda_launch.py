@@ -79,7 +79,8 @@ class FakeRawKernel:
             if t.endswith("*"):
                 assert type(a) is DeviceArray, (pname, type(a))   # never host memory
                 assert a.dtype == np.dtype(C_OF[t[:-1].strip()]), (pname, a.dtype, t)
-                assert a.flags.c_contiguous, pname
+                assert a.flags.c_contiguous or ("-DSS_STRIDED" in self.options and
+                                                "const" in ctype), pname
                 if "const" not in ctype:
                     assert a.flags.writeable, pname
             else:
@@ -87,7 +88,8 @@ class FakeRawKernel:
             host.append(_host(a))
         self.fake.launches.append((self.name, g, b, self.options))
         big = "-DSS_INDEX64" in self.options
-        self.fake.emu.launch(k, g, b, tuple(host), big, "-DSS_VEC" in self.options)
+        self.fake.emu.launch(k, g, b, tuple(host), big, "-DSS_VEC" in self.options,
+                             "-DSS_STRIDED" in self.options)
 
 
 def fake_cupy(kernels):
@@ -192,6 +194,7 @@ def test_64bit_variant_is_chosen_per_call(with_fake_cupy):
     out = dev(np.zeros(3, np.float32))[0]
     sizes = {"s0": 3, "s1": 4, "s3": 5}
     args = tuple(out if kind == "out" else (X if v.name == "X" else Y) if kind == "in"
+                 else backend._es(X if v[0].name == "X" else Y, v[1]) if kind == "stride"
                  else eval(backend._py(v), {}, dict(sizes)) for kind, v in k.args)
     for big in (True, True, False):
         rt.launch(k, 3, 32, args, big)
@@ -261,6 +264,8 @@ def test_nvrtc_compiles_every_kernel():
             assert ".visible .entry %s(" % k.name in nvrtc_ptx(k, index64=True, nvrtc=NVRTC)
         if k.vec > 1:
             assert ".visible .entry %s(" % k.name in nvrtc_ptx(k, vec=True, nvrtc=NVRTC)
+        if k.strided_positions:
+            assert ".visible .entry %s(" % k.name in nvrtc_ptx(k, strided=True, nvrtc=NVRTC)
 
 
 @needs_nvrtc

@@ -36,7 +36,7 @@ def test_vector_variant_matches_and_covers_the_tail(dtype, width):
     k = c.kernels[0]
     assert k.kind == "pointwise" and k.vec == width
     assert "uint4" in k.source and "vb_in_x[ss_v]" in k.source
-    assert "in_b[c1]" in k.source                         # the broadcast bias stays scalar
+    assert "in_b[SS_OFF(c1, (c1 * in_b_st0))]" in k.source   # the broadcast bias: scalar
     run = emulate(c)
     for shape in [(3, 5), (7, 13), (2, 64), (1 + 1, 3)]:  # sizes off the vector width too
         x, b = rnd(*shape, dtype=dtype), rnd(shape[1], dtype=dtype, seed=1)

@@ -3,8 +3,10 @@
 The driver is one straight-line Python function with ``f``'s signature:
   1. the program's input check (``CheckWriter``, the same lines ``ep.module()`` runs,
      with ``_ndarray`` bound to ``cupy.ndarray``), which also binds the size symbols;
-  2. contiguity guards for arrays the kernels load (``_contig``: no copy when already
-     C-contiguous), so kernels index with symbolic shapes instead of strides;
+  2. for arrays the kernels load, ``_kin``: the array itself when C-contiguous or a
+     strided view whose element strides the kernels can take (its extent below LIMIT),
+     else a contiguous copy; a launch that gets a non-contiguous array runs the kernel's
+     SS_STRIDED variant, which indexes it with its strides (kernel arguments);
   3. one line per step: a library op as NumPy would call it, run on CuPy (``np`` is bound
      to CuPy; ``matmul`` / ``einsum`` reach cuBLAS), or an allocation of the kernel's
      outputs and a launch whose size arguments are expressions over the bound symbols;
@@ -85,7 +87,7 @@ def build_driver(ep, plan: Plan) -> Driver:
     contig = {n: "_c_" + n.name for n in plan.contig}
     for n in graph.inputs:
         if n in contig:
-            body.append("%s = _contig(%s)" % (contig[n], n.name))
+            body.append("%s = _kin(%s)" % (contig[n], n.name))
     dtypes: Dict[str, str] = {}
 
     def dt(dtype) -> str:
@@ -102,7 +104,7 @@ def build_driver(ep, plan: Plan) -> Driver:
             body.append("%s = %s" % (node.name, emit_node(node, r)))
             body.extend(after_node(node, bound, pending, r))
             if node in contig:
-                body.append("%s = _contig(%s)" % (contig[node], node.name))
+                body.append("%s = _kin(%s)" % (contig[node], node.name))
             continue
         k: Kernel = obj
         i = plan.kernels.index(k)
@@ -113,6 +115,8 @@ def build_driver(ep, plan: Plan) -> Driver:
         for a_kind, v in k.args:
             if a_kind in ("out", "in"):
                 args.append(contig.get(v, v.name) if a_kind == "in" else v.name)
+            elif a_kind == "stride":
+                args.append("_es(%s, %d)" % (contig.get(v[0], v[0].name), v[1]))
             else:
                 args.append(_py(v))
         if k.index == "dual":
@@ -165,17 +169,43 @@ def launchers(runtime):
     offset view may not)."""
     launch, aligned = runtime.launch, runtime.aligned
 
+    def strided(k, args):
+        return any(not args[p].flags.c_contiguous for p in k.strided_positions)
+
     def _pw(k, n, args, big):
         if n > 0:
-            vec = k.vec > 1 and n >= k.vec and all(aligned(args[p]) for p in k.vec_positions)
+            st = strided(k, args)
+            vec = not st and k.vec > 1 and n >= k.vec and \
+                all(aligned(args[p]) for p in k.vec_positions)
             per = MAX_BLOCK * (k.vec if vec else 1)
-            launch(k, min((n + per - 1) // per, GRID_CAP), MAX_BLOCK, args, big, vec)
+            launch(k, min((n + per - 1) // per, GRID_CAP), MAX_BLOCK, args, big, vec, st)
 
     def _row(k, rows, inner, args, big):
         if rows > 0:
             block, per_block = (32 * COL_SPLIT, 32) if k.columns else row_launch(inner)
-            launch(k, min((rows + per_block - 1) // per_block, GRID_CAP), block, args, big)
+            launch(k, min((rows + per_block - 1) // per_block, GRID_CAP), block, args, big,
+                   False, strided(k, args))
     return _pw, _row
+
+
+def kernel_input(contiguous):
+    """``_kin``: an array a kernel loads as it is when C-contiguous or a view with
+    element-multiple strides whose extent fits the 32-bit index limit (the SS_STRIDED
+    variant reads it in place); otherwise a contiguous copy."""
+    def _kin(a):
+        if a.flags.c_contiguous:
+            return a
+        item = a.itemsize
+        if all(s % item == 0 for s in a.strides) and a.size and \
+                sum((n - 1) * abs(s // item) for n, s in zip(a.shape, a.strides)) < LIMIT:
+            return a
+        return contiguous(a)
+    return _kin
+
+
+def _es(a, axis: int) -> int:
+    """The element stride of ``a`` along ``axis`` (0 along an axis of size 1)."""
+    return a.strides[axis] // a.itemsize if a.shape[axis] != 1 else 0
 
 
 def row_launch(inner: int):
@@ -256,9 +286,9 @@ class CupyRuntime:
     def aligned(self, a) -> bool:
         return a.data.ptr % 16 == 0
 
-    def kernel(self, k: Kernel, big: bool, vec: bool = False):
+    def kernel(self, k: Kernel, big: bool, vec: bool = False, strided: bool = False):
         opts = NVRTC_OPTIONS + (("-DSS_INDEX64",) if big and k.index == "dual" else ()) + \
-            (("-DSS_VEC",) if vec else ())
+            (("-DSS_VEC",) if vec else ()) + (("-DSS_STRIDED",) if strided else ())
         key = (k.source, k.name, opts)
         fn = _RAW.get(key)
         if fn is None:
@@ -266,10 +296,10 @@ class CupyRuntime:
         return fn
 
     def launch(self, k: Kernel, grid: int, block: int, args: tuple, big: bool,
-               vec: bool = False) -> None:
-        conv = tuple(np.int64(a) if kind in ("size", "scalar") else a
+               vec: bool = False, strided: bool = False) -> None:
+        conv = tuple(np.int64(a) if kind in ("size", "scalar", "stride") else a
                      for (kind, _), a in zip(k.args, args))
-        self.kernel(k, bool(big), vec)((grid,), (block,), conv)
+        self.kernel(k, bool(big), vec, strided)((grid,), (block,), conv)
 
 
 def cupy_runtime() -> CupyRuntime:
@@ -345,7 +375,8 @@ class CompiledCupy:
         _pw, _row = launchers(runtime)
         ns.update(np=runtime.xp, _ndarray=runtime.ndarray, _rt=runtime.rt, _K=self.kernels,
                   _pw=_pw, _row=_row, _empty=runtime.xp.empty,
-                  _contig=runtime.xp.ascontiguousarray, _rt_no_identity=_no_identity)
+                  _kin=kernel_input(runtime.xp.ascontiguousarray), _es=_es,
+                  _rt_no_identity=_no_identity)
         tag = next(_counter)
         if core:
             return compile_function(self.driver.core_source, ns, "<symshape cupy core %s #%d>"

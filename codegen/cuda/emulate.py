@@ -81,7 +81,7 @@ def wrapper(k: Kernel) -> str:
 
 
 def build_library(kernels: Sequence[Kernel], index64: bool = False,
-                  vec: bool = False) -> ctypes.CDLL:
+                  vec: bool = False, strided: bool = False) -> ctypes.CDLL:
     """One shared library holding every kernel (and its launcher), cached by hash."""
     cxx = _cxx()
     if cxx is None:
@@ -89,7 +89,8 @@ def build_library(kernels: Sequence[Kernel], index64: bool = False,
     with open(SHIM) as f:
         shim = f.read()
     text = '#include "shim.h"\n' + "\n".join(k.source + wrapper(k) for k in kernels)
-    flags = CXXFLAGS + (["-DSS_INDEX64"] if index64 else []) + (["-DSS_VEC"] if vec else [])
+    flags = CXXFLAGS + (["-DSS_INDEX64"] if index64 else []) + (["-DSS_VEC"] if vec else []) \
+        + (["-DSS_STRIDED"] if strided else [])
     key = hashlib.sha256("\0".join([shim, text, " ".join(flags), cxx]).encode()).hexdigest()
     d = cache_dir()
     lib = os.path.join(d, "k_%s.so" % key[:24])
@@ -119,12 +120,13 @@ class EmuRuntime:
         self._libs: Dict[bool, ctypes.CDLL] = {}
         self.launches: List[tuple] = []          # (kernel name, grid, block, index64)
         self.vectorised: List[str] = []          # kernels launched as their 128-bit variant
+        self.strided: List[str] = []             # ... as their strided-input variant
 
-    def _lib(self, big: bool, vec: bool = False) -> ctypes.CDLL:
-        key = big if not vec else (big, "vec")
+    def _lib(self, big: bool, vec: bool = False, strided: bool = False) -> ctypes.CDLL:
+        key = big if not (vec or strided) else (big, "vec" if vec else "strided")
         lib = self._libs.get(key)
         if lib is None:
-            lib = self._libs[key] = build_library(self.kernels, big, vec)
+            lib = self._libs[key] = build_library(self.kernels, big, vec, strided)
         return lib
 
     def aligned(self, a) -> bool:
@@ -134,9 +136,9 @@ class EmuRuntime:
         return np.ascontiguousarray(v) if isinstance(v, np.ndarray) else v
 
     def launch(self, k: Kernel, grid: int, block: int, args: tuple, big: bool,
-               vec: bool = False) -> None:
+               vec: bool = False, strided: bool = False) -> None:
         big = bool(big or self.force_index64) and k.index == "dual"
-        fn = getattr(self._lib(big, vec), "ss_launch_" + k.name)
+        fn = getattr(self._lib(big, vec, strided), "ss_launch_" + k.name)
         fn.argtypes = [ctypes.c_uint, ctypes.c_uint, ctypes.c_void_p]
         fn.restype = ctypes.c_int
         argv = (ctypes.c_void_p * max(len(args), 1))()
@@ -144,7 +146,7 @@ class EmuRuntime:
         for i, ((kind, node), (ct, _), a) in enumerate(zip(k.args, k.params, args)):
             if kind in ("out", "in"):
                 if not isinstance(a, np.ndarray) or a.dtype != node.dtype or \
-                        not a.flags.c_contiguous:
+                        not (a.flags.c_contiguous or (strided and kind == "in")):
                     raise TypeError("kernel %s argument %d: expected a C-contiguous %s array, "
                                     "got %r" % (k.name, i, node.dtype, type(a)))
                 if kind == "out" and not a.flags.writeable:
@@ -157,6 +159,8 @@ class EmuRuntime:
         self.launches.append((k.name, grid, block, big))
         if vec:
             self.vectorised.append(k.name)
+        if strided:
+            self.strided.append(k.name)
         err = fn(grid, block, argv)
         if err:
             raise RuntimeError("emulated kernel %s: %s" % (k.name, _ERRORS.get(err, err)))

@@ -5,9 +5,11 @@ Index arithmetic
 A value is computed at *coordinates*: C expressions of the kernel's loop indices.  Views
 map coordinates (a slice ``a:b:k`` maps c to ``start + k*c``, ``None`` drops an axis,
 reshape linearizes and decodes), broadcasting maps an axis of size 1 to coordinate 0 (a
-stride of 0).  Loads are from C-contiguous buffers (the driver guards contiguity of inputs
-and library results), so an offset is the Horner form of the coordinates over the
-buffer's symbolic shape.  Every size is a kernel argument: one source serves every shape.
+stride of 0).  An offset is the Horner form of the coordinates over the buffer's symbolic
+shape when the buffer is C-contiguous; inputs and library results may be strided views, so
+their loads read ``SS_OFF(contiguous, strided)``: the variant compiled with
+``-DSS_STRIDED`` (chosen per call by the driver) takes the coordinates times the array's
+element strides, passed as kernel arguments, and nothing is copied.  Every size is a kernel argument: one source serves every shape.
 ``idx_t`` is ``int`` when the program's ranges prove every index quantity (domain and
 buffer sizes, size arguments) stays below ``LIMIT``; ``long long`` when they prove it
 cannot; otherwise the source selects with ``#ifdef SS_INDEX64`` and the driver picks the
@@ -83,6 +85,7 @@ class Kernel:
         self.vec = 0                                # pointwise: elements per thread (SS_VEC)
         self.vec_arrays: List[Node] = []            # ... arrays that must be 16-byte aligned
         self.vec_positions: List[int] = []          # ... their positions in ``args``
+        self.strided_positions: List[int] = []      # loaded arrays that may be strided views
 
     def __repr__(self) -> str:
         return "Kernel(%s)" % self.name
@@ -107,6 +110,7 @@ class Emitter:
         self.sizes: Dict[Any, str] = {}       # index-typed size arguments
         self.scalars: Dict[Any, str] = {}     # data scalars (long long)
         self.bufs: Dict[Node, str] = {}       # loaded arrays
+        self.strides: Dict[tuple, str] = {}   # (array, axis) -> its element stride argument
         self.loads: List[Node] = []
         self.helpers: Set[str] = set()
         self.counter = 0
@@ -325,10 +329,14 @@ class Emitter:
             if p is None or p >= spec.pos:
                 raise NoFuse("%s is not computed before this kernel" % n.name)
             buf = self.buffer(n)
-            off = self.offset(n.shape, coords).text
+            off = raw = self.offset(n.shape, coords).text
+            if kind in ("input", "lib"):
+                # the caller's array may be a strided view: the SS_STRIDED variant indexes
+                # it with its element strides (kernel arguments) instead of a copy
+                off = "SS_OFF(%s, %s)" % (off, self.strided_offset(n, coords))
             text = "%s[%s]" % (buf, off)
             note = ""
-            if spec.axes is None and off == "i":          # the thread's own element
+            if spec.axes is None and raw == "i":          # the thread's own element
                 self.vec_bufs[buf] = STORAGE[n.dtype.name]
                 if self.vec_mode:
                     text = "vb_%s[ss_v]" % buf
@@ -363,6 +371,18 @@ class Emitter:
             if lin is not None:
                 return lin
         return self.horner(coords, shape)
+
+    def strided_offset(self, n: Node, coords: List[Idx]) -> str:
+        terms = []
+        for d, (c, size) in enumerate(zip(coords, n.shape)):
+            if c.zero or (type(size) is int and size == 1):
+                continue
+            key = (n, d)
+            name = self.strides.get(key)
+            if name is None:
+                name = self.strides[key] = "%s_st%d" % (self.bufs[n], d)
+            terms.append("%s * %s" % (c.text, name))
+        return "(%s)" % " + ".join(terms) if terms else "0"
 
     def dom_linear(self) -> Optional[Idx]:
         if self.spec.axes is None:
@@ -673,13 +693,22 @@ class Emitter:
         for e, name in self.sizes.items():
             params.append(("long long", name + "_"))
             args.append(("size", e))
+        for key, name in self.strides.items():
+            params.append(("long long", name + "_"))
+            args.append(("stride", key))
         for e, name in self.scalars.items():
             params.append(("long long", name))
             args.append(("scalar", e))
         k.params = params
         k.args = args
+        k.strided_positions = sorted({p for p, (kind, v) in enumerate(args) if kind == "in"
+                                      and any(v is key[0] for key in self.strides)})
         k.index, k.big_exprs = self._index_mode()
         sizes = ["const idx_t %s = (idx_t)%s_;" % (name, name) for name in self.sizes.values()]
+        if self.strides:
+            sizes += ["#ifdef SS_STRIDED"] + [
+                "const idx_t %s = (idx_t)%s_;" % (name, name)
+                for name in self.strides.values()] + ["#endif"]
         head = ["// symshape %s kernel over %s%s" % (
             kind, _fmt_shape(spec.shape),
             "" if spec.axes is None else ", reducing axes %s" % (tuple(spec.axes),))]
@@ -705,6 +734,8 @@ class Emitter:
         helpers = cops.helper_source(self.helpers)
         if helpers:
             lines.append(helpers)
+        if self.strides:
+            lines.append(_SS_OFF)
         bounds = "__launch_bounds__(%d) " % ROW_BLOCK if kind == "reduce" else ""
         lines.append('extern "C" __global__ void %s%s(\n    %s) {' % (bounds, k.name, sig))
         lines += ["  " + l if not l.startswith("#") else l for l in typedef + sizes + body]
@@ -741,6 +772,10 @@ class Emitter:
             return True
         return self.rg.bound(sub(d, e)).lower >= 0 and d != e
 
+
+#: SS_OFF(contiguous offset, strided offset): which one the compiled variant uses
+_SS_OFF = "\n".join(["#ifndef SS_OFF", "#ifdef SS_STRIDED", "#define SS_OFF(c, s) (s)", "#else",
+                     "#define SS_OFF(c, s) (c)", "#endif", "#endif"])
 
 _SIZEOF = {"bool": 1, "signed char": 1, "unsigned char": 1, "short": 2, "unsigned short": 2,
            "int": 4, "unsigned int": 4, "float": 4, "long long": 8, "unsigned long long": 8,

@@ -21,9 +21,10 @@ def nvrtc_module():
 
 
 def nvrtc_ptx(k: Kernel, arch: str = "compute_80", index64: bool = False,
-              nvrtc=None, vec: bool = False) -> str:
+              nvrtc=None, vec: bool = False, strided: bool = False) -> str:
     """The PTX NVRTC makes of kernel ``k`` with the options the CuPy runtime passes
-    (``index64``: the 64-bit index variant, ``vec``: the 128-bit pointwise variant);
+    (``index64``: the 64-bit index variant, ``vec``: the 128-bit pointwise variant,
+    ``strided``: the variant reading strided views);
     RuntimeError with NVRTC's log on failure."""
     nvrtc = nvrtc or nvrtc_module()
     if nvrtc is None:
@@ -34,6 +35,8 @@ def nvrtc_ptx(k: Kernel, arch: str = "compute_80", index64: bool = False,
         opts.append("-DSS_INDEX64")
     if vec:
         opts.append("-DSS_VEC")
+    if strided:
+        opts.append("-DSS_STRIDED")
     prog = nvrtc.createProgram(k.source, k.name + ".cu", [], [])
     try:
         try:
