@@ -25,7 +25,8 @@ import symshape as ss  # noqa: E402
 from symshape import Dim  # noqa: E402
 from symshape.codegen.cuda import compile_cupy  # noqa: E402
 from symshape.codegen.cuda.backend import CupyRuntime, _py, row_launch  # noqa: E402
-from symshape.codegen.cuda.kernels import COL_SPLIT, ROW_ITEMS, WARP_ROW  # noqa: E402
+from symshape.codegen.cuda.kernels import (COL_SPLIT, ROW_BLOCK, ROW_ITEMS, SPLIT_ROWS,  # noqa
+                                           WARP_ROW)
 from symshape.codegen.cuda.groups import numel  # noqa: E402
 
 import models as M  # noqa: E402
@@ -112,7 +113,14 @@ def kernel_traffic(k, env):
         note = ("warp per row" if inner <= WARP_ROW else "block of %d per row" % block)
     phases = k.source.count("//   reduce:") + (1 if any(
         r.startswith("//   write ") for r in k.source.splitlines()) else 0)
-    groups = -(-rows // 32) if k.columns else -(-rows // (8 if inner <= WARP_ROW else 1))
+    chunk = ROW_BLOCK * ROW_ITEMS
+    split = k.split is not None and inner > chunk and rows < SPLIT_ROWS
+    if split:
+        nch = -(-inner // chunk)
+        note = "split: %d rows x %d chunks = %d blocks of %d, %d passes" % (
+            rows, nch, rows * nch, ROW_BLOCK, k.split.passes)
+    groups = -(-rows // 32) if k.columns else rows * nch if split else \
+        -(-rows // (8 if inner <= WARP_ROW else 1))
     if groups < SMS:
         note += "; only %d block%s for %d SMs" % (groups, "" if groups == 1 else "s", SMS)
     if cached:

@@ -97,6 +97,7 @@ def fake_cupy(kernels):
     that runs the emulator, and one device."""
     m = types.ModuleType("cupy")
     m.ndarray = DeviceArray
+    kernels = list(kernels) + [k.split for k in kernels if k.split is not None]
     m.registry = {(k.source, k.name): k for k in kernels}
     m.compiled, m.launches = [], []
     m.emu = EmuRuntime(kernels)
@@ -174,7 +175,8 @@ def test_launch_geometry_follows_the_row_length(with_fake_cupy):
                                     (5, 256, 1, 256),
                                     (4, 300, 4, 64),        # a block per row, <= 8 each
                                     (3, 1000, 3, 128),
-                                    (2, 5000, 2, 512)]:     # beyond registers: loops
+                                    (300, 5000, 300, 512),  # beyond registers: loops
+                                    (2, 5000, 4, 512)]:     # few long rows: split
         x = TE.f32(rows, cols)
         got = c(*dev(x))
         np.testing.assert_allclose(_host(got), TE.softmax(x), rtol=1e-5, atol=1e-6)
@@ -202,6 +204,16 @@ def test_64bit_variant_is_chosen_per_call(with_fake_cupy):
     assert [l[3] for l in fake.launches] == [("--fmad=false", "-DSS_INDEX64")] * 2 + \
         [("--fmad=false",)]
     assert len(fake.compiled) == 2
+
+
+@needs_gxx
+def test_split_rows_launch_through_cupy(with_fake_cupy):
+    c = compile_cupy(TK.PROGRAMS["softmax"]())
+    fake = with_fake_cupy(c)
+    x = TE.f32(2, 9000)
+    np.testing.assert_allclose(_host(c(*dev(x))), TE.softmax(x), rtol=1e-5, atol=1e-7)
+    split = c.kernels[0].split
+    assert [l[:3] for l in fake.launches] == [(split.name, 2 * 3, 512)] * 3
 
 
 @needs_gxx
@@ -256,6 +268,7 @@ def every_kernel():
 @needs_nvrtc
 def test_nvrtc_compiles_every_kernel():
     ks = every_kernel()
+    ks += [k.split for k in ks if k.split is not None]
     assert len(ks) >= 40
     for k in ks:
         ptx = nvrtc_ptx(k, nvrtc=NVRTC)

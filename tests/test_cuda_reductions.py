@@ -114,3 +114,41 @@ def test_random_reductions_match_numpy(shape, axes, op, seed):
 
     c = program(f, np.ones([s + 1 for s in shape], np.float32))
     close(emulate(c)(x), f(x), rtol=1e-4, atol=1e-5)
+
+
+SPLIT_CASES = [
+    ("softmax", softmax, 0),
+    ("layer_norm", layer_norm, 2),
+    ("row_sums", lambda x: (x.sum(axis=-1), x.max(axis=-1, keepdims=True) - x.mean()), 0),
+]
+
+
+@pytest.mark.parametrize("name,f,extra", SPLIT_CASES, ids=[c[0] for c in SPLIT_CASES])
+def test_few_long_rows_are_split_across_blocks(name, f, extra):
+    """A decode-time softmax (few rows, each longer than a block's registers hold) runs the
+    split companion: every chunk of every row is a block, in one pass per reduction plus
+    one to write."""
+    c = program(f, *([f32(4, 16)] + [f32(16)] * extra))
+    k = [k for k in c.kernels if k.kind == "reduce"][0]
+    assert k.split is not None and "ss_pass" in k.split.source
+    run = emulate(c)
+    n = 512 * ROW_ITEMS * 3 + 17                     # 4 chunks per row
+    args = [f32(3, n)] + [f32(n, seed=i + 1) for i in range(extra)]
+    close(run(*args), f(*args), rtol=1e-4, atol=1e-5)
+    split = [l for l in run.runtime.launches if l[0] == k.split.name]
+    assert len(split) == k.split.passes == len(
+        [r for r in k.source.splitlines() if r.startswith("//   reduce:")]) + 1
+    assert {(g, b) for _, g, b, _ in split} == {(3 * 4, 512)}
+    # many long rows keep a block per row (every SM is busy anyway)
+    run2 = emulate(c)
+    args = [f32(300, 4200)] + [f32(4200, seed=i + 1) for i in range(extra)]
+    close(run2(*args), f(*args), rtol=1e-4, atol=1e-5)
+    assert all(l[0] != k.split.name for l in run2.runtime.launches)
+
+
+def test_split_rows_propagate_nan_and_match_max():
+    c = program(lambda x: x.max(axis=-1), f32(4, 16))
+    x = f32(2, 9000)
+    x[1, 7000] = np.nan
+    got = emulate(c)(x)
+    assert np.isnan(got[1]) and got[0] == x[0].max()

@@ -28,8 +28,8 @@ from symshape.expr import Expr, format_py
 from symshape.guards import CheckWriter
 
 from .groups import Plan, Ranges, plan_program
-from .kernels import (COL_SPLIT, GRID_CAP, LIMIT, MAX_BLOCK, ROW_BLOCK, ROW_ITEMS, WARP_ROW,
-                      Kernel)
+from .kernels import (COL_SPLIT, GRID_CAP, LIMIT, MAX_BLOCK, ROW_BLOCK, ROW_ITEMS, SPLIT_ROWS,
+                      WARP_ROW, Kernel)
 
 _counter = itertools.count()
 NEEDS_CUPY = "backend='cupy' needs CuPy: pip install 'symshape[gpu]'"
@@ -182,9 +182,20 @@ def launchers(runtime):
 
     def _row(k, rows, inner, args, big):
         if rows > 0:
+            st = strided(k, args)
+            chunk = ROW_BLOCK * ROW_ITEMS
+            if k.split is not None and inner > chunk and rows < SPLIT_ROWS:
+                # few long rows: blocks take chunks of rows, in passes over a workspace
+                sk = k.split
+                nch = (inner + chunk - 1) // chunk
+                ws = runtime.xp.empty((max(sk.passes - 1, 1) * rows * nch,), np.float64)
+                for p in range(sk.passes):
+                    launch(sk, min(rows * nch, GRID_CAP), ROW_BLOCK, args + (ws, p, nch), big,
+                           False, st)
+                return
             block, per_block = (32 * COL_SPLIT, 32) if k.columns else row_launch(inner)
             launch(k, min((rows + per_block - 1) // per_block, GRID_CAP), block, args, big,
-                   False, strided(k, args))
+                   False, st)
     return _pw, _row
 
 
@@ -297,7 +308,8 @@ class CupyRuntime:
 
     def launch(self, k: Kernel, grid: int, block: int, args: tuple, big: bool,
                vec: bool = False, strided: bool = False) -> None:
-        conv = tuple(np.int64(a) if kind in ("size", "scalar", "stride") else a
+        conv = tuple(np.int64(a) if kind in ("size", "scalar", "stride", "pass", "nchunks")
+                     else a
                      for (kind, _), a in zip(k.args, args))
         self.kernel(k, bool(big), vec, strided)((grid,), (block,), conv)
 

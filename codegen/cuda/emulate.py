@@ -116,6 +116,8 @@ class EmuRuntime:
 
     def __init__(self, kernels: Sequence[Kernel], force_index64: bool = False) -> None:
         self.kernels = list(kernels)
+        self.kernels += [k.split for k in kernels if k.split is not None and
+                         all(k.split is not x for x in self.kernels)]
         self.force_index64 = force_index64
         self._libs: Dict[bool, ctypes.CDLL] = {}
         self.launches: List[tuple] = []          # (kernel name, grid, block, index64)
@@ -144,7 +146,12 @@ class EmuRuntime:
         argv = (ctypes.c_void_p * max(len(args), 1))()
         keep = []
         for i, ((kind, node), (ct, _), a) in enumerate(zip(k.args, k.params, args)):
-            if kind in ("out", "in"):
+            if kind == "ws":                        # the split companion's workspace
+                if not isinstance(a, np.ndarray) or a.dtype != np.float64:
+                    raise TypeError("kernel %s argument %d: expected a float64 workspace"
+                                    % (k.name, i))
+                argv[i] = a.ctypes.data
+            elif kind in ("out", "in"):
                 if not isinstance(a, np.ndarray) or a.dtype != node.dtype or \
                         not (a.flags.c_contiguous or (strided and kind == "in")):
                     raise TypeError("kernel %s argument %d: expected a C-contiguous %s array, "

@@ -374,6 +374,9 @@ class Planner:
                 plan.steps.append(("py", obj))
                 continue
             k = Emitter(obj, self).build(written=written, index=len(plan.kernels))
+            if k.kind == "reduce" and not k.columns:
+                k.split = Emitter(obj, self).build(written=written, index=len(plan.kernels),
+                                                   split=True)
             plan.kernels.append(k)
             plan.steps.append(("kernel", k))
             for b in k.loads:

@@ -36,6 +36,8 @@ ROW_BLOCK = 512             # most threads per block of reduction kernels (power
 ROW_ITEMS = 8               # elements per thread a row keeps in registers
 WARP_ROW = 32 * ROW_ITEMS   # rows up to this length: one warp per row, several per block
 COL_SPLIT = 8               # column reductions: warps splitting each row (block = 32 x this)
+SPLIT_ROWS = 264            # fewer rows than this (2 per H100 SM) and rows longer than a
+                            # block's registers hold: the split-row companion runs instead
 
 
 # --------------------------------------------------------------------------- index text
@@ -86,6 +88,8 @@ class Kernel:
         self.vec_arrays: List[Node] = []            # ... arrays that must be 16-byte aligned
         self.vec_positions: List[int] = []          # ... their positions in ``args``
         self.strided_positions: List[int] = []      # loaded arrays that may be strided views
+        self.split: Optional["Kernel"] = None       # reduce: the split-row companion
+        self.passes = 0                             # ... (on it) launches per call
 
     def __repr__(self) -> str:
         return "Kernel(%s)" % self.name
@@ -414,11 +418,17 @@ class Emitter:
         return out
 
     # ---------------------------------------------------------------- assembly
-    def build(self, written: Optional[Set[Node]] = None, index: int = 0) -> Optional[Kernel]:
+    def build(self, written: Optional[Set[Node]] = None, index: int = 0,
+              split: bool = False) -> Optional[Kernel]:
+        """The kernel (``written=None``: only check that the group can be one kernel).
+        ``split``: the split-row companion of a row reduction (``_split``)."""
         spec = self.spec
+        self.split = split
         self.out_names = {n: self.unique("out_" + n.name) for n, _ in spec.roots}
         if spec.axes is None:
             return self._pointwise(written, index)
+        if split:
+            return self._split(written, index)
         return self._reduce(written, index)
 
     def _decode_lines(self, lin: str, axes: List[int], tvar: str) -> List[str]:
@@ -576,10 +586,57 @@ class Emitter:
                        if r.op in ("max", "min")]
         return k
 
+    def _split(self, written, index) -> Optional[Kernel]:
+        """The split-row companion of a row reduction, for few long rows: block b takes
+        chunk ``b % ss_nch`` (blockDim * ROW_ITEMS elements) of row ``b / ss_nch``, so
+        every SM has work.  It runs in passes (``ss_pass`` = 0 .. reductions): pass p
+        combines the partials earlier passes left in the workspace ``ss_ws`` into the
+        results of reductions < p, and reduces its chunk for reduction p into a partial;
+        the last pass combines them all and writes the chunk's outputs.  Each pass reads
+        the chunk once; the row is read once per reduction plus once to write."""
+        spec = self.spec
+        S = spec.shape
+        axes = list(spec.axes)
+        outer_axes = [a for a in range(self.nd) if a not in spec.axes]
+        rows = numel([S[a] for a in outer_axes])
+        inner = numel([S[a] for a in axes])
+        rsz, isz = self.size(rows), self.size(inner)
+        self.index_exprs += [rows, inner, numel(S)]
+        self.column = False
+        self.red_vars, self.row_memo, self.cache, self.cache_decl = {}, {}, None, []
+        lines, outs = self._row_phases(False, isz, axes, written)
+        if written is None:
+            return None
+        rdecode = self._decode_lines("row", outer_axes, "t")
+        body = ["__shared__ double ss_scratch[64];   // one scratch for every reduction",
+                "unsigned int ss_par = 0;",
+                "const unsigned int ss_g = blockDim.x, ss_lane = threadIdx.x;",
+                "const long long ss_pass = ss_pass_;",
+                "const idx_t ss_nch = (idx_t)ss_nch_;          // chunks per row",
+                "const idx_t ss_wsn = %s * ss_nch;             // partials per reduction" % rsz,
+                "for (idx_t ss_item = (idx_t)blockIdx.x; ss_item < ss_wsn; "
+                "ss_item += (idx_t)gridDim.x) {",
+                "  const idx_t row = ss_item / ss_nch, ss_c = ss_item % ss_nch;",
+                "  const idx_t ss_j0 = ss_c * (idx_t)blockDim.x * %d;" % ROW_ITEMS]
+        body += ["  " + l for l in (rdecode if _uses_coords(rdecode, lines) else []) + lines]
+        body.append("}")
+        k = self._kernel(index, "reduce", self.out_names, outs, body,
+                         extra=[("double* __restrict__", "ss_ws", ("ws", None)),
+                                ("long long", "ss_pass_", ("pass", None)),
+                                ("long long", "ss_nch_", ("nchunks", None))])
+        k.rows, k.inner = rows, inner
+        k.uses_sync = True
+        k.passes = len(spec.reductions()) + 1
+        return k
+
     def _row_loop(self, cached: bool, isz: str, lines: List[str]) -> List[str]:
         """The loop of a group's thread over its elements of the row (``j``)."""
         if self.column:
             isz = "(ss_live ? %s : 0)" % isz
+        if self.split:
+            return (["#pragma unroll", "for (int ss_k = 0; ss_k < %d; ss_k++) {" % ROW_ITEMS,
+                     "  const idx_t j = ss_j0 + (idx_t)ss_lane + (idx_t)ss_k * (idx_t)ss_g;",
+                     "  if (j < %s) {" % isz] + ["    " + l for l in lines] + ["  }", "}"])
         if cached:
             return (["#pragma unroll", "for (int ss_k = 0; ss_k < %d; ss_k++) {" % ROW_ITEMS,
                      "  const idx_t j = (idx_t)ss_lane + (idx_t)ss_k * (idx_t)ss_g;",
@@ -604,7 +661,19 @@ class Emitter:
             ph += self.pre
             ph.append("%s %s = %s;" % (R.acc_c, acc, R.identity()))
             inner = (jdecode if _uses_coords(jdecode, self.body) else []) + self.body
-            ph += self._row_loop(cached, isz, inner + ["%s = %s;" % (acc, comb)])
+            loop = self._row_loop(cached, isz, inner + ["%s = %s;" % (acc, comb)])
+            ws = "((%s*)(ss_ws + %d * ss_wsn))" % (R.acc_c, ri)
+            if self.split:
+                # earlier passes left this reduction's partials: combine them
+                ph.append("if (ss_pass > %d) {" % ri)
+                ph.append("  for (idx_t w = 0; w < ss_nch; w++) %s = %s;" % (
+                    acc, R.combine(acc, "%s[row * ss_nch + w]" % ws, self.helpers)))
+                ph.append("} else {")
+                ph += ["  " + l for l in loop]
+                loop, ph_close = [], True
+            else:
+                ph += loop
+                ph_close = False
             if self.column:
                 # the COL_SPLIT threads of a column (one per warp) meet in shared memory
                 ph.append("{                        // across warps: one barrier")
@@ -629,6 +698,11 @@ class Emitter:
                 ph.append("  for (unsigned int w = 1; w < (ss_g >> 5); w++) %s = %s;" % (
                     acc, R.combine(acc, "sh[w]", self.helpers)))
                 ph.append("}")
+            if ph_close:
+                ph.append("if (ss_lane == 0) %s[row * ss_nch + ss_c] = %s;" % (ws, acc))
+                ph.append("}")
+                ph.append("if (ss_pass == %d) continue;   // this pass makes partials only"
+                          % ri)
             ph.append("const %s %s = %s;" % (R.out_c, rv, R.finish(acc, isz)))
             phases += ph
             self.red_vars[r] = rv
@@ -659,6 +733,7 @@ class Emitter:
         row_writes = [(r, self.red_vars[r]) for r in red_out] + row_stores
         if row_writes:
             phases.append("if (ss_lane == 0 && ss_live) {" if self.column else
+                          "if (ss_lane == 0 && ss_c == 0) {" if self.split else
                           "if (ss_lane == 0) {")
             phases += ["  %s[row] = %s;" % (out_names[n], cops.store_expr(v, n.dtype))
                        for n, v in row_writes]
@@ -667,14 +742,14 @@ class Emitter:
         return self.cache_decl + phases, outs
 
     def _kernel(self, index: int, kind: str, out_names: Dict[Node, str], outs: List[Node],
-                body: List[str]) -> Kernel:
+                body: List[str], extra=()) -> Kernel:
         spec = self.spec
         k = Kernel()
         k.kind = kind
         k.outputs = outs
         k.loads = list(self.loads)
         first = spec.roots[0][0].name
-        k.name = "k%d_%s" % (index, _cname(first))
+        k.name = "k%d_%s%s" % (index, _cname(first), "_split" if self.split else "")
         params: List[Tuple[str, str]] = []
         args: List[Tuple[str, Any]] = []
         for n in outs:
@@ -696,6 +771,9 @@ class Emitter:
         for key, name in self.strides.items():
             params.append(("long long", name + "_"))
             args.append(("stride", key))
+        for ct, name, arg in extra:          # the split companion's workspace and pass
+            params.append((ct, name))
+            args.append(arg)
         for e, name in self.scalars.items():
             params.append(("long long", name))
             args.append(("scalar", e))
