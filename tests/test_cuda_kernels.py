@@ -269,3 +269,27 @@ def test_models_on_the_gpu(name, f, shapes):
         args = [f32(*s) for s in shp]
         got = c(*[cp.asarray(a) for a in args])
         np.testing.assert_allclose(cp.asnumpy(got), f(*args), rtol=1e-4, atol=1e-5)
+
+
+def thirty_sums(x):
+    return sum(np.sin(x * (k + 1)).sum(axis=-1) for k in range(30))
+
+
+@needs_nvcc
+def test_thirty_fused_sums_share_one_scratch_buffer():
+    """Every reduction of a kernel shares one 512-byte shared buffer (30 fused sums used to
+    need 30 and failed in ptxas); ptxas accepts the kernel and its split companion."""
+    import subprocess
+    import tempfile
+    c = compile_cupy(export_auto(thirty_sums, f32(4, 8)))
+    assert len(c.kernels) == 1 and c.kernels[0].source.count("__shared__") == 1
+    for k in (c.kernels[0], c.kernels[0].split):
+        with tempfile.TemporaryDirectory() as d:
+            cu = os.path.join(d, "k.cu")
+            with open(cu, "w") as f:
+                f.write(k.source)
+            r = subprocess.run(["nvcc", "-cubin", "-arch=sm_90", "--fmad=false", "-Xptxas",
+                                "-v", "-o", os.path.join(d, "k.cubin"), cu],
+                               capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        assert "512 bytes smem" in r.stderr
