@@ -272,7 +272,7 @@ def test_models_on_the_gpu(name, f, shapes):
 
 
 def thirty_sums(x):
-    return sum(np.sin(x * (k + 1)).sum(axis=-1) for k in range(30))
+    return sum((x * (k + 1) - k).sum(axis=-1) for k in range(30))
 
 
 @needs_nvcc
