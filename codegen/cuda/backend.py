@@ -9,7 +9,8 @@ The driver is one straight-line Python function with ``f``'s signature:
      SS_STRIDED variant, which indexes it with its strides (kernel arguments);
   3. one line per step: a library op as NumPy would call it, run on CuPy (``np`` is bound
      to CuPy; ``matmul`` / ``einsum`` reach cuBLAS), or an allocation of the kernel's
-     outputs and a launch whose size arguments are expressions over the bound symbols;
+     outputs and a launch whose size arguments are expressions over the bound symbols
+     (``_pw`` / ``_row`` pick the grid, the block and the kernel's variant per call);
   4. the outputs, in ``f``'s output structure.
 Nothing in it needs a device: the same driver runs under the emulator (``emulate.py``)
 with NumPy and CPU-compiled kernels, which is how it is tested without a GPU.

@@ -3,10 +3,12 @@
 ``emulate(compiled)`` returns a callable with the program's signature that runs the same
 Python driver as the CuPy backend on NumPy arrays: every kernel is the very source the GPU
 would compile, built for the CPU by g++ with ``shim.h`` (threadIdx / blockIdx / blockDim /
-gridDim, __shared__, __syncthreads, atomics; see the header for the execution model) and
-launched over the same grid the driver computes; the library steps (matmul, einsum, ...)
-run as the NumPy calls.  Compiled libraries are cached in a temporary directory keyed by
-the hash of everything that goes into them.
+gridDim, __shared__, __syncthreads, __shfl_xor_sync, atomics, float16 conversions; see the
+header for the execution model) and launched over the same grid the driver computes, in
+the variant the driver picks per call (64-bit index, 128-bit, strided; one library per
+variant); the library steps (matmul, einsum, ...) run as the NumPy calls.  Compiled
+libraries are cached in a temporary directory keyed by the hash of everything that goes
+into them.
 
 ``nvcc_ptx(kernels, arch)`` compiles kernel sources to PTX with nvcc (one translation
 unit for many kernels: their helpers carry include guards).
