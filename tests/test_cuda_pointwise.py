@@ -89,3 +89,19 @@ def test_vector_variant_compiles_to_128_bit_accesses():
             ptx = open(os.path.join(d, "k.ptx")).read()
     assert "ld.global.nc.v4.u32" in ptx or "ld.global.v4.u32" in ptx
     assert "st.global.v4" in ptx
+
+
+def test_vector_variant_steps_coordinates_across_rows():
+    """The 128-bit variant decodes a thread's first coordinates once and steps them with a
+    carry: chunks that cross one or several rows (last axis shorter than the chunk) stay
+    exact, with broadcasts along middle and last axes."""
+    def f(x, b, c):
+        return x * b + c
+    prog = program(f, rnd(4, 8, 6), rnd(8, 1), rnd(6))
+    k = prog.kernels[0]
+    assert "if (++c2 == s2) { c2 = 0; if (++c1 == s1) { c1 = 0; ++c0; } }" in k.source
+    run = emulate(prog)
+    for shape in [(5, 3, 2), (2, 2, 3), (7, 2, 5), (3, 9, 4), (2, 2, 2)]:
+        x, b, c = rnd(*shape), rnd(shape[1], 1, seed=1), rnd(shape[2], seed=2)
+        np.testing.assert_array_equal(run(x, b, c), f(x, b, c))
+    assert len(run.runtime.vectorised) == 5

@@ -488,9 +488,11 @@ class Emitter:
         for n, _ in vstores:
             ct = STORAGE[n.dtype.name]
             vloop.append("    __align__(16) %s vo_%s[%d];" % (ct, out_names[n], V))
+        hoist, step = self._stepped_coords() if _uses_coords(decode, vbody) else ([], [])
+        vloop += ["    " + l for l in hoist]
         vloop += ["    #pragma unroll", "    for (int ss_v = 0; ss_v < %d; ss_v++) {" % V,
                   "      const idx_t i = i0 + ss_v;"]
-        vloop += ["      " + l for l in (decode if _uses_coords(decode, vbody) else []) + vbody]
+        vloop += ["      " + l for l in vbody + step]
         vloop.append("    }")
         for n, _ in vstores:
             vt = _VECT[_SIZEOF[STORAGE[n.dtype.name]] * V]
@@ -512,6 +514,21 @@ class Emitter:
         k.vec_positions = [p for p, (kind, v) in enumerate(k.args)
                            if kind in ("out", "in") and any(v is x for x in k.vec_arrays)]
         return k
+
+    def _stepped_coords(self) -> Tuple[List[str], List[str]]:
+        """The vector variant's coordinates: decoded once from ``i0`` (one division and
+        modulo per axis per thread and chunk, not per element), then stepped with a carry
+        after each element."""
+        S = self.spec.shape
+        axes = [a for a in range(self.nd) if not (type(S[a]) is int and S[a] == 1)]
+        if not axes:
+            return [], []
+        hoist = ["idx_t t = i0;"]
+        for a in reversed(axes[1:]):
+            sz = self.size(S[a])
+            hoist.append("idx_t c%d = t %% %s; t /= %s;" % (a, sz, sz))
+        hoist.append("idx_t c%d = t;" % axes[0])
+        return hoist, [_carry(axes, [self.size(S[a]) for a in axes])]
 
     def _reduce(self, written, index) -> Optional[Kernel]:
         """A row-reduction kernel.  A *group* of ``ss_g`` threads computes one row: a warp
@@ -860,6 +877,15 @@ _SIZEOF = {"bool": 1, "signed char": 1, "unsigned char": 1, "short": 2, "unsigne
            "double": 8}
 #: a chunk of this many bytes moves as one load / store of this type
 _VECT = {16: "uint4", 8: "uint2", 4: "unsigned int", 2: "unsigned short", 1: "unsigned char"}
+
+
+def _carry(axes: List[int], sizes: List[str]) -> str:
+    """``c[last] += 1`` with the carry into earlier axes (the first one never wraps),
+    written outside in: the last axis is tested first."""
+    text = "++c%d;" % axes[0]
+    for a, sz in zip(axes[1:], sizes[1:]):
+        text = "if (++c%d == %s) { c%d = 0; %s }" % (a, sz, a, text)
+    return text
 
 
 def _par(s: str) -> str:
