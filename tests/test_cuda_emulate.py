@@ -302,6 +302,29 @@ def test_emulator_reports_a_divergent_barrier():
         rt.launch(k, 1, 32, (np.zeros(1, np.float32),), False)
 
 
+def test_emulator_shuffles_within_a_warp_and_reports_divergent_ones():
+    """__shfl_xor_sync waits for the 32 lanes of its own warp only (warps of a block may
+    run different numbers of shuffles); a shuffle some lanes skip is an error."""
+    node = type("N", (), {"dtype": np.dtype(np.float32)})()
+    body = ("  float v = (float)threadIdx.x;\n"
+            "  if (threadIdx.x < 32) v = __shfl_xor_sync(0xffffffffu, v, 1);\n"
+            "  v = __shfl_xor_sync(0xffffffffu, v, 16);\n"
+            "  out[threadIdx.x] = v;")
+    k = _raw_kernel("shfl_ok", body, [("float* __restrict__", "out")])
+    k.args = [("out", node)]
+    out = np.zeros(64, np.float32)
+    EmuRuntime([k]).launch(k, 1, 64, (out,), False)
+    lane = np.arange(64)
+    want = np.where(lane < 32, (lane ^ 16) ^ 1, lane ^ 16).astype(np.float32)
+    np.testing.assert_array_equal(out, want)
+    bad = _raw_kernel("shfl_bad", "  float v = 1.0f;\n  if (threadIdx.x < 7) v = "
+                      "__shfl_xor_sync(0xffffffffu, v, 1);\n  out[threadIdx.x] = v;",
+                      [("float* __restrict__", "out")])
+    bad.args = [("out", node)]
+    with pytest.raises(RuntimeError, match="warp shuffle reached by only some lanes"):
+        EmuRuntime([bad]).launch(bad, 1, 32, (np.zeros(32, np.float32),), False)
+
+
 def test_emulator_exposes_a_missing_barrier():
     """Threads between barriers run in a shuffled order: reading a neighbour's shared slot
     without __syncthreads() sees stale data, with the barrier it never does."""

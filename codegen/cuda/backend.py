@@ -373,6 +373,11 @@ class CompiledCupy:
             parts.append("# ---- CUDA kernel _K[%d] = %s (%s; index: %s) %s" % (
                 i, k.name, k.kind, k.index, "-" * 10))
             parts.append(k.source)
+            if k.split is not None:
+                parts.append("# ---- CUDA kernel _K[%d].split = %s (few long rows: chunks "
+                             "across blocks, %d passes) %s" % (i, k.split.name, k.split.passes,
+                                                              "-" * 10))
+                parts.append(k.split.source)
         return "\n".join(parts)
 
     def bind(self, runtime, core: bool = False):
