@@ -1,7 +1,8 @@
 """Hypothesis fuzzing of backend="cupy" under the emulator: model-like programs (row and
 column reductions, broadcasts, pointwise chains) over float32 / float64 / float16 inputs in
 every layout the driver handles (contiguous, transposed, sliced, reversed, broadcast,
-misaligned), at sizes across the launch-geometry switches, against eager NumPy."""
+misaligned), at sizes across the launch-geometry switches, in the 32- and 64-bit index
+variants, against eager NumPy."""
 import shutil
 import warnings
 
@@ -45,12 +46,12 @@ PROGRAMS = {"norm": norm, "softmax": softmax, "columns": columns, "pointwise": p
 _COMPILED = {}
 
 
-def compiled(name, dtype):
-    key = (name, dtype)
+def compiled(name, dtype, index64):
+    key = (name, dtype, index64)
     if key not in _COMPILED:
         ex = (np.ones((3, 5), dtype), np.ones(5, dtype))
         ep = ss.export(PROGRAMS[name], ex, dynamic_shapes=[(A, A), (A,)])
-        _COMPILED[key] = emulate(compile_cupy(ep))
+        _COMPILED[key] = emulate(compile_cupy(ep), force_index64=index64)
     return _COMPILED[key]
 
 
@@ -80,8 +81,8 @@ def layout(base, kind):
        cols=st.sampled_from([2, 7, 31, 32, 257, 1000, 4097]),
        kind=st.sampled_from(["contiguous", "transposed", "sliced", "reversed", "misaligned",
                              "broadcast"]),
-       seed=st.integers(0, 3))
-def test_programs_match_numpy_in_every_layout(name, dtype, rows, cols, kind, seed):
+       seed=st.integers(0, 3), index64=st.booleans())
+def test_programs_match_numpy_in_every_layout(name, dtype, rows, cols, kind, seed, index64):
     if rows * cols > 40000:
         rows = max(2, 40000 // cols)
     rng = np.random.default_rng(seed)
@@ -90,7 +91,7 @@ def test_programs_match_numpy_in_every_layout(name, dtype, rows, cols, kind, see
     g = (rng.random(cols) + 0.5).astype(dtype)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        got, want = compiled(name, dtype)(x, g), PROGRAMS[name](x, g)
+        got, want = compiled(name, dtype, index64)(x, g), PROGRAMS[name](x, g)
     got = got if isinstance(got, tuple) else (got,)
     want = want if isinstance(want, tuple) else (want,)
     tol = {np.float16: 1e-2, np.float32: 1e-4, np.float64: 1e-10}[dtype]

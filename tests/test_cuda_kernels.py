@@ -293,3 +293,22 @@ def test_thirty_fused_sums_share_one_scratch_buffer():
                                capture_output=True, text=True)
         assert r.returncode == 0, r.stderr
         assert "512 bytes smem" in r.stderr
+
+
+def test_benchmark_counts_bytes_per_kernel():
+    """benchmarks/gpu.py (no device needed): the bytes each kernel must move, and the bytes
+    the generated code moves, at the benchmark's sizes."""
+    import importlib.util
+    path = os.path.join(os.path.dirname(__file__), "..", "benchmarks", "gpu.py")
+    spec = importlib.util.spec_from_file_location("_symshape_bench_gpu", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    c = compiled("softmax")
+    k = c.kernels[0]
+    least, moved, note = bench.kernel_traffic(k, bench.bind(c, [(4096, 1024)]))
+    assert least == moved == 2 * 4096 * 1024 * 4 and "registers" in note
+    least, moved, note = bench.kernel_traffic(k, bench.bind(c, [(8, 131072)]))
+    assert least == 2 * 8 * 131072 * 4 and moved == 2 * least     # 3 reads + 1 write
+    assert "split: 8 rows x 32 chunks = 256 blocks" in note
+    least, moved, note = bench.kernel_traffic(k, bench.bind(c, [(65536, 32)]))
+    assert "warp per row" in note and least == moved
