@@ -25,8 +25,8 @@ import symshape as ss  # noqa: E402
 from symshape import Dim  # noqa: E402
 from symshape.codegen.cuda import compile_cupy  # noqa: E402
 from symshape.codegen.cuda.backend import CupyRuntime, _py, row_launch  # noqa: E402
-from symshape.codegen.cuda.kernels import (COL_SPLIT, ROW_BLOCK, ROW_ITEMS, SPLIT_ROWS,  # noqa
-                                           WARP_ROW)
+from symshape.codegen.cuda.kernels import (COL_SPLIT, ROW_BLOCK, ROW_ITEMS, SPLIT_BLOCKS,  # noqa
+                                           SPLIT_ROWS, WARP_ROW)
 from symshape.codegen.cuda.groups import numel  # noqa: E402
 
 import models as M  # noqa: E402
@@ -61,7 +61,7 @@ MODELS = [
     ("RMS norm", rms_norm, (arr(8, 16), arr(16)),
      [[(16384, 1024), (1024,)], [(16384, 8192), (8192,)]]),
     ("column mean (axis 0)", column_center, (arr(8, 16),),
-     [[(16384, 1024)], [(1024, 16384)]]),
+     [[(16384, 1024)], [(1024, 16384)], [(1048576, 4)]]),
     ("bias + GELU", M.bias_gelu, (arr(8, 16), arr(16)),
      [[(8192, 4096), (4096,)], [(32768, 4096), (4096,)]]),
     ("MLP layer (matmul + elementwise)", M.mlp_layer, (arr(8, 16), arr(16, 16), arr(16)),
@@ -107,6 +107,13 @@ def kernel_traffic(k, env):
     if k.columns:
         cached = inner <= COL_SPLIT * ROW_ITEMS
         note = "lane per column, 8-way split"
+        groups = -(-rows // 32)
+        if k.split is not None and inner > ROW_BLOCK * ROW_ITEMS and groups < SPLIT_ROWS // 2:
+            nch = max(1, min(-(-inner // 512), SPLIT_BLOCKS // groups))
+            dom = rows * inner
+            moved = outs + sum(b * (k.split.passes if b >= dom else 1) for b in ins.values())
+            return least, moved, "columns split: %d groups x %d ranges, %d passes" % (
+                groups, nch, k.split.passes)
     else:
         block, _ = row_launch(inner)
         cached = inner <= (32 if inner <= WARP_ROW else block) * ROW_ITEMS

@@ -152,3 +152,21 @@ def test_split_rows_propagate_nan_and_match_max():
     x[1, 7000] = np.nan
     got = emulate(c)(x)
     assert np.isnan(got[1]) and got[0] == x[0].max()
+
+
+@pytest.mark.parametrize("shape,blocks", [((20000, 3), 40), ((9000, 100), 72),
+                                          ((5000, 40), 20)])
+def test_few_long_columns_are_split_across_blocks(shape, blocks):
+    """x.sum(axis=0) over few columns used one block (32 columns each) for the whole
+    array: the column split keeps the coalesced layout and gives each block one range of
+    the reduced elements, about 528 blocks in all."""
+    def f(x):
+        return (x - x.mean(axis=0)) * 2 + x.max(axis=0)
+    c = program(f, f32(8, 4))
+    k = c.kernels[0]
+    assert k.columns and k.split is not None and k.split.columns
+    run = emulate(c)
+    x = f32(*shape)
+    close(run(x), f(x), rtol=1e-4, atol=1e-5)
+    launches = [(g, b) for name, g, b, _ in run.runtime.launches if name == k.split.name]
+    assert launches == [(blocks, 256)] * k.split.passes

@@ -29,8 +29,8 @@ from symshape.expr import Expr, format_py
 from symshape.guards import CheckWriter
 
 from .groups import Plan, Ranges, plan_program
-from .kernels import (COL_SPLIT, GRID_CAP, LIMIT, MAX_BLOCK, ROW_BLOCK, ROW_ITEMS, SPLIT_ROWS,
-                      WARP_ROW, Kernel)
+from .kernels import (COL_SPLIT, GRID_CAP, LIMIT, MAX_BLOCK, ROW_BLOCK, ROW_ITEMS, SPLIT_BLOCKS,
+                      SPLIT_ROWS, WARP_ROW, Kernel)
 
 _counter = itertools.count()
 NEEDS_CUPY = "backend='cupy' needs CuPy: pip install 'symshape[gpu]'"
@@ -185,7 +185,19 @@ def launchers(runtime):
         if rows > 0:
             st = strided(k, args)
             chunk = ROW_BLOCK * ROW_ITEMS
-            if k.split is not None and inner > chunk and rows < SPLIT_ROWS:
+            if k.columns:
+                groups = (rows + 31) // 32
+                if k.split is not None and inner > chunk and groups < SPLIT_ROWS // 2:
+                    # few column groups, long columns: split the columns' elements into
+                    # ranges (at least 512 elements each) over about SPLIT_BLOCKS blocks
+                    sk = k.split
+                    nch = max(1, min((inner + 511) // 512, SPLIT_BLOCKS // groups))
+                    ws = runtime.xp.empty((max(sk.passes - 1, 1) * rows * nch,), np.float64)
+                    for p in range(sk.passes):
+                        launch(sk, min(groups * nch, GRID_CAP), 32 * COL_SPLIT,
+                               args + (ws, p, nch), big, False, st)
+                    return
+            elif k.split is not None and inner > chunk and rows < SPLIT_ROWS:
                 # few long rows: blocks take chunks of rows, in passes over a workspace
                 sk = k.split
                 nch = (inner + chunk - 1) // chunk

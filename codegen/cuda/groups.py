@@ -378,7 +378,7 @@ class Planner:
                 plan.steps.append(("py", obj))
                 continue
             k = Emitter(obj, self).build(written=written, index=len(plan.kernels))
-            if k.kind == "reduce" and not k.columns:
+            if k.kind == "reduce":
                 k.split = Emitter(obj, self).build(written=written, index=len(plan.kernels),
                                                    split=True)
             plan.kernels.append(k)

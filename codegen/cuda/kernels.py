@@ -38,6 +38,7 @@ WARP_ROW = 32 * ROW_ITEMS   # rows up to this length: one warp per row, several 
 COL_SPLIT = 8               # column reductions: warps splitting each row (block = 32 x this)
 SPLIT_ROWS = 264            # fewer rows than this (2 per H100 SM) and rows longer than a
                             # block's registers hold: the split-row companion runs instead
+SPLIT_BLOCKS = 528          # a split launch aims at this many blocks (4 per H100 SM)
 
 
 # --------------------------------------------------------------------------- index text
@@ -606,7 +607,8 @@ class Emitter:
     def _split(self, written, index) -> Optional[Kernel]:
         """The split-row companion of a row reduction, for few long rows: block b takes
         chunk ``b % ss_nch`` (blockDim * ROW_ITEMS elements) of row ``b / ss_nch``, so
-        every SM has work.  It runs in passes (``ss_pass`` = 0 .. reductions): pass p
+        every SM has work (a column reduction keeps its coalesced layout, 32 adjacent
+        columns per block, and splits the reduced elements into ``ss_nch`` ranges).  It runs in passes (``ss_pass`` = 0 .. reductions): pass p
         combines the partials earlier passes left in the workspace ``ss_ws`` into the
         results of reductions < p, and reduces its chunk for reduction p into a partial;
         the last pass combines them all and writes the chunk's outputs.  Each pass reads
@@ -619,12 +621,45 @@ class Emitter:
         inner = numel([S[a] for a in axes])
         rsz, isz = self.size(rows), self.size(inner)
         self.index_exprs += [rows, inner, numel(S)]
-        self.column = False
+        self.column = self.nd - 1 not in spec.axes and not (type(S[-1]) is int and S[-1] == 1)
         self.red_vars, self.row_memo, self.cache, self.cache_decl = {}, {}, None, []
         lines, outs = self._row_phases(False, isz, axes, written)
         if written is None:
             return None
         rdecode = self._decode_lines("row", outer_axes, "t")
+        if self.column:
+            # the column layout (32 adjacent columns per block, coalesced), each block
+            # taking one of ss_nch ranges of the reduced elements
+            body = ["__shared__ double ss_scratch[%d];   // one scratch for every reduction"
+                    % (64 * COL_SPLIT),
+                    "unsigned int ss_par = 0;",
+                    "const unsigned int ss_col = threadIdx.x & 31u;",
+                    "const unsigned int ss_lane = threadIdx.x >> 5, ss_g = blockDim.x >> 5;",
+                    "const long long ss_pass = ss_pass_;",
+                    "const idx_t ss_nch = (idx_t)ss_nch_;          // ranges per column",
+                    "const idx_t ss_len = (%s + ss_nch - 1) / ss_nch;" % isz,
+                    "const idx_t ss_wsn = %s * ss_nch;             // partials per reduction"
+                    % rsz,
+                    "const idx_t ss_items = (%s + 31) / 32 * ss_nch;" % rsz,
+                    "for (idx_t ss_item = (idx_t)blockIdx.x; ss_item < ss_items; "
+                    "ss_item += (idx_t)gridDim.x) {",
+                    "  const idx_t ss_base = ss_item / ss_nch * 32, ss_c = ss_item % ss_nch;",
+                    "  const bool ss_live = ss_base + (idx_t)ss_col < %s;" % rsz,
+                    "  const idx_t row = ss_live ? ss_base + (idx_t)ss_col : %s - 1;" % rsz,
+                    "  const idx_t ss_j0 = ss_c * ss_len;",
+                    "  const idx_t ss_j1 = ss_j0 + ss_len < %s ? ss_j0 + ss_len : %s;"
+                    % (isz, isz)]
+            body += ["  " + l for l in (rdecode if _uses_coords(rdecode, lines) else []) +
+                     lines]
+            body.append("}")
+            k = self._kernel(index, "reduce", self.out_names, outs, body,
+                             extra=[("double* __restrict__", "ss_ws", ("ws", None)),
+                                    ("long long", "ss_pass_", ("pass", None)),
+                                    ("long long", "ss_nch_", ("nchunks", None))])
+            k.rows, k.inner, k.columns = rows, inner, True
+            k.uses_sync = True
+            k.passes = len(spec.reductions()) + 1
+            return k
         body = ["__shared__ double ss_scratch[64];   // one scratch for every reduction",
                 "unsigned int ss_par = 0;",
                 "const unsigned int ss_g = blockDim.x, ss_lane = threadIdx.x;",
@@ -648,6 +683,9 @@ class Emitter:
 
     def _row_loop(self, cached: bool, isz: str, lines: List[str]) -> List[str]:
         """The loop of a group's thread over its elements of the row (``j``)."""
+        if self.column and self.split:
+            return (["for (idx_t j = ss_j0 + (idx_t)ss_lane; j < (ss_live ? ss_j1 : 0); "
+                     "j += (idx_t)ss_g) {"] + ["  " + l for l in lines] + ["}"])
         if self.column:
             isz = "(ss_live ? %s : 0)" % isz
         if self.split:
@@ -716,7 +754,8 @@ class Emitter:
                     acc, R.combine(acc, "sh[w]", self.helpers)))
                 ph.append("}")
             if ph_close:
-                ph.append("if (ss_lane == 0) %s[row * ss_nch + ss_c] = %s;" % (ws, acc))
+                ph.append("if (ss_lane == 0%s) %s[row * ss_nch + ss_c] = %s;" % (
+                    " && ss_live" if self.column else "", ws, acc))
                 ph.append("}")
                 ph.append("if (ss_pass == %d) continue;   // this pass makes partials only"
                           % ri)
@@ -749,7 +788,9 @@ class Emitter:
         red_out = [r for r in spec.reductions() if r in written]
         row_writes = [(r, self.red_vars[r]) for r in red_out] + row_stores
         if row_writes:
-            phases.append("if (ss_lane == 0 && ss_live) {" if self.column else
+            phases.append("if (ss_lane == 0 && ss_live && ss_c == 0) {"
+                          if self.column and self.split else
+                          "if (ss_lane == 0 && ss_live) {" if self.column else
                           "if (ss_lane == 0 && ss_c == 0) {" if self.split else
                           "if (ss_lane == 0) {")
             phases += ["  %s[row] = %s;" % (out_names[n], cops.store_expr(v, n.dtype))
