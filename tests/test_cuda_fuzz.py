@@ -77,7 +77,7 @@ def layout(base, kind):
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(name=st.sampled_from(sorted(PROGRAMS)),
        dtype=st.sampled_from([np.float32, np.float64, np.float16]),
-       rows=st.sampled_from([2, 3, 9, 33, 300]),
+       rows=st.sampled_from([2, 3, 9, 33, 300, 5000, 20000]),
        cols=st.sampled_from([2, 7, 31, 32, 257, 1000, 4097]),
        kind=st.sampled_from(["contiguous", "transposed", "sliced", "reversed", "misaligned",
                              "broadcast"]),
