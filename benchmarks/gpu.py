@@ -14,22 +14,30 @@ Without CuPy or a device it says so, prints the table without measured columns a
 """
 import argparse
 import os
-import sys
 from collections import defaultdict
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-import symshape as ss  # noqa: E402
-from symshape import Dim  # noqa: E402
-from symshape.codegen.cuda import compile_cupy  # noqa: E402
-from symshape.codegen.cuda.backend import CupyRuntime, _py, row_launch  # noqa: E402
-from symshape.codegen.cuda.kernels import (COL_SPLIT, ROW_BLOCK, ROW_ITEMS, SPLIT_BLOCKS,  # noqa
+import symshape as ss
+from symshape import Dim
+from symshape.codegen.cuda import compile_cupy
+from symshape.codegen.cuda.backend import CupyRuntime, _py, row_launch
+from symshape.codegen.cuda.groups import numel
+from symshape.codegen.cuda.kernels import (COL_SPLIT, ROW_BLOCK, ROW_ITEMS, SPLIT_BLOCKS,
                                            SPLIT_ROWS, WARP_ROW)
-from symshape.codegen.cuda.groups import numel  # noqa: E402
 
-import models as M  # noqa: E402
+
+def _models():
+    """benchmarks/models.py under its own module name (``models`` is a common name)."""
+    import importlib.util
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "models.py")
+    spec = importlib.util.spec_from_file_location("_symshape_bench_models", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+M = _models()
 
 A = Dim.AUTO
 H100 = 3.35e12

@@ -349,7 +349,8 @@ class CompiledCupy:
     """An ExportedProgram compiled for CuPy: call it with CuPy arrays.
 
     ``.source`` holds the Python driver and every kernel's CUDA C; ``.kernels`` the
-    kernels (name, source, parameters, index mode).  Generating them needs no device; the
+    kernels (name, source, parameters, index mode; ``.split``: a reduction's split-row
+    companion, run for few long rows).  Generating them needs no device; the
     first call checks for CuPy and a device and raises UserError naming what is missing.
     For ``ss.compile`` it offers what the JIT's dispatcher uses: ``check_lines``, ``ns``,
     ``param_names``, ``sym_names`` and ``core`` (the body without the check).
@@ -385,11 +386,6 @@ class CompiledCupy:
             parts.append("# ---- CUDA kernel _K[%d] = %s (%s; index: %s) %s" % (
                 i, k.name, k.kind, k.index, "-" * 10))
             parts.append(k.source)
-            if k.split is not None:
-                parts.append("# ---- CUDA kernel _K[%d].split = %s (few long rows: chunks "
-                             "across blocks, %d passes) %s" % (i, k.split.name, k.split.passes,
-                                                              "-" * 10))
-                parts.append(k.split.source)
         return "\n".join(parts)
 
     def bind(self, runtime, core: bool = False):
