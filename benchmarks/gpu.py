@@ -1,54 +1,79 @@
-"""GPU section: eager CuPy vs the kernels ``backend="cupy"`` generates.
+"""GPU section: the kernels ``backend="cupy"`` generates, against the memory roofline.
 
-    python benchmarks/gpu.py [--repeat 20] [--small]
+    python benchmarks/gpu.py [--repeat 20] [--small] [--bandwidth 3.35e12]
 
-For each model and size it prints the time of the plain NumPy function run eagerly on
-CuPy arrays (one CuPy kernel per op, intermediates in device memory), the time of the
-compiled program (fused generated kernels, cuBLAS for matmul), the speedup, and the
-achieved bandwidth of the compiled program: the bytes it must move at least (every input
-read once, every output written once) divided by its time, against the device's peak
-(memory clock x bus width x 2, from the device properties).
+For every model and size it prints, per generated kernel, the bytes the kernel must move
+at least (every array it reads, read once; every array it writes, written once), the bytes
+the generated code moves (a row reduction whose row does not fit in registers reads the row
+once per phase), and the time those minimum bytes need at the roofline bandwidth (default:
+H100 SXM, 3.35 TB/s).  That needs no device.  With CuPy and a device it also times each
+kernel (CUDA events around every launch, median over ``--repeat`` calls) and prints the
+share of the roofline reached, plus eager CuPy against the whole compiled program.
 
-Where CuPy or a CUDA device is missing it says so, prints how many kernels the generator
-produced for each model (generation needs no device), and exits 0.
+Without CuPy or a device it says so, prints the table without measured columns and exits 0.
 """
 import argparse
 import os
-import sys
+from collections import defaultdict
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import symshape as ss
+from symshape import Dim
+from symshape.codegen.cuda import compile_cupy
+from symshape.codegen.cuda.backend import CupyRuntime, _py, row_launch
+from symshape.codegen.cuda.groups import numel
+from symshape.codegen.cuda.kernels import (COL_SPLIT, ROW_BLOCK, ROW_ITEMS, SPLIT_BLOCKS,
+                                           SPLIT_ROWS, WARP_ROW)
 
-import symshape as ss  # noqa: E402
-from symshape import Dim  # noqa: E402
-from symshape.codegen.cuda import compile_cupy  # noqa: E402
 
-import models as M  # noqa: E402
+def _models():
+    """benchmarks/models.py under its own module name (``models`` is a common name)."""
+    import importlib.util
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "models.py")
+    spec = importlib.util.spec_from_file_location("_symshape_bench_models", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+M = _models()
 
 A = Dim.AUTO
+H100 = 3.35e12
+SMS = 132            # H100 SXM streaming multiprocessors
 
 
-seed23, softmax, ln_gelu, mlp_layer, bias_gelu = (M.seed23, M.softmax, M.ln_gelu,
-                                                  M.mlp_layer, M.bias_gelu)
+def rms_norm(x, g):
+    return x / np.sqrt((x * x).mean(axis=-1, keepdims=True) + 1e-6) * g
 
 
-def f32(*shape):
-    return np.random.default_rng(sum(shape)).standard_normal(shape).astype(np.float32)
+def column_center(x):
+    return x - x.mean(axis=0, keepdims=True)
+
+
+def arr(*shape, dtype=np.float32):
+    return np.random.default_rng(sum(shape)).standard_normal(shape).astype(dtype)
 
 
 # name, function, example args for export, benchmark sizes (each a list of input shapes)
 MODELS = [
-    ("seed 23: sum(X[:,:,None]*Y[:,None,:])", seed23, (f32(8, 16), f32(8, 16)),
+    ("seed 23: sum(X[:,:,None]*Y[:,None,:])", M.seed23, (arr(8, 16), arr(8, 16)),
      [[(256, 256), (256, 256)], [(1024, 256), (1024, 256)]]),
-    ("softmax (last axis)", softmax, (f32(8, 16),),
-     [[(4096, 1024)], [(16384, 4096)]]),
-    ("layer norm + GELU", ln_gelu, (f32(2, 8, 16), f32(16), f32(16)),
-     [[(8, 512, 1024), (1024,), (1024,)], [(16, 1024, 2048), (2048,), (2048,)]]),
-    ("bias + GELU", bias_gelu, (f32(8, 16), f32(16)),
+    ("softmax (last axis)", M.softmax, (arr(8, 16),),
+     [[(4096, 1024)], [(16384, 4096)], [(65536, 32)], [(8, 131072)]]),
+    ("softmax float16", M.softmax, (arr(8, 16, dtype=np.float16),),
+     [[(16384, 4096)]]),
+    ("layer norm + GELU", M.ln_gelu, (arr(2, 8, 16), arr(16), arr(16)),
+     [[(8, 512, 768), (768,), (768,)], [(16, 1024, 2048), (2048,), (2048,)]]),
+    ("RMS norm", rms_norm, (arr(8, 16), arr(16)),
+     [[(16384, 1024), (1024,)], [(16384, 8192), (8192,)]]),
+    ("column mean (axis 0)", column_center, (arr(8, 16),),
+     [[(16384, 1024)], [(1024, 16384)], [(1048576, 4)]]),
+    ("bias + GELU", M.bias_gelu, (arr(8, 16), arr(16)),
      [[(8192, 4096), (4096,)], [(32768, 4096), (4096,)]]),
-    ("MLP layer (matmul + elementwise)", mlp_layer, (f32(8, 16), f32(16, 16), f32(16)),
-     [[(4096, 1024), (1024, 1024), (1024,)], [(16384, 1024), (1024, 4096), (4096,)]]),
+    ("MLP layer (matmul + elementwise)", M.mlp_layer, (arr(8, 16), arr(16, 16), arr(16)),
+     [[(4096, 1024), (1024, 1024), (1024,)]]),
 ]
 
 
@@ -56,8 +81,69 @@ def compile_all():
     out = []
     for name, f, ex, sizes in MODELS:
         ep = ss.export(f, ex, dynamic_shapes=[tuple(A for _ in a.shape) for a in ex])
-        out.append((name, f, compile_cupy(ep), sizes))
+        out.append((name, f, ex, compile_cupy(ep), sizes))
     return out
+
+
+def bind(c, shapes):
+    """The size symbols of a call with these input shapes."""
+    env = {}
+    for desc, shape in zip(c.ep.constraints.inputs, shapes):
+        for d, n in zip(desc.dims, shape):
+            s = d.as_symbol() if hasattr(d, "as_symbol") else None
+            if s is not None:
+                env[s.name] = n
+    return env
+
+
+def ev(e, env):
+    return int(eval(_py(e), {}, dict(env)))
+
+
+def nbytes(node, env):
+    return ev(numel(node.shape), env) * np.dtype(node.dtype).itemsize
+
+
+def kernel_traffic(k, env):
+    """(minimum bytes, bytes the generated code moves, a note on its structure)."""
+    ins = {n: nbytes(n, env) for n in k.loads}
+    outs = sum(nbytes(n, env) for n in k.outputs)
+    least = sum(ins.values()) + outs
+    if k.kind == "pointwise":
+        return least, least, "pointwise, 128-bit when aligned"
+    inner, rows = ev(k.inner, env), ev(k.rows, env)
+    if k.columns:
+        cached = inner <= COL_SPLIT * ROW_ITEMS
+        note = "lane per column, 8-way split"
+        groups = -(-rows // 32)
+        if k.split is not None and inner > ROW_BLOCK * ROW_ITEMS and groups < SPLIT_ROWS // 2:
+            nch = max(1, min(-(-inner // 512), SPLIT_BLOCKS // groups))
+            dom = rows * inner
+            moved = outs + sum(b * (k.split.passes if b >= dom else 1) for b in ins.values())
+            return least, moved, "columns split: %d groups x %d ranges, %d passes" % (
+                groups, nch, k.split.passes)
+    else:
+        block, _ = row_launch(inner)
+        cached = inner <= (32 if inner <= WARP_ROW else block) * ROW_ITEMS
+        note = ("warp per row" if inner <= WARP_ROW else "block of %d per row" % block)
+    phases = k.source.count("//   reduce:") + (1 if any(
+        r.startswith("//   write ") for r in k.source.splitlines()) else 0)
+    chunk = ROW_BLOCK * ROW_ITEMS
+    split = k.split is not None and inner > chunk and rows < SPLIT_ROWS
+    if split:
+        nch = -(-inner // chunk)
+        note = "split: %d rows x %d chunks = %d blocks of %d, %d passes" % (
+            rows, nch, rows * nch, ROW_BLOCK, k.split.passes)
+    groups = -(-rows // 32) if k.columns else rows * nch if split else \
+        -(-rows // (8 if inner <= WARP_ROW else 1))
+    if groups < SMS:
+        note += "; only %d block%s for %d SMs" % (groups, "" if groups == 1 else "s", SMS)
+    if cached:
+        return least, least, note + ", row in registers"
+    dom = rows * inner
+    moved = outs + sum(b * (phases if b >= dom else 1) for n, b in ins.items())
+    return least, moved, note + (", row looped over memory" if moved == least else
+                                 ", row re-read in each of %d phases" % phases)
 
 
 def device_or_reason():
@@ -74,78 +160,101 @@ def device_or_reason():
     return cupy, None
 
 
-def peak_bandwidth(cp):
-    """Bytes/s of the device's memory, or None when the properties do not say."""
-    dev = cp.cuda.Device().id
-    try:
-        props = cp.cuda.runtime.getDeviceProperties(dev)
-        clock_khz, bus_bits = props.get("memoryClockRate"), props.get("memoryBusWidth")
-    except Exception:
-        clock_khz = bus_bits = None
-    if not clock_khz:
-        try:
-            rt = cp.cuda.runtime
-            clock_khz = rt.deviceGetAttribute(36, dev)      # cudaDevAttrMemoryClockRate
-            bus_bits = bus_bits or rt.deviceGetAttribute(37, dev)
-        except Exception:
-            return None
-    if not clock_khz or not bus_bits:
-        return None
-    return 2.0 * clock_khz * 1e3 * bus_bits / 8
+class TimedRuntime(CupyRuntime):
+    """CupyRuntime recording CUDA events around every kernel launch."""
+
+    def __init__(self, cupy):
+        super().__init__(cupy)
+        self.events = []
+
+    def launch(self, k, grid, block, args, big, vec=False):
+        start, end = self.cp.cuda.Event(), self.cp.cuda.Event()
+        start.record()
+        super().launch(k, grid, block, args, big, vec)
+        end.record()
+        self.events.append((k.name, start, end))
 
 
 def time_ms(cp, fn, args, repeat):
     for _ in range(3):
         fn(*args)
     cp.cuda.Stream.null.synchronize()
-    start, end = cp.cuda.Event(), cp.cuda.Event()
-    start.record()
+    ts = []
     for _ in range(repeat):
+        start, end = cp.cuda.Event(), cp.cuda.Event()
+        start.record()
         fn(*args)
-    end.record()
-    end.synchronize()
-    return cp.cuda.get_elapsed_time(start, end) / repeat
+        end.record()
+        end.synchronize()
+        ts.append(cp.cuda.get_elapsed_time(start, end))
+    return float(np.median(ts))
+
+
+def kernel_times(cp, c, args, repeat):
+    """Median milliseconds of every kernel of one call of ``c``."""
+    rt = TimedRuntime(cp)
+    fn = c.bind(rt)
+    for _ in range(3):
+        fn(*args)
+    cp.cuda.Stream.null.synchronize()
+    per = defaultdict(list)
+    for _ in range(repeat):
+        rt.events = []
+        fn(*args)
+        cp.cuda.Stream.null.synchronize()
+        call = defaultdict(float)               # a split kernel launches once per pass
+        for name, s, e in rt.events:
+            call[name.replace("_split", "")] += cp.cuda.get_elapsed_time(s, e)
+        for name, t in call.items():
+            per[name].append(t)
+    return {name: float(np.median(v)) for name, v in per.items()}
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=20)
     ap.add_argument("--small", action="store_true", help="only the first size of each model")
+    ap.add_argument("--bandwidth", type=float, default=H100,
+                    help="roofline bandwidth in bytes/s (default: H100 SXM, 3.35e12)")
     opts = ap.parse_args()
     programs = compile_all()
     cp, reason = device_or_reason()
-    print("GPU benchmarks (backend='cupy')")
+    bw = opts.bandwidth
+    print("GPU kernels (backend='cupy') against a %.2f TB/s memory roofline" % (bw / 1e12))
     if cp is None:
-        print("SKIPPED: %s." % reason)
-        print("Generated without a device (nothing was run):")
-        for name, _, c, _ in programs:
-            print("  %-36s %d kernel(s): %s" % (name, len(c.kernels), ", ".join(
-                "%s[%s]" % (k.name, k.index) for k in c.kernels)))
-        return
-    props = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)
-    peak = peak_bandwidth(cp)
-    print("device: %s; peak memory bandwidth: %s" % (
-        props.get("name", b"?").decode() if isinstance(props.get("name"), bytes)
-        else props.get("name"), "%.0f GB/s" % (peak / 1e9) if peak else "unknown"))
-    print("%-36s %-34s %10s %10s %8s %9s %7s" % ("model", "input shapes", "eager ms",
-                                                 "fused ms", "speedup", "GB/s", "% peak"))
-    for name, f, c, sizes in programs:
+        print("no measurement: %s; bytes and roofline times need no device." % reason)
+    head = "%-34s %-12s %9s %9s %9s" % ("kernel", "launch", "min MB", "code MB", "roof us")
+    if cp is not None:
+        head += " %9s %7s" % ("meas us", "% roof")
+    for name, f, ex, c, sizes in programs:
         for shapes in sizes[:1] if opts.small else sizes:
-            args = [cp.asarray(f32(*s)) for s in shapes]
-            got = c(*args)
-            want = f(*args)
-            np.testing.assert_allclose(cp.asnumpy(got), cp.asnumpy(want), rtol=2e-3,
-                                       atol=2e-3)
-            t_eager = time_ms(cp, f, args, opts.repeat)
-            t_fused = time_ms(cp, c, args, opts.repeat)
-            moved = sum(a.nbytes for a in args) + got.nbytes
-            gbs = moved / (t_fused * 1e-3) / 1e9
-            print("%-36s %-34s %10.3f %10.3f %7.2fx %9.1f %7s" % (
-                name[:36], " ".join("x".join(map(str, s)) for s in shapes)[:34], t_eager,
-                t_fused, t_eager / t_fused, gbs,
-                "%.0f%%" % (100 * gbs * 1e9 / peak) if peak else "?"))
-    print("GB/s: (inputs read once + outputs written once) / fused time; for the MLP layer "
-          "the matmul is compute-bound, so its GB/s is not a roofline fraction.")
+            print("\n%s  [%s]  %s" % (name, " ".join("x".join(map(str, s)) for s in shapes),
+                                      ex[0].dtype))
+            print("  " + head)
+            env = bind(c, shapes)
+            times = {}
+            if cp is not None:
+                args = [cp.asarray(arr(*s, dtype=e.dtype)) for s, e in zip(shapes, ex)]
+                times = kernel_times(cp, c, args, opts.repeat)
+            for k in c.kernels:
+                least, moved, note = kernel_traffic(k, env)
+                roof = least / bw * 1e6
+                line = "  %-34s %-12s %9.2f %9.2f %9.1f" % (
+                    k.name[:34], "%s%s" % (k.kind[:3], "/col" if k.columns else ""),
+                    least / 1e6, moved / 1e6, roof)
+                if cp is not None:
+                    t = times.get(k.name)
+                    line += " %9.1f %6.0f%%" % (t * 1e3, 100 * roof / (t * 1e3)) if t else \
+                        " %9s %7s" % ("-", "-")
+                print(line + "   " + note)
+            if cp is not None:
+                t_eager = time_ms(cp, f, args, opts.repeat)
+                t_fused = time_ms(cp, c, args, opts.repeat)
+                print("  whole call: eager CuPy %.3f ms, compiled %.3f ms (%.2fx)"
+                      % (t_eager, t_fused, t_eager / t_fused))
+    print("\nmin MB: every array a kernel reads read once, every output written once; code MB:"
+          " what the generated code reads; roof us: min MB at the roofline.  Library steps "
+          "(matmul on cuBLAS) are not listed.")
 
 
 if __name__ == "__main__":

@@ -3,11 +3,14 @@
 The driver is one straight-line Python function with ``f``'s signature:
   1. the program's input check (``CheckWriter``, the same lines ``ep.module()`` runs,
      with ``_ndarray`` bound to ``cupy.ndarray``), which also binds the size symbols;
-  2. contiguity guards for arrays the kernels load (``_contig``: no copy when already
-     C-contiguous), so kernels index with symbolic shapes instead of strides;
+  2. for arrays the kernels load, ``_kin``: the array itself when C-contiguous or a
+     strided view whose element strides the kernels can take (its extent below LIMIT),
+     else a contiguous copy; a launch that gets a non-contiguous array runs the kernel's
+     SS_STRIDED variant, which indexes it with its strides (kernel arguments);
   3. one line per step: a library op as NumPy would call it, run on CuPy (``np`` is bound
      to CuPy; ``matmul`` / ``einsum`` reach cuBLAS), or an allocation of the kernel's
-     outputs and a launch whose size arguments are expressions over the bound symbols;
+     outputs and a launch whose size arguments are expressions over the bound symbols
+     (``_pw`` / ``_row`` pick the grid, the block and the kernel's variant per call);
   4. the outputs, in ``f``'s output structure.
 Nothing in it needs a device: the same driver runs under the emulator (``emulate.py``)
 with NumPy and CPU-compiled kernels, which is how it is tested without a GPU.
@@ -26,7 +29,8 @@ from symshape.expr import Expr, format_py
 from symshape.guards import CheckWriter
 
 from .groups import Plan, Ranges, plan_program
-from .kernels import GRID_CAP, LIMIT, MAX_BLOCK, Kernel
+from .kernels import (COL_SPLIT, GRID_CAP, LIMIT, MAX_BLOCK, ROW_BLOCK, ROW_ITEMS, SPLIT_BLOCKS,
+                      SPLIT_ROWS, WARP_ROW, Kernel)
 
 _counter = itertools.count()
 NEEDS_CUPY = "backend='cupy' needs CuPy: pip install 'symshape[gpu]'"
@@ -84,7 +88,7 @@ def build_driver(ep, plan: Plan) -> Driver:
     contig = {n: "_c_" + n.name for n in plan.contig}
     for n in graph.inputs:
         if n in contig:
-            body.append("%s = _contig(%s)" % (contig[n], n.name))
+            body.append("%s = _kin(%s)" % (contig[n], n.name))
     dtypes: Dict[str, str] = {}
 
     def dt(dtype) -> str:
@@ -101,7 +105,7 @@ def build_driver(ep, plan: Plan) -> Driver:
             body.append("%s = %s" % (node.name, emit_node(node, r)))
             body.extend(after_node(node, bound, pending, r))
             if node in contig:
-                body.append("%s = _contig(%s)" % (contig[node], node.name))
+                body.append("%s = _kin(%s)" % (contig[node], node.name))
             continue
         k: Kernel = obj
         i = plan.kernels.index(k)
@@ -112,6 +116,8 @@ def build_driver(ep, plan: Plan) -> Driver:
         for a_kind, v in k.args:
             if a_kind in ("out", "in"):
                 args.append(contig.get(v, v.name) if a_kind == "in" else v.name)
+            elif a_kind == "stride":
+                args.append("_es(%s, %d)" % (contig.get(v[0], v[0].name), v[1]))
             else:
                 args.append(_py(v))
         if k.index == "dual":
@@ -157,19 +163,86 @@ def _no_identity(name: str) -> None:
     raise ValueError("zero-size array to reduction operation %s which has no identity" % name)
 
 
-def launchers(launch):
-    """``_pw`` / ``_row``: grid and block for a launch (no launch for an empty domain)."""
+def launchers(runtime):
+    """``_pw`` / ``_row``: grid and block for a launch (no launch for an empty domain).
+    A pointwise kernel runs its 128-bit variant when every array it reads or writes at
+    the thread's own elements starts on a 16-byte boundary (CuPy's allocations do; an
+    offset view may not)."""
+    launch, aligned = runtime.launch, runtime.aligned
+
+    def strided(k, args):
+        return any(not args[p].flags.c_contiguous for p in k.strided_positions)
+
     def _pw(k, n, args, big):
         if n > 0:
-            launch(k, min((n + MAX_BLOCK - 1) // MAX_BLOCK, GRID_CAP), MAX_BLOCK, args, big)
+            st = strided(k, args)
+            vec = not st and k.vec > 1 and n >= k.vec and \
+                all(aligned(args[p]) for p in k.vec_positions)
+            per = MAX_BLOCK * (k.vec if vec else 1)
+            launch(k, min((n + per - 1) // per, GRID_CAP), MAX_BLOCK, args, big, vec, st)
 
     def _row(k, rows, inner, args, big):
         if rows > 0:
-            b = 32
-            while b < inner and b < MAX_BLOCK:
-                b <<= 1
-            launch(k, min(rows, GRID_CAP), b, args, big)
+            st = strided(k, args)
+            chunk = ROW_BLOCK * ROW_ITEMS
+            if k.columns:
+                groups = (rows + 31) // 32
+                if k.split is not None and inner > chunk and groups < SPLIT_ROWS // 2:
+                    # few column groups, long columns: split the columns' elements into
+                    # ranges (at least 512 elements each) over about SPLIT_BLOCKS blocks
+                    sk = k.split
+                    nch = max(1, min((inner + 511) // 512, SPLIT_BLOCKS // groups))
+                    ws = runtime.xp.empty((max(sk.passes - 1, 1) * rows * nch,), np.float64)
+                    for p in range(sk.passes):
+                        launch(sk, min(groups * nch, GRID_CAP), 32 * COL_SPLIT,
+                               args + (ws, p, nch), big, False, st)
+                    return
+            elif k.split is not None and inner > chunk and rows < SPLIT_ROWS:
+                # few long rows: blocks take chunks of rows, in passes over a workspace
+                sk = k.split
+                nch = (inner + chunk - 1) // chunk
+                ws = runtime.xp.empty((max(sk.passes - 1, 1) * rows * nch,), np.float64)
+                for p in range(sk.passes):
+                    launch(sk, min(rows * nch, GRID_CAP), ROW_BLOCK, args + (ws, p, nch), big,
+                           False, st)
+                return
+            block, per_block = (32 * COL_SPLIT, 32) if k.columns else row_launch(inner)
+            launch(k, min((rows + per_block - 1) // per_block, GRID_CAP), block, args, big,
+                   False, st)
     return _pw, _row
+
+
+def kernel_input(contiguous):
+    """``_kin``: an array a kernel loads as it is when C-contiguous or a view with
+    element-multiple strides whose extent fits the 32-bit index limit (the SS_STRIDED
+    variant reads it in place); otherwise a contiguous copy."""
+    def _kin(a):
+        if a.flags.c_contiguous:
+            return a
+        item = a.itemsize
+        if all(s % item == 0 for s in a.strides) and a.size and \
+                sum((n - 1) * abs(s // item) for n, s in zip(a.shape, a.strides)) < LIMIT:
+            return a
+        return contiguous(a)
+    return _kin
+
+
+def _es(a, axis: int) -> int:
+    """The element stride of ``a`` along ``axis`` (0 along an axis of size 1)."""
+    return a.strides[axis] // a.itemsize if a.shape[axis] != 1 else 0
+
+
+def row_launch(inner: int):
+    """(threads per block, rows per block) of a row reduction: rows of at most WARP_ROW
+    elements take one warp each, eight to a block; longer rows a block each, the smallest
+    power of two (64 .. ROW_BLOCK) that keeps ROW_ITEMS elements per thread.  The kernel
+    derives the same split from the row length."""
+    if inner <= WARP_ROW:
+        return MAX_BLOCK, MAX_BLOCK // 32
+    b = 64
+    while b * ROW_ITEMS < inner and b < ROW_BLOCK:
+        b <<= 1
+    return b, 1
 
 
 # --------------------------------------------------------------------------- CuPy runtime
@@ -219,6 +292,9 @@ def _bad_shape(path, a, ndim, dtype):
 
 
 _RAW: Dict[tuple, Any] = {}
+#: NVRTC options of every kernel: no contraction of a*b+c into a fused multiply-add, which
+#: rounds once where NumPy rounds twice
+NVRTC_OPTIONS = ("--fmad=false",)
 
 
 class CupyRuntime:
@@ -231,18 +307,24 @@ class CupyRuntime:
     def asarray(self, v):
         return self.cp.ascontiguousarray(self.cp.asarray(v)) if isinstance(v, np.ndarray) else v
 
-    def kernel(self, k: Kernel, big: bool):
-        opts = ("-DSS_INDEX64",) if big and k.index == "dual" else ()
+    def aligned(self, a) -> bool:
+        return a.data.ptr % 16 == 0
+
+    def kernel(self, k: Kernel, big: bool, vec: bool = False, strided: bool = False):
+        opts = NVRTC_OPTIONS + (("-DSS_INDEX64",) if big and k.index == "dual" else ()) + \
+            (("-DSS_VEC",) if vec else ()) + (("-DSS_STRIDED",) if strided else ())
         key = (k.source, k.name, opts)
         fn = _RAW.get(key)
         if fn is None:
             fn = _RAW[key] = self.cp.RawKernel(k.source, k.name, options=opts)
         return fn
 
-    def launch(self, k: Kernel, grid: int, block: int, args: tuple, big: bool) -> None:
-        conv = tuple(np.int64(a) if kind in ("size", "scalar") else a
+    def launch(self, k: Kernel, grid: int, block: int, args: tuple, big: bool,
+               vec: bool = False, strided: bool = False) -> None:
+        conv = tuple(np.int64(a) if kind in ("size", "scalar", "stride", "pass", "nchunks")
+                     else a
                      for (kind, _), a in zip(k.args, args))
-        self.kernel(k, bool(big))((grid,), (block,), conv)
+        self.kernel(k, bool(big), vec, strided)((grid,), (block,), conv)
 
 
 def cupy_runtime() -> CupyRuntime:
@@ -267,7 +349,8 @@ class CompiledCupy:
     """An ExportedProgram compiled for CuPy: call it with CuPy arrays.
 
     ``.source`` holds the Python driver and every kernel's CUDA C; ``.kernels`` the
-    kernels (name, source, parameters, index mode).  Generating them needs no device; the
+    kernels (name, source, parameters, index mode; ``.split``: a reduction's split-row
+    companion, run for few long rows).  Generating them needs no device; the
     first call checks for CuPy and a device and raises UserError naming what is missing.
     For ``ss.compile`` it offers what the JIT's dispatcher uses: ``check_lines``, ``ns``,
     ``param_names``, ``sym_names`` and ``core`` (the body without the check).
@@ -315,10 +398,11 @@ class CompiledCupy:
         for key, v in list(ns.items()):
             if isinstance(v, np.ndarray):
                 ns[key] = runtime.asarray(v)
-        _pw, _row = launchers(runtime.launch)
+        _pw, _row = launchers(runtime)
         ns.update(np=runtime.xp, _ndarray=runtime.ndarray, _rt=runtime.rt, _K=self.kernels,
                   _pw=_pw, _row=_row, _empty=runtime.xp.empty,
-                  _contig=runtime.xp.ascontiguousarray, _rt_no_identity=_no_identity)
+                  _kin=kernel_input(runtime.xp.ascontiguousarray), _es=_es,
+                  _rt_no_identity=_no_identity)
         tag = next(_counter)
         if core:
             return compile_function(self.driver.core_source, ns, "<symshape cupy core %s #%d>"

@@ -23,7 +23,22 @@ CTYPES: Dict[str, str] = {
     "int64": "long long", "uint8": "unsigned char", "uint16": "unsigned short",
     "uint32": "unsigned int", "uint64": "unsigned long long", "float32": "float",
     "float64": "double",
+    # float16 values live in float registers, rounded to half precision after every op
+    # (as NumPy's half loops compute: in float, rounded per op); memory holds the bits
+    "float16": "float",
 }
+#: the C type of an array element in memory (differs from the value's type for float16)
+STORAGE: Dict[str, str] = dict(CTYPES, float16="unsigned short")
+
+
+def load_expr(text: str, dt) -> str:
+    """A value of dtype ``dt`` from its in-memory element ``text``."""
+    return "ss_h2f(%s)" % text if np.dtype(dt).name == "float16" else text
+
+
+def store_expr(text: str, dt) -> str:
+    """The in-memory element of the value ``text`` of dtype ``dt``."""
+    return "ss_f2h(%s)" % text if np.dtype(dt).name == "float16" else text
 
 
 def ctype(dt) -> Optional[str]:
@@ -46,7 +61,7 @@ def literal(v, dt) -> str:
     if dt.kind == "b":
         return "true" if bool(v) else "false"
     if dt.kind == "f":
-        f = float(v)
+        f = float(v) if dt.itemsize > 2 else float(np.float16(v))
         if f != f or f in (float("inf"), float("-inf")):
             return _special(f, ct)
         text = repr(f)
@@ -109,12 +124,14 @@ HELPERS: Dict[str, str] = {
                "{ return (a > b || a != a) ? a : b; }",
     "minimum": "template <typename T> __device__ __forceinline__ T ss_minimum(T a, T b) "
                "{ return (a < b || a != a) ? a : b; }",
-    # Python / NumPy floor division and remainder on integers (x // 0 == 0, as NumPy)
+    # Python / NumPy floor division and remainder on integers (x // 0 == 0, as NumPy;
+    # INT_MIN // -1 wraps to INT_MIN and INT_MIN % -1 is 0, as NumPy, instead of trapping)
     "ifloordiv": "template <typename T> __device__ __forceinline__ T ss_ifloordiv(T a, T b) "
-                 "{ if (b == 0) return 0; T q = a / b; "
+                 "{ if (b == 0) return 0; if (b < (T)0 && b == (T)-1) return (T)(0 - a); "
+                 "T q = a / b; "
                  "if ((a % b != 0) && ((a < 0) != (b < 0))) q -= 1; return q; }",
     "iremainder": "template <typename T> __device__ __forceinline__ T ss_iremainder(T a, T b) "
-                  "{ if (b == 0) return 0; T r = a % b; "
+                  "{ if (b == 0) return 0; if (b < (T)0 && b == (T)-1) return 0; T r = a % b; "
                   "if (r != 0 && ((r < 0) != (b < 0))) r += b; return r; }",
     # npy_divmod for floats
     "ffloordiv": "template <typename T> __device__ __forceinline__ T ss_ffloordiv(T a, T b) {\n"
@@ -131,9 +148,64 @@ HELPERS: Dict[str, str] = {
                   "  if (mod != 0) { if ((b < 0) != (mod < 0)) mod += b; }\n"
                   "  else { mod = copysign((T)0, b); }\n"
                   "  return mod;\n}",
+    # NumPy raises ValueError for a negative exponent; a kernel cannot, so it gives the
+    # power truncated toward zero (1 for a == 1, +-1 for a == -1, else 0) -- README
     "ipow": "template <typename T> __device__ __forceinline__ T ss_ipow(T a, T b) {\n"
-            "  T r = 1; if (b < 0) return (a == 1) ? 1 : 0;\n"
+            "  T r = 1;\n"
+            "  if (b < 0) return (a == 1) ? (T)1 : (a == (T)-1) ? ((b & 1) ? a : (T)1) : (T)0;\n"
             "  while (b) { if (b & 1) r *= a; a *= a; b >>= 1; } return r;\n}",
+    # NumPy's shifts: a shift count outside [0, bits) gives 0 (left) or the sign (right);
+    # C leaves it undefined (x86 masks the count, PTX clamps it), so it is spelled out
+    "lshift": "template <typename T, typename S> __device__ __forceinline__ T ss_lshift(T a, S b) "
+              "{ return ((unsigned long long)b < sizeof(T) * 8) ? "
+              "(T)((unsigned long long)a << b) : (T)0; }",
+    "rshift": "template <typename T, typename S> __device__ __forceinline__ T ss_rshift(T a, S b) "
+              "{ return ((unsigned long long)b < sizeof(T) * 8) ? (T)(a >> b) : "
+              "(a < (T)0 ? (T)-1 : (T)0); }",
+    # float -> integer conversions as NumPy gives them on x86-64 (cvttss2si): NaN and
+    # out-of-range values become the lowest value of int32 / int64 (CUDA saturates and
+    # maps NaN to 0); 8/16-bit targets go through int32, unsigned ones wrap negatives
+    "f2i": "template <typename F> __device__ __forceinline__ int ss_f2i32(F x) "
+           "{ return (x >= (F)-2147483648.0 && x < (F)2147483648.0) ? (int)x : "
+           "(int)(-2147483647 - 1); }\n"
+           "template <typename F> __device__ __forceinline__ long long ss_f2i64(F x) "
+           "{ return (x >= (F)-9223372036854775808.0 && x < (F)9223372036854775808.0) ? "
+           "(long long)x : (-9223372036854775807LL - 1); }\n"
+           "template <typename F> __device__ __forceinline__ unsigned int ss_f2u32(F x) "
+           "{ return (x >= (F)0 && x < (F)4294967296.0) ? (unsigned int)x : "
+           "(x > (F)-2147483649.0 && x < (F)0) ? (unsigned int)(int)x : "
+           "(x >= (F)4294967296.0) ? 0U : 2147483648U; }\n"
+           "template <typename F> __device__ __forceinline__ unsigned long long ss_f2u64(F x) "
+           "{ return (x >= (F)0 && x < (F)18446744073709551616.0) ? (unsigned long long)x : "
+           "(x > (F)-9223372036854775808.0 && x < (F)0) ? "
+           "(unsigned long long)(long long)x : "
+           "(x >= (F)18446744073709551616.0) ? 0ULL : 9223372036854775808ULL; }",
+    # float16 <-> float conversions (round to nearest even): PTX cvt on the GPU (NVRTC
+    # needs no header for it), the same rounding in software for the emulator
+    "half": "#ifdef __CUDA_ARCH__\n"
+            "__device__ __forceinline__ float ss_h2f(unsigned short h) "
+            "{ float f; asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(f) : \"h\"(h)); return f; }\n"
+            "__device__ __forceinline__ unsigned short ss_f2h(float f) "
+            "{ unsigned short h; asm(\"cvt.rn.f16.f32 %0, %1;\" : \"=h\"(h) : \"f\"(f)); "
+            "return h; }\n"
+            "__device__ __forceinline__ unsigned short ss_d2h(double d) "
+            "{ unsigned short h; asm(\"cvt.rn.f16.f64 %0, %1;\" : \"=h\"(h) : \"d\"(d)); "
+            "return h; }\n"
+            "#else\n"
+            "static inline float ss_h2f(unsigned short h) { return ss_emu_h2f(h); }\n"
+            "static inline unsigned short ss_f2h(float f) { return ss_emu_d2h((double)f); }\n"
+            "static inline unsigned short ss_d2h(double d) { return ss_emu_d2h(d); }\n"
+            "#endif\n"
+            "__device__ __forceinline__ float ss_hround(float f) { return ss_h2f(ss_f2h(f)); }\n"
+            "__device__ __forceinline__ float ss_hround_d(double d) "
+            "{ return ss_h2f(ss_d2h(d)); }",
+    # warp shuffles of every accumulator type (CUDA has them for 32/64-bit types)
+    "shfl": "template <typename T> __device__ __forceinline__ T ss_shfl_xor(T v, int m) "
+            "{ return (T)__shfl_xor_sync(0xffffffffu, (int)v, m); }\n"
+            + "\n".join("__device__ __forceinline__ %s ss_shfl_xor(%s v, int m) "
+                         "{ return __shfl_xor_sync(0xffffffffu, v, m); }" % (t, t)
+                         for t in ("int", "unsigned int", "long long", "unsigned long long",
+                                   "float", "double")),
     "sign": "template <typename T> __device__ __forceinline__ T ss_sign(T a) "
             "{ return a != a ? a : (T)((a > 0) - (a < 0)); }",
 }
@@ -186,13 +258,41 @@ class Operand:
         self.value = value
 
 
-def cast(op: Operand, dt) -> str:
+def cast(op: Operand, dt, helpers: Optional[set] = None) -> str:
     """``op`` converted to dtype ``dt`` (literals are written in ``dt`` directly)."""
     if op.value is not None and not isinstance(op.value, Expr):
         return literal(op.value, dt)
     if op.dtype is not None and not isinstance(op.dtype, type) and np.dtype(op.dtype) == dt:
         return op.text
-    return "((%s)%s)" % (CTYPES[np.dtype(dt).name], op.text)
+    src = op.dtype if op.dtype is not None and not isinstance(op.dtype, type) else None
+    return convert(op.text, src, dt, helpers)
+
+
+#: float -> integer conversion helper per target width and signedness
+_F2I = {("i", 1): "ss_f2i32", ("i", 2): "ss_f2i32", ("i", 4): "ss_f2i32", ("i", 8): "ss_f2i64",
+        ("u", 1): "ss_f2i32", ("u", 2): "ss_f2i32", ("u", 4): "ss_f2u32", ("u", 8): "ss_f2u64"}
+
+
+def convert(text: str, src, dt, helpers: Optional[set] = None) -> str:
+    """C text converting ``text`` (of dtype ``src``, None if weak) to dtype ``dt`` the way
+    NumPy's ``astype`` does (float -> integer through the ``f2i`` helpers)."""
+    dt = np.dtype(dt)
+    ct = CTYPES[dt.name]
+    if dt.name == "float16":
+        if helpers is None:
+            raise ValueError("a conversion to float16 needs the helper set")
+        helpers.add("half")
+        if src is not None and np.dtype(src).name == "float16":
+            return text
+        if src is None or np.dtype(src).itemsize >= 4 and np.dtype(src).name != "float32":
+            return "ss_hround_d((double)%s)" % text        # one rounding, as NumPy
+        return "ss_hround((float)%s)" % text
+    if src is not None and np.dtype(src).kind == "f" and dt.kind in "iu":
+        if helpers is None:
+            raise ValueError("a float -> integer conversion needs the helper set")
+        helpers.add("f2i")
+        return "((%s)%s(%s))" % (ct, _F2I[(dt.kind, dt.itemsize)], text)
+    return "((%s)%s)" % (ct, text)
 
 
 def ufunc_expr(name: str, ops: Sequence[Operand], out_dt, attrs: Dict,
@@ -209,15 +309,18 @@ def ufunc_expr(name: str, ops: Sequence[Operand], out_dt, attrs: Dict,
     if any(ctype(d) is None for d in loop):
         return None
     ins, res = loop[:-1], loop[-1]
-    a = [cast(o, d) for o, d in zip(ops, ins)]
+    a = [cast(o, d, helpers) for o, d in zip(ops, ins)]
     t = np.dtype(ins[0])
     ct = CTYPES[t.name]
     kind = t.kind
     body = _formula(name, a, ops, t, ct, kind, helpers)
     if body is None:
         return None
+    if np.dtype(res).name == "float16":
+        helpers.add("half")
+        body = "ss_hround(%s)" % body         # NumPy rounds every half op's float result
     if np.dtype(res) != np.dtype(out_dt):
-        body = "((%s)%s)" % (CTYPES[np.dtype(out_dt).name], body)
+        body = convert(body, res, out_dt, helpers)
     return body
 
 
@@ -233,6 +336,9 @@ def _formula(name, a, ops, t, ct, kind, helpers) -> Optional[str]:
             return None
         if sym in "&|^" and fl:
             return None
+        if name in ("left_shift", "right_shift"):
+            helpers.add(name[0] + "shift")
+            return "ss_%sshift(%s, %s)" % (name[0], a[0], a[1])
         return "(%s %s %s)" % (a[0], sym, a[1])
     if name in ("maximum", "minimum"):
         helpers.add(name)
@@ -317,19 +423,19 @@ def _formula(name, a, ops, t, ct, kind, helpers) -> Optional[str]:
     return None
 
 
-def where_expr(ops: Sequence[Operand], out_dt) -> str:
-    return "(%s ? %s : %s)" % (cast(ops[0], np.dtype(bool)), cast(ops[1], out_dt),
-                               cast(ops[2], out_dt))
+def where_expr(ops: Sequence[Operand], out_dt, helpers: set) -> str:
+    return "(%s ? %s : %s)" % (cast(ops[0], np.dtype(bool), helpers),
+                               cast(ops[1], out_dt, helpers), cast(ops[2], out_dt, helpers))
 
 
 def clip_expr(ops: Sequence[Optional[Operand]], out_dt, helpers: set) -> str:
-    out = cast(ops[0], out_dt)
+    out = cast(ops[0], out_dt, helpers)
     if ops[1] is not None:
         helpers.add("maximum")
-        out = "ss_maximum(%s, %s)" % (out, cast(ops[1], out_dt))
+        out = "ss_maximum(%s, %s)" % (out, cast(ops[1], out_dt, helpers))
     if ops[2] is not None:
         helpers.add("minimum")
-        out = "ss_minimum(%s, %s)" % (out, cast(ops[2], out_dt))
+        out = "ss_minimum(%s, %s)" % (out, cast(ops[2], out_dt, helpers))
     return out
 
 
@@ -338,6 +444,8 @@ def round_expr(op: Operand, dt, decimals: int) -> Optional[str]:
     ct = CTYPES[dt.name]
     if dt.kind != "f":
         return op.text if decimals >= 0 else None
+    if dt.name == "float16":
+        return None                      # NumPy rounds half values through several ops
     if decimals == 0:
         return "%s(%s)" % (_math("rint", ct), op.text)
     if decimals > 0:
@@ -355,9 +463,11 @@ class Reduction:
         self.op = op
         in_dt, out_dt = np.dtype(in_dt), np.dtype(out_dt)
         if op in ("sum", "prod", "mean"):
-            # float sums accumulate in double (closer to NumPy's pairwise summation than a
-            # float32 running sum); integer sums in the result dtype, as NumPy
-            acc = np.dtype("float64") if out_dt.kind == "f" else out_dt
+            # every sum accumulates in its result dtype, as NumPy's add.reduce does: a
+            # float32 sum that overflows is inf here too.  The order differs (per-thread
+            # running sums, then a tree over threads, where NumPy sums pairwise in blocks
+            # of 8), so float results agree to rounding, not bit for bit (README)
+            acc = out_dt if out_dt.name != "float16" else np.dtype("float32")
         elif op in ("any", "all"):
             acc = np.dtype(bool)
         else:
@@ -372,6 +482,10 @@ class Reduction:
                 "prod": literal(1, self.acc), "max": lowest(self.acc),
                 "min": highest(self.acc), "any": "false", "all": "true"}[self.op]
 
+    def load(self, text: str, in_dt, helpers: set) -> str:
+        """An element of the reduced array as an accumulator value."""
+        return "(%s)" % convert(text, in_dt, self.acc, helpers)
+
     def combine(self, a: str, b: str, helpers: set) -> str:
         op = self.op
         if op in ("sum", "mean"):
@@ -381,11 +495,19 @@ class Reduction:
         if op in ("max", "min"):
             helpers.add("maximum" if op == "max" else "minimum")
             return "ss_%s(%s, %s)" % ("maximum" if op == "max" else "minimum", a, b)
-        return "%s %s %s" % (a, "||" if op == "any" else "&&", b)
+        # bitwise, not || / &&: short-circuiting would skip the warp shuffle in the
+        # operand on some lanes
+        return "(bool)((%s) %s (%s))" % (a, "|" if op == "any" else "&", b)
 
     def finish(self, acc: str, count: str) -> str:
+        if self.out_dt.name == "float16":         # summed in float32, rounded once
+            if self.op == "mean":
+                acc = "(%s / (float)%s)" % (acc, count)
+            return "ss_hround(%s)" % acc
         if self.op == "mean":
-            return "((%s)(%s / (double)%s))" % (self.out_c, acc, count)
+            # NumPy divides the sum (in its dtype) by the count: float32 / float32
+            div = self.acc_c if self.acc.kind == "f" else "double"
+            return "((%s)(%s / (%s)%s))" % (self.out_c, acc, div, count)
         if self.acc != self.out_dt:
             return "((%s)%s)" % (self.out_c, acc)
         return acc

@@ -3,10 +3,12 @@
 ``emulate(compiled)`` returns a callable with the program's signature that runs the same
 Python driver as the CuPy backend on NumPy arrays: every kernel is the very source the GPU
 would compile, built for the CPU by g++ with ``shim.h`` (threadIdx / blockIdx / blockDim /
-gridDim, __shared__, __syncthreads, atomics; see the header for the execution model) and
-launched over the same grid the driver computes; the library steps (matmul, einsum, ...)
-run as the NumPy calls.  Compiled libraries are cached in a temporary directory keyed by
-the hash of everything that goes into them.
+gridDim, __shared__, __syncthreads, __shfl_xor_sync, atomics, float16 conversions; see the
+header for the execution model) and launched over the same grid the driver computes, in
+the variant the driver picks per call (64-bit index, 128-bit, strided; one library per
+variant); the library steps (matmul, einsum, ...) run as the NumPy calls.  Compiled
+libraries are cached in a temporary directory keyed by the hash of everything that goes
+into them.
 
 ``nvcc_ptx(kernels, arch)`` compiles kernel sources to PTX with nvcc (one translation
 unit for many kernels: their helpers carry include guards).
@@ -29,10 +31,14 @@ from .backend import CompiledCupy
 from .kernels import Kernel
 
 SHIM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "shim.h")
-CXXFLAGS = ["-x", "c++", "-std=c++14", "-O1", "-shared", "-fPIC", "-w"]
+# -ffp-contract=off: no fused multiply-add, as the GPU build (--fmad=false) and NumPy
+# -fno-strict-aliasing: the 128-bit variants move array chunks through uint4 (as CUDA does)
+CXXFLAGS = ["-x", "c++", "-std=c++14", "-O1", "-shared", "-fPIC", "-w", "-ffp-contract=off",
+            "-fno-strict-aliasing"]
 _ERRORS = {1: "__syncthreads() reached by only some threads of a block",
            2: "__syncthreads() in a kernel launched as barrier-free",
-           3: "out of memory for the emulated block"}
+           3: "out of memory for the emulated block",
+           4: "a warp shuffle reached by only some lanes of a warp"}
 
 
 def cache_dir() -> str:
@@ -76,7 +82,8 @@ def wrapper(k: Kernel) -> str:
         "}", ""])
 
 
-def build_library(kernels: Sequence[Kernel], index64: bool = False) -> ctypes.CDLL:
+def build_library(kernels: Sequence[Kernel], index64: bool = False,
+                  vec: bool = False, strided: bool = False) -> ctypes.CDLL:
     """One shared library holding every kernel (and its launcher), cached by hash."""
     cxx = _cxx()
     if cxx is None:
@@ -84,7 +91,8 @@ def build_library(kernels: Sequence[Kernel], index64: bool = False) -> ctypes.CD
     with open(SHIM) as f:
         shim = f.read()
     text = '#include "shim.h"\n' + "\n".join(k.source + wrapper(k) for k in kernels)
-    flags = CXXFLAGS + (["-DSS_INDEX64"] if index64 else [])
+    flags = CXXFLAGS + (["-DSS_INDEX64"] if index64 else []) + (["-DSS_VEC"] if vec else []) \
+        + (["-DSS_STRIDED"] if strided else [])
     key = hashlib.sha256("\0".join([shim, text, " ".join(flags), cxx]).encode()).hexdigest()
     d = cache_dir()
     lib = os.path.join(d, "k_%s.so" % key[:24])
@@ -110,30 +118,44 @@ class EmuRuntime:
 
     def __init__(self, kernels: Sequence[Kernel], force_index64: bool = False) -> None:
         self.kernels = list(kernels)
+        self.kernels += [k.split for k in kernels if k.split is not None and
+                         all(k.split is not x for x in self.kernels)]
         self.force_index64 = force_index64
         self._libs: Dict[bool, ctypes.CDLL] = {}
         self.launches: List[tuple] = []          # (kernel name, grid, block, index64)
+        self.vectorised: List[str] = []          # kernels launched as their 128-bit variant
+        self.strided: List[str] = []             # ... as their strided-input variant
 
-    def _lib(self, big: bool) -> ctypes.CDLL:
-        lib = self._libs.get(big)
+    def _lib(self, big: bool, vec: bool = False, strided: bool = False) -> ctypes.CDLL:
+        key = big if not (vec or strided) else (big, "vec" if vec else "strided")
+        lib = self._libs.get(key)
         if lib is None:
-            lib = self._libs[big] = build_library(self.kernels, big)
+            lib = self._libs[key] = build_library(self.kernels, big, vec, strided)
         return lib
+
+    def aligned(self, a) -> bool:
+        return a.ctypes.data % 16 == 0
 
     def asarray(self, v):
         return np.ascontiguousarray(v) if isinstance(v, np.ndarray) else v
 
-    def launch(self, k: Kernel, grid: int, block: int, args: tuple, big: bool) -> None:
+    def launch(self, k: Kernel, grid: int, block: int, args: tuple, big: bool,
+               vec: bool = False, strided: bool = False) -> None:
         big = bool(big or self.force_index64) and k.index == "dual"
-        fn = getattr(self._lib(big), "ss_launch_" + k.name)
+        fn = getattr(self._lib(big, vec, strided), "ss_launch_" + k.name)
         fn.argtypes = [ctypes.c_uint, ctypes.c_uint, ctypes.c_void_p]
         fn.restype = ctypes.c_int
         argv = (ctypes.c_void_p * max(len(args), 1))()
         keep = []
         for i, ((kind, node), (ct, _), a) in enumerate(zip(k.args, k.params, args)):
-            if kind in ("out", "in"):
+            if kind == "ws":                        # the split companion's workspace
+                if not isinstance(a, np.ndarray) or a.dtype != np.float64:
+                    raise TypeError("kernel %s argument %d: expected a float64 workspace"
+                                    % (k.name, i))
+                argv[i] = a.ctypes.data
+            elif kind in ("out", "in"):
                 if not isinstance(a, np.ndarray) or a.dtype != node.dtype or \
-                        not a.flags.c_contiguous:
+                        not (a.flags.c_contiguous or (strided and kind == "in")):
                     raise TypeError("kernel %s argument %d: expected a C-contiguous %s array, "
                                     "got %r" % (k.name, i, node.dtype, type(a)))
                 if kind == "out" and not a.flags.writeable:
@@ -144,6 +166,10 @@ class EmuRuntime:
                 keep.append(c)
                 argv[i] = ctypes.addressof(c)
         self.launches.append((k.name, grid, block, big))
+        if vec:
+            self.vectorised.append(k.name)
+        if strided:
+            self.strided.append(k.name)
         err = fn(grid, block, argv)
         if err:
             raise RuntimeError("emulated kernel %s: %s" % (k.name, _ERRORS.get(err, err)))
@@ -205,7 +231,7 @@ def nvcc_ptx(kernels: Sequence[Kernel], arch: str = "sm_80", index64: bool = Fal
         out = os.path.join(d, "kernels.ptx")
         with open(cu, "w") as f:
             f.write("\n".join(parts))
-        cmd = [nvcc, "--ptx", "-arch=%s" % arch, "-o", out, cu]
+        cmd = [nvcc, "--ptx", "-arch=%s" % arch, "--fmad=false", "-o", out, cu]
         if index64:
             cmd.insert(1, "-DSS_INDEX64")
         proc = subprocess.run(cmd, capture_output=True, text=True)

@@ -14,11 +14,15 @@ inlined into the kernels that read it (recomputed per consumer kernel, never sto
 Walking the graph in order, each materialized pointwise node and each reduction is a
 *root*, added to the latest kernel it can join, else to a new kernel:
   * a *pointwise kernel* has a domain shape D: one thread per element of D (grid-stride
-    loop), writing every root of shape D;
-  * a *reduction kernel* has a domain D and reduced axes A: one block per row (an index of
-    the non-reduced axes).  Each reduction over (D, A) is one phase: the block's threads
-    stride over the row accumulating the inlined producer, then a shared-memory tree
-    combines them and every thread holds the row's result.  A final phase writes the
+    loop; 16 bytes per array per thread in its 128-bit variant), writing every root of
+    shape D;
+  * a *reduction kernel* has a domain D and reduced axes A: a group of threads per row (an
+    index of the non-reduced axes): a warp for short rows, a block for long ones, a lane
+    per row when the last axis is kept (coalesced), chunks of a row across blocks for few
+    long rows (its split companion); ``kernels.py`` describes each.  Each reduction over
+    (D, A) is one phase: the group's threads accumulate the inlined producer (from
+    registers when the row fits them), then warp shuffles and one barrier combine them
+    and every thread holds the row's result.  A final phase writes the
     pointwise roots of shape D, which may read the row's reductions (softmax and layer
     norm are one kernel each), and the pointwise roots of the row's shape (``x.sum() / n``),
     computed once per row.  A pointwise kernel becomes a reduction kernel when a reduction
@@ -163,11 +167,11 @@ def operand_of(x, text: str = "x") -> Optional[Operand]:
 def pointwise_expr(node: Node, ops: List[Optional[Operand]], helpers: set) -> Optional[str]:
     op = node.op
     if op == "where":
-        return cops.where_expr(ops, node.dtype)
+        return cops.where_expr(ops, node.dtype, helpers)
     if op == "clip":
         return cops.clip_expr(ops, node.dtype, helpers)
     if op == "astype":
-        return cops.cast(ops[0], node.dtype)
+        return cops.cast(ops[0], node.dtype, helpers)
     if op == "copy":
         return ops[0].text
     if op == "round":
@@ -374,6 +378,9 @@ class Planner:
                 plan.steps.append(("py", obj))
                 continue
             k = Emitter(obj, self).build(written=written, index=len(plan.kernels))
+            if k.kind == "reduce":
+                k.split = Emitter(obj, self).build(written=written, index=len(plan.kernels),
+                                                   split=True)
             plan.kernels.append(k)
             plan.steps.append(("kernel", k))
             for b in k.loads:

@@ -5,9 +5,11 @@ Index arithmetic
 A value is computed at *coordinates*: C expressions of the kernel's loop indices.  Views
 map coordinates (a slice ``a:b:k`` maps c to ``start + k*c``, ``None`` drops an axis,
 reshape linearizes and decodes), broadcasting maps an axis of size 1 to coordinate 0 (a
-stride of 0).  Loads are from C-contiguous buffers (the driver guards contiguity of inputs
-and library results), so an offset is the Horner form of the coordinates over the
-buffer's symbolic shape.  Every size is a kernel argument: one source serves every shape.
+stride of 0).  An offset is the Horner form of the coordinates over the buffer's symbolic
+shape when the buffer is C-contiguous; inputs and library results may be strided views, so
+their loads read ``SS_OFF(contiguous, strided)``: the variant compiled with
+``-DSS_STRIDED`` (chosen per call by the driver) takes the coordinates times the array's
+element strides, passed as kernel arguments, and nothing is copied.  Every size is a kernel argument: one source serves every shape.
 ``idx_t`` is ``int`` when the program's ranges prove every index quantity (domain and
 buffer sizes, size arguments) stays below ``LIMIT``; ``long long`` when they prove it
 cannot; otherwise the source selects with ``#ifdef SS_INDEX64`` and the driver picks the
@@ -22,14 +24,21 @@ from symshape.capture.graph import Node
 from symshape.expr import Expr, floordiv, format_expr, mul, sub
 
 from . import cops
-from .cops import CTYPES, Operand
+from .cops import CTYPES, STORAGE, Operand
 from .groups import (KernelSpec, NoFuse, Planner, norm_index, numel, operand_of,
                      pointwise_expr, same_shape, slice_start)
 
 #: index quantities below LIMIT fit ``int`` with room for a grid-stride step
 LIMIT = 2 ** 31 - 2 ** 24
 GRID_CAP = 32768            # blocks per launch (grid-stride loops cover the rest)
-MAX_BLOCK = 256             # threads per block; reduction blocks are powers of two <= this
+MAX_BLOCK = 256             # threads per block of pointwise kernels
+ROW_BLOCK = 512             # most threads per block of reduction kernels (powers of two)
+ROW_ITEMS = 8               # elements per thread a row keeps in registers
+WARP_ROW = 32 * ROW_ITEMS   # rows up to this length: one warp per row, several per block
+COL_SPLIT = 8               # column reductions: warps splitting each row (block = 32 x this)
+SPLIT_ROWS = 264            # fewer rows than this (2 per H100 SM) and rows longer than a
+                            # block's registers hold: the split-row companion runs instead
+SPLIT_BLOCKS = 528          # a split launch aims at this many blocks (4 per H100 SM)
 
 
 # --------------------------------------------------------------------------- index text
@@ -75,6 +84,13 @@ class Kernel:
         self.uses_sync = False
         self.summary = ""
         self.empty_max: List[str] = []              # ufuncs of max/min reductions (no identity)
+        self.columns = False                        # reduce: a lane per row (last axis kept)
+        self.vec = 0                                # pointwise: elements per thread (SS_VEC)
+        self.vec_arrays: List[Node] = []            # ... arrays that must be 16-byte aligned
+        self.vec_positions: List[int] = []          # ... their positions in ``args``
+        self.strided_positions: List[int] = []      # loaded arrays that may be strided views
+        self.split: Optional["Kernel"] = None       # reduce: the split-row companion
+        self.passes = 0                             # ... (on it) launches per call
 
     def __repr__(self) -> str:
         return "Kernel(%s)" % self.name
@@ -99,6 +115,7 @@ class Emitter:
         self.sizes: Dict[Any, str] = {}       # index-typed size arguments
         self.scalars: Dict[Any, str] = {}     # data scalars (long long)
         self.bufs: Dict[Node, str] = {}       # loaded arrays
+        self.strides: Dict[tuple, str] = {}   # (array, axis) -> its element stride argument
         self.loads: List[Node] = []
         self.helpers: Set[str] = set()
         self.counter = 0
@@ -317,8 +334,29 @@ class Emitter:
             if p is None or p >= spec.pos:
                 raise NoFuse("%s is not computed before this kernel" % n.name)
             buf = self.buffer(n)
-            text = "%s[%s]" % (buf, self.offset(n.shape, coords).text)
+            off = raw = self.offset(n.shape, coords).text
+            if kind in ("input", "lib"):
+                # the caller's array may be a strided view: the SS_STRIDED variant indexes
+                # it with its element strides (kernel arguments) instead of a copy
+                off = "SS_OFF(%s, %s)" % (off, self.strided_offset(n, coords))
+            text = "%s[%s]" % (buf, off)
             note = ""
+            if spec.axes is None and raw == "i":          # the thread's own element
+                self.vec_bufs[buf] = STORAGE[n.dtype.name]
+                if self.vec_mode:
+                    text = "vb_%s[ss_v]" % buf
+            if getattr(self, "cache", None) is not None and not row:
+                # an element of the row: loaded once into a register array, which the
+                # later phases of the row read instead of memory
+                reg = self.cache.get(text)
+                if reg is None:
+                    reg = self.cache[text] = "rc%d" % len(self.cache)
+                    self.cache_decl.append("%s %s[%d];   // %s, loaded once" % (
+                        STORAGE[n.dtype.name], reg, ROW_ITEMS, text))
+                    text = "(%s[ss_k] = %s)" % (reg, text)
+                else:
+                    text = "%s[ss_k]" % reg
+            text = cops.load_expr(text, n.dtype)
         v = self.emit(CTYPES[n.dtype.name], text, row, note)
         memo[key] = v
         return v
@@ -338,6 +376,18 @@ class Emitter:
             if lin is not None:
                 return lin
         return self.horner(coords, shape)
+
+    def strided_offset(self, n: Node, coords: List[Idx]) -> str:
+        terms = []
+        for d, (c, size) in enumerate(zip(coords, n.shape)):
+            if c.zero or (type(size) is int and size == 1):
+                continue
+            key = (n, d)
+            name = self.strides.get(key)
+            if name is None:
+                name = self.strides[key] = "%s_st%d" % (self.bufs[n], d)
+            terms.append("%s * %s" % (c.text, name))
+        return "(%s)" % " + ".join(terms) if terms else "0"
 
     def dom_linear(self) -> Optional[Idx]:
         if self.spec.axes is None:
@@ -369,11 +419,17 @@ class Emitter:
         return out
 
     # ---------------------------------------------------------------- assembly
-    def build(self, written: Optional[Set[Node]] = None, index: int = 0) -> Optional[Kernel]:
+    def build(self, written: Optional[Set[Node]] = None, index: int = 0,
+              split: bool = False) -> Optional[Kernel]:
+        """The kernel (``written=None``: only check that the group can be one kernel).
+        ``split``: the split-row companion of a row reduction (``_split``)."""
         spec = self.spec
+        self.split = split
         self.out_names = {n: self.unique("out_" + n.name) for n, _ in spec.roots}
         if spec.axes is None:
             return self._pointwise(written, index)
+        if split:
+            return self._split(written, index)
         return self._reduce(written, index)
 
     def _decode_lines(self, lin: str, axes: List[int], tvar: str) -> List[str]:
@@ -391,7 +447,14 @@ class Emitter:
         return lines
 
     def _pointwise(self, written, index) -> Optional[Kernel]:
+        """A grid-stride loop over the domain.  With ``-DSS_VEC`` (chosen per call when
+        every array read or written at the thread's own element is 16-byte aligned) each
+        thread takes ``vec`` adjacent elements: one 128-bit load per such array, the
+        elements computed from registers, one 128-bit store per output; other loads
+        (broadcasts, views) stay scalar, and a scalar tail covers the last elements."""
         spec = self.spec
+        self.vec_bufs: Dict[str, str] = {}
+        self.vec_mode = False
         stores = []
         for n in spec.outs():
             v = self.value(n, self.dom)
@@ -402,18 +465,82 @@ class Emitter:
         nsz = self.size(N)
         self.index_exprs.append(N)
         out_names = self.out_names
+        decode = self._decode_lines("i", list(range(self.nd)), "t")
+        body = self.body + ["%s[i] = %s;" % (out_names[n], cops.store_expr(v, n.dtype))
+                            for n, v in stores]
+        scalar = ["  " + l for l in (decode if _uses_coords(decode, body) else []) + body]
+        # the vector variant: the same values, loads at i read from registers
+        widths = [STORAGE[n.dtype.name] for n in spec.outs()] + list(self.vec_bufs.values())
+        V = 16 // max(_SIZEOF[t] for t in widths)
+        self.memo, self.body, self.vec_mode = {}, [], True
+        vstores = [(n, self.value(n, self.dom)) for n in spec.outs()]
+        self.vec_mode = False
+        vbody = self.body + ["vo_%s[ss_v] = %s;" % (out_names[n], cops.store_expr(v, n.dtype))
+                             for n, v in vstores]
+        vloop = [
+            "#ifdef SS_VEC",
+            "for (idx_t i0 = ((idx_t)blockIdx.x * (idx_t)blockDim.x + (idx_t)threadIdx.x) * %d; "
+            "i0 < %s; i0 += (idx_t)blockDim.x * (idx_t)gridDim.x * %d) {" % (V, nsz, V),
+            "  if (i0 + %d <= %s) {" % (V, nsz)]
+        for buf, ct in self.vec_bufs.items():
+            vloop.append("    __align__(16) %s vb_%s[%d];" % (ct, buf, V))
+            vloop.append("    *(%s*)vb_%s = *(const %s*)(%s + i0);" % (
+                _VECT[_SIZEOF[ct] * V], buf, _VECT[_SIZEOF[ct] * V], buf))
+        for n, _ in vstores:
+            ct = STORAGE[n.dtype.name]
+            vloop.append("    __align__(16) %s vo_%s[%d];" % (ct, out_names[n], V))
+        hoist, step = self._stepped_coords() if _uses_coords(decode, vbody) else ([], [])
+        vloop += ["    " + l for l in hoist]
+        vloop += ["    #pragma unroll", "    for (int ss_v = 0; ss_v < %d; ss_v++) {" % V,
+                  "      const idx_t i = i0 + ss_v;"]
+        vloop += ["      " + l for l in vbody + step]
+        vloop.append("    }")
+        for n, _ in vstores:
+            vt = _VECT[_SIZEOF[STORAGE[n.dtype.name]] * V]
+            vloop.append("    *(%s*)(%s + i0) = *(const %s*)vo_%s;" % (
+                vt, out_names[n], vt, out_names[n]))
+        vloop += ["  } else {",
+                  "    for (idx_t i = i0; i < %s; i++) {" % nsz]
+        vloop += ["    " + l for l in scalar]
+        vloop += ["    }", "  }", "}", "#else"]
         loop = ["for (idx_t i = (idx_t)blockIdx.x * (idx_t)blockDim.x + (idx_t)threadIdx.x; "
                 "i < %s; i += (idx_t)blockDim.x * (idx_t)gridDim.x) {" % nsz]
-        inner = self._decode_lines("i", list(range(self.nd)), "t")
-        body = self.body + ["%s[i] = %s;" % (out_names[n], v) for n, v in stores]
-        if not _uses_coords(inner, body):
-            inner = []
-        loop += ["  " + l for l in inner + body] + ["}"]
-        k = self._kernel(index, "pointwise", out_names, [n for n, _ in stores], loop)
+        loop += scalar + ["}"]
+        k = self._kernel(index, "pointwise", out_names, [n for n, _ in stores],
+                         vloop + loop + ["#endif"])
         k.numel = N
+        k.vec = V
+        names = {v: n for n, v in self.bufs.items()}
+        k.vec_arrays = [n for n, _ in stores] + [names[b] for b in self.vec_bufs]
+        k.vec_positions = [p for p, (kind, v) in enumerate(k.args)
+                           if kind in ("out", "in") and any(v is x for x in k.vec_arrays)]
         return k
 
+    def _stepped_coords(self) -> Tuple[List[str], List[str]]:
+        """The vector variant's coordinates: decoded once from ``i0`` (one division and
+        modulo per axis per thread and chunk, not per element), then stepped with a carry
+        after each element."""
+        S = self.spec.shape
+        axes = [a for a in range(self.nd) if not (type(S[a]) is int and S[a] == 1)]
+        if not axes:
+            return [], []
+        hoist = ["idx_t t = i0;"]
+        for a in reversed(axes[1:]):
+            sz = self.size(S[a])
+            hoist.append("idx_t c%d = t %% %s; t /= %s;" % (a, sz, sz))
+        hoist.append("idx_t c%d = t;" % axes[0])
+        return hoist, [_carry(axes, [self.size(S[a]) for a in axes])]
+
     def _reduce(self, written, index) -> Optional[Kernel]:
+        """A row-reduction kernel.  A *group* of ``ss_g`` threads computes one row: a warp
+        (``ss_g`` = 32, several rows per block, no barrier at all) when the row has at most
+        ``WARP_ROW`` elements, else the whole block.  Each reduction is one phase: the
+        group's threads accumulate their elements, combine across the warp with
+        ``__shfl_xor_sync`` and (``ss_g`` > 32) across warps through one shared scratch buffer
+        after one barrier, so every thread holds the row's result.  When the row fits
+        ``ROW_ITEMS`` elements per thread, each element of an array read along the row is
+        loaded once into registers (fully unrolled loops over ``ss_k``) and every later phase
+        reads the registers; longer rows loop over memory."""
         spec = self.spec
         S = spec.shape
         axes = list(spec.axes)
@@ -422,41 +549,219 @@ class Emitter:
         inner = numel([S[a] for a in axes])
         rsz, isz = self.size(rows), self.size(inner)
         self.index_exprs += [rows, inner, numel(S)]
-        shared: List[str] = []
-        phases: List[str] = []
+        self.column = self.nd - 1 not in spec.axes and not (type(S[-1]) is int and S[-1] == 1)
+        variants = {}
+        for cached in (True, False):
+            self.red_vars, self.row_memo = {}, {}      # each variant declares its own
+            self.cache = {} if cached else None
+            self.cache_decl = []
+            variants[cached] = self._row_phases(cached, isz, axes, written)
+        self.cache = None
+        if written is None:
+            return None
+        (cached_lines, outs), (loop_lines, _) = variants[True], variants[False]
+        rdecode = self._decode_lines("row", outer_axes, "t")
+        both = cached_lines + loop_lines
+        if self.column:
+            # the last axis is kept: the 32 lanes of a warp take 32 adjacent rows (adjacent
+            # addresses: coalesced), the COL_SPLIT warps of the block split each row's
+            # elements; threads past the last row compute row rows-1 and write nothing,
+            # so every thread reaches every barrier
+            body = ["__shared__ double ss_scratch[%d];   // one scratch for every reduction"
+                    % (64 * COL_SPLIT),
+                    "unsigned int ss_par = 0;            // which half of it the next one uses",
+                    "const unsigned int ss_col = threadIdx.x & 31u;",
+                    "const unsigned int ss_lane = threadIdx.x >> 5;   // which split of a row",
+                    "const unsigned int ss_g = blockDim.x >> 5;       // splits per row",
+                    "const bool ss_inreg = %s <= (idx_t)ss_g * %d;" % (isz, ROW_ITEMS),
+                    "for (idx_t ss_base = (idx_t)blockIdx.x * 32; ss_base < %s; "
+                    "ss_base += (idx_t)gridDim.x * 32) {" % rsz,
+                    "  const bool ss_live = ss_base + (idx_t)ss_col < %s;" % rsz,
+                    "  const idx_t row = ss_live ? ss_base + (idx_t)ss_col : %s - 1;" % rsz]
+        else:
+            body = ["__shared__ double ss_scratch[64];   // one scratch for every reduction",
+                    "unsigned int ss_par = 0;            // which half of it the next one uses",
+                    "const unsigned int ss_g = %s <= %d ? 32u : blockDim.x;   // threads per row"
+                    % (isz, WARP_ROW),
+                    "const unsigned int ss_lane = threadIdx.x % ss_g;",
+                    "const idx_t ss_rpb = (idx_t)(blockDim.x / ss_g);",
+                    "const bool ss_inreg = %s <= (idx_t)ss_g * %d;" % (isz, ROW_ITEMS),
+                    "for (idx_t row = (idx_t)blockIdx.x * ss_rpb + "
+                    "(idx_t)(threadIdx.x / ss_g); row < %s; "
+                    "row += (idx_t)gridDim.x * ss_rpb) {" % rsz]
+        body += ["  " + l for l in (rdecode if _uses_coords(rdecode, both) else [])]
+        body.append("  if (ss_inreg) {")
+        body += ["    " + l for l in cached_lines]
+        body.append("  } else {")
+        body += ["    " + l for l in loop_lines]
+        body.append("  }")
+        body.append("}")
+        k = self._kernel(index, "reduce", self.out_names, outs, body)
+        k.rows, k.inner = rows, inner
+        k.columns = self.column
+        k.uses_sync = True
+        k.empty_max = [{"max": "maximum", "min": "minimum"}[r.op] for r in spec.reductions()
+                       if r.op in ("max", "min")]
+        return k
+
+    def _split(self, written, index) -> Optional[Kernel]:
+        """The split-row companion of a row reduction, for few long rows: block b takes
+        chunk ``b % ss_nch`` (blockDim * ROW_ITEMS elements) of row ``b / ss_nch``, so
+        every SM has work (a column reduction keeps its coalesced layout, 32 adjacent
+        columns per block, and splits the reduced elements into ``ss_nch`` ranges).  It runs in passes (``ss_pass`` = 0 .. reductions): pass p
+        combines the partials earlier passes left in the workspace ``ss_ws`` into the
+        results of reductions < p, and reduces its chunk for reduction p into a partial;
+        the last pass combines them all and writes the chunk's outputs.  Each pass reads
+        the chunk once; the row is read once per reduction plus once to write."""
+        spec = self.spec
+        S = spec.shape
+        axes = list(spec.axes)
+        outer_axes = [a for a in range(self.nd) if a not in spec.axes]
+        rows = numel([S[a] for a in outer_axes])
+        inner = numel([S[a] for a in axes])
+        rsz, isz = self.size(rows), self.size(inner)
+        self.index_exprs += [rows, inner, numel(S)]
+        self.column = self.nd - 1 not in spec.axes and not (type(S[-1]) is int and S[-1] == 1)
+        self.red_vars, self.row_memo, self.cache, self.cache_decl = {}, {}, None, []
+        lines, outs = self._row_phases(False, isz, axes, written)
+        if written is None:
+            return None
+        rdecode = self._decode_lines("row", outer_axes, "t")
+        if self.column:
+            # the column layout (32 adjacent columns per block, coalesced), each block
+            # taking one of ss_nch ranges of the reduced elements
+            body = ["__shared__ double ss_scratch[%d];   // one scratch for every reduction"
+                    % (64 * COL_SPLIT),
+                    "unsigned int ss_par = 0;",
+                    "const unsigned int ss_col = threadIdx.x & 31u;",
+                    "const unsigned int ss_lane = threadIdx.x >> 5, ss_g = blockDim.x >> 5;",
+                    "const long long ss_pass = ss_pass_;",
+                    "const idx_t ss_nch = (idx_t)ss_nch_;          // ranges per column",
+                    "const idx_t ss_len = (%s + ss_nch - 1) / ss_nch;" % isz,
+                    "const idx_t ss_wsn = %s * ss_nch;             // partials per reduction"
+                    % rsz,
+                    "const idx_t ss_items = (%s + 31) / 32 * ss_nch;" % rsz,
+                    "for (idx_t ss_item = (idx_t)blockIdx.x; ss_item < ss_items; "
+                    "ss_item += (idx_t)gridDim.x) {",
+                    "  const idx_t ss_base = ss_item / ss_nch * 32, ss_c = ss_item % ss_nch;",
+                    "  const bool ss_live = ss_base + (idx_t)ss_col < %s;" % rsz,
+                    "  const idx_t row = ss_live ? ss_base + (idx_t)ss_col : %s - 1;" % rsz,
+                    "  const idx_t ss_j0 = ss_c * ss_len;",
+                    "  const idx_t ss_j1 = ss_j0 + ss_len < %s ? ss_j0 + ss_len : %s;"
+                    % (isz, isz)]
+            body += ["  " + l for l in (rdecode if _uses_coords(rdecode, lines) else []) +
+                     lines]
+            body.append("}")
+            k = self._kernel(index, "reduce", self.out_names, outs, body,
+                             extra=[("double* __restrict__", "ss_ws", ("ws", None)),
+                                    ("long long", "ss_pass_", ("pass", None)),
+                                    ("long long", "ss_nch_", ("nchunks", None))])
+            k.rows, k.inner, k.columns = rows, inner, True
+            k.uses_sync = True
+            k.passes = len(spec.reductions()) + 1
+            return k
+        body = ["__shared__ double ss_scratch[64];   // one scratch for every reduction",
+                "unsigned int ss_par = 0;",
+                "const unsigned int ss_g = blockDim.x, ss_lane = threadIdx.x;",
+                "const long long ss_pass = ss_pass_;",
+                "const idx_t ss_nch = (idx_t)ss_nch_;          // chunks per row",
+                "const idx_t ss_wsn = %s * ss_nch;             // partials per reduction" % rsz,
+                "for (idx_t ss_item = (idx_t)blockIdx.x; ss_item < ss_wsn; "
+                "ss_item += (idx_t)gridDim.x) {",
+                "  const idx_t row = ss_item / ss_nch, ss_c = ss_item % ss_nch;",
+                "  const idx_t ss_j0 = ss_c * (idx_t)blockDim.x * %d;" % ROW_ITEMS]
+        body += ["  " + l for l in (rdecode if _uses_coords(rdecode, lines) else []) + lines]
+        body.append("}")
+        k = self._kernel(index, "reduce", self.out_names, outs, body,
+                         extra=[("double* __restrict__", "ss_ws", ("ws", None)),
+                                ("long long", "ss_pass_", ("pass", None)),
+                                ("long long", "ss_nch_", ("nchunks", None))])
+        k.rows, k.inner = rows, inner
+        k.uses_sync = True
+        k.passes = len(spec.reductions()) + 1
+        return k
+
+    def _row_loop(self, cached: bool, isz: str, lines: List[str]) -> List[str]:
+        """The loop of a group's thread over its elements of the row (``j``)."""
+        if self.column and self.split:
+            return (["for (idx_t j = ss_j0 + (idx_t)ss_lane; j < (ss_live ? ss_j1 : 0); "
+                     "j += (idx_t)ss_g) {"] + ["  " + l for l in lines] + ["}"])
+        if self.column:
+            isz = "(ss_live ? %s : 0)" % isz
+        if self.split:
+            return (["#pragma unroll", "for (int ss_k = 0; ss_k < %d; ss_k++) {" % ROW_ITEMS,
+                     "  const idx_t j = ss_j0 + (idx_t)ss_lane + (idx_t)ss_k * (idx_t)ss_g;",
+                     "  if (j < %s) {" % isz] + ["    " + l for l in lines] + ["  }", "}"])
+        if cached:
+            return (["#pragma unroll", "for (int ss_k = 0; ss_k < %d; ss_k++) {" % ROW_ITEMS,
+                     "  const idx_t j = (idx_t)ss_lane + (idx_t)ss_k * (idx_t)ss_g;",
+                     "  if (j < %s) {" % isz] + ["    " + l for l in lines] + ["  }", "}"])
+        return (["for (idx_t j = (idx_t)ss_lane; j < %s; j += (idx_t)ss_g) {" % isz] +
+                ["  " + l for l in lines] + ["}"])
+
+    def _row_phases(self, cached: bool, isz: str, axes: List[int], written):
+        spec = self.spec
         jdecode = self._decode_lines("j", axes, "t")
-        sync = False
+        phases: List[str] = []
         for ri, r in enumerate(spec.reductions()):
             R = cops.Reduction(r.op, r.inputs[0].dtype, r.dtype)
             self.memo, self.body, self.pre = {}, [], []
             v = self.value(r.inputs[0], self.dom)
             acc = "a%d" % ri
-            sb = "ss_red%d" % ri
-            shared.append("__shared__ %s %s[%d];" % (R.acc_c, sb, MAX_BLOCK))
-            comb = R.combine(acc, "(%s)%s" % (R.acc_c, v), self.helpers)
-            tree = R.combine("%s[threadIdx.x]" % sb, "%s[threadIdx.x + w]" % sb, self.helpers)
+            comb = R.combine(acc, R.load(v, r.inputs[0].dtype, self.helpers), self.helpers)
+            self.helpers.add("shfl")
             rv = "r%d" % ri
             ph = ["// %s = %s(%s, axis=%s)" % (r.name, r.op, r.inputs[0].name,
                                                tuple(spec.axes))]
             ph += self.pre
             ph.append("%s %s = %s;" % (R.acc_c, acc, R.identity()))
-            ph.append("for (idx_t j = (idx_t)threadIdx.x; j < %s; j += (idx_t)blockDim.x) {"
-                      % isz)
-            ph += ["  " + l for l in (jdecode if _uses_coords(jdecode, self.body) else []) +
-                   self.body]
-            ph.append("  %s = %s;" % (acc, comb))
-            ph.append("}")
-            ph.append("%s[threadIdx.x] = %s;" % (sb, acc))
-            ph.append("__syncthreads();")
-            ph.append("for (unsigned int w = blockDim.x >> 1; w > 0; w >>= 1) {")
-            ph.append("  if (threadIdx.x < w) %s[threadIdx.x] = %s;" % (sb, tree))
-            ph.append("  __syncthreads();")
-            ph.append("}")
-            ph.append("const %s %s = %s;" % (R.out_c, rv, R.finish("%s[0]" % sb, isz)))
-            ph.append("__syncthreads();")
+            inner = (jdecode if _uses_coords(jdecode, self.body) else []) + self.body
+            loop = self._row_loop(cached, isz, inner + ["%s = %s;" % (acc, comb)])
+            ws = "((%s*)(ss_ws + %d * ss_wsn))" % (R.acc_c, ri)
+            if self.split:
+                # earlier passes left this reduction's partials: combine them
+                ph.append("if (ss_pass > %d) {" % ri)
+                ph.append("  for (idx_t w = 0; w < ss_nch; w++) %s = %s;" % (
+                    acc, R.combine(acc, "%s[row * ss_nch + w]" % ws, self.helpers)))
+                ph.append("} else {")
+                ph += ["  " + l for l in loop]
+                loop, ph_close = [], True
+            else:
+                ph += loop
+                ph_close = False
+            if self.column:
+                # the COL_SPLIT threads of a column (one per warp) meet in shared memory
+                ph.append("{                        // across warps: one barrier")
+                ph.append("  %s* sh = (%s*)ss_scratch + %d * ss_par;" % (
+                    R.acc_c, R.acc_c, 32 * COL_SPLIT))
+                ph.append("  ss_par ^= 1u;")
+                ph.append("  sh[threadIdx.x] = %s;" % acc)
+                ph.append("  __syncthreads();")
+                ph.append("  %s = sh[ss_col];" % acc)
+                ph.append("  for (unsigned int w = 1; w < ss_g; w++) %s = %s;" % (
+                    acc, R.combine(acc, "sh[32 * w + ss_col]", self.helpers)))
+                ph.append("}")
+            else:
+                ph.append("for (int w = 16; w > 0; w >>= 1) %s = %s;" % (
+                    acc, R.combine(acc, "ss_shfl_xor(%s, w)" % acc, self.helpers)))
+                ph.append("if (ss_g > 32) {          // across warps: one barrier")
+                ph.append("  %s* sh = (%s*)ss_scratch + 32 * ss_par;" % (R.acc_c, R.acc_c))
+                ph.append("  ss_par ^= 1u;")
+                ph.append("  if ((threadIdx.x & 31u) == 0) sh[threadIdx.x >> 5] = %s;" % acc)
+                ph.append("  __syncthreads();")
+                ph.append("  %s = sh[0];" % acc)
+                ph.append("  for (unsigned int w = 1; w < (ss_g >> 5); w++) %s = %s;" % (
+                    acc, R.combine(acc, "sh[w]", self.helpers)))
+                ph.append("}")
+            if ph_close:
+                ph.append("if (ss_lane == 0%s) %s[row * ss_nch + ss_c] = %s;" % (
+                    " && ss_live" if self.column else "", ws, acc))
+                ph.append("}")
+                ph.append("if (ss_pass == %d) continue;   // this pass makes partials only"
+                          % ri)
+            ph.append("const %s %s = %s;" % (R.out_c, rv, R.finish(acc, isz)))
             phases += ph
             self.red_vars[r] = rv
-            sync = True
         self.memo, self.body, self.pre = {}, [], []
         stores = []
         for n, role in spec.roots:
@@ -467,70 +772,79 @@ class Emitter:
             if role == "rowout":
                 row_stores.append((n, self.value(n, self.row_out_coords(n))))
         if written is None:
-            return None
+            return [], []
         out_names = self.out_names
         if stores:
-            lin = self.dom_linear() or self.horner(self.dom, S)
-            body = self.body + ["%s[%s] = %s;" % (out_names[n], lin.text, v)
+            lin = self.dom_linear() or self.horner(self.dom, spec.shape)
+            body = self.body + ["%s[%s] = %s;" % (out_names[n], lin.text,
+                                                  cops.store_expr(v, n.dtype))
                                 for n, v in stores]
             phases.append("// write %s" % ", ".join(n.name for n, _ in stores))
             phases += self.pre
-            phases.append("for (idx_t j = (idx_t)threadIdx.x; j < %s; j += (idx_t)blockDim.x) {"
-                          % isz)
-            phases += ["  " + l for l in (jdecode if _uses_coords(jdecode, body) else []) + body]
-            phases.append("}")
+            phases += self._row_loop(cached, isz, (jdecode if _uses_coords(jdecode, body)
+                                                   else []) + body)
         elif self.pre:
             phases += self.pre
         red_out = [r for r in spec.reductions() if r in written]
         row_writes = [(r, self.red_vars[r]) for r in red_out] + row_stores
         if row_writes:
-            phases.append("if (threadIdx.x == 0) {")
-            phases += ["  %s[row] = %s;" % (out_names[n], v) for n, v in row_writes]
+            phases.append("if (ss_lane == 0 && ss_live && ss_c == 0) {"
+                          if self.column and self.split else
+                          "if (ss_lane == 0 && ss_live) {" if self.column else
+                          "if (ss_lane == 0 && ss_c == 0) {" if self.split else
+                          "if (ss_lane == 0) {")
+            phases += ["  %s[row] = %s;" % (out_names[n], cops.store_expr(v, n.dtype))
+                       for n, v in row_writes]
             phases.append("}")
-        rdecode = self._decode_lines("row", outer_axes, "t")
-        loop = ["for (idx_t row = (idx_t)blockIdx.x; row < %s; row += (idx_t)gridDim.x) {" % rsz]
-        loop += ["  " + l for l in (rdecode if _uses_coords(rdecode, phases) else []) +
-                 phases] + ["}"]
         outs = [n for n, _ in stores] + red_out + [n for n, _ in row_stores]
-        k = self._kernel(index, "reduce", out_names, outs, shared + loop)
-        k.rows, k.inner = rows, inner
-        k.uses_sync = sync
-        k.empty_max = [{"max": "maximum", "min": "minimum"}[r.op] for r in spec.reductions()
-                       if r.op in ("max", "min")]
-        return k
+        return self.cache_decl + phases, outs
 
     def _kernel(self, index: int, kind: str, out_names: Dict[Node, str], outs: List[Node],
-                body: List[str]) -> Kernel:
+                body: List[str], extra=()) -> Kernel:
         spec = self.spec
         k = Kernel()
         k.kind = kind
         k.outputs = outs
         k.loads = list(self.loads)
         first = spec.roots[0][0].name
-        k.name = "k%d_%s" % (index, _cname(first))
+        k.name = "k%d_%s%s" % (index, _cname(first), "_split" if self.split else "")
         params: List[Tuple[str, str]] = []
         args: List[Tuple[str, Any]] = []
         for n in outs:
-            params.append(("%s* __restrict__" % CTYPES[n.dtype.name], out_names[n]))
+            params.append(("%s* __restrict__" % STORAGE[n.dtype.name], out_names[n]))
             args.append(("out", n))
             self.index_exprs.append(numel(n.shape))
         for n in self.loads:
-            params.append(("const %s* __restrict__" % CTYPES[n.dtype.name], self.bufs[n]))
+            params.append(("const %s* __restrict__" % STORAGE[n.dtype.name], self.bufs[n]))
             args.append(("in", n))
         text = "\n".join(body) + "".join(self.helpers)
+        if "ss_h2f(" in text or "ss_f2h(" in text or "ss_hround(" in text:
+            self.helpers.add("half")
         self.sizes = dict(sorted(((e, v) for e, v in self.sizes.items()
                                   if re.search(r"\b%s\b" % v, text)),      # still used
                                  key=lambda kv: (kv[1][0] == "n", len(kv[1]), kv[1])))
         for e, name in self.sizes.items():
             params.append(("long long", name + "_"))
             args.append(("size", e))
+        for key, name in self.strides.items():
+            params.append(("long long", name + "_"))
+            args.append(("stride", key))
+        for ct, name, arg in extra:          # the split companion's workspace and pass
+            params.append((ct, name))
+            args.append(arg)
         for e, name in self.scalars.items():
             params.append(("long long", name))
             args.append(("scalar", e))
         k.params = params
         k.args = args
+        k.strided_positions = sorted({p for p, (kind, v) in enumerate(args) if kind == "in"
+                                      and any(v is key[0] for key in self.strides)})
         k.index, k.big_exprs = self._index_mode()
         sizes = ["const idx_t %s = (idx_t)%s_;" % (name, name) for name in self.sizes.values()]
+        if self.strides:
+            sizes += ["#ifdef SS_STRIDED"] + [
+                "const idx_t %s = (idx_t)%s_;" % (name, name)
+                for name in self.strides.values()] + ["#endif"]
         head = ["// symshape %s kernel over %s%s" % (
             kind, _fmt_shape(spec.shape),
             "" if spec.axes is None else ", reducing axes %s" % (tuple(spec.axes),))]
@@ -556,7 +870,10 @@ class Emitter:
         helpers = cops.helper_source(self.helpers)
         if helpers:
             lines.append(helpers)
-        lines.append('extern "C" __global__ void %s(\n    %s) {' % (k.name, sig))
+        if self.strides:
+            lines.append(_SS_OFF)
+        bounds = "__launch_bounds__(%d) " % ROW_BLOCK if kind == "reduce" else ""
+        lines.append('extern "C" __global__ void %s%s(\n    %s) {' % (bounds, k.name, sig))
         lines += ["  " + l if not l.startswith("#") else l for l in typedef + sizes + body]
         lines.append("}")
         k.source = "\n".join(lines) + "\n"
@@ -590,6 +907,26 @@ class Emitter:
         if mul(q, e) == d and self.rg.bound(q).lower >= 1:
             return True
         return self.rg.bound(sub(d, e)).lower >= 0 and d != e
+
+
+#: SS_OFF(contiguous offset, strided offset): which one the compiled variant uses
+_SS_OFF = "\n".join(["#ifndef SS_OFF", "#ifdef SS_STRIDED", "#define SS_OFF(c, s) (s)", "#else",
+                     "#define SS_OFF(c, s) (c)", "#endif", "#endif"])
+
+_SIZEOF = {"bool": 1, "signed char": 1, "unsigned char": 1, "short": 2, "unsigned short": 2,
+           "int": 4, "unsigned int": 4, "float": 4, "long long": 8, "unsigned long long": 8,
+           "double": 8}
+#: a chunk of this many bytes moves as one load / store of this type
+_VECT = {16: "uint4", 8: "uint2", 4: "unsigned int", 2: "unsigned short", 1: "unsigned char"}
+
+
+def _carry(axes: List[int], sizes: List[str]) -> str:
+    """``c[last] += 1`` with the carry into earlier axes (the first one never wraps),
+    written outside in: the last axis is tested first."""
+    text = "++c%d;" % axes[0]
+    for a, sz in zip(axes[1:], sizes[1:]):
+        text = "if (++c%d == %s) { c%d = 0; %s }" % (a, sz, a, text)
+    return text
 
 
 def _par(s: str) -> str:

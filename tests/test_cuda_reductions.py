@@ -1,0 +1,172 @@
+"""Reduction kernels of backend="cupy" under the emulator: every launch geometry (a warp per
+short row, a block per long row, rows in registers or looped over, a lane per row when the
+last axis is kept) against NumPy, at sizes around each switch."""
+import shutil
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import symshape as ss
+from symshape import Dim
+from symshape.codegen.cuda import compile_cupy
+from symshape.codegen.cuda.emulate import emulate
+from symshape.codegen.cuda.kernels import ROW_ITEMS, WARP_ROW
+
+pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="the emulator needs g++")
+A = Dim.AUTO
+
+
+def f32(*shape, seed=0):
+    return np.random.default_rng(seed + 3 * sum(shape)).standard_normal(shape).astype(
+        np.float32)
+
+
+def program(f, *args):
+    ep = ss.export(f, args, dynamic_shapes=[tuple(A for _ in a.shape) for a in args])
+    return compile_cupy(ep)
+
+
+def close(got, want, rtol=2e-5, atol=2e-5):
+    got = got if isinstance(got, tuple) else (got,)
+    want = want if isinstance(want, tuple) else (want,)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype and g.shape == w.shape
+        np.testing.assert_allclose(g, w, rtol=rtol, atol=atol)
+
+
+def layer_norm(x, g, b):
+    mu = x.mean(axis=-1, keepdims=True)
+    var = ((x - mu) ** 2).mean(axis=-1, keepdims=True)
+    return (x - mu) / np.sqrt(var + 1e-5) * g + b
+
+
+def rms_norm(x, g):
+    return x / np.sqrt((x * x).mean(axis=-1, keepdims=True) + 1e-6) * g
+
+
+def softmax(x):
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+ROW_LENGTHS = [2, 31, 32, 33, WARP_ROW - 1, WARP_ROW, WARP_ROW + 1, 64 * ROW_ITEMS,
+               64 * ROW_ITEMS + 1, 512 * ROW_ITEMS, 512 * ROW_ITEMS + 1, 5000]
+
+
+@pytest.mark.parametrize("f,extra", [(softmax, 0), (layer_norm, 2), (rms_norm, 1)],
+                         ids=["softmax", "layer_norm", "rms_norm"])
+def test_row_kernels_at_every_switch(f, extra):
+    c = program(f, *([f32(4, 16)] + [f32(16)] * extra))
+    assert len(c.kernels) == 1 and not c.kernels[0].columns
+    run = emulate(c)
+    for n in ROW_LENGTHS:
+        rows = 3 if n > 1000 else 19
+        args = [f32(rows, n)] + [f32(n, seed=i + 1) for i in range(extra)]
+        close(run(*args), f(*args))
+    blocks = sorted({b for _, _, b, _ in run.runtime.launches})
+    assert blocks == [64, 128, 256, 512]
+
+
+def test_row_kernel_source_loads_each_row_once():
+    k = program(layer_norm, f32(4, 16), f32(16), f32(16)).kernels[0]
+    cached = k.source.split("if (ss_inreg) {")[1].split("} else {")[0]
+    assert cached.count("= in_x[") == 1               # x: one load per element of the row
+    assert "rc0[ss_k]" in cached and "__shfl_xor_sync" in k.source
+    assert k.source.count("__syncthreads();") == 4    # 2 reductions x 2 variants
+    assert k.source.count("__shared__") == 1
+
+
+COLUMN_CASES = [
+    ("sum_axis0", lambda x: x.sum(axis=0), [(7, 5), (100, 33), (3, 70)]),
+    ("mean_axis1_of_3d", lambda x: x.mean(axis=1), [(2, 9, 5), (3, 70, 40)]),
+    ("center_columns", lambda x: x - x.mean(axis=0, keepdims=True), [(9, 40), (65, 3)]),
+    ("standardize", lambda x: (x - x.mean(axis=0)) / np.sqrt(
+        ((x - x.mean(axis=0)) ** 2).mean(axis=0) + 1e-5), [(9, 40), (130, 65)]),
+    ("max_axes01", lambda x: x.max(axis=(0, 1)), [(2, 3, 37), (5, 7, 3)]),
+]
+
+
+@pytest.mark.parametrize("name,f,shapes", COLUMN_CASES, ids=[c[0] for c in COLUMN_CASES])
+def test_column_reductions_are_coalesced_and_match(name, f, shapes):
+    c = program(f, f32(*shapes[0]))
+    k = [k for k in c.kernels if k.kind == "reduce"][0]
+    assert k.columns and "ss_col" in k.source
+    run = emulate(c)
+    for shp in shapes:
+        x = f32(*shp)
+        close(run(x), f(x), rtol=1e-4, atol=1e-5)
+    assert {b for _, _, b, _ in run.runtime.launches} == {256}
+
+
+@settings(max_examples=12, deadline=None)
+@given(shape=st.lists(st.integers(2, 40), min_size=1, max_size=3),
+       axes=st.sets(st.integers(0, 2), min_size=1),
+       op=st.sampled_from(["sum", "max", "mean", "min", "any"]),
+       seed=st.integers(0, 5))
+def test_random_reductions_match_numpy(shape, axes, op, seed):
+    axes = tuple(sorted(a for a in axes if a < len(shape))) or (0,)
+    x = f32(*shape, seed=seed)
+
+    def f(a):
+        v = a > 0.3 if op == "any" else a
+        return getattr(np, op)(v, axis=axes) * 1
+
+    c = program(f, np.ones([s + 1 for s in shape], np.float32))
+    close(emulate(c)(x), f(x), rtol=1e-4, atol=1e-5)
+
+
+SPLIT_CASES = [
+    ("softmax", softmax, 0),
+    ("layer_norm", layer_norm, 2),
+    ("row_sums", lambda x: (x.sum(axis=-1), x.max(axis=-1, keepdims=True) - x.mean()), 0),
+]
+
+
+@pytest.mark.parametrize("name,f,extra", SPLIT_CASES, ids=[c[0] for c in SPLIT_CASES])
+def test_few_long_rows_are_split_across_blocks(name, f, extra):
+    """A decode-time softmax (few rows, each longer than a block's registers hold) runs the
+    split companion: every chunk of every row is a block, in one pass per reduction plus
+    one to write."""
+    c = program(f, *([f32(4, 16)] + [f32(16)] * extra))
+    k = [k for k in c.kernels if k.kind == "reduce"][0]
+    assert k.split is not None and "ss_pass" in k.split.source
+    run = emulate(c)
+    n = 512 * ROW_ITEMS * 3 + 17                     # 4 chunks per row
+    args = [f32(3, n)] + [f32(n, seed=i + 1) for i in range(extra)]
+    close(run(*args), f(*args), rtol=1e-4, atol=1e-5)
+    split = [l for l in run.runtime.launches if l[0] == k.split.name]
+    assert len(split) == k.split.passes == len(
+        [r for r in k.source.splitlines() if r.startswith("//   reduce:")]) + 1
+    assert {(g, b) for _, g, b, _ in split} == {(3 * 4, 512)}
+    # many long rows keep a block per row (every SM is busy anyway)
+    run2 = emulate(c)
+    args = [f32(300, 4200)] + [f32(4200, seed=i + 1) for i in range(extra)]
+    close(run2(*args), f(*args), rtol=1e-4, atol=1e-5)
+    assert all(l[0] != k.split.name for l in run2.runtime.launches)
+
+
+def test_split_rows_propagate_nan_and_match_max():
+    c = program(lambda x: x.max(axis=-1), f32(4, 16))
+    x = f32(2, 9000)
+    x[1, 7000] = np.nan
+    got = emulate(c)(x)
+    assert np.isnan(got[1]) and got[0] == x[0].max()
+
+
+@pytest.mark.parametrize("shape,blocks", [((20000, 3), 40), ((9000, 100), 72),
+                                          ((5000, 40), 20)])
+def test_few_long_columns_are_split_across_blocks(shape, blocks):
+    """x.sum(axis=0) over few columns used one block (32 columns each) for the whole
+    array: the column split keeps the coalesced layout and gives each block one range of
+    the reduced elements, about 528 blocks in all."""
+    def f(x):
+        return (x - x.mean(axis=0)) * 2 + x.max(axis=0)
+    c = program(f, f32(8, 4))
+    k = c.kernels[0]
+    assert k.columns and k.split is not None and k.split.columns
+    run = emulate(c)
+    x = f32(*shape)
+    close(run(x), f(x), rtol=1e-4, atol=1e-5)
+    launches = [(g, b) for name, g, b, _ in run.runtime.launches if name == k.split.name]
+    assert launches == [(blocks, 256)] * k.split.passes
