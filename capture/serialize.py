@@ -46,14 +46,18 @@ from symshape.infinity import INT_OO, NEG_INT_OO, is_inf
 from symshape.ranges import ValueRange
 from symshape.userframe import UserFrame
 
-from . import layout
+from . import archive, layout
 from . import ops as _ops  # noqa: F401  (registers the op table)
 from .graph import _RESERVED, Graph, Node
 from .ops.indexing import IndexAttr
 from .ops.registry import OPS, defop
 
 FORMAT = "symshape.ExportedProgram"
-VERSION = 1
+# 1: one JSON text file, arrays inline as base64 (still written with format="json");
+# 2: the same program text inside an archive, arrays as raw entries (capture/archive.py)
+TEXT_VERSION = 1
+VERSION = 2
+MMAP_MODES = (None, "r", "r+", "c")
 
 DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
           "float16", "float32", "float64", "complex64", "complex128")
@@ -78,8 +82,10 @@ def _saved_frame(filename: str, lineno: int, function: str, code: str) -> SavedF
 
 # =========================================================================== saving
 class _Enc:
-    def __init__(self) -> None:
+    def __init__(self, entries: Optional[list] = None) -> None:
         self.where = "program"
+        # archive entries for the arrays (None: arrays go inline, as base64 text)
+        self.entries = entries
 
     def fail(self, msg: str):
         raise UserError("ss.save: cannot save the program: %s: %s" % (self.where, msg))
@@ -147,15 +153,23 @@ class _Enc:
         arr = np.asarray(arr)
         name = self.dtype(arr.dtype)
         cover = layout.covering(arr) if layout.needs_layout(arr) else None
+        out = {"dtype": name, "shape": list(arr.shape)}
         if cover is not None:
             # the view's own layout (capture/layout.py): bit-identical results after load
             data, strides, align = cover
-            return {"dtype": name, "shape": list(arr.shape),
-                    "data": base64.b64encode(data).decode("ascii"),
-                    "strides": strides, "align": align}
-        data = np.ascontiguousarray(arr, dtype=arr.dtype.newbyteorder("<"))
-        return {"dtype": name, "shape": list(arr.shape),
-                "data": base64.b64encode(data.tobytes()).decode("ascii")}
+            extra = {"strides": strides, "align": align}
+        else:
+            data, align, extra = layout.plain(arr), 0, {}
+        if self.entries is None:
+            out["data"] = base64.b64encode(data).decode("ascii")
+        else:
+            raw = data.reshape(-1).view(np.uint8)
+            entry = archive.Entry("arrays/%d" % len(self.entries), raw, align)
+            entry.crc = archive.crc32(raw)
+            self.entries.append(entry)
+            out.update(entry=entry.name, nbytes=int(raw.nbytes), crc32=entry.crc)
+        out.update(extra)
+        return out
 
     # graphs ------------------------------------------------------------------
     def node(self, n: Node):
@@ -295,14 +309,20 @@ def _digest(program) -> str:
 
 
 def dumps(ep) -> str:
-    """The file content ``save`` writes."""
+    """The JSON text file ``save(ep, path, format="json")`` writes (arrays inline, base64)."""
+    return _document(ep, None)
+
+
+def _document(ep, entries: Optional[list]) -> str:
+    """The program document; with ``entries`` (a list to fill), arrays become archive
+    entries instead of inline base64."""
     from .program import ExportedProgram
     if not isinstance(ep, ExportedProgram):
         raise UserError("ss.save: expected an ExportedProgram (from ss.export), got %s"
                         % type(ep).__name__)
-    program = _Enc().program(ep)
-    doc = {"format": FORMAT, "version": VERSION, "checksum": _digest(program),
-           "program": program}
+    program = _Enc(entries).program(ep)
+    doc = {"format": FORMAT, "version": TEXT_VERSION if entries is None else VERSION,
+           "checksum": _digest(program), "program": program}
     return _pretty(doc, "") + "\n"
 
 
@@ -320,14 +340,66 @@ def _pretty(v, indent: str, width: int = 100) -> str:
     return "[\n%s\n%s]" % (",\n".join(items), indent)
 
 
-def save(ep, path) -> None:
-    """Write ``ep`` to ``path`` (a file name or a text file object)."""
-    text = dumps(ep)
-    if hasattr(path, "write"):
-        path.write(text)
+def save(ep, path, *, format: Optional[str] = None) -> None:
+    """Write ``ep`` to ``path``: a file name, or a binary or text file object.
+
+    ``format="archive"`` (the default, except for a text file object) writes a ZIP archive:
+    the program as JSON text plus each array as raw bytes (capture/archive.py), so saving
+    and loading run at disk speed and ``load`` can map the arrays.  ``format="json"``
+    writes one JSON text file with the arrays inline as base64 (readable by older
+    symshape versions; slow for large weights).  A file name is written atomically: a
+    failed save leaves an existing file untouched, and a program loaded from that file
+    with ``mmap_mode`` keeps working while it is replaced."""
+    if format not in (None, "archive", "json"):
+        raise UserError("ss.save: format must be 'archive' or 'json', got %s" % _short(format))
+    stream = hasattr(path, "write")
+    text_stream = stream and _is_text_stream(path)
+    if format is None:
+        format = "json" if text_stream else "archive"
+    if format == "archive" and text_stream:
+        raise UserError("ss.save: the archive format is binary but %s is a text file object; "
+                        "open it in binary mode ('wb') or pass format='json'"
+                        % type(path).__name__)
+    if format == "json":
+        text = dumps(ep)
+        if stream:
+            path.write(text if text_stream else text.encode("utf-8"))
+        else:
+            _write_atomically(path, lambda fh: fh.write(text.encode("utf-8")))
         return
-    with open(os.fspath(path), "w", encoding="utf-8") as fh:
-        fh.write(text)
+    entries: List[archive.Entry] = []
+    text = _document(ep, entries).encode("utf-8")
+    entries.insert(0, archive.Entry(archive.PROGRAM, np.frombuffer(text, np.uint8)))
+    if stream:
+        archive.write(path, entries)
+    else:
+        _write_atomically(path, lambda fh: archive.write(fh, entries))
+
+
+def _is_text_stream(f) -> bool:
+    import io
+    if isinstance(f, io.TextIOBase):
+        return True
+    if isinstance(f, (io.RawIOBase, io.BufferedIOBase)):
+        return False
+    return "b" not in getattr(f, "mode", "b")
+
+
+def _write_atomically(path, write) -> None:
+    """Write through a temporary file next to ``path``, then rename it over ``path``."""
+    p = os.fspath(path)
+    tmp = "%s.%d-%s.tmp" % (p, os.getpid(), os.urandom(4).hex())
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            write(fh)
+        os.replace(tmp, p)
+    except BaseException:
+        try:
+            os.remove(tmp)
+        except OSError:
+            pass
+        raise
 
 
 # =========================================================================== loading
@@ -339,12 +411,26 @@ def _is_name(s) -> bool:
     return isinstance(s, str) and s.isidentifier() and not keyword.iskeyword(s)
 
 
+class _Pending:
+    """An array stored in an archive entry, validated against the entry but not yet read
+    (arrays are read or mapped only once the whole program is known to be valid)."""
+
+    def __init__(self, dtype, shape, strides, align, stored, crc) -> None:
+        self.dtype, self.shape, self.strides, self.align = dtype, shape, strides, align
+        self.stored, self.crc = stored, crc
+
+
 class _Dec:
-    def __init__(self, source: str) -> None:
+    def __init__(self, source: str, entries: Optional[Dict[str, "archive.Stored"]] = None
+                 ) -> None:
         self.source = source
         self.where: List[str] = ["program"]
         self.syms: Dict[str, Sym] = {}
         self.used_syms: set = set()
+        # the archive's array entries (None for a JSON text file), and which are used
+        self.entries = entries
+        self.claimed: set = set()
+        self.pending: List[Tuple[Node, _Pending]] = []
 
     # errors -------------------------------------------------------------------
     def fail(self, msg: str):
@@ -568,25 +654,18 @@ class _Dec:
             return CondExpr(self.cond(body))
         self.fail("unknown value tag %s" % _short(tag))
 
-    def array(self, v) -> np.ndarray:
+    def array(self, v):
+        if isinstance(v, dict) and "entry" in v:
+            return self.stored_array(v)
         self.obj(v, ("dtype", "shape", "data"), ("strides", "align"))
         dt = self.dtype(v["dtype"])
-        shape = self.lst(v["shape"])
-        for s in shape:
-            if type(s) is not int or s < 0:
-                self.fail("array sizes are non-negative integers")
+        shape = self.shape(v["shape"])
         try:
             raw = base64.b64decode(self.text(v["data"]), validate=True)
         except (ValueError, TypeError):
             self.fail("array data is not valid base64")
         if "strides" in v:
-            strides = self.lst(v["strides"])
-            align = v.get("align", 0)
-            if len(strides) != len(shape) or any(type(s) is not int or s < 0 or s > 2 ** 40
-                                                  for s in strides):
-                self.fail("array strides are one non-negative integer per axis")
-            if type(align) is not int or not 0 <= align < layout.ALIGN:
-                self.fail("array alignment is an integer in [0, %d)" % layout.ALIGN)
+            strides, align = self.strides_align(v, shape)
             n = layout.covered_elements(shape, strides)
             if n == 0 or len(raw) != n * dt.itemsize:
                 self.fail("array data has %d bytes; its layout covers %d elements of %s"
@@ -599,11 +678,66 @@ class _Dec:
         if n == 0:
             return np.zeros(shape, dt)
         # C order on a 64-byte boundary: the layout a plain saved array stands for
-        c_strides, acc = [], 1
-        for d in reversed(shape):
-            c_strides.insert(0, acc)
-            acc *= d
-        return layout.rebuild(raw, dt, tuple(shape), c_strides, 0)
+        return layout.rebuild(raw, dt, tuple(shape), layout.c_strides(shape), 0)
+
+    def shape(self, v) -> list:
+        shape = self.lst(v)
+        if len(shape) > 64:
+            self.fail("an array has at most 64 axes, this one has %d" % len(shape))
+        for s in shape:
+            if type(s) is not int or s < 0:
+                self.fail("array sizes are non-negative integers")
+        return shape
+
+    def strides_align(self, v, shape) -> Tuple[list, int]:
+        strides = self.lst(v["strides"])
+        align = v.get("align", 0)
+        if len(strides) != len(shape) or any(type(s) is not int or s < 0 or s > 2 ** 40
+                                              for s in strides):
+            self.fail("array strides are one non-negative integer per axis")
+        if type(align) is not int or not 0 <= align < layout.ALIGN:
+            self.fail("array alignment is an integer in [0, %d)" % layout.ALIGN)
+        return strides, align
+
+    def stored_array(self, v) -> _Pending:
+        """An array in an archive entry: its description must agree with the entry."""
+        self.obj(v, ("dtype", "shape", "entry", "nbytes", "crc32"), ("strides", "align"))
+        dt = self.dtype(v["dtype"])
+        shape = self.shape(v["shape"])
+        name = self.text(v["entry"], "an entry name")
+        if not archive.ENTRY_NAME.match(name):
+            self.fail("array entry name %s is not arrays/<n>" % _short(name))
+        if self.entries is None:
+            self.fail("the array is stored in archive entry %s, but this file is JSON text, "
+                      "not an archive" % name)
+        nbytes, crc = v["nbytes"], v["crc32"]
+        if type(nbytes) is not int or nbytes < 0:
+            self.fail("nbytes is a non-negative integer")
+        if type(crc) is not int or not 0 <= crc < 2 ** 32:
+            self.fail("crc32 is an integer in [0, 2**32)")
+        if "strides" in v:
+            strides, align = self.strides_align(v, shape)
+            n = layout.covered_elements(shape, strides)
+        else:
+            strides, align = layout.c_strides(shape), 0
+            n = math.prod(shape)
+        if nbytes != n * dt.itemsize:
+            self.fail("array entry %s has %d bytes, but shape %s of %s needs %d"
+                      % (name, nbytes, tuple(shape), dt, n * dt.itemsize))
+        stored = self.entries.get(name)
+        if stored is None:
+            self.fail("the archive has no entry %s" % name)
+        if name in self.claimed:
+            self.fail("archive entry %s is used by two arrays" % name)
+        self.claimed.add(name)
+        if stored.size != nbytes:
+            self.fail("archive entry %s holds %d bytes, but the program says %d; the file "
+                      "was modified or damaged after it was saved" % (name, stored.size, nbytes))
+        if stored.crc != crc:
+            self.fail("archive entry %s has CRC-32 %08x in the ZIP directory but %08x in the "
+                      "program; the file was modified after it was saved"
+                      % (name, stored.crc, crc))
+        return _Pending(dt, tuple(shape), strides, align, stored, crc)
 
     def frame(self, v) -> Optional[SavedFrame]:
         if v is None:
@@ -734,6 +868,8 @@ class _Dec:
                     self.fail("the constant's data (%s%s) does not match the node (%s%s)"
                               % (arr.dtype, tuple(arr.shape), dtype, shape))
                 n.meta["value"] = arr
+                if isinstance(arr, _Pending):
+                    self.pending.append((n, arr))
             elif "value" in v:
                 self.fail("only constant nodes carry a 'value'")
             if "meta" in v:
@@ -1139,10 +1275,12 @@ def _reject_constant(name: str):
 
 
 def loads(text: str, source: str = "<string>"):
-    """The ExportedProgram in ``text`` (the content of a saved file)."""
-    from . import control  # noqa: F401  (registers the cond op)
-    from . import custom  # noqa: F401
-    from . import decomp  # noqa: F401  (registers the core op names)
+    """The ExportedProgram in ``text`` (the content of a saved JSON text file)."""
+    return _decode(_parse(text, source), source)
+
+
+def _parse(text: str, source: str) -> dict:
+    """The checked top-level document: format, version and checksum."""
     what = "ss.load(%s)" % source
     try:
         doc = json.loads(text, parse_constant=_reject_constant)
@@ -1179,9 +1317,23 @@ def loads(text: str, source: str = "<string>"):
         raise UserError("%s: checksum mismatch: the file says %s but its program hashes to %s; "
                         "the file was modified or damaged after it was saved"
                         % (what, _short(doc["checksum"]), got))
-    dec = _Dec(source)
+    return doc
+
+
+def _decode(doc: dict, source: str, store: Optional["_Store"] = None):
+    """The program of a checked document; ``store`` gives the arrays of an archive."""
+    from . import control  # noqa: F401  (registers the cond op)
+    from . import custom  # noqa: F401
+    from . import decomp  # noqa: F401  (registers the core op names)
+    what = "ss.load(%s)" % source
+    dec = _Dec(source, None if store is None else store.archive.entries)
     try:
         ep = dec.program(doc["program"])
+        if store is not None:
+            unused = sorted(set(store.archive.entries) - dec.claimed - {archive.PROGRAM})
+            if unused:
+                dec.where = ["archive"]
+                dec.fail("entry %s is not used by the program" % unused[0])
     except _Bad as e:
         raise UserError("%s: invalid program: %s" % (what, e)) from None
     except (RecursionError, MemoryError, OverflowError, ValueError, TypeError, KeyError,
@@ -1190,6 +1342,8 @@ def loads(text: str, source: str = "<string>"):
         # crafted file can only ever give a UserError
         raise UserError("%s: invalid program (%s: %s)" % (what, type(e).__name__,
                                                           _short(str(e)))) from None
+    if store is not None:
+        store.fill(ep, dec.pending, what)
     # the generated code must build (it is made from the validated graph, nothing else)
     try:
         ep._build()
@@ -1201,16 +1355,135 @@ def loads(text: str, source: str = "<string>"):
     return ep
 
 
-def load(path):
-    """The ExportedProgram saved at ``path`` (a file name or a text file object)."""
+class _Store:
+    """The arrays of an opened archive: read into memory, or mapped (``mmap_mode``)."""
+
+    def __init__(self, arc: "archive.Archive", fh, mmap_mode: Optional[str],
+                 verify: bool) -> None:
+        self.archive, self.fh, self.mmap_mode, self.verify = arc, fh, mmap_mode, verify
+        self._map = None
+
+    def fill(self, ep, pending: List[Tuple[Node, _Pending]], what: str) -> None:
+        """Give every constant node its array (the program is valid by now)."""
+        written = {s.target for s in ep.graph_signature.output_specs
+                   if s.kind == "STATE_MUTATION"}
+        for node, p in pending:
+            mode = self.mmap_mode
+            if mode == "r" and node.attrs["target"] in written:
+                mode = None     # read-only map: state the program writes lives in memory
+            try:
+                buf = self._bytes(p, mode)
+            except archive.BadArchive as e:
+                raise UserError("%s: %s: %s" % (what, _label(node), e)) from None
+            except (OSError, ValueError) as e:
+                raise UserError("%s: cannot read %s: %s" % (what, _label(node), e)) from None
+            if self.verify and archive.crc32(buf) != p.crc:
+                raise UserError(
+                    "%s: the data of %s (archive entry %s) does not match its checksum: the "
+                    "file was modified or damaged after it was saved. A program loaded with "
+                    "mmap_mode='r+' writes its state into the file; load such a file with "
+                    "verify=False, or save the program again with ss.save"
+                    % (what, _label(node), p.stored.name))
+            node.meta["value"] = layout.place(buf, p.dtype, p.shape, p.strides)
+
+    def _bytes(self, p: _Pending, mode: Optional[str]) -> np.ndarray:
+        if mode is not None:
+            if self._map is None:
+                self._map = archive.open_map(self.fh, mode)
+            buf = archive.mapped(self._map, p.stored)
+            if buf.size == 0 or buf.__array_interface__["data"][0] % layout.ALIGN == p.align:
+                return buf
+            # data placed by another writer: a private copy keeps the saved layout
+        buf = archive.aligned_empty(p.stored.size, p.align)
+        self.archive.read_into(p.stored, buf)
+        return buf
+
+
+def _label(node: Node) -> str:
+    path = node.meta.get("state")
+    return "state %r" % path if path else "constant %r" % node.attrs.get("target")
+
+
+def load(path, *, mmap_mode: Optional[str] = None, verify: Optional[bool] = None):
+    """The ExportedProgram saved at ``path`` (a file name, or a binary or text file object).
+
+    ``mmap_mode`` maps the arrays of an archive from disk instead of reading them, so a
+    program larger than memory opens at once and pages in what it touches:
+    ``'r'`` maps them read-only (state the program writes is read into memory, so
+    ``module()`` still writes it in place; the file never changes), ``'r+'`` maps them
+    writable and ``module()``'s state writes go to the file, ``'c'`` (copy on write) maps
+    them and state writes stay in this process's memory.  ``verify`` checks every array
+    against its CRC-32 (default: on when reading, off when mapping, where it would read the
+    whole file).  The program text is always checked against its SHA-256."""
+    if mmap_mode not in MMAP_MODES:
+        raise UserError("ss.load: mmap_mode must be None, 'r', 'r+' or 'c', got %s"
+                        % _short(mmap_mode))
+    if verify is None:
+        verify = mmap_mode is None
     if hasattr(path, "read"):
-        return loads(path.read(), repr(getattr(path, "name", "<file>")))
+        source = repr(getattr(path, "name", "<file>"))
+        if mmap_mode is not None:
+            raise UserError("ss.load(%s): mmap_mode needs a file name; a file object cannot be "
+                            "mapped" % source)
+        if _is_text_stream(path):
+            return loads(path.read(), source)
+        fh = path
+        if not (hasattr(fh, "seekable") and fh.seekable()):
+            import io
+            fh = io.BytesIO(fh.read())
+        start = fh.tell()
+        head = fh.read(len(archive.MAGIC))
+        fh.seek(start)
+        if head == archive.MAGIC:
+            return _load_archive(fh, source, None, verify)
+        return _load_json_bytes(fh.read(), source, None)
     p = os.fspath(path)
-    with open(p, "rb") as fh:
-        data = fh.read()
+    source = repr(p)
+    try:
+        fh = open(p, "r+b" if mmap_mode == "r+" else "rb")
+    except PermissionError as e:
+        if mmap_mode != "r+":
+            raise
+        raise UserError("ss.load(%s, mmap_mode='r+'): the file cannot be opened for writing "
+                        "(%s); use mmap_mode='c' to keep state writes in memory"
+                        % (source, e.strerror)) from None
+    with fh:
+        head = fh.read(len(archive.MAGIC))
+        if head == archive.MAGIC:
+            fh.seek(0)
+            return _load_archive(fh, source, mmap_mode, verify)
+        data = head + fh.read()
+    return _load_json_bytes(data, source, mmap_mode)
+
+
+def _load_json_bytes(data: bytes, source: str, mmap_mode: Optional[str]):
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise UserError("ss.load(%r): the file is not UTF-8 text, so not a saved program (%s)"
-                        % (p, e)) from None
-    return loads(text, repr(p))
+        raise UserError("ss.load(%s): the file is not a saved archive and not UTF-8 text, so "
+                        "not a saved program (%s)" % (source, e)) from None
+    if mmap_mode is not None:
+        import warnings
+        warnings.warn("ss.load(%s): mmap_mode=%r has no effect on a JSON text file (its arrays "
+                      "are inline text, read into memory); save the program again with "
+                      "ss.save to get an archive whose arrays can be mapped"
+                      % (source, mmap_mode), UserWarning, stacklevel=3)
+    return loads(text, source)
+
+
+def _load_archive(fh, source: str, mmap_mode: Optional[str], verify: bool):
+    what = "ss.load(%s)" % source
+    try:
+        arc = archive.Archive(fh)
+        raw = arc.read_bytes(archive.PROGRAM)
+    except archive.BadArchive as e:
+        raise UserError("%s: not a valid saved program archive: %s" % (what, e)) from None
+    except OSError as e:
+        raise UserError("%s: cannot read the archive: %s" % (what, e)) from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise UserError("%s: the archive's %s is not UTF-8 text (%s)"
+                        % (what, archive.PROGRAM, e)) from None
+    doc = _parse(text, source)
+    return _decode(doc, source, _Store(arc, fh, mmap_mode, verify))

@@ -28,7 +28,7 @@ def _program():
 def _saved_text(tmp_path_factory):
     ep = _program()
     p = tmp_path_factory.mktemp("prog") / "p.json"
-    ss.save(ep, p)
+    ss.save(ep, p, format="json")
     return p.read_text()
 
 
