@@ -1,48 +1,41 @@
-"""The archive ``ss.save`` writes: a ZIP file whose entries are stored, never compressed.
+"""The file ``ss.save`` writes: the program as JSON text, then its arrays as raw bytes.
 
-    program.json    the program as human-readable JSON text; arrays name their entries
-    arrays/0, ...   one entry per array: its raw little-endian bytes
+    bytes 0-63      preamble: ``SYMSHAPE-ARCHIVE <layout> <text bytes> <data offset>`` in
+                    ASCII, padded with spaces, ending in a newline
+    64 ...          the program document (UTF-8 JSON text; ``head -c 100000 model.ssp``
+                    prints it); every array names its place in the data section
+    data offset     the data section (a multiple of 64 bytes into the file): each array's
+                    raw little-endian bytes, at the offset its description gives
 
-Each array entry's data starts at a file offset with a chosen remainder modulo 64 (the
-saved array's alignment offset, see ``layout.py``): a padding field in the entry's local
-header puts it there.  So an entry is read with one ``readinto`` into a buffer aligned the
-same way, or memory-mapped in place (an ``mmap`` starts on a page boundary, so a mapped
-array lands at the same offset within its 64-byte line).  The file is a plain ZIP:
-``unzip -p model.ssz program.json`` prints the program, ``zipfile`` lists it.
+An array's offset within the data section has the saved array's alignment offset as its
+remainder modulo 64 (``layout.py``), so it is read with one ``readinto`` into a buffer
+aligned the same way, or memory-mapped in place: a mapping starts on a page boundary, so a
+mapped array lands at the same offset within its 64-byte line.
 
-The writer lives here (so data offsets are known before anything is written); the reader
-takes the central directory from ``zipfile`` and then checks every entry itself, because a
-crafted archive must give a clear error and never cost more than the file's own size: names
-come from a fixed grammar, no name twice, only stored (uncompressed: no zip bombs) and
-unencrypted entries, every entry inside the file and overlapping no other entry.
+Why not a ZIP file: ZIP requires a CRC-32 of every entry, and on a loaded machine
+computing it costs as much as writing the bytes, so saving could not stay within 2x of
+``np.save``.  Arrays here carry a block checksum (``blocksum``) that NumPy computes at
+memory speed, and the program text keeps its SHA-256 (in the document).
+
+Reading trusts nothing: the preamble has a strict grammar, the text and every array must
+lie inside the file, arrays may not overlap (so what a load allocates is bounded by the
+file's own size), and nothing is read before the whole program has been validated.
 """
 from __future__ import annotations
 
 import mmap
 import re
-import struct
-import zipfile
-import zlib
-from dataclasses import dataclass
-from typing import BinaryIO, Dict, List, Optional
+from typing import BinaryIO, List, Optional, Tuple
 
 import numpy as np
 
 ALIGN = 64
-PROGRAM = "program.json"
-ENTRY_NAME = re.compile(r"^arrays/(0|[1-9][0-9]{0,8})$")
-MAGIC = b"PK\x03\x04"
-
-# ZIP64 fields take over from 32-bit ones at this size; a module constant so that tests can
-# lower it and exercise the ZIP64 records without writing 4 GB
-ZIP64_LIMIT = 0xFFFFFFFF
-_LOCAL = struct.Struct("<IHHHHHIIIHH")            # local file header, 30 bytes
-_CENTRAL = struct.Struct("<IHHHHHHIIIHHHHHII")    # central directory header, 46 bytes
-_END = struct.Struct("<IHHHHIIH")                 # end of central directory, 22 bytes
-_END64 = struct.Struct("<IQHHIIQQQQ")             # ZIP64 end of central directory, 56 bytes
-_LOCATOR64 = struct.Struct("<IIQI")               # ZIP64 end locator, 20 bytes
-_PAD_ID = 0xD935        # extra-field id for alignment padding (as Android's zipalign uses)
-_DOS_DATE = (0 << 9) | (1 << 5) | 1               # 1980-01-01: saved files are reproducible
+LAYOUT = 1                              # version of this byte layout (the preamble's)
+MAGIC = b"SYMSHAPE-ARCHIVE "
+PREAMBLE = 64
+_PREAMBLE = re.compile(rb"^SYMSHAPE-ARCHIVE ([0-9]{1,20}) ([0-9]{1,20}) ([0-9]{1,20}) *\n$")
+CHECKSUM = "blocksum64"                 # the checksum's name, written before its value
+_BLOCK = 512                            # 8-byte words per checksum block (4 KiB)
 _CHUNK = 64 << 20
 
 
@@ -50,73 +43,75 @@ class BadArchive(Exception):
     """What is wrong with an archive (the caller adds which file)."""
 
 
-@dataclass
-class Entry:
-    """One entry to write: its name, its bytes (a 1-D uint8 array, no copy), where its data
-    must start modulo 64, and its CRC-32."""
-    name: str
-    data: np.ndarray
-    align: int = 0
-    crc: Optional[int] = None
-
-
-def crc32(data: np.ndarray) -> int:
-    """CRC-32 of a contiguous uint8 array (the checksum ZIP keeps for every entry)."""
-    return zlib.crc32(memoryview(data)) & 0xFFFFFFFF
+# =========================================================================== checksum
+def blocksum(data: np.ndarray) -> str:
+    """Checksum of a 1-D uint8 array: the bytes as little-endian 64-bit words (the last
+    one zero-padded) in 4 KiB blocks; with s_b the sum of block b's words, the value is
+    (sum of s_b, sum of (b + 1) * s_b), both mod 2**64.  It changes when any word
+    changes, when blocks move, and when a block is zeroed (unless it summed to zero), and
+    NumPy computes it at memory speed, where CRC-32 would cost as much as the disk copy."""
+    n = data.size
+    words = n // 8
+    body = data[:words * 8].view("<u8")
+    full = words // _BLOCK
+    sums = np.add.reduce(body[:full * _BLOCK].reshape(full, _BLOCK), axis=1,
+                         dtype=np.uint64) if full else np.zeros(0, np.uint64)
+    rest = body[full * _BLOCK:]
+    tail = data[words * 8:]
+    if rest.size or tail.size:
+        last = np.add.reduce(rest, dtype=np.uint64) if rest.size else np.uint64(0)
+        if tail.size:
+            pad = np.zeros(8, np.uint8)
+            pad[:tail.size] = tail
+            last = np.add.reduce(np.array([last, pad.view("<u8")[0]], np.uint64))
+        sums = np.concatenate([sums, np.array([last], np.uint64)])
+    weights = np.arange(1, sums.size + 1, dtype=np.uint64)
+    a = int(np.add.reduce(sums, dtype=np.uint64)) if sums.size else 0
+    b = int(np.add.reduce(sums * weights, dtype=np.uint64)) if sums.size else 0
+    return "%s:%016x%016x" % (CHECKSUM, a, b)
 
 
 # =========================================================================== writing
-def write(fh: BinaryIO, entries: List[Entry]) -> None:
-    """Write a ZIP archive of ``entries`` to the binary stream ``fh`` (sequentially: the
-    stream need not be seekable)."""
+class Placed:
+    """An array to write: its bytes (a 1-D uint8 array, no copy) and where they go."""
+
+    def __init__(self, data: np.ndarray, align: int) -> None:
+        self.data = data
+        self.align = align
+        self.offset = 0
+        self.checksum = ""
+
+
+def place(arrays: List[Placed]) -> int:
+    """Give each array its offset in the data section (at its alignment offset modulo 64)
+    and its checksum; returns the data section's size."""
     pos = 0
-    central = []
-    for e in entries:
-        size = int(e.data.nbytes)
-        crc = crc32(e.data) if e.crc is None else e.crc
-        name = e.name.encode("ascii")
-        big = size >= ZIP64_LIMIT
-        extra = struct.pack("<HHQQ", 1, 16, size, size) if big else b""
-        base = pos + _LOCAL.size + len(name) + len(extra)
-        pad = (e.align - base) % ALIGN
-        if pad:
-            pad += ALIGN if pad < 4 else 0
-            extra += struct.pack("<HH", _PAD_ID, pad - 4) + b"\0" * (pad - 4)
-        small = 0xFFFFFFFF if big else size
-        header = _LOCAL.pack(0x04034B50, 45 if big else 20, 0, 0, 0, _DOS_DATE, crc, small,
-                             small, len(name), len(extra)) + name + extra
-        _write_all(fh, memoryview(header))
-        _write_all(fh, memoryview(e.data))
-        central.append((name, crc, size, pos))
-        pos += len(header) + size
-    start = pos
-    for name, crc, size, offset in central:
-        fields = [v for v in (size, size, offset) if v >= ZIP64_LIMIT]
-        extra = struct.pack("<HH%dQ" % len(fields), 1, 8 * len(fields), *fields) \
-            if fields else b""
-        record = _CENTRAL.pack(
-            0x02014B50, (3 << 8) | 45, 45 if fields else 20, 0, 0, 0, _DOS_DATE, crc,
-            size if size < ZIP64_LIMIT else 0xFFFFFFFF,
-            size if size < ZIP64_LIMIT else 0xFFFFFFFF,
-            len(name), len(extra), 0, 0, 0, 0o100644 << 16,
-            offset if offset < ZIP64_LIMIT else 0xFFFFFFFF) + name + extra
-        _write_all(fh, memoryview(record))
-        pos += len(record)
-    cd_size = pos - start
-    count = len(central)
-    if count >= 0xFFFF or start >= ZIP64_LIMIT or cd_size >= ZIP64_LIMIT:
-        _write_all(fh, memoryview(_END64.pack(0x06064B50, 44, (3 << 8) | 45, 45, 0, 0, count,
-                                              count, cd_size, start)))
-        _write_all(fh, memoryview(_LOCATOR64.pack(0x07064B50, 0, pos, 1)))
-        _write_all(fh, memoryview(_END.pack(0x06054B50, 0, 0, 0xFFFF, 0xFFFF, 0xFFFFFFFF,
-                                            0xFFFFFFFF, 0)))
-    else:
-        _write_all(fh, memoryview(_END.pack(0x06054B50, 0, 0, count, count, cd_size, start,
-                                            0)))
+    for a in arrays:
+        a.offset = pos + (a.align - pos) % ALIGN
+        a.checksum = blocksum(a.data)
+        pos = a.offset + int(a.data.nbytes)
+    return pos
+
+
+def write(fh: BinaryIO, text: bytes, arrays: List[Placed]) -> None:
+    """Write the file: preamble, program text, then the arrays where ``place`` put them
+    (sequentially: the stream need not be seekable)."""
+    data_offset = -(-(PREAMBLE + len(text) + 1) // ALIGN) * ALIGN
+    head = b"SYMSHAPE-ARCHIVE %d %d %d" % (LAYOUT, len(text), data_offset)
+    head = head.ljust(PREAMBLE - 1) + b"\n"
+    if len(head) != PREAMBLE:
+        raise ValueError("program text too large")
+    gap = data_offset - PREAMBLE - len(text)
+    _write_all(fh, memoryview(head + text + b"\n" + b"\0" * (gap - 1)))
+    pos = 0
+    for a in arrays:
+        if a.offset > pos:
+            _write_all(fh, memoryview(b"\0" * (a.offset - pos)))
+        _write_all(fh, memoryview(a.data))
+        pos = a.offset + int(a.data.nbytes)
 
 
 def _write_all(fh: BinaryIO, view: memoryview) -> None:
-    view = view.cast("B") if view.format != "B" else view
     for i in range(0, len(view), _CHUNK):
         part = view[i:i + _CHUNK]
         while len(part):
@@ -125,90 +120,70 @@ def _write_all(fh: BinaryIO, view: memoryview) -> None:
 
 
 # =========================================================================== reading
-@dataclass
-class Stored:
-    """Where an entry's data is in the file."""
-    name: str
-    offset: int
-    size: int
-    crc: int
+def is_archive(head: bytes) -> bool:
+    """Whether a file starting with ``head`` is an archive (not a JSON text file)."""
+    return head.startswith(MAGIC)
 
 
 class Archive:
-    """A validated view of a saved archive in the seekable binary stream ``fh``."""
+    """A saved archive in the seekable binary stream ``fh``: its preamble is checked and
+    its program text read; arrays are read or mapped on request."""
 
     def __init__(self, fh: BinaryIO) -> None:
         self.fh = fh
         fh.seek(0, 2)
         self.file_size = fh.tell()
         fh.seek(0)
-        try:
-            infos = zipfile.ZipFile(fh).infolist()
-        except zipfile.BadZipFile as e:
-            raise BadArchive("it is not a readable ZIP archive (%s); the file is damaged or "
-                             "truncated" % e) from None
-        except (OSError, EOFError, ValueError, struct.error, NotImplementedError,
-                UnicodeDecodeError, KeyError, IndexError, OverflowError) as e:
-            raise BadArchive("it is not a readable ZIP archive (%s: %s); the file is damaged "
-                             "or truncated" % (type(e).__name__, e)) from None
-        self.entries: Dict[str, Stored] = {}
-        spans = []
-        for info in infos:
-            name = info.filename
-            if name != PROGRAM and not ENTRY_NAME.match(name):
-                raise BadArchive("unexpected entry %s (a saved program holds %s and arrays/<n> "
-                                 "entries only)" % (_short(name), PROGRAM))
-            if name in self.entries:
-                raise BadArchive("entry %s appears twice" % name)
-            if info.compress_type != zipfile.ZIP_STORED:
-                raise BadArchive("entry %s is compressed; saved programs store their entries "
-                                 "uncompressed (re-save it with ss.save)" % name)
-            if info.flag_bits & 0x41:
-                raise BadArchive("entry %s is encrypted" % name)
-            if info.file_size != info.compress_size:
-                raise BadArchive("entry %s has two different sizes" % name)
-            start = info.header_offset
-            if not 0 <= start <= self.file_size - _LOCAL.size:
-                raise BadArchive("entry %s starts outside the file (truncated?)" % name)
-            fh.seek(start)
-            head = fh.read(_LOCAL.size)
-            sig, _, _, method, _, _, _, _, _, n_name, n_extra = _LOCAL.unpack(head)
-            if sig != 0x04034B50 or method != 0:
-                raise BadArchive("entry %s has a damaged local header" % name)
-            if fh.read(n_name) != name.encode("ascii"):
-                raise BadArchive("entry %s has a different name in its local header" % name)
-            offset = start + _LOCAL.size + n_name + n_extra
-            end = offset + info.file_size
-            if end > self.file_size:
-                raise BadArchive("entry %s claims %d bytes but the file ends %d bytes into "
-                                 "it; the file is truncated"
-                                 % (name, info.file_size, max(self.file_size - offset, 0)))
-            spans.append((start, end, name))
-            self.entries[name] = Stored(name, offset, info.file_size, info.CRC & 0xFFFFFFFF)
-        spans.sort()
-        for (_, end, a), (start, _, b) in zip(spans, spans[1:]):
+        head = fh.read(PREAMBLE)
+        m = _PREAMBLE.match(head) if len(head) == PREAMBLE else None
+        if m is None:
+            raise BadArchive("its first %d bytes are not a valid archive preamble (the file "
+                             "is damaged or truncated)" % PREAMBLE)
+        layout_version, n_text, self.data_offset = (int(g) for g in m.groups())
+        if layout_version != LAYOUT:
+            raise BadArchive("it has archive layout %d; this symshape reads layout %d "
+                             "(upgrade symshape to load it)" % (layout_version, LAYOUT))
+        if PREAMBLE + n_text > self.file_size:
+            raise BadArchive("its program text claims %d bytes but the file has only %d; "
+                             "the file is truncated" % (n_text, self.file_size - PREAMBLE))
+        if self.data_offset % ALIGN or not PREAMBLE + n_text < self.data_offset \
+                <= self.file_size:
+            raise BadArchive("its data section offset %d is not a multiple of %d after the "
+                             "program text and inside the file (%d bytes)"
+                             % (self.data_offset, ALIGN, self.file_size))
+        self.text = fh.read(n_text)
+        if len(self.text) != n_text:
+            raise BadArchive("the file is truncated inside its program text")
+        self.data_size = self.file_size - self.data_offset
+
+    def check_spans(self, spans: List[Tuple[int, int, str]]) -> None:
+        """Arrays (offset, size, what) lie inside the data section and do not overlap."""
+        for offset, size, what in spans:
+            if offset + size > self.data_size:
+                raise BadArchive("%s claims bytes %d to %d of the data section, which has "
+                                 "only %d; the file is truncated"
+                                 % (what, offset, offset + size, self.data_size))
+        ordered = sorted((o, o + s, w) for o, s, w in spans if s)
+        for (_, end, a), (start, _, b) in zip(ordered, ordered[1:]):
             if start < end:
-                raise BadArchive("entries %s and %s overlap" % (a, b))
-        if PROGRAM not in self.entries:
-            raise BadArchive("it has no %s entry" % PROGRAM)
+                raise BadArchive("%s and %s claim the same bytes" % (a, b))
 
-    def read_bytes(self, name: str) -> bytes:
-        """The whole content of a (small) entry."""
-        e = self.entries[name]
-        buf = aligned_empty(e.size, 0)
-        self.read_into(e, buf)
-        return bytes(buf)
-
-    def read_into(self, e: Stored, buf: np.ndarray) -> None:
-        """Fill ``buf`` (uint8, e.size bytes) with the entry's data."""
-        self.fh.seek(e.offset)
+    def read_into(self, offset: int, buf: np.ndarray) -> None:
+        """Fill ``buf`` (uint8) with the data section's bytes from ``offset``."""
+        self.fh.seek(self.data_offset + offset)
         view = memoryview(buf)
         got = 0
-        while got < e.size:
+        while got < len(view):
             n = self.fh.readinto(view[got:got + _CHUNK])
             if not n:
-                raise BadArchive("entry %s is truncated" % e.name)
+                raise BadArchive("the file is truncated")
             got += n
+
+    def mapped(self, mm: mmap.mmap, offset: int, size: int) -> np.ndarray:
+        """The data section's bytes from ``offset`` as a uint8 array over the mapping."""
+        if size == 0:
+            return np.empty(0, np.uint8)
+        return np.frombuffer(mm, np.uint8, count=size, offset=self.data_offset + offset)
 
 
 def aligned_empty(nbytes: int, align: int) -> np.ndarray:
@@ -225,13 +200,6 @@ def open_map(fh: BinaryIO, mode: str) -> mmap.mmap:
     return mmap.mmap(fh.fileno(), 0, access=access)
 
 
-def mapped(mm: mmap.mmap, e: Stored) -> np.ndarray:
-    """The entry's data as a uint8 array over the mapping (no read)."""
-    if e.size == 0:
-        return np.empty(0, np.uint8)
-    return np.frombuffer(mm, np.uint8, count=e.size, offset=e.offset)
-
-
-def _short(v) -> str:
-    text = repr(v)
-    return text if len(text) <= 60 else text[:57] + "..."
+def checksum_ok(text: Optional[str]) -> bool:
+    """Whether ``text`` is a checksum this module writes."""
+    return isinstance(text, str) and re.fullmatch(CHECKSUM + ":[0-9a-f]{32}", text) is not None

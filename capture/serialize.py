@@ -54,7 +54,8 @@ from .ops.registry import OPS, defop
 
 FORMAT = "symshape.ExportedProgram"
 # 1: one JSON text file, arrays inline as base64 (still written with format="json");
-# 2: the same program text inside an archive, arrays as raw entries (capture/archive.py)
+# 2: the same program text at the head of an archive, arrays as raw bytes after it
+# (capture/archive.py)
 TEXT_VERSION = 1
 VERSION = 2
 MMAP_MODES = (None, "r", "r+", "c")
@@ -84,7 +85,7 @@ def _saved_frame(filename: str, lineno: int, function: str, code: str) -> SavedF
 class _Enc:
     def __init__(self, entries: Optional[list] = None) -> None:
         self.where = "program"
-        # archive entries for the arrays (None: arrays go inline, as base64 text)
+        # (placed array, its description) for an archive (None: arrays go inline, base64)
         self.entries = entries
 
     def fail(self, msg: str):
@@ -164,10 +165,9 @@ class _Enc:
             out["data"] = base64.b64encode(data).decode("ascii")
         else:
             raw = data.reshape(-1).view(np.uint8)
-            entry = archive.Entry("arrays/%d" % len(self.entries), raw, align)
-            entry.crc = archive.crc32(raw)
-            self.entries.append(entry)
-            out.update(entry=entry.name, nbytes=int(raw.nbytes), crc32=entry.crc)
+            self.entries.append((archive.Placed(raw, align), out))
+            # offset and checksum are filled in once every array is placed (save)
+            out.update(offset=None, nbytes=int(raw.nbytes), checksum=None)
         out.update(extra)
         return out
 
@@ -314,15 +314,23 @@ def dumps(ep) -> str:
 
 
 def _document(ep, entries: Optional[list]) -> str:
-    """The program document; with ``entries`` (a list to fill), arrays become archive
-    entries instead of inline base64."""
+    return _text(_program(ep, entries), TEXT_VERSION)
+
+
+def _program(ep, entries: Optional[list]) -> dict:
+    """The program as JSON data; with ``entries`` (a list to fill with (placed array, its
+    description)), arrays go to an archive's data section instead of inline base64."""
     from .program import ExportedProgram
     if not isinstance(ep, ExportedProgram):
         raise UserError("ss.save: expected an ExportedProgram (from ss.export), got %s"
                         % type(ep).__name__)
-    program = _Enc(entries).program(ep)
-    doc = {"format": FORMAT, "version": TEXT_VERSION if entries is None else VERSION,
-           "checksum": _digest(program), "program": program}
+    return _Enc(entries).program(ep)
+
+
+def _text(program: dict, version: int) -> str:
+    """The signed document holding ``program``, as the file's text."""
+    doc = {"format": FORMAT, "version": version, "checksum": _digest(program),
+           "program": program}
     return _pretty(doc, "") + "\n"
 
 
@@ -367,13 +375,20 @@ def save(ep, path, *, format: Optional[str] = None) -> None:
         else:
             _write_atomically(path, lambda fh: fh.write(text.encode("utf-8")))
         return
-    entries: List[archive.Entry] = []
-    text = _document(ep, entries).encode("utf-8")
-    entries.insert(0, archive.Entry(archive.PROGRAM, np.frombuffer(text, np.uint8)))
+    arrays: list = []
+    program = _program(ep, arrays)
+    archive.place([placed for placed, _ in arrays])
+    for placed, described in arrays:
+        described["offset"] = placed.offset
+        described["checksum"] = placed.checksum
+    text = _text(program, VERSION).encode("utf-8")
+
+    def write(fh) -> None:
+        archive.write(fh, text, [placed for placed, _ in arrays])
     if stream:
-        archive.write(path, entries)
+        write(path)
     else:
-        _write_atomically(path, lambda fh: archive.write(fh, entries))
+        _write_atomically(path, write)
 
 
 def _is_text_stream(f) -> bool:
@@ -412,24 +427,22 @@ def _is_name(s) -> bool:
 
 
 class _Pending:
-    """An array stored in an archive entry, validated against the entry but not yet read
-    (arrays are read or mapped only once the whole program is known to be valid)."""
+    """An array in an archive's data section, described but not yet read (arrays are read
+    or mapped only once the whole program is known to be valid)."""
 
-    def __init__(self, dtype, shape, strides, align, stored, crc) -> None:
+    def __init__(self, dtype, shape, strides, align, offset, nbytes, checksum) -> None:
         self.dtype, self.shape, self.strides, self.align = dtype, shape, strides, align
-        self.stored, self.crc = stored, crc
+        self.offset, self.nbytes, self.checksum = offset, nbytes, checksum
 
 
 class _Dec:
-    def __init__(self, source: str, entries: Optional[Dict[str, "archive.Stored"]] = None
-                 ) -> None:
+    def __init__(self, source: str, in_archive: bool = False) -> None:
         self.source = source
         self.where: List[str] = ["program"]
         self.syms: Dict[str, Sym] = {}
         self.used_syms: set = set()
-        # the archive's array entries (None for a JSON text file), and which are used
-        self.entries = entries
-        self.claimed: set = set()
+        # whether arrays may live in an archive's data section (not in a JSON text file)
+        self.in_archive = in_archive
         self.pending: List[Tuple[Node, _Pending]] = []
 
     # errors -------------------------------------------------------------------
@@ -655,7 +668,7 @@ class _Dec:
         self.fail("unknown value tag %s" % _short(tag))
 
     def array(self, v):
-        if isinstance(v, dict) and "entry" in v:
+        if isinstance(v, dict) and "offset" in v:
             return self.stored_array(v)
         self.obj(v, ("dtype", "shape", "data"), ("strides", "align"))
         dt = self.dtype(v["dtype"])
@@ -700,21 +713,22 @@ class _Dec:
         return strides, align
 
     def stored_array(self, v) -> _Pending:
-        """An array in an archive entry: its description must agree with the entry."""
-        self.obj(v, ("dtype", "shape", "entry", "nbytes", "crc32"), ("strides", "align"))
+        """An array in the archive's data section; its bytes are checked against the file
+        once the whole program is valid (_Store.fill)."""
+        self.obj(v, ("dtype", "shape", "offset", "nbytes", "checksum"), ("strides", "align"))
         dt = self.dtype(v["dtype"])
         shape = self.shape(v["shape"])
-        name = self.text(v["entry"], "an entry name")
-        if not archive.ENTRY_NAME.match(name):
-            self.fail("array entry name %s is not arrays/<n>" % _short(name))
-        if self.entries is None:
-            self.fail("the array is stored in archive entry %s, but this file is JSON text, "
-                      "not an archive" % name)
-        nbytes, crc = v["nbytes"], v["crc32"]
+        if not self.in_archive:
+            self.fail("the array refers to the data section of an archive, but this file is "
+                      "JSON text, not an archive")
+        offset, nbytes = v["offset"], v["nbytes"]
+        if type(offset) is not int or offset < 0:
+            self.fail("offset is a non-negative integer")
         if type(nbytes) is not int or nbytes < 0:
             self.fail("nbytes is a non-negative integer")
-        if type(crc) is not int or not 0 <= crc < 2 ** 32:
-            self.fail("crc32 is an integer in [0, 2**32)")
+        if not archive.checksum_ok(v["checksum"]):
+            self.fail("checksum %s is not '%s:' and 32 hex digits"
+                      % (_short(v["checksum"]), archive.CHECKSUM))
         if "strides" in v:
             strides, align = self.strides_align(v, shape)
             n = layout.covered_elements(shape, strides)
@@ -722,22 +736,12 @@ class _Dec:
             strides, align = layout.c_strides(shape), 0
             n = math.prod(shape)
         if nbytes != n * dt.itemsize:
-            self.fail("array entry %s has %d bytes, but shape %s of %s needs %d"
-                      % (name, nbytes, tuple(shape), dt, n * dt.itemsize))
-        stored = self.entries.get(name)
-        if stored is None:
-            self.fail("the archive has no entry %s" % name)
-        if name in self.claimed:
-            self.fail("archive entry %s is used by two arrays" % name)
-        self.claimed.add(name)
-        if stored.size != nbytes:
-            self.fail("archive entry %s holds %d bytes, but the program says %d; the file "
-                      "was modified or damaged after it was saved" % (name, stored.size, nbytes))
-        if stored.crc != crc:
-            self.fail("archive entry %s has CRC-32 %08x in the ZIP directory but %08x in the "
-                      "program; the file was modified after it was saved"
-                      % (name, stored.crc, crc))
-        return _Pending(dt, tuple(shape), strides, align, stored, crc)
+            self.fail("the array has %d bytes, but shape %s of %s needs %d"
+                      % (nbytes, tuple(shape), dt, n * dt.itemsize))
+        if offset % layout.ALIGN != align:
+            self.fail("offset %d is not at the array's alignment offset %d (mod %d)"
+                      % (offset, align, layout.ALIGN))
+        return _Pending(dt, tuple(shape), strides, align, offset, nbytes, v["checksum"])
 
     def frame(self, v) -> Optional[SavedFrame]:
         if v is None:
@@ -1326,14 +1330,9 @@ def _decode(doc: dict, source: str, store: Optional["_Store"] = None):
     from . import custom  # noqa: F401
     from . import decomp  # noqa: F401  (registers the core op names)
     what = "ss.load(%s)" % source
-    dec = _Dec(source, None if store is None else store.archive.entries)
+    dec = _Dec(source, store is not None)
     try:
         ep = dec.program(doc["program"])
-        if store is not None:
-            unused = sorted(set(store.archive.entries) - dec.claimed - {archive.PROGRAM})
-            if unused:
-                dec.where = ["archive"]
-                dec.fail("entry %s is not used by the program" % unused[0])
     except _Bad as e:
         raise UserError("%s: invalid program: %s" % (what, e)) from None
     except (RecursionError, MemoryError, OverflowError, ValueError, TypeError, KeyError,
@@ -1365,6 +1364,10 @@ class _Store:
 
     def fill(self, ep, pending: List[Tuple[Node, _Pending]], what: str) -> None:
         """Give every constant node its array (the program is valid by now)."""
+        try:
+            self.archive.check_spans([(p.offset, p.nbytes, _label(n)) for n, p in pending])
+        except archive.BadArchive as e:
+            raise UserError("%s: not a valid saved program archive: %s" % (what, e)) from None
         written = {s.target for s in ep.graph_signature.output_specs
                    if s.kind == "STATE_MUTATION"}
         for node, p in pending:
@@ -1377,25 +1380,23 @@ class _Store:
                 raise UserError("%s: %s: %s" % (what, _label(node), e)) from None
             except (OSError, ValueError) as e:
                 raise UserError("%s: cannot read %s: %s" % (what, _label(node), e)) from None
-            if self.verify and archive.crc32(buf) != p.crc:
+            if self.verify and archive.blocksum(buf) != p.checksum:
                 raise UserError(
-                    "%s: the data of %s (archive entry %s) does not match its checksum: the "
-                    "file was modified or damaged after it was saved. A program loaded with "
-                    "mmap_mode='r+' writes its state into the file; load such a file with "
-                    "verify=False, or save the program again with ss.save"
-                    % (what, _label(node), p.stored.name))
+                    "%s: the data of %s does not match its checksum: the file was modified "
+                    "or damaged after it was saved. (A program loaded with mmap_mode='r+' "
+                    "writes its state into the file: load such a file with verify=False, or "
+                    "save the program again with ss.save.)" % (what, _label(node)))
             node.meta["value"] = layout.place(buf, p.dtype, p.shape, p.strides)
 
     def _bytes(self, p: _Pending, mode: Optional[str]) -> np.ndarray:
+        """The array's bytes: mapped, or read into memory at the saved alignment offset
+        (in a mapping they are there already: the file placed them so)."""
         if mode is not None:
             if self._map is None:
                 self._map = archive.open_map(self.fh, mode)
-            buf = archive.mapped(self._map, p.stored)
-            if buf.size == 0 or buf.__array_interface__["data"][0] % layout.ALIGN == p.align:
-                return buf
-            # data placed by another writer: a private copy keeps the saved layout
-        buf = archive.aligned_empty(p.stored.size, p.align)
-        self.archive.read_into(p.stored, buf)
+            return self.archive.mapped(self._map, p.offset, p.nbytes)
+        buf = archive.aligned_empty(p.nbytes, p.align)
+        self.archive.read_into(p.offset, buf)
         return buf
 
 
@@ -1431,10 +1432,12 @@ def load(path, *, mmap_mode: Optional[str] = None, verify: Optional[bool] = None
         if not (hasattr(fh, "seekable") and fh.seekable()):
             import io
             fh = io.BytesIO(fh.read())
-        start = fh.tell()
+        if fh.tell() != 0:
+            import io
+            fh = io.BytesIO(fh.read())
         head = fh.read(len(archive.MAGIC))
-        fh.seek(start)
-        if head == archive.MAGIC:
+        fh.seek(0)
+        if archive.is_archive(head):
             return _load_archive(fh, source, None, verify)
         return _load_json_bytes(fh.read(), source, None)
     p = os.fspath(path)
@@ -1449,7 +1452,7 @@ def load(path, *, mmap_mode: Optional[str] = None, verify: Optional[bool] = None
                         % (source, e.strerror)) from None
     with fh:
         head = fh.read(len(archive.MAGIC))
-        if head == archive.MAGIC:
+        if archive.is_archive(head):
             fh.seek(0)
             return _load_archive(fh, source, mmap_mode, verify)
         data = head + fh.read()
@@ -1475,15 +1478,14 @@ def _load_archive(fh, source: str, mmap_mode: Optional[str], verify: bool):
     what = "ss.load(%s)" % source
     try:
         arc = archive.Archive(fh)
-        raw = arc.read_bytes(archive.PROGRAM)
     except archive.BadArchive as e:
         raise UserError("%s: not a valid saved program archive: %s" % (what, e)) from None
     except OSError as e:
         raise UserError("%s: cannot read the archive: %s" % (what, e)) from None
     try:
-        text = raw.decode("utf-8")
+        text = arc.text.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise UserError("%s: the archive's %s is not UTF-8 text (%s)"
-                        % (what, archive.PROGRAM, e)) from None
+        raise UserError("%s: the archive's program text is not UTF-8 (%s)"
+                        % (what, e)) from None
     doc = _parse(text, source)
     return _decode(doc, source, _Store(arc, fh, mmap_mode, verify))
