@@ -7,7 +7,7 @@ matrices and their biases, run as a loop over layers) it prints the saved file's
 against the raw bytes of the arrays plus the program text, the median time of ``ss.save``
 and ``ss.load`` against ``np.save`` / ``np.load`` of the same arrays (one ``.npy`` file per
 array; the runs are interleaved, so both see the same page cache and machine load, and each
-starts after ``os.sync()``, so neither pays for the other's disk writeback), and
+starts once the disk is idle (``settle``), so neither pays for the other's writeback), and
 the time to open the program with ``mmap_mode='r'`` against ``np.load(mmap_mode='r')``.
 Before each load, as much memory as the arrays take is touched and freed, so that neither
 side pays for first touching memory (on a virtual machine that costs more than the copy).
@@ -56,9 +56,36 @@ def arrays_of(model: Model) -> list:
     return [a for layer in model.layers for a in (layer["w"], layer["b"])]
 
 
-def timed(fn):
-    # start from no dirty pages, so that neither side pays for the other's writeback
+def _sectors_written() -> int:
+    total = 0
+    try:
+        with open("/proc/diskstats") as fh:
+            for line in fh:
+                f = line.split()
+                if len(f) > 9 and not f[2].startswith(("loop", "ram")):
+                    total += int(f[9])
+    except (OSError, ValueError):
+        return 0
+    return total
+
+
+def settle(limit: float = 5.0) -> None:
+    """Flush dirty pages and wait (up to ``limit`` seconds) until the disk has written
+    less than 1 MB in 0.2 s: the previous run's writeback (and the discards of deleted
+    files) must not slow the next run down."""
     os.sync()
+    end = time.monotonic() + limit
+    last = _sectors_written()
+    while time.monotonic() < end:
+        time.sleep(0.2)
+        now = _sectors_written()
+        if now - last < 2048:
+            return
+        last = now
+
+
+def timed(fn):
+    settle()
     t0 = time.perf_counter()
     out = fn()
     return time.perf_counter() - t0, out

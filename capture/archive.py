@@ -103,12 +103,24 @@ def write(fh: BinaryIO, text: bytes, arrays: List[Placed]) -> None:
         raise ValueError("program text too large")
     gap = data_offset - PREAMBLE - len(text)
     _write_all(fh, memoryview(head + text + b"\n" + b"\0" * (gap - 1)))
+    real = _is_real_file(fh)
     pos = 0
     for a in arrays:
         if a.offset > pos:
             _write_all(fh, memoryview(b"\0" * (a.offset - pos)))
-        _write_all(fh, memoryview(a.data))
+        if real and a.data.nbytes >= _CHUNK:
+            a.data.tofile(fh)           # one C-level write, as np.save does
+        else:
+            _write_all(fh, memoryview(a.data))
         pos = a.offset + int(a.data.nbytes)
+
+
+def _is_real_file(fh) -> bool:
+    try:
+        fh.fileno()
+    except (AttributeError, OSError, ValueError):
+        return False
+    return True
 
 
 def _write_all(fh: BinaryIO, view: memoryview) -> None:
