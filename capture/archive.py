@@ -169,7 +169,8 @@ class Archive:
         self.data_size = self.file_size - self.data_offset
 
     def check_spans(self, spans: List[Tuple[int, int, str]]) -> None:
-        """Arrays (offset, size, what) lie inside the data section and do not overlap."""
+        """Arrays (offset, size, what) lie inside the data section, do not overlap, and end
+        where the file does."""
         for offset, size, what in spans:
             if offset + size > self.data_size:
                 raise BadArchive("%s claims bytes %d to %d of the data section, which has "
@@ -179,6 +180,11 @@ class Archive:
         for (_, end, a), (start, _, b) in zip(ordered, ordered[1:]):
             if start < end:
                 raise BadArchive("%s and %s claim the same bytes" % (a, b))
+        end = max((o + s for o, s, _ in spans), default=0)
+        if self.data_size > end:
+            raise BadArchive("the file has %d bytes after its last array; something was "
+                             "appended or inserted after it was saved"
+                             % (self.data_size - end))
 
     def read_into(self, offset: int, buf: np.ndarray) -> None:
         """Fill ``buf`` (uint8) with the data section's bytes from ``offset``."""
