@@ -74,7 +74,8 @@ def test_mutated_and_resigned_programs_give_only_user_errors(saved, tmp_path, da
         try:
             for k in path[:-1]:
                 o = o[k]
-            o[path[-1]] = data.draw(HOSTILE)
+            # a copy: the same list drawn twice must not end up inside itself
+            o[path[-1]] = copy.deepcopy(data.draw(HOSTILE))
         except (KeyError, IndexError, TypeError):
             continue
     dd["checksum"] = _digest(dd["program"])
@@ -215,7 +216,7 @@ def test_hostile_array_descriptions_give_only_user_errors(archived, tmp_path, da
         a = data.draw(st.sampled_from(arrays))
         key = data.draw(st.sampled_from(["offset", "nbytes", "checksum", "dtype", "shape",
                                          "strides", "align"]))
-        a[key] = data.draw(ARRAY_HOSTILE)
+        a[key] = copy.deepcopy(data.draw(ARRAY_HOSTILE))
     cut = data.draw(st.sampled_from([len(section), len(section) // 2, 0]))
     mode = data.draw(st.sampled_from([None, "r", "c"]))
     try:
