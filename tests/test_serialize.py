@@ -834,14 +834,16 @@ LAYOUT_BASE = np.random.default_rng(5).standard_normal((6, 9)).astype(np.float32
     lambda: np.broadcast_to(LAYOUT_BASE[0, :4], (5, 4)),  # stride 0
     lambda: LAYOUT_BASE.ravel()[1:41].reshape(5, 8),      # contiguous but misaligned
 ])
-def test_constants_keep_their_layout_through_save_and_load(tmp_path, make):
+@pytest.mark.parametrize("fmt, mode", [("json", None), ("archive", None), ("archive", "r"),
+                                       ("archive", "c")])
+def test_constants_keep_their_layout_through_save_and_load(tmp_path, make, fmt, mode):
     const = make()
     ep = ss.export(lambda x: x @ const.T if const.shape[1] == 4 and False else
                    (x[:, :const.shape[1]] @ const.T).sum(axis=0) + const.sum(),
                    (np.ones((3, const.shape[1]), np.float32),),
                    dynamic_shapes={"x": (A, None)})
-    ss.save(ep, tmp_path / "p.json")
-    loaded = ss.load(tmp_path / "p.json")
+    ss.save(ep, tmp_path / "p", format=fmt)
+    loaded = ss.load(tmp_path / "p", mmap_mode=mode)
     before = [n.meta["value"] for n in ep.graph.constants]
     after = [n.meta["value"] for n in loaded.graph.constants]
     for a, b in zip(before, after):
