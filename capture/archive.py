@@ -116,11 +116,12 @@ def write(fh: BinaryIO, text: bytes, arrays: List[Placed]) -> None:
 
 
 def _is_real_file(fh) -> bool:
+    """Whether ``ndarray.tofile`` can write to ``fh`` (a seekable file with a descriptor)."""
     try:
         fh.fileno()
+        return bool(fh.seekable())
     except (AttributeError, OSError, ValueError):
         return False
-    return True
 
 
 def _write_all(fh: BinaryIO, view: memoryview) -> None:
