@@ -1,19 +1,24 @@
 """ss.save / ss.load against np.save / np.load of the same arrays, measured side by side.
 
-    python benchmarks/save_load.py [--sizes 256,1024] [--repeat 5] [--dir /tmp]
+    python benchmarks/save_load.py [--sizes 256,1024] [--repeat 7] [--dir /tmp] [--verbose]
 
 For each program size (MB of float32 weights: a model class holding four square weight
 matrices and their biases, run as a loop over layers) it prints the saved file's size
 against the raw bytes of the arrays plus the program text, the median time of ``ss.save``
 and ``ss.load`` against ``np.save`` / ``np.load`` of the same arrays (one ``.npy`` file per
-array; the runs are interleaved, so both see the same page cache and machine load, and each
-starts once the disk is idle (``settle``), so neither pays for the other's writeback), and
-the time to open the program with ``mmap_mode='r'`` against ``np.load(mmap_mode='r')``.
-Before each load, as much memory as the arrays take is touched and freed, so that neither
-side pays for first touching memory (on a virtual machine that costs more than the copy).
-Files go to a temporary directory under --dir and are deleted afterwards.  Check the free
-disk space (``df -h /tmp``) and memory first: the 1 GB case needs about 2 GB of disk and
-4 GB of memory.  This is a benchmark, not a test.
+array), and the time to open the program with ``mmap_mode='r'`` against
+``np.load(mmap_mode='r')`` (a few milliseconds of decoding and compiling the program,
+against mapping bare arrays).  Each ratio is the median of the per-round ratios; --verbose
+prints every round's times.
+
+The runs are interleaved, in alternating order, so both sides see the same page cache and
+machine load; each starts once the disk is idle (``settle``), so neither pays for the
+other's writeback, and each save writes a new file.  Before each load, as much memory as
+the arrays take is touched and freed, so that neither side pays for first touching memory
+(on a virtual machine that costs more than the copy).  Files go to a temporary directory
+under --dir and are deleted afterwards.  Check the free disk space (``df -h /tmp``) and
+memory first: the 1 GB case needs about 2 GB of disk and 4 GB of memory.  This is a
+benchmark, not a test.
 """
 import os
 
@@ -91,7 +96,7 @@ def timed(fn):
     return time.perf_counter() - t0, out
 
 
-def run(mb: int, repeat: int, root: str) -> None:
+def run(mb: int, repeat: int, root: str, verbose: bool = False) -> None:
     width = int(round((mb * 2 ** 20 / 4 / LAYERS) ** 0.5))
     model = Model(width)
     arrays = arrays_of(model)
@@ -163,7 +168,7 @@ def run(mb: int, repeat: int, root: str) -> None:
         size = os.path.getsize(path)
         npy_size = sum(os.path.getsize(p) for p in npy)
         med = {k: statistics.median(v) for k, v in times.items()}
-        if os.environ.get("SAVE_LOAD_VERBOSE"):
+        if verbose:
             for k, v in times.items():
                 print("  %-8s" % k, " ".join("%.3f" % x for x in v))
         print("%d MB program (%d x %.0f MB weights + biases, %d arrays), median of %d:"
@@ -184,9 +189,10 @@ def main() -> None:
     ap.add_argument("--sizes", default="256,1024", help="program sizes in MB")
     ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument("--dir", default=tempfile.gettempdir())
+    ap.add_argument("--verbose", action="store_true", help="print every round's times")
     a = ap.parse_args()
     for mb in (int(s) for s in a.sizes.split(",")):
-        run(mb, a.repeat, a.dir)
+        run(mb, a.repeat, a.dir, a.verbose)
 
 
 if __name__ == "__main__":
