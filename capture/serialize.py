@@ -38,11 +38,14 @@ import ast
 import base64
 import hashlib
 import inspect
+import io
 import json
 import keyword
 import math
 import os
 import re
+import stat
+import warnings
 from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
@@ -360,13 +363,14 @@ def _pretty(v, indent: str, width: int = 100) -> str:
 def save(ep, path, *, format: Optional[str] = None) -> None:
     """Write ``ep`` to ``path``: a file name, or a binary or text file object.
 
-    ``format="archive"`` (the default, except for a text file object) writes a ZIP archive:
-    the program as JSON text plus each array as raw bytes (capture/archive.py), so saving
-    and loading run at disk speed and ``load`` can map the arrays.  ``format="json"``
-    writes one JSON text file with the arrays inline as base64 (readable by older
-    symshape versions; slow for large weights).  A file name is written atomically: a
-    failed save leaves an existing file untouched, and a program loaded from that file
-    with ``mmap_mode`` keeps working while it is replaced."""
+    ``format="archive"`` (the default, except for a text file object) writes the program
+    as JSON text followed by each array's raw bytes (capture/archive.py), so saving and
+    loading run at disk speed and ``load`` can map the arrays.  ``format="json"`` writes
+    one JSON text file with the arrays inline as base64 (readable by older symshape
+    versions; slow for large weights).  A file name is written atomically, through a
+    temporary file renamed over it (keeping an existing file's permissions; a symbolic
+    link is followed): a failed save leaves the old file untouched, and a program loaded
+    from it with ``mmap_mode`` keeps working while it is replaced."""
     if format not in (None, "archive", "json"):
         raise UserError("ss.save: format must be 'archive' or 'json', got %s" % _short(format))
     stream = hasattr(path, "write")
@@ -401,7 +405,6 @@ def save(ep, path, *, format: Optional[str] = None) -> None:
 
 
 def _is_text_stream(f) -> bool:
-    import io
     if isinstance(f, io.TextIOBase):
         return True
     if isinstance(f, (io.RawIOBase, io.BufferedIOBase)):
@@ -411,12 +414,16 @@ def _is_text_stream(f) -> bool:
 
 def _write_atomically(path, write) -> None:
     """Write through a temporary file next to ``path``, then rename it over ``path``."""
-    p = os.fspath(path)
+    p = os.path.realpath(os.fspath(path))
     tmp = "%s.%d-%s.tmp" % (p, os.getpid(), os.urandom(4).hex())
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
         with os.fdopen(fd, "wb") as fh:
             write(fh)
+        try:
+            os.chmod(tmp, stat.S_IMODE(os.stat(p).st_mode))
+        except OSError:
+            pass                        # no old file (or not ours to read): default mode
         os.replace(tmp, p)
     except BaseException:
         try:
@@ -1423,8 +1430,8 @@ def load(path, *, mmap_mode: Optional[str] = None, verify: Optional[bool] = None
     ``module()`` still writes it in place; the file never changes), ``'r+'`` maps them
     writable and ``module()``'s state writes go to the file, ``'c'`` (copy on write) maps
     them and state writes stay in this process's memory.  ``verify`` checks every array
-    against its CRC-32 (default: on when reading, off when mapping, where it would read the
-    whole file).  The program text is always checked against its SHA-256."""
+    against its block checksum (default: on when reading, off when mapping, where it would
+    read the whole file).  The program text is always checked against its SHA-256."""
     if mmap_mode not in MMAP_MODES:
         raise UserError("ss.load: mmap_mode must be None, 'r', 'r+' or 'c', got %s"
                         % _short(mmap_mode))
@@ -1438,12 +1445,8 @@ def load(path, *, mmap_mode: Optional[str] = None, verify: Optional[bool] = None
         if _is_text_stream(path):
             return loads(path.read(), source)
         fh = path
-        if not (hasattr(fh, "seekable") and fh.seekable()):
-            import io
-            fh = io.BytesIO(fh.read())
-        if fh.tell() != 0:
-            import io
-            fh = io.BytesIO(fh.read())
+        if not (hasattr(fh, "seekable") and fh.seekable()) or fh.tell() != 0:
+            fh = io.BytesIO(fh.read())      # offsets in the file count from its start
         head = fh.read(len(archive.MAGIC))
         fh.seek(0)
         if archive.is_archive(head):
@@ -1475,11 +1478,10 @@ def _load_json_bytes(data: bytes, source: str, mmap_mode: Optional[str]):
         raise UserError("ss.load(%s): the file is not a saved archive and not UTF-8 text, so "
                         "not a saved program (%s)" % (source, e)) from None
     if mmap_mode is not None:
-        import warnings
         warnings.warn("ss.load(%s): mmap_mode=%r has no effect on a JSON text file (its arrays "
                       "are inline text, read into memory); save the program again with "
                       "ss.save to get an archive whose arrays can be mapped"
-                      % (source, mmap_mode), UserWarning, stacklevel=3)
+                      % (source, mmap_mode), UserWarning, stacklevel=4)
     return loads(text, source)
 
 

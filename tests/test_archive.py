@@ -299,3 +299,13 @@ def test_json_text_written_today_is_the_old_format(saved, tmp_path):
     value = next(n["value"] for n in doc["program"]["graph"]["nodes"] if n["op"] == "constant")
     assert set(value) >= {"dtype", "shape", "data"}
     assert str(ss.load(p)) == str(ss.load(path)) == str(ep)
+
+
+def test_saving_over_a_file_keeps_its_permissions_and_follows_links(saved, tmp_path):
+    model, ep, path = saved
+    os.chmod(path, 0o600)
+    link = tmp_path / "link.ssp"
+    os.symlink(path, link)
+    ss.save(ep, link)
+    assert os.path.islink(link) and os.stat(path).st_mode & 0o777 == 0o600
+    assert str(ss.load(link)) == str(ep)
