@@ -5,7 +5,9 @@ same values in another layout: a transposed slice of a weight (``W1[:3, :4].T``)
 by an input is not always bit-identical to the same product with a contiguous copy.  A lifted
 constant therefore keeps its layout: the saved bytes are the smallest buffer that covers
 the view, with the view's element strides and its data pointer's offset within a 64-byte
-line, so the loaded array is laid out exactly as the one that was exported.
+line, so the loaded array is laid out exactly as the one that was exported.  An archive
+(archive.py) places those bytes at the same offset modulo 64 in the file, so an array that
+is memory-mapped rather than read keeps the layout too.
 """
 from __future__ import annotations
 

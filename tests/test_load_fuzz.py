@@ -205,7 +205,7 @@ ARRAY_HOSTILE = st.sampled_from([
 ])
 
 
-@settings(max_examples=40, deadline=None,
+@settings(deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.data())
 def test_hostile_array_descriptions_give_only_user_errors(archived, tmp_path, data):
@@ -229,7 +229,7 @@ def test_hostile_array_descriptions_give_only_user_errors(archived, tmp_path, da
         assert v.dtype == n.dtype and v.shape == n.shape
 
 
-@settings(max_examples=40, deadline=None,
+@settings(deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.data())
 def test_damaged_archive_bytes_give_only_user_errors(archived, tmp_path, data):
