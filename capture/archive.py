@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import mmap
 import re
-from typing import BinaryIO, List, Optional, Tuple
+from typing import BinaryIO, Callable, List, Optional, Tuple
 
 import numpy as np
 
@@ -37,6 +37,8 @@ _PREAMBLE = re.compile(rb"^SYMSHAPE-ARCHIVE ([0-9]{1,20}) ([0-9]{1,20}) ([0-9]{1
 CHECKSUM = "blocksum64"                 # the checksum's name, written before its value
 _BLOCK = 512                            # 8-byte words per checksum block (4 KiB)
 _CHUNK = 64 << 20
+_PIECE = 8 << 20        # bytes written or read, then summed, at a time (fits the cache)
+_MASK = (1 << 64) - 1
 
 
 class BadArchive(Exception):
@@ -44,31 +46,53 @@ class BadArchive(Exception):
 
 
 # =========================================================================== checksum
+class BlockSum:
+    """Checksum of a byte string: the bytes as little-endian 64-bit words (the last one
+    zero-padded) in 4 KiB blocks; with s_b the sum of block b's words, the value is
+    (sum of s_b, sum of (b + 1) * s_b), both mod 2**64.  It changes when any word changes,
+    when blocks move, and when a block is zeroed (unless it summed to zero), and NumPy
+    computes it at memory speed, where CRC-32 would cost as much as the disk copy.  Fed in
+    chunks (all but the last a multiple of 4 KiB), so that each chunk is summed while it is
+    still in the cache from being read or written."""
+
+    def __init__(self) -> None:
+        self.a = self.b = self.blocks = 0
+        self.done = False
+
+    def update(self, chunk: np.ndarray) -> None:
+        """Add the next chunk (1-D uint8)."""
+        if self.done:
+            raise ValueError("only the last chunk may end inside a block")
+        n = chunk.size
+        words = n // 8
+        full = words // _BLOCK
+        sums = np.add.reduce(chunk[:full * _BLOCK * 8].view("<u8").reshape(full, _BLOCK),
+                             axis=1, dtype=np.uint64) if full else np.zeros(0, np.uint64)
+        if n > full * _BLOCK * 8:               # a partial block: the end of the data
+            self.done = True
+            pad = np.zeros(-(-(n - full * _BLOCK * 8) // 8) * 8, np.uint8)
+            pad[:n - full * _BLOCK * 8] = chunk[full * _BLOCK * 8:]
+            last = np.add.reduce(pad.view("<u8"), dtype=np.uint64)
+            sums = np.concatenate([sums, np.array([last], np.uint64)])
+        if sums.size:
+            weights = np.arange(self.blocks + 1, self.blocks + sums.size + 1, dtype=np.uint64)
+            self.a = (self.a + int(np.add.reduce(sums, dtype=np.uint64))) & _MASK
+            self.b = (self.b + int(np.add.reduce(sums * weights, dtype=np.uint64))) & _MASK
+            self.blocks += sums.size
+
+    def hexdigest(self) -> str:
+        return "%s:%016x%016x" % (CHECKSUM, self.a, self.b)
+
+
 def blocksum(data: np.ndarray) -> str:
-    """Checksum of a 1-D uint8 array: the bytes as little-endian 64-bit words (the last
-    one zero-padded) in 4 KiB blocks; with s_b the sum of block b's words, the value is
-    (sum of s_b, sum of (b + 1) * s_b), both mod 2**64.  It changes when any word
-    changes, when blocks move, and when a block is zeroed (unless it summed to zero), and
-    NumPy computes it at memory speed, where CRC-32 would cost as much as the disk copy."""
-    n = data.size
-    words = n // 8
-    body = data[:words * 8].view("<u8")
-    full = words // _BLOCK
-    sums = np.add.reduce(body[:full * _BLOCK].reshape(full, _BLOCK), axis=1,
-                         dtype=np.uint64) if full else np.zeros(0, np.uint64)
-    rest = body[full * _BLOCK:]
-    tail = data[words * 8:]
-    if rest.size or tail.size:
-        last = np.add.reduce(rest, dtype=np.uint64) if rest.size else np.uint64(0)
-        if tail.size:
-            pad = np.zeros(8, np.uint8)
-            pad[:tail.size] = tail
-            last = np.add.reduce(np.array([last, pad.view("<u8")[0]], np.uint64))
-        sums = np.concatenate([sums, np.array([last], np.uint64)])
-    weights = np.arange(1, sums.size + 1, dtype=np.uint64)
-    a = int(np.add.reduce(sums, dtype=np.uint64)) if sums.size else 0
-    b = int(np.add.reduce(sums * weights, dtype=np.uint64)) if sums.size else 0
-    return "%s:%016x%016x" % (CHECKSUM, a, b)
+    """The ``BlockSum`` of a whole 1-D uint8 array."""
+    s = BlockSum()
+    s.update(data)
+    return s.hexdigest()
+
+
+# stands in for a checksum until it is known: the same length, so the text keeps its size
+PLACEHOLDER = CHECKSUM + ":" + "0" * 32
 
 
 # =========================================================================== writing
@@ -83,35 +107,66 @@ class Placed:
 
 
 def place(arrays: List[Placed]) -> int:
-    """Give each array its offset in the data section (at its alignment offset modulo 64)
-    and its checksum; returns the data section's size."""
+    """Give each array its offset in the data section (at its alignment offset modulo 64);
+    returns the data section's size."""
     pos = 0
     for a in arrays:
         a.offset = pos + (a.align - pos) % ALIGN
-        a.checksum = blocksum(a.data)
         pos = a.offset + int(a.data.nbytes)
     return pos
 
 
-def write(fh: BinaryIO, text: bytes, arrays: List[Placed]) -> None:
-    """Write the file: preamble, program text, then the arrays where ``place`` put them
-    (sequentially: the stream need not be seekable)."""
-    data_offset = -(-(PREAMBLE + len(text) + 1) // ALIGN) * ALIGN
-    head = b"SYMSHAPE-ARCHIVE %d %d %d" % (LAYOUT, len(text), data_offset)
-    head = head.ljust(PREAMBLE - 1) + b"\n"
-    if len(head) != PREAMBLE:
-        raise ValueError("program text too large")
+def write(fh: BinaryIO, arrays: List[Placed], text_size: int,
+          finish: Callable[[], bytes]) -> None:
+    """Write the file: preamble, program text, then the arrays where ``place`` put them,
+    setting each array's checksum on the way.  ``finish()`` gives the program text (of
+    ``text_size`` bytes) once the checksums are known.  A seekable stream gets the data
+    section first, each chunk summed as it is written, then the text at the head; any
+    other stream gets the checksums computed first, then everything in order."""
+    data_offset = -(-(PREAMBLE + text_size + 1) // ALIGN) * ALIGN
+    seekable = bool(getattr(fh, "seekable", lambda: False)())
+    if seekable:
+        base = fh.tell()
+        fh.seek(base + data_offset)
+        _write_arrays(fh, arrays, summing=True)
+        end = fh.tell()
+        fh.seek(base)
+        _write_head(fh, finish(), text_size, data_offset)
+        fh.seek(end)
+    else:
+        for a in arrays:
+            a.checksum = blocksum(a.data)
+        _write_head(fh, finish(), text_size, data_offset)
+        _write_arrays(fh, arrays, summing=False)
+
+
+def _write_head(fh: BinaryIO, text: bytes, text_size: int, data_offset: int) -> None:
+    if len(text) != text_size:
+        raise RuntimeError("the program text changed size (%d, expected %d)"
+                           % (len(text), text_size))
+    head = (b"SYMSHAPE-ARCHIVE %d %d %d" % (LAYOUT, len(text), data_offset)).ljust(
+        PREAMBLE - 1) + b"\n"
     gap = data_offset - PREAMBLE - len(text)
     _write_all(fh, memoryview(head + text + b"\n" + b"\0" * (gap - 1)))
+
+
+def _write_arrays(fh: BinaryIO, arrays: List[Placed], summing: bool) -> None:
     real = _is_real_file(fh)
     pos = 0
     for a in arrays:
         if a.offset > pos:
             _write_all(fh, memoryview(b"\0" * (a.offset - pos)))
-        if real and a.data.nbytes >= _CHUNK:
-            a.data.tofile(fh)           # one C-level write, as np.save does
-        else:
-            _write_all(fh, memoryview(a.data))
+        total = BlockSum() if summing else None
+        for i in range(0, max(a.data.size, 1), _PIECE):
+            piece = a.data[i:i + _PIECE]
+            if real and piece.size >= 1 << 20:
+                piece.tofile(fh)            # one C-level write, as np.save does
+            else:
+                _write_all(fh, memoryview(piece))
+            if total is not None:
+                total.update(piece)         # while the piece is still in the cache
+        if total is not None:
+            a.checksum = total.hexdigest()
         pos = a.offset + int(a.data.nbytes)
 
 
@@ -187,16 +242,25 @@ class Archive:
                              "appended or inserted after it was saved"
                              % (self.data_size - end))
 
-    def read_into(self, offset: int, buf: np.ndarray) -> None:
-        """Fill ``buf`` (uint8) with the data section's bytes from ``offset``."""
+    def read_into(self, offset: int, buf: np.ndarray, summing: bool = False
+                  ) -> Optional[str]:
+        """Fill ``buf`` (uint8) with the data section's bytes from ``offset``; with
+        ``summing``, return their checksum (each piece summed right after it is read)."""
         self.fh.seek(self.data_offset + offset)
         view = memoryview(buf)
+        total = BlockSum() if summing else None
         got = 0
         while got < len(view):
-            n = self.fh.readinto(view[got:got + _CHUNK])
-            if not n:
-                raise BadArchive("the file is truncated")
-            got += n
+            start = got
+            end = min(got + _PIECE, len(view))
+            while got < end:
+                n = self.fh.readinto(view[got:end])
+                if not n:
+                    raise BadArchive("the file is truncated")
+                got += n
+            if total is not None:
+                total.update(buf[start:end])
+        return None if total is None else total.hexdigest()
 
     def mapped(self, mm: mmap.mmap, offset: int, size: int) -> np.ndarray:
         """The data section's bytes from ``offset`` as a uint8 array over the mapping."""

@@ -393,11 +393,18 @@ def save(ep, path, *, format: Optional[str] = None) -> None:
     archive.place([placed for placed, _ in arrays])
     for placed, described in arrays:
         described["offset"] = placed.offset
-        described["checksum"] = placed.checksum
-    text = _text(program, VERSION).encode("utf-8")
+        described["checksum"] = archive.PLACEHOLDER
+    # checksums are computed while the arrays are written; they do not change the text's
+    # size, so the data section can be written first
+    text_size = len(_text(program, VERSION).encode("utf-8"))
+
+    def finish() -> bytes:
+        for placed, described in arrays:
+            described["checksum"] = placed.checksum
+        return _text(program, VERSION).encode("utf-8")
 
     def write(fh) -> None:
-        archive.write(fh, text, [placed for placed, _ in arrays])
+        archive.write(fh, [placed for placed, _ in arrays], text_size, finish)
     if stream:
         write(path)
     else:
@@ -1377,6 +1384,7 @@ class _Store:
                  verify: bool) -> None:
         self.archive, self.fh, self.mmap_mode, self.verify = arc, fh, mmap_mode, verify
         self._map = None
+        self._sum: Optional[str] = None
 
     def fill(self, ep, pending: List[Tuple[Node, _Pending]], what: str) -> None:
         """Give every constant node its array (the program is valid by now)."""
@@ -1390,13 +1398,14 @@ class _Store:
             mode = self.mmap_mode
             if mode == "r" and node.attrs["target"] in written:
                 mode = None     # read-only map: state the program writes lives in memory
+            self._sum = None        # set by a read that summed the bytes as it went
             try:
                 buf = self._bytes(p, mode)
             except archive.BadArchive as e:
                 raise UserError("%s: %s: %s" % (what, _label(node), e)) from None
             except (OSError, ValueError) as e:
                 raise UserError("%s: cannot read %s: %s" % (what, _label(node), e)) from None
-            if self.verify and archive.blocksum(buf) != p.checksum:
+            if self.verify and (self._sum or archive.blocksum(buf)) != p.checksum:
                 raise UserError(
                     "%s: the data of %s does not match its checksum: the file was modified "
                     "or damaged after it was saved. (A program loaded with mmap_mode='r+' "
@@ -1412,7 +1421,7 @@ class _Store:
                 self._map = archive.open_map(self.fh, mode)
             return self.archive.mapped(self._map, p.offset, p.nbytes)
         buf = archive.aligned_empty(p.nbytes, p.align)
-        self.archive.read_into(p.offset, buf)
+        self._sum = self.archive.read_into(p.offset, buf, summing=self.verify)
         return buf
 
 

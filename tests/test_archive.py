@@ -9,6 +9,7 @@ import warnings
 
 import numpy as np
 import pytest
+from hypothesis import given, strategies as st
 
 import symshape as ss
 from symshape.capture.archive import Archive, blocksum
@@ -309,3 +310,29 @@ def test_saving_over_a_file_keeps_its_permissions_and_follows_links(saved, tmp_p
     ss.save(ep, link)
     assert os.path.islink(link) and os.stat(path).st_mode & 0o777 == 0o600
     assert str(ss.load(link)) == str(ep)
+
+
+# =========================================================================== checksum
+def _reference_blocksum(raw: bytes) -> str:
+    words = [int.from_bytes(raw[i:i + 8].ljust(8, b"\0"), "little")
+             for i in range(0, len(raw), 8)]
+    blocks = [sum(words[i:i + 512]) % 2 ** 64 for i in range(0, len(words), 512)]
+    a = sum(blocks) % 2 ** 64
+    b = sum((i + 1) * s for i, s in enumerate(blocks)) % 2 ** 64
+    return "blocksum64:%016x%016x" % (a, b)
+
+
+@given(st.binary(max_size=3 * 4096 + 40), st.integers(1, 3))
+def test_block_checksum_matches_its_definition_whole_or_in_pieces(raw, pieces):
+    from symshape.capture.archive import BlockSum
+    data = np.frombuffer(raw, np.uint8)
+    assert blocksum(data) == _reference_blocksum(raw)
+    s = BlockSum()
+    step = 4096 * pieces
+    for i in range(0, max(len(raw), 1), step):
+        s.update(data[i:i + step])
+    assert s.hexdigest() == _reference_blocksum(raw)
+    if len(raw) >= 16:
+        changed = bytearray(raw)
+        changed[len(raw) // 2] ^= 0x10
+        assert blocksum(np.frombuffer(bytes(changed), np.uint8)) != blocksum(data)
