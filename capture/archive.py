@@ -19,7 +19,7 @@ memory speed, and the program text keeps its SHA-256 (in the document).
 
 Reading trusts nothing: the preamble has a strict grammar, the text and every array must
 lie inside the file, arrays may not overlap (so what a load allocates is bounded by the
-file's own size), and nothing is read before the whole program has been validated.
+file's own size), and no array is read before the whole program has been validated.
 """
 from __future__ import annotations
 
@@ -124,7 +124,9 @@ def write(fh: BinaryIO, arrays: List[Placed], text_size: int,
     section first, each chunk summed as it is written, then the text at the head; any
     other stream gets the checksums computed first, then everything in order."""
     data_offset = -(-(PREAMBLE + text_size + 1) // ALIGN) * ALIGN
-    seekable = bool(getattr(fh, "seekable", lambda: False)())
+    # (a file opened for appending writes at its end wherever it seeks)
+    seekable = bool(getattr(fh, "seekable", lambda: False)()) and \
+        "a" not in str(getattr(fh, "mode", ""))
     if seekable:
         base = fh.tell()
         fh.seek(base + data_offset)
@@ -174,7 +176,7 @@ def _is_real_file(fh) -> bool:
     """Whether ``ndarray.tofile`` can write to ``fh`` (a seekable file with a descriptor)."""
     try:
         fh.fileno()
-        return bool(fh.seekable())
+        return bool(fh.seekable()) and "a" not in str(getattr(fh, "mode", ""))
     except (AttributeError, OSError, ValueError):
         return False
 

@@ -336,3 +336,11 @@ def test_block_checksum_matches_its_definition_whole_or_in_pieces(raw, pieces):
         changed = bytearray(raw)
         changed[len(raw) // 2] ^= 0x10
         assert blocksum(np.frombuffer(bytes(changed), np.uint8)) != blocksum(data)
+
+
+def test_appending_to_an_open_file(saved, tmp_path):
+    model, ep, path = saved
+    p = tmp_path / "appended.ssp"
+    with open(p, "ab") as fh:            # a file opened for appending cannot seek back
+        ss.save(ep, fh)
+    assert p.read_bytes() == path.read_bytes()
