@@ -1,27 +1,36 @@
-"""``ss.save`` / ``ss.load``: an ExportedProgram as versioned, human-readable JSON.
+"""``ss.save`` / ``ss.load``: an ExportedProgram as versioned, human-readable JSON program
+text, with its arrays as raw bytes beside it.
 
-The file is one JSON object::
+Two file formats hold the same program document::
 
-    {"format": "symshape.ExportedProgram", "version": 1,
+    {"format": "symshape.ExportedProgram", "version": 1 or 2,
      "checksum": "sha256:<hex of the canonical JSON of 'program'>",
      "program": {"name", "call_signature", "graph", "signature", "constraints"}}
 
-Values are plain JSON where JSON has the type (null, bool, int, finite float, str) and
-tagged one-key objects otherwise: ``{"tuple": [...]}``, ``{"list": [...]}``,
-``{"expr": "(s0 + 1)"}`` (size expressions, in the Python syntax of generated code),
-``{"slice": [start, stop, step]}``, ``{"index": [...]}``, ``{"dtype": "float32"}``,
-``{"node": "name"}``, ``{"scalar": ["float32", 1.5]}``, ``{"float": "nan"}``,
-``{"complex": [re, im]}``, ``{"ellipsis": true}``, ``{"subgraph": {...}}``,
-``{"cond_expr": ...}``, ``{"custom_op": "lib::name"}``.  Constants are
-``{"dtype", "shape", "data"}`` with ``data`` the base64 of the raw little-endian bytes.
-Dtypes come from a whitelist of plain numeric and bool dtypes.  Nothing is pickled.
+* the archive (``save``'s default, version 2; capture/archive.py): the document as text at
+  the head of the file, each array's raw little-endian bytes after it at its alignment
+  offset, described as ``{"dtype", "shape", "offset", "nbytes", "checksum"}``.  Loading
+  reads each array with one copy, or maps it (``mmap_mode``);
+* the JSON text file (``format="json"``, version 1, the only format before the archive):
+  arrays inline as ``{"dtype", "shape", "data"}`` with ``data`` the base64 of the bytes.
+
+An array whose memory layout matters also has ``"strides"`` and ``"align"``
+(capture/layout.py).  Values are plain JSON where JSON has the type (null, bool, int,
+finite float, str) and tagged one-key objects otherwise: ``{"tuple": [...]}``,
+``{"list": [...]}``, ``{"expr": "(s0 + 1)"}`` (size expressions, in the Python syntax of
+generated code), ``{"slice": [start, stop, step]}``, ``{"index": [...]}``,
+``{"dtype": "float32"}``, ``{"node": "name"}``, ``{"scalar": ["float32", 1.5]}``,
+``{"float": "nan"}``, ``{"complex": [re, im]}``, ``{"ellipsis": true}``,
+``{"subgraph": {...}}``, ``{"cond_expr": ...}``, ``{"custom_op": "lib::name"}``.  Dtypes
+come from a whitelist of plain numeric and bool dtypes.  Nothing is pickled.
 
 ``load`` executes nothing from the file: every string that reaches generated code (node
 names, parameter names, input paths, symbol names) is checked against a strict grammar,
 expressions are parsed with ``ast`` into size expressions (never evaluated), and every op
-must be in the op table.  A malformed or modified file, an unknown op or dtype, a checksum
-mismatch or a newer format version raises ``UserError`` saying what is wrong.  Custom ops
-are stored by name and must be registered in the loading process.
+must be in the op table.  Arrays are read only after the whole program has validated, and
+only from inside the file.  A malformed or modified file, an unknown op or dtype, a
+checksum mismatch or a newer format version raises ``UserError`` saying what is wrong.
+Custom ops are stored by name and must be registered in the loading process.
 """
 from __future__ import annotations
 
@@ -29,11 +38,14 @@ import ast
 import base64
 import hashlib
 import inspect
+import io
 import json
 import keyword
 import math
 import os
 import re
+import stat
+import warnings
 from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
@@ -46,14 +58,19 @@ from symshape.infinity import INT_OO, NEG_INT_OO, is_inf
 from symshape.ranges import ValueRange
 from symshape.userframe import UserFrame
 
-from . import layout
+from . import archive, layout
 from . import ops as _ops  # noqa: F401  (registers the op table)
 from .graph import _RESERVED, Graph, Node
 from .ops.indexing import IndexAttr
 from .ops.registry import OPS, defop
 
 FORMAT = "symshape.ExportedProgram"
-VERSION = 1
+# 1: one JSON text file, arrays inline as base64 (still written with format="json");
+# 2: the same program text at the head of an archive, arrays as raw bytes after it
+# (capture/archive.py)
+TEXT_VERSION = 1
+VERSION = 2
+MMAP_MODES = (None, "r", "r+", "c")
 
 DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
           "float16", "float32", "float64", "complex64", "complex128")
@@ -78,8 +95,10 @@ def _saved_frame(filename: str, lineno: int, function: str, code: str) -> SavedF
 
 # =========================================================================== saving
 class _Enc:
-    def __init__(self) -> None:
+    def __init__(self, entries: Optional[list] = None) -> None:
         self.where = "program"
+        # (placed array, its description) for an archive (None: arrays go inline, base64)
+        self.entries = entries
 
     def fail(self, msg: str):
         raise UserError("ss.save: cannot save the program: %s: %s" % (self.where, msg))
@@ -147,15 +166,22 @@ class _Enc:
         arr = np.asarray(arr)
         name = self.dtype(arr.dtype)
         cover = layout.covering(arr) if layout.needs_layout(arr) else None
+        out = {"dtype": name, "shape": list(arr.shape)}
         if cover is not None:
             # the view's own layout (capture/layout.py): bit-identical results after load
             data, strides, align = cover
-            return {"dtype": name, "shape": list(arr.shape),
-                    "data": base64.b64encode(data).decode("ascii"),
-                    "strides": strides, "align": align}
-        data = np.ascontiguousarray(arr, dtype=arr.dtype.newbyteorder("<"))
-        return {"dtype": name, "shape": list(arr.shape),
-                "data": base64.b64encode(data.tobytes()).decode("ascii")}
+            extra = {"strides": strides, "align": align}
+        else:
+            data, align, extra = layout.plain(arr), 0, {}
+        if self.entries is None:
+            out["data"] = base64.b64encode(data).decode("ascii")
+        else:
+            raw = data.reshape(-1).view(np.uint8)
+            self.entries.append((archive.Placed(raw, align), out))
+            # offset and checksum are filled in once every array is placed (save)
+            out.update(offset=None, nbytes=int(raw.nbytes), checksum=None)
+        out.update(extra)
+        return out
 
     # graphs ------------------------------------------------------------------
     def node(self, n: Node):
@@ -301,13 +327,27 @@ def _digest(program) -> str:
 
 
 def dumps(ep) -> str:
-    """The file content ``save`` writes."""
+    """The JSON text file ``save(ep, path, format="json")`` writes (arrays inline, base64)."""
+    return _document(ep, None)
+
+
+def _document(ep, entries: Optional[list]) -> str:
+    return _text(_program(ep, entries), TEXT_VERSION)
+
+
+def _program(ep, entries: Optional[list]) -> dict:
+    """The program as JSON data; with ``entries`` (a list to fill with (placed array, its
+    description)), arrays go to an archive's data section instead of inline base64."""
     from .program import ExportedProgram
     if not isinstance(ep, ExportedProgram):
         raise UserError("ss.save: expected an ExportedProgram (from ss.export), got %s"
                         % type(ep).__name__)
-    program = _Enc().program(ep)
-    doc = {"format": FORMAT, "version": VERSION, "checksum": _digest(program),
+    return _Enc(entries).program(ep)
+
+
+def _text(program: dict, version: int) -> str:
+    """The signed document holding ``program``, as the file's text."""
+    doc = {"format": FORMAT, "version": version, "checksum": _digest(program),
            "program": program}
     return _pretty(doc, "") + "\n"
 
@@ -326,14 +366,84 @@ def _pretty(v, indent: str, width: int = 100) -> str:
     return "[\n%s\n%s]" % (",\n".join(items), indent)
 
 
-def save(ep, path) -> None:
-    """Write ``ep`` to ``path`` (a file name or a text file object)."""
-    text = dumps(ep)
-    if hasattr(path, "write"):
-        path.write(text)
+def save(ep, path, *, format: Optional[str] = None) -> None:
+    """Write ``ep`` to ``path``: a file name, or a binary or text file object.
+
+    ``format="archive"`` (the default, except for a text file object) writes the program
+    as JSON text followed by each array's raw bytes (capture/archive.py), so saving and
+    loading run at disk speed and ``load`` can map the arrays.  ``format="json"`` writes
+    one JSON text file with the arrays inline as base64 (readable by older symshape
+    versions; slow for large weights).  A file name is written atomically, through a
+    temporary file renamed over it (keeping an existing file's permissions; a symbolic
+    link is followed): a failed save leaves the old file untouched, and a program loaded
+    from it with ``mmap_mode`` keeps working while it is replaced."""
+    if format not in (None, "archive", "json"):
+        raise UserError("ss.save: format must be 'archive' or 'json', got %s" % _short(format))
+    stream = hasattr(path, "write")
+    text_stream = stream and _is_text_stream(path)
+    if format is None:
+        format = "json" if text_stream else "archive"
+    if format == "archive" and text_stream:
+        raise UserError("ss.save: the archive format is binary but %s is a text file object; "
+                        "open it in binary mode ('wb') or pass format='json'"
+                        % type(path).__name__)
+    if format == "json":
+        text = dumps(ep)
+        if stream:
+            path.write(text if text_stream else text.encode("utf-8"))
+        else:
+            _write_atomically(path, lambda fh: fh.write(text.encode("utf-8")))
         return
-    with open(os.fspath(path), "w", encoding="utf-8") as fh:
-        fh.write(text)
+    arrays: list = []
+    program = _program(ep, arrays)
+    archive.place([placed for placed, _ in arrays])
+    for placed, described in arrays:
+        described["offset"] = placed.offset
+        described["checksum"] = archive.PLACEHOLDER
+    # checksums are computed while the arrays are written; they do not change the text's
+    # size, so the data section can be written first
+    text_size = len(_text(program, VERSION).encode("utf-8"))
+
+    def finish() -> bytes:
+        for placed, described in arrays:
+            described["checksum"] = placed.checksum
+        return _text(program, VERSION).encode("utf-8")
+
+    def write(fh) -> None:
+        archive.write(fh, [placed for placed, _ in arrays], text_size, finish)
+    if stream:
+        write(path)
+    else:
+        _write_atomically(path, write)
+
+
+def _is_text_stream(f) -> bool:
+    if isinstance(f, io.TextIOBase):
+        return True
+    if isinstance(f, (io.RawIOBase, io.BufferedIOBase)):
+        return False
+    return "b" not in getattr(f, "mode", "b")
+
+
+def _write_atomically(path, write) -> None:
+    """Write through a temporary file next to ``path``, then rename it over ``path``."""
+    p = os.path.realpath(os.fspath(path))
+    tmp = "%s.%d-%s.tmp" % (p, os.getpid(), os.urandom(4).hex())
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            write(fh)
+        try:
+            os.chmod(tmp, stat.S_IMODE(os.stat(p).st_mode))
+        except OSError:
+            pass                        # no old file (or not ours to read): default mode
+        os.replace(tmp, p)
+    except BaseException:
+        try:
+            os.remove(tmp)
+        except OSError:
+            pass
+        raise
 
 
 # =========================================================================== loading
@@ -345,12 +455,24 @@ def _is_name(s) -> bool:
     return isinstance(s, str) and s.isidentifier() and not keyword.iskeyword(s)
 
 
+class _Pending:
+    """An array in an archive's data section, described but not yet read (arrays are read
+    or mapped only once the whole program is known to be valid)."""
+
+    def __init__(self, dtype, shape, strides, align, offset, nbytes, checksum) -> None:
+        self.dtype, self.shape, self.strides, self.align = dtype, shape, strides, align
+        self.offset, self.nbytes, self.checksum = offset, nbytes, checksum
+
+
 class _Dec:
-    def __init__(self, source: str) -> None:
+    def __init__(self, source: str, in_archive: bool = False) -> None:
         self.source = source
         self.where: List[str] = ["program"]
         self.syms: Dict[str, Sym] = {}
         self.used_syms: set = set()
+        # whether arrays may live in an archive's data section (not in a JSON text file)
+        self.in_archive = in_archive
+        self.pending: List[Tuple[Node, _Pending]] = []
 
     # errors -------------------------------------------------------------------
     def fail(self, msg: str):
@@ -574,25 +696,18 @@ class _Dec:
             return CondExpr(self.cond(body))
         self.fail("unknown value tag %s" % _short(tag))
 
-    def array(self, v) -> np.ndarray:
+    def array(self, v):
+        if isinstance(v, dict) and "offset" in v:
+            return self.stored_array(v)
         self.obj(v, ("dtype", "shape", "data"), ("strides", "align"))
         dt = self.dtype(v["dtype"])
-        shape = self.lst(v["shape"])
-        for s in shape:
-            if type(s) is not int or s < 0:
-                self.fail("array sizes are non-negative integers")
+        shape = self.shape(v["shape"])
         try:
             raw = base64.b64decode(self.text(v["data"]), validate=True)
         except (ValueError, TypeError):
             self.fail("array data is not valid base64")
         if "strides" in v:
-            strides = self.lst(v["strides"])
-            align = v.get("align", 0)
-            if len(strides) != len(shape) or any(type(s) is not int or s < 0 or s > 2 ** 40
-                                                  for s in strides):
-                self.fail("array strides are one non-negative integer per axis")
-            if type(align) is not int or not 0 <= align < layout.ALIGN:
-                self.fail("array alignment is an integer in [0, %d)" % layout.ALIGN)
+            strides, align = self.strides_align(v, shape)
             n = layout.covered_elements(shape, strides)
             if n == 0 or len(raw) != n * dt.itemsize:
                 self.fail("array data has %d bytes; its layout covers %d elements of %s"
@@ -605,11 +720,57 @@ class _Dec:
         if n == 0:
             return np.zeros(shape, dt)
         # C order on a 64-byte boundary: the layout a plain saved array stands for
-        c_strides, acc = [], 1
-        for d in reversed(shape):
-            c_strides.insert(0, acc)
-            acc *= d
-        return layout.rebuild(raw, dt, tuple(shape), c_strides, 0)
+        return layout.rebuild(raw, dt, tuple(shape), layout.c_strides(shape), 0)
+
+    def shape(self, v) -> list:
+        shape = self.lst(v)
+        if len(shape) > 64:
+            self.fail("an array has at most 64 axes, this one has %d" % len(shape))
+        for s in shape:
+            if type(s) is not int or s < 0:
+                self.fail("array sizes are non-negative integers")
+        return shape
+
+    def strides_align(self, v, shape) -> Tuple[list, int]:
+        strides = self.lst(v["strides"])
+        align = v.get("align", 0)
+        if len(strides) != len(shape) or any(type(s) is not int or s < 0 or s > 2 ** 40
+                                              for s in strides):
+            self.fail("array strides are one non-negative integer per axis")
+        if type(align) is not int or not 0 <= align < layout.ALIGN:
+            self.fail("array alignment is an integer in [0, %d)" % layout.ALIGN)
+        return strides, align
+
+    def stored_array(self, v) -> _Pending:
+        """An array in the archive's data section; its bytes are checked against the file
+        once the whole program is valid (_Store.fill)."""
+        self.obj(v, ("dtype", "shape", "offset", "nbytes", "checksum"), ("strides", "align"))
+        dt = self.dtype(v["dtype"])
+        shape = self.shape(v["shape"])
+        if not self.in_archive:
+            self.fail("the array refers to the data section of an archive, but this file is "
+                      "JSON text, not an archive")
+        offset, nbytes = v["offset"], v["nbytes"]
+        if type(offset) is not int or offset < 0:
+            self.fail("offset is a non-negative integer")
+        if type(nbytes) is not int or nbytes < 0:
+            self.fail("nbytes is a non-negative integer")
+        if not archive.checksum_ok(v["checksum"]):
+            self.fail("checksum %s is not '%s:' and 32 hex digits"
+                      % (_short(v["checksum"]), archive.CHECKSUM))
+        if "strides" in v:
+            strides, align = self.strides_align(v, shape)
+            n = layout.covered_elements(shape, strides)
+        else:
+            strides, align = layout.c_strides(shape), 0
+            n = math.prod(shape)
+        if nbytes != n * dt.itemsize:
+            self.fail("the array has %d bytes, but shape %s of %s needs %d"
+                      % (nbytes, tuple(shape), dt, n * dt.itemsize))
+        if offset % layout.ALIGN != align:
+            self.fail("offset %d is not at the array's alignment offset %d (mod %d)"
+                      % (offset, align, layout.ALIGN))
+        return _Pending(dt, tuple(shape), strides, align, offset, nbytes, v["checksum"])
 
     def frame(self, v) -> Optional[SavedFrame]:
         if v is None:
@@ -740,6 +901,8 @@ class _Dec:
                     self.fail("the constant's data (%s%s) does not match the node (%s%s)"
                               % (arr.dtype, tuple(arr.shape), dtype, shape))
                 n.meta["value"] = arr
+                if isinstance(arr, _Pending):
+                    self.pending.append((n, arr))
             elif "value" in v:
                 self.fail("only constant nodes carry a 'value'")
             if "meta" in v:
@@ -1171,10 +1334,12 @@ def _reject_constant(name: str):
 
 
 def loads(text: str, source: str = "<string>"):
-    """The ExportedProgram in ``text`` (the content of a saved file)."""
-    from . import control  # noqa: F401  (registers the cond op)
-    from . import custom  # noqa: F401
-    from . import decomp  # noqa: F401  (registers the core op names)
+    """The ExportedProgram in ``text`` (the content of a saved JSON text file)."""
+    return _decode(_parse(text, source), source)
+
+
+def _parse(text: str, source: str) -> dict:
+    """The checked top-level document: format, version and checksum."""
     what = "ss.load(%s)" % source
     try:
         doc = json.loads(text, parse_constant=_reject_constant)
@@ -1211,7 +1376,16 @@ def loads(text: str, source: str = "<string>"):
         raise UserError("%s: checksum mismatch: the file says %s but its program hashes to %s; "
                         "the file was modified or damaged after it was saved"
                         % (what, _short(doc["checksum"]), got))
-    dec = _Dec(source)
+    return doc
+
+
+def _decode(doc: dict, source: str, store: Optional["_Store"] = None):
+    """The program of a checked document; ``store`` gives the arrays of an archive."""
+    from . import control  # noqa: F401  (registers the cond op)
+    from . import custom  # noqa: F401
+    from . import decomp  # noqa: F401  (registers the core op names)
+    what = "ss.load(%s)" % source
+    dec = _Dec(source, store is not None)
     try:
         ep = dec.program(doc["program"])
     except _Bad as e:
@@ -1222,6 +1396,8 @@ def loads(text: str, source: str = "<string>"):
         # crafted file can only ever give a UserError
         raise UserError("%s: invalid program (%s: %s)" % (what, type(e).__name__,
                                                           _short(str(e)))) from None
+    if store is not None:
+        store.fill(ep, dec.pending, what)
     # the generated code must build (it is made from the validated graph, nothing else)
     try:
         ep._build()
@@ -1233,19 +1409,138 @@ def loads(text: str, source: str = "<string>"):
     return ep
 
 
-def load(path):
-    """The ExportedProgram saved at ``path`` (a file name or a text file object)."""
+class _Store:
+    """The arrays of an opened archive: read into memory, or mapped (``mmap_mode``)."""
+
+    def __init__(self, arc: "archive.Archive", fh, mmap_mode: Optional[str],
+                 verify: bool) -> None:
+        self.archive, self.fh, self.mmap_mode, self.verify = arc, fh, mmap_mode, verify
+        self._map = None
+        self._sum: Optional[str] = None
+
+    def fill(self, ep, pending: List[Tuple[Node, _Pending]], what: str) -> None:
+        """Give every constant node its array (the program is valid by now)."""
+        try:
+            self.archive.check_spans([(p.offset, p.nbytes, _label(n)) for n, p in pending])
+        except archive.BadArchive as e:
+            raise UserError("%s: not a valid saved program archive: %s" % (what, e)) from None
+        written = {s.target for s in ep.graph_signature.output_specs
+                   if s.kind == "STATE_MUTATION"}
+        for node, p in pending:
+            mode = self.mmap_mode
+            if mode == "r" and node.attrs["target"] in written:
+                mode = None     # read-only map: state the program writes lives in memory
+            self._sum = None        # set by a read that summed the bytes as it went
+            try:
+                buf = self._bytes(p, mode)
+            except archive.BadArchive as e:
+                raise UserError("%s: %s: %s" % (what, _label(node), e)) from None
+            except (OSError, ValueError) as e:
+                raise UserError("%s: cannot read %s: %s" % (what, _label(node), e)) from None
+            if self.verify and (self._sum or archive.blocksum(buf)) != p.checksum:
+                raise UserError(
+                    "%s: the data of %s does not match its checksum: the file was modified "
+                    "or damaged after it was saved. (A program loaded with mmap_mode='r+' "
+                    "writes its state into the file: load such a file with verify=False, or "
+                    "save the program again with ss.save.)" % (what, _label(node)))
+            node.meta["value"] = layout.place(buf, p.dtype, p.shape, p.strides)
+
+    def _bytes(self, p: _Pending, mode: Optional[str]) -> np.ndarray:
+        """The array's bytes: mapped, or read into memory at the saved alignment offset
+        (in a mapping they are there already: the file placed them so)."""
+        if mode is not None:
+            if self._map is None:
+                self._map = archive.open_map(self.fh, mode)
+            return self.archive.mapped(self._map, p.offset, p.nbytes)
+        buf = archive.aligned_empty(p.nbytes, p.align)
+        self._sum = self.archive.read_into(p.offset, buf, summing=self.verify)
+        return buf
+
+
+def _label(node: Node) -> str:
+    path = node.meta.get("state")
+    return "state %r" % path if path else "constant %r" % node.attrs.get("target")
+
+
+def load(path, *, mmap_mode: Optional[str] = None, verify: Optional[bool] = None):
+    """The ExportedProgram saved at ``path`` (a file name, or a binary or text file object).
+
+    ``mmap_mode`` maps the arrays of an archive from disk instead of reading them, so a
+    program larger than memory opens at once and pages in what it touches:
+    ``'r'`` maps them read-only (state the program writes is read into memory, so
+    ``module()`` still writes it in place; the file never changes), ``'r+'`` maps them
+    writable and ``module()``'s state writes go to the file, ``'c'`` (copy on write) maps
+    them and state writes stay in this process's memory.  ``verify`` checks every array
+    against its block checksum (default: on when reading, off when mapping, where it would
+    read the whole file).  The program text is always checked against its SHA-256."""
+    if mmap_mode not in MMAP_MODES:
+        raise UserError("ss.load: mmap_mode must be None, 'r', 'r+' or 'c', got %s"
+                        % _short(mmap_mode))
+    if verify is None:
+        verify = mmap_mode is None
     if hasattr(path, "read"):
-        return loads(path.read(), repr(getattr(path, "name", "<file>")))
+        source = repr(getattr(path, "name", "<file>"))
+        if mmap_mode is not None:
+            raise UserError("ss.load(%s): mmap_mode needs a file name; a file object cannot be "
+                            "mapped" % source)
+        if _is_text_stream(path):
+            return loads(path.read(), source)
+        fh = path
+        if not (hasattr(fh, "seekable") and fh.seekable()) or fh.tell() != 0:
+            fh = io.BytesIO(fh.read())      # offsets in the file count from its start
+        head = fh.read(len(archive.MAGIC))
+        fh.seek(0)
+        if archive.is_archive(head):
+            return _load_archive(fh, source, None, verify)
+        return _load_json_bytes(fh.read(), source, None)
     p = os.fspath(path)
-    with open(p, "rb") as fh:
-        data = fh.read()
+    source = repr(p)
+    try:
+        fh = open(p, "r+b" if mmap_mode == "r+" else "rb")
+    except PermissionError as e:
+        if mmap_mode != "r+":
+            raise
+        raise UserError("ss.load(%s, mmap_mode='r+'): the file cannot be opened for writing "
+                        "(%s); use mmap_mode='c' to keep state writes in memory"
+                        % (source, e.strerror)) from None
+    with fh:
+        head = fh.read(len(archive.MAGIC))
+        if archive.is_archive(head):
+            fh.seek(0)
+            return _load_archive(fh, source, mmap_mode, verify)
+        data = head + fh.read()
+    return _load_json_bytes(data, source, mmap_mode)
+
+
+def _load_json_bytes(data: bytes, source: str, mmap_mode: Optional[str]):
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise UserError("ss.load(%r): the file is not UTF-8 text, so not a saved program (%s)"
-                        % (p, e)) from None
-    return loads(text, repr(p))
+        raise UserError("ss.load(%s): the file is not a saved archive and not UTF-8 text, so "
+                        "not a saved program (%s)" % (source, e)) from None
+    if mmap_mode is not None:
+        warnings.warn("ss.load(%s): mmap_mode=%r has no effect on a JSON text file (its arrays "
+                      "are inline text, read into memory); save the program again with "
+                      "ss.save to get an archive whose arrays can be mapped"
+                      % (source, mmap_mode), UserWarning, stacklevel=4)
+    return loads(text, source)
+
+
+def _load_archive(fh, source: str, mmap_mode: Optional[str], verify: bool):
+    what = "ss.load(%s)" % source
+    try:
+        arc = archive.Archive(fh)
+    except archive.BadArchive as e:
+        raise UserError("%s: not a valid saved program archive: %s" % (what, e)) from None
+    except OSError as e:
+        raise UserError("%s: cannot read the archive: %s" % (what, e)) from None
+    try:
+        text = arc.text.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise UserError("%s: the archive's program text is not UTF-8 (%s)"
+                        % (what, e)) from None
+    doc = _parse(text, source)
+    return _decode(doc, source, _Store(arc, fh, mmap_mode, verify))
 
 
 class SavedDefault:

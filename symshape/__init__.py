@@ -49,17 +49,19 @@ def custom_op(name, fn=None, *, mutates_args=()):
     return _custom_op(name, fn, mutates_args=mutates_args)
 
 
-def save(ep, path):
-    """Write an ExportedProgram to ``path`` (versioned JSON; no pickle)."""
+def save(ep, path, *, format=None):
+    """Write an ExportedProgram to ``path``: a ZIP archive of the program as JSON text and
+    its arrays as raw bytes (``format="json"``: one JSON text file); no pickle."""
     from .capture.serialize import save as _save
-    return _save(ep, path)
+    return _save(ep, path, format=format)
 
 
-def load(path):
+def load(path, *, mmap_mode=None, verify=None):
     """Read a program written by ``save``; needs neither the original function nor its
-    source (custom ops it uses must be registered)."""
+    source (custom ops it uses must be registered).  ``mmap_mode`` ('r', 'r+', 'c') maps
+    the arrays from disk instead of reading them."""
     from .capture.serialize import load as _load
-    return _load(path)
+    return _load(path, mmap_mode=mmap_mode, verify=verify)
 
 
 def compile(f=None, *, dynamic=None, backend="numpy", fullgraph=False, cache_size_limit=8):

@@ -28,7 +28,7 @@ def _program():
 def _saved_text(tmp_path_factory):
     ep = _program()
     p = tmp_path_factory.mktemp("prog") / "p.json"
-    ss.save(ep, p)
+    ss.save(ep, p, format="json")
     return p.read_text()
 
 
@@ -74,7 +74,8 @@ def test_mutated_and_resigned_programs_give_only_user_errors(saved, tmp_path, da
         try:
             for k in path[:-1]:
                 o = o[k]
-            o[path[-1]] = data.draw(HOSTILE)
+            # a copy: the same list drawn twice must not end up inside itself
+            o[path[-1]] = copy.deepcopy(data.draw(HOSTILE))
         except (KeyError, IndexError, TypeError):
             continue
     dd["checksum"] = _digest(dd["program"])
@@ -139,3 +140,237 @@ def test_a_huge_shape_and_deep_expressions_resigned(saved, tmp_path):
         dd["checksum"] = _digest(dd["program"])
         with pytest.raises(ss.UserError):
             _load_text(tmp_path, json.dumps(dd))
+
+
+# =========================================================================== archives
+# The archive has no entry names and no compression, so the ZIP attacks (bombs, duplicate
+# entries, names escaping a directory) have nothing to act on; their counterparts here are
+# arrays claiming bytes outside the file, two arrays claiming the same bytes (memory
+# amplification), and sizes, offsets and element counts out of any proportion.
+def _model_program():
+    class Net:
+        def __init__(self):
+            rng = np.random.default_rng(3)
+            self.w = rng.standard_normal((6, 5)).astype(np.float32)
+            self.wt = np.ascontiguousarray(rng.standard_normal((5, 6)).astype(np.float32)).T
+            self.cache = np.zeros((2, 5), np.float32)
+
+        def __call__(self, x, slot):
+            h = x @ self.w + x @ self.wt
+            self.cache[slot:slot + 1] = h.sum(axis=0, keepdims=True)
+            return h.sum() + self.cache.sum()
+    return ss.export(Net(), (np.ones((3, 6), np.float32), 1),
+                     dynamic_shapes={"x": (A, None), "slot": ss.Dim("slot", min=0, max=1)})
+
+
+def split_archive(raw: bytes):
+    """(program document, data section) of an archive's bytes."""
+    head = raw[:64].decode("ascii").split()
+    n_text, data_offset = int(head[2]), int(head[3])
+    return json.loads(raw[64:64 + n_text]), raw[data_offset:]
+
+
+def join_archive(doc, data: bytes, resign: bool = True) -> bytes:
+    """An archive of ``doc`` (re-signed, as a hostile author would) and a data section."""
+    if resign and isinstance(doc, dict) and isinstance(doc.get("program"), dict):
+        doc["checksum"] = _digest(doc["program"])
+    text = json.dumps(doc).encode()
+    data_offset = -(-(64 + len(text) + 1) // 64) * 64
+    head = (b"SYMSHAPE-ARCHIVE 1 %d %d" % (len(text), data_offset)).ljust(63) + b"\n"
+    return head + text + b"\n" + b"\0" * (data_offset - 64 - len(text) - 1) + data
+
+
+@pytest.fixture(scope="module")
+def archived(tmp_path_factory):
+    p = tmp_path_factory.mktemp("arch") / "m.ssp"
+    ss.save(_model_program(), p)
+    raw = p.read_bytes()
+    return raw, split_archive(raw)
+
+
+def _arrays(doc):
+    return [n["value"] for n in doc["program"]["graph"]["nodes"] if n["op"] == "constant"]
+
+
+def _load_bytes(tmp_path, raw: bytes, **kw):
+    p = tmp_path / "q.ssp"
+    p.write_bytes(raw)
+    return ss.load(p, **kw)
+
+
+ARRAY_HOSTILE = st.sampled_from([
+    None, -1, -64, 0, 1, 63, 64, 4096, 10 ** 20, 2 ** 63, 2 ** 64 + 64, 1.5, "0", [], {},
+    "object", "|O", "O", "V8", "<f8", "float64", "int8", "bool", [10 ** 20], [2 ** 32, 2 ** 32],
+    [-1], [0], [1] * 65, "blocksum64:" + "0" * 32, "blocksum64:" + "f" * 32, "crc32:0",
+])
+
+
+@settings(deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.data())
+def test_hostile_array_descriptions_give_only_user_errors(archived, tmp_path, data):
+    _, (doc, section) = archived
+    dd = copy.deepcopy(doc)
+    arrays = _arrays(dd)
+    for _ in range(data.draw(st.integers(1, 3))):
+        a = data.draw(st.sampled_from(arrays))
+        key = data.draw(st.sampled_from(["offset", "nbytes", "checksum", "dtype", "shape",
+                                         "strides", "align"]))
+        a[key] = copy.deepcopy(data.draw(ARRAY_HOSTILE))
+    cut = data.draw(st.sampled_from([len(section), len(section) // 2, 0]))
+    mode = data.draw(st.sampled_from([None, "r", "c"]))
+    try:
+        ep = _load_bytes(tmp_path, join_archive(dd, section[:cut]), mmap_mode=mode)
+    except ss.UserError:
+        return
+    # what loads is consistent: every array has the bytes its node says
+    for n in ep.graph.constants:
+        v = n.meta["value"]
+        assert v.dtype == n.dtype and v.shape == n.shape
+
+
+@settings(deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.data())
+def test_damaged_archive_bytes_give_only_user_errors(archived, tmp_path, data):
+    raw = bytearray(archived[0])
+    how = data.draw(st.sampled_from(["truncate", "flip", "insert"]))
+    i = data.draw(st.integers(0, len(raw) - 1))
+    if how == "truncate":
+        raw = raw[:i]
+    elif how == "flip":
+        raw[i] ^= data.draw(st.integers(1, 255))
+    else:
+        raw[i:i] = data.draw(st.binary(min_size=1, max_size=20))
+    try:
+        _load_bytes(tmp_path, bytes(raw))
+    except ss.UserError:
+        return
+    # a change that still loads can only be one the file does not depend on: a byte of the
+    # padding between the text and the data
+    assert how == "flip"
+
+
+def _message(tmp_path, raw: bytes, **kw) -> str:
+    with pytest.raises(ss.UserError) as e:
+        _load_bytes(tmp_path, raw, **kw)
+    return str(e.value)
+
+
+def test_truncated_arrays(archived, tmp_path):
+    raw, (doc, section) = archived
+    for cut in (len(raw) - 1, len(raw) - len(section) // 2, len(raw) - len(section)):
+        msg = _message(tmp_path, raw[:cut])
+        assert "truncated" in msg and "state 'self." in msg, msg
+    for mode in ("r", "c"):
+        assert "truncated" in _message(tmp_path, raw[:len(raw) - 1], mmap_mode=mode)
+
+
+def test_wrong_dtypes_and_shapes_in_array_descriptions(archived, tmp_path):
+    _, (doc, section) = archived
+    for key, value, expected in [
+        ("dtype", "float64", "shape (6, 5) of float64 needs 240"),
+        ("dtype", "int32", "does not match the node"),      # same size, other dtype
+        ("dtype", "object", "unknown dtype 'object'"),
+        ("dtype", "|O", "unknown dtype '|O'"),
+        ("dtype", "V4", "unknown dtype 'V4'"),
+        ("shape", [5, 6], "does not match the node"),
+        ("shape", [10 ** 20], "needs"),
+        ("shape", [2 ** 40, 2 ** 40], "needs"),
+        ("shape", [1] * 65, "at most 64 axes"),
+        ("nbytes", 10 ** 20 * 4, "needs"),
+        ("offset", 10 ** 20 + 1, "alignment offset"),
+        ("offset", 2 ** 70 + _arrays(doc)[0].get("align", 0), "the file is truncated"),
+        ("offset", -64, "non-negative"),
+        ("checksum", "crc32:0", "is not 'blocksum64:'"),
+    ]:
+        dd = copy.deepcopy(doc)
+        a = _arrays(dd)[0]
+        if key == "shape":          # a plain C-ordered array, so that only the shape is off
+            a.pop("strides", None)
+            a.pop("align", None)
+            a["offset"] = 0
+        a[key] = value
+        msg = _message(tmp_path, join_archive(dd, section))
+        assert expected in msg, (key, value, msg)
+
+
+def test_huge_claims_allocate_nothing(archived, tmp_path):
+    _, (doc, section) = archived
+    dd = copy.deepcopy(doc)
+    a = _arrays(dd)[0]
+    itemsize = 4
+    a["shape"] = [10 ** 20 // 6, 6] if "strides" not in a else a["shape"]
+    a.pop("strides", None)
+    a.pop("align", None)
+    a["nbytes"] = 10 ** 20 // 6 * 6 * itemsize
+    a["offset"] = 0
+    for n in dd["program"]["graph"]["nodes"]:
+        if n.get("value") is a:
+            n["shape"] = a["shape"]
+    msg = _message(tmp_path, join_archive(dd, section))
+    assert "truncated" in msg or "needs" in msg or "match" in msg, msg
+
+
+def test_overlapping_arrays_are_refused(archived, tmp_path):
+    _, (doc, section) = archived
+    dd = copy.deepcopy(doc)
+    first, second = _arrays(dd)[:2]
+    second["offset"] = first["offset"] + (second.get("align", 0) - first["offset"]) % 64
+    msg = _message(tmp_path, join_archive(dd, section))
+    assert "claim the same bytes" in msg, msg
+
+
+@pytest.mark.parametrize("head, expected", [
+    (b"SYMSHAPE-ARCHIVE 1 99999999999 128", "truncated"),
+    (b"SYMSHAPE-ARCHIVE 1 10 99999999999999999999", "data section offset"),
+    (b"SYMSHAPE-ARCHIVE 1 10 100000000000000000000", "preamble"),
+    (b"SYMSHAPE-ARCHIVE 1 10 65", "data section offset"),
+    (b"SYMSHAPE-ARCHIVE 2 10 128", "upgrade symshape"),
+    (b"SYMSHAPE-ARCHIVE 1 -1 128", "preamble"),
+    (b"SYMSHAPE-ARCHIVE 1 1e3 128", "preamble"),
+    (b"SYMSHAPE-ARCHIVE 1 0x10 128", "preamble"),
+    (b"SYMSHAPE-ARCHIVE", "preamble"),
+])
+def test_crafted_preambles(archived, tmp_path, head, expected):
+    raw = archived[0]
+    crafted = (head.ljust(63) + b"\n" if len(head) > 16 else head) + raw[64:]
+    assert expected in _message(tmp_path, crafted)
+
+
+def test_array_descriptions_in_a_json_text_file_are_refused(archived, tmp_path):
+    _, (doc, _) = archived
+    dd = copy.deepcopy(doc)
+    dd["checksum"] = _digest(dd["program"])
+    p = tmp_path / "q.json"
+    p.write_text(json.dumps(dd))
+    with pytest.raises(ss.UserError, match="JSON text, not an archive"):
+        ss.load(p)
+
+
+def test_modified_array_bytes_fail_the_checksum(archived, tmp_path):
+    raw, (doc, section) = archived
+    a = _arrays(doc)[0]
+    data = bytearray(section)
+    data[a["offset"]] ^= 1
+    msg = _message(tmp_path, join_archive(copy.deepcopy(doc), bytes(data)))
+    assert "does not match its checksum" in msg and "self.w" in msg
+    # mapping does not read the data, so it does not check it unless asked
+    ep = _load_bytes(tmp_path, join_archive(copy.deepcopy(doc), bytes(data)), mmap_mode="r")
+    assert ep.state["self.w"].size == 30
+    assert "does not match" in _message(tmp_path, join_archive(copy.deepcopy(doc), bytes(data)),
+                                        mmap_mode="r", verify=True)
+
+
+def test_zip_and_other_binary_files_are_refused(tmp_path):
+    import io
+    import zipfile
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("program.json", "{}" + " " * 10 ** 6)
+        z.writestr("../../etc/passwd", "x")
+    for raw in (buf.getvalue(), b"\x00" * 100, b"SYMSHAPE-ARCHIVE 1 0 64" + b"\xff" * 100):
+        p = tmp_path / "z.bin"
+        p.write_bytes(raw)
+        with pytest.raises(ss.UserError):
+            ss.load(p)

@@ -17,7 +17,9 @@ import symshape as ss
 from symshape import Dim
 from symshape.capture.graph import Node
 from symshape.capture.ops.indexing import IndexAttr
-from symshape.capture.serialize import FORMAT, VERSION, _canonical, _digest, dumps, loads
+from symshape.capture.archive import Archive
+from symshape.capture.serialize import (FORMAT, TEXT_VERSION, VERSION, _canonical, _digest, dumps,
+                                        loads)
 from symshape.expr import Expr, format_py
 
 A = Dim.AUTO
@@ -132,22 +134,36 @@ def copy_args(args):
     return args
 
 
+def saved_doc(path) -> dict:
+    """The program document of a saved file, JSON text or archive."""
+    with open(path, "rb") as fh:
+        if fh.read(8) == b"SYMSHAPE":
+            return json.loads(Archive(fh).text)
+        fh.seek(0)
+        return json.loads(fh.read())
+
+
 def round_trip(ep, tmp_path, *calls):
-    path = tmp_path / "program.json"
-    ss.save(ep, path)
-    text = path.read_text()
-    doc = json.loads(text)
-    assert doc["format"] == FORMAT and doc["version"] == VERSION
-    loaded = ss.load(path)
-    assert loaded is not ep
-    assert_same_program(ep, loaded)
-    m1, m2 = ep.module(), loaded.module()
-    for args in calls:
-        a1, a2 = copy_args(args), copy_args(args)
-        same_outputs(m2(*a2), m1(*a1))
-        same_outputs(a2, a1)          # input mutations are written back alike
-    # saving the loaded program gives the same file
-    assert dumps(loaded) == text
+    """Save ``ep`` as JSON text and as an archive; both load to the same program, which runs
+    like the original, and saving the loaded program gives the same bytes."""
+    for fmt, version in (("json", TEXT_VERSION), ("archive", VERSION)):
+        path = tmp_path / ("program.json" if fmt == "json" else "program.ssp")
+        ss.save(ep, path, format=fmt)
+        doc = saved_doc(path)
+        assert doc["format"] == FORMAT and doc["version"] == version
+        loaded = ss.load(path)
+        assert loaded is not ep
+        assert_same_program(ep, loaded)
+        m1, m2 = ep.module(), loaded.module()
+        for args in calls:
+            a1, a2 = copy_args(args), copy_args(args)
+            same_outputs(m2(*a2), m1(*a1))
+            same_outputs(a2, a1)          # input mutations are written back alike
+        # saving the loaded program gives the same file
+        again = tmp_path / "again"
+        ss.save(loaded, again, format=fmt)
+        assert again.read_bytes() == path.read_bytes()
+    assert dumps(loaded) == (tmp_path / "program.json").read_text()
     return loaded
 
 
@@ -496,15 +512,15 @@ def test_loaded_program_rejects_what_the_original_rejects(tmp_path):
     assert str(loaded.range_constraints) == "{s0: VR[2, int_oo], s1: VR[4, 18]}"
 
 
-def _saved(ep, tmp_path, name="p.json"):
+def _saved(ep, tmp_path, name="p.json", format=None):
     path = tmp_path / name
-    ss.save(ep, path)
+    ss.save(ep, path, format=format)
     return path
 
 
 def test_file_is_readable_json_with_base64_little_endian_constants(tmp_path):
     ep = ss.export(constants, (f64(4),), dynamic_shapes={"x": (A,)})
-    text = _saved(ep, tmp_path).read_text()
+    text = _saved(ep, tmp_path, format="json").read_text()
     assert text.startswith('{\n "format": "symshape.ExportedProgram",\n "version": 1,')
     doc = json.loads(text)
     prog = doc["program"]
@@ -818,14 +834,16 @@ LAYOUT_BASE = np.random.default_rng(5).standard_normal((6, 9)).astype(np.float32
     lambda: np.broadcast_to(LAYOUT_BASE[0, :4], (5, 4)),  # stride 0
     lambda: LAYOUT_BASE.ravel()[1:41].reshape(5, 8),      # contiguous but misaligned
 ])
-def test_constants_keep_their_layout_through_save_and_load(tmp_path, make):
+@pytest.mark.parametrize("fmt, mode", [("json", None), ("archive", None), ("archive", "r"),
+                                       ("archive", "c")])
+def test_constants_keep_their_layout_through_save_and_load(tmp_path, make, fmt, mode):
     const = make()
     ep = ss.export(lambda x: x @ const.T if const.shape[1] == 4 and False else
                    (x[:, :const.shape[1]] @ const.T).sum(axis=0) + const.sum(),
                    (np.ones((3, const.shape[1]), np.float32),),
                    dynamic_shapes={"x": (A, None)})
-    ss.save(ep, tmp_path / "p.json")
-    loaded = ss.load(tmp_path / "p.json")
+    ss.save(ep, tmp_path / "p", format=fmt)
+    loaded = ss.load(tmp_path / "p", mmap_mode=mode)
     before = [n.meta["value"] for n in ep.graph.constants]
     after = [n.meta["value"] for n in loaded.graph.constants]
     for a, b in zip(before, after):
