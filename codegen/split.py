@@ -24,6 +24,8 @@ import inspect
 import textwrap
 import types
 import weakref
+
+import numpy as np
 from typing import Callable, Iterable, List, Optional, Sequence, Set
 
 _NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
@@ -265,18 +267,60 @@ class _Splitter:
         name = "_ss_seg%d" % (len(self.chunks) - 1)
         call = ast.Call(func=ast.Name(name, ast.Load()),
                         args=[ast.Name(n, ast.Load()) for n in inputs], keywords=[])
+        # ``x += 1`` on an array updates it in place: the compiled segment writes the new
+        # values into the caller's array, which stays the object ``x`` names (a later
+        # in-place update must reach the caller's array too)
+        inplace = set(outputs) & set(inputs) & _aug_only(stmts)
+        out: List[ast.stmt] = []
         if returns:
-            stmt: ast.stmt = ast.Return(call)
+            out.append(ast.Return(call))
         elif outputs:
-            stmt = ast.Assign(targets=[ast.Tuple([ast.Name(n, ast.Store()) for n in outputs],
-                                                 ast.Store())], value=call)
+            targets = [ast.Name("_ss_new_" + n if n in inplace else n, ast.Store())
+                       for n in outputs]
+            out.append(ast.Assign(targets=[ast.Tuple(targets, ast.Store())], value=call))
+            for n in sorted(inplace):
+                keep = ast.Call(func=ast.Name("_ss_keep", ast.Load()),
+                                args=[ast.Name(n, ast.Load()),
+                                      ast.Name("_ss_new_" + n, ast.Load())], keywords=[])
+                out.append(ast.Assign(targets=[ast.Name(n, ast.Store())], value=keep))
         else:
-            stmt = ast.Expr(call)
-        ast.copy_location(stmt, stmts[0])
-        ast.fix_missing_locations(stmt)
-        for n in ast.walk(stmt):
-            n.lineno, n.end_lineno = stmts[0].lineno, stmts[0].lineno
-        return [stmt]
+            out.append(ast.Expr(call))
+        for stmt in out:
+            ast.copy_location(stmt, stmts[0])
+            ast.fix_missing_locations(stmt)
+            for n in ast.walk(stmt):
+                n.lineno, n.end_lineno = stmts[0].lineno, stmts[0].lineno
+        return out
+
+
+def _aug_only(stmts: List[ast.stmt]) -> Set[str]:
+    """Names that ``stmts`` bind only by augmented assignment (``x += 1``)."""
+    aug, other = set(), set()
+    for stmt in stmts:
+        for n in _walk_scope(stmt):
+            if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name):
+                aug.add(n.target.id)
+        other |= stores([_strip_aug(stmt)])
+    return aug - other
+
+
+def _strip_aug(stmt: ast.stmt) -> ast.AST:
+    """``stmt`` with augmented assignments to plain names left out (for ``stores``)."""
+    class Strip(ast.NodeTransformer):
+        def visit_AugAssign(self, node):
+            if isinstance(node.target, ast.Name):
+                return ast.Expr(node.value)
+            return node
+    import copy
+    return Strip().visit(copy.deepcopy(stmt))
+
+
+def keep_inplace(old, new):
+    """After ``x += ...`` in a segment: the caller's array (already holding the new values)
+    if ``x`` was an array, else the new value (``i += 1`` on an int rebinds)."""
+    if type(old) is np.ndarray and type(new) is np.ndarray and old.shape == new.shape:
+        return old
+    return new
 
 
 def _segment_def(ch: Chunk, index: int, fname: str) -> ast.FunctionDef:
@@ -309,7 +353,7 @@ def split(f, fdef: ast.FunctionDef, lines: Set[int],
                              returns=None, type_comment=None)
     ast.copy_location(driver, fdef)
     segs = [_segment_def(ch, i, fdef.name) for i, ch in enumerate(sp.chunks)]
-    helpers = ["_ss_seg%d" % i for i in range(len(sp.chunks))]
+    helpers = ["_ss_seg%d" % i for i in range(len(sp.chunks))] + ["_ss_keep"]
     free = list(code.co_freevars)
     # a factory whose parameters become the cells of the functions it defines: the user's
     # closure variables (replaced below by the user's own cells) and the segment callables
@@ -329,6 +373,7 @@ def split(f, fdef: ast.FunctionDef, lines: Set[int],
     codes = {c.co_name: c for c in fcode.co_consts if isinstance(c, types.CodeType)}
     user_cells = dict(zip(code.co_freevars, func.__closure__ or ()))
     helper_cells = {n: types.CellType() for n in helpers}
+    helper_cells["_ss_keep"].cell_contents = keep_inplace
 
     def make(c: types.CodeType, defaults=None, kwdefaults=None):
         cells = tuple(user_cells[n] if n in user_cells else helper_cells[n]
