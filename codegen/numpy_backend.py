@@ -157,6 +157,8 @@ def generate(nodes: List[Node], outputs: List[Any], out_spec, mutations, cs, inp
     runtime_checks = list(getattr(cs, "runtime_checks", ()) or ())
     out_nodes = {o for o in outputs if type(o) is Node}
     finals = {f for _, f in mutations}
+    r.inplace, done = inplace_writes(compute, mutations, out_nodes)
+    mutations = [(i, f) for i, f in mutations if i not in done]
 
     small = _body_small(compute, outputs, out_spec, mutations, runtime_checks, bound, r, ns)
     big, cond = _body_big(compute, outputs, out_spec, mutations, runtime_checks, bound, r,
@@ -203,9 +205,58 @@ def _node_lines(node: Node, r: HoistRenderer, ns, bound: set, checks: list) -> L
     for v in node.attrs.values():
         if type(v).__name__ == "Subgraph":
             out.extend(subgraph_lines(v, r, ns))
-    out.append("%s = %s" % (node.name, emit_node(node, r)))
+    text = emit_node(node, r)
+    if node in getattr(r, "inplace", ()):
+        text = text.replace("_rt.setitem(", "_cg.setitem_into(", 1)
+    out.append("%s = %s" % (node.name, text))
     out.extend(after_node(node, bound, checks, r))
     return out
+
+
+# ops whose result is an array of its own that nothing else can see (never a planned buffer)
+_OWNED = frozenset(("empty", "zeros", "ones", "full", "copy", "setitem", "index_put"))
+_WRITES = ("setitem", "index_put")
+
+
+def inplace_writes(compute: List[Node], mutations, outputs: Set[Node]):
+    """Functional ``x[i] = v`` (``setitem`` / ``index_put`` nodes) that may write into
+    ``x`` itself instead of a copy: ``x`` is read by nothing else and is either an array
+    of the program's own (``np.empty``, an earlier such write), or a mutated input or state
+    array whose final value is this write (then no write-back is needed either: a KV cache
+    update writes its slice, not a copy of the whole cache).  Returns (in-place nodes,
+    mutated inputs needing no write-back)."""
+    users: Dict[Node, List[Node]] = {}
+    for n in compute:
+        for i in n.input_nodes():
+            users.setdefault(i, []).append(n)
+    finals = {f: i for i, f in mutations}
+    inplace: Set[Node] = set()
+    done: Set[Node] = set()
+
+    def sole_writer(x: Node, n: Node) -> bool:
+        return users.get(x) == [n] and n.inputs[0] is x and x not in outputs
+
+    for inp, final in mutations:
+        # the chain inp -> w1 -> w2 ... -> final, each the only reader of the previous
+        chain, cur = [], inp
+        while cur is not final:
+            nxt = users.get(cur, [])
+            if len(nxt) != 1 or nxt[0].op not in _WRITES or not sole_writer(cur, nxt[0]):
+                chain = None
+                break
+            cur = nxt[0]
+            chain.append(cur)
+        if chain and not any(c in outputs for c in chain):
+            inplace.update(chain)
+            done.add(inp)
+    for n in compute:
+        if n.op in _WRITES and n not in inplace and n.inputs and type(n.inputs[0]) is Node:
+            x = n.inputs[0]
+            # (an owned array that is a mutated input's chain member is the final value,
+            # or its only reader is already in that chain)
+            if x.op in _OWNED and x not in finals and sole_writer(x, n):
+                inplace.add(n)
+    return inplace, done
 
 
 def _releases(items: List[object], keep: Set[Node]) -> List[List[str]]:
