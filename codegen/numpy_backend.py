@@ -158,6 +158,8 @@ def generate(nodes: List[Node], outputs: List[Any], out_spec, mutations, cs, inp
     out_nodes = {o for o in outputs if type(o) is Node}
     finals = {f for _, f in mutations}
     r.inplace, done = inplace_writes(compute, mutations, out_nodes)
+    # values written into an input or state array in place: that array, never scratch
+    r.pinned = {f for i, f in mutations if i in done}
     mutations = [(i, f) for i, f in mutations if i not in done]
 
     small = _body_small(compute, outputs, out_spec, mutations, runtime_checks, bound, r, ns)
@@ -287,13 +289,50 @@ def _body_small(compute, outputs, out_spec, mutations, runtime_checks, bound, r,
     checks = list(runtime_checks)
     keep = {o for o in outputs if type(o) is Node} | {f for _, f in mutations}
     dels = _releases(compute, keep)
+    reuse = reuse_dying(compute, keep | getattr(r, "pinned", set()))
     for node, names in zip(compute, dels):
-        body.extend(_node_lines(node, r, ns, b, checks))
+        if node in reuse:
+            args = [r.value(x) for x in node.inputs]
+            dst = reuse[node].name
+            call = ("np.%s(%s, %s)" % (node.op, ", ".join(args), dst)
+                    if "dtype" not in node.attrs else _out_call(node, args, dst, r))
+            body.append("%s = %s" % (node.name, call))
+            body.extend(after_node(node, b, checks, r))
+        else:
+            body.extend(_node_lines(node, r, ns, b, checks))
         body.extend(_del(names))
     for inp, final in mutations:
         body.append("%s[...] = %s" % (inp.name, final.name))
     body.append("return " + render_outputs(out_spec, outputs, r))
     return body
+
+
+def reuse_dying(compute: List[Node], keep: Set[Node]) -> Dict[Node, Node]:
+    """Small path: elementwise nodes that write into an operand whose life ends there
+    (same shape and dtype, an array of the program's own that no view can see), saving an
+    allocation per op: what costs most on small arrays besides the call itself."""
+    from .memplan import _same_shape, fresh
+    users: Dict[Node, List[Node]] = {}
+    last: Dict[Node, int] = {}
+    for i, n in enumerate(compute):
+        for m in n.input_nodes():
+            users.setdefault(m, []).append(n)
+            last[m] = i
+    members = set(compute)
+    out: Dict[Node, Node] = {}
+    taken: Set[Node] = set()
+    for i, n in enumerate(compute):
+        if ew_ufunc(n) is None or not n.shape or n.dtype is None or n.dtype.kind in "OMmUSV":
+            continue
+        for m in n.input_nodes():
+            if (m in members and m not in keep and m not in taken and last.get(m) == i and
+                    fresh(m) and m.shape and m.dtype == n.dtype and
+                    _same_shape(m.shape, n.shape) and
+                    all(fresh(u) for u in users[m]) and "binds" not in m.meta):
+                out[n] = m
+                taken.add(m)
+                break
+    return out
 
 
 # --------------------------------------------------------------------------- large path
