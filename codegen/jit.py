@@ -740,6 +740,8 @@ class CompiledFunction:
             cf = compile(raw, dynamic=self.dynamic, backend=self.backend,
                          cache_size_limit=self.cache_size_limit)
             cf._root = self
+            if self.frozen is not None:
+                cf.freeze(self.frozen)
             self._split_cache[chunk.key] = cf
         return cf
 
@@ -767,10 +769,14 @@ class CompiledFunction:
         if on_miss not in ("error", "eager"):
             raise UserError("freeze(on_miss=...) takes 'error' or 'eager', got %r" % (on_miss,))
         self.frozen = on_miss
+        for seg in self._split_cache.values():         # split at breaks: every segment
+            seg.freeze(on_miss)
         return self
 
     def unfreeze(self) -> "CompiledFunction":
         self.frozen = None
+        for seg in self._split_cache.values():
+            seg.unfreeze()
         return self
 
     def reset(self) -> None:
@@ -783,6 +789,11 @@ class CompiledFunction:
             self._dyn.clear()
             self.mode, self.mode_reason = "graph", None
             self._warned = False
+            self._driver, self._split_ast = None, None
+            self._split_lines.clear()
+            self._split_fns = []
+            self._split_cache.clear()
+            self.break_reasons.clear()
             self._install()
 
     @property

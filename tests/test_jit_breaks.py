@@ -251,3 +251,84 @@ def test_size_one_gets_its_own_variant_when_it_broadcasts():
     assert "size 1 changes what the program does" in cf.recompile_reasons[-1]
     assert "x.shape[0]" in cf.recompile_reasons[-1] and "x_0" not in \
         cf.recompile_reasons[-1]
+
+
+def test_freeze_and_reset_reach_the_segments():
+    cf = ss.compile(toy)
+    a, b = f64(6), -np.abs(f64(6))
+    quiet(cf, a, b)
+    quiet(cf, a, b)
+    cf.freeze()
+    with pytest.raises(ss.UserError, match="frozen"):
+        quiet(cf, f64(7), -np.abs(f64(7)))
+    cf.unfreeze()
+    same(quiet(cf, f64(7), -np.abs(f64(7))), toy(f64(7), -np.abs(f64(7))))
+    cf.reset()
+    assert cf.mode == "graph" and cf.segments == [] and cf.break_reasons == []
+    same(quiet(cf, a, b), toy(a, b))
+    assert cf.mode == "split"
+
+
+def test_split_function_called_inside_another_trace_is_inlined():
+    inner = ss.compile(toy)
+    a, b = f64(5), -np.abs(f64(5))
+    quiet(inner, a, b)                             # split
+
+    def outer(a, b):
+        return inner(a, b) + 1
+    e = ss.explain(outer, a, b)
+    same(e.result, toy(a, b) + 1)
+    assert e.graph_break_count == 2
+
+
+# --------------------------------------------------------------------------- fuzzing
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+STATEMENTS = [
+    "y = x * 2 + 1",
+    "x = np.tanh(y) - 0.5",
+    "print('v', round(float(y.sum()), 6))",
+    "if x.sum() > 0:\n    y = y - x\nelse:\n    y = y + 1",
+    "s = float(x.max())",
+    "y = y * s",
+    "for i in range(2):\n    y = y + x * i\n    log.append(round(float(y[0]), 6))",
+    "y[0] = 3.0",
+    "x += 1",
+    "log.append(round(float(y[-1]), 6))",
+    "if len(log) > 2:\n    return x - y, s",
+    "z = np.concatenate([x, y])\nx = z[:x.shape[0]] * 0.5",
+]
+
+
+@settings(max_examples=12, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.integers(0, len(STATEMENTS) - 1), min_size=1, max_size=7),
+       st.integers(2, 6))
+def test_split_programs_match_eager(tmp_path_factory, picks, n):
+    body = "\n".join(STATEMENTS[i] for i in picks)
+    src = "import numpy as np\n\ndef f(x, y, log):\n    s = 1.0\n%s\n    return x + y, s\n" % (
+        "\n".join("    " + ln for ln in body.splitlines()))
+    path = tmp_path_factory.mktemp("prog") / "prog.py"
+    path.write_text(src)
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("prog_%d" % abs(hash(src)), path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    cf = ss.compile(mod.f)
+    import contextlib
+    import io
+    for k in range(3):
+        x = np.linspace(-1, 1, n) * (1 if k % 2 else -1)
+        y = np.cos(np.arange(n) + k)
+        xs, ys, ls = (x.copy(), y.copy(), [])
+        out_c, out_e = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out_c):
+            got = quiet(cf, x, y, ls)
+        xe, ye, le = xs.copy(), ys.copy(), []
+        with contextlib.redirect_stdout(out_e):
+            want = mod.f(xe, ye, le)
+        same(got, want)
+        same(x, xe)
+        same(y, ye)
+        assert ls == le and out_c.getvalue() == out_e.getvalue()
