@@ -136,9 +136,12 @@ def chain(x):
 
 
 # --------------------------------------------------------------------------- timing
-def interleaved(fns, args_of, rounds: int, budget: float):
+def interleaved(fns, args_of, rounds: int, budget: float, ratios=None):
     """Median seconds per call of each callable, measured in interleaved rounds; a round
-    runs each callable as many times as fit in ``budget`` seconds (at least once)."""
+    runs each callable as many times as fit in ``budget`` seconds (at least once).
+    ``ratios`` (a list) receives, per callable after the first, the median over rounds of
+    first / that callable within the same round: robust to load that changes between
+    rounds on a shared machine."""
     for fn in fns:
         fn(*args_of())
     t0 = time.perf_counter()
@@ -153,6 +156,8 @@ def interleaved(fns, args_of, rounds: int, budget: float):
             for _ in range(calls):
                 fn(*args)
             times[i].append((time.perf_counter() - t0) / calls)
+    if ratios is not None:
+        ratios[:] = [statistics.median(a / b for a, b in zip(times[0], t)) for t in times[1:]]
     return [statistics.median(t) for t in times]
 
 
@@ -228,10 +233,11 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--only", default=None)
     a = ap.parse_args()
-    rounds, budget = (5, 0.02) if a.quick else (9, 0.05)
+    rounds, budget = (5, 0.02) if a.quick else (11, 0.05)
     print("BLAS threads pinned to 1; median of %d interleaved rounds" % rounds)
     print("%-18s %-18s %10s %10s %10s %8s %8s" % ("program", "size", "eager", "ep.compile",
                                                    "ss.compile", "ep x", "jit x"))
+    print("(times: medians; ratios: median over rounds of eager / compiled in that round)")
     ratios, jit_ratios = [], []
     for name, size, eager, epc, jit, args_of in cases(a.quick):
         if a.only and a.only not in name:
@@ -241,11 +247,12 @@ def main():
         check(epc(*args), want)
         for _ in range(3):                      # automatic dynamic settles
             check(jit(*args), want)
-        te, tc, tj = interleaved([eager, epc, jit], args_of, rounds, budget)
-        ratios.append(te / tc)
-        jit_ratios.append(te / tj)
+        rr: list = []
+        te, tc, tj = interleaved([eager, epc, jit], args_of, rounds, budget, rr)
+        ratios.append(rr[0])
+        jit_ratios.append(rr[1])
         print("%-18s %-18s %8.3f ms %8.3f ms %8.3f ms %7.2fx %7.2fx" % (
-            name, size, te * 1e3, tc * 1e3, tj * 1e3, te / tc, te / tj))
+            name, size, te * 1e3, tc * 1e3, tj * 1e3, rr[0], rr[1]))
     if ratios:
         gm = math.exp(sum(map(math.log, ratios)) / len(ratios))
         gj = math.exp(sum(map(math.log, jit_ratios)) / len(jit_ratios))
