@@ -703,10 +703,25 @@ class CompiledFunction:
             raise
         self.break_calls += 1
         self._fallback_warning(
-            "graph break at %s\nThat statement runs eagerly on every call; the code "
+            "graph break at %s\n%s runs eagerly on every call; the code "
             "before and after it runs compiled, in %d segments. %s"
-            % (break_detail(brk.frame, brk.reason), len(sp.fns), break_advice(brk.reason)))
+            % (break_detail(brk.frame, brk.reason), self._break_statement(line, brk),
+               len(sp.fns), break_advice(brk.reason)))
         return result
+
+    def _break_statement(self, line: int, brk) -> str:
+        """Which statement of the compiled function runs eagerly: the break's own line,
+        or the line calling the helper the break is in (then all of that call)."""
+        code = _split.code_of(self._f)
+        fr = brk.frame
+        if fr is None or code is None or (fr.filename == code.co_filename and
+                                          fr.lineno == line):
+            return "That statement"
+        import linecache
+        text = linecache.getline(code.co_filename, line).strip()
+        return ("The break is inside %s, called at %s:%d (%s): that whole statement "
+                "(decorate %s with ss.compile to compile its array work around the break)"
+                % (fr.function, code.co_filename, line, text, fr.function))
 
     def _resplit(self, line: int, brk):
         if self._split_ast is None:

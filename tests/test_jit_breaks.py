@@ -332,3 +332,24 @@ def test_split_programs_match_eager(tmp_path_factory, picks, n):
         same(x, xe)
         same(y, ye)
         assert ls == le and out_c.getvalue() == out_e.getvalue()
+
+
+def helper_with_print(h, w):
+    h = np.tanh(h @ w)
+    print("layer", h.shape)
+    return h
+
+
+def test_a_break_inside_a_helper_names_the_calling_statement(capsys):
+    ws = [f64(4, 4, seed=i) for i in range(2)]
+
+    def forward(x):
+        for w in ws:
+            x = helper_with_print(x, w)
+        return x * 2
+
+    cf = ss.compile(forward)
+    with pytest.warns(CompileFallbackWarning) as w:
+        same(cf(f64(3, 4)), forward(f64(3, 4)))
+    text = str(w[0].message)
+    assert "inside helper_with_print" in text and "x = helper_with_print(x, w)" in text
