@@ -85,3 +85,36 @@ def test_dying_temporaries_are_reused_but_inputs_and_outputs_are_not(n):
     np.testing.assert_array_equal(x, x0)
     np.testing.assert_array_equal(y, y0)
     assert r1[0] is not r1[2] and not np.shares_memory(r1[0], r1[2])
+
+
+# --------------------------------------------------------------------------- gathers
+I = np.array([[0, 1], [-1, 2]])
+J = np.array([3, -4])
+
+
+@pytest.mark.parametrize("f", [
+    lambda x: x[:, I, J] * 1.0,                 # leading slice, broadcast, negatives
+    lambda x: x[1:, :][:, I, J] + 0.0,
+    lambda x: x[:, :, :][:, [0, 2], [1, 1]],
+    lambda x: x[0][I, J],                       # no leading slice
+])
+def test_constant_gathers_match_numpy(f):
+    x = f64(3, 4, 5)
+    ep = ss.export(f, (x,), dynamic_shapes={"x": (Dim("n"), None, None)})
+    fn = ep.compile()
+    for n in (2, 3, 7):
+        x = f64(n, 4, 5)
+        np.testing.assert_array_equal(fn(x), f(x))
+
+
+def test_im2col_gather_is_one_take():
+    def f(x):
+        k = np.repeat(np.arange(2), 4).reshape(-1, 1)
+        i = np.tile(np.arange(2), 4).reshape(-1, 1) + np.arange(3).reshape(1, -1)
+        return x[:, k, i, i]
+    x = f64(2, 2, 4, 4)
+    fn = ss.export(f, (x,), dynamic_shapes={"x": (Dim("n"), None, None, None)}).compile()
+    assert "np.take(" in fn.source
+    for n in (2, 5):
+        x = f64(n, 2, 4, 4)
+        np.testing.assert_array_equal(fn(x), f(x))
