@@ -15,8 +15,17 @@ sizes the guards bound.  No variant matching is a *miss*:
    except the axes (and int inputs) whose value has changed since the first compile.
 
 A function that cannot be captured in one graph (``breaks``) raises at the first break
-with ``fullgraph=True``; otherwise it runs through its breaks on every call, with the array
-work between them compiled.
+with ``fullgraph=True``; otherwise the function is split once at its statements
+(codegen/split.py): the statement holding a break runs eagerly, the code between breaks runs
+as compiled segments (each an ``ss.compile`` of its own, with guards and variants), and a
+later call traces nothing again.  A function that cannot be split (no source, ``yield``)
+runs through its breaks on every call, with the array work between them compiled.
+Falling back warns once, with the line, the reason and what would help.
+
+A call with size 1 on an axis that is already dynamic is exported with that axis allowed
+down to 1: if nothing in the program depends on size 1, that one variant serves every size
+from then on; if something does (broadcasting, a guard), the variant is for size 1, and the
+recompile reason says which.
 """
 from __future__ import annotations
 
