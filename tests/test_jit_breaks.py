@@ -353,3 +353,45 @@ def test_a_break_inside_a_helper_names_the_calling_statement(capsys):
         same(cf(f64(3, 4)), forward(f64(3, 4)))
     text = str(w[0].message)
     assert "inside helper_with_print" in text and "x = helper_with_print(x, w)" in text
+
+
+COUNTER = 0
+
+
+def test_while_with_and_try_blocks_split_and_match_eager():
+    def f(x):
+        n = 0
+        while x.sum() > 1:                         # value-dependent loop condition
+            x = x * 0.5
+            n += 1
+        with np.errstate(all="ignore"):
+            y = np.log(x - 10)
+        try:
+            z = float(x[0])
+        except ValueError:
+            z = 0.0
+        del n
+        return x, y, z
+
+    cf = ss.compile(f)
+    for scale in (1.0, 8.0, 0.1):
+        x = np.abs(f64(4)) * scale
+        same(quiet(cf, x), f(x))
+    assert cf.mode == "split"
+
+
+def test_functions_that_cannot_be_split_still_run_correctly(capsys):
+    def g(x):
+        global COUNTER
+        COUNTER += 1
+        print("g")
+        return x * 2
+
+    lam = ss.compile(lambda x: print("l") or x + 1)
+    cg = ss.compile(g)
+    for _ in range(2):
+        same(quiet(cg, np.ones(3)), np.full(3, 2.0))
+        same(quiet(lam, np.ones(3)), np.full(3, 2.0))
+    assert cg.mode == "breaks" and lam.mode == "breaks"
+    assert COUNTER >= 2            # (tracing the first call runs the increment too)
+    assert capsys.readouterr().out == "g\nl\ng\nl\n"
