@@ -549,6 +549,8 @@ class CompiledFunction:
             brk = as_break(e)
             if not self.fullgraph and _split.break_line(e, _split.code_of(self._f)):
                 return self._break_at(e, brk, args, kwargs)
+            if not self.fullgraph and self._root is not self:
+                return self._segment_eagerly(brk, args, kwargs)
             if self.fullgraph:
                 raise UserError("ss.compile(%s, fullgraph=True): graph break at %s\n"
                                 "fullgraph=True requires one graph; remove the break, or "
@@ -562,6 +564,8 @@ class CompiledFunction:
                 raise
             if _split.break_line(e, _split.code_of(self._f)):
                 return self._break_at(e, untraceable_break(e), args, kwargs)
+            if self._root is not self:
+                return self._segment_eagerly(untraceable_break(e), args, kwargs)
             reason = "tracing raised %s: %s" % (type(e).__name__, e)
             return self._fall_back("eager", reason, self._eager, args, kwargs,
                                    "it runs eagerly from now on (%s)" % reason)
@@ -731,6 +735,33 @@ class CompiledFunction:
         return ("The break is inside %s, called at %s:%d (%s): that whole statement "
                 "(decorate %s with ss.compile to compile its array work around the break)"
                 % (fr.function, code.co_filename, line, text, fr.function))
+
+    def _segment_eagerly(self, brk, args, kwargs):
+        """A segment that cannot be traced as a whole (an input that is an object, not an
+        array or number): its statements run eagerly from now on, in the rewritten
+        function itself (no dispatch), and this call runs them eagerly too."""
+        result = self._f(*args, **kwargs)
+        self.eager_calls += 1
+        fdef = getattr(self._f, "__ss_ast__", None)
+        if fdef is not None:
+            lines = [st.lineno for st in fdef.body]
+            self._root._add_eager_lines(lines, "%s: %s; those statements run eagerly" % (
+                self._name, str(brk).split(": ", 1)[-1]))
+        return result
+
+    def _add_eager_lines(self, lines: List[int], reason: str) -> None:
+        with self._lock:
+            if reason not in self.break_reasons:
+                self.break_reasons.append(reason)
+            new = [ln for ln in lines if ln not in self._split_lines]
+            if not new or not self._split_ast:
+                return
+            for ln in new:
+                self._split_lines[ln] = reason
+            sp = _split.split(self._f, self._split_ast, set(self._split_lines), self._segment)
+            if sp is not None:
+                self._driver, self._split_fns = sp.driver, sp.fns
+                self._install()
 
     def _resplit(self, line: int, brk):
         if self._split_ast is None:

@@ -395,3 +395,34 @@ def test_functions_that_cannot_be_split_still_run_correctly(capsys):
     assert cg.mode == "breaks" and lam.mode == "breaks"
     assert COUNTER >= 2            # (tracing the first call runs the increment too)
     assert capsys.readouterr().out == "g\nl\ng\nl\n"
+
+
+class Layer:
+    def __init__(self, i):
+        self.w = f64(8, 8, seed=i) * 0.3
+
+    def __call__(self, x):
+        return np.tanh(x @ self.w)
+
+
+class Stack:
+    def __init__(self, n):
+        self.layers = [Layer(i) for i in range(n)]
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+            if x.mean() > 10:
+                print("big")
+        return x * 2
+
+
+def test_a_segment_reading_an_object_runs_its_statements_eagerly():
+    m = Stack(12)
+    cf = ss.compile(m.forward)
+    x = f64(4, 8)
+    for _ in range(3):
+        same(quiet(cf, x), m.forward(x))
+    assert cf.mode == "split" and cf._segments.fns == {}
+    assert any("layer" in r and "run eagerly" in r for r in cf.break_reasons)
+    assert traces_after_warmup(cf, [(x,)] * 3) == 0
