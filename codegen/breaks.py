@@ -53,7 +53,9 @@ class GraphBreak(UserError):
 
 def describe_break(frame: Optional[UserFrame], reason: str) -> str:
     """``'file:line: reason'``, the form ``explain`` reports."""
-    return "%s: %s" % (frame.location if frame is not None else "<unknown>", reason)
+    if frame is None:                   # raised outside user code (an input's type)
+        return reason
+    return "%s: %s" % (frame.location, reason)
 
 
 def break_detail(frame: Optional[UserFrame], reason: str) -> str:
