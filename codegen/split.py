@@ -190,10 +190,11 @@ def _escapes(stmt: ast.stmt) -> bool:
 
 # --------------------------------------------------------------------------- splitting
 class _Splitter:
-    def __init__(self, fdef: ast.FunctionDef, lines: Set[int]) -> None:
+    def __init__(self, fdef: ast.FunctionDef, lines: Set[int], fixed: Set[str]) -> None:
         self.fdef = fdef
         self.lines = lines
-        self.local = set(_params(fdef.args)) | stores(fdef.body)
+        # ``fixed``: locals the segments read from a cell instead (a method's ``self``)
+        self.local = (set(_params(fdef.args)) | stores(fdef.body)) - fixed
         self.read_anywhere = reads(fdef.body)
         self.chunks: List[Chunk] = []
 
@@ -345,7 +346,15 @@ def split(f, fdef: ast.FunctionDef, lines: Set[int],
         return None
     func = getattr(f, "__func__", f)
     code = func.__code__
-    sp = _Splitter(fdef, lines)
+    # a bound method's ``self`` is the same object on every call: the segments read it
+    # from a cell (as a closure variable: its arrays are model state, read by path), since
+    # a segment takes arrays, numbers and containers of them as inputs, not objects
+    fixed: dict = {}
+    params = _params(fdef.args)
+    if inspect.ismethod(f) and params and params[0] not in stores(fdef.body) and \
+            params[0] not in code.co_freevars:
+        fixed[params[0]] = f.__self__
+    sp = _Splitter(fdef, lines, set(fixed))
     body = sp.block(fdef.body, set(_params(fdef.args)))
     if not sp.chunks:
         return None
@@ -353,7 +362,7 @@ def split(f, fdef: ast.FunctionDef, lines: Set[int],
                              returns=None, type_comment=None)
     ast.copy_location(driver, fdef)
     segs = [_segment_def(ch, i, fdef.name) for i, ch in enumerate(sp.chunks)]
-    helpers = ["_ss_seg%d" % i for i in range(len(sp.chunks))] + ["_ss_keep"]
+    helpers = ["_ss_seg%d" % i for i in range(len(sp.chunks))] + ["_ss_keep"] + list(fixed)
     free = list(code.co_freevars)
     # a factory whose parameters become the cells of the functions it defines: the user's
     # closure variables (replaced below by the user's own cells) and the segment callables
@@ -374,6 +383,8 @@ def split(f, fdef: ast.FunctionDef, lines: Set[int],
     user_cells = dict(zip(code.co_freevars, func.__closure__ or ()))
     helper_cells = {n: types.CellType() for n in helpers}
     helper_cells["_ss_keep"].cell_contents = keep_inplace
+    for name, obj in fixed.items():
+        helper_cells[name].cell_contents = obj
 
     def make(c: types.CodeType, defaults=None, kwdefaults=None):
         cells = tuple(user_cells[n] if n in user_cells else helper_cells[n]

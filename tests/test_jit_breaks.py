@@ -426,3 +426,43 @@ def test_a_segment_reading_an_object_runs_its_statements_eagerly():
     assert cf.mode == "split" and cf._segments.fns == {}
     assert any("layer" in r and "run eagerly" in r for r in cf.break_reasons)
     assert traces_after_warmup(cf, [(x,)] * 3) == 0
+
+
+def test_a_method_with_a_print_compiles_the_work_around_it(capsys):
+    import os
+    import sys
+    sys.path.insert(0, os.path.dirname(__file__))
+    from corpus import llama
+
+    class Chatty(llama.Llama):
+        def forward(self, tokens, start_pos):
+            _, L = tokens.shape
+            h = self.tok_embedding[tokens]
+            print("tokens", tokens.shape, "at", start_pos)
+            cos = self.freqs_cos[start_pos:start_pos + L]
+            sin = self.freqs_sin[start_pos:start_pos + L]
+            mask = None
+            if L > 1:
+                mask = np.full((L, L), float("-inf"))
+                mask = np.triu(mask, k=1)
+                mask = np.hstack([np.zeros((L, start_pos)), mask])
+            for layer in self.layers:
+                h = layer(h, start_pos, cos, sin, mask)
+            return llama.rms_norm(h, self.norm) @ self.output
+
+    import copy
+    model = Chatty()
+    ref = copy.deepcopy(model)
+    cf = ss.compile(model.forward)
+    rng = np.random.default_rng(0)
+    prompt = rng.integers(0, 50, (2, 5))
+    same(quiet(cf, prompt, 0), ref.forward(prompt, 0))
+    for pos in (5, 6, 7):
+        tok = rng.integers(0, 50, (2, 1))
+        same(quiet(cf, tok, pos), ref.forward(tok, pos))
+    same(model.layers[0].attention.cache_k, ref.layers[0].attention.cache_k)
+    assert cf.mode == "split"
+    compiled = [s for s in cf.segments if s.variants]
+    assert compiled and all(s.mode == "graph" for s in cf.segments)
+    assert not any("is of type" in r for r in cf.break_reasons)
+    assert traces_after_warmup(cf, [(rng.integers(0, 50, (2, 1)), 9)] * 3) == 0
