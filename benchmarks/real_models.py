@@ -120,6 +120,25 @@ def llama_model():
                               max_batch=8, max_seq=520))
 
 
+class ChattyLlama(llama.Llama):
+    """The corpus LLaMA with one debugging ``print`` in forward() (a graph break)."""
+
+    def forward(self, tokens, start_pos):
+        _, L = tokens.shape
+        h = self.tok_embedding[tokens]
+        print("tokens", tokens.shape, "at", start_pos)
+        cos = self.freqs_cos[start_pos:start_pos + L]
+        sin = self.freqs_sin[start_pos:start_pos + L]
+        mask = None
+        if L > 1:
+            mask = np.full((L, L), float("-inf"))
+            mask = np.triu(mask, k=1)
+            mask = np.hstack([np.zeros((L, start_pos)), mask])
+        for layer in self.layers:
+            h = layer(h, start_pos, cos, sin, mask)
+        return llama.rms_norm(h, self.norm) @ self.output
+
+
 # --------------------------------------------------------------------------- toy
 def toy(a, b):
     x = a / (np.abs(a) + 1)
@@ -278,6 +297,14 @@ def main():
         check(jp(ids), gpt2_forward_print(ids))
         te, tj = interleaved([gpt2_forward_print, jp], lambda: (ids,), rounds * 3, budget, rr)
         res.append(("gpt2 forward + print, seq 128", te, tj, rr[1]))
+        ce = to_f32(ChattyLlama(vocab=VOCAB, dim=D_MODEL, n_heads=N_HEAD, n_layers=N_LAYER,
+                                max_batch=8, max_seq=520))
+        cj = copy.deepcopy(ce)
+        jc = ss.compile(cj.forward)
+        tok = RNG.integers(0, VOCAB, (1, 1))
+        check(jc(tok, 128), ce.forward(tok, 128))
+        te, tj = interleaved([ce.forward, jc], lambda: (tok, 128), rounds * 3, budget, rr)
+        res.append(("llama decode + print, pos 128", te, tj, rr[1]))
     for label, te, tj, d in res:
         print("  %-32s eager %9.1f us  ss.compile %9.1f us  (median per-round difference "
               "%+.1f us per call)" % (label, te * 1e6, tj * 1e6, d * 1e6))
