@@ -641,8 +641,10 @@ class CompiledFunction:
             if len(first) == len(shape):
                 dyn.update(i for i, (a, b) in enumerate(zip(first, shape)) if a != b)
             if self.dynamic is True:
-                return tuple(AUTO for _ in shape)
-            if not dyn or len(first) != len(shape):
+                if 1 not in shape or not self.variants:
+                    return tuple(AUTO for _ in shape)
+                dyn = set(range(len(shape)))    # size 1 on a dynamic axis: see below
+            elif not dyn or len(first) != len(shape):
                 return None
             ones = [i for i in sorted(dyn) if shape[i] == 1]
             if ones and not getattr(self, "_min1", False):
