@@ -202,16 +202,22 @@ class _Splitter:
         end = stmt.end_lineno or stmt.lineno
         return any(stmt.lineno <= ln <= end for ln in self.lines)
 
-    def block(self, stmts: List[ast.stmt], defined: Set[str]) -> List[ast.stmt]:
-        """``stmts`` with runs of break-free statements replaced by segment calls."""
+    def block(self, stmts: List[ast.stmt], defined: Set[str],
+              definite: Optional[Set[str]] = None) -> List[ast.stmt]:
+        """``stmts`` with runs of break-free statements replaced by segment calls.
+        ``defined``: locals that may be bound here; ``definite``: locals that are."""
         out: List[ast.stmt] = []
         run: List[ast.stmt] = []
         defined = set(defined)
+        definite = set(defined if definite is None else definite)
 
         def close():
             if run:
-                out.extend(self._chunk(list(run), defined))
+                out.extend(self._chunk(list(run), defined, definite))
                 defined.update(stores(run))
+                added, removed = definite_stores(run)
+                definite.update(added)
+                definite.difference_update(removed)
                 run.clear()
 
         for s in stmts:
@@ -225,10 +231,13 @@ class _Splitter:
             close()
             if compound and not isinstance(s, (ast.With, ast.AsyncWith)) or \
                     isinstance(s, (ast.With, ast.AsyncWith)) and not self._in_header(s):
-                out.append(self._compound(s, defined))
+                out.append(self._compound(s, defined, definite))
             else:
                 out.append(s)                     # runs eagerly, as written
             defined.update(stores([s]))
+            added, removed = definite_stores([s])
+            definite.update(added)
+            definite.difference_update(removed)
         close()
         return out
 
@@ -236,43 +245,53 @@ class _Splitter:
         body_start = s.body[0].lineno if getattr(s, "body", None) else s.lineno + 1
         return any(s.lineno <= ln < body_start for ln in self.lines)
 
-    def _compound(self, s: ast.stmt, defined: Set[str]) -> ast.stmt:
+    def _compound(self, s: ast.stmt, defined: Set[str], definite: Set[str]) -> ast.stmt:
         """A compound statement whose header runs eagerly and whose blocks are split."""
         new = ast.copy_location(type(s)(**{f: getattr(s, f) for f in s._fields}), s)
-        inner = set(defined) | stores(getattr(s, "target", None) and [s.target] or [])
+        bound = stores(getattr(s, "target", None) and [s.target] or [])
+        if isinstance(s, (ast.With, ast.AsyncWith)):
+            bound |= stores([i.optional_vars for i in s.items if i.optional_vars])
+        inner, sure = set(defined) | bound, set(definite) | bound
         if isinstance(s, (ast.For, ast.While, ast.AsyncFor)):
             inner |= stores(s.body)               # the next iteration sees this one's locals
-        if isinstance(s, (ast.With, ast.AsyncWith)):
-            inner |= stores([i.optional_vars for i in s.items if i.optional_vars])
         for b in _BLOCKS:
             stmts = getattr(s, b, None)
             if isinstance(stmts, list) and stmts:
-                setattr(new, b, self.block(stmts, inner))
+                setattr(new, b, self.block(stmts, inner, sure))
         if isinstance(s, ast.Try):
             new.handlers = []
             for h in s.handlers:
                 nh = ast.copy_location(ast.ExceptHandler(type=h.type, name=h.name,
                                                          body=None), h)
-                nh.body = self.block(h.body, inner | ({h.name} if h.name else set()))
+                extra = {h.name} if h.name else set()
+                nh.body = self.block(h.body, inner | extra, sure | extra)
                 new.handlers.append(nh)
         return new
 
-    def _chunk(self, stmts: List[ast.stmt], defined: Set[str]) -> List[ast.stmt]:
+    def _chunk(self, stmts: List[ast.stmt], defined: Set[str],
+               definite: Set[str]) -> List[ast.stmt]:
         returns = isinstance(stmts[-1], ast.Return)
         used = reads(stmts)
         inputs = sorted(n for n in used if n in self.local and n in defined)
         outputs = [] if returns else sorted(n for n in stores(stmts) & self.read_anywhere
                                             if n in self.local)
         ch = Chunk(stmts, inputs, outputs, returns)
+        # a local bound on some paths only: the segment gets None where it is unbound (eager
+        # code reading it there would raise), and hands back None for one it may not bind
+        maybe_in = [n for n in inputs if n not in definite]
+        ch.maybe_outputs = [n for n in outputs if n not in inputs and
+                            n not in definite_stores(stmts)[0]]
         self.chunks.append(ch)
         name = "_ss_seg%d" % (len(self.chunks) - 1)
         call = ast.Call(func=ast.Name(name, ast.Load()),
-                        args=[ast.Name(n, ast.Load()) for n in inputs], keywords=[])
+                        args=[ast.Name("_ss_u_" + n if n in maybe_in else n, ast.Load())
+                              for n in inputs], keywords=[])
+        pre = [_bind_or_none("_ss_u_" + n, n) for n in maybe_in]
         # ``x += 1`` on an array updates it in place: the compiled segment writes the new
         # values into the caller's array, which stays the object ``x`` names (a later
         # in-place update must reach the caller's array too)
         inplace = set(outputs) & set(inputs) & _aug_only(stmts)
-        out: List[ast.stmt] = []
+        out: List[ast.stmt] = list(pre)
         if returns:
             out.append(ast.Return(call))
         elif outputs:
@@ -324,8 +343,54 @@ def keep_inplace(old, new):
     return new
 
 
+def _bind_or_none(target: str, name: str) -> ast.stmt:
+    """``try: target = name`` / ``except NameError: target = None``."""
+    return ast.Try(body=[ast.Assign(targets=[ast.Name(target, ast.Store())],
+                                    value=ast.Name(name, ast.Load()))],
+                   handlers=[ast.ExceptHandler(
+                       type=ast.Name("NameError", ast.Load()), name=None,
+                       body=[ast.Assign(targets=[ast.Name(target, ast.Store())],
+                                        value=ast.Constant(None))])],
+                   orelse=[], finalbody=[])
+
+
+def definite_stores(stmts: List[ast.stmt]):
+    """(names every path through ``stmts`` binds, names it may unbind with ``del``),
+    conservatively: a loop may run zero times, a try may stop anywhere."""
+    added: Set[str] = set()
+    removed: Set[str] = set()
+    for s in stmts:
+        if isinstance(s, ast.Delete):
+            gone = stores([s])
+            added -= gone
+            removed |= gone
+            continue
+        if isinstance(s, ast.If):
+            now = definite_stores(s.body)[0] & definite_stores(s.orelse)[0]
+        elif isinstance(s, (ast.For, ast.AsyncFor, ast.While, ast.Try)):
+            now = definite_stores(getattr(s, "finalbody", []))[0]
+            removed |= stores([s]) - now if any(isinstance(n, ast.Delete)
+                                                for n in ast.walk(s)) else set()
+        elif isinstance(s, (ast.With, ast.AsyncWith)):
+            now = definite_stores(s.body)[0] | stores(
+                [i.optional_vars for i in s.items if i.optional_vars])
+        else:
+            now = stores([s])
+        added |= now
+        removed -= now
+    return added, removed
+
+
 def _segment_def(ch: Chunk, index: int, fname: str) -> ast.FunctionDef:
     body = list(ch.stmts)
+    for n in getattr(ch, "maybe_outputs", ()):
+        fix = _bind_or_none(n, n)
+        ast.copy_location(fix, body[-1])
+        ast.fix_missing_locations(fix)
+        for m in ast.walk(fix):
+            if hasattr(m, "lineno"):
+                m.lineno = m.end_lineno = body[-1].lineno
+        body.append(fix)
     if not ch.returns:
         ret = ast.Return(ast.Tuple([ast.Name(n, ast.Load()) for n in ch.outputs], ast.Load()))
         ast.copy_location(ret, body[-1])

@@ -466,3 +466,37 @@ def test_a_method_with_a_print_compiles_the_work_around_it(capsys):
     assert compiled and all(s.mode == "graph" for s in cf.segments)
     assert not any("is of type" in r for r in cf.break_reasons)
     assert traces_after_warmup(cf, [(rng.integers(0, 50, (2, 1)), 9)] * 3) == 0
+
+
+def test_locals_bound_on_some_paths_only():
+    def f(x, flag):
+        if flag:
+            y = x * 2
+        print("between")
+        z = x + 1
+        if flag:
+            z = z + y
+        if not flag:
+            w = z * 3
+        print("again")
+        if flag:
+            return z
+        return w - 1
+
+    cf = ss.compile(f)
+    for flag in (False, True, False, True):
+        x = f64(4)
+        same(quiet(cf, x, flag), f(x, flag))
+    assert cf.mode == "split"
+
+
+def test_a_deleted_local_is_unbound_again():
+    def f(x):
+        y = x * 2
+        print("n", y.shape)
+        del y
+        y = x + 1
+        print("m")
+        return y
+    cf = ss.compile(f)
+    same(quiet(cf, f64(3)), f(f64(3)))
