@@ -53,7 +53,9 @@ class GraphBreak(UserError):
 
 def describe_break(frame: Optional[UserFrame], reason: str) -> str:
     """``'file:line: reason'``, the form ``explain`` reports."""
-    return "%s: %s" % (frame.location if frame is not None else "<unknown>", reason)
+    if frame is None:                   # raised outside user code (an input's type)
+        return reason
+    return "%s: %s" % (frame.location, reason)
 
 
 def break_detail(frame: Optional[UserFrame], reason: str) -> str:
@@ -158,6 +160,24 @@ def as_break(e: BaseException) -> GraphBreak:
         frame = UserFrame(m.group(1), int(m.group(2)), "?")
         first = first[:m.start()]
     return GraphBreak(first.rstrip(" ."), frame)
+
+
+def untraceable_break(e: BaseException) -> GraphBreak:
+    """An error raised while tracing as a graph break at the user's line: a symshape
+    error as itself (``as_break``); any other (a library call that needs a real array,
+    ``zlib.crc32(x)`` raising TypeError) as a call that must run on real arrays."""
+    if isinstance(e, UserError):
+        return as_break(e)
+    frame = None
+    tb = e.__traceback__
+    while tb is not None:
+        fn = tb.tb_frame.f_code.co_filename
+        if not _is_internal(fn):
+            frame = UserFrame(fn, tb.tb_lineno, tb.tb_frame.f_code.co_name)
+        tb = tb.tb_next
+    text = str(e).splitlines()[0] if str(e) else ""
+    return GraphBreak("a call the tracer cannot see into needs real arrays (%s%s)"
+                      % (type(e).__name__, ": " + text if text else ""), frame)
 
 
 # --------------------------------------------------------------------------- lazy runs
@@ -413,6 +433,17 @@ class LazyRun:
         self.vals = {n: v for n, v in self.vals.items() if n.op == "input" or n in keep}
         self.segments.append(Segment(seg, text))
 
+    def close_pending(self) -> None:
+        """Record the ops traced since the last segment as a (never run) segment: what a
+        failed run had captured when it stopped."""
+        pending = [n for n in self.graph.nodes[self.start:]
+                   if n.op not in ("input", "constant")]
+        self.start = len(self.graph.nodes)
+        if pending:
+            r = Renderer({}, {})
+            self.segments.append(Segment(pending, "\n".join(
+                "%s = %s" % (n.name, emit_node(n, r)) for n in pending)))
+
     def _key(self, seg, ext, outs):
         ns: Dict[str, Any] = {}
         r = Renderer({}, ns)
@@ -437,3 +468,29 @@ class LazyRun:
         cp = generate(consts + seg, list(outs), spec, [], None, [], None,
                       "segment", lambda e: e if type(e) is int else 1024, params=params)
         return cp.full
+
+
+# --------------------------------------------------------------------------- advice
+_ADVICE = (
+    ("call to print", "To compile it whole, drop the print or move it outside the "
+                      "compiled function."),
+    ("data-dependent branch", "To compile it whole, compute both sides and pick with "
+                              "np.where(cond, a, b) instead of branching on array values."),
+    ("data-dependent output size", "To compile it whole, keep the shape fixed: "
+                                   "np.where(mask, x, 0) instead of x[mask]."),
+    ("of array values", "To compile it whole, keep the value an array (x.sum() rather "
+                        "than float(x.sum())) and convert it after the compiled call."),
+    ("Could not decide", "The condition reads a size computed from array values "
+                         "(np.nonzero, x[mask]); to compile it whole, keep sizes fixed with "
+                         "np.where."),
+    ("needs real arrays", "To compile it whole, do that call outside the compiled function "
+                          "or with NumPy operations."),
+)
+
+
+def break_advice(reason: str) -> str:
+    """What the user can change to remove a graph break of this kind."""
+    for key, text in _ADVICE:
+        if key in reason:
+            return text
+    return "To compile it whole, express that step with NumPy array operations."

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import List
 
-from .breaks import BreakRecord, LazyRun, SegmentCache, Segment
+from .breaks import (BreakRecord, LazyRun, SegmentCache, Segment, print_hooked,
+                     untraceable_break)
 
 
 class Explanation:
@@ -67,7 +68,20 @@ class Explanation:
 
 
 def explain(f, *args, **kwargs) -> Explanation:
+    """Run ``f(*args, **kwargs)`` once through the compiler and report its graphs and
+    graph breaks.  A step the tracer cannot follow (a library call that needs a real array)
+    is one more break reason, never an exception: the report holds the graphs captured up
+    to it, and the call is finished eagerly (its prints already ran and are not repeated).
+    Only an error the program also raises eagerly propagates."""
     run = LazyRun(f, SegmentCache(), record=True)
-    result = run(args, kwargs)
+    try:
+        result = run(args, kwargs)
+    except Exception as e:
+        brk = untraceable_break(e)
+        run.close_pending()
+        run.breaks.append(BreakRecord(brk.frame, brk.reason + "; explain ran the rest of "
+                                                              "the call eagerly"))
+        with print_hooked(lambda a, k, frame: None):
+            result = f(*args, **kwargs)
     return Explanation(getattr(f, "__qualname__", getattr(f, "__name__", "f")),
                        run.segments, run.breaks, result)

@@ -15,8 +15,17 @@ sizes the guards bound.  No variant matching is a *miss*:
    except the axes (and int inputs) whose value has changed since the first compile.
 
 A function that cannot be captured in one graph (``breaks``) raises at the first break
-with ``fullgraph=True``; otherwise it runs through its breaks on every call, with the array
-work between them compiled.
+with ``fullgraph=True``; otherwise the function is split once at its statements
+(codegen/split.py): the statement holding a break runs eagerly, the code between breaks runs
+as compiled segments (each an ``ss.compile`` of its own, with guards and variants), and a
+later call traces nothing again.  A function that cannot be split (no source, ``yield``)
+runs through its breaks on every call, with the array work between them compiled.
+Falling back warns once, with the line, the reason and what would help.
+
+A call with size 1 on an axis that is already dynamic is exported with that axis allowed
+down to 1: if nothing in the program depends on size 1, that one variant serves every size
+from then on; if something does (broadcasting, a guard), the variant is for size 1, and the
+recompile reason says which.
 """
 from __future__ import annotations
 
@@ -38,8 +47,10 @@ from symshape.dims import AUTO
 from symshape.errors import ConstraintViolationError, UserError
 
 from . import get_backend
-from .breaks import LazyRun, SegmentCache, as_break, break_detail, with_break_detection
+from .breaks import (LazyRun, SegmentCache, as_break, break_advice, break_detail,
+                     untraceable_break, with_break_detection)
 from .dask_backend import is_dask_array as _is_dask_array, stand_in as _dask_stand_in
+from . import split as _split
 
 
 class RecompileError(UserError):
@@ -338,6 +349,14 @@ class CompiledFunction:
         self.break_reasons: List[str] = []
         self.break_calls = 0
         self._segments = SegmentCache()
+        self._root = self                   # a segment's root: the function the user compiled
+        self._driver = None                 # split mode: the rewritten function
+        self._split_lines: Dict[int, str] = {}      # line -> break reason, in order found
+        self._split_fns: List["CompiledFunction"] = []
+        self._split_cache: Dict[tuple, "CompiledFunction"] = {}
+        self._split_ast = None
+        self._size_one: List[str] = []      # this compile: dynamic axes that have size 1
+        self._min1_names: Dict[str, str] = {}
         self._warned = False
         self._first: Dict[str, tuple] = {}
         self._dyn: Dict[str, set] = {}
@@ -352,7 +371,11 @@ class CompiledFunction:
     # ------------------------------------------------------------------ dispatch
     def _install(self) -> None:
         lines = ["def __call__(_ss_self, %s):" % self._params]
-        for v in reversed(self.variants):
+        if self._driver is not None:
+            # split at graph breaks: the rewritten function runs its compiled segments
+            self._ns["_DRIVER"] = self._driver
+            lines += ["    _ss_self.break_calls += 1", "    return _DRIVER(%s)" % self._call]
+        for v in reversed(self.variants if self._driver is None else ()):
             cp = v.compiled
             lines.append("    for _ in _ONCE:")
             for cond, _, _ in v.struct:
@@ -453,24 +476,53 @@ class CompiledFunction:
         return result
 
     def _fallback_warning(self, what: str) -> None:
-        """Once per function: the compiled path was given up, and why."""
-        if getattr(self, "_fallback_warned", False):
+        """Once per compiled function (its segments included): the compiled path was
+        given up, where, and why."""
+        root = self._root
+        if getattr(root, "_fallback_warned", False):
             return
-        self._fallback_warned = True
-        warnings.warn("ss.compile(%s) could not compile the whole function: %s. "
-                      "fullgraph=True turns this into an error." % (self._name, what),
-                      CompileFallbackWarning, stacklevel=5)
+        root._fallback_warned = True
+        where = "" if root is self else " (in its %s)" % self._name.split(" ", 1)[-1][1:-1]
+        warnings.warn("ss.compile(%s) could not compile the whole function%s: %s. "
+                      "fullgraph=True turns this into an error."
+                      % (root._name, where, what.rstrip(". ")),
+                      CompileFallbackWarning, stacklevel=_user_stacklevel())
 
     def _limit_warning(self, reason: Optional[str]) -> None:
-        if self._warned:
+        root = self._root
+        if root._warned:
             return
-        self._warned = True
+        root._warned = True
+        name = self._name if root is self else "%s, segment %s" % (
+            root._name, self._name.split(" ", 1)[-1])
         warnings.warn(
             "ss.compile(%s) reached its cache size limit of %d compiled variants: calls that "
-            "match none of them now run eagerly (uncompiled). Last guard failure: %s. Shapes "
-            "that keep changing are best compiled once with dynamic=None or dynamic=True; "
-            "or raise cache_size_limit." % (self._name, self.cache_size_limit, reason),
-            RecompileLimitWarning, stacklevel=4)
+            "match none of them now run eagerly (uncompiled). Last guard failure: %s. %s"
+            % (name, self.cache_size_limit, reason, self._limit_advice(reason)),
+            RecompileLimitWarning, stacklevel=_user_stacklevel())
+
+    def _limit_advice(self, reason: Optional[str]) -> str:
+        """What would actually stop the recompiles."""
+        if self.dynamic is False:
+            return ("dynamic=False compiles one variant per shape: use dynamic=None "
+                    "(automatic) or dynamic=True to compile changing sizes once, or raise "
+                    "cache_size_limit.")
+        pins = []
+        for v in self.variants:
+            env = getattr(v.program, "_env", None)
+            for g in getattr(env, "guards", ()):
+                if g.kind == "specialize" and g.frame is not None:
+                    text = "%s: %s" % (g.frame.location, g.frame.code)
+                    if text not in pins:
+                        pins.append(text)
+        if pins:
+            return ("The sizes are already dynamic; the program pins them to constants at "
+                    "%s. Keep those sizes symbolic there (pass shapes instead of int(), "
+                    "len() or range() of a size), or raise cache_size_limit."
+                    % "; ".join(pins[:3]))
+        return ("The sizes are already dynamic, so the guard above is what changes: an "
+                "input that takes many values (a Python int, a dtype, a container layout) "
+                "compiles a variant each; pass it as an array, or raise cache_size_limit.")
 
     @property
     def _name(self) -> str:
@@ -482,17 +534,27 @@ class CompiledFunction:
         bound.apply_defaults()          # defaults become guarded inputs too
         # export binds again: empty *args / **kwargs then have no entry in its spec
         rebound = self._sig.bind(*bound.args, **bound.kwargs)
+        self._size_one = []
         spec = self._spec(rebound)
         from symshape.capture.export import export
         try:
+            ep = None
+            if self._size_one and reason is not None:
+                ep, why = self._export_size_one(export, bound, rebound)
+                reason += why
             # CuPy inputs (backend="cupy"): trace on host copies; only shapes, dtypes and
             # (for graph breaks) values are read, and the variant then runs on the device
-            ep = export(with_break_detection(self._f), _to_host(bound.args),
-                        _to_host(bound.kwargs), dynamic_shapes=spec)
+            if ep is None:
+                ep = export(with_break_detection(self._f), _to_host(bound.args),
+                            _to_host(bound.kwargs), dynamic_shapes=spec)
         except ConstraintViolationError:
             raise
         except UserError as e:
             brk = as_break(e)
+            if not self.fullgraph and _split.break_line(e, _split.code_of(self._f)):
+                return self._break_at(e, brk, args, kwargs)
+            if not self.fullgraph and self._root is not self:
+                return self._segment_eagerly(brk, args, kwargs)
             if self.fullgraph:
                 raise UserError("ss.compile(%s, fullgraph=True): graph break at %s\n"
                                 "fullgraph=True requires one graph; remove the break, or "
@@ -504,6 +566,10 @@ class CompiledFunction:
         except Exception as e:
             if self.fullgraph:
                 raise
+            if _split.break_line(e, _split.code_of(self._f)):
+                return self._break_at(e, untraceable_break(e), args, kwargs)
+            if self._root is not self:
+                return self._segment_eagerly(untraceable_break(e), args, kwargs)
             reason = "tracing raised %s: %s" % (type(e).__name__, e)
             return self._fall_back("eager", reason, self._eager, args, kwargs,
                                    "it runs eagerly from now on (%s)" % reason)
@@ -525,6 +591,38 @@ class CompiledFunction:
         self._install()
         self._counts[v.index] += 1
         return fn(*args, **kwargs)
+
+    def _export_size_one(self, export, bound, rebound):
+        """A call with size 1 on axes that are already dynamic: export with those axes
+        allowed down to 1.  If nothing in the program depends on the size being 1, the new
+        variant takes every size >= 1 (no variant per size 1); if something does
+        (broadcasting, a guard), export says which, and the variant is for size 1."""
+        axes = ", ".join(self._size_one)
+        self._min1 = True
+        try:
+            spec = self._spec(rebound)
+        finally:
+            self._min1 = False
+        for _ in range(4):
+            try:
+                ep = export(with_break_detection(self._f), _to_host(bound.args),
+                            _to_host(bound.kwargs), dynamic_shapes=spec)
+            except ConstraintViolationError as e:
+                pins = [f for f in e.suggested_fixes if _CONST_FIX.match(str(f))]
+                if pins or not e.suggested_fixes:
+                    detail = e.violations[0] if e.violations else "a guard"
+                    for name, axis in self._min1_names.items():
+                        detail = re.sub(r"\b%s\b" % name, axis, detail)
+                    return None, "; size 1 changes what the program does on %s (%s), so " \
+                        "this variant is for size 1" % (axes, detail)
+                for fix in e.suggested_fixes:       # relations between the axes: declare them
+                    spec = fix.apply(spec)
+                continue
+            except Exception:
+                return None, ""
+            return ep, "; nothing in the program depends on size 1 on %s, so this " \
+                "variant takes sizes >= 1 there" % axes
+        return None, ""
 
     def _spec(self, bound: inspect.BoundArguments):
         spec = {}
@@ -551,9 +649,20 @@ class CompiledFunction:
             if len(first) == len(shape):
                 dyn.update(i for i, (a, b) in enumerate(zip(first, shape)) if a != b)
             if self.dynamic is True:
-                return tuple(AUTO for _ in shape)
-            if not dyn or len(first) != len(shape):
+                if 1 not in shape or not self.variants:
+                    return tuple(AUTO for _ in shape)
+                dyn = set(range(len(shape)))    # size 1 on a dynamic axis: see below
+            elif not dyn or len(first) != len(shape):
                 return None
+            ones = [i for i in sorted(dyn) if shape[i] == 1]
+            if ones and not getattr(self, "_min1", False):
+                self._size_one += ["%s.shape[%d]" % (path, i) for i in ones]
+            if ones and getattr(self, "_min1", False):
+                from symshape.dims import Dim
+                for i in ones:
+                    self._min1_names[_dim_name(path, i)] = "%s.shape[%d]" % (path, i)
+                return tuple(Dim(_dim_name(path, i), min=1) if i in ones else
+                             AUTO if i in dyn else None for i in range(len(shape)))
             return tuple(AUTO if i in dyn else None for i in range(len(shape)))
         if isinstance(v, int) and not isinstance(v, bool) and self.dynamic is not False:
             first = self._first.setdefault(path, (v,))
@@ -581,6 +690,137 @@ class CompiledFunction:
         self.break_calls += 1
         return result
 
+    # ------------------------------------------------------------------ split at breaks
+    def _break_at(self, exc: BaseException, brk, args, kwargs):
+        """A graph break in a statement of this function: from now on that statement runs
+        eagerly and the statements around it run as compiled segments (codegen/split.py),
+        each cached behind its own guards, so later calls trace nothing again."""
+        line = _split.break_line(exc, _split.code_of(self._f))
+        root = self._root
+        if root is not self:
+            # a segment met a break of its own: this call runs the segment's statements
+            # eagerly (the user's error, if they fail, propagates and nothing changes), and
+            # the compiled function is split there too
+            result = self._f(*args, **kwargs)
+            self.eager_calls += 1
+            root._add_break(line, brk)
+            return result
+        sp = self._resplit(line, brk)
+        if sp is None:
+            return self._fall_back("breaks", str(brk), self._run_breaks, args, kwargs,
+                                   "it runs in pieces from now on (graph break at %s)"
+                                   % break_detail(brk.frame, brk.reason))
+        saved = (self._driver, dict(self._split_lines), self._split_fns, self.mode,
+                 self.mode_reason)
+        self._use_split(sp, line, brk)
+        known = list(self.break_reasons)
+        self._note_break(brk)
+        try:
+            result = sp.driver(*args, **kwargs)
+        except BaseException:
+            # wrong for these inputs even when run in pieces: the user's own error
+            (self._driver, self._split_lines, self._split_fns, self.mode,
+             self.mode_reason) = saved
+            self.break_reasons[:] = known
+            self._install()
+            raise
+        self.break_calls += 1
+        self._fallback_warning(
+            "graph break at %s\n%s runs eagerly on every call; the code "
+            "before and after it runs compiled, in %d segments. %s"
+            % (break_detail(brk.frame, brk.reason), self._break_statement(line, brk),
+               len(sp.fns), break_advice(brk.reason)))
+        return result
+
+    def _break_statement(self, line: int, brk) -> str:
+        """Which statement of the compiled function runs eagerly: the break's own line,
+        or the line calling the helper the break is in (then all of that call)."""
+        code = _split.code_of(self._f)
+        fr = brk.frame
+        if fr is None or code is None or (fr.filename == code.co_filename and
+                                          fr.lineno == line):
+            return "That statement"
+        import linecache
+        text = linecache.getline(code.co_filename, line).strip()
+        return ("The break is inside %s, called at %s:%d (%s): that whole statement "
+                "(decorate %s with ss.compile to compile its array work around the break)"
+                % (fr.function, code.co_filename, line, text, fr.function))
+
+    def _segment_eagerly(self, brk, args, kwargs):
+        """A segment that cannot be traced as a whole (an input that is an object, not an
+        array or number): its statements run eagerly from now on, in the rewritten
+        function itself (no dispatch), and this call runs them eagerly too."""
+        result = self._f(*args, **kwargs)
+        self.eager_calls += 1
+        fdef = getattr(self._f, "__ss_ast__", None)
+        if fdef is not None:
+            lines = [st.lineno for st in fdef.body]
+            self._root._add_eager_lines(lines, "%s: %s; those statements run eagerly" % (
+                self._name, str(brk).split(": ", 1)[-1]))
+        return result
+
+    def _add_eager_lines(self, lines: List[int], reason: str) -> None:
+        with self._lock:
+            if reason not in self.break_reasons:
+                self.break_reasons.append(reason)
+            new = [ln for ln in lines if ln not in self._split_lines]
+            if not new or not self._split_ast:
+                return
+            for ln in new:
+                self._split_lines[ln] = reason
+            sp = _split.split(self._f, self._split_ast, set(self._split_lines), self._segment)
+            if sp is not None:
+                self._driver, self._split_fns = sp.driver, sp.fns
+                self._install()
+
+    def _resplit(self, line: int, brk):
+        if self._split_ast is None:
+            self._split_ast = _split.function_ast(self._f) or False
+        if not self._split_ast:
+            return None
+        lines = set(self._split_lines) | {line}
+        return _split.split(self._f, self._split_ast, lines, self._segment)
+
+    def _use_split(self, sp, line: int, brk) -> None:
+        self._split_lines.setdefault(line, str(brk))
+        self._driver, self._split_fns = sp.driver, sp.fns
+        self.mode, self.mode_reason = "split", "graph break at %s" % (
+            "; ".join(self._split_lines.values()))
+        self._install()
+
+    def _add_break(self, line: Optional[int], brk) -> None:
+        """A segment found a break at ``line``: split the function there as well."""
+        with self._lock:
+            self._note_break(brk)
+            if line is None or line in self._split_lines:
+                return
+            sp = self._resplit(line, brk)
+            if sp is not None:
+                self._use_split(sp, line, brk)
+
+    def _segment(self, chunk, raw):
+        """The compiled function of one segment, reused across re-splits."""
+        cf = self._split_cache.get(chunk.key)
+        if cf is None:
+            cf = compile(raw, dynamic=self.dynamic, backend=self.backend,
+                         cache_size_limit=self.cache_size_limit)
+            cf._root = self
+            if self.frozen is not None:
+                cf.freeze(self.frozen)
+            self._split_cache[chunk.key] = cf
+        return cf
+
+    @property
+    def segments(self) -> List["CompiledFunction"]:
+        """Split at graph breaks: the compiled function of each segment, in program order
+        (each with its own ``variants`` and ``recompile_reasons``)."""
+        return list(self._split_fns)
+
+    def _note_break(self, brk) -> None:
+        text = str(brk)
+        if text not in self.break_reasons:
+            self.break_reasons.append(text)
+
     def _note_breaks(self, run: LazyRun) -> None:
         for b in run.breaks:
             text = str(b)
@@ -594,10 +834,14 @@ class CompiledFunction:
         if on_miss not in ("error", "eager"):
             raise UserError("freeze(on_miss=...) takes 'error' or 'eager', got %r" % (on_miss,))
         self.frozen = on_miss
+        for seg in self._split_cache.values():         # split at breaks: every segment
+            seg.freeze(on_miss)
         return self
 
     def unfreeze(self) -> "CompiledFunction":
         self.frozen = None
+        for seg in self._split_cache.values():
+            seg.unfreeze()
         return self
 
     def reset(self) -> None:
@@ -610,6 +854,11 @@ class CompiledFunction:
             self._dyn.clear()
             self.mode, self.mode_reason = "graph", None
             self._warned = False
+            self._driver, self._split_ast = None, None
+            self._split_lines.clear()
+            self._split_fns = []
+            self._split_cache.clear()
+            self.break_reasons.clear()
             self._install()
 
     @property
@@ -645,6 +894,14 @@ class CompiledFunction:
         if self.break_reasons:
             lines.append("  graph breaks (run eagerly on every call):")
             lines += ["    %s" % r for r in self.break_reasons]
+        if self._driver is not None:
+            lines.append("  compiled segments (each with its own guards and variants):")
+            for seg in self._split_fns:
+                sub = seg.report().splitlines()
+                lines.append("    segment %s" % sub[0].split("(", 1)[1].split(")", 1)[0]
+                             .split(" ", 1)[-1].strip("()"))
+                lines += ["    " + x for x in sub[1:]]
+        elif self.break_reasons:
             lines.append("  compiled segments: %d (cache hits %d)" % (
                 len(self._segments.fns), self._segments.hits))
         return "\n".join(lines)
@@ -652,6 +909,26 @@ class CompiledFunction:
     def __repr__(self) -> str:
         return "<ss.compile(%s): %d variants, %d recompiles>" % (
             self._name, len(self.variants), len(self.recompile_reasons))
+
+
+_CONST_FIX = re.compile(r"^\w+ = -?\d+$")     # a suggested fix that pins a size
+
+
+def _dim_name(path: str, axis: int) -> str:
+    """A Dim name for an input axis (``x['w'][0]`` axis 1 -> ``x_w_0_1``)."""
+    name = re.sub(r"\W+", "_", "%s_%d" % (path, axis)).strip("_")
+    return name if name[:1].isalpha() else "d_" + name
+
+
+def _user_stacklevel() -> int:
+    """The ``stacklevel`` that puts a warning at the user's call."""
+    from symshape.userframe import _is_internal
+    import sys
+    f, level = sys._getframe(1), 1
+    while f is not None and (_is_internal(f.f_code.co_filename) or f.f_code in
+                             _split.GENERATED or f.f_code.co_filename.startswith("<symshape")):
+        f, level = f.f_back, level + 1
+    return level
 
 
 def _inside_trace(args, kwargs) -> bool:

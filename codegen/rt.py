@@ -162,3 +162,10 @@ def blocks(tune: list, fn, nb: int, sc_a, make_b, size: int) -> None:
     tune[i + 1] += 1
     if tune[1] >= TRIALS + 1 and tune[3] >= TRIALS:
         tune[4] = 1 if tune[2] < 0.9 * tune[0] else 0
+
+
+def setitem_into(x, index, value):
+    """``x[index] = value`` in place, returning ``x`` (a functional write whose input
+    nobody else reads: no copy of ``x``)."""
+    x[index] = value
+    return x

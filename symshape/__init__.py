@@ -69,7 +69,8 @@ def compile(f=None, *, dynamic=None, backend="numpy", fullgraph=False, cache_siz
     guards, recompile when a guard fails (recording it as the reason), make an axis dynamic
     once it has changed (``dynamic=None``); ``dynamic=True``: every axis dynamic from the
     start; ``False``: one variant per shape.  Graph breaks (``print``, data-dependent
-    branches, untraceable calls) run eagerly unless ``fullgraph=True``."""
+    branches, untraceable calls) run eagerly unless ``fullgraph=True``: the function is
+    split at them once, and the code between them runs as compiled segments."""
     from .codegen.jit import compile as _compile
     return _compile(f, dynamic=dynamic, backend=backend, fullgraph=fullgraph,
                     cache_size_limit=cache_size_limit)
