@@ -10,7 +10,7 @@ import numpy as np
 
 import symshape as ss
 
-from . import closures, gpt2, llama, pca, rnn
+from . import closures, cnn, gpt2, llama, mlp_bn, pca, rnn
 
 A = ss.Dim.AUTO
 
@@ -30,6 +30,8 @@ def _rng(seed=0):
 
 
 _llama = llama.Llama(max_batch=8, max_seq=256)
+_cnn_params = cnn.init_params(hw=16)
+_mlp_eval = mlp_bn.MLP((32, 64, 48, 10)).train(False)
 
 
 def _tokens(batch, seq, vocab=50, seed=0):
@@ -67,4 +69,11 @@ PROGRAMS: List[Program] = [
             lambda batch: (_rng(8).standard_normal((batch, 8)), _rng(9).integers(0, 5, batch)),
             {"x": (A, None), "labels": (A,)}, {"batch": 6}, [{"batch": b} for b in (2, 9, 50)],
             {"batch": 8192}),
+    Program("cnn (im2col by fancy indexing)", cnn.cnn,
+            lambda batch: (_rng(10).standard_normal((batch, 3, 16, 16)), _cnn_params),
+            {"x": (ss.Dim("batch", min=1), None, None, None), "params": None},
+            {"batch": 2}, [{"batch": b} for b in (1, 3, 8)], {"batch": 8}),
+    Program("mlp + batch norm, eval (layer classes)", _mlp_eval.forward,
+            lambda batch: (_rng(11).standard_normal((batch, 32)),), {"x": (A, None)},
+            {"batch": 4}, [{"batch": b} for b in (2, 7, 128)], {"batch": 512}),
 ]
