@@ -22,6 +22,7 @@ from symshape.expr import Expr, Sym
 from symshape.symfloat import FloatExpr
 from symshape import validate
 from symshape.guards import CheckWriter, ConstraintSet, InputDesc
+from symshape.checks import runtime_condition
 from symshape.ranges import ValueRange
 from symshape.spec import InputLeaf, bind_inputs, match
 from symshape.symint import SymInt
@@ -340,8 +341,8 @@ def _simplify_value(env: ShapeEnv, v):
         for n in v.graph.nodes:
             _finalize_node(env, n)
         v.graph.outputs = [_simplify_value(env, o) for o in v.graph.outputs]
-        v.checks = [(env.subst_cond(c), text) for c, text in v.checks
-                    if env.subst_cond(c) is not True]
+        v.checks = [(runtime_condition(env, c), text) for c, text in v.checks
+                    if runtime_condition(env, c) is not True]
         return v
     if t.__name__ == "CondExpr":
         v.cond = env.subst_cond(v.cond)
@@ -407,10 +408,13 @@ def _constraint_set(env: ShapeEnv, leaves: List[InputLeaf], input_nodes: List[No
     dim_names = {s: i.dim.name for s, i in env.infos.items() if i.kind == "named" and i.dim}
     ranges = {s: env.ranges[s] for s in env.ranges if s not in env.replacements}
     cs = ConstraintSet(descs, ranges, facts, frames, dim_names)
-    cs.runtime_checks = [(env.subst_cond(c), "%s%s" % (
+    cs.runtime_checks = [(runtime_condition(env, c), "%s%s" % (
         c.format(env.name_of) + ((": " + msg) if msg else ""),
         (" (ss.check at %s)" % frame.location) if frame else ""))
-        for c, msg, frame in env.checks if not isinstance(env.subst_cond(c), bool)]
+        for c, msg, frame in env.checks if not isinstance(runtime_condition(env, c), bool)]
+    for c, _ in cs.runtime_checks:         # a solved check keeps its size: keep its range
+        for s in c.free_symbols:
+            cs.ranges.setdefault(s, env.ranges[s])
     return cs
 
 

@@ -1,0 +1,191 @@
+"""Soundness: what runs is what eager NumPy does, and the printed contract is the enforced one.
+
+Three holes the proofs missed, each a program in the style real code uses:
+  * an ``ss.check`` equality on a data-dependent size that the solver turned into a
+    replacement must still be checked when the size is computed (``module()`` and compiled
+    code), never dropped as ``True``;
+  * dividing by a size (``n // n``) is defined only where the size is non-zero, so that joins
+    the contract instead of the rewrite ``n // n -> 1`` turning eager's ZeroDivisionError
+    into a value;
+  * the sympy symbols of ``range_constraints`` / ``input_shapes`` carry the sign their range
+    implies, nothing more.
+"""
+import numpy as np
+import pytest
+import sympy
+
+import symshape as ss
+from symshape import Dim, export
+
+A = Dim.AUTO
+
+
+# ---------------------------------------------------------------------------- 1: ss.check
+def keep_positive_then_align(x):
+    m = x[x > 0]
+    ss.check(m.shape[0] == x.shape[0] - 3)
+    return m + x[3:]
+
+
+def pairs_of_positives(x):
+    m = x[x > 0]
+    ss.check(m.shape[0] % 2 == 0)
+    return m.reshape(-1, 2)
+
+
+def budget(x):
+    m = x[x > 0]
+    ss.check(2 * m.shape[0] + 3 * x.shape[0] == 34)
+    return m.sum() + x
+
+
+def five_positives(x):
+    m = x[x > 0]
+    ss.check(m.shape[0] == 5, "expects five positive scores")
+    return m + np.ones(5)
+
+
+class Scorer:
+    """A model object whose forward keeps the top rows by a data-dependent mask."""
+
+    def __init__(self, k):
+        self.k = k
+
+    def __call__(self, x):
+        keep = x[x > 0]
+        ss.check(keep.shape[0] == self.k)
+        return keep * 2.0
+
+
+CHECK_CASES = [
+    (keep_positive_then_align, np.array([1., 2, 3, 4, 5, -1, -1, -1]),
+     np.array([1., -1, -1, -1, -1, -1, -1, -1])),
+    (pairs_of_positives, np.array([1., 2, 3, 4, -1, -1]), np.array([1., 2, 3, -1, -1, -1])),
+    (budget, np.array([1., 2, 3, 4, 5, -1, -1, -1]), np.array([1., 2, 3, 4, -1, -1, -1, -1])),
+    (five_positives, np.array([1., 2, 3, 4, 5, -1, -1, -1]),
+     np.array([1., 2, 3, 4, -1, -1, -1, -1])),
+    (Scorer(3), np.array([1., 2, 3, -1, -1]), np.array([1., 2, -1, -1, -1])),
+]
+
+
+@pytest.mark.parametrize("f, example, bad", CHECK_CASES,
+                         ids=["replacement", "congruence", "two_var", "constant", "object"])
+def test_a_check_on_a_data_dependent_size_runs_even_when_solved(f, example, bad):
+    ep = export(f, (example,), dynamic_shapes={"x": (A,)})
+    with pytest.raises(ss.UserError):        # eager: the check fails
+        f(bad)
+    for run in (ep.module(), ep.compile()):
+        with pytest.raises(ss.UserError, match="ss.check"):
+            run(bad)
+        np.testing.assert_array_equal(run(example), f(example))
+
+
+def test_a_solved_check_still_passes_inputs_that_satisfy_it():
+    ep = export(keep_positive_then_align, (np.array([1., 2, 3, 4, 5, -1, -1, -1]),),
+                dynamic_shapes={"x": (A,)})
+    other = np.array([-1., 7, 8, -2, 9, 1, 1, 1, 2, -3])      # 7 positives, 10 - 3
+    np.testing.assert_array_equal(ep.module()(other), keep_positive_then_align(other))
+
+
+def test_a_solved_check_survives_save_and_load(tmp_path):
+    ep = export(five_positives, (np.array([1., 2, 3, 4, 5, -1]),), dynamic_shapes={"x": (A,)})
+    path = tmp_path / "p.symshape"
+    ss.save(ep, str(path))
+    back = ss.load(str(path))
+    with pytest.raises(ss.UserError, match="five positive"):
+        back.module()(np.array([1., 2, -1, -1, -1, -1]))
+
+
+def test_jit_checks_a_solved_data_dependent_check():
+    f = ss.compile(keep_positive_then_align)
+    f(np.array([1., 2, 3, 4, 5, -1, -1, -1]))
+    with pytest.raises(ss.UserError):
+        f(np.array([1., -1, -1, -1, -1, -1, -1, -1]))
+
+
+# ---------------------------------------------------------------------------- 2: division
+def per_group(x):
+    groups = x.shape[0] // x.shape[0]
+    return np.zeros(groups) + x.sum()
+
+
+def chunk_rows(x, y):
+    return np.zeros((x.shape[0] * y.shape[0]) // x.shape[0])
+
+
+def test_dividing_by_a_size_that_may_be_zero_is_reported_against_the_spec():
+    with pytest.raises(ss.ConstraintViolationError) as e:
+        export(per_group, (np.zeros(4),), dynamic_shapes={"x": (Dim("n", min=0),)})
+    assert "n = Dim('n', min=1)" in [str(f) for f in e.value.suggested_fixes]
+    with pytest.raises(ss.ConstraintViolationError):
+        export(chunk_rows, (np.zeros(4), np.zeros(3)),
+               dynamic_shapes={"x": (Dim("n", min=0),), "y": (Dim("m"),)})
+
+
+def test_a_size_divisor_keeps_the_guard_eager_raises_on():
+    n = Dim("n", min=1)
+    ep = export(per_group, (np.zeros(4),), dynamic_shapes={"x": (n,)})
+    assert ep.range_constraints[sympy.Symbol("s0", integer=True, positive=True)].lower == 1
+    with pytest.raises(ZeroDivisionError):
+        per_group(np.zeros(0))
+    with pytest.raises(ss.UserError, match="x.shape\\[0\\]"):
+        ep.module()(np.zeros(0))
+    np.testing.assert_array_equal(ep.module()(np.ones(6)), per_group(np.ones(6)))
+
+
+def test_an_auto_divisor_is_guarded_in_the_contract():
+    ep = export(per_group, (np.zeros(4),), dynamic_shapes={"x": (Dim.DYNAMIC,)})
+    with pytest.raises(ss.UserError):
+        ep.module()(np.zeros(0))
+
+
+def count_per_positive(x):
+    m = x[x > 0]
+    return np.zeros(12 // m.shape[0])
+
+
+def test_a_data_dependent_divisor_is_checked_where_it_is_computed():
+    ep = export(count_per_positive, (np.array([1., 2, 3, -1]),), dynamic_shapes={"x": (A,)})
+    np.testing.assert_array_equal(ep.module()(np.array([1., 1, -1, -1])),
+                                  count_per_positive(np.array([1., 1, -1, -1])))
+    with pytest.raises(ZeroDivisionError):
+        count_per_positive(np.array([-1., -1, -1]))
+    with pytest.raises(ss.UserError, match="must not be 0"):
+        ep.module()(np.array([-1., -1, -1]))
+
+
+# ---------------------------------------------------------------------------- 3: sympy signs
+def take_first(x, k):
+    return x[:k]
+
+
+def test_a_negative_int_input_gets_a_negative_symbol():
+    ep = export(take_first, (np.zeros(8), -3),
+                dynamic_shapes={"x": (A,), "k": Dim.DYNAMIC})
+    (s_x, vr_x), (s_k, vr_k) = sorted(ep.range_constraints.items(), key=lambda kv: str(kv[0]))
+    assert vr_k.upper == -1
+    assert (s_k < 0) is sympy.true
+    assert s_k.is_positive is False and s_k.is_negative is True
+    assert s_x.is_positive is True
+
+
+def test_a_size_admitting_zero_is_not_positive():
+    ep = export(lambda x: x + 1, (np.zeros(4),), dynamic_shapes={"x": (Dim("n", min=0),)})
+    (s, vr), = ep.range_constraints.items()
+    assert vr.lower == 0
+    assert s.is_positive is None and s.is_nonnegative is True
+    assert sympy.Eq(s, 0) != sympy.false        # size 0 is admitted: sympy must not rule it out
+    shape, = ep.input_shapes.values()
+    assert shape[0] == s
+
+
+@pytest.mark.parametrize("lo, hi, want", [
+    (1, 9, {"positive": True}), (0, 9, {"nonnegative": True}), (-5, -1, {"negative": True}),
+    (-5, 0, {"nonpositive": True}), (-3, 3, {}), (0, 0, {"nonnegative": True,
+                                                         "nonpositive": True})])
+def test_sympy_assumptions_follow_the_range(lo, hi, want):
+    from symshape.ranges import ValueRange
+    from symshape.sympy_bridge import assumptions
+    got = assumptions(ValueRange(lo, hi))
+    assert got.pop("integer") is True
+    assert got == want
