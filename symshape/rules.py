@@ -101,7 +101,8 @@ RULES: List[Rule] = [
        "(0 * int_oo == 0)"),
     _r("range.pow", RNG + ":vr_pow",
        "x in [a, b] => x**n in [a**n, b**n] for odd n; for even n in [0, max(a**n, b**n)] "
-       "when a <= 0 <= b, else in [min, max] of {a**n, b**n} (n = 1..5)"),
+       "when a <= 0 <= b, else in [min, max] of {a**n, b**n} (n = 1..5); for n > 5 the code "
+       "bounds x**5 * x**(n - 5) by range.mul"),
     _r("range.floordiv_pos", RNG + ":vr_floordiv",
        "x in [a, b], y in [c, d], c > 0 => x // y in [min, max] of _fdiv at the 4 corners"),
     _r("range.floordiv_neg", RNG + ":vr_floordiv",
