@@ -21,6 +21,7 @@ from symshape.ranges import ValueRange
 
 from . import proves
 from .extint import Ext, X, fin, inside, le, lt, neg, select
+from .code import Symbols, divisors, encode, encode_cond, prove_code
 from .pyint import RLIMIT, Py, prove, require, zmax, zmin
 
 
@@ -44,16 +45,28 @@ def _box(env: ShapeEnv, syms) -> List[Dict]:
                                                                for s in syms])]
 
 
+def _in_ranges(env: ShapeEnv, zs, syms, ranges=None) -> list:
+    """Each symbol inside its range (an infinite end is no constraint)."""
+    out = []
+    for sym in syms:
+        r = (ranges or env.ranges)[sym]
+        if not is_inf(r.lower):
+            out.append(zs[sym] >= r.lower)
+        if not is_inf(r.upper):
+            out.append(zs[sym] <= r.upper)
+    return out
+
+
 def _same_on_box(env: ShapeEnv, syms, before, after, what: str) -> None:
-    for p in _box(env, syms):
-        try:
-            want = E.evaluate(before, p)
-        except ZeroDivisionError:
-            continue
-        got = E.evaluate(after, p)
-        if got != want:
-            require(False, "%s: %s became %s, which differs at %s (%d vs %d)",
-                    what, before, after, {s.name: v for s, v in p.items()}, got, want)
+    """The environment's output ``after`` (a simplified ``before``) has the same value as
+    ``before`` for every symbol value inside the ranges (Z3, not a window)."""
+    P_ = Py()
+    zs = Symbols()
+    want = encode(P_, before, zs)
+    hyps = _in_ranges(env, zs, syms) + [d != 0 for d in divisors(P_, before, zs)]
+    impl = encode(P_, after, zs)
+    prove_code(lambda v: v == want, [impl], hyps, P=P_,
+               what="%s: %s became %s" % (what, before, after))
 
 
 def _holds(c, p) -> bool:
@@ -65,51 +78,37 @@ def _holds(c, p) -> bool:
     return c.holds(E.evaluate(c.expr, p))
 
 
+def _admitted(env: ShapeEnv, syms, zs, P_: Py):
+    """What the environment admits for the original symbols (Z3 over ``zs``): some root
+    values inside the roots' ranges reproduce them through the replacements and satisfy the
+    recorded facts.  Built from the environment's own output, with an encoder independent
+    of the engine's (``proofs.code.encode``)."""
+    rz = Symbols()
+    rz.update({sym: z3.Int("root_" + sym.name) for sym in env.ranges})
+    inner = Py()
+    body = [zs[sym] == encode(inner, env.replacements.get(sym, sym.expr), rz) for sym in syms]
+    body += [encode_cond(inner, f, rz) for f in env.facts]
+    roots = [sym for sym in rz if sym not in env.replacements]
+    body += _in_ranges(env, rz, roots)
+    body += inner.side
+    bound = [rz[sym] for sym in roots] + [z3.Int(str(q)) for q in _quotients(inner)]
+    return z3.Exists(bound, z3.And(*body)) if bound else z3.And(*body)
+
+
+def _quotients(P_: Py) -> list:
+    return sorted({str(v) for v in P_._memo.values()})
+
+
 def _solutions_kept(old_ranges: Dict, guard, env: ShapeEnv, syms, what: str) -> None:
-    """Brute force on a window: the points of the old ranges satisfying ``guard`` are the
-    points the environment admits (its replacements, ranges and facts)."""
-    pad = 30 if len(syms) == 1 else 15
-    admits = _Admits(env, syms)
-    for vs in itertools.product(*[_window(old_ranges[s], pad) for s in syms]):
-        p = dict(zip(syms, vs))
-        want = _holds(guard, p)
-        got = admits(p)
-        if got != want:
-            require(False, "%s: at %s the guard is %s but the environment %s the point",
-                    what, {s.name: v for s, v in p.items()}, want,
-                    "admits" if got else "rejects")
-
-
-class _Admits:
-    """Whether values of the original symbols are allowed by the environment: some root
-    values inside the roots' ranges reproduce them through the replacements and satisfy
-    the recorded facts (solved exactly by Z3, through the engine's own encoder)."""
-
-    def __init__(self, env: ShapeEnv, syms) -> None:
-        self.env = env
-        self.trivial = not env.facts and not any(s in env.replacements for s in syms)
-        if self.trivial:
-            return
-        from symshape.z3bridge import Encoder
-        enc = Encoder()
-        self.values = {s: enc.expr(env.replacements.get(s, s.expr)) for s in syms}
-        self.solver = z3.Solver()
-        self.solver.set("rlimit", RLIMIT)
-        for f in env.facts:
-            self.solver.add(enc.cond(f))
-        for s in list(enc.vars):
-            self.solver.add(*enc.range(s, env.ranges[s]))
-        self.solver.add(*enc.side)
-
-    def __call__(self, p: Dict) -> bool:
-        if self.trivial:
-            return all(v in self.env.ranges[s] for s, v in p.items())
-        self.solver.push()
-        self.solver.add(*[self.values[s] == v for s, v in p.items()])
-        r = self.solver.check()
-        self.solver.pop()
-        require(r != z3.unknown, "Z3 could not decide a point %s", p)
-        return r == z3.sat
+    """The environment's output keeps the solution set: for every value of the original
+    symbols inside their old ranges, the guard holds exactly when the environment (its
+    replacements, root ranges and facts) admits the point.  Z3 over all integers."""
+    P_ = Py()
+    zs = Symbols({sym: z3.Int("orig_" + sym.name) for sym in syms})
+    want = encode_cond(P_, guard, zs)
+    hyps = _in_ranges(env, zs, syms, old_ranges)
+    impl = _admitted(env, syms, zs, P_)
+    prove_code(lambda v: v == want, [impl], hyps, P=P_, what="%s: %s" % (what, guard))
 
 
 # ---------------------------------------------------------------------------- range folding
