@@ -187,10 +187,25 @@ def trace_program(f, args, kwargs, dynamic_shapes) -> Traced:
         writer = CheckWriter(cs)
         writer.emit()
         validate.validate_check(cs, writer)
+        _validate_runtime_checks(env, cs, graph, writer)
     program = ExportedProgram(graph, Signature(graph, input_nodes, leaves, mutations), cs,
                               sig, getattr(f, "__name__", "f"), env)
     program.name_reads = binding.reads
     return Traced(program, report, env)
+
+
+def _validate_runtime_checks(env: ShapeEnv, cs: ConstraintSet, graph: Graph, writer) -> None:
+    """The ss.check lines the program emits for data-dependent sizes, exactly as the
+    backends emit them once the sizes they read are bound, imply every such ss.check."""
+    from .pycode import Renderer, _ready_checks
+    bound = set(writer.bound)
+    for n in graph.nodes:
+        bound |= {sym for sym, _ in n.meta.get("binds", ())}
+        if "binds_value" in n.meta:
+            bound.add(n.meta["binds_value"])
+    pending = list(cs.runtime_checks)
+    lines = _ready_checks(pending, bound, Renderer({}, {}))
+    validate.validate_runtime_checks(env, cs, lines, bound)
 
 
 def _allocate(env: ShapeEnv, tracer: Tracer, leaves: List[InputLeaf], axis_syms):

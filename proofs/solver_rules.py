@@ -69,6 +69,17 @@ def _same_on_box(env: ShapeEnv, syms, before, after, what: str) -> None:
                what="%s: %s became %s" % (what, before, after))
 
 
+def _same_truth(env: ShapeEnv, syms, before, after, what: str) -> None:
+    """The environment's rewritten relation ``after`` holds exactly where ``before`` does,
+    for every symbol value inside the ranges."""
+    P_ = Py()
+    zs = Symbols()
+    want = encode_cond(P_, before, zs)
+    hyps = _in_ranges(env, zs, syms) + [d != 0 for d in divisors(P_, before, zs)]
+    prove_code(lambda v: v == want, [encode_cond(P_, after, zs)], hyps, P=P_,
+               what="%s: %s became %s" % (what, before, after))
+
+
 def _holds(c, p) -> bool:
     if type(c) is bool:
         return c
@@ -195,10 +206,7 @@ def rel_strip_positive_factor():
             if type(c) is bool:
                 continue
             got = env.subst_cond(c)
-            for p in _box(env, (s, t, u)):
-                if _holds(got, p) != _holds(c, p):
-                    require(False, "%s became %s, which differs at %s",
-                            c, got, {k.name: v for k, v in p.items()})
+            _same_truth(env, (s, t, u), c, got, "positive factor stripped")
     got = env.subst_cond(R.make(R.EQ, exprs[0]))
     require(not (isinstance(got, R.Rel) and s in got.free_symbols),
             "the positive factor was not stripped: %s", got)
@@ -241,9 +249,7 @@ def decide_by_range():
             d = env._decide_ranges(c)
             if d is None:
                 continue
-            for p in _box(env, (a, b)):
-                require(_holds(c, p) == d, "%s decided %s by ranges but is %s at %s",
-                        c, d, not d, p)
+            _same_truth(env, (a, b), c, d, "decided by ranges")
 
 
 @proves("decide.box_exact")
@@ -269,15 +275,51 @@ def decide_box_exact():
                                 for v, l_, h_ in zip(pt, los, his)])
     prove(z3.And(inbox(low_pt), inbox(high_pt), form(low_pt) == low_end,
                  form(high_pt) == high_end), box)
-    # the real engine: an undecided linear <= is satisfiable and falsifiable in the box
-    env, s, t = _env((5, 2, 10), (3, -4, 4))
-    S, T = s.expr, t.expr
-    for x in (S + T - 7, 2 * S - 3 * T - 1, -S + 4 * T, S - T - 13, 3 * T + 12):
-        c = R.make(R.LE, x)
-        if type(c) is bool or env._decide_ranges(c) is not None:
-            continue
-        vals = {_holds(c, p) for p in _box(env, (s, t))}
-        require(vals == {True, False}, "%s is left open by ranges but is always %s", c, vals)
+    # what == / != rely on: with unit coefficients every integer between the ends is a
+    # value of the form in the box (the form steps by 1 between neighbouring points)
+    x, y, lx, hx, ly, hy, v, sx, sy = z3.Ints("x y lx hx ly hy v sx sy")
+    unit = [z3.Or(sx == 1, sx == -1), z3.Or(sy == 1, sy == -1), lx <= hx, ly <= hy]
+    lo_end = z3.If(sx > 0, sx * lx, sx * hx) + z3.If(sy > 0, sy * ly, sy * hy) + k
+    hi_end = z3.If(sx > 0, sx * hx, sx * lx) + z3.If(sy > 0, sy * hy, sy * ly) + k
+    d = v - lo_end                       # walk from the low corner: x first, then y
+    step_x = zmin(d, hx - lx)
+    wx = z3.If(sx > 0, lx, hx) + sx * step_x
+    wy = z3.If(sy > 0, ly, hy) + sy * (d - step_x)
+    prove(z3.And(lx <= wx, wx <= hx, ly <= wy, wy <= hy, sx * wx + sy * wy + k == v),
+          unit, lo_end <= v, v <= hi_end)
+    # the real engine, on its own answers: a relation it leaves open because the box is exact
+    # is true at some point of the ranges and false at another (Z3, infinite ends included)
+    from symshape.env import _box_exact
+    for specs in (((5, 2, 10), (3, -4, 4)), ((5, 2, INT_OO), (3, NEG_INT_OO, 4)),
+                  ((7, 0, 12), (2, 1, 3))):
+        env, s, t = _env(*specs)
+        S, T = s.expr, t.expr
+        for x_, op in itertools.product(
+                (S + T - 7, 2 * S - 3 * T - 1, -S + 4 * T, S - T - 13, 3 * T + 12, S - T - 2,
+                 2 * S + 3 * T - 11), (R.LE, R.EQ, R.NE)):
+            c = R.make(op, x_)
+            if type(c) is bool or env._decide_ranges(c) is not None or not _box_exact(c):
+                continue
+            _open_in_box(env, (s, t), c)
+
+
+def _open_in_box(env: ShapeEnv, syms, c) -> None:
+    """``c``, which the code leaves undecided, holds at some point of the ranges and fails at
+    another: no fact can be missed by leaving it open."""
+    P_ = Py()
+    zs = Symbols()
+    box = _in_ranges(env, zs, syms)
+    f = encode_cond(P_, c, zs)
+    for want in (True, False):
+        sol = z3.Solver()
+        sol.set("rlimit", RLIMIT)
+        sol.add(*box)
+        sol.add(*P_.side)
+        sol.add(f if want else z3.Not(f))
+        require(sol.check() == z3.sat, "%s is left undecided by the box but is %s on it",
+                c, "never true" if want else "always true")
+    from .code import STATS
+    STATS["code_claims"] += 1
 
 
 # ---------------------------------------------------------------------------- solver
@@ -398,13 +440,20 @@ def solve_two_var():
                  x == m * kk + rx, x >= lo, hx >= lo,
                  what="k's range [ceil((lo - rx)/m), ..) must hold every solution "
                       "x = m*k + rx in x's range [lo, ..)")
+        hi_ = z3.Int("hi")
+        P_.prove(kk <= P_.floordiv(hi_ - rx, m), base, m > 1, 0 <= rx, rx < m, eqn(x, y),
+                 x == m * kk + rx, x <= hi_, hx <= hi_,
+                 what="k's range [.., (hi - rx)//m] must hold every solution "
+                      "x = m*k + rx in x's range [.., hi]")
     # the real solver, for sizes and for (symbolic) int inputs
-    for (hx_, lo_), (ca, cb, cc) in itertools.product(
-            [(5, 2), (4, 0), (2, NEG_INT_OO)], [(2, 3, -19), (3, -2, -11), (-5, 3, 10)]):
+    for hx_lo_, (ca, cb, cc) in itertools.product(
+            [(5, 2, INT_OO), (4, 0, INT_OO), (2, NEG_INT_OO, INT_OO), (5, 1, 14), (4, -3, 9)],
+            [(2, 3, -19), (3, -2, -11), (-5, 3, 10)]):
+        hx_, lo_, hi_ = hx_lo_
         if (ca * hx_ + cc) % cb:
             continue
         hy_ = -(ca * hx_ + cc) // cb
-        env, xs, ys = _env((hx_, lo_, INT_OO), (hy_, NEG_INT_OO, INT_OO))
+        env, xs, ys = _env((hx_, lo_, hi_), (hy_, NEG_INT_OO, INT_OO))
         old = dict(env.ranges)
         g = R.eq(ca * xs.expr + cb * ys.expr, -cc)
         env.add_guard(g, None)
@@ -427,32 +476,40 @@ def solve_constrain_linear():
     Ex.prove(inside(lo, hi, val) == inside(tlo, thi, t), w, a < 0)
     for (lo_, hi_), (ca, cc) in itertools.product(
             [(2, INT_OO), (NEG_INT_OO, 7), (-3, 11), (4, 4)], [(3, 1), (-2, 9), (5, -4)]):
-        env, s, tt = _env((None, NEG_INT_OO, INT_OO), (None, -30, 30))
-        value = ca * tt.expr + cc
-        vr = ValueRange(lo_, hi_)
-        if not any(ca * tv + cc in vr for tv in range(-30, 31)):
-            continue                     # infeasible: never asked (the hint satisfies it)
-        env._constrain(value, vr)
-        r = env.ranges[tt]
-        for tv in range(-30, 31):
-            inside_ = ValueRange(lo_, hi_).__contains__(ca * tv + cc)
-            if (tv in r) != inside_:
-                require(False, "constrain %s to [%s, %s]: t = %d %s",
-                        value, lo_, hi_, tv, "kept" if tv in r else "dropped")
+        for t_lo, t_hi in ((-30, 30), (NEG_INT_OO, INT_OO), (0, INT_OO)):
+            env, s, tt = _env((None, NEG_INT_OO, INT_OO), (None, t_lo, t_hi))
+            old = dict(env.ranges)
+            value = ca * tt.expr + cc
+            vr = ValueRange(lo_, hi_)
+            try:
+                env._constrain(value, vr)
+            except Exception:
+                continue                 # infeasible: never asked (the hint satisfies it)
+            # the range the code computed for t holds exactly the t (in t's old range)
+            # whose value lies in [lo, hi]
+            zs = Symbols()
+            t_ = zs[tt]
+            want = z3.And(*_in_ranges(env, {tt: ca * t_ + cc}, [tt], {tt: vr}))
+            prove_code(lambda v: v == want, [z3.And(*_in_ranges(env, zs, [tt]))],
+                       _in_ranges(env, zs, [tt], old),
+                       what="constrain %s to %s from %s" % (value, vr, old[tt]))
 
 
 @proves("solve.replacement_range")
 def solve_replacement_range():
-    s, v, lo, hi = z3.Ints("s v lo hi")
-    prove(z3.And(s == v, lo <= s, s <= hi) == z3.And(s == v, lo <= v, v <= hi))
-    # eliminating s: v in [lo, hi] iff some s equals v inside [lo, hi] (witness s = v)
-    prove(z3.Implies(z3.And(lo <= v, v <= hi), z3.And(lo <= v, v <= hi, v == v)))
-    env, a, b, c = _env((6, 2, 10), (2, 1, 5), (3, 1, 5))
-    old = dict(env.ranges)
-    g = R.eq(a.expr, b.expr * c.expr)
-    env.add_guard(g, None)
-    require(a in env.replacements, "a == b*c made no replacement")
-    _solutions_kept(old, g, env, (a, b, c), "a == b*c")
+    # the environment's own output after a replacement: a's old range now constrains the
+    # value (b*c in [2, 10], b + 3 in [4, 7]), and the solution set is the guard's
+    cases = [(((6, 2, 10), (2, 1, 5), (3, 1, 5)), lambda a, b, c: R.eq(a, b * c)),
+             (((6, 4, 7), (3, 0, 20), (1, 0, 9)), lambda a, b, c: R.eq(a, b + 3)),
+             (((9, 2, INT_OO), (4, 0, 8), (5, 0, INT_OO)), lambda a, b, c: R.eq(a + 1, b + c + 1)),
+             (((4, 0, 6), (2, NEG_INT_OO, INT_OO), (1, 0, 3)), lambda a, b, c: R.eq(a, 2 * b))]
+    for specs, mk in cases:
+        env, a, b, c = _env(*specs)
+        old = dict(env.ranges)
+        g = mk(a.expr, b.expr, c.expr)
+        env.add_guard(g, None)
+        require(bool(env.replacements), "%s made no replacement", g)
+        _solutions_kept(old, g, env, (a, b, c), "%s" % g)
 
 
 # ---------------------------------------------------------------------------- z3bridge
@@ -477,7 +534,8 @@ def z3bridge_divmod_encoding():
     zf, zm = enc.expr(fd), enc.expr(md)
     za, zb = enc.sym(s0), enc.sym(s1)
     zref = z3.If(zb > 0, za / zb, (-za) / (-zb))
-    prove(z3.And(zf == zref, zm == za - zb * zref), zb != 0, *enc.side)
+    prove_code(lambda f, m_: z3.And(f == zref, m_ == za - zb * zref), [zf, zm], zb != 0,
+               *enc.side, what="the engine's encoding of // and %")
     # and concretely: the model value is Python's
     for av, bv in itertools.product(range(-9, 10), [-4, -3, -1, 1, 2, 5]):
         sol = z3.Solver()
@@ -497,5 +555,15 @@ def z3bridge_minmax_encoding():
     xs = [enc.sym(s) for s in syms]
     zmn = enc.expr(E.smin(*[s.expr for s in syms]))
     zmx = enc.expr(E.smax(*[s.expr for s in syms]))
-    prove(z3.And(*[zmn <= x for x in xs], z3.Or(*[zmn == x for x in xs]),
-                 *[zmx >= x for x in xs], z3.Or(*[zmx == x for x in xs])))
+    prove_code(lambda mn, mx: z3.And(*[mn <= x for x in xs], z3.Or(*[mn == x for x in xs]),
+                                     *[mx >= x for x in xs], z3.Or(*[mx == x for x in xs])),
+               [zmn, zmx], *enc.side, what="the engine's encoding of Min / Max")
+    # and relations, as the engine encodes them for its queries
+    P_ = Py()
+    zs = Symbols({s_: enc.sym(s_) for s_ in syms})
+    for c in (R.le(syms[0].expr * 2 + 1, syms[1].expr),
+              R.combine("or", [R.eq(syms[0].expr, 3), R.ne(syms[2].expr, syms[1].expr)]),
+              R.lt(E.smin(syms[0].expr, syms[1].expr), syms[2].expr)):
+        want = encode_cond(P_, c, zs)
+        prove_code(lambda v: v == want, [enc.cond(c)], *enc.side, P=P_,
+                   what="the engine's encoding of %s" % c)
