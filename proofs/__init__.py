@@ -21,7 +21,7 @@ from typing import Callable, Dict, Iterable, List, NamedTuple, Optional
 from .pyint import ProofFailure
 
 MODULES = ("proofs.expr_rules", "proofs.range_rules", "proofs.solver_rules",
-           "proofs.shape_rules")
+           "proofs.shape_rules", "proofs.op_rules", "proofs.check_rules")
 
 #: rule name -> proof function
 PROOFS: Dict[str, Callable[[], None]] = {}

@@ -24,7 +24,7 @@ import z3
 from symshape import expr as E
 from symshape import relations as R
 
-from .pyint import RLIMIT, ProofFailure, Py, _flat, prove, zmax, zmin
+from .pyint import RLIMIT, ProofFailure, Py, _flat, _model_text, _short, zmax, zmin
 
 #: per rule run (reset by ``proofs.run_one``): claims proven on the code's own output
 STATS: Dict[str, int] = {"code_claims": 0}
@@ -103,20 +103,46 @@ def _fresh_like(t):
 def prove_code(claim: Callable[..., z3.BoolRef], impl: Sequence, *hyps, P: Optional[Py] = None,
                rlimit: int = RLIMIT, what: str = "") -> None:
     """Prove ``hyps => claim(*impl)``, ``impl`` being Z3 terms of the code's output, and that
-    the proof is not vacuous (see the module docstring)."""
+    the proof is not vacuous (see the module docstring).
+
+    Two queries: "hyps and not claim(fresh)" must be satisfiable -- which also shows the
+    hypotheses consistent -- and "hyps and not claim(impl)" must not be."""
     impl = list(impl)
     side = list(P.side) if P is not None else []
     hyps = _flat(hyps)
-    prove(claim(*impl), hyps, side, rlimit=rlimit, what=what)
+    lead = (what + ": ") if what else ""
     fresh = [_fresh_like(t) for t in impl]
     s = z3.Solver()
     s.set("rlimit", rlimit)
     s.add(*hyps)
     s.add(*side)
     s.add(z3.Not(claim(*fresh)))
-    if s.check() == z3.unsat:
+    r = s.check()
+    if r == z3.unsat:
+        t = z3.Solver()
+        t.set("rlimit", rlimit)
+        t.add(*hyps)
+        t.add(*side)
+        if t.check() == z3.unsat:
+            raise ProofFailure("%svacuous: the hypotheses contradict each other\n  claim: %s"
+                               % (lead, claim(*impl)))
         raise ProofFailure("%svacuous: the claim holds whatever the code computes\n  claim: %s"
-                           % ((what + ": ") if what else "", claim(*impl)))
+                           % (lead, claim(*impl)))
+    if r == z3.unknown:
+        raise ProofFailure("%scould not show the claim depends on the code within rlimit=%d"
+                           % (lead, rlimit))
+    s = z3.Solver()
+    s.set("rlimit", rlimit)
+    s.add(*hyps)
+    s.add(*side)
+    s.add(z3.Not(claim(*impl)))
+    r = s.check()
+    if r == z3.sat:
+        raise ProofFailure("%scounterexample: %s\n  claim: %s"
+                           % (lead, _model_text(s.model()), _short(claim(*impl))))
+    if r == z3.unknown:
+        raise ProofFailure("%snot proven within rlimit=%d (%s)\n  claim: %s"
+                           % (lead, rlimit, s.reason_unknown(), _short(claim(*impl))))
     STATS["code_claims"] += 1
 
 
@@ -131,11 +157,9 @@ def prove_expr_equal(got, want_fn: Callable[[Py, Symbols], object], *, hyps_fn=N
     want = want_fn(P, zs)
     hyps = list(hyps_fn(P, zs)) if hyps_fn is not None else []
     impl = encode(P, got, zs)
-    prove_code(lambda v: v == want, [impl], hyps, P=P, what=what)
     # a division the output performs must be one the input performed (defined there)
-    for d in divisors(P, got, zs):
-        prove(d != 0, hyps, P.side, what="%s: the rewrite divides by %s, which may be 0"
-              % (what, d))
+    defined = [d != 0 for d in divisors(P, got, zs)]
+    prove_code(lambda v: z3.And(v == want, *defined), [impl], hyps, P=P, what=what)
 
 
 def same_meaning(P: Py, c, want, zs: Symbols, hyps: Iterable = (), what: str = "") -> None:

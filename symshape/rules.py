@@ -198,6 +198,37 @@ RULES: List[Rule] = [
     _r("concatenate.shape", OPS + ".shape:_concatenate",
        "arrays equal off the axis (guarded) concatenate to the common sizes and, along the "
        "axis, the sum of the sizes"),
+    _r("broadcast.shapes", OPS + ".elementwise:broadcast_shapes",
+       "N shapes broadcast axis by axis from the right: each size is 1 or the common size; "
+       "x + y*z, np.where, np.clip, np.broadcast_to and out= give NumPy's shape, and the "
+       "contract admits only broadcastable inputs"),
+    _r("index.advanced", OPS + ".advanced:getitem",
+       "x[i] with an integer array i takes i's shape in place of the axis; x[i, j] broadcasts "
+       "i and j; x[mask] has a data-dependent length in [0, mask.size]"),
+    _r("split.sizes", OPS + ".shape:_array_split",
+       "np.split(x, k) needs k | n and gives k parts n // k; np.array_split(x, k) gives "
+       "n % k parts of n // k + 1, then n // k; np.split(x, [i, j]) gives min(i, n), "
+       "max(min(j, n) - min(i, n), 0), max(n - min(j, n), 0)"),
+    _r("linalg.contract", OPS + ".linalg:_einsum",
+       "einsum / dot / tensordot contract equal sizes and keep the others in order; "
+       "np.outer(a, b) is (a.size, b.size)"),
+    _r("arange.length", OPS + ".creation:_arange",
+       "len(np.arange(start, stop, step)) == max(ceil((stop - start) / step), 0)"),
+    _r("diff.length", OPS + ".reduction:_diff",
+       "np.diff(x, n=k) along an axis of size s has size max(s - k, 0)"),
+    _r("shape.pad_tile_repeat_stack", OPS + ".shape:_stack",
+       "np.pad adds before + after; np.tile multiplies by the repetitions (prepending "
+       "axes); np.repeat multiplies the axis (flattening without one); np.stack / "
+       "np.concatenate of equal shapes add an axis of the count / sum the axis"),
+    _r("check.emitted", "symshape.guards:CheckWriter.emit",
+       "the emitted input check accepts exactly the sizes the constraint set admits, and "
+       "the run-time checks on data-dependent sizes imply every ss.check on them"),
+    _r("subst.subs_replace", EXPR + ":subs",
+       "subs(x, {s: v}) == x[s := v] (simultaneous); ShapeEnv.replace keeps every "
+       "replacement over root symbols and refreshed facts equivalent"),
+    _r("sympy.bridge", "symshape.sympy_bridge:to_sympy",
+       "to_sympy(x) denotes x (floor(a/b) for //, Mod for %, Min / Max), and each symbol's "
+       "sympy assumptions hold on its whole range"),
     _r("matmul.shape", OPS + ".linalg:matmul_shape",
        "(..., n, k) @ (..., k, m) -> (broadcast(...), n, m); a 1-D first operand is "
        "(1, k) with that axis removed, a 1-D second (k, 1) likewise; the k must be equal"),
