@@ -108,15 +108,16 @@ def prove_code(claim: Callable[..., z3.BoolRef], impl: Sequence, *hyps, P: Optio
     Two queries: "hyps and not claim(fresh)" must be satisfiable -- which also shows the
     hypotheses consistent -- and "hyps and not claim(impl)" must not be."""
     impl = list(impl)
-    side = list(P.side) if P is not None else []
     hyps = _flat(hyps)
     lead = (what + ": ") if what else ""
     fresh = [_fresh_like(t) for t in impl]
+    with_fresh, with_impl = claim(*fresh), claim(*impl)   # may add quotients to P.side
+    side = list(P.side) if P is not None else []
     s = z3.Solver()
     s.set("rlimit", rlimit)
     s.add(*hyps)
     s.add(*side)
-    s.add(z3.Not(claim(*fresh)))
+    s.add(z3.Not(with_fresh))
     r = s.check()
     if r == z3.unsat:
         t = z3.Solver()
@@ -125,9 +126,9 @@ def prove_code(claim: Callable[..., z3.BoolRef], impl: Sequence, *hyps, P: Optio
         t.add(*side)
         if t.check() == z3.unsat:
             raise ProofFailure("%svacuous: the hypotheses contradict each other\n  claim: %s"
-                               % (lead, claim(*impl)))
+                               % (lead, _short(with_impl)))
         raise ProofFailure("%svacuous: the claim holds whatever the code computes\n  claim: %s"
-                           % (lead, claim(*impl)))
+                           % (lead, _short(with_impl)))
     if r == z3.unknown:
         raise ProofFailure("%scould not show the claim depends on the code within rlimit=%d"
                            % (lead, rlimit))
@@ -135,14 +136,14 @@ def prove_code(claim: Callable[..., z3.BoolRef], impl: Sequence, *hyps, P: Optio
     s.set("rlimit", rlimit)
     s.add(*hyps)
     s.add(*side)
-    s.add(z3.Not(claim(*impl)))
+    s.add(z3.Not(with_impl))
     r = s.check()
     if r == z3.sat:
         raise ProofFailure("%scounterexample: %s\n  claim: %s"
-                           % (lead, _model_text(s.model()), _short(claim(*impl))))
+                           % (lead, _model_text(s.model()), _short(with_impl)))
     if r == z3.unknown:
         raise ProofFailure("%snot proven within rlimit=%d (%s)\n  claim: %s"
-                           % (lead, rlimit, s.reason_unknown(), _short(claim(*impl))))
+                           % (lead, rlimit, s.reason_unknown(), _short(with_impl)))
     STATS["code_claims"] += 1
 
 

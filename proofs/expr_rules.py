@@ -243,8 +243,19 @@ def floordiv_display_fold():
     P_ = Py()
     c, r, b = z3.Ints("c r b")
     P_.prove(c + P_.floordiv(r, b) == P_.floordiv(r + c * b, b), b > 0)
+    # the code's fold, on its own output: the folded expression equals the canonical one
+    s0, s1 = P[0], P[1]
+    for e in [E.floordiv(s0 + 1, 2) - 1, E.floordiv(s0, 3) + 5, E.floordiv(2 * s0 + 1, 4) - 3,
+              E.floordiv(s0 + s1, 6) + 2 * s1 - 7, E.floordiv(-3 * s0 + 2, 5) + 1]:
+        folded = E._fold_const_into_floordiv(e)
+        if folded is None:
+            continue
+        prove_expr_equal(folded, lambda P_, zs, e=e: encode(P_, e, zs),
+                         what="display fold of %s -> %s" % (e, folded))
+    require(E._fold_const_into_floordiv(s0 + 1) is None and
+            E._fold_const_into_floordiv(E.floordiv(s0, 2) + E.floordiv(s1, 3) + 1) is None,
+            "the display fold applies where it should not")
     # the printed text of a folded expression evaluates like the expression
-    s0 = P[0]
     for e in [E.floordiv(s0 + 1, 2) - 1, E.floordiv(s0, 3) + 5, E.floordiv(2 * s0 + 1, 4) - 3]:
         text = E.format_expr(e)
         for v in VALUES:
@@ -583,6 +594,16 @@ def rel_eq_sign():
         if isinstance(rel, R.Rel):
             require(rel.expr.terms[0][1] > 0, "first coefficient of %s not positive", rel)
             require(rel == R.eq(c, lhs), "a == b and b == a normalise differently: %s", rel)
+        # the sign-normalised forms of -lhs == -c and -lhs != -c (the code's output) mean
+        # what the comparisons mean
+        _rel_grid(R.eq(-lhs, -c), lambda P_, zs, lhs=lhs, c=c: encode(P_, lhs, zs) == c,
+                  "eq %s" % lhs)
+        neg = R.ne(E.neg(lhs), -c)
+        if isinstance(neg, R.Rel):
+            _rel_grid(neg, lambda P_, zs, lhs=lhs, c=c: encode(P_, lhs, zs) != c,
+                      "ne %s" % lhs)
+        _rel_grid(R.negate(R.eq(lhs, c)),
+                  lambda P_, zs, lhs=lhs, c=c: encode(P_, lhs, zs) != c, "negated eq %s" % lhs)
 
 
 @proves("rel.le_gcd_ceil")
