@@ -31,9 +31,11 @@ def resolve(where: str):
     return owner, parts[-1], getattr(owner, parts[-1])
 
 
-#: modules whose rule functions are pure rewrites (no Z3 inside), traced cheaply; the solver's
-#: functions (``env``, ``z3bridge``) call Z3 and are checked by their proofs' own cases
-TRACED = ("symshape.expr", "symshape.relations", "symshape.ranges", "capture.ops")
+#: modules whose rule functions are pure rewrites (no Z3 inside), traced cheaply and reached
+#: through their module attributes; the solver's functions (``env``, ``z3bridge``) call Z3,
+#: and the op handlers are reached through the op registry: their proofs run them on traced
+#: programs instead (``proofs/op_rules.py``)
+TRACED = ("symshape.expr", "symshape.relations", "symshape.ranges")
 
 
 class Coverage:
@@ -43,8 +45,7 @@ class Coverage:
         self.targets: Dict[object, Tuple[str, object]] = {}
         self.hit: Set[Tuple[object, int]] = set()
         self._patched: List[tuple] = []
-
-    def __enter__(self) -> "Coverage":
+        self._sites: List[tuple] = []
         for r in RULES:
             if not r.where.startswith(TRACED):
                 continue
@@ -53,6 +54,10 @@ class Coverage:
             if code is None or code in self.targets:
                 continue
             self.targets[code] = (r.where, inspect.unwrap(fn))
+            self._sites.append((owner, attr, fn))
+
+    def __enter__(self) -> "Coverage":
+        for owner, attr, fn in self._sites:
             self._patch(owner, attr, fn)
         return self
 

@@ -120,6 +120,8 @@ def floordiv_by_one():
     for e in _sample_exprs():
         require(_check_rewrite(E.floordiv, _fd, e, 1, "floordiv by one") == e,
                 "floordiv(e, 1) is not e for %s", e)
+    for a, b in ((7, 2), (-7, 2), (7, -2), (0, 5)):      # two ints: Python's own //
+        _check_rewrite(E.floordiv, _fd, a, b, "int // int")
 
 
 @proves("floordiv.neg_divisor")
@@ -252,7 +254,8 @@ def floordiv_display_fold():
             continue
         prove_expr_equal(folded, lambda P_, zs, e=e: encode(P_, e, zs),
                          what="display fold of %s -> %s" % (e, folded))
-    require(E._fold_const_into_floordiv(s0 + 1) is None and
+    require(E._fold_const_into_floordiv(E.floordiv(s0, 2)) is None and
+            E._fold_const_into_floordiv(s0 + 1) is None and
             E._fold_const_into_floordiv(E.floordiv(s0, 2) + E.floordiv(s1, 3) + 1) is None,
             "the display fold applies where it should not")
     # the printed text of a folded expression evaluates like the expression
@@ -383,6 +386,8 @@ def mod_by_one():
     for e in _sample_exprs():
         require(_check_rewrite(E.mod, _md, e, 1, "mod by one") == 0,
                 "mod(e, 1) is not 0 for %s", e)
+    for a, b in ((7, 2), (-7, 2), (7, -2), (0, 5)):      # two ints: Python's own %
+        _check_rewrite(E.mod, _md, a, b, "int % int")
 
 
 @proves("mod.neg_divisor")
@@ -634,6 +639,7 @@ def rel_le_negate():
     prove(z3.Not(e <= 0) == (-e + 1 <= 0))
     for lhs, c in _lin_cases():
         for op, pyop in ((R.le, lambda x, y: z3.Not(x <= y)), (R.eq, lambda x, y: x != y),
+                         (R.ne, lambda x, y: x == y),
                          (R.lt, lambda x, y: z3.Not(x < y))):
             rel = R.negate(op(lhs, c))
             _rel_grid(rel, lambda P_, zs: pyop(encode(P_, lhs, zs), c), "not %s" % op.__name__)

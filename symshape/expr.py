@@ -592,9 +592,7 @@ def _fold_const_into_floordiv(x: Expr) -> Optional[Expr]:
         return None
     i, (atom,) = hits[0]
     r, b = atom.args
-    inner = add(r, x.const * b)
-    if type(inner) is int:
-        return None
+    inner = add(r, x.const * b)      # r is a non-constant Expr: so is inner
     coeffs = dict(x.terms)
     del coeffs[(atom,)]
     coeffs[(OpAtom("FloorDiv", (inner, b)),)] = 1
