@@ -8,9 +8,12 @@ Python integers (``//`` floors, ``%`` takes the divisor's sign; ``Min`` / ``Max`
 ``expr.py``; ranges may have ``-int_oo`` / ``int_oo`` ends).
 
 Every rule has exactly one Z3 proof in ``proofs/`` (registered with
-``@proves("<name>")``); ``python -m proofs`` runs them all, and ``tests/test_proofs.py``
-fails when a rule has no proof or a proof names no rule.  Adding a rule to the engine means
-adding a row here and its proof there.
+``@proves("<name>")``), built from the code's own output (``proofs/code.py``: the ``where``
+function run on symbolic inputs, its result translated to Z3); ``python -m proofs`` runs them
+all, and ``tests/test_proofs.py`` fails when a rule has no proof, a proof names no rule, a
+proof makes no claim on the code's output or a vacuous one, or a ``return`` of a rewrite
+function in ``expr`` / ``relations`` / ``ranges`` is reached by no proof.  Adding a rule to the
+engine means adding a row here and its proof there.
 """
 from __future__ import annotations
 
