@@ -132,7 +132,8 @@ def fold_minmax_dominance():
     prove(zmax(x, y) == y, y - x >= 0)
     env, a, b = _env((5, 2, 10), (3, 0, 4))
     A, B = a.expr, b.expr
-    cases = [(E.smin(A + 5, B), B), (E.smax(A + 5, B), A + 5), (E.smin(A, B, 1), None),
+    cases = [(E.smin(E.floordiv(B, 5) + A, A + 1), A), (E.smin(A + 5, B), B),
+             (E.smax(A + 5, B), A + 5), (E.smin(A, B, 1), None),
              (E.smax(2 * B, A - 8, 0), None), (E.smin(A, 2 * A, B + 11), A),
              (E.smin(A, B + 2, 3 * B - 10), None)]
     for e, want in cases:
@@ -250,6 +251,12 @@ def decide_by_range():
             if d is None:
                 continue
             _same_truth(env, (a, b), c, d, "decided by ranges")
+    for op in ("and", "or"):
+        for pair in ((A - 11, A + B - 14), (A - 2, B - 4), (A * B + 1, A - 11)):
+            c = R.BoolOp(op, tuple(R.make(R.LE, x) for x in pair))
+            d = env._decide_ranges(c)
+            if d is not None:
+                _same_truth(env, (a, b), c, d, "decided by ranges")
 
 
 @proves("decide.box_exact")
@@ -301,6 +308,9 @@ def decide_box_exact():
             if type(c) is bool or env._decide_ranges(c) is not None or not _box_exact(c):
                 continue
             _open_in_box(env, (s, t), c)
+    require(not _box_exact(R.make(R.LE, S * T - 20)) and
+            not _box_exact(R.combine("or", [R.le(S, 3), R.le(T, 1)])),
+            "a product or a disjunction counted as box-exact")
 
 
 def _open_in_box(env: ShapeEnv, syms, c) -> None:
@@ -337,6 +347,13 @@ def solve_unit_substitution():
         env.add_guard(g, None)
         require(bool(env.replacements), "%s made no replacement", guard)
         _solutions_kept(old, g, env, (a, b), "replacement from %s" % guard)
+        env.add_guard(g, None)               # implied now: learning it again changes nothing
+        _solutions_kept(old, g, env, (a, b), "%s learned twice" % guard)
+    env, a, b = _env((5, 2, 10), (3, 0, 10))
+    old = dict(env.ranges)
+    g = R.combine("or", [R.eq(a.expr, 5), R.eq(b.expr, 7)])
+    env.add_guard(g, None)
+    _solutions_kept(old, g, env, (a, b), "a disjunction kept as a fact")
 
 
 @proves("solve.le_to_range")
@@ -458,6 +475,18 @@ def solve_two_var():
         g = R.eq(ca * xs.expr + cb * ys.expr, -cc)
         env.add_guard(g, None)
         _solutions_kept(old, g, env, (xs, ys), "%s" % g)
+    # equations no solver step takes (nonlinear, or both sizes data-dependent) stay facts,
+    # and the solution set is still the guard's
+    for specs, mk in ((((6, 2, 10), (2, 1, 5)), lambda a, b: R.eq(a * b, 12)),
+                      (((6, 2, 10), (2, 1, 5)), lambda a, b: R.eq(a * b + a, 18)),
+                      (((6, 2, 10), (2, 1, 5)), lambda a, b: R.eq(E.mod(a + b, 3), 2)),
+                      (((None, 0, 10), (None, 0, 10)), lambda a, b: R.eq(2 * a + 3 * b, 12))):
+        env, xs, ys = _env(*specs)
+        old = dict(env.ranges)
+        g = mk(xs.expr, ys.expr)
+        env.add_guard(g, None)
+        require(not env.replacements, "%s made a replacement: %s", g, env.replacements)
+        _solutions_kept(old, g, env, (xs, ys), "%s (kept as a fact)" % g)
 
 
 @proves("solve.constrain_linear")
@@ -532,6 +561,7 @@ def z3bridge_divmod_encoding():
     md = E.mod(s0.expr, s1.expr)
     enc = ZB.Encoder()
     zf, zm = enc.expr(fd), enc.expr(md)
+    require(enc.atom(fd.as_atom()) is enc.atom(fd.as_atom()), "the encoder gives one atom two quotients")
     za, zb = enc.sym(s0), enc.sym(s1)
     zref = z3.If(zb > 0, za / zb, (-za) / (-zb))
     prove_code(lambda f, m_: z3.And(f == zref, m_ == za - zb * zref), [zf, zm], zb != 0,
