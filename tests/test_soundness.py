@@ -189,3 +189,37 @@ def test_sympy_assumptions_follow_the_range(lo, hi, want):
     got = assumptions(ValueRange(lo, hi))
     assert got.pop("integer") is True
     assert got == want
+
+
+def gated(x):
+    def keep_two(x):
+        m = x[x > 0]
+        ss.check(m.shape[0] == 2, "the branch expects two positive entries")
+        return m.sum() + x
+
+    def double(x):
+        return x * 2
+    return ss.cond(x.sum() > 0, keep_two, double, (x,))
+
+
+def test_a_solved_check_inside_a_cond_branch_runs_after_its_size_is_computed():
+    ep = export(gated, (np.array([1., 2, -1]),), dynamic_shapes={"x": (A,)})
+    for run in (ep.module(), ep.compile()):
+        ok = np.array([1., 2, -0.5])
+        np.testing.assert_array_equal(run(ok), np.array([4., 5., 2.5]))
+        np.testing.assert_array_equal(run(np.array([1., 2, -9])), np.array([2., 4., -18.]))
+        with pytest.raises(ss.UserError, match="two positive"):
+            run(np.array([1., 2, 3]))
+
+
+def integer_steps(x, k):
+    return x[: x.shape[0] // k]
+
+
+def test_dividing_by_an_int_input_rejects_zero_like_eager():
+    ep = export(integer_steps, (np.ones(8), 2), dynamic_shapes={"x": (A,), "k": Dim.DYNAMIC})
+    with pytest.raises(ZeroDivisionError):
+        integer_steps(np.ones(8), 0)
+    with pytest.raises(ss.UserError, match="k != 0"):
+        ep.module()(np.ones(8), 0)
+    assert ep.module()(np.ones(8), 4).shape == integer_steps(np.ones(8), 4).shape
