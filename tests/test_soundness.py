@@ -223,3 +223,72 @@ def test_dividing_by_an_int_input_rejects_zero_like_eager():
     with pytest.raises(ss.UserError, match="k != 0"):
         ep.module()(np.ones(8), 0)
     assert ep.module()(np.ones(8), 4).shape == integer_steps(np.ones(8), 4).shape
+
+
+# ---------------------------------------------------------------------------- fuzz: checks
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_FORMS = {
+    # name: (condition on (count, n), ss.check call) -- the forms the solver rewrites
+    "offset": (lambda c, n, k: c == n - k, lambda m, x, k: ss.check(m.shape[0] == x.shape[0] - k)),
+    "const": (lambda c, n, k: c == k, lambda m, x, k: ss.check(m.shape[0] == k)),
+    "mod": (lambda c, n, k: c % k == 0, lambda m, x, k: ss.check(m.shape[0] % k == 0)),
+    "two_var": (lambda c, n, k: 2 * c + 3 * n == 2 * k + 3 * (k + 3),
+                lambda m, x, k: ss.check(2 * m.shape[0] + 3 * x.shape[0] == 5 * k + 9)),
+    "upper": (lambda c, n, k: c <= n - k, lambda m, x, k: ss.check(m.shape[0] <= x.shape[0] - k)),
+}
+
+
+@st.composite
+def _check_cases(draw):
+    form = draw(st.sampled_from(sorted(_FORMS)))
+    k = draw(st.integers(2, 4))
+    # an example that satisfies the check (export needs it), and a probe that may not
+    n = k + 3 if form == "two_var" else draw(st.integers(k + 2, 12))
+    c = {"offset": n - k, "const": k, "two_var": k,
+         "mod": k * draw(st.integers(0, n // k)),
+         "upper": draw(st.integers(0, n - k))}[form]
+    n2 = draw(st.integers(2, 14))
+    c2 = draw(st.integers(0, n2))
+    return form, k, (n, c), (n2, c2)
+
+
+def _data(n, c):
+    x = -np.ones(n)
+    x[:c] = np.arange(1, c + 1)
+    return x
+
+
+@settings(max_examples=60 if __import__("os").environ.get("HYPOTHESIS_PROFILE") != "thorough"
+          else 2000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_check_cases())
+def test_data_dependent_checks_fail_at_run_time_exactly_where_eager_fails(case):
+    form, k, (n, c), (n2, c2) = case
+    holds, check = _FORMS[form]
+
+    def f(x):
+        m = x[x > 0]
+        check(m, x, k)
+        return m * 2.0
+
+    try:
+        ep = export(f, (_data(n, c),), dynamic_shapes={"x": (A,)})
+    except ss.UserError:
+        return                               # a spec the example cannot satisfy: not this test
+    probe = _data(n2, c2)
+    try:
+        want = f(probe)
+        eager_ok = True
+    except ss.UserError:
+        eager_ok = False
+    run = ep.module()
+    try:
+        got = run(probe)
+        ok = True
+    except ss.UserError:
+        ok = False
+    if ok:
+        assert eager_ok, "%s: the program ran where eager's ss.check fails (n=%d, count=%d)" % (
+            form, n2, c2)
+        np.testing.assert_array_equal(got, want)
