@@ -2,9 +2,10 @@
 relation normal forms (``symshape/relations.py``).
 
 Each proof states the rule for all integers in Z3 (divisors symbolic wherever the rule is
-parametric), then cross-checks the real constructor (``floordiv``, ``mod``, ``smin`` ...)
-against Python's own operators on a grid of small values: the Z3 lemma shows the maths is
-right, the grid shows the code applies that maths.
+parametric), then runs the real constructor (``floordiv``, ``mod``, ``smin`` ...) on symbolic
+inputs and proves its *output* equal to Python's operator for every value of the symbols
+(``proofs/code.py``): the lemma shows the maths is right, the code claim shows the code
+computes it.
 """
 from __future__ import annotations
 
@@ -315,37 +316,6 @@ class _PyZ:
         return self._w(self.P.mod(self._u(o), self.v))
 
 
-def _encode(P_: Py, x, zs):
-    """An expression as a Z3 term, from its structure (terms, atoms), Python semantics."""
-    if type(x) is int:
-        return z3.IntVal(x)
-    total = z3.IntVal(x.const)
-    for term, c in x.terms:
-        prod = z3.IntVal(c)
-        for atom in term:
-            prod = prod * (zs[atom] if type(atom) is E.Sym else _encode_atom(P_, atom, zs))
-        total = total + prod
-    return total
-
-
-def _encode_atom(P_: Py, atom, zs):
-    args = [_encode(P_, a, zs) for a in atom.args]
-    if atom.kind == "FloorDiv":
-        return P_.floordiv(*args)
-    if atom.kind == "Mod":
-        return P_.mod(*args)
-    return (zmin if atom.kind == "Min" else zmax)(*args)
-
-
-def _divisors(P_: Py, x, zs) -> list:
-    """Every divisor in ``x`` as a Z3 term (the expression is defined where none is 0)."""
-    out = []
-    for atom in E.atoms_of(x):
-        if type(atom) is E.OpAtom and atom.kind in ("FloorDiv", "Mod"):
-            out.append(_encode(P_, atom.args[1], zs))
-    return out
-
-
 @proves("print.python_source")
 def print_python_source():
     s0, s1, s2 = P
@@ -363,8 +333,8 @@ def print_python_source():
         ns["max"] = lambda *xs: _PyZ(P_, zmax(*[_PyZ._u(x) for x in xs]))
         printed = eval(text, {"__builtins__": {}}, ns)
         printed = printed.v if isinstance(printed, _PyZ) else printed
-        nonzero = [d != 0 for d in _divisors(P_, e, zs)]
-        want = _encode(P_, e, zs)
+        nonzero = [d != 0 for d in divisors(P_, e, zs)]
+        want = encode(P_, e, zs)
         prove_code(lambda v: v == want, [printed], nonzero, P=P_,
                    what="format_py(%s) is %r" % (e, text))
         for p in _points((S0, S1, S2))[::5]:

@@ -2,8 +2,10 @@
 concatenate, matmul.
 
 Each rule is proven for symbolic sizes against a reference stated from Python's / NumPy's
-documented semantics (not from the code path under test), and the real shape function is
-run exhaustively on small integers against Python / NumPy themselves.
+documented semantics (not from the code path under test); then NumPy programs using the op
+are traced with symbolic sizes and the shapes the engine computed are proven equal to that
+reference for every input their contract admits (``proofs/op_rules.Contract``), and the real
+shape function is run on small integers against Python / NumPy themselves.
 """
 from __future__ import annotations
 
