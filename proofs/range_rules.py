@@ -353,3 +353,42 @@ def range_factored():
             return z3.And(*[z3.Implies(z3.And(*mem), z3.And(b[i] <= v, v <= b[i + 1]))
                             for mem, v, i in cases])
         prove_code(claim, impl, P=P_, what="bound(%s) on 64 boxes" % p)
+
+
+@proves("range.bound")
+def range_bound():
+    # the composition on expressions with every kind of atom, on concrete boxes (finite and
+    # infinite ends), proven for every member at once: the range bound() returns holds e
+    from symshape import expr as EX
+    from .code import Symbols, encode
+    s0, s1, s2 = EX.Sym(915), EX.Sym(916), EX.Sym(917)
+    S0, S1, S2 = s0.expr, s1.expr, s2.expr
+    exprs = [3 * S0 - 2 * S1 + 1, S0 * S0 - S1, EX.floordiv(S0 + 3, 4) - S2,
+             EX.mod(S0 * S1, 5) + S2, EX.smin(S0, S1 + 2) * 3 - EX.smax(S2, -1),
+             EX.floordiv(S1, S2) + EX.mod(S0, S2), S0 * S1 * S2 - 4]
+    boxes = [ValueRange(-3, 2), ValueRange(1, INT_OO), ValueRange(NEG_INT_OO, -1)]
+    for e in exprs:
+        P_ = Py()
+        cases, impl = [], []
+        for k, (r0, r1, r2) in enumerate(itertools.product(boxes, repeat=3)):
+            rng = {s0: r0, s1: r1, s2: r2}
+            got = RG.bound(e, rng.__getitem__)
+            zs = Symbols({s: z3.Int("%s_%d" % (s.name, k)) for s in (s0, s1, s2)})
+            mem = [c for s in (s0, s1, s2) for c in _member(rng[s], zs[s])]
+            atoms = [a for a in EX.atoms_of(e) if type(a) is EX.OpAtom
+                     and a.kind in ("FloorDiv", "Mod")]
+            mem += [encode(P_, a.args[1], zs) != 0 for a in atoms]
+            ends = []
+            for end, low in ((got.lower, True), (got.upper, False)):
+                if not is_inf_(end):
+                    ends.append((len(impl), low))
+                    impl.append(z3.IntVal(end))
+            cases.append((mem, encode(P_, e, zs), ends))
+        if not impl:
+            continue
+
+        def claim(*b, cases=cases):
+            return z3.And(*[z3.Implies(z3.And(*mem), z3.And(*[
+                v >= b[i] if low else v <= b[i] for i, low in ends]))
+                for mem, v, ends in cases if ends])
+        prove_code(claim, impl, P=P_, what="bound(%s) on %d boxes" % (e, len(cases)))

@@ -128,6 +128,9 @@ RULES: List[Rule] = [
     _r("range.factored", RNG + ":_bound_factored",
        "e == t*i + k, t in T, i in I => e in vr_mul(T, I) + k; the intersection of two "
        "ranges containing e contains e"),
+    _r("range.bound", RNG + ":bound",
+       "bound(e) composes the transfer functions over e's terms and atoms (_bound_term, "
+       "bound_atom): every value of e with its symbols in their ranges lies in bound(e)"),
     # ---------------------------------------------------------------- env.py: range folding
     _r("fold.minmax_dominance", ENV + ":ShapeEnv._fold_atom",
        "Min(x, y, rest...) == Min(y, rest...) when x - y >= 0 on the ranges "

@@ -26,6 +26,22 @@ def test_every_rule_has_exactly_one_proof_and_every_proof_names_a_rule():
     assert len(BY_NAME) == len(RULES), "duplicate rule names"
 
 
+def test_every_transfer_function_and_rewrite_constructor_is_a_rule():
+    """A new transfer function (``vr_*``, ``bound*``) or division / Min / Max constructor
+    added to the code without a row in the rule table (and so without a proof) fails here."""
+    from symshape import expr as E
+    from symshape import ranges as RG
+    named = {r.where.split(":")[1] for r in RULES if r.where.startswith(("symshape.ranges",
+                                                                          "symshape.expr"))}
+    transfer = {n for n, v in vars(RG).items() if callable(v) and getattr(v, "__module__", "")
+                == RG.__name__ and (n.startswith("vr_") or n == "bound")}
+    rewrites = {"floordiv", "mod", "ceildiv", "_minmax", "_exact_quotient", "subs",
+                "format_py", "_fold_const_into_floordiv"}
+    assert {n for n in rewrites if not hasattr(E, n)} == set()
+    assert transfer - named == set(), "transfer functions without a rule: %s" % (transfer - named)
+    assert rewrites - named == set(), "rewrites without a rule: %s" % (rewrites - named)
+
+
 def test_rules_table_is_readable():
     for r in RULES:
         assert r.name.count(".") == 1 and r.name == r.name.strip(), r
