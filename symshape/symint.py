@@ -150,10 +150,13 @@ class SymInt:
 
     def __truediv__(self, o):
         from .symfloat import make
+        if isinstance(o, SymInt):
+            _nonzero_divisor(self.env, o.expr, o.hint)
         return make("div", self, o)          # 1 / (n - 1): a symbolic float
 
     def __rtruediv__(self, o):
         from .symfloat import make
+        _nonzero_divisor(self.env, self.expr, self.hint)
         return make("div", o, self)
 
     # ------------------------------------------------------------------ comparisons

@@ -292,3 +292,14 @@ def test_data_dependent_checks_fail_at_run_time_exactly_where_eager_fails(case):
         assert eager_ok, "%s: the program ran where eager's ss.check fails (n=%d, count=%d)" % (
             form, n2, c2)
         np.testing.assert_array_equal(got, want)
+
+
+def scale_by_count(x):
+    return x / x.shape[0] * (1 / x.shape[0])
+
+
+def test_true_division_by_a_size_guards_it_too():
+    ep = export(scale_by_count, (np.ones(4),), dynamic_shapes={"x": (Dim("n", min=1),)})
+    np.testing.assert_allclose(ep.module()(np.ones(5)), scale_by_count(np.ones(5)))
+    with pytest.raises(ss.ConstraintViolationError):
+        export(scale_by_count, (np.ones(4),), dynamic_shapes={"x": (Dim("n", min=0),)})
