@@ -22,6 +22,7 @@ from symshape.expr import Expr, Sym
 from symshape.symfloat import FloatExpr
 from symshape import validate
 from symshape.guards import CheckWriter, ConstraintSet, InputDesc, OfClass
+from symshape.checks import runtime_condition
 from symshape.ranges import ValueRange
 from symshape.spec import InputLeaf, bind_inputs, match
 from symshape.symint import SymInt
@@ -189,10 +190,25 @@ def trace_program(f, args, kwargs, dynamic_shapes) -> Traced:
         writer = CheckWriter(cs)
         writer.emit()
         validate.validate_check(cs, writer)
+        _validate_runtime_checks(env, cs, graph, writer)
     program = ExportedProgram(graph, Signature(graph, input_nodes, leaves, mutations), cs,
                               sig, getattr(f, "__name__", "f"), env)
     program.name_reads = binding.reads
     return Traced(program, report, env)
+
+
+def _validate_runtime_checks(env: ShapeEnv, cs: ConstraintSet, graph: Graph, writer) -> None:
+    """The ss.check lines the program emits for data-dependent sizes, exactly as the
+    backends emit them once the sizes they read are bound, imply every such ss.check."""
+    from .pycode import Renderer, _ready_checks
+    bound = set(writer.bound)
+    for n in graph.nodes:
+        bound |= {sym for sym, _ in n.meta.get("binds", ())}
+        if "binds_value" in n.meta:
+            bound.add(n.meta["binds_value"])
+    pending = list(cs.runtime_checks)
+    lines = _ready_checks(pending, bound, Renderer({}, {}))
+    validate.validate_runtime_checks(env, cs, lines, bound)
 
 
 def _allocate(env: ShapeEnv, tracer: Tracer, leaves: List[InputLeaf], axis_syms):
@@ -350,8 +366,8 @@ def _simplify_value(env: ShapeEnv, v):
         for n in v.graph.nodes:
             _finalize_node(env, n)
         v.graph.outputs = [_simplify_value(env, o) for o in v.graph.outputs]
-        v.checks = [(env.subst_cond(c), text) for c, text in v.checks
-                    if env.subst_cond(c) is not True]
+        v.checks = [(runtime_condition(env, c), text) for c, text in v.checks
+                    if runtime_condition(env, c) is not True]
         return v
     if t.__name__ == "CondExpr":
         v.cond = env.subst_cond(v.cond)
@@ -421,10 +437,13 @@ def _constraint_set(env: ShapeEnv, leaves: List[InputLeaf], input_nodes: List[No
     dim_names = {s: i.dim.name for s, i in env.infos.items() if i.kind == "named" and i.dim}
     ranges = {s: env.ranges[s] for s in env.ranges if s not in env.replacements}
     cs = ConstraintSet(descs, ranges, facts, frames, dim_names)
-    cs.runtime_checks = [(env.subst_cond(c), "%s%s" % (
+    cs.runtime_checks = [(runtime_condition(env, c), "%s%s" % (
         c.format(env.name_of) + ((": " + msg) if msg else ""),
         (" (ss.check at %s)" % frame.location) if frame else ""))
-        for c, msg, frame in env.checks if not isinstance(env.subst_cond(c), bool)]
+        for c, msg, frame in env.checks if not isinstance(runtime_condition(env, c), bool)]
+    for c, _ in cs.runtime_checks:         # a solved check keeps its size: keep its range
+        for s in c.free_symbols:
+            cs.ranges.setdefault(s, env.ranges[s])
     return cs
 
 

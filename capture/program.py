@@ -143,12 +143,14 @@ class ExportedProgram:
     @property
     def range_constraints(self) -> Dict[Any, ValueRange]:
         from symshape.sympy_bridge import to_sympy
-        return {to_sympy(k): v for k, v in self.constraints.range_constraints().items()}
+        rng = self.constraints.ranges      # each symbol's sympy sign follows its range
+        return {to_sympy(k, rng): v for k, v in self.constraints.range_constraints().items()}
 
     @property
     def input_shapes(self) -> Dict[str, tuple]:
         from symshape.sympy_bridge import to_sympy
-        return {d.path: tuple(s if type(s) is int else to_sympy(s) for s in d.dims)
+        rng = self.constraints.ranges
+        return {d.path: tuple(s if type(s) is int else to_sympy(s, rng) for s in d.dims)
                 for d in self.constraints.inputs if d.is_array}
 
     # ------------------------------------------------------------------ running

@@ -266,11 +266,19 @@ def subgraph_lines(sub, r: Renderer, ns: Dict[str, Any]) -> List[str]:
     params = [n.name for n in sub.inputs]
     lines = ["def %s(%s):" % (sub.name, ", ".join(params))]
     body = []
+    # a check on a size the branch computes (x[mask].shape[0]) runs once that size is bound
+    inner = {sym for n in sub.graph.nodes for sym, _ in n.meta.get("binds", ())}
+    inner |= {n.meta["binds_value"] for n in sub.graph.nodes if "binds_value" in n.meta}
+    later = [(c, t) for c, t in sub.checks if c.free_symbols & inner]
     for cond, text in sub.checks:
+        if (cond, text) in later:
+            continue
         body.append("if not (%s): _rt.bad_guard(%r)" % (
             cond_py(cond, lambda e: format_py(e, lambda s: s.name)), text))
+    bound = {s for c, _ in later for s in c.free_symbols} - inner
     for node in sub.graph.nodes:
-        _node_lines(node, r, ns, body)
+        if _node_lines(node, r, ns, body) and later:
+            body.extend(after_node(node, bound, later, r))
     outs = [r.value(o) for o in sub.graph.outputs]
     body.append("return " + (outs[0] if len(outs) == 1 else "(%s,)" % ", ".join(outs)))
     return lines + ["    " + b for b in body]

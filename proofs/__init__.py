@@ -4,7 +4,10 @@ A proof is a function registered with ``@proves("<rule name>")``.  It returns no
 the rule holds and raises ``ProofFailure`` (with a counterexample when Z3 found one)
 otherwise.  Proofs are universally quantified statements over Z3 integers (see
 ``proofs/pyint.py`` for Python's ``//`` and ``%`` and the ``prove`` driver); many also
-cross-check the engine's real functions on a grid of small integers.
+build their claim from the engine's own output (``proofs/code.py``: the function run on
+symbolic inputs, its result translated to Z3), so a change to the code changes what is
+proven; ``prove_code`` refuses vacuous proofs (contradictory hypotheses, or a claim that
+holds whatever the code computes).
 
     python -m proofs            run every proof
     python -m proofs NAME...    run the named ones (a prefix like ``range.`` selects a family)
@@ -18,7 +21,7 @@ from typing import Callable, Dict, Iterable, List, NamedTuple, Optional
 from .pyint import ProofFailure
 
 MODULES = ("proofs.expr_rules", "proofs.range_rules", "proofs.solver_rules",
-           "proofs.shape_rules")
+           "proofs.shape_rules", "proofs.op_rules", "proofs.check_rules")
 
 #: rule name -> proof function
 PROOFS: Dict[str, Callable[[], None]] = {}
@@ -49,10 +52,15 @@ class Result(NamedTuple):
     ok: bool
     seconds: float
     message: Optional[str]
+    #: claims proven about the code's own output (``proofs.code.prove_code``); 0 means the
+    #: proof only states mathematics and is not tied to what the implementation computes
+    code_claims: int = 0
 
 
 def run_one(rule: str) -> Result:
+    from .code import STATS
     fn = load()[rule]
+    STATS["code_claims"] = 0
     t0 = time.perf_counter()
     try:
         fn()
@@ -61,7 +69,7 @@ def run_one(rule: str) -> Result:
     except Exception as e:  # a crash in a proof is a failure too, never a pass
         return Result(rule, False, time.perf_counter() - t0,
                       "%s: %s" % (type(e).__name__, e))
-    return Result(rule, True, time.perf_counter() - t0, None)
+    return Result(rule, True, time.perf_counter() - t0, None, STATS["code_claims"])
 
 
 def run(selected: Iterable[str] = ()) -> List[Result]:

@@ -18,11 +18,14 @@ def main(argv) -> int:
     results = run(selected)
     failed = 0
     proven = 0
+    on_code = 0
     for r in results:
         if r.ok:
             proven += 1
+            on_code += r.code_claims > 0
             if verbose:
-                print("ok    %-28s %6.2fs" % (r.rule, r.seconds))
+                print("ok    %-28s %6.2fs  %3d claims on the code's output"
+                      % (r.rule, r.seconds, r.code_claims))
         else:
             failed += 1
             msg = " ".join((r.message or "").split())      # one line per failure
@@ -40,7 +43,8 @@ def main(argv) -> int:
                 print("FAIL  %s: a proof of a rule that symshape/rules.py does not list" % name)
     if verbose:
         print("(%.1fs)" % (time.perf_counter() - t0))
-    print("proofs: %d proven, %d failed" % (proven, failed))
+    print("proofs: %d proven (%d on the code's own output), %d failed"
+          % (proven, on_code, failed))
     return 1 if failed else 0
 
 

@@ -2,9 +2,10 @@
 relation normal forms (``symshape/relations.py``).
 
 Each proof states the rule for all integers in Z3 (divisors symbolic wherever the rule is
-parametric), then cross-checks the real constructor (``floordiv``, ``mod``, ``smin`` ...)
-against Python's own operators on a grid of small values: the Z3 lemma shows the maths is
-right, the grid shows the code applies that maths.
+parametric), then runs the real constructor (``floordiv``, ``mod``, ``smin`` ...) on symbolic
+inputs and proves its *output* equal to Python's operator for every value of the symbols
+(``proofs/code.py``): the lemma shows the maths is right, the code claim shows the code
+computes it.
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from symshape import expr as E
 from symshape import relations as R
 
 from . import proves
+from .code import Symbols, divisors, encode, encode_cond, prove_code, prove_expr_equal
 from .pyint import Py, prove, require, zmax, zmin
 
 # ---------------------------------------------------------------------------- grid helpers
@@ -44,31 +46,70 @@ def _sample_exprs() -> List[E.IntLike]:
     ]
 
 
-def _check_op(op: Callable, pyop: Callable, exprs: Iterable, divisors: Sequence[int],
+def _fd(P_: Py, a, b):
+    """Python's ``a // b`` in Z3 (the meaning every floordiv rewrite must keep)."""
+    return P_.floordiv(a, b)
+
+
+def _md(P_: Py, a, b):
+    return P_.mod(a, b)
+
+
+def _defined(P_: Py, zs, *xs) -> list:
+    """The inputs' own divisions are defined (their divisors non-zero)."""
+    out = []
+    for x in xs:
+        if type(x) is E.Expr:
+            out += [d != 0 for d in divisors(P_, x, zs)]
+    return out
+
+
+def _check_rewrite(op: Callable, zop: Callable, a, b, what: str) -> E.IntLike:
+    """Prove the code's output ``op(a, b)`` equal to ``zop`` of its inputs for every value
+    of the symbols where the inputs are defined and the divisor ``b`` is non-zero."""
+    got = op(a, b)
+    prove_expr_equal(
+        got, lambda P_, zs: zop(P_, encode(P_, a, zs), encode(P_, b, zs)),
+        hyps_fn=lambda P_, zs: _defined(P_, zs, a, b) + [encode(P_, b, zs) != 0],
+        what="%s: %s, %s -> %s" % (what, a, b, got))
+    return got
+
+
+def _code_guards_divisor(divide: Callable) -> None:
+    """The side condition ``divisor != 0`` of a rewrite that drops the divisor is checked by
+    the code: dividing by a size (a ``SymInt`` whose range admits 0) records the guard
+    ``divisor != 0``, so the program's contract excludes the inputs where eager Python
+    raises ZeroDivisionError; a data-dependent divisor becomes a check run where it is
+    computed."""
+    from symshape.env import ShapeEnv
+    from symshape.infinity import INT_OO
+    from symshape.ranges import ValueRange
+    from symshape.symint import SymInt
+    env = ShapeEnv()
+    a = env.create_symbol(6, "a", ValueRange(0, INT_OO))
+    b = env.create_symbol(3, "b", ValueRange(0, INT_OO))
+    divide(SymInt(a.expr, 6, env), SymInt(b.expr, 3, env))
+    require(env.ranges[b].lower >= 1 or any(b in g.cond.free_symbols for g in env.guards),
+            "dividing by a size that may be 0 records no guard: range %s, guards %s",
+            env.ranges[b], [g.cond for g in env.guards])
+    env = ShapeEnv()
+    u = env.create_unbacked("u", ValueRange(0, INT_OO))
+    divide(6, SymInt(u.expr, None, env))
+    require(any(u in c.free_symbols for c, _, _ in env.checks),
+            "dividing by a data-dependent size that may be 0 records no run-time check")
+
+
+def _check_op(op: Callable, zop: Callable, exprs: Iterable, divisors_: Sequence[int],
               what: str) -> None:
-    """``evaluate(op(e, b), p) == pyop(evaluate(e, p), b)`` on the grid."""
-    pts = _points()
+    """``op(e, b)`` as the code rewrites it equals ``e // b`` (or ``%``) for all symbol
+    values, for each sample ``e`` and each divisor ``b``."""
     for e in exprs:
-        for b in divisors:
-            got = op(e, b)
-            for p in pts:
-                want = pyop(E.evaluate(e, p), b)
-                have = E.evaluate(got, p)
-                if have != want:
-                    require(False, "%s: %s rewritten to %s gives %d at %s, Python gives %d",
-                            what, e, got, have, {s.name: v for s, v in p.items()}, want)
+        for b in divisors_:
+            _check_rewrite(op, zop, e, b, what)
 
 
-POS = [1, 2, 3, 4, 5, 6, 7, 12]
-NEG = [-b for b in POS]
-
-
-def _fd(a, b):
-    return a // b
-
-
-def _md(a, b):
-    return a % b
+POS = [1, 2, 3, 4, 6, 12]
+NEG = [-1, -3, -4, -12]
 
 
 # ---------------------------------------------------------------------------- floordiv
@@ -78,7 +119,10 @@ def floordiv_by_one():
     a, = z3.Ints("a")
     P_.prove(P_.floordiv(a, 1) == a)
     for e in _sample_exprs():
-        require(E.floordiv(e, 1) == e, "floordiv(e, 1) is not e for %s", e)
+        require(_check_rewrite(E.floordiv, _fd, e, 1, "floordiv by one") == e,
+                "floordiv(e, 1) is not e for %s", e)
+    for a, b in ((7, 2), (-7, 2), (7, -2), (0, 5)):      # two ints: Python's own //
+        _check_rewrite(E.floordiv, _fd, a, b, "int // int")
 
 
 @proves("floordiv.neg_divisor")
@@ -137,7 +181,9 @@ def floordiv_self():
     a, = z3.Ints("a")
     P_.prove(P_.floordiv(a, a) == 1, a != 0)
     for e in _sample_exprs():
-        require(E.floordiv(e, e) == 1, "floordiv(e, e) is not 1 for %s", e)
+        require(_check_rewrite(E.floordiv, _fd, e, e, "floordiv by itself") == 1,
+                "floordiv(e, e) is not 1 for %s", e)
+    _code_guards_divisor(lambda a, b: a // b)
 
 
 @proves("floordiv.zero")
@@ -146,7 +192,9 @@ def floordiv_zero():
     b, = z3.Ints("b")
     P_.prove(P_.floordiv(0, b) == 0, b != 0)
     for e in _sample_exprs():
-        require(E.floordiv(0, e) == 0, "floordiv(0, e) is not 0 for %s", e)
+        require(_check_rewrite(E.floordiv, _fd, 0, e, "0 // e") == 0,
+                "floordiv(0, e) is not 0 for %s", e)
+    _code_guards_divisor(lambda a, b: 0 // b)
 
 
 @proves("floordiv.exact_quotient")
@@ -157,27 +205,17 @@ def floordiv_exact_quotient():
     s0, s1 = P[0], P[1]
     cases = [(6 * s0 * s1 + 3 * s0, 3 * s0, 2 * s1 + 1), (s0 * s0 * s1, s0 * s1, s0),
              (-4 * s0 * s1, -2 * s1, 2 * s0)]
-    for a, b, want in cases:
-        got = E.floordiv(a, b)
-        require(got == want, "floordiv(%s, %s) should be %s, got %s", a, b, want, got)
-        for p in _points():
-            bv = E.evaluate(b, p)
-            if bv:
-                require(E.evaluate(got, p) == E.evaluate(a, p) // bv,
-                        "exact quotient %s / %s wrong at %s", a, b, p)
+    _check_sym_divisor(E.floordiv, _fd, cases, "floordiv exact quotient")
+    _code_guards_divisor(lambda a, b: (a * b) // b)
 
 
-def _check_sym_divisor(op: Callable, pyop: Callable, cases, what: str) -> None:
-    """``op(a, b)`` for expression divisors, on the grid (points where b == 0 skipped)."""
+def _check_sym_divisor(op: Callable, zop: Callable, cases, what: str) -> None:
+    """``op(a, b)`` for expression divisors: the code's output equals ``zop(a, b)`` for all
+    symbol values with ``b != 0``; ``want`` (when given) is the expected normal form."""
     for a, b, want in cases:
-        got = op(a, b)
+        got = _check_rewrite(op, zop, a, b, what)
         if want is not None:
             require(got == want, "%s: %s, %s gives %s, expected %s", what, a, b, got, want)
-        for p in _points((S0, S1, S2))[::3]:
-            bv = E.evaluate(b, p)
-            if bv:
-                require(E.evaluate(got, p) == pyop(E.evaluate(a, p), bv),
-                        "%s: (%s, %s) -> %s wrong at %s", what, a, b, got, p)
 
 
 @proves("floordiv.common_gcd")
@@ -208,8 +246,20 @@ def floordiv_display_fold():
     P_ = Py()
     c, r, b = z3.Ints("c r b")
     P_.prove(c + P_.floordiv(r, b) == P_.floordiv(r + c * b, b), b > 0)
+    # the code's fold, on its own output: the folded expression equals the canonical one
+    s0, s1 = P[0], P[1]
+    for e in [E.floordiv(s0 + 1, 2) - 1, E.floordiv(s0, 3) + 5, E.floordiv(2 * s0 + 1, 4) - 3,
+              E.floordiv(s0 + s1, 6) + 2 * s1 - 7, E.floordiv(-3 * s0 + 2, 5) + 1]:
+        folded = E._fold_const_into_floordiv(e)
+        if folded is None:
+            continue
+        prove_expr_equal(folded, lambda P_, zs, e=e: encode(P_, e, zs),
+                         what="display fold of %s -> %s" % (e, folded))
+    require(E._fold_const_into_floordiv(E.floordiv(s0, 2)) is None and
+            E._fold_const_into_floordiv(s0 + 1) is None and
+            E._fold_const_into_floordiv(E.floordiv(s0, 2) + E.floordiv(s1, 3) + 1) is None,
+            "the display fold applies where it should not")
     # the printed text of a folded expression evaluates like the expression
-    s0 = P[0]
     for e in [E.floordiv(s0 + 1, 2) - 1, E.floordiv(s0, 3) + 5, E.floordiv(2 * s0 + 1, 4) - 3]:
         text = E.format_expr(e)
         for v in VALUES:
@@ -266,37 +316,6 @@ class _PyZ:
         return self._w(self.P.mod(self._u(o), self.v))
 
 
-def _encode(P_: Py, x, zs):
-    """An expression as a Z3 term, from its structure (terms, atoms), Python semantics."""
-    if type(x) is int:
-        return z3.IntVal(x)
-    total = z3.IntVal(x.const)
-    for term, c in x.terms:
-        prod = z3.IntVal(c)
-        for atom in term:
-            prod = prod * (zs[atom] if type(atom) is E.Sym else _encode_atom(P_, atom, zs))
-        total = total + prod
-    return total
-
-
-def _encode_atom(P_: Py, atom, zs):
-    args = [_encode(P_, a, zs) for a in atom.args]
-    if atom.kind == "FloorDiv":
-        return P_.floordiv(*args)
-    if atom.kind == "Mod":
-        return P_.mod(*args)
-    return (zmin if atom.kind == "Min" else zmax)(*args)
-
-
-def _divisors(P_: Py, x, zs) -> list:
-    """Every divisor in ``x`` as a Z3 term (the expression is defined where none is 0)."""
-    out = []
-    for atom in E.atoms_of(x):
-        if type(atom) is E.OpAtom and atom.kind in ("FloorDiv", "Mod"):
-            out.append(_encode(P_, atom.args[1], zs))
-    return out
-
-
 @proves("print.python_source")
 def print_python_source():
     s0, s1, s2 = P
@@ -314,8 +333,10 @@ def print_python_source():
         ns["max"] = lambda *xs: _PyZ(P_, zmax(*[_PyZ._u(x) for x in xs]))
         printed = eval(text, {"__builtins__": {}}, ns)
         printed = printed.v if isinstance(printed, _PyZ) else printed
-        nonzero = [d != 0 for d in _divisors(P_, e, zs)]
-        P_.prove(printed == _encode(P_, e, zs), nonzero, what="format_py(%s) is %r" % (e, text))
+        nonzero = [d != 0 for d in divisors(P_, e, zs)]
+        want = encode(P_, e, zs)
+        prove_code(lambda v: v == want, [printed], nonzero, P=P_,
+                   what="format_py(%s) is %r" % (e, text))
         for p in _points((S0, S1, S2))[::5]:
             try:
                 want = E.evaluate(e, p)
@@ -333,7 +354,10 @@ def mod_by_one():
     a, = z3.Ints("a")
     P_.prove(P_.mod(a, 1) == 0)
     for e in _sample_exprs():
-        require(E.mod(e, 1) == 0, "mod(e, 1) is not 0 for %s", e)
+        require(_check_rewrite(E.mod, _md, e, 1, "mod by one") == 0,
+                "mod(e, 1) is not 0 for %s", e)
+    for a, b in ((7, 2), (-7, 2), (7, -2), (0, 5)):      # two ints: Python's own %
+        _check_rewrite(E.mod, _md, a, b, "int % int")
 
 
 @proves("mod.neg_divisor")
@@ -399,7 +423,9 @@ def mod_self():
     a, = z3.Ints("a")
     P_.prove(P_.mod(a, a) == 0, a != 0)
     for e in _sample_exprs():
-        require(E.mod(e, e) == 0, "mod(e, e) is not 0 for %s", e)
+        require(_check_rewrite(E.mod, _md, e, e, "mod by itself") == 0,
+                "mod(e, e) is not 0 for %s", e)
+    _code_guards_divisor(lambda a, b: a % b)
 
 
 @proves("mod.zero")
@@ -408,7 +434,9 @@ def mod_zero():
     b, = z3.Ints("b")
     P_.prove(P_.mod(0, b) == 0, b != 0)
     for e in _sample_exprs():
-        require(E.mod(0, e) == 0, "mod(0, e) is not 0 for %s", e)
+        require(_check_rewrite(E.mod, _md, 0, e, "0 % e") == 0,
+                "mod(0, e) is not 0 for %s", e)
+    _code_guards_divisor(lambda a, b: 0 % b)
 
 
 @proves("mod.exact_quotient")
@@ -417,8 +445,9 @@ def mod_exact_quotient():
     m, q = z3.Ints("m q")
     P_.prove(P_.mod(m * q, m) == 0, m != 0)
     s0, s1 = P[0], P[1]
-    for a, b in [(6 * s0 * s1 + 3 * s0, 3 * s0), (s0 * s0 * s1, s0 * s1), (-4 * s0 * s1, -2 * s1)]:
-        require(E.mod(a, b) == 0, "mod(%s, %s) should be 0", a, b)
+    _check_sym_divisor(E.mod, _md, [(6 * s0 * s1 + 3 * s0, 3 * s0, 0), (s0 * s0 * s1, s0 * s1, 0),
+                                    (-4 * s0 * s1, -2 * s1, 0)], "mod exact quotient")
+    _code_guards_divisor(lambda a, b: (a * b) % b)
 
 
 # ---------------------------------------------------------------------------- ceildiv
@@ -430,31 +459,25 @@ def ceildiv_def():
     P_.prove(z3.And(b * q >= a, a > b * (q - 1)), b > 0)
     P_.prove(z3.And(b * q <= a, a < b * (q - 1)), b < 0)
     P_.prove(P_.floordiv(a + b - 1, b) == q, b > 0)     # the spelling for an int b > 0
+    # the code's output, for all symbol values: ceildiv(e, b) == -((-e) // b)
     for e in _sample_exprs()[:4]:
-        for b in POS + NEG:
-            got = E.ceildiv(e, b)
-            for p in _points():
-                v, have = E.evaluate(e, p), E.evaluate(got, p)
-                ok = (b * have >= v > b * (have - 1)) if b > 0 else (b * have <= v < b * (have - 1))
-                require(ok, "ceildiv(%s, %d) is %d at %s, not ceil(%d/%d)", e, b, have, p, v, b)
+        for b in (1, 3, 4, -1, -3):
+            _check_rewrite(E.ceildiv, lambda P_, x, y: P_.ceildiv(x, y), e, b, "ceildiv")
     for e in _sample_exprs()[:3]:
         for d in (P[1], 2 * P[1], P[1] - 3):
-            got = E.ceildiv(e, d)
-            for p in _points():
-                v, dv = E.evaluate(e, p), E.evaluate(d, p)
-                if dv:
-                    require(E.evaluate(got, p) == -(-v // dv),
-                            "ceildiv(%s, %s) wrong at %s", e, d, p)
+            _check_rewrite(E.ceildiv, lambda P_, x, y: P_.ceildiv(x, y), e, d, "ceildiv")
 
 
 # ---------------------------------------------------------------------------- Min / Max
 def _minmax_grid(fn: Callable, pyfn: Callable, arglists, what: str) -> None:
-    pts = _points((S0, S1, S2))[::7]
+    """The code's ``smin`` / ``smax`` output equals the min / max of its arguments for all
+    symbol values (``pyfn`` is ``min`` or ``max``)."""
+    zf = zmin if pyfn is min else zmax
     for args in arglists:
         got = fn(*args)
-        for p in pts:
-            want = pyfn(E.evaluate(a, p) for a in args)
-            require(E.evaluate(got, p) == want, "%s%s -> %s wrong at %s", what, args, got, p)
+        prove_expr_equal(got, lambda P_, zs: zf(*[encode(P_, x, zs) for x in args]),
+                         hyps_fn=lambda P_, zs: _defined(P_, zs, *args),
+                         what="%s%s -> %s" % (what, args, got))
 
 
 @proves("minmax.flatten")
@@ -480,7 +503,7 @@ def minmax_const_merge():
     prove(zmax(x, c1, c2) == zmax(x, zmax(c1, c2)))
     s0 = P[0]
     for fn, pyfn in ((E.smin, min), (E.smax, max)):
-        for c1_, c2_ in itertools.product(range(-3, 4), repeat=2):
+        for c1_, c2_ in itertools.product((-3, 0, 2), repeat=2):
             got = fn(s0, c1_, c2_)
             require(got == fn(s0, pyfn(c1_, c2_)), "%s(s, %d, %d) -> %s",
                     fn.__name__, c1_, c2_, got)
@@ -507,13 +530,14 @@ def minmax_offset_dominance():
 
 
 # ---------------------------------------------------------------------------- relations
-def _rel_grid(c, pyfn: Callable, what: str) -> None:
-    """A normalised relation holds exactly where the original comparison does."""
-    for p in _points():
-        want = pyfn(p)
-        got = c if type(c) is bool else (c.holds(E.evaluate(c.expr, p)) if isinstance(c, R.Rel)
-                                         else None)
-        require(got == want, "%s: normal form %s disagrees at %s", what, c, p)
+def _rel_grid(c, zfn: Callable, what: str) -> None:
+    """A normalised relation (the code's output) holds exactly where the original comparison
+    does, for all symbol values; ``zfn(P, zs)`` states the comparison in Z3."""
+    P_ = Py()
+    zs = Symbols()
+    want = zfn(P_, zs)
+    impl = encode_cond(P_, c, zs)
+    prove_code(lambda v: v == want, [impl], P=P_, what="%s: normal form %s" % (what, c))
 
 
 def _lin_cases():
@@ -531,7 +555,7 @@ def rel_eq_gcd():
     for lhs, c in _lin_cases():
         for op, pyop in ((R.eq, lambda a, b: a == b), (R.ne, lambda a, b: a != b)):
             rel = op(lhs, c)
-            _rel_grid(rel, lambda p: pyop(E.evaluate(lhs, p), c), "%s %s" % (op.__name__, lhs))
+            _rel_grid(rel, lambda P_, zs: pyop(encode(P_, lhs, zs), c), "%s %s" % (op.__name__, lhs))
             if isinstance(rel, R.Rel):
                 require(rel.expr.coeff_gcd() == 1, "%s not divided by its gcd", rel)
 
@@ -545,6 +569,16 @@ def rel_eq_sign():
         if isinstance(rel, R.Rel):
             require(rel.expr.terms[0][1] > 0, "first coefficient of %s not positive", rel)
             require(rel == R.eq(c, lhs), "a == b and b == a normalise differently: %s", rel)
+        # the sign-normalised forms of -lhs == -c and -lhs != -c (the code's output) mean
+        # what the comparisons mean
+        _rel_grid(R.eq(-lhs, -c), lambda P_, zs, lhs=lhs, c=c: encode(P_, lhs, zs) == c,
+                  "eq %s" % lhs)
+        neg = R.ne(E.neg(lhs), -c)
+        if isinstance(neg, R.Rel):
+            _rel_grid(neg, lambda P_, zs, lhs=lhs, c=c: encode(P_, lhs, zs) != c,
+                      "ne %s" % lhs)
+        _rel_grid(R.negate(R.eq(lhs, c)),
+                  lambda P_, zs, lhs=lhs, c=c: encode(P_, lhs, zs) != c, "negated eq %s" % lhs)
 
 
 @proves("rel.le_gcd_ceil")
@@ -554,7 +588,7 @@ def rel_le_gcd_ceil():
     P_.prove((g * e + k <= 0) == (e - P_.floordiv(-k, g) <= 0), g > 0)
     for lhs, c in _lin_cases():
         rel = R.le(lhs, c)
-        _rel_grid(rel, lambda p: E.evaluate(lhs, p) <= c, "le %s" % lhs)
+        _rel_grid(rel, lambda P_, zs: encode(P_, lhs, zs) <= c, "le %s" % lhs)
 
 
 @proves("rel.lt_as_le")
@@ -565,7 +599,7 @@ def rel_lt_as_le():
     for lhs, c in _lin_cases():
         for op, pyop in ((R.lt, lambda x, y: x < y), (R.gt, lambda x, y: x > y),
                          (R.ge, lambda x, y: x >= y)):
-            _rel_grid(op(lhs, c), lambda p: pyop(E.evaluate(lhs, p), c),
+            _rel_grid(op(lhs, c), lambda P_, zs: pyop(encode(P_, lhs, zs), c),
                       "%s %s" % (op.__name__, lhs))
 
 
@@ -574,7 +608,8 @@ def rel_le_negate():
     e, = z3.Ints("e")
     prove(z3.Not(e <= 0) == (-e + 1 <= 0))
     for lhs, c in _lin_cases():
-        for op, pyop in ((R.le, lambda x, y: not x <= y), (R.eq, lambda x, y: x != y),
-                         (R.lt, lambda x, y: not x < y)):
+        for op, pyop in ((R.le, lambda x, y: z3.Not(x <= y)), (R.eq, lambda x, y: x != y),
+                         (R.ne, lambda x, y: x == y),
+                         (R.lt, lambda x, y: z3.Not(x < y))):
             rel = R.negate(op(lhs, c))
-            _rel_grid(rel, lambda p: pyop(E.evaluate(lhs, p), c), "not %s" % op.__name__)
+            _rel_grid(rel, lambda P_, zs: pyop(encode(P_, lhs, zs), c), "not %s" % op.__name__)

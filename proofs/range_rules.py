@@ -6,7 +6,8 @@ result lies in the interval the code computes.  The code's formula is re-stated 
 extended integers (``proofs/extint.py``), including its corner products, its ``min`` /
 ``max`` of corners and ``_fdiv``'s handling of infinite bounds; every addition of bounds
 must be defined (no ``int_oo - int_oo``).  Each proof then cross-checks the real function
-on a grid of small intervals against brute force.
+on concrete intervals (finite, half- and fully infinite): Z3 proves that the range the code
+*returns* contains the operation's value for every member, not a window of samples.
 """
 from __future__ import annotations
 
@@ -23,49 +24,70 @@ from symshape.ranges import ValueRange
 from . import proves
 from .extint import (POS_INF, Ext, X, emax, emin, fin, inside, ipow, is_inf, le, lt, mul,
                      neg, scale, select)
-from .pyint import require
+from .code import prove_code
+from .pyint import Py, require, zmax, zmin
 
-# ---------------------------------------------------------------------------- concrete grid
-_ENDS = range(-4, 5)
+# ---------------------------------------------------------------------------- the code's output
+_CODE_ENDS = (-3, -1, 0, 2)
 
 
-def _intervals(with_inf: bool = True) -> List[ValueRange]:
-    out = [ValueRange(a, b) for a in _ENDS for b in _ENDS if a <= b]
-    if with_inf:
-        out += [ValueRange(NEG_INT_OO, b) for b in _ENDS]
-        out += [ValueRange(a, INT_OO) for a in _ENDS]
-        out.append(ValueRange(NEG_INT_OO, INT_OO))
+def _code_intervals() -> List[ValueRange]:
+    """Concrete intervals the code's transfer functions are run on: finite ones around 0
+    and the half- and fully-infinite ones."""
+    out = [ValueRange(a, b) for a in _CODE_ENDS for b in _CODE_ENDS if a <= b]
+    out += [ValueRange(NEG_INT_OO, b) for b in _CODE_ENDS]
+    out += [ValueRange(a, INT_OO) for a in _CODE_ENDS]
+    out.append(ValueRange(NEG_INT_OO, INT_OO))
     return out
 
 
-def _members(r: ValueRange, pad: int = 6) -> range:
-    """Integers of ``r`` within a window: an infinite end is cut off ``pad`` beyond the
-    other end (or 0)."""
-    if is_inf_(r.lower):
-        lo = (0 if is_inf_(r.upper) else min(r.upper, 0)) - pad
-    else:
-        lo = r.lower
-    if is_inf_(r.upper):
-        hi = (0 if is_inf_(r.lower) else max(r.lower, 0)) + pad
-    else:
-        hi = r.upper
-    return range(lo, hi + 1)
+def _member(r: ValueRange, x) -> list:
+    """``x in r`` in Z3 (an infinite end is no constraint)."""
+    out = []
+    if not is_inf_(r.lower):
+        out.append(x >= r.lower)
+    if not is_inf_(r.upper):
+        out.append(x <= r.upper)
+    return out
 
 
-def _grid2(fn: Callable, op: Callable, what: str, step: int = 1,
-           skip_zero_divisor: bool = False, filt: Callable = lambda a, b: True) -> None:
-    ivs = _intervals()[::step]
-    for a, b in itertools.product(ivs, repeat=2):
-        if not filt(a, b):
+def _code_sound(fn: Callable, op: Callable, what: str, arity: int = 2, step: int = 1,
+                nonzero_last: bool = False, filt: Callable = lambda *rs: True,
+                intervals: List[ValueRange] = None) -> None:
+    """The code's own output is sound: for each combination of concrete intervals, the range
+    ``fn`` *returns* contains ``op(x, y)`` for every integer x, y inside them (Z3, all
+    members at once, not a window of samples).  ``op(P, x, y)`` builds the operation with
+    Python semantics; ``nonzero_last``: the last operand is a divisor (0 excluded)."""
+    P_ = Py()
+    ivs = (intervals or _code_intervals())[::step]
+    cases = []          # (member constraints, value, finite bounds of the code's output)
+    impl = []
+    for k, rs in enumerate(itertools.product(ivs, repeat=arity)):
+        if not filt(*rs):
             continue
-        got = fn(a, b)
-        for x in _members(a):
-            for y in _members(b):
-                if skip_zero_divisor and y == 0:
-                    continue
-                v = op(x, y)
-                require(v in got, "%s(%s, %s) = %s misses %s(%d, %d) = %d",
-                        what, a, b, got, what, x, y, v)
+        got = fn(*rs)
+        xs = [z3.Int("x%d_%d" % (k, i)) for i in range(arity)]
+        mem = [c for r, x in zip(rs, xs) for c in _member(r, x)]
+        if nonzero_last:
+            mem.append(xs[-1] != 0)
+        val = op(P_, *xs)
+        ends = []
+        for end, is_low in ((got.lower, True), (got.upper, False)):
+            if not is_inf_(end):
+                ends.append((len(impl), is_low))
+                impl.append(z3.IntVal(end))
+        cases.append((mem, val, ends))
+    if not impl:
+        return
+
+    def claim(*bounds):
+        parts = []
+        for mem, val, ends in cases:
+            inside_ = [val >= bounds[i] if low else val <= bounds[i] for i, low in ends]
+            if inside_:
+                parts.append(z3.Implies(z3.And(*mem), z3.And(*inside_)))
+        return z3.And(*parts)
+    prove_code(claim, impl, P=P_, what="%s on %d interval combinations" % (what, len(cases)))
 
 
 def _contains(E: Ext, lo: X, hi: X, value) -> z3.BoolRef:
@@ -81,7 +103,7 @@ def range_add():
     x, y = z3.Ints("x y")
     lo, hi = E.add(alo, blo), E.add(ahi, bhi)
     E.prove(_contains(E, lo, hi, x + y), wa, wb, inside(alo, ahi, x), inside(blo, bhi, y))
-    _grid2(RG.vr_add, lambda x, y: x + y, "vr_add", step=2)
+    _code_sound(RG.vr_add, lambda P_, x, y: x + y, "vr_add")
 
 
 @proves("range.scale")
@@ -92,11 +114,9 @@ def range_scale():
     lo = select(k >= 0, scale(alo, k), scale(ahi, k))
     hi = select(k >= 0, scale(ahi, k), scale(alo, k))
     E.prove(_contains(E, lo, hi, k * x), wa, inside(alo, ahi, x))
-    for a in _intervals():
-        for k_ in range(-3, 4):
-            got = RG.vr_scale(a, k_)
-            for x_ in _members(a):
-                require(k_ * x_ in got, "vr_scale(%s, %d) = %s misses %d", a, k_, got, k_ * x_)
+    for k_ in range(-3, 4):
+        _code_sound(lambda a: RG.vr_scale(a, k_), lambda P_, x: k_ * x, "vr_scale(., %d)" % k_,
+                    arity=1)
 
 
 def _mul_corners(alo: X, ahi: X, blo: X, bhi: X):
@@ -112,7 +132,7 @@ def range_mul():
     x, y = z3.Ints("x y")
     lo, hi = _mul_corners(alo, ahi, blo, bhi)
     E.prove(_contains(E, lo, hi, x * y), wa, wb, inside(alo, ahi, x), inside(blo, bhi, y))
-    _grid2(RG.vr_mul, lambda x, y: x * y, "vr_mul", step=2)
+    _code_sound(RG.vr_mul, lambda P_, x, y: x * y, "vr_mul", step=2)
 
 
 @proves("range.pow")
@@ -135,10 +155,21 @@ def range_pow():
         for _ in range(n):
             xn = xn * x
         E.prove(_contains(E, lo, hi, xn), wa, inside(alo, ahi, x))
-        for a in _intervals():
-            got = RG.vr_pow(a, n)
-            for x_ in _members(a):
-                require(x_ ** n in got, "vr_pow(%s, %d) = %s misses %d", a, n, got, x_ ** n)
+    # the code's output for every exponent up to 6 (above 5 the code composes proven powers:
+    # x**n == x**5 * x**(n - 5), each in its range, so range.mul keeps the product sound)
+    for n in range(1, 7):
+        _code_sound(lambda a: RG.vr_pow(a, n), lambda P_, x: _zpow(x, n), "vr_pow(., %d)" % n,
+                    arity=1)
+    require(RG.vr_pow(ValueRange(-2, 3), 7) == RG.vr_mul(RG.vr_pow(ValueRange(-2, 3), 5),
+                                                          RG.vr_pow(ValueRange(-2, 3), 2)),
+            "vr_pow above 5 no longer composes proven powers")
+
+
+def _zpow(x, n: int):
+    out = x
+    for _ in range(n - 1):
+        out = out * x
+    return out
 
 
 # ---------------------------------------------------------------------------- floordiv
@@ -161,15 +192,15 @@ def _floordiv_branch(sign: int) -> None:
 @proves("range.floordiv_pos")
 def range_floordiv_pos():
     _floordiv_branch(+1)
-    _grid2(RG.vr_floordiv, lambda x, y: x // y, "vr_floordiv",
-           filt=lambda a, b: b.lower > 0)
+    _code_sound(RG.vr_floordiv, lambda P_, x, y: P_.floordiv(x, y), "vr_floordiv",
+                filt=lambda a, b: b.lower > 0)
 
 
 @proves("range.floordiv_neg")
 def range_floordiv_neg():
     _floordiv_branch(-1)
-    _grid2(RG.vr_floordiv, lambda x, y: x // y, "vr_floordiv",
-           filt=lambda a, b: b.upper < 0)
+    _code_sound(RG.vr_floordiv, lambda P_, x, y: P_.floordiv(x, y), "vr_floordiv",
+                filt=lambda a, b: b.upper < 0)
 
 
 @proves("range.floordiv_straddle")
@@ -188,8 +219,8 @@ def range_floordiv_straddle():
     straddles = z3.And(le(blo, fin(0)), le(fin(0), bhi))
     E.prove(_contains(E, lo, hi, E.floordiv(x, y)), wa, wb, straddles, y != 0,
             inside(alo, ahi, x), inside(blo, bhi, y))
-    _grid2(RG.vr_floordiv, lambda x, y: x // y, "vr_floordiv", skip_zero_divisor=True,
-           filt=lambda a, b: b.lower <= 0 <= b.upper)
+    _code_sound(RG.vr_floordiv, lambda P_, x, y: P_.floordiv(x, y), "vr_floordiv",
+                nonzero_last=True, filt=lambda a, b: b.lower <= 0 <= b.upper)
 
 
 # ---------------------------------------------------------------------------- mod
@@ -201,13 +232,10 @@ def range_mod_nowrap():
     hyps = [m > 0, a <= x, x <= b, qa == qb]
     E.prove(qx == qa, hyps)                       # x // m is monotone in x: no wrap inside
     E.prove(z3.And(a - m * qa <= x - m * qx, x - m * qx <= b - m * qb), hyps, qx == qa)
-    for a_ in range(-8, 9):
-        for b_ in range(a_, 9):
-            for m_ in range(1, 6):
-                got = RG.vr_mod(ValueRange(a_, b_), ValueRange(m_, m_))
-                for x_ in range(a_, b_ + 1):
-                    require(x_ % m_ in got, "vr_mod([%d, %d], %d) = %s misses %d",
-                            a_, b_, m_, got, x_ % m_)
+    ivs = [ValueRange(a_, b_) for a_ in range(-7, 8, 2) for b_ in range(a_, 9, 3)]
+    for m_ in (1, 2, 3, 5):
+        _code_sound(lambda a: RG.vr_mod(a, ValueRange(m_, m_)), lambda P_, x: P_.mod(x, m_),
+                    "vr_mod(., %d)" % m_, arity=1, intervals=ivs)
 
 
 @proves("range.mod_pos")
@@ -220,7 +248,8 @@ def range_mod_pos():
     hi = select(le(fin(0), alo), emin(hi0, ahi), hi0)
     E.prove(_contains(E, fin(0), hi, E.mod(x, y)), wa, wb, lt(fin(0), blo),
             inside(alo, ahi, x), inside(blo, bhi, y))
-    _grid2(RG.vr_mod, lambda x, y: x % y, "vr_mod", filt=lambda a, b: b.lower > 0)
+    _code_sound(RG.vr_mod, lambda P_, x, y: P_.mod(x, y), "vr_mod",
+                filt=lambda a, b: b.lower > 0)
 
 
 @proves("range.mod_neg")
@@ -232,7 +261,8 @@ def range_mod_neg():
     lo = select(is_inf(blo), neg(POS_INF), fin(blo.v + 1))
     E.prove(_contains(E, lo, fin(0), E.mod(x, y)), wa, wb, lt(bhi, fin(0)),
             inside(alo, ahi, x), inside(blo, bhi, y))
-    _grid2(RG.vr_mod, lambda x, y: x % y, "vr_mod", filt=lambda a, b: b.upper < 0)
+    _code_sound(RG.vr_mod, lambda P_, x, y: P_.mod(x, y), "vr_mod",
+                filt=lambda a, b: b.upper < 0)
 
 
 @proves("range.mod_straddle")
@@ -247,8 +277,8 @@ def range_mod_straddle():
     straddles = z3.And(le(blo, fin(0)), le(fin(0), bhi))
     E.prove(_contains(E, lo, hi, E.mod(x, y)), wa, wb, straddles, y != 0,
             inside(alo, ahi, x), inside(blo, bhi, y))
-    _grid2(RG.vr_mod, lambda x, y: x % y, "vr_mod", skip_zero_divisor=True,
-           filt=lambda a, b: b.lower <= 0 <= b.upper)
+    _code_sound(RG.vr_mod, lambda P_, x, y: P_.mod(x, y), "vr_mod", nonzero_last=True,
+                filt=lambda a, b: b.lower <= 0 <= b.upper)
 
 
 # ---------------------------------------------------------------------------- min / max
@@ -266,7 +296,10 @@ def _minmax_proof(is_min: bool) -> None:
         hyps = [iv[2] for iv in ivs] + [inside(iv[0], iv[1], v) for iv, v in zip(ivs, xs)]
         E.prove(_contains(E, lo, hi, val), hyps)
     fn, op = (RG.vr_min, min) if is_min else (RG.vr_max, max)
-    _grid2(lambda a, b: fn([a, b]), op, fn.__name__, step=2)
+    zop = zmin if is_min else zmax
+    _code_sound(lambda a, b: fn([a, b]), lambda P_, x, y: zop(x, y), fn.__name__)
+    _code_sound(lambda a, b, c: fn([a, b, c]), lambda P_, x, y, z: zop(x, y, z),
+                fn.__name__, arity=3, step=5)
 
 
 @proves("range.min")
@@ -304,11 +337,58 @@ def range_factored():
              s0.expr * s0.expr * s1.expr - s0.expr * s1.expr + 5,
              s2.expr * s2.expr - s2.expr * s0.expr]
     boxes = [ValueRange(-3, 2), ValueRange(0, 3), ValueRange(2, 4), ValueRange(-2, -1)]
+    from .code import Symbols, encode
     for p in polys:
-        for r0, r1, r2 in itertools.product(boxes, repeat=3):
+        P_ = Py()
+        cases, impl = [], []
+        for k, (r0, r1, r2) in enumerate(itertools.product(boxes, repeat=3)):
             rng = {s0: r0, s1: r1, s2: r2}
-            got = RG.bound(p, rng.__getitem__)
-            for v0, v1, v2 in itertools.product(_members(r0), _members(r1), _members(r2)):
-                val = EX.evaluate(p, {s0: v0, s1: v1, s2: v2})
-                require(val in got, "bound(%s) = %s misses %d at s910=%d, s911=%d, s912=%d",
-                        p, got, val, v0, v1, v2)
+            got = RG.bound(p, rng.__getitem__)          # the code's own bound
+            zs = Symbols({s: z3.Int("%s_%d" % (s.name, k)) for s in (s0, s1, s2)})
+            mem = [c for s in (s0, s1, s2) for c in _member(rng[s], zs[s])]
+            cases.append((mem, encode(P_, p, zs), len(impl)))
+            impl += [z3.IntVal(got.lower), z3.IntVal(got.upper)]
+
+        def claim(*b, cases=cases):
+            return z3.And(*[z3.Implies(z3.And(*mem), z3.And(b[i] <= v, v <= b[i + 1]))
+                            for mem, v, i in cases])
+        prove_code(claim, impl, P=P_, what="bound(%s) on 64 boxes" % p)
+
+
+@proves("range.bound")
+def range_bound():
+    # the composition on expressions with every kind of atom, on concrete boxes (finite and
+    # infinite ends), proven for every member at once: the range bound() returns holds e
+    from symshape import expr as EX
+    from .code import Symbols, encode
+    s0, s1, s2 = EX.Sym(915), EX.Sym(916), EX.Sym(917)
+    S0, S1, S2 = s0.expr, s1.expr, s2.expr
+    exprs = [3 * S0 - 2 * S1 + 1, S0 * S0 - S1, EX.floordiv(S0 + 3, 4) - S2,
+             EX.mod(S0 * S1, 5) + S2, EX.smin(S0, S1 + 2) * 3 - EX.smax(S2, -1),
+             EX.floordiv(S1, S2) + EX.mod(S0, S2), S0 * S1 * S2 - 4]
+    boxes = [ValueRange(-3, 2), ValueRange(1, INT_OO), ValueRange(NEG_INT_OO, -1)]
+    for e in exprs:
+        P_ = Py()
+        cases, impl = [], []
+        for k, (r0, r1, r2) in enumerate(itertools.product(boxes, repeat=3)):
+            rng = {s0: r0, s1: r1, s2: r2}
+            got = RG.bound(e, rng.__getitem__)
+            zs = Symbols({s: z3.Int("%s_%d" % (s.name, k)) for s in (s0, s1, s2)})
+            mem = [c for s in (s0, s1, s2) for c in _member(rng[s], zs[s])]
+            atoms = [a for a in EX.atoms_of(e) if type(a) is EX.OpAtom
+                     and a.kind in ("FloorDiv", "Mod")]
+            mem += [encode(P_, a.args[1], zs) != 0 for a in atoms]
+            ends = []
+            for end, low in ((got.lower, True), (got.upper, False)):
+                if not is_inf_(end):
+                    ends.append((len(impl), low))
+                    impl.append(z3.IntVal(end))
+            cases.append((mem, encode(P_, e, zs), ends))
+        if not impl:
+            continue
+
+        def claim(*b, cases=cases):
+            return z3.And(*[z3.Implies(z3.And(*mem), z3.And(*[
+                v >= b[i] if low else v <= b[i] for i, low in ends]))
+                for mem, v, ends in cases if ends])
+        prove_code(claim, impl, P=P_, what="bound(%s) on %d boxes" % (e, len(cases)))

@@ -2,8 +2,10 @@
 concatenate, matmul.
 
 Each rule is proven for symbolic sizes against a reference stated from Python's / NumPy's
-documented semantics (not from the code path under test), and the real shape function is
-run exhaustively on small integers against Python / NumPy themselves.
+documented semantics (not from the code path under test); then NumPy programs using the op
+are traced with symbolic sizes and the shapes the engine computed are proven equal to that
+reference for every input their contract admits (``proofs/op_rules.Contract``), and the real
+shape function is run on small integers against Python / NumPy themselves.
 """
 from __future__ import annotations
 
@@ -20,8 +22,12 @@ from symshape.capture.ops.linalg import matmul_shape
 from symshape.errors import UserError
 
 from . import proves
+from .code import prove_code
 from .pyint import Py, prove, require, zmax, zmin
 
+import symshape as _ss  # noqa: E402
+
+A = _ss.Dim.AUTO
 NONE = -1          # "cannot broadcast" / "rejected" as a size value (sizes are >= 0)
 
 
@@ -96,14 +102,40 @@ def _slice_proof(step_pos: bool) -> None:
                     "slice_length(%d, %s, %s, None) is wrong", n_, a, b)
 
 
+def _slice_on_code(step_pos: bool) -> None:
+    """The lengths the engine computes when tracing slices of a symbolic axis (constant and
+    symbolic bounds), against ``len(range(n)[start:stop:step])`` as documented."""
+    from .op_rules import DYN, Contract
+    r = np.ones
+    slices = ([(2, None, 1), (None, -3, 1), (1, -1, 2), (-4, None, 3), (3, 7, 2)] if step_pos
+              else [(None, None, -1), (-2, None, -3), (5, 1, -2), (None, 2, -1)])
+    for a, b, st in slices:
+        tr = Contract(lambda x, a=a, b=b, st=st: x[a:b:st], (r(9),), {"x": (A,)})
+        n = tr.ins[0][0]
+        ref_a = _adjust(z3.IntVal(a if a is not None else 0), n, step_pos,
+                        (0 if step_pos else n - 1) if a is None else None)
+        ref_b = _adjust(z3.IntVal(b if b is not None else 0), n, step_pos,
+                        (n if step_pos else -1) if b is None else None)
+        prove_code(lambda L: _range_len_ok(L, ref_a, ref_b, st, step_pos), [tr.outs[0][0]],
+                   tr.hyps, n >= 0, P=tr.P, what="x[%s:%s:%s] traced" % (a, b, st))
+    if step_pos:         # symbolic bounds: an int input
+        tr = Contract(lambda x, k: x[:k], (r(9), 4), {"x": (A,), "k": DYN})
+        n, k = tr.ins[0][0], tr.ins[1]
+        ref_b = _adjust(k, n, True, None)
+        prove_code(lambda L: _range_len_ok(L, z3.IntVal(0), ref_b, 1, True), [tr.outs[0][0]],
+                   tr.hyps, P=tr.P, what="x[:k] traced")
+
+
 @proves("slice.length_step_pos")
 def slice_length_step_pos():
     _slice_proof(True)
+    _slice_on_code(True)
 
 
 @proves("slice.length_step_neg")
 def slice_length_step_neg():
     _slice_proof(False)
+    _slice_on_code(False)
 
 
 # ---------------------------------------------------------------------------- broadcasting
@@ -136,6 +168,24 @@ def broadcast_pair_rule():
         got = broadcast_pair(x, y)
         require(got == want, "broadcast_pair(%d, %d) = %s, NumPy: %s", x, y, got, want)
     _symbolic_broadcast_check()
+    # traced: the size the engine gives x + y for symbolic sizes, on the admitted inputs
+    from .op_rules import Contract, _bcast
+    for ex in ((np.ones(4), np.ones(4)), (np.ones((3, 1)), np.ones(5)),
+               (np.ones((2, 5)), np.ones((1, 5)))):
+        specs = {"x": tuple(1 if s == 1 else A for s in ex[0].shape),
+                 "y": tuple(1 if s == 1 else A for s in ex[1].shape)}
+        tr = Contract(lambda x, y: x + y, ex, specs)
+        (xs, ys), out = tr.ins, tr.outs[0]
+        nd = len(out)
+        want, extra = [], []
+        for i in range(-nd, 0):
+            sz = [sh[i] for sh in (xs, ys) if len(sh) >= -i]
+            w, ok = _bcast(sz)
+            want.append(w)
+            extra += ok
+        prove_code(lambda *v: z3.And(*[a == b for a, b in zip(v, want)], *extra), list(out),
+                   tr.hyps, P=tr.P, what="x + y with shapes %s, %s traced"
+                   % (ex[0].shape, ex[1].shape))
 
 
 def _symbolic_broadcast_check() -> None:
@@ -222,6 +272,34 @@ def reshape_infer():
     s, = z3.Ints("s")
     P_.prove(s == out, numel >= 0, t1 > 0, t2 > 0, accepted, known * s == numel)
     _reshape_grid()
+    _reshape_on_code()
+
+
+def _reshape_on_code() -> None:
+    """Traced reshapes with a -1: the inferred size times the known ones is the element
+    count (so it is the one NumPy infers), and the contract admits only divisible counts."""
+    from .op_rules import Contract
+    for shape, target in (((12,), (-1, 4)), ((6, 4), (3, -1)), ((6, 4), (-1,)),
+                          ((2, 6, 2), (2, -1, 3))):
+        tr = Contract(lambda x, t=target: x.reshape(t), (np.ones(shape),),
+                      {"x": tuple(A for _ in shape)})
+        numel = z3.IntVal(1)
+        for d in tr.ins[0]:
+            numel = numel * d
+        out = tr.outs[0]
+        known = [o for o, t in zip(out, target) if t != -1]
+        prove_code(lambda *v: z3.And(_prod(v) == numel, *[x >= 0 for x in v],
+                                     *[v[i] == t for i, t in enumerate(target) if t != -1]),
+                   list(out), tr.hyps, P=tr.P,
+                   what="reshape %s to %s traced" % (shape, target))
+        require(len(known) == len(target) - 1, "reshape target %s lost a size", target)
+
+
+def _prod(vs):
+    out = z3.IntVal(1)
+    for v in vs:
+        out = out * v
+    return out
 
 
 @proves("reshape.divisibility")
@@ -237,17 +315,28 @@ def reshape_divisibility():
         require((got is not None) == (numel_ % known_ == 0),
                 "reshape(%d elements, (%d, -1)) %s", numel_, known_,
                                                        "rejected" if got is None else got)
+    # traced: every input the contract admits has a count divisible by the known sizes
+    from .op_rules import Contract
+    for k in (3, 4):
+        tr = Contract(lambda x, k=k: x.reshape(k, -1), (np.ones(12),), {"x": (A,)})
+        n = tr.ins[0][0]
+        P_ = tr.P
+        prove_code(lambda v: z3.And(P_.mod(n, k) == 0, v * k == n), [tr.outs[0][1]],
+                   tr.hyps, P=P_, what="reshape(%d, -1) admits only multiples of %d" % (k, k))
 
 
 @proves("reshape.explicit")
 def reshape_explicit():
-    numel, t1, t2 = z3.Ints("numel t1 t2")
-    # without a -1: no size below 0 (ints < -1 rejected, symbolic sizes guarded >= 0)
-    # and the element counts agree
-    accepted = z3.And(t1 >= 0, t2 >= 0, numel == t1 * t2)
-    prove(z3.And(t1 >= 0, t2 >= 0), numel >= 0, t1 != -1, t2 != -1, accepted,
-          what="a target (t1, t2) the rule accepts has no negative size")
+    # the rule on concrete targets, against NumPy itself (sizes below 0 rejected, counts
+    # equal), then on a traced symbolic target
     _reshape_grid()
+    # traced: an explicit symbolic target is admitted only when the counts agree
+    from .op_rules import Contract
+    tr = Contract(lambda x, a, b: x.reshape(a.shape[0], b.shape[0]),
+                  (np.ones(12), np.ones(3), np.ones(4)), {"x": (A,), "a": (A,), "b": (A,)})
+    (n,), (a_,), (b_,) = tr.ins
+    prove_code(lambda p, q: z3.And(p == a_, q == b_, p * q == n), list(tr.outs[0]), tr.hyps,
+               P=tr.P, what="x.reshape(a, b) traced")
 
 
 # ---------------------------------------------------------------------------- concatenate
@@ -262,12 +351,25 @@ def _engine_concat(shapes, axis) -> Optional[tuple]:
 def concatenate_shape():
     # the fold shape[ax] = shape[ax] + x.shape[ax] over the inputs is the sum; the other
     # axes are the first input's, equal to every input's by the guards
-    a0, a1, a2, b0, b1, b2 = z3.Ints("a0 a1 a2 b0 b1 b2")
-    acc = a0
-    for v in (a1, a2):
-        acc = acc + v
-    prove(acc == a0 + a1 + a2)
-    prove(z3.And(b0 == b1, b0 == b2), b1 == b0, b2 == b0)
+    # traced: the shape the engine gives, for every admitted input, is NumPy's: the sum along
+    # the axis, and equal sizes off it (the contract admits nothing else)
+    from .op_rules import Contract
+    for axis, shapes in ((0, ((2, 5), (3, 5), (4, 5))), (1, ((3, 2), (3, 4))),
+                         (-1, ((2, 3, 1), (2, 3, 4), (2, 3, 2)))):
+        names = "abc"[:len(shapes)]
+        f = eval("lambda %s: np.concatenate([%s], axis=%d)" % (", ".join(names),
+                                                              ", ".join(names), axis),
+                 {"np": np})
+        tr = Contract(f, tuple(np.ones(s) for s in shapes),
+                      {n: tuple(A for _ in s) for n, s in zip(names, shapes)})
+        ins = tr.ins
+        ax = axis % len(shapes[0])
+        want = [sum((sh[ax] for sh in ins[1:]), ins[0][ax]) if i == ax else ins[0][i]
+                for i in range(len(shapes[0]))]
+        same = [sh[i] == ins[0][i] for sh in ins[1:] for i in range(len(shapes[0])) if i != ax]
+        prove_code(lambda *v: z3.And(*[a == b for a, b in zip(v, want)], *same),
+                   list(tr.outs[0]), tr.hyps, P=tr.P,
+                   what="concatenate %s on axis %d traced" % (shapes, axis))
     shapes = [s for r in (1, 2) for s in itertools.product(range(3), repeat=r)]
     for k in (1, 2, 3):
         for combo in itertools.product(shapes, repeat=k):
@@ -360,3 +462,13 @@ def matmul_shape_rule():
         except ValueError:
             want = None
         require(got == want, "matmul_shape(%s, %s) = %s, NumPy %s", sa, sb, got, want)
+    # traced: x @ y on symbolic sizes (1-D, 2-D, batched and broadcast batches)
+    from .op_rules import Contract
+    for sa, sb in (((4,), (4, 3)), ((5, 4), (4,)), ((2, 5, 4), (4, 3)),
+                   ((2, 1, 5, 4), (3, 4, 6))):
+        tr = Contract(lambda x, y: x @ y, (np.ones(sa), np.ones(sb)),
+                      {"x": tuple(1 if s == 1 else A for s in sa),
+                       "y": tuple(1 if s == 1 else A for s in sb)})
+        ref, ok = _np_matmul_shape(list(tr.ins[0]), list(tr.ins[1]))
+        prove_code(lambda *v: z3.And(*[a == b for a, b in zip(v, ref)], *ok),
+                   list(tr.outs[0]), tr.hyps, P=tr.P, what="%s @ %s traced" % (sa, sb))

@@ -4,7 +4,8 @@
 A solver rule replaces a guard by a replacement or a range; each lemma shows that the
 replacement keeps the solution set: the guard's solutions inside the old ranges are exactly
 the values the new form takes inside the new ranges.  Each proof also drives a real
-``ShapeEnv`` and compares what it learned with brute force over a window of values.
+``ShapeEnv`` and proves what it *learned* (its replacements, ranges, facts, simplified
+expressions, decisions) right for every integer value in the ranges, with Z3.
 """
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from symshape.ranges import ValueRange
 
 from . import proves
 from .extint import Ext, X, fin, inside, le, lt, neg, select
+from .code import Symbols, divisors, encode, encode_cond, prove_code
 from .pyint import RLIMIT, Py, prove, require, zmax, zmin
 
 
@@ -33,27 +35,39 @@ def _env(*specs) -> tuple:
     return (env,) + tuple(syms)
 
 
-def _window(r: ValueRange, pad: int = 25) -> range:
-    lo = -pad if is_inf(r.lower) else r.lower
-    hi = pad if is_inf(r.upper) else r.upper
-    return range(max(lo, -pad), min(hi, pad) + 1)
+def _in_ranges(env: ShapeEnv, zs, syms, ranges=None) -> list:
+    """Each symbol inside its range (an infinite end is no constraint)."""
+    out = []
+    for sym in syms:
+        r = (ranges or env.ranges)[sym]
+        if not is_inf(r.lower):
+            out.append(zs[sym] >= r.lower)
+        if not is_inf(r.upper):
+            out.append(zs[sym] <= r.upper)
+    return out
 
 
-def _box(env: ShapeEnv, syms) -> List[Dict]:
-    return [dict(zip(syms, vs)) for vs in itertools.product(*[_window(env.ranges[s], 30)
-                                                               for s in syms])]
+def _same_on_ranges(env: ShapeEnv, syms, before, after, what: str) -> None:
+    """The environment's output ``after`` (a simplified ``before``) has the same value as
+    ``before`` for every symbol value inside the ranges (Z3, not a window)."""
+    P_ = Py()
+    zs = Symbols()
+    want = encode(P_, before, zs)
+    hyps = _in_ranges(env, zs, syms) + [d != 0 for d in divisors(P_, before, zs)]
+    impl = encode(P_, after, zs)
+    prove_code(lambda v: v == want, [impl], hyps, P=P_,
+               what="%s: %s became %s" % (what, before, after))
 
 
-def _same_on_box(env: ShapeEnv, syms, before, after, what: str) -> None:
-    for p in _box(env, syms):
-        try:
-            want = E.evaluate(before, p)
-        except ZeroDivisionError:
-            continue
-        got = E.evaluate(after, p)
-        if got != want:
-            require(False, "%s: %s became %s, which differs at %s (%d vs %d)",
-                    what, before, after, {s.name: v for s, v in p.items()}, got, want)
+def _same_truth(env: ShapeEnv, syms, before, after, what: str) -> None:
+    """The environment's rewritten relation ``after`` holds exactly where ``before`` does,
+    for every symbol value inside the ranges."""
+    P_ = Py()
+    zs = Symbols()
+    want = encode_cond(P_, before, zs)
+    hyps = _in_ranges(env, zs, syms) + [d != 0 for d in divisors(P_, before, zs)]
+    prove_code(lambda v: v == want, [encode_cond(P_, after, zs)], hyps, P=P_,
+               what="%s: %s became %s" % (what, before, after))
 
 
 def _holds(c, p) -> bool:
@@ -65,51 +79,37 @@ def _holds(c, p) -> bool:
     return c.holds(E.evaluate(c.expr, p))
 
 
+def _admitted(env: ShapeEnv, syms, zs, P_: Py):
+    """What the environment admits for the original symbols (Z3 over ``zs``): some root
+    values inside the roots' ranges reproduce them through the replacements and satisfy the
+    recorded facts.  Built from the environment's own output, with an encoder independent
+    of the engine's (``proofs.code.encode``)."""
+    rz = Symbols()
+    rz.update({sym: z3.Int("root_" + sym.name) for sym in env.ranges})
+    inner = Py()
+    body = [zs[sym] == encode(inner, env.replacements.get(sym, sym.expr), rz) for sym in syms]
+    body += [encode_cond(inner, f, rz) for f in env.facts]
+    roots = [sym for sym in rz if sym not in env.replacements]
+    body += _in_ranges(env, rz, roots)
+    body += inner.side
+    bound = [rz[sym] for sym in roots] + [z3.Int(str(q)) for q in _quotients(inner)]
+    return z3.Exists(bound, z3.And(*body)) if bound else z3.And(*body)
+
+
+def _quotients(P_: Py) -> list:
+    return sorted({str(v) for v in P_._memo.values()})
+
+
 def _solutions_kept(old_ranges: Dict, guard, env: ShapeEnv, syms, what: str) -> None:
-    """Brute force on a window: the points of the old ranges satisfying ``guard`` are the
-    points the environment admits (its replacements, ranges and facts)."""
-    pad = 30 if len(syms) == 1 else 15
-    admits = _Admits(env, syms)
-    for vs in itertools.product(*[_window(old_ranges[s], pad) for s in syms]):
-        p = dict(zip(syms, vs))
-        want = _holds(guard, p)
-        got = admits(p)
-        if got != want:
-            require(False, "%s: at %s the guard is %s but the environment %s the point",
-                    what, {s.name: v for s, v in p.items()}, want,
-                    "admits" if got else "rejects")
-
-
-class _Admits:
-    """Whether values of the original symbols are allowed by the environment: some root
-    values inside the roots' ranges reproduce them through the replacements and satisfy
-    the recorded facts (solved exactly by Z3, through the engine's own encoder)."""
-
-    def __init__(self, env: ShapeEnv, syms) -> None:
-        self.env = env
-        self.trivial = not env.facts and not any(s in env.replacements for s in syms)
-        if self.trivial:
-            return
-        from symshape.z3bridge import Encoder
-        enc = Encoder()
-        self.values = {s: enc.expr(env.replacements.get(s, s.expr)) for s in syms}
-        self.solver = z3.Solver()
-        self.solver.set("rlimit", RLIMIT)
-        for f in env.facts:
-            self.solver.add(enc.cond(f))
-        for s in list(enc.vars):
-            self.solver.add(*enc.range(s, env.ranges[s]))
-        self.solver.add(*enc.side)
-
-    def __call__(self, p: Dict) -> bool:
-        if self.trivial:
-            return all(v in self.env.ranges[s] for s, v in p.items())
-        self.solver.push()
-        self.solver.add(*[self.values[s] == v for s, v in p.items()])
-        r = self.solver.check()
-        self.solver.pop()
-        require(r != z3.unknown, "Z3 could not decide a point %s", p)
-        return r == z3.sat
+    """The environment's output keeps the solution set: for every value of the original
+    symbols inside their old ranges, the guard holds exactly when the environment (its
+    replacements, root ranges and facts) admits the point.  Z3 over all integers."""
+    P_ = Py()
+    zs = Symbols({sym: z3.Int("orig_" + sym.name) for sym in syms})
+    want = encode_cond(P_, guard, zs)
+    hyps = _in_ranges(env, zs, syms, old_ranges)
+    impl = _admitted(env, syms, zs, P_)
+    prove_code(lambda v: v == want, [impl], hyps, P=P_, what="%s: %s" % (what, guard))
 
 
 # ---------------------------------------------------------------------------- range folding
@@ -122,14 +122,15 @@ def fold_minmax_dominance():
     prove(zmax(x, y) == y, y - x >= 0)
     env, a, b = _env((5, 2, 10), (3, 0, 4))
     A, B = a.expr, b.expr
-    cases = [(E.smin(A + 5, B), B), (E.smax(A + 5, B), A + 5), (E.smin(A, B, 1), None),
+    cases = [(E.smin(E.floordiv(B, 5) + A, A + 1), A), (E.smin(A + 5, B), B),
+             (E.smax(A + 5, B), A + 5), (E.smin(A, B, 1), None),
              (E.smax(2 * B, A - 8, 0), None), (E.smin(A, 2 * A, B + 11), A),
              (E.smin(A, B + 2, 3 * B - 10), None)]
     for e, want in cases:
         got = env.simplify(e)
         if want is not None:
             require(got == want, "%s folded to %s, expected %s", e, got, want)
-        _same_on_box(env, (a, b), e, got, "Min/Max folding")
+        _same_on_ranges(env, (a, b), e, got, "Min/Max folding")
 
 
 @proves("fold.small_numerator")
@@ -145,7 +146,7 @@ def fold_small_numerator():
         got = env.simplify(e)
         if want is not None:
             require(got == want, "%s folded to %s, expected %s", e, got, want)
-        _same_on_box(env, (a, b), e, got, "FloorDiv/Mod folding")
+        _same_on_ranges(env, (a, b), e, got, "FloorDiv/Mod folding")
 
 
 @proves("fold.recombine_divmod")
@@ -161,7 +162,7 @@ def fold_recombine_divmod():
                 e = c_ * k_ * E.floordiv(r_, k_) + c_ * E.mod(r_, k_) + B
                 got = env.simplify(e)
                 require(got == E.add(E.scale(r_, c_), B), "%s not recombined: %s", e, got)
-                _same_on_box(env, (a, b), e, got, "divmod recombination")
+                _same_on_ranges(env, (a, b), e, got, "divmod recombination")
 
 
 @proves("fold.divmod_to_mod")
@@ -178,7 +179,7 @@ def fold_divmod_to_mod():
                 got = env.simplify(e)
                 require(got == E.add(E.scale(E.mod(r_, k_), c_), B),
                         "%s not rewritten to a Mod: %s", e, got)
-                _same_on_box(env, (a, b), e, got, "r - k*(r//k) as Mod")
+                _same_on_ranges(env, (a, b), e, got, "r - k*(r//k) as Mod")
 
 
 @proves("rel.strip_positive_factor")
@@ -196,10 +197,7 @@ def rel_strip_positive_factor():
             if type(c) is bool:
                 continue
             got = env.subst_cond(c)
-            for p in _box(env, (s, t, u)):
-                if _holds(got, p) != _holds(c, p):
-                    require(False, "%s became %s, which differs at %s",
-                            c, got, {k.name: v for k, v in p.items()})
+            _same_truth(env, (s, t, u), c, got, "positive factor stripped")
     got = env.subst_cond(R.make(R.EQ, exprs[0]))
     require(not (isinstance(got, R.Rel) and s in got.free_symbols),
             "the positive factor was not stripped: %s", got)
@@ -215,7 +213,7 @@ def fold_push_minmax():
     cases = [S - E.smax(0, S - 3), S + E.smin(-S, T), 2 * T - E.smin(T, S + T),
              S - E.smin(S - 1, T), T + E.smax(4 - T, S)]
     for e in cases:
-        _same_on_box(env, (s, t), e, env.simplify(e), "Min/Max push")
+        _same_on_ranges(env, (s, t), e, env.simplify(e), "Min/Max push")
     require(env.simplify(cases[0]) == E.smin(3, S),
             "s - Max(0, s - 3) should be Min(3, s), got %s", env.simplify(cases[0]))
 
@@ -242,9 +240,13 @@ def decide_by_range():
             d = env._decide_ranges(c)
             if d is None:
                 continue
-            for p in _box(env, (a, b)):
-                require(_holds(c, p) == d, "%s decided %s by ranges but is %s at %s",
-                        c, d, not d, p)
+            _same_truth(env, (a, b), c, d, "decided by ranges")
+    for op in ("and", "or"):
+        for pair in ((A - 11, A + B - 14), (A - 2, B - 4), (A * B + 1, A - 11)):
+            c = R.BoolOp(op, tuple(R.make(R.LE, x) for x in pair))
+            d = env._decide_ranges(c)
+            if d is not None:
+                _same_truth(env, (a, b), c, d, "decided by ranges")
 
 
 @proves("decide.box_exact")
@@ -270,15 +272,54 @@ def decide_box_exact():
                                 for v, l_, h_ in zip(pt, los, his)])
     prove(z3.And(inbox(low_pt), inbox(high_pt), form(low_pt) == low_end,
                  form(high_pt) == high_end), box)
-    # the real engine: an undecided linear <= is satisfiable and falsifiable in the box
-    env, s, t = _env((5, 2, 10), (3, -4, 4))
-    S, T = s.expr, t.expr
-    for x in (S + T - 7, 2 * S - 3 * T - 1, -S + 4 * T, S - T - 13, 3 * T + 12):
-        c = R.make(R.LE, x)
-        if type(c) is bool or env._decide_ranges(c) is not None:
-            continue
-        vals = {_holds(c, p) for p in _box(env, (s, t))}
-        require(vals == {True, False}, "%s is left open by ranges but is always %s", c, vals)
+    # what == / != rely on: with unit coefficients every integer between the ends is a
+    # value of the form in the box (the form steps by 1 between neighbouring points)
+    x, y, lx, hx, ly, hy, v, sx, sy = z3.Ints("x y lx hx ly hy v sx sy")
+    unit = [z3.Or(sx == 1, sx == -1), z3.Or(sy == 1, sy == -1), lx <= hx, ly <= hy]
+    lo_end = z3.If(sx > 0, sx * lx, sx * hx) + z3.If(sy > 0, sy * ly, sy * hy) + k
+    hi_end = z3.If(sx > 0, sx * hx, sx * lx) + z3.If(sy > 0, sy * hy, sy * ly) + k
+    d = v - lo_end                       # walk from the low corner: x first, then y
+    step_x = zmin(d, hx - lx)
+    wx = z3.If(sx > 0, lx, hx) + sx * step_x
+    wy = z3.If(sy > 0, ly, hy) + sy * (d - step_x)
+    prove(z3.And(lx <= wx, wx <= hx, ly <= wy, wy <= hy, sx * wx + sy * wy + k == v),
+          unit, lo_end <= v, v <= hi_end)
+    # the real engine, on its own answers: a relation it leaves open because the box is exact
+    # is true at some point of the ranges and false at another (Z3, infinite ends included)
+    from symshape.env import _box_exact
+    for specs in (((5, 2, 10), (3, -4, 4)), ((5, 2, INT_OO), (3, NEG_INT_OO, 4)),
+                  ((7, 0, 12), (2, 1, 3))):
+        env, s, t = _env(*specs)
+        S, T = s.expr, t.expr
+        for x_, op in itertools.product(
+                (S + T - 7, 2 * S - 3 * T - 1, -S + 4 * T, S - T - 13, 3 * T + 12, S - T - 2,
+                 2 * S + 3 * T - 11), (R.LE, R.EQ, R.NE)):
+            c = R.make(op, x_)
+            if type(c) is bool or env._decide_ranges(c) is not None or not _box_exact(c):
+                continue
+            _open_in_box(env, (s, t), c)
+    require(not _box_exact(R.make(R.LE, S * T - 20)) and
+            not _box_exact(R.combine("or", [R.le(S, 3), R.le(T, 1)])),
+            "a product or a disjunction counted as box-exact")
+
+
+def _open_in_box(env: ShapeEnv, syms, c) -> None:
+    """``c``, which the code leaves undecided, holds at some point of the ranges and fails at
+    another: no fact can be missed by leaving it open."""
+    P_ = Py()
+    zs = Symbols()
+    box = _in_ranges(env, zs, syms)
+    f = encode_cond(P_, c, zs)
+    for want in (True, False):
+        sol = z3.Solver()
+        sol.set("rlimit", RLIMIT)
+        sol.add(*box)
+        sol.add(*P_.side)
+        sol.add(f if want else z3.Not(f))
+        require(sol.check() == z3.sat, "%s is left undecided by the box but is %s on it",
+                c, "never true" if want else "always true")
+    from .code import STATS
+    STATS["code_claims"] += 1
 
 
 # ---------------------------------------------------------------------------- solver
@@ -296,6 +337,13 @@ def solve_unit_substitution():
         env.add_guard(g, None)
         require(bool(env.replacements), "%s made no replacement", guard)
         _solutions_kept(old, g, env, (a, b), "replacement from %s" % guard)
+        env.add_guard(g, None)               # implied now: learning it again changes nothing
+        _solutions_kept(old, g, env, (a, b), "%s learned twice" % guard)
+    env, a, b = _env((5, 2, 10), (3, 0, 10))
+    old = dict(env.ranges)
+    g = R.combine("or", [R.eq(a.expr, 5), R.eq(b.expr, 7)])
+    env.add_guard(g, None)
+    _solutions_kept(old, g, env, (a, b), "a disjunction kept as a fact")
 
 
 @proves("solve.le_to_range")
@@ -399,17 +447,36 @@ def solve_two_var():
                  x == m * kk + rx, x >= lo, hx >= lo,
                  what="k's range [ceil((lo - rx)/m), ..) must hold every solution "
                       "x = m*k + rx in x's range [lo, ..)")
+        hi_ = z3.Int("hi")
+        P_.prove(kk <= P_.floordiv(hi_ - rx, m), base, m > 1, 0 <= rx, rx < m, eqn(x, y),
+                 x == m * kk + rx, x <= hi_, hx <= hi_,
+                 what="k's range [.., (hi - rx)//m] must hold every solution "
+                      "x = m*k + rx in x's range [.., hi]")
     # the real solver, for sizes and for (symbolic) int inputs
-    for (hx_, lo_), (ca, cb, cc) in itertools.product(
-            [(5, 2), (4, 0), (2, NEG_INT_OO)], [(2, 3, -19), (3, -2, -11), (-5, 3, 10)]):
+    for hx_lo_, (ca, cb, cc) in itertools.product(
+            [(5, 2, INT_OO), (4, 0, INT_OO), (2, NEG_INT_OO, INT_OO), (5, 1, 14), (4, -3, 9)],
+            [(2, 3, -19), (3, -2, -11), (-5, 3, 10)]):
+        hx_, lo_, hi_ = hx_lo_
         if (ca * hx_ + cc) % cb:
             continue
         hy_ = -(ca * hx_ + cc) // cb
-        env, xs, ys = _env((hx_, lo_, INT_OO), (hy_, NEG_INT_OO, INT_OO))
+        env, xs, ys = _env((hx_, lo_, hi_), (hy_, NEG_INT_OO, INT_OO))
         old = dict(env.ranges)
         g = R.eq(ca * xs.expr + cb * ys.expr, -cc)
         env.add_guard(g, None)
         _solutions_kept(old, g, env, (xs, ys), "%s" % g)
+    # equations no solver step takes (nonlinear, or both sizes data-dependent) stay facts,
+    # and the solution set is still the guard's
+    for specs, mk in ((((6, 2, 10), (2, 1, 5)), lambda a, b: R.eq(a * b, 12)),
+                      (((6, 2, 10), (2, 1, 5)), lambda a, b: R.eq(a * b + a, 18)),
+                      (((6, 2, 10), (2, 1, 5)), lambda a, b: R.eq(E.mod(a + b, 3), 2)),
+                      (((None, 0, 10), (None, 0, 10)), lambda a, b: R.eq(2 * a + 3 * b, 12))):
+        env, xs, ys = _env(*specs)
+        old = dict(env.ranges)
+        g = mk(xs.expr, ys.expr)
+        env.add_guard(g, None)
+        require(not env.replacements, "%s made a replacement: %s", g, env.replacements)
+        _solutions_kept(old, g, env, (xs, ys), "%s (kept as a fact)" % g)
 
 
 @proves("solve.constrain_linear")
@@ -428,32 +495,40 @@ def solve_constrain_linear():
     Ex.prove(inside(lo, hi, val) == inside(tlo, thi, t), w, a < 0)
     for (lo_, hi_), (ca, cc) in itertools.product(
             [(2, INT_OO), (NEG_INT_OO, 7), (-3, 11), (4, 4)], [(3, 1), (-2, 9), (5, -4)]):
-        env, s, tt = _env((None, NEG_INT_OO, INT_OO), (None, -30, 30))
-        value = ca * tt.expr + cc
-        vr = ValueRange(lo_, hi_)
-        if not any(ca * tv + cc in vr for tv in range(-30, 31)):
-            continue                     # infeasible: never asked (the hint satisfies it)
-        env._constrain(value, vr)
-        r = env.ranges[tt]
-        for tv in range(-30, 31):
-            inside_ = ValueRange(lo_, hi_).__contains__(ca * tv + cc)
-            if (tv in r) != inside_:
-                require(False, "constrain %s to [%s, %s]: t = %d %s",
-                        value, lo_, hi_, tv, "kept" if tv in r else "dropped")
+        for t_lo, t_hi in ((-30, 30), (NEG_INT_OO, INT_OO), (0, INT_OO)):
+            env, s, tt = _env((None, NEG_INT_OO, INT_OO), (None, t_lo, t_hi))
+            old = dict(env.ranges)
+            value = ca * tt.expr + cc
+            vr = ValueRange(lo_, hi_)
+            try:
+                env._constrain(value, vr)
+            except Exception:
+                continue                 # infeasible: never asked (the hint satisfies it)
+            # the range the code computed for t holds exactly the t (in t's old range)
+            # whose value lies in [lo, hi]
+            zs = Symbols()
+            t_ = zs[tt]
+            want = z3.And(*_in_ranges(env, {tt: ca * t_ + cc}, [tt], {tt: vr}))
+            prove_code(lambda v: v == want, [z3.And(*_in_ranges(env, zs, [tt]))],
+                       _in_ranges(env, zs, [tt], old),
+                       what="constrain %s to %s from %s" % (value, vr, old[tt]))
 
 
 @proves("solve.replacement_range")
 def solve_replacement_range():
-    s, v, lo, hi = z3.Ints("s v lo hi")
-    prove(z3.And(s == v, lo <= s, s <= hi) == z3.And(s == v, lo <= v, v <= hi))
-    # eliminating s: v in [lo, hi] iff some s equals v inside [lo, hi] (witness s = v)
-    prove(z3.Implies(z3.And(lo <= v, v <= hi), z3.And(lo <= v, v <= hi, v == v)))
-    env, a, b, c = _env((6, 2, 10), (2, 1, 5), (3, 1, 5))
-    old = dict(env.ranges)
-    g = R.eq(a.expr, b.expr * c.expr)
-    env.add_guard(g, None)
-    require(a in env.replacements, "a == b*c made no replacement")
-    _solutions_kept(old, g, env, (a, b, c), "a == b*c")
+    # the environment's own output after a replacement: a's old range now constrains the
+    # value (b*c in [2, 10], b + 3 in [4, 7]), and the solution set is the guard's
+    cases = [(((6, 2, 10), (2, 1, 5), (3, 1, 5)), lambda a, b, c: R.eq(a, b * c)),
+             (((6, 4, 7), (3, 0, 20), (1, 0, 9)), lambda a, b, c: R.eq(a, b + 3)),
+             (((9, 2, INT_OO), (4, 0, 8), (5, 0, INT_OO)), lambda a, b, c: R.eq(a + 1, b + c + 1)),
+             (((4, 0, 6), (2, NEG_INT_OO, INT_OO), (1, 0, 3)), lambda a, b, c: R.eq(a, 2 * b))]
+    for specs, mk in cases:
+        env, a, b, c = _env(*specs)
+        old = dict(env.ranges)
+        g = mk(a.expr, b.expr, c.expr)
+        env.add_guard(g, None)
+        require(bool(env.replacements), "%s made no replacement", g)
+        _solutions_kept(old, g, env, (a, b, c), "%s" % g)
 
 
 # ---------------------------------------------------------------------------- z3bridge
@@ -476,9 +551,11 @@ def z3bridge_divmod_encoding():
     md = E.mod(s0.expr, s1.expr)
     enc = ZB.Encoder()
     zf, zm = enc.expr(fd), enc.expr(md)
+    require(enc.atom(fd.as_atom()) is enc.atom(fd.as_atom()), "the encoder gives one atom two quotients")
     za, zb = enc.sym(s0), enc.sym(s1)
     zref = z3.If(zb > 0, za / zb, (-za) / (-zb))
-    prove(z3.And(zf == zref, zm == za - zb * zref), zb != 0, *enc.side)
+    prove_code(lambda f, m_: z3.And(f == zref, m_ == za - zb * zref), [zf, zm], zb != 0,
+               *enc.side, what="the engine's encoding of // and %")
     # and concretely: the model value is Python's
     for av, bv in itertools.product(range(-9, 10), [-4, -3, -1, 1, 2, 5]):
         sol = z3.Solver()
@@ -498,5 +575,15 @@ def z3bridge_minmax_encoding():
     xs = [enc.sym(s) for s in syms]
     zmn = enc.expr(E.smin(*[s.expr for s in syms]))
     zmx = enc.expr(E.smax(*[s.expr for s in syms]))
-    prove(z3.And(*[zmn <= x for x in xs], z3.Or(*[zmn == x for x in xs]),
-                 *[zmx >= x for x in xs], z3.Or(*[zmx == x for x in xs])))
+    prove_code(lambda mn, mx: z3.And(*[mn <= x for x in xs], z3.Or(*[mn == x for x in xs]),
+                                     *[mx >= x for x in xs], z3.Or(*[mx == x for x in xs])),
+               [zmn, zmx], *enc.side, what="the engine's encoding of Min / Max")
+    # and relations, as the engine encodes them for its queries
+    P_ = Py()
+    zs = Symbols({s_: enc.sym(s_) for s_ in syms})
+    for c in (R.le(syms[0].expr * 2 + 1, syms[1].expr),
+              R.combine("or", [R.eq(syms[0].expr, 3), R.ne(syms[2].expr, syms[1].expr)]),
+              R.lt(E.smin(syms[0].expr, syms[1].expr), syms[2].expr)):
+        want = encode_cond(P_, c, zs)
+        prove_code(lambda v: v == want, [enc.cond(c)], *enc.side, P=P_,
+                   what="the engine's encoding of %s" % c)

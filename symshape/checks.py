@@ -24,3 +24,45 @@ def check(cond, message: Optional[str] = None) -> None:
                         "values%s. Use ss.cond to branch on values." % where(user_frame(2)))
     raise UserError("ss.check expects a comparison of sizes (a bool), got %s%s"
                     % (type(cond).__name__, where(user_frame(2))))
+
+
+def runtime_condition(env, c):
+    """The condition of an ``ss.check`` on data-dependent sizes, as compiled code checks it.
+
+    The solver may have turned the check into a replacement (``u0 -> s0 - 3``), after which
+    the replaced condition reads ``True``; the program must still compare the size it
+    computes at run time.  So only the replacements of input-bound symbols are applied; a
+    data-dependent size the program binds (``u0 = index.shape[0]``) stays itself, and a
+    quotient the solver introduced for one (``u0 -> 2*u1``) is read back from it
+    (``u1 -> u0 // 2``: exact, since the congruence is checked too).  Returns ``True`` only
+    when the condition holds for every size, never because a replacement made it so."""
+    from . import relations as R
+    from .expr import Sym, floordiv, subs
+    if type(c) is bool:
+        return c
+    mapping = {}
+    for s, v in env.replacements.items():
+        if not s.unbacked:
+            mapping[s] = v
+    for s, v in env.replacements.items():
+        if not s.unbacked or env.infos[s].parent is not None or type(v) is int:
+            continue
+        lin = v.linear_coeffs()
+        if lin is None:
+            continue
+        for q, k in lin.items():
+            info = env.infos.get(q)
+            if info is not None and info.parent is s and q.unbacked and len(lin) == 1:
+                mapping[q] = floordiv(s.expr - v.const, k)   # s == k*q + r  =>  q == (s - r)//k
+
+    def go(cond):
+        if isinstance(cond, R.BoolOp):
+            return R.combine(cond.op, [go(a) for a in cond.args])
+        return R.make(cond.op, subs(cond.expr, mapping))
+
+    for _ in range(4):             # mapped values may mention mapped symbols (few levels)
+        c = go(c)
+        if type(c) is bool or not any(isinstance(s, Sym) and s in mapping
+                                      for s in c.free_symbols):
+            break
+    return c

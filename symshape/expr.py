@@ -299,7 +299,10 @@ def _exact_quotient(a: IntLike, b: "Expr") -> Optional[IntLike]:
 
 # --------------------------------------------------------------------------- div / mod
 def floordiv(a: IntLike, b: IntLike) -> IntLike:
-    """Python's ``a // b``."""
+    """Python's ``a // b``.  An expression divisor must be non-zero wherever ``a // b`` is
+    evaluated: the rewrites below drop it (``n // n -> 1``), so the caller guards it first
+    (``SymInt`` records ``n != 0`` in the contract, or a run-time check for a data-dependent
+    size), as Python's ZeroDivisionError would require."""
     if type(b) is int:
         if b == 0:
             raise ZeroDivisionError("integer division or modulo by zero")
@@ -348,7 +351,8 @@ def floordiv(a: IntLike, b: IntLike) -> IntLike:
 
 
 def mod(a: IntLike, b: IntLike) -> IntLike:
-    """Python's ``a % b``."""
+    """Python's ``a % b`` (an expression divisor: guarded non-zero by the caller, as for
+    ``floordiv``)."""
     if type(b) is int:
         if b == 0:
             raise ZeroDivisionError("integer division or modulo by zero")
@@ -592,9 +596,7 @@ def _fold_const_into_floordiv(x: Expr) -> Optional[Expr]:
         return None
     i, (atom,) = hits[0]
     r, b = atom.args
-    inner = add(r, x.const * b)
-    if type(inner) is int:
-        return None
+    inner = add(r, x.const * b)      # r is a non-constant Expr: so is inner
     coeffs = dict(x.terms)
     del coeffs[(atom,)]
     coeffs[(OpAtom("FloorDiv", (inner, b)),)] = 1

@@ -121,9 +121,7 @@ class CheckWriter:
         self.origin: Dict[Sym, str] = {}         # symbol -> user-facing name
         self.pending: List[Tuple[str, str, Expr]] = []   # (axis var, axis name, expr)
         self.var_names: Dict[int, str] = {}      # id(InputDesc) -> variable holding it
-        # what the emitted lines check, for translation validation (symshape.validate):
-        # (static|eq|bind|range|fact, axis name, payload)
-        self.semantics: List[tuple] = []
+        # translation validation (symshape.validate) reads the emitted lines themselves
 
     def const(self, v) -> str:
         name = "_k%d" % len(self.consts)
@@ -209,7 +207,6 @@ class CheckWriter:
         if type(d.sym) is int:
             self.lines.append("if %s != %d: _rt.bad_scalar(%r, %d, %s)"
                               % (var, d.sym, d.path, d.sym, var))
-            self.semantics.append(("static", d.path, d.sym))
             return
         self._dim(var, d.path, d.sym)
         self._flush()
@@ -232,7 +229,6 @@ class CheckWriter:
             var = names[k]
             if type(e) is int:
                 L.append("if %s != %d: _rt.bad_static(%r, %d, %s)" % (var, e, axis, e, var))
-                self.semantics.append(("static", axis, e))
                 continue
             self._dim(var, axis, e)
             self._flush()
@@ -262,7 +258,6 @@ class CheckWriter:
             L.append("if _r: _rt.bad_congruence(%r, %s, %r)"
                      % (axis, var, format_expr(e_of(a, s, rest), self._pretty_root(s, axis))))
         self.bound[s] = v
-        self.semantics.append(("bind", axis, (s, a, rest)))
         if a == 1 and type(rest) is int and rest == 0:
             self.origin[s] = axis
         elif s not in self.cs.dim_names:
@@ -277,7 +272,6 @@ class CheckWriter:
         if not is_inf(vr.upper):
             conds.append("%s > %d" % (v, vr.upper))
         if conds:
-            self.semantics.append(("range", axis, (s, vr)))
             what = axis if (a == 1 and type(rest) is int and rest == 0) else \
                 "%s (%s = %s)" % (axis, label or v, self._solved_text(s, a, rest, axis))
             L.append("if %s: _rt.bad_range(%r, %s, %s, %s, %r)"
@@ -298,7 +292,6 @@ class CheckWriter:
         return "(%s - %s)/%d" % (axis, r, a) if a != 1 else "%s - %s" % (axis, r)
 
     def _eq(self, var: str, axis: str, e: Expr) -> None:
-        self.semantics.append(("eq", axis, e))
         self.lines.append("if %s != %s: _rt.bad_relation(%r, %s, %r, %s)"
                           % (var, self.py(e), axis, var, self.fmt_user(e), self.py(e)))
 
@@ -330,7 +323,6 @@ class CheckWriter:
             if s not in self.bound:
                 raise InternalError("guard %s mentions %s, which no input binds"
                                     % (f.format(), s.name))
-        self.semantics.append(("fact", None, f))
         frame = self.cs.fact_frames.get(f)
         origin = (" (from %s)" % frame.describe()) if frame is not None else ""
         self.lines.append("if not (%s): _rt.bad_guard(%r)"

@@ -72,6 +72,8 @@ def vr_pow(a: ValueRange, n: int) -> ValueRange:
     """``x**n`` for n >= 1; exact for even powers of a range straddling 0."""
     if n == 1:
         return a
+    if n > 5:   # the corner formula is proven for n <= 5; higher powers compose those
+        return vr_mul(vr_pow(a, 5), vr_pow(a, n - 5))
     lo, hi = _ipow(a.lower, n), _ipow(a.upper, n)
     if n % 2 == 0:
         if a.lower <= 0 <= a.upper:

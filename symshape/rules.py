@@ -8,9 +8,12 @@ Python integers (``//`` floors, ``%`` takes the divisor's sign; ``Min`` / ``Max`
 ``expr.py``; ranges may have ``-int_oo`` / ``int_oo`` ends).
 
 Every rule has exactly one Z3 proof in ``proofs/`` (registered with
-``@proves("<name>")``); ``python -m proofs`` runs them all, and ``tests/test_proofs.py``
-fails when a rule has no proof or a proof names no rule.  Adding a rule to the engine means
-adding a row here and its proof there.
+``@proves("<name>")``), built from the code's own output (``proofs/code.py``: the ``where``
+function run on symbolic inputs, its result translated to Z3); ``python -m proofs`` runs them
+all, and ``tests/test_proofs.py`` fails when a rule has no proof, a proof names no rule, a
+proof makes no claim on the code's output or a vacuous one, or a ``return`` of a rewrite
+function in ``expr`` / ``relations`` / ``ranges`` is reached by no proof.  Adding a rule to the
+engine means adding a row here and its proof there.
 """
 from __future__ import annotations
 
@@ -101,7 +104,8 @@ RULES: List[Rule] = [
        "(0 * int_oo == 0)"),
     _r("range.pow", RNG + ":vr_pow",
        "x in [a, b] => x**n in [a**n, b**n] for odd n; for even n in [0, max(a**n, b**n)] "
-       "when a <= 0 <= b, else in [min, max] of {a**n, b**n} (n = 1..5)"),
+       "when a <= 0 <= b, else in [min, max] of {a**n, b**n} (n = 1..5); for n > 5 the code "
+       "bounds x**5 * x**(n - 5) by range.mul"),
     _r("range.floordiv_pos", RNG + ":vr_floordiv",
        "x in [a, b], y in [c, d], c > 0 => x // y in [min, max] of _fdiv at the 4 corners"),
     _r("range.floordiv_neg", RNG + ":vr_floordiv",
@@ -124,6 +128,9 @@ RULES: List[Rule] = [
     _r("range.factored", RNG + ":_bound_factored",
        "e == t*i + k, t in T, i in I => e in vr_mul(T, I) + k; the intersection of two "
        "ranges containing e contains e"),
+    _r("range.bound", RNG + ":bound",
+       "bound(e) composes the transfer functions over e's terms and atoms (_bound_term, "
+       "bound_atom): every value of e with its symbols in their ranges lies in bound(e)"),
     # ---------------------------------------------------------------- env.py: range folding
     _r("fold.minmax_dominance", ENV + ":ShapeEnv._fold_atom",
        "Min(x, y, rest...) == Min(y, rest...) when x - y >= 0 on the ranges "
@@ -197,6 +204,37 @@ RULES: List[Rule] = [
     _r("concatenate.shape", OPS + ".shape:_concatenate",
        "arrays equal off the axis (guarded) concatenate to the common sizes and, along the "
        "axis, the sum of the sizes"),
+    _r("broadcast.shapes", OPS + ".elementwise:broadcast_shapes",
+       "N shapes broadcast axis by axis from the right: each size is 1 or the common size; "
+       "x + y*z, np.where, np.clip, np.broadcast_to and out= give NumPy's shape, and the "
+       "contract admits only broadcastable inputs"),
+    _r("index.advanced", OPS + ".advanced:getitem",
+       "x[i] with an integer array i takes i's shape in place of the axis; x[i, j] broadcasts "
+       "i and j; x[mask] has a data-dependent length in [0, mask.size]"),
+    _r("split.sizes", OPS + ".shape:_array_split",
+       "np.split(x, k) needs k | n and gives k parts n // k; np.array_split(x, k) gives "
+       "n % k parts of n // k + 1, then n // k; np.split(x, [i, j]) gives min(i, n), "
+       "max(min(j, n) - min(i, n), 0), max(n - min(j, n), 0)"),
+    _r("linalg.contract", OPS + ".linalg:_einsum",
+       "einsum / dot / tensordot contract equal sizes and keep the others in order; "
+       "np.outer(a, b) is (a.size, b.size)"),
+    _r("arange.length", OPS + ".creation:_arange",
+       "len(np.arange(start, stop, step)) == max(ceil((stop - start) / step), 0)"),
+    _r("diff.length", OPS + ".reduction:_diff",
+       "np.diff(x, n=k) along an axis of size s has size max(s - k, 0)"),
+    _r("shape.pad_tile_repeat_stack", OPS + ".shape:_stack",
+       "np.pad adds before + after; np.tile multiplies by the repetitions (prepending "
+       "axes); np.repeat multiplies the axis (flattening without one); np.stack / "
+       "np.concatenate of equal shapes add an axis of the count / sum the axis"),
+    _r("check.emitted", "symshape.guards:CheckWriter.emit",
+       "the emitted input check accepts exactly the sizes the constraint set admits, and "
+       "the run-time checks on data-dependent sizes imply every ss.check on them"),
+    _r("subst.subs_replace", EXPR + ":subs",
+       "subs(x, {s: v}) == x[s := v] (simultaneous); ShapeEnv.replace keeps every "
+       "replacement over root symbols and refreshed facts equivalent"),
+    _r("sympy.bridge", "symshape.sympy_bridge:to_sympy",
+       "to_sympy(x) denotes x (floor(a/b) for //, Mod for %, Min / Max), and each symbol's "
+       "sympy assumptions hold on its whole range"),
     _r("matmul.shape", OPS + ".linalg:matmul_shape",
        "(..., n, k) @ (..., k, m) -> (broadcast(...), n, m); a 1-D first operand is "
        "(1, k) with that axis removed, a 1-D second (k, 1) likewise; the k must be equal"),

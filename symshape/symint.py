@@ -77,6 +77,8 @@ class SymInt:
         oe, oh = p
         a, b = (oe, self.expr) if reverse else (self.expr, oe)
         ha, hb = (oh, self.hint) if reverse else (self.hint, oh)
+        if op is E.floordiv or op is E.mod:
+            _nonzero_divisor(self.env, b, hb)
         e = op(a, b)
         h = hop(ha, hb) if ha is not None and hb is not None else None
         return wrap(self.env, e, h)
@@ -148,10 +150,13 @@ class SymInt:
 
     def __truediv__(self, o):
         from .symfloat import make
+        if isinstance(o, SymInt):
+            _nonzero_divisor(self.env, o.expr, o.hint)
         return make("div", self, o)          # 1 / (n - 1): a symbolic float
 
     def __rtruediv__(self, o):
         from .symfloat import make
+        _nonzero_divisor(self.env, self.expr, self.hint)
         return make("div", o, self)
 
     # ------------------------------------------------------------------ comparisons
@@ -318,3 +323,21 @@ def describe(x) -> str:
 
 def is_sym(x) -> bool:
     return type(x) is SymInt or type(x) is SymBool
+
+
+def _nonzero_divisor(env, b, hint) -> None:
+    """Python raises ZeroDivisionError for ``a // 0`` and ``a % 0``: a program dividing by
+    a size is defined only where that size is non-zero, so this joins its contract (a
+    guard the input check enforces; for a data-dependent divisor a check where it is
+    computed).  The expression layer's rewrites that drop the divisor (``n // n -> 1``,
+    ``(n*m) // n -> m``) rely on it."""
+    if type(b) is not E.Expr:
+        return                      # an int divisor: 0 raises in expr.floordiv itself
+    from .userframe import user_frame
+    c = R.ne(b, 0)
+    h = None if hint is None else hint != 0
+    if any(s.unbacked for s in b.free_symbols):
+        env.check(c, h, "a size divided by must not be 0", user_frame(3))
+    else:
+        env.evaluate(c, h, user_frame(3))
+

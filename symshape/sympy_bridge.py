@@ -1,28 +1,65 @@
 """Size expressions as sympy expressions, for the public ``input_shapes`` and
 ``range_constraints``.  sympy is imported here only, on first use, so that exporting a
-program never pays for it."""
+program never pays for it.
+
+A symbol carries the sympy assumptions its range implies, and no others: ``positive`` only
+when its lower end is at least 1, ``nonnegative`` when it is 0, ``negative`` /
+``nonpositive`` likewise at the upper end.  sympy decides comparisons from assumptions
+(``s0 < 0`` is ``False`` for a positive ``s0``), so an assumption the range does not imply
+would let sympy answer questions about admitted inputs wrongly.  Two programs may give
+``s0`` different ranges: symbols are cached per (name, assumptions)."""
 from __future__ import annotations
 
-from typing import Dict
+from typing import Callable, Dict, Mapping, Optional, Tuple, Union
 
 from .expr import IntLike, OpAtom, Sym
+from .infinity import is_inf
 
-_symbols: Dict[str, object] = {}
+_symbols: Dict[Tuple[str, Tuple[Tuple[str, bool], ...]], object] = {}
+
+Ranges = Optional[Union[Mapping, Callable]]
 
 
-def symbol(s: Sym):
+def assumptions(vr) -> Dict[str, bool]:
+    """The sympy assumptions implied by a ``ValueRange`` (``None``: only ``integer``)."""
+    out = {"integer": True}
+    if vr is None:
+        return out
+    lo, hi = vr.lower, vr.upper
+    if not is_inf(lo) and lo >= 1:
+        out["positive"] = True
+    elif not is_inf(lo) and lo >= 0:
+        out["nonnegative"] = True
+    if not is_inf(hi) and hi <= -1:
+        out["negative"] = True
+    elif not is_inf(hi) and hi <= 0:
+        out["nonpositive"] = True
+    return out
+
+
+def _range_of(s: Sym, ranges: Ranges):
+    if ranges is None:
+        return None
+    if callable(ranges):
+        return ranges(s)
+    return ranges.get(s)
+
+
+def symbol(s: Sym, ranges: Ranges = None):
+    """The sympy symbol of ``s``: an integer with the sign its range (``ranges``, a mapping
+    or function from symbol to ``ValueRange``) implies; only ``integer`` without one."""
     import sympy
-    got = _symbols.get(s.name)
+    flags = assumptions(_range_of(s, ranges))
+    key = (s.name, tuple(sorted(flags.items())))
+    got = _symbols.get(key)
     if got is None:
-        if s.unbacked:
-            got = sympy.Symbol(s.name, integer=True)
-        else:
-            got = sympy.Symbol(s.name, integer=True, positive=True)
-        _symbols[s.name] = got
+        got = _symbols[key] = sympy.Symbol(s.name, **flags)
     return got
 
 
-def to_sympy(x: IntLike):
+def to_sympy(x: IntLike, ranges: Ranges = None):
+    """``x`` as a sympy expression; ``ranges`` gives each symbol's range (see ``symbol``).
+    ``//`` is ``floor(a/b)`` and ``%`` is sympy's ``Mod`` (both floor, as Python does)."""
     import sympy
     if type(x) is int:
         return sympy.Integer(x)
@@ -30,14 +67,15 @@ def to_sympy(x: IntLike):
     for term, c in x.terms:
         prod = sympy.Integer(c)
         for atom in term:
-            prod = prod * (symbol(atom) if type(atom) is Sym else _atom(atom))
+            prod = prod * (symbol(atom, ranges) if type(atom) is Sym
+                           else _atom(atom, ranges))
         total = total + prod
     return total
 
 
-def _atom(a: OpAtom):
+def _atom(a: OpAtom, ranges: Ranges):
     import sympy
-    args = [to_sympy(x) for x in a.args]
+    args = [to_sympy(x, ranges) for x in a.args]
     if a.kind == "FloorDiv":
         return sympy.floor(args[0] / args[1])
     if a.kind == "Mod":

@@ -4,15 +4,22 @@ After every export, Z3 checks that
   (a) the final constraint set -- root ranges, residual facts, and each replaced symbol
       equal to its replacement -- implies every guard recorded while tracing;
   (b) the generated input check accepts exactly the inputs the constraint set admits: the
-      check's recorded semantics (bindings, equalities, ranges, guards) is equivalent to
-      "every input size equals its expression for some root values in range satisfying
-      the facts";
+      emitted Python lines themselves are executed symbolically (``CheckCode``: every
+      assignment a definition, every ``if ...: _rt.bad_*(...)`` a rejection), and what they
+      accept is equivalent to "every input size equals its expression for some root values
+      in range satisfying the facts";
+  (d) the run-time checks emitted for data-dependent sizes imply every ``ss.check`` made on
+      them, with the data-dependent sizes free (never assuming a replacement the solver
+      derived from the check itself), and none is left unemitted;
 and ``export`` checks (c) that applied suggested fixes leave no violation.
 A failure is an ``InternalError`` that prints the expressions involved.
 """
 from __future__ import annotations
 
+import ast
+import functools
 import os
+from typing import Dict, Iterable, List, Optional
 
 from . import relations as R
 from .errors import InternalError
@@ -60,8 +67,21 @@ def validate_guards(env, cs) -> None:
                    [f.format() for f in cs.facts]))
 
 
-def validate_check(cs, writer) -> None:
-    """(b): the emitted check's semantics against the constraint set's."""
+def sizes_of(cs) -> Dict[str, str]:
+    """Python access text of each input size -> its name in messages (``x.shape[1]``)."""
+    out = {}
+    for d in cs.inputs:
+        if d.is_array:
+            for k in range(len(d.dims)):
+                out["%s.shape[%d]" % (d.access, k)] = "%s.shape[%d]" % (d.path, k)
+        elif d.sym is not None:
+            out[d.access] = d.path
+    return out
+
+
+def validate_check(cs, writer, lines: Optional[List[str]] = None) -> None:
+    """(b): the emitted check lines (``writer.lines`` unless given) against the constraint
+    set."""
     from .z3bridge import Encoder, RLIMIT, z3mod
     z3 = z3mod()
     enc = Encoder()
@@ -86,49 +106,267 @@ def validate_check(cs, writer) -> None:
     for s in roots:
         adm += enc.range(s, cs.ranges[s])
     adm += enc.side
-    # accepted: what the writer emitted, over its own copies of the roots
-    acc_enc = Encoder()
-    acc = []
-    for kind, axis, payload in writer.semantics:
-        if kind not in ("static", "eq", "bind"):
-            continue
-        x = size_var(axis)
-        if kind == "static":
-            acc.append(x == payload)
-        elif kind == "eq":
-            acc.append(x == acc_enc.expr(payload))
-        elif kind == "bind":
-            s, a, rest = payload
-            acc.append(x == a * acc_enc.sym(s) + acc_enc.expr(rest))
-    for kind, axis, payload in writer.semantics:
-        if kind == "range":
-            acc += acc_enc.range(payload[0], payload[1])
-        elif kind == "fact":
-            acc.append(acc_enc.cond(payload))
-    acc += acc_enc.side
-    # rename the accepted side's roots apart from the admitted side's
-    acc_vars = {s: z3.Int("acc_" + s.name) for s in acc_enc.vars}
-    subst = [(acc_enc.vars[s], acc_vars[s]) for s in acc_enc.vars]
-    acc_f = z3.substitute(z3.And(*acc), *subst) if subst else z3.And(*acc)
+    # accepted: what the emitted lines do, executed symbolically over the input sizes
+    lines = writer.lines if lines is None else lines
+    ex = CheckCode(sizes_of(cs), size_var)
+    ex.run(lines)
+    acc_f = z3.And(*ex.accept) if ex.accept else z3.BoolVal(True)
+    acc_f = z3.And(acc_f, *ex.side) if ex.side else acc_f
     adm_f = z3.And(*adm) if adm else z3.BoolVal(True)
-    missing = set(sizes) - {a for _, a, _ in writer.semantics}
+    missing = set(sizes) - ex.read
     if missing:
         raise InternalError("translation validation: the input check never looks at %s"
                             % sorted(missing))
-    for premise, goal, what in ((acc_f, adm_f, "accepts inputs the constraint set rejects"),
-                                (adm_f, acc_f, "rejects inputs the constraint set admits")):
+    # 1. accepted => admitted: the admitted side's roots are existential, so "the check
+    #    accepts and no root values admit the sizes" must be unsat
+    solver = z3.Solver()
+    solver.set("rlimit", RLIMIT * 5)
+    solver.add(acc_f)
+    goal_vars = [enc.vars[s] for s in enc.vars] + enc.fresh
+    solver.add(z3.ForAll(goal_vars, z3.Not(adm_f)) if goal_vars else z3.Not(adm_f))
+    if solver.check() == z3.sat:
+        raise InternalError("translation validation: the generated input check accepts "
+                            "inputs the constraint set rejects:\n  counterexample sizes: %s"
+                            % solver.model())
+    # 2. admitted => accepted: the check's own quotients are functions of the sizes (pinned
+    #    by their definitions, a zero divisor being a rejection), so no quantifier is needed
+    solver = z3.Solver()
+    solver.set("rlimit", RLIMIT * 5)
+    solver.add(adm_f, *ex.side)
+    solver.add(z3.Not(z3.And(*ex.accept)) if ex.accept else z3.BoolVal(False))
+    if solver.check() == z3.sat:
+        raise InternalError("translation validation: the generated input check rejects "
+                            "inputs the constraint set admits:\n  counterexample sizes: %s"
+                            % solver.model())
+
+
+# --------------------------------------------------------------------------- emitted code
+@functools.lru_cache(maxsize=4096)
+def _parse(line: str) -> tuple:
+    """A generated line's statements (the syntax tree is only read, never changed)."""
+    return tuple(ast.parse(line).body)
+
+
+class CheckCode:
+    """Symbolic execution of generated check lines over Z3 integers.
+
+    Straight-line code only, as the check writer and the run-time checks emit it: an
+    assignment defines its names (``s0 = _a0_0``; ``s1, _r = divmod(..)``; ``_a0_0, _a0_1
+    = _a0.shape`` reads two input sizes), an ``if <test>: _rt.bad_*(..)`` rejects when the
+    test holds, and the type / rank / dtype / container-layout tests say nothing about sizes
+    (they are skipped).  ``accept`` collects the negated tests; a ``//`` or ``%`` by a value
+    that may be 0 would raise, so its divisor being non-zero is part of acceptance too.
+    Any other statement is an ``InternalError``: validation never guesses what code does."""
+
+    _STRUCTURAL = ("bad_array", "bad_int", "check_tree", "check_spec", "bad_scalar_type",
+                   "bad_class", "bad_configured")
+
+    def __init__(self, sizes: Dict[str, str], size_var, names: Optional[Dict] = None) -> None:
+        from .z3bridge import z3mod
+        self.z3 = z3mod()
+        self.sizes = sizes              # access text of an input size -> its axis name
+        self.size_var = size_var        # axis name -> Z3 variable
+        self.env: Dict[str, object] = dict(names or {})
+        self.accept: List[object] = []
+        self.side: List[object] = []
+        self.fresh: List[object] = []
+        self.read: set = set()
+        self.arrays: Dict[str, str] = {}     # variable -> access text of the array
+
+    # statements ------------------------------------------------------------------
+    def run(self, lines: Iterable[str]) -> None:
+        for line in lines:
+            for stmt in _parse(line):
+                self._stmt(stmt, line)
+
+    def _stmt(self, st, line: str) -> None:
+        if isinstance(st, ast.Assign) and len(st.targets) == 1:
+            self._assign(st.targets[0], st.value, line)
+        elif isinstance(st, ast.If) and not st.orelse and len(st.body) == 1 \
+                and isinstance(st.body[0], ast.Expr) and self._rt_call(st.body[0].value):
+            if self._rt_call(st.body[0].value) in self._STRUCTURAL or self._structural(st.test):
+                return
+            self.accept.append(self.z3.Not(self._bool(st.test)))
+        elif isinstance(st, ast.Expr) and self._rt_call(st.value) in self._STRUCTURAL:
+            return
+        else:
+            raise InternalError("translation validation: cannot read the check line %r" % line)
+
+    @staticmethod
+    def _rt_call(node) -> Optional[str]:
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and isinstance(node.func.value, ast.Name) and node.func.value.id == "_rt":
+            return node.func.attr
+        return None
+
+    def _structural(self, test) -> bool:
+        """``type(x) is not int``, ``a.ndim != 2``, ``a.dtype != k``, ``_rt.same_scalar``."""
+        for n in ast.walk(test):
+            if isinstance(n, ast.Attribute) and n.attr in ("ndim", "dtype"):
+                return True
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "type":
+                return True
+            if self._rt_call(n) == "same_scalar":
+                return True
+        return False
+
+    def _assign(self, target, value, line: str) -> None:
+        if isinstance(target, ast.Name):
+            text = ast.unparse(value)
+            if text in self.sizes:                   # an int input read directly
+                self.env[target.id] = self._size(text)
+            elif isinstance(value, (ast.Name, ast.Subscript, ast.Attribute)) \
+                    and self._is_input(text):
+                self.arrays[target.id] = text        # an array (or container leaf)
+            else:
+                self.env[target.id] = self._int(value)
+            return
+        if isinstance(target, ast.Tuple):
+            names = [t.id for t in target.elts]
+            if isinstance(value, ast.Attribute) and value.attr == "shape":
+                arr = ast.unparse(value.value)
+                arr = self.arrays.get(arr, arr)
+                for k, n in enumerate(names):
+                    self.env[n] = self._size("%s.shape[%d]" % (arr, k))
+                return
+            if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) \
+                    and value.func.id == "divmod" and len(names) == 2:
+                a, b = (self._int(x) for x in value.args)
+                q, r = self._divmod(a, b)
+                self.env[names[0]], self.env[names[1]] = q, r
+                return
+        raise InternalError("translation validation: cannot read the check line %r" % line)
+
+    def _is_input(self, text: str) -> bool:
+        return any(k.startswith(text + ".shape[") or k == text for k in self.sizes) or \
+            text in self.arrays.values()
+
+    def _size(self, access: str):
+        name = self.sizes.get(access)
+        if name is None:
+            raise InternalError("translation validation: the check reads %s, which is no "
+                                "input size" % access)
+        self.read.add(name)
+        return self.size_var(name)
+
+    # expressions -----------------------------------------------------------------
+    def _divmod(self, a, b):
+        z3 = self.z3
+        q = z3.FreshInt("cq")
+        self.fresh.append(q)
+        self.accept.append(b != 0)             # Python raises on 0: not an accepted input
+        self.side.append(z3.Implies(b > 0, z3.And(b * q <= a, a < b * q + b)))
+        self.side.append(z3.Implies(b < 0, z3.And(b * q >= a, a > b * q + b)))
+        return q, a - b * q
+
+    def _int(self, n):
+        z3 = self.z3
+        if isinstance(n, ast.Constant) and type(n.value) is int:
+            return z3.IntVal(n.value)
+        if isinstance(n, ast.Name):
+            if n.id not in self.env:
+                raise InternalError("translation validation: %s is used before it is "
+                                    "assigned in the check" % n.id)
+            return self.env[n.id]
+        if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.USub):
+            return -self._int(n.operand)
+        if isinstance(n, ast.BinOp):
+            a, b = self._int(n.left), self._int(n.right)
+            if isinstance(n.op, ast.Add):
+                return a + b
+            if isinstance(n.op, ast.Sub):
+                return a - b
+            if isinstance(n.op, ast.Mult):
+                return a * b
+            if isinstance(n.op, ast.FloorDiv):
+                return self._divmod(a, b)[0]
+            if isinstance(n.op, ast.Mod):
+                return self._divmod(a, b)[1]
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) \
+                and n.func.id in ("min", "max") and n.args and not n.keywords:
+            args = [self._int(x) for x in n.args]
+            out = args[0]
+            for x in args[1:]:
+                out = z3.If(x < out, x, out) if n.func.id == "min" else z3.If(x > out, x, out)
+            return out
+        if isinstance(n, ast.Subscript) or isinstance(n, ast.Attribute):
+            return self._size(ast.unparse(n))
+        raise InternalError("translation validation: cannot read %r in the check"
+                            % ast.unparse(n))
+
+    def _bool(self, n):
+        z3 = self.z3
+        if isinstance(n, ast.BoolOp):
+            parts = [self._bool(v) for v in n.values]
+            return z3.And(*parts) if isinstance(n.op, ast.And) else z3.Or(*parts)
+        if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Not):
+            return z3.Not(self._bool(n.operand))
+        if isinstance(n, ast.Compare):
+            out = []
+            left = self._int(n.left)
+            for op, r in zip(n.ops, n.comparators):
+                right = self._int(r)
+                out.append({ast.Lt: left < right, ast.LtE: left <= right, ast.Gt: left > right,
+                            ast.GtE: left >= right, ast.Eq: left == right,
+                            ast.NotEq: left != right}[type(op)])
+                left = right
+            return z3.And(*out) if len(out) > 1 else out[0]
+        if isinstance(n, ast.Name) or isinstance(n, ast.BinOp):
+            return self._int(n) != 0               # `if _r:` -- a remainder
+        raise InternalError("translation validation: cannot read the test %r in the check"
+                            % ast.unparse(n))
+
+
+def validate_runtime_checks(env, cs, lines: List[str], bound: Iterable) -> None:
+    """(d): the emitted run-time check lines (``if not (..): _rt.bad_check(..)`` as the
+    program runs them once their sizes are computed; ``bound`` the data-dependent sizes the
+    program binds) imply every ``ss.check`` on data-dependent sizes.  The data-dependent
+    sizes are free; input roots range over the constraint set; replaced input symbols equal
+    their replacement; a quotient the solver introduced for a data-dependent size ``p ->
+    k*q + r`` is ``q = (p - r) // k`` (a definition, never the congruence itself)."""
+    from .expr import Sym
+    from .z3bridge import Encoder, RLIMIT, z3mod
+    z3 = z3mod()
+    goals = [c for c, _, _ in env.checks if not isinstance(c, bool)]
+    if not goals:
+        return
+    enc = Encoder()
+    names = {}
+    for s in set(bound) | set(env.ranges):
+        if isinstance(s, Sym):
+            names[s.name] = enc.sym(s)
+    ex = CheckCode({}, None, names)
+    ex.run(lines)
+    hyp = list(ex.accept) + list(ex.side)
+    for f in cs.facts:
+        hyp.append(enc.cond(f))
+    for s, v in env.replacements.items():
+        if not s.unbacked:
+            hyp.append(enc.sym(s) == enc.expr(v))
+    for s, v in env.replacements.items():
+        if not s.unbacked or env.infos[s].parent is not None or type(v) is int:
+            continue
+        lin = v.linear_coeffs()
+        if lin is not None and len(lin) == 1:
+            (q, k), = lin.items()
+            info = env.infos.get(q)
+            if info is not None and info.parent is s:
+                qv, _ = ex._divmod(enc.sym(s) - v.const, z3.IntVal(k))
+                hyp.append(enc.sym(q) == qv)
+    formulas = [(c, enc.cond(c)) for c in goals]
+    for s in list(enc.vars):
+        if s.unbacked or s in env.replacements:
+            continue
+        if s in cs.ranges:
+            hyp += enc.range(s, cs.ranges[s])
+    hyp += enc.side + ex.side
+    for c, f in formulas:
         solver = z3.Solver()
         solver.set("rlimit", RLIMIT * 5)
-        # goal's roots are existential: assert premise and "no roots make goal true" is a
-        # quantified query; instead we use the deterministic bindings: both sides' roots
-        # are determined by the sizes, so premise /\ not goal must be unsat for some roots
-        solver.add(premise)
-        goal_vars = list(acc_vars.values()) + acc_enc.fresh if goal is acc_f else \
-            [enc.vars[s] for s in enc.vars] + enc.fresh
-        if goal_vars:
-            solver.add(z3.ForAll(goal_vars, z3.Not(goal)))
-        else:
-            solver.add(z3.Not(goal))
+        solver.add(*hyp)
+        solver.add(z3.Not(f))
         if solver.check() == z3.sat:
-            raise InternalError("translation validation: the generated input check %s:\n"
-                                "  counterexample sizes: %s" % (what, solver.model()))
+            raise InternalError(
+                "translation validation: the run-time checks do not enforce ss.check(%s): "
+                "it can fail while every emitted check passes.\n  emitted: %s\n  "
+                "counterexample: %s" % (c.format(), lines, solver.model()))

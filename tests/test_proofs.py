@@ -26,6 +26,22 @@ def test_every_rule_has_exactly_one_proof_and_every_proof_names_a_rule():
     assert len(BY_NAME) == len(RULES), "duplicate rule names"
 
 
+def test_every_transfer_function_and_rewrite_constructor_is_a_rule():
+    """A new transfer function (``vr_*``, ``bound*``) or division / Min / Max constructor
+    added to the code without a row in the rule table (and so without a proof) fails here."""
+    from symshape import expr as E
+    from symshape import ranges as RG
+    named = {r.where.split(":")[1] for r in RULES if r.where.startswith(("symshape.ranges",
+                                                                          "symshape.expr"))}
+    transfer = {n for n, v in vars(RG).items() if callable(v) and getattr(v, "__module__", "")
+                == RG.__name__ and (n.startswith("vr_") or n == "bound")}
+    rewrites = {"floordiv", "mod", "ceildiv", "_minmax", "_exact_quotient", "subs",
+                "format_py", "_fold_const_into_floordiv"}
+    assert {n for n in rewrites if not hasattr(E, n)} == set()
+    assert transfer - named == set(), "transfer functions without a rule: %s" % (transfer - named)
+    assert rewrites - named == set(), "rewrites without a rule: %s" % (rewrites - named)
+
+
 def test_rules_table_is_readable():
     for r in RULES:
         assert r.name.count(".") == 1 and r.name == r.name.strip(), r
@@ -52,7 +68,80 @@ def test_prove_reports_vacuous_hypotheses():
         prove(x == 1, x > 2, x < 1)
 
 
+
+
+# ---------------------------------------------------------------------------- proofs of the code
+from proofs.code import STATS, prove_code  # noqa: E402
+from proofs.coverage import Coverage  # noqa: E402
+
+
+def test_prove_code_refuses_a_claim_that_holds_whatever_the_code_computes():
+    # concatenate's old proof: a0 + a1 + a2 == a0 + a1 + a2 says nothing about the code
+    a0, a1, a2 = z3.Ints("a0 a1 a2")
+    with pytest.raises(ProofFailure, match="whatever the code computes"):
+        prove_code(lambda v: a0 + a1 + a2 == a0 + a1 + a2, [a0 + a1 + a2])
+    with pytest.raises(ProofFailure, match="whatever the code computes"):
+        prove_code(lambda v: z3.Or(v == 1, v != 1), [z3.IntVal(1)])
+
+
+def test_prove_code_refuses_contradictory_hypotheses():
+    x, = z3.Ints("x")
+    with pytest.raises(ProofFailure, match="hypotheses contradict"):
+        prove_code(lambda v: v == x, [x], x > 2, x < 1)
+
+
+def test_prove_code_counts_and_refutes():
+    x, = z3.Ints("x")
+    before = STATS["code_claims"]
+    prove_code(lambda v: v == x + 1, [x + 1])
+    assert STATS["code_claims"] == before + 1
+    with pytest.raises(ProofFailure, match="counterexample"):
+        prove_code(lambda v: v == x + 1, [x + 2])
+
+
+def test_a_rule_changed_in_the_code_fails_its_proof(monkeypatch):
+    """The proofs read the code's output: a wrong transfer function or rewrite fails them
+    (a restatement of the rule beside the code would have kept passing)."""
+    from symshape import expr as E
+    from symshape import ranges as RG
+    good_add = RG.vr_add
+    monkeypatch.setattr(RG, "vr_add", lambda a, b: RG.ValueRange(
+        a.lower + b.lower + 1, max(a.upper + b.upper, a.lower + b.lower + 1)))
+    assert not proofs.run_one("range.add").ok
+    monkeypatch.setattr(RG, "vr_add", good_add)
+    good_mod = E.mod
+
+    def off_by_one(a, b):
+        got = good_mod(a, b)
+        return E.add(got, 1) if type(b) is int and b == 3 and type(a) is not int else got
+    monkeypatch.setattr(E, "mod", off_by_one)
+    assert not proofs.run_one("mod.coeff_reduce").ok
+
+
+# every proof runs once, here: each must make claims on the code's own output, and together
+# they must reach every way out of every rewrite function (a `return` no proof reaches is a
+# rule the code applies without a proof)
+_COVERAGE = Coverage()
+_RAN: set = set()
+
+
 @pytest.mark.parametrize("rule", [r.name for r in RULES])
 def test_proof(rule):
-    result = proofs.run_one(rule)
+    with _COVERAGE:
+        result = proofs.run_one(rule)
+    _RAN.add(rule)
     assert result.ok, "%s (%s): %s" % (rule, BY_NAME[rule].statement, result.message)
+    assert result.code_claims > 0, (
+        "%s is proven only as mathematics beside the code: build its claim from what the "
+        "implementation computes (proofs.code.prove_code)" % rule)
+
+
+def test_every_return_of_a_rewrite_function_is_reached_by_a_proof():
+    missing = [r.name for r in RULES if r.name not in _RAN]
+    if missing:                                # run alone: run the proofs here
+        with _COVERAGE:
+            for name in missing:
+                proofs.run_one(name)
+    missed = _COVERAGE.missed()
+    assert not missed, ("rewrites the code performs that no proof reaches (add a case to the "
+                        "rule's proof, or a rule):\n  " + "\n  ".join(missed))
