@@ -85,6 +85,9 @@ class ShapeEnv:
         self.why: Dict[Sym, List[Guard]] = {}
         self.fact_guards: Dict[object, Guard] = {}
         self._learning: Optional[Guard] = None
+        self._tightening = False
+        self._project_cache: Dict[object, dict] = {}
+        self._implied_cache: Dict[object, Optional[bool]] = {}
 
     # ------------------------------------------------------------------ symbols
     def create_symbol(self, hint: Optional[int], source: str, vr: ValueRange = DEFAULT_RANGE,
@@ -262,22 +265,30 @@ class ShapeEnv:
             return None
         from .z3bridge import implies
         self.z3_queries += 1
-        return implies(related, c, self.ranges)
+        return implies(related, c, self.ranges)   # None past the budget: a guard decides
 
     def _related_facts(self, syms) -> list:
-        """Facts sharing a symbol with ``syms``, through the per-symbol index."""
+        """Every fact connected to ``syms`` through shared symbols (not only one hop:
+        ``a <= b`` and ``b <= c`` both matter to ``a <= c``), via the per-symbol index."""
         index = self._fact_index
         if index is None:
             index = self._fact_index = {}
             for f in self.facts:
                 for s in f.free_symbols:
                     index.setdefault(s, []).append(f)
-        seen = []
-        for s in syms:
+        seen: Dict[object, None] = {}
+        todo = list(syms)
+        visited = set()
+        while todo:
+            s = todo.pop()
+            if s in visited:
+                continue
+            visited.add(s)
             for f in index.get(s, ()):
                 if f not in seen:
-                    seen.append(f)
-        return seen
+                    seen[f] = None
+                    todo.extend(f.free_symbols)
+        return list(seen)
 
     def _witnessed_undecidable(self, c, related) -> bool:
         """Cheap tier before Z3: the example point satisfies every fact; if moving one
@@ -443,6 +454,69 @@ class ShapeEnv:
             if self._learning is not None:
                 self.fact_guards.setdefault(c, self._learning)
             self._bump()
+            self._tighten()
+
+    def _tighten(self) -> None:
+        """Make every root symbol's range the exact projection of the facts (the
+        contract's ranges are then attained), and drop the facts the ranges now imply
+        (``(n + 1) // 2 >= 2`` becomes ``n >= 3``; ``n // 100 == 30`` becomes
+        ``[3000, 3099]``).  Data-dependent facts hold by construction and teach nothing
+        about the inputs, so they are left out."""
+        if self._tightening:
+            return
+        self._tightening = True
+        try:
+            for _ in range(4):                        # changes feed back; a few rounds
+                if not self._tighten_once():
+                    break
+            self._drop_implied_facts()
+        finally:
+            self._tightening = False
+
+    def _backed_facts(self) -> list:
+        return [f for f in self.facts if not any(s.unbacked for s in f.free_symbols)]
+
+    def _tighten_once(self) -> bool:
+        from .bounds import project
+        changed = False
+        for comp in _components(self._backed_facts()):
+            syms = sorted({s for f in comp for s in f.free_symbols}, key=lambda s: s.key)
+            key = (tuple(comp), tuple(self.ranges[s] for s in syms))
+            got = self._project_cache.get(key)
+            if got is None:
+                got = self._project_cache[key] = {
+                    s: project(s.expr, comp, self.ranges) for s in syms}
+            for s, vr in got.items():
+                if s in self.replacements or s not in self.ranges:
+                    continue
+                old = self.ranges[s]
+                if vr.lower > old.lower or vr.upper < old.upper:
+                    self.refine(s, vr)
+                    changed = True
+        return changed
+
+    def _drop_implied_facts(self) -> None:
+        """Facts that the ranges alone imply say nothing more: they leave the contract."""
+        from .bounds import Budget
+        from .z3bridge import implies
+        keep = []
+        for f in self.facts:
+            if any(s.unbacked for s in f.free_symbols):
+                keep.append(f)
+                continue
+            key = (f, tuple(self.ranges.get(s) for s in sorted(f.free_symbols,
+                                                              key=lambda s: s.key)))
+            got = self._implied_cache.get(key)
+            if got is None:
+                got = self._decide_ranges(f)
+                if got is None and not _box_exact(f):
+                    got = implies([], f, self.ranges, Budget())
+                self._implied_cache[key] = got
+            if got is not True:
+                keep.append(f)
+        if len(keep) != len(self.facts):
+            self.facts = keep
+            self._bump()
 
     def refine(self, s: Sym, vr: ValueRange) -> None:
         old = self.ranges[s]
@@ -594,6 +668,7 @@ class ShapeEnv:
                 if f in self.fact_guards:
                     self.fact_guards.setdefault(g, self.fact_guards[f])
         self._bump()
+        self._tighten()
 
     # ------------------------------------------------------------------ user-level
     def check(self, c, hint: Optional[bool], message: Optional[str] = None,
@@ -748,6 +823,27 @@ def _push_into_minmax(x: IntLike) -> Optional[IntLike]:
     kind = atom.kind if c == 1 else ("Max" if atom.kind == "Min" else "Min")
     cand = _minmax(kind, [add(rest, scale(a, c)) for a in atom.args])
     return cand if _size(cand) < _size(x) else None
+
+
+def _components(facts: list) -> List[list]:
+    """The facts grouped by shared symbols (each group in the facts' order)."""
+    parent: Dict[Sym, Sym] = {}
+
+    def find(s):
+        while parent.setdefault(s, s) != s:
+            s = parent[s]
+        return s
+
+    for f in facts:
+        syms = list(f.free_symbols)
+        for t in syms[1:]:
+            a, b = find(syms[0]), find(t)
+            if a != b:
+                parent[a] = b
+    groups: Dict[Sym, list] = {}
+    for f in facts:
+        groups.setdefault(find(next(iter(f.free_symbols))), []).append(f)
+    return list(groups.values())
 
 
 def _holds(c, point) -> bool:
