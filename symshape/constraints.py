@@ -292,7 +292,7 @@ def _named_dim(env: ShapeEnv, rep: Report, namer: Namer, name: str, s: Sym,
         (t, a), = lin.items()
         tinfo = env.infos[t]
         b = v.const
-        if tinfo.kind == "quotient" and tinfo.parent is s:
+        if tinfo.kind == "quotient" and _quotient_of(env, t) is s:
             base = "_" + name
             vr = env.ranges[t]
             new = Dim(base, min=_lo(vr.lower, 0), max=_hi(vr.upper))
@@ -312,6 +312,16 @@ def _named_dim(env: ShapeEnv, rep: Report, namer: Namer, name: str, s: Sym,
         "%s must equal %s%s, which no Dim or derived Dim can express; use Dim.AUTO for %s"
         % (name, namer.expr(v), why, name))
     rep.add_fix(SetDim(name, AUTO))
+
+
+def _quotient_of(env: ShapeEnv, t: Sym) -> Optional[Sym]:
+    """The symbol a quotient symbol divides, through chains (``s -> 2*q``, then
+    ``q -> 3*q2``: q2 is a quotient of s, and ``s = 6*q2``)."""
+    info = env.infos.get(t)
+    while info is not None and info.kind == "quotient" and info.parent is not None:
+        t = info.parent
+        info = env.infos.get(t)
+    return t
 
 
 def _lo(v, default_min: int):

@@ -553,7 +553,47 @@ class ShapeEnv:
             _, s, c, rest = candidates[0]
             self.replace(s, scale(rest, -c))          # c*s + rest == 0  =>  s = -rest/c
             return True
-        return self._solve_congruence(e) or self._solve_two_var(e)
+        return self._solve_congruence(e) or self._solve_factor_pairs(e) or \
+            self._solve_two_var(e)
+
+    def _solve_factor_pairs(self, e: Expr) -> bool:
+        """``C*x1*x2 == K*C*(x1//k1)*(x2//k2)`` with ``K = k1*k2`` (a reshape that splits
+        several axes by constant factors): as ``0 <= k*(x//k) <= x`` for ``x >= 0``, the
+        products are equal exactly when each factor is, so with every ``x_i`` and the
+        common factors ``C`` at least 1 it is ``x1 % k1 == 0 and x2 % k2 == 0``, matched
+        pairwise (``dh = 2*_dh``, ``dw = 2*_dw``) rather than one relation no Dim can say."""
+        if e.const or len(e.terms) != 2:
+            return False
+        (t1, c1), (t2, c2) = e.terms
+        if c1 * c2 >= 0:
+            return False
+        for (ta, ca), (tb, cb) in (((t1, c1), (t2, c2)), ((t2, c2), (t1, c1))):
+            rest = list(ta)
+            pairs, other = [], []
+            for atom in tb:
+                if type(atom) is OpAtom and atom.kind == "FloorDiv" and \
+                        type(atom.args[1]) is int and atom.args[1] > 0 and \
+                        type(atom.args[0]) is Expr:
+                    na = atom.args[0].as_atom()
+                    if na is not None and na in rest:
+                        rest.remove(na)
+                        pairs.append((atom.args[0], atom.args[1]))
+                        continue
+                other.append(atom)
+            if not pairs or sorted(a.key for a in rest) != sorted(a.key for a in other):
+                continue
+            k_all = 1
+            for _, k in pairs:
+                k_all *= k
+            if ca * k_all != -cb:
+                continue
+            if any(self.bound(atom_expr(a)).lower < 1 for a in rest) or \
+                    any(self.bound(x).lower < 1 for x, _ in pairs):
+                continue
+            for x, k in pairs:
+                self._learn(R.make(R.EQ, mod(x, k)))
+            return True
+        return False
 
     def _solve_congruence(self, e: Expr) -> bool:
         """``Mod(s, k) == r`` (as ``Mod(s, k) - r == 0``): s -> k*q + r with a new q."""
