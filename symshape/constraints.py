@@ -187,7 +187,11 @@ def _why(env: ShapeEnv, s: Sym, namer: Namer) -> str:
     if not guards:
         return ""
     g = guards[-1]
-    return " (guard `%s`%s)" % (g.cond.format(namer), where(g.frame))
+    text = " (guard `%s`%s)" % (g.cond.format(namer), where(g.frame))
+    if g.reason:
+        # a conversion specialized it: say which one and the spelling that keeps it symbolic
+        text += ": %s" % g.reason
+    return text
 
 
 def analyze(env: ShapeEnv, leaves: List[InputLeaf], axis_syms: Dict[Tuple[int, int], Sym]
@@ -222,6 +226,10 @@ def analyze(env: ShapeEnv, leaves: List[InputLeaf], axis_syms: Dict[Tuple[int, i
     # residual guards that involve named dims
     for f in env.facts:
         syms = f.free_symbols
+        if any(t.unbacked for t in syms):
+            # a data-dependent size's facts (nonzero count <= d) hold by construction or are
+            # checked where the size is computed: they ask nothing of the spec
+            continue
         dims_in = sorted({_dim_name(env, t) for t in syms} - {None})
         if not dims_in:
             continue

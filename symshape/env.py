@@ -56,13 +56,16 @@ class SymInfo:
 class Guard:
     """A recorded decision: ``cond`` held at the example values."""
 
-    __slots__ = ("cond", "frame", "kind", "stack")
+    __slots__ = ("cond", "frame", "kind", "stack", "reason")
 
-    def __init__(self, cond, frame: Optional[UserFrame], kind: str, stack=None) -> None:
+    def __init__(self, cond, frame: Optional[UserFrame], kind: str, stack=None,
+                 reason: Optional[str] = None) -> None:
         self.cond = cond
         self.frame = frame
         self.kind = kind              # guard | check | specialize | range
         self.stack = stack
+        # for a specialization: what needed a concrete value and how to keep it symbolic
+        self.reason = reason
 
 
 class ShapeEnv:
@@ -383,11 +386,12 @@ class ShapeEnv:
                                                          text))
 
     # ------------------------------------------------------------------ learning
-    def add_guard(self, c, frame: Optional[UserFrame], kind: str = "guard") -> None:
+    def add_guard(self, c, frame: Optional[UserFrame], kind: str = "guard",
+                  reason: Optional[str] = None) -> None:
         stack = None
         if logs.guard_stack_filter and logs.guard_stack_filter in c.format():
             stack = user_stack(2)
-        guard = Guard(c, frame, kind, stack)
+        guard = Guard(c, frame, kind, stack, reason)
         self.guards.append(guard)
         if dynamic_log.isEnabledFor(logging.INFO):
             dynamic_log.info("guard added %s%s", c.format(), where(frame))
@@ -771,11 +775,12 @@ class ShapeEnv:
                 "symbolic (avoid int()/len()/range() on it), or add `ss.check(...)` bounds."
                 % (why, _fmt(x, self.name_of), where(frame)))
         v = self.hint_of(x)
+        advice = advice or ("pass the size symbolically (e.g. np.zeros(shape), or "
+                            "np.zeros(n, like=x)) to keep it dynamic")
         dynamic_log.warning("%s specialized %s to %d%s; %s", why, _fmt(x, self.name_of), v,
-                            where(frame), advice or (
-                                "pass the size symbolically (e.g. np.zeros(shape)) to keep "
-                                "it dynamic"))
-        self.add_guard(R.eq(x, v), frame, "specialize")
+                            where(frame), advice)
+        self.add_guard(R.eq(x, v), frame, "specialize",
+                       reason="%s needs a concrete value; %s" % (why, advice))
         return v
 
 
