@@ -84,3 +84,5 @@ __all__ = ["export", "cond", "compile", "explain", "map", "while_loop", "Dim", "
            "GuardOnDataDependentError", "int_oo", "ValueRange", "set_logs", "SymInt",
            "SymBool", "sym_min", "sym_max", "exportable"]
 __all__ += ["custom_op", "save", "load"]
+from .symbolic import bounds, symbolic_shape  # noqa: E402  (symbolic sizes outside export)
+__all__ += ["symbolic_shape", "bounds"]

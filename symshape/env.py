@@ -89,6 +89,7 @@ class ShapeEnv:
         self.fact_guards: Dict[object, Guard] = {}
         self._learning: Optional[Guard] = None
         self._tightening = False
+        self._folding_by_facts = False
         self._project_cache: Dict[object, dict] = {}
         self._implied_cache: Dict[object, Optional[bool]] = {}
 
@@ -200,10 +201,11 @@ class ShapeEnv:
                 return flat
             # compare only against arguments that are kept, so ties cannot drop each other
             keep = []
+            dom = self._dominates
             for x in a.args:
-                if any(_dominates(kind, y, x, rng) for y in keep):
+                if any(dom(kind, y, x) for y in keep):
                     continue
-                keep = [y for y in keep if not _dominates(kind, x, y, rng)]
+                keep = [y for y in keep if not dom(kind, x, y)]
                 keep.append(x)
             return _minmax(kind, keep)
         num, den = args
@@ -212,6 +214,32 @@ class ShapeEnv:
             if b.lower >= 0 and b.upper < den:          # 0 <= num < den
                 return 0 if kind == "FloorDiv" else num
         return floordiv(num, den) if kind == "FloorDiv" else mod(num, den)
+
+    def _dominates(self, kind: str, y: IntLike, x: IntLike) -> bool:
+        """y is always at least as good a pick as x: by the ranges, else (when facts
+        relate them: ``a >= b + 2`` makes ``Max(a, b)`` just ``a``) by the facts."""
+        if _dominates(kind, y, x, self.ranges.__getitem__):
+            return True
+        if not self.facts or self._folding_by_facts:
+            return False
+        syms = (y.free_symbols if type(y) is Expr else frozenset()) | \
+            (x.free_symbols if type(x) is Expr else frozenset())
+        if not any(s in self._fact_symbols() for s in syms):
+            return False
+        c = R.le(y, x) if kind == "Min" else R.ge(y, x)
+        if type(c) is bool:
+            return c
+        self._folding_by_facts = True
+        try:
+            return self.decide(c) is True
+        finally:
+            self._folding_by_facts = False
+
+    def _fact_symbols(self) -> frozenset:
+        out: frozenset = frozenset()
+        for f in self.facts:
+            out |= f.free_symbols
+        return out
 
     # ------------------------------------------------------------------ deciding
     def subst_cond(self, c):
@@ -481,7 +509,7 @@ class ShapeEnv:
         return [f for f in self.facts if not any(s.unbacked for s in f.free_symbols)]
 
     def _tighten_once(self) -> bool:
-        from .bounds import project
+        from .projection import project
         changed = False
         for comp in _components(self._backed_facts()):
             syms = sorted({s for f in comp for s in f.free_symbols}, key=lambda s: s.key)
@@ -501,7 +529,7 @@ class ShapeEnv:
 
     def _drop_implied_facts(self) -> None:
         """Facts that the ranges alone imply say nothing more: they leave the contract."""
-        from .bounds import Budget
+        from .projection import Budget
         from .z3bridge import implies
         keep = []
         for f in self.facts:

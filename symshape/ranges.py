@@ -215,11 +215,15 @@ def _divmod_split(x: Expr, sym_range: SymRange):
 def _minmax_pushed(x: Expr, sym_range: SymRange):
     """``r + Max(a, b)`` as ``Max(r + a, r + b)`` (``-Max`` as ``Min`` of negations), so
     that ``Max(a, b) - a`` is bounded by ``Max(0, b - a)``."""
-    from .expr import OpAtom, _minmax, add, atom_expr, scale
-    for t, c in x.terms:
-        if c not in (1, -1) or len(t) != 1 or type(t[0]) is not OpAtom \
-                or t[0].kind not in ("Min", "Max"):
-            continue
+    from .expr import OpAtom, add, atom_expr, scale
+    hits = [(t, c) for t, c in x.terms if any(type(a) is OpAtom and a.kind in ("Min", "Max")
+                                                for a in t)]
+    # exactly one Min / Max term, alone in its term: pushing the rest in cannot cascade
+    if len(hits) != 1:
+        return None
+    for t, c in hits:
+        if c not in (1, -1) or len(t) != 1:
+            return None
         atom = t[0]
         rest = add(x, scale(atom_expr(atom), -c))
         if type(rest) is int:

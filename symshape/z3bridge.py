@@ -105,7 +105,7 @@ def implies(premises: Iterable, goal, ranges: Mapping[Sym, object],
     they imply its negation; None when neither is proven within the resource limit and
     the time budget (half a second for the whole question; the caller then falls back to
     a guard, and the debug log says so)."""
-    from .bounds import Budget, configure
+    from .projection import Budget, configure
     budget = budget or Budget()
     z3 = z3mod()
     enc = Encoder()
