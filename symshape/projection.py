@@ -8,9 +8,10 @@ facts, with Z3's optimiser:
   * the minimum ``v`` Z3 reports is *checked* before it is used (no point below ``v`` is
     feasible: an unsat answer), and it is attained by the optimiser's model, so each
     bound is exact and never wrong;
-  * any step that does not finish within its budget (``BUDGET_S``, and a resource limit so
-    answers repeat) leaves the interval bound on that side, which is sound, and says so in
-    the ``symshape.dynamic`` debug log.
+  * any step that does not finish within its budget (``BUDGET_S`` of CPU time per
+    decision, and a resource limit per solver call so that answers repeat) leaves the
+    interval bound on that side, which is sound, and says so in the ``symshape.dynamic``
+    debug log.
 
 ``Budget`` carries the remaining time of one decision so that no single question about
 sizes takes more than half a second, however many solver calls it needs.
@@ -26,35 +27,40 @@ from .infinity import INT_OO, NEG_INT_OO
 from .logs import dynamic_log
 from .ranges import ValueRange, bound
 
-# Wall-clock ceiling of one decision (a projection or an implication), in seconds.
+# Ceiling of one decision (a projection or an implication): CPU seconds of the calling
+# thread, so that a loaded machine (which slows the wall clock, not the work) does not
+# change any answer.
 BUDGET_S = 0.5
-# Deterministic per-call effort limit; the wall-clock budget is only a backstop.
-RLIMIT = 2_000_000
+# Deterministic effort limit of one solver call (about a quarter of the budget).
+RLIMIT = 1_000_000
+# Wall-clock backstop of one call, as a multiple of the CPU time left: only a solver that
+# stalls without spending its resource limit ever reaches it.
+WALL_FACTOR = 4
 
 
 class Budget:
-    """The time left for one decision; each solver call gets at most what remains."""
+    """The CPU time left for one decision; each solver call gets at most what remains."""
 
     __slots__ = ("deadline",)
 
     def __init__(self, seconds: float = BUDGET_S) -> None:
-        self.deadline = time.perf_counter() + seconds
+        self.deadline = time.thread_time() + seconds
 
     def remaining_ms(self) -> int:
-        return max(0, int((self.deadline - time.perf_counter()) * 1000))
+        return max(0, int((self.deadline - time.thread_time()) * 1000))
 
     @property
     def spent(self) -> bool:
         return self.remaining_ms() <= 0
 
 
-def configure(solver, budget: Budget) -> bool:
+def configure(solver, budget: Budget, rlimit: int = RLIMIT) -> bool:
     """Give a Z3 solver / optimiser the budget's limits; False when nothing is left."""
     ms = budget.remaining_ms()
     if ms <= 0:
         return False
-    solver.set("timeout", ms)
-    solver.set("rlimit", RLIMIT)
+    solver.set("timeout", ms * WALL_FACTOR)
+    solver.set("rlimit", rlimit)
     return True
 
 

@@ -117,7 +117,7 @@ def implies(premises: Iterable, goal, ranges: Mapping[Sym, object],
     hyp += enc.side
     for target, answer in ((z3.Not(g), True), (g, False)):
         solver = z3.Solver()
-        if not configure(solver, budget):
+        if not configure(solver, budget, RLIMIT):
             break
         solver.add(*hyp)
         solver.add(target)
