@@ -23,7 +23,7 @@ import time
 from typing import Iterable, Mapping, Optional
 
 from .expr import IntLike, Sym
-from .infinity import INT_OO, NEG_INT_OO
+from .infinity import INT_OO, NEG_INT_OO, is_inf
 from .logs import dynamic_log
 from .ranges import ValueRange, bound
 
@@ -74,7 +74,8 @@ def project(goal: IntLike, facts: Iterable, ranges: Mapping[Sym, ValueRange],
             budget: Optional[Budget] = None) -> ValueRange:
     """The tightest range of ``goal`` over the integer points that satisfy ``ranges`` (for
     every symbol involved) and every condition in ``facts``.  Never narrower than the
-    truth; equal to it whenever the solver finishes within the budget."""
+    truth; equal to it whenever the solver finishes within the budget (an end beyond
+    2**40 in magnitude is reported as infinite)."""
     interval = bound(goal, ranges.__getitem__)
     if type(goal) is int:
         return interval
@@ -90,52 +91,74 @@ def project(goal: IntLike, facts: Iterable, ranges: Mapping[Sym, ValueRange],
     for s in list(enc.vars):
         hyp += enc.range(s, ranges[s])
     hyp += enc.side
-    lo, hi = interval.lower, interval.upper
-    for side in ("lower", "upper"):
-        if budget.spent:
-            _fallback("budget spent", goal, side)
-            break
-        got = _optimum(z3, hyp, target, side == "lower", budget)
-        if got is None:
-            _fallback("unknown", goal, side)
-            continue
-        if side == "lower" and got > lo:
-            lo = got
-        elif side == "upper" and got < hi:
-            hi = got
-    if lo > hi:                              # facts unsatisfiable: keep the sound interval
+    solver = _Feasible(z3, hyp, target, budget)
+    best = solver.value(None)
+    if best is None or best is False:        # unknown, or the facts admit no point
+        _fallback("no feasible point found", goal, "either")
         return interval
-    return ValueRange(lo, hi)
+    lo, hi = interval.lower, interval.upper
+    for minimize in (True, False):
+        got = _extreme(solver, best, lo if minimize else hi, minimize)
+        if got is None:
+            _fallback("unknown", goal, "lower" if minimize else "upper")
+        elif minimize:
+            lo = max(lo, got)
+        else:
+            hi = min(hi, got)
+    return ValueRange(lo, hi) if lo <= hi else interval
 
 
-def _optimum(z3, hyp, target, minimize: bool, budget: Budget):
-    """The proven minimum (maximum) of ``target``: an int, ``-int_oo`` / ``int_oo`` when
-    the optimiser finds it unbounded, or None when not settled within the budget."""
-    opt = z3.Optimize()
-    if not configure(opt, budget):
-        return None
-    opt.add(*hyp)
-    handle = opt.minimize(target) if minimize else opt.maximize(target)
-    try:
-        if opt.check() != z3.sat:
+# An end further than this from a feasible value is reported as infinite.
+FAR = 1 << 40
+CHECK_RLIMIT = 300_000
+
+
+class _Feasible:
+    """One incremental solver over the hypotheses: ``value(extra)`` is the target's value
+    at a point satisfying them and ``extra`` (False: none exists; None: unknown)."""
+
+    def __init__(self, z3, hyp, target, budget: Budget) -> None:
+        self.z3, self.target, self.budget = z3, target, budget
+        self.solver = z3.Solver()
+        self.solver.add(*hyp)
+
+    def value(self, extra):
+        z3 = self.z3
+        if not configure(self.solver, self.budget, CHECK_RLIMIT):
             return None
-        value = handle.value()
-    except z3.Z3Exception:
-        return None
-    if not z3.is_int_value(value):
-        text = str(value)
-        if minimize and text.startswith("-1*oo"):
-            return NEG_INT_OO
-        if not minimize and text == "oo":
-            return INT_OO
-        return None
-    v = value.as_long()
-    # check the optimum before trusting it: nothing beyond it is feasible
-    check = z3.Solver()
-    if not configure(check, budget):
-        return None
-    check.add(*hyp)
-    check.add(target < v if minimize else target > v)
-    if check.check() != z3.unsat:
-        return None
-    return v
+        self.solver.push()
+        try:
+            if extra is not None:
+                self.solver.add(extra)
+            r = self.solver.check()
+            if r == z3.sat:
+                return self.solver.model().eval(self.target, model_completion=True).as_long()
+            return False if r == z3.unsat else None
+        finally:
+            self.solver.pop()
+
+
+def _extreme(solver: _Feasible, best: int, end, minimize: bool):
+    """The least (greatest) feasible value of the target, bisecting between the feasible
+    ``best`` and the sound interval end ``end``; an infinite end is first replaced by a
+    proven one 2**40 away, or kept when values that far are feasible."""
+    t = solver.target
+    if is_inf(end):
+        probe = best - FAR if minimize else best + FAR
+        got = solver.value(t <= probe if minimize else t >= probe)
+        if got is None:
+            return None
+        if got is not False:
+            return NEG_INT_OO if minimize else INT_OO
+        end = probe + 1 if minimize else probe - 1
+    # invariant: best is feasible; nothing beyond `end` is
+    while best != end:
+        mid = (best + end) // 2 if minimize else -((-(best + end)) // 2)
+        got = solver.value(t <= mid if minimize else t >= mid)
+        if got is None:
+            return None
+        if got is False:
+            end = mid + 1 if minimize else mid - 1
+        else:
+            best = got
+    return best

@@ -14,6 +14,8 @@ symbols' ranges are already exact), else the exact projection of the constraints
 from __future__ import annotations
 
 import ast
+import itertools
+import math
 from typing import Dict, Iterable, Optional, Tuple, Union
 
 from . import expr as E
@@ -21,8 +23,8 @@ from . import relations as R
 from .env import ShapeEnv, SymInfo
 from .errors import InternalError, UserError
 from .expr import Sym
-from .infinity import INT_OO
-from .ranges import ValueRange
+from .infinity import INT_OO, is_inf
+from .ranges import ValueRange, bound
 from .symint import SymInt, sym_max, sym_min
 
 SYMBOL_RANGE = ValueRange(1, INT_OO)
@@ -219,8 +221,12 @@ def bounds_expr(env: ShapeEnv, e: E.IntLike) -> ValueRange:
     interval = env.bound(e)
     facts = [f for f in env._related_facts(e.free_symbols)
              if not any(s.unbacked for s in f.free_symbols)]
+    sampled = None
     if not facts and (interval.lower == interval.upper or _each_symbol_once(e)):
         got = interval               # interval arithmetic is exact here: no solver needed
+    elif (sampled := _sampled(env, e, facts, _linear_combined(e, facts, env, interval))) \
+            is not None:
+        got = sampled                # decided by points, no solver needed
     else:
         from .projection import project
         got = project(e, facts, env.ranges)
@@ -229,6 +235,92 @@ def bounds_expr(env: ShapeEnv, e: E.IntLike) -> ValueRange:
     if cache is not None:
         cache[key] = got
     return got
+
+
+def _linear_combined(e: E.Expr, facts, env: ShapeEnv, interval: ValueRange) -> ValueRange:
+    """Sound bounds from one linear fact at a time: with ``f <= 0`` and ``lam >= 0``,
+    ``e >= lower(e + lam*f)`` and ``e <= upper(e - lam*f)`` (``f == 0``: either sign),
+    with ``lam`` chosen to cancel a symbol (``a - b`` under ``a >= b + 2`` is ``>= 2``)."""
+    lin = e.linear_coeffs()
+    if lin is None:
+        return interval
+    rng = env.ranges.__getitem__
+    lo, hi = interval.lower, interval.upper
+    for f in facts:
+        if not isinstance(f, R.Rel) or f.op == R.NE:
+            continue
+        fl = f.expr.linear_coeffs()
+        if fl is None:
+            continue
+        for t, cg in lin.items():
+            cf = fl.get(t)
+            if not cf:
+                continue
+            p, q = abs(cg), abs(cf)          # lam = p / q cancels t
+            g = math.gcd(p, q)
+            p, q = p // g, q // g
+            for sign in (1, -1):
+                if f.op == R.LE and (sign == 1) != (cg * cf < 0):
+                    continue                 # lower needs opposite signs, upper the same
+                comb = bound(E.add(E.scale(e, q), E.scale(f.expr, sign * p)), rng)
+                if sign == 1 and not is_inf(comb.lower):
+                    lo = max(lo, -((-comb.lower) // q))
+                if sign == -1 and not is_inf(comb.upper):
+                    hi = min(hi, comb.upper // q)
+    if lo > hi:
+        return interval
+    return ValueRange(lo, hi)
+
+
+def _sampled(env: ShapeEnv, e: E.Expr, facts, interval: ValueRange):
+    """The exact range when points settle it without a solver, else None.  A box of at
+    most 4096 points is enumerated whole (the answer is then exact).  Otherwise the
+    (sound) interval bound is confirmed by samples: a finite end must be the value of
+    ``e`` at a point of the ranges that satisfies every fact, and an infinite end must be
+    approached (a value beyond 2**19 in its direction)."""
+    from .env import _holds
+    syms = sorted(set(e.free_symbols).union(*[f.free_symbols for f in facts]),
+                  key=lambda t: t.key)
+    if len(syms) > 3:
+        return None
+    axes = []
+    whole = True
+    for t in syms:
+        vr = env.ranges[t]
+        lo, hi = vr.lower, vr.upper
+        if is_inf(lo):
+            return None
+        if not is_inf(hi) and hi - lo < 64:
+            axes.append(range(lo, hi + 1))
+            continue
+        whole = False
+        pts = {lo, lo + 1, lo + 2, lo + (1 << 10), lo + (1 << 20)}
+        if not is_inf(hi):
+            pts = {v for v in pts if v <= hi} | {hi, hi - 1}
+        axes.append(sorted(pts))
+    total = 1
+    for a in axes:
+        total *= len(a)
+    if total > 4096:
+        return None
+    lo_seen = hi_seen = None
+    for vals in itertools.product(*axes):
+        point = dict(zip(syms, vals))
+        try:
+            if not all(_holds(f, point) for f in facts):
+                continue
+            v = E.evaluate(e, point)
+        except ZeroDivisionError:
+            continue
+        lo_seen = v if lo_seen is None or v < lo_seen else lo_seen
+        hi_seen = v if hi_seen is None or v > hi_seen else hi_seen
+    if lo_seen is None:
+        return None
+    if whole:
+        return ValueRange(lo_seen, hi_seen)
+    ok_lo = lo_seen == interval.lower or (is_inf(interval.lower) and lo_seen < -(1 << 19))
+    ok_hi = hi_seen == interval.upper or (is_inf(interval.upper) and hi_seen > (1 << 19))
+    return interval if ok_lo and ok_hi else None
 
 
 def _each_symbol_once(e: E.IntLike) -> bool:
