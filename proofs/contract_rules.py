@@ -177,3 +177,23 @@ def fold_minmax_by_facts():
     require(env.simplify(E.smax(S, T)) == S and env.simplify(E.smin(S, T)) == T,
             "a >= b + 2 should fold Max(a, b) to a and Min(a, b) to b: %s, %s",
             env.simplify(E.smax(S, T)), env.simplify(E.smin(S, T)))
+
+
+@proves("solve.residue_split")
+def solve_residue_split():
+    P = Py()
+    s, k = z3.Ints("s k")
+    f = z3.Function("f", z3.IntSort(), z3.BoolSort())
+    q, r = P.floordiv(s, k), P.mod(s, k)
+    # the case split itself: s is K*q + r with q = s // K and r = s % K in [0, K)
+    P.prove(z3.And(s == k * q + r, 0 <= r, r < k, f(s) == f(k * q + r)), k > 0)
+    # the engine on the reshape guard Mod(3*m, 2*(m//2)) == 0: it learns m % 2 == 0, and
+    # over a window of m the guard and the congruence agree
+    env, m = _env((8, 2, INT_OO))
+    M = m.expr
+    env.add_guard(R.eq(E.mod(3 * M, 2 * E.floordiv(M, 2)), 0), None)
+    require(not env.facts and m in env.replacements,
+            "Mod(3*m, 2*(m//2)) == 0 should become a congruence, got facts %s", env.facts)
+    for v in range(2, 200):
+        require(((3 * v) % (2 * (v // 2)) == 0) == (v % 2 == 0),
+                "at m = %d the guard and m %% 2 == 0 disagree", v)

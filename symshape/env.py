@@ -17,6 +17,7 @@ narrows a range, and anything else is kept as a *fact*.  Invariants:
 from __future__ import annotations
 
 import logging
+import math
 from typing import Dict, List, Optional, Tuple
 
 from . import relations as R
@@ -478,7 +479,48 @@ class ShapeEnv:
                 if v == r.upper:
                     self.refine(s, ValueRange(r.lower, v - 1))
                     return
+        if self._split_residues(c):
+            return
         self._add_fact(c)
+
+    def _split_residues(self, c) -> bool:
+        """A condition on one size ``s`` that divides it by constants (``Mod(3*m,
+        2*(m//2)) == 0`` from reshaping by ``m // 2``) decided case by case: with ``K`` the
+        lcm of the divisors, ``s == K*q + r`` for each residue ``r``; when the engine
+        decides every case and exactly one holds, the condition is ``s % K == r`` (a
+        multiple ``m = 2*_m`` a Dim can say); when all hold, it says nothing."""
+        syms = c.free_symbols
+        if len(syms) != 1:
+            return False
+        (s,) = syms
+        if s.unbacked:
+            return False
+        k_all = 1
+        for k in _constant_divisors(c.expr, s):
+            k_all = k_all * k // math.gcd(k_all, k)
+        if k_all == 1 or k_all > 16:
+            return False
+        vr = self.ranges[s]
+        holds = []
+        for r in range(k_all):
+            lo = _ceil_div(vr.lower - r, k_all) if not is_inf(vr.lower) else NEG_INT_OO
+            hi = (vr.upper - r) // k_all if not is_inf(vr.upper) else INT_OO
+            if lo > hi:
+                continue                              # no value of s has this residue
+            case = ShapeEnv()                         # the case alone: q's range, no facts
+            q = case.create_symbol(lo if not is_inf(lo) else (hi if not is_inf(hi) else 0),
+                                   "q", ValueRange(lo, hi), kind="intermediate")
+            d = case.decide(subst_cond_value(c, s, add(scale(q.expr, k_all), r)))
+            if d is None:
+                return False
+            if d:
+                holds.append(r)
+        if holds and len(holds) == sum(1 for r in range(k_all) if _has_residue(vr, r, k_all)):
+            return True                               # true for every s in its range
+        if len(holds) != 1:
+            return False
+        self._learn(R.make(R.EQ, add(mod(s.expr, k_all), -holds[0])))
+        return True
 
     def _add_fact(self, c) -> None:
         if c not in self.facts:
@@ -896,6 +938,39 @@ def _push_into_minmax(x: IntLike) -> Optional[IntLike]:
     kind = atom.kind if c == 1 else ("Max" if atom.kind == "Min" else "Min")
     cand = _minmax(kind, [add(rest, scale(a, c)) for a in atom.args])
     return cand if _size(cand) < _size(x) else None
+
+
+def _constant_divisors(e: IntLike, s: Sym) -> List[int]:
+    """The constant divisors ``k >= 2`` of the FloorDiv / Mod atoms of ``e`` whose
+    numerator involves ``s``."""
+    out: List[int] = []
+    if type(e) is int:
+        return out
+    for term, _ in e.terms:
+        for a in term:
+            if type(a) is OpAtom:
+                num, den = a.args[0], a.args[-1]
+                if a.kind in ("FloorDiv", "Mod") and type(den) is int and den >= 2 and \
+                        type(num) is Expr and s in num.free_symbols and den not in out:
+                    out.append(den)
+                for b in a.args:
+                    for k in _constant_divisors(b, s):
+                        if k not in out:
+                            out.append(k)
+    return out
+
+
+def _has_residue(vr: ValueRange, r: int, k: int) -> bool:
+    lo = _ceil_div(vr.lower - r, k) if not is_inf(vr.lower) else NEG_INT_OO
+    hi = (vr.upper - r) // k if not is_inf(vr.upper) else INT_OO
+    return lo <= hi
+
+
+def subst_cond_value(c, s: Sym, value: IntLike):
+    """``c`` with ``s`` replaced by ``value`` (normalised; may be a bool)."""
+    if isinstance(c, R.BoolOp):
+        return R.combine(c.op, [subst_cond_value(a, s, value) for a in c.args])
+    return R.make(c.op, subs(c.expr, {s: value}))
 
 
 def _components(facts: list) -> List[list]:

@@ -219,6 +219,10 @@ RULES += [
     _r("solve.factor_pairs", ENV + ":ShapeEnv._solve_factor_pairs",
        "x_i >= 1, k_i >= 1, c >= 1: c*prod(x_i) == c*prod(k_i*(x_i // k_i)) <=> "
        "x_i % k_i == 0 for every i"),
+    _r("solve.residue_split", ENV + ":ShapeEnv._split_residues",
+       "s in [lo, hi], K > 0: f(s) <=> OR over r in [0, K) of (s % K == r and f(K*q + r)) "
+       "with q = s // K; so if f(K*q + r) is decided for every r, f(s) <=> s % K in "
+       "{r : f(K*q + r)}"),
     _r("fold.minmax_by_facts", ENV + ":ShapeEnv._dominates",
        "facts => y <= x gives Min(x, y) == y (facts => y >= x: Max(x, y) == y)"),
 ]

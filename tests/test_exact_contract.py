@@ -234,3 +234,18 @@ def test_no_false_violation_for_a_named_dim_on_an_int():
 
 def only_range_named(ep, hi):
     return any(v.upper == hi for v in ep.range_constraints.values())
+
+
+def two_downsamplings_inferred(x):
+    m = x.shape[0]
+    a = x.reshape(m // 2, 2, -1).sum(1)          # -1: numel / (2*(m//2)) must divide
+    return a.reshape(m // 4, 2, -1).sum(1)
+
+
+def test_inferred_axis_divisibility_is_decided_case_by_case():
+    err = violation(two_downsamplings_inferred, (np.ones((8, 3)),), {"x": (Dim("m"), 3)})
+    assert fixes(err) == ["_m = Dim('_m', min=1)", "m = 4*_m"]
+    spec = apply_all({"x": (Dim("m"), 3)}, err)
+    ep = ss.export(two_downsamplings_inferred, (np.ones((8, 3)),), dynamic_shapes=spec)
+    np.testing.assert_allclose(ep.module()(np.ones((12, 3))),
+                               two_downsamplings_inferred(np.ones((12, 3))))
