@@ -197,3 +197,24 @@ def solve_residue_split():
     for v in range(2, 200):
         require(((3 * v) % (2 * (v // 2)) == 0) == (v % 2 == 0),
                 "at m = %d the guard and m %% 2 == 0 disagree", v)
+
+
+@proves("solve.minmax_equal")
+def solve_minmax_equal():
+    a, b, y = z3.Ints("a b y")
+    prove(z3.And((zmin(a, y) == y) == (y <= a), (zmax(a, y) == y) == (y >= a),
+                 (zmin(a, b, y) == y) == z3.And(y <= a, y <= b),
+                 (zmax(y, a, b) == y) == z3.And(y >= a, y >= b)))
+    # the engine's own rewrite, checked on a window against the equation it replaces
+    from symshape.env import _minmax_equal
+    s0, s1 = E.Sym(0), E.Sym(1)
+    X, N = s0.expr, s1.expr
+    for eq in (N - E.smin(X, N), E.smax(X, N) - N, E.smin(X, N, 7) - N):
+        c = _minmax_equal(eq)
+        require(c is not None, "no rewrite of %s == 0", eq)
+        for vx, vn in itertools.product(range(-3, 12), range(-3, 12)):
+            p = {s0: vx, s1: vn}
+            want = E.evaluate(eq, p) == 0
+            got = all(a.holds(E.evaluate(a.expr, p)) for a in
+                      (c.args if isinstance(c, R.BoolOp) else (c,)))
+            require(want == got, "%s == 0 and %s disagree at %s", eq, c, p)

@@ -233,6 +233,11 @@ def analyze(env: ShapeEnv, leaves: List[InputLeaf], axis_syms: Dict[Tuple[int, i
         dims_in = sorted({_dim_name(env, t) for t in syms} - {None})
         if not dims_in:
             continue
+        if any(_dim_name(env, t) is None for t in syms):
+            # a relation with an axis left to tracing (Dim.AUTO): each named Dim keeps its
+            # whole range (the ranges are exact projections, and any narrowing is reported
+            # above), so the relation binds the automatic axis and is one of ep.guards
+            continue
         g = env.fact_guards.get(f)
         at = where(g.frame) if g is not None else ""
         single = len(syms) == 1 and isinstance(f, R.Rel) and f.op == R.NE

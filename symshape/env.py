@@ -454,6 +454,10 @@ class ShapeEnv:
             return
         e = c.expr
         if c.op == R.EQ:
+            plain = _minmax_equal(e)
+            if plain is not None:                   # Min(x, n) == n is n <= x
+                self._learn(plain)
+                return
             if self._solve_eq(e):
                 return
         else:
@@ -938,6 +942,27 @@ def _push_into_minmax(x: IntLike) -> Optional[IntLike]:
     kind = atom.kind if c == 1 else ("Max" if atom.kind == "Min" else "Min")
     cand = _minmax(kind, [add(rest, scale(a, c)) for a in atom.args])
     return cand if _size(cand) < _size(x) else None
+
+
+def _minmax_equal(e: Expr):
+    """``Min(a1, .., y, ..) - y == 0`` is ``y <= a_i`` for every other argument (``Max``:
+    ``y >= a_i``): the relation the user meant, not an equation no Dim can say."""
+    if e.const or len(e.terms) != 2:
+        return None
+    for (t1, c1), (t2, c2) in ((e.terms[0], e.terms[1]), (e.terms[1], e.terms[0])):
+        if len(t1) != 1 or type(t1[0]) is not OpAtom or t1[0].kind not in ("Min", "Max") \
+                or c1 not in (1, -1) or c2 != -c1:
+            continue
+        y = atom_expr(t2[0]) if len(t2) == 1 else None
+        if y is None:
+            for a in t2:
+                y = atom_expr(a) if y is None else mul(y, atom_expr(a))
+        args = t1[0].args
+        if y not in args:
+            continue
+        rel = R.le if t1[0].kind == "Min" else R.ge
+        return R.combine("and", [rel(y, a) for a in args if a != y])
+    return None
 
 
 def _constant_divisors(e: IntLike, s: Sym) -> List[int]:

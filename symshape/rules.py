@@ -223,6 +223,8 @@ RULES += [
        "s in [lo, hi], K > 0: f(s) <=> OR over r in [0, K) of (s % K == r and f(K*q + r)) "
        "with q = s // K; so if f(K*q + r) is decided for every r, f(s) <=> s % K in "
        "{r : f(K*q + r)}"),
+    _r("solve.minmax_equal", ENV + ":_minmax_equal",
+       "Min(a, y) == y <=> y <= a; Max(a, y) == y <=> y >= a (for each other argument)"),
     _r("fold.minmax_by_facts", ENV + ":ShapeEnv._dominates",
        "facts => y <= x gives Min(x, y) == y (facts => y >= x: Max(x, y) == y)"),
 ]

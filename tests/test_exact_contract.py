@@ -249,3 +249,16 @@ def test_inferred_axis_divisibility_is_decided_case_by_case():
     ep = ss.export(two_downsamplings_inferred, (np.ones((8, 3)),), dynamic_shapes=spec)
     np.testing.assert_allclose(ep.module()(np.ones((12, 3))),
                                two_downsamplings_inferred(np.ones((12, 3))))
+
+
+def test_relation_with_an_automatic_axis_is_a_guard_not_a_violation():
+    def f(x, n):
+        return np.arange(n) * x[:n]
+
+    ep = ss.export(f, (np.ones(10), 3), dynamic_shapes={"x": (A,), "n": Dim("n", max=8)})
+    assert ep.guards == ["n <= x.shape[0]"]
+    assert sorted((v.lower, v.upper) for v in ep.range_constraints.values()) == \
+        [(2, 8), (2, INT_OO)]
+    np.testing.assert_allclose(ep.module()(np.ones(4), 4), f(np.ones(4), 4))
+    with pytest.raises(ss.UserError, match=r"n <= x\.shape\[0\]"):
+        ep.module()(np.ones(3), 4)
