@@ -1,7 +1,7 @@
 """Property: the printed contract is the enforced one, and it is exact.
 
 Random programs over two inputs ``x`` (n,) and ``y`` (m,) with Dim.AUTO axes assert random
-size conditions (``ss.check``) built from the forms the engine must see through: floor
+size conditions (``ss.check``, in the function or inside one ``ss.cond`` branch) built from the forms the engine must see through: floor
 division and modulo by constants, Min / Max, products, linear relations between the two
 sizes.  Over a grid of input sizes, ``module()`` is the oracle:
   * every accepted input satisfies ``range_constraints`` (each root symbol's value in its
@@ -59,15 +59,23 @@ def programs(draw):
     # keep everything inside the grid: a final bound that the conditions may tighten
     conds.append(("n <= %d" % (GRID - 8), lambda n, m: n <= GRID - 8))
     conds.append(("m <= %d" % (GRID - 8), lambda n, m: m <= GRID - 8))
-    return n, m, conds
+    in_branch = draw(st.booleans())
+    return n, m, conds, in_branch
 
 
-def _make(conds):
-    def f(x, y):
+def _make(conds, in_branch):
+    """The checks run in the function, or inside one branch of an ``ss.cond`` (whose
+    guards must join the contract all the same)."""
+    def checks(x, y):
         n, m = x.shape[0], y.shape[0]
         for _, c in conds:
             ss.check(c(n, m))
         return x.sum() + y.sum()
+
+    def f(x, y):
+        if in_branch:
+            return ss.cond(x.sum() >= 0, checks, lambda x, y: x.sum() - y.sum(), (x, y))
+        return checks(x, y)
     return f
 
 
@@ -88,8 +96,8 @@ def _root_values(ep, sizes):
           suppress_health_check=[HealthCheck.too_slow])
 @given(programs())
 def test_range_constraints_are_exact_and_the_contract_is_enforced(prog):
-    n, m, conds = prog
-    f = _make(conds)
+    n, m, conds, in_branch = prog
+    f = _make(conds, in_branch)
     ep = ss.export(f, (np.ones(n), np.ones(m)),
                    dynamic_shapes={"x": (Dim.AUTO,), "y": (Dim.AUTO,)})
     run = ep.module()
