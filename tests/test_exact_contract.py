@@ -262,3 +262,17 @@ def test_relation_with_an_automatic_axis_is_a_guard_not_a_violation():
     np.testing.assert_allclose(ep.module()(np.ones(4), 4), f(np.ones(4), 4))
     with pytest.raises(ss.UserError, match=r"n <= x\.shape\[0\]"):
         ep.module()(np.ones(3), 4)
+
+
+def test_guards_survive_save_and_load(tmp_path):
+    def f(x, y):
+        ss.check(y.shape[0] <= x.shape[0] - 1)
+        return x[:y.shape[0]] + y
+
+    ep = ss.export(f, (np.ones(5), np.ones(3)), dynamic_shapes={"x": (A,), "y": (A,)})
+    ss.save(ep, str(tmp_path / "p.json"))
+    loaded = ss.load(str(tmp_path / "p.json"))
+    assert loaded.guards == ep.guards == ["y.shape[0] <= x.shape[0] - 1"]
+    assert str(loaded).endswith("Guards:\n    y.shape[0] <= x.shape[0] - 1")
+    with pytest.raises(ss.UserError):
+        loaded.module()(np.ones(3), np.ones(3))
