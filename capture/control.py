@@ -1,9 +1,10 @@
 """``ss.cond``: a data-dependent branch kept in the graph.
 
 Both branches are traced, each into its own subgraph whose inputs are the operands (plus
-any outer traced value a branch reaches through a closure, lifted automatically).  What a
-branch teaches the shape environment stays in that branch: the environment is restored
-after each one, and the guards a branch needed become run-time checks inside it.  Both
+any outer traced value a branch reaches through a closure, lifted automatically).  Every
+guard either branch needs joins the program's contract, as with ``torch.cond``: an input
+the contract admits never fails inside a branch.  (A ``while_loop`` body, which may run
+zero times, keeps its guards local as run-time checks.)  Both
 branches must return the same structure, dtypes and shapes; a mismatch names each side,
 e.g. ``true_fn: f32[6, 4]`` / ``false_fn: f32[6, 3]``.  Outside tracing, ``cond`` just
 calls the chosen branch.
@@ -92,8 +93,11 @@ def cond(pred, true_fn: Callable, false_fn: Callable, operands: Sequence = ()):
     t.__dict__.setdefault("_cond_count", [0])
     k = t._cond_count[0]
     t._cond_count[0] += 1
-    tsub, tout, tspec, tdims = _trace_branch(t, true_fn, ops, "true_graph_%d" % k)
-    fsub, fout, fspec, fdims = _trace_branch(t, false_fn, ops, "false_graph_%d" % k)
+    # every guard either branch needs joins the program's contract (as with torch.cond):
+    # module() then never fails inside a branch on an input the contract admits
+    tsub, tout, tspec, tdims = _trace_branch(t, true_fn, ops, "true_graph_%d" % k, local=False)
+    fsub, fout, fspec, fdims = _trace_branch(t, false_fn, ops, "false_graph_%d" % k,
+                                             local=False)
     if tspec != fspec or len(tout) != len(fout):
         raise UserError("ss.cond: the branches return different structures%s\n  true_fn: %s\n"
                         "  false_fn: %s" % (where(frame), _structure(tout, tspec),

@@ -147,6 +147,13 @@ class ExportedProgram:
         return {to_sympy(k, rng): v for k, v in self.constraints.range_constraints().items()}
 
     @property
+    def guards(self) -> List[str]:
+        """The contract that ranges and shapes cannot say (``x.shape[0] + y.shape[0] <=
+        100``), one line per guard in the inputs' terms; empty when they say it all."""
+        from symshape.contract import guard_texts
+        return guard_texts(self.constraints)
+
+    @property
     def input_shapes(self) -> Dict[str, tuple]:
         from symshape.sympy_bridge import to_sympy
         rng = self.constraints.ranges
@@ -225,6 +232,10 @@ class ExportedProgram:
         lines.append("")
         lines.append("Range constraints: %s" % format_ranges(
             self.constraints.range_constraints()))
+        guards = self.guards
+        if guards:
+            lines.append("Guards:")
+            lines += ["    " + g for g in guards]
         return "\n".join(lines)
 
     __repr__ = __str__

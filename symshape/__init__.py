@@ -96,3 +96,5 @@ __all__ = ["export", "cond", "compile", "explain", "map", "while_loop", "Dim", "
            "SymBool", "sym_min", "sym_max", "exportable"]
 __all__ += ["custom_op", "save", "load"]
 __all__ += ["chunkable_axes"]
+from .symbolic import bounds, symbolic_shape  # noqa: E402  (symbolic sizes outside export)
+__all__ += ["symbolic_shape", "bounds"]

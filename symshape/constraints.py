@@ -187,7 +187,11 @@ def _why(env: ShapeEnv, s: Sym, namer: Namer) -> str:
     if not guards:
         return ""
     g = guards[-1]
-    return " (guard `%s`%s)" % (g.cond.format(namer), where(g.frame))
+    text = " (guard `%s`%s)" % (g.cond.format(namer), where(g.frame))
+    if g.reason:
+        # a conversion specialized it: say which one and the spelling that keeps it symbolic
+        text += ": %s" % g.reason
+    return text
 
 
 def analyze(env: ShapeEnv, leaves: List[InputLeaf], axis_syms: Dict[Tuple[int, int], Sym]
@@ -222,8 +226,17 @@ def analyze(env: ShapeEnv, leaves: List[InputLeaf], axis_syms: Dict[Tuple[int, i
     # residual guards that involve named dims
     for f in env.facts:
         syms = f.free_symbols
+        if any(t.unbacked for t in syms):
+            # a data-dependent size's facts (nonzero count <= d) hold by construction or are
+            # checked where the size is computed: they ask nothing of the spec
+            continue
         dims_in = sorted({_dim_name(env, t) for t in syms} - {None})
         if not dims_in:
+            continue
+        if any(_dim_name(env, t) is None for t in syms):
+            # a relation with an axis left to tracing (Dim.AUTO): each named Dim keeps its
+            # whole range (the ranges are exact projections, and any narrowing is reported
+            # above), so the relation binds the automatic axis and is one of ep.guards
             continue
         g = env.fact_guards.get(f)
         at = where(g.frame) if g is not None else ""
@@ -292,7 +305,7 @@ def _named_dim(env: ShapeEnv, rep: Report, namer: Namer, name: str, s: Sym,
         (t, a), = lin.items()
         tinfo = env.infos[t]
         b = v.const
-        if tinfo.kind == "quotient" and tinfo.parent is s:
+        if tinfo.kind == "quotient" and _quotient_of(env, t) is s:
             base = "_" + name
             vr = env.ranges[t]
             new = Dim(base, min=_lo(vr.lower, 0), max=_hi(vr.upper))
@@ -312,6 +325,16 @@ def _named_dim(env: ShapeEnv, rep: Report, namer: Namer, name: str, s: Sym,
         "%s must equal %s%s, which no Dim or derived Dim can express; use Dim.AUTO for %s"
         % (name, namer.expr(v), why, name))
     rep.add_fix(SetDim(name, AUTO))
+
+
+def _quotient_of(env: ShapeEnv, t: Sym) -> Optional[Sym]:
+    """The symbol a quotient symbol divides, through chains (``s -> 2*q``, then
+    ``q -> 3*q2``: q2 is a quotient of s, and ``s = 6*q2``)."""
+    info = env.infos.get(t)
+    while info is not None and info.kind == "quotient" and info.parent is not None:
+        t = info.parent
+        info = env.infos.get(t)
+    return t
 
 
 def _lo(v, default_min: int):

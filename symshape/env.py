@@ -17,6 +17,7 @@ narrows a range, and anything else is kept as a *fact*.  Invariants:
 from __future__ import annotations
 
 import logging
+import math
 from typing import Dict, List, Optional, Tuple
 
 from . import relations as R
@@ -56,13 +57,16 @@ class SymInfo:
 class Guard:
     """A recorded decision: ``cond`` held at the example values."""
 
-    __slots__ = ("cond", "frame", "kind", "stack")
+    __slots__ = ("cond", "frame", "kind", "stack", "reason")
 
-    def __init__(self, cond, frame: Optional[UserFrame], kind: str, stack=None) -> None:
+    def __init__(self, cond, frame: Optional[UserFrame], kind: str, stack=None,
+                 reason: Optional[str] = None) -> None:
         self.cond = cond
         self.frame = frame
         self.kind = kind              # guard | check | specialize | range
         self.stack = stack
+        # for a specialization: what needed a concrete value and how to keep it symbolic
+        self.reason = reason
 
 
 class ShapeEnv:
@@ -85,6 +89,10 @@ class ShapeEnv:
         self.why: Dict[Sym, List[Guard]] = {}
         self.fact_guards: Dict[object, Guard] = {}
         self._learning: Optional[Guard] = None
+        self._tightening = False
+        self._folding_by_facts = False
+        self._project_cache: Dict[object, dict] = {}
+        self._implied_cache: Dict[object, Optional[bool]] = {}
 
     # ------------------------------------------------------------------ symbols
     def create_symbol(self, hint: Optional[int], source: str, vr: ValueRange = DEFAULT_RANGE,
@@ -194,10 +202,11 @@ class ShapeEnv:
                 return flat
             # compare only against arguments that are kept, so ties cannot drop each other
             keep = []
+            dom = self._dominates
             for x in a.args:
-                if any(_dominates(kind, y, x, rng) for y in keep):
+                if any(dom(kind, y, x) for y in keep):
                     continue
-                keep = [y for y in keep if not _dominates(kind, x, y, rng)]
+                keep = [y for y in keep if not dom(kind, x, y)]
                 keep.append(x)
             return _minmax(kind, keep)
         num, den = args
@@ -206,6 +215,32 @@ class ShapeEnv:
             if b.lower >= 0 and b.upper < den:          # 0 <= num < den
                 return 0 if kind == "FloorDiv" else num
         return floordiv(num, den) if kind == "FloorDiv" else mod(num, den)
+
+    def _dominates(self, kind: str, y: IntLike, x: IntLike) -> bool:
+        """y is always at least as good a pick as x: by the ranges, else (when facts
+        relate them: ``a >= b + 2`` makes ``Max(a, b)`` just ``a``) by the facts."""
+        if _dominates(kind, y, x, self.ranges.__getitem__):
+            return True
+        if not self.facts or self._folding_by_facts:
+            return False
+        syms = (y.free_symbols if type(y) is Expr else frozenset()) | \
+            (x.free_symbols if type(x) is Expr else frozenset())
+        if not any(s in self._fact_symbols() for s in syms):
+            return False
+        c = R.le(y, x) if kind == "Min" else R.ge(y, x)
+        if type(c) is bool:
+            return c
+        self._folding_by_facts = True
+        try:
+            return self.decide(c) is True
+        finally:
+            self._folding_by_facts = False
+
+    def _fact_symbols(self) -> frozenset:
+        out: frozenset = frozenset()
+        for f in self.facts:
+            out |= f.free_symbols
+        return out
 
     # ------------------------------------------------------------------ deciding
     def subst_cond(self, c):
@@ -262,22 +297,30 @@ class ShapeEnv:
             return None
         from .z3bridge import implies
         self.z3_queries += 1
-        return implies(related, c, self.ranges)
+        return implies(related, c, self.ranges)   # None past the budget: a guard decides
 
     def _related_facts(self, syms) -> list:
-        """Facts sharing a symbol with ``syms``, through the per-symbol index."""
+        """Every fact connected to ``syms`` through shared symbols (not only one hop:
+        ``a <= b`` and ``b <= c`` both matter to ``a <= c``), via the per-symbol index."""
         index = self._fact_index
         if index is None:
             index = self._fact_index = {}
             for f in self.facts:
                 for s in f.free_symbols:
                     index.setdefault(s, []).append(f)
-        seen = []
-        for s in syms:
+        seen: Dict[object, None] = {}
+        todo = list(syms)
+        visited = set()
+        while todo:
+            s = todo.pop()
+            if s in visited:
+                continue
+            visited.add(s)
             for f in index.get(s, ()):
                 if f not in seen:
-                    seen.append(f)
-        return seen
+                    seen[f] = None
+                    todo.extend(f.free_symbols)
+        return list(seen)
 
     def _witnessed_undecidable(self, c, related) -> bool:
         """Cheap tier before Z3: the example point satisfies every fact; if moving one
@@ -386,11 +429,12 @@ class ShapeEnv:
                                                          text))
 
     # ------------------------------------------------------------------ learning
-    def add_guard(self, c, frame: Optional[UserFrame], kind: str = "guard") -> None:
+    def add_guard(self, c, frame: Optional[UserFrame], kind: str = "guard",
+                  reason: Optional[str] = None) -> None:
         stack = None
         if logs.guard_stack_filter and logs.guard_stack_filter in c.format():
             stack = user_stack(2)
-        guard = Guard(c, frame, kind, stack)
+        guard = Guard(c, frame, kind, stack, reason)
         self.guards.append(guard)
         if dynamic_log.isEnabledFor(logging.INFO):
             dynamic_log.info("guard added %s%s", c.format(), where(frame))
@@ -424,6 +468,10 @@ class ShapeEnv:
             return
         e = c.expr
         if c.op == R.EQ:
+            plain = _minmax_equal(e)
+            if plain is not None:                   # Min(x, n) == n is n <= x
+                self._learn(plain)
+                return
             if self._solve_eq(e):
                 return
         else:
@@ -449,13 +497,117 @@ class ShapeEnv:
                 if v == r.upper:
                     self.refine(s, ValueRange(r.lower, v - 1))
                     return
+        if self._split_residues(c):
+            return
         self._add_fact(c)
+
+    def _split_residues(self, c) -> bool:
+        """A condition on one size ``s`` that divides it by constants (``Mod(3*m,
+        2*(m//2)) == 0`` from reshaping by ``m // 2``) decided case by case: with ``K`` the
+        lcm of the divisors, ``s == K*q + r`` for each residue ``r``; when the engine
+        decides every case and exactly one holds, the condition is ``s % K == r`` (a
+        multiple ``m = 2*_m`` a Dim can say); when all hold, it says nothing."""
+        syms = c.free_symbols
+        if len(syms) != 1:
+            return False
+        (s,) = syms
+        if s.unbacked:
+            return False
+        k_all = 1
+        for k in _constant_divisors(c.expr, s):
+            k_all = k_all * k // math.gcd(k_all, k)
+        if k_all == 1 or k_all > 16:
+            return False
+        vr = self.ranges[s]
+        holds = []
+        for r in range(k_all):
+            lo = _ceil_div(vr.lower - r, k_all) if not is_inf(vr.lower) else NEG_INT_OO
+            hi = (vr.upper - r) // k_all if not is_inf(vr.upper) else INT_OO
+            if lo > hi:
+                continue                              # no value of s has this residue
+            case = ShapeEnv()                         # the case alone: q's range, no facts
+            q = case.create_symbol(lo if not is_inf(lo) else (hi if not is_inf(hi) else 0),
+                                   "q", ValueRange(lo, hi), kind="intermediate")
+            d = case.decide(subst_cond_value(c, s, add(scale(q.expr, k_all), r)))
+            if d is None:
+                return False
+            if d:
+                holds.append(r)
+        if holds and len(holds) == sum(1 for r in range(k_all) if _has_residue(vr, r, k_all)):
+            return True                               # true for every s in its range
+        if len(holds) != 1:
+            return False
+        self._learn(R.make(R.EQ, add(mod(s.expr, k_all), -holds[0])))
+        return True
 
     def _add_fact(self, c) -> None:
         if c not in self.facts:
             self.facts.append(c)
             if self._learning is not None:
                 self.fact_guards.setdefault(c, self._learning)
+            self._bump()
+            self._tighten()
+
+    def _tighten(self) -> None:
+        """Make every root symbol's range the exact projection of the facts (the
+        contract's ranges are then attained), and drop the facts the ranges now imply
+        (``(n + 1) // 2 >= 2`` becomes ``n >= 3``; ``n // 100 == 30`` becomes
+        ``[3000, 3099]``).  Data-dependent facts hold by construction and teach nothing
+        about the inputs, so they are left out."""
+        if self._tightening:
+            return
+        self._tightening = True
+        try:
+            for _ in range(4):                        # changes feed back; a few rounds
+                if not self._tighten_once():
+                    break
+            self._drop_implied_facts()
+        finally:
+            self._tightening = False
+
+    def _backed_facts(self) -> list:
+        return [f for f in self.facts if not any(s.unbacked for s in f.free_symbols)]
+
+    def _tighten_once(self) -> bool:
+        from .projection import project
+        changed = False
+        for comp in _components(self._backed_facts()):
+            syms = sorted({s for f in comp for s in f.free_symbols}, key=lambda s: s.key)
+            key = (tuple(comp), tuple(self.ranges[s] for s in syms))
+            got = self._project_cache.get(key)
+            if got is None:
+                got = self._project_cache[key] = {
+                    s: project(s.expr, comp, self.ranges) for s in syms}
+            for s, vr in got.items():
+                if s in self.replacements or s not in self.ranges:
+                    continue
+                old = self.ranges[s]
+                if vr.lower > old.lower or vr.upper < old.upper:
+                    self.refine(s, vr)
+                    changed = True
+        return changed
+
+    def _drop_implied_facts(self) -> None:
+        """Facts that the ranges alone imply say nothing more: they leave the contract."""
+        from .projection import Budget
+        from .z3bridge import implies
+        keep = []
+        for f in self.facts:
+            if any(s.unbacked for s in f.free_symbols):
+                keep.append(f)
+                continue
+            key = (f, tuple(self.ranges.get(s) for s in sorted(f.free_symbols,
+                                                              key=lambda s: s.key)))
+            got = self._implied_cache.get(key)
+            if got is None:
+                got = self._decide_ranges(f)
+                if got is None and not _box_exact(f):
+                    got = implies([], f, self.ranges, Budget())
+                self._implied_cache[key] = got
+            if got is not True:
+                keep.append(f)
+        if len(keep) != len(self.facts):
+            self.facts = keep
             self._bump()
 
     def refine(self, s: Sym, vr: ValueRange) -> None:
@@ -493,7 +645,47 @@ class ShapeEnv:
             _, s, c, rest = candidates[0]
             self.replace(s, scale(rest, -c))          # c*s + rest == 0  =>  s = -rest/c
             return True
-        return self._solve_congruence(e) or self._solve_two_var(e)
+        return self._solve_congruence(e) or self._solve_factor_pairs(e) or \
+            self._solve_two_var(e)
+
+    def _solve_factor_pairs(self, e: Expr) -> bool:
+        """``C*x1*x2 == K*C*(x1//k1)*(x2//k2)`` with ``K = k1*k2`` (a reshape that splits
+        several axes by constant factors): as ``0 <= k*(x//k) <= x`` for ``x >= 0``, the
+        products are equal exactly when each factor is, so with every ``x_i`` and the
+        common factors ``C`` at least 1 it is ``x1 % k1 == 0 and x2 % k2 == 0``, matched
+        pairwise (``dh = 2*_dh``, ``dw = 2*_dw``) rather than one relation no Dim can say."""
+        if e.const or len(e.terms) != 2:
+            return False
+        (t1, c1), (t2, c2) = e.terms
+        if c1 * c2 >= 0:
+            return False
+        for (ta, ca), (tb, cb) in (((t1, c1), (t2, c2)), ((t2, c2), (t1, c1))):
+            rest = list(ta)
+            pairs, other = [], []
+            for atom in tb:
+                if type(atom) is OpAtom and atom.kind == "FloorDiv" and \
+                        type(atom.args[1]) is int and atom.args[1] > 0 and \
+                        type(atom.args[0]) is Expr:
+                    na = atom.args[0].as_atom()
+                    if na is not None and na in rest:
+                        rest.remove(na)
+                        pairs.append((atom.args[0], atom.args[1]))
+                        continue
+                other.append(atom)
+            if not pairs or sorted(a.key for a in rest) != sorted(a.key for a in other):
+                continue
+            k_all = 1
+            for _, k in pairs:
+                k_all *= k
+            if ca * k_all != -cb:
+                continue
+            if any(self.bound(atom_expr(a)).lower < 1 for a in rest) or \
+                    any(self.bound(x).lower < 1 for x, _ in pairs):
+                continue
+            for x, k in pairs:
+                self._learn(R.make(R.EQ, mod(x, k)))
+            return True
+        return False
 
     def _solve_congruence(self, e: Expr) -> bool:
         """``Mod(s, k) == r`` (as ``Mod(s, k) - r == 0``): s -> k*q + r with a new q."""
@@ -608,6 +800,7 @@ class ShapeEnv:
                 if f in self.fact_guards:
                     self.fact_guards.setdefault(g, self.fact_guards[f])
         self._bump()
+        self._tighten()
 
     # ------------------------------------------------------------------ user-level
     def check(self, c, hint: Optional[bool], message: Optional[str] = None,
@@ -670,11 +863,12 @@ class ShapeEnv:
                 "symbolic (avoid int()/len()/range() on it), or add `ss.check(...)` bounds."
                 % (why, _fmt(x, self.name_of), where(frame)))
         v = self.hint_of(x)
+        advice = advice or ("pass the size symbolically (e.g. np.zeros(shape), or "
+                            "np.zeros(n, like=x)) to keep it dynamic")
         dynamic_log.warning("%s specialized %s to %d%s; %s", why, _fmt(x, self.name_of), v,
-                            where(frame), advice or (
-                                "pass the size symbolically (e.g. np.zeros(shape)) to keep "
-                                "it dynamic"))
-        self.add_guard(R.eq(x, v), frame, "specialize")
+                            where(frame), advice)
+        self.add_guard(R.eq(x, v), frame, "specialize",
+                       reason="%s needs a concrete value; %s" % (why, advice))
         return v
 
 
@@ -762,6 +956,81 @@ def _push_into_minmax(x: IntLike) -> Optional[IntLike]:
     kind = atom.kind if c == 1 else ("Max" if atom.kind == "Min" else "Min")
     cand = _minmax(kind, [add(rest, scale(a, c)) for a in atom.args])
     return cand if _size(cand) < _size(x) else None
+
+
+def _minmax_equal(e: Expr):
+    """``Min(a1, .., y, ..) - y == 0`` is ``y <= a_i`` for every other argument (``Max``:
+    ``y >= a_i``): the relation the user meant, not an equation no Dim can say."""
+    if e.const or len(e.terms) != 2:
+        return None
+    for (t1, c1), (t2, c2) in ((e.terms[0], e.terms[1]), (e.terms[1], e.terms[0])):
+        if len(t1) != 1 or type(t1[0]) is not OpAtom or t1[0].kind not in ("Min", "Max") \
+                or c1 not in (1, -1) or c2 != -c1:
+            continue
+        y = atom_expr(t2[0]) if len(t2) == 1 else None
+        if y is None:
+            for a in t2:
+                y = atom_expr(a) if y is None else mul(y, atom_expr(a))
+        args = t1[0].args
+        if y not in args:
+            continue
+        rel = R.le if t1[0].kind == "Min" else R.ge
+        return R.combine("and", [rel(y, a) for a in args if a != y])
+    return None
+
+
+def _constant_divisors(e: IntLike, s: Sym) -> List[int]:
+    """The constant divisors ``k >= 2`` of the FloorDiv / Mod atoms of ``e`` whose
+    numerator involves ``s``."""
+    out: List[int] = []
+    if type(e) is int:
+        return out
+    for term, _ in e.terms:
+        for a in term:
+            if type(a) is OpAtom:
+                num, den = a.args[0], a.args[-1]
+                if a.kind in ("FloorDiv", "Mod") and type(den) is int and den >= 2 and \
+                        type(num) is Expr and s in num.free_symbols and den not in out:
+                    out.append(den)
+                for b in a.args:
+                    for k in _constant_divisors(b, s):
+                        if k not in out:
+                            out.append(k)
+    return out
+
+
+def _has_residue(vr: ValueRange, r: int, k: int) -> bool:
+    lo = _ceil_div(vr.lower - r, k) if not is_inf(vr.lower) else NEG_INT_OO
+    hi = (vr.upper - r) // k if not is_inf(vr.upper) else INT_OO
+    return lo <= hi
+
+
+def subst_cond_value(c, s: Sym, value: IntLike):
+    """``c`` with ``s`` replaced by ``value`` (normalised; may be a bool)."""
+    if isinstance(c, R.BoolOp):
+        return R.combine(c.op, [subst_cond_value(a, s, value) for a in c.args])
+    return R.make(c.op, subs(c.expr, {s: value}))
+
+
+def _components(facts: list) -> List[list]:
+    """The facts grouped by shared symbols (each group in the facts' order)."""
+    parent: Dict[Sym, Sym] = {}
+
+    def find(s):
+        while parent.setdefault(s, s) != s:
+            s = parent[s]
+        return s
+
+    for f in facts:
+        syms = list(f.free_symbols)
+        for t in syms[1:]:
+            a, b = find(syms[0]), find(t)
+            if a != b:
+                parent[a] = b
+    groups: Dict[Sym, list] = {}
+    for f in facts:
+        groups.setdefault(find(next(iter(f.free_symbols))), []).append(f)
+    return list(groups.values())
 
 
 def _holds(c, point) -> bool:

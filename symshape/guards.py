@@ -101,8 +101,26 @@ class ConstraintSet:
             if d.is_array:
                 for e in d.dims:
                     if type(e) is Expr and e.as_symbol() is None and e not in out:
-                        out[e] = bound(e, self.ranges.__getitem__)
+                        out[e] = self._exact(e) if self.facts else \
+                            bound(e, self.ranges.__getitem__)
         return out
+
+    def _exact(self, e: Expr) -> ValueRange:
+        """A compound dim's range under the residual guards too (exact, cached)."""
+        cache = self.__dict__.setdefault("_exact_cache", {})
+        got = cache.get(e)
+        if got is None:
+            from .projection import project
+            syms, facts, grew = set(e.free_symbols), [], True
+            while grew:                          # every fact connected to e's symbols
+                grew = False
+                for f in self.facts:
+                    if f not in facts and f.free_symbols & syms:
+                        facts.append(f)
+                        syms |= f.free_symbols
+                        grew = True
+            got = cache[e] = project(e, facts, self.ranges)
+        return got
 
 
 # --------------------------------------------------------------------------- emission

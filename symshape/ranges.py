@@ -163,7 +163,77 @@ def bound(x: IntLike, sym_range: SymRange) -> ValueRange:
         factored = _bound_factored(x, sym_range)
         if factored is not None:
             total = total.intersect(factored)
+        # the same value written so that interval arithmetic loses less; each form is an
+        # identity, so the intersection stays sound
+        for alt in (_divmod_split(x, sym_range), _minmax_pushed(x, sym_range)):
+            if alt is not None:
+                total = _meet(total, alt)
     return total
+
+
+def _meet(a: ValueRange, b: ValueRange) -> ValueRange:
+    lo, hi = max(a.lower, b.lower), min(a.upper, b.upper)
+    return ValueRange(lo, hi) if lo <= hi else a
+
+
+def _divmod_split(x: Expr, sym_range: SymRange):
+    """``c1*s + c2*(s // k) + c3*Mod(s, k)`` as ``(c1*k + c2)*Q + (c1 + c3)*R`` with
+    ``Q = s // k`` in ``range(s) // k`` and ``R = Mod(s, k)`` in ``[0, k - 1]``: the terms
+    no longer cancel each other's intervals (``s - s // 2`` is ``Q + R >= 1`` for s >= 2;
+    ``-s + s // 2`` is bounded above).  Terms where ``s`` appears otherwise keep ``s``."""
+    from .expr import OpAtom
+    linear = {t[0]: c for t, c in x.terms if len(t) == 1}
+    for t, c in x.terms:
+        if len(t) != 1 or type(t[0]) is not OpAtom or t[0].kind not in ("FloorDiv", "Mod"):
+            continue
+        num, k = t[0].args
+        if type(k) is not int or k <= 0 or type(num) is not Expr:
+            continue
+        s = num.as_symbol()
+        if s is None or s not in linear:
+            continue
+        q, r = Sym(-1, True), Sym(-2, True)        # stand-ins, never real symbols
+        div, rem = OpAtom("FloorDiv", (num, k)), OpAtom("Mod", (num, k))
+        coeffs = {}
+        for term, cc in x.terms:
+            if term == (s,):
+                coeffs[(q,)] = coeffs.get((q,), 0) + cc * k
+                coeffs[(r,)] = coeffs.get((r,), 0) + cc
+            elif term == (div,):
+                coeffs[(q,)] = coeffs.get((q,), 0) + cc
+            elif term == (rem,):
+                coeffs[(r,)] = coeffs.get((r,), 0) + cc
+            else:
+                coeffs[term] = coeffs.get(term, 0) + cc
+        coeffs = {tt: cc for tt, cc in coeffs.items() if cc}
+        if not coeffs:
+            return point(x.const)
+        vs = sym_range(s)
+        extra = {q: vr_floordiv(vs, point(k)), r: vr_mod(vs, point(k))}
+        return bound(Expr(coeffs, x.const), lambda a: extra.get(a) or sym_range(a))
+    return None
+
+
+def _minmax_pushed(x: Expr, sym_range: SymRange):
+    """``r + Max(a, b)`` as ``Max(r + a, r + b)`` (``-Max`` as ``Min`` of negations), so
+    that ``Max(a, b) - a`` is bounded by ``Max(0, b - a)``."""
+    from .expr import OpAtom, add, atom_expr, scale
+    hits = [(t, c) for t, c in x.terms if any(type(a) is OpAtom and a.kind in ("Min", "Max")
+                                                for a in t)]
+    # exactly one Min / Max term, alone in its term: pushing the rest in cannot cascade
+    if len(hits) != 1:
+        return None
+    for t, c in hits:
+        if c not in (1, -1) or len(t) != 1:
+            return None
+        atom = t[0]
+        rest = add(x, scale(atom_expr(atom), -c))
+        if type(rest) is int:
+            return None
+        kind = atom.kind if c == 1 else ("Max" if atom.kind == "Min" else "Min")
+        args = [bound(add(rest, scale(a, c)), sym_range) for a in atom.args]
+        return vr_min(args) if kind == "Min" else vr_max(args)
+    return None
 
 
 def _bound_factored(x: Expr, sym_range: SymRange):

@@ -240,6 +240,33 @@ RULES: List[Rule] = [
        "(1, k) with that axis removed, a 1-D second (k, 1) likewise; the k must be equal"),
 ]
 
+# ---------------------------------------------------------------- the exact contract
+PRJ = "symshape.projection"
+RULES += [
+    _r("project.exact", PRJ + ":project",
+       "v = min{goal : facts, ranges} when facts, ranges, goal < v is unsat and a point "
+       "with goal == v satisfies them (max likewise); an unproven side keeps the interval"),
+    _r("project.drop_implied", ENV + ":ShapeEnv._drop_implied_facts",
+       "ranges => f gives {ranges, f} == {ranges}: a fact the ranges imply is dropped"),
+    _r("range.divmod_split", RNG + ":_divmod_split",
+       "k > 0, s in [lo, hi] => s == k*(s // k) + s % k, s // k in [lo // k, hi // k], "
+       "s % k in [0, k - 1]"),
+    _r("range.minmax_push", RNG + ":_minmax_pushed",
+       "r + Max(a, b) == Max(r + a, r + b), r - Max(a, b) == Min(r - a, r - b) "
+       "(and dually for Min)"),
+    _r("solve.factor_pairs", ENV + ":ShapeEnv._solve_factor_pairs",
+       "x_i >= 1, k_i >= 1, c >= 1: c*prod(x_i) == c*prod(k_i*(x_i // k_i)) <=> "
+       "x_i % k_i == 0 for every i"),
+    _r("solve.residue_split", ENV + ":ShapeEnv._split_residues",
+       "s in [lo, hi], K > 0: f(s) <=> OR over r in [0, K) of (s % K == r and f(K*q + r)) "
+       "with q = s // K; so if f(K*q + r) is decided for every r, f(s) <=> s % K in "
+       "{r : f(K*q + r)}"),
+    _r("solve.minmax_equal", ENV + ":_minmax_equal",
+       "Min(a, y) == y <=> y <= a; Max(a, y) == y <=> y >= a (for each other argument)"),
+    _r("fold.minmax_by_facts", ENV + ":ShapeEnv._dominates",
+       "facts => y <= x gives Min(x, y) == y (facts => y >= x: Max(x, y) == y)"),
+]
+
 BY_NAME: Dict[str, Rule] = {r.name: r for r in RULES}
 if len(BY_NAME) != len(RULES):  # pragma: no cover - a duplicated name is a typo
     raise RuntimeError("duplicate rule names in symshape/rules.py")

@@ -171,6 +171,8 @@ class SymInt:
         if type(c) is bool:
             return c
         h = hop(self.hint, oh) if self.hint is not None and oh is not None else None
+        if getattr(self.env, "decides_comparisons", False):
+            return self.env.evaluate(c)      # symbolic_shape sizes: decided or an error
         return SymBool(c, h, self.env)
 
     def __eq__(self, o):
@@ -222,9 +224,13 @@ class SymInt:
         return hash(self.env.specialize(self.expr, "hash()"))
 
     def __str__(self) -> str:
+        if getattr(self.env, "decides_comparisons", False):
+            return self.env.show(self.expr)          # a symbolic_shape size: its formula
         return str(self.env.specialize(self.expr, "str()"))
 
     def __repr__(self) -> str:
+        if getattr(self.env, "decides_comparisons", False):
+            return self.env.show(self.expr)
         return repr(self.env.specialize(self.expr, "repr()"))
 
     def __format__(self, spec: str) -> str:

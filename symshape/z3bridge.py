@@ -99,9 +99,14 @@ class Encoder:
         return out
 
 
-def implies(premises: Iterable, goal, ranges: Mapping[Sym, object]) -> Optional[bool]:
+def implies(premises: Iterable, goal, ranges: Mapping[Sym, object],
+            budget=None) -> Optional[bool]:
     """True if ``premises`` (conditions) and the symbol ranges imply ``goal``; False if
-    they imply its negation; None when neither is proven within the resource limit."""
+    they imply its negation; None when neither is proven within the resource limit and
+    the time budget (half a second for the whole question; the caller then falls back to
+    a guard, and the debug log says so)."""
+    from .projection import Budget, configure
+    budget = budget or Budget()
     z3 = z3mod()
     enc = Encoder()
     hyp = [enc.cond(p) for p in premises]
@@ -112,9 +117,14 @@ def implies(premises: Iterable, goal, ranges: Mapping[Sym, object]) -> Optional[
     hyp += enc.side
     for target, answer in ((z3.Not(g), True), (g, False)):
         solver = z3.Solver()
-        solver.set("rlimit", RLIMIT)
+        if not configure(solver, budget, RLIMIT):
+            break
         solver.add(*hyp)
         solver.add(target)
         if solver.check() == z3.unsat:
             return answer
+    if budget.spent:
+        from .logs import dynamic_log
+        dynamic_log.debug("decide: %s not settled within the time budget; a guard on the "
+                          "example values decides it", goal)
     return None

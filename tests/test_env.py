@@ -280,15 +280,18 @@ def test_multivariate_guard_is_kept_as_fact():
     env, x, y = _fact_env()
     assert texts(env) == {"replacements": {}, "guards": ["s1 <= 3", "s0 + s1 >= 11"],
                           "facts": ["s0 + s1 >= 11"]}
-    assert env.ranges == {x.as_symbol(): VR(2, int_oo), y.as_symbol(): VR(2, 3)}
+    # exact projection: s0 + s1 >= 11 with s1 <= 3 leaves s0 >= 8
+    assert env.ranges == {x.as_symbol(): VR(8, int_oo), y.as_symbol(): VR(2, 3)}
 
 
 def test_query_implied_by_fact_is_decided_by_z3_without_guard():
     env, x, y = _fact_env()
     n, q = len(env.guards), env.z3_queries
-    assert env.evaluate(R.ge(x, 8)) is True                 # x >= 11 - y >= 8
+    assert env.evaluate(R.ge(x, 8)) is True                 # the range is exact: x >= 8
+    assert len(env.guards) == n and env.z3_queries == q
+    assert env.evaluate(R.ge(x + 2 * y, 13)) is True        # (x + y) + y >= 11 + 2
     assert len(env.guards) == n and env.z3_queries == q + 1
-    assert env.evaluate(R.le(x, 7)) is False
+    assert env.evaluate(R.le(x + 2 * y, 12)) is False
     assert len(env.guards) == n
 
 

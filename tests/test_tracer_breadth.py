@@ -231,7 +231,7 @@ def test_05_data_dependent_control_flow_and_cond():
     assert ss.cond(True, np.sin, np.cos, [np.ones(2)])[0] == np.sin(1.0)
 
 
-def test_nested_cond_with_closure_and_branch_local_guards():
+def test_nested_cond_with_closure_and_branch_guards_join_the_contract():
     def g(x, y):
         def t(x):
             return x + y, x * 2
@@ -243,10 +243,12 @@ def test_nested_cond_with_closure_and_branch_local_guards():
 
     ep = check(g, (np.arange(6.), np.ones(6)), {"x": (A,), "y": (A,)},
                (np.arange(3.), np.ones(3)), (np.arange(5.) - 10, np.ones(5)))
-    # x == y was learned inside the true branch only: the input check does not demand it
-    ep.module()(np.arange(3.), np.ones(7))
-    with pytest.raises(ss.UserError, match="x.shape\\[0\\] == y.shape\\[0\\]"):
-        ep.module()(np.arange(6.), np.ones(7))
+    # x == y is needed by the true branch: it joins the contract (as with torch.cond), so
+    # the input check rejects a mismatch before any branch runs, whichever would run
+    assert ep.input_shapes["y"] == ep.input_shapes["x"]
+    for x in (np.arange(3.), np.arange(6.)):
+        with pytest.raises(ss.UserError, match="y.shape\\[0\\] must equal x.shape\\[0\\]"):
+            ep.module()(x, np.ones(7))
 
 
 # --------------------------------------------------------------------------- int inputs

@@ -1,0 +1,164 @@
+"""Exact bounds: the projection of a set of facts onto one expression.
+
+Interval arithmetic (``ranges.bound``) is sound but loses whatever the recorded facts say
+(``(n + 1) // 2 >= 2`` leaves ``n`` at ``[2, int_oo]``).  ``project`` computes the tightest
+range of an expression over every integer point that satisfies the symbol ranges and the
+facts, with Z3's optimiser:
+
+  * the minimum ``v`` Z3 reports is *checked* before it is used (no point below ``v`` is
+    feasible: an unsat answer), and it is attained by the optimiser's model, so each
+    bound is exact and never wrong;
+  * any step that does not finish within its budget (``BUDGET_S`` of CPU time per
+    decision, and a resource limit per solver call so that answers repeat) leaves the
+    interval bound on that side, which is sound, and says so in the ``symshape.dynamic``
+    debug log.
+
+``Budget`` carries the remaining time of one decision so that no single question about
+sizes takes more than half a second, however many solver calls it needs.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from typing import Iterable, Mapping, Optional
+
+from .expr import IntLike, Sym
+from .infinity import INT_OO, NEG_INT_OO, is_inf
+from .logs import dynamic_log
+from .ranges import ValueRange, bound
+
+# Ceiling of one decision (a projection or an implication): CPU seconds of the calling
+# thread, so that a loaded machine (which slows the wall clock, not the work) does not
+# change any answer.
+BUDGET_S = 0.5
+# Deterministic effort limit of one solver call (about a quarter of the budget).
+RLIMIT = 1_000_000
+# Wall-clock backstop of one call, as a multiple of the CPU time left: only a solver that
+# stalls without spending its resource limit ever reaches it.
+WALL_FACTOR = 4
+
+
+class Budget:
+    """The CPU time left for one decision; each solver call gets at most what remains."""
+
+    __slots__ = ("deadline",)
+
+    def __init__(self, seconds: float = BUDGET_S) -> None:
+        self.deadline = time.thread_time() + seconds
+
+    def remaining_ms(self) -> int:
+        return max(0, int((self.deadline - time.thread_time()) * 1000))
+
+    @property
+    def spent(self) -> bool:
+        return self.remaining_ms() <= 0
+
+
+def configure(solver, budget: Budget, rlimit: int = RLIMIT) -> bool:
+    """Give a Z3 solver / optimiser the budget's limits; False when nothing is left."""
+    ms = budget.remaining_ms()
+    if ms <= 0:
+        return False
+    solver.set("timeout", ms * WALL_FACTOR)
+    solver.set("rlimit", rlimit)
+    return True
+
+
+def _fallback(what: str, goal, side: str) -> None:
+    if dynamic_log.isEnabledFor(logging.DEBUG):
+        dynamic_log.debug("bounds: %s bound of %s not proven within %.1f s (%s); keeping the "
+                          "interval bound", side, goal, BUDGET_S, what)
+
+
+def project(goal: IntLike, facts: Iterable, ranges: Mapping[Sym, ValueRange],
+            budget: Optional[Budget] = None) -> ValueRange:
+    """The tightest range of ``goal`` over the integer points that satisfy ``ranges`` (for
+    every symbol involved) and every condition in ``facts``.  Never narrower than the
+    truth; equal to it whenever the solver finishes within the budget (an end beyond
+    2**40 in magnitude is reported as infinite)."""
+    interval = bound(goal, ranges.__getitem__)
+    if type(goal) is int:
+        return interval
+    facts = list(facts)
+    if not facts and goal.is_linear() and len(goal.terms) == 1:
+        return interval                      # one symbol, no facts: its range is exact
+    from .z3bridge import Encoder, z3mod
+    z3 = z3mod()
+    budget = budget or Budget()
+    enc = Encoder()
+    hyp = [enc.cond(f) for f in facts]
+    target = enc.expr(goal)
+    for s in list(enc.vars):
+        hyp += enc.range(s, ranges[s])
+    hyp += enc.side
+    solver = _Feasible(z3, hyp, target, budget)
+    best = solver.value(None)
+    if best is None or best is False:        # unknown, or the facts admit no point
+        _fallback("no feasible point found", goal, "either")
+        return interval
+    lo, hi = interval.lower, interval.upper
+    for minimize in (True, False):
+        got = _extreme(solver, best, lo if minimize else hi, minimize)
+        if got is None:
+            _fallback("unknown", goal, "lower" if minimize else "upper")
+        elif minimize:
+            lo = max(lo, got)
+        else:
+            hi = min(hi, got)
+    return ValueRange(lo, hi) if lo <= hi else interval
+
+
+# An end further than this from a feasible value is reported as infinite.
+FAR = 1 << 40
+CHECK_RLIMIT = 300_000
+
+
+class _Feasible:
+    """One incremental solver over the hypotheses: ``value(extra)`` is the target's value
+    at a point satisfying them and ``extra`` (False: none exists; None: unknown)."""
+
+    def __init__(self, z3, hyp, target, budget: Budget) -> None:
+        self.z3, self.target, self.budget = z3, target, budget
+        self.solver = z3.Solver()
+        self.solver.add(*hyp)
+
+    def value(self, extra):
+        z3 = self.z3
+        if not configure(self.solver, self.budget, CHECK_RLIMIT):
+            return None
+        self.solver.push()
+        try:
+            if extra is not None:
+                self.solver.add(extra)
+            r = self.solver.check()
+            if r == z3.sat:
+                return self.solver.model().eval(self.target, model_completion=True).as_long()
+            return False if r == z3.unsat else None
+        finally:
+            self.solver.pop()
+
+
+def _extreme(solver: _Feasible, best: int, end, minimize: bool):
+    """The least (greatest) feasible value of the target, bisecting between the feasible
+    ``best`` and the sound interval end ``end``; an infinite end is first replaced by a
+    proven one 2**40 away, or kept when values that far are feasible."""
+    t = solver.target
+    if is_inf(end):
+        probe = best - FAR if minimize else best + FAR
+        got = solver.value(t <= probe if minimize else t >= probe)
+        if got is None:
+            return None
+        if got is not False:
+            return NEG_INT_OO if minimize else INT_OO
+        end = probe + 1 if minimize else probe - 1
+    # invariant: best is feasible; nothing beyond `end` is
+    while best != end:
+        mid = (best + end) // 2 if minimize else -((-(best + end)) // 2)
+        got = solver.value(t <= mid if minimize else t >= mid)
+        if got is None:
+            return None
+        if got is False:
+            end = mid + 1 if minimize else mid - 1
+        else:
+            best = got
+    return best

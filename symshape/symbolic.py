@@ -1,0 +1,358 @@
+"""Symbolic sizes outside export: ``symbolic_shape`` and ``bounds``.
+
+``symbolic_shape("a, b", constraints=("a >= b + 2", "b <= 64"))`` returns one ``SymInt``
+per name, all in a fresh ``SymbolicEnv``: the shape environment export uses, with the
+same decision procedure (ranges, every connected fact, Z3 within the half-second budget)
+and the same exact projection of the constraints onto each symbol's range.  The one
+difference is that there are no example values to fall back on: a comparison the
+constraints do not settle raises ``UserError`` saying so, instead of becoming a guard.
+
+``bounds(e)`` is the tightest ``(lo, hi)`` the engine can prove for a size expression:
+interval arithmetic when the expression's symbols take part in no constraint (then the
+symbols' ranges are already exact), else the exact projection of the constraints.
+"""
+from __future__ import annotations
+
+import ast
+import itertools
+import math
+from typing import Dict, Iterable, Optional, Tuple, Union
+
+from . import expr as E
+from . import relations as R
+from .env import ShapeEnv, SymInfo
+from .errors import InternalError, UserError
+from .expr import Sym
+from .infinity import INT_OO, is_inf
+from .ranges import ValueRange, bound
+from .symint import SymInt, sym_max, sym_min
+
+SYMBOL_RANGE = ValueRange(1, INT_OO)
+
+
+class SymbolicEnv(ShapeEnv):
+    """A shape environment without example values: undecided comparisons are errors."""
+
+    # comparisons of its sizes give bool at once (``a >= b`` is ``True``), as in JAX
+    decides_comparisons = True
+
+    def __init__(self, constraint_text: Tuple[str, ...] = ()) -> None:
+        super().__init__()
+        self.constraint_text = constraint_text
+        self._exact_cache: Dict[object, ValueRange] = {}
+
+    def create_symbol(self, hint, source, vr=SYMBOL_RANGE, kind="auto", dim=None,
+                      frame=None) -> Sym:
+        # backed (no data dependence), but with no example value
+        sym = Sym(self._count[False], False)
+        self._count[False] += 1
+        self.infos[sym] = SymInfo(sym, None, source, kind, dim, vr, frame)
+        self.ranges[sym] = vr
+        return sym
+
+    def evaluate(self, c, hint=None, frame=None, kind="guard") -> bool:
+        if type(c) is bool:
+            return c
+        d = self.decide(c)
+        if d is not None:
+            return d
+        c = self.subst_cond(c)
+        raise UserError(self._inconclusive(c))
+
+    def _inconclusive(self, c) -> str:
+        names = sorted({self.name_of(s) for s in c.free_symbols})
+        ranges = ", ".join("%s in [%s, %s]" % (n, *self._range_of(n)) for n in names)
+        under = ("under the constraints %s" % ", ".join(
+            "`%s`" % t for t in self.constraint_text)) if self.constraint_text else \
+            "with no constraints (each symbol >= 1)"
+        return ("cannot decide `%s`: it holds for some values and not for others %s (%s). "
+                "Add a constraint to symbolic_shape(..., constraints=...) that settles it, or "
+                "use sym_max / sym_min to keep both cases" % (c.format(self.name_of), under,
+                                                              ranges))
+
+    def _range_of(self, name: str):
+        for s, info in self.infos.items():
+            if info.source == name:
+                vr = self.ranges.get(s)
+                if vr is None or s in self.replacements:
+                    vr = bounds_expr(self, s.expr)
+                return vr.lower, vr.upper
+        return "?", "?"
+
+    def show(self, x) -> str:
+        """A size as its simplest formula in the user's symbol names."""
+        return E.format_expr(self.simplify(x), self.name_of)
+
+    def specialize(self, x, why, frame=None, advice=None) -> int:
+        x = self.simplify(x)
+        if type(x) is int:
+            return x
+        raise UserError("%s of the symbolic size `%s`: it has no concrete value (use "
+                        "symshape.bounds() for its range)" % (why, E.format_expr(x, self.name_of)))
+
+    def specialize_later(self, x, why) -> int:
+        return self.specialize(x, why)
+
+    def check(self, c, hint=None, message=None, frame=None) -> None:
+        d = self.decide(c)
+        if d is True:
+            return
+        if d is False:
+            raise UserError("check(%s) is false under the constraints" % (
+                self.subst_cond(c).format(self.name_of)))
+        raise UserError(self._inconclusive(self.subst_cond(c)))
+
+
+# ------------------------------------------------------------------------------ parsing
+_BINOPS = {ast.Add: E.add, ast.Sub: E.sub, ast.Mult: E.mul, ast.FloorDiv: E.floordiv,
+           ast.Mod: E.mod}
+_CMPS = {ast.GtE: R.ge, ast.LtE: R.le, ast.Eq: R.eq, ast.Gt: R.gt, ast.Lt: R.lt,
+         ast.NotEq: R.ne}
+
+
+def _parse(text: str, table: Dict[str, E.IntLike]):
+    try:
+        tree = ast.parse(text.strip(), mode="eval").body
+    except SyntaxError:
+        raise UserError("constraint %r is not a comparison of size expressions (use >=, <=, "
+                        "==, >, < over +, -, *, //, %%, max(a, b), min(a, b))" % text) from None
+
+    def term(n) -> E.IntLike:
+        if isinstance(n, ast.Constant) and type(n.value) is int:
+            return n.value
+        if isinstance(n, ast.Name):
+            if n.id not in table:
+                raise UserError("constraint %r names %r, which is not one of the symbols %s"
+                                % (text, n.id, sorted(table)))
+            return table[n.id]
+        if isinstance(n, ast.BinOp) and type(n.op) in _BINOPS:
+            a, b = term(n.left), term(n.right)
+            if type(n.op) in (ast.FloorDiv, ast.Mod) and b == 0:
+                raise UserError("constraint %r divides by zero" % text)
+            return _BINOPS[type(n.op)](a, b)
+        if isinstance(n, ast.UnaryOp) and isinstance(n.op, (ast.USub, ast.UAdd)):
+            v = term(n.operand)
+            return E.neg(v) if isinstance(n.op, ast.USub) else v
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and \
+                n.func.id in ("max", "min") and len(n.args) >= 2 and not n.keywords:
+            args = [term(a) for a in n.args]
+            return E.smax(*args) if n.func.id == "max" else E.smin(*args)
+        raise UserError("constraint %r: %r is not a size expression (ints, symbols, +, -, *, "
+                        "//, %%, max, min)" % (text, ast.unparse(n)))
+
+    if not isinstance(tree, ast.Compare):
+        raise UserError("constraint %r is not a comparison (>=, <=, ==, >, <)" % text)
+    conds = []
+    left = term(tree.left)
+    for op, right_node in zip(tree.ops, tree.comparators):
+        if type(op) not in _CMPS:
+            raise UserError("constraint %r: use >=, <=, ==, >, < (or !=)" % text)
+        right = term(right_node)
+        conds.append(_CMPS[type(op)](left, right))
+        left = right
+    return R.combine("and", conds)
+
+
+def symbolic_shape(names: str, *, constraints: Iterable[str] = ()) -> Tuple[SymInt, ...]:
+    """Symbolic sizes named by ``names`` (``"a, b"``), each in ``[1, int_oo]`` narrowed by
+    ``constraints`` (strings of comparisons).  Returns a tuple of ``SymInt``; comparisons
+    between them are decided by the constraints or raise ``UserError``."""
+    if not isinstance(names, str):
+        raise UserError("symbolic_shape takes the names as one string (\"a, b\"), got %r"
+                        % (names,))
+    parts = [p.strip() for p in names.split(",") if p.strip()]
+    if not parts or not all(p.isidentifier() for p in parts):
+        raise UserError("symbolic_shape(%r): give comma-separated identifiers, like \"a, b\""
+                        % names)
+    if len(set(parts)) != len(parts):
+        raise UserError("symbolic_shape(%r) names a symbol twice" % names)
+    if isinstance(constraints, str):
+        constraints = (constraints,)
+    text = tuple(constraints)
+    env = SymbolicEnv(text)
+    table = {}
+    for p in parts:
+        table[p] = env.create_symbol(None, p).expr
+    for t in text:
+        if not isinstance(t, str):
+            raise UserError("constraints must be strings like \"a >= b + 2\", got %r" % (t,))
+        c = _parse(t, table)
+        if c is False:
+            raise UserError("constraint %r is false for every value" % t)
+        if c is True:
+            continue
+        if env.decide(c) is False:
+            raise UserError("constraint %r contradicts the constraints before it" % t)
+        try:
+            env.add_guard(env.subst_cond(c), None, "check")
+        except InternalError:
+            raise UserError("constraint %r contradicts the constraints before it" % t) from None
+    _check_satisfiable(env, text)
+    return tuple(SymInt(table[p], None, env) for p in parts)
+
+
+def _check_satisfiable(env: SymbolicEnv, text) -> None:
+    if not env.facts:
+        return
+    from .z3bridge import Encoder, z3mod
+    from .projection import Budget, configure
+    z3 = z3mod()
+    enc = Encoder()
+    hyp = [enc.cond(f) for f in env.facts]
+    for s in list(enc.vars):
+        hyp += enc.range(s, env.ranges[s])
+    solver = z3.Solver()
+    configure(solver, Budget())
+    solver.add(*hyp, *enc.side)
+    if solver.check() == z3.unsat:
+        raise UserError("the constraints %s admit no values" % ", ".join(
+            "`%s`" % t for t in text))
+
+
+def bounds_expr(env: ShapeEnv, e: E.IntLike) -> ValueRange:
+    """The tightest range the engine proves for ``e`` under ``env``'s ranges and facts."""
+    e = env.simplify(e)
+    if type(e) is int:
+        return ValueRange(e, e)
+    cache = getattr(env, "_exact_cache", None)
+    key = (e, env._version)
+    if cache is not None and key in cache:
+        return cache[key]
+    interval = env.bound(e)
+    facts = [f for f in env._related_facts(e.free_symbols)
+             if not any(s.unbacked for s in f.free_symbols)]
+    sampled = None
+    if not facts and (interval.lower == interval.upper or _each_symbol_once(e)):
+        got = interval               # interval arithmetic is exact here: no solver needed
+    elif (sampled := _sampled(env, e, facts, _linear_combined(e, facts, env, interval))) \
+            is not None:
+        got = sampled                # decided by points, no solver needed
+    else:
+        from .projection import project
+        got = project(e, facts, env.ranges)
+        got = got.intersect(interval) if got.lower <= interval.upper and \
+            interval.lower <= got.upper else got
+    if cache is not None:
+        cache[key] = got
+    return got
+
+
+def _linear_combined(e: E.Expr, facts, env: ShapeEnv, interval: ValueRange) -> ValueRange:
+    """Sound bounds from one linear fact at a time: with ``f <= 0`` and ``lam >= 0``,
+    ``e >= lower(e + lam*f)`` and ``e <= upper(e - lam*f)`` (``f == 0``: either sign),
+    with ``lam`` chosen to cancel a symbol (``a - b`` under ``a >= b + 2`` is ``>= 2``)."""
+    lin = e.linear_coeffs()
+    if lin is None:
+        return interval
+    rng = env.ranges.__getitem__
+    lo, hi = interval.lower, interval.upper
+    for f in facts:
+        if not isinstance(f, R.Rel) or f.op == R.NE:
+            continue
+        fl = f.expr.linear_coeffs()
+        if fl is None:
+            continue
+        for t, cg in lin.items():
+            cf = fl.get(t)
+            if not cf:
+                continue
+            p, q = abs(cg), abs(cf)          # lam = p / q cancels t
+            g = math.gcd(p, q)
+            p, q = p // g, q // g
+            for sign in (1, -1):
+                if f.op == R.LE and (sign == 1) != (cg * cf < 0):
+                    continue                 # lower needs opposite signs, upper the same
+                comb = bound(E.add(E.scale(e, q), E.scale(f.expr, sign * p)), rng)
+                if sign == 1 and not is_inf(comb.lower):
+                    lo = max(lo, -((-comb.lower) // q))
+                if sign == -1 and not is_inf(comb.upper):
+                    hi = min(hi, comb.upper // q)
+    if lo > hi:
+        return interval
+    return ValueRange(lo, hi)
+
+
+def _sampled(env: ShapeEnv, e: E.Expr, facts, interval: ValueRange):
+    """The exact range when points settle it without a solver, else None.  A box of at
+    most 4096 points is enumerated whole (the answer is then exact).  Otherwise the
+    (sound) interval bound is confirmed by samples: a finite end must be the value of
+    ``e`` at a point of the ranges that satisfies every fact, and an infinite end must be
+    approached (a value beyond 2**19 in its direction)."""
+    from .env import _holds
+    syms = sorted(set(e.free_symbols).union(*[f.free_symbols for f in facts]),
+                  key=lambda t: t.key)
+    if len(syms) > 3:
+        return None
+    axes = []
+    whole = True
+    for t in syms:
+        vr = env.ranges[t]
+        lo, hi = vr.lower, vr.upper
+        if is_inf(lo):
+            return None
+        if not is_inf(hi) and hi - lo < 64:
+            axes.append(range(lo, hi + 1))
+            continue
+        whole = False
+        pts = {lo, lo + 1, lo + 2, lo + (1 << 10), lo + (1 << 20)}
+        if not is_inf(hi):
+            pts = {v for v in pts if v <= hi} | {hi, hi - 1}
+        axes.append(sorted(pts))
+    total = 1
+    for a in axes:
+        total *= len(a)
+    if total > 4096:
+        return None
+    lo_seen = hi_seen = None
+    for vals in itertools.product(*axes):
+        point = dict(zip(syms, vals))
+        try:
+            if not all(_holds(f, point) for f in facts):
+                continue
+            v = E.evaluate(e, point)
+        except ZeroDivisionError:
+            continue
+        lo_seen = v if lo_seen is None or v < lo_seen else lo_seen
+        hi_seen = v if hi_seen is None or v > hi_seen else hi_seen
+    if lo_seen is None:
+        return None
+    if whole:
+        return ValueRange(lo_seen, hi_seen)
+    ok_lo = lo_seen == interval.lower or (is_inf(interval.lower) and lo_seen < -(1 << 19))
+    ok_hi = hi_seen == interval.upper or (is_inf(interval.upper) and hi_seen > (1 << 19))
+    return interval if ok_lo and ok_hi else None
+
+
+def _each_symbol_once(e: E.IntLike) -> bool:
+    """Whether every symbol occurs once in ``e`` (inside operations included)."""
+    seen = set()
+
+    def walk(x) -> bool:
+        if type(x) is int:
+            return True
+        for term, _ in x.terms:
+            for a in term:
+                if type(a) is Sym:
+                    if a in seen:
+                        return False
+                    seen.add(a)
+                elif not all(walk(b) for b in a.args):
+                    return False
+        return True
+
+    return walk(e)
+
+
+def bounds(e: Union[int, SymInt]) -> Tuple[object, object]:
+    """``(lo, hi)``: the tightest bounds the engine can prove for a size (ints, or
+    ``-int_oo`` / ``int_oo``); never a wrong bound."""
+    if type(e) is int:
+        return e, e
+    if not isinstance(e, SymInt):
+        raise UserError("bounds() takes a size (an int or a symbolic size), got %s"
+                        % type(e).__name__)
+    vr = bounds_expr(e.env, e.expr)
+    return vr.lower, vr.upper
+
+
+__all__ = ["symbolic_shape", "bounds", "sym_max", "sym_min", "SymbolicEnv"]
