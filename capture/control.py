@@ -233,8 +233,16 @@ def _trace_branch(t: Tracer, fn: Callable, ops: List[TracedArray], name: str,
         # a size made inside the branch (``a[a > 0]``) dies with the branch's environment:
         # keep its range so cond can give the output a size of its own
         dims = [tuple(_branch_dim(env, s, snap[1]) for s in o.shape) for o in outs]
-        guards = env.guards[snap[3]:] if local else []
-        checks = [(g.cond, "%s%s" % (g.cond.format(env.name_of), where(g.frame)))
+        if local:
+            guards = env.guards[snap[3]:]
+        else:
+            # the body's guards join the program's contract, except those on sizes the body
+            # itself computes (``ss.check(m.shape[0] == 2)`` after ``m = x[x > 0]``): only
+            # the body's own code can check them, once the size exists
+            guards = [g for g in env.guards[snap[3]:]
+                      if any(x not in snap[1] for x in g.cond.free_symbols)]
+            _forget_inner(env, snap, guards)
+        checks = [(g.cond, "%s%s" % (g.cond.format(env.user_label), where(g.frame)))
                   for g in guards if g.kind != "range"]
         done = True
     finally:
@@ -246,6 +254,18 @@ def _trace_branch(t: Tracer, fn: Callable, ops: List[TracedArray], name: str,
     sub.out_spec = ("tuple", tuple(("leaf",) for _ in outs))
     _lift_outer(sub, inputs, outer)
     return Subgraph(name, sub, inputs, checks), outs, spec, dims
+
+
+def _forget_inner(env, snap, inner: list) -> None:
+    """Drop, from the outer environment, the guards (and their run-time checks) that the
+    body's own code checks."""
+    if not inner:
+        return
+    drop = {id(g) for g in inner}
+    conds = {g.cond for g in inner}
+    env.guards[snap[3]:] = [g for g in env.guards[snap[3]:] if id(g) not in drop]
+    env.checks[len(snap[6]):] = [c for c in env.checks[len(snap[6]):] if c[0] not in conds]
+    env._bump()
 
 
 def _branch_dim(env, s, outer_ranges):
