@@ -128,3 +128,12 @@ def test_compiled_cond_whose_untaken_branch_fails_on_these_shapes():
     with pytest.raises(ValueError, match="broadcast"):
         ch(x, np.ones(3))                       # eager raises the same
     np.testing.assert_array_equal(ch(-x, np.ones(3)), h(-x, np.ones(3)))
+
+
+def test_a_branch_that_pins_a_size_recompiles_instead_of_failing():
+    def k(a):
+        return ss.cond(a.sum() > 0, lambda a: a * int(a.shape[0]), lambda a: a - 1, (a,))
+
+    ck = ss.compile(k)
+    for v in (np.ones(4), np.ones(5), np.ones(7), -np.ones(6), np.ones(5)):
+        np.testing.assert_array_equal(ck(v), k(v))
