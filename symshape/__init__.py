@@ -84,3 +84,13 @@ __all__ = ["export", "cond", "compile", "explain", "map", "while_loop", "Dim", "
            "GuardOnDataDependentError", "int_oo", "ValueRange", "set_logs", "SymInt",
            "SymBool", "sym_min", "sym_max", "exportable"]
 __all__ += ["custom_op", "save", "load"]
+
+
+def from_annotations(f, *, dims=None):
+    """The ``dynamic_shapes`` that ``f``'s jaxtyping shape annotations mean
+    (``Float[np.ndarray, "batch seq 64"]``); export also proves its return annotation."""
+    from .annotations import from_annotations as _from_annotations
+    return _from_annotations(f, dims=dims)
+
+
+__all__ += ["from_annotations"]
