@@ -5,9 +5,12 @@ Code written against the Python array API standard (``xp = array_namespace(x)``,
 every function here is the standard's name and signature, computed with the NumPy calls the
 tracer records (so sizes stay symbolic), and works on plain NumPy arrays too, where it runs
 eagerly.  Elementwise functions whose NumPy name differs are one table (``ELEMENTWISE``).
+The standard's names shadow Python builtins here (``any``, ``max``, ``bool``, ...): module code
+calls the builtins through ``builtins``.
 """
 from __future__ import annotations
 
+import builtins
 import math
 from typing import Any, Optional, Sequence, Tuple
 
@@ -112,9 +115,28 @@ def arange(start, /, stop=None, step=1, *, dtype=None, device=None):
 def asarray(obj, /, *, dtype=None, device=None, copy=None):
     """An array from ``obj`` (a traced array stays traced; ``copy=True`` copies)."""
     _check_device(device, "asarray")
+    if isinstance(obj, (list, tuple)) and builtins.any(_traced(o) for o in _flat(obj)):
+        obj = np.stack([asarray(o) for o in obj])
+    if _traced(obj):
+        if dtype is not None and np.dtype(dtype) != obj.dtype:
+            return obj.astype(dtype)
+        return np.copy(obj) if copy else obj
     if copy:
         return np.array(obj, dtype=_dt(dtype))
     return np.asarray(obj, dtype=_dt(dtype))
+
+
+def _traced(x) -> bool:
+    """A traced array (not a NumPy array): NumPy's conversion functions cannot take it."""
+    return hasattr(x, "__array_namespace__") and not isinstance(x, (np.ndarray, np.generic))
+
+
+def _flat(v):
+    if isinstance(v, (list, tuple)):
+        for x in v:
+            yield from _flat(x)
+    else:
+        yield v
 
 
 def empty(shape, *, dtype=None, device=None):
@@ -209,8 +231,10 @@ def triu(x, /, *, k=0):
 
 
 def from_dlpack(x, /, *, device=None, copy=None):
-    """``np.from_dlpack`` (plain arrays only)."""
+    """``np.from_dlpack``; a traced array is already one of this namespace's arrays."""
     _check_device(device, "from_dlpack")
+    if _traced(x):
+        return np.copy(x) if copy else x      # already an array of this namespace
     return np.from_dlpack(x)
 
 
@@ -261,7 +285,7 @@ _KINDS = {"bool": "b", "signed integer": "i", "unsigned integer": "u", "integral
 def isdtype(dtype, kind):
     """Whether ``dtype`` is of ``kind``: a dtype, a kind name, or a tuple of them."""
     if isinstance(kind, tuple):
-        return any(isdtype(dtype, k) for k in kind)
+        return builtins.any(isdtype(dtype, k) for k in kind)
     dtype = np.dtype(dtype)
     if isinstance(kind, str):
         if kind not in _KINDS:
@@ -312,7 +336,9 @@ def tensordot(x1, x2, /, *, axes=2):
 def vecdot(x1, x2, /, *, axis=-1):
     """Dot product along ``axis`` after broadcasting (the first argument conjugated)."""
     a = np.conj(x1) if _is_complex(x1) else x1
-    return np.sum(a * x2, axis=axis)
+    # the vectors' axis is moved last first, so inputs of different ranks broadcast as
+    # NumPy's own vecdot does
+    return np.sum(np.moveaxis(a, axis, -1) * np.moveaxis(x2, axis, -1), axis=-1)
 
 
 # --------------------------------------------------------------------------- manipulation
