@@ -17,6 +17,7 @@ standard's function list (2023.12) is the differential suite.
 from __future__ import annotations
 
 import argparse
+import inspect
 import os
 import sys
 import time
@@ -356,6 +357,132 @@ def run_case(case: Case, sizes: Sequence[Dict[str, int]], seed: int) -> Optional
     return None
 
 
+# --------------------------------------------------------------------------- exported namespace
+def exported_namespace():
+    """An array API namespace whose every call on NumPy arrays is exported with symshape
+    (each array input's axes ``Dim.AUTO``), run through the exported program, and compared
+    with eager NumPy (``array_api_compat.numpy``); a disagreement raises AssertionError.
+    Calls without array inputs, or whose results hold no array, run eagerly.  This is the
+    namespace the official ``array-api-tests`` run against (``--array-api-tests DIR``)."""
+    import types
+
+    from symshape.capture import array_api as traced
+
+    eager = oracle()
+    ns = types.ModuleType("symshape_exported_namespace")
+    for name in dir(traced):
+        if name.startswith("_") and name not in ("__array_api_version__",
+                                                 "__array_namespace_info__"):
+            continue
+        v = getattr(traced, name)
+        if callable(v) and not isinstance(v, type) and name != "__array_namespace_info__" \
+                and getattr(v, "__module__", None) == traced.__name__:
+            v = _exported_call(name, v, getattr(eager, name, None))
+        setattr(ns, name, v)
+    linalg = types.SimpleNamespace()
+    for name in dir(traced.linalg):
+        if not name.startswith("_"):
+            setattr(linalg, name, _exported_call(
+                "linalg." + name, getattr(traced.linalg, name),
+                getattr(getattr(eager, "linalg", None), name, None)))
+    ns.linalg = linalg
+    return ns
+
+
+def _exported_call(name: str, traced_fn, eager_fn):
+    import symshape as ss
+
+    def call(*args, **kwargs):
+        reference = eager_fn if eager_fn is not None else traced_fn
+        want = reference(*args, **kwargs)          # eager errors are the namespace's errors
+        arrays: List[np.ndarray] = []
+        template = _template((args, kwargs), arrays)
+        if not arrays or not any(isinstance(x, np.ndarray) for x in _leaves(want)):
+            return want
+
+        def program(inputs):
+            a, kw = _fill(template, inputs)
+            return traced_fn(*a, **kw)
+
+        spec = {"inputs": [tuple(ss.Dim.AUTO for _ in x.shape) for x in arrays]}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ep = ss.export(program, ([x.copy() for x in arrays],), dynamic_shapes=spec)
+            got = ep.module()([x.copy() for x in arrays])
+        got_leaves = [np.asarray(x) if isinstance(x, np.generic) else x
+                      for x in _leaves(got)]
+        bad = _compare(got_leaves, _leaves(want), name not in ("empty", "empty_like"))
+        if bad:
+            raise AssertionError("exported %s differs from eager NumPy: %s" % (name, bad))
+        if isinstance(want, tuple) and type(want) is not tuple:    # named results
+            return type(want)(*got_leaves)
+        if isinstance(want, (tuple, list)):
+            return type(want)(got_leaves)
+        return got_leaves[0]
+
+    call.__name__ = name.rsplit(".", 1)[-1]
+    call.__doc__ = traced_fn.__doc__
+    try:
+        call.__signature__ = inspect.signature(traced_fn)   # the namespace's own signature
+    except (TypeError, ValueError):
+        pass
+    return call
+
+
+class _Slot(NamedTuple):
+    index: int
+
+
+def _template(v, arrays: List[np.ndarray]):
+    """``v`` with every NumPy array replaced by a slot numbering it in ``arrays``."""
+    if isinstance(v, np.ndarray):
+        arrays.append(v)
+        return _Slot(len(arrays) - 1)
+    if isinstance(v, dict):
+        return {k: _template(x, arrays) for k, x in v.items()}
+    if isinstance(v, (list, tuple)) and type(v) in (list, tuple):
+        return type(v)(_template(x, arrays) for x in v)
+    return v
+
+
+def _fill(v, inputs):
+    if isinstance(v, _Slot):
+        return inputs[v.index]
+    if isinstance(v, dict):
+        return {k: _fill(x, inputs) for k, x in v.items()}
+    if isinstance(v, (list, tuple)) and type(v) in (list, tuple):
+        return type(v)(_fill(x, inputs) for x in v)
+    return v
+
+
+def run_array_api_tests(checkout: str, modules: Sequence[str], max_examples: int,
+                        namespace: str) -> Tuple[int, int, float]:
+    """Run the official suite in ``checkout`` against ``namespace`` ("exported" or
+    "numpy"); returns (passed, failed, seconds)."""
+    import re
+    import subprocess
+    here = os.path.dirname(os.path.abspath(__file__))
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([here, env.get("PYTHONPATH", "")])
+    env["ARRAY_API_TESTS_MODULE"] = (
+        "exec('import array_api_suite as s; xp = s.exported_namespace()')"
+        if namespace == "exported" else "array_api_compat.numpy")
+    targets = [os.path.join("array_api_tests", m) for m in modules] or ["array_api_tests"]
+    t0 = time.perf_counter()
+    r = subprocess.run([sys.executable, "-m", "pytest", *targets, "-q", "-p",
+                        "no:cacheprovider", "--max-examples", str(max_examples),
+                        "--disable-deadline", "--derandomize", "-rN"],
+                       cwd=checkout, env=env, capture_output=True, text=True)
+    elapsed = time.perf_counter() - t0
+    tail = r.stdout.strip().splitlines()[-1] if r.stdout.strip() else r.stderr[-500:]
+    counts = {k: int(n) for n, k in re.findall(r"(\d+) (passed|failed|error|errors)", tail)}
+    if not counts:
+        raise SystemExit("array-api-tests did not run:\n%s\n%s" % (r.stdout[-2000:],
+                                                                    r.stderr[-2000:]))
+    return counts.get("passed", 0), counts.get("failed", 0) + counts.get("error", 0) + \
+        counts.get("errors", 0), elapsed
+
+
 def random_sizes(rng: np.random.Generator, n: int) -> List[Dict[str, int]]:
     return [{k: int(rng.integers(SIZE_RANGE[0], SIZE_RANGE[1] + 1)) for k in "abc"}
             for _ in range(n)]
@@ -366,6 +493,11 @@ def main(argv=None) -> int:
     p.add_argument("--examples", type=int, default=20, help="runs per case (default 20)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("-v", "--verbose", action="store_true", help="print every failure")
+    p.add_argument("--array-api-tests", metavar="DIR",
+                   help="also run the official array-api-tests checkout in DIR (with its "
+                        "array-api spec submodule) against the exported namespace")
+    p.add_argument("--modules", nargs="*", default=[],
+                   help="array-api-tests test modules to run (default: all)")
     a = p.parse_args(argv)
     rng = np.random.default_rng(a.seed)
     failures: Dict[str, str] = {}
@@ -391,6 +523,16 @@ def main(argv=None) -> int:
         print("failing cases:")
         for k, v in failures.items():
             print("  %-28s %s" % (k, v if a.verbose else v[:110]))
+    if a.array_api_tests:
+        print()
+        print("array-api-tests (%s), %d examples per test:"
+              % (", ".join(a.modules) or "all modules", a.examples))
+        for which in ("numpy", "exported"):
+            ok, bad, secs = run_array_api_tests(a.array_api_tests, a.modules, a.examples, which)
+            label = "eager NumPy (array_api_compat.numpy)" if which == "numpy" else \
+                "exported with symshape"
+            print("  %-38s %d / %d pass (%.1f%%) in %.0f s"
+                  % (label, ok, ok + bad, 100.0 * ok / max(1, ok + bad), secs))
     return 0
 
 

@@ -283,3 +283,33 @@ def test_symshape_check_reports_wrong_return_annotation_with_fix():
     assert r.returncode == 1, r.stdout + r.stderr
     assert 'the return annotation of merge_heads, Float[np.ndarray, "batch seq dh"]' in r.stdout
     assert 'def merge_heads(...) -> Float[np.ndarray, "batch seq ' in r.stdout
+
+
+def test_fix_rewrites_annotation_strings_and_says_what_it_cannot(tmp_path):
+    import shutil
+    src = os.path.join(ZOO, "wrong_return", "heads.py")
+    path = tmp_path / "heads.py"
+    shutil.copy(src, path)
+    with open(path, "a") as fh:
+        fh.write('''
+
+@ss.exportable(example_inputs=lambda: (np.ones(3, np.float32), np.ones((2, 3), np.float32)))
+def add(x: Float[np.ndarray, "n"], y: Float[np.ndarray, "b m"]) -> Float[np.ndarray, "b n"]:
+    return x + y
+
+
+@ss.exportable(example_inputs=lambda: (np.ones(3, np.float32),))
+def small(x: Float[np.ndarray, "n"]) -> Float[np.ndarray, "n"]:
+    ss.check(x.shape[0] <= 16)
+    return x
+''')
+    env = dict(os.environ, PYTHONPATH=REPO)
+    r = subprocess.run([sys.executable, "-m", "symshape", "check", "--fix", str(tmp_path)],
+                       cwd=REPO, capture_output=True, text=True, env=env, timeout=300)
+    text = path.read_text()
+    assert '-> Float[np.ndarray, "batch seq heads*dh"]' in text or \
+        '-> Float[np.ndarray, "batch seq dh*heads"]' in text
+    assert 'y: Float[np.ndarray, "b n"]' in text
+    assert "a bound cannot be written in a jaxtyping annotation" in r.stdout + r.stderr
+    r = _check(str(tmp_path))
+    assert "3 exports: 2 ok, 1 failed" in r.stdout, r.stdout
