@@ -14,7 +14,8 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from symshape.annotations import OutputInfo, annotation_notes, check_returns, resolve_call
+from symshape.annotations import (OutputInfo, annotation_notes, check_returns, resolve_call,
+                                  without_runtime_checks)
 from symshape import pytree
 from symshape.constraints import Report, analyze
 from symshape.env import ShapeEnv
@@ -44,6 +45,7 @@ def export(f, args: tuple = (), kwargs: Optional[dict] = None, *, dynamic_shapes
     # a spec read from shape annotations (ss.from_annotations) is resolved against the
     # example inputs here, and its return annotation proven after tracing
     annotated, dynamic_shapes = dynamic_shapes, resolve_call(f, args, kwargs, dynamic_shapes)
+    f = without_runtime_checks(f)       # a jaxtyping checker cannot see traced arrays
     result = trace_program(f, args, kwargs, dynamic_shapes)
     if result.report.violations:
         fixes, notes = _verified_fixes(f, args, kwargs, dynamic_shapes, result.report)

@@ -846,3 +846,30 @@ def _rename_axis(patch, strings: List[_Literal], name: str, new: str) -> Optiona
         if _replace(patch, lit, text):
             changed = True
     return None if changed else "no annotation axis is spelled %r" % name
+
+
+# --------------------------------------------------------------------------- runtime checks
+def _is_runtime_checker(fn) -> bool:
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return False
+    name = code.co_filename.replace("\\", "/")
+    return name.endswith("jaxtyping/_decorator.py") or name.startswith("<@beartype(")
+
+
+def without_runtime_checks(f):
+    """``f`` without the runtime shape checker of ``@jaxtyped(typechecker=...)`` (or a
+    ``@beartype`` wrapper): the checker would reject the traced arrays export passes, while
+    export proves the annotations for every admitted size instead.  Other callables are
+    returned unchanged."""
+    import types
+    if inspect.ismethod(f):
+        inner = without_runtime_checks(f.__func__)
+        return f if inner is f.__func__ else types.MethodType(inner, f.__self__)
+    g = f
+    for _ in range(8):
+        wrapped = getattr(g, "__wrapped__", None)
+        if wrapped is None or not _is_runtime_checker(g):
+            break
+        g = wrapped
+    return g

@@ -313,3 +313,68 @@ def small(x: Float[np.ndarray, "n"]) -> Float[np.ndarray, "n"]:
     assert "a bound cannot be written in a jaxtyping annotation" in r.stdout + r.stderr
     r = _check(str(tmp_path))
     assert "3 exports: 2 ok, 1 failed" in r.stdout, r.stdout
+
+
+def _strict_checker(fn):
+    """A runtime type checker in the style of beartype / typeguard: isinstance per argument."""
+    import functools
+    import inspect
+    import typing
+    hints = typing.get_type_hints(fn)
+    sig = inspect.signature(fn)
+
+    @functools.wraps(fn)
+    def checked(*args, **kwargs):
+        for name, value in sig.bind(*args, **kwargs).arguments.items():
+            if hints.get(name, typing.Any) is not typing.Any and \
+                    not isinstance(value, hints[name]):
+                raise TypeError("%s is not a %s" % (name, hints[name]))
+        out = fn(*args, **kwargs)
+        if hints.get("return", typing.Any) not in (typing.Any, type(None)) and \
+                not isinstance(out, hints["return"]):
+            raise TypeError("the result is not a %s" % hints["return"])
+        return out
+    return checked
+
+
+def test_runtime_checked_functions_export_and_are_proven():
+    from jaxtyping import jaxtyped
+
+    @jaxtyped(typechecker=_strict_checker)
+    def row_sums(x: Float[np.ndarray, "n d"]) -> Float[np.ndarray, "n"]:
+        return x.sum(-1)
+
+    assert row_sums(f32(2, 3)).shape == (2,)          # the checker runs eagerly
+    with pytest.raises(TypeError):
+        row_sums(np.ones((2, 3), np.int64))
+    ep = ss.export(row_sums, (f32(2, 3),), dynamic_shapes=ss.from_annotations(row_sums))
+    assert ep.module()(f32(5, 7)).shape == (5,)
+
+    @jaxtyped(typechecker=_strict_checker)
+    def wrong(x: Float[np.ndarray, "n d"]) -> Float[np.ndarray, "d"]:
+        return x.sum(-1)
+
+    with pytest.raises(ss.ConstraintViolationError, match="axis 0 is n, annotated d"):
+        ss.export(wrong, (f32(2, 3),), dynamic_shapes=ss.from_annotations(wrong))
+
+
+@given(st.integers(1, 4), st.integers(1, 4), st.integers(0, 1))
+def test_return_proof_accepts_exactly_the_true_relation(k, claimed, axis):
+    # concatenating k copies makes axis `axis` k times longer; only "k*n" holds
+    def tile(x):
+        return np.concatenate([x] * k, axis=axis)
+
+    dims = ["n", "d"]
+    out = list(dims)
+    out[axis] = "%d*%s" % (claimed, dims[axis]) if claimed != 1 else dims[axis]
+    tile.__annotations__ = {"x": Float[np.ndarray, "n d"],
+                            "return": Float[np.ndarray, " ".join(out)]}
+    spec = ss.from_annotations(tile)
+    if claimed == k:
+        ss.export(tile, (f32(3, 4),), dynamic_shapes=spec)
+    else:
+        with pytest.raises(ss.ConstraintViolationError) as e:
+            ss.export(tile, (f32(3, 4),), dynamic_shapes=spec)
+        want = "%d*%s" % (k, dims[axis]) if k != 1 else dims[axis]
+        assert want in str(e.value.suggested_fixes[0])
+        ss.export(tile, (f32(3, 4),), dynamic_shapes=e.value.suggested_fixes[0].apply(spec))
