@@ -351,6 +351,7 @@ def resolve(dynamic_shapes, inputs: Dict[str, Any]):
     if not isinstance(dynamic_shapes, AnnotatedShapes):
         return dynamic_shapes
     spec: Dict[str, Any] = {}
+    seen: Dict[str, Tuple[int, str]] = {}       # name -> (example size, where it was seen)
     for pname, axes in dynamic_shapes.items():
         if pname not in inputs:
             continue
@@ -370,7 +371,25 @@ def resolve(dynamic_shapes, inputs: Dict[str, Any]):
                             "change the annotation" % (where, dtype, ann.kind,
                                                        _dtype_names(ann.dtypes)))
         spec[pname] = _expand(tuple(axes), tuple(shape), where, ann)
+        _check_sizes(spec[pname], tuple(shape), pname, where, seen)
     return spec
+
+
+def _check_sizes(axes: tuple, shape: tuple, pname: str, where: str,
+                 seen: Dict[str, Tuple[int, str]]) -> None:
+    """The example sizes agree with the annotation's ints and with each other where the
+    annotations use one name twice."""
+    for i, (a, n) in enumerate(zip(axes, shape)):
+        axis = "%s.shape[%d]" % (pname, i)
+        if type(a) is int and a != n:
+            raise UserError("%s: %s is %d in the example input, but the annotation says %d"
+                            % (where, axis, n, a))
+        if isinstance(a, Dim):
+            first = seen.setdefault(a.name, (n, axis))
+            if first[0] != n:
+                raise UserError("%s: %s is %d in the example input, but %s, also annotated "
+                                "%s, is %d; the same name is the same size"
+                                % (where, axis, n, first[1], a.name, first[0]))
 
 
 def _dtype_names(dtypes: Sequence[str]) -> str:

@@ -378,3 +378,16 @@ def test_return_proof_accepts_exactly_the_true_relation(k, claimed, axis):
         want = "%d*%s" % (k, dims[axis]) if k != 1 else dims[axis]
         assert want in str(e.value.suggested_fixes[0])
         ss.export(tile, (f32(3, 4),), dynamic_shapes=e.value.suggested_fixes[0].apply(spec))
+
+
+def test_example_sizes_must_agree_with_the_annotations():
+    def f(x: Float[np.ndarray, "n 3"], y: Float[np.ndarray, "n"]):
+        return x[:, 0] + y
+
+    spec = ss.from_annotations(f)
+    with pytest.raises(ss.UserError, match=r"x\.shape\[1\] is 4 in the example input, but "
+                                           r"the annotation says 3"):
+        ss.export(f, (f32(2, 4), f32(2)), dynamic_shapes=spec)
+    with pytest.raises(ss.UserError, match=r"y\.shape\[0\] is 5 .* x\.shape\[0\], also "
+                                           r"annotated n, is 2"):
+        ss.export(f, (f32(2, 3), f32(5)), dynamic_shapes=spec)
