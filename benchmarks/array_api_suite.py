@@ -21,7 +21,6 @@ import inspect
 import os
 import sys
 import time
-import traceback
 import warnings
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import builtins
 import math
-from typing import Any, Optional, Sequence, Tuple
+from typing import Optional
 
 import numpy as np
 

@@ -20,6 +20,8 @@ import typing
 import warnings
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+import numpy as np
+
 from .constraints import Fix
 from .dims import AUTO, DerivedDim, Dim
 from .errors import ConstraintViolationError, UserError
@@ -357,7 +359,7 @@ def resolve(dynamic_shapes, inputs: Dict[str, Any]):
             continue
         ann = dynamic_shapes.annotations.get(pname)
         v = inputs[pname]
-        where = "%s (annotated %s in %s)" % (pname, ann.text() if ann else "", 
+        where = "%s (annotated %s in %s)" % (pname, ann.text() if ann else "",
                                             dynamic_shapes.function)
         shape, dtype = getattr(v, "shape", None), getattr(v, "dtype", None)
         if shape is None or dtype is None or not hasattr(v, "__array__"):
@@ -370,7 +372,7 @@ def resolve(dynamic_shapes, inputs: Dict[str, Any]):
                             "not admit (%s: %s); pass an example of one of those dtypes or "
                             "change the annotation" % (where, dtype, ann.kind,
                                                        _dtype_names(ann.dtypes)))
-        spec[pname] = _expand(tuple(axes), tuple(shape), where, ann)
+        spec[pname] = _expand(tuple(axes), tuple(shape), where)
         _check_sizes(spec[pname], tuple(shape), pname, where, seen)
     return spec
 
@@ -397,13 +399,14 @@ def _dtype_names(dtypes: Sequence[str]) -> str:
     known = []
     for d in dtypes:
         try:
-            known.append(str(__import__("numpy").dtype(d)))
+            known.append(str(np.dtype(d)))
         except TypeError:
             continue
     return ", ".join(dict.fromkeys(known or dtypes))
 
 
-def _expand(axes: tuple, shape: tuple, where: str, ann: Optional[ArrayAnn]) -> tuple:
+def _expand(axes: tuple, shape: tuple, where: str) -> tuple:
+    """The per-axis spec for an example of this shape: ``...`` becomes Dim.AUTO axes."""
     fixed = [a for a in axes if a is not Ellipsis]
     if Ellipsis in axes:
         if len(shape) < len(fixed):
@@ -478,13 +481,12 @@ def check_returns(spec, env, outputs: Sequence[OutputInfo],
             fixed.append(ann)
             fix_ok = False
             continue
-        problems, text, expressible = _check_one(ann, out, env, names, namer)
+        problems, text = _check_one(ann, out, env, names, namer)
         if problems:
             shape_text = "(%s)" % ", ".join(namer(s) for s in out.shape) + \
                 ("," if len(out.shape) == 1 else "")
             violations.append("%s does not hold: %s returns %s of shape %s; %s" % (
                 label, spec.function, _dtype_text(out.dtype), shape_text, "; ".join(problems)))
-            fix_ok = fix_ok and expressible
             kind = ann.kind
             if ann.dtypes is not None and str(out.dtype) not in ann.dtypes:
                 kind = _KINDS.get(getattr(out.dtype, "kind", ""), "Shaped")
@@ -567,7 +569,7 @@ def _equal(env, a: IntLike, b: IntLike) -> bool:
 
 
 def _check_one(ann: ArrayAnn, out: OutputInfo, env, names: Dict[str, Any], namer):
-    """(problems, corrected dim string, whether it says exactly what the output is)."""
+    """(what does not hold, the dimension string that holds)."""
     shape = tuple(out.shape)
     problems: List[str] = []
     if ann.dtypes is not None and str(out.dtype) not in ann.dtypes:
@@ -577,7 +579,7 @@ def _check_one(ann: ArrayAnn, out: OutputInfo, env, names: Dict[str, Any], namer
     if (v is None and len(shape) != len(ann.axes)) or len(shape) < len(fixed_axes):
         problems.append("the annotation has %d axes, the result %d" % (len(fixed_axes),
                                                                         len(shape)))
-        return problems, _dim_text(shape, namer), True
+        return problems, _dim_text(shape, namer)
     n_var = len(shape) - len(fixed_axes)
     local = dict(names)
     pos = 0
@@ -619,8 +621,8 @@ def _check_one(ann: ArrayAnn, out: OutputInfo, env, names: Dict[str, Any], namer
             problems.append("axis %d is %s, annotated %s" % (i, namer(got), a.text) + (
                 "" if a.kind == "int" or namer(want) == a.text else " (= %s)" % namer(want)))
     if not problems:
-        return [], ann.dim_str, True
-    return problems, _fixed_text(ann, shape, env, local, namer), True
+        return [], ann.dim_str
+    return problems, _fixed_text(ann, shape, env, local, namer)
 
 
 def _dim_text(shape, namer) -> str:

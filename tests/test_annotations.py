@@ -2,7 +2,6 @@
 import os
 import subprocess
 import sys
-import warnings
 
 import numpy as np
 import pytest
@@ -13,7 +12,7 @@ from symshape import Dim
 from symshape.annotations import parse_dim_str
 
 jaxtyping = pytest.importorskip("jaxtyping")
-from jaxtyping import Float, Int, Shaped  # noqa: E402
+from jaxtyping import Float, Int  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ZOO = os.path.join(REPO, "tests", "annotated_zoo")
