@@ -455,9 +455,9 @@ def _fill(v, inputs):
 
 
 def run_array_api_tests(checkout: str, modules: Sequence[str], max_examples: int,
-                        namespace: str) -> Tuple[int, int, float]:
+                        namespace: str) -> Tuple[int, int, float, List[str]]:
     """Run the official suite in ``checkout`` against ``namespace`` ("exported" or
-    "numpy"); returns (passed, failed, seconds)."""
+    "numpy"); returns (passed, failed, seconds, the failing tests' summary lines)."""
     import re
     import subprocess
     here = os.path.dirname(os.path.abspath(__file__))
@@ -470,7 +470,7 @@ def run_array_api_tests(checkout: str, modules: Sequence[str], max_examples: int
     t0 = time.perf_counter()
     r = subprocess.run([sys.executable, "-m", "pytest", *targets, "-q", "-p",
                         "no:cacheprovider", "--max-examples", str(max_examples),
-                        "--disable-deadline", "--derandomize", "-rN"],
+                        "--disable-deadline", "--derandomize", "-rf"],
                        cwd=checkout, env=env, capture_output=True, text=True)
     elapsed = time.perf_counter() - t0
     tail = r.stdout.strip().splitlines()[-1] if r.stdout.strip() else r.stderr[-500:]
@@ -478,8 +478,10 @@ def run_array_api_tests(checkout: str, modules: Sequence[str], max_examples: int
     if not counts:
         raise SystemExit("array-api-tests did not run:\n%s\n%s" % (r.stdout[-2000:],
                                                                     r.stderr[-2000:]))
+    failed = [line[len("FAILED "):] for line in r.stdout.splitlines()
+              if line.startswith("FAILED ")]
     return counts.get("passed", 0), counts.get("failed", 0) + counts.get("error", 0) + \
-        counts.get("errors", 0), elapsed
+        counts.get("errors", 0), elapsed, failed
 
 
 def random_sizes(rng: np.random.Generator, n: int) -> List[Dict[str, int]]:
@@ -527,11 +529,15 @@ def main(argv=None) -> int:
         print("array-api-tests (%s), %d examples per test:"
               % (", ".join(a.modules) or "all modules", a.examples))
         for which in ("numpy", "exported"):
-            ok, bad, secs = run_array_api_tests(a.array_api_tests, a.modules, a.examples, which)
+            ok, bad, secs, failed = run_array_api_tests(a.array_api_tests, a.modules,
+                                                        a.examples, which)
             label = "eager NumPy (array_api_compat.numpy)" if which == "numpy" else \
                 "exported with symshape"
             print("  %-38s %d / %d pass (%.1f%%) in %.0f s"
                   % (label, ok, ok + bad, 100.0 * ok / max(1, ok + bad), secs))
+            for line in failed:
+                print("      failed: %s" % (line if a.verbose else line[:150]))
+            sys.stdout.flush()
     return 0
 
 
