@@ -14,8 +14,8 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from symshape.annotations import (OutputInfo, annotation_notes, check_returns, resolve_call,
-                                  without_runtime_checks)
+from symshape.annotation_returns import OutputInfo, check_returns
+from symshape.annotations import annotation_notes, resolve_call, without_runtime_checks
 from symshape import pytree
 from symshape.constraints import Report, analyze
 from symshape.env import ShapeEnv

@@ -8,9 +8,8 @@ dim, and ``_``, ``#n``, ``?n``, ``*name`` and ``...`` leave their axes to ``Dim.
 
 The result is an ``AnnotatedShapes`` dict.  ``export`` resolves it against the example inputs
 (``resolve``: ranks, variadic axes, dtype kinds) and, after tracing, proves the return
-annotation for every admitted size (``check_returns``): a mismatch is a
-``ConstraintViolationError`` naming the return annotation, the symbolic shape found, and the
-annotation that would hold.  This module is engine side: it never imports the tracer.
+annotation for every admitted size (``annotation_returns``); ``symshape check --fix`` writes
+fixes into the annotation strings (``annotation_fixer``).  Engine side: no tracer imports.
 """
 from __future__ import annotations
 
@@ -24,10 +23,9 @@ import numpy as np
 
 from .constraints import Fix
 from .dims import AUTO, DerivedDim, Dim
-from .errors import ConstraintViolationError, UserError
-from .expr import Expr, IntLike, Sym, format_expr, sub
+from .errors import UserError
+from .expr import Expr
 from . import expr as E
-from . import relations as R
 
 INSTALL_HINT = 'pip install "symshape[jaxtyping]"'
 
@@ -146,7 +144,7 @@ def _parse_elem(elem: str, where: str) -> AxisAnn:
                    names=tuple(dict.fromkeys(names)), broadcast=broadcast)
 
 
-def _eval_tree(tree: ast.expr, env: Dict[str, Any]):
+def eval_axis(tree: ast.expr, env: Dict[str, Any]):
     """Evaluate a parsed axis expression with names bound to Dims, ints or size Exprs."""
     t = type(tree)
     if t is ast.Constant:
@@ -154,12 +152,12 @@ def _eval_tree(tree: ast.expr, env: Dict[str, Any]):
     if t is ast.Name:
         return env[tree.id]
     if t is ast.UnaryOp:
-        v = _eval_tree(tree.operand, env)
+        v = eval_axis(tree.operand, env)
         return -v if type(tree.op) is ast.USub else v
     if t is ast.Call:
-        args = [_eval_tree(a, env) for a in tree.args]
+        args = [eval_axis(a, env) for a in tree.args]
         return (E.smin if tree.func.id == "min" else E.smax)(*args)
-    a, b = _eval_tree(tree.left, env), _eval_tree(tree.right, env)
+    a, b = eval_axis(tree.left, env), eval_axis(tree.right, env)
     op = type(tree.op)
     if op is ast.Add:
         return a + b
@@ -207,7 +205,7 @@ def _read(ann, where: str) -> ArrayAnn:
                     _type_name(getattr(ann, "array_type", "np.ndarray")), ann.dim_str)
 
 
-def _target(f):
+def call_target(f):
     """The function whose annotations describe a call of ``f`` (a method's or a callable
     object's ``__call__``)."""
     if inspect.isfunction(f) or inspect.ismethod(f) or hasattr(f, "__wrapped__"):
@@ -219,7 +217,7 @@ def _target(f):
 
 
 def _hints(f, name: str) -> Dict[str, Any]:
-    target = _target(f)
+    target = call_target(f)
     try:
         return typing.get_type_hints(target, include_extras=True)
     except NameError as e:
@@ -309,7 +307,7 @@ def _axis_spec(a: AxisAnn, dims: Dict[str, Dim], where: str, notes: List[str]):
         return Ellipsis
     if a.kind == "expr":
         try:
-            d = _eval_tree(a.tree, {n: _dim(n, dims) for n in a.names})
+            d = eval_axis(a.tree, {n: _dim(n, dims) for n in a.names})
         except UserError:
             d = None
         if isinstance(d, (Dim, DerivedDim)):
@@ -419,260 +417,6 @@ def _expand(axes: tuple, shape: tuple, where: str) -> tuple:
                         "has %d axes" % (where, shape, len(shape), len(axes)))
     return axes
 
-
-# --------------------------------------------------------------------------- returns
-class ReturnAnnotationFix(Fix):
-    """``-> Float[np.ndarray, "batch 2*seq"]``: the return annotation that holds."""
-
-    def __init__(self, function: str, text: str, returns: Tuple[ArrayAnn, ...]) -> None:
-        self.function = function
-        self.returns = returns
-        self.line = "def %s(...) -> %s" % (function.rsplit(".", 1)[-1], text)
-
-    def apply(self, spec):
-        if isinstance(spec, AnnotatedShapes):
-            fixed = AnnotatedShapes(spec.function)
-            fixed.update(spec)
-            fixed.annotations, fixed.dims, fixed.notes = spec.annotations, spec.dims, \
-                spec.notes
-            fixed.returns, fixed.returns_tuple = self.returns, spec.returns_tuple
-            return fixed
-        return spec
-
-
-_KINDS = {"f": "Float", "i": "Int", "u": "UInt", "b": "Bool", "c": "Complex"}
-
-
-class OutputInfo(typing.NamedTuple):
-    """What tracing found for one returned value: its shape (ints and size Exprs, already
-    simplified) and dtype, or ``shape=None`` for a value that is not an array."""
-    shape: Optional[tuple]
-    dtype: Any
-
-
-def check_returns(spec, env, outputs: Sequence[OutputInfo],
-                  input_shapes: Dict[str, tuple]) -> None:
-    """Prove the return annotation of an ``AnnotatedShapes`` spec for every admitted size.
-
-    ``outputs`` are the flattened returned values; ``input_shapes`` maps each annotated
-    parameter to its symbolic input shape.  Raises ``ConstraintViolationError`` naming the
-    annotation, the shape found (in the user's names) and the annotation that holds."""
-    if not isinstance(spec, AnnotatedShapes) or not spec.returns:
-        return
-    returns = spec.returns
-    if len(outputs) != len(returns):
-        raise ConstraintViolationError(["the return annotation of %s describes %d value(s), "
-                                        "but it returns %d" % (spec.function, len(returns),
-                                                               len(outputs))])
-    names = _bound_names(spec, env, input_shapes)
-    namer = _namer(env, names)
-    violations: List[str] = []
-    fixed: List[Optional[ArrayAnn]] = []
-    fix_ok = True
-    for i, (ann, out) in enumerate(zip(returns, outputs)):
-        if ann is None:
-            fixed.append(None)
-            continue
-        label = "the return annotation of %s%s, %s," % (
-            spec.function, " (item %d)" % i if spec.returns_tuple else "", ann.text())
-        if out.shape is None:
-            violations.append("%s describes an array, but %s returns a %s there"
-                              % (label, spec.function, type(out.dtype).__name__))
-            fixed.append(ann)
-            fix_ok = False
-            continue
-        problems, text = _check_one(ann, out, env, names, namer)
-        if problems:
-            shape_text = "(%s)" % ", ".join(namer(s) for s in out.shape) + \
-                ("," if len(out.shape) == 1 else "")
-            violations.append("%s does not hold: %s returns %s of shape %s; %s" % (
-                label, spec.function, _dtype_text(out.dtype), shape_text, "; ".join(problems)))
-            kind = ann.kind
-            if ann.dtypes is not None and str(out.dtype) not in ann.dtypes:
-                kind = _KINDS.get(getattr(out.dtype, "kind", ""), "Shaped")
-                ann = ann._replace(kind=kind, dtypes=None)
-            fixed.append(ann._replace(dim_str=text, axes=parse_dim_str(text, label)))
-        else:
-            fixed.append(ann)
-    if not violations:
-        return
-    fixes, notes = [], []
-    if fix_ok:
-        text = ", ".join(a.text() if a is not None else "Any" for a in fixed)
-        if spec.returns_tuple:
-            text = "tuple[%s]" % text
-        fixes.append(ReturnAnnotationFix(spec.function, text, tuple(fixed)))
-        if any(a is not None and "_" in a.dim_str.split() for a in fixed):
-            notes.append("An axis written `_` in the suggested annotation has a size that a "
-                         "jaxtyping annotation cannot express in the parameters' names.")
-    else:
-        notes.append("No annotation can describe what %s returns; change the function or "
-                     "the return annotation by hand." % spec.function)
-    raise ConstraintViolationError(violations, fixes, notes)
-
-
-def _dtype_text(dt) -> str:
-    return "a %s array" % dt if dt is not None else "an array"
-
-
-def _bound_names(spec: AnnotatedShapes, env, input_shapes) -> Dict[str, Any]:
-    """Name -> size Expr (or a tuple of them for a variadic ``*name``), from the inputs."""
-    names: Dict[str, Any] = {}
-    for pname, ann in spec.annotations.items():
-        shape = input_shapes.get(pname)
-        if shape is None:
-            continue
-        v = ann.variadic
-        n_var = len(shape) - (len(ann.axes) - 1) if v is not None else 0
-        pos = 0
-        for a in ann.axes:
-            if a.kind == "variadic":
-                if a.name:
-                    names.setdefault("*" + a.name, tuple(shape[pos:pos + n_var]))
-                pos += n_var
-                continue
-            if a.kind == "name":
-                names.setdefault(a.name, shape[pos])
-            pos += 1
-    # a name used only inside an expression (x: "n+1") is its Dim's symbol
-    for s, info in env.infos.items():
-        if info.kind == "named" and info.dim is not None:
-            names.setdefault(info.dim.name, env.simplify(s.expr))
-    return names
-
-
-def _namer(env, names: Dict[str, Any]):
-    """Format a size in the annotation's names where a name stands for exactly one symbol
-    (``2*seq``), else in input terms (``x.shape[0]``)."""
-    by_sym: Dict[Sym, str] = {}
-    for n, e in names.items():
-        if not n.startswith("*") and type(e) is Expr and len(e.terms) == 1 \
-                and e.const == 0 and e.terms[0][1] == 1 and len(e.terms[0][0]) == 1 \
-                and type(e.terms[0][0][0]) is Sym:
-            by_sym.setdefault(e.terms[0][0][0], n)
-
-    def name(s: Sym) -> str:
-        return by_sym.get(s) or env.user_label(s)
-
-    def fmt(x: IntLike) -> str:
-        return str(x) if type(x) is int else format_expr(env.simplify(x), name)
-
-    fmt.by_sym = by_sym
-    return fmt
-
-
-def _equal(env, a: IntLike, b: IntLike) -> bool:
-    d = env.simplify(sub(a, b))
-    if type(d) is int:
-        return d == 0
-    return env.decide(R.make(R.EQ, d)) is True
-
-
-def _check_one(ann: ArrayAnn, out: OutputInfo, env, names: Dict[str, Any], namer):
-    """(what does not hold, the dimension string that holds)."""
-    shape = tuple(out.shape)
-    problems: List[str] = []
-    if ann.dtypes is not None and str(out.dtype) not in ann.dtypes:
-        problems.append("its dtype %s is not %s" % (out.dtype, ann.kind))
-    v = ann.variadic
-    fixed_axes = [a for a in ann.axes if a.kind != "variadic"]
-    if (v is None and len(shape) != len(ann.axes)) or len(shape) < len(fixed_axes):
-        problems.append("the annotation has %d axes, the result %d" % (len(fixed_axes),
-                                                                        len(shape)))
-        return problems, _dim_text(shape, namer)
-    n_var = len(shape) - len(fixed_axes)
-    local = dict(names)
-    pos = 0
-    pending = []
-    for a in ann.axes:
-        if a.kind == "variadic":
-            got = shape[pos:pos + n_var]
-            key = "*" + a.name if a.name else None
-            if key is not None and key in local:
-                want = local[key]
-                if len(want) != len(got) or not all(_equal(env, x, y)
-                                                    for x, y in zip(got, want)):
-                    problems.append("*%s is (%s) in the inputs, but the result has (%s) there"
-                                    % (a.name, ", ".join(namer(x) for x in want),
-                                       ", ".join(namer(x) for x in got)))
-            elif key is not None:
-                local[key] = got
-            pos += n_var
-            continue
-        pending.append((pos, a))
-        if a.kind == "name" and a.name not in local:
-            local[a.name] = shape[pos]       # first use of a name only the result has
-        pos += 1
-    for i, a in pending:
-        got = shape[i]
-        if a.kind == "any":
-            continue
-        if a.kind == "int":
-            want = a.value
-        elif a.kind == "name":
-            want = local[a.name]
-        elif all(n in local and not isinstance(local[n], tuple) for n in a.names):
-            want = _eval_tree(a.tree, {n: local[n] for n in a.names})
-        else:
-            continue                          # names the inputs never bind: nothing to prove
-        if a.broadcast and _equal(env, got, 1):
-            continue
-        if not _equal(env, got, want):
-            problems.append("axis %d is %s, annotated %s" % (i, namer(got), a.text) + (
-                "" if a.kind == "int" or namer(want) == a.text else " (= %s)" % namer(want)))
-    if not problems:
-        return [], ann.dim_str
-    return problems, _fixed_text(ann, shape, env, local, namer)
-
-
-def _dim_text(shape, namer) -> str:
-    return " ".join(_axis_text(s, namer) for s in shape)
-
-
-def _axis_text(s: IntLike, namer) -> str:
-    """An axis as a jaxtyping element: an int, a name, an expression without spaces, or
-    ``_`` when the size involves an axis no annotation names."""
-    if type(s) is int:
-        return str(s)
-    if any(sym not in namer.by_sym for sym in s.free_symbols):
-        return "_"
-    return namer(s).replace(" ", "")
-
-
-def _fixed_text(ann: ArrayAnn, shape: tuple, env, local, namer) -> str:
-    """The annotation's own elements where they hold, the found size where they do not."""
-    out = []
-    v = ann.variadic
-    n_var = len(shape) - (len(ann.axes) - (1 if v is not None else 0))
-    pos = 0
-    for a in ann.axes:
-        if a.kind == "variadic":
-            key = "*" + a.name if a.name else None
-            got = shape[pos:pos + n_var]
-            want = local.get(key) if key else None
-            if want is None or (len(want) == len(got) and all(
-                    _equal(env, x, y) for x, y in zip(got, want))):
-                out.append(a.text)
-            else:
-                out.extend(_axis_text(s, namer) for s in got)
-            pos += n_var
-            continue
-        got = shape[pos]
-        keep = a.kind == "any"
-        if a.kind == "int":
-            keep = _equal(env, got, a.value)
-        elif a.kind == "name":
-            keep = _equal(env, got, local[a.name])
-        elif a.kind == "expr":
-            if all(n in local and not isinstance(local[n], tuple) for n in a.names):
-                keep = _equal(env, got, _eval_tree(a.tree, {n: local[n] for n in a.names}))
-            else:
-                keep = True
-        out.append(a.text if keep else _axis_text(got, namer))
-        pos += 1
-    return " ".join(out)
-
-
 # --------------------------------------------------------------------------- CLI
 def spec_for(fn, dynamic_shapes):
     """The spec ``symshape check`` exports with: the declared one, else the one the
@@ -683,7 +427,7 @@ def spec_for(fn, dynamic_shapes):
     if jt is None:
         return None
     try:
-        target = _target(fn)
+        target = call_target(fn)
         hints = typing.get_type_hints(target, include_extras=True)
     except Exception:       # unreadable hints: the export itself reports what is wrong
         hints = {}
@@ -728,146 +472,6 @@ def annotation_notes(spec, fixes: Sequence[Fix]) -> List[str]:
         return []
     return ["The spec was read from shape annotations; in them:"] + \
         ["  " + line for line in lines]
-
-
-# --------------------------------------------------------------------------- --fix
-def fix_annotations(plan, decl, fixes: Sequence[Fix]) -> bool:
-    """``symshape check --fix`` for an export whose spec is read from annotations: rewrite
-    the annotation strings in the function's source (a wrong return annotation; a relation
-    or a static size on a parameter's axis).  A bound has no spelling in an annotation: it is
-    reported as not applied, saying so.  Returns False when the spec is not from annotations
-    (the ordinary fixer handles it)."""
-    if getattr(decl, "dynamic_shapes", None) is not None or getattr(decl, "fn", None) is None:
-        return False
-    try:
-        spec = spec_for(decl.fn, None)
-    except UserError:
-        return False
-    if not isinstance(spec, AnnotatedShapes):
-        return False
-    from .constraints import DefineDim, SetDim
-    try:
-        patch, strings = _annotation_strings(plan, decl.fn)
-    except (OSError, TypeError, SyntaxError, ValueError) as e:
-        for fix in fixes:
-            plan.skipped.append((decl.name, str(fix), "cannot read the source of %s: %s"
-                                 % (spec.function, e)))
-        return True
-    defined = {f.dim.name for f in fixes if isinstance(f, DefineDim)}
-    for fix in fixes:
-        if isinstance(fix, DefineDim):
-            continue
-        if isinstance(fix, ReturnAnnotationFix):
-            reason = _rewrite_returns(patch, strings, spec, fix)
-        elif isinstance(fix, SetDim) and (fix.ref is not None or type(fix.value) is int) \
-                and fix.ref not in defined:
-            from .dims import format_linear
-            new = str(fix.value) if fix.ref is None else \
-                format_linear(fix.ref, fix.coeff, fix.offset).replace(" ", "")
-            reason = _rename_axis(patch, strings, fix.name, new)
-        elif isinstance(fix, SetDim) and isinstance(fix.value, Dim):
-            reason = ("a bound cannot be written in a jaxtyping annotation: pass "
-                      "dims={%r: %r} to ss.from_annotations, or declare dynamic_shapes"
-                      % (fix.name, fix.value))
-        else:
-            reason = "this fix cannot be written in a jaxtyping annotation; declare " \
-                     "dynamic_shapes for this export"
-        if reason:
-            plan.skipped.append((decl.name, str(fix), reason))
-        else:
-            plan.applied.append((decl.name, str(fix)))
-    return True
-
-
-class _Literal(typing.NamedTuple):
-    where: str          # a parameter name, or "return"
-    start: int          # character offsets of the string literal in the file
-    end: int
-    value: str
-
-
-def _annotation_strings(plan, fn):
-    """The file patch of ``fn``'s source file and the string literals of its annotations."""
-    target = inspect.unwrap(_target(fn))
-    target = getattr(target, "__func__", target)
-    path = inspect.getsourcefile(target)
-    patch = plan.patch(path)
-    source = patch.old
-    code = target.__code__
-    tree = ast.parse(source)
-    node = None
-    for n in ast.walk(tree):
-        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == code.co_name \
-                and (n.lineno == code.co_firstlineno or any(
-                    d.lineno == code.co_firstlineno for d in n.decorator_list)):
-            node = n
-            break
-    if node is None:
-        raise ValueError("the definition of %s was not found" % code.co_name)
-    starts = [0]
-    for line in source.splitlines(True):
-        starts.append(starts[-1] + len(line))
-    lines = source.splitlines(True)
-
-    def offset(lineno: int, col: int) -> int:
-        # ast columns count UTF-8 bytes
-        return starts[lineno - 1] + len(lines[lineno - 1].encode("utf-8")[:col]
-                                        .decode("utf-8", "replace"))
-
-    out: List[_Literal] = []
-    a = node.args
-    for arg in a.posonlyargs + a.args + a.kwonlyargs:
-        if arg.annotation is not None:
-            out += _literals(arg.annotation, arg.arg, offset)
-    if node.returns is not None:
-        out += _literals(node.returns, "return", offset)
-    return patch, out
-
-
-def _literals(ann: ast.expr, where: str, offset) -> List[_Literal]:
-    return [_Literal(where, offset(n.lineno, n.col_offset), offset(n.end_lineno, n.end_col_offset),
-                     n.value)
-            for n in ast.walk(ann) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
-
-
-def _replace(patch, lit: _Literal, new_value: str) -> bool:
-    token = patch.old[lit.start:lit.end]
-    i = token.find(lit.value)
-    if i < 0 or not lit.value:
-        return False
-    return patch.add(lit.start, lit.end, token[:i] + new_value + token[i + len(lit.value):])
-
-
-def _rewrite_returns(patch, strings: List[_Literal], spec: AnnotatedShapes,
-                     fix: "ReturnAnnotationFix") -> Optional[str]:
-    found = [s for s in strings if s.where == "return"]
-    old = [a for a in (spec.returns or ()) if a is not None]
-    new = [a for a in fix.returns if a is not None]
-    done = False
-    for o, n in zip(old, new):
-        if o.dim_str == n.dim_str:
-            continue
-        lit = next((s for s in found if s.value == o.dim_str), None)
-        if lit is None or not _replace(patch, lit, n.dim_str):
-            return "the return annotation's string %r was not found in the source" % o.dim_str
-        done = True
-    if any(o.kind != n.kind for o, n in zip(old, new)):
-        return "the dtype kind of the return annotation must change too; edit it by hand"
-    return None if done else "nothing to rewrite"
-
-
-def _rename_axis(patch, strings: List[_Literal], name: str, new: str) -> Optional[str]:
-    """Write ``new`` for every axis spelled exactly ``name`` in the annotation strings."""
-    changed = False
-    for lit in strings:
-        elems = lit.value.split()
-        if name not in elems:
-            continue
-        text = " ".join(new if e == name else e for e in elems)
-        if _replace(patch, lit, text):
-            changed = True
-    return None if changed else "no annotation axis is spelled %r" % name
-
 
 # --------------------------------------------------------------------------- runtime checks
 def _is_runtime_checker(fn) -> bool:

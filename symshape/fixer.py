@@ -366,7 +366,7 @@ class _PyFile:
 
     # ---------------------------------------------------------------- applying
     def run(self, decl: Declaration, fixes: List[Fix]) -> None:
-        from .annotations import fix_annotations     # a spec read from shape annotations
+        from .annotation_fixer import fix_annotations    # a spec read from annotations
         if fix_annotations(self.plan, decl, fixes):
             return
         call = self.decorator(decl)
