@@ -401,7 +401,9 @@ def _exported_call(name: str, traced_fn, eager_fn):
 
         def program(inputs):
             a, kw = _fill(template, inputs)
-            return traced_fn(*a, **kw)
+            out = traced_fn(*a, **kw)
+            # named results (unique_counts) leave the program as plain tuples
+            return tuple(out) if isinstance(out, tuple) else out
 
         spec = {"inputs": [tuple(ss.Dim.AUTO for _ in x.shape) for x in arrays]}
         with warnings.catch_warnings():
@@ -415,8 +417,8 @@ def _exported_call(name: str, traced_fn, eager_fn):
             raise AssertionError("exported %s differs from eager NumPy: %s" % (name, bad))
         if isinstance(want, tuple) and type(want) is not tuple:    # named results
             return type(want)(*got_leaves)
-        if isinstance(want, (tuple, list)):
-            return type(want)(got_leaves)
+        if isinstance(got, (tuple, list)):      # the container the namespace returns
+            return type(got)(got_leaves)
         return got_leaves[0]
 
     call.__name__ = name.rsplit(".", 1)[-1]

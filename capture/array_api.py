@@ -64,8 +64,13 @@ SAME_NAME = (
 
 
 def _elementwise(name: str, np_name: str):
-    def fn(*args):
-        return getattr(np, np_name)(*args)
+    # the standard's positional-only signature: (x, /) or (x1, x2, /)
+    if getattr(np, np_name).nin == 1:
+        def fn(x, /):
+            return getattr(np, np_name)(x)
+    else:
+        def fn(x1, x2, /):
+            return getattr(np, np_name)(x1, x2)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = "The array API's ``%s`` (NumPy's ``np.%s``)." % (name, np_name)
     return fn
@@ -329,7 +334,9 @@ def matrix_transpose(x, /):
 
 
 def tensordot(x1, x2, /, *, axes=2):
-    """``np.tensordot``."""
+    """``np.tensordot`` (with 0-d operands and ``axes=0``: their product)."""
+    if (x1.ndim == 0 or x2.ndim == 0) and (axes == 0 or axes == ([], [])):
+        return np.multiply(x1, x2)
     return np.tensordot(x1, x2, axes=axes)
 
 
@@ -366,7 +373,7 @@ def concat(arrays, /, *, axis=0):
     return np.concatenate(arrays, axis=axis)
 
 
-def expand_dims(x, /, *, axis=0):
+def expand_dims(x, /, axis=0):
     """Insert an axis of size 1."""
     return np.expand_dims(x, axis)
 

@@ -203,3 +203,26 @@ def test_suite_covers_the_standards_function_list():
         "cumulative_sum", "max", "mean", "min", "prod", "std", "sum", "var", "all", "any",
     }
     assert standard - names == set()
+
+
+def test_signatures_follow_the_standard():
+    import inspect
+    from symshape.capture import array_api as xp
+    P = inspect.Parameter
+    add = inspect.signature(xp.add).parameters.values()
+    assert [(p.name, p.kind) for p in add] == [("x1", P.POSITIONAL_ONLY),
+                                               ("x2", P.POSITIONAL_ONLY)]
+    assert [p.kind for p in inspect.signature(xp.exp).parameters.values()] == \
+        [P.POSITIONAL_ONLY]
+    assert inspect.signature(xp.expand_dims).parameters["axis"].kind == P.POSITIONAL_OR_KEYWORD
+
+
+def test_tensordot_of_0d_operands():
+    def f(x, y):
+        xp = array_namespace(x)
+        return xp.tensordot(x, y, axes=0)
+
+    ep = ss.export(f, (np.float64(2.0) * np.ones(()), rand(3)), dynamic_shapes={"x": (),
+                                                                               "y": (A,)})
+    np.testing.assert_array_equal(ep.module()(np.ones(()) * 3, np.arange(4.0)),
+                                  3 * np.arange(4.0))
