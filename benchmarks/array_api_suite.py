@@ -11,8 +11,13 @@ Run as a script it prints the pass rate over the whole table (cases and function
     python benchmarks/array_api_suite.py [--examples N] [--seed S] [-v]
 
 ``tests/test_array_api.py`` runs every case under Hypothesis with a few examples.  The
-official ``array-api-tests`` suite is not on the package index, so this table of the
-standard's function list (2023.12) is the differential suite.
+standard's own suite, ``array-api-tests``, is not on the package index (so CI cannot install
+it); with a checkout of it (and its ``array-api`` spec submodule, and ``ndindex`` installed),
+
+    python benchmarks/array_api_suite.py --examples 2 --array-api-tests DIR [--modules ...]
+
+also runs it twice, against eager NumPy and against ``exported_namespace()`` (every call on
+arrays exported and compared with eager NumPy), and prints both pass rates.
 """
 from __future__ import annotations
 
