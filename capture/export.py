@@ -14,6 +14,8 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
+from symshape.annotation_returns import OutputInfo, check_returns
+from symshape.annotations import annotation_notes, resolve_call, without_runtime_checks
 from symshape import pytree
 from symshape.constraints import Report, analyze
 from symshape.env import ShapeEnv
@@ -42,12 +44,27 @@ MAX_FIX_ROUNDS = 4
 def export(f, args: tuple = (), kwargs: Optional[dict] = None, *, dynamic_shapes=None
            ) -> ExportedProgram:
     """Trace ``f(*args, **kwargs)`` and return its ExportedProgram (see API.md)."""
+    # a spec read from shape annotations (ss.from_annotations) is resolved against the
+    # example inputs here, and its return annotation proven after tracing
+    annotated, dynamic_shapes = dynamic_shapes, resolve_call(f, args, kwargs, dynamic_shapes)
+    f = without_runtime_checks(f)       # a jaxtyping checker cannot see traced arrays
     result = trace_program(f, args, kwargs, dynamic_shapes)
     if result.report.violations:
         fixes, notes = _verified_fixes(f, args, kwargs, dynamic_shapes, result.report)
         raise ConstraintViolationError(result.report.violations, fixes,
-                                       result.report.notes + notes)
+                                       result.report.notes + notes +
+                                       annotation_notes(annotated, fixes))
+    check_returns(annotated, result.env, *_returned(result.program))
     return result.program
+
+
+def _returned(program: ExportedProgram):
+    """(what each output is, the symbolic shape of each user input) for check_returns."""
+    outs = [OutputInfo(o.shape, o.dtype) if type(o) is Node
+            else OutputInfo(None, o) for o in program.graph.outputs]
+    shapes = {n.attrs.get("path"): n.shape for n in program.graph.nodes
+              if n.op == "input" and n.shape is not None}
+    return outs, shapes
 
 
 class Traced:

@@ -385,6 +385,21 @@ class TracedArray:
     def T(self):
         return np.transpose(self)
 
+    # the array API standard: code that asks the array for its namespace traces too
+    def __array_namespace__(self, *, api_version=None):
+        from .array_api import namespace_for
+        return namespace_for(api_version)
+
+    @property
+    def device(self) -> str:
+        return "cpu"
+
+    def to_device(self, device, /, *, stream=None):
+        if device != "cpu":
+            raise UserError("to_device(%r): traced arrays live on 'cpu'%s"
+                            % (device, where(user_frame(2))))
+        return self
+
     @property
     def mT(self):
         return np.swapaxes(self, -1, -2)

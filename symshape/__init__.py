@@ -98,3 +98,13 @@ __all__ += ["custom_op", "save", "load"]
 __all__ += ["chunkable_axes"]
 from .symbolic import bounds, symbolic_shape  # noqa: E402  (symbolic sizes outside export)
 __all__ += ["symbolic_shape", "bounds"]
+
+
+def from_annotations(f, *, dims=None):
+    """The ``dynamic_shapes`` that ``f``'s jaxtyping shape annotations mean
+    (``Float[np.ndarray, "batch seq 64"]``); export also proves its return annotation."""
+    from .annotations import from_annotations as _from_annotations
+    return _from_annotations(f, dims=dims)
+
+
+__all__ += ["from_annotations"]

@@ -386,7 +386,10 @@ def check_one(item: Item, paths: Paths) -> None:
     with captured_logs(logging.WARNING) as cap:
         try:
             args, kwargs = decl.inputs()
-            ep = export(decl.fn, args, kwargs, dynamic_shapes=decl.dynamic_shapes)
+            # no dynamic_shapes declared: the function's shape annotations, if any
+            from .annotations import spec_for
+            ep = export(decl.fn, args, kwargs,
+                        dynamic_shapes=spec_for(decl.fn, decl.dynamic_shapes))
         except ConstraintViolationError as e:
             item.status = "fail"
             item.violations = [paths.clean(v) for v in e.violations]

@@ -366,6 +366,9 @@ class _PyFile:
 
     # ---------------------------------------------------------------- applying
     def run(self, decl: Declaration, fixes: List[Fix]) -> None:
+        from .annotation_fixer import fix_annotations    # a spec read from annotations
+        if fix_annotations(self.plan, decl, fixes):
+            return
         call = self.decorator(decl)
         spec = self.spec_node(call)
         line = call.lineno if call is not None else decl.line

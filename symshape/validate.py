@@ -216,8 +216,10 @@ class CheckCode:
             if text in self.sizes:                   # an int input read directly
                 self.env[target.id] = self._size(text)
             elif isinstance(value, (ast.Name, ast.Subscript, ast.Attribute)) \
-                    and self._is_input(text):
-                self.arrays[target.id] = text        # an array (or container leaf)
+                    and (self._is_input(text) or
+                         (isinstance(value, ast.Name) and text not in self.env)):
+                # an array (or container leaf); a 0-d array has no size to name it by
+                self.arrays[target.id] = text
             else:
                 self.env[target.id] = self._int(value)
             return
