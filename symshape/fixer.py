@@ -38,30 +38,40 @@ from . import project
 
 
 class Edit:
-    __slots__ = ("start", "end", "text", "seq", "key")
+    __slots__ = ("start", "end", "text", "seq", "key", "owners")
 
-    def __init__(self, start: int, end: int, text: str, seq: int, key=None) -> None:
+    def __init__(self, start: int, end: int, text: str, seq: int, key=None,
+                 owner: Optional[str] = None) -> None:
         self.start, self.end, self.text, self.seq, self.key = start, end, text, seq, key
+        self.owners = {owner} if owner else set()
 
 
 class FilePatch:
-    def __init__(self, path: str, text: str) -> None:
+    """The edits planned for one file, over the text read from it (``raw``: its bytes)."""
+
+    def __init__(self, path: str, raw: bytes, text: str, encoding: str) -> None:
         self.path = path
+        self.raw = raw
         self.old = text
+        self.encoding = encoding
         self.edits: List[Edit] = []
         self._seq = 0
+        self.owner: Optional[str] = None      # the export whose fixes are being placed
 
     def add(self, start: int, end: int, text: str, key=None) -> bool:
         """Add an edit; False if it overlaps a different edit (identical ones merge)."""
         for e in self.edits:
             if (e.start, e.end, e.text) == (start, end, text) and start != end:
+                e.owners.add(self.owner)
                 return True
             if key is not None and e.key == key:
+                if e.text == text:
+                    e.owners.add(self.owner)
                 return e.text == text
             if start < e.end and e.start < end:
                 return False
         self._seq += 1
-        self.edits.append(Edit(start, end, text, self._seq, key))
+        self.edits.append(Edit(start, end, text, self._seq, key, self.owner))
         return True
 
     def new(self) -> str:
@@ -74,17 +84,55 @@ class FilePatch:
         return "".join(out)
 
 
+def read_text(path: str) -> Tuple[bytes, str, str]:
+    """(bytes, text, encoding) of a user file: Python files by their coding cookie (a UTF-8
+    BOM is kept as ``utf-8-sig``), TOML as UTF-8.  Line endings are kept as they are."""
+    with open(path, "rb") as fh:
+        raw = fh.read()
+    if path.endswith(".py"):
+        import io
+        import tokenize
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
+    else:
+        encoding = "utf-8-sig" if raw.startswith(b"\xef\xbb\xbf") else "utf-8"
+    return raw, raw.decode(encoding), encoding
+
+
+def parse_problem(path: str, text: str) -> Optional[str]:
+    """Why ``text`` is not a valid file of its kind (Python or TOML), or None."""
+    if path.endswith(".py"):
+        try:
+            compile(text, path, "exec", dont_inherit=True, flags=ast.PyCF_ONLY_AST)
+        except SyntaxError as e:
+            return "line %s: %s" % (e.lineno, e.msg)
+        except ValueError as e:
+            return str(e)
+        return None
+    try:
+        import tomllib
+    except ImportError:  # pragma: no cover - Python 3.10
+        import tomli as tomllib
+    try:
+        tomllib.loads(text)
+    except Exception as e:  # noqa: BLE001 - tomllib.TOMLDecodeError
+        return str(e)
+    return None
+
+
 class Plan:
     def __init__(self) -> None:
         self.patches: Dict[str, FilePatch] = {}
         self.applied: List[Tuple[str, str]] = []        # (export name, fix line)
         self.skipped: List[Tuple[str, str, str]] = []   # (export name, fix line, reason)
+        self.owner: Optional[str] = None
 
     def patch(self, path: str) -> FilePatch:
         if path not in self.patches:
-            with open(path, encoding="utf-8", newline="") as fh:   # keep \r\n files as they are
-                self.patches[path] = FilePatch(path, fh.read())
-        return self.patches[path]
+            raw, text, encoding = read_text(path)
+            self.patches[path] = FilePatch(path, raw, text, encoding)
+        p = self.patches[path]
+        p.owner = self.owner
+        return p
 
     def changed(self) -> Dict[str, Tuple[str, str]]:
         out = {}
@@ -93,6 +141,29 @@ class Plan:
             new = p.new()
             if new != p.old:
                 out[path] = (p.old, new)
+        return out
+
+    def owners_of(self, path: str) -> set:
+        p = self.patches.get(path)
+        return set().union(*[e.owners for e in p.edits]) - {None} if p and p.edits else set()
+
+    def owner_files(self) -> Dict[str, set]:
+        """Each export with an edit -> the files its edits touch."""
+        out: Dict[str, set] = {}
+        for path, p in self.patches.items():
+            for e in p.edits:
+                for o in e.owners:
+                    if o:
+                        out.setdefault(o, set()).add(path)
+        return out
+
+    def unparsable(self) -> Dict[str, str]:
+        """Edited files that would not parse: {path: why}."""
+        out = {}
+        for path, (_, new) in self.changed().items():
+            why = parse_problem(path, new)
+            if why:
+                out[path] = why
         return out
 
     def diff(self, rel=lambda p: p) -> str:
@@ -106,30 +177,47 @@ class Plan:
             text += "\n"
         return text
 
-    def write(self) -> List[str]:
-        import importlib.util
+    def write(self) -> Tuple[List[str], List[Tuple[str, str]]]:
+        """Replace each changed file atomically: (written, [(path, why not)]).  Every file
+        is checked (unchanged since read, writable) before the first is replaced; a failure
+        while writing stops there, leaving the rest untouched."""
         import linecache
-        written = []
-        for path, (_, new) in self.changed().items():
-            with open(path, "w", encoding="utf-8", newline="") as fh:
-                fh.write(new)
+        from .safe_write import NotWritten, preflight, replace_file
+        changed = self.changed()
+        blocked = []
+        for path in changed:
+            try:
+                preflight(path, self.patches[path].raw)
+            except NotWritten as e:
+                blocked.append((path, str(e)))
+        if blocked:
+            return [], blocked + [(p, "not written: another file of this fix could not be")
+                                  for p in changed if p not in dict(blocked)]
+        written: List[str] = []
+        for path, (_, new) in changed.items():
+            p = self.patches[path]
+            try:
+                replace_file(path, new.encode(p.encoding), p.raw)
+            except NotWritten as e:
+                rest = [(q, "not written: stopped at the failure above") for q in changed
+                        if q not in written and q != path]
+                return written, [(path, str(e))] + rest
             written.append(path)
-            if path.endswith(".py"):
-                try:   # a stale .pyc with the same mtime second and size would shadow the edit
-                    os.remove(importlib.util.cache_from_source(path))
-                except (OSError, NotImplementedError, ValueError):
-                    pass
             linecache.checkcache(path)
-        return written
+        return written, []
 
 
 def plan_fixes(items: List[Tuple[Declaration, List[Fix]]]) -> Plan:
     """The edits that apply each declaration's fixes (in order) to its source file."""
+    from .check_worker import decl_key
     plan = Plan()
     py: Dict[str, _PyFile] = {}
     for decl, fixes in items:
         if not fixes:
             continue
+        plan.owner = decl_key(decl)
+        for p in plan.patches.values():
+            p.owner = plan.owner
         if decl.origin == "toml":
             _TomlFixer(plan, decl).run(fixes)
             continue
