@@ -107,22 +107,36 @@ def _mod_file(mod) -> Optional[str]:
     return os.path.abspath(f) if isinstance(f, str) else None
 
 
-def uses_exportable(text: str) -> bool:
-    """The module's syntax tree uses a name ``exportable`` (``@ss.exportable(...)``,
-    ``from symshape import exportable``, a wrapper calling it); a mention in a comment or a
-    string does not count, so plain scripts are never run."""
+def scan_source(text: str) -> Tuple[bool, set]:
+    """(uses ``exportable``, modules it imports) from the module's syntax tree.  Using means
+    a name ``exportable`` in the code (``@ss.exportable(...)``, ``from symshape import
+    exportable``, a wrapper calling it); a mention in a comment or a string does not count,
+    so plain scripts are never run."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
-        return "exportable" in text     # import it: the syntax error is worth reporting
+        return "exportable" in text, set()    # import it: the syntax error is worth reporting
+    uses = False
+    imports: set = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Name) and node.id == "exportable":
-            return True
-        if isinstance(node, ast.Attribute) and node.attr == "exportable":
-            return True
-        if isinstance(node, ast.alias) and "exportable" in node.name.split("."):
-            return True
-    return False
+            uses = True
+        elif isinstance(node, ast.Attribute) and node.attr == "exportable":
+            uses = True
+        elif isinstance(node, ast.ImportFrom):
+            if any(a.name == "exportable" for a in node.names):
+                uses = True
+            if node.module:
+                imports.add(node.module)
+                imports.update("%s.%s" % (node.module, a.name) for a in node.names)
+        elif isinstance(node, ast.Import):
+            imports.update(a.name for a in node.names)
+    return uses, imports
+
+
+def uses_exportable(text: str) -> bool:
+    """Whether the module's syntax tree uses ``exportable`` (see ``scan_source``)."""
+    return scan_source(text)[0]
 
 
 def read_source(path: str, overlay: Optional[Dict[str, str]] = None) -> str:

@@ -23,7 +23,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from . import __version__
 from .check_worker import (Importer, Item, Paths, _internal_dirs, captured_logs, module_name,
-                           read_source, summarize_exception, uses_exportable)
+                           read_source, scan_source, summarize_exception)
 from .errors import UserError
 from .exportable import Declaration, forget_file, registered
 from .textsafe import printable
@@ -63,11 +63,24 @@ def _walk(path: str, pyprojects: Optional[List[str]], seen: set) -> List[str]:
             if f.endswith(".py") and not f.startswith("."):
                 full = os.path.join(d, f)
                 try:
-                    if uses_exportable(read_source(full)):
-                        out.append(full)
+                    uses, imports = scan_source(read_source(full))
                 except (OSError, UnicodeDecodeError, SyntaxError, LookupError):
-                    out.append(full)    # importing it reports what is wrong
-    return out
+                    uses, imports = True, set()     # importing it reports what is wrong
+                out.append((full, uses, imports))
+    return _declaring(out)
+
+
+def _declaring(scanned: List[Tuple[str, bool, set]]) -> List[str]:
+    """The files that use ``exportable``, and those that import a module which does (a
+    project's own wrapper around it), to a fixed point."""
+    chosen = {f for f, uses, _ in scanned if uses}
+    while True:
+        names = {module_name(f)[1] for f in chosen}
+        names |= {n.rsplit(".", 1)[-1] for n in names}
+        more = {f for f, _, imports in scanned if f not in chosen and imports & names}
+        if not more:
+            return [f for f, _, _ in scanned if f in chosen]
+        chosen |= more
 
 
 def discover(targets: List[str]) -> Tuple[List[str], List[str]]:
