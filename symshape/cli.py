@@ -339,6 +339,9 @@ def plan_verified(fixable: List[Item], before: List[Item], files: List[str],
     for _ in range(5):
         todo = [it for it in fixable if it.key not in refused]
         plan = plan_fixes([(it.decl, it.fixes) for it in todo])
+        if plan.refused:
+            refused.update(plan.refused)
+            continue
         broken = plan.unparsable()
         if broken:
             for path, why in broken.items():

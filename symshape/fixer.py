@@ -125,6 +125,9 @@ class Plan:
         self.applied: List[Tuple[str, str]] = []        # (export name, fix line)
         self.skipped: List[Tuple[str, str, str]] = []   # (export name, fix line, reason)
         self.owner: Optional[str] = None
+        # pyproject.toml -> Dim name -> (min, max, exports), written by finish_toml
+        self.toml_bounds: Dict[str, Dict[str, tuple]] = {}
+        self.refused: Dict[str, str] = {}       # export key -> why its edits cannot be made
 
     def patch(self, path: str) -> FilePatch:
         if path not in self.patches:
@@ -232,6 +235,7 @@ def plan_fixes(items: List[Tuple[Declaration, List[Fix]]]) -> Plan:
         pf.run(decl, fixes)
     for pf in py.values():
         pf.finish()
+    finish_toml(plan)
     return plan
 
 
@@ -870,6 +874,89 @@ def _bounds_text(dim: Dim) -> str:
     return "{ %s }" % ", ".join(parts) if parts else "{}"
 
 
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def _toml_key(name: str) -> str:
+    """A TOML key for ``name``: bare when it may be, else a basic string."""
+    import json
+    return name if _BARE_KEY.fullmatch(name) else json.dumps(name, ensure_ascii=False)
+
+
+def finish_toml(plan: Plan) -> None:
+    """Write the recorded ``[tool.symshape.dims]`` bounds of each pyproject.toml: the value
+    of a key of a plain ``[tool.symshape.dims]`` table in place, new keys below its last
+    one, a new table before the first export; bounds written as dotted keys, an inline
+    table or sub-tables are edited with tomlkit (which keeps the rest of the file)."""
+    for path, bounds in plan.toml_bounds.items():
+        patch = plan.patch(path)
+        text = patch.old
+        nl = "\r\n" if "\r\n" in text else "\n"
+        lay = project.layout(text)
+        table = lay.find("tool.symshape.dims")
+        try:
+            data = project.load_toml(path, text)
+        except Exception:  # noqa: BLE001 - parse_problem reports it
+            data = {}
+        elsewhere = isinstance(data.get("tool", {}).get("symshape", {}).get("dims"), dict) \
+            and table is None
+        if elsewhere or (table is not None and any(
+                n not in table.keys and n in data["tool"]["symshape"]["dims"]
+                for n in bounds)):
+            _tomlkit_bounds(plan, patch, bounds)
+            continue
+        new_lines = []
+        for name, (lo, hi, owners) in bounds.items():
+            patch.owner = next(iter(owners), None)
+            text_b = _bounds_text(Dim(name, min=lo if lo != 2 else None, max=hi))
+            if table is not None and name in table.keys:
+                node = table.keys[name][2]
+                patch.add(node.start, node.end, text_b)
+            else:
+                new_lines.append("%s = %s" % (_toml_key(name), text_b))
+        if not new_lines:
+            continue
+        body = "".join(l + nl for l in new_lines)
+        if table is not None:
+            pos = table.last_key_end
+            if pos > 0 and text[pos - 1:pos] != "\n":
+                body = nl + body
+            patch.add(pos, pos, body)
+        else:
+            ex = lay.exports()
+            pos = ex[0].start if ex else len(text)
+            head = "" if pos == 0 or text[pos - 1:pos] == "\n" else nl
+            patch.add(pos, pos, head + "[tool.symshape.dims]" + nl + body + nl)
+
+
+def _tomlkit_bounds(plan: Plan, patch: FilePatch, bounds) -> None:
+    owners = set().union(*[o for _, _, o in bounds.values()])
+    try:
+        import tomlkit
+    except ImportError:
+        for o in owners:
+            plan.refused[o] = ("the bounds in %s are not a plain [tool.symshape.dims] "
+                               "table: editing them needs tomlkit (pip install "
+                               "'symshape[fix]')" % os.path.basename(patch.path))
+        return
+    doc = tomlkit.parse(patch.old)
+    dims = doc["tool"]["symshape"]["dims"]
+    for name, (lo, hi, _) in bounds.items():
+        t = tomlkit.inline_table()
+        if lo != 2:
+            t["min"] = lo
+        if hi is not None:
+            t["max"] = hi
+        dims[name] = t
+    new = tomlkit.dumps(doc)
+    # the change as edits of the original text, so that they merge with the others
+    sm = difflib.SequenceMatcher(None, patch.old, new, autojunk=False)
+    patch.owner = next(iter(owners), None)
+    for op, i1, i2, j1, j2 in sm.get_opcodes():
+        if op != "equal":
+            patch.add(i1, i2, new[j1:j2])
+
+
 class _TomlFixer:
     def __init__(self, plan: Plan, decl: Declaration) -> None:
         self.plan = plan
@@ -926,33 +1013,23 @@ class _TomlFixer:
         return None
 
     def _set_bounds(self, dim: Dim) -> Optional[str]:
-        text = _bounds_text(dim)
-        t = self.lay.find("tool.symshape.dims")
-        if t is not None and dim.name in t.keys:
-            node = t.keys[dim.name][2]
-            if not self.patch.add(node.start, node.end, text):
-                return "conflicts with another fix"
-            return None
-        nl = self.nl
-        line = "%s = %s%s" % (dim.name, text, nl)
-        if t is not None:
-            pos = t.last_key_end
-            if pos > 0 and self.patch.old[pos - 1:pos] != "\n":
-                line = nl + line
-            self.patch.add(pos, pos, line, key=("dimline", dim.name))
-            return None
-        ex = self.lay.exports()
-        pos = ex[0].start if ex else len(self.patch.old)
-        table = next((e for e in self.patch.edits if e.key == "dimtable"), None)
-        if table is not None:      # a table this fix run already adds: one more line in it
-            if ("\n" + line) in table.text or table.text.startswith(line):
-                return None
-            body = table.text[:-len(nl)]
-            table.text = body + line + nl
-            return None
-        head = "" if pos == 0 or self.patch.old[pos - 1:pos] == "\n" else nl
-        self.patch.add(pos, pos, head + "[tool.symshape.dims]" + nl + line + nl,
-                       key="dimtable")
+        """Record the bounds ``dim`` needs; ``finish_toml`` writes them once per file, the
+        intersection when several exports bound the same name."""
+        bounds = self.plan.toml_bounds.setdefault(self.decl.file, {})
+        lo = dim.min if dim.min is not None else 2
+        prev = bounds.get(dim.name)
+        if prev is not None:
+            plo, phi, owners = prev
+            lo = max(lo, plo)
+            his = [h for h in (phi, dim.max) if h is not None]
+            hi = min(his) if his else None
+            if hi is not None and hi < lo:
+                return ("the bounds of %r needed by two exports do not meet ([%d, %s] and "
+                        "%s)" % (dim.name, plo, phi, _bounds_text(dim)))
+        else:
+            hi, owners = dim.max, set()
+        owners.add(self.patch.owner)
+        bounds[dim.name] = (lo, hi, owners)
         return None
 
     def _set_dim(self, fix: SetDim, new_dims) -> Optional[str]:
