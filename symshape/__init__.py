@@ -84,3 +84,12 @@ __all__ = ["export", "cond", "compile", "explain", "map", "while_loop", "Dim", "
            "GuardOnDataDependentError", "int_oo", "ValueRange", "set_logs", "SymInt",
            "SymBool", "sym_min", "sym_max", "exportable"]
 __all__ += ["custom_op", "save", "load"]
+__all__ += ["ExportedProgram"]
+
+
+def __getattr__(name):
+    # ``ss.ExportedProgram`` for annotations, without importing the tracer at ``import symshape``
+    if name == "ExportedProgram":
+        from .capture.program import ExportedProgram
+        return ExportedProgram
+    raise AttributeError("module 'symshape' has no attribute %r" % name)

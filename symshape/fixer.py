@@ -942,13 +942,23 @@ def _tomlkit_bounds(plan: Plan, patch: FilePatch, bounds) -> None:
     doc = tomlkit.parse(patch.old)
     dims = doc["tool"]["symshape"]["dims"]
     for name, (lo, hi, _) in bounds.items():
+        want = {"min": lo if lo != 2 else None, "max": hi}
+        cur = dims.get(name)
+        if isinstance(cur, dict):       # a sub-table or inline table: set its keys
+            for k, v in want.items():
+                if v is not None:
+                    cur[k] = v
+                elif k in cur:
+                    del cur[k]
+            continue
         t = tomlkit.inline_table()
-        if lo != 2:
-            t["min"] = lo
-        if hi is not None:
-            t["max"] = hi
+        for k, v in want.items():
+            if v is not None:
+                t[k] = v
         dims[name] = t
     new = tomlkit.dumps(doc)
+    if "\r\n" in patch.old:      # tomlkit ends the lines it adds with \n
+        new = re.sub(r"(?<!\r)\n", "\r\n", new)
     # the change as edits of the original text, so that they merge with the others
     sm = difflib.SequenceMatcher(None, patch.old, new, autojunk=False)
     patch.owner = next(iter(owners), None)

@@ -17,12 +17,13 @@ import shutil
 import tempfile
 import tomllib
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from symshape.cli import main
 
-EXAMPLES = 200 if os.environ.get("HYPOTHESIS_PROFILE") == "thorough" else 6
+EXAMPLES = int(os.environ.get("SYMSHAPE_FIXPROP_EXAMPLES") or (
+    200 if os.environ.get("HYPOTHESIS_PROFILE") == "thorough" else 6))
 
 # what each export's body needs of its axis: (body lines, example length)
 KINDS = {
@@ -165,6 +166,13 @@ def run_fix(root, capsys, monkeypatch):
           suppress_health_check=[HealthCheck.function_scoped_fixture,
                                  HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(layout=layouts())
+# found by this test: tomlkit rewrote a [tool.symshape.dims.q] sub-table of a CRLF file as an
+# inline table with \n line endings
+@example(layout={"exports": [{"kind": "div", "limit": 16, "bind": "module", "var": "n",
+                              "dim": "n", "declare": "decorator", "multiline": False,
+                              "comment": False}],
+                 "shadow": False, "bom": False, "crlf": True, "toml": "subtable",
+                 "toml_kind": "max"})
 def test_fix_never_damages_a_project(layout, capsys, monkeypatch):
     root = tempfile.mkdtemp(prefix="symshape-fixprop-")
     try:

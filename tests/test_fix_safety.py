@@ -328,3 +328,48 @@ def test_checking_one_file_leaves_the_pyproject_alone(tmp_path, capsys, monkeypa
     code, out, err = run(["check", "-q", "--fix", "m.py"], capsys, monkeypatch, tmp_path)
     assert code == 0 and "models:f" not in out
     assert read(pp) == before
+
+
+# --------------------------------------------------------------------------- messages
+def test_explain_from_the_wrong_directory_suggests_root(capsys, monkeypatch):
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    code, out, err = run(["explain", "zoo.attn:block"], capsys, monkeypatch, repo)
+    assert code == 2 and "Traceback" not in out + err
+    assert "cannot find module 'zoo.attn': looked in ." in err
+    assert "--root" in err
+    code, out, err = run(["explain", "--root", "examples/zoo", "zoo.attn:block"], capsys,
+                         monkeypatch, repo)
+    assert code == 1 and "explain zoo.attn:block" in out
+
+
+def test_unknown_log_names_are_reported():
+    env = dict(os.environ, SYMSHAPE_LOGS="+dynamics,bogus")
+    p = subprocess.run([sys.executable, "-c", "import symshape"], env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert "unknown log 'dynamics'" in p.stderr and "unknown log 'bogus'" in p.stderr
+    assert "the logs are: dynamic" in p.stderr
+
+
+def test_guard_stack_alone_turns_the_guard_log_on():
+    env = dict(os.environ, SYMSHAPE_GUARD_STACK="<= 8")
+    env.pop("SYMSHAPE_LOGS", None)
+    code = textwrap.dedent('''
+        import numpy as np, symshape as ss
+        def f(x):
+            assert x.shape[0] <= 8
+            return x
+        ss.export(f, (np.ones(4),), dynamic_shapes={"x": (ss.Dim.AUTO,)})
+        ''')
+    p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                       text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert "user stack for guard" in p.stderr
+
+
+def test_exported_program_is_importable_for_annotations():
+    import numpy as np
+    import symshape as ss
+    from symshape import ExportedProgram
+    ep = ss.export(lambda x: x + 1, (np.ones(3),))
+    assert isinstance(ep, ss.ExportedProgram) and ExportedProgram is ss.ExportedProgram
+    assert "ExportedProgram" in ss.__all__
