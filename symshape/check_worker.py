@@ -345,8 +345,11 @@ def collect(files: List[str], pyprojects: List[str], paths: Paths, importer: Imp
         problem = importer.import_file(f)
         if problem is not None:
             items.append(problem)
+    seen = set()
     for d in registered():
-        if d.file in files:
+        # one declaration even if user code imported its module under a second name
+        if d.file in files and (d.file, d.line, d.qualname) not in seen:
+            seen.add((d.file, d.line, d.qualname))
             items.append(Item("export", d.name, d.file, d.line, d))
     for pp in pyprojects:
         try:

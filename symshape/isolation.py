@@ -41,10 +41,21 @@ class Project:
 
 
 def group_projects(files: List[str], pyprojects: List[str]) -> List[Project]:
-    """Group by import root, in path order."""
+    """Group by import root, in path order.  A directory without ``__init__.py`` inside a
+    package (``pkg/sub/`` of ``pkg/``) is part of the project that imports ``pkg``, so a
+    module it holds is not run a second time as a top-level module; sibling sub-projects
+    without packages around them (``svc_a/``, ``svc_b/``) stay apart."""
+
+    def outer(root: str) -> str:
+        r = root
+        while os.path.isfile(os.path.join(os.path.dirname(r), "__init__.py")) and \
+                os.path.dirname(r) != r:
+            r = os.path.dirname(r)
+        return os.path.dirname(r) if r != root else root
+
     out: Dict[str, Project] = {}
     for f in files:
-        root, _ = module_name(f)
+        root = outer(module_name(f)[0])
         out.setdefault(root, Project(root)).files.append(f)
     for pp in pyprojects:
         root = os.path.dirname(pp)

@@ -31,18 +31,22 @@ def text(tmp_path, rel):
 
 
 def test_auto_fix_leaves_a_statement_that_reuses_the_name(tmp_path, capsys, monkeypatch):
+    # n != 16 is no Dim's range: the fix is n = Dim.AUTO
     project(tmp_path, {"m.py": HEAD + '''
 n = ss.Dim("n")
 BUCKETS = [2 ** n for n in range(3, 8)] + [256]
 
 
-@ss.exportable(example_inputs=(np.ones(16),), dynamic_shapes={"x": (2 * n,)})
+@ss.exportable(example_inputs=(np.ones(8),), dynamic_shapes={"x": (n,)})
 def f(x):
-    return x.reshape(4, -1)
+    if x.shape[0] == 16:
+        return x * 2
+    return x + 1
 '''})
     code, out = fix(tmp_path, capsys, monkeypatch)
     src = text(tmp_path, "m.py")
     assert "BUCKETS = [2 ** n for n in range(3, 8)] + [256]" in src
+    assert "n = ss.Dim.AUTO" in src
     assert code == 0, out
 
 

@@ -198,8 +198,10 @@ def test_bad_toml_example_is_an_error_of_that_entry(tmp_path, capsys, monkeypatc
 
 
 def test_a_module_is_imported_once(tmp_path, capsys, monkeypatch):
-    write(tmp_path, "app/__init__.py", "")
-    write(tmp_path, "app/models.py", HEAD + '''import os
+    # pkg/sub has no __init__.py: the walk names pkg/sub/models.py "models", while main.py
+    # imports it as pkg.sub.models; its body must run once
+    write(tmp_path, "pkg/__init__.py", "")
+    write(tmp_path, "pkg/sub/models.py", HEAD + '''import os
 with open(os.path.join(os.path.dirname(__file__), "imports.log"), "a") as fh:
     fh.write("imported as %s\\n" % __name__)
 
@@ -208,17 +210,20 @@ with open(os.path.join(os.path.dirname(__file__), "imports.log"), "a") as fh:
 def f(x):
     return x
 ''')
-    write(tmp_path, "app/main.py", "from app import models\nimport symshape as ss  "
-          "# exportable users: app.models\nss.exportable\n")
-    code, out, err = run(["check", "-q", "app"], capsys, monkeypatch, tmp_path)
+    write(tmp_path, "main.py", "import symshape as ss\nfrom pkg.sub import models\n"
+          "declare = ss.exportable\n")
+    code, out, err = run(["check", "-q"], capsys, monkeypatch, tmp_path)
     assert code == 0, out
-    assert read(str(tmp_path / "app" / "imports.log")) == "imported as app.models\n"
-    assert out.count("ok   app.models:f") == 1
+    assert read(str(tmp_path / "pkg" / "sub" / "imports.log")) == \
+        "imported as pkg.sub.models\n"
+    assert out.count(":f ") == 1
 
 
 def test_diff_writes_no_bytecode(tmp_path, capsys, monkeypatch):
     write(tmp_path, "pkg/__init__.py", "")
-    write(tmp_path, "pkg/model.py", NEEDS_MAX)
+    write(tmp_path, "pkg/model.py", NEEDS_MAX.replace(
+        "    return x + 1", "    from pkg import util   # imported while tracing\n"
+                           "    return x + util.X"))
     write(tmp_path, "pkg/util.py", "X = 1\n")
     code, out, err = run(["check", "-q", "--diff", "pkg"], capsys, monkeypatch, tmp_path)
     assert code == 1 and '+tokens = ss.Dim("tokens", max=128)' in out
