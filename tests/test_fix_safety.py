@@ -225,6 +225,8 @@ def test_diff_writes_no_bytecode(tmp_path, capsys, monkeypatch):
         "    return x + 1", "    from pkg import util   # imported while tracing\n"
                            "    return x + util.X"))
     write(tmp_path, "pkg/util.py", "X = 1\n")
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)   # as in a plain shell
+    monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
     code, out, err = run(["check", "-q", "--diff", "pkg"], capsys, monkeypatch, tmp_path)
     assert code == 1 and '+tokens = ss.Dim("tokens", max=128)' in out
     found = [d for d, _, _ in os.walk(str(tmp_path)) if "__pycache__" in d]
