@@ -476,8 +476,16 @@ def find_declaration(target: str, root: str, paths: Paths) -> Declaration:
         toml_name = "%s:%s" % (module_name(path)[1], qual)
     else:
         pp = project.find_pyproject(root)
-        for r in [root] + ([os.path.dirname(pp)] if pp else []):
+        dirs = [root] + ([os.path.dirname(pp)] if pp else [])
+        for r in dirs:
             col._front(r)
+        # a module of that name an earlier command in this process imported from elsewhere
+        # (main() called twice) must not answer for this root
+        top = modpart.split(".")[0]
+        for n in [n for n in sys.modules if n == top or n.startswith(top + ".")]:
+            f = getattr(sys.modules[n], "__file__", None)
+            if isinstance(f, str) and module_name(os.path.abspath(f))[0] not in dirs:
+                del sys.modules[n]
         try:
             import importlib.util
             spec = importlib.util.find_spec(modpart)
@@ -542,6 +550,16 @@ def _describe_input(v) -> str:
 
 
 def cmd_explain(args, out, err) -> int:
+    """``symshape explain``; the directories it puts on ``sys.path`` are taken off again
+    (``main`` may run more than once in a process)."""
+    saved_path = list(sys.path)
+    try:
+        return _explain(args, out, err)
+    finally:
+        sys.path[:] = saved_path
+
+
+def _explain(args, out, err) -> int:
     from .capture.export import trace_program
     from .errors import where
     from . import export
