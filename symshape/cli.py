@@ -1,10 +1,12 @@
 """The ``symshape`` command: ``symshape check`` validates declared exports, ``symshape explain``
 shows the log of one.
 
-``symshape check [PATHS...]`` imports every ``.py`` file under PATHS that mentions
-``exportable`` (so scripts that only run are never executed), collects the
-``@ss.exportable`` declarations they register and the ``[[tool.symshape.exports]]`` entries of
-the nearest ``pyproject.toml``, exports each and reports, sorted by file and line.  Exit
+``symshape check [PATHS...]`` finds the ``.py`` files under PATHS whose syntax tree uses
+``exportable`` (so scripts that only run are never executed) and the
+``[[tool.symshape.exports]]`` entries of the ``pyproject.toml`` files that apply, imports and
+exports them in an isolated child process per project (``symshape.isolation``) and reports,
+sorted by file and line; ``--fix`` / ``--diff`` plan edits (``symshape.fixer``), keep only
+those that parse and pass a re-check of the edited sources, and write them atomically.  Exit
 status: 0 all exports pass, 1 any export fails (a violated spec, or another ``UserError``
 from ``export``), 2 a usage error, a user module that fails to import, or an export that
 raised something other than a ``UserError`` (a bug in the model code).
@@ -12,20 +14,17 @@ raised something other than a ``UserError`` (a bug in the model code).
 from __future__ import annotations
 
 import argparse
-import contextlib
-import importlib
 import json
 import logging
 import os
 import sys
-import traceback
 from typing import Any, Dict, List, Optional, Tuple
 
 from . import __version__
 from .check_worker import (Importer, Item, Paths, _internal_dirs, captured_logs, module_name,
                            read_source, scan_source, summarize_exception)
 from .errors import UserError
-from .exportable import Declaration, forget_file, registered
+from .exportable import Declaration, registered
 from .textsafe import printable
 
 EXIT_OK, EXIT_FAIL, EXIT_ERROR = 0, 1, 2

@@ -1,27 +1,33 @@
-"""``symshape check --fix`` / ``--diff``: apply suggested fixes to the user's source text.
+"""``symshape check --fix`` / ``--diff``: plan the edits that apply suggested fixes to the
+user's source, and write them.
 
-Every change is a targeted text edit found from node positions -- never a re-serialization --
-so formatting and comments outside the edited span survive.
+Every change is a targeted text edit at exact syntax-tree positions -- never a
+re-serialization -- so formatting, comments, encoding (BOM, coding cookie) and line endings
+outside the edited span survive.  Each edit belongs to the export whose fix made it, so a
+caller can drop every edit of an export (``symshape.cli.plan_verified`` does when an edit does
+not parse or does not pass the re-check).
 
-Python (``@exportable`` declarations), per fix object of ``ConstraintViolationError``:
+Python (``@exportable`` declarations), per fix object of ``ConstraintViolationError``.  The
+spec is the ``dynamic_shapes=`` of the call at the declaration's line; the definitions it uses
+are found by scope (``symshape.pyscope``), so only the binding the spec reads is edited:
 
-* ``SetDim(name, ...)`` rewrites the assignment that defines the Dim called ``name``:
-  ``tokens = Dim("tokens")  # comment`` -> ``tokens = Dim("tokens", max=128)  # comment``
-  (only the right-hand side changes), or ``mask_tokens = tokens``.  A name defined by
-  ``a, b = ss.dims("a", "b", ...)`` is taken out of that statement and gets its own line
-  right after it.  A Dim written inline in the spec (``{"x": (Dim("n"),)}``) is replaced
-  where it stands.
-* ``DefineDim(dim)`` inserts ``_d = Dim('_d', ...)`` right before the line that uses it.
-* ``SetEntry(entry, value)`` replaces exactly the spec element at ``entry`` inside the
-  decorator call (or inside the module-level variable the call names).
+* ``SetDim(name, ...)`` edits the definition of the Dim called ``name``: a bound changes only
+  the keywords of ``Dim(...)``; a relation, marker or int replaces the value (comments inside
+  it are kept above the line); a definition that must follow its reference moves below it
+  only when nothing in between uses it.  A name defined by ``a, b = ss.dims("a", "b", ...)``
+  leaves that statement and gets its own line after it (or is re-bound after it when the
+  call holds comments).  A Dim written inline in the spec is replaced where it stands.  Two
+  exports bounding one definition get the intersection.
+* ``DefineDim(dim)`` inserts ``_d = Dim('_d', ...)`` right before the definition using it.
+* ``SetEntry(entry, value)`` replaces exactly the spec element at ``entry``.
 
-TOML (``[[tool.symshape.exports]]`` entries): bounds go to ``[tool.symshape.dims]``
-(the value of the key is rewritten, or a key line is added); relations, static values and
-markers rewrite the axis strings of that entry's ``dynamic_shapes``; ``SetEntry`` replaces
-the element at ``entry``.
+TOML (``[[tool.symshape.exports]]`` entries): bounds are collected per file and merged, then
+written to ``[tool.symshape.dims]`` (``finish_toml``; tomlkit for dotted keys, inline tables
+and sub-tables); relations, static values and markers rewrite the axis strings of that
+entry's ``dynamic_shapes``; ``SetEntry`` replaces the element at ``entry``.
 
-A fix that cannot be placed (a spec built at run time, a Dim defined in another module...)
-is reported as "apply by hand" with its copy-pasteable line.
+A fix that cannot be placed exactly is reported as not applied, with the reason.  ``Plan.write``
+replaces files atomically (``symshape.safe_write``).
 """
 from __future__ import annotations
 
@@ -43,7 +49,14 @@ class Edit:
     def __init__(self, start: int, end: int, text: str, seq: int, key=None,
                  owner: Optional[str] = None) -> None:
         self.start, self.end, self.text, self.seq, self.key = start, end, text, seq, key
-        self.owners = {owner} if owner else set()
+        self.owners = _owners(owner)
+
+
+def _owners(owner) -> set:
+    """An edit's exports: one key, or a set of them (an edit merged from several fixes)."""
+    if isinstance(owner, (set, frozenset)):
+        return set(owner)
+    return {owner} if owner else set()
 
 
 class FilePatch:
@@ -56,17 +69,17 @@ class FilePatch:
         self.encoding = encoding
         self.edits: List[Edit] = []
         self._seq = 0
-        self.owner: Optional[str] = None      # the export whose fixes are being placed
+        self.owner = None       # the export (key, or set of keys) whose fixes are placed
 
     def add(self, start: int, end: int, text: str, key=None) -> bool:
         """Add an edit; False if it overlaps a different edit (identical ones merge)."""
         for e in self.edits:
             if (e.start, e.end, e.text) == (start, end, text) and start != end:
-                e.owners.add(self.owner)
+                e.owners |= _owners(self.owner)
                 return True
             if key is not None and e.key == key:
                 if e.text == text:
-                    e.owners.add(self.owner)
+                    e.owners |= _owners(self.owner)
                 return e.text == text
             if start < e.end and e.start < end:
                 return False
@@ -578,11 +591,13 @@ class _PyFile:
         if rscope not in chain:
             return ("%s is defined inside another scope (line %d) that line %d cannot see"
                     % (ref.var, ref.stmt.lineno, stmt.lineno))
-        b = self.sc.lookup(ref.var, stmt, stmt.lineno + 10 ** 9 if rscope is not
-                           chain[0] else None)
-        if rscope is not chain[0] or ref.stmt.lineno < stmt.lineno:
-            return None
-        return "later"
+        if rscope is chain[0] and ref.stmt.lineno >= stmt.lineno:
+            return "later"
+        b = self.sc.lookup(ref.var, stmt)
+        if b is None or b.stmt is not ref.stmt:
+            return ("at line %d the name %s does not refer to the Dim defined at line %d"
+                    % (stmt.lineno, ref.var, ref.stmt.lineno))
+        return None
 
     def _can_move_below(self, stmt, after, var: str, rebind: bool = False) -> Optional[str]:
         """Why ``stmt`` (or, ``rebind``, a new binding of ``var``) cannot move right below
@@ -672,6 +687,8 @@ class _PyFile:
             self.dims_removals.setdefault(d.stmt, {})
         slot = d.stmt if d.kind == "call" else d.index
         prev = table.get(slot)
+        if prev is not None and self.patch.owner in prev.owners and prev.fix.line != fix.line:
+            return "conflicts with the fix `%s`" % prev.fix.line
         if prev is not None:
             if prev.fix.line != fix.line:
                 merged = _merge_bounds(prev.fix, fix)
@@ -778,11 +795,10 @@ class _PyFile:
 
     def finish(self) -> None:
         for stmt, rw in self.call_rewrites.items():
-            self.patch.owner = next(iter(rw.owners), None)
+            self.patch.owner = set(rw.owners)
             self._edit_call(stmt, rw)
         for stmt, removed in self.dims_removals.items():
-            self.patch.owner = next(iter(set().union(*[r.owners for r in removed.values()])),
-                                    None)
+            self.patch.owner = set().union(*[r.owners for r in removed.values()])
             self._edit_dims(stmt, removed)
 
     def _edit_dims(self, stmt, removed: Dict[int, _Rewrite]) -> None:
@@ -907,7 +923,7 @@ def finish_toml(plan: Plan) -> None:
             continue
         new_lines = []
         for name, (lo, hi, owners) in bounds.items():
-            patch.owner = next(iter(owners), None)
+            patch.owner = set(owners)
             text_b = _bounds_text(Dim(name, min=lo if lo != 2 else None, max=hi))
             if table is not None and name in table.keys:
                 node = table.keys[name][2]
@@ -961,7 +977,7 @@ def _tomlkit_bounds(plan: Plan, patch: FilePatch, bounds) -> None:
         new = re.sub(r"(?<!\r)\n", "\r\n", new)
     # the change as edits of the original text, so that they merge with the others
     sm = difflib.SequenceMatcher(None, patch.old, new, autojunk=False)
-    patch.owner = next(iter(owners), None)
+    patch.owner = set(owners)
     for op, i1, i2, j1, j2 in sm.get_opcodes():
         if op != "equal":
             patch.add(i1, i2, new[j1:j2])

@@ -2,7 +2,6 @@
 binding an export's spec really uses (by scope), no statement merely mentioning the name,
 comments and layout kept, and pyproject.toml edited as TOML.
 """
-import os
 import textwrap
 
 import pytest

@@ -11,8 +11,6 @@ import subprocess
 import sys
 import textwrap
 
-import pytest
-
 from symshape.cli import main
 
 HEAD = "import numpy as np\nimport symshape as ss\n"
