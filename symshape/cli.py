@@ -334,10 +334,13 @@ def plan_verified(fixable: List[Item], before: List[Item], files: List[str],
     None, refused: [(export name, fix line, why)])."""
     from .fixer import plan_fixes
     refused: Dict[str, str] = {}
+    why_not: Dict[Tuple[str, str], str] = {}    # (export, fix line) -> why it was not placed
     silent = Reporter("silent", sys.stdout, sys.stderr, True, paths)
     for _ in range(5):
         todo = [it for it in fixable if it.key not in refused]
         plan = plan_fixes([(it.decl, it.fixes) for it in todo])
+        for n, line, why in plan.skipped:
+            why_not.setdefault((n, line), why)
         if plan.refused:
             refused.update(plan.refused)
             continue
@@ -350,20 +353,23 @@ def plan_verified(fixable: List[Item], before: List[Item], files: List[str],
             continue
         changed = plan.changed()
         if not changed:
-            return plan, None, _refusals(fixable, refused)
+            return plan, None, _refusals(fixable, refused, why_not)
         overlay = {p: new for p, (_, new) in changed.items()}
         after = run_check(files, pyprojects, silent, paths, timeout, overlay)
         problems = recheck_problems(before, after, plan.owner_files())
         if not problems:
-            return plan, after, _refusals(fixable, refused)
+            return plan, after, _refusals(fixable, refused, why_not)
         refused.update(problems)
     plan = plan_fixes([])
-    return plan, None, _refusals(fixable, refused)
+    return plan, None, _refusals(fixable, refused, why_not)
 
 
-def _refusals(fixable: List[Item], refused: Dict[str, str]) -> List[Tuple[str, str, str]]:
-    return [(it.name, str(f), refused[it.key]) for it in fixable if it.key in refused
-            for f in it.fixes]
+def _refusals(fixable: List[Item], refused: Dict[str, str],
+              why_not: Dict[Tuple[str, str], str]) -> List[Tuple[str, str, str]]:
+    """(export, fix line, why) for every fix of a refused export: why that fix could not be
+    placed if it could not, else why the export's edits were dropped."""
+    return [(it.name, str(f), why_not.get((it.name, str(f)), refused[it.key]))
+            for it in fixable if it.key in refused for f in it.fixes]
 
 
 def cmd_check(args, out, err) -> int:
@@ -403,8 +409,10 @@ def cmd_check(args, out, err) -> int:
     plan, after, refused = plan_verified(fixable, items, files, pyprojects, paths,
                                          args.timeout)
     diff = printable(paths.clean(plan.diff(paths.rel)), keep_newlines=True)
-    skipped = ["%s: %s  (%s)" % (n, line, paths.clean(why))
-               for n, line, why in plan.skipped + refused]
+    placed = {(n, line) for n, line, _ in plan.skipped}
+    skipped = ["%s: %s  (%s)" % (n, line, printable(paths.clean(why)))
+               for n, line, why in plan.skipped + [r for r in refused
+                                                   if (r[0], r[1]) not in placed]]
     refused_names = {n for n, _, _ in refused}
     doc["applied"] = ["%s: %s" % a for a in plan.applied if a[0] not in refused_names]
     doc["not_applied"] = skipped

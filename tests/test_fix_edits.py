@@ -329,3 +329,51 @@ dynamic_shapes = { x = ["länge"] }
     doc = tomllib.loads(text(tmp_path, "pyproject.toml"))
     assert doc["tool"]["symshape"]["dims"]["länge"] == {"max": 64}
     assert code == 0, out
+
+
+def test_one_export_is_fixed_while_another_is_refused(tmp_path, capsys, monkeypatch):
+    project(tmp_path, {"m.py": HEAD + '''
+mask = ss.Dim("mask")
+MASK_SPEC = (mask,)
+tokens = ss.Dim("tokens")
+n = ss.Dim("n")
+
+
+@ss.exportable(example_inputs=(np.ones(4), np.ones(4)),
+               dynamic_shapes={"x": (tokens,), "m": MASK_SPEC})
+def f(x, m):
+    return x + m
+
+
+@ss.exportable(example_inputs=(np.ones(4),), dynamic_shapes={"x": (n,)})
+def g(x):
+    assert x.shape[0] <= 16
+    return x
+'''})
+    code, out = fix(tmp_path, capsys, monkeypatch)
+    src = text(tmp_path, "m.py")
+    assert 'n = ss.Dim("n", max=16)' in src and 'mask = ss.Dim("mask")' in src
+    assert "fixed m.py" in out and "not applied (do it by hand): m:f: mask = tokens" in out
+    assert code == 1 and "ok   m:g" in out and "FAIL m:f" in out.split("re-checking")[1]
+
+
+def test_a_class_name_shadowing_the_reference_is_refused(tmp_path, capsys, monkeypatch):
+    original = HEAD + '''
+tokens = ss.Dim("tokens")
+
+
+class Model:
+    tokens = 7
+    mask = ss.Dim("mask")
+
+    @ss.exportable(example_inputs=(np.ones(4), np.ones(4)),
+                   dynamic_shapes={"x": (ss.Dim("tokens"),), "m": (mask,)})
+    def f(x, m):
+        return x + m
+'''
+    project(tmp_path, {"m.py": original})
+    code, out = fix(tmp_path, capsys, monkeypatch)
+    src = text(tmp_path, "m.py")
+    # the spec's tokens is the inline Dim; "mask = tokens" in the class would read 7
+    assert "mask = 7" not in src and "    mask = tokens\n" not in src
+    assert code in (0, 1), out
