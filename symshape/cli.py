@@ -327,8 +327,45 @@ def recheck_problems(before: List[Item], after: List[Item], owners: Dict[str, se
     return bad
 
 
+def plan_rounds(items: List[Item], files: List[str], pyprojects: List[str], paths: Paths,
+                timeout: float, rounds: int = 4):
+    """Verified fixes, round after round on the edited (unwritten) sources until no export
+    has a fix left to apply: a fix that only shows once another is in (a bound on the new
+    root of a divisibility fix) is made now, so a second ``--fix`` has nothing to do.
+    (plan from the files on disk to the final text, re-check items or None, refused)."""
+    from .fixer import final_plan
+    overlay: Dict[str, str] = {}
+    now = items
+    after_all = None
+    applied: List[Tuple[str, str]] = []
+    skipped: List[Tuple[str, str, str]] = []
+    refused: List[Tuple[str, str, str]] = []
+    first: Dict[str, Any] = {}
+    for _ in range(rounds):
+        fixable = [i for i in now if i.status == "fail" and i.fixes and i.decl is not None]
+        skipped, refused = [], []
+        if not fixable:
+            break
+        plan, after, refused = plan_verified(fixable, now, files, pyprojects, paths, timeout,
+                                             overlay)
+        skipped = plan.skipped
+        for path, patch in plan.patches.items():
+            first.setdefault(path, patch)       # the bytes the first round read
+        changed = plan.changed()
+        if not changed or after is None:
+            break
+        gone = {n for n, _, _ in refused}
+        applied += [a for a in plan.applied if a[0] not in gone]
+        overlay.update({p: new for p, (_, new) in changed.items()})
+        now = after_all = after
+    final = final_plan(overlay, first)
+    final.applied, final.skipped = applied, skipped
+    return final, after_all, refused
+
+
 def plan_verified(fixable: List[Item], before: List[Item], files: List[str],
-                  pyprojects: List[str], paths: Paths, timeout: float):
+                  pyprojects: List[str], paths: Paths, timeout: float,
+                  base: Optional[Dict[str, str]] = None):
     """Plan the fixes, then drop every export whose edits do not parse or do not pass the
     re-check (run on the edited text before anything is written).  (plan, re-check items or
     None, refused: [(export name, fix line, why)])."""
@@ -338,7 +375,7 @@ def plan_verified(fixable: List[Item], before: List[Item], files: List[str],
     silent = Reporter("silent", sys.stdout, sys.stderr, True, paths)
     for _ in range(5):
         todo = [it for it in fixable if it.key not in refused]
-        plan = plan_fixes([(it.decl, it.fixes) for it in todo])
+        plan = plan_fixes([(it.decl, it.fixes) for it in todo], base)
         for n, line, why in plan.skipped:
             why_not.setdefault((n, line), why)
         if plan.refused:
@@ -354,13 +391,14 @@ def plan_verified(fixable: List[Item], before: List[Item], files: List[str],
         changed = plan.changed()
         if not changed:
             return plan, None, _refusals(fixable, refused, why_not)
-        overlay = {p: new for p, (_, new) in changed.items()}
+        overlay = dict(base or {})
+        overlay.update({p: new for p, (_, new) in changed.items()})
         after = run_check(files, pyprojects, silent, paths, timeout, overlay)
         problems = recheck_problems(before, after, plan.owner_files())
         if not problems:
             return plan, after, _refusals(fixable, refused, why_not)
         refused.update(problems)
-    plan = plan_fixes([])
+    plan = plan_fixes([], base)
     return plan, None, _refusals(fixable, refused, why_not)
 
 
@@ -406,15 +444,13 @@ def cmd_check(args, out, err) -> int:
         elif code != EXIT_OK:
             rep.say("no suggested fixes to apply")
         return code
-    plan, after, refused = plan_verified(fixable, items, files, pyprojects, paths,
-                                         args.timeout)
+    plan, after, refused = plan_rounds(items, files, pyprojects, paths, args.timeout)
     diff = printable(paths.clean(plan.diff(paths.rel)), keep_newlines=True)
     placed = {(n, line) for n, line, _ in plan.skipped}
     skipped = ["%s: %s  (%s)" % (n, line, printable(paths.clean(why)))
                for n, line, why in plan.skipped + [r for r in refused
                                                    if (r[0], r[1]) not in placed]]
-    refused_names = {n for n, _, _ in refused}
-    doc["applied"] = ["%s: %s" % a for a in plan.applied if a[0] not in refused_names]
+    doc["applied"] = ["%s: %s" % a for a in plan.applied]
     doc["not_applied"] = skipped
     if args.diff:
         doc["diff"] = diff

@@ -133,7 +133,11 @@ def parse_problem(path: str, text: str) -> Optional[str]:
 
 
 class Plan:
-    def __init__(self) -> None:
+    """Edits per file, over the file's text (or ``base[path]``, an edited text not yet
+    written: a later round of fixes builds on an earlier one)."""
+
+    def __init__(self, base: Optional[Dict[str, str]] = None) -> None:
+        self.base = base or {}
         self.patches: Dict[str, FilePatch] = {}
         self.applied: List[Tuple[str, str]] = []        # (export name, fix line)
         self.skipped: List[Tuple[str, str, str]] = []   # (export name, fix line, reason)
@@ -145,7 +149,7 @@ class Plan:
     def patch(self, path: str) -> FilePatch:
         if path not in self.patches:
             raw, text, encoding = read_text(path)
-            self.patches[path] = FilePatch(path, raw, text, encoding)
+            self.patches[path] = FilePatch(path, raw, self.base.get(path, text), encoding)
         p = self.patches[path]
         p.owner = self.owner
         return p
@@ -223,10 +227,24 @@ class Plan:
         return written, []
 
 
-def plan_fixes(items: List[Tuple[Declaration, List[Fix]]]) -> Plan:
-    """The edits that apply each declaration's fixes (in order) to its source file."""
-    from .check_worker import decl_key
+def final_plan(texts: Dict[str, str], first: Dict[str, "FilePatch"]) -> Plan:
+    """A plan that turns each file, as first read (``first[path]``: bytes, text, encoding),
+    into ``texts[path]``; writing it still refuses a file changed since that first read."""
     plan = Plan()
+    for path, text in sorted(texts.items()):
+        f = first[path]
+        p = plan.patches[path] = FilePatch(path, f.raw, f.raw.decode(f.encoding), f.encoding)
+        if text != p.old:
+            p.add(0, len(p.old), text)
+    return plan
+
+
+def plan_fixes(items: List[Tuple[Declaration, List[Fix]]],
+               base: Optional[Dict[str, str]] = None) -> Plan:
+    """The edits that apply each declaration's fixes (in order) to its source file (or to
+    its edited text in ``base``)."""
+    from .check_worker import decl_key
+    plan = Plan(base)
     py: Dict[str, _PyFile] = {}
     for decl, fixes in items:
         if not fixes:

@@ -173,6 +173,16 @@ def run_fix(root, capsys, monkeypatch):
                               "comment": False}],
                  "shadow": False, "bom": False, "crlf": True, "toml": "subtable",
                  "toml_kind": "max"})
+# found by this test: a bound on a Dim that another export's fix turns into 4*_n only shows
+# after that fix, so a second --fix made it; --fix now repeats rounds on its unwritten edits
+@example(layout={"exports": [{"kind": "div", "limit": 16, "bind": "module", "var": "n",
+                              "dim": "n", "declare": "decorator", "multiline": False,
+                              "comment": False},
+                             {"kind": "max", "limit": 16, "bind": "module", "var": "n",
+                              "dim": "n", "declare": "decorator", "multiline": False,
+                              "comment": False}],
+                 "shadow": False, "bom": False, "crlf": False, "toml": None,
+                 "toml_kind": "max"})
 def test_fix_never_damages_a_project(layout, capsys, monkeypatch):
     root = tempfile.mkdtemp(prefix="symshape-fixprop-")
     try:
