@@ -8,6 +8,11 @@ import pytest
 
 from symshape.cli import main
 
+try:
+    import tomllib
+except ImportError:  # Python 3.10
+    import tomli as tomllib
+
 HEAD = "import numpy as np\nimport symshape as ss\n"
 
 
@@ -307,7 +312,6 @@ example_inputs = [{ shape = [4] }]
 dynamic_shapes = { x = ["n"] }
 '''})
     code, out = fix(tmp_path, capsys, monkeypatch)
-    import tomllib
     doc = tomllib.loads(text(tmp_path, "pyproject.toml"))
     assert doc["tool"]["symshape"]["dims"]["n"] == {"max": 32}
     assert len(doc["tool"]["symshape"]["exports"]) == 2
@@ -325,7 +329,6 @@ example_inputs = [{ shape = [4] }]
 dynamic_shapes = { x = ["länge"] }
 '''})
     code, out = fix(tmp_path, capsys, monkeypatch)
-    import tomllib
     doc = tomllib.loads(text(tmp_path, "pyproject.toml"))
     assert doc["tool"]["symshape"]["dims"]["länge"] == {"max": 64}
     assert code == 0, out

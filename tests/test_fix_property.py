@@ -15,12 +15,15 @@ import json
 import os
 import shutil
 import tempfile
-import tomllib
-
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from symshape.cli import main
+
+try:
+    import tomllib
+except ImportError:  # Python 3.10
+    import tomli as tomllib
 
 EXAMPLES = int(os.environ.get("SYMSHAPE_FIXPROP_EXAMPLES") or (
     200 if os.environ.get("HYPOTHESIS_PROFILE") == "thorough" else 6))
