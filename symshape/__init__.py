@@ -108,3 +108,12 @@ def from_annotations(f, *, dims=None):
 
 
 __all__ += ["from_annotations"]
+__all__ += ["ExportedProgram"]
+
+
+def __getattr__(name):
+    # ``ss.ExportedProgram`` for annotations, without importing the tracer at ``import symshape``
+    if name == "ExportedProgram":
+        from .capture.program import ExportedProgram
+        return ExportedProgram
+    raise AttributeError("module 'symshape' has no attribute %r" % name)

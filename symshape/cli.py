@@ -1,10 +1,12 @@
 """The ``symshape`` command: ``symshape check`` validates declared exports, ``symshape explain``
 shows the log of one.
 
-``symshape check [PATHS...]`` imports every ``.py`` file under PATHS that mentions
-``exportable`` (so scripts that only run are never executed), collects the
-``@ss.exportable`` declarations they register and the ``[[tool.symshape.exports]]`` entries of
-the nearest ``pyproject.toml``, exports each and reports, sorted by file and line.  Exit
+``symshape check [PATHS...]`` finds the ``.py`` files under PATHS whose syntax tree uses
+``exportable`` (so scripts that only run are never executed) and the
+``[[tool.symshape.exports]]`` entries of the ``pyproject.toml`` files that apply, imports and
+exports them in an isolated child process per project (``symshape.isolation``) and reports,
+sorted by file and line; ``--fix`` / ``--diff`` plan edits (``symshape.fixer``), keep only
+those that parse and pass a re-check of the edited sources, and write them atomically.  Exit
 status: 0 all exports pass, 1 any export fails (a violated spec, or another ``UserError``
 from ``export``), 2 a usage error, a user module that fails to import, or an export that
 raised something other than a ``UserError`` (a bug in the model code).
@@ -12,144 +14,43 @@ raised something other than a ``UserError`` (a bug in the model code).
 from __future__ import annotations
 
 import argparse
-import contextlib
-import importlib
 import json
 import logging
 import os
 import sys
-import traceback
 from typing import Any, Dict, List, Optional, Tuple
 
 from . import __version__
-from .errors import ConstraintViolationError, UserError
-from .exportable import Declaration, forget_file, registered
+from .check_worker import (Importer, Item, Paths, _internal_dirs, captured_logs, module_name,
+                           read_source, scan_source, summarize_exception)
+from .errors import UserError
+from .exportable import Declaration, registered
+from .textsafe import printable
 
 EXIT_OK, EXIT_FAIL, EXIT_ERROR = 0, 1, 2
 
 # directories never entered while walking a PATH (a PATH named explicitly is always searched)
 SKIP_DIRS = {"tests", "test", "__pycache__", "build", "dist", "venv", "env",
              "node_modules", "site-packages"}
-MARK = "exportable"
 
 
 class UsageError(Exception):
     pass
 
 
-# --------------------------------------------------------------------------- paths
-class Paths:
-    """Paths as the user should see them: relative to the working directory when below it."""
-
-    def __init__(self) -> None:
-        cwd = os.getcwd()
-        self.prefix = os.path.join(cwd, "") if cwd != os.sep else None
-
-    def rel(self, path: str) -> str:
-        if self.prefix and path == self.prefix[:-1]:
-            return "."
-        if self.prefix and path.startswith(self.prefix):
-            return path[len(self.prefix):]
-        return path
-
-    def clean(self, text: str) -> str:
-        return text.replace(self.prefix, "") if self.prefix else text
-
-
-def _internal_dirs() -> tuple:
-    from .userframe import _SKIP
-    return _SKIP + (os.path.join(os.path.dirname(importlib.__file__), ""),)
-
-
-def _is_internal(filename: str) -> bool:
-    return filename.startswith(_internal_dirs()) or filename.startswith("<frozen")
-
-
-def summarize_exception(exc: BaseException, paths: Paths) -> Tuple[Optional[str], Optional[int],
-                                                                   List[str]]:
-    """(file, line, lines): the user frames (innermost last, at most 3) and the exception."""
-    frames = [f for f in traceback.extract_tb(exc.__traceback__)
-              if not _is_internal(f.filename)]
-    lines = ["%s:%d in %s: %s" % (paths.rel(f.filename), f.lineno, f.name,
-                                  (f.line or "").strip()) for f in frames[-3:]]
-    file, line = (frames[-1].filename, frames[-1].lineno) if frames else (None, None)
-    if isinstance(exc, SyntaxError) and exc.filename:
-        file, line = os.path.abspath(exc.filename), exc.lineno
-        lines.append("%s:%s: %s" % (paths.rel(file), exc.lineno, (exc.text or "").strip()))
-        msg = "%s: %s" % (type(exc).__name__, exc.msg)
-    else:
-        msg = "%s: %s" % (type(exc).__name__, exc) if str(exc) else type(exc).__name__
-    lines.append(paths.clean(msg))
-    return file, line, lines
-
-
-# --------------------------------------------------------------------------- collecting
-class Item:
-    """One line of the report: an export, or a module / entry that could not be loaded."""
-
-    def __init__(self, kind: str, name: str, file: str, line: int,
-                 decl: Optional[Declaration] = None) -> None:
-        self.kind = kind            # export | import
-        self.name = name
-        self.file = file
-        self.line = line
-        self.decl = decl
-        self.status = "pending"     # ok | fail | error
-        self.range_constraints: Dict[str, str] = {}
-        self.input_shapes: Dict[str, List[str]] = {}
-        self.violations: List[str] = []
-        self.notes: List[str] = []
-        self.fixes: list = []
-        self.warnings: List[str] = []
-        self.error: List[str] = []
-
-    def key(self, paths: Paths):
-        return (paths.rel(self.file), self.line, self.name)
-
-
-def _module_name(path: str) -> Tuple[str, str]:
-    """(root, dotted name): the name from the nearest directory without ``__init__.py``."""
-    d, base = os.path.split(path)
-    stem = os.path.splitext(base)[0]
-    parts = [] if stem == "__init__" else [stem]
-    while os.path.isfile(os.path.join(d, "__init__.py")):
-        parts.insert(0, os.path.basename(d))
-        parent = os.path.dirname(d)
-        if parent == d:
-            break
-        d = parent
-    return d, ".".join(parts)
-
-
-# module names (and their packages) that a check imported in this process
-_IMPORTED: set = set()
-
-
-def _remember(name: str) -> None:
-    parts = name.split(".")
-    for i in range(1, len(parts) + 1):
-        _IMPORTED.add(".".join(parts[:i]))
-
-
-def _front(path: str) -> None:
-    if path in sys.path:
-        sys.path.remove(path)
-    sys.path.insert(0, path)
-
-
-def _mod_file(mod) -> Optional[str]:
-    f = getattr(mod, "__file__", None)
-    return os.path.abspath(f) if f else None
-
-
-def _walk(path: str, pyprojects: Optional[List[str]] = None) -> List[str]:
-    """The .py files under ``path`` that mention ``exportable``; the pyproject.toml files
-    met on the way are added to ``pyprojects``."""
-    if os.path.isfile(path):
-        return [path] if path.endswith(".py") else []
+# --------------------------------------------------------------------------- discovery
+def _walk(path: str, pyprojects: Optional[List[str]], seen: set) -> List[str]:
+    """The .py files under ``path`` whose syntax tree uses ``exportable`` (following
+    symlinked directories once each); the pyproject.toml files met on the way are added to
+    ``pyprojects``."""
     own = tuple(os.path.join(d, "") for d in _internal_dirs())
     out = []
-    for d, subdirs, files in os.walk(path):
+    for d, subdirs, files in os.walk(path, followlinks=True):
+        real = os.path.realpath(d)
+        if real in seen:            # a symlink loop, or a directory reached twice
+            subdirs[:] = []
+            continue
+        seen.add(real)
         subdirs[:] = sorted(s for s in subdirs if not s.startswith(".") and s not in SKIP_DIRS
                             and not os.path.join(d, s, "").startswith(own)
                             and not os.path.isfile(os.path.join(d, s, "pyvenv.cfg")))
@@ -161,265 +62,83 @@ def _walk(path: str, pyprojects: Optional[List[str]] = None) -> List[str]:
             if f.endswith(".py") and not f.startswith("."):
                 full = os.path.join(d, f)
                 try:
-                    with open(full, encoding="utf-8", errors="replace") as fh:
-                        if MARK in fh.read():
-                            out.append(full)
-                except OSError:
-                    pass
-    return out
+                    uses, imports = scan_source(read_source(full))
+                except (OSError, UnicodeDecodeError, SyntaxError, LookupError):
+                    uses, imports = True, set()     # importing it reports what is wrong
+                out.append((full, uses, imports))
+    return _declaring(out)
 
 
-class Collector:
-    def __init__(self, paths: Paths) -> None:
-        self.paths = paths
-        self.fresh: Dict[str, str] = {}     # module name -> file, imported in this run
+def _declaring(scanned: List[Tuple[str, bool, set]]) -> List[str]:
+    """The files that use ``exportable``, and those that import a module which does (a
+    project's own wrapper around it), to a fixed point."""
+    chosen = {f for f, uses, _ in scanned if uses}
+    while True:
+        names = {module_name(f)[1] for f in chosen}
+        names |= {n.rsplit(".", 1)[-1] for n in names}
+        more = {f for f, _, imports in scanned if f not in chosen and imports & names}
+        if not more:
+            return [f for f, _, _ in scanned if f in chosen]
+        chosen |= more
 
-    def purge(self, files: List[str]) -> None:
-        """Forget earlier imports of ``files`` (and their packages) so that this run sees
-        the current source (after --fix, and when main() runs twice in one process)."""
-        targets = set()
-        for f in files:
-            targets.add(f)
-            d = os.path.dirname(f)
-            while os.path.isfile(os.path.join(d, "__init__.py")):
-                targets.add(os.path.join(d, "__init__.py"))
-                if os.path.dirname(d) == d:
-                    break
-                d = os.path.dirname(d)
-        for name, mod in list(sys.modules.items()):
-            if name == "symshape" or name.startswith("symshape."):
-                continue
-            if _mod_file(mod) in targets:
-                del sys.modules[name]
-        for f in files:
-            forget_file(f)
 
-    def _clear_way(self, name: str, root: str, path: Optional[str] = None) -> Optional[str]:
-        """Make ``import name`` load from ``root``: forget modules of that name (or of its
-        packages) that an earlier check imported from elsewhere.  The error, or None."""
-        parts = name.split(".")
-        under = os.path.join(root, "")
-        for i in range(1, len(parts) + 1):
-            prefix = ".".join(parts[:i])
-            mod = sys.modules.get(prefix)
-            if mod is None:
-                continue
-            f = _mod_file(mod)
-            if path is not None and i == len(parts):
-                fine = f == path
-            else:
-                fine = f is not None and f.startswith(under)
-            if fine:
-                continue
-            if prefix not in _IMPORTED:
-                return ("cannot import %s as module %r: the name %r is already taken by %s; "
-                        "rename it" % (self.paths.rel(path or root), name, prefix,
-                                       self.paths.rel(f) if f else repr(mod)))
-            for n in [n for n in sys.modules if n == prefix or n.startswith(prefix + ".")]:
-                del sys.modules[n]
-            break
-        return None
-
-    def import_file(self, path: str) -> Optional[Item]:
-        root, name = _module_name(path)
-        rel = self.paths.rel(path)
-        if not name or not all(p.isidentifier() for p in name.split(".")):
-            item = Item("import", name or rel, path, 1)
-            item.status = "error"
-            item.error = ["cannot import %s: %r is not a valid module name" % (rel, name)]
-            return item
-        _front(root)
-        clash = self._clear_way(name, root, path)
-        if clash:
-            item = Item("import", name, path, 1)
-            item.status = "error"
-            item.error = [clash]
-            return item
-        try:
-            importlib.import_module(name)
-        except KeyboardInterrupt:
-            raise
-        except BaseException as e:  # noqa: B902 - a user module may raise anything
-            file, line, lines = summarize_exception(e, self.paths)
-            item = Item("import", name, path, 1)
-            item.status = "error"
-            item.error = ["import of %s failed:" % name] + ["  " + l for l in lines]
-            if file == path and line:
-                item.line = line
-            return item
-        finally:
-            _remember(name)
-        self.fresh[name] = path
-        return None
-
-    def resolve_toml(self, decl: Declaration) -> Optional[str]:
-        """Import a TOML entry's function; the error message, or None."""
-        root = os.path.dirname(decl.file)
-        _front(root)
-        mod_name = decl.module
-        if not all(p.isidentifier() for p in mod_name.split(".")):
-            return "function = %r: %r is not a module name" % (decl.name, mod_name)
-        existing = sys.modules.get(mod_name)
-        if existing is not None and mod_name not in self.fresh:
-            f = _mod_file(existing)
-            if f and f.startswith(os.path.join(root, "")):
-                self.purge([f])
-        clash = self._clear_way(mod_name, root)
-        if clash:
-            return "function = %r: %s" % (decl.name, clash)
-        try:
-            mod = importlib.import_module(mod_name)
-        except KeyboardInterrupt:
-            raise
-        except BaseException as e:  # noqa: B902
-            _, _, lines = summarize_exception(e, self.paths)
-            return "\n".join(["function = %r: import of %s failed:" % (decl.name, mod_name)]
-                             + ["  " + l for l in lines])
-        finally:
-            _remember(mod_name)
-        self.fresh[mod_name] = _mod_file(mod) or ""
-        obj: Any = mod
-        for part in decl.qualname.split("."):
-            if not hasattr(obj, part):
-                return "function = %r: module %s (%s) has no attribute %r" % (
-                    decl.name, mod_name, self.paths.rel(_mod_file(mod) or "?"), part)
-            obj = getattr(obj, part)
-        if not callable(obj):
-            return "function = %r is a %s, not a function" % (decl.name, type(obj).__name__)
-        decl.fn = obj
-        return None
-
-    def collect(self, targets: List[str]) -> List[Item]:
-        from . import project
-        items: List[Item] = []
-        files: List[str] = []
-        pyprojects: List[str] = []
-        roots = []
-        for t in targets:
-            full = os.path.abspath(t)
-            if not os.path.exists(full):
-                raise UsageError("no such file or directory: %s" % t)
-            roots.append(full)
+def discover(targets: List[str]) -> Tuple[List[str], List[str]]:
+    """(python files, pyproject.toml files) that PATHS name.  A file names only itself; a
+    directory also names the nearest pyproject.toml at or above it."""
+    from . import project
+    files: List[str] = []
+    pyprojects: List[str] = []
+    seen_real: set = set()
+    seen_dirs: set = set()
+    for t in targets:
+        full = os.path.abspath(t)
+        if not os.path.exists(full):
+            raise UsageError("no such file or directory: %s" % t)
+        if os.path.isfile(full):
             if os.path.basename(full) == "pyproject.toml":
-                pyprojects.append(full)
+                if full not in pyprojects:
+                    pyprojects.append(full)
+            elif full.endswith(".py"):
+                found = [full]
+            else:
+                raise UsageError("%s is not a .py file, a directory or a pyproject.toml" % t)
+            if os.path.basename(full) == "pyproject.toml":
                 continue
+        else:
             pp = project.find_pyproject(full)
             if pp is not None and pp not in pyprojects:
                 pyprojects.append(pp)
-            for f in _walk(full, pyprojects):
-                f = os.path.abspath(f)
-                if f not in files:
-                    files.append(f)
-        self.purge(files)
-        old = sys.dont_write_bytecode
-        sys.dont_write_bytecode = True
-        try:
-            for f in files:
-                problem = self.import_file(f)
-                if problem is not None:
-                    items.append(problem)
-            under = tuple(r if os.path.isfile(r) else os.path.join(r, "") for r in roots)
-            for d in registered():
-                if d.file in files or d.file.startswith(under):
-                    items.append(Item("export", d.name, d.file, d.line, d))
-            for pp in pyprojects:
-                try:
-                    decls = project.declarations(pp)
-                except UserError as e:
-                    item = Item("import", self.paths.rel(pp), pp, 1)
-                    item.status = "error"
-                    item.error = [self.paths.clean(str(e))]
-                    items.append(item)
-                    continue
-                for d in decls:
-                    item = Item("export", d.name, d.file, d.line, d)
-                    err = d.error or self.resolve_toml(d)
-                    if err:
-                        item.status = "error"
-                        item.error = self.paths.clean(err).splitlines()
-                    items.append(item)
-        finally:
-            sys.dont_write_bytecode = old
-        items.sort(key=lambda it: it.key(self.paths))
-        return items
-
-
-# --------------------------------------------------------------------------- checking
-class _Capture(logging.Handler):
-    def __init__(self, level: int) -> None:
-        super().__init__(level)
-        self.records: List[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        try:
-            self.records.append(record.getMessage())
-        except Exception:  # pragma: no cover
-            pass
-
-
-class captured_logs:
-    """Capture ``symshape.dynamic`` records at ``level`` (and keep them off stderr)."""
-
-    def __init__(self, level: int) -> None:
-        self.level = level
-
-    def __enter__(self) -> _Capture:
-        from .logs import dynamic_log
-        self.log = dynamic_log
-        self.handler = _Capture(self.level)
-        self.old = (dynamic_log.level, dynamic_log.propagate)
-        if dynamic_log.getEffectiveLevel() > self.level:
-            dynamic_log.setLevel(self.level)
-        dynamic_log.propagate = False
-        dynamic_log.addHandler(self.handler)
-        return self.handler
-
-    def __exit__(self, *exc) -> None:
-        self.log.removeHandler(self.handler)
-        self.log.setLevel(self.old[0])
-        self.log.propagate = self.old[1]
-
-
-def check_one(item: Item, paths: Paths) -> None:
-    from . import export
-    decl = item.decl
-    with captured_logs(logging.WARNING) as cap:
-        try:
-            args, kwargs = decl.inputs()
-            # no dynamic_shapes declared: the function's shape annotations, if any
-            from .annotations import spec_for
-            ep = export(decl.fn, args, kwargs,
-                        dynamic_shapes=spec_for(decl.fn, decl.dynamic_shapes))
-        except ConstraintViolationError as e:
-            item.status = "fail"
-            item.violations = [paths.clean(v) for v in e.violations]
-            item.notes = [paths.clean(n) for n in e.notes]
-            item.fixes = list(e.suggested_fixes)
-        except UserError as e:
-            item.status = "fail"
-            item.violations = [paths.clean(str(e))]
-        except KeyboardInterrupt:
-            raise
-        except BaseException as e:  # noqa: B902 - the model code may raise anything
-            item.status = "error"
-            _, _, lines = summarize_exception(e, paths)
-            item.error = ["export raised an exception (not a spec problem):"] + \
-                ["  " + l for l in lines]
-        else:
-            item.status = "ok"
-            item.range_constraints = {str(k): str(v) for k, v in ep.range_constraints.items()}
-            item.input_shapes = {k: [str(s) for s in v] for k, v in ep.input_shapes.items()}
-    seen = []
-    for r in cap.records:
-        r = paths.clean(r)
-        if r not in seen:
-            seen.append(r)
-    item.warnings = seen
+            found = _walk(full, pyprojects, seen_dirs)
+        for f in found:
+            f = os.path.abspath(f)
+            real = os.path.realpath(f)
+            if real not in seen_real:       # one file reached by two paths: once
+                seen_real.add(real)
+                files.append(f)
+    # read here (no user code runs): a missing TOML parser or a malformed file is a usage
+    # error, and a pyproject.toml without [tool.symshape] needs no checking
+    pyprojects = [pp for pp in pyprojects if project.symshape_table(pp)]
+    return files, pyprojects
 
 
 # --------------------------------------------------------------------------- reporting
-def _ranges_text(rc: Dict[str, str]) -> str:
-    return "{%s}" % ", ".join("%s: %s" % kv for kv in rc.items())
+def contract_text(item: Item) -> str:
+    """``batch = feats.shape[0] in [2, 128]; ...``: each Dim of an ok export by the user's
+    name with the input axes it stands for (derived sizes follow from these)."""
+    parts = []
+    for key, rng in item.range_constraints.items():
+        ax = item.axes.get(key)
+        if ax is None:
+            continue                    # a derived size such as 2*n + 1
+        plain = [a for a in ax if " = " not in a]
+        names = ([key] if not plain or plain[0] != key else []) + plain
+        extra = [a for a in ax if " = " in a]
+        parts.append("%s in %s%s" % (" = ".join(names), rng,
+                                     " (%s)" % ", ".join(extra) if extra else ""))
+    text = "; ".join(parts) if parts else "all sizes static"
+    if item.guards:
+        text += "; where %s" % " and ".join(item.guards)
+    return text
 
 
 def _gh_data(s: str) -> str:
@@ -433,7 +152,8 @@ def _gh_prop(s: str) -> str:
 def item_json(item: Item, paths: Paths) -> dict:
     return {"name": item.name, "kind": item.kind, "file": paths.rel(item.file),
             "line": item.line, "status": item.status,
-            "range_constraints": item.range_constraints, "input_shapes": item.input_shapes,
+            "range_constraints": item.range_constraints, "axes": item.axes,
+            "guards": item.guards, "input_shapes": item.input_shapes,
             "violations": item.violations, "notes": item.notes,
             "fixes": [str(f) for f in item.fixes], "warnings": item.warnings,
             "error": item.error}
@@ -442,7 +162,7 @@ def item_json(item: Item, paths: Paths) -> dict:
 def item_text(item: Item, paths: Paths) -> List[str]:
     where = "%s:%d" % (paths.rel(item.file), item.line)
     if item.status == "ok":
-        lines = ["ok   %s  %s" % (item.name, _ranges_text(item.range_constraints))]
+        lines = ["ok   %s  %s" % (item.name, contract_text(item))]
         lines += ["  warning: %s" % w for w in item.warnings]
         return lines
     if item.status == "fail":
@@ -490,10 +210,16 @@ class Reporter:
         print(line, file=self.out)
 
     def progress(self, item: Item) -> None:
-        if not self.quiet:
+        if not self.quiet and self.fmt != "silent":
             stream = self.out if self.fmt == "text" else self.err
             print("checking %s ..." % item.name, file=stream)
             stream.flush()
+
+    def user_output(self, text: str) -> None:
+        """What user code printed (in the isolated child): to stderr, never the report."""
+        if self.fmt != "silent":
+            self.err.write(text if text.endswith("\n") else text + "\n")
+            self.err.flush()
 
     def result(self, item: Item) -> None:
         if self.fmt == "text":
@@ -512,91 +238,263 @@ class Reporter:
                     _gh_data(item_message(item))))
 
 
-def run_check(targets: List[str], reporter: Reporter, paths: Paths) -> Tuple[List[Item], dict,
-                                                                              int, str]:
-    quiet_user = contextlib.redirect_stdout(reporter.err)   # user prints: keep stdout clean
-    with quiet_user:
-        items = Collector(paths).collect(targets)
-    if not items:
-        raise UsageError("no exports found under %s: declare them with @ss.exportable(...) "
-                         "or [[tool.symshape.exports]] in pyproject.toml"
-                         % " ".join(targets))
-    for item in items:
-        if item.status == "pending":
-            reporter.progress(item)
-            with contextlib.redirect_stdout(reporter.err):
-                check_one(item, paths)
-        reporter.result(item)
-    text, summ, code = summary(items)
-    return items, summ, code, text
+class _InOrder:
+    """Prints a project's items in report order as their results arrive."""
+
+    def __init__(self, rep: Reporter, paths: Paths) -> None:
+        self.rep, self.paths = rep, paths
+        self.queue: List[Item] = []
+
+    def items(self, items: List[Item]) -> None:
+        keys = {it.key: i for i, it in enumerate(self.queue)}
+        for it in items:
+            if it.key in keys:
+                self.queue[keys[it.key]] = it
+            else:
+                self.queue.append(it)
+        self.queue.sort(key=lambda it: it.sort_key(self.paths))
+        self.flush()
+
+    def start(self, item: Item) -> None:
+        self.rep.progress(item)
+
+    def result(self, item: Item) -> None:
+        self.items([item])
+
+    def flush(self, final: bool = False) -> None:
+        while self.queue and (final or self.queue[0].status != "pending"):
+            self.rep.result(self.queue.pop(0))
+
+
+def run_check(files: List[str], pyprojects: List[str], reporter: Reporter, paths: Paths,
+              timeout: float, overlay: Optional[Dict[str, str]] = None) -> List[Item]:
+    """Check every project (one isolated child each); the report items, sorted."""
+    from .isolation import group_projects, run_project
+    items: List[Item] = []
+    for proj in group_projects(files, pyprojects):
+        order = _InOrder(reporter, paths)
+        items += run_project(proj, paths, timeout, order.items, order.start, order.result,
+                             reporter.user_output, overlay)
+        order.flush(final=True)
+    items.sort(key=lambda it: it.sort_key(paths))
+    return items
+
+
+def _first_line(item: Item) -> str:
+    text = (item.violations or item.error or [item.status])[0]
+    return text.strip().splitlines()[0] if text.strip() else item.status
+
+
+def _by_identity(items: List[Item]) -> Dict[str, Item]:
+    """Items keyed by what survives an edit that moves lines: file, function and the
+    position among the declarations of that function in the file."""
+    out: Dict[str, Item] = {}
+    count: Dict[str, int] = {}
+    for it in sorted(items, key=lambda it: (it.file, it.line)):
+        if it.decl is not None and it.decl.origin == "python":
+            base = "py|%s|%s|%s" % (it.file, it.decl.module, it.decl.qualname)
+            count[base] = count.get(base, 0) + 1
+            out["%s|%d" % (base, count[base])] = it
+        else:
+            out[it.key] = it
+    return out
+
+
+def recheck_problems(before: List[Item], after: List[Item], owners: Dict[str, set]
+                     ) -> Dict[str, str]:
+    """Exports whose fixes must not be applied: {export key: why}.  ``owners`` maps each
+    fixed export (key) to the files its edits touch.  A fixed export must pass the
+    re-check, and nothing that passed (or imported) before may stop doing so."""
+    old = _by_identity(before)
+    new = _by_identity(after)
+    ident = {it.key: k for k, it in old.items()}
+    bad: Dict[str, str] = {}
+    for key in owners:
+        it = new.get(ident.get(key, key))
+        if it is None or it.status != "ok":
+            why = "the re-check with this fix applied still fails: %s" % (
+                _first_line(it) if it is not None else "the export was not found")
+            bad[key] = why
+    for key, it in new.items():
+        was = old.get(key)
+        worse = it.status != "ok" and (was is None or was.status == "ok") if it.kind == \
+            "export" else (was is None)
+        if not worse:
+            continue
+        blamed = [k for k, files in owners.items() if it.file in files] or list(owners)
+        for k in blamed:
+            bad.setdefault(k, "the edit would break %s: %s" % (it.name, _first_line(it)))
+    return bad
+
+
+def plan_rounds(items: List[Item], files: List[str], pyprojects: List[str], paths: Paths,
+                timeout: float, rounds: int = 4):
+    """Verified fixes, round after round on the edited (unwritten) sources until no export
+    has a fix left to apply: a fix that only shows once another is in (a bound on the new
+    root of a divisibility fix) is made now, so a second ``--fix`` has nothing to do.
+    (plan from the files on disk to the final text, re-check items or None, refused)."""
+    from .fixer import final_plan
+    overlay: Dict[str, str] = {}
+    now = items
+    after_all = None
+    applied: List[Tuple[str, str]] = []
+    skipped: List[Tuple[str, str, str]] = []
+    refused: List[Tuple[str, str, str]] = []
+    first: Dict[str, Any] = {}
+    for _ in range(rounds):
+        fixable = [i for i in now if i.status == "fail" and i.fixes and i.decl is not None]
+        skipped, refused = [], []
+        if not fixable:
+            break
+        plan, after, refused = plan_verified(fixable, now, files, pyprojects, paths, timeout,
+                                             overlay)
+        skipped = plan.skipped
+        for path, patch in plan.patches.items():
+            first.setdefault(path, patch)       # the bytes the first round read
+        changed = plan.changed()
+        if not changed or after is None:
+            break
+        gone = {n for n, _, _ in refused}
+        applied += [a for a in plan.applied if a[0] not in gone]
+        overlay.update({p: new for p, (_, new) in changed.items()})
+        now = after_all = after
+    final = final_plan(overlay, first)
+    final.applied, final.skipped = applied, skipped
+    return final, after_all, refused
+
+
+def plan_verified(fixable: List[Item], before: List[Item], files: List[str],
+                  pyprojects: List[str], paths: Paths, timeout: float,
+                  base: Optional[Dict[str, str]] = None):
+    """Plan the fixes, then drop every export whose edits do not parse or do not pass the
+    re-check (run on the edited text before anything is written).  (plan, re-check items or
+    None, refused: [(export name, fix line, why)])."""
+    from .fixer import plan_fixes
+    refused: Dict[str, str] = {}
+    why_not: Dict[Tuple[str, str], str] = {}    # (export, fix line) -> why it was not placed
+    silent = Reporter("silent", sys.stdout, sys.stderr, True, paths)
+    for _ in range(5):
+        todo = [it for it in fixable if it.key not in refused]
+        plan = plan_fixes([(it.decl, it.fixes) for it in todo], base)
+        for n, line, why in plan.skipped:
+            why_not.setdefault((n, line), why)
+        if plan.refused:
+            refused.update(plan.refused)
+            continue
+        broken = plan.unparsable()
+        if broken:
+            for path, why in broken.items():
+                for key in plan.owners_of(path) or [it.key for it in todo]:
+                    refused[key] = "the edited %s would not parse (%s): not written" % (
+                        paths.rel(path), why)
+            continue
+        changed = plan.changed()
+        if not changed:
+            return plan, None, _refusals(fixable, refused, why_not)
+        overlay = dict(base or {})
+        overlay.update({p: new for p, (_, new) in changed.items()})
+        after = run_check(files, pyprojects, silent, paths, timeout, overlay)
+        problems = recheck_problems(before, after, plan.owner_files())
+        if not problems:
+            return plan, after, _refusals(fixable, refused, why_not)
+        refused.update(problems)
+    plan = plan_fixes([], base)
+    return plan, None, _refusals(fixable, refused, why_not)
+
+
+def _refusals(fixable: List[Item], refused: Dict[str, str],
+              why_not: Dict[Tuple[str, str], str]) -> List[Tuple[str, str, str]]:
+    """(export, fix line, why) for every fix of a refused export: why that fix could not be
+    placed if it could not, else why the export's edits were dropped."""
+    return [(it.name, str(f), why_not.get((it.name, str(f)), refused[it.key]))
+            for it in fixable if it.key in refused for f in it.fixes]
 
 
 def cmd_check(args, out, err) -> int:
     paths = Paths()
     targets = args.paths or ["."]
     rep = Reporter(args.format, out, err, args.quiet, paths)
-    items, summ, code, text = run_check(targets, rep, paths)
+    files, pyprojects = discover(targets)
+    items = run_check(files, pyprojects, rep, paths, args.timeout)
+    if not items:
+        raise UsageError("no exports found under %s: declare them with @ss.exportable(...) "
+                         "or [[tool.symshape.exports]] in pyproject.toml"
+                         % " ".join(targets))
+    text, summ, code = summary(items)
     doc: Dict[str, Any] = {"exports": [item_json(i, paths) for i in items], "summary": summ}
     if args.format != "json":
         rep.say(text)
-    fixable = [(i.decl, i.fixes) for i in items if i.status == "fail" and i.fixes]
+
+    def dump() -> None:
+        json.dump(doc, out, indent=2)
+        out.write("\n")
+
+    fixable = [i for i in items if i.status == "fail" and i.fixes and i.decl is not None]
     if not (args.fix or args.diff):
         if fixable and args.format == "text":
             cmd = " ".join(["symshape check --fix"] + list(args.paths))
             rep.say("apply the suggested fixes with `%s` (preview: --diff)" % cmd)
         if args.format == "json":
-            json.dump(doc, out, indent=2)
-            out.write("\n")
+            dump()
         return code
     if not fixable:
         if args.format == "json":
             doc.update({"applied": [], "not_applied": []})
-            json.dump(doc, out, indent=2)
-            out.write("\n")
+            dump()
         elif code != EXIT_OK:
             rep.say("no suggested fixes to apply")
         return code
-    from .fixer import plan_fixes
-    plan = plan_fixes(fixable)
-    diff = paths.clean(plan.diff(paths.rel))
-    skipped = ["%s: %s  (%s)" % (n, line, paths.clean(why)) for n, line, why in plan.skipped]
+    plan, after, refused = plan_rounds(items, files, pyprojects, paths, args.timeout)
+    diff = printable(paths.clean(plan.diff(paths.rel)), keep_newlines=True)
+    placed = {(n, line) for n, line, _ in plan.skipped}
+    skipped = ["%s: %s  (%s)" % (n, line, printable(paths.clean(why)))
+               for n, line, why in plan.skipped + [r for r in refused
+                                                   if (r[0], r[1]) not in placed]]
     doc["applied"] = ["%s: %s" % a for a in plan.applied]
     doc["not_applied"] = skipped
     if args.diff:
         doc["diff"] = diff
         if args.format == "json":
-            json.dump(doc, out, indent=2)
-            out.write("\n")
+            dump()
             return code
         rep.say()
         rep.say(diff.rstrip("\n") if diff else "--diff: no change to make")
         for s in skipped:
             rep.say("not applied (do it by hand): " + s)
         return code
-    written = plan.write()
+    written, failed = plan.write()
     doc["written"] = [paths.rel(p) for p in written]
+    doc["write_errors"] = ["%s: %s" % (paths.rel(p), why) for p, why in failed]
     if args.format != "json":
         rep.say()
-        if written:
-            for p in written:
-                rep.say("fixed %s" % paths.rel(p))
-        else:
+        for p in written:
+            rep.say("fixed %s" % paths.rel(p))
+        for p, why in failed:
+            rep.say("NOT written %s: %s" % (paths.rel(p), why))
+        if not written and not failed:
             rep.say("--fix: no change to make")
         for s in skipped:
             rep.say("not applied (do it by hand): " + s)
-        if not written:
-            return code
-        rep.say("re-checking after --fix:")
-    elif not written:
-        json.dump(doc, out, indent=2)
-        out.write("\n")
+    if failed:
+        if args.format == "json":
+            dump()
+        elif written:
+            rep.say("written before the failure: %s" % ", ".join(paths.rel(p)
+                                                                  for p in written))
+        return EXIT_ERROR
+    if not written or after is None:
+        if args.format == "json":
+            dump()
         return code
-    items2, summ2, code2, text2 = run_check(targets, rep, paths)
-    doc["recheck"] = {"exports": [item_json(i, paths) for i in items2], "summary": summ2}
+    # the re-check ran on exactly the text now written (files unchanged since read)
+    text2, summ2, code2 = summary(after)
+    doc["recheck"] = {"exports": [item_json(i, paths) for i in after], "summary": summ2}
     if args.format == "json":
-        json.dump(doc, out, indent=2)
-        out.write("\n")
+        dump()
     else:
+        rep.say("re-checking after --fix:")
+        for it in after:
+            rep.result(it)
         rep.say(text2)
     return code2
 
@@ -610,7 +508,7 @@ def find_declaration(target: str, root: str, paths: Paths) -> Declaration:
     if not sep or not modpart or not qual:
         raise UsageError("explain takes module:function (or path/to/file.py:function), got %r"
                          % target)
-    col = Collector(paths)
+    col = Importer(paths)
     pp = None
     toml_name = target
     if modpart.endswith(".py") or "/" in modpart or os.sep in modpart:
@@ -618,27 +516,33 @@ def find_declaration(target: str, root: str, paths: Paths) -> Declaration:
         if not os.path.isfile(path):
             raise UsageError("no such file: %s" % modpart)
         pp = project.find_pyproject(path)
-        toml_name = "%s:%s" % (_module_name(path)[1], qual)
+        toml_name = "%s:%s" % (module_name(path)[1], qual)
     else:
         pp = project.find_pyproject(root)
-        for r in [root] + ([os.path.dirname(pp)] if pp else []):
-            _front(r)
-        # modules an earlier check in this process imported may come from another root
+        dirs = [root] + ([os.path.dirname(pp)] if pp else [])
+        for r in dirs:
+            col._front(r)
+        # a module of that name an earlier command in this process imported from elsewhere
+        # (main() called twice) must not answer for this root
         top = modpart.split(".")[0]
-        if top in _IMPORTED:
-            for n in [n for n in sys.modules if n == top or n.startswith(top + ".")]:
+        for n in [n for n in sys.modules if n == top or n.startswith(top + ".")]:
+            f = getattr(sys.modules[n], "__file__", None)
+            if isinstance(f, str) and module_name(os.path.abspath(f))[0] not in dirs:
                 del sys.modules[n]
         try:
             import importlib.util
             spec = importlib.util.find_spec(modpart)
         except KeyboardInterrupt:
             raise
+        except ModuleNotFoundError as e:
+            if not e.name or not (modpart + ".").startswith(e.name + "."):
+                raise _ImportFailed(_import_error(modpart, root, e, paths)) from None
+            spec = None         # the module (or its package) is not there
         except BaseException as e:  # noqa: B902 - a parent package failed to import
             raise _ImportFailed(_import_error(modpart, root, e, paths)) from None
         path = os.path.abspath(spec.origin) if spec is not None and spec.origin and \
             os.path.isfile(spec.origin) else None
     if path is not None:
-        col.purge([path])
         problem = col.import_file(path)
         if problem is not None:
             raise _ImportFailed(problem)
@@ -653,7 +557,12 @@ def find_declaration(target: str, root: str, paths: Paths) -> Declaration:
                     raise UsageError(paths.clean(err))
                 return d
     if path is None:
-        raise UsageError("cannot import module %r (from %s)" % (modpart, paths.rel(root) or "."))
+        looked = [paths.rel(root) or "."] + ([paths.rel(os.path.dirname(pp)) or "."]
+                                             if pp and os.path.dirname(pp) != root else [])
+        raise UsageError(
+            "cannot find module %r: looked in %s (and the installed packages); run explain "
+            "from the directory that %s is importable from, or pass it with --root DIR"
+            % (modpart, " and ".join(looked), modpart.split(".")[0]))
     raise UsageError("%s is not a declared export: decorate it with @ss.exportable(...) or "
                      "add it to [[tool.symshape.exports]]" % target)
 
@@ -684,6 +593,16 @@ def _describe_input(v) -> str:
 
 
 def cmd_explain(args, out, err) -> int:
+    """``symshape explain``; the directories it puts on ``sys.path`` are taken off again
+    (``main`` may run more than once in a process)."""
+    saved_path = list(sys.path)
+    try:
+        return _explain(args, out, err)
+    finally:
+        sys.path[:] = saved_path
+
+
+def _explain(args, out, err) -> int:
     from .capture.export import trace_program
     from .errors import where
     from . import export
@@ -753,8 +672,8 @@ def cmd_explain(args, out, err) -> int:
         say("  %s  [%s]%s" % (g.cond.format(), g.kind, where(g.frame)))
     ep = traced.program
     say()
-    say("Range constraints: %s" % _ranges_text(
-        {str(k): str(v) for k, v in ep.range_constraints.items()}))
+    say("Range constraints: {%s}" % ", ".join(
+        "%s: %s" % (k, v) for k, v in ep.range_constraints.items()))
     say("Input shapes:")
     for k, v in ep.input_shapes.items():
         say("  %s: (%s)" % (k, ", ".join(str(x) for x in v) + ("," if len(v) == 1 else "")))
@@ -766,7 +685,7 @@ def cmd_explain(args, out, err) -> int:
     try:
         a, kw = decl.inputs()
         with captured_logs(logging.WARNING):
-            export(decl.fn, a, kw, dynamic_shapes=decl.dynamic_shapes)
+            export(decl.fn, a, kw, dynamic_shapes=_annotated(decl))
     except UserError as e:
         say(str(e))
     else:  # pragma: no cover - trace and export disagree
@@ -798,6 +717,9 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--diff", action="store_true",
                    help="print the change --fix would make, write nothing")
     c.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    c.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
+                   help="limit for importing one module or checking one export (default: "
+                        "300, or $SYMSHAPE_CHECK_TIMEOUT)")
     e = sub.add_parser("explain", help="print the log of one export",
                        description="Export one declared function with the symshape.dynamic "
                                    "log captured; print its symbols, guards, range "
@@ -822,6 +744,13 @@ def main(argv: Optional[List[str]] = None) -> int:
         return EXIT_ERROR
     try:
         if args.command == "check":
+            if args.timeout is None:
+                try:
+                    args.timeout = float(os.environ.get("SYMSHAPE_CHECK_TIMEOUT", "300"))
+                except ValueError:
+                    args.timeout = 300.0
+            if not args.timeout > 0:
+                raise UsageError("--timeout must be a positive number of seconds")
             return cmd_check(args, out, err)
         return cmd_explain(args, out, err)
     except BrokenPipeError:   # `symshape check | head`
@@ -845,3 +774,9 @@ def main(argv: Optional[List[str]] = None) -> int:
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())
+
+
+def _annotated(decl):
+    """The export's spec, read from the function's shape annotations when none is declared."""
+    from .annotations import spec_for
+    return spec_for(decl.fn, decl.dynamic_shapes)

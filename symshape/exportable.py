@@ -22,7 +22,7 @@ class Declaration:
     """One declared export: where it was declared, and what to call ``export`` with."""
 
     __slots__ = ("fn", "example_inputs", "example_kwargs", "dynamic_shapes", "file", "line",
-                 "module", "qualname", "origin", "index", "error")
+                 "module", "qualname", "origin", "index", "error", "call_line")
 
     def __init__(self, fn: Optional[Callable], example_inputs, dynamic_shapes, file: str,
                  line: int, module: str, qualname: str, example_kwargs=None,
@@ -39,6 +39,9 @@ class Declaration:
         self.origin = origin        # "python" (decorator) or "toml" ([tool.symshape])
         self.index = index          # TOML: position among [[tool.symshape.exports]]
         self.error = error          # TOML: why the entry could not be loaded
+        # the line of the ``exportable(...)`` call when it differs from ``line`` (the
+        # decorator site): a reusable ``spec = ss.exportable(...)`` or a wrapper
+        self.call_line: Optional[int] = None
 
     @property
     def name(self) -> str:
@@ -59,9 +62,9 @@ class Declaration:
         return "<Declaration %s at %s:%d>" % (self.name, self.file, self.line)
 
 
-# (absolute file, qualname, line) -> Declaration, in registration order (stacked decorators
-# on one function declare several exports of it)
-_REGISTRY: Dict[Tuple[str, str, int], Declaration] = {}
+# (absolute file, line, module, qualname) -> Declaration, in registration order (stacked
+# decorators on one function declare several exports of it)
+_REGISTRY: Dict[Tuple[str, int, str, str], Declaration] = {}
 
 
 def registered() -> List[Declaration]:
@@ -92,17 +95,35 @@ def exportable(fn: Optional[Callable] = None, *, example_inputs: Any = None,
     if example_kwargs is not None and not isinstance(example_kwargs, dict):
         raise UserError("exportable: example_kwargs must be a dict, got %s"
                         % type(example_kwargs).__name__)
+    # the calling frames, innermost first: a wrapper around exportable is declared where the
+    # user applies it, in the decorated function's own file
+    stack: List[Tuple[str, int]] = []
     frame = sys._getframe(1)
-    file = os.path.abspath(frame.f_code.co_filename)
-    line = frame.f_lineno
+    while frame is not None and len(stack) < 50:
+        stack.append((frame.f_code.co_filename, frame.f_lineno))
+        frame = frame.f_back
+    call_file, call_line = os.path.abspath(stack[0][0]), stack[0][1]
 
     def register(f: Callable) -> Callable:
         if not callable(f):
             raise UserError("exportable decorates a function, got %s" % type(f).__name__)
         module = getattr(f, "__module__", None) or "__main__"
         qualname = getattr(f, "__qualname__", None) or getattr(f, "__name__", repr(f))
-        _REGISTRY[(file, qualname, line)] = Declaration(f, example_inputs, dynamic_shapes, file,
-                                                  line, module, qualname, example_kwargs)
+        code = getattr(f, "__code__", None)
+        own = os.path.abspath(code.co_filename) if code is not None else call_file
+        file, line = call_file, call_line
+        if own != call_file:
+            site = [(os.path.abspath(fl), ln) for fl, ln in stack[1:]
+                    if os.path.abspath(fl) == own]
+            if not site:    # applied from a third place: where register() was called
+                outer = sys._getframe(1)
+                site = [(os.path.abspath(outer.f_code.co_filename), outer.f_lineno)]
+            file, line = site[0]
+        decl = Declaration(f, example_inputs, dynamic_shapes, file, line, module, qualname,
+                           example_kwargs)
+        if (file, line) != (call_file, call_line):
+            decl.call_line = call_line if file == call_file else None
+        _REGISTRY[(file, line, module, qualname)] = decl
         return f
 
     if fn is not None:

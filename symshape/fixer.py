@@ -1,27 +1,33 @@
-"""``symshape check --fix`` / ``--diff``: apply suggested fixes to the user's source text.
+"""``symshape check --fix`` / ``--diff``: plan the edits that apply suggested fixes to the
+user's source, and write them.
 
-Every change is a targeted text edit found from node positions -- never a re-serialization --
-so formatting and comments outside the edited span survive.
+Every change is a targeted text edit at exact syntax-tree positions -- never a
+re-serialization -- so formatting, comments, encoding (BOM, coding cookie) and line endings
+outside the edited span survive.  Each edit belongs to the export whose fix made it, so a
+caller can drop every edit of an export (``symshape.cli.plan_verified`` does when an edit does
+not parse or does not pass the re-check).
 
-Python (``@exportable`` declarations), per fix object of ``ConstraintViolationError``:
+Python (``@exportable`` declarations), per fix object of ``ConstraintViolationError``.  The
+spec is the ``dynamic_shapes=`` of the call at the declaration's line; the definitions it uses
+are found by scope (``symshape.pyscope``), so only the binding the spec reads is edited:
 
-* ``SetDim(name, ...)`` rewrites the assignment that defines the Dim called ``name``:
-  ``tokens = Dim("tokens")  # comment`` -> ``tokens = Dim("tokens", max=128)  # comment``
-  (only the right-hand side changes), or ``mask_tokens = tokens``.  A name defined by
-  ``a, b = ss.dims("a", "b", ...)`` is taken out of that statement and gets its own line
-  right after it.  A Dim written inline in the spec (``{"x": (Dim("n"),)}``) is replaced
-  where it stands.
-* ``DefineDim(dim)`` inserts ``_d = Dim('_d', ...)`` right before the line that uses it.
-* ``SetEntry(entry, value)`` replaces exactly the spec element at ``entry`` inside the
-  decorator call (or inside the module-level variable the call names).
+* ``SetDim(name, ...)`` edits the definition of the Dim called ``name``: a bound changes only
+  the keywords of ``Dim(...)``; a relation, marker or int replaces the value (comments inside
+  it are kept above the line); a definition that must follow its reference moves below it
+  only when nothing in between uses it.  A name defined by ``a, b = ss.dims("a", "b", ...)``
+  leaves that statement and gets its own line after it (or is re-bound after it when the
+  call holds comments).  A Dim written inline in the spec is replaced where it stands.  Two
+  exports bounding one definition get the intersection.
+* ``DefineDim(dim)`` inserts ``_d = Dim('_d', ...)`` right before the definition using it.
+* ``SetEntry(entry, value)`` replaces exactly the spec element at ``entry``.
 
-TOML (``[[tool.symshape.exports]]`` entries): bounds go to ``[tool.symshape.dims]``
-(the value of the key is rewritten, or a key line is added); relations, static values and
-markers rewrite the axis strings of that entry's ``dynamic_shapes``; ``SetEntry`` replaces
-the element at ``entry``.
+TOML (``[[tool.symshape.exports]]`` entries): bounds are collected per file and merged, then
+written to ``[tool.symshape.dims]`` (``finish_toml``; tomlkit for dotted keys, inline tables
+and sub-tables); relations, static values and markers rewrite the axis strings of that
+entry's ``dynamic_shapes``; ``SetEntry`` replaces the element at ``entry``.
 
-A fix that cannot be placed (a spec built at run time, a Dim defined in another module...)
-is reported as "apply by hand" with its copy-pasteable line.
+A fix that cannot be placed exactly is reported as not applied, with the reason.  ``Plan.write``
+replaces files atomically (``symshape.safe_write``).
 """
 from __future__ import annotations
 
@@ -38,30 +44,47 @@ from . import project
 
 
 class Edit:
-    __slots__ = ("start", "end", "text", "seq", "key")
+    __slots__ = ("start", "end", "text", "seq", "key", "owners")
 
-    def __init__(self, start: int, end: int, text: str, seq: int, key=None) -> None:
+    def __init__(self, start: int, end: int, text: str, seq: int, key=None,
+                 owner: Optional[str] = None) -> None:
         self.start, self.end, self.text, self.seq, self.key = start, end, text, seq, key
+        self.owners = _owners(owner)
+
+
+def _owners(owner) -> set:
+    """An edit's exports: one key, or a set of them (an edit merged from several fixes)."""
+    if isinstance(owner, (set, frozenset)):
+        return set(owner)
+    return {owner} if owner else set()
 
 
 class FilePatch:
-    def __init__(self, path: str, text: str) -> None:
+    """The edits planned for one file, over the text read from it (``raw``: its bytes)."""
+
+    def __init__(self, path: str, raw: bytes, text: str, encoding: str) -> None:
         self.path = path
+        self.raw = raw
         self.old = text
+        self.encoding = encoding
         self.edits: List[Edit] = []
         self._seq = 0
+        self.owner = None       # the export (key, or set of keys) whose fixes are placed
 
     def add(self, start: int, end: int, text: str, key=None) -> bool:
         """Add an edit; False if it overlaps a different edit (identical ones merge)."""
         for e in self.edits:
             if (e.start, e.end, e.text) == (start, end, text) and start != end:
+                e.owners |= _owners(self.owner)
                 return True
             if key is not None and e.key == key:
+                if e.text == text:
+                    e.owners |= _owners(self.owner)
                 return e.text == text
             if start < e.end and e.start < end:
                 return False
         self._seq += 1
-        self.edits.append(Edit(start, end, text, self._seq, key))
+        self.edits.append(Edit(start, end, text, self._seq, key, self.owner))
         return True
 
     def new(self) -> str:
@@ -74,17 +97,62 @@ class FilePatch:
         return "".join(out)
 
 
+def read_text(path: str) -> Tuple[bytes, str, str]:
+    """(bytes, text, encoding) of a user file: Python files by their coding cookie (a UTF-8
+    BOM is kept as ``utf-8-sig``), TOML as UTF-8.  Line endings are kept as they are."""
+    with open(path, "rb") as fh:
+        raw = fh.read()
+    if path.endswith(".py"):
+        import io
+        import tokenize
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
+    else:
+        encoding = "utf-8-sig" if raw.startswith(b"\xef\xbb\xbf") else "utf-8"
+    return raw, raw.decode(encoding), encoding
+
+
+def parse_problem(path: str, text: str) -> Optional[str]:
+    """Why ``text`` is not a valid file of its kind (Python or TOML), or None."""
+    if path.endswith(".py"):
+        try:
+            compile(text, path, "exec", dont_inherit=True, flags=ast.PyCF_ONLY_AST)
+        except SyntaxError as e:
+            return "line %s: %s" % (e.lineno, e.msg)
+        except ValueError as e:
+            return str(e)
+        return None
+    try:
+        import tomllib
+    except ImportError:  # pragma: no cover - Python 3.10
+        import tomli as tomllib
+    try:
+        tomllib.loads(text)
+    except Exception as e:  # noqa: BLE001 - tomllib.TOMLDecodeError
+        return str(e)
+    return None
+
+
 class Plan:
-    def __init__(self) -> None:
+    """Edits per file, over the file's text (or ``base[path]``, an edited text not yet
+    written: a later round of fixes builds on an earlier one)."""
+
+    def __init__(self, base: Optional[Dict[str, str]] = None) -> None:
+        self.base = base or {}
         self.patches: Dict[str, FilePatch] = {}
         self.applied: List[Tuple[str, str]] = []        # (export name, fix line)
         self.skipped: List[Tuple[str, str, str]] = []   # (export name, fix line, reason)
+        self.owner: Optional[str] = None
+        # pyproject.toml -> Dim name -> (min, max, exports), written by finish_toml
+        self.toml_bounds: Dict[str, Dict[str, tuple]] = {}
+        self.refused: Dict[str, str] = {}       # export key -> why its edits cannot be made
 
     def patch(self, path: str) -> FilePatch:
         if path not in self.patches:
-            with open(path, encoding="utf-8", newline="") as fh:   # keep \r\n files as they are
-                self.patches[path] = FilePatch(path, fh.read())
-        return self.patches[path]
+            raw, text, encoding = read_text(path)
+            self.patches[path] = FilePatch(path, raw, self.base.get(path, text), encoding)
+        p = self.patches[path]
+        p.owner = self.owner
+        return p
 
     def changed(self) -> Dict[str, Tuple[str, str]]:
         out = {}
@@ -93,6 +161,29 @@ class Plan:
             new = p.new()
             if new != p.old:
                 out[path] = (p.old, new)
+        return out
+
+    def owners_of(self, path: str) -> set:
+        p = self.patches.get(path)
+        return set().union(*[e.owners for e in p.edits]) - {None} if p and p.edits else set()
+
+    def owner_files(self) -> Dict[str, set]:
+        """Each export with an edit -> the files its edits touch."""
+        out: Dict[str, set] = {}
+        for path, p in self.patches.items():
+            for e in p.edits:
+                for o in e.owners:
+                    if o:
+                        out.setdefault(o, set()).add(path)
+        return out
+
+    def unparsable(self) -> Dict[str, str]:
+        """Edited files that would not parse: {path: why}."""
+        out = {}
+        for path, (_, new) in self.changed().items():
+            why = parse_problem(path, new)
+            if why:
+                out[path] = why
         return out
 
     def diff(self, rel=lambda p: p) -> str:
@@ -106,30 +197,61 @@ class Plan:
             text += "\n"
         return text
 
-    def write(self) -> List[str]:
-        import importlib.util
+    def write(self) -> Tuple[List[str], List[Tuple[str, str]]]:
+        """Replace each changed file atomically: (written, [(path, why not)]).  Every file
+        is checked (unchanged since read, writable) before the first is replaced; a failure
+        while writing stops there, leaving the rest untouched."""
         import linecache
-        written = []
-        for path, (_, new) in self.changed().items():
-            with open(path, "w", encoding="utf-8", newline="") as fh:
-                fh.write(new)
+        from .safe_write import NotWritten, preflight, replace_file
+        changed = self.changed()
+        blocked = []
+        for path in changed:
+            try:
+                preflight(path, self.patches[path].raw)
+            except NotWritten as e:
+                blocked.append((path, str(e)))
+        if blocked:
+            return [], blocked + [(p, "not written: another file of this fix could not be")
+                                  for p in changed if p not in dict(blocked)]
+        written: List[str] = []
+        for path, (_, new) in changed.items():
+            p = self.patches[path]
+            try:
+                replace_file(path, new.encode(p.encoding), p.raw)
+            except NotWritten as e:
+                rest = [(q, "not written: stopped at the failure above") for q in changed
+                        if q not in written and q != path]
+                return written, [(path, str(e))] + rest
             written.append(path)
-            if path.endswith(".py"):
-                try:   # a stale .pyc with the same mtime second and size would shadow the edit
-                    os.remove(importlib.util.cache_from_source(path))
-                except (OSError, NotImplementedError, ValueError):
-                    pass
             linecache.checkcache(path)
-        return written
+        return written, []
 
 
-def plan_fixes(items: List[Tuple[Declaration, List[Fix]]]) -> Plan:
-    """The edits that apply each declaration's fixes (in order) to its source file."""
+def final_plan(texts: Dict[str, str], first: Dict[str, "FilePatch"]) -> Plan:
+    """A plan that turns each file, as first read (``first[path]``: bytes, text, encoding),
+    into ``texts[path]``; writing it still refuses a file changed since that first read."""
     plan = Plan()
+    for path, text in sorted(texts.items()):
+        f = first[path]
+        p = plan.patches[path] = FilePatch(path, f.raw, f.raw.decode(f.encoding), f.encoding)
+        if text != p.old:
+            p.add(0, len(p.old), text)
+    return plan
+
+
+def plan_fixes(items: List[Tuple[Declaration, List[Fix]]],
+               base: Optional[Dict[str, str]] = None) -> Plan:
+    """The edits that apply each declaration's fixes (in order) to its source file (or to
+    its edited text in ``base``)."""
+    from .check_worker import decl_key
+    plan = Plan(base)
     py: Dict[str, _PyFile] = {}
     for decl, fixes in items:
         if not fixes:
             continue
+        plan.owner = decl_key(decl)
+        for p in plan.patches.values():
+            p.owner = plan.owner
         if decl.origin == "toml":
             _TomlFixer(plan, decl).run(fixes)
             continue
@@ -144,6 +266,7 @@ def plan_fixes(items: List[Tuple[Declaration, List[Fix]]]) -> Plan:
         pf.run(decl, fixes)
     for pf in py.values():
         pf.finish()
+    finish_toml(plan)
     return plan
 
 
@@ -151,58 +274,76 @@ def plan_fixes(items: List[Tuple[Declaration, List[Fix]]]) -> Plan:
 _LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 
 
-def _is_dim_func(node, name: str) -> bool:
-    return (isinstance(node, ast.Name) and node.id == name) or (
-        isinstance(node, ast.Attribute) and node.attr == name)
-
-
 def _str_const(node) -> Optional[str]:
     return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) \
         else None
 
 
+def _linear_over(node, var: str) -> bool:
+    """``node`` is ``a*var + b`` written with +, -, * over ``var`` and int literals."""
+    if isinstance(node, ast.Name):
+        return True
+    if isinstance(node, ast.Constant):
+        return type(node.value) is int
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return _linear_over(node.operand, var)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult)):
+        return _linear_over(node.left, var) and _linear_over(node.right, var)
+    return False
+
+
 class _Def:
-    """Where a Dim name is defined: ``v = Dim("n", ...)`` (call) or ``a, v = dims(...)``."""
+    """Where a Dim is made: ``v = Dim("n", ...)`` (call) or ``a, v = dims(...)`` (dims)."""
 
     def __init__(self, kind: str, var: str, stmt, call, index: int = 0) -> None:
         self.kind, self.var, self.stmt, self.call, self.index = kind, var, stmt, call, index
 
+    @property
+    def name(self) -> Optional[str]:
+        return _str_const(self.call.args[self.index]) if len(self.call.args) > self.index \
+            else None
+
+
+class _Rewrite:
+    """The planned new value of one Dim definition, merged over the exports that fix it."""
+
+    def __init__(self, fix: SetDim, rhs: str, pre: List[str], after, var: str) -> None:
+        self.fix, self.rhs, self.pre, self.after, self.var = fix, rhs, pre, after, var
+        self.owners: set = set()
+
 
 class _PyFile:
+    """Places fixes in one Python file, editing exactly the definitions an export's spec
+    uses (found by scope, see ``symshape.pyscope``)."""
+
     def __init__(self, plan: Plan, path: str) -> None:
+        from .pyscope import Scopes
         self.plan = plan
         self.path = path
         self.patch = plan.patch(path)
         self.text = self.patch.old
         self.tree = ast.parse(self.text, filename=path)
+        self.sc = Scopes(self.tree)
+        self.parents = self.sc.parent
         # the lines as Python's tokenizer sees them (str.splitlines also splits at \f etc.)
         self.lines = _LINES.findall(self.text)
         self.nl = "\r\n" if "\r\n" in self.text else "\n"
         self._line_starts = [0]
         for ln in self.lines:
             self._line_starts.append(self._line_starts[-1] + len(ln))
-        self.parents: Dict[ast.AST, ast.AST] = {}
-        for node in ast.walk(self.tree):
-            for ch in ast.iter_child_nodes(node):
-                self.parents[ch] = node
-        self.defs: Dict[str, List[_Def]] = {}
-        self.assigns: Dict[str, List[ast.Assign]] = {}
-        for node in ast.walk(self.tree):
-            if isinstance(node, ast.Assign) and len(node.targets) == 1:
-                self._scan_assign(node)
+        self.comments = self._comment_offsets()
+        self.dim_names, self.dims_names, self.mod_names = self._aliases()
         self.ctor, self.needs_import = self._module_ctor()
         self.quote = "'"
-        for ds in sorted(self.defs.values(), key=lambda ds: ds[0].stmt.lineno):
-            lit = self.seg(ds[0].call.args[ds[0].index])
-            if lit[:1] in "'\"":
-                self.quote = lit[0]
-            break
-        # statement rewrites, merged per statement and turned into edits in finish()
-        # call_rewrites: stmt -> (rhs, lines before, stmt it must follow, variable)
-        # dims_removals: stmt -> {index in the tuple: (rhs, lines before, stmt to follow)}
-        self.call_rewrites: Dict[ast.stmt, tuple] = {}
-        self.dims_removals: Dict[ast.stmt, Dict[int, tuple]] = {}
-        self.done: Dict[str, str] = {}
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.Call) and self.is_ctor(node.func, "Dim") and node.args:
+                lit = self.seg(node.args[0])
+                if lit[:1] in "'\"":
+                    self.quote = lit[0]
+                    break
+        self.call_rewrites: Dict[ast.stmt, _Rewrite] = {}
+        self.dims_removals: Dict[ast.stmt, Dict[int, _Rewrite]] = {}
+        self.inline_done: Dict[ast.Call, str] = {}
 
     # ---------------------------------------------------------------- positions
     def off(self, lineno: int, col: int) -> int:
@@ -249,107 +390,123 @@ class _PyFile:
         after = last.encode("utf-8")[stmt.end_col_offset:].decode("utf-8", "replace").strip()
         return not before.strip() and (not after or after.startswith("#"))
 
-    # ---------------------------------------------------------------- scanning
-    def _scan_assign(self, node: ast.Assign) -> None:
-        tgt, val = node.targets[0], node.value
-        if isinstance(tgt, ast.Name):
-            self.assigns.setdefault(tgt.id, []).append(node)
-        if not isinstance(val, ast.Call):
-            return
-        if isinstance(tgt, ast.Name) and _is_dim_func(val.func, "Dim") and val.args:
-            name = _str_const(val.args[0])
-            if name is not None:
-                self.defs.setdefault(name, []).append(_Def("call", tgt.id, node, val))
-        elif isinstance(tgt, (ast.Tuple, ast.List)) and _is_dim_func(val.func, "dims"):
-            names = [_str_const(a) for a in val.args]
-            if None in names or len(names) != len(tgt.elts) or not all(
-                    isinstance(t, ast.Name) for t in tgt.elts):
-                return
-            for i, (n, t) in enumerate(zip(names, tgt.elts)):
-                self.defs.setdefault(n, []).append(_Def("dims", t.id, node, val, i))
+    def _comment_offsets(self) -> List[Tuple[int, str]]:
+        import io
+        import tokenize
+        out = []
+        try:
+            for tok in tokenize.generate_tokens(io.StringIO(self.text).readline):
+                if tok.type == tokenize.COMMENT:
+                    out.append((self.off(tok.start[0], len(self.lines[tok.start[0] - 1][
+                        :tok.start[1]].encode("utf-8"))), tok.string))
+        except (tokenize.TokenError, IndentationError, SyntaxError):
+            pass
+        return out
+
+    def comments_in(self, node) -> List[str]:
+        s, e = self.span(node)
+        return [c for pos, c in self.comments if s <= pos < e]
+
+    # ---------------------------------------------------------------- names
+    def _aliases(self) -> Tuple[set, set, set]:
+        dim_names, dims_names, mods = set(), set(), set()
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.ImportFrom) and node.module and \
+                    node.module.split(".")[0] == "symshape":
+                for a in node.names:
+                    if a.name == "Dim":
+                        dim_names.add(a.asname or "Dim")
+                    elif a.name == "dims":
+                        dims_names.add(a.asname or "dims")
+            elif isinstance(node, ast.Import):
+                for a in node.names:
+                    if a.name == "symshape":
+                        mods.add(a.asname or "symshape")
+        return dim_names or {"Dim"}, dims_names or {"dims"}, mods
+
+    def is_ctor(self, func, what: str) -> bool:
+        names = self.dim_names if what == "Dim" else self.dims_names
+        if isinstance(func, ast.Name):
+            return func.id in names
+        if isinstance(func, ast.Attribute) and func.attr == what:
+            return not self.mod_names or (isinstance(func.value, ast.Name) and
+                                          func.value.id in self.mod_names) or \
+                not isinstance(func.value, ast.Name)
+        return False
 
     def _module_ctor(self) -> Tuple[str, bool]:
-        alias = None
         for node in self.tree.body:
             if isinstance(node, ast.ImportFrom) and node.module == "symshape":
                 for a in node.names:
                     if a.name == "Dim":
                         return a.asname or "Dim", False
+        for node in self.tree.body:
             if isinstance(node, ast.Import):
                 for a in node.names:
-                    if a.name == "symshape" and alias is None:
-                        alias = (a.asname or "symshape") + ".Dim"
-        if alias:
-            return alias, False
+                    if a.name == "symshape":
+                        return (a.asname or "symshape") + ".Dim", False
         return "Dim", True
 
-    def decorator(self, decl: Declaration) -> Optional[ast.Call]:
-        short = decl.qualname.rsplit(".", 1)[-1]
-        best = None
-        for node in ast.walk(self.tree):
-            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or \
-                    node.name != short:
-                continue
-            for d in node.decorator_list:
-                if not isinstance(d, ast.Call):
-                    continue
-                if d.lineno <= decl.line <= d.end_lineno:
-                    return d
-                if _is_dim_func(d.func, "exportable") and best is None:
-                    best = d
-        return best
-
-    def spec_node(self, call: Optional[ast.Call]):
-        if call is None:
+    def def_of_binding(self, b) -> Optional[_Def]:
+        """The Dim definition a binding is, if it is one."""
+        v = b.value
+        if not isinstance(v, ast.Call):
             return None
-        for kw in call.keywords:
-            if kw.arg == "dynamic_shapes":
-                return kw.value
+        if b.tuple_index is None and self.is_ctor(v.func, "Dim") and v.args and \
+                _str_const(v.args[0]) is not None:
+            return _Def("call", b.name, b.stmt, v)
+        if b.tuple_index is not None and self.is_ctor(v.func, "dims"):
+            tgt = b.stmt.targets[0]
+            names = [_str_const(a) for a in v.args]
+            if None in names or len(names) != len(tgt.elts) or any(
+                    isinstance(a, ast.Starred) for a in v.args):
+                return None
+            return _Def("dims", b.name, b.stmt, v, b.tuple_index)
         return None
 
-    def resolve(self, node, before_line: int):
-        """A module-level ``NAME = <expr>`` that a Name in the spec refers to."""
-        seen = 0
-        while isinstance(node, ast.Name) and seen < 8:
-            cands = [a for a in self.assigns.get(node.id, [])
-                     if a.lineno < before_line and self.parents.get(a) is self.tree]
-            if not cands:
-                return node
-            node = cands[-1].value
-            seen += 1
-        return node
+    # ---------------------------------------------------------------- the spec
+    def spec_call(self, decl: Declaration) -> Optional[ast.Call]:
+        """The call whose ``dynamic_shapes=`` declares ``decl``: the innermost call with that
+        keyword spanning the declaration's line (or its ``exportable(...)`` line)."""
+        lines = [l for l in (getattr(decl, "call_line", None), decl.line) if l]
+        for line in lines:
+            best = None
+            for node in ast.walk(self.tree):
+                if isinstance(node, ast.Call) and node.lineno <= line <= node.end_lineno and \
+                        any(k.arg == "dynamic_shapes" for k in node.keywords):
+                    if best is None or (node.lineno, -node.end_lineno) > (best.lineno,
+                                                                          -best.end_lineno):
+                        best = node
+            if best is not None:
+                return best
+        return None
 
-    def spec_nodes(self, spec, line: int) -> List[ast.AST]:
-        """The spec expression and the module-level spec variables it refers to."""
-        out, stack = [], [spec] if spec is not None else []
+    def reach(self, spec) -> Tuple[List[ast.AST], List[_Def]]:
+        """Every node the spec expression is built from (through the variables it names,
+        resolved by scope) and the Dim definitions it uses."""
+        nodes: List[ast.AST] = []
+        defs: List[_Def] = []
+        seen: set = set()
+        stack = [spec]
         while stack:
-            n = stack.pop()
-            out.append(n)
-            for sub in ast.walk(n):
-                if isinstance(sub, ast.Name):
-                    r = self.resolve(sub, line)
-                    if r is not sub and r not in out and isinstance(
-                            r, (ast.Dict, ast.Tuple, ast.List)):
-                        stack.append(r)
-        return out
-
-    def def_of(self, name: str, line: int) -> Optional[_Def]:
-        ds = self.defs.get(name) or []
-        before = [d for d in ds if d.stmt.lineno < line]
-        return (before or ds or [None])[-1]
-
-    def inline_calls(self, name: str, roots: List[ast.AST]) -> List[ast.Call]:
-        calls = []
-        for r in roots:
-            for n in ast.walk(r):
-                if isinstance(n, ast.Call) and _is_dim_func(n.func, "Dim") and n.args and \
-                        _str_const(n.args[0]) == name and self.parents.get(n) is not None \
-                        and not self._is_def_call(n):
-                    calls.append(n)
-        return calls
-
-    def _is_def_call(self, call) -> bool:
-        return any(d.call is call for ds in self.defs.values() for d in ds)
+            root = stack.pop()
+            for sub in ast.walk(root):
+                nodes.append(sub)
+                if not (isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load)):
+                    continue
+                b = self.sc.lookup(sub.id, sub)
+                if b is None or b.value is None or id(b.stmt) in seen and \
+                        b.tuple_index is None:
+                    continue
+                d = self.def_of_binding(b)
+                if d is not None:
+                    if all(x.stmt is not d.stmt or x.index != d.index for x in defs):
+                        defs.append(d)
+                    continue
+                if b.tuple_index is None and id(b.stmt) not in seen:
+                    seen.add(id(b.stmt))
+                    stack.append(b.value)
+        return nodes, defs
 
     # ---------------------------------------------------------------- texts
     def ctor_call(self, dim: Dim, ctor: Optional[str] = None, name_lit: Optional[str] = None
@@ -369,19 +526,25 @@ class _PyFile:
         from .annotation_fixer import fix_annotations    # a spec read from annotations
         if fix_annotations(self.plan, decl, fixes):
             return
-        call = self.decorator(decl)
-        spec = self.spec_node(call)
-        line = call.lineno if call is not None else decl.line
-        roots = self.spec_nodes(spec, line)
+        call = self.spec_call(decl)
+        spec = None
+        if call is not None:
+            spec = next(k.value for k in call.keywords if k.arg == "dynamic_shapes")
+        if spec is None:
+            for fix in fixes:
+                self.plan.skipped.append((decl.name, str(fix), "cannot find the "
+                                          "dynamic_shapes= of this export in its source"))
+            return
+        nodes, defs = self.reach(spec)
         new_dims = {f.dim.name: f for f in fixes if isinstance(f, DefineDim)}
         for fix in fixes:
             if isinstance(fix, DefineDim):
                 continue     # placed with the SetDim that refers to it
             try:
                 if isinstance(fix, SetEntry):
-                    reason = self._set_entry(fix, spec, line)
+                    reason = self._set_entry(fix, spec)
                 elif isinstance(fix, SetDim):
-                    reason = self._set_dim(fix, line, roots, new_dims, call)
+                    reason = self._set_dim(fix, nodes, defs, new_dims, call)
                 else:
                     reason = "unknown fix kind"
             except Exception as e:  # a fix the fixer cannot place must not crash the check
@@ -394,12 +557,10 @@ class _PyFile:
                         self.plan.applied.append((decl.name, str(d)))
                 self.plan.applied.append((decl.name, str(fix)))
 
-    def _set_entry(self, fix: SetEntry, spec, line: int) -> Optional[str]:
-        if spec is None:
-            return "no dynamic_shapes= in the decorator call"
-        node = self.resolve(spec, line)
+    def _set_entry(self, fix: SetEntry, spec) -> Optional[str]:
+        node = spec
         for k in fix.entry:
-            node = self.resolve(node, line)
+            node = self._deref(node)
             nxt = None
             if isinstance(node, ast.Dict):
                 for kn, vn in zip(node.keys, node.values):
@@ -409,7 +570,8 @@ class _PyFile:
                     isinstance(e, ast.Starred) for e in node.elts) and -len(node.elts) <= k \
                     < len(node.elts):
                 nxt = node.elts[k]
-            elif isinstance(node, ast.Call) and _is_dim_func(node.func, "dict"):
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+                    node.func.id == "dict":
                 for kw in node.keywords:
                     if kw.arg == k:
                         nxt = kw.value
@@ -425,6 +587,16 @@ class _PyFile:
             return "conflicts with another fix"
         return None
 
+    def _deref(self, node):
+        for _ in range(8):
+            if not isinstance(node, ast.Name):
+                return node
+            b = self.sc.lookup(node.id, node)
+            if b is None or b.value is None or b.tuple_index is not None:
+                return node
+            node = b.value
+        return node
+
     def _add_import(self) -> None:
         last = None
         for node in self.tree.body:
@@ -433,88 +605,152 @@ class _PyFile:
         pos = self.after_line(last.end_lineno) if last is not None else 0
         self.patch.add(pos, pos, "from symshape import Dim" + self.nl, key="import-Dim")
 
-    def _ref_text(self, ref: str, line: int, roots, new_dims
-                  ) -> Tuple[Optional[str], Optional[ast.stmt]]:
-        d = self.def_of(ref, line)
-        if d is not None:
-            return d.var, d.stmt
-        if ref in new_dims:
-            return ref, None
-        calls = self.inline_calls(ref, roots)
-        if calls:
-            return self.seg(calls[0]), None
-        return None, None
-
-    def _rhs(self, fix: SetDim, line: int, roots, new_dims, ctor=None, name_lit=None
-             ) -> Tuple[Optional[str], Optional[ast.stmt], List[str]]:
-        """(text, statement it must follow, lines to insert before it)."""
-        pre: List[str] = []
-        if fix.ref is not None:
-            base, after = self._ref_text(fix.ref, line, roots, new_dims)
-            if base is None:
-                return None, None, pre
-            if fix.ref in new_dims and self.def_of(fix.ref, line) is None:
-                pre.append("%s = %s" % (fix.ref, self.ctor_call(new_dims[fix.ref].dim, ctor)))
-            return format_linear(base, fix.coeff, fix.offset), after, pre
-        v = fix.value
-        if isinstance(v, _Marker):
-            return self.marker(v, ctor), None, pre
-        if isinstance(v, Dim):
-            return self.ctor_call(v, ctor, name_lit if v.name == fix.name else None), None, pre
-        if isinstance(v, int):
-            return repr(v), None, pre
-        return None, None, pre
-
-    def _set_dim(self, fix: SetDim, line: int, roots, new_dims, call) -> Optional[str]:
-        prev = self.done.get(fix.name)
-        if prev is not None:
-            return None if prev == fix.line else "conflicts with the fix `%s`" % prev
-        d = self.def_of(fix.name, line)
-        if d is None:
-            return self._set_inline(fix, line, roots, new_dims, call)
-        ctor = self.seg(d.call.func) if d.kind == "call" else None
-        if ctor is None and d.kind == "dims" and isinstance(d.call.func, ast.Attribute):
-            ctor = self.seg(d.call.func.value) + ".Dim"
-        name_lit = self.seg(d.call.args[0]) if d.kind == "call" else None
-        rhs, after, pre = self._rhs(fix, line, roots, new_dims, ctor, name_lit)
-        if rhs is None:
-            return "cannot find where %s is defined" % fix.ref
-        if ctor is None and self.needs_import and (isinstance(fix.value, (Dim, _Marker)) or pre):
-            self._add_import()
-        if after is not None and after is d.stmt:
-            after = None
-        if d.kind == "call":
-            self.call_rewrites[d.stmt] = (rhs, pre, after, d.var)
-        else:
-            self.dims_removals.setdefault(d.stmt, {})[d.index] = (rhs, pre, after)
-        if isinstance(fix.value, _Marker):
-            self._marker_uses(d.var, rhs, roots)
-        self.done[fix.name] = fix.line
+    def _visible(self, ref: _Def, stmt) -> Optional[str]:
+        """Why the definition ``stmt`` cannot refer to ``ref``'s variable, or None."""
+        chain = self.sc.chain(stmt)
+        rscope = self.sc.scope_of.get(ref.stmt)
+        if rscope not in chain:
+            return ("%s is defined inside another scope (line %d) that line %d cannot see"
+                    % (ref.var, ref.stmt.lineno, stmt.lineno))
+        if rscope is chain[0] and ref.stmt.lineno >= stmt.lineno:
+            return "later"
+        b = self.sc.lookup(ref.var, stmt)
+        if b is None or b.stmt is not ref.stmt:
+            return ("at line %d the name %s does not refer to the Dim defined at line %d"
+                    % (stmt.lineno, ref.var, ref.stmt.lineno))
         return None
 
-    def _marker_uses(self, var: str, text: str, roots) -> None:
-        """``2*d + 1`` in the spec (or a module-level ``d2 = 2*d``) becomes the marker too:
+    def _can_move_below(self, stmt, after, var: str, rebind: bool = False) -> Optional[str]:
+        """Why ``stmt`` (or, ``rebind``, a new binding of ``var``) cannot move right below
+        ``after`` (same block), or None."""
+        body = self.sc.body_of(stmt)
+        if body is None or after not in body or not (rebind or self.alone(stmt)) or \
+                not self.alone(after):
+            return "%s is defined after it, and the lines cannot be reordered safely; " \
+                   "move the definition of %s below line %d by hand" % (
+                       getattr(after, "lineno", "?") and "its reference", var,
+                       after.end_lineno)
+        i, j = body.index(stmt), body.index(after)
+        for between in body[i + 1:j + 1]:
+            for n in ast.walk(between):
+                if isinstance(n, ast.Name) and n.id == var:
+                    return ("line %d uses %s between its definition and line %d; move the "
+                            "definition by hand" % (n.lineno, var, after.end_lineno))
+        return None
+
+    def _rhs(self, fix: SetDim, defs, nodes, new_dims, ctor=None, name_lit=None
+             ) -> Tuple[Optional[str], Optional[_Def], List[str], Optional[str]]:
+        """(text, definition it refers to, lines to insert before it, why not)."""
+        pre: List[str] = []
+        if fix.ref is not None:
+            refs = [d for d in defs if d.name == fix.ref]
+            if len({id(d.stmt) for d in refs}) > 1:
+                return None, None, pre, "Dim %r is defined more than once" % fix.ref
+            if refs:
+                return format_linear(refs[0].var, fix.coeff, fix.offset), refs[0], pre, None
+            if fix.ref in new_dims:
+                pre.append("%s = %s" % (fix.ref, self.ctor_call(new_dims[fix.ref].dim, ctor)))
+                return format_linear(fix.ref, fix.coeff, fix.offset), None, pre, None
+            calls = self.inline_calls(fix.ref, nodes)
+            if calls:
+                return format_linear(self.seg(calls[0]), fix.coeff, fix.offset), None, pre, \
+                    None
+            return None, None, pre, "cannot find where %s is defined" % fix.ref
+        v = fix.value
+        if isinstance(v, _Marker):
+            return self.marker(v, ctor), None, pre, None
+        if isinstance(v, Dim):
+            return self.ctor_call(v, ctor, name_lit if v.name == fix.name else None), None, \
+                pre, None
+        if isinstance(v, int):
+            return repr(v), None, pre, None
+        return None, None, pre, "cannot write %r in Python" % (v,)
+
+    def inline_calls(self, name: str, nodes) -> List[ast.Call]:
+        defs = {id(b.value) for bs in self.sc.bindings.values() for b in bs
+                if b.value is not None}
+        return [n for n in nodes if isinstance(n, ast.Call) and self.is_ctor(n.func, "Dim")
+                and n.args and _str_const(n.args[0]) == name and id(n) not in defs]
+
+    def _set_dim(self, fix: SetDim, nodes, defs, new_dims, call) -> Optional[str]:
+        mine = [d for d in defs if d.name == fix.name]
+        if len({(id(d.stmt), d.index) for d in mine}) > 1:
+            return ("Dim %r is defined more than once (lines %s); edit the one this export "
+                    "uses by hand" % (fix.name, ", ".join(str(d.stmt.lineno) for d in mine)))
+        if not mine:
+            return self._set_inline(fix, nodes, defs, new_dims, call)
+        d = mine[0]
+        ctor = self.seg(d.call.func) if d.kind == "call" else None
+        if ctor is None and isinstance(d.call.func, ast.Attribute):
+            ctor = self.seg(d.call.func.value) + ".Dim"
+        name_lit = self.seg(d.call.args[0]) if d.kind == "call" else None
+        rhs, ref, pre, why = self._rhs(fix, defs, nodes, new_dims, ctor, name_lit)
+        if rhs is None:
+            return why
+        after = None
+        if ref is not None:
+            vis = self._visible(ref, d.stmt)
+            if vis == "later" and ref.stmt is d.stmt:
+                if d.kind != "dims":
+                    return ("%s and %s are defined in one statement; split it by hand"
+                            % (d.var, ref.var))
+            elif vis == "later":
+                why = self._can_move_below(d.stmt, ref.stmt, d.var, d.kind == "dims")
+                if why:
+                    return why
+                after = ref.stmt
+            elif vis:
+                return vis
+        if ctor is None and self.needs_import and (isinstance(fix.value, (Dim, _Marker))
+                                                   or pre):
+            self._add_import()
+        table = self.call_rewrites if d.kind == "call" else \
+            self.dims_removals.setdefault(d.stmt, {})
+        slot = d.stmt if d.kind == "call" else d.index
+        prev = table.get(slot)
+        if prev is not None and self.patch.owner in prev.owners and prev.fix.line != fix.line:
+            return "conflicts with the fix `%s`" % prev.fix.line
+        if prev is not None:
+            if prev.fix.line != fix.line:
+                merged = _merge_bounds(prev.fix, fix)
+                if merged is None:
+                    return "conflicts with the fix `%s` of another export" % prev.fix.line
+                prev.fix = merged
+                prev.rhs = self.ctor_call(merged.value, ctor, name_lit)
+            prev.owners.add(self.patch.owner)
+            return None
+        rw = _Rewrite(fix, rhs, pre, after, d.var)
+        rw.owners.add(self.patch.owner)
+        table[slot] = rw
+        if isinstance(fix.value, _Marker):
+            self._marker_uses(d.var, rhs, nodes)
+        return None
+
+    def _marker_uses(self, var: str, text: str, nodes) -> None:
+        """``2*d + 1`` in the spec (or a spec variable ``d2 = 2*d``) becomes the marker too:
         a marker has no arithmetic."""
-        cands = [n for r in roots for n in ast.walk(r)]
-        cands += [a.value for a in ast.walk(self.tree) if isinstance(a, ast.Assign)
-                  and self.parents.get(a) is self.tree]
-        for node in cands:
+        for node in nodes:
             if not isinstance(node, ast.BinOp) or isinstance(self.parents.get(node),
                                                              ast.BinOp):
                 continue
-            if any(isinstance(n, ast.Name) and n.id == var for n in ast.walk(node)):
+            if _linear_over(node, var) and any(isinstance(n, ast.Name) and n.id == var
+                                               for n in ast.walk(node)):
                 s, e = self.span(node)
                 self.patch.add(s, e, text)
 
-    def _set_inline(self, fix: SetDim, line: int, roots, new_dims, call) -> Optional[str]:
-        calls = self.inline_calls(fix.name, roots)
+    def _set_inline(self, fix: SetDim, nodes, defs, new_dims, call) -> Optional[str]:
+        calls = self.inline_calls(fix.name, nodes)
         if not calls:
             return "cannot find where Dim %r is defined in this module" % fix.name
         ctor = self.seg(calls[0].func)
-        rhs, _, pre = self._rhs(fix, line, roots, new_dims, ctor,
-                                self.seg(calls[0].args[0]))
+        rhs, ref, pre, why = self._rhs(fix, defs, nodes, new_dims, ctor,
+                                       self.seg(calls[0].args[0]))
         if rhs is None:
-            return "cannot find where %s is defined" % fix.ref
+            return why
+        if ref is not None:
+            vis = self._visible(ref, call)
+            if vis and vis != "later":
+                return vis
         for c in calls:
             target = c
             if isinstance(fix.value, _Marker):
@@ -527,82 +763,135 @@ class _PyFile:
             if not self.patch.add(s, e, text):
                 return "conflicts with another fix"
         if pre and call is not None:
-            fn = self.parents.get(call)
-            first = min([fn.lineno] + [d.lineno for d in getattr(fn, "decorator_list", [])])
+            stmt = call
+            while stmt in self.parents and not isinstance(stmt, ast.stmt):
+                stmt = self.parents[stmt]
+            first = min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list",
+                                                                   [])])
             pos = self.line_start(first)
             ind = self.indent(first)
-            self.patch.add(pos, pos, "".join(ind + p + self.nl for p in pre), key=("pre", pre[0]))
-        self.done[fix.name] = fix.line
+            self.patch.add(pos, pos, "".join(ind + p + self.nl for p in pre),
+                           key=("pre", pre[0]))
         return None
 
+    def _edit_call(self, stmt, rw: _Rewrite) -> None:
+        """Replace the value of ``v = Dim(...)``; bounds only change the keywords, so the
+        rest of the call (comments included) stays."""
+        val = stmt.value
+        v = rw.fix.value
+        if rw.fix.ref is None and isinstance(v, Dim) and v.name == rw.fix.name and \
+                not rw.pre and not any(isinstance(a, ast.Starred) for a in val.args) and \
+                all(k.arg for k in val.keywords) and len(val.args) == 1:
+            kws = {k.arg: k for k in val.keywords}
+            want = {"min": v.min if v.min not in (None, 2) else None, "max": v.max}
+            edits = []
+            for key in ("min", "max"):
+                if key in kws:
+                    new = want[key] if want[key] is not None else (2 if key == "min" else None)
+                    if new is None:
+                        break       # removing a keyword: rewrite the call below
+                    edits.append((self.span(kws[key].value), str(new)))
+                elif want[key] is not None:
+                    last = (val.keywords or val.args)[-1]
+                    pos = self.span(last)[1]
+                    edits.append(((pos, pos), ", %s=%d" % (key, want[key])))
+            else:
+                for (s, e), text in edits:
+                    self.patch.add(s, e, text)
+                return
+        ind = self.indent(stmt.lineno)
+        kept = ["%s%s" % (ind, c) for c in self.comments_in(val)]
+        if rw.after is not None and rw.after.lineno > stmt.lineno:
+            comment = self.trailing_comment(stmt)
+            self.patch.add(self.line_start(stmt.lineno), self.after_line(stmt.end_lineno), "")
+            body = kept + [ind + p for p in rw.pre] + ["%s%s = %s%s" % (ind, rw.var, rw.rhs,
+                                                                        comment)]
+            self.insert_after(rw.after.end_lineno, body)
+            return
+        self.patch.add(*self.span(val), rw.rhs)
+        before = kept + [ind + p for p in rw.pre]
+        if before:
+            pos = self.line_start(stmt.lineno)
+            self.patch.add(pos, pos, "".join(b + self.nl for b in before))
+
     def finish(self) -> None:
-        for stmt, (rhs, pre, after, var) in self.call_rewrites.items():
-            ind = self.indent(stmt.lineno)
-            if after is not None and after.lineno > stmt.lineno and self.alone(stmt):
-                # the value refers to a later definition: move the assignment below it
-                comment = self.trailing_comment(stmt)
+        for stmt, rw in self.call_rewrites.items():
+            self.patch.owner = set(rw.owners)
+            self._edit_call(stmt, rw)
+        for stmt, removed in self.dims_removals.items():
+            self.patch.owner = set().union(*[r.owners for r in removed.values()])
+            self._edit_dims(stmt, removed)
+
+    def _edit_dims(self, stmt, removed: Dict[int, _Rewrite]) -> None:
+        tgt = stmt.targets[0]
+        call = stmt.value
+        keep = [i for i in range(len(tgt.elts)) if i not in removed]
+        ind = self.indent(stmt.lineno)
+        new_lines = []
+        last = stmt
+        for i in sorted(removed):
+            rw = removed[i]
+            new_lines += [ind + p for p in rw.pre]
+            new_lines.append(ind + "%s = %s" % (tgt.elts[i].id, rw.rhs))
+            if rw.after is not None and rw.after.end_lineno > last.end_lineno:
+                last = rw.after
+        if self.comments_in(call) or not self.alone(stmt):
+            # keep the statement (and its comments) as written: rebind the names after it
+            self.insert_after(last.end_lineno, new_lines)
+            return
+        if keep:
+            args = [self.seg(call.args[i]) for i in keep] + [self.seg(k) for k in
+                                                             call.keywords]
+            s, e = self.span(tgt)
+            if len(keep) == 1:
+                # one name left: ``a = Dim("a", max=64)`` rather than ``a, = dims(...)``
+                self.patch.add(s, e, self.seg(tgt.elts[keep[0]]))
+                if isinstance(call.func, ast.Attribute):
+                    ctor = self.seg(call.func.value) + ".Dim"
+                else:
+                    ctor = self.ctor
+                    if self.needs_import:
+                        self._add_import()
+                self.patch.add(*self.span(call), "%s(%s)" % (ctor, ", ".join(args)))
+            else:
+                tseg = self.seg(tgt)
+                names = ", ".join(self.seg(tgt.elts[i]) for i in keep)
+                if tseg.startswith("("):
+                    names = "(%s)" % names
+                elif tseg.startswith("["):
+                    names = "[%s]" % names
+                self.patch.add(s, e, names)
+                self.patch.add(self.span(call.func)[1], self.span(call)[1],
+                               "(%s)" % ", ".join(args))
+            self.insert_after(last.end_lineno, new_lines)
+        else:
+            comment = self.trailing_comment(stmt)
+            if last is stmt:
+                new_lines[-1] += comment
                 s = self.line_start(stmt.lineno)
                 e = self.after_line(stmt.end_lineno)
-                self.patch.add(s, e, "")
-                body = [ind + p for p in pre] + [ind + "%s = %s%s" % (var, rhs, comment)]
-                self.insert_after(after.end_lineno, body)
-                continue
-            s, e = self.span(stmt.value)
-            self.patch.add(s, e, rhs)
-            if pre:
-                pos = self.line_start(stmt.lineno)
-                self.patch.add(pos, pos, "".join(ind + p + self.nl for p in pre))
-        for stmt, removed in self.dims_removals.items():
-            tgt = stmt.targets[0]
-            call = stmt.value
-            keep = [i for i in range(len(tgt.elts)) if i not in removed]
-            ind = self.indent(stmt.lineno)
-            new_lines = []
-            last = stmt
-            for i in sorted(removed):
-                rhs, pre, after = removed[i]
-                new_lines += [ind + p for p in pre]
-                new_lines.append(ind + "%s = %s" % (tgt.elts[i].id, rhs))
-                if after is not None and after.end_lineno > last.end_lineno:
-                    last = after
-            if keep:
-                args = [self.seg(call.args[i]) for i in keep] + [self.seg(k) for k in
-                                                                 call.keywords]
-                s, e = self.span(tgt)
-                if len(keep) == 1:
-                    # one name left: ``a = Dim("a", max=64)`` rather than ``a, = dims(...)``
-                    self.patch.add(s, e, self.seg(tgt.elts[keep[0]]))
-                    if isinstance(call.func, ast.Attribute):
-                        ctor = self.seg(call.func.value) + ".Dim"
-                    else:
-                        ctor = self.ctor
-                        if self.needs_import:
-                            self._add_import()
-                    self.patch.add(*self.span(call), "%s(%s)" % (ctor, ", ".join(args)))
-                else:
-                    tseg = self.seg(tgt)
-                    names = ", ".join(self.seg(tgt.elts[i]) for i in keep)
-                    if tseg.startswith("("):
-                        names = "(%s)" % names
-                    elif tseg.startswith("["):
-                        names = "[%s]" % names
-                    self.patch.add(s, e, names)
-                    self.patch.add(self.span(call.func)[1], self.span(call)[1],
-                                   "(%s)" % ", ".join(args))
-                self.insert_after(last.end_lineno, new_lines)
+                ending = self.lines[stmt.end_lineno - 1][len(
+                    self.lines[stmt.end_lineno - 1].rstrip("\r\n")):]
+                self.patch.add(s, e, self.nl.join(new_lines) + ending)
             else:
-                comment = self.trailing_comment(stmt)
-                if last is stmt and self.alone(stmt):
-                    new_lines[-1] += comment
-                    s = self.line_start(stmt.lineno)
-                    e = self.after_line(stmt.end_lineno)
-                    ending = self.lines[stmt.end_lineno - 1][len(
-                        self.lines[stmt.end_lineno - 1].rstrip("\r\n")):]
-                    self.patch.add(s, e, self.nl.join(new_lines) + ending)
-                else:
-                    s, e = self.span(stmt)
-                    self.patch.add(s, e, "pass" if not self.alone(stmt) else "")
-                    self.insert_after(last.end_lineno, new_lines)
+                s, e = self.span(stmt)
+                self.patch.add(s, e, "")
+                self.insert_after(last.end_lineno, new_lines)
+
+
+def _merge_bounds(a: SetDim, b: SetDim) -> Optional[SetDim]:
+    """Bounds two exports both accept (the intersection), or None when the fixes are not
+    both bounds of the same Dim or the ranges do not meet."""
+    va, vb = a.value, b.value
+    if a.ref is not None or b.ref is not None or not isinstance(va, Dim) or \
+            not isinstance(vb, Dim) or va.name != vb.name or va.name != a.name:
+        return None
+    lo = max(va.min if va.min is not None else 2, vb.min if vb.min is not None else 2)
+    his = [m for m in (va.max, vb.max) if m is not None]
+    hi = min(his) if his else None
+    if hi is not None and hi < lo:
+        return None
+    return SetDim(a.name, Dim(a.name, min=lo if lo != 2 else None, max=hi))
 
 
 # --------------------------------------------------------------------------- toml
@@ -620,6 +909,99 @@ def _bounds_text(dim: Dim) -> str:
     if dim.max is not None:
         parts.append("max = %d" % dim.max)
     return "{ %s }" % ", ".join(parts) if parts else "{}"
+
+
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def _toml_key(name: str) -> str:
+    """A TOML key for ``name``: bare when it may be, else a basic string."""
+    import json
+    return name if _BARE_KEY.fullmatch(name) else json.dumps(name, ensure_ascii=False)
+
+
+def finish_toml(plan: Plan) -> None:
+    """Write the recorded ``[tool.symshape.dims]`` bounds of each pyproject.toml: the value
+    of a key of a plain ``[tool.symshape.dims]`` table in place, new keys below its last
+    one, a new table before the first export; bounds written as dotted keys, an inline
+    table or sub-tables are edited with tomlkit (which keeps the rest of the file)."""
+    for path, bounds in plan.toml_bounds.items():
+        patch = plan.patch(path)
+        text = patch.old
+        nl = "\r\n" if "\r\n" in text else "\n"
+        lay = project.layout(text)
+        table = lay.find("tool.symshape.dims")
+        try:
+            data = project.load_toml(path, text)
+        except Exception:  # noqa: BLE001 - parse_problem reports it
+            data = {}
+        elsewhere = isinstance(data.get("tool", {}).get("symshape", {}).get("dims"), dict) \
+            and table is None
+        if elsewhere or (table is not None and any(
+                n not in table.keys and n in data["tool"]["symshape"]["dims"]
+                for n in bounds)):
+            _tomlkit_bounds(plan, patch, bounds)
+            continue
+        new_lines = []
+        for name, (lo, hi, owners) in bounds.items():
+            patch.owner = set(owners)
+            text_b = _bounds_text(Dim(name, min=lo if lo != 2 else None, max=hi))
+            if table is not None and name in table.keys:
+                node = table.keys[name][2]
+                patch.add(node.start, node.end, text_b)
+            else:
+                new_lines.append("%s = %s" % (_toml_key(name), text_b))
+        if not new_lines:
+            continue
+        body = "".join(l + nl for l in new_lines)
+        if table is not None:
+            pos = table.last_key_end
+            if pos > 0 and text[pos - 1:pos] != "\n":
+                body = nl + body
+            patch.add(pos, pos, body)
+        else:
+            ex = lay.exports()
+            pos = ex[0].start if ex else len(text)
+            head = "" if pos == 0 or text[pos - 1:pos] == "\n" else nl
+            patch.add(pos, pos, head + "[tool.symshape.dims]" + nl + body + nl)
+
+
+def _tomlkit_bounds(plan: Plan, patch: FilePatch, bounds) -> None:
+    owners = set().union(*[o for _, _, o in bounds.values()])
+    try:
+        import tomlkit
+    except ImportError:
+        for o in owners:
+            plan.refused[o] = ("the bounds in %s are not a plain [tool.symshape.dims] "
+                               "table: editing them needs tomlkit (pip install "
+                               "'symshape[fix]')" % os.path.basename(patch.path))
+        return
+    doc = tomlkit.parse(patch.old)
+    dims = doc["tool"]["symshape"]["dims"]
+    for name, (lo, hi, _) in bounds.items():
+        want = {"min": lo if lo != 2 else None, "max": hi}
+        cur = dims.get(name)
+        if isinstance(cur, dict):       # a sub-table or inline table: set its keys
+            for k, v in want.items():
+                if v is not None:
+                    cur[k] = v
+                elif k in cur:
+                    del cur[k]
+            continue
+        t = tomlkit.inline_table()
+        for k, v in want.items():
+            if v is not None:
+                t[k] = v
+        dims[name] = t
+    new = tomlkit.dumps(doc)
+    if "\r\n" in patch.old:      # tomlkit ends the lines it adds with \n
+        new = re.sub(r"(?<!\r)\n", "\r\n", new)
+    # the change as edits of the original text, so that they merge with the others
+    sm = difflib.SequenceMatcher(None, patch.old, new, autojunk=False)
+    patch.owner = set(owners)
+    for op, i1, i2, j1, j2 in sm.get_opcodes():
+        if op != "equal":
+            patch.add(i1, i2, new[j1:j2])
 
 
 class _TomlFixer:
@@ -678,33 +1060,23 @@ class _TomlFixer:
         return None
 
     def _set_bounds(self, dim: Dim) -> Optional[str]:
-        text = _bounds_text(dim)
-        t = self.lay.find("tool.symshape.dims")
-        if t is not None and dim.name in t.keys:
-            node = t.keys[dim.name][2]
-            if not self.patch.add(node.start, node.end, text):
-                return "conflicts with another fix"
-            return None
-        nl = self.nl
-        line = "%s = %s%s" % (dim.name, text, nl)
-        if t is not None:
-            pos = t.last_key_end
-            if pos > 0 and self.patch.old[pos - 1:pos] != "\n":
-                line = nl + line
-            self.patch.add(pos, pos, line, key=("dimline", dim.name))
-            return None
-        ex = self.lay.exports()
-        pos = ex[0].start if ex else len(self.patch.old)
-        table = next((e for e in self.patch.edits if e.key == "dimtable"), None)
-        if table is not None:      # a table this fix run already adds: one more line in it
-            if ("\n" + line) in table.text or table.text.startswith(line):
-                return None
-            body = table.text[:-len(nl)]
-            table.text = body + line + nl
-            return None
-        head = "" if pos == 0 or self.patch.old[pos - 1:pos] == "\n" else nl
-        self.patch.add(pos, pos, head + "[tool.symshape.dims]" + nl + line + nl,
-                       key="dimtable")
+        """Record the bounds ``dim`` needs; ``finish_toml`` writes them once per file, the
+        intersection when several exports bound the same name."""
+        bounds = self.plan.toml_bounds.setdefault(self.decl.file, {})
+        lo = dim.min if dim.min is not None else 2
+        prev = bounds.get(dim.name)
+        if prev is not None:
+            plo, phi, owners = prev
+            lo = max(lo, plo)
+            his = [h for h in (phi, dim.max) if h is not None]
+            hi = min(his) if his else None
+            if hi is not None and hi < lo:
+                return ("the bounds of %r needed by two exports do not meet ([%d, %s] and "
+                        "%s)" % (dim.name, plo, phi, _bounds_text(dim)))
+        else:
+            hi, owners = dim.max, set()
+        owners.add(self.patch.owner)
+        bounds[dim.name] = (lo, hi, owners)
         return None
 
     def _set_dim(self, fix: SetDim, new_dims) -> Optional[str]:

@@ -3,7 +3,8 @@
 ``SYMSHAPE_LOGS=+dynamic`` (read at import) or ``set_logs(dynamic=logging.DEBUG)`` prints one
 ``create_symbol`` line per symbol and one ``guard added`` line per guard.  Setting
 ``SYMSHAPE_GUARD_STACK="Eq(s0, 5)"``-style text (or ``set_logs(guard_stack=...)``) prints
-the full user stack for guards whose text contains it.
+the full user stack for guards whose text contains it (and turns the log on at INFO when
+``SYMSHAPE_LOGS`` did not).  An unknown name in ``SYMSHAPE_LOGS`` is reported on stderr.
 """
 from __future__ import annotations
 
@@ -45,6 +46,9 @@ def set_logs(dynamic: Optional[int] = None, guard_stack: Optional[str] = None) -
         guard_stack_filter = guard_stack or None
 
 
+LOG_NAMES = ("dynamic",)
+
+
 def _from_env() -> None:
     spec = os.environ.get("SYMSHAPE_LOGS", "")
     for item in filter(None, (s.strip() for s in spec.split(","))):
@@ -53,6 +57,13 @@ def _from_env() -> None:
             logging.ERROR if item.startswith("-") else logging.INFO)
         if name == "dynamic":
             set_logs(dynamic=level)
+        else:
+            print("symshape: SYMSHAPE_LOGS: unknown log %r ignored; the logs are: %s "
+                  "(e.g. SYMSHAPE_LOGS=+dynamic)" % (name, ", ".join(LOG_NAMES)),
+                  file=sys.stderr)
+    if guard_stack_filter and dynamic_log.getEffectiveLevel() > logging.INFO:
+        # the guard's stack is printed with the guard log: asking for one turns it on
+        set_logs(dynamic=logging.INFO)
 
 
 _from_env()

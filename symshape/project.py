@@ -42,7 +42,7 @@ class ProjectError(UserError):
 
 
 # --------------------------------------------------------------------------- loading
-def load_toml(path: str) -> dict:
+def load_toml(path: str, text: Optional[str] = None) -> dict:
     try:
         import tomllib  # Python 3.11+
     except ImportError:  # pragma: no cover - Python 3.10
@@ -53,6 +53,8 @@ def load_toml(path: str) -> dict:
                 "%s: reading [tool.symshape] needs a TOML parser: Python 3.11+ has tomllib; "
                 "on Python 3.10 install tomli (pip install tomli)" % path) from None
     try:
+        if text is not None:
+            return tomllib.loads(text)
         with open(path, "rb") as fh:
             return tomllib.load(fh)
     except OSError as e:
@@ -78,9 +80,10 @@ def find_pyproject(start: str) -> Optional[str]:
         d = parent
 
 
-def symshape_table(path: str) -> Optional[dict]:
-    """The ``[tool.symshape]`` table of ``path``, or None when it has none."""
-    data = load_toml(path)
+def symshape_table(path: str, text: Optional[str] = None) -> Optional[dict]:
+    """The ``[tool.symshape]`` table of ``path`` (or of ``text``, its edited content), or
+    None when it has none."""
+    data = load_toml(path, text)
     tool = data.get("tool")
     if not isinstance(tool, dict):
         return None
@@ -219,7 +222,12 @@ def example_value(v, path: str, where: str):
         except TypeError:
             raise ProjectError("%s: %s: unknown dtype %r" % (where, path, v.get("dtype"))) \
                 from None
-        return np.full(tuple(shape), v.get("fill", 1), dtype=dtype)
+        fill = v.get("fill", 1)
+        try:
+            return np.full(tuple(shape), fill, dtype=dtype)
+        except (OverflowError, ValueError, TypeError) as e:
+            raise ProjectError("%s: %s: fill = %r does not fit dtype %s (%s)"
+                               % (where, path, fill, dtype, e)) from None
     if isinstance(v, dict):
         return {k: example_value(x, "%s[%r]" % (path, k), where) for k, x in v.items()}
     if isinstance(v, list):
@@ -230,10 +238,11 @@ def example_value(v, path: str, where: str):
 
 
 # --------------------------------------------------------------------------- declarations
-def declarations(pyproject: str) -> List[Declaration]:
+def declarations(pyproject: str, text: Optional[str] = None) -> List[Declaration]:
     """One Declaration per ``[[tool.symshape.exports]]`` entry (functions not imported yet:
-    ``resolve`` does that).  Malformed entries come back with ``.error`` set."""
-    table = symshape_table(pyproject)
+    ``resolve`` does that).  Malformed entries come back with ``.error`` set.  ``text``
+    stands for the file's content (an edit being verified)."""
+    table = symshape_table(pyproject, text)
     if not table:
         return []
     rel = os.path.basename(pyproject)
@@ -246,8 +255,10 @@ def declarations(pyproject: str) -> List[Declaration]:
         raise ProjectError("%s: tool.symshape.exports must be an array of tables "
                            "([[tool.symshape.exports]])" % pyproject)
     try:
-        with open(pyproject, encoding="utf-8") as fh:
-            lay = layout(fh.read())
+        if text is None:
+            with open(pyproject, encoding="utf-8") as fh:
+                text = fh.read()
+        lay = layout(text)
     except (OSError, ValueError):
         lay = None
     out = []
@@ -294,6 +305,8 @@ def declarations(pyproject: str) -> List[Declaration]:
                 d.dynamic_shapes = builder.spec(entry["dynamic_shapes"])
         except UserError as e:
             d.error = str(e)
+        except Exception as e:  # noqa: BLE001 - e.g. fill = 300 with dtype = "int8"
+            d.error = "%s: %s: %s" % (where, type(e).__name__, e)
     return out
 
 
