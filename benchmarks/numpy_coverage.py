@@ -196,6 +196,8 @@ def summary(rows: List[Row]) -> Dict[str, int]:
 
 
 def main(argv: List[str]) -> None:
+    import logging
+    logging.getLogger("symshape").setLevel(logging.ERROR)   # the survey's own specialisations
     rows = survey()
     failing = "--failing" in argv
     for r in rows:
