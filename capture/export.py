@@ -9,6 +9,7 @@ environment learned (``symshape.constraints``); a violation raises
 from __future__ import annotations
 
 import inspect
+import logging
 import types
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -82,7 +83,8 @@ def _verified_fixes(f, args, kwargs, spec, report: Report):
         try:
             for fix in fixes:
                 fixed = fix.apply(fixed)
-            again = trace_program(f, args, kwargs, fixed)
+            with _verifying(len(fixes)):
+                again = trace_program(f, args, kwargs, fixed)
         except UserError as e:
             return [], ["symshape found no fix it could verify (%s)." % str(e).splitlines()[0]]
         if not again.report.violations:
@@ -93,6 +95,45 @@ def _verified_fixes(f, args, kwargs, spec, report: Report):
         fixes += new
     return [], ["symshape found no fix it could verify; adjust the spec by hand as the "
                 "violations describe."]
+
+
+class _Verifying(logging.Filter):
+    """Labels the records of a re-export that verifies fixes, so its log is never read as
+    the user's export repeating itself."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.msg = "[verifying fixes] %s" % record.msg
+        return True
+
+
+class _verifying:
+    """Within the block, the symbol and guard log is labelled (and specialisation warnings,
+    already shown for the user's export, drop to DEBUG)."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+    def __enter__(self):
+        from symshape.logs import dynamic_log
+        self.log = dynamic_log
+        self.log.debug("verifying %d suggested fix(es) by exporting again", self.n)
+        self.filter = _Verifying()
+        self.quiet = _BelowWarning()
+        self.log.addFilter(self.filter)
+        self.log.addFilter(self.quiet)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.log.removeFilter(self.filter)
+        self.log.removeFilter(self.quiet)
+
+
+class _BelowWarning(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno >= logging.WARNING:
+            record.levelno, record.levelname = logging.DEBUG, "DEBUG"
+            return logging.getLogger(record.name).isEnabledFor(logging.DEBUG)
+        return True
 
 
 # --------------------------------------------------------------------------- constants

@@ -83,3 +83,19 @@ def test_the_suggested_spelling_works():
     ep = ss.export(f, (np.array([1, 2, 3]),), dynamic_shapes={"x": (ss.Dim.AUTO,)})
     np.testing.assert_array_equal(ep.module()(np.array([0, 9, 4, 4])),
                                   f(np.array([0, 9, 4, 4])))
+
+
+def test_the_re_export_verifying_fixes_labels_its_log(caplog):
+    def f(x):
+        ss.check(x.shape[0] <= 16)
+        return x * 2
+
+    with caplog.at_level("DEBUG", logger="symshape.dynamic"):
+        with pytest.raises(ss.ConstraintViolationError):
+            ss.export(f, (np.ones(4),), dynamic_shapes={"x": (ss.Dim("n"),)})
+    texts = [r.getMessage() for r in caplog.records]
+    first = [t for t in texts if not t.startswith("[verifying fixes]")]
+    again = [t for t in texts if t.startswith("[verifying fixes]")]
+    assert any("create_symbol" in t for t in first)
+    assert any("create_symbol" in t for t in again)        # labelled, never a silent repeat
+    assert len([t for t in first if "create_symbol" in t]) == 1
