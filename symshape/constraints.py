@@ -179,7 +179,7 @@ class Namer:
         return format_expr(e, self)
 
     def cond(self, c) -> str:
-        return c.format(self)
+        return c.format(self, py=True)
 
 
 def _why(env: ShapeEnv, s: Sym, namer: Namer) -> str:
@@ -187,7 +187,7 @@ def _why(env: ShapeEnv, s: Sym, namer: Namer) -> str:
     if not guards:
         return ""
     g = guards[-1]
-    text = " (guard `%s`%s)" % (g.cond.format(namer), where(g.frame))
+    text = " (guard `%s`%s)" % (g.cond.format(namer, py=True), where(g.frame))
     if g.reason:
         # a conversion specialized it: say which one and the spelling that keeps it symbolic
         text += ": %s" % g.reason

@@ -18,4 +18,4 @@ def guard_texts(cs) -> List[str]:
     from .guards import CheckWriter
     writer = CheckWriter(cs)
     writer.emit()                     # binds every root to the axis that reads it
-    return [f.format(writer.user_name) for f in cs.facts]
+    return [f.format(writer.user_name, py=True) for f in cs.facts]

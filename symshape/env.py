@@ -437,7 +437,7 @@ class ShapeEnv:
         guard = Guard(c, frame, kind, stack, reason)
         self.guards.append(guard)
         if dynamic_log.isEnabledFor(logging.INFO):
-            dynamic_log.info("guard added %s%s", c.format(), where(frame))
+            dynamic_log.info("guard added %s%s", c.format(py=True), where(frame))
             if stack:
                 dynamic_log.info("  user stack for guard %s:\n%s", c.format(), "\n".join(
                     "    %s" % f.describe() for f in stack))

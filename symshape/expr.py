@@ -527,15 +527,19 @@ def _default_name(s: Sym) -> str:
     return s.name
 
 
-def format_atom(atom: Atom, name: Callable[[Sym], str]) -> str:
+def format_atom(atom: Atom, name: Callable[[Sym], str], py: bool = False) -> str:
+    """``py``: Python's notation (``n % 4``, ``min(n, 16)``), for text a user reads;
+    otherwise sympy's (``Mod(n, 4)``, ``Min(16, n)``), as the public sympy values print."""
     if type(atom) is Sym:
         return name(atom)
-    args = [str(a) if type(a) is int else format_expr(a, name) for a in atom.args]
+    args = [str(a) if type(a) is int else format_expr(a, name, py) for a in atom.args]
     if atom.kind == "FloorDiv":
         return "(%s//%s)" % (_paren(atom.args[0], args[0]), _paren(atom.args[1], args[1]))
     if atom.kind == "Mod":
+        if py:
+            return "(%s %% %s)" % (_paren(atom.args[0], args[0]), _paren(atom.args[1], args[1]))
         return "Mod(%s, %s)" % (args[0], args[1])
-    return "%s(%s)" % (atom.kind, ", ".join(args))
+    return "%s(%s)" % (atom.kind.lower() if py else atom.kind, ", ".join(args))
 
 
 def _paren(x: IntLike, text: str) -> str:
@@ -547,14 +551,14 @@ def _paren(x: IntLike, text: str) -> str:
     return "(%s)" % text
 
 
-def _format_term(term: Term, coeff: int, name: Callable[[Sym], str]) -> str:
+def _format_term(term: Term, coeff: int, name: Callable[[Sym], str], py: bool = False) -> str:
     parts = []
     i = 0
     while i < len(term):
         j = i
         while j < len(term) and term[j] == term[i]:
             j += 1
-        base = format_atom(term[i], name)
+        base = format_atom(term[i], name, py)
         parts.append(base if j - i == 1 else "%s**%d" % (base, j - i))
         i = j
     body = "*".join(parts)
@@ -565,14 +569,16 @@ def _format_term(term: Term, coeff: int, name: Callable[[Sym], str]) -> str:
     return "%d*%s" % (coeff, body)
 
 
-def format_expr(x: IntLike, name: Callable[[Sym], str] = _default_name) -> str:
-    """sympy-like text: ``s2*s3``, ``2*s0 + 1``, ``5 - s0``, ``Min(16, s3)``."""
+def format_expr(x: IntLike, name: Callable[[Sym], str] = _default_name, py: bool = False
+                ) -> str:
+    """sympy-like text: ``s2*s3``, ``2*s0 + 1``, ``5 - s0``, ``Min(16, s3)``; with ``py``,
+    Python's notation for what a user reads (``s0 % 4``, ``min(16, s3)``)."""
     if type(x) is int:
         return str(x)
     folded = _fold_const_into_floordiv(x)
     if folded is not None:
-        return format_expr(folded, name)
-    pieces = [_format_term(t, c, name) for t, c in x.terms]
+        return format_expr(folded, name, py)
+    pieces = [_format_term(t, c, name, py) for t, c in x.terms]
     if x.const:
         pieces.append(str(x.const))
     if all(c < 0 for _, c in x.terms) and x.const > 0:   # "5 - s0", as sympy prints it

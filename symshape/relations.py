@@ -52,7 +52,8 @@ class Rel:
             return value != 0
         return value <= 0
 
-    def format(self, name: Callable[[Sym], str] = _default_name) -> str:
+    def format(self, name: Callable[[Sym], str] = _default_name, py: bool = False) -> str:
+        """The relation as text; ``py``: Python's notation (``n % 4 == 0``), for users."""
         lhs, rhs = _split_sides(self.expr)
         op = self.op
         if op == LE and type(lhs) is not int and type(rhs) is not int and lhs.const:
@@ -64,10 +65,18 @@ class Rel:
             lhs, rhs = add(lhs, -c), -c
         if op == LE and type(lhs) is int and type(rhs) is not int:
             lhs, rhs, op = rhs, lhs, ">="
-        return "%s %s %s" % (format_expr(lhs, name), op, format_expr(rhs, name))
+        return "%s %s %s" % (_side(lhs, name, py), op, _side(rhs, name, py))
 
     def __repr__(self) -> str:
         return self.format()
+
+
+def _side(x: IntLike, name, py: bool) -> str:
+    text = format_expr(x, name, py)
+    if py and type(x) is not int and x.as_atom() is not None and text.startswith("(") \
+            and " % " in text and text.endswith(")"):
+        return text[1:-1]              # a whole side ``(n % 4)`` needs no brackets
+    return text
 
 
 def _split_sides(e: Expr) -> Tuple[IntLike, IntLike]:
@@ -107,8 +116,8 @@ class BoolOp:
     def negate(self) -> "Cond":
         return combine("or" if self.op == "and" else "and", [a.negate() for a in self.args])
 
-    def format(self, name: Callable[[Sym], str] = _default_name) -> str:
-        return (" %s " % self.op).join("(%s)" % a.format(name) for a in self.args)
+    def format(self, name: Callable[[Sym], str] = _default_name, py: bool = False) -> str:
+        return (" %s " % self.op).join("(%s)" % a.format(name, py) for a in self.args)
 
     def __repr__(self) -> str:
         return self.format()

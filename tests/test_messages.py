@@ -99,3 +99,14 @@ def test_the_re_export_verifying_fixes_labels_its_log(caplog):
     assert any("create_symbol" in t for t in first)
     assert any("create_symbol" in t for t in again)        # labelled, never a silent repeat
     assert len([t for t in first if "create_symbol" in t]) == 1
+
+
+def test_guards_read_in_python_notation(caplog):
+    def f(x):
+        return x.reshape(-1, 4).sum(0) + min(x.shape[0], 8)
+
+    with caplog.at_level("INFO", logger="symshape.dynamic"):
+        with pytest.raises(ss.ConstraintViolationError) as e:
+            ss.export(f, (np.ones(8),), dynamic_shapes={"x": (ss.Dim("n"),)})
+    assert "guard `n % 4 == 0`" in str(e.value) and "Mod(" not in str(e.value)
+    assert any("guard added s0 % 4 == 0" in r.getMessage() for r in caplog.records)
