@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import ast
 import base64
+import contextvars
 import hashlib
 import inspect
 import io
@@ -134,6 +135,10 @@ class _Enc:
             return {"subgraph": self.subgraph(v)}
         if t.__name__ == "CondExpr":
             return {"cond_expr": self.cond(v.cond)}
+        if isinstance(v, (np.random.Generator, np.random.RandomState)):
+            # a generator held as model state: its kind, never its state (a loaded program
+            # draws from a generator the caller gives ss.load, or a fresh one)
+            return {"generator": _generator_kind(v)}
         self.fail("a value of type %s cannot be saved (%r)" % (t.__name__, v))
 
     def index_item(self, x):
@@ -694,6 +699,10 @@ class _Dec:
         if tag == "cond_expr":
             from .control import CondExpr
             return CondExpr(self.cond(body))
+        if tag == "generator":
+            if body not in _GENERATOR_CLASSES:
+                self.fail("a generator is 'Generator' or 'RandomState'")
+            return _GeneratorSlot(body)
         self.fail("unknown value tag %s" % _short(tag))
 
     def array(self, v):
@@ -871,6 +880,9 @@ class _Dec:
                             attrs[k] = self.value(x, nodes)
                 if "::" in op:
                     self.custom_attrs(op, attrs, len(inputs))
+                if isinstance(attrs.get("source"), _GeneratorSlot):
+                    attrs["source"] = _state_generator(attrs["source"].kind,
+                                                       attrs.get("path"), self.source)
             with self.at("dtype"):
                 dtype = None if v["dtype"] is None else self.dtype(v["dtype"], True)
             with self.at("shape"):
@@ -1462,7 +1474,21 @@ def _label(node: Node) -> str:
     return "state %r" % path if path else "constant %r" % node.attrs.get("target")
 
 
-def load(path, *, mmap_mode: Optional[str] = None, verify: Optional[bool] = None):
+def load(path, *, mmap_mode: Optional[str] = None, verify: Optional[bool] = None,
+         generators: Optional[dict] = None):
+    """``generators``: path -> ``Generator`` / ``RandomState`` for the generators a saved
+    program drew from as model state (``{"self.rng": np.random.default_rng(0)}``); the ones
+    not given are fresh and unseeded."""
+    if generators is not None and not isinstance(generators, dict):
+        raise UserError("ss.load: generators must be a dict of path -> generator")
+    token = _LOAD_GENERATORS.set(dict(generators or {}))
+    try:
+        return _load(path, mmap_mode=mmap_mode, verify=verify)
+    finally:
+        _LOAD_GENERATORS.reset(token)
+
+
+def _load(path, *, mmap_mode: Optional[str] = None, verify: Optional[bool] = None):
     """The ExportedProgram saved at ``path`` (a file name, or a binary or text file object).
 
     ``mmap_mode`` maps the arrays of an archive from disk instead of reading them, so a
@@ -1567,3 +1593,34 @@ def configured_label(default) -> str:
 
 
 _GENERATOR_CLASSES = {"Generator": np.random.Generator, "RandomState": np.random.RandomState}
+
+
+class _GeneratorSlot:
+    """A saved draw's generator, before the loader binds it to a live one."""
+
+    __slots__ = ("kind",)
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+
+
+def _generator_kind(v) -> str:
+    return "RandomState" if isinstance(v, np.random.RandomState) else "Generator"
+
+
+# path -> generator, given to ss.load(generators=...) for the duration of one load
+_LOAD_GENERATORS: "contextvars.ContextVar[dict]" = contextvars.ContextVar(
+    "symshape_load_generators", default={})
+
+
+def _state_generator(kind: str, path, source: str):
+    """The generator a loaded program draws from for the state at ``path``: the caller's
+    (ss.load(..., generators={path: rng})), else a fresh, unseeded one."""
+    given = _LOAD_GENERATORS.get()
+    gen = given.get(path) if isinstance(path, str) else None
+    if gen is None:
+        return np.random.RandomState() if kind == "RandomState" else np.random.default_rng()
+    if not isinstance(gen, _GENERATOR_CLASSES[kind]):
+        raise UserError("ss.load(%s): generators[%r] must be a %s (the program was saved "
+                        "drawing from one), got %s" % (source, path, kind, type(gen).__name__))
+    return gen

@@ -56,12 +56,13 @@ def save(ep, path, *, format=None):
     return _save(ep, path, format=format)
 
 
-def load(path, *, mmap_mode=None, verify=None):
+def load(path, *, mmap_mode=None, verify=None, generators=None):
     """Read a program written by ``save``; needs neither the original function nor its
     source (custom ops it uses must be registered).  ``mmap_mode`` ('r', 'r+', 'c') maps
-    the arrays from disk instead of reading them."""
+    the arrays from disk instead of reading them; ``generators`` ({path: rng}) gives the
+    random generators a program drew from as model state (others are fresh, unseeded)."""
     from .capture.serialize import load as _load
-    return _load(path, mmap_mode=mmap_mode, verify=verify)
+    return _load(path, mmap_mode=mmap_mode, verify=verify, generators=generators)
 
 
 def compile(f=None, *, dynamic=None, backend="numpy", fullgraph=False, cache_size_limit=8):

@@ -213,3 +213,17 @@ def test_a_generator_passed_as_an_argument(make, tmp_path):
                                           f(np.zeros((n, 2)), make(n)))
     with pytest.raises(ss.UserError, match="input rng: expected a"):
         ep.module()(np.zeros((5, 2)), 3)
+
+
+def test_a_program_drawing_from_state_saves_and_loads_with_the_generator_given(tmp_path):
+    layer = Dropout(0.25, seed=0)
+    ep = ss.export(layer, (np.ones((4, 3)),), dynamic_shapes={"x": (A, A)})
+    ss.save(ep, tmp_path / "drop.ssp")
+    loaded = ss.load(tmp_path / "drop.ssp", generators={"self.rng": np.random.default_rng(3)})
+    twin = Dropout(0.25, seed=3)
+    for s in [(4, 3), (6, 5)]:
+        np.testing.assert_array_equal(loaded.module()(np.ones(s)), twin(np.ones(s)))
+    fresh = ss.load(tmp_path / "drop.ssp")                  # no generator given: a fresh one
+    assert fresh.module()(np.ones((5, 5))).shape == (5, 5)
+    with pytest.raises(ss.UserError, match="must be a Generator"):
+        ss.load(tmp_path / "drop.ssp", generators={"self.rng": np.random.RandomState(0)})
