@@ -110,3 +110,17 @@ def test_guards_read_in_python_notation(caplog):
             ss.export(f, (np.ones(8),), dynamic_shapes={"x": (ss.Dim("n"),)})
     assert "guard `n % 4 == 0`" in str(e.value) and "Mod(" not in str(e.value)
     assert any("guard added s0 % 4 == 0" in r.getMessage() for r in caplog.records)
+
+
+def test_a_specialisation_warning_is_shown_once(caplog):
+    def f(x):
+        n = int(x.shape[0])
+        ss.check(x.shape[1] <= 16)
+        return x * n
+
+    with caplog.at_level("WARNING", logger="symshape"):
+        with pytest.raises(ss.ConstraintViolationError):
+            ss.export(f, (np.ones((4, 8)),),
+                      dynamic_shapes={"x": (ss.Dim.AUTO, ss.Dim("m"))})
+    shown = [r for r in caplog.records if r.levelno >= 30 and "int() specialized" in r.getMessage()]
+    assert len(shown) == 1, [r.getMessage() for r in shown]
