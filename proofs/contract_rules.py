@@ -140,9 +140,9 @@ def project_drop_implied():
                  R.le(E.floordiv(X * Y, 4), 90), R.ge(U * U, 0), R.le(E.smax(X, Y), 40)]
     before = list(env.facts)
     env._drop_implied_facts()
+    _facts_kept(env, before, "facts after dropping the implied ones")
     require(len(env.facts) < len(before) and R.le(X * Y, 40) in env.facts,
             "implied facts should go and the others stay: %s", env.facts)
-    _facts_kept(env, before, "facts after dropping the implied ones")
     # through the environment: the guard becomes a range and no fact
     env, (v,) = _learned([(5, 2, INT_OO)], lambda V: R.ge(E.floordiv(V + 1, 2), 2),
                          "(n + 1) // 2 >= 2 learned")
