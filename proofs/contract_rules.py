@@ -29,6 +29,7 @@ from symshape.ranges import ValueRange, bound
 from . import proves
 from .code import Symbols, divisors, encode, encode_cond, prove_code
 from .pyint import Py, prove, require, zmax, zmin
+from .range_rules import _member
 from .solver_rules import _in_ranges, _solutions_kept
 
 
@@ -37,15 +38,6 @@ def _env(*specs):
     syms = [env.create_symbol(h, "v%d" % i, ValueRange(lo, hi))
             for i, (h, lo, hi) in enumerate(specs)]
     return (env,) + tuple(syms)
-
-
-def _member(r: ValueRange, x) -> list:
-    out = []
-    if not is_inf(r.lower):
-        out.append(x >= r.lower)
-    if not is_inf(r.upper):
-        out.append(x <= r.upper)
-    return out
 
 
 def _learned(specs, guard_fn, what: str):
