@@ -3,8 +3,8 @@
 A proof is a function registered with ``@proves("<rule name>")``.  It returns normally when
 the rule holds and raises ``ProofFailure`` (with a counterexample when Z3 found one)
 otherwise.  Proofs are universally quantified statements over Z3 integers (see
-``proofs/pyint.py`` for Python's ``//`` and ``%`` and the ``prove`` driver); many also
-build their claim from the engine's own output (``proofs/code.py``: the function run on
+``proofs/pyint.py`` for Python's ``//`` and ``%`` and the ``prove`` driver); each also
+builds its claim from the engine's own output (``proofs/code.py``: the function run on
 symbolic inputs, its result translated to Z3), so a change to the code changes what is
 proven; ``prove_code`` refuses vacuous proofs (contradictory hypotheses, or a claim that
 holds whatever the code computes).

@@ -140,11 +140,19 @@ def subst_subs_replace():
                 defined += [d != 0 for d in divisors(P_, v, zs)] if type(v) is E.Expr else []
             prove_code(lambda v: v == want, [encode(P_, got, zs)], defined, P=P_,
                        what="subs(%s, %s) -> %s" % (x, m, got))
-    # replacement: the facts the environment keeps after learning an equality say, given the
-    # equality, exactly what they said before
+    # replacement: what the environment keeps after learning an equality (its facts and its
+    # ranges: a fact can become a range once a symbol is replaced, a + b <= 20 with
+    # a == b + 2 is b <= 9) says, given the equality, exactly what it said before
     from symshape.env import ShapeEnv
-    from symshape.infinity import INT_OO
+    from symshape.infinity import INT_OO, is_inf
     from symshape.ranges import ValueRange
+
+    def state(P_, zs, facts, ranges):
+        out = [encode_cond(P_, f, zs) for f in facts]
+        for s, r in ranges.items():
+            out += ([] if is_inf(r.lower) else [zs[s] >= r.lower]) + \
+                ([] if is_inf(r.upper) else [zs[s] <= r.upper])
+        return z3.And(*out) if out else z3.BoolVal(True)
     for first, then in (((lambda a, b, c: R.le(a + b, 20)), (lambda a, b, c: R.eq(a, b + 2))),
                         ((lambda a, b, c: R.ne(a * b, 12)), (lambda a, b, c: R.eq(b, c + 1))),
                         ((lambda a, b, c: R.le(E.floordiv(a, b) + c, 9)),
@@ -153,7 +161,7 @@ def subst_subs_replace():
         a, b, c = (env.create_symbol(h, n, ValueRange(2, INT_OO))
                    for h, n in ((6, "a"), (4, "b"), (3, "c")))
         env.add_guard(first(a.expr, b.expr, c.expr), None)
-        before = list(env.facts)
+        before, before_ranges = list(env.facts), dict(env.ranges)
         g = then(a.expr, b.expr, c.expr)
         env.add_guard(g, None)
         P_ = Py()
@@ -162,13 +170,11 @@ def subst_subs_replace():
         for s, v in env.replacements.items():
             require(type(v) is int or not any(t in env.replacements for t in v.free_symbols),
                     "replacement %s -> %s mentions a replaced symbol", s, v)
-        old = z3.And(*[encode_cond(P_, f, zs) for f in before]) if before else z3.BoolVal(True)
-        rng = [zs[s] >= 2 for s in (a, b, c)]
-        new = z3.And(*[encode_cond(P_, f, zs) for f in env.facts]) if env.facts else \
-            z3.BoolVal(True)
-        prove_code(lambda v: v == old, [new], repl, rng, encode_cond(P_, g, zs),
+        old = state(P_, zs, before, before_ranges)
+        new = state(P_, zs, env.facts, env.ranges)
+        prove_code(lambda v: v == old, [new], repl, encode_cond(P_, g, zs),
                    [d != 0 for d in divisors(P_, first(a.expr, b.expr, c.expr), zs)],
-                   P=P_, what="facts refreshed after %s" % g)
+                   P=P_, what="facts and ranges refreshed after %s" % g)
 
 
 # ---------------------------------------------------------------------------- sympy

@@ -1,13 +1,16 @@
 """Proofs of the rules behind the exact contract: the projection of facts onto ranges
 (``symshape/projection.py``, ``ShapeEnv._tighten``), the rewrites that let interval
 arithmetic see through ``s - s // k`` and ``Max(a, b) - a`` (``symshape/ranges.py``), the
-pairwise matching of reshape factors (``ShapeEnv._solve_factor_pairs``) and Min / Max
-folding by facts.
+pairwise matching of reshape factors (``ShapeEnv._solve_factor_pairs``), the case split on
+residues (``ShapeEnv._split_residues``) and Min / Max folding by facts.
 
-Where a rule acts on the engine's own output, the proof builds its Z3 terms from that
-output: the ranges ``project`` returns are checked to be bounds (nothing beyond them is
-feasible) and attained (a feasible point sits on each finite end), and the congruences the
-solver learns from a product equation are checked equivalent to it.
+Every proof is about the engine's own output (``proofs/code.py``): the ranges ``project``
+returns are proven bounds of the goal on every point of the facts (and each finite end is
+attained); the ranges ``_divmod_split`` / ``_minmax_pushed`` return are proven to hold the
+expression for every member of the box; after the environment learns a guard, what it
+admits (replacements, root ranges, facts) is proven to be exactly the guard's solutions;
+and a Min / Max the environment folds by its facts is proven equal to the original on every
+point of the facts.
 """
 from __future__ import annotations
 
@@ -16,15 +19,18 @@ import itertools
 import z3
 
 from symshape import expr as E
+from symshape import ranges as RG
 from symshape import relations as R
 from symshape.env import ShapeEnv
-from symshape.infinity import INT_OO, is_inf
+from symshape.infinity import INT_OO, NEG_INT_OO, is_inf
 from symshape.projection import project
 from symshape.ranges import ValueRange, bound
-from symshape.z3bridge import Encoder
 
 from . import proves
+from .code import Symbols, divisors, encode, encode_cond, prove_code
 from .pyint import Py, prove, require, zmax, zmin
+from .range_rules import _member
+from .solver_rules import _in_ranges, _solutions_kept
 
 
 def _env(*specs):
@@ -34,23 +40,36 @@ def _env(*specs):
     return (env,) + tuple(syms)
 
 
+def _learned(specs, guard_fn, what: str):
+    """A fresh environment learns ``guard_fn(*symbols)``; proves that what it then admits
+    is exactly the guard's solutions inside the old ranges.  The environment is returned."""
+    env, *syms = _env(*specs)
+    old = dict(env.ranges)
+    g = guard_fn(*(s.expr for s in syms))
+    env.add_guard(g, None)
+    _solutions_kept(old, g, env, syms, what)
+    return env, syms
+
+
 # ---------------------------------------------------------------------------- projection
 def _check_projection(goal, facts, ranges, got: ValueRange, what: str) -> None:
-    """``got`` bounds ``goal`` on every point of ``facts`` and ``ranges`` (Z3: nothing
-    beyond it), and each finite end is attained (Z3: a point on it)."""
+    """The code's ``got`` bounds ``goal`` on every point of ``facts`` and ``ranges`` (Z3:
+    nothing beyond it), and each finite end is attained (Z3: a point on it)."""
     for side, end in (("lower", got.lower), ("upper", got.upper)):
         if is_inf(end):
             continue
-        enc = Encoder()
-        hyp = [enc.cond(f) for f in facts]
-        g = enc.expr(goal)
-        for s in list(enc.vars):
-            hyp += enc.range(s, ranges[s])
-        hyp += enc.side
-        prove(g >= end if side == "lower" else g <= end, hyp,
-              what="%s: %s bound %s of %s" % (what, side, end, goal))
+        P_ = Py()
+        zs = Symbols()
+        g = encode(P_, goal, zs)
+        hyp = [encode_cond(P_, f, zs) for f in facts]
+        for f in facts:
+            hyp += [d != 0 for d in divisors(P_, f, zs)]
+        hyp += [c for s in list(zs) for c in _member(ranges[s], zs[s])]
+        prove_code(lambda v: g >= v if side == "lower" else g <= v, [z3.IntVal(end)], hyp,
+                   P=P_, what="%s: %s bound %s of %s" % (what, side, end, goal))
         solver = z3.Solver()
         solver.add(*hyp)
+        solver.add(*P_.side)
         solver.add(g == end)
         require(solver.check() == z3.sat, "%s: %s bound %s of %s is not attained",
                 what, side, end, goal)
@@ -74,12 +93,27 @@ def project_exact():
                                                  s1: ValueRange(1, INT_OO)}),
         (n, [R.ge(E.smax(0, E.smin(256, n + 1) - E.smin(256, n)), 1)], {s0: top}),
     ]
+    finite = 0
     for goal, facts, ranges in cases:
         got = project(goal, facts, ranges)
+        finite += (not is_inf(got.lower)) + (not is_inf(got.upper))
         _check_projection(goal, facts, ranges, got, "project")
+    require(finite >= 12, "project left most ends open (%d finite)", finite)
     # never narrower than the truth when the facts are contradictory: the sound interval
     got = project(n, [R.le(n, 1)], {s0: top})
     require(got == ValueRange(2, INT_OO), "contradictory facts gave %s", got)
+
+
+def _facts_kept(env: ShapeEnv, before, what: str) -> None:
+    """On the environment's ranges, its facts say exactly what ``before`` said."""
+    P_ = Py()
+    zs = Symbols()
+    old = z3.And(*[encode_cond(P_, f, zs) for f in before]) if before else z3.BoolVal(True)
+    new = z3.And(*[encode_cond(P_, f, zs) for f in env.facts]) if env.facts else \
+        z3.BoolVal(True)
+    hyps = _in_ranges(env, zs, list(env.ranges))
+    hyps += [d != 0 for f in before for d in divisors(P_, f, zs)]
+    prove_code(lambda v: v == old, [new], hyps, P=P_, what=what)
 
 
 @proves("project.drop_implied")
@@ -90,15 +124,59 @@ def project_drop_implied():
     f = z3.Bool("f")
     prove(z3.Implies(z3.Implies(z3.And(lo <= n, n <= hi), f),
                      z3.And(lo <= n, n <= hi, f) == z3.And(lo <= n, n <= hi)))
-    env, x = _env((5, 2, INT_OO))
-    X = x.expr
-    env.add_guard(R.ge(E.floordiv(X + 1, 2), 2), None)
-    require(env.ranges[x] == ValueRange(3, INT_OO) and not env.facts,
+    # the code's own output: facts left after dropping, against the facts before (some
+    # implied by the ranges, some not, one unbacked)
+    env, x, y, u = _env((5, 3, 40), (4, 2, 9), (None, 0, INT_OO))
+    X, Y, U = x.expr, y.expr, u.expr
+    env.facts = [R.ge(E.floordiv(X + 1, 2), 2), R.le(X * Y, 40), R.ne(E.mod(X, 3), 2),
+                 R.le(E.floordiv(X * Y, 4), 90), R.ge(U * U, 0), R.le(E.smax(X, Y), 40)]
+    before = list(env.facts)
+    env._drop_implied_facts()
+    _facts_kept(env, before, "facts after dropping the implied ones")
+    require(len(env.facts) < len(before) and R.le(X * Y, 40) in env.facts,
+            "implied facts should go and the others stay: %s", env.facts)
+    # through the environment: the guard becomes a range and no fact
+    env, (v,) = _learned([(5, 2, INT_OO)], lambda V: R.ge(E.floordiv(V + 1, 2), 2),
+                         "(n + 1) // 2 >= 2 learned")
+    require(env.ranges[v] == ValueRange(3, INT_OO) and not env.facts,
             "(n + 1)//2 >= 2 should leave n in [3, int_oo] and no fact: %s %s",
-            env.ranges[x], env.facts)
+            env.ranges[v], env.facts)
 
 
 # ---------------------------------------------------------------------------- ranges.py
+def _alt_sound(fn, exprs, syms, boxes, what: str) -> int:
+    """The range ``fn(e, box)`` returns (the code's output; None: no rewrite) holds ``e``
+    for every member of the box (Z3, all members at once).  The number of ranges proven."""
+    proven = 0
+    for e in exprs:
+        P_ = Py()
+        cases, impl = [], []
+        for k, rs in enumerate(itertools.product(boxes, repeat=len(syms))):
+            rng = dict(zip(syms, rs))
+            got = fn(e, rng.__getitem__)
+            if got is None:
+                continue
+            zs = Symbols({s: z3.Int("%s_%d" % (s.name, k)) for s in syms})
+            mem = [c for s in syms for c in _member(rng[s], zs[s])]
+            mem += [d != 0 for d in divisors(P_, e, zs)]
+            ends = []
+            for end, low in ((got.lower, True), (got.upper, False)):
+                if not is_inf(end):
+                    ends.append((len(impl), low))
+                    impl.append(z3.IntVal(end))
+            cases.append((mem, encode(P_, e, zs), ends))
+        if not impl:
+            continue
+
+        def claim(*b, cases=cases):
+            return z3.And(*[z3.Implies(z3.And(*mem), z3.And(*[
+                v >= b[i] if low else v <= b[i] for i, low in ends]))
+                for mem, v, ends in cases if ends])
+        prove_code(claim, impl, P=P_, what="%s(%s) on %d boxes" % (what, e, len(cases)))
+        proven += len(cases)
+    return proven
+
+
 @proves("range.divmod_split")
 def range_divmod_split():
     P = Py()
@@ -107,19 +185,22 @@ def range_divmod_split():
     P.prove(z3.And(s == k * q + r, 0 <= r, r <= k - 1,
                    P.floordiv(lo, k) <= q, q <= P.floordiv(hi, k)),
             k > 0, lo <= s, s <= hi)
-    # the real bound() on a grid: every value of the expression lies in its range
-    s0 = E.Sym(0)
-    S = s0.expr
+    s0, s1 = E.Sym(0), E.Sym(1)
+    S, T = s0.expr, s1.expr
     exprs = [S - E.floordiv(S, 2), -S + E.floordiv(S, 2), S - 3 * E.floordiv(S, 3),
-             2 * S - E.floordiv(S, 4) + E.mod(S, 4), E.floordiv(-S, 2)]
-    for lo_, hi_ in [(2, 9), (0, 5), (-7, 3), (5, 5)]:
-        vr = ValueRange(lo_, hi_)
-        for e in exprs:
-            got = bound(e, lambda _s: vr)
-            for v in range(lo_, hi_ + 1):
-                val = E.evaluate(e, {s0: v})
-                require(val in got, "bound(%s) over %s = %s misses %d at s = %d",
-                        e, vr, got, val, v)
+             2 * S - E.floordiv(S, 4) + E.mod(S, 4), E.floordiv(-S, 2),
+             S - 2 * E.floordiv(S, 2) - E.mod(S, 2),             # cancels to a constant
+             3 * S - 9 * E.floordiv(S, 3) - 3 * E.mod(S, 3) + 4,
+             S + T - E.floordiv(S, 2) + E.mod(S + T, 3),          # a numerator not a symbol
+             T * S - E.floordiv(S, 2)]                            # s only in a product
+    boxes = [ValueRange(2, 9), ValueRange(-7, 3), ValueRange(5, 5), ValueRange(0, INT_OO),
+             ValueRange(NEG_INT_OO, -1)]
+    n = _alt_sound(lambda e, rng: RG._divmod_split(e, rng), exprs, (s0, s1), boxes,
+                   "_divmod_split")
+    require(n > 0, "_divmod_split rewrote nothing")
+    # and it is what makes bound() tight: s - s // 2 >= 1 for s >= 2
+    got = bound(S - E.floordiv(S, 2), {s0: ValueRange(2, 9)}.__getitem__)
+    require(got.lower == 1, "bound(s - s // 2) over [2, 9] = %s, expected lower end 1", got)
 
 
 @proves("range.minmax_push")
@@ -129,12 +210,17 @@ def range_minmax_push():
                  r + zmin(a, b) == zmin(r + a, r + b), r - zmin(a, b) == zmax(r - a, r - b)))
     s0, s1 = E.Sym(0), E.Sym(1)
     A, B = s0.expr, s1.expr
+    exprs = [E.smax(A, B) - A, B - E.smin(A, B), E.smax(A, B) - B + 2,
+             E.smin(A, 2 * B) + 3 * A - 1, E.smax(A, B) + 3,    # nothing to push in
+             E.smax(A, B) - E.smin(A, B),          # two Min / Max terms: not pushed
+             2 * E.smax(A, B) - A,                 # coefficient 2: not pushed
+             A * E.smax(A, B) - B]                 # Max inside a product: not pushed
+    boxes = [ValueRange(-3, 6), ValueRange(0, 4), ValueRange(1, INT_OO),
+             ValueRange(NEG_INT_OO, 2)]
+    n = _alt_sound(lambda e, rng: RG._minmax_pushed(e, rng), exprs, (s0, s1), boxes,
+                   "_minmax_pushed")
+    require(n > 0, "_minmax_pushed rewrote nothing")
     ranges = {s0: ValueRange(-3, 6), s1: ValueRange(0, 4)}
-    for e in [E.smax(A, B) - A, B - E.smin(A, B), E.smax(A, B) - B + 2]:
-        got = bound(e, ranges.__getitem__)
-        for va, vb in itertools.product(range(-3, 7), range(0, 5)):
-            val = E.evaluate(e, {s0: va, s1: vb})
-            require(val in got, "bound(%s) = %s misses %d", e, got, val)
     require(bound(E.smax(A, B) - A, ranges.__getitem__).lower == 0,
             "Max(a, b) - a should be bounded below by 0")
 
@@ -143,40 +229,55 @@ def range_minmax_push():
 @proves("solve.factor_pairs")
 def solve_factor_pairs():
     P = Py()
-    x1, x2, k1, k2, c = z3.Ints("x1 x2 k1 k2 c")
-    b1, b2 = k1 * P.floordiv(x1, k1), k2 * P.floordiv(x2, k2)
-    hyps = [x1 >= 1, x2 >= 1, k1 >= 1, k2 >= 1, c >= 1]
-    # the two facts the rule rests on: 0 <= k*(x//k) <= x, equal exactly when k | x
-    P.prove(z3.And(0 <= b1, b1 <= x1, (b1 == x1) == (P.mod(x1, k1) == 0)), *hyps)
-    # then products of positive factors are equal exactly when every factor is
-    y1, y2 = z3.Ints("y1 y2")
-    prove((c * x1 * x2 == c * y1 * y2) == z3.And(y1 == x1, y2 == x2),
-          x1 >= 1, x2 >= 1, c >= 1, 0 <= y1, y1 <= x1, 0 <= y2, y2 <= x2)
-    # the engine on the reshape equation: what it learns has the same solutions
-    env, h, w = _env((8, 2, 40), (6, 2, 40))
-    H, W = h.expr, w.expr
-    eq = R.eq(H * W, 4 * E.floordiv(H, 2) * E.floordiv(W, 2))
-    env.add_guard(eq, None)
+    x1, x2, k1, k2 = z3.Ints("x1 x2 k1 k2")
+    b1 = k1 * P.floordiv(x1, k1)
+    # the fact the rule rests on: 0 <= k*(x//k) <= x, equal exactly when k | x
+    P.prove(z3.And(0 <= b1, b1 <= x1, (b1 == x1) == (P.mod(x1, k1) == 0)),
+            x1 >= 1, k1 >= 1)
+    # the engine on reshape equations: what it learns has exactly the guard's solutions
+    env, (h, w) = _learned([(8, 2, 40), (6, 2, 40)],
+                           lambda H, W: R.eq(H * W, 4 * E.floordiv(H, 2) * E.floordiv(W, 2)),
+                           "dh*dw == 4*(dh//2)*(dw//2)")
     require(not env.facts and h in env.replacements and w in env.replacements,
             "dh*dw == 4*(dh//2)*(dw//2) should give two congruences, got facts %s, "
             "replacements %s", env.facts, env.replacements)
-    for vh, vw in itertools.product(range(2, 41), range(2, 41)):
-        want = vh * vw == 4 * (vh // 2) * (vw // 2)
-        got = vh % 2 == 0 and vw % 2 == 0
-        require(want == got, "at dh=%d, dw=%d the equation is %s but the congruences %s",
-                vh, vw, want, got)
+    _learned([(4, 1, 30), (9, 1, 30), (6, 1, 30)],
+             lambda C, H, W: R.eq(C * H * W, 6 * C * E.floordiv(H, 3) * E.floordiv(W, 2)),
+             "c*h*w == 6*c*(h//3)*(w//2)")
+    # ways out: a constant term, products that pair no factor
+    _learned([(4, 1, 12), (3, 1, 12)], lambda H, W: R.eq(H * W, 12), "h*w == 12")
+    _learned([(4, 1, 12), (3, 1, 12), (6, 1, 12), (2, 1, 12)],
+             lambda H, W, U, V: R.eq(H * W, U * V), "h*w == u*v")
+    _learned([(2, 1, 6), (3, 1, 6), (-2, -6, 6), (3, 1, 6)],        # terms of one sign
+             lambda H, W, U, V: R.eq(H * W + U * V, 0), "h*w + u*v == 0")
+    _learned([(4, 1, 12), (3, 1, 12)],
+             lambda H, W: R.eq(H * W, 3 * H * E.floordiv(W, 2)), "h*w == 3*h*(w//2)")
 
 
 @proves("fold.minmax_by_facts")
 def fold_minmax_by_facts():
-    a, b = z3.Ints("a b")
-    prove(z3.And(zmax(a, b) == a, zmin(a, b) == b), a >= b + 2)
-    env, s, t = _env((9, 1, INT_OO), (3, 1, 64))
-    S, T = s.expr, t.expr
+    env, s, t, u, v = _env((9, 1, INT_OO), (3, 1, 64), (5, 1, 20), (7, 1, 20))
+    S, T, U, V = s.expr, t.expr, u.expr, v.expr
     env.add_guard(R.ge(S, T + 2), None)
+    require(bool(env.facts), "s >= t + 2 should stay a fact: %s", env.ranges)
+    folded = 0
+    for e in (E.smax(S, T), E.smin(S, T), E.smin(S, T, U), E.smax(T + 1, S, 3),
+              E.smax(U, V),                       # symbols the facts do not mention
+              E.smin(S + 1, T + 3), E.smax(S, 2 * T)):
+        got = env.simplify(e)
+        folded += got != e
+        P_ = Py()
+        zs = Symbols()
+        want = encode(P_, e, zs)
+        hyps = _in_ranges(env, zs, (s, t, u, v)) + [encode_cond(P_, f, zs) for f in env.facts]
+        prove_code(lambda x: x == want, [encode(P_, got, zs)], hyps, P=P_,
+                   what="Min/Max folded by facts: %s became %s" % (e, got))
     require(env.simplify(E.smax(S, T)) == S and env.simplify(E.smin(S, T)) == T,
             "a >= b + 2 should fold Max(a, b) to a and Min(a, b) to b: %s, %s",
             env.simplify(E.smax(S, T)), env.simplify(E.smin(S, T)))
+    # a pair whose difference is a constant is decided without the solver
+    require(env._dominates("Min", S + 1, S) is False and env._dominates("Max", S + 1, S),
+            "S + 1 against S should be decided by the constant difference")
 
 
 @proves("solve.residue_split")
@@ -187,34 +288,40 @@ def solve_residue_split():
     q, r = P.floordiv(s, k), P.mod(s, k)
     # the case split itself: s is K*q + r with q = s // K and r = s % K in [0, K)
     P.prove(z3.And(s == k * q + r, 0 <= r, r < k, f(s) == f(k * q + r)), k > 0)
-    # the engine on the reshape guard Mod(3*m, 2*(m//2)) == 0: it learns m % 2 == 0, and
-    # over a window of m the guard and the congruence agree
-    env, m = _env((8, 2, INT_OO))
-    M = m.expr
-    env.add_guard(R.eq(E.mod(3 * M, 2 * E.floordiv(M, 2)), 0), None)
+    # the engine: what it learns from each guard has exactly the guard's solutions
+    env, (m,) = _learned([(8, 2, INT_OO)],
+                         lambda M: R.eq(E.mod(3 * M, 2 * E.floordiv(M, 2)), 0),
+                         "Mod(3*m, 2*(m//2)) == 0")
     require(not env.facts and m in env.replacements,
             "Mod(3*m, 2*(m//2)) == 0 should become a congruence, got facts %s", env.facts)
-    for v in range(2, 200):
-        require(((3 * v) % (2 * (v // 2)) == 0) == (v % 2 == 0),
-                "at m = %d the guard and m %% 2 == 0 disagree", v)
+    for guard, what in ((lambda M: R.ne(E.mod(M * M, 4), 2), "true on every residue"),
+                        (lambda M: R.ne(E.mod(M, 3), 2), "two residues of three"),
+                        (lambda M: R.le(E.floordiv(M * M, 3), 40), "undecided cases"),
+                        (lambda M: R.ne(E.mod(M * M, 5), 4), "two residues of five")):
+        _learned([(8, 2, 60)], guard, what)
+    _learned([(None, 2, 60)], lambda U: R.ne(E.mod(U * U, 4), 2), "an unbacked size")
+    _learned([(4, 2, 60), (5, 2, 60)], lambda M, N: R.ne(E.mod(M * N, 4), 2),
+             "two sizes")
 
 
 @proves("solve.minmax_equal")
 def solve_minmax_equal():
-    a, b, y = z3.Ints("a b y")
-    prove(z3.And((zmin(a, y) == y) == (y <= a), (zmax(a, y) == y) == (y >= a),
-                 (zmin(a, b, y) == y) == z3.And(y <= a, y <= b),
-                 (zmax(y, a, b) == y) == z3.And(y >= a, y >= b)))
-    # the engine's own rewrite, checked on a window against the equation it replaces
     from symshape.env import _minmax_equal
     s0, s1 = E.Sym(0), E.Sym(1)
     X, N = s0.expr, s1.expr
-    for eq in (N - E.smin(X, N), E.smax(X, N) - N, E.smin(X, N, 7) - N):
+    # the engine's own rewrite: the relation it returns holds exactly where the equation
+    # does, for every integer value
+    for eq in (N - E.smin(X, N), E.smax(X, N) - N, E.smin(X, N, 7) - N,
+               E.smin(X * N, X + 3) - X * N):
         c = _minmax_equal(eq)
         require(c is not None, "no rewrite of %s == 0", eq)
-        for vx, vn in itertools.product(range(-3, 12), range(-3, 12)):
-            p = {s0: vx, s1: vn}
-            want = E.evaluate(eq, p) == 0
-            got = all(a.holds(E.evaluate(a.expr, p)) for a in
-                      (c.args if isinstance(c, R.BoolOp) else (c,)))
-            require(want == got, "%s == 0 and %s disagree at %s", eq, c, p)
+        P_ = Py()
+        zs = Symbols()
+        want = encode(P_, eq, zs) == 0
+        prove_code(lambda v: v == want, [encode_cond(P_, c, zs)], P=P_,
+                   what="%s == 0 became %s" % (eq, c))
+    require(_minmax_equal(E.smin(X, N) - X - 1) is None and
+            _minmax_equal(E.smin(X, 5) - N) is None, "rewrote an equation it cannot")
+    # through the environment: the learned relation admits exactly the equation's points
+    _learned([(9, 1, 50), (4, 1, 50)], lambda X_, N_: R.eq(E.smin(X_, N_), N_),
+             "Min(x, n) == n learned")

@@ -145,3 +145,70 @@ def test_every_return_of_a_rewrite_function_is_reached_by_a_proof():
     missed = _COVERAGE.missed()
     assert not missed, ("rewrites the code performs that no proof reaches (add a case to the "
                         "rule's proof, or a rule):\n  " + "\n  ".join(missed))
+
+
+def test_each_unreachable_exemption_still_names_a_return():
+    """An exemption outlives its code only as a stale entry: each must still sit just
+    before a ``return`` of its rule function."""
+    import inspect
+    from proofs.coverage import UNREACHABLE, resolve
+    for where, guards in UNREACHABLE.items():
+        src = [line.strip() for line in inspect.getsourcelines(
+            inspect.unwrap(resolve(where)[2]))[0]]
+        for guard in guards:
+            hits = [i for i, line in enumerate(src[:-1]) if line == guard]
+            assert any(src[i + 1].startswith("return") for i in hits), (where, guard)
+
+
+def _fails_with_counterexample(rule):
+    result = proofs.run_one(rule)
+    assert not result.ok and "counterexample" in result.message, result.message
+
+
+def test_a_contract_rule_changed_in_the_code_fails_its_proof(monkeypatch):
+    """The exact-contract proofs read the code's output too: a projection one too narrow,
+    a split range off by one, a Min / Max folded without reason, a flipped Max equation or
+    a fact dropped though the ranges do not imply it each fail their proof."""
+    import symshape.env as SE
+    import symshape.projection as PJ
+    from symshape import ranges as RG
+    from symshape.ranges import ValueRange
+    good_project = PJ.project
+
+    def narrow(goal, facts, ranges, *a, **k):
+        got = good_project(goal, facts, ranges, *a, **k)
+        return ValueRange(got.lower + 1, got.upper) if got.lower + 1 <= got.upper else got
+    monkeypatch.setattr("proofs.contract_rules.project", narrow)
+    _fails_with_counterexample("project.exact")
+    monkeypatch.undo()
+
+    good_split = RG._divmod_split
+
+    def off_by_one(x, sym_range):
+        got = good_split(x, sym_range)
+        return None if got is None else ValueRange(got.lower + 1, got.upper + 1)
+    monkeypatch.setattr(RG, "_divmod_split", off_by_one)
+    _fails_with_counterexample("range.divmod_split")
+    monkeypatch.undo()
+
+    monkeypatch.setattr(SE.ShapeEnv, "_dominates", lambda self, kind, y, x: True)
+    _fails_with_counterexample("fold.minmax_by_facts")
+    monkeypatch.undo()
+
+    good_equal = SE._minmax_equal
+    from symshape import expr as E
+    from symshape import relations as R
+
+    def flip(c):                                  # y <= a  ->  y >= a, in every conjunct
+        if isinstance(c, R.BoolOp):
+            return R.combine(c.op, [flip(a) for a in c.args])
+        return R.make(c.op, E.scale(c.expr, -1))
+    monkeypatch.setattr(SE, "_minmax_equal", lambda e: None if good_equal(e) is None
+                        else flip(good_equal(e)))
+    _fails_with_counterexample("solve.minmax_equal")
+    monkeypatch.undo()
+
+    def drop_all(self):
+        self.facts = []
+    monkeypatch.setattr(SE.ShapeEnv, "_drop_implied_facts", drop_all)
+    _fails_with_counterexample("project.drop_implied")
