@@ -55,10 +55,6 @@ def lookup(name: str) -> Optional["CustomOp"]:
     return REGISTRY.get(name)
 
 
-def is_custom_name(name: str) -> bool:
-    return "::" in name
-
-
 def _emit(args, attrs) -> str:
     """``fn(a, b, *rest, alpha=c)`` from the node's call slots (see ``_slots``)."""
     slots = ast.literal_eval(attrs["params"])

@@ -44,7 +44,7 @@ MAX_FIX_ROUNDS = 4
 
 def export(f, args: tuple = (), kwargs: Optional[dict] = None, *, dynamic_shapes=None
            ) -> ExportedProgram:
-    """Trace ``f(*args, **kwargs)`` and return its ExportedProgram (see API.md)."""
+    """Trace ``f(*args, **kwargs)`` and return its ExportedProgram (docs/api.md)."""
     # a spec read from shape annotations (ss.from_annotations) is resolved against the
     # example inputs here, and its return annotation proven after tracing
     annotated, dynamic_shapes = dynamic_shapes, resolve_call(f, args, kwargs, dynamic_shapes)

@@ -16,13 +16,11 @@ from typing import Callable, Dict
 from symshape.errors import UserError
 
 _BACKENDS: Dict[str, Callable] = {}
-_UNAVAILABLE: Dict[str, str] = {}
 
 
 def register_backend(name: str, factory: Callable) -> None:
     """Make ``backend=name`` available: ``factory(ep)`` returns the compiled callable."""
     _BACKENDS[name] = factory
-    _UNAVAILABLE.pop(name, None)
 
 
 def get_backend(name) -> Callable:
@@ -32,8 +30,6 @@ def get_backend(name) -> Callable:
     got = _BACKENDS.get(name)
     if got is not None:
         return got
-    if name in _UNAVAILABLE:
-        raise UserError("backend=%r: %s" % (name, _UNAVAILABLE[name]))
     raise UserError("unknown backend %r; available backends: %s"
                     % (name, ", ".join(repr(b) for b in sorted(_BACKENDS))))
 

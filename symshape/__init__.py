@@ -1,6 +1,6 @@
 """symshape: symbolic shapes, guards and export for plain NumPy programs.
 
-The public surface is fixed by API.md: ``export``, ``Dim`` / ``dims``, ``check``, ``cond``,
+The public surface: ``export``, ``Dim`` / ``dims``, ``check``, ``cond``,
 ``compile``, the error classes, ``save`` / ``load``.
 """
 from __future__ import annotations
@@ -18,7 +18,16 @@ __version__ = "0.1.0"
 
 
 def export(f, args=(), kwargs=None, *, dynamic_shapes=None):
-    """Trace ``f(*args, **kwargs)`` into an ExportedProgram with symbolic shapes."""
+    """Trace ``f(*args, **kwargs)`` into an ExportedProgram with symbolic shapes.
+
+    ``dynamic_shapes`` marks axes dynamic, as torch.export's does: a dict keyed by parameter
+    name or a tuple in argument order; per axis ``Dim("n", min=, max=)``, a derived dim
+    (``2*d + 1``), ``Dim.AUTO``, ``Dim.DYNAMIC``, ``Dim.STATIC``, an int or None.  Arrays the
+    function reaches from outside its arguments are traced as model state.  Raises
+    ConstraintViolationError, with verified suggested fixes, when the spec allows more than
+    the program does.  The program: ``ep.module()`` (checks inputs, then runs),
+    ``ep.compile()``, ``ep.range_constraints``, ``ep.guards``, ``print(ep)``; see docs/api.md.
+    """
     from .capture.export import export as _export
     return _export(f, args, kwargs, dynamic_shapes=dynamic_shapes)
 

@@ -148,14 +148,6 @@ def _linear(node, text) -> Tuple[Dict[str, int], int]:
                      "or Dim.AUTO / Dim.DYNAMIC / Dim.STATIC" % text)
 
 
-def format_axis(name: str, coeff: int, offset: int) -> Any:
-    """The TOML value for ``coeff*name + offset`` (an int when coeff is 0)."""
-    from .dims import format_linear
-    if coeff == 0:
-        return offset
-    return format_linear(name, coeff, offset)
-
-
 # --------------------------------------------------------------------------- spec building
 class SpecBuilder:
     """TOML values -> ``dynamic_shapes`` / example inputs, with one Dim per name."""

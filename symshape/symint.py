@@ -327,10 +327,6 @@ def describe(x) -> str:
     return x.describe() if type(x) is SymInt else str(x)
 
 
-def is_sym(x) -> bool:
-    return type(x) is SymInt or type(x) is SymBool
-
-
 def _nonzero_divisor(env, b, hint) -> None:
     """Python raises ZeroDivisionError for ``a // 0`` and ``a % 0``: a program dividing by
     a size is defined only where that size is non-zero, so this joins its contract (a

@@ -1,4 +1,5 @@
-"""SEED_EXAMPLES.md, "Compile (the torch.compile side)": examples 21, 22 and 23 (NumPy)."""
+"""The reference behaviours of the compile side (torch.compile's counterpart): seed examples
+21, 22 and 23, in NumPy."""
 import warnings
 
 import numpy as np

@@ -1,4 +1,5 @@
-"""Seed examples 1, 2 and 6-16 of SEED_EXAMPLES.md (export basics and dynamic shapes)."""
+"""The reference behaviours of export: seed examples 1, 2 and 6-16 (export basics and dynamic
+shapes)."""
 import logging
 import re
 

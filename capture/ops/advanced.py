@@ -20,10 +20,6 @@ from ..tracer import TracedArray, Tracer, implements, to_expr
 from .registry import defop
 
 
-class Advanced(Exception):
-    """Raised by the basic-indexing check when an index needs advanced indexing."""
-
-
 class ArrRef:
     """Placeholder for the i-th index array among a node's inputs."""
 

@@ -19,10 +19,6 @@ from ..tracer import TracedArray, Tracer, shape_repr, to_expr
 from .registry import defop
 
 
-def _render_index(idx) -> str:
-    return "np.s_[%s]" % idx if idx else "()"
-
-
 defop("getitem", emit=lambda a, k: "%s[%s]" % (a[0], k["index"]),
       doc="basic indexing: integers, slices, None, Ellipsis (a view)")
 defop("setitem", emit=lambda a, k: "_rt.setitem(%s, np.s_[%s], %s)" % (a[0], k["index"], a[1]),

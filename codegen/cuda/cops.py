@@ -50,10 +50,6 @@ def ctype(dt) -> Optional[str]:
         return None
 
 
-def is_float(dt) -> bool:
-    return np.dtype(dt).kind == "f"
-
-
 def literal(v, dt) -> str:
     """C source for the Python / NumPy scalar ``v`` converted to dtype ``dt``."""
     dt = np.dtype(dt)
