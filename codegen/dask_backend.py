@@ -46,6 +46,7 @@ from symshape.infinity import int_oo
 from symshape.ranges import ValueRange
 
 from .chunking import ChunkInfo
+from .numpy_backend import hint_fn
 
 INSTALL_HINT = ('backend="dask" needs dask; install it with pip install "symshape[dask]" '
                 '(or pip install "dask[array,distributed]")')
@@ -289,7 +290,7 @@ class DaskProgram:
         self._plans: Dict[FrozenSet, Plan] = {}
         self._lock = threading.RLock()
         self._const_arrays: Dict[Node, Any] = {}
-        self._hint = _hint_fn(ep)
+        self._hint = hint_fn(ep)
         self._build_check()
         self._build_pack()
 
@@ -913,15 +914,6 @@ def _ident(text: str) -> str:
     return "".join(c if c.isalnum() or c == "_" else "_" for c in text)
 
 
-def _hint_fn(ep):
-    env = getattr(ep, "_env", None)
-
-    def hint(e) -> int:
-        if type(e) is int:
-            return e
-        h = env.hint_of(e) if env is not None else None
-        return h if h is not None else 1024
-    return hint
 
 
 # --------------------------------------------------------------------------- factory

@@ -101,7 +101,8 @@ class CompiledProgram:
         self.plan: Optional[Plan] = None
 
 
-def _hint_fn(ep) -> Callable:
+def hint_fn(ep) -> Callable:
+    """Example sizes of ``ep`` (1024 where none is known): what block sizes are planned for."""
     env = getattr(ep, "_env", None)
 
     def hint(e) -> int:
@@ -123,7 +124,7 @@ def generate_program(ep, name: Optional[str] = None) -> CompiledProgram:
     clash = reserved_params(sig)
     if not clash:
         return generate(g.nodes, g.outputs, g.out_spec, ep._mutations(), ep.constraints,
-                        g.inputs, sig, name, _hint_fn(ep))
+                        g.inputs, sig, name, hint_fn(ep))
     # a parameter named like a helper of the generated code (``_ndarray``, ``np``): the
     # body takes renamed parameters and a wrapper keeps the user's signature
     ren = {p: "_p_" + p for p in clash}
@@ -133,7 +134,7 @@ def generate_program(ep, name: Optional[str] = None) -> CompiledProgram:
         n.name = ren[n.name]
     try:
         cp = generate(g.nodes, g.outputs, g.out_spec, ep._mutations(), cs, g.inputs,
-                      inner_sig, "_impl", _hint_fn(ep))
+                      inner_sig, "_impl", hint_fn(ep))
     finally:
         for n, old_name in saved.items():
             n.name = old_name

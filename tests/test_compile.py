@@ -289,14 +289,18 @@ def _programs():
     return out
 
 
+def _chained(chain):
+    """One program: the ops of ``chain`` applied in turn."""
+    def f(x):
+        for op in chain:
+            x = op(x)
+        return x
+    return f
+
+
 def test_random_programs_equal_module(small_blocks):
     checked = 0
-    def make(chain):
-        def f(x):
-            for op in chain:
-                x = op(x)
-            return x
-        return f
+    make = _chained
 
     for i, (shape, dyn, chain) in enumerate(_programs()):
         f = make(chain)
@@ -335,15 +339,8 @@ def test_random_programs_in_any_layout_equal_eager(small_blocks):
     inputs' memory layout: layout decides reduction order, so blocks that write C-ordered
     buffers must not run for other layouts."""
     checked = 0
-    def make(chain):
-        def f(x):
-            for op in chain:
-                x = op(x)
-            return x
-        return f
-
     for i, (shape, dyn, chain) in enumerate(_programs()[:30]):
-        f = make(chain)
+        f = _chained(chain)
         x = np.random.default_rng(i).standard_normal(shape).astype(np.float32)
         try:
             ep = ss.export(f, (x,), dynamic_shapes={"x": tuple(A if d else None for d in dyn)})
