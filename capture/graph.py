@@ -51,9 +51,19 @@ _IDENT = re.compile(r"[^0-9a-zA-Z_]")
 
 
 # names generated code relies on (builtins used by size expressions, its own helpers)
-_RESERVED = set(keyword.kwlist) | {"min", "max", "sum", "abs", "any", "all", "round", "divmod",
-                                   "type", "len", "int", "float", "bool", "range", "slice",
-                                   "np", "_rt", "_ndarray", "self"}
+# The one list of names generated code uses: Python's keywords and the builtins it calls, and
+# (GENERATED_HELPER) the helpers it keeps in its namespace and the size symbols.  A node is
+# never named like one; a parameter named like one is renamed behind a wrapper.
+CODE_BUILTINS = frozenset({"min", "max", "sum", "abs", "any", "all", "round", "divmod", "type",
+                           "len", "int", "float", "bool", "range", "slice", "tuple", "list",
+                           "dict", "isinstance", "np", "self"})
+GENERATED_HELPER = re.compile(r"^([su]\d+|_ndarray|_rt|_cg|_impl|_k\d+|_v\d+_*|_fn_\w+)$")
+_RESERVED = set(keyword.kwlist) | CODE_BUILTINS | {"_rt", "_ndarray"}
+
+
+def used_by_generated_code(name: str) -> bool:
+    """Whether a user's name would clash with what generated code names."""
+    return name in CODE_BUILTINS or bool(GENERATED_HELPER.match(name))
 
 
 class Graph:

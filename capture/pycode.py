@@ -19,7 +19,7 @@ from symshape.expr import Expr, format_py
 from symshape.symfloat import FloatExpr
 from symshape.guards import CheckWriter, ConstraintSet
 
-from .graph import Graph, Node
+from .graph import Graph, Node, used_by_generated_code
 from .ops.indexing import IndexAttr
 from .ops.registry import lookup
 
@@ -181,18 +181,10 @@ def build_function(graph: Graph, cs: ConstraintSet, sig: inspect.Signature,
     return src, ns
 
 
-# names the generated body uses that a parameter must not shadow
-_GENERATED_NAMES = {"type", "int", "min", "max", "divmod", "np", "len", "bool", "float",
-                    "slice", "tuple", "list", "dict"}
-# size symbols, and the helpers generated code names in its namespace (the array type, the
-# runtime, constants, callables, renamed parameters)
-_SYMBOL = re.compile(r"^([su]\d+|_ndarray|_rt|_impl|_k\d+|_v\d+_*|_fn_\w+)$")
-
-
 def reserved_params(sig: inspect.Signature) -> List[str]:
     """Parameters named like something generated code uses (``type``, ``max``, ``s0``,
     ``_ndarray``): such a function is built as a body with renamed parameters."""
-    return [p for p in sig.parameters if p in _GENERATED_NAMES or _SYMBOL.match(p)]
+    return [p for p in sig.parameters if used_by_generated_code(p)]
 
 
 def renamed_inputs(sig: inspect.Signature, cs: ConstraintSet, ren: Dict[str, str]):
