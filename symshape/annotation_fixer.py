@@ -251,7 +251,7 @@ def _edits(fix: Fix, lits: List[_Literal], info: AnnotatedSource, new_dims, src)
         d = new_dims.get(fix.ref)
         if d is not None and ((d.dim.min is not None and d.dim.min != 2)
                               or d.dim.max is not None):
-            return [], _bound_reason(info, d.dim.name, d.dim)
+            return [], _new_root_reason(fix, d.dim, info)
         new = format_linear(fix.ref, fix.coeff, fix.offset).replace(" ", "")
     elif type(v) is int:
         new = str(v)
@@ -278,6 +278,29 @@ def _bound_reason(info: AnnotatedSource, name: str, dim: Dim) -> str:
     return ("a bound cannot be written in a jaxtyping annotation: declare "
             "dynamic_shapes=ss.from_annotations(%s, dims={%r: %r}) for this export"
             % (call, name, dim))
+
+
+def _new_root_reason(fix: SetDim, root: Dim, info: AnnotatedSource) -> str:
+    """Why ``n = 2*_n`` with ``_n = Dim('_n', min=1)`` cannot be written, and what to write:
+    a name in an annotation is at least 2, so ``2*k`` alone would reject n = 2."""
+    taken = {e for s in info.params.values() for e in _IDENT.findall(s)} | {fix.name}
+    name = root.name.lstrip("_") or "k"
+    i = 1
+    while name in taken:
+        name, i = "k%s" % (i if i > 1 else ""), i + 1
+    rel = format_linear(name, fix.coeff, fix.offset).replace(" ", "")
+    return ("%s needs a new size %s, and a name in a jaxtyping annotation is at least 2: "
+            "write %s where the annotations of %s say %s and declare dynamic_shapes="
+            "ss.from_annotations(%s, dims={%r: %r}) for this export"
+            % (fix, _condition(root), rel, info.function, fix.name,
+               info.function.rsplit(".", 1)[-1], name, Dim(name, min=root.min, max=root.max)))
+
+
+def _condition(dim: Dim) -> str:
+    """``_n >= 1``, ``1 <= _n <= 8``: a Dim's bounds as a condition."""
+    lo = dim.min if dim.min is not None else 2
+    return "%s >= %d" % (dim.name, lo) if dim.max is None else \
+        "%d <= %s <= %d" % (lo, dim.name, dim.max)
 
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
