@@ -35,7 +35,9 @@ class AnnotatedSource(typing.NamedTuple):
     its ``__code__`` name), and the dimension strings read from each parameter's annotation
     and from the return annotation (``(dtype kind, dim string)`` per returned array, None
     for a returned value that is not an annotated array).  ``error`` says why the source
-    cannot be found (a function made by ``exec``, a builtin)."""
+    cannot be found (a function made by ``exec``, a builtin).  ``declared``: the export
+    declares ``dynamic_shapes=ss.from_annotations(f, ...)`` itself, whose ``dims=`` can
+    hold the bounds an annotation cannot."""
     function: str
     file: Optional[str]
     line: int
@@ -43,6 +45,7 @@ class AnnotatedSource(typing.NamedTuple):
     params: Dict[str, str]
     returns: Tuple[Optional[Tuple[str, str]], ...]
     error: Optional[str] = None
+    declared: bool = False
 
     def to_json(self) -> dict:
         """A JSON-able form (for the child's report)."""
@@ -55,12 +58,13 @@ class AnnotatedSource(typing.NamedTuple):
         """The record ``to_json`` wrote."""
         return cls(d["function"], d["file"], d["line"], d["name"], dict(d["params"]),
                    tuple(tuple(r) if r is not None else None for r in d["returns"]),
-                   d.get("error"))
+                   d.get("error"), bool(d.get("declared")))
 
 
-def describe(fn, spec) -> Optional[AnnotatedSource]:
+def describe(fn, spec, declared: bool = False) -> Optional[AnnotatedSource]:
     """The ``AnnotatedSource`` of ``fn`` when ``spec`` was read from its annotations (run in
-    the child, which has the function); None for any other spec."""
+    the child, which has the function); None for any other spec.  ``declared``: the spec
+    is the export's own ``dynamic_shapes=``."""
     if not isinstance(spec, AnnotatedShapes):
         return None
     params = {p: a.dim_str for p, a in spec.annotations.items()}
@@ -75,9 +79,10 @@ def describe(fn, spec) -> Optional[AnnotatedSource]:
             raise OSError("it was not defined in a file")
     except (AttributeError, TypeError, ValueError, OSError) as e:
         return AnnotatedSource(spec.function, None, 0, "", params, returns,
-                               "the source of %s cannot be found (%s)" % (spec.function, e))
+                               "the source of %s cannot be found (%s)" % (spec.function, e),
+                               declared)
     return AnnotatedSource(spec.function, os.path.abspath(path), code.co_firstlineno,
-                           code.co_name, params, returns)
+                           code.co_name, params, returns, None, declared)
 
 
 # --------------------------------------------------------------------------- the literals
@@ -187,12 +192,15 @@ def _annotation_literals(src, node, info: AnnotatedSource) -> List[_Literal]:
 
 
 # --------------------------------------------------------------------------- fixing
-def fix_annotations(plan, src, decl, info: AnnotatedSource, fixes: Sequence[Fix]) -> None:
+def fix_annotations(plan, src, decl, info: AnnotatedSource, fixes: Sequence[Fix],
+                    spec_file=None) -> None:
     """Plan ``fixes`` of an export whose spec was read from annotations: edits of the
     annotation strings of the function's ``def`` in ``src`` (the ``fixer._PyFile`` of
-    ``info.file``, or None when that file cannot be read: then ``info.error`` or
-    ``src_error`` says why).  Each fix is placed whole or not at all; a fix that cannot be
-    written in an annotation is listed in ``plan.skipped`` with the reason."""
+    ``info.file``; None when ``info.error`` says why there is none).  A bound goes to the
+    ``dims=`` of the export's own ``dynamic_shapes=ss.from_annotations(f, ...)`` when it
+    declares one (``spec_file()``: the ``_PyFile`` of the declaration's file).  Each fix is
+    placed whole or not at all; a fix that cannot be written is listed in ``plan.skipped``
+    with the reason."""
     def skip_all(why: str) -> None:
         for fix in fixes:
             if not isinstance(fix, DefineDim):
@@ -212,11 +220,15 @@ def fix_annotations(plan, src, decl, info: AnnotatedSource, fixes: Sequence[Fix]
         if isinstance(fix, DefineDim):
             continue        # placed with the relation that refers to it
         try:
-            edits, reason = _edits(fix, lits, info, new_dims, src)
+            edits, bounds, reason = _edits(fix, lits, info, new_dims, src)
+            edits = [_Edit(src.patch, s_, e_, t) for s_, e_, t in edits]
+            if reason is None and bounds:
+                more, reason = _dims_edits(spec_file, decl, bounds)
+                edits += more
         except Exception as e:  # noqa: BLE001 - a fix not placed must not crash the check
             edits, reason = [], "internal: %s" % e
         if reason is None:
-            reason = _add_all(src.patch, edits)
+            reason = _add_all(edits)
         if reason:
             plan.skipped.append((decl.name, str(fix), reason))
             continue
@@ -225,52 +237,128 @@ def fix_annotations(plan, src, decl, info: AnnotatedSource, fixes: Sequence[Fix]
         plan.applied.append((decl.name, str(fix)))
 
 
-def _add_all(patch, edits: List[Tuple[int, int, str]]) -> Optional[str]:
+class _Edit(typing.NamedTuple):
+    """One text edit of a file patch (``key``: identical keyed edits merge)."""
+    patch: typing.Any
+    start: int
+    end: int
+    text: str
+    key: Optional[str] = None
+
+
+def _add_all(edits: List[_Edit]) -> Optional[str]:
     """Add every edit of one fix, or none of them."""
     if not edits:
         return "nothing to rewrite"
-    kept = list(patch.edits)
-    for s, e, text in edits:
-        if not patch.add(s, e, text):
-            patch.edits[:] = kept
+    kept = {id(e.patch): (e.patch, list(e.patch.edits)) for e in edits}
+    for e in edits:
+        if not e.patch.add(e.start, e.end, e.text, e.key):
+            for patch, old in kept.values():
+                patch.edits[:] = old
             return "conflicts with another fix of the same annotation"
     return None
 
 
 def _edits(fix: Fix, lits: List[_Literal], info: AnnotatedSource, new_dims, src):
-    """(edits, None) placing ``fix``, or ([], why it cannot be written)."""
+    """(edits of the annotation strings, Dims whose bounds go to ``dims=``, None) placing
+    ``fix``, or ([], [], why it cannot be written)."""
     if isinstance(fix, ReturnAnnotationFix):
-        return _return_edits(fix, lits, info, src)
+        edits, reason = _return_edits(fix, lits, info, src)
+        return edits, [], reason
     if isinstance(fix, SetEntry):
-        return _entry_edits(fix, lits, info)
+        edits, reason = _entry_edits(fix, lits, info)
+        return edits, [], reason
     if not isinstance(fix, SetDim):
-        return [], "this fix cannot be written in a jaxtyping annotation; declare " \
+        return [], [], "this fix cannot be written in a jaxtyping annotation; declare " \
             "dynamic_shapes for this export"
     v = fix.value
+    bounds: List[Dim] = []
     if fix.ref is not None:
         d = new_dims.get(fix.ref)
-        if d is not None and ((d.dim.min is not None and d.dim.min != 2)
-                              or d.dim.max is not None):
-            return [], _new_root_reason(fix, d.dim, info)
+        if d is not None and _bounded(d.dim):
+            if not info.declared:
+                return [], [], _new_root_reason(fix, d.dim, info)
+            bounds.append(d.dim)
         new = format_linear(fix.ref, fix.coeff, fix.offset).replace(" ", "")
     elif type(v) is int:
         new = str(v)
     elif isinstance(v, Dim) and v.name == fix.name:
-        return [], _bound_reason(info, fix.name, v)
+        if not info.declared:
+            return [], [], _bound_reason(info, fix.name, v)
+        return [], [v], None
     elif isinstance(v, Dim):
-        if v.min not in (None, 2) or v.max is not None:
-            return [], _bound_reason(info, v.name, v)
+        if _bounded(v):
+            if not info.declared:
+                return [], [], _bound_reason(info, v.name, v)
+            bounds.append(v)
         new = v.name
     elif isinstance(v, _Marker):
-        return [], ("%r has no spelling in a jaxtyping annotation: write `_` (any size) or "
-                    "the size where the annotations of %s say %s" % (v, info.function,
-                                                                     fix.name))
+        return [], [], ("%r has no spelling in a jaxtyping annotation: write `_` (any size) "
+                        "or the size where the annotations of %s say %s"
+                        % (v, info.function, fix.name))
     else:
-        return [], "cannot write %r in a jaxtyping annotation" % (v,)
+        return [], [], "cannot write %r in a jaxtyping annotation" % (v,)
     if new.startswith("_") and new.isidentifier():
-        return [], ("%s would read as an anonymous axis in a jaxtyping annotation; "
-                    "rename the Dim" % new)
-    return _rename_edits(lits, info, fix.name, new)
+        return [], [], ("%s would read as an anonymous axis in a jaxtyping annotation; "
+                        "rename the Dim" % new)
+    edits, reason = _rename_edits(lits, info, fix.name, new)
+    return edits, bounds if reason is None else [], reason
+
+
+def _bounded(dim: Dim) -> bool:
+    return (dim.min is not None and dim.min != 2) or dim.max is not None
+
+
+def _callee(func) -> Optional[str]:
+    return func.id if isinstance(func, ast.Name) else \
+        func.attr if isinstance(func, ast.Attribute) else None
+
+
+def _dims_edits(spec_file, decl, bounds: List[Dim]):
+    """Edits writing ``bounds`` into the ``dims=`` of the export's
+    ``dynamic_shapes=ss.from_annotations(f, dims={...})``: (edits, None) or ([], why)."""
+    try:
+        pf = spec_file()
+    except (OSError, SyntaxError, UnicodeDecodeError, ValueError) as e:
+        return [], "cannot read %s: %s" % (decl.file, e)
+    call = pf.spec_call(decl)
+    spec = next((k.value for k in call.keywords if k.arg == "dynamic_shapes"), None) \
+        if call is not None else None
+    if not (isinstance(spec, ast.Call) and _callee(spec.func) == "from_annotations"):
+        return [], ("the dynamic_shapes= of this export is not a from_annotations(...) call "
+                    "in its source: write %s there by hand" % ", ".join(map(repr, bounds)))
+    edits: List[_Edit] = []
+    if pf.needs_import:
+        last = [n for n in pf.tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
+        pos = pf.after_line(last[-1].end_lineno) if last else 0
+        edits.append(_Edit(pf.patch, pos, pos, "from symshape import Dim" + pf.nl,
+                           "import-Dim"))
+    q = pf.quote
+    kw = next((k for k in spec.keywords if k.arg == "dims"), None)
+    items = [(d.name, pf.ctor_call(d)) for d in bounds]
+    if kw is None:
+        pos = max(pf.span(n)[1] for n in list(spec.args) + list(spec.keywords))
+        edits.append(_Edit(pf.patch, pos, pos, ", dims={%s}" % ", ".join(
+            "%s%s%s: %s" % (q, n, q, c) for n, c in items)))
+        return edits, None
+    if not isinstance(kw.value, ast.Dict) or None in kw.value.keys:
+        return [], ("the dims= of from_annotations is not a dict literal: add %s to it by "
+                    "hand" % ", ".join(map(repr, bounds)))
+    d = kw.value
+    new = []
+    for n, c in items:
+        hit = next((v for k, v in zip(d.keys, d.values)
+                    if isinstance(k, ast.Constant) and k.value == n), None)
+        if hit is not None:
+            edits.append(_Edit(pf.patch, *pf.span(hit), c))
+        else:
+            new.append("%s%s%s: %s" % (q, n, q, c))
+    if new and d.values:
+        pos = pf.span(d.values[-1])[1]
+        edits.append(_Edit(pf.patch, pos, pos, "".join(", " + t for t in new)))
+    elif new:
+        edits.append(_Edit(pf.patch, *pf.span(d), "{%s}" % ", ".join(new)))
+    return edits, None
 
 
 def _bound_reason(info: AnnotatedSource, name: str, dim: Dim) -> str:

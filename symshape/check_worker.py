@@ -466,7 +466,8 @@ def check_one(item: Item, paths: Paths) -> None:
             from .annotations import spec_for
             spec = spec_for(decl.fn, decl.dynamic_shapes)
             from .annotation_fixer import describe
-            item.annotated = describe(decl.fn, spec)    # None unless read from annotations
+            # None unless read from annotations
+            item.annotated = describe(decl.fn, spec, decl.dynamic_shapes is not None)
             ep = export(decl.fn, args, kwargs, dynamic_shapes=spec)
         except ConstraintViolationError as e:
             item.status = "fail"

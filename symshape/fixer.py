@@ -285,7 +285,7 @@ def plan_fixes(items: List[Tuple[Declaration, List[Fix]]],
             continue
         if ann is not None:
             from .annotation_fixer import fix_annotations
-            fix_annotations(plan, pf, decl, ann, fixes)
+            fix_annotations(plan, pf, decl, ann, fixes, lambda: py_file(decl.file))
             continue
         pf.run(decl, fixes)
     for pf in py.values():
