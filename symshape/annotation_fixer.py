@@ -3,7 +3,9 @@
 The fixes are written into the annotation strings of the function's definition: a wrong
 return annotation is replaced by the one that holds, a relation or a static size replaces the
 name of a parameter axis (``m`` -> ``n``) wherever the annotations use it.  A bound has no
-spelling in an annotation; it is reported as not applied, saying what to write instead.
+spelling in an annotation: it goes into the ``dims=`` of an export's own
+``dynamic_shapes=ss.from_annotations(f, ...)``, else it is reported as not applied, saying what
+to write instead.
 
 The work is split the way ``symshape check`` runs: the child process, which imports the user's
 module, describes the annotated function (``describe``: where it is defined and the annotation
@@ -16,7 +18,6 @@ from __future__ import annotations
 
 import ast
 import inspect
-import keyword
 import os
 import re
 import typing
@@ -156,7 +157,9 @@ def _quoted(src, node, where: str, base: int) -> List[_Literal]:
         return []
     lead = len(text) - len(text.lstrip())
 
-    class _Inner:       # positions inside the quoted text, as offsets into the file
+    # the quoted text parsed on its own, its nodes' positions mapped to offsets into the
+    # file: it stands for ``src`` in ``_literals_in``
+    class _Inner:
         def __init__(self) -> None:
             self.text = src.text
             self.tree = tree
@@ -405,8 +408,7 @@ def _rename_elem(elem: str, name: str, new: str) -> str:
     head, eq, body = elem.rpartition("=")        # "rows=n": the size after the "="
     simple = new.isidentifier() or new.isdigit()
     repl = new if simple else "(%s)" % new
-    out = _IDENT.sub(lambda m: repl if m.group(0) == name and not keyword.iskeyword(name)
-                     else m.group(0), body)
+    out = _IDENT.sub(lambda m: repl if m.group(0) == name else m.group(0), body)
     return head + eq + out
 
 
