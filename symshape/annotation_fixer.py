@@ -24,7 +24,7 @@ import typing
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from .annotation_returns import ReturnAnnotationFix
-from .annotations import AnnotatedShapes, call_target
+from .annotations import AnnotatedShapes, call_target, eval_axis
 from .constraints import DefineDim, Fix, SetDim, SetEntry
 from .dims import Dim, _Marker, format_linear
 
@@ -409,7 +409,20 @@ def _rename_elem(elem: str, name: str, new: str) -> str:
     simple = new.isidentifier() or new.isdigit()
     repl = new if simple else "(%s)" % new
     out = _IDENT.sub(lambda m: repl if m.group(0) == name else m.group(0), body)
-    return head + eq + out
+    return head + eq + _folded(out) if out != body else elem
+
+
+def _folded(expr: str) -> str:
+    """``4+1`` -> ``5``: an axis expression left with no names is written as its size."""
+    try:
+        tree = ast.parse(expr, mode="eval").body
+        if any(isinstance(n, ast.Name) and n.id not in ("min", "max")
+               for n in ast.walk(tree)):
+            return expr
+        value = eval_axis(tree, {})
+    except Exception:  # noqa: BLE001 - not an expression symshape reads: leave it
+        return expr
+    return str(value) if type(value) is int and value >= 0 else expr
 
 
 def _rename_dim_str(dim_str: str, name: str, new: str) -> str:

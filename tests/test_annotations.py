@@ -544,6 +544,7 @@ def test_diff_shows_the_annotation_edit_and_writes_nothing(tmp_path, monkeypatch
     ("n+1 2*n", "n", "2*k", "(2*k)+1 2*(2*k)"),
     ("#n *n _n ... rows=n", "n", "m", "#m *n _n ... rows=m"),
     ("#n", "n", "4", "#n"),                       # a broadcast axis takes a name only
+    ("n n+1 2*n-1 max(n,2)", "n", "4", "4 5 7 4"),  # no name left: the size
 ])
 def test_axis_rename_in_dimension_strings(dim_str, name, new, want):
     from symshape.annotation_fixer import _rename_dim_str
