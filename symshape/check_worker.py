@@ -207,6 +207,8 @@ class Item:
         self.fixes: list = []
         self.warnings: List[str] = []
         self.error: List[str] = []
+        # the spec was read from shape annotations: where they are written (for --fix)
+        self.annotated = None
 
     @property
     def key(self) -> str:
@@ -225,6 +227,7 @@ class Item:
         d["fix_lines"] = [str(f) for f in self.fixes]
         d["fixes"] = base64.b64encode(pickle.dumps(self.fixes)).decode() if self.fixes \
             else ""
+        d["annotated"] = self.annotated.to_json() if self.annotated is not None else None
         if self.decl is not None:
             dc = self.decl
             d["decl"] = {"file": dc.file, "line": dc.line, "module": dc.module,
@@ -245,6 +248,9 @@ class Item:
                   "violations", "notes", "warnings", "error"):
             setattr(it, k, d[k])
         it.fixes = pickle.loads(base64.b64decode(d["fixes"])) if d.get("fixes") else []
+        if d.get("annotated"):
+            from .annotation_fixer import AnnotatedSource
+            it.annotated = AnnotatedSource.from_json(d["annotated"])
         return it
 
 
@@ -458,8 +464,11 @@ def check_one(item: Item, paths: Paths) -> None:
             args, kwargs = decl.inputs()
             # no dynamic_shapes declared: the function's shape annotations, if any
             from .annotations import spec_for
-            ep = export(decl.fn, args, kwargs,
-                        dynamic_shapes=spec_for(decl.fn, decl.dynamic_shapes))
+            spec = spec_for(decl.fn, decl.dynamic_shapes)
+            from .annotation_fixer import describe
+            # None unless read from annotations
+            item.annotated = describe(decl.fn, spec, decl.dynamic_shapes is not None)
+            ep = export(decl.fn, args, kwargs, dynamic_shapes=spec)
         except ConstraintViolationError as e:
             item.status = "fail"
             item.violations = [printable(paths.clean(v), keep_newlines=True)

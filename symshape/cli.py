@@ -375,7 +375,8 @@ def plan_verified(fixable: List[Item], before: List[Item], files: List[str],
     silent = Reporter("silent", sys.stdout, sys.stderr, True, paths)
     for _ in range(5):
         todo = [it for it in fixable if it.key not in refused]
-        plan = plan_fixes([(it.decl, it.fixes) for it in todo], base)
+        plan = plan_fixes([(it.decl, it.fixes) for it in todo], base,
+                          {it.key: it.annotated for it in todo if it.annotated is not None})
         for n, line, why in plan.skipped:
             why_not.setdefault((n, line), why)
         if plan.refused:

@@ -108,7 +108,8 @@ def exportable(fn: Optional[Callable] = None, *, example_inputs: Any = None,
         if not callable(f):
             raise UserError("exportable decorates a function, got %s" % type(f).__name__)
         module = getattr(f, "__module__", None) or "__main__"
-        qualname = getattr(f, "__qualname__", None) or getattr(f, "__name__", repr(f))
+        qualname = getattr(f, "__qualname__", None) or getattr(f, "__name__", None) or \
+            "%s.__call__" % type(f).__qualname__    # a callable object: never its address
         code = getattr(f, "__code__", None)
         own = os.path.abspath(code.co_filename) if code is not None else call_file
         file, line = call_file, call_line

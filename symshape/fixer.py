@@ -26,6 +26,9 @@ written to ``[tool.symshape.dims]`` (``finish_toml``; tomlkit for dotted keys, i
 and sub-tables); relations, static values and markers rewrite the axis strings of that
 entry's ``dynamic_shapes``; ``SetEntry`` replaces the element at ``entry``.
 
+Exports whose spec is read from shape annotations: the fixes rewrite the annotation strings
+of the function's ``def`` (``symshape.annotation_fixer``), as edits of the same file patches.
+
 A fix that cannot be placed exactly is reported as not applied, with the reason.  ``Plan.write``
 replaces files atomically (``symshape.safe_write``).
 """
@@ -35,12 +38,15 @@ import ast
 import difflib
 import os
 import re
-from typing import Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
 from .constraints import DefineDim, Fix, SetDim, SetEntry
 from .dims import Dim, _Marker, format_linear
 from .exportable import Declaration
 from . import project
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .annotation_fixer import AnnotatedSource
 
 
 class Edit:
@@ -240,28 +246,46 @@ def final_plan(texts: Dict[str, str], first: Dict[str, "FilePatch"]) -> Plan:
 
 
 def plan_fixes(items: List[Tuple[Declaration, List[Fix]]],
-               base: Optional[Dict[str, str]] = None) -> Plan:
+               base: Optional[Dict[str, str]] = None,
+               annotated: Optional[Dict[str, "AnnotatedSource"]] = None) -> Plan:
     """The edits that apply each declaration's fixes (in order) to its source file (or to
-    its edited text in ``base``)."""
+    its edited text in ``base``).  ``annotated`` maps the key of each export whose spec was
+    read from shape annotations to where that function is defined: its fixes rewrite the
+    annotation strings (``symshape.annotation_fixer``)."""
     from .check_worker import decl_key
     plan = Plan(base)
     py: Dict[str, _PyFile] = {}
+
+    def py_file(path: str) -> _PyFile:
+        pf = py.get(path)
+        if pf is None:
+            pf = py[path] = _PyFile(plan, path)
+        return pf
+
     for decl, fixes in items:
         if not fixes:
             continue
         plan.owner = decl_key(decl)
         for p in plan.patches.values():
             p.owner = plan.owner
-        if decl.origin == "toml":
+        ann = (annotated or {}).get(plan.owner)
+        if decl.origin == "toml" and ann is None:
             _TomlFixer(plan, decl).run(fixes)
             continue
+        if ann is not None and not ann.file:     # its source cannot be found: say why
+            from .annotation_fixer import fix_annotations
+            fix_annotations(plan, None, decl, ann, fixes)
+            continue
+        path = ann.file if ann is not None else decl.file
         try:
-            pf = py.get(decl.file)
-            if pf is None:
-                pf = py[decl.file] = _PyFile(plan, decl.file)
-        except (OSError, SyntaxError, UnicodeDecodeError) as e:
+            pf = py_file(path)
+        except (OSError, SyntaxError, UnicodeDecodeError, ValueError) as e:
             for f in fixes:
-                plan.skipped.append((decl.name, str(f), "cannot read %s: %s" % (decl.file, e)))
+                plan.skipped.append((decl.name, str(f), "cannot read %s: %s" % (path, e)))
+            continue
+        if ann is not None:
+            from .annotation_fixer import fix_annotations
+            fix_annotations(plan, pf, decl, ann, fixes, lambda: py_file(decl.file))
             continue
         pf.run(decl, fixes)
     for pf in py.values():
@@ -523,9 +547,6 @@ class _PyFile:
 
     # ---------------------------------------------------------------- applying
     def run(self, decl: Declaration, fixes: List[Fix]) -> None:
-        from .annotation_fixer import fix_annotations    # a spec read from annotations
-        if fix_annotations(self.plan, decl, fixes):
-            return
         call = self.spec_call(decl)
         spec = None
         if call is not None:
