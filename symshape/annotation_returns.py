@@ -81,8 +81,8 @@ def check_returns(spec, env, outputs: Sequence[OutputInfo],
             continue
         problems, text = _check_one(ann, out, env, names, namer)
         if problems:
-            shape_text = "(%s)" % ", ".join(namer(s) for s in out.shape) + \
-                ("," if len(out.shape) == 1 else "")
+            shape_text = "(%s%s)" % (", ".join(namer(s) for s in out.shape),
+                                     "," if len(out.shape) == 1 else "")
             violations.append("%s does not hold: %s returns %s of shape %s; %s" % (
                 label, spec.function, _dtype_text(out.dtype), shape_text, "; ".join(problems)))
             kind = ann.kind
@@ -110,7 +110,10 @@ def check_returns(spec, env, outputs: Sequence[OutputInfo],
 
 
 def _dtype_text(dt) -> str:
-    return "a %s array" % dt if dt is not None else "an array"
+    if dt is None:
+        return "an array"
+    text = str(dt)
+    return "%s %s array" % ("an" if text[:1] in "aeio" else "a", text)   # an int64, a uint8
 
 
 def _bound_names(spec: AnnotatedShapes, env, input_shapes) -> Dict[str, Any]:
