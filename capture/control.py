@@ -242,7 +242,7 @@ def _trace_branch(t: Tracer, fn: Callable, ops: List[TracedArray], name: str,
             guards = [g for g in env.guards[snap[3]:]
                       if any(x not in snap[1] for x in g.cond.free_symbols)]
             _forget_inner(env, snap, guards)
-        checks = [(g.cond, "%s%s" % (g.cond.format(env.user_label), where(g.frame)))
+        checks = [(g.cond, "%s%s" % (g.cond.format(env.user_label, py=True), where(g.frame)))
                   for g in guards if g.kind != "range"]
         done = True
     finally:

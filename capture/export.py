@@ -496,7 +496,7 @@ def _constraint_set(env: ShapeEnv, leaves: List[InputLeaf], input_nodes: List[No
     ranges = {s: env.ranges[s] for s in env.ranges if s not in env.replacements}
     cs = ConstraintSet(descs, ranges, facts, frames, dim_names)
     cs.runtime_checks = [(runtime_condition(env, c), "%s%s" % (
-        c.format(env.name_of) + ((": " + msg) if msg else ""),
+        c.format(env.user_label, py=True) + ((": " + msg) if msg else ""),
         (" (ss.check at %s)" % frame.location) if frame else ""))
         for c, msg, frame in env.checks if not isinstance(runtime_condition(env, c), bool)]
     for c, _ in cs.runtime_checks:         # a solved check keeps its size: keep its range

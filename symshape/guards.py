@@ -344,7 +344,7 @@ class CheckWriter:
         frame = self.cs.fact_frames.get(f)
         origin = (" (from %s)" % frame.describe()) if frame is not None else ""
         self.lines.append("if not (%s): _rt.bad_guard(%r)"
-                          % (cond_py(f, self.py), f.format(self.user_name) + origin))
+                          % (cond_py(f, self.py), f.format(self.user_name, py=True) + origin))
 
 
 _ACCESS = re.compile(r"^([A-Za-z_][A-Za-z_0-9]*)((?:\[[^\]]+\])*)$")
