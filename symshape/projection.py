@@ -71,12 +71,17 @@ def _fallback(what: str, goal, side: str) -> None:
 
 
 def project(goal: IntLike, facts: Iterable, ranges: Mapping[Sym, ValueRange],
-            budget: Optional[Budget] = None) -> ValueRange:
+            budget: Optional[Budget] = None,
+            hint: Optional[ValueRange] = None) -> ValueRange:
     """The tightest range of ``goal`` over the integer points that satisfy ``ranges`` (for
     every symbol involved) and every condition in ``facts``.  Never narrower than the
     truth; equal to it whenever the solver finishes within the budget (an end beyond
-    2**40 in magnitude is reported as infinite)."""
+    2**40 in magnitude is reported as infinite).  ``hint``, when given, must be a sound
+    range of ``goal`` under the facts: an end of it that is attained costs one solver call
+    instead of a search."""
     interval = bound(goal, ranges.__getitem__)
+    if hint is not None and hint.lower <= interval.upper and interval.lower <= hint.upper:
+        interval = interval.intersect(hint)
     if type(goal) is int:
         return interval
     facts = list(facts)
@@ -151,6 +156,14 @@ def _extreme(solver: _Feasible, best: int, end, minimize: bool):
         if got is not False:
             return NEG_INT_OO if minimize else INT_OO
         end = probe + 1 if minimize else probe - 1
+    elif best != end:
+        # a sound end is often attained (the caller's hint is tight): one call settles it
+        got = solver.value(t <= end if minimize else t >= end)
+        if got is None:
+            return None
+        if got is not False:
+            return got                       # == end, the end being sound
+        end = end + 1 if minimize else end - 1
     # invariant: best is feasible; nothing beyond `end` is
     while best != end:
         mid = (best + end) // 2 if minimize else -((-(best + end)) // 2)

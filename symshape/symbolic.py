@@ -23,7 +23,7 @@ from . import relations as R
 from .env import ShapeEnv, SymInfo
 from .errors import InternalError, UserError
 from .expr import Sym
-from .infinity import INT_OO, is_inf
+from .infinity import INT_OO, NEG_INT_OO, is_inf
 from .ranges import ValueRange, bound
 from .symint import SymInt, sym_max, sym_min
 
@@ -224,12 +224,12 @@ def bounds_expr(env: ShapeEnv, e: E.IntLike) -> ValueRange:
     sampled = None
     if not facts and (interval.lower == interval.upper or _each_symbol_once(e)):
         got = interval               # interval arithmetic is exact here: no solver needed
-    elif (sampled := _sampled(env, e, facts, _linear_combined(e, facts, env, interval))) \
+    elif (sampled := _sampled(env, e, facts, hint := _sound_hint(e, facts, env, interval))) \
             is not None:
         got = sampled                # decided by points, no solver needed
     else:
         from .projection import project
-        got = project(e, facts, env.ranges)
+        got = project(e, facts, env.ranges, hint=hint)
         got = got.intersect(interval) if got.lower <= interval.upper and \
             interval.lower <= got.upper else got
     if cache is not None:
@@ -237,72 +237,168 @@ def bounds_expr(env: ShapeEnv, e: E.IntLike) -> ValueRange:
     return got
 
 
-def _linear_combined(e: E.Expr, facts, env: ShapeEnv, interval: ValueRange) -> ValueRange:
-    """Sound bounds from one linear fact at a time: with ``f <= 0`` and ``lam >= 0``,
-    ``e >= lower(e + lam*f)`` and ``e <= upper(e - lam*f)`` (``f == 0``: either sign),
-    with ``lam`` chosen to cancel a symbol (``a - b`` under ``a >= b + 2`` is ``>= 2``)."""
-    lin = e.linear_coeffs()
-    if lin is None:
-        return interval
+def _sound_hint(e: E.Expr, facts, env: ShapeEnv, interval: ValueRange) -> ValueRange:
+    """A sound range for ``e``, usually tighter than interval arithmetic: the meet of the
+    interval, the bounds from chains of facts (``_fact_chains``) and the floor-division
+    relaxation (``_divided_out``).  Cheap (no solver); ``_sampled`` or the projection
+    then only has to show that its ends are attained."""
+    hint = _fact_chains(e, facts, env, interval)
+    relaxed = _divided_out(e, env)
+    if relaxed is not None and relaxed.lower <= hint.upper and hint.lower <= relaxed.upper:
+        hint = hint.intersect(relaxed)
+    return hint
+
+
+# How many facts one bound may chain (``c - a`` under ``a <= b``, ``b <= c`` takes two),
+# by the number of facts: the search takes about len(facts) ** depth small steps, so
+# larger fact sets chain fewer (the projection still makes every answer exact).
+CHAIN_DEPTHS = ((4, 3), (8, 2))
+
+
+def _fact_chains(e: E.Expr, facts, env: ShapeEnv, interval: ValueRange) -> ValueRange:
+    """Sound bounds from facts added to ``e`` to cancel its terms: with ``f <= 0`` and
+    ``lam >= 0``, ``e >= lower(e + lam*f)`` and ``e <= upper(e - lam*f)`` (``f == 0``:
+    either sign), ``lam`` chosen to cancel a term (a symbol, a product or an operation:
+    ``a - b`` under ``a >= b + 2`` is ``>= 2``; ``a*b`` under ``a*b <= 64`` is ``<= 64``),
+    and the result cancelled again by further facts (``CHAIN_DEPTHS``)."""
+    rels = [f for f in facts if isinstance(f, R.Rel) and f.op != R.NE]
+    depth = next((d for most, d in CHAIN_DEPTHS if len(rels) <= most), 1)
     rng = env.ranges.__getitem__
-    lo, hi = interval.lower, interval.upper
-    for f in facts:
-        if not isinstance(f, R.Rel) or f.op == R.NE:
-            continue
-        fl = f.expr.linear_coeffs()
-        if fl is None:
-            continue
-        for t, cg in lin.items():
-            cf = fl.get(t)
-            if not cf:
-                continue
-            p, q = abs(cg), abs(cf)          # lam = p / q cancels t
-            g = math.gcd(p, q)
-            p, q = p // g, q // g
-            for sign in (1, -1):
-                if f.op == R.LE and (sign == 1) != (cg * cf < 0):
-                    continue                 # lower needs opposite signs, upper the same
-                comb = bound(E.add(E.scale(e, q), E.scale(f.expr, sign * p)), rng)
-                if sign == 1 and not is_inf(comb.lower):
-                    lo = max(lo, -((-comb.lower) // q))
-                if sign == -1 and not is_inf(comb.upper):
-                    hi = min(hi, comb.upper // q)
+    lo = max(interval.lower, _chain_lower(e, rels, rng, depth))
+    hi = min(interval.upper, -_chain_lower(E.neg(e), rels, rng, depth))
     if lo > hi:
         return interval
     return ValueRange(lo, hi)
 
 
+def _chain_lower(e: E.IntLike, rels, rng, depth: int):
+    """A lower bound of ``e`` from its interval and facts added to it (see
+    ``_fact_chains``); each fact is used at most once along a chain."""
+    best = bound(e, rng).lower
+    if depth == 0 or type(e) is int:
+        return best
+    coeffs = dict(e.terms)
+    for i, f in enumerate(rels):
+        if type(f.expr) is int:
+            continue
+        rest = rels[:i] + rels[i + 1:]
+        for t, cf in f.expr.terms:
+            cg = coeffs.get(t)
+            if not cg:
+                continue
+            if f.op == R.LE and cg * cf > 0:
+                continue                     # adding f <= 0 lowers e: cancel opposite signs
+            p, q = abs(cg), abs(cf)          # e*q + lam*f, lam = p, cancels t
+            g = math.gcd(p, q)
+            p, q = p // g, q // g
+            sign = -1 if cg * cf > 0 else 1  # (an equality may be subtracted too)
+            got = _chain_lower(E.add(E.scale(e, q), E.scale(f.expr, sign * p)), rest, rng,
+                               depth - 1)
+            if not is_inf(got):
+                best = max(best, -((-got) // q))
+    return best
+
+
+def _divided_out(e: E.Expr, env: ShapeEnv) -> Optional[ValueRange]:
+    """A sound range of ``e`` with each ``L // k`` (``k`` a positive int) written as
+    ``(L - r) / k``, ``r`` in ``[0, k - 1]``: the symbols of ``L`` then merge with their
+    other occurrences, so ``-a + a // 2`` is ``-a/2 - r/2 <= -1/2``, hence ``<= -1``.
+    None when ``e`` has no such term or is not linear in its atoms."""
+    from fractions import Fraction
+    coeffs: Dict[object, Fraction] = {}
+    spread = [Fraction(0), Fraction(0)]      # the remainders' contribution: [lower, upper]
+    divided = False
+    for term, c in e.terms:
+        if len(term) != 1:
+            return None
+        atom = term[0]
+        if type(atom) is not Sym and atom.kind == "FloorDiv" and type(atom.args[1]) is int \
+                and atom.args[1] > 0 and type(atom.args[0]) is E.Expr:
+            num, k = atom.args
+            share = Fraction(c, k)
+            for t, cn in num.terms:
+                coeffs[t] = coeffs.get(t, 0) + share * cn
+            spread[0] += share * num.const
+            spread[1] += share * num.const
+            # -share * r with r in [0, k - 1]
+            spread[0 if share > 0 else 1] -= share * (k - 1)
+            divided = True
+        else:
+            coeffs[term] = coeffs.get(term, 0) + c
+    if not divided:
+        return None
+    lo, hi = e.const + spread[0], e.const + spread[1]
+    for t, c in coeffs.items():
+        if not c:
+            continue
+        vr = env.bound(E.Expr({t: 1}, 0))
+        low_end, high_end = (vr.lower, vr.upper) if c > 0 else (vr.upper, vr.lower)
+        # a lower end is never +int_oo (nor an upper one -int_oo): infinities absorb
+        lo = NEG_INT_OO if is_inf(low_end) or is_inf(lo) else lo + c * low_end
+        hi = INT_OO if is_inf(high_end) or is_inf(hi) else hi + c * high_end
+    lo = lo if is_inf(lo) else math.ceil(lo)
+    hi = hi if is_inf(hi) else math.floor(hi)
+    return ValueRange(lo, hi) if lo <= hi else None
+
+
 def _sampled(env: ShapeEnv, e: E.Expr, facts, interval: ValueRange):
-    """The exact range when points settle it without a solver, else None.  A box of at
-    most 4096 points is enumerated whole (the answer is then exact).  Otherwise the
-    (sound) interval bound is confirmed by samples: a finite end must be the value of
-    ``e`` at a point of the ranges that satisfies every fact, and an infinite end must be
-    approached (a value beyond 2**19 in its direction)."""
-    from .env import _holds
+    """The exact range when points settle it without a solver, else None.  ``interval``
+    must be a sound range of ``e`` under the facts.  First a few points near the corners
+    of the symbols' ranges are tried: when they attain both ends of ``interval`` (a finite
+    end is the value of ``e`` at a point of the ranges that satisfies every fact; an
+    infinite end is approached, a value beyond 2**19 in its direction), it is exact.
+    Otherwise a box of at most 4096 points is enumerated whole (the answer is then exact),
+    or the ends are confirmed by a sparse sample as above."""
     syms = sorted(set(e.free_symbols).union(*[f.free_symbols for f in facts]),
                   key=lambda t: t.key)
     if len(syms) > 3:
         return None
+    ranges = [env.ranges[t] for t in syms]
+    if any(is_inf(vr.lower) for vr in ranges):
+        return None
+    corners = [sorted({v for v in (vr.lower, vr.lower + 1, vr.lower + 2, vr.upper - 1,
+                                   vr.upper) if not is_inf(v) and v in vr})
+               if not is_inf(vr.upper) and vr.upper - vr.lower < 64 else _sparse(vr)
+               for vr in ranges]
+    seen = _extremes_at(syms, corners, e, facts)
+    if seen is not None and _attains(interval, *seen):
+        return interval
     axes = []
     whole = True
-    for t in syms:
-        vr = env.ranges[t]
-        lo, hi = vr.lower, vr.upper
-        if is_inf(lo):
-            return None
-        if not is_inf(hi) and hi - lo < 64:
-            axes.append(range(lo, hi + 1))
-            continue
-        whole = False
-        pts = {lo, lo + 1, lo + 2, lo + (1 << 10), lo + (1 << 20)}
-        if not is_inf(hi):
-            pts = {v for v in pts if v <= hi} | {hi, hi - 1}
-        axes.append(sorted(pts))
+    for vr in ranges:
+        if not is_inf(vr.upper) and vr.upper - vr.lower < 64:
+            axes.append(range(vr.lower, vr.upper + 1))
+        else:
+            whole = False
+            axes.append(_sparse(vr))
+    if whole and all(len(c) == len(a) for c, a in zip(corners, axes)):
+        return None if seen is None else ValueRange(*seen)   # the corners were the box
     total = 1
-    for a in axes:
-        total *= len(a)
+    for ax in axes:
+        total *= len(ax)
     if total > 4096:
         return None
+    seen = _extremes_at(syms, axes, e, facts)
+    if seen is None:
+        return None
+    if whole:
+        return ValueRange(*seen)
+    return interval if _attains(interval, *seen) else None
+
+
+def _sparse(vr: ValueRange) -> list:
+    """Sample values of a wide range: its low end, and far along it."""
+    lo, hi = vr.lower, vr.upper
+    pts = {lo, lo + 1, lo + 2, lo + (1 << 10), lo + (1 << 20)}
+    if not is_inf(hi):
+        pts = {v for v in pts if v <= hi} | {hi, hi - 1}
+    return sorted(pts)
+
+
+def _extremes_at(syms, axes, e: E.Expr, facts):
+    """The least and greatest value of ``e`` over the grid ``axes`` at points that satisfy
+    every fact; None when no grid point does."""
+    from .env import _holds
     lo_seen = hi_seen = None
     for vals in itertools.product(*axes):
         point = dict(zip(syms, vals))
@@ -314,17 +410,21 @@ def _sampled(env: ShapeEnv, e: E.Expr, facts, interval: ValueRange):
             continue
         lo_seen = v if lo_seen is None or v < lo_seen else lo_seen
         hi_seen = v if hi_seen is None or v > hi_seen else hi_seen
-    if lo_seen is None:
-        return None
-    if whole:
-        return ValueRange(lo_seen, hi_seen)
+    return None if lo_seen is None else (lo_seen, hi_seen)
+
+
+def _attains(interval: ValueRange, lo_seen: int, hi_seen: int) -> bool:
+    """Whether values seen at feasible points reach both ends of the sound ``interval``."""
     ok_lo = lo_seen == interval.lower or (is_inf(interval.lower) and lo_seen < -(1 << 19))
     ok_hi = hi_seen == interval.upper or (is_inf(interval.upper) and hi_seen > (1 << 19))
-    return interval if ok_lo and ok_hi else None
+    return ok_lo and ok_hi
 
 
 def _each_symbol_once(e: E.IntLike) -> bool:
-    """Whether every symbol occurs once in ``e`` (inside operations included)."""
+    """Whether interval arithmetic is exact for ``e``: every symbol occurs once (inside
+    operations included), so each operand takes its whole range independently, and every
+    operation attains the ends of its interval (floor division by a constant is monotone;
+    ``Mod`` is not: ``(2*n) % 5`` for n in [1, 3] never takes 0)."""
     seen = set()
 
     def walk(x) -> bool:
@@ -336,6 +436,8 @@ def _each_symbol_once(e: E.IntLike) -> bool:
                     if a in seen:
                         return False
                     seen.add(a)
+                elif a.kind == "Mod" or (a.kind == "FloorDiv" and type(a.args[1]) is not int):
+                    return False
                 elif not all(walk(b) for b in a.args):
                     return False
         return True

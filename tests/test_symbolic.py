@@ -96,3 +96,33 @@ def test_bounds_are_remembered_until_the_environment_changes():
     env = a.env
     assert len(env._exact_cache) == 1
     assert ss.bounds(a - b) == (2, int_oo) and len(env._exact_cache) == 1
+
+
+@pytest.mark.parametrize("names,constraints,query,expected", [
+    ("a", (), lambda a: (-a) // 2, (-int_oo, -1)),
+    ("n", (), lambda n: n - n // 2, (1, int_oo)),
+    ("a, b, c", ("a <= b", "b <= c", "c <= 30"), lambda a, b, c: c - a, (0, 29)),
+    ("a, b", ("a * b <= 64",), lambda a, b: a * b, (1, 64)),
+    ("a, b", ("a >= b + 2", "b <= 64"), lambda a, b: a, (3, int_oo)),
+    ("a, b", ("a * b <= 28", "a >= 3"), lambda a, b: b, (1, 9)),
+])
+def test_common_queries_are_answered_without_the_solver(names, constraints, query, expected,
+                                                        monkeypatch):
+    # sound cheap bounds (chains of facts, floor division written out) whose ends sample
+    # points attain: exact, and no Z3 call on the way
+    from symshape import projection
+
+    def no_solver(*a, **k):
+        raise AssertionError("the solver was called")
+
+    syms = ss.symbolic_shape(names, constraints=constraints)
+    monkeypatch.setattr(projection, "project", no_solver)
+    assert ss.bounds(query(*syms)) == expected
+
+
+def test_modulo_is_not_taken_at_its_interval():
+    # (2*n) % 5 for n in [1, 3] is 2, 4, 1: never 0
+    (n,) = ss.symbolic_shape("n", constraints=("n <= 3",))
+    assert ss.bounds((2 * n) % 5) == (1, 4)
+    a, b = ss.symbolic_shape("a, b", constraints=("a <= 1", "b <= 6", "b % 2 == 0"))
+    assert ss.bounds(b % 5 + a) == (2, 5)
