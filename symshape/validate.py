@@ -11,6 +11,9 @@ After every export, Z3 checks that
   (d) the run-time checks emitted for data-dependent sizes imply every ``ss.check`` made on
       them, with the data-dependent sizes free (never assuming a replacement the solver
       derived from the check itself), and none is left unemitted;
+  (e) each branch's generated function (``ss.cond``, ``ss.map``, ``ss.while_loop``),
+      executed in order, enforces every ``ss.check`` made inside the branch, and reads no
+      size before the branch binds it;
 and ``export`` checks (c) that applied suggested fixes leave no violation.
 A failure is an ``InternalError`` that prints the expressions involved.
 """
