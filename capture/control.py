@@ -17,7 +17,6 @@ import numpy as np
 
 from symshape import pytree
 from symshape import relations as R
-from symshape.checks import runtime_condition
 from symshape.errors import UserError, where
 from symshape import validate
 from symshape.ranges import ValueRange
@@ -248,12 +247,8 @@ def _trace_branch(t: Tracer, fn: Callable, ops: List[TracedArray], name: str,
             guards = [g for g in env.guards[snap[3]:]
                       if any(x not in snap[1] for x in g.cond.free_symbols)]
             _forget_inner(env, snap, guards)
-        # a check solved into a replacement (u0 -> 2*u1) reads its quotient back from the
-        # size the branch binds (u1 -> u0 // 2): the quotient itself is never bound
-        checks = [(runtime_condition(env, g.cond, backed=False),
-                   "%s%s" % (g.cond.format(env.user_label, py=True), where(g.frame)))
+        checks = [(g.cond, "%s%s" % (g.cond.format(env.user_label, py=True), where(g.frame)))
                   for g in guards if g.kind != "range"]
-        checks = [(c, text) for c, text in checks if c is not True]
         goals = [g.cond for g in guards if g.kind == "check"]
         quotients = [q for q in validate.quotients_of(env) if q[1] not in snap[0]]
         done = True

@@ -26,7 +26,7 @@ def check(cond, message: Optional[str] = None) -> None:
                     % (type(cond).__name__, where(user_frame(2))))
 
 
-def runtime_condition(env, c, backed: bool = True):
+def runtime_condition(env, c):
     """The condition of an ``ss.check`` on data-dependent sizes, as compiled code checks it.
 
     The solver may have turned the check into a replacement (``u0 -> s0 - 3``), after which
@@ -35,17 +35,14 @@ def runtime_condition(env, c, backed: bool = True):
     data-dependent size the program binds (``u0 = index.shape[0]``) stays itself, and a
     quotient the solver introduced for one (``u0 -> 2*u1``) is read back from it
     (``u1 -> u0 // 2``: exact, since the congruence is checked too).  Returns ``True`` only
-    when the condition holds for every size, never because a replacement made it so.
-    ``backed=False`` reads back the quotients only (a branch's check, made while the
-    branch's own replacements of input sizes were in force, keeps the input sizes it
-    names)."""
+    when the condition holds for every size, never because a replacement made it so."""
     from . import relations as R
     from .expr import Sym, floordiv, subs
     if type(c) is bool:
         return c
     mapping = {}
     for s, v in env.replacements.items():
-        if not s.unbacked and backed:
+        if not s.unbacked:
             mapping[s] = v
     for s, v in env.replacements.items():
         if not s.unbacked or env.infos[s].parent is not None or type(v) is int:
