@@ -18,6 +18,7 @@ import numpy as np
 from symshape import pytree
 from symshape import relations as R
 from symshape.errors import UserError, where
+from symshape import validate
 from symshape.ranges import ValueRange
 from symshape.symint import SymBool, SymInt, describe
 from symshape.userframe import user_frame
@@ -35,6 +36,10 @@ class Subgraph:
         self.graph = graph
         self.inputs = inputs
         self.checks = checks          # (cond, text) guards the branch needed
+        # for translation validation: the ss.check conditions made inside the branch, and
+        # each quotient (q, p, k, r) the solver introduced for a size it binds (p = k*q + r)
+        self.goals: List[object] = []
+        self.quotients: List[tuple] = []
 
     def __repr__(self) -> str:
         return self.name
@@ -244,6 +249,8 @@ def _trace_branch(t: Tracer, fn: Callable, ops: List[TracedArray], name: str,
             _forget_inner(env, snap, guards)
         checks = [(g.cond, "%s%s" % (g.cond.format(env.user_label, py=True), where(g.frame)))
                   for g in guards if g.kind != "range"]
+        goals = [g.cond for g in guards if g.kind == "check"]
+        quotients = [q for q in validate.quotients_of(env) if q[1] not in snap[0]]
         done = True
     finally:
         t.graph = outer
@@ -253,7 +260,9 @@ def _trace_branch(t: Tracer, fn: Callable, ops: List[TracedArray], name: str,
     sub.outputs = [o.node for o in outs]
     sub.out_spec = ("tuple", tuple(("leaf",) for _ in outs))
     _lift_outer(sub, inputs, outer)
-    return Subgraph(name, sub, inputs, checks), outs, spec, dims
+    made = Subgraph(name, sub, inputs, checks)
+    made.goals, made.quotients = goals, quotients
+    return made, outs, spec, dims
 
 
 def _forget_inner(env, snap, inner: list) -> None:

@@ -267,6 +267,25 @@ def _validate_runtime_checks(env: ShapeEnv, cs: ConstraintSet, graph: Graph, wri
     pending = list(cs.runtime_checks)
     lines = _ready_checks(pending, bound, Renderer({}, {}))
     validate.validate_runtime_checks(env, cs, lines, bound)
+    _validate_branches(env, cs, graph.nodes, {v: s for s, v in writer.bound.items()})
+
+
+def _validate_branches(env: ShapeEnv, cs: ConstraintSet, nodes, outer: Dict[str, Sym]) -> None:
+    """Each branch's function, exactly as generated, enforces every ss.check made inside
+    it; ``outer`` holds the sizes the enclosing code has bound when the branch runs."""
+    from . import pycode
+    outer = dict(outer)
+    for n in nodes:
+        for v in n.attrs.values():
+            if type(v).__name__ == "Subgraph":
+                lines = pycode.subgraph_lines(v, pycode.Renderer({}, {}), {})
+                validate.validate_branch_checks(env, cs, v, lines, outer)
+                inner = dict(outer)
+                inner.update({s.name: s for s in validate.branch_binds(v)})
+                _validate_branches(env, cs, v.graph.nodes, inner)
+        outer.update({sym.name: sym for sym, _ in n.meta.get("binds", ())})
+        if "binds_value" in n.meta:
+            outer[n.meta["binds_value"].name] = n.meta["binds_value"]
 
 
 def _allocate(env: ShapeEnv, tracer: Tracer, leaves: List[InputLeaf], axis_syms):

@@ -23,7 +23,7 @@ from symshape import ranges as RG
 from symshape import relations as R
 from symshape.env import ShapeEnv
 from symshape.infinity import INT_OO, NEG_INT_OO, is_inf
-from symshape.projection import project
+from symshape import projection as PJ
 from symshape.ranges import ValueRange, bound
 
 from . import proves
@@ -93,14 +93,17 @@ def project_exact():
                                                  s1: ValueRange(1, INT_OO)}),
         (n, [R.ge(E.smax(0, E.smin(256, n + 1) - E.smin(256, n)), 1)], {s0: top}),
     ]
+    # the ways out before the solver: a constant goal, one symbol with no facts
+    cases += [(7, [], {}), (n, [], {s0: ValueRange(3, 9)})]
     finite = 0
     for goal, facts, ranges in cases:
-        got = project(goal, facts, ranges)
+        # through the module, so the coverage check sees which of its returns ran
+        got = PJ.project(goal, facts, ranges)
         finite += (not is_inf(got.lower)) + (not is_inf(got.upper))
         _check_projection(goal, facts, ranges, got, "project")
     require(finite >= 12, "project left most ends open (%d finite)", finite)
     # never narrower than the truth when the facts are contradictory: the sound interval
-    got = project(n, [R.le(n, 1)], {s0: top})
+    got = PJ.project(n, [R.le(n, 1)], {s0: top})
     require(got == ValueRange(2, INT_OO), "contradictory facts gave %s", got)
 
 

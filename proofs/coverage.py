@@ -35,7 +35,7 @@ def resolve(where: str):
 #: attributes); the op handlers are reached through the op registry instead: their proofs run
 #: them on traced programs (``proofs/op_rules.py``)
 TRACED = ("symshape.expr", "symshape.relations", "symshape.ranges", "symshape.env",
-          "symshape.z3bridge")
+          "symshape.z3bridge", "symshape.projection")
 
 #: returns that cannot run, named by their function and the source line just before them,
 #: with the reason (kept short; each is checked to still exist)

@@ -11,6 +11,9 @@ After every export, Z3 checks that
   (d) the run-time checks emitted for data-dependent sizes imply every ``ss.check`` made on
       them, with the data-dependent sizes free (never assuming a replacement the solver
       derived from the check itself), and none is left unemitted;
+  (e) each branch's generated function (``ss.cond``, ``ss.map``, ``ss.while_loop``),
+      executed in order, enforces every ``ss.check`` made inside the branch, and reads no
+      size before the branch binds it;
 and ``export`` checks (c) that applied suggested fixes leave no violation.
 A failure is an ``InternalError`` that prints the expressions involved.
 """
@@ -327,8 +330,7 @@ def validate_runtime_checks(env, cs, lines: List[str], bound: Iterable) -> None:
     their replacement; a quotient the solver introduced for a data-dependent size ``p ->
     k*q + r`` is ``q = (p - r) // k`` (a definition, never the congruence itself)."""
     from .expr import Sym
-    from .z3bridge import Encoder, RLIMIT, z3mod
-    z3 = z3mod()
+    from .z3bridge import Encoder
     goals = [c for c, _, _ in env.checks if not isinstance(c, bool)]
     if not goals:
         return
@@ -339,12 +341,13 @@ def validate_runtime_checks(env, cs, lines: List[str], bound: Iterable) -> None:
             names[s.name] = enc.sym(s)
     ex = CheckCode({}, None, names)
     ex.run(lines)
-    hyp = list(ex.accept) + list(ex.side)
-    for f in cs.facts:
-        hyp.append(enc.cond(f))
-    for s, v in env.replacements.items():
-        if not s.unbacked:
-            hyp.append(enc.sym(s) == enc.expr(v))
+    _enforced(env, cs, goals, ex, enc, quotients_of(env), lines, "run-time checks")
+
+
+def quotients_of(env) -> List[tuple]:
+    """(q, p, k, r) for each replacement ``p -> k*q + r`` of a data-dependent size by the
+    quotient the solver introduced for it."""
+    out = []
     for s, v in env.replacements.items():
         if not s.unbacked or env.infos[s].parent is not None or type(v) is int:
             continue
@@ -353,8 +356,64 @@ def validate_runtime_checks(env, cs, lines: List[str], bound: Iterable) -> None:
             (q, k), = lin.items()
             info = env.infos.get(q)
             if info is not None and info.parent is s:
-                qv, _ = ex._divmod(enc.sym(s) - v.const, z3.IntVal(k))
-                hyp.append(enc.sym(q) == qv)
+                out.append((q, s, k, v.const))
+    return out
+
+
+def validate_branch_checks(env, cs, sub, lines: List[str], outer: Dict[str, object]) -> None:
+    """(e): the run-time checks a branch (``ss.cond``, ``ss.map``, ``ss.while_loop``) emits
+    in its own function imply every ``ss.check`` made inside it (``sub.goals``).
+
+    ``lines`` is the branch function as generated; its own body is executed in order: an
+    ``if ...: _rt.bad_*(..)`` line rejects, a line binding a size the branch computes
+    (``u0 = index.shape[0]``) makes that size a free variable from there on, and the lines
+    computing arrays say nothing about sizes.  ``outer`` maps each name the enclosing code
+    has bound to its symbol; a check that reads a size before anything binds it is an
+    ``InternalError`` (it would be a ``NameError`` at run time)."""
+    from .z3bridge import Encoder
+    goals = [c for c in getattr(sub, "goals", ()) if not isinstance(c, bool)]
+    inner = {s.name: s for s in branch_binds(sub)}
+    enc = Encoder()
+    ex = CheckCode({}, None, {n: enc.sym(s) for n, s in outer.items()})
+    for line in lines[1:]:
+        if not line.startswith("    ") or line.startswith("     ") or \
+                line.startswith("    def "):
+            continue                       # a nested branch: validated on its own
+        text = line[4:]
+        st = _parse(text)[0]
+        if isinstance(st, ast.If) and len(st.body) == 1 and \
+                isinstance(st.body[0], ast.Expr) and ex._rt_call(st.body[0].value):
+            ex.run([text])
+        elif isinstance(st, ast.Assign) and len(st.targets) == 1 and \
+                isinstance(st.targets[0], ast.Name) and st.targets[0].id in inner:
+            ex.env[st.targets[0].id] = enc.sym(inner[st.targets[0].id])
+    if goals:
+        _enforced(env, cs, goals, ex, enc, list(getattr(sub, "quotients", ())), lines,
+                  "checks emitted in the branch %s" % sub.name)
+
+
+def branch_binds(sub) -> list:
+    """The data-dependent sizes a branch computes and binds (``x[mask].shape[0]``)."""
+    out = [sym for n in sub.graph.nodes for sym, _ in n.meta.get("binds", ())]
+    out += [n.meta["binds_value"] for n in sub.graph.nodes if "binds_value" in n.meta]
+    return out
+
+
+def _enforced(env, cs, goals, ex, enc, quotients, lines, what: str) -> None:
+    """Every goal holds whenever the executed check code ``ex`` accepts, data-dependent
+    sizes free, input roots in range, replaced input symbols equal to their replacement,
+    each quotient ``(q, p, k, r)`` defined as ``(p - r) // k``."""
+    from .z3bridge import RLIMIT, z3mod
+    z3 = z3mod()
+    hyp = list(ex.accept) + list(ex.side)
+    for f in cs.facts:
+        hyp.append(enc.cond(f))
+    for s, v in env.replacements.items():
+        if not s.unbacked:
+            hyp.append(enc.sym(s) == enc.expr(v))
+    for q, p, k, r in quotients:
+        qv, _ = ex._divmod(enc.sym(p) - r, z3.IntVal(k))
+        hyp.append(enc.sym(q) == qv)
     formulas = [(c, enc.cond(c)) for c in goals]
     for s in list(enc.vars):
         if s.unbacked or s in env.replacements:
@@ -369,6 +428,6 @@ def validate_runtime_checks(env, cs, lines: List[str], bound: Iterable) -> None:
         solver.add(z3.Not(f))
         if solver.check() == z3.sat:
             raise InternalError(
-                "translation validation: the run-time checks do not enforce ss.check(%s): "
+                "translation validation: the %s do not enforce ss.check(%s): "
                 "it can fail while every emitted check passes.\n  emitted: %s\n  "
-                "counterexample: %s" % (c.format(), lines, solver.model()))
+                "counterexample: %s" % (what, c.format(), lines, solver.model()))

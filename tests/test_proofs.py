@@ -178,7 +178,7 @@ def test_a_contract_rule_changed_in_the_code_fails_its_proof(monkeypatch):
     def narrow(goal, facts, ranges, *a, **k):
         got = good_project(goal, facts, ranges, *a, **k)
         return ValueRange(got.lower + 1, got.upper) if got.lower + 1 <= got.upper else got
-    monkeypatch.setattr("proofs.contract_rules.project", narrow)
+    monkeypatch.setattr(PJ, "project", narrow)
     _fails_with_counterexample("project.exact")
     monkeypatch.undo()
 

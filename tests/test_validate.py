@@ -140,3 +140,99 @@ def test_every_kind_of_data_dependent_check_validates_and_is_caught_when_dropped
     validate.validate_runtime_checks(tr.env, cs, lines, bound)
     with pytest.raises(InternalError, match="do not enforce ss.check"):
         validate.validate_runtime_checks(tr.env, cs, [], bound)
+
+
+# --------------------------------------------------------------------------- branches
+def _branch_program(check):
+    """A model-style forward whose positive-only path runs inside ss.cond."""
+    def forward(x):
+        def positive_path(x):
+            m = x[x > 0]
+            check(m, x)
+            return m.sum() + x
+
+        def fallback(x):
+            return x * 2
+        return ss.cond(x.sum() > 0, positive_path, fallback, (x,))
+    return forward
+
+
+BRANCH_CHECKS = [
+    lambda m, x: ss.check(m.shape[0] == x.shape[0] - 2),       # solved into u0 -> s0 - 2
+    lambda m, x: ss.check(m.shape[0] % 2 == 0),                # solved into a quotient
+    lambda m, x: ss.check(2 * m.shape[0] + 3 * x.shape[0] == 36),
+    lambda m, x: ss.check(m.shape[0] <= x.shape[0] - 2)]
+
+
+def _drop_one(monkeypatch, kind):
+    """Make the emitted branch functions lose their first line calling ``_rt.<kind>``."""
+    from symshape.capture import pycode
+    real = pycode.subgraph_lines
+    dropped = []
+
+    def lossy(sub, r, ns):
+        lines = real(sub, r, ns)
+        hit = [i for i, line in enumerate(lines) if "_rt.%s(" % kind in line]
+        if hit:
+            dropped.append(lines.pop(hit[0]))
+        return lines
+    monkeypatch.setattr(pycode, "subgraph_lines", lossy)
+    return dropped
+
+
+@pytest.mark.parametrize("check", BRANCH_CHECKS)
+def test_checks_inside_a_cond_branch_are_validated_and_a_dropped_one_is_caught(
+        check, monkeypatch):
+    example = (np.array([1., 2, 3, 4, 5, 6, -1, -1]),)
+    tr = trace_program(_branch_program(check), example, None, {"x": (A,)})
+    sub = next(v for n in tr.program.graph.nodes for v in n.attrs.values()
+               if type(v).__name__ == "Subgraph" and v.goals)
+    assert sub.checks                          # the branch emits its own checks
+    dropped = _drop_one(monkeypatch, "bad_check")
+    with pytest.raises(InternalError, match="do not enforce ss.check"):
+        trace_program(_branch_program(check), example, None, {"x": (A,)})
+    assert dropped
+
+
+def test_a_weakened_branch_check_is_caught(monkeypatch):
+    from symshape.capture import pycode
+    real = pycode.subgraph_lines
+    monkeypatch.setattr(pycode, "subgraph_lines", lambda sub, r, ns: [
+        line.replace("== 0", ">= 0") if "bad_check" in line else line
+        for line in real(sub, r, ns)])
+    with pytest.raises(InternalError, match="branch true_graph_0 do not enforce"):
+        trace_program(_branch_program(BRANCH_CHECKS[0]), (np.array([1., 2, 3, -1]),), None,
+                      {"x": (A,)})
+
+
+def test_a_check_on_an_input_size_inside_a_loop_body_is_validated(monkeypatch):
+    def count_down(x, k):
+        def more(a, i):
+            return i > 0
+
+        def step(a, i):
+            ss.check(a.shape[0] >= 3, "the loop needs three rows")
+            return a[::-1] * 1.0, i - 1
+        return ss.while_loop(more, step, (x, k))[0]
+    args = (np.ones(4), np.array(3))
+    trace_program(count_down, args, None, {"x": (A,), "k": ()})
+    dropped = _drop_one(monkeypatch, "bad_guard")
+    with pytest.raises(InternalError, match="do not enforce ss.check"):
+        trace_program(count_down, args, None, {"x": (A,), "k": ()})
+    assert "three rows" in dropped[0]
+
+
+def test_a_branch_check_reading_a_size_nothing_binds_is_an_error_not_a_pass(monkeypatch):
+    from symshape.capture import pycode
+    real = pycode.subgraph_lines
+
+    def early(sub, r, ns):
+        lines = real(sub, r, ns)
+        hit = [i for i, line in enumerate(lines) if "bad_check" in line]
+        if hit:
+            lines.insert(1, lines.pop(hit[0]))      # before the size is computed
+        return lines
+    monkeypatch.setattr(pycode, "subgraph_lines", early)
+    with pytest.raises(InternalError, match="used before it is assigned"):
+        trace_program(_branch_program(BRANCH_CHECKS[0]), (np.array([1., 2, 3, -1]),), None,
+                      {"x": (A,)})
