@@ -14,7 +14,6 @@ point of the facts.
 """
 from __future__ import annotations
 
-import itertools
 
 import z3
 
@@ -29,7 +28,7 @@ from symshape.ranges import ValueRange, bound
 from . import proves
 from .code import Symbols, divisors, encode, encode_cond, prove_code
 from .pyint import Py, prove, require, zmax, zmin
-from .range_rules import _member
+from .range_rules import _member, prove_box_ranges
 from .solver_rules import _in_ranges, _solutions_kept
 
 
@@ -147,37 +146,6 @@ def project_drop_implied():
 
 
 # ---------------------------------------------------------------------------- ranges.py
-def _alt_sound(fn, exprs, syms, boxes, what: str) -> int:
-    """The range ``fn(e, box)`` returns (the code's output; None: no rewrite) holds ``e``
-    for every member of the box (Z3, all members at once).  The number of ranges proven."""
-    proven = 0
-    for e in exprs:
-        P_ = Py()
-        cases, impl = [], []
-        for k, rs in enumerate(itertools.product(boxes, repeat=len(syms))):
-            rng = dict(zip(syms, rs))
-            got = fn(e, rng.__getitem__)
-            if got is None:
-                continue
-            zs = Symbols({s: z3.Int("%s_%d" % (s.name, k)) for s in syms})
-            mem = [c for s in syms for c in _member(rng[s], zs[s])]
-            mem += [d != 0 for d in divisors(P_, e, zs)]
-            ends = []
-            for end, low in ((got.lower, True), (got.upper, False)):
-                if not is_inf(end):
-                    ends.append((len(impl), low))
-                    impl.append(z3.IntVal(end))
-            cases.append((mem, encode(P_, e, zs), ends))
-        if not impl:
-            continue
-
-        def claim(*b, cases=cases):
-            return z3.And(*[z3.Implies(z3.And(*mem), z3.And(*[
-                v >= b[i] if low else v <= b[i] for i, low in ends]))
-                for mem, v, ends in cases if ends])
-        prove_code(claim, impl, P=P_, what="%s(%s) on %d boxes" % (what, e, len(cases)))
-        proven += len(cases)
-    return proven
 
 
 @proves("range.divmod_split")
@@ -198,7 +166,7 @@ def range_divmod_split():
              T * S - E.floordiv(S, 2)]                            # s only in a product
     boxes = [ValueRange(2, 9), ValueRange(-7, 3), ValueRange(5, 5), ValueRange(0, INT_OO),
              ValueRange(NEG_INT_OO, -1)]
-    n = _alt_sound(lambda e, rng: RG._divmod_split(e, rng), exprs, (s0, s1), boxes,
+    n = prove_box_ranges(lambda e, rng: RG._divmod_split(e, rng), exprs, (s0, s1), boxes,
                    "_divmod_split")
     require(n > 0, "_divmod_split rewrote nothing")
     # and it is what makes bound() tight: s - s // 2 >= 1 for s >= 2
@@ -220,7 +188,7 @@ def range_minmax_push():
              A * E.smax(A, B) - B]                 # Max inside a product: not pushed
     boxes = [ValueRange(-3, 6), ValueRange(0, 4), ValueRange(1, INT_OO),
              ValueRange(NEG_INT_OO, 2)]
-    n = _alt_sound(lambda e, rng: RG._minmax_pushed(e, rng), exprs, (s0, s1), boxes,
+    n = prove_box_ranges(lambda e, rng: RG._minmax_pushed(e, rng), exprs, (s0, s1), boxes,
                    "_minmax_pushed")
     require(n > 0, "_minmax_pushed rewrote nothing")
     ranges = {s0: ValueRange(-3, 6), s1: ValueRange(0, 4)}
