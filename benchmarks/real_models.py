@@ -120,23 +120,7 @@ def llama_model():
                               max_batch=8, max_seq=520))
 
 
-class ChattyLlama(llama.Llama):
-    """The corpus LLaMA with one debugging ``print`` in forward() (a graph break)."""
-
-    def forward(self, tokens, start_pos):
-        _, L = tokens.shape
-        h = self.tok_embedding[tokens]
-        print("tokens", tokens.shape, "at", start_pos)
-        cos = self.freqs_cos[start_pos:start_pos + L]
-        sin = self.freqs_sin[start_pos:start_pos + L]
-        mask = None
-        if L > 1:
-            mask = np.full((L, L), float("-inf"))
-            mask = np.triu(mask, k=1)
-            mask = np.hstack([np.zeros((L, start_pos)), mask])
-        for layer in self.layers:
-            h = layer(h, start_pos, cos, sin, mask)
-        return llama.rms_norm(h, self.norm) @ self.output
+ChattyLlama = llama.ChattyLlama
 
 
 # --------------------------------------------------------------------------- toy

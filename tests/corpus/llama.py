@@ -95,3 +95,23 @@ class Llama:
         for layer in self.layers:
             h = layer(h, start_pos, cos, sin, mask)
         return rms_norm(h, self.norm) @ self.output
+
+
+class ChattyLlama(Llama):
+    """The same model with one debugging ``print`` in forward(), as people leave them (a graph
+    break for ss.compile)."""
+
+    def forward(self, tokens, start_pos):
+        _, L = tokens.shape
+        h = self.tok_embedding[tokens]
+        print("tokens", tokens.shape, "at", start_pos)
+        cos = self.freqs_cos[start_pos:start_pos + L]
+        sin = self.freqs_sin[start_pos:start_pos + L]
+        mask = None
+        if L > 1:
+            mask = np.full((L, L), float("-inf"))
+            mask = np.triu(mask, k=1)
+            mask = np.hstack([np.zeros((L, start_pos)), mask])
+        for layer in self.layers:
+            h = layer(h, start_pos, cos, sin, mask)
+        return rms_norm(h, self.norm) @ self.output
