@@ -337,6 +337,7 @@ class DaskProgram:
                                      core_name)
         self.core_source = core_src
         self.check_lines = checks
+        self.input_check = writer.input_check()
         self.ns = ns
 
     def _build_pack(self) -> None:

@@ -397,6 +397,26 @@ class PyRenderer:
         raise TypeError("not a check record: %r" % (rec,))
 
 
+class InputCheck:
+    """One input check: its records, in order, and the names its messages use."""
+
+    def __init__(self, records: List[Any], names: Names) -> None:
+        self.records = records
+        self.names = names
+
+    def text(self) -> TextRenderer:
+        return TextRenderer(self.names)
+
+    def renderer(self, const: Callable[[Any], str], **how) -> PyRenderer:
+        """A ``PyRenderer`` of these records (``how``: its other options)."""
+        return PyRenderer(self.text(), const, **how)
+
+    def guards(self) -> List[str]:
+        """The guard each check record enforces, in the user's names."""
+        text = self.text()
+        return [text.describe(r) for r in self.records if is_check(r)]
+
+
 def numbered_consts(consts: Dict[str, Any], prefix: str = "_k") -> Callable[[Any], str]:
     """A ``const`` for ``PyRenderer``: each value gets the next name ``_k0``, ``_k1``...,
     recorded in ``consts`` (the namespace the code runs in reads them)."""

@@ -28,9 +28,9 @@ from .expr import Expr, IntLike, Sym, format_expr, format_py
 from .infinity import is_inf
 from .ranges import ValueRange
 from .check_ir import (Access, ArrayCheck, Bind, ClassCheck, CongruenceCheck, ConfiguredCheck,
-                       GuardCheck, IntCheck, IntValue, Names, PyRenderer, RangeCheck, Read,
-                       ReadShape, RelationCheck, ScalarCheck, StaticDim, StructCheck,
-                       TextRenderer, cond_py, numbered_consts)
+                       GuardCheck, InputCheck, IntCheck, IntValue, Names, PyRenderer,
+                       RangeCheck, Read, ReadShape, RelationCheck, ScalarCheck, StaticDim,
+                       StructCheck, TextRenderer, cond_py, numbered_consts)
 
 
 class InputDesc:
@@ -168,6 +168,10 @@ class CheckWriter:
         land in ``consts`` as ``_k0``, ``_k1``... unless ``how`` names them otherwise."""
         how.setdefault("const", numbered_consts(self.consts))
         return PyRenderer(self.text(), **how)
+
+    def input_check(self) -> InputCheck:
+        """The records (after ``emit``) with the names their messages use."""
+        return InputCheck(self.checks, self.names)
 
     def emit(self) -> List[str]:
         """Build the records; returns them rendered as Python lines (also ``lines``)."""

@@ -4,10 +4,11 @@ After every export, Z3 checks that
   (a) the final constraint set -- root ranges, residual facts, and each replaced symbol
       equal to its replacement -- implies every guard recorded while tracing;
   (b) the generated input check accepts exactly the inputs the constraint set admits: the
-      emitted Python lines themselves are executed symbolically (``CheckCode``: every
-      assignment a definition, every ``if ...: _rt.bad_*(...)`` a rejection), and what they
-      accept is equivalent to "every input size equals its expression for some root values
-      in range satisfying the facts";
+      check's records, the very ones the Python renderer writes, are given their Z3
+      meaning (``CheckMeaning``: a bind a definition, every check an acceptance condition;
+      tests check that the rendered Python of each record agrees with that meaning), and
+      what they accept is equivalent to "every input size equals its expression for some
+      root values in range satisfying the facts";
   (d) the run-time checks emitted for data-dependent sizes imply every ``ss.check`` made on
       them, with the data-dependent sizes free (never assuming a replacement the solver
       derived from the check itself), and none is left unemitted;
@@ -26,6 +27,7 @@ from typing import Dict, Iterable, List, Optional
 
 from . import relations as R
 from .errors import InternalError
+from .infinity import is_inf
 
 
 def enabled() -> bool:
@@ -70,21 +72,9 @@ def validate_guards(env, cs) -> None:
                    [f.format() for f in cs.facts]))
 
 
-def sizes_of(cs) -> Dict[str, str]:
-    """Python access text of each input size -> its name in messages (``x.shape[1]``)."""
-    out = {}
-    for d in cs.inputs:
-        if d.is_array:
-            for k in range(len(d.dims)):
-                out["%s.shape[%d]" % (d.access, k)] = "%s.shape[%d]" % (d.path, k)
-        elif d.sym is not None:
-            out[d.access] = d.path
-    return out
-
-
-def validate_check(cs, writer, lines: Optional[List[str]] = None) -> None:
-    """(b): the emitted check lines (``writer.lines`` unless given) against the constraint
-    set."""
+def validate_check(cs, writer, records: Optional[List] = None) -> None:
+    """(b): the input check's records (``writer.checks`` unless given), the very records
+    the Python renderer writes, against the constraint set."""
     from .z3bridge import Encoder, RLIMIT, z3mod
     z3 = z3mod()
     enc = Encoder()
@@ -109,10 +99,9 @@ def validate_check(cs, writer, lines: Optional[List[str]] = None) -> None:
     for s in roots:
         adm += enc.range(s, cs.ranges[s])
     adm += enc.side
-    # accepted: what the emitted lines do, executed symbolically over the input sizes
-    lines = writer.lines if lines is None else lines
-    ex = CheckCode(sizes_of(cs), size_var)
-    ex.run(lines)
+    # accepted: what the check records mean, over the input sizes
+    ex = CheckMeaning(size_var)
+    ex.run(writer.checks if records is None else records)
     acc_f = z3.And(*ex.accept) if ex.accept else z3.BoolVal(True)
     acc_f = z3.And(acc_f, *ex.side) if ex.side else acc_f
     adm_f = z3.And(*adm) if adm else z3.BoolVal(True)
@@ -141,6 +130,147 @@ def validate_check(cs, writer, lines: Optional[List[str]] = None) -> None:
         raise InternalError("translation validation: the generated input check rejects "
                             "inputs the constraint set admits:\n  counterexample sizes: %s"
                             % solver.model())
+
+
+# --------------------------------------------------------------------------- check records
+class CheckMeaning:
+    """The Z3 meaning of input-check records (``symshape.check_ir``), run in order.
+
+    ``size_var(name)`` is the Z3 integer of an input size by its user name
+    (``x.shape[1]``, ``n`` for an int input).  A ``ReadShape`` or an ``IntCheck`` reads
+    sizes; a ``Bind`` defines its symbol (``divmod``: a quotient pinned by its definition,
+    the remainder kept for the ``CongruenceCheck`` after it); every other size check adds
+    its acceptance condition to ``accept``; type, rank, dtype, layout, scalar and class
+    checks say nothing about sizes.  A record of another type, or a symbol read before it
+    is bound, is an ``InternalError``: validation never guesses."""
+
+    _STRUCTURAL = ("Read", "StructCheck", "ClassCheck", "ScalarCheck", "ConfiguredCheck")
+
+    def __init__(self, size_var, syms: Optional[Dict] = None) -> None:
+        from .z3bridge import z3mod
+        self.z3 = z3mod()
+        self.size_var = size_var
+        self.vars: Dict[str, object] = {}       # check variable -> Z3 integer
+        self.syms: Dict[object, object] = dict(syms or {})     # bound Sym -> Z3 integer
+        self.paths: Dict[str, str] = {}         # array variable -> input path
+        self.rem: Dict[object, object] = {}     # Sym -> remainder of its divmod bind
+        self.accept: List[object] = []
+        self.side: List[object] = []
+        self.read: set = set()
+
+    def run(self, records: Iterable) -> None:
+        for rec in records:
+            self.record(rec)
+
+    def _size(self, name: str):
+        self.read.add(name)
+        return self.size_var(name)
+
+    def record(self, rec) -> None:
+        """Add what ``rec`` binds or requires."""
+        from . import check_ir as C
+        z3 = self.z3
+        t = type(rec)
+        if t.__name__ in self._STRUCTURAL:
+            return
+        if t is C.ArrayCheck:
+            self.paths[rec.var] = rec.path
+        elif t is C.ReadShape:
+            path = self.paths.get(rec.var)
+            if path is None:
+                raise InternalError("translation validation: the check reads the shape of "
+                                    "%s before checking it is an array" % rec.var)
+            for k, n in enumerate(rec.names):
+                self.vars[n] = self._size("%s.shape[%d]" % (path, k))
+        elif t is C.IntCheck:
+            self.vars[rec.var] = self._size(rec.path)
+        elif t is C.IntValue:
+            self.accept.append(self.var(rec.var) == rec.value)
+        elif t is C.StaticDim:
+            self.accept.append(self.var(rec.var) == rec.size)
+        elif t is C.Bind:
+            num = self.var(rec.var) - self.expr(rec.rest)
+            if rec.coeff == 1:
+                self.syms[rec.sym] = num
+            else:
+                q, r = self.divmod(num, z3.IntVal(rec.coeff))
+                self.syms[rec.sym], self.rem[rec.sym] = q, r
+        elif t is C.CongruenceCheck:
+            if rec.sym not in self.rem:
+                raise InternalError("translation validation: a congruence check on %s "
+                                    "without its divmod" % rec.sym.name)
+            self.accept.append(self.rem[rec.sym] == 0)
+        elif t is C.RangeCheck:
+            v = self.sym(rec.sym)
+            if not is_inf(rec.lo):
+                self.accept.append(v >= rec.lo)
+            if not is_inf(rec.hi):
+                self.accept.append(v <= rec.hi)
+        elif t is C.RelationCheck:
+            self.accept.append(self.var(rec.var) == self.expr(rec.expr))
+        elif t in (C.GuardCheck, C.SizeCheck):
+            self.accept.append(self.cond(rec.cond))
+        else:
+            raise InternalError("translation validation: cannot read the check record %r"
+                                % (rec,))
+
+    # values ----------------------------------------------------------------------
+    def var(self, name: str):
+        v = self.vars.get(name)
+        if v is None:
+            raise InternalError("translation validation: %s is used before it is "
+                                "assigned in the check" % name)
+        return v
+
+    def sym(self, s):
+        v = self.syms.get(s)
+        if v is None:
+            raise InternalError("translation validation: %s is used before the check "
+                                "binds it" % s.name)
+        return v
+
+    def divmod(self, a, b):
+        """Python's floor division: a zero divisor raises (not an accepted input)."""
+        z3 = self.z3
+        q = z3.FreshInt("cq")
+        self.accept.append(b != 0)
+        self.side.append(z3.Implies(b > 0, z3.And(b * q <= a, a < b * q + b)))
+        self.side.append(z3.Implies(b < 0, z3.And(b * q >= a, a > b * q + b)))
+        return q, a - b * q
+
+    def expr(self, x):
+        from .expr import Sym
+        z3 = self.z3
+        if type(x) is int:
+            return z3.IntVal(x)
+        total = z3.IntVal(x.const)
+        for term, c in x.terms:
+            prod = z3.IntVal(c)
+            for atom in term:
+                prod = prod * (self.sym(atom) if type(atom) is Sym else self.atom(atom))
+            total = total + prod
+        return total
+
+    def atom(self, atom):
+        z3 = self.z3
+        args = [self.expr(a) for a in atom.args]
+        if atom.kind in ("Min", "Max"):
+            out = args[0]
+            for a in args[1:]:
+                out = z3.If(a < out, a, out) if atom.kind == "Min" else z3.If(a > out, a, out)
+            return out
+        q, r = self.divmod(*args)
+        return q if atom.kind == "FloorDiv" else r
+
+    def cond(self, c):
+        z3 = self.z3
+        if type(c) is bool:
+            return z3.BoolVal(c)
+        if isinstance(c, R.BoolOp):
+            parts = [self.cond(a) for a in c.args]
+            return z3.And(*parts) if c.op == "and" else z3.Or(*parts)
+        e = self.expr(c.expr)
+        return {"==": e == 0, "!=": e != 0, "<=": e <= 0}[c.op]
 
 
 # --------------------------------------------------------------------------- emitted code
