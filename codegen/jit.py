@@ -136,16 +136,21 @@ def struct_guards(sig: inspect.Signature, arguments: Dict[str, Any], vi: int,
     return out
 
 
-def variant_checks(cp, vi: int, ns: Dict[str, Any], fail: str) -> List[str]:
+def variant_checks(cp, vi: int, ns: Dict[str, Any], fail: str,
+                   sig: inspect.Signature) -> List[str]:
     """A variant's input check (its records) as lines of the shared dispatcher namespace:
-    its constants and array type named per variant (backends check for different array
-    types), a failed test ending as ``fail`` says (``break`` / ``why``)."""
+    constants and array type named per variant (backends check for different array
+    types), a failed test ending as ``fail`` says (``break`` / ``why``).  A backend that
+    compiled its body with renamed parameters (one named ``_ndarray`` or ``np``) gets them
+    bound under its names first: the dispatcher takes the user's signature."""
     consts: Dict[str, Any] = {}
     r = cp.input_check.renderer(numbered_consts(consts, "_K%d_" % vi),
                                 array_type="_ND%d" % vi, fail=fail)
+    aliases = ["%s = %s" % (mine, user) for mine, user in zip(cp.param_names, sig.parameters)
+               if mine != user]
     lines = r.lines(cp.input_check.records)
     ns.update(consts)
-    return lines
+    return aliases + lines
 
 
 # --------------------------------------------------------------------------- variants
@@ -265,7 +270,7 @@ class CompiledFunction:
             lines.append("    for _ in _ONCE:")
             for cond, _, _ in v.struct:
                 lines.append("        if %s: break" % cond)
-            for line in variant_checks(cp, v.index, self._ns, "break"):
+            for line in variant_checks(cp, v.index, self._ns, "break", self._sig):
                 lines.append("        " + line)
             lines.append("        _CNT[%d] += 1" % v.index)
             lines.append("        return _core%d(%s)" % (v.index, ", ".join(
@@ -283,9 +288,9 @@ class CompiledFunction:
             lines = ["def _why(%s):" % self._params]
             for cond, why, _ in v.struct:
                 lines.append("    if %s: return -1, %s" % (cond, why))
-            checks = variant_checks(cp, v.index, self._ns, "why")
+            checks = variant_checks(cp, v.index, self._ns, "why", self._sig)
             lines += ["    " + line for line in checks]
-            lines.append("    return %d, None" % len(checks))
+            lines.append("    return %d, None" % len(cp.input_check.records))
             ns = dict(self._ns)
             # the failure protocol returning what failed, on this variant's array type
             ns["_W"] = _runtime.Failures(_runtime.return_failure,
