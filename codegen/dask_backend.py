@@ -95,10 +95,8 @@ class _CheckErrors:
                 hint = "; wrap it with dask.array.from_array(%s, chunks=...)" % path
             raise UserError('input %s: backend="dask" takes a dask.array.Array, got %s%s'
                             % (path, type(a).__name__, hint))
-        if a.ndim != ndim:
-            raise UserError("input %s: expected %d dimensions, got %d (shape %s)"
-                            % (path, ndim, a.ndim, tuple(a.shape)))
-        raise UserError("input %s: expected dtype %s, got %s" % (path, dtype, a.dtype))
+        # rank or dtype: the one failure protocol, on this array type
+        _runtime.Failures(array_type=type(a)).bad_array(path, a, ndim, dtype)
 
     @staticmethod
     def _unknown(axis, got):

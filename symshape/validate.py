@@ -133,6 +133,17 @@ def validate_check(cs, writer, records: Optional[List] = None) -> None:
 
 
 # --------------------------------------------------------------------------- check records
+def py_divmod(ex, a, b):
+    """Python's ``divmod(a, b)`` in Z3 for an executor ``ex`` (``accept``, ``side``): a
+    fresh quotient pinned by its definition; a zero divisor raises, so it is not accepted."""
+    z3 = ex.z3
+    q = z3.FreshInt("cq")
+    ex.accept.append(b != 0)
+    ex.side.append(z3.Implies(b > 0, z3.And(b * q <= a, a < b * q + b)))
+    ex.side.append(z3.Implies(b < 0, z3.And(b * q >= a, a > b * q + b)))
+    return q, a - b * q
+
+
 class CheckMeaning:
     """The Z3 meaning of input-check records (``symshape.check_ir``), run in order.
 
@@ -230,13 +241,7 @@ class CheckMeaning:
         return v
 
     def divmod(self, a, b):
-        """Python's floor division: a zero divisor raises (not an accepted input)."""
-        z3 = self.z3
-        q = z3.FreshInt("cq")
-        self.accept.append(b != 0)
-        self.side.append(z3.Implies(b > 0, z3.And(b * q <= a, a < b * q + b)))
-        self.side.append(z3.Implies(b < 0, z3.And(b * q >= a, a > b * q + b)))
-        return q, a - b * q
+        return py_divmod(self, a, b)
 
     def expr(self, x):
         from .expr import Sym
@@ -281,30 +286,22 @@ def _parse(line: str) -> tuple:
 
 
 class CheckCode:
-    """Symbolic execution of generated check lines over Z3 integers.
+    """Symbolic execution of the generated ``ss.check`` lines (the run-time checks of sizes
+    the program computes, a branch's own checks) over Z3 integers.
 
-    Straight-line code only, as the check writer and the run-time checks emit it: an
-    assignment defines its names (``s0 = _a0_0``; ``s1, _r = divmod(..)``; ``_a0_0, _a0_1
-    = _a0.shape`` reads two input sizes), an ``if <test>: _rt.bad_*(..)`` rejects when the
-    test holds, and the type / rank / dtype / container-layout tests say nothing about sizes
-    (they are skipped).  ``accept`` collects the negated tests; a ``//`` or ``%`` by a value
+    Straight-line code only, as ``check_ir.render_size_checks`` writes it: an ``if <test>:
+    _rt.bad_*(..)`` rejects when the test holds, an assignment defines its names (``u1 =
+    (u0 - 0) // 2``).  ``accept`` collects the negated tests; a ``//`` or ``%`` by a value
     that may be 0 would raise, so its divisor being non-zero is part of acceptance too.
-    Any other statement is an ``InternalError``: validation never guesses what code does."""
+    ``names`` maps each size the code reads to its Z3 integer.  Any other statement is an
+    ``InternalError``: validation never guesses what code does."""
 
-    _STRUCTURAL = ("bad_array", "bad_int", "check_tree", "check_spec", "bad_scalar_type",
-                   "bad_class", "bad_configured")
-
-    def __init__(self, sizes: Dict[str, str], size_var, names: Optional[Dict] = None) -> None:
+    def __init__(self, names: Optional[Dict] = None) -> None:
         from .z3bridge import z3mod
         self.z3 = z3mod()
-        self.sizes = sizes              # access text of an input size -> its axis name
-        self.size_var = size_var        # axis name -> Z3 variable
         self.env: Dict[str, object] = dict(names or {})
         self.accept: List[object] = []
         self.side: List[object] = []
-        self.fresh: List[object] = []
-        self.read: set = set()
-        self.arrays: Dict[str, str] = {}     # variable -> access text of the array
 
     # statements ------------------------------------------------------------------
     def run(self, lines: Iterable[str]) -> None:
@@ -313,15 +310,12 @@ class CheckCode:
                 self._stmt(stmt, line)
 
     def _stmt(self, st, line: str) -> None:
-        if isinstance(st, ast.Assign) and len(st.targets) == 1:
-            self._assign(st.targets[0], st.value, line)
+        if isinstance(st, ast.Assign) and len(st.targets) == 1 \
+                and isinstance(st.targets[0], ast.Name):
+            self.env[st.targets[0].id] = self._int(st.value)
         elif isinstance(st, ast.If) and not st.orelse and len(st.body) == 1 \
                 and isinstance(st.body[0], ast.Expr) and self._rt_call(st.body[0].value):
-            if self._rt_call(st.body[0].value) in self._STRUCTURAL or self._structural(st.test):
-                return
             self.accept.append(self.z3.Not(self._bool(st.test)))
-        elif isinstance(st, ast.Expr) and self._rt_call(st.value) in self._STRUCTURAL:
-            return
         else:
             raise InternalError("translation validation: cannot read the check line %r" % line)
 
@@ -332,67 +326,9 @@ class CheckCode:
             return node.func.attr
         return None
 
-    def _structural(self, test) -> bool:
-        """``type(x) is not int``, ``a.ndim != 2``, ``a.dtype != k``, ``_rt.same_scalar``."""
-        for n in ast.walk(test):
-            if isinstance(n, ast.Attribute) and n.attr in ("ndim", "dtype"):
-                return True
-            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "type":
-                return True
-            if self._rt_call(n) == "same_scalar":
-                return True
-        return False
-
-    def _assign(self, target, value, line: str) -> None:
-        if isinstance(target, ast.Name):
-            text = ast.unparse(value)
-            if text in self.sizes:                   # an int input read directly
-                self.env[target.id] = self._size(text)
-            elif isinstance(value, (ast.Name, ast.Subscript, ast.Attribute)) \
-                    and (self._is_input(text) or
-                         (isinstance(value, ast.Name) and text not in self.env)):
-                # an array (or container leaf); a 0-d array has no size to name it by
-                self.arrays[target.id] = text
-            else:
-                self.env[target.id] = self._int(value)
-            return
-        if isinstance(target, ast.Tuple):
-            names = [t.id for t in target.elts]
-            if isinstance(value, ast.Attribute) and value.attr == "shape":
-                arr = ast.unparse(value.value)
-                arr = self.arrays.get(arr, arr)
-                for k, n in enumerate(names):
-                    self.env[n] = self._size("%s.shape[%d]" % (arr, k))
-                return
-            if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) \
-                    and value.func.id == "divmod" and len(names) == 2:
-                a, b = (self._int(x) for x in value.args)
-                q, r = self._divmod(a, b)
-                self.env[names[0]], self.env[names[1]] = q, r
-                return
-        raise InternalError("translation validation: cannot read the check line %r" % line)
-
-    def _is_input(self, text: str) -> bool:
-        return any(k.startswith(text + ".shape[") or k == text for k in self.sizes) or \
-            text in self.arrays.values()
-
-    def _size(self, access: str):
-        name = self.sizes.get(access)
-        if name is None:
-            raise InternalError("translation validation: the check reads %s, which is no "
-                                "input size" % access)
-        self.read.add(name)
-        return self.size_var(name)
-
     # expressions -----------------------------------------------------------------
     def _divmod(self, a, b):
-        z3 = self.z3
-        q = z3.FreshInt("cq")
-        self.fresh.append(q)
-        self.accept.append(b != 0)             # Python raises on 0: not an accepted input
-        self.side.append(z3.Implies(b > 0, z3.And(b * q <= a, a < b * q + b)))
-        self.side.append(z3.Implies(b < 0, z3.And(b * q >= a, a > b * q + b)))
-        return q, a - b * q
+        return py_divmod(self, a, b)
 
     def _int(self, n):
         z3 = self.z3
@@ -424,8 +360,6 @@ class CheckCode:
             for x in args[1:]:
                 out = z3.If(x < out, x, out) if n.func.id == "min" else z3.If(x > out, x, out)
             return out
-        if isinstance(n, ast.Subscript) or isinstance(n, ast.Attribute):
-            return self._size(ast.unparse(n))
         raise InternalError("translation validation: cannot read %r in the check"
                             % ast.unparse(n))
 
@@ -469,7 +403,7 @@ def validate_runtime_checks(env, cs, lines: List[str], bound: Iterable) -> None:
     for s in set(bound) | set(env.ranges):
         if isinstance(s, Sym):
             names[s.name] = enc.sym(s)
-    ex = CheckCode({}, None, names)
+    ex = CheckCode(names)
     ex.run(lines)
     _enforced(env, cs, goals, ex, enc, quotients_of(env), lines, "run-time checks")
 
@@ -504,7 +438,7 @@ def validate_branch_checks(env, cs, sub, lines: List[str], outer: Dict[str, obje
     goals = [c for c in getattr(sub, "goals", ()) if not isinstance(c, bool)]
     inner = {s.name: s for s in branch_binds(sub)}
     enc = Encoder()
-    ex = CheckCode({}, None, {n: enc.sym(s) for n, s in outer.items()})
+    ex = CheckCode({n: enc.sym(s) for n, s in outer.items()})
     for line in lines[1:]:
         if not line.startswith("    ") or line.startswith("     ") or \
                 line.startswith("    def "):
