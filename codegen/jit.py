@@ -42,7 +42,8 @@ import numpy as np
 
 from symshape import pytree
 from symshape import runtime as _runtime
-from symshape.check_ir import numbered_consts
+from symshape.check_ir import (Access, KeysCheck, LenCheck, Names, PyRenderer, RebindCheck,
+                               TextRenderer, numbered_consts)
 from symshape.dims import AUTO
 from symshape.errors import ConstraintViolationError, UserError
 
@@ -81,59 +82,48 @@ def _to_host(v):
     return v.get() if _is_device_array(v) else v
 
 
-_NO_VALUE = object()
+def read_guards(reads, fname: str) -> List[RebindCheck]:
+    """A check per global or closure variable the traced code read: rebinding one (``W =
+    ...``, ``SCALE = 3``) must recompile, as Dynamo guards on globals."""
+    return [RebindCheck(kind, where, name, obj, fname) for kind, where, name, obj in reads]
 
 
-def read_guards(reads, vi: int, ns: Dict[str, Any], fname: str) -> List[tuple]:
-    """(failure condition, reason, description) per global or closure variable the traced
-    code read: rebinding one (``W = ...``, ``SCALE = 3``) must recompile, as Dynamo guards on
-    globals.  The check is one identity test each; arrays are read by reference, so an
-    in-place change of a global array needs no recompile."""
-    out: List[tuple] = []
-    ns.setdefault("_NOV", _NO_VALUE)
-    for i, (kind, where, name, obj) in enumerate(reads):
-        w, o = "_RW%d_%d" % (vi, i), "_RO%d_%d" % (vi, i)
-        ns[w], ns[o] = where, obj
-        what = "global" if kind == "global" else "closure variable"
-        text = "%s %s (read by %s) was rebound" % (what, name, fname)
-        cond = ("%s.get(%r, _NOV) is not %s" % (w, name, o) if kind == "global" else
-                "%s.cell_contents is not %s" % (w, o))
-        out.append((cond, repr(text), "%s %s is the object traced" % (what, name)))
-    return out
+def struct_guards(sig: inspect.Signature, arguments: Dict[str, Any]) -> List[Any]:
+    """A check per container of the inputs (``LenCheck`` / ``KeysCheck``): the variant's
+    check reads ``xs[1]`` or ``opts['bias']`` only once the containers have the traced
+    layout."""
+    out: List[Any] = []
 
-
-def struct_guards(sig: inspect.Signature, arguments: Dict[str, Any], vi: int,
-                  ns: Dict[str, Any]) -> List[tuple]:
-    """(failure condition, reason call, description) per container of the inputs: the
-    variant's check reads ``xs[1]`` or ``opts['bias']`` only once the containers have the
-    traced layout."""
-    out: List[tuple] = []
-
-    def go(v, acc: str):
+    def go(v, param: str, keys: str):
         t = type(v)
+        acc = Access(param, keys)
         if t is list or t is tuple:
-            out.append(("type(%s) is not %s or len(%s) != %d" % (acc, t.__name__, acc, len(v)),
-                        "_W.bad_len(%r, %s, %r, %d)" % (acc, acc, t.__name__, len(v)),
-                        "%s: %s of length %d" % (acc, t.__name__, len(v))))
+            out.append(LenCheck(param + keys, acc, t.__name__, len(v)))
             for i, x in enumerate(v):
-                go(x, "%s[%d]" % (acc, i))
+                go(x, param, "%s[%d]" % (keys, i))
         elif t is dict:
-            name = "_S%d_%d" % (vi, len(out))
-            ns[name] = frozenset(v)
-            out.append(("type(%s) is not dict or %s.keys() != %s" % (acc, acc, name),
-                        "_W.bad_keys(%r, %s, %s)" % (acc, acc, name),
-                        "%s: dict with keys {%s}" % (acc, ", ".join(sorted(map(repr, v))))))
+            out.append(KeysCheck(param + keys, acc, frozenset(v)))
             for k, x in v.items():
-                go(x, "%s[%r]" % (acc, k))
+                go(x, param, "%s[%r]" % (keys, k))
 
     for p in sig.parameters.values():
         if p.name in arguments:
-            go(arguments[p.name], p.name)
+            go(arguments[p.name], p.name, "")
         elif p.kind == p.VAR_POSITIONAL:
-            go((), p.name)
+            go((), p.name, "")
         elif p.kind == p.VAR_KEYWORD:
-            go({}, p.name)
+            go({}, p.name, "")
     return out
+
+
+def layout_checks(struct: List[Any], vi: int, ns: Dict[str, Any], fail: str) -> List[str]:
+    """A variant's layout and rebinding checks as dispatcher lines (``break`` / ``why``,
+    a failure ranking below every input check), constants named per variant."""
+    consts: Dict[str, Any] = {}
+    r = PyRenderer(TextRenderer(Names({})), numbered_consts(consts, "_S%d_" % vi), fail=fail)
+    lines = [r.line(rec, -1) for rec in struct]
+    ns.update(consts)
+    return lines
 
 
 def variant_checks(cp, vi: int, ns: Dict[str, Any], fail: str,
@@ -158,7 +148,7 @@ class Variant:
     """One compiled specialization of the function."""
 
     def __init__(self, index: int, program, fn, compile_time: float, reason: Optional[str],
-                 counts: List[int], struct: List[tuple]) -> None:
+                 counts: List[int], struct: List[Any]) -> None:
         self.index = index
         self.program = program
         self.fn = fn                                 # the checked compiled callable
@@ -166,8 +156,9 @@ class Variant:
         self.compile_time = compile_time            # seconds (trace + codegen)
         self.reason = reason                        # why it was compiled (None: first call)
         self._counts = counts
-        self.struct = struct                        # container layout guards
-        self.guards = [desc for _, _, desc in struct] + self.compiled.input_check.guards()
+        self.struct = struct                        # layout and rebinding check records
+        self.guards = [TextRenderer(Names({})).describe(r) for r in struct] + \
+            self.compiled.input_check.guards()
         self._why = None
 
     @property
@@ -268,8 +259,8 @@ class CompiledFunction:
         for v in reversed(self.variants if self._driver is None else ()):
             cp = v.compiled
             lines.append("    for _ in _ONCE:")
-            for cond, _, _ in v.struct:
-                lines.append("        if %s: break" % cond)
+            for line in layout_checks(v.struct, v.index, self._ns, "break"):
+                lines.append("        " + line)
             for line in variant_checks(cp, v.index, self._ns, "break", self._sig):
                 lines.append("        " + line)
             lines.append("        _CNT[%d] += 1" % v.index)
@@ -286,8 +277,7 @@ class CompiledFunction:
         if v._why is None:
             cp = v.compiled
             lines = ["def _why(%s):" % self._params]
-            for cond, why, _ in v.struct:
-                lines.append("    if %s: return -1, %s" % (cond, why))
+            lines += ["    " + x for x in layout_checks(v.struct, v.index, self._ns, "why")]
             checks = variant_checks(cp, v.index, self._ns, "why", self._sig)
             lines += ["    " + line for line in checks]
             lines.append("    return %d, None" % len(cp.input_check.records))
@@ -465,8 +455,8 @@ class CompiledFunction:
         self._counts.append(0)
         vi = len(self.variants)
         v = Variant(vi, ep, fn, time.perf_counter() - t0, reason, self._counts,
-                    struct_guards(self._sig, rebound.arguments, vi, self._ns) +
-                    read_guards(ep.name_reads, vi, self._ns, self._name))
+                    struct_guards(self._sig, rebound.arguments) +
+                    read_guards(ep.name_reads, self._name))
         cp = v.compiled
         self._ns["_core%d" % v.index] = cp.core
         self._ns["_ND%d" % v.index] = cp.ns.get("_ndarray", np.ndarray)

@@ -187,7 +187,49 @@ class SizeCheck:
     fails: str = "bad_check"
 
 
-CHECKS = (ArrayCheck, IntCheck, IntValue, ScalarCheck, ClassCheck, ConfiguredCheck, StaticDim,
+@dataclass(frozen=True)
+class LenCheck:
+    """The container at ``access`` (input ``path``) is a ``kind`` (``"list"`` /
+    ``"tuple"``) of ``n`` items (the JIT's layout guard of a variant)."""
+    path: str
+    access: Access
+    kind: str
+    n: int
+    fails = "bad_len"
+
+
+@dataclass(frozen=True)
+class KeysCheck:
+    """The container at ``access`` (input ``path``) is a dict with exactly ``keys``."""
+    path: str
+    access: Access
+    keys: frozenset
+    fails = "bad_keys"
+
+
+@dataclass(frozen=True)
+class RebindCheck:
+    """The global (``kind == "global"``, in the module dict ``where``) or closure variable
+    (``"closure"``, in the cell ``where``) ``name`` that ``reader`` read while tracing is
+    still the object ``obj``: rebinding it must recompile.  One identity test; arrays are
+    read by reference, so an in-place change needs no recompile."""
+    kind: str
+    where: Any
+    name: str
+    obj: Any
+    reader: str
+    fails = "bad_rebound"
+
+    @property
+    def what(self) -> str:
+        return "global" if self.kind == "global" else "closure variable"
+
+
+#: a global that is gone reads as this (never the object traced)
+MISSING = type("Missing", (), {"__repr__": lambda self: "<missing>"})()
+
+
+CHECKS = (LenCheck, KeysCheck, RebindCheck, ArrayCheck, IntCheck, IntValue, ScalarCheck, ClassCheck, ConfiguredCheck, StaticDim,
           CongruenceCheck, RangeCheck, RelationCheck, GuardCheck, SizeCheck)
 
 
@@ -293,6 +335,12 @@ class TextRenderer:
             return "isinstance(%s, %s)" % (rec.path, rec.cls.__name__)
         if t is ConfiguredCheck:
             return "%s is the default traced" % rec.param
+        if t is LenCheck:
+            return "%s: %s of length %d" % (rec.path, rec.kind, rec.n)
+        if t is KeysCheck:
+            return "%s: dict with keys {%s}" % (rec.path, ", ".join(sorted(map(repr, rec.keys))))
+        if t is RebindCheck:
+            return "%s %s is the object traced" % (rec.what, rec.name)
         raise TypeError("not a check record: %r" % (rec,))
 
 
@@ -394,6 +442,19 @@ class PyRenderer:
             return "not (%s)" % cond_py(rec.cond, self.py), [repr(self.text.guard(rec))]
         if t is SizeCheck:
             return "not (%s)" % cond_py(rec.cond, self.py), [repr(rec.text)]
+        if t is LenCheck:
+            acc = self.access(rec.access)
+            return ("type(%s) is not %s or len(%s) != %d" % (acc, rec.kind, acc, rec.n),
+                    [repr(rec.path), acc, repr(rec.kind), "%d" % rec.n])
+        if t is KeysCheck:
+            acc, k = self.access(rec.access), self.const(rec.keys)
+            return ("type(%s) is not dict or %s.keys() != %s" % (acc, acc, k),
+                    [repr(rec.path), acc, k])
+        if t is RebindCheck:
+            w, o = self.const(rec.where), self.const(rec.obj)
+            test = ("%s.get(%r, %s) is not %s" % (w, rec.name, self.const(MISSING), o)
+                    if rec.kind == "global" else "%s.cell_contents is not %s" % (w, o))
+            return test, [repr(rec.what), repr(rec.name), repr(rec.reader)]
         raise TypeError("not a check record: %r" % (rec,))
 
 

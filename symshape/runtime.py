@@ -128,6 +128,10 @@ TEXTS = {
                lambda path, expected, got: "%s is %s (got %s)" % (path, expected, _kind(got))),
     "len": (lambda path, v, kind, n: _struct_message(path, "a %s of %d items" % (kind, n), v),
             _len_reason),
+    "rebound": (lambda what, name, reader: "%s %s (read by %s) was rebound since the "
+                "program was traced" % (what, name, reader),
+                lambda what, name, reader: "%s %s (read by %s) was rebound"
+                % (what, name, reader)),
     "keys": (lambda path, v, keys: "input %s: expected a dict with keys %s, got %s" % (
         path, sorted(map(str, keys)), sorted(map(str, v)) if isinstance(v, dict)
         else type(v).__name__), _keys_reason),
@@ -227,6 +231,10 @@ class Failures:
     def bad_keys(self, path: str, v, keys):
         """A dict with other keys, or no dict (the JIT's layout guards)."""
         return self.on_fail(Failure("keys", path, v, keys))
+
+    def bad_rebound(self, what: str, name: str, reader: str):
+        """A global or closure variable read while tracing now holds another object."""
+        return self.on_fail(Failure("rebound", what, name, reader))
 
 
 # generated code calls these as ``_rt.bad_*``: the raising protocol on NumPy arrays
