@@ -23,7 +23,7 @@ from typing import Dict, List, Tuple
 
 
 from .errors import InternalError
-from .expr import Expr, IntLike, Sym, format_expr, format_py
+from .expr import Expr, IntLike, Sym
 from .infinity import is_inf
 from .ranges import ValueRange
 from .check_ir import (Access, ArrayCheck, Bind, ClassCheck, CongruenceCheck, ConfiguredCheck,
@@ -151,13 +151,8 @@ class CheckWriter:
         self.var_names: Dict[int, str] = {}      # id(InputDesc) -> variable holding it
 
     def user_name(self, s: Sym) -> str:
+        """How messages call the root ``s`` (after ``emit``: the axis it is read from)."""
         return self.names.user(s)
-
-    def fmt_user(self, e: IntLike) -> str:
-        return format_expr(e, self.user_name)
-
-    def py(self, e: IntLike) -> str:
-        return format_py(e, lambda s: self.bound[s])
 
     def text(self) -> TextRenderer:
         """The renderer of what the records require, in the user's names."""
