@@ -73,6 +73,23 @@ def python_check(writer, cs):
     return ns["check"]
 
 
+def why_check(writer, cs):
+    """The same records rendered as the JIT's reason function: ``(index, Failure)``."""
+    params = [d.access for d in cs.inputs]
+    ns = {"_ndarray": np.ndarray, "_rt": _rt, "_W": _rt.Failures(_rt.return_failure)}
+    lines = writer.renderer(fail="why", const=lambda v: _const(ns, v)).lines(writer.checks)
+    src = "def why(%s):\n%s    return None\n" % (
+        ", ".join(params), "".join("    %s\n" % line for line in lines))
+    exec(compile(src, "<why>", "exec"), ns)
+    return ns["why"]
+
+
+def _const(ns, v):
+    name = "_c%d" % len([k for k in ns if k.startswith("_c")])
+    ns[name] = v
+    return name
+
+
 def meaning_accepts(records, sizes) -> bool:
     """Whether the records' Z3 meaning accepts these concrete input sizes."""
     z3 = z3mod()
@@ -94,6 +111,7 @@ def test_rendered_python_agrees_with_the_records_meaning(cs, data):
     except InternalError:
         assume(False)            # a contract no input binds: not a check to render
     check = python_check(writer, cs)
+    why = why_check(writer, cs)
     for _ in range(4):
         args, sizes = [], {}
         for d in cs.inputs:
@@ -107,10 +125,15 @@ def test_rendered_python_agrees_with_the_records_meaning(cs, data):
                 sizes[d.path] = v
         try:
             check(*args)
-            ran = True
-        except ss.UserError:
-            ran = False
+            ran, message = True, None
+        except ss.UserError as e:
+            ran, message = False, str(e)
         assert ran == meaning_accepts(writer.checks, sizes), (writer.lines, sizes)
+        # the JIT's rendering fails at the same record, with the same failure
+        failed = why(*args)
+        assert (failed is None) == ran
+        if failed is not None:
+            assert failed[1].message() == message
 
 
 def test_each_record_is_one_line_in_every_mode():
