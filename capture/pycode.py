@@ -17,6 +17,7 @@ import numpy as np
 from symshape import runtime as _rt
 from symshape.expr import Expr, format_py
 from symshape.symfloat import FloatExpr
+from symshape.check_ir import render_size_checks
 from symshape.guards import CheckWriter, ConstraintSet
 
 from .graph import Graph, Node, used_by_generated_code
@@ -254,7 +255,6 @@ def _node_lines(node: Node, r: Renderer, ns: Dict[str, Any], body: List[str]) ->
 
 def subgraph_lines(sub, r: Renderer, ns: Dict[str, Any]) -> List[str]:
     """A branch as a nested function (it sees the enclosing function's size symbols)."""
-    from symshape.guards import cond_py
     params = [n.name for n in sub.inputs]
     lines = ["def %s(%s):" % (sub.name, ", ".join(params))]
     body = []
@@ -266,11 +266,7 @@ def subgraph_lines(sub, r: Renderer, ns: Dict[str, Any]) -> List[str]:
     quotients = [q for q in getattr(sub, "quotients", ()) if q[1] in inner]
     inner |= {q[0] for q in quotients}
     later = [(c, t) for c, t in sub.checks if c.free_symbols & inner]
-    for cond, text in sub.checks:
-        if (cond, text) in later:
-            continue
-        body.append("if not (%s): _rt.bad_guard(%r)" % (
-            cond_py(cond, lambda e: format_py(e, lambda s: s.name)), text))
+    body.extend(render_size_checks([ct for ct in sub.checks if ct not in later], "bad_guard"))
     bound = {s for c, _ in later for s in c.free_symbols} - inner
     for node in sub.graph.nodes:
         if _node_lines(node, r, ns, body) and later:
@@ -301,15 +297,10 @@ def after_node(node: Node, bound: set, checks: list, r: Renderer) -> List[str]:
 
 def _ready_checks(pending: list, bound: set, r: Renderer) -> List[str]:
     """ss.check conditions on data-dependent sizes, emitted once their symbols are bound."""
-    from symshape.guards import cond_py
-    out = []
-    for item in list(pending):
-        cond, text = item
-        if cond.free_symbols <= bound:
-            pending.remove(item)
-            out.append("if not (%s): _rt.bad_check(%r)" % (
-                cond_py(cond, lambda e: format_py(e, lambda s: s.name)), text))
-    return out
+    ready = [item for item in pending if item[0].free_symbols <= bound]
+    for item in ready:
+        pending.remove(item)
+    return render_size_checks(ready)
 
 
 def compile_function(src: str, ns: Dict[str, Any], filename: str, name: str = "forward"):

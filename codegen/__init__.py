@@ -4,10 +4,11 @@
 ``jit.compile`` and ``explain.explain`` are the torch.compile-style entry points
 (``ss.compile``, ``ss.explain``).  Backends live in one registry:
 ``register_backend(name, factory)``, where ``factory(ep)`` returns the compiled callable.
-For ``ss.compile`` that callable also carries ``.compiled`` with ``check_lines`` (the
-``guards.CheckWriter`` lines of the input check), ``core`` (the body taking the parameters
-then the bound size symbols), ``param_names``, ``sym_names``, ``ns`` (its ``_k*`` check
-constants, ``_ndarray``) and ``source`` (see ``numpy_backend.CompiledProgram``).
+For ``ss.compile`` that callable also carries ``.compiled`` with ``input_check`` (the
+records of the input check, ``symshape.check_ir.InputCheck``, which the JIT renders into its
+dispatcher), ``check_lines`` (the same rendered as the backend runs them), ``core`` (the
+body taking the parameters then the bound size symbols), ``param_names``, ``sym_names``,
+``ns`` (its ``_ndarray``) and ``source`` (see ``numpy_backend.CompiledProgram``).
 """
 from __future__ import annotations
 

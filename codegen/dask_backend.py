@@ -95,10 +95,8 @@ class _CheckErrors:
                 hint = "; wrap it with dask.array.from_array(%s, chunks=...)" % path
             raise UserError('input %s: backend="dask" takes a dask.array.Array, got %s%s'
                             % (path, type(a).__name__, hint))
-        if a.ndim != ndim:
-            raise UserError("input %s: expected %d dimensions, got %d (shape %s)"
-                            % (path, ndim, a.ndim, tuple(a.shape)))
-        raise UserError("input %s: expected dtype %s, got %s" % (path, dtype, a.dtype))
+        # rank or dtype: the one failure protocol, on this array type
+        _runtime.Failures(array_type=type(a)).bad_array(path, a, ndim, dtype)
 
     @staticmethod
     def _unknown(axis, got):
@@ -337,6 +335,7 @@ class DaskProgram:
                                      core_name)
         self.core_source = core_src
         self.check_lines = checks
+        self.input_check = writer.input_check()
         self.ns = ns
 
     def _build_pack(self) -> None:
@@ -413,8 +412,7 @@ class DaskProgram:
         depends on it, so computing any output raises the check's UserError as eager
         code would."""
         import dask
-        from symshape.expr import format_py
-        from symshape.guards import cond_py
+        from symshape.check_ir import render_size_checks
         da = self.da
         binders = {}
         for n in self.ep.graph.nodes:
@@ -424,7 +422,7 @@ class DaskProgram:
                 binders.setdefault(n.meta["binds_value"], (n, None))
         oks = []
         for cond, text in self.ep.constraints.runtime_checks:
-            src = cond_py(cond, lambda e: format_py(e, lambda s: "_s[%r]" % s.name))
+            src = render_size_checks([(cond, text)])[0]
             sizes = {}
             for sym in cond.free_symbols:
                 if sym in symvals:
@@ -442,7 +440,7 @@ class DaskProgram:
                                     for j in range(arr.ndim))].ravel()
                 sizes[sym.name] = dask.delayed(sum)(
                     [dask.delayed(_axis_size)(b, axis) for b in line])
-            ok = dask.delayed(_runtime_check)(src, text, sizes)
+            ok = dask.delayed(_runtime_check)(src, sizes)
             oks.append(da.from_delayed(ok, shape=(), dtype=bool,
                                        meta=np.empty((), bool)))
         out = []
@@ -818,9 +816,9 @@ def _item(block) -> int:
     return int(np.asarray(block).item())
 
 
-def _runtime_check(src: str, text: str, sizes: dict) -> bool:
-    if not eval(src, {"max": max, "min": min}, {"_s": sizes}):
-        _runtime.bad_check(text)
+def _runtime_check(src: str, sizes: dict) -> bool:
+    """Run one rendered ss.check line over the computed sizes (by symbol name)."""
+    exec(src, {"_rt": _runtime, "max": max, "min": min}, dict(sizes))
     return True
 
 

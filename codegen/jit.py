@@ -29,7 +29,6 @@ recompile reason says which.
 """
 from __future__ import annotations
 
-import ast
 import builtins
 import functools
 import inspect
@@ -43,6 +42,8 @@ import numpy as np
 
 from symshape import pytree
 from symshape import runtime as _runtime
+from symshape.check_ir import (Access, KeysCheck, LenCheck, Names, PyRenderer, RebindCheck,
+                               TextRenderer, numbered_consts)
 from symshape.dims import AUTO
 from symshape.errors import ConstraintViolationError, UserError
 
@@ -81,186 +82,65 @@ def _to_host(v):
     return v.get() if _is_device_array(v) else v
 
 
-def _kind(a) -> str:
-    return "numpy.ndarray" if type(a) is np.ndarray else type(a).__name__
+def read_guards(reads, fname: str) -> List[RebindCheck]:
+    """A check per global or closure variable the traced code read: rebinding one (``W =
+    ...``, ``SCALE = 3``) must recompile, as Dynamo guards on globals."""
+    return [RebindCheck(kind, where, name, obj, fname) for kind, where, name, obj in reads]
 
 
-class _Why:
-    """The ``_rt.bad_*`` calls of a check, returning the failed guard as text."""
+def struct_guards(sig: inspect.Signature, arguments: Dict[str, Any]) -> List[Any]:
+    """A check per container of the inputs (``LenCheck`` / ``KeysCheck``): the variant's
+    check reads ``xs[1]`` or ``opts['bias']`` only once the containers have the traced
+    layout."""
+    out: List[Any] = []
 
-    @staticmethod
-    def bad_array(path, a, ndim, dtype):
-        if type(a) is not np.ndarray:
-            return "type(%s) is numpy.ndarray (got %s)" % (path, _kind(a))
-        if a.ndim != ndim:
-            return "%s.ndim == %d (got %d)" % (path, ndim, a.ndim)
-        return "%s.dtype == %s (got %s)" % (path, dtype, a.dtype)
-
-    @staticmethod
-    def bad_static(axis, expected, got):
-        return "%s == %d (got %d)" % (axis, expected, got)
-
-    @staticmethod
-    def bad_range(what, value, lo, hi, label):
-        if lo != "int_oo" and value < lo:
-            return "%s >= %s (got %d)" % (what, lo, value)
-        return "%s <= %s (got %d)" % (what, hi, value)
-
-    @staticmethod
-    def bad_relation(axis, got, relation, expected):
-        return "%s == %s (got %d, expected %d)" % (axis, relation, got, expected)
-
-    @staticmethod
-    def bad_congruence(axis, got, form):
-        return "%s == %s (got %d)" % (axis, form, got)
-
-    @staticmethod
-    def bad_guard(text):
-        return "%s (false)" % text
-
-    @staticmethod
-    def bad_int(path, got):
-        return "type(%s) is int (got %s)" % (path, _kind(got))
-
-    @staticmethod
-    def bad_scalar(path, expected, got):
-        return "%s == %r (got %r)" % (path, expected, got)
-
-    @staticmethod
-    def same_scalar(got, expected):
-        return _runtime.same_scalar(got, expected)
-
-    @staticmethod
-    def bad_len(path, v, kind, n):
-        if type(v).__name__ != kind:
-            return "type(%s) is %s (got %s)" % (path, kind, _kind(v))
-        return "len(%s) == %d (got %d)" % (path, n, len(v))
-
-    @staticmethod
-    def bad_keys(path, v, keys):
-        if type(v) is not dict:
-            return "type(%s) is dict (got %s)" % (path, _kind(v))
-        return "%s.keys() == {%s} (got {%s})" % (path, ", ".join(sorted(map(repr, keys))),
-                                                 ", ".join(sorted(map(repr, v))))
-
-
-_NO_VALUE = object()
-
-
-def read_guards(reads, vi: int, ns: Dict[str, Any], fname: str) -> List[tuple]:
-    """(failure condition, reason, description) per global or closure variable the traced
-    code read: rebinding one (``W = ...``, ``SCALE = 3``) must recompile, as Dynamo guards on
-    globals.  The check is one identity test each; arrays are read by reference, so an
-    in-place change of a global array needs no recompile."""
-    out: List[tuple] = []
-    ns.setdefault("_NOV", _NO_VALUE)
-    for i, (kind, where, name, obj) in enumerate(reads):
-        w, o = "_RW%d_%d" % (vi, i), "_RO%d_%d" % (vi, i)
-        ns[w], ns[o] = where, obj
-        what = "global" if kind == "global" else "closure variable"
-        text = "%s %s (read by %s) was rebound" % (what, name, fname)
-        cond = ("%s.get(%r, _NOV) is not %s" % (w, name, o) if kind == "global" else
-                "%s.cell_contents is not %s" % (w, o))
-        out.append((cond, repr(text), "%s %s is the object traced" % (what, name)))
-    return out
-
-
-def struct_guards(sig: inspect.Signature, arguments: Dict[str, Any], vi: int,
-                  ns: Dict[str, Any]) -> List[tuple]:
-    """(failure condition, reason call, description) per container of the inputs: the
-    variant's check reads ``xs[1]`` or ``opts['bias']`` only once the containers have the
-    traced layout."""
-    out: List[tuple] = []
-
-    def go(v, acc: str):
+    def go(v, param: str, keys: str):
         t = type(v)
+        acc = Access(param, keys)
         if t is list or t is tuple:
-            out.append(("type(%s) is not %s or len(%s) != %d" % (acc, t.__name__, acc, len(v)),
-                        "_W.bad_len(%r, %s, %r, %d)" % (acc, acc, t.__name__, len(v)),
-                        "%s: %s of length %d" % (acc, t.__name__, len(v))))
+            out.append(LenCheck(param + keys, acc, t.__name__, len(v)))
             for i, x in enumerate(v):
-                go(x, "%s[%d]" % (acc, i))
+                go(x, param, "%s[%d]" % (keys, i))
         elif t is dict:
-            name = "_S%d_%d" % (vi, len(out))
-            ns[name] = frozenset(v)
-            out.append(("type(%s) is not dict or %s.keys() != %s" % (acc, acc, name),
-                        "_W.bad_keys(%r, %s, %s)" % (acc, acc, name),
-                        "%s: dict with keys {%s}" % (acc, ", ".join(sorted(map(repr, v))))))
+            out.append(KeysCheck(param + keys, acc, frozenset(v)))
             for k, x in v.items():
-                go(x, "%s[%r]" % (acc, k))
+                go(x, param, "%s[%r]" % (keys, k))
 
     for p in sig.parameters.values():
         if p.name in arguments:
-            go(arguments[p.name], p.name)
+            go(arguments[p.name], p.name, "")
         elif p.kind == p.VAR_POSITIONAL:
-            go((), p.name)
+            go((), p.name, "")
         elif p.kind == p.VAR_KEYWORD:
-            go({}, p.name)
+            go({}, p.name, "")
     return out
 
 
-class _Unknown:
-    pass
+def layout_checks(struct: List[Any], vi: int, ns: Dict[str, Any], fail: str) -> List[str]:
+    """A variant's layout and rebinding checks as dispatcher lines (``break`` / ``why``,
+    a failure ranking below every input check), constants named per variant."""
+    consts: Dict[str, Any] = {}
+    r = PyRenderer(TextRenderer(Names({})), numbered_consts(consts, "_S%d_" % vi), fail=fail)
+    lines = [r.line(rec, -1) for rec in struct]
+    ns.update(consts)
+    return lines
 
 
-def _describe(name: str, args: list) -> str:
-    """The guard a check line enforces, without run-time values."""
-    if name == "bad_array":
-        return "%s: ndarray, ndim %s, dtype %s" % (args[0], args[2], args[3])
-    if name == "bad_static":
-        return "%s == %s" % (args[0], args[1])
-    if name == "bad_range":
-        lo, hi = args[2], args[3]
-        label = (" (Dim %s)" % args[4]) if isinstance(args[4], str) else ""
-        return "%s in [%s, %s]%s" % (args[0], lo, hi, label)
-    if name == "bad_relation":
-        return "%s == %s" % (args[0], args[2])
-    if name == "bad_congruence":
-        return "%s == %s" % (args[0], args[2])
-    if name == "bad_guard":
-        return str(args[0])
-    if name == "bad_int":
-        return "type(%s) is int" % args[0]
-    if name == "bad_scalar":
-        return "%s == %r" % (args[0], args[1])
-    return name
-
-
-_CHECK = re.compile(r"^if (.*): _rt\.(bad_\w+)\((.*)\)$")
-_CONST = re.compile(r"\b_k(\d+)\b")
-
-
-def _localize(line: str, vi: int) -> str:
-    """A variant's check line in the shared dispatcher namespace (its constants and array
-    type renamed per variant: backends may check for different array types)."""
-    return _NDARRAY.sub("_ND%d" % vi, _CONST.sub(r"_K%d_\1" % vi, line))
-
-
-# the array type's name as a whole word only: a parameter named x_ndarray stays itself
-_NDARRAY = re.compile(r"(?<![A-Za-z0-9_])_ndarray(?![A-Za-z0-9_])")
-
-
-def guard_texts(lines: List[str], consts: Dict[str, Any]) -> List[str]:
-    out = []
-    for line in lines:
-        m = _CHECK.match(line)
-        if not m:
-            continue
-        try:
-            call = ast.parse("f(%s)" % m.group(3), mode="eval").body
-        except SyntaxError:
-            out.append(m.group(1))
-            continue
-        args = []
-        for a in call.args:
-            if isinstance(a, ast.Constant):
-                args.append(a.value)
-            elif isinstance(a, ast.Name) and a.id in consts:
-                args.append(consts[a.id])
-            else:
-                args.append(_Unknown())
-        out.append(_describe(m.group(2), args))
-    return out
+def variant_checks(cp, vi: int, ns: Dict[str, Any], fail: str,
+                   sig: inspect.Signature) -> List[str]:
+    """A variant's input check (its records) as lines of the shared dispatcher namespace:
+    constants and array type named per variant (backends check for different array
+    types), a failed test ending as ``fail`` says (``break`` / ``why``).  A backend that
+    compiled its body with renamed parameters (one named ``_ndarray`` or ``np``) gets them
+    bound under its names first: the dispatcher takes the user's signature."""
+    consts: Dict[str, Any] = {}
+    r = cp.input_check.renderer(numbered_consts(consts, "_K%d_" % vi),
+                                array_type="_ND%d" % vi, fail=fail)
+    aliases = ["%s = %s" % (mine, user) for mine, user in zip(cp.param_names, sig.parameters)
+               if mine != user]
+    lines = r.lines(cp.input_check.records)
+    ns.update(consts)
+    return aliases + lines
 
 
 # --------------------------------------------------------------------------- variants
@@ -268,7 +148,7 @@ class Variant:
     """One compiled specialization of the function."""
 
     def __init__(self, index: int, program, fn, compile_time: float, reason: Optional[str],
-                 counts: List[int], struct: List[tuple]) -> None:
+                 counts: List[int], struct: List[Any]) -> None:
         self.index = index
         self.program = program
         self.fn = fn                                 # the checked compiled callable
@@ -276,9 +156,9 @@ class Variant:
         self.compile_time = compile_time            # seconds (trace + codegen)
         self.reason = reason                        # why it was compiled (None: first call)
         self._counts = counts
-        self.struct = struct                        # container layout guards
-        self.guards = [desc for _, _, desc in struct] + \
-            guard_texts(self.compiled.check_lines, self.compiled.ns)
+        self.struct = struct                        # layout and rebinding check records
+        self.guards = [TextRenderer(Names({})).describe(r) for r in struct] + \
+            self.compiled.input_check.guards()
         self._why = None
 
     @property
@@ -363,7 +243,8 @@ class CompiledFunction:
         self._lock = threading.RLock()
         self._counts: List[int] = []
         self._ns: Dict[str, Any] = {"_ONCE": _ONCE, "_ndarray": np.ndarray, "_rt": _runtime,
-                                    "_CNT": self._counts, "_W": _Why}
+                                    "_CNT": self._counts,
+                                    "_W": _runtime.Failures(_runtime.return_failure)}
         self._params = _params_source(sig, self._ns)
         self._call = _call_source(sig)
         self._install()
@@ -378,12 +259,10 @@ class CompiledFunction:
         for v in reversed(self.variants if self._driver is None else ()):
             cp = v.compiled
             lines.append("    for _ in _ONCE:")
-            for cond, _, _ in v.struct:
-                lines.append("        if %s: break" % cond)
-            for line in cp.check_lines:
-                m = _CHECK.match(line)
-                line = ("if %s: break" % m.group(1)) if m else line
-                lines.append("        " + _localize(line, v.index))
+            for line in layout_checks(v.struct, v.index, self._ns, "break"):
+                lines.append("        " + line)
+            for line in variant_checks(cp, v.index, self._ns, "break", self._sig):
+                lines.append("        " + line)
             lines.append("        _CNT[%d] += 1" % v.index)
             lines.append("        return _core%d(%s)" % (v.index, ", ".join(
                 cp.param_names + cp.sym_names)))
@@ -398,20 +277,19 @@ class CompiledFunction:
         if v._why is None:
             cp = v.compiled
             lines = ["def _why(%s):" % self._params]
-            for cond, why, _ in v.struct:
-                lines.append("    if %s: return -1, %s" % (cond, why))
-            for k, line in enumerate(cp.check_lines):
-                m = _CHECK.match(line)
-                if m:
-                    line = "if %s: return %d, _W.%s(%s)" % (m.group(1), k, m.group(2),
-                                                           m.group(3))
-                lines.append("    " + _localize(line, v.index))
-            lines.append("    return %d, None" % len(cp.check_lines))
+            lines += ["    " + x for x in layout_checks(v.struct, v.index, self._ns, "why")]
+            checks = variant_checks(cp, v.index, self._ns, "why", self._sig)
+            lines += ["    " + line for line in checks]
+            lines.append("    return %d, None" % len(cp.input_check.records))
             ns = dict(self._ns)
+            # the failure protocol returning what failed, on this variant's array type
+            ns["_W"] = _runtime.Failures(_runtime.return_failure,
+                                         array_type=self._ns["_ND%d" % v.index])
             exec(builtins.compile("\n".join(lines) + "\n", "<symshape why>", "exec"), ns)
             v._why = ns["_why"]
         try:
-            return v._why(*args, **kwargs)
+            depth, failed = v._why(*args, **kwargs)
+            return depth, failed.reason() if isinstance(failed, _runtime.Failure) else failed
         except Exception as e:          # inputs the signature itself rejects
             return 0, "the call does not match the signature of %s (%s)" % (
                 getattr(self._f, "__name__", "f"), e)
@@ -577,14 +455,11 @@ class CompiledFunction:
         self._counts.append(0)
         vi = len(self.variants)
         v = Variant(vi, ep, fn, time.perf_counter() - t0, reason, self._counts,
-                    struct_guards(self._sig, rebound.arguments, vi, self._ns) +
-                    read_guards(ep.name_reads, vi, self._ns, self._name))
+                    struct_guards(self._sig, rebound.arguments) +
+                    read_guards(ep.name_reads, self._name))
         cp = v.compiled
         self._ns["_core%d" % v.index] = cp.core
         self._ns["_ND%d" % v.index] = cp.ns.get("_ndarray", np.ndarray)
-        for k, val in cp.ns.items():
-            if _CONST.fullmatch(k):
-                self._ns[_CONST.sub(r"_K%d_\1" % v.index, k)] = val
         self.variants.append(v)
         if reason is not None:
             self.recompile_reasons.append(reason)

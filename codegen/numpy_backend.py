@@ -95,6 +95,7 @@ class CompiledProgram:
         self.core = None              # _core(params..., syms...): body only
         self.core_name = ""
         self.check_lines: List[str] = []
+        self.input_check = None       # the check's records (symshape.check_ir.InputCheck)
         self.sym_names: List[str] = []
         self.param_names: List[str] = []
         self.groups: List[Group] = []
@@ -168,6 +169,7 @@ def generate(nodes: List[Node], outputs: List[Any], out_spec, mutations, cs, inp
         check_lines = writer.emit()
         ns.update(writer.consts)
         bound = set(writer.bound)
+        cp.input_check = writer.input_check()
     cp.check_lines = check_lines
     cp.sym_names = sorted(s.name for s in bound)
     r = HoistRenderer({n: n.name for n in nodes}, ns, bound)

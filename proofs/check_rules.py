@@ -3,9 +3,10 @@ each on the code's own output.
 
 * ``check.emitted``: representative programs (derived dims, divisibility, guards between
   inputs, int inputs, nested containers, data-dependent ``ss.check``) are traced; the input
-  check lines the writer *emits* are executed symbolically (``symshape.validate.CheckCode``)
-  and shown to accept exactly the admitted sizes, and the run-time check lines to imply
-  every ``ss.check`` on data-dependent sizes.  Mutating one emitted line is caught.
+  check records the writer builds (the ones its renderer writes as Python) are given their
+  Z3 meaning (``symshape.validate.CheckMeaning``) and shown to accept exactly the admitted
+  sizes, and the run-time check lines to imply every ``ss.check`` on data-dependent sizes.
+  Dropping one size test is caught.
 * ``subst.subs_replace``: ``subs`` output equals the simultaneous substitution in Z3; the
   environment's facts after a replacement say what they said before, given it.
 * ``sympy.bridge``: the sympy expression ``to_sympy`` builds is read back into Z3 and shown
@@ -82,20 +83,18 @@ def check_emitted():
         cs = tr.program.constraints
         w = CheckWriter(cs)
         w.emit()
-        V.validate_check(cs, w)                       # the emitted lines, executed in Z3
+        V.validate_check(cs, w)                       # the records' meaning, in Z3
         STATS["code_claims"] += 1
-        # the validation is not vacuous: dropping or weakening any one size test is caught
-        tests = [i for i, line in enumerate(w.lines)
-                 if line.startswith("if ") and "_rt.bad_" in line
-                 and not any(k in line for k in ("bad_array", "bad_int", "same_scalar"))]
+        # the validation is not vacuous: dropping any one size test is caught
+        tests = [i for i, rec in enumerate(w.checks) if type(rec).__name__ in _SIZE_TESTS]
         for i in tests:
-            mutated = w.lines[:i] + w.lines[i + 1:]
+            mutated = w.checks[:i] + w.checks[i + 1:]
             caught = False
             try:
                 V.validate_check(cs, w, mutated)
             except InternalError:
                 caught = True
-            require(caught or _redundant(cs, w.lines, i),
+            require(caught or _redundant(w.checks, i),
                     "dropping the emitted check %r goes unnoticed", w.lines[i])
         lines, bound = _runtime_lines(tr)
         if tr.env.checks:
@@ -109,9 +108,15 @@ def check_emitted():
             require(caught, "dropping the run-time checks of %s goes unnoticed", f)
 
 
-def _redundant(cs, lines, i) -> bool:
+#: the check records that test sizes (the others check types, layouts and scalars)
+_SIZE_TESTS = ("IntValue", "StaticDim", "CongruenceCheck", "RangeCheck", "RelationCheck",
+               "GuardCheck")
+
+
+def _redundant(records, i) -> bool:
     """A test implied by the others (a range already forced by a later equality) may go."""
-    return "bad_range" in lines[i] and any("bad_relation" in line for line in lines)
+    return type(records[i]).__name__ == "RangeCheck" and \
+        any(type(r).__name__ == "RelationCheck" for r in records)
 
 
 # ---------------------------------------------------------------------------- subs / replace

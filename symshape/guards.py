@@ -5,26 +5,32 @@
 guards.  ``range_constraints`` and the runtime check are both generated from it, so they
 cannot disagree.
 
-``emit_check`` writes Python lines that, walking the inputs in argument order,
+``CheckWriter`` builds the check as typed records (``symshape.check_ir``) that, walking the
+inputs in argument order,
   * check type, rank and dtype,
   * bind each root symbol at its first linear occurrence (``s0 = x.shape[1]``;
     ``s1 = (y.shape[0] - 1) // 3`` after a divisibility check) and check its range there,
   * check every other axis against its expression as soon as its symbols are bound,
   * then check the residual guards,
 raising ``UserError`` that names the input, the axis, the expected and the actual value.
+``cond_py`` (the Python of a relation) is defined with the records and importable here.
 """
 from __future__ import annotations
 
 import ast
 import re
-from typing import Callable, Dict, List, Tuple
+from typing import Dict, List, Tuple
 
 
-from . import relations as R
 from .errors import InternalError
-from .expr import Expr, IntLike, Sym, format_expr, format_py
-from .infinity import INT_OO, is_inf
+from .expr import Expr, IntLike, Sym
+from .infinity import is_inf
 from .ranges import ValueRange
+from .check_ir import (Access, ArrayCheck, Bind, ClassCheck, CongruenceCheck, ConfiguredCheck,
+                       GuardCheck, InputCheck, IntCheck, IntValue, Names, PyRenderer,
+                       RangeCheck, Read, ReadShape, RelationCheck, ScalarCheck, StaticDim,
+                       StructCheck, TextRenderer, numbered_consts)
+from .check_ir import cond_py  # noqa: F401  (importable here: backends render relations)
 
 
 class InputDesc:
@@ -124,39 +130,48 @@ class ConstraintSet:
 
 
 # --------------------------------------------------------------------------- emission
-def _lit(v) -> str:
-    return "'int_oo'" if v is INT_OO else repr(v)
-
-
 class CheckWriter:
-    """Generates the check lines; ``names`` maps each root to how messages call it."""
+    """Builds the input check of a constraint set as typed records (``symshape.check_ir``).
+
+    ``checks``: the records, in the order the check runs; ``lines`` / ``emit()``: the same
+    rendered as Python raising through ``_rt``, with its constants in ``consts``;
+    ``bound``: root symbol -> the variable holding it; ``names``: how messages call each
+    root.  ``var_names`` may name the variable holding an array input (by ``id`` of its
+    ``InputDesc``) before ``emit``."""
 
     def __init__(self, cs: ConstraintSet) -> None:
         self.cs = cs
+        self.checks: List[object] = []
         self.lines: List[str] = []
         self.consts: Dict[str, object] = {}
         self.bound: Dict[Sym, str] = {}          # symbol -> python variable
-        self.origin: Dict[Sym, str] = {}         # symbol -> user-facing name
+        self.names = Names(cs.dim_names)
+        self.origin = self.names.origin          # symbol -> user-facing name
         self.pending: List[Tuple[str, str, Expr]] = []   # (axis var, axis name, expr)
         self.var_names: Dict[int, str] = {}      # id(InputDesc) -> variable holding it
-        # translation validation (symshape.validate) reads the emitted lines themselves
-
-    def const(self, v) -> str:
-        name = "_k%d" % len(self.consts)
-        self.consts[name] = v
-        return name
 
     def user_name(self, s: Sym) -> str:
-        return self.origin.get(s, self.cs.dim_names.get(s, s.name))
+        """How messages call the root ``s`` (after ``emit``: the axis it is read from)."""
+        return self.names.user(s)
 
-    def fmt_user(self, e: IntLike) -> str:
-        return format_expr(e, self.user_name)
+    def text(self) -> TextRenderer:
+        """The renderer of what the records require, in the user's names."""
+        return TextRenderer(self.names)
 
-    def py(self, e: IntLike) -> str:
-        return format_py(e, lambda s: self.bound[s])
+    def renderer(self, **how) -> PyRenderer:
+        """A Python renderer of the records (``PyRenderer`` options in ``how``); constants
+        land in ``consts`` as ``_k0``, ``_k1``... unless ``how`` names them otherwise."""
+        how.setdefault("const", numbered_consts(self.consts))
+        return PyRenderer(self.text(), **how)
+
+    def input_check(self) -> InputCheck:
+        """The records (after ``emit``) with the names their messages use."""
+        return InputCheck(self.checks, self.names)
 
     def emit(self) -> List[str]:
+        """Build the records; returns them rendered as Python lines (also ``lines``)."""
         checked = set()
+        add = self.checks.append
         for i, d in enumerate(self.cs.inputs):
             self._structure(d.access, checked)
             if d.is_array:
@@ -171,8 +186,9 @@ class CheckWriter:
         for name, default in self.cs.configured.items():
             # a function or object default is compiled into the program: any other value
             # would be silently ignored
-            k = self.const(default)
-            self.lines.append("if %s is not %s: _rt.bad_configured(%r, %s)" % (name, k, name, k))
+            add(ConfiguredCheck(name, default))
+        self.consts.clear()
+        self.lines = self.renderer().lines(self.checks)
         return self.lines
 
     # inputs ------------------------------------------------------------------
@@ -186,8 +202,7 @@ class CheckWriter:
             root = lead.group(0)
             if root not in checked:
                 checked.add(root)
-                self.lines.append("_rt.check_spec(%r, %s, %s)"
-                                  % (root, root, self.const(spec)))
+                self.checks.append(StructCheck(root, spec, True))
             return
         m = _ACCESS.match(access)
         if m is None or not m.group(2):
@@ -204,49 +219,40 @@ class CheckWriter:
             node = tree
             for key in _KEYS.findall(mm.group(2)):
                 node = node.setdefault(ast.literal_eval(key), {})
-        k = self.const(tree)
-        self.lines.append("_rt.check_tree(%r, %s, %s)" % (root, root, k))
+        self.checks.append(StructCheck(root, tree, False))
 
     def _scalar(self, i: int, d: InputDesc) -> None:
         if isinstance(d.value, OfClass):
             # any object of the class will do (a random generator argument)
-            k = self.const(d.value.cls)
-            self.lines.append("if not isinstance(%s, %s): _rt.bad_class(%r, %r, %s)"
-                              % (d.access, k, d.path, d.value.cls.__name__, d.access))
+            self.checks.append(ClassCheck(d.path, access_of(d.access), d.value.cls))
             return
-        k = self.const(d.value)
-        self.lines.append("if not _rt.same_scalar(%s, %s): _rt.bad_scalar(%r, %s, %s)"
-                          % (d.access, k, d.path, k, d.access))
+        self.checks.append(ScalarCheck(d.path, access_of(d.access), d.value))
 
     def _symint(self, i: int, d: InputDesc) -> None:
         var = "_i%d" % i
-        self.lines.append("%s = %s" % (var, d.access))
-        self.lines.append("if type(%s) is not int: _rt.bad_int(%r, %s)" % (var, d.path, var))
+        self.checks.append(Read(var, access_of(d.access)))
+        self.checks.append(IntCheck(d.path, var))
         if type(d.sym) is int:
-            self.lines.append("if %s != %d: _rt.bad_scalar(%r, %d, %s)"
-                              % (var, d.sym, d.path, d.sym, var))
+            self.checks.append(IntValue(d.path, var, d.sym))
             return
         self._dim(var, d.path, d.sym)
         self._flush()
 
     def _array(self, i: int, d: InputDesc) -> None:
         a = self.var_names.get(id(d), "_a%d" % i)
-        L = self.lines
+        add = self.checks.append
         if a != d.access:
-            L.append("%s = %s" % (a, d.access))
-        dt = self.const(d.dtype)
-        L.append("if type(%s) is not _ndarray or %s.ndim != %d or %s.dtype != %s: "
-                 "_rt.bad_array(%r, %s, %d, %s)" % (a, a, len(d.dims), a, dt, d.path, a,
-                                                     len(d.dims), dt))
+            add(Read(a, access_of(d.access)))
+        add(ArrayCheck(d.path, a, len(d.dims), d.dtype))
         if not d.dims:
             return
-        names = ["_%s_%d" % (a, k) for k in range(len(d.dims))]
-        L.append("%s = %s.shape" % (", ".join(names) + ("," if len(names) == 1 else ""), a))
+        names = tuple("_%s_%d" % (a, k) for k in range(len(d.dims)))
+        add(ReadShape(a, names))
         for k, e in enumerate(d.dims):
             axis = "%s.shape[%d]" % (d.path, k)
             var = names[k]
             if type(e) is int:
-                L.append("if %s != %d: _rt.bad_static(%r, %d, %s)" % (var, e, axis, e, var))
+                add(StaticDim(axis, var, e))
                 continue
             self._dim(var, axis, e)
             self._flush()
@@ -254,7 +260,7 @@ class CheckWriter:
     def _dim(self, var: str, axis: str, e: Expr) -> None:
         unbound = [s for s in e.free_symbols if s not in self.bound]
         if not unbound:
-            self._eq(var, axis, e)
+            self.checks.append(RelationCheck(axis, var, e))
             return
         lin = e.linear_coeffs()
         if len(unbound) == 1 and lin is not None and lin.get(unbound[0]) is not None:
@@ -266,52 +272,21 @@ class CheckWriter:
         self.pending.append((var, axis, e))
 
     def _bind(self, s: Sym, var: str, axis: str, a: int, rest: IntLike) -> None:
-        L = self.lines
-        v = s.name
-        num = var if (type(rest) is int and rest == 0) else "(%s - %s)" % (var, self.py(rest))
-        if a == 1:
-            L.append("%s = %s" % (v, num))
-        else:
-            L.append("%s, _r = divmod(%s, %d)" % (v, num, a))
-            L.append("if _r: _rt.bad_congruence(%r, %s, %r)"
-                     % (axis, var, format_expr(e_of(a, s, rest), self._pretty_root(s, axis))))
-        self.bound[s] = v
-        if a == 1 and type(rest) is int and rest == 0:
+        add = self.checks.append
+        add(Bind(s, var, a, rest))
+        if a != 1:
+            add(CongruenceCheck(axis, var, s, a, rest))
+        self.bound[s] = s.name
+        plain = a == 1 and type(rest) is int and rest == 0
+        if plain:
             self.origin[s] = axis
         elif s not in self.cs.dim_names:
             # messages name this root by how it was read off the axis: (y.shape[0] - 1)/3
-            text = self._solved_text(s, a, rest, axis)
+            text = self.text().solved(s, a, rest, axis)
             self.origin[s] = text if a != 1 else "(%s)" % text
-        label = self.cs.dim_names.get(s)
         vr = self.cs.ranges[s]
-        conds = []
-        if not is_inf(vr.lower):
-            conds.append("%s < %d" % (v, vr.lower))
-        if not is_inf(vr.upper):
-            conds.append("%s > %d" % (v, vr.upper))
-        if conds:
-            what = axis if (a == 1 and type(rest) is int and rest == 0) else \
-                "%s (%s = %s)" % (axis, label or v, self._solved_text(s, a, rest, axis))
-            L.append("if %s: _rt.bad_range(%r, %s, %s, %s, %r)"
-                     % (" or ".join(conds), what, v, _lit(vr.lower), _lit(vr.upper), label))
-
-    def _pretty_root(self, s: Sym, axis: str) -> Callable[[Sym], str]:
-        return lambda t: self.cs.dim_names.get(t, self.user_name(t)) if t is s else \
-            self.user_name(t)
-
-    def _solved_text(self, s: Sym, a: int, rest: IntLike, axis: str) -> str:
-        if type(rest) is int and rest == 0:
-            return "%s/%d" % (axis, a) if a != 1 else axis
-        r = self.fmt_user(rest)
-        if type(rest) is not int:
-            r = "(%s)" % r
-        elif rest < 0:
-            return "(%s + %d)/%d" % (axis, -rest, a) if a != 1 else "%s + %d" % (axis, -rest)
-        return "(%s - %s)/%d" % (axis, r, a) if a != 1 else "%s - %s" % (axis, r)
-
-    def _eq(self, var: str, axis: str, e: Expr) -> None:
-        self.lines.append("if %s != %s: _rt.bad_relation(%r, %s, %r, %s)"
-                          % (var, self.py(e), axis, var, self.fmt_user(e), self.py(e)))
+        if not is_inf(vr.lower) or not is_inf(vr.upper):
+            add(RangeCheck(s, vr.lower, vr.upper, axis, a, rest, self.cs.dim_names.get(s)))
 
     def _flush(self, final: bool = False) -> None:
         progress = True
@@ -321,7 +296,7 @@ class CheckWriter:
             for var, axis, e in self.pending:
                 unbound = [s for s in e.free_symbols if s not in self.bound]
                 if not unbound:
-                    self._eq(var, axis, e)
+                    self.checks.append(RelationCheck(axis, var, e))
                     progress = True
                     continue
                 lin = e.linear_coeffs()
@@ -343,20 +318,14 @@ class CheckWriter:
                                     % (f.format(), s.name))
         frame = self.cs.fact_frames.get(f)
         origin = (" (from %s)" % frame.describe()) if frame is not None else ""
-        self.lines.append("if not (%s): _rt.bad_guard(%r)"
-                          % (cond_py(f, self.py), f.format(self.user_name, py=True) + origin))
+        self.checks.append(GuardCheck(f, origin))
+
+
+def access_of(text: str) -> Access:
+    """The parameter and the container keys of an input's access text (``feats['a']``)."""
+    lead = _LEAD.match(text)
+    return Access(lead.group(0), text[lead.end():]) if lead else Access(text)
 
 
 _ACCESS = re.compile(r"^([A-Za-z_][A-Za-z_0-9]*)((?:\[[^\]]+\])*)$")
 _KEYS = re.compile(r"\[([^\]]+)\]")
-
-
-def e_of(a: int, s: Sym, rest: IntLike) -> IntLike:
-    return s.expr * a + rest
-
-
-def cond_py(c, py: Callable[[IntLike], str]) -> str:
-    if isinstance(c, R.BoolOp):
-        return (" %s " % c.op).join("(%s)" % cond_py(a, py) for a in c.args)
-    op = {"==": "==", "!=": "!=", "<=": "<="}[c.op]
-    return "%s %s 0" % (py(c.expr), op)

@@ -2,6 +2,8 @@
 updates.  Kept free of other symshape imports so compiled artifacts can embed it."""
 from __future__ import annotations
 
+from typing import Any, Callable, Optional
+
 import numpy as np
 
 try:
@@ -18,56 +20,8 @@ def _shape(a) -> str:
     return str(tuple(a.shape)) if hasattr(a, "shape") else "?"
 
 
-def bad_array(path: str, a, ndim: int, dtype) -> None:
-    if type(a) is not np.ndarray:
-        raise UserError("input %s: expected a numpy.ndarray, got %s" % (path, type(a).__name__))
-    if a.ndim != ndim:
-        raise UserError("input %s: expected %d dimensions, got %d (shape %s)"
-                        % (path, ndim, a.ndim, _shape(a)))
-    raise UserError("input %s: expected dtype %s, got %s" % (path, dtype, a.dtype))
-
-
-def bad_static(axis: str, expected: int, got: int) -> None:
-    raise UserError("%s: expected %d, got %d (%s)" % (axis, expected, got, _STATIC_HINT))
-
-
-def bad_range(what: str, value: int, lo, hi, label) -> None:
-    owner = " of Dim '%s'" % label if label else ""
-    note = ""
-    if not label and value < 2 <= lo:
-        note = " (export specializes sizes 0 and 1, so a dynamic axis starts at 2)"
-    raise UserError("%s = %d is outside the range [%s, %s]%s%s"
-                    % (what, value, lo, hi, owner, note))
-
-
-def bad_relation(axis: str, got: int, relation: str, expected: int) -> None:
-    raise UserError("%s must equal %s (= %d), got %d" % (axis, relation, expected, got))
-
-
-def bad_congruence(axis: str, got: int, form: str) -> None:
-    raise UserError("%s = %d is not of the form %s required by the program" % (axis, got, form))
-
-
-def bad_guard(text: str) -> None:
-    raise UserError("the inputs violate the guard `%s` that the program was exported under"
-                    % text)
-
-
-def bad_check(text: str) -> None:
-    raise UserError("ss.check failed at run time: %s" % text)
-
-
-def bad_class(path: str, expected: str, got) -> None:
-    raise UserError("input %s: expected a %s, got %s" % (path, expected, type(got).__name__))
-
-
-def bad_configured(name: str, default) -> None:
-    label = getattr(default, "label", None) or getattr(default, "__qualname__", None) or \
-        getattr(default, "__name__", None)
-    raise UserError("argument %s: the program was exported with %s left at its default (%s), "
-                    "which is not an array or scalar, so it is part of the program; to use "
-                    "another value, export functools.partial(f, %s=...)" % (
-                        name, name, label or type(default).__name__, name))
+def _kind(a) -> str:
+    return "numpy.ndarray" if type(a) is np.ndarray else type(a).__name__
 
 
 def same_scalar(got, expected) -> bool:
@@ -75,21 +29,229 @@ def same_scalar(got, expected) -> bool:
                                                                 expected != expected))
 
 
-def bad_int(path: str, got) -> None:
-    raise UserError("input %s: expected a Python int (it is a symbolic size of the program), "
-                    "got %s" % (path, type(got).__name__))
+# --------------------------------------------------------------------------- failures
+# Each kind of failed check, as two texts over the same arguments: the error message
+# (UserError, what compiled code raises) and the guard that failed with the value seen
+# (the JIT's recompile reason).  Names are the user's: input paths, axes, Dim names.
+
+def _array_type_message(path, a, lib):
+    if lib == "cupy":
+        return ("input %s: expected a cupy.ndarray (backend='cupy'), got %s.%s; move it to "
+                "the GPU with cupy.asarray" % (path, type(a).__module__.split(".")[0],
+                                               type(a).__name__))
+    return "input %s: expected a %s.ndarray, got %s" % (path, lib, type(a).__name__)
 
 
-def bad_scalar(path: str, expected, got) -> None:
-    raise UserError("input %s: the program was exported with %s = %r (Python scalars are "
-                    "specialized), got %r" % (path, path, expected, got))
+def _range_message(what, value, lo, hi, label):
+    owner = " of Dim '%s'" % label if label else ""
+    note = ""
+    if not label and value < 2 <= lo:
+        note = " (export specializes sizes 0 and 1, so a dynamic axis starts at 2)"
+    return "%s = %d is outside the range [%s, %s]%s%s" % (what, value, lo, hi, owner, note)
 
 
-def bad_struct(path: str, expected: str, got) -> None:
-    raise UserError("input %s: expected %s, got %s" % (path, expected, type(got).__name__ if
-                                                         not hasattr(got, "__len__") else
-                                                         "%s of length %d" % (
-                                                             type(got).__name__, len(got))))
+def _range_reason(what, value, lo, hi, label):
+    if lo != "int_oo" and value < lo:
+        return "%s >= %s (got %d)" % (what, lo, value)
+    return "%s <= %s (got %d)" % (what, hi, value)
+
+
+def _configured_message(name, default):
+    label = getattr(default, "label", None) or getattr(default, "__qualname__", None) or \
+        getattr(default, "__name__", None)
+    return ("argument %s: the program was exported with %s left at its default (%s), "
+            "which is not an array or scalar, so it is part of the program; to use "
+            "another value, export functools.partial(f, %s=...)" % (
+                name, name, label or type(default).__name__, name))
+
+
+def _struct_message(path, expected, got):
+    return "input %s: expected %s, got %s" % (
+        path, expected, type(got).__name__ if not hasattr(got, "__len__") else
+        "%s of length %d" % (type(got).__name__, len(got)))
+
+
+def _len_reason(path, v, kind, n):
+    if type(v).__name__ != kind:
+        return "type(%s) is %s (got %s)" % (path, kind, _kind(v))
+    return "len(%s) == %d (got %d)" % (path, n, len(v))
+
+
+def _keys_reason(path, v, keys):
+    if type(v) is not dict:
+        return "type(%s) is dict (got %s)" % (path, _kind(v))
+    return "%s.keys() == {%s} (got {%s})" % (path, ", ".join(sorted(map(repr, keys))),
+                                             ", ".join(sorted(map(repr, v))))
+
+
+#: kind -> (error message, recompile reason), each a function of the failure's arguments
+TEXTS = {
+    "array_type": (_array_type_message,
+                   lambda path, a, lib: "type(%s) is %s.ndarray (got %s)" % (path, lib,
+                                                                              _kind(a))),
+    "ndim": (lambda path, a, ndim: "input %s: expected %d dimensions, got %d (shape %s)"
+             % (path, ndim, a.ndim, _shape(a)),
+             lambda path, a, ndim: "%s.ndim == %d (got %d)" % (path, ndim, a.ndim)),
+    "dtype": (lambda path, a, dtype: "input %s: expected dtype %s, got %s"
+              % (path, dtype, a.dtype),
+              lambda path, a, dtype: "%s.dtype == %s (got %s)" % (path, dtype, a.dtype)),
+    "static": (lambda axis, expected, got: "%s: expected %d, got %d (%s)"
+               % (axis, expected, got, _STATIC_HINT),
+               lambda axis, expected, got: "%s == %d (got %d)" % (axis, expected, got)),
+    "range": (_range_message, _range_reason),
+    "relation": (lambda axis, got, rel, expected: "%s must equal %s (= %d), got %d"
+                 % (axis, rel, expected, got),
+                 lambda axis, got, rel, expected: "%s == %s (got %d, expected %d)"
+                 % (axis, rel, got, expected)),
+    "congruence": (lambda axis, got, form: "%s = %d is not of the form %s required by the "
+                   "program" % (axis, got, form),
+                   lambda axis, got, form: "%s == %s (got %d)" % (axis, form, got)),
+    "guard": (lambda text: "the inputs violate the guard `%s` that the program was "
+              "exported under" % text,
+              lambda text: "%s (false)" % text),
+    "check": (lambda text: "ss.check failed at run time: %s" % text,
+              lambda text: "%s (false)" % text),
+    "class": (lambda path, expected, got: "input %s: expected a %s, got %s"
+              % (path, expected, type(got).__name__),
+              lambda path, expected, got: "isinstance(%s, %s) (got %s)"
+              % (path, expected, _kind(got))),
+    "configured": (_configured_message,
+                   lambda name, default: "%s is the default traced (got another value)"
+                   % name),
+    "int": (lambda path, got: "input %s: expected a Python int (it is a symbolic size of "
+            "the program), got %s" % (path, type(got).__name__),
+            lambda path, got: "type(%s) is int (got %s)" % (path, _kind(got))),
+    "scalar": (lambda path, expected, got: "input %s: the program was exported with %s = "
+               "%r (Python scalars are specialized), got %r" % (path, path, expected, got),
+               lambda path, expected, got: "%s == %r (got %r)" % (path, expected, got)),
+    "struct": (_struct_message,
+               lambda path, expected, got: "%s is %s (got %s)" % (path, expected, _kind(got))),
+    "len": (lambda path, v, kind, n: _struct_message(path, "a %s of %d items" % (kind, n), v),
+            _len_reason),
+    "rebound": (lambda what, name, reader: "%s %s (read by %s) was rebound since the "
+                "program was traced" % (what, name, reader),
+                lambda what, name, reader: "%s %s (read by %s) was rebound"
+                % (what, name, reader)),
+    "keys": (lambda path, v, keys: "input %s: expected a dict with keys %s, got %s" % (
+        path, sorted(map(str, keys)), sorted(map(str, v)) if isinstance(v, dict)
+        else type(v).__name__), _keys_reason),
+}
+
+
+class Failure:
+    """A failed check: its kind (a key of ``TEXTS``) and arguments (names as the user
+    writes them, values as the check received them)."""
+
+    __slots__ = ("kind", "args")
+
+    def __init__(self, kind: str, *args) -> None:
+        self.kind = kind
+        self.args = args
+
+    def message(self) -> str:
+        """The error message: what is wrong, where, and what was expected."""
+        return TEXTS[self.kind][0](*self.args)
+
+    def reason(self) -> str:
+        """The guard that failed, with the value seen: ``x.shape[0] == 5 (got 8)``."""
+        return TEXTS[self.kind][1](*self.args)
+
+    def __repr__(self) -> str:
+        return "<Failure %s>" % self.reason()
+
+
+def raise_failure(failure: Failure):
+    raise UserError(failure.message())
+
+
+def return_failure(failure: Failure) -> Failure:
+    return failure
+
+
+class Failures:
+    """The ``bad_*`` calls generated checks make when a test fails: one definition each,
+    building a ``Failure``.  ``on_fail`` decides what happens with it: ``raise_failure``
+    (compiled code and ``ep.module()``) or ``return_failure`` (the JIT evaluating a
+    variant's guards for a recompile reason).  ``array_type`` is the backend's array type
+    (``numpy.ndarray``, ``cupy.ndarray``) and ``lib`` the library messages name for it
+    (by default the type's top-level module)."""
+
+    def __init__(self, on_fail: Callable[[Failure], Any] = raise_failure,
+                 array_type: type = np.ndarray, lib: Optional[str] = None) -> None:
+        self.on_fail = on_fail
+        self.array_type = array_type
+        self.lib = lib or array_type.__module__.split(".")[0]
+
+    same_scalar = staticmethod(same_scalar)
+
+    def bad_array(self, path: str, a, ndim: int, dtype):
+        if type(a) is not self.array_type:
+            return self.on_fail(Failure("array_type", path, a, self.lib))
+        if a.ndim != ndim:
+            return self.on_fail(Failure("ndim", path, a, ndim))
+        return self.on_fail(Failure("dtype", path, a, dtype))
+
+    def bad_static(self, axis: str, expected: int, got: int):
+        return self.on_fail(Failure("static", axis, expected, got))
+
+    def bad_range(self, what: str, value: int, lo, hi, label):
+        return self.on_fail(Failure("range", what, value, lo, hi, label))
+
+    def bad_relation(self, axis: str, got: int, relation: str, expected: int):
+        return self.on_fail(Failure("relation", axis, got, relation, expected))
+
+    def bad_congruence(self, axis: str, got: int, form: str):
+        return self.on_fail(Failure("congruence", axis, got, form))
+
+    def bad_guard(self, text: str):
+        return self.on_fail(Failure("guard", text))
+
+    def bad_check(self, text: str):
+        return self.on_fail(Failure("check", text))
+
+    def bad_class(self, path: str, expected: str, got):
+        return self.on_fail(Failure("class", path, expected, got))
+
+    def bad_configured(self, name: str, default):
+        return self.on_fail(Failure("configured", name, default))
+
+    def bad_int(self, path: str, got):
+        return self.on_fail(Failure("int", path, got))
+
+    def bad_scalar(self, path: str, expected, got):
+        return self.on_fail(Failure("scalar", path, expected, got))
+
+    def bad_struct(self, path: str, expected: str, got):
+        return self.on_fail(Failure("struct", path, expected, got))
+
+    def bad_len(self, path: str, v, kind: str, n: int):
+        """A container of the wrong type or length (the JIT's layout guards)."""
+        return self.on_fail(Failure("len", path, v, kind, n))
+
+    def bad_keys(self, path: str, v, keys):
+        """A dict with other keys, or no dict (the JIT's layout guards)."""
+        return self.on_fail(Failure("keys", path, v, keys))
+
+    def bad_rebound(self, what: str, name: str, reader: str):
+        """A global or closure variable read while tracing now holds another object."""
+        return self.on_fail(Failure("rebound", what, name, reader))
+
+
+# generated code calls these as ``_rt.bad_*``: the raising protocol on NumPy arrays
+_RAISE = Failures()
+bad_array = _RAISE.bad_array
+bad_static = _RAISE.bad_static
+bad_range = _RAISE.bad_range
+bad_relation = _RAISE.bad_relation
+bad_congruence = _RAISE.bad_congruence
+bad_guard = _RAISE.bad_guard
+bad_check = _RAISE.bad_check
+bad_class = _RAISE.bad_class
+bad_configured = _RAISE.bad_configured
+bad_int = _RAISE.bad_int
+bad_scalar = _RAISE.bad_scalar
+bad_struct = _RAISE.bad_struct
+bad_keys = _RAISE.bad_keys
 
 
 def setitem(x, index, value):
@@ -144,9 +306,7 @@ def check_tree(path: str, value, expected: dict) -> None:
         items = [(k, value[k]) for k in keys]
     else:
         if not isinstance(value, dict) or set(value) != set(keys):
-            raise UserError("input %s: expected a dict with keys %s, got %s" % (
-                path, sorted(map(str, keys)), sorted(map(str, value)) if isinstance(value, dict)
-                else type(value).__name__))
+            bad_keys(path, value, keys)
         items = [(k, value[k]) for k in keys]
     for k, v in items:
         check_tree("%s[%r]" % (path, k), v, expected[k])

@@ -4,10 +4,11 @@ After every export, Z3 checks that
   (a) the final constraint set -- root ranges, residual facts, and each replaced symbol
       equal to its replacement -- implies every guard recorded while tracing;
   (b) the generated input check accepts exactly the inputs the constraint set admits: the
-      emitted Python lines themselves are executed symbolically (``CheckCode``: every
-      assignment a definition, every ``if ...: _rt.bad_*(...)`` a rejection), and what they
-      accept is equivalent to "every input size equals its expression for some root values
-      in range satisfying the facts";
+      check's records, the very ones the Python renderer writes, are given their Z3
+      meaning (``CheckMeaning``: a bind a definition, every check an acceptance condition;
+      tests check that the rendered Python of each record agrees with that meaning), and
+      what they accept is equivalent to "every input size equals its expression for some
+      root values in range satisfying the facts";
   (d) the run-time checks emitted for data-dependent sizes imply every ``ss.check`` made on
       them, with the data-dependent sizes free (never assuming a replacement the solver
       derived from the check itself), and none is left unemitted;
@@ -26,6 +27,7 @@ from typing import Dict, Iterable, List, Optional
 
 from . import relations as R
 from .errors import InternalError
+from .infinity import is_inf
 
 
 def enabled() -> bool:
@@ -70,21 +72,9 @@ def validate_guards(env, cs) -> None:
                    [f.format() for f in cs.facts]))
 
 
-def sizes_of(cs) -> Dict[str, str]:
-    """Python access text of each input size -> its name in messages (``x.shape[1]``)."""
-    out = {}
-    for d in cs.inputs:
-        if d.is_array:
-            for k in range(len(d.dims)):
-                out["%s.shape[%d]" % (d.access, k)] = "%s.shape[%d]" % (d.path, k)
-        elif d.sym is not None:
-            out[d.access] = d.path
-    return out
-
-
-def validate_check(cs, writer, lines: Optional[List[str]] = None) -> None:
-    """(b): the emitted check lines (``writer.lines`` unless given) against the constraint
-    set."""
+def validate_check(cs, writer, records: Optional[List] = None) -> None:
+    """(b): the input check's records (``writer.checks`` unless given), the very records
+    the Python renderer writes, against the constraint set."""
     from .z3bridge import Encoder, RLIMIT, z3mod
     z3 = z3mod()
     enc = Encoder()
@@ -109,10 +99,9 @@ def validate_check(cs, writer, lines: Optional[List[str]] = None) -> None:
     for s in roots:
         adm += enc.range(s, cs.ranges[s])
     adm += enc.side
-    # accepted: what the emitted lines do, executed symbolically over the input sizes
-    lines = writer.lines if lines is None else lines
-    ex = CheckCode(sizes_of(cs), size_var)
-    ex.run(lines)
+    # accepted: what the check records mean, over the input sizes
+    ex = CheckMeaning(size_var)
+    ex.run(writer.checks if records is None else records)
     acc_f = z3.And(*ex.accept) if ex.accept else z3.BoolVal(True)
     acc_f = z3.And(acc_f, *ex.side) if ex.side else acc_f
     adm_f = z3.And(*adm) if adm else z3.BoolVal(True)
@@ -143,6 +132,152 @@ def validate_check(cs, writer, lines: Optional[List[str]] = None) -> None:
                             % solver.model())
 
 
+# --------------------------------------------------------------------------- check records
+def py_divmod(ex, a, b):
+    """Python's ``divmod(a, b)`` in Z3 for an executor ``ex`` (``accept``, ``side``): a
+    fresh quotient pinned by its definition; a zero divisor raises, so it is not accepted."""
+    z3 = ex.z3
+    q = z3.FreshInt("cq")
+    ex.accept.append(b != 0)
+    ex.side.append(z3.Implies(b > 0, z3.And(b * q <= a, a < b * q + b)))
+    ex.side.append(z3.Implies(b < 0, z3.And(b * q >= a, a > b * q + b)))
+    return q, a - b * q
+
+
+class CheckMeaning:
+    """The Z3 meaning of input-check records (``symshape.check_ir``), run in order.
+
+    ``size_var(name)`` is the Z3 integer of an input size by its user name
+    (``x.shape[1]``, ``n`` for an int input).  A ``ReadShape`` or an ``IntCheck`` reads
+    sizes; a ``Bind`` defines its symbol (``divmod``: a quotient pinned by its definition,
+    the remainder kept for the ``CongruenceCheck`` after it); every other size check adds
+    its acceptance condition to ``accept``; type, rank, dtype, layout, scalar and class
+    checks say nothing about sizes.  A record of another type, or a symbol read before it
+    is bound, is an ``InternalError``: validation never guesses."""
+
+    _STRUCTURAL = ("Read", "StructCheck", "ClassCheck", "ScalarCheck", "ConfiguredCheck")
+
+    def __init__(self, size_var, syms: Optional[Dict] = None) -> None:
+        from .z3bridge import z3mod
+        self.z3 = z3mod()
+        self.size_var = size_var
+        self.vars: Dict[str, object] = {}       # check variable -> Z3 integer
+        self.syms: Dict[object, object] = dict(syms or {})     # bound Sym -> Z3 integer
+        self.paths: Dict[str, str] = {}         # array variable -> input path
+        self.rem: Dict[object, object] = {}     # Sym -> remainder of its divmod bind
+        self.accept: List[object] = []
+        self.side: List[object] = []
+        self.read: set = set()
+
+    def run(self, records: Iterable) -> None:
+        for rec in records:
+            self.record(rec)
+
+    def _size(self, name: str):
+        self.read.add(name)
+        return self.size_var(name)
+
+    def record(self, rec) -> None:
+        """Add what ``rec`` binds or requires."""
+        from . import check_ir as C
+        z3 = self.z3
+        t = type(rec)
+        if t.__name__ in self._STRUCTURAL:
+            return
+        if t is C.ArrayCheck:
+            self.paths[rec.var] = rec.path
+        elif t is C.ReadShape:
+            path = self.paths.get(rec.var)
+            if path is None:
+                raise InternalError("translation validation: the check reads the shape of "
+                                    "%s before checking it is an array" % rec.var)
+            for k, n in enumerate(rec.names):
+                self.vars[n] = self._size("%s.shape[%d]" % (path, k))
+        elif t is C.IntCheck:
+            self.vars[rec.var] = self._size(rec.path)
+        elif t is C.IntValue:
+            self.accept.append(self.var(rec.var) == rec.value)
+        elif t is C.StaticDim:
+            self.accept.append(self.var(rec.var) == rec.size)
+        elif t is C.Bind:
+            num = self.var(rec.var) - self.expr(rec.rest)
+            if rec.coeff == 1:
+                self.syms[rec.sym] = num
+            else:
+                q, r = self.divmod(num, z3.IntVal(rec.coeff))
+                self.syms[rec.sym], self.rem[rec.sym] = q, r
+        elif t is C.CongruenceCheck:
+            if rec.sym not in self.rem:
+                raise InternalError("translation validation: a congruence check on %s "
+                                    "without its divmod" % rec.sym.name)
+            self.accept.append(self.rem[rec.sym] == 0)
+        elif t is C.RangeCheck:
+            v = self.sym(rec.sym)
+            if not is_inf(rec.lo):
+                self.accept.append(v >= rec.lo)
+            if not is_inf(rec.hi):
+                self.accept.append(v <= rec.hi)
+        elif t is C.RelationCheck:
+            self.accept.append(self.var(rec.var) == self.expr(rec.expr))
+        elif t in (C.GuardCheck, C.SizeCheck):
+            self.accept.append(self.cond(rec.cond))
+        else:
+            raise InternalError("translation validation: cannot read the check record %r"
+                                % (rec,))
+
+    # values ----------------------------------------------------------------------
+    def var(self, name: str):
+        v = self.vars.get(name)
+        if v is None:
+            raise InternalError("translation validation: %s is used before it is "
+                                "assigned in the check" % name)
+        return v
+
+    def sym(self, s):
+        v = self.syms.get(s)
+        if v is None:
+            raise InternalError("translation validation: %s is used before the check "
+                                "binds it" % s.name)
+        return v
+
+    def divmod(self, a, b):
+        return py_divmod(self, a, b)
+
+    def expr(self, x):
+        from .expr import Sym
+        z3 = self.z3
+        if type(x) is int:
+            return z3.IntVal(x)
+        total = z3.IntVal(x.const)
+        for term, c in x.terms:
+            prod = z3.IntVal(c)
+            for atom in term:
+                prod = prod * (self.sym(atom) if type(atom) is Sym else self.atom(atom))
+            total = total + prod
+        return total
+
+    def atom(self, atom):
+        z3 = self.z3
+        args = [self.expr(a) for a in atom.args]
+        if atom.kind in ("Min", "Max"):
+            out = args[0]
+            for a in args[1:]:
+                out = z3.If(a < out, a, out) if atom.kind == "Min" else z3.If(a > out, a, out)
+            return out
+        q, r = self.divmod(*args)
+        return q if atom.kind == "FloorDiv" else r
+
+    def cond(self, c):
+        z3 = self.z3
+        if type(c) is bool:
+            return z3.BoolVal(c)
+        if isinstance(c, R.BoolOp):
+            parts = [self.cond(a) for a in c.args]
+            return z3.And(*parts) if c.op == "and" else z3.Or(*parts)
+        e = self.expr(c.expr)
+        return {"==": e == 0, "!=": e != 0, "<=": e <= 0}[c.op]
+
+
 # --------------------------------------------------------------------------- emitted code
 @functools.lru_cache(maxsize=4096)
 def _parse(line: str) -> tuple:
@@ -151,30 +286,22 @@ def _parse(line: str) -> tuple:
 
 
 class CheckCode:
-    """Symbolic execution of generated check lines over Z3 integers.
+    """Symbolic execution of the generated ``ss.check`` lines (the run-time checks of sizes
+    the program computes, a branch's own checks) over Z3 integers.
 
-    Straight-line code only, as the check writer and the run-time checks emit it: an
-    assignment defines its names (``s0 = _a0_0``; ``s1, _r = divmod(..)``; ``_a0_0, _a0_1
-    = _a0.shape`` reads two input sizes), an ``if <test>: _rt.bad_*(..)`` rejects when the
-    test holds, and the type / rank / dtype / container-layout tests say nothing about sizes
-    (they are skipped).  ``accept`` collects the negated tests; a ``//`` or ``%`` by a value
+    Straight-line code only, as ``check_ir.render_size_checks`` writes it: an ``if <test>:
+    _rt.bad_*(..)`` rejects when the test holds, an assignment defines its names (``u1 =
+    (u0 - 0) // 2``).  ``accept`` collects the negated tests; a ``//`` or ``%`` by a value
     that may be 0 would raise, so its divisor being non-zero is part of acceptance too.
-    Any other statement is an ``InternalError``: validation never guesses what code does."""
+    ``names`` maps each size the code reads to its Z3 integer.  Any other statement is an
+    ``InternalError``: validation never guesses what code does."""
 
-    _STRUCTURAL = ("bad_array", "bad_int", "check_tree", "check_spec", "bad_scalar_type",
-                   "bad_class", "bad_configured")
-
-    def __init__(self, sizes: Dict[str, str], size_var, names: Optional[Dict] = None) -> None:
+    def __init__(self, names: Optional[Dict] = None) -> None:
         from .z3bridge import z3mod
         self.z3 = z3mod()
-        self.sizes = sizes              # access text of an input size -> its axis name
-        self.size_var = size_var        # axis name -> Z3 variable
         self.env: Dict[str, object] = dict(names or {})
         self.accept: List[object] = []
         self.side: List[object] = []
-        self.fresh: List[object] = []
-        self.read: set = set()
-        self.arrays: Dict[str, str] = {}     # variable -> access text of the array
 
     # statements ------------------------------------------------------------------
     def run(self, lines: Iterable[str]) -> None:
@@ -183,15 +310,12 @@ class CheckCode:
                 self._stmt(stmt, line)
 
     def _stmt(self, st, line: str) -> None:
-        if isinstance(st, ast.Assign) and len(st.targets) == 1:
-            self._assign(st.targets[0], st.value, line)
+        if isinstance(st, ast.Assign) and len(st.targets) == 1 \
+                and isinstance(st.targets[0], ast.Name):
+            self.env[st.targets[0].id] = self._int(st.value)
         elif isinstance(st, ast.If) and not st.orelse and len(st.body) == 1 \
                 and isinstance(st.body[0], ast.Expr) and self._rt_call(st.body[0].value):
-            if self._rt_call(st.body[0].value) in self._STRUCTURAL or self._structural(st.test):
-                return
             self.accept.append(self.z3.Not(self._bool(st.test)))
-        elif isinstance(st, ast.Expr) and self._rt_call(st.value) in self._STRUCTURAL:
-            return
         else:
             raise InternalError("translation validation: cannot read the check line %r" % line)
 
@@ -202,67 +326,9 @@ class CheckCode:
             return node.func.attr
         return None
 
-    def _structural(self, test) -> bool:
-        """``type(x) is not int``, ``a.ndim != 2``, ``a.dtype != k``, ``_rt.same_scalar``."""
-        for n in ast.walk(test):
-            if isinstance(n, ast.Attribute) and n.attr in ("ndim", "dtype"):
-                return True
-            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "type":
-                return True
-            if self._rt_call(n) == "same_scalar":
-                return True
-        return False
-
-    def _assign(self, target, value, line: str) -> None:
-        if isinstance(target, ast.Name):
-            text = ast.unparse(value)
-            if text in self.sizes:                   # an int input read directly
-                self.env[target.id] = self._size(text)
-            elif isinstance(value, (ast.Name, ast.Subscript, ast.Attribute)) \
-                    and (self._is_input(text) or
-                         (isinstance(value, ast.Name) and text not in self.env)):
-                # an array (or container leaf); a 0-d array has no size to name it by
-                self.arrays[target.id] = text
-            else:
-                self.env[target.id] = self._int(value)
-            return
-        if isinstance(target, ast.Tuple):
-            names = [t.id for t in target.elts]
-            if isinstance(value, ast.Attribute) and value.attr == "shape":
-                arr = ast.unparse(value.value)
-                arr = self.arrays.get(arr, arr)
-                for k, n in enumerate(names):
-                    self.env[n] = self._size("%s.shape[%d]" % (arr, k))
-                return
-            if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) \
-                    and value.func.id == "divmod" and len(names) == 2:
-                a, b = (self._int(x) for x in value.args)
-                q, r = self._divmod(a, b)
-                self.env[names[0]], self.env[names[1]] = q, r
-                return
-        raise InternalError("translation validation: cannot read the check line %r" % line)
-
-    def _is_input(self, text: str) -> bool:
-        return any(k.startswith(text + ".shape[") or k == text for k in self.sizes) or \
-            text in self.arrays.values()
-
-    def _size(self, access: str):
-        name = self.sizes.get(access)
-        if name is None:
-            raise InternalError("translation validation: the check reads %s, which is no "
-                                "input size" % access)
-        self.read.add(name)
-        return self.size_var(name)
-
     # expressions -----------------------------------------------------------------
     def _divmod(self, a, b):
-        z3 = self.z3
-        q = z3.FreshInt("cq")
-        self.fresh.append(q)
-        self.accept.append(b != 0)             # Python raises on 0: not an accepted input
-        self.side.append(z3.Implies(b > 0, z3.And(b * q <= a, a < b * q + b)))
-        self.side.append(z3.Implies(b < 0, z3.And(b * q >= a, a > b * q + b)))
-        return q, a - b * q
+        return py_divmod(self, a, b)
 
     def _int(self, n):
         z3 = self.z3
@@ -294,8 +360,6 @@ class CheckCode:
             for x in args[1:]:
                 out = z3.If(x < out, x, out) if n.func.id == "min" else z3.If(x > out, x, out)
             return out
-        if isinstance(n, ast.Subscript) or isinstance(n, ast.Attribute):
-            return self._size(ast.unparse(n))
         raise InternalError("translation validation: cannot read %r in the check"
                             % ast.unparse(n))
 
@@ -339,7 +403,7 @@ def validate_runtime_checks(env, cs, lines: List[str], bound: Iterable) -> None:
     for s in set(bound) | set(env.ranges):
         if isinstance(s, Sym):
             names[s.name] = enc.sym(s)
-    ex = CheckCode({}, None, names)
+    ex = CheckCode(names)
     ex.run(lines)
     _enforced(env, cs, goals, ex, enc, quotients_of(env), lines, "run-time checks")
 
@@ -374,7 +438,7 @@ def validate_branch_checks(env, cs, sub, lines: List[str], outer: Dict[str, obje
     goals = [c for c in getattr(sub, "goals", ()) if not isinstance(c, bool)]
     inner = {s.name: s for s in branch_binds(sub)}
     enc = Encoder()
-    ex = CheckCode({}, None, {n: enc.sym(s) for n, s in outer.items()})
+    ex = CheckCode({n: enc.sym(s) for n, s in outer.items()})
     for line in lines[1:]:
         if not line.startswith("    ") or line.startswith("     ") or \
                 line.startswith("    def "):

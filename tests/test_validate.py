@@ -8,6 +8,7 @@ from symshape import relations as R
 from symshape import validate
 from symshape.capture.export import trace_program
 from symshape.errors import InternalError
+from symshape import check_ir as C
 from symshape.guards import CheckWriter
 from symshape.env import Guard
 
@@ -47,8 +48,8 @@ def test_detects_a_check_that_misses_a_range():
     tr = traced()
     w = CheckWriter(tr.program.constraints)
     w.emit()
-    # the emitted code itself is what is validated: drop the line that checks a range
-    w.lines = [line for line in w.lines if "bad_range" not in line]
+    # the records the renderer writes are what is validated: drop the range check
+    w.checks = [r for r in w.checks if type(r) is not C.RangeCheck]
     with pytest.raises(InternalError, match="accepts inputs the constraint set rejects"):
         validate.validate_check(tr.program.constraints, w)
 
@@ -57,7 +58,8 @@ def test_detects_a_check_that_is_too_strict():
     tr = traced()
     w = CheckWriter(tr.program.constraints)
     w.emit()
-    w.lines.append("if x.shape[1] != 4: _rt.bad_static('x.shape[1]', 4, x.shape[1])")
+    shape = next(r for r in w.checks if type(r) is C.ReadShape)
+    w.checks.append(C.StaticDim("x.shape[1]", shape.names[1], 4))
     with pytest.raises(InternalError, match="rejects inputs the constraint set admits"):
         validate.validate_check(tr.program.constraints, w)
 
@@ -67,17 +69,18 @@ def test_detects_an_off_by_one_in_an_emitted_bound():
     w = CheckWriter(tr.program.constraints)
     w.emit()
     assert any("< 2" in line for line in w.lines), w.lines
-    w.lines = [line.replace("< 2", "< 1") for line in w.lines]
+    w.checks = [C.RangeCheck(r.sym, 1, r.hi, r.axis, r.coeff, r.rest, r.label)
+                if type(r) is C.RangeCheck else r for r in w.checks]
     with pytest.raises(InternalError, match="accepts inputs the constraint set rejects"):
         validate.validate_check(tr.program.constraints, w)
 
 
-def test_a_check_line_it_cannot_read_is_an_error_not_a_pass():
+def test_a_check_record_it_cannot_read_is_an_error_not_a_pass():
     tr = traced()
     w = CheckWriter(tr.program.constraints)
     w.emit()
-    w.lines.append("print('hello')")
-    with pytest.raises(InternalError, match="cannot read the check line"):
+    w.checks.append("print('hello')")
+    with pytest.raises(InternalError, match="cannot read the check record"):
         validate.validate_check(tr.program.constraints, w)
 
 
@@ -90,7 +93,7 @@ def test_a_divisibility_check_is_validated_through_its_divmod():
     w.emit()
     assert any("divmod" in line for line in w.lines), w.lines
     validate.validate_check(cs, w)
-    w.lines = [line for line in w.lines if "bad_congruence" not in line]
+    w.checks = [r for r in w.checks if type(r) is not C.CongruenceCheck]
     with pytest.raises(InternalError, match="accepts inputs the constraint set rejects"):
         validate.validate_check(cs, w)
 

@@ -49,6 +49,7 @@ class Driver:
     def __init__(self) -> None:
         self.name = ""
         self.check_lines: List[str] = []
+        self.input_check = None               # the check's records (InputCheck)
         self.alias_lines: List[str] = []
         self.body: List[str] = []
         self.ns: Dict[str, Any] = {}
@@ -80,6 +81,7 @@ def build_driver(ep, plan: Plan) -> Driver:
             if names[node] != desc.access:
                 d.alias_lines.append("%s = %s" % (names[node], desc.access))
     d.check_lines = list(writer.emit())
+    d.input_check = writer.input_check()
     body: List[str] = []
     ns.update(writer.consts)
     bound = set(writer.bound)
@@ -272,23 +274,13 @@ class _CupyRT:
         return getattr(_runtime, name)
 
     def bad_array(self, path: str, a, ndim: int, dtype) -> None:
-        if type(a) is not self._cp.ndarray:
-            raise UserError("input %s: expected a cupy.ndarray (backend='cupy'), got %s.%s; "
-                            "move it to the GPU with cupy.asarray" % (
-                                path, type(a).__module__.split(".")[0], type(a).__name__))
-        _bad_shape(path, a, ndim, dtype)
+        # the one failure protocol, on CuPy arrays
+        _runtime.Failures(array_type=self._cp.ndarray, lib="cupy").bad_array(path, a, ndim, dtype)
 
     def setitem(self, x, index, value):
         out = x.copy()
         out[index] = value
         return out
-
-
-def _bad_shape(path, a, ndim, dtype):
-    if a.ndim != ndim:
-        raise UserError("input %s: expected %d dimensions, got %d (shape %s)"
-                        % (path, ndim, a.ndim, tuple(a.shape)))
-    raise UserError("input %s: expected dtype %s, got %s" % (path, dtype, a.dtype))
 
 
 _RAW: Dict[tuple, Any] = {}
@@ -365,6 +357,7 @@ class CompiledCupy:
         self.driver = d = build_driver(ep, self.plan)
         self.name = d.name
         self.check_lines = d.check_lines
+        self.input_check = d.input_check
         self.param_names = d.param_names
         self.sym_names = d.sym_names
         self.ns: Dict[str, Any] = dict(d.ns)
