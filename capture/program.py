@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import inspect
-import itertools
 from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
@@ -19,7 +18,6 @@ _DTYPE_SHORT = {"float16": "f16", "float32": "f32", "float64": "f64", "int8": "i
                 "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "u8", "uint16": "u16",
                 "uint32": "u32", "uint64": "u64", "bool": "b8", "complex64": "c64",
                 "complex128": "c128"}
-_counter = itertools.count()
 
 
 def dtype_short(dt) -> str:
@@ -184,15 +182,14 @@ class ExportedProgram:
 
     def _build(self):
         if self._module is None:
-            from .pycode import build_function, compile_function
+            from .pycode import build_function
             sig = self.call_signature or inspect.Signature(
                 [inspect.Parameter(d.path, inspect.Parameter.POSITIONAL_OR_KEYWORD)
                  for d in self.constraints.inputs])
-            src, ns = build_function(self.graph, self.constraints, sig, self.graph.inputs,
-                                     self._mutations(), name=_safe_name(self.name))
-            self._source = src
-            self._module = compile_function(src, ns, "<symshape %s #%d>"
-                                            % (self.name, next(_counter)), _safe_name(self.name))
+            gen = build_function(self.graph, self.constraints, sig, self.graph.inputs,
+                                 self._mutations(), name=_safe_name(self.name))
+            self._source = gen.source
+            self._module = gen.full
         return self._module
 
     def module(self):

@@ -7,9 +7,7 @@ mutations back, and returns the outputs in ``f``'s output structure.
 """
 from __future__ import annotations
 
-import copy
 import inspect
-import re
 from typing import Any, Dict, List, Tuple
 
 import numpy as np
@@ -19,7 +17,9 @@ from symshape.expr import Expr, format_py
 from symshape.symfloat import FloatExpr
 from symshape.guards import CheckWriter, ConstraintSet
 
-from .graph import Graph, Node, used_by_generated_code
+from .function_writer import (FunctionSpec, GeneratedFunction, Writing, del_lines,
+                              namespace_const, releases, write)
+from .graph import Graph, Node
 from .ops.indexing import IndexAttr
 from .ops.registry import lookup
 
@@ -32,17 +32,7 @@ class Renderer:
         self.ns = namespace
 
     def const(self, v) -> str:
-        label = getattr(v, "__name__", None) if callable(v) else None
-        if isinstance(label, str) and label.isidentifier():
-            name = "_fn_" + label          # readable in .source: _fn_scale(x, factor=3.0)
-            if self.ns.get(name) is v:
-                return name
-        else:
-            name = "_v%d" % len(self.ns)
-        while name in self.ns:
-            name += "_"
-        self.ns[name] = v
-        return name
+        return namespace_const(self.ns, v)
 
     def size(self, e) -> str:
         return format_py(e, lambda s: s.name) if type(e) is Expr else self.value(e)
@@ -89,32 +79,6 @@ def emit_node(node: Node, r: Renderer) -> str:
     return op.emit(args, attrs)
 
 
-def signature_source(sig: inspect.Signature, r: Renderer) -> str:
-    parts = []
-    seen_kwonly = False
-    for p in sig.parameters.values():
-        if p.kind == p.VAR_POSITIONAL:
-            parts.append("*" + p.name)
-            seen_kwonly = True
-            continue
-        if p.kind == p.VAR_KEYWORD:
-            parts.append("**" + p.name)
-            continue
-        if p.kind == p.KEYWORD_ONLY and not seen_kwonly:
-            parts.append("*")
-            seen_kwonly = True
-        text = p.name
-        if p.default is not p.empty:
-            text += "=" + r.const(p.default)
-        parts.append(text)
-        if p.kind == p.POSITIONAL_ONLY:
-            pass
-    pos_only = [p for p in sig.parameters.values() if p.kind == p.POSITIONAL_ONLY]
-    if pos_only:
-        parts.insert(len(pos_only), "/")
-    return ", ".join(parts)
-
-
 def render_outputs(spec, leaves: List[Any], r: Renderer) -> str:
     it = iter(leaves)
 
@@ -135,106 +99,30 @@ def render_outputs(spec, leaves: List[Any], r: Renderer) -> str:
 
 def build_function(graph: Graph, cs: ConstraintSet, sig: inspect.Signature,
                    input_nodes: List[Node], mutations: List[Tuple[Node, Node]],
-                   name: str = "forward") -> Tuple[str, Dict[str, Any]]:
-    """Python source of the whole program and the namespace it runs in."""
-    clash = reserved_params(sig)
-    if clash:
-        return _build_renamed(graph, cs, sig, input_nodes, mutations, name, clash)
+                   name: str = "forward", compile: bool = True) -> GeneratedFunction:
+    """The whole program as one function (``ep.module()``): the input check, one NumPy
+    call per node, temporaries freed after their last use, write-backs, the outputs."""
     ns: Dict[str, Any] = {"np": np, "_ndarray": np.ndarray, "_rt": _rt}
-    names: Dict[Node, str] = {}
-    for node in graph.nodes:
-        names[node] = node.name
-    r = Renderer(names, ns)
-    writer = CheckWriter(cs)
-    for desc, node in zip(cs.inputs, input_nodes):
-        if desc.is_array:
-            desc_var = names[node]
-            writer.var_names[id(desc)] = desc_var
-    check_lines = writer.emit()
-    ns.update(writer.consts)
-    body = list(check_lines)
-    bound = set(writer.bound)
-    runtime_checks = list(getattr(cs, "runtime_checks", ()))
-    # free each temporary after its last use, as eager code's refcounts would: large
-    # intermediates must not all stay alive until the function returns
-    keep = {o for o in graph.outputs if type(o) is Node} | {n for pair in mutations
-                                                            for n in pair}
-    last_use: Dict[Node, Node] = {}
-    for node in graph.nodes:
-        for i in node.input_nodes():
-            last_use[i] = node
-    dying: Dict[Node, List[str]] = {}
-    for dead, user in last_use.items():
-        if dead.op not in ("input", "constant") and dead not in keep:
-            dying.setdefault(user, []).append(names[dead])
-    for node in graph.nodes:
-        if not _node_lines(node, r, ns, body):
-            continue
-        if node in dying:
-            body.append("del " + ", ".join(dying[node]))
-        body.extend(after_node(node, bound, runtime_checks, r))
-    for inp, final in mutations:
-        body.append("%s[...] = %s" % (names[inp], names[final]))
-    body.append("return " + render_outputs(graph.out_spec, graph.outputs, r))
-    params = signature_source(sig, r)
-    src = "def %s(%s):\n" % (name, params) + "".join("    %s\n" % line for line in body)
-    return src, ns
 
+    def body(ctx: Writing) -> List[str]:
+        r = Renderer({n: n.name for n in graph.nodes}, ns)
+        compute = [n for n in graph.nodes if n.op not in ("input", "constant")]
+        for n in graph.nodes:
+            if n.op == "constant":
+                ns[n.name] = n.meta["value"]
+        keep = {o for o in graph.outputs if type(o) is Node} | {f for _, f in mutations}
+        dels = releases(compute, keep, Node.input_nodes, lambda n: (n,))
+        bound = set(ctx.bound)
+        pending = ctx.runtime_checks
+        lines: List[str] = []
+        for node, dead in zip(compute, dels):
+            _node_lines(node, r, ns, lines)
+            lines.extend(after_node(node, bound, pending, r))
+            lines.extend(del_lines(dead))
+        return lines + ctx.finish(render_outputs(graph.out_spec, graph.outputs, r), mutations)
 
-def reserved_params(sig: inspect.Signature) -> List[str]:
-    """Parameters named like something generated code uses (``type``, ``max``, ``s0``,
-    ``_ndarray``): such a function is built as a body with renamed parameters."""
-    return [p for p in sig.parameters if used_by_generated_code(p)]
-
-
-def renamed_inputs(sig: inspect.Signature, cs: ConstraintSet, ren: Dict[str, str]):
-    """The signature and input descriptions with parameters renamed by ``ren``."""
-    params = [p.replace(name=ren.get(p.name, p.name)) for p in sig.parameters.values()]
-    lead = re.compile(r"^([A-Za-z_][A-Za-z_0-9]*)")
-    new_inputs = []
-    for d in cs.inputs:
-        nd = copy.copy(d)
-        nd.access = lead.sub(lambda m: ren.get(m.group(1), m.group(1)), d.access)
-        new_inputs.append(nd)
-    cs2 = copy.copy(cs)
-    cs2.inputs = new_inputs
-    return sig.replace(parameters=params), cs2
-
-
-def forwarding_source(sig: inspect.Signature, ren: Dict[str, str], name: str, inner: str,
-                      ns: Dict[str, Any]) -> str:
-    """``def name(<the user's signature>): return inner(<renamed parameters>)``."""
-    r = Renderer({}, ns)
-    call = []
-    for p in sig.parameters.values():
-        target = ren.get(p.name, p.name)
-        if p.kind == p.VAR_POSITIONAL:
-            call.append("*" + p.name)
-        elif p.kind == p.VAR_KEYWORD:
-            call.append("**" + p.name)
-        elif p.kind == p.KEYWORD_ONLY:
-            call.append("%s=%s" % (target, p.name))
-        else:
-            call.append(p.name)
-    return "def %s(%s):\n    return %s(%s)\n" % (name, signature_source(sig, r), inner,
-                                                   ", ".join(call))
-
-
-def _build_renamed(graph, cs, sig, input_nodes, mutations, name, clash):
-    """A parameter named like something the body uses (``type``, ``max``, ``s0``): the
-    public function keeps ``f``'s signature and forwards to a body with renamed
-    parameters."""
-    ren = {p: "_p_" + p for p in clash}
-    inner_sig, cs2 = renamed_inputs(sig, cs, ren)
-    saved = {n: n.name for n in input_nodes if n.name in ren}
-    for n in saved:
-        n.name = ren[n.name]
-    try:
-        inner, ns = build_function(graph, cs2, inner_sig, input_nodes, mutations, "_impl")
-    finally:
-        for n, old in saved.items():
-            n.name = old
-    return inner + "\n" + forwarding_source(sig, ren, name, "_impl", ns), ns
+    return write(FunctionSpec(name, sig, constraints=cs, inputs=input_nodes, namespace=ns,
+                              core=False, compile=compile), body)
 
 
 def _node_lines(node: Node, r: Renderer, ns: Dict[str, Any], body: List[str]) -> bool:
@@ -310,16 +198,3 @@ def _ready_checks(pending: list, bound: set, r: Renderer) -> List[str]:
             out.append("if not (%s): _rt.bad_check(%r)" % (
                 cond_py(cond, lambda e: format_py(e, lambda s: s.name)), text))
     return out
-
-
-def compile_function(src: str, ns: Dict[str, Any], filename: str, name: str = "forward"):
-    """Compile generated source; tracebacks show its lines (a ``linecache`` entry that lives
-    exactly as long as the function, so building many programs leaks nothing)."""
-    import linecache
-    import weakref
-    code = compile(src, filename, "exec")
-    linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
-    exec(code, ns)
-    fn = ns[name]
-    weakref.finalize(fn, linecache.cache.pop, filename, None)
-    return fn

@@ -30,7 +30,6 @@ recompile reason says which.
 from __future__ import annotations
 
 import ast
-import builtins
 import functools
 import inspect
 import re
@@ -42,6 +41,7 @@ from typing import Any, Dict, List, Optional
 import numpy as np
 
 from symshape import pytree
+from symshape.capture.function_writer import call_source, renames, signature_function
 from symshape import runtime as _runtime
 from symshape.dims import AUTO
 from symshape.errors import ConstraintViolationError, UserError
@@ -169,33 +169,36 @@ def struct_guards(sig: inspect.Signature, arguments: Dict[str, Any], vi: int,
                   ns: Dict[str, Any]) -> List[tuple]:
     """(failure condition, reason call, description) per container of the inputs: the
     variant's check reads ``xs[1]`` or ``opts['bias']`` only once the containers have the
-    traced layout."""
+    traced layout.  Conditions read the parameters by the names the dispatcher's body
+    gives them (``renames``); reasons and descriptions use the user's."""
     out: List[tuple] = []
+    ren = renames(sig)
 
-    def go(v, acc: str):
+    def go(v, acc: str, path: str):
         t = type(v)
         if t is list or t is tuple:
             out.append(("type(%s) is not %s or len(%s) != %d" % (acc, t.__name__, acc, len(v)),
-                        "_W.bad_len(%r, %s, %r, %d)" % (acc, acc, t.__name__, len(v)),
-                        "%s: %s of length %d" % (acc, t.__name__, len(v))))
+                        "_W.bad_len(%r, %s, %r, %d)" % (path, acc, t.__name__, len(v)),
+                        "%s: %s of length %d" % (path, t.__name__, len(v))))
             for i, x in enumerate(v):
-                go(x, "%s[%d]" % (acc, i))
+                go(x, "%s[%d]" % (acc, i), "%s[%d]" % (path, i))
         elif t is dict:
             name = "_S%d_%d" % (vi, len(out))
             ns[name] = frozenset(v)
             out.append(("type(%s) is not dict or %s.keys() != %s" % (acc, acc, name),
-                        "_W.bad_keys(%r, %s, %s)" % (acc, acc, name),
-                        "%s: dict with keys {%s}" % (acc, ", ".join(sorted(map(repr, v))))))
+                        "_W.bad_keys(%r, %s, %s)" % (path, acc, name),
+                        "%s: dict with keys {%s}" % (path, ", ".join(sorted(map(repr, v))))))
             for k, x in v.items():
-                go(x, "%s[%r]" % (acc, k))
+                go(x, "%s[%r]" % (acc, k), "%s[%r]" % (path, k))
 
     for p in sig.parameters.values():
+        acc = ren.get(p.name, p.name)
         if p.name in arguments:
-            go(arguments[p.name], p.name)
+            go(arguments[p.name], acc, p.name)
         elif p.kind == p.VAR_POSITIONAL:
-            go((), p.name)
+            go((), acc, p.name)
         elif p.kind == p.VAR_KEYWORD:
-            go({}, p.name)
+            go({}, acc, p.name)
     return out
 
 
@@ -301,25 +304,6 @@ class Variant:
 
 
 # --------------------------------------------------------------------------- compile
-def _params_source(sig: inspect.Signature, ns: Dict[str, Any]) -> str:
-    from symshape.capture.pycode import Renderer, signature_source
-    return signature_source(sig, Renderer({}, ns))
-
-
-def _call_source(sig: inspect.Signature) -> str:
-    parts = []
-    for p in sig.parameters.values():
-        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
-            parts.append(p.name)
-        elif p.kind == p.VAR_POSITIONAL:
-            parts.append("*" + p.name)
-        elif p.kind == p.KEYWORD_ONLY:
-            parts.append("%s=%s" % (p.name, p.name))
-        else:
-            parts.append("**" + p.name)
-    return ", ".join(parts)
-
-
 class CompileFallbackWarning(UserWarning):
     """ss.compile fell back to running (part of) a function eagerly."""
 
@@ -364,52 +348,59 @@ class CompiledFunction:
         self._counts: List[int] = []
         self._ns: Dict[str, Any] = {"_ONCE": _ONCE, "_ndarray": np.ndarray, "_rt": _runtime,
                                     "_CNT": self._counts, "_W": _Why}
-        self._params = _params_source(sig, self._ns)
-        self._call = _call_source(sig)
         self._install()
 
     # ------------------------------------------------------------------ dispatch
     def _install(self) -> None:
-        lines = ["def __call__(_ss_self, %s):" % self._params]
+        fn, self.dispatch_source = signature_function(
+            "__call__", self._sig, self._dispatch_lines, self._ns, "dispatch " + self._name,
+            first="_ss_self")
+        type(self).__call__ = fn
+
+    def _dispatch_lines(self, ren: Dict[str, str]) -> List[str]:
+        """The dispatcher's body: each variant's guards, then its core; else ``_miss``
+        (``ren``: the names parameters have inside, see ``signature_function``)."""
+        call = call_source(self._sig, ren)
+        lines = []
         if self._driver is not None:
             # split at graph breaks: the rewritten function runs its compiled segments
             self._ns["_DRIVER"] = self._driver
-            lines += ["    _ss_self.break_calls += 1", "    return _DRIVER(%s)" % self._call]
+            lines += ["_ss_self.break_calls += 1", "return _DRIVER(%s)" % call]
         for v in reversed(self.variants if self._driver is None else ()):
             cp = v.compiled
-            lines.append("    for _ in _ONCE:")
+            lines.append("for _ in _ONCE:")
             for cond, _, _ in v.struct:
-                lines.append("        if %s: break" % cond)
+                lines.append("    if %s: break" % cond)
             for line in cp.check_lines:
                 m = _CHECK.match(line)
                 line = ("if %s: break" % m.group(1)) if m else line
-                lines.append("        " + _localize(line, v.index))
-            lines.append("        _CNT[%d] += 1" % v.index)
-            lines.append("        return _core%d(%s)" % (v.index, ", ".join(
+                lines.append("    " + _localize(line, v.index))
+            lines.append("    _CNT[%d] += 1" % v.index)
+            lines.append("    return _core%d(%s)" % (v.index, ", ".join(
                 cp.param_names + cp.sym_names)))
-        lines.append("    return _ss_self._miss(%s)" % self._call)
-        src = "\n".join(lines) + "\n"
-        code = builtins.compile(src, "<symshape dispatch %s>" % self._name, "exec")
-        exec(code, self._ns)
-        self.dispatch_source = src
-        type(self).__call__ = self._ns["__call__"]
+        lines.append("return _ss_self._miss(%s)" % call)
+        return lines
 
     def _why(self, v: Variant, args, kwargs) -> tuple:
         if v._why is None:
             cp = v.compiled
-            lines = ["def _why(%s):" % self._params]
-            for cond, why, _ in v.struct:
-                lines.append("    if %s: return -1, %s" % (cond, why))
-            for k, line in enumerate(cp.check_lines):
-                m = _CHECK.match(line)
-                if m:
-                    line = "if %s: return %d, _W.%s(%s)" % (m.group(1), k, m.group(2),
-                                                           m.group(3))
-                lines.append("    " + _localize(line, v.index))
-            lines.append("    return %d, None" % len(cp.check_lines))
-            ns = dict(self._ns)
-            exec(builtins.compile("\n".join(lines) + "\n", "<symshape why>", "exec"), ns)
-            v._why = ns["_why"]
+
+            def why_lines(ren: Dict[str, str]) -> List[str]:
+                lines = []
+                for cond, why, _ in v.struct:
+                    lines.append("if %s: return -1, %s" % (cond,
+                                                           why))
+                for k, line in enumerate(cp.check_lines):
+                    m = _CHECK.match(line)
+                    if m:
+                        line = "if %s: return %d, _W.%s(%s)" % (m.group(1), k, m.group(2),
+                                                               m.group(3))
+                    lines.append(_localize(line, v.index))
+                lines.append("return %d, None" % len(cp.check_lines))
+                return lines
+
+            v._why = signature_function("_why", self._sig, why_lines, dict(self._ns),
+                                        "why " + self._name)[0]
         try:
             return v._why(*args, **kwargs)
         except Exception as e:          # inputs the signature itself rejects

@@ -18,7 +18,6 @@ with NumPy and CPU-compiled kernels, which is how it is tested without a GPU.
 from __future__ import annotations
 
 import inspect
-import itertools
 from typing import Any, Dict, List
 
 import numpy as np
@@ -26,13 +25,14 @@ import numpy as np
 from symshape import runtime as _runtime
 from symshape.errors import UserError
 from symshape.expr import Expr, format_py
-from symshape.guards import CheckWriter
+from symshape.capture.function_writer import FunctionSpec, GeneratedFunction, Writing, write
+from symshape.capture.pycode import (Renderer, after_node, emit_node, render_outputs,
+                                     subgraph_lines)
 
 from .groups import Plan, Ranges, plan_program
 from .kernels import (COL_SPLIT, GRID_CAP, LIMIT, MAX_BLOCK, ROW_BLOCK, ROW_ITEMS, SPLIT_BLOCKS,
                       SPLIT_ROWS, WARP_ROW, Kernel)
 
-_counter = itertools.count()
 NEEDS_CUPY = "backend='cupy' needs CuPy: pip install 'symshape[gpu]'"
 
 
@@ -41,50 +41,34 @@ def _py(e) -> str:
 
 
 # --------------------------------------------------------------------------- driver
-class Driver:
-    """The driver's pieces: the input check, the body, and the two functions made of them
-    (``source``: check then body, with ``f``'s signature; ``core_source``: the body only,
-    taking the plain parameters and the size symbols the check bound, for the JIT)."""
-
-    def __init__(self) -> None:
-        self.name = ""
-        self.check_lines: List[str] = []
-        self.alias_lines: List[str] = []
-        self.body: List[str] = []
-        self.ns: Dict[str, Any] = {}
-        self.param_names: List[str] = []
-        self.sym_names: List[str] = []
-        self.source = ""
-        self.core_name = ""
-        self.core_source = ""
+class Driver(GeneratedFunction):
+    """The driver's pieces (the function writer's record): the input check, the body, and
+    the two functions made of them (``source``: check then body, with ``f``'s signature;
+    ``core_source``: the body only, taking the plain parameters and the size symbols the
+    check bound, for the JIT).  Compiled per runtime by ``CompiledCupy.bind``."""
 
 
 def build_driver(ep, plan: Plan) -> Driver:
     """The driver of a plan, and its device-independent namespace."""
-    from symshape.capture.pycode import (Renderer, after_node, emit_node, render_outputs, signature_source,
-                                         subgraph_lines)
     from symshape.capture.program import _safe_name
-    graph = ep.graph
     cs = ep.constraints
     sig = ep.call_signature or inspect.Signature(
         [inspect.Parameter(d.path, inspect.Parameter.POSITIONAL_OR_KEYWORD)
          for d in cs.inputs])
-    ns: Dict[str, Any] = {}
-    names = {n: n.name for n in graph.nodes}
-    r = Renderer(names, ns)
-    writer = CheckWriter(cs)
-    d = Driver()
-    for desc, node in zip(cs.inputs, ep.graph.inputs):
-        if desc.is_array:
-            writer.var_names[id(desc)] = names[node]
-            if names[node] != desc.access:
-                d.alias_lines.append("%s = %s" % (names[node], desc.access))
-    d.check_lines = list(writer.emit())
+    spec = FunctionSpec(_safe_name(ep.name), sig, constraints=cs, inputs=ep.graph.inputs,
+                        label="cupy", compile=False)
+    return write(spec, lambda ctx: _driver_body(ctx, ep, plan), record=Driver())
+
+
+def _driver_body(ctx: Writing, ep, plan: Plan) -> List[str]:
+    """One line per step of the plan: library ops as NumPy calls, kernels as an allocation
+    of their outputs and a launch; then the write-backs and the outputs."""
+    graph = ep.graph
+    ns = ctx.ns
+    r = Renderer({n: n.name for n in graph.nodes}, ns)
     body: List[str] = []
-    ns.update(writer.consts)
-    bound = set(writer.bound)
-    d.sym_names = [s.name for s in writer.bound]
-    pending = list(getattr(cs, "runtime_checks", ()))
+    bound = set(ctx.bound)
+    pending = ctx.runtime_checks
     contig = {n: "_c_" + n.name for n in plan.contig}
     for n in graph.inputs:
         if n in contig:
@@ -132,20 +116,8 @@ def build_driver(ep, plan: Plan) -> Driver:
                 body.append("if %s == 0: _rt_no_identity(%r)" % (_py(k.inner), k.empty_max[0]))
             body.append("_row(_K[%d], %s, %s, %s, %s)" % (i, _py(k.rows), _py(k.inner), argt,
                                                          big))
-    for inp, final in ep._mutations():
-        body.append("%s[...] = %s" % (names[inp], names[final]))
-    body.append("return " + render_outputs(graph.out_spec, graph.outputs, r))
     ns.update(dtypes)
-    d.name = fname = _safe_name(ep.name)
-    d.body = body
-    d.ns = ns
-    d.param_names = [p.name for p in sig.parameters.values()]
-    d.source = "def %s(%s):\n" % (fname, signature_source(sig, r)) + "".join(
-        "    %s\n" % l for l in d.check_lines + body)
-    d.core_name = "_core_" + fname
-    d.core_source = "def %s(%s):\n" % (d.core_name, ", ".join(d.param_names + d.sym_names)) + \
-        "".join("    %s\n" % l for l in d.alias_lines + body)
-    return d
+    return body + ctx.finish(render_outputs(graph.out_spec, graph.outputs, r), ep._mutations())
 
 
 def _shape_py(shape) -> str:
@@ -391,7 +363,6 @@ class CompiledCupy:
     def bind(self, runtime, core: bool = False):
         """The driver bound to a runtime (CuPy, or the emulator's NumPy): the checked
         function, or with ``core=True`` the body taking parameters and size symbols."""
-        from symshape.capture.pycode import compile_function
         ns = dict(self.driver.ns)
         for n in self.ep.graph.constants:
             ns[n.name] = runtime.asarray(n.meta["value"])
@@ -403,12 +374,7 @@ class CompiledCupy:
                   _pw=_pw, _row=_row, _empty=runtime.xp.empty,
                   _kin=kernel_input(runtime.xp.ascontiguousarray), _es=_es,
                   _rt_no_identity=_no_identity)
-        tag = next(_counter)
-        if core:
-            return compile_function(self.driver.core_source, ns, "<symshape cupy core %s #%d>"
-                                    % (self.name, tag), self.driver.core_name)
-        return compile_function(self.driver.source, ns, "<symshape cupy %s #%d>"
-                                % (self.name, tag), self.name)
+        return self.driver.compile(ns, "cupy", core)
 
     def __call__(self, *args, **kwargs):
         fn = self._full

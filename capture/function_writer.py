@@ -1,0 +1,377 @@
+"""One function writer: how every backend turns a program into Python functions.
+
+``ep.module()`` (``pycode``), ``ep.compile()`` (NumPy), the CuPy driver and the dask entry
+point all generate the same kind of code: a function with ``f``'s signature that checks its
+inputs (binding the size symbols), computes, writes in-place mutations back and returns the
+outputs in ``f``'s structure; and, for the JIT's dispatcher, a *core* function taking the
+plain parameters and the bound size symbols that skips the check.  This module writes
+those functions; a backend gives only what differs, its body:
+
+* ``FunctionSpec`` describes the function to write: name, signature (or plain
+  parameters), the constraints its input check enforces and the graph inputs they bind,
+  whether a core is wanted, the namespace, the filename label;
+* ``write(spec, body)`` calls ``body(ctx)`` (a ``Writing``: the check, the bound symbols,
+  the namespace, ``finish`` for write-backs and return) for the body lines, assembles the
+  ``def``s, and compiles them with ``compile_function`` (tracebacks show the code);
+* the result is a ``GeneratedFunction`` (sources, namespace, names, the callables), the
+  one record class the backends' program classes extend.
+
+Parameters named like something generated code uses (``type``, ``np``, ``s0``) are handled
+here once: the body is written with renamed parameters and a forwarding function keeps the
+user's signature.  Temporaries are freed after their last use by one algorithm
+(``last_uses`` / ``releases``), as eager code's reference counts would free them.
+"""
+from __future__ import annotations
+
+import copy
+import inspect
+import itertools
+import linecache
+import re
+import weakref
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+
+from symshape.guards import CheckWriter, ConstraintSet
+
+from .graph import used_by_generated_code
+
+_counter = itertools.count()
+
+#: what a clashing parameter is called inside the body (``type`` -> ``_p_type``)
+RENAMED_PREFIX = "_p_"
+#: the function holding the body when the public one forwards to it
+INNER_NAME = "_impl"
+
+
+# --------------------------------------------------------------------------- records
+@dataclass
+class InputCheck:
+    """The input check of a function: its lines (which bind the size symbols), the
+    constants they read, the symbols bound (in binding order) and the aliases the core
+    runs instead (``x = params['x']``: the check binds array inputs to their node names)."""
+
+    lines: List[str]
+    consts: Dict[str, Any]
+    bound: List[Any]
+    aliases: List[str]
+
+
+def input_check(cs: ConstraintSet, names: Sequence[Optional[str]]) -> InputCheck:
+    """The check of ``cs``, binding array input ``i`` to the variable ``names[i]``
+    (None: the check's own temporary)."""
+    writer = CheckWriter(cs)
+    aliases: List[str] = []
+    for desc, name in zip(cs.inputs, names):
+        if desc.is_array and name is not None:
+            writer.var_names[id(desc)] = name
+            if name != desc.access:
+                aliases.append("%s = %s" % (name, desc.access))
+    lines = list(writer.emit())
+    return InputCheck(lines, dict(writer.consts), list(writer.bound), aliases)
+
+
+class GeneratedFunction:
+    """What the writer generated: the checked function (``source``, ``full``) with the
+    user's signature, and the core (``core_source``, ``core``) taking ``param_names`` then
+    ``sym_names``; ``check_lines`` / ``alias_lines`` / ``body`` are its parts, ``ns`` the
+    namespace both run in.  Backends' program classes extend it."""
+
+    def __init__(self) -> None:
+        self.name = ""
+        self.source = ""              # the checked function (what users read)
+        self.core_name = ""
+        self.core_source = ""         # "" when no core was asked for
+        self.ns: Dict[str, Any] = {}
+        self.check_lines: List[str] = []
+        self.alias_lines: List[str] = []
+        self.body: List[str] = []
+        self.param_names: List[str] = []
+        self.sym_names: List[str] = []
+        self.full: Optional[Callable] = None       # f(params): check, then body
+        self.core: Optional[Callable] = None       # core(params..., syms...): body only
+
+    def compile(self, ns: Dict[str, Any], label: str, core: bool = False) -> Callable:
+        """The checked function (or the core) compiled again in another namespace (a
+        backend binding its runtime: CuPy or the emulator)."""
+        if core:
+            return compile_function(self.core_source, ns, _filename(label + " core",
+                                                                     self.name),
+                                    self.core_name)
+        return compile_function(self.source, ns, _filename(label, self.name), self.name)
+
+
+@dataclass
+class FunctionSpec:
+    """The function to write.
+
+    ``signature``: the user's signature (``params``: plain parameter names instead, for
+    internal segments); ``constraints`` / ``inputs``: the input check and the graph input
+    nodes (anything with a ``.name``) its array inputs bind, None for no check; ``core``:
+    also write the core for the JIT; ``label``: how filenames in tracebacks call it
+    (``<symshape compiled f #3>``); ``compile``: compile now (else the caller compiles
+    ``GeneratedFunction.compile`` in its own namespace)."""
+
+    name: str
+    signature: Optional[inspect.Signature] = None
+    params: Optional[List[str]] = None
+    constraints: Optional[ConstraintSet] = None
+    inputs: Sequence[Any] = ()
+    namespace: Dict[str, Any] = field(default_factory=dict)
+    core: bool = True
+    label: str = ""
+    compile: bool = True
+
+
+class Writing:
+    """What a body hook gets: the check written (``check``; ``bound``: the symbols it
+    binds), the constraints as the body sees them (parameters renamed on a clash) and the
+    namespace."""
+
+    def __init__(self, spec: FunctionSpec, cs: Optional[ConstraintSet],
+                 check: Optional[InputCheck]) -> None:
+        self.spec = spec
+        self.constraints = cs
+        self.check = check
+        self.ns = spec.namespace
+        self.bound = set(check.bound) if check is not None else set()
+
+    @property
+    def runtime_checks(self) -> list:
+        """``ss.check`` conditions on sizes the body computes, in program order."""
+        return list(getattr(self.constraints, "runtime_checks", ()) or ())
+
+    @staticmethod
+    def finish(returned: str, mutations: Iterable[Tuple[Any, Any]] = (),
+               then: Sequence[str] = ()) -> List[str]:
+        """The end of a path through the body: write each mutated input's final value
+        back into it (``x[...] = x_new``), run ``then``, return ``returned``."""
+        out = ["%s[...] = %s" % (inp.name, final.name) for inp, final in mutations]
+        out.extend(then)
+        out.append("return " + returned)
+        return out
+
+
+def write(spec: FunctionSpec, body: Callable[[Writing], List[str]],
+          record: Optional[GeneratedFunction] = None) -> GeneratedFunction:
+    """Write (and by default compile) the function ``spec`` describes, its body from the
+    backend's hook; fills ``record`` (a backend's subclass) or a new GeneratedFunction."""
+    rec = record if record is not None else GeneratedFunction()
+    sig, cs = spec.signature, spec.constraints
+    ren = renames(sig) if sig is not None else {}
+    inner_sig = sig
+    saved: Dict[Any, str] = {}
+    if ren:
+        inner_sig, cs = renamed_inputs(sig, cs, ren)
+        saved = {n: n.name for n in spec.inputs if n.name in ren}
+        for n in saved:
+            n.name = ren[n.name]
+    try:
+        check = input_check(cs, [n.name for n in spec.inputs]) if cs is not None else None
+        if check is not None:
+            spec.namespace.update(check.consts)
+        ctx = Writing(spec, cs, check)
+        lines = body(ctx)
+    finally:
+        for n, old in saved.items():
+            n.name = old
+    fname = INNER_NAME if ren else spec.name
+    ns = spec.namespace
+    if spec.params is not None:
+        psrc = ", ".join(spec.params)
+        rec.param_names = list(spec.params)
+    else:
+        psrc = signature_source(inner_sig, ns)
+        rec.param_names = [p.name for p in inner_sig.parameters.values()]
+    rec.name = spec.name
+    rec.ns = ns
+    rec.body = lines
+    rec.check_lines = check.lines if check is not None else []
+    rec.alias_lines = check.aliases if check is not None else []
+    rec.sym_names = sorted(s.name for s in check.bound) if check is not None else []
+    rec.source = def_source(fname, psrc, rec.check_lines + lines)
+    if ren:
+        rec.source += "\n" + forwarding_source(sig, ren, spec.name, fname, ns)
+    if spec.core:
+        rec.core_name = "_core_" + fname
+        rec.core_source = def_source(rec.core_name, ", ".join(rec.param_names + rec.sym_names),
+                                     rec.alias_lines + lines)
+    if spec.compile:
+        tag = next(_counter)
+        rec.full = compile_function(rec.source, ns, _filename(spec.label, spec.name, tag),
+                                    spec.name)
+        if spec.core:
+            rec.core = compile_function(rec.core_source, ns, _filename(
+                spec.label + " core", spec.name, tag), rec.core_name)
+    return rec
+
+
+def def_source(name: str, params: str, lines: Sequence[str]) -> str:
+    """``def name(params):`` and the lines, indented."""
+    return "def %s(%s):\n" % (name, params) + "".join("    %s\n" % x for x in lines)
+
+
+def _filename(label: str, name: str, tag: Optional[int] = None) -> str:
+    tag = next(_counter) if tag is None else tag
+    return "<symshape %s%s #%d>" % (label + " " if label else "", name, tag)
+
+
+# --------------------------------------------------------------------------- signatures
+def namespace_const(ns: Dict[str, Any], v) -> str:
+    """A name for ``v`` in the namespace (``_fn_scale`` for a named function, readable in
+    the source; ``_v3`` otherwise)."""
+    label = getattr(v, "__name__", None) if callable(v) else None
+    if isinstance(label, str) and label.isidentifier():
+        name = "_fn_" + label
+        if ns.get(name) is v:
+            return name
+    else:
+        name = "_v%d" % len(ns)
+    while name in ns:
+        name += "_"
+    ns[name] = v
+    return name
+
+
+def signature_source(sig: inspect.Signature, ns: Dict[str, Any]) -> str:
+    """The parameter list of ``sig`` as Python source (defaults go to the namespace)."""
+    parts = []
+    seen_kwonly = False
+    for p in sig.parameters.values():
+        if p.kind == p.VAR_POSITIONAL:
+            parts.append("*" + p.name)
+            seen_kwonly = True
+            continue
+        if p.kind == p.VAR_KEYWORD:
+            parts.append("**" + p.name)
+            continue
+        if p.kind == p.KEYWORD_ONLY and not seen_kwonly:
+            parts.append("*")
+            seen_kwonly = True
+        text = p.name
+        if p.default is not p.empty:
+            text += "=" + namespace_const(ns, p.default)
+        parts.append(text)
+    pos_only = [p for p in sig.parameters.values() if p.kind == p.POSITIONAL_ONLY]
+    if pos_only:
+        parts.insert(len(pos_only), "/")
+    return ", ".join(parts)
+
+
+def call_source(sig: inspect.Signature, values: Optional[Dict[str, str]] = None) -> str:
+    """The arguments of a call to a function with signature ``sig``, each parameter's
+    value taken from the variable ``values.get(name, name)`` (keyword-only ones passed by
+    keyword)."""
+    values = values or {}
+    call = []
+    for p in sig.parameters.values():
+        v = values.get(p.name, p.name)
+        if p.kind == p.VAR_POSITIONAL:
+            call.append("*" + v)
+        elif p.kind == p.VAR_KEYWORD:
+            call.append("**" + v)
+        elif p.kind == p.KEYWORD_ONLY:
+            call.append("%s=%s" % (p.name, v))
+        else:
+            call.append(v)
+    return ", ".join(call)
+
+
+def forwarding_source(sig: inspect.Signature, ren: Dict[str, str], name: str, inner: str,
+                      ns: Dict[str, Any], first: str = "") -> str:
+    """``def name(<the user's signature>): return inner(<renamed parameters>)``
+    (``first``: a leading parameter passed on as it is, ``self`` of a method)."""
+    inner_sig = sig.replace(parameters=[p.replace(name=ren.get(p.name, p.name))
+                                        for p in sig.parameters.values()])
+    lead = first + ", " if first else ""
+    args = call_source(inner_sig, {new: old for old, new in ren.items()})
+    return def_source(name, lead + signature_source(sig, ns),
+                      ["return %s(%s%s)" % (inner, lead, args)])
+
+
+def signature_function(name: str, sig: inspect.Signature, body: Callable[[Dict[str, str]],
+                       List[str]], ns: Dict[str, Any], label: str, first: str = ""):
+    """Compile ``def name(first, <sig>)`` with the lines ``body(ren)`` gives, ``ren``
+    mapping parameters named like something generated code uses to the names the lines
+    must use for them (then a forwarding function keeps ``sig``).  Returns the function
+    and its source."""
+    ren = renames(sig)
+    inner_sig = renamed_inputs(sig, None, ren)[0]
+    fname = "%s_%s" % (name, INNER_NAME) if ren else name
+    lead = first + ", " if first else ""
+    src = def_source(fname, lead + signature_source(inner_sig, ns), body(ren))
+    if ren:
+        src += "\n" + forwarding_source(sig, ren, name, fname, ns, first)
+    return compile_function(src, ns, _filename(label, name), name), src
+
+
+def reserved_params(sig: inspect.Signature) -> List[str]:
+    """Parameters named like something generated code uses (``type``, ``max``, ``s0``,
+    ``_ndarray``): such a function is built as a body with renamed parameters."""
+    return [p for p in sig.parameters if used_by_generated_code(p)]
+
+
+def renames(sig: inspect.Signature) -> Dict[str, str]:
+    """What each parameter named like something generated code uses is called inside the
+    generated body (``type`` -> ``_p_type``); every generated function of ``sig`` agrees."""
+    return {p: RENAMED_PREFIX + p for p in reserved_params(sig)}
+
+
+_LEAD = re.compile(r"^([A-Za-z_][A-Za-z_0-9]*)")
+
+
+def renamed_inputs(sig: inspect.Signature, cs: Optional[ConstraintSet], ren: Dict[str, str]):
+    """The signature and input descriptions with parameters renamed by ``ren``."""
+    params = [p.replace(name=ren.get(p.name, p.name)) for p in sig.parameters.values()]
+    if cs is None:
+        return sig.replace(parameters=params), None
+    new_inputs = []
+    for d in cs.inputs:
+        nd = copy.copy(d)
+        nd.access = _LEAD.sub(lambda m: ren.get(m.group(1), m.group(1)), d.access)
+        new_inputs.append(nd)
+    cs2 = copy.copy(cs)
+    cs2.inputs = new_inputs
+    return sig.replace(parameters=params), cs2
+
+
+# --------------------------------------------------------------------------- temporaries
+def last_uses(items: Sequence[Any], uses: Callable[[Any], Iterable[Any]]) -> Dict[Any, int]:
+    """Per value, the index of the last item that reads it."""
+    last: Dict[Any, int] = {}
+    for i, item in enumerate(items):
+        for v in uses(item):
+            last[v] = i
+    return last
+
+
+def releases(items: Sequence[Any], keep, uses: Callable[[Any], Iterable[Any]],
+             makes: Callable[[Any], Iterable[Any]]) -> List[List[str]]:
+    """Per item, the names of the values whose life ends there (read for the last time, or
+    made and never read): ``del`` them after it, so NumPy reuses their memory at once
+    (cache-hot) instead of every temporary staying alive until the function returns.
+    ``keep``: values that live on (outputs, write-back values)."""
+    last = last_uses(items, uses)
+    out: List[List[str]] = [[] for _ in items]
+    for i, item in enumerate(items):
+        for v in makes(item):
+            if v not in keep:
+                out[max(i, last.get(v, i))].append(v.name)
+    return out
+
+
+def del_lines(names: List[str]) -> List[str]:
+    """``del a, b`` (nothing for no names)."""
+    return ["del %s" % ", ".join(names)] if names else []
+
+
+# --------------------------------------------------------------------------- compiling
+def compile_function(src: str, ns: Dict[str, Any], filename: str, name: str = "forward"):
+    """Compile generated source; tracebacks show its lines (a ``linecache`` entry that lives
+    exactly as long as the function, so building many programs leaks nothing)."""
+    code = compile(src, filename, "exec")
+    linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
+    exec(code, ns)
+    fn = ns[name]
+    weakref.finalize(fn, linecache.cache.pop, filename, None)
+    return fn
