@@ -336,6 +336,16 @@ def renamed_inputs(sig: inspect.Signature, cs: Optional[ConstraintSet], ren: Dic
 
 
 # --------------------------------------------------------------------------- temporaries
+def readers(items: Sequence[Any], uses: Callable[[Any], Iterable[Any]]
+            ) -> Dict[Any, List[Any]]:
+    """Per value, the items that read it, in order."""
+    out: Dict[Any, List[Any]] = {}
+    for item in items:
+        for v in uses(item):
+            out.setdefault(v, []).append(item)
+    return out
+
+
 def last_uses(items: Sequence[Any], uses: Callable[[Any], Iterable[Any]]) -> Dict[Any, int]:
     """Per value, the index of the last item that reads it."""
     last: Dict[Any, int] = {}

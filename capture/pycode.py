@@ -8,7 +8,7 @@ mutations back, and returns the outputs in ``f``'s output structure.
 from __future__ import annotations
 
 import inspect
-from typing import Any, Dict, List, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -133,11 +133,20 @@ def _node_lines(node: Node, r: Renderer, ns: Dict[str, Any], body: List[str]) ->
     if node.op == "constant":
         ns[node.name] = node.meta["value"]
         return False
+    body.extend(node_lines(node, r, ns))
+    return True
+
+
+def node_lines(node: Node, r: Renderer, ns: Dict[str, Any],
+               emit: Optional[Callable[[], str]] = None) -> List[str]:
+    """The lines computing ``node``: its branches as nested functions, then
+    ``name = <one NumPy call>`` (``emit``: a backend's own text for the call)."""
+    out = []
     for v in node.attrs.values():
         if type(v).__name__ == "Subgraph":
-            body.extend(subgraph_lines(v, r, ns))
-    body.append("%s = %s" % (node.name, emit_node(node, r)))
-    return True
+            out.extend(subgraph_lines(v, r, ns))
+    out.append("%s = %s" % (node.name, emit() if emit is not None else emit_node(node, r)))
+    return out
 
 
 def subgraph_lines(sub, r: Renderer, ns: Dict[str, Any]) -> List[str]:

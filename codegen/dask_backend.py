@@ -809,7 +809,7 @@ def _after_checks(block, *oks):
 def _plain_kernel(seg: Segment, cs: ConstraintSet, params: List[str], spec, name: str):
     """A segment as straight-line NumPy code: its input check (binding the sizes), one
     call per node as ``ep.module()`` makes it, the outputs."""
-    from symshape.capture.pycode import after_node, subgraph_lines
+    from symshape.capture.pycode import after_node, node_lines
     from . import rt as _cg
     ns: Dict[str, Any] = {"np": np, "_ndarray": np.ndarray, "_rt": _runtime, "_cg": _cg}
 
@@ -819,10 +819,7 @@ def _plain_kernel(seg: Segment, cs: ConstraintSet, params: List[str], spec, name
         checks: list = []
         lines: List[str] = []
         for n in seg.nodes:
-            for v in n.attrs.values():
-                if type(v).__name__ == "Subgraph":
-                    lines.extend(subgraph_lines(v, r, ns))
-            lines.append("%s = %s" % (n.name, emit_node(n, r)))
+            lines.extend(node_lines(n, r, ns))
             lines.extend(after_node(n, bound, checks, r))
         return lines + ctx.finish(render_outputs(spec, list(seg.outputs), r))
 

@@ -29,9 +29,10 @@ from symshape import runtime as _runtime
 from symshape.capture.graph import Node
 from symshape.capture.ops.indexing import render_items
 from symshape.capture.function_writer import (FunctionSpec, GeneratedFunction, Writing,
-                                              del_lines, last_uses, releases, write)
-from symshape.capture.pycode import (Renderer, after_node, emit_node, render_outputs,
-                                     subgraph_lines)
+                                              del_lines, last_uses, readers, releases,
+                                              write)
+from symshape.capture.pycode import (Renderer, after_node, emit_node, node_lines,
+                                     render_outputs)
 from symshape.expr import Expr, format_py
 
 from . import rt as _cg
@@ -166,16 +167,12 @@ def _body(ctx: Writing, nodes, outputs, out_spec, mutations, hint, cp: CompiledP
 
 # --------------------------------------------------------------------------- small path
 def _node_lines(node: Node, r: HoistRenderer, ns, bound: set, checks: list) -> List[str]:
-    out = []
-    for v in node.attrs.values():
-        if type(v).__name__ == "Subgraph":
-            out.extend(subgraph_lines(v, r, ns))
-    text = _flat_take(node, r, ns) or emit_node(node, r)
-    if node in getattr(r, "inplace", ()):
-        text = text.replace("_rt.setitem(", "_cg.setitem_into(", 1)
-    out.append("%s = %s" % (node.name, text))
-    out.extend(after_node(node, bound, checks, r))
-    return out
+    def emit() -> str:
+        text = _flat_take(node, r, ns) or emit_node(node, r)
+        if node in getattr(r, "inplace", ()):
+            text = text.replace("_rt.setitem(", "_cg.setitem_into(", 1)
+        return text
+    return node_lines(node, r, ns, emit) + after_node(node, bound, checks, r)
 
 
 _MARKER = re.compile("^\x00(\\d+)\x00$")
@@ -242,10 +239,7 @@ def inplace_writes(compute: List[Node], mutations, outputs: Set[Node]):
     array whose final value is this write (then no write-back is needed either: a KV cache
     update writes its slice, not a copy of the whole cache).  Returns (in-place nodes,
     mutated inputs needing no write-back)."""
-    users: Dict[Node, List[Node]] = {}
-    for n in compute:
-        for i in n.input_nodes():
-            users.setdefault(i, []).append(n)
+    users = readers(compute, Node.input_nodes)
     finals = {f: i for i, f in mutations}
     inplace: Set[Node] = set()
     done: Set[Node] = set()
@@ -303,10 +297,7 @@ def reuse_dying(compute: List[Node], keep: Set[Node]) -> Dict[Node, Node]:
     (same shape and dtype, an array of the program's own that no view can see), saving an
     allocation per op: what costs most on small arrays besides the call itself."""
     from .memplan import _same_shape, fresh
-    users: Dict[Node, List[Node]] = {}
-    for n in compute:
-        for m in n.input_nodes():
-            users.setdefault(m, []).append(n)
+    users = readers(compute, Node.input_nodes)
     last = last_uses(compute, Node.input_nodes)
     members = set(compute)
     out: Dict[Node, Node] = {}
@@ -335,14 +326,11 @@ def _hinted_numel(shape, hint) -> int:
 
 def _body_big(ctx: Writing, compute, outputs, out_spec, mutations, runtime_checks, bound, r, ns, hint,
               out_nodes, finals, cp: CompiledProgram):
-    users: Dict[Node, List[Node]] = {n: [] for n in compute}
-    for n in compute:
-        for i in n.input_nodes():
-            if i in users:
-                users[i].append(n)
+    users = readers(compute, Node.input_nodes)
 
     def needed_after(m: Node, g: Group) -> bool:
-        return m in out_nodes or m in finals or any(u not in g.members for u in users[m])
+        return m in out_nodes or m in finals or any(u not in g.members
+                                                    for u in users.get(m, ()))
 
     items = form_groups(compute, hint, _cg.BLOCK, needed_after)
     groups = [it for it in items if type(it) is Group]

@@ -26,8 +26,7 @@ from symshape import runtime as _runtime
 from symshape.errors import UserError
 from symshape.expr import Expr, format_py
 from symshape.capture.function_writer import FunctionSpec, GeneratedFunction, Writing, write
-from symshape.capture.pycode import (Renderer, after_node, emit_node, render_outputs,
-                                     subgraph_lines)
+from symshape.capture.pycode import Renderer, after_node, node_lines, render_outputs
 
 from .groups import Plan, Ranges, plan_program
 from .kernels import (COL_SPLIT, GRID_CAP, LIMIT, MAX_BLOCK, ROW_BLOCK, ROW_ITEMS, SPLIT_BLOCKS,
@@ -83,10 +82,7 @@ def _driver_body(ctx: Writing, ep, plan: Plan) -> List[str]:
     for kind, obj in plan.steps:
         if kind == "py":
             node = obj
-            for v in node.attrs.values():
-                if type(v).__name__ == "Subgraph":
-                    body.extend(subgraph_lines(v, r, ns))
-            body.append("%s = %s" % (node.name, emit_node(node, r)))
+            body.extend(node_lines(node, r, ns))
             body.extend(after_node(node, bound, pending, r))
             if node in contig:
                 body.append("%s = _kin(%s)" % (contig[node], node.name))
@@ -336,9 +332,6 @@ class CompiledCupy:
         self.kernels: List[Kernel] = self.plan.kernels
         self.driver = d = build_driver(ep, self.plan)
         self.name = d.name
-        self.check_lines = d.check_lines
-        self.param_names = d.param_names
-        self.sym_names = d.sym_names
         self.ns: Dict[str, Any] = dict(d.ns)
         self.ns["_ndarray"] = _cupy_ndarray()
         self._full = None
@@ -346,6 +339,11 @@ class CompiledCupy:
         self.compiled = self
         self.__signature__ = ep.call_signature
         self.__name__ = d.name
+
+    # what the JIT's dispatcher reads, as the driver has it
+    check_lines = property(lambda self: self.driver.check_lines)
+    param_names = property(lambda self: self.driver.param_names)
+    sym_names = property(lambda self: self.driver.sym_names)
 
     @property
     def driver_source(self) -> str:
