@@ -297,7 +297,7 @@ def signature_function(name: str, sig: inspect.Signature, body: Callable[[Dict[s
     and its source."""
     ren = renames(sig)
     inner_sig = renamed_inputs(sig, None, ren)[0]
-    fname = "%s_%s" % (name, INNER_NAME) if ren else name
+    fname = "%s_%s" % (INNER_NAME, name.strip("_")) if ren else name
     lead = first + ", " if first else ""
     src = def_source(fname, lead + signature_source(inner_sig, ns), body(ren))
     if ren:

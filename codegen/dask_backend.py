@@ -695,7 +695,9 @@ class DaskProgram(GeneratedFunction):
                                  for p in params])
         spec = pytree.LEAF if len(seg.outputs) == 1 else \
             ("tuple", tuple(pytree.LEAF for _ in seg.outputs))
-        fake_inputs = [_Param(p) for p in params]
+        # the segment's own inputs by their nodes (renamed like them if they clash with
+        # generated names), then the sizes it takes as values
+        fake_inputs = list(seg.ext) + [_Param(p) for p in params[len(seg.ext):]]
         name = "segment_" + _ident(seg.label)
         try:
             cp = generate(seg.nodes, list(seg.outputs), spec, [], cs, fake_inputs, sig,

@@ -56,10 +56,11 @@ def build_driver(ep, plan: Plan) -> Driver:
          for d in cs.inputs])
     spec = FunctionSpec(_safe_name(ep.name), sig, constraints=cs, inputs=ep.graph.inputs,
                         label="cupy", compile=False)
-    return write(spec, lambda ctx: _driver_body(ctx, ep, plan), record=Driver())
+    mutations = ep._mutations()         # by the user's names: read before any renaming
+    return write(spec, lambda ctx: _driver_body(ctx, ep, plan, mutations), record=Driver())
 
 
-def _driver_body(ctx: Writing, ep, plan: Plan) -> List[str]:
+def _driver_body(ctx: Writing, ep, plan: Plan, mutations) -> List[str]:
     """One line per step of the plan: library ops as NumPy calls, kernels as an allocation
     of their outputs and a launch; then the write-backs and the outputs."""
     graph = ep.graph
@@ -113,7 +114,7 @@ def _driver_body(ctx: Writing, ep, plan: Plan) -> List[str]:
             body.append("_row(_K[%d], %s, %s, %s, %s)" % (i, _py(k.rows), _py(k.inner), argt,
                                                          big))
     ns.update(dtypes)
-    return body + ctx.finish(render_outputs(graph.out_spec, graph.outputs, r), ep._mutations())
+    return body + ctx.finish(render_outputs(graph.out_spec, graph.outputs, r), mutations)
 
 
 def _shape_py(shape) -> str:
