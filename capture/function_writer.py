@@ -152,6 +152,22 @@ class Writing:
         return out
 
 
+def function_name(name: str) -> str:
+    """``name`` as a Python identifier (``<lambda>`` -> ``_lambda_``)."""
+    out = "".join(c if c.isalnum() or c == "_" else "_" for c in name) or "forward"
+    return out if not out[0].isdigit() else "f_" + out
+
+
+def program_spec(ep, **kw) -> FunctionSpec:
+    """The function of an ExportedProgram: its name, ``f``'s signature (the inputs' paths
+    when ``f`` had none), its input check over the graph's input nodes."""
+    sig = ep.call_signature or inspect.Signature(
+        [inspect.Parameter(d.path, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+         for d in ep.constraints.inputs])
+    return FunctionSpec(function_name(ep.name), sig, constraints=ep.constraints,
+                        inputs=ep.graph.inputs, **kw)
+
+
 def write(spec: FunctionSpec, body: Callable[[Writing], List[str]],
           record: Optional[GeneratedFunction] = None) -> GeneratedFunction:
     """Write (and by default compile) the function ``spec`` describes, its body from the

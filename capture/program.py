@@ -183,11 +183,7 @@ class ExportedProgram:
     def _build(self):
         if self._module is None:
             from .pycode import build_function
-            sig = self.call_signature or inspect.Signature(
-                [inspect.Parameter(d.path, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-                 for d in self.constraints.inputs])
-            gen = build_function(self.graph, self.constraints, sig, self.graph.inputs,
-                                 self._mutations(), name=_safe_name(self.name))
+            gen = build_function(self)
             self._source = gen.source
             self._module = gen.full
         return self._module
@@ -317,8 +313,3 @@ def _subgraph_text(sub, r) -> List[str]:
 
 def format_ranges(rc: Dict[IntLike, ValueRange]) -> str:
     return "{%s}" % ", ".join("%s: %s" % (format_expr(k), v) for k, v in rc.items())
-
-
-def _safe_name(name: str) -> str:
-    out = "".join(c if c.isalnum() or c == "_" else "_" for c in name) or "forward"
-    return out if not out[0].isdigit() else "f_" + out

@@ -3,23 +3,25 @@
 The function has ``f``'s signature, begins with the input check generated from the
 program's ``ConstraintSet`` (so it accepts exactly what ``range_constraints`` describes),
 binds the size symbols, computes every node with a direct NumPy call, writes input
-mutations back, and returns the outputs in ``f``'s output structure.
+mutations back, and returns the outputs in ``f``'s output structure.  The function
+writer (``function_writer``) assembles it; this module gives its body, and the pieces
+every backend's body is made of: ``Renderer`` (node inputs and attributes as source),
+``node_lines`` / ``subgraph_lines`` (a node, a branch), ``after_node`` (sizes a node
+computes, and the ``ss.check`` conditions that become checkable), ``render_outputs``.
 """
 from __future__ import annotations
 
-import inspect
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional
 
 import numpy as np
 
 from symshape import runtime as _rt
 from symshape.expr import Expr, format_py
 from symshape.symfloat import FloatExpr
-from symshape.guards import CheckWriter, ConstraintSet
 
-from .function_writer import (FunctionSpec, GeneratedFunction, Writing, del_lines,
-                              namespace_const, releases, write)
-from .graph import Graph, Node
+from .function_writer import (GeneratedFunction, Writing, del_lines, namespace_const,
+                              program_spec, releases, write)
+from .graph import Node
 from .ops.indexing import IndexAttr
 from .ops.registry import lookup
 
@@ -97,12 +99,11 @@ def render_outputs(spec, leaves: List[Any], r: Renderer) -> str:
     return go(spec)
 
 
-def build_function(graph: Graph, cs: ConstraintSet, sig: inspect.Signature,
-                   input_nodes: List[Node], mutations: List[Tuple[Node, Node]],
-                   name: str = "forward", compile: bool = True) -> GeneratedFunction:
+def build_function(ep) -> GeneratedFunction:
     """The whole program as one function (``ep.module()``): the input check, one NumPy
     call per node, temporaries freed after their last use, write-backs, the outputs."""
     ns: Dict[str, Any] = {"np": np, "_ndarray": np.ndarray, "_rt": _rt}
+    graph, mutations = ep.graph, ep._mutations()
 
     def body(ctx: Writing) -> List[str]:
         r = Renderer({n: n.name for n in graph.nodes}, ns)
@@ -121,8 +122,7 @@ def build_function(graph: Graph, cs: ConstraintSet, sig: inspect.Signature,
             lines.extend(del_lines(dead))
         return lines + ctx.finish(render_outputs(graph.out_spec, graph.outputs, r), mutations)
 
-    return write(FunctionSpec(name, sig, constraints=cs, inputs=input_nodes, namespace=ns,
-                              core=False, compile=compile), body)
+    return write(program_spec(ep, namespace=ns, core=False), body)
 
 
 def _node_lines(node: Node, r: Renderer, ns: Dict[str, Any], body: List[str]) -> bool:

@@ -39,7 +39,8 @@ from symshape import pytree
 from symshape import runtime as _runtime
 from symshape.capture.graph import Node
 from symshape.capture.function_writer import (FunctionSpec, GeneratedFunction, Writing,
-                                              compile_function, input_check, write)
+                                              compile_function, input_check, program_spec,
+                                              write)
 from symshape.capture.pycode import Renderer, emit_node, render_outputs
 from symshape.errors import UserError
 from symshape.expr import Expr, Sym, evaluate
@@ -298,11 +299,6 @@ class DaskProgram(GeneratedFunction):
 
     # ------------------------------------------------------------------ check + entry
     def _build_check(self) -> None:
-        from symshape.capture.program import _safe_name
-        ep = self.ep
-        sig = ep.call_signature or inspect.Signature(
-            [inspect.Parameter(d.path, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-             for d in ep.constraints.inputs])
         ns: Dict[str, Any] = {"np": np, "_ndarray": self.da.Array, "_rt": _CheckErrors(),
                               "_RUN": self.run}
 
@@ -315,8 +311,7 @@ class DaskProgram(GeneratedFunction):
             syms = "{%s}" % ", ".join("%r: %s" % (s.name, s.name) for s in self.syms)
             return ["return _RUN(%s, %s)" % (vals, syms)]
 
-        write(FunctionSpec(_safe_name(ep.name), sig, constraints=ep.constraints,
-                           inputs=self.inputs, namespace=ns, label="dask"), body, record=self)
+        write(program_spec(self.ep, namespace=ns, label="dask"), body, record=self)
 
     def _build_pack(self) -> None:
         """``_pack(values, sizes)``: the outputs in ``f``'s output structure (sizes

@@ -29,8 +29,8 @@ from symshape import runtime as _runtime
 from symshape.capture.graph import Node
 from symshape.capture.ops.indexing import render_items
 from symshape.capture.function_writer import (FunctionSpec, GeneratedFunction, Writing,
-                                              del_lines, last_uses, readers, releases,
-                                              write)
+                                              del_lines, last_uses, program_spec, readers,
+                                              releases, write)
 from symshape.capture.pycode import (Renderer, after_node, emit_node, node_lines,
                                      render_outputs)
 from symshape.expr import Expr, format_py
@@ -105,13 +105,10 @@ def hint_fn(ep) -> Callable:
 
 def generate_program(ep, name: Optional[str] = None) -> CompiledProgram:
     """Generate and compile the NumPy code of an ExportedProgram."""
-    from symshape.capture.program import _safe_name
-    sig = ep.call_signature or inspect.Signature(
-        [inspect.Parameter(d.path, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-         for d in ep.constraints.inputs])
+    spec = program_spec(ep)
     g = ep.graph
     return generate(g.nodes, g.outputs, g.out_spec, ep._mutations(), ep.constraints,
-                    g.inputs, sig, name or _safe_name(ep.name), hint_fn(ep))
+                    g.inputs, spec.signature, name or spec.name, hint_fn(ep))
 
 
 def generate(nodes: List[Node], outputs: List[Any], out_spec, mutations, cs, input_nodes,

@@ -17,7 +17,6 @@ with NumPy and CPU-compiled kernels, which is how it is tested without a GPU.
 """
 from __future__ import annotations
 
-import inspect
 from typing import Any, Dict, List
 
 import numpy as np
@@ -25,7 +24,7 @@ import numpy as np
 from symshape import runtime as _runtime
 from symshape.errors import UserError
 from symshape.expr import Expr, format_py
-from symshape.capture.function_writer import FunctionSpec, GeneratedFunction, Writing, write
+from symshape.capture.function_writer import GeneratedFunction, Writing, program_spec, write
 from symshape.capture.pycode import Renderer, after_node, node_lines, render_outputs
 
 from .groups import Plan, Ranges, plan_program
@@ -49,13 +48,7 @@ class Driver(GeneratedFunction):
 
 def build_driver(ep, plan: Plan) -> Driver:
     """The driver of a plan, and its device-independent namespace."""
-    from symshape.capture.program import _safe_name
-    cs = ep.constraints
-    sig = ep.call_signature or inspect.Signature(
-        [inspect.Parameter(d.path, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-         for d in cs.inputs])
-    spec = FunctionSpec(_safe_name(ep.name), sig, constraints=cs, inputs=ep.graph.inputs,
-                        label="cupy", compile=False)
+    spec = program_spec(ep, label="cupy", compile=False)
     mutations = ep._mutations()         # by the user's names: read before any renaming
     return write(spec, lambda ctx: _driver_body(ctx, ep, plan, mutations), record=Driver())
 
