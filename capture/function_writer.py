@@ -29,6 +29,7 @@ import itertools
 import linecache
 import re
 import weakref
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
@@ -91,14 +92,14 @@ class GeneratedFunction:
         self.full: Optional[Callable] = None       # f(params): check, then body
         self.core: Optional[Callable] = None       # core(params..., syms...): body only
 
-    def compile(self, ns: Dict[str, Any], label: str, core: bool = False) -> Callable:
-        """The checked function (or the core) compiled again in another namespace (a
-        backend binding its runtime: CuPy or the emulator)."""
-        if core:
-            return compile_function(self.core_source, ns, _filename(label + " core",
-                                                                     self.name),
-                                    self.core_name)
-        return compile_function(self.source, ns, _filename(label, self.name), self.name)
+    def compile(self, ns: Dict[str, Any], label: str, core: bool = False,
+                tag: Optional[int] = None) -> Callable:
+        """The checked function (or the core) compiled in ``ns`` (a backend binding its
+        runtime, CuPy or the emulator, compiles it again in its own namespace)."""
+        label = label + " core" if core else label
+        return compile_function(self.core_source if core else self.source, ns,
+                                _filename(label, self.name, tag),
+                                self.core_name if core else self.name)
 
 
 @dataclass
@@ -173,53 +174,52 @@ def write(spec: FunctionSpec, body: Callable[[Writing], List[str]],
     """Write (and by default compile) the function ``spec`` describes, its body from the
     backend's hook; fills ``record`` (a backend's subclass) or a new GeneratedFunction."""
     rec = record if record is not None else GeneratedFunction()
-    sig, cs = spec.signature, spec.constraints
+    sig, cs, ns = spec.signature, spec.constraints, spec.namespace
     ren = renames(sig) if sig is not None else {}
-    inner_sig = sig
-    saved: Dict[Any, str] = {}
     if ren:
-        inner_sig, cs = renamed_inputs(sig, cs, ren)
-        saved = {n: n.name for n in spec.inputs if n.name in ren}
-        for n in saved:
-            n.name = ren[n.name]
-    try:
-        check = input_check(cs, [n.name for n in spec.inputs]) if cs is not None else None
-        if check is not None:
-            spec.namespace.update(check.consts)
-        ctx = Writing(spec, cs, check)
-        lines = body(ctx)
-    finally:
-        for n, old in saved.items():
-            n.name = old
+        sig, cs = renamed_inputs(sig, cs, ren)
+    with renamed_nodes(spec.inputs, ren):
+        check = input_check(cs, [n.name for n in spec.inputs]) if cs is not None else \
+            InputCheck([], {}, [], [])
+        ns.update(check.consts)
+        rec.body = body(Writing(spec, cs, check))
     fname = INNER_NAME if ren else spec.name
-    ns = spec.namespace
+    rec.name, rec.ns = spec.name, ns
+    rec.check_lines, rec.alias_lines = check.lines, check.aliases
+    rec.sym_names = sorted(s.name for s in check.bound)
     if spec.params is not None:
-        psrc = ", ".join(spec.params)
         rec.param_names = list(spec.params)
+        params = ", ".join(spec.params)
     else:
-        psrc = signature_source(inner_sig, ns)
-        rec.param_names = [p.name for p in inner_sig.parameters.values()]
-    rec.name = spec.name
-    rec.ns = ns
-    rec.body = lines
-    rec.check_lines = check.lines if check is not None else []
-    rec.alias_lines = check.aliases if check is not None else []
-    rec.sym_names = sorted(s.name for s in check.bound) if check is not None else []
-    rec.source = def_source(fname, psrc, rec.check_lines + lines)
+        rec.param_names = [p.name for p in sig.parameters.values()]
+        params = signature_source(sig, ns)
+    rec.source = def_source(fname, params, rec.check_lines + rec.body)
     if ren:
-        rec.source += "\n" + forwarding_source(sig, ren, spec.name, fname, ns)
+        rec.source += "\n" + forwarding_source(spec.signature, ren, spec.name, fname, ns)
     if spec.core:
         rec.core_name = "_core_" + fname
         rec.core_source = def_source(rec.core_name, ", ".join(rec.param_names + rec.sym_names),
-                                     rec.alias_lines + lines)
+                                     rec.alias_lines + rec.body)
     if spec.compile:
         tag = next(_counter)
-        rec.full = compile_function(rec.source, ns, _filename(spec.label, spec.name, tag),
-                                    spec.name)
+        rec.full = rec.compile(ns, spec.label, tag=tag)
         if spec.core:
-            rec.core = compile_function(rec.core_source, ns, _filename(
-                spec.label + " core", spec.name, tag), rec.core_name)
+            rec.core = rec.compile(ns, spec.label, core=True, tag=tag)
     return rec
+
+
+@contextmanager
+def renamed_nodes(nodes: Sequence[Any], ren: Dict[str, str]):
+    """Input nodes named as ``ren`` says while the body is written (their names are the
+    variables the body reads), their own names again afterwards."""
+    saved = {n: n.name for n in nodes if n.name in ren}
+    for n in saved:
+        n.name = ren[n.name]
+    try:
+        yield
+    finally:
+        for n, old in saved.items():
+            n.name = old
 
 
 def def_source(name: str, params: str, lines: Sequence[str]) -> str:
