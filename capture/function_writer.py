@@ -35,7 +35,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tupl
 
 from symshape.guards import CheckWriter, ConstraintSet
 
-from .graph import used_by_generated_code
+from .graph import Node, used_by_generated_code
 
 _counter = itertools.count()
 
@@ -108,7 +108,9 @@ class FunctionSpec:
 
     ``signature``: the user's signature (``params``: plain parameter names instead, for
     internal segments); ``constraints`` / ``inputs``: the input check and the graph input
-    nodes (anything with a ``.name``) its array inputs bind, None for no check; ``core``:
+    nodes (anything with a ``.name``) its array inputs bind, None for no check;
+    ``outputs`` / ``out_spec``: the returned leaves and their structure; ``mutations``:
+    (input, final value) pairs written back before returning; ``core``:
     also write the core for the JIT; ``label``: how filenames in tracebacks call it
     (``<symshape compiled f #3>``); ``compile``: compile now (else the caller compiles
     ``GeneratedFunction.compile`` in its own namespace)."""
@@ -118,6 +120,9 @@ class FunctionSpec:
     params: Optional[List[str]] = None
     constraints: Optional[ConstraintSet] = None
     inputs: Sequence[Any] = ()
+    outputs: Sequence[Any] = ()
+    out_spec: tuple = ("leaf",)
+    mutations: Sequence[Tuple[Any, Any]] = ()
     namespace: Dict[str, Any] = field(default_factory=dict)
     core: bool = True
     label: str = ""
@@ -142,14 +147,20 @@ class Writing:
         """``ss.check`` conditions on sizes the body computes, in program order."""
         return list(getattr(self.constraints, "runtime_checks", ()) or ())
 
-    @staticmethod
-    def finish(returned: str, mutations: Iterable[Tuple[Any, Any]] = (),
+    def kept(self) -> set:
+        """The values that live to the end of the call: outputs and write-back values."""
+        return {o for o in self.spec.outputs if type(o) is Node} | \
+            {f for _, f in self.spec.mutations}
+
+    def finish(self, r, mutations: Optional[Iterable[Tuple[Any, Any]]] = None,
                then: Sequence[str] = ()) -> List[str]:
         """The end of a path through the body: write each mutated input's final value
-        back into it (``x[...] = x_new``), run ``then``, return ``returned``."""
-        out = ["%s[...] = %s" % (inp.name, final.name) for inp, final in mutations]
+        back into it (``x[...] = x_new``; ``mutations``: those left after the body wrote
+        some in place), run ``then``, return the outputs rendered by ``r``."""
+        pairs = self.spec.mutations if mutations is None else mutations
+        out = ["%s[...] = %s" % (inp.name, final.name) for inp, final in pairs]
         out.extend(then)
-        out.append("return " + returned)
+        out.append("return " + render_outputs(self.spec.out_spec, self.spec.outputs, r))
         return out
 
 
@@ -161,12 +172,15 @@ def function_name(name: str) -> str:
 
 def program_spec(ep, **kw) -> FunctionSpec:
     """The function of an ExportedProgram: its name, ``f``'s signature (the inputs' paths
-    when ``f`` had none), its input check over the graph's input nodes."""
+    when ``f`` had none), its input check over the graph's input nodes, its outputs and
+    write-backs."""
     sig = ep.call_signature or inspect.Signature(
         [inspect.Parameter(d.path, inspect.Parameter.POSITIONAL_OR_KEYWORD)
          for d in ep.constraints.inputs])
+    g = ep.graph
     return FunctionSpec(function_name(ep.name), sig, constraints=ep.constraints,
-                        inputs=ep.graph.inputs, **kw)
+                        inputs=g.inputs, outputs=g.outputs, out_spec=g.out_spec,
+                        mutations=ep._mutations(), **kw)
 
 
 def write(spec: FunctionSpec, body: Callable[[Writing], List[str]],
@@ -349,6 +363,26 @@ def renamed_inputs(sig: inspect.Signature, cs: Optional[ConstraintSet], ren: Dic
     cs2 = copy.copy(cs)
     cs2.inputs = new_inputs
     return sig.replace(parameters=params), cs2
+
+
+def render_outputs(spec, leaves: Sequence[Any], r) -> str:
+    """The outputs in ``f``'s output structure (``spec``: the pytree spec), each leaf
+    rendered by ``r`` (a ``pycode.Renderer``: ``value``, ``const``)."""
+    it = iter(leaves)
+
+    def go(s):
+        if s == ("leaf",):
+            return r.value(next(it))
+        if s[0] == "dict":
+            return "{%s}" % ", ".join("%s: %s" % (r.const(k) if not isinstance(k, (str, int))
+                                                  else repr(k), go(c))
+                                      for k, c in zip(s[1], s[2]))
+        items = [go(c) for c in s[1]]
+        if s[0] == "tuple":
+            return "(%s%s)" % (", ".join(items), "," if len(items) == 1 else "")
+        return "[%s]" % ", ".join(items)
+
+    return go(spec)
 
 
 # --------------------------------------------------------------------------- temporaries

@@ -205,7 +205,8 @@ class ExportedProgram:
         lines = ["ExportedProgram:",
                  "    def forward(self, %s):" % ", ".join(params)]
         last = None
-        from .pycode import emit_node, render_outputs
+        from .function_writer import render_outputs
+        from .pycode import emit_node
         r = _PrintRenderer({n: n.name for n in g.nodes}, {})
         r.labels = {id(n.attrs["source"]): n.attrs["path"] for n in g.nodes
                     if "source" in n.attrs and n.attrs.get("path")}

@@ -7,7 +7,7 @@ mutations back, and returns the outputs in ``f``'s output structure.  The functi
 writer (``function_writer``) assembles it; this module gives its body, and the pieces
 every backend's body is made of: ``Renderer`` (node inputs and attributes as source),
 ``node_lines`` / ``subgraph_lines`` (a node, a branch), ``after_node`` (sizes a node
-computes, and the ``ss.check`` conditions that become checkable), ``render_outputs``.
+computes, and the ``ss.check`` conditions that become checkable).
 """
 from __future__ import annotations
 
@@ -81,29 +81,11 @@ def emit_node(node: Node, r: Renderer) -> str:
     return op.emit(args, attrs)
 
 
-def render_outputs(spec, leaves: List[Any], r: Renderer) -> str:
-    it = iter(leaves)
-
-    def go(s):
-        if s == ("leaf",):
-            return r.value(next(it))
-        if s[0] == "dict":
-            return "{%s}" % ", ".join("%s: %s" % (r.const(k) if not isinstance(k, (str, int))
-                                                  else repr(k), go(c))
-                                      for k, c in zip(s[1], s[2]))
-        items = [go(c) for c in s[1]]
-        if s[0] == "tuple":
-            return "(%s%s)" % (", ".join(items), "," if len(items) == 1 else "")
-        return "[%s]" % ", ".join(items)
-
-    return go(spec)
-
-
 def build_function(ep) -> GeneratedFunction:
     """The whole program as one function (``ep.module()``): the input check, one NumPy
     call per node, temporaries freed after their last use, write-backs, the outputs."""
     ns: Dict[str, Any] = {"np": np, "_ndarray": np.ndarray, "_rt": _rt}
-    graph, mutations = ep.graph, ep._mutations()
+    graph = ep.graph
 
     def body(ctx: Writing) -> List[str]:
         r = Renderer({n: n.name for n in graph.nodes}, ns)
@@ -111,7 +93,7 @@ def build_function(ep) -> GeneratedFunction:
         for n in graph.nodes:
             if n.op == "constant":
                 ns[n.name] = n.meta["value"]
-        keep = {o for o in graph.outputs if type(o) is Node} | {f for _, f in mutations}
+        keep = ctx.kept()
         dels = releases(compute, keep, Node.input_nodes, lambda n: (n,))
         bound = set(ctx.bound)
         pending = ctx.runtime_checks
@@ -120,7 +102,7 @@ def build_function(ep) -> GeneratedFunction:
             _node_lines(node, r, ns, lines)
             lines.extend(after_node(node, bound, pending, r))
             lines.extend(del_lines(dead))
-        return lines + ctx.finish(render_outputs(graph.out_spec, graph.outputs, r), mutations)
+        return lines + ctx.finish(r)
 
     return write(program_spec(ep, namespace=ns, core=False), body)
 

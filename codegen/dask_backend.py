@@ -40,8 +40,8 @@ from symshape import runtime as _runtime
 from symshape.capture.graph import Node
 from symshape.capture.function_writer import (FunctionSpec, GeneratedFunction, Writing,
                                               compile_function, input_check, program_spec,
-                                              write)
-from symshape.capture.pycode import Renderer, emit_node, render_outputs
+                                              render_outputs, write)
+from symshape.capture.pycode import Renderer, emit_node
 from symshape.errors import UserError
 from symshape.expr import Expr, Sym, evaluate
 from symshape.guards import ConstraintSet, InputDesc
@@ -818,10 +818,11 @@ def _plain_kernel(seg: Segment, cs: ConstraintSet, params: List[str], spec, name
         for n in seg.nodes:
             lines.extend(node_lines(n, r, ns))
             lines.extend(after_node(n, bound, checks, r))
-        return lines + ctx.finish(render_outputs(spec, list(seg.outputs), r))
+        return lines + ctx.finish(r)
 
     gen = write(FunctionSpec(name, params=params, constraints=cs,
-                             inputs=[_Param(d.access) for d in cs.inputs], namespace=ns,
+                             inputs=[_Param(d.access) for d in cs.inputs],
+                             outputs=list(seg.outputs), out_spec=spec, namespace=ns,
                              core=False, label="dask plain"), body)
     return gen.source, ns, gen.full
 

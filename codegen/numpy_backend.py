@@ -31,8 +31,7 @@ from symshape.capture.ops.indexing import render_items
 from symshape.capture.function_writer import (FunctionSpec, GeneratedFunction, Writing,
                                               del_lines, last_uses, program_spec, readers,
                                               releases, write)
-from symshape.capture.pycode import (Renderer, after_node, emit_node, node_lines,
-                                     render_outputs)
+from symshape.capture.pycode import Renderer, after_node, emit_node, node_lines
 from symshape.expr import Expr, format_py
 
 from . import rt as _cg
@@ -120,18 +119,19 @@ def generate(nodes: List[Node], outputs: List[Any], out_spec, mutations, cs, inp
                           "_SETS": []}
 
     def body(ctx: Writing) -> List[str]:
-        return _body(ctx, nodes, outputs, out_spec, mutations, hint, cp)
+        return _body(ctx, nodes, hint, cp)
 
     spec = FunctionSpec(name, sig, params=params, constraints=cs, inputs=input_nodes,
+                        outputs=outputs, out_spec=out_spec, mutations=mutations,
                         namespace=ns, label="compiled")
     return write(spec, body, record=cp)
 
 
-def _body(ctx: Writing, nodes, outputs, out_spec, mutations, hint, cp: CompiledProgram
-          ) -> List[str]:
+def _body(ctx: Writing, nodes, hint, cp: CompiledProgram) -> List[str]:
     """The body: hoisted sizes, then the small-size path, or the large-size path when
     some array is large (both end in the write-backs and the return)."""
     ns, bound = ctx.ns, ctx.bound
+    outputs, mutations = ctx.spec.outputs, ctx.spec.mutations
     r = HoistRenderer({n: n.name for n in nodes}, ns, bound)
     compute = []
     for n in nodes:
@@ -141,7 +141,6 @@ def _body(ctx: Writing, nodes, outputs, out_spec, mutations, hint, cp: CompiledP
             ns[n.name] = n.meta["value"]
             continue
         compute.append(n)
-    runtime_checks = ctx.runtime_checks
     out_nodes = {o for o in outputs if type(o) is Node}
     finals = {f for _, f in mutations}
     r.inplace, done = inplace_writes(compute, mutations, out_nodes)
@@ -149,10 +148,8 @@ def _body(ctx: Writing, nodes, outputs, out_spec, mutations, hint, cp: CompiledP
     r.pinned = {f for i, f in mutations if i in done}
     mutations = [(i, f) for i, f in mutations if i not in done]
 
-    small = _body_small(ctx, compute, outputs, out_spec, mutations, runtime_checks, bound,
-                        r, ns)
-    big, cond = _body_big(ctx, compute, outputs, out_spec, mutations, runtime_checks, bound,
-                          r, ns, hint, out_nodes, finals, cp)
+    small = _body_small(ctx, compute, out_nodes, mutations, r)
+    big, cond = _body_big(ctx, compute, mutations, r, hint, out_nodes, finals, cp)
     if big is None:
         body = small
     elif cond is True:
@@ -267,12 +264,12 @@ def inplace_writes(compute: List[Node], mutations, outputs: Set[Node]):
     return inplace, done
 
 
-def _body_small(ctx: Writing, compute, outputs, out_spec, mutations, runtime_checks, bound,
-                r, ns):
+def _body_small(ctx: Writing, compute, out_nodes, mutations, r):
+    """One NumPy call per node (into a dying operand where one fits), temporaries freed
+    after their last use."""
     body: List[str] = []
-    b = set(bound)
-    checks = list(runtime_checks)
-    keep = {o for o in outputs if type(o) is Node} | {f for _, f in mutations}
+    ns, b, checks = ctx.ns, set(ctx.bound), ctx.runtime_checks
+    keep = out_nodes | {f for _, f in mutations}
     dels = releases(compute, keep, item_inputs, item_values)
     reuse = reuse_dying(compute, keep | getattr(r, "pinned", set()))
     for node, names in zip(compute, dels):
@@ -286,7 +283,7 @@ def _body_small(ctx: Writing, compute, outputs, out_spec, mutations, runtime_che
         else:
             body.extend(_node_lines(node, r, ns, b, checks))
         body.extend(del_lines(names))
-    return body + ctx.finish(render_outputs(out_spec, outputs, r), mutations)
+    return body + ctx.finish(r, mutations)
 
 
 def reuse_dying(compute: List[Node], keep: Set[Node]) -> Dict[Node, Node]:
@@ -321,8 +318,11 @@ def _hinted_numel(shape, hint) -> int:
     return n
 
 
-def _body_big(ctx: Writing, compute, outputs, out_spec, mutations, runtime_checks, bound, r, ns, hint,
-              out_nodes, finals, cp: CompiledProgram):
+def _body_big(ctx: Writing, compute, mutations, r, hint, out_nodes, finals,
+              cp: CompiledProgram):
+    """Fused groups in blocks and planned buffers, and the condition (over the bound sizes)
+    under which this path runs; (None, None) when it would be the small path again."""
+    ns, bound = ctx.ns, ctx.bound
     users = readers(compute, Node.input_nodes)
 
     def needed_after(m: Node, g: Group) -> bool:
@@ -357,8 +357,7 @@ def _body_big(ctx: Writing, compute, outputs, out_spec, mutations, runtime_check
         cond = " or ".join("%s >= %d" % (r.expr(s), _cg.BIG) for s in dyn[:4])
     ns["_P"] = [[] for _ in range(p.n_pools)]
     body: List[str] = ["_st = _cg.scratch(_SETS)"]
-    b = set(bound)
-    checks = list(runtime_checks)
+    b, checks = set(bound), ctx.runtime_checks
     gi = 0
     seq: List[object] = []
     for item in items:
@@ -379,7 +378,7 @@ def _body_big(ctx: Writing, compute, outputs, out_spec, mutations, runtime_check
     # after the write-backs: the scratch set goes back for the next call, outputs to pools
     release = ["_cg.give(_P[%d], %s)" % (p.where[v][1], v.name) for v in p.escapes]
     release.append("_SETS.append(_st)")
-    return body + ctx.finish(render_outputs(out_spec, outputs, r), mutations, release), cond
+    return body + ctx.finish(r, mutations, release), cond
 
 
 def _alloc(v: Node, r: HoistRenderer, p: Plan) -> str:

@@ -88,7 +88,7 @@ def test_write_with_a_body_hook():
     ns = {"np": np, "_ndarray": np.ndarray, "_rt": runtime}
     spec = FunctionSpec("double", inspect.signature(double), constraints=ep.constraints,
                         inputs=ep.graph.inputs, namespace=ns, label="test")
-    gen = write(spec, lambda ctx: ctx.finish("x * 2"))
+    gen = write(spec, lambda ctx: ["return x * 2"])
     x = f32(7, 3)
     np.testing.assert_array_equal(gen.full(x), x * 2)
     np.testing.assert_array_equal(gen.core(x, 7), x * 2)
@@ -105,7 +105,7 @@ def test_tracebacks_show_the_generated_line():
     spec = FunctionSpec("bad", inspect.signature(bad), constraints=ep.constraints,
                         inputs=ep.graph.inputs,
                         namespace={"np": np, "_ndarray": np.ndarray, "_rt": runtime})
-    gen = write(spec, lambda ctx: ctx.finish("x.reshape(4, 5)"))
+    gen = write(spec, lambda ctx: ["return x.reshape(4, 5)"])
     try:
         gen.full(f32(5, 3))
     except ValueError:

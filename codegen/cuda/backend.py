@@ -25,7 +25,7 @@ from symshape import runtime as _runtime
 from symshape.errors import UserError
 from symshape.expr import Expr, format_py
 from symshape.capture.function_writer import GeneratedFunction, Writing, program_spec, write
-from symshape.capture.pycode import Renderer, after_node, node_lines, render_outputs
+from symshape.capture.pycode import Renderer, after_node, node_lines
 
 from .groups import Plan, Ranges, plan_program
 from .kernels import (COL_SPLIT, GRID_CAP, LIMIT, MAX_BLOCK, ROW_BLOCK, ROW_ITEMS, SPLIT_BLOCKS,
@@ -49,11 +49,10 @@ class Driver(GeneratedFunction):
 def build_driver(ep, plan: Plan) -> Driver:
     """The driver of a plan, and its device-independent namespace."""
     spec = program_spec(ep, label="cupy", compile=False)
-    mutations = ep._mutations()         # by the user's names: read before any renaming
-    return write(spec, lambda ctx: _driver_body(ctx, ep, plan, mutations), record=Driver())
+    return write(spec, lambda ctx: _driver_body(ctx, ep, plan), record=Driver())
 
 
-def _driver_body(ctx: Writing, ep, plan: Plan, mutations) -> List[str]:
+def _driver_body(ctx: Writing, ep, plan: Plan) -> List[str]:
     """One line per step of the plan: library ops as NumPy calls, kernels as an allocation
     of their outputs and a launch; then the write-backs and the outputs."""
     graph = ep.graph
@@ -107,7 +106,7 @@ def _driver_body(ctx: Writing, ep, plan: Plan, mutations) -> List[str]:
             body.append("_row(_K[%d], %s, %s, %s, %s)" % (i, _py(k.rows), _py(k.inner), argt,
                                                          big))
     ns.update(dtypes)
-    return body + ctx.finish(render_outputs(graph.out_spec, graph.outputs, r), mutations)
+    return body + ctx.finish(r)
 
 
 def _shape_py(shape) -> str:
