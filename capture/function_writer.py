@@ -9,16 +9,20 @@ those functions; a backend gives only what differs, its body:
 
 * ``FunctionSpec`` describes the function to write: name, signature (or plain
   parameters), the constraints its input check enforces and the graph inputs they bind,
-  whether a core is wanted, the namespace, the filename label;
-* ``write(spec, body)`` calls ``body(ctx)`` (a ``Writing``: the check, the bound symbols,
-  the namespace, ``finish`` for write-backs and return) for the body lines, assembles the
-  ``def``s, and compiles them with ``compile_function`` (tracebacks show the code);
-* the result is a ``GeneratedFunction`` (sources, namespace, names, the callables), the
-  one record class the backends' program classes extend.
+  the outputs and their structure, the write-backs, whether a core is wanted, the
+  namespace, the filename label (``program_spec(ep)`` fills it for an ExportedProgram);
+* ``write(spec, body)`` writes the input check (``input_check``), calls ``body(ctx)`` (a
+  ``Writing``: the bound symbols, the namespace, ``finish`` for write-backs and the
+  return) for the body lines, assembles the ``def``s, and compiles them with
+  ``compile_function`` (a ``linecache`` entry: tracebacks show the generated lines);
+* the result is a ``GeneratedFunction`` (sources, parts, names, namespace, callables),
+  the one record class the backends' program classes extend.
 
-Parameters named like something generated code uses (``type``, ``np``, ``s0``) are handled
-here once: the body is written with renamed parameters and a forwarding function keeps the
-user's signature.  Temporaries are freed after their last use by one algorithm
+Parameters named like something generated code uses (``type``, ``np``, ``s0``: see
+``graph.used_by_generated_code``) are handled here once (``renames``): the body is written
+with renamed parameters and a forwarding function keeps the user's signature; the JIT's
+dispatcher, a function of the user's signature too, is written by ``signature_function``
+with the same names.  Temporaries are freed after their last use by one algorithm
 (``last_uses`` / ``releases``), as eager code's reference counts would free them.
 """
 from __future__ import annotations
@@ -311,8 +315,7 @@ def forwarding_source(sig: inspect.Signature, ren: Dict[str, str], name: str, in
                       ns: Dict[str, Any], first: str = "") -> str:
     """``def name(<the user's signature>): return inner(<renamed parameters>)``
     (``first``: a leading parameter passed on as it is, ``self`` of a method)."""
-    inner_sig = sig.replace(parameters=[p.replace(name=ren.get(p.name, p.name))
-                                        for p in sig.parameters.values()])
+    inner_sig = renamed_inputs(sig, None, ren)[0]
     lead = first + ", " if first else ""
     args = call_source(inner_sig, {new: old for old, new in ren.items()})
     return def_source(name, lead + signature_source(sig, ns),
