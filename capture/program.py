@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import inspect
-import itertools
 from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
@@ -19,7 +18,6 @@ _DTYPE_SHORT = {"float16": "f16", "float32": "f32", "float64": "f64", "int8": "i
                 "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "u8", "uint16": "u16",
                 "uint32": "u32", "uint64": "u64", "bool": "b8", "complex64": "c64",
                 "complex128": "c128"}
-_counter = itertools.count()
 
 
 def dtype_short(dt) -> str:
@@ -184,15 +182,10 @@ class ExportedProgram:
 
     def _build(self):
         if self._module is None:
-            from .pycode import build_function, compile_function
-            sig = self.call_signature or inspect.Signature(
-                [inspect.Parameter(d.path, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-                 for d in self.constraints.inputs])
-            src, ns = build_function(self.graph, self.constraints, sig, self.graph.inputs,
-                                     self._mutations(), name=_safe_name(self.name))
-            self._source = src
-            self._module = compile_function(src, ns, "<symshape %s #%d>"
-                                            % (self.name, next(_counter)), _safe_name(self.name))
+            from .pycode import build_function
+            gen = build_function(self)
+            self._source = gen.source
+            self._module = gen.full
         return self._module
 
     def module(self):
@@ -212,7 +205,8 @@ class ExportedProgram:
         lines = ["ExportedProgram:",
                  "    def forward(self, %s):" % ", ".join(params)]
         last = None
-        from .pycode import emit_node, render_outputs
+        from .function_writer import render_outputs
+        from .pycode import emit_node
         r = _PrintRenderer({n: n.name for n in g.nodes}, {})
         r.labels = {id(n.attrs["source"]): n.attrs["path"] for n in g.nodes
                     if "source" in n.attrs and n.attrs.get("path")}
@@ -320,8 +314,3 @@ def _subgraph_text(sub, r) -> List[str]:
 
 def format_ranges(rc: Dict[IntLike, ValueRange]) -> str:
     return "{%s}" % ", ".join("%s: %s" % (format_expr(k), v) for k, v in rc.items())
-
-
-def _safe_name(name: str) -> str:
-    out = "".join(c if c.isalnum() or c == "_" else "_" for c in name) or "forward"
-    return out if not out[0].isdigit() else "f_" + out

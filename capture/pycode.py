@@ -3,14 +3,15 @@
 The function has ``f``'s signature, begins with the input check generated from the
 program's ``ConstraintSet`` (so it accepts exactly what ``range_constraints`` describes),
 binds the size symbols, computes every node with a direct NumPy call, writes input
-mutations back, and returns the outputs in ``f``'s output structure.
+mutations back, and returns the outputs in ``f``'s output structure.  The function
+writer (``function_writer``) assembles it; this module gives its body, and the pieces
+every backend's body is made of: ``Renderer`` (node inputs and attributes as source),
+``node_lines`` / ``subgraph_lines`` (a node, a branch), ``after_node`` (sizes a node
+computes, and the ``ss.check`` conditions that become checkable).
 """
 from __future__ import annotations
 
-import copy
-import inspect
-import re
-from typing import Any, Dict, List, Tuple
+from typing import Any, Callable, Dict, List, Optional
 
 import numpy as np
 
@@ -18,9 +19,10 @@ from symshape import runtime as _rt
 from symshape.expr import Expr, format_py
 from symshape.symfloat import FloatExpr
 from symshape.check_ir import render_size_checks
-from symshape.guards import CheckWriter, ConstraintSet
 
-from .graph import Graph, Node, used_by_generated_code
+from .function_writer import (GeneratedFunction, Writing, del_lines, namespace_const,
+                              program_spec, releases, write)
+from .graph import Node
 from .ops.indexing import IndexAttr
 from .ops.registry import lookup
 
@@ -33,17 +35,7 @@ class Renderer:
         self.ns = namespace
 
     def const(self, v) -> str:
-        label = getattr(v, "__name__", None) if callable(v) else None
-        if isinstance(label, str) and label.isidentifier():
-            name = "_fn_" + label          # readable in .source: _fn_scale(x, factor=3.0)
-            if self.ns.get(name) is v:
-                return name
-        else:
-            name = "_v%d" % len(self.ns)
-        while name in self.ns:
-            name += "_"
-        self.ns[name] = v
-        return name
+        return namespace_const(self.ns, v)
 
     def size(self, e) -> str:
         return format_py(e, lambda s: s.name) if type(e) is Expr else self.value(e)
@@ -90,152 +82,30 @@ def emit_node(node: Node, r: Renderer) -> str:
     return op.emit(args, attrs)
 
 
-def signature_source(sig: inspect.Signature, r: Renderer) -> str:
-    parts = []
-    seen_kwonly = False
-    for p in sig.parameters.values():
-        if p.kind == p.VAR_POSITIONAL:
-            parts.append("*" + p.name)
-            seen_kwonly = True
-            continue
-        if p.kind == p.VAR_KEYWORD:
-            parts.append("**" + p.name)
-            continue
-        if p.kind == p.KEYWORD_ONLY and not seen_kwonly:
-            parts.append("*")
-            seen_kwonly = True
-        text = p.name
-        if p.default is not p.empty:
-            text += "=" + r.const(p.default)
-        parts.append(text)
-        if p.kind == p.POSITIONAL_ONLY:
-            pass
-    pos_only = [p for p in sig.parameters.values() if p.kind == p.POSITIONAL_ONLY]
-    if pos_only:
-        parts.insert(len(pos_only), "/")
-    return ", ".join(parts)
-
-
-def render_outputs(spec, leaves: List[Any], r: Renderer) -> str:
-    it = iter(leaves)
-
-    def go(s):
-        if s == ("leaf",):
-            return r.value(next(it))
-        if s[0] == "dict":
-            return "{%s}" % ", ".join("%s: %s" % (r.const(k) if not isinstance(k, (str, int))
-                                                  else repr(k), go(c))
-                                      for k, c in zip(s[1], s[2]))
-        items = [go(c) for c in s[1]]
-        if s[0] == "tuple":
-            return "(%s%s)" % (", ".join(items), "," if len(items) == 1 else "")
-        return "[%s]" % ", ".join(items)
-
-    return go(spec)
-
-
-def build_function(graph: Graph, cs: ConstraintSet, sig: inspect.Signature,
-                   input_nodes: List[Node], mutations: List[Tuple[Node, Node]],
-                   name: str = "forward") -> Tuple[str, Dict[str, Any]]:
-    """Python source of the whole program and the namespace it runs in."""
-    clash = reserved_params(sig)
-    if clash:
-        return _build_renamed(graph, cs, sig, input_nodes, mutations, name, clash)
+def build_function(ep) -> GeneratedFunction:
+    """The whole program as one function (``ep.module()``): the input check, one NumPy
+    call per node, temporaries freed after their last use, write-backs, the outputs."""
     ns: Dict[str, Any] = {"np": np, "_ndarray": np.ndarray, "_rt": _rt}
-    names: Dict[Node, str] = {}
-    for node in graph.nodes:
-        names[node] = node.name
-    r = Renderer(names, ns)
-    writer = CheckWriter(cs)
-    for desc, node in zip(cs.inputs, input_nodes):
-        if desc.is_array:
-            desc_var = names[node]
-            writer.var_names[id(desc)] = desc_var
-    check_lines = writer.emit()
-    ns.update(writer.consts)
-    body = list(check_lines)
-    bound = set(writer.bound)
-    runtime_checks = list(getattr(cs, "runtime_checks", ()))
-    # free each temporary after its last use, as eager code's refcounts would: large
-    # intermediates must not all stay alive until the function returns
-    keep = {o for o in graph.outputs if type(o) is Node} | {n for pair in mutations
-                                                            for n in pair}
-    last_use: Dict[Node, Node] = {}
-    for node in graph.nodes:
-        for i in node.input_nodes():
-            last_use[i] = node
-    dying: Dict[Node, List[str]] = {}
-    for dead, user in last_use.items():
-        if dead.op not in ("input", "constant") and dead not in keep:
-            dying.setdefault(user, []).append(names[dead])
-    for node in graph.nodes:
-        if not _node_lines(node, r, ns, body):
-            continue
-        if node in dying:
-            body.append("del " + ", ".join(dying[node]))
-        body.extend(after_node(node, bound, runtime_checks, r))
-    for inp, final in mutations:
-        body.append("%s[...] = %s" % (names[inp], names[final]))
-    body.append("return " + render_outputs(graph.out_spec, graph.outputs, r))
-    params = signature_source(sig, r)
-    src = "def %s(%s):\n" % (name, params) + "".join("    %s\n" % line for line in body)
-    return src, ns
+    graph = ep.graph
 
+    def body(ctx: Writing) -> List[str]:
+        r = Renderer({n: n.name for n in graph.nodes}, ns)
+        compute = [n for n in graph.nodes if n.op not in ("input", "constant")]
+        for n in graph.nodes:
+            if n.op == "constant":
+                ns[n.name] = n.meta["value"]
+        keep = ctx.kept()
+        dels = releases(compute, keep, Node.input_nodes, lambda n: (n,))
+        bound = set(ctx.bound)
+        pending = ctx.runtime_checks
+        lines: List[str] = []
+        for node, dead in zip(compute, dels):
+            _node_lines(node, r, ns, lines)
+            lines.extend(after_node(node, bound, pending, r))
+            lines.extend(del_lines(dead))
+        return lines + ctx.finish(r)
 
-def reserved_params(sig: inspect.Signature) -> List[str]:
-    """Parameters named like something generated code uses (``type``, ``max``, ``s0``,
-    ``_ndarray``): such a function is built as a body with renamed parameters."""
-    return [p for p in sig.parameters if used_by_generated_code(p)]
-
-
-def renamed_inputs(sig: inspect.Signature, cs: ConstraintSet, ren: Dict[str, str]):
-    """The signature and input descriptions with parameters renamed by ``ren``."""
-    params = [p.replace(name=ren.get(p.name, p.name)) for p in sig.parameters.values()]
-    lead = re.compile(r"^([A-Za-z_][A-Za-z_0-9]*)")
-    new_inputs = []
-    for d in cs.inputs:
-        nd = copy.copy(d)
-        nd.access = lead.sub(lambda m: ren.get(m.group(1), m.group(1)), d.access)
-        new_inputs.append(nd)
-    cs2 = copy.copy(cs)
-    cs2.inputs = new_inputs
-    return sig.replace(parameters=params), cs2
-
-
-def forwarding_source(sig: inspect.Signature, ren: Dict[str, str], name: str, inner: str,
-                      ns: Dict[str, Any]) -> str:
-    """``def name(<the user's signature>): return inner(<renamed parameters>)``."""
-    r = Renderer({}, ns)
-    call = []
-    for p in sig.parameters.values():
-        target = ren.get(p.name, p.name)
-        if p.kind == p.VAR_POSITIONAL:
-            call.append("*" + p.name)
-        elif p.kind == p.VAR_KEYWORD:
-            call.append("**" + p.name)
-        elif p.kind == p.KEYWORD_ONLY:
-            call.append("%s=%s" % (target, p.name))
-        else:
-            call.append(p.name)
-    return "def %s(%s):\n    return %s(%s)\n" % (name, signature_source(sig, r), inner,
-                                                   ", ".join(call))
-
-
-def _build_renamed(graph, cs, sig, input_nodes, mutations, name, clash):
-    """A parameter named like something the body uses (``type``, ``max``, ``s0``): the
-    public function keeps ``f``'s signature and forwards to a body with renamed
-    parameters."""
-    ren = {p: "_p_" + p for p in clash}
-    inner_sig, cs2 = renamed_inputs(sig, cs, ren)
-    saved = {n: n.name for n in input_nodes if n.name in ren}
-    for n in saved:
-        n.name = ren[n.name]
-    try:
-        inner, ns = build_function(graph, cs2, inner_sig, input_nodes, mutations, "_impl")
-    finally:
-        for n, old in saved.items():
-            n.name = old
-    return inner + "\n" + forwarding_source(sig, ren, name, "_impl", ns), ns
+    return write(program_spec(ep, namespace=ns, core=False), body)
 
 
 def _node_lines(node: Node, r: Renderer, ns: Dict[str, Any], body: List[str]) -> bool:
@@ -246,11 +116,20 @@ def _node_lines(node: Node, r: Renderer, ns: Dict[str, Any], body: List[str]) ->
     if node.op == "constant":
         ns[node.name] = node.meta["value"]
         return False
+    body.extend(node_lines(node, r, ns))
+    return True
+
+
+def node_lines(node: Node, r: Renderer, ns: Dict[str, Any],
+               emit: Optional[Callable[[], str]] = None) -> List[str]:
+    """The lines computing ``node``: its branches as nested functions, then
+    ``name = <one NumPy call>`` (``emit``: a backend's own text for the call)."""
+    out = []
     for v in node.attrs.values():
         if type(v).__name__ == "Subgraph":
-            body.extend(subgraph_lines(v, r, ns))
-    body.append("%s = %s" % (node.name, emit_node(node, r)))
-    return True
+            out.extend(subgraph_lines(v, r, ns))
+    out.append("%s = %s" % (node.name, emit() if emit is not None else emit_node(node, r)))
+    return out
 
 
 def subgraph_lines(sub, r: Renderer, ns: Dict[str, Any]) -> List[str]:
@@ -301,16 +180,3 @@ def _ready_checks(pending: list, bound: set, r: Renderer) -> List[str]:
     for item in ready:
         pending.remove(item)
     return render_size_checks(ready)
-
-
-def compile_function(src: str, ns: Dict[str, Any], filename: str, name: str = "forward"):
-    """Compile generated source; tracebacks show its lines (a ``linecache`` entry that lives
-    exactly as long as the function, so building many programs leaks nothing)."""
-    import linecache
-    import weakref
-    code = compile(src, filename, "exec")
-    linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
-    exec(code, ns)
-    fn = ns[name]
-    weakref.finalize(fn, linecache.cache.pop, filename, None)
-    return fn

@@ -38,10 +38,13 @@ import numpy as np
 from symshape import pytree
 from symshape import runtime as _runtime
 from symshape.capture.graph import Node
-from symshape.capture.pycode import Renderer, emit_node, render_outputs
+from symshape.capture.function_writer import (FunctionSpec, GeneratedFunction, Writing,
+                                              compile_function, input_check, program_spec,
+                                              render_outputs, write)
+from symshape.capture.pycode import Renderer, emit_node
 from symshape.errors import UserError
 from symshape.expr import Expr, Sym, evaluate
-from symshape.guards import CheckWriter, ConstraintSet, InputDesc
+from symshape.guards import ConstraintSet, InputDesc
 from symshape.infinity import int_oo
 from symshape.ranges import ValueRange
 
@@ -161,7 +164,6 @@ class Kernel:
             fn = Kernel._cache.get(self.token)
             if fn is None:
                 from . import rt as _cg
-                from symshape.capture.pycode import compile_function
                 ns = dict(self.ns)
                 ns.update(_MODULES)
                 ns["_cg"] = _cg
@@ -262,13 +264,14 @@ class Plan:
 
 
 # --------------------------------------------------------------------------- program
-class DaskProgram:
+class DaskProgram(GeneratedFunction):
     """What the dask backend compiles: the input check, and a runner building task graphs.
 
     ``full`` is the checked callable (``f``'s signature); ``core(params..., syms...)`` runs
     with sizes already bound (the JIT's dispatcher calls it after its own guards)."""
 
     def __init__(self, ep, name: str) -> None:
+        super().__init__()
         da = require_dask()
         self.da = da
         self.ep = ep
@@ -294,49 +297,19 @@ class DaskProgram:
 
     # ------------------------------------------------------------------ check + entry
     def _build_check(self) -> None:
-        from symshape.capture.program import _safe_name
-        ep = self.ep
-        sig = ep.call_signature or inspect.Signature(
-            [inspect.Parameter(d.path, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-             for d in ep.constraints.inputs])
-        cs = ep.constraints
-        writer = CheckWriter(cs)
-        alias: List[str] = []
-        descs = [d for d in cs.inputs]
-        for d, node in zip(descs, self.inputs):
-            if d.is_array:
-                writer.var_names[id(d)] = node.name
-                if node.name != d.access:
-                    alias.append("%s = %s" % (node.name, d.access))
-        checks = writer.emit()
-        self.syms = sorted(writer.bound, key=lambda s: s.name)
         ns: Dict[str, Any] = {"np": np, "_ndarray": self.da.Array, "_rt": _CheckErrors(),
                               "_RUN": self.run}
-        ns.update(writer.consts)
-        r = Renderer({}, ns)
-        from symshape.capture.pycode import signature_source
-        params = signature_source(sig, r)
-        self.param_names = [p.name for p in sig.parameters.values()]
-        self.sym_names = [s.name for s in self.syms]
-        # every input leaf, as the parameters reach it (arrays were aliased by the check)
-        leaves = [node.name if d.is_array else d.access for d, node in zip(descs, self.inputs)]
-        vals = "(%s%s)" % (", ".join(leaves), "," if len(leaves) == 1 else "")
-        syms = "{%s}" % ", ".join("%r: %s" % (s.name, s.name) for s in self.syms)
-        fname = _safe_name(self.name)
-        body_full = checks + ["return _RUN(%s, %s)" % (vals, syms)]
-        self.source = "def %s(%s):\n" % (fname, params) + "".join(
-            "    %s\n" % x for x in body_full)
-        core_name = "_core_" + fname
-        core_src = "def %s(%s):\n" % (core_name, ", ".join(self.param_names + self.sym_names)) \
-            + "".join("    %s\n" % x for x in alias + ["return _RUN(%s, %s)" % (vals, syms)])
-        from symshape.capture.pycode import compile_function
-        self.full = compile_function(self.source, ns, "<symshape dask %s>" % fname, fname)
-        self.core = compile_function(core_src, ns, "<symshape dask core %s>" % fname,
-                                     core_name)
-        self.core_source = core_src
-        self.check_lines = checks
-        self.input_check = writer.input_check()
-        self.ns = ns
+
+        def body(ctx: Writing) -> List[str]:
+            # every input leaf, as the parameters reach it (arrays were aliased by the check)
+            leaves = [node.name if d.is_array else d.access
+                      for d, node in zip(ctx.constraints.inputs, self.inputs)]
+            vals = "(%s%s)" % (", ".join(leaves), "," if len(leaves) == 1 else "")
+            self.syms = sorted(ctx.bound, key=lambda s: s.name)
+            syms = "{%s}" % ", ".join("%r: %s" % (s.name, s.name) for s in self.syms)
+            return ["return _RUN(%s, %s)" % (vals, syms)]
+
+        write(program_spec(self.ep, namespace=ns, label="dask"), body, record=self)
 
     def _build_pack(self) -> None:
         """``_pack(values, sizes)``: the outputs in ``f``'s output structure (sizes
@@ -404,7 +377,7 @@ class DaskProgram:
             raise UserError(
                 'backend="dask": %s returns a size that depends on array values (a mask\'s '
                 "count); dask knows it only after computing. Return the array instead and "
-                "read its size after compute_chunk_sizes()." % self.name) from None
+                "read its size after compute_chunk_sizes()." % self.ep.name) from None
 
     def _with_runtime_checks(self, outs: list, env, symvals) -> list:
         """``ss.check`` conditions on data-dependent sizes: a task computes each size (the
@@ -703,9 +676,8 @@ class DaskProgram:
         for n in seg.nodes:                 # sizes a member computes (a mask's count)
             needed -= {sym for sym, _ in n.meta.get("binds", ())}
         cs = self._segment_cs(descs, [])
-        writer = CheckWriter(cs)
-        writer.emit()
-        missing = sorted((needed | bound) - set(writer.bound), key=lambda s: s.name)
+        missing = sorted((needed | bound) - set(input_check(cs, ()).bound),
+                         key=lambda s: s.name)
         if missing:
             descs = descs + [InputDesc(s.name, "_sz_" + s.name, sym=s.expr) for s in missing]
             cs = self._segment_cs(descs, missing)
@@ -715,7 +687,9 @@ class DaskProgram:
                                  for p in params])
         spec = pytree.LEAF if len(seg.outputs) == 1 else \
             ("tuple", tuple(pytree.LEAF for _ in seg.outputs))
-        fake_inputs = [_Param(p) for p in params]
+        # the segment's own inputs by their nodes (renamed like them if they clash with
+        # generated names), then the sizes it takes as values
+        fake_inputs = list(seg.ext) + [_Param(p) for p in params[len(seg.ext):]]
         name = "segment_" + _ident(seg.label)
         try:
             cp = generate(seg.nodes, list(seg.outputs), spec, [], cs, fake_inputs, sig,
@@ -829,28 +803,25 @@ def _after_checks(block, *oks):
 def _plain_kernel(seg: Segment, cs: ConstraintSet, params: List[str], spec, name: str):
     """A segment as straight-line NumPy code: its input check (binding the sizes), one
     call per node as ``ep.module()`` makes it, the outputs."""
-    from symshape.capture.pycode import after_node, compile_function, subgraph_lines
+    from symshape.capture.pycode import after_node, node_lines
     from . import rt as _cg
-    writer = CheckWriter(cs)
-    for d in cs.inputs:
-        writer.var_names[id(d)] = d.access
-    lines = writer.emit()
     ns: Dict[str, Any] = {"np": np, "_ndarray": np.ndarray, "_rt": _runtime, "_cg": _cg}
-    ns.update(writer.consts)
-    r = Renderer({n: n.name for n in seg.nodes}, ns)
-    bound = set(writer.bound)
-    checks: list = []
-    for n in seg.nodes:
-        for v in n.attrs.values():
-            if type(v).__name__ == "Subgraph":
-                lines.extend(subgraph_lines(v, r, ns))
-        lines.append("%s = %s" % (n.name, emit_node(n, r)))
-        lines.extend(after_node(n, bound, checks, r))
-    lines.append("return " + render_outputs(spec, list(seg.outputs), r))
-    source = "def %s(%s):\n" % (name, ", ".join(params)) + "".join(
-        "    %s\n" % x for x in lines)
-    fn = compile_function(source, ns, "<symshape dask plain %s>" % name, name)
-    return source, ns, fn
+
+    def body(ctx: Writing) -> List[str]:
+        r = Renderer({n: n.name for n in seg.nodes}, ns)
+        bound = set(ctx.bound)
+        checks: list = []
+        lines: List[str] = []
+        for n in seg.nodes:
+            lines.extend(node_lines(n, r, ns))
+            lines.extend(after_node(n, bound, checks, r))
+        return lines + ctx.finish(r)
+
+    gen = write(FunctionSpec(name, params=params, constraints=cs,
+                             inputs=[_Param(d.access) for d in cs.inputs],
+                             outputs=list(seg.outputs), out_spec=spec, namespace=ns,
+                             core=False, label="dask plain"), body)
+    return gen.source, ns, gen.full
 
 
 class _Param:

@@ -29,7 +29,6 @@ recompile reason says which.
 """
 from __future__ import annotations
 
-import builtins
 import functools
 import inspect
 import re
@@ -41,6 +40,7 @@ from typing import Any, Dict, List, Optional
 import numpy as np
 
 from symshape import pytree
+from symshape.capture.function_writer import call_source, signature_function
 from symshape import runtime as _runtime
 from symshape.check_ir import (Access, KeysCheck, LenCheck, Names, PyRenderer, RebindCheck,
                                TextRenderer, numbered_consts)
@@ -116,28 +116,32 @@ def struct_guards(sig: inspect.Signature, arguments: Dict[str, Any]) -> List[Any
     return out
 
 
-def layout_checks(struct: List[Any], vi: int, ns: Dict[str, Any], fail: str) -> List[str]:
+def layout_checks(struct: List[Any], vi: int, ns: Dict[str, Any], fail: str,
+                  ren: Dict[str, str]) -> List[str]:
     """A variant's layout and rebinding checks as dispatcher lines (``break`` / ``why``,
-    a failure ranking below every input check), constants named per variant."""
+    a failure ranking below every input check), constants named per variant; a parameter
+    is read by the name the dispatcher's body gives it (``ren``, see ``renames``)."""
     consts: Dict[str, Any] = {}
-    r = PyRenderer(TextRenderer(Names({})), numbered_consts(consts, "_S%d_" % vi), fail=fail)
+    r = PyRenderer(TextRenderer(Names({})), numbered_consts(consts, "_S%d_" % vi),
+                   param=lambda p: ren.get(p, p), fail=fail)
     lines = [r.line(rec, -1) for rec in struct]
     ns.update(consts)
     return lines
 
 
-def variant_checks(cp, vi: int, ns: Dict[str, Any], fail: str,
-                   sig: inspect.Signature) -> List[str]:
+def variant_checks(cp, vi: int, ns: Dict[str, Any], fail: str, sig: inspect.Signature,
+                   ren: Dict[str, str]) -> List[str]:
     """A variant's input check (its records) as lines of the shared dispatcher namespace:
     constants and array type named per variant (backends check for different array
-    types), a failed test ending as ``fail`` says (``break`` / ``why``).  A backend that
-    compiled its body with renamed parameters (one named ``_ndarray`` or ``np``) gets them
-    bound under its names first: the dispatcher takes the user's signature."""
+    types), a failed test ending as ``fail`` says (``break`` / ``why``).  The dispatcher's
+    body names parameters as ``ren`` says, as every backend's function writer does; a
+    backend whose parameters are named otherwise gets them bound under its names first."""
     consts: Dict[str, Any] = {}
     r = cp.input_check.renderer(numbered_consts(consts, "_K%d_" % vi),
                                 array_type="_ND%d" % vi, fail=fail)
-    aliases = ["%s = %s" % (mine, user) for mine, user in zip(cp.param_names, sig.parameters)
-               if mine != user]
+    aliases = ["%s = %s" % (mine, ren.get(user, user))
+               for mine, user in zip(cp.param_names, sig.parameters)
+               if mine != ren.get(user, user)]
     lines = r.lines(cp.input_check.records)
     ns.update(consts)
     return aliases + lines
@@ -181,25 +185,6 @@ class Variant:
 
 
 # --------------------------------------------------------------------------- compile
-def _params_source(sig: inspect.Signature, ns: Dict[str, Any]) -> str:
-    from symshape.capture.pycode import Renderer, signature_source
-    return signature_source(sig, Renderer({}, ns))
-
-
-def _call_source(sig: inspect.Signature) -> str:
-    parts = []
-    for p in sig.parameters.values():
-        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
-            parts.append(p.name)
-        elif p.kind == p.VAR_POSITIONAL:
-            parts.append("*" + p.name)
-        elif p.kind == p.KEYWORD_ONLY:
-            parts.append("%s=%s" % (p.name, p.name))
-        else:
-            parts.append("**" + p.name)
-    return ", ".join(parts)
-
-
 class CompileFallbackWarning(UserWarning):
     """ss.compile fell back to running (part of) a function eagerly."""
 
@@ -245,48 +230,53 @@ class CompiledFunction:
         self._ns: Dict[str, Any] = {"_ONCE": _ONCE, "_ndarray": np.ndarray, "_rt": _runtime,
                                     "_CNT": self._counts,
                                     "_W": _runtime.Failures(_runtime.return_failure)}
-        self._params = _params_source(sig, self._ns)
-        self._call = _call_source(sig)
         self._install()
 
     # ------------------------------------------------------------------ dispatch
     def _install(self) -> None:
-        lines = ["def __call__(_ss_self, %s):" % self._params]
+        fn, self.dispatch_source = signature_function(
+            "__call__", self._sig, self._dispatch_lines, self._ns, "dispatch " + self._name,
+            first="_ss_self")
+        type(self).__call__ = fn
+
+    def _dispatch_lines(self, ren: Dict[str, str]) -> List[str]:
+        """The dispatcher's body: each variant's guards, then its core; else ``_miss``
+        (``ren``: the names parameters have inside, see ``signature_function``)."""
+        call = call_source(self._sig, ren)
+        lines = []
         if self._driver is not None:
             # split at graph breaks: the rewritten function runs its compiled segments
             self._ns["_DRIVER"] = self._driver
-            lines += ["    _ss_self.break_calls += 1", "    return _DRIVER(%s)" % self._call]
+            lines += ["_ss_self.break_calls += 1", "return _DRIVER(%s)" % call]
         for v in reversed(self.variants if self._driver is None else ()):
             cp = v.compiled
-            lines.append("    for _ in _ONCE:")
-            for line in layout_checks(v.struct, v.index, self._ns, "break"):
-                lines.append("        " + line)
-            for line in variant_checks(cp, v.index, self._ns, "break", self._sig):
-                lines.append("        " + line)
-            lines.append("        _CNT[%d] += 1" % v.index)
-            lines.append("        return _core%d(%s)" % (v.index, ", ".join(
+            lines.append("for _ in _ONCE:")
+            for line in layout_checks(v.struct, v.index, self._ns, "break", ren):
+                lines.append("    " + line)
+            for line in variant_checks(cp, v.index, self._ns, "break", self._sig, ren):
+                lines.append("    " + line)
+            lines.append("    _CNT[%d] += 1" % v.index)
+            lines.append("    return _core%d(%s)" % (v.index, ", ".join(
                 cp.param_names + cp.sym_names)))
-        lines.append("    return _ss_self._miss(%s)" % self._call)
-        src = "\n".join(lines) + "\n"
-        code = builtins.compile(src, "<symshape dispatch %s>" % self._name, "exec")
-        exec(code, self._ns)
-        self.dispatch_source = src
-        type(self).__call__ = self._ns["__call__"]
+        lines.append("return _ss_self._miss(%s)" % call)
+        return lines
 
     def _why(self, v: Variant, args, kwargs) -> tuple:
         if v._why is None:
             cp = v.compiled
-            lines = ["def _why(%s):" % self._params]
-            lines += ["    " + x for x in layout_checks(v.struct, v.index, self._ns, "why")]
-            checks = variant_checks(cp, v.index, self._ns, "why", self._sig)
-            lines += ["    " + line for line in checks]
-            lines.append("    return %d, None" % len(cp.input_check.records))
             ns = dict(self._ns)
             # the failure protocol returning what failed, on this variant's array type
             ns["_W"] = _runtime.Failures(_runtime.return_failure,
                                          array_type=self._ns["_ND%d" % v.index])
-            exec(builtins.compile("\n".join(lines) + "\n", "<symshape why>", "exec"), ns)
-            v._why = ns["_why"]
+
+            def why_lines(ren: Dict[str, str]) -> List[str]:
+                lines = layout_checks(v.struct, v.index, ns, "why", ren)
+                lines += variant_checks(cp, v.index, ns, "why", self._sig, ren)
+                lines.append("return %d, None" % len(cp.input_check.records))
+                return lines
+
+            v._why = signature_function("_why", self._sig, why_lines, ns,
+                                        "why " + self._name)[0]
         try:
             depth, failed = v._why(*args, **kwargs)
             return depth, failed.reason() if isinstance(failed, _runtime.Failure) else failed

@@ -20,7 +20,6 @@ the JIT's dispatcher checks guards itself and calls it with the bound sizes.
 from __future__ import annotations
 
 import inspect
-import itertools
 import re
 from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
@@ -29,17 +28,15 @@ import numpy as np
 from symshape import runtime as _runtime
 from symshape.capture.graph import Node
 from symshape.capture.ops.indexing import render_items
-from symshape.capture.pycode import (Renderer, after_node, emit_node, forwarding_source,
-                                     render_outputs, renamed_inputs, reserved_params,
-                                     signature_source, subgraph_lines)
+from symshape.capture.function_writer import (FunctionSpec, GeneratedFunction, Writing,
+                                              del_lines, last_uses, program_spec, readers,
+                                              releases, write)
+from symshape.capture.pycode import Renderer, after_node, emit_node, node_lines
 from symshape.expr import Expr, format_py
-from symshape.guards import CheckWriter
 
 from . import rt as _cg
 from .fusion import Group, ew_ufunc, form_groups, kind, numel
-from .memplan import Plan, plan
-
-_counter = itertools.count()
+from .memplan import Plan, item_inputs, item_values, plan
 
 
 class HoistRenderer(Renderer):
@@ -83,21 +80,12 @@ class HoistRenderer(Renderer):
         return name
 
 
-class CompiledProgram:
-    """What ``generate`` produces: sources, namespace and the two entry points."""
+class CompiledProgram(GeneratedFunction):
+    """What ``generate`` produces: the generated function's record, plus the large path's
+    fused groups and memory plan."""
 
     def __init__(self) -> None:
-        self.name = ""
-        self.source = ""              # the checked function (what users read)
-        self.core_source = ""
-        self.ns: Dict[str, Any] = {}
-        self.full = None              # f(params): check, then body
-        self.core = None              # _core(params..., syms...): body only
-        self.core_name = ""
-        self.check_lines: List[str] = []
-        self.input_check = None       # the check's records (symshape.check_ir.InputCheck)
-        self.sym_names: List[str] = []
-        self.param_names: List[str] = []
+        super().__init__()
         self.groups: List[Group] = []
         self.plan: Optional[Plan] = None
 
@@ -116,35 +104,10 @@ def hint_fn(ep) -> Callable:
 
 def generate_program(ep, name: Optional[str] = None) -> CompiledProgram:
     """Generate and compile the NumPy code of an ExportedProgram."""
-    from symshape.capture.program import _safe_name
-    sig = ep.call_signature or inspect.Signature(
-        [inspect.Parameter(d.path, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-         for d in ep.constraints.inputs])
+    spec = program_spec(ep)
     g = ep.graph
-    name = name or _safe_name(ep.name)
-    clash = reserved_params(sig)
-    if not clash:
-        return generate(g.nodes, g.outputs, g.out_spec, ep._mutations(), ep.constraints,
-                        g.inputs, sig, name, hint_fn(ep))
-    # a parameter named like a helper of the generated code (``_ndarray``, ``np``): the
-    # body takes renamed parameters and a wrapper keeps the user's signature
-    ren = {p: "_p_" + p for p in clash}
-    inner_sig, cs = renamed_inputs(sig, ep.constraints, ren)
-    saved = {n: n.name for n in g.inputs if n.name in ren}
-    for n in saved:
-        n.name = ren[n.name]
-    try:
-        cp = generate(g.nodes, g.outputs, g.out_spec, ep._mutations(), cs, g.inputs,
-                      inner_sig, "_impl", hint_fn(ep))
-    finally:
-        for n, old_name in saved.items():
-            n.name = old_name
-    outer = forwarding_source(sig, ren, name, "_impl", cp.ns)
-    cp.ns["_impl"] = cp.full
-    cp.name = name
-    cp.source = cp.source + "\n" + outer
-    cp.full = _compile(outer, cp.ns, "<symshape compiled %s #%d>" % (name, next(_counter)), name)
-    return cp
+    return generate(g.nodes, g.outputs, g.out_spec, ep._mutations(), ep.constraints,
+                    g.inputs, spec.signature, name or spec.name, hint_fn(ep))
 
 
 def generate(nodes: List[Node], outputs: List[Any], out_spec, mutations, cs, input_nodes,
@@ -152,26 +115,23 @@ def generate(nodes: List[Node], outputs: List[Any], out_spec, mutations, cs, inp
              params: Optional[List[str]] = None) -> CompiledProgram:
     """``cs`` None: no input check; the function takes ``params`` (segment mode)."""
     cp = CompiledProgram()
-    cp.name = name
     ns: Dict[str, Any] = {"np": np, "_ndarray": np.ndarray, "_rt": _runtime, "_cg": _cg,
                           "_SETS": []}
-    cp.ns = ns
-    check_lines: List[str] = []
-    alias_lines: List[str] = []
-    bound: Set = set()
-    if cs is not None:
-        writer = CheckWriter(cs)
-        for desc, node in zip(cs.inputs, input_nodes):
-            if desc.is_array:
-                writer.var_names[id(desc)] = node.name
-                if node.name != desc.access:
-                    alias_lines.append("%s = %s" % (node.name, desc.access))
-        check_lines = writer.emit()
-        ns.update(writer.consts)
-        bound = set(writer.bound)
-        cp.input_check = writer.input_check()
-    cp.check_lines = check_lines
-    cp.sym_names = sorted(s.name for s in bound)
+
+    def body(ctx: Writing) -> List[str]:
+        return _body(ctx, nodes, hint, cp)
+
+    spec = FunctionSpec(name, sig, params=params, constraints=cs, inputs=input_nodes,
+                        outputs=outputs, out_spec=out_spec, mutations=mutations,
+                        namespace=ns, label="compiled")
+    return write(spec, body, record=cp)
+
+
+def _body(ctx: Writing, nodes, hint, cp: CompiledProgram) -> List[str]:
+    """The body: hoisted sizes, then the small-size path, or the large-size path when
+    some array is large (both end in the write-backs and the return)."""
+    ns, bound = ctx.ns, ctx.bound
+    outputs, mutations = ctx.spec.outputs, ctx.spec.mutations
     r = HoistRenderer({n: n.name for n in nodes}, ns, bound)
     compute = []
     for n in nodes:
@@ -181,7 +141,6 @@ def generate(nodes: List[Node], outputs: List[Any], out_spec, mutations, cs, inp
             ns[n.name] = n.meta["value"]
             continue
         compute.append(n)
-    runtime_checks = list(getattr(cs, "runtime_checks", ()) or ())
     out_nodes = {o for o in outputs if type(o) is Node}
     finals = {f for _, f in mutations}
     r.inplace, done = inplace_writes(compute, mutations, out_nodes)
@@ -189,57 +148,25 @@ def generate(nodes: List[Node], outputs: List[Any], out_spec, mutations, cs, inp
     r.pinned = {f for i, f in mutations if i in done}
     mutations = [(i, f) for i, f in mutations if i not in done]
 
-    small = _body_small(compute, outputs, out_spec, mutations, runtime_checks, bound, r, ns)
-    big, cond = _body_big(compute, outputs, out_spec, mutations, runtime_checks, bound, r,
-                          ns, hint, out_nodes, finals, cp)
+    small = _body_small(ctx, compute, out_nodes, mutations, r)
+    big, cond = _body_big(ctx, compute, mutations, r, hint, out_nodes, finals, cp)
     if big is None:
         body = small
     elif cond is True:
         body = big
     else:
         body = ["if %s:" % cond] + ["    " + x for x in big] + small
-    pre = r.hoist_lines
-    if params is None:
-        psrc = signature_source(sig, r)
-        cp.param_names = _plain_params(sig)
-    else:
-        psrc = ", ".join(params)
-        cp.param_names = list(params)
-    src = "def %s(%s):\n" % (name, psrc) + "".join(
-        "    %s\n" % x for x in check_lines + pre + body)
-    cp.core_name = "_core_" + name
-    core_params = cp.param_names + cp.sym_names
-    core_src = "def %s(%s):\n" % (cp.core_name, ", ".join(core_params)) + "".join(
-        "    %s\n" % x for x in alias_lines + pre + body)
-    cp.source = src
-    cp.core_source = core_src
-    tag = next(_counter)
-    cp.full = _compile(src, ns, "<symshape compiled %s #%d>" % (name, tag), name)
-    cp.core = _compile(core_src, ns, "<symshape core %s #%d>" % (name, tag), cp.core_name)
-    return cp
-
-
-def _plain_params(sig: inspect.Signature) -> List[str]:
-    return [p.name for p in sig.parameters.values()]
-
-
-def _compile(src: str, ns: Dict[str, Any], filename: str, name: str):
-    from symshape.capture.pycode import compile_function
-    return compile_function(src, ns, filename, name)
+    return r.hoist_lines + body
 
 
 # --------------------------------------------------------------------------- small path
 def _node_lines(node: Node, r: HoistRenderer, ns, bound: set, checks: list) -> List[str]:
-    out = []
-    for v in node.attrs.values():
-        if type(v).__name__ == "Subgraph":
-            out.extend(subgraph_lines(v, r, ns))
-    text = _flat_take(node, r, ns) or emit_node(node, r)
-    if node in getattr(r, "inplace", ()):
-        text = text.replace("_rt.setitem(", "_cg.setitem_into(", 1)
-    out.append("%s = %s" % (node.name, text))
-    out.extend(after_node(node, bound, checks, r))
-    return out
+    def emit() -> str:
+        text = _flat_take(node, r, ns) or emit_node(node, r)
+        if node in getattr(r, "inplace", ()):
+            text = text.replace("_rt.setitem(", "_cg.setitem_into(", 1)
+        return text
+    return node_lines(node, r, ns, emit) + after_node(node, bound, checks, r)
 
 
 _MARKER = re.compile("^\x00(\\d+)\x00$")
@@ -306,10 +233,7 @@ def inplace_writes(compute: List[Node], mutations, outputs: Set[Node]):
     array whose final value is this write (then no write-back is needed either: a KV cache
     update writes its slice, not a copy of the whole cache).  Returns (in-place nodes,
     mutated inputs needing no write-back)."""
-    users: Dict[Node, List[Node]] = {}
-    for n in compute:
-        for i in n.input_nodes():
-            users.setdefault(i, []).append(n)
+    users = readers(compute, Node.input_nodes)
     finals = {f: i for i, f in mutations}
     inplace: Set[Node] = set()
     done: Set[Node] = set()
@@ -340,34 +264,13 @@ def inplace_writes(compute: List[Node], mutations, outputs: Set[Node]):
     return inplace, done
 
 
-def _releases(items: List[object], keep: Set[Node]) -> List[List[str]]:
-    """Per item, the values whose last use it is: ``del`` them there, so NumPy can reuse
-    their memory at once (cache-hot) instead of holding every temporary to the end."""
-    from .memplan import item_inputs, item_values
-    last: Dict[Node, int] = {}
-    made: Dict[Node, int] = {}
-    for i, item in enumerate(items):
-        for v in item_inputs(item):
-            last[v] = i
-        for v in item_values(item):
-            made[v] = i
-    out: List[List[str]] = [[] for _ in items]
-    for v, i in made.items():
-        if v not in keep:
-            out[max(i, last.get(v, i))].append(v.name)
-    return out
-
-
-def _del(names: List[str]) -> List[str]:
-    return ["del %s" % ", ".join(names)] if names else []
-
-
-def _body_small(compute, outputs, out_spec, mutations, runtime_checks, bound, r, ns):
+def _body_small(ctx: Writing, compute, out_nodes, mutations, r):
+    """One NumPy call per node (into a dying operand where one fits), temporaries freed
+    after their last use."""
     body: List[str] = []
-    b = set(bound)
-    checks = list(runtime_checks)
-    keep = {o for o in outputs if type(o) is Node} | {f for _, f in mutations}
-    dels = _releases(compute, keep)
+    ns, b, checks = ctx.ns, set(ctx.bound), ctx.runtime_checks
+    keep = out_nodes | {f for _, f in mutations}
+    dels = releases(compute, keep, item_inputs, item_values)
     reuse = reuse_dying(compute, keep | getattr(r, "pinned", set()))
     for node, names in zip(compute, dels):
         if node in reuse:
@@ -379,11 +282,8 @@ def _body_small(compute, outputs, out_spec, mutations, runtime_checks, bound, r,
             body.extend(after_node(node, b, checks, r))
         else:
             body.extend(_node_lines(node, r, ns, b, checks))
-        body.extend(_del(names))
-    for inp, final in mutations:
-        body.append("%s[...] = %s" % (inp.name, final.name))
-    body.append("return " + render_outputs(out_spec, outputs, r))
-    return body
+        body.extend(del_lines(names))
+    return body + ctx.finish(r, mutations)
 
 
 def reuse_dying(compute: List[Node], keep: Set[Node]) -> Dict[Node, Node]:
@@ -391,12 +291,8 @@ def reuse_dying(compute: List[Node], keep: Set[Node]) -> Dict[Node, Node]:
     (same shape and dtype, an array of the program's own that no view can see), saving an
     allocation per op: what costs most on small arrays besides the call itself."""
     from .memplan import _same_shape, fresh
-    users: Dict[Node, List[Node]] = {}
-    last: Dict[Node, int] = {}
-    for i, n in enumerate(compute):
-        for m in n.input_nodes():
-            users.setdefault(m, []).append(n)
-            last[m] = i
+    users = readers(compute, Node.input_nodes)
+    last = last_uses(compute, Node.input_nodes)
     members = set(compute)
     out: Dict[Node, Node] = {}
     taken: Set[Node] = set()
@@ -422,16 +318,16 @@ def _hinted_numel(shape, hint) -> int:
     return n
 
 
-def _body_big(compute, outputs, out_spec, mutations, runtime_checks, bound, r, ns, hint,
-              out_nodes, finals, cp: CompiledProgram):
-    users: Dict[Node, List[Node]] = {n: [] for n in compute}
-    for n in compute:
-        for i in n.input_nodes():
-            if i in users:
-                users[i].append(n)
+def _body_big(ctx: Writing, compute, mutations, r, hint, out_nodes, finals,
+              cp: CompiledProgram):
+    """Fused groups in blocks and planned buffers, and the condition (over the bound sizes)
+    under which this path runs; (None, None) when it would be the small path again."""
+    ns, bound = ctx.ns, ctx.bound
+    users = readers(compute, Node.input_nodes)
 
     def needed_after(m: Node, g: Group) -> bool:
-        return m in out_nodes or m in finals or any(u not in g.members for u in users[m])
+        return m in out_nodes or m in finals or any(u not in g.members
+                                                    for u in users.get(m, ()))
 
     items = form_groups(compute, hint, _cg.BLOCK, needed_after)
     groups = [it for it in items if type(it) is Group]
@@ -461,15 +357,14 @@ def _body_big(compute, outputs, out_spec, mutations, runtime_checks, bound, r, n
         cond = " or ".join("%s >= %d" % (r.expr(s), _cg.BIG) for s in dyn[:4])
     ns["_P"] = [[] for _ in range(p.n_pools)]
     body: List[str] = ["_st = _cg.scratch(_SETS)"]
-    b = set(bound)
-    checks = list(runtime_checks)
+    b, checks = set(bound), ctx.runtime_checks
     gi = 0
     seq: List[object] = []
     for item in items:
         seq.append(item)
         if type(item) is Group:
             seq.extend(item.after)
-    dels = _releases(seq, out_nodes | finals | set(p.escapes))
+    dels = releases(seq, out_nodes | finals | set(p.escapes), item_inputs, item_values)
     for item, names in zip(seq, dels):
         if type(item) is Group:
             body.extend(_group_lines(item, gi, r, p))
@@ -479,14 +374,11 @@ def _body_big(compute, outputs, out_spec, mutations, runtime_checks, bound, r, n
             body.extend(after_node(item, b, checks, r))
         else:
             body.extend(_node_lines(item, r, ns, b, checks))
-        body.extend(_del(names))
-    for inp, final in mutations:
-        body.append("%s[...] = %s" % (inp.name, final.name))
-    for v in p.escapes:
-        body.append("_cg.give(_P[%d], %s)" % (p.where[v][1], v.name))
-    body.append("_SETS.append(_st)")
-    body.append("return " + render_outputs(out_spec, outputs, r))
-    return body, cond
+        body.extend(del_lines(names))
+    # after the write-backs: the scratch set goes back for the next call, outputs to pools
+    release = ["_cg.give(_P[%d], %s)" % (p.where[v][1], v.name) for v in p.escapes]
+    release.append("_SETS.append(_st)")
+    return body + ctx.finish(r, mutations, release), cond
 
 
 def _alloc(v: Node, r: HoistRenderer, p: Plan) -> str:

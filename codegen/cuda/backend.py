@@ -17,8 +17,6 @@ with NumPy and CPU-compiled kernels, which is how it is tested without a GPU.
 """
 from __future__ import annotations
 
-import inspect
-import itertools
 from typing import Any, Dict, List
 
 import numpy as np
@@ -26,13 +24,13 @@ import numpy as np
 from symshape import runtime as _runtime
 from symshape.errors import UserError
 from symshape.expr import Expr, format_py
-from symshape.guards import CheckWriter
+from symshape.capture.function_writer import GeneratedFunction, Writing, program_spec, write
+from symshape.capture.pycode import Renderer, after_node, node_lines
 
 from .groups import Plan, Ranges, plan_program
 from .kernels import (COL_SPLIT, GRID_CAP, LIMIT, MAX_BLOCK, ROW_BLOCK, ROW_ITEMS, SPLIT_BLOCKS,
                       SPLIT_ROWS, WARP_ROW, Kernel)
 
-_counter = itertools.count()
 NEEDS_CUPY = "backend='cupy' needs CuPy: pip install 'symshape[gpu]'"
 
 
@@ -41,52 +39,28 @@ def _py(e) -> str:
 
 
 # --------------------------------------------------------------------------- driver
-class Driver:
-    """The driver's pieces: the input check, the body, and the two functions made of them
-    (``source``: check then body, with ``f``'s signature; ``core_source``: the body only,
-    taking the plain parameters and the size symbols the check bound, for the JIT)."""
-
-    def __init__(self) -> None:
-        self.name = ""
-        self.check_lines: List[str] = []
-        self.input_check = None               # the check's records (InputCheck)
-        self.alias_lines: List[str] = []
-        self.body: List[str] = []
-        self.ns: Dict[str, Any] = {}
-        self.param_names: List[str] = []
-        self.sym_names: List[str] = []
-        self.source = ""
-        self.core_name = ""
-        self.core_source = ""
+class Driver(GeneratedFunction):
+    """The driver's pieces (the function writer's record): the input check, the body, and
+    the two functions made of them (``source``: check then body, with ``f``'s signature;
+    ``core_source``: the body only, taking the plain parameters and the size symbols the
+    check bound, for the JIT).  Compiled per runtime by ``CompiledCupy.bind``."""
 
 
 def build_driver(ep, plan: Plan) -> Driver:
     """The driver of a plan, and its device-independent namespace."""
-    from symshape.capture.pycode import (Renderer, after_node, emit_node, render_outputs, signature_source,
-                                         subgraph_lines)
-    from symshape.capture.program import _safe_name
+    spec = program_spec(ep, label="cupy", compile=False)
+    return write(spec, lambda ctx: _driver_body(ctx, ep, plan), record=Driver())
+
+
+def _driver_body(ctx: Writing, ep, plan: Plan) -> List[str]:
+    """One line per step of the plan: library ops as NumPy calls, kernels as an allocation
+    of their outputs and a launch; then the write-backs and the outputs."""
     graph = ep.graph
-    cs = ep.constraints
-    sig = ep.call_signature or inspect.Signature(
-        [inspect.Parameter(d.path, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-         for d in cs.inputs])
-    ns: Dict[str, Any] = {}
-    names = {n: n.name for n in graph.nodes}
-    r = Renderer(names, ns)
-    writer = CheckWriter(cs)
-    d = Driver()
-    for desc, node in zip(cs.inputs, ep.graph.inputs):
-        if desc.is_array:
-            writer.var_names[id(desc)] = names[node]
-            if names[node] != desc.access:
-                d.alias_lines.append("%s = %s" % (names[node], desc.access))
-    d.check_lines = list(writer.emit())
-    d.input_check = writer.input_check()
+    ns = ctx.ns
+    r = Renderer({n: n.name for n in graph.nodes}, ns)
     body: List[str] = []
-    ns.update(writer.consts)
-    bound = set(writer.bound)
-    d.sym_names = [s.name for s in writer.bound]
-    pending = list(getattr(cs, "runtime_checks", ()))
+    bound = set(ctx.bound)
+    pending = ctx.runtime_checks
     contig = {n: "_c_" + n.name for n in plan.contig}
     for n in graph.inputs:
         if n in contig:
@@ -101,10 +75,7 @@ def build_driver(ep, plan: Plan) -> Driver:
     for kind, obj in plan.steps:
         if kind == "py":
             node = obj
-            for v in node.attrs.values():
-                if type(v).__name__ == "Subgraph":
-                    body.extend(subgraph_lines(v, r, ns))
-            body.append("%s = %s" % (node.name, emit_node(node, r)))
+            body.extend(node_lines(node, r, ns))
             body.extend(after_node(node, bound, pending, r))
             if node in contig:
                 body.append("%s = _kin(%s)" % (contig[node], node.name))
@@ -134,20 +105,8 @@ def build_driver(ep, plan: Plan) -> Driver:
                 body.append("if %s == 0: _rt_no_identity(%r)" % (_py(k.inner), k.empty_max[0]))
             body.append("_row(_K[%d], %s, %s, %s, %s)" % (i, _py(k.rows), _py(k.inner), argt,
                                                          big))
-    for inp, final in ep._mutations():
-        body.append("%s[...] = %s" % (names[inp], names[final]))
-    body.append("return " + render_outputs(graph.out_spec, graph.outputs, r))
     ns.update(dtypes)
-    d.name = fname = _safe_name(ep.name)
-    d.body = body
-    d.ns = ns
-    d.param_names = [p.name for p in sig.parameters.values()]
-    d.source = "def %s(%s):\n" % (fname, signature_source(sig, r)) + "".join(
-        "    %s\n" % l for l in d.check_lines + body)
-    d.core_name = "_core_" + fname
-    d.core_source = "def %s(%s):\n" % (d.core_name, ", ".join(d.param_names + d.sym_names)) + \
-        "".join("    %s\n" % l for l in d.alias_lines + body)
-    return d
+    return body + ctx.finish(r)
 
 
 def _shape_py(shape) -> str:
@@ -356,10 +315,6 @@ class CompiledCupy:
         self.kernels: List[Kernel] = self.plan.kernels
         self.driver = d = build_driver(ep, self.plan)
         self.name = d.name
-        self.check_lines = d.check_lines
-        self.input_check = d.input_check
-        self.param_names = d.param_names
-        self.sym_names = d.sym_names
         self.ns: Dict[str, Any] = dict(d.ns)
         self.ns["_ndarray"] = _cupy_ndarray()
         self._full = None
@@ -367,6 +322,12 @@ class CompiledCupy:
         self.compiled = self
         self.__signature__ = ep.call_signature
         self.__name__ = d.name
+
+    # what the JIT's dispatcher reads, as the driver has it
+    check_lines = property(lambda self: self.driver.check_lines)
+    param_names = property(lambda self: self.driver.param_names)
+    sym_names = property(lambda self: self.driver.sym_names)
+    input_check = property(lambda self: self.driver.input_check)
 
     @property
     def driver_source(self) -> str:
@@ -384,7 +345,6 @@ class CompiledCupy:
     def bind(self, runtime, core: bool = False):
         """The driver bound to a runtime (CuPy, or the emulator's NumPy): the checked
         function, or with ``core=True`` the body taking parameters and size symbols."""
-        from symshape.capture.pycode import compile_function
         ns = dict(self.driver.ns)
         for n in self.ep.graph.constants:
             ns[n.name] = runtime.asarray(n.meta["value"])
@@ -396,12 +356,7 @@ class CompiledCupy:
                   _pw=_pw, _row=_row, _empty=runtime.xp.empty,
                   _kin=kernel_input(runtime.xp.ascontiguousarray), _es=_es,
                   _rt_no_identity=_no_identity)
-        tag = next(_counter)
-        if core:
-            return compile_function(self.driver.core_source, ns, "<symshape cupy core %s #%d>"
-                                    % (self.name, tag), self.driver.core_name)
-        return compile_function(self.driver.source, ns, "<symshape cupy %s #%d>"
-                                % (self.name, tag), self.name)
+        return self.driver.compile(ns, "cupy", core)
 
     def __call__(self, *args, **kwargs):
         fn = self._full

@@ -1,0 +1,444 @@
+"""One function writer: how every backend turns a program into Python functions.
+
+``ep.module()`` (``pycode``), ``ep.compile()`` (NumPy), the CuPy driver and the dask entry
+point all generate the same kind of code: a function with ``f``'s signature that checks its
+inputs (binding the size symbols), computes, writes in-place mutations back and returns the
+outputs in ``f``'s structure; and, for the JIT's dispatcher, a *core* function taking the
+plain parameters and the bound size symbols that skips the check.  This module writes
+those functions; a backend gives only what differs, its body:
+
+* ``FunctionSpec`` describes the function to write: name, signature (or plain
+  parameters), the constraints its input check enforces and the graph inputs they bind,
+  the outputs and their structure, the write-backs, whether a core is wanted, the
+  namespace, the filename label (``program_spec(ep)`` fills it for an ExportedProgram);
+* ``write(spec, body)`` writes the input check (``input_check``), calls ``body(ctx)`` (a
+  ``Writing``: the bound symbols, the namespace, ``finish`` for write-backs and the
+  return) for the body lines, assembles the ``def``s, and compiles them with
+  ``compile_function`` (a ``linecache`` entry: tracebacks show the generated lines);
+* the result is a ``GeneratedFunction`` (sources, parts, names, namespace, callables),
+  the one record class the backends' program classes extend.
+
+Parameters named like something generated code uses (``type``, ``np``, ``s0``: see
+``graph.used_by_generated_code``) are handled here once (``renames``): the body is written
+with renamed parameters and a forwarding function keeps the user's signature; the JIT's
+dispatcher, a function of the user's signature too, is written by ``signature_function``
+with the same names.  Temporaries are freed after their last use by one algorithm
+(``last_uses`` / ``releases``), as eager code's reference counts would free them.
+"""
+from __future__ import annotations
+
+import copy
+import inspect
+import itertools
+import linecache
+import re
+import weakref
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+
+from symshape.guards import CheckWriter, ConstraintSet
+
+from .graph import Node, used_by_generated_code
+
+_counter = itertools.count()
+
+#: what a clashing parameter is called inside the body (``type`` -> ``_p_type``)
+RENAMED_PREFIX = "_p_"
+#: the function holding the body when the public one forwards to it
+INNER_NAME = "_impl"
+
+
+# --------------------------------------------------------------------------- records
+@dataclass
+class InputCheck:
+    """The input check of a function: its lines (which bind the size symbols), the
+    constants they read, the symbols bound (in binding order) and the aliases the core
+    runs instead (``x = params['x']``: the check binds array inputs to their node names)."""
+
+    lines: List[str]
+    consts: Dict[str, Any]
+    bound: List[Any]
+    aliases: List[str]
+    records: Any = None    # the typed records the lines render (symshape.check_ir.InputCheck)
+
+
+def input_check(cs: ConstraintSet, names: Sequence[Optional[str]]) -> InputCheck:
+    """The check of ``cs``, binding array input ``i`` to the variable ``names[i]``
+    (None: the check's own temporary)."""
+    writer = CheckWriter(cs)
+    aliases: List[str] = []
+    for desc, name in zip(cs.inputs, names):
+        if desc.is_array and name is not None:
+            writer.var_names[id(desc)] = name
+            if name != desc.access:
+                aliases.append("%s = %s" % (name, desc.access))
+    lines = list(writer.emit())
+    return InputCheck(lines, dict(writer.consts), list(writer.bound), aliases,
+                      writer.input_check())
+
+
+class GeneratedFunction:
+    """What the writer generated: the checked function (``source``, ``full``) with the
+    user's signature, and the core (``core_source``, ``core``) taking ``param_names`` then
+    ``sym_names``; ``check_lines`` / ``alias_lines`` / ``body`` are its parts, ``ns`` the
+    namespace both run in.  Backends' program classes extend it."""
+
+    def __init__(self) -> None:
+        self.name = ""
+        self.source = ""              # the checked function (what users read)
+        self.core_name = ""
+        self.core_source = ""         # "" when no core was asked for
+        self.ns: Dict[str, Any] = {}
+        self.check_lines: List[str] = []
+        self.input_check = None       # the check's records (symshape.check_ir.InputCheck)
+        self.alias_lines: List[str] = []
+        self.body: List[str] = []
+        self.param_names: List[str] = []
+        self.sym_names: List[str] = []
+        self.full: Optional[Callable] = None       # f(params): check, then body
+        self.core: Optional[Callable] = None       # core(params..., syms...): body only
+
+    def compile(self, ns: Dict[str, Any], label: str, core: bool = False,
+                tag: Optional[int] = None) -> Callable:
+        """The checked function (or the core) compiled in ``ns`` (a backend binding its
+        runtime, CuPy or the emulator, compiles it again in its own namespace)."""
+        label = label + " core" if core else label
+        return compile_function(self.core_source if core else self.source, ns,
+                                _filename(label, self.name, tag),
+                                self.core_name if core else self.name)
+
+
+@dataclass
+class FunctionSpec:
+    """The function to write.
+
+    ``signature``: the user's signature (``params``: plain parameter names instead, for
+    internal segments); ``constraints`` / ``inputs``: the input check and the graph input
+    nodes (anything with a ``.name``) its array inputs bind, None for no check;
+    ``outputs`` / ``out_spec``: the returned leaves and their structure; ``mutations``:
+    (input, final value) pairs written back before returning; ``core``:
+    also write the core for the JIT; ``label``: how filenames in tracebacks call it
+    (``<symshape compiled f #3>``); ``compile``: compile now (else the caller compiles
+    ``GeneratedFunction.compile`` in its own namespace)."""
+
+    name: str
+    signature: Optional[inspect.Signature] = None
+    params: Optional[List[str]] = None
+    constraints: Optional[ConstraintSet] = None
+    inputs: Sequence[Any] = ()
+    outputs: Sequence[Any] = ()
+    out_spec: tuple = ("leaf",)
+    mutations: Sequence[Tuple[Any, Any]] = ()
+    namespace: Dict[str, Any] = field(default_factory=dict)
+    core: bool = True
+    label: str = ""
+    compile: bool = True
+
+
+class Writing:
+    """What a body hook gets: the check written (``check``; ``bound``: the symbols it
+    binds), the constraints as the body sees them (parameters renamed on a clash) and the
+    namespace."""
+
+    def __init__(self, spec: FunctionSpec, cs: Optional[ConstraintSet],
+                 check: Optional[InputCheck]) -> None:
+        self.spec = spec
+        self.constraints = cs
+        self.check = check
+        self.ns = spec.namespace
+        self.bound = set(check.bound) if check is not None else set()
+
+    @property
+    def runtime_checks(self) -> list:
+        """``ss.check`` conditions on sizes the body computes, in program order."""
+        return list(getattr(self.constraints, "runtime_checks", ()) or ())
+
+    def kept(self) -> set:
+        """The values that live to the end of the call: outputs and write-back values."""
+        return {o for o in self.spec.outputs if type(o) is Node} | \
+            {f for _, f in self.spec.mutations}
+
+    def finish(self, r, mutations: Optional[Iterable[Tuple[Any, Any]]] = None,
+               then: Sequence[str] = ()) -> List[str]:
+        """The end of a path through the body: write each mutated input's final value
+        back into it (``x[...] = x_new``; ``mutations``: those left after the body wrote
+        some in place), run ``then``, return the outputs rendered by ``r``."""
+        pairs = self.spec.mutations if mutations is None else mutations
+        out = ["%s[...] = %s" % (inp.name, final.name) for inp, final in pairs]
+        out.extend(then)
+        out.append("return " + render_outputs(self.spec.out_spec, self.spec.outputs, r))
+        return out
+
+
+def function_name(name: str) -> str:
+    """``name`` as a Python identifier (``<lambda>`` -> ``_lambda_``)."""
+    out = "".join(c if c.isalnum() or c == "_" else "_" for c in name) or "forward"
+    return out if not out[0].isdigit() else "f_" + out
+
+
+def program_spec(ep, **kw) -> FunctionSpec:
+    """The function of an ExportedProgram: its name, ``f``'s signature (the inputs' paths
+    when ``f`` had none), its input check over the graph's input nodes, its outputs and
+    write-backs."""
+    sig = ep.call_signature or inspect.Signature(
+        [inspect.Parameter(d.path, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+         for d in ep.constraints.inputs])
+    g = ep.graph
+    return FunctionSpec(function_name(ep.name), sig, constraints=ep.constraints,
+                        inputs=g.inputs, outputs=g.outputs, out_spec=g.out_spec,
+                        mutations=ep._mutations(), **kw)
+
+
+def write(spec: FunctionSpec, body: Callable[[Writing], List[str]],
+          record: Optional[GeneratedFunction] = None) -> GeneratedFunction:
+    """Write (and by default compile) the function ``spec`` describes, its body from the
+    backend's hook; fills ``record`` (a backend's subclass) or a new GeneratedFunction."""
+    rec = record if record is not None else GeneratedFunction()
+    sig, cs, ns = spec.signature, spec.constraints, spec.namespace
+    ren = renames(sig) if sig is not None else {}
+    if ren:
+        sig, cs = renamed_inputs(sig, cs, ren)
+    with renamed_nodes(spec.inputs, ren):
+        check = input_check(cs, [n.name for n in spec.inputs]) if cs is not None else \
+            InputCheck([], {}, [], [])
+        ns.update(check.consts)
+        rec.body = body(Writing(spec, cs, check))
+    fname = INNER_NAME if ren else spec.name
+    rec.name, rec.ns = spec.name, ns
+    rec.check_lines, rec.alias_lines = check.lines, check.aliases
+    rec.input_check = check.records
+    rec.sym_names = sorted(s.name for s in check.bound)
+    if spec.params is not None:
+        rec.param_names = list(spec.params)
+        params = ", ".join(spec.params)
+    else:
+        rec.param_names = [p.name for p in sig.parameters.values()]
+        params = signature_source(sig, ns)
+    rec.source = def_source(fname, params, rec.check_lines + rec.body)
+    if ren:
+        rec.source += "\n" + forwarding_source(spec.signature, ren, spec.name, fname, ns)
+    if spec.core:
+        rec.core_name = "_core_" + fname
+        rec.core_source = def_source(rec.core_name, ", ".join(rec.param_names + rec.sym_names),
+                                     rec.alias_lines + rec.body)
+    if spec.compile:
+        tag = next(_counter)
+        rec.full = rec.compile(ns, spec.label, tag=tag)
+        if spec.core:
+            rec.core = rec.compile(ns, spec.label, core=True, tag=tag)
+    return rec
+
+
+@contextmanager
+def renamed_nodes(nodes: Sequence[Any], ren: Dict[str, str]):
+    """Input nodes named as ``ren`` says while the body is written (their names are the
+    variables the body reads), their own names again afterwards."""
+    saved = {n: n.name for n in nodes if n.name in ren}
+    for n in saved:
+        n.name = ren[n.name]
+    try:
+        yield
+    finally:
+        for n, old in saved.items():
+            n.name = old
+
+
+def def_source(name: str, params: str, lines: Sequence[str]) -> str:
+    """``def name(params):`` and the lines, indented."""
+    return "def %s(%s):\n" % (name, params) + "".join("    %s\n" % x for x in lines)
+
+
+def _filename(label: str, name: str, tag: Optional[int] = None) -> str:
+    tag = next(_counter) if tag is None else tag
+    return "<symshape %s%s #%d>" % (label + " " if label else "", name, tag)
+
+
+# --------------------------------------------------------------------------- signatures
+def namespace_const(ns: Dict[str, Any], v) -> str:
+    """A name for ``v`` in the namespace (``_fn_scale`` for a named function, readable in
+    the source; ``_v3`` otherwise)."""
+    label = getattr(v, "__name__", None) if callable(v) else None
+    if isinstance(label, str) and label.isidentifier():
+        name = "_fn_" + label
+        if ns.get(name) is v:
+            return name
+    else:
+        name = "_v%d" % len(ns)
+    while name in ns:
+        name += "_"
+    ns[name] = v
+    return name
+
+
+def signature_source(sig: inspect.Signature, ns: Dict[str, Any]) -> str:
+    """The parameter list of ``sig`` as Python source (defaults go to the namespace)."""
+    parts = []
+    seen_kwonly = False
+    for p in sig.parameters.values():
+        if p.kind == p.VAR_POSITIONAL:
+            parts.append("*" + p.name)
+            seen_kwonly = True
+            continue
+        if p.kind == p.VAR_KEYWORD:
+            parts.append("**" + p.name)
+            continue
+        if p.kind == p.KEYWORD_ONLY and not seen_kwonly:
+            parts.append("*")
+            seen_kwonly = True
+        text = p.name
+        if p.default is not p.empty:
+            text += "=" + namespace_const(ns, p.default)
+        parts.append(text)
+    pos_only = [p for p in sig.parameters.values() if p.kind == p.POSITIONAL_ONLY]
+    if pos_only:
+        parts.insert(len(pos_only), "/")
+    return ", ".join(parts)
+
+
+def call_source(sig: inspect.Signature, values: Optional[Dict[str, str]] = None) -> str:
+    """The arguments of a call to a function with signature ``sig``, each parameter's
+    value taken from the variable ``values.get(name, name)`` (keyword-only ones passed by
+    keyword)."""
+    values = values or {}
+    call = []
+    for p in sig.parameters.values():
+        v = values.get(p.name, p.name)
+        if p.kind == p.VAR_POSITIONAL:
+            call.append("*" + v)
+        elif p.kind == p.VAR_KEYWORD:
+            call.append("**" + v)
+        elif p.kind == p.KEYWORD_ONLY:
+            call.append("%s=%s" % (p.name, v))
+        else:
+            call.append(v)
+    return ", ".join(call)
+
+
+def forwarding_source(sig: inspect.Signature, ren: Dict[str, str], name: str, inner: str,
+                      ns: Dict[str, Any], first: str = "") -> str:
+    """``def name(<the user's signature>): return inner(<renamed parameters>)``
+    (``first``: a leading parameter passed on as it is, ``self`` of a method)."""
+    inner_sig = renamed_inputs(sig, None, ren)[0]
+    lead = first + ", " if first else ""
+    args = call_source(inner_sig, {new: old for old, new in ren.items()})
+    return def_source(name, lead + signature_source(sig, ns),
+                      ["return %s(%s%s)" % (inner, lead, args)])
+
+
+def signature_function(name: str, sig: inspect.Signature, body: Callable[[Dict[str, str]],
+                       List[str]], ns: Dict[str, Any], label: str, first: str = ""):
+    """Compile ``def name(first, <sig>)`` with the lines ``body(ren)`` gives, ``ren``
+    mapping parameters named like something generated code uses to the names the lines
+    must use for them (then a forwarding function keeps ``sig``).  Returns the function
+    and its source."""
+    ren = renames(sig)
+    inner_sig = renamed_inputs(sig, None, ren)[0]
+    fname = "%s_%s" % (INNER_NAME, name.strip("_")) if ren else name
+    lead = first + ", " if first else ""
+    src = def_source(fname, lead + signature_source(inner_sig, ns), body(ren))
+    if ren:
+        src += "\n" + forwarding_source(sig, ren, name, fname, ns, first)
+    return compile_function(src, ns, _filename(label, name), name), src
+
+
+def reserved_params(sig: inspect.Signature) -> List[str]:
+    """Parameters named like something generated code uses (``type``, ``max``, ``s0``,
+    ``_ndarray``): such a function is built as a body with renamed parameters."""
+    return [p for p in sig.parameters if used_by_generated_code(p)]
+
+
+def renames(sig: inspect.Signature) -> Dict[str, str]:
+    """What each parameter named like something generated code uses is called inside the
+    generated body (``type`` -> ``_p_type``); every generated function of ``sig`` agrees."""
+    return {p: RENAMED_PREFIX + p for p in reserved_params(sig)}
+
+
+_LEAD = re.compile(r"^([A-Za-z_][A-Za-z_0-9]*)")
+
+
+def renamed_inputs(sig: inspect.Signature, cs: Optional[ConstraintSet], ren: Dict[str, str]):
+    """The signature and input descriptions with parameters renamed by ``ren``."""
+    params = [p.replace(name=ren.get(p.name, p.name)) for p in sig.parameters.values()]
+    if cs is None:
+        return sig.replace(parameters=params), None
+    new_inputs = []
+    for d in cs.inputs:
+        nd = copy.copy(d)
+        nd.access = _LEAD.sub(lambda m: ren.get(m.group(1), m.group(1)), d.access)
+        new_inputs.append(nd)
+    cs2 = copy.copy(cs)
+    cs2.inputs = new_inputs
+    return sig.replace(parameters=params), cs2
+
+
+def render_outputs(spec, leaves: Sequence[Any], r) -> str:
+    """The outputs in ``f``'s output structure (``spec``: the pytree spec), each leaf
+    rendered by ``r`` (a ``pycode.Renderer``: ``value``, ``const``)."""
+    it = iter(leaves)
+
+    def go(s):
+        if s == ("leaf",):
+            return r.value(next(it))
+        if s[0] == "dict":
+            return "{%s}" % ", ".join("%s: %s" % (r.const(k) if not isinstance(k, (str, int))
+                                                  else repr(k), go(c))
+                                      for k, c in zip(s[1], s[2]))
+        items = [go(c) for c in s[1]]
+        if s[0] == "tuple":
+            return "(%s%s)" % (", ".join(items), "," if len(items) == 1 else "")
+        return "[%s]" % ", ".join(items)
+
+    return go(spec)
+
+
+# --------------------------------------------------------------------------- temporaries
+def readers(items: Sequence[Any], uses: Callable[[Any], Iterable[Any]]
+            ) -> Dict[Any, List[Any]]:
+    """Per value, the items that read it, in order."""
+    out: Dict[Any, List[Any]] = {}
+    for item in items:
+        for v in uses(item):
+            out.setdefault(v, []).append(item)
+    return out
+
+
+def last_uses(items: Sequence[Any], uses: Callable[[Any], Iterable[Any]]) -> Dict[Any, int]:
+    """Per value, the index of the last item that reads it."""
+    last: Dict[Any, int] = {}
+    for i, item in enumerate(items):
+        for v in uses(item):
+            last[v] = i
+    return last
+
+
+def releases(items: Sequence[Any], keep, uses: Callable[[Any], Iterable[Any]],
+             makes: Callable[[Any], Iterable[Any]]) -> List[List[str]]:
+    """Per item, the names of the values whose life ends there (read for the last time, or
+    made and never read): ``del`` them after it, so NumPy reuses their memory at once
+    (cache-hot) instead of every temporary staying alive until the function returns.
+    ``keep``: values that live on (outputs, write-back values)."""
+    last = last_uses(items, uses)
+    out: List[List[str]] = [[] for _ in items]
+    for i, item in enumerate(items):
+        for v in makes(item):
+            if v not in keep:
+                out[max(i, last.get(v, i))].append(v.name)
+    return out
+
+
+def del_lines(names: List[str]) -> List[str]:
+    """``del a, b`` (nothing for no names)."""
+    return ["del %s" % ", ".join(names)] if names else []
+
+
+# --------------------------------------------------------------------------- compiling
+def compile_function(src: str, ns: Dict[str, Any], filename: str, name: str = "forward"):
+    """Compile generated source; tracebacks show its lines (a ``linecache`` entry that lives
+    exactly as long as the function, so building many programs leaks nothing)."""
+    code = compile(src, filename, "exec")
+    linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
+    exec(code, ns)
+    fn = ns[name]
+    weakref.finalize(fn, linecache.cache.pop, filename, None)
+    return fn
