@@ -8,7 +8,7 @@ from __future__ import annotations
 from .checks import check
 from .dims import Dim, dims
 from .errors import ConstraintViolationError, GuardOnDataDependentError, UserError
-from .exportable import exportable
+from .cli.exportable import exportable
 from .infinity import int_oo
 from .logs import set_logs
 from .ranges import ValueRange

@@ -7,12 +7,9 @@ import os
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PACKAGES = {"symshape": "symshape", "capture": "symshape.capture",
-            "codegen": "symshape.codegen"}
+            "codegen": "symshape.codegen", "cli": "symshape.cli"}
 # modules of the symshape/ folder that are the face, not the engine
-FACE = {"symshape", "symshape.__main__", "symshape.cli", "symshape.check_worker",
-        "symshape.isolation", "symshape.fixer", "symshape.pyscope", "symshape.safe_write",
-        "symshape.exportable", "symshape.project", "symshape.annotation_fixer",
-        "symshape.textsafe", "symshape.numpy"}
+FACE = {"symshape", "symshape.__main__", "symshape.numpy"}
 LAYER = {"engine": 0, "capture": 1, "codegen": 2, "face": 3}
 
 
@@ -32,7 +29,7 @@ _NAMES = {name for name, _, _ in _modules()}
 
 
 def layer(mod: str) -> str:
-    if mod in FACE:
+    if mod in FACE or mod.startswith("symshape.cli"):
         return "face"
     if mod.startswith("symshape.codegen"):
         return "codegen"

@@ -4,8 +4,8 @@ shows the log of one.
 ``symshape check [PATHS...]`` finds the ``.py`` files under PATHS whose syntax tree uses
 ``exportable`` (so scripts that only run are never executed) and the
 ``[[tool.symshape.exports]]`` entries of the ``pyproject.toml`` files that apply, imports and
-exports them in an isolated child process per project (``symshape.isolation``) and reports,
-sorted by file and line; ``--fix`` / ``--diff`` plan edits (``symshape.fixer``), keep only
+exports them in an isolated child process per project (``symshape.cli.isolation``) and reports,
+sorted by file and line; ``--fix`` / ``--diff`` plan edits (``symshape.cli.fixer``), keep only
 those that parse and pass a re-check of the edited sources, and write them atomically.  Exit
 status: 0 all exports pass, 1 any export fails (a violated spec, or another ``UserError``
 from ``export``), 2 a usage error, a user module that fails to import, or an export that
@@ -20,10 +20,10 @@ import os
 import sys
 from typing import Any, Dict, List, Optional, Tuple
 
-from . import __version__
+from .. import __version__
 from .check_worker import (Importer, Item, Paths, _internal_dirs, captured_logs, module_name,
                            read_source, scan_source, summarize_exception)
-from .errors import UserError
+from ..errors import UserError
 from .exportable import Declaration, registered
 from .textsafe import printable
 
@@ -604,9 +604,9 @@ def cmd_explain(args, out, err) -> int:
 
 
 def _explain(args, out, err) -> int:
-    from .capture.export import trace_program
-    from .errors import where
-    from . import export
+    from ..capture.export import trace_program
+    from ..errors import where
+    from .. import export
     paths = Paths()
     root = os.path.abspath(args.root or ".")
     old = sys.dont_write_bytecode
@@ -628,7 +628,7 @@ def _explain(args, out, err) -> int:
     with captured_logs(logging.DEBUG) as cap:
         try:
             a, kw = decl.inputs()
-            from .spec import bind_inputs
+            from ..spec import bind_inputs
             _, bound = bind_inputs(decl.fn, a, kw)
             say("example inputs: %s" % ", ".join("%s: %s" % (k, _describe_input(x))
                                                  for k, x in bound.items()))
@@ -779,5 +779,5 @@ if __name__ == "__main__":  # pragma: no cover
 
 def _annotated(decl):
     """The export's spec, read from the function's shape annotations when none is declared."""
-    from .annotations import spec_for
+    from ..annotations import spec_for
     return spec_for(decl.fn, decl.dynamic_shapes)

@@ -4,12 +4,12 @@ user's source, and write them.
 Every change is a targeted text edit at exact syntax-tree positions -- never a
 re-serialization -- so formatting, comments, encoding (BOM, coding cookie) and line endings
 outside the edited span survive.  Each edit belongs to the export whose fix made it, so a
-caller can drop every edit of an export (``symshape.cli.plan_verified`` does when an edit does
+caller can drop every edit of an export (``symshape.cli.command.plan_verified`` does when an edit does
 not parse or does not pass the re-check).
 
 Python (``@exportable`` declarations), per fix object of ``ConstraintViolationError``.  The
 spec is the ``dynamic_shapes=`` of the call at the declaration's line; the definitions it uses
-are found by scope (``symshape.pyscope``), so only the binding the spec reads is edited:
+are found by scope (``symshape.cli.pyscope``), so only the binding the spec reads is edited:
 
 * ``SetDim(name, ...)`` edits the definition of the Dim called ``name``: a bound changes only
   the keywords of ``Dim(...)``; a relation, marker or int replaces the value (comments inside
@@ -27,10 +27,10 @@ and sub-tables); relations, static values and markers rewrite the axis strings o
 entry's ``dynamic_shapes``; ``SetEntry`` replaces the element at ``entry``.
 
 Exports whose spec is read from shape annotations: the fixes rewrite the annotation strings
-of the function's ``def`` (``symshape.annotation_fixer``), as edits of the same file patches.
+of the function's ``def`` (``symshape.cli.annotation_fixer``), as edits of the same file patches.
 
 A fix that cannot be placed exactly is reported as not applied, with the reason.  ``Plan.write``
-replaces files atomically (``symshape.safe_write``).
+replaces files atomically (``symshape.cli.safe_write``).
 """
 from __future__ import annotations
 
@@ -40,8 +40,8 @@ import os
 import re
 from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
-from .constraints import DefineDim, Fix, SetDim, SetEntry
-from .dims import Dim, _Marker, format_linear
+from ..constraints import DefineDim, Fix, SetDim, SetEntry
+from ..dims import Dim, _Marker, format_linear
 from .exportable import Declaration
 from . import project
 
@@ -251,7 +251,7 @@ def plan_fixes(items: List[Tuple[Declaration, List[Fix]]],
     """The edits that apply each declaration's fixes (in order) to its source file (or to
     its edited text in ``base``).  ``annotated`` maps the key of each export whose spec was
     read from shape annotations to where that function is defined: its fixes rewrite the
-    annotation strings (``symshape.annotation_fixer``)."""
+    annotation strings (``symshape.cli.annotation_fixer``)."""
     from .check_worker import decl_key
     plan = Plan(base)
     py: Dict[str, _PyFile] = {}
@@ -338,7 +338,7 @@ class _Rewrite:
 
 class _PyFile:
     """Places fixes in one Python file, editing exactly the definitions an export's spec
-    uses (found by scope, see ``symshape.pyscope``)."""
+    uses (found by scope, see ``symshape.cli.pyscope``)."""
 
     def __init__(self, plan: Plan, path: str) -> None:
         from .pyscope import Scopes

@@ -30,8 +30,8 @@ import os
 import re
 from typing import Any, Dict, List, Optional, Tuple
 
-from .dims import AUTO, DYNAMIC, STATIC, Dim
-from .errors import UserError
+from ..dims import AUTO, DYNAMIC, STATIC, Dim
+from ..errors import UserError
 from .exportable import Declaration
 
 MARKERS = {"Dim.AUTO": AUTO, "Dim.DYNAMIC": DYNAMIC, "Dim.STATIC": STATIC}
