@@ -34,9 +34,8 @@ from symshape.ranges import ValueRange
 from symshape.symint import SymInt, sym_max
 
 from . import ops as _ops  # noqa: F401  (registers the op table)
-from .graph import Graph, Node
+from .ir import ArrRef, Graph, IndexAttr, Node, Subgraph
 from .ops.elementwise import _emit_ufunc
-from .ops.indexing import IndexAttr
 from .ops.registry import OPS, defop
 from .tracer import FUNCTIONS, TracedArray, Tracer, to_expr
 
@@ -613,7 +612,7 @@ def _graph_symbols(graph: Graph) -> set:
             visit(v.start), visit(v.stop), visit(v.step)
         elif t is IndexAttr:
             visit(v.items)
-        elif t.__name__ == "Subgraph":
+        elif t is Subgraph:
             out.update(_graph_symbols(v.graph))
 
     for n in graph.nodes:
@@ -645,7 +644,7 @@ class _Replay:
             return got
         if t is tuple or t is list:
             return t(self._map(x, m) for x in v)
-        if t.__name__ == "Subgraph":
+        if t is Subgraph:
             return self._subgraph(v)
         return v
 
@@ -676,7 +675,7 @@ class _Replay:
         if t is IndexAttr:
             out = []
             for item in v.items:
-                if type(item).__name__ == "ArrRef":
+                if isinstance(item, ArrRef):
                     out.append(arrays[item.i])
                 else:
                     out.append(self._attr(item, arrays))
@@ -711,7 +710,6 @@ class _Replay:
         return node
 
     def _subgraph(self, sub):
-        from .control import Subgraph
         g = Graph()
         g._names = dict(sub.graph._names)
         m = self.graph(sub.graph, g)
@@ -890,7 +888,7 @@ def _unique_names(g: Graph) -> None:
             g._names[n.name] = 1
         seen.add(n.name)
         for v in n.attrs.values():
-            if type(v).__name__ == "Subgraph":
+            if isinstance(v, Subgraph):
                 _unique_names(v.graph)
 
 

@@ -31,8 +31,7 @@ from symshape.spec import InputLeaf, bind_inputs, match
 from symshape.symint import SymInt
 
 from . import ops  # noqa: F401  (registers the op handlers)
-from .graph import Graph, Node
-from .ops.indexing import IndexAttr
+from .ir import CondExpr, Graph, IndexAttr, Node, Subgraph
 from .program import ExportedProgram, Signature
 from .namespace import sizes_routed
 from .state import StateBinding
@@ -277,7 +276,7 @@ def _validate_branches(env: ShapeEnv, cs: ConstraintSet, nodes, outer: Dict[str,
     outer = dict(outer)
     for n in nodes:
         for v in n.attrs.values():
-            if type(v).__name__ == "Subgraph":
+            if isinstance(v, Subgraph):
                 lines = pycode.subgraph_lines(v, pycode.Renderer({}, {}), {})
                 validate.validate_branch_checks(env, cs, v, lines, outer)
                 inner = dict(outer)
@@ -439,14 +438,14 @@ def _simplify_value(env: ShapeEnv, v):
         return IndexAttr(tuple(_simplify_value(env, x) for x in v.items))
     if t is FloatExpr:
         return v.map_sizes(env.simplify)
-    if t.__name__ == "Subgraph":
+    if t is Subgraph:
         for n in v.graph.nodes:
             _finalize_node(env, n)
         v.graph.outputs = [_simplify_value(env, o) for o in v.graph.outputs]
         v.checks = [(runtime_condition(env, c), text) for c, text in v.checks
                     if runtime_condition(env, c) is not True]
         return v
-    if t.__name__ == "CondExpr":
+    if t is CondExpr:
         v.cond = env.subst_cond(v.cond)
         return v
     return v

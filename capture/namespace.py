@@ -153,7 +153,7 @@ _builtin_range = range
 def sym_len(obj):
     """``len`` that keeps a traced array's first size symbolic (``np.zeros(len(x))``)."""
     shape = getattr(obj, "shape", None)
-    if shape and type(shape[0]) is SymInt and type(obj).__name__ == "TracedArray":
+    if shape and type(shape[0]) is SymInt and isinstance(obj, TracedArray):
         return shape[0]
     return _builtin_len(obj)
 

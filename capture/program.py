@@ -12,7 +12,7 @@ from symshape.expr import IntLike, format_expr
 from symshape.guards import ConstraintSet
 from symshape.ranges import ValueRange
 
-from .graph import Graph, Node
+from .ir import Graph, Node, Subgraph
 from .pycode import Renderer
 
 _DTYPE_SHORT = {"float16": "f16", "float32": "f32", "float64": "f64", "int8": "i8",
@@ -297,7 +297,7 @@ def _subgraphs(g: Graph) -> list:
     out = []
     for n in g.nodes:
         for v in n.attrs.values():
-            if type(v).__name__ == "Subgraph":
+            if isinstance(v, Subgraph):
                 out.append(v)
                 out += _subgraphs(v.graph)
     return out

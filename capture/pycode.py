@@ -19,8 +19,7 @@ from symshape.expr import Expr, format_py
 from symshape.symfloat import FloatExpr
 from symshape.guards import CheckWriter, ConstraintSet
 
-from .graph import Graph, Node, used_by_generated_code
-from .ops.indexing import IndexAttr
+from .ir import CondExpr, Graph, IndexAttr, Node, Subgraph, used_by_generated_code
 from .ops.registry import lookup
 
 
@@ -72,9 +71,9 @@ class Renderer:
                                          self.value(v.step))
         if t is IndexAttr or t is FloatExpr:
             return v.render(self.size)
-        if type(v).__name__ == "Subgraph":
+        if isinstance(v, Subgraph):
             return v.name
-        if type(v).__name__ == "CondExpr":
+        if isinstance(v, CondExpr):
             from symshape.guards import cond_py
             return "(%s)" % cond_py(v.cond, lambda e: format_py(e, lambda s: s.name))
         if isinstance(v, np.dtype):
@@ -246,7 +245,7 @@ def _node_lines(node: Node, r: Renderer, ns: Dict[str, Any], body: List[str]) ->
         ns[node.name] = node.meta["value"]
         return False
     for v in node.attrs.values():
-        if type(v).__name__ == "Subgraph":
+        if isinstance(v, Subgraph):
             body.extend(subgraph_lines(v, r, ns))
     body.append("%s = %s" % (node.name, emit_node(node, r)))
     return True

@@ -61,8 +61,7 @@ from symshape.userframe import UserFrame
 
 from . import archive, layout
 from . import ops as _ops  # noqa: F401  (registers the op table)
-from .graph import _RESERVED, Graph, Node
-from .ops.indexing import IndexAttr
+from .ir import _RESERVED, ArrRef, CondExpr, Graph, IndexAttr, Node, Subgraph
 from .ops.registry import OPS, defop
 
 FORMAT = "symshape.ExportedProgram"
@@ -131,9 +130,9 @@ class _Enc:
             return {"dtype": self.dtype(v)}
         if isinstance(v, np.generic):
             return {"scalar": [self.dtype(v.dtype), self.value(v.item())]}
-        if t.__name__ == "Subgraph":
+        if t is Subgraph:
             return {"subgraph": self.subgraph(v)}
-        if t.__name__ == "CondExpr":
+        if t is CondExpr:
             return {"cond_expr": self.cond(v.cond)}
         if isinstance(v, (np.random.Generator, np.random.RandomState)):
             # a generator held as model state: its kind, never its state (a loaded program
@@ -142,7 +141,7 @@ class _Enc:
         self.fail("a value of type %s cannot be saved (%r)" % (t.__name__, v))
 
     def index_item(self, x):
-        if type(x).__name__ == "ArrRef":
+        if isinstance(x, ArrRef):
             return {"arr": x.i}
         return self.value(x)
 
@@ -667,7 +666,6 @@ class _Dec:
             for i, x in enumerate(self.lst(body)):
                 with self.at(i):
                     if isinstance(x, dict) and set(x) == {"arr"}:
-                        from .ops.advanced import ArrRef
                         items.append(ArrRef(self.integer(x["arr"])))
                         continue
                     it = self.value(x)
@@ -697,7 +695,6 @@ class _Dec:
         if tag == "subgraph":
             return self.subgraph(body)
         if tag == "cond_expr":
-            from .control import CondExpr
             return CondExpr(self.cond(body))
         if tag == "generator":
             if body not in _GENERATOR_CLASSES:
@@ -963,7 +960,6 @@ class _Dec:
                 self.fail("bad call slot %s" % _short(p))
 
     def subgraph(self, v):
-        from .control import Subgraph
         self.obj(v, ("name", "inputs", "checks", "graph"))
         name = self.name(v["name"], "a subgraph name")
         if name.startswith("_") or name in _RESERVED:
@@ -1245,7 +1241,7 @@ def _forget_decoded(g: Graph) -> None:
     g.__dict__.pop("_decoded_nodes", None)
     for n in g.nodes:
         for v in n.attrs.values():
-            if type(v).__name__ == "Subgraph":
+            if isinstance(v, Subgraph):
                 _forget_decoded(v.graph)
 
 

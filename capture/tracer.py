@@ -19,7 +19,8 @@ from symshape.symfloat import SymFloat
 from symshape.symint import SymBool, SymInt, describe
 from symshape.userframe import user_frame
 
-from .graph import Graph, Node
+from .ir import Graph, Node
+from .views import PERMUTES, RESHAPES, propagate, register_call
 
 # numpy function -> handler(tracer, *args, **kwargs); filled by capture.ops
 FUNCTIONS: Dict[Callable, Callable] = {}
@@ -79,7 +80,6 @@ class Tracer:
         """Functionalised mutation: ``target`` now stands for ``value``'s node, and so do
         its base and every other view of that base (capture/views.py)."""
         self.set_value(target, value)
-        from .views import propagate
         propagate(self, target)
 
     def set_value(self, target: "TracedArray", value: "TracedArray") -> None:
@@ -183,8 +183,8 @@ def dispatch_ufunc(t: Tracer, ufunc, method: str, inputs, kwargs):
 
 
 def _as_view(t: Tracer, func, args, kwargs, result):
-    from .views import PERMUTES, RESHAPES, register_call
-    if func in RESHAPES or func in PERMUTES:
+    if (func in RESHAPES or func in PERMUTES) and type(result) is TracedArray \
+            and args and type(args[0]) is TracedArray:
         return register_call(t, func, args, kwargs, result)
     return result
 

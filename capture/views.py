@@ -20,6 +20,8 @@ from typing import Any, List, NamedTuple
 
 import numpy as np
 
+from symshape.symint import SymInt
+
 
 class View(NamedTuple):
     parent: Any          # the TracedArray this one was derived from
@@ -42,10 +44,9 @@ PERMUTES = {np.transpose, np.swapaxes, np.moveaxis, np.matrix_transpose} \
 
 def register_call(tracer, func, args, kwargs, result):
     """After a NumPy call on a traced array: record ``result`` as a view when NumPy's
-    result would be one.  Returns the object to hand to the user."""
-    base = args[0] if args else None
-    if type(result).__name__ != "TracedArray" or type(base).__name__ != "TracedArray":
-        return result
+    result would be one (``result`` and ``args[0]`` are traced arrays: the tracer checks).
+    Returns the object to hand to the user."""
+    base = args[0]
     if func in RESHAPES:
         view = View(base, "reshape", result.shape)
     elif func in PERMUTES:
@@ -58,7 +59,7 @@ def register_call(tracer, func, args, kwargs, result):
 def register_index(tracer, base, idx, result):
     """After basic indexing: a view unless every axis got an integer (a scalar copy)."""
     items = idx if isinstance(idx, tuple) else (idx,)
-    if all(isinstance(i, (int, np.integer)) or type(i).__name__ == "SymInt" for i in items) \
+    if all(isinstance(i, (int, np.integer, SymInt)) for i in items) \
             and len(items) >= base.ndim:
         return result
     return attach(tracer, result, base, View(base, "index", idx))

@@ -35,7 +35,7 @@ from symshape.userframe import UserFrame, _is_internal, user_frame
 
 from symshape.capture import ops as _ops  # noqa: F401  (registers the op handlers)
 from symshape.capture.export import constant_names
-from symshape.capture.graph import Node
+from symshape.capture.ir import Node
 from symshape.capture.pycode import Renderer, emit_node
 from symshape.capture.tracer import TracedArray, Tracer
 

@@ -37,7 +37,7 @@ import numpy as np
 
 from symshape import pytree
 from symshape import runtime as _runtime
-from symshape.capture.graph import Node
+from symshape.capture.ir import Node, Subgraph
 from symshape.capture.pycode import Renderer, emit_node, render_outputs
 from symshape.errors import UserError
 from symshape.expr import Expr, Sym, evaluate
@@ -526,7 +526,7 @@ class DaskProgram:
     def _global(self, n: Node, users) -> GlobalNode:
         ns: Dict[str, Any] = {"np": np, "_rt": _runtime}
         r = Renderer({}, ns)
-        if any(type(v).__name__ == "Subgraph" for v in n.attrs.values()):
+        if any(isinstance(v, Subgraph) for v in n.attrs.values()):
             text, code = "", None
         else:
             try:
@@ -844,7 +844,7 @@ def _plain_kernel(seg: Segment, cs: ConstraintSet, params: List[str], spec, name
     checks: list = []
     for n in seg.nodes:
         for v in n.attrs.values():
-            if type(v).__name__ == "Subgraph":
+            if isinstance(v, Subgraph):
                 lines.extend(subgraph_lines(v, r, ns))
         lines.append("%s = %s" % (n.name, emit_node(n, r)))
         lines.extend(after_node(n, bound, checks, r))

@@ -27,8 +27,7 @@ from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 import numpy as np
 
 from symshape import runtime as _runtime
-from symshape.capture.graph import Node
-from symshape.capture.ops.indexing import render_items
+from symshape.capture.ir import Node, Subgraph, render_items
 from symshape.capture.pycode import (Renderer, after_node, emit_node, forwarding_source,
                                      render_outputs, renamed_inputs, reserved_params,
                                      signature_source, subgraph_lines)
@@ -230,7 +229,7 @@ def _compile(src: str, ns: Dict[str, Any], filename: str, name: str):
 def _node_lines(node: Node, r: HoistRenderer, ns, bound: set, checks: list) -> List[str]:
     out = []
     for v in node.attrs.values():
-        if type(v).__name__ == "Subgraph":
+        if isinstance(v, Subgraph):
             out.extend(subgraph_lines(v, r, ns))
     text = _flat_take(node, r, ns) or emit_node(node, r)
     if node in getattr(r, "inplace", ()):

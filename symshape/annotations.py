@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import types
 import typing
 import warnings
 from typing import Any, Dict, List, Optional, Sequence, Tuple
@@ -184,7 +185,7 @@ def _array_anns(hint, jt) -> List[Any]:
     if isinstance(hint, type) and issubclass(hint, jt.AbstractArray):
         return [hint]
     origin = typing.get_origin(hint)
-    if origin is typing.Union or type(hint).__name__ == "UnionType":
+    if origin is typing.Union or isinstance(hint, types.UnionType):
         return [a for h in typing.get_args(hint) for a in _array_anns(h, jt)]
     return []
 

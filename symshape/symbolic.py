@@ -195,7 +195,7 @@ def _check_satisfiable(env: SymbolicEnv, text) -> None:
     if not env.facts:
         return
     from .z3bridge import Encoder, z3mod
-    from .projection import Budget, configure
+    from .z3bridge import Budget, configure
     z3 = z3mod()
     enc = Encoder()
     hyp = [enc.cond(f) for f in env.facts]

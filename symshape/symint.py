@@ -13,6 +13,7 @@ from typing import Optional, Union
 
 from . import expr as E
 from . import relations as R
+from .symfloat import SymFloat, make
 
 
 def _parts(x):
@@ -35,7 +36,7 @@ def _parts(x):
 
 
 def _is_floatish(x) -> bool:
-    if isinstance(x, float) or type(x).__name__ == "SymFloat":
+    if isinstance(x, (float, SymFloat)):
         return True
     try:
         import numpy as np
@@ -50,6 +51,10 @@ def wrap(env, e: E.IntLike, hint: Optional[int]) -> Union[int, "SymInt"]:
 
 class SymInt:
     __slots__ = ("expr", "hint", "env")
+
+    def float_operand(self):
+        """(expression, hint, env) as an operand of a symbolic float (``symfloat.make``)."""
+        return self.expr, self.hint, self.env
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         # np.multiply(W, n) with a constant W and a size n: a traced value.  The tracer
@@ -71,7 +76,6 @@ class SymInt:
         if p is None:
             # a size meeting a float gives a symbolic float (n * 0.5, n + 0.5)
             if fop is not None and _is_floatish(other):
-                from .symfloat import make
                 return make(fop, other, self) if reverse else make(fop, self, other)
             return NotImplemented
         oe, oh = p
@@ -133,12 +137,10 @@ class SymInt:
             for _ in range(o):
                 out = out * self
             return out
-        from .symfloat import make
         return make("pow", self, o)          # d ** -0.5: a symbolic float
 
     def __rpow__(self, o):
         if _is_floatish(o):
-            from .symfloat import make
             return make("pow", o, self)
         return o ** int(self)
 
@@ -149,13 +151,11 @@ class SymInt:
         return self // (1 << int(o))
 
     def __truediv__(self, o):
-        from .symfloat import make
         if isinstance(o, SymInt):
             _nonzero_divisor(self.env, o.expr, o.hint)
         return make("div", self, o)          # 1 / (n - 1): a symbolic float
 
     def __rtruediv__(self, o):
-        from .symfloat import make
         _nonzero_divisor(self.env, self.expr, self.hint)
         return make("div", o, self)
 

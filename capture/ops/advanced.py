@@ -16,17 +16,9 @@ from symshape.errors import UserError, where
 from symshape.symint import SymInt
 from symshape.userframe import user_frame
 
+from ..ir import ArrRef, IndexAttr
 from ..tracer import TracedArray, Tracer, implements, to_expr
 from .registry import defop
-
-
-class ArrRef:
-    """Placeholder for the i-th index array among a node's inputs."""
-
-    __slots__ = ("i",)
-
-    def __init__(self, i: int) -> None:
-        self.i = i
 
 
 _MARK = "\x00%d\x00"
@@ -182,7 +174,6 @@ def analyze(t: Tracer, x: TracedArray, idx):
 
 
 def getitem(t: Tracer, x: TracedArray, idx):
-    from .indexing import IndexAttr
     shape, norm, arrays, _ = analyze(t, x, idx)
     out = t.emit("index", (x.node,) + tuple(a.node for a in arrays),
                  {"index": IndexAttr(norm)}, shape, x.dtype)
@@ -210,7 +201,7 @@ def _bind_counts(t: Tracer, out: TracedArray, shape, arrays) -> None:
 
 def setitem(t: Tracer, x: TracedArray, idx, value) -> None:
     from .elementwise import node_input
-    from .indexing import IndexAttr, assigned_value
+    from .indexing import assigned_value
     shape, norm, arrays, _ = analyze(t, x, idx)
     v = assigned_value(t, value, shape)
     res = t.emit("index_put", (x.node,) + tuple(a.node for a in arrays) + (node_input(v),),

@@ -15,6 +15,7 @@ from symshape.errors import UserError, where
 from symshape.symint import SymInt, sym_max, sym_min
 from symshape.userframe import user_frame
 
+from ..ir import IndexAttr
 from ..tracer import TracedArray, Tracer, shape_repr, to_expr
 from .registry import defop
 
@@ -125,27 +126,6 @@ def region(x: TracedArray, items) -> Tuple[tuple, list]:
     return tuple(shape), norm
 
 
-def render_items(items, fmt) -> str:
-    parts = []
-    for i in items:
-        if i is None:
-            parts.append("None")
-        elif isinstance(i, slice):
-            a = "" if i.start is None else fmt(i.start)
-            b = "" if i.stop is None else fmt(i.stop)
-            s = "%s:%s" % (a, b)
-            if i.step is not None:
-                s += ":" + fmt(i.step)
-            parts.append(s)
-        elif i is Ellipsis:
-            parts.append("...")
-        elif type(i).__name__ == "ArrRef":
-            parts.append("\x00%d\x00" % i.i)
-        else:
-            parts.append(fmt(i))
-    return ", ".join(parts)
-
-
 def _simplify_items(items, ndim: int):
     """Drop trailing full slices (x[0, :] is x[0])."""
     items = list(items)
@@ -190,23 +170,6 @@ def getitem_value(t: Tracer, x: TracedArray, idx):
     if not norm:
         return x
     return t.emit("getitem", (x.node,), {"index": IndexAttr(norm)}, shape, x.dtype)
-
-
-class IndexAttr:
-    """A normalised basic index, rendered as subscript source by the code generator."""
-
-    __slots__ = ("items",)
-
-    def __init__(self, items) -> None:
-        self.items = tuple(items)
-
-    def render(self, fmt) -> str:
-        return render_items(self.items, fmt)
-
-    def __repr__(self) -> str:
-        from symshape.expr import format_expr
-        return "[%s]" % render_items(self.items, lambda v: v if isinstance(v, str) else
-                                     format_expr(v))
 
 
 def setitem(t: Tracer, x: TracedArray, idx, value) -> None:

@@ -11,6 +11,7 @@ from symshape.errors import UserError, where
 from symshape.symint import SymInt
 from symshape.userframe import user_frame
 
+from ..ir import IndexAttr
 from ..tracer import TracedArray, Tracer, implements, shape_repr, to_expr
 from .registry import defop
 
@@ -448,7 +449,6 @@ def _array_split(t, ary, indices_or_sections, axis=0):
     # piece i starts at i*q + min(i, r) and has q + 1 elements for i < r, else q: the
     # lengths are written down exactly instead of being re-derived from clamped slices
     from symshape.symint import sym_max
-    from .indexing import IndexAttr
     out = []
     for i in range(k):
         start = i * q + sym_min(i, r)

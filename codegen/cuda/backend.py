@@ -25,6 +25,7 @@ import numpy as np
 
 from symshape import runtime as _runtime
 from symshape.errors import UserError
+from symshape.capture.ir import Subgraph
 from symshape.expr import Expr, format_py
 from symshape.guards import CheckWriter
 
@@ -100,7 +101,7 @@ def build_driver(ep, plan: Plan) -> Driver:
         if kind == "py":
             node = obj
             for v in node.attrs.values():
-                if type(v).__name__ == "Subgraph":
+                if isinstance(v, Subgraph):
                     body.extend(subgraph_lines(v, r, ns))
             body.append("%s = %s" % (node.name, emit_node(node, r)))
             body.extend(after_node(node, bound, pending, r))

@@ -37,10 +37,9 @@ from typing import Any, Dict, List, Optional, Set, Tuple
 
 import numpy as np
 
-from symshape.capture.graph import Graph, Node
-from symshape.capture.ops.indexing import IndexAttr
+from symshape.capture.ir import Graph, IndexAttr, Node
 from symshape.errors import InternalError
-from symshape.expr import Expr, mod, mul, smax, smin, sub
+from symshape.expr import Expr, OpAtom, mod, mul, smax, smin, sub
 from symshape.infinity import INT_OO
 from symshape.ranges import ValueRange, bound
 
@@ -92,7 +91,7 @@ class Ranges:
         if type(e) is not Expr:
             return e
         atom = e.as_atom()
-        if atom is None or type(atom).__name__ != "OpAtom" or atom.kind not in ("Min", "Max"):
+        if atom is None or not isinstance(atom, OpAtom) or atom.kind not in ("Min", "Max"):
             return e
         args = list(atom.args)
         for a in args:

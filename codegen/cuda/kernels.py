@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
-from symshape.capture.graph import Node
+from symshape.capture.ir import Node
 from symshape.expr import Expr, floordiv, format_expr, mul, sub
 
 from . import cops
