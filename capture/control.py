@@ -24,6 +24,7 @@ from symshape.symint import SymBool, SymInt, describe
 from symshape.userframe import user_frame
 
 from .ir import CondExpr, Graph, Node, Subgraph
+from .program import dtype_short
 from .ops.registry import defop
 from .tracer import TracedArray, Tracer, to_expr
 
@@ -44,7 +45,6 @@ def _find_tracer(pred, operands) -> Any:
 
 def _annot(v) -> str:
     if type(v) is TracedArray:
-        from .program import dtype_short
         return "%s[%s]" % (dtype_short(v.dtype), ", ".join(describe(s) for s in v.shape))
     return repr(v)
 

@@ -37,6 +37,8 @@ from . import ops as _ops  # noqa: F401  (registers the op table)
 from .ir import ArrRef, Graph, IndexAttr, Node, Subgraph
 from .ops.elementwise import _emit_ufunc
 from .ops.registry import OPS, defop
+from .program import ExportedProgram, InputSpec, OutputSpec, Signature
+from .simplify import finalize_node
 from .tracer import FUNCTIONS, TracedArray, Tracer, to_expr
 
 # --------------------------------------------------------------------------- the core set
@@ -795,10 +797,9 @@ class _Replay:
                     del t._consts[key]
             return self._copy(n, m, new)
         self.lowered += 1
-        from .export import _finalize_node
         for k in new.nodes[start:]:
             k.frame = n.frame
-            _finalize_node(env, k)
+            finalize_node(env, k)
         if n.dtype == np.dtype(object):
             if not isinstance(res, (tuple, list)):
                 raise UserError("run_decompositions: %s has several outputs; its decomposition "
@@ -843,7 +844,6 @@ class _Replay:
 
 
 def _signature(ep, graph: Graph, m: Dict[Node, Any]):
-    from .program import InputSpec, OutputSpec, Signature
     old = ep.graph_signature
     sig = Signature.__new__(Signature)
     # constants and state keep their kind and path (a lowering may add constants)
@@ -865,7 +865,6 @@ def _signature(ep, graph: Graph, m: Dict[Node, Any]):
 
 
 def _one_pass(ep, table: Dict[str, Callable], default: bool):
-    from .program import ExportedProgram
     r = _Replay(ep, table, default)
     g = Graph()
     g._names = dict(ep.graph._names)

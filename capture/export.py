@@ -21,8 +21,7 @@ from symshape import pytree
 from symshape.constraints import Report, analyze
 from symshape.env import ShapeEnv
 from symshape.errors import ConstraintViolationError, UserError
-from symshape.expr import Expr, Sym
-from symshape.symfloat import FloatExpr
+from symshape.expr import Sym
 from symshape import validate
 from symshape.guards import CheckWriter, ConstraintSet, InputDesc, OfClass
 from symshape.checks import runtime_condition
@@ -31,8 +30,9 @@ from symshape.spec import InputLeaf, bind_inputs, match
 from symshape.symint import SymInt
 
 from . import ops  # noqa: F401  (registers the op handlers)
-from .ir import CondExpr, Graph, IndexAttr, Node, Subgraph
+from .ir import Graph, Node, Subgraph
 from .program import ExportedProgram, Signature
+from .simplify import finalize_node, simplify_value
 from .namespace import sizes_routed
 from .state import StateBinding
 from . import randomness
@@ -425,39 +425,6 @@ def _output(tracer: Tracer, v):
 
 
 # --------------------------------------------------------------------------- finalize
-def _simplify_value(env: ShapeEnv, v):
-    t = type(v)
-    if t is Expr:
-        return env.simplify(v)
-    if t is tuple or t is list:
-        return t(_simplify_value(env, x) for x in v)
-    if t is slice:
-        return slice(_simplify_value(env, v.start), _simplify_value(env, v.stop),
-                     _simplify_value(env, v.step))
-    if t is IndexAttr:
-        return IndexAttr(tuple(_simplify_value(env, x) for x in v.items))
-    if t is FloatExpr:
-        return v.map_sizes(env.simplify)
-    if t is Subgraph:
-        for n in v.graph.nodes:
-            _finalize_node(env, n)
-        v.graph.outputs = [_simplify_value(env, o) for o in v.graph.outputs]
-        v.checks = [(runtime_condition(env, c), text) for c, text in v.checks
-                    if runtime_condition(env, c) is not True]
-        return v
-    if t is CondExpr:
-        v.cond = env.subst_cond(v.cond)
-        return v
-    return v
-
-
-def _finalize_node(env: ShapeEnv, n: Node) -> None:
-    if n.shape is not None:
-        n.shape = tuple(env.simplify(s) for s in n.shape)
-    n.inputs = tuple(_simplify_value(env, x) for x in n.inputs)
-    n.attrs = {k: _simplify_value(env, v) for k, v in n.attrs.items()}
-
-
 def _constants_first_used_first(nodes: List[Node]) -> List[Node]:
     """Constants and state (which have no inputs) lead the graph in the order the program
     first uses them, so the signature and ``ep.state`` read like the user's code."""
@@ -488,8 +455,8 @@ def _finalize_graph(env: ShapeEnv, graph: Graph, mutations) -> None:
     graph.nodes = _constants_first_used_first(
         [n for n in graph.nodes if n in live or n.op == "input"])
     for n in graph.nodes:
-        _finalize_node(env, n)
-    graph.outputs = [_simplify_value(env, o) for o in graph.outputs]
+        finalize_node(env, n)
+    graph.outputs = [simplify_value(env, o) for o in graph.outputs]
 
 
 def _constraint_set(env: ShapeEnv, leaves: List[InputLeaf], input_nodes: List[Node]

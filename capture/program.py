@@ -12,6 +12,7 @@ from symshape.expr import IntLike, format_expr
 from symshape.guards import ConstraintSet
 from symshape.ranges import ValueRange
 
+from . import STAGES
 from .ir import Graph, Node, Subgraph
 from .pycode import Renderer
 
@@ -242,12 +243,15 @@ class ExportedProgram:
 
     # ------------------------------------------------------------------ later stages
     def run_decompositions(self, table=None) -> "ExportedProgram":
-        from .decomp import run_decompositions
-        return run_decompositions(self, table)
+        """A new program lowered to the core op set (``docs/core_ops.md``), or by ``table``
+        ({op name: function over traced arrays})."""
+        return STAGES["run_decompositions"](self, table)
 
     def compile(self, backend: str = "numpy"):
-        from symshape.codegen import compile_program
-        return compile_program(self, backend)
+        """Generated code for this program, shape-polymorphic over its whole valid range:
+        ``backend`` ``"numpy"`` (fused, blocked NumPy), ``"cupy"`` (CUDA kernels) or
+        ``"dask"`` (chunked); the result checks its inputs as ``module()`` does."""
+        return STAGES["compile"](self, backend)
 
 
 def signature_checked(fn, sig: Optional[inspect.Signature], name: str):

@@ -61,7 +61,11 @@ from symshape.userframe import UserFrame
 
 from . import archive, layout
 from . import ops as _ops  # noqa: F401  (registers the op table)
+from . import control  # noqa: F401  (registers the cond op)
+from . import custom  # noqa: F401
+from . import decomp  # noqa: F401  (registers the core op names)
 from .ir import _RESERVED, ArrRef, CondExpr, Graph, IndexAttr, Node, Subgraph
+from .program import ExportedProgram, InputSpec, OutputSpec, Signature
 from .ops.registry import OPS, defop
 
 FORMAT = "symshape.ExportedProgram"
@@ -342,7 +346,6 @@ def _document(ep, entries: Optional[list]) -> str:
 def _program(ep, entries: Optional[list]) -> dict:
     """The program as JSON data; with ``entries`` (a list to fill with (placed array, its
     description)), arrays go to an archive's data section instead of inline base64."""
-    from .program import ExportedProgram
     if not isinstance(ep, ExportedProgram):
         raise UserError("ss.save: expected an ExportedProgram (from ss.export), got %s"
                         % type(ep).__name__)
@@ -804,8 +807,7 @@ class _Dec:
             for i, o in enumerate(self.lst(v["outputs"])):
                 with self.at(i):
                     val = self.value(o, nodes)
-                    if isinstance(val, (IndexAttr, slice, np.dtype)) or \
-                            type(val).__name__ in ("Subgraph", "CondExpr"):
+                    if isinstance(val, (IndexAttr, slice, np.dtype, Subgraph, CondExpr)):
                         self.fail("an output is a node, a size or a Python scalar")
                     outs.append(val)
         g.outputs = outs
@@ -1143,7 +1145,6 @@ class _Dec:
             self.fail("invalid call signature: %s" % e)
 
     def signature(self, v, graph: Graph):
-        from .program import InputSpec, OutputSpec, Signature
         self.obj(v, ("inputs", "outputs"))
         nodes = {n.name: n for n in graph.nodes}
         sig = Signature.__new__(Signature)
@@ -1199,7 +1200,6 @@ class _Dec:
         return sig
 
     def program(self, v):
-        from .program import ExportedProgram
         self.obj(v, ("name", "call_signature", "graph", "signature", "constraints"))
         name = self.text(v["name"], "the program name")
         with self.at("call_signature"):
@@ -1389,9 +1389,6 @@ def _parse(text: str, source: str) -> dict:
 
 def _decode(doc: dict, source: str, store: Optional["_Store"] = None):
     """The program of a checked document; ``store`` gives the arrays of an archive."""
-    from . import control  # noqa: F401  (registers the cond op)
-    from . import custom  # noqa: F401
-    from . import decomp  # noqa: F401  (registers the core op names)
     what = "ss.load(%s)" % source
     dec = _Dec(source, store is not None)
     try:

@@ -22,6 +22,8 @@ import numpy as np
 
 from symshape.symint import SymInt
 
+from .methods import METHOD_OPS
+
 
 class View(NamedTuple):
     parent: Any          # the TracedArray this one was derived from
@@ -83,8 +85,7 @@ def root_of(a):
 def forward(tracer, parent, view: View):
     """The view's value derived again from its parent's current value."""
     if view.kind == "index":
-        from .ops import indexing
-        return indexing.getitem_value(tracer, parent, view.arg)
+        return METHOD_OPS["getitem_value"](tracer, parent, view.arg)
     if view.kind == "reshape":
         return np.reshape(parent, view.arg)
     return np.transpose(parent, view.arg)
@@ -93,8 +94,7 @@ def forward(tracer, parent, view: View):
 def inverse(tracer, parent, view: View, new):
     """The parent's new value once this view holds ``new``."""
     if view.kind == "index":
-        from .ops import indexing
-        return indexing.setitem_value(tracer, parent, view.arg, new)
+        return METHOD_OPS["setitem_value"](tracer, parent, view.arg, new)
     if view.kind == "reshape":
         return np.reshape(new, parent.shape)
     return np.transpose(new, tuple(int(i) for i in np.argsort(view.arg)))

@@ -75,7 +75,7 @@ def _literal(v: Any):
 
 def save(cp, path: str) -> str:
     """Write the standalone module of a compiled program into directory ``path``."""
-    from symshape import __version__
+    from symshape.version import __version__
     from symshape import runtime as _runtime
     from . import rt as _rtmod
     os.makedirs(path, exist_ok=True)

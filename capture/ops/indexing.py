@@ -16,7 +16,10 @@ from symshape.symint import SymInt, sym_max, sym_min
 from symshape.userframe import user_frame
 
 from ..ir import IndexAttr
-from ..tracer import TracedArray, Tracer, shape_repr, to_expr
+from ..namespace import SymRange
+from ..tracer import METHOD_OPS, TracedArray, Tracer, shape_repr, to_expr
+from ..views import register_index
+from .elementwise import broadcast_shapes, node_input
 from .registry import defop
 
 
@@ -139,10 +142,26 @@ def _is_advanced(idx) -> bool:
     return any(type(i) is TracedArray or isinstance(i, (np.ndarray, list)) for i in items)
 
 
+def bound_constant_index(i: TracedArray, n, axis: int) -> None:
+    """A constant integer index array (``x[[0, 4]]``) needs ``n > max`` and ``n >= -min``,
+    exactly as a scalar index does: guards, so the contract never admits a size on which
+    NumPy raises IndexError.  (State arrays used as indices may change between calls:
+    NumPy checks those when the program runs.)"""
+    node = i.node
+    if node.op != "constant" or "state" in node.meta or i.dtype.kind not in "iu":
+        return
+    values = node.meta["value"]
+    if values.size == 0:
+        return
+    hi, lo = int(values.max()), int(values.min())
+    if not (hi < n) or not (lo >= -n):
+        raise UserError("index %d is out of bounds for axis %d with size %s%s"
+                        % (hi if not (hi < n) else lo, axis, n, _frame()))
+
+
 def _ranges_as_arrays(t: Tracer, idx):
     """``range`` objects in an index are integer arrays to NumPy; a range over sizes
     (``wpe[range(len(ids))]``) becomes a traced ``arange`` so the size stays symbolic."""
-    from ..namespace import SymRange
     items = idx if isinstance(idx, tuple) else (idx,)
     if not any(isinstance(i, (range, SymRange)) for i in items):
         return idx
@@ -155,9 +174,7 @@ def _ranges_as_arrays(t: Tracer, idx):
 def getitem(t: Tracer, x: TracedArray, idx):
     idx = _ranges_as_arrays(t, idx)
     if _is_advanced(idx):
-        from . import advanced
-        return advanced.getitem(t, x, idx)
-    from ..views import register_index
+        return METHOD_OPS["advanced_getitem"](t, x, idx)
     return register_index(t, x, idx, getitem_value(t, x, idx))
 
 
@@ -175,8 +192,7 @@ def getitem_value(t: Tracer, x: TracedArray, idx):
 def setitem(t: Tracer, x: TracedArray, idx, value) -> None:
     idx = _ranges_as_arrays(t, idx)
     if _is_advanced(idx):
-        from . import advanced
-        return advanced.setitem(t, x, idx, value)
+        return METHOD_OPS["advanced_setitem"](t, x, idx, value)
     t.rebind(x, setitem_value(t, x, idx, value))
 
 
@@ -186,14 +202,12 @@ def setitem_value(t: Tracer, x: TracedArray, idx, value) -> TracedArray:
     _check_basic(items)
     shape, norm = region(x, items)
     v = assigned_value(t, value, shape)
-    from .elementwise import node_input
     return t.emit("setitem", (x.node, node_input(v)), {"index": IndexAttr(norm)}, x.shape,
                   x.dtype)
 
 
 def assigned_value(t: Tracer, value, region_shape):
     """The operand of an assignment, checked to broadcast into the indexed region."""
-    from .elementwise import broadcast_shapes
     v = t.operand(value)
     vshape = v.shape if type(v) is TracedArray else ()
     got = broadcast_shapes([region_shape, vshape], "the assigned value and the indexed region")
@@ -202,3 +216,7 @@ def assigned_value(t: Tracer, value, region_shape):
                         "shape %s%s" % (shape_repr(vshape), shape_repr(region_shape),
                                         where(user_frame(3))))
     return v
+
+
+METHOD_OPS.update(getitem=getitem, setitem=setitem, getitem_value=getitem_value,
+                  setitem_value=setitem_value)

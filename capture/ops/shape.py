@@ -12,7 +12,8 @@ from symshape.symint import SymInt
 from symshape.userframe import user_frame
 
 from ..ir import IndexAttr
-from ..tracer import TracedArray, Tracer, implements, shape_repr, to_expr
+from ..tracer import METHOD_OPS, TracedArray, Tracer, implements, shape_repr, to_expr
+from .indexing import getitem
 from .registry import defop
 
 # methods rather than np.* functions: the same C code without the Python dispatch layer
@@ -294,8 +295,7 @@ def _repeat(t, a, repeats, axis=None):
     x = t.operand(a)
     if (type(repeats) is TracedArray and repeats.ndim == 1) or (
             isinstance(repeats, np.ndarray) and repeats.ndim == 1 and repeats.shape[0] != 1):
-        from .datadep import repeat_counts
-        return repeat_counts(t, x, repeats, axis)
+        return METHOD_OPS["repeat_counts"](t, x, repeats, axis)    # datadep.py
     (r,) = _static_ints(repeats, "np.repeat counts (arrays of counts are data-dependent)") \
         if not isinstance(repeats, (tuple, list)) or len(repeats) == 1 else (None,)
     if r is None:
@@ -403,7 +403,6 @@ def _atleast_1d(t, *arys):
 
 
 def _split_at(t, x, ax: int, bounds) -> list:
-    from .indexing import getitem
     out = []
     for lo, hi in bounds:
         out.append(getitem(t, x, (slice(None),) * ax + (slice(lo, hi),)))
@@ -502,3 +501,6 @@ def _diagonal(t, a, offset=0, axis1=0, axis2=1):
 @implements(np.trace)
 def _trace(t, a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
     return np.sum(_diagonal(t, a, offset, axis1, axis2), axis=-1, dtype=dtype, out=out)
+
+
+METHOD_OPS.update(transpose=transpose, array_from_list=array_from_list)

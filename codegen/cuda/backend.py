@@ -29,9 +29,9 @@ from symshape.capture.ir import Subgraph
 from symshape.expr import Expr, format_py
 from symshape.guards import CheckWriter
 
-from .groups import Plan, Ranges, plan_program
+from .groups import Plan, Ranges
 from .kernels import (COL_SPLIT, GRID_CAP, LIMIT, MAX_BLOCK, ROW_BLOCK, ROW_ITEMS, SPLIT_BLOCKS,
-                      SPLIT_ROWS, WARP_ROW, Kernel)
+                      SPLIT_ROWS, WARP_ROW, Kernel, plan_program)
 
 _counter = itertools.count()
 NEEDS_CUPY = "backend='cupy' needs CuPy: pip install 'symshape[gpu]'"
