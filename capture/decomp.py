@@ -28,18 +28,20 @@ import numpy as np
 from symshape import relations as R
 from symshape.env import ShapeEnv, SymInfo
 from symshape.errors import InternalError, UserError
-from symshape.expr import Expr, Sym
+from symshape.expr import Expr, Sym, format_expr
 from symshape.infinity import INT_OO, is_inf
 from symshape.ranges import ValueRange
 from symshape.symint import SymInt, sym_max
 
 from . import ops as _ops  # noqa: F401  (registers the op table)
 from .ir import ArrRef, Graph, IndexAttr, Node, Subgraph
-from .ops.elementwise import _emit_ufunc
+from .ops.elementwise import _emit_ufunc, astype, weak_type
 from .ops.registry import OPS, defop
 from .program import ExportedProgram, InputSpec, OutputSpec, Signature
 from .simplify import finalize_node
 from .tracer import FUNCTIONS, TracedArray, Tracer, to_expr
+from .ops.linalg import _parse_einsum
+from .custom import _Functionalized
 
 # --------------------------------------------------------------------------- the core set
 #: NumPy ufunc name -> array API name
@@ -157,7 +159,6 @@ def _emit_as(op: str, *args, attrs=None) -> TracedArray:
 
 
 def _astype(x: TracedArray, dtype) -> TracedArray:
-    from .ops.elementwise import astype
     return astype(x.tracer, x, dtype)
 
 
@@ -185,7 +186,6 @@ def _elementwise(op: str) -> Callable:
         if api == op and dtype is None:
             return NotImplemented
         if dtype is not None:
-            from .ops.elementwise import weak_type
             loop = ufunc.resolve_dtypes(tuple(weak_type(a) for a in args) +
                                         (None,) * ufunc.nout, signature=(None,) * ufunc.nin +
                                         (np.dtype(dtype),) * ufunc.nout)
@@ -310,7 +310,6 @@ def _tensordot(a, b, axes):
 
 
 def _einsum(*ops, subscripts):
-    from .ops.linalg import _parse_einsum
     ins, out = _parse_einsum(subscripts, ops)
     if any(len(set(s)) != len(s) for s in ins) or len(set(out)) != len(out):
         return NotImplemented          # diagonals: no core equivalent
@@ -762,7 +761,6 @@ class _Replay:
     def _lower(self, n: Node, fn: Callable, m, new: Graph):
         t, env = self.tracer, self.env
         where = "%s (op %s%s)" % (n.name, n.op, ", " + n.source if n.source else "")
-        from .custom import _Functionalized
         if "::" in n.op and isinstance(n.attrs.get("fn"), _Functionalized):
             raise UserError("run_decompositions: %s writes into its arguments (mutates_args); "
                             "lowering a mutating custom op is not supported" % where)
@@ -836,7 +834,6 @@ class _Replay:
             same = len(got) == len(want) and all(
                 a == b or env.decide(R.eq(a, b)) is True for a, b in zip(got, want))
             if not same:
-                from symshape.expr import format_expr
                 fmt = lambda sh: "(%s)" % ", ".join(format_expr(s) for s in sh)  # noqa: E731
                 raise UserError("run_decompositions: the decomposition of %s returned shape %s, "
                                 "but the op produces %s" % (where, fmt(got), fmt(want)))

@@ -28,8 +28,11 @@ from symshape.checks import runtime_condition
 from symshape.ranges import ValueRange
 from symshape.spec import InputLeaf, bind_inputs, match
 from symshape.symint import SymInt
+from symshape.logs import dynamic_log
+from symshape.infinity import INT_OO, NEG_INT_OO
 
 from . import ops  # noqa: F401  (registers the op handlers)
+from . import pycode
 from .ir import Graph, Node, Subgraph
 from .program import ExportedProgram, Signature
 from .simplify import finalize_node, simplify_value
@@ -37,6 +40,7 @@ from .namespace import sizes_routed
 from .state import StateBinding
 from . import randomness
 from .tracer import TracedArray, Tracer
+from .pycode import Renderer, _ready_checks
 
 MAX_FIX_ROUNDS = 4
 
@@ -113,7 +117,6 @@ class _verifying:
         self.n = n
 
     def __enter__(self):
-        from symshape.logs import dynamic_log
         self.log = dynamic_log
         self.log.debug("verifying %d suggested fix(es) by exporting again", self.n)
         self.filter = _Verifying()
@@ -257,7 +260,6 @@ def trace_program(f, args, kwargs, dynamic_shapes) -> Traced:
 def _validate_runtime_checks(env: ShapeEnv, cs: ConstraintSet, graph: Graph, writer) -> None:
     """The ss.check lines the program emits for data-dependent sizes, exactly as the
     backends emit them once the sizes they read are bound, imply every such ss.check."""
-    from .pycode import Renderer, _ready_checks
     bound = set(writer.bound)
     for n in graph.nodes:
         bound |= {sym for sym, _ in n.meta.get("binds", ())}
@@ -272,7 +274,6 @@ def _validate_runtime_checks(env: ShapeEnv, cs: ConstraintSet, graph: Graph, wri
 def _validate_branches(env: ShapeEnv, cs: ConstraintSet, nodes, outer: Dict[str, Sym]) -> None:
     """Each branch's function, exactly as generated, enforces every ss.check made inside
     it; ``outer`` holds the sizes the enclosing code has bound when the branch runs."""
-    from . import pycode
     outer = dict(outer)
     for n in nodes:
         for v in n.attrs.values():
@@ -356,7 +357,6 @@ def _axis_size(env, li: int, leaf: InputLeaf, ax: int, decl, roots, axis_syms):
 
 def _int_symbol(env: ShapeEnv, li: int, leaf: InputLeaf, roots, axis_syms):
     """A Python int input marked dynamic: a symbol over all ints (or the Dim's range)."""
-    from symshape.infinity import INT_OO, NEG_INT_OO
     decl = leaf.scalar_decl
     if decl.kind == "named":
         dim = decl.dim

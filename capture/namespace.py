@@ -20,6 +20,8 @@ import numpy as np
 
 from symshape.symfloat import SymFloat
 from symshape.symint import SymInt, describe
+from symshape.userframe import user_frame
+from . import randomness
 
 _SYMBOLIC = (SymInt, SymFloat)
 
@@ -101,7 +103,6 @@ def _patch_namespace(ns: dict, routers) -> None:
 def sizes_routed(user_globals=()):
     """Route the creation functions to the tracer for the duration of the block."""
     global _depth
-    from . import randomness
     sizes = _routers()
     draws = randomness.routers()                   # np.random.* record draws
     watched = randomness.watched()                 # time.time() & co. warn
@@ -168,7 +169,6 @@ class SymRange:
         self.start, self.stop, self.step = start, stop, step
 
     def _concrete(self) -> range:
-        from symshape.userframe import user_frame
         frame = user_frame(3)
         vals = []
         for v in (self.start, self.stop, self.step):

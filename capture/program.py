@@ -11,10 +11,11 @@ from symshape.errors import UserError
 from symshape.expr import IntLike, format_expr
 from symshape.guards import ConstraintSet
 from symshape.ranges import ValueRange
+from symshape.contract import guard_texts
 
 from . import STAGES
 from .ir import Graph, Node, Subgraph
-from .pycode import Renderer
+from .pycode import Renderer, build_function, compile_function, emit_node, render_outputs
 
 _DTYPE_SHORT = {"float16": "f16", "float32": "f32", "float64": "f64", "int8": "i8",
                 "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "u8", "uint16": "u16",
@@ -151,7 +152,6 @@ class ExportedProgram:
     def guards(self) -> List[str]:
         """The contract that ranges and shapes cannot say (``x.shape[0] + y.shape[0] <=
         100``), one line per guard in the inputs' terms; empty when they say it all."""
-        from symshape.contract import guard_texts
         return guard_texts(self.constraints)
 
     @property
@@ -185,7 +185,6 @@ class ExportedProgram:
 
     def _build(self):
         if self._module is None:
-            from .pycode import build_function, compile_function
             sig = self.call_signature or inspect.Signature(
                 [inspect.Parameter(d.path, inspect.Parameter.POSITIONAL_OR_KEYWORD)
                  for d in self.constraints.inputs])
@@ -213,7 +212,6 @@ class ExportedProgram:
         lines = ["ExportedProgram:",
                  "    def forward(self, %s):" % ", ".join(params)]
         last = None
-        from .pycode import emit_node, render_outputs
         r = _PrintRenderer({n: n.name for n in g.nodes}, {})
         r.labels = {id(n.attrs["source"]): n.attrs["path"] for n in g.nodes
                     if "source" in n.attrs and n.attrs.get("path")}
@@ -308,7 +306,6 @@ def _subgraphs(g: Graph) -> list:
 
 
 def _subgraph_text(sub, r) -> List[str]:
-    from .pycode import emit_node
     params = ", ".join('%s: "%s"' % (n.name, annotation(n)) for n in sub.inputs)
     lines = ["", "    class %s:" % sub.name, "        def forward(self, %s):" % params]
     for cond, text in sub.checks:

@@ -67,6 +67,8 @@ from . import decomp  # noqa: F401  (registers the core op names)
 from .ir import _RESERVED, ArrRef, CondExpr, Graph, IndexAttr, Node, Subgraph
 from .program import ExportedProgram, InputSpec, OutputSpec, Signature
 from .ops.registry import OPS, defop
+from .custom import lookup
+from .ops import elementwise
 
 FORMAT = "symshape.ExportedProgram"
 # 1: one JSON text file, arrays inline as base64 (still written with format="json");
@@ -201,7 +203,6 @@ class _Enc:
             if not isinstance(k, str):
                 self.fail("attribute name %r is not a str" % (k,))
             if k == "fn" and "::" in n.op:
-                from .custom import lookup
                 op = lookup(n.op)
                 entry = {"custom_op": n.op}
                 if op is not None and op.mutates_args:
@@ -943,7 +944,6 @@ class _Dec:
         if v["custom_op"] != op:
             self.fail("the node calls custom op %s but is labelled %s"
                       % (_short(v["custom_op"]), op))
-        from .custom import lookup
         got = lookup(op)
         want = tuple(v.get("mutates_args", ()))
         if tuple(got.mutates_args) != want:
@@ -1287,7 +1287,6 @@ def ensure_op(name: str) -> bool:
         return True
     if "::" in name:
         return False
-    from .ops import elementwise
     u = getattr(np, name, None)
     if isinstance(u, np.ufunc) and u.__name__ == name and u.signature is None:
         elementwise._ensure_ufunc_op(u)

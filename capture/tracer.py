@@ -160,6 +160,10 @@ class Tracer:
         raise UserError("cannot use a %s as an array operand%s"
                         % (type(x).__name__, where(user_frame(2))))
 
+    def call(self, func: Callable, *args, **kwargs):
+        """``func(*args, **kwargs)`` (a NumPy function) traced by its handler."""
+        return FUNCTIONS[func](self, *args, **kwargs)
+
     def stack_list(self, xs):
         return METHOD_OPS["array_from_list"](self, xs)
 

@@ -35,6 +35,10 @@ from ..errors import ConstraintViolationError, UserError
 from ..userframe import internal_dirs
 from .exportable import Declaration, registered
 from .textsafe import printable
+from .annotation_fixer import AnnotatedSource
+from . import project
+from ..logs import dynamic_log
+from ..expr import Expr, format_expr
 
 
 # --------------------------------------------------------------------------- paths
@@ -250,7 +254,6 @@ class Item:
             setattr(it, k, d[k])
         it.fixes = pickle.loads(base64.b64decode(d["fixes"])) if d.get("fixes") else []
         if d.get("annotated"):
-            from .annotation_fixer import AnnotatedSource
             it.annotated = AnnotatedSource.from_json(d["annotated"])
         return it
 
@@ -346,7 +349,6 @@ class Importer:
 def collect(files: List[str], pyprojects: List[str], paths: Paths, importer: Importer,
             overlay: Dict[str, str], skip=frozenset()) -> List[Item]:
     """Import ``files``, read the entries of ``pyprojects``: the report items, sorted."""
-    from . import project
     items: List[Item] = []
     for f in files:
         problem = importer.import_file(f)
@@ -400,7 +402,6 @@ class captured_logs:
         self.level = level
 
     def __enter__(self) -> _Capture:
-        from ..logs import dynamic_log
         self.log = dynamic_log
         self.handler = _Capture(self.level)
         self.old = (dynamic_log.level, dynamic_log.propagate)
@@ -424,7 +425,6 @@ def _bound_text(b) -> str:
 def contract(ep) -> Tuple[Dict[str, str], Dict[str, List[str]]]:
     """The program's range constraints keyed by the user's Dim names (an unnamed dim by the
     first input axis it stands for), and the input axes each stands for."""
-    from ..expr import Expr, format_expr
     cs = ep.constraints
     axes: Dict[Any, List[str]] = {}
     derived: List[Tuple[Any, str, Any]] = []

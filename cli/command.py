@@ -23,9 +23,13 @@ from typing import Any, Dict, List, Optional, Tuple
 from .. import __version__
 from .check_worker import (Importer, Item, Paths, _internal_dirs, captured_logs, module_name,
                            read_source, scan_source, summarize_exception)
-from ..errors import UserError
+from ..errors import UserError, where
 from .exportable import Declaration, registered
 from .textsafe import printable
+from . import project
+from .isolation import group_projects, run_project
+from .fixer import final_plan, plan_fixes
+from ..annotations import spec_for
 
 EXIT_OK, EXIT_FAIL, EXIT_ERROR = 0, 1, 2
 
@@ -85,7 +89,6 @@ def _declaring(scanned: List[Tuple[str, bool, set]]) -> List[str]:
 def discover(targets: List[str]) -> Tuple[List[str], List[str]]:
     """(python files, pyproject.toml files) that PATHS name.  A file names only itself; a
     directory also names the nearest pyproject.toml at or above it."""
-    from . import project
     files: List[str] = []
     pyprojects: List[str] = []
     seen_real: set = set()
@@ -269,7 +272,6 @@ class _InOrder:
 def run_check(files: List[str], pyprojects: List[str], reporter: Reporter, paths: Paths,
               timeout: float, overlay: Optional[Dict[str, str]] = None) -> List[Item]:
     """Check every project (one isolated child each); the report items, sorted."""
-    from .isolation import group_projects, run_project
     items: List[Item] = []
     for proj in group_projects(files, pyprojects):
         order = _InOrder(reporter, paths)
@@ -333,7 +335,6 @@ def plan_rounds(items: List[Item], files: List[str], pyprojects: List[str], path
     has a fix left to apply: a fix that only shows once another is in (a bound on the new
     root of a divisibility fix) is made now, so a second ``--fix`` has nothing to do.
     (plan from the files on disk to the final text, re-check items or None, refused)."""
-    from .fixer import final_plan
     overlay: Dict[str, str] = {}
     now = items
     after_all = None
@@ -369,7 +370,6 @@ def plan_verified(fixable: List[Item], before: List[Item], files: List[str],
     """Plan the fixes, then drop every export whose edits do not parse or do not pass the
     re-check (run on the edited text before anything is written).  (plan, re-check items or
     None, refused: [(export name, fix line, why)])."""
-    from .fixer import plan_fixes
     refused: Dict[str, str] = {}
     why_not: Dict[Tuple[str, str], str] = {}    # (export, fix line) -> why it was not placed
     silent = Reporter("silent", sys.stdout, sys.stderr, True, paths)
@@ -504,7 +504,6 @@ def cmd_check(args, out, err) -> int:
 def find_declaration(target: str, root: str, paths: Paths) -> Declaration:
     """The declaration ``module:function`` (or ``path/to/file.py:function``) names: an
     ``@exportable`` function of that module, else an entry of the nearest pyproject.toml."""
-    from . import project
     modpart, sep, qual = target.rpartition(":")
     if not sep or not modpart or not qual:
         raise UsageError("explain takes module:function (or path/to/file.py:function), got %r"
@@ -605,7 +604,6 @@ def cmd_explain(args, out, err) -> int:
 
 def _explain(args, out, err) -> int:
     from ..capture.export import trace_program
-    from ..errors import where
     from .. import export
     paths = Paths()
     root = os.path.abspath(args.root or ".")
@@ -779,5 +777,4 @@ if __name__ == "__main__":  # pragma: no cover
 
 def _annotated(decl):
     """The export's spec, read from the function's shape annotations when none is declared."""
-    from ..annotations import spec_for
     return spec_for(decl.fn, decl.dynamic_shapes)

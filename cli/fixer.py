@@ -44,6 +44,10 @@ from ..constraints import DefineDim, Fix, SetDim, SetEntry
 from ..dims import Dim, _Marker, format_linear
 from .exportable import Declaration
 from . import project
+from .safe_write import NotWritten, preflight, replace_file
+from .check_worker import decl_key
+from .annotation_fixer import fix_annotations
+from .pyscope import Scopes
 
 if TYPE_CHECKING:  # pragma: no cover
     from .annotation_fixer import AnnotatedSource
@@ -208,7 +212,6 @@ class Plan:
         is checked (unchanged since read, writable) before the first is replaced; a failure
         while writing stops there, leaving the rest untouched."""
         import linecache
-        from .safe_write import NotWritten, preflight, replace_file
         changed = self.changed()
         blocked = []
         for path in changed:
@@ -252,7 +255,6 @@ def plan_fixes(items: List[Tuple[Declaration, List[Fix]]],
     its edited text in ``base``).  ``annotated`` maps the key of each export whose spec was
     read from shape annotations to where that function is defined: its fixes rewrite the
     annotation strings (``symshape.cli.annotation_fixer``)."""
-    from .check_worker import decl_key
     plan = Plan(base)
     py: Dict[str, _PyFile] = {}
 
@@ -273,7 +275,6 @@ def plan_fixes(items: List[Tuple[Declaration, List[Fix]]],
             _TomlFixer(plan, decl).run(fixes)
             continue
         if ann is not None and not ann.file:     # its source cannot be found: say why
-            from .annotation_fixer import fix_annotations
             fix_annotations(plan, None, decl, ann, fixes)
             continue
         path = ann.file if ann is not None else decl.file
@@ -284,7 +285,6 @@ def plan_fixes(items: List[Tuple[Declaration, List[Fix]]],
                 plan.skipped.append((decl.name, str(f), "cannot read %s: %s" % (path, e)))
             continue
         if ann is not None:
-            from .annotation_fixer import fix_annotations
             fix_annotations(plan, pf, decl, ann, fixes, lambda: py_file(decl.file))
             continue
         pf.run(decl, fixes)
@@ -341,7 +341,6 @@ class _PyFile:
     uses (found by scope, see ``symshape.cli.pyscope``)."""
 
     def __init__(self, plan: Plan, path: str) -> None:
-        from .pyscope import Scopes
         self.plan = plan
         self.path = path
         self.patch = plan.patch(path)

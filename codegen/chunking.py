@@ -31,6 +31,7 @@ import numpy as np
 
 from symshape.capture.ir import ArrRef, IndexAttr, Node, Subgraph
 from symshape.expr import Expr, Sym
+from symshape.errors import UserError
 
 from .fusion import REDUCTIONS, ew_ufunc
 
@@ -412,7 +413,6 @@ def chunkable_axes(ep) -> Dict[str, tuple]:
     """Per user input path, the axes along which the whole program is local: chunking the
     input along them (and nothing else) runs the program as one task per chunk.  Takes an
     ExportedProgram, or an ``ss.compile`` function (its latest compiled variant)."""
-    from symshape.errors import UserError
     variants = getattr(ep, "variants", None)
     if isinstance(variants, list):
         if not variants:

@@ -40,13 +40,15 @@ from symshape import runtime as _runtime
 from symshape.capture.ir import Node, Subgraph
 from symshape.capture.pycode import Renderer, emit_node, render_outputs
 from symshape.errors import UserError
-from symshape.expr import Expr, Sym, evaluate
-from symshape.guards import CheckWriter, ConstraintSet, InputDesc
+from symshape.expr import Expr, Sym, evaluate, format_py
+from symshape.guards import CheckWriter, ConstraintSet, InputDesc, cond_py
 from symshape.infinity import int_oo
 from symshape.ranges import ValueRange
+from symshape.capture.program import _safe_name, signature_checked
 
 from .chunking import ChunkInfo
 from .numpy_backend import hint_fn
+from . import rt as _cg
 
 INSTALL_HINT = ('backend="dask" needs dask; install it with pip install "symshape[dask]" '
                 '(or pip install "dask[array,distributed]")')
@@ -162,7 +164,6 @@ class Kernel:
         with Kernel._lock:
             fn = Kernel._cache.get(self.token)
             if fn is None:
-                from . import rt as _cg
                 from symshape.capture.pycode import compile_function
                 ns = dict(self.ns)
                 ns.update(_MODULES)
@@ -296,7 +297,6 @@ class DaskProgram:
 
     # ------------------------------------------------------------------ check + entry
     def _build_check(self) -> None:
-        from symshape.capture.program import _safe_name
         ep = self.ep
         sig = ep.call_signature or inspect.Signature(
             [inspect.Parameter(d.path, inspect.Parameter.POSITIONAL_OR_KEYWORD)
@@ -342,7 +342,6 @@ class DaskProgram:
     def _build_pack(self) -> None:
         """``_pack(values, sizes)``: the outputs in ``f``'s output structure (sizes
         returned as values are computed from the bound symbols)."""
-        from symshape.expr import format_py
         g = self.ep.graph
         ns: Dict[str, Any] = {}
         leaves = list(g.outputs)
@@ -413,8 +412,6 @@ class DaskProgram:
         depends on it, so computing any output raises the check's UserError as eager
         code would."""
         import dask
-        from symshape.expr import format_py
-        from symshape.guards import cond_py
         da = self.da
         binders = {}
         for n in self.ep.graph.nodes:
@@ -832,7 +829,6 @@ def _plain_kernel(seg: Segment, cs: ConstraintSet, params: List[str], spec, name
     """A segment as straight-line NumPy code: its input check (binding the sizes), one
     call per node as ``ep.module()`` makes it, the outputs."""
     from symshape.capture.pycode import after_node, compile_function, subgraph_lines
-    from . import rt as _cg
     writer = CheckWriter(cs)
     for d in cs.inputs:
         writer.var_names[id(d)] = d.access
@@ -919,7 +915,6 @@ def _ident(text: str) -> str:
 # --------------------------------------------------------------------------- factory
 def compile_dask(ep):
     """``ep.compile(backend="dask")``: the checked callable over dask arrays."""
-    from symshape.capture.program import signature_checked
     prog = DaskProgram(ep, ep.name)
     fn = signature_checked(prog.full, ep.call_signature, ep.name)
     fn.source = prog.source

@@ -22,11 +22,12 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .constraints import Fix
-from .dims import AUTO, DerivedDim, Dim
+from .constraints import Fix, SetDim, SetEntry
+from .dims import AUTO, DerivedDim, Dim, format_linear
 from .errors import UserError
 from .expr import Expr
 from . import expr as E
+from .spec import bind_inputs
 
 INSTALL_HINT = 'pip install "symshape[jaxtyping]"'
 
@@ -441,7 +442,6 @@ def resolve_call(f, args, kwargs, dynamic_shapes):
     """``resolve`` for a call of ``f`` with these example inputs (export's entry point)."""
     if not isinstance(dynamic_shapes, AnnotatedShapes) or not isinstance(args, (tuple, list)):
         return dynamic_shapes
-    from .spec import bind_inputs
     _, inputs = bind_inputs(f, tuple(args), dict(kwargs or {}))
     return resolve(dynamic_shapes, inputs)
 
@@ -451,8 +451,6 @@ def annotation_notes(spec, fixes: Sequence[Fix]) -> List[str]:
     a static size is a new axis text, a bound is something no annotation can say."""
     if not isinstance(spec, AnnotatedShapes):
         return []
-    from .constraints import SetDim, SetEntry
-    from .dims import format_linear
     lines = []
     for fix in fixes:
         if isinstance(fix, SetDim) and fix.ref is not None:

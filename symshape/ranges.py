@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Callable, Iterable
 
-from .expr import Atom, Expr, IntLike, Sym
+from .expr import Atom, Expr, IntLike, Sym, OpAtom, add, atom_expr, scale
 from .infinity import INT_OO, NEG_INT_OO, Bound, is_inf
 
 
@@ -181,7 +181,6 @@ def _divmod_split(x: Expr, sym_range: SymRange):
     ``Q = s // k`` in ``range(s) // k`` and ``R = Mod(s, k)`` in ``[0, k - 1]``: the terms
     no longer cancel each other's intervals (``s - s // 2`` is ``Q + R >= 1`` for s >= 2;
     ``-s + s // 2`` is bounded above).  Terms where ``s`` appears otherwise keep ``s``."""
-    from .expr import OpAtom
     linear = {t[0]: c for t, c in x.terms if len(t) == 1}
     for t, c in x.terms:
         if len(t) != 1 or type(t[0]) is not OpAtom or t[0].kind not in ("FloorDiv", "Mod"):
@@ -217,7 +216,6 @@ def _divmod_split(x: Expr, sym_range: SymRange):
 def _minmax_pushed(x: Expr, sym_range: SymRange):
     """``r + Max(a, b)`` as ``Max(r + a, r + b)`` (``-Max`` as ``Min`` of negations), so
     that ``Max(a, b) - a`` is bounded by ``Max(0, b - a)``."""
-    from .expr import OpAtom, add, atom_expr, scale
     hits = [(t, c) for t, c in x.terms if any(type(a) is OpAtom and a.kind in ("Min", "Max")
                                                 for a in t)]
     # exactly one Min / Max term, alone in its term: pushing the rest in cannot cascade

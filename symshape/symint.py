@@ -14,6 +14,7 @@ from typing import Optional, Union
 from . import expr as E
 from . import relations as R
 from .symfloat import SymFloat, make
+from .userframe import user_frame
 
 
 def _parts(x):
@@ -335,7 +336,6 @@ def _nonzero_divisor(env, b, hint) -> None:
     ``(n*m) // n -> m``) rely on it."""
     if type(b) is not E.Expr:
         return                      # an int divisor: 0 raises in expr.floordiv itself
-    from .userframe import user_frame
     c = R.ne(b, 0)
     h = None if hint is None else hint != 0
     if any(s.unbacked for s in b.free_symbols):

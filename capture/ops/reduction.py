@@ -11,6 +11,7 @@ import numpy as np
 
 from symshape.errors import UserError, where
 from symshape.userframe import user_frame
+from symshape.symint import sym_max
 
 from ..tracer import METHOD_OPS, TracedArray, Tracer, implements
 from .elementwise import astype
@@ -319,7 +320,6 @@ def _diff(t, a, n=1, axis=-1, prepend=None, append=None):
     x = t.operand(a)
     ax = norm_axis(axis, x.ndim)
     n = int(n)
-    from symshape.symint import sym_max
     size = x.shape[ax] - n
     size = sym_max(size, 0) if type(size) is not int else max(size, 0)
     shape = tuple(size if i == ax else s for i, s in enumerate(x.shape))

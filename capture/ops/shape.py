@@ -8,8 +8,9 @@ from typing import Sequence
 import numpy as np
 
 from symshape.errors import UserError, where
-from symshape.symint import SymInt
+from symshape.symint import SymInt, sym_min, sym_max
 from symshape.userframe import user_frame
+from symshape.expr import smax, smin
 
 from ..ir import IndexAttr
 from ..tracer import METHOD_OPS, TracedArray, Tracer, implements, shape_repr, to_expr
@@ -431,7 +432,6 @@ def _split(t, ary, indices_or_sections, axis=0):
 
 @implements(np.array_split)
 def _array_split(t, ary, indices_or_sections, axis=0):
-    from symshape.symint import sym_min
     x = t.operand(ary)
     ax = norm_axis(axis, x.ndim)
     if not isinstance(indices_or_sections, (int, np.integer)) and \
@@ -447,7 +447,6 @@ def _array_split(t, ary, indices_or_sections, axis=0):
         return _split_at(t, x, ax, [(starts[i], starts[i + 1]) for i in range(k)])
     # piece i starts at i*q + min(i, r) and has q + 1 elements for i < r, else q: the
     # lengths are written down exactly instead of being re-derived from clamped slices
-    from symshape.symint import sym_max
     out = []
     for i in range(k):
         start = i * q + sym_min(i, r)
@@ -481,7 +480,6 @@ def _size(env, e):
 
 @implements(np.diagonal)
 def _diagonal(t, a, offset=0, axis1=0, axis2=1):
-    from symshape.expr import smax, smin
     x = t.operand(a)
     if x.ndim < 2:
         raise UserError("np.diagonal needs at least 2 dimensions, got shape %s%s"

@@ -22,6 +22,7 @@ from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 from symshape.capture.ir import Node
 from symshape.expr import Expr, floordiv, format_expr, mul, sub
+from symshape.capture.program import dtype_short
 
 from . import cops
 from .cops import CTYPES, STORAGE, Operand
@@ -962,7 +963,6 @@ def _fmt_shape(shape) -> str:
 
 
 def _short(dt) -> str:
-    from symshape.capture.program import dtype_short
     return dtype_short(dt)
 
 
