@@ -126,6 +126,13 @@ class Signature:
 
 
 class ExportedProgram:
+    """A traced program: ``graph`` (the functional graph), ``graph_signature`` (inputs,
+    outputs, mutations), the contract (``range_constraints``, ``input_shapes``, ``guards``,
+    the one ``constraints`` set they come from), ``module()`` (checks its inputs against the
+    contract, then runs the graph as NumPy code), ``compile(backend)``,
+    ``run_decompositions()``; ``print(ep)`` shows all of it.  Made by ``ss.export`` or
+    ``ss.load``."""
+
     def __init__(self, graph: Graph, signature: Signature, constraints: ConstraintSet,
                  sig: Optional[inspect.Signature], name: str, env=None) -> None:
         self.graph = graph
@@ -144,6 +151,8 @@ class ExportedProgram:
     # ------------------------------------------------------------------ contract
     @property
     def range_constraints(self) -> Dict[Any, ValueRange]:
+        """{size symbol or expression (sympy): its exact range}: every bound is attained by
+        an input ``module()`` accepts."""
         from symshape.sympy_bridge import to_sympy
         rng = self.constraints.ranges      # each symbol's sympy sign follows its range
         return {to_sympy(k, rng): v for k, v in self.constraints.range_constraints().items()}
@@ -156,6 +165,7 @@ class ExportedProgram:
 
     @property
     def input_shapes(self) -> Dict[str, tuple]:
+        """{input path: its shape}, each axis an int or a size expression (sympy)."""
         from symshape.sympy_bridge import to_sympy
         rng = self.constraints.ranges
         return {d.path: tuple(s if type(s) is int else to_sympy(s, rng) for s in d.dims)
@@ -180,6 +190,7 @@ class ExportedProgram:
 
     @property
     def module_source(self) -> str:
+        """The Python source ``module()`` runs: the input check, then the graph's code."""
         self._build()
         return self._source
 

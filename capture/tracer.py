@@ -323,7 +323,8 @@ class TracedArray:
             name = getattr(func, "__module__", "numpy") + "." + getattr(func, "__name__", "?")
             why = t.__dict__.get("_fallback_failures", {}).get(func)
             raise UserError("%s is not supported by the symshape tracer%s%s.\nRewrite the line "
-                            "with supported NumPy calls (see docs/core_ops.md), or wrap it in "
+                            "with supported NumPy calls (the core op set: python -m symshape "
+                            "docs core_ops), or wrap it in "
                             "ss.custom_op with a fake (shape) function."
                             % (name.replace("numpy._core", "numpy"), where(user_frame(2)),
                                "" if why is None else " (NumPy's own implementation of it was "

@@ -26,7 +26,7 @@ from .check_worker import (Importer, Item, Paths, _internal_dirs, captured_logs,
 from ..errors import UserError, where
 from .exportable import Declaration, registered
 from .textsafe import printable
-from . import project
+from . import docs, project
 from .isolation import group_projects, run_project
 from .fixer import final_plan, plan_fixes
 from ..annotations import spec_for
@@ -699,7 +699,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="symshape", description="Validate the dynamic-shape specs of declared exports.")
     p.add_argument("--version", action="version", version="symshape %s" % __version__)
-    sub = p.add_subparsers(dest="command", metavar="{check,explain}")
+    sub = p.add_subparsers(dest="command", metavar="{check,explain,docs}")
     c = sub.add_parser(
         "check", help="export every declared export and report violations and fixes",
         description="Import the @ss.exportable declarations under PATHS (default: the "
@@ -727,7 +727,24 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a declared export (module:function or path/to/file.py:function)")
     e.add_argument("--root", default=None,
                    help="where to import from and look for pyproject.toml (default: .)")
+    d = sub.add_parser("docs", help="print a reference page (core_ops, api, ...)",
+                       description="Print one of the reference pages shipped with symshape "
+                                   "(Markdown); without PAGE, list them.")
+    d.add_argument("page", nargs="?", default=None, metavar="PAGE",
+                   help="the page: " + ", ".join(docs.pages()))
     return p
+
+
+def cmd_docs(args, out) -> int:
+    """Print one shipped page, or the list of them."""
+    if args.page is None:
+        out.write("".join("%s\n" % name for name in docs.pages()))
+        return EXIT_OK
+    try:
+        out.write(docs.read(args.page))
+    except KeyError as e:
+        raise UsageError(e.args[0]) from None
+    return EXIT_OK
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -739,7 +756,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         return e.code if isinstance(e.code, int) else EXIT_ERROR
     if args.command is None:
         parser.print_usage(err)
-        print("symshape: error: a command is required (check or explain)", file=err)
+        print("symshape: error: a command is required (check, explain or docs)", file=err)
         return EXIT_ERROR
     try:
         if args.command == "check":
@@ -751,6 +768,8 @@ def main(argv: Optional[List[str]] = None) -> int:
             if not args.timeout > 0:
                 raise UsageError("--timeout must be a positive number of seconds")
             return cmd_check(args, out, err)
+        if args.command == "docs":
+            return cmd_docs(args, out)
         return cmd_explain(args, out, err)
     except BrokenPipeError:   # `symshape check | head`
         try:

@@ -1,6 +1,6 @@
 """Graph breaks: running a function whose Python cannot be captured in one graph.
 
-*Detection* (``trace_full``): the JIT first traces the whole function with export's tracer,
+*Detection* (``with_break_detection``): the JIT first traces the whole function with export's tracer,
 a ``breaker`` that raises ``GraphBreak`` at the first value-dependent conversion
 (``if x.sum() > 0``, ``float(x)``, ``np.asarray(x)``) or call the tracer cannot record, and
 ``print`` hooked for the trace (NumPy never sees a ``print``, yet a function compiled

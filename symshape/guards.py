@@ -5,7 +5,7 @@
 guards.  ``range_constraints`` and the runtime check are both generated from it, so they
 cannot disagree.
 
-``emit_check`` writes Python lines that, walking the inputs in argument order,
+``CheckWriter.emit`` writes Python lines that, walking the inputs in argument order,
   * check type, rank and dtype,
   * bind each root symbol at its first linear occurrence (``s0 = x.shape[1]``;
     ``s1 = (y.shape[0] - 1) // 3`` after a divisibility check) and check its range there,

@@ -13,6 +13,9 @@ from .infinity import INT_OO, NEG_INT_OO, Bound, is_inf
 
 
 class ValueRange:
+    """The closed integer interval ``[lower, upper]`` a size may take (``VR[2, int_oo]``);
+    either end may be infinite (``-int_oo`` / ``int_oo``)."""
+
     __slots__ = ("lower", "upper")
 
     def __init__(self, lower: Bound, upper: Bound) -> None:
@@ -39,9 +42,11 @@ class ValueRange:
         return self.lower == self.upper and not is_inf(self.lower)
 
     def intersect(self, other: "ValueRange") -> "ValueRange":
+        """The values in both ranges (ValueError when they do not meet)."""
         return ValueRange(max(self.lower, other.lower), min(self.upper, other.upper))
 
     def issubset(self, other: "ValueRange") -> bool:
+        """Whether every value of this range lies in ``other``."""
         return other.lower <= self.lower and self.upper <= other.upper
 
 

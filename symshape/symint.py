@@ -51,6 +51,10 @@ def wrap(env, e: E.IntLike, hint: Optional[int]) -> Union[int, "SymInt"]:
 
 
 class SymInt:
+    """A symbolic size (``x.shape[0]`` while tracing): an expression over the shape
+    environment's symbols and its value on the example input (the hint).  Arithmetic builds
+    new sizes; comparisons give ``SymBool``; ``int()`` specialises it, with a logged warning."""
+
     __slots__ = ("expr", "hint", "env")
 
     def float_operand(self):
@@ -244,6 +248,10 @@ class SymInt:
 
 
 class SymBool:
+    """A comparison of sizes (``x.shape[0] <= 16``).  Used as a Python bool, it is decided
+    from what is known or becomes a guard of the program at the user's line;
+    ``ss.check(cond)`` makes it one explicitly."""
+
     __slots__ = ("cond", "hint", "env")
 
     def __init__(self, cond, hint: Optional[bool], env) -> None:
