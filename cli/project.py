@@ -492,38 +492,9 @@ class _Scanner:
         if c in ('"', "'"):
             return self.string()
         if c == "[":
-            self.i += 1
-            items = []
-            while True:
-                self.ws(True)
-                if t[self.i:self.i + 1] == "]":
-                    self.i += 1
-                    return Node("array", s, self.i, items=items)
-                items.append(self.value())
-                self.ws(True)
-                if t[self.i:self.i + 1] == ",":
-                    self.i += 1
-                elif t[self.i:self.i + 1] != "]":
-                    self.err("expected , or ] in an array")
+            return Node("array", s, *self._sequence("]", "an array", self.value))
         if c == "{":
-            self.i += 1
-            items = []
-            while True:
-                self.ws(True)
-                if t[self.i:self.i + 1] == "}":
-                    self.i += 1
-                    return Node("table", s, self.i, items=items)
-                ks = self.i
-                k = self.key()
-                if t[self.i:self.i + 1] != "=":
-                    self.err("expected = in an inline table")
-                self.i += 1
-                items.append((".".join(k), ks, self.value()))
-                self.ws(True)
-                if t[self.i:self.i + 1] == ",":
-                    self.i += 1
-                elif t[self.i:self.i + 1] != "}":
-                    self.err("expected , or } in an inline table")
+            return Node("table", s, *self._sequence("}", "an inline table", self._pair))
         m = re.compile(r"[^\s,\]}#]+").match(t, s)
         if not m:
             self.err("expected a value")
@@ -533,6 +504,31 @@ class _Scanner:
             return Node("int", s, self.i, int(raw.replace("_", ""), 0))
         except ValueError:
             return Node("other", s, self.i, raw)
+
+    def _sequence(self, close: str, what: str, item) -> tuple:
+        """(end, items) of an array or inline table, its opening bracket at ``self.i``."""
+        self.i += 1
+        items = []
+        while True:
+            self.ws(True)
+            if self.t[self.i:self.i + 1] == close:
+                self.i += 1
+                return self.i, None, items
+            items.append(item())
+            self.ws(True)
+            if self.t[self.i:self.i + 1] == ",":
+                self.i += 1
+            elif self.t[self.i:self.i + 1] != close:
+                self.err("expected , or %s in %s" % (close, what))
+
+    def _pair(self) -> tuple:
+        """``key = value`` of an inline table: (dotted key, where the key starts, value)."""
+        ks = self.i
+        k = self.key()
+        if self.t[self.i:self.i + 1] != "=":
+            self.err("expected = in an inline table")
+        self.i += 1
+        return ".".join(k), ks, self.value()
 
     def rest_of_line(self) -> None:
         self.ws()

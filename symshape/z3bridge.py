@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from typing import Dict, Iterable, List, Mapping, Optional
 
-from .expr import IntLike, OpAtom, Sym
+from .expr import IntLike, OpAtom, Sym, fold
 from .infinity import is_inf
 from .logs import dynamic_log
 from .relations import EQ, NE, BoolOp
@@ -83,16 +83,7 @@ class Encoder:
         return v
 
     def expr(self, x: IntLike):
-        z3 = self.z3
-        if type(x) is int:
-            return z3.IntVal(x)
-        total = z3.IntVal(x.const)
-        for term, c in x.terms:
-            prod = z3.IntVal(c)
-            for atom in term:
-                prod = prod * (self.sym(atom) if type(atom) is Sym else self.atom(atom))
-            total = total + prod
-        return total
+        return fold(x, self.z3.IntVal, self.sym, self.atom)
 
     def atom(self, atom: OpAtom):
         got = self._atoms.get(atom)
