@@ -31,14 +31,16 @@ import traceback
 from typing import Any, Dict, List, Optional, Tuple
 
 from .. import capture, codegen  # noqa: F401  (their folders register as symshape's own code)
+from .. import export
+from ..annotations import spec_for
 from ..errors import ConstraintViolationError, UserError
+from ..expr import Expr, format_expr
+from ..logs import dynamic_log
 from ..userframe import internal_dirs
+from . import project
+from .annotation_fixer import AnnotatedSource, describe
 from .exportable import Declaration, registered
 from .textsafe import printable
-from .annotation_fixer import AnnotatedSource
-from . import project
-from ..logs import dynamic_log
-from ..expr import Expr, format_expr
 
 
 # --------------------------------------------------------------------------- paths
@@ -458,15 +460,12 @@ def contract(ep) -> Tuple[Dict[str, str], Dict[str, List[str]]]:
 
 
 def check_one(item: Item, paths: Paths) -> None:
-    from .. import export
     decl = item.decl
     with captured_logs(logging.WARNING) as cap:
         try:
             args, kwargs = decl.inputs()
             # no dynamic_shapes declared: the function's shape annotations, if any
-            from ..annotations import spec_for
             spec = spec_for(decl.fn, decl.dynamic_shapes)
-            from .annotation_fixer import describe
             # None unless read from annotations
             item.annotated = describe(decl.fn, spec, decl.dynamic_shapes is not None)
             ep = export(decl.fn, args, kwargs, dynamic_shapes=spec)

@@ -20,7 +20,7 @@ import os
 import sys
 from typing import Any, Dict, List, Optional, Tuple
 
-from .. import __version__
+from .. import __version__, export
 from .check_worker import (Importer, Item, Paths, _internal_dirs, captured_logs, module_name,
                            read_source, scan_source, summarize_exception)
 from ..errors import UserError, where
@@ -30,6 +30,7 @@ from . import docs, project
 from .isolation import group_projects, run_project
 from .fixer import final_plan, plan_fixes
 from ..annotations import spec_for
+from ..spec import bind_inputs
 
 EXIT_OK, EXIT_FAIL, EXIT_ERROR = 0, 1, 2
 
@@ -603,8 +604,7 @@ def cmd_explain(args, out, err) -> int:
 
 
 def _explain(args, out, err) -> int:
-    from ..capture.export import trace_program
-    from .. import export
+    from ..capture.export import trace_program     # the main process traces only here
     paths = Paths()
     root = os.path.abspath(args.root or ".")
     old = sys.dont_write_bytecode
@@ -626,7 +626,6 @@ def _explain(args, out, err) -> int:
     with captured_logs(logging.DEBUG) as cap:
         try:
             a, kw = decl.inputs()
-            from ..spec import bind_inputs
             _, bound = bind_inputs(decl.fn, a, kw)
             say("example inputs: %s" % ", ".join("%s: %s" % (k, _describe_input(x))
                                                  for k, x in bound.items()))

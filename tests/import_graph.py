@@ -144,8 +144,10 @@ def largest_functions(root: str = ROOT, n: int = 1) -> List[Tuple[int, str]]:
 def main(argv: List[str]) -> None:
     root = os.path.abspath(argv[0]) if argv else ROOT
     imports = all_imports(root)
-    local = sum(i.local for i in imports)
-    print("internal imports: %d (%d inside functions)" % (len(imports), local))
+    statements = {(i.source, i.line): i.local for i in imports}
+    print("internal import statements: %d (%d inside functions); imported names: %d (%d)"
+          % (len(statements), sum(statements.values()), len(imports),
+             sum(i.local for i in imports)))
     cyc = cycles(imports)
     print("import cycles: %d%s" % (len(cyc), " (sizes %s)" % ", ".join(str(len(c)) for c in cyc)
                                    if cyc else ""))

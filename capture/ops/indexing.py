@@ -15,7 +15,7 @@ from symshape.errors import UserError, where
 from symshape.symint import SymInt, sym_max, sym_min
 from symshape.userframe import user_frame
 
-from ..ir import IndexAttr
+from ..ir import IndexAttr, render_items  # noqa: F401  (render_items: its old import path)
 from ..namespace import SymRange
 from ..tracer import METHOD_OPS, TracedArray, Tracer, shape_repr, to_expr
 from ..views import register_index
