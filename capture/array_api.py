@@ -18,6 +18,9 @@ import numpy as np
 
 from symshape.errors import UserError
 
+from .ops.elementwise import broadcast_shapes
+from .tracer import METHOD_OPS
+
 __array_api_version__ = "2023.12"
 SUPPORTED_VERSIONS = ("2021.12", "2022.12", "2023.12")
 
@@ -356,7 +359,6 @@ def broadcast_arrays(*arrays):
 
 
 def _broadcast_shape(shapes) -> tuple:
-    from .ops.elementwise import broadcast_shapes
     return tuple(broadcast_shapes(shapes, "broadcast_arrays: the arrays"))
 
 
@@ -702,3 +704,6 @@ def namespace_for(api_version: Optional[str]):
                         "%s" % (api_version, ", ".join(SUPPORTED_VERSIONS)))
     import sys
     return sys.modules[__name__]
+
+
+METHOD_OPS["namespace"] = namespace_for

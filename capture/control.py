@@ -23,26 +23,10 @@ from symshape.ranges import ValueRange
 from symshape.symint import SymBool, SymInt, describe
 from symshape.userframe import user_frame
 
-from .graph import Graph, Node
+from .ir import CondExpr, Graph, Node, Subgraph
+from .program import dtype_short
 from .ops.registry import defop
 from .tracer import TracedArray, Tracer, to_expr
-
-
-class Subgraph:
-    """A branch: its graph, its input placeholders, and its run-time checks."""
-
-    def __init__(self, name: str, graph: Graph, inputs: List[Node], checks: List[tuple]):
-        self.name = name
-        self.graph = graph
-        self.inputs = inputs
-        self.checks = checks          # (cond, text) guards the branch needed
-        # for translation validation: the ss.check conditions made inside the branch, and
-        # each quotient (q, p, k, r) the solver introduced for a size it binds (p = k*q + r)
-        self.goals: List[object] = []
-        self.quotients: List[tuple] = []
-
-    def __repr__(self) -> str:
-        return self.name
 
 
 defop("cond", emit=lambda a, k: "(%s if %s else %s)(*%s)" % (
@@ -61,7 +45,6 @@ def _find_tracer(pred, operands) -> Any:
 
 def _annot(v) -> str:
     if type(v) is TracedArray:
-        from .program import dtype_short
         return "%s[%s]" % (dtype_short(v.dtype), ", ".join(describe(s) for s in v.shape))
     return repr(v)
 
@@ -132,18 +115,6 @@ def cond(pred, true_fn: Callable, false_fn: Callable, operands: Sequence = ()):
             if type(s) is SymInt and s.expr.as_symbol() in made:
                 r.node.meta.setdefault("binds", []).append((s.expr.as_symbol(), axis))
     return pytree.unflatten(results, tspec)
-
-
-class CondExpr:
-    """A size predicate used as a cond predicate (rendered as Python over the symbols)."""
-
-    __slots__ = ("cond",)
-
-    def __init__(self, c) -> None:
-        self.cond = c
-
-    def __repr__(self) -> str:
-        return self.cond.format()
 
 
 def _structure(outs, spec) -> str:

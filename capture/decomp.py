@@ -28,17 +28,20 @@ import numpy as np
 from symshape import relations as R
 from symshape.env import ShapeEnv, SymInfo
 from symshape.errors import InternalError, UserError
-from symshape.expr import Expr, Sym
+from symshape.expr import Expr, Sym, format_expr
 from symshape.infinity import INT_OO, is_inf
 from symshape.ranges import ValueRange
 from symshape.symint import SymInt, sym_max
 
 from . import ops as _ops  # noqa: F401  (registers the op table)
-from .graph import Graph, Node
-from .ops.elementwise import _emit_ufunc
-from .ops.indexing import IndexAttr
+from .ir import ArrRef, Graph, IndexAttr, Node, Subgraph
+from .ops.elementwise import _emit_ufunc, astype, weak_type
 from .ops.registry import OPS, defop
+from .program import ExportedProgram, InputSpec, OutputSpec, Signature
+from .simplify import finalize_node
 from .tracer import FUNCTIONS, TracedArray, Tracer, to_expr
+from .ops.linalg import _parse_einsum
+from .custom import _Functionalized
 
 # --------------------------------------------------------------------------- the core set
 #: NumPy ufunc name -> array API name
@@ -156,7 +159,6 @@ def _emit_as(op: str, *args, attrs=None) -> TracedArray:
 
 
 def _astype(x: TracedArray, dtype) -> TracedArray:
-    from .ops.elementwise import astype
     return astype(x.tracer, x, dtype)
 
 
@@ -184,7 +186,6 @@ def _elementwise(op: str) -> Callable:
         if api == op and dtype is None:
             return NotImplemented
         if dtype is not None:
-            from .ops.elementwise import weak_type
             loop = ufunc.resolve_dtypes(tuple(weak_type(a) for a in args) +
                                         (None,) * ufunc.nout, signature=(None,) * ufunc.nin +
                                         (np.dtype(dtype),) * ufunc.nout)
@@ -309,7 +310,6 @@ def _tensordot(a, b, axes):
 
 
 def _einsum(*ops, subscripts):
-    from .ops.linalg import _parse_einsum
     ins, out = _parse_einsum(subscripts, ops)
     if any(len(set(s)) != len(s) for s in ins) or len(set(out)) != len(out):
         return NotImplemented          # diagonals: no core equivalent
@@ -613,7 +613,7 @@ def _graph_symbols(graph: Graph) -> set:
             visit(v.start), visit(v.stop), visit(v.step)
         elif t is IndexAttr:
             visit(v.items)
-        elif t.__name__ == "Subgraph":
+        elif t is Subgraph:
             out.update(_graph_symbols(v.graph))
 
     for n in graph.nodes:
@@ -645,7 +645,7 @@ class _Replay:
             return got
         if t is tuple or t is list:
             return t(self._map(x, m) for x in v)
-        if t.__name__ == "Subgraph":
+        if t is Subgraph:
             return self._subgraph(v)
         return v
 
@@ -676,7 +676,7 @@ class _Replay:
         if t is IndexAttr:
             out = []
             for item in v.items:
-                if type(item).__name__ == "ArrRef":
+                if isinstance(item, ArrRef):
                     out.append(arrays[item.i])
                 else:
                     out.append(self._attr(item, arrays))
@@ -711,7 +711,6 @@ class _Replay:
         return node
 
     def _subgraph(self, sub):
-        from .control import Subgraph
         g = Graph()
         g._names = dict(sub.graph._names)
         m = self.graph(sub.graph, g)
@@ -762,7 +761,6 @@ class _Replay:
     def _lower(self, n: Node, fn: Callable, m, new: Graph):
         t, env = self.tracer, self.env
         where = "%s (op %s%s)" % (n.name, n.op, ", " + n.source if n.source else "")
-        from .custom import _Functionalized
         if "::" in n.op and isinstance(n.attrs.get("fn"), _Functionalized):
             raise UserError("run_decompositions: %s writes into its arguments (mutates_args); "
                             "lowering a mutating custom op is not supported" % where)
@@ -797,10 +795,9 @@ class _Replay:
                     del t._consts[key]
             return self._copy(n, m, new)
         self.lowered += 1
-        from .export import _finalize_node
         for k in new.nodes[start:]:
             k.frame = n.frame
-            _finalize_node(env, k)
+            finalize_node(env, k)
         if n.dtype == np.dtype(object):
             if not isinstance(res, (tuple, list)):
                 raise UserError("run_decompositions: %s has several outputs; its decomposition "
@@ -837,7 +834,6 @@ class _Replay:
             same = len(got) == len(want) and all(
                 a == b or env.decide(R.eq(a, b)) is True for a, b in zip(got, want))
             if not same:
-                from symshape.expr import format_expr
                 fmt = lambda sh: "(%s)" % ", ".join(format_expr(s) for s in sh)  # noqa: E731
                 raise UserError("run_decompositions: the decomposition of %s returned shape %s, "
                                 "but the op produces %s" % (where, fmt(got), fmt(want)))
@@ -845,7 +841,6 @@ class _Replay:
 
 
 def _signature(ep, graph: Graph, m: Dict[Node, Any]):
-    from .program import InputSpec, OutputSpec, Signature
     old = ep.graph_signature
     sig = Signature.__new__(Signature)
     # constants and state keep their kind and path (a lowering may add constants)
@@ -867,7 +862,6 @@ def _signature(ep, graph: Graph, m: Dict[Node, Any]):
 
 
 def _one_pass(ep, table: Dict[str, Callable], default: bool):
-    from .program import ExportedProgram
     r = _Replay(ep, table, default)
     g = Graph()
     g._names = dict(ep.graph._names)
@@ -890,7 +884,7 @@ def _unique_names(g: Graph) -> None:
             g._names[n.name] = 1
         seen.add(n.name)
         for v in n.attrs.values():
-            if type(v).__name__ == "Subgraph":
+            if isinstance(v, Subgraph):
                 _unique_names(v.graph)
 
 

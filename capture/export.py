@@ -21,23 +21,26 @@ from symshape import pytree
 from symshape.constraints import Report, analyze
 from symshape.env import ShapeEnv
 from symshape.errors import ConstraintViolationError, UserError
-from symshape.expr import Expr, Sym
-from symshape.symfloat import FloatExpr
+from symshape.expr import Sym
 from symshape import validate
 from symshape.guards import CheckWriter, ConstraintSet, InputDesc, OfClass
 from symshape.checks import runtime_condition
 from symshape.ranges import ValueRange
 from symshape.spec import InputLeaf, bind_inputs, match
 from symshape.symint import SymInt
+from symshape.logs import dynamic_log
+from symshape.infinity import INT_OO, NEG_INT_OO
 
 from . import ops  # noqa: F401  (registers the op handlers)
-from .graph import Graph, Node
-from .ops.indexing import IndexAttr
+from . import pycode
+from .ir import Graph, Node, Subgraph
 from .program import ExportedProgram, Signature
+from .simplify import finalize_node, simplify_value
 from .namespace import sizes_routed
 from .state import StateBinding
 from . import randomness
 from .tracer import TracedArray, Tracer
+from .pycode import Renderer, _ready_checks
 
 MAX_FIX_ROUNDS = 4
 
@@ -114,7 +117,6 @@ class _verifying:
         self.n = n
 
     def __enter__(self):
-        from symshape.logs import dynamic_log
         self.log = dynamic_log
         self.log.debug("verifying %d suggested fix(es) by exporting again", self.n)
         self.filter = _Verifying()
@@ -258,7 +260,6 @@ def trace_program(f, args, kwargs, dynamic_shapes) -> Traced:
 def _validate_runtime_checks(env: ShapeEnv, cs: ConstraintSet, graph: Graph, writer) -> None:
     """The ss.check lines the program emits for data-dependent sizes, exactly as the
     backends emit them once the sizes they read are bound, imply every such ss.check."""
-    from .pycode import Renderer, _ready_checks
     bound = set(writer.bound)
     for n in graph.nodes:
         bound |= {sym for sym, _ in n.meta.get("binds", ())}
@@ -273,11 +274,10 @@ def _validate_runtime_checks(env: ShapeEnv, cs: ConstraintSet, graph: Graph, wri
 def _validate_branches(env: ShapeEnv, cs: ConstraintSet, nodes, outer: Dict[str, Sym]) -> None:
     """Each branch's function, exactly as generated, enforces every ss.check made inside
     it; ``outer`` holds the sizes the enclosing code has bound when the branch runs."""
-    from . import pycode
     outer = dict(outer)
     for n in nodes:
         for v in n.attrs.values():
-            if type(v).__name__ == "Subgraph":
+            if isinstance(v, Subgraph):
                 lines = pycode.subgraph_lines(v, pycode.Renderer({}, {}), {})
                 validate.validate_branch_checks(env, cs, v, lines, outer)
                 inner = dict(outer)
@@ -357,7 +357,6 @@ def _axis_size(env, li: int, leaf: InputLeaf, ax: int, decl, roots, axis_syms):
 
 def _int_symbol(env: ShapeEnv, li: int, leaf: InputLeaf, roots, axis_syms):
     """A Python int input marked dynamic: a symbol over all ints (or the Dim's range)."""
-    from symshape.infinity import INT_OO, NEG_INT_OO
     decl = leaf.scalar_decl
     if decl.kind == "named":
         dim = decl.dim
@@ -426,39 +425,6 @@ def _output(tracer: Tracer, v):
 
 
 # --------------------------------------------------------------------------- finalize
-def _simplify_value(env: ShapeEnv, v):
-    t = type(v)
-    if t is Expr:
-        return env.simplify(v)
-    if t is tuple or t is list:
-        return t(_simplify_value(env, x) for x in v)
-    if t is slice:
-        return slice(_simplify_value(env, v.start), _simplify_value(env, v.stop),
-                     _simplify_value(env, v.step))
-    if t is IndexAttr:
-        return IndexAttr(tuple(_simplify_value(env, x) for x in v.items))
-    if t is FloatExpr:
-        return v.map_sizes(env.simplify)
-    if t.__name__ == "Subgraph":
-        for n in v.graph.nodes:
-            _finalize_node(env, n)
-        v.graph.outputs = [_simplify_value(env, o) for o in v.graph.outputs]
-        v.checks = [(runtime_condition(env, c), text) for c, text in v.checks
-                    if runtime_condition(env, c) is not True]
-        return v
-    if t.__name__ == "CondExpr":
-        v.cond = env.subst_cond(v.cond)
-        return v
-    return v
-
-
-def _finalize_node(env: ShapeEnv, n: Node) -> None:
-    if n.shape is not None:
-        n.shape = tuple(env.simplify(s) for s in n.shape)
-    n.inputs = tuple(_simplify_value(env, x) for x in n.inputs)
-    n.attrs = {k: _simplify_value(env, v) for k, v in n.attrs.items()}
-
-
 def _constants_first_used_first(nodes: List[Node]) -> List[Node]:
     """Constants and state (which have no inputs) lead the graph in the order the program
     first uses them, so the signature and ``ep.state`` read like the user's code."""
@@ -489,8 +455,8 @@ def _finalize_graph(env: ShapeEnv, graph: Graph, mutations) -> None:
     graph.nodes = _constants_first_used_first(
         [n for n in graph.nodes if n in live or n.op == "input"])
     for n in graph.nodes:
-        _finalize_node(env, n)
-    graph.outputs = [_simplify_value(env, o) for o in graph.outputs]
+        finalize_node(env, n)
+    graph.outputs = [simplify_value(env, o) for o in graph.outputs]
 
 
 def _constraint_set(env: ShapeEnv, leaves: List[InputLeaf], input_nodes: List[Node]

@@ -39,7 +39,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tupl
 
 from symshape.guards import CheckWriter, ConstraintSet
 
-from .graph import Node, used_by_generated_code
+from .ir import Node, used_by_generated_code
 
 _counter = itertools.count()
 

@@ -20,6 +20,8 @@ import numpy as np
 
 from symshape.symfloat import SymFloat
 from symshape.symint import SymInt, describe
+from symshape.userframe import user_frame
+from . import randomness
 
 _SYMBOLIC = (SymInt, SymFloat)
 
@@ -101,7 +103,6 @@ def _patch_namespace(ns: dict, routers) -> None:
 def sizes_routed(user_globals=()):
     """Route the creation functions to the tracer for the duration of the block."""
     global _depth
-    from . import randomness
     sizes = _routers()
     draws = randomness.routers()                   # np.random.* record draws
     watched = randomness.watched()                 # time.time() & co. warn
@@ -153,7 +154,7 @@ _builtin_range = range
 def sym_len(obj):
     """``len`` that keeps a traced array's first size symbolic (``np.zeros(len(x))``)."""
     shape = getattr(obj, "shape", None)
-    if shape and type(shape[0]) is SymInt and type(obj).__name__ == "TracedArray":
+    if shape and type(shape[0]) is SymInt and isinstance(obj, TracedArray):
         return shape[0]
     return _builtin_len(obj)
 
@@ -168,7 +169,6 @@ class SymRange:
         self.start, self.stop, self.step = start, stop, step
 
     def _concrete(self) -> range:
-        from symshape.userframe import user_frame
         frame = user_frame(3)
         vals = []
         for v in (self.start, self.stop, self.step):

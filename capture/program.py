@@ -10,9 +10,12 @@ from symshape.errors import UserError
 from symshape.expr import IntLike, format_expr
 from symshape.guards import ConstraintSet
 from symshape.ranges import ValueRange
+from symshape.contract import guard_texts
 
-from .graph import Graph, Node
-from .pycode import Renderer
+from . import STAGES
+from .ir import Graph, Node, Subgraph
+from .function_writer import render_outputs
+from .pycode import Renderer, build_function, emit_node
 
 _DTYPE_SHORT = {"float16": "f16", "float32": "f32", "float64": "f64", "int8": "i8",
                 "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "u8", "uint16": "u16",
@@ -122,6 +125,13 @@ class Signature:
 
 
 class ExportedProgram:
+    """A traced program: ``graph`` (the functional graph), ``graph_signature`` (inputs,
+    outputs, mutations), the contract (``range_constraints``, ``input_shapes``, ``guards``,
+    the one ``constraints`` set they come from), ``module()`` (checks its inputs against the
+    contract, then runs the graph as NumPy code), ``compile(backend)``,
+    ``run_decompositions()``; ``print(ep)`` shows all of it.  Made by ``ss.export`` or
+    ``ss.load``."""
+
     def __init__(self, graph: Graph, signature: Signature, constraints: ConstraintSet,
                  sig: Optional[inspect.Signature], name: str, env=None) -> None:
         self.graph = graph
@@ -140,6 +150,8 @@ class ExportedProgram:
     # ------------------------------------------------------------------ contract
     @property
     def range_constraints(self) -> Dict[Any, ValueRange]:
+        """{size symbol or expression (sympy): its exact range}: every bound is attained by
+        an input ``module()`` accepts."""
         from symshape.sympy_bridge import to_sympy
         rng = self.constraints.ranges      # each symbol's sympy sign follows its range
         return {to_sympy(k, rng): v for k, v in self.constraints.range_constraints().items()}
@@ -148,11 +160,11 @@ class ExportedProgram:
     def guards(self) -> List[str]:
         """The contract that ranges and shapes cannot say (``x.shape[0] + y.shape[0] <=
         100``), one line per guard in the inputs' terms; empty when they say it all."""
-        from symshape.contract import guard_texts
         return guard_texts(self.constraints)
 
     @property
     def input_shapes(self) -> Dict[str, tuple]:
+        """{input path: its shape}, each axis an int or a size expression (sympy)."""
         from symshape.sympy_bridge import to_sympy
         rng = self.constraints.ranges
         return {d.path: tuple(s if type(s) is int else to_sympy(s, rng) for s in d.dims)
@@ -177,12 +189,12 @@ class ExportedProgram:
 
     @property
     def module_source(self) -> str:
+        """The Python source ``module()`` runs: the input check, then the graph's code."""
         self._build()
         return self._source
 
     def _build(self):
         if self._module is None:
-            from .pycode import build_function
             gen = build_function(self)
             self._source = gen.source
             self._module = gen.full
@@ -205,8 +217,6 @@ class ExportedProgram:
         lines = ["ExportedProgram:",
                  "    def forward(self, %s):" % ", ".join(params)]
         last = None
-        from .function_writer import render_outputs
-        from .pycode import emit_node
         r = _PrintRenderer({n: n.name for n in g.nodes}, {})
         r.labels = {id(n.attrs["source"]): n.attrs["path"] for n in g.nodes
                     if "source" in n.attrs and n.attrs.get("path")}
@@ -236,12 +246,15 @@ class ExportedProgram:
 
     # ------------------------------------------------------------------ later stages
     def run_decompositions(self, table=None) -> "ExportedProgram":
-        from .decomp import run_decompositions
-        return run_decompositions(self, table)
+        """A new program lowered to the core op set (``docs/core_ops.md``), or by ``table``
+        ({op name: function over traced arrays})."""
+        return STAGES["run_decompositions"](self, table)
 
     def compile(self, backend: str = "numpy"):
-        from symshape.codegen import compile_program
-        return compile_program(self, backend)
+        """Generated code for this program, shape-polymorphic over its whole valid range:
+        ``backend`` ``"numpy"`` (fused, blocked NumPy), ``"cupy"`` (CUDA kernels) or
+        ``"dask"`` (chunked); the result checks its inputs as ``module()`` does."""
+        return STAGES["compile"](self, backend)
 
 
 def signature_checked(fn, sig: Optional[inspect.Signature], name: str):
@@ -291,14 +304,13 @@ def _subgraphs(g: Graph) -> list:
     out = []
     for n in g.nodes:
         for v in n.attrs.values():
-            if type(v).__name__ == "Subgraph":
+            if isinstance(v, Subgraph):
                 out.append(v)
                 out += _subgraphs(v.graph)
     return out
 
 
 def _subgraph_text(sub, r) -> List[str]:
-    from .pycode import emit_node
     params = ", ".join('%s: "%s"' % (n.name, annotation(n)) for n in sub.inputs)
     lines = ["", "    class %s:" % sub.name, "        def forward(self, %s):" % params]
     for cond, text in sub.checks:

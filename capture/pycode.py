@@ -22,7 +22,7 @@ from symshape.check_ir import render_size_checks
 
 from .function_writer import (GeneratedFunction, Writing, del_lines, namespace_const,
                               program_spec, releases, write)
-from .graph import Node
+from .ir import CondExpr, Node, Subgraph
 from .ops.indexing import IndexAttr
 from .ops.registry import lookup
 
@@ -65,9 +65,9 @@ class Renderer:
                                          self.value(v.step))
         if t is IndexAttr or t is FloatExpr:
             return v.render(self.size)
-        if type(v).__name__ == "Subgraph":
+        if isinstance(v, Subgraph):
             return v.name
-        if type(v).__name__ == "CondExpr":
+        if isinstance(v, CondExpr):
             from symshape.guards import cond_py
             return "(%s)" % cond_py(v.cond, lambda e: format_py(e, lambda s: s.name))
         if isinstance(v, np.dtype):
@@ -126,7 +126,7 @@ def node_lines(node: Node, r: Renderer, ns: Dict[str, Any],
     ``name = <one NumPy call>`` (``emit``: a backend's own text for the call)."""
     out = []
     for v in node.attrs.values():
-        if type(v).__name__ == "Subgraph":
+        if isinstance(v, Subgraph):
             out.extend(subgraph_lines(v, r, ns))
     out.append("%s = %s" % (node.name, emit() if emit is not None else emit_node(node, r)))
     return out

@@ -37,6 +37,7 @@ from symshape.userframe import user_frame
 
 from .ops.registry import defop
 from .tracer import TracedArray, Tracer, to_expr
+from .state import _user_code
 
 # NumPy's own classes and constructors, kept before any trace routes the names
 _RandomState = np.random.RandomState
@@ -353,7 +354,6 @@ class FrozenValueWarning(UserWarning):
 
 def _called_from_user_code() -> bool:
     """The caller's caller is the user's own code (not symshape, NumPy or the stdlib)."""
-    from .state import _user_code
     f = sys._getframe(2)
     return f is not None and _user_code(f.f_code)
 

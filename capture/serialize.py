@@ -61,9 +61,14 @@ from symshape.userframe import UserFrame
 
 from . import archive, layout
 from . import ops as _ops  # noqa: F401  (registers the op table)
-from .graph import _RESERVED, Graph, Node
-from .ops.indexing import IndexAttr
+from . import control  # noqa: F401  (registers the cond op)
+from . import custom  # noqa: F401
+from . import decomp  # noqa: F401  (registers the core op names)
+from .ir import _RESERVED, ArrRef, CondExpr, Graph, IndexAttr, Node, Subgraph
+from .program import ExportedProgram, InputSpec, OutputSpec, Signature
 from .ops.registry import OPS, defop
+from .custom import lookup
+from .ops import elementwise
 
 FORMAT = "symshape.ExportedProgram"
 # 1: one JSON text file, arrays inline as base64 (still written with format="json");
@@ -131,9 +136,9 @@ class _Enc:
             return {"dtype": self.dtype(v)}
         if isinstance(v, np.generic):
             return {"scalar": [self.dtype(v.dtype), self.value(v.item())]}
-        if t.__name__ == "Subgraph":
+        if t is Subgraph:
             return {"subgraph": self.subgraph(v)}
-        if t.__name__ == "CondExpr":
+        if t is CondExpr:
             return {"cond_expr": self.cond(v.cond)}
         if isinstance(v, (np.random.Generator, np.random.RandomState)):
             # a generator held as model state: its kind, never its state (a loaded program
@@ -142,7 +147,7 @@ class _Enc:
         self.fail("a value of type %s cannot be saved (%r)" % (t.__name__, v))
 
     def index_item(self, x):
-        if type(x).__name__ == "ArrRef":
+        if isinstance(x, ArrRef):
             return {"arr": x.i}
         return self.value(x)
 
@@ -198,7 +203,6 @@ class _Enc:
             if not isinstance(k, str):
                 self.fail("attribute name %r is not a str" % (k,))
             if k == "fn" and "::" in n.op:
-                from .custom import lookup
                 op = lookup(n.op)
                 entry = {"custom_op": n.op}
                 if op is not None and op.mutates_args:
@@ -343,7 +347,6 @@ def _document(ep, entries: Optional[list]) -> str:
 def _program(ep, entries: Optional[list]) -> dict:
     """The program as JSON data; with ``entries`` (a list to fill with (placed array, its
     description)), arrays go to an archive's data section instead of inline base64."""
-    from .program import ExportedProgram
     if not isinstance(ep, ExportedProgram):
         raise UserError("ss.save: expected an ExportedProgram (from ss.export), got %s"
                         % type(ep).__name__)
@@ -667,7 +670,6 @@ class _Dec:
             for i, x in enumerate(self.lst(body)):
                 with self.at(i):
                     if isinstance(x, dict) and set(x) == {"arr"}:
-                        from .ops.advanced import ArrRef
                         items.append(ArrRef(self.integer(x["arr"])))
                         continue
                     it = self.value(x)
@@ -697,7 +699,6 @@ class _Dec:
         if tag == "subgraph":
             return self.subgraph(body)
         if tag == "cond_expr":
-            from .control import CondExpr
             return CondExpr(self.cond(body))
         if tag == "generator":
             if body not in _GENERATOR_CLASSES:
@@ -807,8 +808,7 @@ class _Dec:
             for i, o in enumerate(self.lst(v["outputs"])):
                 with self.at(i):
                     val = self.value(o, nodes)
-                    if isinstance(val, (IndexAttr, slice, np.dtype)) or \
-                            type(val).__name__ in ("Subgraph", "CondExpr"):
+                    if isinstance(val, (IndexAttr, slice, np.dtype, Subgraph, CondExpr)):
                         self.fail("an output is a node, a size or a Python scalar")
                     outs.append(val)
         g.outputs = outs
@@ -944,7 +944,6 @@ class _Dec:
         if v["custom_op"] != op:
             self.fail("the node calls custom op %s but is labelled %s"
                       % (_short(v["custom_op"]), op))
-        from .custom import lookup
         got = lookup(op)
         want = tuple(v.get("mutates_args", ()))
         if tuple(got.mutates_args) != want:
@@ -963,7 +962,6 @@ class _Dec:
                 self.fail("bad call slot %s" % _short(p))
 
     def subgraph(self, v):
-        from .control import Subgraph
         self.obj(v, ("name", "inputs", "checks", "graph"))
         name = self.name(v["name"], "a subgraph name")
         if name.startswith("_") or name in _RESERVED:
@@ -1147,7 +1145,6 @@ class _Dec:
             self.fail("invalid call signature: %s" % e)
 
     def signature(self, v, graph: Graph):
-        from .program import InputSpec, OutputSpec, Signature
         self.obj(v, ("inputs", "outputs"))
         nodes = {n.name: n for n in graph.nodes}
         sig = Signature.__new__(Signature)
@@ -1203,7 +1200,6 @@ class _Dec:
         return sig
 
     def program(self, v):
-        from .program import ExportedProgram
         self.obj(v, ("name", "call_signature", "graph", "signature", "constraints"))
         name = self.text(v["name"], "the program name")
         with self.at("call_signature"):
@@ -1245,7 +1241,7 @@ def _forget_decoded(g: Graph) -> None:
     g.__dict__.pop("_decoded_nodes", None)
     for n in g.nodes:
         for v in n.attrs.values():
-            if type(v).__name__ == "Subgraph":
+            if isinstance(v, Subgraph):
                 _forget_decoded(v.graph)
 
 
@@ -1291,7 +1287,6 @@ def ensure_op(name: str) -> bool:
         return True
     if "::" in name:
         return False
-    from .ops import elementwise
     u = getattr(np, name, None)
     if isinstance(u, np.ufunc) and u.__name__ == name and u.signature is None:
         elementwise._ensure_ufunc_op(u)
@@ -1393,9 +1388,6 @@ def _parse(text: str, source: str) -> dict:
 
 def _decode(doc: dict, source: str, store: Optional["_Store"] = None):
     """The program of a checked document; ``store`` gives the arrays of an archive."""
-    from . import control  # noqa: F401  (registers the cond op)
-    from . import custom  # noqa: F401
-    from . import decomp  # noqa: F401  (registers the core op names)
     what = "ss.load(%s)" % source
     dec = _Dec(source, store is not None)
     try:

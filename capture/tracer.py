@@ -19,7 +19,10 @@ from symshape.symfloat import SymFloat
 from symshape.symint import SymBool, SymInt, describe
 from symshape.userframe import user_frame
 
-from .graph import Graph, Node
+from .ir import Graph, Node
+from .methods import METHOD_OPS
+from .state import path_identifier
+from .views import PERMUTES, RESHAPES, propagate, register_call
 
 # numpy function -> handler(tracer, *args, **kwargs); filled by capture.ops
 FUNCTIONS: Dict[Callable, Callable] = {}
@@ -63,7 +66,6 @@ class Tracer:
     def state_proxy(self, arr: np.ndarray, path: str) -> "TracedArray":
         """The traced stand-in of a state array, named by its path; writes to it are
         tracked like writes to user inputs (they become STATE_MUTATION outputs)."""
-        from .state import path_identifier
         node = self.graph.create("constant", (), {"target": path}, arr.dtype, arr.shape,
                                  None, name="c_" + path_identifier(path))
         node.meta["value"] = arr
@@ -79,7 +81,6 @@ class Tracer:
         """Functionalised mutation: ``target`` now stands for ``value``'s node, and so do
         its base and every other view of that base (capture/views.py)."""
         self.set_value(target, value)
-        from .views import propagate
         propagate(self, target)
 
     def set_value(self, target: "TracedArray", value: "TracedArray") -> None:
@@ -120,8 +121,7 @@ class Tracer:
         if got is None and arr.base is not None and id(arr.base) in self.const_names \
                 and _is_transpose_of(arr, arr.base):
             # W.T computed eagerly on a global: lift W itself and transpose in the graph
-            from .ops.shape import transpose
-            return transpose(self, self.constant(arr.base), None)
+            return METHOD_OPS["transpose"](self, self.constant(arr.base), None)
         if got is None:
             name = self.const_names.get(key)
             if name is None:
@@ -160,9 +160,12 @@ class Tracer:
         raise UserError("cannot use a %s as an array operand%s"
                         % (type(x).__name__, where(user_frame(2))))
 
+    def call(self, func: Callable, *args, **kwargs):
+        """``func(*args, **kwargs)`` (a NumPy function) traced by its handler."""
+        return FUNCTIONS[func](self, *args, **kwargs)
+
     def stack_list(self, xs):
-        from .ops import shape as shape_ops
-        return shape_ops.array_from_list(self, xs)
+        return METHOD_OPS["array_from_list"](self, xs)
 
 
 def _is_transpose_of(a: np.ndarray, base) -> bool:
@@ -174,8 +177,7 @@ def _is_transpose_of(a: np.ndarray, base) -> bool:
 def dispatch_ufunc(t: Tracer, ufunc, method: str, inputs, kwargs):
     t.env.commit_pending()
     if method != "__call__":
-        from .ops import reduction
-        return reduction.ufunc_method(t, ufunc, method, inputs, kwargs)
+        return METHOD_OPS["ufunc_method"](t, ufunc, method, inputs, kwargs)
     handler = UFUNC_OVERRIDES.get(ufunc)
     if handler is not None:
         return handler(t, ufunc, inputs, kwargs)
@@ -183,8 +185,8 @@ def dispatch_ufunc(t: Tracer, ufunc, method: str, inputs, kwargs):
 
 
 def _as_view(t: Tracer, func, args, kwargs, result):
-    from .views import PERMUTES, RESHAPES, register_call
-    if func in RESHAPES or func in PERMUTES:
+    if (func in RESHAPES or func in PERMUTES) and type(result) is TracedArray \
+            and args and type(args[0]) is TracedArray:
         return register_call(t, func, args, kwargs, result)
     return result
 
@@ -321,7 +323,8 @@ class TracedArray:
             name = getattr(func, "__module__", "numpy") + "." + getattr(func, "__name__", "?")
             why = t.__dict__.get("_fallback_failures", {}).get(func)
             raise UserError("%s is not supported by the symshape tracer%s%s.\nRewrite the line "
-                            "with supported NumPy calls (see docs/core_ops.md), or wrap it in "
+                            "with supported NumPy calls (the core op set: python -m symshape "
+                            "docs core_ops), or wrap it in "
                             "ss.custom_op with a fake (shape) function."
                             % (name.replace("numpy._core", "numpy"), where(user_frame(2)),
                                "" if why is None else " (NumPy's own implementation of it was "
@@ -387,8 +390,7 @@ class TracedArray:
 
     # the array API standard: code that asks the array for its namespace traces too
     def __array_namespace__(self, *, api_version=None):
-        from .array_api import namespace_for
-        return namespace_for(api_version)
+        return METHOD_OPS["namespace"](api_version)
 
     @property
     def device(self) -> str:
@@ -486,23 +488,23 @@ class TracedArray:
 
     def __getitem__(self, idx):
         self.tracer.env.commit_pending()
-        from .ops import indexing
+        getitem = METHOD_OPS["getitem"]
         if self.tracer.breaker is not None:
             try:
-                return indexing.getitem(self.tracer, self, idx)
+                return getitem(self.tracer, self, idx)
             except UserError as e:
                 return _eager_instead(self.tracer, e, operator.getitem, (self, idx), {})
-        return indexing.getitem(self.tracer, self, idx)
+        return getitem(self.tracer, self, idx)
 
     def __setitem__(self, idx, value):
         self.tracer.env.commit_pending()
-        from .ops import indexing
+        setitem = METHOD_OPS["setitem"]
         if self.tracer.breaker is not None:
             try:
-                return indexing.setitem(self.tracer, self, idx, value)
+                return setitem(self.tracer, self, idx, value)
             except UserError as e:
                 return _eager_instead(self.tracer, e, operator.setitem, (self, idx, value), {})
-        indexing.setitem(self.tracer, self, idx, value)
+        setitem(self.tracer, self, idx, value)
 
     # ------------------------------------------------------------------ methods
     def reshape(self, *shape, order="C"):
@@ -525,8 +527,7 @@ class TracedArray:
         return np.ravel(self, order=order)
 
     def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
-        from .ops import elementwise
-        return elementwise.astype(self.tracer, self, dtype)
+        return METHOD_OPS["astype"](self.tracer, self, dtype)
 
     def copy(self, order="C"):
         return np.copy(self)
@@ -585,13 +586,11 @@ class TracedArray:
 
     @property
     def real(self):
-        from .ops.elementwise import real_part
-        return real_part(self.tracer, self)
+        return METHOD_OPS["real"](self.tracer, self)
 
     @property
     def imag(self):
-        from .ops.elementwise import imag_part
-        return imag_part(self.tracer, self)
+        return METHOD_OPS["imag"](self.tracer, self)
 
     def conj(self):
         return np.conjugate(self)
@@ -643,8 +642,7 @@ class TracedArray:
         v = self._concrete("item() of array values")
         if v is not None:
             return v.item(*args)
-        from .ops import datadep
-        return datadep.item(self.tracer, self, args)
+        return METHOD_OPS["item"](self.tracer, self, args)
 
     def tolist(self):
         v = self._concrete("tolist() of array values")

@@ -20,6 +20,10 @@ from typing import Any, List, NamedTuple
 
 import numpy as np
 
+from symshape.symint import SymInt
+
+from .methods import METHOD_OPS
+
 
 class View(NamedTuple):
     parent: Any          # the TracedArray this one was derived from
@@ -42,10 +46,9 @@ PERMUTES = {np.transpose, np.swapaxes, np.moveaxis, np.matrix_transpose} \
 
 def register_call(tracer, func, args, kwargs, result):
     """After a NumPy call on a traced array: record ``result`` as a view when NumPy's
-    result would be one.  Returns the object to hand to the user."""
-    base = args[0] if args else None
-    if type(result).__name__ != "TracedArray" or type(base).__name__ != "TracedArray":
-        return result
+    result would be one (``result`` and ``args[0]`` are traced arrays: the tracer checks).
+    Returns the object to hand to the user."""
+    base = args[0]
     if func in RESHAPES:
         view = View(base, "reshape", result.shape)
     elif func in PERMUTES:
@@ -58,7 +61,7 @@ def register_call(tracer, func, args, kwargs, result):
 def register_index(tracer, base, idx, result):
     """After basic indexing: a view unless every axis got an integer (a scalar copy)."""
     items = idx if isinstance(idx, tuple) else (idx,)
-    if all(isinstance(i, (int, np.integer)) or type(i).__name__ == "SymInt" for i in items) \
+    if all(isinstance(i, (int, np.integer, SymInt)) for i in items) \
             and len(items) >= base.ndim:
         return result
     return attach(tracer, result, base, View(base, "index", idx))
@@ -82,8 +85,7 @@ def root_of(a):
 def forward(tracer, parent, view: View):
     """The view's value derived again from its parent's current value."""
     if view.kind == "index":
-        from .ops import indexing
-        return indexing.getitem_value(tracer, parent, view.arg)
+        return METHOD_OPS["getitem_value"](tracer, parent, view.arg)
     if view.kind == "reshape":
         return np.reshape(parent, view.arg)
     return np.transpose(parent, view.arg)
@@ -92,8 +94,7 @@ def forward(tracer, parent, view: View):
 def inverse(tracer, parent, view: View, new):
     """The parent's new value once this view holds ``new``."""
     if view.kind == "index":
-        from .ops import indexing
-        return indexing.setitem_value(tracer, parent, view.arg, new)
+        return METHOD_OPS["setitem_value"](tracer, parent, view.arg, new)
     if view.kind == "reshape":
         return np.reshape(new, parent.shape)
     return np.transpose(new, tuple(int(i) for i in np.argsort(view.arg)))

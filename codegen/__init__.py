@@ -15,6 +15,9 @@ from __future__ import annotations
 from typing import Callable, Dict
 
 from symshape.errors import UserError
+from symshape.userframe import register_package
+
+register_package(__file__)
 
 _BACKENDS: Dict[str, Callable] = {}
 

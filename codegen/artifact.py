@@ -14,6 +14,8 @@ import pickle
 from typing import Any, Dict, List
 
 import numpy as np
+from symshape.version import __version__
+from . import rt as _rtmod
 
 _SKIP = {"np", "_ndarray", "_rt", "_cg", "_SETS", "_P", "__builtins__"}
 
@@ -75,9 +77,7 @@ def _literal(v: Any):
 
 def save(cp, path: str) -> str:
     """Write the standalone module of a compiled program into directory ``path``."""
-    from symshape import __version__
     from symshape import runtime as _runtime
-    from . import rt as _rtmod
     os.makedirs(path, exist_ok=True)
     name = cp.name
     arrays: Dict[str, np.ndarray] = {}

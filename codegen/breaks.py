@@ -1,6 +1,6 @@
 """Graph breaks: running a function whose Python cannot be captured in one graph.
 
-*Detection* (``trace_full``): the JIT first traces the whole function with export's tracer,
+*Detection* (``with_break_detection``): the JIT first traces the whole function with export's tracer,
 a ``breaker`` that raises ``GraphBreak`` at the first value-dependent conversion
 (``if x.sum() > 0``, ``float(x)``, ``np.asarray(x)``) or call the tracer cannot record, and
 ``print`` hooked for the trace (NumPy never sees a ``print``, yet a function compiled
@@ -35,7 +35,7 @@ from symshape.userframe import UserFrame, _is_internal, user_frame
 
 from symshape.capture import ops as _ops  # noqa: F401  (registers the op handlers)
 from symshape.capture.export import constant_names
-from symshape.capture.graph import Node
+from symshape.capture.ir import Node
 from symshape.capture.pycode import Renderer, emit_node
 from symshape.capture.tracer import TracedArray, Tracer
 

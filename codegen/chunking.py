@@ -29,9 +29,9 @@ from typing import Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
 
 import numpy as np
 
-from symshape.capture.graph import Node
-from symshape.capture.ops.indexing import IndexAttr
+from symshape.capture.ir import ArrRef, IndexAttr, Node, Subgraph
 from symshape.expr import Expr, Sym
+from symshape.errors import UserError
 
 from .fusion import REDUCTIONS, ew_ufunc
 
@@ -220,7 +220,7 @@ def _reduction_form(n: Node) -> bool:
 def _basic_index(n: Node) -> bool:
     idx = n.attrs.get("index")
     return type(idx) is IndexAttr and len(n.input_nodes()) == 1 and \
-        not any(type(i).__name__ == "ArrRef" for i in idx.items)
+        not any(isinstance(i, ArrRef) for i in idx.items)
 
 
 #: op -> (the form the rule needs, rule); elementwise ufuncs, reductions and uniform
@@ -244,7 +244,7 @@ def rule_of(n: Node):
     reads and runs globally)."""
     if not _plain(n) or "binds" in n.meta or not all(_plain(m) for m in n.input_nodes()):
         return None
-    if any(type(v).__name__ == "Subgraph" for v in n.attrs.values()):
+    if any(isinstance(v, Subgraph) for v in n.attrs.values()):
         return None
     if n.op in UNIFORM_CREATION:
         return _rule_creation
@@ -413,7 +413,6 @@ def chunkable_axes(ep) -> Dict[str, tuple]:
     """Per user input path, the axes along which the whole program is local: chunking the
     input along them (and nothing else) runs the program as one task per chunk.  Takes an
     ExportedProgram, or an ``ss.compile`` function (its latest compiled variant)."""
-    from symshape.errors import UserError
     variants = getattr(ep, "variants", None)
     if isinstance(variants, list):
         if not variants:

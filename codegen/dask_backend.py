@@ -37,19 +37,21 @@ import numpy as np
 
 from symshape import pytree
 from symshape import runtime as _runtime
-from symshape.capture.graph import Node
+from symshape.capture.ir import Node, Subgraph
 from symshape.capture.function_writer import (FunctionSpec, GeneratedFunction, Writing,
                                               compile_function, input_check, program_spec,
                                               render_outputs, write)
 from symshape.capture.pycode import Renderer, emit_node
 from symshape.errors import UserError
-from symshape.expr import Expr, Sym, evaluate
+from symshape.expr import Expr, Sym, evaluate, format_py
 from symshape.guards import ConstraintSet, InputDesc
 from symshape.infinity import int_oo
 from symshape.ranges import ValueRange
+from symshape.capture.program import signature_checked
 
 from .chunking import ChunkInfo
 from .numpy_backend import hint_fn
+from . import rt as _cg
 
 INSTALL_HINT = ('backend="dask" needs dask; install it with pip install "symshape[dask]" '
                 '(or pip install "dask[array,distributed]")')
@@ -314,7 +316,6 @@ class DaskProgram(GeneratedFunction):
     def _build_pack(self) -> None:
         """``_pack(values, sizes)``: the outputs in ``f``'s output structure (sizes
         returned as values are computed from the bound symbols)."""
-        from symshape.expr import format_py
         g = self.ep.graph
         ns: Dict[str, Any] = {}
         leaves = list(g.outputs)
@@ -497,7 +498,7 @@ class DaskProgram(GeneratedFunction):
     def _global(self, n: Node, users) -> GlobalNode:
         ns: Dict[str, Any] = {"np": np, "_rt": _runtime}
         r = Renderer({}, ns)
-        if any(type(v).__name__ == "Subgraph" for v in n.attrs.values()):
+        if any(isinstance(v, Subgraph) for v in n.attrs.values()):
             text, code = "", None
         else:
             try:
@@ -888,7 +889,6 @@ def _ident(text: str) -> str:
 # --------------------------------------------------------------------------- factory
 def compile_dask(ep):
     """``ep.compile(backend="dask")``: the checked callable over dask arrays."""
-    from symshape.capture.program import signature_checked
     prog = DaskProgram(ep, ep.name)
     fn = signature_checked(prog.full, ep.call_signature, ep.name)
     fn.source = prog.source

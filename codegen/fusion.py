@@ -32,8 +32,8 @@ from typing import Callable, List, Optional, Sequence, Set
 
 import numpy as np
 
-from symshape.capture.graph import Node
-from symshape.capture.ops.indexing import IndexAttr
+from symshape.capture.ir import Node
+from symshape.capture.ir import IndexAttr
 from symshape.expr import mul
 
 REDUCTIONS = frozenset(("sum", "mean", "prod", "max", "min", "any", "all", "var", "std"))

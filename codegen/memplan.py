@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Callable, Dict, List, Set, Tuple
 
-from symshape.capture.graph import Node
+from symshape.capture.ir import Node
 
 from .fusion import REDUCTIONS, Group, ew_ufunc, numel
 

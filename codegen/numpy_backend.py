@@ -26,8 +26,8 @@ from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 import numpy as np
 
 from symshape import runtime as _runtime
-from symshape.capture.graph import Node
-from symshape.capture.ops.indexing import render_items
+from symshape.capture.ir import Node
+from symshape.capture.ir import render_items
 from symshape.capture.function_writer import (FunctionSpec, GeneratedFunction, Writing,
                                               del_lines, last_uses, program_spec, readers,
                                               releases, write)

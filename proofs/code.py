@@ -44,15 +44,7 @@ def encode(P: Py, x, zs: Optional[Symbols] = None):
     """An ``Expr`` (or int) as a Z3 term read off its structure, with Python's ``//``,
     ``%``, ``min`` and ``max`` (the quotients' defining constraints go to ``P.side``)."""
     zs = Symbols() if zs is None else zs
-    if type(x) is int:
-        return z3.IntVal(x)
-    total = z3.IntVal(x.const)
-    for term, c in x.terms:
-        prod = z3.IntVal(c)
-        for atom in term:
-            prod = prod * (zs[atom] if type(atom) is E.Sym else _encode_atom(P, atom, zs))
-        total = total + prod
-    return total
+    return E.fold(x, z3.IntVal, zs.__getitem__, lambda a: _encode_atom(P, a, zs))
 
 
 def _encode_atom(P: Py, atom, zs):

@@ -8,13 +8,12 @@ from __future__ import annotations
 from .checks import check
 from .dims import Dim, dims
 from .errors import ConstraintViolationError, GuardOnDataDependentError, UserError
-from .exportable import exportable
+from .cli.exportable import exportable
 from .infinity import int_oo
 from .logs import set_logs
 from .ranges import ValueRange
 from .symint import SymBool, SymInt, sym_max, sym_min
-
-__version__ = "0.1.0"
+from .version import __version__
 
 
 def export(f, args=(), kwargs=None, *, dynamic_shapes=None):
@@ -118,6 +117,21 @@ def from_annotations(f, *, dims=None):
 
 
 __all__ += ["from_annotations"]
+
+
+# the face wires ExportedProgram's later stages (capture/__init__.py says why)
+def _run_decompositions(ep, table):
+    from .capture.decomp import run_decompositions
+    return run_decompositions(ep, table)
+
+
+def _compile_program(ep, backend):
+    from .codegen import compile_program
+    return compile_program(ep, backend)
+
+
+from .capture import STAGES as _STAGES  # noqa: E402
+_STAGES.update(run_decompositions=_run_decompositions, compile=_compile_program)
 __all__ += ["ExportedProgram"]
 
 

@@ -15,17 +15,19 @@ from __future__ import annotations
 
 import ast
 import inspect
+import types
 import typing
 import warnings
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .constraints import Fix
-from .dims import AUTO, DerivedDim, Dim
+from .constraints import Fix, SetDim, SetEntry
+from .dims import AUTO, DerivedDim, Dim, format_linear
 from .errors import UserError
 from .expr import Expr
 from . import expr as E
+from .spec import bind_inputs
 
 INSTALL_HINT = 'pip install "symshape[jaxtyping]"'
 
@@ -184,7 +186,7 @@ def _array_anns(hint, jt) -> List[Any]:
     if isinstance(hint, type) and issubclass(hint, jt.AbstractArray):
         return [hint]
     origin = typing.get_origin(hint)
-    if origin is typing.Union or type(hint).__name__ == "UnionType":
+    if origin is typing.Union or isinstance(hint, types.UnionType):
         return [a for h in typing.get_args(hint) for a in _array_anns(h, jt)]
     return []
 
@@ -440,7 +442,6 @@ def resolve_call(f, args, kwargs, dynamic_shapes):
     """``resolve`` for a call of ``f`` with these example inputs (export's entry point)."""
     if not isinstance(dynamic_shapes, AnnotatedShapes) or not isinstance(args, (tuple, list)):
         return dynamic_shapes
-    from .spec import bind_inputs
     _, inputs = bind_inputs(f, tuple(args), dict(kwargs or {}))
     return resolve(dynamic_shapes, inputs)
 
@@ -450,8 +451,6 @@ def annotation_notes(spec, fixes: Sequence[Fix]) -> List[str]:
     a static size is a new axis text, a bound is something no annotation can say."""
     if not isinstance(spec, AnnotatedShapes):
         return []
-    from .constraints import SetDim, SetEntry
-    from .dims import format_linear
     lines = []
     for fix in fixes:
         if isinstance(fix, SetDim) and fix.ref is not None:

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from typing import Optional
 
+import numpy as np
+
 from .errors import UserError, where
 from .symint import SymBool
 from .userframe import user_frame
@@ -14,12 +16,12 @@ def check(cond, message: Optional[str] = None) -> None:
     if isinstance(cond, SymBool):
         cond.env.check(cond.cond, cond.hint, message, user_frame(2))
         return
-    if isinstance(cond, bool) or type(cond).__name__ == "bool_":
+    if isinstance(cond, (bool, np.bool_)):
         if not cond:
             raise UserError("ss.check failed%s%s" % (where(user_frame(2)),
                                                      (": " + message) if message else ""))
         return
-    if type(cond).__name__ == "TracedArray":
+    if hasattr(cond, "shape") and hasattr(cond, "dtype"):     # an array, traced or not
         raise UserError("ss.check takes a condition on sizes; this one depends on array "
                         "values%s. Use ss.cond to branch on values." % where(user_frame(2)))
     raise UserError("ss.check expects a comparison of sizes (a bool), got %s%s"

@@ -9,13 +9,13 @@ exactly as the input check evaluates it.
 from __future__ import annotations
 
 from typing import List
+from .guards import CheckWriter
 
 
 def guard_texts(cs) -> List[str]:
     """One line per residual guard of the constraint set ``cs``, in the inputs' terms."""
     if not cs.facts:
         return []
-    from .guards import CheckWriter
     writer = CheckWriter(cs)
     writer.emit()                     # binds every root to the axis that reads it
     return [f.format(writer.user_name, py=True) for f in cs.facts]

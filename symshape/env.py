@@ -589,7 +589,7 @@ class ShapeEnv:
 
     def _drop_implied_facts(self) -> None:
         """Facts that the ranges alone imply say nothing more: they leave the contract."""
-        from .projection import Budget
+        from .z3bridge import Budget
         from .z3bridge import implies
         keep = []
         for f in self.facts:

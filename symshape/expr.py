@@ -485,6 +485,21 @@ def subs(x: IntLike, mapping: Mapping[Sym, IntLike]) -> IntLike:
     return total
 
 
+def fold(x: IntLike, num: Callable, sym: Callable, atom: Callable):
+    """``x`` written in another algebra (sympy, Z3): the sum of its terms, each the product
+    of its coefficient and atoms, with ``num(int)``, ``sym(Sym)`` and ``atom(OpAtom)`` as its
+    leaves and the algebra's own ``+`` and ``*``."""
+    if type(x) is int:
+        return num(x)
+    total = num(x.const)
+    for term, c in x.terms:
+        prod = num(c)
+        for a in term:
+            prod = prod * (sym(a) if type(a) is Sym else atom(a))
+        total = total + prod
+    return total
+
+
 def evaluate(x: IntLike, values: Mapping[Sym, int]) -> int:
     """The value of ``x`` at the given symbol values (KeyError if one is missing)."""
     if type(x) is int:

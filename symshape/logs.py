@@ -2,7 +2,7 @@
 
 ``SYMSHAPE_LOGS=+dynamic`` (read at import) or ``set_logs(dynamic=logging.DEBUG)`` prints one
 ``create_symbol`` line per symbol and one ``guard added`` line per guard.  Setting
-``SYMSHAPE_GUARD_STACK="Eq(s0, 5)"``-style text (or ``set_logs(guard_stack=...)``) prints
+``SYMSHAPE_GUARD_STACK="s0 == 5"``-style text (a guard as the log prints it) (or ``set_logs(guard_stack=...)``) prints
 the full user stack for guards whose text contains it (and turns the log on at INFO when
 ``SYMSHAPE_LOGS`` did not).  An unknown name in ``SYMSHAPE_LOGS`` is reported on stderr.
 """

@@ -3,6 +3,8 @@
 ``import symshape.numpy as snp``; ``snp.zeros((x.shape[0], 3))`` stays symbolic while
 tracing (NumPy itself would convert the size to an int first, which specialises it).
 Outside tracing every name is NumPy's own.  Any other attribute is looked up in NumPy.
+While tracing, the tracer that owns the sizes (found through them) traces the call, so this
+module imports nothing of capture.
 """
 from __future__ import annotations
 
@@ -28,9 +30,8 @@ def _dispatch(np_func, sizes, *args, **kwargs):
     t = _tracer_of(*sizes)
     if t is None:
         return np_func(*args, **kwargs)
-    from .capture.tracer import FUNCTIONS
     kwargs.pop("like", None)
-    return FUNCTIONS[np_func](t, *args, **kwargs)
+    return t.call(np_func, *args, **kwargs)
 
 
 def zeros(shape, dtype=float, order="C", **kw):

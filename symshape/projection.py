@@ -19,49 +19,13 @@ sizes takes more than half a second, however many solver calls it needs.
 from __future__ import annotations
 
 import logging
-import time
 from typing import Iterable, Mapping, Optional
 
 from .expr import IntLike, Sym
 from .infinity import INT_OO, NEG_INT_OO, is_inf
 from .logs import dynamic_log
 from .ranges import ValueRange, bound
-
-# Ceiling of one decision (a projection or an implication): CPU seconds of the calling
-# thread, so that a loaded machine (which slows the wall clock, not the work) does not
-# change any answer.
-BUDGET_S = 0.5
-# Deterministic effort limit of one solver call (about a quarter of the budget).
-RLIMIT = 1_000_000
-# Wall-clock backstop of one call, as a multiple of the CPU time left: only a solver that
-# stalls without spending its resource limit ever reaches it.
-WALL_FACTOR = 4
-
-
-class Budget:
-    """The CPU time left for one decision; each solver call gets at most what remains."""
-
-    __slots__ = ("deadline",)
-
-    def __init__(self, seconds: float = BUDGET_S) -> None:
-        self.deadline = time.thread_time() + seconds
-
-    def remaining_ms(self) -> int:
-        return max(0, int((self.deadline - time.thread_time()) * 1000))
-
-    @property
-    def spent(self) -> bool:
-        return self.remaining_ms() <= 0
-
-
-def configure(solver, budget: Budget, rlimit: int = RLIMIT) -> bool:
-    """Give a Z3 solver / optimiser the budget's limits; False when nothing is left."""
-    ms = budget.remaining_ms()
-    if ms <= 0:
-        return False
-    solver.set("timeout", ms * WALL_FACTOR)
-    solver.set("rlimit", rlimit)
-    return True
+from .z3bridge import BUDGET_S, Budget, Encoder, configure, z3mod
 
 
 def _fallback(what: str, goal, side: str) -> None:
@@ -87,7 +51,6 @@ def project(goal: IntLike, facts: Iterable, ranges: Mapping[Sym, ValueRange],
     facts = list(facts)
     if not facts and goal.is_linear() and len(goal.terms) == 1:
         return interval                      # one symbol, no facts: its range is exact
-    from .z3bridge import Encoder, z3mod
     z3 = z3mod()
     budget = budget or Budget()
     enc = Encoder()

@@ -6,6 +6,7 @@ container structure so that leaves can be put back in place (``unflatten``).
 from __future__ import annotations
 
 from typing import Any, Callable, List, Tuple
+from .errors import UserError
 
 LEAF = ("leaf",)
 
@@ -28,7 +29,6 @@ def flatten(value: Any, path: str = "", is_leaf: Callable[[Any], bool] = None
             return LEAF
         t = type(v)
         if (t is list or t is tuple or t is dict) and depth >= MAX_DEPTH:
-            from .errors import UserError
             shown = p if len(p) <= 40 else p[:40] + "..."
             raise UserError("%s: lists / tuples / dicts nested more than %d deep are not "
                             "supported; flatten the structure or stack the arrays"

@@ -8,11 +8,14 @@ from __future__ import annotations
 
 from typing import Callable, Iterable
 
-from .expr import Atom, Expr, IntLike, Sym
+from .expr import Atom, Expr, IntLike, Sym, OpAtom, add, atom_expr, scale
 from .infinity import INT_OO, NEG_INT_OO, Bound, is_inf
 
 
 class ValueRange:
+    """The closed integer interval ``[lower, upper]`` a size may take (``VR[2, int_oo]``);
+    either end may be infinite (``-int_oo`` / ``int_oo``)."""
+
     __slots__ = ("lower", "upper")
 
     def __init__(self, lower: Bound, upper: Bound) -> None:
@@ -39,9 +42,11 @@ class ValueRange:
         return self.lower == self.upper and not is_inf(self.lower)
 
     def intersect(self, other: "ValueRange") -> "ValueRange":
+        """The values in both ranges (ValueError when they do not meet)."""
         return ValueRange(max(self.lower, other.lower), min(self.upper, other.upper))
 
     def issubset(self, other: "ValueRange") -> bool:
+        """Whether every value of this range lies in ``other``."""
         return other.lower <= self.lower and self.upper <= other.upper
 
 
@@ -181,7 +186,6 @@ def _divmod_split(x: Expr, sym_range: SymRange):
     ``Q = s // k`` in ``range(s) // k`` and ``R = Mod(s, k)`` in ``[0, k - 1]``: the terms
     no longer cancel each other's intervals (``s - s // 2`` is ``Q + R >= 1`` for s >= 2;
     ``-s + s // 2`` is bounded above).  Terms where ``s`` appears otherwise keep ``s``."""
-    from .expr import OpAtom
     linear = {t[0]: c for t, c in x.terms if len(t) == 1}
     for t, c in x.terms:
         if len(t) != 1 or type(t[0]) is not OpAtom or t[0].kind not in ("FloorDiv", "Mod"):
@@ -217,7 +221,6 @@ def _divmod_split(x: Expr, sym_range: SymRange):
 def _minmax_pushed(x: Expr, sym_range: SymRange):
     """``r + Max(a, b)`` as ``Max(r + a, r + b)`` (``-Max`` as ``Min`` of negations), so
     that ``Max(a, b) - a`` is bounded by ``Max(0, b - a)``."""
-    from .expr import OpAtom, add, atom_expr, scale
     hits = [(t, c) for t, c in x.terms if any(type(a) is OpAtom and a.kind in ("Min", "Max")
                                                 for a in t)]
     # exactly one Min / Max term, alone in its term: pushing the rest in cannot cascade

@@ -15,6 +15,8 @@ import numpy as np
 from .dims import AUTO, DYNAMIC, STATIC, DerivedDim, Dim, _Marker
 from .errors import UserError
 from .pytree import key_str
+from .infinity import NEG_INT_OO
+from .ranges import ValueRange
 
 
 class AxisDecl:
@@ -244,8 +246,6 @@ def _axis(s, size: int, where: str, entry, scalar: bool = False) -> AxisDecl:
     if isinstance(s, Dim):
         r = s.range
         if scalar and s.min is None:
-            from .infinity import NEG_INT_OO
-            from .ranges import ValueRange
             r = ValueRange(NEG_INT_OO, r.upper)
         if size not in r:
             raise UserError("%s%s has example size %d, outside the range [%s, %s] of %r; change "

@@ -20,12 +20,13 @@ from typing import Dict, Iterable, Optional, Tuple, Union
 
 from . import expr as E
 from . import relations as R
-from .env import ShapeEnv, SymInfo
+from .env import ShapeEnv, SymInfo, _holds
 from .errors import InternalError, UserError
 from .expr import Sym
 from .infinity import INT_OO, NEG_INT_OO, is_inf
 from .ranges import ValueRange, bound
 from .symint import SymInt, sym_max, sym_min
+from .z3bridge import Budget, Encoder, configure, z3mod
 
 SYMBOL_RANGE = ValueRange(1, INT_OO)
 
@@ -194,8 +195,6 @@ def symbolic_shape(names: str, *, constraints: Iterable[str] = ()) -> Tuple[SymI
 def _check_satisfiable(env: SymbolicEnv, text) -> None:
     if not env.facts:
         return
-    from .z3bridge import Encoder, z3mod
-    from .projection import Budget, configure
     z3 = z3mod()
     enc = Encoder()
     hyp = [enc.cond(f) for f in env.facts]
@@ -228,7 +227,7 @@ def bounds_expr(env: ShapeEnv, e: E.IntLike) -> ValueRange:
             is not None:
         got = sampled                # decided by points, no solver needed
     else:
-        from .projection import project
+        from .projection import project     # looked up at call time: tests replace it
         got = project(e, facts, env.ranges, hint=hint)
         got = got.intersect(interval) if got.lower <= interval.upper and \
             interval.lower <= got.upper else got
@@ -398,7 +397,6 @@ def _sparse(vr: ValueRange) -> list:
 def _extremes_at(syms, axes, e: E.Expr, facts):
     """The least and greatest value of ``e`` over the grid ``axes`` at points that satisfy
     every fact; None when no grid point does."""
-    from .env import _holds
     lo_seen = hi_seen = None
     for vals in itertools.product(*axes):
         point = dict(zip(syms, vals))

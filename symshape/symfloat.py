@@ -65,12 +65,12 @@ class FloatExpr:
 
 def _parts(x):
     """(tree argument, hint) of a float operand, or None."""
-    from .symint import SymInt
     t = type(x)
     if t is SymFloat:
         return x.fexpr, x.hint, x.env
-    if t is SymInt:
-        return x.expr, x.hint, x.env
+    part = getattr(t, "float_operand", None)    # a SymInt (symint.py builds on this module)
+    if part is not None:
+        return part(x)
     if t in (int, float) or (t is not bool and isinstance(x, (int, float))):
         return x, x, None
     try:

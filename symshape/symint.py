@@ -13,6 +13,8 @@ from typing import Optional, Union
 
 from . import expr as E
 from . import relations as R
+from .symfloat import SymFloat, make
+from .userframe import user_frame
 
 
 def _parts(x):
@@ -35,7 +37,7 @@ def _parts(x):
 
 
 def _is_floatish(x) -> bool:
-    if isinstance(x, float) or type(x).__name__ == "SymFloat":
+    if isinstance(x, (float, SymFloat)):
         return True
     try:
         import numpy as np
@@ -49,7 +51,15 @@ def wrap(env, e: E.IntLike, hint: Optional[int]) -> Union[int, "SymInt"]:
 
 
 class SymInt:
+    """A symbolic size (``x.shape[0]`` while tracing): an expression over the shape
+    environment's symbols and its value on the example input (the hint).  Arithmetic builds
+    new sizes; comparisons give ``SymBool``; ``int()`` specialises it, with a logged warning."""
+
     __slots__ = ("expr", "hint", "env")
+
+    def float_operand(self):
+        """(expression, hint, env) as an operand of a symbolic float (``symfloat.make``)."""
+        return self.expr, self.hint, self.env
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         # np.multiply(W, n) with a constant W and a size n: a traced value.  The tracer
@@ -71,7 +81,6 @@ class SymInt:
         if p is None:
             # a size meeting a float gives a symbolic float (n * 0.5, n + 0.5)
             if fop is not None and _is_floatish(other):
-                from .symfloat import make
                 return make(fop, other, self) if reverse else make(fop, self, other)
             return NotImplemented
         oe, oh = p
@@ -133,12 +142,10 @@ class SymInt:
             for _ in range(o):
                 out = out * self
             return out
-        from .symfloat import make
         return make("pow", self, o)          # d ** -0.5: a symbolic float
 
     def __rpow__(self, o):
         if _is_floatish(o):
-            from .symfloat import make
             return make("pow", o, self)
         return o ** int(self)
 
@@ -149,13 +156,11 @@ class SymInt:
         return self // (1 << int(o))
 
     def __truediv__(self, o):
-        from .symfloat import make
         if isinstance(o, SymInt):
             _nonzero_divisor(self.env, o.expr, o.hint)
         return make("div", self, o)          # 1 / (n - 1): a symbolic float
 
     def __rtruediv__(self, o):
-        from .symfloat import make
         _nonzero_divisor(self.env, self.expr, self.hint)
         return make("div", o, self)
 
@@ -243,6 +248,10 @@ class SymInt:
 
 
 class SymBool:
+    """A comparison of sizes (``x.shape[0] <= 16``).  Used as a Python bool, it is decided
+    from what is known or becomes a guard of the program at the user's line;
+    ``ss.check(cond)`` makes it one explicitly."""
+
     __slots__ = ("cond", "hint", "env")
 
     def __init__(self, cond, hint: Optional[bool], env) -> None:
@@ -335,7 +344,6 @@ def _nonzero_divisor(env, b, hint) -> None:
     ``(n*m) // n -> m``) rely on it."""
     if type(b) is not E.Expr:
         return                      # an int divisor: 0 raises in expr.floordiv itself
-    from .userframe import user_frame
     c = R.ne(b, 0)
     h = None if hint is None else hint != 0
     if any(s.unbacked for s in b.free_symbols):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Callable, Dict, Mapping, Optional, Tuple, Union
 
-from .expr import IntLike, OpAtom, Sym
+from .expr import IntLike, OpAtom, Sym, fold
 from .infinity import is_inf
 
 _symbols: Dict[Tuple[str, Tuple[Tuple[str, bool], ...]], object] = {}
@@ -61,16 +61,7 @@ def to_sympy(x: IntLike, ranges: Ranges = None):
     """``x`` as a sympy expression; ``ranges`` gives each symbol's range (see ``symbol``).
     ``//`` is ``floor(a/b)`` and ``%`` is sympy's ``Mod`` (both floor, as Python does)."""
     import sympy
-    if type(x) is int:
-        return sympy.Integer(x)
-    total = sympy.Integer(x.const)
-    for term, c in x.terms:
-        prod = sympy.Integer(c)
-        for atom in term:
-            prod = prod * (symbol(atom, ranges) if type(atom) is Sym
-                           else _atom(atom, ranges))
-        total = total + prod
-    return total
+    return fold(x, sympy.Integer, lambda s: symbol(s, ranges), lambda a: _atom(a, ranges))
 
 
 def _atom(a: OpAtom, ranges: Ranges):

@@ -9,18 +9,31 @@ from typing import List, NamedTuple, Optional
 import numpy
 
 
-def _package_dirs() -> tuple:
+def _engine_dirs() -> tuple:
     here = os.path.dirname(os.path.abspath(__file__))
-    dirs = {here, os.path.dirname(os.path.abspath(numpy.__file__))}
-    # capture/ and codegen/ sit beside symshape/ in a source checkout and inside it
-    # once installed; both spellings are skipped.
-    for sub in ("capture", "codegen"):
-        dirs.add(os.path.join(os.path.dirname(here), sub))
-        dirs.add(os.path.join(here, sub))
-    return tuple(d + os.sep for d in dirs)
+    return tuple(d + os.sep for d in (here, os.path.dirname(os.path.abspath(numpy.__file__))))
 
 
-_SKIP = _package_dirs()
+# the folders of symshape's own code: the engine's here, the upper packages' (capture,
+# codegen, the CLI) added by themselves on import -- they sit beside symshape/ in a source
+# checkout and inside it once installed, and the engine does not need to know which
+_SKIP = _engine_dirs()
+
+
+def register_package(init_file: str) -> None:
+    """Count the folder of the package whose ``__init__.py`` is ``init_file`` as symshape's
+    own code, whose frames are never the user's line."""
+    global _SKIP
+    folder = os.path.dirname(os.path.abspath(init_file)) + os.sep
+    if folder not in _SKIP:
+        _SKIP = _SKIP + (folder,)
+
+
+def internal_dirs() -> tuple:
+    """The folders registered as symshape's own code (see ``register_package``)."""
+    return _SKIP
+
+
 _SKIP_FILES = ("<frozen", "<__array_function__")
 
 

@@ -8,13 +8,53 @@ timeout, so their answers are repeatable.  z3 is imported on first use only.
 """
 from __future__ import annotations
 
+import time
 from typing import Dict, Iterable, List, Mapping, Optional
 
-from .expr import IntLike, OpAtom, Sym
+from .expr import IntLike, OpAtom, Sym, fold
 from .infinity import is_inf
+from .logs import dynamic_log
 from .relations import EQ, NE, BoolOp
 
 RLIMIT = 2_000_000
+
+# Ceiling of one decision (a projection or an implication): CPU seconds of the calling
+# thread, so that a loaded machine (which slows the wall clock, not the work) does not
+# change any answer.
+BUDGET_S = 0.5
+# Deterministic effort limit of one solver call (about a quarter of the budget).
+CALL_RLIMIT = 1_000_000
+# Wall-clock backstop of one call, as a multiple of the CPU time left: only a solver that
+# stalls without spending its resource limit ever reaches it.
+WALL_FACTOR = 4
+
+
+class Budget:
+    """The CPU time left for one decision; each solver call gets at most what remains."""
+
+    __slots__ = ("deadline",)
+
+    def __init__(self, seconds: float = BUDGET_S) -> None:
+        self.deadline = time.thread_time() + seconds
+
+    def remaining_ms(self) -> int:
+        return max(0, int((self.deadline - time.thread_time()) * 1000))
+
+    @property
+    def spent(self) -> bool:
+        return self.remaining_ms() <= 0
+
+
+def configure(solver, budget: Budget, rlimit: int = CALL_RLIMIT) -> bool:
+    """Give a Z3 solver / optimiser the budget's limits; False when nothing is left."""
+    ms = budget.remaining_ms()
+    if ms <= 0:
+        return False
+    solver.set("timeout", ms * WALL_FACTOR)
+    solver.set("rlimit", rlimit)
+    return True
+
+
 _z3 = None
 
 
@@ -43,16 +83,7 @@ class Encoder:
         return v
 
     def expr(self, x: IntLike):
-        z3 = self.z3
-        if type(x) is int:
-            return z3.IntVal(x)
-        total = z3.IntVal(x.const)
-        for term, c in x.terms:
-            prod = z3.IntVal(c)
-            for atom in term:
-                prod = prod * (self.sym(atom) if type(atom) is Sym else self.atom(atom))
-            total = total + prod
-        return total
+        return fold(x, self.z3.IntVal, self.sym, self.atom)
 
     def atom(self, atom: OpAtom):
         got = self._atoms.get(atom)
@@ -105,7 +136,6 @@ def implies(premises: Iterable, goal, ranges: Mapping[Sym, object],
     they imply its negation; None when neither is proven within the resource limit and
     the time budget (half a second for the whole question; the caller then falls back to
     a guard, and the debug log says so)."""
-    from .projection import Budget, configure
     budget = budget or Budget()
     z3 = z3mod()
     enc = Encoder()
@@ -124,7 +154,6 @@ def implies(premises: Iterable, goal, ranges: Mapping[Sym, object],
         if solver.check() == z3.unsat:
             return answer
     if budget.spent:
-        from .logs import dynamic_log
         dynamic_log.debug("decide: %s not settled within the time budget; a guard on the "
                           "example values decides it", goal)
     return None

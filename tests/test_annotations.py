@@ -547,14 +547,14 @@ def test_diff_shows_the_annotation_edit_and_writes_nothing(tmp_path, monkeypatch
     ("n n+1 2*n-1 max(n,2)", "n", "4", "4 5 7 4"),  # no name left: the size
 ])
 def test_axis_rename_in_dimension_strings(dim_str, name, new, want):
-    from symshape.annotation_fixer import _rename_dim_str
+    from symshape.cli.annotation_fixer import _rename_dim_str
     assert _rename_dim_str(dim_str, name, new) == want
 
 
 @given(st.lists(st.sampled_from(["n", "m", "3", "n+1", "2*n", "_", "#n", "rows=n", "k"]),
                 min_size=1, max_size=5), st.sampled_from(["m", "7", "2*m+1"]))
 def test_renamed_dimension_strings_read_as_the_substituted_spec(elems, new):
-    from symshape.annotation_fixer import _rename_dim_str
+    from symshape.cli.annotation_fixer import _rename_dim_str
     old = " ".join(elems)
     out = _rename_dim_str(old, "n", new)
     assert len(out.split()) == len(elems)

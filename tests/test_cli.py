@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 
 import symshape as ss
-from symshape import project
+from symshape.cli import project
 from symshape.cli import main
-from symshape.exportable import registered
+from symshape.cli.exportable import registered
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIX = os.path.join(REPO, "tests", "cli_fixtures")

@@ -285,7 +285,7 @@ def test_read_only_file_is_reported_not_a_traceback(tmp_path, capsys, monkeypatc
 
 
 def test_file_changed_while_checking_is_not_overwritten(tmp_path, capsys, monkeypatch):
-    import symshape.cli as cli
+    import symshape.cli.command as cli
     path = write(tmp_path, "model.py", NEEDS_MAX)
     real = cli.plan_verified
 

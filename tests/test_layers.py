@@ -1,38 +1,20 @@
 """Dependencies point one way: engine (symshape/) <- capture/ <- codegen/ <- the face (the
-public ``symshape`` module, the CLI).  Imports anywhere in a module count, also inside
-functions.  The upward imports that exist today are listed as debts: this test fails when a
-new one appears (and when a listed one is gone, so the list only shrinks)."""
-import ast
+public ``symshape`` module, ``symshape.numpy`` and the CLI, cli/).  Imports anywhere in a
+module count, also inside functions (tests/import_graph.py reads them from the syntax trees).
+There is no import cycle, and the IR's types are recognised with ``isinstance``, never by
+their class names."""
 import os
+import re
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PACKAGES = {"symshape": "symshape", "capture": "symshape.capture",
-            "codegen": "symshape.codegen"}
+from import_graph import ROOT, PACKAGES, all_imports, cycles, modules
+
 # modules of the symshape/ folder that are the face, not the engine
-FACE = {"symshape", "symshape.__main__", "symshape.cli", "symshape.check_worker",
-        "symshape.isolation", "symshape.fixer", "symshape.pyscope", "symshape.safe_write",
-        "symshape.exportable", "symshape.project", "symshape.annotation_fixer",
-        "symshape.textsafe", "symshape.numpy"}
+FACE = {"symshape", "symshape.__main__", "symshape.numpy"}
 LAYER = {"engine": 0, "capture": 1, "codegen": 2, "face": 3}
 
 
-def _modules():
-    for folder, pkg in PACKAGES.items():
-        base = os.path.join(ROOT, folder)
-        for dirpath, _, files in os.walk(base):
-            for f in files:
-                if f.endswith(".py"):
-                    rel = os.path.relpath(os.path.join(dirpath, f), base)[:-3]
-                    parts = [p for p in rel.split(os.sep) if p != "__init__"]
-                    name = ".".join([pkg] + parts)
-                    yield name, os.path.join(dirpath, f), f == "__init__.py"
-
-
-_NAMES = {name for name, _, _ in _modules()}
-
-
 def layer(mod: str) -> str:
-    if mod in FACE:
+    if mod in FACE or mod.startswith("symshape.cli"):
         return "face"
     if mod.startswith("symshape.codegen"):
         return "codegen"
@@ -41,47 +23,46 @@ def layer(mod: str) -> str:
     return "engine"
 
 
-def _imports(name: str, path: str, is_pkg: bool):
-    tree = ast.parse(open(path, encoding="utf-8").read())
-    package = name if is_pkg else name.rsplit(".", 1)[0]
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            for a in node.names:
-                if a.name.startswith("symshape"):
-                    yield a.name
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")
-                base = base[:len(base) - node.level + 1]
-                target = ".".join(base + ([node.module] if node.module else []))
-            else:
-                target = node.module or ""
-            if target.startswith("symshape"):
-                # ``from symshape import pytree`` / ``from . import split`` import a module
-                for a in node.names:
-                    sub = target + "." + a.name
-                    yield sub if sub in _NAMES else target
-
-
 def upward_imports():
-    out = set()
-    for name, path, is_pkg in _modules():
-        for target in _imports(name, path, is_pkg):
-            if LAYER[layer(target)] > LAYER[layer(name)]:
-                out.add((name, target))
-    return out
+    return sorted({(i.source, i.target, i.line) for i in all_imports()
+                   if LAYER[layer(i.target)] > LAYER[layer(i.source)]})
 
 
-# Debts of today (issue: "layers hold only at import time"); remove an entry when you pay it.
-KNOWN = {
-    ("symshape.capture.program", "symshape.codegen"),   # ep.compile() reaches the backends
-    ("symshape.codegen.artifact", "symshape"),           # the standalone artifact's runtime
-}
-
-
-def test_no_new_upward_import():
+def test_no_upward_import():
     found = upward_imports()
-    new = sorted(found - KNOWN)
-    paid = sorted(KNOWN - found)
-    assert not new, "new upward imports (engine <- capture <- codegen <- face): %s" % new
-    assert not paid, "these debts are paid: remove them from KNOWN: %s" % paid
+    assert not found, "upward imports (engine <- capture <- codegen <- face): %s" % found
+
+
+def test_no_import_cycle():
+    found = cycles(all_imports())
+    assert not found, "import cycles (imports inside functions count): %s" % found
+
+
+def test_the_graph_sees_every_kind_of_import(tmp_path):
+    # the reader itself: top-level, function-level and relative imports are all edges
+    pkg = tmp_path / "symshape"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("from . import b\n")
+    (pkg / "b.py").write_text("def f():\n    from symshape.a import x\n    import symshape.c\n")
+    (pkg / "c.py").write_text("")
+    for folder in PACKAGES:
+        (tmp_path / folder).mkdir(exist_ok=True)
+    got = {(i.source, i.target, i.local) for i in all_imports(str(tmp_path))}
+    assert got == {("symshape.a", "symshape.b", False), ("symshape.b", "symshape.a", True),
+                   ("symshape.b", "symshape.c", True)}
+    assert cycles(all_imports(str(tmp_path))) == [["symshape.a", "symshape.b"]]
+
+
+# ``type(v).__name__ == "Subgraph"``: a class recognised by its name
+_BY_NAME = re.compile(r"""__name__\s*(==|!=|in)\s*[("'\[]""")
+
+
+def test_no_class_name_comparisons():
+    found = []
+    for _, path, _ in modules():
+        with open(path, encoding="utf-8") as fh:
+            for k, line in enumerate(fh, 1):
+                if _BY_NAME.search(line) and '"__main__"' not in line:
+                    found.append("%s:%d: %s" % (os.path.relpath(path, ROOT), k, line.strip()))
+    assert not found, "recognise types with isinstance:\n" + "\n".join(found)

@@ -15,8 +15,7 @@ import pytest
 
 import symshape as ss
 from symshape import Dim
-from symshape.capture.graph import Node
-from symshape.capture.ops.indexing import IndexAttr
+from symshape.capture.ir import ArrRef, CondExpr, IndexAttr, Node, Subgraph
 from symshape.capture.archive import Archive
 from symshape.capture.serialize import (FORMAT, TEXT_VERSION, VERSION, _canonical, _digest, dumps,
                                         loads)
@@ -46,12 +45,12 @@ def _val(v):
     if t is slice:
         return ("slice", _val(v.start), _val(v.stop), _val(v.step))
     if t is IndexAttr:
-        return ("index", repr(v), tuple(_val(x) if type(x).__name__ != "ArrRef" else
+        return ("index", repr(v), tuple(_val(x) if not isinstance(x, ArrRef) else
                                          ("arr", x.i) for x in v.items))
-    if t.__name__ == "Subgraph":
+    if t is Subgraph:
         return ("subgraph", v.name, tuple(n.name for n in v.inputs),
                 tuple((repr(c), text) for c, text in v.checks), graph_key(v.graph))
-    if t.__name__ == "CondExpr":
+    if t is CondExpr:
         return ("cond", repr(v.cond))
     if isinstance(v, np.dtype):
         return ("dtype", v.str)

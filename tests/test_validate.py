@@ -7,6 +7,7 @@ import symshape as ss
 from symshape import relations as R
 from symshape import validate
 from symshape.capture.export import trace_program
+from symshape.capture.ir import Subgraph
 from symshape.errors import InternalError
 from symshape import check_ir as C
 from symshape.guards import CheckWriter
@@ -189,7 +190,7 @@ def test_checks_inside_a_cond_branch_are_validated_and_a_dropped_one_is_caught(
     example = (np.array([1., 2, 3, 4, 5, 6, -1, -1]),)
     tr = trace_program(_branch_program(check), example, None, {"x": (A,)})
     sub = next(v for n in tr.program.graph.nodes for v in n.attrs.values()
-               if type(v).__name__ == "Subgraph" and v.goals)
+               if isinstance(v, Subgraph) and v.goals)
     assert sub.checks                          # the branch emits its own checks
     dropped = _drop_one(monkeypatch, "bad_check")
     with pytest.raises(InternalError, match="do not enforce ss.check"):

@@ -3,3 +3,4 @@ from . import registry  # noqa: F401
 from . import (advanced, creation, datadep, elementwise, factorizations, indexing,  # noqa: F401
                linalg,  # noqa: F401
                reduction, shape)
+from .. import array_api  # noqa: F401,E402  (x.__array_namespace__(); it builds on the ops)

@@ -16,17 +16,13 @@ from symshape.errors import UserError, where
 from symshape.symint import SymInt
 from symshape.userframe import user_frame
 
-from ..tracer import TracedArray, Tracer, implements, to_expr
+from ..ir import ArrRef, IndexAttr
+from ..tracer import METHOD_OPS, TracedArray, Tracer, implements, to_expr
+from .datadep import bind, boolean_mask_count
+from .elementwise import broadcast_shapes, node_input
+from .indexing import _as_int, _is_int, assigned_value, bound_constant_index, slice_length
+from .shape import norm_axis, reshape
 from .registry import defop
-
-
-class ArrRef:
-    """Placeholder for the i-th index array among a node's inputs."""
-
-    __slots__ = ("i",)
-
-    def __init__(self, i: int) -> None:
-        self.i = i
 
 
 _MARK = "\x00%d\x00"
@@ -67,28 +63,8 @@ def _as_index_array(t: Tracer, v):
     return t.constant(arr)
 
 
-def bound_constant_index(i: TracedArray, n, axis: int) -> None:
-    """A constant integer index array (``x[[0, 4]]``) needs ``n > max`` and ``n >= -min``,
-    exactly as a scalar index does: guards, so the contract never admits a size on which
-    NumPy raises IndexError.  (State arrays used as indices may change between calls:
-    NumPy checks those when the program runs.)"""
-    node = i.node
-    if node.op != "constant" or "state" in node.meta or i.dtype.kind not in "iu":
-        return
-    values = node.meta["value"]
-    if values.size == 0:
-        return
-    hi, lo = int(values.max()), int(values.min())
-    if not (hi < n) or not (lo >= -n):
-        raise UserError("index %d is out of bounds for axis %d with size %s%s"
-                        % (hi if not (hi < n) else lo, axis, n, _frame()))
-
-
 def analyze(t: Tracer, x: TracedArray, idx):
     """(output shape, normalised index items, index arrays, broadcast shape B)."""
-    from .elementwise import broadcast_shapes
-    from .indexing import slice_length, _as_int, _is_int
-    from .datadep import boolean_mask_count
     raw = _items(idx)
     arrays: List[TracedArray] = []
     items: List[Any] = []
@@ -182,7 +158,6 @@ def analyze(t: Tracer, x: TracedArray, idx):
 
 
 def getitem(t: Tracer, x: TracedArray, idx):
-    from .indexing import IndexAttr
     shape, norm, arrays, _ = analyze(t, x, idx)
     out = t.emit("index", (x.node,) + tuple(a.node for a in arrays),
                  {"index": IndexAttr(norm)}, shape, x.dtype)
@@ -192,7 +167,6 @@ def getitem(t: Tracer, x: TracedArray, idx):
 
 def _bind_counts(t: Tracer, out: TracedArray, shape, arrays) -> None:
     """A mask's count symbol is bound by the first node whose shape shows it."""
-    from .datadep import bind
     for a in arrays:
         if a.dtype != bool:
             continue
@@ -209,8 +183,6 @@ def _bind_counts(t: Tracer, out: TracedArray, shape, arrays) -> None:
 
 
 def setitem(t: Tracer, x: TracedArray, idx, value) -> None:
-    from .elementwise import node_input
-    from .indexing import IndexAttr, assigned_value
     shape, norm, arrays, _ = analyze(t, x, idx)
     v = assigned_value(t, value, shape)
     res = t.emit("index_put", (x.node,) + tuple(a.node for a in arrays) + (node_input(v),),
@@ -226,10 +198,8 @@ def _take(t, a, indices, axis=None, out=None, mode="raise"):
     i = _as_index_array(t, indices) if not isinstance(indices, (int, np.integer, SymInt)) \
         else indices
     if axis is None:
-        from .shape import reshape
         x = reshape(t, x, (-1,))
         axis = 0
-    from .shape import norm_axis
     ax = norm_axis(axis, x.ndim)
     if type(i) is not TracedArray:
         return getitem(t, x, (slice(None),) * ax + (i,))
@@ -245,8 +215,6 @@ def _take_along_axis(t, arr, indices, axis=-1):
     if i.ndim != x.ndim:
         raise UserError("take_along_axis: indices and arr must have the same number of "
                         "dimensions%s" % _frame())
-    from .elementwise import broadcast_shapes
-    from .shape import norm_axis
     ax = norm_axis(axis, x.ndim)
     others = broadcast_shapes([tuple(s for k, s in enumerate(x.shape) if k != ax),
                                tuple(s for k, s in enumerate(i.shape) if k != ax)],
@@ -254,3 +222,6 @@ def _take_along_axis(t, arr, indices, axis=-1):
     shape = list(others)
     shape.insert(ax, i.shape[ax])
     return t.emit("take_along_axis", (x.node, i.node), {"axis": ax}, tuple(shape), x.dtype)
+
+
+METHOD_OPS.update(advanced_getitem=getitem, advanced_setitem=setitem)

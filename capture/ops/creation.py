@@ -9,11 +9,12 @@ import numpy as np
 
 from symshape.errors import UserError, where
 from symshape.symfloat import SymFloat
-from symshape.symint import SymInt
+from symshape.symint import SymInt, sym_max
 from symshape.userframe import user_frame
 
 from ..tracer import FUNCTIONS, TracedArray, Tracer, implements, to_expr
 from .registry import defop
+from .elementwise import astype
 
 for _n in ("zeros", "ones", "empty"):
     defop(_n, "np.%s({shape}, dtype={dtype})" % _n, doc="np.%s of a shape" % _n)
@@ -93,7 +94,6 @@ defop("arange", "np.arange({start}, {stop}, {step}, dtype={dtype})", doc="np.ara
 
 @implements(np.arange)
 def _arange(t, start, stop=None, step=None, dtype=None, *, device=None, like=None):
-    from symshape.symint import sym_max
     args = [a for a in (start, stop, step) if a is not None]
     t.env.cancel_pending([to_expr(a) for a in args])
     t.env.commit_pending()
@@ -163,7 +163,6 @@ def _sizes_array(t: Tracer, a, dt: np.dtype) -> TracedArray:
             return t.constant(np.zeros((0,), dt))
         return np.stack(parts)
     if type(a) is TracedArray:
-        from .elementwise import astype
         return a if a.dtype == dt else astype(t, a, dt)
     v = t.operand(a)
     return t.emit("full", (to_expr(v),), {"shape": (), "dtype": dt}, (), dt)
@@ -171,7 +170,6 @@ def _sizes_array(t: Tracer, a, dt: np.dtype) -> TracedArray:
 
 def _as_traced(t, a, dtype, copy: bool):
     if type(a) is TracedArray:
-        from .elementwise import astype
         if dtype is not None and np.dtype(dtype) != a.dtype:
             return astype(t, a, dtype)
         return t.emit("copy", (a.node,), {}, a.shape, a.dtype) if copy else a

@@ -18,7 +18,11 @@ from symshape.ranges import ValueRange
 from symshape.symint import SymInt
 from symshape.userframe import user_frame
 
-from ..tracer import TracedArray, Tracer, implements, to_expr
+from ..tracer import METHOD_OPS, TracedArray, Tracer, implements, to_expr
+from .elementwise import astype
+from .indexing import getitem
+from .reduction import reduce
+from .shape import reshape
 from .registry import defop
 
 defop("argwhere", "np.argwhere({0})", doc="indices of non-zero elements, one row each")
@@ -84,7 +88,6 @@ def _nonzero(t, a):
         raise UserError("np.nonzero of a 0-d array is not supported; use np.atleast_1d%s"
                         % _frame())
     w = _argwhere(t, x)
-    from .indexing import getitem
     return tuple(getitem(t, w, (slice(None), i)) for i in range(x.ndim))
 
 
@@ -100,8 +103,6 @@ def _flatnonzero(t, a):
 @implements(np.count_nonzero)
 def _count_nonzero(t, a, axis=None, *, keepdims=False):
     x = t.operand(a)
-    from .elementwise import astype
-    from .reduction import reduce
     return reduce(t, "sum", astype(t, np.not_equal(x, 0), np.intp), axis, keepdims)
 
 
@@ -181,7 +182,6 @@ def repeat_counts(t: Tracer, x: TracedArray, counts, axis):
         raise UserError("np.repeat counts must be an int, or a 1-D integer array of counts%s"
                         % _frame())
     if axis is None:
-        from .shape import reshape
         x, ax = reshape(t, x, (-1,)), 0
     else:
         ax = axis % x.ndim if x.ndim else 0
@@ -212,7 +212,6 @@ def item(t: Tracer, x: TracedArray, args):
                         % (tuple(x.shape), _frame()))
     if x.dtype.kind not in "iub":
         # a float value: keep it as a 0-d array; arithmetic works, branching raises
-        from .shape import reshape
         return reshape(t, x, ())
     if x.dtype.kind == "b":
         vr = ValueRange(0, 1)
@@ -223,3 +222,6 @@ def item(t: Tracer, x: TracedArray, args):
     node = t.emit("item", (x.node,), {}, (), np.dtype(np.intp))
     node.node.meta["binds_value"] = u
     return SymInt(u.expr, None, t.env)
+
+
+METHOD_OPS.update(item=item, repeat_counts=repeat_counts)

@@ -16,7 +16,8 @@ from symshape.symfloat import SymFloat
 from symshape.symint import SymInt
 from symshape.userframe import user_frame
 
-from ..tracer import ELEMENTWISE, TracedArray, Tracer, implements, shape_repr, to_expr
+from ..tracer import (ELEMENTWISE, METHOD_OPS, TracedArray, Tracer, implements, shape_repr,
+                      to_expr)
 from .registry import defop
 
 
@@ -349,3 +350,6 @@ def _round(t, a, decimals=0, out=None):
 
 
 defop("round", "np.round({0}, {decimals})", doc="round to decimals")
+
+
+METHOD_OPS.update(astype=astype, real=real_part, imag=imag_part)

@@ -15,7 +15,11 @@ from symshape.errors import UserError, where
 from symshape.symint import SymInt, sym_max, sym_min
 from symshape.userframe import user_frame
 
-from ..tracer import TracedArray, Tracer, shape_repr, to_expr
+from ..ir import IndexAttr, render_items  # noqa: F401  (render_items: its old import path)
+from ..namespace import SymRange
+from ..tracer import METHOD_OPS, TracedArray, Tracer, shape_repr, to_expr
+from ..views import register_index
+from .elementwise import broadcast_shapes, node_input
 from .registry import defop
 
 
@@ -125,27 +129,6 @@ def region(x: TracedArray, items) -> Tuple[tuple, list]:
     return tuple(shape), norm
 
 
-def render_items(items, fmt) -> str:
-    parts = []
-    for i in items:
-        if i is None:
-            parts.append("None")
-        elif isinstance(i, slice):
-            a = "" if i.start is None else fmt(i.start)
-            b = "" if i.stop is None else fmt(i.stop)
-            s = "%s:%s" % (a, b)
-            if i.step is not None:
-                s += ":" + fmt(i.step)
-            parts.append(s)
-        elif i is Ellipsis:
-            parts.append("...")
-        elif type(i).__name__ == "ArrRef":
-            parts.append("\x00%d\x00" % i.i)
-        else:
-            parts.append(fmt(i))
-    return ", ".join(parts)
-
-
 def _simplify_items(items, ndim: int):
     """Drop trailing full slices (x[0, :] is x[0])."""
     items = list(items)
@@ -159,10 +142,26 @@ def _is_advanced(idx) -> bool:
     return any(type(i) is TracedArray or isinstance(i, (np.ndarray, list)) for i in items)
 
 
+def bound_constant_index(i: TracedArray, n, axis: int) -> None:
+    """A constant integer index array (``x[[0, 4]]``) needs ``n > max`` and ``n >= -min``,
+    exactly as a scalar index does: guards, so the contract never admits a size on which
+    NumPy raises IndexError.  (State arrays used as indices may change between calls:
+    NumPy checks those when the program runs.)"""
+    node = i.node
+    if node.op != "constant" or "state" in node.meta or i.dtype.kind not in "iu":
+        return
+    values = node.meta["value"]
+    if values.size == 0:
+        return
+    hi, lo = int(values.max()), int(values.min())
+    if not (hi < n) or not (lo >= -n):
+        raise UserError("index %d is out of bounds for axis %d with size %s%s"
+                        % (hi if not (hi < n) else lo, axis, n, _frame()))
+
+
 def _ranges_as_arrays(t: Tracer, idx):
     """``range`` objects in an index are integer arrays to NumPy; a range over sizes
     (``wpe[range(len(ids))]``) becomes a traced ``arange`` so the size stays symbolic."""
-    from ..namespace import SymRange
     items = idx if isinstance(idx, tuple) else (idx,)
     if not any(isinstance(i, (range, SymRange)) for i in items):
         return idx
@@ -175,9 +174,7 @@ def _ranges_as_arrays(t: Tracer, idx):
 def getitem(t: Tracer, x: TracedArray, idx):
     idx = _ranges_as_arrays(t, idx)
     if _is_advanced(idx):
-        from . import advanced
-        return advanced.getitem(t, x, idx)
-    from ..views import register_index
+        return METHOD_OPS["advanced_getitem"](t, x, idx)
     return register_index(t, x, idx, getitem_value(t, x, idx))
 
 
@@ -192,28 +189,10 @@ def getitem_value(t: Tracer, x: TracedArray, idx):
     return t.emit("getitem", (x.node,), {"index": IndexAttr(norm)}, shape, x.dtype)
 
 
-class IndexAttr:
-    """A normalised basic index, rendered as subscript source by the code generator."""
-
-    __slots__ = ("items",)
-
-    def __init__(self, items) -> None:
-        self.items = tuple(items)
-
-    def render(self, fmt) -> str:
-        return render_items(self.items, fmt)
-
-    def __repr__(self) -> str:
-        from symshape.expr import format_expr
-        return "[%s]" % render_items(self.items, lambda v: v if isinstance(v, str) else
-                                     format_expr(v))
-
-
 def setitem(t: Tracer, x: TracedArray, idx, value) -> None:
     idx = _ranges_as_arrays(t, idx)
     if _is_advanced(idx):
-        from . import advanced
-        return advanced.setitem(t, x, idx, value)
+        return METHOD_OPS["advanced_setitem"](t, x, idx, value)
     t.rebind(x, setitem_value(t, x, idx, value))
 
 
@@ -223,14 +202,12 @@ def setitem_value(t: Tracer, x: TracedArray, idx, value) -> TracedArray:
     _check_basic(items)
     shape, norm = region(x, items)
     v = assigned_value(t, value, shape)
-    from .elementwise import node_input
     return t.emit("setitem", (x.node, node_input(v)), {"index": IndexAttr(norm)}, x.shape,
                   x.dtype)
 
 
 def assigned_value(t: Tracer, value, region_shape):
     """The operand of an assignment, checked to broadcast into the indexed region."""
-    from .elementwise import broadcast_shapes
     v = t.operand(value)
     vshape = v.shape if type(v) is TracedArray else ()
     got = broadcast_shapes([region_shape, vshape], "the assigned value and the indexed region")
@@ -239,3 +216,7 @@ def assigned_value(t: Tracer, value, region_shape):
                         "shape %s%s" % (shape_repr(vshape), shape_repr(region_shape),
                                         where(user_frame(3))))
     return v
+
+
+METHOD_OPS.update(getitem=getitem, setitem=setitem, getitem_value=getitem_value,
+                  setitem_value=setitem_value)

@@ -11,8 +11,9 @@ from symshape.errors import UserError, where
 from symshape.userframe import user_frame
 
 from ..tracer import UFUNC_OVERRIDES, TracedArray, Tracer, implements, shape_repr
-from .elementwise import broadcast_shapes, resolve
+from .elementwise import broadcast_shapes, resolve, assign_out
 from .registry import defop
+from .shape import norm_axis, prod
 
 defop("matmul", "np.matmul({0}, {1})", doc="matrix product with broadcast batch axes")
 defop("dot", "np.dot({0}, {1})", doc="np.dot")
@@ -63,7 +64,6 @@ def matmul(t: Tracer, ufunc, inputs, kwargs):
     res = t.emit("matmul", (x.node, y.node), {}, shape, dt)
     out = kwargs.get("out")
     if out is not None:
-        from .elementwise import assign_out
         return assign_out(t, out[0] if isinstance(out, tuple) else out, res)
     return res
 
@@ -190,7 +190,6 @@ def _tensordot(t, a, b, axes=2):
         ax_a, ax_b = axes
         ax_a = [ax_a] if isinstance(ax_a, (int, np.integer)) else list(ax_a)
         ax_b = [ax_b] if isinstance(ax_b, (int, np.integer)) else list(ax_b)
-    from .shape import norm_axis
     ax_a = [norm_axis(i, x.ndim) for i in ax_a]
     ax_b = [norm_axis(i, y.ndim) for i in ax_b]
     if len(ax_a) != len(ax_b):
@@ -208,6 +207,5 @@ def _tensordot(t, a, b, axes=2):
 @implements(np.outer)
 def _outer(t, a, b, out=None):
     x, y = _operands(t, a, b, "outer")
-    from .shape import prod
     dt = resolve(np.multiply, [x, y])
     return t.emit("outer", (x.node, y.node), {}, (prod(x.shape), prod(y.shape)), dt)

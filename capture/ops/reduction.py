@@ -11,10 +11,13 @@ import numpy as np
 
 from symshape.errors import UserError, where
 from symshape.userframe import user_frame
+from symshape.symint import sym_max
 
-from ..tracer import TracedArray, Tracer, implements
+from ..tracer import METHOD_OPS, TracedArray, Tracer, implements
+from .elementwise import astype
+from .indexing import bound_constant_index
 from .registry import defop
-from .shape import norm_axis
+from .shape import norm_axis, reshape
 
 _REDUCTIONS = ("sum", "mean", "prod", "max", "min", "any", "all", "var", "std")
 # emitted as methods (x.sum(...)): the same C code without the np.* dispatch layer
@@ -110,7 +113,6 @@ def _into(t: Tracer, name: str, a, axis, keepdims, dtype, out, extra):
         raise UserError("np.%s: out= has shape %s, the result has shape %s%s"
                         % (name, tuple(o.shape), tuple(res.shape), _frame()))
     if res.dtype != o.dtype:
-        from .elementwise import astype
         res = astype(t, res, o.dtype)
     t.rebind(o, res)
     return out
@@ -178,7 +180,6 @@ def _cum(name):
                             % (name, _frame()))
         x = t.operand(a)
         if axis is None:
-            from .shape import reshape
             x = reshape(t, x, (-1,))
             ax = 0
         else:
@@ -250,7 +251,6 @@ def _at(t: Tracer, ufunc, a, indices, b=None):
     if idx.dtype.kind not in "iu" or not x.ndim:
         raise UserError("np.%s.at needs an integer index into an array%s"
                         % (ufunc.__name__, _frame()))
-    from .advanced import bound_constant_index
     bound_constant_index(idx, x.shape[0], 0)
     v = t.operand(b) if b is not None else None
     args = (x.node, idx.node, v.node if type(v) is TracedArray else v)
@@ -292,7 +292,6 @@ defop("norm", "np.linalg.norm({0}, ord={ord}, axis={axis}, keepdims={keepdims})"
 
 def _flat_or_axis(t, x, axis):
     if axis is None:
-        from .shape import reshape
         return reshape(t, x, (-1,)), 0
     return x, norm_axis(axis, x.ndim)
 
@@ -321,7 +320,6 @@ def _diff(t, a, n=1, axis=-1, prepend=None, append=None):
     x = t.operand(a)
     ax = norm_axis(axis, x.ndim)
     n = int(n)
-    from symshape.symint import sym_max
     size = x.shape[ax] - n
     size = sym_max(size, 0) if type(size) is not int else max(size, 0)
     shape = tuple(size if i == ax else s for i, s in enumerate(x.shape))
@@ -358,7 +356,6 @@ def _median(t, a, axis=None, out=None, overwrite_input=False, keepdims=False):
                         % _frame())
     x = t.operand(a)
     if axis is None:
-        from .shape import reshape
         flat, ax = reshape(t, x, (-1,)), 0
     else:
         flat, ax = x, norm_axis(axis, x.ndim)
@@ -377,3 +374,6 @@ def _median(t, a, axis=None, out=None, overwrite_input=False, keepdims=False):
         mid = mid.reshape(tuple(1 for _ in x.shape)) if axis is None else \
             np.expand_dims(mid, ax)
     return mid
+
+
+METHOD_OPS["ufunc_method"] = ufunc_method

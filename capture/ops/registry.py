@@ -7,6 +7,7 @@ Each entry's ``template`` is a ``str.format`` pattern over the rendered inputs
 from __future__ import annotations
 
 from typing import Callable, Dict, Optional
+from symshape.errors import UserError
 
 
 class OpDef:
@@ -37,6 +38,5 @@ def defop(name: str, template: Optional[str] = None, emit: Optional[Callable] = 
 def lookup(name: str) -> OpDef:
     op = OPS.get(name)
     if op is None:
-        from symshape.errors import UserError
         raise UserError("unknown op %r (no entry in the op table)" % name)
     return op

@@ -8,10 +8,13 @@ from typing import Sequence
 import numpy as np
 
 from symshape.errors import UserError, where
-from symshape.symint import SymInt
+from symshape.symint import SymInt, sym_min, sym_max
 from symshape.userframe import user_frame
+from symshape.expr import smax, smin
 
-from ..tracer import TracedArray, Tracer, implements, shape_repr, to_expr
+from ..ir import IndexAttr
+from ..tracer import METHOD_OPS, TracedArray, Tracer, implements, shape_repr, to_expr
+from .indexing import getitem
 from .registry import defop
 
 # methods rather than np.* functions: the same C code without the Python dispatch layer
@@ -293,8 +296,7 @@ def _repeat(t, a, repeats, axis=None):
     x = t.operand(a)
     if (type(repeats) is TracedArray and repeats.ndim == 1) or (
             isinstance(repeats, np.ndarray) and repeats.ndim == 1 and repeats.shape[0] != 1):
-        from .datadep import repeat_counts
-        return repeat_counts(t, x, repeats, axis)
+        return METHOD_OPS["repeat_counts"](t, x, repeats, axis)    # datadep.py
     (r,) = _static_ints(repeats, "np.repeat counts (arrays of counts are data-dependent)") \
         if not isinstance(repeats, (tuple, list)) or len(repeats) == 1 else (None,)
     if r is None:
@@ -402,7 +404,6 @@ def _atleast_1d(t, *arys):
 
 
 def _split_at(t, x, ax: int, bounds) -> list:
-    from .indexing import getitem
     out = []
     for lo, hi in bounds:
         out.append(getitem(t, x, (slice(None),) * ax + (slice(lo, hi),)))
@@ -431,7 +432,6 @@ def _split(t, ary, indices_or_sections, axis=0):
 
 @implements(np.array_split)
 def _array_split(t, ary, indices_or_sections, axis=0):
-    from symshape.symint import sym_min
     x = t.operand(ary)
     ax = norm_axis(axis, x.ndim)
     if not isinstance(indices_or_sections, (int, np.integer)) and \
@@ -447,8 +447,6 @@ def _array_split(t, ary, indices_or_sections, axis=0):
         return _split_at(t, x, ax, [(starts[i], starts[i + 1]) for i in range(k)])
     # piece i starts at i*q + min(i, r) and has q + 1 elements for i < r, else q: the
     # lengths are written down exactly instead of being re-derived from clamped slices
-    from symshape.symint import sym_max
-    from .indexing import IndexAttr
     out = []
     for i in range(k):
         start = i * q + sym_min(i, r)
@@ -482,7 +480,6 @@ def _size(env, e):
 
 @implements(np.diagonal)
 def _diagonal(t, a, offset=0, axis1=0, axis2=1):
-    from symshape.expr import smax, smin
     x = t.operand(a)
     if x.ndim < 2:
         raise UserError("np.diagonal needs at least 2 dimensions, got shape %s%s"
@@ -502,3 +499,6 @@ def _diagonal(t, a, offset=0, axis1=0, axis2=1):
 @implements(np.trace)
 def _trace(t, a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
     return np.sum(_diagonal(t, a, offset, axis1, axis2), axis=-1, dtype=dtype, out=out)
+
+
+METHOD_OPS.update(transpose=transpose, array_from_list=array_from_list)

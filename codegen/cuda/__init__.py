@@ -7,7 +7,6 @@ needs CuPy or a device.  ``emulate.py`` runs the same driver and kernels on the 
 NVRTC, CuPy's compiler, without a device.
 """
 from .backend import CompiledCupy, compile_cupy
-from .groups import plan_program
-from .kernels import Kernel
+from .kernels import Kernel, plan_program
 
 __all__ = ["CompiledCupy", "compile_cupy", "Kernel", "plan_program"]

@@ -23,13 +23,14 @@ import numpy as np
 
 from symshape import runtime as _runtime
 from symshape.errors import UserError
+from symshape.capture.ir import Subgraph
 from symshape.expr import Expr, format_py
 from symshape.capture.function_writer import GeneratedFunction, Writing, program_spec, write
 from symshape.capture.pycode import Renderer, after_node, node_lines
 
-from .groups import Plan, Ranges, plan_program
+from .groups import Plan, Ranges
 from .kernels import (COL_SPLIT, GRID_CAP, LIMIT, MAX_BLOCK, ROW_BLOCK, ROW_ITEMS, SPLIT_BLOCKS,
-                      SPLIT_ROWS, WARP_ROW, Kernel)
+                      SPLIT_ROWS, WARP_ROW, Kernel, plan_program)
 
 NEEDS_CUPY = "backend='cupy' needs CuPy: pip install 'symshape[gpu]'"
 

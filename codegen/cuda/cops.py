@@ -16,6 +16,7 @@ from typing import Dict, Optional, Sequence
 
 import numpy as np
 
+from symshape.capture.ir import Node
 from symshape.expr import Expr
 
 CTYPES: Dict[str, str] = {
@@ -516,7 +517,7 @@ def reduction_supported(node) -> bool:
     if node.op not in REDUCTIONS or set(node.attrs) - {"axis", "keepdims", "dtype"}:
         return False
     src = node.inputs[0] if node.inputs else None
-    if src is None or type(src).__name__ != "Node" or ctype(src.dtype) is None:
+    if src is None or not isinstance(src, Node) or ctype(src.dtype) is None:
         return False
     ax = node.attrs.get("axis")
     if ax is not None and not isinstance(ax, tuple):

@@ -37,10 +37,9 @@ from typing import Any, Dict, List, Optional, Set, Tuple
 
 import numpy as np
 
-from symshape.capture.graph import Graph, Node
-from symshape.capture.ops.indexing import IndexAttr
+from symshape.capture.ir import Graph, IndexAttr, Node
 from symshape.errors import InternalError
-from symshape.expr import Expr, mod, mul, smax, smin, sub
+from symshape.expr import Expr, OpAtom, mod, mul, smax, smin, sub
 from symshape.infinity import INT_OO
 from symshape.ranges import ValueRange, bound
 
@@ -92,7 +91,7 @@ class Ranges:
         if type(e) is not Expr:
             return e
         atom = e.as_atom()
-        if atom is None or type(atom).__name__ != "OpAtom" or atom.kind not in ("Min", "Max"):
+        if atom is None or not isinstance(atom, OpAtom) or atom.kind not in ("Min", "Max"):
             return e
         args = list(atom.args)
         for a in args:
@@ -294,7 +293,9 @@ class Plan:
 
 
 class Planner:
-    def __init__(self, graph: Graph, ranges: Dict, extra_outputs=()) -> None:
+    def __init__(self, graph: Graph, ranges: Dict, extra_outputs=(), emitter=None) -> None:
+        # the kernel writer (kernels.Emitter, which builds on this module)
+        self.emitter = emitter
         self.graph = graph
         self.rg = Ranges(ranges)
         self.users = graph.users()
@@ -330,7 +331,6 @@ class Planner:
             shape, axes = tuple(n.inputs[0].shape), norm_axes(n)
         else:
             shape, axes = tuple(n.shape), None
-        from .kernels import Emitter
         for spec in reversed(self.specs):
             r = role
             if not same_shape(spec.shape, shape):
@@ -344,7 +344,7 @@ class Planner:
             new_axes = axes if role == "reduce" else spec.axes
             trial = spec.copy_with(n, r, new_axes)
             try:
-                Emitter(trial, self).build()
+                self.emitter(trial, self).build()
             except NoFuse:
                 continue
             idx = self.specs.index(spec)
@@ -355,7 +355,7 @@ class Planner:
             return
         spec = KernelSpec(shape, axes, len(self.steps)).copy_with(n, role, axes)
         try:
-            Emitter(spec, self).build()
+            self.emitter(spec, self).build()
         except NoFuse as e:       # classification guarantees a lone root always fits
             raise InternalError("cupy backend: node %s cannot form a kernel: %s" % (n.name, e))
         self.specs.append(spec)
@@ -364,11 +364,10 @@ class Planner:
 
     # ---------------------------------------------------------------- final code
     def _finish(self) -> Plan:
-        from .kernels import Emitter
         # which reductions other kernels (or the driver) read from memory
         written: Set[Node] = {n for n, na in self.needs_array.items() if na}
         for spec in self.specs:
-            em = Emitter(spec, self)
+            em = self.emitter(spec, self)
             em.build()
             written |= set(em.loads)
         plan = Plan()
@@ -377,9 +376,9 @@ class Planner:
             if kind == "py":
                 plan.steps.append(("py", obj))
                 continue
-            k = Emitter(obj, self).build(written=written, index=len(plan.kernels))
+            k = self.emitter(obj, self).build(written=written, index=len(plan.kernels))
             if k.kind == "reduce":
-                k.split = Emitter(obj, self).build(written=written, index=len(plan.kernels),
+                k.split = self.emitter(obj, self).build(written=written, index=len(plan.kernels),
                                                    split=True)
             plan.kernels.append(k)
             plan.steps.append(("kernel", k))
@@ -387,9 +386,3 @@ class Planner:
                 if self.kind[b] in ("input", "lib"):
                     plan.contig.add(b)
         return plan
-
-
-def plan_program(ep) -> Plan:
-    """The kernel plan of an ExportedProgram (no device, no CuPy needed)."""
-    extra = [final for _, final in ep._mutations()]
-    return Planner(ep.graph, ep.constraints.ranges, extra).run()

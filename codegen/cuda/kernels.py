@@ -20,12 +20,13 @@ from __future__ import annotations
 import re
 from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
-from symshape.capture.graph import Node
+from symshape.capture.ir import Node
 from symshape.expr import Expr, floordiv, format_expr, mul, sub
+from symshape.capture.program import dtype_short
 
 from . import cops
 from .cops import CTYPES, STORAGE, Operand
-from .groups import (KernelSpec, NoFuse, Planner, norm_index, numel, operand_of,
+from .groups import (KernelSpec, NoFuse, Plan, Planner, norm_index, numel, operand_of,
                      pointwise_expr, same_shape, slice_start)
 
 #: index quantities below LIMIT fit ``int`` with room for a grid-stride step
@@ -962,5 +963,10 @@ def _fmt_shape(shape) -> str:
 
 
 def _short(dt) -> str:
-    from symshape.capture.program import dtype_short
     return dtype_short(dt)
+
+
+def plan_program(ep) -> Plan:
+    """The kernel plan of an ExportedProgram (no device, no CuPy needed)."""
+    extra = [final for _, final in ep._mutations()]
+    return Planner(ep.graph, ep.constraints.ranges, extra, Emitter).run()

@@ -3,7 +3,7 @@ each declared export, reporting to the parent over a private pipe.
 
 ``symshape check`` runs user code -- module bodies at import, model code at export -- and
 nothing that code does may change the report or the exit status.  So it never runs in the
-CLI's own process: ``symshape.isolation`` starts this module once per project (the
+CLI's own process: ``symshape.cli.isolation`` starts this module once per project (the
 directory user modules are imported from) with a job on stdin.  At start the child moves its
 report channel off file descriptor 1 and points fd 1 at fd 2 (captured by the parent), so
 ``print``, ``sys.__stdout__``, ``os.write(1, ...)`` and subprocesses of user code cannot reach
@@ -30,7 +30,15 @@ import sys
 import traceback
 from typing import Any, Dict, List, Optional, Tuple
 
-from .errors import ConstraintViolationError, UserError
+from .. import capture, codegen  # noqa: F401  (their folders register as symshape's own code)
+from .. import export
+from ..annotations import spec_for
+from ..errors import ConstraintViolationError, UserError
+from ..expr import Expr, format_expr
+from ..logs import dynamic_log
+from ..userframe import internal_dirs
+from . import project
+from .annotation_fixer import AnnotatedSource, describe
 from .exportable import Declaration, registered
 from .textsafe import printable
 
@@ -55,8 +63,7 @@ class Paths:
 
 
 def _internal_dirs() -> tuple:
-    from .userframe import _SKIP
-    return _SKIP + (os.path.join(os.path.dirname(importlib.__file__), ""),)
+    return internal_dirs() + (os.path.join(os.path.dirname(importlib.__file__), ""),)
 
 
 def _is_internal(filename: str) -> bool:
@@ -249,7 +256,6 @@ class Item:
             setattr(it, k, d[k])
         it.fixes = pickle.loads(base64.b64decode(d["fixes"])) if d.get("fixes") else []
         if d.get("annotated"):
-            from .annotation_fixer import AnnotatedSource
             it.annotated = AnnotatedSource.from_json(d["annotated"])
         return it
 
@@ -345,7 +351,6 @@ class Importer:
 def collect(files: List[str], pyprojects: List[str], paths: Paths, importer: Importer,
             overlay: Dict[str, str], skip=frozenset()) -> List[Item]:
     """Import ``files``, read the entries of ``pyprojects``: the report items, sorted."""
-    from . import project
     items: List[Item] = []
     for f in files:
         problem = importer.import_file(f)
@@ -399,7 +404,6 @@ class captured_logs:
         self.level = level
 
     def __enter__(self) -> _Capture:
-        from .logs import dynamic_log
         self.log = dynamic_log
         self.handler = _Capture(self.level)
         self.old = (dynamic_log.level, dynamic_log.propagate)
@@ -423,7 +427,6 @@ def _bound_text(b) -> str:
 def contract(ep) -> Tuple[Dict[str, str], Dict[str, List[str]]]:
     """The program's range constraints keyed by the user's Dim names (an unnamed dim by the
     first input axis it stands for), and the input axes each stands for."""
-    from .expr import Expr, format_expr
     cs = ep.constraints
     axes: Dict[Any, List[str]] = {}
     derived: List[Tuple[Any, str, Any]] = []
@@ -457,15 +460,12 @@ def contract(ep) -> Tuple[Dict[str, str], Dict[str, List[str]]]:
 
 
 def check_one(item: Item, paths: Paths) -> None:
-    from . import export
     decl = item.decl
     with captured_logs(logging.WARNING) as cap:
         try:
             args, kwargs = decl.inputs()
             # no dynamic_shapes declared: the function's shape annotations, if any
-            from .annotations import spec_for
             spec = spec_for(decl.fn, decl.dynamic_shapes)
-            from .annotation_fixer import describe
             # None unless read from annotations
             item.annotated = describe(decl.fn, spec, decl.dynamic_shapes is not None)
             ep = export(decl.fn, args, kwargs, dynamic_shapes=spec)

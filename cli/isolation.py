@@ -2,7 +2,7 @@
 
 A *project* is the directory user modules are imported from (the first directory above a
 file without ``__init__.py``; a pyproject.toml's own directory).  Each gets a fresh
-interpreter (``symshape.check_worker``), so helper modules of the same name in two
+interpreter (``symshape.cli.check_worker``), so helper modules of the same name in two
 sub-projects never meet in one ``sys.modules``, and whatever a module does at import --
 ``os._exit``, an endless loop, writes to fd 1, ``os.chdir`` -- stays in its child:
 
@@ -66,7 +66,7 @@ def group_projects(files: List[str], pyprojects: List[str]) -> List[Project]:
 def _boot_code() -> str:
     cwd = os.getcwd()
     path = [p for p in sys.path if p not in ("", cwd)]
-    return ("import sys; sys.path[:] = %r; from symshape.check_worker import main; main()"
+    return ("import sys; sys.path[:] = %r; from symshape.cli.check_worker import main; main()"
             % (path,))
 
 

@@ -15,7 +15,7 @@ import os
 import sys
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from .errors import UserError
+from ..errors import UserError
 
 
 class Declaration:

@@ -4,8 +4,8 @@ shows the log of one.
 ``symshape check [PATHS...]`` finds the ``.py`` files under PATHS whose syntax tree uses
 ``exportable`` (so scripts that only run are never executed) and the
 ``[[tool.symshape.exports]]`` entries of the ``pyproject.toml`` files that apply, imports and
-exports them in an isolated child process per project (``symshape.isolation``) and reports,
-sorted by file and line; ``--fix`` / ``--diff`` plan edits (``symshape.fixer``), keep only
+exports them in an isolated child process per project (``symshape.cli.isolation``) and reports,
+sorted by file and line; ``--fix`` / ``--diff`` plan edits (``symshape.cli.fixer``), keep only
 those that parse and pass a re-check of the edited sources, and write them atomically.  Exit
 status: 0 all exports pass, 1 any export fails (a violated spec, or another ``UserError``
 from ``export``), 2 a usage error, a user module that fails to import, or an export that
@@ -20,12 +20,17 @@ import os
 import sys
 from typing import Any, Dict, List, Optional, Tuple
 
-from . import __version__
+from .. import __version__, export
 from .check_worker import (Importer, Item, Paths, _internal_dirs, captured_logs, module_name,
                            read_source, scan_source, summarize_exception)
-from .errors import UserError
+from ..errors import UserError, where
 from .exportable import Declaration, registered
 from .textsafe import printable
+from . import docs, project
+from .isolation import group_projects, run_project
+from .fixer import final_plan, plan_fixes
+from ..annotations import spec_for
+from ..spec import bind_inputs
 
 EXIT_OK, EXIT_FAIL, EXIT_ERROR = 0, 1, 2
 
@@ -85,7 +90,6 @@ def _declaring(scanned: List[Tuple[str, bool, set]]) -> List[str]:
 def discover(targets: List[str]) -> Tuple[List[str], List[str]]:
     """(python files, pyproject.toml files) that PATHS name.  A file names only itself; a
     directory also names the nearest pyproject.toml at or above it."""
-    from . import project
     files: List[str] = []
     pyprojects: List[str] = []
     seen_real: set = set()
@@ -269,7 +273,6 @@ class _InOrder:
 def run_check(files: List[str], pyprojects: List[str], reporter: Reporter, paths: Paths,
               timeout: float, overlay: Optional[Dict[str, str]] = None) -> List[Item]:
     """Check every project (one isolated child each); the report items, sorted."""
-    from .isolation import group_projects, run_project
     items: List[Item] = []
     for proj in group_projects(files, pyprojects):
         order = _InOrder(reporter, paths)
@@ -333,7 +336,6 @@ def plan_rounds(items: List[Item], files: List[str], pyprojects: List[str], path
     has a fix left to apply: a fix that only shows once another is in (a bound on the new
     root of a divisibility fix) is made now, so a second ``--fix`` has nothing to do.
     (plan from the files on disk to the final text, re-check items or None, refused)."""
-    from .fixer import final_plan
     overlay: Dict[str, str] = {}
     now = items
     after_all = None
@@ -369,7 +371,6 @@ def plan_verified(fixable: List[Item], before: List[Item], files: List[str],
     """Plan the fixes, then drop every export whose edits do not parse or do not pass the
     re-check (run on the edited text before anything is written).  (plan, re-check items or
     None, refused: [(export name, fix line, why)])."""
-    from .fixer import plan_fixes
     refused: Dict[str, str] = {}
     why_not: Dict[Tuple[str, str], str] = {}    # (export, fix line) -> why it was not placed
     silent = Reporter("silent", sys.stdout, sys.stderr, True, paths)
@@ -504,7 +505,6 @@ def cmd_check(args, out, err) -> int:
 def find_declaration(target: str, root: str, paths: Paths) -> Declaration:
     """The declaration ``module:function`` (or ``path/to/file.py:function``) names: an
     ``@exportable`` function of that module, else an entry of the nearest pyproject.toml."""
-    from . import project
     modpart, sep, qual = target.rpartition(":")
     if not sep or not modpart or not qual:
         raise UsageError("explain takes module:function (or path/to/file.py:function), got %r"
@@ -604,9 +604,7 @@ def cmd_explain(args, out, err) -> int:
 
 
 def _explain(args, out, err) -> int:
-    from .capture.export import trace_program
-    from .errors import where
-    from . import export
+    from ..capture.export import trace_program     # the main process traces only here
     paths = Paths()
     root = os.path.abspath(args.root or ".")
     old = sys.dont_write_bytecode
@@ -628,7 +626,6 @@ def _explain(args, out, err) -> int:
     with captured_logs(logging.DEBUG) as cap:
         try:
             a, kw = decl.inputs()
-            from .spec import bind_inputs
             _, bound = bind_inputs(decl.fn, a, kw)
             say("example inputs: %s" % ", ".join("%s: %s" % (k, _describe_input(x))
                                                  for k, x in bound.items()))
@@ -701,7 +698,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="symshape", description="Validate the dynamic-shape specs of declared exports.")
     p.add_argument("--version", action="version", version="symshape %s" % __version__)
-    sub = p.add_subparsers(dest="command", metavar="{check,explain}")
+    sub = p.add_subparsers(dest="command", metavar="{check,explain,docs}")
     c = sub.add_parser(
         "check", help="export every declared export and report violations and fixes",
         description="Import the @ss.exportable declarations under PATHS (default: the "
@@ -729,7 +726,24 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a declared export (module:function or path/to/file.py:function)")
     e.add_argument("--root", default=None,
                    help="where to import from and look for pyproject.toml (default: .)")
+    d = sub.add_parser("docs", help="print a reference page (core_ops, api, ...)",
+                       description="Print one of the reference pages shipped with symshape "
+                                   "(Markdown); without PAGE, list them.")
+    d.add_argument("page", nargs="?", default=None, metavar="PAGE",
+                   help="the page: " + ", ".join(docs.pages()))
     return p
+
+
+def cmd_docs(args, out) -> int:
+    """Print one shipped page, or the list of them."""
+    if args.page is None:
+        out.write("".join("%s\n" % name for name in docs.pages()))
+        return EXIT_OK
+    try:
+        out.write(docs.read(args.page))
+    except KeyError as e:
+        raise UsageError(e.args[0]) from None
+    return EXIT_OK
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -741,7 +755,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         return e.code if isinstance(e.code, int) else EXIT_ERROR
     if args.command is None:
         parser.print_usage(err)
-        print("symshape: error: a command is required (check or explain)", file=err)
+        print("symshape: error: a command is required (check, explain or docs)", file=err)
         return EXIT_ERROR
     try:
         if args.command == "check":
@@ -753,6 +767,8 @@ def main(argv: Optional[List[str]] = None) -> int:
             if not args.timeout > 0:
                 raise UsageError("--timeout must be a positive number of seconds")
             return cmd_check(args, out, err)
+        if args.command == "docs":
+            return cmd_docs(args, out)
         return cmd_explain(args, out, err)
     except BrokenPipeError:   # `symshape check | head`
         try:
@@ -779,5 +795,4 @@ if __name__ == "__main__":  # pragma: no cover
 
 def _annotated(decl):
     """The export's spec, read from the function's shape annotations when none is declared."""
-    from .annotations import spec_for
     return spec_for(decl.fn, decl.dynamic_shapes)

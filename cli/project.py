@@ -30,8 +30,8 @@ import os
 import re
 from typing import Any, Dict, List, Optional, Tuple
 
-from .dims import AUTO, DYNAMIC, STATIC, Dim
-from .errors import UserError
+from ..dims import AUTO, DYNAMIC, STATIC, Dim
+from ..errors import UserError
 from .exportable import Declaration
 
 MARKERS = {"Dim.AUTO": AUTO, "Dim.DYNAMIC": DYNAMIC, "Dim.STATIC": STATIC}
@@ -371,6 +371,44 @@ class Layout:
 _BARE = re.compile(r"[A-Za-z0-9_-]+")
 
 
+_ESCAPES = {"b": "\b", "t": "\t", "n": "\n", "f": "\f", "r": "\r", '"': '"', "\\": "\\"}
+
+
+def _unescape(body: str, multi: bool) -> str:
+    """The value of a basic string's body: TOML escapes, and in a multi-line string a
+    backslash ending a line removes it with the white space and newlines that follow."""
+    out = []
+    i = 0
+    while i < len(body):
+        c = body[i]
+        if c != "\\":
+            out.append(c)
+            i += 1
+            continue
+        j = i + 1
+        while multi and j < len(body) and body[j] in " \t":
+            j += 1
+        if multi and body[j:j + 1] == "\n":
+            while j < len(body) and body[j] in " \t\n":
+                j += 1
+            i = j
+            continue
+        e = body[i + 1:i + 2]
+        if e in _ESCAPES:
+            out.append(_ESCAPES[e])
+            i += 2
+        elif e in ("u", "U"):
+            digits = body[i + 2:i + (6 if e == "u" else 10)]
+            if len(digits) != (4 if e == "u" else 8) or not all(
+                    d in "0123456789abcdefABCDEF" for d in digits):
+                raise ValueError("invalid \\%s escape in a string" % e)
+            out.append(chr(int(digits, 16)))
+            i += 2 + len(digits)
+        else:
+            raise ValueError("invalid escape \\%s in a string" % e)
+    return "".join(out)
+
+
 class _Scanner:
     def __init__(self, text: str) -> None:
         self.t = text
@@ -412,30 +450,40 @@ class _Scanner:
             return parts
 
     def string(self) -> Node:
+        """A basic or literal string, single- or multi-line, decoded as TOML decodes it
+        (escapes, the newline right after an opening triple quote, line-ending backslashes,
+        CRLF read as LF): the value ``tomllib`` gives."""
         t, s = self.t, self.i
         q = t[s]
-        if t.startswith(q * 3, s):
-            end = t.find(q * 3, s + 3)
-            if end < 0:
+        multi = t.startswith(q * 3, s)
+        i = start = s + (3 if multi else 1)
+        while True:
+            if i >= len(t) or (not multi and t[i] == "\n"):
                 self.err("unterminated string")
-            while t.startswith(q, end + 3):
-                end += 1
-            self.i = end + 3
-            return Node("string", s, self.i, t[s + 3:end])
-        i = s + 1
-        while i < len(t) and t[i] != q and t[i] != "\n":
             if q == '"' and t[i] == "\\":
+                i += 2
+            elif t[i] != q:
                 i += 1
-            i += 1
-        if i >= len(t) or t[i] != q:
-            self.err("unterminated string")
-        self.i = i + 1
-        raw = t[s:self.i]
+            elif not multi:
+                end, self.i = i, i + 1
+                break
+            elif t.startswith(q * 3, i):
+                run = 3
+                while run < 5 and t.startswith(q, i + run):
+                    run += 1        # up to two quotes of the content before the delimiter
+                end, self.i = i + run - 3, i + run
+                break
+            else:
+                i += 1
+        body = t[start:end]
+        if multi:
+            body = body.replace("\r\n", "\n")
+            if body.startswith("\n"):
+                body = body[1:]
         try:
-            val = ast.literal_eval(raw) if q == '"' else raw[1:-1]
-        except (SyntaxError, ValueError):
-            val = raw[1:-1]
-        return Node("string", s, self.i, val)
+            return Node("string", s, self.i, _unescape(body, multi) if q == '"' else body)
+        except ValueError as e:
+            self.err(str(e))
 
     def value(self) -> Node:
         self.ws()
@@ -444,38 +492,9 @@ class _Scanner:
         if c in ('"', "'"):
             return self.string()
         if c == "[":
-            self.i += 1
-            items = []
-            while True:
-                self.ws(True)
-                if t[self.i:self.i + 1] == "]":
-                    self.i += 1
-                    return Node("array", s, self.i, items=items)
-                items.append(self.value())
-                self.ws(True)
-                if t[self.i:self.i + 1] == ",":
-                    self.i += 1
-                elif t[self.i:self.i + 1] != "]":
-                    self.err("expected , or ] in an array")
+            return Node("array", s, *self._sequence("]", "an array", self.value))
         if c == "{":
-            self.i += 1
-            items = []
-            while True:
-                self.ws(True)
-                if t[self.i:self.i + 1] == "}":
-                    self.i += 1
-                    return Node("table", s, self.i, items=items)
-                ks = self.i
-                k = self.key()
-                if t[self.i:self.i + 1] != "=":
-                    self.err("expected = in an inline table")
-                self.i += 1
-                items.append((".".join(k), ks, self.value()))
-                self.ws(True)
-                if t[self.i:self.i + 1] == ",":
-                    self.i += 1
-                elif t[self.i:self.i + 1] != "}":
-                    self.err("expected , or } in an inline table")
+            return Node("table", s, *self._sequence("}", "an inline table", self._pair))
         m = re.compile(r"[^\s,\]}#]+").match(t, s)
         if not m:
             self.err("expected a value")
@@ -485,6 +504,31 @@ class _Scanner:
             return Node("int", s, self.i, int(raw.replace("_", ""), 0))
         except ValueError:
             return Node("other", s, self.i, raw)
+
+    def _sequence(self, close: str, what: str, item) -> tuple:
+        """(end, items) of an array or inline table, its opening bracket at ``self.i``."""
+        self.i += 1
+        items = []
+        while True:
+            self.ws(True)
+            if self.t[self.i:self.i + 1] == close:
+                self.i += 1
+                return self.i, None, items
+            items.append(item())
+            self.ws(True)
+            if self.t[self.i:self.i + 1] == ",":
+                self.i += 1
+            elif self.t[self.i:self.i + 1] != close:
+                self.err("expected , or %s in %s" % (close, what))
+
+    def _pair(self) -> tuple:
+        """``key = value`` of an inline table: (dotted key, where the key starts, value)."""
+        ks = self.i
+        k = self.key()
+        if self.t[self.i:self.i + 1] != "=":
+            self.err("expected = in an inline table")
+        self.i += 1
+        return ".".join(k), ks, self.value()
 
     def rest_of_line(self) -> None:
         self.ws()

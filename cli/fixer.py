@@ -4,12 +4,12 @@ user's source, and write them.
 Every change is a targeted text edit at exact syntax-tree positions -- never a
 re-serialization -- so formatting, comments, encoding (BOM, coding cookie) and line endings
 outside the edited span survive.  Each edit belongs to the export whose fix made it, so a
-caller can drop every edit of an export (``symshape.cli.plan_verified`` does when an edit does
+caller can drop every edit of an export (``symshape.cli.command.plan_verified`` does when an edit does
 not parse or does not pass the re-check).
 
 Python (``@exportable`` declarations), per fix object of ``ConstraintViolationError``.  The
 spec is the ``dynamic_shapes=`` of the call at the declaration's line; the definitions it uses
-are found by scope (``symshape.pyscope``), so only the binding the spec reads is edited:
+are found by scope (``symshape.cli.pyscope``), so only the binding the spec reads is edited:
 
 * ``SetDim(name, ...)`` edits the definition of the Dim called ``name``: a bound changes only
   the keywords of ``Dim(...)``; a relation, marker or int replaces the value (comments inside
@@ -27,10 +27,10 @@ and sub-tables); relations, static values and markers rewrite the axis strings o
 entry's ``dynamic_shapes``; ``SetEntry`` replaces the element at ``entry``.
 
 Exports whose spec is read from shape annotations: the fixes rewrite the annotation strings
-of the function's ``def`` (``symshape.annotation_fixer``), as edits of the same file patches.
+of the function's ``def`` (``symshape.cli.annotation_fixer``), as edits of the same file patches.
 
 A fix that cannot be placed exactly is reported as not applied, with the reason.  ``Plan.write``
-replaces files atomically (``symshape.safe_write``).
+replaces files atomically (``symshape.cli.safe_write``).
 """
 from __future__ import annotations
 
@@ -40,10 +40,14 @@ import os
 import re
 from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
-from .constraints import DefineDim, Fix, SetDim, SetEntry
-from .dims import Dim, _Marker, format_linear
+from ..constraints import DefineDim, Fix, SetDim, SetEntry
+from ..dims import Dim, _Marker, format_linear
 from .exportable import Declaration
 from . import project
+from .safe_write import NotWritten, preflight, replace_file
+from .check_worker import decl_key
+from .annotation_fixer import fix_annotations
+from .pyscope import Scopes
 
 if TYPE_CHECKING:  # pragma: no cover
     from .annotation_fixer import AnnotatedSource
@@ -208,7 +212,6 @@ class Plan:
         is checked (unchanged since read, writable) before the first is replaced; a failure
         while writing stops there, leaving the rest untouched."""
         import linecache
-        from .safe_write import NotWritten, preflight, replace_file
         changed = self.changed()
         blocked = []
         for path in changed:
@@ -251,8 +254,7 @@ def plan_fixes(items: List[Tuple[Declaration, List[Fix]]],
     """The edits that apply each declaration's fixes (in order) to its source file (or to
     its edited text in ``base``).  ``annotated`` maps the key of each export whose spec was
     read from shape annotations to where that function is defined: its fixes rewrite the
-    annotation strings (``symshape.annotation_fixer``)."""
-    from .check_worker import decl_key
+    annotation strings (``symshape.cli.annotation_fixer``)."""
     plan = Plan(base)
     py: Dict[str, _PyFile] = {}
 
@@ -273,7 +275,6 @@ def plan_fixes(items: List[Tuple[Declaration, List[Fix]]],
             _TomlFixer(plan, decl).run(fixes)
             continue
         if ann is not None and not ann.file:     # its source cannot be found: say why
-            from .annotation_fixer import fix_annotations
             fix_annotations(plan, None, decl, ann, fixes)
             continue
         path = ann.file if ann is not None else decl.file
@@ -284,7 +285,6 @@ def plan_fixes(items: List[Tuple[Declaration, List[Fix]]],
                 plan.skipped.append((decl.name, str(f), "cannot read %s: %s" % (path, e)))
             continue
         if ann is not None:
-            from .annotation_fixer import fix_annotations
             fix_annotations(plan, pf, decl, ann, fixes, lambda: py_file(decl.file))
             continue
         pf.run(decl, fixes)
@@ -338,10 +338,9 @@ class _Rewrite:
 
 class _PyFile:
     """Places fixes in one Python file, editing exactly the definitions an export's spec
-    uses (found by scope, see ``symshape.pyscope``)."""
+    uses (found by scope, see ``symshape.cli.pyscope``)."""
 
     def __init__(self, plan: Plan, path: str) -> None:
-        from .pyscope import Scopes
         self.plan = plan
         self.path = path
         self.patch = plan.patch(path)

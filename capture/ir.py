@@ -1,8 +1,13 @@
-"""The functional graph: nodes in execution order, no mutation.
+"""The IR: the functional graph (nodes in execution order, no mutation) and every value a
+node holds besides Python scalars, dtypes and size expressions.
 
 A ``Node`` records its op name, inputs (other nodes, Python scalars, or size expressions),
 attributes, output dtype, symbolic output shape (ints and ``Expr``), and the user frame
 that produced it.  Op names never end in ``_`` and no node has an ``out`` attribute.
+The value types: ``IndexAttr`` (a basic index, its ``ArrRef`` items standing for index
+arrays among the inputs), ``Subgraph`` (a branch or loop body of ``cond`` / ``map`` /
+``while_loop``) and ``CondExpr`` (a size predicate as a ``cond`` predicate).  Passes and
+backends recognise them with ``isinstance``; this module imports nothing of capture.
 """
 from __future__ import annotations
 
@@ -12,6 +17,7 @@ from typing import Any, Dict, List, Optional
 
 import numpy as np
 
+from symshape.expr import format_expr
 from symshape.userframe import UserFrame
 
 
@@ -115,3 +121,81 @@ class Graph:
             for i in n.input_nodes():
                 out[i].append(n)
         return out
+
+
+# --------------------------------------------------------------------------- value types
+class ArrRef:
+    """Placeholder for the i-th index array among a node's inputs."""
+
+    __slots__ = ("i",)
+
+    def __init__(self, i: int) -> None:
+        self.i = i
+
+
+def render_items(items, fmt) -> str:
+    """Index items as subscript source: slices, ``None``, ``...``, ``fmt`` of the rest; an
+    ``ArrRef`` as a mark the emitter replaces with its array's name."""
+    parts = []
+    for i in items:
+        if i is None:
+            parts.append("None")
+        elif isinstance(i, slice):
+            a = "" if i.start is None else fmt(i.start)
+            b = "" if i.stop is None else fmt(i.stop)
+            s = "%s:%s" % (a, b)
+            if i.step is not None:
+                s += ":" + fmt(i.step)
+            parts.append(s)
+        elif i is Ellipsis:
+            parts.append("...")
+        elif isinstance(i, ArrRef):
+            parts.append("\x00%d\x00" % i.i)
+        else:
+            parts.append(fmt(i))
+    return ", ".join(parts)
+
+
+class IndexAttr:
+    """A normalised basic index, rendered as subscript source by the code generator."""
+
+    __slots__ = ("items",)
+
+    def __init__(self, items) -> None:
+        self.items = tuple(items)
+
+    def render(self, fmt) -> str:
+        return render_items(self.items, fmt)
+
+    def __repr__(self) -> str:
+        return "[%s]" % render_items(self.items, lambda v: v if isinstance(v, str) else
+                                     format_expr(v))
+
+
+class Subgraph:
+    """A branch: its graph, its input placeholders, and its run-time checks."""
+
+    def __init__(self, name: str, graph: Graph, inputs: List[Node], checks: List[tuple]):
+        self.name = name
+        self.graph = graph
+        self.inputs = inputs
+        self.checks = checks          # (cond, text) guards the branch needed
+        # for translation validation: the ss.check conditions made inside the branch, and
+        # each quotient (q, p, k, r) the solver introduced for a size it binds (p = k*q + r)
+        self.goals: List[object] = []
+        self.quotients: List[tuple] = []
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+class CondExpr:
+    """A size predicate used as a cond predicate (rendered as Python over the symbols)."""
+
+    __slots__ = ("cond",)
+
+    def __init__(self, c) -> None:
+        self.cond = c
+
+    def __repr__(self) -> str:
+        return self.cond.format()
