@@ -15,8 +15,9 @@ from symshape.userframe import user_frame
 from ..tracer import TracedArray, Tracer, implements
 from .registry import defop
 from .shape import norm_axis
+from .traits import REDUCE
 
-_REDUCTIONS = ("sum", "mean", "prod", "max", "min", "any", "all", "var", "std")
+_REDUCTIONS = tuple(REDUCE)        # sum, mean, prod, max, min, any, all, var, std
 # emitted as methods (x.sum(...)): the same C code without the np.* dispatch layer
 for _n in _REDUCTIONS + ("argmax", "argmin", "cumsum", "cumprod"):
     defop(_n, emit=lambda a, k, n=_n: "%s.%s(%s)" % (
