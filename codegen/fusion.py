@@ -10,11 +10,12 @@ scratch buffers that stay in cache.  Any ``k' <= k`` is valid (each condition be
 trailing block fits the cache.  A group starts with the deepest ``k`` its first node
 allows and lowers ``k`` when that admits a later node.  Members:
 
-* elementwise ops (single-output ufuncs, ``astype``, ``where``, ``clip``: the traits table's
-  ``fuse="ew"``); an operand
-  computed inside the group must have the member's rank (so its block lines up);
-* reductions (``fuse="red"``) over axes ``> k`` (each row's result depends only on that row, and NumPy
-  reduces a row the same way whether or not its neighbours are present: bit-identical);
+* elementwise ops (single-output ufuncs, ``astype``, ``where``, ``clip``: the op traits
+  table's ``fuse="ew"``); an operand computed inside the group must have the member's rank
+  (so its block lines up);
+* reductions (``fuse="red"``) over axes ``> k`` (each row's result depends only on that
+  row, and NumPy reduces a row the same way whether or not its neighbours are present:
+  bit-identical);
 * basic indexing whose first ``k+1`` items are full slices (a view of a block).
 
 An operand from outside the group is aligned from the right; on each domain axis

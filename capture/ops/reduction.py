@@ -104,7 +104,7 @@ def _into(t: Tracer, name: str, a, axis, keepdims, dtype, out, extra):
     if type(o) is not TracedArray:
         raise UserError("np.%s(..., out=...) into a plain NumPy array while tracing: make the "
                         "output with np.zeros(..., like=x) or pass it in%s" % (name, _frame()))
-    if dtype is None and name in ("sum", "prod", "mean") and o.dtype.kind in "fc":
+    if dtype is None and REDUCE[name].acc == "widened" and o.dtype.kind in "fc":
         dtype = o.dtype
     res = reduce(t, name, a, axis, keepdims, dtype, None, **extra)
     if len(res.shape) != len(o.shape) or not all(p == q for p, q in zip(res.shape, o.shape)):
@@ -196,8 +196,9 @@ def _cum(name):
 implements(np.cumsum)(_cum("cumsum"))
 implements(np.cumprod)(_cum("cumprod"))
 
-_UFUNC_REDUCE = {np.add: "sum", np.multiply: "prod", np.maximum: "max", np.minimum: "min",
-                 np.logical_or: "any", np.logical_and: "all"}
+#: np.add.reduce -> sum, ...: the traits table's combine ufuncs of the plain reductions
+_UFUNC_REDUCE = {r.combine: n for n, r in REDUCE.items()
+                 if r.combine is not None and r.finish is None}
 _UFUNC_ACCUMULATE = {np.add: "cumsum", np.multiply: "cumprod"}
 
 

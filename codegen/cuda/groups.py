@@ -6,9 +6,9 @@ Nodes are classified by the op traits table as *pointwise* (ops with a C templat
 elementwise ufuncs, ``where``, ``clip``, ``astype``, ``copy``, ``round``), *view* (kind
 ``view``: basic ``getitem``, ``expand_dims``, ``squeeze``, ``permute_dims``,
 ``broadcast_to``, ``reshape``), *reduction* (reductions with a C combine: ``sum`` /
-``mean`` / ``prod`` / ``max`` / ``min`` / ``any`` / ``all`` over axes) or *library* (everything else:
-``matmul`` / ``einsum`` go to cuBLAS through CuPy, the rest to the CuPy call NumPy would
-make).  A pointwise node is *materialized* when an output, a library op or a view handed
+``mean`` / ``prod`` / ``max`` / ``min`` / ``any`` / ``all`` over axes; ``var`` / ``std``
+have none) or *library* (everything else: ``matmul`` / ``einsum`` go to cuBLAS through
+CuPy, the rest to the CuPy call NumPy would make).  A pointwise node is *materialized* when an output, a library op or a view handed
 to a library op needs it as an array; every other pointwise node and every view is
 inlined into the kernels that read it (recomputed per consumer kernel, never stored).
 
