@@ -77,7 +77,11 @@ def kind(node: Node) -> Optional[str]:
     if role == "ew":
         return "ew" if t.ufunc is None or set(node.attrs) <= {"dtype"} else None
     if role == "red" and isinstance(node.attrs.get("axis"), tuple) and \
-            set(node.attrs) <= {"axis", "keepdims", "dtype", "ddof"}:
+            set(node.attrs) <= {"axis", "keepdims", "dtype", "ddof"} and \
+            not (t.reduce.half_acc and "dtype" not in node.attrs and
+                 node.inputs[0].dtype == np.float16):
+        # (a group writes its outputs with out=; NumPy's float16 mean sums in float32 and
+        # rounds once, but into a float16 out= it rounds the sum first)
         return "red"
     if role == "view" and type(node.attrs.get("index")) is IndexAttr:
         return "view"

@@ -60,19 +60,22 @@ class ReduceTraits:
     merges two partial results; ``c_combine``: the same as C text over ``{0}``, ``{1}`` (None:
     the CUDA backend has no kernel for it); ``acc``: the accumulator dtype, ``"result"`` (the
     result dtype), ``"widened"`` (the result dtype, float16 summed in float32) or ``"bool"``;
-    ``finish``: None, or ``"mean"`` (divide by the count); ``helpers``: what ``c_combine``
-    calls.
+    ``finish``: None, or ``"mean"`` (divide by the count); ``half_acc``: NumPy itself sums
+    float16 input in float32 and rounds once (``mean``), so the reduction written with
+    ``out=`` into a float16 array (which rounds the sum first) differs from eager NumPy;
+    ``helpers``: what ``c_combine`` calls.
     """
 
-    __slots__ = ("identity", "combine", "c_combine", "acc", "finish", "helpers")
+    __slots__ = ("identity", "combine", "c_combine", "acc", "finish", "half_acc", "helpers")
 
     def __init__(self, identity, combine: Optional[np.ufunc], c_combine: Optional[str],
-                 acc: str, finish: Optional[str] = None) -> None:
+                 acc: str, finish: Optional[str] = None, half_acc: bool = False) -> None:
         self.identity = identity
         self.combine = combine
         self.c_combine = c_combine
         self.acc = acc
         self.finish = finish
+        self.half_acc = half_acc
         self.helpers = c_helpers(c_combine or "")
 
     def __repr__(self) -> str:
@@ -231,7 +234,7 @@ C_UFUNCS.update({n: _math2(c) for n, c in (
 # --------------------------------------------------------------------------- reductions
 REDUCE: Dict[str, ReduceTraits] = {
     "sum": ReduceTraits(0, np.add, "{0} + {1}", "widened"),
-    "mean": ReduceTraits(0, np.add, "{0} + {1}", "widened", finish="mean"),
+    "mean": ReduceTraits(0, np.add, "{0} + {1}", "widened", finish="mean", half_acc=True),
     "prod": ReduceTraits(1, np.multiply, "{0} * {1}", "widened"),
     "max": ReduceTraits("lowest", np.maximum, "ss_maximum({0}, {1})", "result"),
     "min": ReduceTraits("highest", np.minimum, "ss_minimum({0}, {1})", "result"),
