@@ -117,11 +117,15 @@ def _into(t: Tracer, name: str, a, axis, keepdims, dtype, out, extra):
     return out
 
 
+def _no_initial(name: str, kw: dict) -> None:
+    if kw.pop("initial", None) is not None:
+        raise UserError("np.%s(..., initial=...) is not supported while tracing%s"
+                        % (name, where(user_frame(3))))
+
+
 def _make(name):
     def handler(t, a, axis=None, dtype=None, out=None, keepdims=False, **kw):
-        if kw.pop("initial", None) is not None:
-            raise UserError("np.%s(..., initial=...) is not supported while tracing%s"
-                            % (name, _frame()))
+        _no_initial(name, kw)
         return reduce(t, name, a, axis, keepdims, dtype, out, **kw)
     return handler
 
@@ -133,9 +137,7 @@ for _n, _f in (("sum", np.sum), ("mean", np.mean), ("prod", np.prod), ("var", np
 
 def _make_nodtype(name):
     def handler(t, a, axis=None, out=None, keepdims=False, **kw):
-        if kw.pop("initial", None) is not None:
-            raise UserError("np.%s(..., initial=...) is not supported while tracing%s"
-                            % (name, _frame()))
+        _no_initial(name, kw)
         return reduce(t, name, a, axis, keepdims, None, out, **kw)
     return handler
 
