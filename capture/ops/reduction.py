@@ -117,10 +117,14 @@ def _into(t: Tracer, name: str, a, axis, keepdims, dtype, out, extra):
     return out
 
 
+def _unsupported(name: str, keyword: str) -> None:
+    raise UserError("np.%s(..., %s=...) is not supported while tracing%s"
+                    % (name, keyword, where(user_frame(3))))
+
+
 def _no_initial(name: str, kw: dict) -> None:
     if kw.pop("initial", None) is not None:
-        raise UserError("np.%s(..., initial=...) is not supported while tracing%s"
-                        % (name, where(user_frame(3))))
+        _unsupported(name, "initial")
 
 
 def _make(name):
@@ -150,8 +154,7 @@ for _n, _fs in (("max", (np.max, np.amax)), ("min", (np.min, np.amin)), ("any", 
 def _arg(name):
     def handler(t, a, axis=None, out=None, *, keepdims=False):
         if out is not None:
-            raise UserError("np.%s(..., out=...) is not supported while tracing%s"
-                            % (name, _frame()))
+            _unsupported(name, "out")
         x = t.operand(a)
         if axis is None:
             require_nonempty(name, x.shape)
@@ -177,8 +180,7 @@ implements(np.argmin)(_arg("argmin"))
 def _cum(name):
     def handler(t, a, axis=None, dtype=None, out=None):
         if out is not None:
-            raise UserError("np.%s(..., out=...) is not supported while tracing%s"
-                            % (name, _frame()))
+            _unsupported(name, "out")
         x = t.operand(a)
         if axis is None:
             from .shape import reshape
