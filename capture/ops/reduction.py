@@ -181,13 +181,7 @@ def _cum(name):
     def handler(t, a, axis=None, dtype=None, out=None):
         if out is not None:
             _unsupported(name, "out")
-        x = t.operand(a)
-        if axis is None:
-            from .shape import reshape
-            x = reshape(t, x, (-1,))
-            ax = 0
-        else:
-            ax = norm_axis(axis, x.ndim)
+        x, ax = _flat_or_axis(t, t.operand(a), axis)
         dt = _dtype(name, x.dtype, x.ndim, ax, False,
                     None if dtype is None else np.dtype(dtype), ())
         attrs = {"axis": ax}
