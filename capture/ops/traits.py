@@ -18,8 +18,9 @@ Each op name has one :class:`OpTraits` record:
 
 Readers: ``codegen/fusion.py`` and the NumPy backend (``fuse``, ``ufunc``, ``reduce``),
 ``codegen/cuda/groups.py`` and ``cops.py`` (``kind``, ``c``, ``reduce``), ``capture/decomp.py``
-(``core``, ``ufunc``), ``registry.defop`` (every defined op must have traits).  No other
-module keeps its own set of op names.
+(``core``, ``ufunc``), ``capture/array_api.py`` (the core ufunc ops), ``ops/reduction.py``
+(``np.<ufunc>.reduce`` through ``combine``), ``registry.defop`` (every defined op must have
+traits).  None of them keeps a set of op names of its own (``tests/test_op_traits.py``).
 """
 from __future__ import annotations
 
@@ -301,6 +302,7 @@ def _build() -> None:
     for name, r in REDUCE.items():
         _add(OpTraits(name, REDUCTION, core=name if r.finish is None else None, fuse="red",
                       reduce=r))
+    # the other ops by kind; a trailing * marks a core op
     groups = {
         PROGRAM: ("input*", "constant*"),
         CREATION: ("zeros*", "ones*", "empty*", "full*", "arange*", "eye*", "linspace"),
@@ -317,10 +319,11 @@ def _build() -> None:
         RANDOM: ("random_generator",),
         CONTROL: ("cond*", "map*", "while_loop*", "tuple_get*"),
     }
-    for kind, names in groups.items():
-        for n in names:
+    for kind, members in groups.items():
+        for n in members:
             core = n.endswith("*")
             n = n.rstrip("*")
+            # basic indexing is the one view a block of a fused group can take
             _add(OpTraits(n, kind, core=n if core else None,
                           fuse="view" if n == "getitem" else None))
 
