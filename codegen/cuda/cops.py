@@ -2,7 +2,9 @@
 
 Every translation follows NumPy's own loop selection: ``ufunc.resolve_dtypes`` names the
 loop (the dtype each operand is cast to and the dtype computed), Python scalars stay weak
-(NEP 50), and the result is cast to the node's dtype.  A translation returns ``None`` when
+(NEP 50), and the result is cast to the node's dtype.  The C text per op and loop kind, and
+each reduction's identity and combine, are entries of the op traits table
+(``capture/ops/traits.py``: ``CTemplate``, ``ReduceTraits``); this module fills them in.  A translation returns ``None`` when
 it cannot match NumPy (float16, complex, object, an unknown ufunc): the node then runs as
 the CuPy call instead of inside a kernel.
 
@@ -209,12 +211,6 @@ HELPERS: Dict[str, str] = {
 
 
 # --------------------------------------------------------------------------- ufuncs
-def ufunc_of(op: str) -> Optional[np.ufunc]:
-    """The single-output NumPy ufunc elementwise op ``op`` computes (traits table), or None."""
-    t = traits_of(op)
-    return None if t is None else t.ufunc
-
-
 def _math(fn: str, ct: str) -> str:
     return fn + "f" if ct == "float" else fn
 
