@@ -294,3 +294,30 @@ def test_numpy_groups_match_eager_for_every_row_reduction_and_dtype(op, dt, monk
         with np.errstate(all="ignore"):
             want, got = f(x), c(x)
         assert got.dtype == want.dtype and np.array_equal(got, want, equal_nan=True)
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="the emulator needs g++")
+@pytest.mark.parametrize("dt", ["int8", "float16"])
+@pytest.mark.parametrize("op", sorted(T.KERNEL_REDUCTIONS))
+def test_cuda_kernel_reductions_match_numpy_across_dtypes(op, dt):
+    """Identity, accumulator dtype and finish from the table give NumPy's dtype and values
+    (float16 sums in float32 and rounds once, as NumPy's mean does; to rounding)."""
+    from symshape.codegen.cuda import compile_cupy
+    from symshape.codegen.cuda.emulate import emulate
+
+    def f(x):
+        return getattr(x * 1, op)(axis=(1, 2))
+
+    def make(*shape, seed=0):
+        return (np.random.default_rng(seed).standard_normal(shape) * 3).astype(dt)
+
+    ep = ss.export(f, (make(5, 6, 9),), dynamic_shapes=[(A, A, A)])
+    assert {groups.plan_program(ep).kinds[n] for n in ep.graph.nodes if n.op == op} == {"red"}
+    run = emulate(compile_cupy(ep))
+    x = make(7, 5, 11, seed=7)
+    with np.errstate(all="ignore"):
+        want, got = f(x), run(x)
+    assert got.dtype == want.dtype
+    tol = 2e-3 if dt == "float16" or op == "mean" else 0
+    np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=tol,
+                               atol=tol)
