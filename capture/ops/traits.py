@@ -25,6 +25,7 @@ traits).  None of them keeps a set of op names of its own (``tests/test_op_trait
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Dict, FrozenSet, Optional, Tuple
 
 import numpy as np
@@ -109,30 +110,25 @@ class CTemplate:
         return "CTemplate(%s)" % (self.builder or ", ".join(sorted(self.forms)))
 
 
+@dataclass(frozen=True, slots=True)
 class OpTraits:
     """What one op is; see the module docstring for the fields."""
 
-    __slots__ = ("name", "kind", "ufunc", "core", "fuse", "reduce", "c")
+    name: str
+    kind: str
+    ufunc: Optional[np.ufunc] = None
+    core: Optional[str] = None
+    fuse: Optional[str] = None
+    reduce: Optional[ReduceTraits] = None
+    c: Optional[CTemplate] = None
 
-    def __init__(self, name: str, kind: str, ufunc: Optional[np.ufunc] = None,
-                 core: Optional[str] = None, fuse: Optional[str] = None,
-                 reduce: Optional[ReduceTraits] = None, c: Optional[CTemplate] = None) -> None:
-        assert kind in KINDS, kind
-        self.name = name
-        self.kind = kind
-        self.ufunc = ufunc
-        self.core = core
-        self.fuse = fuse
-        self.reduce = reduce
-        self.c = c
+    def __post_init__(self) -> None:
+        assert self.kind in KINDS, self.kind
 
     @property
     def is_core(self) -> bool:
         """Whether the op itself is in the core op set."""
         return self.core == self.name
-
-    def __repr__(self) -> str:
-        return "OpTraits(%r, %s)" % (self.name, self.kind)
 
 
 # --------------------------------------------------------------------------- the core set
