@@ -37,17 +37,16 @@ from . import ops as _ops  # noqa: F401  (registers the op table)
 from .graph import Graph, Node
 from .ops.elementwise import _emit_ufunc
 from .ops.indexing import IndexAttr
-from .ops import traits as T
 from .ops.registry import OPS, defop
-from .ops.traits import API_RENAMES, traits_of
+from .ops.traits import API_RENAMES, CORE_OPS, TRAITS, traits_of
 from .tracer import FUNCTIONS, TracedArray, Tracer, to_expr
 
 # --------------------------------------------------------------------------- the core set
 #: NumPy ufunc name -> array API name (the traits table's renames)
 RENAMES: Dict[str, str] = API_RENAMES
 
-#: the core op set (the traits table's ``core`` names)
-CORE_OPS = T.CORE_OPS
+#: the core op set is the traits table's ``CORE_OPS`` (ops whose ``core`` name is their own)
+__all__ = ["CORE_OPS", "RENAMES", "default_decompositions", "is_core", "run_decompositions"]
 
 
 def _ufunc_for(op: str):
@@ -507,8 +506,8 @@ def _default_for(op: str) -> Optional[Callable]:
 def default_decompositions() -> Dict[str, Callable]:
     """The table ``run_decompositions()`` uses, as a dict you may copy and edit."""
     table = dict(_FIXED)
-    for n in sorted(T.TRAITS):
-        if T.TRAITS[n].ufunc is not None:
+    for n in sorted(TRAITS):
+        if TRAITS[n].ufunc is not None:
             table.setdefault(n, _elementwise(n))
     return table
 

@@ -4,9 +4,9 @@ Every translation follows NumPy's own loop selection: ``ufunc.resolve_dtypes`` n
 loop (the dtype each operand is cast to and the dtype computed), Python scalars stay weak
 (NEP 50), and the result is cast to the node's dtype.  The C text per op and loop kind, and
 each reduction's identity and combine, are entries of the op traits table
-(``capture/ops/traits.py``: ``CTemplate``, ``ReduceTraits``); this module fills them in.  A translation returns ``None`` when
-it cannot match NumPy (float16, complex, object, an unknown ufunc): the node then runs as
-the CuPy call instead of inside a kernel.
+(``capture/ops/traits.py``: ``CTemplate``, ``ReduceTraits``); this module fills them in.
+A translation returns ``None`` when it cannot match NumPy (float16, complex, object, an
+unknown ufunc): the node then runs as the CuPy call instead of inside a kernel.
 
 Helpers (NaN-propagating maximum, Python-style floor division, ...) are C++ templates
 emitted once per kernel source under an include guard, so kernel sources can also be

@@ -8,9 +8,10 @@ elementwise ufuncs, ``where``, ``clip``, ``astype``, ``copy``, ``round``), *view
 ``broadcast_to``, ``reshape``), *reduction* (reductions with a C combine: ``sum`` /
 ``mean`` / ``prod`` / ``max`` / ``min`` / ``any`` / ``all`` over axes; ``var`` / ``std``
 have none) or *library* (everything else: ``matmul`` / ``einsum`` go to cuBLAS through
-CuPy, the rest to the CuPy call NumPy would make).  A pointwise node is *materialized* when an output, a library op or a view handed
-to a library op needs it as an array; every other pointwise node and every view is
-inlined into the kernels that read it (recomputed per consumer kernel, never stored).
+CuPy, the rest to the CuPy call NumPy would make).  A pointwise node is *materialized*
+when an output, a library op or a view handed to a library op needs it as an array; every
+other pointwise node and every view is inlined into the kernels that read it (recomputed
+per consumer kernel, never stored).
 
 Walking the graph in order, each materialized pointwise node and each reduction is a
 *root*, added to the latest kernel it can join, else to a new kernel:
