@@ -4,7 +4,7 @@ Code written against the Python array API standard (``xp = array_namespace(x)``,
 ``xp.permute_dims``, ``xp.concat``, ``xp.astype``, ``xp.vecdot``, ...) traces like NumPy code:
 every function here is the standard's name and signature, computed with the NumPy calls the
 tracer records (so sizes stay symbolic), and works on plain NumPy arrays too, where it runs
-eagerly.  Elementwise functions whose NumPy name differs are one table (``ELEMENTWISE``).
+eagerly.  The elementwise functions are the core ufunc ops of the op traits table.
 The standard's names shadow Python builtins here (``any``, ``max``, ``bool``, ...): module code
 calls the builtins through ``builtins``.
 """
@@ -20,6 +20,7 @@ from symshape.errors import UserError
 
 from .ops.elementwise import broadcast_shapes
 from .tracer import METHOD_OPS
+from .ops import traits as _op_traits
 
 __array_api_version__ = "2023.12"
 SUPPORTED_VERSIONS = ("2021.12", "2022.12", "2023.12")
@@ -47,25 +48,6 @@ def _dt(dtype):
 
 
 # --------------------------------------------------------------------------- elementwise
-# the standard's name -> NumPy's ufunc name, where they differ or the standard adds a name
-ELEMENTWISE = {
-    "abs": "absolute", "acos": "arccos", "acosh": "arccosh", "asin": "arcsin",
-    "asinh": "arcsinh", "atan": "arctan", "atan2": "arctan2", "atanh": "arctanh",
-    "bitwise_invert": "invert", "bitwise_left_shift": "left_shift",
-    "bitwise_right_shift": "right_shift", "pow": "power", "divide": "true_divide",
-}
-# names the standard shares with NumPy's ufuncs
-SAME_NAME = (
-    "add", "bitwise_and", "bitwise_or", "bitwise_xor", "ceil", "conj", "copysign", "cos",
-    "cosh", "equal", "exp", "expm1", "floor", "floor_divide", "greater", "greater_equal",
-    "hypot", "isfinite", "isinf", "isnan", "less", "less_equal", "log", "log1p", "log2",
-    "log10", "logaddexp", "logical_and", "logical_not", "logical_or", "logical_xor",
-    "maximum", "minimum", "multiply", "negative", "nextafter", "not_equal", "positive",
-    "reciprocal", "remainder", "sign", "signbit", "sin", "sinh", "square", "sqrt",
-    "subtract", "tan", "tanh", "trunc",
-)
-
-
 def _elementwise(name: str, np_name: str):
     # the standard's positional-only signature: (x, /) or (x1, x2, /)
     if getattr(np, np_name).nin == 1:
@@ -79,9 +61,11 @@ def _elementwise(name: str, np_name: str):
     return fn
 
 
-for _name, _np_name in list(ELEMENTWISE.items()) + [(n, n) for n in SAME_NAME]:
-    globals()[_name] = _elementwise(_name, _np_name)
-del _name, _np_name
+# the standard's elementwise functions are the core set's ufunc ops (op traits table)
+for _t in _op_traits.TRAITS.values():
+    if _t.is_core and _t.ufunc is not None:
+        globals()[_t.name] = _elementwise(_t.name, _t.ufunc.__name__)
+del _t
 
 
 def real(x):

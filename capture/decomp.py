@@ -39,64 +39,23 @@ from .ops.elementwise import _emit_ufunc, astype, weak_type
 from .ops.registry import OPS, defop
 from .program import ExportedProgram, InputSpec, OutputSpec, Signature
 from .simplify import finalize_node
+from .ops.traits import API_RENAMES, CORE_OPS, TRAITS, traits_of
 from .tracer import FUNCTIONS, TracedArray, Tracer, to_expr
 from .ops.linalg import _parse_einsum
 from .custom import _Functionalized
 
 # --------------------------------------------------------------------------- the core set
-#: NumPy ufunc name -> array API name
-RENAMES: Dict[str, str] = {
-    "absolute": "abs", "arccos": "acos", "arccosh": "acosh", "arcsin": "asin",
-    "arcsinh": "asinh", "arctan": "atan", "arctan2": "atan2", "arctanh": "atanh",
-    "invert": "bitwise_invert", "left_shift": "bitwise_left_shift",
-    "right_shift": "bitwise_right_shift", "power": "pow", "conjugate": "conj",
-}
+#: NumPy ufunc name -> array API name (the traits table's renames)
+RENAMES: Dict[str, str] = API_RENAMES
 
-CORE_ELEMENTWISE = frozenset([
-    "abs", "acos", "acosh", "add", "asin", "asinh", "atan", "atan2", "atanh",
-    "bitwise_and", "bitwise_invert", "bitwise_left_shift", "bitwise_or",
-    "bitwise_right_shift", "bitwise_xor", "ceil", "conj", "copysign", "cos", "cosh",
-    "divide", "equal", "exp", "expm1", "floor", "floor_divide", "greater", "greater_equal",
-    "hypot", "isfinite", "isinf", "isnan", "less", "less_equal", "log", "log1p", "log2",
-    "log10", "logaddexp", "logical_and", "logical_not", "logical_or", "logical_xor",
-    "maximum", "minimum", "multiply", "negative", "nextafter", "not_equal", "positive",
-    "pow", "reciprocal", "remainder", "sign", "signbit", "sin", "sinh", "sqrt", "square",
-    "subtract", "tan", "tanh", "trunc",
-])
-
-CORE_OPS = frozenset(CORE_ELEMENTWISE | {
-    # creation
-    "zeros", "ones", "empty", "full", "arange", "eye",
-    # elementwise with other inputs / attributes
-    "round", "where", "astype",
-    # reductions and scans
-    "sum", "prod", "max", "min", "any", "all", "argmax", "argmin",
-    "cumulative_sum", "cumulative_prod", "sort", "argsort",
-    # shape and data movement
-    "reshape", "permute_dims", "expand_dims", "squeeze", "concat", "broadcast_to",
-    "getitem", "setitem", "index", "index_put", "take", "take_along_axis",
-    # linear algebra
-    "matmul",
-    # data-dependent sizes
-    "argwhere", "flatnonzero", "unique", "item",
-    # structure
-    "cond", "map", "while_loop", "tuple_get",
-    # program inputs
-    "input", "constant",
-})
-
-
-def _ufunc(name: str):
-    u = getattr(np, name, None)
-    return u if isinstance(u, np.ufunc) and u.__name__ == name else None
+#: the core op set is the traits table's ``CORE_OPS`` (ops whose ``core`` name is their own)
+__all__ = ["CORE_OPS", "RENAMES", "default_decompositions", "is_core", "run_decompositions"]
 
 
 def _ufunc_for(op: str):
     """The NumPy ufunc an elementwise op computes (array API names included)."""
-    for np_name, api in RENAMES.items():
-        if api == op:
-            return _ufunc(np_name)
-    return _ufunc(op)
+    t = traits_of(op)
+    return None if t is None else t.ufunc
 
 
 # array API names of renamed ufuncs: they emit exactly the code the NumPy-named op emits
@@ -115,9 +74,10 @@ for _n in ("cumsum", "cumprod"):
 def is_core(node: Node) -> bool:
     """Whether ``node`` is in the core op set (ops and attributes, docs/core_ops.md)."""
     op = node.op
-    if op not in CORE_OPS:
+    t = traits_of(op)
+    if t is None or not t.is_core:
         return False
-    if op in CORE_ELEMENTWISE:
+    if t.ufunc is not None:
         return "dtype" not in node.attrs
     if op == "round":
         return node.attrs.get("decimals", 0) == 0
@@ -179,8 +139,8 @@ def _count(x: TracedArray, axis) -> Any:
 # --------------------------------------------------------------------------- default table
 def _elementwise(op: str) -> Callable:
     """Rename to the array API name; an explicit ``dtype=`` becomes casts of the inputs."""
-    api = RENAMES.get(op, op)
     ufunc = _ufunc_for(op)
+    api = traits_of(op).core or op
 
     def lower(*args, dtype=None):
         if api == op and dtype is None:
@@ -538,8 +498,7 @@ def _default_for(op: str) -> Optional[Callable]:
     fn = _FIXED.get(op)
     if fn is not None:
         return fn
-    u = _ufunc_for(op)
-    if u is not None and u.nout == 1 and u.signature is None:
+    if _ufunc_for(op) is not None:
         return _elementwise(op)
     return None
 
@@ -547,14 +506,9 @@ def _default_for(op: str) -> Optional[Callable]:
 def default_decompositions() -> Dict[str, Callable]:
     """The table ``run_decompositions()`` uses, as a dict you may copy and edit."""
     table = dict(_FIXED)
-    names = set(RENAMES) | set(CORE_ELEMENTWISE)
-    for n in dir(np):
-        if _ufunc(n) is not None:
-            names.add(n)
-    for n in sorted(names):
-        fn = _default_for(n)
-        if fn is not None:
-            table.setdefault(n, fn)
+    for n in sorted(TRAITS):
+        if TRAITS[n].ufunc is not None:
+            table.setdefault(n, _elementwise(n))
     return table
 
 

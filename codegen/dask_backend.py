@@ -165,7 +165,6 @@ class Kernel:
         with Kernel._lock:
             fn = Kernel._cache.get(self.token)
             if fn is None:
-                from . import rt as _cg
                 ns = dict(self.ns)
                 ns.update(_MODULES)
                 ns["_cg"] = _cg
@@ -805,7 +804,6 @@ def _plain_kernel(seg: Segment, cs: ConstraintSet, params: List[str], spec, name
     """A segment as straight-line NumPy code: its input check (binding the sizes), one
     call per node as ``ep.module()`` makes it, the outputs."""
     from symshape.capture.pycode import after_node, node_lines
-    from . import rt as _cg
     ns: Dict[str, Any] = {"np": np, "_ndarray": np.ndarray, "_rt": _runtime, "_cg": _cg}
 
     def body(ctx: Writing) -> List[str]:

@@ -10,10 +10,12 @@ scratch buffers that stay in cache.  Any ``k' <= k`` is valid (each condition be
 trailing block fits the cache.  A group starts with the deepest ``k`` its first node
 allows and lowers ``k`` when that admits a later node.  Members:
 
-* elementwise ops (single-output ufuncs, ``astype``, ``where``, ``clip``); an operand
-  computed inside the group must have the member's rank (so its block lines up);
-* reductions over axes ``> k`` (each row's result depends only on that row, and NumPy
-  reduces a row the same way whether or not its neighbours are present: bit-identical);
+* elementwise ops (single-output ufuncs, ``astype``, ``where``, ``clip``: the op traits
+  table's ``fuse="ew"``); an operand computed inside the group must have the member's rank
+  (so its block lines up);
+* reductions (``fuse="red"``) over axes ``> k`` (each row's result depends only on that
+  row, and NumPy reduces a row the same way whether or not its neighbours are present:
+  bit-identical);
 * basic indexing whose first ``k+1`` items are full slices (a view of a block).
 
 An operand from outside the group is aligned from the right; on each domain axis
@@ -34,9 +36,11 @@ import numpy as np
 
 from symshape.capture.ir import Node
 from symshape.capture.ir import IndexAttr
+from symshape.capture.ops.traits import ROW_REDUCTIONS, TRAITS
 from symshape.expr import mul
 
-REDUCTIONS = frozenset(("sum", "mean", "prod", "max", "min", "any", "all", "var", "std"))
+#: the reductions a group may hold (the traits table's: NumPy computes each row on its own)
+REDUCTIONS = ROW_REDUCTIONS
 _BAD_KINDS = set("OMmUSV")
 
 
@@ -48,11 +52,12 @@ def numel(shape) -> object:
 
 
 def ew_ufunc(node: Node) -> Optional[np.ufunc]:
-    """The NumPy ufunc of an elementwise single-output ufunc node, else None."""
-    u = getattr(np, node.op, None)
-    if isinstance(u, np.ufunc) and u.nout == 1 and u.signature is None and \
-            u.__name__ == node.op and set(node.attrs) <= {"dtype"}:
-        return u
+    """The NumPy ufunc of an elementwise single-output ufunc node (NumPy-named: it is
+    written ``np.<op>(..., out=)``), else None."""
+    t = TRAITS.get(node.op)
+    if t is not None and t.fuse == "ew" and t.ufunc is not None and \
+            set(node.attrs) <= {"dtype"}:
+        return t.ufunc
     return None
 
 
@@ -67,12 +72,18 @@ def kind(node: Node) -> Optional[str]:
     """'ew' (elementwise), 'red' (reduction), 'view' (basic getitem) or None."""
     if not _plain_dtype(node) or "binds" in node.meta:
         return None
-    if ew_ufunc(node) is not None or node.op in ("astype", "where", "clip"):
-        return "ew"
-    if node.op in REDUCTIONS and isinstance(node.attrs.get("axis"), tuple) and \
-            set(node.attrs) <= {"axis", "keepdims", "dtype", "ddof"}:
+    t = TRAITS.get(node.op)
+    role = None if t is None else t.fuse
+    if role == "ew":
+        return "ew" if t.ufunc is None or set(node.attrs) <= {"dtype"} else None
+    if role == "red" and isinstance(node.attrs.get("axis"), tuple) and \
+            set(node.attrs) <= {"axis", "keepdims", "dtype", "ddof"} and \
+            not (t.reduce.half_acc and "dtype" not in node.attrs and
+                 node.inputs[0].dtype == np.float16):
+        # (a group writes its outputs with out=; NumPy's float16 mean sums in float32 and
+        # rounds once, but into a float16 out= it rounds the sum first)
         return "red"
-    if node.op == "getitem" and type(node.attrs.get("index")) is IndexAttr:
+    if role == "view" and type(node.attrs.get("index")) is IndexAttr:
         return "view"
     return None
 

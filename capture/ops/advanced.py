@@ -97,6 +97,14 @@ def analyze(t: Tracer, x: TracedArray, idx):
     b_shapes = []
     parts: List[Any] = []     # output pieces: sizes, or "B"
     norm: List[Any] = []
+
+    def advanced(b_shape: tuple, entry) -> None:
+        """An advanced entry: its shape joins B, which stands at this output position."""
+        b_shapes.append(b_shape)
+        positions.append(len(parts))
+        parts.append("B")
+        norm.append(entry)
+
     for it in expanded:
         if it is None:
             parts.append(1)
@@ -114,19 +122,12 @@ def analyze(t: Tracer, x: TracedArray, idx):
                     raise UserError("boolean index did not match indexed array along axis %d; "
                                     "size of axis is %s but size of boolean index is %s%s"
                                     % (dim + j, x.shape[dim + j], it.shape[j], _frame()))
-            u = boolean_mask_count(t, it)
-            b_shapes.append((u,))
-            positions.append(len(parts))
-            parts.append("B")
-            norm.append(ArrRef(len(arrays)))
+            advanced((boolean_mask_count(t, it),), ArrRef(len(arrays)))
             arrays.append(it)
             dim += k
         elif type(it) is TracedArray:
             bound_constant_index(it, x.shape[dim], dim)
-            b_shapes.append(it.shape)
-            positions.append(len(parts))
-            parts.append("B")
-            norm.append(ArrRef(len(arrays)))
+            advanced(it.shape, ArrRef(len(arrays)))
             arrays.append(it)
             dim += 1
         else:
@@ -135,10 +136,7 @@ def analyze(t: Tracer, x: TracedArray, idx):
             if not (v < n) or not (v >= -n):
                 raise UserError("index %s is out of bounds for axis %d with size %s%s"
                                 % (v, dim, n, _frame()))
-            b_shapes.append(())
-            positions.append(len(parts))
-            parts.append("B")
-            norm.append(to_expr(v))
+            advanced((), to_expr(v))
             dim += 1
     B = broadcast_shapes(b_shapes, "shape mismatch: indexing arrays")
     adjacent = positions == list(range(positions[0], positions[0] + len(positions)))

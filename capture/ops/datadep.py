@@ -72,13 +72,19 @@ def _count(t: Tracer, mask: TracedArray, what: str) -> SymInt:
     return got
 
 
+def _nonzero_indices(t: Tracer, x: TracedArray, op: str, trailing: tuple) -> TracedArray:
+    """``op`` (argwhere / flatnonzero) of ``x``: one row per non-zero element, the row count
+    an unbacked size bound by the node."""
+    u = _count(t, x, "nonzero")
+    out = t.emit(op, (x.node,), {}, (u,) + trailing, np.intp)
+    bind(out, u, 0)
+    return out
+
+
 @implements(np.argwhere)
 def _argwhere(t, a):
     x = t.operand(a)
-    u = _count(t, x, "nonzero")
-    out = t.emit("argwhere", (x.node,), {}, (u, x.ndim), np.intp)
-    bind(out, u, 0)
-    return out
+    return _nonzero_indices(t, x, "argwhere", (x.ndim,))
 
 
 @implements(np.nonzero)
@@ -93,11 +99,7 @@ def _nonzero(t, a):
 
 @implements(np.flatnonzero)
 def _flatnonzero(t, a):
-    x = t.operand(a)
-    u = _count(t, x, "nonzero")
-    out = t.emit("flatnonzero", (x.node,), {}, (u,), np.intp)
-    bind(out, u, 0)
-    return out
+    return _nonzero_indices(t, t.operand(a), "flatnonzero", ())
 
 
 @implements(np.count_nonzero)

@@ -18,8 +18,9 @@ from .elementwise import astype
 from .indexing import bound_constant_index
 from .registry import defop
 from .shape import norm_axis, reshape
+from .traits import REDUCE
 
-_REDUCTIONS = ("sum", "mean", "prod", "max", "min", "any", "all", "var", "std")
+_REDUCTIONS = tuple(REDUCE)        # sum, mean, prod, max, min, any, all, var, std
 # emitted as methods (x.sum(...)): the same C code without the np.* dispatch layer
 for _n in _REDUCTIONS + ("argmax", "argmin", "cumsum", "cumprod"):
     defop(_n, emit=lambda a, k, n=_n: "%s.%s(%s)" % (
@@ -106,7 +107,7 @@ def _into(t: Tracer, name: str, a, axis, keepdims, dtype, out, extra):
     if type(o) is not TracedArray:
         raise UserError("np.%s(..., out=...) into a plain NumPy array while tracing: make the "
                         "output with np.zeros(..., like=x) or pass it in%s" % (name, _frame()))
-    if dtype is None and name in ("sum", "prod", "mean") and o.dtype.kind in "fc":
+    if dtype is None and REDUCE[name].acc == "widened" and o.dtype.kind in "fc":
         dtype = o.dtype
     res = reduce(t, name, a, axis, keepdims, dtype, None, **extra)
     if len(res.shape) != len(o.shape) or not all(p == q for p, q in zip(res.shape, o.shape)):
@@ -118,11 +119,19 @@ def _into(t: Tracer, name: str, a, axis, keepdims, dtype, out, extra):
     return out
 
 
+def _unsupported(name: str, keyword: str) -> None:
+    raise UserError("np.%s(..., %s=...) is not supported while tracing%s"
+                    % (name, keyword, where(user_frame(3))))
+
+
+def _no_initial(name: str, kw: dict) -> None:
+    if kw.pop("initial", None) is not None:
+        _unsupported(name, "initial")
+
+
 def _make(name):
     def handler(t, a, axis=None, dtype=None, out=None, keepdims=False, **kw):
-        if kw.pop("initial", None) is not None:
-            raise UserError("np.%s(..., initial=...) is not supported while tracing%s"
-                            % (name, _frame()))
+        _no_initial(name, kw)
         return reduce(t, name, a, axis, keepdims, dtype, out, **kw)
     return handler
 
@@ -134,9 +143,7 @@ for _n, _f in (("sum", np.sum), ("mean", np.mean), ("prod", np.prod), ("var", np
 
 def _make_nodtype(name):
     def handler(t, a, axis=None, out=None, keepdims=False, **kw):
-        if kw.pop("initial", None) is not None:
-            raise UserError("np.%s(..., initial=...) is not supported while tracing%s"
-                            % (name, _frame()))
+        _no_initial(name, kw)
         return reduce(t, name, a, axis, keepdims, None, out, **kw)
     return handler
 
@@ -149,8 +156,7 @@ for _n, _fs in (("max", (np.max, np.amax)), ("min", (np.min, np.amin)), ("any", 
 def _arg(name):
     def handler(t, a, axis=None, out=None, *, keepdims=False):
         if out is not None:
-            raise UserError("np.%s(..., out=...) is not supported while tracing%s"
-                            % (name, _frame()))
+            _unsupported(name, "out")
         x = t.operand(a)
         if axis is None:
             require_nonempty(name, x.shape)
@@ -176,14 +182,8 @@ implements(np.argmin)(_arg("argmin"))
 def _cum(name):
     def handler(t, a, axis=None, dtype=None, out=None):
         if out is not None:
-            raise UserError("np.%s(..., out=...) is not supported while tracing%s"
-                            % (name, _frame()))
-        x = t.operand(a)
-        if axis is None:
-            x = reshape(t, x, (-1,))
-            ax = 0
-        else:
-            ax = norm_axis(axis, x.ndim)
+            _unsupported(name, "out")
+        x, ax = _flat_or_axis(t, t.operand(a), axis)
         dt = _dtype(name, x.dtype, x.ndim, ax, False,
                     None if dtype is None else np.dtype(dtype), ())
         attrs = {"axis": ax}
@@ -196,8 +196,9 @@ def _cum(name):
 implements(np.cumsum)(_cum("cumsum"))
 implements(np.cumprod)(_cum("cumprod"))
 
-_UFUNC_REDUCE = {np.add: "sum", np.multiply: "prod", np.maximum: "max", np.minimum: "min",
-                 np.logical_or: "any", np.logical_and: "all"}
+#: np.add.reduce -> sum, ...: the traits table's combine ufuncs of the plain reductions
+_UFUNC_REDUCE = {r.combine: n for n, r in REDUCE.items()
+                 if r.combine is not None and r.finish is None}
 _UFUNC_ACCUMULATE = {np.add: "cumsum", np.multiply: "cumprod"}
 
 

@@ -2,9 +2,11 @@
 
 Every translation follows NumPy's own loop selection: ``ufunc.resolve_dtypes`` names the
 loop (the dtype each operand is cast to and the dtype computed), Python scalars stay weak
-(NEP 50), and the result is cast to the node's dtype.  A translation returns ``None`` when
-it cannot match NumPy (float16, complex, object, an unknown ufunc): the node then runs as
-the CuPy call instead of inside a kernel.
+(NEP 50), and the result is cast to the node's dtype.  The C text per op and loop kind, and
+each reduction's identity and combine, are entries of the op traits table
+(``capture/ops/traits.py``: ``CTemplate``, ``ReduceTraits``); this module fills them in.
+A translation returns ``None`` when it cannot match NumPy (float16, complex, object, an
+unknown ufunc): the node then runs as the CuPy call instead of inside a kernel.
 
 Helpers (NaN-propagating maximum, Python-style floor division, ...) are C++ templates
 emitted once per kernel source under an include guard, so kernel sources can also be
@@ -17,6 +19,7 @@ from typing import Dict, Optional, Sequence
 import numpy as np
 
 from symshape.capture.ir import Node
+from symshape.capture.ops.traits import KERNEL_REDUCTIONS, REDUCE, CTemplate, traits_of
 from symshape.expr import Expr
 
 CTYPES: Dict[str, str] = {
@@ -209,36 +212,6 @@ HELPERS: Dict[str, str] = {
 
 
 # --------------------------------------------------------------------------- ufuncs
-# name -> C function for float / double operands
-_MATH1 = {
-    "exp": "exp", "exp2": "exp2", "expm1": "expm1", "log": "log", "log2": "log2",
-    "log10": "log10", "log1p": "log1p", "sqrt": "sqrt", "cbrt": "cbrt", "sin": "sin",
-    "cos": "cos", "tan": "tan", "arcsin": "asin", "arccos": "acos", "arctan": "atan",
-    "sinh": "sinh", "cosh": "cosh", "tanh": "tanh", "arcsinh": "asinh", "arccosh": "acosh",
-    "arctanh": "atanh", "floor": "floor", "ceil": "ceil", "trunc": "trunc", "rint": "rint",
-    "fabs": "fabs",
-}
-_MATH2 = {"arctan2": "atan2", "hypot": "hypot", "copysign": "copysign",
-          "nextafter": "nextafter", "fmod": "fmod"}
-_INFIX = {"add": "+", "subtract": "-", "multiply": "*", "divide": "/", "true_divide": "/",
-          "less": "<", "less_equal": "<=", "greater": ">", "greater_equal": ">=",
-          "equal": "==", "not_equal": "!=", "bitwise_and": "&", "bitwise_or": "|",
-          "bitwise_xor": "^", "left_shift": "<<", "right_shift": ">>"}
-# array API names (run_decompositions) -> NumPy ufunc names
-API_NAMES = {"abs": "absolute", "acos": "arccos", "acosh": "arccosh", "asin": "arcsin",
-             "asinh": "arcsinh", "atan": "arctan", "atan2": "arctan2", "atanh": "arctanh",
-             "bitwise_invert": "invert", "bitwise_left_shift": "left_shift",
-             "bitwise_right_shift": "right_shift", "pow": "power"}
-
-
-def ufunc_of(op: str) -> Optional[np.ufunc]:
-    name = API_NAMES.get(op, op)
-    u = getattr(np, name, None)
-    if isinstance(u, np.ufunc) and u.nout == 1 and u.signature is None:
-        return u
-    return None
-
-
 def _math(fn: str, ct: str) -> str:
     return fn + "f" if ct == "float" else fn
 
@@ -294,11 +267,11 @@ def convert(text: str, src, dt, helpers: Optional[set] = None) -> str:
 
 def ufunc_expr(name: str, ops: Sequence[Operand], out_dt, attrs: Dict,
                helpers: set) -> Optional[str]:
-    """C text of ufunc ``name`` on ``ops`` producing ``out_dt``, or None if unsupported."""
-    u = ufunc_of(name)
-    if u is None or len(ops) != u.nin or set(attrs) - {"dtype"}:
+    """C text of ufunc op ``name`` on ``ops`` producing ``out_dt``, or None if unsupported."""
+    t = traits_of(name)
+    u = None if t is None else t.ufunc
+    if u is None or t.c is None or len(ops) != u.nin or set(attrs) - {"dtype"}:
         return None
-    name = u.__name__
     try:
         loop = u.resolve_dtypes(tuple(o.dtype for o in ops) + (attrs.get("dtype"),))
     except Exception:
@@ -307,10 +280,11 @@ def ufunc_expr(name: str, ops: Sequence[Operand], out_dt, attrs: Dict,
         return None
     ins, res = loop[:-1], loop[-1]
     a = [cast(o, d, helpers) for o, d in zip(ops, ins)]
-    t = np.dtype(ins[0])
-    ct = CTYPES[t.name]
-    kind = t.kind
-    body = _formula(name, a, ops, t, ct, kind, helpers)
+    t_in = np.dtype(ins[0])
+    ct = CTYPES[t_in.name]
+    body = _power_literal(a, ops, ct) if u is np.power and t_in.kind == "f" else None
+    if body is None:
+        body = _formula(t.c, a, ct, t_in.kind, helpers)
     if body is None:
         return None
     if np.dtype(res).name == "float16":
@@ -321,102 +295,31 @@ def ufunc_expr(name: str, ops: Sequence[Operand], out_dt, attrs: Dict,
     return body
 
 
-def _formula(name, a, ops, t, ct, kind, helpers) -> Optional[str]:
-    fl = kind == "f"
-    if name in _INFIX:
-        sym = _INFIX[name]
-        if kind == "b" and name in ("add", "multiply"):
-            return "(%s %s %s)" % (a[0], "||" if name == "add" else "&&", a[1])
-        if kind == "b" and name == "subtract":
-            return None
-        if name in ("left_shift", "right_shift") and kind not in "iu":
-            return None
-        if sym in "&|^" and fl:
-            return None
-        if name in ("left_shift", "right_shift"):
-            helpers.add(name[0] + "shift")
-            return "ss_%sshift(%s, %s)" % (name[0], a[0], a[1])
-        return "(%s %s %s)" % (a[0], sym, a[1])
-    if name in ("maximum", "minimum"):
-        helpers.add(name)
-        return "ss_%s(%s, %s)" % (name, a[0], a[1])
-    if name in ("fmax", "fmin"):
-        if fl:
-            return "%s(%s, %s)" % (_math(name, ct), a[0], a[1])
-        helpers.add("maximum" if name == "fmax" else "minimum")
-        return "ss_%s(%s, %s)" % ("maximum" if name == "fmax" else "minimum", a[0], a[1])
-    if name in ("logical_and", "logical_or", "logical_xor"):
-        x, y = "((bool)%s)" % a[0], "((bool)%s)" % a[1]
-        op = {"logical_and": "&&", "logical_or": "||", "logical_xor": "!="}[name]
-        return "(%s %s %s)" % (x, op, y)
-    if name == "logical_not":
-        return "(!((bool)%s))" % a[0]
-    if name == "invert":
-        return "(!%s)" % a[0] if kind == "b" else "(~%s)" % a[0] if kind in "iu" else None
-    if name == "negative":
-        return None if kind == "b" else "(-%s)" % a[0]
-    if name == "positive":
-        return a[0]
-    if name == "square":
-        return "(%s * %s)" % (a[0], a[0])
-    if name == "reciprocal":
-        return "((%s)1 / %s)" % (ct, a[0]) if fl else None
-    if name == "absolute":
-        if fl:
-            return "%s(%s)" % (_math("fabs", ct), a[0])
-        if kind == "u" or kind == "b":
-            return a[0]
-        return "(%s < 0 ? (%s)(-%s) : %s)" % (a[0], ct, a[0], a[0])
-    if name == "sign":
-        if kind == "b":
-            return None
-        helpers.add("sign")
-        return "ss_sign(%s)" % a[0]
-    if name in ("isnan", "isinf", "isfinite"):
-        if not fl:
-            return {"isnan": "false", "isinf": "false", "isfinite": "true"}[name]
-        x = a[0]
-        if name == "isnan":
-            return "(%s != %s)" % (x, x)
-        if name == "isinf":
-            inf = _special(float("inf"), ct)
-            return "(%s == %s || %s == -%s)" % (x, inf, x, inf)
-        return "(%s - %s == 0)" % (x, x)
-    if name in _MATH1:
-        if not fl:
-            if name in ("floor", "ceil", "trunc", "rint", "fabs"):
-                return a[0]       # integer loops of these are the identity
-            return None
-        return "%s(%s)" % (_math(_MATH1[name], ct), a[0])
-    if name in _MATH2:
-        return "%s(%s, %s)" % (_math(_MATH2[name], ct), a[0], a[1]) if fl else None
-    if name == "power":
-        if fl:
-            e = ops[1].value
-            if e is not None and not isinstance(e, Expr) and not isinstance(e, bool):
-                if e == 2:
-                    return "(%s * %s)" % (a[0], a[0])
-                if e == 1:
-                    return a[0]
-                if e == 0.5:
-                    return "%s(%s)" % (_math("sqrt", ct), a[0])
-                if e == -1:
-                    return "((%s)1 / %s)" % (ct, a[0])
-            return "%s(%s, %s)" % (_math("pow", ct), a[0], a[1])
-        if kind in "iu":
-            helpers.add("ipow")
-            return "ss_ipow(%s, %s)" % (a[0], a[1])
+def _formula(c: CTemplate, a: Sequence[str], ct: str, kind: str,
+             helpers: set) -> Optional[str]:
+    """The table's C text for the loop kind ``kind`` (None: no translation)."""
+    text = c.forms.get(kind)
+    if text is None:
         return None
-    if name == "floor_divide":
-        if kind == "b":
-            return None
-        helpers.add("ffloordiv" if fl else "ifloordiv")
-        return "ss_%sfloordiv(%s, %s)" % ("f" if fl else "i", a[0], a[1])
-    if name == "remainder":
-        if kind == "b":
-            return None
-        helpers.add("fremainder" if fl else "iremainder")
-        return "ss_%sremainder(%s, %s)" % ("f" if fl else "i", a[0], a[1])
+    helpers.update(c.helpers[kind])
+    inf = _special(float("inf"), ct) if "{inf}" in text else ""
+    return text.format(*a, ct=ct, f="f" if ct == "float" else "", inf=inf)
+
+
+def _power_literal(a: Sequence[str], ops: Sequence[Operand], ct: str) -> Optional[str]:
+    """x ** 2, x ** 1, x ** 0.5, x ** -1 of floats with a literal exponent, as NumPy's fast
+    paths compute them; None for any other exponent."""
+    e = ops[1].value
+    if e is None or isinstance(e, Expr) or isinstance(e, bool):
+        return None
+    if e == 2:
+        return "(%s * %s)" % (a[0], a[0])
+    if e == 1:
+        return a[0]
+    if e == 0.5:
+        return "%s(%s)" % (_math("sqrt", ct), a[0])
+    if e == -1:
+        return "((%s)1 / %s)" % (ct, a[0])
     return None
 
 
@@ -452,20 +355,65 @@ def round_expr(op: Operand, dt, decimals: int) -> Optional[str]:
     return "(%s(%s / %s) * %s)" % (_math("rint", ct), op.text, p, p)
 
 
+def _where(ops, out_dt, attrs, helpers) -> Optional[str]:
+    return where_expr(ops, out_dt, helpers) if len(ops) == 3 and None not in ops else None
+
+
+def _clip(ops, out_dt, attrs, helpers) -> Optional[str]:
+    # absent bounds are None; the clipped operand must be an array
+    if len(ops) != 3 or ops[0] is None or ops[0].value is not None:
+        return None
+    return clip_expr(ops, out_dt, helpers)
+
+
+def _astype(ops, out_dt, attrs, helpers) -> Optional[str]:
+    return cast(ops[0], out_dt, helpers) if len(ops) == 1 and ops[0] is not None else None
+
+
+def _copy(ops, out_dt, attrs, helpers) -> Optional[str]:
+    return ops[0].text if len(ops) == 1 and ops[0] is not None else None
+
+
+def _round(ops, out_dt, attrs, helpers) -> Optional[str]:
+    d = attrs.get("decimals", 0)
+    if len(ops) != 1 or ops[0] is None or type(d) is not int:
+        return None
+    return round_expr(ops[0], out_dt, d)
+
+
+#: the writers the traits table's ``CTemplate.builder`` names
+BUILDERS = {"where": _where, "clip": _clip, "astype": _astype, "copy": _copy, "round": _round}
+
+
+def pointwise_expr(op: str, ops: Sequence[Optional[Operand]], out_dt, attrs: Dict,
+                   helpers: set) -> Optional[str]:
+    """C text of elementwise op ``op`` (a ufunc or a builder op of the traits table) on
+    ``ops`` (None: an absent optional operand), or None when it has no translation."""
+    t = traits_of(op)
+    if t is None or t.c is None:
+        return None
+    if t.c.builder is not None:
+        return BUILDERS[t.c.builder](ops, out_dt, attrs, helpers)
+    if any(o is None for o in ops):
+        return None
+    return ufunc_expr(op, ops, out_dt, attrs, helpers)
+
+
 # --------------------------------------------------------------------------- reductions
 class Reduction:
     """How a reduction accumulates: accumulator dtype, identity, combine, finish."""
 
     def __init__(self, op: str, in_dt, out_dt) -> None:
         self.op = op
+        self.traits = r = REDUCE[op]
         in_dt, out_dt = np.dtype(in_dt), np.dtype(out_dt)
-        if op in ("sum", "prod", "mean"):
+        if r.acc == "widened":
             # every sum accumulates in its result dtype, as NumPy's add.reduce does: a
             # float32 sum that overflows is inf here too.  The order differs (per-thread
             # running sums, then a tree over threads, where NumPy sums pairwise in blocks
             # of 8), so float results agree to rounding, not bit for bit (README)
             acc = out_dt if out_dt.name != "float16" else np.dtype("float32")
-        elif op in ("any", "all"):
+        elif r.acc == "bool":
             acc = np.dtype(bool)
         else:
             acc = out_dt
@@ -475,33 +423,26 @@ class Reduction:
         self.out_c = CTYPES[out_dt.name]
 
     def identity(self) -> str:
-        return {"sum": literal(0, self.acc), "mean": literal(0, self.acc),
-                "prod": literal(1, self.acc), "max": lowest(self.acc),
-                "min": highest(self.acc), "any": "false", "all": "true"}[self.op]
+        i = self.traits.identity
+        if type(i) is str:
+            return lowest(self.acc) if i == "lowest" else highest(self.acc)
+        return literal(i, self.acc)
 
     def load(self, text: str, in_dt, helpers: set) -> str:
         """An element of the reduced array as an accumulator value."""
         return "(%s)" % convert(text, in_dt, self.acc, helpers)
 
     def combine(self, a: str, b: str, helpers: set) -> str:
-        op = self.op
-        if op in ("sum", "mean"):
-            return "%s + %s" % (a, b)
-        if op == "prod":
-            return "%s * %s" % (a, b)
-        if op in ("max", "min"):
-            helpers.add("maximum" if op == "max" else "minimum")
-            return "ss_%s(%s, %s)" % ("maximum" if op == "max" else "minimum", a, b)
-        # bitwise, not || / &&: short-circuiting would skip the warp shuffle in the
-        # operand on some lanes
-        return "(bool)((%s) %s (%s))" % (a, "|" if op == "any" else "&", b)
+        """Two partial results merged (the table's C combine)."""
+        helpers.update(self.traits.helpers)
+        return self.traits.c_combine.format(a, b)
 
     def finish(self, acc: str, count: str) -> str:
         if self.out_dt.name == "float16":         # summed in float32, rounded once
-            if self.op == "mean":
+            if self.traits.finish == "mean":
                 acc = "(%s / (float)%s)" % (acc, count)
             return "ss_hround(%s)" % acc
-        if self.op == "mean":
+        if self.traits.finish == "mean":
             # NumPy divides the sum (in its dtype) by the count: float32 / float32
             div = self.acc_c if self.acc.kind == "f" else "double"
             return "((%s)(%s / (%s)%s))" % (self.out_c, acc, div, count)
@@ -510,10 +451,13 @@ class Reduction:
         return acc
 
 
-REDUCTIONS = frozenset(("sum", "mean", "prod", "max", "min", "any", "all"))
+#: the reductions written as kernels: the traits table's, those with a C combine (``var`` /
+#: ``std`` have none and run as the CuPy call)
+REDUCTIONS = KERNEL_REDUCTIONS
 
 
 def reduction_supported(node) -> bool:
+    """Whether reduction ``node`` can be a kernel's reduction phase."""
     if node.op not in REDUCTIONS or set(node.attrs) - {"axis", "keepdims", "dtype"}:
         return False
     src = node.inputs[0] if node.inputs else None

@@ -2,14 +2,16 @@
 
 The plan
 --------
-Nodes are classified as *pointwise* (elementwise ufuncs, ``where``, ``clip``, ``astype``,
-``copy``, ``round``), *view* (basic ``getitem``, ``expand_dims``, ``squeeze``,
-``permute_dims``, ``broadcast_to``, ``reshape``), *reduction* (``sum`` / ``mean`` /
-``prod`` / ``max`` / ``min`` / ``any`` / ``all`` over axes) or *library* (everything else:
-``matmul`` / ``einsum`` go to cuBLAS through CuPy, the rest to the CuPy call NumPy would
-make).  A pointwise node is *materialized* when an output, a library op or a view handed
-to a library op needs it as an array; every other pointwise node and every view is
-inlined into the kernels that read it (recomputed per consumer kernel, never stored).
+Nodes are classified by the op traits table as *pointwise* (ops with a C template:
+elementwise ufuncs, ``where``, ``clip``, ``astype``, ``copy``, ``round``), *view* (kind
+``view``: basic ``getitem``, ``expand_dims``, ``squeeze``, ``permute_dims``,
+``broadcast_to``, ``reshape``), *reduction* (reductions with a C combine: ``sum`` /
+``mean`` / ``prod`` / ``max`` / ``min`` / ``any`` / ``all`` over axes; ``var`` / ``std``
+have none) or *library* (everything else: ``matmul`` / ``einsum`` go to cuBLAS through
+CuPy, the rest to the CuPy call NumPy would make).  A pointwise node is *materialized*
+when an output, a library op or a view handed to a library op needs it as an array; every
+other pointwise node and every view is inlined into the kernels that read it (recomputed
+per consumer kernel, never stored).
 
 Walking the graph in order, each materialized pointwise node and each reduction is a
 *root*, added to the latest kernel it can join, else to a new kernel:
@@ -38,6 +40,7 @@ from typing import Any, Dict, List, Optional, Set, Tuple
 import numpy as np
 
 from symshape.capture.ir import Graph, IndexAttr, Node
+from symshape.capture.ops.traits import VIEW, traits_of
 from symshape.errors import InternalError
 from symshape.expr import Expr, OpAtom, mod, mul, smax, smin, sub
 from symshape.infinity import INT_OO
@@ -46,9 +49,6 @@ from symshape.ranges import ValueRange, bound
 from . import cops
 from .cops import Operand, ctype
 
-VIEWS = frozenset(("getitem", "expand_dims", "squeeze", "permute_dims", "broadcast_to",
-                   "reshape"))
-POINTWISE_EXTRA = frozenset(("where", "clip", "astype", "copy", "round"))
 
 
 class NoFuse(Exception):
@@ -164,19 +164,8 @@ def operand_of(x, text: str = "x") -> Optional[Operand]:
 
 
 def pointwise_expr(node: Node, ops: List[Optional[Operand]], helpers: set) -> Optional[str]:
-    op = node.op
-    if op == "where":
-        return cops.where_expr(ops, node.dtype, helpers)
-    if op == "clip":
-        return cops.clip_expr(ops, node.dtype, helpers)
-    if op == "astype":
-        return cops.cast(ops[0], node.dtype, helpers)
-    if op == "copy":
-        return ops[0].text
-    if op == "round":
-        d = node.attrs.get("decimals", 0)
-        return cops.round_expr(ops[0], node.dtype, d) if type(d) is int else None
-    return cops.ufunc_expr(op, ops, node.dtype, node.attrs, helpers)
+    """C text of pointwise ``node`` on ``ops`` (the traits table's C template)."""
+    return cops.pointwise_expr(node.op, ops, node.dtype, node.attrs, helpers)
 
 
 def classify(node: Node, rg: Ranges) -> str:
@@ -191,24 +180,18 @@ def classify(node: Node, rg: Ranges) -> str:
     ins = node.input_nodes()
     if any(i.shape is None or ctype(i.dtype) is None for i in ins):
         return "lib"
-    if node.op in VIEWS:
+    t = traits_of(node.op)
+    if t is None:
+        return "lib"
+    if t.kind == VIEW:
         return "view" if len(node.inputs) == 1 and type(node.inputs[0]) is Node and \
             _view_ok(node, rg) else "lib"
-    if node.op in cops.REDUCTIONS:
+    if t.reduce is not None and t.reduce.c_combine is not None:
         return "red" if cops.reduction_supported(node) else "lib"
-    if node.op in POINTWISE_EXTRA or cops.ufunc_of(node.op) is not None:
+    if t.c is not None:
         if not all(type(x) is Node or _scalar_ok(x) for x in node.inputs):
             return "lib"
         ops = [operand_of(x) for x in node.inputs]
-        if node.op == "clip":
-            if len(ops) != 3 or ops[0] is None or type(node.inputs[0]) is not Node:
-                return "lib"
-        elif any(o is None for o in ops):
-            return "lib"
-        if node.op == "where" and len(ops) != 3:
-            return "lib"
-        if node.op in ("astype", "copy", "round") and len(ops) != 1:
-            return "lib"
         try:
             return "pw" if pointwise_expr(node, ops, set()) is not None else "lib"
         except Exception:
@@ -242,7 +225,7 @@ def _view_ok(node: Node, rg: Ranges) -> bool:
     if node.op == "reshape":
         return numel(src.shape) == numel(node.shape) or \
             rg.bound(sub(numel(src.shape), numel(node.shape))) == ValueRange(0, 0)
-    return node.op in VIEWS
+    return True
 
 
 # --------------------------------------------------------------------------- plan
