@@ -22,8 +22,8 @@ from symshape.check_ir import render_size_checks
 
 from .function_writer import (GeneratedFunction, Writing, del_lines, namespace_const,
                               program_spec, releases, write)
-from .ir import CondExpr, Node, Subgraph
-from .ops.indexing import IndexAttr
+from .ir import CondExpr, IndexAttr, Node, Subgraph
+
 from .ops.registry import lookup
 
 

@@ -16,11 +16,11 @@ import pytest
 import symshape as ss
 from symshape import Dim
 from symshape.capture import decomp
-from symshape.capture.graph import Node
+from symshape.capture.ir import Node
 from symshape.capture.ops import traits as T
 from symshape.capture.ops.registry import OPS, defop
 from symshape.codegen import fusion
-from symshape.codegen.cuda import cops, groups
+from symshape.codegen.cuda import cops, groups, kernels
 from symshape.errors import InternalError
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -130,7 +130,7 @@ def test_no_module_keeps_its_own_set_of_op_names(what, names):
     (``{"mean": _mean}``: what to do per op), and so are the tracer's bindings of NumPy
     functions to ops and the names of Python's builtins."""
     allowed = {"capture/ops/reduction.py",        # implements(np.sum) -> "sum", ...
-               "capture/graph.py"}                # CODE_BUILTINS: min, max, sum, ...
+               "capture/ir.py"}                   # CODE_BUILTINS: min, max, sum, ...
     bad = []
     for where, line in _source_lines():
         if where.split(":")[0] in allowed or line.lstrip().startswith("#"):
@@ -235,7 +235,7 @@ def test_cuda_takes_the_reductions_with_a_c_combine_and_runs_the_rest_as_calls(o
     from symshape.codegen.cuda.emulate import emulate
     f = ROW_CASES[op]
     ep = ss.export(f, (f32(6, 5, 7),), dynamic_shapes=[(A, A, A)])
-    plan = groups.plan_program(ep)
+    plan = kernels.plan_program(ep)
     kinds = {plan.kinds[n] for n in ep.graph.nodes if n.op == op}
     assert kinds == ({"red"} if op in T.KERNEL_REDUCTIONS else {"lib"})
     run = emulate(compile_cupy(ep))
@@ -312,7 +312,7 @@ def test_cuda_kernel_reductions_match_numpy_across_dtypes(op, dt):
         return (np.random.default_rng(seed).standard_normal(shape) * 3).astype(dt)
 
     ep = ss.export(f, (make(5, 6, 9),), dynamic_shapes=[(A, A, A)])
-    assert {groups.plan_program(ep).kinds[n] for n in ep.graph.nodes if n.op == op} == {"red"}
+    assert {kernels.plan_program(ep).kinds[n] for n in ep.graph.nodes if n.op == op} == {"red"}
     run = emulate(compile_cupy(ep))
     x = make(7, 5, 11, seed=7)
     with np.errstate(all="ignore"):
