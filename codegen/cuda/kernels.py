@@ -468,7 +468,9 @@ class Emitter:
         decode = self._decode_lines("i", list(range(self.nd)), "t")
         body = self.body + ["%s[i] = %s;" % (out_names[n], cops.store_expr(v, n.dtype))
                             for n, v in stores]
-        scalar = ["  " + l for l in (decode if _uses_coords(decode, body) else []) + body]
+        coords = _uses_coords(decode, body)
+        # the vector variant's scalar tail (fewer than ``vec`` elements, once per call)
+        tail = ["  " + l for l in (decode if coords else []) + body]
         # the vector variant: the same values, loads at i read from registers
         widths = [STORAGE[n.dtype.name] for n in spec.outs()] + list(self.vec_bufs.values())
         V = 16 // max(_SIZEOF[t] for t in widths)
@@ -477,10 +479,16 @@ class Emitter:
         self.vec_mode = False
         vbody = self.body + ["vo_%s[ss_v] = %s;" % (out_names[n], cops.store_expr(v, n.dtype))
                              for n, v in vstores]
-        vloop = [
-            "#ifdef SS_VEC",
-            "for (idx_t i0 = ((idx_t)blockIdx.x * (idx_t)blockDim.x + (idx_t)threadIdx.x) * %d; "
-            "i0 < %s; i0 += (idx_t)blockDim.x * (idx_t)gridDim.x * %d) {" % (V, nsz, V),
+        vcoords = _uses_coords(decode, vbody)
+        first = "((idx_t)blockIdx.x * (idx_t)blockDim.x + (idx_t)threadIdx.x)"
+        vstride = "(idx_t)blockDim.x * (idx_t)gridDim.x * %d" % V
+        vloop = ["#ifdef SS_VEC"]
+        if vcoords:
+            # the chunk's first coordinates: decoded once per thread, then stepped by the
+            # grid stride with carries (no divide or modulo inside the loop)
+            vloop += self._grid_coords("%s * %d" % (first, V), vstride, "b")
+        vloop += [
+            "for (idx_t i0 = %s * %d; i0 < %s; i0 += %s) {" % (first, V, nsz, vstride),
             "  if (i0 + %d <= %s) {" % (V, nsz)]
         for buf, ct in self.vec_bufs.items():
             vloop.append("    __align__(16) %s vb_%s[%d];" % (ct, buf, V))
@@ -489,8 +497,11 @@ class Emitter:
         for n, _ in vstores:
             ct = STORAGE[n.dtype.name]
             vloop.append("    __align__(16) %s vo_%s[%d];" % (ct, out_names[n], V))
-        hoist, step = self._stepped_coords() if _uses_coords(decode, vbody) else ([], [])
-        vloop += ["    " + l for l in hoist]
+        step = []
+        if vcoords:
+            axes = self._real_axes()
+            vloop += ["    " + " ".join("idx_t c%d = b%d;" % (a, a) for a in axes)]
+            step = [_carry(axes, [self.size(spec.shape[a]) for a in axes])]
         vloop += ["    #pragma unroll", "    for (int ss_v = 0; ss_v < %d; ss_v++) {" % V,
                   "      const idx_t i = i0 + ss_v;"]
         vloop += ["      " + l for l in vbody + step]
@@ -501,11 +512,21 @@ class Emitter:
                 vt, out_names[n], vt, out_names[n]))
         vloop += ["  } else {",
                   "    for (idx_t i = i0; i < %s; i++) {" % nsz]
-        vloop += ["    " + l for l in scalar]
-        vloop += ["    }", "  }", "}", "#else"]
-        loop = ["for (idx_t i = (idx_t)blockIdx.x * (idx_t)blockDim.x + (idx_t)threadIdx.x; "
-                "i < %s; i += (idx_t)blockDim.x * (idx_t)gridDim.x) {" % nsz]
-        loop += scalar + ["}"]
+        vloop += ["    " + l for l in tail]
+        vloop += ["    }", "  }"]
+        if vcoords:
+            vloop += ["  " + l for l in self._grid_step("b")]
+        vloop += ["}", "#else"]
+        # the scalar (and strided) variant: coordinates decoded once per thread, stepped
+        # by the grid stride with one compare and subtract per axis
+        loop = self._grid_coords(first, "(idx_t)blockDim.x * (idx_t)gridDim.x", "c") \
+            if coords else []
+        loop += ["for (idx_t i = %s; i < %s; i += (idx_t)blockDim.x * (idx_t)gridDim.x) {"
+                 % (first, nsz)]
+        loop += ["  " + l for l in body]
+        if coords:
+            loop += ["  " + l for l in self._grid_step("c")]
+        loop += ["}"]
         k = self._kernel(index, "pointwise", out_names, [n for n, _ in stores],
                          vloop + loop + ["#endif"])
         k.numel = N
@@ -516,20 +537,38 @@ class Emitter:
                            if kind in ("out", "in") and any(v is x for x in k.vec_arrays)]
         return k
 
-    def _stepped_coords(self) -> Tuple[List[str], List[str]]:
-        """The vector variant's coordinates: decoded once from ``i0`` (one division and
-        modulo per axis per thread and chunk, not per element), then stepped with a carry
-        after each element."""
+    def _real_axes(self) -> List[int]:
         S = self.spec.shape
-        axes = [a for a in range(self.nd) if not (type(S[a]) is int and S[a] == 1)]
-        if not axes:
-            return [], []
-        hoist = ["idx_t t = i0;"]
+        return [a for a in range(self.nd) if not (type(S[a]) is int and S[a] == 1)]
+
+    def _grid_coords(self, start: str, stride: str, prefix: str) -> List[str]:
+        """Hoisted before a grid-stride loop: the coordinates (``<prefix><axis>``) of the
+        thread's first index, and the grid stride decoded into per-axis steps
+        (``ss_d<axis>``); these two decodes are the loop's only divides and modulos."""
+        S = self.spec.shape
+        axes = self._real_axes()
+        lines = ["idx_t ss_t = %s, ss_u = %s;" % (start, stride)]
         for a in reversed(axes[1:]):
             sz = self.size(S[a])
-            hoist.append("idx_t c%d = t %% %s; t /= %s;" % (a, sz, sz))
-        hoist.append("idx_t c%d = t;" % axes[0])
-        return hoist, [_carry(axes, [self.size(S[a]) for a in axes])]
+            lines.append("idx_t %s%d = ss_t %% %s; ss_t /= %s;" % (prefix, a, sz, sz))
+            lines.append("const idx_t ss_d%d = ss_u %% %s; ss_u /= %s;" % (a, sz, sz))
+        lines.append("idx_t %s%d = ss_t;" % (prefix, axes[0]))
+        lines.append("const idx_t ss_d%d = ss_u;" % axes[0])
+        return lines
+
+    def _grid_step(self, prefix: str) -> List[str]:
+        """Advance ``<prefix><axis>`` by the grid stride: each axis adds its step and the
+        carry from the axis after it; both are below the axis size, so one compare and
+        subtract wraps it (the first axis never wraps: the loop ends first)."""
+        S = self.spec.shape
+        axes = self._real_axes()
+        lines = []
+        for a, b in zip(reversed(axes[1:]), reversed(axes[:-1])):
+            sz = self.size(S[a])
+            lines.append("%s%d += ss_d%d; if (%s%d >= %s) { %s%d -= %s; ++%s%d; }" % (
+                prefix, a, a, prefix, a, sz, prefix, a, sz, prefix, b))
+        lines.append("%s%d += ss_d%d;" % (prefix, axes[0], axes[0]))
+        return lines
 
     def _reduce(self, written, index) -> Optional[Kernel]:
         """A row-reduction kernel.  A *group* of ``ss_g`` threads computes one row: a warp
