@@ -73,7 +73,8 @@ def test_row_kernel_source_loads_each_row_once():
     cached = k.source.split("if (ss_inreg) {")[1].split("} else {")[0]
     assert cached.count("= in_x[") == 1               # x: one load per element of the row
     assert "rc0[ss_k]" in cached and "__shfl_xor_sync" in k.source
-    assert k.source.count("__syncthreads();") == 4    # 2 reductions x 2 variants
+    # 2 reductions in registers; one merged phase (mean and variance) when looped
+    assert k.source.count("__syncthreads();") == 3
     assert k.source.count("__shared__") == 1
 
 
@@ -170,3 +171,108 @@ def test_few_long_columns_are_split_across_blocks(shape, blocks):
     close(run(x), f(x), rtol=1e-4, atol=1e-5)
     launches = [(g, b) for name, g, b, _ in run.runtime.launches if name == k.split.name]
     assert launches == [(blocks, 256)] * k.split.passes
+
+
+def looped(c):
+    """The emulated program with its row kernels' split companions removed, so few long
+    rows run the looped kernel (one block per row, the row read from memory)."""
+    for k in c.kernels:
+        k.split = None
+    return emulate(c)
+
+
+def loop_part(k):
+    return k.source.split("if (ss_inreg) {")[1].split("\n    } else {")[1]
+
+
+def test_long_rows_merge_softmax_and_variance_phases():
+    """Rows longer than the registers hold are read once per merged phase: softmax reads
+    the row twice (max and sum of exp online, then the write), layer norm twice (sum and
+    Welford's moments, then the write), RMS norm twice (its one sum, then the write)."""
+    for f, extra, merged in [(softmax, 0, "ss_online_merge"), (layer_norm, 2, "ss_welford_merge"),
+                             (rms_norm, 1, None)]:
+        k = program(f, *([f32(4, 16)] + [f32(16)] * extra)).kernels[0]
+        body = loop_part(k)
+        assert body.count("= in_x[") == 2, f.__name__
+        assert body.count("__syncthreads();") == 1
+        if merged:
+            assert merged in body and merged not in k.source.split("if (ss_inreg) {")[1].split(
+                "\n    } else {")[0]
+
+
+LONG = [4097, 5000, 9001]
+
+
+@pytest.mark.parametrize("f,extra", [(softmax, 0), (layer_norm, 2), (rms_norm, 1)],
+                         ids=["softmax", "layer_norm", "rms_norm"])
+def test_long_rows_match_numpy(f, extra):
+    """The looped kernel (few rows, split companion removed) at lengths past the register
+    limit, with an offset of 1000 that would make a one-pass sum of squares cancel.  At
+    that offset the float32 mean itself (a sum in another order than NumPy's) is off by
+    about 1e-7 * 1000 = 1e-4, hence the wider absolute tolerance there."""
+    c = program(f, *([f32(4, 16)] + [f32(16)] * extra))
+    run = looped(c)
+    for n in LONG:
+        for shift in (0.0, 1000.0):
+            args = [f32(3, n) + np.float32(shift)] + [f32(n, seed=i + 1) for i in range(extra)]
+            close(run(*args), f(*args), rtol=1e-4, atol=1e-3 if shift else 1e-5)
+    assert {b for _, _, b, _ in run.runtime.launches} == {512}
+
+
+def test_welford_variance_accuracy():
+    """Against a float64 reference, at an offset of 1000 (the case a one-pass sum of squares
+    loses): the merged float32 variance is within 1e-5 relative (measured: 1e-6 to 3e-6;
+    NumPy's two-pass: 1e-7)."""
+    def var(x):
+        return ((x - x.mean(axis=-1, keepdims=True)) ** 2).mean(axis=-1)
+
+    run = looped(program(var, f32(4, 16)))
+    for n in LONG:
+        x = f32(3, n) + np.float32(1000)
+        truth = var(x.astype(np.float64))
+        assert np.max(np.abs(run(x) - truth) / truth) < 1e-5
+
+
+def test_online_softmax_special_values():
+    """Rows with -inf (masked attention), a row of -inf only (NaN, as NumPy), +inf and NaN
+    (NaN rows), and a maximum that grows element by element (a rescale per element)."""
+    c = program(softmax, f32(4, 16))
+    run = looped(c)
+    n = 4500
+    x = f32(6, n)
+    x[0, ::3] = -np.inf
+    x[0, :7] = -np.inf
+    x[1] = -np.inf
+    x[2, 4000] = np.inf
+    x[3, 17] = np.nan
+    x[4] = np.linspace(-50, 50, n, dtype=np.float32)
+    x[5] = np.linspace(80, -80, n, dtype=np.float32)
+    with np.errstate(invalid="ignore"):
+        want = softmax(x)
+    got = run(x)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6)
+
+
+def test_welford_variance_special_values():
+    """Layer norm and a plain variance with NaN, inf and an overflowing float32 sum (mean
+    inf, variance inf as NumPy) in long rows; float64 too."""
+    def var(x):
+        return ((x - x.mean(axis=-1, keepdims=True)) ** 2).mean(axis=-1)
+
+    for dt in (np.float32, np.float64):
+        c = program(var, f32(4, 16).astype(dt))
+        assert "ss_welford_merge" in c.kernels[0].source
+        run = looped(c)
+        x = f32(5, 4300).astype(dt)
+        x[1, 5] = np.nan
+        x[2, 9] = np.inf
+        x[3] = np.finfo(dt).max / 2
+        x[4] *= 1e3
+        with np.errstate(invalid="ignore", over="ignore"):
+            want = var(x)
+        got = run(x)
+        np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+        np.testing.assert_array_equal(np.isinf(got), np.isinf(want))
+        ok = np.isfinite(want)
+        np.testing.assert_allclose(got[ok], want[ok], rtol=1e-4)

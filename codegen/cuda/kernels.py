@@ -136,6 +136,7 @@ class Emitter:
                     ("row" if spec.axes is not None else "i")
                 self.dom.append(Idx("c%d" % k, {"c%d" % k, loopvar}))
         self.inner_vars = {"j"} | {"c%d" % k for k in red}
+        self.half = 32                        # values per half of a row kernel's scratch
         self.trailing = spec.axes is not None and \
             tuple(spec.axes) == tuple(range(self.nd - len(spec.axes), self.nd))
 
@@ -589,6 +590,9 @@ class Emitter:
         rsz, isz = self.size(rows), self.size(inner)
         self.index_exprs += [rows, inner, numel(S)]
         self.column = self.nd - 1 not in spec.axes and not (type(S[-1]) is int and S[-1] == 1)
+        # a merged mean / variance phase leaves 4 values per warp in shared memory
+        self.half = 64 if not self.column and any(
+            kind == "welford" for kind, _ in self.merged_pairs().values()) else 32
         variants = {}
         for cached in (True, False):
             self.red_vars, self.row_memo = {}, {}      # each variant declares its own
@@ -618,7 +622,8 @@ class Emitter:
                     "  const bool ss_live = ss_base + (idx_t)ss_col < %s;" % rsz,
                     "  const idx_t row = ss_live ? ss_base + (idx_t)ss_col : %s - 1;" % rsz]
         else:
-            body = ["__shared__ double ss_scratch[64];   // one scratch for every reduction",
+            body = ["__shared__ double ss_scratch[%d];   // one scratch for every reduction"
+                    % (2 * self.half),
                     "unsigned int ss_par = 0;            // which half of it the next one uses",
                     "const unsigned int ss_g = %s <= %d ? 32u : blockDim.x;   // threads per row"
                     % (isz, WARP_ROW),
@@ -720,6 +725,148 @@ class Emitter:
         k.passes = len(spec.reductions()) + 1
         return k
 
+    def _inline(self, n) -> bool:
+        """Is ``n`` computed in this kernel from its inputs (not loaded)?"""
+        return type(n) is Node and self.P.kind.get(n) == "pw" and (
+            not self.P.needs_array[n] or any(n is o for o in self.spec.outs()))
+
+    def merged_pairs(self) -> Dict[Node, Tuple[str, Node]]:
+        """Adjacent reductions (r0, r1) of the row that one read of it computes:
+        ``online``: r0 = max(x), r1 = sum(exp(x - r0)) (softmax, logsumexp);
+        ``welford``: r0 = mean(x), r1 = mean or sum of (x - r0)**2 (layer norm, variance).
+        x is the same per-element value in both, of dtype float32 or float64."""
+        reds = self.spec.reductions()
+        out: Dict[Node, Tuple[str, Node]] = {}
+        for r0, r1 in zip(reds, reds[1:]):
+            if r0 in out or any(r0 is v for _, v in out.values()):
+                continue
+            kind = self._merge_kind(r0, r1)
+            if kind:
+                out[r0] = (kind, r1)
+        return out
+
+    def _merge_kind(self, r0: Node, r1: Node) -> str:
+        x = r0.inputs[0]
+        if type(x) is not Node or not same_shape(x.shape, self.spec.shape):
+            return ""
+        dt = x.dtype
+        if dt.name not in ("float32", "float64") or r0.dtype != dt or r1.dtype != dt:
+            return ""
+        t = r1.inputs[0]
+        if not self._inline(t) or t.dtype != dt:
+            return ""
+        if r0.op == "max" and r1.op == "sum" and t.op == "exp":
+            d = t.inputs[0]
+            kind = "online"
+        elif r0.op == "mean" and r1.op in ("mean", "sum"):
+            if t.op == "power" and len(t.inputs) == 2 and type(t.inputs[1]) in (int, float) \
+                    and t.inputs[1] == 2:
+                d = t.inputs[0]
+            elif t.op == "square" or (t.op == "multiply" and t.inputs[0] is t.inputs[1]):
+                d = t.inputs[0]
+            else:
+                return ""
+            kind = "welford"
+        else:
+            return ""
+        if not (self._inline(d) and d.op == "subtract" and d.dtype == dt and
+                d.inputs[0] is x and d.inputs[1] is r0):
+            return ""
+        return kind
+
+    def _lanes_merge(self, ct: str, vals: List[str], merge: List[str]) -> List[str]:
+        """Combine per-thread tuples ``vals`` across the row's threads: ``merge`` (lines
+        over ``vals`` and the other tuple ``o0, o1, ...``) over the warp's shuffles, then
+        across warps through one half of the scratch (one barrier)."""
+        k = len(vals)
+        per = ROW_BLOCK // 32
+        lines = ["for (int w = 16; w > 0; w >>= 1) {"]
+        lines += ["  const %s o%d = ss_shfl_xor(%s, w);" % (ct, i, v) for i, v in enumerate(vals)]
+        lines += ["  " + l for l in merge]
+        lines.append("}")
+        lines.append("if (ss_g > 32) {          // across warps: one barrier")
+        lines.append("  %s* sh = (%s*)ss_scratch + %d * ss_par;" % (ct, ct, self.half))
+        lines.append("  ss_par ^= 1u;")
+        lines.append("  if ((threadIdx.x & 31u) == 0) { %s }" % " ".join(
+            "sh[%d + (threadIdx.x >> 5)] = %s;" % (per * i, v) for i, v in enumerate(vals)))
+        lines.append("  __syncthreads();")
+        lines.append("  " + " ".join("%s = sh[%d];" % (v, per * i) for i, v in enumerate(vals)))
+        lines.append("  for (unsigned int w = 1; w < (ss_g >> 5); w++) {")
+        lines += ["    const %s o%d = sh[%d + w];" % (ct, i, per * i) for i in range(k)]
+        lines += ["    " + l for l in merge]
+        lines.append("  }")
+        lines.append("}")
+        return lines
+
+    def _merged_phase(self, kind: str, ri: int, r0: Node, r1: Node, jdecode: List[str],
+                      isz: str) -> List[str]:
+        """One looped read of the row computing two reductions (``merged_pairs``).
+        ``online``: a running maximum m and the sum s of exp(x - m), rescaled by
+        exp(m_old - m_new) when the maximum grows; each term is the kernel's own
+        exp(x - m) at the current maximum.  ``welford``: the plain sum (so the mean is
+        the two-pass kernel's, bit for bit) and Welford's count, running mean and sum of
+        squared deviations, combined across threads pairwise (Chan et al.)."""
+        x = r0.inputs[0]
+        ct = CTYPES[x.dtype.name]
+        R0 = cops.Reduction(r0.op, x.dtype, r0.dtype)
+        R1 = cops.Reduction(r1.op, r1.inputs[0].dtype, r1.dtype)
+        a0, a1, v0, v1 = "a%d" % ri, "a%d" % (ri + 1), "r%d" % ri, "r%d" % (ri + 1)
+        self.helpers.add("shfl")
+        self.memo, self.body, self.pre = {}, [], []
+        v = self.value(x, self.dom)
+        elem = "((%s)%s)" % (ct, v)
+        ph = ["// %s, %s = %s(%s), %s(%s) over axes %s: one read of the row (%s)" % (
+            r0.name, r1.name, r0.op, x.name, r1.op, r1.inputs[0].name, tuple(self.spec.axes),
+            "a running max and the sum of exp rescaled as it grows" if kind == "online" else
+            "the sum and Welford's running mean and squared deviations")]
+        if kind == "online":
+            self.helpers |= {"maximum", "online"}
+            nx = len(self.body)
+            self.red_vars[r0] = "ss_mx"              # the term at the running maximum
+            t = self.value(r1.inputs[0], self.dom)
+            del self.red_vars[r0]
+            lowest = cops.lowest(x.dtype)
+            body = self.body[:nx] + ["const %s ss_mx = ss_maximum(%s, %s);" % (ct, a0, elem)] + \
+                self.body[nx:] + [
+                    "%s = %s * (%s == ss_mx ? (%s)1 : ss_expt(%s - ss_mx)) + "
+                    "(ss_mx == %s ? (%s)1 : %s);" % (a1, a1, a0, ct, a0, lowest, ct,
+                                                     R1.load(t, r1.inputs[0].dtype, self.helpers)),
+                    "%s = ss_mx;" % a0]
+            ph += self.pre
+            ph.append("%s %s = %s, %s = %s;" % (ct, a0, lowest, a1, R1.identity()))
+            ph += self._row_loop(False, isz, (jdecode if _uses_coords(jdecode, body) else [])
+                                 + body)
+            ph += self._lanes_merge(ct, [a0, a1], ["ss_online_merge(%s, %s, o0, o1);" % (a0, a1)])
+            ph.append("const %s %s = %s;" % (R0.out_c, v0, R0.finish(a0, isz)))
+            # a row of -inf: NumPy's exp(-inf - -inf) is NaN, so is its sum
+            ph.append("const %s %s = %s;" % (R1.out_c, v1, R1.finish(
+                "(%s == %s ? %s - %s : %s)" % (a0, lowest, a0, a0, a1), isz)))
+        else:
+            self.helpers.add("welford")
+            n, mu = "ss_n%d" % ri, "ss_mu%d" % ri
+            body = self.body + [
+                "const %s ss_x = %s;" % (ct, elem),
+                "%s = %s;" % (a0, R0.combine(a0, R0.load("ss_x", x.dtype, self.helpers),
+                                             self.helpers)),
+                "%s += (%s)1;" % (n, ct),
+                "const %s ss_d = ss_x - %s;" % (ct, mu),
+                "%s = %s + ss_d / %s;" % (mu, mu, n),
+                "%s = %s + ss_d * (ss_x - %s);" % (a1, a1, mu)]
+            ph += self.pre
+            ph.append("%s %s = %s, %s = 0, %s = 0, %s = 0;" % (ct, a0, R0.identity(), n, mu, a1))
+            ph += self._row_loop(False, isz, (jdecode if _uses_coords(jdecode, body) else [])
+                                 + body)
+            ph += self._lanes_merge(ct, [a0, n, mu, a1], [
+                "%s = %s;" % (a0, R0.combine(a0, "o0", self.helpers)),
+                "ss_welford_merge(%s, %s, %s, o1, o2, o3);" % (n, mu, a1)])
+            ph.append("const %s %s = %s;" % (R0.out_c, v0, R0.finish(a0, isz)))
+            # a float sum that overflowed: NumPy's mean is inf, each (x - inf)**2 is inf
+            ph.append("const %s %s = %s;" % (R1.out_c, v1, R1.finish(
+                "(%s - %s != %s - %s && %s == %s ? %s : %s)" % (
+                    v0, v0, v0, v0, a1, a1, cops.highest(x.dtype), a1), isz)))
+        self.red_vars[r0], self.red_vars[r1] = v0, v1
+        return ph
+
     def _row_loop(self, cached: bool, isz: str, lines: List[str]) -> List[str]:
         """The loop of a group's thread over its elements of the row (``j``)."""
         if self.column and self.split:
@@ -742,7 +889,19 @@ class Emitter:
         spec = self.spec
         jdecode = self._decode_lines("j", axes, "t")
         phases: List[str] = []
+        # rows too long for registers are read from memory once per phase: there, a pair
+        # of reductions that one read can compute (max and sum of exp(x - max); mean and
+        # sum of squared deviations) is merged into one phase
+        merged = {} if (cached or self.split or self.column) else self.merged_pairs()
+        done: Set[Node] = set()
         for ri, r in enumerate(spec.reductions()):
+            if r in done:
+                continue
+            if r in merged:
+                kind, r1 = merged[r]
+                phases += self._merged_phase(kind, ri, r, r1, jdecode, isz)
+                done.add(r1)
+                continue
             R = cops.Reduction(r.op, r.inputs[0].dtype, r.dtype)
             self.memo, self.body, self.pre = {}, [], []
             v = self.value(r.inputs[0], self.dom)
@@ -784,7 +943,8 @@ class Emitter:
                 ph.append("for (int w = 16; w > 0; w >>= 1) %s = %s;" % (
                     acc, R.combine(acc, "ss_shfl_xor(%s, w)" % acc, self.helpers)))
                 ph.append("if (ss_g > 32) {          // across warps: one barrier")
-                ph.append("  %s* sh = (%s*)ss_scratch + 32 * ss_par;" % (R.acc_c, R.acc_c))
+                ph.append("  %s* sh = (%s*)ss_scratch + %d * ss_par;" % (R.acc_c, R.acc_c,
+                                                              self.half))
                 ph.append("  ss_par ^= 1u;")
                 ph.append("  if ((threadIdx.x & 31u) == 0) sh[threadIdx.x >> 5] = %s;" % acc)
                 ph.append("  __syncthreads();")
@@ -906,7 +1066,12 @@ class Emitter:
                             "typedef int idx_t;", "#endif"]}[k.index]
         sig = ",\n    ".join("%s %s" % p for p in params)
         lines = head + []
-        helpers = cops.helper_source(self.helpers)
+        own = sorted(h for h in self.helpers if h in _ROW_HELPERS)
+        helpers = cops.helper_source(self.helpers - set(own))
+        for h in own:
+            guard = "SS_HELPER_%s" % h.upper()
+            helpers += "\n#ifndef %s\n#define %s\n%s\n#endif" % (guard, guard, _ROW_HELPERS[h])
+        helpers = helpers.strip("\n")
         if helpers:
             lines.append(helpers)
         if self.strides:
@@ -946,6 +1111,40 @@ class Emitter:
         if mul(q, e) == d and self.rg.bound(q).lower >= 1:
             return True
         return self.rg.bound(sub(d, e)).lower >= 0 and d != e
+
+
+#: device helpers of merged row phases (templates over float / double)
+_ROW_HELPERS = {
+    # exp in the precision of its argument, as the generated exp of that dtype
+    # (m, s) += (m2, s2): two running maxima and the sums of exp(x - max) they hold, each
+    # rescaled to the larger maximum (scaled by 1 when it is its own: no exp(-inf + inf))
+    "online": "\n".join([
+        "__device__ __forceinline__ float ss_expt(float x) { return expf(x); }",
+        "__device__ __forceinline__ double ss_expt(double x) { return exp(x); }",
+        "template <typename T> __device__ __forceinline__ void ss_online_merge("
+        "T& m, T& s, T m2, T s2) {",
+        "  const T mn = ss_maximum(m, m2);",
+        "  s = s * (m == mn ? (T)1 : ss_expt(m - mn)) + s2 * (m2 == mn ? (T)1 : "
+        "ss_expt(m2 - mn));",
+        "  m = mn;",
+        "}"]),
+    # (n, mean, m2) += (n2, mean2, m22): Chan, Golub and LeVeque's pairwise update of a
+    # count, a mean and a sum of squared deviations from it (nothing to add when n2 == 0)
+    "welford": "\n".join([
+        "template <typename T> __device__ __forceinline__ void ss_welford_merge("
+        "T& n, T& mean, T& m2, T n2, T mean2, T m22) {",
+        "  if (n2 > (T)0) {",
+        "    if (n > (T)0) {",
+        "      const T nn = n + n2, f = n2 / nn, d = mean2 - mean;",
+        "      mean = mean + d * f;",
+        "      m2 = m2 + m22 + d * (d * (n * f));",
+        "      n = nn;",
+        "    } else {",
+        "      n = n2; mean = mean2; m2 = m22;",
+        "    }",
+        "  }",
+        "}"]),
+}
 
 
 #: SS_OFF(contiguous offset, strided offset): which one the compiled variant uses
