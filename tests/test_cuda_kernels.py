@@ -80,7 +80,7 @@ def test_23_source_shows_driver_and_one_fused_kernel():
     assert len(c.kernels) == 1 and steps(c) == ["kernel"]
     k = c.kernels[0]
     assert k.kind == "reduce"
-    assert 'extern "C" __global__ void __launch_bounds__(512) %s(' % k.name in src
+    assert 'extern "C" __global__ void __launch_bounds__(512, 2) %s(' % k.name in src
     assert k.source in src
     # the multiply is inlined into the reduction: no intermediate buffer is written
     assert [p for p in k.params if p[1].startswith("out_")] == [("float* __restrict__",

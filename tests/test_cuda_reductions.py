@@ -1,6 +1,7 @@
 """Reduction kernels of backend="cupy" under the emulator: every launch geometry (a warp per
 short row, a block per long row, rows in registers or looped over, a lane per row when the
 last axis is kept) against NumPy, at sizes around each switch."""
+import re
 import shutil
 
 import numpy as np
@@ -12,6 +13,7 @@ from symshape import Dim
 from symshape.codegen.cuda import compile_cupy
 from symshape.codegen.cuda.emulate import emulate
 from symshape.codegen.cuda.kernels import ROW_ITEMS, WARP_ROW
+from symshape.codegen.cuda.nvrtc import nvrtc_module
 
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="the emulator needs g++")
 A = Dim.AUTO
@@ -68,14 +70,33 @@ def test_row_kernels_at_every_switch(f, extra):
     assert blocks == [64, 128, 256, 512]
 
 
+def variant(src, vec=False):
+    """The source of the row kernels' scalar (or, ``vec``, the SS_VEC) variant."""
+    out, state = [], None
+    for line in src.splitlines():
+        t = line.strip()
+        if t == "#ifdef SS_VEC":
+            state = "vec"
+        elif state and t == "#else":
+            state = "scalar"
+        elif state and t == "#endif":
+            state = None
+        elif state is None or (state == "vec") == vec:
+            out.append(line)
+    return "\n".join(out)
+
+
 def test_row_kernel_source_loads_each_row_once():
     k = program(layer_norm, f32(4, 16), f32(16), f32(16)).kernels[0]
-    cached = k.source.split("if (ss_inreg) {")[1].split("} else {")[0]
-    assert cached.count("= in_x[") == 1               # x: one load per element of the row
-    assert "rc0[ss_k]" in cached and "__shfl_xor_sync" in k.source
-    # 2 reductions in registers; one merged phase (mean and variance) when looped
-    assert k.source.count("__syncthreads();") == 3
-    assert k.source.count("__shared__") == 1
+    for vec in (False, True):
+        src = variant(k.source, vec)
+        cached = src.split("if (ss_inreg) {")[1].split("} else {")[0]
+        assert cached.count("= in_x[") == 1 if not vec else \
+            cached.count("= *(const uint4*)&in_x[") == 1   # x: loaded once into registers
+        assert "rc0[ss_k]" in cached and "__shfl_xor_sync" in src
+        # 2 reductions in registers; one merged phase (mean and variance) when looped
+        assert src.count("__syncthreads();") == 3
+        assert src.count("__shared__") == 1
 
 
 COLUMN_CASES = [
@@ -181,8 +202,8 @@ def looped(c):
     return emulate(c)
 
 
-def loop_part(k):
-    return k.source.split("if (ss_inreg) {")[1].split("\n    } else {")[1]
+def loop_part(k, vec=False):
+    return variant(k.source, vec).split("if (ss_inreg) {")[1].split("\n    } else {")[1]
 
 
 def test_long_rows_merge_softmax_and_variance_phases():
@@ -192,12 +213,13 @@ def test_long_rows_merge_softmax_and_variance_phases():
     for f, extra, merged in [(softmax, 0, "ss_online_merge"), (layer_norm, 2, "ss_welford_merge"),
                              (rms_norm, 1, None)]:
         k = program(f, *([f32(4, 16)] + [f32(16)] * extra)).kernels[0]
-        body = loop_part(k)
-        assert body.count("= in_x[") == 2, f.__name__
-        assert body.count("__syncthreads();") == 1
-        if merged:
-            assert merged in body and merged not in k.source.split("if (ss_inreg) {")[1].split(
-                "\n    } else {")[0]
+        for vec in (False, True):
+            body = loop_part(k, vec)
+            assert body.count("= in_x[" if not vec else "= *(const uint4*)&in_x[") == 2
+            assert body.count("__syncthreads();") == 1
+            if merged:
+                assert merged in body and merged not in variant(k.source, vec).split(
+                    "if (ss_inreg) {")[1].split("\n    } else {")[0]
 
 
 LONG = [4097, 5000, 9001]
@@ -276,3 +298,98 @@ def test_welford_variance_special_values():
         np.testing.assert_array_equal(np.isinf(got), np.isinf(want))
         ok = np.isfinite(want)
         np.testing.assert_allclose(got[ok], want[ok], rtol=1e-4)
+
+
+TOL = {np.float16: (2e-2, 2e-3), np.float32: (1e-4, 1e-5), np.float64: (1e-10, 1e-12)}
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+@pytest.mark.parametrize("f,extra", [(softmax, 0), (layer_norm, 2)], ids=["softmax", "layer_norm"])
+def test_row_kernels_load_128_bits_when_rows_allow(f, extra, dtype):
+    """Rows whose length is a multiple of the vector width (8 float16, 4 float32, 2 float64)
+    on 16-byte aligned arrays run the SS_VEC variant: each thread loads chunks of 16 bytes
+    (in registers or looped); other lengths and misaligned arrays the scalar one."""
+    c = program(f, *[a.astype(dtype) for a in [f32(4, 16)] + [f32(16)] * extra])
+    k = c.kernels[0]
+    width = min(16 // np.dtype(dtype).itemsize, ROW_ITEMS)
+    assert k.vec == width and "#ifdef SS_VEC" in k.source
+    run = looped(c)
+    rtol, atol = TOL[dtype]
+    lengths = [40, 44, 1000, 4096, 4100, 5000]
+    for n in lengths:
+        args = [f32(3, n).astype(dtype)] + [f32(n, seed=i + 1).astype(dtype)
+                                            for i in range(extra)]
+        close(run(*args), f(*args), rtol=rtol, atol=atol)
+    assert len(run.runtime.vectorised) == len([n for n in lengths if n % width == 0])
+    # a contiguous but misaligned array (4 bytes past a 16-byte boundary): scalar variant
+    base = f32(3 * 64 + 8).astype(dtype)
+    x = base[1:1 + 3 * 64].reshape(3, 64)
+    if x.ctypes.data % 16:
+        args = [x] + [f32(64, seed=i + 1).astype(dtype) for i in range(extra)]
+        before = len(run.runtime.vectorised)
+        close(run(*args), f(*args), rtol=rtol, atol=atol)
+        assert len(run.runtime.vectorised) == before
+
+
+VARIANTS = {"scalar": [], "index64": ["SS_INDEX64"], "vec": ["SS_VEC"],
+            "strided": ["SS_STRIDED"], "strided64": ["SS_STRIDED", "SS_INDEX64"]}
+
+
+def _ptxas_report(kernels):
+    """``nvcc -cubin -Xptxas -v`` (sm_90) of every variant the driver can launch of each
+    kernel, compiled as renamed copies in one translation unit: {(kernel position,
+    variant): (registers, spill bytes)}."""
+    import os
+    import subprocess
+    import tempfile
+    parts = []
+    for i, k in enumerate(kernels):
+        for name, macros in VARIANTS.items():
+            src = k.source.replace(" %s(" % k.name, " ss_p%d_%s(" % (i, name))
+            parts += ["#define %s" % m for m in macros] + [src] + \
+                ["#undef %s" % m for m in macros] + ["#undef SS_OFF"]
+    with tempfile.TemporaryDirectory() as d:
+        cu = os.path.join(d, "k.cu")
+        with open(cu, "w") as fh:
+            fh.write("\n".join(parts))
+        r = subprocess.run(["nvcc", "-cubin", "-arch=sm_90", "--fmad=false", "-Xptxas", "-v",
+                            "-o", os.path.join(d, "k.cubin"), cu], capture_output=True,
+                           text=True)
+    assert r.returncode == 0, r.stderr
+    out = {}
+    for block in r.stderr.split("Compiling entry function")[1:]:
+        m = re.match(r"\s*'ss_p(\d+)_(\w+)'", block)
+        regs = int(re.search(r"Used (\d+) registers", block).group(1))
+        spill = sum(int(x) for x in re.findall(r"(\d+) bytes spill", block))
+        out[int(m.group(1)), m.group(2)] = (regs, spill)
+    return out
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
+def test_row_kernels_fit_64_registers_without_spills():
+    """softmax, layer norm and RMS norm (row kernel and split companion): every variant the
+    driver launches (32/64-bit indices, 128-bit loads, strided inputs) stays within 64
+    registers (two 512-thread blocks per SM) with no spills."""
+    kernels = []
+    for f, extra in [(softmax, 0), (layer_norm, 2), (rms_norm, 1)]:
+        k = program(f, *([f32(4, 16)] + [f32(16)] * extra)).kernels[0]
+        kernels += [k, k.split]
+    report = _ptxas_report(kernels)
+    assert len(report) == len(kernels) * len(VARIANTS)
+    for (i, name), (regs, spill) in sorted(report.items()):
+        assert regs <= 64 and spill == 0, (kernels[i].name, name, regs, spill)
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None and nvrtc_module() is None,
+                    reason="neither nvcc nor NVRTC installed")
+def test_row_kernels_128_bit_variant_ptx():
+    """The SS_VEC variant of softmax and layer norm loads 128 bits at a time (in registers
+    and looped) and keeps its register arrays out of local memory."""
+    from test_cuda_pointwise import kernel_ptx
+    for f, extra in [(softmax, 0), (layer_norm, 2)]:
+        k = program(f, *([f32(4, 16)] + [f32(16)] * extra)).kernels[0]
+        ptx = kernel_ptx(k, vec=True)
+        v4 = len(re.findall(r"ld\.global(?:\.nc)?\.v4\.", ptx))
+        assert v4 >= 2 * (1 + extra), f.__name__        # x (+ g, b): in registers and looped
+        assert ".local" not in ptx
+        assert not re.search(r"ld\.global(?:\.nc)?\.v4\.", kernel_ptx(k))

@@ -34,6 +34,8 @@ GRID_CAP = 32768            # blocks per launch (grid-stride loops cover the res
 MAX_BLOCK = 256             # threads per block of pointwise kernels
 ROW_BLOCK = 512             # most threads per block of reduction kernels (powers of two)
 ROW_ITEMS = 8               # elements per thread a row keeps in registers
+ROW_MIN_BLOCKS = 2          # launch bound: two 512-thread blocks per SM, so at most 64
+                            # registers per thread (ptxas keeps every variant there)
 WARP_ROW = 32 * ROW_ITEMS   # rows up to this length: one warp per row, several per block
 COL_SPLIT = 8               # column reductions: warps splitting each row (block = 32 x this)
 SPLIT_ROWS = 264            # fewer rows than this (2 per H100 SM) and rows longer than a
@@ -137,6 +139,12 @@ class Emitter:
                 self.dom.append(Idx("c%d" % k, {"c%d" % k, loopvar}))
         self.inner_vars = {"j"} | {"c%d" % k for k in red}
         self.half = 32                        # values per half of a row kernel's scratch
+        self.rvec = 0                         # row kernels: elements per 128-bit load
+        self.rvec_mode = False                # ... generating the SS_VEC variant
+        self.rvec_bufs: Dict[str, str] = {}   # ... arrays read contiguously along rows
+        self.rvec_loads: Dict[str, tuple] = {}   # ... loaded per chunk (looped rows)
+        self.row_linear = ""                  # ... the row's own element offset
+        self.row_coord = "j"                  # ... the coordinate equal to j
         self.trailing = spec.axes is not None and \
             tuple(spec.axes) == tuple(range(self.nd - len(spec.axes), self.nd))
 
@@ -346,15 +354,31 @@ class Emitter:
                 self.vec_bufs[buf] = STORAGE[n.dtype.name]
                 if self.vec_mode:
                     text = "vb_%s[ss_v]" % buf
+            # contiguous along the row (the row's own elements, or a vector broadcast over
+            # rows): the SS_VEC variant of a row kernel loads it 16 bytes at a time
+            contig = spec.axes is not None and not self.column and not self.split and \
+                not row and raw in (self.row_linear, "j", self.row_coord)
+            if contig:
+                self.rvec_bufs[buf] = STORAGE[n.dtype.name]
+            vt = _VECT[_SIZEOF[STORAGE[n.dtype.name]] * self.rvec] if contig and \
+                self.rvec_mode else ""
+            if vt and getattr(self, "cache", None) is None:
+                text = "vb_%s[ss_v]" % buf            # loaded before the chunk's elements
+                self.rvec_loads[buf] = (STORAGE[n.dtype.name], raw)
             if getattr(self, "cache", None) is not None and not row:
                 # an element of the row: loaded once into a register array, which the
                 # later phases of the row read instead of memory
                 reg = self.cache.get(text)
                 if reg is None:
                     reg = self.cache[text] = "rc%d" % len(self.cache)
-                    self.cache_decl.append("%s %s[%d];   // %s, loaded once" % (
+                    self.cache_decl.append("__align__(16) %s %s[%d];   // %s, loaded once" % (
                         STORAGE[n.dtype.name], reg, ROW_ITEMS, text))
-                    text = "(%s[ss_k] = %s)" % (reg, text)
+                    if vt:
+                        # the first element of each chunk of the thread loads the chunk
+                        text = "(ss_k %% %d == 0 ? (*(%s*)&%s[ss_k] = *(const %s*)&%s[%s], " \
+                            "%s[ss_k]) : %s[ss_k])" % (self.rvec, vt, reg, vt, buf, raw, reg, reg)
+                    else:
+                        text = "(%s[ss_k] = %s)" % (reg, text)
                 else:
                     text = "%s[ss_k]" % reg
             text = cops.load_expr(text, n.dtype)
@@ -593,16 +617,37 @@ class Emitter:
         # a merged mean / variance phase leaves 4 values per warp in shared memory
         self.half = 64 if not self.column and any(
             kind == "welford" for kind, _ in self.merged_pairs().values()) else 32
+        lin = self.dom_linear()
+        self.row_linear = lin.text if lin is not None else ""
+        if axes == [self.nd - 1]:
+            self.row_coord = "c%d" % (self.nd - 1)
         variants = {}
-        for cached in (True, False):
-            self.red_vars, self.row_memo = {}, {}      # each variant declares its own
-            self.cache = {} if cached else None
-            self.cache_decl = []
-            variants[cached] = self._row_phases(cached, isz, axes, written)
+        for vec in (False, True):
+            if vec:
+                if not self.rvec_bufs or self.column or written is None:
+                    break
+                # 16 bytes of the widest such array per load (at most ROW_ITEMS elements)
+                self.rvec = min(16 // max(_SIZEOF[t] for t in self.rvec_bufs.values()),
+                                ROW_ITEMS)
+                self.rvec_mode = True
+            for cached in (True, False):
+                self.red_vars, self.row_memo = {}, {}      # each variant declares its own
+                self.cache = {} if cached else None
+                self.cache_decl = []
+                self.rvec_loads = {}
+                variants[cached, vec] = self._row_phases(cached, isz, axes, written)
         self.cache = None
+        self.rvec_mode = False
         if written is None:
             return None
-        (cached_lines, outs), (loop_lines, _) = variants[True], variants[False]
+        (cached_lines, outs), (loop_lines, _) = variants[True, False], variants[False, False]
+        if (True, True) in variants:
+            # the SS_VEC variant (chosen per call: rows a multiple of the vector width, the
+            # contiguous arrays 16-byte aligned, none strided)
+            cached_lines = ["#ifdef SS_VEC"] + variants[True, True][0] + ["#else"] + \
+                cached_lines + ["#endif"]
+            loop_lines = ["#ifdef SS_VEC"] + variants[False, True][0] + ["#else"] + \
+                loop_lines + ["#endif"]
         rdecode = self._decode_lines("row", outer_axes, "t")
         both = cached_lines + loop_lines
         if self.column:
@@ -643,6 +688,12 @@ class Emitter:
         k = self._kernel(index, "reduce", self.out_names, outs, body)
         k.rows, k.inner = rows, inner
         k.columns = self.column
+        if self.rvec:
+            names = {v: n for n, v in self.bufs.items()}
+            k.vec = self.rvec
+            k.vec_arrays = [names[b] for b in self.rvec_bufs]
+            k.vec_positions = [p for p, (kind, v) in enumerate(k.args)
+                               if kind == "in" and any(v is x for x in k.vec_arrays)]
         k.uses_sync = True
         k.empty_max = [{"max": "maximum", "min": "minimum"}[r.op] for r in spec.reductions()
                        if r.op in ("max", "min")]
@@ -878,10 +929,33 @@ class Emitter:
             return (["#pragma unroll", "for (int ss_k = 0; ss_k < %d; ss_k++) {" % ROW_ITEMS,
                      "  const idx_t j = ss_j0 + (idx_t)ss_lane + (idx_t)ss_k * (idx_t)ss_g;",
                      "  if (j < %s) {" % isz] + ["    " + l for l in lines] + ["  }", "}"])
+        V = self.rvec
+        if cached and self.rvec_mode:
+            # chunks of V adjacent elements: chunk q of the thread starts at
+            # (lane + q * threads) * V; the row length is a multiple of V
+            return (["#pragma unroll", "for (int ss_k = 0; ss_k < %d; ss_k++) {" % ROW_ITEMS,
+                     "  const idx_t j = ((idx_t)ss_lane + (idx_t)(ss_k / %d) * (idx_t)ss_g) * %d "
+                     "+ (idx_t)(ss_k %% %d);" % (V, V, V),
+                     "  if (j < %s) {" % isz] + ["    " + l for l in lines] + ["  }", "}"])
         if cached:
             return (["#pragma unroll", "for (int ss_k = 0; ss_k < %d; ss_k++) {" % ROW_ITEMS,
                      "  const idx_t j = (idx_t)ss_lane + (idx_t)ss_k * (idx_t)ss_g;",
                      "  if (j < %s) {" % isz] + ["    " + l for l in lines] + ["  }", "}"])
+        if self.rvec_mode:
+            text = "\n".join(lines)
+            loads = []
+            for buf, (ct, raw) in self.rvec_loads.items():
+                if "vb_%s[ss_v]" % buf in text:
+                    vt = _VECT[_SIZEOF[ct] * V]
+                    loads += ["__align__(16) %s vb_%s[%d];" % (ct, buf, V),
+                              "*(%s*)vb_%s = *(const %s*)&%s[%s];" % (
+                                  vt, buf, vt, buf,
+                                  re.sub(r"\b(j|%s)\b" % self.row_coord, "j0", raw))]
+            return (["for (idx_t j0 = (idx_t)ss_lane * %d; j0 < %s; j0 += (idx_t)ss_g * %d) {"
+                     % (V, isz, V)] + ["  " + l for l in loads] +
+                    ["  #pragma unroll", "  for (int ss_v = 0; ss_v < %d; ss_v++) {" % V,
+                     "    const idx_t j = j0 + ss_v;"] +
+                    ["    " + l for l in lines] + ["  }", "}"])
         return (["for (idx_t j = (idx_t)ss_lane; j < %s; j += (idx_t)ss_g) {" % isz] +
                 ["  " + l for l in lines] + ["}"])
 
@@ -1076,7 +1150,7 @@ class Emitter:
             lines.append(helpers)
         if self.strides:
             lines.append(_SS_OFF)
-        bounds = "__launch_bounds__(%d) " % ROW_BLOCK if kind == "reduce" else ""
+        bounds = "__launch_bounds__(%d, %d) " % (ROW_BLOCK, ROW_MIN_BLOCKS) if kind == "reduce" else ""
         lines.append('extern "C" __global__ void %s%s(\n    %s) {' % (bounds, k.name, sig))
         lines += ["  " + l if not l.startswith("#") else l for l in typedef + sizes + body]
         lines.append("}")
