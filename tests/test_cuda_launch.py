@@ -86,6 +86,8 @@ class FakeRawKernel:
             else:
                 assert t == "long long" and type(a) is np.int64, (pname, type(a))
             host.append(_host(a))
+        if "-DSS_VEC" in self.options:              # 128-bit loads need 16-byte alignment
+            assert k.vec > 1 and all(args[p].ctypes.data % 16 == 0 for p in k.vec_positions)
         self.fake.launches.append((self.name, g, b, self.options))
         big = "-DSS_INDEX64" in self.options
         self.fake.emu.launch(k, g, b, tuple(host), big, "-DSS_VEC" in self.options,
@@ -214,6 +216,52 @@ def test_split_rows_launch_through_cupy(with_fake_cupy):
     np.testing.assert_allclose(_host(c(*dev(x))), TE.softmax(x), rtol=1e-5, atol=1e-7)
     split = c.kernels[0].split
     assert [l[:3] for l in fake.launches] == [(split.name, 2 * 3, 512)] * 3
+
+
+@needs_gxx
+def test_row_variants_launch_through_cupy(with_fake_cupy):
+    """Layer norm through CupyRuntime: rows in registers and rows looped over (merged
+    mean / variance phase), each as the 128-bit variant (row length a multiple of 4,
+    aligned) or the scalar one (odd length, or a misaligned input)."""
+    c = compile_cupy(TK.PROGRAMS["ln_gelu"]())
+    k = c.kernels[0]
+    assert k.kind == "reduce" and k.vec == 4
+    k.split = None                      # few long rows: the looped kernel, not the split
+    fake = with_fake_cupy(c)
+    for shape, vec in [((2, 3, 64), True), ((2, 3, 66), False), ((2, 2, 5000), True),
+                       ((2, 2, 5001), False)]:
+        x, g, b = TE.f32(*shape), TE.f32(shape[-1], seed=1), TE.f32(shape[-1], seed=2)
+        got = c(*dev(x, g, b))
+        np.testing.assert_allclose(_host(got), TK.ln_gelu(x, g, b), rtol=1e-4, atol=1e-5)
+        launch = [l for l in fake.launches if l[0] == k.name][-1]
+        assert ("-DSS_VEC" in launch[3]) == vec, (shape, launch)
+    base = dev(TE.f32(3 * 64 * 2 + 4))[0]
+    x = base[1:1 + 3 * 64 * 2].reshape(2, 3, 64)          # contiguous, 4 bytes off
+    g, b = dev(TE.f32(64, seed=1), TE.f32(64, seed=2))
+    np.testing.assert_allclose(_host(c(x, g, b)), TK.ln_gelu(_host(x), _host(g), _host(b)),
+                               rtol=1e-4, atol=1e-5)
+    assert "-DSS_VEC" not in fake.launches[-1][3]
+
+
+@needs_gxx
+def test_broadcast_pointwise_launches_through_cupy(with_fake_cupy):
+    """A 3-D broadcast (stepped coordinates) through CupyRuntime: the 128-bit, scalar
+    (misaligned) and strided (transposed input) variants."""
+    def f(x, b, c):
+        return x * b + c
+    ep = TE.export_auto(f, TE.f32(4, 8, 6), TE.f32(8, 1), TE.f32(6))
+    c = compile_cupy(ep)
+    fake = with_fake_cupy(c)
+    x, b, cc = TE.f32(5, 9, 12), TE.f32(9, 1, seed=1), TE.f32(12, seed=2)
+    np.testing.assert_array_equal(_host(c(*dev(x, b, cc))), f(x, b, cc))
+    xt = dev(np.ascontiguousarray(x.transpose(2, 1, 0)))[0].transpose(2, 1, 0)
+    np.testing.assert_array_equal(_host(c(xt, *dev(b, cc))), f(x, b, cc))
+    flat = dev(TE.f32(5 * 9 * 12 + 1))[0]
+    xm = flat[1:].reshape(5, 9, 12)
+    np.testing.assert_array_equal(_host(c(xm, *dev(b, cc))), f(_host(xm), b, cc))
+    opts = [l[3] for l in fake.launches]
+    assert ("-DSS_VEC" in opts[0]) and ("-DSS_STRIDED" in opts[1]) and \
+        not ({"-DSS_VEC", "-DSS_STRIDED"} & set(opts[2]))
 
 
 @needs_gxx
