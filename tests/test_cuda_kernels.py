@@ -308,7 +308,9 @@ def test_benchmark_counts_bytes_per_kernel():
     least, moved, note = bench.kernel_traffic(k, bench.bind(c, [(4096, 1024)]))
     assert least == moved == 2 * 4096 * 1024 * 4 and "registers" in note
     least, moved, note = bench.kernel_traffic(k, bench.bind(c, [(8, 131072)]))
-    assert least == 2 * 8 * 131072 * 4 and moved == 2 * least     # 3 reads + 1 write
+    # 2 reads (max and sum of exp merged; the write) + 1 write
+    assert least == 2 * 8 * 131072 * 4 and moved == 3 * least // 2
+    assert "2 passes" in note and "(1 merged)" in note
     assert "split: 8 rows x 32 chunks = 256 blocks" in note
     least, moved, note = bench.kernel_traffic(k, bench.bind(c, [(65536, 32)]))
     assert "warp per row" in note and least == moved

@@ -194,7 +194,7 @@ def launchers(runtime):
                     # ranges (at least 512 elements each) over about SPLIT_BLOCKS blocks
                     sk = k.split
                     nch = max(1, min((inner + 511) // 512, SPLIT_BLOCKS // groups))
-                    ws = runtime.xp.empty((max(sk.passes - 1, 1) * rows * nch,), np.float64)
+                    ws = runtime.xp.empty((max(sk.ws_slots, 1) * rows * nch,), np.float64)
                     for p in range(sk.passes):
                         launch(sk, min(groups * nch, GRID_CAP), 32 * COL_SPLIT,
                                args + (ws, p, nch), big, False, st)
@@ -203,7 +203,7 @@ def launchers(runtime):
                 # few long rows: blocks take chunks of rows, in passes over a workspace
                 sk = k.split
                 nch = (inner + chunk - 1) // chunk
-                ws = runtime.xp.empty((max(sk.passes - 1, 1) * rows * nch,), np.float64)
+                ws = runtime.xp.empty((max(sk.ws_slots, 1) * rows * nch,), np.float64)
                 for p in range(sk.passes):
                     launch(sk, min(rows * nch, GRID_CAP), ROW_BLOCK, args + (ws, p, nch), big,
                            False, st)

@@ -93,6 +93,8 @@ class Kernel:
         self.strided_positions: List[int] = []      # loaded arrays that may be strided views
         self.split: Optional["Kernel"] = None       # reduce: the split-row companion
         self.passes = 0                             # ... (on it) launches per call
+        self.ws_slots = 0                           # ... workspace slots (rows x chunks each)
+        self.merged = 0                             # reduce: phase pairs merged when looped
 
     def __repr__(self) -> str:
         return "Kernel(%s)" % self.name
@@ -688,6 +690,7 @@ class Emitter:
         k = self._kernel(index, "reduce", self.out_names, outs, body)
         k.rows, k.inner = rows, inner
         k.columns = self.column
+        k.merged = 0 if self.column else len(self.merged_pairs())
         if self.rvec:
             names = {v: n for n, v in self.bufs.items()}
             k.vec = self.rvec
@@ -718,6 +721,8 @@ class Emitter:
         self.index_exprs += [rows, inner, numel(S)]
         self.column = self.nd - 1 not in spec.axes and not (type(S[-1]) is int and S[-1] == 1)
         self.red_vars, self.row_memo, self.cache, self.cache_decl = {}, {}, None, []
+        self.half = 64 if not self.column and any(
+            kind == "welford" for kind, _ in self.merged_pairs().values()) else 32
         lines, outs = self._row_phases(False, isz, axes, written)
         if written is None:
             return None
@@ -753,9 +758,11 @@ class Emitter:
                                     ("long long", "ss_nch_", ("nchunks", None))])
             k.rows, k.inner, k.columns = rows, inner, True
             k.uses_sync = True
-            k.passes = len(spec.reductions()) + 1
+            k.passes = self.phase_count + 1
+            k.ws_slots = self.ws_slots
             return k
-        body = ["__shared__ double ss_scratch[64];   // one scratch for every reduction",
+        body = ["__shared__ double ss_scratch[%d];   // one scratch for every reduction"
+                % (2 * self.half),
                 "unsigned int ss_par = 0;",
                 "const unsigned int ss_g = blockDim.x, ss_lane = threadIdx.x;",
                 "const long long ss_pass = ss_pass_;",
@@ -773,7 +780,8 @@ class Emitter:
                                 ("long long", "ss_nch_", ("nchunks", None))])
         k.rows, k.inner = rows, inner
         k.uses_sync = True
-        k.passes = len(spec.reductions()) + 1
+        k.passes = self.phase_count + 1
+        k.ws_slots = self.ws_slots
         return k
 
     def _inline(self, n) -> bool:
@@ -849,8 +857,29 @@ class Emitter:
         lines.append("}")
         return lines
 
+    def _split_partials(self, ct: str, vals: List[str], merge: List[str], pi: int,
+                        slot: int, reduce: List[str]) -> List[str]:
+        """``reduce`` (the phase's loop and combine) as is; in the split companion, pass
+        ``pi`` stores the chunk's tuple in workspace slots ``slot``.. and later passes
+        combine the row's stored tuples instead (``merge`` over ``o0, o1, ...``)."""
+        if not self.split:
+            return reduce
+        ws = ["((%s*)(ss_ws + %d * ss_wsn))" % (ct, slot + i) for i in range(len(vals))]
+        lines = ["if (ss_pass > %d) {          // the chunks' partials, from earlier passes"
+                 % pi, "  for (idx_t w = 0; w < ss_nch; w++) {"]
+        lines += ["    const %s o%d = %s[row * ss_nch + w];" % (ct, i, w)
+                  for i, w in enumerate(ws)]
+        lines += ["    " + l for l in merge]
+        lines += ["  }", "} else {"]
+        lines += ["  " + l for l in reduce]
+        lines.append("  if (ss_lane == 0) { %s }" % " ".join(
+            "%s[row * ss_nch + ss_c] = %s;" % (w, v) for w, v in zip(ws, vals)))
+        lines.append("}")
+        lines.append("if (ss_pass == %d) continue;   // this pass makes partials only" % pi)
+        return lines
+
     def _merged_phase(self, kind: str, ri: int, r0: Node, r1: Node, jdecode: List[str],
-                      isz: str) -> List[str]:
+                      isz: str, pi: int = 0, slot: int = 0) -> List[str]:
         """One looped read of the row computing two reductions (``merged_pairs``).
         ``online``: a running maximum m and the sum s of exp(x - m), rescaled by
         exp(m_old - m_new) when the maximum grows; each term is the kernel's own
@@ -885,9 +914,10 @@ class Emitter:
                     "%s = ss_mx;" % a0]
             ph += self.pre
             ph.append("%s %s = %s, %s = %s;" % (ct, a0, lowest, a1, R1.identity()))
-            ph += self._row_loop(False, isz, (jdecode if _uses_coords(jdecode, body) else [])
-                                 + body)
-            ph += self._lanes_merge(ct, [a0, a1], ["ss_online_merge(%s, %s, o0, o1);" % (a0, a1)])
+            merge = ["ss_online_merge(%s, %s, o0, o1);" % (a0, a1)]
+            ph += self._split_partials(ct, [a0, a1], merge, pi, slot, self._row_loop(
+                False, isz, (jdecode if _uses_coords(jdecode, body) else []) + body) +
+                self._lanes_merge(ct, [a0, a1], merge))
             ph.append("const %s %s = %s;" % (R0.out_c, v0, R0.finish(a0, isz)))
             # a row of -inf: NumPy's exp(-inf - -inf) is NaN, so is its sum
             ph.append("const %s %s = %s;" % (R1.out_c, v1, R1.finish(
@@ -905,11 +935,11 @@ class Emitter:
                 "%s = %s + ss_d * (ss_x - %s);" % (a1, a1, mu)]
             ph += self.pre
             ph.append("%s %s = %s, %s = 0, %s = 0, %s = 0;" % (ct, a0, R0.identity(), n, mu, a1))
-            ph += self._row_loop(False, isz, (jdecode if _uses_coords(jdecode, body) else [])
-                                 + body)
-            ph += self._lanes_merge(ct, [a0, n, mu, a1], [
-                "%s = %s;" % (a0, R0.combine(a0, "o0", self.helpers)),
-                "ss_welford_merge(%s, %s, %s, o1, o2, o3);" % (n, mu, a1)])
+            merge = ["%s = %s;" % (a0, R0.combine(a0, "o0", self.helpers)),
+                     "ss_welford_merge(%s, %s, %s, o1, o2, o3);" % (n, mu, a1)]
+            ph += self._split_partials(ct, [a0, n, mu, a1], merge, pi, slot, self._row_loop(
+                False, isz, (jdecode if _uses_coords(jdecode, body) else []) + body) +
+                self._lanes_merge(ct, [a0, n, mu, a1], merge))
             ph.append("const %s %s = %s;" % (R0.out_c, v0, R0.finish(a0, isz)))
             # a float sum that overflowed: NumPy's mean is inf, each (x - inf)**2 is inf
             ph.append("const %s %s = %s;" % (R1.out_c, v1, R1.finish(
@@ -966,15 +996,18 @@ class Emitter:
         # rows too long for registers are read from memory once per phase: there, a pair
         # of reductions that one read can compute (max and sum of exp(x - max); mean and
         # sum of squared deviations) is merged into one phase
-        merged = {} if (cached or self.split or self.column) else self.merged_pairs()
+        # (the split companion: one pass per phase, its partials in workspace slots)
+        merged = {} if (cached or self.column) else self.merged_pairs()
         done: Set[Node] = set()
+        pi = slot = 0                # phase (= split pass) and first workspace slot
         for ri, r in enumerate(spec.reductions()):
             if r in done:
                 continue
             if r in merged:
                 kind, r1 = merged[r]
-                phases += self._merged_phase(kind, ri, r, r1, jdecode, isz)
+                phases += self._merged_phase(kind, ri, r, r1, jdecode, isz, pi, slot)
                 done.add(r1)
+                pi, slot = pi + 1, slot + (2 if kind == "online" else 4)
                 continue
             R = cops.Reduction(r.op, r.inputs[0].dtype, r.dtype)
             self.memo, self.body, self.pre = {}, [], []
@@ -989,10 +1022,10 @@ class Emitter:
             ph.append("%s %s = %s;" % (R.acc_c, acc, R.identity()))
             inner = (jdecode if _uses_coords(jdecode, self.body) else []) + self.body
             loop = self._row_loop(cached, isz, inner + ["%s = %s;" % (acc, comb)])
-            ws = "((%s*)(ss_ws + %d * ss_wsn))" % (R.acc_c, ri)
+            ws = "((%s*)(ss_ws + %d * ss_wsn))" % (R.acc_c, slot)
             if self.split:
                 # earlier passes left this reduction's partials: combine them
-                ph.append("if (ss_pass > %d) {" % ri)
+                ph.append("if (ss_pass > %d) {" % pi)
                 ph.append("  for (idx_t w = 0; w < ss_nch; w++) %s = %s;" % (
                     acc, R.combine(acc, "%s[row * ss_nch + w]" % ws, self.helpers)))
                 ph.append("} else {")
@@ -1031,10 +1064,12 @@ class Emitter:
                     " && ss_live" if self.column else "", ws, acc))
                 ph.append("}")
                 ph.append("if (ss_pass == %d) continue;   // this pass makes partials only"
-                          % ri)
+                          % pi)
             ph.append("const %s %s = %s;" % (R.out_c, rv, R.finish(acc, isz)))
             phases += ph
             self.red_vars[r] = rv
+            pi, slot = pi + 1, slot + 1
+        self.phase_count, self.ws_slots = pi, slot
         self.memo, self.body, self.pre = {}, [], []
         stores = []
         for n, role in spec.roots:
