@@ -258,11 +258,13 @@ def test_welford_variance_accuracy():
         assert np.max(np.abs(run(x) - truth) / truth) < 1e-5
 
 
-def test_online_softmax_special_values():
+@pytest.mark.parametrize("path", ["looped", "split"])
+def test_online_softmax_special_values(path):
     """Rows with -inf (masked attention), a row of -inf only (NaN, as NumPy), +inf and NaN
-    (NaN rows), and a maximum that grows element by element (a rescale per element)."""
+    (NaN rows), and a maximum that grows element by element (a rescale per element); in
+    the looped kernel and in the split companion (chunk partials merged across blocks)."""
     c = program(softmax, f32(4, 16))
-    run = looped(c)
+    run = looped(c) if path == "looped" else emulate(c)
     n = 4500
     x = f32(6, n)
     x[0, ::3] = -np.inf
@@ -279,16 +281,17 @@ def test_online_softmax_special_values():
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6)
 
 
-def test_welford_variance_special_values():
-    """Layer norm and a plain variance with NaN, inf and an overflowing float32 sum (mean
-    inf, variance inf as NumPy) in long rows; float64 too."""
+@pytest.mark.parametrize("path", ["looped", "split"])
+def test_welford_variance_special_values(path):
+    """A variance with NaN, inf and an overflowing float32 sum (mean inf, variance inf as
+    NumPy) in long rows; float64 too; looped and split."""
     def var(x):
         return ((x - x.mean(axis=-1, keepdims=True)) ** 2).mean(axis=-1)
 
     for dt in (np.float32, np.float64):
         c = program(var, f32(4, 16).astype(dt))
         assert "ss_welford_merge" in c.kernels[0].source
-        run = looped(c)
+        run = looped(c) if path == "looped" else emulate(c)
         x = f32(5, 4300).astype(dt)
         x[1, 5] = np.nan
         x[2, 9] = np.inf
