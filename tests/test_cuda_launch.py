@@ -10,6 +10,7 @@
   where the ``cupy-cuda12x`` and ``nvidia-cuda-nvrtc-cu12`` wheels are installed (no device
   needed); skipped cleanly where they are not.
 """
+import re
 import shutil
 import sys
 import types
@@ -377,3 +378,18 @@ def test_nvrtc_failure_names_the_kernel():
     k = TK.compiled("softmax").kernels[0]
     with pytest.raises(RuntimeError, match="(?s)NVRTC failed on kernel k0_max_1.*identifier x"):
         nvrtc_ptx(k, nvrtc=Bad())
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None and NVRTC is None,
+                    reason="neither nvcc nor NVRTC installed")
+def test_row_kernels_128_bit_variant_ptx():
+    """The SS_VEC variant of softmax and layer norm loads 128 bits at a time (rows in
+    registers and rows looped over) and keeps its register arrays out of local memory;
+    the scalar variant has no vector load."""
+    from test_cuda_pointwise import kernel_ptx
+    for name, arrays in [("softmax", 1), ("ln_gelu", 3)]:
+        k = TK.compiled(name).kernels[0]
+        ptx = kernel_ptx(k, vec=True)
+        assert len(re.findall(r"ld\.global(?:\.nc)?\.v4\.", ptx)) >= 2 * arrays, name
+        assert ".local" not in ptx
+        assert not re.search(r"ld\.global(?:\.nc)?\.v4\.", kernel_ptx(k))

@@ -13,7 +13,6 @@ from symshape import Dim
 from symshape.codegen.cuda import compile_cupy
 from symshape.codegen.cuda.emulate import emulate
 from symshape.codegen.cuda.kernels import ROW_ITEMS, WARP_ROW
-from symshape.codegen.cuda.nvrtc import nvrtc_module
 
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="the emulator needs g++")
 A = Dim.AUTO
@@ -398,18 +397,3 @@ def test_row_kernels_fit_64_registers_without_spills():
     assert len(report) == len(kernels) * len(VARIANTS)
     for (i, name), (regs, spill) in sorted(report.items()):
         assert regs <= 64 and spill == 0, (kernels[i].name, name, regs, spill)
-
-
-@pytest.mark.skipif(shutil.which("nvcc") is None and nvrtc_module() is None,
-                    reason="neither nvcc nor NVRTC installed")
-def test_row_kernels_128_bit_variant_ptx():
-    """The SS_VEC variant of softmax and layer norm loads 128 bits at a time (in registers
-    and looped) and keeps its register arrays out of local memory."""
-    from test_cuda_pointwise import kernel_ptx
-    for f, extra in [(softmax, 0), (layer_norm, 2)]:
-        k = program(f, *([f32(4, 16)] + [f32(16)] * extra)).kernels[0]
-        ptx = kernel_ptx(k, vec=True)
-        v4 = len(re.findall(r"ld\.global(?:\.nc)?\.v4\.", ptx))
-        assert v4 >= 2 * (1 + extra), f.__name__        # x (+ g, b): in registers and looped
-        assert ".local" not in ptx
-        assert not re.search(r"ld\.global(?:\.nc)?\.v4\.", kernel_ptx(k))

@@ -1185,7 +1185,8 @@ class Emitter:
             lines.append(helpers)
         if self.strides:
             lines.append(_SS_OFF)
-        bounds = "__launch_bounds__(%d, %d) " % (ROW_BLOCK, ROW_MIN_BLOCKS) if kind == "reduce" else ""
+        bounds = "__launch_bounds__(%d, %d) " % (ROW_BLOCK, ROW_MIN_BLOCKS) \
+            if kind == "reduce" else ""
         lines.append('extern "C" __global__ void %s%s(\n    %s) {' % (bounds, k.name, sig))
         lines += ["  " + l if not l.startswith("#") else l for l in typedef + sizes + body]
         lines.append("}")
