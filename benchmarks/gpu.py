@@ -5,7 +5,8 @@
 For every model and size it prints, per generated kernel, the bytes the kernel must move
 at least (every array it reads, read once; every array it writes, written once), the bytes
 the generated code moves (a row reduction whose row does not fit in registers reads the row
-once per phase), and the time those minimum bytes need at the roofline bandwidth (default:
+once per phase; softmax's max and sum, and layer norm's mean and variance, are one merged
+phase there), and the time those minimum bytes need at the roofline bandwidth (default:
 H100 SXM, 3.35 TB/s).  That needs no device.  With CuPy and a device it also times each
 kernel (CUDA events around every launch, median over ``--repeat`` calls) and prints the
 share of the roofline reached, plus eager CuPy against the whole compiled program.
@@ -52,6 +53,12 @@ def column_center(x):
     return x - x.mean(axis=0, keepdims=True)
 
 
+def channel_affine(x, scale, shift):
+    """Per-channel scale and shift of (batch, channels, pixels): a broadcast along the
+    middle axis (stepped coordinates, no divide per element)."""
+    return x * scale + shift
+
+
 def arr(*shape, dtype=np.float32):
     return np.random.default_rng(sum(shape)).standard_normal(shape).astype(dtype)
 
@@ -61,15 +68,19 @@ MODELS = [
     ("seed 23: sum(X[:,:,None]*Y[:,None,:])", M.seed23, (arr(8, 16), arr(8, 16)),
      [[(256, 256), (256, 256)], [(1024, 256), (1024, 256)]]),
     ("softmax (last axis)", M.softmax, (arr(8, 16),),
-     [[(4096, 1024)], [(16384, 4096)], [(65536, 32)], [(8, 131072)]]),
+     [[(4096, 1024)], [(16384, 4096)], [(65536, 32)], [(4096, 16384)], [(8, 131072)]]),
     ("softmax float16", M.softmax, (arr(8, 16, dtype=np.float16),),
      [[(16384, 4096)]]),
     ("layer norm + GELU", M.ln_gelu, (arr(2, 8, 16), arr(16), arr(16)),
-     [[(8, 512, 768), (768,), (768,)], [(16, 1024, 2048), (2048,), (2048,)]]),
+     [[(8, 512, 768), (768,), (768,)], [(16, 1024, 2048), (2048,), (2048,)],
+      [(2, 2048, 8192), (8192,), (8192,)], [(1, 8, 65536), (65536,), (65536,)]]),
     ("RMS norm", rms_norm, (arr(8, 16), arr(16)),
      [[(16384, 1024), (1024,)], [(16384, 8192), (8192,)]]),
     ("column mean (axis 0)", column_center, (arr(8, 16),),
      [[(16384, 1024)], [(1024, 16384)], [(1048576, 4)]]),
+    ("channel scale + shift (broadcast)", channel_affine, (arr(2, 8, 16), arr(8, 1),
+                                                           arr(8, 1)),
+     [[(64, 256, 3136), (256, 1), (256, 1)]]),
     ("bias + GELU", M.bias_gelu, (arr(8, 16), arr(16)),
      [[(8192, 4096), (4096,)], [(32768, 4096), (4096,)]]),
     ("MLP layer (matmul + elementwise)", M.mlp_layer, (arr(8, 16), arr(16, 16), arr(16)),
@@ -110,7 +121,8 @@ def kernel_traffic(k, env):
     outs = sum(nbytes(n, env) for n in k.outputs)
     least = sum(ins.values()) + outs
     if k.kind == "pointwise":
-        return least, least, "pointwise, 128-bit when aligned"
+        return least, least, "pointwise, 128-bit when aligned" + (
+            "; broadcast coordinates stepped" if "ss_d" in k.source else "")
     inner, rows = ev(k.inner, env), ev(k.rows, env)
     if k.columns:
         cached = inner <= COL_SPLIT * ROW_ITEMS
@@ -126,7 +138,9 @@ def kernel_traffic(k, env):
         block, _ = row_launch(inner)
         cached = inner <= (32 if inner <= WARP_ROW else block) * ROW_ITEMS
         note = ("warp per row" if inner <= WARP_ROW else "block of %d per row" % block)
-    phases = k.source.count("//   reduce:") + (1 if any(
+    # a looped row (and the split companion) reads it once per phase: merged pairs
+    # (max + sum of exp, mean + variance) are one phase
+    phases = k.source.count("//   reduce:") - k.merged + (1 if any(
         r.startswith("//   write ") for r in k.source.splitlines()) else 0)
     chunk = ROW_BLOCK * ROW_ITEMS
     split = k.split is not None and inner > chunk and rows < SPLIT_ROWS
@@ -138,12 +152,16 @@ def kernel_traffic(k, env):
         -(-rows // (8 if inner <= WARP_ROW else 1))
     if groups < SMS:
         note += "; only %d block%s for %d SMs" % (groups, "" if groups == 1 else "s", SMS)
+    if k.vec > 1 and not split:
+        note += ", 128-bit loads" if inner % k.vec == 0 else ", scalar loads (row % {} != 0)" \
+            .format(k.vec)
     if cached:
         return least, least, note + ", row in registers"
     dom = rows * inner
     moved = outs + sum(b * (phases if b >= dom else 1) for n, b in ins.items())
     return least, moved, note + (", row looped over memory" if moved == least else
-                                 ", row re-read in each of %d phases" % phases)
+                                 ", row read in each of %d phases%s" % (
+                                     phases, " (%d merged)" % k.merged if k.merged else ""))
 
 
 def device_or_reason():
@@ -167,10 +185,10 @@ class TimedRuntime(CupyRuntime):
         super().__init__(cupy)
         self.events = []
 
-    def launch(self, k, grid, block, args, big, vec=False):
+    def launch(self, k, grid, block, args, big, vec=False, strided=False):
         start, end = self.cp.cuda.Event(), self.cp.cuda.Event()
         start.record()
-        super().launch(k, grid, block, args, big, vec)
+        super().launch(k, grid, block, args, big, vec, strided)
         end.record()
         self.events.append((k.name, start, end))
 

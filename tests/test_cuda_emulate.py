@@ -145,7 +145,8 @@ def test_static_32bit_program():
     run = emulate(c, force_index64=True)            # no 64-bit variant exists: int32 runs
     x = f32(3, 17, 64)
     check(run(x), np.exp(x - x.max(axis=-1, keepdims=True)).sum(axis=-1))
-    assert list(run.runtime._libs) == [False]
+    # the rows (64 floats) take the 128-bit variant; never a 64-bit one
+    assert list(run.runtime._libs) == [(False, "vec")]
 
 
 # --------------------------------------------------------------------------- op table

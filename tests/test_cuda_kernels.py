@@ -80,7 +80,7 @@ def test_23_source_shows_driver_and_one_fused_kernel():
     assert len(c.kernels) == 1 and steps(c) == ["kernel"]
     k = c.kernels[0]
     assert k.kind == "reduce"
-    assert 'extern "C" __global__ void __launch_bounds__(512) %s(' % k.name in src
+    assert 'extern "C" __global__ void __launch_bounds__(512, 2) %s(' % k.name in src
     assert k.source in src
     # the multiply is inlined into the reduction: no intermediate buffer is written
     assert [p for p in k.params if p[1].startswith("out_")] == [("float* __restrict__",
@@ -308,7 +308,9 @@ def test_benchmark_counts_bytes_per_kernel():
     least, moved, note = bench.kernel_traffic(k, bench.bind(c, [(4096, 1024)]))
     assert least == moved == 2 * 4096 * 1024 * 4 and "registers" in note
     least, moved, note = bench.kernel_traffic(k, bench.bind(c, [(8, 131072)]))
-    assert least == 2 * 8 * 131072 * 4 and moved == 2 * least     # 3 reads + 1 write
+    # 2 reads (max and sum of exp merged; the write) + 1 write
+    assert least == 2 * 8 * 131072 * 4 and moved == 3 * least // 2
+    assert "2 passes" in note and "(1 merged)" in note
     assert "split: 8 rows x 32 chunks = 256 blocks" in note
     least, moved, note = bench.kernel_traffic(k, bench.bind(c, [(65536, 32)]))
     assert "warp per row" in note and least == moved

@@ -10,6 +10,7 @@
   where the ``cupy-cuda12x`` and ``nvidia-cuda-nvrtc-cu12`` wheels are installed (no device
   needed); skipped cleanly where they are not.
 """
+import re
 import shutil
 import sys
 import types
@@ -86,6 +87,8 @@ class FakeRawKernel:
             else:
                 assert t == "long long" and type(a) is np.int64, (pname, type(a))
             host.append(_host(a))
+        if "-DSS_VEC" in self.options:              # 128-bit loads need 16-byte alignment
+            assert k.vec > 1 and all(args[p].ctypes.data % 16 == 0 for p in k.vec_positions)
         self.fake.launches.append((self.name, g, b, self.options))
         big = "-DSS_INDEX64" in self.options
         self.fake.emu.launch(k, g, b, tuple(host), big, "-DSS_VEC" in self.options,
@@ -213,7 +216,53 @@ def test_split_rows_launch_through_cupy(with_fake_cupy):
     x = TE.f32(2, 9000)
     np.testing.assert_allclose(_host(c(*dev(x))), TE.softmax(x), rtol=1e-5, atol=1e-7)
     split = c.kernels[0].split
-    assert [l[:3] for l in fake.launches] == [(split.name, 2 * 3, 512)] * 3
+    assert [l[:3] for l in fake.launches] == [(split.name, 2 * 3, 512)] * 2   # merged: 2 passes
+
+
+@needs_gxx
+def test_row_variants_launch_through_cupy(with_fake_cupy):
+    """Layer norm through CupyRuntime: rows in registers and rows looped over (merged
+    mean / variance phase), each as the 128-bit variant (row length a multiple of 4,
+    aligned) or the scalar one (odd length, or a misaligned input)."""
+    c = compile_cupy(TK.PROGRAMS["ln_gelu"]())
+    k = c.kernels[0]
+    assert k.kind == "reduce" and k.vec == 4
+    k.split = None                      # few long rows: the looped kernel, not the split
+    fake = with_fake_cupy(c)
+    for shape, vec in [((2, 3, 64), True), ((2, 3, 66), False), ((2, 2, 5000), True),
+                       ((2, 2, 5001), False)]:
+        x, g, b = TE.f32(*shape), TE.f32(shape[-1], seed=1), TE.f32(shape[-1], seed=2)
+        got = c(*dev(x, g, b))
+        np.testing.assert_allclose(_host(got), TK.ln_gelu(x, g, b), rtol=1e-4, atol=1e-5)
+        launch = [l for l in fake.launches if l[0] == k.name][-1]
+        assert ("-DSS_VEC" in launch[3]) == vec, (shape, launch)
+    base = dev(TE.f32(3 * 64 * 2 + 4))[0]
+    x = base[1:1 + 3 * 64 * 2].reshape(2, 3, 64)          # contiguous, 4 bytes off
+    g, b = dev(TE.f32(64, seed=1), TE.f32(64, seed=2))
+    np.testing.assert_allclose(_host(c(x, g, b)), TK.ln_gelu(_host(x), _host(g), _host(b)),
+                               rtol=1e-4, atol=1e-5)
+    assert "-DSS_VEC" not in fake.launches[-1][3]
+
+
+@needs_gxx
+def test_broadcast_pointwise_launches_through_cupy(with_fake_cupy):
+    """A 3-D broadcast (stepped coordinates) through CupyRuntime: the 128-bit, scalar
+    (misaligned) and strided (transposed input) variants."""
+    def f(x, b, c):
+        return x * b + c
+    ep = TE.export_auto(f, TE.f32(4, 8, 6), TE.f32(8, 1), TE.f32(6))
+    c = compile_cupy(ep)
+    fake = with_fake_cupy(c)
+    x, b, cc = TE.f32(5, 9, 12), TE.f32(9, 1, seed=1), TE.f32(12, seed=2)
+    np.testing.assert_array_equal(_host(c(*dev(x, b, cc))), f(x, b, cc))
+    xt = dev(np.ascontiguousarray(x.transpose(2, 1, 0)))[0].transpose(2, 1, 0)
+    np.testing.assert_array_equal(_host(c(xt, *dev(b, cc))), f(x, b, cc))
+    flat = dev(TE.f32(5 * 9 * 12 + 1))[0]
+    xm = flat[1:].reshape(5, 9, 12)
+    np.testing.assert_array_equal(_host(c(xm, *dev(b, cc))), f(_host(xm), b, cc))
+    opts = [l[3] for l in fake.launches]
+    assert ("-DSS_VEC" in opts[0]) and ("-DSS_STRIDED" in opts[1]) and \
+        not ({"-DSS_VEC", "-DSS_STRIDED"} & set(opts[2]))
 
 
 @needs_gxx
@@ -301,10 +350,13 @@ def test_nvrtc_row_reductions_shuffle_and_load_once():
         nred = len(TK.compiled(name).plan.steps and
                    [n for n in k.source.splitlines() if n.strip().startswith("//   reduce:")])
         assert nred == 2
-        # per reduction: 5 butterfly shuffles and one barrier, in each of the two variants
-        # (row in registers, row looped over); the register arrays never reach local memory
-        assert ptx.count("shfl.sync.bfly.b32") == 2 * 5 * nred
-        assert ptx.count("bar.sync") == 2 * nred
+        # row in registers: per reduction 5 butterfly shuffles and one barrier; row looped
+        # over: the two reductions are one merged phase (one read of the row), 5 shuffles
+        # per value it carries (max, sum of exp / sum, count, mean, squared deviations)
+        # and one barrier; the register arrays never reach local memory
+        carried = {"softmax": 2, "ln_gelu": 4}[name]
+        assert ptx.count("shfl.sync.bfly.b32") == 5 * nred + 5 * carried
+        assert ptx.count("bar.sync") == nred + 1
         assert ".local" not in ptx
 
 
@@ -326,3 +378,18 @@ def test_nvrtc_failure_names_the_kernel():
     k = TK.compiled("softmax").kernels[0]
     with pytest.raises(RuntimeError, match="(?s)NVRTC failed on kernel k0_max_1.*identifier x"):
         nvrtc_ptx(k, nvrtc=Bad())
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None and NVRTC is None,
+                    reason="neither nvcc nor NVRTC installed")
+def test_row_kernels_128_bit_variant_ptx():
+    """The SS_VEC variant of softmax and layer norm loads 128 bits at a time (rows in
+    registers and rows looped over) and keeps its register arrays out of local memory;
+    the scalar variant has no vector load."""
+    from test_cuda_pointwise import kernel_ptx
+    for name, arrays in [("softmax", 1), ("ln_gelu", 3)]:
+        k = TK.compiled(name).kernels[0]
+        ptx = kernel_ptx(k, vec=True)
+        assert len(re.findall(r"ld\.global(?:\.nc)?\.v4\.", ptx)) >= 2 * arrays, name
+        assert ".local" not in ptx
+        assert not re.search(r"ld\.global(?:\.nc)?\.v4\.", kernel_ptx(k))

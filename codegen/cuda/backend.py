@@ -129,7 +129,9 @@ def launchers(runtime):
     """``_pw`` / ``_row``: grid and block for a launch (no launch for an empty domain).
     A pointwise kernel runs its 128-bit variant when every array it reads or writes at
     the thread's own elements starts on a 16-byte boundary (CuPy's allocations do; an
-    offset view may not)."""
+    offset view may not); a row kernel runs its 128-bit variant when, besides, the row
+    length is a multiple of the vector width (every row then starts 16-byte aligned) and
+    the indices are 32-bit."""
     launch, aligned = runtime.launch, runtime.aligned
 
     def strided(k, args):
@@ -154,7 +156,7 @@ def launchers(runtime):
                     # ranges (at least 512 elements each) over about SPLIT_BLOCKS blocks
                     sk = k.split
                     nch = max(1, min((inner + 511) // 512, SPLIT_BLOCKS // groups))
-                    ws = runtime.xp.empty((max(sk.passes - 1, 1) * rows * nch,), np.float64)
+                    ws = runtime.xp.empty((max(sk.ws_slots, 1) * rows * nch,), np.float64)
                     for p in range(sk.passes):
                         launch(sk, min(groups * nch, GRID_CAP), 32 * COL_SPLIT,
                                args + (ws, p, nch), big, False, st)
@@ -163,14 +165,18 @@ def launchers(runtime):
                 # few long rows: blocks take chunks of rows, in passes over a workspace
                 sk = k.split
                 nch = (inner + chunk - 1) // chunk
-                ws = runtime.xp.empty((max(sk.passes - 1, 1) * rows * nch,), np.float64)
+                ws = runtime.xp.empty((max(sk.ws_slots, 1) * rows * nch,), np.float64)
                 for p in range(sk.passes):
                     launch(sk, min(rows * nch, GRID_CAP), ROW_BLOCK, args + (ws, p, nch), big,
                            False, st)
                 return
             block, per_block = (32 * COL_SPLIT, 32) if k.columns else row_launch(inner)
+            # (not with 64-bit indices: that variant would exceed 64 registers; it is for
+            # arrays of 2**31 elements, where the scalar loads are the least concern)
+            vec = not st and not big and k.vec > 1 and inner % k.vec == 0 and \
+                all(aligned(args[p]) for p in k.vec_positions)
             launch(k, min((rows + per_block - 1) // per_block, GRID_CAP), block, args, big,
-                   False, st)
+                   vec, st)
     return _pw, _row
 
 

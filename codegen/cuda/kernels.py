@@ -35,6 +35,8 @@ GRID_CAP = 32768            # blocks per launch (grid-stride loops cover the res
 MAX_BLOCK = 256             # threads per block of pointwise kernels
 ROW_BLOCK = 512             # most threads per block of reduction kernels (powers of two)
 ROW_ITEMS = 8               # elements per thread a row keeps in registers
+ROW_MIN_BLOCKS = 2          # launch bound: two 512-thread blocks per SM, so at most 64
+                            # registers per thread (ptxas keeps every variant there)
 WARP_ROW = 32 * ROW_ITEMS   # rows up to this length: one warp per row, several per block
 COL_SPLIT = 8               # column reductions: warps splitting each row (block = 32 x this)
 SPLIT_ROWS = 264            # fewer rows than this (2 per H100 SM) and rows longer than a
@@ -92,6 +94,8 @@ class Kernel:
         self.strided_positions: List[int] = []      # loaded arrays that may be strided views
         self.split: Optional["Kernel"] = None       # reduce: the split-row companion
         self.passes = 0                             # ... (on it) launches per call
+        self.ws_slots = 0                           # ... workspace slots (rows x chunks each)
+        self.merged = 0                             # reduce: phase pairs merged when looped
 
     def __repr__(self) -> str:
         return "Kernel(%s)" % self.name
@@ -137,6 +141,13 @@ class Emitter:
                     ("row" if spec.axes is not None else "i")
                 self.dom.append(Idx("c%d" % k, {"c%d" % k, loopvar}))
         self.inner_vars = {"j"} | {"c%d" % k for k in red}
+        self.half = 32                        # values per half of a row kernel's scratch
+        self.rvec = 0                         # row kernels: elements per 128-bit load
+        self.rvec_mode = False                # ... generating the SS_VEC variant
+        self.rvec_bufs: Dict[str, str] = {}   # ... arrays read contiguously along rows
+        self.rvec_loads: Dict[str, tuple] = {}   # ... loaded per chunk (looped rows)
+        self.row_linear = ""                  # ... the row's own element offset
+        self.row_coord = "j"                  # ... the coordinate equal to j
         self.trailing = spec.axes is not None and \
             tuple(spec.axes) == tuple(range(self.nd - len(spec.axes), self.nd))
 
@@ -346,15 +357,31 @@ class Emitter:
                 self.vec_bufs[buf] = STORAGE[n.dtype.name]
                 if self.vec_mode:
                     text = "vb_%s[ss_v]" % buf
+            # contiguous along the row (the row's own elements, or a vector broadcast over
+            # rows): the SS_VEC variant of a row kernel loads it 16 bytes at a time
+            contig = spec.axes is not None and not self.column and not self.split and \
+                not row and raw in (self.row_linear, "j", self.row_coord)
+            if contig:
+                self.rvec_bufs[buf] = STORAGE[n.dtype.name]
+            vt = _VECT[_SIZEOF[STORAGE[n.dtype.name]] * self.rvec] if contig and \
+                self.rvec_mode else ""
+            if vt and getattr(self, "cache", None) is None:
+                text = "vb_%s[ss_v]" % buf            # loaded before the chunk's elements
+                self.rvec_loads[buf] = (STORAGE[n.dtype.name], raw)
             if getattr(self, "cache", None) is not None and not row:
                 # an element of the row: loaded once into a register array, which the
                 # later phases of the row read instead of memory
                 reg = self.cache.get(text)
                 if reg is None:
                     reg = self.cache[text] = "rc%d" % len(self.cache)
-                    self.cache_decl.append("%s %s[%d];   // %s, loaded once" % (
+                    self.cache_decl.append("__align__(16) %s %s[%d];   // %s, loaded once" % (
                         STORAGE[n.dtype.name], reg, ROW_ITEMS, text))
-                    text = "(%s[ss_k] = %s)" % (reg, text)
+                    if vt:
+                        # the first element of each chunk of the thread loads the chunk
+                        text = "(ss_k %% %d == 0 ? (*(%s*)&%s[ss_k] = *(const %s*)&%s[%s], " \
+                            "%s[ss_k]) : %s[ss_k])" % (self.rvec, vt, reg, vt, buf, raw, reg, reg)
+                    else:
+                        text = "(%s[ss_k] = %s)" % (reg, text)
                 else:
                     text = "%s[ss_k]" % reg
             text = cops.load_expr(text, n.dtype)
@@ -469,7 +496,9 @@ class Emitter:
         decode = self._decode_lines("i", list(range(self.nd)), "t")
         body = self.body + ["%s[i] = %s;" % (out_names[n], cops.store_expr(v, n.dtype))
                             for n, v in stores]
-        scalar = ["  " + l for l in (decode if _uses_coords(decode, body) else []) + body]
+        coords = _uses_coords(decode, body)
+        # the vector variant's scalar tail (fewer than ``vec`` elements, once per call)
+        tail = ["  " + l for l in (decode if coords else []) + body]
         # the vector variant: the same values, loads at i read from registers
         widths = [STORAGE[n.dtype.name] for n in spec.outs()] + list(self.vec_bufs.values())
         V = 16 // max(_SIZEOF[t] for t in widths)
@@ -478,10 +507,16 @@ class Emitter:
         self.vec_mode = False
         vbody = self.body + ["vo_%s[ss_v] = %s;" % (out_names[n], cops.store_expr(v, n.dtype))
                              for n, v in vstores]
-        vloop = [
-            "#ifdef SS_VEC",
-            "for (idx_t i0 = ((idx_t)blockIdx.x * (idx_t)blockDim.x + (idx_t)threadIdx.x) * %d; "
-            "i0 < %s; i0 += (idx_t)blockDim.x * (idx_t)gridDim.x * %d) {" % (V, nsz, V),
+        vcoords = _uses_coords(decode, vbody)
+        first = "((idx_t)blockIdx.x * (idx_t)blockDim.x + (idx_t)threadIdx.x)"
+        vstride = "(idx_t)blockDim.x * (idx_t)gridDim.x * %d" % V
+        vloop = ["#ifdef SS_VEC"]
+        if vcoords:
+            # the chunk's first coordinates: decoded once per thread, then stepped by the
+            # grid stride with carries (no divide or modulo inside the loop)
+            vloop += self._grid_coords("%s * %d" % (first, V), vstride, "b")
+        vloop += [
+            "for (idx_t i0 = %s * %d; i0 < %s; i0 += %s) {" % (first, V, nsz, vstride),
             "  if (i0 + %d <= %s) {" % (V, nsz)]
         for buf, ct in self.vec_bufs.items():
             vloop.append("    __align__(16) %s vb_%s[%d];" % (ct, buf, V))
@@ -490,8 +525,11 @@ class Emitter:
         for n, _ in vstores:
             ct = STORAGE[n.dtype.name]
             vloop.append("    __align__(16) %s vo_%s[%d];" % (ct, out_names[n], V))
-        hoist, step = self._stepped_coords() if _uses_coords(decode, vbody) else ([], [])
-        vloop += ["    " + l for l in hoist]
+        step = []
+        if vcoords:
+            axes = self._real_axes()
+            vloop += ["    " + " ".join("idx_t c%d = b%d;" % (a, a) for a in axes)]
+            step = [_carry(axes, [self.size(spec.shape[a]) for a in axes])]
         vloop += ["    #pragma unroll", "    for (int ss_v = 0; ss_v < %d; ss_v++) {" % V,
                   "      const idx_t i = i0 + ss_v;"]
         vloop += ["      " + l for l in vbody + step]
@@ -502,11 +540,21 @@ class Emitter:
                 vt, out_names[n], vt, out_names[n]))
         vloop += ["  } else {",
                   "    for (idx_t i = i0; i < %s; i++) {" % nsz]
-        vloop += ["    " + l for l in scalar]
-        vloop += ["    }", "  }", "}", "#else"]
-        loop = ["for (idx_t i = (idx_t)blockIdx.x * (idx_t)blockDim.x + (idx_t)threadIdx.x; "
-                "i < %s; i += (idx_t)blockDim.x * (idx_t)gridDim.x) {" % nsz]
-        loop += scalar + ["}"]
+        vloop += ["    " + l for l in tail]
+        vloop += ["    }", "  }"]
+        if vcoords:
+            vloop += ["  " + l for l in self._grid_step("b")]
+        vloop += ["}", "#else"]
+        # the scalar (and strided) variant: coordinates decoded once per thread, stepped
+        # by the grid stride with one compare and subtract per axis
+        loop = self._grid_coords(first, "(idx_t)blockDim.x * (idx_t)gridDim.x", "c") \
+            if coords else []
+        loop += ["for (idx_t i = %s; i < %s; i += (idx_t)blockDim.x * (idx_t)gridDim.x) {"
+                 % (first, nsz)]
+        loop += ["  " + l for l in body]
+        if coords:
+            loop += ["  " + l for l in self._grid_step("c")]
+        loop += ["}"]
         k = self._kernel(index, "pointwise", out_names, [n for n, _ in stores],
                          vloop + loop + ["#endif"])
         k.numel = N
@@ -517,20 +565,38 @@ class Emitter:
                            if kind in ("out", "in") and any(v is x for x in k.vec_arrays)]
         return k
 
-    def _stepped_coords(self) -> Tuple[List[str], List[str]]:
-        """The vector variant's coordinates: decoded once from ``i0`` (one division and
-        modulo per axis per thread and chunk, not per element), then stepped with a carry
-        after each element."""
+    def _real_axes(self) -> List[int]:
         S = self.spec.shape
-        axes = [a for a in range(self.nd) if not (type(S[a]) is int and S[a] == 1)]
-        if not axes:
-            return [], []
-        hoist = ["idx_t t = i0;"]
+        return [a for a in range(self.nd) if not (type(S[a]) is int and S[a] == 1)]
+
+    def _grid_coords(self, start: str, stride: str, prefix: str) -> List[str]:
+        """Hoisted before a grid-stride loop: the coordinates (``<prefix><axis>``) of the
+        thread's first index, and the grid stride decoded into per-axis steps
+        (``ss_d<axis>``); these two decodes are the loop's only divides and modulos."""
+        S = self.spec.shape
+        axes = self._real_axes()
+        lines = ["idx_t ss_t = %s, ss_u = %s;" % (start, stride)]
         for a in reversed(axes[1:]):
             sz = self.size(S[a])
-            hoist.append("idx_t c%d = t %% %s; t /= %s;" % (a, sz, sz))
-        hoist.append("idx_t c%d = t;" % axes[0])
-        return hoist, [_carry(axes, [self.size(S[a]) for a in axes])]
+            lines.append("idx_t %s%d = ss_t %% %s; ss_t /= %s;" % (prefix, a, sz, sz))
+            lines.append("const idx_t ss_d%d = ss_u %% %s; ss_u /= %s;" % (a, sz, sz))
+        lines.append("idx_t %s%d = ss_t;" % (prefix, axes[0]))
+        lines.append("const idx_t ss_d%d = ss_u;" % axes[0])
+        return lines
+
+    def _grid_step(self, prefix: str) -> List[str]:
+        """Advance ``<prefix><axis>`` by the grid stride: each axis adds its step and the
+        carry from the axis after it; both are below the axis size, so one compare and
+        subtract wraps it (the first axis never wraps: the loop ends first)."""
+        S = self.spec.shape
+        axes = self._real_axes()
+        lines = []
+        for a, b in zip(reversed(axes[1:]), reversed(axes[:-1])):
+            sz = self.size(S[a])
+            lines.append("%s%d += ss_d%d; if (%s%d >= %s) { %s%d -= %s; ++%s%d; }" % (
+                prefix, a, a, prefix, a, sz, prefix, a, sz, prefix, b))
+        lines.append("%s%d += ss_d%d;" % (prefix, axes[0], axes[0]))
+        return lines
 
     def _reduce(self, written, index) -> Optional[Kernel]:
         """A row-reduction kernel.  A *group* of ``ss_g`` threads computes one row: a warp
@@ -551,16 +617,40 @@ class Emitter:
         rsz, isz = self.size(rows), self.size(inner)
         self.index_exprs += [rows, inner, numel(S)]
         self.column = self.nd - 1 not in spec.axes and not (type(S[-1]) is int and S[-1] == 1)
+        # a merged mean / variance phase leaves 4 values per warp in shared memory
+        self.half = 64 if not self.column and any(
+            kind == "welford" for kind, _ in self.merged_pairs().values()) else 32
+        lin = self.dom_linear()
+        self.row_linear = lin.text if lin is not None else ""
+        if axes == [self.nd - 1]:
+            self.row_coord = "c%d" % (self.nd - 1)
         variants = {}
-        for cached in (True, False):
-            self.red_vars, self.row_memo = {}, {}      # each variant declares its own
-            self.cache = {} if cached else None
-            self.cache_decl = []
-            variants[cached] = self._row_phases(cached, isz, axes, written)
+        for vec in (False, True):
+            if vec:
+                if not self.rvec_bufs or self.column or written is None:
+                    break
+                # 16 bytes of the widest such array per load (at most ROW_ITEMS elements)
+                self.rvec = min(16 // max(_SIZEOF[t] for t in self.rvec_bufs.values()),
+                                ROW_ITEMS)
+                self.rvec_mode = True
+            for cached in (True, False):
+                self.red_vars, self.row_memo = {}, {}      # each variant declares its own
+                self.cache = {} if cached else None
+                self.cache_decl = []
+                self.rvec_loads = {}
+                variants[cached, vec] = self._row_phases(cached, isz, axes, written)
         self.cache = None
+        self.rvec_mode = False
         if written is None:
             return None
-        (cached_lines, outs), (loop_lines, _) = variants[True], variants[False]
+        (cached_lines, outs), (loop_lines, _) = variants[True, False], variants[False, False]
+        if (True, True) in variants:
+            # the SS_VEC variant (chosen per call: rows a multiple of the vector width, the
+            # contiguous arrays 16-byte aligned, none strided)
+            cached_lines = ["#ifdef SS_VEC"] + variants[True, True][0] + ["#else"] + \
+                cached_lines + ["#endif"]
+            loop_lines = ["#ifdef SS_VEC"] + variants[False, True][0] + ["#else"] + \
+                loop_lines + ["#endif"]
         rdecode = self._decode_lines("row", outer_axes, "t")
         both = cached_lines + loop_lines
         if self.column:
@@ -580,7 +670,8 @@ class Emitter:
                     "  const bool ss_live = ss_base + (idx_t)ss_col < %s;" % rsz,
                     "  const idx_t row = ss_live ? ss_base + (idx_t)ss_col : %s - 1;" % rsz]
         else:
-            body = ["__shared__ double ss_scratch[64];   // one scratch for every reduction",
+            body = ["__shared__ double ss_scratch[%d];   // one scratch for every reduction"
+                    % (2 * self.half),
                     "unsigned int ss_par = 0;            // which half of it the next one uses",
                     "const unsigned int ss_g = %s <= %d ? 32u : blockDim.x;   // threads per row"
                     % (isz, WARP_ROW),
@@ -600,6 +691,13 @@ class Emitter:
         k = self._kernel(index, "reduce", self.out_names, outs, body)
         k.rows, k.inner = rows, inner
         k.columns = self.column
+        k.merged = 0 if self.column else len(self.merged_pairs())
+        if self.rvec:
+            names = {v: n for n, v in self.bufs.items()}
+            k.vec = self.rvec
+            k.vec_arrays = [names[b] for b in self.rvec_bufs]
+            k.vec_positions = [p for p, (kind, v) in enumerate(k.args)
+                               if kind == "in" and any(v is x for x in k.vec_arrays)]
         k.uses_sync = True
         k.empty_max = [{"max": "maximum", "min": "minimum"}[r.op] for r in spec.reductions()
                        if r.op in ("max", "min")]
@@ -624,6 +722,8 @@ class Emitter:
         self.index_exprs += [rows, inner, numel(S)]
         self.column = self.nd - 1 not in spec.axes and not (type(S[-1]) is int and S[-1] == 1)
         self.red_vars, self.row_memo, self.cache, self.cache_decl = {}, {}, None, []
+        self.half = 64 if not self.column and any(
+            kind == "welford" for kind, _ in self.merged_pairs().values()) else 32
         lines, outs = self._row_phases(False, isz, axes, written)
         if written is None:
             return None
@@ -659,9 +759,11 @@ class Emitter:
                                     ("long long", "ss_nch_", ("nchunks", None))])
             k.rows, k.inner, k.columns = rows, inner, True
             k.uses_sync = True
-            k.passes = len(spec.reductions()) + 1
+            k.passes = self.phase_count + 1
+            k.ws_slots = self.ws_slots
             return k
-        body = ["__shared__ double ss_scratch[64];   // one scratch for every reduction",
+        body = ["__shared__ double ss_scratch[%d];   // one scratch for every reduction"
+                % (2 * self.half),
                 "unsigned int ss_par = 0;",
                 "const unsigned int ss_g = blockDim.x, ss_lane = threadIdx.x;",
                 "const long long ss_pass = ss_pass_;",
@@ -679,8 +781,173 @@ class Emitter:
                                 ("long long", "ss_nch_", ("nchunks", None))])
         k.rows, k.inner = rows, inner
         k.uses_sync = True
-        k.passes = len(spec.reductions()) + 1
+        k.passes = self.phase_count + 1
+        k.ws_slots = self.ws_slots
         return k
+
+    def _inline(self, n) -> bool:
+        """Is ``n`` computed in this kernel from its inputs (not loaded)?"""
+        return type(n) is Node and self.P.kind.get(n) == "pw" and (
+            not self.P.needs_array[n] or any(n is o for o in self.spec.outs()))
+
+    def merged_pairs(self) -> Dict[Node, Tuple[str, Node]]:
+        """Adjacent reductions (r0, r1) of the row that one read of it computes:
+        ``online``: r0 = max(x), r1 = sum(exp(x - r0)) (softmax, logsumexp);
+        ``welford``: r0 = mean(x), r1 = mean or sum of (x - r0)**2 (layer norm, variance).
+        x is the same per-element value in both, of dtype float32 or float64."""
+        reds = self.spec.reductions()
+        out: Dict[Node, Tuple[str, Node]] = {}
+        for r0, r1 in zip(reds, reds[1:]):
+            if r0 in out or any(r0 is v for _, v in out.values()):
+                continue
+            kind = self._merge_kind(r0, r1)
+            if kind:
+                out[r0] = (kind, r1)
+        return out
+
+    def _merge_kind(self, r0: Node, r1: Node) -> str:
+        x = r0.inputs[0]
+        if type(x) is not Node or not same_shape(x.shape, self.spec.shape):
+            return ""
+        dt = x.dtype
+        if dt.name not in ("float32", "float64") or r0.dtype != dt or r1.dtype != dt:
+            return ""
+        t = r1.inputs[0]
+        if not self._inline(t) or t.dtype != dt:
+            return ""
+        if r0.op == "max" and r1.op == "sum" and t.op == "exp":
+            d = t.inputs[0]
+            kind = "online"
+        elif r0.op == "mean" and r1.op in ("mean", "sum"):
+            if t.op == "power" and len(t.inputs) == 2 and type(t.inputs[1]) in (int, float) \
+                    and t.inputs[1] == 2:
+                d = t.inputs[0]
+            elif t.op == "square" or (t.op == "multiply" and t.inputs[0] is t.inputs[1]):
+                d = t.inputs[0]
+            else:
+                return ""
+            kind = "welford"
+        else:
+            return ""
+        if not (self._inline(d) and d.op == "subtract" and d.dtype == dt and
+                d.inputs[0] is x and d.inputs[1] is r0):
+            return ""
+        return kind
+
+    def _lanes_merge(self, ct: str, vals: List[str], merge: List[str]) -> List[str]:
+        """Combine per-thread tuples ``vals`` across the row's threads: ``merge`` (lines
+        over ``vals`` and the other tuple ``o0, o1, ...``) over the warp's shuffles, then
+        across warps through one half of the scratch (one barrier)."""
+        k = len(vals)
+        per = ROW_BLOCK // 32
+        lines = ["for (int w = 16; w > 0; w >>= 1) {"]
+        lines += ["  const %s o%d = ss_shfl_xor(%s, w);" % (ct, i, v) for i, v in enumerate(vals)]
+        lines += ["  " + l for l in merge]
+        lines.append("}")
+        lines.append("if (ss_g > 32) {          // across warps: one barrier")
+        lines.append("  %s* sh = (%s*)ss_scratch + %d * ss_par;" % (ct, ct, self.half))
+        lines.append("  ss_par ^= 1u;")
+        lines.append("  if ((threadIdx.x & 31u) == 0) { %s }" % " ".join(
+            "sh[%d + (threadIdx.x >> 5)] = %s;" % (per * i, v) for i, v in enumerate(vals)))
+        lines.append("  __syncthreads();")
+        lines.append("  " + " ".join("%s = sh[%d];" % (v, per * i) for i, v in enumerate(vals)))
+        lines.append("  for (unsigned int w = 1; w < (ss_g >> 5); w++) {")
+        lines += ["    const %s o%d = sh[%d + w];" % (ct, i, per * i) for i in range(k)]
+        lines += ["    " + l for l in merge]
+        lines.append("  }")
+        lines.append("}")
+        return lines
+
+    def _split_partials(self, ct: str, vals: List[str], merge: List[str], pi: int,
+                        slot: int, reduce: List[str]) -> List[str]:
+        """``reduce`` (the phase's loop and combine) as is; in the split companion, pass
+        ``pi`` stores the chunk's tuple in workspace slots ``slot``.. and later passes
+        combine the row's stored tuples instead (``merge`` over ``o0, o1, ...``)."""
+        if not self.split:
+            return reduce
+        ws = ["((%s*)(ss_ws + %d * ss_wsn))" % (ct, slot + i) for i in range(len(vals))]
+        lines = ["if (ss_pass > %d) {          // the chunks' partials, from earlier passes"
+                 % pi, "  for (idx_t w = 0; w < ss_nch; w++) {"]
+        lines += ["    const %s o%d = %s[row * ss_nch + w];" % (ct, i, w)
+                  for i, w in enumerate(ws)]
+        lines += ["    " + l for l in merge]
+        lines += ["  }", "} else {"]
+        lines += ["  " + l for l in reduce]
+        lines.append("  if (ss_lane == 0) { %s }" % " ".join(
+            "%s[row * ss_nch + ss_c] = %s;" % (w, v) for w, v in zip(ws, vals)))
+        lines.append("}")
+        lines.append("if (ss_pass == %d) continue;   // this pass makes partials only" % pi)
+        return lines
+
+    def _merged_phase(self, kind: str, ri: int, r0: Node, r1: Node, jdecode: List[str],
+                      isz: str, pi: int = 0, slot: int = 0) -> List[str]:
+        """One looped read of the row computing two reductions (``merged_pairs``).
+        ``online``: a running maximum m and the sum s of exp(x - m), rescaled by
+        exp(m_old - m_new) when the maximum grows; each term is the kernel's own
+        exp(x - m) at the current maximum.  ``welford``: the plain sum (so the mean is
+        the two-pass kernel's, bit for bit) and Welford's count, running mean and sum of
+        squared deviations, combined across threads pairwise (Chan et al.)."""
+        x = r0.inputs[0]
+        ct = CTYPES[x.dtype.name]
+        R0 = cops.Reduction(r0.op, x.dtype, r0.dtype)
+        R1 = cops.Reduction(r1.op, r1.inputs[0].dtype, r1.dtype)
+        a0, a1, v0, v1 = "a%d" % ri, "a%d" % (ri + 1), "r%d" % ri, "r%d" % (ri + 1)
+        self.helpers.add("shfl")
+        self.memo, self.body, self.pre = {}, [], []
+        v = self.value(x, self.dom)
+        elem = "((%s)%s)" % (ct, v)
+        ph = ["// %s, %s = %s(%s), %s(%s) over axes %s: one read of the row (%s)" % (
+            r0.name, r1.name, r0.op, x.name, r1.op, r1.inputs[0].name, tuple(self.spec.axes),
+            "a running max and the sum of exp rescaled as it grows" if kind == "online" else
+            "the sum and Welford's running mean and squared deviations")]
+        if kind == "online":
+            self.helpers |= {"maximum", "online"}
+            nx = len(self.body)
+            self.red_vars[r0] = "ss_mx"              # the term at the running maximum
+            t = self.value(r1.inputs[0], self.dom)
+            del self.red_vars[r0]
+            lowest = cops.lowest(x.dtype)
+            body = self.body[:nx] + ["const %s ss_mx = ss_maximum(%s, %s);" % (ct, a0, elem)] + \
+                self.body[nx:] + [
+                    "%s = %s * (%s == ss_mx ? (%s)1 : ss_expt(%s - ss_mx)) + "
+                    "(ss_mx == %s ? (%s)1 : %s);" % (a1, a1, a0, ct, a0, lowest, ct,
+                                                     R1.load(t, r1.inputs[0].dtype, self.helpers)),
+                    "%s = ss_mx;" % a0]
+            ph += self.pre
+            ph.append("%s %s = %s, %s = %s;" % (ct, a0, lowest, a1, R1.identity()))
+            merge = ["ss_online_merge(%s, %s, o0, o1);" % (a0, a1)]
+            ph += self._split_partials(ct, [a0, a1], merge, pi, slot, self._row_loop(
+                False, isz, (jdecode if _uses_coords(jdecode, body) else []) + body) +
+                self._lanes_merge(ct, [a0, a1], merge))
+            ph.append("const %s %s = %s;" % (R0.out_c, v0, R0.finish(a0, isz)))
+            # a row of -inf: NumPy's exp(-inf - -inf) is NaN, so is its sum
+            ph.append("const %s %s = %s;" % (R1.out_c, v1, R1.finish(
+                "(%s == %s ? %s - %s : %s)" % (a0, lowest, a0, a0, a1), isz)))
+        else:
+            self.helpers.add("welford")
+            n, mu = "ss_n%d" % ri, "ss_mu%d" % ri
+            body = self.body + [
+                "const %s ss_x = %s;" % (ct, elem),
+                "%s = %s;" % (a0, R0.combine(a0, R0.load("ss_x", x.dtype, self.helpers),
+                                             self.helpers)),
+                "%s += (%s)1;" % (n, ct),
+                "const %s ss_d = ss_x - %s;" % (ct, mu),
+                "%s = %s + ss_d / %s;" % (mu, mu, n),
+                "%s = %s + ss_d * (ss_x - %s);" % (a1, a1, mu)]
+            ph += self.pre
+            ph.append("%s %s = %s, %s = 0, %s = 0, %s = 0;" % (ct, a0, R0.identity(), n, mu, a1))
+            merge = ["%s = %s;" % (a0, R0.combine(a0, "o0", self.helpers)),
+                     "ss_welford_merge(%s, %s, %s, o1, o2, o3);" % (n, mu, a1)]
+            ph += self._split_partials(ct, [a0, n, mu, a1], merge, pi, slot, self._row_loop(
+                False, isz, (jdecode if _uses_coords(jdecode, body) else []) + body) +
+                self._lanes_merge(ct, [a0, n, mu, a1], merge))
+            ph.append("const %s %s = %s;" % (R0.out_c, v0, R0.finish(a0, isz)))
+            # a float sum that overflowed: NumPy's mean is inf, each (x - inf)**2 is inf
+            ph.append("const %s %s = %s;" % (R1.out_c, v1, R1.finish(
+                "(%s - %s != %s - %s && %s == %s ? %s : %s)" % (
+                    v0, v0, v0, v0, a1, a1, cops.highest(x.dtype), a1), isz)))
+        self.red_vars[r0], self.red_vars[r1] = v0, v1
+        return ph
 
     def _row_loop(self, cached: bool, isz: str, lines: List[str]) -> List[str]:
         """The loop of a group's thread over its elements of the row (``j``)."""
@@ -693,10 +960,33 @@ class Emitter:
             return (["#pragma unroll", "for (int ss_k = 0; ss_k < %d; ss_k++) {" % ROW_ITEMS,
                      "  const idx_t j = ss_j0 + (idx_t)ss_lane + (idx_t)ss_k * (idx_t)ss_g;",
                      "  if (j < %s) {" % isz] + ["    " + l for l in lines] + ["  }", "}"])
+        V = self.rvec
+        if cached and self.rvec_mode:
+            # chunks of V adjacent elements: chunk q of the thread starts at
+            # (lane + q * threads) * V; the row length is a multiple of V
+            return (["#pragma unroll", "for (int ss_k = 0; ss_k < %d; ss_k++) {" % ROW_ITEMS,
+                     "  const idx_t j = ((idx_t)ss_lane + (idx_t)(ss_k / %d) * (idx_t)ss_g) * %d "
+                     "+ (idx_t)(ss_k %% %d);" % (V, V, V),
+                     "  if (j < %s) {" % isz] + ["    " + l for l in lines] + ["  }", "}"])
         if cached:
             return (["#pragma unroll", "for (int ss_k = 0; ss_k < %d; ss_k++) {" % ROW_ITEMS,
                      "  const idx_t j = (idx_t)ss_lane + (idx_t)ss_k * (idx_t)ss_g;",
                      "  if (j < %s) {" % isz] + ["    " + l for l in lines] + ["  }", "}"])
+        if self.rvec_mode:
+            text = "\n".join(lines)
+            loads = []
+            for buf, (ct, raw) in self.rvec_loads.items():
+                if "vb_%s[ss_v]" % buf in text:
+                    vt = _VECT[_SIZEOF[ct] * V]
+                    loads += ["__align__(16) %s vb_%s[%d];" % (ct, buf, V),
+                              "*(%s*)vb_%s = *(const %s*)&%s[%s];" % (
+                                  vt, buf, vt, buf,
+                                  re.sub(r"\b(j|%s)\b" % self.row_coord, "j0", raw))]
+            return (["for (idx_t j0 = (idx_t)ss_lane * %d; j0 < %s; j0 += (idx_t)ss_g * %d) {"
+                     % (V, isz, V)] + ["  " + l for l in loads] +
+                    ["  #pragma unroll", "  for (int ss_v = 0; ss_v < %d; ss_v++) {" % V,
+                     "    const idx_t j = j0 + ss_v;"] +
+                    ["    " + l for l in lines] + ["  }", "}"])
         return (["for (idx_t j = (idx_t)ss_lane; j < %s; j += (idx_t)ss_g) {" % isz] +
                 ["  " + l for l in lines] + ["}"])
 
@@ -704,7 +994,22 @@ class Emitter:
         spec = self.spec
         jdecode = self._decode_lines("j", axes, "t")
         phases: List[str] = []
+        # rows too long for registers are read from memory once per phase: there, a pair
+        # of reductions that one read can compute (max and sum of exp(x - max); mean and
+        # sum of squared deviations) is merged into one phase
+        # (the split companion: one pass per phase, its partials in workspace slots)
+        merged = {} if (cached or self.column) else self.merged_pairs()
+        done: Set[Node] = set()
+        pi = slot = 0                # phase (= split pass) and first workspace slot
         for ri, r in enumerate(spec.reductions()):
+            if r in done:
+                continue
+            if r in merged:
+                kind, r1 = merged[r]
+                phases += self._merged_phase(kind, ri, r, r1, jdecode, isz, pi, slot)
+                done.add(r1)
+                pi, slot = pi + 1, slot + (2 if kind == "online" else 4)
+                continue
             R = cops.Reduction(r.op, r.inputs[0].dtype, r.dtype)
             self.memo, self.body, self.pre = {}, [], []
             v = self.value(r.inputs[0], self.dom)
@@ -718,10 +1023,10 @@ class Emitter:
             ph.append("%s %s = %s;" % (R.acc_c, acc, R.identity()))
             inner = (jdecode if _uses_coords(jdecode, self.body) else []) + self.body
             loop = self._row_loop(cached, isz, inner + ["%s = %s;" % (acc, comb)])
-            ws = "((%s*)(ss_ws + %d * ss_wsn))" % (R.acc_c, ri)
+            ws = "((%s*)(ss_ws + %d * ss_wsn))" % (R.acc_c, slot)
             if self.split:
                 # earlier passes left this reduction's partials: combine them
-                ph.append("if (ss_pass > %d) {" % ri)
+                ph.append("if (ss_pass > %d) {" % pi)
                 ph.append("  for (idx_t w = 0; w < ss_nch; w++) %s = %s;" % (
                     acc, R.combine(acc, "%s[row * ss_nch + w]" % ws, self.helpers)))
                 ph.append("} else {")
@@ -746,7 +1051,8 @@ class Emitter:
                 ph.append("for (int w = 16; w > 0; w >>= 1) %s = %s;" % (
                     acc, R.combine(acc, "ss_shfl_xor(%s, w)" % acc, self.helpers)))
                 ph.append("if (ss_g > 32) {          // across warps: one barrier")
-                ph.append("  %s* sh = (%s*)ss_scratch + 32 * ss_par;" % (R.acc_c, R.acc_c))
+                ph.append("  %s* sh = (%s*)ss_scratch + %d * ss_par;" % (R.acc_c, R.acc_c,
+                                                              self.half))
                 ph.append("  ss_par ^= 1u;")
                 ph.append("  if ((threadIdx.x & 31u) == 0) sh[threadIdx.x >> 5] = %s;" % acc)
                 ph.append("  __syncthreads();")
@@ -759,10 +1065,12 @@ class Emitter:
                     " && ss_live" if self.column else "", ws, acc))
                 ph.append("}")
                 ph.append("if (ss_pass == %d) continue;   // this pass makes partials only"
-                          % ri)
+                          % pi)
             ph.append("const %s %s = %s;" % (R.out_c, rv, R.finish(acc, isz)))
             phases += ph
             self.red_vars[r] = rv
+            pi, slot = pi + 1, slot + 1
+        self.phase_count, self.ws_slots = pi, slot
         self.memo, self.body, self.pre = {}, [], []
         stores = []
         for n, role in spec.roots:
@@ -868,12 +1176,18 @@ class Emitter:
                             "typedef int idx_t;", "#endif"]}[k.index]
         sig = ",\n    ".join("%s %s" % p for p in params)
         lines = head + []
-        helpers = cops.helper_source(self.helpers)
+        own = sorted(h for h in self.helpers if h in _ROW_HELPERS)
+        helpers = cops.helper_source(self.helpers - set(own))
+        for h in own:
+            guard = "SS_HELPER_%s" % h.upper()
+            helpers += "\n#ifndef %s\n#define %s\n%s\n#endif" % (guard, guard, _ROW_HELPERS[h])
+        helpers = helpers.strip("\n")
         if helpers:
             lines.append(helpers)
         if self.strides:
             lines.append(_SS_OFF)
-        bounds = "__launch_bounds__(%d) " % ROW_BLOCK if kind == "reduce" else ""
+        bounds = "__launch_bounds__(%d, %d) " % (ROW_BLOCK, ROW_MIN_BLOCKS) \
+            if kind == "reduce" else ""
         lines.append('extern "C" __global__ void %s%s(\n    %s) {' % (bounds, k.name, sig))
         lines += ["  " + l if not l.startswith("#") else l for l in typedef + sizes + body]
         lines.append("}")
@@ -908,6 +1222,40 @@ class Emitter:
         if mul(q, e) == d and self.rg.bound(q).lower >= 1:
             return True
         return self.rg.bound(sub(d, e)).lower >= 0 and d != e
+
+
+#: device helpers of merged row phases (templates over float / double)
+_ROW_HELPERS = {
+    # exp in the precision of its argument, as the generated exp of that dtype
+    # (m, s) += (m2, s2): two running maxima and the sums of exp(x - max) they hold, each
+    # rescaled to the larger maximum (scaled by 1 when it is its own: no exp(-inf + inf))
+    "online": "\n".join([
+        "__device__ __forceinline__ float ss_expt(float x) { return expf(x); }",
+        "__device__ __forceinline__ double ss_expt(double x) { return exp(x); }",
+        "template <typename T> __device__ __forceinline__ void ss_online_merge("
+        "T& m, T& s, T m2, T s2) {",
+        "  const T mn = ss_maximum(m, m2);",
+        "  s = s * (m == mn ? (T)1 : ss_expt(m - mn)) + s2 * (m2 == mn ? (T)1 : "
+        "ss_expt(m2 - mn));",
+        "  m = mn;",
+        "}"]),
+    # (n, mean, m2) += (n2, mean2, m22): Chan, Golub and LeVeque's pairwise update of a
+    # count, a mean and a sum of squared deviations from it (nothing to add when n2 == 0)
+    "welford": "\n".join([
+        "template <typename T> __device__ __forceinline__ void ss_welford_merge("
+        "T& n, T& mean, T& m2, T n2, T mean2, T m22) {",
+        "  if (n2 > (T)0) {",
+        "    if (n > (T)0) {",
+        "      const T nn = n + n2, f = n2 / nn, d = mean2 - mean;",
+        "      mean = mean + d * f;",
+        "      m2 = m2 + m22 + d * (d * (n * f));",
+        "      n = nn;",
+        "    } else {",
+        "      n = n2; mean = mean2; m2 = m22;",
+        "    }",
+        "  }",
+        "}"]),
+}
 
 
 #: SS_OFF(contiguous offset, strided offset): which one the compiled variant uses
