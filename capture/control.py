@@ -55,7 +55,7 @@ def _find_tracer(pred, operands) -> Any:
         if type(v) is TracedArray:
             return v.tracer
         if isinstance(v, (SymBool, SymInt)):
-            return getattr(v.env, "tracer", None)
+            return v.env.tracer
     return None
 
 
@@ -244,9 +244,12 @@ def _trace_branch(t: Tracer, fn: Callable, ops: List[TracedArray], name: str,
             # the body's guards join the program's contract, except those on sizes the body
             # itself computes (``ss.check(m.shape[0] == 2)`` after ``m = x[x > 0]``): only
             # the body's own code can check them, once the size exists
+            # (and those on data-dependent sizes from outside it: they hold only where the
+            # body runs); what those taught the environment is forgotten with them
             guards = [g for g in env.guards[snap[3]:]
-                      if any(x not in snap[1] for x in g.cond.free_symbols)]
+                      if g.data_dependent or any(x not in snap[1] for x in g.cond.free_symbols)]
             _forget_inner(env, snap, guards)
+            env.forget_data_dependent(snap)
         checks = [(g.cond, "%s%s" % (g.cond.format(env.user_label, py=True), where(g.frame)))
                   for g in guards if g.kind != "range"]
         goals = [g.cond for g in guards if g.kind == "check"]
