@@ -217,6 +217,7 @@ def _trace_branch(t: Tracer, fn: Callable, ops: List[TracedArray], name: str,
     # a branch is traced whole: an operation it cannot record is an error of the branch,
     # never a graph break (its inputs have no values to run eagerly on)
     breaker, t.breaker = t.breaker, None
+    env.branch_depth += 1
     try:
         for i, o in enumerate(ops):
             n = sub.create("input", (), {"path": "arg%d" % i}, o.dtype,
@@ -256,6 +257,7 @@ def _trace_branch(t: Tracer, fn: Callable, ops: List[TracedArray], name: str,
         quotients = [q for q in validate.quotients_of(env) if q[1] not in snap[0]]
         done = True
     finally:
+        env.branch_depth -= 1
         t.graph = outer
         t.breaker = breaker
         if local or not done:          # a failed trace never leaves its guards behind

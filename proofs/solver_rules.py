@@ -1,5 +1,6 @@
 """Proofs of the shape environment's range folding, decision by ranges and equation solver
-(``symshape/simplify.py``, ``decision.py``, ``solver.py``), and of the Z3 encoding itself (``symshape/z3bridge.py``).
+(``symshape/simplify.py``, ``decision.py``, ``solver.py``), and of the Z3 encoding itself
+(``symshape/z3bridge.py``).
 
 A solver rule replaces a guard by a replacement or a range; each lemma shows that the
 replacement keeps the solution set: the guard's solutions inside the old ranges are exactly

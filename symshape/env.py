@@ -116,6 +116,9 @@ class ShapeEnv:
         # exact bounds already computed by ``symbolic.bounds_expr`` (``SymbolicEnv`` keeps
         # one; None: no cache)
         self._exact_cache: Optional[Dict[object, ValueRange]] = None
+        # how many ss.cond / ss.map / ss.while_loop bodies are being traced (set by
+        # capture/control.py): a guard made there on a data-dependent size stays there
+        self.branch_depth = 0
 
     # ------------------------------------------------------------------ symbols
     def create_symbol(self, hint: Optional[int], source: str, vr: ValueRange = DEFAULT_RANGE,
@@ -215,9 +218,10 @@ class ShapeEnv:
             raise self._data_dependent(c, frame)
         if hint is None:
             hint = self._hint_cond(c)
-        if any(s.unbacked for s in original.free_symbols):
-            # a data-dependent size an ss.check tied to the inputs (u0 -> s0 - 3): the
-            # branch taken is checked where that size is computed, not on the inputs
+        if self.branch_depth and any(s.unbacked for s in original.free_symbols):
+            # inside a branch, on a data-dependent size an ss.check tied to the inputs
+            # (u0 -> s0 - 3): the path taken is checked where the branch computes that
+            # size, never on the inputs (the other branch may take them)
             taken = original if hint else R.negate(original)
             self.checks.append((taken, None, frame))
             self.add_guard(taken, frame, kind, data_dependent=True)

@@ -13,6 +13,7 @@ from typing import Dict, Iterable, List, Mapping, Optional
 from .expr import IntLike, OpAtom, Sym
 from .infinity import is_inf
 from .relations import EQ, NE, BoolOp
+from .rules import rule
 
 RLIMIT = 2_000_000
 _z3 = None
@@ -54,6 +55,7 @@ class Encoder:
             total = total + prod
         return total
 
+    @rule("z3bridge.divmod_encoding", "z3bridge.minmax_encoding")
     def atom(self, atom: OpAtom):
         got = self._atoms.get(atom)
         if got is not None:

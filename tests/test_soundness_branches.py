@@ -228,3 +228,29 @@ def test_branch_checks_fail_at_run_time_exactly_where_eager_fails(form, k, examp
     run = ep.module()
     for n2, pos2 in probes:
         _agree(run, f, _data(n2, min(pos2, n2)))
+
+
+def test_a_python_if_on_a_checked_size_inside_a_branch_stays_in_the_branch():
+    # after the check, m.shape[0] is x.shape[0] - 3: the `if` is decided on the example, and
+    # that path is checked where the branch computes m, never on the inputs (x of length 4
+    # takes the other branch and must run)
+    def f(x):
+        def keep(x):
+            m = x[x > 0]
+            ss.check(m.shape[0] == x.shape[0] - 3)
+            if m.shape[0] > 2:
+                return m.sum() * 2 + x
+            return m.sum() + x
+        return ss.cond(x.sum() > 0, keep, lambda x: x * 2, (x,))
+
+    ep = export(f, (_data(8, 5),), dynamic_shapes={"x": (A,)})
+    rc = {str(k): v for k, v in ep.range_constraints.items()}
+    assert rc["s0"].lower == 2
+    for run in (ep.module(), ep.compile()):
+        for n, pos in [(8, 5), (4, 0), (2, 0), (9, 6), (5, 2)]:
+            kind, _ = _outcome(f, _data(n, pos))
+            got_kind, got = _outcome(run, _data(n, pos))
+            if got_kind == "ok":         # never a different value than eager
+                np.testing.assert_array_equal(got, f(_data(n, pos)))
+            else:                        # the traced path only: (5, 2) takes the other `if`
+                assert (n, pos) == (5, 2) or kind == "error", (n, pos, got)
