@@ -13,7 +13,7 @@ Invariants (relied on by hashing, caching and the decision procedure):
     the rules in ``RULES`` (each of which has a Z3 proof in ``proofs/``).
 
 Semantics are Python's: ``//`` floors, ``%`` takes the divisor's sign.  This module knows
-nothing about value ranges; range-dependent simplification lives in ``env.py``.
+nothing about value ranges; range-dependent simplification lives in ``simplify.py``.
 """
 from __future__ import annotations
 
