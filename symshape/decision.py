@@ -49,6 +49,7 @@ from __future__ import annotations
 from typing import Dict, Optional
 
 from . import relations as R
+from . import simplify as _simplify
 from .infinity import is_inf
 from .ranges import bound
 from .expr import evaluate
@@ -60,7 +61,7 @@ def subst_cond(env, c):
     if type(c) is bool:
         return c
     if isinstance(c, R.Rel):
-        e = env._strip_positive_factors(env.simplify(c.expr))
+        e = _simplify.strip_positive_factors(env, env.simplify(c.expr))
         return c if e is c.expr else R.make(c.op, e)
     return R.combine(c.op, [subst_cond(env, a) for a in c.args])
 

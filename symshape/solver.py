@@ -133,14 +133,8 @@ def learn_data_dependent(env, c) -> None:
         if plain is not None:
             learn_data_dependent(env, plain)
             return
-        for term, k in e.terms:
-            if len(term) == 1 and type(term[0]) is Sym and term[0].unbacked and \
-                    k in (1, -1):
-                u = term[0]
-                rest = add(e, scale(u.expr, -k))
-                if type(rest) is int or u not in rest.free_symbols:
-                    replace(env, u, scale(rest, -k))
-                    return
+        if solve_unit(env, e, data_dependent=True):
+            return
     elif lin is not None and len(lin) == 1:
         learn(env, c)                     # a bound on the size alone
         return
@@ -303,12 +297,13 @@ def solve_eq(env, e: Expr) -> bool:
 
 
 @rule("solve.unit_substitution")
-def solve_unit(env, e: Expr) -> bool:
+def solve_unit(env, e: Expr, data_dependent: bool = False) -> bool:
     """``c*s + R == 0`` with ``c`` = +-1 and ``R`` free of ``s``: ``s -> -c*R``, for the
-    freest such symbol."""
+    freest such symbol (``data_dependent``: only a data-dependent size is replaced)."""
     candidates = []
     for term, c in e.terms:
-        if len(term) == 1 and type(term[0]) is Sym and c in (1, -1):
+        if len(term) == 1 and type(term[0]) is Sym and c in (1, -1) and \
+                (term[0].unbacked or not data_dependent):
             s = term[0]
             rest = add(e, scale(s.expr, -c))
             if type(rest) is int or s not in rest.free_symbols:
