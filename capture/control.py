@@ -39,7 +39,7 @@ def _find_tracer(pred, operands) -> Any:
         if type(v) is TracedArray:
             return v.tracer
         if isinstance(v, (SymBool, SymInt)):
-            return getattr(v.env, "tracer", None)
+            return v.env.tracer
     return None
 
 
@@ -188,6 +188,7 @@ def _trace_branch(t: Tracer, fn: Callable, ops: List[TracedArray], name: str,
     # a branch is traced whole: an operation it cannot record is an error of the branch,
     # never a graph break (its inputs have no values to run eagerly on)
     breaker, t.breaker = t.breaker, None
+    env.branch_depth += 1
     try:
         for i, o in enumerate(ops):
             n = sub.create("input", (), {"path": "arg%d" % i}, o.dtype,
@@ -215,15 +216,19 @@ def _trace_branch(t: Tracer, fn: Callable, ops: List[TracedArray], name: str,
             # the body's guards join the program's contract, except those on sizes the body
             # itself computes (``ss.check(m.shape[0] == 2)`` after ``m = x[x > 0]``): only
             # the body's own code can check them, once the size exists
+            # (and those on data-dependent sizes from outside it: they hold only where the
+            # body runs); what those taught the environment is forgotten with them
             guards = [g for g in env.guards[snap[3]:]
-                      if any(x not in snap[1] for x in g.cond.free_symbols)]
+                      if g.data_dependent or any(x not in snap[1] for x in g.cond.free_symbols)]
             _forget_inner(env, snap, guards)
+            env.forget_data_dependent(snap)
         checks = [(g.cond, "%s%s" % (g.cond.format(env.user_label, py=True), where(g.frame)))
                   for g in guards if g.kind != "range"]
         goals = [g.cond for g in guards if g.kind == "check"]
         quotients = [q for q in validate.quotients_of(env) if q[1] not in snap[0]]
         done = True
     finally:
+        env.branch_depth -= 1
         t.graph = outer
         t.breaker = breaker
         if local or not done:          # a failed trace never leaves its guards behind

@@ -62,7 +62,7 @@ def _symbolic_env(args, kwargs):
 def _router(orig: Callable) -> Callable:
     def routed(*args, **kwargs):
         env = _symbolic_env(args, kwargs)
-        tracer = getattr(env, "tracer", None) if env is not None else None
+        tracer = env.tracer if env is not None else None
         handler = FUNCTIONS.get(orig)
         if tracer is None or handler is None:
             return orig(*args, **kwargs)

@@ -1,8 +1,8 @@
 """Proofs of the rules behind the exact contract: the projection of facts onto ranges
-(``symshape/projection.py``, ``ShapeEnv._tighten``), the rewrites that let interval
+(``symshape/projection.py``, ``solver.tighten``), the rewrites that let interval
 arithmetic see through ``s - s // k`` and ``Max(a, b) - a`` (``symshape/ranges.py``), the
-pairwise matching of reshape factors (``ShapeEnv._solve_factor_pairs``), the case split on
-residues (``ShapeEnv._split_residues``) and Min / Max folding by facts.
+pairwise matching of reshape factors (``solver.solve_factor_pairs``), the case split on
+residues (``solver.split_residues``) and Min / Max folding by facts.
 
 Every proof is about the engine's own output (``proofs/code.py``): the ranges ``project``
 returns are proven bounds of the goal on every point of the facts (and each finite end is
@@ -20,6 +20,7 @@ import z3
 from symshape import expr as E
 from symshape import ranges as RG
 from symshape import relations as R
+from symshape import simplify, solver
 from symshape.env import ShapeEnv
 from symshape.infinity import INT_OO, NEG_INT_OO, is_inf
 from symshape import projection as PJ
@@ -133,7 +134,7 @@ def project_drop_implied():
     env.facts = [R.ge(E.floordiv(X + 1, 2), 2), R.le(X * Y, 40), R.ne(E.mod(X, 3), 2),
                  R.le(E.floordiv(X * Y, 4), 90), R.ge(U * U, 0), R.le(E.smax(X, Y), 40)]
     before = list(env.facts)
-    env._drop_implied_facts()
+    solver.drop_implied_facts(env)
     _facts_kept(env, before, "facts after dropping the implied ones")
     require(len(env.facts) < len(before) and R.le(X * Y, 40) in env.facts,
             "implied facts should go and the others stay: %s", env.facts)
@@ -247,7 +248,8 @@ def fold_minmax_by_facts():
             "a >= b + 2 should fold Max(a, b) to a and Min(a, b) to b: %s, %s",
             env.simplify(E.smax(S, T)), env.simplify(E.smin(S, T)))
     # a pair whose difference is a constant is decided without the solver
-    require(env._dominates("Min", S + 1, S) is False and env._dominates("Max", S + 1, S),
+    require(simplify.dominates(env, "Min", S + 1, S) is False and
+            simplify.dominates(env, "Max", S + 1, S),
             "S + 1 against S should be decided by the constant difference")
 
 
@@ -277,7 +279,7 @@ def solve_residue_split():
 
 @proves("solve.minmax_equal")
 def solve_minmax_equal():
-    from symshape.env import _minmax_equal
+    from symshape.solver import minmax_equal as _minmax_equal
     s0, s1 = E.Sym(0), E.Sym(1)
     X, N = s0.expr, s1.expr
     # the engine's own rewrite: the relation it returns holds exactly where the equation

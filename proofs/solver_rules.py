@@ -1,5 +1,6 @@
 """Proofs of the shape environment's range folding, decision by ranges and equation solver
-(``symshape/env.py``), and of the Z3 encoding itself (``symshape/z3bridge.py``).
+(``symshape/simplify.py``, ``decision.py``, ``solver.py``), and of the Z3 encoding itself
+(``symshape/z3bridge.py``).
 
 A solver rule replaces a guard by a replacement or a range; each lemma shows that the
 replacement keeps the solution set: the guard's solutions inside the old ranges are exactly
@@ -16,6 +17,7 @@ import z3
 
 from symshape import expr as E
 from symshape import relations as R
+from symshape import decision, solver
 from symshape.env import ShapeEnv
 from symshape.infinity import INT_OO, NEG_INT_OO, is_inf
 from symshape.ranges import ValueRange
@@ -237,14 +239,14 @@ def decide_by_range():
             c = R.make(op, x)
             if type(c) is bool:
                 continue
-            d = env._decide_ranges(c)
+            d = decision.decide_ranges(env, c)
             if d is None:
                 continue
             _same_truth(env, (a, b), c, d, "decided by ranges")
     for op in ("and", "or"):
         for pair in ((A - 11, A + B - 14), (A - 2, B - 4), (A * B + 1, A - 11)):
             c = R.BoolOp(op, tuple(R.make(R.LE, x) for x in pair))
-            d = env._decide_ranges(c)
+            d = decision.decide_ranges(env, c)
             if d is not None:
                 _same_truth(env, (a, b), c, d, "decided by ranges")
 
@@ -286,7 +288,7 @@ def decide_box_exact():
           unit, lo_end <= v, v <= hi_end)
     # the real engine, on its own answers: a relation it leaves open because the box is exact
     # is true at some point of the ranges and false at another (Z3, infinite ends included)
-    from symshape.env import _box_exact
+    from symshape.decision import box_exact as _box_exact
     for specs in (((5, 2, 10), (3, -4, 4)), ((5, 2, INT_OO), (3, NEG_INT_OO, 4)),
                   ((7, 0, 12), (2, 1, 3))):
         env, s, t = _env(*specs)
@@ -295,7 +297,7 @@ def decide_box_exact():
                 (S + T - 7, 2 * S - 3 * T - 1, -S + 4 * T, S - T - 13, 3 * T + 12, S - T - 2,
                  2 * S + 3 * T - 11), (R.LE, R.EQ, R.NE)):
             c = R.make(op, x_)
-            if type(c) is bool or env._decide_ranges(c) is not None or not _box_exact(c):
+            if type(c) is bool or decision.decide_ranges(env, c) is not None or not _box_exact(c):
                 continue
             _open_in_box(env, (s, t), c)
     require(not _box_exact(R.make(R.LE, S * T - 20)) and
@@ -501,7 +503,7 @@ def solve_constrain_linear():
             value = ca * tt.expr + cc
             vr = ValueRange(lo_, hi_)
             try:
-                env._constrain(value, vr)
+                solver.constrain(env, value, vr)
             except Exception:
                 continue                 # infeasible: never asked (the hint satisfies it)
             # the range the code computed for t holds exactly the t (in t's old range)

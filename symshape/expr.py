@@ -13,12 +13,14 @@ Invariants (relied on by hashing, caching and the decision procedure):
     the rules in ``RULES`` (each of which has a Z3 proof in ``proofs/``).
 
 Semantics are Python's: ``//`` floors, ``%`` takes the divisor's sign.  This module knows
-nothing about value ranges; range-dependent simplification lives in ``env.py``.
+nothing about value ranges; range-dependent simplification lives in ``simplify.py``.
 """
 from __future__ import annotations
 
 from math import gcd
 from typing import Callable, Dict, Iterable, Mapping, Optional, Tuple, Union
+
+from .rules import rule
 
 IntLike = Union[int, "Expr"]
 
@@ -274,6 +276,7 @@ def mul(a: IntLike, b: IntLike) -> IntLike:
     return _make(out, ka * kb)
 
 
+@rule("floordiv.exact_quotient")
 def _exact_quotient(a: IntLike, b: "Expr") -> Optional[IntLike]:
     """``a / b`` when ``b`` is one monomial ``c*m`` dividing every term of ``a`` exactly."""
     if len(b.terms) != 1 or b.const != 0:
@@ -298,6 +301,9 @@ def _exact_quotient(a: IntLike, b: "Expr") -> Optional[IntLike]:
 
 
 # --------------------------------------------------------------------------- div / mod
+@rule("floordiv.by_one", "floordiv.neg_divisor", "floordiv.coeff_split",
+      "floordiv.const_remainder", "floordiv.nested", "floordiv.self", "floordiv.zero",
+      "floordiv.common_gcd", "floordiv.common_factor")
 def floordiv(a: IntLike, b: IntLike) -> IntLike:
     """Python's ``a // b``.  An expression divisor must be non-zero wherever ``a // b`` is
     evaluated: the rewrites below drop it (``n // n -> 1``), so the caller guards it first
@@ -350,6 +356,8 @@ def floordiv(a: IntLike, b: IntLike) -> IntLike:
     return atom_expr(OpAtom("FloorDiv", (a, b)))
 
 
+@rule("mod.by_one", "mod.neg_divisor", "mod.coeff_reduce", "mod.common_gcd", "mod.common_factor",
+      "mod.nested", "mod.self", "mod.zero", "mod.exact_quotient")
 def mod(a: IntLike, b: IntLike) -> IntLike:
     """Python's ``a % b`` (an expression divisor: guarded non-zero by the caller, as for
     ``floordiv``)."""
@@ -402,6 +410,7 @@ def _common_atom(a: IntLike, b: Expr) -> Optional[Atom]:
     return None
 
 
+@rule("ceildiv.def")
 def ceildiv(a: IntLike, b: IntLike) -> IntLike:
     """``-(-a // b)``: the smallest q with ``q*b >= a`` for b > 0 (spelled
     ``(a + b - 1) // b`` for an int b > 0, which keeps a positive coefficient)."""
@@ -411,6 +420,7 @@ def ceildiv(a: IntLike, b: IntLike) -> IntLike:
 
 
 # --------------------------------------------------------------------------- min / max
+@rule("minmax.flatten", "minmax.const_merge", "minmax.offset_dominance")
 def _minmax(kind: str, args: Iterable[IntLike]) -> IntLike:
     pick = min if kind == "Min" else max
     ints = []
@@ -466,6 +476,7 @@ def rebuild_atom(atom: Atom, f: Callable[[IntLike], IntLike]) -> IntLike:
     return _minmax(kind, args)
 
 
+@rule("subst.subs_replace")
 def subs(x: IntLike, mapping: Mapping[Sym, IntLike]) -> IntLike:
     """Substitute symbols (simultaneously), re-simplifying every node."""
     if type(x) is int or not mapping:
@@ -604,6 +615,7 @@ def format_expr(x: IntLike, name: Callable[[Sym], str] = _default_name, py: bool
     return out
 
 
+@rule("floordiv.display_fold")
 def _fold_const_into_floordiv(x: Expr) -> Optional[Expr]:
     """Display only: ``((s0 + 1)//2) - 1`` reads better as ``((s0 - 1)//2)``.  The canonical
     form keeps the constant outside (``c + (r//b)`` with ``r``'s constant in ``[0, b)``);
@@ -624,6 +636,7 @@ def _fold_const_into_floordiv(x: Expr) -> Optional[Expr]:
     return Expr(coeffs, 0)
 
 
+@rule("print.python_source")
 def format_py(x: IntLike, name: Callable[[Sym], str] = _default_name) -> str:
     """Python source computing ``x`` (``min``/``max``/``//``/``%``), fully parenthesised."""
     if type(x) is int:

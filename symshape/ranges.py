@@ -10,6 +10,7 @@ from typing import Callable, Iterable
 
 from .expr import Atom, Expr, IntLike, Sym, OpAtom, add, atom_expr, scale
 from .infinity import INT_OO, NEG_INT_OO, Bound, is_inf
+from .rules import rule
 
 
 class ValueRange:
@@ -58,21 +59,25 @@ UNBOUNDED = ValueRange(NEG_INT_OO, INT_OO)
 
 
 # --------------------------------------------------------------------------- transfer
+@rule("range.add")
 def vr_add(a: ValueRange, b: ValueRange) -> ValueRange:
     return ValueRange(a.lower + b.lower, a.upper + b.upper)
 
 
+@rule("range.scale")
 def vr_scale(a: ValueRange, k: int) -> ValueRange:
     if k >= 0:
         return ValueRange(a.lower * k, a.upper * k)
     return ValueRange(a.upper * k, a.lower * k)
 
 
+@rule("range.mul")
 def vr_mul(a: ValueRange, b: ValueRange) -> ValueRange:
     corners = [a.lower * b.lower, a.lower * b.upper, a.upper * b.lower, a.upper * b.upper]
     return ValueRange(min(corners), max(corners))
 
 
+@rule("range.pow")
 def vr_pow(a: ValueRange, n: int) -> ValueRange:
     """``x**n`` for n >= 1; exact for even powers of a range straddling 0."""
     if n == 1:
@@ -107,6 +112,7 @@ def _fdiv(a: Bound, b: Bound) -> Bound:
     return a // b
 
 
+@rule("range.floordiv_pos", "range.floordiv_neg", "range.floordiv_straddle")
 def vr_floordiv(a: ValueRange, b: ValueRange) -> ValueRange:
     """floor(a / b).  For a divisor range of one sign floor(x/y) is monotone in x and in y
     on that range, so the extremes sit at the corners; a divisor range containing 0 gives
@@ -124,6 +130,7 @@ def vr_floordiv(a: ValueRange, b: ValueRange) -> ValueRange:
     return ValueRange(min(p.lower for p in parts), max(p.upper for p in parts))
 
 
+@rule("range.mod_nowrap", "range.mod_pos", "range.mod_neg", "range.mod_straddle")
 def vr_mod(a: ValueRange, b: ValueRange) -> ValueRange:
     """Python ``a % b``: the result has the divisor's sign and magnitude below |b|."""
     if b.is_singleton and b.lower > 0 and not is_inf(a.lower) and not is_inf(a.upper):
@@ -143,11 +150,13 @@ def vr_mod(a: ValueRange, b: ValueRange) -> ValueRange:
     return ValueRange(min(lo, 0), max(hi, 0))
 
 
+@rule("range.min")
 def vr_min(args: Iterable[ValueRange]) -> ValueRange:
     args = list(args)
     return ValueRange(min(a.lower for a in args), min(a.upper for a in args))
 
 
+@rule("range.max")
 def vr_max(args: Iterable[ValueRange]) -> ValueRange:
     args = list(args)
     return ValueRange(max(a.lower for a in args), max(a.upper for a in args))
@@ -157,6 +166,7 @@ def vr_max(args: Iterable[ValueRange]) -> ValueRange:
 SymRange = Callable[[Sym], ValueRange]
 
 
+@rule("range.bound")
 def bound(x: IntLike, sym_range: SymRange) -> ValueRange:
     """A range containing every value of ``x`` when each symbol is in ``sym_range(sym)``."""
     if type(x) is int:
@@ -181,6 +191,7 @@ def _meet(a: ValueRange, b: ValueRange) -> ValueRange:
     return ValueRange(lo, hi) if lo <= hi else a
 
 
+@rule("range.divmod_split")
 def _divmod_split(x: Expr, sym_range: SymRange):
     """``c1*s + c2*(s // k) + c3*Mod(s, k)`` as ``(c1*k + c2)*Q + (c1 + c3)*R`` with
     ``Q = s // k`` in ``range(s) // k`` and ``R = Mod(s, k)`` in ``[0, k - 1]``: the terms
@@ -218,6 +229,7 @@ def _divmod_split(x: Expr, sym_range: SymRange):
     return None
 
 
+@rule("range.minmax_push")
 def _minmax_pushed(x: Expr, sym_range: SymRange):
     """``r + Max(a, b)`` as ``Max(r + a, r + b)`` (``-Max`` as ``Min`` of negations), so
     that ``Max(a, b) - a`` is bounded by ``Max(0, b - a)``."""
@@ -239,6 +251,7 @@ def _minmax_pushed(x: Expr, sym_range: SymRange):
     return None
 
 
+@rule("range.factored")
 def _bound_factored(x: Expr, sym_range: SymRange):
     """``a*(rest) + c`` when atom ``a`` divides every term: interval arithmetic loses less
     when a repeated factor is pulled out (s0*s3 - 2*s3 = s3*(s0 - 2))."""

@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Callable, Tuple, Union
 
 from .expr import Expr, IntLike, Sym, _default_name, add, format_expr, scale, sub
+from .rules import rule
 
 EQ, NE, LE = "==", "!=", "<="
 
@@ -37,6 +38,7 @@ class Rel:
     def free_symbols(self) -> frozenset:
         return self.expr.free_symbols
 
+    @rule("rel.le_negate")
     def negate(self) -> "Cond":
         if self.op == EQ:
             return Rel(NE, self.expr)
@@ -127,6 +129,7 @@ Cond = Union[Rel, BoolOp]
 CondLike = Union[bool, Rel, BoolOp]
 
 
+@rule("rel.eq_gcd", "rel.eq_sign", "rel.le_gcd_ceil")
 def make(op: str, e: IntLike) -> CondLike:
     """Normalise ``e <op> 0``."""
     if type(e) is int:
@@ -157,6 +160,7 @@ def le(a: IntLike, b: IntLike) -> CondLike:
     return make(LE, sub(a, b))
 
 
+@rule("rel.lt_as_le")
 def lt(a: IntLike, b: IntLike) -> CondLike:
     return make(LE, sub(a, b) + 1)
 

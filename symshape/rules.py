@@ -17,7 +17,7 @@ engine means adding a row here and its proof there.
 """
 from __future__ import annotations
 
-from typing import Dict, List, NamedTuple
+from typing import Callable, Dict, List, NamedTuple, TypeVar
 
 
 class Rule(NamedTuple):
@@ -30,10 +30,33 @@ def _r(name: str, where: str, statement: str) -> Rule:
     return Rule(name, where, statement)
 
 
+F = TypeVar("F", bound=Callable)
+
+#: rule name -> the functions tagged with it (``@rule``), as they are defined
+TAGGED: Dict[str, List[Callable]] = {}
+
+
+def rule(*names: str) -> Callable[[F], F]:
+    """Tag the function that applies the named rules (``@rule("solve.two_var")``).
+
+    The function is returned unchanged (no call overhead); it gains ``__rules__``, the
+    names it applies, and joins ``TAGGED``.  ``tests/test_proofs.py`` checks that each
+    catalogue entry's ``where`` names a function carrying its tag and that every tagged
+    function is the ``where`` of each rule it names."""
+    def tag(fn: F) -> F:
+        fn.__rules__ = tuple(getattr(fn, "__rules__", ())) + names  # type: ignore[attr-defined]
+        for n in names:
+            TAGGED.setdefault(n, []).append(fn)
+        return fn
+    return tag
+
+
 EXPR = "symshape.expr"
 REL = "symshape.relations"
 RNG = "symshape.ranges"
-ENV = "symshape.env"
+SIMP = "symshape.simplify"
+DEC = "symshape.decision"
+SOLVE = "symshape.solver"
 Z3B = "symshape.z3bridge"
 OPS = "capture.ops"
 
@@ -131,49 +154,49 @@ RULES: List[Rule] = [
     _r("range.bound", RNG + ":bound",
        "bound(e) composes the transfer functions over e's terms and atoms (_bound_term, "
        "bound_atom): every value of e with its symbols in their ranges lies in bound(e)"),
-    # ---------------------------------------------------------------- env.py: range folding
-    _r("fold.minmax_dominance", ENV + ":ShapeEnv._fold_atom",
+    # ---------------------------------------------------------------- simplify.py, decision.py
+    _r("fold.minmax_dominance", SIMP + ":fold_minmax",
        "Min(x, y, rest...) == Min(y, rest...) when x - y >= 0 on the ranges "
        "(Max: y - x >= 0); of two equal arguments the first is kept"),
-    _r("fold.small_numerator", ENV + ":ShapeEnv._fold_atom",
+    _r("fold.small_numerator", SIMP + ":fold_small_numerator",
        "0 <= x < k => x // k == 0 and x % k == x"),
-    _r("fold.recombine_divmod", ENV + ":_recombine_divmod",
+    _r("fold.recombine_divmod", SIMP + ":recombine_divmod",
        "c*k*(r // k) + c*(r % k) == c*r for k != 0"),
-    _r("fold.divmod_to_mod", ENV + ":_recombine_divmod",
+    _r("fold.divmod_to_mod", SIMP + ":recombine_divmod",
        "c*r - c*k*(r // k) == c*(r % k) for k != 0 (L - 4*(L//4) is Mod(L, 4))"),
-    _r("fold.push_minmax", ENV + ":_push_into_minmax",
+    _r("fold.push_minmax", SIMP + ":push_into_minmax",
        "r + Min(a, b) == Min(r + a, r + b), r - Min(a, b) == Max(r - a, r - b) "
        "(and dually for Max)"),
-    _r("rel.strip_positive_factor", ENV + ":ShapeEnv._strip_positive_factors",
+    _r("rel.strip_positive_factor", SIMP + ":strip_positive_factors",
        "b*e == 0 <=> e == 0, b*e != 0 <=> e != 0, b*e <= 0 <=> e <= 0 for a symbol b whose "
        "range has lower end >= 1"),
-    _r("decide.by_range", ENV + ":ShapeEnv._decide_ranges",
+    _r("decide.by_range", DEC + ":decide_ranges",
        "e in [lo, hi]: hi <= 0 => e <= 0; lo > 0 => not e <= 0; lo == hi == 0 => e == 0; "
        "0 not in [lo, hi] => e != 0"),
     # _box_exact ends == / != early only for unit coefficients, where every integer in the
     # interval is attained (2*s0 + 3*s1 == 11 over s0, s1 >= 2 goes on to Z3 instead)
-    _r("decide.box_exact", ENV + ":_box_exact",
+    _r("decide.box_exact", DEC + ":box_exact",
        "sum a_i*s_i + k over a box s_i in [l_i, h_i]: both ends of the interval bound are "
        "attained at corners, so an e <= 0 the bound leaves open is undecidable"),
-    # ---------------------------------------------------------------- env.py: solver
-    _r("solve.unit_substitution", ENV + ":ShapeEnv._solve_eq",
+    # ---------------------------------------------------------------- solver.py
+    _r("solve.unit_substitution", SOLVE + ":solve_unit",
        "c*s + R == 0 <=> s == -c*R for c in {1, -1} and R free of s"),
-    _r("solve.le_to_range", ENV + ":ShapeEnv._learn",
+    _r("solve.le_to_range", SOLVE + ":le_to_range",
        "a*s + k <= 0 <=> s <= (-k) // a for a > 0, <=> s >= ceil(k / -a) for a < 0"),
-    _r("solve.ne_to_range", ENV + ":ShapeEnv._learn",
+    _r("solve.ne_to_range", SOLVE + ":ne_to_range",
        "a*s + k != 0 <=> s != (-k) // a when a | k (always true otherwise); "
        "s in [lo, hi] and s != lo <=> s in [lo + 1, hi] (at hi likewise)"),
-    _r("solve.congruence", ENV + ":ShapeEnv._solve_congruence",
+    _r("solve.congruence", SOLVE + ":solve_congruence",
        "s % k == r (0 <= r < k), s in [lo, hi] <=> s == k*q + r for one q in "
        "[ceil((lo - r)/k), (hi - r)//k]; the hint of q is (hint - r)//k"),
-    _r("solve.two_var", ENV + ":ShapeEnv._solve_two_var",
+    _r("solve.two_var", SOLVE + ":solve_two_var",
        "a*x + b*y + c == 0, gcd(a, b) == 1, (hx, hy) a solution, m = |b|: with x in its range, "
        "the solutions are exactly x = m*k + hx % m, y = (-a*x - c) // b (exact) for k in "
        "[ceil((lo - rx)/m), floor((hi - rx)/m)], the range given to k from x's range"),
-    _r("solve.constrain_linear", ENV + ":ShapeEnv._constrain",
+    _r("solve.constrain_linear", SOLVE + ":constrain",
        "a*t + k in [lo, hi] <=> t in [ceil((lo - k)/a), (hi - k)//a] for a > 0, "
        "t in [ceil((k - hi)/-a), (k - lo)//-a] for a < 0"),
-    _r("solve.replacement_range", ENV + ":ShapeEnv.replace",
+    _r("solve.replacement_range", SOLVE + ":replace",
        "{s == v, s in [lo, hi]} and {v in [lo, hi]} have the same solutions (replacing s by "
        "v keeps the solution set when v's range is constrained to s's)"),
     # ---------------------------------------------------------------- z3bridge.py
@@ -246,7 +269,7 @@ RULES += [
     _r("project.exact", PRJ + ":project",
        "v = min{goal : facts, ranges} when facts, ranges, goal < v is unsat and a point "
        "with goal == v satisfies them (max likewise); an unproven side keeps the interval"),
-    _r("project.drop_implied", ENV + ":ShapeEnv._drop_implied_facts",
+    _r("project.drop_implied", SOLVE + ":drop_implied_facts",
        "ranges => f gives {ranges, f} == {ranges}: a fact the ranges imply is dropped"),
     _r("range.divmod_split", RNG + ":_divmod_split",
        "k > 0, s in [lo, hi] => s == k*(s // k) + s % k, s // k in [lo // k, hi // k], "
@@ -254,16 +277,16 @@ RULES += [
     _r("range.minmax_push", RNG + ":_minmax_pushed",
        "r + Max(a, b) == Max(r + a, r + b), r - Max(a, b) == Min(r - a, r - b) "
        "(and dually for Min)"),
-    _r("solve.factor_pairs", ENV + ":ShapeEnv._solve_factor_pairs",
+    _r("solve.factor_pairs", SOLVE + ":solve_factor_pairs",
        "x_i >= 1, k_i >= 1, c >= 1: c*prod(x_i) == c*prod(k_i*(x_i // k_i)) <=> "
        "x_i % k_i == 0 for every i"),
-    _r("solve.residue_split", ENV + ":ShapeEnv._split_residues",
+    _r("solve.residue_split", SOLVE + ":split_residues",
        "s in [lo, hi], K > 0: f(s) <=> OR over r in [0, K) of (s % K == r and f(K*q + r)) "
        "with q = s // K; so if f(K*q + r) is decided for every r, f(s) <=> s % K in "
        "{r : f(K*q + r)}"),
-    _r("solve.minmax_equal", ENV + ":_minmax_equal",
+    _r("solve.minmax_equal", SOLVE + ":minmax_equal",
        "Min(a, y) == y <=> y <= a; Max(a, y) == y <=> y >= a (for each other argument)"),
-    _r("fold.minmax_by_facts", ENV + ":ShapeEnv._dominates",
+    _r("fold.minmax_by_facts", SIMP + ":dominates_by_facts",
        "facts => y <= x gives Min(x, y) == y (facts => y >= x: Max(x, y) == y)"),
 ]
 

@@ -213,7 +213,7 @@ def bounds_expr(env: ShapeEnv, e: E.IntLike) -> ValueRange:
     e = env.simplify(e)
     if type(e) is int:
         return ValueRange(e, e)
-    cache = getattr(env, "_exact_cache", None)
+    cache = env._exact_cache
     key = (e, env._version)
     if cache is not None and key in cache:
         return cache[key]

@@ -108,7 +108,7 @@ class SymFloat:
         self.env = env
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        hook = getattr(self.env, "ufunc_hook", None)
+        hook = self.env.ufunc_hook
         if hook is None:
             return NotImplemented
         return hook(ufunc, method, inputs, kwargs)

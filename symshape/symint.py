@@ -65,7 +65,7 @@ class SymInt:
         # np.multiply(W, n) with a constant W and a size n: a traced value.  The tracer
         # that owns this environment (if any) handles it; NumPy scalars never get here
         # (they defer to our reflected operators).
-        hook = getattr(self.env, "ufunc_hook", None)
+        hook = self.env.ufunc_hook
         if hook is None:
             return NotImplemented
         return hook(ufunc, method, inputs, kwargs)
@@ -176,7 +176,7 @@ class SymInt:
         if type(c) is bool:
             return c
         h = hop(self.hint, oh) if self.hint is not None and oh is not None else None
-        if getattr(self.env, "decides_comparisons", False):
+        if self.env.decides_comparisons:
             return self.env.evaluate(c)      # symbolic_shape sizes: decided or an error
         return SymBool(c, h, self.env)
 
@@ -229,12 +229,12 @@ class SymInt:
         return hash(self.env.specialize(self.expr, "hash()"))
 
     def __str__(self) -> str:
-        if getattr(self.env, "decides_comparisons", False):
+        if self.env.decides_comparisons:
             return self.env.show(self.expr)          # a symbolic_shape size: its formula
         return str(self.env.specialize(self.expr, "str()"))
 
     def __repr__(self) -> str:
-        if getattr(self.env, "decides_comparisons", False):
+        if self.env.decides_comparisons:
             return self.env.show(self.expr)
         return repr(self.env.specialize(self.expr, "repr()"))
 
@@ -243,7 +243,7 @@ class SymInt:
 
     def describe(self) -> str:
         """The size in the user's terms (``x.shape[0] + 1``), for messages: no guard."""
-        label = getattr(self.env, "user_label", None)
+        label = self.env.user_label
         return E.format_expr(self.env.simplify(self.expr), label)
 
 

@@ -14,6 +14,7 @@ from typing import Callable, Dict, Mapping, Optional, Tuple, Union
 
 from .expr import IntLike, OpAtom, Sym, fold
 from .infinity import is_inf
+from .rules import rule
 
 _symbols: Dict[Tuple[str, Tuple[Tuple[str, bool], ...]], object] = {}
 
@@ -57,6 +58,7 @@ def symbol(s: Sym, ranges: Ranges = None):
     return got
 
 
+@rule("sympy.bridge")
 def to_sympy(x: IntLike, ranges: Ranges = None):
     """``x`` as a sympy expression; ``ranges`` gives each symbol's range (see ``symbol``).
     ``//`` is ``floor(a/b)`` and ``%`` is sympy's ``Mod`` (both floor, as Python does)."""

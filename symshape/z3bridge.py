@@ -15,6 +15,7 @@ from .expr import IntLike, OpAtom, Sym, fold
 from .infinity import is_inf
 from .logs import dynamic_log
 from .relations import EQ, NE, BoolOp
+from .rules import rule
 
 RLIMIT = 2_000_000
 
@@ -85,6 +86,7 @@ class Encoder:
     def expr(self, x: IntLike):
         return fold(x, self.z3.IntVal, self.sym, self.atom)
 
+    @rule("z3bridge.divmod_encoding", "z3bridge.minmax_encoding")
     def atom(self, atom: OpAtom):
         got = self._atoms.get(atom)
         if got is not None:
