@@ -97,7 +97,7 @@ class _Why:
         return "%s.dtype == %s (got %s)" % (path, dtype, a.dtype)
 
     @staticmethod
-    def bad_static(axis, expected, got):
+    def bad_static(axis, expected, got, why=None):
         return "%s == %d (got %d)" % (axis, expected, got)
 
     @staticmethod

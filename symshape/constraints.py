@@ -194,6 +194,35 @@ def _why(env: ShapeEnv, s: Sym, namer: Namer) -> str:
     return text
 
 
+def specialized_axes(env: ShapeEnv, leaves: List[InputLeaf],
+                     axis_syms: Dict[Tuple[int, int], Sym]) -> Dict[str, str]:
+    """For each ``Dim.AUTO`` axis the program pinned to one value: its name -> why, for the
+    run-time message (the axis was left to tracing, so "the spec made it static" would be
+    wrong): the guard and line that specialized it, and how to keep it symbolic."""
+    namer = Namer(env)
+    out: Dict[str, str] = {}
+    for (li, ax), s in axis_syms.items():
+        leaf = leaves[li]
+        if ax is None or leaf.axes[ax].kind != "auto":
+            continue
+        v = env.simplify(s.expr)
+        if type(v) is not int:
+            continue
+        guards = env.why.get(s) or []
+        if not guards:
+            out[leaf.axis_name(ax)] = ("the program specialized this axis to %d: it accepts "
+                                       "no other size" % v)
+            continue
+        g = guards[-1]
+        text = "the program specialized this axis to %d: `%s`%s" % (
+            v, g.cond.format(namer, py=True), where(g.frame))
+        # a conversion (int(), range()) says the spelling that keeps the size symbolic;
+        # any other guard is what that line needs, so other sizes need that line changed
+        out[leaf.axis_name(ax)] = text + ("; %s" % g.reason if g.reason else
+                                          "; other sizes need that line to work for them")
+    return out
+
+
 def analyze(env: ShapeEnv, leaves: List[InputLeaf], axis_syms: Dict[Tuple[int, int], Sym]
             ) -> Report:
     """Compare the spec's promises with the environment after tracing."""

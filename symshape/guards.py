@@ -74,6 +74,8 @@ class ConstraintSet:
         # parameters left at a default that is not data (a function, an object): the
         # program was traced with it, so a call may only leave it out
         self.configured: Dict[str, object] = {}
+        # Dim.AUTO axes the program pinned to one value: axis name -> why (for the message)
+        self.specialized: Dict[str, str] = {}
 
     def roots(self) -> List[Sym]:
         seen: Dict[Sym, None] = {}
@@ -246,7 +248,9 @@ class CheckWriter:
             axis = "%s.shape[%d]" % (d.path, k)
             var = names[k]
             if type(e) is int:
-                L.append("if %s != %d: _rt.bad_static(%r, %d, %s)" % (var, e, axis, e, var))
+                why = getattr(self.cs, "specialized", {}).get(axis)
+                L.append("if %s != %d: _rt.bad_static(%r, %d, %s%s)" % (
+                    var, e, axis, e, var, "" if why is None else ", %r" % why))
                 continue
             self._dim(var, axis, e)
             self._flush()

@@ -175,3 +175,29 @@ def _extreme(solver: _Feasible, best: int, end, minimize: bool):
         else:
             best = got
     return best
+
+
+def implied(goal, facts: Iterable, ranges: Mapping[Sym, ValueRange],
+            budget: Optional[Budget] = None) -> bool:
+    """Whether the condition ``goal`` holds at every integer point that satisfies
+    ``ranges`` and ``facts`` (proved: the solver finds no point where it fails).  False
+    when it does not follow, or when the solver does not finish within the budget (said in
+    the debug log): a caller only ever drops what is proved redundant."""
+    from .z3bridge import Encoder, z3mod
+    z3 = z3mod()
+    budget = budget or Budget()
+    enc = Encoder()
+    hyp = [enc.cond(f) for f in facts]
+    negated = z3.Not(enc.cond(goal))
+    for s in list(enc.vars):
+        hyp += enc.range(s, ranges[s])
+    solver = z3.Solver()
+    if not configure(solver, budget, CHECK_RLIMIT):
+        _fallback("no time left", goal, "implication")
+        return False
+    solver.add(*hyp, *enc.side, negated)
+    r = solver.check()
+    if r == z3.unknown:
+        _fallback("unknown", goal, "implication")
+    return r == z3.unsat
+

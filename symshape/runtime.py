@@ -27,8 +27,9 @@ def bad_array(path: str, a, ndim: int, dtype) -> None:
     raise UserError("input %s: expected dtype %s, got %s" % (path, dtype, a.dtype))
 
 
-def bad_static(axis: str, expected: int, got: int) -> None:
-    raise UserError("%s: expected %d, got %d (%s)" % (axis, expected, got, _STATIC_HINT))
+def bad_static(axis: str, expected: int, got: int, why=None) -> None:
+    # ``why``: the program (not the spec) pinned a Dim.AUTO axis, and where
+    raise UserError("%s: expected %d, got %d (%s)" % (axis, expected, got, why or _STATIC_HINT))
 
 
 def bad_range(what: str, value: int, lo, hi, label) -> None:
