@@ -201,3 +201,31 @@ def implied(goal, facts: Iterable, ranges: Mapping[Sym, ValueRange],
         _fallback("unknown", goal, "implication")
     return r == z3.unsat
 
+
+
+def extreme(goal: IntLike, facts: Iterable, ranges: Mapping[Sym, ValueRange],
+            minimize: bool, budget: Optional[Budget] = None):
+    """The least (``minimize``) or greatest value of ``goal`` over the integer points that
+    satisfy ``ranges`` and ``facts``: an int, ``-int_oo`` / ``int_oo`` when unbounded,
+    ``False`` when no point satisfies them, ``None`` when the solver does not settle it
+    within the budget (said in the debug log)."""
+    from .z3bridge import Encoder, z3mod
+    z3 = z3mod()
+    budget = budget or Budget()
+    enc = Encoder()
+    hyp = [enc.cond(f) for f in facts]
+    target = enc.expr(goal)
+    for s in list(enc.vars):
+        hyp += enc.range(s, ranges[s])
+    hyp += enc.side
+    solver = _Feasible(z3, hyp, target, budget)
+    best = solver.value(None)
+    if best is None or best is False:
+        if best is None:
+            _fallback("unknown", goal, "extreme")
+        return best
+    vr = bound(goal, ranges.__getitem__)
+    got = _extreme(solver, best, vr.lower if minimize else vr.upper, minimize)
+    if got is None:
+        _fallback("unknown", goal, "lower" if minimize else "upper")
+    return got
