@@ -296,3 +296,99 @@ def solve_minmax_equal():
     # through the environment: the learned relation admits exactly the equation's points
     _learned([(9, 1, 50), (4, 1, 50)], lambda X_, N_: R.eq(E.smin(X_, N_), N_),
              "Min(x, n) == n learned")
+
+
+# ---------------------------------------------------------------------------- contract
+def _cs(dims, ranges, facts):
+    """A constraint set with one array input per compound dim list, as export makes it."""
+    from symshape.guards import ConstraintSet, InputDesc
+    descs = [InputDesc("x%d" % i, "x%d" % i, dims=d, dtype="float64")
+             for i, d in enumerate(dims)]
+    return ConstraintSet(descs, dict(ranges), list(facts), {}, {})
+
+
+@proves("contract.shown_guards")
+def contract_shown_guards():
+    from symshape.contract import shown_facts
+    s0, s1, s2 = E.Sym(0), E.Sym(1), E.Sym(2)
+    A, B, C = s0.expr, s1.expr, s2.expr
+    top = ValueRange(2, INT_OO)
+    cases = [
+        # z.shape[0] = s0 + s1, and the guard s0 + s1 <= 20: the printed [4, 20] says it
+        ([(A,), (B,), (A + B,)], {s0: top, s1: top}, [R.le(A + B, 20)], 0),
+        # a guard implied by another guard goes, the other stays
+        ([(A,), (B,)], {s0: top, s1: top}, [R.le(A + B, 20), R.le(A + B, 30)], 1),
+        # a relation no range says stays
+        ([(A,), (B,), (C,)], {s0: top, s1: top, s2: top},
+         [R.le(B, A - 1), R.le(A + C, 50)], 2),
+        # a compound dim's printed range says one guard, not the other
+        ([(A,), (B,), (A * B,)], {s0: top, s1: top}, [R.le(A, B), R.le(A * B, 60)], 1),
+        ([(A,), (B,), (A * B,)], {s0: top, s1: top}, [R.le(A, B), R.le(A + B, 20)], 2),
+    ]
+    for dims, ranges, facts, n_left in cases:
+        cs = _cs(dims, ranges, facts)
+        shown = shown_facts(cs)
+        said = []
+        for e, vr in cs.range_constraints().items():
+            if type(e) is E.Expr and e.as_symbol() is None:
+                said += [c for c in (None if is_inf(vr.lower) else R.ge(e, vr.lower),
+                                     None if is_inf(vr.upper) else R.le(e, vr.upper))
+                         if c is not None and not isinstance(c, bool)]
+        P_ = Py()
+        zs = Symbols()
+        hyp = [c for s in ranges for c in _member(ranges[s], zs[s])]
+        old = z3.And(*[encode_cond(P_, f, zs) for f in facts])
+        new = z3.And(*([encode_cond(P_, f, zs) for f in shown + said] or [z3.BoolVal(True)]))
+        prove_code(lambda v: v == old, [new], hyp, P=P_,
+                   what="the guards shown with the printed ranges, for %s" % facts)
+        require(len(shown) == n_left, "%s: expected %d guards shown, got %s", facts,
+                n_left, shown)
+
+
+@proves("contract.relation_box")
+def contract_relation_box():
+    from symshape.constraints import relation_box
+    from symshape.dims import Dim
+    cases = [
+        # (example, declared range) of d and n, the relation
+        ((8, 4, 64), (3, 2, 16), lambda d, n: [R.le(n, d)]),
+        ((20, 2, 64), (3, 2, 100), lambda d, n: [R.le(n, d)]),
+        ((8, 2, 64), (3, 2, 64), lambda d, n: [R.eq(E.smax(0, n + 2 - d), 0)]),
+        ((6, 2, INT_OO), (7, 2, INT_OO), lambda d, n: [R.ge(d + n, 11)]),
+        ((10, 2, 64), (3, 2, 64), lambda d, n: [R.le(2 * n, d), R.le(d + n, 40)]),
+    ]
+    for (dh, dlo, dhi), (nh, nlo, nhi), rel in cases:
+        env = ShapeEnv()
+        d = env.create_symbol(dh, "d", ValueRange(dlo, dhi), kind="named",
+                              dim=Dim("d", min=dlo, max=None if is_inf(dhi) else dhi))
+        n = env.create_symbol(nh, "n", ValueRange(nlo, nhi), kind="named",
+                              dim=Dim("n", min=nlo, max=None if is_inf(nhi) else nhi))
+        group = rel(d.expr, n.expr)
+        box = relation_box(env, (d, n), group)
+        require(box is not None, "no box for %s", group)
+        P_ = Py()
+        zs = Symbols()
+        for t in (d, n):
+            require(box[t].issubset(env.ranges[t]) and env.infos[t].hint in box[t] and
+                    box[t].lower < box[t].upper,
+                    "%s: box %s of %s leaves the ranges %s or the example", group, box[t],
+                    t, env.ranges[t])
+        hyp = [c for t in (d, n) for c in _member(box[t], zs[t])]
+        holds = z3.And(*[encode_cond(P_, f, zs) for f in group])
+        prove_code(lambda v: v, [holds], hyp, P=P_,
+                   what="every point of the box %s satisfies %s" % (box, group))
+
+
+@proves("contract.readable_guard")
+def contract_readable_guard():
+    from symshape.constraints import _readable
+    s0, s1 = E.Sym(0), E.Sym(1)
+    D, N = s0.expr, s1.expr
+    for c in (R.eq(E.smax(0, N + 2 - D), 0), R.eq(E.smax(0, 3 * N - D), 0),
+              R.eq(E.smax(N - 5, 0), 0)):
+        got = _readable(c)
+        require(got is not c, "%s should read as an inequality", c)
+        P_ = Py()
+        zs = Symbols()
+        prove_code(lambda v: v == encode_cond(P_, c, zs), [encode_cond(P_, got, zs)], [],
+                   P=P_, what="%s reads as %s" % (c, got))

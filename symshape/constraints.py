@@ -402,33 +402,32 @@ def relation_box(env: ShapeEnv, pair: Tuple[Sym, Sym], group: list
                  ) -> Optional[Dict[Sym, ValueRange]]:
     """Ranges for the two symbols of ``pair``, each within the range the program needs
     (itself within the declared one) and holding two sizes at least, such that every
-    point of the box satisfies every guard of ``group`` (the least violating value bounds
-    each narrowed end, found by the solver) and the example sizes lie inside it.  The box
-    keeping the most sizes wins (one Dim narrowed first, else both, split at the example or
-    at a quarter, half or three quarters of a finite range); None when there is none or the
-    solver does not settle it."""
+    point of the box satisfies every guard of ``group`` (the violating values nearest the
+    example bound each narrowed end, found by the solver) and the example lies inside
+    it.  The box keeping the most sizes wins (one Dim narrowed first, else both, split
+    next to the example or at a quarter, half or three quarters of a finite range); None
+    when there is none or the solver does not settle it."""
     from .projection import extreme
     broken = [R.negate(R.combine("and", group))]
     base = {t: env.ranges[t] for t in pair}
     found = []
+    hint = {t: env.infos[t].hint for t in pair}
 
     def narrow(q, box):
-        """The ranges of ``q`` within ``box[q]`` that hold for all of ``box``'s others:
-        the part below the least violating value, and the part above the greatest."""
-        out = []
-        Q = box[q]
-        for minimize in (True, False):
-            v = extreme(q.expr, broken, box, minimize)
-            if v is None or is_inf(v):
-                continue
-            if v is False:
-                return [Q]
-            lo, hi = (Q.lower, v - 1) if minimize else (v + 1, Q.upper)
-            if lo < hi:
-                out.append(ValueRange(lo, hi))
-        return out
-
-    hint = {t: env.infos[t].hint for t in pair}
+        """The widest range of ``q`` around its example, within ``box[q]``, that holds
+        for every value ``box`` allows the other symbol: from just above the greatest
+        violating value below the example to just below the least one above it."""
+        Q, h = box[q], hint[q]
+        if h is None or h not in Q:
+            return []
+        below = extreme(q.expr, broken + [R.le(q.expr, h)], box, minimize=False)
+        above = extreme(q.expr, broken + [R.ge(q.expr, h)], box, minimize=True)
+        if below is None or above is None or (below is not False and is_inf(below)) or \
+                (above is not False and is_inf(above)):
+            return []
+        lo = Q.lower if below is False else below + 1
+        hi = Q.upper if above is False else above - 1
+        return [ValueRange(lo, hi)] if lo < hi else []
 
     def keep(box) -> None:
         # the example must stay admitted: the fix is verified by exporting it again
@@ -447,7 +446,8 @@ def relation_box(env: ShapeEnv, pair: Tuple[Sym, Sym], group: list
             for cut in sorted(cuts):
                 for part in (ValueRange(Q.lower, max(Q.lower, cut)),
                              ValueRange(min(cut + 1, Q.upper), Q.upper)):
-                    if part.lower >= part.upper or not part.issubset(Q):
+                    if part.lower >= part.upper or not part.issubset(Q) or \
+                            (hint[q] is not None and hint[q] not in part):
                         continue
                     box = {p: base[p], q: part}
                     for vr in narrow(p, box):

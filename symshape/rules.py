@@ -265,6 +265,14 @@ RULES += [
        "Min(a, y) == y <=> y <= a; Max(a, y) == y <=> y >= a (for each other argument)"),
     _r("fold.minmax_by_facts", ENV + ":ShapeEnv._dominates",
        "facts => y <= x gives Min(x, y) == y (facts => y >= x: Max(x, y) == y)"),
+    _r("contract.shown_guards", "symshape.contract:shown_facts",
+       "ranges and facts <=> ranges, the compound dims' ranges and the guards shown: a "
+       "guard the others and the printed ranges imply is left out of ep.guards"),
+    _r("contract.relation_box", "symshape.constraints:relation_box",
+       "box within the program's ranges, example in the box, and box => every guard of "
+       "the relation: the narrowed Dims imply the relation between them"),
+    _r("contract.readable_guard", "symshape.constraints:_readable",
+       "Max(0, x) == 0 <=> x <= 0"),
 ]
 
 BY_NAME: Dict[str, Rule] = {r.name: r for r in RULES}
