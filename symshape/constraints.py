@@ -317,8 +317,11 @@ def analyze(env: ShapeEnv, leaves: List[InputLeaf], axis_syms: Dict[Tuple[int, i
                 "the program requires `%s`%s, a relation between %s that no Dim can express: "
                 "use Dim.AUTO for %s, or change the code" % (
                     namer.cond(f), at, " and ".join(dims_in), " and ".join(dims_in)))
-        for d in dims_in:
-            _auto_fix(env, rep, d)
+        kept = [d for d in dims_in if not _auto_fix(env, rep, d)]
+        if kept:
+            rep.violations[-1] += (
+                " (no Dim.AUTO fix is suggested for %s: it would drop the bounds the spec "
+                "declares)" % " and ".join(kept))
     return rep
 
 
