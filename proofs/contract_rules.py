@@ -392,3 +392,66 @@ def contract_readable_guard():
         zs = Symbols()
         prove_code(lambda v: v == encode_cond(P_, c, zs), [encode_cond(P_, got, zs)], [],
                    P=P_, what="%s reads as %s" % (c, got))
+
+
+# ---------------------------------------------------------------------------- bounds
+@proves("bounds.univariate")
+def bounds_univariate():
+    from symshape.symbolic import univariate_range
+    # the root bound the rule rests on, for a quadratic derivative d2*x^2 + d1*x + d0
+    x, d0, d1, d2 = z3.Reals("x d0 d1 d2")
+    R_ = z3.Real("R")
+    prove(z3.Implies(z3.And(d2 != 0, R_ >= 1, R_ * z3.If(d2 > 0, d2, -d2) >=
+                            z3.If(d2 > 0, d2, -d2) + z3.If(d1 > 0, d1, -d1),
+                            R_ * z3.If(d2 > 0, d2, -d2) >= z3.If(d2 > 0, d2, -d2) +
+                            z3.If(d0 > 0, d0, -d0), x >= R_),
+                     d2 * (d2 * x * x + d1 * x + d0) > 0))
+    # the code's own output: exact ranges of polynomials over their symbol's range
+    cases = [
+        (lambda a: a * a - 2 * a + 1, (1, INT_OO)),
+        (lambda a: a * a - 5 * a + 6, (1, INT_OO)),
+        (lambda a: a * a * a - a * a, (1, INT_OO)),
+        (lambda a: a * a - a, (1, 10)),
+        (lambda a: 7 * a - a * a, (1, INT_OO)),
+        (lambda a: a * a * a - 12 * a * a + 20 * a, (2, 40)),
+        (lambda a: -(a * a * a) + 30 * a, (1, INT_OO)),
+    ]
+    for fn, (lo, hi) in cases:
+        env, s = _env((lo, lo, hi))
+        goal = fn(s.expr)
+        got = univariate_range(goal, env)
+        require(got is not None, "no range for %s", goal)
+        _check_projection(goal, [], env.ranges, got, "univariate range of %s" % goal)
+
+
+@proves("bounds.minmax_cases")
+def bounds_minmax_cases():
+    from symshape.symbolic import minmax_cases
+    x, y, e1, e2 = z3.Ints("x y e1 e2")
+    prove(z3.Implies(z3.And(x >= y), zmax(x, y) == x))
+    prove(z3.Implies(z3.And(y >= x), zmax(x, y) == y))
+    prove(z3.Or(x >= y, y >= x))
+    env, a, b = _env((5, 1, INT_OO), (3, 1, INT_OO))
+    A, B = a.expr, b.expr
+    cases = [
+        (E.smax(A, B) + E.smin(A, B) - A - B, []),
+        (E.smax(A, B) - E.smin(A, B), []),
+        (E.smax(0, E.smin(256, A + 1) - E.smin(256, A)), []),
+        (E.smax(A, B) - A, [R.ge(A, B + 2)]),
+        (E.smin(A, 4) + E.smax(B, 4) - A, [R.le(A, 3)]),
+    ]
+    for goal, facts in cases:
+        got = minmax_cases(goal, facts, env)
+        require(got is not None, "no case range for %s", goal)
+        P_ = Py()
+        zs = Symbols()
+        g = encode(P_, goal, zs)
+        hyp = [encode_cond(P_, f, zs) for f in facts]
+        hyp += [c for s in list(zs) for c in _member(env.ranges[s], zs[s])]
+        ends = [v for v in (got.lower, got.upper) if not is_inf(v)]
+        require(ends, "%s: no finite end in %s", goal, got)
+        for side, end in (("lower", got.lower), ("upper", got.upper)):
+            if is_inf(end):
+                continue
+            prove_code(lambda v: g >= v if side == "lower" else g <= v, [z3.IntVal(end)],
+                       hyp, P=P_, what="case range %s of %s" % (got, goal))

@@ -265,6 +265,13 @@ RULES += [
        "Min(a, y) == y <=> y <= a; Max(a, y) == y <=> y >= a (for each other argument)"),
     _r("fold.minmax_by_facts", ENV + ":ShapeEnv._dominates",
        "facts => y <= x gives Min(x, y) == y (facts => y >= x: Max(x, y) == y)"),
+    _r("bounds.univariate", "symshape.symbolic:univariate_range",
+       "every real root of p' lies in |r| < R = 1 + max |d_i / d_n|, so p is monotone on "
+       "[ceil(R), hi] in the direction of its leading coefficient: its range over [lo, hi] "
+       "is spanned by p(lo..ceil(R)) and p(hi) (an infinite end when hi is)"),
+    _r("bounds.minmax_cases", "symshape.symbolic:minmax_cases",
+       "x >= y => Max(x, y) == x, y >= x => Max(x, y) == y (Min dually): a range of e[x] "
+       "under x >= y joined with one of e[y] under y >= x bounds e"),
     _r("contract.shown_guards", "symshape.contract:shown_facts",
        "ranges and facts <=> ranges, the compound dims' ranges and the guards shown: a "
        "guard the others and the printed ranges imply is left out of ep.guards"),
