@@ -272,6 +272,9 @@ RULES += [
     _r("bounds.minmax_cases", "symshape.symbolic:minmax_cases",
        "x >= y => Max(x, y) == x, y >= x => Max(x, y) == y (Min dually): a range of e[x] "
        "under x >= y joined with one of e[y] under y >= x bounds e"),
+    _r("bounds.slack", "symshape.symbolic:slack_substituted",
+       "rest - b <= 0 => b == rest + t with t = b - rest >= 0: a range of e[b := rest + t] "
+       "over t >= 0 bounds e on the fact's points"),
     _r("contract.shown_guards", "symshape.contract:shown_facts",
        "ranges and facts <=> ranges, the compound dims' ranges and the guards shown: a "
        "guard the others and the printed ranges imply is left out of ep.guards"),

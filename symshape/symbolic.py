@@ -245,11 +245,49 @@ def _sound_hint(e: E.Expr, facts, env: ShapeEnv, interval: ValueRange) -> ValueR
     relaxation (``_divided_out``).  Cheap (no solver); ``_sampled`` or the projection
     then only has to show that its ends are attained."""
     hint = _fact_chains(e, facts, env, interval)
-    for relaxed in (_divided_out(e, env), minmax_cases(e, facts, env)):
+    for relaxed in (_divided_out(e, env), minmax_cases(e, facts, env),
+                    slack_substituted(e, facts, env)):
         if relaxed is not None and relaxed.lower <= hint.upper and \
                 hint.lower <= relaxed.upper:
             hint = hint.intersect(relaxed)
     return hint
+
+
+# The slack symbol of ``slack_substituted``: an index no environment hands out.
+_SLACK = Sym(1 << 40)
+
+
+def slack_substituted(e: E.IntLike, facts, env: ShapeEnv) -> Optional[ValueRange]:
+    """A sound range of a non-linear ``e`` from a linear fact ``b - a - c >= 0`` over two
+    symbols: on the fact's points ``b == a + c + t`` with ``t >= 0``, so interval
+    arithmetic on ``e`` with that substitution, expanded, bounds ``e`` (``b*b - a*a``
+    under ``a <= b`` is ``2*a*t + t*t >= 0``).  The meet over the facts; None when no
+    fact applies."""
+    if type(e) is int or e.is_linear():
+        return None
+    got = None
+    for f in facts:
+        if not isinstance(f, R.Rel) or f.op != R.LE or type(f.expr) is int:
+            continue
+        lin = f.expr.linear_coeffs()
+        if lin is None or len(lin) != 2 or not (set(lin) <= e.free_symbols):
+            continue
+        for b, cb in lin.items():
+            if cb != -1:
+                continue
+            # f: rest - b <= 0, so b == rest + t with t >= 0
+            rest = E.add(f.expr, b.expr)
+            x = E.subs(e, {b: E.add(rest, _SLACK.expr)})
+            if type(x) is int:
+                r = ValueRange(x, x)
+            else:
+                r = bound(x, lambda t: ValueRange(0, INT_OO) if t == _SLACK else
+                          env.ranges[t])
+            if got is None:
+                got = r
+            elif r.lower <= got.upper and got.lower <= r.upper:
+                got = got.intersect(r)
+    return got
 
 
 # Min / Max atoms split into cases per expression (each case picks one argument of each),
