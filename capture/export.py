@@ -18,7 +18,7 @@ import numpy as np
 from symshape.annotation_returns import OutputInfo, check_returns
 from symshape.annotations import annotation_notes, resolve_call, without_runtime_checks
 from symshape import pytree
-from symshape.constraints import Report, analyze
+from symshape.constraints import Report, analyze, specialized_axes
 from symshape.env import ShapeEnv
 from symshape.errors import ConstraintViolationError, UserError
 from symshape.expr import Sym
@@ -241,6 +241,7 @@ def trace_program(f, args, kwargs, dynamic_shapes) -> Traced:
     _finalize_graph(env, graph, mutations)
     report = analyze(env, leaves, axis_syms)
     cs = _constraint_set(env, leaves, input_nodes)
+    cs.specialized = specialized_axes(env, leaves, axis_syms)
     cs.trees = {name: pytree.flatten(v)[1] for name, v in inputs.items()
                 if type(v) in (list, tuple, dict)}
     if sig is not None and inputs.configured:

@@ -283,6 +283,9 @@ class _Enc:
         configured = getattr(cs, "configured", {})
         if configured:
             out["configured"] = [[name, configured_label(d)] for name, d in configured.items()]
+        specialized = getattr(cs, "specialized", {})
+        if specialized:
+            out["specialized"] = [[axis, why] for axis, why in specialized.items()]
         return out
 
     def call_signature(self, sig: Optional[inspect.Signature]):
@@ -987,7 +990,7 @@ class _Dec:
     # program ------------------------------------------------------------------------
     def constraints(self, v, input_nodes: List[Node]) -> ConstraintSet:
         self.obj(v, ("inputs", "ranges", "facts", "fact_frames", "dim_names",
-                     "runtime_checks"), ("trees", "configured"))
+                     "runtime_checks"), ("trees", "configured", "specialized"))
         descs = []
         with self.at("inputs"):
             items = self.lst(v["inputs"])
@@ -1060,6 +1063,13 @@ class _Dec:
                         self.fail("a configured parameter is [parameter, label]")
                     name = self.name(pair[0], "a parameter name")
                     cs.configured[name] = SavedDefault(self.text(pair[1], "a label"))
+        with self.at("specialized"):
+            for i, pair in enumerate(self.lst(v.get("specialized", []))):
+                with self.at(i):
+                    pair = self.lst(pair)
+                    if len(pair) != 2:
+                        self.fail("a specialized axis is [axis, why]")
+                    cs.specialized[self.text(pair[0], "an axis")] = self.text(pair[1])
         return cs
 
     def bound(self, v):

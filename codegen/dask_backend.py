@@ -110,9 +110,9 @@ class _CheckErrors:
                             "checks shapes before running anything; call "
                             "compute_chunk_sizes() on it first" % axis)
 
-    def bad_static(self, axis, expected, got):
+    def bad_static(self, axis, expected, got, why=None):
         self._unknown(axis, got)
-        _runtime.bad_static(axis, expected, got)
+        _runtime.bad_static(axis, expected, got, why)
 
     def bad_relation(self, axis, got, relation, expected):
         self._unknown(axis, got)

@@ -298,3 +298,190 @@ def solve_minmax_equal():
     # through the environment: the learned relation admits exactly the equation's points
     _learned([(9, 1, 50), (4, 1, 50)], lambda X_, N_: R.eq(E.smin(X_, N_), N_),
              "Min(x, n) == n learned")
+
+
+# ---------------------------------------------------------------------------- contract
+def _cs(dims, ranges, facts):
+    """A constraint set with one array input per compound dim list, as export makes it."""
+    from symshape.guards import ConstraintSet, InputDesc
+    descs = [InputDesc("x%d" % i, "x%d" % i, dims=d, dtype="float64")
+             for i, d in enumerate(dims)]
+    return ConstraintSet(descs, dict(ranges), list(facts), {}, {})
+
+
+@proves("contract.shown_guards")
+def contract_shown_guards():
+    from symshape.contract import shown_facts
+    s0, s1, s2 = E.Sym(0), E.Sym(1), E.Sym(2)
+    A, B, C = s0.expr, s1.expr, s2.expr
+    top = ValueRange(2, INT_OO)
+    cases = [
+        # z.shape[0] = s0 + s1, and the guard s0 + s1 <= 20: the printed [4, 20] says it
+        ([(A,), (B,), (A + B,)], {s0: top, s1: top}, [R.le(A + B, 20)], 0),
+        # a guard implied by another guard goes, the other stays
+        ([(A,), (B,)], {s0: top, s1: top}, [R.le(A + B, 20), R.le(A + B, 30)], 1),
+        # a relation no range says stays
+        ([(A,), (B,), (C,)], {s0: top, s1: top, s2: top},
+         [R.le(B, A - 1), R.le(A + C, 50)], 2),
+        # a compound dim's printed range says one guard, not the other
+        ([(A,), (B,), (A * B,)], {s0: top, s1: top}, [R.le(A, B), R.le(A * B, 60)], 1),
+        ([(A,), (B,), (A * B,)], {s0: top, s1: top}, [R.le(A, B), R.le(A + B, 20)], 2),
+    ]
+    for dims, ranges, facts, n_left in cases:
+        cs = _cs(dims, ranges, facts)
+        shown = shown_facts(cs)
+        said = []
+        for e, vr in cs.range_constraints().items():
+            if type(e) is E.Expr and e.as_symbol() is None:
+                said += [c for c in (None if is_inf(vr.lower) else R.ge(e, vr.lower),
+                                     None if is_inf(vr.upper) else R.le(e, vr.upper))
+                         if c is not None and not isinstance(c, bool)]
+        P_ = Py()
+        zs = Symbols()
+        hyp = [c for s in ranges for c in _member(ranges[s], zs[s])]
+        old = z3.And(*[encode_cond(P_, f, zs) for f in facts])
+        new = z3.And(*([encode_cond(P_, f, zs) for f in shown + said] or [z3.BoolVal(True)]))
+        prove_code(lambda v: v == old, [new], hyp, P=P_,
+                   what="the guards shown with the printed ranges, for %s" % facts)
+        require(len(shown) == n_left, "%s: expected %d guards shown, got %s", facts,
+                n_left, shown)
+
+
+@proves("contract.relation_box")
+def contract_relation_box():
+    from symshape.constraints import relation_box
+    from symshape.dims import Dim
+    cases = [
+        # (example, declared range) of d and n, the relation
+        ((8, 4, 64), (3, 2, 16), lambda d, n: [R.le(n, d)]),
+        ((20, 2, 64), (3, 2, 100), lambda d, n: [R.le(n, d)]),
+        ((8, 2, 64), (3, 2, 64), lambda d, n: [R.eq(E.smax(0, n + 2 - d), 0)]),
+        ((6, 2, INT_OO), (7, 2, INT_OO), lambda d, n: [R.ge(d + n, 11)]),
+        ((10, 2, 64), (3, 2, 64), lambda d, n: [R.le(2 * n, d), R.le(d + n, 40)]),
+    ]
+    for (dh, dlo, dhi), (nh, nlo, nhi), rel in cases:
+        env = ShapeEnv()
+        d = env.create_symbol(dh, "d", ValueRange(dlo, dhi), kind="named",
+                              dim=Dim("d", min=dlo, max=None if is_inf(dhi) else dhi))
+        n = env.create_symbol(nh, "n", ValueRange(nlo, nhi), kind="named",
+                              dim=Dim("n", min=nlo, max=None if is_inf(nhi) else nhi))
+        group = rel(d.expr, n.expr)
+        box = relation_box(env, (d, n), group)
+        require(box is not None, "no box for %s", group)
+        P_ = Py()
+        zs = Symbols()
+        for t in (d, n):
+            require(box[t].issubset(env.ranges[t]) and env.infos[t].hint in box[t] and
+                    box[t].lower < box[t].upper,
+                    "%s: box %s of %s leaves the ranges %s or the example", group, box[t],
+                    t, env.ranges[t])
+        hyp = [c for t in (d, n) for c in _member(box[t], zs[t])]
+        holds = z3.And(*[encode_cond(P_, f, zs) for f in group])
+        prove_code(lambda v: v, [holds], hyp, P=P_,
+                   what="every point of the box %s satisfies %s" % (box, group))
+
+
+@proves("contract.readable_guard")
+def contract_readable_guard():
+    from symshape.constraints import _readable
+    s0, s1 = E.Sym(0), E.Sym(1)
+    D, N = s0.expr, s1.expr
+    for c in (R.eq(E.smax(0, N + 2 - D), 0), R.eq(E.smax(0, 3 * N - D), 0),
+              R.eq(E.smax(N - 5, 0), 0)):
+        got = _readable(c)
+        require(got is not c, "%s should read as an inequality", c)
+        P_ = Py()
+        zs = Symbols()
+        prove_code(lambda v: v == encode_cond(P_, c, zs), [encode_cond(P_, got, zs)], [],
+                   P=P_, what="%s reads as %s" % (c, got))
+
+
+# ---------------------------------------------------------------------------- bounds
+@proves("bounds.univariate")
+def bounds_univariate():
+    from symshape.symbolic import univariate_range
+    # the root bound the rule rests on, for a quadratic derivative d2*x^2 + d1*x + d0
+    x, d0, d1, d2 = z3.Reals("x d0 d1 d2")
+    R_ = z3.Real("R")
+    prove(z3.Implies(z3.And(d2 != 0, R_ >= 1, R_ * z3.If(d2 > 0, d2, -d2) >=
+                            z3.If(d2 > 0, d2, -d2) + z3.If(d1 > 0, d1, -d1),
+                            R_ * z3.If(d2 > 0, d2, -d2) >= z3.If(d2 > 0, d2, -d2) +
+                            z3.If(d0 > 0, d0, -d0), x >= R_),
+                     d2 * (d2 * x * x + d1 * x + d0) > 0))
+    # the code's own output: exact ranges of polynomials over their symbol's range
+    cases = [
+        (lambda a: a * a - 2 * a + 1, (1, INT_OO)),
+        (lambda a: a * a - 5 * a + 6, (1, INT_OO)),
+        (lambda a: a * a * a - a * a, (1, INT_OO)),
+        (lambda a: a * a - a, (1, 10)),
+        (lambda a: 7 * a - a * a, (1, INT_OO)),
+        (lambda a: a * a * a - 12 * a * a + 20 * a, (2, 40)),
+        (lambda a: -(a * a * a) + 30 * a, (1, INT_OO)),
+    ]
+    for fn, (lo, hi) in cases:
+        env, s = _env((lo, lo, hi))
+        goal = fn(s.expr)
+        got = univariate_range(goal, env)
+        require(got is not None, "no range for %s", goal)
+        _check_projection(goal, [], env.ranges, got, "univariate range of %s" % goal)
+
+
+@proves("bounds.minmax_cases")
+def bounds_minmax_cases():
+    from symshape.symbolic import minmax_cases
+    x, y, e1, e2 = z3.Ints("x y e1 e2")
+    prove(z3.Implies(z3.And(x >= y), zmax(x, y) == x))
+    prove(z3.Implies(z3.And(y >= x), zmax(x, y) == y))
+    prove(z3.Or(x >= y, y >= x))
+    env, a, b = _env((5, 1, INT_OO), (3, 1, INT_OO))
+    A, B = a.expr, b.expr
+    cases = [
+        (E.smax(A, B) + E.smin(A, B) - A - B, []),
+        (E.smax(A, B) - E.smin(A, B), []),
+        (E.smax(0, E.smin(256, A + 1) - E.smin(256, A)), []),
+        (E.smax(A, B) - A, [R.ge(A, B + 2)]),
+        (E.smin(A, 4) + E.smax(B, 4) - A, [R.le(A, 3)]),
+    ]
+    for goal, facts in cases:
+        got = minmax_cases(goal, facts, env)
+        require(got is not None, "no case range for %s", goal)
+        P_ = Py()
+        zs = Symbols()
+        g = encode(P_, goal, zs)
+        hyp = [encode_cond(P_, f, zs) for f in facts]
+        hyp += [c for s in list(zs) for c in _member(env.ranges[s], zs[s])]
+        ends = [v for v in (got.lower, got.upper) if not is_inf(v)]
+        require(ends, "%s: no finite end in %s", goal, got)
+        for side, end in (("lower", got.lower), ("upper", got.upper)):
+            if is_inf(end):
+                continue
+            prove_code(lambda v: g >= v if side == "lower" else g <= v, [z3.IntVal(end)],
+                       hyp, P=P_, what="case range %s of %s" % (got, goal))
+
+
+@proves("bounds.slack")
+def bounds_slack():
+    from symshape.symbolic import slack_substituted
+    r_, b_, t_ = z3.Ints("r b t")
+    prove(z3.Implies(r_ - b_ <= 0, z3.And(b_ == r_ + (b_ - r_), b_ - r_ >= 0)))
+    env, a, b = _env((3, 1, INT_OO), (5, 1, INT_OO))
+    A, B = a.expr, b.expr
+    cases = [
+        (B * B - A * A, [R.le(A, B)]),
+        (A * B - A * A, [R.le(A, B)]),
+        (B * B - 4 * A * A, [R.le(2 * A, B)]),
+        (A * B - 2 * A - A * A, [R.le(A + 2, B)]),
+    ]
+    for goal, facts in cases:
+        got = slack_substituted(goal, facts, env)
+        require(got is not None and not is_inf(got.lower), "no slack range for %s", goal)
+        P_ = Py()
+        zs = Symbols()
+        g = encode(P_, goal, zs)
+        hyp = [encode_cond(P_, f, zs) for f in facts]
+        hyp += [c for s in list(zs) for c in _member(env.ranges[s], zs[s])]
+        for side, end in (("lower", got.lower), ("upper", got.upper)):
+            if not is_inf(end):
+                prove_code(lambda v: g >= v if side == "lower" else g <= v,
+                           [z3.IntVal(end)], hyp, P=P_,
+                           what="slack range %s of %s" % (got, goal))

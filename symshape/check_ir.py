@@ -117,10 +117,12 @@ class ConfiguredCheck:
 
 @dataclass(frozen=True)
 class StaticDim:
-    """The size in ``var`` (axis ``axis``) is the static ``size``."""
+    """The size in ``var`` (axis ``axis``) is the static ``size``; ``why``: the program (not
+    the spec) pinned a Dim.AUTO axis to it, and where (for the message)."""
     axis: str
     var: str
     size: int
+    why: Optional[str] = None
     fails = "bad_static"
 
 
@@ -420,8 +422,9 @@ class PyRenderer:
             p, k = self.param(rec.param), self.const(rec.default)
             return "%s is not %s" % (p, k), [repr(rec.param), k]
         if t is StaticDim:
+            args = [repr(rec.axis), "%d" % rec.size, rec.var]
             return ("%s != %d" % (rec.var, rec.size),
-                    [repr(rec.axis), "%d" % rec.size, rec.var])
+                    args if rec.why is None else args + [repr(rec.why)])
         if t is CongruenceCheck:
             return "_r", [repr(rec.axis), rec.var, repr(self.text.form(rec))]
         if t is RangeCheck:

@@ -20,6 +20,8 @@ from .dims import AUTO, STATIC, DerivedDim, Dim, _Marker, fix_line_dim, format_l
 from .env import ShapeEnv
 from .errors import where
 from .expr import Expr, IntLike, Sym, format_expr
+from .infinity import is_inf
+from .ranges import ValueRange
 from .spec import InputLeaf, entry_text
 
 
@@ -179,7 +181,22 @@ class Namer:
         return format_expr(e, self)
 
     def cond(self, c) -> str:
-        return c.format(self, py=True)
+        return _readable(c).format(self, py=True)
+
+
+def _readable(c):
+    """The same condition as users would write it: ``max(0, X) == 0`` (a slice or pad
+    that must not run past an end) reads ``X <= 0`` (``n + 2 <= d``)."""
+    if isinstance(c, R.Rel) and c.op == R.EQ and type(c.expr) is Expr and \
+            c.expr.const == 0 and len(c.expr.terms) == 1:
+        (term, coeff), = c.expr.terms
+        atom = term[0] if len(term) == 1 else None
+        if atom is not None and type(atom) is not Sym and atom.kind == "Max" and \
+                len(atom.args) == 2 and 0 in atom.args:
+            other = atom.args[1] if atom.args[0] == 0 else atom.args[0]
+            le = R.le(other, 0)
+            return le if not isinstance(le, bool) else c
+    return c
 
 
 def _why(env: ShapeEnv, s: Sym, namer: Namer) -> str:
@@ -187,11 +204,40 @@ def _why(env: ShapeEnv, s: Sym, namer: Namer) -> str:
     if not guards:
         return ""
     g = guards[-1]
-    text = " (guard `%s`%s)" % (g.cond.format(namer, py=True), where(g.frame))
+    text = " (guard `%s`%s)" % (namer.cond(g.cond), where(g.frame))
     if g.reason:
         # a conversion specialized it: say which one and the spelling that keeps it symbolic
         text += ": %s" % g.reason
     return text
+
+
+def specialized_axes(env: ShapeEnv, leaves: List[InputLeaf],
+                     axis_syms: Dict[Tuple[int, int], Sym]) -> Dict[str, str]:
+    """For each ``Dim.AUTO`` axis the program pinned to one value: its name -> why, for the
+    run-time message (the axis was left to tracing, so "the spec made it static" would be
+    wrong): the guard and line that specialized it, and how to keep it symbolic."""
+    namer = Namer(env)
+    out: Dict[str, str] = {}
+    for (li, ax), s in axis_syms.items():
+        leaf = leaves[li]
+        if ax is None or leaf.axes[ax].kind != "auto":
+            continue
+        v = env.simplify(s.expr)
+        if type(v) is not int:
+            continue
+        guards = env.why.get(s) or []
+        if not guards:
+            out[leaf.axis_name(ax)] = ("the program specialized this axis to %d: it accepts "
+                                       "no other size" % v)
+            continue
+        g = guards[-1]
+        text = "the program specialized this axis to %d: `%s`%s" % (
+            v, namer.cond(g.cond), where(g.frame))
+        # a conversion (int(), range()) says the spelling that keeps the size symbolic;
+        # any other guard is what that line needs, so other sizes need that line changed
+        out[leaf.axis_name(ax)] = text + ("; %s" % g.reason if g.reason else
+                                          "; other sizes need that line to work for them")
+    return out
 
 
 def analyze(env: ShapeEnv, leaves: List[InputLeaf], axis_syms: Dict[Tuple[int, int], Sym]
@@ -223,8 +269,18 @@ def analyze(env: ShapeEnv, leaves: List[InputLeaf], axis_syms: Dict[Tuple[int, i
             msg += _conflicts(static_axes, v)
             rep.violations.append(msg)
             rep.add_fix(SetEntry(decl.entry, STATIC))
-    # residual guards that involve named dims
+    # residual guards that involve named dims; a relation between two named dims is
+    # settled per pair (all its guards at once) by ranges that imply it, when they exist
+    pairs: Dict[Tuple[Sym, Sym], list] = {}
     for f in env.facts:
+        pair = _named_pair(env, f)
+        if pair is not None:
+            pairs.setdefault(pair, []).append(f)
+    for pair, group in pairs.items():
+        _relation(env, rep, namer, pair, group)
+    for f in env.facts:
+        if _named_pair(env, f) is not None:
+            continue
         syms = f.free_symbols
         if any(t.unbacked for t in syms):
             # a data-dependent size's facts (nonzero count <= d) hold by construction or are
@@ -261,9 +317,160 @@ def analyze(env: ShapeEnv, leaves: List[InputLeaf], axis_syms: Dict[Tuple[int, i
                 "the program requires `%s`%s, a relation between %s that no Dim can express: "
                 "use Dim.AUTO for %s, or change the code" % (
                     namer.cond(f), at, " and ".join(dims_in), " and ".join(dims_in)))
-        for d in dims_in:
-            rep.add_fix(SetDim(d, AUTO))
+        kept = [d for d in dims_in if not _auto_fix(env, rep, d)]
+        if kept:
+            rep.violations[-1] += (
+                " (no Dim.AUTO fix is suggested for %s: it would drop the bounds the spec "
+                "declares)" % " and ".join(kept))
     return rep
+
+
+def _auto_fix(env: ShapeEnv, rep: Report, name: str) -> bool:
+    """``name = Dim.AUTO``, unless the spec declared bounds for ``name``: a fix never
+    drops what the user declared (the violation then stands without a fix)."""
+    dim = next((i.dim for i in env.infos.values()
+                if i.kind == "named" and i.dim is not None and i.dim.name == name), None)
+    if dim is not None and (dim.min is not None or dim.max is not None):
+        return False
+    rep.add_fix(SetDim(name, AUTO))
+    return True
+
+
+def _named_pair(env: ShapeEnv, f) -> Optional[Tuple[Sym, Sym]]:
+    """The two named-Dim symbols a guard relates (in creation order), or None."""
+    syms = f.free_symbols
+    if len(syms) != 2:
+        return None
+    for t in syms:
+        info = env.infos.get(t)
+        if info is None or info.kind != "named" or info.dim is None or t.unbacked:
+            return None
+    a, b = sorted(syms, key=lambda t: t.index)
+    return a, b
+
+
+def _relation(env: ShapeEnv, rep: Report, namer: Namer, pair: Tuple[Sym, Sym],
+              group: list) -> None:
+    """A relation between two named Dims (``n <= d``): no Dim states it, but ranges may
+    imply it.  The fix narrows one Dim's range (or both, split at a cut) within what the
+    spec declared, so that every pair of sizes the new ranges allow satisfies the guards;
+    among those it keeps the most sizes.  Without such ranges, the Dim that has no declared
+    bounds becomes ``Dim.AUTO`` (the relation is then a guard of the program); when both
+    have bounds, the violation says so and no fix drops them."""
+    names = [env.infos[t].dim.name for t in pair]
+    conds = ", ".join("`%s`" % namer.cond(f) for f in group)
+    g = env.fact_guards.get(group[0])
+    at = where(g.frame) if g is not None else ""
+    box = relation_box(env, pair, group)
+    if box is not None and _lost({t: env.ranges[t] for t in pair}, box)[0] and any(
+            env.infos[t].dim.min is None and env.infos[t].dim.max is None for t in pair):
+        box = None          # an unbounded Dim would become finite: Dim.AUTO keeps more
+    head = "the program requires %s%s, a relation between %s and %s that no Dim states" % (
+        conds, at, names[0], names[1])
+    if box is not None:
+        changed = [(t, vr) for t, vr in box.items() if vr != env.infos[t].dim.range]
+        rep.violations.append("%s; narrowing %s makes it hold for every size the spec "
+                              "allows" % (head, " and ".join(
+                                  "%s to [%s, %s]" % (env.infos[t].dim.name, vr.lower,
+                                                      vr.upper) for t, vr in changed)))
+        for t, vr in changed:
+            name = env.infos[t].dim.name
+            rep.fixes = [x for x in rep.fixes if not (
+                isinstance(x, SetDim) and x.name == name and isinstance(x.value, Dim))]
+            rep.add_fix(SetDim(name, Dim(name, min=_lo(vr.lower, 2), max=_hi(vr.upper))))
+        return
+    free = [n for n in reversed(names) if _auto_fix(env, rep, n)][:1]
+    if free:
+        rep.fixes = [x for x in rep.fixes if not (isinstance(x, SetDim) and x.value is AUTO
+                                                  and x.name in names and x.name != free[0])]
+        rep.violations.append(
+            "%s, and no ranges within the spec's imply it without pinning one of them: "
+            "%s = Dim.AUTO (it has no declared bounds) leaves it to tracing, and the "
+            "relation becomes a guard the program checks" % (head, free[0]))
+        return
+    rep.violations.append(
+        "%s, and no ranges within the bounds the spec declares (%s) imply it without "
+        "pinning one of them: change the code, or declare ranges for %s and %s that imply "
+        "it" % (head, ", ".join("%s in [%s, %s]" % (env.infos[t].dim.name,
+                                                    env.infos[t].dim.range.lower,
+                                                    env.infos[t].dim.range.upper)
+                                for t in pair), names[0], names[1]))
+
+
+# the cuts tried when no single narrowing works: fractions of the narrowed Dim's range
+SPLITS = (1, 2, 3)
+
+
+def relation_box(env: ShapeEnv, pair: Tuple[Sym, Sym], group: list
+                 ) -> Optional[Dict[Sym, ValueRange]]:
+    """Ranges for the two symbols of ``pair``, each within the range the program needs
+    (itself within the declared one) and holding two sizes at least, such that every
+    point of the box satisfies every guard of ``group`` (the violating values nearest the
+    example bound each narrowed end, found by the solver) and the example lies inside
+    it.  The box keeping the most sizes wins (one Dim narrowed first, else both, split
+    next to the example or at a quarter, half or three quarters of a finite range); None
+    when there is none or the solver does not settle it."""
+    from .projection import extreme
+    broken = [R.negate(R.combine("and", group))]
+    base = {t: env.ranges[t] for t in pair}
+    found = []
+    hint = {t: env.infos[t].hint for t in pair}
+
+    def narrow(q, box):
+        """The widest range of ``q`` around its example, within ``box[q]``, that holds
+        for every value ``box`` allows the other symbol: from just above the greatest
+        violating value below the example to just below the least one above it."""
+        Q, h = box[q], hint[q]
+        if h is None or h not in Q:
+            return []
+        below = extreme(q.expr, broken + [R.le(q.expr, h)], box, minimize=False)
+        above = extreme(q.expr, broken + [R.ge(q.expr, h)], box, minimize=True)
+        if below is None or above is None or (below is not False and is_inf(below)) or \
+                (above is not False and is_inf(above)):
+            return []
+        lo = Q.lower if below is False else below + 1
+        hi = Q.upper if above is False else above - 1
+        return [ValueRange(lo, hi)] if lo < hi else []
+
+    def keep(box) -> None:
+        # the example must stay admitted: the fix is verified by exporting it again
+        if all(hint[t] is None or hint[t] in box[t] for t in box):
+            found.append(box)
+
+    for q, p in ((pair[1], pair[0]), (pair[0], pair[1])):
+        for vr in narrow(q, base):
+            keep({p: base[p], q: vr})
+    if not found:
+        for q, p in ((pair[1], pair[0]), (pair[0], pair[1])):
+            Q = base[q]
+            cuts = set() if hint[q] is None else {hint[q], hint[q] - 1}
+            if not is_inf(Q.upper):
+                cuts |= {Q.lower + (Q.upper - Q.lower) * k // 4 for k in SPLITS}
+            for cut in sorted(cuts):
+                for part in (ValueRange(Q.lower, max(Q.lower, cut)),
+                             ValueRange(min(cut + 1, Q.upper), Q.upper)):
+                    if part.lower >= part.upper or not part.issubset(Q) or \
+                            (hint[q] is not None and hint[q] not in part):
+                        continue
+                    box = {p: base[p], q: part}
+                    for vr in narrow(p, box):
+                        keep({p: vr, q: part})
+    if not found:
+        return None
+    return min(found, key=lambda box: _lost(base, box))
+
+
+def _lost(base: Dict[Sym, ValueRange], box: Dict[Sym, ValueRange]) -> Tuple[int, int, int]:
+    """How much a box drops from ``base``: (ranges made finite, sizes dropped, minus the
+    number of size pairs it keeps when finite, so that a balanced cut wins a tie)."""
+    made_finite = sum(1 for t in box if is_inf(base[t].upper) and not is_inf(box[t].upper))
+    dropped = sum((box[t].lower - base[t].lower) +
+                  (0 if is_inf(base[t].upper) else base[t].upper - box[t].upper)
+                  for t in box)
+    pairs = 1
+    for vr in box.values():
+        pairs = 0 if is_inf(vr.upper) or not pairs else pairs * (vr.upper - vr.lower + 1)
+    return made_finite, dropped, -pairs
 
 
 def _conflicts(static_axes: Dict[int, List[str]], v: int) -> str:
@@ -321,10 +528,15 @@ def _named_dim(env: ShapeEnv, rep: Report, namer: Namer, name: str, s: Sym,
                                   % (name, format_linear(other, a, b), why))
             rep.add_fix(SetDim(name, ref=other, coeff=a, offset=b))
             return
-    rep.violations.append(
-        "%s must equal %s%s, which no Dim or derived Dim can express; use Dim.AUTO for %s"
-        % (name, namer.expr(v), why, name))
-    rep.add_fix(SetDim(name, AUTO))
+    if _auto_fix(env, rep, name):
+        rep.violations.append(
+            "%s must equal %s%s, which no Dim or derived Dim can express; use Dim.AUTO for %s"
+            % (name, namer.expr(v), why, name))
+    else:
+        rep.violations.append(
+            "%s must equal %s%s, which no Dim or derived Dim can express, and Dim.AUTO would "
+            "drop the bounds the spec declares for %s: change the code, or replace %s by "
+            "Dim.AUTO if its bounds may go" % (name, namer.expr(v), why, name, name))
 
 
 def _quotient_of(env: ShapeEnv, t: Sym) -> Optional[Sym]:

@@ -13,9 +13,38 @@ from .guards import CheckWriter
 
 
 def guard_texts(cs) -> List[str]:
-    """One line per residual guard of the constraint set ``cs``, in the inputs' terms."""
+    """One line per residual guard of the constraint set ``cs``, in the inputs' terms,
+    leaving out each guard that the printed ranges already imply (``shown_facts``)."""
     if not cs.facts:
         return []
     writer = CheckWriter(cs)
     writer.emit()                     # binds every root to the axis that reads it
-    return [f.format(writer.user_name, py=True) for f in cs.facts]
+    return [f.format(writer.user_name, py=True) for f in shown_facts(cs)]
+
+
+def shown_facts(cs) -> list:
+    """The residual guards the printed contract must list: each guard that follows from
+    the root ranges, the exact ranges of the compound input dims (``z.shape[0] = s0 + s1``
+    in ``[4, 20]``, part of ``range_constraints``) and the other guards still listed is
+    dropped, proved by the solver (a guard it cannot settle in time stays).  The input
+    check still enforces every guard: only the text leaves out what the ranges say."""
+    cached = cs.__dict__.get("_shown_facts")
+    if cached is not None:
+        return cached
+    from . import relations as R
+    from .expr import Expr
+    from .projection import implied
+    from .infinity import is_inf
+    said = []                         # what range_constraints prints about compound dims
+    for e, vr in cs.range_constraints().items():
+        if type(e) is Expr and e.as_symbol() is None:
+            said += [R.ge(e, vr.lower)] if not is_inf(vr.lower) else []
+            said += [R.le(e, vr.upper)] if not is_inf(vr.upper) else []
+    said = [c for c in said if not isinstance(c, bool)]
+    kept = list(cs.facts)
+    for f in list(kept):
+        rest = [g for g in kept if g is not f]
+        if implied(f, rest + said, cs.ranges):
+            kept = rest
+    cs.__dict__["_shown_facts"] = kept
+    return kept

@@ -80,6 +80,8 @@ class ConstraintSet:
         # parameters left at a default that is not data (a function, an object): the
         # program was traced with it, so a call may only leave it out
         self.configured: Dict[str, object] = {}
+        # Dim.AUTO axes the program pinned to one value: axis name -> why (for the message)
+        self.specialized: Dict[str, str] = {}
 
     def roots(self) -> List[Sym]:
         seen: Dict[Sym, None] = {}
@@ -252,7 +254,7 @@ class CheckWriter:
             axis = "%s.shape[%d]" % (d.path, k)
             var = names[k]
             if type(e) is int:
-                add(StaticDim(axis, var, e))
+                add(StaticDim(axis, var, e, getattr(self.cs, "specialized", {}).get(axis)))
                 continue
             self._dim(var, axis, e)
             self._flush()

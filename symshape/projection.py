@@ -138,3 +138,57 @@ def _extreme(solver: _Feasible, best: int, end, minimize: bool):
         else:
             best = got
     return best
+
+
+def implied(goal, facts: Iterable, ranges: Mapping[Sym, ValueRange],
+            budget: Optional[Budget] = None) -> bool:
+    """Whether the condition ``goal`` holds at every integer point that satisfies
+    ``ranges`` and ``facts`` (proved: the solver finds no point where it fails).  False
+    when it does not follow, or when the solver does not finish within the budget (said in
+    the debug log): a caller only ever drops what is proved redundant."""
+    from .z3bridge import Encoder, z3mod
+    z3 = z3mod()
+    budget = budget or Budget()
+    enc = Encoder()
+    hyp = [enc.cond(f) for f in facts]
+    negated = z3.Not(enc.cond(goal))
+    for s in list(enc.vars):
+        hyp += enc.range(s, ranges[s])
+    solver = z3.Solver()
+    if not configure(solver, budget, CHECK_RLIMIT):
+        _fallback("no time left", goal, "implication")
+        return False
+    solver.add(*hyp, *enc.side, negated)
+    r = solver.check()
+    if r == z3.unknown:
+        _fallback("unknown", goal, "implication")
+    return r == z3.unsat
+
+
+
+def extreme(goal: IntLike, facts: Iterable, ranges: Mapping[Sym, ValueRange],
+            minimize: bool, budget: Optional[Budget] = None):
+    """The least (``minimize``) or greatest value of ``goal`` over the integer points that
+    satisfy ``ranges`` and ``facts``: an int, ``-int_oo`` / ``int_oo`` when unbounded,
+    ``False`` when no point satisfies them, ``None`` when the solver does not settle it
+    within the budget (said in the debug log)."""
+    from .z3bridge import Encoder, z3mod
+    z3 = z3mod()
+    budget = budget or Budget()
+    enc = Encoder()
+    hyp = [enc.cond(f) for f in facts]
+    target = enc.expr(goal)
+    for s in list(enc.vars):
+        hyp += enc.range(s, ranges[s])
+    hyp += enc.side
+    solver = _Feasible(z3, hyp, target, budget)
+    best = solver.value(None)
+    if best is None or best is False:
+        if best is None:
+            _fallback("unknown", goal, "extreme")
+        return best
+    vr = bound(goal, ranges.__getitem__)
+    got = _extreme(solver, best, vr.lower if minimize else vr.upper, minimize)
+    if got is None:
+        _fallback("unknown", goal, "lower" if minimize else "upper")
+    return got

@@ -288,6 +288,24 @@ RULES += [
        "Min(a, y) == y <=> y <= a; Max(a, y) == y <=> y >= a (for each other argument)"),
     _r("fold.minmax_by_facts", SIMP + ":dominates_by_facts",
        "facts => y <= x gives Min(x, y) == y (facts => y >= x: Max(x, y) == y)"),
+    _r("bounds.univariate", "symshape.symbolic:univariate_range",
+       "every real root of p' lies in |r| < R = 1 + max |d_i / d_n|, so p is monotone on "
+       "[ceil(R), hi] in the direction of its leading coefficient: its range over [lo, hi] "
+       "is spanned by p(lo..ceil(R)) and p(hi) (an infinite end when hi is)"),
+    _r("bounds.minmax_cases", "symshape.symbolic:minmax_cases",
+       "x >= y => Max(x, y) == x, y >= x => Max(x, y) == y (Min dually): a range of e[x] "
+       "under x >= y joined with one of e[y] under y >= x bounds e"),
+    _r("bounds.slack", "symshape.symbolic:slack_substituted",
+       "rest - b <= 0 => b == rest + t with t = b - rest >= 0: a range of e[b := rest + t] "
+       "over t >= 0 bounds e on the fact's points"),
+    _r("contract.shown_guards", "symshape.contract:shown_facts",
+       "ranges and facts <=> ranges, the compound dims' ranges and the guards shown: a "
+       "guard the others and the printed ranges imply is left out of ep.guards"),
+    _r("contract.relation_box", "symshape.constraints:relation_box",
+       "box within the program's ranges, example in the box, and box => every guard of "
+       "the relation: the narrowed Dims imply the relation between them"),
+    _r("contract.readable_guard", "symshape.constraints:_readable",
+       "Max(0, x) == 0 <=> x <= 0"),
 ]
 
 BY_NAME: Dict[str, Rule] = {r.name: r for r in RULES}

@@ -95,9 +95,11 @@ TEXTS = {
     "dtype": (lambda path, a, dtype: "input %s: expected dtype %s, got %s"
               % (path, dtype, a.dtype),
               lambda path, a, dtype: "%s.dtype == %s (got %s)" % (path, dtype, a.dtype)),
-    "static": (lambda axis, expected, got: "%s: expected %d, got %d (%s)"
-               % (axis, expected, got, _STATIC_HINT),
-               lambda axis, expected, got: "%s == %d (got %d)" % (axis, expected, got)),
+    # ``why``: the program (not the spec) pinned a Dim.AUTO axis, and where
+    "static": (lambda axis, expected, got, why=None: "%s: expected %d, got %d (%s)"
+               % (axis, expected, got, why or _STATIC_HINT),
+               lambda axis, expected, got, why=None: "%s == %d (got %d)"
+               % (axis, expected, got)),
     "range": (_range_message, _range_reason),
     "relation": (lambda axis, got, rel, expected: "%s must equal %s (= %d), got %d"
                  % (axis, rel, expected, got),
@@ -191,8 +193,8 @@ class Failures:
             return self.on_fail(Failure("ndim", path, a, ndim))
         return self.on_fail(Failure("dtype", path, a, dtype))
 
-    def bad_static(self, axis: str, expected: int, got: int):
-        return self.on_fail(Failure("static", axis, expected, got))
+    def bad_static(self, axis: str, expected: int, got: int, why: Optional[str] = None):
+        return self.on_fail(Failure("static", axis, expected, got, why))
 
     def bad_range(self, what: str, value: int, lo, hi, label):
         return self.on_fail(Failure("range", what, value, lo, hi, label))

@@ -223,6 +223,8 @@ def bounds_expr(env: ShapeEnv, e: E.IntLike) -> ValueRange:
     sampled = None
     if not facts and (interval.lower == interval.upper or _each_symbol_once(e)):
         got = interval               # interval arithmetic is exact here: no solver needed
+    elif not facts and (poly := univariate_range(e, env)) is not None:
+        got = poly                   # a polynomial in one symbol: exact by its derivative
     elif (sampled := _sampled(env, e, facts, hint := _sound_hint(e, facts, env, interval))) \
             is not None:
         got = sampled                # decided by points, no solver needed
@@ -242,10 +244,162 @@ def _sound_hint(e: E.Expr, facts, env: ShapeEnv, interval: ValueRange) -> ValueR
     relaxation (``_divided_out``).  Cheap (no solver); ``_sampled`` or the projection
     then only has to show that its ends are attained."""
     hint = _fact_chains(e, facts, env, interval)
-    relaxed = _divided_out(e, env)
-    if relaxed is not None and relaxed.lower <= hint.upper and hint.lower <= relaxed.upper:
-        hint = hint.intersect(relaxed)
+    for relaxed in (_divided_out(e, env), minmax_cases(e, facts, env),
+                    slack_substituted(e, facts, env)):
+        if relaxed is not None and relaxed.lower <= hint.upper and \
+                hint.lower <= relaxed.upper:
+            hint = hint.intersect(relaxed)
     return hint
+
+
+# The slack symbol of ``slack_substituted``: an index no environment hands out.
+_SLACK = Sym(1 << 40)
+
+
+def slack_substituted(e: E.IntLike, facts, env: ShapeEnv) -> Optional[ValueRange]:
+    """A sound range of a non-linear ``e`` from a linear fact ``b - a - c >= 0`` over two
+    symbols: on the fact's points ``b == a + c + t`` with ``t >= 0``, so interval
+    arithmetic on ``e`` with that substitution, expanded, bounds ``e`` (``b*b - a*a``
+    under ``a <= b`` is ``2*a*t + t*t >= 0``).  The meet over the facts; None when no
+    fact applies."""
+    if type(e) is int or e.is_linear():
+        return None
+    got = None
+    for f in facts:
+        if not isinstance(f, R.Rel) or f.op != R.LE or type(f.expr) is int:
+            continue
+        lin = f.expr.linear_coeffs()
+        if lin is None or len(lin) != 2 or not (set(lin) <= e.free_symbols):
+            continue
+        for b, cb in lin.items():
+            if cb != -1:
+                continue
+            # f: rest - b <= 0, so b == rest + t with t >= 0
+            rest = E.add(f.expr, b.expr)
+            x = E.subs(e, {b: E.add(rest, _SLACK.expr)})
+            if type(x) is int:
+                r = ValueRange(x, x)
+            else:
+                r = bound(x, lambda t: ValueRange(0, INT_OO) if t == _SLACK else
+                          env.ranges[t])
+            if got is None:
+                got = r
+            elif r.lower <= got.upper and got.lower <= r.upper:
+                got = got.intersect(r)
+    return got
+
+
+# Min / Max atoms split into cases per expression (each case picks one argument of each),
+# and how deep a picked argument's own Min / Max are split again.
+MINMAX_ATOMS = 2
+MINMAX_DEPTH = 2
+
+
+def minmax_cases(e: E.IntLike, facts, env: ShapeEnv, depth: int = MINMAX_DEPTH
+                 ) -> Optional[ValueRange]:
+    """A sound range of ``e`` by cases on its Min / Max atoms: in the case where
+    ``Max(x, y)`` is ``x`` (``x >= y``), ``e`` equals ``e`` with ``x`` in its place, and
+    that case's condition joins the facts for ``_fact_chains``; the union over the cases
+    bounds ``e``.  ``max(a, b) + min(a, b) - a - b`` is 0 in both cases, ``max(a, b) -
+    min(a, b)`` is ``a - b`` under ``a >= b`` or ``b - a`` under ``b >= a``, so ``>= 0``.
+    None when ``e`` has no Min / Max atom or too many."""
+    if type(e) is int:
+        return ValueRange(e, e)
+    atoms = list(dict.fromkeys(a for term, _ in e.terms for a in term
+                               if type(a) is not Sym and a.kind in ("Min", "Max")))
+    if not atoms or len(atoms) > MINMAX_ATOMS or depth == 0:
+        return None
+    rels = [f for f in facts if isinstance(f, R.Rel) and f.op != R.NE]
+    lo, hi = INT_OO, NEG_INT_OO
+    for choice in itertools.product(*[range(len(a.args)) for a in atoms]):
+        conds, x, feasible = [], e, True
+        for a, i in zip(atoms, choice):
+            pick = a.args[i]
+            for j, other in enumerate(a.args):
+                c = R.ge(pick, other) if a.kind == "Max" else R.le(pick, other)
+                if j == i or c is True:
+                    continue
+                if c is False:
+                    feasible = False
+                    break
+                conds.append(c)
+            x = _with_atom(x, a, pick)
+        if not feasible:
+            continue                          # this argument never wins
+        if type(x) is int:
+            got = ValueRange(x, x)
+        else:
+            case_facts = rels + [c for c in conds if isinstance(c, R.Rel)]
+            depth_ = next((d for most, d in CHAIN_DEPTHS if len(case_facts) <= most), 1)
+            rng = env.ranges.__getitem__
+            interval = env.bound(x)
+            c_lo = max(interval.lower, _chain_lower(x, case_facts, rng, depth_))
+            c_hi = min(interval.upper, -_chain_lower(E.neg(x), case_facts, rng, depth_))
+            if c_lo > c_hi:
+                continue                      # the case's conditions admit no point
+            got = ValueRange(c_lo, c_hi)
+            inner = minmax_cases(x, case_facts, env, depth - 1)
+            if inner is not None and inner.lower <= got.upper and got.lower <= inner.upper:
+                got = got.intersect(inner)
+        lo, hi = min(lo, got.lower), max(hi, got.upper)
+    return ValueRange(lo, hi) if lo <= hi else None
+
+
+def _with_atom(e: E.Expr, atom, value: E.IntLike) -> E.IntLike:
+    """``e`` with every occurrence of the operation ``atom`` replaced by ``value``."""
+    total: E.IntLike = e.const
+    for term, c in e.terms:
+        prod: E.IntLike = c
+        for a in term:
+            prod = E.mul(prod, value if a == atom else E.Expr({(a,): 1}, 0))
+        total = E.add(total, prod)
+    return total
+
+
+# Integer points of a polynomial's range enumerated before its monotone tail takes over.
+UNIVARIATE_POINTS = 4096
+
+
+def univariate_range(e: E.Expr, env: ShapeEnv) -> Optional[ValueRange]:
+    """The exact range of a polynomial ``p`` in one symbol ``s`` (``a*a - 5*a + 6``) over
+    ``s``'s range ``[lo, hi]`` (``lo`` finite): every real root of ``p'`` lies below
+    Cauchy's bound ``R = 1 + max |d_i / d_n|`` (``d`` the coefficients of ``p'``), so
+    ``p`` is monotone on ``[ceil(R), hi]`` in the direction of its leading coefficient;
+    the integers of ``[lo, ceil(R)]`` are enumerated, and the tail adds ``p(hi)`` or an
+    infinite end.  None for anything else (or too many points)."""
+    syms = e.free_symbols
+    if len(syms) != 1:
+        return None
+    (s,) = syms
+    coeffs: Dict[int, int] = {0: e.const}
+    for term, c in e.terms:
+        if any(a != s for a in term):
+            return None
+        coeffs[len(term)] = coeffs.get(len(term), 0) + c
+    deg = max(k for k, c in coeffs.items() if c)
+    vr = env.ranges[s]
+    if deg < 2 or is_inf(vr.lower):
+        return None
+    deriv = {k - 1: k * c for k, c in coeffs.items() if k >= 1 and c}
+    lead = deriv[deg - 1]
+    from fractions import Fraction
+    cauchy = 1 + max([Fraction(abs(c), abs(lead)) for k, c in deriv.items()
+                      if k != deg - 1] or [0])
+    turn = max(vr.lower, math.ceil(cauchy))
+    last = turn if is_inf(vr.upper) else min(vr.upper, turn)
+    if last - vr.lower >= UNIVARIATE_POINTS:
+        return None
+
+    def p(v: int) -> int:
+        return sum(c * v ** k for k, c in coeffs.items())
+
+    vals = [p(v) for v in range(vr.lower, last + 1)]
+    if not is_inf(vr.upper):
+        vals.append(p(vr.upper))
+        return ValueRange(min(vals), max(vals))
+    if coeffs[deg] > 0:
+        return ValueRange(min(vals), INT_OO)
+    return ValueRange(NEG_INT_OO, max(vals))
 
 
 # How many facts one bound may chain (``c - a`` under ``a <= b``, ``b <= c`` takes two),
@@ -355,9 +509,10 @@ def _sampled(env: ShapeEnv, e: E.Expr, facts, interval: ValueRange):
     ranges = [env.ranges[t] for t in syms]
     if any(is_inf(vr.lower) for vr in ranges):
         return None
+    run = 8 if len(syms) == 1 else 3          # one symbol: every residue mod 2, 4, 8
     corners = [sorted({v for v in (vr.lower, vr.lower + 1, vr.lower + 2, vr.upper - 1,
                                    vr.upper) if not is_inf(v) and v in vr})
-               if not is_inf(vr.upper) and vr.upper - vr.lower < 64 else _sparse(vr)
+               if not is_inf(vr.upper) and vr.upper - vr.lower < 64 else _sparse(vr, run)
                for vr in ranges]
     seen = _extremes_at(syms, corners, e, facts)
     if seen is not None and _attains(interval, *seen):
@@ -369,7 +524,7 @@ def _sampled(env: ShapeEnv, e: E.Expr, facts, interval: ValueRange):
             axes.append(range(vr.lower, vr.upper + 1))
         else:
             whole = False
-            axes.append(_sparse(vr))
+            axes.append(_sparse(vr, run))
     if whole and all(len(c) == len(a) for c, a in zip(corners, axes)):
         return None if seen is None else ValueRange(*seen)   # the corners were the box
     total = 1
@@ -385,10 +540,11 @@ def _sampled(env: ShapeEnv, e: E.Expr, facts, interval: ValueRange):
     return interval if _attains(interval, *seen) else None
 
 
-def _sparse(vr: ValueRange) -> list:
-    """Sample values of a wide range: its low end, and far along it."""
+def _sparse(vr: ValueRange, run: int = 3) -> list:
+    """Sample values of a wide range: its low end (``run`` values in a row, so that a
+    remainder or a rounding meets each of its cases), and far along it."""
     lo, hi = vr.lower, vr.upper
-    pts = {lo, lo + 1, lo + 2, lo + (1 << 10), lo + (1 << 20)}
+    pts = set(range(lo, lo + run)) | {lo + (1 << 10), lo + (1 << 20), lo + (1 << 21)}
     if not is_inf(hi):
         pts = {v for v in pts if v <= hi} | {hi, hi - 1}
     return sorted(pts)

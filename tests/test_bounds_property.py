@@ -33,6 +33,14 @@ QUERIES = [
     lambda a, b: ss.sym_max(a, b) - a,
     lambda a, b: a * b,
     lambda a, b: b % 5 + a,
+    # polynomials (one symbol: Cauchy's bound; two: a slack for a linear fact), Min / Max
+    # by cases
+    lambda a, b: a * a - 5 * a + 6,
+    lambda a, b: a * a - b * b,
+    lambda a, b: a * b - b * b,
+    lambda a, b: ss.sym_max(a, b) - ss.sym_min(a, b),
+    lambda a, b: ss.sym_max(a, b) + ss.sym_min(a, b) - a - b,
+    lambda a, b: ss.sym_max(0, ss.sym_min(20, a + 1) - ss.sym_min(20, b)),
 ]
 
 

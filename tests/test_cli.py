@@ -380,7 +380,7 @@ def test_fix_moves_a_relation_below_its_reference_and_adds_imports(tmp_path, cap
     (pkg / "later.py").write_text(LATER)
     (pkg / "noimport.py").write_text(NOIMPORT)
     code, out, err = run(["check", "--diff", "moves"], capsys, monkeypatch, cwd=str(tmp_path))
-    assert code == 1 and "+mb = b   # mask batch" in out and "+nx = Dim.AUTO" in out
+    assert code == 1 and "+mb = b   # mask batch" in out and "+nx = Dim('nx', min=4)" in out
     code, out, err = run(["check", "--fix", "moves"], capsys, monkeypatch, cwd=str(tmp_path))
     assert code == 0, out
     assert (pkg / "later.py").read_text() == LATER.replace(
@@ -390,7 +390,7 @@ def test_fix_moves_a_relation_below_its_reference_and_adds_imports(tmp_path, cap
         'from symshape import dims, exportable\n',
         'from symshape import dims, exportable\nfrom symshape import Dim\n').replace(
         'nx, ny = dims("nx", "ny")  # two lengths\n',
-        'nx = Dim.AUTO\nny = Dim.AUTO  # two lengths\n')
+        "nx = Dim('nx', min=4)\nny = Dim('ny', min=7)  # two lengths\n")
 
 
 TOML_CHANGES = [
