@@ -23,6 +23,7 @@ from .expr import Expr, IntLike, Sym, format_expr
 from .infinity import is_inf
 from .ranges import ValueRange
 from .spec import InputLeaf, entry_text
+from .rules import rule
 
 
 # --------------------------------------------------------------------------- fixes
@@ -184,6 +185,7 @@ class Namer:
         return _readable(c).format(self, py=True)
 
 
+@rule("contract.readable_guard")
 def _readable(c):
     """The same condition as users would write it: ``max(0, X) == 0`` (a slice or pad
     that must not run past an end) reads ``X <= 0`` (``n + 2 <= d``)."""
@@ -401,6 +403,7 @@ def _relation(env: ShapeEnv, rep: Report, namer: Namer, pair: Tuple[Sym, Sym],
 SPLITS = (1, 2, 3)
 
 
+@rule("contract.relation_box")
 def relation_box(env: ShapeEnv, pair: Tuple[Sym, Sym], group: list
                  ) -> Optional[Dict[Sym, ValueRange]]:
     """Ranges for the two symbols of ``pair``, each within the range the program needs

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import List
 from .guards import CheckWriter
+from .rules import rule
 
 
 def guard_texts(cs) -> List[str]:
@@ -22,6 +23,7 @@ def guard_texts(cs) -> List[str]:
     return [f.format(writer.user_name, py=True) for f in shown_facts(cs)]
 
 
+@rule("contract.shown_guards")
 def shown_facts(cs) -> list:
     """The residual guards the printed contract must list: each guard that follows from
     the root ranges, the exact ranges of the compound input dims (``z.shape[0] = s0 + s1``

@@ -27,6 +27,7 @@ from .infinity import INT_OO, NEG_INT_OO, is_inf
 from .ranges import ValueRange, bound
 from .symint import SymInt, sym_max, sym_min
 from .z3bridge import Budget, Encoder, configure, z3mod
+from .rules import rule
 
 SYMBOL_RANGE = ValueRange(1, INT_OO)
 
@@ -256,6 +257,7 @@ def _sound_hint(e: E.Expr, facts, env: ShapeEnv, interval: ValueRange) -> ValueR
 _SLACK = Sym(1 << 40)
 
 
+@rule("bounds.slack")
 def slack_substituted(e: E.IntLike, facts, env: ShapeEnv) -> Optional[ValueRange]:
     """A sound range of a non-linear ``e`` from a linear fact ``b - a - c >= 0`` over two
     symbols: on the fact's points ``b == a + c + t`` with ``t >= 0``, so interval
@@ -295,6 +297,7 @@ MINMAX_ATOMS = 2
 MINMAX_DEPTH = 2
 
 
+@rule("bounds.minmax_cases")
 def minmax_cases(e: E.IntLike, facts, env: ShapeEnv, depth: int = MINMAX_DEPTH
                  ) -> Optional[ValueRange]:
     """A sound range of ``e`` by cases on its Min / Max atoms: in the case where
@@ -360,6 +363,7 @@ def _with_atom(e: E.Expr, atom, value: E.IntLike) -> E.IntLike:
 UNIVARIATE_POINTS = 4096
 
 
+@rule("bounds.univariate")
 def univariate_range(e: E.Expr, env: ShapeEnv) -> Optional[ValueRange]:
     """The exact range of a polynomial ``p`` in one symbol ``s`` (``a*a - 5*a + 6``) over
     ``s``'s range ``[lo, hi]`` (``lo`` finite): every real root of ``p'`` lies below
