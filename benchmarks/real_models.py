@@ -10,7 +10,9 @@ training mode (batch 128 and 512).  ``ep.compile()`` is exported once per progra
 dynamic sequence / batch axes; ``ss.compile()`` is warmed up on each size before timing.
 Every timing is the median of interleaved rounds (eager, ep.compile(), ss.compile() in
 turn), BLAS pinned to one thread, in process CPU time by default (``--clock wall`` for
-elapsed time: on a machine shared with other jobs its ratios swing by +-10%).  Results are checked against eager (rtol 1e-4).
+elapsed time: on a machine shared with other jobs its ratios swing by +-10%).  Results are
+checked against eager (rtol 1e-4).  ``benchmarks/profile_models.py`` shows where the time
+of the compiled code goes on the same programs.
 
 Also: graph-break programs after their first call (the toy with 2 breaks, the GPT-2 forward
 with one ``print``): extra microseconds per call over eager; and the small-size elementwise
