@@ -1,6 +1,6 @@
 """Real-model programs: eager NumPy vs ``ep.compile()`` vs ``ss.compile()``, side by side.
 
-    python benchmarks/real_models.py [--quick] [--only NAME]
+    python benchmarks/real_models.py [--quick] [--only NAME] [--clock cpu|wall] [--rounds N]
 
 Programs (the corpus models of tests/corpus, unmodified, at realistic sizes, float32):
 GPT-2-style block and forward (a params dict; sequence 128 and 512), LLaMA-style prefill
@@ -9,7 +9,10 @@ a CNN with im2col by fancy indexing (batch 1 and 8, 32x32 images), an MLP with b
 training mode (batch 128 and 512).  ``ep.compile()`` is exported once per program with
 dynamic sequence / batch axes; ``ss.compile()`` is warmed up on each size before timing.
 Every timing is the median of interleaved rounds (eager, ep.compile(), ss.compile() in
-turn), BLAS pinned to one thread.  Results are checked against eager (rtol 1e-4).
+turn), BLAS pinned to one thread, in process CPU time by default (``--clock wall`` for
+elapsed time: on a machine shared with other jobs its ratios swing by +-10%).  Results are
+checked against eager (rtol 1e-4).  ``benchmarks/profile_models.py`` shows where the time
+of the compiled code goes on the same programs.
 
 Also: graph-break programs after their first call (the toy with 2 breaks, the GPT-2 forward
 with one ``print``): extra microseconds per call over eager; and the small-size elementwise
@@ -139,12 +142,16 @@ def chain(x):
 
 
 # --------------------------------------------------------------------------- timing
-def interleaved(fns, args_of, rounds: int, budget: float, ratios=None):
+def interleaved(fns, args_of, rounds: int, budget: float, ratios=None, clock=None):
     """Median seconds per call of each callable, measured in interleaved rounds; a round
     runs each callable as many times as fit in ``budget`` seconds (at least once).
     ``ratios`` (a list) receives, per callable after the first, the median over rounds of
     first / that callable within the same round: robust to load that changes between
-    rounds on a shared machine."""
+    rounds on a shared machine.  ``clock``: ``time.perf_counter`` (wall, the default) or
+    ``time.process_time`` (CPU time of this process, all its threads: time spent
+    descheduled by other processes does not count, so the ratio is steadier on a loaded
+    machine; a program using two threads is charged for both)."""
+    clock = clock or time.perf_counter
     for fn in fns:
         fn(*args_of())
     t0 = time.perf_counter()
@@ -155,10 +162,10 @@ def interleaved(fns, args_of, rounds: int, budget: float, ratios=None):
     for _ in range(rounds):
         for i, fn in enumerate(fns):
             args = args_of()
-            t0 = time.perf_counter()
+            t0 = clock()
             for _ in range(calls):
                 fn(*args)
-            times[i].append((time.perf_counter() - t0) / calls)
+            times[i].append((clock() - t0) / calls)
     if ratios is not None:
         ratios[:] = [statistics.median(a / b for a, b in zip(times[0], t)) for t in times[1:]]
         # and the median over rounds of (that callable - first), seconds per call
@@ -237,9 +244,16 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--only", default=None)
+    ap.add_argument("--clock", choices=("cpu", "wall"), default="cpu",
+                    help="cpu: process CPU time (default; steady on a loaded machine); "
+                         "wall: elapsed time")
+    ap.add_argument("--rounds", type=int, default=None)
     a = ap.parse_args()
-    rounds, budget = (5, 0.02) if a.quick else (11, 0.05)
-    print("BLAS threads pinned to 1; median of %d interleaved rounds" % rounds)
+    rounds, budget = (5, 0.02) if a.quick else (21, 0.03)
+    rounds = a.rounds or rounds
+    clock = time.process_time if a.clock == "cpu" else time.perf_counter
+    print("BLAS threads pinned to 1; median of %d interleaved rounds; %s time" % (
+        rounds, "process CPU" if a.clock == "cpu" else "wall"))
     print("%-18s %-18s %10s %10s %10s %8s %8s" % ("program", "size", "eager", "ep.compile",
                                                    "ss.compile", "ep x", "jit x"))
     print("(times: medians; ratios: median over rounds of eager / compiled in that round)")
@@ -253,7 +267,7 @@ def main():
         for _ in range(3):                      # automatic dynamic settles
             check(jit(*args), want)
         rr: list = []
-        te, tc, tj = interleaved([eager, epc, jit], args_of, rounds, budget, rr)
+        te, tc, tj = interleaved([eager, epc, jit], args_of, rounds, budget, rr, clock)
         ratios.append(rr[0])
         jit_ratios.append(rr[1])
         print("%-18s %-18s %8.3f ms %8.3f ms %8.3f ms %7.2fx %7.2fx" % (
@@ -274,12 +288,13 @@ def main():
             -np.abs(RNG.standard_normal(10).astype(np.float32))
         jt = ss.compile(toy)
         rr: list = []
-        te, tj = interleaved([toy, jt], lambda: (xa, xb), rounds * 3, budget, rr)
+        te, tj = interleaved([toy, jt], lambda: (xa, xb), rounds * 3, budget, rr, clock)
         res = [("toy with 2 breaks", te, tj, rr[1])]
         jp = ss.compile(gpt2_forward_print)
         ids = RNG.integers(0, VOCAB, 128)
         check(jp(ids), gpt2_forward_print(ids))
-        te, tj = interleaved([gpt2_forward_print, jp], lambda: (ids,), rounds * 3, budget, rr)
+        te, tj = interleaved([gpt2_forward_print, jp], lambda: (ids,), rounds * 3, budget,
+                             rr, clock)
         res.append(("gpt2 forward + print, seq 128", te, tj, rr[1]))
         ce = to_f32(ChattyLlama(vocab=VOCAB, dim=D_MODEL, n_heads=N_HEAD, n_layers=N_LAYER,
                                 max_batch=8, max_seq=520))
@@ -287,7 +302,8 @@ def main():
         jc = ss.compile(cj.forward)
         tok = RNG.integers(0, VOCAB, (1, 1))
         check(jc(tok, 128), ce.forward(tok, 128))
-        te, tj = interleaved([ce.forward, jc], lambda: (tok, 128), rounds * 3, budget, rr)
+        te, tj = interleaved([ce.forward, jc], lambda: (tok, 128), rounds * 3, budget, rr,
+                             clock)
         res.append(("llama decode + print, pos 128", te, tj, rr[1]))
     for label, te, tj, d in res:
         print("  %-32s eager %9.1f us  ss.compile %9.1f us  (median per-round difference "
@@ -296,7 +312,7 @@ def main():
     x = RNG.standard_normal((4, 256)).astype(np.float32)
     ep_chain = ss.export(chain, (x,), dynamic_shapes={"x": (Dim("rows"), None)}).compile()
     check(ep_chain(x), chain(x))
-    te, tc = interleaved([chain, ep_chain], lambda: (x,), rounds * 3, budget)
+    te, tc = interleaved([chain, ep_chain], lambda: (x,), rounds * 3, budget, clock=clock)
     print("\nsmall elementwise chain 4x256: eager %.1f us, ep.compile() %.1f us (%.2fx)" % (
         te * 1e6, tc * 1e6, te / tc))
 

@@ -276,7 +276,9 @@ def _body_small(ctx: Writing, compute, out_nodes, mutations, r):
         if node in reuse:
             args = [r.value(x) for x in node.inputs]
             dst = reuse[node].name
-            call = ("np.%s(%s, %s)" % (node.op, ", ".join(args), dst)
+            # out= by keyword: a third positional argument to np.maximum / np.minimum is
+            # deprecated (a DeprecationWarning on every call)
+            call = ("np.%s(%s, out=%s)" % (node.op, ", ".join(args), dst)
                     if "dtype" not in node.attrs else _out_call(node, args, dst, r))
             body.append("%s = %s" % (node.name, call))
             body.extend(after_node(node, b, checks, r))
@@ -479,12 +481,44 @@ def _group_lines(g: Group, gi: int, r: HoistRenderer, p: Plan) -> List[str]:
     # order of any later reduction or product, and a reduction inside the group sums in an
     # order set by its input's layout: with any other operand layout the group runs as
     # eager does, so results stay bit for bit equal.
+    #   A group of layout-free ops only (below) also runs in blocks over operands whose
+    # strides are in C order with gaps (``x[..., ::2]``, a column slice ``qkv[:, :256]``,
+    # a RoPE half): eager NumPy's results over them are C-ordered too, and those ops give
+    # the same bits on strided and contiguous memory.
+    free = _layout_free(g)
     arrays = [x.name for x in ext if len(x.shape)]
     if not arrays:
         return L
     plain = ["%s = %s" % (m.name, emit_node(m, r)) for m in g.nodes]
-    return ["if %s:" % " and ".join("%s.flags.c_contiguous" % a for a in arrays)] + \
+    test = ("(%s.flags.c_contiguous or _cg.c_ordered(%s))" if free else
+            "%s.flags.c_contiguous")
+    return ["if %s:" % " and ".join(test.replace("%s", a) for a in arrays)] + \
         ["    " + x for x in L] + ["else:"] + ["    " + x for x in plain]
+
+
+#: elementwise ops whose every result element is one exactly rounded (or exact) IEEE
+#: operation on the operands' elements: NumPy's SIMD and strided loops agree bit for bit,
+#: so a block over a strided view computes what the whole-array call computes.  (Not
+#: ``exp``, ``tanh``, ``power``...: their vector and scalar kernels may round differently.)
+LAYOUT_FREE_OPS = frozenset((
+    "add", "subtract", "multiply", "divide", "true_divide", "negative", "positive",
+    "absolute", "fabs", "sqrt", "square", "reciprocal", "maximum", "minimum", "fmax",
+    "fmin", "sign", "copysign", "floor", "ceil", "trunc", "rint", "greater",
+    "greater_equal", "less", "less_equal", "equal", "not_equal", "logical_and",
+    "logical_or", "logical_xor", "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor",
+    "invert", "isnan", "isinf", "isfinite", "signbit", "astype", "where", "clip"))
+
+
+def _layout_free(g: Group) -> bool:
+    """No reduction (its summation order follows its input's layout) and only
+    ``LAYOUT_FREE_OPS`` and views among the members of ``g``."""
+    for m in g.nodes:
+        kd = kind(m)
+        if kd == "view":
+            continue
+        if kd != "ew" or m.op not in LAYOUT_FREE_OPS:
+            return False
+    return True
 
 
 def _group_blocked(g: Group, gi: int, k: Optional[int], r: HoistRenderer, tune: str

@@ -97,6 +97,20 @@ def buf(st: dict, key, shape: tuple, dtype) -> np.ndarray:
     return b[:n].reshape(shape)
 
 
+def c_ordered(a: np.ndarray) -> bool:
+    """Are ``a``'s strides in C order (positive, strictly decreasing over the axes longer
+    than 1), gaps allowed?  Then an elementwise NumPy call over ``a`` gives a C-ordered
+    result, as a fused group's buffers are."""
+    last = None
+    for n, s in zip(a.shape, a.strides):
+        if n == 1:
+            continue
+        if s <= 0 or (last is not None and s >= last):
+            return False
+        last = s
+    return True
+
+
 def rows(inner: int, n: int) -> int:
     """Rows of ``inner`` elements per block along an axis of size ``n`` (at least 1)."""
     r = BLOCK // inner if inner > 0 else n

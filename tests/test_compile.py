@@ -469,3 +469,72 @@ def test_random_two_input_programs_compile_like_eager(picks):
             same(c(x, y), f(x, y))
     finally:
         rt.BIG, rt.BLOCK, rt.WORTH, rt.THREAD_MIN = saved
+
+
+# ----------------------------------------------------------------------------- strided
+def _rope(x, cos, sin):
+    """Rotary embedding over the even / odd halves of the last axis (strided views)."""
+    x1, x2 = x[..., ::2], x[..., 1::2]
+    out = np.empty_like(x)
+    out[..., ::2] = x1 * cos[None, :, None, :] - x2 * sin[None, :, None, :]
+    out[..., 1::2] = x1 * sin[None, :, None, :] + x2 * cos[None, :, None, :]
+    return out
+
+
+def test_arithmetic_groups_run_in_blocks_over_strided_views(small_blocks):
+    """RoPE's halves ``x[..., ::2]`` and column slices of a fused projection are strided
+    but C-ordered: a group of plain arithmetic runs in blocks over them (no eager
+    fallback) and gives eager's bits; a group with exp still falls back on them."""
+    def f(x, cos, sin):
+        q = _rope(x, cos, sin)
+        qkv = q.reshape(q.shape[0], q.shape[1], -1)
+        a, b = qkv[:, :, :8], qkv[:, :, 8:]
+        return a * 0.5 - b, np.exp(a) + b
+
+    cs = (f32(3, 2), f32(3, 2))
+    ep = ss.export(f, (f32(2, 3, 4, 4),) + cs, dynamic_shapes={
+        "x": (A, Dim("t"), None, None), "cos": (Dim("t"), None), "sin": (Dim("t"), None)})
+    c = ep.compile()
+    assert "_cg.c_ordered(" in c.source
+    for b, t in ((2, 3), (5, 9), (7, 33)):
+        x = f32(b, t, 4, 4)
+        cos, sin = f32(t, 2), f32(t, 2)
+        same(c(x, cos, sin), f(x, cos, sin))
+
+
+@settings(deadline=None, max_examples=25)
+@given(st.sampled_from(["add", "subtract", "multiply", "divide", "maximum", "sqrt"]),
+       st.sampled_from([(slice(None), slice(None, None, 2)), (slice(None), slice(1, 7)),
+                        (slice(None, None, 3), slice(None)), (slice(None), slice(None, None, -1)),
+                        "T", "F", "C"]),
+       st.integers(40, 90))
+def test_layout_free_groups_equal_eager_in_any_layout(op, view, rows):
+    """A fused group of layout-free ops over an operand in any layout (gapped C order,
+    reversed, transposed, Fortran) computes eager's bits, values and memory order of later
+    reductions included."""
+    from symshape.codegen import rt
+    saved = (rt.BIG, rt.BLOCK, rt.WORTH)
+    rt.BIG, rt.BLOCK, rt.WORTH = 64, 16, 16
+    ufunc = getattr(np, op)
+
+    def f(x, y):
+        z = ufunc(np.abs(x) + 1.0, y) if ufunc.nin == 2 else ufunc(np.abs(x * y))
+        w = z * 3.0 - y
+        return w, w.sum(axis=0)
+
+    def laid_out(seed):
+        base = np.random.default_rng(seed).standard_normal((rows, 16)).astype(np.float32)
+        if view == "T":
+            return np.ascontiguousarray(base[:, :12].T).T
+        if view == "F":
+            return np.asfortranarray(base)
+        return base if view == "C" else base[view]
+
+    try:
+        x, y = laid_out(rows), laid_out(rows + 1)      # both operands in that layout
+        ep = ss.export(f, (np.ones((5,) + x.shape[1:], np.float32),
+                           np.ones((5,) + x.shape[1:], np.float32)),
+                       dynamic_shapes={"x": (A, None), "y": (A, None)})
+        same(ep.compile()(x, y), f(x, y))
+    finally:
+        rt.BIG, rt.BLOCK, rt.WORTH = saved
