@@ -26,13 +26,14 @@ from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 import numpy as np
 
 from symshape import runtime as _runtime
-from symshape.capture.ir import Node
-from symshape.capture.ir import render_items
+from symshape.capture.ir import Node, render_items
 from symshape.capture.function_writer import (FunctionSpec, GeneratedFunction, Writing,
                                               del_lines, last_uses, program_spec, readers,
                                               releases, write)
 from symshape.capture.pycode import Renderer, after_node, emit_node, node_lines
 from symshape.expr import Expr, format_py
+
+from symshape.capture.ops.traits import LAYOUT_FREE_OPS
 
 from . import rt as _cg
 from .fusion import Group, ew_ufunc, form_groups, kind, numel
@@ -496,17 +497,6 @@ def _group_lines(g: Group, gi: int, r: HoistRenderer, p: Plan) -> List[str]:
         ["    " + x for x in L] + ["else:"] + ["    " + x for x in plain]
 
 
-#: elementwise ops whose every result element is one exactly rounded (or exact) IEEE
-#: operation on the operands' elements: NumPy's SIMD and strided loops agree bit for bit,
-#: so a block over a strided view computes what the whole-array call computes.  (Not
-#: ``exp``, ``tanh``, ``power``...: their vector and scalar kernels may round differently.)
-LAYOUT_FREE_OPS = frozenset((
-    "add", "subtract", "multiply", "divide", "true_divide", "negative", "positive",
-    "absolute", "fabs", "sqrt", "square", "reciprocal", "maximum", "minimum", "fmax",
-    "fmin", "sign", "copysign", "floor", "ceil", "trunc", "rint", "greater",
-    "greater_equal", "less", "less_equal", "equal", "not_equal", "logical_and",
-    "logical_or", "logical_xor", "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor",
-    "invert", "isnan", "isinf", "isfinite", "signbit", "astype", "where", "clip"))
 
 
 def _layout_free(g: Group) -> bool:

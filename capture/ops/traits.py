@@ -356,6 +356,19 @@ def names(kind: Optional[str] = None, *, fuse: Optional[str] = None) -> FrozenSe
 CORE_OPS: FrozenSet[str] = frozenset(n for n, t in TRAITS.items() if t.is_core)
 #: the reductions NumPy computes row by row (the NumPy backend fuses them)
 ROW_REDUCTIONS: FrozenSet[str] = frozenset(REDUCE)
+#: elementwise ops whose every result element is one exactly rounded (or exact) IEEE
+#: operation on the operands' elements: NumPy's SIMD and strided loops agree bit for bit,
+#: so a block over a strided view computes what the whole-array call computes.  (Not
+#: ``exp``, ``tanh``, ``power``...: their vector and scalar kernels may round differently.)
+#: Read by the NumPy backend's blocked path over strided operands.
+LAYOUT_FREE_OPS: FrozenSet[str] = frozenset((
+    "add", "subtract", "multiply", "divide", "true_divide", "negative", "positive",
+    "absolute", "fabs", "sqrt", "square", "reciprocal", "maximum", "minimum", "fmax",
+    "fmin", "sign", "copysign", "floor", "ceil", "trunc", "rint", "greater",
+    "greater_equal", "less", "less_equal", "equal", "not_equal", "logical_and",
+    "logical_or", "logical_xor", "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor",
+    "invert", "isnan", "isinf", "isfinite", "signbit", "astype", "where", "clip"))
+
 #: the reductions the CUDA backend writes as kernels (those with a C combine)
 KERNEL_REDUCTIONS: FrozenSet[str] = frozenset(n for n, r in REDUCE.items()
                                               if r.c_combine is not None)
