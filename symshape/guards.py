@@ -31,6 +31,7 @@ from .check_ir import (Access, ArrayCheck, Bind, ClassCheck, CongruenceCheck, Co
                        RangeCheck, Read, ReadShape, RelationCheck, ScalarCheck, StaticDim,
                        StructCheck, TextRenderer, numbered_consts)
 from .check_ir import cond_py  # noqa: F401  (importable here: backends render relations)
+from .rules import rule
 
 
 class InputDesc:
@@ -170,6 +171,7 @@ class CheckWriter:
         """The records (after ``emit``) with the names their messages use."""
         return InputCheck(self.checks, self.names)
 
+    @rule("check.emitted")
     def emit(self) -> List[str]:
         """Build the records; returns them rendered as Python lines (also ``lines``)."""
         checked = set()
