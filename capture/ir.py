@@ -180,10 +180,8 @@ class Subgraph:
         self.graph = graph
         self.inputs = inputs
         self.checks = checks          # (cond, text) guards the branch needed
-        # for translation validation: the ss.check conditions made inside the branch, and
-        # each quotient (q, p, k, r) the solver introduced for a size it binds (p = k*q + r)
+        # for translation validation: the ss.check conditions made inside the branch
         self.goals: List[object] = []
-        self.quotients: List[tuple] = []
 
     def __repr__(self) -> str:
         return self.name
