@@ -138,7 +138,8 @@ def variant_checks(cp, vi: int, ns: Dict[str, Any], fail: str, sig: inspect.Sign
     backend whose parameters are named otherwise gets them bound under its names first."""
     consts: Dict[str, Any] = {}
     r = cp.input_check.renderer(numbered_consts(consts, "_K%d_" % vi),
-                                array_type="_ND%d" % vi, fail=fail)
+                                array_type="_ND%d" % vi, fail=fail,
+                                param=lambda p: ren.get(p, p))
     aliases = ["%s = %s" % (mine, ren.get(user, user))
                for mine, user in zip(cp.param_names, sig.parameters)
                if mine != ren.get(user, user)]
