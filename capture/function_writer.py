@@ -213,7 +213,7 @@ def write(spec: FunctionSpec, body: Callable[[Writing], List[str]],
             InputCheck([], {}, [], [])
         ns.update(check.consts)
         rec.body = body(Writing(spec, cs, check, ren))
-    fname = INNER_NAME if ren else spec.name
+    fname = free_name(INNER_NAME, spec.signature) if ren else spec.name
     rec.name, rec.ns = spec.name, ns
     rec.check_lines, rec.alias_lines = check.lines, check.aliases
     rec.input_check = check.records
@@ -329,10 +329,19 @@ def forwarding_source(sig: inspect.Signature, ren: Dict[str, str], name: str, in
     """``def name(<the user's signature>): return inner(<renamed parameters>)``
     (``first``: a leading parameter passed on as it is, ``self`` of a method)."""
     inner_sig = renamed_signature(sig, ren)
-    lead = first + ", " if first else ""
+    # the forwarding function has the user's parameters: its own leading one must differ
+    lead = free_name(first, sig) + ", " if first else ""
     args = call_source(inner_sig, {new: old for old, new in ren.items()})
     return def_source(name, lead + signature_source(sig, ns),
                       ["return %s(%s%s)" % (inner, lead, args)])
+
+
+def free_name(base: str, sig: inspect.Signature) -> str:
+    """``base``, or ``base`` with underscores appended, named like no parameter of ``sig``
+    (a name the forwarding function reads must not be shadowed by one)."""
+    while base in sig.parameters:
+        base += "_"
+    return base
 
 
 def signature_function(name: str, sig: inspect.Signature, body: Callable[[Dict[str, str]],
@@ -343,7 +352,7 @@ def signature_function(name: str, sig: inspect.Signature, body: Callable[[Dict[s
     and its source."""
     ren = renames(sig)
     inner_sig = renamed_signature(sig, ren)
-    fname = "%s_%s" % (INNER_NAME, name.strip("_")) if ren else name
+    fname = free_name("%s_%s" % (INNER_NAME, name.strip("_")), sig) if ren else name
     lead = first + ", " if first else ""
     src = def_source(fname, lead + signature_source(inner_sig, ns), body(ren))
     if ren:
