@@ -17,7 +17,6 @@ raising ``UserError`` that names the input, the axis, the expected and the actua
 """
 from __future__ import annotations
 
-import ast
 from typing import Callable, Dict, List, Tuple
 
 
@@ -37,16 +36,17 @@ class InputDesc:
     """One input leaf: an array (``dims``, ``dtype``) or a specialised scalar (``value``).
 
     ``param`` and ``keys`` say how it is reached: the parameter, then the container keys
-    (``feats['a'][0]``: ``"feats"``, ``('a', 0)``).  ``where`` is that pair (export builds
-    it from the leaf), or, for a hand-built set, the leaf's path text (``"feats['a'][0]"``),
-    read once here."""
+    (``feats['a'][0]``: ``"feats"``, ``('a', 0)``).  ``where`` is that pair (export and
+    the archive reader build it from the leaf), or a bare parameter name."""
 
     __slots__ = ("path", "param", "keys", "dims", "dtype", "value", "is_array", "sym")
 
     def __init__(self, path: str, where, dims=None, dtype=None, value=None,
                  sym=None) -> None:
         self.path = path            # user-facing: x, batch[0], feats['a']
-        self.param, self.keys = where if isinstance(where, tuple) else split_path(where)
+        self.param, self.keys = where if isinstance(where, tuple) else (where, ())
+        if not self.param.isidentifier():
+            raise InternalError("input %s: %r is not a parameter name" % (path, self.param))
         self.dims = dims            # tuple of int | Expr for arrays
         self.dtype = dtype
         self.value = value
@@ -67,19 +67,6 @@ class InputDesc:
 def keys_text(keys: tuple) -> str:
     """Container keys as subscripts: ``('a', 0)`` -> ``['a'][0]``."""
     return "".join("[%r]" % (k,) for k in keys)
-
-
-def split_path(path: str) -> Tuple[str, tuple]:
-    """The parameter and container keys of a path text (``feats['a'][0]``): a name, then
-    ``[int]`` / ``['str']`` subscripts (a hand-built constraint set's inputs)."""
-    node = ast.parse(path, mode="eval").body
-    keys = []
-    while isinstance(node, ast.Subscript):
-        keys.append(ast.literal_eval(node.slice))
-        node = node.value
-    if not isinstance(node, ast.Name):
-        raise InternalError("not an input path: %r" % path)
-    return node.id, tuple(reversed(keys))
 
 
 class OfClass:

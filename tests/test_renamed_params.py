@@ -207,3 +207,24 @@ def test_every_dispatcher_name_is_renamed_when_a_parameter_has_it(name):
     np.testing.assert_array_equal(cf(2.0, np.ones(3)), f(2.0, np.ones(3)))
     assert "_p_" not in "\n".join(cf.recompile_reasons) + cf.report()
     assert "def __call__(_ss_self, %s, y)" % name in cf.dispatch_source or name == "_ss_self"
+
+
+# --------------------------------------------------------------------------- input paths
+def test_dict_keys_that_look_like_subscripts_reach_their_leaves():
+    # an input is reached by its parameter and typed keys, never by re-reading a path
+    # text: keys holding brackets or quotes work like any other key
+    def pool(feats, _r):
+        return feats["a]b"] * _r + feats["c['d']"][0].sum()
+
+    feats = {"a]b": np.arange(4.0), "c['d']": [np.ones((2, 3))]}
+    ep = ss.export(pool, (feats, 2.0),
+                   dynamic_shapes={"feats": {"a]b": (A,), "c['d']": [(A, A)]}, "_r": None})
+    for run in (ep.module(), ep.compile()):
+        np.testing.assert_array_equal(run(feats, 2.0), pool(feats, 2.0))
+        other = {"a]b": np.arange(6.0), "c['d']": [np.ones((3, 5))]}
+        np.testing.assert_array_equal(run(other, 2.0), pool(other, 2.0))
+        with pytest.raises(ss.UserError, match=r"feats\[\"c\['d'\]\"\]\[0\]|c\['d'\]"):
+            run({"a]b": np.arange(4.0), "c['d']": [np.ones(3)]}, 2.0)
+        with pytest.raises(ss.UserError, match=r"input _r\b") as e:
+            run(feats, 3.0)
+        assert "_p_" not in str(e.value)
