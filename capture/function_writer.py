@@ -18,9 +18,11 @@ those functions; a backend gives only what differs, its body:
 * the result is a ``GeneratedFunction`` (sources, parts, names, namespace, callables),
   the one record class the backends' program classes extend.
 
-Parameters named like something generated code uses (``type``, ``np``, ``s0``: see
-``graph.used_by_generated_code``) are handled here once (``renames``): the body is written
-with renamed parameters and a forwarding function keeps the user's signature; the JIT's
+Parameters named like something generated code uses (``type``, ``np``, ``s0``, any name
+starting with an underscore: see ``ir.used_by_generated_code``) are handled here once
+(``renames``): the body is written with renamed parameters and a forwarding function keeps
+the user's signature, while the input check's records and messages keep the user's names
+(only their rendering reads the renamed parameters); the JIT's
 dispatcher, a function of the user's signature too, is written by ``signature_function``
 with the same names.  Temporaries are freed after their last use by one algorithm
 (``last_uses`` / ``releases``), as eager code's reference counts would free them.
