@@ -18,7 +18,6 @@ import numpy as np
 from symshape import pytree
 from symshape import relations as R
 from symshape.errors import UserError, where
-from symshape import validate
 from symshape.ranges import ValueRange
 from symshape.symint import SymBool, SymInt, describe
 from symshape.userframe import user_frame
@@ -225,7 +224,6 @@ def _trace_branch(t: Tracer, fn: Callable, ops: List[TracedArray], name: str,
         checks = [(g.cond, "%s%s" % (g.cond.format(env.user_label, py=True), where(g.frame)))
                   for g in guards if g.kind != "range"]
         goals = [g.cond for g in guards if g.kind == "check"]
-        quotients = [q for q in validate.quotients_of(env) if q[1] not in snap[0]]
         done = True
     finally:
         env.branch_depth -= 1
@@ -237,7 +235,7 @@ def _trace_branch(t: Tracer, fn: Callable, ops: List[TracedArray], name: str,
     sub.out_spec = ("tuple", tuple(("leaf",) for _ in outs))
     _lift_outer(sub, inputs, outer)
     made = Subgraph(name, sub, inputs, checks)
-    made.goals, made.quotients = goals, quotients
+    made.goals = goals
     return made, outs, spec, dims
 
 

@@ -20,10 +20,10 @@ from symshape.annotations import annotation_notes, resolve_call, without_runtime
 from symshape import pytree
 from symshape.constraints import Report, analyze, specialized_axes
 from symshape.env import ShapeEnv
-from symshape.errors import ConstraintViolationError, UserError
+from symshape.errors import ConstraintViolationError, InternalError, UserError
 from symshape.expr import Sym
 from symshape import validate
-from symshape.guards import CheckWriter, ConstraintSet, InputDesc, OfClass
+from symshape.guards import CheckWriter, ConstraintSet, InputDesc, OfClass, keys_text
 from symshape.checks import runtime_condition
 from symshape.ranges import ValueRange
 from symshape.spec import InputLeaf, bind_inputs, match
@@ -240,7 +240,7 @@ def trace_program(f, args, kwargs, dynamic_shapes) -> Traced:
                  if tracer.final_value(n) is not n]
     _finalize_graph(env, graph, mutations)
     report = analyze(env, leaves, axis_syms)
-    cs = _constraint_set(env, leaves, input_nodes)
+    cs = _constraint_set(env, leaves, input_nodes, _leaf_places(inputs))
     cs.specialized = specialized_axes(env, leaves, axis_syms)
     cs.trees = {name: pytree.flatten(v)[1] for name, v in inputs.items()
                 if type(v) in (list, tuple, dict)}
@@ -460,11 +460,29 @@ def _finalize_graph(env: ShapeEnv, graph: Graph, mutations) -> None:
     graph.outputs = [simplify_value(env, o) for o in graph.outputs]
 
 
-def _constraint_set(env: ShapeEnv, leaves: List[InputLeaf], input_nodes: List[Node]
-                    ) -> ConstraintSet:
+def _leaf_places(inputs: Dict[str, Any]) -> List[tuple]:
+    """``(parameter, container keys)`` of every input leaf, in the order ``match`` lists
+    them (lists, tuples and dicts are walked; anything else is a leaf)."""
+    out: List[tuple] = []
+
+    def go(v, param, keys):
+        t = type(v)
+        if t is list or t is tuple or t is dict:
+            for k in (list(v) if t is dict else range(len(v))):
+                go(v[k], param, keys + (k,))
+        else:
+            out.append((param, keys))
+    for name, v in inputs.items():
+        go(v, name, ())
+    return out
+
+
+def _constraint_set(env: ShapeEnv, leaves: List[InputLeaf], input_nodes: List[Node],
+                    places: List[tuple]) -> ConstraintSet:
     descs = []
-    for leaf, node in zip(leaves, input_nodes):
-        access = _access(leaf.path)
+    for leaf, node, access in zip(leaves, input_nodes, places):
+        if access[0] + keys_text(access[1]) != leaf.path:
+            raise InternalError("input %s is not reached as %r" % (leaf.path, access))
         if "symint" in node.attrs:
             descs.append(InputDesc(leaf.path, access, sym=env.simplify(node.attrs["symint"])))
         elif leaf.is_array:
@@ -491,5 +509,3 @@ def _constraint_set(env: ShapeEnv, leaves: List[InputLeaf], input_nodes: List[No
     return cs
 
 
-def _access(path: str) -> str:
-    return path

@@ -18,26 +18,26 @@ those functions; a backend gives only what differs, its body:
 * the result is a ``GeneratedFunction`` (sources, parts, names, namespace, callables),
   the one record class the backends' program classes extend.
 
-Parameters named like something generated code uses (``type``, ``np``, ``s0``: see
-``graph.used_by_generated_code``) are handled here once (``renames``): the body is written
-with renamed parameters and a forwarding function keeps the user's signature; the JIT's
+Parameters named like something generated code uses (``type``, ``np``, ``s0``, any name
+starting with an underscore: see ``ir.used_by_generated_code``) are handled here once
+(``renames``): the body is written with renamed parameters and a forwarding function keeps
+the user's signature, while the input check's records and messages keep the user's names
+(only their rendering reads the renamed parameters); the JIT's
 dispatcher, a function of the user's signature too, is written by ``signature_function``
 with the same names.  Temporaries are freed after their last use by one algorithm
 (``last_uses`` / ``releases``), as eager code's reference counts would free them.
 """
 from __future__ import annotations
 
-import copy
 import inspect
 import itertools
 import linecache
-import re
 import weakref
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
-from symshape.guards import CheckWriter, ConstraintSet
+from symshape.guards import CheckWriter, ConstraintSet, keys_text
 
 from .ir import Node, used_by_generated_code
 
@@ -63,16 +63,21 @@ class InputCheck:
     records: Any = None    # the typed records the lines render (symshape.check_ir.InputCheck)
 
 
-def input_check(cs: ConstraintSet, names: Sequence[Optional[str]]) -> InputCheck:
+def input_check(cs: ConstraintSet, names: Sequence[Optional[str]],
+                ren: Optional[Dict[str, str]] = None) -> InputCheck:
     """The check of ``cs``, binding array input ``i`` to the variable ``names[i]``
-    (None: the check's own temporary)."""
+    (None: the check's own temporary); a parameter is read by the name ``ren`` gives it
+    inside the function (its records and messages keep the user's name)."""
     writer = CheckWriter(cs)
+    if ren:
+        writer.param = lambda p: ren.get(p, p)
     aliases: List[str] = []
     for desc, name in zip(cs.inputs, names):
         if desc.is_array and name is not None:
             writer.var_names[id(desc)] = name
-            if name != desc.access:
-                aliases.append("%s = %s" % (name, desc.access))
+            access = writer.access(desc)
+            if name != access:
+                aliases.append("%s = %s" % (name, access))
     lines = list(writer.emit())
     return InputCheck(lines, dict(writer.consts), list(writer.bound), aliases,
                       writer.input_check())
@@ -138,16 +143,22 @@ class FunctionSpec:
 
 class Writing:
     """What a body hook gets: the check written (``check``; ``bound``: the symbols it
-    binds), the constraints as the body sees them (parameters renamed on a clash) and the
-    namespace."""
+    binds), the constraints (in the user's names; ``access`` reads an input as the body
+    names its parameters) and the namespace."""
 
     def __init__(self, spec: FunctionSpec, cs: Optional[ConstraintSet],
-                 check: Optional[InputCheck]) -> None:
+                 check: Optional[InputCheck], ren: Optional[Dict[str, str]] = None) -> None:
         self.spec = spec
         self.constraints = cs
         self.check = check
         self.ns = spec.namespace
         self.bound = set(check.bound) if check is not None else set()
+        self._ren = ren or {}
+
+    def access(self, d) -> str:
+        """The Python reaching input ``d`` (an ``InputDesc``) from the body's parameters
+        (a parameter renamed on a clash is read by its inner name)."""
+        return self._ren.get(d.param, d.param) + keys_text(d.keys)
 
     @property
     def runtime_checks(self) -> list:
@@ -198,13 +209,13 @@ def write(spec: FunctionSpec, body: Callable[[Writing], List[str]],
     sig, cs, ns = spec.signature, spec.constraints, spec.namespace
     ren = renames(sig) if sig is not None else {}
     if ren:
-        sig, cs = renamed_inputs(sig, cs, ren)
+        sig = renamed_signature(sig, ren)
     with renamed_nodes(spec.inputs, ren):
-        check = input_check(cs, [n.name for n in spec.inputs]) if cs is not None else \
+        check = input_check(cs, [n.name for n in spec.inputs], ren) if cs is not None else \
             InputCheck([], {}, [], [])
         ns.update(check.consts)
-        rec.body = body(Writing(spec, cs, check))
-    fname = INNER_NAME if ren else spec.name
+        rec.body = body(Writing(spec, cs, check, ren))
+    fname = free_name(INNER_NAME, spec.signature) if ren else spec.name
     rec.name, rec.ns = spec.name, ns
     rec.check_lines, rec.alias_lines = check.lines, check.aliases
     rec.input_check = check.records
@@ -319,11 +330,20 @@ def forwarding_source(sig: inspect.Signature, ren: Dict[str, str], name: str, in
                       ns: Dict[str, Any], first: str = "") -> str:
     """``def name(<the user's signature>): return inner(<renamed parameters>)``
     (``first``: a leading parameter passed on as it is, ``self`` of a method)."""
-    inner_sig = renamed_inputs(sig, None, ren)[0]
-    lead = first + ", " if first else ""
+    inner_sig = renamed_signature(sig, ren)
+    # the forwarding function has the user's parameters: its own leading one must differ
+    lead = free_name(first, sig) + ", " if first else ""
     args = call_source(inner_sig, {new: old for old, new in ren.items()})
     return def_source(name, lead + signature_source(sig, ns),
                       ["return %s(%s%s)" % (inner, lead, args)])
+
+
+def free_name(base: str, sig: inspect.Signature) -> str:
+    """``base``, or ``base`` with underscores appended, named like no parameter of ``sig``
+    (a name the forwarding function reads must not be shadowed by one)."""
+    while base in sig.parameters:
+        base += "_"
+    return base
 
 
 def signature_function(name: str, sig: inspect.Signature, body: Callable[[Dict[str, str]],
@@ -333,8 +353,8 @@ def signature_function(name: str, sig: inspect.Signature, body: Callable[[Dict[s
     must use for them (then a forwarding function keeps ``sig``).  Returns the function
     and its source."""
     ren = renames(sig)
-    inner_sig = renamed_inputs(sig, None, ren)[0]
-    fname = "%s_%s" % (INNER_NAME, name.strip("_")) if ren else name
+    inner_sig = renamed_signature(sig, ren)
+    fname = free_name("%s_%s" % (INNER_NAME, name.strip("_")), sig) if ren else name
     lead = first + ", " if first else ""
     src = def_source(fname, lead + signature_source(inner_sig, ns), body(ren))
     if ren:
@@ -354,22 +374,11 @@ def renames(sig: inspect.Signature) -> Dict[str, str]:
     return {p: RENAMED_PREFIX + p for p in reserved_params(sig)}
 
 
-_LEAD = re.compile(r"^([A-Za-z_][A-Za-z_0-9]*)")
-
-
-def renamed_inputs(sig: inspect.Signature, cs: Optional[ConstraintSet], ren: Dict[str, str]):
-    """The signature and input descriptions with parameters renamed by ``ren``."""
-    params = [p.replace(name=ren.get(p.name, p.name)) for p in sig.parameters.values()]
-    if cs is None:
-        return sig.replace(parameters=params), None
-    new_inputs = []
-    for d in cs.inputs:
-        nd = copy.copy(d)
-        nd.access = _LEAD.sub(lambda m: ren.get(m.group(1), m.group(1)), d.access)
-        new_inputs.append(nd)
-    cs2 = copy.copy(cs)
-    cs2.inputs = new_inputs
-    return sig.replace(parameters=params), cs2
+def renamed_signature(sig: inspect.Signature, ren: Dict[str, str]) -> inspect.Signature:
+    """``sig`` with parameters renamed by ``ren`` (the input check's records keep the
+    user's names: only their rendering reads the renamed parameters)."""
+    return sig.replace(parameters=[p.replace(name=ren.get(p.name, p.name))
+                                   for p in sig.parameters.values()])
 
 
 def render_outputs(spec, leaves: Sequence[Any], r) -> str:

@@ -56,14 +56,17 @@ class Node:
 _IDENT = re.compile(r"[^0-9a-zA-Z_]")
 
 
-# names generated code relies on (builtins used by size expressions, its own helpers)
 # The one list of names generated code uses: Python's keywords and the builtins it calls, and
-# (GENERATED_HELPER) the helpers it keeps in its namespace and the size symbols.  A node is
-# never named like one; a parameter named like one is renamed behind a wrapper.
+# (GENERATED_HELPER) the size symbols and every name of its own: helpers in its namespace
+# (``_rt``, ``_ndarray``, the JIT dispatcher's ``_CNT``, ``_ONCE``, ``_ND0``, ``_K0_1``,
+# ``_core0``, ``_ss_self``), constants and temporaries (``_k0``, ``_a0``, ``_x_0``, ``_r``,
+# ``_``) all start with an underscore, so any parameter that does is renamed.  A node is
+# never named like one (node names never start with an underscore); a parameter named like
+# one is renamed behind a wrapper.
 CODE_BUILTINS = frozenset({"min", "max", "sum", "abs", "any", "all", "round", "divmod", "type",
                            "len", "int", "float", "bool", "range", "slice", "tuple", "list",
                            "dict", "isinstance", "np", "self"})
-GENERATED_HELPER = re.compile(r"^([su]\d+|_ndarray|_rt|_cg|_impl|_k\d+|_v\d+_*|_fn_\w+)$")
+GENERATED_HELPER = re.compile(r"^([su]\d+|_\w*)$")
 _RESERVED = set(keyword.kwlist) | CODE_BUILTINS | {"_rt", "_ndarray"}
 
 
@@ -180,10 +183,8 @@ class Subgraph:
         self.graph = graph
         self.inputs = inputs
         self.checks = checks          # (cond, text) guards the branch needed
-        # for translation validation: the ss.check conditions made inside the branch, and
-        # each quotient (q, p, k, r) the solver introduced for a size it binds (p = k*q + r)
+        # for translation validation: the ss.check conditions made inside the branch
         self.goals: List[object] = []
-        self.quotients: List[tuple] = []
 
     def __repr__(self) -> str:
         return self.name

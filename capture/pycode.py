@@ -140,21 +140,12 @@ def subgraph_lines(sub, r: Renderer, ns: Dict[str, Any]) -> List[str]:
     # a check on a size the branch computes (x[mask].shape[0]) runs once that size is bound
     inner = {sym for n in sub.graph.nodes for sym, _ in n.meta.get("binds", ())}
     inner |= {n.meta["binds_value"] for n in sub.graph.nodes if "binds_value" in n.meta}
-    # a quotient the solver made for a size the branch computes (u0 -> 2*u1) is bound from
-    # that size as soon as it is (u1 = (u0 - 0) // 2): checks written over it can then run
-    quotients = [q for q in getattr(sub, "quotients", ()) if q[1] in inner]
-    inner |= {q[0] for q in quotients}
     later = [(c, t) for c, t in sub.checks if c.free_symbols & inner]
     body.extend(render_size_checks([ct for ct in sub.checks if ct not in later], "bad_guard"))
     bound = {s for c, _ in later for s in c.free_symbols} - inner
     for node in sub.graph.nodes:
         if _node_lines(node, r, ns, body) and later:
             body.extend(after_node(node, bound, later, r))
-            for q, p, k, rest in quotients:
-                if p in bound and q not in bound:
-                    body.append("%s = (%s - %d) // %d" % (q.name, p.name, rest, k))
-                    bound.add(q)
-                    body.extend(_ready_checks(later, bound, r))
     outs = [r.value(o) for o in sub.graph.outputs]
     body.append("return " + (outs[0] if len(outs) == 1 else "(%s,)" % ", ".join(outs)))
     return lines + ["    " + b for b in body]

@@ -1083,7 +1083,7 @@ class _Dec:
         self.expect(e, dict, "an object")
         kind = e.get("kind")
         path = self.text(e.get("path"), "an input path")
-        _check_path(path, self)
+        place = _check_path(path, self)
         if node.attrs.get("path") != path:
             self.fail("input path %r does not match the graph's input node %s (path %r)"
                       % (path, node.name, node.attrs.get("path")))
@@ -1098,13 +1098,13 @@ class _Dec:
             if node.shape is None or len(node.shape) != len(dims):
                 self.fail("input %s has rank %d, but its node has shape %s"
                           % (path, len(dims), node.shape))
-            return InputDesc(path, path, dims=tuple(dims), dtype=self.dtype(e["dtype"]))
+            return InputDesc(path, place, dims=tuple(dims), dtype=self.dtype(e["dtype"]))
         if kind == "symint":
             self.obj(e, ("path", "kind", "sym"))
             s = self.value(e["sym"])
             if type(s) not in (int, Expr):
                 self.fail("a symbolic int input needs a size expression")
-            return InputDesc(path, path, sym=s)
+            return InputDesc(path, place, sym=s)
         if kind == "generator":
             # a random generator argument: only NumPy's own two classes, never a name
             # that would import anything
@@ -1113,14 +1113,14 @@ class _Dec:
             if cls is None or node.attrs.get("generator") != e["class"]:
                 self.fail("a generator input is a 'Generator' or 'RandomState' matching its "
                           "node")
-            return InputDesc(path, path, value=OfClass(cls))
+            return InputDesc(path, place, value=OfClass(cls))
         if kind == "scalar":
             self.obj(e, ("path", "kind", "value"))
             val = self.value(e["value"])
             if not (val is None or isinstance(val, (bool, int, float, complex, str,
                                                      np.generic))):
                 self.fail("a specialized input is a Python or NumPy scalar")
-            return InputDesc(path, path, value=val)
+            return InputDesc(path, place, value=val)
         self.fail("unknown input kind %s" % _short(kind))
 
     def call_signature(self, v) -> Optional[inspect.Signature]:
@@ -1271,8 +1271,9 @@ def _count_leaves(spec) -> int:
     return sum(_count_leaves(c) for c in spec[1])
 
 
-def _check_path(path: str, dec: _Dec) -> None:
-    """An input path is ``name`` followed by ``[int]`` / ``['str']`` subscripts."""
+def _check_path(path: str, dec: _Dec) -> tuple:
+    """An input path is ``name`` followed by ``[int]`` / ``['str']`` subscripts; returns
+    ``(name, keys)``."""
     try:
         node = ast.parse(path, mode="eval").body
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -1289,6 +1290,7 @@ def _check_path(path: str, dec: _Dec) -> None:
     canonical = node.id + "".join("[%r]" % k for k in reversed(keys))
     if canonical != path:
         dec.fail("input path %s is not in canonical form (%s)" % (_short(path), canonical))
+    return node.id, tuple(reversed(keys))
 
 
 def ensure_op(name: str) -> bool:

@@ -303,7 +303,7 @@ class DaskProgram(GeneratedFunction):
 
         def body(ctx: Writing) -> List[str]:
             # every input leaf, as the parameters reach it (arrays were aliased by the check)
-            leaves = [node.name if d.is_array else d.access
+            leaves = [node.name if d.is_array else ctx.access(d)
                       for d, node in zip(ctx.constraints.inputs, self.inputs)]
             vals = "(%s%s)" % (", ".join(leaves), "," if len(leaves) == 1 else "")
             self.syms = sorted(ctx.bound, key=lambda s: s.name)

@@ -133,12 +133,14 @@ def variant_checks(cp, vi: int, ns: Dict[str, Any], fail: str, sig: inspect.Sign
                    ren: Dict[str, str]) -> List[str]:
     """A variant's input check (its records) as lines of the shared dispatcher namespace:
     constants and array type named per variant (backends check for different array
-    types), a failed test ending as ``fail`` says (``break`` / ``why``).  The dispatcher's
-    body names parameters as ``ren`` says, as every backend's function writer does; a
-    backend whose parameters are named otherwise gets them bound under its names first."""
+    types), a failed test ending as ``fail`` says (``break`` / ``why``).  The records name
+    parameters as the user does (so do their messages); they are read by the names the
+    dispatcher's body gives them (``ren``, as every backend's function writer does); a
+    backend whose core takes parameters named otherwise gets them bound under its names."""
     consts: Dict[str, Any] = {}
     r = cp.input_check.renderer(numbered_consts(consts, "_K%d_" % vi),
-                                array_type="_ND%d" % vi, fail=fail)
+                                array_type="_ND%d" % vi, fail=fail,
+                                param=lambda p: ren.get(p, p))
     aliases = ["%s = %s" % (mine, ren.get(user, user))
                for mine, user in zip(cp.param_names, sig.parameters)
                if mine != ren.get(user, user)]

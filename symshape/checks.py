@@ -34,28 +34,15 @@ def runtime_condition(env, c):
     The solver may have turned the check into a replacement (``u0 -> s0 - 3``), after which
     the replaced condition reads ``True``; the program must still compare the size it
     computes at run time.  So only the replacements of input-bound symbols are applied; a
-    data-dependent size the program binds (``u0 = index.shape[0]``) stays itself, and a
-    quotient the solver introduced for one (``u0 -> 2*u1``) is read back from it
-    (``u1 -> u0 // 2``: exact, since the congruence is checked too).  Returns ``True`` only
-    when the condition holds for every size, never because a replacement made it so."""
+    data-dependent size the program binds (``u0 = index.shape[0]``) stays itself (the
+    solver never introduces a quotient for one: a congruence on it stays a fact).  Returns
+    ``True`` only when the condition holds for every size, never because a replacement
+    made it so."""
     from . import relations as R
-    from .expr import Sym, floordiv, subs
+    from .expr import Sym, subs
     if type(c) is bool:
         return c
-    mapping = {}
-    for s, v in env.replacements.items():
-        if not s.unbacked:
-            mapping[s] = v
-    for s, v in env.replacements.items():
-        if not s.unbacked or env.infos[s].parent is not None or type(v) is int:
-            continue
-        lin = v.linear_coeffs()
-        if lin is None:
-            continue
-        for q, k in lin.items():
-            info = env.infos.get(q)
-            if info is not None and info.parent is s and q.unbacked and len(lin) == 1:
-                mapping[q] = floordiv(s.expr - v.const, k)   # s == k*q + r  =>  q == (s - r)//k
+    mapping = {s: v for s, v in env.replacements.items() if not s.unbacked}
 
     def go(cond):
         if isinstance(cond, R.BoolOp):

@@ -17,9 +17,7 @@ raising ``UserError`` that names the input, the axis, the expected and the actua
 """
 from __future__ import annotations
 
-import ast
-import re
-from typing import Dict, List, Tuple
+from typing import Callable, Dict, List, Tuple
 
 
 from .errors import InternalError
@@ -31,22 +29,44 @@ from .check_ir import (Access, ArrayCheck, Bind, ClassCheck, CongruenceCheck, Co
                        RangeCheck, Read, ReadShape, RelationCheck, ScalarCheck, StaticDim,
                        StructCheck, TextRenderer, numbered_consts)
 from .check_ir import cond_py  # noqa: F401  (importable here: backends render relations)
+from .rules import rule
 
 
 class InputDesc:
-    """One input leaf: an array (``dims``, ``dtype``) or a specialised scalar (``value``)."""
+    """One input leaf: an array (``dims``, ``dtype``) or a specialised scalar (``value``).
 
-    __slots__ = ("path", "access", "dims", "dtype", "value", "is_array", "sym")
+    ``param`` and ``keys`` say how it is reached: the parameter, then the container keys
+    (``feats['a'][0]``: ``"feats"``, ``('a', 0)``).  ``where`` is that pair (export and
+    the archive reader build it from the leaf), or a bare parameter name."""
 
-    def __init__(self, path: str, access: str, dims=None, dtype=None, value=None,
+    __slots__ = ("path", "param", "keys", "dims", "dtype", "value", "is_array", "sym")
+
+    def __init__(self, path: str, where, dims=None, dtype=None, value=None,
                  sym=None) -> None:
         self.path = path            # user-facing: x, batch[0], feats['a']
-        self.access = access        # Python expression reaching the leaf from the parameters
+        self.param, self.keys = where if isinstance(where, tuple) else (where, ())
+        if not self.param.isidentifier():
+            raise InternalError("input %s: %r is not a parameter name" % (path, self.param))
         self.dims = dims            # tuple of int | Expr for arrays
         self.dtype = dtype
         self.value = value
         self.sym = sym              # the size expression of a symbolic int input
         self.is_array = dims is not None
+
+    @property
+    def access(self) -> str:
+        """The Python expression reaching the leaf from the parameters (user's names)."""
+        return self.param + keys_text(self.keys)
+
+    @property
+    def reach(self) -> Access:
+        """How the check reaches the leaf, as a record."""
+        return Access(self.param, keys_text(self.keys))
+
+
+def keys_text(keys: tuple) -> str:
+    """Container keys as subscripts: ``('a', 0)`` -> ``['a'][0]``."""
+    return "".join("[%r]" % (k,) for k in keys)
 
 
 class OfClass:
@@ -59,9 +79,6 @@ class OfClass:
 
     def __repr__(self) -> str:
         return "any %s" % self.cls.__name__
-
-
-_LEAD = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
 
 
 class ConstraintSet:
@@ -151,6 +168,9 @@ class CheckWriter:
         self.origin = self.names.origin          # symbol -> user-facing name
         self.pending: List[Tuple[str, str, Expr]] = []   # (axis var, axis name, expr)
         self.var_names: Dict[int, str] = {}      # id(InputDesc) -> variable holding it
+        # the name a parameter has in the function the check is written into (a parameter
+        # named like generated code's own names is renamed there; records keep the user's)
+        self.param: Callable[[str], str] = str
 
     def user_name(self, s: Sym) -> str:
         """How messages call the root ``s`` (after ``emit``: the axis it is read from)."""
@@ -164,18 +184,24 @@ class CheckWriter:
         """A Python renderer of the records (``PyRenderer`` options in ``how``); constants
         land in ``consts`` as ``_k0``, ``_k1``... unless ``how`` names them otherwise."""
         how.setdefault("const", numbered_consts(self.consts))
+        how.setdefault("param", self.param)
         return PyRenderer(self.text(), **how)
+
+    def access(self, d: InputDesc) -> str:
+        """The Python reaching input ``d`` in the function the check is written into."""
+        return self.param(d.param) + keys_text(d.keys)
 
     def input_check(self) -> InputCheck:
         """The records (after ``emit``) with the names their messages use."""
         return InputCheck(self.checks, self.names)
 
+    @rule("check.emitted")
     def emit(self) -> List[str]:
         """Build the records; returns them rendered as Python lines (also ``lines``)."""
         checked = set()
         add = self.checks.append
         for i, d in enumerate(self.cs.inputs):
-            self._structure(d.access, checked)
+            self._structure(d, checked)
             if d.is_array:
                 self._array(i, d)
             elif d.sym is not None:
@@ -194,45 +220,37 @@ class CheckWriter:
         return self.lines
 
     # inputs ------------------------------------------------------------------
-    def _structure(self, access: str, checked: set) -> None:
+    def _structure(self, d: InputDesc, checked: set) -> None:
         """Before the first leaf of a nested parameter: its list / tuple / dict layout, so a
         wrong structure is a UserError rather than an IndexError inside the program."""
-        lead = _LEAD.match(access)
-        spec = getattr(self.cs, "trees", {}).get(lead.group(0)) if lead else None
-        if spec is not None and access != lead.group(0):
-            # the example's own layout: dicts with int keys stay dicts, any key text works
-            root = lead.group(0)
-            if root not in checked:
-                checked.add(root)
-                self.checks.append(StructCheck(root, spec, True))
-            return
-        m = _ACCESS.match(access)
-        if m is None or not m.group(2):
-            return
-        root = m.group(1)
-        if root in checked:
+        root = d.param
+        if not d.keys or root in checked:
             return
         checked.add(root)
+        spec = getattr(self.cs, "trees", {}).get(root)
+        if spec is not None:
+            # the example's own layout: dicts with int keys stay dicts, any key text works
+            self.checks.append(StructCheck(root, spec, True))
+            return
+        # no layout recorded (a hand-built set): the nested dict of the keys its leaves read
         tree: dict = {}
-        for d in self.cs.inputs:
-            mm = _ACCESS.match(d.access)
-            if mm is None or mm.group(1) != root:
-                continue
-            node = tree
-            for key in _KEYS.findall(mm.group(2)):
-                node = node.setdefault(ast.literal_eval(key), {})
+        for other in self.cs.inputs:
+            if other.param == root:
+                node = tree
+                for key in other.keys:
+                    node = node.setdefault(key, {})
         self.checks.append(StructCheck(root, tree, False))
 
     def _scalar(self, i: int, d: InputDesc) -> None:
         if isinstance(d.value, OfClass):
             # any object of the class will do (a random generator argument)
-            self.checks.append(ClassCheck(d.path, access_of(d.access), d.value.cls))
+            self.checks.append(ClassCheck(d.path, d.reach, d.value.cls))
             return
-        self.checks.append(ScalarCheck(d.path, access_of(d.access), d.value))
+        self.checks.append(ScalarCheck(d.path, d.reach, d.value))
 
     def _symint(self, i: int, d: InputDesc) -> None:
         var = "_i%d" % i
-        self.checks.append(Read(var, access_of(d.access)))
+        self.checks.append(Read(var, d.reach))
         self.checks.append(IntCheck(d.path, var))
         if type(d.sym) is int:
             self.checks.append(IntValue(d.path, var, d.sym))
@@ -243,8 +261,8 @@ class CheckWriter:
     def _array(self, i: int, d: InputDesc) -> None:
         a = self.var_names.get(id(d), "_a%d" % i)
         add = self.checks.append
-        if a != d.access:
-            add(Read(a, access_of(d.access)))
+        if a != self.access(d):
+            add(Read(a, d.reach))
         add(ArrayCheck(d.path, a, len(d.dims), d.dtype))
         if not d.dims:
             return
@@ -323,11 +341,4 @@ class CheckWriter:
         self.checks.append(GuardCheck(f, origin))
 
 
-def access_of(text: str) -> Access:
-    """The parameter and the container keys of an input's access text (``feats['a']``)."""
-    lead = _LEAD.match(text)
-    return Access(lead.group(0), text[lead.end():]) if lead else Access(text)
 
-
-_ACCESS = re.compile(r"^([A-Za-z_][A-Za-z_0-9]*)((?:\[[^\]]+\])*)$")
-_KEYS = re.compile(r"\[([^\]]+)\]")

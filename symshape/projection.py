@@ -26,6 +26,7 @@ from .infinity import INT_OO, NEG_INT_OO, is_inf
 from .logs import dynamic_log
 from .ranges import ValueRange, bound
 from .z3bridge import BUDGET_S, Budget, Encoder, configure, z3mod
+from .rules import rule
 
 
 def _fallback(what: str, goal, side: str) -> None:
@@ -34,6 +35,7 @@ def _fallback(what: str, goal, side: str) -> None:
                           "interval bound", side, goal, BUDGET_S, what)
 
 
+@rule("project.exact")
 def project(goal: IntLike, facts: Iterable, ranges: Mapping[Sym, ValueRange],
             budget: Optional[Budget] = None,
             hint: Optional[ValueRange] = None) -> ValueRange:

@@ -391,8 +391,7 @@ def validate_runtime_checks(env, cs, lines: List[str], bound: Iterable) -> None:
     program runs them once their sizes are computed; ``bound`` the data-dependent sizes the
     program binds) imply every ``ss.check`` on data-dependent sizes.  The data-dependent
     sizes are free; input roots range over the constraint set; replaced input symbols equal
-    their replacement; a quotient the solver introduced for a data-dependent size ``p ->
-    k*q + r`` is ``q = (p - r) // k`` (a definition, never the congruence itself)."""
+    their replacement."""
     from .expr import Sym
     from .z3bridge import Encoder
     goals = [c for c, _, _ in env.checks if not isinstance(c, bool)]
@@ -405,23 +404,7 @@ def validate_runtime_checks(env, cs, lines: List[str], bound: Iterable) -> None:
             names[s.name] = enc.sym(s)
     ex = CheckCode(names)
     ex.run(lines)
-    _enforced(env, cs, goals, ex, enc, quotients_of(env), lines, "run-time checks")
-
-
-def quotients_of(env) -> List[tuple]:
-    """(q, p, k, r) for each replacement ``p -> k*q + r`` of a data-dependent size by the
-    quotient the solver introduced for it."""
-    out = []
-    for s, v in env.replacements.items():
-        if not s.unbacked or env.infos[s].parent is not None or type(v) is int:
-            continue
-        lin = v.linear_coeffs()
-        if lin is not None and len(lin) == 1:
-            (q, k), = lin.items()
-            info = env.infos.get(q)
-            if info is not None and info.parent is s:
-                out.append((q, s, k, v.const))
-    return out
+    _enforced(env, cs, goals, ex, enc, lines, "run-time checks")
 
 
 def validate_branch_checks(env, cs, sub, lines: List[str], outer: Dict[str, object]) -> None:
@@ -452,8 +435,7 @@ def validate_branch_checks(env, cs, sub, lines: List[str], outer: Dict[str, obje
                 isinstance(st.targets[0], ast.Name) and st.targets[0].id in inner:
             ex.env[st.targets[0].id] = enc.sym(inner[st.targets[0].id])
     if goals:
-        _enforced(env, cs, goals, ex, enc, list(getattr(sub, "quotients", ())), lines,
-                  "checks emitted in the branch %s" % sub.name)
+        _enforced(env, cs, goals, ex, enc, lines, "checks emitted in the branch %s" % sub.name)
 
 
 def branch_binds(sub) -> list:
@@ -463,10 +445,9 @@ def branch_binds(sub) -> list:
     return out
 
 
-def _enforced(env, cs, goals, ex, enc, quotients, lines, what: str) -> None:
+def _enforced(env, cs, goals, ex, enc, lines, what: str) -> None:
     """Every goal holds whenever the executed check code ``ex`` accepts, data-dependent
-    sizes free, input roots in range, replaced input symbols equal to their replacement,
-    each quotient ``(q, p, k, r)`` defined as ``(p - r) // k``."""
+    sizes free, input roots in range, replaced input symbols equal to their replacement."""
     from .z3bridge import RLIMIT, z3mod
     z3 = z3mod()
     hyp = list(ex.accept) + list(ex.side)
@@ -475,9 +456,6 @@ def _enforced(env, cs, goals, ex, enc, quotients, lines, what: str) -> None:
     for s, v in env.replacements.items():
         if not s.unbacked:
             hyp.append(enc.sym(s) == enc.expr(v))
-    for q, p, k, r in quotients:
-        qv, _ = ex._divmod(enc.sym(p) - r, z3.IntVal(k))
-        hyp.append(enc.sym(q) == qv)
     formulas = [(c, enc.cond(c)) for c in goals]
     for s in list(enc.vars):
         if s.unbacked or s in env.replacements:

@@ -157,7 +157,7 @@ def test_each_record_is_one_line_in_every_mode():
 
 
 def test_records_hold_values_not_code():
-    cs = ConstraintSet([InputDesc("feats['a']", "feats['a']", dims=(SYMS[0].expr,), dtype=F32)],
+    cs = ConstraintSet([InputDesc("feats['a']", ("feats", ("a",)), dims=(SYMS[0].expr,), dtype=F32)],
                        {SYMS[0]: ValueRange(2, INT_OO)}, [], {}, {})
     w = CheckWriter(cs)
     w.emit()

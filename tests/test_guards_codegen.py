@@ -179,8 +179,8 @@ def test_symbol_bound_late_from_a_product():
 
 
 def test_nested_paths_and_scalars():
-    cs = ConstraintSet([InputDesc("batch[0]", "batch[0]", dims=(s0, 2), dtype=F32),
-                        InputDesc("feats['a']", "feats['a']", dims=(3, s0), dtype=F32),
+    cs = ConstraintSet([InputDesc("batch[0]", ("batch", (0,)), dims=(s0, 2), dtype=F32),
+                        InputDesc("feats['a']", ("feats", ("a",)), dims=(3, s0), dtype=F32),
                         InputDesc("n", "n", value=3)],
                        {S0: VR(2, int_oo)}, [], {}, {})
     check, _ = compile_check(cs, ["batch", "feats", "n"])

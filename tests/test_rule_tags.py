@@ -18,11 +18,6 @@ from proofs.coverage import resolve  # noqa: E402
 from symshape import rules  # noqa: E402
 from symshape.rules import BY_NAME, RULES, TAGGED, rule  # noqa: E402
 
-#: catalogue locations not tagged yet, in modules other work owns this session (the op
-#: shape rules, the check writer, the projection): still checked to name a real function
-NOT_YET_TAGGED = ("capture.ops.", "symshape.guards:", "symshape.projection:")
-
-
 def _fn(where: str):
     return inspect.unwrap(resolve(where)[2])
 
@@ -31,8 +26,6 @@ def _fn(where: str):
 def test_each_catalogue_entry_names_a_function_carrying_its_tag(r):
     fn = _fn(r.where)
     assert callable(fn), r.where
-    if r.where.startswith(NOT_YET_TAGGED):
-        return
     assert r.name in getattr(fn, "__rules__", ()), (
         "%s is applied by %s, which is not tagged @rule(%r)" % (r.name, r.where, r.name))
 
@@ -45,14 +38,6 @@ def test_every_tagged_function_is_where_its_rules_say():
         assert _fn(BY_NAME[name].where) is fns[0], (
             "%s is tagged on %s.%s but the catalogue says %s" % (
                 name, fns[0].__module__, fns[0].__qualname__, BY_NAME[name].where))
-
-
-def test_the_untagged_list_only_shrinks():
-    # once a location is tagged, it leaves NOT_YET_TAGGED (so the check above applies)
-    for r in RULES:
-        if r.where.startswith(NOT_YET_TAGGED):
-            assert not getattr(_fn(r.where), "__rules__", ()), (
-                "%s is tagged now: drop its prefix from NOT_YET_TAGGED" % r.where)
 
 
 def test_the_tag_returns_the_function_itself(monkeypatch):

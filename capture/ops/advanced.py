@@ -15,6 +15,7 @@ import numpy as np
 from symshape.errors import UserError, where
 from symshape.symint import SymInt
 from symshape.userframe import user_frame
+from symshape.rules import rule
 
 from ..ir import ArrRef, IndexAttr
 from ..tracer import METHOD_OPS, TracedArray, Tracer, implements, to_expr
@@ -155,6 +156,7 @@ def analyze(t: Tracer, x: TracedArray, idx):
     return tuple(shape), norm, arrays, B
 
 
+@rule("index.advanced")
 def getitem(t: Tracer, x: TracedArray, idx):
     shape, norm, arrays, _ = analyze(t, x, idx)
     out = t.emit("index", (x.node,) + tuple(a.node for a in arrays),

@@ -11,6 +11,7 @@ from symshape.errors import UserError, where
 from symshape.symfloat import SymFloat
 from symshape.symint import SymInt, sym_max
 from symshape.userframe import user_frame
+from symshape.rules import rule
 
 from ..tracer import FUNCTIONS, TracedArray, Tracer, implements, to_expr
 from .registry import defop
@@ -92,6 +93,7 @@ def _full_like(t, a, fill_value, dtype=None, order="K", subok=True, shape=None, 
 defop("arange", "np.arange({start}, {stop}, {step}, dtype={dtype})", doc="np.arange")
 
 
+@rule("arange.length")
 @implements(np.arange)
 def _arange(t, start, stop=None, step=None, dtype=None, *, device=None, like=None):
     args = [a for a in (start, stop, step) if a is not None]

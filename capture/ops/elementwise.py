@@ -15,6 +15,7 @@ from symshape.errors import UserError, where
 from symshape.symfloat import SymFloat
 from symshape.symint import SymInt
 from symshape.userframe import user_frame
+from symshape.rules import rule
 
 from ..tracer import (ELEMENTWISE, METHOD_OPS, TracedArray, Tracer, implements, shape_repr,
                       to_expr)
@@ -22,6 +23,7 @@ from .registry import defop
 
 
 # --------------------------------------------------------------------------- broadcasting
+@rule("broadcast.pair")
 def broadcast_pair(a, b):
     """The broadcast of two sizes, or None when they cannot broadcast."""
     if type(a) is int and type(b) is int:
@@ -41,6 +43,7 @@ def broadcast_pair(a, b):
     return None
 
 
+@rule("broadcast.shapes")
 def broadcast_shapes(shapes: Sequence[tuple], what: str = "operands") -> tuple:
     nd = max((len(s) for s in shapes), default=0)
     out: List[Any] = []

@@ -14,6 +14,7 @@ import numpy as np
 from symshape.errors import UserError, where
 from symshape.symint import SymInt, sym_max, sym_min
 from symshape.userframe import user_frame
+from symshape.rules import rule
 
 from ..ir import IndexAttr, render_items  # noqa: F401  (render_items: its old import path)
 from ..namespace import SymRange
@@ -50,6 +51,7 @@ def _clamp(v, n, lo_neg: int, step_pos: bool):
     return sym_min(v, upper) if type(v) is SymInt or type(upper) is SymInt else min(v, upper)
 
 
+@rule("slice.length_step_pos", "slice.length_step_neg")
 def slice_length(n, start, stop, step):
     """``len(range(n)[start:stop:step])`` for symbolic ``n`` and bounds."""
     step = 1 if step is None else step

@@ -9,6 +9,7 @@ import numpy as np
 
 from symshape.errors import UserError, where
 from symshape.userframe import user_frame
+from symshape.rules import rule
 
 from ..tracer import UFUNC_OVERRIDES, TracedArray, Tracer, implements, shape_repr
 from .elementwise import broadcast_shapes, resolve, assign_out
@@ -23,6 +24,7 @@ def _frame():
     return where(user_frame(3))
 
 
+@rule("matmul.shape")
 def matmul_shape(a: tuple, b: tuple, what: str = "matmul") -> tuple:
     if len(a) == 0 or len(b) == 0:
         raise UserError("%s: operands must have at least one dimension, got shapes %s and %s%s"
@@ -138,6 +140,7 @@ def _parse_einsum(subscripts: str, ops) -> tuple:
     return ins, out
 
 
+@rule("linalg.contract")
 @implements(np.einsum)
 def _einsum(t, subscripts, *operands, out=None, dtype=None, order="K", casting="safe",
             optimize=False):

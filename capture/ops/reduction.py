@@ -12,6 +12,7 @@ import numpy as np
 from symshape.errors import UserError, where
 from symshape.userframe import user_frame
 from symshape.symint import sym_max
+from symshape.rules import rule
 
 from ..tracer import METHOD_OPS, TracedArray, Tracer, implements
 from .elementwise import astype
@@ -314,6 +315,7 @@ def _argsort(t, a, axis=-1, kind=None, order=None, *, stable=None):
                   np.dtype(np.intp))
 
 
+@rule("diff.length")
 @implements(np.diff)
 def _diff(t, a, n=1, axis=-1, prepend=None, append=None):
     if prepend is not None or append is not None:

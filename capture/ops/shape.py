@@ -11,6 +11,7 @@ from symshape.errors import UserError, where
 from symshape.symint import SymInt, sym_min, sym_max
 from symshape.userframe import user_frame
 from symshape.expr import smax, smin
+from symshape.rules import rule
 
 from ..ir import IndexAttr
 from ..tracer import METHOD_OPS, TracedArray, Tracer, implements, shape_repr, to_expr
@@ -58,6 +59,7 @@ def _sizes(shape) -> tuple:
     return (shape,)
 
 
+@rule("reshape.infer", "reshape.divisibility", "reshape.explicit")
 def reshape(t: Tracer, x: TracedArray, newshape) -> TracedArray:
     target = _sizes(newshape)
     for s in target:
@@ -194,6 +196,7 @@ def _result_dtype(xs: Sequence[TracedArray], dtype=None) -> np.dtype:
     return np.result_type(*[x.dtype for x in xs])
 
 
+@rule("concatenate.shape")
 @implements(np.concatenate)
 def _concatenate(t, arrays, axis=0, out=None, dtype=None, casting="same_kind"):
     if out is not None:
@@ -227,6 +230,7 @@ def _concatenate(t, arrays, axis=0, out=None, dtype=None, casting="same_kind"):
                   name="concatenate")
 
 
+@rule("shape.pad_tile_repeat_stack")
 @implements(np.stack)
 def _stack(t, arrays, axis=0, out=None, dtype=None, casting="same_kind"):
     if out is not None:
@@ -430,6 +434,7 @@ def _split(t, ary, indices_or_sections, axis=0):
     return _split_at(t, x, ax, list(zip(edges[:-1], edges[1:])))
 
 
+@rule("split.sizes")
 @implements(np.array_split)
 def _array_split(t, ary, indices_or_sections, axis=0):
     x = t.operand(ary)
