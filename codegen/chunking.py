@@ -174,26 +174,23 @@ def _rule_permute(n, unify, cross) -> None:
         unify(j, src, a % len(src.shape))
 
 
+def _kept_axes(rank: int, dropped):
+    """(axis of the ``rank``-dimensional side, the same axis on the side without the
+    ``dropped`` axes) for every axis that both sides have."""
+    gone = set(a % rank for a in dropped)
+    return [(j, q) for q, j in enumerate(j for j in range(rank) if j not in gone)]
+
+
 def _rule_expand(n, unify, cross) -> None:
     src = n.inputs[0]
-    new = set(a % len(n.shape) for a in n.attrs["axis"])
-    p = 0
-    for j in range(len(n.shape)):
-        if j in new:
-            continue
+    for j, p in _kept_axes(len(n.shape), n.attrs["axis"]):
         unify(j, src, p)
-        p += 1
 
 
 def _rule_squeeze(n, unify, cross) -> None:
     src = n.inputs[0]
-    gone = set(a % len(src.shape) for a in n.attrs["axis"])
-    q = 0
-    for j in range(len(src.shape)):
-        if j in gone:
-            continue
+    for j, q in _kept_axes(len(src.shape), n.attrs["axis"]):
         unify(q, src, j)
-        q += 1
 
 
 def _rule_creation(n, unify, cross) -> None:

@@ -28,6 +28,7 @@ from typing import Dict, Iterable, List, Optional
 from . import relations as R
 from .errors import InternalError
 from .infinity import is_inf
+from .z3bridge import cond_term, minmax_term
 
 
 def enabled() -> bool:
@@ -260,22 +261,12 @@ class CheckMeaning:
         z3 = self.z3
         args = [self.expr(a) for a in atom.args]
         if atom.kind in ("Min", "Max"):
-            out = args[0]
-            for a in args[1:]:
-                out = z3.If(a < out, a, out) if atom.kind == "Min" else z3.If(a > out, a, out)
-            return out
+            return minmax_term(z3, atom.kind, args)
         q, r = self.divmod(*args)
         return q if atom.kind == "FloorDiv" else r
 
     def cond(self, c):
-        z3 = self.z3
-        if type(c) is bool:
-            return z3.BoolVal(c)
-        if isinstance(c, R.BoolOp):
-            parts = [self.cond(a) for a in c.args]
-            return z3.And(*parts) if c.op == "and" else z3.Or(*parts)
-        e = self.expr(c.expr)
-        return {"==": e == 0, "!=": e != 0, "<=": e <= 0}[c.op]
+        return cond_term(self.z3, c, self.expr)
 
 
 # --------------------------------------------------------------------------- emitted code

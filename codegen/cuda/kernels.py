@@ -598,16 +598,11 @@ class Emitter:
         lines.append("%s%d += ss_d%d;" % (prefix, axes[0], axes[0]))
         return lines
 
-    def _reduce(self, written, index) -> Optional[Kernel]:
-        """A row-reduction kernel.  A *group* of ``ss_g`` threads computes one row: a warp
-        (``ss_g`` = 32, several rows per block, no barrier at all) when the row has at most
-        ``WARP_ROW`` elements, else the whole block.  Each reduction is one phase: the
-        group's threads accumulate their elements, combine across the warp with
-        ``__shfl_xor_sync`` and (``ss_g`` > 32) across warps through one shared scratch buffer
-        after one barrier, so every thread holds the row's result.  When the row fits
-        ``ROW_ITEMS`` elements per thread, each element of an array read along the row is
-        loaded once into registers (fully unrolled loops over ``ss_k``) and every later phase
-        reads the registers; longer rows loop over memory."""
+    def _row_geometry(self):
+        """What both row kernels start from: the shape, the reduced and outer axes, the
+        row count and length (and their C index types); it records the index expressions,
+        whether the rows are columns (the last axis is kept), and ``half``, the shuffle
+        width of the scratch buffer."""
         spec = self.spec
         S = spec.shape
         axes = list(spec.axes)
@@ -620,6 +615,20 @@ class Emitter:
         # a merged mean / variance phase leaves 4 values per warp in shared memory
         self.half = 64 if not self.column and any(
             kind == "welford" for kind, _ in self.merged_pairs().values()) else 32
+        return S, axes, outer_axes, rows, inner, rsz, isz
+
+    def _reduce(self, written, index) -> Optional[Kernel]:
+        """A row-reduction kernel.  A *group* of ``ss_g`` threads computes one row: a warp
+        (``ss_g`` = 32, several rows per block, no barrier at all) when the row has at most
+        ``WARP_ROW`` elements, else the whole block.  Each reduction is one phase: the
+        group's threads accumulate their elements, combine across the warp with
+        ``__shfl_xor_sync`` and (``ss_g`` > 32) across warps through one shared scratch buffer
+        after one barrier, so every thread holds the row's result.  When the row fits
+        ``ROW_ITEMS`` elements per thread, each element of an array read along the row is
+        loaded once into registers (fully unrolled loops over ``ss_k``) and every later phase
+        reads the registers; longer rows loop over memory."""
+        spec = self.spec
+        S, axes, outer_axes, rows, inner, rsz, isz = self._row_geometry()
         lin = self.dom_linear()
         self.row_linear = lin.text if lin is not None else ""
         if axes == [self.nd - 1]:
@@ -713,17 +722,8 @@ class Emitter:
         the last pass combines them all and writes the chunk's outputs.  Each pass reads
         the chunk once; the row is read once per reduction plus once to write."""
         spec = self.spec
-        S = spec.shape
-        axes = list(spec.axes)
-        outer_axes = [a for a in range(self.nd) if a not in spec.axes]
-        rows = numel([S[a] for a in outer_axes])
-        inner = numel([S[a] for a in axes])
-        rsz, isz = self.size(rows), self.size(inner)
-        self.index_exprs += [rows, inner, numel(S)]
-        self.column = self.nd - 1 not in spec.axes and not (type(S[-1]) is int and S[-1] == 1)
         self.red_vars, self.row_memo, self.cache, self.cache_decl = {}, {}, None, []
-        self.half = 64 if not self.column and any(
-            kind == "welford" for kind, _ in self.merged_pairs().values()) else 32
+        S, axes, outer_axes, rows, inner, rsz, isz = self._row_geometry()
         lines, outs = self._row_phases(False, isz, axes, written)
         if written is None:
             return None
