@@ -356,32 +356,30 @@ class ChunkInfo:
                     return True
         return False
 
-    def program_local(self, c: Axis) -> bool:
-        """Is every node of the program local along class ``c`` (whole program per chunk)?"""
-        if not self.blockable(c):
-            return False
+    def _first_nonlocal(self, c: Axis) -> Optional[Node]:
+        """The first node that reads across chunks of the blockable class ``c``."""
         sym = self.symbol[c]
         active = frozenset((c,))
         for n in self.nodes:
             if n.op in ("input", "constant"):
                 continue
             if self.mentions(n, sym) and not self.local(n, active):
-                return False
-        return True
+                return n
+        return None
+
+    def program_local(self, c: Axis) -> bool:
+        """Is every node of the program local along class ``c`` (whole program per chunk)?"""
+        return self.blockable(c) and self._first_nonlocal(c) is None
 
     def why_not(self, c: Axis) -> Optional[str]:
         """Why class ``c`` is not program-local (the first node that prevents it)."""
         if not self.blockable(c):
             return "its size is not a single dynamic size"
-        sym = self.symbol[c]
-        active = frozenset((c,))
-        for n in self.nodes:
-            if n.op in ("input", "constant"):
-                continue
-            if self.mentions(n, sym) and not self.local(n, active):
-                where = (" at %s" % n.source) if n.source else ""
-                return "%s%s reads across chunks" % (n.op, where)
-        return None
+        n = self._first_nonlocal(c)
+        if n is None:
+            return None
+        where = (" at %s" % n.source) if n.source else ""
+        return "%s%s reads across chunks" % (n.op, where)
 
 
 def _collect(v, out: Set) -> None:
