@@ -20,7 +20,7 @@ from symshape.capture.archive import Archive
 from symshape.capture.serialize import (FORMAT, TEXT_VERSION, VERSION, _canonical, _digest, dumps,
                                         loads)
 from symshape.expr import Expr, format_py
-from corpus.seeds import W1, basic, model10
+from corpus.seeds import W1, basic, model10, model12
 
 A = Dim.AUTO
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -196,14 +196,6 @@ def two_outputs_cond(x, y):
         return a - 1, a.max(axis=0) * y[1]
 
     return ss.cond(x.mean() > 0, t, f, [x])
-
-
-def model12(w, x, y, z):
-    assert w.shape[0] <= 512
-    ss.check(x.shape[0] >= 16)
-    if w.shape[0] == x.shape[0] + 2:
-        return model10(w, x, y, z)
-    return w
 
 
 def seed9(x, y):
