@@ -17,6 +17,9 @@ from typing import Callable, Dict
 from symshape.errors import UserError
 from symshape.userframe import register_package
 
+from .artifact import attach
+from .numpy_backend import generate_program
+
 register_package(__file__)
 
 _BACKENDS: Dict[str, Callable] = {}
@@ -44,8 +47,6 @@ def compile_program(ep, backend: str = "numpy"):
 
 
 def _numpy_factory(ep):
-    from .numpy_backend import generate_program
-    from .artifact import attach
     return attach(generate_program(ep), "numpy")
 
 

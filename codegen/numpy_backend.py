@@ -37,7 +37,7 @@ from symshape.capture.ops.traits import LAYOUT_FREE_OPS
 
 from . import rt as _cg
 from .fusion import Group, ew_ufunc, form_groups, kind, numel
-from .memplan import Plan, item_inputs, item_values, plan
+from .memplan import Plan, _same_shape, fresh, item_inputs, item_values, plan
 
 
 class HoistRenderer(Renderer):
@@ -293,7 +293,6 @@ def reuse_dying(compute: List[Node], keep: Set[Node]) -> Dict[Node, Node]:
     """Small path: elementwise nodes that write into an operand whose life ends there
     (same shape and dtype, an array of the program's own that no view can see), saving an
     allocation per op: what costs most on small arrays besides the call itself."""
-    from .memplan import _same_shape, fresh
     users = readers(compute, Node.input_nodes)
     last = last_uses(compute, Node.input_nodes)
     members = set(compute)

@@ -5,7 +5,9 @@ from typing import Optional
 
 import numpy as np
 
+from . import relations as R
 from .errors import UserError, where
+from .expr import Sym, floordiv, subs
 from .symint import SymBool
 from .userframe import user_frame
 
@@ -38,8 +40,6 @@ def runtime_condition(env, c):
     quotient the solver introduced for one (``u0 -> 2*u1``) is read back from it
     (``u1 -> u0 // 2``: exact, since the congruence is checked too).  Returns ``True`` only
     when the condition holds for every size, never because a replacement made it so."""
-    from . import relations as R
-    from .expr import Sym, floordiv, subs
     if type(c) is bool:
         return c
     mapping = {}

@@ -25,10 +25,12 @@ import functools
 import os
 from typing import Dict, Iterable, List, Optional
 
+from . import check_ir as C
 from . import relations as R
 from .errors import InternalError
+from .expr import Sym
 from .infinity import is_inf
-from .z3bridge import cond_term, minmax_term
+from .z3bridge import RLIMIT, Encoder, cond_term, minmax_term, z3mod
 
 
 def enabled() -> bool:
@@ -36,7 +38,6 @@ def enabled() -> bool:
 
 
 def validate_guards(env, cs) -> None:
-    from .z3bridge import Encoder, RLIMIT, z3mod
     z3 = z3mod()
     enc = Encoder()
     hyp = []
@@ -76,7 +77,6 @@ def validate_guards(env, cs) -> None:
 def validate_check(cs, writer, records: Optional[List] = None) -> None:
     """(b): the input check's records (``writer.checks`` unless given), the very records
     the Python renderer writes, against the constraint set."""
-    from .z3bridge import Encoder, RLIMIT, z3mod
     z3 = z3mod()
     enc = Encoder()
     sizes = {}
@@ -159,7 +159,6 @@ class CheckMeaning:
     _STRUCTURAL = ("Read", "StructCheck", "ClassCheck", "ScalarCheck", "ConfiguredCheck")
 
     def __init__(self, size_var, syms: Optional[Dict] = None) -> None:
-        from .z3bridge import z3mod
         self.z3 = z3mod()
         self.size_var = size_var
         self.vars: Dict[str, object] = {}       # check variable -> Z3 integer
@@ -180,7 +179,6 @@ class CheckMeaning:
 
     def record(self, rec) -> None:
         """Add what ``rec`` binds or requires."""
-        from . import check_ir as C
         z3 = self.z3
         t = type(rec)
         if t.__name__ in self._STRUCTURAL:
@@ -245,7 +243,6 @@ class CheckMeaning:
         return py_divmod(self, a, b)
 
     def expr(self, x):
-        from .expr import Sym
         z3 = self.z3
         if type(x) is int:
             return z3.IntVal(x)
@@ -288,7 +285,6 @@ class CheckCode:
     ``InternalError``: validation never guesses what code does."""
 
     def __init__(self, names: Optional[Dict] = None) -> None:
-        from .z3bridge import z3mod
         self.z3 = z3mod()
         self.env: Dict[str, object] = dict(names or {})
         self.accept: List[object] = []
@@ -384,8 +380,6 @@ def validate_runtime_checks(env, cs, lines: List[str], bound: Iterable) -> None:
     sizes are free; input roots range over the constraint set; replaced input symbols equal
     their replacement; a quotient the solver introduced for a data-dependent size ``p ->
     k*q + r`` is ``q = (p - r) // k`` (a definition, never the congruence itself)."""
-    from .expr import Sym
-    from .z3bridge import Encoder
     goals = [c for c, _, _ in env.checks if not isinstance(c, bool)]
     if not goals:
         return
@@ -425,7 +419,6 @@ def validate_branch_checks(env, cs, sub, lines: List[str], outer: Dict[str, obje
     computing arrays say nothing about sizes.  ``outer`` maps each name the enclosing code
     has bound to its symbol; a check that reads a size before anything binds it is an
     ``InternalError`` (it would be a ``NameError`` at run time)."""
-    from .z3bridge import Encoder
     goals = [c for c in getattr(sub, "goals", ()) if not isinstance(c, bool)]
     inner = {s.name: s for s in branch_binds(sub)}
     enc = Encoder()
@@ -458,7 +451,6 @@ def _enforced(env, cs, goals, ex, enc, quotients, lines, what: str) -> None:
     """Every goal holds whenever the executed check code ``ex`` accepts, data-dependent
     sizes free, input roots in range, replaced input symbols equal to their replacement,
     each quotient ``(q, p, k, r)`` defined as ``(p - r) // k``."""
-    from .z3bridge import RLIMIT, z3mod
     z3 = z3mod()
     hyp = list(ex.accept) + list(ex.side)
     for f in cs.facts:
