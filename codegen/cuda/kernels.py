@@ -1035,31 +1035,7 @@ class Emitter:
             else:
                 ph += loop
                 ph_close = False
-            if self.column:
-                # the COL_SPLIT threads of a column (one per warp) meet in shared memory
-                ph.append("{                        // across warps: one barrier")
-                ph.append("  %s* sh = (%s*)ss_scratch + %d * ss_par;" % (
-                    R.acc_c, R.acc_c, 32 * COL_SPLIT))
-                ph.append("  ss_par ^= 1u;")
-                ph.append("  sh[threadIdx.x] = %s;" % acc)
-                ph.append("  __syncthreads();")
-                ph.append("  %s = sh[ss_col];" % acc)
-                ph.append("  for (unsigned int w = 1; w < ss_g; w++) %s = %s;" % (
-                    acc, R.combine(acc, "sh[32 * w + ss_col]", self.helpers)))
-                ph.append("}")
-            else:
-                ph.append("for (int w = 16; w > 0; w >>= 1) %s = %s;" % (
-                    acc, R.combine(acc, "ss_shfl_xor(%s, w)" % acc, self.helpers)))
-                ph.append("if (ss_g > 32) {          // across warps: one barrier")
-                ph.append("  %s* sh = (%s*)ss_scratch + %d * ss_par;" % (R.acc_c, R.acc_c,
-                                                              self.half))
-                ph.append("  ss_par ^= 1u;")
-                ph.append("  if ((threadIdx.x & 31u) == 0) sh[threadIdx.x >> 5] = %s;" % acc)
-                ph.append("  __syncthreads();")
-                ph.append("  %s = sh[0];" % acc)
-                ph.append("  for (unsigned int w = 1; w < (ss_g >> 5); w++) %s = %s;" % (
-                    acc, R.combine(acc, "sh[w]", self.helpers)))
-                ph.append("}")
+            ph += self._combine_across(R, acc)
             if ph_close:
                 ph.append("if (ss_lane == 0%s) %s[row * ss_nch + ss_c] = %s;" % (
                     " && ss_live" if self.column else "", ws, acc))
@@ -1071,6 +1047,50 @@ class Emitter:
             self.red_vars[r] = rv
             pi, slot = pi + 1, slot + 1
         self.phase_count, self.ws_slots = pi, slot
+        got = self._row_outputs(cached, isz, jdecode, written)
+        if got is None:
+            return [], []
+        tail, outs = got
+        return self.cache_decl + phases + tail, outs
+
+    def _combine_across(self, R, acc: str) -> List[str]:
+        """Combine the group's per-thread accumulators ``acc`` so every thread holds the
+        row's value: through shared memory for a column layout, else across the warp by
+        shuffles and (groups wider than a warp) across warps after one barrier."""
+        ph: List[str] = []
+        if self.column:
+            # the COL_SPLIT threads of a column (one per warp) meet in shared memory
+            ph.append("{                        // across warps: one barrier")
+            ph.append("  %s* sh = (%s*)ss_scratch + %d * ss_par;" % (
+                R.acc_c, R.acc_c, 32 * COL_SPLIT))
+            ph.append("  ss_par ^= 1u;")
+            ph.append("  sh[threadIdx.x] = %s;" % acc)
+            ph.append("  __syncthreads();")
+            ph.append("  %s = sh[ss_col];" % acc)
+            ph.append("  for (unsigned int w = 1; w < ss_g; w++) %s = %s;" % (
+                acc, R.combine(acc, "sh[32 * w + ss_col]", self.helpers)))
+            ph.append("}")
+        else:
+            ph.append("for (int w = 16; w > 0; w >>= 1) %s = %s;" % (
+                acc, R.combine(acc, "ss_shfl_xor(%s, w)" % acc, self.helpers)))
+            ph.append("if (ss_g > 32) {          // across warps: one barrier")
+            ph.append("  %s* sh = (%s*)ss_scratch + %d * ss_par;" % (R.acc_c, R.acc_c,
+                                                          self.half))
+            ph.append("  ss_par ^= 1u;")
+            ph.append("  if ((threadIdx.x & 31u) == 0) sh[threadIdx.x >> 5] = %s;" % acc)
+            ph.append("  __syncthreads();")
+            ph.append("  %s = sh[0];" % acc)
+            ph.append("  for (unsigned int w = 1; w < (ss_g >> 5); w++) %s = %s;" % (
+                acc, R.combine(acc, "sh[w]", self.helpers)))
+            ph.append("}")
+        return ph
+
+    def _row_outputs(self, cached: bool, isz: str, jdecode, written):
+        """After the reduction phases: the lines writing the elementwise outputs (one more
+        pass over the row) and the row outputs (one lane per row), and the nodes written;
+        ``None`` when only sizing the kernel (``written`` is None)."""
+        spec = self.spec
+        phases: List[str] = []
         self.memo, self.body, self.pre = {}, [], []
         stores = []
         for n, role in spec.roots:
@@ -1081,7 +1101,7 @@ class Emitter:
             if role == "rowout":
                 row_stores.append((n, self.value(n, self.row_out_coords(n))))
         if written is None:
-            return [], []
+            return None
         out_names = self.out_names
         if stores:
             lin = self.dom_linear() or self.horner(self.dom, spec.shape)
@@ -1106,7 +1126,7 @@ class Emitter:
                        for n, v in row_writes]
             phases.append("}")
         outs = [n for n, _ in stores] + red_out + [n for n, _ in row_stores]
-        return self.cache_decl + phases, outs
+        return phases, outs
 
     def _kernel(self, index: int, kind: str, out_names: Dict[Node, str], outs: List[Node],
                 body: List[str], extra=()) -> Kernel:
