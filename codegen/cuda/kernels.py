@@ -662,6 +662,33 @@ class Emitter:
                 loop_lines + ["#endif"]
         rdecode = self._decode_lines("row", outer_axes, "t")
         both = cached_lines + loop_lines
+        body = self._row_loop_head(isz, rsz)
+        body += ["  " + l for l in (rdecode if _uses_coords(rdecode, both) else [])]
+        body.append("  if (ss_inreg) {")
+        body += ["    " + l for l in cached_lines]
+        body.append("  } else {")
+        body += ["    " + l for l in loop_lines]
+        body.append("  }")
+        body.append("}")
+        k = self._kernel(index, "reduce", self.out_names, outs, body)
+        k.rows, k.inner = rows, inner
+        k.columns = self.column
+        k.merged = 0 if self.column else len(self.merged_pairs())
+        if self.rvec:
+            names = {v: n for n, v in self.bufs.items()}
+            k.vec = self.rvec
+            k.vec_arrays = [names[b] for b in self.rvec_bufs]
+            k.vec_positions = [p for p, (kind, v) in enumerate(k.args)
+                               if kind == "in" and any(v is x for x in k.vec_arrays)]
+        k.uses_sync = True
+        k.empty_max = [{"max": "maximum", "min": "minimum"}[r.op] for r in spec.reductions()
+                       if r.op in ("max", "min")]
+        return k
+
+    def _row_loop_head(self, isz: str, rsz: str) -> List[str]:
+        """The row kernel's shared scratch, its group geometry and the opening of its loop
+        over rows (``rsz`` rows of ``isz`` elements): 32 adjacent rows per warp for a column
+        layout, else ``ss_g`` threads per row."""
         if self.column:
             # the last axis is kept: the 32 lanes of a warp take 32 adjacent rows (adjacent
             # addresses: coalesced), the COL_SPLIT warps of the block split each row's
@@ -690,27 +717,7 @@ class Emitter:
                     "for (idx_t row = (idx_t)blockIdx.x * ss_rpb + "
                     "(idx_t)(threadIdx.x / ss_g); row < %s; "
                     "row += (idx_t)gridDim.x * ss_rpb) {" % rsz]
-        body += ["  " + l for l in (rdecode if _uses_coords(rdecode, both) else [])]
-        body.append("  if (ss_inreg) {")
-        body += ["    " + l for l in cached_lines]
-        body.append("  } else {")
-        body += ["    " + l for l in loop_lines]
-        body.append("  }")
-        body.append("}")
-        k = self._kernel(index, "reduce", self.out_names, outs, body)
-        k.rows, k.inner = rows, inner
-        k.columns = self.column
-        k.merged = 0 if self.column else len(self.merged_pairs())
-        if self.rvec:
-            names = {v: n for n, v in self.bufs.items()}
-            k.vec = self.rvec
-            k.vec_arrays = [names[b] for b in self.rvec_bufs]
-            k.vec_positions = [p for p, (kind, v) in enumerate(k.args)
-                               if kind == "in" and any(v is x for x in k.vec_arrays)]
-        k.uses_sync = True
-        k.empty_max = [{"max": "maximum", "min": "minimum"}[r.op] for r in spec.reductions()
-                       if r.op in ("max", "min")]
-        return k
+        return body
 
     def _split(self, written, index) -> Optional[Kernel]:
         """The split-row companion of a row reduction, for few long rows: block b takes
