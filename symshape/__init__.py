@@ -122,7 +122,7 @@ __all__ += ["symbolic_shape", "bounds"]
 def from_annotations(f, *, dims=None):
     """The ``dynamic_shapes`` that ``f``'s jaxtyping shape annotations mean
     (``Float[np.ndarray, "batch seq 64"]``); export also proves its return annotation."""
-    # why here: import symshape loads the engine only; this on first use
+    # why here: the annotation reader loads on first use, as the face's other entry points
     from .annotations import from_annotations as _from_annotations
     return _from_annotations(f, dims=dims)
 
