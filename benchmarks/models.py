@@ -1,24 +1,21 @@
 """Models shared by the benchmarks (and reusable in tests)."""
+import os
+import sys
+
 import numpy as np
 
 import symshape as ss
 from symshape import Dim
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
+from corpus import seeds  # noqa: E402
+
 RNG = np.random.default_rng(0)
 A = Dim.AUTO
 
 # ---------------------------------------------------------------- seed example 10
-W10 = RNG.standard_normal((5, 3))
-
-
-def seed10(w, x, y, z):
-    x0 = x + y
-    x1 = w @ W10
-    x2 = x0.reshape(-1)
-    return x1, x2 + z
-
-
-SEED10_ARGS = (np.zeros((6, 5)), np.zeros(4), np.zeros((8, 4)), np.zeros(32))
+seed10 = seeds.model10
+SEED10_ARGS = seeds.ARGS10
 SEED10_SPEC = {"w": (A, A), "x": (A,), "y": (A, A), "z": (A,)}
 
 # ---------------------------------------------------------------- 2-layer MLP

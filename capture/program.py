@@ -11,6 +11,7 @@ from symshape.expr import IntLike, format_expr
 from symshape.guards import ConstraintSet
 from symshape.ranges import ValueRange
 from symshape.contract import guard_texts
+from symshape.sympy_bridge import to_sympy
 
 from . import STAGES
 from .ir import Graph, Node, Subgraph
@@ -152,7 +153,6 @@ class ExportedProgram:
     def range_constraints(self) -> Dict[Any, ValueRange]:
         """{size symbol or expression (sympy): its exact range}: every bound is attained by
         an input ``module()`` accepts."""
-        from symshape.sympy_bridge import to_sympy
         rng = self.constraints.ranges      # each symbol's sympy sign follows its range
         return {to_sympy(k, rng): v for k, v in self.constraints.range_constraints().items()}
 
@@ -165,7 +165,6 @@ class ExportedProgram:
     @property
     def input_shapes(self) -> Dict[str, tuple]:
         """{input path: its shape}, each axis an int or a size expression (sympy)."""
-        from symshape.sympy_bridge import to_sympy
         rng = self.constraints.ranges
         return {d.path: tuple(s if type(s) is int else to_sympy(s, rng) for s in d.dims)
                 for d in self.constraints.inputs if d.is_array}

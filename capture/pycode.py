@@ -18,7 +18,7 @@ import numpy as np
 from symshape import runtime as _rt
 from symshape.expr import Expr, format_py
 from symshape.symfloat import FloatExpr
-from symshape.check_ir import render_size_checks
+from symshape.check_ir import cond_py, render_size_checks
 
 from .function_writer import (GeneratedFunction, Writing, del_lines, namespace_const,
                               program_spec, releases, write)
@@ -68,7 +68,6 @@ class Renderer:
         if isinstance(v, Subgraph):
             return v.name
         if isinstance(v, CondExpr):
-            from symshape.guards import cond_py
             return "(%s)" % cond_py(v.cond, lambda e: format_py(e, lambda s: s.name))
         if isinstance(v, np.dtype):
             return "np.dtype(%r)" % v.str if v.names is None else self.const(v)

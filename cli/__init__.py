@@ -17,5 +17,7 @@ register_package(__file__)
 def main(argv: Optional[List[str]] = None) -> int:
     """Run the ``symshape`` command with ``argv`` (default: ``sys.argv[1:]``); returns the
     exit status (0 pass, 1 a violated spec, 2 a usage or import error)."""
+    # why here: importing symshape runs this file (symshape.cli.exportable), and the
+    # command imports symshape's face
     from .command import main as _main
     return _main(argv)

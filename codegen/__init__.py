@@ -17,6 +17,9 @@ from typing import Callable, Dict
 from symshape.errors import UserError
 from symshape.userframe import register_package
 
+from .artifact import attach
+from .numpy_backend import generate_program
+
 register_package(__file__)
 
 _BACKENDS: Dict[str, Callable] = {}
@@ -44,8 +47,6 @@ def compile_program(ep, backend: str = "numpy"):
 
 
 def _numpy_factory(ep):
-    from .numpy_backend import generate_program
-    from .artifact import attach
     return attach(generate_program(ep), "numpy")
 
 
@@ -54,7 +55,7 @@ register_backend("numpy", _numpy_factory)
 
 def _cupy_factory(ep):
     # generating the kernels needs no device; calling the result without CuPy or a CUDA
-    # device raises UserError saying which
+    # device raises UserError saying which (why here: the CUDA planner loads only for it)
     from .cuda import compile_cupy
     return compile_cupy(ep)
 

@@ -14,6 +14,7 @@ import pickle
 from typing import Any, Dict, List
 
 import numpy as np
+from symshape import runtime as _runtime
 from symshape.version import __version__
 from . import rt as _rtmod
 
@@ -77,7 +78,6 @@ def _literal(v: Any):
 
 def save(cp, path: str) -> str:
     """Write the standalone module of a compiled program into directory ``path``."""
-    from symshape import runtime as _runtime
     os.makedirs(path, exist_ok=True)
     name = cp.name
     arrays: Dict[str, np.ndarray] = {}

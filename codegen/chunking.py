@@ -174,26 +174,23 @@ def _rule_permute(n, unify, cross) -> None:
         unify(j, src, a % len(src.shape))
 
 
+def _kept_axes(rank: int, dropped):
+    """(axis of the ``rank``-dimensional side, the same axis on the side without the
+    ``dropped`` axes) for every axis that both sides have."""
+    gone = set(a % rank for a in dropped)
+    return [(j, q) for q, j in enumerate(j for j in range(rank) if j not in gone)]
+
+
 def _rule_expand(n, unify, cross) -> None:
     src = n.inputs[0]
-    new = set(a % len(n.shape) for a in n.attrs["axis"])
-    p = 0
-    for j in range(len(n.shape)):
-        if j in new:
-            continue
+    for j, p in _kept_axes(len(n.shape), n.attrs["axis"]):
         unify(j, src, p)
-        p += 1
 
 
 def _rule_squeeze(n, unify, cross) -> None:
     src = n.inputs[0]
-    gone = set(a % len(src.shape) for a in n.attrs["axis"])
-    q = 0
-    for j in range(len(src.shape)):
-        if j in gone:
-            continue
+    for j, q in _kept_axes(len(src.shape), n.attrs["axis"]):
         unify(q, src, j)
-        q += 1
 
 
 def _rule_creation(n, unify, cross) -> None:
@@ -359,32 +356,30 @@ class ChunkInfo:
                     return True
         return False
 
-    def program_local(self, c: Axis) -> bool:
-        """Is every node of the program local along class ``c`` (whole program per chunk)?"""
-        if not self.blockable(c):
-            return False
+    def _first_nonlocal(self, c: Axis) -> Optional[Node]:
+        """The first node that reads across chunks of the blockable class ``c``."""
         sym = self.symbol[c]
         active = frozenset((c,))
         for n in self.nodes:
             if n.op in ("input", "constant"):
                 continue
             if self.mentions(n, sym) and not self.local(n, active):
-                return False
-        return True
+                return n
+        return None
+
+    def program_local(self, c: Axis) -> bool:
+        """Is every node of the program local along class ``c`` (whole program per chunk)?"""
+        return self.blockable(c) and self._first_nonlocal(c) is None
 
     def why_not(self, c: Axis) -> Optional[str]:
         """Why class ``c`` is not program-local (the first node that prevents it)."""
         if not self.blockable(c):
             return "its size is not a single dynamic size"
-        sym = self.symbol[c]
-        active = frozenset((c,))
-        for n in self.nodes:
-            if n.op in ("input", "constant"):
-                continue
-            if self.mentions(n, sym) and not self.local(n, active):
-                where = (" at %s" % n.source) if n.source else ""
-                return "%s%s reads across chunks" % (n.op, where)
-        return None
+        n = self._first_nonlocal(c)
+        if n is None:
+            return None
+        where = (" at %s" % n.source) if n.source else ""
+        return "%s%s reads across chunks" % (n.op, where)
 
 
 def _collect(v, out: Set) -> None:

@@ -41,7 +41,8 @@ from symshape.capture.ir import Node, Subgraph
 from symshape.capture.function_writer import (FunctionSpec, GeneratedFunction, Writing,
                                               compile_function, input_check, program_spec,
                                               render_outputs, write)
-from symshape.capture.pycode import Renderer, emit_node
+from symshape.capture.pycode import Renderer, after_node, emit_node, node_lines
+from symshape.check_ir import render_size_checks
 from symshape.errors import UserError
 from symshape.expr import Expr, Sym, evaluate, format_py
 from symshape.guards import ConstraintSet, InputDesc
@@ -385,7 +386,6 @@ class DaskProgram(GeneratedFunction):
         depends on it, so computing any output raises the check's UserError as eager
         code would."""
         import dask
-        from symshape.check_ir import render_size_checks
         da = self.da
         binders = {}
         for n in self.ep.graph.nodes:
@@ -657,7 +657,7 @@ class DaskProgram(GeneratedFunction):
         return chunkss
 
     def _build_kernel(self, seg: Segment, letters) -> None:
-        from .numpy_backend import generate
+        from .numpy_backend import generate  # looked up per call: tests replace it
         descs = []
         for e in seg.ext:
             shape = tuple(e.shape) if e.shape is not None else ()
@@ -803,7 +803,6 @@ def _after_checks(block, *oks):
 def _plain_kernel(seg: Segment, cs: ConstraintSet, params: List[str], spec, name: str):
     """A segment as straight-line NumPy code: its input check (binding the sizes), one
     call per node as ``ep.module()`` makes it, the outputs."""
-    from symshape.capture.pycode import after_node, node_lines
     ns: Dict[str, Any] = {"np": np, "_ndarray": np.ndarray, "_rt": _runtime, "_cg": _cg}
 
     def body(ctx: Writing) -> List[str]:

@@ -44,8 +44,11 @@ from symshape.capture.function_writer import call_source, signature_function
 from symshape import runtime as _runtime
 from symshape.check_ir import (Access, KeysCheck, LenCheck, Names, PyRenderer, RebindCheck,
                                TextRenderer, numbered_consts)
-from symshape.dims import AUTO
+from symshape.capture.program import annotation
+from symshape.capture.tracer import TracedArray
+from symshape.dims import AUTO, Dim
 from symshape.errors import ConstraintViolationError, UserError
+from symshape.userframe import _is_internal
 
 from . import get_backend
 from .breaks import (LazyRun, SegmentCache, as_break, break_advice, break_detail,
@@ -177,7 +180,6 @@ class Variant:
 
     @property
     def input_shapes(self) -> Dict[str, str]:
-        from symshape.capture.program import annotation
         return {n.attrs.get("path", n.name): annotation(n) for n in self.program.graph.inputs}
 
     def __repr__(self) -> str:
@@ -406,7 +408,7 @@ class CompiledFunction:
         rebound = self._sig.bind(*bound.args, **bound.kwargs)
         self._size_one = []
         spec = self._spec(rebound)
-        from symshape.capture.export import export
+        from symshape.capture.export import export  # looked up per call: tests replace it
         try:
             ep = None
             if self._size_one and reason is not None:
@@ -525,7 +527,6 @@ class CompiledFunction:
             if ones and not getattr(self, "_min1", False):
                 self._size_one += ["%s.shape[%d]" % (path, i) for i in ones]
             if ones and getattr(self, "_min1", False):
-                from symshape.dims import Dim
                 for i in ones:
                     self._min1_names[_dim_name(path, i)] = "%s.shape[%d]" % (path, i)
                 return tuple(Dim(_dim_name(path, i), min=1) if i in ones else
@@ -789,7 +790,6 @@ def _dim_name(path: str, axis: int) -> str:
 
 def _user_stacklevel() -> int:
     """The ``stacklevel`` that puts a warning at the user's call."""
-    from symshape.userframe import _is_internal
     import sys
     f, level = sys._getframe(1), 1
     while f is not None and (_is_internal(f.f_code.co_filename) or f.f_code in
@@ -799,7 +799,6 @@ def _user_stacklevel() -> int:
 
 
 def _inside_trace(args, kwargs) -> bool:
-    from symshape.capture.tracer import TracedArray
     leaves, _ = pytree.flatten((args, kwargs))
     return any(type(v) is TracedArray for _, v in leaves)
 

@@ -37,7 +37,7 @@ from symshape.capture.ops.traits import LAYOUT_FREE_OPS
 
 from . import rt as _cg
 from .fusion import Group, ew_ufunc, form_groups, kind, numel
-from .memplan import Plan, item_inputs, item_values, plan
+from .memplan import Plan, _same_shape, fresh, item_inputs, item_values, plan
 
 
 class HoistRenderer(Renderer):
@@ -293,7 +293,6 @@ def reuse_dying(compute: List[Node], keep: Set[Node]) -> Dict[Node, Node]:
     """Small path: elementwise nodes that write into an operand whose life ends there
     (same shape and dtype, an array of the program's own that no view can see), saving an
     allocation per op: what costs most on small arrays besides the call itself."""
-    from .memplan import _same_shape, fresh
     users = readers(compute, Node.input_nodes)
     last = last_uses(compute, Node.input_nodes)
     members = set(compute)
@@ -517,38 +516,14 @@ def _group_blocked(g: Group, gi: int, k: Optional[int], r: HoistRenderer, tune: 
     flat = k is None
     kk = 0 if flat else k
     tag = "%d_%s" % (gi, "f" if flat else k)
-    L: List[str] = []
     R, NB, NBK = "_R" + tag, "_nb" + tag, "_nbk" + tag
-    if flat:
-        n_src = r.expr(numel(g.domain))
-        outer: List[str] = []
-        L.append("%s = _cg.rows(1, %s)" % (R, n_src))
-    else:
-        n_src = r.expr(g.prefix[k])
-        outer = [r.expr(x) for x in g.prefix[:k]]
-        L.append("%s = _cg.rows(%s, %s)" % (R, r.expr(numel(g.domain[k + 1:])), n_src))
-    L.append("%s = -(-%s // %s)" % (NBK, n_src, R))
-    L.append("%s = %s" % (NB, " * ".join([NBK] + outer)))
+    L, n_src, outer = _block_counts(g, k, r, R, NB, NBK)
     regs, reg_of = _registers(g, kk, flat)
     body: List[str] = []
     if regs:
         body.append("%s, = _sc" % ", ".join("_r%d" % j for j in range(len(regs))))
     body.append("for _b in range(_b0, _b1):")
-    lp: List[str] = []
-    if flat or k == 0:
-        lp.append("_lo = _b * %s" % R)
-    else:
-        lp.append("_o, _q = divmod(_b, %s)" % NBK)
-        for a in range(k - 1, 0, -1):
-            lp.append("_o, _i%d = divmod(_o, %s)" % (a, outer[a]))
-        lp.append("_i0 = _o")
-        lp.append("_lo = _q * %s" % R)
-    lp.append("_hi = _lo + %s" % R)
-    lp.append("if _hi > %s: _hi = %s" % (n_src, n_src))
-    if regs:
-        lp.append("_m = _hi - _lo")
-        for j in range(len(regs)):
-            lp.append("_t%d = _r%d if _m == %s else _r%d[:_m]" % (j, j, R, j))
+    lp = _block_bounds(k, R, NBK, outer, n_src, len(regs))
     val: Dict[Node, str] = {}
     views: Dict[Tuple[Node, int], str] = {}
 
@@ -590,21 +565,8 @@ def _group_blocked(g: Group, gi: int, k: Optional[int], r: HoistRenderer, tune: 
             val[m] = var
             continue
         if kd == "red":
-            src = operand(m.inputs[0], 0)
-            kw = ["axis=%s" % r.value(tuple(a - kk for a in m.attrs["axis"]))]
-            if m.attrs.get("keepdims"):
-                kw.append("keepdims=True")
-            if "dtype" in m.attrs:
-                kw.append("dtype=%s" % r.dt(m.attrs["dtype"]))
-            if "ddof" in m.attrs:
-                kw.append("ddof=%s" % r.value(m.attrs["ddof"]))
-            if dst is not None:
-                lp.append("%s.%s(%s, out=%s)" % (src, m.op, ", ".join(kw), dst))
-                val[m] = dst
-            else:
-                var = "_v_%s" % m.name
-                lp.append("%s = %s.%s(%s)" % (var, src, m.op, ", ".join(kw)))
-                val[m] = var
+            line, val[m] = _block_reduce(m, operand(m.inputs[0], 0), kk, dst, r)
+            lp.append(line)
             continue
         rank = len(m.shape)
         args = [operand(x, rank - len(x.shape)) if type(x) is Node else r.value(x)
@@ -612,19 +574,8 @@ def _group_blocked(g: Group, gi: int, k: Optional[int], r: HoistRenderer, tune: 
         if dst is None and m in reg_of:
             dst = "_t%d" % reg_of[m]
         if m.op == "where":
-            c = m.inputs[0]
-            if type(c) is Node and c.dtype == np.dtype(bool) and dst is not None:
-                lp.append("np.copyto(%s, %s, casting='unsafe')" % (dst, args[2]))
-                lp.append("np.copyto(%s, %s, casting='unsafe', where=%s)"
-                          % (dst, args[1], args[0]))
-                val[m] = dst
-            else:
-                var = "_v_%s" % m.name
-                lp.append("%s = np.where(%s, %s, %s)" % (var, args[0], args[1], args[2]))
-                if m in g.outputs:
-                    lp.append("np.copyto(%s, %s)" % (dst, var))
-                    var = dst
-                val[m] = var
+            lines, val[m] = _block_where(m, args, dst, m in g.outputs)
+            lp.extend(lines)
             continue
         lp.append(_out_call(m, args, dst, r))
         val[m] = dst
@@ -645,6 +596,77 @@ def _group_blocked(g: Group, gi: int, k: Optional[int], r: HoistRenderer, tune: 
     L.append("_cg.blocks(%s, %s, %s, %s, lambda: %s, %s)"
              % (tune, fn, NB, sc(""), sc("b"), r.expr(numel(g.domain))))
     return L
+
+
+def _block_counts(g: Group, k: Optional[int], r: HoistRenderer, R: str, NB: str, NBK: str):
+    """The lines sizing the blocks (rows per block ``R``, blocks along the axis ``NBK``, in
+    all ``NB``), the blocked axis' length and the outer axes' lengths (as code)."""
+    L: List[str] = []
+    if k is None:
+        n_src = r.expr(numel(g.domain))
+        outer: List[str] = []
+        L.append("%s = _cg.rows(1, %s)" % (R, n_src))
+    else:
+        n_src = r.expr(g.prefix[k])
+        outer = [r.expr(x) for x in g.prefix[:k]]
+        L.append("%s = _cg.rows(%s, %s)" % (R, r.expr(numel(g.domain[k + 1:])), n_src))
+    L.append("%s = -(-%s // %s)" % (NBK, n_src, R))
+    L.append("%s = %s" % (NB, " * ".join([NBK] + outer)))
+    return L, n_src, outer
+
+
+def _block_bounds(k: Optional[int], R: str, NBK: str, outer: List[str], n_src: str,
+                  nregs: int) -> List[str]:
+    """The loop body's first lines: block ``_b``'s outer indices and rows ``_lo:_hi``, and
+    the register scratch trimmed to a short last block."""
+    lp: List[str] = []
+    if k is None or k == 0:
+        lp.append("_lo = _b * %s" % R)
+    else:
+        lp.append("_o, _q = divmod(_b, %s)" % NBK)
+        for a in range(k - 1, 0, -1):
+            lp.append("_o, _i%d = divmod(_o, %s)" % (a, outer[a]))
+        lp.append("_i0 = _o")
+        lp.append("_lo = _q * %s" % R)
+    lp.append("_hi = _lo + %s" % R)
+    lp.append("if _hi > %s: _hi = %s" % (n_src, n_src))
+    if nregs:
+        lp.append("_m = _hi - _lo")
+        for j in range(nregs):
+            lp.append("_t%d = _r%d if _m == %s else _r%d[:_m]" % (j, j, R, j))
+    return lp
+
+
+def _block_reduce(m: Node, src: str, kk: int, dst: Optional[str], r: HoistRenderer):
+    """A reduction over one block's view ``src`` (axes shifted by the ``kk`` outer axes the
+    block fixes): its line and the variable holding its value (``dst`` when given)."""
+    kw = ["axis=%s" % r.value(tuple(a - kk for a in m.attrs["axis"]))]
+    if m.attrs.get("keepdims"):
+        kw.append("keepdims=True")
+    if "dtype" in m.attrs:
+        kw.append("dtype=%s" % r.dt(m.attrs["dtype"]))
+    if "ddof" in m.attrs:
+        kw.append("ddof=%s" % r.value(m.attrs["ddof"]))
+    if dst is not None:
+        return "%s.%s(%s, out=%s)" % (src, m.op, ", ".join(kw), dst), dst
+    var = "_v_%s" % m.name
+    return "%s = %s.%s(%s)" % (var, src, m.op, ", ".join(kw)), var
+
+
+def _block_where(m: Node, args: List[str], dst: Optional[str], is_output: bool):
+    """``np.where`` in a block: two masked copies into ``dst`` when the condition is a
+    boolean array, else ``np.where`` (copied into ``dst`` for an output); the lines and
+    the variable holding the value."""
+    c = m.inputs[0]
+    if type(c) is Node and c.dtype == np.dtype(bool) and dst is not None:
+        return ["np.copyto(%s, %s, casting='unsafe')" % (dst, args[2]),
+                "np.copyto(%s, %s, casting='unsafe', where=%s)" % (dst, args[1], args[0])], dst
+    var = "_v_%s" % m.name
+    lines = ["%s = np.where(%s, %s, %s)" % (var, args[0], args[1], args[2])]
+    if is_output:
+        lines.append("np.copyto(%s, %s)" % (dst, var))
+        var = dst
+    return lines, var
 
 
 def _block_index(g: Group, k: int, x: Node, d: int, full: bool = False) -> Optional[str]:

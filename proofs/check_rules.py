@@ -145,6 +145,10 @@ def subst_subs_replace():
                 defined += [d != 0 for d in divisors(P_, v, zs)] if type(v) is E.Expr else []
             prove_code(lambda v: v == want, [encode(P_, got, zs)], defined, P=P_,
                        what="subs(%s, %s) -> %s" % (x, m, got))
+    # nothing to substitute: an int, an empty mapping, or a mapping of other symbols gives
+    # its input back unchanged
+    for x, m in [(7, maps[0]), (exprs[0], {}), (E.floordiv(S2, 3), {s0: S1 + 1})]:
+        require(E.subs(x, m) is x, "subs(%s, %s) changed its input", x, m)
     # replacement: what the environment keeps after learning an equality (its facts and its
     # ranges: a fact can become a range once a symbol is replaced, a + b <= 20 with
     # a == b + 2 is b <= 9) says, given the equality, exactly what it said before

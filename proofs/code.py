@@ -24,7 +24,8 @@ import z3
 from symshape import expr as E
 from symshape import relations as R
 
-from .pyint import RLIMIT, ProofFailure, Py, _flat, _model_text, _short, zmax, zmin
+from .pyint import (RLIMIT, ProofFailure, Py, _flat, _model_text, _short, limited_solver, zmax,
+                    zmin)
 
 #: per rule run (reset by ``proofs.run_one``): claims proven on the code's own output
 STATS: Dict[str, int] = {"code_claims": 0}
@@ -105,18 +106,10 @@ def prove_code(claim: Callable[..., z3.BoolRef], impl: Sequence, *hyps, P: Optio
     fresh = [_fresh_like(t) for t in impl]
     with_fresh, with_impl = claim(*fresh), claim(*impl)   # may add quotients to P.side
     side = list(P.side) if P is not None else []
-    s = z3.Solver()
-    s.set("rlimit", rlimit)
-    s.add(*hyps)
-    s.add(*side)
-    s.add(z3.Not(with_fresh))
+    s = limited_solver(rlimit, *hyps, *side, z3.Not(with_fresh))
     r = s.check()
     if r == z3.unsat:
-        t = z3.Solver()
-        t.set("rlimit", rlimit)
-        t.add(*hyps)
-        t.add(*side)
-        if t.check() == z3.unsat:
+        if limited_solver(rlimit, *hyps, *side).check() == z3.unsat:
             raise ProofFailure("%svacuous: the hypotheses contradict each other\n  claim: %s"
                                % (lead, _short(with_impl)))
         raise ProofFailure("%svacuous: the claim holds whatever the code computes\n  claim: %s"
@@ -124,11 +117,7 @@ def prove_code(claim: Callable[..., z3.BoolRef], impl: Sequence, *hyps, P: Optio
     if r == z3.unknown:
         raise ProofFailure("%scould not show the claim depends on the code within rlimit=%d"
                            % (lead, rlimit))
-    s = z3.Solver()
-    s.set("rlimit", rlimit)
-    s.add(*hyps)
-    s.add(*side)
-    s.add(z3.Not(with_impl))
+    s = limited_solver(rlimit, *hyps, *side, z3.Not(with_impl))
     r = s.check()
     if r == z3.sat:
         raise ProofFailure("%scounterexample: %s\n  claim: %s"

@@ -95,6 +95,14 @@ def zmax(*xs):
     return out
 
 
+def limited_solver(rlimit: int, *facts):
+    """A Z3 solver holding ``facts`` that gives up (``unknown``) after ``rlimit`` steps."""
+    s = z3.Solver()
+    s.set("rlimit", rlimit)
+    s.add(*facts)
+    return s
+
+
 def prove(claim, *hyps, rlimit: int = RLIMIT, what: str = "") -> None:
     """Raise ``ProofFailure`` unless the hypotheses imply ``claim`` for every integer
     assignment.  ``hyps`` are formulas or lists of formulas: ``prove(c, [h1, h2])`` and
@@ -105,10 +113,8 @@ def prove(claim, *hyps, rlimit: int = RLIMIT, what: str = "") -> None:
     names the lemma in the failure message."""
     hyps = _flat(hyps)
     lead = (what + ": ") if what else ""
-    s = z3.Solver()
-    s.set("rlimit", rlimit)
+    s = limited_solver(rlimit, *hyps)
     if hyps:
-        s.add(*hyps)
         r = s.check()
         if r == z3.unsat:
             raise ProofFailure("%svacuous: the hypotheses contradict each other\n  claim: %s"
@@ -116,9 +122,7 @@ def prove(claim, *hyps, rlimit: int = RLIMIT, what: str = "") -> None:
         if r == z3.unknown:
             raise ProofFailure("%scould not show the hypotheses satisfiable within rlimit=%d"
                                % (lead, rlimit))
-        s = z3.Solver()
-        s.set("rlimit", rlimit)
-        s.add(*hyps)
+        s = limited_solver(rlimit, *hyps)
     s.add(z3.Not(claim))
     r = s.check()
     if r == z3.unsat:

@@ -31,6 +31,14 @@ from .pyint import Py, require, zmax, zmin
 _CODE_ENDS = (-3, -1, 0, 2)
 
 
+def _two_intervals():
+    """A fresh prover, the intervals a = [alo, ahi] and b = [blo, bhi] of a binary rule with
+    the facts wa, wb that they are well formed, and the integers x, y they bound."""
+    E = Ext()
+    x, y = z3.Ints("x y")
+    return (E,) + tuple(E.interval("a")) + tuple(E.interval("b")) + (x, y)
+
+
 def _code_intervals() -> List[ValueRange]:
     """Concrete intervals the code's transfer functions are run on: finite ones around 0
     and the half- and fully-infinite ones."""
@@ -97,10 +105,7 @@ def _contains(E: Ext, lo: X, hi: X, value) -> z3.BoolRef:
 # ---------------------------------------------------------------------------- add / scale / mul
 @proves("range.add")
 def range_add():
-    E = Ext()
-    alo, ahi, wa = E.interval("a")
-    blo, bhi, wb = E.interval("b")
-    x, y = z3.Ints("x y")
+    E, alo, ahi, wa, blo, bhi, wb, x, y = _two_intervals()
     lo, hi = E.add(alo, blo), E.add(ahi, bhi)
     E.prove(_contains(E, lo, hi, x + y), wa, wb, inside(alo, ahi, x), inside(blo, bhi, y))
     _code_sound(RG.vr_add, lambda P_, x, y: x + y, "vr_add")
@@ -126,10 +131,7 @@ def _mul_corners(alo: X, ahi: X, blo: X, bhi: X):
 
 @proves("range.mul")
 def range_mul():
-    E = Ext()
-    alo, ahi, wa = E.interval("a")
-    blo, bhi, wb = E.interval("b")
-    x, y = z3.Ints("x y")
+    E, alo, ahi, wa, blo, bhi, wb, x, y = _two_intervals()
     lo, hi = _mul_corners(alo, ahi, blo, bhi)
     E.prove(_contains(E, lo, hi, x * y), wa, wb, inside(alo, ahi, x), inside(blo, bhi, y))
     _code_sound(RG.vr_mul, lambda P_, x, y: x * y, "vr_mul", step=2)
@@ -179,10 +181,7 @@ def _fdiv_corners(E: Ext, alo: X, ahi: X, blo: X, bhi: X):
 
 
 def _floordiv_branch(sign: int) -> None:
-    E = Ext()
-    alo, ahi, wa = E.interval("a")
-    blo, bhi, wb = E.interval("b")
-    x, y = z3.Ints("x y")
+    E, alo, ahi, wa, blo, bhi, wb, x, y = _two_intervals()
     one_sign = lt(fin(0), blo) if sign > 0 else lt(bhi, fin(0))
     lo, hi = _fdiv_corners(E, alo, ahi, blo, bhi)
     E.prove(_contains(E, lo, hi, E.floordiv(x, y)), wa, wb, one_sign,
@@ -205,10 +204,7 @@ def range_floordiv_neg():
 
 @proves("range.floordiv_straddle")
 def range_floordiv_straddle():
-    E = Ext()
-    alo, ahi, wa = E.interval("a")
-    blo, bhi, wb = E.interval("b")
-    x, y = z3.Ints("x y")
+    E, alo, ahi, wa, blo, bhi, wb, x, y = _two_intervals()
     has_neg, has_pos = lt(blo, fin(0)), lt(fin(0), bhi)
     with E.assuming(has_neg):                               # y in [c, -1]
         nlo, nhi = _fdiv_corners(E, alo, ahi, blo, fin(-1))
@@ -240,10 +236,7 @@ def range_mod_nowrap():
 
 @proves("range.mod_pos")
 def range_mod_pos():
-    E = Ext()
-    alo, ahi, wa = E.interval("a")
-    blo, bhi, wb = E.interval("b")
-    x, y = z3.Ints("x y")
+    E, alo, ahi, wa, blo, bhi, wb, x, y = _two_intervals()
     hi0 = select(is_inf(bhi), POS_INF, fin(bhi.v - 1))
     hi = select(le(fin(0), alo), emin(hi0, ahi), hi0)
     E.prove(_contains(E, fin(0), hi, E.mod(x, y)), wa, wb, lt(fin(0), blo),
@@ -254,10 +247,7 @@ def range_mod_pos():
 
 @proves("range.mod_neg")
 def range_mod_neg():
-    E = Ext()
-    alo, ahi, wa = E.interval("a")
-    blo, bhi, wb = E.interval("b")
-    x, y = z3.Ints("x y")
+    E, alo, ahi, wa, blo, bhi, wb, x, y = _two_intervals()
     lo = select(is_inf(blo), neg(POS_INF), fin(blo.v + 1))
     E.prove(_contains(E, lo, fin(0), E.mod(x, y)), wa, wb, lt(bhi, fin(0)),
             inside(alo, ahi, x), inside(blo, bhi, y))
@@ -267,10 +257,7 @@ def range_mod_neg():
 
 @proves("range.mod_straddle")
 def range_mod_straddle():
-    E = Ext()
-    alo, ahi, wa = E.interval("a")
-    blo, bhi, wb = E.interval("b")
-    x, y = z3.Ints("x y")
+    E, alo, ahi, wa, blo, bhi, wb, x, y = _two_intervals()
     lo0 = select(is_inf(blo), neg(POS_INF), fin(blo.v + 1))
     hi0 = select(is_inf(bhi), POS_INF, fin(bhi.v - 1))
     lo, hi = emin(lo0, fin(0)), emax(hi0, fin(0))

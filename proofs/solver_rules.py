@@ -49,6 +49,16 @@ def _in_ranges(env: ShapeEnv, zs, syms, ranges=None) -> list:
     return out
 
 
+def _check_folds(env: ShapeEnv, syms, cases, what: str) -> None:
+    """Each ``(e, want)`` of ``cases`` simplifies to ``want`` (``None``: to anything) and
+    keeps its value on the ranges of ``syms``."""
+    for e, want in cases:
+        got = env.simplify(e)
+        if want is not None:
+            require(got == want, "%s folded to %s, expected %s", e, got, want)
+        _same_on_ranges(env, syms, e, got, what)
+
+
 def _same_on_ranges(env: ShapeEnv, syms, before, after, what: str) -> None:
     """The environment's output ``after`` (a simplified ``before``) has the same value as
     ``before`` for every symbol value inside the ranges (Z3, not a window)."""
@@ -128,11 +138,7 @@ def fold_minmax_dominance():
              (E.smax(A + 5, B), A + 5), (E.smin(A, B, 1), None),
              (E.smax(2 * B, A - 8, 0), None), (E.smin(A, 2 * A, B + 11), A),
              (E.smin(A, B + 2, 3 * B - 10), None)]
-    for e, want in cases:
-        got = env.simplify(e)
-        if want is not None:
-            require(got == want, "%s folded to %s, expected %s", e, got, want)
-        _same_on_ranges(env, (a, b), e, got, "Min/Max folding")
+    _check_folds(env, (a, b), cases, "Min/Max folding")
 
 
 @proves("fold.small_numerator")
@@ -144,11 +150,7 @@ def fold_small_numerator():
     A, B = a.expr, b.expr
     cases = [(E.floordiv(B, 5), 0), (E.mod(B + 1, 6), B + 1), (E.floordiv(A + B, 15), 0),
              (E.mod(2 * B, 9), 2 * B), (E.floordiv(A, 3), None), (E.mod(A, 7), None)]
-    for e, want in cases:
-        got = env.simplify(e)
-        if want is not None:
-            require(got == want, "%s folded to %s, expected %s", e, got, want)
-        _same_on_ranges(env, (a, b), e, got, "FloorDiv/Mod folding")
+    _check_folds(env, (a, b), cases, "FloorDiv/Mod folding")
 
 
 @proves("fold.recombine_divmod")

@@ -27,18 +27,21 @@ def export(f, args=(), kwargs=None, *, dynamic_shapes=None):
     the program does.  The program: ``ep.module()`` (checks inputs, then runs),
     ``ep.compile()``, ``ep.range_constraints``, ``ep.guards``, ``print(ep)``; see docs/api.md.
     """
+    # why here: import symshape loads the engine only; this on first use
     from .capture.export import export as _export
     return _export(f, args, kwargs, dynamic_shapes=dynamic_shapes)
 
 
 def map(fn, xs, *args):
     """``np.stack([fn(x, *args) for x in xs])``, kept as one node while tracing."""
+    # why here: import symshape loads the engine only; this on first use
     from .capture.control import map as _map
     return _map(fn, xs, *args)
 
 
 def while_loop(cond_fn, body_fn, carried_inputs):
     """``while cond_fn(*vals): vals = body_fn(*vals)``, kept as one node while tracing."""
+    # why here: import symshape loads the engine only; this on first use
     from .capture.control import while_loop as _while_loop
     return _while_loop(cond_fn, body_fn, carried_inputs)
 
@@ -46,6 +49,7 @@ def while_loop(cond_fn, body_fn, carried_inputs):
 def cond(pred, true_fn, false_fn, operands=()):
     """Data-dependent branch kept in the graph (both branches traced); outside tracing it
     runs the chosen branch."""
+    # why here: import symshape loads the engine only; this on first use
     from .capture.control import cond as _cond
     return _cond(pred, true_fn, false_fn, operands)
 
@@ -53,6 +57,7 @@ def cond(pred, true_fn, false_fn, operands=()):
 def custom_op(name, fn=None, *, mutates_args=()):
     """Register a NumPy function as an opaque op kept as one node by export
     (``@ss.custom_op("lib::name")``; give its shapes with ``@op.register_fake``)."""
+    # why here: import symshape loads the engine only; this on first use
     from .capture.custom import custom_op as _custom_op
     return _custom_op(name, fn, mutates_args=mutates_args)
 
@@ -60,6 +65,7 @@ def custom_op(name, fn=None, *, mutates_args=()):
 def save(ep, path, *, format=None):
     """Write an ExportedProgram to ``path``: a ZIP archive of the program as JSON text and
     its arrays as raw bytes (``format="json"``: one JSON text file); no pickle."""
+    # why here: import symshape loads the engine only; this on first use
     from .capture.serialize import save as _save
     return _save(ep, path, format=format)
 
@@ -69,6 +75,7 @@ def load(path, *, mmap_mode=None, verify=None, generators=None):
     source (custom ops it uses must be registered).  ``mmap_mode`` ('r', 'r+', 'c') maps
     the arrays from disk instead of reading them; ``generators`` ({path: rng}) gives the
     random generators a program drew from as model state (others are fresh, unseeded)."""
+    # why here: import symshape loads the engine only; this on first use
     from .capture.serialize import load as _load
     return _load(path, mmap_mode=mmap_mode, verify=verify, generators=generators)
 
@@ -80,6 +87,7 @@ def compile(f=None, *, dynamic=None, backend="numpy", fullgraph=False, cache_siz
     start; ``False``: one variant per shape.  Graph breaks (``print``, data-dependent
     branches, untraceable calls) run eagerly unless ``fullgraph=True``: the function is
     split at them once, and the code between them runs as compiled segments."""
+    # why here: import symshape loads the engine only; this on first use
     from .codegen.jit import compile as _compile
     return _compile(f, dynamic=dynamic, backend=backend, fullgraph=fullgraph,
                     cache_size_limit=cache_size_limit)
@@ -88,6 +96,7 @@ def compile(f=None, *, dynamic=None, backend="numpy", fullgraph=False, cache_siz
 def explain(f, *args, **kwargs):
     """Run ``f(*args, **kwargs)`` through the compiler and report its graphs, graph breaks
     (``file:line: reason``) and op counts."""
+    # why here: import symshape loads the engine only; this on first use
     from .codegen.explain import explain as _explain
     return _explain(f, *args, **kwargs)
 
@@ -96,6 +105,7 @@ def chunkable_axes(ep):
     """Per input path of ``ep``, the axes along which the whole program is local: chunked
     along them (``backend="dask"``), each chunk runs the whole program as one task
     (``{"x": (0,), "w": ()}``)."""
+    # why here: import symshape loads the engine only; this on first use
     from .codegen.chunking import chunkable_axes as _chunkable_axes
     return _chunkable_axes(ep)
 
@@ -112,6 +122,7 @@ __all__ += ["symbolic_shape", "bounds"]
 def from_annotations(f, *, dims=None):
     """The ``dynamic_shapes`` that ``f``'s jaxtyping shape annotations mean
     (``Float[np.ndarray, "batch seq 64"]``); export also proves its return annotation."""
+    # why here: the annotation reader loads on first use, as the face's other entry points
     from .annotations import from_annotations as _from_annotations
     return _from_annotations(f, dims=dims)
 
@@ -121,11 +132,13 @@ __all__ += ["from_annotations"]
 
 # the face wires ExportedProgram's later stages (capture/__init__.py says why)
 def _run_decompositions(ep, table):
+    # why here: import symshape loads the engine only; this on first use
     from .capture.decomp import run_decompositions
     return run_decompositions(ep, table)
 
 
 def _compile_program(ep, backend):
+    # why here: import symshape loads the engine only; this on first use
     from .codegen import compile_program
     return compile_program(ep, backend)
 
@@ -138,6 +151,7 @@ __all__ += ["ExportedProgram"]
 def __getattr__(name):
     # ``ss.ExportedProgram`` for annotations, without importing the tracer at ``import symshape``
     if name == "ExportedProgram":
+        # why here: import symshape loads the engine only; this on first use
         from .capture.program import ExportedProgram
         return ExportedProgram
     raise AttributeError("module 'symshape' has no attribute %r" % name)

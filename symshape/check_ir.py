@@ -25,6 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+from . import relations as R
 from .expr import Expr, IntLike, Sym, format_expr, format_py
 from .infinity import INT_OO, is_inf
 
@@ -242,7 +243,6 @@ def is_check(rec) -> bool:
 
 def cond_py(c, py: Callable[[IntLike], str]) -> str:
     """Python source of a relation (or a ``BoolOp`` of them) with sizes written by ``py``."""
-    from . import relations as R
     if isinstance(c, R.BoolOp):
         return (" %s " % c.op).join("(%s)" % cond_py(a, py) for a in c.args)
     op = {"==": "==", "!=": "!=", "<=": "<="}[c.op]

@@ -5,7 +5,9 @@ from typing import Optional
 
 import numpy as np
 
+from . import relations as R
 from .errors import UserError, where
+from .expr import Sym, subs
 from .symint import SymBool
 from .userframe import user_frame
 
@@ -38,8 +40,6 @@ def runtime_condition(env, c):
     solver never introduces a quotient for one: a congruence on it stays a fact).  Returns
     ``True`` only when the condition holds for every size, never because a replacement
     made it so."""
-    from . import relations as R
-    from .expr import Sym, subs
     if type(c) is bool:
         return c
     mapping = {s: v for s, v in env.replacements.items() if not s.unbacked}

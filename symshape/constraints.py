@@ -21,6 +21,7 @@ from .env import ShapeEnv
 from .errors import where
 from .expr import Expr, IntLike, Sym, format_expr
 from .infinity import is_inf
+from .projection import extreme
 from .ranges import ValueRange
 from .spec import InputLeaf, entry_text
 from .rules import rule
@@ -413,7 +414,6 @@ def relation_box(env: ShapeEnv, pair: Tuple[Sym, Sym], group: list
     it.  The box keeping the most sizes wins (one Dim narrowed first, else both, split
     next to the example or at a quarter, half or three quarters of a finite range); None
     when there is none or the solver does not settle it."""
-    from .projection import extreme
     broken = [R.negate(R.combine("and", group))]
     base = {t: env.ranges[t] for t in pair}
     found = []

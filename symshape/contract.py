@@ -9,7 +9,12 @@ exactly as the input check evaluates it.
 from __future__ import annotations
 
 from typing import List
+
+from . import relations as R
+from .expr import Expr
 from .guards import CheckWriter
+from .infinity import is_inf
+from .projection import implied
 from .rules import rule
 
 
@@ -33,10 +38,6 @@ def shown_facts(cs) -> list:
     cached = cs.__dict__.get("_shown_facts")
     if cached is not None:
         return cached
-    from . import relations as R
-    from .expr import Expr
-    from .projection import implied
-    from .infinity import is_inf
     said = []                         # what range_constraints prints about compound dims
     for e, vr in cs.range_constraints().items():
         if type(e) is Expr and e.as_symbol() is None:

@@ -54,6 +54,7 @@ from .infinity import is_inf
 from .ranges import bound
 from .expr import evaluate
 from .rules import rule
+from .z3bridge import implies
 
 
 def subst_cond(env, c):
@@ -116,7 +117,6 @@ def decide_facts(env, c) -> Optional[bool]:
         return None          # ranges are the whole truth here: undecidable for real
     if witnessed_undecidable(env, c, related):
         return None
-    from .z3bridge import implies
     env.z3_queries += 1
     return implies(related, c, env.ranges)   # None past the budget: a guard decides
 

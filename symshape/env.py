@@ -30,7 +30,7 @@ from . import decision, relations as R, simplify as _simplify, solver
 from . import logs
 from .decision import holds as _holds  # noqa: F401  (read by symbolic.py and tests)
 from .errors import GuardOnDataDependentError, InternalError, UserError, where
-from .expr import Expr, IntLike, Sym, evaluate, subs
+from .expr import Expr, IntLike, Sym, evaluate, format_expr, subs
 from .infinity import INT_OO
 from .logs import dynamic_log
 from .ranges import ValueRange
@@ -440,5 +440,4 @@ def _assigned_name(code: str) -> Optional[str]:
 
 
 def _fmt(x: IntLike, name) -> str:
-    from .expr import format_expr
     return format_expr(x, name)

@@ -300,6 +300,26 @@ def _exact_quotient(a: IntLike, b: "Expr") -> Optional[IntLike]:
     return _make(out, const)
 
 
+def common_atoms(x: "Expr") -> set:
+    """The atoms that divide every term of ``x`` (its constant aside)."""
+    common = set(x.terms[0][0])
+    for term, _ in x.terms[1:]:
+        common &= set(term)
+    return common
+
+
+def divide_terms(x: "Expr", atom: Atom) -> IntLike:
+    """The terms of ``x`` divided by ``atom``, which divides every one of them (see
+    ``common_atoms``); ``x``'s constant is left out."""
+    rest: Dict[Term, int] = {}
+    for term, c in x.terms:
+        t = list(term)
+        t.remove(atom)
+        rest[tuple(t)] = c
+    const = rest.pop((), 0)
+    return _make(rest, const)
+
+
 # --------------------------------------------------------------------------- div / mod
 @rule("floordiv.by_one", "floordiv.neg_divisor", "floordiv.coeff_split",
       "floordiv.const_remainder", "floordiv.nested", "floordiv.self", "floordiv.zero",

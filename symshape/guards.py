@@ -23,7 +23,7 @@ from typing import Callable, Dict, List, Tuple
 from .errors import InternalError
 from .expr import Expr, IntLike, Sym
 from .infinity import is_inf
-from .ranges import ValueRange
+from .ranges import ValueRange, bound
 from .check_ir import (Access, ArrayCheck, Bind, ClassCheck, CongruenceCheck, ConfiguredCheck,
                        GuardCheck, InputCheck, IntCheck, IntValue, Names, PyRenderer,
                        RangeCheck, Read, ReadShape, RelationCheck, ScalarCheck, StaticDim,
@@ -118,7 +118,6 @@ class ConstraintSet:
 
     def range_constraints(self) -> Dict[IntLike, ValueRange]:
         """Each root symbol and each compound input-dim expression, with its range."""
-        from .ranges import bound
         out: Dict[IntLike, ValueRange] = {}
         for s in sorted(self.roots(), key=lambda s: s.key):
             out[s.expr] = self.ranges[s]
@@ -135,7 +134,7 @@ class ConstraintSet:
         cache = self.__dict__.setdefault("_exact_cache", {})
         got = cache.get(e)
         if got is None:
-            from .projection import project
+            from .projection import project  # looked up per call: tests replace it
             syms, facts, grew = set(e.free_symbols), [], True
             while grew:                          # every fact connected to e's symbols
                 grew = False

@@ -148,7 +148,6 @@ def implied(goal, facts: Iterable, ranges: Mapping[Sym, ValueRange],
     ``ranges`` and ``facts`` (proved: the solver finds no point where it fails).  False
     when it does not follow, or when the solver does not finish within the budget (said in
     the debug log): a caller only ever drops what is proved redundant."""
-    from .z3bridge import Encoder, z3mod
     z3 = z3mod()
     budget = budget or Budget()
     enc = Encoder()
@@ -174,7 +173,6 @@ def extreme(goal: IntLike, facts: Iterable, ranges: Mapping[Sym, ValueRange],
     satisfy ``ranges`` and ``facts``: an int, ``-int_oo`` / ``int_oo`` when unbounded,
     ``False`` when no point satisfies them, ``None`` when the solver does not settle it
     within the budget (said in the debug log)."""
-    from .z3bridge import Encoder, z3mod
     z3 = z3mod()
     budget = budget or Budget()
     enc = Encoder()

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Callable, Iterable
 
 from .expr import Atom, Expr, IntLike, Sym, OpAtom, add, atom_expr, scale
+from .expr import common_atoms, divide_terms
 from .infinity import INT_OO, NEG_INT_OO, Bound, is_inf
 from .rules import rule
 
@@ -255,19 +256,11 @@ def _minmax_pushed(x: Expr, sym_range: SymRange):
 def _bound_factored(x: Expr, sym_range: SymRange):
     """``a*(rest) + c`` when atom ``a`` divides every term: interval arithmetic loses less
     when a repeated factor is pulled out (s0*s3 - 2*s3 = s3*(s0 - 2))."""
-    common = set(x.terms[0][0])
-    for term, _ in x.terms[1:]:
-        common &= set(term)
+    common = common_atoms(x)
     if not common:
         return None
     atom = min(common, key=lambda a: a.key)
-    rest = {}
-    for term, c in x.terms:
-        t = list(term)
-        t.remove(atom)
-        rest[tuple(t)] = c
-    const = rest.pop((), 0)
-    inner = Expr(rest, const) if rest else const
+    inner = divide_terms(x, atom)
     return vr_add(vr_mul(bound_atom(atom, sym_range), bound(inner, sym_range)), point(x.const))
 
 

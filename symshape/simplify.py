@@ -14,8 +14,8 @@ from __future__ import annotations
 from typing import Optional
 
 from . import relations as R
-from .expr import Expr, IntLike, OpAtom, Sym, _make, _minmax, add, atom_expr, floordiv, mod
-from .expr import mul, scale, subs
+from .expr import Expr, IntLike, OpAtom, Sym, _minmax, add, atom_expr, floordiv, mod
+from .expr import common_atoms, divide_terms, mul, scale, subs
 from .ranges import ValueRange, bound
 from .infinity import INT_OO
 from .rules import rule
@@ -43,19 +43,10 @@ def strip_positive_factors(env, e: IntLike) -> IntLike:
     to every term whose range is positive changes no comparison with 0."""
     if type(e) is int or e.const or len(e.terms) < 1:
         return e
-    common = set(e.terms[0][0])
-    for t, _ in e.terms[1:]:
-        common &= set(t)
-    for atom in common:
+    for atom in common_atoms(e):
         if type(atom) is Sym and env.ranges.get(atom, DEFAULT_RANGE).lower >= 1 \
                 and atom not in env.replacements:
-            reduced = {}
-            for t, c in e.terms:
-                lst = list(t)
-                lst.remove(atom)
-                reduced[tuple(lst)] = c
-            const = reduced.pop((), 0)
-            inner = _make(reduced, const)
+            inner = divide_terms(e, atom)
             return strip_positive_factors(env, range_fold(env, inner)) \
                 if type(inner) is Expr else inner
     return e

@@ -38,6 +38,7 @@ from .infinity import INT_OO, NEG_INT_OO, is_inf
 from .logs import dynamic_log
 from .ranges import ValueRange, bound
 from .rules import rule
+from .z3bridge import Budget, implies
 
 # Which symbol an equation eliminates first: the freest kind, then the latest allocated.
 ELIMINATE_FIRST = {"unbacked": 4, "intermediate": 3, "quotient": 2, "auto": 2, "dynamic": 2,
@@ -226,7 +227,7 @@ def backed_facts(env) -> list:
 
 def tighten_once(env) -> bool:
     """One round of projecting each group of related facts onto its symbols."""
-    from .projection import project
+    from .projection import project  # looked up per call: tests replace it
     changed = False
     for comp in components(backed_facts(env)):
         syms = sorted({s for f in comp for s in f.free_symbols}, key=lambda s: s.key)
@@ -248,8 +249,6 @@ def tighten_once(env) -> bool:
 @rule("project.drop_implied")
 def drop_implied_facts(env) -> None:
     """Facts that the ranges alone imply say nothing more: they leave the contract."""
-    from .z3bridge import Budget
-    from .z3bridge import implies
     keep = []
     for f in env.facts:
         if any(s.unbacked for s in f.free_symbols):

@@ -25,9 +25,12 @@ import functools
 import os
 from typing import Dict, Iterable, List, Optional
 
+from . import check_ir as C
 from . import relations as R
 from .errors import InternalError
+from .expr import Sym
 from .infinity import is_inf
+from .z3bridge import RLIMIT, Encoder, cond_term, minmax_term, z3mod
 
 
 def enabled() -> bool:
@@ -35,7 +38,6 @@ def enabled() -> bool:
 
 
 def validate_guards(env, cs) -> None:
-    from .z3bridge import Encoder, RLIMIT, z3mod
     z3 = z3mod()
     enc = Encoder()
     hyp = []
@@ -75,7 +77,6 @@ def validate_guards(env, cs) -> None:
 def validate_check(cs, writer, records: Optional[List] = None) -> None:
     """(b): the input check's records (``writer.checks`` unless given), the very records
     the Python renderer writes, against the constraint set."""
-    from .z3bridge import Encoder, RLIMIT, z3mod
     z3 = z3mod()
     enc = Encoder()
     sizes = {}
@@ -158,7 +159,6 @@ class CheckMeaning:
     _STRUCTURAL = ("Read", "StructCheck", "ClassCheck", "ScalarCheck", "ConfiguredCheck")
 
     def __init__(self, size_var, syms: Optional[Dict] = None) -> None:
-        from .z3bridge import z3mod
         self.z3 = z3mod()
         self.size_var = size_var
         self.vars: Dict[str, object] = {}       # check variable -> Z3 integer
@@ -179,7 +179,6 @@ class CheckMeaning:
 
     def record(self, rec) -> None:
         """Add what ``rec`` binds or requires."""
-        from . import check_ir as C
         z3 = self.z3
         t = type(rec)
         if t.__name__ in self._STRUCTURAL:
@@ -244,7 +243,6 @@ class CheckMeaning:
         return py_divmod(self, a, b)
 
     def expr(self, x):
-        from .expr import Sym
         z3 = self.z3
         if type(x) is int:
             return z3.IntVal(x)
@@ -260,22 +258,12 @@ class CheckMeaning:
         z3 = self.z3
         args = [self.expr(a) for a in atom.args]
         if atom.kind in ("Min", "Max"):
-            out = args[0]
-            for a in args[1:]:
-                out = z3.If(a < out, a, out) if atom.kind == "Min" else z3.If(a > out, a, out)
-            return out
+            return minmax_term(z3, atom.kind, args)
         q, r = self.divmod(*args)
         return q if atom.kind == "FloorDiv" else r
 
     def cond(self, c):
-        z3 = self.z3
-        if type(c) is bool:
-            return z3.BoolVal(c)
-        if isinstance(c, R.BoolOp):
-            parts = [self.cond(a) for a in c.args]
-            return z3.And(*parts) if c.op == "and" else z3.Or(*parts)
-        e = self.expr(c.expr)
-        return {"==": e == 0, "!=": e != 0, "<=": e <= 0}[c.op]
+        return cond_term(self.z3, c, self.expr)
 
 
 # --------------------------------------------------------------------------- emitted code
@@ -297,7 +285,6 @@ class CheckCode:
     ``InternalError``: validation never guesses what code does."""
 
     def __init__(self, names: Optional[Dict] = None) -> None:
-        from .z3bridge import z3mod
         self.z3 = z3mod()
         self.env: Dict[str, object] = dict(names or {})
         self.accept: List[object] = []
@@ -392,8 +379,6 @@ def validate_runtime_checks(env, cs, lines: List[str], bound: Iterable) -> None:
     program binds) imply every ``ss.check`` on data-dependent sizes.  The data-dependent
     sizes are free; input roots range over the constraint set; replaced input symbols equal
     their replacement."""
-    from .expr import Sym
-    from .z3bridge import Encoder
     goals = [c for c, _, _ in env.checks if not isinstance(c, bool)]
     if not goals:
         return
@@ -417,7 +402,6 @@ def validate_branch_checks(env, cs, sub, lines: List[str], outer: Dict[str, obje
     computing arrays say nothing about sizes.  ``outer`` maps each name the enclosing code
     has bound to its symbol; a check that reads a size before anything binds it is an
     ``InternalError`` (it would be a ``NameError`` at run time)."""
-    from .z3bridge import Encoder
     goals = [c for c in getattr(sub, "goals", ()) if not isinstance(c, bool)]
     inner = {s.name: s for s in branch_binds(sub)}
     enc = Encoder()
@@ -448,7 +432,6 @@ def branch_binds(sub) -> list:
 def _enforced(env, cs, goals, ex, enc, lines, what: str) -> None:
     """Every goal holds whenever the executed check code ``ex`` accepts, data-dependent
     sizes free, input roots in range, replaced input symbols equal to their replacement."""
-    from .z3bridge import RLIMIT, z3mod
     z3 = z3mod()
     hyp = list(ex.accept) + list(ex.side)
     for f in cs.facts:

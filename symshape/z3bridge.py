@@ -67,6 +67,30 @@ def z3mod():
     return _z3
 
 
+def minmax_term(z3, kind: str, args: list):
+    """``Min`` / ``Max`` (``kind``) of the Z3 integers ``args`` as nested ``If``s."""
+    out = args[0]
+    for a in args[1:]:
+        out = z3.If(a < out, a, out) if kind == "Min" else z3.If(a > out, a, out)
+    return out
+
+
+def cond_term(z3, c, expr):
+    """The Z3 formula of condition ``c`` (a bool, an and / or, or ``e <op> 0``); ``expr``
+    encodes its expressions."""
+    if type(c) is bool:
+        return z3.BoolVal(c)
+    if isinstance(c, BoolOp):
+        parts = [cond_term(z3, a, expr) for a in c.args]
+        return z3.And(*parts) if c.op == "and" else z3.Or(*parts)
+    e = expr(c.expr)
+    if c.op == EQ:
+        return e == 0
+    if c.op == NE:
+        return e != 0
+    return e <= 0
+
+
 class Encoder:
     """Translates expressions, collecting the side conditions of div / mod atoms."""
 
@@ -94,9 +118,7 @@ class Encoder:
         z3 = self.z3
         args = [self.expr(a) for a in atom.args]
         if atom.kind in ("Min", "Max"):
-            out = args[0]
-            for a in args[1:]:
-                out = z3.If(a < out, a, out) if atom.kind == "Min" else z3.If(a > out, a, out)
+            out = minmax_term(z3, atom.kind, args)
         else:
             a, b = args
             q = z3.FreshInt("q")
@@ -109,18 +131,7 @@ class Encoder:
         return out
 
     def cond(self, c):
-        z3 = self.z3
-        if type(c) is bool:
-            return z3.BoolVal(c)
-        if isinstance(c, BoolOp):
-            parts = [self.cond(a) for a in c.args]
-            return z3.And(*parts) if c.op == "and" else z3.Or(*parts)
-        e = self.expr(c.expr)
-        if c.op == EQ:
-            return e == 0
-        if c.op == NE:
-            return e != 0
-        return e <= 0
+        return cond_term(self.z3, c, self.expr)
 
     def range(self, s: Sym, vr) -> list:
         v = self.sym(s)

@@ -3,7 +3,8 @@ imported): every ``import`` of a symshape module anywhere in a file -- at the to
 function -- is an edge.  ``tests/test_layers.py`` checks its layers and cycles;
 ``python tests/import_graph.py [ROOT]`` prints the measures of the issue "layers hold only at
 import time" for the checkout at ROOT (default: this one): internal imports, how many of them
-sit inside functions, the import cycles (sizes) and the largest function."""
+sit inside functions, the import cycles (sizes) and the largest function (``--largest N``:
+the N largest)."""
 from __future__ import annotations
 
 import ast
@@ -142,6 +143,11 @@ def largest_functions(root: str = ROOT, n: int = 1) -> List[Tuple[int, str]]:
 
 
 def main(argv: List[str]) -> None:
+    many = 1
+    if "--largest" in argv:                 # --largest N: list the N longest functions
+        i = argv.index("--largest")
+        many = int(argv[i + 1])
+        argv = argv[:i] + argv[i + 2:]
     root = os.path.abspath(argv[0]) if argv else ROOT
     imports = all_imports(root)
     statements = {(i.source, i.line): i.local for i in imports}
@@ -155,6 +161,9 @@ def main(argv: List[str]) -> None:
         print("  " + " ".join(c))
     size, where = largest_functions(root)[0]
     print("largest function: %d lines (%s)" % (size, where))
+    if many > 1:
+        for size, where in largest_functions(root, many):
+            print("  %4d  %s" % (size, where))
 
 
 if __name__ == "__main__":

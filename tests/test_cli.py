@@ -326,6 +326,14 @@ FIXABLE_CHANGES = [
 ]
 
 
+def replaced(text, changes):
+    """``text`` with each ``(old, new)`` of ``changes`` applied (every ``old`` must occur)."""
+    for old, new in changes:
+        assert old in text
+        text = text.replace(old, new)
+    return text
+
+
 def test_fix_python_spec_forms(tmp_path, capsys, monkeypatch):
     d = copy(os.path.join(FIX, "fixable"), tmp_path)
     path = os.path.join(d, "relations.py")
@@ -335,10 +343,7 @@ def test_fix_python_spec_forms(tmp_path, capsys, monkeypatch):
     code, out, err = run(["check", "--fix", "fixable"], capsys, monkeypatch,
                          cwd=str(tmp_path))
     assert code == 0, out
-    expected = before
-    for old, new in FIXABLE_CHANGES:
-        assert old in expected
-        expected = expected.replace(old, new)
+    expected = replaced(before, FIXABLE_CHANGES)
     assert read(path) == expected
     assert "# keep this comment" in expected
     assert out.splitlines()[-1] == "4 exports: 4 ok, 0 failed, 0 errors"
@@ -414,10 +419,7 @@ def test_fix_pyproject_entries(tmp_path, capsys, monkeypatch):
     code, out, err = run(["check", "--fix", "toml_project"], capsys, monkeypatch,
                          cwd=str(tmp_path))
     assert code == 0, out
-    expected = before
-    for old, new in TOML_CHANGES:
-        assert old in expected
-        expected = expected.replace(old, new)
+    expected = replaced(before, TOML_CHANGES)
     assert read(path) == expected
     assert "ok   models:masked  batch = x.shape[0] = mask.shape[0] in [2, 64]; tokens = x.shape[1] = mask.shape[1] in [2, 32]" in out
 

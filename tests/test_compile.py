@@ -19,6 +19,7 @@ import symshape as ss
 from symshape import Dim
 from symshape.codegen import rt
 from symshape.codegen.artifact import load
+from corpus.llama import apply_rope
 
 A = Dim.AUTO
 RNG = np.random.default_rng(0)
@@ -472,21 +473,12 @@ def test_random_two_input_programs_compile_like_eager(picks):
 
 
 # ----------------------------------------------------------------------------- strided
-def _rope(x, cos, sin):
-    """Rotary embedding over the even / odd halves of the last axis (strided views)."""
-    x1, x2 = x[..., ::2], x[..., 1::2]
-    out = np.empty_like(x)
-    out[..., ::2] = x1 * cos[None, :, None, :] - x2 * sin[None, :, None, :]
-    out[..., 1::2] = x1 * sin[None, :, None, :] + x2 * cos[None, :, None, :]
-    return out
-
-
 def test_arithmetic_groups_run_in_blocks_over_strided_views(small_blocks):
     """RoPE's halves ``x[..., ::2]`` and column slices of a fused projection are strided
     but C-ordered: a group of plain arithmetic runs in blocks over them (no eager
     fallback) and gives eager's bits; a group with exp still falls back on them."""
     def f(x, cos, sin):
-        q = _rope(x, cos, sin)
+        q = apply_rope(x, cos, sin)      # the corpus Llama's: strided even / odd halves
         qkv = q.reshape(q.shape[0], q.shape[1], -1)
         a, b = qkv[:, :, :8], qkv[:, :, 8:]
         return a * 0.5 - b, np.exp(a) + b

@@ -8,6 +8,7 @@ import pytest
 
 import symshape as ss
 from symshape import Dim
+from corpus.seeds import ARGS10, basic, model10, model12
 
 
 def f32(*shape, fill=None):
@@ -32,16 +33,6 @@ def ranges_str(ep):
 
 
 # --------------------------------------------------------------------------- 1, 2
-W1 = f32(10, 100)
-b1 = f32(10)
-
-
-def basic(x, y):
-    h = (x + y) @ W1.T + b1
-    np.maximum(h, 0, out=h)
-    return h
-
-
 def test_01_basic_export_is_functional_and_annotated():
     x, y = f32(8, 100), f32(8, 100)
     ep = ss.export(basic, (x, y))
@@ -53,7 +44,7 @@ def test_01_basic_export_is_functional_and_annotated():
     for node in ep.graph.nodes:
         assert not node.op.endswith("_")
         assert "out" not in node.attrs
-        assert node.source == "" or re.search(r"test_seed_export\.py:\d+$", node.source)
+        assert node.source == "" or re.search(r"seeds\.py:\d+$", node.source)
     sig = ep.graph_signature
     assert sig.lifted_constants == ["W1", "b1"]
     assert sig.user_inputs == ["x", "y"]
@@ -146,18 +137,7 @@ def test_09_suggested_fixes_round_trip():
 
 
 # --------------------------------------------------------------------------- 10-12
-W10 = np.random.default_rng(0).standard_normal((5, 3))
 A = Dim.AUTO
-
-
-def model10(w, x, y, z):
-    x0 = x + y
-    x1 = w @ W10
-    x2 = x0.reshape(-1)
-    return x1, x2 + z
-
-
-ARGS10 = (np.zeros((6, 5)), np.zeros(4), np.zeros((8, 4)), np.zeros(32))
 
 
 def test_10_auto_discovers_the_program(caplog):
@@ -178,7 +158,7 @@ def test_10_auto_discovers_the_program(caplog):
     assert creates[0].startswith("create_symbol s0 = 6 for w.shape[0] VR[2, int_oo]")
     guards = [m for m in msgs if m.startswith("guard added")]
     assert len(guards) == 3
-    assert all("test_seed_export.py" in g for g in guards)
+    assert all("seeds.py" in g for g in guards)          # the program's own file
     assert any("x0 = x + y" in g for g in guards)
     out = ep.module()(np.ones((3, 5)), np.ones(7), np.ones((2, 7)), np.ones(14))
     ref = model10(np.ones((3, 5)), np.ones(7), np.ones((2, 7)), np.ones(14))
@@ -200,14 +180,7 @@ def test_11_dynamic_keeps_its_promise():
 
 
 def test_12_asserts_checks_and_branches_are_guards():
-    def model(w, x, y, z):
-        assert w.shape[0] <= 512
-        ss.check(x.shape[0] >= 16)
-        if w.shape[0] == x.shape[0] + 2:
-            return model10(w, x, y, z)
-        return w
-
-    ep = ss.export(model, (np.zeros((18, 5)), np.zeros(16), np.zeros((8, 16)), np.zeros(128)),
+    ep = ss.export(model12, (np.zeros((18, 5)), np.zeros(16), np.zeros((8, 16)), np.zeros(128)),
                    dynamic_shapes={"w": (A, A), "x": (A,), "y": (A, A), "z": (A,)})
     shapes = shapes_str(ep)
     assert shapes["w"] == ("s2 + 2", "5")

@@ -20,6 +20,7 @@ from symshape.capture.archive import Archive
 from symshape.capture.serialize import (FORMAT, TEXT_VERSION, VERSION, _canonical, _digest, dumps,
                                         loads)
 from symshape.expr import Expr, format_py
+from corpus.seeds import W1, basic, model10, model12
 
 A = Dim.AUTO
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -167,17 +168,8 @@ def round_trip(ep, tmp_path, *calls):
 
 
 # =========================================================================== programs
-# (functions copied from the seed-example and tracer tests, plus the rest of the op set)
-W1 = f32(10, 100)
-b1 = f32(10)
-
-
-def basic(x, y):
-    h = (x + y) @ W1.T + b1
-    np.maximum(h, 0, out=h)
-    return h
-
-
+# (the seed examples' programs of corpus/seeds.py, functions copied from the tracer tests,
+# plus the rest of the op set)
 def mutate(x):
     x[0, 0] = 3
     return x * 2
@@ -204,24 +196,6 @@ def two_outputs_cond(x, y):
         return a - 1, a.max(axis=0) * y[1]
 
     return ss.cond(x.mean() > 0, t, f, [x])
-
-
-W10 = np.random.default_rng(0).standard_normal((5, 3))
-
-
-def model10(w, x, y, z):
-    x0 = x + y
-    x1 = w @ W10
-    x2 = x0.reshape(-1)
-    return x1, x2 + z
-
-
-def model12(w, x, y, z):
-    assert w.shape[0] <= 512
-    ss.check(x.shape[0] >= 16)
-    if w.shape[0] == x.shape[0] + 2:
-        return model10(w, x, y, z)
-    return w
 
 
 def seed9(x, y):

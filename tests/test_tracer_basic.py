@@ -250,18 +250,6 @@ def test_len_stays_symbolic_and_a_loop_over_range_specializes(caplog):
     np.testing.assert_array_equal(ep.module()(y), y * 6)
 
 
-def test_data_dependent_branch_names_line_and_suggests_cond():
-    def f(x):
-        if x.sum() > 0:
-            return np.sin(x)
-        return np.cos(x)
-
-    with pytest.raises(ss.GuardOnDataDependentError) as e:
-        ss.export(f, (arr(3),))
-    msg = str(e.value)
-    assert "test_tracer_basic.py" in msg and "if x.sum() > 0:" in msg and "ss.cond" in msg
-
-
 def test_asarray_of_traced_value_is_that_value():
     ep = ss.export(lambda x: np.asarray(x) + np.asanyarray(x, dtype=np.float32),
                    (arr(3),), dynamic_shapes={"x": (A,)})

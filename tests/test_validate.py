@@ -25,6 +25,14 @@ def traced():
                          {"x": (A, A), "y": (A, A)})
 
 
+def written():
+    """The traced program and the check writer that has emitted its input check."""
+    tr = traced()
+    w = CheckWriter(tr.program.constraints)
+    w.emit()
+    return tr, w
+
+
 def test_validation_is_on_in_the_test_suite():
     assert validate.enabled()
 
@@ -46,9 +54,7 @@ def test_detects_a_guard_the_constraint_set_does_not_imply():
 
 
 def test_detects_a_check_that_misses_a_range():
-    tr = traced()
-    w = CheckWriter(tr.program.constraints)
-    w.emit()
+    tr, w = written()
     # the records the renderer writes are what is validated: drop the range check
     w.checks = [r for r in w.checks if type(r) is not C.RangeCheck]
     with pytest.raises(InternalError, match="accepts inputs the constraint set rejects"):
@@ -56,9 +62,7 @@ def test_detects_a_check_that_misses_a_range():
 
 
 def test_detects_a_check_that_is_too_strict():
-    tr = traced()
-    w = CheckWriter(tr.program.constraints)
-    w.emit()
+    tr, w = written()
     shape = next(r for r in w.checks if type(r) is C.ReadShape)
     w.checks.append(C.StaticDim("x.shape[1]", shape.names[1], 4))
     with pytest.raises(InternalError, match="rejects inputs the constraint set admits"):
@@ -66,9 +70,7 @@ def test_detects_a_check_that_is_too_strict():
 
 
 def test_detects_an_off_by_one_in_an_emitted_bound():
-    tr = traced()
-    w = CheckWriter(tr.program.constraints)
-    w.emit()
+    tr, w = written()
     assert any("< 2" in line for line in w.lines), w.lines
     w.checks = [C.RangeCheck(r.sym, 1, r.hi, r.axis, r.coeff, r.rest, r.label)
                 if type(r) is C.RangeCheck else r for r in w.checks]
@@ -77,9 +79,7 @@ def test_detects_an_off_by_one_in_an_emitted_bound():
 
 
 def test_a_check_record_it_cannot_read_is_an_error_not_a_pass():
-    tr = traced()
-    w = CheckWriter(tr.program.constraints)
-    w.emit()
+    tr, w = written()
     w.checks.append("print('hello')")
     with pytest.raises(InternalError, match="cannot read the check record"):
         validate.validate_check(tr.program.constraints, w)

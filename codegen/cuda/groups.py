@@ -42,10 +42,11 @@ import numpy as np
 from symshape.capture.ir import Graph, IndexAttr, Node
 from symshape.capture.ops.traits import VIEW, traits_of
 from symshape.errors import InternalError
-from symshape.expr import Expr, OpAtom, mod, mul, smax, smin, sub
+from symshape.expr import Expr, OpAtom, mod, smax, smin, sub
 from symshape.infinity import INT_OO
 from symshape.ranges import ValueRange, bound
 
+from ..fusion import numel
 from . import cops
 from .cops import Operand, ctype
 
@@ -53,13 +54,6 @@ from .cops import Operand, ctype
 
 class NoFuse(Exception):
     """A root cannot join this kernel."""
-
-
-def numel(shape) -> Any:
-    n = 1
-    for s in shape:
-        n = mul(n, s)
-    return n
 
 
 def same_shape(a, b) -> bool:

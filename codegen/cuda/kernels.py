@@ -598,16 +598,11 @@ class Emitter:
         lines.append("%s%d += ss_d%d;" % (prefix, axes[0], axes[0]))
         return lines
 
-    def _reduce(self, written, index) -> Optional[Kernel]:
-        """A row-reduction kernel.  A *group* of ``ss_g`` threads computes one row: a warp
-        (``ss_g`` = 32, several rows per block, no barrier at all) when the row has at most
-        ``WARP_ROW`` elements, else the whole block.  Each reduction is one phase: the
-        group's threads accumulate their elements, combine across the warp with
-        ``__shfl_xor_sync`` and (``ss_g`` > 32) across warps through one shared scratch buffer
-        after one barrier, so every thread holds the row's result.  When the row fits
-        ``ROW_ITEMS`` elements per thread, each element of an array read along the row is
-        loaded once into registers (fully unrolled loops over ``ss_k``) and every later phase
-        reads the registers; longer rows loop over memory."""
+    def _row_geometry(self):
+        """What both row kernels start from: the shape, the reduced and outer axes, the
+        row count and length (and their C index types); it records the index expressions,
+        whether the rows are columns (the last axis is kept), and ``half``, the shuffle
+        width of the scratch buffer."""
         spec = self.spec
         S = spec.shape
         axes = list(spec.axes)
@@ -620,6 +615,20 @@ class Emitter:
         # a merged mean / variance phase leaves 4 values per warp in shared memory
         self.half = 64 if not self.column and any(
             kind == "welford" for kind, _ in self.merged_pairs().values()) else 32
+        return S, axes, outer_axes, rows, inner, rsz, isz
+
+    def _reduce(self, written, index) -> Optional[Kernel]:
+        """A row-reduction kernel.  A *group* of ``ss_g`` threads computes one row: a warp
+        (``ss_g`` = 32, several rows per block, no barrier at all) when the row has at most
+        ``WARP_ROW`` elements, else the whole block.  Each reduction is one phase: the
+        group's threads accumulate their elements, combine across the warp with
+        ``__shfl_xor_sync`` and (``ss_g`` > 32) across warps through one shared scratch buffer
+        after one barrier, so every thread holds the row's result.  When the row fits
+        ``ROW_ITEMS`` elements per thread, each element of an array read along the row is
+        loaded once into registers (fully unrolled loops over ``ss_k``) and every later phase
+        reads the registers; longer rows loop over memory."""
+        spec = self.spec
+        S, axes, outer_axes, rows, inner, rsz, isz = self._row_geometry()
         lin = self.dom_linear()
         self.row_linear = lin.text if lin is not None else ""
         if axes == [self.nd - 1]:
@@ -653,6 +662,33 @@ class Emitter:
                 loop_lines + ["#endif"]
         rdecode = self._decode_lines("row", outer_axes, "t")
         both = cached_lines + loop_lines
+        body = self._row_loop_head(isz, rsz)
+        body += ["  " + l for l in (rdecode if _uses_coords(rdecode, both) else [])]
+        body.append("  if (ss_inreg) {")
+        body += ["    " + l for l in cached_lines]
+        body.append("  } else {")
+        body += ["    " + l for l in loop_lines]
+        body.append("  }")
+        body.append("}")
+        k = self._kernel(index, "reduce", self.out_names, outs, body)
+        k.rows, k.inner = rows, inner
+        k.columns = self.column
+        k.merged = 0 if self.column else len(self.merged_pairs())
+        if self.rvec:
+            names = {v: n for n, v in self.bufs.items()}
+            k.vec = self.rvec
+            k.vec_arrays = [names[b] for b in self.rvec_bufs]
+            k.vec_positions = [p for p, (kind, v) in enumerate(k.args)
+                               if kind == "in" and any(v is x for x in k.vec_arrays)]
+        k.uses_sync = True
+        k.empty_max = [{"max": "maximum", "min": "minimum"}[r.op] for r in spec.reductions()
+                       if r.op in ("max", "min")]
+        return k
+
+    def _row_loop_head(self, isz: str, rsz: str) -> List[str]:
+        """The row kernel's shared scratch, its group geometry and the opening of its loop
+        over rows (``rsz`` rows of ``isz`` elements): 32 adjacent rows per warp for a column
+        layout, else ``ss_g`` threads per row."""
         if self.column:
             # the last axis is kept: the 32 lanes of a warp take 32 adjacent rows (adjacent
             # addresses: coalesced), the COL_SPLIT warps of the block split each row's
@@ -681,27 +717,7 @@ class Emitter:
                     "for (idx_t row = (idx_t)blockIdx.x * ss_rpb + "
                     "(idx_t)(threadIdx.x / ss_g); row < %s; "
                     "row += (idx_t)gridDim.x * ss_rpb) {" % rsz]
-        body += ["  " + l for l in (rdecode if _uses_coords(rdecode, both) else [])]
-        body.append("  if (ss_inreg) {")
-        body += ["    " + l for l in cached_lines]
-        body.append("  } else {")
-        body += ["    " + l for l in loop_lines]
-        body.append("  }")
-        body.append("}")
-        k = self._kernel(index, "reduce", self.out_names, outs, body)
-        k.rows, k.inner = rows, inner
-        k.columns = self.column
-        k.merged = 0 if self.column else len(self.merged_pairs())
-        if self.rvec:
-            names = {v: n for n, v in self.bufs.items()}
-            k.vec = self.rvec
-            k.vec_arrays = [names[b] for b in self.rvec_bufs]
-            k.vec_positions = [p for p, (kind, v) in enumerate(k.args)
-                               if kind == "in" and any(v is x for x in k.vec_arrays)]
-        k.uses_sync = True
-        k.empty_max = [{"max": "maximum", "min": "minimum"}[r.op] for r in spec.reductions()
-                       if r.op in ("max", "min")]
-        return k
+        return body
 
     def _split(self, written, index) -> Optional[Kernel]:
         """The split-row companion of a row reduction, for few long rows: block b takes
@@ -713,17 +729,8 @@ class Emitter:
         the last pass combines them all and writes the chunk's outputs.  Each pass reads
         the chunk once; the row is read once per reduction plus once to write."""
         spec = self.spec
-        S = spec.shape
-        axes = list(spec.axes)
-        outer_axes = [a for a in range(self.nd) if a not in spec.axes]
-        rows = numel([S[a] for a in outer_axes])
-        inner = numel([S[a] for a in axes])
-        rsz, isz = self.size(rows), self.size(inner)
-        self.index_exprs += [rows, inner, numel(S)]
-        self.column = self.nd - 1 not in spec.axes and not (type(S[-1]) is int and S[-1] == 1)
         self.red_vars, self.row_memo, self.cache, self.cache_decl = {}, {}, None, []
-        self.half = 64 if not self.column and any(
-            kind == "welford" for kind, _ in self.merged_pairs().values()) else 32
+        S, axes, outer_axes, rows, inner, rsz, isz = self._row_geometry()
         lines, outs = self._row_phases(False, isz, axes, written)
         if written is None:
             return None
@@ -1035,31 +1042,7 @@ class Emitter:
             else:
                 ph += loop
                 ph_close = False
-            if self.column:
-                # the COL_SPLIT threads of a column (one per warp) meet in shared memory
-                ph.append("{                        // across warps: one barrier")
-                ph.append("  %s* sh = (%s*)ss_scratch + %d * ss_par;" % (
-                    R.acc_c, R.acc_c, 32 * COL_SPLIT))
-                ph.append("  ss_par ^= 1u;")
-                ph.append("  sh[threadIdx.x] = %s;" % acc)
-                ph.append("  __syncthreads();")
-                ph.append("  %s = sh[ss_col];" % acc)
-                ph.append("  for (unsigned int w = 1; w < ss_g; w++) %s = %s;" % (
-                    acc, R.combine(acc, "sh[32 * w + ss_col]", self.helpers)))
-                ph.append("}")
-            else:
-                ph.append("for (int w = 16; w > 0; w >>= 1) %s = %s;" % (
-                    acc, R.combine(acc, "ss_shfl_xor(%s, w)" % acc, self.helpers)))
-                ph.append("if (ss_g > 32) {          // across warps: one barrier")
-                ph.append("  %s* sh = (%s*)ss_scratch + %d * ss_par;" % (R.acc_c, R.acc_c,
-                                                              self.half))
-                ph.append("  ss_par ^= 1u;")
-                ph.append("  if ((threadIdx.x & 31u) == 0) sh[threadIdx.x >> 5] = %s;" % acc)
-                ph.append("  __syncthreads();")
-                ph.append("  %s = sh[0];" % acc)
-                ph.append("  for (unsigned int w = 1; w < (ss_g >> 5); w++) %s = %s;" % (
-                    acc, R.combine(acc, "sh[w]", self.helpers)))
-                ph.append("}")
+            ph += self._combine_across(R, acc)
             if ph_close:
                 ph.append("if (ss_lane == 0%s) %s[row * ss_nch + ss_c] = %s;" % (
                     " && ss_live" if self.column else "", ws, acc))
@@ -1071,6 +1054,50 @@ class Emitter:
             self.red_vars[r] = rv
             pi, slot = pi + 1, slot + 1
         self.phase_count, self.ws_slots = pi, slot
+        got = self._row_outputs(cached, isz, jdecode, written)
+        if got is None:
+            return [], []
+        tail, outs = got
+        return self.cache_decl + phases + tail, outs
+
+    def _combine_across(self, R, acc: str) -> List[str]:
+        """Combine the group's per-thread accumulators ``acc`` so every thread holds the
+        row's value: through shared memory for a column layout, else across the warp by
+        shuffles and (groups wider than a warp) across warps after one barrier."""
+        ph: List[str] = []
+        if self.column:
+            # the COL_SPLIT threads of a column (one per warp) meet in shared memory
+            ph.append("{                        // across warps: one barrier")
+            ph.append("  %s* sh = (%s*)ss_scratch + %d * ss_par;" % (
+                R.acc_c, R.acc_c, 32 * COL_SPLIT))
+            ph.append("  ss_par ^= 1u;")
+            ph.append("  sh[threadIdx.x] = %s;" % acc)
+            ph.append("  __syncthreads();")
+            ph.append("  %s = sh[ss_col];" % acc)
+            ph.append("  for (unsigned int w = 1; w < ss_g; w++) %s = %s;" % (
+                acc, R.combine(acc, "sh[32 * w + ss_col]", self.helpers)))
+            ph.append("}")
+        else:
+            ph.append("for (int w = 16; w > 0; w >>= 1) %s = %s;" % (
+                acc, R.combine(acc, "ss_shfl_xor(%s, w)" % acc, self.helpers)))
+            ph.append("if (ss_g > 32) {          // across warps: one barrier")
+            ph.append("  %s* sh = (%s*)ss_scratch + %d * ss_par;" % (R.acc_c, R.acc_c,
+                                                          self.half))
+            ph.append("  ss_par ^= 1u;")
+            ph.append("  if ((threadIdx.x & 31u) == 0) sh[threadIdx.x >> 5] = %s;" % acc)
+            ph.append("  __syncthreads();")
+            ph.append("  %s = sh[0];" % acc)
+            ph.append("  for (unsigned int w = 1; w < (ss_g >> 5); w++) %s = %s;" % (
+                acc, R.combine(acc, "sh[w]", self.helpers)))
+            ph.append("}")
+        return ph
+
+    def _row_outputs(self, cached: bool, isz: str, jdecode, written):
+        """After the reduction phases: the lines writing the elementwise outputs (one more
+        pass over the row) and the row outputs (one lane per row), and the nodes written;
+        ``None`` when only sizing the kernel (``written`` is None)."""
+        spec = self.spec
+        phases: List[str] = []
         self.memo, self.body, self.pre = {}, [], []
         stores = []
         for n, role in spec.roots:
@@ -1081,7 +1108,7 @@ class Emitter:
             if role == "rowout":
                 row_stores.append((n, self.value(n, self.row_out_coords(n))))
         if written is None:
-            return [], []
+            return None
         out_names = self.out_names
         if stores:
             lin = self.dom_linear() or self.horner(self.dom, spec.shape)
@@ -1106,7 +1133,7 @@ class Emitter:
                        for n, v in row_writes]
             phases.append("}")
         outs = [n for n, _ in stores] + red_out + [n for n, _ in row_stores]
-        return self.cache_decl + phases, outs
+        return phases, outs
 
     def _kernel(self, index: int, kind: str, out_names: Dict[Node, str], outs: List[Node],
                 body: List[str], extra=()) -> Kernel:

@@ -83,8 +83,11 @@ class Llama:
 
     def forward(self, tokens, start_pos):
         """Logits for ``tokens`` (batch, length) written at cache position ``start_pos``."""
-        _, L = tokens.shape
-        h = self.tok_embedding[tokens]
+        return self.decode(self.tok_embedding[tokens], start_pos)
+
+    def decode(self, h, start_pos):
+        """Logits from the token embeddings ``h`` (batch, length, dim) at ``start_pos``."""
+        L = h.shape[1]
         cos = self.freqs_cos[start_pos:start_pos + L]
         sin = self.freqs_sin[start_pos:start_pos + L]
         mask = None
@@ -102,16 +105,6 @@ class ChattyLlama(Llama):
     break for ss.compile)."""
 
     def forward(self, tokens, start_pos):
-        _, L = tokens.shape
         h = self.tok_embedding[tokens]
         print("tokens", tokens.shape, "at", start_pos)
-        cos = self.freqs_cos[start_pos:start_pos + L]
-        sin = self.freqs_sin[start_pos:start_pos + L]
-        mask = None
-        if L > 1:
-            mask = np.full((L, L), float("-inf"))
-            mask = np.triu(mask, k=1)
-            mask = np.hstack([np.zeros((L, start_pos)), mask])
-        for layer in self.layers:
-            h = layer(h, start_pos, cos, sin, mask)
-        return rms_norm(h, self.norm) @ self.output
+        return self.decode(h, start_pos)
