@@ -1,0 +1,74 @@
+"""Hostile checks on error messages: a shape error raised while tracing never specializes the
+sizes it names (no spurious ``str() specialized`` warning), and graph-break notes never show a
+placeholder where the user's function should be named."""
+import logging
+import warnings
+
+import numpy as np
+import pytest
+
+import symshape as ss
+
+A = ss.Dim.AUTO
+X, Y = np.ones((4, 3)), np.ones((5, 3))
+W = np.ones((3, 5), np.float32)
+
+# programs that fail for the example shapes, each naming sizes in its message
+FAILING = {
+    "matmul": (lambda x, y: x @ y, "x.shape[1]"),
+    "tensordot": (lambda x, y: np.tensordot(x, y, axes=([0], [0])), "x.shape[0]"),
+    "einsum": (lambda x, y: np.einsum("ij,ij->i", x, y), "x.shape[0]"),
+    "reshape": (lambda x, y: x.reshape(7, -1) + y.sum(), "x.shape[0]*x.shape[1]"),
+    "split": (lambda x, y: np.split(x, 3, axis=0)[0] + y.sum(), "x.shape[0]"),
+    "index": (lambda x, y: x[5] + y[0], "x.shape[0]"),
+    "repeat": (lambda x, y: np.repeat(x, np.array([1, 2, 3, 4, 5]), axis=0) + y.sum(),
+               "x.shape[0]"),
+    "solve": (lambda x, y: np.linalg.solve(x[:, :3], y[:3]), "x.shape[0]"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FAILING))
+def test_shape_errors_name_sizes_without_specializing(name, caplog):
+    f, named = FAILING[name]
+    with pytest.raises((ValueError, IndexError)):     # eager NumPy rejects these shapes too
+        f(X.copy(), Y.copy())
+    with caplog.at_level(logging.WARNING, logger="symshape"):
+        with pytest.raises(ss.UserError) as e:
+            ss.export(f, (X, Y), dynamic_shapes=[(A, A), (A, A)])
+    assert named in str(e.value)
+    assert "specialized" not in caplog.text, caplog.text
+
+
+def test_jit_recompile_on_a_bad_shape_does_not_warn_about_str(caplog):
+    def f(x):
+        return x @ W
+
+    jit = ss.compile(f)
+    jit(np.ones((6, 3), np.float32))
+    jit(np.ones((7, 3), np.float32))
+    with caplog.at_level(logging.WARNING, logger="symshape"):
+        with pytest.raises(ValueError):
+            jit(np.ones((5, 4), np.float32))
+    assert "str()" not in caplog.text, caplog.text
+
+
+def test_break_inside_a_branch_names_no_placeholder():
+    def model(x, y):
+        def same(x, y):
+            ss.check(x.shape[0] == y.shape[0])
+            return x + y
+
+        def other(x, y):
+            return x - 1.0
+
+        return ss.cond(x.sum() > 0, same, other, (x, y))
+
+    jit = ss.compile(model)
+    jit(np.ones((4, 3)), np.ones((4, 3)))
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        out = jit(-np.ones((5, 3)), np.ones((6, 3)))
+    np.testing.assert_array_equal(out, -np.ones((5, 3)) - 1.0)
+    text = "\n".join(str(m.message) for m in w)
+    assert "inside ?" not in text and "decorate ?" not in text, text
+    assert "1 segments" not in text, text
