@@ -263,7 +263,9 @@ class CupyRuntime:
         self.rt = _CupyRT(cupy)
 
     def asarray(self, v):
-        return self.cp.ascontiguousarray(self.cp.asarray(v)) if isinstance(v, np.ndarray) else v
+        # ascontiguousarray makes a 0-d array 1-d: keep the constant's shape
+        return self.cp.ascontiguousarray(self.cp.asarray(v)).reshape(v.shape) \
+            if isinstance(v, np.ndarray) else v
 
     def aligned(self, a) -> bool:
         return a.data.ptr % 16 == 0
