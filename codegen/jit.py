@@ -530,10 +530,13 @@ class CompiledFunction:
                              AUTO if i in dyn else None for i in range(len(shape)))
             return tuple(AUTO if i in dyn else None for i in range(len(shape)))
         if isinstance(v, int) and not isinstance(v, bool) and self.dynamic is not False:
-            first = self._first.setdefault(path, (v,))
+            # kept apart from an array's record: one parameter may take an int on one call
+            # and an array on another
+            key = path + " (int)"
+            first = self._first.setdefault(key, (v,))
             if first != (v,):
-                self._dyn.setdefault(path, set()).add(None)
-            return AUTO if self._dyn.get(path) else None
+                self._dyn.setdefault(key, set()).add(None)
+            return AUTO if self._dyn.get(key) else None
         return None
 
     # ------------------------------------------------------------------ breaks
