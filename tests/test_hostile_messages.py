@@ -72,3 +72,24 @@ def test_break_inside_a_branch_names_no_placeholder():
     text = "\n".join(str(m.message) for m in w)
     assert "inside ?" not in text and "decorate ?" not in text, text
     assert "1 segments" not in text, text
+
+
+def every_fourth_plus_one(x):
+    ss.check(x.shape[0] % 4 == 1)
+    ss.check(x.shape[0] <= 17)
+    return x * 2
+
+
+@pytest.mark.parametrize("runner", ["module", "compile"])
+@pytest.mark.parametrize("rows, expected", [
+    (6, "x.shape[0] = 6 is not of the form 4*k + 1 required by the program"),
+    (21, "x.shape[0] = 21 is outside the range [5, 17]"),
+    (1, "x.shape[0] = 1 is outside the range [5, 17]"),
+])
+def test_runtime_checks_on_a_solved_axis_name_no_internal_symbol(runner, rows, expected):
+    ep = ss.export(every_fourth_plus_one, (np.ones((9, 3)),), dynamic_shapes={"x": (A, A)})
+    run = ep.module() if runner == "module" else ep.compile()
+    np.testing.assert_array_equal(run(np.ones((13, 3))), np.full((13, 3), 2.0))
+    with pytest.raises(ss.UserError) as e:
+        run(np.ones((rows, 3)))
+    assert str(e.value) == expected
