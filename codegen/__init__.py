@@ -46,7 +46,7 @@ def compile_program(ep, backend: str = "numpy"):
 def _numpy_factory(ep):
     from .numpy_backend import generate_program
     from .artifact import attach
-    return attach(generate_program(ep), "numpy")
+    return attach(generate_program(ep), "numpy", ep)
 
 
 register_backend("numpy", _numpy_factory)

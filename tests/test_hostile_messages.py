@@ -93,3 +93,30 @@ def test_runtime_checks_on_a_solved_axis_name_no_internal_symbol(runner, rows, e
     with pytest.raises(ss.UserError) as e:
         run(np.ones((rows, 3)))
     assert str(e.value) == expected
+
+
+def scaled_or_summed(x, y=None, *, scale=1.0):
+    return x * scale if y is None else x + y
+
+
+@pytest.mark.parametrize("backend", ["numpy", "cupy"])
+@pytest.mark.parametrize("args, kwargs, says", [
+    ((), {}, "missing a required argument: 'x'"),
+    ((np.ones(3),), {"sclae": 1.0}, "got an unexpected keyword argument 'sclae'"),
+    ((np.ones(3), None, 3), {}, "too many positional arguments"),
+])
+def test_compiled_programs_refuse_calls_that_do_not_fit_the_signature(backend, args, kwargs,
+                                                                      says):
+    ep = ss.export(scaled_or_summed, (np.ones(3),), dynamic_shapes={"x": (A,)})
+    if backend == "cupy":
+        import shutil
+        if shutil.which("g++") is None:
+            pytest.skip("the CUDA emulator needs g++")
+        from symshape.codegen.cuda import compile_cupy
+        from symshape.codegen.cuda.emulate import emulate
+        run = emulate(compile_cupy(ep))
+    else:
+        run = ep.compile()
+    np.testing.assert_array_equal(run(np.ones(4)), np.ones(4))
+    with pytest.raises(ss.UserError, match="scaled_or_summed.*do not fit its signature: " + says):
+        run(*args, **kwargs)
