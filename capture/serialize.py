@@ -22,7 +22,8 @@ generated code), ``{"slice": [start, stop, step]}``, ``{"index": [...]}``,
 ``{"dtype": "float32"}``, ``{"node": "name"}``, ``{"scalar": ["float32", 1.5]}``,
 ``{"float": "nan"}``, ``{"complex": [re, im]}``, ``{"ellipsis": true}``,
 ``{"subgraph": {...}}``, ``{"cond_expr": ...}``, ``{"custom_op": "lib::name"}``,
-``{"float_expr": [op, [args]]}`` (a float computed from sizes, ``d ** -0.5``).  Dtypes
+``{"float_expr": [op, [args]]}`` (a float computed from sizes, ``d ** -0.5``),
+``{"ufunc": "add"}`` (a NumPy ufunc, ``np.add.at``).  Dtypes
 come from a whitelist of plain numeric and bool dtypes.  Nothing is pickled.
 
 ``load`` executes nothing from the file: every string that reaches generated code (node
@@ -144,6 +145,8 @@ class _Enc:
             return {"cond_expr": self.cond(v.cond)}
         if t is FloatExpr:
             return {"float_expr": [v.op, [self.value(a) for a in v.args]]}
+        if t is np.ufunc and getattr(np, v.__name__, None) is v:
+            return {"ufunc": v.__name__}         # np.add.at(x, idx, 1): NumPy's own ufunc
         if isinstance(v, (np.random.Generator, np.random.RandomState)):
             # a generator held as model state: its kind, never its state (a loaded program
             # draws from a generator the caller gives ss.load, or a fresh one)
@@ -707,6 +710,11 @@ class _Dec:
             return self.subgraph(body)
         if tag == "cond_expr":
             return CondExpr(self.cond(body))
+        if tag == "ufunc":
+            u = getattr(np, self.text(body), None) if isinstance(body, str) else None
+            if type(u) is not np.ufunc or u.__name__ != body:
+                self.fail("%s is not a NumPy ufunc" % _short(body))
+            return u
         if tag == "float_expr":
             parts = self.lst(body)
             if len(parts) != 2 or not (parts[0] == "neg" or parts[0] in _FLOAT_OPS):

@@ -45,3 +45,34 @@ def test_crafted_float_expression_is_refused(bad, tmp_path):
     (tmp_path / "p.json").write_text(json.dumps(doc))
     with pytest.raises(ss.UserError, match="float expression|integer power|takes 2 arg|size"):
         ss.load(tmp_path / "p.json")
+
+
+def scatter_counts(counts, idx):
+    np.add.at(counts, idx, 1.0)
+    return counts * 2
+
+
+def test_ufunc_at_round_trips(tmp_path):
+    ep = ss.export(scatter_counts, (np.zeros(5), np.array([0, 0, 2])),
+                   dynamic_shapes={"counts": (A,), "idx": (A,)})
+    ss.save(ep, tmp_path / "p.json")
+    run = ss.load(tmp_path / "p.json").module()
+    mine, eager = np.zeros(6), np.zeros(6)
+    idx = np.array([1, 1, 1, 3])
+    np.testing.assert_array_equal(run(mine, idx), scatter_counts(eager, idx))
+    np.testing.assert_array_equal(mine, eager)
+
+
+@pytest.mark.parametrize("name", ["system", "frompyfunc", "linalg", 7])
+def test_a_ufunc_tag_names_only_numpy_ufuncs(name, tmp_path):
+    ep = ss.export(scatter_counts, (np.zeros(5), np.array([0, 0, 2])),
+                   dynamic_shapes={"counts": (A,), "idx": (A,)})
+    ss.save(ep, tmp_path / "p.json", format="json")
+    doc = json.loads((tmp_path / "p.json").read_text())
+    text = json.dumps(doc["program"])
+    assert '{"ufunc": "add"}' in text
+    doc["program"] = json.loads(text.replace('{"ufunc": "add"}', json.dumps({"ufunc": name})))
+    doc["checksum"] = _digest(doc["program"])
+    (tmp_path / "p.json").write_text(json.dumps(doc))
+    with pytest.raises(ss.UserError):
+        ss.load(tmp_path / "p.json")
