@@ -120,3 +120,25 @@ def test_compiled_programs_refuse_calls_that_do_not_fit_the_signature(backend, a
     np.testing.assert_array_equal(run(np.ones(4)), np.ones(4))
     with pytest.raises(ss.UserError, match="scaled_or_summed.*do not fit its signature: " + says):
         run(*args, **kwargs)
+
+
+def halves_of_positives(x):
+    idx = np.nonzero(x > 0)[0]
+    return x[idx].reshape(2, -1)
+
+
+def test_data_dependent_advice_is_python_the_user_can_paste():
+    with pytest.raises(ss.GuardOnDataDependentError) as e:
+        ss.export(halves_of_positives, (np.arange(-3.0, 5.0),), dynamic_shapes={"x": (A,)})
+    text = str(e.value)
+    assert "ss.check(idx.shape[0] % 2 == 0)" in text and "Mod(" not in text, text
+
+    def advised(x):
+        idx = np.nonzero(x > 0)[0]
+        ss.check(idx.shape[0] % 2 == 0)
+        return x[idx].reshape(2, -1)
+
+    ep = ss.export(advised, (np.arange(-3.0, 5.0),), dynamic_shapes={"x": (A,)})
+    np.testing.assert_array_equal(ep.module()(np.arange(-1.0, 5.0)), advised(np.arange(-1.0, 5.0)))
+    with pytest.raises(ss.UserError, match="ss.check failed at run time"):
+        ep.module()(np.arange(-1.0, 4.0))      # three positives: the check refuses them
