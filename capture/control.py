@@ -48,6 +48,44 @@ def _annot(v) -> str:
     return repr(v)
 
 
+def _split_operands(t: Tracer, fn: Callable, values: Sequence):
+    """The array operands of a branch or loop body, and ``fn`` taking only those: a NumPy
+    scalar is a 0-d array (NumPy promotes both alike); any other operand (a Python number,
+    a size ``x.shape[0]``) is passed to ``fn`` as it is, like a value ``fn`` closes over, so
+    its weak dtype promotion stays what eager NumPy does."""
+    arrays, fixed = [], {}
+    for i, v in enumerate(values):
+        if isinstance(v, (TracedArray, np.ndarray, np.generic)):
+            arrays.append(t.operand(np.asarray(v) if isinstance(v, np.generic) else v))
+        else:
+            fixed[i] = v
+    if not fixed:
+        return arrays, fn
+
+    def bound(*xs):
+        it = iter(xs)
+        return fn(*[fixed[i] if i in fixed else next(it) for i in range(len(values))])
+    return arrays, bound
+
+
+def _carried_arrays(t: Tracer, vals: Sequence, frame) -> list:
+    """ss.while_loop's carried values as traced arrays; a Python number or a size changes
+    dtype promotion once it is an array, so it is refused with the fix."""
+    out = []
+    for i, v in enumerate(vals):
+        if isinstance(v, np.generic):
+            v = np.asarray(v)
+        if not isinstance(v, (TracedArray, np.ndarray)):
+            shown = describe(v) if isinstance(v, SymInt) else repr(v)
+            raise UserError("ss.while_loop: carried value %d (%s) is a Python %s, not an "
+                            "array; carry np.int64(%s) or np.asarray(%s) instead (a value that "
+                            "does not change can be read from the enclosing scope)%s"
+                            % (i, shown, "size" if isinstance(v, SymInt) else type(v).__name__,
+                               shown, shown, where(frame)))
+        out.append(t.operand(v))
+    return out
+
+
 def cond(pred, true_fn: Callable, false_fn: Callable, operands: Sequence = ()):
     """Run ``true_fn(*operands)`` if ``pred`` else ``false_fn(*operands)``; while tracing,
     keep both in the graph."""
@@ -72,11 +110,8 @@ def cond(pred, true_fn: Callable, false_fn: Callable, operands: Sequence = ()):
     else:
         raise UserError("ss.cond: the predicate must be a bool, a size comparison or a 0-d "
                         "array, got %s%s" % (type(pred).__name__, where(frame)))
-    ops = [t.operand(o) if isinstance(o, (TracedArray, np.ndarray)) else o for o in operands]
-    for o in ops:
-        if type(o) is not TracedArray:
-            raise UserError("ss.cond: operands must be arrays, got %s%s"
-                            % (type(o).__name__, where(frame)))
+    ops, true_fn = _split_operands(t, true_fn, operands)
+    _, false_fn = _split_operands(t, false_fn, operands)
     t.__dict__.setdefault("_cond_count", [0])
     k = t._cond_count[0]
     t._cond_count[0] += 1
@@ -329,12 +364,13 @@ def map(fn: Callable, xs, *args):
                         % where(frame))
     if not (x.shape[0] >= 1):
         raise UserError("ss.map over an empty leading axis%s" % where(frame))
-    rest = [t.operand(a) for a in args]
+    rest, body = _split_operands(t, fn, (xs,) + tuple(args))
+    rest = rest[1:]
     t.__dict__.setdefault("_cond_count", [0])
     k = t._cond_count[0]
     t._cond_count[0] += 1
     row = TracedArray(t, x.node, x.shape[1:], x.dtype)     # stands for xs[i] in the body
-    sub, outs, spec, _ = _trace_branch(t, fn, [row] + rest, "map_body_%d" % k, local=False)
+    sub, outs, spec, _ = _trace_branch(t, body, [row] + rest, "map_body_%d" % k, local=False)
     if len(outs) != 1:
         raise UserError("ss.map: the body must return one array%s" % where(frame))
     out = outs[0]
@@ -355,7 +391,7 @@ def while_loop(cond_fn: Callable, body_fn: Callable, carried_inputs: Sequence):
             vals = tuple(body_fn(*vals))
         return vals
     frame = user_frame(2)
-    ops = [t.operand(v) for v in vals]
+    ops = _carried_arrays(t, vals, frame)
     t.__dict__.setdefault("_cond_count", [0])
     k = t._cond_count[0]
     t._cond_count[0] += 1

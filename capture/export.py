@@ -27,6 +27,7 @@ from symshape.guards import CheckWriter, ConstraintSet, InputDesc, OfClass, keys
 from symshape.checks import runtime_condition
 from symshape.ranges import ValueRange
 from symshape.spec import InputLeaf, bind_inputs, match
+from symshape.symfloat import SymFloat
 from symshape.symint import SymInt
 from symshape.logs import dynamic_log
 from symshape.infinity import INT_OO, NEG_INT_OO
@@ -419,6 +420,8 @@ def _output(tracer: Tracer, v):
         return tracer.constant(v).node
     if type(v) is SymInt:
         return tracer.env.simplify(v.expr)
+    if type(v) is SymFloat:         # a float computed from sizes (n / 2): computed at run time
+        return v.fexpr.map_sizes(tracer.env.simplify)
     if v is None or isinstance(v, (bool, int, float, complex, str, np.generic)):
         return v
     raise UserError("the function returned a %s; export supports arrays, sizes, Python "

@@ -21,7 +21,9 @@ finite float, str) and tagged one-key objects otherwise: ``{"tuple": [...]}``,
 generated code), ``{"slice": [start, stop, step]}``, ``{"index": [...]}``,
 ``{"dtype": "float32"}``, ``{"node": "name"}``, ``{"scalar": ["float32", 1.5]}``,
 ``{"float": "nan"}``, ``{"complex": [re, im]}``, ``{"ellipsis": true}``,
-``{"subgraph": {...}}``, ``{"cond_expr": ...}``, ``{"custom_op": "lib::name"}``.  Dtypes
+``{"subgraph": {...}}``, ``{"cond_expr": ...}``, ``{"custom_op": "lib::name"}``,
+``{"float_expr": [op, [args]]}`` (a float computed from sizes, ``d ** -0.5``),
+``{"ufunc": "add"}`` (a NumPy ufunc, ``np.add.at``).  Dtypes
 come from a whitelist of plain numeric and bool dtypes.  Nothing is pickled.
 
 ``load`` executes nothing from the file: every string that reaches generated code (node
@@ -57,6 +59,7 @@ from symshape.expr import Expr, IntLike, OpAtom, Sym, add, atom_expr, format_py,
 from symshape.guards import ConstraintSet, InputDesc, OfClass
 from symshape.infinity import INT_OO, NEG_INT_OO, is_inf
 from symshape.ranges import ValueRange
+from symshape.symfloat import _PY as _FLOAT_OPS, FloatExpr
 from symshape.userframe import UserFrame
 
 from . import archive, layout
@@ -140,6 +143,10 @@ class _Enc:
             return {"subgraph": self.subgraph(v)}
         if t is CondExpr:
             return {"cond_expr": self.cond(v.cond)}
+        if t is FloatExpr:
+            return {"float_expr": [v.op, [self.value(a) for a in v.args]]}
+        if t is np.ufunc and getattr(np, v.__name__, None) is v:
+            return {"ufunc": v.__name__}         # np.add.at(x, idx, 1): NumPy's own ufunc
         if isinstance(v, (np.random.Generator, np.random.RandomState)):
             # a generator held as model state: its kind, never its state (a loaded program
             # draws from a generator the caller gives ss.load, or a fresh one)
@@ -703,6 +710,32 @@ class _Dec:
             return self.subgraph(body)
         if tag == "cond_expr":
             return CondExpr(self.cond(body))
+        if tag == "ufunc":
+            u = getattr(np, self.text(body), None) if isinstance(body, str) else None
+            if type(u) is not np.ufunc or u.__name__ != body:
+                self.fail("%s is not a NumPy ufunc" % _short(body))
+            return u
+        if tag == "float_expr":
+            parts = self.lst(body)
+            if len(parts) != 2 or not (parts[0] == "neg" or parts[0] in _FLOAT_OPS):
+                self.fail("a float expression is [op, [args]] with op one of neg, %s"
+                          % ", ".join(sorted(_FLOAT_OPS)))
+            args = []
+            for i, a in enumerate(self.lst(parts[1])):
+                with self.at(i):
+                    a = self.value(a)
+                    if type(a) not in (int, float, Expr, FloatExpr):
+                        self.fail("a float expression's argument is a number, a size or a "
+                                  "float expression")
+                    args.append(a)
+            if len(args) != (1 if parts[0] == "neg" else 2):
+                self.fail("%s takes %d arguments" % (parts[0], 1 if parts[0] == "neg" else 2))
+            if parts[0] == "pow" and type(args[0]) in (int, Expr) and not (
+                    type(args[1]) in (float, FloatExpr) or
+                    (type(args[1]) is int and abs(args[1]) <= 64)):
+                # integer powers are exact Python ints: a huge exponent would never finish
+                self.fail("an integer power's exponent is a float or an int in [-64, 64]")
+            return FloatExpr(parts[0], tuple(args))
         if tag == "generator":
             if body not in _GENERATOR_CLASSES:
                 self.fail("a generator is 'Generator' or 'RandomState'")

@@ -47,7 +47,7 @@ def compile_program(ep, backend: str = "numpy"):
 
 
 def _numpy_factory(ep):
-    return attach(generate_program(ep), "numpy")
+    return attach(generate_program(ep), "numpy", ep)
 
 
 register_backend("numpy", _numpy_factory)

@@ -15,15 +15,17 @@ from typing import Any, Dict, List
 
 import numpy as np
 from symshape import runtime as _runtime
+from symshape.capture.program import signature_checked
 from symshape.version import __version__
 from . import rt as _rtmod
 
 _SKIP = {"np", "_ndarray", "_rt", "_cg", "_SETS", "_P", "__builtins__"}
 
 
-def attach(cp, backend: str):
-    """The callable users get from ``ep.compile``: the checked function, with extras."""
-    fn = cp.full
+def attach(cp, backend: str, ep=None):
+    """The callable users get from ``ep.compile``: the checked function, with extras (a
+    call that does not fit ``ep``'s signature is a UserError naming it, as in module())."""
+    fn = cp.full if ep is None else signature_checked(cp.full, ep.call_signature, ep.name)
     fn.source = cp.source
     fn.backend = backend
     fn.save = lambda path: save(cp, path)

@@ -327,6 +327,10 @@ class DaskProgram(GeneratedFunction):
                     return "(%s)" % format_py(v, lambda s: "_s[%r]" % s.name)
                 return super().value(v)
 
+            def size(self, e):          # the sizes in a float computed from sizes (n / 2)
+                return format_py(e, lambda s: "_s[%r]" % s.name) if type(e) is Expr \
+                    else self.value(e)
+
         text = render_outputs(g.out_spec, leaves, _Sizes(names, ns))
         self._pack = eval("lambda _e, _s: %s" % text, ns)
 

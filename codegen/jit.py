@@ -533,10 +533,13 @@ class CompiledFunction:
                              AUTO if i in dyn else None for i in range(len(shape)))
             return tuple(AUTO if i in dyn else None for i in range(len(shape)))
         if isinstance(v, int) and not isinstance(v, bool) and self.dynamic is not False:
-            first = self._first.setdefault(path, (v,))
+            # kept apart from an array's record: one parameter may take an int on one call
+            # and an array on another
+            key = path + " (int)"
+            first = self._first.setdefault(key, (v,))
             if first != (v,):
-                self._dyn.setdefault(path, set()).add(None)
-            return AUTO if self._dyn.get(path) else None
+                self._dyn.setdefault(key, set()).add(None)
+            return AUTO if self._dyn.get(key) else None
         return None
 
     # ------------------------------------------------------------------ breaks
@@ -595,9 +598,9 @@ class CompiledFunction:
         self.break_calls += 1
         self._fallback_warning(
             "graph break at %s\n%s runs eagerly on every call; the code "
-            "before and after it runs compiled, in %d segments. %s"
+            "before and after it runs compiled, in %d segment%s. %s"
             % (break_detail(brk.frame, brk.reason), self._break_statement(line, brk),
-               len(sp.fns), break_advice(brk.reason)))
+               len(sp.fns), "" if len(sp.fns) == 1 else "s", break_advice(brk.reason)))
         return result
 
     def _break_statement(self, line: int, brk) -> str:
@@ -610,9 +613,12 @@ class CompiledFunction:
             return "That statement"
         import linecache
         text = linecache.getline(code.co_filename, line).strip()
+        # a break parsed from an error message knows the file and line, not the function
+        fn = fr.function if fr.function not in ("?", "", None) else (
+            "the function at %s:%d" % (fr.filename, fr.lineno))
         return ("The break is inside %s, called at %s:%d (%s): that whole statement "
                 "(decorate %s with ss.compile to compile its array work around the break)"
-                % (fr.function, code.co_filename, line, text, fr.function))
+                % (fn, code.co_filename, line, text, fn))
 
     def _segment_eagerly(self, brk, args, kwargs):
         """A segment that cannot be traced as a whole (an input that is an object, not an

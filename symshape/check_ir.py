@@ -295,8 +295,9 @@ class TextRenderer:
         symbol (it has no other name yet: this size is what defines it)."""
         s = rec.sym
         dims = self.names.dim_names
+        # a root without a Dim name is "an integer k" to the user, not its symbol
         return format_expr(s.expr * rec.coeff + rec.rest,
-                           lambda t: dims.get(s, s.name) if t is s else self.names.user(t))
+                           lambda t: dims.get(s, "k") if t is s else self.names.user(t))
 
     def range_subject(self, rec: RangeCheck) -> str:
         """``x.shape[0]``, or ``y.shape[0] (s1 = (y.shape[0] - 1)/2)`` for a solved root."""
@@ -434,6 +435,15 @@ class PyRenderer:
                 conds.append("%s < %d" % (v, rec.lo))
             if not is_inf(rec.hi):
                 conds.append("%s > %d" % (v, rec.hi))
+            if not isinstance(rec.label, str) and type(rec.rest) is int and not (
+                    rec.coeff == 1 and rec.rest == 0):
+                # a root with no Dim name is reported on its axis (x.shape[0] = 21 is
+                # outside [5, 17]), never by its internal symbol
+                on_axis = [_lit(b if is_inf(b) else rec.coeff * b + rec.rest)
+                           for b in (rec.lo, rec.hi)]
+                return (" or ".join(conds),
+                        [repr(rec.axis), "(%d*%s + %d)" % (rec.coeff, v, rec.rest)] + on_axis +
+                        [repr(rec.label)])
             return (" or ".join(conds),
                     [repr(self.text.range_subject(rec)), v, _lit(rec.lo), _lit(rec.hi),
                      repr(rec.label)])

@@ -294,7 +294,7 @@ class ShapeEnv:
             made.append("%s is data-dependent (it is made by %s)" % (
                 self.user_label(u), "`%s` at %s" % (f.code, f.location) if f is not None
                 else "`%s`" % self.infos[u].source))
-        text = c.format(self.user_label)
+        text = c.format(self.user_label, py=True)      # Python the user can paste
         return GuardOnDataDependentError(
             "Could not decide `%s`%s: %s.\n"
             "Add `ss.check(%s)` (or its negation) before this line if you know it holds, "

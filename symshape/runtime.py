@@ -45,7 +45,7 @@ def _array_type_message(path, a, lib):
 def _range_message(what, value, lo, hi, label):
     owner = " of Dim '%s'" % label if label else ""
     note = ""
-    if not label and value < 2 <= lo:
+    if not label and value < 2 and lo == 2:      # otherwise the program set the bound
         note = " (export specializes sizes 0 and 1, so a dynamic axis starts at 2)"
     return "%s = %d is outside the range [%s, %s]%s%s" % (what, value, lo, hi, owner, note)
 

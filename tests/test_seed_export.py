@@ -188,7 +188,7 @@ def test_12_asserts_checks_and_branches_are_guards():
     assert rc["s2"] == "VR[16, 510]" and rc["s2 + 2"] == "VR[18, 512]"
     m = ep.module()
     m(np.zeros((20, 5)), np.zeros(18), np.zeros((2, 18)), np.zeros(36))
-    assert "[16, 510]" in user_error(m, np.zeros((17, 5)), np.zeros(15), np.zeros((2, 15)),
+    assert "[18, 512]" in user_error(m, np.zeros((17, 5)), np.zeros(15), np.zeros((2, 15)),
                                      np.zeros(30))
 
 

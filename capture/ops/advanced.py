@@ -13,7 +13,7 @@ from typing import Any, List
 import numpy as np
 
 from symshape.errors import UserError, where
-from symshape.symint import SymInt
+from symshape.symint import SymInt, describe
 from symshape.userframe import user_frame
 from symshape.rules import rule
 
@@ -136,7 +136,7 @@ def analyze(t: Tracer, x: TracedArray, idx):
             n = x.shape[dim]
             if not (v < n) or not (v >= -n):
                 raise UserError("index %s is out of bounds for axis %d with size %s%s"
-                                % (v, dim, n, _frame()))
+                                % (describe(v), dim, describe(n), _frame()))
             advanced((), to_expr(v))
             dim += 1
     B = broadcast_shapes(b_shapes, "shape mismatch: indexing arrays")

@@ -15,7 +15,7 @@ import numpy as np
 from symshape import relations as R
 from symshape.errors import UserError, where
 from symshape.ranges import ValueRange
-from symshape.symint import SymInt
+from symshape.symint import SymInt, describe
 from symshape.userframe import user_frame
 
 from ..tracer import METHOD_OPS, TracedArray, Tracer, implements, to_expr
@@ -189,7 +189,7 @@ def repeat_counts(t: Tracer, x: TracedArray, counts, axis):
         ax = axis % x.ndim if x.ndim else 0
     if not (c.shape[0] == x.shape[ax]):
         raise UserError("np.repeat: %s counts for an axis of size %s%s"
-                        % (c.shape[0], x.shape[ax], _frame()))
+                        % (describe(c.shape[0]), describe(x.shape[ax]), _frame()))
     u = new_size(t, "repeat(%s)" % x.node.name, _NO_UPPER)
     shape = tuple(u if i == ax else s for i, s in enumerate(x.shape))
     out = t.emit("repeat_counts", (x.node, c.node), {"axis": ax}, shape, x.dtype)

@@ -17,7 +17,7 @@ import numpy as np
 
 from symshape.errors import UserError, where
 from symshape.expr import smin
-from symshape.symint import SymInt
+from symshape.symint import SymInt, describe
 from symshape.userframe import user_frame
 
 from ..tracer import TracedArray, Tracer, implements, shape_repr, to_expr
@@ -70,7 +70,7 @@ def core_shapes(core: Core, arrays: List[TracedArray], what: str,
                 sizes[letter] = s
             elif not (sizes[letter] == s):
                 raise UserError("%s: sizes that must be equal differ (%s and %s) in shapes %s%s"
-                                % (what, sizes[letter], s,
+                                % (what, describe(sizes[letter]), describe(s),
                                    " and ".join(shape_repr(a.shape) for a in arrays),
                                    where(user_frame(4))))
     batch = broadcast_shapes(batches, "%s batch dimensions" % what)

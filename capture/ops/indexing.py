@@ -12,7 +12,7 @@ from typing import Any, List, Tuple
 import numpy as np
 
 from symshape.errors import UserError, where
-from symshape.symint import SymInt, sym_max, sym_min
+from symshape.symint import SymInt, describe, sym_max, sym_min
 from symshape.userframe import user_frame
 from symshape.rules import rule
 
@@ -125,7 +125,7 @@ def region(x: TracedArray, items) -> Tuple[tuple, list]:
             v = _as_int(i)
             if not (v < n) or not (v >= -n):
                 raise UserError("index %s is out of bounds for axis %d with size %s%s"
-                                % (v, dim, n, _frame()))
+                                % (describe(v), dim, describe(n), _frame()))
             norm.append(to_expr(v))
         dim += 1
     return tuple(shape), norm
@@ -158,7 +158,7 @@ def bound_constant_index(i: TracedArray, n, axis: int) -> None:
     hi, lo = int(values.max()), int(values.min())
     if not (hi < n) or not (lo >= -n):
         raise UserError("index %d is out of bounds for axis %d with size %s%s"
-                        % (hi if not (hi < n) else lo, axis, n, _frame()))
+                        % (hi if not (hi < n) else lo, axis, describe(n), _frame()))
 
 
 def _ranges_as_arrays(t: Tracer, idx):

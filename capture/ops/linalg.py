@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from symshape.errors import UserError, where
+from symshape.symint import describe
 from symshape.userframe import user_frame
 from symshape.rules import rule
 
@@ -36,7 +37,8 @@ def matmul_shape(a: tuple, b: tuple, what: str = "matmul") -> tuple:
     if not (k1 == k2):
         raise UserError("%s: the contracted sizes differ: %s (last axis of the first operand, "
                         "shape %s) vs %s (%s axis of the second, shape %s)%s"
-                        % (what, k1, shape_repr(a), k2, "only" if b1 else "second-to-last",
+                        % (what, describe(k1), shape_repr(a), describe(k2),
+                           "only" if b1 else "second-to-last",
                            shape_repr(b), _frame()))
     batch = broadcast_shapes([aa[:-2], bb[:-2]], "%s batch dimensions" % what)
     out = list(batch)
@@ -162,7 +164,7 @@ def _einsum(t, subscripts, *operands, out=None, dtype=None, order="K", casting="
             if c in sizes:
                 if not (sizes[c] == sz):
                     raise UserError("np.einsum: sizes for subscript %r differ: %s vs %s%s"
-                                    % (c, sizes[c], sz, _frame()))
+                                    % (c, describe(sizes[c]), describe(sz), _frame()))
             else:
                 sizes[c] = sz
     for c in outs:
@@ -200,7 +202,7 @@ def _tensordot(t, a, b, axes=2):
     for i, j in zip(ax_a, ax_b):
         if not (x.shape[i] == y.shape[j]):
             raise UserError("np.tensordot: contracted sizes differ: %s vs %s%s"
-                            % (x.shape[i], y.shape[j], _frame()))
+                            % (describe(x.shape[i]), describe(y.shape[j]), _frame()))
     shape = tuple(s for i, s in enumerate(x.shape) if i not in ax_a) + \
         tuple(s for j, s in enumerate(y.shape) if j not in ax_b)
     dt = resolve(np.matmul, [x, y])

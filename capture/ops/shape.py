@@ -8,7 +8,7 @@ from typing import Sequence
 import numpy as np
 
 from symshape.errors import UserError, where
-from symshape.symint import SymInt, sym_min, sym_max
+from symshape.symint import SymInt, describe, sym_min, sym_max
 from symshape.userframe import user_frame
 from symshape.expr import smax, smin
 from symshape.rules import rule
@@ -83,14 +83,15 @@ def reshape(t: Tracer, x: TracedArray, newshape) -> TracedArray:
             raise UserError("reshape: cannot infer -1 next to a size 0%s" % _frame())
         if not (numel % known == 0):
             raise UserError("cannot reshape an array of shape %s (size %s) into shape %s: the "
-                            "size is not divisible by %s%s" % (shape_repr(x.shape), numel,
-                                                               shape_repr(target), known, _frame()))
+                            "size is not divisible by %s%s" % (shape_repr(x.shape), describe(numel),
+                                                               shape_repr(target), describe(known),
+                                                               _frame()))
         out = list(target)
         out[holes[0]] = numel // known
     else:
         if not (numel == prod(target)):
             raise UserError("cannot reshape an array of shape %s (size %s) into shape %s%s"
-                            % (shape_repr(x.shape), numel, shape_repr(target), _frame()))
+                            % (shape_repr(x.shape), describe(numel), shape_repr(target), _frame()))
         out = list(target)
     return t.emit("reshape", (x.node,), {"shape": tuple(map(to_expr, target))}, tuple(out),
                   x.dtype)
@@ -426,7 +427,7 @@ def _split(t, ary, indices_or_sections, axis=0):
             raise UserError("np.split: the number of sections must be > 0%s" % _frame())
         if not (n % k == 0):
             raise UserError("np.split: array split does not result in an equal division: "
-                            "size %s into %d sections%s" % (n, k, _frame()))
+                            "size %s into %d sections%s" % (describe(n), k, _frame()))
         q = n // k
         return _split_at(t, x, ax, [(i * q, (i + 1) * q) for i in range(k)])
     idx = list(indices_or_sections)

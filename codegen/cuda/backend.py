@@ -24,6 +24,7 @@ import numpy as np
 from symshape import runtime as _runtime
 from symshape.errors import UserError
 from symshape.capture.ir import Subgraph
+from symshape.capture.program import signature_checked
 from symshape.expr import Expr, format_py
 from symshape.capture.function_writer import GeneratedFunction, Writing, program_spec, write
 from symshape.capture.pycode import Renderer, after_node, node_lines
@@ -263,7 +264,9 @@ class CupyRuntime:
         self.rt = _CupyRT(cupy)
 
     def asarray(self, v):
-        return self.cp.ascontiguousarray(self.cp.asarray(v)) if isinstance(v, np.ndarray) else v
+        # ascontiguousarray makes a 0-d array 1-d: keep the constant's shape
+        return self.cp.ascontiguousarray(self.cp.asarray(v)).reshape(v.shape) \
+            if isinstance(v, np.ndarray) else v
 
     def aligned(self, a) -> bool:
         return a.data.ptr % 16 == 0
@@ -363,7 +366,9 @@ class CompiledCupy:
                   _pw=_pw, _row=_row, _empty=runtime.xp.empty,
                   _kin=kernel_input(runtime.xp.ascontiguousarray), _es=_es,
                   _rt_no_identity=_no_identity)
-        return self.driver.compile(ns, "cupy", core)
+        fn = self.driver.compile(ns, "cupy", core)
+        # a call that does not fit f's signature is a UserError naming it, as in module()
+        return fn if core else signature_checked(fn, self.ep.call_signature, self.ep.name)
 
     def __call__(self, *args, **kwargs):
         fn = self._full

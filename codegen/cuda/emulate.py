@@ -137,7 +137,8 @@ class EmuRuntime:
         return a.ctypes.data % 16 == 0
 
     def asarray(self, v):
-        return np.ascontiguousarray(v) if isinstance(v, np.ndarray) else v
+        # ascontiguousarray makes a 0-d array 1-d: keep the constant's shape
+        return np.ascontiguousarray(v).reshape(v.shape) if isinstance(v, np.ndarray) else v
 
     def launch(self, k: Kernel, grid: int, block: int, args: tuple, big: bool,
                vec: bool = False, strided: bool = False) -> None:
