@@ -201,6 +201,25 @@ def program_spec(ep, **kw) -> FunctionSpec:
                         mutations=ep._mutations(), **kw)
 
 
+def unshared_lines(spec: FunctionSpec, cs: Optional[ConstraintSet]) -> List[str]:
+    """Lines refusing a call where an array input shares memory with an input the program
+    writes in place: eager NumPy would see the write through the other name, the graph
+    reads every input as it was when the call began (``f(a, a)`` with ``x += 1`` then
+    ``y * 2``), so such a call is a UserError rather than a different result."""
+    if cs is None or not spec.mutations:
+        return []
+    arrays = [(d, n) for d, n in zip(cs.inputs, spec.inputs) if d.is_array]
+    written = {n for n, _ in spec.mutations}
+    lines = []
+    for d, n in arrays:
+        others = [(e, m) for e, m in arrays if m is not n]
+        if n in written and others:
+            lines.append("_rt.check_unshared(%r, %s, (%s,), (%s,))" % (
+                d.path, n.name, ", ".join(repr(e.path) for e, _ in others),
+                ", ".join(m.name for _, m in others)))
+    return lines
+
+
 def write(spec: FunctionSpec, body: Callable[[Writing], List[str]],
           record: Optional[GeneratedFunction] = None) -> GeneratedFunction:
     """Write (and by default compile) the function ``spec`` describes, its body from the
@@ -214,7 +233,7 @@ def write(spec: FunctionSpec, body: Callable[[Writing], List[str]],
         check = input_check(cs, [n.name for n in spec.inputs], ren) if cs is not None else \
             InputCheck([], {}, [], [])
         ns.update(check.consts)
-        rec.body = body(Writing(spec, cs, check, ren))
+        rec.body = unshared_lines(spec, cs) + body(Writing(spec, cs, check, ren))
     fname = free_name(INNER_NAME, spec.signature) if ren else spec.name
     rec.name, rec.ns = spec.name, ns
     rec.check_lines, rec.alias_lines = check.lines, check.aliases

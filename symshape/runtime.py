@@ -2,6 +2,7 @@
 updates.  Kept free of other symshape imports so compiled artifacts can embed it."""
 from __future__ import annotations
 
+import sys
 from typing import Any, Callable, Optional
 
 import numpy as np
@@ -254,6 +255,30 @@ bad_int = _RAISE.bad_int
 bad_scalar = _RAISE.bad_scalar
 bad_struct = _RAISE.bad_struct
 bad_keys = _RAISE.bad_keys
+
+
+def _may_share(a, b) -> bool:
+    if a is b:
+        return True
+    if type(a) is np.ndarray and type(b) is np.ndarray:
+        return bool(np.may_share_memory(a, b))
+    # device arrays: their library's own test (CuPy has one; dask arrays are never written)
+    lib = sys.modules.get(type(a).__module__.split(".")[0])
+    test = getattr(lib, "may_share_memory", None)
+    return bool(test(a, b)) if test is not None and type(a) is type(b) else False
+
+
+def check_unshared(path: str, written, paths, others) -> None:
+    """The program writes input ``path`` in place; refuse other array inputs that share its
+    memory (eager NumPy would read the write through them, the program reads them as they
+    were when the call began)."""
+    for p, o in zip(paths, others):
+        if _may_share(written, o):
+            raise UserError(
+                "inputs %s and %s share memory, and the program writes %s in place: eager "
+                "NumPy would see that write through %s, the exported program reads %s as it "
+                "was when the call began; pass separate arrays (for example %s.copy())"
+                % (path, p, path, p, p, p))
 
 
 def setitem(x, index, value):
