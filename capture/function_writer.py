@@ -97,6 +97,7 @@ class GeneratedFunction:
         self.ns: Dict[str, Any] = {}
         self.check_lines: List[str] = []
         self.input_check = None       # the check's records (symshape.check_ir.InputCheck)
+        self.refuses_shared = False   # the body refuses inputs sharing a written input's memory
         self.alias_lines: List[str] = []
         self.body: List[str] = []
         self.param_names: List[str] = []
@@ -233,7 +234,9 @@ def write(spec: FunctionSpec, body: Callable[[Writing], List[str]],
         check = input_check(cs, [n.name for n in spec.inputs], ren) if cs is not None else \
             InputCheck([], {}, [], [])
         ns.update(check.consts)
-        rec.body = unshared_lines(spec, cs) + body(Writing(spec, cs, check, ren))
+        unshared = unshared_lines(spec, cs)
+        rec.refuses_shared = bool(unshared)
+        rec.body = unshared + body(Writing(spec, cs, check, ren))
     fname = free_name(INNER_NAME, spec.signature) if ren else spec.name
     rec.name, rec.ns = spec.name, ns
     rec.check_lines, rec.alias_lines = check.lines, check.aliases

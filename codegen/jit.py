@@ -47,7 +47,7 @@ from symshape.check_ir import (Access, KeysCheck, LenCheck, Names, PyRenderer, R
 from symshape.capture.program import annotation
 from symshape.capture.tracer import TracedArray
 from symshape.dims import AUTO, Dim
-from symshape.errors import ConstraintViolationError, UserError
+from symshape.errors import ConstraintViolationError, SharedInputsError, UserError
 from symshape.userframe import _is_internal
 
 from . import get_backend
@@ -230,8 +230,10 @@ class CompiledFunction:
         self._first: Dict[str, tuple] = {}
         self._dyn: Dict[str, set] = {}
         self._lock = threading.RLock()
+        self._shared_warned = False
         self._counts: List[int] = []
-        self._ns: Dict[str, Any] = {"_ONCE": _ONCE, "_ndarray": np.ndarray, "_rt": _runtime,
+        self._ns: Dict[str, Any] = {"_ONCE": _ONCE, "_SHARED": SharedInputsError,
+                                    "_ndarray": np.ndarray, "_rt": _runtime,
                                     "_CNT": self._counts,
                                     "_W": _runtime.Failures(_runtime.return_failure)}
         self._install()
@@ -260,8 +262,14 @@ class CompiledFunction:
             for line in variant_checks(cp, v.index, self._ns, "break", self._sig, ren):
                 lines.append("    " + line)
             lines.append("    _CNT[%d] += 1" % v.index)
-            lines.append("    return _core%d(%s)" % (v.index, ", ".join(
-                cp.param_names + cp.sym_names)))
+            core = "_core%d(%s)" % (v.index, ", ".join(cp.param_names + cp.sym_names))
+            if getattr(cp, "refuses_shared", True):
+                # inputs sharing a written input's memory: eager semantics need the write
+                # seen through the other name, so that call runs eagerly (nothing ran yet)
+                lines += ["    try:", "        return " + core, "    except _SHARED:",
+                          "        return _ss_self._eager_shared(%s)" % call]
+            else:
+                lines.append("    return " + core)
         lines.append("return _ss_self._miss(%s)" % call)
         return lines
 
@@ -302,6 +310,18 @@ class CompiledFunction:
     def _eager(self, args, kwargs):
         self.eager_calls += 1
         return self._f(*args, **kwargs)
+
+    def _eager_shared(self, *args, **kwargs):
+        """A call whose array inputs share memory with one the function writes in place:
+        the compiled code would not see the write through the other name, so it runs
+        eagerly (warned once)."""
+        if not self._shared_warned:
+            self._shared_warned = True
+            warnings.warn(
+                "ss.compile(%s): a call passed arrays that share memory with an input the "
+                "function writes in place; such calls run eagerly (pass separate arrays to "
+                "run compiled)" % self._name, CompileFallbackWarning, stacklevel=3)
+        return self._eager(args, kwargs)
 
     def _miss(self, *args, **kwargs):
         if _inside_trace(args, kwargs):

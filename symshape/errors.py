@@ -12,6 +12,11 @@ class UserError(Exception):
     """An error caused by the user's program, spec or inputs."""
 
 
+class SharedInputsError(UserError):
+    """Array inputs share memory with an input the program writes in place (the exported
+    program would read them as they were; eager NumPy sees the write)."""
+
+
 class ConstraintViolationError(UserError):
     """The dynamic_shapes spec disagrees with what tracing found.
 

@@ -8,9 +8,12 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 try:
-    from symshape.errors import UserError
+    from symshape.errors import SharedInputsError, UserError
 except ImportError:  # pragma: no cover - inside a standalone artifact
     class UserError(Exception):
+        pass
+
+    class SharedInputsError(UserError):
         pass
 
 _STATIC_HINT = ("the axis is static: the export saw this size and the spec did not mark it "
@@ -274,7 +277,7 @@ def check_unshared(path: str, written, paths, others) -> None:
     were when the call began)."""
     for p, o in zip(paths, others):
         if _may_share(written, o):
-            raise UserError(
+            raise SharedInputsError(
                 "inputs %s and %s share memory, and the program writes %s in place: eager "
                 "NumPy would see that write through %s, the exported program reads %s as it "
                 "was when the call began; pass separate arrays (for example %s.copy())"

@@ -69,3 +69,16 @@ def test_aliased_inputs_are_refused_only_when_the_program_writes_one():
         ep.module()(a[:2], a[1:3])           # overlapping views of one buffer
     b, c = np.ones((4, 4)), np.ones((4, 4))
     np.testing.assert_array_equal(ep.module()(b[:2], c[:2]), 2 * np.ones((2, 4)))
+
+
+def test_compiled_function_runs_aliased_calls_eagerly_with_one_warning():
+    cf = ss.compile(bump_then_read)
+    np.testing.assert_array_equal(cf(np.ones((3, 4)), np.ones((3, 4))), 2 * np.ones((3, 4)))
+    a, b = np.ones((3, 4)), np.ones((3, 4))
+    with pytest.warns(UserWarning, match="share memory"):     # CompileFallbackWarning
+        out = cf(a, a)
+    np.testing.assert_array_equal(out, bump_then_read(b, b))      # 4: eager sees the write
+    np.testing.assert_array_equal(a, b)
+    c, d = np.ones((3, 4)), np.ones((3, 4))
+    np.testing.assert_array_equal(cf(c, d), 2 * np.ones((3, 4)))  # separate arrays: compiled
+    assert cf.eager_calls == 1
