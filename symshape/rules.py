@@ -178,6 +178,9 @@ RULES: List[Rule] = [
     _r("decide.box_exact", DEC + ":box_exact",
        "sum a_i*s_i + k over a box s_i in [l_i, h_i]: both ends of the interval bound are "
        "attained at corners, so an e <= 0 the bound leaves open is undecidable"),
+    _r("decide.fact_sum", DEC + ":decide_by_fact_sums",
+       "f_1 <= 0, ..., f_k <= 0 and e - f_1 - ... - f_k <= 0 on the ranges => e <= 0 "
+       "(k <= 2; an equality f == 0 gives f <= 0 and -f <= 0)"),
     # ---------------------------------------------------------------- solver.py
     _r("solve.unit_substitution", SOLVE + ":solve_unit",
        "c*s + R == 0 <=> s == -c*R for c in {1, -1} and R free of s"),
