@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from . import relations as R
+from .contract import readable_minmax
 from .dims import AUTO, STATIC, DerivedDim, Dim, _Marker, fix_line_dim, format_linear
 from .env import ShapeEnv
 from .errors import where
@@ -182,7 +183,7 @@ class Namer:
         return format_expr(e, self)
 
     def cond(self, c) -> str:
-        return _readable(c).format(self, py=True)
+        return readable_minmax(_readable(c), self.env.ranges).format(self, py=True)
 
 
 @rule("contract.readable_guard")

@@ -309,6 +309,10 @@ RULES += [
        "the relation: the narrowed Dims imply the relation between them"),
     _r("contract.readable_guard", "symshape.constraints:_readable",
        "Max(0, x) == 0 <=> x <= 0"),
+    _r("contract.readable_minmax", "symshape.contract:readable_minmax",
+       "on the ranges, an argument u of Min(A) with some other v <= u is dropped (Max: "
+       "v >= u); then Min(A) == y with y in A <=> y <= a for every other a in A (Max: >=); "
+       "and X // k <= q <=> X <= k*q + k - 1, X // k >= q <=> X >= k*q for k > 0"),
 ]
 
 BY_NAME: Dict[str, Rule] = {r.name: r for r in RULES}
