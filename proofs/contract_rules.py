@@ -352,33 +352,47 @@ def contract_relation_box():
     from symshape.constraints import relation_box
     from symshape.dims import Dim
     cases = [
-        # (example, declared range) of d and n, the relation
-        ((8, 4, 64), (3, 2, 16), lambda d, n: [R.le(n, d)]),
-        ((20, 2, 64), (3, 2, 100), lambda d, n: [R.le(n, d)]),
-        ((8, 2, 64), (3, 2, 64), lambda d, n: [R.eq(E.smax(0, n + 2 - d), 0)]),
-        ((6, 2, INT_OO), (7, 2, INT_OO), lambda d, n: [R.ge(d + n, 11)]),
-        ((10, 2, 64), (3, 2, 64), lambda d, n: [R.le(2 * n, d), R.le(d + n, 40)]),
+        # (example, declared range) of each Dim, the relation
+        [(8, 4, 64), (3, 2, 16)], lambda d, n: [R.le(n, d)],
+        [(20, 2, 64), (3, 2, 100)], lambda d, n: [R.le(n, d)],
+        [(8, 2, 64), (3, 2, 64)], lambda d, n: [R.eq(E.smax(0, n + 2 - d), 0)],
+        [(6, 2, INT_OO), (7, 2, INT_OO)], lambda d, n: [R.ge(d + n, 11)],
+        [(10, 2, 64), (3, 2, 64)], lambda d, n: [R.le(2 * n, d), R.le(d + n, 40)],
+        # three Dims: one narrowed; one split and one narrowed; two split and one narrowed
+        [(5, 2, 14), (6, 2, 64), (20, 2, 100)], lambda a, b, c: [R.le(a + b, c)],
+        [(5, 2, 64), (6, 2, 64), (20, 2, 100)], lambda a, b, c: [R.le(a + b, c)],
+        [(5, 4, 64), (6, 4, 64), (20, 2, 20)], lambda a, b, c: [R.le(a + b, c)],
+        [(3, 2, 64), (4, 2, 64), (5, 2, 64), (30, 2, 64)],
+        lambda a, b, c, d: [R.le(a + b + c, d)],
     ]
-    for (dh, dlo, dhi), (nh, nlo, nhi), rel in cases:
+    for specs, rel in zip(cases[::2], cases[1::2]):
         env = ShapeEnv()
-        d = env.create_symbol(dh, "d", ValueRange(dlo, dhi), kind="named",
-                              dim=Dim("d", min=dlo, max=None if is_inf(dhi) else dhi))
-        n = env.create_symbol(nh, "n", ValueRange(nlo, nhi), kind="named",
-                              dim=Dim("n", min=nlo, max=None if is_inf(nhi) else nhi))
-        group = rel(d.expr, n.expr)
-        box = relation_box(env, (d, n), group)
+        syms = tuple(env.create_symbol(h, "d%d" % i, ValueRange(lo, hi), kind="named",
+                                       dim=Dim("d%d" % i, min=lo,
+                                               max=None if is_inf(hi) else hi))
+                     for i, (h, lo, hi) in enumerate(specs))
+        group = rel(*(t.expr for t in syms))
+        box = relation_box(env, syms, group)
         require(box is not None, "no box for %s", group)
         P_ = Py()
         zs = Symbols()
-        for t in (d, n):
+        for t in syms:
             require(box[t].issubset(env.ranges[t]) and env.infos[t].hint in box[t] and
                     box[t].lower < box[t].upper,
                     "%s: box %s of %s leaves the ranges %s or the example", group, box[t],
                     t, env.ranges[t])
-        hyp = [c for t in (d, n) for c in _member(box[t], zs[t])]
+        hyp = [c for t in syms for c in _member(box[t], zs[t])]
         holds = z3.And(*[encode_cond(P_, f, zs) for f in group])
         prove_code(lambda v: v, [holds], hyp, P=P_,
                    what="every point of the box %s satisfies %s" % (box, group))
+    # no box: every split leaves a violating point, or a single size
+    env = ShapeEnv()
+    syms = tuple(env.create_symbol(h, "d%d" % i, ValueRange(lo, hi), kind="named",
+                                   dim=Dim("d%d" % i, min=lo, max=hi))
+                 for i, (h, lo, hi) in enumerate([(5, 5, 6), (6, 6, 7), (11, 11, 12)]))
+    a, b, c = (t.expr for t in syms)
+    require(relation_box(env, syms, [R.le(a + b, c)]) is None, "a box for a + b <= c "
+            "holding 5, 6, 11 with two sizes each")
 
 
 @proves("contract.readable_guard")
