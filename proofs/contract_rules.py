@@ -164,7 +164,10 @@ def range_divmod_split():
              S - 2 * E.floordiv(S, 2) - E.mod(S, 2),             # cancels to a constant
              3 * S - 9 * E.floordiv(S, 3) - 3 * E.mod(S, 3) + 4,
              S + T - E.floordiv(S, 2) + E.mod(S + T, 3),          # a numerator not a symbol
-             T * S - E.floordiv(S, 2)]                            # s only in a product
+             T * S - E.floordiv(S, 2),                            # s only in a product
+             # two symbols split in turn: each split's quotient stays its own
+             S - T + E.floordiv(S, 2) - E.floordiv(T, 3),
+             S + T - E.floordiv(S, 2) - E.floordiv(T, 4)]
     boxes = [ValueRange(2, 9), ValueRange(-7, 3), ValueRange(5, 5), ValueRange(0, INT_OO),
              ValueRange(NEG_INT_OO, -1)]
     n = prove_box_ranges(lambda e, rng: RG._divmod_split(e, rng), exprs, (s0, s1), boxes,
