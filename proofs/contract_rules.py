@@ -20,7 +20,7 @@ import z3
 from symshape import expr as E
 from symshape import ranges as RG
 from symshape import relations as R
-from symshape import simplify, solver
+from symshape import decision, simplify, solver
 from symshape.env import ShapeEnv
 from symshape.infinity import INT_OO, NEG_INT_OO, is_inf
 from symshape import projection as PJ
@@ -164,7 +164,10 @@ def range_divmod_split():
              S - 2 * E.floordiv(S, 2) - E.mod(S, 2),             # cancels to a constant
              3 * S - 9 * E.floordiv(S, 3) - 3 * E.mod(S, 3) + 4,
              S + T - E.floordiv(S, 2) + E.mod(S + T, 3),          # a numerator not a symbol
-             T * S - E.floordiv(S, 2)]                            # s only in a product
+             T * S - E.floordiv(S, 2),                            # s only in a product
+             # two symbols split in turn: each split's quotient stays its own
+             S - T + E.floordiv(S, 2) - E.floordiv(T, 3),
+             S + T - E.floordiv(S, 2) - E.floordiv(T, 4)]
     boxes = [ValueRange(2, 9), ValueRange(-7, 3), ValueRange(5, 5), ValueRange(0, INT_OO),
              ValueRange(NEG_INT_OO, -1)]
     n = prove_box_ranges(lambda e, rng: RG._divmod_split(e, rng), exprs, (s0, s1), boxes,
@@ -352,33 +355,47 @@ def contract_relation_box():
     from symshape.constraints import relation_box
     from symshape.dims import Dim
     cases = [
-        # (example, declared range) of d and n, the relation
-        ((8, 4, 64), (3, 2, 16), lambda d, n: [R.le(n, d)]),
-        ((20, 2, 64), (3, 2, 100), lambda d, n: [R.le(n, d)]),
-        ((8, 2, 64), (3, 2, 64), lambda d, n: [R.eq(E.smax(0, n + 2 - d), 0)]),
-        ((6, 2, INT_OO), (7, 2, INT_OO), lambda d, n: [R.ge(d + n, 11)]),
-        ((10, 2, 64), (3, 2, 64), lambda d, n: [R.le(2 * n, d), R.le(d + n, 40)]),
+        # (example, declared range) of each Dim, the relation
+        [(8, 4, 64), (3, 2, 16)], lambda d, n: [R.le(n, d)],
+        [(20, 2, 64), (3, 2, 100)], lambda d, n: [R.le(n, d)],
+        [(8, 2, 64), (3, 2, 64)], lambda d, n: [R.eq(E.smax(0, n + 2 - d), 0)],
+        [(6, 2, INT_OO), (7, 2, INT_OO)], lambda d, n: [R.ge(d + n, 11)],
+        [(10, 2, 64), (3, 2, 64)], lambda d, n: [R.le(2 * n, d), R.le(d + n, 40)],
+        # three Dims: one narrowed; one split and one narrowed; two split and one narrowed
+        [(5, 2, 14), (6, 2, 64), (20, 2, 100)], lambda a, b, c: [R.le(a + b, c)],
+        [(5, 2, 64), (6, 2, 64), (20, 2, 100)], lambda a, b, c: [R.le(a + b, c)],
+        [(5, 4, 64), (6, 4, 64), (20, 2, 20)], lambda a, b, c: [R.le(a + b, c)],
+        [(3, 2, 64), (4, 2, 64), (5, 2, 64), (30, 2, 64)],
+        lambda a, b, c, d: [R.le(a + b + c, d)],
     ]
-    for (dh, dlo, dhi), (nh, nlo, nhi), rel in cases:
+    for specs, rel in zip(cases[::2], cases[1::2]):
         env = ShapeEnv()
-        d = env.create_symbol(dh, "d", ValueRange(dlo, dhi), kind="named",
-                              dim=Dim("d", min=dlo, max=None if is_inf(dhi) else dhi))
-        n = env.create_symbol(nh, "n", ValueRange(nlo, nhi), kind="named",
-                              dim=Dim("n", min=nlo, max=None if is_inf(nhi) else nhi))
-        group = rel(d.expr, n.expr)
-        box = relation_box(env, (d, n), group)
+        syms = tuple(env.create_symbol(h, "d%d" % i, ValueRange(lo, hi), kind="named",
+                                       dim=Dim("d%d" % i, min=lo,
+                                               max=None if is_inf(hi) else hi))
+                     for i, (h, lo, hi) in enumerate(specs))
+        group = rel(*(t.expr for t in syms))
+        box = relation_box(env, syms, group)
         require(box is not None, "no box for %s", group)
         P_ = Py()
         zs = Symbols()
-        for t in (d, n):
+        for t in syms:
             require(box[t].issubset(env.ranges[t]) and env.infos[t].hint in box[t] and
                     box[t].lower < box[t].upper,
                     "%s: box %s of %s leaves the ranges %s or the example", group, box[t],
                     t, env.ranges[t])
-        hyp = [c for t in (d, n) for c in _member(box[t], zs[t])]
+        hyp = [c for t in syms for c in _member(box[t], zs[t])]
         holds = z3.And(*[encode_cond(P_, f, zs) for f in group])
         prove_code(lambda v: v, [holds], hyp, P=P_,
                    what="every point of the box %s satisfies %s" % (box, group))
+    # no box: every split leaves a violating point, or a single size
+    env = ShapeEnv()
+    syms = tuple(env.create_symbol(h, "d%d" % i, ValueRange(lo, hi), kind="named",
+                                   dim=Dim("d%d" % i, min=lo, max=hi))
+                 for i, (h, lo, hi) in enumerate([(5, 5, 6), (6, 6, 7), (11, 11, 12)]))
+    a, b, c = (t.expr for t in syms)
+    require(relation_box(env, syms, [R.le(a + b, c)]) is None, "a box for a + b <= c "
+            "holding 5, 6, 11 with two sizes each")
 
 
 @proves("contract.readable_guard")
@@ -394,6 +411,96 @@ def contract_readable_guard():
         zs = Symbols()
         prove_code(lambda v: v == encode_cond(P_, c, zs), [encode_cond(P_, got, zs)], [],
                    P=P_, what="%s reads as %s" % (c, got))
+
+
+@proves("contract.readable_minmax")
+def contract_readable_minmax():
+    from symshape.contract import readable_minmax
+    s0, s1, s2 = E.Sym(0), E.Sym(1), E.Sym(2)
+    X, Y, Z = s0.expr, s1.expr, s2.expr
+    top = ValueRange(2, INT_OO)
+    ranges = {s0: top, s1: top, s2: ValueRange(0, 50)}
+    m = E.smin(X, Y)
+    changed = [
+        R.eq(E.smin(20, E.floordiv(m, 3)), E.smin(X, Y, E.floordiv(m, 3))),
+        R.eq(E.smax(8, E.floordiv(X, 4)), E.floordiv(X, 4)),
+        R.eq(E.smax(Y, X + 1), E.smax(X + 1, Y, X)),
+        R.eq(E.smin(Z, E.floordiv(X, 2)), E.floordiv(X, 2)),
+        R.eq(E.smin(X, Y), X),
+    ]
+    kept = [
+        R.eq(E.smin(X, Y), E.smin(Y, Z)),            # neither side one argument
+        R.eq(E.smin(X, 7), E.smax(X, 7)),             # Min against Max
+        R.le(E.smin(X, 7), 3),                        # not an equality
+        R.eq(E.smin(X, Y), Y + 1),                    # y not among the arguments
+        R.eq(E.smin(X, Y), E.smin(X, Y, Z * X)),      # Z * X >= 0 >= ... not dominated
+    ]
+    for c in changed + kept:
+        if type(c) is bool:
+            continue
+        got = readable_minmax(c, ranges)
+        if c in changed:
+            require(got is not c, "%s should read without Min / Max equality", c)
+        P_ = Py()
+        zs = Symbols()
+        hyps = [d != 0 for d in divisors(P_, c, zs)]
+        want = encode_cond(P_, c, zs)
+        hyps += [h for s in list(zs) for h in _member(ranges[s], zs[s])]
+        prove_code(lambda v: v == want, [encode_cond(P_, got, zs)], hyps, P=P_,
+                   what="%s reads as %s" % (c, got))
+    # a symbol without a range, and a guard the ranges already settle, are left alone
+    c = changed[0]
+    require(readable_minmax(c, {s0: top}) is c, "a symbol without a range was rewritten")
+    c = R.eq(E.smin(Z, 60), Z)
+    require(type(c) is bool or readable_minmax(c, ranges) is c,
+            "a guard the ranges settle became a constant")
+
+
+# ---------------------------------------------------------------------------- deciding
+@proves("decide.fact_sum")
+def decide_fact_sum():
+    # the lemma: f_1, f_2 <= 0 and e - f_1 - f_2 <= 0 give e <= 0
+    e, f1, f2 = z3.Ints("e f1 f2")
+    prove(e <= 0, f1 <= 0, f2 <= 0, e - f1 - f2 <= 0)
+    # and on the code's own answers: each one is implied by the facts and the ranges
+    env, a, b, c = _env((9, 1, INT_OO), (5, 1, 64), (12, 1, 30))
+    A, B, C = a.expr, b.expr, c.expr
+    fact_sets = [
+        [R.ge(A, B + 2)],
+        [R.le(A, B), R.le(B, C)],
+        [R.eq(C, A + B)],
+        [R.le(A * B, 64), R.ge(A, 8)],
+        [R.ge(A, E.floordiv(B, 2) + 3), R.le(B, C - 1)],
+        [R.eq(2 * A, B + 1), R.le(E.smax(A, C), 12)],
+    ]
+    goals = [R.ge(A, B), R.ge(A, 3), R.le(A, C), R.gt(B, C), R.ge(C, A + 1), R.eq(C - B, A),
+             R.ne(C, A), R.le(A, B + 1), R.lt(A, B), R.ge(A, E.floordiv(B, 2)),
+             R.le(B, 2 * A), R.ge(C, B), R.eq(C - A, B + 1)]
+    answered = 0
+    for facts in fact_sets:
+        for goal in goals:
+            if type(goal) is bool:
+                continue
+            d = decision.decide_by_fact_sums(env, goal, facts)
+            if d is None:
+                continue
+            answered += 1
+            P_ = Py()
+            zs = Symbols()
+            hyps = [encode_cond(P_, f, zs) for f in facts]
+            hyps += [x != 0 for f in facts for x in divisors(P_, f, zs)]
+            g = encode_cond(P_, goal, zs)
+            hyps += _in_ranges(env, zs, [a, b, c])
+            prove_code(lambda v: v, [g if d else z3.Not(g)], hyps, P=P_,
+                       what="%s decided %s from %s" % (goal, d, facts))
+    require(answered >= 10, "fact sums decided only %d goals", answered)
+    # ``and`` / ``or`` and long fact lists are left to the later steps
+    both = R.combine("and", [R.ge(A, B), R.le(A, C)])
+    require(decision.decide_by_fact_sums(env, both, fact_sets[1]) is None,
+            "a conjunction was decided by fact sums")
+    many = [R.le(A, B + k) for k in range(decision.FACT_SUM_LIMIT + 1)]
+    require(decision.decide_by_fact_sums(env, R.le(A, B + 1), many) is None,
+            "more facts than the limit were summed")
 
 
 # ---------------------------------------------------------------------------- bounds

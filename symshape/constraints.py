@@ -13,9 +13,11 @@ fixed spec.  ``export`` re-verifies the fixes before it shows them.
 """
 from __future__ import annotations
 
+import itertools
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from . import relations as R
+from .contract import readable_minmax
 from .dims import AUTO, STATIC, DerivedDim, Dim, _Marker, fix_line_dim, format_linear
 from .env import ShapeEnv
 from .errors import where
@@ -183,7 +185,7 @@ class Namer:
         return format_expr(e, self)
 
     def cond(self, c) -> str:
-        return _readable(c).format(self, py=True)
+        return readable_minmax(_readable(c), self.env.ranges).format(self, py=True)
 
 
 @rule("contract.readable_guard")
@@ -272,17 +274,18 @@ def analyze(env: ShapeEnv, leaves: List[InputLeaf], axis_syms: Dict[Tuple[int, i
             msg += _conflicts(static_axes, v)
             rep.violations.append(msg)
             rep.add_fix(SetEntry(decl.entry, STATIC))
-    # residual guards that involve named dims; a relation between two named dims is
-    # settled per pair (all its guards at once) by ranges that imply it, when they exist
-    pairs: Dict[Tuple[Sym, Sym], list] = {}
+    # residual guards that involve named dims; a relation among two or more named dims is
+    # settled per set of dims (all its guards at once) by ranges that imply it, when they
+    # exist
+    relations: Dict[Tuple[Sym, ...], list] = {}
     for f in env.facts:
-        pair = _named_pair(env, f)
-        if pair is not None:
-            pairs.setdefault(pair, []).append(f)
-    for pair, group in pairs.items():
-        _relation(env, rep, namer, pair, group)
+        dims = _named_dims(env, f)
+        if dims is not None:
+            relations.setdefault(dims, []).append(f)
+    for dims, group in relations.items():
+        _relation(env, rep, namer, dims, group)
     for f in env.facts:
-        if _named_pair(env, f) is not None:
+        if _named_dims(env, f) is not None:
             continue
         syms = f.free_symbols
         if any(t.unbacked for t in syms):
@@ -339,27 +342,33 @@ def _auto_fix(env: ShapeEnv, rep: Report, name: str) -> bool:
     return True
 
 
-def _named_pair(env: ShapeEnv, f) -> Optional[Tuple[Sym, Sym]]:
-    """The two named-Dim symbols a guard relates (in creation order), or None."""
+def _named_dims(env: ShapeEnv, f) -> Optional[Tuple[Sym, ...]]:
+    """The named-Dim symbols (two or more, in creation order) a guard relates, when every
+    symbol of the guard is one; else None."""
     syms = f.free_symbols
-    if len(syms) != 2:
+    if len(syms) < 2:
         return None
     for t in syms:
         info = env.infos.get(t)
         if info is None or info.kind != "named" or info.dim is None or t.unbacked:
             return None
-    a, b = sorted(syms, key=lambda t: t.index)
-    return a, b
+    return tuple(sorted(syms, key=lambda t: t.index))
 
 
-def _relation(env: ShapeEnv, rep: Report, namer: Namer, pair: Tuple[Sym, Sym],
+def _listed(names: List[str]) -> str:
+    """``d and n``; ``a, b and c``."""
+    return names[0] if len(names) == 1 else "%s and %s" % (", ".join(names[:-1]), names[-1])
+
+
+def _relation(env: ShapeEnv, rep: Report, namer: Namer, pair: Tuple[Sym, ...],
               group: list) -> None:
-    """A relation between two named Dims (``n <= d``): no Dim states it, but ranges may
-    imply it.  The fix narrows one Dim's range (or both, split at a cut) within what the
-    spec declared, so that every pair of sizes the new ranges allow satisfies the guards;
-    among those it keeps the most sizes.  Without such ranges, the Dim that has no declared
-    bounds becomes ``Dim.AUTO`` (the relation is then a guard of the program); when both
-    have bounds, the violation says so and no fix drops them."""
+    """A relation among named Dims (``n <= d``, ``a + b <= c``): no Dim states it, but
+    ranges may imply it.  The fix narrows one Dim's range (or several, split at a cut)
+    within what the spec declared, so that every combination of sizes the new ranges allow
+    satisfies the guards; among those it keeps the most sizes.  Without such ranges, the
+    last Dim that has no declared bounds becomes ``Dim.AUTO`` (the relation is then a guard
+    of the program); when all have bounds, the violation names each with its declared
+    range and the line, and no fix drops them."""
     names = [env.infos[t].dim.name for t in pair]
     conds = ", ".join("`%s`" % namer.cond(f) for f in group)
     g = env.fact_guards.get(group[0])
@@ -368,14 +377,14 @@ def _relation(env: ShapeEnv, rep: Report, namer: Namer, pair: Tuple[Sym, Sym],
     if box is not None and _lost({t: env.ranges[t] for t in pair}, box)[0] and any(
             env.infos[t].dim.min is None and env.infos[t].dim.max is None for t in pair):
         box = None          # an unbounded Dim would become finite: Dim.AUTO keeps more
-    head = "the program requires %s%s, a relation between %s and %s that no Dim states" % (
-        conds, at, names[0], names[1])
+    head = "the program requires %s%s, a relation between %s that no Dim states" % (
+        conds, at, _listed(names))
     if box is not None:
         changed = [(t, vr) for t, vr in box.items() if vr != env.infos[t].dim.range]
         rep.violations.append("%s; narrowing %s makes it hold for every size the spec "
-                              "allows" % (head, " and ".join(
+                              "allows" % (head, _listed([
                                   "%s to [%s, %s]" % (env.infos[t].dim.name, vr.lower,
-                                                      vr.upper) for t, vr in changed)))
+                                                      vr.upper) for t, vr in changed])))
         for t, vr in changed:
             name = env.infos[t].dim.name
             rep.fixes = [x for x in rep.fixes if not (
@@ -393,27 +402,31 @@ def _relation(env: ShapeEnv, rep: Report, namer: Namer, pair: Tuple[Sym, Sym],
         return
     rep.violations.append(
         "%s, and no ranges within the bounds the spec declares (%s) imply it without "
-        "pinning one of them: change the code, or declare ranges for %s and %s that imply "
+        "pinning one of them: change the code, or declare ranges for %s that imply "
         "it" % (head, ", ".join("%s in [%s, %s]" % (env.infos[t].dim.name,
                                                     env.infos[t].dim.range.lower,
                                                     env.infos[t].dim.range.upper)
-                                for t in pair), names[0], names[1]))
+                                for t in pair), _listed(names)))
 
 
 # the cuts tried when no single narrowing works: fractions of the narrowed Dim's range
 SPLITS = (1, 2, 3)
+# narrowings tried with two or more Dims split (a relation among many Dims stays fast)
+MAX_BOX_TRIES = 64
 
 
 @rule("contract.relation_box")
-def relation_box(env: ShapeEnv, pair: Tuple[Sym, Sym], group: list
+def relation_box(env: ShapeEnv, pair: Tuple[Sym, ...], group: list
                  ) -> Optional[Dict[Sym, ValueRange]]:
-    """Ranges for the two symbols of ``pair``, each within the range the program needs
-    (itself within the declared one) and holding two sizes at least, such that every
-    point of the box satisfies every guard of ``group`` (the violating values nearest the
-    example bound each narrowed end, found by the solver) and the example lies inside
-    it.  The box keeping the most sizes wins (one Dim narrowed first, else both, split
-    next to the example or at a quarter, half or three quarters of a finite range); None
-    when there is none or the solver does not settle it."""
+    """Ranges for the symbols of ``pair`` (two or more named Dims), each within the range
+    the program needs (itself within the declared one) and holding two sizes at least,
+    such that every point of the box satisfies every guard of ``group`` (the violating
+    values nearest the example bound each narrowed end, found by the solver) and the
+    example lies inside it.  The box keeping the most sizes wins: one Dim narrowed first;
+    else one Dim split next to the example or at a quarter, half or three quarters of a
+    finite range and another narrowed; else (three Dims or more) two, then three, ... split
+    next to the example and one more narrowed.  None when there is none or the solver does not settle
+    it."""
     broken = [R.negate(R.combine("and", group))]
     base = {t: env.ranges[t] for t in pair}
     found = []
@@ -421,7 +434,7 @@ def relation_box(env: ShapeEnv, pair: Tuple[Sym, Sym], group: list
 
     def narrow(q, box):
         """The widest range of ``q`` around its example, within ``box[q]``, that holds
-        for every value ``box`` allows the other symbol: from just above the greatest
+        for every value ``box`` allows the other symbols: from just above the greatest
         violating value below the example to just below the least one above it."""
         Q, h = box[q], hint[q]
         if h is None or h not in Q:
@@ -440,24 +453,54 @@ def relation_box(env: ShapeEnv, pair: Tuple[Sym, Sym], group: list
         if all(hint[t] is None or hint[t] in box[t] for t in box):
             found.append(box)
 
-    for q, p in ((pair[1], pair[0]), (pair[0], pair[1])):
+    def parts(q, quarters: bool):
+        """Two-size-or-more pieces of ``q``'s range holding its example, cut next to the
+        example (and at quarters of a finite range when ``quarters``)."""
+        Q = base[q]
+        cuts = set() if hint[q] is None else {hint[q], hint[q] - 1}
+        if quarters and not is_inf(Q.upper):
+            cuts |= {Q.lower + (Q.upper - Q.lower) * k // 4 for k in SPLITS}
+        out = []
+        for cut in sorted(cuts):
+            for part in (ValueRange(Q.lower, max(Q.lower, cut)),
+                         ValueRange(min(cut + 1, Q.upper), Q.upper)):
+                if part.lower >= part.upper or not part.issubset(Q) or \
+                        (hint[q] is not None and hint[q] not in part) or part in out:
+                    continue
+                out.append(part)
+        return out
+
+    def narrowed(box, p, vr):
+        # the narrowed Dim first, so that the fixes read in the order they were found
+        return {p: vr, **{t: box[t] for t in pair if t is not p}}
+
+    order = tuple(reversed(pair))     # the last-created Dim is narrowed first
+    for q in order:
         for vr in narrow(q, base):
-            keep({p: base[p], q: vr})
+            keep({**{t: base[t] for t in pair if t is not q}, q: vr})
     if not found:
-        for q, p in ((pair[1], pair[0]), (pair[0], pair[1])):
-            Q = base[q]
-            cuts = set() if hint[q] is None else {hint[q], hint[q] - 1}
-            if not is_inf(Q.upper):
-                cuts |= {Q.lower + (Q.upper - Q.lower) * k // 4 for k in SPLITS}
-            for cut in sorted(cuts):
-                for part in (ValueRange(Q.lower, max(Q.lower, cut)),
-                             ValueRange(min(cut + 1, Q.upper), Q.upper)):
-                    if part.lower >= part.upper or not part.issubset(Q) or \
-                            (hint[q] is not None and hint[q] not in part):
+        for q in order:
+            for part in parts(q, quarters=True):
+                box = {**base, q: part}
+                for p in pair:
+                    if p is not q:
+                        for vr in narrow(p, box):
+                            keep(narrowed(box, p, vr))
+    # three Dims or more: split two (then three, ...) next to the example, narrow another;
+    # the number of narrowings tried is bounded (each is two solver calls)
+    tries = MAX_BOX_TRIES
+    for size in range(2, len(pair)):
+        if found or tries <= 0:
+            break
+        for split in itertools.combinations(order, size):
+            for cut in itertools.product(*(parts(q, quarters=False) for q in split)):
+                box = {**base, **dict(zip(split, cut))}
+                for p in order:
+                    if p in split or tries <= 0:
                         continue
-                    box = {p: base[p], q: part}
+                    tries -= 1
                     for vr in narrow(p, box):
-                        keep({p: vr, q: part})
+                        keep(narrowed(box, p, vr))
     if not found:
         return None
     return min(found, key=lambda box: _lost(base, box))

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 from typing import List
 
+from . import expr as E
 from . import relations as R
-from .expr import Expr
+from .expr import Expr, IntLike, Sym
 from .guards import CheckWriter
 from .infinity import is_inf
 from .projection import implied
+from .ranges import bound
 from .rules import rule
+from .z3bridge import implies
 
 
 def guard_texts(cs) -> List[str]:
@@ -25,7 +28,8 @@ def guard_texts(cs) -> List[str]:
         return []
     writer = CheckWriter(cs)
     writer.emit()                     # binds every root to the axis that reads it
-    return [f.format(writer.user_name, py=True) for f in shown_facts(cs)]
+    return [readable_minmax(f, cs.ranges).format(writer.user_name, py=True)
+            for f in shown_facts(cs)]
 
 
 @rule("contract.shown_guards")
@@ -51,3 +55,89 @@ def shown_facts(cs) -> list:
             kept = rest
     cs.__dict__["_shown_facts"] = kept
     return kept
+
+
+def _dominates(v: IntLike, u: IntLike, ranges, kind: str) -> bool:
+    """``v <= u`` (for ``Min``; ``v >= u`` for ``Max``) on every point of the ranges: the
+    interval bound first, then Z3 on the ranges alone (never on the recorded facts, which
+    hold the very guard being rewritten)."""
+    c = R.le(v, u) if kind == "Min" else R.ge(v, u)
+    if type(c) is bool:
+        return c
+    if bound(c.expr, ranges.__getitem__).upper <= 0:
+        return True
+    return implies([], c, ranges) is True
+
+
+def _kept_args(atom, ranges) -> list:
+    """The arguments of a ``Min`` / ``Max`` that can be its value: an argument another kept
+    one dominates is dropped (one at a time, so of equal arguments one stays)."""
+    kept = list(atom.args)
+    for u in list(kept):
+        if any(v is not u and _dominates(v, u, ranges, atom.kind) for v in kept):
+            kept.remove(u)
+    return kept
+
+
+def _minmax_atom(term):
+    atom = term[0] if len(term) == 1 else None
+    if atom is None or type(atom) is Sym or atom.kind not in ("Min", "Max"):
+        return None
+    return atom
+
+
+@rule("contract.readable_minmax")
+def readable_minmax(c, ranges):
+    """A guard equating a ``Min`` (or ``Max``) with another or with a size, as what it
+    means on the ranges:
+    ``min(20, m // 3) == min(x, y, m // 3)`` with ``m = min(x, y)`` drops the arguments
+    that cannot be the minimum (``x`` and ``y``, never below ``m // 3``), leaving ``min(20,
+    m // 3) == m // 3``, which is ``m // 3 <= 20``, which is ``m <= 62``.  Anything else
+    is returned unchanged."""
+    if not (isinstance(c, R.Rel) and c.op == R.EQ and type(c.expr) is Expr):
+        return c
+    atoms = [(a, k) for a, k in ((_minmax_atom(t), k) for t, k in c.expr.terms)
+             if a is not None and abs(k) == 1]
+    try:
+        if len(atoms) == 2 and len(c.expr.terms) == 2 and c.expr.const == 0 and \
+                atoms[0][0].kind == atoms[1][0].kind and atoms[0][1] == -atoms[1][1]:
+            kind = atoms[0][0].kind
+            left, right = _kept_args(atoms[0][0], ranges), _kept_args(atoms[1][0], ranges)
+        elif len(atoms) == 1:
+            # k*Min(A) + rest == 0: Min(A) == y with y = -rest / k
+            (atom, k), = atoms
+            kind = atom.kind
+            whole = E.smin(*atom.args) if kind == "Min" else E.smax(*atom.args)
+            rest = E.sub(c.expr, E.mul(k, whole))
+            left, right = _kept_args(atom, ranges), [E.mul(-k, rest)]
+        else:
+            return c
+    except KeyError:          # a symbol without a range: leave the guard as it is
+        return c
+    for whole, one in ((left, right), (right, left)):
+        if len(one) != 1 or one[0] not in whole:
+            continue
+        y = one[0]
+        # Min(args) == y with y among the args <=> y <= every other argument (Max: >=)
+        parts = [(R.le(y, a) if kind == "Min" else R.ge(y, a)) for a in whole if a != y]
+        got = R.combine("and", [_undivided(p) for p in parts])
+        return c if type(got) is bool else got
+    return c
+
+
+def _undivided(c):
+    """``X // k <= q`` as ``X <= k*q + k - 1`` and ``X // k >= q`` as ``X >= k*q`` (``k >
+    0``): the bound on the size itself."""
+    if not isinstance(c, R.Rel) or c.op != R.LE or type(c.expr) is not Expr or \
+            len(c.expr.terms) != 1:
+        return c
+    (term, coeff), = c.expr.terms
+    atom = term[0] if len(term) == 1 else None
+    if atom is None or type(atom) is Sym or atom.kind != "FloorDiv" or abs(coeff) != 1:
+        return c
+    x, k = atom.args
+    if type(k) is not int or k <= 0:
+        return c
+    q = -c.expr.const * coeff          # coeff*(X // k) + const <= 0
+    got = R.le(x, k * q + k - 1) if coeff == 1 else R.ge(x, k * q)
+    return c if type(got) is bool else got

@@ -208,7 +208,10 @@ def _divmod_split(x: Expr, sym_range: SymRange):
         s = num.as_symbol()
         if s is None or s not in linear:
             continue
-        q, r = Sym(-1, True), Sym(-2, True)        # stand-ins, never real symbols
+        # stand-ins, never real symbols; below any stand-in of an enclosing split, whose
+        # quotient must not merge with this one (s0 + s0 // 2 - s1 - s1 // 3)
+        low = min([0] + [a.index for a in x.free_symbols if a.index < 0])
+        q, r = Sym(low - 1, True), Sym(low - 2, True)
         div, rem = OpAtom("FloorDiv", (num, k)), OpAtom("Mod", (num, k))
         coeffs = {}
         for term, cc in x.terms:

@@ -178,6 +178,9 @@ RULES: List[Rule] = [
     _r("decide.box_exact", DEC + ":box_exact",
        "sum a_i*s_i + k over a box s_i in [l_i, h_i]: both ends of the interval bound are "
        "attained at corners, so an e <= 0 the bound leaves open is undecidable"),
+    _r("decide.fact_sum", DEC + ":decide_by_fact_sums",
+       "f_1 <= 0, ..., f_k <= 0 and e - f_1 - ... - f_k <= 0 on the ranges => e <= 0 "
+       "(k <= 2; an equality f == 0 gives f <= 0 and -f <= 0)"),
     # ---------------------------------------------------------------- solver.py
     _r("solve.unit_substitution", SOLVE + ":solve_unit",
        "c*s + R == 0 <=> s == -c*R for c in {1, -1} and R free of s"),
@@ -306,6 +309,10 @@ RULES += [
        "the relation: the narrowed Dims imply the relation between them"),
     _r("contract.readable_guard", "symshape.constraints:_readable",
        "Max(0, x) == 0 <=> x <= 0"),
+    _r("contract.readable_minmax", "symshape.contract:readable_minmax",
+       "on the ranges, an argument u of Min(A) with some other v <= u is dropped (Max: "
+       "v >= u); then Min(A) == y with y in A <=> y <= a for every other a in A (Max: >=); "
+       "and X // k <= q <=> X <= k*q + k - 1, X // k >= q <=> X >= k*q for k > 0"),
 ]
 
 BY_NAME: Dict[str, Rule] = {r.name: r for r in RULES}

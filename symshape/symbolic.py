@@ -42,6 +42,8 @@ class SymbolicEnv(ShapeEnv):
         super().__init__()
         self.constraint_text = constraint_text
         self._exact_cache: Dict[object, ValueRange] = {}
+        #: a point satisfying the constraints (symbol -> value), found when they are checked
+        self.example_point: Dict[Sym, int] = {}
 
     def create_symbol(self, hint, source, vr=SYMBOL_RANGE, kind="auto", dim=None,
                       frame=None) -> Sym:
@@ -207,6 +209,13 @@ def _check_satisfiable(env: SymbolicEnv, text) -> None:
     if solver.check() == z3.unsat:
         raise UserError("the constraints %s admit no values" % ", ".join(
             "`%s`" % t for t in text))
+    # a point of the constraints: the decision procedure's base point for showing a
+    # comparison undecidable without a solver call (it checks the point itself)
+    model = solver.model()
+    for s, v in enc.vars.items():
+        val = model.eval(v, model_completion=True)
+        if z3.is_int_value(val):
+            env.example_point[s] = val.as_long()
 
 
 def bounds_expr(env: ShapeEnv, e: E.IntLike) -> ValueRange:

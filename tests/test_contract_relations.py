@@ -196,3 +196,70 @@ def test_boolean_mask_with_a_named_dim(dim):
     ep = ss.export(f, (x,), dynamic_shapes={"x": (dim,)})
     assert ep.guards == []
     np.testing.assert_allclose(ep.module()(np.arange(-3.0, 5.0)), f(np.arange(-3.0, 5.0)))
+
+
+# ------------------------------------------------ relations among three or more named Dims
+def joined(x, y, z):
+    """Both inputs laid end to end, added onto the first rows of z: needs a + b <= c."""
+    return np.concatenate([x, y]) + z[:x.shape[0] + y.shape[0]]
+
+
+EXAMPLE3 = (np.ones(5), np.ones(6), np.ones(20))
+
+
+def test_three_dim_relation_narrows_the_bounded_dims_and_keeps_their_bounds():
+    spec = {"x": (Dim("a", max=64),), "y": (Dim("b", max=64),), "z": (Dim("c", max=100),)}
+    err = violation(joined, EXAMPLE3, spec)
+    text = str(err)
+    assert "`a + b <= c`" in text and "a relation between a, b and c" in text
+    assert "return np.concatenate([x, y]) + z[:x.shape[0] + y.shape[0]]" in text
+    fixes = [str(f) for f in err.suggested_fixes]
+    assert fixes == ["a = Dim('a', max=14)", "b = Dim('b', max=6)",
+                     "c = Dim('c', min=20, max=100)"]
+    ep = ss.export(joined, EXAMPLE3, dynamic_shapes=fixed_spec(spec, err))
+    assert ep.guards == []
+    m = ep.module()
+    for a, b, c in ((14, 6, 20), (2, 2, 100), (9, 3, 57)):
+        args = (np.ones(a), np.ones(b), np.arange(float(c)))
+        np.testing.assert_allclose(m(*args), joined(*args))
+    with pytest.raises(ss.UserError):
+        m(np.ones(15), np.ones(6), np.ones(100))
+
+
+def test_three_dim_relation_splits_around_the_example_within_declared_minimums():
+    spec = {"x": (Dim("a", min=4, max=64),), "y": (Dim("b", min=4, max=64),),
+            "z": (Dim("c", max=20),)}
+    err = violation(joined, EXAMPLE3, spec)
+    fixed = fixed_spec(spec, err)
+    for name, (lo, hi) in (("x", (4, 64)), ("y", (4, 64)), ("z", (2, 20))):
+        d = fixed[name][0]
+        assert d.min >= lo and d.max <= hi, d     # never wider than declared
+    assert fixed["x"][0].min == 4 and fixed["y"][0].min == 4
+    ep = ss.export(joined, EXAMPLE3, dynamic_shapes=fixed)
+    assert ep.guards == []
+    rc = {str(k): (v.lower, v.upper) for k, v in ep.range_constraints.items()}
+    (a_lo, a_hi), (b_lo, b_hi), (c_lo, c_hi) = rc["s0"], rc["s1"], rc["s2"]
+    assert a_hi + b_hi <= c_lo                    # every size the ranges allow is fine
+
+
+def test_three_dim_relation_without_bounds_leaves_the_last_dim_to_tracing():
+    spec = {"x": (Dim("a"),), "y": (Dim("b"),), "z": (Dim("c"),)}
+    err = violation(joined, EXAMPLE3, spec)
+    assert "c = Dim.AUTO (it has no declared bounds)" in str(err)
+    assert [str(f) for f in err.suggested_fixes][-1] == "c = Dim.AUTO"
+    ep = ss.export(joined, EXAMPLE3, dynamic_shapes=fixed_spec(spec, err))
+    assert ep.guards == ["x.shape[0] + y.shape[0] <= z.shape[0]"]
+    lo = {str(k): v.lower for k, v in ep.range_constraints.items()}
+    assert lo["s0"] == 2 and lo["s1"] == 2                 # a and b keep their ranges
+
+
+def test_three_dim_relation_with_no_box_names_every_dim_its_range_and_the_line():
+    spec = {"x": (Dim("a", min=5, max=64),), "y": (Dim("b", min=6, max=64),),
+            "z": (Dim("c", max=12),)}
+    err = violation(joined, (np.ones(5), np.ones(6), np.ones(11)), spec)
+    text = str(err)
+    assert "a relation between a, b and c" in text
+    assert "a in [5, 64], b in [6, 64], c in [2, 12]" in text
+    assert "declare ranges for a, b and c that imply it" in text
+    assert "return np.concatenate([x, y]) + z[:x.shape[0] + y.shape[0]]" in text
+    assert not any("AUTO" in str(f) for f in err.suggested_fixes)

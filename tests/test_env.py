@@ -290,8 +290,10 @@ def test_query_implied_by_fact_is_decided_by_z3_without_guard():
     assert env.evaluate(R.ge(x, 8)) is True                 # the range is exact: x >= 8
     assert len(env.guards) == n and env.z3_queries == q
     assert env.evaluate(R.ge(x + 2 * y, 13)) is True        # (x + y) + y >= 11 + 2
+    assert len(env.guards) == n and env.z3_queries == q     # a sum of facts settled it
+    assert env.evaluate(R.ge(2 * x + 3 * y, 24)) is True    # 2(x + y) + y >= 22 + 2
     assert len(env.guards) == n and env.z3_queries == q + 1
-    assert env.evaluate(R.le(x + 2 * y, 12)) is False
+    assert env.evaluate(R.le(2 * x + 3 * y, 23)) is False
     assert len(env.guards) == n
 
 
