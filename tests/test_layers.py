@@ -66,3 +66,34 @@ def test_no_class_name_comparisons():
                 if _BY_NAME.search(line) and '"__main__"' not in line:
                     found.append("%s:%d: %s" % (os.path.relpath(path, ROOT), k, line.strip()))
     assert not found, "recognise types with isinstance:\n" + "\n".join(found)
+
+
+_FRESH_IMPORTS = r"""
+import importlib, json, sys
+sys.path.insert(0, %r)
+import import_graph
+import numpy, sympy, z3  # noqa: F401  (stay loaded: only symshape's own modules are re-imported)
+bad = []
+for name, _, _ in import_graph.modules():
+    for m in [m for m in sys.modules if m == "symshape" or m.startswith("symshape.")]:
+        del sys.modules[m]
+    try:
+        importlib.import_module(name)
+    except Exception as e:
+        bad.append("%%s: %%r" %% (name, e))
+print(json.dumps(bad))
+"""
+
+
+def test_every_module_imports_first_in_a_fresh_interpreter():
+    # the graph above does not see the implicit import of a parent package's __init__, so
+    # a loop through one (namespace -> randomness -> ops/__init__ -> indexing -> namespace)
+    # shows only when that module is the first one imported: import each one first
+    import json
+    import subprocess
+    import sys
+    here = os.path.dirname(os.path.abspath(__file__))
+    out = subprocess.run([sys.executable, "-c", _FRESH_IMPORTS % here], capture_output=True,
+                         text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == []

@@ -17,7 +17,7 @@ from symshape.userframe import user_frame
 from symshape.rules import rule
 
 from ..ir import IndexAttr, render_items  # noqa: F401  (render_items: its old import path)
-from ..namespace import SymRange
+from ..lenrange import SymRange
 from ..tracer import METHOD_OPS, TracedArray, Tracer, shape_repr, to_expr
 from ..views import register_index
 from .elementwise import broadcast_shapes, node_input
