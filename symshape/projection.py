@@ -53,16 +53,7 @@ def project(goal: IntLike, facts: Iterable, ranges: Mapping[Sym, ValueRange],
     facts = list(facts)
     if not facts and goal.is_linear() and len(goal.terms) == 1:
         return interval                      # one symbol, no facts: its range is exact
-    z3 = z3mod()
-    budget = budget or Budget()
-    enc = Encoder()
-    hyp = [enc.cond(f) for f in facts]
-    target = enc.expr(goal)
-    for s in list(enc.vars):
-        hyp += enc.range(s, ranges[s])
-    hyp += enc.side
-    solver = _Feasible(z3, hyp, target, budget)
-    best = solver.value(None)
+    solver, best = _feasible(goal, facts, ranges, budget)
     if best is None or best is False:        # unknown, or the facts admit no point
         _fallback("no feasible point found", goal, "either")
         return interval
@@ -167,22 +158,28 @@ def implied(goal, facts: Iterable, ranges: Mapping[Sym, ValueRange],
 
 
 
-def extreme(goal: IntLike, facts: Iterable, ranges: Mapping[Sym, ValueRange],
-            minimize: bool, budget: Optional[Budget] = None):
-    """The least (``minimize``) or greatest value of ``goal`` over the integer points that
-    satisfy ``ranges`` and ``facts``: an int, ``-int_oo`` / ``int_oo`` when unbounded,
-    ``False`` when no point satisfies them, ``None`` when the solver does not settle it
-    within the budget (said in the debug log)."""
-    z3 = z3mod()
-    budget = budget or Budget()
+def _feasible(goal: IntLike, facts, ranges: Mapping[Sym, ValueRange],
+              budget: Optional[Budget]):
+    """The solver over ``facts`` and the ranges of every symbol involved, searching values
+    of ``goal``, and a first value of it: an int, ``False`` (no point satisfies them) or
+    ``None`` (the solver did not settle it within the budget)."""
     enc = Encoder()
     hyp = [enc.cond(f) for f in facts]
     target = enc.expr(goal)
     for s in list(enc.vars):
         hyp += enc.range(s, ranges[s])
     hyp += enc.side
-    solver = _Feasible(z3, hyp, target, budget)
-    best = solver.value(None)
+    solver = _Feasible(z3mod(), hyp, target, budget or Budget())
+    return solver, solver.value(None)
+
+
+def extreme(goal: IntLike, facts: Iterable, ranges: Mapping[Sym, ValueRange],
+            minimize: bool, budget: Optional[Budget] = None):
+    """The least (``minimize``) or greatest value of ``goal`` over the integer points that
+    satisfy ``ranges`` and ``facts``: an int, ``-int_oo`` / ``int_oo`` when unbounded,
+    ``False`` when no point satisfies them, ``None`` when the solver does not settle it
+    within the budget (said in the debug log)."""
+    solver, best = _feasible(goal, facts, ranges, budget)
     if best is None or best is False:
         if best is None:
             _fallback("unknown", goal, "extreme")
