@@ -1,29 +1,15 @@
 """Hostile checks on ss.cond / ss.map / ss.while_loop with operands that are not arrays
 (Python numbers, NumPy scalars, sizes), run through every runner against eager NumPy."""
-import shutil
-
 import numpy as np
 import pytest
 
 import symshape as ss
+from runners import runner
 
 A = ss.Dim.AUTO
 RUNNERS = ["module", "compile", "loaded", "cupy"]
 
 
-def runner(ep, kind, tmp_path):
-    if kind == "module":
-        return ep.module()
-    if kind == "compile":
-        return ep.compile()
-    if kind == "loaded":
-        ss.save(ep, tmp_path / "p.json")
-        return ss.load(tmp_path / "p.json").module()
-    if shutil.which("g++") is None:
-        pytest.skip("the CUDA emulator needs g++")
-    from symshape.codegen.cuda import compile_cupy
-    from symshape.codegen.cuda.emulate import emulate
-    return emulate(compile_cupy(ep))
 
 
 def same(out, ref):

@@ -1,11 +1,10 @@
 """Hostile checks on sizes used as values: a function may return floats computed from sizes
 (``n / 2``, ``d ** -0.5``) next to arrays and sizes, on every runner, as eager NumPy does."""
-import shutil
-
 import numpy as np
 import pytest
 
 import symshape as ss
+from runners import runner
 
 A = ss.Dim.AUTO
 
@@ -15,24 +14,6 @@ def stats(x):
     return x * 2, n / 2, {"scale": x.shape[1] ** -0.5, "n": n}
 
 
-def _runner(ep, kind, tmp_path):
-    if kind == "module":
-        return ep.module()
-    if kind == "compile":
-        return ep.compile()
-    if kind == "loaded":
-        ss.save(ep, tmp_path / "p.json")
-        return ss.load(tmp_path / "p.json").module()
-    if kind == "dask":
-        da = pytest.importorskip("dask.array")
-        run = ep.compile(backend="dask")
-        return lambda x: run(da.from_array(x, chunks=3))
-    if shutil.which("g++") is None:
-        pytest.skip("the CUDA emulator needs g++")
-    from symshape.codegen.cuda import compile_cupy
-    from symshape.codegen.cuda.emulate import emulate
-    return emulate(compile_cupy(ep))
-
 
 @pytest.mark.parametrize("kind", ["module", "compile", "loaded", "cupy", "dask", "jit"])
 def test_floats_computed_from_sizes_are_outputs(kind, tmp_path):
@@ -40,7 +21,7 @@ def test_floats_computed_from_sizes_are_outputs(kind, tmp_path):
         run = ss.compile(stats)
     else:
         ep = ss.export(stats, (np.ones((4, 3)),), dynamic_shapes={"x": (A, A)})
-        run = _runner(ep, kind, tmp_path)
+        run = runner(ep, kind, tmp_path)
     for shape in [(4, 3), (7, 5)]:
         x = np.ones(shape)
         arr, half, d = run(x)
