@@ -637,110 +637,128 @@ class _Dec:
         if len(v) != 1:
             self.fail("a tagged value has exactly one key, got %s" % sorted(v))
         (tag, body), = v.items()
-        if tag in ("tuple", "list"):
-            items = []
-            for i, x in enumerate(self.lst(body)):
-                with self.at(i):
-                    items.append(self.value(x, nodes))
-            return tuple(items) if tag == "tuple" else items
-        if tag == "expr":
-            return self.expr(body)
-        if tag == "node":
-            if nodes is None:
-                self.fail("a node reference is not allowed here")
-            self.text(body)
-            got = nodes.get(body)
-            if got is None:
-                self.fail("reference to node %s, which is not defined before this point"
-                          % _short(body))
-            return got
-        if tag == "float":
-            if body not in ("nan", "inf", "-inf"):
-                self.fail("unknown float %s" % _short(body))
-            return float(body)
-        if tag == "complex":
-            parts = self.lst(body)
-            if len(parts) != 2:
-                self.fail("a complex number has two parts")
-            re_, im = (self.value(p) for p in parts)
-            if type(re_) is not float or type(im) is not float:
-                self.fail("complex parts must be floats")
-            return complex(re_, im)
-        if tag == "slice":
-            parts = self.lst(body)
-            if len(parts) != 3:
-                self.fail("a slice has three parts")
-            vals = [self.value(p) for p in parts]
-            for p in vals:
-                if p is not None and type(p) is not int and type(p) is not Expr:
-                    self.fail("slice bounds are ints, sizes or null")
-            return slice(*vals)
-        if tag == "index":
-            items = []
-            for i, x in enumerate(self.lst(body)):
-                with self.at(i):
-                    if isinstance(x, dict) and set(x) == {"arr"}:
-                        items.append(ArrRef(self.integer(x["arr"])))
-                        continue
-                    it = self.value(x)
-                    if not (it is None or it is Ellipsis or type(it) in (int, Expr, slice)):
-                        self.fail("an index item is an int, a size, a slice, null or ...")
-                    items.append(it)
-            return IndexAttr(items)
-        if tag == "ellipsis":
-            if body is not True:
-                self.fail("expected true")
-            return Ellipsis
-        if tag == "dtype":
-            return self.dtype(body)
-        if tag == "scalar":
-            parts = self.lst(body)
-            if len(parts) != 2:
-                self.fail("a scalar is [dtype, value]")
-            dt = self.dtype(parts[0])
-            val = self.value(parts[1])
-            if type(val) not in (bool, int, float, complex):
-                self.fail("a scalar's value must be a number")
-            try:
-                with np.errstate(all="ignore"):
-                    return dt.type(val)
-            except (OverflowError, ValueError, TypeError):
-                self.fail("value %r does not fit dtype %s" % (val, dt))
-        if tag == "subgraph":
-            return self.subgraph(body)
-        if tag == "cond_expr":
-            return CondExpr(self.cond(body))
-        if tag == "ufunc":
-            u = getattr(np, self.text(body), None) if isinstance(body, str) else None
-            if type(u) is not np.ufunc or u.__name__ != body:
-                self.fail("%s is not a NumPy ufunc" % _short(body))
-            return u
-        if tag == "float_expr":
-            parts = self.lst(body)
-            if len(parts) != 2 or not (parts[0] == "neg" or parts[0] in _FLOAT_OPS):
-                self.fail("a float expression is [op, [args]] with op one of neg, %s"
-                          % ", ".join(sorted(_FLOAT_OPS)))
-            args = []
-            for i, a in enumerate(self.lst(parts[1])):
-                with self.at(i):
-                    a = self.value(a)
-                    if type(a) not in (int, float, Expr, FloatExpr):
-                        self.fail("a float expression's argument is a number, a size or a "
-                                  "float expression")
-                    args.append(a)
-            if len(args) != (1 if parts[0] == "neg" else 2):
-                self.fail("%s takes %d arguments" % (parts[0], 1 if parts[0] == "neg" else 2))
-            if parts[0] == "pow" and type(args[0]) in (int, Expr) and not (
-                    type(args[1]) in (float, FloatExpr) or
-                    (type(args[1]) is int and abs(args[1]) <= 64)):
-                # integer powers are exact Python ints: a huge exponent would never finish
-                self.fail("an integer power's exponent is a float or an int in [-64, 64]")
-            return FloatExpr(parts[0], tuple(args))
-        if tag == "generator":
-            if body not in _GENERATOR_CLASSES:
-                self.fail("a generator is 'Generator' or 'RandomState'")
-            return _GeneratorSlot(body)
-        self.fail("unknown value tag %s" % _short(tag))
+        read = _VALUE_TAGS.get(tag)
+        if read is None:
+            self.fail("unknown value tag %s" % _short(tag))
+        return read(self, tag, body, nodes)
+
+    def _tag_tuple_list(self, tag, body, nodes):
+        items = []
+        for i, x in enumerate(self.lst(body)):
+            with self.at(i):
+                items.append(self.value(x, nodes))
+        return tuple(items) if tag == "tuple" else items
+
+    def _tag_expr(self, tag, body, nodes):
+        return self.expr(body)
+
+    def _tag_node(self, tag, body, nodes):
+        if nodes is None:
+            self.fail("a node reference is not allowed here")
+        self.text(body)
+        got = nodes.get(body)
+        if got is None:
+            self.fail("reference to node %s, which is not defined before this point"
+                      % _short(body))
+        return got
+
+    def _tag_float(self, tag, body, nodes):
+        if body not in ("nan", "inf", "-inf"):
+            self.fail("unknown float %s" % _short(body))
+        return float(body)
+
+    def _tag_complex(self, tag, body, nodes):
+        parts = self.lst(body)
+        if len(parts) != 2:
+            self.fail("a complex number has two parts")
+        re_, im = (self.value(p) for p in parts)
+        if type(re_) is not float or type(im) is not float:
+            self.fail("complex parts must be floats")
+        return complex(re_, im)
+
+    def _tag_slice(self, tag, body, nodes):
+        parts = self.lst(body)
+        if len(parts) != 3:
+            self.fail("a slice has three parts")
+        vals = [self.value(p) for p in parts]
+        for p in vals:
+            if p is not None and type(p) is not int and type(p) is not Expr:
+                self.fail("slice bounds are ints, sizes or null")
+        return slice(*vals)
+
+    def _tag_index(self, tag, body, nodes):
+        items = []
+        for i, x in enumerate(self.lst(body)):
+            with self.at(i):
+                if isinstance(x, dict) and set(x) == {"arr"}:
+                    items.append(ArrRef(self.integer(x["arr"])))
+                    continue
+                it = self.value(x)
+                if not (it is None or it is Ellipsis or type(it) in (int, Expr, slice)):
+                    self.fail("an index item is an int, a size, a slice, null or ...")
+                items.append(it)
+        return IndexAttr(items)
+
+    def _tag_ellipsis(self, tag, body, nodes):
+        if body is not True:
+            self.fail("expected true")
+        return Ellipsis
+
+    def _tag_dtype(self, tag, body, nodes):
+        return self.dtype(body)
+
+    def _tag_scalar(self, tag, body, nodes):
+        parts = self.lst(body)
+        if len(parts) != 2:
+            self.fail("a scalar is [dtype, value]")
+        dt = self.dtype(parts[0])
+        val = self.value(parts[1])
+        if type(val) not in (bool, int, float, complex):
+            self.fail("a scalar's value must be a number")
+        try:
+            with np.errstate(all="ignore"):
+                return dt.type(val)
+        except (OverflowError, ValueError, TypeError):
+            self.fail("value %r does not fit dtype %s" % (val, dt))
+
+    def _tag_subgraph(self, tag, body, nodes):
+        return self.subgraph(body)
+
+    def _tag_cond_expr(self, tag, body, nodes):
+        return CondExpr(self.cond(body))
+
+    def _tag_ufunc(self, tag, body, nodes):
+        u = getattr(np, self.text(body), None) if isinstance(body, str) else None
+        if type(u) is not np.ufunc or u.__name__ != body:
+            self.fail("%s is not a NumPy ufunc" % _short(body))
+        return u
+
+    def _tag_float_expr(self, tag, body, nodes):
+        parts = self.lst(body)
+        if len(parts) != 2 or not (parts[0] == "neg" or parts[0] in _FLOAT_OPS):
+            self.fail("a float expression is [op, [args]] with op one of neg, %s"
+                      % ", ".join(sorted(_FLOAT_OPS)))
+        args = []
+        for i, a in enumerate(self.lst(parts[1])):
+            with self.at(i):
+                a = self.value(a)
+                if type(a) not in (int, float, Expr, FloatExpr):
+                    self.fail("a float expression's argument is a number, a size or a "
+                              "float expression")
+                args.append(a)
+        if len(args) != (1 if parts[0] == "neg" else 2):
+            self.fail("%s takes %d arguments" % (parts[0], 1 if parts[0] == "neg" else 2))
+        if parts[0] == "pow" and type(args[0]) in (int, Expr) and not (
+                type(args[1]) in (float, FloatExpr) or
+                (type(args[1]) is int and abs(args[1]) <= 64)):
+            # integer powers are exact Python ints: a huge exponent would never finish
+            self.fail("an integer power's exponent is a float or an int in [-64, 64]")
+        return FloatExpr(parts[0], tuple(args))
+
+    def _tag_generator(self, tag, body, nodes):
+        if body not in _GENERATOR_CLASSES:
+            self.fail("a generator is 'Generator' or 'RandomState'")
+        return _GeneratorSlot(body)
 
     def array(self, v):
         if isinstance(v, dict) and "offset" in v:
@@ -1278,6 +1296,27 @@ class _Dec:
                 for p in call_sig.parameters.values()])
         _forget_decoded(graph)
         return ExportedProgram(graph, sig, cs, call_sig, name, None)
+
+
+#: value tag -> the _Dec method reading its body (``value``)
+_VALUE_TAGS = {
+    "tuple": _Dec._tag_tuple_list,
+    "list": _Dec._tag_tuple_list,
+    "expr": _Dec._tag_expr,
+    "node": _Dec._tag_node,
+    "float": _Dec._tag_float,
+    "complex": _Dec._tag_complex,
+    "slice": _Dec._tag_slice,
+    "index": _Dec._tag_index,
+    "ellipsis": _Dec._tag_ellipsis,
+    "dtype": _Dec._tag_dtype,
+    "scalar": _Dec._tag_scalar,
+    "subgraph": _Dec._tag_subgraph,
+    "cond_expr": _Dec._tag_cond_expr,
+    "ufunc": _Dec._tag_ufunc,
+    "float_expr": _Dec._tag_float_expr,
+    "generator": _Dec._tag_generator,
+}
 
 
 def _forget_decoded(g: Graph) -> None:
