@@ -265,6 +265,8 @@ class Names:
     def __init__(self, dim_names: Dict[Sym, str]) -> None:
         self.dim_names = dim_names
         self.origin: Dict[Sym, str] = {}
+        # a root read off an axis as axis == a*s + rest: (a, rest, axis)
+        self.solved: Dict[Sym, Tuple[int, IntLike, str]] = {}
 
     def user(self, s: Sym) -> str:
         return self.origin.get(s, self.dim_names.get(s, s.name))

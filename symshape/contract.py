@@ -8,7 +8,7 @@ exactly as the input check evaluates it.
 """
 from __future__ import annotations
 
-from typing import List
+from typing import Dict, List
 
 from . import expr as E
 from . import relations as R
@@ -28,8 +28,36 @@ def guard_texts(cs) -> List[str]:
         return []
     writer = CheckWriter(cs)
     writer.emit()                     # binds every root to the axis that reads it
-    return [readable_minmax(f, cs.ranges).format(writer.user_name, py=True)
-            for f in shown_facts(cs)]
+    axes: Dict[Sym, str] = {}
+
+    def name(s: Sym) -> str:
+        return axes[s] if s in axes else writer.user_name(s)
+
+    return [in_axis_terms(readable_minmax(f, cs.ranges), writer.names.solved, axes)
+            .format(name, py=True) for f in shown_facts(cs)]
+
+
+@rule("contract.axis_terms")
+def in_axis_terms(c, solved, axes: Dict[Sym, str]):
+    """``c`` with each root read off an axis as ``axis == a*s + rest`` written back as that
+    axis wherever it appears as a multiple of ``a`` (``y.shape[0] + 4*s <= 20`` with ``x.shape[0]
+    == 4*s`` reads ``y.shape[0] + x.shape[0] <= 20``, not ``4*x.shape[0]/4``).  The same
+    points: ``k*a*s == k*(axis - rest)``.  ``axes`` collects the stand-in symbols' names."""
+    if isinstance(c, R.BoolOp):
+        return R.BoolOp(c.op, tuple(in_axis_terms(a, solved, axes) for a in c.args))
+    if not isinstance(c, R.Rel) or type(c.expr) is not Expr:
+        return c
+    e = c.expr
+    lin = e.linear_coeffs()
+    if lin is None:
+        return c
+    for s, coeff in lin.items():
+        if s in solved and coeff % solved[s][0] == 0:
+            a, rest, axis = solved[s]
+            stand_in = Sym(10 ** 9 + len(axes))     # named by the axis text, never emitted
+            axes[stand_in] = axis
+            e = e - s.expr * coeff + (stand_in.expr - rest) * (coeff // a)
+    return R.Rel(c.op, e) if e is not c.expr else c
 
 
 @rule("contract.shown_guards")

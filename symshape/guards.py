@@ -303,6 +303,7 @@ class CheckWriter:
             # messages name this root by how it was read off the axis: (y.shape[0] - 1)/3
             text = self.text().solved(s, a, rest, axis)
             self.origin[s] = text if a != 1 else "(%s)" % text
+            self.names.solved[s] = (a, rest, axis)
         vr = self.cs.ranges[s]
         if not is_inf(vr.lower) or not is_inf(vr.upper):
             add(RangeCheck(s, vr.lower, vr.upper, axis, a, rest, self.cs.dim_names.get(s)))

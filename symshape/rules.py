@@ -307,6 +307,9 @@ RULES += [
     _r("contract.relation_box", "symshape.constraints:relation_box",
        "box within the program's ranges, example in the box, and box => every guard of "
        "the relation: the narrowed Dims imply the relation between them"),
+    _r("contract.axis_terms", "symshape.contract:in_axis_terms",
+       "axis == a*s + rest => k*a*s == k*(axis - rest): a root read off an axis prints as "
+       "that axis wherever it appears as a multiple of a"),
     _r("contract.readable_guard", "symshape.constraints:_readable",
        "Max(0, x) == 0 <=> x <= 0"),
     _r("contract.readable_minmax", "symshape.contract:readable_minmax",

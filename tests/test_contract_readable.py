@@ -43,3 +43,27 @@ def test_the_readable_guard_admits_exactly_what_the_check_admits(a, b):
     except ss.UserError:
         admitted = False
     assert admitted == ok
+
+
+def test_a_root_read_off_an_axis_prints_as_that_axis_where_it_can():
+    """``x.shape[0] == 4*s``: the guard reads ``y.shape[0] + x.shape[0] <= 20``, not
+    ``y.shape[0] + 4*x.shape[0]/4 <= 20``; the check admits exactly what it says."""
+    import numpy as np
+    import symshape as ss
+
+    def f(x, y):
+        ss.check(x.shape[0] % 4 == 0)
+        ss.check(y.shape[0] + x.shape[0] <= 20)
+        return x.sum() + y.sum()
+
+    ep = ss.export(f, (np.ones(8), np.ones(3)),
+                   dynamic_shapes={"x": (ss.Dim.AUTO,), "y": (ss.Dim.AUTO,)})
+    assert ep.guards == ["y.shape[0] + x.shape[0] <= 20"]
+    for n in (4, 8, 12, 16):
+        for m in range(2, 20):
+            ok = n + m <= 20
+            try:
+                ep.module()(np.ones(n), np.ones(m))
+                assert ok, (n, m)
+            except ss.UserError:
+                assert not ok, (n, m)
