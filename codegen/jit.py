@@ -132,24 +132,21 @@ def layout_checks(struct: List[Any], vi: int, ns: Dict[str, Any], fail: str,
     return lines
 
 
-def variant_checks(cp, vi: int, ns: Dict[str, Any], fail: str, sig: inspect.Signature,
+def variant_checks(cp, vi: int, ns: Dict[str, Any], fail: str,
                    ren: Dict[str, str]) -> List[str]:
     """A variant's input check (its records) as lines of the shared dispatcher namespace:
     constants and array type named per variant (backends check for different array
     types), a failed test ending as ``fail`` says (``break`` / ``why``).  The records name
     parameters as the user does (so do their messages); they are read by the names the
-    dispatcher's body gives them (``ren``, as every backend's function writer does); a
-    backend whose core takes parameters named otherwise gets them bound under its names."""
+    dispatcher's body gives them (``ren``), which are the names every backend's core
+    takes too: all of them are written by the one function writer with the same renames."""
     consts: Dict[str, Any] = {}
     r = cp.input_check.renderer(numbered_consts(consts, "_K%d_" % vi),
                                 array_type="_ND%d" % vi, fail=fail,
                                 param=lambda p: ren.get(p, p))
-    aliases = ["%s = %s" % (mine, ren.get(user, user))
-               for mine, user in zip(cp.param_names, sig.parameters)
-               if mine != ren.get(user, user)]
     lines = r.lines(cp.input_check.records)
     ns.update(consts)
-    return aliases + lines
+    return lines
 
 
 # --------------------------------------------------------------------------- variants
@@ -259,11 +256,11 @@ class CompiledFunction:
             lines.append("for _ in _ONCE:")
             for line in layout_checks(v.struct, v.index, self._ns, "break", ren):
                 lines.append("    " + line)
-            for line in variant_checks(cp, v.index, self._ns, "break", self._sig, ren):
+            for line in variant_checks(cp, v.index, self._ns, "break", ren):
                 lines.append("    " + line)
             lines.append("    _CNT[%d] += 1" % v.index)
             core = "_core%d(%s)" % (v.index, ", ".join(cp.param_names + cp.sym_names))
-            if getattr(cp, "refuses_shared", True):
+            if cp.refuses_shared:
                 # inputs sharing a written input's memory: eager semantics need the write
                 # seen through the other name, so that call runs eagerly (nothing ran yet)
                 lines += ["    try:", "        return " + core, "    except _SHARED:",
@@ -283,7 +280,7 @@ class CompiledFunction:
 
             def why_lines(ren: Dict[str, str]) -> List[str]:
                 lines = layout_checks(v.struct, v.index, ns, "why", ren)
-                lines += variant_checks(cp, v.index, ns, "why", self._sig, ren)
+                lines += variant_checks(cp, v.index, ns, "why", ren)
                 lines.append("return %d, None" % len(cp.input_check.records))
                 return lines
 

@@ -306,7 +306,7 @@ class ShapeEnv:
                   reason: Optional[str] = None, data_dependent: bool = False) -> None:
         """Record ``c`` (true at the example values) and learn from it.  A
         ``data_dependent`` guard is checked at run time where its size is computed: it
-        may replace or narrow that size, never an input size (``_learn_data_dependent``)."""
+        may replace or narrow that size, never an input size (``solver.learn_data_dependent``)."""
         stack = None
         if logs.guard_stack_filter and logs.guard_stack_filter in c.format():
             stack = user_stack(2)

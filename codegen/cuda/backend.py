@@ -338,6 +338,7 @@ class CompiledCupy:
     param_names = property(lambda self: self.driver.param_names)
     sym_names = property(lambda self: self.driver.sym_names)
     input_check = property(lambda self: self.driver.input_check)
+    refuses_shared = property(lambda self: self.driver.refuses_shared)
 
     @property
     def driver_source(self) -> str:
