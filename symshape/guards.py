@@ -13,7 +13,6 @@ inputs in argument order,
   * check every other axis against its expression as soon as its symbols are bound,
   * then check the residual guards,
 raising ``UserError`` that names the input, the axis, the expected and the actual value.
-``cond_py`` (the Python of a relation) is defined with the records and importable here.
 """
 from __future__ import annotations
 
@@ -28,7 +27,6 @@ from .check_ir import (Access, ArrayCheck, Bind, ClassCheck, CongruenceCheck, Co
                        GuardCheck, InputCheck, IntCheck, IntValue, Names, PyRenderer,
                        RangeCheck, Read, ReadShape, RelationCheck, ScalarCheck, StaticDim,
                        StructCheck, TextRenderer, numbered_consts)
-from .check_ir import cond_py  # noqa: F401  (importable here: backends render relations)
 from .rules import rule
 
 
