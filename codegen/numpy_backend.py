@@ -8,7 +8,9 @@ The generated function has ``f``'s signature and four parts:
 3. the *small-size path*: one NumPy call per node, as ``ep.module()`` runs it;
 4. the *large-size path*, taken when some array of the program has at least ``rt.BIG``
    elements: fused groups (``fusion``) evaluated in cache-sized blocks with ``out=`` into
-   slices of preallocated buffers, on two threads when a group is large, and a memory
+   slices of preallocated buffers, on two threads when a group's estimated work
+   (``cost``: ``x ** 3`` costs as much as ~180 additions) is large enough for a second
+   core to pay and the run-time tuner measures that it does, and a memory
    plan (``memplan``) whose scratch buffers persist across calls and whose outputs come
    from pools of buffers the caller has dropped.
 
@@ -36,6 +38,7 @@ from symshape.expr import Expr, format_py
 from symshape.capture.ops.traits import LAYOUT_FREE_OPS
 
 from . import rt as _cg
+from .cost import group_ns
 from .fusion import Group, ew_ufunc, form_groups, kind, numel
 from .memplan import Plan, _same_shape, fresh, item_inputs, item_values, plan
 
@@ -593,8 +596,10 @@ def _group_blocked(g: Group, gi: int, k: Optional[int], r: HoistRenderer, tune: 
         return "[%s]" % ", ".join("_cg.buf(_st, 'g%s_%d%s', %s, %s)" % (
             tag, j, suffix, shp, dt) for j, (shp, dt) in enumerate(shapes))
 
+    # the work estimate (ns) decides whether two threads are worth measuring
+    work = "(%s) * %d" % (r.expr(numel(g.domain)), group_ns(g.nodes))
     L.append("_cg.blocks(%s, %s, %s, %s, lambda: %s, %s)"
-             % (tune, fn, NB, sc(""), sc("b"), r.expr(numel(g.domain))))
+             % (tune, fn, NB, sc(""), sc("b"), work))
     return L
 
 

@@ -33,8 +33,9 @@ BLOCK = int(os.environ.get("SYMSHAPE_BLOCK", 65536))
 BIG = int(os.environ.get("SYMSHAPE_BIG", 131072))
 #: a value of the large-size path gets a planned buffer from this many elements
 WORTH = int(os.environ.get("SYMSHAPE_WORTH", 4096))
-#: a fused group runs on two threads from this many elements
-THREAD_MIN = int(os.environ.get("SYMSHAPE_THREAD_MIN", 1 << 21))
+#: a fused group is tried on two threads from this much estimated work (nanoseconds on one
+#: core, ``codegen.cost``): below it, handing half to a worker costs more than it can save
+THREAD_MIN = int(os.environ.get("SYMSHAPE_THREAD_MIN", 400_000))
 THREADS = max(1, min(2, int(os.environ.get("SYMSHAPE_THREADS", os.cpu_count() or 1))))
 POOL_DEPTH = 2      # returned buffers kept per output, enough for `r = f(x)` in a loop
 
@@ -156,7 +157,8 @@ def new_tune() -> list:
 
 
 def blocks(tune: list, fn, nb: int, sc_a, make_b, size: int) -> None:
-    """Run blocks ``[0, nb)`` of a fused group, on two threads where that pays."""
+    """Run blocks ``[0, nb)`` of a fused group, on two threads where that pays (``size``:
+    the group's estimated work in nanoseconds on one core)."""
     mode = tune[4]
     if mode == 0 or THREADS < 2 or nb < 2 or size < THREAD_MIN:
         fn(0, nb, sc_a)

@@ -1,0 +1,61 @@
+"""Which fused groups are worth a second thread: an estimate of their work, not their
+element count (``codegen.cost``), and the same bits whichever number of threads runs."""
+import numpy as np
+
+import symshape as ss
+from symshape import Dim
+from symshape.codegen import rt
+from symshape.codegen.cost import NS_PER_ELEMENT, group_ns, node_ns
+
+
+def gelu(x):
+    return 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3)))
+
+
+def shift(x):
+    return (x + 1.0) * 2.0 - 0.5
+
+
+def _groups(f, x):
+    ep = ss.export(f, (x,), dynamic_shapes={"x": (Dim("n"), None)})
+    fn = ep.compile()
+    return fn, fn.compiled.groups
+
+
+def test_pow_makes_a_group_costly_and_plain_arithmetic_does_not():
+    x = np.ones((256, 512))
+    _, (g,) = _groups(gelu, x)
+    assert group_ns(g.nodes) >= NS_PER_ELEMENT["power"]
+    _, (h,) = _groups(shift, x)
+    assert group_ns(h.nodes) == 1
+
+
+def test_fast_exponents_are_cheap():
+    def sq(x):
+        return (x - 1.0) ** 2 + x ** 0.5
+
+    _, (g,) = _groups(sq, np.ones((256, 512)))
+    pows = [n for n in g.nodes if n.op == "power"]
+    assert len(pows) == 2 and all(node_ns(n) < 1 for n in pows)
+
+
+def test_work_estimate_reaches_the_thread_decision(monkeypatch):
+    """At 128 x 1024 (131 072 elements, under the old 2M-element gate) the GELU group is
+    tried on two threads and the cheap group is not; both give eager's bits."""
+    seen = []
+    real = rt.blocks
+
+    def spy(tune, fn, nb, sc_a, make_b, size):
+        seen.append(size)
+        return real(tune, fn, nb, sc_a, make_b, size)
+
+    monkeypatch.setattr(rt, "blocks", spy)
+    monkeypatch.setattr(rt, "THREADS", 2)
+    x = np.random.default_rng(0).standard_normal((128, 1024))
+    for f, costly in ((gelu, True), (shift, False)):
+        seen.clear()
+        fn, _ = _groups(f, np.ones((16, 1024)))
+        for _ in range(4):                   # the tuner's trials, then its choice
+            got = fn(x)
+            assert got.dtype == f(x).dtype and np.array_equal(got, f(x))
+        assert seen and all((s >= rt.THREAD_MIN) == costly for s in seen)
