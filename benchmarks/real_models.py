@@ -1,6 +1,6 @@
 """Real-model programs: eager NumPy vs ``ep.compile()`` vs ``ss.compile()``, side by side.
 
-    python benchmarks/real_models.py [--quick] [--only NAME] [--rounds N]
+    python benchmarks/real_models.py [--quick] [--only NAME] [--rounds N] [--blas-threads N]
 
 Programs (the corpus models of tests/corpus, unmodified, at realistic sizes, float32):
 GPT-2-style block and forward (a params dict; sequence 128 and 512), LLaMA-style prefill
@@ -21,9 +21,12 @@ with one ``print``, the LLaMA decode with one ``print``): extra microseconds per
 eager; and the small-size elementwise chain (4x256) through ``ep.compile()``.
 """
 import os
+import sys
 
+# BLAS threads for all three callables: 1 unless ``--blas-threads N`` (read before NumPy loads)
+_BLAS = sys.argv[sys.argv.index("--blas-threads") + 1] if "--blas-threads" in sys.argv else "1"
 for _v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ[_v] = "1"
+    os.environ[_v] = _BLAS
 
 import argparse  # noqa: E402
 import contextlib  # noqa: E402
@@ -31,7 +34,6 @@ import copy  # noqa: E402
 import io  # noqa: E402
 import math  # noqa: E402
 import statistics  # noqa: E402
-import sys  # noqa: E402
 import time  # noqa: E402
 import warnings  # noqa: E402
 
@@ -254,12 +256,14 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--only", default=None)
     ap.add_argument("--rounds", type=int, default=None)
+    ap.add_argument("--blas-threads", default="1",
+                    help="BLAS threads for eager and compiled alike (default 1)")
     a = ap.parse_args()
     rounds, budget = (5, 0.02) if a.quick else (21, 0.03)
     rounds = a.rounds or rounds
-    print("BLAS threads pinned to 1; median of %d interleaved rounds; times are wall-clock "
+    print("BLAS threads: %s; median of %d interleaved rounds; times are wall-clock "
           "medians; ratios are medians over rounds of eager / compiled in that round, in "
-          "wall time (x) and in process CPU time (cpu x)" % rounds)
+          "wall time (x) and in process CPU time (cpu x)" % (_BLAS, rounds))
     print("%-18s %-18s %10s %10s %10s %7s %7s %7s %7s" % (
         "program", "size", "eager", "ep.compile", "ss.compile", "ep x", "jit x", "ep cpu x",
         "jit cpu x"))
