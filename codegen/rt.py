@@ -13,7 +13,8 @@ source verbatim (``codegen.artifact``).  Invariants the generated code relies on
   ``fn(nb // 2, nb, sc_b)`` on a worker thread with the caller's context (NumPy's error
   state travels with it); NumPy releases the GIL inside ufunc loops, so two cores can work.
 * ``blocks(tune, ...)`` runs a fused group's blocks on one thread or two, whichever the
-  group's first calls measured faster per element (threads must win by 10%): whether a
+  group's first calls measured faster per unit of work (threads must win by 10%; both are
+  measured again every ``RETUNE`` calls): whether a
   second thread pays depends on the machine (a second vCPU may share one core) and on
   how compute-bound the group is, so it is measured rather than assumed.
 """
@@ -149,23 +150,34 @@ def split2(fn, nb: int, sc_a, sc_b) -> None:
 
 
 TRIALS = 2
+#: calls in the chosen mode before both modes are measured again
+RETUNE = 256
 
 
 def new_tune() -> list:
-    """Per-group tuning state: [best s/elem on 1 thread, trials, best on 2, trials, mode]."""
-    return [0.0, 0, 0.0, 0, None]
+    """Per-group tuning state: [best s per unit of work on 1 thread, trials, best on 2,
+    trials, mode (None while measuring), calls since the choice]."""
+    return [0.0, 0, 0.0, 0, None, 0]
 
 
 def blocks(tune: list, fn, nb: int, sc_a, make_b, size: int) -> None:
     """Run blocks ``[0, nb)`` of a fused group, on two threads where that pays (``size``:
     the group's estimated work in nanoseconds on one core)."""
-    mode = tune[4]
-    if mode == 0 or THREADS < 2 or nb < 2 or size < THREAD_MIN:
+    if THREADS < 2 or nb < 2 or size < THREAD_MIN:
         fn(0, nb, sc_a)
         return
-    if mode == 1:
-        split2(fn, nb, sc_a, make_b())
-        return
+    mode = tune[4]
+    if mode is not None:
+        tune[5] += 1
+        if tune[5] < RETUNE:
+            if mode:
+                split2(fn, nb, sc_a, make_b())
+            else:
+                fn(0, nb, sc_a)
+            return
+        # measure both again now and then: a choice made while another job held the
+        # second core (or left it idle) need not hold for the rest of the process
+        tune[:] = new_tune()
     mode = 1 if tune[1] > tune[3] else 0      # try the one measured less often
     t0 = time.perf_counter()
     if mode:

@@ -59,3 +59,27 @@ def test_work_estimate_reaches_the_thread_decision(monkeypatch):
             got = fn(x)
             assert got.dtype == f(x).dtype and np.array_equal(got, f(x))
         assert seen and all((s >= rt.THREAD_MIN) == costly for s in seen)
+
+
+def test_the_thread_choice_is_measured_again(monkeypatch):
+    """A choice made under other load is not kept forever: after RETUNE calls in the chosen
+    mode both modes are measured again; every block runs exactly once per call either way."""
+    monkeypatch.setattr(rt, "THREADS", 2)
+    monkeypatch.setattr(rt, "THREAD_MIN", 0)
+    monkeypatch.setattr(rt, "RETUNE", 5)
+    ran = []
+
+    def fn(b0, b1, sc):
+        ran.extend(range(b0, b1))
+
+    tune = rt.new_tune()
+    tune[4] = 0                                  # chosen: one thread
+    for _ in range(4):
+        rt.blocks(tune, fn, 4, [], lambda: [], 10 ** 6)
+    assert tune[4] == 0 and tune[5] == 4
+    rt.blocks(tune, fn, 4, [], lambda: [], 10 ** 6)      # the RETUNE-th call measures afresh
+    assert tune[4] is None and tune[1] + tune[3] == 1
+    for _ in range(2 * rt.TRIALS + 1):
+        rt.blocks(tune, fn, 4, [], lambda: [], 10 ** 6)
+    assert tune[4] in (0, 1)
+    assert sorted(ran) == sorted(list(range(4)) * (5 + 2 * rt.TRIALS + 1))
