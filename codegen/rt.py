@@ -127,6 +127,18 @@ _executor = None
 _lock = threading.Lock()
 
 
+def _forget_pool() -> None:
+    """In a forked child: the parent's worker thread does not exist there (a task handed
+    to it would never run, and the call would wait forever), so start afresh."""
+    global _executor, _lock
+    _executor = None
+    _lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool)
+
+
 def _pool():
     global _executor
     if _executor is None:

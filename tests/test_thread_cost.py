@@ -1,6 +1,10 @@
 """Which fused groups are worth a second thread: an estimate of their work, not their
 element count (``codegen.cost``), and the same bits whichever number of threads runs."""
+import multiprocessing
+import os
+
 import numpy as np
+import pytest
 
 import symshape as ss
 from symshape import Dim
@@ -83,3 +87,29 @@ def test_the_thread_choice_is_measured_again(monkeypatch):
         rt.blocks(tune, fn, 4, [], lambda: [], 10 ** 6)
     assert tune[4] in (0, 1)
     assert sorted(ran) == sorted(list(range(4)) * (5 + 2 * rt.TRIALS + 1))
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_forked_child_runs_threaded_groups(monkeypatch):
+    """multiprocessing forks by default on Linux: the child has no copy of the parent's
+    worker thread, so a group split across threads there must start a new one, not wait
+    forever for the parent's."""
+    monkeypatch.setattr(rt, "THREADS", 2)
+    monkeypatch.setattr(rt, "THREAD_MIN", 0)
+    fn, _ = _groups(gelu, np.ones((16, 1024)))
+    x = np.random.default_rng(1).standard_normal((128, 1024))
+    fn.compiled.ns["_TUNE0"][4] = 1              # two threads, from the first call
+    assert np.array_equal(fn(x), gelu(x)) and rt._executor is not None
+
+    def child(q):
+        q.put(bool(np.array_equal(fn(x), gelu(x))))
+
+    ctx = multiprocessing.get_context("fork")
+    q = ctx.Queue()
+    p = ctx.Process(target=child, args=(q,))
+    p.start()
+    p.join(60)
+    hung = p.is_alive()
+    if hung:
+        p.kill()
+    assert not hung and q.get(timeout=5) is True
