@@ -37,7 +37,17 @@ WORTH = int(os.environ.get("SYMSHAPE_WORTH", 4096))
 #: a fused group is tried on two threads from this much estimated work (nanoseconds on one
 #: core, ``codegen.cost``): below it, handing half to a worker costs more than it can save
 THREAD_MIN = int(os.environ.get("SYMSHAPE_THREAD_MIN", 400_000))
-THREADS = max(1, min(2, int(os.environ.get("SYMSHAPE_THREADS", os.cpu_count() or 1))))
+
+
+def _cpus() -> int:
+    """CPUs this process may run on (its affinity mask, e.g. under ``taskset``), else all."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+THREADS = max(1, min(2, int(os.environ.get("SYMSHAPE_THREADS", _cpus()))))
 POOL_DEPTH = 2      # returned buffers kept per output, enough for `r = f(x)` in a loop
 
 

@@ -113,3 +113,8 @@ def test_a_forked_child_runs_threaded_groups(monkeypatch):
     if hung:
         p.kill()
     assert not hung and q.get(timeout=5) is True
+
+
+def test_threads_follow_the_cpus_the_process_may_use():
+    assert 1 <= rt._cpus() <= (os.cpu_count() or 1)
+    assert rt.THREADS <= max(1, rt._cpus()) or "SYMSHAPE_THREADS" in os.environ
