@@ -596,8 +596,10 @@ def _group_blocked(g: Group, gi: int, k: Optional[int], r: HoistRenderer, tune: 
         return "[%s]" % ", ".join("_cg.buf(_st, 'g%s_%d%s', %s, %s)" % (
             tag, j, suffix, shp, dt) for j, (shp, dt) in enumerate(shapes))
 
-    # the work estimate (ns) decides whether two threads are worth measuring
-    work = "(%s) * %d" % (r.expr(numel(g.domain)), group_ns(g.nodes))
+    # the work estimate (ns) decides whether two threads are worth measuring; views of a
+    # block compute nothing
+    work = "(%s) * %d" % (r.expr(numel(g.domain)),
+                          group_ns(m for m in g.nodes if kind(m) != "view"))
     L.append("_cg.blocks(%s, %s, %s, %s, lambda: %s, %s)"
              % (tune, fn, NB, sc(""), sc("b"), work))
     return L
