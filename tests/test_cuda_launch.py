@@ -393,3 +393,26 @@ def test_row_kernels_128_bit_variant_ptx():
         assert len(re.findall(r"ld\.global(?:\.nc)?\.v4\.", ptx)) >= 2 * arrays, name
         assert ".local" not in ptx
         assert not re.search(r"ld\.global(?:\.nc)?\.v4\.", kernel_ptx(k))
+
+
+@needs_nvrtc
+@pytest.mark.parametrize("name", ["seed23", "softmax", "ln_gelu"])
+def test_nvrtc_vector_variant_moves_128_bits(name):
+    """The SS_VEC variant (chosen per call for aligned arrays and, for rows, lengths a
+    multiple of the vector width) loads its contiguous arrays and stores its outputs 16
+    bytes at a time: the elementwise chain and the row kernels (softmax, layer norm with
+    GELU) have ``ld.global.nc.v4`` and ``st.global.v4`` in their PTX and no scalar
+    ``st.global`` of a row's elements; the register chunks never reach local memory."""
+    for k in TK.compiled(name).kernels:
+        if k.vec <= 1:
+            continue
+        ptx = nvrtc_ptx(k, vec=True, nvrtc=NVRTC)
+        assert re.search(r"ld\.global\.nc\.v4\.", ptx), k.name
+        assert re.search(r"st\.global\.v4\.", ptx), k.name
+        assert ".local" not in ptx, k.name
+        if k.kind == "reduce" and not k.outputs[0].shape[-1:] == (1,):
+            # every element store of the row is a vector store (a per-row result, written
+            # by one lane, may stay scalar)
+            scalar = re.findall(r"st\.global\.(?:f32|b32|u32)\b", ptx)
+            rowouts = [n for n in k.outputs if len(n.shape) < len(k.outputs[0].shape)]
+            assert len(scalar) <= len(rowouts), (k.name, scalar)

@@ -215,9 +215,11 @@ def nvcc_path() -> Optional[str]:
 
 
 def nvcc_ptx(kernels: Sequence[Kernel], arch: str = "sm_80", index64: bool = False,
-             rename: bool = False) -> str:
+             rename: bool = False, vec: bool = False, strided: bool = False) -> str:
     """PTX of the kernels compiled together by ``nvcc --ptx -arch=<arch>``.  ``rename``
-    suffixes each kernel name with its position (for kernels of several programs)."""
+    suffixes each kernel name with its position (for kernels of several programs);
+    ``index64`` / ``vec`` / ``strided`` compile the variant the driver picks per call
+    (``-DSS_INDEX64``, ``-DSS_VEC``: 128-bit loads and stores, ``-DSS_STRIDED``)."""
     nvcc = nvcc_path()
     if nvcc is None:
         raise RuntimeError("nvcc not found")
@@ -233,8 +235,10 @@ def nvcc_ptx(kernels: Sequence[Kernel], arch: str = "sm_80", index64: bool = Fal
         with open(cu, "w") as f:
             f.write("\n".join(parts))
         cmd = [nvcc, "--ptx", "-arch=%s" % arch, "--fmad=false", "-o", out, cu]
-        if index64:
-            cmd.insert(1, "-DSS_INDEX64")
+        for flag, on in (("-DSS_INDEX64", index64), ("-DSS_VEC", vec),
+                         ("-DSS_STRIDED", strided)):
+            if on:
+                cmd.insert(1, flag)
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode != 0:
             raise RuntimeError("nvcc failed (%s):\n%s" % (" ".join(cmd), proc.stderr[-4000:]))

@@ -146,6 +146,9 @@ class Emitter:
         self.rvec_mode = False                # ... generating the SS_VEC variant
         self.rvec_bufs: Dict[str, str] = {}   # ... arrays read contiguously along rows
         self.rvec_loads: Dict[str, tuple] = {}   # ... loaded per chunk (looped rows)
+        self.rvec_outs: List[Node] = []       # ... written per chunk (SS_VEC stores)
+        self.out_pass = False                 # ... generating the pass writing outputs
+        self.chunk_regs: Set[str] = set()     # ... register caches holding one chunk
         self.row_linear = ""                  # ... the row's own element offset
         self.row_coord = "j"                  # ... the coordinate equal to j
         self.trailing = spec.axes is not None and \
@@ -372,18 +375,27 @@ class Emitter:
                 # an element of the row: loaded once into a register array, which the
                 # later phases of the row read instead of memory
                 reg = self.cache.get(text)
+                # an array first read by the output pass is read by no later phase: it
+                # needs registers for one chunk only (fewer live registers: no spills)
+                chunk = reg in self.chunk_regs if reg is not None else \
+                    bool(vt) and self.out_pass
+                at = "[ss_k %% %d]" % self.rvec if chunk else "[ss_k]"
                 if reg is None:
                     reg = self.cache[text] = "rc%d" % len(self.cache)
-                    self.cache_decl.append("__align__(16) %s %s[%d];   // %s, loaded once" % (
-                        STORAGE[n.dtype.name], reg, ROW_ITEMS, text))
+                    if chunk:
+                        self.chunk_regs.add(reg)
+                    self.cache_decl.append("__align__(16) %s %s[%d];   // %s, loaded %s" % (
+                        STORAGE[n.dtype.name], reg, self.rvec if chunk else ROW_ITEMS, text,
+                        "a chunk at a time" if chunk else "once"))
                     if vt:
                         # the first element of each chunk of the thread loads the chunk
-                        text = "(ss_k %% %d == 0 ? (*(%s*)&%s[ss_k] = *(const %s*)&%s[%s], " \
-                            "%s[ss_k]) : %s[ss_k])" % (self.rvec, vt, reg, vt, buf, raw, reg, reg)
+                        text = "(ss_k %% %d == 0 ? (*(%s*)&%s[%s] = *(const %s*)&%s[%s], " \
+                            "%s%s) : %s%s)" % (self.rvec, vt, reg, "0" if chunk else "ss_k",
+                                               vt, buf, raw, reg, at, reg, at)
                     else:
                         text = "(%s[ss_k] = %s)" % (reg, text)
                 else:
-                    text = "%s[ss_k]" % reg
+                    text = "%s%s" % (reg, at)
             text = cops.load_expr(text, n.dtype)
         v = self.emit(CTYPES[n.dtype.name], text, row, note)
         memo[key] = v
@@ -645,6 +657,7 @@ class Emitter:
             for cached in (True, False):
                 self.red_vars, self.row_memo = {}, {}      # each variant declares its own
                 self.cache = {} if cached else None
+                self.chunk_regs = set()
                 self.cache_decl = []
                 self.rvec_loads = {}
                 variants[cached, vec] = self._row_phases(cached, isz, axes, written)
@@ -677,9 +690,9 @@ class Emitter:
         if self.rvec:
             names = {v: n for n, v in self.bufs.items()}
             k.vec = self.rvec
-            k.vec_arrays = [names[b] for b in self.rvec_bufs]
+            k.vec_arrays = [names[b] for b in self.rvec_bufs] + list(self.rvec_outs)
             k.vec_positions = [p for p, (kind, v) in enumerate(k.args)
-                               if kind == "in" and any(v is x for x in k.vec_arrays)]
+                               if kind in ("in", "out") and any(v is x for x in k.vec_arrays)]
         k.uses_sync = True
         k.empty_max = [{"max": "maximum", "min": "minimum"}[r.op] for r in spec.reductions()
                        if r.op in ("max", "min")]
@@ -956,8 +969,12 @@ class Emitter:
         self.red_vars[r0], self.red_vars[r1] = v0, v1
         return ph
 
-    def _row_loop(self, cached: bool, isz: str, lines: List[str]) -> List[str]:
-        """The loop of a group's thread over its elements of the row (``j``)."""
+    def _row_loop(self, cached: bool, isz: str, lines: List[str],
+                  vstores: Sequence[Tuple[str, str, str]] = ()) -> List[str]:
+        """The loop of a group's thread over its elements of the row (``j``).  In the SS_VEC
+        variant, ``vstores`` (C type, buffer, offset at ``j``) are outputs the lines write
+        into register chunks ``vo_<buffer>[ss_v]``: each full chunk of V adjacent elements
+        leaves the thread as 128-bit stores (the row length is a multiple of V)."""
         if self.column and self.split:
             return (["for (idx_t j = ss_j0 + (idx_t)ss_lane; j < (ss_live ? ss_j1 : 0); "
                      "j += (idx_t)ss_g) {"] + ["  " + l for l in lines] + ["}"])
@@ -970,11 +987,21 @@ class Emitter:
         V = self.rvec
         if cached and self.rvec_mode:
             # chunks of V adjacent elements: chunk q of the thread starts at
-            # (lane + q * threads) * V; the row length is a multiple of V
-            return (["#pragma unroll", "for (int ss_k = 0; ss_k < %d; ss_k++) {" % ROW_ITEMS,
-                     "  const idx_t j = ((idx_t)ss_lane + (idx_t)(ss_k / %d) * (idx_t)ss_g) * %d "
-                     "+ (idx_t)(ss_k %% %d);" % (V, V, V),
-                     "  if (j < %s) {" % isz] + ["    " + l for l in lines] + ["  }", "}"])
+            # (lane + q * threads) * V; the row length is a multiple of V, so a chunk's
+            # last element (ss_k % V == V - 1) is in the row exactly when its first is
+            decl = ["__align__(16) %s vo_%s[%d];" % (ct, buf, V) for ct, buf, _ in vstores]
+            flush = ["    if (ss_k %% %d == %d) {   // the chunk's last element: store it"
+                     % (V, V - 1)]
+            flush += ["      " + l for ct, buf, off in vstores for l in _vector_store(
+                ct, buf, self._at_chunk(off, "(j - %d)" % (V - 1)), V)]
+            flush += ["    }"] if vstores else []
+            lines = [l.replace("[ss_v]", "[ss_k %% %d]" % V) for l in lines]
+            return (decl + ["#pragma unroll",
+                            "for (int ss_k = 0; ss_k < %d; ss_k++) {" % ROW_ITEMS,
+                            "  const idx_t j = ((idx_t)ss_lane + (idx_t)(ss_k / %d) * "
+                            "(idx_t)ss_g) * %d + (idx_t)(ss_k %% %d);" % (V, V, V),
+                            "  if (j < %s) {" % isz] + ["    " + l for l in lines] +
+                    (flush if vstores else []) + ["  }", "}"])
         if cached:
             return (["#pragma unroll", "for (int ss_k = 0; ss_k < %d; ss_k++) {" % ROW_ITEMS,
                      "  const idx_t j = (idx_t)ss_lane + (idx_t)ss_k * (idx_t)ss_g;",
@@ -987,15 +1014,21 @@ class Emitter:
                     vt = _VECT[_SIZEOF[ct] * V]
                     loads += ["__align__(16) %s vb_%s[%d];" % (ct, buf, V),
                               "*(%s*)vb_%s = *(const %s*)&%s[%s];" % (
-                                  vt, buf, vt, buf,
-                                  re.sub(r"\b(j|%s)\b" % self.row_coord, "j0", raw))]
+                                  vt, buf, vt, buf, self._at_chunk(raw, "j0"))]
+            loads += ["__align__(16) %s vo_%s[%d];" % (ct, buf, V) for ct, buf, _ in vstores]
+            stores = [l for ct, buf, off in vstores
+                      for l in _vector_store(ct, buf, self._at_chunk(off, "j0"), V)]
             return (["for (idx_t j0 = (idx_t)ss_lane * %d; j0 < %s; j0 += (idx_t)ss_g * %d) {"
                      % (V, isz, V)] + ["  " + l for l in loads] +
                     ["  #pragma unroll", "  for (int ss_v = 0; ss_v < %d; ss_v++) {" % V,
                      "    const idx_t j = j0 + ss_v;"] +
-                    ["    " + l for l in lines] + ["  }", "}"])
+                    ["    " + l for l in lines] + ["  }"] + ["  " + l for l in stores] + ["}"])
         return (["for (idx_t j = (idx_t)ss_lane; j < %s; j += (idx_t)ss_g) {" % isz] +
                 ["  " + l for l in lines] + ["}"])
+
+    def _at_chunk(self, off: str, start: str) -> str:
+        """The row offset ``off`` (written at element ``j``) at the chunk start ``start``."""
+        return re.sub(r"\b(j|%s)\b" % self.row_coord, start, off)
 
     def _row_phases(self, cached: bool, isz: str, axes: List[int], written):
         spec = self.spec
@@ -1100,9 +1133,11 @@ class Emitter:
         phases: List[str] = []
         self.memo, self.body, self.pre = {}, [], []
         stores = []
+        self.out_pass = True
         for n, role in spec.roots:
             if role == "out":
                 stores.append((n, self.value(n, self.dom)))
+        self.out_pass = False
         row_stores = []
         for n, role in spec.roots:
             if role == "rowout":
@@ -1112,13 +1147,20 @@ class Emitter:
         out_names = self.out_names
         if stores:
             lin = self.dom_linear() or self.horner(self.dom, spec.shape)
-            body = self.body + ["%s[%s] = %s;" % (out_names[n], lin.text,
-                                                  cops.store_expr(v, n.dtype))
+            # the SS_VEC variant: outputs written along the row's own contiguous elements
+            # gather a chunk in registers and store it 128 bits at a time
+            vec = self.rvec_mode and lin.text in (self.row_linear, "j", self.row_coord)
+            vstores = [(STORAGE[n.dtype.name], out_names[n], lin.text)
+                       for n, _ in stores] if vec else []
+            body = self.body + [("vo_%s[ss_v] = %s;" if vec else "%s[" + lin.text + "] = %s;")
+                                % (out_names[n], cops.store_expr(v, n.dtype))
                                 for n, v in stores]
+            if vec:
+                self.rvec_outs = [n for n, _ in stores]
             phases.append("// write %s" % ", ".join(n.name for n, _ in stores))
             phases += self.pre
             phases += self._row_loop(cached, isz, (jdecode if _uses_coords(jdecode, body)
-                                                   else []) + body)
+                                                   else []) + body, vstores)
         elif self.pre:
             phases += self.pre
         red_out = [r for r in spec.reductions() if r in written]
@@ -1294,6 +1336,19 @@ _SIZEOF = {"bool": 1, "signed char": 1, "unsigned char": 1, "short": 2, "unsigne
            "double": 8}
 #: a chunk of this many bytes moves as one load / store of this type
 _VECT = {16: "uint4", 8: "uint2", 4: "unsigned int", 2: "unsigned short", 1: "unsigned char"}
+
+
+def _vector_store(ct: str, buf: str, off: str, V: int) -> List[str]:
+    """Store the register chunk ``vo_<buf>`` (V elements of C type ``ct``) at ``buf[off]``
+    in moves of at most 16 bytes (a float64 chunk of 4 is two 128-bit stores)."""
+    size = _SIZEOF[ct] * V
+    step = min(size, 16)
+    vt = _VECT[step]
+    per = step // _SIZEOF[ct]
+    return ["*(%s*)&%s[%s + %d] = *(const %s*)&vo_%s[%d];" % (vt, buf, off, q * per, vt,
+                                                              buf, q * per)
+            if q else "*(%s*)&%s[%s] = *(const %s*)vo_%s;" % (vt, buf, off, vt, buf)
+            for q in range(size // step)]
 
 
 def _carry(axes: List[int], sizes: List[str]) -> str:
