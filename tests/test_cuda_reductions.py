@@ -393,7 +393,44 @@ def test_row_kernels_fit_64_registers_without_spills():
     for f, extra in [(softmax, 0), (layer_norm, 2), (rms_norm, 1)]:
         k = program(f, *([f32(4, 16)] + [f32(16)] * extra)).kernels[0]
         kernels += [k, k.split]
+    for f, extra in [(column_softmax, 0), (column_norm, 1)]:      # merged column phases
+        k = program(f, *([f32(16, 4)] + [f32(4)] * extra)).kernels[0]
+        kernels += [k, k.split]
     report = _ptxas_report(kernels)
     assert len(report) == len(kernels) * len(VARIANTS)
     for (i, name), (regs, spill) in sorted(report.items()):
         assert regs <= 64 and spill == 0, (kernels[i].name, name, regs, spill)
+
+
+def column_softmax(x):
+    e = np.exp(x - x.max(axis=0))
+    return e / e.sum(axis=0)
+
+
+def column_norm(x, g):
+    mu = x.mean(axis=0)
+    var = ((x - mu) ** 2).mean(axis=0)
+    return (x - mu) / np.sqrt(var + 1e-5) * g
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("f,extra,kind", [(column_softmax, 0, "running max"),
+                                          (column_norm, 1, "Welford")],
+                         ids=["softmax", "norm"])
+def test_long_columns_merge_phases(f, extra, kind, dtype):
+    """Column reductions (the last axis kept) too long for registers merge a pair of
+    reductions into one read of the column, as row kernels do: softmax's max and sum of
+    exp (online), a norm's mean and squared deviations (Welford); the COL_SPLIT threads of
+    a column combine the pair through shared memory.  Equal to NumPy on short columns (in
+    registers), long ones (looped: the merged phase) and the split companion (few columns)."""
+    c = program(f, *[a.astype(dtype) for a in [f32(16, 4)] + [f32(4)] * extra])
+    k = [k for k in c.kernels if k.kind == "reduce"][0]
+    assert k.columns and k.merged == 1
+    loop = loop_part(k)
+    assert "one read of the row" in loop and kind in loop
+    rtol, atol = TOL[dtype]
+    for shape in [(5, 7), (300, 40), (5000, 33), (9000, 3)]:
+        args = [f32(*shape).astype(dtype)] + [f32(shape[1], seed=i + 1).astype(dtype)
+                                               for i in range(extra)]
+        close(emulate(c)(*args), f(*args), rtol=rtol, atol=atol)
+        close(looped(c)(*args), f(*args), rtol=rtol, atol=atol)

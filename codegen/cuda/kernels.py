@@ -625,8 +625,13 @@ class Emitter:
         self.index_exprs += [rows, inner, numel(S)]
         self.column = self.nd - 1 not in spec.axes and not (type(S[-1]) is int and S[-1] == 1)
         # a merged mean / variance phase leaves 4 values per warp in shared memory
-        self.half = 64 if not self.column and any(
-            kind == "welford" for kind, _ in self.merged_pairs().values()) else 32
+        kinds = {kind for kind, _ in self.merged_pairs().values()}
+        self.half = 64 if not self.column and "welford" in kinds else 32
+        # a column kernel's threads all meet in shared memory: each half of its scratch
+        # holds one value (two for softmax's online pair, four for Welford's) per thread,
+        # in doubles, whatever the phase's type, so alternating phases never overlap
+        self.col_half = 32 * COL_SPLIT * (4 if "welford" in kinds else
+                                          2 if "online" in kinds else 1)
         return S, axes, outer_axes, rows, inner, rsz, isz
 
     def _reduce(self, written, index) -> Optional[Kernel]:
@@ -686,7 +691,7 @@ class Emitter:
         k = self._kernel(index, "reduce", self.out_names, outs, body)
         k.rows, k.inner = rows, inner
         k.columns = self.column
-        k.merged = 0 if self.column else len(self.merged_pairs())
+        k.merged = len(self.merged_pairs())
         if self.rvec:
             names = {v: n for n, v in self.bufs.items()}
             k.vec = self.rvec
@@ -708,7 +713,7 @@ class Emitter:
             # elements; threads past the last row compute row rows-1 and write nothing,
             # so every thread reaches every barrier
             body = ["__shared__ double ss_scratch[%d];   // one scratch for every reduction"
-                    % (64 * COL_SPLIT),
+                    % (2 * self.col_half),
                     "unsigned int ss_par = 0;            // which half of it the next one uses",
                     "const unsigned int ss_col = threadIdx.x & 31u;",
                     "const unsigned int ss_lane = threadIdx.x >> 5;   // which split of a row",
@@ -752,7 +757,7 @@ class Emitter:
             # the column layout (32 adjacent columns per block, coalesced), each block
             # taking one of ss_nch ranges of the reduced elements
             body = ["__shared__ double ss_scratch[%d];   // one scratch for every reduction"
-                    % (64 * COL_SPLIT),
+                    % (2 * self.col_half),
                     "unsigned int ss_par = 0;",
                     "const unsigned int ss_col = threadIdx.x & 31u;",
                     "const unsigned int ss_lane = threadIdx.x >> 5, ss_g = blockDim.x >> 5;",
@@ -859,6 +864,23 @@ class Emitter:
         over ``vals`` and the other tuple ``o0, o1, ...``) over the warp's shuffles, then
         across warps through one half of the scratch (one barrier)."""
         k = len(vals)
+        if self.column:
+            # a warp's lanes hold different columns: the COL_SPLIT threads of a column
+            # (one per warp) meet in shared memory, each tuple value in its own stripe
+            n = 32 * COL_SPLIT
+            lines = ["{                        // across warps: one barrier",
+                     "  %s* sh = (%s*)(ss_scratch + %d * ss_par);" % (ct, ct, self.col_half),
+                     "  ss_par ^= 1u;",
+                     "  " + " ".join("sh[%d + threadIdx.x] = %s;" % (n * i, v)
+                                     for i, v in enumerate(vals)),
+                     "  __syncthreads();",
+                     "  " + " ".join("%s = sh[%d + ss_col];" % (v, n * i)
+                                     for i, v in enumerate(vals)),
+                     "  for (unsigned int w = 1; w < ss_g; w++) {"]
+            lines += ["    const %s o%d = sh[%d + 32 * w + ss_col];" % (ct, i, n * i)
+                      for i in range(k)]
+            lines += ["    " + l for l in merge]
+            return lines + ["  }", "}"]
         per = ROW_BLOCK // 32
         lines = ["for (int w = 16; w > 0; w >>= 1) {"]
         lines += ["  const %s o%d = ss_shfl_xor(%s, w);" % (ct, i, v) for i, v in enumerate(vals)]
@@ -1038,7 +1060,7 @@ class Emitter:
         # of reductions that one read can compute (max and sum of exp(x - max); mean and
         # sum of squared deviations) is merged into one phase
         # (the split companion: one pass per phase, its partials in workspace slots)
-        merged = {} if (cached or self.column) else self.merged_pairs()
+        merged = {} if (cached or (self.column and self.split)) else self.merged_pairs()
         done: Set[Node] = set()
         pi = slot = 0                # phase (= split pass) and first workspace slot
         for ri, r in enumerate(spec.reductions()):
@@ -1101,8 +1123,8 @@ class Emitter:
         if self.column:
             # the COL_SPLIT threads of a column (one per warp) meet in shared memory
             ph.append("{                        // across warps: one barrier")
-            ph.append("  %s* sh = (%s*)ss_scratch + %d * ss_par;" % (
-                R.acc_c, R.acc_c, 32 * COL_SPLIT))
+            ph.append("  %s* sh = (%s*)(ss_scratch + %d * ss_par);" % (
+                R.acc_c, R.acc_c, self.col_half))
             ph.append("  ss_par ^= 1u;")
             ph.append("  sh[threadIdx.x] = %s;" % acc)
             ph.append("  __syncthreads();")
