@@ -33,6 +33,7 @@ BOX_W = 300          # px: a box, wide enough for ~44 characters of 11px monospa
 LINE_H = 15          # px per text line
 GAP_X, GAP_Y = 24, 34
 MAX_CHARS = 44       # longer text is cut in the box; the box's tooltip holds all of it
+PER_LINE = 6         # boxes side by side, at most
 
 
 @dataclass
@@ -182,6 +183,22 @@ _FILL = {"input": "#e3f0ff", "constant": "#eeeeee", "op": "#ffffff", "output": "
 _STROKE = {"break": "#c0392b", "output": "#2e7d32"}
 
 
+def _edge(src: Tuple[int, int, int], dst: Tuple[int, int, int]) -> str:
+    """The path of an edge from the bottom of one box to the top of another. An edge to the
+    next line is one curve; a longer one runs down the gap right of its boxes, so it never
+    crosses the boxes of the lines in between."""
+    (xa, ya, ha), (xb, yb, _) = src, dst
+    x1, y1, x2, y2 = xa + BOX_W // 2, ya + ha, xb + BOX_W // 2, yb - 2
+    if y2 - y1 <= GAP_Y + 2:
+        mid = (y1 + y2) // 2
+        return "M%d,%d C%d,%d %d,%d %d,%d" % (x1, y1, x1, mid, x2, mid, x2, y2)
+    gx = max(xa, xb) + BOX_W + GAP_X // 2
+    d = GAP_Y // 2
+    return ("M%d,%d C%d,%d %d,%d %d,%d L%d,%d C%d,%d %d,%d %d,%d"
+            % (x1, y1, x1, y1 + d, gx, y1, gx, y1 + d, gx, y2 - d,
+               gx, y2, x2, y2 - d, x2, y2))
+
+
 def _panel_svg(panel: Panel, y0: int) -> Tuple[List[str], int, int]:
     """SVG elements of one panel placed at height ``y0``; its (elements, width, height)."""
     row = _layers(panel)
@@ -192,19 +209,17 @@ def _panel_svg(panel: Panel, y0: int) -> Tuple[List[str], int, int]:
     y = y0 + 28
     width = 0
     for r in sorted(rows):
-        h = max(_box_h(b) for b in rows[r])
-        for j, box in enumerate(rows[r]):
-            x = 10 + j * (BOX_W + GAP_X)
-            pos[box.key] = (x, y, _box_h(box))
-            width = max(width, x + BOX_W + 10)
-        y += h + GAP_Y
+        # a wide layer (a model's forty weights) wraps onto several lines of PER_LINE boxes
+        for start in range(0, len(rows[r]), PER_LINE):
+            line = rows[r][start:start + PER_LINE]
+            for j, box in enumerate(line):
+                x = 10 + j * (BOX_W + GAP_X)
+                pos[box.key] = (x, y, _box_h(box))
+                width = max(width, x + BOX_W + GAP_X)      # room for a gap edge
+            y += max(_box_h(b) for b in line) + GAP_Y
     out = ['<text x="10" y="%d" class="panel">%s</text>' % (y0 + 18, html.escape(panel.title))]
     for a, b in panel.edges:
-        (xa, ya, ha), (xb, yb, _) = pos[a], pos[b]
-        x1, y1, x2, y2 = xa + BOX_W // 2, ya + ha, xb + BOX_W // 2, yb
-        mid = (y1 + y2) // 2
-        out.append('<path d="M%d,%d C%d,%d %d,%d %d,%d" class="edge" '
-                   'marker-end="url(#arrow)"/>' % (x1, y1, x1, mid, x2, mid, x2, y2 - 2))
+        out.append('<path d="%s" class="edge" marker-end="url(#arrow)"/>' % _edge(pos[a], pos[b]))
     for box in panel.boxes:
         x, by, h = pos[box.key]
         out.append('<g class="node %s"><title>%s</title>' % (box.kind, html.escape(box.tooltip)))

@@ -127,3 +127,16 @@ def test_explain_draws_graphs_and_breaks(tmp_path):
     assert order == ["graph 1 (%d ops)" % ex.graphs[0].op_count, "break 1",
                      "graph 2 (%d ops)" % ex.graphs[1].op_count]
     assert ex.break_reasons[0] in html.unescape(page)
+
+
+def test_a_wide_graph_wraps(tmp_path):
+    ws = [np.full((4,), float(i)) for i in range(20)]
+
+    def many(x):
+        return sum(x * w for w in ws)
+
+    ep = ss.export(many, (np.ones(4),))
+    svg = draw.render_svg(draw.program_picture(ep))
+    width = int(re.search(r'<svg[^>]* width="(\d+)"', svg).group(1))
+    assert width <= 10 + draw.PER_LINE * (draw.BOX_W + draw.GAP_X)
+    assert svg.count('<g class="node constant">') == 20
