@@ -173,6 +173,10 @@ def test_the_site_builds_and_every_example_runs(tmp_path):
     out = subprocess.run([sys.executable, os.path.join(DOCS, "_sphinx", "build.py"),
                           str(tmp_path)], capture_output=True, text=True, timeout=900)
     assert out.returncode == 0, out.stdout[-4000:] + out.stderr[-4000:]
-    assert "0 failures in tests" in out.stdout
+    with open(os.path.join(str(tmp_path), "doctest", "output.txt"), encoding="utf-8") as fh:
+        summary = fh.read()
+    assert "0 failures in tests" in summary
+    ran = int(re.search(r"(\d+) tests", summary).group(1))
+    assert "%d code blocks ran" % ran in out.stdout and ran >= 50
     for page in GUIDE + ["index", "reference"]:
         assert os.path.exists(os.path.join(str(tmp_path), "html", page + ".html")), page

@@ -5,6 +5,7 @@ page; a failing block fails the build) and ``html`` (the site, in OUTDIR/html). 
 errors in both (``-W``). Exit status 0 only when both succeed.
 """
 import os
+import re
 import sys
 import time
 
@@ -26,8 +27,21 @@ def build(outdir=None, quiet=True):
     return 0
 
 
+def examples_run(outdir=None) -> int:
+    """How many code blocks the last doctest build ran (from its summary file)."""
+    path = os.path.join(outdir or os.path.join(DOCS, "_build"), "doctest", "output.txt")
+    with open(path, encoding="utf-8") as fh:
+        m = re.search(r"^\s*(\d+) tests?$", fh.read(), re.M)
+    return int(m.group(1)) if m else 0
+
+
 if __name__ == "__main__":
+    out = sys.argv[1] if len(sys.argv) > 1 else None
     start = time.perf_counter()
-    status = build(sys.argv[1] if len(sys.argv) > 1 else None, quiet=False)
-    print("docs build %s in %.1f s" % ("ok" if status == 0 else "FAILED", time.perf_counter() - start))
+    status = build(out)
+    took = time.perf_counter() - start
+    if status == 0:
+        print("docs build ok in %.1f s: %d code blocks ran" % (took, examples_run(out)))
+    else:
+        print("docs build FAILED in %.1f s" % took)
     sys.exit(status)

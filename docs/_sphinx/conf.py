@@ -36,14 +36,20 @@ html_theme = "alabaster"                                  # ships with Sphinx: n
 html_title = "symshape"
 html_static_path = []
 
-# Every page's blocks run in one namespace per page, in a scratch directory (saving writes
-# files), with the imports every page starts from.
+# Every page's blocks run in one namespace per page, in a scratch directory (saving and
+# drawing write files) removed afterwards, with the imports every page starts from.
 doctest_global_setup = """
 from runblocks import run_block as _run_block
-import os, tempfile
-os.chdir(tempfile.mkdtemp(prefix="symshape-docs-"))
+import os, shutil, tempfile
+_docs_home = os.getcwd()
+_docs_tmp = tempfile.mkdtemp(prefix="symshape-docs-")
+os.chdir(_docs_tmp)
 import numpy as np
 import symshape as ss
 from symshape import Dim
+"""
+doctest_global_cleanup = """
+os.chdir(_docs_home)
+shutil.rmtree(_docs_tmp, ignore_errors=True)
 """
 doctest_show_successes = False
