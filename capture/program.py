@@ -249,6 +249,14 @@ class ExportedProgram:
         ({op name: function over traced arrays})."""
         return STAGES["run_decompositions"](self, table)
 
+    def draw(self, path) -> str:
+        """Draw the graph to ``path``, each node with its op, dtype and symbolic shape and
+        the user line that made it, plus the sizes, ranges and guards: ``.html`` a
+        self-contained page (inline SVG, no dependency); ``.svg`` / ``.png`` through
+        graphviz's ``dot`` when installed (``.svg`` falls back to the built-in drawing);
+        ``.dot`` the graphviz source.  Returns ``path``."""
+        return STAGES["draw"](self, path)
+
     def compile(self, backend: str = "numpy"):
         """Generated code for this program, shape-polymorphic over its whole valid range:
         ``backend`` ``"numpy"`` (fused, blocked NumPy), ``"cupy"`` (CUDA kernels) or

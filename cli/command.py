@@ -27,6 +27,7 @@ from ..errors import UserError, where
 from .exportable import Declaration, registered
 from .textsafe import printable
 from . import docs, project
+from . import summary as summary_md
 from .isolation import group_projects, run_project
 from .fixer import final_plan, plan_fixes
 from ..annotations import spec_for
@@ -426,6 +427,13 @@ def cmd_check(args, out, err) -> int:
     doc: Dict[str, Any] = {"exports": [item_json(i, paths) for i in items], "summary": summ}
     if args.format != "json":
         rep.say(text)
+    if args.format == "github":
+        try:
+            summary_md.write_job_summary(summary_md.job_summary(items, paths, text,
+                                                                contract_text))
+        except OSError as e:
+            print("symshape: could not write the job summary to $%s: %s"
+                  % (summary_md.ENV, e), file=err)
 
     def dump() -> None:
         json.dump(doc, out, indent=2)
@@ -708,7 +716,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("paths", nargs="*", metavar="PATHS",
                    help="files or directories (default: .)")
     c.add_argument("--format", choices=("text", "json", "github"), default="text",
-                   help="output format (github: workflow-command annotations)")
+                   help="output format (github: workflow-command annotations, and a "
+                        "Markdown table appended to $GITHUB_STEP_SUMMARY when set)")
     g = c.add_mutually_exclusive_group()
     g.add_argument("--fix", action="store_true",
                    help="rewrite the specs to the suggested fixes, then check again")

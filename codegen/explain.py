@@ -66,6 +66,12 @@ class Explanation:
 
     __repr__ = __str__
 
+    def draw(self, path) -> str:
+        """Draw the captured graphs and the graph breaks (line, code, reason) to ``path``,
+        as ``ExportedProgram.draw`` does (``.html``, ``.svg``, ``.png``, ``.dot``)."""
+        from .draw import explanation_picture, write
+        return write(explanation_picture(self), path)
+
 
 def explain(f, *args, **kwargs) -> Explanation:
     """Run ``f(*args, **kwargs)`` once through the compiler and report its graphs and

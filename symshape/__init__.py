@@ -143,8 +143,15 @@ def _compile_program(ep, backend):
     return compile_program(ep, backend)
 
 
+def _draw_program(ep, path):
+    # why here: import symshape loads the engine only; this on first use
+    from .codegen.draw import program_picture, write
+    return write(program_picture(ep), path)
+
+
 from .capture import STAGES as _STAGES  # noqa: E402
-_STAGES.update(run_decompositions=_run_decompositions, compile=_compile_program)
+_STAGES.update(run_decompositions=_run_decompositions, compile=_compile_program,
+               draw=_draw_program)
 __all__ += ["ExportedProgram"]
 
 

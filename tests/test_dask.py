@@ -548,11 +548,11 @@ def test_local_cluster_jit_matmul_and_reshape(client):
 
 def test_readme_program_scales_to_the_cluster(client):
     import re
-    readme = open(os.path.join(os.path.dirname(__file__), os.pardir, "README.md")).read()
-    section = readme.split("## Scaling out: programs over Dask arrays", 1)[1]
+    page = open(os.path.join(os.path.dirname(__file__), os.pardir, "docs", "backends.md")).read()
+    section = page.split("## Dask: programs over chunked arrays", 1)[1]
     code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
     ns = {"__name__": "readme"}                 # the module-scoped cluster stands in
-    exec(compile(code, "README.md", "exec"), ns)
+    exec(compile(code, "docs/backends.md", "exec"), ns)
     out = ss.compile(ns["layer_norm"], backend="dask")(ns["x"])
     assert out.chunks == ns["x"].chunks
     np.testing.assert_allclose(client.compute(out, sync=True), ns["y"], rtol=1e-10)
