@@ -270,9 +270,13 @@ def decl_key(d: Declaration) -> str:
 class Importer:
     """Imports user files by path, each once, under the name its package layout gives."""
 
-    def __init__(self, paths: Paths, announce=lambda what, key: None) -> None:
+    def __init__(self, paths: Paths, announce=lambda what, key: None,
+                 names: Optional[Dict[str, Tuple[str, str]]] = None) -> None:
         self.paths = paths
         self.announce = announce
+        # file -> (root, dotted name) where a pyproject entry names the file otherwise
+        # than its folders do (``app.model`` for app/model.py, app/ without __init__.py)
+        self.names = dict(names or {})
 
     def _front(self, path: str) -> None:
         if path in sys.path:
@@ -287,7 +291,7 @@ class Importer:
         return None
 
     def import_file(self, path: str) -> Optional[Item]:
-        root, name = module_name(path)
+        root, name = self.names.get(path) or module_name(path)
         rel = self.paths.rel(path)
         if self.loaded(path):      # imported by an earlier module: never run it twice
             return None
@@ -507,7 +511,8 @@ def run_job(job: dict, send) -> None:
     install_overlay(overlay)
     skip = set(job.get("skip") or ())
     importer = Importer(paths, lambda what, key: send({"ev": "start", "what": what,
-                                                       "key": key}))
+                                                       "key": key}),
+                        {f: tuple(v) for f, v in (job.get("names") or {}).items()})
     files = [f for f in job["files"] if "import|%s" % f not in skip]
     items = collect(files, job["pyprojects"], paths, importer, overlay, skip)
     items = [it for it in items if it.key not in skip]

@@ -29,6 +29,7 @@ from .textsafe import printable
 from . import docs, project
 from .isolation import group_projects, run_project
 from .fixer import final_plan, plan_fixes
+from .safe_write import Baseline
 from ..annotations import spec_for
 from ..spec import bind_inputs
 
@@ -417,6 +418,9 @@ def cmd_check(args, out, err) -> int:
     targets = args.paths or ["."]
     rep = Reporter(args.format, out, err, args.quiet, paths)
     files, pyprojects = discover(targets)
+    # what the check reads, before any user module runs: --fix writes only files that
+    # still hold it (an edit saved during the check is never overwritten)
+    baseline = Baseline(files + pyprojects) if args.fix else None
     items = run_check(files, pyprojects, rep, paths, args.timeout)
     if not items:
         raise UsageError("no exports found under %s: declare them with @ss.exportable(...) "
@@ -464,7 +468,7 @@ def cmd_check(args, out, err) -> int:
         for s in skipped:
             rep.say("not applied (do it by hand): " + s)
         return code
-    written, failed = plan.write()
+    written, failed = plan.write(baseline)
     doc["written"] = [paths.rel(p) for p in written]
     doc["write_errors"] = ["%s: %s" % (paths.rel(p), why) for p, why in failed]
     if args.format != "json":

@@ -5,13 +5,17 @@ it to disk, gives it the original's permission bits and renames it over the orig
 (``os.replace`` is atomic on POSIX and Windows): a reader sees the old file or the new one,
 never a part.  A full disk, a size limit or a read-only file leave the original untouched.
 It refuses a file whose bytes differ from what the caller read (an edit saved while the check
-ran) and a file the user made read-only.
+ran) and a file the user made read-only.  ``Baseline`` remembers what the check itself read,
+before any user module ran: fixes are worked out from what was checked, so a file that
+changed after that (an editor save, a ``git pull`` during the check) is never written.
 """
 from __future__ import annotations
 
 import os
 import stat
 import tempfile
+import time
+from typing import Dict, Iterable, Optional
 
 
 class NotWritten(Exception):
@@ -66,3 +70,38 @@ def replace_file(path: str, data: bytes, expected: bytes) -> None:
         except OSError:
             pass
         raise
+
+
+# file-system clocks may lag the process clock by a tick: an edit made just after the check
+# started must never look older than it (a file edited just before is refused too: harmless)
+_CLOCK_SLACK_NS = 50_000_000
+
+
+class Baseline:
+    """What a check read, taken before it ran: the bytes of the files it was given
+    (``paths``), and its start time for any other file a fix may touch."""
+
+    def __init__(self, paths: Iterable[str]) -> None:
+        self.start_ns = time.time_ns() - _CLOCK_SLACK_NS
+        self.data: Dict[str, bytes] = {}
+        for p in paths:
+            try:
+                with open(p, "rb") as fh:
+                    self.data[os.path.abspath(p)] = fh.read()
+            except OSError:
+                pass            # the check reports a file it cannot read
+
+    def changed(self, path: str, raw: bytes) -> Optional[str]:
+        """Why ``path`` (whose fixes were planned on ``raw``) is not what the check read,
+        or None."""
+        why = ("it changed on disk while the check ran (an editor save or a git pull?): "
+               "its fixes were worked out for the version checked; nothing was written, "
+               "run the check again")
+        full = os.path.abspath(path)
+        if full in self.data:
+            return None if self.data[full] == raw else why
+        try:
+            st = os.stat(os.path.realpath(full))
+        except OSError:
+            return None         # preflight says why it cannot be read
+        return why if st.st_mtime_ns >= self.start_ns else None
