@@ -32,6 +32,7 @@ from __future__ import annotations
 import inspect
 import linecache
 import threading
+import warnings
 import weakref
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -488,7 +489,11 @@ def compile_function(src: str, ns: Dict[str, Any], filename: str, name: str = "f
     """Compile generated source; tracebacks show its lines (a ``linecache`` entry that lives
     exactly as long as the function, so building many programs leaks nothing)."""
     with _LOCK:
-        code = compile(src, filename, "exec")
+        with warnings.catch_warnings():
+            # the compiler's hints ("'int' object is not subscriptable") would name the
+            # generated file; only a hand-made (loaded) graph can draw them
+            warnings.simplefilter("ignore", SyntaxWarning)
+            code = compile(src, filename, "exec")
         linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
         exec(code, ns)
         fn = ns[name]

@@ -47,11 +47,12 @@ def _negative(v, n, step_pos: bool) -> bool:
     that is negative except where the axis is empty (``x[:x.shape[0] // -2]`` at size 0:
     ``x[:0]``) takes the negative rule with no guard: both rules give an empty slice of an
     empty axis, so the program stays valid where eager NumPy is."""
-    if step_pos and type(v) is SymInt:
-        agree = (v < 0) | ((v == 0) & (n == 0))
+    neg = v < 0
+    if step_pos and isinstance(neg, SymBool) and v.env.decide(neg.cond) is None:
+        agree = neg | ((v == 0) & (n == 0))
         if agree is True or (isinstance(agree, SymBool) and v.env.decide(agree.cond)):
             return True
-    return v < 0
+    return bool(neg)
 
 
 def _clamp(v, n, lo_neg: int, step_pos: bool):
