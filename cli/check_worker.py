@@ -502,6 +502,26 @@ def check_one(item: Item, paths: Paths) -> None:
     item.warnings = seen
 
 
+def module_hashes(overlay: Dict[str, str]) -> Dict[str, str]:
+    """{file: sha256 of its bytes} for every user module imported so far (not symshape's,
+    the standard library's or an installed package's; not an overlay's edited text): what
+    ``--fix`` may edit must still hold what was checked."""
+    import hashlib
+    prefixes = tuple(os.path.join(os.path.abspath(p), "") for p in
+                     {sys.prefix, sys.base_prefix, sys.exec_prefix})
+    out: Dict[str, str] = {}
+    for mod in list(sys.modules.values()):
+        f = _mod_file(mod)
+        if f is None or f in overlay or f in out or _is_internal(f) or f.startswith(prefixes):
+            continue
+        try:
+            with open(f, "rb") as fh:
+                out[f] = hashlib.sha256(fh.read()).hexdigest()
+        except OSError:
+            pass
+    return out
+
+
 # --------------------------------------------------------------------------- child main
 def run_job(job: dict, send) -> None:
     """Do one job: ``files`` to import, ``pyprojects`` to read, ``skip`` keys already
@@ -515,6 +535,7 @@ def run_job(job: dict, send) -> None:
                         {f: tuple(v) for f, v in (job.get("names") or {}).items()})
     files = [f for f in job["files"] if "import|%s" % f not in skip]
     items = collect(files, job["pyprojects"], paths, importer, overlay, skip)
+    send({"ev": "sources", "files": module_hashes(overlay)})
     items = [it for it in items if it.key not in skip]
     send({"ev": "items", "items": [it.to_json() for it in items]})
     for it in items:

@@ -170,9 +170,11 @@ def run_project(project: Project, paths: Paths, timeout: float,
                 on_start: Callable[[Item], None],
                 on_result: Callable[[Item], None],
                 on_output: Callable[[str], None],
-                overlay: Optional[Dict[str, str]] = None) -> List[Item]:
+                overlay: Optional[Dict[str, str]] = None,
+                on_sources: Optional[Callable[[Dict[str, str]], None]] = None) -> List[Item]:
     """Import and check one project in child processes; its items (sorted), reported
-    through the callbacks as they come."""
+    through the callbacks as they come (``on_sources``: the hashes of the user modules a
+    child imported, ``check_worker.module_hashes``)."""
     done: Dict[str, Item] = {}
     skip: List[str] = []
     by_key: Dict[str, Item] = {}
@@ -204,6 +206,9 @@ def run_project(project: Project, paths: Paths, timeout: float,
                     by_key[it.key] = done[it.key] = it
                     on_result(it)
                     current = None
+                elif ev == "sources":
+                    if on_sources is not None:
+                        on_sources(msg.get("files") or {})
                 elif ev == "crash":
                     failure = ("crash", msg.get("error", ""))
                     break

@@ -11,10 +11,10 @@ changed after that (an editor save, a ``git pull`` during the check) is never wr
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
 import tempfile
-import time
 from typing import Dict, Iterable, Optional
 
 
@@ -72,18 +72,15 @@ def replace_file(path: str, data: bytes, expected: bytes) -> None:
         raise
 
 
-# file-system clocks may lag the process clock by a tick: an edit made just after the check
-# started must never look older than it (a file edited just before is refused too: harmless)
-_CLOCK_SLACK_NS = 50_000_000
-
-
 class Baseline:
-    """What a check read, taken before it ran: the bytes of the files it was given
-    (``paths``), and its start time for any other file a fix may touch."""
+    """What a check read, before it wrote anything: the bytes of the files it was given
+    (``paths``, read before any user module ran) and the SHA-256 of each other user module
+    as the check's child imported it (``note``).  A fix touches only files that still hold
+    that."""
 
     def __init__(self, paths: Iterable[str]) -> None:
-        self.start_ns = time.time_ns() - _CLOCK_SLACK_NS
         self.data: Dict[str, bytes] = {}
+        self.hashes: Dict[str, str] = {}
         for p in paths:
             try:
                 with open(p, "rb") as fh:
@@ -91,17 +88,22 @@ class Baseline:
             except OSError:
                 pass            # the check reports a file it cannot read
 
+    def note(self, hashes: Dict[str, str]) -> None:
+        """The child's ``{file: sha256}`` of the modules it imported (first seen wins)."""
+        for path, digest in hashes.items():
+            self.hashes.setdefault(os.path.abspath(path), digest)
+
     def changed(self, path: str, raw: bytes) -> Optional[str]:
         """Why ``path`` (whose fixes were planned on ``raw``) is not what the check read,
         or None."""
-        why = ("it changed on disk while the check ran (an editor save or a git pull?): "
-               "its fixes were worked out for the version checked; nothing was written, "
-               "run the check again")
         full = os.path.abspath(path)
         if full in self.data:
-            return None if self.data[full] == raw else why
-        try:
-            st = os.stat(os.path.realpath(full))
-        except OSError:
-            return None         # preflight says why it cannot be read
-        return why if st.st_mtime_ns >= self.start_ns else None
+            same = self.data[full] == raw
+        elif full in self.hashes:
+            same = self.hashes[full] == hashlib.sha256(raw).hexdigest()
+        else:
+            return None         # the check did not read it: preflight guards the write
+        return None if same else (
+            "it changed on disk while the check ran (an editor save or a git pull?): its "
+            "fixes were worked out for the version checked; nothing was written, run the "
+            "check again")

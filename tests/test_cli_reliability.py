@@ -237,3 +237,36 @@ def test_module_leaving_at_import_json(tmp_path, capsys, monkeypatch):
     bad = [e for e in doc["exports"] if e["kind"] == "import"]
     assert bad[0]["file"] == "bad.py" and bad[0]["status"] == "error"
     assert any("SystemExit: 0" in l for l in bad[0]["error"]), bad
+
+
+def test_fix_refuses_a_module_edited_after_the_check_imported_it(tmp_path, capsys,
+                                                                  monkeypatch):
+    # models.py is imported for a TOML entry (not walked); its annotation is what --fix
+    # would rewrite, and it changes on disk while its export runs
+    pytest.importorskip("jaxtyping")
+    write(tmp_path / "pyproject.toml", '''
+        [[tool.symshape.exports]]
+        function = "models:half"
+        example_inputs = [{ shape = [8], dtype = "float32" }]
+    ''')
+    write(tmp_path / "models.py", '''
+        import pathlib
+
+        import numpy as np
+        from jaxtyping import Float
+
+
+        def half(x: Float[np.ndarray, "n"]) -> Float[np.ndarray, "n"]:
+            p = pathlib.Path(__file__)
+            t = p.read_text()
+            mark = "# edited" + " meanwhile"
+            if mark not in t:
+                p.write_text(t + mark + "\\n")
+            return x[:, None] * 2
+    ''')
+    code, out, err = run(["check", "--fix"], capsys, monkeypatch, tmp_path)
+    text = read(tmp_path / "models.py")
+    assert text.endswith("# edited meanwhile\n"), text
+    assert '-> Float[np.ndarray, "n"]:' in text, text       # the fix was not written
+    assert code == 2, out + err
+    assert "NOT written models.py: it changed on disk while the check ran" in out, out
