@@ -30,8 +30,9 @@ with the same names.  Temporaries are freed after their last use by one algorith
 from __future__ import annotations
 
 import inspect
-import itertools
 import linecache
+import threading
+import warnings
 import weakref
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -41,7 +42,12 @@ from symshape.guards import CheckWriter, ConstraintSet, keys_text
 
 from .ir import Node, used_by_generated_code
 
-_counter = itertools.count()
+# Generated files are named ``<symshape f #3>``.  CPython keeps every distinct filename a
+# code object was compiled under for the rest of the process (about 66 bytes each), so a
+# fresh number per program would grow memory with every export; a number is reused once
+# every function compiled under it is gone (``_LIVE`` counts them, under ``_LOCK``).
+_LIVE: Dict[str, int] = {}
+_LOCK = threading.RLock()
 
 #: what a clashing parameter is called inside the body (``type`` -> ``_p_type``)
 RENAMED_PREFIX = "_p_"
@@ -256,10 +262,13 @@ def write(spec: FunctionSpec, body: Callable[[Writing], List[str]],
         rec.core_source = def_source(rec.core_name, ", ".join(rec.param_names + rec.sym_names),
                                      rec.alias_lines + rec.body)
     if spec.compile:
-        tag = next(_counter)
-        rec.full = rec.compile(ns, spec.label, tag=tag)
-        if spec.core:
-            rec.core = rec.compile(ns, spec.label, core=True, tag=tag)
+        with _LOCK:
+            names = [(spec.label, rec.name)] + ([(spec.label + " core", rec.name)]
+                                                if spec.core else [])
+            tag = free_tag(names)
+            rec.full = rec.compile(ns, spec.label, tag=tag)
+            if spec.core:
+                rec.core = rec.compile(ns, spec.label, core=True, tag=tag)
     return rec
 
 
@@ -283,8 +292,20 @@ def def_source(name: str, params: str, lines: Sequence[str]) -> str:
 
 
 def _filename(label: str, name: str, tag: Optional[int] = None) -> str:
-    tag = next(_counter) if tag is None else tag
+    if tag is None:
+        with _LOCK:     # compile_function registers it before the lock is let go
+            return _filename(label, name, free_tag([(label, name)]))
     return "<symshape %s%s #%d>" % (label + " " if label else "", name, tag)
+
+
+def free_tag(names: Sequence[Tuple[str, str]]) -> int:
+    """The smallest number under which no live generated function has any of the file
+    names ``names`` ((label, function name) pairs) gives; call it holding ``_LOCK`` and
+    compile under the number before letting go."""
+    tag = 0
+    while any(_filename(label, name, tag) in _LIVE for label, name in names):
+        tag += 1
+    return tag
 
 
 # --------------------------------------------------------------------------- signatures
@@ -467,9 +488,26 @@ def del_lines(names: List[str]) -> List[str]:
 def compile_function(src: str, ns: Dict[str, Any], filename: str, name: str = "forward"):
     """Compile generated source; tracebacks show its lines (a ``linecache`` entry that lives
     exactly as long as the function, so building many programs leaks nothing)."""
-    code = compile(src, filename, "exec")
-    linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
-    exec(code, ns)
-    fn = ns[name]
-    weakref.finalize(fn, linecache.cache.pop, filename, None)
+    with _LOCK:
+        with warnings.catch_warnings():
+            # the compiler's hints ("'int' object is not subscriptable") would name the
+            # generated file; only a hand-made (loaded) graph can draw them
+            warnings.simplefilter("ignore", SyntaxWarning)
+            code = compile(src, filename, "exec")
+        linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
+        exec(code, ns)
+        fn = ns[name]
+        _LIVE[filename] = _LIVE.get(filename, 0) + 1
+        weakref.finalize(fn, _release, filename)
     return fn
+
+
+def _release(filename: str) -> None:
+    """A generated function is gone: its file name is free once no other uses it."""
+    with _LOCK:
+        left = _LIVE.get(filename, 0) - 1
+        if left > 0:
+            _LIVE[filename] = left
+        else:
+            _LIVE.pop(filename, None)
+            linecache.cache.pop(filename, None)

@@ -118,6 +118,14 @@ class Graph:
     def constants(self) -> List[Node]:
         return [n for n in self.nodes if n.op == "constant"]
 
+    def __str__(self) -> str:
+        """The graph as ``print(ep.graph)`` shows it in torch.export: one node a line with
+        its dtype, symbolic shape, op and inputs, under the user line that made it (the
+        graph part of ``str(ep)``)."""
+        # the renderer builds on this module (it emits nodes as NumPy calls): imported here
+        from .graph_text import graph_lines
+        return "\n".join(graph_lines(self))
+
     def users(self) -> Dict[Node, List[Node]]:
         out: Dict[Node, List[Node]] = {n: [] for n in self.nodes}
         for n in self.nodes:

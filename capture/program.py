@@ -16,27 +16,8 @@ from symshape.sympy_bridge import to_sympy
 from . import STAGES
 from .ir import Graph, Node, Subgraph
 from .function_writer import render_outputs
-from .pycode import Renderer, build_function, emit_node
-
-_DTYPE_SHORT = {"float16": "f16", "float32": "f32", "float64": "f64", "int8": "i8",
-                "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "u8", "uint16": "u16",
-                "uint32": "u32", "uint64": "u64", "bool": "b8", "complex64": "c64",
-                "complex128": "c128"}
-
-
-def dtype_short(dt) -> str:
-    if dt is None:
-        return "?"
-    return _DTYPE_SHORT.get(np.dtype(dt).name, np.dtype(dt).name)
-
-
-def annotation(node: Node) -> str:
-    if "symint" in node.attrs:
-        return "Sym(%s)" % format_expr(node.attrs["symint"])
-    if node.shape is None:
-        return repr(node.attrs.get("value"))
-    return "%s[%s]" % (dtype_short(node.dtype), ", ".join(format_expr(s) for s in node.shape))
-
+from .pycode import build_function
+from .graph_text import annotation, dtype_short, graph_lines  # noqa: F401 (re-exported)
 
 class InputSpec:
     __slots__ = ("kind", "name", "target", "path")
@@ -207,28 +188,7 @@ class ExportedProgram:
 
     # ------------------------------------------------------------------ printing
     def __str__(self) -> str:
-        g = self.graph
-        params = []
-        for n in g.constants:
-            params.append('%s: "%s"' % (n.name, annotation(n)))
-        for n in g.inputs:
-            params.append('%s: "%s"' % (n.name, annotation(n)))
-        lines = ["ExportedProgram:",
-                 "    def forward(self, %s):" % ", ".join(params)]
-        last = None
-        r = _PrintRenderer({n: n.name for n in g.nodes}, {})
-        r.labels = {id(n.attrs["source"]): n.attrs["path"] for n in g.nodes
-                    if "source" in n.attrs and n.attrs.get("path")}
-        for n in g.nodes:
-            if n.op in ("input", "constant"):
-                continue
-            if n.frame is not None and (n.frame.filename, n.frame.lineno) != last:
-                last = (n.frame.filename, n.frame.lineno)
-                lines.append("        # File: %s" % n.frame.describe())
-            lines.append('        %s: "%s" = %s' % (n.name, annotation(n), emit_node(n, r)))
-        lines.append("        return %s" % render_outputs(g.out_spec, g.outputs, r))
-        for sub in _subgraphs(g):
-            lines += _subgraph_text(sub, r)
+        lines = ["ExportedProgram:"] + graph_lines(self.graph)
         lines.append("")
         lines.append("Graph signature:")
         lines += ["    " + l if l else "" for l in str(self.graph_signature).splitlines()]
@@ -287,48 +247,6 @@ def signature_checked(fn, sig: Optional[inspect.Signature], name: str):
     module.__doc__ = "The exported %s: checks its inputs against the contract, then runs " \
         "the graph." % name
     return module
-
-
-class _PrintRenderer(Renderer):
-    """Renders values that generated code keeps in its namespace as readable text, so the
-    printed program names no undefined helper (``_v0``)."""
-
-    labels: dict = {}          # id(object) -> how the user's code names it
-
-    def const(self, v) -> str:
-        if id(v) in self.labels:
-            return self.labels[id(v)]
-        if isinstance(v, np.ndarray):
-            return "<%s array %s>" % (dtype_short(v.dtype), list(v.shape))
-        label = getattr(v, "__qualname__", None) or getattr(v, "__name__", None)
-        if callable(v) and isinstance(label, str):
-            return label
-        text = repr(v)
-        return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _subgraphs(g: Graph) -> list:
-    out = []
-    for n in g.nodes:
-        for v in n.attrs.values():
-            if isinstance(v, Subgraph):
-                out.append(v)
-                out += _subgraphs(v.graph)
-    return out
-
-
-def _subgraph_text(sub, r) -> List[str]:
-    params = ", ".join('%s: "%s"' % (n.name, annotation(n)) for n in sub.inputs)
-    lines = ["", "    class %s:" % sub.name, "        def forward(self, %s):" % params]
-    for cond, text in sub.checks:
-        lines.append("            # run-time check: %s" % text)
-    for n in sub.graph.nodes:
-        if n.op in ("input", "constant"):
-            continue
-        lines.append('            %s: "%s" = %s' % (n.name, annotation(n), emit_node(n, r)))
-    outs = ", ".join(r.value(o) for o in sub.graph.outputs)
-    lines.append("            return (%s,)" % outs)
-    return lines
 
 
 def format_ranges(rc: Dict[IntLike, ValueRange]) -> str:

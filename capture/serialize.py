@@ -728,7 +728,7 @@ class _Dec:
         return CondExpr(self.cond(body))
 
     def _tag_ufunc(self, tag, body, nodes):
-        u = getattr(np, self.text(body), None) if isinstance(body, str) else None
+        u = vars(np).get(self.text(body)) if isinstance(body, str) else None
         if type(u) is not np.ufunc or u.__name__ != body:
             self.fail("%s is not a NumPy ufunc" % _short(body))
         return u
@@ -1371,13 +1371,15 @@ def ensure_op(name: str) -> bool:
         return True
     if "::" in name:
         return False
-    u = getattr(np, name, None)
+    # NumPy's own namespace only: a crafted name (``object``, ``float_``) must not reach
+    # numpy's module __getattr__, which warns from inside symshape about deprecated names
+    u = vars(np).get(name)
     if isinstance(u, np.ufunc) and u.__name__ == name and u.signature is None:
         elementwise._ensure_ufunc_op(u)
         return True
     m = re.match(r"^([a-z0-9_]+)_([0-9]+)$", name)
     if m:
-        u = getattr(np, m.group(1), None)
+        u = vars(np).get(m.group(1))
         i = int(m.group(2))
         if isinstance(u, np.ufunc) and u.__name__ == m.group(1) and i < u.nout and u.nout > 1:
             elementwise._SEEN.add(name)

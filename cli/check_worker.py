@@ -270,9 +270,13 @@ def decl_key(d: Declaration) -> str:
 class Importer:
     """Imports user files by path, each once, under the name its package layout gives."""
 
-    def __init__(self, paths: Paths, announce=lambda what, key: None) -> None:
+    def __init__(self, paths: Paths, announce=lambda what, key: None,
+                 names: Optional[Dict[str, Tuple[str, str]]] = None) -> None:
         self.paths = paths
         self.announce = announce
+        # file -> (root, dotted name) where a pyproject entry names the file otherwise
+        # than its folders do (``app.model`` for app/model.py, app/ without __init__.py)
+        self.names = dict(names or {})
 
     def _front(self, path: str) -> None:
         if path in sys.path:
@@ -287,7 +291,7 @@ class Importer:
         return None
 
     def import_file(self, path: str) -> Optional[Item]:
-        root, name = module_name(path)
+        root, name = self.names.get(path) or module_name(path)
         rel = self.paths.rel(path)
         if self.loaded(path):      # imported by an earlier module: never run it twice
             return None
@@ -498,6 +502,26 @@ def check_one(item: Item, paths: Paths) -> None:
     item.warnings = seen
 
 
+def module_hashes(overlay: Dict[str, str]) -> Dict[str, str]:
+    """{file: sha256 of its bytes} for every user module imported so far (not symshape's,
+    the standard library's or an installed package's; not an overlay's edited text): what
+    ``--fix`` may edit must still hold what was checked."""
+    import hashlib
+    prefixes = tuple(os.path.join(os.path.abspath(p), "") for p in
+                     {sys.prefix, sys.base_prefix, sys.exec_prefix})
+    out: Dict[str, str] = {}
+    for mod in list(sys.modules.values()):
+        f = _mod_file(mod)
+        if f is None or f in overlay or f in out or _is_internal(f) or f.startswith(prefixes):
+            continue
+        try:
+            with open(f, "rb") as fh:
+                out[f] = hashlib.sha256(fh.read()).hexdigest()
+        except OSError:
+            pass
+    return out
+
+
 # --------------------------------------------------------------------------- child main
 def run_job(job: dict, send) -> None:
     """Do one job: ``files`` to import, ``pyprojects`` to read, ``skip`` keys already
@@ -507,9 +531,11 @@ def run_job(job: dict, send) -> None:
     install_overlay(overlay)
     skip = set(job.get("skip") or ())
     importer = Importer(paths, lambda what, key: send({"ev": "start", "what": what,
-                                                       "key": key}))
+                                                       "key": key}),
+                        {f: tuple(v) for f, v in (job.get("names") or {}).items()})
     files = [f for f in job["files"] if "import|%s" % f not in skip]
     items = collect(files, job["pyprojects"], paths, importer, overlay, skip)
+    send({"ev": "sources", "files": module_hashes(overlay)})
     items = [it for it in items if it.key not in skip]
     send({"ev": "items", "items": [it.to_json() for it in items]})
     for it in items:

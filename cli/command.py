@@ -30,6 +30,7 @@ from . import docs, project
 from . import summary as summary_md
 from .isolation import group_projects, run_project
 from .fixer import final_plan, plan_fixes
+from .safe_write import Baseline
 from ..annotations import spec_for
 from ..spec import bind_inputs
 
@@ -272,13 +273,16 @@ class _InOrder:
 
 
 def run_check(files: List[str], pyprojects: List[str], reporter: Reporter, paths: Paths,
-              timeout: float, overlay: Optional[Dict[str, str]] = None) -> List[Item]:
-    """Check every project (one isolated child each); the report items, sorted."""
+              timeout: float, overlay: Optional[Dict[str, str]] = None,
+              baseline: Optional[Baseline] = None) -> List[Item]:
+    """Check every project (one isolated child each); the report items, sorted.
+    ``baseline`` learns what the children imported."""
     items: List[Item] = []
     for proj in group_projects(files, pyprojects):
         order = _InOrder(reporter, paths)
         items += run_project(proj, paths, timeout, order.items, order.start, order.result,
-                             reporter.user_output, overlay)
+                             reporter.user_output, overlay,
+                             baseline.note if baseline is not None else None)
         order.flush(final=True)
     items.sort(key=lambda it: it.sort_key(paths))
     return items
@@ -418,7 +422,10 @@ def cmd_check(args, out, err) -> int:
     targets = args.paths or ["."]
     rep = Reporter(args.format, out, err, args.quiet, paths)
     files, pyprojects = discover(targets)
-    items = run_check(files, pyprojects, rep, paths, args.timeout)
+    # what the check reads, before any user module runs: --fix writes only files that
+    # still hold it (an edit saved during the check is never overwritten)
+    baseline = Baseline(files + pyprojects) if args.fix else None
+    items = run_check(files, pyprojects, rep, paths, args.timeout, baseline=baseline)
     if not items:
         raise UsageError("no exports found under %s: declare them with @ss.exportable(...) "
                          "or [[tool.symshape.exports]] in pyproject.toml"
@@ -472,7 +479,7 @@ def cmd_check(args, out, err) -> int:
         for s in skipped:
             rep.say("not applied (do it by hand): " + s)
         return code
-    written, failed = plan.write()
+    written, failed = plan.write(baseline)
     doc["written"] = [paths.rel(p) for p in written]
     doc["write_errors"] = ["%s: %s" % (paths.rel(p), why) for p, why in failed]
     if args.format != "json":

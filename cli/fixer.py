@@ -44,7 +44,7 @@ from ..constraints import DefineDim, Fix, SetDim, SetEntry
 from ..dims import Dim, _Marker, format_linear
 from .exportable import Declaration
 from . import project
-from .safe_write import NotWritten, preflight, replace_file
+from .safe_write import Baseline, NotWritten, preflight, replace_file
 from .check_worker import decl_key
 from .annotation_fixer import fix_annotations
 from .pyscope import Scopes
@@ -207,14 +207,20 @@ class Plan:
             text += "\n"
         return text
 
-    def write(self) -> Tuple[List[str], List[Tuple[str, str]]]:
+    def write(self, baseline: Optional[Baseline] = None
+              ) -> Tuple[List[str], List[Tuple[str, str]]]:
         """Replace each changed file atomically: (written, [(path, why not)]).  Every file
-        is checked (unchanged since read, writable) before the first is replaced; a failure
-        while writing stops there, leaving the rest untouched."""
+        is checked (unchanged since read -- and since ``baseline``, what the check read --,
+        writable) before the first is replaced; a failure while writing stops there,
+        leaving the rest untouched."""
         import linecache
         changed = self.changed()
         blocked = []
         for path in changed:
+            why = baseline.changed(path, self.patches[path].raw) if baseline else None
+            if why is not None:
+                blocked.append((path, why))
+                continue
             try:
                 preflight(path, self.patches[path].raw)
             except NotWritten as e:

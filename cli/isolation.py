@@ -24,27 +24,37 @@ import subprocess
 import sys
 import tempfile
 import time
-from typing import Callable, Dict, List, Optional
+from typing import Callable, Dict, List, Optional, Tuple
 
 from .check_worker import Item, Paths, module_name
+from .project import toml_modules as project_modules
 
 DEFAULT_TIMEOUT = 300.0
 
 
 class Project:
-    """The files and pyproject.toml files one child imports and reads."""
+    """The files and pyproject.toml files one child imports and reads; ``names`` gives the
+    files imported under another name than their folders give ({file: (root, name)})."""
 
     def __init__(self, root: str) -> None:
         self.root = root
         self.files: List[str] = []
         self.pyprojects: List[str] = []
+        self.names: Dict[str, Tuple[str, str]] = {}
 
 
 def group_projects(files: List[str], pyprojects: List[str]) -> List[Project]:
     """Group by import root, in path order.  A directory without ``__init__.py`` inside a
     package (``pkg/sub/`` of ``pkg/``) is part of the project that imports ``pkg``, so a
     module it holds is not run a second time as a top-level module; sibling sub-projects
-    without packages around them (``svc_a/``, ``svc_b/``) stay apart."""
+    without packages around them (``svc_a/``, ``svc_b/``) stay apart.  A file that a
+    ``[[tool.symshape.exports]]`` entry names (``app.model`` for ``app/model.py``, a folder
+    without ``__init__.py``) belongs to that pyproject's project under that name: one
+    file, one execution, one name."""
+    claimed: Dict[str, Tuple[str, str]] = {}
+    for pp in pyprojects:
+        for f, name in project_modules(pp).items():
+            claimed.setdefault(f, (os.path.dirname(pp), name))
 
     def outer(root: str) -> str:
         r = root
@@ -56,6 +66,10 @@ def group_projects(files: List[str], pyprojects: List[str]) -> List[Project]:
     out: Dict[str, Project] = {}
     for f in files:
         root = outer(module_name(f)[0])
+        named = claimed.get(f)
+        if named is not None and (named[0], named[1]) != module_name(f):
+            root = named[0]
+            out.setdefault(root, Project(root)).names[f] = named
         out.setdefault(root, Project(root)).files.append(f)
     for pp in pyprojects:
         root = os.path.dirname(pp)
@@ -156,16 +170,18 @@ def run_project(project: Project, paths: Paths, timeout: float,
                 on_start: Callable[[Item], None],
                 on_result: Callable[[Item], None],
                 on_output: Callable[[str], None],
-                overlay: Optional[Dict[str, str]] = None) -> List[Item]:
+                overlay: Optional[Dict[str, str]] = None,
+                on_sources: Optional[Callable[[Dict[str, str]], None]] = None) -> List[Item]:
     """Import and check one project in child processes; its items (sorted), reported
-    through the callbacks as they come."""
+    through the callbacks as they come (``on_sources``: the hashes of the user modules a
+    child imported, ``check_worker.module_hashes``)."""
     done: Dict[str, Item] = {}
     skip: List[str] = []
     by_key: Dict[str, Item] = {}
     while True:
         job = {"cwd": paths.prefix[:-1] if paths.prefix else os.sep,
                "files": project.files, "pyprojects": project.pyprojects,
-               "skip": skip, "overlay": overlay or {}}
+               "names": project.names, "skip": skip, "overlay": overlay or {}}
         with tempfile.TemporaryFile() as out_file:
             child = _Child(job, out_file)
             current = None          # (what, key) of the step in progress
@@ -190,6 +206,9 @@ def run_project(project: Project, paths: Paths, timeout: float,
                     by_key[it.key] = done[it.key] = it
                     on_result(it)
                     current = None
+                elif ev == "sources":
+                    if on_sources is not None:
+                        on_sources(msg.get("files") or {})
                 elif ev == "crash":
                     failure = ("crash", msg.get("error", ""))
                     break
@@ -239,7 +258,7 @@ def _blame(current, by_key: Dict[str, Item], paths: Paths, why: str,
         return it
     what, key = current
     if what == "import":
-        _, name = module_name(key)
+        _, name = project.names.get(key) or module_name(key)
         it = Item("import", name, key, 1)
         it.status = "error"
         it.error = ["import of %s %s" % (name, why)]

@@ -80,6 +80,36 @@ def find_pyproject(start: str) -> Optional[str]:
         d = parent
 
 
+def module_file(root: str, module: str) -> Optional[str]:
+    """The file that ``import module`` finds below ``root`` (``a/b.py`` or
+    ``a/b/__init__.py``), worked out from the paths alone (nothing is imported)."""
+    parts = module.split(".")
+    if not all(p.isidentifier() for p in parts):
+        return None
+    base = os.path.join(root, *parts)
+    for cand in (base + ".py", os.path.join(base, "__init__.py")):
+        if os.path.isfile(cand):
+            return os.path.abspath(cand)
+    return None
+
+
+def toml_modules(pyproject: str) -> Dict[str, str]:
+    """{file: module name} for the modules the ``[[tool.symshape.exports]]`` entries of
+    ``pyproject`` name and that exist below its directory (the name they are imported
+    under from the project root).  A malformed file names none (checking it says why)."""
+    try:
+        decls = declarations(pyproject)
+    except UserError:
+        return {}
+    root = os.path.dirname(pyproject)
+    out: Dict[str, str] = {}
+    for d in decls:
+        f = module_file(root, d.module) if d.module != "?" else None
+        if f is not None:
+            out.setdefault(f, d.module)
+    return out
+
+
 def symshape_table(path: str, text: Optional[str] = None) -> Optional[dict]:
     """The ``[tool.symshape]`` table of ``path`` (or of ``text``, its edited content), or
     None when it has none."""

@@ -5,13 +5,17 @@ it to disk, gives it the original's permission bits and renames it over the orig
 (``os.replace`` is atomic on POSIX and Windows): a reader sees the old file or the new one,
 never a part.  A full disk, a size limit or a read-only file leave the original untouched.
 It refuses a file whose bytes differ from what the caller read (an edit saved while the check
-ran) and a file the user made read-only.
+ran) and a file the user made read-only.  ``Baseline`` remembers what the check itself read,
+before any user module ran: fixes are worked out from what was checked, so a file that
+changed after that (an editor save, a ``git pull`` during the check) is never written.
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
 import tempfile
+from typing import Dict, Iterable, Optional
 
 
 class NotWritten(Exception):
@@ -66,3 +70,40 @@ def replace_file(path: str, data: bytes, expected: bytes) -> None:
         except OSError:
             pass
         raise
+
+
+class Baseline:
+    """What a check read, before it wrote anything: the bytes of the files it was given
+    (``paths``, read before any user module ran) and the SHA-256 of each other user module
+    as the check's child imported it (``note``).  A fix touches only files that still hold
+    that."""
+
+    def __init__(self, paths: Iterable[str]) -> None:
+        self.data: Dict[str, bytes] = {}
+        self.hashes: Dict[str, str] = {}
+        for p in paths:
+            try:
+                with open(p, "rb") as fh:
+                    self.data[os.path.abspath(p)] = fh.read()
+            except OSError:
+                pass            # the check reports a file it cannot read
+
+    def note(self, hashes: Dict[str, str]) -> None:
+        """The child's ``{file: sha256}`` of the modules it imported (first seen wins)."""
+        for path, digest in hashes.items():
+            self.hashes.setdefault(os.path.abspath(path), digest)
+
+    def changed(self, path: str, raw: bytes) -> Optional[str]:
+        """Why ``path`` (whose fixes were planned on ``raw``) is not what the check read,
+        or None."""
+        full = os.path.abspath(path)
+        if full in self.data:
+            same = self.data[full] == raw
+        elif full in self.hashes:
+            same = self.hashes[full] == hashlib.sha256(raw).hexdigest()
+        else:
+            return None         # the check did not read it: preflight guards the write
+        return None if same else (
+            "it changed on disk while the check ran (an editor save or a git pull?): its "
+            "fixes were worked out for the version checked; nothing was written, run the "
+            "check again")

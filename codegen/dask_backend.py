@@ -550,6 +550,10 @@ class DaskProgram(GeneratedFunction):
         not, the node runs as one task of NumPy code instead."""
         if n.op == "tuple_get" or n.shape is None:
             return True
+        if n.op == "random_generator":
+            # a Generator the program makes: kept as the object itself (never an array
+            # chunk), so the draws from it run in program order on the whole array
+            return isinstance(v, (np.random.Generator, np.random.RandomState))
         if type(v) in (tuple, list):        # a multi-output op: its parts are checked
             return all(is_dask_array(x) or isinstance(x, np.ndarray) for x in v)
         if not (is_dask_array(v) or isinstance(v, np.ndarray)):

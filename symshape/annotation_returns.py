@@ -83,8 +83,9 @@ def check_returns(spec, env, outputs: Sequence[OutputInfo],
         if problems:
             shape_text = "(%s%s)" % (", ".join(namer(s) for s in out.shape),
                                      "," if len(out.shape) == 1 else "")
-            violations.append("%s does not hold: %s returns %s of shape %s; %s" % (
-                label, spec.function, _dtype_text(out.dtype), shape_text, "; ".join(problems)))
+            violations.append("%s does not hold: %s returns %s of shape %s%s; %s" % (
+                label, spec.function, _dtype_text(out.dtype), shape_text,
+                _legend(out.shape, env, namer), "; ".join(problems)))
             kind = ann.kind
             if ann.dtypes is not None and str(out.dtype) not in ann.dtypes:
                 kind = _KINDS.get(getattr(out.dtype, "kind", ""), "Shaped")
@@ -107,6 +108,16 @@ def check_returns(spec, env, outputs: Sequence[OutputInfo],
         notes.append("No annotation can describe what %s returns; change the function or "
                      "the return annotation by hand." % spec.function)
     raise ConstraintViolationError(violations, fixes, notes)
+
+
+def _legend(shape, env, namer) -> str:
+    """`` (n is x.shape[0])``: the input axis each annotation name in ``shape`` stands for,
+    so the shape found reads in the inputs' terms too."""
+    syms = sorted({s for d in shape if type(d) is not int for s in d.free_symbols
+                   if s in namer.by_sym}, key=lambda s: namer.by_sym[s])
+    parts = ["%s is %s" % (namer.by_sym[s], env.user_label(s)) for s in syms
+             if namer.by_sym[s] != env.user_label(s)]
+    return " (%s)" % ", ".join(parts) if parts else ""
 
 
 def _dtype_text(dt) -> str:
@@ -156,7 +167,7 @@ def _namer(env, names: Dict[str, Any]):
         return by_sym.get(s) or env.user_label(s)
 
     def fmt(x: IntLike) -> str:
-        return str(x) if type(x) is int else format_expr(env.simplify(x), name)
+        return str(x) if type(x) is int else format_expr(env.simplify(x), name, py=True)
 
     fmt.by_sym = by_sym
     return fmt

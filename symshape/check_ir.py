@@ -279,7 +279,7 @@ class TextRenderer:
         self.names = names
 
     def expr(self, e: IntLike) -> str:
-        return format_expr(e, self.names.user)
+        return format_expr(e, self.names.user, py=True)
 
     def solved(self, s: Sym, a: int, rest: IntLike, axis: str) -> str:
         """How ``s`` is read off ``axis == a*s + rest``: ``(y.shape[0] - 1)/3``."""
@@ -299,7 +299,8 @@ class TextRenderer:
         dims = self.names.dim_names
         # a root without a Dim name is "an integer k" to the user, not its symbol
         return format_expr(s.expr * rec.coeff + rec.rest,
-                           lambda t: dims.get(s, "k") if t is s else self.names.user(t))
+                           lambda t: dims.get(s, "k") if t is s else self.names.user(t),
+                           py=True)
 
     def range_subject(self, rec: RangeCheck) -> str:
         """``x.shape[0]``, or ``y.shape[0] (s1 = (y.shape[0] - 1)/2)`` for a solved root."""

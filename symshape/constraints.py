@@ -182,7 +182,7 @@ class Namer:
         return info.source
 
     def expr(self, e: IntLike) -> str:
-        return format_expr(e, self)
+        return format_expr(e, self, py=True)
 
     def cond(self, c) -> str:
         return readable_minmax(_readable(c), self.env.ranges).format(self, py=True)

@@ -440,4 +440,4 @@ def _assigned_name(code: str) -> Optional[str]:
 
 
 def _fmt(x: IntLike, name) -> str:
-    return format_expr(x, name)
+    return format_expr(x, name, py=True)

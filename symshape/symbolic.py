@@ -92,7 +92,7 @@ class SymbolicEnv(ShapeEnv):
         if type(x) is int:
             return x
         raise UserError("%s of the symbolic size `%s`: it has no concrete value (use "
-                        "symshape.bounds() for its range)" % (why, E.format_expr(x, self.name_of)))
+                        "symshape.bounds() for its range)" % (why, E.format_expr(x, self.name_of, py=True)))
 
     def specialize_later(self, x, why) -> int:
         return self.specialize(x, why)

@@ -244,7 +244,7 @@ class SymInt:
     def describe(self) -> str:
         """The size in the user's terms (``x.shape[0] + 1``), for messages: no guard."""
         label = self.env.user_label
-        return E.format_expr(self.env.simplify(self.expr), label)
+        return E.format_expr(self.env.simplify(self.expr), label, py=True)
 
 
 class SymBool:

@@ -12,7 +12,7 @@ from typing import Any, List, Tuple
 import numpy as np
 
 from symshape.errors import UserError, where
-from symshape.symint import SymInt, describe, sym_max, sym_min
+from symshape.symint import SymBool, SymInt, describe, sym_max, sym_min
 from symshape.userframe import user_frame
 from symshape.rules import rule
 
@@ -42,9 +42,22 @@ def _as_int(v):
     return int(v) if isinstance(v, np.integer) else v
 
 
+def _negative(v, n, step_pos: bool) -> bool:
+    """Whether bound ``v`` counts from the end (``v < 0``).  With a positive step, a bound
+    that is negative except where the axis is empty (``x[:x.shape[0] // -2]`` at size 0:
+    ``x[:0]``) takes the negative rule with no guard: both rules give an empty slice of an
+    empty axis, so the program stays valid where eager NumPy is."""
+    neg = v < 0
+    if step_pos and isinstance(neg, SymBool) and v.env.decide(neg.cond) is None:
+        agree = neg | ((v == 0) & (n == 0))
+        if agree is True or (isinstance(agree, SymBool) and v.env.decide(agree.cond)):
+            return True
+    return bool(neg)
+
+
 def _clamp(v, n, lo_neg: int, step_pos: bool):
     """Python's slice bound normalisation for a given (not None) bound."""
-    if v < 0:
+    if _negative(v, n, step_pos):
         v = v + n
         return sym_max(v, lo_neg) if type(v) is SymInt or type(n) is SymInt else max(v, lo_neg)
     upper = n if step_pos else n - 1

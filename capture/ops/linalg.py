@@ -85,7 +85,7 @@ def _dot(t, a, b, out=None):
     if x.ndim > 2 or y.ndim > 2:
         # N-D dot: a sum product over the last axis of x and the second-to-last of y (no
         # broadcasting of the other axes, unlike matmul)
-        return np.tensordot(x, y, axes=([x.ndim - 1], [max(y.ndim - 2, 0)]))
+        return contract(t, x, y, [x.ndim - 1], [max(y.ndim - 2, 0)], "np.dot")
     shape = matmul_shape(x.shape, y.shape, "dot")
     dt = resolve(np.matmul, [x, y])
     return t.emit("dot", (x.node, y.node), {}, shape, dt)
@@ -181,7 +181,7 @@ def _inner(t, a, b):
     x, y = t.operand(a), t.operand(b)
     if type(x) is not TracedArray or type(y) is not TracedArray or not x.ndim or not y.ndim:
         return np.multiply(a, b)                  # a scalar operand: a product
-    return np.tensordot(x, y, axes=([x.ndim - 1], [y.ndim - 1]))
+    return contract(t, x, y, [x.ndim - 1], [y.ndim - 1], "np.inner")
 
 
 @implements(np.tensordot)
@@ -195,14 +195,21 @@ def _tensordot(t, a, b, axes=2):
         ax_a, ax_b = axes
         ax_a = [ax_a] if isinstance(ax_a, (int, np.integer)) else list(ax_a)
         ax_b = [ax_b] if isinstance(ax_b, (int, np.integer)) else list(ax_b)
-    ax_a = [norm_axis(i, x.ndim) for i in ax_a]
-    ax_b = [norm_axis(i, y.ndim) for i in ax_b]
     if len(ax_a) != len(ax_b):
         raise UserError("np.tensordot: shape-mismatch for sum%s" % _frame())
+    return contract(t, x, y, ax_a, ax_b, "np.tensordot")
+
+
+def contract(t, x: TracedArray, y: TracedArray, ax_a, ax_b, what: str):
+    """The sum product of ``x`` and ``y`` over axes ``ax_a`` of x and ``ax_b`` of y (a
+    ``tensordot`` node); ``what`` is the call the user wrote (``np.inner``, ``np.dot``),
+    named in the error when the contracted sizes differ."""
+    ax_a = [norm_axis(i, x.ndim) for i in ax_a]
+    ax_b = [norm_axis(i, y.ndim) for i in ax_b]
     for i, j in zip(ax_a, ax_b):
         if not (x.shape[i] == y.shape[j]):
-            raise UserError("np.tensordot: contracted sizes differ: %s vs %s%s"
-                            % (describe(x.shape[i]), describe(y.shape[j]), _frame()))
+            raise UserError("%s: contracted sizes differ: %s vs %s%s"
+                            % (what, describe(x.shape[i]), describe(y.shape[j]), _frame()))
     shape = tuple(s for i, s in enumerate(x.shape) if i not in ax_a) + \
         tuple(s for j, s in enumerate(y.shape) if j not in ax_b)
     dt = resolve(np.matmul, [x, y])
