@@ -285,6 +285,20 @@ def _static_ints(v, what: str) -> tuple:
     return tuple(out)
 
 
+def _sizes_or_ints(v, what: str) -> tuple:
+    """Like ``_static_ints``, keeping sizes symbolic (pad widths computed from sizes)."""
+    vals = tuple(v) if isinstance(v, (tuple, list)) else (v,)
+    out = []
+    for x in vals:
+        if isinstance(x, (tuple, list)):
+            out.append(_sizes_or_ints(x, what))
+        elif type(x) is SymInt:
+            out.append(x)
+        else:
+            out.extend(_static_ints(x, what))
+    return tuple(out)
+
+
 @implements(np.tile)
 def _tile(t, A, reps):
     x = t.operand(A)
@@ -318,7 +332,7 @@ def _repeat(t, a, repeats, axis=None):
 @implements(np.pad)
 def _pad(t, array, pad_width, mode="constant", **kwargs):
     x = t.operand(array)
-    widths = _static_ints(pad_width, "np.pad widths")
+    widths = _sizes_or_ints(pad_width, "np.pad widths")
     if widths and not isinstance(widths[0], tuple):
         widths = (widths,) if len(widths) == 2 else ((widths[0], widths[0]),)
     if len(widths) == 1:
@@ -337,8 +351,15 @@ def _pad(t, array, pad_width, mode="constant", **kwargs):
             if (a or b) and not (s >= 1):
                 raise UserError("np.pad: can't extend empty axis %d using modes other than "
                                 "'constant' or 'empty'%s" % (ax, _frame()))
+    for w in widths:
+        for v in w:
+            if type(v) is SymInt and not (v >= 0):
+                raise UserError("np.pad: the width %s is negative for the example inputs "
+                                "(NumPy raises 'index can't contain negative values')%s"
+                                % (describe(v), _frame()))
     shape = tuple(s + a + b for s, (a, b) in zip(x.shape, widths))
-    return t.emit("pad", (x.node,), dict({"pad_width": widths, "mode": mode}, **kwargs),
+    attr = tuple(tuple(to_expr(v) for v in w) for w in widths)
+    return t.emit("pad", (x.node,), dict({"pad_width": attr, "mode": mode}, **kwargs),
                   shape, x.dtype)
 
 
