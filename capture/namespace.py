@@ -25,7 +25,7 @@ from . import randomness
 _SYMBOLIC = (SymInt, SymFloat)
 
 from .lenrange import BUILTIN_OVERRIDES
-from .tracer import FUNCTIONS, TracedArray
+from .tracer import FUNCTIONS, SIZE_FUNCTIONS, TracedArray
 
 # the NumPy functions that take sizes and no array (their handlers live in capture/ops)
 ROUTED_NAMES = ("zeros", "ones", "empty", "full", "arange", "eye", "identity", "tri",
@@ -80,8 +80,7 @@ _ROUTERS: Dict[int, Tuple[Callable, Callable]] = {}
 def _routers() -> Dict[int, Tuple[Callable, Callable]]:
     """id(original NumPy function) -> (original, router); built once."""
     if not _ROUTERS:
-        for name in ROUTED_NAMES:
-            orig = getattr(np, name)
+        for orig in [getattr(np, name) for name in ROUTED_NAMES] + SIZE_FUNCTIONS:
             router = _router(orig)
             _ROUTERS[id(orig)] = (orig, router)
             # code that looks a handler up by the name it sees (FUNCTIONS[np.arange])

@@ -28,6 +28,10 @@ from .views import PERMUTES, RESHAPES, propagate, register_call
 FUNCTIONS: Dict[Callable, Callable] = {}
 # ufunc -> handler(tracer, ufunc, inputs, kwargs) for ufuncs that are not plain elementwise
 UFUNC_OVERRIDES: Dict[Any, Callable] = {}
+# NumPy functions that take sizes and no array (np.hanning(n), np.fft.fftfreq(n)) and are
+# routed to their handler in FUNCTIONS while a trace runs (capture/namespace.py), beside the
+# creation functions it names itself
+SIZE_FUNCTIONS: List[Callable] = []
 # generic elementwise ufunc handler, set by capture.ops.elementwise
 ELEMENTWISE: List[Callable] = []
 
@@ -401,6 +405,11 @@ class TracedArray:
             raise UserError("to_device(%r): traced arrays live on 'cpu'%s"
                             % (device, where(user_frame(2))))
         return self
+
+    @property
+    def flat(self):
+        """``x.flat``: reads and writes of the flattened array (capture/ops/flat.py)."""
+        return METHOD_OPS["flatiter"](self)
 
     @property
     def mT(self):

@@ -33,7 +33,7 @@ from symshape.symfloat import SymFloat
 from symshape.symint import SymInt
 from symshape.userframe import user_frame
 
-from ..tracer import TracedArray, Tracer, implements, to_expr
+from ..tracer import FUNCTIONS, SIZE_FUNCTIONS, TracedArray, Tracer, implements, to_expr
 from .registry import defop
 
 _NOVALUE = getattr(np, "_NoValue", object())
@@ -275,6 +275,8 @@ def traced_call(t: Tracer, row: Call, args, kwargs):
     sig = inspect.signature(row.func)
     defaults = {k: p.default for k, p in sig.parameters.items()
                 if p.default is not inspect.Parameter.empty}
+    t.env.cancel_pending([to_expr(v) for v in values.values() if type(v) is SymInt])
+    t.env.commit_pending()
     a = Args(t, what, values, defaults, frame)
     if row.check is not None:
         row.check(a)
@@ -317,9 +319,12 @@ def traced_call(t: Tracer, row: Call, args, kwargs):
     return kind(*parts) if kind is not None else parts
 
 
-def register(rows: Sequence[Call], post_code: Optional[Dict[str, str]] = None) -> None:
+def register(rows: Sequence[Call], post_code: Optional[Dict[str, str]] = None,
+             sizes: bool = False) -> None:
     """Define the op of each row and route its NumPy function to it.  ``post_code`` maps an
-    op name to a ``%s`` pattern wrapping the call (the conversion ``Call.post`` declares)."""
+    op name to a ``%s`` pattern wrapping the call (the conversion ``Call.post`` declares);
+    ``sizes``: the functions take sizes and no array (``np.hanning(n)``), so the trace routes
+    them by name (``capture/namespace.py``) rather than through ``__array_function__``."""
     for row in rows:
         sig = inspect.signature(row.func)
         params = tuple(sig.parameters)
@@ -330,6 +335,9 @@ def register(rows: Sequence[Call], post_code: Optional[Dict[str, str]] = None) -
                                   (post_code or {}).get(op)),
               doc="%s, computed by NumPy (shape rule in capture/ops)" % dotted(row.func))
         implements(row.func)(_handler(row))
+        if sizes:
+            FUNCTIONS[row.func].takes_sizes = True
+            SIZE_FUNCTIONS.append(row.func)
 
 
 def _handler(row: Call):
