@@ -66,6 +66,8 @@ def _router(orig: Callable) -> Callable:
         handler = FUNCTIONS.get(orig)
         if tracer is None or handler is None:
             return orig(*args, **kwargs)
+        if not getattr(handler, "takes_sizes", False):
+            tracer.env.commit_pending()         # as __array_function__ does before a handler
         return handler(tracer, *args, **kwargs)
     routed.__name__ = getattr(orig, "__name__", "routed")
     routed.__qualname__ = routed.__name__

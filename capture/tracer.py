@@ -28,9 +28,10 @@ from .views import PERMUTES, RESHAPES, propagate, register_call
 FUNCTIONS: Dict[Callable, Callable] = {}
 # ufunc -> handler(tracer, ufunc, inputs, kwargs) for ufuncs that are not plain elementwise
 UFUNC_OVERRIDES: Dict[Any, Callable] = {}
-# NumPy functions that take sizes and no array (np.hanning(n), np.fft.fftfreq(n)) and are
-# routed to their handler in FUNCTIONS while a trace runs (capture/namespace.py), beside the
-# creation functions it names itself
+# NumPy functions routed to their handler in FUNCTIONS by name while a trace runs
+# (capture/namespace.py), beside the creation functions it names itself: those that take
+# sizes and no array (np.hanning(n), np.fft.fftfreq(n)), and those whose dispatcher iterates
+# over an array argument before dispatching (np.concatenate(x) of one array's rows)
 SIZE_FUNCTIONS: List[Callable] = []
 # generic elementwise ufunc handler, set by capture.ops.elementwise
 ELEMENTWISE: List[Callable] = []
@@ -260,8 +261,19 @@ def _through_numpy(t: Tracer, func, args, kwargs):
     breaker, t.breaker = t.breaker, None      # all of it traces, or none of it
     try:
         return impl(*args, **kwargs)
-    except GuardOnDataDependentError:
-        raise
+    except GuardOnDataDependentError as e:
+        # the function only needed its arguments' values inside NumPy's own code: say which
+        # function, rather than pointing at a branch the user did not write
+        del t.graph.nodes[graph_size:]
+        t.env.restore_state(snap)
+        if depth:
+            raise
+        raise GuardOnDataDependentError(
+            "%s cannot be traced%s: NumPy's own implementation of it needs array values "
+            "(%s).\nCompute it with traced NumPy calls, run it outside the traced function, "
+            "or wrap it in ss.custom_op with a fake (shape) function."
+            % (_public_name(func), where(user_frame(3)),
+               _first_line(e).split(" at ")[0].split(": ", 1)[-1])) from None
     except (UserError, TypeError, ValueError, AttributeError, IndexError, NotImplementedError,
             RecursionError) as e:
         # nothing of a failed attempt stays behind: its nodes and what it taught the sizes
@@ -272,6 +284,15 @@ def _through_numpy(t: Tracer, func, args, kwargs):
     finally:
         t.breaker = breaker
         t._fallback_depth = depth
+
+
+def _public_name(func) -> str:
+    """``np.allclose`` / ``np.linalg.cond``: a NumPy function as users write it."""
+    mod = (getattr(func, "__module__", None) or "numpy").replace("numpy._core", "numpy")
+    for sub in ("linalg", "fft"):
+        if sub in mod:
+            return "np.%s.%s" % (sub, getattr(func, "__name__", "?"))
+    return "np.%s" % getattr(func, "__name__", "?")
 
 
 def _eager_instead(t: Tracer, e: UserError, func, args, kwargs):

@@ -3,6 +3,6 @@ from . import registry  # noqa: F401
 from . import (advanced, creation, datadep, elementwise, factorizations, indexing,  # noqa: F401
                linalg,  # noqa: F401
                reduction, shape)
-from . import statistics, linalg_calls, signal  # noqa: F401,E402  (ops/npcall.py rows)
+from . import statistics, linalg_calls, signal, selection  # noqa: F401,E402  (npcall rows)
 from . import flat  # noqa: F401,E402  (ndarray.flat)
 from .. import array_api  # noqa: F401,E402  (x.__array_namespace__(); it builds on the ops)

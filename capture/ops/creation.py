@@ -103,7 +103,10 @@ def _full_like(t, a, fill_value, dtype=None, order="K", subok=True, shape=None, 
     x = t.operand(a)
     sh = x.shape if shape is None else _shape(t, shape, "np.full_like")
     dt = x.dtype if dtype is None else np.dtype(dtype)
-    return t.emit("full", (to_expr(t.operand(fill_value)),),
+    fill = t.operand(fill_value)
+    if type(fill) is TracedArray:              # an array of values: broadcast, then cast
+        return np.broadcast_to(fill, sh).astype(dt)
+    return t.emit("full", (to_expr(fill),),
                   {"shape": tuple(map(to_expr, sh)), "dtype": dt}, sh, dt)
 
 

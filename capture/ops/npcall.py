@@ -174,6 +174,10 @@ def _example(v, salt: int = 0):
     return v
 
 
+#: the example stand-in of a traced argument (also used by capture/random_arrays.py)
+example_value = _example
+
+
 def _hint(s) -> int:
     if type(s) is SymInt:
         return s.hint if s.hint is not None else 2
@@ -186,12 +190,38 @@ def _leaves(out) -> Tuple[list, Optional[type]]:
     return [out], None
 
 
+def _sorted(v):
+    """Example values sorted along their last axis (bins, coefficients NumPy wants
+    monotonic)."""
+    if isinstance(v, np.ndarray) and v.ndim and v.dtype.kind in "fiu":
+        return np.sort(v, axis=-1)
+    if isinstance(v, list):
+        return [_sorted(x) for x in v]
+    return v
+
+
+def _zero_ints(v):
+    """Integer example values set to 0 (valid indices and choices everywhere)."""
+    if isinstance(v, np.ndarray) and v.dtype.kind in "iu":
+        return np.zeros_like(v)
+    if isinstance(v, list):
+        return [_zero_ints(x) for x in v]
+    return v
+
+
 def _probe(row: Call, what: str, values: Dict[str, Any], frame):
     args = {k: _example(v, i) for i, (k, v) in enumerate(values.items())}
     try:
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
-            return _call(row.func, args)
+            try:
+                return _call(row.func, args)
+            except ValueError:
+                pass
+            try:
+                return _call(row.func, {k: _sorted(v) for k, v in args.items()})
+            except ValueError:
+                return _call(row.func, {k: _zero_ints(v) for k, v in args.items()})
     except Exception as e:
         raise UserError("%s raises for the example inputs: %s: %s%s"
                         % (what, type(e).__name__, (str(e).splitlines() or [""])[0],
@@ -320,11 +350,12 @@ def traced_call(t: Tracer, row: Call, args, kwargs):
 
 
 def register(rows: Sequence[Call], post_code: Optional[Dict[str, str]] = None,
-             sizes: bool = False) -> None:
+             sizes: bool = False, implement: bool = True) -> None:
     """Define the op of each row and route its NumPy function to it.  ``post_code`` maps an
     op name to a ``%s`` pattern wrapping the call (the conversion ``Call.post`` declares);
-    ``sizes``: the functions take sizes and no array (``np.hanning(n)``), so the trace routes
-    them by name (``capture/namespace.py``) rather than through ``__array_function__``."""
+    every function is also routed by name (``capture/namespace.py``); ``sizes``: the
+    functions take sizes and no array (``np.hanning(n)``), never dispatched by NumPy;
+    ``implement=False``: only the op (a handler of its own calls ``traced_call``)."""
     for row in rows:
         sig = inspect.signature(row.func)
         params = tuple(sig.parameters)
@@ -334,10 +365,15 @@ def register(rows: Sequence[Call], post_code: Optional[Dict[str, str]] = None,
         defop(op, emit=_emit_call(dotted(row.func), params, posonly,
                                   (post_code or {}).get(op)),
               doc="%s, computed by NumPy (shape rule in capture/ops)" % dotted(row.func))
+        if not implement:
+            continue
         implements(row.func)(_handler(row))
+        # also routed by name: a call that holds a size or a traced array reaches the
+        # handler even where NumPy would not dispatch it first (a C function converting a
+        # size, a dispatcher iterating over an array's rows)
+        SIZE_FUNCTIONS.append(row.func)
         if sizes:
             FUNCTIONS[row.func].takes_sizes = True
-            SIZE_FUNCTIONS.append(row.func)
 
 
 def _handler(row: Call):

@@ -14,7 +14,8 @@ from symshape.expr import smax, smin
 from symshape.rules import rule
 
 from ..ir import IndexAttr
-from ..tracer import METHOD_OPS, TracedArray, Tracer, implements, shape_repr, to_expr
+from ..tracer import (METHOD_OPS, SIZE_FUNCTIONS, TracedArray, Tracer, implements,
+                      shape_repr, to_expr)
 from .indexing import getitem
 from .registry import defop
 
@@ -203,6 +204,8 @@ def _concatenate(t, arrays, axis=0, out=None, dtype=None, casting="same_kind"):
     if out is not None:
         raise UserError("np.concatenate(..., out=...) is not supported while tracing%s"
                         % _frame())
+    if type(arrays) is TracedArray:
+        return _fresh(t, _rows_joined(t, arrays, axis), dtype)
     xs = [t.operand(a) for a in arrays]
     if not xs:
         raise UserError("need at least one array to concatenate%s" % _frame())
@@ -236,6 +239,10 @@ def _concatenate(t, arrays, axis=0, out=None, dtype=None, casting="same_kind"):
 def _stack(t, arrays, axis=0, out=None, dtype=None, casting="same_kind"):
     if out is not None:
         raise UserError("np.stack(..., out=...) is not supported while tracing%s" % _frame())
+    if type(arrays) is TracedArray:            # the rows of one array, stacked again
+        if arrays.ndim == 0:
+            raise UserError("need at least one array to stack%s" % _frame())
+        return _fresh(t, np.moveaxis(arrays, 0, norm_axis(axis, arrays.ndim)), dtype)
     xs = [t.operand(a) for a in arrays]
     if not xs:
         raise UserError("need at least one array to stack%s" % _frame())
@@ -395,8 +402,31 @@ def _roll(t, a, shift, axis=None):
     return t.emit("roll", (x.node,), {"shift": shift, "axis": ax}, x.shape, x.dtype)
 
 
+def _rows_joined(t: Tracer, x: TracedArray, axis) -> TracedArray:
+    """``np.concatenate(x, axis)`` of one array: its ``x.shape[0]`` rows joined along
+    ``axis`` of a row, i.e. ``x`` with axis 0 moved to ``axis`` and merged with the next
+    one; no loop over the rows, so their number stays symbolic."""
+    if x.ndim < 2:
+        raise UserError("zero-dimensional arrays cannot be concatenated%s" % _frame())
+    if axis is None:
+        return reshape(t, x, (-1,))
+    a = norm_axis(axis, x.ndim - 1)
+    y = np.moveaxis(x, 0, a)
+    merged = tuple(y.shape[:a]) + (y.shape[a] * y.shape[a + 1],) + tuple(y.shape[a + 2:])
+    return reshape(t, y, merged)
+
+
+def _fresh(t: Tracer, x: TracedArray, dtype=None) -> TracedArray:
+    """A new array (what concatenate / stack return), never a view of their input."""
+    if dtype is not None:
+        return x.astype(dtype)
+    return t.emit("copy", (x.node,), {}, x.shape, x.dtype)
+
+
 @implements(np.hstack)
 def _hstack(t, tup, *, dtype=None, casting="same_kind"):
+    if type(tup) is TracedArray:
+        return _fresh(t, _rows_joined(t, tup, 0 if tup.ndim == 2 else 1), dtype)
     xs = [t.operand(a) for a in tup]
     axis = 0 if xs and xs[0].ndim == 1 else 1
     return _concatenate(t, xs, axis=axis, dtype=dtype)
@@ -404,9 +434,29 @@ def _hstack(t, tup, *, dtype=None, casting="same_kind"):
 
 @implements(np.vstack)
 def _vstack(t, tup, *, dtype=None, casting="same_kind"):
+    if type(tup) is TracedArray:                # rows of 1-D become (1, m): x itself
+        return _fresh(t, tup if tup.ndim == 2 else _rows_joined(t, tup, 0), dtype)
     xs = [t.operand(a) for a in tup]
     xs = [expand_dims(t, x, 0) if x.ndim == 1 else x for x in xs]
     return _concatenate(t, xs, axis=0, dtype=dtype)
+
+
+@implements(np.dstack)
+def _dstack(t, tup):
+    """Rows (or arrays) made at least 3-D, joined along axis 2."""
+    if type(tup) is TracedArray:
+        x = tup
+        if x.ndim == 2:                         # rows (m,) -> (1, m, 1): (1, m, n)
+            return _fresh(t, expand_dims(t, np.transpose(x), 0))
+        if x.ndim == 3:                         # rows (a, b) -> (a, b, 1): (a, b, n)
+            return _fresh(t, np.moveaxis(x, 0, 2))
+        return _fresh(t, _rows_joined(t, x, 2))
+    return _concatenate(t, list(np.atleast_3d(*tup)) if len(tup) > 1
+                        else [np.atleast_3d(*tup)], axis=2)
+
+
+# their dispatchers iterate over the argument (a traced array's rows) before dispatching
+SIZE_FUNCTIONS.extend([np.concatenate, np.stack, np.vstack, np.hstack, np.dstack])
 
 
 @implements(np.atleast_2d)

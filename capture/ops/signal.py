@@ -14,10 +14,10 @@ from symshape.errors import UserError, where
 from symshape.symint import SymInt, describe, sym_max
 from symshape.userframe import user_frame
 
-from ..tracer import TracedArray, implements
+from ..tracer import FUNCTIONS, TracedArray, implements
 from .elementwise import broadcast_shapes
-from .npcall import Args, Call, register
-from .shape import prod
+from .npcall import Args, Call, register, traced_call
+from .shape import norm_axis, prod
 
 
 def _length(a: Args, name: str):
@@ -105,13 +105,16 @@ def _ediff1d(a: Args) -> tuple:
 
 def _trim_zeros(a: Args) -> tuple:
     x = a.arr("filt")
-    if x is None or x.ndim != 1 or a.val("axis") is not None:
-        raise a.fail("only 1-D arrays without axis= are traced")
+    if x is None or x.ndim < 1:
+        raise a.fail("filt must be an array of at least one dimension")
     if a.val("trim", "fb") not in ("f", "b", "fb", "bf", "F", "B", "FB", "BF"):
         raise a.fail("trim must be 'f', 'b' or 'fb'")
+    axis = a.val("axis")
+    axes = range(x.ndim) if axis is None else [
+        norm_axis(v, x.ndim) for v in (axis if isinstance(axis, (tuple, list)) else (axis,))]
     # how many zeros there are at the ends is known only when the program runs
-    return (a.new_size("trim_zeros length", 0, x.shape[0] if isinstance(x.shape[0], int)
-                       else None),)
+    return tuple(a.new_size("trim_zeros length", 0, s if isinstance(s, int) else None)
+                 if i in axes else s for i, s in enumerate(x.shape))
 
 
 def _poly_len(a: Args, name: str):
@@ -150,9 +153,14 @@ def _polyint(a: Args) -> tuple:
 
 
 def _polyval(a: Args) -> tuple:
-    _poly_len(a, "p")
+    p = a.arr("p")
+    rest = tuple(p.shape[1:]) if p is not None else np.shape(a.val("p"))[1:]
+    if p is not None and p.ndim == 0:
+        raise a.fail("p must be an array of coefficients")
     x = a.arr("x")
-    return tuple(x.shape) if x is not None else np.shape(a.val("x"))
+    xs = tuple(x.shape) if x is not None else np.shape(a.val("x"))
+    # NumPy loops over p's rows: y = y * x + row
+    return broadcast_shapes([xs, rest], a.what)
 
 
 def _polydiv(a: Args):
@@ -208,6 +216,7 @@ WINDOWS = [Call(f, _window) for f in (np.hanning, np.hamming, np.blackman, np.ba
                                       np.kaiser)]
 FREQS = [Call(np.fft.fftfreq, _fftfreq), Call(np.fft.rfftfreq, _rfftfreq)]
 SPACED = [Call(np.geomspace, _spaced), Call(np.logspace, _spaced)]
+_LINSPACE = Call(np.linspace, _spaced)
 
 ROWS = [
     Call(np.fft.fftshift, _same_shape("x")),
@@ -227,6 +236,24 @@ ROWS = [
 ]
 
 register(ROWS)
+register([_LINSPACE], implement=False)
+_scalar_linspace = FUNCTIONS[np.linspace]
+
+
+def _linspace(t, start, stop, *args, **kwargs):
+    """``np.linspace``: of scalar endpoints, creation.py's op; of array endpoints (or with
+    retstep= / axis=), NumPy's own call."""
+    if any(type(v) is TracedArray or isinstance(v, np.ndarray) for v in (start, stop)) or \
+            kwargs.get("retstep") or kwargs.get("axis", 0) != 0:
+        if kwargs.get("retstep"):
+            raise UserError("np.linspace(retstep=True) is not supported while tracing%s"
+                            % where(user_frame(2)))
+        return traced_call(t, _LINSPACE, (start, stop) + args, kwargs)
+    return _scalar_linspace(t, start, stop, *args, **kwargs)
+
+
+_linspace.takes_sizes = True
+implements(np.linspace)(_linspace)
 # np.poly's dispatcher iterates over its argument (the rows of a traced array) before
 # dispatching: routed by name instead, like the functions of sizes
 register(WINDOWS + FREQS + SPACED + [Call(np.poly, _poly)], sizes=True)
