@@ -77,16 +77,21 @@ def _len(x) -> Any:
     return x.shape[0] if type(x) is TracedArray else len(x)
 
 
-def _size_shape(t: Tracer, size) -> tuple:
+def draw_size(t: Tracer, size) -> Optional[tuple]:
+    """A draw's ``size=``: None, or a tuple of ints and sizes (kept symbolic)."""
     if size is None:
-        return ()
+        return None
     dims = tuple(size) if isinstance(size, (tuple, list)) else (size,)
     for d in dims:
         if type(d) is TracedArray or not isinstance(d, (int, np.integer, SymInt)):
             raise UserError("random draw: size must hold ints or sizes, got %r%s"
-                            % (d, where(user_frame(5))))
+                            % (d, where(user_frame(3))))
     t.env.cancel_pending([to_expr(d) for d in dims if type(d) is SymInt])
     return tuple(int(d) if isinstance(d, np.integer) else d for d in dims)
+
+
+def _size_shape(t: Tracer, size) -> tuple:
+    return draw_size(t, size) or ()
 
 
 def _shape(t: Tracer, method: str, b: Dict[str, Any]) -> tuple:

@@ -36,7 +36,7 @@ from symshape.symint import SymInt
 from symshape.userframe import user_frame
 
 from .ops.registry import defop
-from .random_arrays import ARRAY_DRAWS, draw
+from .random_arrays import ARRAY_DRAWS, draw, draw_size
 from .tracer import TracedArray, Tracer, to_expr
 from .state import _user_code
 
@@ -136,16 +136,7 @@ def _static(v, what: str, method: str):
     return v
 
 
-def _size(t: Tracer, size) -> Optional[tuple]:
-    if size is None:
-        return None
-    dims = tuple(size) if isinstance(size, (tuple, list)) else (size,)
-    for d in dims:
-        if type(d) is TracedArray or not isinstance(d, (int, np.integer, SymInt)):
-            raise UserError("random draw: size must hold ints or sizes, got %r%s"
-                            % (d, where(user_frame(4))))
-    t.env.cancel_pending([to_expr(d) for d in dims if type(d) is SymInt])
-    return tuple(int(d) if isinstance(d, np.integer) else d for d in dims)
+_size = draw_size
 
 
 def record(t: Tracer, source, method: str, args: tuple, kwargs: dict, path: str = ""):
