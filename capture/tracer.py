@@ -9,6 +9,7 @@ fall out of ordinary comparisons), the dtype with NumPy's own rules, and records
 from __future__ import annotations
 
 import operator
+import sys
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
@@ -302,8 +303,27 @@ def _eager_instead(t: Tracer, e: UserError, func, args, kwargs):
                           user_frame(3))
 
 
+def _numpy_function_running() -> Optional[str]:
+    """``np.hanning`` when NumPy's own Python code of that function is running below the
+    user's line (a function object the trace could not route), else None."""
+    f = sys._getframe(2)
+    name = None
+    while f is not None:
+        fn = f.f_code.co_filename.replace("\\", "/")
+        if "/numpy/" in fn and not f.f_code.co_name.startswith("_"):
+            name = f.f_code.co_name           # the outermost public NumPy function wins
+        elif name is not None and "/numpy/" not in fn:
+            break
+        f = f.f_back
+    return None if name is None else "np.%s" % name
+
+
 def _data_dependent(what: str, suggestion: str) -> GuardOnDataDependentError:
     frame = user_frame(3)
+    inside = _numpy_function_running()
+    if inside is not None:
+        what = "%s (inside NumPy's own code of %s, which needs the values here)" % (what,
+                                                                                    inside)
     return GuardOnDataDependentError(
         "%s depends on array values, which are not known while tracing%s.\n%s"
         % (what, where(frame), suggestion))

@@ -180,3 +180,15 @@ def test_flat_reads_and_writes():
         for g, w in zip(got[:4], want[:4]):
             np.testing.assert_array_equal(g, w)
         np.testing.assert_array_equal(np.asarray(got[4]), np.asarray(want[4]))
+
+
+def test_what_cannot_be_traced_names_the_function():
+    def make():
+        hann = np.hanning                   # captured before the trace: not routed
+        return lambda x: hann(x.shape[0]) * 2
+    with pytest.raises(ss.GuardOnDataDependentError, match=r"inside NumPy's own code of "
+                                                           r"np\.hanning"):
+        ss.export(make(), (np.ones(5),), dynamic_shapes={"x": (A,)})
+    with pytest.raises(ss.GuardOnDataDependentError,
+                       match=r"np\.allclose cannot be traced.*NumPy's own implementation"):
+        ss.export(lambda x: np.allclose(x, x), (np.ones(5),), dynamic_shapes={"x": (A,)})
