@@ -19,6 +19,7 @@ from symshape.errors import UserError, where
 from symshape.symint import SymInt
 from symshape.userframe import user_frame
 
+from .ops.creation import nonnegative
 from .ops.npcall import example_value
 from .ops.registry import defop
 from .tracer import TracedArray, Tracer, to_expr
@@ -87,6 +88,8 @@ def draw_size(t: Tracer, size) -> Optional[tuple]:
             raise UserError("random draw: size must hold ints or sizes, got %r%s"
                             % (d, where(user_frame(3))))
     t.env.cancel_pending([to_expr(d) for d in dims if type(d) is SymInt])
+    for d in dims:                          # NumPy: negative dimensions are not allowed
+        nonnegative(d, "random draw size", user_frame(3))
     return tuple(int(d) if isinstance(d, np.integer) else d for d in dims)
 
 

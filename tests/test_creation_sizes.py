@@ -72,3 +72,12 @@ def test_tri_of_a_negative_size_is_empty_as_in_numpy():
     for n in (2, 4, 9):
         x = np.ones((n, 2))
         np.testing.assert_array_equal(ep.module()(x), f(x))
+
+
+def test_random_draw_sizes_must_be_non_negative():
+    def f(x):
+        return np.random.normal(size=(x.shape[0] - 4, 2))
+    ep = ss.export(f, (np.ones((7, 2)),), dynamic_shapes={"x": (A, None)})
+    assert ep.module()(np.ones((4, 2))).shape == (0, 2)
+    with pytest.raises(ss.UserError):
+        ep.module()(np.ones((3, 2)))
