@@ -97,9 +97,9 @@ PATTERNS: List[Tuple[str, tuple, Tuple[tuple, ...]]] = [
     # sizes of inputs as arguments
     ("f(n)", (Size(V, 0),), ((9,),)),
     ("f(n, 2.0)", (Size(V, 0), 2.0), ((9,),)),
+    ("f((n, k))", ((Size(X, 0), Size(X, 1)),), ((7, 6), (7, 6))),
     ("f(iv)", (I[:, 0],), ((7,),)),
     ("f('ij->j', x)", ("ij->j", X), ((7, 6),)),
-    ("f((n, k))", ((Size(X, 0), Size(X, 1)),), ((7, 6), (7, 6))),
     ("f(x, x.shape)", (X, (Size(X, 0), Size(X, 1))), ((7, 6), (7, 6), (7, 6))),
     # other kinds of arrays
     ("f(i)", (I,), ((7, 6),)),

@@ -134,3 +134,11 @@ def test_bincount_is_data_dependent(minlength):
     ep = check(f, nan=False)
     n = ep.graph.nodes
     assert any(str(s).startswith("u") for node in n for s in (node.shape or ()))
+
+
+def test_bincount_of_sizes_used_as_data():
+    def f(x):
+        return np.bincount((x.shape[0], x.shape[1], x.shape[1]))
+    ep = ss.export(f, (np.ones((5, 3)),), dynamic_shapes={"x": (A, A)})
+    for shape in [(5, 3), (2, 7), (4, 4)]:
+        same(ep.module()(np.ones(shape)), f(np.ones(shape)))

@@ -88,13 +88,15 @@ class Call(NamedTuple):
 
     ``shape(args)`` returns the output shape, or a list of them for a tuple result;
     ``check(args)`` (optional) raises for what eager NumPy refuses or the tracer cannot
-    express; ``post`` (optional) maps the output dtypes NumPy gave on the example to the ones
+    express; ``data`` names the parameters where a size or a tuple of sizes is data (an
+    integer array, as ``np.asarray((n, m))`` gives); ``post`` (optional) maps the output dtypes NumPy gave on the example to the ones
     the node declares, with the generated code converting (value-dependent dtypes)."""
     func: Callable
     shape: Callable[[Args], Any]
     check: Optional[Callable[[Args], None]] = None
     post: Optional[Callable[[List[np.dtype]], List[np.dtype]]] = None
     name: Optional[str] = None
+    data: Tuple[str, ...] = ()          # parameters that may be sizes used as data
 
 
 def dotted(func: Callable) -> str:
@@ -295,12 +297,21 @@ def _shape_hints(shape) -> Optional[tuple]:
     return tuple(out)
 
 
+def _sizes_as_data(v):
+    """A size, or a list / tuple holding sizes, as the integer array NumPy makes of it."""
+    if type(v) is SymInt or (isinstance(v, (list, tuple)) and any(type(x) is SymInt
+                                                                   for x in v)):
+        return np.asarray(v)            # routed while tracing: a traced integer array
+    return v
+
+
 def traced_call(t: Tracer, row: Call, args, kwargs):
     """Trace one call of ``row.func`` (see the module docstring)."""
     what = row.name or dotted(row.func)
     frame = user_frame(3)
     values = _bind(row, args, kwargs, what, frame)
-    values = {k: (t.operand(v) if type(v) is TracedArray or isinstance(v, np.ndarray) else v)
+    values = {k: (t.operand(v) if type(v) is TracedArray or isinstance(v, np.ndarray) else
+                  _sizes_as_data(v) if k in row.data else v)
               for k, v in values.items() if v is not _NOVALUE}
     sig = inspect.signature(row.func)
     defaults = {k: p.default for k, p in sig.parameters.items()

@@ -177,7 +177,7 @@ ROWS = [Call(f, _reduction, _no_out) for f in _NAN_REDUCTIONS] + [
     Call(np.histogram_bin_edges, _bin_edges),
     Call(np.histogram2d, _histogram2d),
     Call(np.digitize, _digitize),
-    Call(np.bincount, _bincount),
+    Call(np.bincount, _bincount, data=("x",)),
 ]
 
 register(ROWS)
