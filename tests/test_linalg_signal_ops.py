@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import symshape as ss
+from eager_compare import same
 from symshape import Dim
 
 A = Dim.AUTO
@@ -20,18 +21,6 @@ def _data(shape, seed):
     if len(shape) == 2 and shape[0] == shape[1]:
         x = x + 4 * np.eye(shape[0])
     return x
-
-
-def same(got, want, complex_ok=False):
-    got = got if isinstance(got, tuple) else (got,)
-    want = want if isinstance(want, tuple) else (want,)
-    assert len(got) == len(want)
-    for g, w in zip(got, want):
-        g, w = np.asarray(g), np.asarray(w)
-        if complex_ok and w.dtype.kind == "f" and g.dtype.kind == "c":
-            w = w.astype(g.dtype)
-        assert g.dtype == w.dtype and g.shape == w.shape, (g.dtype, w.dtype, g.shape, w.shape)
-        np.testing.assert_array_equal(g, w)
 
 
 def check(f, shapes, complex_ok=False):

@@ -7,17 +7,11 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import symshape as ss
+from eager_compare import same
 from symshape import Dim
 
 A = Dim.AUTO
 STATE_RNG = np.random.default_rng(11)
-
-
-def same(got, want):
-    for g, w in zip(got, want):
-        g, w = np.asarray(g), np.asarray(w)
-        assert g.dtype == w.dtype and g.shape == w.shape, (g.dtype, w.dtype, g.shape, w.shape)
-        np.testing.assert_array_equal(g, w)
 
 
 def draws(x, rng):

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import symshape as ss
+from eager_compare import same
 from symshape import Dim
 
 A = Dim.AUTO
@@ -20,16 +21,6 @@ def _data(shape, seed, nan=True, dtype=np.float64):
     if nan and x.size > 3:
         x.flat[[1, x.size // 2]] = np.nan
     return x
-
-
-def same(got, want):
-    got = got if isinstance(got, tuple) else (got,)
-    want = want if isinstance(want, tuple) else (want,)
-    assert len(got) == len(want)
-    for g, w in zip(got, want):
-        g, w = np.asarray(g), np.asarray(w)
-        assert g.dtype == w.dtype and g.shape == w.shape, (g.dtype, w.dtype, g.shape, w.shape)
-        np.testing.assert_array_equal(g, w)
 
 
 def check(f, nan=True, dtype=np.float64, shapes=SHAPES):
