@@ -23,7 +23,7 @@ from . import expr as E
 from . import relations as R
 from . import symfloat
 from .symfloat import FloatExpr, SymFloat
-from .symint import SymInt, wrap
+from .symint import wrap
 from .userframe import user_frame
 
 # (numerator, denominator, divided): value == num / den; ``divided`` once a true division

@@ -3,7 +3,6 @@ multinomial, multivariate_normal, dirichlet, of a Generator passed as an argumen
 state, made by the program (default_rng(seed) or Generator(PCG64(seed))) and of NumPy's
 global functions; seeded the same, the exported program gives eager NumPy's numbers."""
 import numpy as np
-import pytest
 from hypothesis import given, settings, strategies as st
 
 import symshape as ss

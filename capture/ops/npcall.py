@@ -26,7 +26,6 @@ from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tu
 import numpy as np
 
 from symshape.errors import InternalError, UserError, where
-from symshape.expr import Expr
 from symshape.infinity import INT_OO
 from symshape.ranges import ValueRange
 from symshape.symfloat import SymFloat
@@ -413,7 +412,3 @@ def reduced_shape(x: TracedArray, axis, keepdims: bool, what: str, frame) -> tup
     if keepdims:
         return tuple(1 if i in norm else s for i, s in enumerate(x.shape))
     return tuple(s for i, s in enumerate(x.shape) if i not in norm)
-
-
-def is_expr(v) -> bool:
-    return type(v) is Expr
