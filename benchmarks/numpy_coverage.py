@@ -2,8 +2,10 @@
 symbolic sizes.
 
 For each callable the survey finds a call that eager NumPy accepts, from a fixed list of
-argument patterns over a (5, 4) float array ``x``, a length-5 vector ``v`` and a 4x4 square
-matrix ``m``; then it exports that call with every axis ``Dim.AUTO`` and classifies it:
+argument patterns (``PATTERNS``) over a (5, 4) float array ``x``, a length-5 vector ``v``, a
+4x4 square matrix ``m``, integer and uint8 arrays, sizes of inputs passed as arguments
+(``np.hanning(len(v))``), lists of arrays (``multi_dot([m, m, m])``) and a few more; then it
+exports that call with every axis ``Dim.AUTO`` and classifies it:
 
 - ``symbolic``: the export keeps every input axis dynamic and ``module()`` equals eager NumPy
   on inputs of other sizes;
@@ -11,8 +13,11 @@ matrix ``m``; then it exports that call with every axis ``Dim.AUTO`` and classif
 - ``unsupported``: export raises ``UserError`` (the first line of its message is kept);
 - ``crash``: any other exception (a bug: every failure must be a ``UserError``).
 
-Callables no pattern can call (classes, dtypes, printing and file helpers, functions that
-need arguments of another kind) are ``not surveyed``.  Run::
+A function that writes into its first argument and returns None (``np.copyto``, ``np.put``)
+is compared by that argument.  Callables no pattern can call are ``not surveyed``: those
+that take a callable (``fromfunction``, ``mask_indices``) or datetimes (``isnat``), return
+lists or strings (``histogramdd``, ``einsum_path``), or index tuples (``ravel_multi_index``,
+``unravel_index``).  Run::
 
     python benchmarks/numpy_coverage.py            # the table and the percentages
     python benchmarks/numpy_coverage.py --failing  # only what does not trace
@@ -52,7 +57,31 @@ X = np.random.default_rng(0).standard_normal((5, 4))
 V = np.random.default_rng(1).standard_normal(5)
 M = np.random.default_rng(2).standard_normal((4, 4)) + 4 * np.eye(4)
 
-# (name, example args, which args are arrays with dynamic axes, a second shape per array)
+I = np.random.default_rng(4).integers(0, 5, (5, 4))
+U8 = np.random.default_rng(5).integers(0, 256, (5, 4)).astype(np.uint8)
+VS = np.sort(V)
+X3 = np.random.default_rng(6).standard_normal((5, 3))
+T4 = np.random.default_rng(7).standard_normal((2, 3, 2, 3)).reshape(6, 6)
+T4 = (T4 + 4 * np.eye(6)).reshape(2, 3, 2, 3)
+X3D = np.random.default_rng(9).standard_normal((2, 3, 4))
+IDX = np.random.default_rng(8).integers(0, 5, (5, 4))
+
+
+class Size(NamedTuple):
+    """A size of an input array passed as an argument (``np.hanning(len(v))``): the array
+    is an input of the exported function (with its own dynamic axes), the call receives its
+    ``shape[axis]``."""
+    arr: np.ndarray
+    axis: int
+
+
+class Seq(NamedTuple):
+    """A list of input arrays passed as one argument (``np.linalg.multi_dot([m, m, m])``)."""
+    arrs: tuple
+
+
+# (label, example args, a second shape for every input array in the order they appear:
+# array arguments, the array of a Size, the arrays of a Seq)
 PATTERNS: List[Tuple[str, tuple, Tuple[tuple, ...]]] = [
     ("f(x)", (X,), ((7, 6),)),
     ("f(v)", (V,), ((9,),)),
@@ -64,7 +93,105 @@ PATTERNS: List[Tuple[str, tuple, Tuple[tuple, ...]]] = [
     ("f(x, 1)", (X, 1), ((7, 6),)),
     ("f(v, 2)", (V, 2), ((9,),)),
     ("f(x, x, x)", (X, X > 0, X), ((7, 6), (7, 6), (7, 6))),
+    ("f([m, m, m])", (Seq((M, M, M)),), ((6, 6), (6, 6), (6, 6))),
+    # sizes of inputs as arguments
+    ("f(n)", (Size(V, 0),), ((9,),)),
+    ("f(n, 2.0)", (Size(V, 0), 2.0), ((9,),)),
+    ("f((n, k))", ((Size(X, 0), Size(X, 1)),), ((7, 6), (7, 6))),
+    ("f(iv)", (I[:, 0],), ((7,),)),
+    ("f('ij->j', x)", ("ij->j", X), ((7, 6),)),
+    ("f(x, x.shape)", (X, (Size(X, 0), Size(X, 1))), ((7, 6), (7, 6), (7, 6))),
+    # other kinds of arrays
+    ("f(i)", (I,), ((7, 6),)),
+    ("f(i, i)", (I, I), ((7, 6), (7, 6))),
+    ("f(u8)", (U8,), ((7, 6),)),
+    ("f(v, sorted v)", (V, VS), ((9,), (9,))),
+    ("f(v, sorted v, v)", (VS, VS, V), ((9,), (9,), (9,))),
+    ("f(x3, x3)", (X3, X3), ((7, 3), (7, 3))),
+    ("f(t4)", (T4,), ((2, 3, 2, 3),)),
+    ("f(x, 0, 1)", (X, 0, 1), ((7, 6),)),
+    ("f(x, idx, 0)", (X, IDX, 0), ((7, 6), (7, 6))),
+    ("f(x, idx, 1.0, 0)", (X, IDX, 1.0, 0), ((7, 6), (7, 6))),
+    ("f(m, 2)", (M, 2), ((6, 6),)),
+    ("f(v, v, 2)", (V, V, 2), ((9,), (9,))),
+    ("f([x > 0], [x])", (Seq((X > 0,)), Seq((X,))), ((7, 6), (7, 6))),
+    ("f(x, 'float32')", (X, "float32"), ((7, 6),)),
+    ("f(x3d, 2)", (X3D, 2), ((3, 5, 8),)),
 ]
+
+
+def _inputs(args) -> List[np.ndarray]:
+    """The input arrays of a pattern, in order (see PATTERNS)."""
+    out: List[np.ndarray] = []
+    for a in args:
+        if isinstance(a, np.ndarray):
+            out.append(a)
+        elif isinstance(a, Size):
+            out.append(a.arr)
+        elif isinstance(a, Seq):
+            out.extend(a.arrs)
+        elif isinstance(a, tuple):
+            out.extend(_inputs(a))
+    return out
+
+
+class _In(NamedTuple):
+    """Where an input goes in a call template: the array itself, its ``shape[axis]``, or
+    ``count`` inputs as a list."""
+    kind: str
+    axis: int = 0
+    count: int = 1
+
+
+def _template(args) -> tuple:
+    """The pattern's arguments with every array replaced by an ``_In`` mark: the function
+    the survey exports must hold no example array (it would be traced as model state)."""
+    def mark(a):
+        if isinstance(a, np.ndarray):
+            return _In("array")
+        if isinstance(a, Size):
+            return _In("size", a.axis)
+        if isinstance(a, Seq):
+            return _In("list", count=len(a.arrs))
+        if isinstance(a, tuple):
+            return tuple(mark(b) for b in a)
+        return a
+    return tuple(mark(a) for a in args)
+
+
+def _substitute(template: tuple, xs: list) -> tuple:
+    """The call's arguments: the inputs ``xs`` (consumed in order) put in the template."""
+    it = iter(xs)
+
+    def sub(a):
+        if isinstance(a, _In):
+            if a.kind == "array":
+                return next(it)
+            if a.kind == "size":
+                return next(it).shape[a.axis]
+            return [next(it) for _ in range(a.count)]
+        if isinstance(a, tuple):
+            return tuple(sub(b) for b in a)
+        return a
+    return tuple(sub(a) for a in template)
+
+
+def _another(a: np.ndarray, shape: tuple, rng) -> np.ndarray:
+    """An input like ``a`` (dtype, sortedness, diagonal dominance) of another shape."""
+    if a.dtype == bool:
+        return rng.standard_normal(shape) > 0
+    if a.dtype.kind in "iu":
+        hi = 256 if a.dtype == np.uint8 else int(a.max()) + 1
+        return rng.integers(0, hi, shape).astype(a.dtype)
+    out = rng.standard_normal(shape)
+    if a.ndim == 1 and a.size > 1 and np.all(np.diff(a) >= 0):
+        return np.sort(out)
+    if len(shape) == 2 and shape[0] == shape[1] and a.shape[0] == a.shape[1]:
+        return out + 4 * np.eye(shape[0])
+    if a.ndim == 4:                             # the invertible 4-D tensor of tensorinv
+        n = shape[0] * shape[1]
+        return (out.reshape(n, -1) + 4 * np.eye(n)).reshape(shape)
+    return out
 
 
 class Row(NamedTuple):
@@ -105,7 +232,11 @@ def _eager(fn, args) -> Optional[object]:
     return out
 
 
-def _same(a, b) -> bool:
+# their values are whatever memory held: only shapes and dtypes are compared
+VALUELESS = {"empty", "empty_like"}
+
+
+def _same(a, b, values: bool = True) -> bool:
     a = a if isinstance(a, (tuple, list)) else (a,)
     b = b if isinstance(b, (tuple, list)) else (b,)
     if len(a) != len(b):
@@ -114,22 +245,22 @@ def _same(a, b) -> bool:
         x, y = np.asarray(x), np.asarray(y)
         if x.shape != y.shape or x.dtype != y.dtype:
             return False
-        if not np.allclose(x, y, equal_nan=True, rtol=1e-9, atol=1e-9):
+        if values and not np.allclose(x, y, equal_nan=True, rtol=1e-9, atol=1e-9):
             return False
     return True
 
 
-def _caller(modname: str, name: str, args: tuple, arrays: List[int]) -> Callable:
-    """The function over ``args`` with the arrays as named parameters ``a0, a1, ...``; it is
+def _caller(modname: str, name: str, args: tuple, n_inputs: int) -> Callable:
+    """The function over the pattern's inputs as named parameters ``a0, a1, ...``; it is
     looked up by name at each call, as user code (``np.asarray(x)``) looks it up."""
     mod = sys.modules[modname]
+    template = _template(args)
 
     def build(*xs):
-        full = list(args)
-        for i, xv in zip(arrays, xs):
-            full[i] = xv
-        return getattr(mod, name)(*full)
-    params = ", ".join("a%d" % k for k in range(len(arrays)))
+        out = getattr(mod, name)(*_substitute(template, list(xs)))
+        # a function that writes into its first argument and returns None: that argument
+        return xs[0] if out is None and xs else out
+    params = ", ".join("a%d" % k for k in range(n_inputs))
     ns = {"build": build}
     exec("def call(%s):\n    return build(%s)\n" % (params, params), ns)
     return ns["call"]
@@ -137,14 +268,14 @@ def _caller(modname: str, name: str, args: tuple, arrays: List[int]) -> Callable
 
 def survey_one(modname: str, name: str, fn: Callable) -> Row:
     for label, args, shapes in PATTERNS:
-        if _eager(fn, args) is None:
+        inputs = _inputs(args)
+        # every call gets fresh copies: functions with out= / in-place writes (np.sqrt(x, x),
+        # np.copyto) must not change the shared examples for the rows after them
+        call = _caller(modname, name, args, len(inputs))
+        if _eager(call, tuple(a.copy() for a in inputs)) is None:
             continue
-        arrays = [i for i, a in enumerate(args) if isinstance(a, np.ndarray)]
-
-        call = _caller(modname, name, args, arrays)
-        example = tuple(args[i] for i in arrays)
-        spec = {"a%d" % k: tuple(ss.Dim.AUTO for _ in args[i].shape)
-                for k, i in enumerate(arrays)}
+        example = tuple(a.copy() for a in inputs)
+        spec = {"a%d" % k: tuple(ss.Dim.AUTO for _ in a.shape) for k, a in enumerate(inputs)}
         try:
             with warnings.catch_warnings(), np.errstate(all="ignore"):
                 warnings.simplefilter("ignore")
@@ -154,30 +285,22 @@ def survey_one(modname: str, name: str, fn: Callable) -> Row:
         except Exception as e:          # a crash: every failure must be a UserError
             return Row(modname, name, "crash", label, "%s: %s" % (type(e).__name__,
                                                                    str(e)[:140]))
-        n_axes = sum(len(args[i].shape) for i in arrays)
+        n_axes = sum(a.ndim for a in inputs)
         dynamic = len({str(s) for d in ep.graph.inputs for s in d.shape
                        if not isinstance(s, int)})
         rng = np.random.default_rng(3)
-        other = []
-        for i, shape in zip(arrays, shapes):
-            a = args[i]
-            if a.dtype == bool:
-                other.append(rng.standard_normal(shape) > 0)
-            elif shape[0] == shape[-1] and len(shape) == 2 and a.shape[0] == a.shape[1]:
-                other.append(rng.standard_normal(shape) + 4 * np.eye(shape[0]))
-            else:
-                other.append(rng.standard_normal(shape))
-        want = _eager(call, tuple(other))
+        other = [_another(a, shape, rng) for a, shape in zip(inputs, shapes)]
+        want = _eager(call, tuple(a.copy() for a in other))
         try:
             with warnings.catch_warnings(), np.errstate(all="ignore"):
                 warnings.simplefilter("ignore")
-                got = ep.module()(*other)
+                got = ep.module()(*[a.copy() for a in other])
         except ss.UserError as e:
             return Row(modname, name, "specialises", label, str(e).splitlines()[0][:160])
         except Exception as e:
             return Row(modname, name, "crash", label, "module(): %s: %s"
                        % (type(e).__name__, str(e)[:140]))
-        if want is None or not _same(got, want):
+        if want is None or not _same(got, want, name not in VALUELESS):
             return Row(modname, name, "crash", label, "module() differs from eager NumPy")
         status = "symbolic" if dynamic and dynamic >= min(n_axes, 1) else "specialises"
         return Row(modname, name, status, label, "")

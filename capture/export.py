@@ -177,6 +177,19 @@ def constant_names(f) -> Dict[int, str]:
     return names
 
 
+def _named_as_tuples(v):
+    """NumPy's named-tuple results (``EighResult``, ``SVDResult``...) returned by the program
+    come back as plain tuples (the same items in the same order)."""
+    t = type(v)
+    if isinstance(v, tuple) and t is not tuple and hasattr(t, "_fields"):
+        return tuple(_named_as_tuples(x) for x in v)
+    if t is tuple or t is list:
+        return t(_named_as_tuples(x) for x in v)
+    if t is dict:
+        return {k: _named_as_tuples(x) for k, x in v.items()}
+    return v
+
+
 def _collect(names: Dict[int, str], n: str, v, attrs: set) -> None:
     if isinstance(v, np.ndarray):
         names.setdefault(id(v), n)
@@ -232,7 +245,7 @@ def trace_program(f, args, kwargs, dynamic_shapes) -> Traced:
         with sizes_routed(binding.global_dicts), randomness.drawing(tracer):
             out = f(*call_args, **call_kwargs)
         env.commit_pending()
-        out_leaves, out_spec = pytree.flatten(out)
+        out_leaves, out_spec = pytree.flatten(_named_as_tuples(out))
         graph.outputs = [_output(tracer, v) for _, v in out_leaves]
     finally:
         binding.restore()

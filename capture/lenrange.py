@@ -10,6 +10,7 @@ import numpy as np
 from symshape.symint import SymInt, describe
 from symshape.userframe import user_frame
 
+from .conversions import sym_int
 from .tracer import FUNCTIONS, TracedArray
 
 _builtin_len = len
@@ -81,4 +82,4 @@ def sym_range(*args):
 
 # names injected into the user's module globals during a trace (only where the module does
 # not define them itself), so that the traced code's len/range see sizes
-BUILTIN_OVERRIDES = {"len": sym_len, "range": sym_range}
+BUILTIN_OVERRIDES = {"len": sym_len, "range": sym_range, "int": sym_int}

@@ -25,7 +25,7 @@ from . import randomness
 _SYMBOLIC = (SymInt, SymFloat)
 
 from .lenrange import BUILTIN_OVERRIDES
-from .tracer import FUNCTIONS, TracedArray
+from .tracer import FUNCTIONS, SIZE_FUNCTIONS, TracedArray
 
 # the NumPy functions that take sizes and no array (their handlers live in capture/ops)
 ROUTED_NAMES = ("zeros", "ones", "empty", "full", "arange", "eye", "identity", "tri",
@@ -66,6 +66,8 @@ def _router(orig: Callable) -> Callable:
         handler = FUNCTIONS.get(orig)
         if tracer is None or handler is None:
             return orig(*args, **kwargs)
+        if not getattr(handler, "takes_sizes", False):
+            tracer.env.commit_pending()         # as __array_function__ does before a handler
         return handler(tracer, *args, **kwargs)
     routed.__name__ = getattr(orig, "__name__", "routed")
     routed.__qualname__ = routed.__name__
@@ -80,8 +82,7 @@ _ROUTERS: Dict[int, Tuple[Callable, Callable]] = {}
 def _routers() -> Dict[int, Tuple[Callable, Callable]]:
     """id(original NumPy function) -> (original, router); built once."""
     if not _ROUTERS:
-        for name in ROUTED_NAMES:
-            orig = getattr(np, name)
+        for orig in [getattr(np, name) for name in ROUTED_NAMES] + SIZE_FUNCTIONS:
             router = _router(orig)
             _ROUTERS[id(orig)] = (orig, router)
             # code that looks a handler up by the name it sees (FUNCTIONS[np.arange])

@@ -36,6 +36,7 @@ from symshape.symint import SymInt
 from symshape.userframe import user_frame
 
 from .ops.registry import defop
+from .random_arrays import ARRAY_DRAWS, draw, draw_size
 from .tracer import TracedArray, Tracer, to_expr
 from .state import _user_code
 
@@ -64,10 +65,8 @@ DISTRIBUTIONS: Dict[str, Tuple[str, ...]] = {
 # methods whose sizes are positional (``np.random.rand(3, n)``)
 BY_DIMS = ("rand", "randn")
 # draws the tracer does not record: named in an error instead of being frozen silently
-UNRECORDED = ("choice", "permutation", "permuted", "shuffle", "bytes", "multinomial",
-              "multivariate_normal", "multivariate_hypergeometric", "dirichlet",
-              "hypergeometric", "random_integers", "seed", "set_state", "bit_generator",
-              "spawn", "jumped")
+UNRECORDED = ("permuted", "bytes", "multivariate_hypergeometric", "hypergeometric",
+              "random_integers", "seed", "set_state", "bit_generator", "spawn", "jumped")
 
 def _draw_source(receiver: Optional[str], method: str) -> Callable:
     """The emitter of a draw: ``rng.normal(*(0.0, 2.0), size=(s0, 4))``, leaving out empty
@@ -91,6 +90,9 @@ for _m in DISTRIBUTIONS:
 for _m in DISTRIBUTIONS:
     defop("drawn_%s" % _m, emit=(lambda m: lambda a, k: _draw_source(a[0], m)(a, k))(_m),
           doc="draw from a generator the program makes")
+defop("random_bit_generator", emit=lambda a, k: "np.random.Generator(np.random.%s(%s))" % (
+    k["bit"].strip("'"), k["seed"]),
+      doc="a Generator over a bit generator the program makes from a seed")
 defop("random_generator", emit=lambda a, k: "np.random.%s(%s)" % (k["kind"].strip("'"),
                                                                   k["seed"]),
       doc="a generator made by the program (each run makes it afresh, as eager code does)")
@@ -134,16 +136,7 @@ def _static(v, what: str, method: str):
     return v
 
 
-def _size(t: Tracer, size) -> Optional[tuple]:
-    if size is None:
-        return None
-    dims = tuple(size) if isinstance(size, (tuple, list)) else (size,)
-    for d in dims:
-        if type(d) is TracedArray or not isinstance(d, (int, np.integer, SymInt)):
-            raise UserError("random draw: size must hold ints or sizes, got %r%s"
-                            % (d, where(user_frame(4))))
-    t.env.cancel_pending([to_expr(d) for d in dims if type(d) is SymInt])
-    return tuple(int(d) if isinstance(d, np.integer) else d for d in dims)
+_size = draw_size
 
 
 def record(t: Tracer, source, method: str, args: tuple, kwargs: dict, path: str = ""):
@@ -231,6 +224,9 @@ class RandomProxy:
                                                              where(user_frame(2))))
             tracer, gen, path = self._tracer, self._gen, self._path
             return lambda *args, **kwargs: record(tracer, gen, name, args, kwargs, path)
+        if name in ARRAY_DRAWS:
+            tracer, gen, path = self._tracer, self._gen, self._path
+            return lambda *args, **kwargs: draw(tracer, gen, name, args, kwargs, path)
         if name in UNRECORDED:
             raise UserError("%s.%s is not supported while tracing: its numbers would be "
                             "frozen into the program; draw with a supported method (%s)%s"
@@ -275,6 +271,8 @@ def _global_router(name: str, orig: Callable) -> Callable:
         if name in UNRECORDED:
             raise UserError("np.random.%s is not supported while tracing: its numbers would be "
                             "frozen into the program%s" % (name, where(user_frame(2))))
+        if name in ARRAY_DRAWS:
+            return draw(t, None, name, args, kwargs)
         return record(t, None, name, args, kwargs)
     routed.__name__ = name
     routed.__qualname__ = "random." + name
@@ -307,16 +305,47 @@ class _RoutedRandomState(_RandomState):
         return _made(t, "RandomState", seed, args, kwargs)
 
 
+_BIT_GENERATORS = ("PCG64", "PCG64DXSM", "MT19937", "Philox", "SFC64")
+
+
 class _RoutedGenerator(_Generator):
-    """``np.random.Generator(bit_generator)`` while tracing: refused with the fix (a bit
-    generator object cannot be remade per run; ``default_rng(seed)`` can)."""
+    """``np.random.Generator(np.random.PCG64(seed))`` while tracing: a generator made when
+    the program runs from the same kind of bit generator and seed.  A bit generator that
+    cannot be remade from its seed (already advanced, spawned, or of another kind) is
+    refused with the fix."""
 
     def __new__(cls, *args, **kwargs):
-        if active_tracer() is None:
+        t = active_tracer()
+        if t is None:
             return _Generator(*args, **kwargs)
-        raise UserError("np.random.Generator(bit_generator) inside a traced function is not "
-                        "supported: write np.random.default_rng(seed), or make the generator "
-                        "outside and use it as model state%s" % where(user_frame(2)))
+        bit = args[0] if args and not kwargs else None
+        seed = _remakeable_seed(bit)
+        if seed is False:
+            raise UserError("np.random.Generator(bit_generator) inside a traced function takes "
+                            "a fresh %s made from an int seed (np.random.PCG64(seed)); write "
+                            "np.random.default_rng(seed), or make the generator outside and use "
+                            "it as model state%s" % ("/".join(_BIT_GENERATORS),
+                                                     where(user_frame(2))))
+        name = type(bit).__name__
+        made = t.emit("random_bit_generator", (), {"kind": "Generator", "bit": name,
+                                                   "seed": seed}, (), np.dtype(object))
+        made.node.meta["effect"] = seed is None
+        return RandomProxy(t, made, "np.random.Generator(np.random.%s(%r))" % (name, seed))
+
+
+def _remakeable_seed(bit):
+    """The int seed a bit generator was made from (None: fresh entropy), or False when
+    ``type(bit)(seed)`` would not give the same stream."""
+    if type(bit).__name__ not in _BIT_GENERATORS or type(bit) is not getattr(
+            np.random, type(bit).__name__, None):
+        return False
+    seq = getattr(bit, "seed_seq", None)
+    if not isinstance(seq, np.random.SeedSequence) or seq.spawn_key or seq.pool_size != 4 \
+            or not isinstance(seq.entropy, int):
+        return False
+    if type(bit)(seq.entropy).state != bit.state:
+        return False                    # already advanced: not the stream of its seed
+    return int(seq.entropy)
 
 
 def _made(t: Tracer, kind: str, seed, args, kwargs) -> "RandomProxy":
@@ -336,7 +365,7 @@ _ROUTERS: Dict[int, Tuple[Callable, Callable]] = {}
 def routers() -> Dict[int, Tuple[Callable, Callable]]:
     """id(NumPy's global random function) -> (it, its router); built once."""
     if not _ROUTERS:
-        for name in tuple(DISTRIBUTIONS) + BY_DIMS + UNRECORDED:
+        for name in tuple(DISTRIBUTIONS) + BY_DIMS + ARRAY_DRAWS + UNRECORDED:
             orig = getattr(np.random, name, None)
             if orig is None or not callable(orig) or isinstance(orig, type):
                 continue

@@ -9,6 +9,7 @@ fall out of ordinary comparisons), the dtype with NumPy's own rules, and records
 from __future__ import annotations
 
 import operator
+import sys
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
@@ -28,6 +29,11 @@ from .views import PERMUTES, RESHAPES, propagate, register_call
 FUNCTIONS: Dict[Callable, Callable] = {}
 # ufunc -> handler(tracer, ufunc, inputs, kwargs) for ufuncs that are not plain elementwise
 UFUNC_OVERRIDES: Dict[Any, Callable] = {}
+# NumPy functions routed to their handler in FUNCTIONS by name while a trace runs
+# (capture/namespace.py), beside the creation functions it names itself: those that take
+# sizes and no array (np.hanning(n), np.fft.fftfreq(n)), and those whose dispatcher iterates
+# over an array argument before dispatching (np.concatenate(x) of one array's rows)
+SIZE_FUNCTIONS: List[Callable] = []
 # generic elementwise ufunc handler, set by capture.ops.elementwise
 ELEMENTWISE: List[Callable] = []
 
@@ -256,8 +262,19 @@ def _through_numpy(t: Tracer, func, args, kwargs):
     breaker, t.breaker = t.breaker, None      # all of it traces, or none of it
     try:
         return impl(*args, **kwargs)
-    except GuardOnDataDependentError:
-        raise
+    except GuardOnDataDependentError as e:
+        # the function only needed its arguments' values inside NumPy's own code: say which
+        # function, rather than pointing at a branch the user did not write
+        del t.graph.nodes[graph_size:]
+        t.env.restore_state(snap)
+        if depth:
+            raise
+        raise GuardOnDataDependentError(
+            "%s cannot be traced%s: NumPy's own implementation of it needs array values "
+            "(%s).\nCompute it with traced NumPy calls, run it outside the traced function, "
+            "or wrap it in ss.custom_op with a fake (shape) function."
+            % (_public_name(func), where(user_frame(3)),
+               _first_line(e).split(" at ")[0].split(": ", 1)[-1])) from None
     except (UserError, TypeError, ValueError, AttributeError, IndexError, NotImplementedError,
             RecursionError) as e:
         # nothing of a failed attempt stays behind: its nodes and what it taught the sizes
@@ -270,6 +287,15 @@ def _through_numpy(t: Tracer, func, args, kwargs):
         t._fallback_depth = depth
 
 
+def _public_name(func) -> str:
+    """``np.allclose`` / ``np.linalg.cond``: a NumPy function as users write it."""
+    mod = (getattr(func, "__module__", None) or "numpy").replace("numpy._core", "numpy")
+    for sub in ("linalg", "fft"):
+        if sub in mod:
+            return "np.%s.%s" % (sub, getattr(func, "__name__", "?"))
+    return "np.%s" % getattr(func, "__name__", "?")
+
+
 def _eager_instead(t: Tracer, e: UserError, func, args, kwargs):
     """With a JIT breaker, an operation the tracer cannot record runs eagerly (a break)."""
     reason = (str(e).splitlines() or [type(e).__name__])[0]
@@ -277,8 +303,27 @@ def _eager_instead(t: Tracer, e: UserError, func, args, kwargs):
                           user_frame(3))
 
 
+def _numpy_function_running() -> Optional[str]:
+    """``np.hanning`` when NumPy's own Python code of that function is running below the
+    user's line (a function object the trace could not route), else None."""
+    f = sys._getframe(2)
+    name = None
+    while f is not None:
+        fn = f.f_code.co_filename.replace("\\", "/")
+        if "/numpy/" in fn and not f.f_code.co_name.startswith("_"):
+            name = f.f_code.co_name           # the outermost public NumPy function wins
+        elif name is not None and "/numpy/" not in fn:
+            break
+        f = f.f_back
+    return None if name is None else "np.%s" % name
+
+
 def _data_dependent(what: str, suggestion: str) -> GuardOnDataDependentError:
     frame = user_frame(3)
+    inside = _numpy_function_running()
+    if inside is not None:
+        what = "%s (inside NumPy's own code of %s, which needs the values here)" % (what,
+                                                                                    inside)
     return GuardOnDataDependentError(
         "%s depends on array values, which are not known while tracing%s.\n%s"
         % (what, where(frame), suggestion))
@@ -401,6 +446,11 @@ class TracedArray:
             raise UserError("to_device(%r): traced arrays live on 'cpu'%s"
                             % (device, where(user_frame(2))))
         return self
+
+    @property
+    def flat(self):
+        """``x.flat``: reads and writes of the flattened array (capture/ops/flat.py)."""
+        return METHOD_OPS["flatiter"](self)
 
     @property
     def mT(self):

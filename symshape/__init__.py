@@ -13,6 +13,7 @@ from .infinity import int_oo
 from .logs import set_logs
 from .ranges import ValueRange
 from .symint import SymBool, SymInt, sym_max, sym_min
+from . import floatint as _floatint  # noqa: F401  (int() / math.floor of symbolic floats)
 from .version import __version__
 
 

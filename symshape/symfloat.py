@@ -165,8 +165,37 @@ class SymFloat:
         return format(float(self), spec)
 
     def __round__(self, n=None):
+        if n is None:
+            return _to_int(self, "round", "round()")
         return round(float(self), n)
+
+    # math.floor / math.ceil / math.trunc return what these return: a symbolic size
+    def __floor__(self):
+        return _to_int(self, "floor", "math.floor()")
+
+    def __ceil__(self):
+        return _to_int(self, "ceil", "math.ceil()")
+
+    def __trunc__(self):
+        return _to_int(self, "trunc", "math.trunc()")
+
+    def to_int(self):
+        """``int(self)``: truncation toward zero, as a symbolic size (``int()`` itself must
+        return a Python int, so the traced code's ``int`` is routed here)."""
+        return _to_int(self, "trunc", "int()")
 
     def describe(self) -> str:
         """The expression, for messages (no guard)."""
-        return self.fexpr.render(E.format_expr)
+        label = getattr(self.env, "user_label", None)
+        if label is None:
+            return self.fexpr.render(E.format_expr)
+        return self.fexpr.render(lambda e: E.format_expr(self.env.simplify(e), label))
+
+
+# symshape.floatint (which builds on SymInt, itself built on this module) installs the
+# conversion here when the package is imported
+TO_INT: list = []
+
+
+def _to_int(f: SymFloat, mode: str, what: str):
+    return TO_INT[0](f, mode, what)

@@ -9,7 +9,8 @@ import numpy as np
 
 from symshape.errors import UserError, where
 from symshape.symfloat import SymFloat
-from symshape.symint import SymInt, sym_max
+from symshape import relations as R
+from symshape.symint import SymInt, describe, sym_max
 from symshape.userframe import user_frame
 from symshape.rules import rule
 
@@ -22,14 +23,30 @@ for _n in ("zeros", "ones", "empty"):
 defop("full", "np.full({shape}, {0}, dtype={dtype})", doc="np.full of a shape")
 
 
-def _shape(t: Tracer, shape) -> tuple:
+def nonnegative(s, what: str, frame=None):
+    """A size a creation function receives must not be negative (NumPy raises
+    ``ValueError`` there): for a symbolic size that is a guard ``s >= 0`` of the program, so
+    the contract admits only inputs for which eager NumPy accepts the call."""
+    if type(s) is SymInt:
+        frame = frame or user_frame(3)
+        if not s.env.evaluate(R.ge(s.expr, 0), None, frame):
+            raise UserError("%s: the size %s is negative for the example inputs (NumPy raises "
+                            "'negative dimensions are not allowed')%s"
+                            % (what, describe(s), where(frame)))
+    elif isinstance(s, (int, np.integer)) and not isinstance(s, bool) and s < 0:
+        raise UserError("%s: negative dimensions are not allowed (got %d)%s"
+                        % (what, s, where(frame or user_frame(3))))
+    return s
+
+
+def _shape(t: Tracer, shape, what: str = "creating an array") -> tuple:
     sizes = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
     t.env.cancel_pending([to_expr(s) for s in sizes])
     t.env.commit_pending()
     out = []
     for s in sizes:
         if type(s) is SymInt:
-            out.append(s)
+            out.append(nonnegative(s, what, user_frame(3)))
         elif isinstance(s, (int, np.integer)) and not isinstance(s, bool):
             if s < 0:
                 raise UserError("negative dimensions are not allowed%s" % where(user_frame(3)))
@@ -42,7 +59,7 @@ def _shape(t: Tracer, shape) -> tuple:
 
 def _fill(name):
     def handler(t, shape, dtype=None, order="C", *, device=None, like=None):
-        sh = _shape(t, shape)
+        sh = _shape(t, shape, "np." + name)
         dt = np.dtype(float if dtype is None else dtype)
         return t.emit(name, (), {"shape": tuple(map(to_expr, sh)), "dtype": dt}, sh, dt)
     return handler
@@ -57,7 +74,7 @@ for _f in (np.zeros, np.ones, np.empty):
 
 @implements(np.full)
 def _full(t, shape, fill_value, dtype=None, order="C", *, device=None, like=None):
-    sh = _shape(t, shape)
+    sh = _shape(t, shape, "np.full")
     v = t.operand(fill_value)
     if type(v) is TracedArray:
         raise UserError("np.full with a traced fill value is not supported; use "
@@ -70,7 +87,7 @@ def _full(t, shape, fill_value, dtype=None, order="C", *, device=None, like=None
 def _like(name):
     def handler(t, prototype, dtype=None, order="K", subok=True, shape=None, *, device=None):
         x = t.operand(prototype)
-        sh = x.shape if shape is None else _shape(t, shape)
+        sh = x.shape if shape is None else _shape(t, shape, "np.%s_like" % name)
         dt = x.dtype if dtype is None else np.dtype(dtype)
         return t.emit(name, (), {"shape": tuple(map(to_expr, sh)), "dtype": dt}, sh, dt)
     return handler
@@ -84,9 +101,12 @@ implements(np.empty_like)(_like("empty"))
 @implements(np.full_like)
 def _full_like(t, a, fill_value, dtype=None, order="K", subok=True, shape=None, *, device=None):
     x = t.operand(a)
-    sh = x.shape if shape is None else _shape(t, shape)
+    sh = x.shape if shape is None else _shape(t, shape, "np.full_like")
     dt = x.dtype if dtype is None else np.dtype(dtype)
-    return t.emit("full", (to_expr(t.operand(fill_value)),),
+    fill = t.operand(fill_value)
+    if type(fill) is TracedArray:              # an array of values: broadcast, then cast
+        return np.broadcast_to(fill, sh).astype(dt)
+    return t.emit("full", (to_expr(fill),),
                   {"shape": tuple(map(to_expr, sh)), "dtype": dt}, sh, dt)
 
 
@@ -132,6 +152,8 @@ def _eye(t, N, M=None, k=0, dtype=float, order="C", *, device=None, like=None):
     t.env.cancel_pending([to_expr(v) for v in sizes])
     t.env.commit_pending()
     M = N if M is None else M
+    for v in (N, M):
+        nonnegative(v, "np.eye")
     dt = np.dtype(dtype)
     return t.emit("eye", (), {"N": to_expr(N), "M": to_expr(M), "k": int(k), "dtype": dt},
                   (N, M), dt)
@@ -263,6 +285,7 @@ def _linspace(t, start, stop, num=50, endpoint=True, retstep=False, dtype=None, 
     if retstep or axis != 0:
         raise UserError("np.linspace with retstep= or axis= is not supported while tracing%s"
                         % where(user_frame(2)))
+    nonnegative(num, "np.linspace (num)")
     if type(num) is not SymInt:
         return t.constant(np.linspace(start, stop, num, endpoint=endpoint, dtype=dtype))
     dt = np.dtype(dtype) if dtype is not None else np.linspace(start, stop, 2).dtype

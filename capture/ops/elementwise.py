@@ -13,7 +13,8 @@ import numpy as np
 
 from symshape.errors import UserError, where
 from symshape.symfloat import SymFloat
-from symshape.symint import SymInt
+from symshape import relations as R
+from symshape.symint import SymInt, describe
 from symshape.userframe import user_frame
 from symshape.rules import rule
 
@@ -105,6 +106,7 @@ def ufunc_call(t: Tracer, ufunc, inputs, kwargs):
     ops = [t.operand(x) for x in inputs]
     shape = broadcast_shapes([shape_of(x) for x in ops])
     res_dtype = resolve(ufunc, ops, dtype)
+    sizes_fit(t, ufunc, ops, dtype)
     attrs = {"dtype": np.dtype(dtype)} if dtype is not None else {}
     _ensure_ufunc_op(ufunc)
     res = t.emit(ufunc.__name__, tuple(node_input(x) for x in ops), attrs, shape, res_dtype)
@@ -124,6 +126,36 @@ def resolve(ufunc, ops, dtype=None) -> np.dtype:
     except Exception as e:   # NumPy's own message: no loop for these dtypes
         raise UserError("np.%s: %s%s" % (ufunc.__name__, e, where(user_frame(3)))) from None
     return dts[-1]
+
+
+def sizes_fit(t: Tracer, ufunc, ops, dtype=None) -> None:
+    """A size meeting an integer array is a weak Python int (NEP 50): NumPy converts it to
+    the array's dtype and raises ``OverflowError`` when it does not fit
+    (``x.astype(np.int8) * n`` for n > 127).  The program is defined only where it fits: a
+    guard on the size (so every backend, CuPy's kernels included, refuses what eager NumPy
+    refuses instead of wrapping around)."""
+    if not any(type(x) is SymInt for x in ops):
+        return
+    kw = {} if dtype is None else \
+        {"signature": (None,) * ufunc.nin + (np.dtype(dtype),) * ufunc.nout}
+    try:
+        dts = ufunc.resolve_dtypes(tuple(weak_type(x) for x in ops) + (None,) * ufunc.nout,
+                                   **kw)
+    except Exception:       # resolve() already reported what NumPy refuses
+        return
+    frame = user_frame(3)
+    for x, dt in zip(ops, dts):
+        if type(x) is not SymInt or dt.kind not in "iu":
+            continue
+        info = np.iinfo(dt)
+        bounds = [R.ge(x.expr, int(info.min))]
+        if dt.itemsize < 8:
+            bounds.append(R.le(x.expr, int(info.max)))
+        for c in bounds:
+            if not t.env.evaluate(c, None, frame):
+                raise UserError("np.%s: the size %s is out of bounds for %s for the example "
+                                "inputs (NumPy raises OverflowError)%s"
+                                % (ufunc.__name__, describe(x), dt, where(frame)))
 
 
 def multi_output(t: Tracer, ufunc, inputs, kwargs):
@@ -328,8 +360,8 @@ def _clip(t, a, a_min=None, a_max=None, out=None, **kw):
     x = t.operand(a)
     lo = t.operand(a_min) if a_min is not None else None
     hi = t.operand(a_max) if a_max is not None else None
-    if lo is None and hi is None:
-        raise UserError("np.clip needs a_min or a_max%s" % where(user_frame(2)))
+    if lo is None and hi is None:           # NumPy 2: a copy
+        return t.emit("copy", (x.node,), {}, x.shape, x.dtype)
     parts = [v for v in (x, lo, hi) if v is not None]
     shape = broadcast_shapes([shape_of(v) for v in parts])
     dt = np.result_type(*[_probe(weak_type(v)) for v in parts])

@@ -89,12 +89,22 @@ def _minimum(a, b):
 
 
 def _emit_multi(t: Tracer, op: str, inputs: tuple, attrs: dict, shapes: List[tuple],
-                dtypes: List[np.dtype]):
+                dtypes: List[np.dtype], result: Optional[type] = None):
+    """One node per output; ``result``: NumPy's named-tuple type of the result
+    (``EighResult``), so the program reads ``.eigenvalues`` as in eager code."""
     if len(shapes) == 1:
         return t.emit(op, inputs, attrs, shapes[0], dtypes[0])
     whole = t.emit(op, inputs, attrs, (len(shapes),), np.dtype(object))
-    return tuple(t.emit("tuple_get", (whole.node,), {"index": i}, s, d, name="getitem")
-                 for i, (s, d) in enumerate(zip(shapes, dtypes)))
+    parts = tuple(t.emit("tuple_get", (whole.node,), {"index": i}, s, d, name="getitem")
+                  for i, (s, d) in enumerate(zip(shapes, dtypes)))
+    return result(*parts) if result is not None else parts
+
+
+def result_type(func: Callable, *args) -> Optional[type]:
+    """The named-tuple type NumPy's ``func`` returns (None for a plain tuple)."""
+    out = func(*args)
+    t = type(out)
+    return t if isinstance(out, tuple) and t is not tuple and hasattr(t, "_fields") else None
 
 
 class Row(NamedTuple):
@@ -145,7 +155,8 @@ def _linalg_handler(row: Row):
         dt = _float_dtype(x, what)
         shapes = core_shapes(core, [x], what)
         dtypes = row.dtypes(dt) if row.dtypes else [dt] * len(shapes)
-        return _emit_multi(t, row.op, (x.node,), {}, shapes, dtypes)
+        return _emit_multi(t, row.op, (x.node,), {}, shapes, dtypes, named)
+    named = result_type(row.func, np.eye(2))
     handler.__name__ = "_" + row.op
     return handler
 
@@ -171,6 +182,10 @@ def _solve(t, a, b):
     return t.emit("linalg_solve", (x.node, y.node), {}, core_shapes(core, [x, y], what)[0], dt)
 
 
+_SVD = result_type(np.linalg.svd, np.eye(2))
+_QR = result_type(np.linalg.qr, np.eye(2))
+
+
 @implements(np.linalg.svd)
 def _svd(t, a, full_matrices=True, compute_uv=True, hermitian=False):
     x = t.operand(a)
@@ -186,7 +201,7 @@ def _svd(t, a, full_matrices=True, compute_uv=True, hermitian=False):
     sig = "(m,n)->(m,m),(k),(n,n)" if full_matrices else "(m,n)->(m,k),(k),(k,n)"
     shapes = core_shapes(parse_core(sig), [x], what, k)
     return _emit_multi(t, "linalg_svd", (x.node,), {"full_matrices": bool(full_matrices)},
-                       shapes, [dt, _real_of(dt), dt])
+                       shapes, [dt, _real_of(dt), dt], _SVD)
 
 
 @implements(np.linalg.qr)
@@ -199,7 +214,7 @@ def _qr(t, a, mode="reduced"):
     shapes = core_shapes(parse_core("(m,n)->(m,k),(k,n)"), [x], what,
                          {"k": lambda s: _minimum(s["m"], s["n"])})
     dt = _float_dtype(x, what)
-    return _emit_multi(t, "linalg_qr", (x.node,), {}, shapes, [dt, dt])
+    return _emit_multi(t, "linalg_qr", (x.node,), {}, shapes, [dt, dt], _QR)
 
 
 # --------------------------------------------------------------------------- np.fft

@@ -14,7 +14,8 @@ from symshape.expr import smax, smin
 from symshape.rules import rule
 
 from ..ir import IndexAttr
-from ..tracer import METHOD_OPS, TracedArray, Tracer, implements, shape_repr, to_expr
+from ..tracer import (METHOD_OPS, SIZE_FUNCTIONS, TracedArray, Tracer, implements,
+                      shape_repr, to_expr)
 from .indexing import getitem
 from .registry import defop
 
@@ -203,6 +204,8 @@ def _concatenate(t, arrays, axis=0, out=None, dtype=None, casting="same_kind"):
     if out is not None:
         raise UserError("np.concatenate(..., out=...) is not supported while tracing%s"
                         % _frame())
+    if type(arrays) is TracedArray:
+        return _fresh(t, _rows_joined(t, arrays, axis), dtype)
     xs = [t.operand(a) for a in arrays]
     if not xs:
         raise UserError("need at least one array to concatenate%s" % _frame())
@@ -236,6 +239,10 @@ def _concatenate(t, arrays, axis=0, out=None, dtype=None, casting="same_kind"):
 def _stack(t, arrays, axis=0, out=None, dtype=None, casting="same_kind"):
     if out is not None:
         raise UserError("np.stack(..., out=...) is not supported while tracing%s" % _frame())
+    if type(arrays) is TracedArray:            # the rows of one array, stacked again
+        if arrays.ndim == 0:
+            raise UserError("need at least one array to stack%s" % _frame())
+        return _fresh(t, np.moveaxis(arrays, 0, norm_axis(axis, arrays.ndim)), dtype)
     xs = [t.operand(a) for a in arrays]
     if not xs:
         raise UserError("need at least one array to stack%s" % _frame())
@@ -285,6 +292,20 @@ def _static_ints(v, what: str) -> tuple:
     return tuple(out)
 
 
+def _sizes_or_ints(v, what: str) -> tuple:
+    """Like ``_static_ints``, keeping sizes symbolic (pad widths computed from sizes)."""
+    vals = tuple(v) if isinstance(v, (tuple, list)) else (v,)
+    out = []
+    for x in vals:
+        if isinstance(x, (tuple, list)):
+            out.append(_sizes_or_ints(x, what))
+        elif type(x) is SymInt:
+            out.append(x)
+        else:
+            out.extend(_static_ints(x, what))
+    return tuple(out)
+
+
 @implements(np.tile)
 def _tile(t, A, reps):
     x = t.operand(A)
@@ -318,7 +339,7 @@ def _repeat(t, a, repeats, axis=None):
 @implements(np.pad)
 def _pad(t, array, pad_width, mode="constant", **kwargs):
     x = t.operand(array)
-    widths = _static_ints(pad_width, "np.pad widths")
+    widths = _sizes_or_ints(pad_width, "np.pad widths")
     if widths and not isinstance(widths[0], tuple):
         widths = (widths,) if len(widths) == 2 else ((widths[0], widths[0]),)
     if len(widths) == 1:
@@ -337,8 +358,15 @@ def _pad(t, array, pad_width, mode="constant", **kwargs):
             if (a or b) and not (s >= 1):
                 raise UserError("np.pad: can't extend empty axis %d using modes other than "
                                 "'constant' or 'empty'%s" % (ax, _frame()))
+    for w in widths:
+        for v in w:
+            if type(v) is SymInt and not (v >= 0):
+                raise UserError("np.pad: the width %s is negative for the example inputs "
+                                "(NumPy raises 'index can't contain negative values')%s"
+                                % (describe(v), _frame()))
     shape = tuple(s + a + b for s, (a, b) in zip(x.shape, widths))
-    return t.emit("pad", (x.node,), dict({"pad_width": widths, "mode": mode}, **kwargs),
+    attr = tuple(tuple(to_expr(v) for v in w) for w in widths)
+    return t.emit("pad", (x.node,), dict({"pad_width": attr, "mode": mode}, **kwargs),
                   shape, x.dtype)
 
 
@@ -374,8 +402,31 @@ def _roll(t, a, shift, axis=None):
     return t.emit("roll", (x.node,), {"shift": shift, "axis": ax}, x.shape, x.dtype)
 
 
+def _rows_joined(t: Tracer, x: TracedArray, axis) -> TracedArray:
+    """``np.concatenate(x, axis)`` of one array: its ``x.shape[0]`` rows joined along
+    ``axis`` of a row, i.e. ``x`` with axis 0 moved to ``axis`` and merged with the next
+    one; no loop over the rows, so their number stays symbolic."""
+    if x.ndim < 2:
+        raise UserError("zero-dimensional arrays cannot be concatenated%s" % _frame())
+    if axis is None:
+        return reshape(t, x, (-1,))
+    a = norm_axis(axis, x.ndim - 1)
+    y = np.moveaxis(x, 0, a)
+    merged = tuple(y.shape[:a]) + (y.shape[a] * y.shape[a + 1],) + tuple(y.shape[a + 2:])
+    return reshape(t, y, merged)
+
+
+def _fresh(t: Tracer, x: TracedArray, dtype=None) -> TracedArray:
+    """A new array (what concatenate / stack return), never a view of their input."""
+    if dtype is not None:
+        return x.astype(dtype)
+    return t.emit("copy", (x.node,), {}, x.shape, x.dtype)
+
+
 @implements(np.hstack)
 def _hstack(t, tup, *, dtype=None, casting="same_kind"):
+    if type(tup) is TracedArray:
+        return _fresh(t, _rows_joined(t, tup, 0 if tup.ndim == 2 else 1), dtype)
     xs = [t.operand(a) for a in tup]
     axis = 0 if xs and xs[0].ndim == 1 else 1
     return _concatenate(t, xs, axis=axis, dtype=dtype)
@@ -383,9 +434,29 @@ def _hstack(t, tup, *, dtype=None, casting="same_kind"):
 
 @implements(np.vstack)
 def _vstack(t, tup, *, dtype=None, casting="same_kind"):
+    if type(tup) is TracedArray:                # rows of 1-D become (1, m): x itself
+        return _fresh(t, tup if tup.ndim == 2 else _rows_joined(t, tup, 0), dtype)
     xs = [t.operand(a) for a in tup]
     xs = [expand_dims(t, x, 0) if x.ndim == 1 else x for x in xs]
     return _concatenate(t, xs, axis=0, dtype=dtype)
+
+
+@implements(np.dstack)
+def _dstack(t, tup):
+    """Rows (or arrays) made at least 3-D, joined along axis 2."""
+    if type(tup) is TracedArray:
+        x = tup
+        if x.ndim == 2:                         # rows (m,) -> (1, m, 1): (1, m, n)
+            return _fresh(t, expand_dims(t, np.transpose(x), 0))
+        if x.ndim == 3:                         # rows (a, b) -> (a, b, 1): (a, b, n)
+            return _fresh(t, np.moveaxis(x, 0, 2))
+        return _fresh(t, _rows_joined(t, x, 2))
+    return _concatenate(t, list(np.atleast_3d(*tup)) if len(tup) > 1
+                        else [np.atleast_3d(*tup)], axis=2)
+
+
+# their dispatchers iterate over the argument (a traced array's rows) before dispatching
+SIZE_FUNCTIONS.extend([np.concatenate, np.stack, np.vstack, np.hstack, np.dstack])
 
 
 @implements(np.atleast_2d)

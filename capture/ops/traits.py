@@ -327,10 +327,11 @@ def _build() -> None:
 _build()
 
 #: op-name prefixes of op families whose members are made per NumPy function
-#: (``linalg_svd``, ``fft_rfft``, ``random_normal``, ``global_random_rand``, ``drawn_beta``)
+#: (``linalg_svd``, ``fft_rfft``, ``random_normal``, ``global_random_rand``, ``drawn_beta``;
+#: ``np_percentile``: a NumPy function the generated code calls, ``ops/npcall.py``)
 PREFIXES: Tuple[Tuple[str, str], ...] = (
     ("linalg_", LINALG), ("fft_", LINALG), ("random_", RANDOM), ("global_random_", RANDOM),
-    ("drawn_", RANDOM))
+    ("drawn_", RANDOM), ("np_", LINALG))
 
 
 def traits_of(op: str) -> Optional[OpTraits]:

@@ -1,0 +1,45 @@
+"""``int`` in traced code: ``int(f)`` of a symbolic float built from sizes gives a symbolic
+size (truncation toward zero, ``symshape.floatint``) instead of Python's ``TypeError``.
+
+Python's ``int()`` must return a real ``int``, so the name ``int`` itself is routed in the
+globals of the traced functions (as ``len`` and ``range`` are, ``capture.lenrange``).  The
+stand-in is a subclass of ``int`` that behaves as ``int`` wherever code inspects the class:
+``isinstance(v, int)`` and ``issubclass`` answer as for ``int``, NumPy reads it as the same
+dtype (``np.zeros(n, dtype=int)``), and every other call is ``int(...)`` itself.
+"""
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+from symshape.symfloat import SymFloat
+
+_int = builtins.int
+
+
+class _IntClass(type):
+    """Answers isinstance / issubclass checks as ``int`` does."""
+
+    def __instancecheck__(cls, obj) -> bool:
+        return isinstance(obj, _int)
+
+    def __subclasscheck__(cls, sub) -> bool:
+        return issubclass(sub, _int)
+
+    def __repr__(cls) -> str:
+        return "<class 'int'>"
+
+
+class sym_int(_int, metaclass=_IntClass):
+    """``int`` while tracing: a symbolic float of sizes becomes a symbolic size."""
+
+    dtype = np.dtype(_int)          # np.dtype(sym_int) is np.dtype(int)
+
+    def __new__(cls, *args, **kwargs):
+        if len(args) == 1 and not kwargs and type(args[0]) is SymFloat:
+            return args[0].to_int()
+        return _int(*args, **kwargs)
+
+
+sym_int.__name__ = sym_int.__qualname__ = "int"

@@ -1,0 +1,183 @@
+"""Statistics: order statistics, NaN-aware reductions, weighted averages, covariance and
+histograms, computed by NumPy itself (``ops/npcall.py``) with symbolic output shapes.
+
+NumPy writes these in Python that branches on the values (``if np.any(np.isnan(...))``,
+warnings for all-NaN slices) or converts a ratio of sizes with ``np.float64``, so tracing
+through its code fails or specialises; their output shapes follow from the input shapes and
+constant arguments alone, which the rows below state.  ``np.histogram(bins='auto')`` (a bin
+count computed from the values) is refused; ``np.bincount``'s length is data-dependent (an
+unbacked size of at least ``minlength``).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from symshape.symint import describe
+
+from ..tracer import TracedArray
+from .npcall import Args, Call, reduced_shape, register
+
+
+def _no_out(a: Args) -> None:
+    if a.val("out") is not None:
+        raise a.fail("out= is not supported while tracing (assign the result instead)")
+
+
+def _reduction(a: Args) -> tuple:
+    x = a.arr("a")
+    if x is None:
+        raise a.fail("the array argument must be an array while tracing")
+    return reduced_shape(x, a.val("axis"), bool(a.val("keepdims", False)), a.what, a.frame)
+
+
+def _q_shape(a: Args) -> tuple:
+    q = a.val("q")
+    arr = a.arr("q")
+    return tuple(arr.shape) if arr is not None else np.shape(q)
+
+
+def _quantile(a: Args) -> tuple:
+    return _q_shape(a) + _reduction(a)
+
+
+def _scan(a: Args) -> tuple:
+    x = a.arr("a")
+    if a.val("axis") is None:
+        n = 1
+        for s in x.shape:
+            n = n * s
+        return (n,)
+    reduced_shape(x, a.val("axis"), False, a.what, a.frame)      # validates the axis
+    return tuple(x.shape)
+
+
+def _average(a: Args):
+    x = a.arr("a")
+    w = a.arr("weights")
+    axis = a.val("axis")
+    if w is not None and w.shape != x.shape:
+        if axis is None:
+            raise a.fail("weights of another shape than the array need axis=")
+        if w.ndim != 1:
+            raise a.fail("1D weights expected when shapes of a and weights differ")
+        ax = axis + x.ndim if isinstance(axis, int) and axis < 0 else axis
+        if not isinstance(ax, int) or not (w.shape[0] == x.shape[ax]):
+            raise a.fail("length of weights (%s) differs from the size of the axis (%s)"
+                         % (describe(w.shape[0]), describe(x.shape[ax] if isinstance(ax, int)
+                                                           else "?")))
+    shape = _reduction(a)
+    return [shape, shape] if a.val("returned", False) else shape
+
+
+def _rows(a: Args, name: str, rowvar: bool):
+    """The number of variables (rows after NumPy's transposition) of cov's ``m`` / ``y``."""
+    x = a.arr(name)
+    if x is None:
+        raise a.fail("%s must be an array while tracing" % name)
+    if x.ndim > 2:
+        raise a.fail("%s has more than 2 dimensions" % name)
+    shape = (1,) * (2 - x.ndim) + tuple(x.shape)
+    if not rowvar and not (shape[0] == 1):
+        shape = shape[::-1]
+    return shape
+
+
+def _cov(a: Args) -> tuple:
+    first = "m" if a.given("m") else "x"
+    rowvar = bool(a.val("rowvar", True))
+    r, c = _rows(a, first, rowvar)
+    if a.arr("y") is not None:
+        r2, c2 = _rows(a, "y", rowvar)
+        if not (c == c2):
+            raise a.fail("m and y have different numbers of observations (%s and %s)"
+                         % (describe(c), describe(c2)))
+        r = r + r2
+    return () if r == 1 else (r, r)
+
+
+def _bins(a: Args, what: str = "bins"):
+    """The number of bins: an int, or the length of an edges array minus one."""
+    b = a.val(what, 10)
+    arr = a.arr(what)
+    if arr is not None:
+        if arr.ndim != 1:
+            raise a.fail("bins must be an int or a 1-D array of edges")
+        return arr.shape[0] - 1
+    if isinstance(b, str):
+        raise a.fail("bins=%r computes the number of bins from the values, which the output "
+                     "shape would depend on: pass an int or an array of edges" % b)
+    if isinstance(b, (int, np.integer)) and not isinstance(b, bool):
+        if b < 1:
+            raise a.fail("`bins` must be positive, when an integer")
+        return int(b)
+    if isinstance(b, (list, tuple)) and all(isinstance(v, (int, float, np.number)) for v in b):
+        return len(b) - 1
+    raise a.fail("bins must be an int or a 1-D array of edges while tracing")
+
+
+def _histogram(a: Args):
+    n = _bins(a)
+    return [(n,), (n + 1,)]
+
+
+def _bin_edges(a: Args):
+    return (_bins(a) + 1,)
+
+
+def _histogram2d(a: Args):
+    b = a.val("bins", 10)
+    if isinstance(b, (list, tuple)) and len(b) == 2:
+        counts = []
+        for v in b:
+            if type(v) is TracedArray:
+                counts.append(v.shape[0] - 1)
+            elif isinstance(v, (int, np.integer)):
+                counts.append(int(v))
+            else:
+                counts.append(len(v) - 1)
+        nx, ny = counts
+    else:
+        nx = ny = _bins(a)
+    return [(nx, ny), (nx + 1,), (ny + 1,)]
+
+
+def _digitize(a: Args) -> tuple:
+    b = a.arr("bins")
+    if b is not None and b.ndim != 1:
+        raise a.fail("bins must be one-dimensional")
+    x = a.arr("x")
+    return tuple(x.shape) if x is not None else np.shape(a.val("x"))
+
+
+def _bincount(a: Args) -> tuple:
+    x = a.arr("x")
+    if x is None or x.ndim != 1:
+        raise a.fail("x must be a 1-D array of non-negative ints")
+    if x.dtype.kind not in "biu":
+        raise a.fail("x must hold integers, got %s (NumPy refuses to cast it)" % x.dtype)
+    lo = a.val("minlength", 0) or 0
+    if not isinstance(lo, (int, np.integer)):
+        raise a.fail("minlength must be an int while tracing")
+    # max(x) + 1 (at least minlength): known only when the program runs
+    return (a.new_size("bincount length", int(lo)),)
+
+
+_NAN_REDUCTIONS = (np.nansum, np.nanprod, np.nanmean, np.nanvar, np.nanstd, np.nanmin,
+                   np.nanmax, np.nanargmin, np.nanargmax, np.nanmedian)
+
+ROWS = [Call(f, _reduction, _no_out) for f in _NAN_REDUCTIONS] + [
+    Call(f, _quantile, _no_out) for f in (np.percentile, np.quantile, np.nanpercentile,
+                                           np.nanquantile)] + [
+    Call(np.nancumsum, _scan, _no_out),
+    Call(np.nancumprod, _scan, _no_out),
+    Call(np.average, _average),
+    Call(np.cov, _cov),
+    Call(np.corrcoef, _cov),
+    Call(np.histogram, _histogram),
+    Call(np.histogram_bin_edges, _bin_edges),
+    Call(np.histogram2d, _histogram2d),
+    Call(np.digitize, _digitize),
+    Call(np.bincount, _bincount, data=("x",)),
+]
+
+register(ROWS)
