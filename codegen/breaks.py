@@ -275,6 +275,8 @@ class LazyRun:
         self.segments: List[Segment] = []
         self.breaks: List[BreakRecord] = []
         self.side_effects = 0          # prints run so far (a failed run must not repeat them)
+        self.skip_prints = 0           # prints a previous attempt ran (``explain``)
+        self.failed: Optional[BaseException] = None     # raised by a compiled segment
 
     # ------------------------------------------------------------------ tracking
     def track(self, p):
@@ -315,6 +317,20 @@ class LazyRun:
             sig, bound = None, None
             names = ["arg%d" % i for i in range(len(args))]
             values = list(args)
+        new_values, inputs = self.enter(names, values)
+        if bound is not None:
+            for n, v in zip(names, new_values):
+                bound.arguments[n] = v
+            call_args, call_kwargs = bound.args, bound.kwargs
+        else:
+            call_args, call_kwargs = tuple(new_values), dict(kwargs)
+        with print_hooked(self._print):
+            out = f(*call_args, **call_kwargs)
+        return self.leave(out, inputs)
+
+    def enter(self, names: List[str], values: list):
+        """The array leaves of ``values`` (named ``names``) as traced inputs: (the values
+        with proxies in their place, the input records ``leave`` writes back through)."""
         inputs: List[Tuple[Node, TracedArray]] = []
         new_values = []
         for name, v in zip(names, values):
@@ -331,14 +347,11 @@ class LazyRun:
                 else:
                     out.append(leaf)
             new_values.append(pytree.unflatten(out, spec))
-        if bound is not None:
-            for n, v in zip(names, new_values):
-                bound.arguments[n] = v
-            call_args, call_kwargs = bound.args, bound.kwargs
-        else:
-            call_args, call_kwargs = tuple(new_values), dict(kwargs)
-        with print_hooked(self._print):
-            out = f(*call_args, **call_kwargs)
+        return new_values, inputs
+
+    def leave(self, out, inputs):
+        """Run what is pending; ``out`` with real arrays for proxies, the inputs written in
+        place holding their new values."""
         leaves, spec = pytree.flatten(out)
         traced = [v.node for _, v in leaves if type(v) is TracedArray]
         self.flush(traced)
@@ -389,6 +402,8 @@ class LazyRun:
                                               "eagerly, on every call)"))
         self.flush([])
         self.side_effects += 1
+        if self.side_effects <= self.skip_prints:
+            return None
         return _real_print(*self._concretize(tuple(args)), **self._concretize(dict(kwargs)))
 
     # ------------------------------------------------------------------ segments
@@ -425,7 +440,13 @@ class LazyRun:
         key, text = self._key(seg, ext, outs)
         fn = self.cache.get(key, lambda: self._build(seg, ext, outs))
         args = [self.concrete(i) for i in ext if i.op != "constant"]
-        res = fn(*args)
+        try:
+            res = fn(*args)
+        except Exception as e:
+            # the array work itself raised (LinAlgError), not the tracing: ``explain``
+            # then runs that stretch eagerly, as ``ss.compile`` does
+            self.failed = e
+            raise
         for o, v in zip(outs, res):
             self.vals[o] = v
         # forget concrete values nobody can reach any more

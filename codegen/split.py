@@ -32,6 +32,7 @@ _NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _COMP = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 _BLOCKS = ("body", "orelse", "finalbody")
 _UNSPLITTABLE = (ast.Yield, ast.YieldFrom, ast.Await, ast.Global, ast.Nonlocal)
+_TRY = (ast.Try,) + ((ast.TryStar,) if hasattr(ast, "TryStar") else ())
 
 
 # the code of drivers and segment functions (they carry the user's file name; warnings and
@@ -190,9 +191,13 @@ def _escapes(stmt: ast.stmt) -> bool:
 
 # --------------------------------------------------------------------------- splitting
 class _Splitter:
-    def __init__(self, fdef: ast.FunctionDef, lines: Set[int], fixed: Set[str]) -> None:
+    def __init__(self, fdef: ast.FunctionDef, lines: Set[int], fixed: Set[str],
+                 headers: Set[int] = frozenset()) -> None:
         self.fdef = fdef
         self.lines = lines
+        # first lines of ``try`` / ``with`` statements that run as Python (``protected``)
+        # while their blocks are split, though nothing in them breaks the graph
+        self.headers = headers
         # ``fixed``: locals the segments read from a cell instead (a method's ``self``)
         self.local = (set(_params(fdef.args)) | stores(fdef.body)) - fixed
         self.read_anywhere = reads(fdef.body)
@@ -200,7 +205,8 @@ class _Splitter:
 
     def _holds_break(self, stmt: ast.stmt) -> bool:
         end = stmt.end_lineno or stmt.lineno
-        return any(stmt.lineno <= ln <= end for ln in self.lines)
+        return any(stmt.lineno <= ln <= end for ln in self.lines) or \
+            any(stmt.lineno <= ln <= end for ln in self.headers)
 
     def block(self, stmts: List[ast.stmt], defined: Set[str],
               definite: Optional[Set[str]] = None) -> List[ast.stmt]:
@@ -222,7 +228,7 @@ class _Splitter:
 
         for s in stmts:
             compound = any(isinstance(getattr(s, b, None), list) and getattr(s, b)
-                           for b in _BLOCKS) or isinstance(s, ast.Try)
+                           for b in _BLOCKS) or isinstance(s, _TRY)
             if not self._holds_break(s) and not _escapes(s):
                 run.append(s)
                 if isinstance(s, ast.Return):
@@ -242,6 +248,8 @@ class _Splitter:
         return out
 
     def _in_header(self, s: ast.stmt) -> bool:
+        """A break in the header of a ``with`` (``with open(x.tobytes())``): then all of
+        it runs eagerly; a protected ``with`` alone keeps its body compiled."""
         body_start = s.body[0].lineno if getattr(s, "body", None) else s.lineno + 1
         return any(s.lineno <= ln < body_start for ln in self.lines)
 
@@ -258,7 +266,7 @@ class _Splitter:
             stmts = getattr(s, b, None)
             if isinstance(stmts, list) and stmts:
                 setattr(new, b, self.block(stmts, inner, sure))
-        if isinstance(s, ast.Try):
+        if isinstance(s, _TRY):
             new.handlers = []
             for h in s.handlers:
                 nh = ast.copy_location(ast.ExceptHandler(type=h.type, name=h.name,
@@ -367,7 +375,7 @@ def definite_stores(stmts: List[ast.stmt]):
             continue
         if isinstance(s, ast.If):
             now = definite_stores(s.body)[0] & definite_stores(s.orelse)[0]
-        elif isinstance(s, (ast.For, ast.AsyncFor, ast.While, ast.Try)):
+        elif isinstance(s, (ast.For, ast.AsyncFor, ast.While) + _TRY):
             now = definite_stores(getattr(s, "finalbody", []))[0]
             removed |= stores([s]) - now if any(isinstance(n, ast.Delete)
                                                 for n in ast.walk(s)) else set()
@@ -403,10 +411,23 @@ def _segment_def(ch: Chunk, index: int, fname: str) -> ast.FunctionDef:
     return d
 
 
+def protected(fdef: ast.FunctionDef) -> List[ast.stmt]:
+    """The ``try`` and ``with`` statements of ``fdef``'s own scope, outermost first.  Their
+    semantics need Python on every call (an ``except`` sees the exception the array work
+    raises, a ``finally`` and a context manager's ``__enter__`` / ``__exit__`` run every
+    time), so the JIT runs them as Python and compiles their blocks as segments."""
+    kinds = _TRY + (ast.With,)
+    found = [n for stmt in fdef.body for n in _walk_scope(stmt) if isinstance(n, kinds)]
+    return sorted(found, key=lambda n: (n.lineno, n.col_offset))
+
+
 def split(f, fdef: ast.FunctionDef, lines: Set[int],
-          wrap: Callable[[Chunk, Callable], Callable]) -> Optional[Split]:
+          wrap: Callable[[Chunk, Callable], Callable],
+          headers: Set[int] = frozenset()) -> Optional[Split]:
     """``f`` rewritten to run the statements on ``lines`` eagerly and the rest as segments,
-    each segment function passed through ``wrap`` (``ss.compile``).  None: not possible."""
+    each segment function passed through ``wrap`` (``ss.compile``); the compound statements
+    starting on ``headers`` (``protected``) run their headers as Python and their blocks
+    as segments.  None: not possible."""
     if not splittable(fdef):
         return None
     func = getattr(f, "__func__", f)
@@ -419,7 +440,7 @@ def split(f, fdef: ast.FunctionDef, lines: Set[int],
     if inspect.ismethod(f) and params and params[0] not in stores(fdef.body) and \
             params[0] not in code.co_freevars:
         fixed[params[0]] = f.__self__
-    sp = _Splitter(fdef, lines, set(fixed))
+    sp = _Splitter(fdef, lines, set(fixed), set(headers))
     body = sp.block(fdef.body, set(_params(fdef.args)))
     if not sp.chunks:
         return None
