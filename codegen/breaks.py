@@ -111,13 +111,38 @@ class print_hooked:
 
 # --------------------------------------------------------------------------- detection
 class _RaiseAtBreak:
-    """The breaker of a full-graph trace: the first break ends it."""
+    """The breaker of a full-graph trace: the first break ends it.  Every break raised is
+    kept (``raised``), with the stack it was raised on: a user's ``except Exception``
+    around the step may swallow it, and the trace must not be used then."""
+
+    def __init__(self) -> None:
+        self.raised: List[GraphBreak] = []
+
+    def _break(self, reason, frame) -> GraphBreak:
+        brk = GraphBreak(reason, frame)
+        f, stack = sys._getframe(2), []
+        while f is not None:
+            stack.append((f.f_code, f.f_lineno))
+            f = f.f_back
+        brk.stack = stack[::-1]           # outermost first, like a traceback
+        self.raised.append(brk)
+        return brk
 
     def value(self, arr, reason, frame):
-        raise GraphBreak(reason, frame)
+        raise self._break(reason, frame)
 
     def call(self, func, args, kwargs, reason, frame):
-        raise GraphBreak(reason, frame)
+        raise self._break(reason, frame)
+
+    def swallowed(self) -> None:
+        """The traced function returned although a break was raised in it: user code
+        caught it (``try: float(x.sum()) except Exception: ...``); the trace took a path
+        eager code does not take, so the break is raised again, past the user's handler."""
+        if self.raised:
+            first = self.raised[0]
+            brk = GraphBreak(first.reason, first.frame)
+            brk.stack = first.stack
+            raise brk
 
 
 def _find_tracer(args, kwargs):
@@ -128,18 +153,22 @@ def _find_tracer(args, kwargs):
     return None
 
 
-def _print_break(args, kwargs, frame):
-    raise GraphBreak("call to print (a side effect: it runs eagerly, on every call)", frame)
-
-
 def with_break_detection(f):
-    """``f`` wrapped so that, traced by export, every graph break raises GraphBreak."""
+    """``f`` wrapped so that, traced by export, every graph break raises GraphBreak (also
+    one that the user's own ``except`` swallowed)."""
     def traced(*args, **kwargs):
         t = _find_tracer(args, kwargs)
+        breaker = _RaiseAtBreak()
         if t is not None:
-            t.breaker = _RaiseAtBreak()
-        with print_hooked(_print_break):
-            return f(*args, **kwargs)
+            t.breaker = breaker
+
+        def print_break(args, kwargs, frame):
+            raise breaker._break("call to print (a side effect: it runs eagerly, on every "
+                                 "call)", frame)
+        with print_hooked(print_break):
+            out = f(*args, **kwargs)
+        breaker.swallowed()
+        return out
     traced.__wrapped__ = f
     traced.__name__ = getattr(f, "__name__", "f")
     traced.__qualname__ = getattr(f, "__qualname__", traced.__name__)

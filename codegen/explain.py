@@ -122,8 +122,9 @@ def explain(f, *args, **kwargs) -> Explanation:
 def _lazy_segments(run: LazyRun):
     """``wrap`` for ``split``: each segment is traced into ``run`` on proxies of its
     array inputs and its pending work runs at its end (inside the ``try`` / ``with``
-    around it).  Compiled work that raises there runs again eagerly, so the exception and
-    the partial effects before it are eager's."""
+    around it).  Compiled work that raises there is run again by the driver, as written
+    (``CompiledRaised``), so the exception, the partial effects and the locals bound
+    before it are eager's."""
     def wrap(chunk, raw):
         def segment(*vals):
             new_vals, inputs = run.enter(list(chunk.inputs), list(vals))
@@ -133,6 +134,8 @@ def _lazy_segments(run: LazyRun):
                 if run.failed is not e:
                     raise
                 run.failed = None
+                if chunk.protected:
+                    raise _split.CompiledRaised() from None
                 with print_hooked(lambda a, k, frame: None):
                     return raw(*vals)
         segment.__name__ = getattr(raw, "__name__", "segment")

@@ -225,6 +225,7 @@ class CompiledFunction:
         self._split_cache: Dict[tuple, "CompiledFunction"] = {}
         self._split_ast = None
         self._split_headers: set = set()    # try / with statements run as Python
+        self._in_protected = False          # a segment inside a try / with
         self._size_one: List[str] = []      # this compile: dynamic axes that have size 1
         self._min1_names: Dict[str, str] = {}
         self._warned = False
@@ -332,8 +333,12 @@ class CompiledFunction:
         write-backs come last; a slice written in place is written again with the same
         values), so the call runs eagerly, which raises the error eager code raises, after
         the partial effects eager code has, or returns what eager code returns.  A
-        ``try`` / ``except`` around the call (or around the compiled segment, in the
-        function itself) sees exactly what it sees eagerly."""
+        ``try`` / ``except`` around the call sees exactly what it sees eagerly.  A segment
+        inside a ``try`` / ``with`` of the function leaves that to its driver instead
+        (``CompiledRaised``): the driver runs its statements as written, binding its
+        locals as eager code does before the exception."""
+        if self._in_protected:
+            raise _split.CompiledRaised()
         self.eager_calls += 1
         return self._f(*args, **kwargs)
 
@@ -659,6 +664,12 @@ class CompiledFunction:
             self.mode_reason = "tracing through graph breaks failed: %s" % (
                 str(e).splitlines()[0])
             return self._eager(args, kwargs)
+        except Exception as e:
+            # compiled work raised (LinAlgError) where it ran, at the next break, perhaps
+            # outside the user's try: unless a side effect already ran, run it eagerly
+            if run.failed is not e or run.side_effects:
+                raise
+            return self._raised(*args, **kwargs)
         finally:
             self._note_breaks(run)
         self.break_calls += 1
@@ -784,6 +795,7 @@ class CompiledFunction:
             cf = compile(raw, dynamic=self.dynamic, backend=self.backend,
                          cache_size_limit=self.cache_size_limit)
             cf._root = self
+            cf._in_protected = getattr(chunk, "protected", False)
             if self.frozen is not None:
                 cf.freeze(self.frozen)
             self._split_cache[chunk.key] = cf
@@ -891,7 +903,7 @@ class CompiledFunction:
 
     def __repr__(self) -> str:
         return "<ss.compile(%s): %d variants, %d recompiles>" % (
-            self._name, len(self._variants), len(self._recompile_reasons))
+            self._name, len(self.variants), len(self.recompile_reasons))
 
 
 _CONST_FIX = re.compile(r"^\w+ = -?\d+$")     # a suggested fix that pins a size

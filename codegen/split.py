@@ -35,6 +35,14 @@ _UNSPLITTABLE = (ast.Yield, ast.YieldFrom, ast.Await, ast.Global, ast.Nonlocal)
 _TRY = (ast.Try,) + ((ast.TryStar,) if hasattr(ast, "TryStar") else ())
 
 
+class CompiledRaised(Exception):
+    """Raised by the compiled code of a segment inside a ``try`` / ``with`` (``protected``)
+    that raised before writing anything: the driver catches it and runs the segment's
+    statements again as written, in its own frame, so the exception, and the locals bound
+    before it, are eager's for the user's ``except`` / ``finally`` / ``__exit__``.  It
+    never leaves the driver."""
+
+
 # the code of drivers and segment functions (they carry the user's file name; warnings and
 # error locations skip them to reach the user's own call)
 GENERATED: "weakref.WeakSet[types.CodeType]" = weakref.WeakSet()
@@ -198,6 +206,7 @@ class _Splitter:
         # first lines of ``try`` / ``with`` statements that run as Python (``protected``)
         # while their blocks are split, though nothing in them breaks the graph
         self.headers = headers
+        self.depth = 0          # > 0: inside a try / with (segments fall back in place)
         # ``fixed``: locals the segments read from a cell instead (a method's ``self``)
         self.local = (set(_params(fdef.args)) | stores(fdef.body)) - fixed
         self.read_anywhere = reads(fdef.body)
@@ -255,6 +264,15 @@ class _Splitter:
 
     def _compound(self, s: ast.stmt, defined: Set[str], definite: Set[str]) -> ast.stmt:
         """A compound statement whose header runs eagerly and whose blocks are split."""
+        guarded = isinstance(s, _TRY + (ast.With, ast.AsyncWith))
+        self.depth += guarded
+        try:
+            return self._compound_blocks(s, defined, definite)
+        finally:
+            self.depth -= guarded
+
+    def _compound_blocks(self, s: ast.stmt, defined: Set[str],
+                         definite: Set[str]) -> ast.stmt:
         new = ast.copy_location(type(s)(**{f: getattr(s, f) for f in s._fields}), s)
         bound = stores(getattr(s, "target", None) and [s.target] or [])
         if isinstance(s, (ast.With, ast.AsyncWith)):
@@ -284,6 +302,7 @@ class _Splitter:
         outputs = [] if returns else sorted(n for n in stores(stmts) & self.read_anywhere
                                             if n in self.local)
         ch = Chunk(stmts, inputs, outputs, returns)
+        ch.protected = self.depth > 0
         # a local bound on some paths only: the segment gets None where it is unbound (eager
         # code reading it there would raise), and hands back None for one it may not bind
         maybe_in = [n for n in inputs if n not in definite]
@@ -313,12 +332,45 @@ class _Splitter:
                 out.append(ast.Assign(targets=[ast.Name(n, ast.Store())], value=keep))
         else:
             out.append(ast.Expr(call))
+        if ch.protected:
+            out = pre + [_fall_back_in_place(out[len(pre):])]
         for stmt in out:
             ast.copy_location(stmt, stmts[0])
             ast.fix_missing_locations(stmt)
             for n in ast.walk(stmt):
                 n.lineno, n.end_lineno = stmts[0].lineno, stmts[0].lineno
+        if ch.protected:
+            import copy
+            # the statements as written, with their own lines (tracebacks point there)
+            out.append(ast.copy_location(ast.If(test=ast.Name("_ss_raised", ast.Load()),
+                                                body=copy.deepcopy(stmts), orelse=[]),
+                                         stmts[0]))
+            ast.fix_missing_locations(out[-1])
+            out[-1].test.lineno = out[-1].test.end_lineno = stmts[0].lineno
         return out
+
+
+def _fall_back_in_place(calls: List[ast.stmt]) -> ast.stmt:
+    """A protected segment's call, then (added by the caller) its statements as written
+    where the compiled code raised (``CompiledRaised``; the flag keeps that exception out
+    of the user's traceback)::
+
+        try:
+            y, L = _ss_seg0(x, A)
+            _ss_raised = False
+        except _ss_CompiledRaised:
+            _ss_raised = True
+        if _ss_raised:
+            y = x * 2 + 1
+            L = np.linalg.cholesky(A)
+    """
+    flag = "_ss_raised"
+    body = calls + [ast.Assign(targets=[ast.Name(flag, ast.Store())],
+                               value=ast.Constant(False))]
+    handler = ast.ExceptHandler(type=ast.Name("_ss_CompiledRaised", ast.Load()), name=None,
+                                body=[ast.Assign(targets=[ast.Name(flag, ast.Store())],
+                                                 value=ast.Constant(True))])
+    return ast.Try(body=body, handlers=[handler], orelse=[], finalbody=[])
 
 
 def _aug_only(stmts: List[ast.stmt]) -> Set[str]:
@@ -448,7 +500,9 @@ def split(f, fdef: ast.FunctionDef, lines: Set[int],
                              returns=None, type_comment=None)
     ast.copy_location(driver, fdef)
     segs = [_segment_def(ch, i, fdef.name) for i, ch in enumerate(sp.chunks)]
-    helpers = ["_ss_seg%d" % i for i in range(len(sp.chunks))] + ["_ss_keep"] + list(fixed)
+    helpers = ["_ss_seg%d" % i for i in range(len(sp.chunks))] + ["_ss_keep",
+                                                                   "_ss_CompiledRaised"]
+    helpers += list(fixed)
     free = list(code.co_freevars)
     # a factory whose parameters become the cells of the functions it defines: the user's
     # closure variables (replaced below by the user's own cells) and the segment callables
@@ -469,6 +523,7 @@ def split(f, fdef: ast.FunctionDef, lines: Set[int],
     user_cells = dict(zip(code.co_freevars, func.__closure__ or ()))
     helper_cells = {n: types.CellType() for n in helpers}
     helper_cells["_ss_keep"].cell_contents = keep_inplace
+    helper_cells["_ss_CompiledRaised"].cell_contents = CompiledRaised
     for name, obj in fixed.items():
         helper_cells[name].cell_contents = obj
 
@@ -508,6 +563,12 @@ def break_line(exc: BaseException, code: types.CodeType) -> Optional[int]:
         if tb.tb_frame.f_code is code:
             line = tb.tb_lineno
         tb = tb.tb_next
+    if line is None:
+        # a break raised again after the user's ``except`` swallowed it: the stack it was
+        # first raised on
+        for c, ln in getattr(exc, "stack", ()):
+            if c is code:
+                line = ln
     return line
 
 
