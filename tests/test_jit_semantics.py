@@ -95,9 +95,14 @@ def slice_then_raises(x, A):
     return np.linalg.cholesky(A) + x[0]
 
 
-def test_compiled_code_that_raises_leaves_eagers_state_and_error():
-    cf = check(slice_then_raises, [(np.ones(3), SPD), (np.ones(3), NOT_PD),
-                                   (np.ones(3), NOT_PD)])
+def add_then_raises(x, A):
+    x += 1                              # written back after the compiled work, eagerly before
+    return np.linalg.cholesky(A) + x[0]
+
+
+@pytest.mark.parametrize("f", [slice_then_raises, add_then_raises])
+def test_compiled_code_that_raises_leaves_eagers_state_and_error(f):
+    cf = check(f, [(np.ones(3), SPD), (np.ones(3), NOT_PD), (np.ones(3), NOT_PD)])
     assert cf.mode == "graph" and len(cf.variants) == 1    # no recompile for a raise
 
 
