@@ -39,6 +39,12 @@ from symshape.capture.ir import Node
 from symshape.capture.pycode import Renderer, emit_node
 from symshape.capture.tracer import TracedArray, Tracer
 
+from .split import in_with
+
+# a ``with`` in a function the compiled one calls, around traced work
+HELPER_WITH = ("with statement in %s (its context manager would enter and exit once, while "
+               "tracing): the call runs eagerly")
+
 SEGMENT_CACHE = 64
 
 
@@ -257,7 +263,10 @@ class _LazyTracer(Tracer):
         self.breaker = run
 
     def emit(self, *args, **kwargs):
-        return self.run.track(super().emit(*args, **kwargs))
+        p = self.run.track(super().emit(*args, **kwargs))
+        if type(p) is TracedArray:
+            self.run.in_context(p.node)
+        return p
 
     def wrap(self, *args, **kwargs):
         return self.run.track(super().wrap(*args, **kwargs))
@@ -306,6 +315,35 @@ class LazyRun:
         self.side_effects = 0          # prints run so far (a failed run must not repeat them)
         self.skip_prints = 0           # prints a previous attempt ran (``explain``)
         self.failed: Optional[BaseException] = None     # raised by a compiled segment
+        self._context = None           # the helper's ``with`` the last op ran in
+        self._own_lines = None
+
+    # ------------------------------------------------------------------ with blocks
+    def in_context(self, node: Node) -> None:
+        """Work traced inside a ``with`` of a function that ``f`` calls (``np.errstate``,
+        a user's context): run it now, while that context is entered, and report the
+        ``with`` as a break once per entry (``f``'s own ``with`` statements are split)."""
+        fr = node.frame
+        line = None if fr is None or self._own(fr) else in_with(fr.filename, fr.lineno)
+        if line is None:
+            self._context = None
+            return
+        if self._context != (fr.filename, line):
+            self._context = (fr.filename, line)
+            self.breaks.append(BreakRecord(UserFrame(fr.filename, line, fr.function),
+                                           HELPER_WITH % (fr.function or "a function "
+                                                          "it calls")))
+        self.flush([node])
+
+    def _own(self, fr) -> bool:
+        code = getattr(getattr(self.f, "__func__", self.f), "__code__", None)
+        if code is None:
+            return False
+        if self._own_lines is None:
+            self._own_lines = range(code.co_firstlineno, max(
+                (ln for _, _, ln in code.co_lines() if ln is not None),
+                default=code.co_firstlineno) + 1)
+        return fr.filename == code.co_filename and fr.lineno in self._own_lines
 
     # ------------------------------------------------------------------ tracking
     def track(self, p):

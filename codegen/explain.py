@@ -146,18 +146,12 @@ def _lazy_segments(run: LazyRun):
 
 def _failed_line(e: BaseException, f, sp) -> Optional[int]:
     """The line of ``f``'s own statements (in ``f``, its rewritten driver or a segment)
-    that was running when ``e`` was raised, innermost first."""
+    that was running when ``e`` was raised."""
     codes = {_split.code_of(f)}
     if sp is not None:
         codes.add(_split.code_of(sp.driver))
         codes.update(fn.raw.__code__ for fn in sp.fns)
-    line = None
-    tb = e.__traceback__
-    while tb is not None:
-        if tb.tb_frame.f_code in codes:
-            line = tb.tb_lineno
-        tb = tb.tb_next
-    return line
+    return _split.break_line(e, codes)
 
 
 def _finish_eagerly(name, f, run, e, static, eager, args, kwargs) -> Explanation:

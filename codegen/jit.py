@@ -55,7 +55,7 @@ from .breaks import (LazyRun, SegmentCache, as_break, break_advice, break_detail
                      untraceable_break, with_break_detection)
 from .dask_backend import is_dask_array as _is_dask_array, stand_in as _dask_stand_in
 from . import split as _split
-from .protected import REASONS as _PROTECTED, protected_breaks
+from .protected import check_helper_with, protected_breaks
 
 
 class RecompileError(UserError):
@@ -519,6 +519,7 @@ class CompiledFunction:
             if ep is None:
                 ep = export(with_break_detection(self._f), _to_host(bound.args),
                             _to_host(bound.kwargs), dynamic_shapes=spec)
+            check_helper_with(ep.graph.nodes, self._root._f, self._f)
         except ConstraintViolationError:
             raise
         except UserError as e:
@@ -740,6 +741,9 @@ class CompiledFunction:
         function itself (no dispatch), and this call runs them eagerly too."""
         result = self._f(*args, **kwargs)
         self.eager_calls += 1
+        # no tracing again (the rewrite below keeps this segment where every statement
+        # would run eagerly: nothing is left to compile)
+        self.mode, self.mode_reason = "eager", str(brk)
         fdef = getattr(self._f, "__ss_ast__", None)
         if fdef is not None:
             lines = [st.lineno for st in fdef.body]

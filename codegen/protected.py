@@ -14,12 +14,12 @@ would.
 from __future__ import annotations
 
 import ast
-from typing import List
+from typing import List, Optional
 
 from symshape.userframe import UserFrame
 
 from . import split as _split
-from .breaks import BreakRecord
+from .breaks import HELPER_WITH, BreakRecord, GraphBreak
 
 # why each kind of statement runs as Python (the reason ``explain`` and ``report`` show)
 REASONS = {
@@ -43,3 +43,54 @@ def protected_breaks(f, fdef: ast.FunctionDef) -> List[BreakRecord]:
         return []
     return [BreakRecord(UserFrame(code.co_filename, st.lineno, fdef.name), REASONS[kind(st)])
             for st in _split.protected(fdef)]
+
+
+
+
+def _lines(code) -> range:
+    last = max((ln for _, _, ln in code.co_lines() if ln is not None),
+               default=code.co_firstlineno)
+    return range(code.co_firstlineno, last + 1)
+
+
+def check_helper_with(nodes, root, f) -> None:
+    """Raise a graph break where traced work ran inside a ``with`` of a function that
+    ``root`` (the function the user compiled) calls: tracing entered that context once,
+    compiled code would run outside it.  The break names the statement of ``f`` (``root``
+    or one of its segments) that called it: the first of ``f``'s own lines traced after
+    that work: the call of the function by name between ``f``'s traced lines around it,
+    else the next of them (tracing records no call stack; a wrong guess makes a later
+    statement eager, and the segment holding the call finds it again)."""
+    root_code, code = _split.code_of(root), _split.code_of(f)
+    if root_code is None or code is None:
+        return
+    own = _lines(root_code)
+    mine = lambda fr: fr is not None and fr.filename == root_code.co_filename and \
+        fr.lineno in own                                               # noqa: E731
+    for i, n in enumerate(nodes):
+        fr = n.frame
+        if fr is None or mine(fr) or _split.in_with(fr.filename, fr.lineno) is None:
+            continue
+        brk = GraphBreak(HELPER_WITH % (fr.function or "a function it calls"),
+                         UserFrame(fr.filename, _split.in_with(fr.filename, fr.lineno),
+                                   fr.function))
+        before = next((m.frame.lineno for m in reversed(nodes[:i]) if mine(m.frame)), None)
+        after = next((m.frame.lineno for m in nodes[i + 1:] if mine(m.frame)), None)
+        line = _call_line(root, fr.function, before, after) or after
+        brk.stack = [] if line is None else [(code, line)]
+        raise brk
+
+
+def _call_line(root, name: str, lo: Optional[int], hi: Optional[int]) -> Optional[int]:
+    """The first line of ``root`` between ``lo`` and ``hi`` (traced work of ``root`` on
+    either side) calling a function named ``name``: where the work between them ran."""
+    fdef = _split.function_ast(root)
+    if fdef is None or not name:
+        return None
+    lo = fdef.lineno if lo is None else lo
+    hi = (fdef.end_lineno or lo) if hi is None else hi
+    lines = [n.lineno for n in ast.walk(fdef) if isinstance(n, ast.Call) and
+             lo <= n.lineno <= hi and name in (getattr(n.func, "id", None),
+                                               getattr(n.func, "attr", None))]
+    return min(lines, default=None)
+

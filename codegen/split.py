@@ -20,6 +20,7 @@ through its breaks the slow way.
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
 import textwrap
 import types
@@ -473,6 +474,47 @@ def protected(fdef: ast.FunctionDef) -> List[ast.stmt]:
     return sorted(found, key=lambda n: (n.lineno, n.col_offset))
 
 
+@functools.lru_cache(maxsize=256)
+def with_bodies(filename: str) -> tuple:
+    """The ``with`` statements of a source file as ``(first line, body's first line, last
+    line, owner)`` and its functions as ``(first line, last line, owner)``; ``owner``: the
+    innermost function (or lambda) around, by first line (0: the module).  Empty where the
+    file cannot be read or parsed."""
+    import linecache
+    try:
+        tree = ast.parse("".join(linecache.getlines(filename)))
+    except (SyntaxError, ValueError):
+        return (), ()
+    withs, defs = [], []
+
+    def go(node, owner):
+        for n in ast.iter_child_nodes(node):
+            inner = owner
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                inner = n.lineno
+                defs.append((n.lineno, n.end_lineno or n.lineno, n.lineno))
+            elif isinstance(n, (ast.With, ast.AsyncWith)):
+                withs.append((n.lineno, n.body[0].lineno, n.end_lineno or n.lineno, owner))
+            go(n, inner)
+    go(tree, 0)
+    return tuple(withs), tuple(defs)
+
+
+def in_with(filename: str, lineno: int) -> Optional[int]:
+    """The first line of the innermost ``with`` of the function running
+    ``filename:lineno`` whose body holds that line (a function defined inside a ``with``
+    is not in it)."""
+    withs, defs = with_bodies(filename)
+    if not withs:
+        return None
+    owner = max((d[0] for d in defs if d[0] < lineno <= d[1]), default=0)
+    best = None
+    for first, body, last, own in withs:
+        if own == owner and body <= lineno <= last and (best is None or first > best):
+            best = first
+    return best
+
+
 def split(f, fdef: ast.FunctionDef, lines: Set[int],
           wrap: Callable[[Chunk, Callable], Callable],
           headers: Set[int] = frozenset()) -> Optional[Split]:
@@ -554,20 +596,22 @@ def split(f, fdef: ast.FunctionDef, lines: Set[int],
     return Split(drv, sp.chunks, fns)
 
 
-def break_line(exc: BaseException, code: types.CodeType) -> Optional[int]:
-    """The line of ``code`` (the function traced) that was running when ``exc`` was
-    raised: the statement that holds the break."""
+def break_line(exc: BaseException, code) -> Optional[int]:
+    """The line of ``code`` (the function traced; or a set of codes: a function, its
+    driver and segments, all on the user's lines) that was running when ``exc`` was
+    raised, innermost first: the statement that holds the break."""
+    codes = code if isinstance(code, (set, frozenset)) else {code}
     line = None
     tb = exc.__traceback__
     while tb is not None:
-        if tb.tb_frame.f_code is code:
+        if tb.tb_frame.f_code in codes:
             line = tb.tb_lineno
         tb = tb.tb_next
     if line is None:
         # a break raised again after the user's ``except`` swallowed it: the stack it was
         # first raised on
         for c, ln in getattr(exc, "stack", ()):
-            if c is code:
+            if c in codes:
                 line = ln
     return line
 

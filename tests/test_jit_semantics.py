@@ -270,6 +270,61 @@ def test_errstate_applies_to_the_compiled_body():
                             (np.full(4, 2.0),)])
 
 
+def helper_in_counting(x):
+    with CM:
+        y = x * 2
+    return y
+
+
+def calls_helper_with(x):
+    z = x + 1
+    w = helper_in_counting(z)
+    return w - 1
+
+
+def calls_helper_with_only(x):
+    return helper_in_counting(x + 1)
+
+
+def errstate_helper(x):
+    with np.errstate(divide="raise"):
+        return 1.0 / x
+
+
+def calls_errstate_helper(x):
+    try:
+        y = errstate_helper(x)
+    except FloatingPointError:
+        y = x * 0
+    return y + 1
+
+
+@pytest.mark.parametrize("f", [calls_helper_with, calls_helper_with_only])
+def test_a_with_inside_a_helper_enters_on_every_call(f):
+    cf = ss.compile(f)
+    quiet(cf, np.ones(3))                          # the first call traces
+    for n in (3, 3, 4):
+        before = CM.enters
+        got = quiet(cf, np.ones(n))
+        mid = CM.enters
+        want = f(np.ones(n))
+        assert_same(got, want)
+        assert mid - before == CM.enters - mid == 1
+    assert any("with statement in helper_in_counting" in r for r in cf.break_reasons)
+
+
+def test_errstate_inside_a_helper_applies_to_its_work():
+    check(calls_errstate_helper, [(np.zeros(3),), (np.ones(3),), (np.zeros(3),)])
+
+
+def test_explain_reports_a_with_inside_a_helper():
+    e = ss.explain(calls_helper_with, np.ones(3))
+    assert e.break_reasons == ["%s: with statement in helper_in_counting (its context "
+                               "manager would enter and exit once, while tracing): the call "
+                               "runs eagerly" % LINE(helper_in_counting, 1)]
+    assert e.graph_count == 2
+
+
 def test_fullgraph_refuses_a_try_with_its_line():
     cf = ss.compile(chol_or_zero, fullgraph=True)
     with pytest.raises(ss.UserError, match="fullgraph=True") as e:
