@@ -4,7 +4,8 @@ to the same or another shape, flags flipped, scalars changed, lists grown and sh
 entries replaced, globals rebound), and side effects inside the function (in-place writes,
 ``try`` / ``except`` around array work that may raise, ``with`` blocks, appends through a
 graph break).  After every call: outputs, arguments, the list the program appends to, the
-context manager's enter / exit counts and the exception raised are eager's, and a rebind to
+context manager's enter / exit counts (on calls that trace nothing: tracing runs the
+Python once more) and the exception raised are eager's, and a rebind to
 the same shape never fails a shape, identity or rebinding guard.
 
 ``test_fuzz_args_and_globals`` covers what the JIT keeps exact through its arguments and
@@ -213,6 +214,23 @@ def same_world(a, b):
     assert a.log == b.log and a.flag == b.flag and a.k == b.k
 
 
+@contextlib.contextmanager
+def counting_traces():
+    """The number of traces (exports) run inside: a call that traces runs the function's
+    Python once more, on proxies (a helper's context manager enters then too)."""
+    from symshape.capture import export as export_mod
+    real, seen = export_mod.export, []
+
+    def counting(*a, **k):
+        seen.append(1)
+        return real(*a, **k)
+    export_mod.export = counting
+    try:
+        yield seen
+    finally:
+        export_mod.export = real
+
+
 def fuzz(tmp_path_factory, picks, ops, seed, statements, mutations, same_shape):
     mod = load(tmp_path_factory, [statements[i] for i in picks])
     cf = ss.compile(mod.f)
@@ -225,14 +243,17 @@ def fuzz(tmp_path_factory, picks, ops, seed, statements, mutations, same_shape):
         x = arr(rng, n)
         seen = len(cf.recompile_reasons)
         start = snapshot(mod)
-        got = run(cf, worlds[0], x.copy())
+        with counting_traces() as traced:
+            got = run(cf, worlds[0], x.copy())
         after_compiled = snapshot(mod)
         restore(mod, start)                         # eager starts from the same globals
         want = run(mod.f, worlds[1], x.copy())
         after_eager = snapshot(mod)
         same(got, want)
         same_world(worlds[0], worlds[1])
-        assert after_compiled[:4] == after_eager[:4]
+        if not traced:
+            assert after_compiled[:2] == after_eager[:2]      # CM enters and exits
+        assert after_compiled[2:4] == after_eager[2:4]
         same(after_compiled[4], after_eager[4])
         assert len(after_compiled[5]) == len(after_eager[5])
         if op in same_shape:
