@@ -39,7 +39,7 @@ from symshape.capture.ir import Node
 from symshape.capture.pycode import Renderer, emit_node
 from symshape.capture.tracer import TracedArray, Tracer
 
-from .split import in_with
+from .split import code_lines, in_with
 
 # a ``with`` in a function the compiled one calls, around traced work
 HELPER_WITH = ("with statement in %s (its context manager would enter and exit once, while "
@@ -340,9 +340,7 @@ class LazyRun:
         if code is None:
             return False
         if self._own_lines is None:
-            self._own_lines = range(code.co_firstlineno, max(
-                (ln for _, _, ln in code.co_lines() if ln is not None),
-                default=code.co_firstlineno) + 1)
+            self._own_lines = code_lines(code)
         return fr.filename == code.co_filename and fr.lineno in self._own_lines
 
     # ------------------------------------------------------------------ tracking

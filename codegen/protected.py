@@ -47,12 +47,6 @@ def protected_breaks(f, fdef: ast.FunctionDef) -> List[BreakRecord]:
 
 
 
-def _lines(code) -> range:
-    last = max((ln for _, _, ln in code.co_lines() if ln is not None),
-               default=code.co_firstlineno)
-    return range(code.co_firstlineno, last + 1)
-
-
 def check_helper_with(nodes, root, f) -> None:
     """Raise a graph break where traced work ran inside a ``with`` of a function that
     ``root`` (the function the user compiled) calls: tracing entered that context once,
@@ -64,7 +58,7 @@ def check_helper_with(nodes, root, f) -> None:
     root_code, code = _split.code_of(root), _split.code_of(f)
     if root_code is None or code is None:
         return
-    own = _lines(root_code)
+    own = _split.code_lines(root_code)
     mine = lambda fr: fr is not None and fr.filename == root_code.co_filename and \
         fr.lineno in own                                               # noqa: E731
     for i, n in enumerate(nodes):

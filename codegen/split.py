@@ -616,6 +616,16 @@ def break_line(exc: BaseException, code) -> Optional[int]:
     return line
 
 
+def code_lines(code: types.CodeType) -> range:
+    """The lines of a function's code (its nested functions' lines included)."""
+    last = max((ln for _, _, ln in code.co_lines() if ln is not None),
+               default=code.co_firstlineno)
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            last = max(last, code_lines(c).stop - 1)
+    return range(code.co_firstlineno, last + 1)
+
+
 def code_of(f) -> Optional[types.CodeType]:
     func = getattr(f, "__func__", f)
     return getattr(func, "__code__", None)

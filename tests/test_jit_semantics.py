@@ -409,3 +409,17 @@ def test_a_size_one_axis_that_flips_compiles_as_torch_would(f, seq):
     # torch: a static variant, then one for the other size (0/1 specialization): 2
     per = [cf] if f is rows else cf.segments
     assert all(len(c.variants) <= 2 for c in per)
+
+
+def test_a_function_defined_inside_a_with_block_is_not_in_it():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+
+        def helper(x):
+            return x * 2
+
+        def f(x):
+            return helper(x) + 1
+        cf = ss.compile(f)
+        assert_same(cf(np.ones(3)), f(np.ones(3)))
+    assert cf.mode == "graph" and cf.break_reasons == []
