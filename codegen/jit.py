@@ -22,6 +22,13 @@ later call traces nothing again.  A function that cannot be split (no source, ``
 runs through its breaks on every call, with the array work between them compiled.
 Falling back warns once, with the line, the reason and what would help.
 
+Eager semantics around exceptions (codegen/protected.py): compiled code that raises at run
+time (``LinAlgError``) has written nothing yet, so the call runs again eagerly and raises
+what eager code raises, after eager's partial effects.  ``try`` and ``with`` statements of
+the function run as Python on every call, their blocks as compiled segments; a ``with`` in
+a called helper around traced work makes the calling statement eager.  ``variants`` and
+``recompile_reasons`` also list the segments' (one view of what compiled).
+
 A call with size 1 on an axis that is already dynamic is exported with that axis allowed
 down to 1: if nothing in the program depends on size 1, that one variant serves every size
 from then on; if something does (broadcasting, a guard), the variant is for size 1, and the
