@@ -135,8 +135,8 @@ def _lazy_segments(run: LazyRun):
                     raise
                 run.failed = None
                 if chunk.protected:
-                    raise _split.CompiledRaised() from None
-                with print_hooked(lambda a, k, frame: None):
+                    raise _split.CompiledRaised(e) from None
+                with print_hooked(lambda a, k, frame: None), _split.quiet_rerun(e):
                     return raw(*vals)
         segment.__name__ = getattr(raw, "__name__", "segment")
         segment.raw = raw

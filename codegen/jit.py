@@ -344,10 +344,13 @@ class CompiledFunction:
         inside a ``try`` / ``with`` of the function leaves that to its driver instead
         (``CompiledRaised``): the driver runs its statements as written, binding its
         locals as eager code does before the exception."""
+        import sys
+        error = sys.exc_info()[1]
         if self._in_protected:
-            raise _split.CompiledRaised()
+            raise _split.CompiledRaised(error)
         self.eager_calls += 1
-        return self._f(*args, **kwargs)
+        with _split.quiet_rerun(error):     # its NumPy warnings were given already
+            return self._f(*args, **kwargs)
 
     def _miss(self, *args, **kwargs):
         if _inside_trace(args, kwargs):

@@ -20,10 +20,12 @@ through its breaks the slow way.
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
 import inspect
 import textwrap
 import types
+import warnings
 import weakref
 
 import numpy as np
@@ -41,7 +43,30 @@ class CompiledRaised(Exception):
     that raised before writing anything: the driver catches it and runs the segment's
     statements again as written, in its own frame, so the exception, and the locals bound
     before it, are eager's for the user's ``except`` / ``finally`` / ``__exit__``.  It
-    never leaves the driver."""
+    never leaves the driver.  ``error``: what the compiled code raised."""
+
+    def __init__(self, error: Optional[BaseException] = None) -> None:
+        super().__init__()
+        self.error = error
+
+    def quiet(self):
+        """The context of the statements' second run (``quiet_rerun``)."""
+        return quiet_rerun(self.error)
+
+
+def quiet_rerun(error: Optional[BaseException]):
+    """Running again eagerly what compiled code ran up to ``error``: NumPy's warnings
+    (``RuntimeWarning``) were already given by the compiled attempt, so the second run
+    does not give them again; where they are errors (``error`` is the warning raised),
+    it runs as it is and raises the same."""
+    return contextlib.nullcontext() if isinstance(error, Warning) else _no_runtime_warnings()
+
+
+@contextlib.contextmanager
+def _no_runtime_warnings():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        yield
 
 
 # the code of drivers and segment functions (they carry the user's file name; warnings and
@@ -342,12 +367,23 @@ class _Splitter:
                 n.lineno, n.end_lineno = stmts[0].lineno, stmts[0].lineno
         if ch.protected:
             import copy
-            # the statements as written, with their own lines (tracebacks point there)
-            out.append(ast.copy_location(ast.If(test=ast.Name("_ss_raised", ast.Load()),
-                                                body=copy.deepcopy(stmts), orelse=[]),
-                                         stmts[0]))
-            ast.fix_missing_locations(out[-1])
-            out[-1].test.lineno = out[-1].test.end_lineno = stmts[0].lineno
+            # the statements as written, with their own lines (tracebacks point there),
+            # NumPy's warnings not given twice
+            flag = ast.Name("_ss_raised", ast.Load())
+            quiet = ast.With(items=[ast.withitem(context_expr=ast.Call(
+                func=ast.Attribute(flag, "quiet", ast.Load()), args=[], keywords=[]),
+                optional_vars=None)], body=copy.deepcopy(stmts))
+            again = ast.If(test=ast.Compare(flag, [ast.IsNot()], [ast.Constant(None)]),
+                           body=[quiet], orelse=[])
+            ast.copy_location(again, stmts[0])
+            ast.copy_location(again.test, stmts[0])
+            ast.copy_location(quiet, stmts[0])
+            ast.fix_missing_locations(again)
+            for n in ast.walk(again.test):
+                n.lineno = n.end_lineno = stmts[0].lineno
+            for n in ast.walk(quiet.items[0].context_expr):
+                n.lineno = n.end_lineno = stmts[0].lineno
+            out.append(again)
         return out
 
 
@@ -358,19 +394,21 @@ def _fall_back_in_place(calls: List[ast.stmt]) -> ast.stmt:
 
         try:
             y, L = _ss_seg0(x, A)
-            _ss_raised = False
-        except _ss_CompiledRaised:
-            _ss_raised = True
-        if _ss_raised:
-            y = x * 2 + 1
-            L = np.linalg.cholesky(A)
+            _ss_raised = None
+        except _ss_CompiledRaised as _ss_e:
+            _ss_raised = _ss_e
+        if _ss_raised is not None:
+            with _ss_raised.quiet():
+                y = x * 2 + 1
+                L = np.linalg.cholesky(A)
     """
     flag = "_ss_raised"
     body = calls + [ast.Assign(targets=[ast.Name(flag, ast.Store())],
-                               value=ast.Constant(False))]
-    handler = ast.ExceptHandler(type=ast.Name("_ss_CompiledRaised", ast.Load()), name=None,
+                               value=ast.Constant(None))]
+    handler = ast.ExceptHandler(type=ast.Name("_ss_CompiledRaised", ast.Load()),
+                                name="_ss_e",
                                 body=[ast.Assign(targets=[ast.Name(flag, ast.Store())],
-                                                 value=ast.Constant(True))])
+                                                 value=ast.Name("_ss_e", ast.Load()))])
     return ast.Try(body=body, handlers=[handler], orelse=[], finalbody=[])
 
 

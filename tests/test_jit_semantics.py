@@ -106,6 +106,36 @@ def test_compiled_code_that_raises_leaves_eagers_state_and_error(f):
     assert cf.mode == "graph" and len(cf.variants) == 1    # no recompile for a raise
 
 
+def warns_then_raises(x, A):
+    z = np.sqrt(x)                      # a RuntimeWarning, then an op that raises
+    return np.linalg.cholesky(A) + np.where(np.isnan(z), 0.0, z)
+
+
+def guarded_warns_then_raises(x, A):
+    try:
+        y = warns_then_raises(x, A)
+    except np.linalg.LinAlgError:
+        y = x
+    return y
+
+
+@pytest.mark.parametrize("f", [warns_then_raises, guarded_warns_then_raises])
+def test_a_raise_after_a_warning_warns_once_as_eager(f):
+    cf = ss.compile(f)
+    x = np.array([-1.0, 2.0, 3.0])
+    for A in (SPD, NOT_PD, NOT_PD):
+        got = []
+        for fn in (cf, f):
+            with warnings.catch_warnings(record=True) as w:
+                warnings.simplefilter("always")
+                try:
+                    fn(x.copy(), A)
+                except np.linalg.LinAlgError:
+                    pass
+            got.append([str(m.message) for m in w if m.category is RuntimeWarning])
+        assert got[0] == got[1] == ["invalid value encountered in sqrt"]
+
+
 def safe_chol(A):
     try:
         return np.linalg.cholesky(A)

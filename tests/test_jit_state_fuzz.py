@@ -6,7 +6,8 @@ entries replaced, globals rebound), and side effects inside the function (in-pla
 graph break).  After every call: outputs, arguments, the list the program appends to, the
 context manager's enter / exit counts (on calls that trace nothing: tracing runs the
 Python once more) and the exception raised are eager's, and a rebind to
-the same shape never fails a shape, identity or rebinding guard.
+the same shape never fails a shape, identity or rebinding guard; NumPy's warnings are
+eager's (as a set of messages).
 
 ``test_fuzz_args_and_globals`` covers what the JIT keeps exact through its arguments and
 module globals.  ``test_fuzz_object_state`` adds state reached through a global object
@@ -84,6 +85,7 @@ STATEMENTS = [
     "try:\n    x = x + layers[2]\nexcept IndexError:\n    x = x - 1",
     "x += 1",
     "x = scaled(x) + 1",
+    "z = np.sqrt(x)\nx = np.where(np.isnan(z), -0.5, z)",
 ]
 
 # state read through a global object and side effects inside compiled code (items 1-2)
@@ -188,13 +190,15 @@ def restore(mod, snap):
 
 
 def run(fn, world, x):
+    """(what ``fn`` returned or raised, the NumPy warnings it gave)."""
     out = io.StringIO()
-    with warnings.catch_warnings(), contextlib.redirect_stdout(out):
-        warnings.simplefilter("ignore")
+    with warnings.catch_warnings(record=True) as seen, contextlib.redirect_stdout(out):
+        warnings.simplefilter("always")
         try:
-            return fn(x, world.p, world.layers, world.flag, world.k, world.log)
+            res = fn(x, world.p, world.layers, world.flag, world.k, world.log)
         except Exception as e:                      # eager raises too: compare the type
-            return ("raised", type(e).__name__)
+            res = ("raised", type(e).__name__)
+    return res, {str(w.message) for w in seen if w.category is RuntimeWarning}
 
 
 def same(a, b):
@@ -244,12 +248,13 @@ def fuzz(tmp_path_factory, picks, ops, seed, statements, mutations, same_shape):
         seen = len(cf.recompile_reasons)
         start = snapshot(mod)
         with counting_traces() as traced:
-            got = run(cf, worlds[0], x.copy())
+            got, got_warned = run(cf, worlds[0], x.copy())
         after_compiled = snapshot(mod)
         restore(mod, start)                         # eager starts from the same globals
-        want = run(mod.f, worlds[1], x.copy())
+        want, want_warned = run(mod.f, worlds[1], x.copy())
         after_eager = snapshot(mod)
         same(got, want)
+        assert got_warned == want_warned
         same_world(worlds[0], worlds[1])
         if not traced:
             assert after_compiled[:2] == after_eager[:2]      # CM enters and exits
