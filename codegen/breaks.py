@@ -39,6 +39,12 @@ from symshape.capture.ir import Node
 from symshape.capture.pycode import Renderer, emit_node
 from symshape.capture.tracer import TracedArray, Tracer
 
+from .split import code_lines, in_with
+
+# a ``with`` in a function the compiled one calls, around traced work
+HELPER_WITH = ("with statement in %s (its context manager would enter and exit once, while "
+               "tracing): the call runs eagerly")
+
 SEGMENT_CACHE = 64
 
 
@@ -111,13 +117,38 @@ class print_hooked:
 
 # --------------------------------------------------------------------------- detection
 class _RaiseAtBreak:
-    """The breaker of a full-graph trace: the first break ends it."""
+    """The breaker of a full-graph trace: the first break ends it.  Every break raised is
+    kept (``raised``), with the stack it was raised on: a user's ``except Exception``
+    around the step may swallow it, and the trace must not be used then."""
+
+    def __init__(self) -> None:
+        self.raised: List[GraphBreak] = []
+
+    def _break(self, reason, frame) -> GraphBreak:
+        brk = GraphBreak(reason, frame)
+        f, stack = sys._getframe(2), []
+        while f is not None:
+            stack.append((f.f_code, f.f_lineno))
+            f = f.f_back
+        brk.stack = stack[::-1]           # outermost first, like a traceback
+        self.raised.append(brk)
+        return brk
 
     def value(self, arr, reason, frame):
-        raise GraphBreak(reason, frame)
+        raise self._break(reason, frame)
 
     def call(self, func, args, kwargs, reason, frame):
-        raise GraphBreak(reason, frame)
+        raise self._break(reason, frame)
+
+    def swallowed(self) -> None:
+        """The traced function returned although a break was raised in it: user code
+        caught it (``try: float(x.sum()) except Exception: ...``); the trace took a path
+        eager code does not take, so the break is raised again, past the user's handler."""
+        if self.raised:
+            first = self.raised[0]
+            brk = GraphBreak(first.reason, first.frame)
+            brk.stack = first.stack
+            raise brk
 
 
 def _find_tracer(args, kwargs):
@@ -128,18 +159,22 @@ def _find_tracer(args, kwargs):
     return None
 
 
-def _print_break(args, kwargs, frame):
-    raise GraphBreak("call to print (a side effect: it runs eagerly, on every call)", frame)
-
-
 def with_break_detection(f):
-    """``f`` wrapped so that, traced by export, every graph break raises GraphBreak."""
+    """``f`` wrapped so that, traced by export, every graph break raises GraphBreak (also
+    one that the user's own ``except`` swallowed)."""
     def traced(*args, **kwargs):
         t = _find_tracer(args, kwargs)
+        breaker = _RaiseAtBreak()
         if t is not None:
-            t.breaker = _RaiseAtBreak()
-        with print_hooked(_print_break):
-            return f(*args, **kwargs)
+            t.breaker = breaker
+
+        def print_break(args, kwargs, frame):
+            raise breaker._break("call to print (a side effect: it runs eagerly, on every "
+                                 "call)", frame)
+        with print_hooked(print_break):
+            out = f(*args, **kwargs)
+        breaker.swallowed()
+        return out
     traced.__wrapped__ = f
     traced.__name__ = getattr(f, "__name__", "f")
     traced.__qualname__ = getattr(f, "__qualname__", traced.__name__)
@@ -228,7 +263,10 @@ class _LazyTracer(Tracer):
         self.breaker = run
 
     def emit(self, *args, **kwargs):
-        return self.run.track(super().emit(*args, **kwargs))
+        p = self.run.track(super().emit(*args, **kwargs))
+        if type(p) is TracedArray:
+            self.run.in_context(p.node)
+        return p
 
     def wrap(self, *args, **kwargs):
         return self.run.track(super().wrap(*args, **kwargs))
@@ -275,6 +313,35 @@ class LazyRun:
         self.segments: List[Segment] = []
         self.breaks: List[BreakRecord] = []
         self.side_effects = 0          # prints run so far (a failed run must not repeat them)
+        self.skip_prints = 0           # prints a previous attempt ran (``explain``)
+        self.failed: Optional[BaseException] = None     # raised by a compiled segment
+        self._context = None           # the helper's ``with`` the last op ran in
+        self._own_lines = None
+
+    # ------------------------------------------------------------------ with blocks
+    def in_context(self, node: Node) -> None:
+        """Work traced inside a ``with`` of a function that ``f`` calls (``np.errstate``,
+        a user's context): run it now, while that context is entered, and report the
+        ``with`` as a break once per entry (``f``'s own ``with`` statements are split)."""
+        fr = node.frame
+        line = None if fr is None or self._own(fr) else in_with(fr.filename, fr.lineno)
+        if line is None:
+            self._context = None
+            return
+        if self._context != (fr.filename, line):
+            self._context = (fr.filename, line)
+            self.breaks.append(BreakRecord(UserFrame(fr.filename, line, fr.function),
+                                           HELPER_WITH % (fr.function or "a function "
+                                                          "it calls")))
+        self.flush([node])
+
+    def _own(self, fr) -> bool:
+        code = getattr(getattr(self.f, "__func__", self.f), "__code__", None)
+        if code is None:
+            return False
+        if self._own_lines is None:
+            self._own_lines = code_lines(code)
+        return fr.filename == code.co_filename and fr.lineno in self._own_lines
 
     # ------------------------------------------------------------------ tracking
     def track(self, p):
@@ -315,6 +382,20 @@ class LazyRun:
             sig, bound = None, None
             names = ["arg%d" % i for i in range(len(args))]
             values = list(args)
+        new_values, inputs = self.enter(names, values)
+        if bound is not None:
+            for n, v in zip(names, new_values):
+                bound.arguments[n] = v
+            call_args, call_kwargs = bound.args, bound.kwargs
+        else:
+            call_args, call_kwargs = tuple(new_values), dict(kwargs)
+        with print_hooked(self._print):
+            out = f(*call_args, **call_kwargs)
+        return self.leave(out, inputs)
+
+    def enter(self, names: List[str], values: list):
+        """The array leaves of ``values`` (named ``names``) as traced inputs: (the values
+        with proxies in their place, the input records ``leave`` writes back through)."""
         inputs: List[Tuple[Node, TracedArray]] = []
         new_values = []
         for name, v in zip(names, values):
@@ -331,14 +412,11 @@ class LazyRun:
                 else:
                     out.append(leaf)
             new_values.append(pytree.unflatten(out, spec))
-        if bound is not None:
-            for n, v in zip(names, new_values):
-                bound.arguments[n] = v
-            call_args, call_kwargs = bound.args, bound.kwargs
-        else:
-            call_args, call_kwargs = tuple(new_values), dict(kwargs)
-        with print_hooked(self._print):
-            out = f(*call_args, **call_kwargs)
+        return new_values, inputs
+
+    def leave(self, out, inputs):
+        """Run what is pending; ``out`` with real arrays for proxies, the inputs written in
+        place holding their new values."""
         leaves, spec = pytree.flatten(out)
         traced = [v.node for _, v in leaves if type(v) is TracedArray]
         self.flush(traced)
@@ -389,6 +467,8 @@ class LazyRun:
                                               "eagerly, on every call)"))
         self.flush([])
         self.side_effects += 1
+        if self.side_effects <= self.skip_prints:
+            return None
         return _real_print(*self._concretize(tuple(args)), **self._concretize(dict(kwargs)))
 
     # ------------------------------------------------------------------ segments
@@ -425,7 +505,13 @@ class LazyRun:
         key, text = self._key(seg, ext, outs)
         fn = self.cache.get(key, lambda: self._build(seg, ext, outs))
         args = [self.concrete(i) for i in ext if i.op != "constant"]
-        res = fn(*args)
+        try:
+            res = fn(*args)
+        except Exception as e:
+            # the array work itself raised (LinAlgError), not the tracing: ``explain``
+            # then runs that stretch eagerly, as ``ss.compile`` does
+            self.failed = e
+            raise
         for o, v in zip(outs, res):
             self.vals[o] = v
         # forget concrete values nobody can reach any more

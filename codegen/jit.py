@@ -22,6 +22,13 @@ later call traces nothing again.  A function that cannot be split (no source, ``
 runs through its breaks on every call, with the array work between them compiled.
 Falling back warns once, with the line, the reason and what would help.
 
+Eager semantics around exceptions (codegen/protected.py): compiled code that raises at run
+time (``LinAlgError``) has written nothing yet, so the call runs again eagerly and raises
+what eager code raises, after eager's partial effects.  ``try`` and ``with`` statements of
+the function run as Python on every call, their blocks as compiled segments; a ``with`` in
+a called helper around traced work makes the calling statement eager.  ``variants`` and
+``recompile_reasons`` also list the segments' (one view of what compiled).
+
 A call with size 1 on an axis that is already dynamic is exported with that axis allowed
 down to 1: if nothing in the program depends on size 1, that one variant serves every size
 from then on; if something does (broadcasting, a guard), the variant is for size 1, and the
@@ -55,6 +62,7 @@ from .breaks import (LazyRun, SegmentCache, as_break, break_advice, break_detail
                      untraceable_break, with_break_detection)
 from .dask_backend import is_dask_array as _is_dask_array, stand_in as _dask_stand_in
 from . import split as _split
+from .protected import check_helper_with, protected_breaks
 
 
 class RecompileError(UserError):
@@ -206,8 +214,10 @@ class CompiledFunction:
         self.backend = backend
         self.fullgraph = fullgraph
         self.cache_size_limit = cache_size_limit
-        self.variants: List[Variant] = []
-        self.recompile_reasons: List[str] = []
+        self._variants: List[Variant] = []          # this function's own
+        self._recompile_reasons: List[str] = []
+        self._seg_variants: List[Variant] = []      # its segments', in compile order
+        self._seg_reasons: List[str] = []
         self.eager_calls = 0
         self.frozen: Optional[str] = None
         self.mode = "graph"                 # graph | breaks | eager
@@ -221,6 +231,8 @@ class CompiledFunction:
         self._split_fns: List["CompiledFunction"] = []
         self._split_cache: Dict[tuple, "CompiledFunction"] = {}
         self._split_ast = None
+        self._split_headers: set = set()    # try / with statements run as Python
+        self._in_protected = False          # a segment inside a try / with
         self._size_one: List[str] = []      # this compile: dynamic axes that have size 1
         self._min1_names: Dict[str, str] = {}
         self._warned = False
@@ -251,7 +263,7 @@ class CompiledFunction:
             # split at graph breaks: the rewritten function runs its compiled segments
             self._ns["_DRIVER"] = self._driver
             lines += ["_ss_self.break_calls += 1", "return _DRIVER(%s)" % call]
-        for v in reversed(self.variants if self._driver is None else ()):
+        for v in reversed(self._variants if self._driver is None else ()):
             cp = v.compiled
             lines.append("for _ in _ONCE:")
             for line in layout_checks(v.struct, v.index, self._ns, "break", ren):
@@ -260,13 +272,15 @@ class CompiledFunction:
                 lines.append("    " + line)
             lines.append("    _CNT[%d] += 1" % v.index)
             core = "_core%d(%s)" % (v.index, ", ".join(cp.param_names + cp.sym_names))
+            lines += ["    try:", "        return " + core]
             if cp.refuses_shared:
                 # inputs sharing a written input's memory: eager semantics need the write
                 # seen through the other name, so that call runs eagerly (nothing ran yet)
-                lines += ["    try:", "        return " + core, "    except _SHARED:",
+                lines += ["    except _SHARED:",
                           "        return _ss_self._eager_shared(%s)" % call]
-            else:
-                lines.append("    return " + core)
+            # raised at run time (LinAlgError): again eagerly, see ``_raised``
+            lines += ["    except Exception:", "        _CNT[%d] -= 1" % v.index,
+                      "        return _ss_self._raised(%s)" % call]
         lines.append("return _ss_self._miss(%s)" % call)
         return lines
 
@@ -297,7 +311,7 @@ class CompiledFunction:
         """The failed guard of the variant these inputs came closest to passing (the most
         recent one among equals), in the user's names."""
         best = None
-        for v in reversed(self.variants):
+        for v in reversed(self._variants):
             depth, text = self._why(v, args, kwargs)
             if text is not None and (best is None or depth > best[0]):
                 best = (depth, text)
@@ -320,23 +334,41 @@ class CompiledFunction:
                 "run compiled)" % self._name, CompileFallbackWarning, stacklevel=3)
         return self._eager(args, kwargs)
 
+    def _raised(self, *args, **kwargs):
+        """The compiled code raised (``np.linalg.cholesky`` of a matrix that is not positive
+        definite, an index out of bounds): it had written nothing the caller can see (the
+        write-backs come last; a slice written in place is written again with the same
+        values), so the call runs eagerly, which raises the error eager code raises, after
+        the partial effects eager code has, or returns what eager code returns.  A
+        ``try`` / ``except`` around the call sees exactly what it sees eagerly.  A segment
+        inside a ``try`` / ``with`` of the function leaves that to its driver instead
+        (``CompiledRaised``): the driver runs its statements as written, binding its
+        locals as eager code does before the exception."""
+        import sys
+        error = sys.exc_info()[1]
+        if self._in_protected:
+            raise _split.CompiledRaised(error)
+        self.eager_calls += 1
+        with _split.quiet_rerun(error):     # its NumPy warnings were given already
+            return self._f(*args, **kwargs)
+
     def _miss(self, *args, **kwargs):
         if _inside_trace(args, kwargs):
             # called from a function being traced: inline it into that trace
             return self._f(*args, **kwargs)
-        seen = len(self.variants)
+        seen = len(self._variants)
         with self._lock:
-            if len(self.variants) != seen and self.mode == "graph":
+            if len(self._variants) != seen and self.mode == "graph":
                 # another thread compiled while this one waited: dispatch again first
                 return type(self).__call__(self, *args, **kwargs)
             if self.mode == "breaks":
                 return self._run_breaks(args, kwargs)
             if self.mode == "eager":
                 return self._eager(args, kwargs)
-            reason = self._reason(args, kwargs) if self.variants else None
+            reason = self._reason(args, kwargs) if self._variants else None
             if self.frozen is not None:
                 return self._refuse(args, kwargs)
-            if len(self.variants) >= self.cache_size_limit:
+            if len(self._variants) >= self.cache_size_limit:
                 self._limit_warning(reason)
                 return self._eager(args, kwargs)
             return self._compile(args, kwargs, reason)
@@ -345,7 +377,7 @@ class CompiledFunction:
         if self.frozen == "eager":
             return self._eager(args, kwargs)
         whys = ["  variant %d: %s" % (v.index, self._why(v, args, kwargs)[1])
-                for v in reversed(self.variants)]
+                for v in reversed(self._variants)]
         raise RecompileError(
             "ss.compile(%s) is frozen, and no compiled variant accepts these inputs:\n%s\n"
             "Call .unfreeze() to allow new variants, or .freeze(on_miss='eager') to run "
@@ -363,6 +395,63 @@ class CompiledFunction:
             raise
         self._fallback_warning(what)
         return result
+
+    def _protect(self, args, kwargs):
+        """The first compile of a function with ``try`` / ``with`` statements: they run as
+        Python on every call and their blocks as compiled segments (codegen/protected.py).
+        Returns (True, the call's result) or (False, None) where there are none."""
+        if self._split_ast is None:
+            self._split_ast = _split.function_ast(self._f) or False
+        recs = protected_breaks(self._f, self._split_ast) if self._split_ast else []
+        if not recs:
+            return False, None
+        first = recs[0]
+        if self.fullgraph:
+            raise UserError("ss.compile(%s, fullgraph=True): graph break at %s\n"
+                            "fullgraph=True requires one graph; move the statement out of "
+                            "the compiled function, or use fullgraph=False to run it as "
+                            "Python." % (self._name, break_detail(first.frame, first.reason)))
+        heads = {r.frame.lineno for r in recs}
+        sp = _split.split(self._f, self._split_ast, set(self._split_lines), self._segment,
+                          heads)
+        if sp is None:
+            # a try / with in a function the splitter cannot rewrite (global, nonlocal):
+            # eager is the only way to keep its semantics
+            reason = str(first)
+            return True, self._fall_back("eager", reason, self._eager, args, kwargs,
+                                         "it runs eagerly from now on (%s)" % reason)
+        self._split_headers = heads
+        for r in recs:
+            self._note_break(r)
+        self._driver, self._split_fns = sp.driver, sp.fns
+        self.mode = "split"
+        self.mode_reason = "; ".join(str(r) for r in recs)
+        self._install()
+        self.break_calls += 1
+        return True, sp.driver(*args, **kwargs)
+
+    def _segment_compiled(self, seg: "CompiledFunction", v: Variant) -> None:
+        """One view of what compiled: a segment's variant and its recompile reason are
+        listed in the root's ``variants`` and ``recompile_reasons`` too."""
+        with self._lock:
+            self._seg_variants.append(v)
+            if v.reason is not None:
+                where = seg._name.rsplit("(", 1)[-1].rstrip(")")
+                self._seg_reasons.append("%s of %s: %s" % (where, self._name, v.reason))
+
+    @property
+    def variants(self) -> List[Variant]:
+        """Every compiled variant, oldest first: this function's own and, split at graph
+        breaks, those of its segments (one view of what compiled, as torch.compile counts
+        every graph)."""
+        return self._variants + self._seg_variants if self._seg_variants else self._variants
+
+    @property
+    def recompile_reasons(self) -> List[str]:
+        """One text per recompile, the guard that failed (``x.shape[0] == 5 (got 8)``); a
+        segment's recompiles too, named by its lines (``lines 4-6 of f: ...``)."""
+        return (self._recompile_reasons + self._seg_reasons if self._seg_reasons
+                else self._recompile_reasons)
 
     def _fallback_warning(self, what: str) -> None:
         """Once per compiled function (its segments included): the compiled path was
@@ -397,7 +486,7 @@ class CompiledFunction:
                     "(automatic) or dynamic=True to compile changing sizes once, or raise "
                     "cache_size_limit.")
         pins = []
-        for v in self.variants:
+        for v in self._variants:
             env = getattr(v.program, "_env", None)
             for g in getattr(env, "guards", ()):
                 if g.kind == "specialize" and g.frame is not None:
@@ -418,6 +507,10 @@ class CompiledFunction:
         return getattr(self._f, "__qualname__", getattr(self._f, "__name__", "f"))
 
     def _compile(self, args, kwargs, reason: Optional[str]):
+        if self._root is self and self._driver is None and not self._variants:
+            done, result = self._protect(args, kwargs)
+            if done:
+                return result
         t0 = time.perf_counter()
         bound = self._sig.bind(*args, **kwargs)
         bound.apply_defaults()          # defaults become guarded inputs too
@@ -436,6 +529,7 @@ class CompiledFunction:
             if ep is None:
                 ep = export(with_break_detection(self._f), _to_host(bound.args),
                             _to_host(bound.kwargs), dynamic_shapes=spec)
+            check_helper_with(ep.graph.nodes, self._root._f, self._f)
         except ConstraintViolationError:
             raise
         except UserError as e:
@@ -464,19 +558,27 @@ class CompiledFunction:
                                    "it runs eagerly from now on (%s)" % reason)
         fn = get_backend(self.backend)(ep)
         self._counts.append(0)
-        vi = len(self.variants)
+        vi = len(self._variants)
         v = Variant(vi, ep, fn, time.perf_counter() - t0, reason, self._counts,
                     struct_guards(self._sig, rebound.arguments) +
                     read_guards(ep.name_reads, self._name))
         cp = v.compiled
         self._ns["_core%d" % v.index] = cp.core
         self._ns["_ND%d" % v.index] = cp.ns.get("_ndarray", np.ndarray)
-        self.variants.append(v)
+        self._variants.append(v)
         if reason is not None:
-            self.recompile_reasons.append(reason)
+            self._recompile_reasons.append(reason)
+        if self._root is not self:
+            self._root._segment_compiled(self, v)
         self._install()
         self._counts[v.index] += 1
-        return fn(*args, **kwargs)
+        try:
+            return fn(*args, **kwargs)
+        except UserError:
+            raise
+        except Exception:
+            self._counts[v.index] -= 1
+            return self._raised(*args, **kwargs)
 
     def _export_size_one(self, export, bound, rebound):
         """A call with size 1 on axes that are already dynamic: export with those axes
@@ -535,7 +637,7 @@ class CompiledFunction:
             if len(first) == len(shape):
                 dyn.update(i for i, (a, b) in enumerate(zip(first, shape)) if a != b)
             if self.dynamic is True:
-                if 1 not in shape or not self.variants:
+                if 1 not in shape or not self._variants:
                     return tuple(AUTO for _ in shape)
                 dyn = set(range(len(shape)))    # size 1 on a dynamic axis: see below
             elif not dyn or len(first) != len(shape):
@@ -573,6 +675,12 @@ class CompiledFunction:
             self.mode_reason = "tracing through graph breaks failed: %s" % (
                 str(e).splitlines()[0])
             return self._eager(args, kwargs)
+        except Exception as e:
+            # compiled work raised (LinAlgError) where it ran, at the next break, perhaps
+            # outside the user's try: unless a side effect already ran, run it eagerly
+            if run.failed is not e or run.side_effects:
+                raise
+            return self._raised(*args, **kwargs)
         finally:
             self._note_breaks(run)
         self.break_calls += 1
@@ -643,6 +751,9 @@ class CompiledFunction:
         function itself (no dispatch), and this call runs them eagerly too."""
         result = self._f(*args, **kwargs)
         self.eager_calls += 1
+        # no tracing again (the rewrite below keeps this segment where every statement
+        # would run eagerly: nothing is left to compile)
+        self.mode, self.mode_reason = "eager", str(brk)
         fdef = getattr(self._f, "__ss_ast__", None)
         if fdef is not None:
             lines = [st.lineno for st in fdef.body]
@@ -659,7 +770,8 @@ class CompiledFunction:
                 return
             for ln in new:
                 self._split_lines[ln] = reason
-            sp = _split.split(self._f, self._split_ast, set(self._split_lines), self._segment)
+            sp = _split.split(self._f, self._split_ast, set(self._split_lines), self._segment,
+                              self._split_headers)
             if sp is not None:
                 self._driver, self._split_fns = sp.driver, sp.fns
                 self._install()
@@ -670,7 +782,8 @@ class CompiledFunction:
         if not self._split_ast:
             return None
         lines = set(self._split_lines) | {line}
-        return _split.split(self._f, self._split_ast, lines, self._segment)
+        return _split.split(self._f, self._split_ast, lines, self._segment,
+                            self._split_headers)
 
     def _use_split(self, sp, line: int, brk) -> None:
         self._split_lines.setdefault(line, str(brk))
@@ -696,6 +809,7 @@ class CompiledFunction:
             cf = compile(raw, dynamic=self.dynamic, backend=self.backend,
                          cache_size_limit=self.cache_size_limit)
             cf._root = self
+            cf._in_protected = getattr(chunk, "protected", False)
             if self.frozen is not None:
                 cf.freeze(self.frozen)
             self._split_cache[chunk.key] = cf
@@ -738,8 +852,8 @@ class CompiledFunction:
     def reset(self) -> None:
         """Forget every variant (the next call compiles again)."""
         with self._lock:
-            self.variants.clear()
-            self.recompile_reasons.clear()
+            self._variants.clear()
+            self._recompile_reasons.clear()
             self._counts.clear()
             self._first.clear()
             self._dyn.clear()
@@ -747,6 +861,9 @@ class CompiledFunction:
             self._warned = False
             self._driver, self._split_ast = None, None
             self._split_lines.clear()
+            self._split_headers = set()
+            self._seg_variants.clear()
+            self._seg_reasons.clear()
             self._split_fns = []
             self._split_cache.clear()
             self.break_reasons.clear()
@@ -759,17 +876,18 @@ class CompiledFunction:
     def report(self) -> str:
         """Variants with their guards, recompile reasons, compile times, breaks."""
         dyn = {None: "None (automatic)", True: "True", False: "False"}[self.dynamic]
+        own, reasons = self._variants, self._recompile_reasons
         lines = ["ss.compile(%s): backend=%r, dynamic=%s, fullgraph=%s" % (
             self._name, self.backend, dyn, self.fullgraph)]
         lines.append("  calls: %d (%d compiled, %d through graph breaks, %d eager); "
                      "variants: %d of %d%s" % (
                          self.calls, sum(self._counts), self.break_calls, self.eager_calls,
-                         len(self.variants), self.cache_size_limit,
+                         len(own), self.cache_size_limit,
                          "; frozen (on miss: %s)" % self.frozen if self.frozen else ""))
-        total = sum(v.compile_time for v in self.variants)
-        if self.variants:
+        total = sum(v.compile_time for v in own)
+        if own:
             lines.append("  compile time: %.1f ms in total" % (total * 1e3))
-        for v in self.variants:
+        for v in own:
             shapes = ", ".join("%s: %s" % kv for kv in v.input_shapes.items())
             lines.append("  variant %d: %s" % (v.index, shapes))
             lines.append("    compiled in %.1f ms, %d calls; %s" % (
@@ -777,9 +895,9 @@ class CompiledFunction:
                 "first call" if v.reason is None else "recompiled because %s" % v.reason))
             for gtext in v.guards:
                 lines.append("    guard: %s" % gtext)
-        if self.recompile_reasons:
+        if reasons:
             lines.append("  recompile reasons:")
-            lines += ["    %d. %s" % (i + 1, r) for i, r in enumerate(self.recompile_reasons)]
+            lines += ["    %d. %s" % (i + 1, r) for i, r in enumerate(reasons)]
         if self.mode != "graph":
             lines.append("  mode: %s (%s)" % (self.mode, self.mode_reason))
         if self.break_reasons:

@@ -20,9 +20,12 @@ through its breaks the slow way.
 from __future__ import annotations
 
 import ast
+import contextlib
+import functools
 import inspect
 import textwrap
 import types
+import warnings
 import weakref
 
 import numpy as np
@@ -32,6 +35,38 @@ _NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _COMP = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 _BLOCKS = ("body", "orelse", "finalbody")
 _UNSPLITTABLE = (ast.Yield, ast.YieldFrom, ast.Await, ast.Global, ast.Nonlocal)
+_TRY = (ast.Try,) + ((ast.TryStar,) if hasattr(ast, "TryStar") else ())
+
+
+class CompiledRaised(Exception):
+    """Raised by the compiled code of a segment inside a ``try`` / ``with`` (``protected``)
+    that raised before writing anything: the driver catches it and runs the segment's
+    statements again as written, in its own frame, so the exception, and the locals bound
+    before it, are eager's for the user's ``except`` / ``finally`` / ``__exit__``.  It
+    never leaves the driver.  ``error``: what the compiled code raised."""
+
+    def __init__(self, error: Optional[BaseException] = None) -> None:
+        super().__init__()
+        self.error = error
+
+    def quiet(self):
+        """The context of the statements' second run (``quiet_rerun``)."""
+        return quiet_rerun(self.error)
+
+
+def quiet_rerun(error: Optional[BaseException]):
+    """Running again eagerly what compiled code ran up to ``error``: NumPy's warnings
+    (``RuntimeWarning``) were already given by the compiled attempt, so the second run
+    does not give them again; where they are errors (``error`` is the warning raised),
+    it runs as it is and raises the same."""
+    return contextlib.nullcontext() if isinstance(error, Warning) else _no_runtime_warnings()
+
+
+@contextlib.contextmanager
+def _no_runtime_warnings():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        yield
 
 
 # the code of drivers and segment functions (they carry the user's file name; warnings and
@@ -190,9 +225,14 @@ def _escapes(stmt: ast.stmt) -> bool:
 
 # --------------------------------------------------------------------------- splitting
 class _Splitter:
-    def __init__(self, fdef: ast.FunctionDef, lines: Set[int], fixed: Set[str]) -> None:
+    def __init__(self, fdef: ast.FunctionDef, lines: Set[int], fixed: Set[str],
+                 headers: Set[int] = frozenset()) -> None:
         self.fdef = fdef
         self.lines = lines
+        # first lines of ``try`` / ``with`` statements that run as Python (``protected``)
+        # while their blocks are split, though nothing in them breaks the graph
+        self.headers = headers
+        self.depth = 0          # > 0: inside a try / with (segments fall back in place)
         # ``fixed``: locals the segments read from a cell instead (a method's ``self``)
         self.local = (set(_params(fdef.args)) | stores(fdef.body)) - fixed
         self.read_anywhere = reads(fdef.body)
@@ -200,7 +240,8 @@ class _Splitter:
 
     def _holds_break(self, stmt: ast.stmt) -> bool:
         end = stmt.end_lineno or stmt.lineno
-        return any(stmt.lineno <= ln <= end for ln in self.lines)
+        return any(stmt.lineno <= ln <= end for ln in self.lines) or \
+            any(stmt.lineno <= ln <= end for ln in self.headers)
 
     def block(self, stmts: List[ast.stmt], defined: Set[str],
               definite: Optional[Set[str]] = None) -> List[ast.stmt]:
@@ -222,7 +263,7 @@ class _Splitter:
 
         for s in stmts:
             compound = any(isinstance(getattr(s, b, None), list) and getattr(s, b)
-                           for b in _BLOCKS) or isinstance(s, ast.Try)
+                           for b in _BLOCKS) or isinstance(s, _TRY)
             if not self._holds_break(s) and not _escapes(s):
                 run.append(s)
                 if isinstance(s, ast.Return):
@@ -242,11 +283,22 @@ class _Splitter:
         return out
 
     def _in_header(self, s: ast.stmt) -> bool:
+        """A break in the header of a ``with`` (``with open(x.tobytes())``): then all of
+        it runs eagerly; a protected ``with`` alone keeps its body compiled."""
         body_start = s.body[0].lineno if getattr(s, "body", None) else s.lineno + 1
         return any(s.lineno <= ln < body_start for ln in self.lines)
 
     def _compound(self, s: ast.stmt, defined: Set[str], definite: Set[str]) -> ast.stmt:
         """A compound statement whose header runs eagerly and whose blocks are split."""
+        guarded = isinstance(s, _TRY + (ast.With, ast.AsyncWith))
+        self.depth += guarded
+        try:
+            return self._compound_blocks(s, defined, definite)
+        finally:
+            self.depth -= guarded
+
+    def _compound_blocks(self, s: ast.stmt, defined: Set[str],
+                         definite: Set[str]) -> ast.stmt:
         new = ast.copy_location(type(s)(**{f: getattr(s, f) for f in s._fields}), s)
         bound = stores(getattr(s, "target", None) and [s.target] or [])
         if isinstance(s, (ast.With, ast.AsyncWith)):
@@ -258,7 +310,7 @@ class _Splitter:
             stmts = getattr(s, b, None)
             if isinstance(stmts, list) and stmts:
                 setattr(new, b, self.block(stmts, inner, sure))
-        if isinstance(s, ast.Try):
+        if isinstance(s, _TRY):
             new.handlers = []
             for h in s.handlers:
                 nh = ast.copy_location(ast.ExceptHandler(type=h.type, name=h.name,
@@ -276,6 +328,7 @@ class _Splitter:
         outputs = [] if returns else sorted(n for n in stores(stmts) & self.read_anywhere
                                             if n in self.local)
         ch = Chunk(stmts, inputs, outputs, returns)
+        ch.protected = self.depth > 0
         # a local bound on some paths only: the segment gets None where it is unbound (eager
         # code reading it there would raise), and hands back None for one it may not bind
         maybe_in = [n for n in inputs if n not in definite]
@@ -305,12 +358,58 @@ class _Splitter:
                 out.append(ast.Assign(targets=[ast.Name(n, ast.Store())], value=keep))
         else:
             out.append(ast.Expr(call))
+        if ch.protected:
+            out = pre + [_fall_back_in_place(out[len(pre):])]
         for stmt in out:
             ast.copy_location(stmt, stmts[0])
             ast.fix_missing_locations(stmt)
             for n in ast.walk(stmt):
                 n.lineno, n.end_lineno = stmts[0].lineno, stmts[0].lineno
+        if ch.protected:
+            import copy
+            # the statements as written, with their own lines (tracebacks point there),
+            # NumPy's warnings not given twice
+            flag = ast.Name("_ss_raised", ast.Load())
+            quiet = ast.With(items=[ast.withitem(context_expr=ast.Call(
+                func=ast.Attribute(flag, "quiet", ast.Load()), args=[], keywords=[]),
+                optional_vars=None)], body=copy.deepcopy(stmts))
+            again = ast.If(test=ast.Compare(flag, [ast.IsNot()], [ast.Constant(None)]),
+                           body=[quiet], orelse=[])
+            ast.copy_location(again, stmts[0])
+            ast.copy_location(again.test, stmts[0])
+            ast.copy_location(quiet, stmts[0])
+            ast.fix_missing_locations(again)
+            for n in ast.walk(again.test):
+                n.lineno = n.end_lineno = stmts[0].lineno
+            for n in ast.walk(quiet.items[0].context_expr):
+                n.lineno = n.end_lineno = stmts[0].lineno
+            out.append(again)
         return out
+
+
+def _fall_back_in_place(calls: List[ast.stmt]) -> ast.stmt:
+    """A protected segment's call, then (added by the caller) its statements as written
+    where the compiled code raised (``CompiledRaised``; the flag keeps that exception out
+    of the user's traceback)::
+
+        try:
+            y, L = _ss_seg0(x, A)
+            _ss_raised = None
+        except _ss_CompiledRaised as _ss_e:
+            _ss_raised = _ss_e
+        if _ss_raised is not None:
+            with _ss_raised.quiet():
+                y = x * 2 + 1
+                L = np.linalg.cholesky(A)
+    """
+    flag = "_ss_raised"
+    body = calls + [ast.Assign(targets=[ast.Name(flag, ast.Store())],
+                               value=ast.Constant(None))]
+    handler = ast.ExceptHandler(type=ast.Name("_ss_CompiledRaised", ast.Load()),
+                                name="_ss_e",
+                                body=[ast.Assign(targets=[ast.Name(flag, ast.Store())],
+                                                 value=ast.Name("_ss_e", ast.Load()))])
+    return ast.Try(body=body, handlers=[handler], orelse=[], finalbody=[])
 
 
 def _aug_only(stmts: List[ast.stmt]) -> Set[str]:
@@ -367,7 +466,7 @@ def definite_stores(stmts: List[ast.stmt]):
             continue
         if isinstance(s, ast.If):
             now = definite_stores(s.body)[0] & definite_stores(s.orelse)[0]
-        elif isinstance(s, (ast.For, ast.AsyncFor, ast.While, ast.Try)):
+        elif isinstance(s, (ast.For, ast.AsyncFor, ast.While) + _TRY):
             now = definite_stores(getattr(s, "finalbody", []))[0]
             removed |= stores([s]) - now if any(isinstance(n, ast.Delete)
                                                 for n in ast.walk(s)) else set()
@@ -403,10 +502,64 @@ def _segment_def(ch: Chunk, index: int, fname: str) -> ast.FunctionDef:
     return d
 
 
+def protected(fdef: ast.FunctionDef) -> List[ast.stmt]:
+    """The ``try`` and ``with`` statements of ``fdef``'s own scope, outermost first.  Their
+    semantics need Python on every call (an ``except`` sees the exception the array work
+    raises, a ``finally`` and a context manager's ``__enter__`` / ``__exit__`` run every
+    time), so the JIT runs them as Python and compiles their blocks as segments."""
+    kinds = _TRY + (ast.With,)
+    found = [n for stmt in fdef.body for n in _walk_scope(stmt) if isinstance(n, kinds)]
+    return sorted(found, key=lambda n: (n.lineno, n.col_offset))
+
+
+@functools.lru_cache(maxsize=256)
+def with_bodies(filename: str) -> tuple:
+    """The ``with`` statements of a source file as ``(first line, body's first line, last
+    line, owner)`` and its functions as ``(first line, last line, owner)``; ``owner``: the
+    innermost function (or lambda) around, by first line (0: the module).  Empty where the
+    file cannot be read or parsed."""
+    import linecache
+    try:
+        tree = ast.parse("".join(linecache.getlines(filename)))
+    except (SyntaxError, ValueError):
+        return (), ()
+    withs, defs = [], []
+
+    def go(node, owner):
+        for n in ast.iter_child_nodes(node):
+            inner = owner
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                inner = n.lineno
+                defs.append((n.lineno, n.end_lineno or n.lineno, n.lineno))
+            elif isinstance(n, (ast.With, ast.AsyncWith)):
+                withs.append((n.lineno, n.body[0].lineno, n.end_lineno or n.lineno, owner))
+            go(n, inner)
+    go(tree, 0)
+    return tuple(withs), tuple(defs)
+
+
+def in_with(filename: str, lineno: int) -> Optional[int]:
+    """The first line of the innermost ``with`` of the function running
+    ``filename:lineno`` whose body holds that line (a function defined inside a ``with``
+    is not in it)."""
+    withs, defs = with_bodies(filename)
+    if not withs:
+        return None
+    owner = max((d[0] for d in defs if d[0] < lineno <= d[1]), default=0)
+    best = None
+    for first, body, last, own in withs:
+        if own == owner and body <= lineno <= last and (best is None or first > best):
+            best = first
+    return best
+
+
 def split(f, fdef: ast.FunctionDef, lines: Set[int],
-          wrap: Callable[[Chunk, Callable], Callable]) -> Optional[Split]:
+          wrap: Callable[[Chunk, Callable], Callable],
+          headers: Set[int] = frozenset()) -> Optional[Split]:
     """``f`` rewritten to run the statements on ``lines`` eagerly and the rest as segments,
-    each segment function passed through ``wrap`` (``ss.compile``).  None: not possible."""
+    each segment function passed through ``wrap`` (``ss.compile``); the compound statements
+    starting on ``headers`` (``protected``) run their headers as Python and their blocks
+    as segments.  None: not possible."""
     if not splittable(fdef):
         return None
     func = getattr(f, "__func__", f)
@@ -419,7 +572,7 @@ def split(f, fdef: ast.FunctionDef, lines: Set[int],
     if inspect.ismethod(f) and params and params[0] not in stores(fdef.body) and \
             params[0] not in code.co_freevars:
         fixed[params[0]] = f.__self__
-    sp = _Splitter(fdef, lines, set(fixed))
+    sp = _Splitter(fdef, lines, set(fixed), set(headers))
     body = sp.block(fdef.body, set(_params(fdef.args)))
     if not sp.chunks:
         return None
@@ -427,7 +580,9 @@ def split(f, fdef: ast.FunctionDef, lines: Set[int],
                              returns=None, type_comment=None)
     ast.copy_location(driver, fdef)
     segs = [_segment_def(ch, i, fdef.name) for i, ch in enumerate(sp.chunks)]
-    helpers = ["_ss_seg%d" % i for i in range(len(sp.chunks))] + ["_ss_keep"] + list(fixed)
+    helpers = ["_ss_seg%d" % i for i in range(len(sp.chunks))] + ["_ss_keep",
+                                                                   "_ss_CompiledRaised"]
+    helpers += list(fixed)
     free = list(code.co_freevars)
     # a factory whose parameters become the cells of the functions it defines: the user's
     # closure variables (replaced below by the user's own cells) and the segment callables
@@ -448,6 +603,7 @@ def split(f, fdef: ast.FunctionDef, lines: Set[int],
     user_cells = dict(zip(code.co_freevars, func.__closure__ or ()))
     helper_cells = {n: types.CellType() for n in helpers}
     helper_cells["_ss_keep"].cell_contents = keep_inplace
+    helper_cells["_ss_CompiledRaised"].cell_contents = CompiledRaised
     for name, obj in fixed.items():
         helper_cells[name].cell_contents = obj
 
@@ -478,16 +634,34 @@ def split(f, fdef: ast.FunctionDef, lines: Set[int],
     return Split(drv, sp.chunks, fns)
 
 
-def break_line(exc: BaseException, code: types.CodeType) -> Optional[int]:
-    """The line of ``code`` (the function traced) that was running when ``exc`` was
-    raised: the statement that holds the break."""
+def break_line(exc: BaseException, code) -> Optional[int]:
+    """The line of ``code`` (the function traced; or a set of codes: a function, its
+    driver and segments, all on the user's lines) that was running when ``exc`` was
+    raised, innermost first: the statement that holds the break."""
+    codes = code if isinstance(code, (set, frozenset)) else {code}
     line = None
     tb = exc.__traceback__
     while tb is not None:
-        if tb.tb_frame.f_code is code:
+        if tb.tb_frame.f_code in codes:
             line = tb.tb_lineno
         tb = tb.tb_next
+    if line is None:
+        # a break raised again after the user's ``except`` swallowed it: the stack it was
+        # first raised on
+        for c, ln in getattr(exc, "stack", ()):
+            if c in codes:
+                line = ln
     return line
+
+
+def code_lines(code: types.CodeType) -> range:
+    """The lines of a function's code (its nested functions' lines included)."""
+    last = max((ln for _, _, ln in code.co_lines() if ln is not None),
+               default=code.co_firstlineno)
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            last = max(last, code_lines(c).stop - 1)
+    return range(code.co_firstlineno, last + 1)
 
 
 def code_of(f) -> Optional[types.CodeType]:
