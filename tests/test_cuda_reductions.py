@@ -354,16 +354,16 @@ VARIANTS = {"scalar": [], "index64": ["SS_INDEX64"], "vec": ["SS_VEC"],
             "strided": ["SS_STRIDED"], "strided64": ["SS_STRIDED", "SS_INDEX64"]}
 
 
-def _ptxas_report(kernels):
+def _ptxas_report(kernels, variants=VARIANTS):
     """``nvcc -cubin -Xptxas -v`` (sm_90) of every variant the driver can launch of each
-    kernel, compiled as renamed copies in one translation unit: {(kernel position,
-    variant): (registers, spill bytes)}."""
+    kernel (or of ``variants``), compiled as renamed copies in one translation unit:
+    {(kernel position, variant): (registers, spill bytes)}."""
     import os
     import subprocess
     import tempfile
     parts = []
     for i, k in enumerate(kernels):
-        for name, macros in VARIANTS.items():
+        for name, macros in variants.items():
             src = k.source.replace(" %s(" % k.name, " ss_p%d_%s(" % (i, name))
             parts += ["#define %s" % m for m in macros] + [src] + \
                 ["#undef %s" % m for m in macros] + ["#undef SS_OFF"]
@@ -398,6 +398,25 @@ def test_row_kernels_fit_64_registers_without_spills():
         kernels += [k, k.split]
     report = _ptxas_report(kernels)
     assert len(report) == len(kernels) * len(VARIANTS)
+    for (i, name), (regs, spill) in sorted(report.items()):
+        assert regs <= 64 and spill == 0, (kernels[i].name, name, regs, spill)
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
+def test_column_vec_variants_fit_64_registers_without_spills():
+    """The column kernels' SS_VEC variant (V columns per lane: 8 float16, 4 float32, 2
+    float64) of sums, softmax, norms and centring, in every float dtype, and their scalar
+    variant: within 64 registers, no spills."""
+    kernels = []
+    for f, extra in [(column_softmax, 0), (column_norm, 1), (lambda x: x.sum(axis=0), 0),
+                     (lambda x: x - x.mean(axis=0, keepdims=True), 0)]:
+        for dt in (np.float16, np.float32, np.float64):
+            k = program(f, *[a.astype(dt) for a in [f32(16, 4)] + [f32(4)] * extra]).kernels[0]
+            assert k.columns and k.vec == 16 // np.dtype(dt).itemsize
+            kernels.append(k)
+    variants = {"scalar": [], "vec": ["SS_VEC"]}
+    report = _ptxas_report(kernels, variants)
+    assert len(report) == len(kernels) * len(variants)
     for (i, name), (regs, spill) in sorted(report.items()):
         assert regs <= 64 and spill == 0, (kernels[i].name, name, regs, spill)
 

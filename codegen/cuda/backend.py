@@ -105,8 +105,9 @@ def _driver_body(ctx: Writing, ep, plan: Plan) -> List[str]:
         else:
             if k.empty_max and _may_be_zero(ep, k.inner):
                 body.append("if %s == 0: _rt_no_identity(%r)" % (_py(k.inner), k.empty_max[0]))
-            body.append("_row(_K[%d], %s, %s, %s, %s)" % (i, _py(k.rows), _py(k.inner), argt,
-                                                         big))
+            lens = "".join(", " + _py(e) for e in k.vec_lens)
+            body.append("_row(_K[%d], %s, %s, %s, %s%s)" % (i, _py(k.rows), _py(k.inner), argt,
+                                                           big, lens))
     ns.update(dtypes)
     return body + ctx.finish(r)
 
@@ -132,7 +133,8 @@ def launchers(runtime):
     the thread's own elements starts on a 16-byte boundary (CuPy's allocations do; an
     offset view may not); a row kernel runs its 128-bit variant when, besides, the row
     length is a multiple of the vector width (every row then starts 16-byte aligned) and
-    the indices are 32-bit."""
+    the indices are 32-bit; a column kernel's (V adjacent columns per lane, 32 * V per
+    block) when the last axes its lanes read are multiples of V (``k.vec_lens``)."""
     launch, aligned = runtime.launch, runtime.aligned
 
     def strided(k, args):
@@ -146,7 +148,7 @@ def launchers(runtime):
             per = MAX_BLOCK * (k.vec if vec else 1)
             launch(k, min((n + per - 1) // per, GRID_CAP), MAX_BLOCK, args, big, vec, st)
 
-    def _row(k, rows, inner, args, big):
+    def _row(k, rows, inner, args, big, *lens):
         if rows > 0:
             st = strided(k, args)
             chunk = ROW_BLOCK * ROW_ITEMS
@@ -171,11 +173,14 @@ def launchers(runtime):
                     launch(sk, min(rows * nch, GRID_CAP), ROW_BLOCK, args + (ws, p, nch), big,
                            False, st)
                 return
-            block, per_block = (32 * COL_SPLIT, 32) if k.columns else row_launch(inner)
             # (not with 64-bit indices: that variant would exceed 64 registers; it is for
-            # arrays of 2**31 elements, where the scalar loads are the least concern)
-            vec = not st and not big and k.vec > 1 and inner % k.vec == 0 and \
+            # arrays of 2**31 elements, where the scalar loads are the least concern);
+            # ``lens``: a column kernel's last axes, which its lanes read V columns at a time
+            vec = not st and not big and k.vec > 1 and \
+                all(n % k.vec == 0 for n in (lens or (inner,))) and \
                 all(aligned(args[p]) for p in k.vec_positions)
+            block, per_block = (32 * COL_SPLIT, 32 * (k.vec if vec else 1)) if k.columns \
+                else row_launch(inner)
             launch(k, min((rows + per_block - 1) // per_block, GRID_CAP), block, args, big,
                    vec, st)
     return _pw, _row

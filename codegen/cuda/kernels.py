@@ -91,6 +91,8 @@ class Kernel:
         self.vec = 0                                # pointwise: elements per thread (SS_VEC)
         self.vec_arrays: List[Node] = []            # ... arrays that must be 16-byte aligned
         self.vec_positions: List[int] = []          # ... their positions in ``args``
+        self.vec_lens: List[Any] = []               # column kernels: lengths that must be
+                                                    # multiples of vec (else: the row length)
         self.strided_positions: List[int] = []      # loaded arrays that may be strided views
         self.split: Optional["Kernel"] = None       # reduce: the split-row companion
         self.passes = 0                             # ... (on it) launches per call
@@ -151,6 +153,16 @@ class Emitter:
         self.chunk_regs: Set[str] = set()     # ... register caches holding one chunk
         self.row_linear = ""                  # ... the row's own element offset
         self.row_coord = "j"                  # ... the coordinate equal to j
+        self.column = False                   # a column kernel (set by _row_geometry)
+        self.cvec = 0                         # column kernels: columns per lane (SS_VEC)
+        self.cvec_mode = False                # ... generating the SS_VEC variant
+        self.cvec_bufs: Dict[str, str] = {}   # ... arrays read along the kept last axis
+        self.cvec_lens: List[Any] = []        # ... their last axes (multiples of cvec)
+        self.cvec_outs: List[Node] = []       # ... outputs stored cvec columns at a time
+        self.col_items = ROW_ITEMS            # ... elements per lane and column in registers
+        self.pre_decl: List[str] = []         # ... per-column arrays of row-level values
+        self.jdecl: List[str] = []            # ... chunk registers of one element's loads
+        self.jdecode: List[str] = []          # the decode of j (leads a phase's lines)
         self.trailing = spec.axes is not None and \
             tuple(spec.axes) == tuple(range(self.nd - len(spec.axes), self.nd))
 
@@ -304,6 +316,12 @@ class Emitter:
 
     def emit(self, ct: str, text: str, row: bool, note: str = "") -> str:
         v = self.fresh()
+        if row and self.cvec_mode:
+            # a row-level value of a column kernel's SS_VEC variant: one per column of the
+            # lane, computed in the lane's loop over its columns (``_pre_lines``)
+            self.pre_decl.append("%s %s[%d];" % (ct, v, self.cvec))
+            self.pre.append("%s[ss_v] = %s;%s" % (v, text, ("  // " + note) if note else ""))
+            return v + "[ss_v]"
         line = "const %s %s = %s;%s" % (ct, v, text, ("  // " + note) if note else "")
         (self.pre if row else self.body).append(line)
         return v
@@ -366,6 +384,20 @@ class Emitter:
                 not row and raw in (self.row_linear, "j", self.row_coord)
             if contig:
                 self.rvec_bufs[buf] = STORAGE[n.dtype.name]
+            # along the kept last axis (stride 1 in the lane's columns): the SS_VEC variant
+            # of a column kernel loads a lane's columns 16 bytes at a time
+            ccontig = self.column and not self.split and kind in ("input", "lib", "pw",
+                                                                   "red") and \
+                self._col_contig(coords[-1:] if coords else [], raw)
+            if ccontig:
+                self.cvec_bufs[buf] = STORAGE[n.dtype.name]
+                if not any(n.shape[-1] is e or n.shape[-1] == e for e in self.cvec_lens):
+                    self.cvec_lens.append(n.shape[-1])
+            if self.cvec_mode:
+                v = self.emit(CTYPES[n.dtype.name], cops.load_expr(self._col_load(
+                    n, buf, raw, text, row, ccontig), n.dtype), row, note)
+                memo[key] = v
+                return v
             vt = _VECT[_SIZEOF[STORAGE[n.dtype.name]] * self.rvec] if contig and \
                 self.rvec_mode else ""
             if vt and getattr(self, "cache", None) is None:
@@ -643,7 +675,15 @@ class Emitter:
         after one barrier, so every thread holds the row's result.  When the row fits
         ``ROW_ITEMS`` elements per thread, each element of an array read along the row is
         loaded once into registers (fully unrolled loops over ``ss_k``) and every later phase
-        reads the registers; longer rows loop over memory."""
+        reads the registers; longer rows loop over memory.
+
+        A column kernel (the last axis kept) has a lane per column instead, 32 adjacent
+        columns per warp, the block's COL_SPLIT warps splitting each column's elements.  Its
+        SS_VEC variant gives each lane ``cvec`` adjacent columns (16 bytes of the widest
+        array read along the kept axis, at most ROW_ITEMS): per element of the columns, one
+        128-bit load per such array, then the lines once per column (``_cols``: an unrolled
+        loop over ``ss_v``); accumulators, row-level values and results are arrays of
+        ``cvec``; elementwise outputs and per-column results leave as vector stores."""
         spec = self.spec
         S, axes, outer_axes, rows, inner, rsz, isz = self._row_geometry()
         lin = self.dom_linear()
@@ -651,8 +691,20 @@ class Emitter:
         if axes == [self.nd - 1]:
             self.row_coord = "c%d" % (self.nd - 1)
         variants = {}
+        col_half = self.col_half
         for vec in (False, True):
-            if vec:
+            if vec and self.column:
+                if not self.cvec_bufs or written is None:
+                    break
+                # a lane takes 16 bytes of the widest array read along the kept axis
+                # (at most ROW_ITEMS columns); its registers keep ROW_ITEMS 32-bit words
+                # of each array read along the columns (float64 softmax spilled with more)
+                wide = max(_SIZEOF[t] for t in self.cvec_bufs.values())
+                self.cvec = min(16 // wide, ROW_ITEMS)
+                self.col_items = max(1, ROW_ITEMS // (self.cvec * max(1, wide // 4)))
+                self.col_half = self._col_scratch(self.cvec)
+                self.cvec_mode = True
+            elif vec:
                 if not self.rvec_bufs or self.column or written is None:
                     break
                 # 16 bytes of the widest such array per load (at most ROW_ITEMS elements)
@@ -667,7 +719,7 @@ class Emitter:
                 self.rvec_loads = {}
                 variants[cached, vec] = self._row_phases(cached, isz, axes, written)
         self.cache = None
-        self.rvec_mode = False
+        self.rvec_mode = self.cvec_mode = False
         if written is None:
             return None
         (cached_lines, outs), (loop_lines, _) = variants[True, False], variants[False, False]
@@ -680,8 +732,17 @@ class Emitter:
                 loop_lines + ["#endif"]
         rdecode = self._decode_lines("row", outer_axes, "t")
         both = cached_lines + loop_lines
+        vec_half, self.col_half = self.col_half, col_half
         body = self._row_loop_head(isz, rsz)
         body += ["  " + l for l in (rdecode if _uses_coords(rdecode, both) else [])]
+        if self.cvec:
+            # the SS_VEC column variant: a lane's first column row0 (its coordinates
+            # decoded once; the last one is ss_cl0), twice the columns per block
+            self.col_half, scalar = vec_half, body
+            body = ["#ifdef SS_VEC"] + self._row_loop_head(isz, rsz, self.cvec)
+            body += ["  " + l for l in self._col0_decode(outer_axes)]
+            body += ["#else"] + scalar + ["#endif"]
+            self.col_half = col_half
         body.append("  if (ss_inreg) {")
         body += ["    " + l for l in cached_lines]
         body.append("  } else {")
@@ -692,10 +753,16 @@ class Emitter:
         k.rows, k.inner = rows, inner
         k.columns = self.column
         k.merged = len(self.merged_pairs())
-        if self.rvec:
+        if self.rvec or self.cvec:
             names = {v: n for n, v in self.bufs.items()}
-            k.vec = self.rvec
-            k.vec_arrays = [names[b] for b in self.rvec_bufs] + list(self.rvec_outs)
+            k.vec = self.rvec or self.cvec
+            k.vec_arrays = [names[b] for b in (self.cvec_bufs if self.cvec else
+                                               self.rvec_bufs)]
+            k.vec_arrays += [n for i, n in enumerate(self.rvec_outs)
+                             if not any(n is o for o in self.rvec_outs[:i])]
+            # the lengths that must be multiples of k.vec (the last axes read by lanes)
+            k.vec_lens = [S[-1]] + [e for e in self.cvec_lens if not (
+                e is S[-1] or e == S[-1])] if self.cvec else []
             k.vec_positions = [p for p, (kind, v) in enumerate(k.args)
                                if kind in ("in", "out") and any(v is x for x in k.vec_arrays)]
         k.uses_sync = True
@@ -703,10 +770,24 @@ class Emitter:
                        if r.op in ("max", "min")]
         return k
 
-    def _row_loop_head(self, isz: str, rsz: str) -> List[str]:
+    def _row_loop_head(self, isz: str, rsz: str, V: int = 0) -> List[str]:
         """The row kernel's shared scratch, its group geometry and the opening of its loop
         over rows (``rsz`` rows of ``isz`` elements): 32 adjacent rows per warp for a column
-        layout, else ``ss_g`` threads per row."""
+        layout (``V``: 32 * V adjacent columns, V per lane, in the SS_VEC variant), else
+        ``ss_g`` threads per row."""
+        if V:
+            return ["__shared__ double ss_scratch[%d];   // one scratch for every reduction"
+                    % (2 * self.col_half),
+                    "unsigned int ss_par = 0;            // which half of it the next one uses",
+                    "const unsigned int ss_col = threadIdx.x & 31u;",
+                    "const unsigned int ss_lane = threadIdx.x >> 5;   // which split of a row",
+                    "const unsigned int ss_g = blockDim.x >> 5;       // splits per row",
+                    "const bool ss_inreg = %s <= (idx_t)ss_g * %d;" % (isz, self.col_items),
+                    "for (idx_t ss_base = (idx_t)blockIdx.x * %d; ss_base < %s; "
+                    "ss_base += (idx_t)gridDim.x * %d) {" % (32 * V, rsz, 32 * V),
+                    "  const bool ss_live = ss_base + (idx_t)ss_col * %d < %s;" % (V, rsz),
+                    "  const idx_t row0 = ss_live ? ss_base + (idx_t)ss_col * %d : %s - %d;"
+                    % (V, rsz, V)]
         if self.column:
             # the last axis is kept: the 32 lanes of a warp take 32 adjacent rows (adjacent
             # addresses: coalesced), the COL_SPLIT warps of the block split each row's
@@ -864,6 +945,23 @@ class Emitter:
         over ``vals`` and the other tuple ``o0, o1, ...``) over the warp's shuffles, then
         across warps through one half of the scratch (one barrier)."""
         k = len(vals)
+        if self.column and self.cvec_mode:
+            # SS_VEC: each thread's tuple for each of its cvec columns in its own stripe
+            n, V = 32 * COL_SPLIT, self.cvec
+            lines = ["{                        // across warps: one barrier",
+                     "  %s* sh = (%s*)(ss_scratch + %d * ss_par);" % (ct, ct, self.col_half),
+                     "  ss_par ^= 1u;"]
+            lines += ["  " + l for l in self._cols([" ".join(
+                "sh[%d * (%d + ss_v) + threadIdx.x] = %s;" % (n, V * i, v)
+                for i, v in enumerate(vals))])]
+            lines.append("  __syncthreads();")
+            get = self._cols([" ".join("%s = sh[%d * (%d + ss_v) + ss_col];" % (v, n, V * i)
+                                       for i, v in enumerate(vals)),
+                              "for (unsigned int w = 1; w < ss_g; w++) {"] +
+                             ["  const %s o%d = sh[%d * (%d + ss_v) + 32 * w + ss_col];" % (
+                                 ct, i, n, V * i) for i in range(k)] +
+                             ["  " + l for l in merge] + ["}"])
+            return lines + ["  " + l for l in get] + ["}"]
         if self.column:
             # a warp's lanes hold different columns: the COL_SPLIT threads of a column
             # (one per warp) meet in shared memory, each tuple value in its own stripe
@@ -933,7 +1031,9 @@ class Emitter:
         ct = CTYPES[x.dtype.name]
         R0 = cops.Reduction(r0.op, x.dtype, r0.dtype)
         R1 = cops.Reduction(r1.op, r1.inputs[0].dtype, r1.dtype)
-        a0, a1, v0, v1 = "a%d" % ri, "a%d" % (ri + 1), "r%d" % ri, "r%d" % (ri + 1)
+        names = ["a%d" % ri, "a%d" % (ri + 1), "r%d" % ri, "r%d" % (ri + 1),
+                 "ss_n%d" % ri, "ss_mu%d" % ri]
+        a0, a1, v0, v1, n, mu = [self._pv(nm) for nm in names]
         self.helpers.add("shfl")
         self.memo, self.body, self.pre = {}, [], []
         v = self.value(x, self.dom)
@@ -955,19 +1055,18 @@ class Emitter:
                     "(ss_mx == %s ? (%s)1 : %s);" % (a1, a1, a0, ct, a0, lowest, ct,
                                                      R1.load(t, r1.inputs[0].dtype, self.helpers)),
                     "%s = ss_mx;" % a0]
-            ph += self.pre
-            ph.append("%s %s = %s, %s = %s;" % (ct, a0, lowest, a1, R1.identity()))
+            ph += self._pre_lines()
+            ph += self._per_col(ct, [(names[0], lowest), (names[1], R1.identity())])
             merge = ["ss_online_merge(%s, %s, o0, o1);" % (a0, a1)]
             ph += self._split_partials(ct, [a0, a1], merge, pi, slot, self._row_loop(
                 False, isz, (jdecode if _uses_coords(jdecode, body) else []) + body) +
                 self._lanes_merge(ct, [a0, a1], merge))
-            ph.append("const %s %s = %s;" % (R0.out_c, v0, R0.finish(a0, isz)))
+            ph += self._per_col(R0.out_c, [(names[2], R0.finish(a0, isz))], const=True)
             # a row of -inf: NumPy's exp(-inf - -inf) is NaN, so is its sum
-            ph.append("const %s %s = %s;" % (R1.out_c, v1, R1.finish(
-                "(%s == %s ? %s - %s : %s)" % (a0, lowest, a0, a0, a1), isz)))
+            ph += self._per_col(R1.out_c, [(names[3], R1.finish(
+                "(%s == %s ? %s - %s : %s)" % (a0, lowest, a0, a0, a1), isz))], const=True)
         else:
             self.helpers.add("welford")
-            n, mu = "ss_n%d" % ri, "ss_mu%d" % ri
             body = self.body + [
                 "const %s ss_x = %s;" % (ct, elem),
                 "%s = %s;" % (a0, R0.combine(a0, R0.load("ss_x", x.dtype, self.helpers),
@@ -976,18 +1075,19 @@ class Emitter:
                 "const %s ss_d = ss_x - %s;" % (ct, mu),
                 "%s = %s + ss_d / %s;" % (mu, mu, n),
                 "%s = %s + ss_d * (ss_x - %s);" % (a1, a1, mu)]
-            ph += self.pre
-            ph.append("%s %s = %s, %s = 0, %s = 0, %s = 0;" % (ct, a0, R0.identity(), n, mu, a1))
+            ph += self._pre_lines()
+            ph += self._per_col(ct, [(names[0], R0.identity()), (names[4], "0"), (names[5], "0"),
+                                     (names[1], "0")])
             merge = ["%s = %s;" % (a0, R0.combine(a0, "o0", self.helpers)),
                      "ss_welford_merge(%s, %s, %s, o1, o2, o3);" % (n, mu, a1)]
             ph += self._split_partials(ct, [a0, n, mu, a1], merge, pi, slot, self._row_loop(
                 False, isz, (jdecode if _uses_coords(jdecode, body) else []) + body) +
                 self._lanes_merge(ct, [a0, n, mu, a1], merge))
-            ph.append("const %s %s = %s;" % (R0.out_c, v0, R0.finish(a0, isz)))
+            ph += self._per_col(R0.out_c, [(names[2], R0.finish(a0, isz))], const=True)
             # a float sum that overflowed: NumPy's mean is inf, each (x - inf)**2 is inf
-            ph.append("const %s %s = %s;" % (R1.out_c, v1, R1.finish(
+            ph += self._per_col(R1.out_c, [(names[3], R1.finish(
                 "(%s - %s != %s - %s && %s == %s ? %s : %s)" % (
-                    v0, v0, v0, v0, a1, a1, cops.highest(x.dtype), a1), isz)))
+                    v0, v0, v0, v0, a1, a1, cops.highest(x.dtype), a1), isz))], const=True)
         self.red_vars[r0], self.red_vars[r1] = v0, v1
         return ph
 
@@ -1002,6 +1102,8 @@ class Emitter:
                      "j += (idx_t)ss_g) {"] + ["  " + l for l in lines] + ["}"])
         if self.column:
             isz = "(ss_live ? %s : 0)" % isz
+        if self.column and self.cvec_mode:
+            return self._col_vec_loop(cached, isz, lines, vstores)
         if self.split:
             return (["#pragma unroll", "for (int ss_k = 0; ss_k < %d; ss_k++) {" % ROW_ITEMS,
                      "  const idx_t j = ss_j0 + (idx_t)ss_lane + (idx_t)ss_k * (idx_t)ss_g;",
@@ -1048,13 +1150,132 @@ class Emitter:
         return (["for (idx_t j = (idx_t)ss_lane; j < %s; j += (idx_t)ss_g) {" % isz] +
                 ["  " + l for l in lines] + ["}"])
 
+    def _col_vec_loop(self, cached: bool, isz: str, lines: List[str],
+                      vstores: Sequence[Tuple[str, str, str]]) -> List[str]:
+        """A column kernel's SS_VEC loop over its elements (``j``) of the lane's ``cvec``
+        adjacent columns: per element, the decode of ``j``, the chunk registers of its
+        128-bit loads, the lines once per column (``_cols``), then ``vstores`` (outputs the
+        lines gathered in ``vo_<buffer>[ss_v]``) leave as 128-bit stores."""
+        V = self.cvec
+        jd = len(self.jdecode) if lines[:len(self.jdecode)] == self.jdecode else 0
+        decl, self.jdecl = self.jdecl, []
+        stores = [l for ct, buf, off in vstores
+                  for l in _vector_store(ct, buf, self._at_col0(off), V)]
+        head = lines[:jd] if jd or not _uses_coords(self.jdecode, stores) else self.jdecode
+        inner = head + decl + ["__align__(16) %s vo_%s[%d];" % (ct, buf, V)
+                               for ct, buf, _ in vstores]
+        inner += self._cols(lines[jd:]) + stores
+        if cached:
+            return (["#pragma unroll",
+                     "for (int ss_k = 0; ss_k < %d; ss_k++) {" % self.col_items,
+                     "  const idx_t j = (idx_t)ss_lane + (idx_t)ss_k * (idx_t)ss_g;",
+                     "  if (j < %s) {" % isz] + ["    " + l for l in inner] + ["  }", "}"])
+        return (["for (idx_t j = (idx_t)ss_lane; j < %s; j += (idx_t)ss_g) {" % isz] +
+                ["  " + l for l in inner] + ["}"])
+
+    # ------------------------------------------------------------ column SS_VEC helpers
+    def _col0_decode(self, outer_axes: List[int]) -> List[str]:
+        """The coordinates of the lane's first column ``row0``; the last one is named
+        ``ss_cl0`` (``_cols`` declares each column's own)."""
+        L = self._last()
+        return [re.sub(r"\b%s\b" % L, "ss_cl0", l)
+                for l in self._decode_lines("row0", outer_axes, "t")]
+
+    def _col_scratch(self, V: int) -> int:
+        """Doubles per half of a column kernel's scratch in the SS_VEC variant: one tuple
+        (up to 4 values for Welford's) per column of each of the block's threads.  At most
+        64 bytes a thread (V * accumulator <= 64; a merged pair: V * element = 16, times 4
+        values), so both halves stay within 32 KB of shared memory."""
+        sizes = [_SIZEOF.get(cops.Reduction(r.op, r.inputs[0].dtype, r.dtype).acc_c, 8)
+                 for r in self.spec.reductions()]
+        sizes += [_SIZEOF.get(CTYPES[r.inputs[0].dtype.name], 8) for r in self.merged_pairs()]
+        k = self.col_half // (32 * COL_SPLIT)
+        return 32 * COL_SPLIT * -(-k * V * max(sizes + [1]) // 8)
+
+    def _last(self) -> str:
+        return "c%d" % (self.nd - 1)
+
+    def _col_contig(self, last: List[Idx], raw: str) -> bool:
+        """Is ``raw`` (an array's offset) the lane's column plus a term not depending on it:
+        the array's last coordinate is the kernel's last one, added with stride 1?"""
+        L = self._last()
+        return bool(last) and last[0].text == L and \
+            len(re.findall(r"\b%s\b" % L, raw)) == 1 and \
+            (raw == L or re.search(r"\+ %s\)*$" % L, raw) is not None) and \
+            re.search(r"\brow\b", raw) is None
+
+    def _col_load(self, n: Node, buf: str, raw: str, text: str, row: bool,
+                  contig: bool) -> str:
+        """A load in a column kernel's SS_VEC variant (inside the lane's loop over its
+        ``cvec`` columns, ``ss_v``): an array read along the kept axis is loaded for all the
+        lane's columns at ``ss_v == 0`` (one 128-bit load at most), each column then reads
+        its register; elements of the column kept in registers index ``ss_k * V + ss_v``."""
+        V = self.cvec
+        ct = STORAGE[n.dtype.name]
+        vt = _VECT[_SIZEOF[ct] * V] if contig else ""
+        if self.cache is not None and not row:
+            at = "[ss_k * %d + ss_v]" % V
+            reg = self.cache.get(text)
+            if reg is not None:
+                return reg + at
+            reg = self.cache[text] = "rc%d" % len(self.cache)
+            self.cache_decl.append("__align__(16) %s %s[%d];   // %s, loaded once" % (
+                ct, reg, self.col_items * V, text))
+            if vt:
+                return "(ss_v == 0 ? (*(%s*)&%s[ss_k * %d] = *(const %s*)&%s[%s], " \
+                    "%s[ss_k * %d]) : %s%s)" % (vt, reg, V, vt, buf, raw, reg, V, reg, at)
+            return "(%s%s = %s)" % (reg, at, text)
+        if not vt:
+            return text
+        vb = self.fresh("vb")
+        (self.pre_decl if row else self.jdecl).append("__align__(16) %s %s[%d];" % (ct, vb, V))
+        return "(ss_v == 0 ? (*(%s*)%s = *(const %s*)&%s[%s], %s[0]) : %s[ss_v])" % (
+            vt, vb, vt, buf, raw, vb, vb)
+
+    def _cols(self, lines: List[str]) -> List[str]:
+        """``lines`` once per column of the lane (SS_VEC column variant; else as they are):
+        an unrolled loop over ``ss_v`` declaring that column's ``row`` and last coordinate."""
+        if not self.cvec_mode:
+            return lines
+        text = "\n".join(lines)
+        L = self._last()
+        head = ["#pragma unroll", "for (int ss_v = 0; ss_v < %d; ss_v++) {" % self.cvec]
+        if re.search(r"\brow\b", text):
+            head.append("  const idx_t row = row0 + (idx_t)ss_v;")
+        if re.search(r"\b%s\b" % L, text):
+            head.append("  const idx_t %s = ss_cl0 + (idx_t)ss_v;" % L)
+        return head + ["  " + l for l in lines] + ["}"]
+
+    def _pv(self, name: str) -> str:
+        """A per-column variable: an array indexed by the lane's column in the SS_VEC
+        column variant."""
+        return name + "[ss_v]" if self.cvec_mode else name
+
+    def _per_col(self, ct: str, inits: Sequence[Tuple[str, str]], const: bool = False
+                 ) -> List[str]:
+        """Declare per-column variables ``(name, initial value)`` of C type ``ct``."""
+        if not self.cvec_mode:
+            return ["%s%s %s;" % ("const " if const else "", ct,
+                                  ", ".join("%s = %s" % ni for ni in inits))]
+        return ["%s %s;" % (ct, ", ".join("%s[%d]" % (nm, self.cvec) for nm, _ in inits))] + \
+            self._cols(["%s[ss_v] = %s;" % ni for ni in inits])
+
+    def _pre_lines(self) -> List[str]:
+        """The row-level lines (``self.pre``) where a phase places them."""
+        decl, self.pre_decl = self.pre_decl, []
+        return decl + self._cols(self.pre) if self.cvec_mode and self.pre else list(self.pre)
+
+    def _at_col0(self, off: str) -> str:
+        """The offset ``off`` at the lane's first column."""
+        return re.sub(r"\b%s\b" % self._last(), "ss_cl0", re.sub(r"\brow\b", "row0", off))
+
     def _at_chunk(self, off: str, start: str) -> str:
         """The row offset ``off`` (written at element ``j``) at the chunk start ``start``."""
         return re.sub(r"\b(j|%s)\b" % self.row_coord, start, off)
 
     def _row_phases(self, cached: bool, isz: str, axes: List[int], written):
         spec = self.spec
-        jdecode = self._decode_lines("j", axes, "t")
+        jdecode = self.jdecode = self._decode_lines("j", axes, "t")
         phases: List[str] = []
         # rows too long for registers are read from memory once per phase: there, a pair
         # of reductions that one read can compute (max and sum of exp(x - max); mean and
@@ -1075,14 +1296,14 @@ class Emitter:
             R = cops.Reduction(r.op, r.inputs[0].dtype, r.dtype)
             self.memo, self.body, self.pre = {}, [], []
             v = self.value(r.inputs[0], self.dom)
-            acc = "a%d" % ri
+            acc = self._pv("a%d" % ri)
             comb = R.combine(acc, R.load(v, r.inputs[0].dtype, self.helpers), self.helpers)
             self.helpers.add("shfl")
             rv = "r%d" % ri
             ph = ["// %s = %s(%s, axis=%s)" % (r.name, r.op, r.inputs[0].name,
                                                tuple(spec.axes))]
-            ph += self.pre
-            ph.append("%s %s = %s;" % (R.acc_c, acc, R.identity()))
+            ph += self._pre_lines()
+            ph += self._per_col(R.acc_c, [("a%d" % ri, R.identity())])
             inner = (jdecode if _uses_coords(jdecode, self.body) else []) + self.body
             loop = self._row_loop(cached, isz, inner + ["%s = %s;" % (acc, comb)])
             ws = "((%s*)(ss_ws + %d * ss_wsn))" % (R.acc_c, slot)
@@ -1104,9 +1325,9 @@ class Emitter:
                 ph.append("}")
                 ph.append("if (ss_pass == %d) continue;   // this pass makes partials only"
                           % pi)
-            ph.append("const %s %s = %s;" % (R.out_c, rv, R.finish(acc, isz)))
+            ph += self._per_col(R.out_c, [(rv, R.finish(acc, isz))], const=True)
             phases += ph
-            self.red_vars[r] = rv
+            self.red_vars[r] = self._pv(rv)
             pi, slot = pi + 1, slot + 1
         self.phase_count, self.ws_slots = pi, slot
         got = self._row_outputs(cached, isz, jdecode, written)
@@ -1120,6 +1341,9 @@ class Emitter:
         row's value: through shared memory for a column layout, else across the warp by
         shuffles and (groups wider than a warp) across warps after one barrier."""
         ph: List[str] = []
+        if self.column and self.cvec_mode:
+            return self._lanes_merge(R.acc_c, [acc], ["%s = %s;" % (
+                acc, R.combine(acc, "o0", self.helpers))])
         if self.column:
             # the COL_SPLIT threads of a column (one per warp) meet in shared memory
             ph.append("{                        // across warps: one barrier")
@@ -1171,7 +1395,8 @@ class Emitter:
             lin = self.dom_linear() or self.horner(self.dom, spec.shape)
             # the SS_VEC variant: outputs written along the row's own contiguous elements
             # gather a chunk in registers and store it 128 bits at a time
-            vec = self.rvec_mode and lin.text in (self.row_linear, "j", self.row_coord)
+            vec = self.rvec_mode and lin.text in (self.row_linear, "j", self.row_coord) or \
+                self.cvec_mode and self._col_contig(self.dom[-1:], lin.text)
             vstores = [(STORAGE[n.dtype.name], out_names[n], lin.text)
                        for n, _ in stores] if vec else []
             body = self.body + [("vo_%s[ss_v] = %s;" if vec else "%s[" + lin.text + "] = %s;")
@@ -1180,14 +1405,26 @@ class Emitter:
             if vec:
                 self.rvec_outs = [n for n, _ in stores]
             phases.append("// write %s" % ", ".join(n.name for n, _ in stores))
-            phases += self.pre
+            phases += self._pre_lines()
             phases += self._row_loop(cached, isz, (jdecode if _uses_coords(jdecode, body)
                                                    else []) + body, vstores)
         elif self.pre:
-            phases += self.pre
+            phases += self._pre_lines()
         red_out = [r for r in spec.reductions() if r in written]
         row_writes = [(r, self.red_vars[r]) for r in red_out] + row_stores
-        if row_writes:
+        if row_writes and self.cvec_mode:
+            # the lane's columns are adjacent: each result leaves as 128-bit stores
+            phases.append("if (ss_lane == 0 && ss_live) {")
+            phases += ["  __align__(16) %s vo_%s[%d];" % (STORAGE[n.dtype.name], out_names[n],
+                                                          self.cvec) for n, _ in row_writes]
+            phases += ["  " + l for l in self._cols([
+                "vo_%s[ss_v] = %s;" % (out_names[n], cops.store_expr(v, n.dtype))
+                for n, v in row_writes])]
+            phases += ["  " + l for n, _ in row_writes for l in _vector_store(
+                STORAGE[n.dtype.name], out_names[n], "row0", self.cvec)]
+            phases.append("}")
+            self.rvec_outs = self.rvec_outs + [n for n, _ in row_writes]
+        elif row_writes:
             phases.append("if (ss_lane == 0 && ss_live && ss_c == 0) {"
                           if self.column and self.split else
                           "if (ss_lane == 0 && ss_live) {" if self.column else
