@@ -242,7 +242,7 @@ def trace_program(f, args, kwargs, dynamic_shapes) -> Traced:
     binding = StateBinding(tracer.state_proxy, randomness.stand_in(tracer))
     try:
         binding.bind(f)
-        with sizes_routed(binding.global_dicts), randomness.drawing(tracer):
+        with sizes_routed(binding.global_dicts, tracer), randomness.drawing(tracer):
             out = f(*call_args, **call_kwargs)
         env.commit_pending()
         out_leaves, out_spec = pytree.flatten(_named_as_tuples(out))

@@ -1,27 +1,40 @@
 """``len`` and ``range`` over sizes while a trace runs: ``len(x)`` keeps a traced array's first
 size symbolic, ``range(n)`` used as an index stays symbolic (iterating it unrolls the loop for
-this size, with a warning).  Apart from ``capture.namespace`` (which installs them in the
-traced code's globals) so the op modules can read ``SymRange`` without importing the
-namespace router, which imports them back through ``randomness``."""
+this size, with a warning).  Apart from ``capture.namespace`` (which binds them in
+``builtins`` while a trace runs) so the op modules can read ``SymRange`` without importing the
+namespace router, which imports them back through ``randomness``.
+
+Bound in ``builtins``, the routers see every caller of the process: they act only for the
+user's code (symshape's, NumPy's and the standard library's code keep Python's ``len`` and ``range``, as they
+always had) and only when a size is involved; every other call is the builtin's.
+"""
 from __future__ import annotations
+
+import sys
 
 import numpy as np
 
 from symshape.symint import SymInt, describe
 from symshape.userframe import user_frame
 
-from .conversions import sym_int
+from .state import _user_code
 from .tracer import FUNCTIONS, TracedArray
 
 _builtin_len = len
 _builtin_range = range
 
 
+def _user_caller() -> bool:
+    """The router's caller is the user's code (not symshape's, NumPy's or the stdlib's)."""
+    return _user_code(sys._getframe(2).f_code)
+
+
 def sym_len(obj):
     """``len`` that keeps a traced array's first size symbolic (``np.zeros(len(x))``)."""
-    shape = getattr(obj, "shape", None)
-    if shape and type(shape[0]) is SymInt and isinstance(obj, TracedArray):
-        return shape[0]
+    if type(obj) is TracedArray:
+        shape = obj.shape
+        if shape and type(shape[0]) is SymInt and _user_caller():
+            return shape[0]
     return _builtin_len(obj)
 
 
@@ -69,17 +82,42 @@ class SymRange:
         return "range(%s)" % ", ".join(describe(v) for v in (self.start, self.stop, self.step))
 
 
-def sym_range(*args):
-    """``range`` that stays symbolic over sizes (see ``SymRange``)."""
-    if not any(type(a) is SymInt for a in args):
-        return _builtin_range(*args)
-    if len(args) == 1:
+def _symbolic_range(args):
+    if _builtin_len(args) == 1:
         return SymRange(0, args[0], 1)
-    if len(args) == 2:
+    if _builtin_len(args) == 2:
         return SymRange(args[0], args[1], 1)
     return SymRange(*args)
 
 
-# names injected into the user's module globals during a trace (only where the module does
-# not define them itself), so that the traced code's len/range see sizes
-BUILTIN_OVERRIDES = {"len": sym_len, "range": sym_range, "int": sym_int}
+class _RangeType(type):
+    """The routed ``range`` is a class whose instances are exactly Python's ranges, so
+    ``isinstance(r, range)`` and ``issubclass`` keep working in every module while it is
+    bound (a plain function there would make them raise)."""
+
+    def __call__(cls, *args):
+        for a in args:
+            if type(a) is SymInt:
+                if _user_caller():
+                    return _symbolic_range(args)
+                break
+        return _builtin_range(*args)
+
+    def __instancecheck__(cls, obj) -> bool:
+        return isinstance(obj, _builtin_range)
+
+    def __subclasscheck__(cls, sub) -> bool:
+        return issubclass(sub, _builtin_range)
+
+
+class sym_range(metaclass=_RangeType):
+    """``range`` that stays symbolic over sizes (see ``SymRange``); Python's own otherwise."""
+    __slots__ = ()
+
+
+sym_range.__name__ = sym_range.__qualname__ = "range"
+sym_range.__doc__ = _builtin_range.__doc__
+
+# the builtins routed while a trace runs (bound in ``builtins`` by capture.namespace), so the
+# traced code's len/range see sizes wherever it lives
+BUILTIN_ROUTERS = {"len": sym_len, "range": sym_range}

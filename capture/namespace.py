@@ -1,20 +1,44 @@
-"""Creation functions called with symbolic sizes reach the tracer, with or without ``like=``.
+"""Routing the names traced code looks up: NumPy's creation functions, ``len`` and ``range``.
 
 ``np.zeros((n, 3))`` never dispatches to ``__array_function__``: no argument is an array, and
-NumPy converts every size with ``operator.index`` first, which would specialise ``n``.  While
-a trace runs, the creation functions below are replaced, wherever the traced code can look
-them up (the ``numpy`` modules and the globals of the user functions the trace reaches,
-``from numpy import zeros`` included), by a router: a call whose arguments hold a ``SymInt``
-goes to the tracer's handler of that function (found through the size's environment, so
-concurrent traces never mix), every other call to NumPy itself.  The originals are put back
-when the last trace in the process ends.
+NumPy converts every size with ``operator.index`` first, which would specialise ``n``.
+``len(x)`` must return an ``int`` from ``__len__`` and ``range(n)`` converts ``n`` the same
+way.  So while a trace runs, those names are bound to *routers*: a call whose arguments hold a
+``SymInt`` (or a traced array) goes to the tracer's handler (found through the size's
+environment, so concurrent traces never mix), every other call to the original unchanged.
+
+Where the routers are bound decides which code sees them, and the trace may enter any
+function however it was reached (a module attribute ``self.g.gpt2(...)``, a method, a
+decorator, ``functools.partial``, a function of another module).  The design:
+
+- **Process-wide slots, shared by every trace.**  Code reaches NumPy's functions through the
+  ``numpy`` module object (``np.zeros``: one attribute of one dict, whatever module the code
+  lives in), and ``len`` / ``range`` through ``builtins`` (every module whose globals do not
+  define them).  Routing those slots routes every function the trace can enter.  NumPy's own
+  Python code (traced when a function has no handler) reads its helpers from its submodules'
+  globals: those slots are found by one scan, cached until the set of loaded NumPy modules
+  changes, so an export costs a few dozen dictionary writes, not a walk of every namespace.
+  The slots are bound when the first trace of the process starts and put back when the last
+  one ends (a count under a lock, restored in a ``finally``: also on errors and across
+  threads).  Outside a trace nothing is routed; during one, code of other threads that calls
+  a router gets the original's result (the routers act only on symbolic arguments, and
+  ``len`` / ``range`` only for the user's code, never for symshape's or NumPy's own).
+- **Names the user's modules imported** (``from numpy import zeros``) live in those modules'
+  globals.  A trace routes them in the module of every function, class and module it reaches
+  before running (``capture.state``), and in the module of every user frame that records an
+  op while it runs; each such slot is counted per trace so two concurrent traces of one
+  module never undo each other's routing.
+
+A routed slot that the program rebinds during the trace (``global zeros; zeros = ...``) is
+left as the program wrote it.
 """
 from __future__ import annotations
 
+import builtins
 import contextlib
 import sys
 import threading
-from typing import Callable, Dict, List, Tuple
+from typing import Callable, Dict, Iterable, List, Tuple
 
 import numpy as np
 
@@ -22,18 +46,26 @@ from symshape.symfloat import SymFloat
 from symshape.symint import SymInt
 from . import randomness
 
-_SYMBOLIC = (SymInt, SymFloat)
-
-from .lenrange import BUILTIN_OVERRIDES
+from .conversions import sym_int
+from .lenrange import BUILTIN_ROUTERS
 from .tracer import FUNCTIONS, SIZE_FUNCTIONS, TracedArray
+
+_SYMBOLIC = (SymInt, SymFloat)
 
 # the NumPy functions that take sizes and no array (their handlers live in capture/ops)
 ROUTED_NAMES = ("zeros", "ones", "empty", "full", "arange", "eye", "identity", "tri",
                 "linspace", "array", "asarray", "asanyarray")
 
-_lock = threading.Lock()
-_depth = 0
-_undo: List[Callable[[], None]] = []
+# one routed name: (namespace, name, original, router)
+Slot = Tuple[dict, str, object, object]
+
+# a name the namespace does not define (the slot's original): binding adds it, unbinding
+# removes it
+_ABSENT = object()
+# names bound in the globals of the user modules a trace reaches, where the module does not
+# define them itself: ``int`` is a class the whole process compares types against, so it is
+# never routed in ``builtins`` (``len`` and ``range`` are)
+USER_OVERRIDES = {"int": sym_int}
 
 
 def _env_of(a):
@@ -47,15 +79,17 @@ def _env_of(a):
 
 
 def _symbolic_env(args, kwargs):
-    for a in list(args) + list(kwargs.values()):
+    for a in args:
         env = _env_of(a)
         if env is not None:
             return env
-        if isinstance(a, (tuple, list)):
+        if type(a) is tuple or type(a) is list:
             for b in a:
                 env = _env_of(b)
                 if env is not None:
                     return env
+    if kwargs:
+        return _symbolic_env(tuple(kwargs.values()), None)
     return None
 
 
@@ -92,56 +126,165 @@ def _routers() -> Dict[int, Tuple[Callable, Callable]]:
     return _ROUTERS
 
 
-def _patch_namespace(ns: dict, routers) -> None:
+_USER_ROUTERS: Dict[int, Tuple[Callable, Callable]] = {}
+
+
+def _user_routers() -> Dict[int, Tuple[Callable, Callable]]:
+    """What a user module may have imported by name (creation functions, random draws and
+    the watched impure functions), by the id of the original and of the router: a slot that
+    a concurrent trace routed already is found too, and counted instead of bound again."""
+    if not _USER_ROUTERS:
+        for table in (_routers(), randomness.routers(), randomness.watched()):
+            for orig, router in table.values():
+                _USER_ROUTERS[id(orig)] = _USER_ROUTERS[id(router)] = (orig, router)
+    return _USER_ROUTERS
+
+
+def _slots_in(ns: dict, routers) -> List[Slot]:
+    out = []
     for k, v in list(ns.items()):
         got = routers.get(id(v))
-        if got is not None and got[0] is v:
-            ns[k] = got[1]
-            _undo.append(lambda ns=ns, k=k, v=v: ns.__setitem__(k, v))
+        if got is not None and (got[0] is v or got[1] is v):
+            out.append((ns, k, got[0], got[1]))
+    return out
+
+
+# --------------------------------------------------------------------------- process slots
+_cache_key: list = [None, None]          # [len(sys.modules), names of loaded numpy modules]
+_cache_slots: List[Slot] = []
+
+
+def _numpy_modules() -> Tuple[str, ...]:
+    # never numpy.random's compiled modules: they allocate their results with np.empty(size)
+    # and would receive a traced array
+    return tuple(name for name, mod in list(sys.modules.items())
+                 if mod is not None and (name == "numpy" or name.startswith("numpy."))
+                 and not name.startswith("numpy.random"))
+
+
+def process_slots() -> List[Slot]:
+    """Every process-wide slot to route: NumPy's namespaces, ``numpy.random``'s public
+    functions, the watched impure functions and the builtins.  Scanned again only when the
+    set of loaded NumPy modules changed (checked by the size of ``sys.modules`` first)."""
+    n = len(sys.modules)
+    if _cache_key[0] == n:
+        return _cache_slots
+    names = _numpy_modules()
+    if names != _cache_key[1]:
+        sizes = _routers()
+        slots: List[Slot] = []
+        for name in names:
+            d = getattr(sys.modules.get(name), "__dict__", None)
+            if isinstance(d, dict):
+                slots.extend(_slots_in(d, sizes))
+        # only the public namespace: NumPy's compiled random modules look their own
+        # globals up (default_rng checks isinstance against RandomState)
+        slots.extend(_slots_in(np.random.__dict__, randomness.routers()))
+        for d in randomness.impure_modules():
+            slots.extend(_slots_in(d, randomness.watched()))
+        b = builtins.__dict__
+        slots.extend((b, k, b[k], router) for k, router in BUILTIN_ROUTERS.items())
+        _cache_slots[:] = slots
+        _cache_key[1] = names
+    _cache_key[0] = n
+    return _cache_slots
+
+
+def _bind(slots: Iterable[Slot]) -> List[Slot]:
+    done = []
+    for slot in slots:
+        ns, k, orig, router = slot
+        if ns.get(k, _ABSENT) is orig:
+            ns[k] = router
+            done.append(slot)
+    return done
+
+
+def _unbind(slots: List[Slot]) -> None:
+    for ns, k, orig, router in reversed(slots):
+        if ns.get(k) is router:          # never undo what the program itself wrote there
+            if orig is _ABSENT:
+                del ns[k]
+            else:
+                ns[k] = orig
+
+
+_lock = threading.Lock()
+_depth = 0
+_process_bound: List[Slot] = []
+# user slots bound by running traces: (id(namespace), name) -> [count, slot]
+_user_bound: Dict[Tuple[int, str], list] = {}
+
+
+class Routes:
+    """The routing of one trace: the user namespaces it reached, bound until ``close``."""
+
+    def __init__(self) -> None:
+        self._seen: set = set()          # id() of the namespaces already routed
+        self._keep: List[dict] = []      # ... kept alive so their ids stay unique
+        self._held: List[Tuple[int, str]] = []
+
+    def add_globals(self, ns: dict) -> None:
+        """Route the names ``ns`` (a user module's globals) imported from NumPy."""
+        key = id(ns)
+        if key in self._seen:
+            return
+        self._seen.add(key)
+        self._keep.append(ns)
+        slots = _slots_in(ns, _user_routers())
+        slots += [(ns, k, _ABSENT, router) for k, router in USER_OVERRIDES.items()
+                  if ns.get(k, _ABSENT) is _ABSENT or ns.get(k) is router]
+        if not slots:
+            return
+        with _lock:
+            for slot in slots:
+                ns, k, orig, router = slot
+                hold = (id(ns), k)
+                got = _user_bound.get(hold)
+                if got is not None:
+                    got[0] += 1
+                elif _bind((slot,)):
+                    _user_bound[hold] = [1, slot]
+                else:
+                    continue
+                self._held.append(hold)
+
+    def close(self) -> None:
+        with _lock:
+            while self._held:
+                hold = self._held.pop()
+                got = _user_bound[hold]
+                got[0] -= 1
+                if got[0] == 0:
+                    del _user_bound[hold]
+                    _unbind([got[1]])
+        self._keep.clear()
 
 
 @contextlib.contextmanager
-def sizes_routed(user_globals=()):
-    """Route the creation functions to the tracer for the duration of the block."""
+def sizes_routed(user_globals: Iterable[dict] = (), tracer=None):
+    """Route creation functions, ``len``, ``range`` and random draws to the tracer for the
+    duration of the block: process-wide slots (counted across threads) and the names the
+    reached user modules imported; with ``tracer``, also the modules of the user frames that
+    record ops while the block runs (``tracer.enter_globals``)."""
     global _depth
-    sizes = _routers()
-    draws = randomness.routers()                   # np.random.* record draws
-    watched = randomness.watched()                 # time.time() & co. warn
-    routers = dict(sizes)
-    routers.update(draws)
-    routers.update(watched)
+    routes = Routes()
     with _lock:
         if _depth == 0:
-            for name, mod in list(sys.modules.items()):
-                # never numpy.random's compiled modules: they allocate their results with
-                # np.empty(size) and would receive a traced array
-                if mod is not None and (name == "numpy" or name.startswith("numpy.")) and \
-                        not name.startswith("numpy.random"):
-                    d = getattr(mod, "__dict__", None)
-                    if isinstance(d, dict):
-                        _patch_namespace(d, sizes)
-            # only the public namespace: NumPy's compiled random modules look their own
-            # globals up (default_rng checks isinstance against RandomState)
-            _patch_namespace(np.random.__dict__, draws)
-            for d in randomness.impure_modules():
-                _patch_namespace(d, watched)
+            _process_bound[:] = _bind(process_slots())
         _depth += 1
-        mark = len(_undo)
-        for g in user_globals:
-            _patch_namespace(g, routers)
-            for name, fn in BUILTIN_OVERRIDES.items():
-                if name not in g:
-                    g[name] = fn
-                    _undo.append(lambda g=g, name=name: g.pop(name, None))
-        own = _undo[mark:]
-        del _undo[mark:]
     try:
-        yield
+        for g in user_globals:
+            routes.add_globals(g)
+        if tracer is not None:
+            tracer.enter_globals = routes.add_globals
+        yield routes
     finally:
+        if tracer is not None:
+            tracer.enter_globals = None
+        routes.close()
         with _lock:
-            for undo in reversed(own):
-                undo()
             _depth -= 1
             if _depth == 0:
-                while _undo:
-                    _undo.pop()()
+                _unbind(_process_bound)
+                _process_bound.clear()

@@ -22,8 +22,10 @@ Each array is named by its path as the user spells it: ``W``, ``self.tok_embeddi
 """
 from __future__ import annotations
 
+import functools
 import os
 import re
+import sys
 import sysconfig
 import types
 from typing import Any, Callable, Dict, List, Optional
@@ -72,8 +74,8 @@ def entry_function(f):
     """``(function, owner)`` of a callable: the plain function that runs and, for a bound
     method or a callable object, the object whose attributes are its ``self``."""
     fn = f
-    while hasattr(fn, "__wrapped__"):
-        fn = fn.__wrapped__
+    while hasattr(fn, "__wrapped__") or isinstance(fn, functools.partial):
+        fn = fn.func if isinstance(fn, functools.partial) else fn.__wrapped__
     owner = getattr(fn, "__self__", None)
     fn = getattr(fn, "__func__", fn)
     if isinstance(fn, types.FunctionType):
@@ -158,6 +160,15 @@ class StateBinding:
                     self._undo.append(_setter(cell, "cell_contents", v))
                     cell.cell_contents = new
 
+    def _namespace(self, mod) -> None:
+        """Record the globals of a user module reached as a value (for routing only)."""
+        g = getattr(mod, "__dict__", None)
+        f = getattr(mod, "__file__", None)
+        if isinstance(g, dict) and not any(g is d for d in self.global_dicts) and \
+                isinstance(f, str) and f.endswith(".py") and not _is_internal(f) and \
+                not os.path.abspath(f).startswith(_STDLIB):
+            self.global_dicts.append(g)
+
     def _read(self, kind: str, where, name: str, obj) -> None:
         key = (id(where), name)
         if key not in self._read_keys:
@@ -185,8 +196,14 @@ class StateBinding:
         t = type(v)
         if t is np.ndarray or (isinstance(v, np.ndarray) and t.__module__.startswith("numpy")):
             return self._array(v, path)
-        if v is None or t in (int, float, bool, str, bytes, complex) or isinstance(v, type) \
-                or isinstance(v, types.ModuleType) or isinstance(v, (np.generic, np.dtype)):
+        if v is None or t in (int, float, bool, str, bytes, complex) or \
+                isinstance(v, (np.generic, np.dtype)):
+            return v
+        if isinstance(v, (type, types.ModuleType)):
+            # a module or class the code reaches (``self.g.gpt2``, ``helpers.Block``): not
+            # state, but the names its module imported are routed while tracing
+            self._namespace(v if isinstance(v, types.ModuleType) else
+                            sys.modules.get(getattr(v, "__module__", None) or ""))
             return v
         key = id(v)
         if key in self._seen:
@@ -201,6 +218,10 @@ class StateBinding:
                 return new
         if isinstance(v, types.FunctionType):
             self._function(v)
+            return v
+        if isinstance(v, functools.partial):
+            self._mark(v, v)
+            self.visit(v.func, path)
             return v
         if isinstance(v, types.MethodType):
             self._mark(v, v)

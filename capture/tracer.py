@@ -18,7 +18,7 @@ from symshape.env import ShapeEnv
 from symshape.errors import GuardOnDataDependentError, UserError, where
 from symshape.symfloat import SymFloat
 from symshape.symint import SymBool, SymInt, describe
-from symshape.userframe import user_frame
+from symshape.userframe import user_frame, user_site
 
 from .ir import Graph, Node
 from .methods import METHOD_OPS
@@ -68,6 +68,9 @@ class Tracer:
         self.state_nodes: List[Node] = []
         # id(root array) -> weak references to the views derived from it (capture/views.py)
         self.views: Dict[int, list] = {}
+        # set while the trace runs (capture.namespace): route the names the module of a user
+        # frame imported from NumPy, called with that frame's globals when it records an op
+        self.enter_globals: Optional[Callable[[dict], None]] = None
 
     def state_proxy(self, arr: np.ndarray, path: str) -> "TracedArray":
         """The traced stand-in of a state array, named by its path; writes to it are
@@ -108,8 +111,11 @@ class Tracer:
     def emit(self, op: str, inputs: tuple, attrs: Dict[str, Any], shape: tuple,
              dtype, name: Optional[str] = None) -> "TracedArray":
         """Record a node whose output has ``shape`` (ints / SymInts) and ``dtype``."""
+        frame, ns = user_site(2)
+        if ns is not None and self.enter_globals is not None:
+            self.enter_globals(ns)
         node = self.graph.create(op, inputs, attrs, np.dtype(dtype),
-                                 tuple(to_expr(s) for s in shape), user_frame(2), name)
+                                 tuple(to_expr(s) for s in shape), frame, name)
         return TracedArray(self, node, tuple(shape), np.dtype(dtype))
 
     def sym_shape(self, shape_exprs: tuple) -> tuple:

@@ -9,18 +9,27 @@ source verbatim (``codegen.artifact``).  Invariants the generated code relies on
 * ``buf(st, key, shape, dtype)`` returns a C-contiguous view of a scratch buffer private
   to the scratch set ``st``; a scratch set is used by one call at a time (``sets`` is a
   free list popped on entry and pushed back on exit, so concurrent calls get their own).
-* ``split2(fn, nb, sc_a, sc_b)`` runs ``fn(0, nb // 2, sc_a)`` here and
-  ``fn(nb // 2, nb, sc_b)`` on a worker thread with the caller's context (NumPy's error
-  state travels with it); NumPy releases the GIL inside ufunc loops, so two cores can work.
+* ``split2(fn, nb, sc_a, sc_b)`` runs the blocks ``[0, nb)`` of ``fn`` on the calling thread
+  and a worker thread (with the caller's context: NumPy's error state travels with it); each
+  thread claims the next block from a shared counter, so a worker that gets no core (the
+  machine is busy) costs the caller nothing but the hand-off: the caller runs every block
+  itself and waits only for a block the worker has started.  Blocks write disjoint parts of
+  the outputs and never depend on each other, so the bits are the same whichever thread ran
+  which block.  NumPy releases the GIL inside ufunc loops, so two cores can work.
 * ``blocks(tune, ...)`` runs a fused group's blocks on one thread or two, whichever the
   group's first calls measured faster per unit of work (threads must win by 10%; both are
-  measured again every ``RETUNE`` calls): whether a
-  second thread pays depends on the machine (a second vCPU may share one core) and on
-  how compute-bound the group is, so it is measured rather than assumed.
+  measured again every ``RETUNE`` calls): whether a second thread pays depends on the
+  machine (a second vCPU may share one core) and on how compute-bound the group is, so it
+  is measured rather than assumed.  Threads are used only where the process can get a
+  second CPU: its affinity mask and cgroup CPU quota (``cpus``), and at the moment of the
+  call no other runnable threads filling the machine (``busy``, read from
+  ``/proc/loadavg``, at most every ``BUSY_EVERY`` seconds); on a busy machine a group runs
+  on one thread and is measured again later.
 """
 from __future__ import annotations
 
 import contextvars
+import itertools
 import os
 import sys
 import threading
@@ -39,15 +48,42 @@ WORTH = int(os.environ.get("SYMSHAPE_WORTH", 4096))
 THREAD_MIN = int(os.environ.get("SYMSHAPE_THREAD_MIN", 400_000))
 
 
+def _quota() -> float:
+    """The CPUs a cgroup (v2 ``cpu.max``, v1 ``cfs_quota_us``) lets this process use, or 0
+    when no quota is set (containers are often limited this way, not by affinity)."""
+    for path, period_path in (("/sys/fs/cgroup/cpu.max", None),
+                              ("/sys/fs/cgroup/cpu/cpu.cfs_quota_us",
+                               "/sys/fs/cgroup/cpu/cpu.cfs_period_us")):
+        try:
+            with open(path) as fh:
+                parts = fh.read().split()
+            if period_path is not None:
+                with open(period_path) as fh:
+                    parts.append(fh.read().strip())
+            if parts and parts[0] not in ("max", "-1"):
+                return int(parts[0]) / int(parts[1])
+        except (OSError, ValueError, IndexError):
+            continue
+    return 0.0
+
+
 def _cpus() -> int:
-    """CPUs this process may run on (its affinity mask, e.g. under ``taskset``), else all."""
+    """CPUs this process may run on: its affinity mask (e.g. under ``taskset``), else all,
+    and no more than its cgroup quota allows (rounded down, at least one)."""
     try:
-        return len(os.sched_getaffinity(0))
+        n = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
-        return os.cpu_count() or 1
+        n = os.cpu_count() or 1
+    q = _quota()
+    if q > 0:
+        n = min(n, max(1, int(q)))
+    return n
 
 
-THREADS = max(1, min(2, int(os.environ.get("SYMSHAPE_THREADS", _cpus()))))
+CPUS = _cpus()
+THREADS = max(1, min(2, int(os.environ.get("SYMSHAPE_THREADS", CPUS))))
+#: seconds a reading of the machine's load is trusted
+BUSY_EVERY = 0.02
 POOL_DEPTH = 2      # returned buffers kept per output, enough for `r = f(x)` in a loop
 
 
@@ -160,15 +196,81 @@ def _pool():
     return _executor
 
 
-def split2(fn, nb: int, sc_a, sc_b) -> None:
-    """Run blocks ``[0, nb)`` of ``fn`` on two threads."""
-    mid = nb // 2
-    ctx = contextvars.copy_context()
-    fut = _pool().submit(ctx.run, fn, mid, nb, sc_b)
+def _others_running() -> int:
+    """Runnable threads of the machine other than the caller, now (``/proc/loadavg``'s
+    running count; else the one-minute load average less this thread)."""
     try:
-        fn(0, mid, sc_a)
+        with open("/proc/loadavg") as fh:
+            return int(fh.read().split()[3].split("/")[0]) - 1
+    except (OSError, ValueError, IndexError):
+        try:
+            return int(os.getloadavg()[0] + 0.5) - 1
+        except (AttributeError, OSError):  # pragma: no cover - no load information
+            return 0
+
+
+_busy_seen = [-1.0, False]      # [when read (monotonic s), busy]
+
+
+def busy() -> bool:
+    """No CPU is free for a worker thread: the other runnable threads fill all but the
+    caller's CPU (read at most every ``BUSY_EVERY`` seconds)."""
+    now = time.monotonic()
+    if now - _busy_seen[0] > BUSY_EVERY:
+        _busy_seen[1] = _others_running() >= CPUS - 1
+        _busy_seen[0] = now
+    return _busy_seen[1]
+
+
+class _Split:
+    """One call's blocks shared by the caller and a worker: each claims the next block."""
+
+    __slots__ = ("fn", "nb", "claim", "lock", "state", "done", "error")
+
+    def __init__(self, fn, nb: int) -> None:
+        self.fn, self.nb = fn, nb
+        self.claim = itertools.count().__next__   # atomic under the GIL
+        self.lock = threading.Lock()
+        self.state = 0                  # 0: worker not started, 1: running, 2: closed
+        self.done = threading.Event()
+        self.error = None
+
+    def run(self, sc) -> None:
+        fn, nb, claim = self.fn, self.nb, self.claim
+        b = claim()
+        while b < nb:
+            fn(b, b + 1, sc)
+            b = claim()
+
+    def worker(self, sc) -> None:
+        with self.lock:
+            if self.state == 2:         # the caller ran every block already
+                return
+            self.state = 1
+        try:
+            self.run(sc)
+        except BaseException as e:      # handed to the caller
+            self.error = e
+        finally:
+            self.done.set()
+
+
+def split2(fn, nb: int, sc_a, sc_b) -> None:
+    """Run blocks ``[0, nb)`` of ``fn`` on this thread and a worker, each claiming the next
+    block: a worker that never gets a core leaves all of them to this thread."""
+    job = _Split(fn, nb)
+    ctx = contextvars.copy_context()
+    _pool().submit(ctx.run, job.worker, sc_b)
+    try:
+        job.run(sc_a)
     finally:
-        fut.result()
+        with job.lock:
+            started = job.state == 1
+            job.state = 2
+        if started:
+            job.done.wait()
+    if job.error is not None:
+        raise job.error
 
 
 TRIALS = 2
@@ -192,7 +294,7 @@ def blocks(tune: list, fn, nb: int, sc_a, make_b, size: int) -> None:
     if mode is not None:
         tune[5] += 1
         if tune[5] < RETUNE:
-            if mode:
+            if mode and not busy():
                 split2(fn, nb, sc_a, make_b())
             else:
                 fn(0, nb, sc_a)
@@ -201,6 +303,11 @@ def blocks(tune: list, fn, nb: int, sc_a, make_b, size: int) -> None:
         # second core (or left it idle) need not hold for the rest of the process
         tune[:] = new_tune()
     mode = 1 if tune[1] > tune[3] else 0      # try the one measured less often
+    if mode and busy():
+        # no free CPU for a worker now: one thread, and both measured again after RETUNE
+        tune[4], tune[5] = 0, 0
+        fn(0, nb, sc_a)
+        return
     t0 = time.perf_counter()
     if mode:
         split2(fn, nb, sc_a, make_b())

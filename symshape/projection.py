@@ -25,7 +25,7 @@ from .expr import IntLike, Sym
 from .infinity import INT_OO, NEG_INT_OO, is_inf
 from .logs import dynamic_log
 from .ranges import ValueRange, bound
-from .z3bridge import BUDGET_S, Budget, Encoder, configure, z3mod
+from .z3bridge import BUDGET_S, Budget, Encoder, configure, serialized, z3mod
 from .rules import rule
 
 
@@ -36,6 +36,7 @@ def _fallback(what: str, goal, side: str) -> None:
 
 
 @rule("project.exact")
+@serialized
 def project(goal: IntLike, facts: Iterable, ranges: Mapping[Sym, ValueRange],
             budget: Optional[Budget] = None,
             hint: Optional[ValueRange] = None) -> ValueRange:
@@ -133,6 +134,7 @@ def _extreme(solver: _Feasible, best: int, end, minimize: bool):
     return best
 
 
+@serialized
 def implied(goal, facts: Iterable, ranges: Mapping[Sym, ValueRange],
             budget: Optional[Budget] = None) -> bool:
     """Whether the condition ``goal`` holds at every integer point that satisfies
@@ -173,6 +175,7 @@ def _feasible(goal: IntLike, facts, ranges: Mapping[Sym, ValueRange],
     return solver, solver.value(None)
 
 
+@serialized
 def extreme(goal: IntLike, facts: Iterable, ranges: Mapping[Sym, ValueRange],
             minimize: bool, budget: Optional[Budget] = None):
     """The least (``minimize``) or greatest value of ``goal`` over the integer points that

@@ -26,7 +26,7 @@ from .expr import Sym
 from .infinity import INT_OO, NEG_INT_OO, is_inf
 from .ranges import ValueRange, bound
 from .symint import SymInt, sym_max, sym_min
-from .z3bridge import Budget, Encoder, configure, z3mod
+from .z3bridge import Budget, Encoder, configure, serialized, z3mod
 from .rules import rule
 
 SYMBOL_RANGE = ValueRange(1, INT_OO)
@@ -195,6 +195,7 @@ def symbolic_shape(names: str, *, constraints: Iterable[str] = ()) -> Tuple[SymI
     return tuple(SymInt(table[p], None, env) for p in parts)
 
 
+@serialized
 def _check_satisfiable(env: SymbolicEnv, text) -> None:
     if not env.facts:
         return

@@ -13,6 +13,7 @@ import operator
 from typing import Callable, Optional
 
 from . import expr as E
+from .textuse import goes_to_output
 
 _PY = {"add": ("+", operator.add), "sub": ("-", operator.sub), "mul": ("*", operator.mul),
        "div": ("/", operator.truediv), "pow": ("**", operator.pow),
@@ -155,13 +156,21 @@ class SymFloat:
     def __hash__(self):
         return hash(float(self))
 
+    # text that only reaches debug output stays symbolic (symshape/textuse.py)
     def __str__(self) -> str:
+        if goes_to_output(1):
+            return self.shown()
         return str(float(self))
 
     def __repr__(self) -> str:
+        if goes_to_output(1):
+            return self.shown()
         return repr(float(self))
 
     def __format__(self, spec: str) -> str:
+        if goes_to_output(1):
+            return self.shown() if not spec else \
+                format(self.fexpr.evaluate(self.env.hint_of), spec)
         return format(float(self), spec)
 
     def __round__(self, n=None):
@@ -183,6 +192,25 @@ class SymFloat:
         """``int(self)``: truncation toward zero, as a symbolic size (``int()`` itself must
         return a Python int, so the traced code's ``int`` is routed here)."""
         return _to_int(self, "trunc", "int()")
+
+    def shown(self) -> str:
+        """The expression in the user's terms (``x.shape[0]``), for debug output."""
+        env = self.env
+
+        def show(a, outer: bool) -> str:
+            if type(a) is FloatExpr:
+                if a.op == "neg":
+                    text = "-" + show(a.args[0], False)
+                else:
+                    text = "%s %s %s" % (show(a.args[0], False), _PY[a.op][0],
+                                         show(a.args[1], False))
+                return text if outer else "(%s)" % text
+            if type(a) is E.Expr:
+                text = E.format_expr(env.simplify(a), env.user_label)
+                return text if outer or text.replace("_", "").replace(".", "").replace(
+                    "[", "").replace("]", "").isalnum() else "(%s)" % text
+            return repr(a)
+        return show(self.fexpr, True)
 
     def describe(self) -> str:
         """The expression, for messages (no guard)."""

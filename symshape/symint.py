@@ -14,6 +14,7 @@ from typing import Optional, Union
 from . import expr as E
 from . import relations as R
 from .symfloat import SymFloat, make
+from .textuse import goes_to_output, is_percent_format
 from .userframe import user_frame
 
 
@@ -204,12 +205,16 @@ class SymInt:
                                       else self.hint != 0))
 
     def __int__(self) -> int:
+        if self.hint is not None and is_percent_format(1) and goes_to_output(1):
+            return self.hint                  # "%d" % n only printed: the example value
         return self.env.specialize(self.expr, "int()")
 
     def __index__(self) -> int:
         # NumPy converts shape arguments with __index__ *before* it dispatches on like=,
         # so the specialisation waits until the next traced operation: a creation call
         # with like= that receives this SymInt cancels it and stays symbolic.
+        if self.hint is not None and is_percent_format(1) and goes_to_output(1):
+            return self.hint                  # "%d" % n only printed: the example value
         return self.env.specialize_later(self.expr, "a conversion to a concrete int")
 
     def __float__(self) -> float:
@@ -225,20 +230,29 @@ class SymInt:
 
     # A size used as text or as a key is a value the program depends on: it specialises
     # (guard + warning naming the line), like int(); the symbol's name never becomes data.
+    # Text that only reaches debug output (print, logging, warnings, error messages) shows
+    # the size in the user's terms and guards nothing (symshape/textuse.py decides).
     def __hash__(self):
         return hash(self.env.specialize(self.expr, "hash()"))
 
     def __str__(self) -> str:
         if self.env.decides_comparisons:
             return self.env.show(self.expr)          # a symbolic_shape size: its formula
+        if goes_to_output(1):
+            return self.describe()
         return str(self.env.specialize(self.expr, "str()"))
 
     def __repr__(self) -> str:
         if self.env.decides_comparisons:
             return self.env.show(self.expr)
+        if goes_to_output(1):
+            return self.describe()
         return repr(self.env.specialize(self.expr, "repr()"))
 
     def __format__(self, spec: str) -> str:
+        if goes_to_output(1):
+            return self.describe() if not spec or self.hint is None else \
+                format(self.hint, spec)
         return format(self.env.specialize(self.expr, "format()"), spec)
 
     def describe(self) -> str:

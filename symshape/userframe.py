@@ -71,6 +71,18 @@ def user_frame(depth: int = 1) -> Optional[UserFrame]:
     return None
 
 
+def user_site(depth: int = 1):
+    """``(UserFrame, the frame's globals)`` of the innermost user frame above the caller, or
+    ``(None, None)``: the line and the module namespace its code reads names from."""
+    f = sys._getframe(depth)
+    while f is not None:
+        code = f.f_code
+        if not _is_internal(code.co_filename):
+            return UserFrame(code.co_filename, f.f_lineno, code.co_name), f.f_globals
+        f = f.f_back
+    return None, None
+
+
 def user_stack(depth: int = 1, limit: int = 30) -> List[UserFrame]:
     """All user frames, innermost first (for the extended guard log)."""
     out = []

@@ -30,13 +30,14 @@ from . import relations as R
 from .errors import InternalError
 from .expr import Sym
 from .infinity import is_inf
-from .z3bridge import RLIMIT, Encoder, cond_term, minmax_term, z3mod
+from .z3bridge import RLIMIT, Encoder, cond_term, minmax_term, serialized, z3mod
 
 
 def enabled() -> bool:
     return os.environ.get("SYMSHAPE_VALIDATE", "") not in ("", "0")
 
 
+@serialized
 def validate_guards(env, cs) -> None:
     z3 = z3mod()
     enc = Encoder()
@@ -74,6 +75,7 @@ def validate_guards(env, cs) -> None:
                    [f.format() for f in cs.facts]))
 
 
+@serialized
 def validate_check(cs, writer, records: Optional[List] = None) -> None:
     """(b): the input check's records (``writer.checks`` unless given), the very records
     the Python renderer writes, against the constraint set."""
@@ -373,6 +375,7 @@ class CheckCode:
                             % ast.unparse(n))
 
 
+@serialized
 def validate_runtime_checks(env, cs, lines: List[str], bound: Iterable) -> None:
     """(d): the emitted run-time check lines (``if not (..): _rt.bad_check(..)`` as the
     program runs them once their sizes are computed; ``bound`` the data-dependent sizes the
@@ -392,6 +395,7 @@ def validate_runtime_checks(env, cs, lines: List[str], bound: Iterable) -> None:
     _enforced(env, cs, goals, ex, enc, lines, "run-time checks")
 
 
+@serialized
 def validate_branch_checks(env, cs, sub, lines: List[str], outer: Dict[str, object]) -> None:
     """(e): the run-time checks a branch (``ss.cond``, ``ss.map``, ``ss.while_loop``) emits
     in its own function imply every ``ss.check`` made inside it (``sub.goals``).
@@ -422,6 +426,7 @@ def validate_branch_checks(env, cs, sub, lines: List[str], outer: Dict[str, obje
         _enforced(env, cs, goals, ex, enc, lines, "checks emitted in the branch %s" % sub.name)
 
 
+@serialized
 def branch_binds(sub) -> list:
     """The data-dependent sizes a branch computes and binds (``x[mask].shape[0]``)."""
     out = [sym for n in sub.graph.nodes for sym, _ in n.meta.get("binds", ())]

@@ -8,6 +8,8 @@ timeout, so their answers are repeatable.  z3 is imported on first use only.
 """
 from __future__ import annotations
 
+import functools
+import threading
 import time
 from typing import Dict, Iterable, List, Mapping, Optional
 
@@ -57,6 +59,20 @@ def configure(solver, budget: Budget, rlimit: int = CALL_RLIMIT) -> bool:
 
 
 _z3 = None
+
+# Z3's Python API works in one global context that is not safe across threads: exports
+# running in several threads take turns for each query (never across user code, so traces
+# that wait on each other still interleave)
+Z3_LOCK = threading.RLock()
+
+
+def serialized(fn):
+    """Run ``fn`` (a function doing Z3 work) holding ``Z3_LOCK``."""
+    @functools.wraps(fn)
+    def locked(*args, **kwargs):
+        with Z3_LOCK:
+            return fn(*args, **kwargs)
+    return locked
 
 
 def z3mod():
@@ -143,6 +159,7 @@ class Encoder:
         return out
 
 
+@serialized
 def implies(premises: Iterable, goal, ranges: Mapping[Sym, object],
             budget=None) -> Optional[bool]:
     """True if ``premises`` (conditions) and the symbol ranges imply ``goal``; False if

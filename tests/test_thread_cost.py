@@ -96,6 +96,7 @@ def test_a_forked_child_runs_threaded_groups(monkeypatch):
     forever for the parent's."""
     monkeypatch.setattr(rt, "THREADS", 2)
     monkeypatch.setattr(rt, "THREAD_MIN", 0)
+    monkeypatch.setattr(rt, "busy", lambda: False)   # threads even on a loaded machine
     fn, _ = _groups(gelu, np.ones((16, 1024)))
     x = np.random.default_rng(1).standard_normal((128, 1024))
     fn.compiled.ns["_TUNE0"][4] = 1              # two threads, from the first call
@@ -118,3 +119,79 @@ def test_a_forked_child_runs_threaded_groups(monkeypatch):
 def test_threads_follow_the_cpus_the_process_may_use():
     assert 1 <= rt._cpus() <= (os.cpu_count() or 1)
     assert rt.THREADS <= max(1, rt._cpus()) or "SYMSHAPE_THREADS" in os.environ
+
+
+def test_a_busy_machine_runs_groups_on_one_thread(monkeypatch):
+    """While other runnable threads fill the machine, a group chosen for two threads runs
+    on one and a tuning round ends on one without trying two; the bits never change."""
+    monkeypatch.setattr(rt, "THREADS", 2)
+    monkeypatch.setattr(rt, "THREAD_MIN", 0)
+    monkeypatch.setattr(rt, "busy", lambda: True)
+    monkeypatch.setattr(rt, "split2", lambda *a: pytest.fail("split on a busy machine"))
+    ran = []
+
+    def fn(b0, b1, sc):
+        ran.extend(range(b0, b1))
+
+    tune = rt.new_tune()
+    tune[4] = 1                                  # chosen earlier: two threads
+    rt.blocks(tune, fn, 4, [], lambda: [], 10 ** 6)
+    tune = rt.new_tune()
+    for _ in range(3):                            # measuring: never tries two
+        rt.blocks(tune, fn, 4, [], lambda: [], 10 ** 6)
+    assert tune[4] == 0 and tune[3] == 0
+    assert sorted(ran) == sorted(list(range(4)) * 4)
+
+
+def test_busy_reads_the_machine_and_caches_it(monkeypatch):
+    calls = []
+    monkeypatch.setattr(rt, "_others_running", lambda: calls.append(1) or rt.CPUS)
+    monkeypatch.setattr(rt, "_busy_seen", [-1.0, False])
+    assert rt.busy() is True and rt.busy() is True and len(calls) == 1
+    monkeypatch.setattr(rt, "_others_running", lambda: 0)
+    monkeypatch.setattr(rt, "_busy_seen", [-1.0, True])
+    assert rt.busy() is (rt.CPUS - 1 <= 0)
+    assert isinstance(rt.CPUS, int) and rt.CPUS >= 1
+
+
+def test_a_worker_that_gets_no_core_leaves_every_block_to_the_caller(monkeypatch):
+    """split2 hands blocks out one at a time: when the worker thread cannot start (here it
+    is held by another task), the caller runs all blocks and returns without waiting."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    held = threading.Event()
+    pool = ThreadPoolExecutor(max_workers=1)
+    pool.submit(held.wait, 30)                   # the only worker is busy elsewhere
+    monkeypatch.setattr(rt, "_pool", lambda: pool)
+    ran = []
+
+    def fn(b0, b1, sc):
+        ran.append((b0, b1, sc))
+
+    try:
+        rt.split2(fn, 6, "a", "b")
+        assert ran == [(b, b + 1, "a") for b in range(6)]
+    finally:
+        held.set()
+        pool.shutdown(wait=True)
+    assert len(ran) == 6                         # the late worker found nothing to do
+
+
+def test_split_blocks_run_once_each_on_either_thread_and_errors_reach_the_caller():
+    import threading
+    seen, lock = [], threading.Lock()
+
+    def fn(b0, b1, sc):
+        with lock:
+            seen.append(b0)
+
+    rt.split2(fn, 64, "a", "b")
+    assert sorted(seen) == list(range(64))
+
+    def bad(b0, b1, sc):
+        if sc == "b" or b0 == 5:
+            raise ValueError("block %d" % b0)
+
+    with pytest.raises(ValueError, match="block"):
+        rt.split2(bad, 64, "a", "b")
