@@ -1,0 +1,33 @@
+"""``backend="numba"``: each fused group of the graph as one loop nest compiled by numba.
+
+``compile_numba(ep)`` plans the graph into the CuPy backend's fused groups
+(``kernels.py``), writes each as a numba function with every size an argument, and a
+Python driver that runs the rest (``matmul`` through NumPy's BLAS, any op without a numba
+form as eager NumPy calls it) between them (``backend.py``).  Kernels are compiled on
+first use and cached on disk, so another process does not compile them again.
+
+Accuracy contract (``tests/test_numba_backend.py`` checks it against eager NumPy):
+
+* integer and boolean results are exact (NumPy's wrapping; integer division, remainder,
+  shifts and float -> integer casts run as NumPy's calls);
+* ``+ - * /``, ``sqrt``, comparisons, ``maximum`` / ``minimum`` (NaN-propagating), ``where``,
+  ``clip`` and casts round exactly as NumPy's do, so an elementwise chain of them is
+  bit-identical to eager NumPy, except that a small integer power ``x ** k``
+  (k in -1..4) is computed as multiplies (``x * x * x``: within 2 ulps of ``np.power``);
+* math functions (``exp``, ``tanh``, ``log``, ...) call the C library's, which may differ
+  from NumPy's SIMD loops by ``ULPS_MATH`` ulps each; an elementwise result is within
+  ``ULPS_MATH`` ulps per math function of its chain, plus what the chain's later
+  operations amplify (a subtraction of nearly equal values amplifies any difference);
+* sums and means are the same terms added in another order (per row, ``LANES`` running
+  sums, then the lanes): within ``(n - 1) * eps * sum(|x_i|)`` of the exact sum, as
+  NumPy's pairwise sum is, so within twice that of NumPy's; ``max`` / ``min`` / ``any`` /
+  ``all`` are exact.
+"""
+from .backend import CompiledNumba, INSTALL_HINT, compile_numba, require_numba
+from .kernels import LANES, NumbaKernel, plan_program
+
+#: the most ulps one math function of a kernel differs from NumPy's (measured: 1)
+ULPS_MATH = 2
+
+__all__ = ["CompiledNumba", "INSTALL_HINT", "LANES", "NumbaKernel", "ULPS_MATH",
+           "compile_numba", "plan_program", "require_numba"]
