@@ -26,8 +26,10 @@ Accuracy contract (``tests/test_numba_backend.py`` checks it against eager NumPy
 from .backend import CompiledNumba, INSTALL_HINT, compile_numba, require_numba
 from .kernels import LANES, NumbaKernel, plan_program
 
-#: the most ulps one math function of a kernel differs from NumPy's (measured: 1)
-ULPS_MATH = 2
+#: the most ulps one math function of a kernel differs from NumPy's (measured over 8M
+#: float32 values in 0.1 .. 40 standard deviations: log 4, tanh 3, exp / expm1 / log1p 2,
+#: sin 1, sqrt 0)
+ULPS_MATH = 4
 
 __all__ = ["CompiledNumba", "INSTALL_HINT", "LANES", "NumbaKernel", "ULPS_MATH",
            "compile_numba", "plan_program", "require_numba"]
