@@ -14,6 +14,8 @@ beside it, so another process running the same program loads it instead of compi
 """
 from __future__ import annotations
 
+import functools
+import hashlib
 import importlib.util
 import os
 import sys
@@ -65,11 +67,21 @@ def cache_dir() -> str:
     return d
 
 
+@functools.lru_cache(maxsize=None)
+def _vmath_hash() -> str:
+    from . import vmath
+    with open(vmath.__file__, "rb") as fh:
+        return hashlib.sha1(fh.read()).hexdigest()[:12]
+
+
 def module_source(k: NumbaKernel) -> str:
-    """The kernel's module: a serial and a parallel (``prange``) variant of one body."""
+    """The kernel's module: a serial and a parallel (``prange``) variant of one body.  It
+    names the version of ``vmath.py`` it calls: numba's cache does not notice a change
+    of a called module, a new file name does."""
     body = k.source
     return "\n".join([
-        '"""symshape numba kernel (%s), generated: edits are overwritten."""' % k.kind,
+        '"""symshape numba kernel (%s), generated: edits are overwritten.\n\nvmath %s\n"""'
+        % (k.kind, _vmath_hash()),
         "import numpy as np",
         "from numba import njit, prange",
         HELPERS,
@@ -94,7 +106,7 @@ def load_kernel(k: NumbaKernel):
     require_numba()
     src = module_source(k)
     d = cache_dir()
-    name = "ssnb_%s" % k.key
+    name = "ssnb_%s" % hashlib.sha1(src.encode()).hexdigest()[:20]
     path = os.path.join(d, name + ".py")
     try:
         with open(path) as fh:

@@ -126,6 +126,9 @@ for _m in _MATH:
     FORMULAS[_m] = {"f": "np.%s(%s)" % (_m, ", ".join("{%d}" % i for i in range(
         2 if _m in ("arctan2", "hypot") else 1)))}
 
+#: float32 math written in arithmetic (``vmath.py``): vectorized where libm's is scalar
+VMATH = {"exp": "_exp32({0})", "tanh": "_tanh32({0})"}
+
 #: x ** k for literal k: multiplies (the accuracy contract's "small integer powers")
 _POWERS = {0: "{one}", 1: "{0}", 2: "({0} * {0})", 3: "({0} * {0} * {0})",
            4: "(({0} * {0}) * ({0} * {0}))", -1: "({one} / {0})"}
@@ -169,6 +172,8 @@ def ufunc_expr(op: str, ops: Sequence[Operand], out_dt, attrs: Dict) -> Optional
             body = "(%s ** %s)" % (args[0], args[1])
     else:
         form = FORMULAS.get(name, {}).get(kind)
+        if name in VMATH and np.dtype(ins[0]) == np.float32:
+            form = VMATH[name]
         if form is None and kind == "i" and name in ("isnan", "isinf", "isfinite"):
             return "True" if name == "isfinite" else "False"
         if form is not None:
@@ -306,6 +311,8 @@ def reduction_supported(node) -> bool:
 
 #: helpers every kernel module defines (NaN-propagating, as np.maximum / np.minimum)
 HELPERS = '''
+from symshape.codegen.numba_backend.vmath import exp32 as _exp32, tanh32 as _tanh32
+
 @njit(inline="always")
 def _fmax(a, b):
     return a if (a >= b or a != a) else b
