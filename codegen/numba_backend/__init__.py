@@ -18,8 +18,8 @@ Accuracy contract (``tests/test_numba_backend.py`` checks it against eager NumPy
   from NumPy's SIMD loops by ``ULPS_MATH`` ulps each; an elementwise result is within
   ``ULPS_MATH`` ulps per math function of its chain, plus what the chain's later
   operations amplify (a subtraction of nearly equal values amplifies any difference);
-* sums and means are the same terms added in another order (per row, ``LANES`` running
-  sums, then the lanes): within ``(n - 1) * eps * sum(|x_i|)`` of the exact sum, as
+* sums and means are the same terms added in another order (per row, up to ``LANES``
+  running sums in a vector, then a tree over them): within ``(n - 1) * eps * sum(|x_i|)`` of the exact sum, as
   NumPy's pairwise sum is, so within twice that of NumPy's; ``max`` / ``min`` / ``any`` /
   ``all`` are exact.
 """

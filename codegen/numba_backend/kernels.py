@@ -9,8 +9,9 @@ broadcasting map as in ``cuda/kernels.py`` (this emitter inherits them); a load 
 
 A *pointwise* kernel is a loop nest over its domain (C order) writing every root.  A
 *reduce* kernel loops over the kept axes outside and, for each row, runs one inner loop
-per reduction (its phase: the values of the row's elements accumulated into ``LANES``
-running partial results, which keeps the loop free of a single serial dependence), then
+per reduction (its phase: a float sum / mean / max / min writes the row's values into a
+scratch row, a vectorized loop, and a helper compiled with reassociation allowed reduces
+it, also vectorized; other reductions accumulate in the loop), then
 one loop writing the roots of the domain's shape, which may read the row's reductions
 (softmax and layer norm are one kernel each), then the roots of the row's shape.  Values
 that do not vary along the row are computed once per row.  Every size is an argument:
@@ -32,9 +33,9 @@ from ..cuda.kernels import ZERO, Emitter, Idx
 from . import ops
 from .ops import Reduction
 
-#: running partial results per row of a float sum / mean (its order: lane k sums the
-#: elements k, k + LANES, ...; then the lanes are added in order)
-LANES = 8
+#: the vector width (float32 lanes) the reordered sums of a row may use (AVX-512: 16
+#: running sums, then a tree over them): the accuracy contract's order
+LANES = 16
 
 
 class NumbaKernel:
@@ -251,11 +252,11 @@ class NumbaEmitter(Emitter):
         src = r.inputs[0]
         S = self.spec.shape
         real = [a for a in axes if not (type(S[a]) is int and S[a] == 1)]
-        lanes = LANES if red.acc.kind == "f" and real and r.op in ("sum", "mean") else 1
+        vec = red.acc.kind == "f" and real and r.op in ("sum", "mean", "max", "min")
         acc = self.fresh("acc")
         self.memo, self.body = {}, []
         out: List[str] = []
-        if lanes == 1:
+        if not vec:
             v = self.value(src, self.dom)
             ld = red.load(Operand(v, src.dtype))
             if ld is None:
@@ -265,42 +266,40 @@ class NumbaEmitter(Emitter):
             self.pre = []
             out.append("%s = %s" % (acc, red.identity()))
             out += self._nest(self._loops(axes), self.body)
+            nan = None
         else:
-            # the last real reduced axis in steps of LANES: lane k accumulates element
-            # base + k; the tail (fewer than LANES) goes to lane 0
+            # the row's values along the last reduced axis go to a scratch row (a loop
+            # LLVM vectorizes), which a helper compiled with reassociation allowed
+            # reduces (vectorized too); NaN for max / min is tracked here, where no
+            # fast-math flag lets the compiler assume it away
             last = real[-1]
             n_last = self.size(S[last])
-            accs = ["%s_%d" % (acc, k) for k in range(LANES)]
-            steps = []
-            for k in range(LANES):
-                dom = list(self.dom)
-                dom[last] = Idx("(cb + %d)" % k if k else "cb", {"c%d" % last, "j"})
-                v = self.value(src, dom)
-                ld = red.load(Operand(v, src.dtype))
-                if ld is None:
-                    raise NoFuse("no numba form for the %s of %s" % (r.op, src.dtype))
-                steps.append("%s = %s" % (accs[k], red.combine(accs[k], ld)))
-            main = list(self.body) + steps
-            self.memo, self.body = {}, []
             v = self.value(src, self.dom)
-            tail = list(self.body) + ["%s = %s" % (accs[0], red.combine(
-                accs[0], red.load(Operand(v, src.dtype))))]
+            ld = red.load(Operand(v, src.dtype))
+            if ld is None:
+                raise NoFuse("no numba form for the %s of %s" % (r.op, src.dtype))
+            buf, nan = self.fresh("row"), None
+            self.body.append("%s[c%d] = %s" % (buf, last, ld))
+            if r.op in ("max", "min"):
+                nan = self.fresh("nan")
+                self.body.append("%s = %s | (%s[c%d] != %s[c%d])" % (nan, nan, buf, last,
+                                                                      buf, last))
             out += self.pre
             self.pre = []
-            out += ["%s = %s" % (a, red.identity()) for a in accs]
-            other = [a for a in axes if a != last]
-            inner_main = ["for cb in range(0, %s - %d, %d):" % (n_last, LANES - 1, LANES)] + \
-                ["    " + l for l in main] + \
-                ["for c%d in range(%s - %s %% %d, %s):" % (last, n_last, n_last, LANES,
-                                                             n_last)] + \
-                ["    " + l for l in tail]
-            out += self._nest(self._loops(other), inner_main)
-            total = accs[0]
-            for a in accs[1:]:
-                total = red.combine(total, a)
-            out.append("%s = %s" % (acc, total))
+            out.append("%s = %s" % (acc, red.identity()))
+            out.append("%s = np.empty(%s, %s)" % (buf, n_last, ops.npname(red.acc)))
+            if nan:
+                out.append("%s = False" % nan)
+            helper = {"sum": "_rsum", "mean": "_rsum", "max": "_rmax", "min": "_rmin"}[r.op]
+            inner = self._nest(self._loops([last]), self.body) + [
+                "%s = %s" % (acc, red.combine(acc, "%s(%s, %s, %s)" % (
+                    helper, buf, n_last, red.identity())))]
+            out += self._nest(self._loops([a for a in axes if a != last]), inner)
         res = self.fresh("r")
         out.append("%s = %s" % (res, red.finish(acc, count)))
+        if nan:
+            out.append("%s = %s if %s else %s" % (res, ops.literal(float("nan"), r.dtype), nan,
+                                                  res))
         self.red_vars[r] = res
         return out
 

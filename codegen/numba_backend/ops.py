@@ -240,7 +240,7 @@ def pointwise_expr(op: str, ops: Sequence[Optional[Operand]], out_dt, attrs: Dic
 class Reduction:
     """How a reduction accumulates: accumulator dtype, identity, combine, finish.  Sums
     accumulate in their result dtype (float32 in float32, as NumPy's add.reduce); only
-    the order differs (NumPy: pairwise blocks; here: ``LANES`` running sums per row)."""
+    the order differs (NumPy: pairwise blocks; here: a vector of running sums per row)."""
 
     SUPPORTED = ("sum", "mean", "max", "min", "any", "all", "prod")
 
@@ -312,6 +312,7 @@ def reduction_supported(node) -> bool:
 #: helpers every kernel module defines (NaN-propagating, as np.maximum / np.minimum)
 HELPERS = '''
 from symshape.codegen.numba_backend.vmath import exp32 as _exp32, tanh32 as _tanh32
+from symshape.codegen.numba_backend.vmath import _rsum, _rmax, _rmin
 
 @njit(inline="always")
 def _fmax(a, b):

@@ -74,3 +74,28 @@ def tanh32(x):
     big = _F(1.0) - _F(2.0) / (e + _F(1.0))
     big = big if x >= _F(0.0) else -big
     return small if ax < _F(0.625) else big
+
+
+# ---------------------------------------------------------------------------- row reductions
+# Not inlined: their fast-math flags hold only here.  ``reassoc`` lets LLVM keep a vector
+# of running sums (the order the accuracy contract allows); max / min also assume no NaN
+# (``nnan``: the kernel tracks NaN itself and replaces the result).
+@njit(fastmath={"reassoc"}, nogil=True, cache=True)
+def _rsum(buf, n, s):
+    for i in range(n):
+        s += buf[i]
+    return s
+
+
+@njit(fastmath={"nnan", "nsz", "reassoc"}, nogil=True, cache=True)
+def _rmax(buf, n, m):
+    for i in range(n):
+        m = max(m, buf[i])
+    return m
+
+
+@njit(fastmath={"nnan", "nsz", "reassoc"}, nogil=True, cache=True)
+def _rmin(buf, n, m):
+    for i in range(n):
+        m = min(m, buf[i])
+    return m
