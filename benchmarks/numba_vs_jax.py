@@ -8,7 +8,9 @@ program written with ``jax.numpy`` under ``jax.jit`` (JAX is never a dependency:
 ``pip install jax`` beside symshape to get that column).  float32; BLAS, numba, XLA and
 symshape's own threads pinned to ``--threads`` (default 1) through the environment before
 anything is imported; medians of interleaved rounds; each column is the speedup over the
-eager time measured in the same rounds.  Results are checked against eager (numba: the
+eager time measured in the same rounds.  With one thread the clock is the process's CPU
+time (``time.process_time``: every thread of the process, so XLA's and BLAS's count too),
+which other processes on a shared machine do not inflate; with more, wall time.  Results are checked against eager (numba: the
 accuracy contract's tolerance; jax: 1e-4 relative).  The first-call compile time of each
 backend follows the table (numba: in this process, so kernels already on disk load from
 its cache; run with ``SYMSHAPE_NUMBA_CACHE=$(mktemp -d)`` for a cold compile).
@@ -152,18 +154,6 @@ ROWS = [
 ]
 
 
-def interleaved(fns, args, calls: int, rounds: int):
-    """Median seconds per call of each callable, measured in interleaved rounds."""
-    times = [[] for _ in fns]
-    for _ in range(rounds):
-        for i, fn in enumerate(fns):
-            t0 = time.perf_counter()
-            for _ in range(calls):
-                fn(*args)
-            times[i].append((time.perf_counter() - t0) / calls)
-    return [statistics.median(t) for t in times]
-
-
 def _bind(prog, xp):
     return lambda *a: prog(xp, *a)
 
@@ -225,15 +215,16 @@ def run(quick: bool, only):
             ((1, 3) if quick else (2, 11))
         for fn in fns:               # warm-up (and numba / XLA compile) before timing
             fn(*(jargs if fn is fns[-1] and jax is not None else args))
+        clock = time.process_time if ARGS.threads == 1 else time.perf_counter
         times = []
         for _ in range(rounds):
             one = []
             for i, fn in enumerate(fns):
                 a = jargs if (jax is not None and i == 3) else args
-                t0 = time.perf_counter()
+                t0 = clock()
                 for _ in range(calls):
                     fn(*a)
-                one.append((time.perf_counter() - t0) / calls)
+                one.append((clock() - t0) / calls)
             times.append(one)
         med = [statistics.median(t[i] for t in times) for i in range(len(fns))]
         sp = [med[0] / m for m in med]

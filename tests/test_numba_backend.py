@@ -291,6 +291,24 @@ def test_ss_compile_and_loaded_programs_use_numba(tmp_path):
         c.save(str(tmp_path / "out"))
 
 
+def views_and_updates(x):
+    x *= 2
+    y = x.T[::2, 1:] * 3
+    return y, x.reshape(-1) + 1, x[None, :, ::-1] - x[:, :1]
+
+
+def test_views_and_in_place_updates_match_eager():
+    c = compiled(views_and_updates, (np.ones((4, 6), np.float32),), {"x": (N1, M1)})
+    for layout in ("C", "F", "strided"):
+        x = layouts(np.random.default_rng(2).standard_normal((5, 7)).astype(np.float32))[layout]
+        x_eager = x.copy()
+        want = views_and_updates(x_eager)
+        got = c(x)
+        for g, w in zip(got, want):
+            assert_within(g, w)
+        np.testing.assert_array_equal(x, x_eager)      # the update reached the caller
+
+
 def test_without_numba_says_how_to_install(monkeypatch):
     ep = ss.export(softmax, (np.ones((3, 5), np.float32),), dynamic_shapes={"x": (N, M1)})
     monkeypatch.setitem(sys.modules, "numba", None)

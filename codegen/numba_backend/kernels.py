@@ -324,8 +324,8 @@ def _refine(n: Node, kind: str) -> str:
 class NumbaPlanner(Planner):
     """The CUDA planner over this backend's classes of nodes."""
 
-    def __init__(self, graph, ranges) -> None:
-        super().__init__(graph, ranges, emitter=NumbaEmitter)
+    def __init__(self, graph, ranges, extra_outputs=()) -> None:
+        super().__init__(graph, ranges, extra_outputs, emitter=NumbaEmitter)
         self.kind = {n: _refine(n, k) for n, k in self.kind.items()}
         for n in reversed(graph.nodes):
             self.needs_array[n] = n in self.outputs or any(
@@ -335,4 +335,6 @@ class NumbaPlanner(Planner):
 
 def plan_program(ep):
     """The fused kernels and library steps of ``ep`` (``Plan`` of ``NumbaKernel``)."""
-    return NumbaPlanner(ep.graph, ep.constraints.ranges).run()
+    # the final values of mutated inputs are written back: they are outputs too
+    extra = [final for _, final in ep._mutations()]
+    return NumbaPlanner(ep.graph, ep.constraints.ranges, extra).run()
