@@ -334,9 +334,7 @@ class Emitter:
                     ops.append(Operand(self.scalar(x), int, value=x))
                 else:
                     ops.append(operand_of(x, "?"))
-            text = pointwise_expr(n, ops, self.helpers)
-            if text is None:
-                raise NoFuse("no C for %s" % n.op)
+            text = self.pointwise_text(n, ops)
             note = n.name if n.name.split("_")[0] == n.op.split("_")[0] else \
                 "%s (%s)" % (n.name, n.op)
         else:
@@ -345,49 +343,62 @@ class Emitter:
             p = P.pos.get(n)
             if p is None or p >= spec.pos:
                 raise NoFuse("%s is not computed before this kernel" % n.name)
-            buf = self.buffer(n)
-            off = raw = self.offset(n.shape, coords).text
-            if kind in ("input", "lib"):
-                # the caller's array may be a strided view: the SS_STRIDED variant indexes
-                # it with its element strides (kernel arguments) instead of a copy
-                off = "SS_OFF(%s, %s)" % (off, self.strided_offset(n, coords))
-            text = "%s[%s]" % (buf, off)
-            note = ""
-            if spec.axes is None and raw == "i":          # the thread's own element
-                self.vec_bufs[buf] = STORAGE[n.dtype.name]
-                if self.vec_mode:
-                    text = "vb_%s[ss_v]" % buf
-            # contiguous along the row (the row's own elements, or a vector broadcast over
-            # rows): the SS_VEC variant of a row kernel loads it 16 bytes at a time
-            contig = spec.axes is not None and not self.column and not self.split and \
-                not row and raw in (self.row_linear, "j", self.row_coord)
-            if contig:
-                self.rvec_bufs[buf] = STORAGE[n.dtype.name]
-            vt = _VECT[_SIZEOF[STORAGE[n.dtype.name]] * self.rvec] if contig and \
-                self.rvec_mode else ""
-            if vt and getattr(self, "cache", None) is None:
-                text = "vb_%s[ss_v]" % buf            # loaded before the chunk's elements
-                self.rvec_loads[buf] = (STORAGE[n.dtype.name], raw)
-            if getattr(self, "cache", None) is not None and not row:
-                # an element of the row: loaded once into a register array, which the
-                # later phases of the row read instead of memory
-                reg = self.cache.get(text)
-                if reg is None:
-                    reg = self.cache[text] = "rc%d" % len(self.cache)
-                    self.cache_decl.append("__align__(16) %s %s[%d];   // %s, loaded once" % (
-                        STORAGE[n.dtype.name], reg, ROW_ITEMS, text))
-                    if vt:
-                        # the first element of each chunk of the thread loads the chunk
-                        text = "(ss_k %% %d == 0 ? (*(%s*)&%s[ss_k] = *(const %s*)&%s[%s], " \
-                            "%s[ss_k]) : %s[ss_k])" % (self.rvec, vt, reg, vt, buf, raw, reg, reg)
-                    else:
-                        text = "(%s[ss_k] = %s)" % (reg, text)
-                else:
-                    text = "%s[ss_k]" % reg
-            text = cops.load_expr(text, n.dtype)
+            text, note = self.load_text(n, coords, row), ""
         v = self.emit(CTYPES[n.dtype.name], text, row, note)
         memo[key] = v
         return v
+
+    def pointwise_text(self, n: Node, ops: List[Optional[Operand]]) -> str:
+        """The text computing pointwise node ``n`` on its operands (NoFuse: none)."""
+        text = pointwise_expr(n, ops, self.helpers)
+        if text is None:
+            raise NoFuse("no C for %s" % n.op)
+        return text
+
+    def load_text(self, n: Node, coords: List[Idx], row: bool) -> str:
+        """The text loading array ``n`` at ``coords`` (``row``: at row level)."""
+        spec = self.spec
+        kind = self.P.kind[n]
+        buf = self.buffer(n)
+        off = raw = self.offset(n.shape, coords).text
+        if kind in ("input", "lib"):
+            # the caller's array may be a strided view: the SS_STRIDED variant indexes
+            # it with its element strides (kernel arguments) instead of a copy
+            off = "SS_OFF(%s, %s)" % (off, self.strided_offset(n, coords))
+        text = "%s[%s]" % (buf, off)
+        if spec.axes is None and raw == "i":          # the thread's own element
+            self.vec_bufs[buf] = STORAGE[n.dtype.name]
+            if self.vec_mode:
+                text = "vb_%s[ss_v]" % buf
+        # contiguous along the row (the row's own elements, or a vector broadcast over
+        # rows): the SS_VEC variant of a row kernel loads it 16 bytes at a time
+        contig = spec.axes is not None and not self.column and not self.split and \
+            not row and raw in (self.row_linear, "j", self.row_coord)
+        if contig:
+            self.rvec_bufs[buf] = STORAGE[n.dtype.name]
+        vt = _VECT[_SIZEOF[STORAGE[n.dtype.name]] * self.rvec] if contig and \
+            self.rvec_mode else ""
+        if vt and getattr(self, "cache", None) is None:
+            text = "vb_%s[ss_v]" % buf            # loaded before the chunk's elements
+            self.rvec_loads[buf] = (STORAGE[n.dtype.name], raw)
+        if getattr(self, "cache", None) is not None and not row:
+            # an element of the row: loaded once into a register array, which the
+            # later phases of the row read instead of memory
+            reg = self.cache.get(text)
+            if reg is None:
+                reg = self.cache[text] = "rc%d" % len(self.cache)
+                self.cache_decl.append("__align__(16) %s %s[%d];   // %s, loaded once" % (
+                    STORAGE[n.dtype.name], reg, ROW_ITEMS, text))
+                if vt:
+                    # the first element of each chunk of the thread loads the chunk
+                    text = "(ss_k %% %d == 0 ? (*(%s*)&%s[ss_k] = *(const %s*)&%s[%s], " \
+                        "%s[ss_k]) : %s[ss_k])" % (self.rvec, vt, reg, vt, buf, raw, reg, reg)
+                else:
+                    text = "(%s[ss_k] = %s)" % (reg, text)
+            else:
+                text = "%s[ss_k]" % reg
+        text = cops.load_expr(text, n.dtype)
+        return text
 
     def buffer(self, n: Node) -> str:
         name = self.bufs.get(n)

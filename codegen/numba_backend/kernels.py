@@ -20,12 +20,10 @@ one compilation per dtypes, ranks and layouts serves every shape.
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Dict, List, Optional, Set
+from typing import Any, List, Optional, Set
 
-import numpy as np
 
 from symshape.capture.ir import Node
-from symshape.expr import Expr
 
 from ..cuda.cops import Operand
 from ..cuda.groups import KernelSpec, NoFuse, Planner, numel, operand_of
@@ -108,47 +106,20 @@ class NumbaEmitter(Emitter):
         return name
 
     # ---------------------------------------------------------------- values
-    def value(self, n: Node, coords: List[Idx]) -> str:
-        P = self.P
-        kind = P.kind[n]
-        if kind == "view":
-            return self.value(n.inputs[0], self.view_coords(n, coords))
-        key = (n, tuple(c.text for c in coords))
-        row = self.row_level(coords)
-        got = self.row_memo.get(key) or (None if row else self.memo.get(key))
-        if got is not None:
-            return got
-        spec = self.spec
-        if n in self.red_vars or (kind == "red" and any(n is r for r in spec.reductions())):
-            if n not in self.red_vars:
-                raise NoFuse("%s read before it is reduced" % n.name)
-            if [c.text for c in coords] != self.row_coords(n):
-                raise NoFuse("%s read outside its own row" % n.name)
-            return self.red_vars[n]
-        inline = kind == "pw" and (not P.needs_array[n] or any(n is o for o in spec.outs()))
-        if inline:
-            args: List[Optional[Operand]] = []
-            for x in n.inputs:
-                if type(x) is Node:
-                    args.append(Operand(self.value(x, self.bcast(x.shape, n.shape, coords)),
-                                        x.dtype))
-                elif type(x) is Expr:
-                    args.append(Operand(self.scalar(x), int, value=x))
-                else:
-                    args.append(operand_of(x, "?"))
-            text = ops.pointwise_expr(n.op, args, n.dtype, n.attrs)
-            if text is None:
-                raise NoFuse("no numba form for %s" % n.op)
-        else:
-            if kind not in ("input", "const", "lib", "pw", "red"):
-                raise NoFuse("cannot load %s" % n.name)
-            p = P.pos.get(n)
-            if p is None or p >= spec.pos:
-                raise NoFuse("%s is not computed before this kernel" % n.name)
-            text = "%s[%s]" % (self.buffer(n), _ix(coords))
+    # (``Emitter.value`` walks the graph: views, memos, the row's reductions; these
+    # write the Python it asks for)
+    def pointwise_text(self, n: Node, args: List[Optional[Operand]]) -> str:
+        text = ops.pointwise_expr(n.op, args, n.dtype, n.attrs)
+        if text is None:
+            raise NoFuse("no numba form for %s" % n.op)
+        return text
+
+    def load_text(self, n: Node, coords: List[Idx], row: bool) -> str:
+        return "%s[%s]" % (self.buffer(n), _ix(coords))
+
+    def emit(self, ct: str, text: str, row: bool, note: str = "") -> str:
         v = self.fresh()
         (self.pre if row else self.body).append("%s = %s" % (v, text))
-        (self.row_memo if row else self.memo)[key] = v
         return v
 
     # ---------------------------------------------------------------- assembly
