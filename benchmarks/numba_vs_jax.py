@@ -210,11 +210,13 @@ def run(quick: bool, only):
             t_jax = time.perf_counter() - t0
             _close(jf(*jargs), want, 1e-3)
             fns.append(lambda *a: jf(*a).block_until_ready())
-        small = args[0].size * 4 < 1 << 20
-        calls, rounds = ((200, 5) if quick else (1000, 15)) if small else \
-            ((1, 3) if quick else (2, 11))
         for fn in fns:               # warm-up (and numba / XLA compile) before timing
             fn(*(jargs if fn is fns[-1] and jax is not None else args))
+        # calls per round: about 50 ms of eager work (at least one call)
+        t0 = time.perf_counter()
+        eager(*args)
+        calls = max(1, int(0.05 / max(time.perf_counter() - t0, 1e-7)))
+        rounds = 5 if quick else 15
         clock = time.process_time if ARGS.threads == 1 else time.perf_counter
         times = []
         for _ in range(rounds):

@@ -25,11 +25,13 @@ from typing import Any, Dict, List
 import numpy as np
 
 from symshape import runtime as _runtime
+from symshape.capture.ir import Node
 from symshape.capture.function_writer import GeneratedFunction, Writing, program_spec, write
 from symshape.capture.pycode import Renderer, after_node, node_lines
 from symshape.errors import UserError
 from symshape.expr import Expr, format_py
 
+from ..rt import give as _rt_give, take as _rt_take
 from .kernels import NumbaKernel, plan_program
 from .ops import HELPERS
 
@@ -141,6 +143,23 @@ def _shape_py(shape) -> str:
     return "(%s,)" % parts[0] if len(parts) == 1 else "(%s)" % ", ".join(parts)
 
 
+def _numel(shape) -> int:
+    out = 1
+    for d in shape:
+        out *= d
+    return out
+
+
+def _alloc(pool: list, shape: tuple, dtype) -> np.ndarray:
+    """An array of ``shape`` from ``pool`` (free buffers of earlier calls), remembered
+    there for later calls."""
+    if _numel(shape) < PARALLEL_WORK:
+        return np.empty(shape, dtype)
+    a = _rt_take(pool, shape, dtype)
+    _rt_give(pool, a)
+    return a
+
+
 def _no_identity(name: str) -> None:
     raise ValueError("zero-size array to reduction operation %s which has no identity" % name)
 
@@ -172,9 +191,19 @@ def _driver_body(ctx: Writing, ep, plan) -> List[str]:
     for n in graph.constants:
         ns[n.name] = np.asarray(n.meta["value"])
     kernels = [obj for kind, obj in plan.steps if kind == "kernel"]
+    pools: List[list] = ns["_P"]
     for kind, obj in plan.steps:
         if kind == "py":
-            body.extend(node_lines(obj, r, ns))
+            if _pooled_matmul(obj):
+                # BLAS writes into a pooled buffer (the same call: the same result)
+                a, b = obj.inputs
+                dt = "_dt_" + obj.dtype.name
+                ns[dt] = obj.dtype
+                body.append("%s = np.matmul(%s, %s, out=_alloc(_P[%d], %s, %s))" % (
+                    obj.name, a.name, b.name, len(pools), _shape_py(obj.shape), dt))
+                pools.append([])
+            else:
+                body.extend(node_lines(obj, r, ns))
             body.extend(after_node(obj, bound, pending, r))
             continue
         k: NumbaKernel = obj
@@ -185,7 +214,14 @@ def _driver_body(ctx: Writing, ep, plan) -> List[str]:
         for n in k.outputs:
             dt = "_dt_" + n.dtype.name
             ns[dt] = n.dtype
-            body.append("%s = _empty(%s, %s)" % (n.name, _shape_py(n.shape), dt))
+            if all(type(d) is int for d in n.shape) and _numel(n.shape) < PARALLEL_WORK:
+                body.append("%s = _empty(%s, %s)" % (n.name, _shape_py(n.shape), dt))
+            else:
+                # large arrays come from a pool: a buffer of an earlier call that nobody
+                # holds any more is reused (fresh memory costs a page fault per 4 KiB)
+                body.append("%s = _alloc(_P[%d], %s, %s)" % (n.name, len(pools),
+                                                           _shape_py(n.shape), dt))
+                pools.append([])
         args = []
         for a_kind, v in k.args:
             if a_kind in ("out", "in"):
@@ -206,6 +242,13 @@ def _driver_body(ctx: Writing, ep, plan) -> List[str]:
     return body + ctx.finish(r)
 
 
+def _pooled_matmul(n: Node) -> bool:
+    return n.op == "matmul" and not n.attrs and len(n.inputs) == 2 and \
+        all(type(x) is Node and x.shape is not None and len(x.shape) >= 2 for x in n.inputs) \
+        and n.dtype is not None and n.dtype.name in ("float32", "float64") and \
+        all(x.dtype == n.dtype for x in n.inputs)
+
+
 def compile_numba(ep):
     """``ep.compile(backend="numba")``: fused loop nests compiled by numba + a driver."""
     require_numba()
@@ -213,7 +256,8 @@ def compile_numba(ep):
     plan = plan_program(ep)
     ns: Dict[str, Any] = {"np": np, "_ndarray": np.ndarray, "_rt": _runtime,
                           "_empty": np.empty, "_asarray": np.asarray, "_threads": _threads,
-                          "_no_identity": _no_identity}
+                          "_no_identity": _no_identity, "_alloc": _alloc, "_P": [],
+                          "_SETS": []}
     rec = CompiledNumba()
     rec.plan = plan
     rec.kernels = [obj for kind, obj in plan.steps if kind == "kernel"]
