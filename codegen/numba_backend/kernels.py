@@ -23,6 +23,8 @@ import hashlib
 from typing import Any, List, Optional, Set
 
 
+import numpy as np
+
 from symshape.capture.ir import Node
 
 from ..cuda.cops import Operand
@@ -192,6 +194,7 @@ class NumbaEmitter(Emitter):
         row: List[str] = []
         count = self.size(numel([spec.shape[a] for a in axes]))
         self.red_vars, self.row_memo = {}, {}
+        self.scratch: List[tuple] = []     # (node, row variable, axis) kept by earlier phases
         for r in spec.reductions():
             row += self._phase(r, axes, count)
             if r in self.out_names:
@@ -200,7 +203,7 @@ class NumbaEmitter(Emitter):
                                            self.red_vars[r]))
         outs = [n for n, role in spec.roots if role == "out"]
         if outs:
-            self.memo, self.body = {}, []
+            self._fresh_phase()
             for n in outs:
                 v = self.value(n, self.dom)
                 self.body.append("%s[%s] = %s" % (self.out_names[n], _ix(self.dom), v))
@@ -216,6 +219,14 @@ class NumbaEmitter(Emitter):
                 row.append("%s[%s] = %s" % (self.out_names[n], _ix(coords), v))
         return self._nest(outer, row or ["pass"])
 
+    def _fresh_phase(self) -> None:
+        """A new loop over the row: no values of the last loop are in scope, except the
+        scratch rows of earlier phases (which hold their values at every element)."""
+        self.memo, self.body = {}, []
+        key = tuple(c.text for c in self.dom)
+        for n, buf, axis in self.scratch:
+            self.memo[(n, key)] = "%s[c%d]" % (buf, axis)
+
     def _phase(self, r: Node, axes: List[int], count: str) -> List[str]:
         """One reduction over the row: its accumulation loop(s), then its result
         ``red_vars[r]``."""
@@ -225,7 +236,7 @@ class NumbaEmitter(Emitter):
         real = [a for a in axes if not (type(S[a]) is int and S[a] == 1)]
         vec = red.acc.kind == "f" and real and r.op in ("sum", "mean", "max", "min")
         acc = self.fresh("acc")
-        self.memo, self.body = {}, []
+        self._fresh_phase()
         out: List[str] = []
         if not vec:
             v = self.value(src, self.dom)
@@ -266,6 +277,10 @@ class NumbaEmitter(Emitter):
                 "%s = %s" % (acc, red.combine(acc, "%s(%s, %s, %s)" % (
                     helper, buf, n_last, red.identity())))]
             out += self._nest(self._loops([a for a in axes if a != last]), inner)
+            if len(real) == 1 and np.dtype(src.dtype) == red.acc:
+                # the row holds src's values: later phases read them instead of
+                # recomputing (softmax: the output divides the sum phase's exponentials)
+                self.scratch.append((src, buf, last))
         res = self.fresh("r")
         out.append("%s = %s" % (res, red.finish(acc, count)))
         if nan:
