@@ -7,6 +7,7 @@ layouts and values, not programs, except ``test_random_chains``), and each is ex
 compiled once per session, so the number of kernels numba compiles stays small.
 """
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -307,6 +308,25 @@ def test_views_and_in_place_updates_match_eager():
         for g, w in zip(got, want):
             assert_within(g, w)
         np.testing.assert_array_equal(x, x_eager)      # the update reached the caller
+
+
+def mlp(x, w1, b1, w2, b2):
+    return np.maximum(x @ w1 + b1, 0) @ w2 + b2
+
+
+def test_matmul_epilogues_in_pooled_buffers_keep_earlier_results():
+    """Kernels after a matmul write into its pooled buffer; a result the caller still
+    holds is never reused by a later call."""
+    rng = np.random.default_rng(3)
+    w = [rng.standard_normal(s).astype(np.float32) for s in [(8, 300), (300,), (300, 4),
+                                                              (4,)]]
+    c = compiled(mlp, (np.ones((2, 8), np.float32),) + tuple(w),
+                 {"x": (N1, None), "w1": None, "b1": None, "w2": None, "b2": None})
+    xs = [rng.standard_normal((n, 8)).astype(np.float32) for n in (300, 300, 5)]
+    held = [c(x, *w) for x in xs]
+    assert re.search(r"\n\s+\w+ = matmul\n", c.source)     # written in place
+    for x, got in zip(xs, held):
+        np.testing.assert_allclose(got, mlp(x, *w), rtol=1e-5, atol=1e-5)
 
 
 def test_without_numba_says_how_to_install(monkeypatch):

@@ -14,10 +14,12 @@ beside it, so another process running the same program loads it instead of compi
 """
 from __future__ import annotations
 
+import copy
 import functools
 import hashlib
 import importlib.util
 import os
+import re
 import sys
 import tempfile
 from typing import Any, Dict, List
@@ -192,6 +194,13 @@ def _driver_body(ctx: Writing, ep, plan) -> List[str]:
         ns[n.name] = np.asarray(n.meta["value"])
     kernels = [obj for kind, obj in plan.steps if kind == "kernel"]
     pools: List[list] = ns["_P"]
+    pooled: set = set()                  # matmul results in pooled buffers of this call
+    readers: Dict[Node, int] = {}        # how many steps read each node's array
+    for kind, obj in plan.steps:
+        for x in (obj.input_nodes() if kind == "py" else obj.loads):
+            readers[x] = readers.get(x, 0) + 1
+    keep = {o for o in graph.outputs if type(o) is Node} | \
+        {x for pair in ep._mutations() for x in pair}
     for kind, obj in plan.steps:
         if kind == "py":
             if _pooled_matmul(obj):
@@ -202,19 +211,32 @@ def _driver_body(ctx: Writing, ep, plan) -> List[str]:
                 body.append("%s = np.matmul(%s, %s, out=_alloc(_P[%d], %s, %s))" % (
                     obj.name, a.name, b.name, len(pools), _shape_py(obj.shape), dt))
                 pools.append([])
+                pooled.add(obj)
             else:
                 body.extend(node_lines(obj, r, ns))
             body.extend(after_node(obj, bound, pending, r))
             continue
         k: NumbaKernel = obj
         i = kernels.index(k)
+        reuse = {}
+        for n in k.outputs:
+            x = _reusable(n, k, pooled, readers, keep)
+            if x is not None and x not in reuse.values():
+                reuse[n] = x
+                pooled.discard(x)
+        if reuse:
+            k = in_place(k, reuse)
         ser, par = load_kernel(k)
         ns["_K%ds" % i], ns["_K%dp" % i] = ser, par
         body.append("# _K%d: %s" % (i, k.summary))
         for n in k.outputs:
             dt = "_dt_" + n.dtype.name
             ns[dt] = n.dtype
-            if all(type(d) is int for d in n.shape) and _numel(n.shape) < PARALLEL_WORK:
+            if n in reuse:
+                # the pooled matmul result this kernel alone reads, element by element:
+                # the output overwrites it (no new memory, one array less in cache)
+                body.append("%s = %s" % (n.name, reuse[n].name))
+            elif all(type(d) is int for d in n.shape) and _numel(n.shape) < PARALLEL_WORK:
                 body.append("%s = _empty(%s, %s)" % (n.name, _shape_py(n.shape), dt))
             else:
                 # large arrays come from a pool: a buffer of an earlier call that nobody
@@ -240,6 +262,38 @@ def _driver_body(ctx: Writing, ep, plan) -> List[str]:
             body.append("(_K%dp if %s >= %d and _threads() > 1 else _K%ds)%s" % (
                 i, work, PARALLEL_WORK, i, call))
     return body + ctx.finish(r)
+
+
+def _reusable(out: Node, k: NumbaKernel, pooled: set, readers: Dict[Node, int], keep: set):
+    """An input of pointwise kernel ``k`` whose buffer its output ``out`` may take over:
+    a pooled matmul result of the same shape and dtype, read by no other step, not a
+    program output, read by ``k`` only at the element being written."""
+    for x in k.same_element:
+        if x in pooled and readers.get(x) == 1 and x not in keep and \
+                x.dtype == out.dtype and len(x.shape) == len(out.shape) and \
+                all(type(a) is type(b) and a == b for a, b in zip(x.shape, out.shape)):
+            return x
+    return None
+
+
+def in_place(k: NumbaKernel, reuse: Dict[Node, Node]) -> NumbaKernel:
+    """``k`` writing each output of ``reuse`` into the input it maps to: that input's
+    parameter is gone and its loads read the output's (one pointer, so the loop stays
+    vectorized: two parameters that alias would fail LLVM's overlap check at run time)."""
+    out = copy.copy(k)
+    src = k.source
+    head, rest = src.split("\n", 1)
+    params = head[len("def kernel("):-2].split(", ")
+    drop = set()
+    for o, x in reuse.items():
+        oname = "o%d" % k.outputs.index(o)
+        xname = "a%d" % k.loads.index(x)
+        rest = re.sub(r"\b%s\[" % xname, oname + "[", rest)
+        drop.add(xname)
+        out.args = [a for a in out.args if not (a[0] == "in" and a[1] is x)]
+    out.source = "def kernel(%s):\n%s" % (", ".join(p for p in params if p not in drop), rest)
+    out.key = hashlib.sha1(out.source.encode()).hexdigest()[:20]
+    return out
 
 
 def _pooled_matmul(n: Node) -> bool:

@@ -54,6 +54,7 @@ class NumbaKernel:
         self.inner: Any = 1
         self.summary = ""
         self.empty_max: List[str] = []
+        self.same_element: List[Node] = []
         self.split = None
 
     def __repr__(self) -> str:
@@ -71,6 +72,7 @@ class NumbaEmitter(Emitter):
     def __init__(self, spec: KernelSpec, planner: Planner) -> None:
         super().__init__(spec, planner)
         self.par_loop_done = False
+        self.elsewhere: Set[Node] = set()     # arrays loaded away from the element written
 
     # ---------------------------------------------------------------- names and sizes
     def size(self, e) -> str:
@@ -117,6 +119,8 @@ class NumbaEmitter(Emitter):
         return text
 
     def load_text(self, n: Node, coords: List[Idx], row: bool) -> str:
+        if [c.text for c in coords] != [c.text for c in self.dom]:
+            self.elsewhere.add(n)
         return "%s[%s]" % (self.buffer(n), _ix(coords))
 
     def emit(self, ct: str, text: str, row: bool, note: str = "") -> str:
@@ -150,6 +154,9 @@ class NumbaEmitter(Emitter):
                                             "".join("    %s\n" % l for l in lines))
         k.key = hashlib.sha1(k.source.encode()).hexdigest()[:20]
         k.work = numel(spec.shape)
+        if spec.axes is None:
+            # an array read only at the element each iteration writes may hold the output
+            k.same_element = [n for n in self.loads if n not in self.elsewhere]
         if spec.axes is not None:
             k.inner = numel([spec.shape[a] for a in spec.axes])
             k.empty_max = [{"max": "maximum", "min": "minimum"}[r.op]
