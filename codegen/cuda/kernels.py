@@ -112,6 +112,8 @@ def _cname(s: str) -> str:
 class Emitter:
     """Generates one kernel's C (also used, discarding the text, to test a merge)."""
 
+    DIV = "/"           # integer division of non-negative indices in the kernel's language
+
     def __init__(self, spec: KernelSpec, planner: Planner) -> None:
         self.spec = spec
         self.P = planner
@@ -223,8 +225,8 @@ class Emitter:
                 out.append(ZERO)
                 continue
             p = numel(sizes[k + 1:])
-            t = lin.text if (type(p) is int and p == 1) else "(%s / %s)" % (lin.text,
-                                                                            self.size(p))
+            t = lin.text if (type(p) is int and p == 1) else "(%s %s %s)" % (
+                lin.text, self.DIV, self.size(p))
             if k != first:
                 t = "(%s %% %s)" % (t, self.size(s))
             out.append(Idx(t, lin.deps, (lin, tuple(sizes), k)))

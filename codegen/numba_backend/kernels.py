@@ -29,7 +29,7 @@ from symshape.capture.ir import Node
 
 from ..cuda.cops import Operand
 from ..cuda.groups import KernelSpec, NoFuse, Planner, numel, operand_of
-from ..cuda.kernels import ZERO, Emitter, Idx
+from ..cuda.kernels import Emitter, Idx
 from . import ops
 from .ops import Reduction
 
@@ -69,6 +69,8 @@ class NumbaEmitter(Emitter):
     """Writes one group as a numba function (``build(written=None)``: only checks that
     the group can be one kernel, raising NoFuse when not)."""
 
+    DIV = "//"
+
     def __init__(self, spec: KernelSpec, planner: Planner) -> None:
         super().__init__(spec, planner)
         self.par_loop_done = False
@@ -83,24 +85,6 @@ class NumbaEmitter(Emitter):
             name = self.sizes[e] = "n%d" % len(self.sizes)
             self.index_exprs.append(e)
         return name
-
-    def decode(self, lin: Idx, sizes) -> List[Idx]:
-        if lin.zero:
-            return [ZERO] * len(sizes)
-        out = []
-        first = next((k for k, s in enumerate(sizes) if not (type(s) is int and s == 1)),
-                     None)
-        for k, s in enumerate(sizes):
-            if type(s) is int and s == 1:
-                out.append(ZERO)
-                continue
-            p = numel(sizes[k + 1:])
-            t = lin.text if (type(p) is int and p == 1) else "(%s // %s)" % (lin.text,
-                                                                             self.size(p))
-            if k != first:
-                t = "(%s %% %s)" % (t, self.size(s))
-            out.append(Idx(t, lin.deps, (lin, tuple(sizes), k)))
-        return out
 
     def buffer(self, n: Node) -> str:
         name = self.bufs.get(n)
