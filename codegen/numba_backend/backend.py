@@ -66,7 +66,8 @@ def cache_dir() -> str:
             return d
     except OSError:
         pass
-    d = os.path.join(tempfile.gettempdir(), "symshape-numba-%d" % os.getuid())
+    uid = getattr(os, "getuid", lambda: 0)()
+    d = os.path.join(tempfile.gettempdir(), "symshape-numba-%d" % uid)
     os.makedirs(d, exist_ok=True)
     return d
 
