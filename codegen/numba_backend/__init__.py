@@ -21,8 +21,8 @@ Accuracy contract (``tests/test_numba_backend.py`` checks it against eager NumPy
   operations amplify (a subtraction of nearly equal values amplifies any difference);
 * sums and means are the same terms added in another order (per row, up to ``LANES``
   running sums in a vector, then a tree over them): within ``(n - 1) * eps * sum(|x_i|)``
-  of the exact sum, as NumPy's pairwise sum is, so within twice that of NumPy's; ``max`` / ``min`` / ``any`` /
-  ``all`` are exact.
+  of the exact sum, as NumPy's pairwise sum is, so within twice that of NumPy's;
+  ``max`` / ``min`` / ``any`` / ``all`` are exact.
 """
 from .backend import CompiledNumba, INSTALL_HINT, compile_numba, require_numba
 from .kernels import LANES, NumbaKernel, plan_program
