@@ -12,8 +12,8 @@ eager time measured in the same rounds.  With one thread the clock is the proces
 time (``time.process_time``: every thread of the process, so XLA's and BLAS's count too),
 which other processes on a shared machine do not inflate; with more, wall time.  Results
 are checked against eager (1e-4 relative for numba, 1e-3 for jax).  The first-call
-compile time of each backend follows the table (numba: in this process, so kernels already on disk load from
-its cache; run with ``SYMSHAPE_NUMBA_CACHE=$(mktemp -d)`` for a cold compile).
+compile time of each backend follows the table (numba: in this process, so kernels
+already on disk load from its cache; run with ``SYMSHAPE_NUMBA_CACHE=$(mktemp -d)`` for a cold compile).
 """
 import argparse
 import os
