@@ -13,7 +13,8 @@ time (``time.process_time``: every thread of the process, so XLA's and BLAS's co
 which other processes on a shared machine do not inflate; with more, wall time.  Results
 are checked against eager (1e-4 relative for numba, 1e-3 for jax).  The first-call
 compile time of each backend follows the table (numba: in this process, so kernels
-already on disk load from its cache; run with ``SYMSHAPE_NUMBA_CACHE=$(mktemp -d)`` for a cold compile).
+already on disk load from its cache; ``SYMSHAPE_NUMBA_CACHE=$(mktemp -d)``: a cold
+compile).
 """
 import argparse
 import os
