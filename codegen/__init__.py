@@ -71,3 +71,12 @@ def _dask_factory(ep):
 
 
 register_backend("dask", _dask_factory)
+
+
+def _numba_factory(ep):
+    # numba is an optional extra: without it this raises UserError saying how to install it
+    from .numba_backend import compile_numba
+    return compile_numba(ep)
+
+
+register_backend("numba", _numba_factory)

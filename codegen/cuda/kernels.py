@@ -114,6 +114,8 @@ def _cname(s: str) -> str:
 class Emitter:
     """Generates one kernel's C (also used, discarding the text, to test a merge)."""
 
+    DIV = "/"           # integer division of non-negative indices in the kernel's language
+
     def __init__(self, spec: KernelSpec, planner: Planner) -> None:
         self.spec = spec
         self.P = planner
@@ -238,8 +240,8 @@ class Emitter:
                 out.append(ZERO)
                 continue
             p = numel(sizes[k + 1:])
-            t = lin.text if (type(p) is int and p == 1) else "(%s / %s)" % (lin.text,
-                                                                            self.size(p))
+            t = lin.text if (type(p) is int and p == 1) else "(%s %s %s)" % (
+                lin.text, self.DIV, self.size(p))
             if k != first:
                 t = "(%s %% %s)" % (t, self.size(s))
             out.append(Idx(t, lin.deps, (lin, tuple(sizes), k)))
@@ -355,9 +357,7 @@ class Emitter:
                     ops.append(Operand(self.scalar(x), int, value=x))
                 else:
                     ops.append(operand_of(x, "?"))
-            text = pointwise_expr(n, ops, self.helpers)
-            if text is None:
-                raise NoFuse("no C for %s" % n.op)
+            text = self.pointwise_text(n, ops)
             note = n.name if n.name.split("_")[0] == n.op.split("_")[0] else \
                 "%s (%s)" % (n.name, n.op)
         else:
@@ -366,72 +366,81 @@ class Emitter:
             p = P.pos.get(n)
             if p is None or p >= spec.pos:
                 raise NoFuse("%s is not computed before this kernel" % n.name)
-            buf = self.buffer(n)
-            off = raw = self.offset(n.shape, coords).text
-            if kind in ("input", "lib"):
-                # the caller's array may be a strided view: the SS_STRIDED variant indexes
-                # it with its element strides (kernel arguments) instead of a copy
-                off = "SS_OFF(%s, %s)" % (off, self.strided_offset(n, coords))
-            text = "%s[%s]" % (buf, off)
-            note = ""
-            if spec.axes is None and raw == "i":          # the thread's own element
-                self.vec_bufs[buf] = STORAGE[n.dtype.name]
-                if self.vec_mode:
-                    text = "vb_%s[ss_v]" % buf
-            # contiguous along the row (the row's own elements, or a vector broadcast over
-            # rows): the SS_VEC variant of a row kernel loads it 16 bytes at a time
-            contig = spec.axes is not None and not self.column and not self.split and \
-                not row and raw in (self.row_linear, "j", self.row_coord)
-            if contig:
-                self.rvec_bufs[buf] = STORAGE[n.dtype.name]
-            # along the kept last axis (stride 1 in the lane's columns): the SS_VEC variant
-            # of a column kernel loads a lane's columns 16 bytes at a time
-            ccontig = self.column and not self.split and kind in ("input", "lib", "pw",
-                                                                   "red") and \
-                self._col_contig(coords[-1:] if coords else [], raw)
-            if ccontig:
-                self.cvec_bufs[buf] = STORAGE[n.dtype.name]
-                if not any(n.shape[-1] is e or n.shape[-1] == e for e in self.cvec_lens):
-                    self.cvec_lens.append(n.shape[-1])
-            if self.cvec_mode:
-                v = self.emit(CTYPES[n.dtype.name], cops.load_expr(self._col_load(
-                    n, buf, raw, text, row, ccontig), n.dtype), row, note)
-                memo[key] = v
-                return v
-            vt = _VECT[_SIZEOF[STORAGE[n.dtype.name]] * self.rvec] if contig and \
-                self.rvec_mode else ""
-            if vt and getattr(self, "cache", None) is None:
-                text = "vb_%s[ss_v]" % buf            # loaded before the chunk's elements
-                self.rvec_loads[buf] = (STORAGE[n.dtype.name], raw)
-            if getattr(self, "cache", None) is not None and not row:
-                # an element of the row: loaded once into a register array, which the
-                # later phases of the row read instead of memory
-                reg = self.cache.get(text)
-                # an array first read by the output pass is read by no later phase: it
-                # needs registers for one chunk only (fewer live registers: no spills)
-                chunk = reg in self.chunk_regs if reg is not None else \
-                    bool(vt) and self.out_pass
-                at = "[ss_k %% %d]" % self.rvec if chunk else "[ss_k]"
-                if reg is None:
-                    reg = self.cache[text] = "rc%d" % len(self.cache)
-                    if chunk:
-                        self.chunk_regs.add(reg)
-                    self.cache_decl.append("__align__(16) %s %s[%d];   // %s, loaded %s" % (
-                        STORAGE[n.dtype.name], reg, self.rvec if chunk else ROW_ITEMS, text,
-                        "a chunk at a time" if chunk else "once"))
-                    if vt:
-                        # the first element of each chunk of the thread loads the chunk
-                        text = "(ss_k %% %d == 0 ? (*(%s*)&%s[%s] = *(const %s*)&%s[%s], " \
-                            "%s%s) : %s%s)" % (self.rvec, vt, reg, "0" if chunk else "ss_k",
-                                               vt, buf, raw, reg, at, reg, at)
-                    else:
-                        text = "(%s[ss_k] = %s)" % (reg, text)
-                else:
-                    text = "%s%s" % (reg, at)
-            text = cops.load_expr(text, n.dtype)
+            text, note = self.load_text(n, coords, row), ""
         v = self.emit(CTYPES[n.dtype.name], text, row, note)
         memo[key] = v
         return v
+
+    def pointwise_text(self, n: Node, ops: List[Optional[Operand]]) -> str:
+        """The text computing pointwise node ``n`` on its operands (NoFuse: none)."""
+        text = pointwise_expr(n, ops, self.helpers)
+        if text is None:
+            raise NoFuse("no C for %s" % n.op)
+        return text
+
+    def load_text(self, n: Node, coords: List[Idx], row: bool) -> str:
+        """The text loading array ``n`` at ``coords`` (``row``: at row level)."""
+        spec = self.spec
+        kind = self.P.kind[n]
+        buf = self.buffer(n)
+        off = raw = self.offset(n.shape, coords).text
+        if kind in ("input", "lib"):
+            # the caller's array may be a strided view: the SS_STRIDED variant indexes
+            # it with its element strides (kernel arguments) instead of a copy
+            off = "SS_OFF(%s, %s)" % (off, self.strided_offset(n, coords))
+        text = "%s[%s]" % (buf, off)
+        if spec.axes is None and raw == "i":          # the thread's own element
+            self.vec_bufs[buf] = STORAGE[n.dtype.name]
+            if self.vec_mode:
+                text = "vb_%s[ss_v]" % buf
+        # contiguous along the row (the row's own elements, or a vector broadcast over
+        # rows): the SS_VEC variant of a row kernel loads it 16 bytes at a time
+        contig = spec.axes is not None and not self.column and not self.split and \
+            not row and raw in (self.row_linear, "j", self.row_coord)
+        if contig:
+            self.rvec_bufs[buf] = STORAGE[n.dtype.name]
+        # along the kept last axis (stride 1 in the lane's columns): the SS_VEC variant
+        # of a column kernel loads a lane's columns 16 bytes at a time
+        ccontig = self.column and not self.split and kind in ("input", "lib", "pw",
+                                                               "red") and \
+            self._col_contig(coords[-1:] if coords else [], raw)
+        if ccontig:
+            self.cvec_bufs[buf] = STORAGE[n.dtype.name]
+            if not any(n.shape[-1] is e or n.shape[-1] == e for e in self.cvec_lens):
+                self.cvec_lens.append(n.shape[-1])
+        if self.cvec_mode:
+            return cops.load_expr(self._col_load(n, buf, raw, text, row, ccontig), n.dtype)
+        vt = _VECT[_SIZEOF[STORAGE[n.dtype.name]] * self.rvec] if contig and \
+            self.rvec_mode else ""
+        if vt and getattr(self, "cache", None) is None:
+            text = "vb_%s[ss_v]" % buf            # loaded before the chunk's elements
+            self.rvec_loads[buf] = (STORAGE[n.dtype.name], raw)
+        if getattr(self, "cache", None) is not None and not row:
+            # an element of the row: loaded once into a register array, which the
+            # later phases of the row read instead of memory
+            reg = self.cache.get(text)
+            # an array first read by the output pass is read by no later phase: it
+            # needs registers for one chunk only (fewer live registers: no spills)
+            chunk = reg in self.chunk_regs if reg is not None else \
+                bool(vt) and self.out_pass
+            at = "[ss_k %% %d]" % self.rvec if chunk else "[ss_k]"
+            if reg is None:
+                reg = self.cache[text] = "rc%d" % len(self.cache)
+                if chunk:
+                    self.chunk_regs.add(reg)
+                self.cache_decl.append("__align__(16) %s %s[%d];   // %s, loaded %s" % (
+                    STORAGE[n.dtype.name], reg, self.rvec if chunk else ROW_ITEMS, text,
+                    "a chunk at a time" if chunk else "once"))
+                if vt:
+                    # the first element of each chunk of the thread loads the chunk
+                    text = "(ss_k %% %d == 0 ? (*(%s*)&%s[%s] = *(const %s*)&%s[%s], " \
+                        "%s%s) : %s%s)" % (self.rvec, vt, reg, "0" if chunk else "ss_k",
+                                           vt, buf, raw, reg, at, reg, at)
+                else:
+                    text = "(%s[ss_k] = %s)" % (reg, text)
+            else:
+                text = "%s%s" % (reg, at)
+        return cops.load_expr(text, n.dtype)
 
     def buffer(self, n: Node) -> str:
         name = self.bufs.get(n)

@@ -1,0 +1,258 @@
+"""backend="numba" and backend="numpy" against eager NumPy and jax.jit, side by side.
+
+    python benchmarks/numba_vs_jax.py [--threads N] [--quick] [--rows NAME,...]
+
+Every program of issue 33's table runs, in one process, as eager NumPy, ``ep.compile()``
+(the NumPy backend), ``ep.compile(backend="numba")`` and, when JAX is importable, the same
+program written with ``jax.numpy`` under ``jax.jit`` (JAX is never a dependency:
+``pip install jax`` beside symshape to get that column).  float32; BLAS, numba, XLA and
+symshape's own threads pinned to ``--threads`` (default 1) through the environment before
+anything is imported; medians of interleaved rounds; each column is the speedup over the
+eager time measured in the same rounds.  With one thread the clock is the process's CPU
+time (``time.process_time``: every thread of the process, so XLA's and BLAS's count too),
+which other processes on a shared machine do not inflate; with more, wall time.  Results
+are checked against eager (1e-4 relative for numba, 1e-3 for jax).  The first-call
+compile time of each backend follows the table (numba: in this process, so kernels
+already on disk load from its cache; ``SYMSHAPE_NUMBA_CACHE=$(mktemp -d)``: a cold
+compile).
+"""
+import argparse
+import os
+import sys
+
+
+def _pin(threads: int) -> None:
+    n = str(threads)
+    for v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+              "NUMBA_NUM_THREADS", "SYMSHAPE_THREADS"):
+        os.environ[v] = n
+    os.environ["XLA_FLAGS"] = ("--xla_cpu_multi_thread_eigen=false "
+                               "intra_op_parallelism_threads=%d" % threads) if threads == 1 \
+        else ""
+
+
+if __name__ == "__main__":
+    _ap = argparse.ArgumentParser()
+    _ap.add_argument("--threads", type=int, default=1)
+    _ap.add_argument("--quick", action="store_true")
+    _ap.add_argument("--rows", default="")
+    ARGS = _ap.parse_args()
+    _pin(ARGS.threads)
+
+import statistics  # noqa: E402
+import time  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+import symshape as ss  # noqa: E402
+from symshape import Dim  # noqa: E402
+
+try:
+    import jax  # noqa: E402
+    import jax.numpy as jnp  # noqa: E402
+    jax.config.update("jax_platforms", "cpu")
+except Exception:                       # JAX is optional: its column is left out
+    jax = jnp = None
+
+RNG = np.random.default_rng(0)
+
+
+def f32(*shape, scale=1.0):
+    return (RNG.standard_normal(shape) * scale).astype(np.float32)
+
+
+# --------------------------------------------------------------------------- programs
+# each program takes its array module ``xp`` (numpy or jax.numpy) first: one text, two
+# libraries
+def chain5(xp, x):
+    return xp.tanh(x * 1.5 + 0.25) * x - 0.5
+
+
+def _gelu3(xp, y):
+    return 0.5 * y * (1 + xp.tanh(0.7978845608 * (y + 0.044715 * y ** 3)))
+
+
+def _gelu_mul(xp, y):
+    return 0.5 * y * (1 + xp.tanh(0.7978845608 * (y + 0.044715 * y * y * y)))
+
+
+def _ln(xp, x, g, b):
+    mu = x.mean(-1, keepdims=True)
+    d = x - mu
+    var = (d * d).mean(-1, keepdims=True)
+    return d / xp.sqrt(var + 1e-5) * g + b
+
+
+def ln_gelu_pow(xp, x, g, b):
+    return _gelu3(xp, _ln(xp, x, g, b))
+
+
+def ln_gelu_mul(xp, x, g, b):
+    return _gelu_mul(xp, _ln(xp, x, g, b))
+
+
+def softmax(xp, x):
+    e = xp.exp(x - x.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+def mlp_pow(xp, x, w1, b1, w2, b2):
+    return _gelu3(xp, x @ w1 + b1) @ w2 + b2
+
+
+def mlp_mul(xp, x, w1, b1, w2, b2):
+    return _gelu_mul(xp, x @ w1 + b1) @ w2 + b2
+
+
+def gpt2(xp, x, *w):
+    """A GPT-2 forward in the style of the public NumPy implementations (picoGPT's
+    layout): 2 pre-norm blocks of causal multi-head attention and a GELU MLP, then the
+    final layer norm and the tied unembedding."""
+    T = x.shape[0]
+    h = x + w[0][:T]
+    mask = (1 - xp.tri(T, dtype=x.dtype)) * -1e10
+    for i in range(2):
+        g1, b1, wqkv, bqkv, wo, bo, g2, b2, wf, bf, wp, bp = w[2 + 12 * i:14 + 12 * i]
+        a = _ln(xp, h, g1, b1) @ wqkv + bqkv
+        q, k, v = a[:, :128], a[:, 128:256], a[:, 256:]
+        heads = []
+        for j in range(4):
+            s = slice(32 * j, 32 * j + 32)
+            att = q[:, s] @ k[:, s].T / np.float32(np.sqrt(32)) + mask
+            heads.append(softmax(xp, att) @ v[:, s])
+        h = h + xp.concatenate(heads, axis=-1) @ wo + bo
+        h = h + _gelu3(xp, _ln(xp, h, g2, b2) @ wf + bf) @ wp + bp
+    return _ln(xp, h, w[26], w[27]) @ w[1].T
+
+
+def gpt2_weights(C=128, V=512, P=256):
+    w = [f32(P, C, scale=0.02), f32(V, C, scale=0.02)]
+    for _ in range(2):
+        w += [f32(C) * 0 + 1, f32(C) * 0, f32(C, 3 * C, scale=0.02), f32(3 * C) * 0,
+              f32(C, C, scale=0.02), f32(C) * 0, f32(C) * 0 + 1, f32(C) * 0,
+              f32(C, 4 * C, scale=0.02), f32(4 * C) * 0, f32(4 * C, C, scale=0.02),
+              f32(C) * 0]
+    return w + [f32(C) * 0 + 1, f32(C) * 0]
+
+
+def _mlp_args(n):
+    return (f32(n, 256), f32(256, 1024, scale=0.06), f32(1024, scale=0.1),
+            f32(1024, 256, scale=0.03), f32(256, scale=0.1))
+
+
+ROWS = [
+    # name, program, make(quick) -> inputs, dynamic axes of the first input
+    ("5-op chain 40000x256", chain5, lambda q: (f32(40000, 256),)),
+    ("LN+GELU x**3 40000x256", ln_gelu_pow,
+     lambda q: (f32(40000, 256), f32(256) * 0.1 + 1, f32(256) * 0.1)),
+    ("LN+GELU y*y*y 40000x256", ln_gelu_mul,
+     lambda q: (f32(40000, 256), f32(256) * 0.1 + 1, f32(256) * 0.1)),
+    ("row softmax 8192x1024", softmax, lambda q: (f32(8192, 1024),)),
+    ("MLP 8192x256-1024-256 x**3", mlp_pow, lambda q: _mlp_args(8192)),
+    ("MLP 8192x256-1024-256 h*h*h", mlp_mul, lambda q: _mlp_args(8192)),
+    ("GPT-2 2 blocks seq 128", gpt2, lambda q: (f32(128, 128),) + tuple(gpt2_weights())),
+    ("small chain 4x256", chain5, lambda q: (f32(4, 256),)),
+]
+
+
+def _bind(prog, xp):
+    return lambda *a: prog(xp, *a)
+
+
+def _close(got, want, rtol):
+    got = np.asarray(got)
+    assert got.shape == want.shape, (got.shape, want.shape)
+    scale = max(1.0, float(np.max(np.abs(want))))
+    err = np.max(np.abs(got.astype(np.float64) - want) / (np.abs(want) + 1e-2 * scale))
+    assert err <= rtol, "relative error %.2e" % err
+
+
+def run(quick: bool, only):
+    print("threads: %d  (numba %s, jax %s, numpy %s)" % (
+        ARGS.threads, _version("numba"), getattr(jax, "__version__", "not importable"),
+        np.__version__))
+    head = "| program | eager | numpy backend | numba backend | jax.jit | numba / jax |"
+    rows, compile_rows = [head, "|---|---|---|---|---|---|"], []
+    for name, prog, make in ROWS:
+        if only and not any(o in name for o in only):
+            continue
+        args = make(quick)
+        eager = _bind(prog, np)
+        # GPT-2: the sequence is at most the position table's length
+        n = Dim("n", max=256) if prog is gpt2 else Dim("n")
+        spec = {"x": (n,) + (None,) * (args[0].ndim - 1)}
+        sig_names = ["x"] + ["w%d" % i for i in range(len(args) - 1)]
+
+        def f(*a, _p=prog):
+            return _p(np, *a)
+        f.__signature__ = __import__("inspect").Signature(
+            [__import__("inspect").Parameter(n, 1) for n in sig_names])
+        t0 = time.perf_counter()
+        ep = ss.export(f, args, dynamic_shapes=dict(zip(sig_names, [spec["x"]] + [None] * (
+            len(args) - 1))))
+        t_export = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        c_np = ep.compile()
+        c_np(*args)
+        t_np = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        c_nb = ep.compile(backend="numba")
+        c_nb(*args)
+        t_nb = time.perf_counter() - t0
+        want = eager(*args).astype(np.float64)
+        _close(c_nb(*args), want, 1e-4)
+        fns = [eager, c_np, c_nb]
+        t_jax = None
+        if jax is not None:
+            jf = jax.jit(_bind(prog, jnp))
+            jargs = tuple(jnp.asarray(a) for a in args)
+            t0 = time.perf_counter()
+            jf(*jargs).block_until_ready()
+            t_jax = time.perf_counter() - t0
+            _close(jf(*jargs), want, 1e-3)
+            fns.append(lambda *a: jf(*a).block_until_ready())
+        for fn in fns:               # warm-up (and numba / XLA compile) before timing
+            fn(*(jargs if fn is fns[-1] and jax is not None else args))
+        # calls per round: about 50 ms of eager work (at least one call)
+        t0 = time.perf_counter()
+        eager(*args)
+        calls = max(1, int(0.05 / max(time.perf_counter() - t0, 1e-7)))
+        rounds = 5 if quick else 15
+        clock = time.process_time if ARGS.threads == 1 else time.perf_counter
+        times = []
+        for _ in range(rounds):
+            one = []
+            for i, fn in enumerate(fns):
+                a = jargs if (jax is not None and i == 3) else args
+                t0 = clock()
+                for _ in range(calls):
+                    fn(*a)
+                one.append((clock() - t0) / calls)
+            times.append(one)
+        med = [statistics.median(t[i] for t in times) for i in range(len(fns))]
+        sp = [med[0] / m for m in med]
+        jx = "%.2fx" % sp[3] if jax is not None else "-"
+        ratio = "%.2f" % (sp[2] / sp[3]) if jax is not None else "-"
+        rows.append("| %s | 1x (%.3g ms) | %.2fx | %.2fx | %s | %s |" % (
+            name, med[0] * 1e3, sp[1], sp[2], jx, ratio))
+        compile_rows.append("| %s | %.0f | %.0f | %.0f | %s |" % (
+            name, t_export * 1e3, t_np * 1e3, t_nb * 1e3,
+            "%.0f" % (t_jax * 1e3) if t_jax is not None else "-"))
+        print(rows[-1], flush=True)
+    print()
+    print("\n".join(rows))
+    print()
+    print("first call (ms): export, then compile + first call per backend")
+    print("| program | export | numpy | numba | jax.jit |\n|---|---|---|---|---|")
+    print("\n".join(compile_rows))
+
+
+def _version(mod):
+    try:
+        return __import__(mod).__version__
+    except Exception:
+        return "not importable"
+
+
+if __name__ == "__main__":
+    run(ARGS.quick, [r for r in ARGS.rows.split(",") if r])
