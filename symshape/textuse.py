@@ -40,7 +40,7 @@ import logging
 import os
 import sys
 import warnings
-from typing import Dict, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from .userframe import _is_internal
 
@@ -94,19 +94,29 @@ def is_percent_format(depth: int) -> bool:
 
 
 # --------------------------------------------------------------------------- syntax
-_TREES: Dict[str, Tuple[list, dict, dict]] = {}
+_TREES: Dict[tuple, Tuple[list, dict, dict]] = {}
 
 
-def _index(filename: str):
-    """(positions -> innermost node, id(node) -> parent) of a source file, cached while
-    linecache holds the same lines."""
+def _index(code):
+    """(positions -> innermost node, id(node) -> parent) of the source of ``code``, cached
+    while linecache holds the same lines: the whole file, or, where the file is not Python
+    as a whole (a code block of a Markdown page, a notebook cell's cache entry), the
+    statement block that starts at the code's first line."""
+    filename = code.co_filename
     lines = linecache.getlines(filename)
     if not lines:
         return None
-    got = _TREES.get(filename)
+    key = (filename, None)
+    got = _TREES.get(key) or _TREES.get((filename, code.co_firstlineno))
     if got is not None and got[0] is lines:
         return got[1], got[2]
-    tree = ast.parse("".join(lines), filename)
+    try:
+        tree = ast.parse("".join(lines), filename)
+    except SyntaxError:
+        key = (filename, code.co_firstlineno)
+        tree = _block_tree(lines, code.co_firstlineno, filename)
+        if tree is None:
+            return None
     at: dict = {}
     parents: dict = {}
     for node in ast.walk(tree):                  # breadth first: inner nodes win a tie
@@ -114,8 +124,30 @@ def _index(filename: str):
             parents[id(child)] = node
         if hasattr(node, "lineno") and getattr(node, "end_col_offset", None) is not None:
             at[(node.lineno, node.end_lineno, node.col_offset, node.end_col_offset)] = node
-    _TREES[filename] = (lines, at, parents)
+    _TREES[key] = (lines, at, parents)
     return at, parents
+
+
+def _block_tree(lines: List[str], first: int, filename: str):
+    """The syntax tree of the indented block starting at line ``first`` (1-based), with
+    the positions of the whole file (lines and columns), or None when it does not parse."""
+    block = inspect.getblock(lines[first - 1:])
+    if not block:
+        return None
+    indent = len(block[0]) - len(block[0].lstrip())
+    if any(l.strip() and not l.startswith(block[0][:indent]) for l in block):
+        return None
+    try:
+        tree = ast.parse("".join(l[indent:] if l.strip() else "\n" for l in block), filename)
+    except SyntaxError:
+        return None
+    ast.increment_lineno(tree, first - 1)
+    for node in ast.walk(tree):
+        if hasattr(node, "col_offset"):
+            node.col_offset += indent
+            if getattr(node, "end_col_offset", None) is not None:
+                node.end_col_offset += indent
+    return tree
 
 
 def _output_site(frame) -> bool:
@@ -124,7 +156,7 @@ def _output_site(frame) -> bool:
     k = frame.f_lasti // 2
     if not 0 <= k < len(positions) or None in positions[k]:
         return False
-    got = _index(code.co_filename)
+    got = _index(code)
     if got is None:
         return False
     at, parents = got
@@ -177,7 +209,7 @@ def _call_verdict(call: ast.Call, frame, arg) -> Optional[bool]:
     if _is_output_call(call, callee, frame):
         return True
     # the exception of a raise statement: the text is its message
-    parents = _index(frame.f_code.co_filename)[1]
+    parents = _index(frame.f_code)[1]
     owner = parents.get(id(call))
     if isinstance(owner, ast.Raise) and owner.exc is call and isinstance(callee, type) and \
             issubclass(callee, BaseException):

@@ -196,3 +196,22 @@ def test_symshape_check_passes_a_function_that_prints_its_shapes(tmp_path, capsy
     code = main(["check"])
     out, err = capsys.readouterr()
     assert code == 0 and "ok   noisy:f" in out and "tracing f with" not in out
+
+
+def test_code_from_a_file_that_is_not_python_as_a_whole(tmp_path):
+    """A code block of a Markdown page (or a notebook cell) runs with the page's path and
+    lines: the page as a whole does not parse, the function's own block does, so what it
+    prints stays symbolic there too."""
+    page = tmp_path / "guide.md"
+    src = ('def shout(x):\n'
+           '    print(f"tracing shout with {x.shape}")\n'
+           '    return x * 2\n')
+    page.write_text("# A guide\n\nSome *prose* that is not Python.\n\n```python\n" + src +
+                    "```\n")
+    import linecache
+    linecache.updatecache(str(page))
+    code = compile("\n" * 5 + src, str(page), "exec")
+    ns = {}
+    exec(code, ns)
+    ep = ss.export(ns["shout"], (X,), dynamic_shapes={"x": (DYN, DYN)})
+    assert ep.module()(np.ones((7, 3))).shape == (7, 3)
