@@ -63,7 +63,7 @@ from symshape.ranges import ValueRange
 from symshape.symfloat import _PY as _FLOAT_OPS, FloatExpr
 from symshape.userframe import UserFrame
 
-from . import archive, layout
+from . import archive, layout, node_check
 from . import ops as _ops  # noqa: F401  (registers the op table)
 from . import control  # noqa: F401  (registers the cond op)
 from . import custom  # noqa: F401
@@ -963,6 +963,9 @@ class _Dec:
                 if isinstance(attrs.get("source"), _GeneratorSlot):
                     attrs["source"] = _state_generator(attrs["source"].kind,
                                                        attrs.get("path"), self.source)
+            wrong = node_check.problem(op, tuple(inputs), attrs)
+            if wrong is not None:
+                self.fail("node %r (op %s): %s" % (name, op, wrong))
             with self.at("dtype"):
                 dtype = None if v["dtype"] is None else self.dtype(v["dtype"], True)
             with self.at("shape"):
@@ -1512,6 +1515,7 @@ def _decode(doc: dict, source: str, store: Optional["_Store"] = None):
                                                           _short(str(e)))) from None
     if store is not None:
         store.fill(ep, dec.pending, what)
+    ep._loaded = True
     # the generated code must build (it is made from the validated graph, nothing else)
     try:
         ep._build()
