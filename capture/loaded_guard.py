@@ -23,8 +23,11 @@ from symshape.errors import UserError
 from .ir import Graph, Node, Subgraph
 
 # value-dependent failures eager NumPy raises too: never a sign of a crafted file
-PASS_THROUGH = (np.linalg.LinAlgError, FloatingPointError, MemoryError, RecursionError,
-                KeyboardInterrupt, SystemExit)
+PASS_THROUGH = (FloatingPointError, MemoryError, RecursionError)
+# a LinAlgError about the values (singular, not positive definite, did not converge) passes
+# through; one about dimensions ("0-dimensional array given", "must be square") cannot
+# happen to inputs the checks admit
+_LINALG_SHAPE = re.compile(r"dimension|square", re.I)
 _ASSIGN = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*=")
 
 
@@ -68,6 +71,8 @@ def failure(e: Exception, nodes: Dict[str, Node]) -> Optional[UserError]:
     (a UserError already, a value-dependent error, a custom op's own error, or a failure
     outside the generated code)."""
     if isinstance(e, (UserError,) + PASS_THROUGH):
+        return None
+    if isinstance(e, np.linalg.LinAlgError) and not _LINALG_SHAPE.search(str(e)):
         return None
     line = _generated_line(e.__traceback__)
     if line is None:

@@ -5,6 +5,8 @@ facts the op table itself states, so a program symshape wrote always passes.
   array (a node) or a number;
 * an op whose template calls a method of (or indexes) its first input (``{0}.sum(...)``,
   ``{0}[...]``) takes a node there, not a literal;
+* ``matmul`` and the ``np.linalg`` ops (``linalg_*``) take arrays only: NumPy refuses a
+  number there, so a traced program never has one;
 * the attributes every op spells the same way have their one type: ``axis`` (an int, a
   tuple of ints or null), ``axes``, ``keepdims`` (a bool) and ``dtype`` (a dtype or null).
 
@@ -69,6 +71,11 @@ def problem(op: str, inputs: tuple, attrs: dict) -> Optional[str]:
             if not isinstance(x, Node) and not isinstance(x, _NUMBER):
                 return "input %d is %s; op %s takes an array or a number there" % (
                     i, _shown(x), op)
+    if op == "matmul" or op.startswith("linalg_"):
+        for i, x in enumerate(inputs):
+            if not (isinstance(x, Node) or (type(x) is tuple and x and all(
+                    isinstance(y, Node) for y in x))):
+                return "input %d is %s; op %s takes an array there" % (i, _shown(x), op)
     if d.template is not None and _RECEIVER.match(d.template):
         if not inputs or not isinstance(inputs[0], Node):
             return "input 0 is %s; op %s takes an array there" % (

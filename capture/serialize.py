@@ -871,9 +871,9 @@ class _Dec:
         g.outputs = outs
         with self.at("out_spec"):
             g.out_spec = self.spec(v["out_spec"])
-        if _count_leaves(g.out_spec) != len(g.outputs):
+        if pytree.count_leaves(g.out_spec) != len(g.outputs):
             self.fail("out_spec has %d leaves but there are %d outputs"
-                      % (_count_leaves(g.out_spec), len(g.outputs)))
+                      % (pytree.count_leaves(g.out_spec), len(g.outputs)))
         g._decoded_nodes = nodes
         return g
 
@@ -1362,12 +1362,6 @@ def _reserve(g: Graph, name: str) -> None:
     m = re.match(r"^(.*)_([0-9]+)$", name)
     if m:
         g._names[m.group(1)] = max(g._names.get(m.group(1), 0), int(m.group(2)) + 1)
-
-
-def _count_leaves(spec) -> int:
-    if spec == ("leaf",):
-        return 1
-    return sum(_count_leaves(c) for c in pytree.children(spec))
 
 
 def _check_path(path: str, dec: _Dec) -> tuple:

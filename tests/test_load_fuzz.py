@@ -412,10 +412,33 @@ def _first_call(ep):
     return ep.module()(np.full((5, 3), 0.5), {"a": np.ones(6)})
 
 
+def _wide_program():
+    """Many op families in one program: reductions, views, movement, linalg, sorting,
+    creation, astype, where / clip, a named-tuple result."""
+    def f(x, feats):
+        a = feats["a"]
+        y = np.concatenate([x, x * 2], axis=0).reshape(-1, 3).astype(np.float32)
+        z = np.where(y > 1, y, 0.0).clip(None, 3.0).mean(axis=0, keepdims=True)
+        s = np.sort(a)[::-1].cumsum() + np.arange(a.shape[0])
+        u = np.linalg.svd(x.T @ x)
+        return z, s, u.S, np.stack([a, a]).max(axis=1), np.tile(a, 2)
+    return ss.export(f, (np.ones((4, 3)), {"a": np.ones(5)}),
+                     dynamic_shapes={"x": (A, None), "feats": {"a": (A,)}})
+
+
+@pytest.fixture(scope="module")
+def wide(tmp_path_factory):
+    p = tmp_path_factory.mktemp("wide") / "p.json"
+    ss.save(_wide_program(), p, format="json")
+    return p.read_text(), json.loads(p.read_text())
+
+
+@pytest.mark.parametrize("program", ["saved", "wide"])
 @settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.data())
-def test_crafted_nodes_give_only_user_errors_at_load_or_first_call(saved, tmp_path, data):
-    _, doc = saved
+@given(data=st.data())
+def test_crafted_nodes_give_only_user_errors_at_load_or_first_call(program, request,
+                                                                   tmp_path, data):
+    _, doc = request.getfixturevalue(program)
     dd = copy.deepcopy(doc)
     nodes = _computing(dd)
     names = [n["name"] for n in dd["program"]["graph"]["nodes"]]

@@ -176,3 +176,22 @@ def test_load_refuses_a_wrong_field_count(tmp_path):
     _write_signed(tmp_path / "bad.json", saved)
     with pytest.raises(UserError, match="SlogdetResult has 2 fields"):
         ss.load(tmp_path / "bad.json")
+
+
+def test_ss_compile_across_a_graph_break():
+    def f(x):
+        y = x * 2
+        if float(y.sum()) > 0:          # a value branch: ss.compile runs f in pieces
+            y = y + 1
+        return np.linalg.svd(y), {"qr": np.linalg.qr(y), "slogdet": np.linalg.slogdet(x)}
+
+    run = ss.compile(f)
+    for n in (4, 5, 6):
+        x = _square(n, n)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            got = run(x)
+        want = f(x)
+        _same_named(got[0], want[0])
+        for k in ("qr", "slogdet"):
+            _same_named(got[1][k], want[1][k])
