@@ -17,7 +17,7 @@ import numpy as np
 
 from symshape.annotation_returns import OutputInfo, check_returns
 from symshape.annotations import annotation_notes, resolve_call, without_runtime_checks
-from symshape import pytree
+from symshape import named_results, pytree
 from symshape.constraints import Report, analyze, specialized_axes
 from symshape.env import ShapeEnv
 from symshape.errors import ConstraintViolationError, InternalError, UserError
@@ -178,11 +178,13 @@ def constant_names(f) -> Dict[int, str]:
 
 
 def _named_as_tuples(v):
-    """NumPy's named-tuple results (``EighResult``, ``SVDResult``...) returned by the program
-    come back as plain tuples (the same items in the same order)."""
+    """Other named tuples returned by the program come back as plain tuples (the same items
+    in the same order); NumPy's own results (``EighResult``, ``SVDResult``...) keep their type,
+    which the output structure records by name (see ``symshape.named_results``)."""
     t = type(v)
     if isinstance(v, tuple) and t is not tuple and hasattr(t, "_fields"):
-        return tuple(_named_as_tuples(x) for x in v)
+        items = tuple(_named_as_tuples(x) for x in v)
+        return t(*items) if named_results.name_of(t) is not None else items
     if t is tuple or t is list:
         return t(_named_as_tuples(x) for x in v)
     if t is dict:
@@ -245,7 +247,7 @@ def trace_program(f, args, kwargs, dynamic_shapes) -> Traced:
         with sizes_routed(binding.global_dicts, tracer), randomness.drawing(tracer):
             out = f(*call_args, **call_kwargs)
         env.commit_pending()
-        out_leaves, out_spec = pytree.flatten(_named_as_tuples(out))
+        out_leaves, out_spec = pytree.flatten(_named_as_tuples(out), named=True)
         graph.outputs = [_output(tracer, v) for _, v in out_leaves]
     finally:
         binding.restore()

@@ -38,6 +38,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
+from symshape import named_results
 from symshape.guards import CheckWriter, ConstraintSet, keys_text
 
 from .ir import Node, used_by_generated_code
@@ -436,6 +437,9 @@ def render_outputs(spec, leaves: Sequence[Any], r) -> str:
             return "{%s}" % ", ".join("%s: %s" % (r.const(k) if not isinstance(k, (str, int))
                                                   else repr(k), go(c))
                                       for k, c in zip(s[1], s[2]))
+        if s[0] == "namedtuple":         # NumPy's result type, e.g. SVDResult(u, s, vh)
+            return "%s(%s)" % (r.const(named_results.by_name()[s[1]]),
+                               ", ".join(go(c) for c in s[2]))
         items = [go(c) for c in s[1]]
         if s[0] == "tuple":
             return "(%s%s)" % (", ".join(items), "," if len(items) == 1 else "")

@@ -14,6 +14,7 @@ from symshape.contract import guard_texts
 from symshape.sympy_bridge import to_sympy
 
 from . import STAGES
+from . import loaded_guard
 from .ir import Graph, Node, Subgraph
 from .function_writer import render_outputs
 from .pycode import build_function
@@ -128,6 +129,9 @@ class ExportedProgram:
         # globals and closure cells the traced code read (capture/state.py), for the JIT's
         # guards; empty for loaded programs
         self.name_reads: List[tuple] = []
+        # set by ss.load: failures of the generated code are reported as a UserError naming
+        # the node (capture/loaded_guard.py), as the file may have been crafted
+        self._loaded = False
 
     # ------------------------------------------------------------------ contract
     @property
@@ -184,6 +188,8 @@ class ExportedProgram:
         """A callable with ``f``'s signature: checks its inputs, then runs the graph."""
         if self._checked is None:
             self._checked = signature_checked(self._build(), self.call_signature, self.name)
+            if self._loaded:
+                self._checked = loaded_guard.guarded(self._checked, self.graph)
         return self._checked
 
     # ------------------------------------------------------------------ printing
@@ -221,7 +227,8 @@ class ExportedProgram:
         """Generated code for this program, shape-polymorphic over its whole valid range:
         ``backend`` ``"numpy"`` (fused, blocked NumPy), ``"cupy"`` (CUDA kernels) or
         ``"dask"`` (chunked); the result checks its inputs as ``module()`` does."""
-        return STAGES["compile"](self, backend)
+        run = STAGES["compile"](self, backend)
+        return loaded_guard.guarded(run, self.graph) if self._loaded else run
 
 
 def signature_checked(fn, sig: Optional[inspect.Signature], name: str):

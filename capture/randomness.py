@@ -61,12 +61,27 @@ DISTRIBUTIONS: Dict[str, Tuple[str, ...]] = {
     "negative_binomial": ("n", "p"), "f": ("dfnum", "dfden"), "zipf": ("a",),
     "logseries": ("p",), "noncentral_chisquare": ("df", "nonc"),
     "noncentral_f": ("dfnum", "dfden", "nonc"),
+    "tomaxint": (),                     # RandomState only
 }
 # methods whose sizes are positional (``np.random.rand(3, n)``)
 BY_DIMS = ("rand", "randn")
 # draws the tracer does not record: named in an error instead of being frozen silently
 UNRECORDED = ("permuted", "bytes", "multivariate_hypergeometric", "hypergeometric",
               "random_integers", "seed", "set_state", "bit_generator", "spawn", "jumped")
+# the fix each unrecorded method's message gives (the default: draw with a supported method)
+UNRECORDED_FIXES: Dict[str, str] = {
+    "random_integers": "write randint(low, high + 1, size) (the same numbers: NumPy's "
+                       "random_integers is that call, and is deprecated)",
+    "seed": "seed outside the function (np.random.seed(s) before each call), or make a "
+            "generator with that seed in the function (np.random.RandomState(s)) and draw "
+            "from it",
+    "set_state": "make the generator in the state you want outside the function and pass it "
+                 "as an argument (or use it as model state)",
+    "bytes": "draw integers instead (randint(0, 256, size=n, dtype=np.uint8)) and call "
+             ".tobytes() on the result outside the function",
+}
+# state reads of a generator the program makes: known only when the program runs
+STATE_READS = ("get_state", "state", "bit_generator", "__getstate__")
 
 def _draw_source(receiver: Optional[str], method: str) -> Callable:
     """The emitter of a draw: ``rng.normal(*(0.0, 2.0), size=(s0, 4))``, leaving out empty
@@ -99,6 +114,8 @@ defop("random_generator", emit=lambda a, k: "np.random.%s(%s)" % (k["kind"].stri
 
 for _m in BY_DIMS:
     defop("random_%s" % _m, "{source}.%s(*{size})" % _m, doc="%s when the program runs" % _m)
+    defop("drawn_%s" % _m, emit=(lambda m: lambda a, k: "%s.%s(*%s)" % (a[0], m, k["size"]))(_m),
+          doc="%s from a RandomState the program makes" % _m)
     defop("global_random_%s" % _m, "np.random.%s(*{size})" % _m,
           doc="%s from NumPy's global generator when the program runs" % _m)
 
@@ -173,8 +190,6 @@ def record(t: Tracer, source, method: str, args: tuple, kwargs: dict, path: str 
     if source is None:
         op = "global_random_%s" % method
     elif type(source) is TracedArray:          # a generator the program makes
-        if method in BY_DIMS:
-            raise UserError("%s is a RandomState method only%s" % (method, where(user_frame(3))))
         op, inputs = "drawn_%s" % method, (source.node,)
     else:
         op = "random_%s" % method
@@ -228,17 +243,25 @@ class RandomProxy:
             tracer, gen, path = self._tracer, self._gen, self._path
             return lambda *args, **kwargs: draw(tracer, gen, name, args, kwargs, path)
         if name in UNRECORDED:
-            raise UserError("%s.%s is not supported while tracing: its numbers would be "
-                            "frozen into the program; draw with a supported method (%s)%s"
-                            % (self._path, name, ", ".join(sorted(DISTRIBUTIONS)[:6]) + ", ...",
-                               where(user_frame(2))))
+            raise UserError("%s.%s is not supported while tracing: %s%s"
+                            % (self._path, name, _unrecorded_fix(name), where(user_frame(2))))
         if type(self._gen) is TracedArray:
-            raise UserError("%s.%s is not supported while tracing (a generator the program "
-                            "makes only draws)%s" % (self._path, name, where(user_frame(2))))
+            why = ("its state exists only when the program runs" if name in STATE_READS
+                   else "a generator the program makes only draws")
+            raise UserError("%s.%s is not supported while tracing (%s): make the generator "
+                            "outside the function and pass it as an argument (or use it as "
+                            "model state) to read or change it%s"
+                            % (self._path, name, why, where(user_frame(2))))
         return getattr(self._gen, name)
 
     def __repr__(self) -> str:
         return "<traced %s %s>" % (type(self._gen).__name__, self._path)
+
+
+def _unrecorded_fix(name: str) -> str:
+    return UNRECORDED_FIXES.get(name) or (
+        "its numbers would be frozen into the program; draw with a supported method (%s)"
+        % (", ".join(sorted(DISTRIBUTIONS)[:6]) + ", ..."))
 
 
 def is_generator(v) -> bool:
@@ -269,8 +292,8 @@ def _global_router(name: str, orig: Callable) -> Callable:
         if t is None:
             return orig(*args, **kwargs)
         if name in UNRECORDED:
-            raise UserError("np.random.%s is not supported while tracing: its numbers would be "
-                            "frozen into the program%s" % (name, where(user_frame(2))))
+            raise UserError("np.random.%s is not supported while tracing: %s%s"
+                            % (name, _unrecorded_fix(name), where(user_frame(2))))
         if name in ARRAY_DRAWS:
             return draw(t, None, name, args, kwargs)
         return record(t, None, name, args, kwargs)

@@ -53,6 +53,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
+from symshape import named_results, pytree
 from symshape import relations as R
 from symshape.errors import UserError
 from symshape.expr import Expr, IntLike, OpAtom, Sym, add, atom_expr, format_py, mul, neg, sub
@@ -62,7 +63,7 @@ from symshape.ranges import ValueRange
 from symshape.symfloat import _PY as _FLOAT_OPS, FloatExpr
 from symshape.userframe import UserFrame
 
-from . import archive, layout
+from . import archive, layout, node_check
 from . import ops as _ops  # noqa: F401  (registers the op table)
 from . import control  # noqa: F401  (registers the cond op)
 from . import custom  # noqa: F401
@@ -243,6 +244,8 @@ class _Enc:
             return None
         if s[0] == "dict":
             return {"dict": [[self.value(k), self.spec(c)] for k, c in zip(s[1], s[2])]}
+        if s[0] == "namedtuple":         # NumPy's result type, saved by its class name
+            return {"namedtuple": [s[1], [self.spec(c) for c in s[2]]]}
         if s[0] in ("tuple", "list"):
             return {s[0]: [self.spec(c) for c in s[1]]}
         self.fail("unknown output structure %r" % (s,))
@@ -868,9 +871,9 @@ class _Dec:
         g.outputs = outs
         with self.at("out_spec"):
             g.out_spec = self.spec(v["out_spec"])
-        if _count_leaves(g.out_spec) != len(g.outputs):
+        if pytree.count_leaves(g.out_spec) != len(g.outputs):
             self.fail("out_spec has %d leaves but there are %d outputs"
-                      % (_count_leaves(g.out_spec), len(g.outputs)))
+                      % (pytree.count_leaves(g.out_spec), len(g.outputs)))
         g._decoded_nodes = nodes
         return g
 
@@ -896,6 +899,8 @@ class _Dec:
                     keys.append(k)
                     children.append(self.spec(pair[1]))
             return ("dict", tuple(keys), tuple(children))
+        if kind == "namedtuple":
+            return self.named_spec(body)
         if kind not in ("tuple", "list"):
             self.fail("unknown container %s" % _short(kind))
         out = []
@@ -903,6 +908,27 @@ class _Dec:
             with self.at(i):
                 out.append(self.spec(c))
         return (kind, tuple(out))
+
+    def named_spec(self, body):
+        """``["SVDResult", [children]]``: the name resolves only among NumPy's own result
+        types (``symshape.named_results``), never by importing what the file names."""
+        body = self.lst(body)
+        if len(body) != 2:
+            self.fail("a named-tuple structure is [type name, [structures]]")
+        name, children = body
+        t = named_results.resolve(name)
+        if t is None:
+            self.fail("unknown result type %s (known: %s)"
+                      % (_short(name), ", ".join(sorted(named_results.by_name()))))
+        out = []
+        with self.at(1):
+            for i, c in enumerate(self.lst(children)):
+                with self.at(i):
+                    out.append(self.spec(c))
+        if len(out) != len(t._fields):
+            self.fail("%s has %d fields (%s), the structure lists %d"
+                      % (name, len(t._fields), ", ".join(t._fields), len(out)))
+        return ("namedtuple", name, tuple(out))
 
     def node(self, v, nodes: Dict[str, Node]) -> Node:
         self.obj(v, ("name", "op", "inputs", "attrs", "dtype", "shape", "source"),
@@ -937,6 +963,9 @@ class _Dec:
                 if isinstance(attrs.get("source"), _GeneratorSlot):
                     attrs["source"] = _state_generator(attrs["source"].kind,
                                                        attrs.get("path"), self.source)
+            wrong = node_check.problem(op, tuple(inputs), attrs)
+            if wrong is not None:
+                self.fail("node %r (op %s): %s" % (name, op, wrong))
             with self.at("dtype"):
                 dtype = None if v["dtype"] is None else self.dtype(v["dtype"], True)
             with self.at("shape"):
@@ -1335,14 +1364,6 @@ def _reserve(g: Graph, name: str) -> None:
         g._names[m.group(1)] = max(g._names.get(m.group(1), 0), int(m.group(2)) + 1)
 
 
-def _count_leaves(spec) -> int:
-    if spec == ("leaf",):
-        return 1
-    if spec[0] == "dict":
-        return sum(_count_leaves(c) for c in spec[2])
-    return sum(_count_leaves(c) for c in spec[1])
-
-
 def _check_path(path: str, dec: _Dec) -> tuple:
     """An input path is ``name`` followed by ``[int]`` / ``['str']`` subscripts; returns
     ``(name, keys)``."""
@@ -1488,6 +1509,7 @@ def _decode(doc: dict, source: str, store: Optional["_Store"] = None):
                                                           _short(str(e)))) from None
     if store is not None:
         store.fill(ep, dec.pending, what)
+    ep._loaded = True
     # the generated code must build (it is made from the validated graph, nothing else)
     try:
         ep._build()

@@ -1,0 +1,57 @@
+"""NumPy's named-tuple result types (``SVDResult``, ``SlogdetResult``, ``UniqueAllResult``...).
+
+A program that returns ``np.linalg.svd(x)`` returns one of these; the output structure keeps
+the type by its class name (``"SVDResult"``) so that a saved program names it as text and
+loading resolves the name only among the types listed here (never an import by name).
+"""
+from __future__ import annotations
+
+import functools
+from typing import Callable, Dict, Optional
+
+import numpy as np
+
+
+def _eye():
+    return np.eye(2)
+
+
+# the NumPy calls whose results have the types kept: asking NumPy itself finds them wherever
+# a NumPy version defines them (their modules are private and have moved between versions)
+_MAKERS: Dict[str, Callable[[], object]] = {
+    "SVDResult": lambda: np.linalg.svd(_eye()),
+    "SlogdetResult": lambda: np.linalg.slogdet(_eye()),
+    "EighResult": lambda: np.linalg.eigh(_eye()),
+    "EigResult": lambda: np.linalg.eig(_eye()),
+    "QRResult": lambda: np.linalg.qr(_eye()),
+    "UniqueAllResult": lambda: np.unique_all(np.arange(2)),
+    "UniqueCountsResult": lambda: np.unique_counts(np.arange(2)),
+    "UniqueInverseResult": lambda: np.unique_inverse(np.arange(2)),
+}
+
+
+@functools.lru_cache(maxsize=None)
+def by_name() -> Dict[str, type]:
+    """The named-tuple result types of this NumPy, by class name."""
+    out: Dict[str, type] = {}
+    for name, make in _MAKERS.items():
+        try:
+            t = type(make())
+        except AttributeError:          # a NumPy without this function (unique_all < 2.0)
+            continue
+        if t is not tuple and issubclass(t, tuple) and hasattr(t, "_fields"):
+            out[name] = t
+    return out
+
+
+def name_of(t: type) -> Optional[str]:
+    """The safe name of ``t`` when it is one of NumPy's named-tuple result types, else None."""
+    for name, known in by_name().items():
+        if known is t:
+            return name
+    return None
+
+
+def resolve(name) -> Optional[type]:
+    """The NumPy result type called ``name``, or None when ``name`` names none of them."""
+    return by_name().get(name) if isinstance(name, str) else None
