@@ -100,3 +100,6 @@ def graph_lines(g: Graph) -> List[str]:
     for sub in _subgraphs(g):
         lines += _subgraph_text(sub, r)
     return lines
+
+
+Graph.printer = graph_lines

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import keyword
 import re
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 import numpy as np
 
@@ -118,13 +118,18 @@ class Graph:
     def constants(self) -> List[Node]:
         return [n for n in self.nodes if n.op == "constant"]
 
+    #: ``Graph -> lines``: how a graph prints.  ``capture.graph_text`` installs it when it is
+    #: imported (with ``capture.program``, i.e. with ``symshape``): the renderer emits nodes
+    #: as NumPy calls and builds on this module, which imports nothing of capture
+    printer: Optional[Callable[["Graph"], List[str]]] = None
+
     def __str__(self) -> str:
         """The graph as ``print(ep.graph)`` shows it in torch.export: one node a line with
         its dtype, symbolic shape, op and inputs, under the user line that made it (the
         graph part of ``str(ep)``)."""
-        # the renderer builds on this module (it emits nodes as NumPy calls): imported here
-        from .graph_text import graph_lines
-        return "\n".join(graph_lines(self))
+        if Graph.printer is None:
+            return object.__repr__(self)
+        return "\n".join(Graph.printer(self))
 
     def users(self) -> Dict[Node, List[Node]]:
         out: Dict[Node, List[Node]] = {n: [] for n in self.nodes}
