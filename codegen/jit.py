@@ -46,6 +46,7 @@ from symshape.check_ir import (Access, KeysCheck, LenCheck, Names, PyRenderer, R
                                TextRenderer, numbered_consts)
 from symshape.capture.program import annotation
 from symshape.capture.tracer import TracedArray
+from symshape.capture.stateprog import state_guards
 from symshape.dims import AUTO, Dim
 from symshape.errors import ConstraintViolationError, SharedInputsError, UserError
 from symshape.userframe import _is_internal
@@ -467,7 +468,7 @@ class CompiledFunction:
         vi = len(self.variants)
         v = Variant(vi, ep, fn, time.perf_counter() - t0, reason, self._counts,
                     struct_guards(self._sig, rebound.arguments) +
-                    read_guards(ep.name_reads, self._name))
+                    read_guards(ep.name_reads, self._name) + state_guards(ep))
         cp = v.compiled
         self._ns["_core%d" % v.index] = cp.core
         self._ns["_ND%d" % v.index] = cp.ns.get("_ndarray", np.ndarray)

@@ -138,6 +138,7 @@ TEXTS = {
                 "program was traced" % (what, name, reader),
                 lambda what, name, reader: "%s %s (read by %s) was rebound"
                 % (what, name, reader)),
+    "state": (lambda reason: reason, lambda reason: reason),
     "keys": (lambda path, v, keys: "input %s: expected a dict with keys %s, got %s" % (
         path, sorted(map(str, keys)), sorted(map(str, v)) if isinstance(v, dict)
         else type(v).__name__), _keys_reason),
@@ -237,6 +238,10 @@ class Failures:
     def bad_keys(self, path: str, v, keys):
         """A dict with other keys, or no dict (the JIT's layout guards)."""
         return self.on_fail(Failure("keys", path, v, keys))
+
+    def bad_state(self, reason: str):
+        """A Python value of state the trace read differs (the JIT's state guards)."""
+        return self.on_fail(Failure("state", reason))
 
     def bad_rebound(self, what: str, name: str, reader: str):
         """A global or closure variable read while tracing now holds another object."""
