@@ -68,6 +68,7 @@ from . import control  # noqa: F401  (registers the cond op)
 from . import custom  # noqa: F401
 from . import decomp  # noqa: F401  (registers the core op names)
 from .ir import _RESERVED, ArrRef, CondExpr, Graph, IndexAttr, Node, Subgraph
+from . import statesave
 from .program import ExportedProgram, InputSpec, OutputSpec, Signature
 from .ops.registry import OPS, defop
 from .custom import lookup
@@ -310,15 +311,20 @@ class _Enc:
         self.where = "graph_signature"
         return {"inputs": [{"kind": x.kind, "name": x.name, "target": x.target,
                             "path": x.path} for x in s.input_specs],
-                "outputs": [{"kind": x.kind, "name": x.name, "target": x.target}
+                "outputs": [dict({"kind": x.kind, "name": x.name, "target": x.target},
+                                 **({"mutation": "rebind"} if x.mutation == "rebind" else {}))
                             for x in s.output_specs]}
 
     def program(self, ep):
-        return {"name": ep.name,
-                "call_signature": self.call_signature(ep.call_signature),
-                "graph": self.graph(ep.graph),
-                "signature": self.signature(ep.graph_signature),
-                "constraints": self.constraints(ep.constraints)}
+        out = {"name": ep.name,
+               "call_signature": self.call_signature(ep.call_signature),
+               "graph": self.graph(ep.graph),
+               "signature": self.signature(ep.graph_signature),
+               "constraints": self.constraints(ep.constraints)}
+        if ep.state_program is not None:
+            self.where = "state"
+            out["state"] = statesave.encode(ep.state_program, self.value)
+        return out
 
 
 def _bound(b):
@@ -1233,9 +1239,15 @@ class _Dec:
         sig.output_specs = []
         for i, s in enumerate(self.lst(v["outputs"])):
             with self.at("outputs"), self.at(i):
-                self.obj(s, ("kind", "name", "target"))
+                self.obj(s, ("kind", "name", "target"), ("mutation",))
                 self.text(s["name"])
-                if s["kind"] == "USER_INPUT_MUTATION":
+                rebind = s.get("mutation") == "rebind"
+                if "mutation" in s and not rebind:
+                    self.fail("unknown mutation kind %s" % _short(s["mutation"]))
+                if rebind:
+                    if s["kind"] != "STATE_MUTATION" or not isinstance(s["target"], str):
+                        self.fail("a rebind is a STATE_MUTATION with a path")
+                elif s["kind"] == "USER_INPUT_MUTATION":
                     final = nodes.get(s["name"])
                     target = nodes.get(s["target"]) if isinstance(s["target"], str) else None
                     if final is None or target is None or target.op != "input":
@@ -1251,7 +1263,8 @@ class _Dec:
                     self.fail("unknown output kind %s" % _short(s["kind"]))
                 elif s["target"] is not None:
                     self.fail("a user output has no target")
-                sig.output_specs.append(OutputSpec(s["kind"], s["name"], s["target"]))
+                sig.output_specs.append(OutputSpec(s["kind"], s["name"], s["target"],
+                                                   "rebind" if rebind else None))
         consts = [s.name for s in sig.input_specs if s.kind in ("CONSTANT", "STATE")]
         if consts != [n.name for n in graph.constants]:
             self.fail("the signature's constants do not match the graph's constant nodes")
@@ -1261,7 +1274,8 @@ class _Dec:
         return sig
 
     def program(self, v):
-        self.obj(v, ("name", "call_signature", "graph", "signature", "constraints"))
+        self.obj(v, ("name", "call_signature", "graph", "signature", "constraints"),
+                 ("state",))
         name = self.text(v["name"], "the program name")
         with self.at("call_signature"):
             call_sig = self.call_signature(v["call_signature"])
@@ -1294,8 +1308,20 @@ class _Dec:
             call_sig = call_sig.replace(parameters=[
                 p.replace(default=cs.configured[p.name]) if p.name in cs.configured else p
                 for p in call_sig.parameters.values()])
+        state = None
+        if "state" in v:
+            with self.at("state"):
+                try:
+                    state = statesave.decode(self.obj(v["state"], (
+                        "arrays", "guards", "effects", "slots", "arg_roots", "initial")),
+                        {n.name: n for n in graph.nodes},
+                        lambda x: self.value(x, {n.name: n for n in graph.nodes}))
+                except (ValueError, TypeError, KeyError, IndexError, UserError) as e:
+                    self.fail("invalid state record (%s)" % _short(str(e)))
         _forget_decoded(graph)
-        return ExportedProgram(graph, sig, cs, call_sig, name, None)
+        ep = ExportedProgram(graph, sig, cs, call_sig, name, None)
+        ep.state_program = state
+        return ep
 
 
 #: value tag -> the _Dec method reading its body (``value``)
@@ -1486,6 +1512,8 @@ def _decode(doc: dict, source: str, store: Optional["_Store"] = None):
                                                           _short(str(e)))) from None
     if store is not None:
         store.fill(ep, dec.pending, what)
+    if ep.state_program is not None:        # the loaded program's own store of its state
+        ep.state_program.scope = statesave.store_scope(ep.state_program)
     # the generated code must build (it is made from the validated graph, nothing else)
     try:
         ep._build()

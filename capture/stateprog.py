@@ -20,7 +20,7 @@ so the same paths are read and rebound there.
 from __future__ import annotations
 
 import types
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
@@ -85,6 +85,7 @@ class Guard:
     path: AccessPath
     kind: str
     value: Any
+    frame: Any = field(default=None, compare=False)   # the user line that read it
 
     def failed(self, scope: Scope) -> Optional[str]:
         """None if the guard holds, else the reason in the user's terms."""
@@ -167,6 +168,9 @@ class StateProgram:
         self.arg_roots = arg_roots
         self.slots: List[Any] = []          # graph values (Node / size Expr) the writes use
         self.nodes: List[Any] = []          # the graph's node of each state array
+        # scalars read as tracked numbers and never guarded: their values when traced (a
+        # loaded program's store starts from them)
+        self.initial: List[Tuple[AccessPath, Any]] = []
         self._at_start = sorted({p for e in effects for a in e.args for p in _start_paths(a)},
                                 key=str)
 
@@ -200,10 +204,9 @@ class StateProgram:
         for g in self.guards:
             why = g.failed(scope)
             if why is not None:
-                raise UserError("the program was exported reading %s, but now %s; export "
-                                "again for the new value (exported programs specialize on the "
-                                "Python values of state they read)%s"
-                                % (g.describe(), why, _at(g)))
+                raise UserError("%s: the program was exported with %s%s; export again "
+                                "for the new value (an exported program specializes on the "
+                                "Python values of state it reads)" % (why, g.describe(), _at(g)))
         arrays = []
         for path, shape, dtype in self.arrays:
             why = _array_failed(path, scope, shape, dtype)
@@ -368,7 +371,7 @@ def _expr_text(e) -> str:
 
 
 def _at(g: Guard) -> str:
-    return ""
+    return " (read at %s)" % g.frame.location if g.frame is not None else ""
 
 
 def _del_root(scope: Scope, root: Root) -> None:
@@ -513,13 +516,41 @@ def from_trace(rec: Recorder, binding, tracer, global_reads=()) -> StateProgram:
         else:
             args = tuple(e.args)
         effects.append(Effect(e.op, e.path, args, e.frame))
-    prog.effects = effects
+    prog.effects = _coalesce(effects)
     prog._at_start = sorted({p for e in effects for a in e.args for p in _start_paths(a)},
                             key=str)
     prog.guards = _guards(rec, global_reads)
+    prog.initial = [(p, v) for text, (p, v) in sorted(rec.tracked_reads.items())
+                    if text not in rec.tracked_guarded]
     prog.scope = Scope(binding.roots, binding.holders)
     prog.arg_roots = sorted(r.name for r in binding.roots if r.kind == "arg")
     return prog
+
+
+_SETS = ("setattr", "setitem", "setroot")
+
+
+def _coalesce(effects: List[Effect]) -> List[Effect]:
+    """Drop a rebind that a later rebind of the same path overwrites before anything
+    reaches through that path (``self.x = F @ self.x; ...; self.x = self.x + K @ y``):
+    the end state is the same, and the intermediate value need not live to the end."""
+    out = []
+    for i, e in enumerate(effects):
+        if e.op in _SETS:
+            t = e.target()
+            later = None
+            for f in effects[i + 1:]:
+                if f.op in _SETS and f.target() == t:
+                    later = f
+                    break
+                ft = str(f.path)
+                if ft == t or ft.startswith(t + ".") or ft.startswith(t + "[") or \
+                        f.op not in _SETS and f.target() == t:
+                    break
+            if later is not None:
+                continue
+        out.append(e)
+    return out
 
 
 def _guards(rec: Recorder, global_reads) -> List[Guard]:
@@ -531,23 +562,22 @@ def _guards(rec: Recorder, global_reads) -> List[Guard]:
         out.setdefault(key, g)
 
     for r in rec.reads:
-        v = r.value
+        v, at = r.value, r.frame
         if r.kind in ("len", "keys", "has"):
-            add(Guard(r.path, r.kind, v))
+            add(Guard(r.path, r.kind, v, at))
             continue
         if type(v) is TracedArray or isinstance(v, np.ndarray):
             continue
         if type(v) in _SCALARS or isinstance(v, (np.generic, np.dtype)):
-            add(Guard(r.path, "eq", v))
+            add(Guard(r.path, "eq", v, at))
         elif isinstance(v, (types.FunctionType, types.BuiltinFunctionType, types.MethodType,
                             type, types.ModuleType)) or callable(v) and \
                 rec.path_of(v) is None:
-            add(Guard(r.path, "is", v))
+            add(Guard(r.path, "is", v, at))
         elif type(v) is RecList or type(v) is RecDict:
-            add(Guard(r.path, "type", list if type(v) is RecList else dict))
+            add(Guard(r.path, "type", list if type(v) is RecList else dict, at))
         else:
-            cls = getattr(v, "__class__", type(v))
-            add(Guard(r.path, "type", cls))
+            add(Guard(r.path, "type", getattr(v, "__class__", type(v)), at))
     for text in sorted(rec.tracked_guarded):
         got = rec.tracked_reads.get(text)
         if got is not None:
