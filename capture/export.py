@@ -8,9 +8,12 @@ environment learned (``symshape.constraints``); a violation raises
 """
 from __future__ import annotations
 
+import contextlib
 import inspect
+import io
 import logging
 import types
+import warnings
 from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
@@ -40,7 +43,7 @@ from .simplify import finalize_node, simplify_value
 from .namespace import sizes_routed
 from .objstate import Recorder, plain_value
 from .state import StateBinding
-from . import stateprog
+from . import stateprog, stateviews
 from . import randomness
 from .tracer import TracedArray, Tracer
 from .pycode import Renderer, _ready_checks
@@ -207,7 +210,11 @@ def trace_program(f, args, kwargs, dynamic_shapes, tracked: frozenset = frozense
     replayed with the same arithmetic (capture/objstate.py)."""
     traced, again = _trace_program(f, args, kwargs, dynamic_shapes, tracked)
     if again:
-        traced, _ = _trace_program(f, args, kwargs, dynamic_shapes, tracked | again)
+        # the first trace printed and warned already: the second is silent (print runs
+        # once at trace time, as in torch.export)
+        with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            traced, _ = _trace_program(f, args, kwargs, dynamic_shapes, tracked | again)
     return traced
 
 
@@ -246,6 +253,7 @@ def _trace_program(f, args, kwargs, dynamic_shapes, tracked: frozenset):
             call_args, call_kwargs = bound.args, bound.kwargs
         else:
             call_args, call_kwargs = tuple(new_inputs.values()), {}
+        views = stateviews.alias_views(binding, tracer)
         rec.start()
         with rec, sizes_routed(binding.global_dicts), randomness.drawing(tracer):
             out = f(*call_args, **call_kwargs)
@@ -256,7 +264,7 @@ def _trace_program(f, args, kwargs, dynamic_shapes, tracked: frozenset):
         rec.global_effects()
         global_reads = binding.root_reads
         again = stateprog.scalar_writes(rec, global_reads) - tracked
-        sp = stateprog.from_trace(rec, binding, tracer, global_reads)
+        sp = stateprog.from_trace(rec, binding, tracer, global_reads, views)
     finally:
         binding.restore()
         rec.restore()
@@ -281,7 +289,8 @@ def _trace_program(f, args, kwargs, dynamic_shapes, tracked: frozenset):
         writer.emit()
         validate.validate_check(cs, writer)
         _validate_runtime_checks(env, cs, graph, writer)
-    rebinds = [(target, sp.nodes[v.index].name if type(v) is stateprog.StateArray else
+    rebinds = [(target, sp.nodes[v.index].name if type(v) in (stateprog.StateArray,
+                                                               stateprog.ViewOf) else
                  sp.slots[v.index].name if type(sp.slots[v.index]) is Node else
                  str(sp.slots[v.index])) for target, v in sp.rebinds()
                if type(v) is not stateprog.CopyOf]

@@ -1586,10 +1586,21 @@ def load(path, *, mmap_mode: Optional[str] = None, verify: Optional[bool] = None
     if generators is not None and not isinstance(generators, dict):
         raise UserError("ss.load: generators must be a dict of path -> generator")
     token = _LOAD_GENERATORS.set(dict(generators or {}))
+    seen = _LOAD_SEEN.set(set())
     try:
-        return _load(path, mmap_mode=mmap_mode, verify=verify)
+        ep = _load(path, mmap_mode=mmap_mode, verify=verify)
+        unknown = sorted(map(str, set(generators or {}) - _LOAD_SEEN.get()))
+        if unknown:
+            valid = sorted(_LOAD_SEEN.get())
+            raise UserError("ss.load: generators names %s, which the program does not draw "
+                            "from; %s" % (", ".join(map(repr, unknown)),
+                                          "its generators are at %s" % ", ".join(
+                                              map(repr, valid)) if valid else
+                                          "it draws from no generator held as state"))
+        return ep
     finally:
         _LOAD_GENERATORS.reset(token)
+        _LOAD_SEEN.reset(seen)
 
 
 def _load(path, *, mmap_mode: Optional[str] = None, verify: Optional[bool] = None):
@@ -1715,12 +1726,16 @@ def _generator_kind(v) -> str:
 # path -> generator, given to ss.load(generators=...) for the duration of one load
 _LOAD_GENERATORS: "contextvars.ContextVar[dict]" = contextvars.ContextVar(
     "symshape_load_generators", default={})
+# the generator paths the program being loaded draws from (to refuse unknown names)
+_LOAD_SEEN: "contextvars.ContextVar[set]" = contextvars.ContextVar("symshape_load_seen")
 
 
 def _state_generator(kind: str, path, source: str):
     """The generator a loaded program draws from for the state at ``path``: the caller's
     (ss.load(..., generators={path: rng})), else a fresh, unseeded one."""
     given = _LOAD_GENERATORS.get()
+    if isinstance(path, str):
+        _LOAD_SEEN.get(set()).add(path)
     gen = given.get(path) if isinstance(path, str) else None
     if gen is None:
         return np.random.RandomState() if kind == "RandomState" else np.random.default_rng()

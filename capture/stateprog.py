@@ -46,6 +46,15 @@ class StateArray:
 
 
 @dataclass(frozen=True)
+class ViewOf:
+    """A view of the ``index``-th state array (``self.k = self.kv[0]``): ``chain`` of
+    (``index`` / ``reshape`` / ``permute``, argument), applied at run time so the bound
+    array aliases the state array as in NumPy."""
+    index: int
+    chain: tuple
+
+
+@dataclass(frozen=True)
 class AtStart:
     """The object at ``path`` when the call began (identity)."""
     path: AccessPath
@@ -118,6 +127,10 @@ class Guard:
             key, present = want
             if not isinstance(v, dict) or (key in v) != present:
                 return "%r %s %s" % (key, "in" if present else "not in", p)
+        elif k == "view":
+            base, idx = want
+            if not _is_view(v, base.get(scope), idx):
+                return "%s is no longer the view %s%s" % (p, base, _index_text(idx))
         return None
 
     def describe(self) -> str:
@@ -128,7 +141,30 @@ class Guard:
                 "len": lambda: "len(%s) == %d" % (p, self.value),
                 "keys": lambda: "%s.keys() == %s" % (p, list(self.value)),
                 "has": lambda: "(%r in %s) == %s" % (self.value[0], p, self.value[1]),
+                "view": lambda: "%s is the view %s%s" % (p, self.value[0],
+                                                        _index_text(self.value[1])),
                 }[self.kind]()
+
+
+def _is_view(v, b, idx) -> bool:
+    if not isinstance(v, np.ndarray) or not isinstance(b, np.ndarray):
+        return False
+    try:
+        w = b[idx]
+    except (IndexError, TypeError):
+        return False
+    return w.shape == v.shape and w.strides == v.strides and w.dtype == v.dtype and \
+        w.__array_interface__["data"][0] == v.__array_interface__["data"][0]
+
+
+def _index_text(idx) -> str:
+    def one(i):
+        if isinstance(i, slice):
+            return "%s:%s%s" % ("" if i.start in (None, 0) else i.start,
+                                "" if i.stop is None else i.stop,
+                                "" if i.step in (None, 1) else ":%d" % i.step)
+        return str(i)
+    return "[%s]" % ", ".join(one(i) for i in idx)
 
 
 def _same(a, b) -> bool:
@@ -258,6 +294,8 @@ class StateProgram:
         def renum(a):
             if isinstance(a, StateArray):
                 return StateArray(index[a.index])
+            if isinstance(a, ViewOf):
+                return ViewOf(index[a.index], a.chain)
             if isinstance(a, New):
                 items = tuple((k, renum(v)) for k, v in a.items) if a.kind == "dict" else \
                     tuple(renum(v) for v in a.items)
@@ -271,7 +309,7 @@ class StateProgram:
         out = []
 
         def go(a):
-            if isinstance(a, StateArray):
+            if isinstance(a, (StateArray, ViewOf)):
                 out.append(a.index)
             elif isinstance(a, New):
                 for v in a.items:
@@ -288,7 +326,7 @@ class StateProgram:
         for e in self.effects:
             if e.op in ("setattr", "setitem", "setroot"):
                 v = e.args[-1]
-                if isinstance(v, (Slot, StateArray, CopyOf)):
+                if isinstance(v, (Slot, StateArray, CopyOf, ViewOf)):
                     out.append((e.target(), v))
         return out
 
@@ -341,6 +379,8 @@ def _spec_text(a) -> str:
         return "<value %d>" % a.index
     if isinstance(a, StateArray):
         return "<state array %d>" % a.index
+    if isinstance(a, ViewOf):
+        return "<view of state array %d>" % a.index
     if isinstance(a, AtStart):
         return str(a.path)
     if isinstance(a, Const):
@@ -413,6 +453,12 @@ def _value(a, call: Call, values: tuple):
         return values[a.index]
     if t is StateArray:
         return call.arrays[a.index]
+    if t is ViewOf:
+        v = call.arrays[a.index]
+        for kind, arg in a.chain:
+            v = v[arg] if kind == "index" else v.reshape(arg) if kind == "reshape" else \
+                v.transpose(arg)
+        return v
     if t is AtStart:
         return call.at_start[a.path]
     if t is Const:
@@ -439,7 +485,7 @@ def _value(a, call: Call, values: tuple):
 
 
 # --------------------------------------------------------------------------- building
-def from_trace(rec: Recorder, binding, tracer, global_reads=()) -> StateProgram:
+def from_trace(rec: Recorder, binding, tracer, global_reads=(), views=()) -> StateProgram:
     """The StateProgram of one trace (call after the function returned, before
     ``restore``): state arrays in the order of ``tracer.state_nodes``, the guards of what
     was read, the writes with their values made replayable."""
@@ -463,6 +509,9 @@ def from_trace(rec: Recorder, binding, tracer, global_reads=()) -> StateProgram:
             k = state_index.get(id(v))
             if k is not None:
                 return StateArray(k)
+            view = _view_of(v, state_index)
+            if view is not None:
+                return view
             node = v.node
             if node not in slot_of:
                 slot_of[node] = len(prog.slots)
@@ -519,7 +568,8 @@ def from_trace(rec: Recorder, binding, tracer, global_reads=()) -> StateProgram:
     prog.effects = _coalesce(effects)
     prog._at_start = sorted({p for e in effects for a in e.args for p in _start_paths(a)},
                             key=str)
-    prog.guards = _guards(rec, global_reads)
+    prog.guards = _guards(rec, global_reads) + [Guard(a, "view", (b, idx))
+                                                for a, b, idx in views]
     prog.initial = [(p, v) for text, (p, v) in sorted(rec.tracked_reads.items())
                     if text not in rec.tracked_guarded]
     prog.scope = Scope(binding.roots, binding.holders)
@@ -528,6 +578,31 @@ def from_trace(rec: Recorder, binding, tracer, global_reads=()) -> StateProgram:
 
 
 _SETS = ("setattr", "setitem", "setroot")
+
+
+def _static(x) -> bool:
+    if x is None or x is Ellipsis or type(x) is int:
+        return True
+    if type(x) is slice:
+        return all(_static(p) for p in (x.start, x.stop, x.step))
+    if type(x) is tuple:
+        return all(_static(p) for p in x)
+    return False
+
+
+def _view_of(v, state_index) -> Optional[ViewOf]:
+    """``v`` as a view of a state array, when it is one with a static derivation."""
+    chain = []
+    a = v
+    while a.view is not None:
+        if not _static(a.view.arg):
+            return None
+        chain.append((a.view.kind, a.view.arg))
+        a = a.view.parent
+    k = state_index.get(id(a))
+    if k is None or not chain:
+        return None
+    return ViewOf(k, tuple(reversed(chain)))
 
 
 def _coalesce(effects: List[Effect]) -> List[Effect]:

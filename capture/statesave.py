@@ -16,10 +16,11 @@ from typing import Any, Callable, Dict, List
 
 from .access import AccessPath, Root, Scope
 from .objstate import Effect
-from .stateprog import (AtStart, Const, Guard, New, Scalar, Slot, StateArray, StateProgram)
+from .stateprog import (AtStart, Const, Guard, New, Scalar, Slot, StateArray, StateProgram,
+                        ViewOf)
 
 #: guard kinds a saved program keeps (the others are about live objects)
-SAVED_GUARDS = ("eq", "len", "keys", "has")
+SAVED_GUARDS = ("eq", "len", "keys", "has", "view")
 
 
 def encode(sp: StateProgram, value: Callable[[Any], Any]) -> dict:
@@ -31,6 +32,8 @@ def encode(sp: StateProgram, value: Callable[[Any], Any]) -> dict:
             return {"slot": a.index}
         if t is StateArray:
             return {"state_array": a.index}
+        if t is ViewOf:
+            return {"view_of": [a.index, [[k, value(x)] for k, x in a.chain]]}
         if t is AtStart:
             return {"at_start": a.path.to_json()}
         if t is Const:
@@ -54,8 +57,9 @@ def encode(sp: StateProgram, value: Callable[[Any], Any]) -> dict:
 
     return {
         "arrays": [[n.name, p.to_json()] for n, (p, _, _) in zip(sp.nodes, sp.arrays)],
-        "guards": [[g.path.to_json(), g.kind, value(list(g.value) if g.kind in ("keys", "has")
-                                                  else g.value)]
+        "guards": [[g.path.to_json(), g.kind,
+                    [g.value[0].to_json(), value(g.value[1])] if g.kind == "view" else
+                    value(list(g.value) if g.kind in ("keys", "has") else g.value)]
                    for g in sp.guards if g.kind in SAVED_GUARDS],
         "effects": [[e.op, e.path.to_json(), [spec(a) for a in e.args]] for e in sp.effects],
         "slots": [value(v) for v in sp.slots],
@@ -76,6 +80,11 @@ def decode(v: dict, nodes: Dict[str, Any], value: Callable[[Any], Any]) -> State
             return Slot(int(b))
         if k == "state_array":
             return StateArray(int(b))
+        if k == "view_of":
+            chain = tuple((str(kind), value(x)) for kind, x in b[1])
+            if any(kind not in ("index", "reshape", "permute") for kind, _ in chain):
+                raise ValueError("unknown view kind")
+            return ViewOf(int(b[0]), chain)
         if k == "at_start":
             return AtStart(AccessPath.from_json(b))
         if k == "const":
@@ -112,7 +121,10 @@ def decode(v: dict, nodes: Dict[str, Any], value: Callable[[Any], Any]) -> State
     for p, kind, val in v["guards"]:
         if kind not in SAVED_GUARDS:
             raise ValueError("unknown guard kind %r" % kind)
-        val = value(val)
+        if kind == "view":
+            val = (AccessPath.from_json(val[0]), value(val[1]))
+        else:
+            val = value(val)
         guards.append(Guard(AccessPath.from_json(p), kind,
                             tuple(val) if kind in ("keys", "has") else val))
     effects = []
@@ -216,4 +228,8 @@ def store_scope(sp: StateProgram) -> Scope:
         place(p, x)
     for n, (p, _, _) in zip(sp.nodes, sp.arrays):
         place(p, n.meta["value"])
-    return Scope(roots, holders)
+    scope = Scope(roots, holders)
+    for g in sp.guards:           # views of other state arrays: views here too
+        if g.kind == "view":
+            place(g.path, g.value[0].get(scope)[g.value[1]])
+    return scope
