@@ -278,7 +278,7 @@ class RecDict(dict):
         if r is not None:
             r.read(self._ss_path, "has", (k, present))
             if present:
-                r.effect("pop", self._ss_path, (k,))
+                r.effect("pop", self._ss_path, (k,), on_dict=True)
         return dict.pop(self, k, *default)
 
     def setdefault(self, k, default=None):
@@ -294,7 +294,7 @@ class RecDict(dict):
     def _op(self, name, *args):
         r = self._rec()
         if r is not None:
-            r.effect(name, self._ss_path, args)
+            r.effect(name, self._ss_path, args, on_dict=True)
 
     def popitem(self):
         r = self._rec()
@@ -514,6 +514,7 @@ class Recorder:
         self._read_keys: set = set()
         self.effects: List[Effect] = []
         self.written: set = set()                   # path texts written so far
+        self.reshaped: set = set()                  # dicts whose keys the trace changed
         self.tracked = tracked
         self.tracked_guarded: set = set()           # tracked path texts that materialized
         self._undo: List[Callable[[], None]] = []
@@ -608,7 +609,7 @@ class Recorder:
         return what the program sees: ``value``, or a ``Tracked`` number."""
         text = str(path)
         if any(text == w or text.startswith(w + ".") or text.startswith(w + "[")
-               for w in self.written):
+               for w in self.written) or kind != "value" and text in self.reshaped:
             return value            # reading what this trace wrote: not state of the call
         if kind == "value":
             value = self.scalar_read(value, path)
@@ -623,13 +624,19 @@ class Recorder:
     def guard_tracked(self, path: AccessPath) -> None:
         self.tracked_guarded.add(str(path))
 
-    def effect(self, op: str, path: AccessPath, args: tuple) -> None:
+    def effect(self, op: str, path: AccessPath, args: tuple, on_dict: bool = False) -> None:
         e = Effect(op, path, args, _frame())
         self.effects.append(e)
-        if op in ("setattr", "delattr", "setitem", "delitem"):
+        if on_dict and op != "clear":
+            # a dict's other keys keep their values: only the keys written are ours now
+            keys = args[0].keys() if op == "update" else args[:1]
+            self.written.update(str(path.item(k)) for k in keys)
+            self.reshaped.add(str(path))
+        elif op in ("setattr", "delattr"):
             self.written.add(e.target())
         else:
-            self.written.add(str(path) + "[")   # contents changed: later item reads are ours
+            # a list's items shift, a cleared container is new: all of it is ours now
+            self.written.add(str(path))
 
     def refuse(self, what: str) -> None:
         frame = _frame()
