@@ -555,24 +555,44 @@ class Recorder:
             d = self.__dict__["_originals"] = {}
         return d
 
-    def plain_object(self, obj, path: AccessPath) -> None:
-        """Record ``obj`` (a user object with a ``__dict__``): snapshot its attributes and
-        swap its class for the recording subclass; both are undone by ``restore``."""
+    def plain_object(self, obj, path: AccessPath):
+        """Record ``obj`` (an object with a ``__dict__``): snapshot its attributes and swap
+        its class for the recording subclass, both undone by ``restore``; where the class
+        cannot be swapped (``types.SimpleNamespace``), a recording copy stands in for it in
+        its parent slot and ``obj`` stays untouched.  Returns what stands for ``obj``."""
         if id(obj) in self.paths:
-            return
-        self.paths[id(obj)] = path
+            return obj
+        cls = type(obj)
+        rec = recording_class(cls) if not getattr(cls, "_ss_recording", False) else None
+        if rec is not None:
+            d = obj.__dict__
+            snap = dict(d)
+            try:
+                object.__setattr__(obj, "__class__", rec)   # frozen dataclasses too
+            except TypeError:
+                pass
+            else:
+                self.paths[id(obj)] = path
+                self._keep.append(obj)
+                self._undo.append(lambda: (d.clear(), d.update(snap)))
+                self._undo.append(lambda: object.__setattr__(obj, "__class__", cls))
+                return obj
+            try:
+                new = rec.__new__(rec)
+                object.__getattribute__(new, "__dict__").update(obj.__dict__)
+            except Exception:
+                new = None
+            if new is not None:
+                self.paths[id(new)] = path
+                self._stand_ins[id(obj)] = new
+                self._keep.append(obj)
+                return new
+        # neither: the attributes are still snapshotted (writes undone, not recorded)
         self._keep.append(obj)
         d = obj.__dict__
         snap = dict(d)
         self._undo.append(lambda: (d.clear(), d.update(snap)))
-        cls = type(obj)
-        rec = recording_class(cls) if not getattr(cls, "_ss_recording", False) else None
-        if rec is not None:
-            try:
-                object.__setattr__(obj, "__class__", rec)   # frozen dataclasses too
-            except TypeError:
-                return
-            self._undo.append(lambda: object.__setattr__(obj, "__class__", cls))
+        return obj
 
     def watch_global(self, g: dict, name: str, path: AccessPath) -> None:
         """Snapshot the global ``name`` of the module dict ``g`` (restored, and diffed to

@@ -282,22 +282,29 @@ class StateBinding:
             self._mark(v, new)
             return new
         if hasattr(v, "__dict__") and not _library_object(v):
-            self._object(v, path)
+            return self._object(v, path)
         return v
 
-    def _object(self, obj, path: AccessPath) -> None:
-        if id(obj) in self._seen or not hasattr(obj, "__dict__"):
-            return
-        self._mark(obj, obj)
-        d = obj.__dict__
+    def _object(self, obj, path: AccessPath):
+        """Visit the attributes of ``obj``; returns what stands for it (``obj``, or a
+        recording copy where its class cannot be swapped, a ``SimpleNamespace``)."""
+        if id(obj) in self._seen:
+            return self._seen[id(obj)]
+        if not hasattr(obj, "__dict__"):
+            return obj
+        new = obj
+        if self.recorder is not None and isinstance(obj.__dict__, dict) and \
+                not _library_object(obj):
+            new = self.recorder.plain_object(obj, path)
+        self._mark(obj, new)
+        d = new.__dict__
         if isinstance(d, dict):
-            if self.recorder is not None and not _library_object(obj):
-                self.recorder.plain_object(obj, path)
             for k in list(d.keys()):
                 if isinstance(k, str):
                     self._swap_mapping(d, k, path.attr(k))
         if not _library_object(obj):
             self._class_methods(type(obj))
+        return new
 
     def _swap_mapping(self, d: dict, k, path: AccessPath) -> None:
         x = d[k]

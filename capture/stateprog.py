@@ -641,8 +641,11 @@ def _guards(rec: Recorder, global_reads) -> List[Guard]:
         if r.kind in ("len", "keys", "has"):
             add(Guard(r.path, r.kind, v, at))
             continue
-        if type(v) is TracedArray or isinstance(v, np.ndarray):
+        if type(v) is TracedArray or isinstance(v, np.ndarray) or \
+                type(v).__name__ in ("SymInt", "SymFloat", "SymBool"):
             continue
+        if r.path.root.kind == "arg" and all(s.kind == "item" for s in r.path.steps):
+            continue                # an input leaf: the input check compares it
         if type(v) in _SCALARS or isinstance(v, (np.generic, np.dtype)):
             add(Guard(r.path, "eq", v, at))
         elif isinstance(v, (types.FunctionType, types.BuiltinFunctionType, types.MethodType,
