@@ -275,7 +275,7 @@ def _trace_program(f, args, kwargs, dynamic_shapes, tracked: frozenset):
         [sp.nodes[i] for i in sp.referenced_arrays()]
     _finalize_graph(env, graph, mutations, kept)
     sp.slots = [v if type(v) is Node else env.simplify(v) for v in sp.slots]
-    sp.keep_only(graph.constants)
+    sp.keep_only(graph.constants, graph.nodes)
     report = analyze(env, leaves, axis_syms)
     cs = _constraint_set(env, leaves, input_nodes, _leaf_places(inputs))
     cs.specialized = specialized_axes(env, leaves, axis_syms)

@@ -278,10 +278,16 @@ class StateProgram:
             else:
                 getattr(e.path.get(scope), op)(*args)
 
-    def keep_only(self, live_nodes) -> None:
+    def keep_only(self, live_nodes, all_live=()) -> None:
         """Forget the state arrays whose nodes the finished graph dropped (renumbering the
-        writes that refer to the others)."""
+        writes that refer to the others); guard the state views the program uses
+        (``all_live``: every node of the finished graph)."""
         live = set(live_nodes)
+        nodes = set(all_live)
+        self.guards = self.guards + [Guard(a, "view", (b, idx))
+                                     for a, b, idx, node in getattr(self, "views", ())
+                                     if node in nodes]
+        self.views = []
         old = list(zip(self.nodes, self.arrays))
         index = {}
         self.nodes, self.arrays = [], []
@@ -568,8 +574,8 @@ def from_trace(rec: Recorder, binding, tracer, global_reads=(), views=()) -> Sta
     prog.effects = _coalesce(effects)
     prog._at_start = sorted({p for e in effects for a in e.args for p in _start_paths(a)},
                             key=str)
-    prog.guards = _guards(rec, global_reads) + [Guard(a, "view", (b, idx))
-                                                for a, b, idx in views]
+    prog.guards = _guards(rec, global_reads)
+    prog.views = list(views)
     prog.initial = [(p, v) for text, (p, v) in sorted(rec.tracked_reads.items())
                     if text not in rec.tracked_guarded]
     prog.scope = Scope(binding.roots, binding.holders)

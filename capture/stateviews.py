@@ -66,7 +66,8 @@ def view_index(a: np.ndarray, b: np.ndarray) -> Optional[tuple]:
 
 def alias_views(binding, tracer) -> List[Tuple[object, object, tuple]]:
     """Trace each state array that is a view of another state array as that view (writes
-    through it reach the base).  Returns ``(view path, base path, index)`` for the guards."""
+    through it reach the base).  Returns ``(view path, base path, index, view node)`` for
+    the guards (one is kept only while the view's node is live in the finished graph)."""
     arrays = list(binding.arrays.values())
     out = []
     for a in arrays:
@@ -93,5 +94,5 @@ def alias_views(binding, tracer) -> List[Tuple[object, object, tuple]]:
         tracer.state_nodes.remove(node)
         tracer.input_proxies.pop(id(pa), None)
         tracer.final.pop(node, None)
-        out.append((binding.array_paths[id(a)], binding.array_paths[id(b)], idx))
+        out.append((binding.array_paths[id(a)], binding.array_paths[id(b)], idx, pa.node))
     return out
