@@ -92,14 +92,29 @@ def _frame():
 
 
 # --------------------------------------------------------------------------- stand-ins
+def _list_layout(v) -> tuple:
+    return ("len", list.__len__(v))
+
+
+def _dict_layout(v) -> tuple:
+    return ("keys", tuple(dict.keys(v)))
+
+
 class RecList(list):
     """A list that logs the program's reads and writes (a stand-in during a trace)."""
 
-    __slots__ = ("_ss_path",)
+    __slots__ = ("_ss_path", "_ss_added")
 
     def _rec(self):
         r = active()
         return r if r is not None and r.owns(self) else None
+
+    def _added(self) -> int:
+        """How many items at the end this trace appended (a pop() takes its own)."""
+        try:
+            return self._ss_added
+        except AttributeError:
+            return 0
 
     def __len__(self):
         r = self._rec()
@@ -138,7 +153,7 @@ class RecList(list):
             if i < 0:
                 r.read(self._ss_path, "len", list.__len__(self))
                 i += list.__len__(self)
-            r.effect("setitem", self._ss_path, (i, v))
+            r.effect("setitem", self._ss_path, (i, v), layout=_list_layout(self))
         list.__setitem__(self, i, v)
 
     def __delitem__(self, i):
@@ -149,17 +164,19 @@ class RecList(list):
             if i < 0:
                 r.read(self._ss_path, "len", list.__len__(self))
                 i += list.__len__(self)
-            r.effect("delitem", self._ss_path, (i,))
+            r.effect("delitem", self._ss_path, (i,), layout=_list_layout(self))
         list.__delitem__(self, i)
 
     def append(self, v):
         self._op("append", v)
         list.append(self, v)
+        self._ss_added = self._added() + 1
 
     def extend(self, vs):
         vs = list(vs)
         self._op("extend", vs)
         list.extend(self, vs)
+        self._ss_added = self._added() + len(vs)
 
     def __iadd__(self, vs):
         self.extend(vs)
@@ -174,9 +191,12 @@ class RecList(list):
 
     def pop(self, i=-1):
         r = self._rec()
-        if r is not None:
+        if r is not None and i == -1 and self._added() > 0:
+            self._ss_added -= 1          # an item this trace appended: no layout read
+        elif r is not None:
             r.read(self._ss_path, "len", list.__len__(self))
-            r.effect("pop", self._ss_path, (i,))
+        if r is not None:
+            r.effect("pop", self._ss_path, (i,), layout=_list_layout(self))
         return list.pop(self, i)
 
     def clear(self):
@@ -190,7 +210,7 @@ class RecList(list):
     def _op(self, name, *args):
         r = self._rec()
         if r is not None:
-            r.effect(name, self._ss_path, args)
+            r.effect(name, self._ss_path, args, layout=_list_layout(self))
 
     def _refused(name):
         def method(self, *a, **k):
@@ -278,7 +298,8 @@ class RecDict(dict):
         if r is not None:
             r.read(self._ss_path, "has", (k, present))
             if present:
-                r.effect("pop", self._ss_path, (k,), on_dict=True)
+                r.effect("pop", self._ss_path, (k,), on_dict=True,
+                         layout=_dict_layout(self))
         return dict.pop(self, k, *default)
 
     def setdefault(self, k, default=None):
@@ -294,13 +315,86 @@ class RecDict(dict):
     def _op(self, name, *args):
         r = self._rec()
         if r is not None:
-            r.effect(name, self._ss_path, args, on_dict=True)
+            r.effect(name, self._ss_path, args, on_dict=True, layout=_dict_layout(self))
 
     def popitem(self):
         r = self._rec()
         if r is not None:
             r.refuse("dict.popitem on %s" % self._ss_path)
         return dict.popitem(self)
+
+
+class RecSet(set):
+    """A set that logs the program's reads and writes (a stand-in during a trace)."""
+
+    __slots__ = ("_ss_path",)
+
+    def _rec(self):
+        r = active()
+        return r if r is not None and r.owns(self) else None
+
+    def __contains__(self, v):
+        present = set.__contains__(self, v)
+        r = self._rec()
+        if r is not None:
+            r.read(self._ss_path, "has", (v, present))
+        return present
+
+    def __len__(self):
+        r = self._rec()
+        if r is not None:
+            r.read(self._ss_path, "len", set.__len__(self))
+        return set.__len__(self)
+
+    def __iter__(self):
+        r = self._rec()
+        if r is not None:
+            r.read(self._ss_path, "value", set(set.__iter__(self)))
+        return set.__iter__(self)
+
+    def _op(self, name, *args):
+        r = self._rec()
+        if r is not None:
+            r.effect(name, self._ss_path, args, layout=("len", set.__len__(self)))
+
+    def add(self, v):
+        self._op("add", v)
+        set.add(self, v)
+
+    def discard(self, v):
+        self._op("discard", v)
+        set.discard(self, v)
+
+    def remove(self, v):
+        self._op("remove", v)
+        set.remove(self, v)
+
+    def update(self, *vs):
+        vs = [set(x) for x in vs]
+        self._op("update", *vs)
+        set.update(self, *vs)
+
+    def clear(self):
+        self._op("clear")
+        set.clear(self)
+
+    def _refused(name):
+        def method(self, *a, **k):
+            r = self._rec()
+            if r is not None:
+                r.refuse("set.%s on %s" % (name, self._ss_path))
+            return getattr(set, name)(self, *a, **k)
+        return method
+
+    pop = _refused("pop")
+    __ior__ = _refused("__ior__")
+    __iand__ = _refused("__iand__")
+    __isub__ = _refused("__isub__")
+    __ixor__ = _refused("__ixor__")
+    difference_update = _refused("difference_update")
+    intersection_update = _refused("intersection_update")
+    symmetric_difference_update = _refused("symmetric_difference_update")
+    del _refused
 
 
 _REC_CLASSES: Dict[type, type] = {}
@@ -515,6 +609,8 @@ class Recorder:
         self.effects: List[Effect] = []
         self.written: set = set()                   # path texts written so far
         self.reshaped: set = set()                  # dicts whose keys the trace changed
+        # container path text -> (path, "len" / "keys", value) before the trace changed it
+        self.initial_layout: Dict[str, Tuple[AccessPath, str, Any]] = {}
         self.tracked = tracked
         self.tracked_guarded: set = set()           # tracked path texts that materialized
         self._undo: List[Callable[[], None]] = []
@@ -535,12 +631,12 @@ class Recorder:
         """The recording stand-in for the user's dict or list ``v`` (a copy; ``v`` itself
         is never modified), or ``v`` for other containers."""
         t = type(v)
-        if t is not dict and t is not list:
+        if t is not dict and t is not list and t is not set:
             return v
         got = self._stand_ins.get(id(v))
         if got is not None:
             return got
-        new = RecDict(v) if t is dict else RecList(v)
+        new = RecDict(v) if t is dict else RecList(v) if t is list else RecSet(v)
         new._ss_path = path
         self._stand_ins[id(v)] = new
         self._keep.append(v)
@@ -630,7 +726,14 @@ class Recorder:
         text = str(path)
         if any(text == w or text.startswith(w + ".") or text.startswith(w + "[")
                for w in self.written) or kind != "value" and text in self.reshaped:
-            return value            # reading what this trace wrote: not state of the call
+            # reading what this trace wrote; a length or the keys still derive from the
+            # container's layout when the call began (append, then len): guard that
+            mine = kind == "has" and str(path.item(value[0])) in self.written
+            first = self.initial_layout.pop(text, None) if kind != "value" and not mine \
+                else None
+            if first is not None:
+                self.reads.append(Read(first[0], first[1], first[2], _frame()))
+            return value
         if kind == "value":
             value = self.scalar_read(value, path)
         key = (text, kind, value[0] if kind == "has" else None)
@@ -644,8 +747,15 @@ class Recorder:
     def guard_tracked(self, path: AccessPath) -> None:
         self.tracked_guarded.add(str(path))
 
-    def effect(self, op: str, path: AccessPath, args: tuple, on_dict: bool = False) -> None:
+    def effect(self, op: str, path: AccessPath, args: tuple, on_dict: bool = False,
+               layout=None) -> None:
+        """Log a write (``layout``: the container's length or keys before it, for a read
+        of its layout later in the trace)."""
         e = Effect(op, path, args, _frame())
+        text = str(path)
+        if layout is not None and text not in self.written and text not in self.reshaped \
+                and text not in self.initial_layout:
+            self.initial_layout[text] = (path, ) + layout
         self.effects.append(e)
         if on_dict and op != "clear":
             # a dict's other keys keep their values: only the keys written are ours now
@@ -719,6 +829,8 @@ def plain_value(v, memo=None):
         return [plain_value(x) for x in list.__iter__(v)]
     if t is RecDict:
         return {k: plain_value(x) for k, x in dict.items(v)}
+    if t is RecSet:
+        return set(set.__iter__(v))
     if t is list or t is tuple:
         return t(plain_value(x) for x in v)
     if t is dict:

@@ -248,6 +248,10 @@ class StateBinding:
             self.visit(v.__self__, path)
             self._function(v.__func__)
             return v
+        if self.recorder is not None and t is set:
+            new = self.recorder.container(v, path)      # a recording copy (scalars inside)
+            self._mark(v, new)
+            return new
         if self.recorder is not None and (t is dict or t is list):
             # a recording copy stands in for the user's container, which stays untouched
             new = self.recorder.container(v, path)

@@ -28,7 +28,7 @@ import numpy as np
 from symshape.errors import UserError
 
 from .access import AccessPath, Root, Scope
-from .objstate import (DICT_OPS, LIST_OPS, Effect, RecDict, RecList, Recorder, Tracked,
+from .objstate import (DICT_OPS, LIST_OPS, Effect, RecDict, RecList, RecSet, Recorder, Tracked,
                        evaluate_expr, expr_reads, _SCALARS)
 
 
@@ -115,9 +115,10 @@ class Guard:
                 return "%s is a %s, the program was traced with a %s" % (
                     p, type(v).__name__, want.__name__)
         elif k == "len":
-            if not isinstance(v, (list, tuple)) or len(v) != want:
+            if not isinstance(v, (list, tuple, set)) or len(v) != want:
                 return "len(%s) == %d (got %s)" % (
-                    p, want, len(v) if isinstance(v, (list, tuple)) else type(v).__name__)
+                    p, want, len(v) if isinstance(v, (list, tuple, set)) else
+                    type(v).__name__)
         elif k == "keys":
             if not isinstance(v, dict) or tuple(v.keys()) != want:
                 return "%s has keys %s (got %s)" % (p, list(want), list(v.keys())
@@ -125,7 +126,7 @@ class Guard:
                                                    type(v).__name__)
         elif k == "has":
             key, present = want
-            if not isinstance(v, dict) or (key in v) != present:
+            if not isinstance(v, (dict, set)) or (key in v) != present:
                 return "%r %s %s" % (key, "in" if present else "not in", p)
         elif k == "view":
             base, idx = want
@@ -559,15 +560,18 @@ def from_trace(rec: Recorder, binding, tracer, global_reads=(), views=()) -> Sta
     for e in rec.effects:
         if e.op in ("setattr", "setitem", "setroot"):
             args = e.args[:-1] + (spec(e.args[-1], e),)
-        elif e.op in ("append",):
+        elif e.op in ("append", "add", "discard", "remove"):
             args = (spec(e.args[0], e),)
         elif e.op == "extend":
             args = (New("list", tuple(spec(x, e) for x in e.args[0]), -1 - len(effects)),)
         elif e.op == "insert":
             args = (e.args[0], spec(e.args[1], e))
-        elif e.op == "update":
+        elif e.op == "update" and isinstance(e.args[0], dict):
             args = (New("dict", tuple((k, spec(x, e)) for k, x in e.args[0].items()),
                         -1 - len(effects)),)
+        elif e.op == "update":                  # set.update(...): the items, as a list
+            args = tuple(New("list", tuple(spec(x, e) for x in a), -1 - 100 * len(effects) - i)
+                         for i, a in enumerate(e.args))
         else:
             args = tuple(e.args)
         effects.append(Effect(e.op, e.path, args, e.frame))
@@ -652,14 +656,15 @@ def _guards(rec: Recorder, global_reads) -> List[Guard]:
             continue
         if r.path.root.kind == "arg" and all(s.kind == "item" for s in r.path.steps):
             continue                # an input leaf: the input check compares it
-        if type(v) in _SCALARS or isinstance(v, (np.generic, np.dtype)):
+        if type(v) in _SCALARS or isinstance(v, (np.generic, np.dtype)) or type(v) is set:
             add(Guard(r.path, "eq", v, at))
         elif isinstance(v, (types.FunctionType, types.BuiltinFunctionType, types.MethodType,
                             type, types.ModuleType)) or callable(v) and \
                 rec.path_of(v) is None:
             add(Guard(r.path, "is", v, at))
-        elif type(v) is RecList or type(v) is RecDict:
-            add(Guard(r.path, "type", list if type(v) is RecList else dict, at))
+        elif type(v) in (RecList, RecDict, RecSet):
+            add(Guard(r.path, "type", {RecList: list, RecDict: dict, RecSet: set}[type(v)],
+                      at))
         else:
             add(Guard(r.path, "type", getattr(v, "__class__", type(v)), at))
     for text in sorted(rec.tracked_guarded):

@@ -211,6 +211,8 @@ def store_scope(sp: StateProgram) -> Scope:
         if e.op in ("append", "extend", "insert", "clear", "reverse") or \
                 e.op == "pop" and e.args and isinstance(e.args[0], int):
             place(e.path, [], overwrite=False)
+        elif e.op in ("add", "discard", "remove"):
+            place(e.path, set(), overwrite=False)
         elif e.op in ("update", "setdefault") or e.op == "pop":
             place(e.path, {}, overwrite=False)
         elif e.op in ("setattr", "delattr"):

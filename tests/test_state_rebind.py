@@ -528,3 +528,59 @@ def test_print_runs_once_at_trace_time(capsys):
 
     ss.export(P().f, (np.ones(2),))
     assert capsys.readouterr().out.count("tracing") == 1
+
+
+def test_a_length_read_after_appending_is_guarded_on_the_length_before():
+    class M:
+        def __init__(self):
+            self.lst = [np.ones(2)]
+
+        def f(self, x):
+            self.lst.append(x)
+            return x * len(self.lst)
+
+    m = M()
+    run = ss.export(m.f, (np.ones(2),)).module()
+    np.testing.assert_array_equal(run(np.ones(2)), [2.0, 2.0])
+    with pytest.raises(ss.UserError, match=r"len\(self\.lst\) == 1 \(got 2\)"):
+        run(np.ones(2))
+
+
+def test_append_only_lists_need_no_guard():
+    class M:
+        def __init__(self):
+            self.log = []
+
+        def f(self, x):
+            self.log.append(x + 1)
+            self.log.append(x + 2)
+            last = self.log.pop()
+            return last
+
+    m = M()
+    run = ss.export(m.f, (np.ones(2),)).module()
+    for _ in range(3):
+        np.testing.assert_array_equal(run(np.ones(2)), [3.0, 3.0])
+    assert len(m.log) == 3
+
+
+def test_set_writes_are_replayed_and_pop_is_refused():
+    class S:
+        def __init__(self):
+            self.seen = {1}
+
+        def f(self, x):
+            self.seen.add(3)
+            self.seen.update([4])
+            return x
+
+        def g(self, x):
+            self.seen.pop()
+            return x
+
+    s = S()
+    ss.export(s.f, (np.ones(2),)).module()(np.ones(2))
+    assert s.seen == {1, 3, 4}
+    with pytest.raises(ss.UserError, match=r"set\.pop on self\.seen"):
+        ss.export(s.g, (np.ones(2),))
+    assert s.seen == {1, 3, 4}
