@@ -150,6 +150,8 @@ class Tracer:
             return x
         if type(x) is SymBool:
             return bool(x)
+        if type(x) is Tracked:          # a Python number of state: its value, guarded
+            return x.materialize()
         if isinstance(x, (list, tuple)):
             try:
                 arr = np.asarray(x)

@@ -45,6 +45,14 @@ STATEMENTS = [
     "y = y + self.lst[0]",
     "self.v = self.kv[1]",
     "self.c = y",
+    "self.lst.pop()",
+    "if 'new' in self.d:\n        y = y + 1",
+    "self.s.add(3)",
+    "y = y + len(self.s)",
+    "self.a[0] = self.n",
+    "self.n = self.n + 2",
+    "self.d.update(m=self.d['m'] + y)",
+    "self.lst[0] = self.lst[0] + x",
 ]
 BRANCH = "if self.flag:\n        y = y - x\n    else:\n        y = y + 2 * x"
 
@@ -55,6 +63,8 @@ CHANGES = [
     lambda o: o.lst.append(np.full(3, 3.0)),
     lambda o: o.d.__setitem__("m", np.full(3, -1.0)),
     lambda o: setattr(o, "scale", o.scale + 1),
+    lambda o: o.lst.pop() if len(o.lst) > 1 else None,
+    lambda o: o.s.add(7),
 ]
 
 _ids = itertools.count()
@@ -74,6 +84,7 @@ def make_class(stmts, branch: bool):
            "    self.scale = 1.0\n"
            "    self.lst = [np.ones(3)]\n"
            "    self.d = {'m': np.zeros(3)}\n"
+           "    self.s = set()\n"
            "  def step(self, x):\n" + "".join("    %s\n" % s for s in body))
     name = "<state fuzz %d>" % next(_ids)
     ns = {"np": np, "__name__": "state_fuzz"}
@@ -92,6 +103,8 @@ def snapshot(o):
             out[k] = [np.array(x, copy=True) for x in v]
         elif isinstance(v, dict):
             out[k] = {kk: np.array(x, copy=True) for kk, x in v.items()}
+        elif isinstance(v, set):
+            out[k] = set(v)
         else:
             out[k] = v
     return out
@@ -172,8 +185,9 @@ def test_stateful_programs_match_eager(how, data):
                 change(twin)
             try:
                 want = eager.step(x)
-            except Exception as e:               # eager raises: so must the program
-                with pytest.raises(type(e)):
+            except Exception as e:
+                # eager raises: so must the program (or refuse the call by a guard)
+                with pytest.raises((type(e), ss.UserError)):
                     run(x)
                 return
             if how == "loaded":
