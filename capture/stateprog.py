@@ -698,3 +698,17 @@ def state_guards(ep) -> List[StateCheck]:
     """The JIT's guard records for the Python state of ``ep`` (none when it uses none)."""
     sp = getattr(ep, "state_program", None)
     return [StateCheck(sp)] if sp is not None and (sp.guards or sp.arrays) else []
+
+
+def refuse_writes(ep, backend: str) -> None:
+    """A backend that cannot replay writes to Python state (``dask``, ``cupy``: their
+    arrays are not what eager code binds) refuses a program that makes any, naming the
+    first, rather than dropping it."""
+    sp = getattr(ep, "state_program", None)
+    if sp is None or not sp.effects:
+        return
+    e = sp.effects[0]
+    at = " at %s" % e.frame.location if e.frame is not None else ""
+    raise UserError("backend=%r cannot replay the program's writes to Python state (%s%s); "
+                    "use backend='numpy' or ep.module(), or keep the write out of the "
+                    "exported function" % (backend, _effect_text(e), at))

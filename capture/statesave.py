@@ -223,7 +223,7 @@ def store_scope(sp: StateProgram) -> Scope:
         if g.kind == "eq":
             place(g.path, g.value)
         elif g.kind == "has" and not g.value[1]:
-            pass
+            place(g.path, {}, overwrite=False)
         elif g.kind == "has":
             place(g.path.item(g.value[0]), None, overwrite=False)
     for p, x in sp.initial:

@@ -584,3 +584,11 @@ def test_set_writes_are_replayed_and_pop_is_refused():
     with pytest.raises(ss.UserError, match=r"set\.pop on self\.seen"):
         ss.export(s.g, (np.ones(2),))
     assert s.seen == {1, 3, 4}
+
+
+def test_backends_that_cannot_replay_writes_refuse_them():
+    pytest.importorskip("dask")
+    kf = Kalman()
+    ep = ss.export(kf.step, (np.ones(2),))
+    with pytest.raises(ss.UserError, match=r"backend='dask' cannot replay.*self\.x"):
+        ep.compile("dask")
