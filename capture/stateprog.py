@@ -182,6 +182,9 @@ def _label(v) -> str:
 
 
 # --------------------------------------------------------------------------- program
+_NO_START: Dict[AccessPath, Any] = {}
+
+
 class Call:
     """One call's view of state: the state arrays, the values writes refer to."""
     __slots__ = ("scope", "arrays", "at_start", "new")
@@ -218,6 +221,11 @@ class StateProgram:
     # ------------------------------------------------------------------ run time
     def failed(self, args: tuple = ()) -> Optional[str]:
         """The first guard that fails for this call, in the user's terms (None: all hold)."""
+        if self._fast_check()(args) is not None:
+            return None
+        return self._slow_failed(args)
+
+    def _slow_failed(self, args: tuple) -> Optional[str]:
         scope = self._scope(args)
         for g in self.guards:
             why = g.failed(scope)
@@ -229,6 +237,14 @@ class StateProgram:
                 return why
         return None
 
+    def _fast_check(self):
+        """The straight-line check (capture/guardcode.py), built on first use."""
+        fast = self.__dict__.get("_fast")
+        if fast is None:
+            from .guardcode import fast_check
+            fast = self._fast = fast_check(self)
+        return fast
+
     def _scope(self, args: tuple) -> Scope:
         if self.scope is None:
             raise UserError("this program's state is not bound to any object")
@@ -237,6 +253,21 @@ class StateProgram:
 
     def begin(self, args: tuple = ()) -> Call:
         """Check the guards, read the state arrays (checked), and what the writes need."""
+        arrays = self._fast_check()(args)
+        if arrays is None:
+            self._raise_failed(args)
+        if not self.effects:
+            return Call(None, arrays, _NO_START)
+        scope = self._scope(args)
+        start = {}
+        for p in self._at_start:
+            try:
+                start[p] = p.get(scope)
+            except (AttributeError, KeyError, IndexError, TypeError):
+                raise UserError("the program writes using %s, which is gone" % p) from None
+        return Call(scope, arrays, start)
+
+    def _raise_failed(self, args: tuple) -> None:
         scope = self._scope(args)
         for g in self.guards:
             why = g.failed(scope)
@@ -244,19 +275,11 @@ class StateProgram:
                 raise UserError("%s: the program was exported with %s%s; export again "
                                 "for the new value (an exported program specializes on the "
                                 "Python values of state it reads)" % (why, g.describe(), _at(g)))
-        arrays = []
         for path, shape, dtype in self.arrays:
             why = _array_failed(path, scope, shape, dtype)
             if why is not None:
                 raise UserError("state %s: %s; export again with the new array" % (path, why))
-            arrays.append(path.get(scope))
-        start = {}
-        for p in self._at_start:
-            try:
-                start[p] = p.get(scope)
-            except (AttributeError, KeyError, IndexError, TypeError):
-                raise UserError("the program writes using %s, which is gone" % p) from None
-        return Call(scope, tuple(arrays), start)
+        raise UserError("the program's state changed since it was exported; export again")
 
     def replay(self, call: Call, values: tuple) -> None:
         """Perform the writes in program order (``values``: the graph's slot values)."""
