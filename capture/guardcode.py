@@ -87,6 +87,8 @@ class _Writer:
         elif k == "has":
             key, present = want
             test = "(%s in %s) is not %s" % (self.const(key), v, present)
+        elif k == "same":
+            test = "%s is not %s" % (v, self.path(want))
         else:                                   # view: rare, a helper call
             from .stateprog import _is_view
             self.ns["_is_view"] = _is_view

@@ -128,6 +128,9 @@ class Guard:
             key, present = want
             if not isinstance(v, (dict, set)) or (key in v) != present:
                 return "%r %s %s" % (key, "in" if present else "not in", p)
+        elif k == "same":
+            if v is not want.get(scope):
+                return "%s is no longer the same array as %s" % (p, want)
         elif k == "view":
             base, idx = want
             if not _is_view(v, base.get(scope), idx):
@@ -142,6 +145,7 @@ class Guard:
                 "len": lambda: "len(%s) == %d" % (p, self.value),
                 "keys": lambda: "%s.keys() == %s" % (p, list(self.value)),
                 "has": lambda: "(%r in %s) == %s" % (self.value[0], p, self.value[1]),
+                "same": lambda: "%s is %s" % (p, self.value),
                 "view": lambda: "%s is the view %s%s" % (p, self.value[0],
                                                         _index_text(self.value[1])),
                 }[self.kind]()
@@ -522,11 +526,21 @@ def from_trace(rec: Recorder, binding, tracer, global_reads=(), views=()) -> Sta
     from .tracer import TracedArray
     arrays = []
     state_index: Dict[int, int] = {}         # id(state proxy) -> index
+    # the paths through which the program read each state array (one array may sit at
+    # several: ``self.w`` and ``self.params[0]``); the first is where it is read at run time,
+    # the others are guarded to still hold the same array
+    read_at: Dict[int, List[AccessPath]] = {}
+    for r in rec.reads:
+        if r.kind == "value" and type(r.value) is TracedArray:
+            read_at.setdefault(id(r.value), []).append(r.path)
+    same = []
     for node in tracer.state_nodes:
         arr = node.meta["value"]
-        path = binding.array_paths[id(arr)]
-        state_index[id(tracer.state[id(arr)])] = len(arrays)
-        arrays.append((path, arr.shape, arr.dtype))
+        proxy = tracer.state[id(arr)]
+        paths = read_at.get(id(proxy)) or [binding.array_paths[id(arr)]]
+        state_index[id(proxy)] = len(arrays)
+        arrays.append((paths[0], arr.shape, arr.dtype))
+        same += [Guard(p, "same", paths[0]) for p in paths[1:]]
     prog = StateProgram(arrays, [], [], None, [])
     prog.nodes = list(tracer.state_nodes)
     prog.slots = []
@@ -601,7 +615,7 @@ def from_trace(rec: Recorder, binding, tracer, global_reads=(), views=()) -> Sta
     prog.effects = _coalesce(effects)
     prog._at_start = sorted({p for e in effects for a in e.args for p in _start_paths(a)},
                             key=str)
-    prog.guards = _guards(rec, global_reads)
+    prog.guards = _guards(rec, global_reads) + same
     prog.views = list(views)
     prog.initial = [(p, v) for text, (p, v) in sorted(rec.tracked_reads.items())
                     if text not in rec.tracked_guarded]

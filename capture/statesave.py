@@ -20,7 +20,7 @@ from .stateprog import (AtStart, Const, Guard, New, Scalar, Slot, StateArray, St
                         ViewOf)
 
 #: guard kinds a saved program keeps (the others are about live objects)
-SAVED_GUARDS = ("eq", "len", "keys", "has", "view")
+SAVED_GUARDS = ("eq", "len", "keys", "has", "view", "same")
 
 
 def encode(sp: StateProgram, value: Callable[[Any], Any]) -> dict:
@@ -59,6 +59,7 @@ def encode(sp: StateProgram, value: Callable[[Any], Any]) -> dict:
         "arrays": [[n.name, p.to_json()] for n, (p, _, _) in zip(sp.nodes, sp.arrays)],
         "guards": [[g.path.to_json(), g.kind,
                     [g.value[0].to_json(), value(g.value[1])] if g.kind == "view" else
+                    g.value.to_json() if g.kind == "same" else
                     value(list(g.value) if g.kind in ("keys", "has") else g.value)]
                    for g in sp.guards if g.kind in SAVED_GUARDS],
         "effects": [[e.op, e.path.to_json(), [spec(a) for a in e.args]] for e in sp.effects],
@@ -123,6 +124,8 @@ def decode(v: dict, nodes: Dict[str, Any], value: Callable[[Any], Any]) -> State
             raise ValueError("unknown guard kind %r" % kind)
         if kind == "view":
             val = (AccessPath.from_json(val[0]), value(val[1]))
+        elif kind == "same":
+            val = AccessPath.from_json(val)
         else:
             val = value(val)
         guards.append(Guard(AccessPath.from_json(p), kind,
@@ -234,4 +237,6 @@ def store_scope(sp: StateProgram) -> Scope:
     for g in sp.guards:           # views of other state arrays: views here too
         if g.kind == "view":
             place(g.path, g.value[0].get(scope)[g.value[1]])
+        elif g.kind == "same":
+            place(g.path, g.value.get(scope))
     return scope

@@ -592,3 +592,29 @@ def test_backends_that_cannot_replay_writes_refuse_them():
     ep = ss.export(kf.step, (np.ones(2),))
     with pytest.raises(ss.UserError, match=r"backend='dask' cannot replay.*self\.x"):
         ep.compile("dask")
+
+
+def test_one_array_at_two_paths_is_read_where_the_program_reads_it():
+    class Opt:
+        def __init__(self):
+            self.w = np.ones(3)
+            self.params = [self.w]
+
+        def read_list(self, x):
+            return self.params[0] * x
+
+        def step(self, g):
+            self.w = self.w - g
+            return self.params[0] + self.w
+
+    for how in ("module", "compile"):
+        eager, twin = Opt(), Opt()
+        _, run = run_export(twin.read_list, (np.ones(3),), how)
+        twin.w = np.zeros(3)                 # rebinding the other path changes nothing
+        eager.w = np.zeros(3)
+        same(run(np.ones(3)), eager.read_list(np.ones(3)))
+        eager, twin = Opt(), Opt()
+        _, run = run_export(twin.step, (np.ones(3),), how)
+        same(run(np.ones(3)), eager.step(np.ones(3)))
+        with pytest.raises(ss.UserError, match=r"self\.params\[0\] is no longer the same"):
+            run(np.ones(3))
