@@ -205,12 +205,7 @@ def store_scope(sp: StateProgram) -> Scope:
                     cur[s.key] = fresh(nxt)
                 cur = cur[s.key]
 
-    for g in sp.guards:           # containers first, in the traced layout
-        if g.kind == "len":
-            place(g.path, [None] * g.value, overwrite=False)
-        elif g.kind == "keys":
-            place(g.path, dict.fromkeys(g.value), overwrite=False)
-    for e in sp.effects:          # what the writes reach exists
+    for e in sp.effects:          # what the writes reach exists, of its kind
         if e.op in ("append", "extend", "insert", "clear", "reverse") or \
                 e.op == "pop" and e.args and isinstance(e.args[0], int):
             place(e.path, [], overwrite=False)
@@ -222,13 +217,30 @@ def store_scope(sp: StateProgram) -> Scope:
             place(e.path, types.SimpleNamespace(), overwrite=False)
         elif e.op in ("setitem", "delitem"):
             place(e.path, [] if isinstance(e.args[0], int) else {}, overwrite=False)
+    for g in sp.guards:           # containers in the traced layout
+        if g.kind == "len":
+            try:
+                cur = g.path.get(Scope(roots, holders))
+            except (AttributeError, KeyError, IndexError, TypeError):
+                cur = None
+            if isinstance(cur, set):
+                cur.update(object() for _ in range(g.value - len(cur)))
+            else:
+                place(g.path, [None] * g.value, overwrite=False)
+        elif g.kind == "keys":
+            place(g.path, dict.fromkeys(g.value), overwrite=False)
     for g in sp.guards:
         if g.kind == "eq":
             place(g.path, g.value)
         elif g.kind == "has" and not g.value[1]:
             place(g.path, {}, overwrite=False)
         elif g.kind == "has":
-            place(g.path.item(g.value[0]), None, overwrite=False)
+            place(g.path, {}, overwrite=False)
+            cur = g.path.get(Scope(roots, holders))
+            if isinstance(cur, set):
+                cur.add(g.value[0])
+            else:
+                place(g.path.item(g.value[0]), None, overwrite=False)
     for p, x in sp.initial:
         place(p, x)
     for n, (p, _, _) in zip(sp.nodes, sp.arrays):
