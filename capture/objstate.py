@@ -100,14 +100,32 @@ def _dict_layout(v) -> tuple:
     return ("keys", tuple(dict.keys(v)))
 
 
-class RecList(list):
-    """A list that logs the program's reads and writes (a stand-in during a trace)."""
+class _Recording:
+    """What the recording stand-ins share: the recorder, if it records this object."""
 
-    __slots__ = ("_ss_path", "_ss_added")
+    __slots__ = ()
 
     def _rec(self):
         r = active()
         return r if r is not None and r.owns(self) else None
+
+
+def _refused(base: type, name: str):
+    """A mutating method the exported program cannot replay: refused (naming the line)
+    while a trace records this object, the base class's method otherwise."""
+    def method(self, *a, **k):
+        r = self._rec()
+        if r is not None:
+            r.refuse("%s.%s on %s" % (base.__name__, name, self._ss_path))
+        return getattr(base, name)(self, *a, **k)
+    method.__name__ = name
+    return method
+
+
+class RecList(_Recording, list):
+    """A list that logs the program's reads and writes (a stand-in during a trace)."""
+
+    __slots__ = ("_ss_path", "_ss_added")
 
     def _added(self) -> int:
         """How many items at the end this trace appended (a pop() takes its own)."""
@@ -212,28 +230,15 @@ class RecList(list):
         if r is not None:
             r.effect(name, self._ss_path, args, layout=_list_layout(self))
 
-    def _refused(name):
-        def method(self, *a, **k):
-            r = self._rec()
-            if r is not None:
-                r.refuse("list.%s on %s" % (name, self._ss_path))
-            return getattr(list, name)(self, *a, **k)
-        return method
-
-    remove = _refused("remove")
-    sort = _refused("sort")
-    __imul__ = _refused("__imul__")
-    del _refused
+    remove = _refused(list, "remove")
+    sort = _refused(list, "sort")
+    __imul__ = _refused(list, "__imul__")
 
 
-class RecDict(dict):
+class RecDict(_Recording, dict):
     """A dict that logs the program's reads and writes (a stand-in during a trace)."""
 
     __slots__ = ("_ss_path",)
-
-    def _rec(self):
-        r = active()
-        return r if r is not None and r.owns(self) else None
 
     def _keys_read(self):
         r = self._rec()
@@ -317,21 +322,13 @@ class RecDict(dict):
         if r is not None:
             r.effect(name, self._ss_path, args, on_dict=True, layout=_dict_layout(self))
 
-    def popitem(self):
-        r = self._rec()
-        if r is not None:
-            r.refuse("dict.popitem on %s" % self._ss_path)
-        return dict.popitem(self)
+    popitem = _refused(dict, "popitem")
 
 
-class RecSet(set):
+class RecSet(_Recording, set):
     """A set that logs the program's reads and writes (a stand-in during a trace)."""
 
     __slots__ = ("_ss_path",)
-
-    def _rec(self):
-        r = active()
-        return r if r is not None and r.owns(self) else None
 
     def __contains__(self, v):
         present = set.__contains__(self, v)
@@ -378,23 +375,14 @@ class RecSet(set):
         self._op("clear")
         set.clear(self)
 
-    def _refused(name):
-        def method(self, *a, **k):
-            r = self._rec()
-            if r is not None:
-                r.refuse("set.%s on %s" % (name, self._ss_path))
-            return getattr(set, name)(self, *a, **k)
-        return method
-
-    pop = _refused("pop")
-    __ior__ = _refused("__ior__")
-    __iand__ = _refused("__iand__")
-    __isub__ = _refused("__isub__")
-    __ixor__ = _refused("__ixor__")
-    difference_update = _refused("difference_update")
-    intersection_update = _refused("intersection_update")
-    symmetric_difference_update = _refused("symmetric_difference_update")
-    del _refused
+    pop = _refused(set, "pop")
+    __ior__ = _refused(set, "__ior__")
+    __iand__ = _refused(set, "__iand__")
+    __isub__ = _refused(set, "__isub__")
+    __ixor__ = _refused(set, "__ixor__")
+    difference_update = _refused(set, "difference_update")
+    intersection_update = _refused(set, "intersection_update")
+    symmetric_difference_update = _refused(set, "symmetric_difference_update")
 
 
 _REC_CLASSES: Dict[type, type] = {}
