@@ -689,8 +689,8 @@ def _guards(rec: Recorder, global_reads) -> List[Guard]:
             add(Guard(r.path, r.kind, v, at))
             continue
         if type(v) is TracedArray or isinstance(v, np.ndarray) or \
-                type(v).__name__ in ("SymInt", "SymFloat", "SymBool"):
-            continue
+                (type(v).__module__ or "").startswith("symshape."):
+            continue            # arrays, sizes, the tracer's own stand-ins (a generator)
         if r.path.root.kind == "arg" and all(s.kind == "item" for s in r.path.steps):
             continue                # an input leaf: the input check compares it
         if type(v) in _SCALARS or isinstance(v, (np.generic, np.dtype)) or type(v) is set:
