@@ -18,7 +18,14 @@ What is followed (the reach of the function, as Python resolves names at call ti
   visited), so helpers called by the function see state too.
 
 Each array is named by its path as the user spells it: ``W``, ``self.tok_embedding``,
-``self.layers[0].wq``, ``params['blocks'][1]['attn']['w']``.
+``self.layers[0].wq``, ``params['blocks'][1]['attn']['w']``; paths are typed records
+(capture/access.py: ``array_paths``, and the live ``roots`` / ``holders`` they start from).
+
+With a ``recorder`` (capture/objstate.py, what export uses) the walk also records Python
+state: a dict, list or set it reaches is replaced in its parent slot by a recording copy
+(the user's container is never modified), a plain object's class is swapped for a
+recording subclass, and the globals and cells the code names are snapshotted; arguments
+that are containers or user objects are walked the same way (``bind_argument``).
 """
 from __future__ import annotations
 
