@@ -41,7 +41,7 @@ from .ir import Graph, Node, Subgraph
 from .program import ExportedProgram, Signature
 from .simplify import finalize_node, simplify_value
 from .namespace import sizes_routed
-from .objstate import Recorder, plain_value
+from .objstate import AppendOnly, Recorder, plain_value
 from .state import StateBinding
 from . import stateprog, stateviews
 from . import randomness
@@ -306,7 +306,7 @@ def _trace_program(f, args, kwargs, dynamic_shapes, tracked: frozenset):
 def _recorded_argument(v) -> bool:
     """An argument recorded like state: a list or dict, or an object of the user's."""
     t = type(v)
-    if t is list or t is dict:
+    if t is list or t is dict or t is AppendOnly:
         return True
     return hasattr(v, "__dict__") and not isinstance(v, (type, types.ModuleType,
                                                           types.FunctionType, TracedArray)) \
@@ -553,6 +553,8 @@ def _constraint_set(env: ShapeEnv, leaves: List[InputLeaf], input_nodes: List[No
                                    dtype=leaf.value.dtype))
         elif "generator" in node.attrs:
             descs.append(InputDesc(leaf.path, access, value=OfClass(type(leaf.value))))
+        elif type(leaf.value) is AppendOnly:      # any list: the program only appends to it
+            descs.append(InputDesc(leaf.path, access, value=OfClass(list)))
         else:
             descs.append(InputDesc(leaf.path, access, value=leaf.value))
     # facts about data-dependent sizes hold by construction (u <= numel) or are ss.check

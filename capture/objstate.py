@@ -385,6 +385,15 @@ class RecSet(_Recording, set):
     symmetric_difference_update = _refused(set, "symmetric_difference_update")
 
 
+class AppendOnly(list):
+    """Stands, in a trace, for a list argument the program only appends to (the JIT's
+    ``history.append(loss)``): any list is accepted for it, whatever its length or items,
+    and the appends are replayed on the caller's list."""
+
+    __slots__ = ()
+    _ss_any_of_its_class = True     # symshape/spec.py: an input leaf, checked by class
+
+
 _REC_CLASSES: Dict[type, type] = {}
 
 
@@ -619,6 +628,8 @@ class Recorder:
         """The recording stand-in for the user's dict or list ``v`` (a copy; ``v`` itself
         is never modified), or ``v`` for other containers."""
         t = type(v)
+        if t is AppendOnly:
+            t = list
         if t is not dict and t is not list and t is not set:
             return v
         got = self._stand_ins.get(id(v))

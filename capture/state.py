@@ -40,6 +40,7 @@ import numpy as np
 from symshape.userframe import _is_internal
 
 from .access import AccessPath, Root
+from .objstate import AppendOnly
 
 # a walk never visits more objects than this: a model with a huge Python structure is still
 # traced, its deeper arrays becoming ordinary lifted constants when the tracer meets them
@@ -259,10 +260,11 @@ class StateBinding:
             new = self.recorder.container(v, path)      # a recording copy (scalars inside)
             self._mark(v, new)
             return new
-        if self.recorder is not None and (t is dict or t is list):
+        if self.recorder is not None and (t is dict or t is list or t is AppendOnly):
             # a recording copy stands in for the user's container, which stays untouched
             new = self.recorder.container(v, path)
             self._mark(v, new)
+            t = dict if t is dict else list
             for k in (list(dict.keys(new)) if t is dict else range(list.__len__(new))):
                 x = dict.__getitem__(new, k) if t is dict else list.__getitem__(new, k)
                 y = self.visit(x, path.item(k))

@@ -749,3 +749,22 @@ def refuse_writes(ep, backend: str) -> None:
     raise UserError("backend=%r cannot replay the program's writes to Python state (%s%s); "
                     "use backend='numpy' or ep.module(), or keep the write out of the "
                     "exported function" % (backend, _effect_text(e), at))
+
+
+def append_only_arguments(ep) -> List[str]:
+    """The list arguments of ``ep`` that the program only appends to (``history``): no
+    read of their length or items, no state array in them.  The JIT traces such an
+    argument as ``AppendOnly``, so a growing list compiles once."""
+    sp = getattr(ep, "state_program", None)
+    if sp is None:
+        return []
+    out = []
+    for name in sp.arg_roots:
+        root = Root("arg", name)
+        effects = [e for e in sp.effects if e.path.root == root]
+        if effects and all(e.op in ("append", "extend") and not e.path.steps
+                           for e in effects) and \
+                not any(g.path.root == root for g in sp.guards) and \
+                not any(p.root == root for p, _, _ in sp.arrays):
+            out.append(name)
+    return out

@@ -46,7 +46,8 @@ from symshape.check_ir import (Access, KeysCheck, LenCheck, Names, PyRenderer, R
                                TextRenderer, numbered_consts)
 from symshape.capture.program import annotation
 from symshape.capture.tracer import TracedArray
-from symshape.capture.stateprog import state_guards
+from symshape.capture.objstate import AppendOnly
+from symshape.capture.stateprog import append_only_arguments, state_guards
 from symshape.dims import AUTO, Dim
 from symshape.errors import ConstraintViolationError, SharedInputsError, UserError
 from symshape.userframe import _is_internal
@@ -229,6 +230,7 @@ class CompiledFunction:
         self._dyn: Dict[str, set] = {}
         self._lock = threading.RLock()
         self._shared_warned = False
+        self._append_only: set = set()      # list arguments the program only appends to
         self._counts: List[int] = []
         self._ns: Dict[str, Any] = {"_ONCE": _ONCE, "_SHARED": SharedInputsError,
                                     "_ndarray": np.ndarray, "_rt": _runtime,
@@ -422,6 +424,9 @@ class CompiledFunction:
         t0 = time.perf_counter()
         bound = self._sig.bind(*args, **kwargs)
         bound.apply_defaults()          # defaults become guarded inputs too
+        for name in self._append_only:  # lists only appended to: any list will do
+            if type(bound.arguments.get(name)) is list:
+                bound.arguments[name] = AppendOnly()
         # export binds again: empty *args / **kwargs then have no entry in its spec
         rebound = self._sig.bind(*bound.args, **bound.kwargs)
         self._size_one = []
@@ -464,6 +469,7 @@ class CompiledFunction:
             return self._fall_back("eager", reason, self._eager, args, kwargs,
                                    "it runs eagerly from now on (%s)" % reason)
         fn = get_backend(self.backend)(ep)
+        self._append_only.update(append_only_arguments(ep))
         self._counts.append(0)
         vi = len(self.variants)
         v = Variant(vi, ep, fn, time.perf_counter() - t0, reason, self._counts,

@@ -213,3 +213,18 @@ def test_a_trace_leaves_no_traced_value_behind():
     x = np.ones((4, 3))
     cf(x)
     assert layer.cache is x and type(layer) is Layer
+
+
+def test_a_list_argument_only_appended_to_compiles_once_more_not_per_length():
+    def train(x, history):
+        loss = (x ** 2).sum()
+        history.append(loss)
+        return loss
+
+    cf = ss.compile(train)
+    h = []
+    for i in range(6):
+        cf(np.full(3, float(i)), h)
+    assert [float(v) for v in h] == [0.0, 3.0, 12.0, 27.0, 48.0, 75.0]
+    assert cf.recompile_reasons == ["len(history) == 0 (got 1)"] and len(cf.variants) == 2
+    assert cf.eager_calls == 0
