@@ -616,6 +616,7 @@ class Recorder:
         self._placed: Dict[int, Any] = {}          # what each watched slot held when the trace began
         self.tracked_reads: Dict[str, Tuple[AccessPath, Any]] = {}
         self.refusals: List[str] = []
+        self._foreign: List[Tuple[Any, AccessPath]] = []   # dict / list subclasses
 
     # ------------------------------------------------------------------ during the walk
     def owns(self, obj) -> bool:
@@ -695,6 +696,23 @@ class Recorder:
         present = name in g
         self._globals.append((g, name, g.get(name), present, path))
 
+    def watch_foreign(self, v, path: AccessPath) -> None:
+        """A dict or list of a subclass (``OrderedDict``, ``defaultdict``): its contents
+        are restored after the trace, and a change the program made is refused (it is not
+        recorded, so it could not be replayed)."""
+        # the subclass's own methods: an OrderedDict keeps its order bookkeeping
+        snap = list(v.items()) if isinstance(v, dict) else list(v)
+        self._keep.append(v)
+        self._foreign.append((v, path))
+        if isinstance(v, dict):
+            self._undo.append(lambda: (v.clear(), v.update(snap)))
+        else:
+            self._undo.append(lambda: v.__setitem__(slice(None), snap))
+
+    def _contents(self, v) -> list:
+        return [(k, id(x)) for k, x in v.items()] if isinstance(v, dict) else \
+            [id(x) for x in v]
+
     def watch_cell(self, cell, path: AccessPath) -> None:
         try:
             v = cell.cell_contents
@@ -717,6 +735,7 @@ class Recorder:
             self._placed[i] = g.get(name, _MISSING)
         for i, (cell, _, _) in enumerate(self._cells):
             self._placed[-1 - i] = cell.cell_contents
+        self._foreign_placed = [self._contents(v) for v, _ in self._foreign]
 
     # ------------------------------------------------------------------ during the trace
     def read(self, path: AccessPath, kind: str, value):
@@ -777,7 +796,15 @@ class Recorder:
 
     # ------------------------------------------------------------------ after the trace
     def global_effects(self) -> None:
-        """Rebinds of globals and closure cells (diffed: Python gives no hook)."""
+        """Rebinds of globals and closure cells (diffed: Python gives no hook); a change
+        to a container of another class than dict, list and set is refused."""
+        for (v, path), before in zip(self._foreign, getattr(self, "_foreign_placed", ())):
+            if self._contents(v) != before:
+                raise UserError(
+                    "the program changes the %s at %s, which an exported program cannot "
+                    "replay (only dict, list and set are recorded); use a plain dict or list "
+                    "there, or keep the change out of the exported function"
+                    % (type(v).__name__, path))
         for i, (g, name, before, present, path) in enumerate(self._globals):
             now = g.get(name, _MISSING)
             if now is not self._placed.get(i, _MISSING):

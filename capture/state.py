@@ -271,6 +271,8 @@ class StateBinding:
                 if y is not x:
                     (dict.__setitem__ if t is dict else list.__setitem__)(new, k, y)
             return new
+        if isinstance(v, (dict, list)) and self.recorder is not None:
+            self.recorder.watch_foreign(v, path)   # a subclass: undone, changes refused
         if isinstance(v, dict):
             self._mark(v, v)
             for k in list(v.keys()):

@@ -618,3 +618,20 @@ def test_one_array_at_two_paths_is_read_where_the_program_reads_it():
         same(run(np.ones(3)), eager.step(np.ones(3)))
         with pytest.raises(ss.UserError, match=r"self\.params\[0\] is no longer the same"):
             run(np.ones(3))
+
+
+def test_a_change_to_a_dict_subclass_is_refused_and_undone():
+    import collections
+
+    class M:
+        def __init__(self):
+            self.cache = collections.OrderedDict(a=np.ones(2))
+
+        def f(self, x):
+            self.cache["b"] = x
+            return x + self.cache["a"]
+
+    m = M()
+    with pytest.raises(ss.UserError, match=r"changes the OrderedDict at self\.cache"):
+        ss.export(m.f, (np.ones(2),))
+    assert list(m.cache) == ["a"] and type(m.cache["a"]) is np.ndarray
