@@ -186,6 +186,11 @@ def _label(v) -> str:
 
 
 # --------------------------------------------------------------------------- program
+class StateGuardFailure(UserError):
+    """A Python value of state the program read differs at call time (``module()`` and
+    compiled code raise it; the JIT's dispatcher takes it as a miss and recompiles)."""
+
+
 _NO_START: Dict[AccessPath, Any] = {}
 
 
@@ -276,14 +281,14 @@ class StateProgram:
         for g in self.guards:
             why = g.failed(scope)
             if why is not None:
-                raise UserError("%s: the program was exported with %s%s; export again "
+                raise StateGuardFailure("%s: the program was exported with %s%s; export again "
                                 "for the new value (an exported program specializes on the "
                                 "Python values of state it reads)" % (why, g.describe(), _at(g)))
         for path, shape, dtype in self.arrays:
             why = _array_failed(path, scope, shape, dtype)
             if why is not None:
-                raise UserError("state %s: %s; export again with the new array" % (path, why))
-        raise UserError("the program's state changed since it was exported; export again")
+                raise StateGuardFailure("state %s: %s; export again with the new array" % (path, why))
+        raise StateGuardFailure("the program's state changed since it was exported; export again")
 
     def replay(self, call: Call, values: tuple) -> None:
         """Perform the writes in program order (``values``: the graph's slot values)."""

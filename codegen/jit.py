@@ -47,7 +47,8 @@ from symshape.check_ir import (Access, KeysCheck, LenCheck, Names, PyRenderer, R
 from symshape.capture.program import annotation
 from symshape.capture.tracer import TracedArray
 from symshape.capture.objstate import AppendOnly
-from symshape.capture.stateprog import append_only_arguments, state_guards
+from symshape.capture.stateprog import (StateCheck, StateGuardFailure, append_only_arguments,
+                                        state_guards)
 from symshape.dims import AUTO, Dim
 from symshape.errors import ConstraintViolationError, SharedInputsError, UserError
 from symshape.userframe import _is_internal
@@ -233,6 +234,7 @@ class CompiledFunction:
         self._append_only: set = set()      # list arguments the program only appends to
         self._counts: List[int] = []
         self._ns: Dict[str, Any] = {"_ONCE": _ONCE, "_SHARED": SharedInputsError,
+                                    "_STATE_MISS": StateGuardFailure,
                                     "_ndarray": np.ndarray, "_rt": _runtime,
                                     "_CNT": self._counts,
                                     "_W": _runtime.Failures(_runtime.return_failure)}
@@ -257,17 +259,26 @@ class CompiledFunction:
         for v in reversed(self.variants if self._driver is None else ()):
             cp = v.compiled
             lines.append("for _ in _ONCE:")
-            for line in layout_checks(v.struct, v.index, self._ns, "break", ren):
+            # Python state is checked by the core itself as it reads the state arrays (one
+            # pass, capture/stateprog.py); a failed state guard there is a miss
+            struct = [r for r in v.struct if not isinstance(r, StateCheck)]
+            for line in layout_checks(struct, v.index, self._ns, "break", ren):
                 lines.append("    " + line)
             for line in variant_checks(cp, v.index, self._ns, "break", ren):
                 lines.append("    " + line)
             lines.append("    _CNT[%d] += 1" % v.index)
             core = "_core%d(%s)" % (v.index, ", ".join(cp.param_names + cp.sym_names))
+            handlers = []
+            if len(struct) != len(v.struct):
+                handlers += ["    except _STATE_MISS:", "        _CNT[%d] -= 1" % v.index,
+                             "        break"]
             if cp.refuses_shared:
                 # inputs sharing a written input's memory: eager semantics need the write
                 # seen through the other name, so that call runs eagerly (nothing ran yet)
-                lines += ["    try:", "        return " + core, "    except _SHARED:",
-                          "        return _ss_self._eager_shared(%s)" % call]
+                handlers += ["    except _SHARED:",
+                             "        return _ss_self._eager_shared(%s)" % call]
+            if handlers:
+                lines += ["    try:", "        return " + core] + handlers
             else:
                 lines.append("    return " + core)
         lines.append("return _ss_self._miss(%s)" % call)
