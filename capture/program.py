@@ -271,6 +271,10 @@ class ExportedProgram:
         if guards:
             lines.append("Guards:")
             lines += ["    " + g for g in guards]
+        sp = self.state_program
+        if sp is not None and sp.effects:
+            lines.append("State writes (replayed in this order):")
+            lines += ["    " + w[len("write: "):] for w in sp.describe() if w.startswith("write")]
         return "\n".join(lines)
 
     __repr__ = __str__

@@ -372,7 +372,7 @@ class StateProgram:
     def describe(self) -> List[str]:
         """One line per guard and write, for ``print(ep)``."""
         lines = ["guard: " + g.describe() for g in self.guards]
-        lines += ["write: %s" % _effect_text(e) for e in self.effects]
+        lines += ["write: %s" % _effect_text(e, self.slots) for e in self.effects]
         return lines
 
 
@@ -400,22 +400,21 @@ class StateCheck:
                           for path, shape, dt in p.arrays])
 
 
-def _effect_text(e: Effect) -> str:
-    args = ", ".join(_spec_text(a) for a in e.args)
-    if e.op == "setattr":
-        return "%s = %s" % (e.target(), _spec_text(e.args[1]))
-    if e.op == "setitem":
-        return "%s = %s" % (e.target(), _spec_text(e.args[1]))
+def _effect_text(e: Effect, slots=()) -> str:
+    args = ", ".join(_spec_text(a, slots) for a in e.args)
+    if e.op in ("setattr", "setitem"):
+        return "%s = %s" % (e.target(), _spec_text(e.args[1], slots))
     if e.op == "setroot":
-        return "%s = %s" % (e.path, _spec_text(e.args[0]))
+        return "%s = %s" % (e.path, _spec_text(e.args[0], slots))
     if e.op in ("delattr", "delitem", "delroot"):
         return "del %s" % e.target()
     return "%s.%s(%s)" % (e.path, e.op, args)
 
 
-def _spec_text(a) -> str:
+def _spec_text(a, slots=()) -> str:
     if isinstance(a, Slot):
-        return "<value %d>" % a.index
+        v = slots[a.index] if a.index < len(slots) else None
+        return getattr(v, "name", None) or (str(v) if v is not None else "<computed>")
     if isinstance(a, StateArray):
         return "<state array %d>" % a.index
     if isinstance(a, ViewOf):
@@ -427,8 +426,8 @@ def _spec_text(a) -> str:
     if isinstance(a, Scalar):
         return _expr_text(a.expr)
     if isinstance(a, New):
-        inner = ", ".join(_spec_text(x) if a.kind != "dict" else
-                          "%r: %s" % (x[0], _spec_text(x[1])) for x in a.items)
+        inner = ", ".join(_spec_text(x, slots) if a.kind != "dict" else
+                          "%r: %s" % (x[0], _spec_text(x[1], slots)) for x in a.items)
         return {"list": "[%s]", "tuple": "(%s)", "dict": "{%s}"}[a.kind] % inner
     if isinstance(a, CopyOf):
         return "<array>"
@@ -753,7 +752,7 @@ def refuse_writes(ep, backend: str) -> None:
     at = " at %s" % e.frame.location if e.frame is not None else ""
     raise UserError("backend=%r cannot replay the program's writes to Python state (%s%s); "
                     "use backend='numpy' or ep.module(), or keep the write out of the "
-                    "exported function" % (backend, _effect_text(e), at))
+                    "exported function" % (backend, _effect_text(e, sp.slots), at))
 
 
 def append_only_arguments(ep) -> List[str]:
