@@ -15,6 +15,7 @@ from typing import Any, Callable, Dict, List
 import numpy as np
 
 from .access import AccessPath, Root
+from .stateviews import is_view
 
 
 class _Writer:
@@ -90,8 +91,7 @@ class _Writer:
         elif k == "same":
             test = "%s is not %s" % (v, self.path(want))
         else:                                   # view: rare, a helper call
-            from .stateprog import _is_view
-            self.ns["_is_view"] = _is_view
+            self.ns["_is_view"] = is_view
             test = "not _is_view(%s, %s, %s)" % (v, self.path(want[0]), self.const(want[1]))
         self.lines.append("if %s: return None" % test)
 

@@ -26,8 +26,11 @@ from typing import Any, Dict, List, Optional, Tuple
 import numpy as np
 
 from symshape.errors import UserError
+from symshape.expr import Expr
+from symshape.symint import SymInt
 
 from .access import AccessPath, Root, Scope
+from .stateviews import is_view as _is_view
 from .objstate import (DICT_OPS, LIST_OPS, Effect, RecDict, RecList, RecSet, Recorder, Tracked,
                        evaluate_expr, expr_reads, _SCALARS)
 
@@ -149,17 +152,6 @@ class Guard:
                 "view": lambda: "%s is the view %s%s" % (p, self.value[0],
                                                         _index_text(self.value[1])),
                 }[self.kind]()
-
-
-def _is_view(v, b, idx) -> bool:
-    if not isinstance(v, np.ndarray) or not isinstance(b, np.ndarray):
-        return False
-    try:
-        w = b[idx]
-    except (IndexError, TypeError):
-        return False
-    return w.shape == v.shape and w.strides == v.strides and w.dtype == v.dtype and \
-        w.__array_interface__["data"][0] == v.__array_interface__["data"][0]
 
 
 def _index_text(idx) -> str:
@@ -570,8 +562,8 @@ def from_trace(rec: Recorder, binding, tracer, global_reads=(), views=()) -> Sta
         if t in _SCALARS or isinstance(v, (np.generic, np.dtype, type, types.ModuleType,
                                            types.FunctionType, types.BuiltinFunctionType)):
             return Const(v)
-        if getattr(v, "__module__", None) == "sympy" or type(v).__name__ == "SymInt":
-            expr = getattr(v, "expr", v)
+        if isinstance(v, (SymInt, Expr)):     # a size: its run-time value
+            expr = v.expr if isinstance(v, SymInt) else v
             if expr not in slot_of:
                 slot_of[expr] = len(prog.slots)
                 prog.slots.append(expr)

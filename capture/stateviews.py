@@ -16,6 +16,18 @@ import numpy as np
 from .views import View, attach
 
 
+def is_view(v, b, idx) -> bool:
+    """Whether ``v`` is exactly ``b[idx]`` (same memory, shape, strides and dtype)."""
+    if not isinstance(v, np.ndarray) or not isinstance(b, np.ndarray):
+        return False
+    try:
+        w = b[idx]
+    except (IndexError, TypeError):
+        return False
+    return w.shape == v.shape and w.strides == v.strides and w.dtype == v.dtype and \
+        _address(w) == _address(v)
+
+
 def _address(a: np.ndarray) -> int:
     return a.__array_interface__["data"][0]
 
