@@ -227,15 +227,21 @@ class StateProgram:
         return self._slow_failed(args)
 
     def _slow_failed(self, args: tuple) -> Optional[str]:
+        got = self._first_failure(args)
+        return got[1] if got is not None else None
+
+    def _first_failure(self, args: tuple):
+        """(the guard, or None for a state array; the reason) of the first check that
+        fails, walked one by one; None when all hold."""
         scope = self._scope(args)
         for g in self.guards:
             why = g.failed(scope)
             if why is not None:
-                return why
+                return g, why
         for path, shape, dtype in self.arrays:
             why = _array_failed(path, scope, shape, dtype)
             if why is not None:
-                return why
+                return None, why
         return None
 
     def _fast_check(self):
@@ -269,18 +275,16 @@ class StateProgram:
         return Call(scope, arrays, start)
 
     def _raise_failed(self, args: tuple) -> None:
-        scope = self._scope(args)
-        for g in self.guards:
-            why = g.failed(scope)
-            if why is not None:
-                raise StateGuardFailure("%s: the program was exported with %s%s; export again "
-                                "for the new value (an exported program specializes on the "
-                                "Python values of state it reads)" % (why, g.describe(), _at(g)))
-        for path, shape, dtype in self.arrays:
-            why = _array_failed(path, scope, shape, dtype)
-            if why is not None:
-                raise StateGuardFailure("state %s: %s; export again with the new array" % (path, why))
-        raise StateGuardFailure("the program's state changed since it was exported; export again")
+        got = self._first_failure(args)
+        if got is None:
+            raise StateGuardFailure("the program's state changed since it was exported; "
+                                    "export again")
+        g, why = got
+        if g is None:
+            raise StateGuardFailure("state %s; export again with the new array" % why)
+        raise StateGuardFailure("%s: the program was exported with %s%s; export again for the "
+                                "new value (an exported program specializes on the Python "
+                                "values of state it reads)" % (why, g.describe(), _at(g)))
 
     def replay(self, call: Call, values: tuple) -> None:
         """Perform the writes in program order (``values``: the graph's slot values)."""
