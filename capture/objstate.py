@@ -34,7 +34,6 @@ time: ``begin`` checks the guards and reads the state arrays through their paths
 from __future__ import annotations
 
 import operator
-import types
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
@@ -42,7 +41,7 @@ import numpy as np
 from symshape.errors import UserError, where
 from symshape.userframe import user_frame
 
-from .access import AccessPath, Root
+from .access import AccessPath
 
 # the recorder of the trace in progress (None outside one); recording stand-ins consult it
 _ACTIVE: List["Recorder"] = []
@@ -80,11 +79,6 @@ class Effect:
         if self.op in ("setitem", "delitem"):
             return str(self.path.item(self.args[0]))
         return str(self.path)
-
-
-# list / dict methods replayed with run-time values; anything else that mutates is refused
-LIST_OPS = ("append", "extend", "insert", "pop", "clear", "reverse")
-DICT_OPS = ("update", "pop", "setdefault", "clear")
 
 
 def _frame():
@@ -790,9 +784,10 @@ class Recorder:
         frame = _frame()
         self.refusals.append("%s%s cannot be replayed by an exported program" % (
             what, where(frame)))
-        raise UserError(self.refusals[-1] + "; use a list's append/extend/insert/pop/clear "
-                        "or item stores (a dict's item stores/update/pop/clear), or keep this "
-                        "out of the exported function")
+        raise UserError(self.refusals[-1] + "; use methods that are replayed (list: append, "
+                        "extend, insert, pop, clear, reverse, item stores; dict: item stores, "
+                        "update, pop, setdefault, clear; set: add, discard, remove, update, "
+                        "clear), or keep this out of the exported function")
 
     # ------------------------------------------------------------------ after the trace
     def global_effects(self) -> None:

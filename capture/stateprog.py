@@ -31,8 +31,8 @@ from symshape.symint import SymInt
 
 from .access import AccessPath, Root, Scope
 from .stateviews import is_view as _is_view
-from .objstate import (DICT_OPS, LIST_OPS, Effect, RecDict, RecList, RecSet, Recorder, Tracked,
-                       evaluate_expr, expr_reads, _SCALARS)
+from .objstate import (Effect, RecDict, RecList, RecSet, Recorder, Tracked, evaluate_expr,
+                       expr_reads, _SCALARS)
 
 
 # --------------------------------------------------------------------------- values

@@ -12,7 +12,7 @@ state there, and ``ep.state`` shows it.
 from __future__ import annotations
 
 import types
-from typing import Any, Callable, Dict, List
+from typing import Any, Callable, Dict
 
 from .access import AccessPath, Root, Scope
 from .objstate import Effect
