@@ -593,8 +593,21 @@ def from_trace(rec: Recorder, binding, tracer, global_reads=(), views=()) -> Sta
                         % (type(v).__name__, e.target(), rec_where))
 
     # state that is an argument's object: arguments are roots of their own
+    def key(k):
+        """A key as the run time uses it: a size the program hashed (and so pinned) is
+        its int."""
+        if isinstance(k, SymInt):
+            return int(k)
+        if type(k) is tuple:
+            return tuple(key(x) for x in k)
+        return k
+
     effects = []
     for e in rec.effects:
+        if e.op in ("setitem", "delitem", "pop", "setdefault") and e.args:
+            e = Effect(e.op, e.path, (key(e.args[0]),) + tuple(e.args[1:]), e.frame)
+        elif e.op == "update" and e.args and isinstance(e.args[0], dict):
+            e = Effect(e.op, e.path, ({key(k): v for k, v in e.args[0].items()},), e.frame)
         if e.op in ("setattr", "setitem", "setroot"):
             args = e.args[:-1] + (spec(e.args[-1], e),)
         elif e.op in ("append", "add", "discard", "remove"):
