@@ -8,9 +8,12 @@ environment learned (``symshape.constraints``); a violation raises
 """
 from __future__ import annotations
 
+import contextlib
 import inspect
+import io
 import logging
 import types
+import warnings
 from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
@@ -38,7 +41,9 @@ from .ir import Graph, Node, Subgraph
 from .program import ExportedProgram, Signature
 from .simplify import finalize_node, simplify_value
 from .namespace import sizes_routed
+from .objstate import AppendOnly, Recorder, plain_value
 from .state import StateBinding
+from . import stateprog, stateviews
 from . import randomness
 from .tracer import TracedArray, Tracer
 from .pycode import Renderer, _ready_checks
@@ -213,7 +218,22 @@ def _collect(names: Dict[int, str], n: str, v, attrs: set) -> None:
 
 
 # --------------------------------------------------------------------------- tracing
-def trace_program(f, args, kwargs, dynamic_shapes) -> Traced:
+def trace_program(f, args, kwargs, dynamic_shapes, tracked: frozenset = frozenset()
+                  ) -> Traced:
+    """Trace ``f`` once; a second time when it both reads and writes Python numbers in
+    its state (``self.t += 1``), with those read as tracked numbers so the write is
+    replayed with the same arithmetic (capture/objstate.py)."""
+    traced, again = _trace_program(f, args, kwargs, dynamic_shapes, tracked)
+    if again:
+        # the first trace printed and warned already: the second is silent (print runs
+        # once at trace time, as in torch.export)
+        with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            traced, _ = _trace_program(f, args, kwargs, dynamic_shapes, tracked | again)
+    return traced
+
+
+def _trace_program(f, args, kwargs, dynamic_shapes, tracked: frozenset):
     if not callable(f):
         raise UserError("export: f must be callable, got %s" % type(f).__name__)
     if isinstance(args, list):
@@ -236,25 +256,41 @@ def trace_program(f, args, kwargs, dynamic_shapes) -> Traced:
     axis_syms: Dict[Tuple[int, int], Sym] = {}
     values, input_nodes = _allocate(env, tracer, leaves, axis_syms)
     new_inputs = _rebuild_inputs(inputs, values)
-    if sig is not None:
-        bound = inspect.BoundArguments(sig, new_inputs)
-        call_args, call_kwargs = bound.args, bound.kwargs
-    else:
-        call_args, call_kwargs = tuple(new_inputs.values()), {}
-    binding = StateBinding(tracer.state_proxy, randomness.stand_in(tracer))
+    rec = Recorder(tracked)
+    binding = StateBinding(tracer.state_proxy, randomness.stand_in(tracer), rec)
     try:
         binding.bind(f)
-        with sizes_routed(binding.global_dicts, tracer), randomness.drawing(tracer):
+        # containers and objects passed as arguments are recorded like state
+        new_inputs = {name: binding.bind_argument(name, v) if _recorded_argument(v) else v
+                      for name, v in new_inputs.items()}
+        if sig is not None:
+            bound = inspect.BoundArguments(sig, new_inputs)
+            call_args, call_kwargs = bound.args, bound.kwargs
+        else:
+            call_args, call_kwargs = tuple(new_inputs.values()), {}
+        views = stateviews.alias_views(binding, tracer)
+        rec.start()
+        with rec, sizes_routed(binding.global_dicts, tracer), randomness.drawing(tracer):
             out = f(*call_args, **call_kwargs)
+        out = plain_value(out)
         env.commit_pending()
         out_leaves, out_spec = pytree.flatten(_named_as_tuples(out), named=True)
         graph.outputs = [_output(tracer, v) for _, v in out_leaves]
+        rec.global_effects()
+        global_reads = binding.root_reads
+        again = stateprog.scalar_writes(rec, global_reads) - tracked
+        sp = stateprog.from_trace(rec, binding, tracer, global_reads, views)
     finally:
         binding.restore()
+        rec.restore()
     graph.out_spec = out_spec
     mutations = [(n, tracer.final_value(n)) for n in input_nodes + tracer.state_nodes
                  if tracer.final_value(n) is not n]
-    _finalize_graph(env, graph, mutations)
+    kept = [v for v in sp.slots if type(v) is Node] + \
+        [sp.nodes[i] for i in sp.referenced_arrays()]
+    _finalize_graph(env, graph, mutations, kept)
+    sp.slots = [v if type(v) is Node else env.simplify(v) for v in sp.slots]
+    sp.keep_only(graph.constants, graph.nodes)
     report = analyze(env, leaves, axis_syms)
     cs = _constraint_set(env, leaves, input_nodes, _leaf_places(inputs))
     cs.specialized = specialized_axes(env, leaves, axis_syms)
@@ -268,10 +304,34 @@ def trace_program(f, args, kwargs, dynamic_shapes) -> Traced:
         writer.emit()
         validate.validate_check(cs, writer)
         _validate_runtime_checks(env, cs, graph, writer)
-    program = ExportedProgram(graph, Signature(graph, input_nodes, leaves, mutations), cs,
-                              sig, getattr(f, "__name__", "f"), env)
-    program.name_reads = binding.reads
-    return Traced(program, report, env)
+    rebinds = [(target, sp.nodes[v.index].name if type(v) in (stateprog.StateArray,
+                                                               stateprog.ViewOf) else
+                 sp.slots[v.index].name if type(sp.slots[v.index]) is Node else
+                 str(sp.slots[v.index])) for target, v in sp.rebinds()
+               if type(v) is not stateprog.CopyOf]
+    program = ExportedProgram(graph, Signature(graph, input_nodes, leaves, mutations, rebinds),
+                              cs, sig, getattr(f, "__name__", "f"), env)
+    # the JIT's identity guards on globals and cells: not for what is read through paths
+    # (arrays, recorded containers and objects) or guarded by value (scalars)
+    program.name_reads = [r for r in binding.reads if not _read_through_paths(r[3], rec)]
+    program.state_program = None if sp.empty else sp
+    return Traced(program, report, env), again
+
+
+def _recorded_argument(v) -> bool:
+    """An argument recorded like state: a list or dict, or an object of the user's."""
+    t = type(v)
+    if t is list or t is dict or t is AppendOnly:
+        return True
+    return hasattr(v, "__dict__") and not isinstance(v, (type, types.ModuleType,
+                                                          types.FunctionType, TracedArray)) \
+        and not callable(v) and (getattr(t, "__module__", "") or "").split(".")[0] not in \
+        ("numpy", "symshape", "builtins")
+
+
+def _read_through_paths(obj, rec: Recorder) -> bool:
+    return isinstance(obj, np.ndarray) or type(obj) in (int, float, complex, bool, str) or \
+        rec.stand_in_for(obj) is not None or rec.path_of(obj) is not None
 
 
 def _validate_runtime_checks(env: ShapeEnv, cs: ConstraintSet, graph: Graph, writer) -> None:
@@ -456,10 +516,10 @@ def _constants_first_used_first(nodes: List[Node]) -> List[Node]:
     return consts + [n for n in nodes if n.op != "constant"]
 
 
-def _finalize_graph(env: ShapeEnv, graph: Graph, mutations) -> None:
+def _finalize_graph(env: ShapeEnv, graph: Graph, mutations, kept=()) -> None:
     live = set()
     roots = [o for o in graph.outputs if type(o) is Node] + [n for pair in mutations
-                                                             for n in pair]
+                                                             for n in pair] + list(kept)
     # nodes that compute a data-dependent size stay: later shapes and checks need it
     roots += [n for n in graph.nodes if "binds" in n.meta or "binds_value" in n.meta]
     # a random draw advances its generator whether or not its numbers are used
@@ -508,6 +568,8 @@ def _constraint_set(env: ShapeEnv, leaves: List[InputLeaf], input_nodes: List[No
                                    dtype=leaf.value.dtype))
         elif "generator" in node.attrs:
             descs.append(InputDesc(leaf.path, access, value=OfClass(type(leaf.value))))
+        elif type(leaf.value) is AppendOnly:      # any list: the program only appends to it
+            descs.append(InputDesc(leaf.path, access, value=OfClass(list)))
         else:
             descs.append(InputDesc(leaf.path, access, value=leaf.value))
     # facts about data-dependent sizes hold by construction (u <= numel) or are ss.check

@@ -147,6 +147,9 @@ class FunctionSpec:
     core: bool = True
     label: str = ""
     compile: bool = True
+    # Python state (capture/stateprog.py): guards and state arrays read through their
+    # paths when the call begins, writes replayed before it returns; None: none
+    state: Any = None
 
 
 class Writing:
@@ -174,9 +177,15 @@ class Writing:
         return list(getattr(self.constraints, "runtime_checks", ()) or ())
 
     def kept(self) -> set:
-        """The values that live to the end of the call: outputs and write-back values."""
+        """The values that live to the end of the call: outputs, write-back values and the
+        values of replayed state writes."""
         return {o for o in self.spec.outputs if type(o) is Node} | \
-            {f for _, f in self.spec.mutations}
+            {f for _, f in self.spec.mutations} | self.state_kept()
+
+    def state_kept(self) -> set:
+        """Graph values the replayed state writes bind (they live to the end)."""
+        sp = self.spec.state
+        return {v for v in sp.slots if type(v) is Node} if sp is not None else set()
 
     def finish(self, r, mutations: Optional[Iterable[Tuple[Any, Any]]] = None,
                then: Sequence[str] = ()) -> List[str]:
@@ -186,6 +195,10 @@ class Writing:
         pairs = self.spec.mutations if mutations is None else mutations
         out = ["%s[...] = %s" % (inp.name, final.name) for inp, final in pairs]
         out.extend(then)
+        sp = self.spec.state
+        if sp is not None and sp.effects:
+            vals = ", ".join(r.value(v) for v in sp.slots)
+            out.append("_SP.replay(_st, (%s%s))" % (vals, "," if len(sp.slots) == 1 else ""))
         out.append("return " + render_outputs(self.spec.out_spec, self.spec.outputs, r))
         return out
 
@@ -206,7 +219,7 @@ def program_spec(ep, **kw) -> FunctionSpec:
     g = ep.graph
     return FunctionSpec(function_name(ep.name), sig, constraints=ep.constraints,
                         inputs=g.inputs, outputs=g.outputs, out_spec=g.out_spec,
-                        mutations=ep._mutations(), **kw)
+                        mutations=ep._mutations(), **dict({"state": ep.state_program}, **kw))
 
 
 def unshared_lines(spec: FunctionSpec, cs: Optional[ConstraintSet]) -> List[str]:
@@ -228,6 +241,32 @@ def unshared_lines(spec: FunctionSpec, cs: Optional[ConstraintSet]) -> List[str]
     return lines
 
 
+def state_lines(spec: FunctionSpec, cs: Optional[ConstraintSet],
+                ren: Dict[str, str]) -> List[str]:
+    """The start of a function whose program uses Python state: check the guards and read
+    each state array through its path into the variable of its graph node
+    (``_SP.begin``), then refuse array inputs sharing memory with state the program writes
+    in place (``SharedInputsError``, as for two inputs)."""
+    sp = spec.state
+    if sp is None or sp.empty:
+        return []
+    spec.namespace["_SP"] = sp
+    args = ", ".join(ren.get(a, a) for a in sp.arg_roots)
+    lines = ["_st = _SP.begin((%s%s))" % (args, "," if len(sp.arg_roots) == 1 else "")]
+    if sp.nodes:
+        lines.append("%s, = _st.arrays" % ", ".join(n.name for n in sp.nodes))
+    written = [i for i, _ in spec.mutations if i in set(sp.nodes)]
+    if cs is not None and written:
+        arrays = [(d, n) for d, n in zip(cs.inputs, spec.inputs) if d.is_array]
+        if arrays:
+            paths = {n: str(p) for n, (p, _, _) in zip(sp.nodes, sp.arrays)}
+            for n in written:
+                lines.append("_rt.check_unshared(%r, %s, (%s,), (%s,))" % (
+                    paths[n], n.name, ", ".join(repr(d.path) for d, _ in arrays),
+                    ", ".join(m.name for _, m in arrays)))
+    return lines
+
+
 def write(spec: FunctionSpec, body: Callable[[Writing], List[str]],
           record: Optional[GeneratedFunction] = None) -> GeneratedFunction:
     """Write (and by default compile) the function ``spec`` describes, its body from the
@@ -242,8 +281,9 @@ def write(spec: FunctionSpec, body: Callable[[Writing], List[str]],
             InputCheck([], {}, [], [])
         ns.update(check.consts)
         unshared = unshared_lines(spec, cs)
-        rec.refuses_shared = bool(unshared)
-        rec.body = unshared + body(Writing(spec, cs, check, ren))
+        state = state_lines(spec, cs, ren)
+        rec.refuses_shared = bool(unshared) or any("check_unshared" in x for x in state)
+        rec.body = state + unshared + body(Writing(spec, cs, check, ren))
     fname = free_name(INNER_NAME, spec.signature) if ren else spec.name
     rec.name, rec.ns = spec.name, ns
     rec.check_lines, rec.alias_lines = check.lines, check.aliases

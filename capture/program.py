@@ -36,23 +36,30 @@ class InputSpec:
 
 
 class OutputSpec:
-    __slots__ = ("kind", "name", "target")
+    __slots__ = ("kind", "name", "target", "mutation")
 
-    def __init__(self, kind: str, name: str, target: Optional[str] = None) -> None:
-        self.kind = kind            # USER_OUTPUT | USER_INPUT_MUTATION
+    def __init__(self, kind: str, name: str, target: Optional[str] = None,
+                 mutation: Optional[str] = None) -> None:
+        self.kind = kind            # USER_OUTPUT | USER_INPUT_MUTATION | STATE_MUTATION
         self.name = name
         self.target = target
+        # STATE_MUTATION: "inplace" (written into the array) or "rebind" (a fresh array
+        # bound at the path ``target``, as ``self.x = ...`` does)
+        self.mutation = mutation if mutation is not None else (
+            "inplace" if kind == "STATE_MUTATION" else None)
 
     def __repr__(self) -> str:
-        return "%s: %s%s" % (self.name, self.kind,
-                             " target=%r" % self.target if self.target else "")
+        return "%s: %s%s%s" % (self.name, self.kind,
+                               " target=%r" % self.target if self.target else "",
+                               " (rebind)" if self.mutation == "rebind" else "")
 
 
 class Signature:
     """Which graph inputs are user inputs and which are lifted constants; which outputs are
     user outputs and which are writes to user inputs."""
 
-    def __init__(self, graph: Graph, input_nodes: List[Node], leaves, mutations) -> None:
+    def __init__(self, graph: Graph, input_nodes: List[Node], leaves, mutations,
+                 rebinds=()) -> None:
         written = {inp for inp, _ in mutations}
         self.input_specs: List[InputSpec] = []
         for n in graph.constants:
@@ -73,6 +80,8 @@ class Signature:
             else:
                 self.output_specs.append(OutputSpec("USER_INPUT_MUTATION", final.name,
                                                     inp.name))
+        for target, name in rebinds:       # (path, the value's node name)
+            self.output_specs.append(OutputSpec("STATE_MUTATION", name, target, "rebind"))
 
     @property
     def user_inputs(self) -> List[str]:
@@ -91,7 +100,13 @@ class Signature:
     @property
     def state_to_mutate(self) -> Dict[str, str]:
         """Output node name -> path of the state array it is written into."""
-        return {s.name: s.target for s in self.output_specs if s.kind == "STATE_MUTATION"}
+        return {s.name: s.target for s in self.output_specs if s.kind == "STATE_MUTATION"
+                and s.mutation != "rebind"}
+
+    @property
+    def state_rebinds(self) -> List[Tuple[str, str]]:
+        """(value, path) of each state the program rebinds to a fresh array."""
+        return [(s.name, s.target) for s in self.output_specs if s.mutation == "rebind"]
 
     @property
     def user_outputs(self) -> List[str]:
@@ -132,6 +147,9 @@ class ExportedProgram:
         # set by ss.load: failures of the generated code are reported as a UserError naming
         # the node (capture/loaded_guard.py), as the file may have been crafted
         self._loaded = False
+        # Python state: guards on what was read, state arrays read through their paths,
+        # writes replayed (capture/stateprog.py); None when the program uses none
+        self.state_program = None
 
     # ------------------------------------------------------------------ contract
     @property
@@ -158,6 +176,20 @@ class ExportedProgram:
     @property
     def state(self) -> Dict[str, np.ndarray]:
         """Path of each state array (``self.layers[0].wq``) -> the array itself (no copy)."""
+        sp = self.state_program
+        if sp is not None and sp.scope is not None and sp.nodes:
+            # read through the paths: a rebind by the program (or by the user) shows
+            live = {}
+            for node, (path, _, _) in zip(sp.nodes, sp.arrays):
+                if path.root.kind != "arg":
+                    try:
+                        live[node.name] = path.get(sp.scope)
+                    except (AttributeError, KeyError, IndexError, TypeError, UserError):
+                        pass
+            by_name = {n.name: n for n in self.graph.constants}
+            return {s.path: live.get(s.name, by_name[s.name].meta["value"])
+                    for s in self.graph_signature.input_specs
+                    if s.kind in ("CONSTANT", "STATE") and s.path and s.name in by_name}
         by_name = {n.name: n for n in self.graph.constants}
         return {s.path: by_name[s.name].meta["value"]
                 for s in self.graph_signature.input_specs
@@ -205,6 +237,10 @@ class ExportedProgram:
         if guards:
             lines.append("Guards:")
             lines += ["    " + g for g in guards]
+        sp = self.state_program
+        if sp is not None and sp.effects:
+            lines.append("State writes (replayed in this order):")
+            lines += ["    " + w[len("write: "):] for w in sp.describe() if w.startswith("write")]
         return "\n".join(lines)
 
     __repr__ = __str__

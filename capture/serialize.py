@@ -69,6 +69,7 @@ from . import control  # noqa: F401  (registers the cond op)
 from . import custom  # noqa: F401
 from . import decomp  # noqa: F401  (registers the core op names)
 from .ir import _RESERVED, ArrRef, CondExpr, Graph, IndexAttr, Node, Subgraph
+from . import statesave
 from .program import ExportedProgram, InputSpec, OutputSpec, Signature
 from .ops.registry import OPS, defop
 from .custom import lookup
@@ -313,15 +314,20 @@ class _Enc:
         self.where = "graph_signature"
         return {"inputs": [{"kind": x.kind, "name": x.name, "target": x.target,
                             "path": x.path} for x in s.input_specs],
-                "outputs": [{"kind": x.kind, "name": x.name, "target": x.target}
+                "outputs": [dict({"kind": x.kind, "name": x.name, "target": x.target},
+                                 **({"mutation": "rebind"} if x.mutation == "rebind" else {}))
                             for x in s.output_specs]}
 
     def program(self, ep):
-        return {"name": ep.name,
-                "call_signature": self.call_signature(ep.call_signature),
-                "graph": self.graph(ep.graph),
-                "signature": self.signature(ep.graph_signature),
-                "constraints": self.constraints(ep.constraints)}
+        out = {"name": ep.name,
+               "call_signature": self.call_signature(ep.call_signature),
+               "graph": self.graph(ep.graph),
+               "signature": self.signature(ep.graph_signature),
+               "constraints": self.constraints(ep.constraints)}
+        if ep.state_program is not None:
+            self.where = "state"
+            out["state"] = statesave.encode(ep.state_program, self.value)
+        return out
 
 
 def _bound(b):
@@ -1262,9 +1268,15 @@ class _Dec:
         sig.output_specs = []
         for i, s in enumerate(self.lst(v["outputs"])):
             with self.at("outputs"), self.at(i):
-                self.obj(s, ("kind", "name", "target"))
+                self.obj(s, ("kind", "name", "target"), ("mutation",))
                 self.text(s["name"])
-                if s["kind"] == "USER_INPUT_MUTATION":
+                rebind = s.get("mutation") == "rebind"
+                if "mutation" in s and not rebind:
+                    self.fail("unknown mutation kind %s" % _short(s["mutation"]))
+                if rebind:
+                    if s["kind"] != "STATE_MUTATION" or not isinstance(s["target"], str):
+                        self.fail("a rebind is a STATE_MUTATION with a path")
+                elif s["kind"] == "USER_INPUT_MUTATION":
                     final = nodes.get(s["name"])
                     target = nodes.get(s["target"]) if isinstance(s["target"], str) else None
                     if final is None or target is None or target.op != "input":
@@ -1280,7 +1292,8 @@ class _Dec:
                     self.fail("unknown output kind %s" % _short(s["kind"]))
                 elif s["target"] is not None:
                     self.fail("a user output has no target")
-                sig.output_specs.append(OutputSpec(s["kind"], s["name"], s["target"]))
+                sig.output_specs.append(OutputSpec(s["kind"], s["name"], s["target"],
+                                                   "rebind" if rebind else None))
         consts = [s.name for s in sig.input_specs if s.kind in ("CONSTANT", "STATE")]
         if consts != [n.name for n in graph.constants]:
             self.fail("the signature's constants do not match the graph's constant nodes")
@@ -1290,7 +1303,8 @@ class _Dec:
         return sig
 
     def program(self, v):
-        self.obj(v, ("name", "call_signature", "graph", "signature", "constraints"))
+        self.obj(v, ("name", "call_signature", "graph", "signature", "constraints"),
+                 ("state",))
         name = self.text(v["name"], "the program name")
         with self.at("call_signature"):
             call_sig = self.call_signature(v["call_signature"])
@@ -1323,8 +1337,20 @@ class _Dec:
             call_sig = call_sig.replace(parameters=[
                 p.replace(default=cs.configured[p.name]) if p.name in cs.configured else p
                 for p in call_sig.parameters.values()])
+        state = None
+        if "state" in v:
+            with self.at("state"):
+                try:
+                    state = statesave.decode(self.obj(v["state"], (
+                        "arrays", "guards", "effects", "slots", "arg_roots", "initial")),
+                        {n.name: n for n in graph.nodes},
+                        lambda x: self.value(x, {n.name: n for n in graph.nodes}))
+                except (ValueError, TypeError, KeyError, IndexError, UserError) as e:
+                    self.fail("invalid state record (%s)" % _short(str(e)))
         _forget_decoded(graph)
-        return ExportedProgram(graph, sig, cs, call_sig, name, None)
+        ep = ExportedProgram(graph, sig, cs, call_sig, name, None)
+        ep.state_program = state
+        return ep
 
 
 #: value tag -> the _Dec method reading its body (``value``)
@@ -1510,6 +1536,8 @@ def _decode(doc: dict, source: str, store: Optional["_Store"] = None):
     if store is not None:
         store.fill(ep, dec.pending, what)
     ep._loaded = True
+    if ep.state_program is not None:        # the loaded program's own store of its state
+        ep.state_program.scope = statesave.store_scope(ep.state_program)
     # the generated code must build (it is made from the validated graph, nothing else)
     try:
         ep._build()
@@ -1582,10 +1610,21 @@ def load(path, *, mmap_mode: Optional[str] = None, verify: Optional[bool] = None
     if generators is not None and not isinstance(generators, dict):
         raise UserError("ss.load: generators must be a dict of path -> generator")
     token = _LOAD_GENERATORS.set(dict(generators or {}))
+    seen = _LOAD_SEEN.set(set())
     try:
-        return _load(path, mmap_mode=mmap_mode, verify=verify)
+        ep = _load(path, mmap_mode=mmap_mode, verify=verify)
+        unknown = sorted(map(str, set(generators or {}) - _LOAD_SEEN.get()))
+        if unknown:
+            valid = sorted(_LOAD_SEEN.get())
+            raise UserError("ss.load: generators names %s, which the program does not draw "
+                            "from; %s" % (", ".join(map(repr, unknown)),
+                                          "its generators are at %s" % ", ".join(
+                                              map(repr, valid)) if valid else
+                                          "it draws from no generator held as state"))
+        return ep
     finally:
         _LOAD_GENERATORS.reset(token)
+        _LOAD_SEEN.reset(seen)
 
 
 def _load(path, *, mmap_mode: Optional[str] = None, verify: Optional[bool] = None):
@@ -1711,12 +1750,16 @@ def _generator_kind(v) -> str:
 # path -> generator, given to ss.load(generators=...) for the duration of one load
 _LOAD_GENERATORS: "contextvars.ContextVar[dict]" = contextvars.ContextVar(
     "symshape_load_generators", default={})
+# the generator paths the program being loaded draws from (to refuse unknown names)
+_LOAD_SEEN: "contextvars.ContextVar[set]" = contextvars.ContextVar("symshape_load_seen")
 
 
 def _state_generator(kind: str, path, source: str):
     """The generator a loaded program draws from for the state at ``path``: the caller's
     (ss.load(..., generators={path: rng})), else a fresh, unseeded one."""
     given = _LOAD_GENERATORS.get()
+    if isinstance(path, str):
+        _LOAD_SEEN.get(set()).add(path)
     gen = given.get(path) if isinstance(path, str) else None
     if gen is None:
         return np.random.RandomState() if kind == "RandomState" else np.random.default_rng()

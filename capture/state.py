@@ -18,7 +18,14 @@ What is followed (the reach of the function, as Python resolves names at call ti
   visited), so helpers called by the function see state too.
 
 Each array is named by its path as the user spells it: ``W``, ``self.tok_embedding``,
-``self.layers[0].wq``, ``params['blocks'][1]['attn']['w']``.
+``self.layers[0].wq``, ``params['blocks'][1]['attn']['w']``; paths are typed records
+(capture/access.py: ``array_paths``, and the live ``roots`` / ``holders`` they start from).
+
+With a ``recorder`` (capture/objstate.py, what export uses) the walk also records Python
+state: a dict, list or set it reaches is replaced in its parent slot by a recording copy
+(the user's container is never modified), a plain object's class is swapped for a
+recording subclass, and the globals and cells the code names are snapshotted; arguments
+that are containers or user objects are walked the same way (``bind_argument``).
 """
 from __future__ import annotations
 
@@ -33,6 +40,9 @@ from typing import Any, Callable, Dict, List, Optional
 import numpy as np
 
 from symshape.userframe import _is_internal
+
+from .access import AccessPath, Root
+from .objstate import AppendOnly
 
 # a walk never visits more objects than this: a model with a huge Python structure is still
 # traced, its deeper arrays becoming ordinary lifted constants when the tracer meets them
@@ -96,8 +106,15 @@ class StateBinding:
     """
 
     def __init__(self, make_proxy: Callable[[np.ndarray, str], Any],
-                 stand_in: Optional[Callable[[Any, str], Any]] = None) -> None:
+                 stand_in: Optional[Callable[[Any, str], Any]] = None,
+                 recorder=None) -> None:
         self._make_proxy = make_proxy
+        # capture/objstate.py: records reads and writes of Python state (None: arrays only)
+        self.recorder = recorder
+        self.array_paths: Dict[int, AccessPath] = {}  # id(array) -> the path it is read by
+        self.roots: Dict[Root, Any] = {}         # self: the object
+        self.holders: Dict[Root, Any] = {}       # global: module dict; cell: the cell
+        self.root_reads: List[tuple] = []        # (path of a global or cell, its value)
         # other objects the tracer sees through (a random generator): a replacement or None
         self._stand_in = stand_in
         self._undo: List[Callable[[], None]] = []
@@ -119,8 +136,19 @@ class StateBinding:
         if fn is None:
             return
         if owner is not None:
-            self._object(owner, "self")
+            root = Root("self", "self")
+            self.roots[root] = owner
+            self._object(owner, AccessPath(root))
         self._function(fn)
+
+    def bind_argument(self, name: str, v):
+        """The value the traced function gets for the argument ``name`` (an object or a
+        container of the caller's: recorded like state, under the root ``name``)."""
+        if self.recorder is None:
+            return v
+        root = Root("arg", name)
+        self.roots[root] = v
+        return self.visit(v, AccessPath(root))
 
     def restore(self) -> None:
         """Put every swapped reference back (reverse order; never raises half-way)."""
@@ -144,10 +172,22 @@ class StateBinding:
         g = fn.__globals__
         if not any(g is d for d in self.global_dicts):
             self.global_dicts.append(g)
+        module = g.get("__name__") or ""
+        rec = self.recorder
         for name in _code_names(fn.__code__):
+            root = Root("global", name, module)
             if name in g:
                 self._read("global", g, name, g[name])
-                self._swap_mapping(g, name, name)
+                if root not in self.holders:
+                    self.holders[root] = g
+                    self.root_reads.append((AccessPath(root), g[name]))
+                    if rec is not None:
+                        rec.watch_global(g, name, AccessPath(root))
+                self._swap_mapping(g, name, AccessPath(root))
+            elif rec is not None and root not in self.holders and \
+                    name in _stored_globals(fn.__code__):
+                self.holders[root] = g          # created by ``global name; name = ...``
+                rec.watch_global(g, name, AccessPath(root))
         if fn.__closure__:
             for name, cell in zip(fn.__code__.co_freevars, fn.__closure__):
                 try:
@@ -155,7 +195,13 @@ class StateBinding:
                 except ValueError:          # an unbound cell
                     continue
                 self._read("cell", cell, name, v)
-                new = self.visit(v, name)
+                root = Root("cell", name, fn.__qualname__)
+                if root not in self.holders:
+                    self.holders[root] = cell
+                    self.root_reads.append((AccessPath(root), v))
+                    if self.recorder is not None:
+                        self.recorder.watch_cell(cell, AccessPath(root))
+                new = self.visit(v, AccessPath(root))
                 if new is not v:
                     self._undo.append(_setter(cell, "cell_contents", v))
                     cell.cell_contents = new
@@ -190,7 +236,7 @@ class StateBinding:
                     self._function(v)
 
     # ------------------------------------------------------------------ values
-    def visit(self, v, path: str):
+    def visit(self, v, path: AccessPath):
         """The value to see in place of ``v``: a proxy for an array, the same container
         (its items swapped in place) or a rebuilt tuple; ``v`` itself otherwise."""
         t = type(v)
@@ -198,6 +244,9 @@ class StateBinding:
             return self._array(v, path)
         if v is None or t in (int, float, bool, str, bytes, complex) or \
                 isinstance(v, (np.generic, np.dtype)):
+            if self.recorder is not None and t in (int, float, complex) and \
+                    path.root.kind in ("global", "cell") and not path.steps:
+                return self.recorder.scalar_read(v, path)
             return v
         if isinstance(v, (type, types.ModuleType)):
             # a module or class the code reaches (``self.g.gpt2``, ``helpers.Block``): not
@@ -212,7 +261,7 @@ class StateBinding:
             return v
         self._budget -= 1
         if self._stand_in is not None:
-            new = self._stand_in(v, path)
+            new = self._stand_in(v, str(path))
             if new is not None:
                 self._mark(v, new)
                 return new
@@ -228,23 +277,40 @@ class StateBinding:
             self.visit(v.__self__, path)
             self._function(v.__func__)
             return v
+        if self.recorder is not None and t is set:
+            new = self.recorder.container(v, path)      # a recording copy (scalars inside)
+            self._mark(v, new)
+            return new
+        if self.recorder is not None and (t is dict or t is list or t is AppendOnly):
+            # a recording copy stands in for the user's container, which stays untouched
+            new = self.recorder.container(v, path)
+            self._mark(v, new)
+            t = dict if t is dict else list
+            for k in (list(dict.keys(new)) if t is dict else range(list.__len__(new))):
+                x = dict.__getitem__(new, k) if t is dict else list.__getitem__(new, k)
+                y = self.visit(x, path.item(k))
+                if y is not x:
+                    (dict.__setitem__ if t is dict else list.__setitem__)(new, k, y)
+            return new
+        if isinstance(v, (dict, list)) and self.recorder is not None:
+            self.recorder.watch_foreign(v, path)   # a subclass: undone, changes refused
         if isinstance(v, dict):
             self._mark(v, v)
             for k in list(v.keys()):
-                self._swap_mapping(v, k, "%s[%r]" % (path, k))
+                self._swap_mapping(v, k, path.item(k))
             return v
         if isinstance(v, list):
             self._mark(v, v)
             for i in range(len(v)):
                 x = v[i]
-                new = self.visit(x, "%s[%d]" % (path, i))
+                new = self.visit(x, path.item(i))
                 if new is not x:
                     self._undo.append(_list_setter(v, i, x))
                     list.__setitem__(v, i, new)
             return v
         if isinstance(v, tuple):
             self._mark(v, v)
-            items = [self.visit(x, "%s[%d]" % (path, i)) for i, x in enumerate(v)]
+            items = [self.visit(x, path.item(i)) for i, x in enumerate(v)]
             if all(a is b for a, b in zip(items, v)):
                 return v
             new = type(v)._make(items) if hasattr(type(v), "_make") else \
@@ -252,40 +318,62 @@ class StateBinding:
             self._mark(v, new)
             return new
         if hasattr(v, "__dict__") and not _library_object(v):
-            self._object(v, path)
+            return self._object(v, path)
         return v
 
-    def _object(self, obj, path: str) -> None:
-        if id(obj) in self._seen or not hasattr(obj, "__dict__"):
-            return
-        self._mark(obj, obj)
-        d = obj.__dict__
+    def _object(self, obj, path: AccessPath):
+        """Visit the attributes of ``obj``; returns what stands for it (``obj``, or a
+        recording copy where its class cannot be swapped, a ``SimpleNamespace``)."""
+        if id(obj) in self._seen:
+            return self._seen[id(obj)]
+        if not hasattr(obj, "__dict__"):
+            return obj
+        new = obj
+        if self.recorder is not None and isinstance(obj.__dict__, dict) and \
+                not _library_object(obj):
+            new = self.recorder.plain_object(obj, path)
+        self._mark(obj, new)
+        d = new.__dict__
         if isinstance(d, dict):
             for k in list(d.keys()):
                 if isinstance(k, str):
-                    self._swap_mapping(d, k, "%s.%s" % (path, k))
+                    self._swap_mapping(d, k, path.attr(k))
         if not _library_object(obj):
             self._class_methods(type(obj))
+        return new
 
-    def _swap_mapping(self, d: dict, k, path: str) -> None:
+    def _swap_mapping(self, d: dict, k, path: AccessPath) -> None:
         x = d[k]
         new = self.visit(x, path)
         if new is not x:
             self._undo.append(_dict_setter(d, k, x))
             dict.__setitem__(d, k, new)
 
-    def _array(self, arr: np.ndarray, path: str):
+    def _array(self, arr: np.ndarray, path: AccessPath):
         if arr.dtype.kind not in "biufc":
             return arr                         # object / string arrays are not state
         got = self.proxies.get(id(arr))
         if got is None:
-            got = self.proxies[id(arr)] = self._make_proxy(arr, path)
+            got = self.proxies[id(arr)] = self._make_proxy(arr, str(path))
             self.arrays[id(arr)] = arr
+            self.array_paths[id(arr)] = path
         return got
 
     def _mark(self, v, replacement) -> None:
         self._seen[id(v)] = replacement
         self._keep.append(v)
+
+
+def _stored_globals(code: types.CodeType) -> set:
+    """Names the code binds with ``global name; name = ...`` (STORE_GLOBAL)."""
+    import dis
+    out = set()
+    stack = [code]
+    while stack:
+        c = stack.pop()
+        out.update(i.argval for i in dis.get_instructions(c) if i.opname == "STORE_GLOBAL")
+        stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+    return out
 
 
 def path_identifier(path: str) -> str:

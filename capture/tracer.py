@@ -22,6 +22,7 @@ from symshape.userframe import user_frame, user_site
 
 from .ir import Graph, Node
 from .methods import METHOD_OPS
+from .objstate import Tracked, materialize
 from .state import path_identifier
 from .views import PERMUTES, RESHAPES, propagate, register_call
 
@@ -161,6 +162,8 @@ class Tracer:
             return x
         if type(x) is SymBool:
             return bool(x)
+        if type(x) is Tracked:          # a Python number of state: its value, guarded
+            return x.materialize()
         if isinstance(x, (list, tuple)):
             try:
                 arr = np.asarray(x)
@@ -351,6 +354,8 @@ class TracedArray:
     # ------------------------------------------------------------------ protocols
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         t = self.tracer
+        if any(type(x) is Tracked for x in inputs):
+            inputs = tuple(materialize(x) for x in inputs)
         if t.breaker is not None:
             try:
                 return dispatch_ufunc(t, ufunc, method, inputs, kwargs)
@@ -361,6 +366,11 @@ class TracedArray:
 
     def __array_function__(self, func, types, args, kwargs):
         t = self.tracer
+        if any(type(x) is Tracked for x in args) or \
+                any(type(x) is Tracked for x in kwargs.values()):
+            # a Python number of state used as an operand: its value, guarded
+            args = tuple(materialize(x) for x in args)
+            kwargs = {k: materialize(x) for k, x in kwargs.items()}
         handler = FUNCTIONS.get(func)
         if handler is None:
             t.env.commit_pending()

@@ -14,6 +14,8 @@ import pickle
 from typing import Any, Dict, List
 
 import numpy as np
+
+from symshape.errors import UserError
 from symshape import runtime as _runtime
 from symshape.capture.program import signature_checked
 from symshape.version import __version__
@@ -84,7 +86,15 @@ def save(cp, path: str) -> str:
     name = cp.name
     arrays: Dict[str, np.ndarray] = {}
     lines: List[str] = []
+    sp = cp.ns.get("_SP")
+    if sp is not None and sp.effects:
+        raise UserError("a standalone artifact cannot replay the program's writes to Python "
+                        "state (%s); save the program with ss.save and load it with ss.load "
+                        "instead" % "; ".join(w[len("write: "):] for w in sp.describe()
+                                              if w.startswith("write"))[:200])
     for k, v in cp.ns.items():
+        if k == "_SP":
+            continue        # the state as it is now: fixed in the artifact (below)
         if k in _SKIP or callable(v) and not isinstance(v, (np.dtype, np.ndarray, type)):
             continue
         if isinstance(v, np.ndarray):
@@ -135,6 +145,22 @@ def save(cp, path: str) -> str:
         for k in arrays:
             out.append("    %s = _npz[%r]" % (k, k))
     out.extend(lines)
+    if sp is not None:
+        # no Python objects travel with an artifact: its state arrays are the ones saved
+        names = [n.name for n in sp.nodes]
+        out += ["", "",
+                "class _FixedState:",
+                "    \"\"\"The state arrays as saved (the exporting process's objects do not "
+                "travel).\"\"\"",
+                "",
+                "    def __init__(self, arrays):",
+                "        self.arrays = arrays",
+                "",
+                "    def begin(self, args):",
+                "        return self",
+                "",
+                "",
+                "_SP = _FixedState((%s%s))" % (", ".join(names), "," if len(names) == 1 else "")]
     out.append("")
     out.append("")
     out.append(cp.source.rstrip("\n"))

@@ -53,6 +53,9 @@ from symshape.check_ir import (Access, KeysCheck, LenCheck, Names, PyRenderer, R
                                TextRenderer, numbered_consts)
 from symshape.capture.program import annotation
 from symshape.capture.tracer import TracedArray
+from symshape.capture.objstate import AppendOnly
+from symshape.capture.stateprog import (StateCheck, StateGuardFailure, append_only_arguments,
+                                        state_guards)
 from symshape.dims import AUTO, Dim
 from symshape.errors import ConstraintViolationError, SharedInputsError, UserError
 from symshape.userframe import _is_internal
@@ -240,8 +243,10 @@ class CompiledFunction:
         self._dyn: Dict[str, set] = {}
         self._lock = threading.RLock()
         self._shared_warned = False
+        self._append_only: set = set()      # list arguments the program only appends to
         self._counts: List[int] = []
         self._ns: Dict[str, Any] = {"_ONCE": _ONCE, "_SHARED": SharedInputsError,
+                                    "_STATE_MISS": StateGuardFailure,
                                     "_ndarray": np.ndarray, "_rt": _runtime,
                                     "_CNT": self._counts,
                                     "_W": _runtime.Failures(_runtime.return_failure)}
@@ -266,21 +271,29 @@ class CompiledFunction:
         for v in reversed(self._variants if self._driver is None else ()):
             cp = v.compiled
             lines.append("for _ in _ONCE:")
-            for line in layout_checks(v.struct, v.index, self._ns, "break", ren):
+            # Python state is checked by the core itself as it reads the state arrays (one
+            # pass, capture/stateprog.py); a failed state guard there is a miss
+            in_core = (getattr(cp, "ns", None) or {}).get("_SP") is not None
+            struct = [r for r in v.struct if not (in_core and isinstance(r, StateCheck))]
+            for line in layout_checks(struct, v.index, self._ns, "break", ren):
                 lines.append("    " + line)
             for line in variant_checks(cp, v.index, self._ns, "break", ren):
                 lines.append("    " + line)
             lines.append("    _CNT[%d] += 1" % v.index)
             core = "_core%d(%s)" % (v.index, ", ".join(cp.param_names + cp.sym_names))
-            lines += ["    try:", "        return " + core]
+            handlers = []
+            if len(struct) != len(v.struct):
+                handlers += ["    except _STATE_MISS:", "        _CNT[%d] -= 1" % v.index,
+                             "        break"]
             if cp.refuses_shared:
                 # inputs sharing a written input's memory: eager semantics need the write
                 # seen through the other name, so that call runs eagerly (nothing ran yet)
-                lines += ["    except _SHARED:",
-                          "        return _ss_self._eager_shared(%s)" % call]
+                handlers += ["    except _SHARED:",
+                             "        return _ss_self._eager_shared(%s)" % call]
             # raised at run time (LinAlgError): again eagerly, see ``_raised``
-            lines += ["    except Exception:", "        _CNT[%d] -= 1" % v.index,
-                      "        return _ss_self._raised(%s)" % call]
+            handlers += ["    except Exception:", "        _CNT[%d] -= 1" % v.index,
+                         "        return _ss_self._raised(%s)" % call]
+            lines += ["    try:", "        return " + core] + handlers
         lines.append("return _ss_self._miss(%s)" % call)
         return lines
 
@@ -514,6 +527,9 @@ class CompiledFunction:
         t0 = time.perf_counter()
         bound = self._sig.bind(*args, **kwargs)
         bound.apply_defaults()          # defaults become guarded inputs too
+        for name in self._append_only:  # lists only appended to: any list will do
+            if type(bound.arguments.get(name)) is list:
+                bound.arguments[name] = AppendOnly()
         # export binds again: empty *args / **kwargs then have no entry in its spec
         rebound = self._sig.bind(*bound.args, **bound.kwargs)
         self._size_one = []
@@ -557,11 +573,12 @@ class CompiledFunction:
             return self._fall_back("eager", reason, self._eager, args, kwargs,
                                    "it runs eagerly from now on (%s)" % reason)
         fn = get_backend(self.backend)(ep)
+        self._append_only.update(append_only_arguments(ep))
         self._counts.append(0)
         vi = len(self._variants)
         v = Variant(vi, ep, fn, time.perf_counter() - t0, reason, self._counts,
                     struct_guards(self._sig, rebound.arguments) +
-                    read_guards(ep.name_reads, self._name))
+                    read_guards(ep.name_reads, self._name) + state_guards(ep))
         cp = v.compiled
         self._ns["_core%d" % v.index] = cp.core
         self._ns["_ND%d" % v.index] = cp.ns.get("_ndarray", np.ndarray)

@@ -111,13 +111,15 @@ def generate_program(ep, name: Optional[str] = None) -> CompiledProgram:
     spec = program_spec(ep)
     g = ep.graph
     return generate(g.nodes, g.outputs, g.out_spec, ep._mutations(), ep.constraints,
-                    g.inputs, spec.signature, name or spec.name, hint_fn(ep))
+                    g.inputs, spec.signature, name or spec.name, hint_fn(ep),
+                    state=ep.state_program)
 
 
 def generate(nodes: List[Node], outputs: List[Any], out_spec, mutations, cs, input_nodes,
              sig: Optional[inspect.Signature], name: str, hint: Callable,
-             params: Optional[List[str]] = None) -> CompiledProgram:
-    """``cs`` None: no input check; the function takes ``params`` (segment mode)."""
+             params: Optional[List[str]] = None, state=None) -> CompiledProgram:
+    """``cs`` None: no input check; the function takes ``params`` (segment mode).
+    ``state``: the program's Python state (capture/stateprog.py)."""
     cp = CompiledProgram()
     ns: Dict[str, Any] = {"np": np, "_ndarray": np.ndarray, "_rt": _runtime, "_cg": _cg,
                           "_SETS": []}
@@ -127,7 +129,7 @@ def generate(nodes: List[Node], outputs: List[Any], out_spec, mutations, cs, inp
 
     spec = FunctionSpec(name, sig, params=params, constraints=cs, inputs=input_nodes,
                         outputs=outputs, out_spec=out_spec, mutations=mutations,
-                        namespace=ns, label="compiled")
+                        namespace=ns, label="compiled", state=state)
     return write(spec, body, record=cp)
 
 
@@ -145,7 +147,8 @@ def _body(ctx: Writing, nodes, hint, cp: CompiledProgram) -> List[str]:
             ns[n.name] = n.meta["value"]
             continue
         compute.append(n)
-    out_nodes = {o for o in outputs if type(o) is Node}
+    # values the replayed state writes bind live to the end, like outputs
+    out_nodes = {o for o in outputs if type(o) is Node} | ctx.state_kept()
     finals = {f for _, f in mutations}
     r.inplace, done = inplace_writes(compute, mutations, out_nodes)
     # values written into an input or state array in place: that array, never scratch

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from .checks import check
 from .dims import Dim, dims
-from .errors import ConstraintViolationError, GuardOnDataDependentError, UserError
+from .errors import (ConstraintViolationError, GuardOnDataDependentError, SharedInputsError,
+                     UserError)
 from .cli.exportable import exportable
 from .infinity import int_oo
 from .logs import set_logs
@@ -114,7 +115,7 @@ def chunkable_axes(ep):
 __all__ = ["export", "cond", "compile", "explain", "map", "while_loop", "Dim", "dims", "check", "UserError", "ConstraintViolationError",
            "GuardOnDataDependentError", "int_oo", "ValueRange", "set_logs", "SymInt",
            "SymBool", "sym_min", "sym_max", "exportable"]
-__all__ += ["custom_op", "save", "load"]
+__all__ += ["custom_op", "save", "load", "SharedInputsError"]
 __all__ += ["chunkable_axes"]
 from .symbolic import bounds, symbolic_shape  # noqa: E402  (symbolic sizes outside export)
 __all__ += ["symbolic_shape", "bounds"]

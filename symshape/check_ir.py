@@ -347,6 +347,8 @@ class TextRenderer:
             return "%s: dict with keys {%s}" % (rec.path, ", ".join(sorted(map(repr, rec.keys))))
         if t is RebindCheck:
             return "%s %s is the object traced" % (rec.what, rec.name)
+        if hasattr(rec, "guard_text"):     # a record of its own kind (the JIT's state guards)
+            return rec.guard_text()
         raise TypeError("not a check record: %r" % (rec,))
 
 
@@ -471,6 +473,8 @@ class PyRenderer:
             test = ("%s.get(%r, %s) is not %s" % (w, rec.name, self.const(MISSING), o)
                     if rec.kind == "global" else "%s.cell_contents is not %s" % (w, o))
             return test, [repr(rec.what), repr(rec.name), repr(rec.reader)]
+        if hasattr(rec, "py_test"):        # a record of its own kind (the JIT's state guards)
+            return rec.py_test(self)
         raise TypeError("not a check record: %r" % (rec,))
 
 

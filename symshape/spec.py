@@ -188,8 +188,10 @@ def _match_value(v, spec, path: str, entry: Optional[tuple], idx: int,
                             entry_text(entry), path, t.__name__,
                             " (or Dim.DYNAMIC / Dim.AUTO / a Dim to make an int symbolic)"
                             if isinstance(v, int) and not isinstance(v, bool) else "", spec))
-    if isinstance(v, (np.random.Generator, np.random.RandomState)):
-        # a random generator argument: the program draws from whichever one is passed
+    if isinstance(v, (np.random.Generator, np.random.RandomState)) or \
+            getattr(type(v), "_ss_any_of_its_class", False):
+        # a random generator argument: the program draws from whichever one is passed;
+        # a stand-in accepting any object of its class (the JIT's AppendOnly list)
         out.append(InputLeaf(path, v, None, idx))
         return
     if not isinstance(v, (int, float, bool, complex, str, type(None), np.generic)):

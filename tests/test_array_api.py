@@ -1,5 +1,6 @@
 """Array API code traces: ``__array_namespace__``, ``array_api_compat``, and the differential
 suite (every case of benchmarks/array_api_suite.py exported and compared with eager NumPy)."""
+import collections
 import importlib.util
 import os
 
@@ -90,17 +91,18 @@ def test_softmax_graph_keeps_the_reduction_symbolic():
 
 
 def test_array_namespace_recognises_traced_arrays():
-    seen = {}
+    # a deque, not a dict: export restores the dicts and lists a function changes (API.md)
+    found = collections.deque()
 
     def f(x):
         xp = array_namespace(x)
-        seen["xp"] = xp
-        seen["is_array"] = array_api_compat.is_array_api_obj(x)
-        seen["device"] = array_api_compat.device(x)
+        found.append({"xp": xp, "is_array": array_api_compat.is_array_api_obj(x),
+                      "device": array_api_compat.device(x)})
         assert x.device == "cpu" and x.to_device("cpu") is x
         return xp.permute_dims(x, (1, 0))
 
     ss.export(f, (rand(3, 4),), dynamic_shapes={"x": (A, A)})
+    seen = found[0]
     xp = seen["xp"]
     assert seen["is_array"] and seen["device"] == "cpu"
     assert xp.__array_api_version__ == "2023.12"
@@ -141,7 +143,11 @@ def test_hashing_a_shape_works_and_specializes():
         return x + 1
 
     ep = ss.export(f, (rand(3, 4),), dynamic_shapes={"x": (A, A)})
-    assert ep.input_shapes["x"] == (3, 4) and cache
+    assert ep.input_shapes["x"] == (3, 4)
+    # export leaves the dict as it was; the program replays the store (API.md, Model state)
+    assert cache == {}
+    ep.module()(rand(3, 4))
+    assert cache == {(3, 4): True} and all(type(k) is int for k in next(iter(cache)))
 
 
 def test_namespace_runs_eagerly_on_numpy_arrays():

@@ -195,7 +195,8 @@ def test_every_failure_kind_has_a_message_and_a_reason():
                "bad_configured": ("act", max), "bad_int": ("n", 2.0),
                "bad_scalar": ("eps", 1e-5, 1e-6), "bad_struct": ("xs", "a list", 3),
                "bad_len": ("xs", [1], "tuple", 2), "bad_keys": ("d", {"a": 1}, {"b"}),
-               "bad_rebound": ("global", "W", "f")}
+               "bad_rebound": ("global", "W", "f"),
+               "bad_state": ("self.training changed: True -> False",)}
     assert set(methods) == set(samples)
     for m in methods:
         f = getattr(probe, m)(*samples[m])

@@ -229,8 +229,6 @@ def finally_appends(x):
     return y
 
 
-@pytest.mark.xfail(strict=False, reason="a list append in a compiled segment is replayed "
-                                        "by the side-effect work of issue 29 item 2")
 def test_finally_python_side_effect_runs_every_call():
     LOG.clear()
     cf = ss.compile(finally_appends)

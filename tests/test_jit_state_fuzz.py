@@ -13,8 +13,7 @@ eager's (as a set of messages).
 module globals.  ``test_fuzz_object_state`` adds state reached through a global object
 (``MODEL.w``, ``MODEL.training``, ``MODEL.layers``) and Python side effects inside compiled
 segments (``MODEL.calls += 1``, ``log.append(len(layers))``): guards on access paths and
-replayed side effects (issue 29 items 1-2); it is marked xfail(strict=False) until that
-work is merged.
+replayed side effects (issue 29 items 1-2).
 
 Examples: the CI profile runs a few; ``HYPOTHESIS_PROFILE=thorough`` runs 2000 each.
 """
@@ -280,8 +279,6 @@ def test_fuzz_args_and_globals(tmp_path_factory, picks, ops, seed):
     fuzz(tmp_path_factory, picks, ops, seed, STATEMENTS, MUTATIONS, SAME_SHAPE)
 
 
-@pytest.mark.xfail(strict=False, run=True, reason="state read through objects and side effects "
-                                        "replayed: issue 29 items 1-2 (the state branch)")
 @SETTINGS
 @given(st.lists(st.integers(0, len(STATEMENTS) + len(STATE_STATEMENTS) - 1), min_size=1,
                 max_size=6),

@@ -50,7 +50,9 @@ class Driver(GeneratedFunction):
 
 def build_driver(ep, plan: Plan) -> Driver:
     """The driver of a plan, and its device-independent namespace."""
-    spec = program_spec(ep, label="cupy", compile=False)
+    # state arrays live on the device as copies made when the driver is bound (a program
+    # that writes Python state is refused for this backend: capture/stateprog.refuse_writes)
+    spec = program_spec(ep, label="cupy", compile=False, state=None)
     return write(spec, lambda ctx: _driver_body(ctx, ep, plan), record=Driver())
 
 

@@ -1,0 +1,783 @@
+"""What a program does with Python state at run time: guards, state reads, replayed writes.
+
+``StateProgram`` is built from one trace (``from_trace``: the ``Recorder`` of
+capture/objstate.py and the ``StateBinding`` of capture/state.py) and called by generated
+code (``module()``, ``ep.compile()``, the JIT's variants):
+
+* ``begin(args)`` checks every guard (a Python value the trace read: ``self.training ==
+  True``, ``len(self.layers) == 2``, the keys of a dict, the type of an object, the
+  identity of a callable), then reads each state array through its path and checks its
+  shape and dtype; it returns the call's ``Call`` (``arrays``: the state arrays, in the
+  graph's order; the objects and scalars the writes refer to, as they were when the call
+  began);
+* ``replay(call, values)`` performs the writes in program order with the run-time values
+  (``values``: what the graph computed for them).
+
+A loaded program has no user objects: ``store_scope`` builds a store of its own from the
+paths (plain namespaces, dicts and lists), holding the saved arrays and the traced scalars,
+so the same paths are read and rebound there.
+"""
+from __future__ import annotations
+
+import types
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Tuple
+
+import numpy as np
+
+from symshape.errors import UserError
+from symshape.expr import Expr
+from symshape.symint import SymInt
+
+from .access import AccessPath, Root, Scope
+from .stateviews import is_view as _is_view
+from .objstate import (Effect, RecDict, RecList, RecSet, Recorder, Tracked, evaluate_expr,
+                       expr_reads, _SCALARS)
+
+
+# --------------------------------------------------------------------------- values
+@dataclass(frozen=True)
+class Slot:
+    """The ``index``-th value the graph computes for the writes."""
+    index: int
+
+
+@dataclass(frozen=True)
+class StateArray:
+    """The ``index``-th state array, as read when the call began (identity)."""
+    index: int
+
+
+@dataclass(frozen=True)
+class ViewOf:
+    """A view of the ``index``-th state array (``self.k = self.kv[0]``): ``chain`` of
+    (``index`` / ``reshape`` / ``permute``, argument), applied at run time so the bound
+    array aliases the state array as in NumPy."""
+    index: int
+    chain: tuple
+
+
+@dataclass(frozen=True)
+class AtStart:
+    """The object at ``path`` when the call began (identity)."""
+    path: AccessPath
+
+
+@dataclass(frozen=True)
+class Const:
+    value: Any
+
+
+@dataclass(frozen=True)
+class Scalar:
+    """Arithmetic over scalars read when the call began (``self.t + 1``)."""
+    expr: tuple
+
+
+@dataclass(frozen=True)
+class New:
+    """A list / tuple / dict the program created (``key``: one object per call, however
+    often it is stored)."""
+    kind: str
+    items: tuple
+    key: int
+
+
+@dataclass(frozen=True)
+class CopyOf:
+    """A NumPy array the program created without tracing: a fresh copy per call."""
+    array: Any
+
+
+# --------------------------------------------------------------------------- guards
+@dataclass(frozen=True)
+class Guard:
+    """A Python value the trace read: ``kind`` ``eq`` (type and ``==``), ``is``
+    (identity), ``type``, ``len``, ``keys`` (in order), ``has`` (``(key, present)``)."""
+    path: AccessPath
+    kind: str
+    value: Any
+    frame: Any = field(default=None, compare=False)   # the user line that read it
+
+    def failed(self, scope: Scope) -> Optional[str]:
+        """None if the guard holds, else the reason in the user's terms."""
+        p = str(self.path)
+        try:
+            v = self.path.get(scope)
+        except (AttributeError, KeyError, IndexError, TypeError):
+            return "%s is gone (the program read it)" % p
+        k, want = self.kind, self.value
+        if k == "eq":
+            if type(v) is not type(want) or not _same(v, want):
+                return "%s changed: %r -> %r" % (p, want, v)
+        elif k == "is":
+            if v is not want:
+                return "%s is another object than the one traced (%s)" % (p, _label(want))
+        elif k == "type":
+            if type(v) is not want:
+                return "%s is a %s, the program was traced with a %s" % (
+                    p, type(v).__name__, want.__name__)
+        elif k == "len":
+            if not isinstance(v, (list, tuple, set)) or len(v) != want:
+                return "len(%s) == %d (got %s)" % (
+                    p, want, len(v) if isinstance(v, (list, tuple, set)) else
+                    type(v).__name__)
+        elif k == "keys":
+            if not isinstance(v, dict) or tuple(v.keys()) != want:
+                return "%s has keys %s (got %s)" % (p, list(want), list(v.keys())
+                                                   if isinstance(v, dict) else
+                                                   type(v).__name__)
+        elif k == "has":
+            key, present = want
+            if not isinstance(v, (dict, set)) or (key in v) != present:
+                return "%r %s %s" % (key, "in" if present else "not in", p)
+        elif k == "same":
+            if v is not want.get(scope):
+                return "%s is no longer the same array as %s" % (p, want)
+        elif k == "view":
+            base, idx = want
+            if not _is_view(v, base.get(scope), idx):
+                return "%s is no longer the view %s%s" % (p, base, _index_text(idx))
+        return None
+
+    def describe(self) -> str:
+        p = str(self.path)
+        return {"eq": lambda: "%s == %r" % (p, self.value),
+                "is": lambda: "%s is %s" % (p, _label(self.value)),
+                "type": lambda: "type(%s) is %s" % (p, self.value.__name__),
+                "len": lambda: "len(%s) == %d" % (p, self.value),
+                "keys": lambda: "%s.keys() == %s" % (p, list(self.value)),
+                "has": lambda: "(%r in %s) == %s" % (self.value[0], p, self.value[1]),
+                "same": lambda: "%s is %s" % (p, self.value),
+                "view": lambda: "%s is the view %s%s" % (p, self.value[0],
+                                                        _index_text(self.value[1])),
+                }[self.kind]()
+
+
+def _index_text(idx) -> str:
+    def one(i):
+        if isinstance(i, slice):
+            return "%s:%s%s" % ("" if i.start in (None, 0) else i.start,
+                                "" if i.stop is None else i.stop,
+                                "" if i.step in (None, 1) else ":%d" % i.step)
+        return str(i)
+    return "[%s]" % ", ".join(one(i) for i in idx)
+
+
+def _same(a, b) -> bool:
+    try:
+        r = a == b
+        return bool(r) or (a != a and b != b)
+    except Exception:
+        return a is b
+
+
+def _label(v) -> str:
+    return getattr(v, "__qualname__", None) or getattr(v, "__name__", None) or \
+        "<%s object>" % type(v).__name__
+
+
+# --------------------------------------------------------------------------- program
+class StateGuardFailure(UserError):
+    """A Python value of state the program read differs at call time (``module()`` and
+    compiled code raise it; the JIT's dispatcher takes it as a miss and recompiles)."""
+
+
+_NO_START: Dict[AccessPath, Any] = {}
+
+
+class Call:
+    """One call's view of state: the state arrays, the values writes refer to."""
+    __slots__ = ("scope", "arrays", "at_start", "new")
+
+    def __init__(self, scope: Scope, arrays: tuple, at_start: Dict[AccessPath, Any]) -> None:
+        self.scope = scope
+        self.arrays = arrays
+        self.at_start = at_start
+        self.new: Dict[int, Any] = {}
+
+
+class StateProgram:
+    """Guards, state arrays (path, shape, dtype) and writes of one program."""
+
+    def __init__(self, arrays: List[Tuple[AccessPath, tuple, np.dtype]], guards: List[Guard],
+                 effects: List[Effect], scope: Optional[Scope], arg_roots: List[str]) -> None:
+        self.arrays = arrays
+        self.guards = guards
+        self.effects = effects
+        self.scope = scope
+        self.arg_roots = arg_roots
+        self.slots: List[Any] = []          # graph values (Node / size Expr) the writes use
+        self.nodes: List[Any] = []          # the graph's node of each state array
+        # scalars read as tracked numbers and never guarded: their values when traced (a
+        # loaded program's store starts from them)
+        self.initial: List[Tuple[AccessPath, Any]] = []
+        self._at_start = sorted({p for e in effects for a in e.args for p in _start_paths(a)},
+                                key=str)
+
+    @property
+    def empty(self) -> bool:
+        return not (self.arrays or self.guards or self.effects)
+
+    # ------------------------------------------------------------------ run time
+    def failed(self, args: tuple = ()) -> Optional[str]:
+        """The first guard that fails for this call, in the user's terms (None: all hold)."""
+        if self._fast_check()(args) is not None:
+            return None
+        return self._slow_failed(args)
+
+    def _slow_failed(self, args: tuple) -> Optional[str]:
+        got = self._first_failure(args)
+        return got[1] if got is not None else None
+
+    def _first_failure(self, args: tuple):
+        """(the guard, or None for a state array; the reason) of the first check that
+        fails, walked one by one; None when all hold."""
+        scope = self._scope(args)
+        for g in self.guards:
+            why = g.failed(scope)
+            if why is not None:
+                return g, why
+        for path, shape, dtype in self.arrays:
+            why = _array_failed(path, scope, shape, dtype)
+            if why is not None:
+                return None, why
+        return None
+
+    def _fast_check(self):
+        """The straight-line check (capture/guardcode.py), built on first use."""
+        fast = self.__dict__.get("_fast")
+        if fast is None:
+            from .guardcode import fast_check
+            fast = self._fast = fast_check(self)
+        return fast
+
+    def _scope(self, args: tuple) -> Scope:
+        if self.scope is None:
+            raise UserError("this program's state is not bound to any object")
+        return self.scope.with_args(dict(zip(self.arg_roots, args))) if self.arg_roots \
+            else self.scope
+
+    def begin(self, args: tuple = ()) -> Call:
+        """Check the guards, read the state arrays (checked), and what the writes need."""
+        arrays = self._fast_check()(args)
+        if arrays is None:
+            self._raise_failed(args)
+        if not self.effects:
+            return Call(None, arrays, _NO_START)
+        scope = self._scope(args)
+        start = {}
+        for p in self._at_start:
+            try:
+                start[p] = p.get(scope)
+            except (AttributeError, KeyError, IndexError, TypeError):
+                raise UserError("the program writes using %s, which is gone" % p) from None
+        return Call(scope, arrays, start)
+
+    def _raise_failed(self, args: tuple) -> None:
+        got = self._first_failure(args)
+        if got is None:
+            raise StateGuardFailure("the program's state changed since it was exported; "
+                                    "export again")
+        g, why = got
+        if g is None:
+            raise StateGuardFailure("state %s; export again with the new array" % why)
+        raise StateGuardFailure("%s: the program was exported with %s%s; export again for the "
+                                "new value (an exported program specializes on the Python "
+                                "values of state it reads)" % (why, g.describe(), _at(g)))
+
+    def replay(self, call: Call, values: tuple) -> None:
+        """Perform the writes in program order (``values``: the graph's slot values)."""
+        scope = call.scope
+        for e in self.effects:
+            args = [_value(a, call, values) for a in e.args]
+            op = e.op
+            if op == "setattr":
+                setattr(e.path.get(scope), args[0], args[1])
+            elif op == "delattr":
+                delattr(e.path.get(scope), args[0])
+            elif op == "setitem":
+                e.path.get(scope)[args[0]] = args[1]
+            elif op == "delitem":
+                del e.path.get(scope)[args[0]]
+            elif op == "setroot":
+                e.path.set(scope, args[0])
+            elif op == "delroot":
+                e.path.delete(scope) if e.path.steps else _del_root(scope, e.path.root)
+            else:
+                getattr(e.path.get(scope), op)(*args)
+
+    def keep_only(self, live_nodes, all_live=()) -> None:
+        """Forget the state arrays whose nodes the finished graph dropped (renumbering the
+        writes that refer to the others); guard the state views the program uses
+        (``all_live``: every node of the finished graph)."""
+        live = set(live_nodes)
+        nodes = set(all_live)
+        self.guards = self.guards + [Guard(a, "view", (b, idx))
+                                     for a, b, idx, node in getattr(self, "views", ())
+                                     if node in nodes]
+        self.views = []
+        old = list(zip(self.nodes, self.arrays))
+        index = {}
+        self.nodes, self.arrays = [], []
+        for i, (n, a) in enumerate(old):
+            if n in live:
+                index[i] = len(self.nodes)
+                self.nodes.append(n)
+                self.arrays.append(a)
+
+        def renum(a):
+            if isinstance(a, StateArray):
+                return StateArray(index[a.index])
+            if isinstance(a, ViewOf):
+                return ViewOf(index[a.index], a.chain)
+            if isinstance(a, New):
+                items = tuple((k, renum(v)) for k, v in a.items) if a.kind == "dict" else \
+                    tuple(renum(v) for v in a.items)
+                return New(a.kind, items, a.key)
+            return a
+        self.effects = [Effect(e.op, e.path, tuple(renum(a) for a in e.args), e.frame)
+                        for e in self.effects]
+
+    def referenced_arrays(self) -> List[int]:
+        """Indices of the state arrays the writes bind (their nodes must stay)."""
+        out = []
+
+        def go(a):
+            if isinstance(a, (StateArray, ViewOf)):
+                out.append(a.index)
+            elif isinstance(a, New):
+                for v in a.items:
+                    go(v[1] if a.kind == "dict" else v)
+        for e in self.effects:
+            for a in e.args:
+                go(a)
+        return out
+
+    # ------------------------------------------------------------------ describing
+    def rebinds(self) -> List[Tuple[str, Any]]:
+        """(path written, value spec) of each write that binds an array."""
+        out = []
+        for e in self.effects:
+            if e.op in ("setattr", "setitem", "setroot"):
+                v = e.args[-1]
+                if isinstance(v, (Slot, StateArray, CopyOf, ViewOf)):
+                    out.append((e.target(), v))
+        return out
+
+    def describe(self) -> List[str]:
+        """One line per guard and write, for ``print(ep)``."""
+        lines = ["guard: " + g.describe() for g in self.guards]
+        lines += ["write: %s" % _effect_text(e, self.slots) for e in self.effects]
+        return lines
+
+
+class StateCheck:
+    """The JIT's guard record for a variant's Python state: every guard of ``program``
+    and the shape and dtype of each state array (one test in the dispatcher; its failure
+    is the first guard that fails, in the user's terms)."""
+
+    fails = "bad_state"
+
+    def __init__(self, program: StateProgram) -> None:
+        self.program = program
+
+    def py_test(self, r) -> Tuple[str, List[str]]:
+        """(failure test, arguments of the failure call) as ``check_ir.PyRenderer`` asks."""
+        k = r.const(self.program)
+        roots = self.program.arg_roots
+        args = "(%s%s)" % (", ".join(r.param(a) for a in roots), "," if len(roots) == 1 else "")
+        return "%s.failed(%s) is not None" % (k, args), ["%s.failed(%s)" % (k, args)]
+
+    def guard_text(self) -> str:
+        p = self.program
+        return ", ".join([g.describe() for g in p.guards] +
+                         ["%s: ndarray %s %s" % (path, dt, list(shape))
+                          for path, shape, dt in p.arrays])
+
+
+def _effect_text(e: Effect, slots=()) -> str:
+    args = ", ".join(_spec_text(a, slots) for a in e.args)
+    if e.op in ("setattr", "setitem"):
+        return "%s = %s" % (e.target(), _spec_text(e.args[1], slots))
+    if e.op == "setroot":
+        return "%s = %s" % (e.path, _spec_text(e.args[0], slots))
+    if e.op in ("delattr", "delitem", "delroot"):
+        return "del %s" % e.target()
+    return "%s.%s(%s)" % (e.path, e.op, args)
+
+
+def _spec_text(a, slots=()) -> str:
+    if isinstance(a, Slot):
+        v = slots[a.index] if a.index < len(slots) else None
+        return getattr(v, "name", None) or (str(v) if v is not None else "<computed>")
+    if isinstance(a, StateArray):
+        return "<state array %d>" % a.index
+    if isinstance(a, ViewOf):
+        return "<view of state array %d>" % a.index
+    if isinstance(a, AtStart):
+        return str(a.path)
+    if isinstance(a, Const):
+        return repr(a.value)
+    if isinstance(a, Scalar):
+        return _expr_text(a.expr)
+    if isinstance(a, New):
+        inner = ", ".join(_spec_text(x, slots) if a.kind != "dict" else
+                          "%r: %s" % (x[0], _spec_text(x[1], slots)) for x in a.items)
+        return {"list": "[%s]", "tuple": "(%s)", "dict": "{%s}"}[a.kind] % inner
+    if isinstance(a, CopyOf):
+        return "<array>"
+    return repr(a)
+
+
+_OP_TEXT = {"add": "+", "sub": "-", "mul": "*", "truediv": "/", "floordiv": "//",
+            "mod": "%", "pow": "**"}
+
+
+def _expr_text(e) -> str:
+    if e[0] == "read":
+        return str(e[1])
+    if e[0] == "const":
+        return repr(e[1])
+    if e[0] == "neg":
+        return "-(%s)" % _expr_text(e[1])
+    return "(%s %s %s)" % (_expr_text(e[2]), _OP_TEXT[e[1]], _expr_text(e[3]))
+
+
+def _at(g: Guard) -> str:
+    return " (read at %s)" % g.frame.location if g.frame is not None else ""
+
+
+def _del_root(scope: Scope, root: Root) -> None:
+    holder = scope.holder(root)
+    if isinstance(holder, dict):
+        holder.pop(root.name, None)
+
+
+def _array_failed(path: AccessPath, scope: Scope, shape, dtype) -> Optional[str]:
+    try:
+        a = path.get(scope)
+    except (AttributeError, KeyError, IndexError, TypeError):
+        return "%s is gone (the program reads it)" % path
+    if not isinstance(a, np.ndarray):
+        return "%s is a %s, the program was exported with a NumPy array" % (
+            path, type(a).__name__)
+    if a.shape != shape or a.dtype != dtype:
+        return "%s has shape %s and dtype %s, the program was exported with shape %s and " \
+            "dtype %s" % (path, a.shape, a.dtype, shape, dtype)
+    return None
+
+
+def _start_paths(a) -> List[AccessPath]:
+    if isinstance(a, AtStart):
+        return [a.path]
+    if isinstance(a, Scalar):
+        return expr_reads(a.expr)
+    if isinstance(a, New):
+        out = []
+        for x in a.items:
+            out += _start_paths(x[1] if a.kind == "dict" else x)
+        return out
+    return []
+
+
+def _value(a, call: Call, values: tuple):
+    t = type(a)
+    if t is Slot:
+        return values[a.index]
+    if t is StateArray:
+        return call.arrays[a.index]
+    if t is ViewOf:
+        v = call.arrays[a.index]
+        for kind, arg in a.chain:
+            v = v[arg] if kind == "index" else v.reshape(arg) if kind == "reshape" else \
+                v.transpose(arg)
+        return v
+    if t is AtStart:
+        return call.at_start[a.path]
+    if t is Const:
+        return a.value
+    if t is Scalar:
+        return evaluate_expr(a.expr, call.at_start.__getitem__)
+    if t is CopyOf:
+        return a.array.copy()
+    if t is New:
+        got = call.new.get(a.key)
+        if got is None:
+            if a.kind == "dict":
+                got = call.new[a.key] = {}
+                got.update((k, _value(v, call, values)) for k, v in a.items)
+            elif a.kind == "list":
+                got = call.new[a.key] = []
+                got.extend(_value(v, call, values) for v in a.items)
+            else:
+                got = call.new[a.key] = tuple(_value(v, call, values) for v in a.items)
+        return got
+    if isinstance(a, (list, tuple)):         # the key list of dict.update
+        return type(a)(_value(x, call, values) for x in a)
+    return a
+
+
+# --------------------------------------------------------------------------- building
+def from_trace(rec: Recorder, binding, tracer, global_reads=(), views=()) -> StateProgram:
+    """The StateProgram of one trace (call after the function returned, before
+    ``restore``): state arrays in the order of ``tracer.state_nodes``, the guards of what
+    was read, the writes with their values made replayable."""
+    from .tracer import TracedArray
+    arrays = []
+    state_index: Dict[int, int] = {}         # id(state proxy) -> index
+    # the paths through which the program read each state array (one array may sit at
+    # several: ``self.w`` and ``self.params[0]``); the first is where it is read at run time,
+    # the others are guarded to still hold the same array
+    read_at: Dict[int, List[AccessPath]] = {}
+    for r in rec.reads:
+        if r.kind == "value" and type(r.value) is TracedArray:
+            read_at.setdefault(id(r.value), []).append(r.path)
+    same = []
+    for node in tracer.state_nodes:
+        arr = node.meta["value"]
+        proxy = tracer.state[id(arr)]
+        paths = read_at.get(id(proxy)) or [binding.array_paths[id(arr)]]
+        state_index[id(proxy)] = len(arrays)
+        arrays.append((paths[0], arr.shape, arr.dtype))
+        same += [Guard(p, "same", paths[0]) for p in paths[1:]]
+    prog = StateProgram(arrays, [], [], None, [])
+    prog.nodes = list(tracer.state_nodes)
+    prog.slots = []
+    slot_of: Dict[Any, int] = {}
+    new_keys: Dict[int, New] = {}
+
+    def spec(v, e: Effect):
+        t = type(v)
+        if t is TracedArray:
+            k = state_index.get(id(v))
+            if k is not None:
+                return StateArray(k)
+            view = _view_of(v, state_index)
+            if view is not None:
+                return view
+            node = v.node
+            if node not in slot_of:
+                slot_of[node] = len(prog.slots)
+                prog.slots.append(node)
+            return Slot(slot_of[node])
+        if t is Tracked:
+            return Scalar(v.expr)
+        if t in _SCALARS or isinstance(v, (np.generic, np.dtype, type, types.ModuleType,
+                                           types.FunctionType, types.BuiltinFunctionType)):
+            return Const(v)
+        if isinstance(v, (SymInt, Expr)):     # a size: its run-time value
+            expr = v.expr if isinstance(v, SymInt) else v
+            if expr not in slot_of:
+                slot_of[expr] = len(prog.slots)
+                prog.slots.append(expr)
+            return Slot(slot_of[expr])
+        path = rec.path_of(v)
+        if path is not None:
+            return AtStart(path)
+        if t in (list, tuple, dict):
+            got = new_keys.get(id(v))
+            if got is None:
+                items = tuple((k, spec(x, e)) for k, x in v.items()) if t is dict else \
+                    tuple(spec(x, e) for x in v)
+                got = new_keys[id(v)] = New(t.__name__, items, len(new_keys))
+            return got
+        if isinstance(v, np.ndarray):
+            return CopyOf(v.copy())
+        if callable(v):
+            return Const(v)
+        rec_where = "" if e.frame is None else " at %s" % e.frame.location
+        raise UserError("the program stores a new %s object at %s%s: an exported program "
+                        "cannot create Python objects of your classes on each call; keep the "
+                        "object outside the program (create it once, write arrays into it)"
+                        % (type(v).__name__, e.target(), rec_where))
+
+    # state that is an argument's object: arguments are roots of their own
+    def key(k):
+        """A key as the run time uses it: a size the program hashed (and so pinned) is
+        its int."""
+        if isinstance(k, SymInt):
+            return int(k)
+        if type(k) is tuple:
+            return tuple(key(x) for x in k)
+        return k
+
+    effects = []
+    for e in rec.effects:
+        if e.op in ("setitem", "delitem", "pop", "setdefault") and e.args:
+            e = Effect(e.op, e.path, (key(e.args[0]),) + tuple(e.args[1:]), e.frame)
+        elif e.op == "update" and e.args and isinstance(e.args[0], dict):
+            e = Effect(e.op, e.path, ({key(k): v for k, v in e.args[0].items()},), e.frame)
+        if e.op in ("setattr", "setitem", "setroot"):
+            args = e.args[:-1] + (spec(e.args[-1], e),)
+        elif e.op in ("append", "add", "discard", "remove"):
+            args = (spec(e.args[0], e),)
+        elif e.op == "extend":
+            args = (New("list", tuple(spec(x, e) for x in e.args[0]), -1 - len(effects)),)
+        elif e.op == "insert":
+            args = (e.args[0], spec(e.args[1], e))
+        elif e.op == "update" and isinstance(e.args[0], dict):
+            args = (New("dict", tuple((k, spec(x, e)) for k, x in e.args[0].items()),
+                        -1 - len(effects)),)
+        elif e.op == "update":                  # set.update(...): the items, as a list
+            args = tuple(New("list", tuple(spec(x, e) for x in a), -1 - 100 * len(effects) - i)
+                         for i, a in enumerate(e.args))
+        else:
+            args = tuple(e.args)
+        effects.append(Effect(e.op, e.path, args, e.frame))
+    prog.effects = _coalesce(effects)
+    prog._at_start = sorted({p for e in effects for a in e.args for p in _start_paths(a)},
+                            key=str)
+    prog.guards = _guards(rec, global_reads) + same
+    prog.views = list(views)
+    prog.initial = [(p, v) for text, (p, v) in sorted(rec.tracked_reads.items())
+                    if text not in rec.tracked_guarded]
+    prog.scope = Scope(binding.roots, binding.holders)
+    prog.arg_roots = sorted(r.name for r in binding.roots if r.kind == "arg")
+    return prog
+
+
+_SETS = ("setattr", "setitem", "setroot")
+
+
+def _static(x) -> bool:
+    if x is None or x is Ellipsis or type(x) is int:
+        return True
+    if type(x) is slice:
+        return all(_static(p) for p in (x.start, x.stop, x.step))
+    if type(x) is tuple:
+        return all(_static(p) for p in x)
+    return False
+
+
+def _view_of(v, state_index) -> Optional[ViewOf]:
+    """``v`` as a view of a state array, when it is one with a static derivation."""
+    chain = []
+    a = v
+    while a.view is not None:
+        if not _static(a.view.arg):
+            return None
+        chain.append((a.view.kind, a.view.arg))
+        a = a.view.parent
+    k = state_index.get(id(a))
+    if k is None or not chain:
+        return None
+    return ViewOf(k, tuple(reversed(chain)))
+
+
+def _coalesce(effects: List[Effect]) -> List[Effect]:
+    """Drop a rebind that a later rebind of the same path overwrites before anything
+    reaches through that path (``self.x = F @ self.x; ...; self.x = self.x + K @ y``):
+    the end state is the same, and the intermediate value need not live to the end."""
+    out = []
+    for i, e in enumerate(effects):
+        if e.op in _SETS:
+            t = e.target()
+            later = None
+            for f in effects[i + 1:]:
+                if f.op in _SETS and f.target() == t:
+                    later = f
+                    break
+                ft = str(f.path)
+                if ft == t or ft.startswith(t + ".") or ft.startswith(t + "[") or \
+                        f.op not in _SETS and f.target() == t:
+                    break
+            if later is not None:
+                continue
+        out.append(e)
+    return out
+
+
+def _guards(rec: Recorder, global_reads) -> List[Guard]:
+    from .tracer import TracedArray
+    out: Dict[Tuple[str, str, Any], Guard] = {}
+
+    def add(g: Guard):
+        key = (str(g.path), g.kind, g.value[0] if g.kind == "has" else None)
+        out.setdefault(key, g)
+
+    for r in rec.reads:
+        v, at = r.value, r.frame
+        if r.kind in ("len", "keys", "has"):
+            add(Guard(r.path, r.kind, v, at))
+            continue
+        if type(v) is TracedArray or isinstance(v, np.ndarray) or \
+                (type(v).__module__ or "").startswith("symshape."):
+            continue            # arrays, sizes, the tracer's own stand-ins (a generator)
+        if r.path.root.kind == "arg" and all(s.kind == "item" for s in r.path.steps):
+            continue                # an input leaf: the input check compares it
+        if type(v) in _SCALARS or isinstance(v, (np.generic, np.dtype)) or type(v) is set:
+            add(Guard(r.path, "eq", v, at))
+        elif isinstance(v, (types.FunctionType, types.BuiltinFunctionType, types.MethodType,
+                            type, types.ModuleType)) or callable(v) and \
+                rec.path_of(v) is None:
+            add(Guard(r.path, "is", v, at))
+        elif type(v) in (RecList, RecDict, RecSet):
+            add(Guard(r.path, "type", {RecList: list, RecDict: dict, RecSet: set}[type(v)],
+                      at))
+        else:
+            add(Guard(r.path, "type", getattr(v, "__class__", type(v)), at))
+    for text in sorted(rec.tracked_guarded):
+        got = rec.tracked_reads.get(text)
+        if got is not None:
+            add(Guard(got[0], "eq", got[1]))
+    for path, v in global_reads:
+        if str(path) in rec.tracked and str(path) not in rec.tracked_guarded:
+            continue
+        if type(v) in _SCALARS or isinstance(v, (np.generic, np.dtype)):
+            add(Guard(path, "eq", v))
+    return list(out.values())
+
+
+def scalar_writes(rec: Recorder, global_reads=()) -> frozenset:
+    """Paths of Python numbers the trace both read and wrote (``self.t += 1``): a second
+    trace reads them as ``Tracked`` numbers, so the writes replay the arithmetic."""
+    read = {str(r.path) for r in rec.reads if r.kind == "value" and
+            type(r.value) in (int, float, complex)}
+    read |= {str(p) for p, v in global_reads if type(v) in (int, float, complex)}
+    written = set()
+    for e in rec.effects:
+        if e.op in ("setattr", "setitem") and type(e.args[-1]) in (int, float, complex):
+            written.add(e.target())
+        elif e.op == "setroot" and type(e.args[0]) in (int, float, complex):
+            written.add(str(e.path))
+    return frozenset(read & written)
+
+
+def state_guards(ep) -> List[StateCheck]:
+    """The JIT's guard records for the Python state of ``ep`` (none when it uses none)."""
+    sp = getattr(ep, "state_program", None)
+    return [StateCheck(sp)] if sp is not None and (sp.guards or sp.arrays) else []
+
+
+def refuse_writes(ep, backend: str) -> None:
+    """A backend that cannot replay writes to Python state (``dask``, ``cupy``: their
+    arrays are not what eager code binds) refuses a program that makes any, naming the
+    first, rather than dropping it."""
+    sp = getattr(ep, "state_program", None)
+    if sp is None or not sp.effects:
+        return
+    e = sp.effects[0]
+    at = " at %s" % e.frame.location if e.frame is not None else ""
+    raise UserError("backend=%r cannot replay the program's writes to Python state (%s%s); "
+                    "use backend='numpy' or ep.module(), or keep the write out of the "
+                    "exported function" % (backend, _effect_text(e, sp.slots), at))
+
+
+def append_only_arguments(ep) -> List[str]:
+    """The list arguments of ``ep`` that the program only appends to (``history``): no
+    read of their length or items, no state array in them.  The JIT traces such an
+    argument as ``AppendOnly``, so a growing list compiles once."""
+    sp = getattr(ep, "state_program", None)
+    if sp is None:
+        return []
+    out = []
+    for name in sp.arg_roots:
+        root = Root("arg", name)
+        effects = [e for e in sp.effects if e.path.root == root]
+        if effects and all(e.op in ("append", "extend") and not e.path.steps
+                           for e in effects) and \
+                not any(g.path.root == root for g in sp.guards) and \
+                not any(p.root == root for p, _, _ in sp.arrays):
+            out.append(name)
+    return out
