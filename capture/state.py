@@ -77,7 +77,12 @@ def _library_object(v) -> bool:
 
 
 def _library_class(cls: type) -> bool:
-    return (getattr(cls, "__module__", "") or "").split(".")[0] in _LIBRARY_PACKAGES
+    if (getattr(cls, "__module__", "") or "").split(".")[0] not in _LIBRARY_PACKAGES:
+        return False
+    # a class made by code run with exec() in a namespace without __name__ says it is of
+    # "builtins": it is the user's when a method of its own is user code
+    return not any(isinstance(f, types.FunctionType) and _user_code(f.__code__)
+                   for f in vars(cls).values())
 
 
 def entry_function(f):

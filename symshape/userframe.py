@@ -57,7 +57,10 @@ class UserFrame(NamedTuple):
 
 
 def _is_internal(filename: str) -> bool:
-    return filename.startswith(_SKIP) or filename.startswith(_SKIP_FILES)
+    # symshape's own code is Python files: a code block of one of its documentation pages
+    # (docs/*.md, run with the page's path by the docs build) is user code
+    return (filename.startswith(_SKIP) and filename.endswith(".py")) or \
+        filename.startswith(_SKIP_FILES)
 
 
 def user_frame(depth: int = 1) -> Optional[UserFrame]:

@@ -635,3 +635,27 @@ def test_a_change_to_a_dict_subclass_is_refused_and_undone():
     with pytest.raises(ss.UserError, match=r"changes the OrderedDict at self\.cache"):
         ss.export(m.f, (np.ones(2),))
     assert list(m.cache) == ["a"] and type(m.cache["a"]) is np.ndarray
+
+
+def test_a_class_made_by_exec_without_a_module_name_is_user_state():
+    """Code run with exec() in a namespace without ``__name__`` makes classes whose
+    ``__module__`` is "builtins": their objects are still the user's state (recorded,
+    replayed, left as they were by export)."""
+    ns = {"np": np}
+    exec("class Acc:\n"
+         "    def __init__(self):\n"
+         "        self.total = np.zeros(3)\n"
+         "        self.n = 0\n"
+         "    def add(self, x):\n"
+         "        self.total = self.total + x\n"
+         "        self.n += 1\n"
+         "        return self.total\n", ns)
+    acc, ref = ns["Acc"](), ns["Acc"]()
+    assert type(acc).__module__ == "builtins"
+    ep = ss.export(acc.add, (np.ones(3),))
+    assert acc.n == 0 and np.array_equal(acc.total, np.zeros(3))
+    run = ep.module()
+    for k in range(3):
+        run(np.full(3, k + 1.0))
+        ref.add(np.full(3, k + 1.0))
+    assert acc.n == ref.n == 3 and np.array_equal(acc.total, ref.total)
