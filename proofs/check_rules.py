@@ -268,3 +268,31 @@ def sympy_bridge():
                     require(not holds, "[%s, %s] is always %s but the symbol is not declared "
                             "so", lo, hi, name)
             STATS["code_claims"] += 1
+
+
+@proves("sympy.public")
+def sympy_public():
+    """What users read (``public``) denotes the size at every point, not only on the
+    corner points it is checked on: read back into Z3 and proven equal, for the sizes
+    whose sympy evaluation is wrong (``Mod(2*Mod(s0, 5), 3)``) among others; and the fully
+    unevaluated fallback denotes it too."""
+    from symshape.infinity import INT_OO, NEG_INT_OO
+    from symshape.ranges import ValueRange
+    from symshape.sympy_bridge import public, to_sympy
+    s0, s1 = E.Sym(953), E.Sym(954)
+    S0, S1 = s0.expr, s1.expr
+    ranges = {s0: ValueRange(2, INT_OO), s1: ValueRange(NEG_INT_OO, 9)}
+    exprs = [E.mod(2 * E.mod(S0, 5), 3), E.mod(E.mod(S0, 6) * E.mod(S0, 6), 5),
+             E.floordiv(3 * E.mod(S0, 7), 4) - S1, E.smin(E.mod(S0, 4), S1) * 2 + 1,
+             E.smax(E.floordiv(S0, 3), S1 - S0) - 6 * S0 + S0 * S0,
+             E.mod(S1, S0) + E.floordiv(S1 + 1, S0)]
+    for x in exprs:
+        for form in (public(x, ranges), to_sympy(x, ranges, plain=True)):
+            P_ = Py()
+            zs = Symbols()
+            names = {s.name: zs[s] for s in (s0, s1)}
+            want = encode(P_, x, zs)
+            got = _from_sympy(P_, form, names)
+            defined = [d != 0 for d in divisors(P_, x, zs)]
+            prove_code(lambda v: v == want, [got], defined, P=P_,
+                       what="public(%s) = %s" % (x, form))

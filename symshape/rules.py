@@ -310,6 +310,14 @@ RULES += [
     _r("contract.axis_terms", "symshape.contract:in_axis_terms",
        "axis == a*s + rest => k*a*s == k*(axis - rest): a root read off an axis prints as "
        "that axis wherever it appears as a multiple of a"),
+    _r("contract.exact_range", "symshape.guards:ConstraintSet.exact_range",
+       "range_constraints[e] == [min, max] of e over the root ranges and the residual "
+       "guards (each finite end attained by an admitted point; an end the solver does not "
+       "settle is the sound interval end)"),
+    _r("sympy.public", "symshape.sympy_bridge:public",
+       "the sympy value published for a size e evaluates to e at every point where e is "
+       "defined (Mod / floor / Min / Max built unevaluated; checked on corner points, the "
+       "fully unevaluated form otherwise)"),
     _r("contract.readable_guard", "symshape.constraints:_readable",
        "Max(0, x) == 0 <=> x <= 0"),
     _r("contract.readable_minmax", "symshape.contract:readable_minmax",
