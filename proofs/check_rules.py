@@ -66,6 +66,9 @@ def _programs():
         (datadep, (np.array([1., 2, 3, 4, 5, -1, -1, -1]),), {"x": (A,)}),
         (datadep_mod, (np.array([1., 2, 3, 4, -1, -1]),), {"x": (A,)}),
         (with_int, (r(9), 4), {"x": (A,), "k": ss.Dim.DYNAMIC}),
+        # an int input with only an upper end ([-int_oo, 5]): its check must still exist
+        (lambda x, k: x[:1] * 2 if k <= 5 else x[:1], (r(4), 3),
+         {"x": (A,), "k": ss.Dim.DYNAMIC}),
     ]
 
 
@@ -96,6 +99,7 @@ def check_emitted():
                 caught = True
             require(caught or _redundant(w.checks, i),
                     "dropping the emitted check %r goes unnoticed", w.lines[i])
+        _text_validated(cs, w)
         lines, bound = _runtime_lines(tr)
         if tr.env.checks:
             V.validate_runtime_checks(tr.env, cs, lines, bound)
@@ -106,6 +110,34 @@ def check_emitted():
             except InternalError:
                 caught = True
             require(caught, "dropping the run-time checks of %s goes unnoticed", f)
+
+
+def _text_validated(cs, w) -> None:
+    """Translation validation of the *text*: the Python lines the writer rendered (what
+    ``module()`` runs) parsed back and proven to accept exactly the contract; not vacuous:
+    dropping any line that tests a size, or writing an infinite end as a bare name, is
+    caught."""
+    V.validate_check_text(cs, w.lines)
+    STATS["code_claims"] += 1
+    for i, line in enumerate(w.lines):
+        if type(w.checks[i]).__name__ not in _SIZE_TESTS or _redundant(w.checks, i):
+            continue
+        caught = False
+        try:
+            V.validate_check_text(cs, w.lines[:i] + w.lines[i + 1:])
+        except InternalError:
+            caught = True
+        require(caught, "dropping the check line %r goes unnoticed", line)
+    for i, line in enumerate(w.lines):
+        for lit in ("'-int_oo'", "'int_oo'"):
+            if lit in line:
+                caught = False
+                try:
+                    V.validate_check_text(cs, w.lines[:i] + [line.replace(lit, lit[1:-1])] +
+                                          w.lines[i + 1:])
+                except InternalError:
+                    caught = True
+                require(caught, "a bare %s in %r goes unnoticed", lit[1:-1], line)
 
 
 #: the check records that test sizes (the others check types, layouts and scalars)

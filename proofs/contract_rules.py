@@ -540,6 +540,10 @@ def bounds_univariate():
                             R_ * z3.If(d2 > 0, d2, -d2) >= z3.If(d2 > 0, d2, -d2) +
                             z3.If(d0 > 0, d0, -d0), x >= R_),
                      d2 * (d2 * x * x + d1 * x + d0) > 0))
+    # the code's own root bound, for *every* integer polynomial of degree 1 to 3 (the
+    # derivative of a cubic to a quartic): run on symbolic coefficients, on every path of
+    # its branches the bound T it returns has the leading sign from T on (Z3, reals)
+    _cauchy_turn_symbolic()
     # the code's own output: exact ranges of polynomials over their symbol's range
     cases = [
         (lambda a: a * a - 2 * a + 1, (1, INT_OO)),
@@ -556,6 +560,25 @@ def bounds_univariate():
         got = univariate_range(goal, env)
         require(got is not None, "no range for %s", goal)
         _check_projection(goal, [], env.ranges, got, "univariate range of %s" % goal)
+
+
+def _cauchy_turn_symbolic() -> None:
+    from symshape.symbolic import cauchy_turn
+    from .symexec import Ext, Explorer, patched, raise_on_paths
+    for top in (1, 2, 3):
+        ds = z3.Ints(" ".join("d%d_%d" % (k, top) for k in range(top + 1)))
+        ex = Explorer([ds[top] != 0])
+        with patched(ex):
+            paths = ex.paths(lambda: cauchy_turn({k: Ext(0, d) for k, d in enumerate(ds)},
+                                                 top))
+        raise_on_paths(paths, "cauchy_turn")
+        x = z3.Real("x_%d" % top)
+        deriv = sum(z3.ToReal(d) * x ** k for k, d in enumerate(ds))
+        for pc, got in paths:
+            t = got.v if isinstance(got, Ext) else z3.IntVal(got)
+            prove_code(lambda v: z3.Implies(x >= z3.ToReal(v), z3.ToReal(ds[top]) * deriv > 0),
+                       [t], ds[top] != 0, *pc, P=ex.P,
+                       what="Cauchy bound of a degree-%d polynomial" % top)
 
 
 @proves("bounds.minmax_cases")
