@@ -99,7 +99,6 @@ def check_emitted():
                 caught = True
             require(caught or _redundant(w.checks, i),
                     "dropping the emitted check %r goes unnoticed", w.lines[i])
-        _text_validated(cs, w)
         lines, bound = _runtime_lines(tr)
         if tr.env.checks:
             V.validate_runtime_checks(tr.env, cs, lines, bound)
@@ -138,6 +137,15 @@ def _text_validated(cs, w) -> None:
                 except InternalError:
                     caught = True
                 require(caught, "a bare %s in %r goes unnoticed", lit[1:-1], line)
+
+
+@proves("check.text")
+def check_text():
+    for f, args, specs in _programs():
+        tr = trace_program(f, args, None, specs)
+        w = CheckWriter(tr.program.constraints)
+        w.emit()
+        _text_validated(tr.program.constraints, w)
 
 
 #: the check records that test sizes (the others check types, layouts and scalars)

@@ -318,6 +318,17 @@ RULES += [
        "the sympy value published for a size e evaluates to e at every point where e is "
        "defined (Mod / floor / Min / Max built unevaluated; checked on corner points, the "
        "fully unevaluated form otherwise)"),
+    _r("decide.sound", DEC + ":decide",
+       "decide(K, c) is True only if K => c and False only if K => not c (K: the root "
+       "ranges, the facts, the replacements)"),
+    _r("decide.related_facts", DEC + ":related_facts",
+       "related_facts(syms) is the set of facts reachable from syms through shared symbols"),
+    _r("z3bridge.implies", Z3B + ":implies",
+       "implies(P, g, ranges) is True only if P and the ranges imply g, False only if they "
+       "imply not g"),
+    _r("check.text", "symshape.validate:validate_check_text",
+       "the Python text of the input check, parsed back, accepts exactly the sizes the "
+       "constraint set admits, and every name it reads is defined"),
     _r("contract.readable_guard", "symshape.constraints:_readable",
        "Max(0, x) == 0 <=> x <= 0"),
     _r("contract.readable_minmax", "symshape.contract:readable_minmax",

@@ -30,6 +30,7 @@ from . import relations as R
 from .errors import InternalError
 from .expr import Sym
 from .infinity import is_inf
+from .rules import rule
 from .z3bridge import RLIMIT, Encoder, cond_term, minmax_term, z3mod
 
 
@@ -143,6 +144,7 @@ def _same_set(enc, adm, ex, sizes, what: str) -> None:
                             "set admits:\n  counterexample sizes: %s" % (what, solver.model()))
 
 
+@rule("check.text")
 def validate_check_text(cs, lines: List[str], params: Optional[Iterable[str]] = None) -> None:
     """(b) on the *text*: the Python lines of the input check (what ``module()`` and the
     compiled forms run, after rendering) are parsed back (``CheckText``) and proven to

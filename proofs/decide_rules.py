@@ -1,0 +1,151 @@
+"""Proofs of the decision procedure as a whole (``symshape/decision.py``) and of the Z3 query
+it ends in (``z3bridge.implies``), over a grammar of conditions, not a sample.
+
+For each environment (symbol ranges, recorded guards: facts and replacements) and every
+condition of ``conditions`` (linear forms ``a*x + b*y + c`` with every coefficient in
+``COEFFS`` and constant in ``CONSTS``, and the same with ``x // 2``, ``x % 3``,
+``Min(x, y)``, ``Max(x, y)`` and ``x*y`` in place of ``y``; each compared with ``<=``,
+``==`` and ``!=``), the answer ``decide`` gives is proven right: ``True`` only when the
+knowledge implies the condition, ``False`` only when it implies its negation (Z3, over
+every point).  ``implies`` is proven the same way on premises drawn from the grammar.
+The related-fact closure is checked against the transitive closure computed here.
+"""
+from __future__ import annotations
+
+import itertools
+
+import z3
+
+from symshape import decision
+from symshape import expr as E
+from symshape import relations as R
+from symshape import z3bridge
+from symshape.env import ShapeEnv
+from symshape.infinity import INT_OO
+from symshape.ranges import ValueRange
+
+from . import proves
+from .code import Symbols, divisors, encode, encode_cond, prove_code
+from .pyint import Py, require
+from .solver_rules import _in_ranges
+
+COEFFS = (-1, 0, 1, 2)
+CONSTS = (-3, 0, 2)
+
+
+def conditions(x, y, products: bool = True) -> list:
+    """The grammar: every ``a*x + b*t + c <op> 0`` for ``t`` among ``y`` and the atoms
+    over ``x``, ``y`` (``x*y`` only with ``products``)."""
+    terms = [y, E.floordiv(x, 2), E.mod(x, 3), E.smin(x, y), E.smax(x, y)]
+    terms += [x * y] if products else []
+    out = []
+    for t in terms:
+        for a, b, c in itertools.product(COEFFS, COEFFS, CONSTS):
+            if a == b == 0:
+                continue
+            e = a * x + b * t + c
+            for op in (R.LE, R.EQ, R.NE):
+                r = R.make(op, e)
+                if type(r) is not bool:
+                    out.append(r)
+    return list(dict.fromkeys(out))
+
+
+def _environments():
+    """(name, env, symbols): boxes with finite and infinite ends, without and with
+    recorded guards (an inequality between the two, a divisibility, an equality)."""
+    def env_of(specs, guards=()):
+        env = ShapeEnv()
+        syms = [env.create_symbol(h, "v%d" % i, ValueRange(lo, hi))
+                for i, (h, lo, hi) in enumerate(specs)]
+        for g in guards:
+            env.add_guard(g(*(s.expr for s in syms)), None)
+        return env, syms
+    yield ("box", *env_of([(5, 2, INT_OO), (3, 0, 9)]))
+    yield ("x >= y + 2", *env_of([(6, 2, INT_OO), (3, 2, INT_OO)],
+                                 [lambda x, y: R.ge(x, y + 2)]))
+    yield ("x + y <= 12, x % 2 == 0", *env_of([(4, 2, INT_OO), (5, 1, INT_OO)],
+                                              [lambda x, y: R.le(x + y, 12),
+                                               lambda x, y: R.eq(E.mod(x, 2), 0)]))
+
+
+def _knowledge(P_, env: ShapeEnv, zs) -> list:
+    """What the environment knows, in Z3: root ranges, facts, replacements."""
+    k = _in_ranges(env, zs, [s for s in env.ranges if s not in env.replacements])
+    k += [encode_cond(P_, f, zs) for f in env.facts]
+    k += [zs[s] == encode(P_, v, zs) for s, v in env.replacements.items()]
+    return k
+
+
+@proves("decide.sound")
+def decide_sound():
+    decided = 0
+    for name, env, syms in _environments():
+        x, y = (s.expr for s in syms)
+        P_ = Py()
+        zs = Symbols()
+        know = _knowledge(P_, env, zs)
+        cases, impl = [], []
+        for c in conditions(x, y):
+            ans = decision.decide(env, c)
+            if ans is None:
+                continue
+            want = encode_cond(P_, c, zs)
+            defined = [d != 0 for d in divisors(P_, c, zs)]
+            cases.append((want, defined))
+            impl.append(z3.BoolVal(ans))
+        decided += len(cases)
+
+        def claim(*vs, cases=cases):
+            return z3.And(*[z3.Implies(z3.And(*d), w == v) for (w, d), v in zip(cases, vs)])
+        prove_code(claim, impl, know, P=P_,
+                   what="decide on %d conditions under %s" % (len(cases), name))
+    require(decided >= 300, "decide settled only %d conditions of the grammar", decided)
+
+
+@proves("decide.related_facts")
+def decide_related_facts():
+    for name, env, syms in _environments():
+        facts = env.facts + env.assumptions
+        for start in syms:
+            got = set(decision.related_facts(env, {start}))
+            # the closure computed here: facts reachable through shared symbols
+            reach, want, grew = {start}, set(), True
+            while grew:
+                grew = False
+                for f in facts:
+                    if f not in want and f.free_symbols & reach:
+                        want.add(f)
+                        reach |= f.free_symbols
+                        grew = True
+            require(got == want, "%s: related facts of %s are %s, the closure is %s",
+                    name, start, got, want)
+    from .code import STATS
+    STATS["code_claims"] += 1
+
+
+@proves("z3bridge.implies")
+def z3bridge_implies():
+    s0, s1 = E.Sym(970), E.Sym(971)
+    x, y = s0.expr, s1.expr
+    ranges = {s0: ValueRange(2, INT_OO), s1: ValueRange(1, 20)}
+    premises = [[], [R.ge(x, y + 2)], [R.le(x * y, 40)], [R.eq(E.mod(x, 4), 0),
+                                                            R.le(x, y)]]
+    answered = 0
+    for prem in premises:
+        P_ = Py()
+        zs = Symbols()
+        hyps = [encode_cond(P_, p, zs) for p in prem] + _in_ranges(None, zs, [s0, s1], ranges)
+        cases, impl = [], []
+        for c in conditions(x, y, products=False)[::8]:
+            ans = z3bridge.implies(prem, c, ranges)
+            if ans is None:
+                continue
+            cases.append((encode_cond(P_, c, zs), [d != 0 for d in divisors(P_, c, zs)]))
+            impl.append(z3.BoolVal(ans))
+        answered += len(cases)
+
+        def claim(*vs, cases=cases):
+            return z3.And(*[z3.Implies(z3.And(*d), w == v) for (w, d), v in zip(cases, vs)])
+        prove_code(claim, impl, hyps, P=P_, what="implies under %s" % (prem,))
+    require(answered >= 30, "implies settled only %d conditions", answered)

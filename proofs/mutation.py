@@ -1,0 +1,260 @@
+"""Mutation testing as a gate: cosmic-ray (a maintained mutation tool) run on the engine's
+and the contract's soundness code, with the proofs (and the tests of the published views)
+as the test command; ``docs/mutation_report.md`` is what it writes.
+
+    pip install -e '.[mutation]'
+    python -m proofs.mutation [--out DIR] [--only NAME ...] [--report docs/mutation_report.md]
+
+cosmic-ray mutates the source files *in place* (one mutant at a time, restored after
+each): run it on a clean checkout and nothing else in that tree meanwhile.  Each target
+below names a module, the functions in it whose mutants are run (cosmic-ray's
+``definition_name``), and the test command that must kill them: ``python -m proofs -x``
+on the rules of that code (stopping at the first failing proof), then, where the code
+publishes a view, the tests of that view.
+
+Operators left out: ``ReplaceBinaryOperator_*`` to ``/``, ``**``, shifts and bitwise
+operators (on ints and infinities they raise a ``TypeError`` at once or turn the result
+into a float: killed by any run, they only cost time), and ``RemoveDecorator`` (the
+``@rule`` tag has no behaviour; ``tests/test_rule_tags.py`` catches its removal).
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import datetime
+import os
+import re
+import subprocess
+import sys
+from typing import Dict, List, NamedTuple, Tuple
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+EXCLUDED_OPERATORS = (r"core/ReplaceBinaryOperator_\w+_(Div|Pow|LShift|RShift|BitOr|BitAnd|"
+                      r"BitXor)$", r"core/RemoveDecorator$")
+
+
+class Target(NamedTuple):
+    name: str
+    module: str                  # path relative to the root
+    functions: Tuple[str, ...]   # definition names whose mutants run
+    proofs: Tuple[str, ...]      # rules given to ``python -m proofs -x``
+    tests: Tuple[str, ...] = ()  # pytest files run after the proofs
+
+
+RANGE_PROOFS = ("range.add", "range.scale", "range.mul", "range.pow", "range.floordiv",
+                "range.mod", "range.min", "range.max")
+
+TARGETS: List[Target] = [
+    Target("ranges", "symshape/ranges.py",
+           ("vr_add", "vr_scale", "vr_mul", "vr_pow", "_ipow", "_fdiv", "vr_floordiv",
+            "vr_mod", "vr_min", "vr_max"), RANGE_PROOFS, ("tests/test_range_exactness.py",)),
+    Target("sympy_bridge", "symshape/sympy_bridge.py",
+           ("to_sympy", "_plain", "_atom", "public", "_agrees", "assumptions"),
+           ("sympy.",), ("tests/test_contract_views.py",)),
+    Target("guards", "symshape/guards.py",
+           ("_bind", "_dim", "_flush", "exact_range", "range_constraints", "roots"),
+           ("check.emitted", "contract.exact_range"), ("tests/test_contract_views.py",)),
+    Target("check_ir", "symshape/check_ir.py",
+           ("_lit", "test_and_args", "cond_py"), ("check.emitted",),
+           ("tests/test_contract_views.py",)),
+    Target("simplify", "symshape/simplify.py",
+           ("fold_small_numerator", "fold_minmax"), ("fold.small_numerator",
+                                                     "fold.minmax_dominance")),
+]
+
+
+def _config(t: Target, python: str, path: str, root: str) -> None:
+    """The session's config, its test command a script beside it (cosmic-ray runs the
+    command without a shell): ``gate`` below, then the view tests."""
+    script = path[:-len(".toml")] + "_gate.sh"
+    pristine = path[:-len(".toml")] + ".orig.py"
+    with open(os.path.join(root, t.module)) as f, open(pristine, "w") as g:
+        g.write(f.read())
+    with open(script, "w") as f:
+        f.write("set -e\n%s -m proofs.mutation --gate %s --pristine %s --root %s\n"
+                % (python, t.name, pristine, root))
+        if t.tests:
+            f.write("%s -m pytest -q -x -p no:cacheprovider %s\n" % (python, " ".join(t.tests)))
+    with open(path, "w") as f:
+        f.write('[cosmic-ray]\nmodule-path = "%s"\ntimeout = 300.0\nexcluded-modules = []\n'
+                'test-command = "bash %s"\n\n[cosmic-ray.distributor]\nname = "local"\n'
+                % (t.module, script))
+
+
+def _select(session: str, t: Target) -> Tuple[int, int]:
+    """Skip every mutant outside the target's functions or of an excluded operator
+    (cosmic-ray's own SKIPPED outcome); (kept, skipped)."""
+    from cosmic_ray.work_db import WorkDB, use_db
+    from cosmic_ray.work_item import WorkerOutcome, WorkResult
+    excluded = [re.compile(p) for p in EXCLUDED_OPERATORS]
+    kept = skipped = 0
+    with use_db(session, WorkDB.Mode.open) as db:
+        for item in list(db.pending_work_items):
+            m = item.mutations[0]
+            fn = (m.definition_name or "").split(".")[-1]
+            if fn in t.functions and not any(p.match(m.operator_name) for p in excluded):
+                kept += 1
+                continue
+            skipped += 1
+            db.set_result(item.job_id, WorkResult(worker_outcome=WorkerOutcome.SKIPPED,
+                                                  output="outside the gate"))
+    return kept, skipped
+
+
+def run_target(t: Target, out: str, python: str, root: str, resume: bool = False) -> str:
+    """Init, select and execute one target's session (in ``root``; ``resume``: go on with
+    the session already there); its sqlite path."""
+    cfg = os.path.join(out, t.name + ".toml")
+    session = os.path.join(out, t.name + ".sqlite")
+    _config(t, python, cfg, root)
+    cr = [python, "-m", "cosmic_ray.cli"]
+    if not (resume and os.path.exists(session)):
+        if os.path.exists(session):
+            os.remove(session)
+        subprocess.run(cr + ["init", cfg, session], cwd=root, check=True)
+        kept, skipped = _select(session, t)
+        print("%s: %d mutants to run (%d outside the gate)" % (t.name, kept, skipped),
+              flush=True)
+    subprocess.run(cr + ["exec", cfg, session], cwd=root, check=True)
+    return session
+
+
+class Outcome(NamedTuple):
+    target: str
+    function: str
+    operator: str
+    line: int
+    outcome: str          # killed / survived / incompetent / timeout
+    diff: str
+
+
+def outcomes(session: str, target: str) -> List[Outcome]:
+    """The run mutants of a session (skipped ones left out)."""
+    from cosmic_ray.work_db import WorkDB, use_db
+    out = []
+    with use_db(session, WorkDB.Mode.open) as db:
+        for item, result in db.completed_work_items:
+            if result.worker_outcome == "skipped":
+                continue
+            m = item.mutations[0]
+            kind = result.test_outcome or result.worker_outcome
+            out.append(Outcome(target, m.definition_name or "", m.operator_name,
+                               m.start_pos[0], str(getattr(kind, "value", kind)),
+                               result.diff or ""))
+    return out
+
+
+#: survivors judged equivalent (the mutant computes the same function), by
+#: (target, function, operator, line): why
+EQUIVALENT: Dict[Tuple[str, str, str, int], str] = {}
+
+
+def report(results: List[Outcome], path: str, note: str = "") -> Tuple[int, int]:
+    """Write the markdown report; (killed, non-equivalent mutants run)."""
+    by = collections.defaultdict(collections.Counter)
+    for r in results:
+        by[r.target][r.outcome] += 1
+    survivors = [r for r in results if r.outcome == "survived"]
+    equivalent = [r for r in survivors if (r.target, r.function, r.operator, r.line)
+                  in EQUIVALENT]
+    killed = sum(1 for r in results if r.outcome in ("killed", "incompetent"))
+    total = len(results) - len(equivalent)
+    lines = ["# Mutation report", "",
+             "cosmic-ray on the engine's and the contract's soundness code, the proofs as "
+             "the test command (`python -m proofs.mutation`; see its docstring for the "
+             "targets, the functions mutated and the operators left out).  Generated %s."
+             % datetime.date.today().isoformat(), ""]
+    if note:
+        lines += [note, ""]
+    lines += ["| target | killed | survived | incompetent | timeout |", "|---|---|---|---|---|"]
+    for tgt, c in by.items():
+        lines.append("| %s | %d | %d | %d | %d |" % (tgt, c["killed"], c["survived"],
+                                                     c["incompetent"], c["timeout"]))
+    rate = 100.0 * killed / total if total else 100.0
+    lines += ["", "**Kill rate: %d of %d non-equivalent mutants (%.1f%%)**; %d survivors "
+              "judged equivalent." % (killed, total, rate, len(equivalent)), ""]
+    lines += ["## Surviving mutants", ""]
+    if not survivors:
+        lines.append("None.")
+    for r in survivors:
+        why = EQUIVALENT.get((r.target, r.function, r.operator, r.line))
+        lines += ["### %s `%s` line %d: %s%s" % (r.target, r.function, r.line, r.operator,
+                                                 " (equivalent)" if why else ""), ""]
+        if why:
+            lines += [why, ""]
+        lines += ["```diff", r.diff.strip(), "```", ""]
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return killed, total
+
+
+def mutated_function(module_path: str, pristine: str):
+    """The name of the function enclosing the first line where ``module_path`` differs
+    from ``pristine`` (None when none does, or the change is outside any function)."""
+    import ast
+    with open(module_path) as f:
+        now = f.read().splitlines()
+    with open(pristine) as f:
+        before = f.read().splitlines()
+    line = next((i + 1 for i, (a, b) in enumerate(zip(now, before)) if a != b), None)
+    if line is None:
+        return None
+    best = None
+    for node in ast.walk(ast.parse("\n".join(now))):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
+                node.lineno <= line <= node.end_lineno:
+            if best is None or node.lineno > best.lineno:
+                best = node
+    return best.name if best is not None else None
+
+
+def gate(name: str, pristine: str, root: str) -> int:
+    """The test command of a mutant of target ``name``: the proofs of the rules tagged on
+    the mutated function (a function without a rule of its own, a helper: all the
+    target's proofs), stopping at the first failure; exit status 1 when one fails."""
+    import proofs
+    from symshape.rules import RULES
+    t = next(t for t in TARGETS if t.name == name)
+    fn = mutated_function(os.path.join(root, t.module), pristine)
+    own = [r.name for r in RULES if fn and r.where.split(":")[1].split(".")[-1] == fn]
+    for r in proofs.run(own or list(t.proofs), stop_on_failure=True):
+        if not r.ok:
+            print("FAIL %s: %s" % (r.rule, (r.message or "")[:300]))
+            return 1
+    return 0
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default=os.path.join(ROOT, "build", "mutation"))
+    ap.add_argument("--only", nargs="*", default=None, help="target names")
+    ap.add_argument("--root", default=ROOT, help="the checkout mutated in place")
+    ap.add_argument("--python", default=sys.executable)
+    ap.add_argument("--report", default=os.path.join(ROOT, "docs", "mutation_report.md"))
+    ap.add_argument("--report-only", action="store_true",
+                    help="write the report from the sessions already in --out")
+    ap.add_argument("--resume", action="store_true",
+                    help="go on with the sessions already in --out")
+    ap.add_argument("--gate", help=argparse.SUPPRESS)       # the test command of a mutant
+    ap.add_argument("--pristine", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.gate:
+        return gate(args.gate, args.pristine, args.root)
+    os.makedirs(args.out, exist_ok=True)
+    results: List[Outcome] = []
+    for t in TARGETS:
+        if args.only and t.name not in args.only:
+            continue
+        session = os.path.join(args.out, t.name + ".sqlite")
+        if not args.report_only:
+            session = run_target(t, args.out, args.python, args.root, args.resume)
+        if os.path.exists(session):
+            results += outcomes(session, t.name)
+    killed, total = report(results, args.report)
+    print("killed %d of %d non-equivalent mutants; report: %s" % (killed, total, args.report))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
