@@ -149,3 +149,52 @@ def z3bridge_implies():
             return z3.And(*[z3.Implies(z3.And(*d), w == v) for (w, d), v in zip(cases, vs)])
         prove_code(claim, impl, hyps, P=P_, what="implies under %s" % (prem,))
     require(answered >= 30, "implies settled only %d conditions", answered)
+
+
+@proves("symint.operators")
+def symint_operators():
+    """Every arithmetic operator of ``SymInt`` on every pair of operands from a grammar
+    (sizes over two symbols whose ranges have both signs, ints of both signs, on either
+    side): the expression the operator returns equals Python's operation on the values
+    for every point the environment admits after the operation (a division adds its
+    divisor's guard), and its example value is the operation on the examples."""
+    import operator
+    from symshape.symint import SymInt, sym_max, sym_min
+    from symshape.infinity import NEG_INT_OO
+    ops = [("+", operator.add), ("-", operator.sub), ("*", operator.mul),
+           ("//", operator.floordiv), ("%", operator.mod),
+           ("min", lambda a, b: sym_min(a, b)), ("max", lambda a, b: sym_max(a, b))]
+    py = {"+": lambda P_, a, b: a + b, "-": lambda P_, a, b: a - b,
+          "*": lambda P_, a, b: a * b, "//": lambda P_, a, b: P_.floordiv(a, b),
+          "%": lambda P_, a, b: P_.mod(a, b), "min": lambda P_, a, b: z3.If(a <= b, a, b),
+          "max": lambda P_, a, b: z3.If(a >= b, a, b)}
+    hint_op = {"+": operator.add, "-": operator.sub, "*": operator.mul,
+               "//": operator.floordiv, "%": operator.mod, "min": min, "max": max}
+    for name, op in ops:
+        env = ShapeEnv()
+        x = env.create_symbol(7, "x", ValueRange(NEG_INT_OO, INT_OO))
+        y = env.create_symbol(-3, "y", ValueRange(NEG_INT_OO, INT_OO))
+        X, Y = SymInt(x.expr, 7, env), SymInt(y.expr, -3, env)
+        operands = [(X, Y), (Y, X), (X, 4), (4, X), (Y, -5), (-5, Y), (X - Y, Y * 2 + 1)]
+        got = []
+        for a, b in operands:
+            r = op(a, b)
+            got.append((a, b, r))
+        P_ = Py()
+        zs = Symbols()
+
+        def val(v):
+            return encode(P_, v.expr if isinstance(v, SymInt) else v, zs)
+
+        def hint(v):
+            return v.hint if isinstance(v, SymInt) else v
+        know = _knowledge(P_, env, zs)
+        impl, wants = [], []
+        for a, b, r in got:
+            impl.append(val(r))
+            wants.append(py[name](P_, val(a), val(b)))
+            want_h = hint_op[name](hint(a), hint(b))
+            require(hint(r) == want_h, "%r %s %r: example %s, Python gives %s",
+                    a, name, b, hint(r), want_h)
+        prove_code(lambda *vs: z3.And(*[v == w for v, w in zip(vs, wants)]), impl, know,
+                   P=P_, what="SymInt %s on %d operand pairs" % (name, len(got)))

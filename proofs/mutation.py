@@ -40,6 +40,7 @@ class Target(NamedTuple):
     functions: Tuple[str, ...]   # definition names whose mutants run
     proofs: Tuple[str, ...]      # rules given to ``python -m proofs -x``
     tests: Tuple[str, ...] = ()  # pytest files run after the proofs
+    helpers: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()   # helper -> the rules it serves
 
 
 RANGE_PROOFS = ("range.add", "range.scale", "range.mul", "range.pow", "range.floordiv",
@@ -48,7 +49,8 @@ RANGE_PROOFS = ("range.add", "range.scale", "range.mul", "range.pow", "range.flo
 TARGETS: List[Target] = [
     Target("ranges", "symshape/ranges.py",
            ("vr_add", "vr_scale", "vr_mul", "vr_pow", "_ipow", "_fdiv", "vr_floordiv",
-            "vr_mod", "vr_min", "vr_max"), RANGE_PROOFS, ("tests/test_range_exactness.py",)),
+            "vr_mod", "vr_min", "vr_max"), RANGE_PROOFS, ("tests/test_range_exactness.py",),
+           (("_fdiv", ("range.floordiv",)), ("_ipow", ("range.pow",)))),
     Target("sympy_bridge", "symshape/sympy_bridge.py",
            ("to_sympy", "_plain", "_atom", "public", "_agrees", "assumptions"),
            ("sympy.",), ("tests/test_contract_views.py",)),
@@ -218,6 +220,7 @@ def gate(name: str, pristine: str, root: str) -> int:
     t = next(t for t in TARGETS if t.name == name)
     fn = mutated_function(os.path.join(root, t.module), pristine)
     own = [r.name for r in RULES if fn and r.where.split(":")[1].split(".")[-1] == fn]
+    own += list(dict(t.helpers).get(fn, ()))
     for r in proofs.run(own or list(t.proofs), stop_on_failure=True):
         if not r.ok:
             print("FAIL %s: %s" % (r.rule, (r.message or "")[:300]))

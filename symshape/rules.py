@@ -326,6 +326,10 @@ RULES += [
     _r("z3bridge.implies", Z3B + ":implies",
        "implies(P, g, ranges) is True only if P and the ranges imply g, False only if they "
        "imply not g"),
+    _r("symint.operators", "symshape.symint:SymInt._binop",
+       "a SymInt's + - * // % (either side an int or a SymInt), unary -, divmod and "
+       "sym_min / sym_max denote Python's operation on the values, and the example value "
+       "is the operation on the example values; a divisor is non-zero on the contract"),
     _r("check.text", "symshape.validate:validate_check_text",
        "the Python text of the input check, parsed back, accepts exactly the sizes the "
        "constraint set admits, and every name it reads is defined"),
