@@ -198,3 +198,80 @@ def symint_operators():
                     a, name, b, hint(r), want_h)
         prove_code(lambda *vs: z3.And(*[v == w for v, w in zip(vs, wants)]), impl, know,
                    P=P_, what="SymInt %s on %d operand pairs" % (name, len(got)))
+
+
+def _fresh_env(specs, guards):
+    env = ShapeEnv()
+    syms = [env.create_symbol(h, "v%d" % i, ValueRange(lo, hi))
+            for i, (h, lo, hi) in enumerate(specs)]
+    for g in guards:
+        env.add_guard(g(*(s.expr for s in syms)), None)
+    return env, syms
+
+
+#: environments (symbol (example, lower, upper) triples, guards) for evaluate / check
+EVAL_ENVS = [([(5, 2, INT_OO), (3, 0, 9)], []),
+             ([(6, 2, INT_OO), (3, 2, INT_OO)], [lambda x, y: R.ge(x, y + 2)])]
+
+
+def _after(env, c, answer, what: str) -> None:
+    """On every point the environment now admits, ``c`` has the value ``answer``."""
+    P_ = Py()
+    zs = Symbols()
+    know = _knowledge(P_, env, zs)
+    want = encode_cond(P_, c, zs)
+    defined = [d != 0 for d in divisors(P_, c, zs)]
+    prove_code(lambda v: z3.Implies(z3.And(*defined), want == v), [z3.BoolVal(answer)],
+               know, P=P_, what=what)
+
+
+@proves("env.evaluate")
+def env_evaluate():
+    """For every condition of the grammar (a sample of every tenth), in a fresh
+    environment: the bool ``evaluate`` returns is the condition's value on every point the
+    environment admits afterwards (decided, or the guard it recorded), and its value at
+    the example."""
+    from symshape.expr import evaluate as value_at
+    for specs, guards in EVAL_ENVS:
+        env0, syms0 = _fresh_env(specs, guards)
+        for c in conditions(*(s.expr for s in syms0))[::10]:
+            env, syms = _fresh_env(specs, guards)
+            point = {s: h for s, (h, _, _) in zip(syms, specs)}
+            try:
+                ex = value_at(c.expr, point)
+            except ZeroDivisionError:
+                continue
+            truth = ex == 0 if c.op == R.EQ else (ex != 0 if c.op == R.NE else ex <= 0)
+            got = env.evaluate(c, truth)
+            require(got == truth, "evaluate(%s) is %s at the example, where it is %s",
+                    c, got, truth)
+            _after(env, c, got, "evaluate(%s)" % c)
+
+
+@proves("env.check")
+def env_check():
+    """``check`` on every condition of the grammar (every tenth) true at the example:
+    afterwards every point the environment admits satisfies it; on one false at the
+    example it raises a UserError."""
+    from symshape.errors import UserError
+    from symshape.expr import evaluate as value_at
+    raised = 0
+    for specs, guards in EVAL_ENVS:
+        env0, syms0 = _fresh_env(specs, guards)
+        for c in conditions(*(s.expr for s in syms0))[::10]:
+            env, syms = _fresh_env(specs, guards)
+            point = {s: h for s, (h, _, _) in zip(syms, specs)}
+            try:
+                ex = value_at(c.expr, point)
+            except ZeroDivisionError:
+                continue
+            truth = ex == 0 if c.op == R.EQ else (ex != 0 if c.op == R.NE else ex <= 0)
+            try:
+                env.check(c, truth)
+            except UserError:
+                require(not truth, "check(%s) raised where the example satisfies it", c)
+                raised += 1
+                continue
+            require(truth, "check(%s) passed where the example violates it", c)
+            _after(env, c, True, "check(%s)" % c)
+    require(raised > 0, "no condition of the grammar was false at the example")

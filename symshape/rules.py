@@ -330,6 +330,12 @@ RULES += [
        "a SymInt's + - * // % (either side an int or a SymInt), unary -, divmod and "
        "sym_min / sym_max denote Python's operation on the values, and the example value "
        "is the operation on the example values; a divisor is non-zero on the contract"),
+    _r("env.evaluate", "symshape.env:ShapeEnv.evaluate",
+       "b = evaluate(c, hint): on every point the environment admits afterwards, c == b "
+       "(decided, or a guard recorded), and b is c at the example"),
+    _r("env.check", "symshape.env:ShapeEnv.check",
+       "after check(c), every point the environment admits satisfies c (decided, or "
+       "recorded as a guard); a c false at the example raises"),
     _r("check.text", "symshape.validate:validate_check_text",
        "the Python text of the input check, parsed back, accepts exactly the sizes the "
        "constraint set admits, and every name it reads is defined"),
