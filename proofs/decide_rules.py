@@ -227,14 +227,14 @@ def _after(env, c, answer, what: str) -> None:
 
 @proves("env.evaluate")
 def env_evaluate():
-    """For every condition of the grammar (a sample of every tenth), in a fresh
+    """For every condition of the grammar (every twentieth), in a fresh
     environment: the bool ``evaluate`` returns is the condition's value on every point the
     environment admits afterwards (decided, or the guard it recorded), and its value at
     the example."""
     from symshape.expr import evaluate as value_at
     for specs, guards in EVAL_ENVS:
         env0, syms0 = _fresh_env(specs, guards)
-        for c in conditions(*(s.expr for s in syms0))[::10]:
+        for c in conditions(*(s.expr for s in syms0))[::20]:
             env, syms = _fresh_env(specs, guards)
             point = {s: h for s, (h, _, _) in zip(syms, specs)}
             try:
@@ -275,3 +275,49 @@ def env_check():
             require(truth, "check(%s) passed where the example violates it", c)
             _after(env, c, True, "check(%s)" % c)
     require(raised > 0, "no condition of the grammar was false at the example")
+
+
+def expressions(x, y) -> list:
+    """The sizes of the grammar: ``a*x + b*t + c`` for every ``t`` of ``conditions``."""
+    terms = [y, E.floordiv(x, 2), E.mod(x, 3), E.smin(x, y), E.smax(x, y), x * y]
+    out = []
+    for t in terms:
+        for a, b, c in itertools.product(COEFFS, COEFFS, CONSTS):
+            e = a * x + b * t + c
+            if type(e) is not int:
+                out.append(e)
+    return list(dict.fromkeys(out))
+
+
+@proves("bounds.pipeline")
+def bounds_pipeline():
+    """``ss.bounds`` (``bounds_expr``) on every tenth size of the grammar under each
+    environment: the range holds the size on every admitted point (Z3), and each finite
+    end is attained by an admitted point (Z3: a model)."""
+    from symshape.infinity import is_inf
+    from symshape.symbolic import bounds_expr
+    finite = 0
+    for name, env, syms in _environments():
+        x, y = (s.expr for s in syms)
+        for e in expressions(x, y)[::10]:
+            got = bounds_expr(env, e)
+            P_ = Py()
+            zs = Symbols()
+            know = _knowledge(P_, env, zs)
+            v = encode(P_, e, zs)
+            know += [d != 0 for d in divisors(P_, e, zs)]
+            ends = [(b, low) for b, low in ((got.lower, True), (got.upper, False))
+                    if not is_inf(b)]
+            if not ends:
+                continue
+            prove_code(lambda *bs: z3.And(*[v >= b if low else v <= b
+                                            for b, (_, low) in zip(bs, ends)]),
+                       [z3.IntVal(b) for b, _ in ends], know, P=P_,
+                       what="bounds(%s) = %s under %s" % (e, got, name))
+            for b, _ in ends:
+                s = z3.Solver()
+                s.add(*know, *P_.side, v == b)
+                require(s.check() == z3.sat, "bounds(%s) end %s under %s is not attained",
+                        e, b, name)
+                finite += 1
+    require(finite >= 30, "only %d finite ends", finite)

@@ -104,7 +104,26 @@ def _select(session: str, t: Target) -> Tuple[int, int]:
     return kept, skipped
 
 
-def run_target(t: Target, out: str, python: str, root: str, resume: bool = False) -> str:
+def thin(session: str, every: int) -> int:
+    """Keep one pending mutant in ``every`` (in the order of their job ids, a fixed
+    order), marking the others SKIPPED ("sampled out"): a deterministic sample when the
+    whole set does not fit the time.  The number kept."""
+    from cosmic_ray.work_db import WorkDB, use_db
+    from cosmic_ray.work_item import WorkerOutcome, WorkResult
+    kept = 0
+    with use_db(session, WorkDB.Mode.open) as db:
+        items = sorted(db.pending_work_items, key=lambda w: w.job_id)
+        for k, item in enumerate(items):
+            if k % every == 0:
+                kept += 1
+                continue
+            db.set_result(item.job_id, WorkResult(worker_outcome=WorkerOutcome.SKIPPED,
+                                                  output="sampled out"))
+    return kept
+
+
+def run_target(t: Target, out: str, python: str, root: str, resume: bool = False,
+               sample: int = 1) -> str:
     """Init, select and execute one target's session (in ``root``; ``resume``: go on with
     the session already there); its sqlite path."""
     cfg = os.path.join(out, t.name + ".toml")
@@ -118,6 +137,9 @@ def run_target(t: Target, out: str, python: str, root: str, resume: bool = False
         kept, skipped = _select(session, t)
         print("%s: %d mutants to run (%d outside the gate)" % (t.name, kept, skipped),
               flush=True)
+    if sample > 1:
+        print("%s: %d pending mutants kept (one in %d)" % (t.name, thin(session, sample),
+                                                            sample), flush=True)
     subprocess.run(cr + ["exec", cfg, session], cwd=root, check=True)
     return session
 
@@ -239,6 +261,8 @@ def main(argv=None) -> int:
                     help="write the report from the sessions already in --out")
     ap.add_argument("--resume", action="store_true",
                     help="go on with the sessions already in --out")
+    ap.add_argument("--sample", type=int, default=1,
+                    help="run one pending mutant in N (a fixed sample)")
     ap.add_argument("--gate", help=argparse.SUPPRESS)       # the test command of a mutant
     ap.add_argument("--pristine", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -251,7 +275,8 @@ def main(argv=None) -> int:
             continue
         session = os.path.join(args.out, t.name + ".sqlite")
         if not args.report_only:
-            session = run_target(t, args.out, args.python, args.root, args.resume)
+            session = run_target(t, args.out, args.python, args.root, args.resume,
+                                 args.sample)
         if os.path.exists(session):
             results += outcomes(session, t.name)
     killed, total = report(results, args.report)

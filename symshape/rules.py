@@ -336,6 +336,10 @@ RULES += [
     _r("env.check", "symshape.env:ShapeEnv.check",
        "after check(c), every point the environment admits satisfies c (decided, or "
        "recorded as a guard); a c false at the example raises"),
+    _r("bounds.pipeline", "symshape.symbolic:bounds_expr",
+       "ss.bounds(e) == [lo, hi] holds e on every point the environment admits, and each "
+       "finite end is the value of e at one of them (interval, polynomial, sampled or "
+       "projected: whichever step answers)"),
     _r("check.text", "symshape.validate:validate_check_text",
        "the Python text of the input check, parsed back, accepts exactly the sizes the "
        "constraint set admits, and every name it reads is defined"),

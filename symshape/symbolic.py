@@ -218,6 +218,7 @@ def _check_satisfiable(env: SymbolicEnv, text) -> None:
             env.example_point[s] = val.as_long()
 
 
+@rule("bounds.pipeline")
 def bounds_expr(env: ShapeEnv, e: E.IntLike) -> ValueRange:
     """The tightest range the engine proves for ``e`` under ``env``'s ranges and facts."""
     e = env.simplify(e)
