@@ -54,14 +54,8 @@ def conditions(x, y, products: bool = True) -> list:
 def _environments():
     """(name, env, symbols): boxes with finite and infinite ends, without and with
     recorded guards (an inequality between the two, a divisibility, an equality)."""
-    def env_of(specs, guards=()):
-        env = ShapeEnv()
-        syms = [env.create_symbol(h, "v%d" % i, ValueRange(lo, hi))
-                for i, (h, lo, hi) in enumerate(specs)]
-        for g in guards:
-            env.add_guard(g(*(s.expr for s in syms)), None)
-        return env, syms
-    yield ("box", *env_of([(5, 2, INT_OO), (3, 0, 9)]))
+    env_of = _fresh_env
+    yield ("box", *env_of([(5, 2, INT_OO), (3, 0, 9)], []))
     yield ("x >= y + 2", *env_of([(6, 2, INT_OO), (3, 2, INT_OO)],
                                  [lambda x, y: R.ge(x, y + 2)]))
     yield ("x + y <= 12, x % 2 == 0", *env_of([(4, 2, INT_OO), (5, 1, INT_OO)],
@@ -225,55 +219,50 @@ def _after(env, c, answer, what: str) -> None:
                know, P=P_, what=what)
 
 
-@proves("env.evaluate")
-def env_evaluate():
-    """For every condition of the grammar (every twentieth), in a fresh
-    environment: the bool ``evaluate`` returns is the condition's value on every point the
-    environment admits afterwards (decided, or the guard it recorded), and its value at
-    the example."""
+def _graded(every: int):
+    """(fresh environment, condition, its value at the example) for every ``every``-th
+    condition of the grammar under each of ``EVAL_ENVS`` (one defined at the example)."""
     from symshape.expr import evaluate as value_at
     for specs, guards in EVAL_ENVS:
         env0, syms0 = _fresh_env(specs, guards)
-        for c in conditions(*(s.expr for s in syms0))[::20]:
+        for c in conditions(*(s.expr for s in syms0))[::every]:
             env, syms = _fresh_env(specs, guards)
             point = {s: h for s, (h, _, _) in zip(syms, specs)}
             try:
                 ex = value_at(c.expr, point)
             except ZeroDivisionError:
                 continue
-            truth = ex == 0 if c.op == R.EQ else (ex != 0 if c.op == R.NE else ex <= 0)
-            got = env.evaluate(c, truth)
-            require(got == truth, "evaluate(%s) is %s at the example, where it is %s",
-                    c, got, truth)
-            _after(env, c, got, "evaluate(%s)" % c)
+            yield env, c, (ex == 0 if c.op == R.EQ else (ex != 0 if c.op == R.NE else ex <= 0))
+
+
+@proves("env.evaluate")
+def env_evaluate():
+    """For every twentieth condition of the grammar, in a fresh environment: the bool
+    ``evaluate`` returns is the condition's value on every point the environment admits
+    afterwards (decided, or the guard it recorded), and its value at the example."""
+    for env, c, truth in _graded(20):
+        got = env.evaluate(c, truth)
+        require(got == truth, "evaluate(%s) is %s at the example, where it is %s",
+                c, got, truth)
+        _after(env, c, got, "evaluate(%s)" % c)
 
 
 @proves("env.check")
 def env_check():
-    """``check`` on every condition of the grammar (every tenth) true at the example:
-    afterwards every point the environment admits satisfies it; on one false at the
-    example it raises a UserError."""
+    """``check`` on every tenth condition of the grammar true at the example: afterwards
+    every point the environment admits satisfies it; on one false at the example it
+    raises a UserError."""
     from symshape.errors import UserError
-    from symshape.expr import evaluate as value_at
     raised = 0
-    for specs, guards in EVAL_ENVS:
-        env0, syms0 = _fresh_env(specs, guards)
-        for c in conditions(*(s.expr for s in syms0))[::10]:
-            env, syms = _fresh_env(specs, guards)
-            point = {s: h for s, (h, _, _) in zip(syms, specs)}
-            try:
-                ex = value_at(c.expr, point)
-            except ZeroDivisionError:
-                continue
-            truth = ex == 0 if c.op == R.EQ else (ex != 0 if c.op == R.NE else ex <= 0)
-            try:
-                env.check(c, truth)
-            except UserError:
-                require(not truth, "check(%s) raised where the example satisfies it", c)
-                raised += 1
-                continue
-            require(truth, "check(%s) passed where the example violates it", c)
-            _after(env, c, True, "check(%s)" % c)
+    for env, c, truth in _graded(10):
+        try:
+            env.check(c, truth)
+        except UserError:
+            require(not truth, "check(%s) raised where the example satisfies it", c)
+            raised += 1
+            continue
+        require(truth, "check(%s) passed where the example violates it", c)
+        _after(env, c, True, "check(%s)" % c)
     require(raised > 0, "no condition of the grammar was false at the example")
 
 

