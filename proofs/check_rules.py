@@ -307,6 +307,11 @@ def sympy_bridge():
                 elif name in ("positive", "negative"):
                     require(not holds, "[%s, %s] is always %s but the symbol is not declared "
                             "so", lo, hi, name)
+                elif name in ("nonnegative", "nonpositive"):
+                    # the strongest sign is declared: nonpositive unless negative is
+                    stronger = "positive" if name == "nonnegative" else "negative"
+                    require(not holds or stronger in flags, "[%s, %s] is always %s but the "
+                            "symbol is declared neither so nor %s", lo, hi, name, stronger)
             STATS["code_claims"] += 1
 
 

@@ -178,6 +178,11 @@ EQUIVALENT: Dict[Tuple[str, str, str], str] = {
         "does.",
     ("sympy_bridge", 'if a.kind == "Mod":', 'if a.kind >= "Mod":'):
         'The kinds left are "Mod", "Min", "Max" and only "Mod" >= "Mod".',
+    ("sympy_bridge", 'if a.kind == "Mod":', 'if a.kind is "Mod":'):
+        "The kinds are interned string literals: `is` and `==` agree on them.",
+    ("sympy_bridge", 'kind = sympy.Min if a.kind == "Min" else sympy.Max',
+     'kind = sympy.Min if a.kind is "Min" else sympy.Max'):
+        "The kinds are interned string literals: `is` and `==` agree on them.",
     ("sympy_bridge", "if type(x) is int:", "if type(x) == int:"):
         "The same test for a type.",
     ("sympy_bridge", "return kind(*args, evaluate=False)", "return kind(*args, evaluate=True)"):
