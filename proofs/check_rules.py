@@ -265,6 +265,14 @@ def _from_sympy(P_: Py, e, names):
     raise AssertionError("unexpected sympy node %s (%s)" % (e, type(e).__name__))
 
 
+def _never(inr, cond) -> bool:
+    """No value of the range satisfies ``cond``."""
+    sol = z3.Solver()
+    sol.add(*inr)
+    sol.add(cond)
+    return sol.check() == z3.unsat
+
+
 @proves("sympy.bridge")
 def sympy_bridge():
     from symshape.infinity import INT_OO, NEG_INT_OO
@@ -302,8 +310,10 @@ def sympy_bridge():
                 sol.add(z3.Not(pred(v)))
                 holds = sol.check() == z3.unsat
                 if name in flags:
-                    require(holds, "[%s, %s] is declared %s but admits a value that is not",
-                            lo, hi, name)
+                    # declared True: holds on the whole range; declared False: never holds
+                    require(holds if flags[name] else _never(inr, pred(v)),
+                            "[%s, %s] is declared %s=%s but admits a value that is not",
+                            lo, hi, name, flags[name])
                 elif name in ("positive", "negative"):
                     require(not holds, "[%s, %s] is always %s but the symbol is not declared "
                             "so", lo, hi, name)

@@ -169,9 +169,32 @@ def outcomes(session: str, target: str) -> List[Outcome]:
     return out
 
 
+_SPELLING = ("The fully unevaluated fallback (`_plain`, or the divisor's power) is the "
+             "same number at every point; the mutant changes only its spelling, which the "
+             "rule leaves open.")
+
 #: survivors judged equivalent (the mutant computes the same function, or the same value
 #: under the rule's meaning), by (target, the line removed, the line added): why
 EQUIVALENT: Dict[Tuple[str, str, str], str] = {
+    ("sympy_bridge", 'terms = [sympy.Integer(x.const)] if x.const or not x.terms else []',
+     'terms = [sympy.Integer(x.const)] if x.const or  x.terms else []'): _SPELLING,
+    ("sympy_bridge", 'return terms[0] if len(terms) == 1 else sympy.Add(*terms, evaluate=False)',
+     'return terms[0] if len(terms) == 1 else sympy.Add(*terms, evaluate=True)'): _SPELLING,
+    ("sympy_bridge", 'quotient = sympy.Mul(args[0], sympy.Pow(args[1], -1, evaluate=not plain),',
+     'quotient = sympy.Mul(args[0], sympy.Pow(args[1], -1, evaluate= plain),'): _SPELLING,
+    ("sympy_bridge", 'if c != 1 or not factors:',
+     'if c != 1 or  factors:'): _SPELLING,
+    ("sympy_bridge", 'return terms[0] if len(terms) == 1 else sympy.Add(*terms, evaluate=False)',
+     'return terms[ -1] if len(terms) == 1 else sympy.Add(*terms, evaluate=False)'): _SPELLING,
+    ("sympy_bridge", 'factors.insert(0, sympy.Integer(c))',
+     'factors.insert( -1, sympy.Integer(c))'): _SPELLING,
+    ("sympy_bridge", 'terms.append(factors[0] if len(factors) == 1 else',
+     'terms.append(factors[ -1] if len(factors) == 1 else'): _SPELLING,
+    ("sympy_bridge", 'sympy.Mul(*factors, evaluate=False))',
+     'sympy.Mul(*factors, evaluate=True))'): _SPELLING,
+    ("sympy_bridge", 'kind = sympy.Min if a.kind == "Min" else sympy.Max',
+     'kind = sympy.Min if a.kind >= "Min" else sympy.Max'):
+        'The kinds left are "Min" and "Max" and only "Min" >= "Min".',
     ("ranges", "if a.lower // m == a.upper // m:       # no wrap-around inside the range",
      "if a.lower // m >= a.upper // m:       # no wrap-around inside the range"):
         "a.lower <= a.upper, so a.lower // m <= a.upper // m: `>=` holds exactly when `==` "

@@ -13,7 +13,7 @@ from symshape import ranges as RG
 from symshape.infinity import INT_OO, NEG_INT_OO, is_inf
 from symshape.ranges import ValueRange
 
-ENDS = (-3, -1, 0, 2, 5)
+ENDS = (-3, -1, 0, 1, 2, 5)
 W = 40
 
 
@@ -86,3 +86,14 @@ def test_mod_without_wrap_is_the_hull():
                 continue
             _check_hull(RG.vr_mod(a, ValueRange(m, m)), lambda w: [x % m for x in _members(a, w)],
                         "mod(%s, %d)" % (a, m))
+
+
+@pytest.mark.parametrize("b", [ValueRange(3, 5), ValueRange(1, 1), ValueRange(2, INT_OO),
+                               ValueRange(-5, -3), ValueRange(NEG_INT_OO, -2)])
+def test_mod_over_a_whole_period_is_the_hull(b):
+    # x ranging over a whole period of every divisor: x % y takes every value of
+    # [0, d - 1] (y > 0) or [c + 1, 0] (y < 0), and no other
+    for a in (ValueRange(NEG_INT_OO, INT_OO), ValueRange(-W, INT_OO)):
+        _check_hull(RG.vr_mod(a, b), lambda w: [x % y for x in _members(a, w)
+                                                for y in _members(b, w)],
+                    "mod(%s, %s)" % (a, b))
