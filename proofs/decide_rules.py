@@ -219,11 +219,12 @@ def _after(env, c, answer, what: str) -> None:
                know, P=P_, what=what)
 
 
-def _graded(every: int):
+def _graded(every: int, envs=None):
     """(fresh environment, condition, its value at the example) for every ``every``-th
-    condition of the grammar under each of ``EVAL_ENVS`` (one defined at the example)."""
+    condition of the grammar under each of ``envs`` (default ``EVAL_ENVS``; only those
+    defined at the example)."""
     from symshape.expr import evaluate as value_at
-    for specs, guards in EVAL_ENVS:
+    for specs, guards in envs or EVAL_ENVS:
         env0, syms0 = _fresh_env(specs, guards)
         for c in conditions(*(s.expr for s in syms0))[::every]:
             env, syms = _fresh_env(specs, guards)
@@ -310,3 +311,23 @@ def bounds_pipeline():
                         e, b, name)
                 finite += 1
     require(finite >= 30, "only %d finite ends", finite)
+
+
+@proves("env.add_guard")
+def env_add_guard():
+    """Every eighth condition of the grammar true at the example, learnt by a fresh
+    environment over a box (one symbol's range finite, one not): whatever the solver
+    makes of it (a replacement, a narrowed range, a divisibility quotient, a fact), the
+    points admitted afterwards are exactly the guard's solutions in the box."""
+    from .solver_rules import _solutions_kept
+    specs = EVAL_ENVS[0][0]
+    learnt = 0
+    for env, c, truth in _graded(8, [(specs, [])]):
+        if not truth:
+            continue
+        syms = [s for s in env.ranges][:len(specs)]
+        old = dict(env.ranges)
+        env.add_guard(c, None)
+        _solutions_kept(old, c, env, syms, "add_guard")
+        learnt += 1
+    require(learnt >= 20, "only %d guards learnt", learnt)

@@ -304,6 +304,7 @@ class ShapeEnv:
                                                          text))
 
     # ------------------------------------------------------------------ solver
+    @rule("env.add_guard")
     def add_guard(self, c, frame: Optional[UserFrame], kind: str = "guard",
                   reason: Optional[str] = None, data_dependent: bool = False) -> None:
         """Record ``c`` (true at the example values) and learn from it.  A

@@ -333,6 +333,10 @@ RULES += [
     _r("env.evaluate", "symshape.env:ShapeEnv.evaluate",
        "b = evaluate(c, hint): on every point the environment admits afterwards, c == b "
        "(decided, or a guard recorded), and b is c at the example"),
+    _r("env.add_guard", "symshape.env:ShapeEnv.add_guard",
+       "after add_guard(g) (the solver's dispatch, the replacements, narrowed ranges and "
+       "refreshed facts it learns), the points the environment admits are exactly the "
+       "points of the old ranges where g holds"),
     _r("env.check", "symshape.env:ShapeEnv.check",
        "after check(c), every point the environment admits satisfies c (decided, or "
        "recorded as a guard); a c false at the example raises"),
