@@ -176,6 +176,19 @@ _SPELLING = ("The fully unevaluated fallback (`_plain`, or the divisor's power) 
 #: survivors judged equivalent (the mutant computes the same function, or the same value
 #: under the rule's meaning), by (target, the line removed, the line added): why
 EQUIVALENT: Dict[Tuple[str, str, str], str] = {
+    ("ranges", "return INT_OO if (a > 0) == (b > 0) else NEG_INT_OO",
+     "return INT_OO if (a > 0) == (b > 1) else NEG_INT_OO"):
+        "b is infinite on this line: b > 1 exactly when b > 0.",
+    ("ranges", "if b.lower < 0:", "if b.lower != 0:"):
+        "Reached only for a divisor range holding 0 (b.lower <= 0): != 0 is < 0 there.",
+    ("sympy_bridge", "factors = [symbol(a, ranges) if type(a) is Sym else _atom(a, ranges, True)",
+     "factors = [symbol(a, ranges) if type(a) == Sym else _atom(a, ranges, True)"):
+        "The same test for a type.",
+    ("sympy_bridge", "elif not is_inf(hi) and hi <= 0:", "elif not is_inf(hi) and hi == 0:"):
+        "After `hi <= -1` failed, a finite hi is >= 0: `<= 0` is `== 0`.",
+    ("sympy_bridge", "return terms[0] if len(terms) == 1 else sympy.Add(*terms, evaluate=False)",
+     "return terms[0] if len(terms) == 0 else sympy.Add(*terms, evaluate=False)"): _SPELLING,
+    ("sympy_bridge", "if c != 1 or not factors:", "if c != 0 or not factors:"): _SPELLING,
     ("sympy_bridge", 'terms = [sympy.Integer(x.const)] if x.const or not x.terms else []',
      'terms = [sympy.Integer(x.const)] if x.const or  x.terms else []'): _SPELLING,
     ("sympy_bridge", 'return terms[0] if len(terms) == 1 else sympy.Add(*terms, evaluate=False)',

@@ -162,8 +162,8 @@ def fold_small_numerator():
 def numerator_grammar(S, T) -> list:
     """Every numerator of depth one over two symbols: a symbol plus or times a constant,
     a sum or difference of the two, and each operation of one or both."""
-    out = [S, -S, 2 * S, S + 1, S - 1, S + T, S - T]
-    out += [E.floordiv(S, 2), E.mod(S, 3), E.smin(S, T), E.smax(S, T), E.smin(S, 4)]
+    out = [S, -S, 2 * S, S + 1, S + T, S - T]
+    out += [E.floordiv(S, 2), E.mod(S, 3), E.smin(S, T), E.smax(S, T)]
     return out
 
 
