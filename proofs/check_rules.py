@@ -66,6 +66,12 @@ def _programs():
         (datadep, (np.array([1., 2, 3, 4, 5, -1, -1, -1]),), {"x": (A,)}),
         (datadep_mod, (np.array([1., 2, 3, 4, -1, -1]),), {"x": (A,)}),
         (with_int, (r(9), 4), {"x": (A,), "k": ss.Dim.DYNAMIC}),
+        # compound dims read before their symbols are bound: checked once both are
+        (lambda z, w, x, y: (z + np.outer(x, y).reshape(-1),
+                             w + np.concatenate([x, y])), (r(12), r(7), r(3), r(4)),
+         {"z": (A,), "w": (A,), "x": (A,), "y": (A,)}),
+        # a divisibility read after its partner: y.shape[0] == 2*x.shape[0] + 1
+        (lambda y, x: y[1:].reshape(2, -1) + x, (r(9), r(4)), {"y": (A,), "x": (A,)}),
         # an int input with only an upper end ([-int_oo, 5]): its check must still exist
         (lambda x, k: x[:1] * 2 if k <= 5 else x[:1], (r(4), 3),
          {"x": (A,), "k": ss.Dim.DYNAMIC}),

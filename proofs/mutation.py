@@ -56,10 +56,13 @@ TARGETS: List[Target] = [
            ("sympy.",), ("tests/test_contract_views.py",)),
     Target("guards", "symshape/guards.py",
            ("_bind", "_dim", "_flush", "exact_range", "range_constraints", "roots"),
-           ("check.emitted", "contract.exact_range"), ("tests/test_contract_views.py",)),
+           ("check.emitted", "check.text", "contract.exact_range"),
+           ("tests/test_contract_views.py", "tests/test_check_records.py",
+            "tests/test_guards_codegen.py")),
     Target("check_ir", "symshape/check_ir.py",
-           ("_lit", "test_and_args", "cond_py"), ("check.emitted",),
-           ("tests/test_contract_views.py",)),
+           ("_lit", "test_and_args", "cond_py"), ("check.emitted", "check.text"),
+           ("tests/test_contract_views.py", "tests/test_check_records.py",
+            "tests/test_guards_codegen.py")),
     Target("simplify", "symshape/simplify.py",
            ("fold_small_numerator", "fold_minmax"), ("fold.small_numerator",
                                                      "fold.minmax_dominance")),
@@ -176,6 +179,13 @@ _SPELLING = ("The fully unevaluated fallback (`_plain`, or the divisor's power) 
 #: survivors judged equivalent (the mutant computes the same function, or the same value
 #: under the rule's meaning), by (target, the line removed, the line added): why
 EQUIVALENT: Dict[Tuple[str, str, str], str] = {
+    ("ranges", "return x if (x > 0 or n % 2) else INT_OO",
+     "return x if (x == 0 or n % 2) else INT_OO"):
+        "x is an infinity on this line: never 0; for even n, int_oo**n and (-int_oo)**n "
+        "are int_oo either way.",
+    ("ranges", "return 0 if (a >= 0) == (b > 0) else -1",
+     "return 0 if (a >= 0) == (b > 1) else -1"):
+        "b is infinite on this line: b > 1 exactly when b > 0.",
     ("ranges", "return INT_OO if (a > 0) == (b > 0) else NEG_INT_OO",
      "return INT_OO if (a > 0) == (b > 1) else NEG_INT_OO"):
         "b is infinite on this line: b > 1 exactly when b > 0.",

@@ -46,6 +46,8 @@ def test_compound_dim_range_is_the_exact_projection():
     ep = ss.export(f, (np.ones(6), np.ones(9)), dynamic_shapes={"x": (A,), "y": (A,)})
     (y,) = ep.input_shapes["y"]
     assert ep.range_constraints[y] == ValueRange(4, INT_OO)      # n >= 5: (n - 3)**2 >= 4
+    assert [str(k) for k in ep.range_constraints] == ["s0", "s0**2 - 6*s0 + 9"]
+    assert ep.range_constraints[next(iter(ep.range_constraints))] == ValueRange(5, INT_OO)
     assert ep.guards == []
 
 

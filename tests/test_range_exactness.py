@@ -89,11 +89,14 @@ def test_mod_without_wrap_is_the_hull():
 
 
 @pytest.mark.parametrize("b", [ValueRange(3, 5), ValueRange(1, 1), ValueRange(2, INT_OO),
-                               ValueRange(-5, -3), ValueRange(NEG_INT_OO, -2)])
+                               ValueRange(-5, -3), ValueRange(NEG_INT_OO, -2),
+                               ValueRange(-3, 0), ValueRange(0, 4), ValueRange(-2, 3),
+                               ValueRange(NEG_INT_OO, 0), ValueRange(0, INT_OO)])
 def test_mod_over_a_whole_period_is_the_hull(b):
     # x ranging over a whole period of every divisor: x % y takes every value of
-    # [0, d - 1] (y > 0) or [c + 1, 0] (y < 0), and no other
+    # [0, d - 1] (y > 0), [c + 1, 0] (y < 0), their union with 0 (y either side of 0;
+    # y == 0 raises), and no other
     for a in (ValueRange(NEG_INT_OO, INT_OO), ValueRange(-W, INT_OO)):
         _check_hull(RG.vr_mod(a, b), lambda w: [x % y for x in _members(a, w)
-                                                for y in _members(b, w)],
+                                                for y in _members(b, w) if y],
                     "mod(%s, %s)" % (a, b))
