@@ -179,6 +179,10 @@ _SPELLING = ("The fully unevaluated fallback (`_plain`, or the divisor's power) 
 #: survivors judged equivalent (the mutant computes the same function, or the same value
 #: under the rule's meaning), by (target, the line removed, the line added): why
 EQUIVALENT: Dict[Tuple[str, str, str], str] = {
+    ("guards", "progress = True", "progress = False"):
+        "(in _flush, after a relation check) a pass that only checks relations binds "
+        "nothing new, so a further pass could not progress either: the same checks, in "
+        "the same order.",
     ("ranges", "return x if (x > 0 or n % 2) else INT_OO",
      "return x if (x == 0 or n % 2) else INT_OO"):
         "x is an infinity on this line: never 0; for even n, int_oo**n and (-int_oo)**n "
