@@ -179,6 +179,15 @@ _SPELLING = ("The fully unevaluated fallback (`_plain`, or the divisor's power) 
 #: survivors judged equivalent (the mutant computes the same function, or the same value
 #: under the rule's meaning), by (target, the line removed, the line added): why
 EQUIVALENT: Dict[Tuple[str, str, str], str] = {
+    ("ranges", "if b.is_singleton and b.lower > 0 and not is_inf(a.lower) and not is_inf(a.upper):",
+     "if b.is_singleton and b.lower > 1 and not is_inf(a.lower) and not is_inf(a.upper):"):
+        "For m == 1 the general positive-divisor branch gives the same [0, 0].",
+    ("ranges", "return INT_OO if (a > 0) == (b > 0) else NEG_INT_OO",
+     "return INT_OO if (a > 0) is (b > 0) else NEG_INT_OO"):
+        "Two bools: `is` and `==` agree.",
+    ("ranges", "return INT_OO if (a > 0) == (b > 0) else NEG_INT_OO",
+     "return INT_OO if (a >= 0) == (b > 0) else NEG_INT_OO"):
+        "a is infinite on this line: a >= 0 exactly when a > 0.",
     ("guards", "progress = True", "progress = False"):
         "(in _flush, after a relation check) a pass that only checks relations binds "
         "nothing new, so a further pass could not progress either: the same checks, in "

@@ -100,3 +100,20 @@ def test_mod_over_a_whole_period_is_the_hull(b):
         _check_hull(RG.vr_mod(a, b), lambda w: [x % y for x in _members(a, w)
                                                 for y in _members(b, w) if y],
                     "mod(%s, %s)" % (a, b))
+
+
+def test_mod_upper_end_is_the_greatest_value_for_nonnegative_numerators():
+    # 0 <= x: x % y <= min(x, d - 1), attained when x can be at most d - 1 (x itself, or
+    # d - 1 with y == d); the lower end stays 0, sound but not always attained
+    for a in _ranges():
+        if is_inf(a.lower) or a.lower < 0:
+            continue
+        for b in (ValueRange(1, 1), ValueRange(1, 5), ValueRange(3, 5), ValueRange(5, 7),
+                  ValueRange(2, INT_OO)):
+            if not is_inf(b.upper) and a.lower > b.upper - 1:
+                continue
+            got = RG.vr_mod(a, b)
+            for w in (W, 2 * W):
+                values = [x % y for x in _members(a, w) for y in _members(b, w)]
+                if not is_inf(got.upper):
+                    assert got.upper == max(values), (a, b, got)
