@@ -58,11 +58,11 @@ TARGETS: List[Target] = [
            ("_bind", "_dim", "_flush", "exact_range", "range_constraints", "roots"),
            ("check.emitted", "check.text", "contract.exact_range"),
            ("tests/test_contract_views.py", "tests/test_check_records.py",
-            "tests/test_guards_codegen.py")),
+            "tests/test_guards_codegen.py", "tests/test_check_render.py")),
     Target("check_ir", "symshape/check_ir.py",
            ("_lit", "test_and_args", "cond_py"), ("check.emitted", "check.text"),
-           ("tests/test_contract_views.py", "tests/test_check_records.py",
-            "tests/test_guards_codegen.py")),
+           ("tests/test_check_render.py", "tests/test_contract_views.py",
+            "tests/test_check_records.py", "tests/test_guards_codegen.py")),
     Target("simplify", "symshape/simplify.py",
            ("fold_small_numerator", "fold_minmax"), ("fold.small_numerator",
                                                      "fold.minmax_dominance")),
@@ -179,6 +179,8 @@ _SPELLING = ("The fully unevaluated fallback (`_plain`, or the divisor's power) 
 #: survivors judged equivalent (the mutant computes the same function, or the same value
 #: under the rule's meaning), by (target, the line removed, the line added): why
 EQUIVALENT: Dict[Tuple[str, str, str], str] = {
+    ("ranges", "if n % 2 == 0:", "if n % 2 <= 0:"):
+        "n % 2 is 0 or 1: `<= 0` is `== 0`.",
     ("ranges", "if b.is_singleton and b.lower > 0 and not is_inf(a.lower) and not is_inf(a.upper):",
      "if b.is_singleton and b.lower > 1 and not is_inf(a.lower) and not is_inf(a.upper):"):
         "For m == 1 the general positive-divisor branch gives the same [0, 0].",
