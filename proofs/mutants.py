@@ -35,7 +35,7 @@ MUTANTS: List[Mutant] = [
            "if b.lower >= 0 and b.upper < den:", "if b.lower >= 0 and b.upper <= den:",
            ("fold.small_numerator",)),
     Mutant("Cauchy root bound without its + 1", "symshape/symbolic.py",
-           "    return 1 + max([-(-abs(c) // lead)", "    return max([-(-abs(c) // lead)",
+           "    return 1 + max([ceil_div(abs(c), lead)", "    return max([ceil_div(abs(c), lead)",
            ("bounds.univariate",)),
     Mutant("no check for a range with only an upper end", "symshape/guards.py",
            "if not is_inf(vr.lower) or not is_inf(vr.upper):", "if not is_inf(vr.lower):",
