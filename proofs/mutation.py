@@ -190,10 +190,21 @@ EQUIVALENT: Dict[Tuple[str, str, str], str] = {
     ("ranges", "return INT_OO if (a > 0) == (b > 0) else NEG_INT_OO",
      "return INT_OO if (a >= 0) == (b > 0) else NEG_INT_OO"):
         "a is infinite on this line: a >= 0 exactly when a > 0.",
-    ("guards", "progress = True", "progress = False"):
+    ("guards", "progress = True", "progress = False", "after-relation"):
         "(in _flush, after a relation check) a pass that only checks relations binds "
         "nothing new, so a further pass could not progress either: the same checks, in "
         "the same order.",
+    ("guards", "if len(unbound) == 1 and lin is not None and lin.get(unbound[0]) is not None:",
+     "if len(unbound) == 1 and lin is not None and lin.get(unbound[0]) is None:"):
+        "(in _dim) an unbound symbol of a linear size always has a coefficient, so the "
+        "mutant sends every such size to pending, and the _flush right after binds it "
+        "exactly as _dim would have: the same records in the same order.",
+    ("guards", "if len(unbound) == 1 and lin is not None and lin.get(unbound[0]) is not None:",
+     "if len(unbound) <= 1 and lin is not None and lin.get(unbound[0]) is not None:"):
+        "No unbound symbol was handled just above (`if not unbound`): <= 1 is == 1 here.",
+    ("check_ir", "if t is KeysCheck:", "if t == KeysCheck:"): "Classes compare by identity.",
+    ("check_ir", "if t is ConfiguredCheck:", "if t == ConfiguredCheck:"):
+        "Classes compare by identity.",
     ("ranges", "return x if (x > 0 or n % 2) else INT_OO",
      "return x if (x == 0 or n % 2) else INT_OO"):
         "x is an infinity on this line: never 0; for even n, int_oo**n and (-int_oo)**n "
@@ -266,7 +277,29 @@ def _changed(diff: str) -> Tuple[str, str]:
 
 
 def _equivalent(r: "Outcome"):
-    return EQUIVALENT.get((r.target,) + _changed(r.diff))
+    """Why the survivor ``r`` is equivalent, or None.  An entry whose key has a fourth
+    part holds only for the mutant whose diff shows that text (a line changed in two
+    places, only one of them equivalent)."""
+    key = (r.target,) + _changed(r.diff)
+    if key in EQUIVALENT:
+        return EQUIVALENT[key]
+    for k, why in EQUIVALENT.items():
+        if len(k) == 4 and k[:3] == key and _context(r.diff, k[3]):
+            return why
+    return None
+
+
+#: the text around a mutated line that tells apart the places a 4-part key names
+CONTEXTS = {"after-relation": "self.checks.append(RelationCheck(axis, var, e))"}
+
+
+def _context(diff: str, name: str) -> bool:
+    """Whether the line just before the mutated one in ``diff`` is the named context."""
+    lines = diff.splitlines()
+    for i, l in enumerate(lines):
+        if l.startswith("-") and not l.startswith("---"):
+            return i > 0 and CONTEXTS[name] in lines[i - 1]
+    return False
 
 
 def report(results: List[Outcome], path: str, note: str = "") -> Tuple[int, int]:

@@ -125,3 +125,12 @@ def test_public_raises_an_internal_error_when_no_form_evaluates_to_the_size(monk
                         real(x, ranges, plain) + 1)
     with pytest.raises(InternalError, match="does not evaluate to it"):
         B.public(2 * E.mod(s0.expr, 5), {s0: ValueRange(2, INT_OO)})
+
+
+def test_a_size_read_before_its_symbols_is_named_by_the_axes_that_bind_them():
+    ep = ss.export(lambda x, y, z: x + np.concatenate([y, z]), (np.ones(7), np.ones(3),
+                                                                np.ones(4)),
+                   dynamic_shapes={"x": (A,), "y": (A,), "z": (A,)})
+    with pytest.raises(ss.UserError) as e:
+        ep.module()(np.ones(7), np.ones(3), np.ones(5))
+    assert "z.shape[0] must equal (x.shape[0] - (y.shape[0]))" in str(e.value)
