@@ -318,10 +318,13 @@ def report(results: List[Outcome], path: str, note: str = "") -> Tuple[int, int]
              % datetime.date.today().isoformat(), ""]
     if note:
         lines += [note, ""]
-    lines += ["| target | killed | survived | incompetent | timeout |", "|---|---|---|---|---|"]
+    lines += ["| target | mutants run | killed | survived (equivalent) | incompetent | timeout |",
+              "|---|---|---|---|---|---|"]
     for tgt, c in by.items():
-        lines.append("| %s | %d | %d | %d | %d |" % (tgt, c["killed"], c["survived"],
-                                                     c["incompetent"], c["timeout"]))
+        eq = sum(1 for r in equivalent if r.target == tgt)
+        lines.append("| %s | %d | %d | %d (%d) | %d | %d |" % (
+            tgt, sum(c.values()), c["killed"], c["survived"], eq, c["incompetent"],
+            c["timeout"]))
     rate = 100.0 * killed / total if total else 100.0
     lines += ["", "**Kill rate: %d of %d non-equivalent mutants (%.1f%%)**; %d survivors "
               "judged equivalent." % (killed, total, rate, len(equivalent)), ""]
@@ -384,6 +387,7 @@ def main(argv=None) -> int:
     ap.add_argument("--root", default=ROOT, help="the checkout mutated in place")
     ap.add_argument("--python", default=sys.executable)
     ap.add_argument("--report", default=os.path.join(ROOT, "docs", "mutation_report.md"))
+    ap.add_argument("--note", default="", help="a paragraph for the report (the scope run)")
     ap.add_argument("--report-only", action="store_true",
                     help="write the report from the sessions already in --out")
     ap.add_argument("--resume", action="store_true",
@@ -406,7 +410,7 @@ def main(argv=None) -> int:
                                  args.sample)
         if os.path.exists(session):
             results += outcomes(session, t.name)
-    killed, total = report(results, args.report)
+    killed, total = report(results, args.report, args.note)
     print("killed %d of %d non-equivalent mutants; report: %s" % (killed, total, args.report))
     return 0
 
