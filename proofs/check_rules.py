@@ -70,6 +70,12 @@ def _programs():
         (lambda z, w, x, y: (z + np.outer(x, y).reshape(-1),
                              w + np.concatenate([x, y])), (r(12), r(7), r(3), r(4)),
          {"z": (A,), "w": (A,), "x": (A,), "y": (A,)}),
+        # a size read before its symbols with a coefficient: w.shape[0] == x + 2*y
+        (lambda w, x, y: w + np.concatenate([x, y, y]), (r(10), r(4), r(3)),
+         {"w": (A,), "x": (A,), "y": (A,)}),
+        # a non-linear size read before its symbol: y.shape[0] == x.shape[0]**2
+        (lambda y, x: y.reshape(x.shape[0], x.shape[0]) + x, (r(9), r(3)),
+         {"y": (A,), "x": (A,)}),
         # a divisibility read after its partner: y.shape[0] == 2*x.shape[0] + 1
         (lambda y, x: y[1:].reshape(2, -1) + x, (r(9), r(4)), {"y": (A,), "x": (A,)}),
         # an int input with only an upper end ([-int_oo, 5]): its check must still exist

@@ -179,6 +179,11 @@ _SPELLING = ("The fully unevaluated fallback (`_plain`, or the divisor's power) 
 #: survivors judged equivalent (the mutant computes the same function, or the same value
 #: under the rule's meaning), by (target, the line removed, the line added): why
 EQUIVALENT: Dict[Tuple[str, str, str], str] = {
+    ("guards", "s = unbound[0]", "s = unbound[ -1]"):
+        "The list has exactly one element here.",
+    ("guards", "for f in self.facts:", "for f in []:"):
+        "(in roots) every symbol of a guard is bound by an input (CheckWriter._fact "
+        "refuses any other), so the inputs already listed it.",
     ("ranges", "if n % 2 == 0:", "if n % 2 <= 0:"):
         "n % 2 is 0 or 1: `<= 0` is `== 0`.",
     ("ranges", "if b.is_singleton and b.lower > 0 and not is_inf(a.lower) and not is_inf(a.upper):",

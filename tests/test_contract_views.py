@@ -134,3 +134,11 @@ def test_a_size_read_before_its_symbols_is_named_by_the_axes_that_bind_them():
     with pytest.raises(ss.UserError) as e:
         ep.module()(np.ones(7), np.ones(3), np.ones(5))
     assert "z.shape[0] must equal (x.shape[0] - (y.shape[0]))" in str(e.value)
+
+
+def test_a_root_read_with_an_offset_is_named_with_it():
+    ep = ss.export(lambda y, x: y + x[3:], (np.ones(4), np.ones(7)),
+                   dynamic_shapes={"y": (A,), "x": (A,)})
+    with pytest.raises(ss.UserError) as e:
+        ep.module()(np.ones(4), np.ones(9))
+    assert "x.shape[0] must equal (y.shape[0] + 3)" in str(e.value)
