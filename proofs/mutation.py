@@ -179,6 +179,11 @@ _SPELLING = ("The fully unevaluated fallback (`_plain`, or the divisor's power) 
 #: survivors judged equivalent (the mutant computes the same function, or the same value
 #: under the rule's meaning), by (target, the line removed, the line added): why
 EQUIVALENT: Dict[Tuple[str, str, str], str] = {
+    ("check_ir", "if t is IntValue:", "if t == IntValue:"): "Classes compare by identity.",
+    ("check_ir", "if t is GuardCheck:", "if t == GuardCheck:"): "Classes compare by identity.",
+    ("check_ir", "if not isinstance(rec.label, str) and type(rec.rest) is int and not (",
+     "if not isinstance(rec.label, str) and type(rec.rest) == int and not ("):
+        "Classes compare by identity.",
     ("guards", "s = unbound[0]", "s = unbound[ -1]"):
         "The list has exactly one element here.",
     ("guards", "for f in self.facts:", "for f in []:"):

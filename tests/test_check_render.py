@@ -122,3 +122,17 @@ def test_a_solved_roots_range_is_reported_on_its_axis():
         _run(rec, {"s0": 8})
     message = TEXTS["range"][0](*e.value.args[1])
     assert message.startswith("x.shape[0] = 17 is outside the range [-int_oo, 15]"), message
+
+
+@pytest.mark.parametrize("rest,value,want", [
+    (-3, 4, "y.shape[0] = 1 is outside the range [2, int_oo]"),
+    (1, 1, "y.shape[0] = 2 is outside the range [3, int_oo]"),
+    (2, 0, "y.shape[0] = 2 is outside the range [3, int_oo]")])
+def test_a_root_read_with_an_offset_is_reported_on_its_axis(rest, value, want):
+    # y.shape[0] == s0 + rest: the message speaks of the axis, never of s0
+    rec = C.RangeCheck(S, 2 - rest if rest < 0 else 2, INT_OO, "y.shape[0]", 1, rest, None)
+    if rest > 0:
+        rec = C.RangeCheck(S, 3 - rest, INT_OO, "y.shape[0]", 1, rest, None)
+    with pytest.raises(Failed) as e:
+        _run(rec, {"s0": value})
+    assert TEXTS["range"][0](*e.value.args[1]).startswith(want)
