@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from symshape import named_results
+from symshape import validate
 from symshape.guards import CheckWriter, ConstraintSet, keys_text
 
 from .ir import Node, used_by_generated_code
@@ -86,6 +87,9 @@ def input_check(cs: ConstraintSet, names: Sequence[Optional[str]],
             if name != access:
                 aliases.append("%s = %s" % (name, access))
     lines = list(writer.emit())
+    if validate.enabled():
+        # the text this function will run, parsed back, accepts exactly the contract
+        validate.validate_check_text(cs, lines, {writer.param(d.param) for d in cs.inputs})
     return InputCheck(lines, dict(writer.consts), list(writer.bound), aliases,
                       writer.input_check())
 

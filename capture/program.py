@@ -11,7 +11,7 @@ from symshape.expr import IntLike, format_expr
 from symshape.guards import ConstraintSet
 from symshape.ranges import ValueRange
 from symshape.contract import guard_texts
-from symshape.sympy_bridge import to_sympy
+from symshape.sympy_bridge import public
 
 from . import STAGES
 from . import loaded_guard
@@ -157,7 +157,7 @@ class ExportedProgram:
         """{size symbol or expression (sympy): its exact range}: every bound is attained by
         an input ``module()`` accepts."""
         rng = self.constraints.ranges      # each symbol's sympy sign follows its range
-        return {to_sympy(k, rng): v for k, v in self.constraints.range_constraints().items()}
+        return {public(k, rng): v for k, v in self.constraints.range_constraints().items()}
 
     @property
     def guards(self) -> List[str]:
@@ -169,7 +169,7 @@ class ExportedProgram:
     def input_shapes(self) -> Dict[str, tuple]:
         """{input path: its shape}, each axis an int or a size expression (sympy)."""
         rng = self.constraints.ranges
-        return {d.path: tuple(s if type(s) is int else to_sympy(s, rng) for s in d.dims)
+        return {d.path: tuple(public(s, rng) for s in d.dims)
                 for d in self.constraints.inputs if d.is_array}
 
     # ------------------------------------------------------------------ running

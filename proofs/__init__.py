@@ -22,7 +22,7 @@ from .pyint import ProofFailure
 
 MODULES = ("proofs.expr_rules", "proofs.range_rules", "proofs.solver_rules",
            "proofs.shape_rules", "proofs.op_rules", "proofs.check_rules")
-MODULES += ("proofs.contract_rules",)
+MODULES += ("proofs.contract_rules", "proofs.decide_rules")
 
 #: rule name -> proof function
 PROOFS: Dict[str, Callable[[], None]] = {}
@@ -73,17 +73,23 @@ def run_one(rule: str) -> Result:
     return Result(rule, True, time.perf_counter() - t0, None, STATS["code_claims"])
 
 
-def run(selected: Iterable[str] = ()) -> List[Result]:
+def run(selected: Iterable[str] = (), stop_on_failure: bool = False) -> List[Result]:
     """Run the proofs whose rule names equal or start with one of ``selected`` (all when
-    empty), in the order of ``symshape.rules.RULES``.  A proof whose name is not a rule
-    is not run (``python -m proofs`` reports it as a failure)."""
+    empty), in the order of ``symshape.rules.RULES`` (``stop_on_failure``: up to the
+    first that fails).  A proof whose name is not a rule is not run (``python -m proofs``
+    reports it as a failure)."""
     from symshape.rules import RULES
     proofs = load()
     sel = list(selected)
     names = [r.name for r in RULES if r.name in proofs]    # a proof naming no rule: not run
     if sel:
         names = [n for n in names if any(n == s or n.startswith(s) for s in sel)]
-    return [run_one(n) for n in names]
+    out = []
+    for n in names:
+        out.append(run_one(n))
+        if stop_on_failure and not out[-1].ok:
+            break
+    return out
 
 
 __all__ = ["PROOFS", "ProofFailure", "Result", "load", "proves", "run", "run_one"]

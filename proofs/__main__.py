@@ -1,5 +1,6 @@
-"""``python -m proofs [-v] [NAME ...]``: run the proofs, one line per failure, then
-``proofs: N proven, M failed``; exit status 1 when anything failed.
+"""``python -m proofs [-v] [-x] [NAME ...]``: run the proofs, one line per failure, then
+``proofs: N proven, M failed``; exit status 1 when anything failed.  ``-x`` stops at the
+first failure (the mutation gate's test command: a killed mutant costs one proof).
 
 A rule of ``symshape/rules.py`` without a proof, and a proof naming no rule, count as
 failures (only when every proof is run)."""
@@ -13,9 +14,10 @@ from . import load, run
 
 def main(argv) -> int:
     verbose = "-v" in argv
-    selected = [a for a in argv if a != "-v"]
+    first = "-x" in argv
+    selected = [a for a in argv if a not in ("-v", "-x")]
     t0 = time.perf_counter()
-    results = run(selected)
+    results = run(selected, stop_on_failure=first)
     failed = 0
     proven = 0
     on_code = 0
@@ -30,7 +32,7 @@ def main(argv) -> int:
             failed += 1
             msg = " ".join((r.message or "").split())      # one line per failure
             print("FAIL  %s: %s" % (r.rule, msg))
-    if not selected:
+    if not selected and not first:
         from symshape.rules import BY_NAME
         proofs = load()
         for name in BY_NAME:

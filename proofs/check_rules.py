@@ -66,6 +66,21 @@ def _programs():
         (datadep, (np.array([1., 2, 3, 4, 5, -1, -1, -1]),), {"x": (A,)}),
         (datadep_mod, (np.array([1., 2, 3, 4, -1, -1]),), {"x": (A,)}),
         (with_int, (r(9), 4), {"x": (A,), "k": ss.Dim.DYNAMIC}),
+        # compound dims read before their symbols are bound: checked once both are
+        (lambda z, w, x, y: (z + np.outer(x, y).reshape(-1),
+                             w + np.concatenate([x, y])), (r(12), r(7), r(3), r(4)),
+         {"z": (A,), "w": (A,), "x": (A,), "y": (A,)}),
+        # a size read before its symbols with a coefficient: w.shape[0] == x + 2*y
+        (lambda w, x, y: w + np.concatenate([x, y, y]), (r(10), r(4), r(3)),
+         {"w": (A,), "x": (A,), "y": (A,)}),
+        # a non-linear size read before its symbol: y.shape[0] == x.shape[0]**2
+        (lambda y, x: y.reshape(x.shape[0], x.shape[0]) + x, (r(9), r(3)),
+         {"y": (A,), "x": (A,)}),
+        # a divisibility read after its partner: y.shape[0] == 2*x.shape[0] + 1
+        (lambda y, x: y[1:].reshape(2, -1) + x, (r(9), r(4)), {"y": (A,), "x": (A,)}),
+        # an int input with only an upper end ([-int_oo, 5]): its check must still exist
+        (lambda x, k: x[:1] * 2 if k <= 5 else x[:1], (r(4), 3),
+         {"x": (A,), "k": ss.Dim.DYNAMIC}),
     ]
 
 
@@ -106,6 +121,43 @@ def check_emitted():
             except InternalError:
                 caught = True
             require(caught, "dropping the run-time checks of %s goes unnoticed", f)
+
+
+def _text_validated(cs, w) -> None:
+    """Translation validation of the *text*: the Python lines the writer rendered (what
+    ``module()`` runs) parsed back and proven to accept exactly the contract; not vacuous:
+    dropping any line that tests a size, or writing an infinite end as a bare name, is
+    caught."""
+    V.validate_check_text(cs, w.lines)
+    STATS["code_claims"] += 1
+    for i, line in enumerate(w.lines):
+        if type(w.checks[i]).__name__ not in _SIZE_TESTS or _redundant(w.checks, i):
+            continue
+        caught = False
+        try:
+            V.validate_check_text(cs, w.lines[:i] + w.lines[i + 1:])
+        except InternalError:
+            caught = True
+        require(caught, "dropping the check line %r goes unnoticed", line)
+    for i, line in enumerate(w.lines):
+        for lit in ("'-int_oo'", "'int_oo'"):
+            if lit in line:
+                caught = False
+                try:
+                    V.validate_check_text(cs, w.lines[:i] + [line.replace(lit, lit[1:-1])] +
+                                          w.lines[i + 1:])
+                except InternalError:
+                    caught = True
+                require(caught, "a bare %s in %r goes unnoticed", lit[1:-1], line)
+
+
+@proves("check.text")
+def check_text():
+    for f, args, specs in _programs():
+        tr = trace_program(f, args, None, specs)
+        w = CheckWriter(tr.program.constraints)
+        w.emit()
+        _text_validated(tr.program.constraints, w)
 
 
 #: the check records that test sizes (the others check types, layouts and scalars)
@@ -225,6 +277,14 @@ def _from_sympy(P_: Py, e, names):
     raise AssertionError("unexpected sympy node %s (%s)" % (e, type(e).__name__))
 
 
+def _never(inr, cond) -> bool:
+    """No value of the range satisfies ``cond``."""
+    sol = z3.Solver()
+    sol.add(*inr)
+    sol.add(cond)
+    return sol.check() == z3.unsat
+
+
 @proves("sympy.bridge")
 def sympy_bridge():
     from symshape.infinity import INT_OO, NEG_INT_OO
@@ -262,9 +322,44 @@ def sympy_bridge():
                 sol.add(z3.Not(pred(v)))
                 holds = sol.check() == z3.unsat
                 if name in flags:
-                    require(holds, "[%s, %s] is declared %s but admits a value that is not",
-                            lo, hi, name)
+                    # declared True: holds on the whole range; declared False: never holds
+                    require(holds if flags[name] else _never(inr, pred(v)),
+                            "[%s, %s] is declared %s=%s but admits a value that is not",
+                            lo, hi, name, flags[name])
                 elif name in ("positive", "negative"):
                     require(not holds, "[%s, %s] is always %s but the symbol is not declared "
                             "so", lo, hi, name)
+                elif name in ("nonnegative", "nonpositive"):
+                    # the strongest sign is declared: nonpositive unless negative is
+                    stronger = "positive" if name == "nonnegative" else "negative"
+                    require(not holds or stronger in flags, "[%s, %s] is always %s but the "
+                            "symbol is declared neither so nor %s", lo, hi, name, stronger)
             STATS["code_claims"] += 1
+
+
+@proves("sympy.public")
+def sympy_public():
+    """What users read (``public``) denotes the size at every point, not only on the
+    corner points it is checked on: read back into Z3 and proven equal, for the sizes
+    whose sympy evaluation is wrong (``Mod(2*Mod(s0, 5), 3)``) among others; and the fully
+    unevaluated fallback denotes it too."""
+    from symshape.infinity import INT_OO, NEG_INT_OO
+    from symshape.ranges import ValueRange
+    from symshape.sympy_bridge import public, to_sympy
+    s0, s1 = E.Sym(953), E.Sym(954)
+    S0, S1 = s0.expr, s1.expr
+    ranges = {s0: ValueRange(2, INT_OO), s1: ValueRange(NEG_INT_OO, 9)}
+    exprs = [E.mod(2 * E.mod(S0, 5), 3), E.mod(E.mod(S0, 6) * E.mod(S0, 6), 5),
+             E.floordiv(3 * E.mod(S0, 7), 4) - S1, E.smin(E.mod(S0, 4), S1) * 2 + 1,
+             E.smax(E.floordiv(S0, 3), S1 - S0) - 6 * S0 + S0 * S0,
+             E.mod(S1, S0) + E.floordiv(S1 + 1, S0)]
+    for x in exprs:
+        for form in (public(x, ranges), to_sympy(x, ranges, plain=True)):
+            P_ = Py()
+            zs = Symbols()
+            names = {s.name: zs[s] for s in (s0, s1)}
+            want = encode(P_, x, zs)
+            got = _from_sympy(P_, form, names)
+            defined = [d != 0 for d in divisors(P_, x, zs)]
+            prove_code(lambda v: v == want, [got], defined, P=P_,
+                       what="public(%s) = %s" % (x, form))

@@ -540,6 +540,10 @@ def bounds_univariate():
                             R_ * z3.If(d2 > 0, d2, -d2) >= z3.If(d2 > 0, d2, -d2) +
                             z3.If(d0 > 0, d0, -d0), x >= R_),
                      d2 * (d2 * x * x + d1 * x + d0) > 0))
+    # the code's own root bound, for *every* integer polynomial of degree 1 and 2 (the
+    # derivative of a quadratic or a cubic): run on symbolic coefficients, on every path of
+    # its branches the bound T it returns has the leading sign from T on (Z3, reals)
+    _cauchy_turn_symbolic()
     # the code's own output: exact ranges of polynomials over their symbol's range
     cases = [
         (lambda a: a * a - 2 * a + 1, (1, INT_OO)),
@@ -556,6 +560,30 @@ def bounds_univariate():
         got = univariate_range(goal, env)
         require(got is not None, "no range for %s", goal)
         _check_projection(goal, [], env.ranges, got, "univariate range of %s" % goal)
+
+
+#: the degrees of p' the root bound is proven for on symbolic coefficients (p' of degree 3
+#: takes Z3 over ten seconds; the polynomials of the cases below go beyond it)
+CAUCHY_DEGREES = (1, 2)
+
+
+def _cauchy_turn_symbolic() -> None:
+    from symshape.symbolic import cauchy_turn
+    from .symexec import Ext, Explorer, patched, raise_on_paths
+    for top in CAUCHY_DEGREES:
+        ds = z3.Ints(" ".join("d%d_%d" % (k, top) for k in range(top + 1)))
+        ex = Explorer([ds[top] != 0])
+        with patched(ex):
+            paths = ex.paths(lambda: cauchy_turn({k: Ext(0, d) for k, d in enumerate(ds)},
+                                                 top))
+        raise_on_paths(paths, "cauchy_turn")
+        x = z3.Real("x_%d" % top)
+        deriv = sum(z3.ToReal(d) * x ** k for k, d in enumerate(ds))
+        for pc, got in paths:
+            t = got.v if isinstance(got, Ext) else z3.IntVal(got)
+            prove_code(lambda v: z3.Implies(x >= z3.ToReal(v), z3.ToReal(ds[top]) * deriv > 0),
+                       [t], ds[top] != 0, *pc, P=ex.P,
+                       what="Cauchy bound of a degree-%d polynomial" % top)
 
 
 @proves("bounds.minmax_cases")
@@ -617,3 +645,31 @@ def bounds_slack():
                 prove_code(lambda v: g >= v if side == "lower" else g <= v,
                            [z3.IntVal(end)], hyp, P=P_,
                            what="slack range %s of %s" % (got, goal))
+
+
+# ---------------------------------------------------------------------------- published views
+@proves("contract.exact_range")
+def contract_exact_range():
+    """The range ``range_constraints`` prints for a compound input dim is the projection:
+    every admitted point lies in it and each finite end is attained (with and without
+    residual guards; the polynomial case interval arithmetic left at [-int_oo, int_oo])."""
+    import numpy as np
+    from symshape.guards import ConstraintSet, InputDesc
+    s0, s1 = E.Sym(0), E.Sym(1)
+    n, m = s0.expr, s1.expr
+    top = ValueRange(2, INT_OO)
+    cases = [
+        ({s0: ValueRange(5, INT_OO)}, [], n * n - 6 * n + 9),
+        ({s0: top, s1: top}, [R.le(n + m, 100)], n * m),
+        ({s0: top, s1: top}, [R.le(m, n - 1)], n - m),
+        ({s0: ValueRange(2, 40)}, [], E.mod(2 * E.mod(n, 5), 3) + n),
+        ({s0: top, s1: top}, [R.eq(E.mod(n, 3), 0)], n + m),
+    ]
+    for ranges, facts, e in cases:
+        dims = [(s.expr,) for s in ranges] + [(e,)]
+        cs = ConstraintSet([InputDesc("x%d" % i, "x%d" % i, dims=d, dtype=np.float64)
+                            for i, d in enumerate(dims)], dict(ranges), list(facts), {}, {})
+        got = cs.range_constraints()[e]
+        require(got == cs.exact_range(e), "range_constraints and exact_range disagree")
+        require(not is_inf(got.lower), "%s: no finite lower end (%s)", e, got)
+        _check_projection(e, facts, ranges, got, "range_constraints")

@@ -27,7 +27,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from . import relations as R
 from .expr import Expr, IntLike, Sym, format_expr, format_py
-from .infinity import INT_OO, is_inf
+from .infinity import is_inf
 
 
 # --------------------------------------------------------------------------- records
@@ -250,7 +250,9 @@ def cond_py(c, py: Callable[[IntLike], str]) -> str:
 
 
 def _lit(v) -> str:
-    return "'int_oo'" if v is INT_OO else repr(v)
+    """A range end as Python source: an int, or the text ``'int_oo'`` / ``'-int_oo'`` (the
+    failure call prints it; generated code never names the infinities themselves)."""
+    return repr(str(v)) if is_inf(v) else repr(v)
 
 
 def _zero(e: IntLike) -> bool:

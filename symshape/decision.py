@@ -77,6 +77,7 @@ def subst_cond(env, c):
     return R.combine(c.op, [subst_cond(env, a) for a in c.args])
 
 
+@rule("decide.sound")
 def decide(env, c) -> Optional[bool]:
     """Steps 1-7: the answer when the known facts settle it, else None."""
     c = subst_cond(env, c)
@@ -135,6 +136,7 @@ def decide_facts(env, c) -> Optional[bool]:
     return implies(related, c, env.ranges)   # None past the budget: a guard decides
 
 
+@rule("decide.related_facts")
 def related_facts(env, syms) -> list:
     """Every fact (and assumption) connected to ``syms`` through shared symbols (not only
     one hop: ``a <= b`` and ``b <= c`` both matter to ``a <= c``), via the per-symbol

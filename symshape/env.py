@@ -28,6 +28,7 @@ from typing import Callable, Dict, List, Optional, Tuple
 
 from . import decision, relations as R, simplify as _simplify, solver
 from . import logs
+from .rules import rule
 from .decision import holds as _holds  # noqa: F401  (read by symbolic.py and tests)
 from .errors import GuardOnDataDependentError, InternalError, UserError, where
 from .expr import Expr, IntLike, Sym, evaluate, format_expr, subs
@@ -196,6 +197,7 @@ class ShapeEnv:
     def _related_facts(self, syms) -> list:
         return decision.related_facts(self, syms)
 
+    @rule("env.evaluate")
     def evaluate(self, c, hint: Optional[bool] = None, frame: Optional[UserFrame] = None,
                  kind: str = "guard") -> bool:
         """Decide ``c``; if only the examples can, record a guard and learn from it."""
@@ -302,6 +304,7 @@ class ShapeEnv:
                                                          text))
 
     # ------------------------------------------------------------------ solver
+    @rule("env.add_guard")
     def add_guard(self, c, frame: Optional[UserFrame], kind: str = "guard",
                   reason: Optional[str] = None, data_dependent: bool = False) -> None:
         """Record ``c`` (true at the example values) and learn from it.  A
@@ -350,6 +353,7 @@ class ShapeEnv:
         solver.drop_implied_facts(self)
 
     # ------------------------------------------------------------------ user-level
+    @rule("env.check")
     def check(self, c, hint: Optional[bool], message: Optional[str] = None,
               frame: Optional[UserFrame] = None) -> None:
         """``ss.check``: the condition must hold; it becomes a guard (never a silent

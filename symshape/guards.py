@@ -22,7 +22,7 @@ from typing import Callable, Dict, List, Tuple
 from .errors import InternalError
 from .expr import Expr, IntLike, Sym
 from .infinity import is_inf
-from .ranges import ValueRange, bound
+from .ranges import ValueRange
 from .check_ir import (Access, ArrayCheck, Bind, ClassCheck, CongruenceCheck, ConfiguredCheck,
                        GuardCheck, InputCheck, IntCheck, IntValue, Names, PyRenderer,
                        RangeCheck, Read, ReadShape, RelationCheck, ScalarCheck, StaticDim,
@@ -123,12 +123,16 @@ class ConstraintSet:
             if d.is_array:
                 for e in d.dims:
                     if type(e) is Expr and e.as_symbol() is None and e not in out:
-                        out[e] = self._exact(e) if self.facts else \
-                            bound(e, self.ranges.__getitem__)
+                        out[e] = self.exact_range(e)
         return out
 
-    def _exact(self, e: Expr) -> ValueRange:
-        """A compound dim's range under the residual guards too (exact, cached)."""
+    @rule("contract.exact_range")
+    def exact_range(self, e: IntLike) -> ValueRange:
+        """The exact range of ``e`` over the inputs the contract admits: the projection of
+        the root ranges and the residual guards connected to ``e`` (``s0**2 - 6*s0 + 9``
+        with ``s0 >= 5`` is ``[4, int_oo]``, where interval arithmetic says ``[-int_oo,
+        int_oo]``); each end is attained, or, when the solver does not settle it in time,
+        the sound interval end (``projection.project``).  Cached per expression."""
         cache = self.__dict__.setdefault("_exact_cache", {})
         got = cache.get(e)
         if got is None:

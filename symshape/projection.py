@@ -35,8 +35,8 @@ def _fallback(what: str, goal, side: str) -> None:
                           "interval bound", side, goal, BUDGET_S, what)
 
 
-@rule("project.exact")
 @serialized
+@rule("project.exact")
 def project(goal: IntLike, facts: Iterable, ranges: Mapping[Sym, ValueRange],
             budget: Optional[Budget] = None,
             hint: Optional[ValueRange] = None) -> ValueRange:

@@ -310,6 +310,43 @@ RULES += [
     _r("contract.axis_terms", "symshape.contract:in_axis_terms",
        "axis == a*s + rest => k*a*s == k*(axis - rest): a root read off an axis prints as "
        "that axis wherever it appears as a multiple of a"),
+    _r("contract.exact_range", "symshape.guards:ConstraintSet.exact_range",
+       "range_constraints[e] == [min, max] of e over the root ranges and the residual "
+       "guards (each finite end attained by an admitted point; an end the solver does not "
+       "settle is the sound interval end)"),
+    _r("sympy.public", "symshape.sympy_bridge:public",
+       "the sympy value published for a size e evaluates to e at every point where e is "
+       "defined (Mod / floor / Min / Max built unevaluated; checked on corner points, the "
+       "fully unevaluated form otherwise)"),
+    _r("decide.sound", DEC + ":decide",
+       "decide(K, c) is True only if K => c and False only if K => not c (K: the root "
+       "ranges, the facts, the replacements)"),
+    _r("decide.related_facts", DEC + ":related_facts",
+       "related_facts(syms) is the set of facts reachable from syms through shared symbols"),
+    _r("z3bridge.implies", Z3B + ":implies",
+       "implies(P, g, ranges) is True only if P and the ranges imply g, False only if they "
+       "imply not g"),
+    _r("symint.operators", "symshape.symint:SymInt._binop",
+       "a SymInt's + - * // % (either side an int or a SymInt), unary -, divmod and "
+       "sym_min / sym_max denote Python's operation on the values, and the example value "
+       "is the operation on the example values; a divisor is non-zero on the contract"),
+    _r("env.evaluate", "symshape.env:ShapeEnv.evaluate",
+       "b = evaluate(c, hint): on every point the environment admits afterwards, c == b "
+       "(decided, or a guard recorded), and b is c at the example"),
+    _r("env.add_guard", "symshape.env:ShapeEnv.add_guard",
+       "after add_guard(g) (the solver's dispatch, the replacements, narrowed ranges and "
+       "refreshed facts it learns), the points the environment admits are exactly the "
+       "points of the old ranges where g holds"),
+    _r("env.check", "symshape.env:ShapeEnv.check",
+       "after check(c), every point the environment admits satisfies c (decided, or "
+       "recorded as a guard); a c false at the example raises"),
+    _r("bounds.pipeline", "symshape.symbolic:bounds_expr",
+       "ss.bounds(e) == [lo, hi] holds e on every point the environment admits, and each "
+       "finite end is the value of e at one of them (interval, polynomial, sampled or "
+       "projected: whichever step answers)"),
+    _r("check.text", "symshape.validate:validate_check_text",
+       "the Python text of the input check, parsed back, accepts exactly the sizes the "
+       "constraint set admits, and every name it reads is defined"),
     _r("contract.readable_guard", "symshape.constraints:_readable",
        "Max(0, x) == 0 <=> x <= 0"),
     _r("contract.readable_minmax", "symshape.contract:readable_minmax",

@@ -55,7 +55,7 @@ def _range_message(what, value, lo, hi, label):
 
 
 def _range_reason(what, value, lo, hi, label):
-    if lo != "int_oo" and value < lo:
+    if type(lo) is int and value < lo:          # an infinite end arrives as its text
         return "%s >= %s (got %d)" % (what, lo, value)
     return "%s <= %s (got %d)" % (what, hi, value)
 

@@ -28,6 +28,7 @@ from .ranges import ValueRange, bound
 from .symint import SymInt, sym_max, sym_min
 from .z3bridge import Budget, Encoder, configure, serialized, z3mod
 from .rules import rule
+from .solver import ceil_div
 
 SYMBOL_RANGE = ValueRange(1, INT_OO)
 
@@ -219,6 +220,7 @@ def _check_satisfiable(env: SymbolicEnv, text) -> None:
             env.example_point[s] = val.as_long()
 
 
+@rule("bounds.pipeline")
 def bounds_expr(env: ShapeEnv, e: E.IntLike) -> ValueRange:
     """The tightest range the engine proves for ``e`` under ``env``'s ranges and facts."""
     e = env.simplify(e)
@@ -373,6 +375,15 @@ def _with_atom(e: E.Expr, atom, value: E.IntLike) -> E.IntLike:
 UNIVARIATE_POINTS = 4096
 
 
+def cauchy_turn(d: Dict[int, int], top: int) -> int:
+    """``ceil(1 + max |d_i / d_top|)`` over the coefficients ``d_i`` (``i != top``) of a
+    polynomial of degree ``top`` (Cauchy's bound, rounded up, as integers: ``ceil(1 + x)
+    == 1 + ceil(x)`` and the ceiling of a maximum is the maximum of the ceilings); every
+    real root lies below it, so from it on the polynomial has its leading sign."""
+    lead = abs(d[top])
+    return 1 + max([ceil_div(abs(c), lead) for k, c in d.items() if k != top] or [0])
+
+
 @rule("bounds.univariate")
 def univariate_range(e: E.Expr, env: ShapeEnv) -> Optional[ValueRange]:
     """The exact range of a polynomial ``p`` in one symbol ``s`` (``a*a - 5*a + 6``) over
@@ -395,11 +406,7 @@ def univariate_range(e: E.Expr, env: ShapeEnv) -> Optional[ValueRange]:
     if deg < 2 or is_inf(vr.lower):
         return None
     deriv = {k - 1: k * c for k, c in coeffs.items() if k >= 1 and c}
-    lead = deriv[deg - 1]
-    from fractions import Fraction
-    cauchy = 1 + max([Fraction(abs(c), abs(lead)) for k, c in deriv.items()
-                      if k != deg - 1] or [0])
-    turn = max(vr.lower, math.ceil(cauchy))
+    turn = max(vr.lower, cauchy_turn(deriv, deg - 1))
     last = turn if is_inf(vr.upper) else min(vr.upper, turn)
     if last - vr.lower >= UNIVARIATE_POINTS:
         return None

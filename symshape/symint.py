@@ -13,6 +13,7 @@ from typing import Optional, Union
 
 from . import expr as E
 from . import relations as R
+from .rules import rule
 from .symfloat import SymFloat, make
 from .textuse import goes_to_output, is_percent_format
 from .userframe import user_frame
@@ -77,6 +78,7 @@ class SymInt:
         self.env = env
 
     # ------------------------------------------------------------------ arithmetic
+    @rule("symint.operators")
     def _binop(self, other, op, hop, reverse=False, fop=None):
         p = _parts(other)
         if p is None:

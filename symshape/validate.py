@@ -30,6 +30,7 @@ from . import relations as R
 from .errors import InternalError
 from .expr import Sym
 from .infinity import is_inf
+from .rules import rule
 from .z3bridge import RLIMIT, Encoder, cond_term, minmax_term, serialized, z3mod
 
 
@@ -79,8 +80,18 @@ def validate_guards(env, cs) -> None:
 def validate_check(cs, writer, records: Optional[List] = None) -> None:
     """(b): the input check's records (``writer.checks`` unless given), the very records
     the Python renderer writes, against the constraint set."""
+    sizes, size_var = _size_vars()
+    enc, adm = _admitted(cs, size_var)
+    # accepted: what the check records mean, over the input sizes
+    ex = CheckMeaning(size_var)
+    ex.run(writer.checks if records is None else records)
+    _same_set(enc, adm, ex, sizes, "generated input check")
+
+
+def _size_vars():
+    """The Z3 integers of the input sizes by user name, made on first use: (the dict of
+    those made, the function making them)."""
     z3 = z3mod()
-    enc = Encoder()
     sizes = {}
 
     def size_var(name):
@@ -88,8 +99,13 @@ def validate_check(cs, writer, records: Optional[List] = None) -> None:
         if v is None:
             v = sizes[name] = z3.Int("in_" + name)
         return v
+    return sizes, size_var
 
-    # admitted: exists roots in range with facts, every input size equal to its expression
+
+def _admitted(cs, size_var):
+    """What the constraint set admits, over the input sizes (``size_var(name)``): some
+    root values in range, satisfying the facts, give every input size its expression."""
+    enc = Encoder()
     adm = []
     for d in cs.inputs:
         dims = d.dims if d.is_array else ((d.sym,) if d.sym is not None else ())
@@ -98,20 +114,23 @@ def validate_check(cs, writer, records: Optional[List] = None) -> None:
             adm.append(size_var(name) == enc.expr(e))
     for f in cs.facts:
         adm.append(enc.cond(f))
-    roots = [s for s in enc.vars]
-    for s in roots:
+    for s in list(enc.vars):
         adm += enc.range(s, cs.ranges[s])
     adm += enc.side
-    # accepted: what the check records mean, over the input sizes
-    ex = CheckMeaning(size_var)
-    ex.run(writer.checks if records is None else records)
+    return enc, adm
+
+
+def _same_set(enc, adm, ex, sizes, what: str) -> None:
+    """The sizes ``ex`` (``accept``, ``side``, ``read``) accepts are exactly those ``adm``
+    admits (its roots existential), and ``ex`` reads every input size."""
+    z3 = z3mod()
     acc_f = z3.And(*ex.accept) if ex.accept else z3.BoolVal(True)
     acc_f = z3.And(acc_f, *ex.side) if ex.side else acc_f
     adm_f = z3.And(*adm) if adm else z3.BoolVal(True)
     missing = set(sizes) - ex.read
     if missing:
-        raise InternalError("translation validation: the input check never looks at %s"
-                            % sorted(missing))
+        raise InternalError("translation validation: the %s never looks at %s"
+                            % (what, sorted(missing)))
     # 1. accepted => admitted: the admitted side's roots are existential, so "the check
     #    accepts and no root values admit the sizes" must be unsat
     solver = z3.Solver()
@@ -120,9 +139,8 @@ def validate_check(cs, writer, records: Optional[List] = None) -> None:
     goal_vars = [enc.vars[s] for s in enc.vars] + enc.fresh
     solver.add(z3.ForAll(goal_vars, z3.Not(adm_f)) if goal_vars else z3.Not(adm_f))
     if solver.check() == z3.sat:
-        raise InternalError("translation validation: the generated input check accepts "
-                            "inputs the constraint set rejects:\n  counterexample sizes: %s"
-                            % solver.model())
+        raise InternalError("translation validation: the %s accepts inputs the constraint "
+                            "set rejects:\n  counterexample sizes: %s" % (what, solver.model()))
     # 2. admitted => accepted: the check's own quotients are functions of the sizes (pinned
     #    by their definitions, a zero divisor being a rejection), so no quantifier is needed
     solver = z3.Solver()
@@ -130,9 +148,23 @@ def validate_check(cs, writer, records: Optional[List] = None) -> None:
     solver.add(adm_f, *ex.side)
     solver.add(z3.Not(z3.And(*ex.accept)) if ex.accept else z3.BoolVal(False))
     if solver.check() == z3.sat:
-        raise InternalError("translation validation: the generated input check rejects "
-                            "inputs the constraint set admits:\n  counterexample sizes: %s"
-                            % solver.model())
+        raise InternalError("translation validation: the %s rejects inputs the constraint "
+                            "set admits:\n  counterexample sizes: %s" % (what, solver.model()))
+
+
+@serialized
+@rule("check.text")
+def validate_check_text(cs, lines: List[str], params: Optional[Iterable[str]] = None) -> None:
+    """(b) on the *text*: the Python lines of the input check (what ``module()`` and the
+    compiled forms run, after rendering) are parsed back (``CheckText``) and proven to
+    accept exactly the sizes the constraint set admits; every name they read is defined
+    (``params``: the function's parameters, by default the inputs' own names)."""
+    params = {d.param for d in cs.inputs} if params is None else set(params)
+    sizes, size_var = _size_vars()
+    enc, adm = _admitted(cs, size_var)
+    ex = CheckText(size_var, params)
+    ex.run(lines)
+    _same_set(enc, adm, ex, sizes, "input check's Python text")
 
 
 # --------------------------------------------------------------------------- check records
@@ -461,3 +493,79 @@ def _enforced(env, cs, goals, ex, enc, lines, what: str) -> None:
                 "translation validation: the %s do not enforce ss.check(%s): "
                 "it can fail while every emitted check passes.\n  emitted: %s\n  "
                 "counterexample: %s" % (what, c.format(), lines, solver.model()))
+
+
+class CheckText(CheckCode):
+    """Symbolic execution of the whole input check as Python text (``PyRenderer``'s
+    lines, parsed back): reading an input (``_a0 = x``), its shape (``_x_0, _x_1 =
+    x.shape``), an int input (``if type(_i0) is not int: _rt.bad_int('k', _i0)``), binds
+    (``s0, _r = divmod(_x_0 - 1, 3)``) and every size test; type, rank, dtype, layout and
+    scalar tests say nothing about sizes and are read as passing.  ``read``: the input
+    sizes the text reads (by user name, as ``size_var`` takes them)."""
+
+    #: failure calls of tests that are not about sizes (``bad_scalar`` also ends an int
+    #: input's value test, ``_i0 != 3``, which is: only ``_rt.same_scalar`` tests are not)
+    STRUCTURAL = ("bad_class", "bad_configured", "bad_len", "bad_keys",
+                  "bad_rebound")
+
+    #: names the generated function's namespace defines (constants are ``_k0``, ``_k1``...)
+    NAMESPACE = ("_rt", "_ndarray", "_W", "int", "type", "isinstance", "divmod", "min", "max")
+
+    def __init__(self, size_var, params: Iterable[str] = ()) -> None:
+        super().__init__()
+        self.size_var = size_var
+        self.params = set(params)
+        self.arrays: Dict[str, str] = {}        # variable holding an array -> input path
+        self.refs: set = set()                  # variables holding an input not yet typed
+        self.read: set = set()
+
+    def _size(self, name: str):
+        self.read.add(name)
+        return self.size_var(name)
+
+    def _stmt(self, st, line: str) -> None:
+        if isinstance(st, ast.Expr) and self._rt_call(st.value) in ("check_spec", "check_tree"):
+            return                                          # container layout
+        if isinstance(st, ast.Assign) and len(st.targets) == 1:
+            t, v = st.targets[0], st.value
+            if isinstance(t, ast.Tuple) and isinstance(v, ast.Attribute) and v.attr == "shape" \
+                    and isinstance(v.value, ast.Name) and v.value.id in self.arrays:
+                path = self.arrays[v.value.id]
+                for k, n in enumerate(t.elts):
+                    self.env[n.id] = self._size("%s.shape[%d]" % (path, k))
+                return
+            if isinstance(t, ast.Tuple) and len(t.elts) == 2 and isinstance(v, ast.Call) \
+                    and isinstance(v.func, ast.Name) and v.func.id == "divmod":
+                q, r = self._divmod(self._int(v.args[0]), self._int(v.args[1]))
+                self.env[t.elts[0].id], self.env[t.elts[1].id] = q, r
+                return
+            if isinstance(t, ast.Name) and (isinstance(v, ast.Subscript) or (
+                    isinstance(v, ast.Name) and v.id not in self.env)):
+                self.refs.add(t.id)                         # an input, typed below
+                return
+        if isinstance(st, ast.If) and len(st.body) == 1 and isinstance(st.body[0], ast.Expr):
+            fails = self._rt_call(st.body[0].value)
+            args = st.body[0].value.args if fails else []
+            self._defined(st, line)
+            if fails == "bad_array":
+                self.arrays[ast.unparse(args[1])] = args[0].value
+                return
+            if fails == "bad_int":
+                self.env[ast.unparse(args[1])] = self._size(args[0].value)
+                return
+            if fails in self.STRUCTURAL or (fails == "bad_scalar" and
+                                            "_rt.same_scalar" in ast.unparse(st.test)):
+                return
+        super()._stmt(st, line)
+
+    def _defined(self, st, line: str) -> None:
+        """Every name a test or its failure call reads is defined when it runs (a bare
+        ``int_oo`` in a failure call would be a ``NameError`` instead of the UserError)."""
+        for n in ast.walk(st):
+            if isinstance(n, ast.Name) and not (
+                    n.id in self.env or n.id in self.refs or n.id in self.arrays or
+                    n.id in self.params or n.id in self.NAMESPACE or
+                    (n.id.startswith("_k") and n.id[2:].isdigit())):
+                raise InternalError("translation validation: the check line %r reads %s, "
+                                    "which nothing defines (a NameError, not the "
+                                    "UserError)" % (line, n.id))

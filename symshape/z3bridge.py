@@ -160,6 +160,7 @@ class Encoder:
 
 
 @serialized
+@rule("z3bridge.implies")
 def implies(premises: Iterable, goal, ranges: Mapping[Sym, object],
             budget=None) -> Optional[bool]:
     """True if ``premises`` (conditions) and the symbol ranges imply ``goal``; False if

@@ -1,0 +1,333 @@
+"""Proofs of the decision procedure as a whole (``symshape/decision.py``) and of the Z3 query
+it ends in (``z3bridge.implies``), over a grammar of conditions, not a sample.
+
+For each environment (symbol ranges, recorded guards: facts and replacements) and every
+other condition of ``conditions`` (linear forms ``a*x + b*y + c`` with every coefficient in
+``COEFFS`` and constant in ``CONSTS``, and the same with ``x // 2``, ``x % 3``,
+``Min(x, y)``, ``Max(x, y)`` and ``x*y`` in place of ``y``; each compared with ``<=``,
+``==`` and ``!=``), the answer ``decide`` gives is proven right: ``True`` only when the
+knowledge implies the condition, ``False`` only when it implies its negation (Z3, over
+every point).  ``implies`` is proven the same way on premises drawn from the grammar.
+The related-fact closure is checked against the transitive closure computed here.
+"""
+from __future__ import annotations
+
+import itertools
+
+import z3
+
+from symshape import decision
+from symshape import expr as E
+from symshape import relations as R
+from symshape import z3bridge
+from symshape.env import ShapeEnv
+from symshape.infinity import INT_OO
+from symshape.ranges import ValueRange
+
+from . import proves
+from .code import Symbols, divisors, encode, encode_cond, prove_code
+from .pyint import Py, require
+from .solver_rules import _in_ranges
+
+COEFFS = (-1, 0, 1, 2)
+CONSTS = (-3, 0, 2)
+
+
+def conditions(x, y, products: bool = True) -> list:
+    """The grammar: every ``a*x + b*t + c <op> 0`` for ``t`` among ``y`` and the atoms
+    over ``x``, ``y`` (``x*y`` only with ``products``)."""
+    terms = [y, E.floordiv(x, 2), E.mod(x, 3), E.smin(x, y), E.smax(x, y)]
+    terms += [x * y] if products else []
+    out = []
+    for t in terms:
+        for a, b, c in itertools.product(COEFFS, COEFFS, CONSTS):
+            if a == b == 0:
+                continue
+            e = a * x + b * t + c
+            for op in (R.LE, R.EQ, R.NE):
+                r = R.make(op, e)
+                if type(r) is not bool:
+                    out.append(r)
+    return list(dict.fromkeys(out))
+
+
+def _environments():
+    """(name, env, symbols): boxes with finite and infinite ends, without and with
+    recorded guards (an inequality between the two, a divisibility, an equality)."""
+    env_of = _fresh_env
+    yield ("box", *env_of([(5, 2, INT_OO), (3, 0, 9)], []))
+    yield ("x >= y + 2", *env_of([(6, 2, INT_OO), (3, 2, INT_OO)],
+                                 [lambda x, y: R.ge(x, y + 2)]))
+    yield ("x + y <= 12, x % 2 == 0", *env_of([(4, 2, INT_OO), (5, 1, INT_OO)],
+                                              [lambda x, y: R.le(x + y, 12),
+                                               lambda x, y: R.eq(E.mod(x, 2), 0)]))
+
+
+def _knowledge(P_, env: ShapeEnv, zs) -> list:
+    """What the environment knows, in Z3: root ranges, facts, replacements."""
+    k = _in_ranges(env, zs, [s for s in env.ranges if s not in env.replacements])
+    k += [encode_cond(P_, f, zs) for f in env.facts]
+    k += [zs[s] == encode(P_, v, zs) for s, v in env.replacements.items()]
+    return k
+
+
+@proves("decide.sound")
+def decide_sound():
+    decided = 0
+    for name, env, syms in _environments():
+        x, y = (s.expr for s in syms)
+        P_ = Py()
+        zs = Symbols()
+        know = _knowledge(P_, env, zs)
+        cases, impl = [], []
+        for c in conditions(x, y)[::2]:
+            ans = decision.decide(env, c)
+            if ans is None:
+                continue
+            want = encode_cond(P_, c, zs)
+            defined = [d != 0 for d in divisors(P_, c, zs)]
+            cases.append((want, defined))
+            impl.append(z3.BoolVal(ans))
+        decided += len(cases)
+
+        def claim(*vs, cases=cases):
+            return z3.And(*[z3.Implies(z3.And(*d), w == v) for (w, d), v in zip(cases, vs)])
+        prove_code(claim, impl, know, P=P_,
+                   what="decide on %d conditions under %s" % (len(cases), name))
+    require(decided >= 150, "decide settled only %d conditions of the grammar", decided)
+
+
+@proves("decide.related_facts")
+def decide_related_facts():
+    for name, env, syms in _environments():
+        facts = env.facts + env.assumptions
+        for start in syms:
+            got = set(decision.related_facts(env, {start}))
+            # the closure computed here: facts reachable through shared symbols
+            reach, want, grew = {start}, set(), True
+            while grew:
+                grew = False
+                for f in facts:
+                    if f not in want and f.free_symbols & reach:
+                        want.add(f)
+                        reach |= f.free_symbols
+                        grew = True
+            require(got == want, "%s: related facts of %s are %s, the closure is %s",
+                    name, start, got, want)
+    from .code import STATS
+    STATS["code_claims"] += 1
+
+
+@proves("z3bridge.implies")
+def z3bridge_implies():
+    s0, s1 = E.Sym(970), E.Sym(971)
+    x, y = s0.expr, s1.expr
+    ranges = {s0: ValueRange(2, INT_OO), s1: ValueRange(1, 20)}
+    premises = [[], [R.ge(x, y + 2)], [R.le(x * y, 40)], [R.eq(E.mod(x, 4), 0),
+                                                            R.le(x, y)]]
+    answered = 0
+    for prem in premises:
+        P_ = Py()
+        zs = Symbols()
+        hyps = [encode_cond(P_, p, zs) for p in prem] + _in_ranges(None, zs, [s0, s1], ranges)
+        cases, impl = [], []
+        for c in conditions(x, y, products=False)[::8]:
+            ans = z3bridge.implies(prem, c, ranges)
+            if ans is None:
+                continue
+            cases.append((encode_cond(P_, c, zs), [d != 0 for d in divisors(P_, c, zs)]))
+            impl.append(z3.BoolVal(ans))
+        answered += len(cases)
+
+        def claim(*vs, cases=cases):
+            return z3.And(*[z3.Implies(z3.And(*d), w == v) for (w, d), v in zip(cases, vs)])
+        prove_code(claim, impl, hyps, P=P_, what="implies under %s" % (prem,))
+    require(answered >= 30, "implies settled only %d conditions", answered)
+
+
+@proves("symint.operators")
+def symint_operators():
+    """Every arithmetic operator of ``SymInt`` on every pair of operands from a grammar
+    (sizes over two symbols whose ranges have both signs, ints of both signs, on either
+    side): the expression the operator returns equals Python's operation on the values
+    for every point the environment admits after the operation (a division adds its
+    divisor's guard), and its example value is the operation on the examples."""
+    import operator
+    from symshape.symint import SymInt, sym_max, sym_min
+    from symshape.infinity import NEG_INT_OO
+    ops = [("+", operator.add), ("-", operator.sub), ("*", operator.mul),
+           ("//", operator.floordiv), ("%", operator.mod),
+           ("min", lambda a, b: sym_min(a, b)), ("max", lambda a, b: sym_max(a, b))]
+    py = {"+": lambda P_, a, b: a + b, "-": lambda P_, a, b: a - b,
+          "*": lambda P_, a, b: a * b, "//": lambda P_, a, b: P_.floordiv(a, b),
+          "%": lambda P_, a, b: P_.mod(a, b), "min": lambda P_, a, b: z3.If(a <= b, a, b),
+          "max": lambda P_, a, b: z3.If(a >= b, a, b)}
+    hint_op = {"+": operator.add, "-": operator.sub, "*": operator.mul,
+               "//": operator.floordiv, "%": operator.mod, "min": min, "max": max}
+    for name, op in ops:
+        env = ShapeEnv()
+        x = env.create_symbol(7, "x", ValueRange(NEG_INT_OO, INT_OO))
+        y = env.create_symbol(-3, "y", ValueRange(NEG_INT_OO, INT_OO))
+        X, Y = SymInt(x.expr, 7, env), SymInt(y.expr, -3, env)
+        operands = [(X, Y), (Y, X), (X, 4), (4, X), (Y, -5), (-5, Y), (X - Y, Y * 2 + 1)]
+        got = []
+        for a, b in operands:
+            r = op(a, b)
+            got.append((a, b, r))
+        P_ = Py()
+        zs = Symbols()
+
+        def val(v):
+            return encode(P_, v.expr if isinstance(v, SymInt) else v, zs)
+
+        def hint(v):
+            return v.hint if isinstance(v, SymInt) else v
+        know = _knowledge(P_, env, zs)
+        impl, wants = [], []
+        for a, b, r in got:
+            impl.append(val(r))
+            wants.append(py[name](P_, val(a), val(b)))
+            want_h = hint_op[name](hint(a), hint(b))
+            require(hint(r) == want_h, "%r %s %r: example %s, Python gives %s",
+                    a, name, b, hint(r), want_h)
+        prove_code(lambda *vs: z3.And(*[v == w for v, w in zip(vs, wants)]), impl, know,
+                   P=P_, what="SymInt %s on %d operand pairs" % (name, len(got)))
+
+
+def _fresh_env(specs, guards):
+    env = ShapeEnv()
+    syms = [env.create_symbol(h, "v%d" % i, ValueRange(lo, hi))
+            for i, (h, lo, hi) in enumerate(specs)]
+    for g in guards:
+        env.add_guard(g(*(s.expr for s in syms)), None)
+    return env, syms
+
+
+#: environments (symbol (example, lower, upper) triples, guards) for evaluate / check
+EVAL_ENVS = [([(5, 2, INT_OO), (3, 0, 9)], []),
+             ([(6, 2, INT_OO), (3, 2, INT_OO)], [lambda x, y: R.ge(x, y + 2)])]
+
+
+def _after(env, c, answer, what: str) -> None:
+    """On every point the environment now admits, ``c`` has the value ``answer``."""
+    P_ = Py()
+    zs = Symbols()
+    know = _knowledge(P_, env, zs)
+    want = encode_cond(P_, c, zs)
+    defined = [d != 0 for d in divisors(P_, c, zs)]
+    prove_code(lambda v: z3.Implies(z3.And(*defined), want == v), [z3.BoolVal(answer)],
+               know, P=P_, what=what)
+
+
+def _graded(every: int, envs=None):
+    """(fresh environment, condition, its value at the example) for every ``every``-th
+    condition of the grammar under each of ``envs`` (default ``EVAL_ENVS``; only those
+    defined at the example)."""
+    from symshape.expr import evaluate as value_at
+    for specs, guards in envs or EVAL_ENVS:
+        env0, syms0 = _fresh_env(specs, guards)
+        for c in conditions(*(s.expr for s in syms0))[::every]:
+            env, syms = _fresh_env(specs, guards)
+            point = {s: h for s, (h, _, _) in zip(syms, specs)}
+            try:
+                ex = value_at(c.expr, point)
+            except ZeroDivisionError:
+                continue
+            yield env, c, (ex == 0 if c.op == R.EQ else (ex != 0 if c.op == R.NE else ex <= 0))
+
+
+@proves("env.evaluate")
+def env_evaluate():
+    """For every twentieth condition of the grammar, in a fresh environment: the bool
+    ``evaluate`` returns is the condition's value on every point the environment admits
+    afterwards (decided, or the guard it recorded), and its value at the example."""
+    for env, c, truth in _graded(20):
+        got = env.evaluate(c, truth)
+        require(got == truth, "evaluate(%s) is %s at the example, where it is %s",
+                c, got, truth)
+        _after(env, c, got, "evaluate(%s)" % c)
+
+
+@proves("env.check")
+def env_check():
+    """``check`` on every tenth condition of the grammar true at the example: afterwards
+    every point the environment admits satisfies it; on one false at the example it
+    raises a UserError."""
+    from symshape.errors import UserError
+    raised = 0
+    for env, c, truth in _graded(10):
+        try:
+            env.check(c, truth)
+        except UserError:
+            require(not truth, "check(%s) raised where the example satisfies it", c)
+            raised += 1
+            continue
+        require(truth, "check(%s) passed where the example violates it", c)
+        _after(env, c, True, "check(%s)" % c)
+    require(raised > 0, "no condition of the grammar was false at the example")
+
+
+def expressions(x, y) -> list:
+    """The sizes of the grammar: ``a*x + b*t + c`` for every ``t`` of ``conditions``."""
+    terms = [y, E.floordiv(x, 2), E.mod(x, 3), E.smin(x, y), E.smax(x, y), x * y]
+    out = []
+    for t in terms:
+        for a, b, c in itertools.product(COEFFS, COEFFS, CONSTS):
+            e = a * x + b * t + c
+            if type(e) is not int:
+                out.append(e)
+    return list(dict.fromkeys(out))
+
+
+@proves("bounds.pipeline")
+def bounds_pipeline():
+    """``ss.bounds`` (``bounds_expr``) on every tenth size of the grammar under each
+    environment: the range holds the size on every admitted point (Z3), and each finite
+    end is attained by an admitted point (Z3: a model)."""
+    from symshape.infinity import is_inf
+    from symshape.symbolic import bounds_expr
+    finite = 0
+    for name, env, syms in _environments():
+        x, y = (s.expr for s in syms)
+        for e in expressions(x, y)[::10]:
+            got = bounds_expr(env, e)
+            P_ = Py()
+            zs = Symbols()
+            know = _knowledge(P_, env, zs)
+            v = encode(P_, e, zs)
+            know += [d != 0 for d in divisors(P_, e, zs)]
+            ends = [(b, low) for b, low in ((got.lower, True), (got.upper, False))
+                    if not is_inf(b)]
+            if not ends:
+                continue
+            prove_code(lambda *bs: z3.And(*[v >= b if low else v <= b
+                                            for b, (_, low) in zip(bs, ends)]),
+                       [z3.IntVal(b) for b, _ in ends], know, P=P_,
+                       what="bounds(%s) = %s under %s" % (e, got, name))
+            for b, _ in ends:
+                s = z3.Solver()
+                s.add(*know, *P_.side, v == b)
+                require(s.check() == z3.sat, "bounds(%s) end %s under %s is not attained",
+                        e, b, name)
+                finite += 1
+    require(finite >= 30, "only %d finite ends", finite)
+
+
+@proves("env.add_guard")
+def env_add_guard():
+    """Every eighth condition of the grammar true at the example, learnt by a fresh
+    environment over a box (one symbol's range finite, one not): whatever the solver
+    makes of it (a replacement, a narrowed range, a divisibility quotient, a fact), the
+    points admitted afterwards are exactly the guard's solutions in the box."""
+    from .solver_rules import _solutions_kept
+    specs = EVAL_ENVS[0][0]
+    learnt = 0
+    for env, c, truth in _graded(8, [(specs, [])]):
+        if not truth:
+            continue
+        syms = [s for s in env.ranges][:len(specs)]
+        old = dict(env.ranges)
+        env.add_guard(c, None)
+        _solutions_kept(old, c, env, syms, "add_guard")
+        learnt += 1
+    require(learnt >= 20, "only %d guards learnt", learnt)
