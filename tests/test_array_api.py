@@ -91,7 +91,7 @@ def test_softmax_graph_keeps_the_reduction_symbolic():
 
 
 def test_array_namespace_recognises_traced_arrays():
-    # a deque, not a dict: export restores the dicts and lists a function changes (API.md)
+    # a deque, not a dict: export restores the dicts and lists a function changes (docs/state.md)
     found = collections.deque()
 
     def f(x):
@@ -144,7 +144,7 @@ def test_hashing_a_shape_works_and_specializes():
 
     ep = ss.export(f, (rand(3, 4),), dynamic_shapes={"x": (A, A)})
     assert ep.input_shapes["x"] == (3, 4)
-    # export leaves the dict as it was; the program replays the store (API.md, Model state)
+    # export leaves the dict as it was; the program replays the store (docs/state.md)
     assert cache == {}
     ep.module()(rand(3, 4))
     assert cache == {(3, 4): True} and all(type(k) is int for k in next(iter(cache)))
