@@ -218,8 +218,12 @@ def test_export_and_module_retain_no_memory_per_build(monkeypatch):
         after = tracemalloc.take_snapshot()
     finally:
         tracemalloc.stop()
-    grown = sum(d.size_diff for d in after.compare_to(before, "lineno"))
-    top = sorted(after.compare_to(before, "lineno"), key=lambda d: -d.size_diff)[:5]
+    # a per-build leak grows in count with the builds; a site with at most two new blocks
+    # is a one-off (a dict or set table resized: its old table predates the snapshot, so
+    # only the new one is counted)
+    diffs = [d for d in after.compare_to(before, "lineno") if d.count_diff > 2]
+    grown = sum(d.size_diff for d in diffs)
+    top = sorted(diffs, key=lambda d: -d.size_diff)[:5]
     assert grown / n < 16, "%.1f bytes per build retained: %s" % (grown / n,
                                                                   [str(d) for d in top])
 
