@@ -688,14 +688,13 @@ class Recorder:
         d = obj.__dict__
         snap = dict(d)
         self._undo.append(lambda: (d.clear(), d.update(snap)))
-        self.unrecorded.watch_dict(obj, str(path), lambda k: False)
+        self.unrecorded.watch_dict(obj, path, None)
         return obj
 
     def _watch_dict(self, obj, path: AccessPath) -> None:
         # a key that changes without a recorded attribute write was written through
         # ``__dict__`` / ``vars()``
-        self.unrecorded.watch_dict(obj, str(path),
-                                   lambda k: str(path.attr(k)) in self.written)
+        self.unrecorded.watch_dict(obj, path, self.written)
 
     def watch_global(self, g: dict, name: str, path: AccessPath) -> None:
         """Snapshot the global ``name`` of the module dict ``g`` (restored, and diffed to
@@ -708,7 +707,7 @@ class Recorder:
         its contents are restored after the trace, and a change the program made is
         refused (it is not recorded, so it could not be replayed)."""
         self._keep.append(v)
-        self.unrecorded.watch_container(v, str(path))
+        self.unrecorded.watch_container(v, path)
 
     def watch_cell(self, cell, path: AccessPath) -> None:
         try:

@@ -86,6 +86,19 @@ def _library_class(cls: type) -> bool:
                    for f in vars(cls).values())
 
 
+def _project_class(cls: type) -> bool:
+    """A class of the user's project (not of an installed package or the standard
+    library): its attributes are watched when the code reaches it (``Model.calls``)."""
+    if _library_class(cls):
+        return False
+    f = getattr(sys.modules.get(cls.__module__ or ""), "__file__", None)
+    if not isinstance(f, str):          # __main__ of an interactive session, exec()
+        return True
+    f = os.path.abspath(f)
+    return not _is_internal(f) and not f.startswith(_STDLIB) and \
+        "site-packages" not in f and "dist-packages" not in f
+
+
 def entry_function(f):
     """``(function, owner)`` of a callable: the plain function that runs and, for a bound
     method or a callable object, the object whose attributes are its ``self``."""
@@ -262,8 +275,8 @@ class StateBinding:
             # a module or class the code reaches (``self.g.gpt2``, ``helpers.Block``): not
             # state, but the names its module imported are routed while tracing; a user
             # class's attributes are watched (a write to one cannot be replayed)
-            if isinstance(v, type) and self.recorder is not None:
-                self._class_methods(v)
+            if isinstance(v, type) and self.recorder is not None and _project_class(v):
+                self.recorder.unrecorded.watch_class(v)
             self._namespace(v if isinstance(v, types.ModuleType) else
                             sys.modules.get(getattr(v, "__module__", None) or ""))
             return v
@@ -308,7 +321,7 @@ class StateBinding:
         if self.recorder is not None and (is_container(v) or is_file(v)):
             # a container of a library class, a file: undone, changes refused
             if is_file(v):
-                self.recorder.unrecorded.watch_file(v, str(path))
+                self.recorder.unrecorded.watch_file(v, path)
             else:
                 self.recorder.watch_foreign(v, path)
             if not isinstance(v, (dict, list)):
@@ -342,7 +355,7 @@ class StateBinding:
         if self.recorder is not None and not hasattr(v, "__dict__") and \
                 not _library_object(v) and hasattr(type(v), "__slots__"):
             self._mark(v, v)
-            self.recorder.unrecorded.watch_slots(v, str(path))
+            self.recorder.unrecorded.watch_slots(v, path)
             self._class_methods(type(v))
         return v
 

@@ -27,8 +27,7 @@ import collections
 import dis
 import io
 import types
-from dataclasses import dataclass, field
-from typing import Any, Callable, List, Optional, Tuple
+from typing import List, Optional, Tuple
 
 from symshape.errors import UserError
 from symshape.userframe import UserFrame
@@ -52,16 +51,19 @@ class UnrecordedChange(UserError):
         self.stack = stack
 
 
-@dataclass
 class _Watch:
-    """One object under watch: how to snapshot, compare, describe and restore it."""
-    obj: Any
-    path: str                    # as the user spells it
-    kind: str                    # slots / dict / class / container / file
-    name: str                    # the attribute or global name a line would use
-    snap: Any = None             # when the trace began (what a change is compared with)
-    orig: Any = None             # before the walk put traced stand-ins in (what is restored)
-    recorded: Callable[[str], bool] = field(default=lambda key: False)
+    """One object under watch: what it is, and its snapshots (a plain class with slots:
+    a big model has thousands)."""
+    __slots__ = ("obj", "path", "kind", "name", "snap", "orig", "recorded")
+
+    def __init__(self, obj, path, kind: str, name: Optional[str], recorded=None) -> None:
+        self.obj = obj
+        self.path = path            # its str() is the path as the user spells it
+        self.kind = kind            # slots / dict / class / container / file
+        self.name = name            # the name a line would use (None: the path's last)
+        self.snap = None            # when the trace began (what a change is compared with)
+        self.orig = None            # before the walk put traced stand-ins in (restored)
+        self.recorded = recorded    # dict: the path texts the recorder saw written
 
 
 def _slot_names(cls: type) -> List[str]:
@@ -151,45 +153,43 @@ class Unrecorded:
         self.codes: List[types.CodeType] = []     # user code the walk reached
 
     # ------------------------------------------------------------------ during the walk
-    def _add(self, obj, path: str, kind: str, name: str, recorded=None) -> None:
-        key = (id(obj), kind)
-        if key in self._ids:
+    def _add(self, obj, path, kind: str, name: Optional[str] = None, recorded=None) -> None:
+        if id(obj) in self._ids:
             return
-        self._ids.add(key)
-        w = _Watch(obj, path, kind, name)
-        if recorded is not None:
-            w.recorded = recorded
-        if kind != "dict":          # the recorder restores a __dict__ itself
-            w.orig = self._snapshot(w)
+        self._ids.add(id(obj))
+        w = _Watch(obj, path, kind, name, recorded)
+        if kind == "container" and isinstance(obj, (dict, list)):
+            w.orig = self._snapshot(w)     # the walk swaps arrays in it for traced ones
         self._watches.append(w)
 
-    def watch_slots(self, obj, path: str) -> None:
-        """An object with ``__slots__`` and no ``__dict__``: its slot values."""
+    def watch_slots(self, obj, path) -> None:
+        """An object with ``__slots__`` and no ``__dict__``: its slot values (``path``:
+        an AccessPath or text; spelled out only for a message)."""
         if _slot_names(type(obj)):
-            self._add(obj, path, "slots", _last_name(path))
+            self._add(obj, path, "slots")
 
-    def watch_dict(self, obj, path: str, recorded: Callable[[str], bool]) -> None:
-        """A recorded object's ``__dict__``: a key that changes without a recorded
-        attribute write (``recorded(key)`` False) was written around the recorder."""
-        self._add(obj, path, "dict", "__dict__", recorded)
+    def watch_dict(self, obj, path, written: Optional[set]) -> None:
+        """A recorded object's ``__dict__``: a key that changes while ``written`` (the
+        recorder's live set of path texts written) lacks its path was written around the
+        recorder (``None``: nothing of it is recorded)."""
+        self._add(obj, path, "dict", "__dict__", written)
 
     def watch_class(self, cls: type, name: Optional[str] = None) -> None:
         """A user class (or its recording subclass): its attributes."""
         self._add(cls, name or cls.__name__, "class", cls.__name__)
 
-    def watch_container(self, v, path: str, name: Optional[str] = None) -> None:
+    def watch_container(self, v, path) -> None:
         """A library container (``is_container``): its items."""
-        self._add(v, path, "container", name or _last_name(path))
+        self._add(v, path, "container")
 
-    def watch_file(self, v, path: str, name: Optional[str] = None) -> None:
+    def watch_file(self, v, path) -> None:
         """A seekable file object: its position."""
-        name = name or _last_name(path)
         try:
             if not v.seekable():
                 return
         except Exception:
             return
-        self._add(v, path, "file", name)
+        self._add(v, path, "file")
 
     def watch_code(self, code: types.CodeType) -> None:
         self.codes.append(code)
@@ -199,6 +199,8 @@ class Unrecorded:
         """The walk is done: snapshot every watched object as the trace will find it."""
         for w in self._watches:
             w.snap = self._snapshot(w)
+            if w.orig is None and w.kind != "dict":     # the recorder restores a __dict__
+                w.orig = w.snap
 
     def _snapshot(self, w: _Watch):
         o = w.obj
@@ -237,7 +239,8 @@ class Unrecorded:
                 object.__getattribute__(o, "__dict__")
             for k in list(w.snap) + [k for k in now if k not in w.snap]:
                 a, b = w.snap.get(k, _MISSING), now.get(k, _MISSING)
-                if a is not b and not w.recorded(k):
+                if a is not b and (w.recorded is None or
+                                   "%s.%s" % (w.path, k) not in w.recorded):
                     out.append(("%s.%s" % (w.path, k), "%s -> %s" % (_short(a), _short(b)),
                                 "__dict__" if w.kind == "dict" else k))
         elif w.kind == "class":
@@ -256,13 +259,13 @@ class Unrecorded:
                     out.append((path, _items_change(inner[k], b), k))
         elif w.kind == "container":
             if not _same_items(w.snap, _items(o)):
-                out.append((w.path, _items_change(w.snap, o), w.name))
+                out.append((str(w.path), _items_change(w.snap, o), _last_name(w.path)))
         else:
             pos, _ = w.snap
             now = o.tell()
             if now != pos:
-                out.append((w.path, "its position moved from %d to %d: something was "
-                            "written or read" % (pos, now), w.name))
+                out.append((str(w.path), "its position moved from %d to %d: something was "
+                            "written or read" % (pos, now), _last_name(w.path)))
         return out
 
     def _error(self, w: _Watch, changes) -> UnrecordedChange:
@@ -395,10 +398,10 @@ def _restore(w: _Watch) -> None:
                 o.truncate(pos)       # what was appended goes; what was there stays
 
 
-def _last_name(path: str) -> str:
+def _last_name(path) -> str:
     """The attribute or global name a line would use for ``path`` (``self.buf`` ->
     ``buf``, ``params['q']`` -> ``params``)."""
-    head = path.split("[", 1)[0]
+    head = str(path).split("[", 1)[0]
     return head.rsplit(".", 1)[-1]
 
 
