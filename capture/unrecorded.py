@@ -305,7 +305,30 @@ class Unrecorded:
                "that (%s), so it would be silently lost. Fix: %s. (symshape put %s back as "
                "it was.)" % (noun, path, what, more, at, why, fix, w.path))
         stack = [(c, f.lineno) for f, c in zip(lines, self._line_codes)]
-        return UnrecordedChange(msg, path, stack)
+        return UnrecordedChange(msg, path, stack + self._callers(stack))
+
+    def _callers(self, stack) -> List[Tuple[types.CodeType, int]]:
+        """The lines that call the functions holding ``stack``'s lines, up to a few calls
+        out (by name: ``self._log(y)`` calls ``_log``): a compiled function whose helper
+        makes the change breaks at the call (the whole call then runs eagerly)."""
+        out: List[Tuple[types.CodeType, int]] = []
+        names = {c.co_name for c, _ in stack}
+        codes = _all_codes(self.codes)
+        for _ in range(3):
+            found = set()
+            for code in codes:
+                ins = list(dis.get_instructions(code))
+                for i, x in enumerate(ins):
+                    if x.opname in _NAME_OPS and x.argval in names and \
+                            x.argval != code.co_name:
+                        line = _line_of(ins, i)
+                        if line is not None and (code, line) not in out:
+                            out.append((code, line))
+                            found.add(code.co_name)
+            names = found - names
+            if not names:
+                break
+        return out
 
     def lines_using(self, name: str, kind: str) -> List[UserFrame]:
         """The user lines (in the code the walk reached) that store the attribute

@@ -306,3 +306,30 @@ def test_compile_slots_counter_matches_eager():
             x = X + i
             np.testing.assert_array_equal(e.step(x), f(x))
     assert m.count == e.count == 3
+
+
+class JitHelper:
+    def __init__(self):
+        self.buf = collections.deque()
+        self.w = np.ones(3)
+
+    def _log(self, y):
+        self.buf.append(y)
+
+    def step(self, x):
+        y = x + self.w
+        self._log(y)
+        return y * 2
+
+
+def test_compile_breaks_at_the_call_of_a_helper_that_makes_the_change():
+    e, m = JitHelper(), JitHelper()
+    f = ss.compile(m.step)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for i in range(3):
+            x = X + i
+            np.testing.assert_array_equal(e.step(x), f(x))
+    assert all(type(v) is np.ndarray for v in m.buf)
+    assert [v.tolist() for v in m.buf] == [v.tolist() for v in e.buf]
+    assert any("self.buf" in r for r in f.break_reasons)
