@@ -333,3 +333,14 @@ def test_compile_breaks_at_the_call_of_a_helper_that_makes_the_change():
     assert all(type(v) is np.ndarray for v in m.buf)
     assert [v.tolist() for v in m.buf] == [v.tolist() for v in e.buf]
     assert any("self.buf" in r for r in f.break_reasons)
+
+
+def test_print_into_a_reached_buffer_is_trace_time_output_and_kept():
+    out = io.StringIO()
+
+    def f(x):
+        print("tracing", file=out)
+        return x + 1
+
+    ss.export(f, (X,))
+    assert out.getvalue() == "tracing\n"        # ran once, at trace time, as eager print
