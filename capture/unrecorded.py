@@ -25,6 +25,7 @@ from __future__ import annotations
 import array
 import collections
 import dis
+import functools
 import io
 import linecache
 import types
@@ -256,7 +257,8 @@ class Unrecorded:
             for k in list(w.snap) + [k for k in now if k not in w.snap]:
                 a, b = w.snap.get(k, _MISSING), now.get(k, _MISSING)
                 if a is not b and (w.recorded is None or
-                                   "%s.%s" % (w.path, k) not in w.recorded):
+                                   "%s.%s" % (w.path, k) not in w.recorded) and \
+                        not (w.kind == "dict" and _cache_of(type(o), k)):
                     out.append(("%s.%s" % (w.path, k), "%s -> %s" % (_short(a), _short(b)),
                                 "__dict__" if w.kind == "dict" else k))
         elif w.kind == "class":
@@ -386,6 +388,13 @@ class Unrecorded:
                 errors.append(e)
         if errors:  # pragma: no cover
             raise errors[0]
+
+
+def _cache_of(cls: type, k: str) -> bool:
+    """Whether ``k`` is a ``functools.cached_property`` of ``cls``: the value it stores in
+    ``__dict__`` is a cache (recomputed when absent), so not storing it is no loss (and it
+    is undone with the rest of ``__dict__``)."""
+    return isinstance(getattr(cls, k, None), functools.cached_property)
 
 
 def _inherited(cls: type, k: str):

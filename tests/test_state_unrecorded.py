@@ -344,3 +344,23 @@ def test_print_into_a_reached_buffer_is_trace_time_output_and_kept():
 
     ss.export(f, (X,))
     assert out.getvalue() == "tracing\n"        # ran once, at trace time, as eager print
+
+
+def test_a_cached_property_filled_while_tracing_is_no_refused_change():
+    import functools
+
+    class M:
+        def __init__(self):
+            self.w = np.ones(3)
+
+        @functools.cached_property
+        def scale(self):
+            return 2.0
+
+        def step(self, x):
+            return x * self.scale + self.w
+
+    m = M()
+    ep = ss.export(m.step, (X,))
+    assert "scale" not in vars(m)               # undone, like every trace-time change
+    np.testing.assert_array_equal(ep.module()(X), X * 2.0 + 1)
