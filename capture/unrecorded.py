@@ -14,7 +14,7 @@ shallow snapshot (slot values and ``__dict__`` values by identity, class attribu
 identity plus the items of a mutable class-level container, a container's items or
 bytes, a file's position: never a copy of a NumPy array), and after the trace ``check``
 compares.  A difference the recorder did not record is put back (``restore``, also when
-the trace raised) and raised as ``UnrecordedChange``, a ``UserError`` naming the path as
+the trace raised) and raised (``unrecorded_change``) as a ``UserError`` naming the path as
 the user spells it (``self.buf``, ``Model.calls``), what changed, the user line where a
 static look at the code reached finds one, and what to do.  The JIT reads that line (the
 `` at file:line`` of the message, and ``stack``) as a graph break: the statement runs
@@ -41,16 +41,15 @@ _NAME_OPS = ("LOAD_ATTR", "LOAD_METHOD", "LOAD_GLOBAL", "LOAD_NAME", "LOAD_DEREF
              "LOAD_FAST", "LOAD_CLOSURE")
 
 
-class UnrecordedChange(UserError):
-    """The traced program changed state in a way an exported program cannot replay.
-
-    ``path``: the state as the user spells it; ``stack``: ``(code, line)`` of the user
-    lines found to do it (the JIT splits there)."""
-
-    def __init__(self, message: str, path: str, stack: List[Tuple[types.CodeType, int]]):
-        super().__init__(message)
-        self.path = path
-        self.stack = stack
+def unrecorded_change(message: str, path: str,
+                      stack: List[Tuple[types.CodeType, int]]) -> UserError:
+    """The ``UserError`` for a change the recorder did not see: ``.path`` is the state as
+    the user spells it, ``.stack`` the ``(code, line)`` of the user lines found to make
+    it (the JIT splits a compiled function there: codegen/split.py ``break_line``)."""
+    e = UserError(message)
+    e.path = path
+    e.stack = stack
+    return e
 
 
 class _Watch:
@@ -224,7 +223,7 @@ class Unrecorded:
 
     # ------------------------------------------------------------------ after the trace
     def check(self) -> None:
-        """Raise ``UnrecordedChange`` for the first change nothing recorded (the objects
+        """Raise ``unrecorded_change`` for the first change nothing recorded (the objects
         are put back by ``restore``, which runs in the caller's ``finally``)."""
         for w in self._watches:
             if w.snap is None:
@@ -286,7 +285,7 @@ class Unrecorded:
                             "written or read" % (pos, now), _last_name(w.path)))
         return out
 
-    def _error(self, w: _Watch, changes) -> UnrecordedChange:
+    def _error(self, w: _Watch, changes) -> UserError:
         path, what, name = changes[0]
         lines = self.lines_using(name, w.kind)
         noun = {"slots": "the attribute", "dict": "the attribute", "class": "the class attribute",
@@ -323,7 +322,7 @@ class Unrecorded:
                "that (%s), so it would be silently lost. Fix: %s. (symshape put %s back as "
                "it was.)" % (noun, path, what, more, at, why, fix, w.path))
         stack = [(c, f.lineno) for f, c in zip(lines, self._line_codes)]
-        return UnrecordedChange(msg, path, stack + self._callers(stack))
+        return unrecorded_change(msg, path, stack + self._callers(stack))
 
     def _callers(self, stack) -> List[Tuple[types.CodeType, int]]:
         """The lines that call the functions holding ``stack``'s lines, up to a few calls
