@@ -89,7 +89,8 @@ def input_check(cs: ConstraintSet, names: Sequence[Optional[str]],
     lines = list(writer.emit())
     if validate.enabled():
         # the text this function will run, parsed back, accepts exactly the contract
-        validate.validate_check_text(cs, lines, {writer.param(d.param) for d in cs.inputs})
+        validate.validate_check_text(cs, lines, {writer.param(d.param) for d in cs.inputs} |
+                                     {writer.param(p) for p in cs.configured})
     return InputCheck(lines, dict(writer.consts), list(writer.bound), aliases,
                       writer.input_check())
 

@@ -24,7 +24,7 @@ def test_rebinding_a_global_recompiles_and_names_it():
         SCALE = 5
         np.testing.assert_array_equal(cf(x), uses_globals(x))
         # a state array is read through its name on every call: rebinding W to an array of
-        # the same shape and dtype needs no recompile (API.md, compile guards); the scalar
+        # the same shape and dtype needs no recompile (docs/compile.md, guards); the scalar
         # SCALE is guarded by value
         assert cf.recompile_reasons == ["SCALE changed: 2.0 -> 5"]
         W[:] = -1                       # in place: the same object, read by reference
@@ -46,5 +46,5 @@ def test_rebinding_a_closure_variable_recompiles():
     np.testing.assert_array_equal(cf(ids), f(ids))
     scale = 4.0                          # noqa: F841 (read through the closure)
     np.testing.assert_array_equal(cf(ids), f(ids))
-    # a Python scalar read through a closure is guarded by value (API.md, compile guards)
+    # a Python scalar read through a closure is guarded by value (docs/compile.md, guards)
     assert cf.recompile_reasons == ["scale changed: 3.0 -> 4.0"]
