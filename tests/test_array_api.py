@@ -1,6 +1,5 @@
 """Array API code traces: ``__array_namespace__``, ``array_api_compat``, and the differential
 suite (every case of benchmarks/array_api_suite.py exported and compared with eager NumPy)."""
-import collections
 import importlib.util
 import os
 
