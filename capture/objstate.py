@@ -42,6 +42,7 @@ from symshape.errors import UserError, where
 from symshape.userframe import user_frame
 
 from .access import AccessPath
+from .unrecorded import Unrecorded
 
 # the recorder of the trace in progress (None outside one); recording stand-ins consult it
 _ACTIVE: List["Recorder"] = []
@@ -610,7 +611,9 @@ class Recorder:
         self._placed: Dict[int, Any] = {}          # what each watched slot held when the trace began
         self.tracked_reads: Dict[str, Tuple[AccessPath, Any]] = {}
         self.refusals: List[str] = []
-        self._foreign: List[Tuple[Any, AccessPath]] = []   # dict / list subclasses
+        # what the recorder cannot see (slots, __dict__ writes, class attributes, library
+        # containers, files): snapshotted, compared after the trace, put back
+        self.unrecorded = Unrecorded()
 
     # ------------------------------------------------------------------ during the walk
     def owns(self, obj) -> bool:
@@ -666,6 +669,7 @@ class Recorder:
                 self._keep.append(obj)
                 self._undo.append(lambda: (d.clear(), d.update(snap)))
                 self._undo.append(lambda: object.__setattr__(obj, "__class__", cls))
+                self._watch_dict(obj, path)
                 return obj
             try:
                 new = rec.__new__(rec)
@@ -676,13 +680,21 @@ class Recorder:
                 self.paths[id(new)] = path
                 self._stand_ins[id(obj)] = new
                 self._keep.append(obj)
+                self._watch_dict(new, path)
                 return new
-        # neither: the attributes are still snapshotted (writes undone, not recorded)
+        # neither: the attributes are still snapshotted (writes undone, and refused: not
+        # recorded)
         self._keep.append(obj)
         d = obj.__dict__
         snap = dict(d)
         self._undo.append(lambda: (d.clear(), d.update(snap)))
+        self.unrecorded.watch_dict(obj, path, None)
         return obj
+
+    def _watch_dict(self, obj, path: AccessPath) -> None:
+        # a key that changes without a recorded attribute write was written through
+        # ``__dict__`` / ``vars()``
+        self.unrecorded.watch_dict(obj, path, self.written)
 
     def watch_global(self, g: dict, name: str, path: AccessPath) -> None:
         """Snapshot the global ``name`` of the module dict ``g`` (restored, and diffed to
@@ -691,21 +703,11 @@ class Recorder:
         self._globals.append((g, name, g.get(name), present, path))
 
     def watch_foreign(self, v, path: AccessPath) -> None:
-        """A dict or list of a subclass (``OrderedDict``, ``defaultdict``): its contents
-        are restored after the trace, and a change the program made is refused (it is not
-        recorded, so it could not be replayed)."""
-        # the subclass's own methods: an OrderedDict keeps its order bookkeeping
-        snap = list(v.items()) if isinstance(v, dict) else list(v)
+        """A dict or list of a subclass (``OrderedDict``, ``defaultdict``, ``Counter``):
+        its contents are restored after the trace, and a change the program made is
+        refused (it is not recorded, so it could not be replayed)."""
         self._keep.append(v)
-        self._foreign.append((v, path))
-        if isinstance(v, dict):
-            self._undo.append(lambda: (v.clear(), v.update(snap)))
-        else:
-            self._undo.append(lambda: v.__setitem__(slice(None), snap))
-
-    def _contents(self, v) -> list:
-        return [(k, id(x)) for k, x in v.items()] if isinstance(v, dict) else \
-            [id(x) for x in v]
+        self.unrecorded.watch_container(v, path)
 
     def watch_cell(self, cell, path: AccessPath) -> None:
         try:
@@ -729,7 +731,7 @@ class Recorder:
             self._placed[i] = g.get(name, _MISSING)
         for i, (cell, _, _) in enumerate(self._cells):
             self._placed[-1 - i] = cell.cell_contents
-        self._foreign_placed = [self._contents(v) for v, _ in self._foreign]
+        self.unrecorded.start()
 
     # ------------------------------------------------------------------ during the trace
     def read(self, path: AccessPath, kind: str, value):
@@ -792,14 +794,8 @@ class Recorder:
     # ------------------------------------------------------------------ after the trace
     def global_effects(self) -> None:
         """Rebinds of globals and closure cells (diffed: Python gives no hook); a change
-        to a container of another class than dict, list and set is refused."""
-        for (v, path), before in zip(self._foreign, getattr(self, "_foreign_placed", ())):
-            if self._contents(v) != before:
-                raise UserError(
-                    "the program changes the %s at %s, which an exported program cannot "
-                    "replay (only dict, list and set are recorded); use a plain dict or list "
-                    "there, or keep the change out of the exported function"
-                    % (type(v).__name__, path))
+        the recorder did not see (capture/unrecorded.py) is refused."""
+        self.unrecorded.check()
         for i, (g, name, before, present, path) in enumerate(self._globals):
             now = g.get(name, _MISSING)
             if now is not self._placed.get(i, _MISSING):
@@ -819,6 +815,10 @@ class Recorder:
     def restore(self) -> None:
         """Undo everything (reverse order); globals and cells get their values back."""
         errors = []
+        try:
+            self.unrecorded.restore()
+        except Exception as e:  # pragma: no cover
+            errors.append(e)
         while self._undo:
             try:
                 self._undo.pop()()

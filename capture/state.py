@@ -43,6 +43,7 @@ from symshape.userframe import _is_internal
 
 from .access import AccessPath, Root
 from .objstate import AppendOnly
+from .unrecorded import is_container, is_file
 
 # a walk never visits more objects than this: a model with a huge Python structure is still
 # traced, its deeper arrays becoming ordinary lifted constants when the tracer meets them
@@ -83,6 +84,19 @@ def _library_class(cls: type) -> bool:
     # "builtins": it is the user's when a method of its own is user code
     return not any(isinstance(f, types.FunctionType) and _user_code(f.__code__)
                    for f in vars(cls).values())
+
+
+def _project_class(cls: type) -> bool:
+    """A class of the user's project (not of an installed package or the standard
+    library): its attributes are watched when the code reaches it (``Model.calls``)."""
+    if _library_class(cls):
+        return False
+    f = getattr(sys.modules.get(cls.__module__ or ""), "__file__", None)
+    if not isinstance(f, str):          # __main__ of an interactive session, exec()
+        return True
+    f = os.path.abspath(f)
+    return not _is_internal(f) and not f.startswith(_STDLIB) and \
+        "site-packages" not in f and "dist-packages" not in f
 
 
 def entry_function(f):
@@ -174,6 +188,8 @@ class StateBinding:
         if id(fn) in self._seen or not _user_code(fn.__code__):
             return
         self._mark(fn, fn)
+        if self.recorder is not None:
+            self.recorder.unrecorded.watch_code(fn.__code__)
         g = fn.__globals__
         if not any(g is d for d in self.global_dicts):
             self.global_dicts.append(g)
@@ -231,6 +247,8 @@ class StateBinding:
             if klass is object or klass in self._classes or _library_class(klass):
                 continue
             self._classes.add(klass)
+            if self.recorder is not None:
+                self.recorder.unrecorded.watch_class(klass)
             for v in list(vars(klass).values()):
                 v = getattr(v, "__func__", v)          # staticmethod / classmethod
                 if isinstance(v, property):
@@ -255,7 +273,10 @@ class StateBinding:
             return v
         if isinstance(v, (type, types.ModuleType)):
             # a module or class the code reaches (``self.g.gpt2``, ``helpers.Block``): not
-            # state, but the names its module imported are routed while tracing
+            # state, but the names its module imported are routed while tracing; a user
+            # class's attributes are watched (a write to one cannot be replayed)
+            if isinstance(v, type) and self.recorder is not None and _project_class(v):
+                self.recorder.unrecorded.watch_class(v)
             self._namespace(v if isinstance(v, types.ModuleType) else
                             sys.modules.get(getattr(v, "__module__", None) or ""))
             return v
@@ -297,8 +318,15 @@ class StateBinding:
                 if y is not x:
                     (dict.__setitem__ if t is dict else list.__setitem__)(new, k, y)
             return new
-        if isinstance(v, (dict, list)) and self.recorder is not None:
-            self.recorder.watch_foreign(v, path)   # a subclass: undone, changes refused
+        if self.recorder is not None and (is_container(v) or is_file(v)):
+            # a container of a library class, a file: undone, changes refused
+            if is_file(v):
+                self.recorder.unrecorded.watch_file(v, path)
+            else:
+                self.recorder.watch_foreign(v, path)
+            if not isinstance(v, (dict, list)):
+                self._mark(v, v)
+                return v
         if isinstance(v, dict):
             self._mark(v, v)
             for k in list(v.keys()):
@@ -324,6 +352,11 @@ class StateBinding:
             return new
         if hasattr(v, "__dict__") and not _library_object(v):
             return self._object(v, path)
+        if self.recorder is not None and not hasattr(v, "__dict__") and \
+                not _library_object(v) and hasattr(type(v), "__slots__"):
+            self._mark(v, v)
+            self.recorder.unrecorded.watch_slots(v, path)
+            self._class_methods(type(v))
         return v
 
     def _object(self, obj, path: AccessPath):
@@ -332,7 +365,7 @@ class StateBinding:
         if id(obj) in self._seen:
             return self._seen[id(obj)]
         if not hasattr(obj, "__dict__"):
-            return obj
+            return self.visit(obj, path)        # a __slots__ object: watched
         new = obj
         if self.recorder is not None and isinstance(obj.__dict__, dict) and \
                 not _library_object(obj):
