@@ -432,8 +432,12 @@ def _common_atom(a: IntLike, b: Expr) -> Optional[Atom]:
 
 @rule("ceildiv.def")
 def ceildiv(a: IntLike, b: IntLike) -> IntLike:
-    """``-(-a // b)``: the smallest q with ``q*b >= a`` for b > 0 (spelled
-    ``(a + b - 1) // b`` for an int b > 0, which keeps a positive coefficient)."""
+    """``ceil(a / b)`` for a non-zero ``b``: the smallest q with ``q*b >= a`` for b > 0.
+    The one ceiling division of the engine, on Python ints as on expressions (an
+    expression is spelled ``(a + b - 1) // b`` for an int b > 0, which keeps a positive
+    coefficient; ``-((-a) // b)`` otherwise)."""
+    if not isinstance(a, Expr) and not isinstance(b, Expr):     # plain integers
+        return -((-a) // b)
     if type(b) is int and b > 0:
         return floordiv(add(a, b - 1), b)
     return neg(floordiv(neg(a), b))
