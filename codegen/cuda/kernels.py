@@ -21,7 +21,7 @@ import re
 from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 from symshape.capture.ir import Node
-from symshape.expr import Expr, ceildiv, floordiv, format_expr, mul, sub
+from symshape.expr import Expr, ceildiv, floordiv, format_expr, mul, sub, undominated
 from symshape.capture.program import dtype_short
 
 from . import cops
@@ -1550,7 +1550,7 @@ class Emitter:
                 return "int64", []
             if not (r.upper < LIMIT):
                 big.append(e)
-        kept = [e for e in big if not any(d is not e and self._dominates(d, e) for d in big)]
+        kept = undominated(big, self._dominates)
         return ("dual", kept) if kept else ("int32", [])
 
     def _dominates(self, d, e) -> bool:
@@ -1558,7 +1558,7 @@ class Emitter:
         q = floordiv(d, e)
         if mul(q, e) == d and self.rg.bound(q).lower >= 1:
             return True
-        return self.rg.bound(sub(d, e)).lower >= 0 and d != e
+        return self.rg.bound(sub(d, e)).lower >= 0
 
 
 #: device helpers of merged row phases (templates over float / double)
