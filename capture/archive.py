@@ -29,6 +29,8 @@ from typing import BinaryIO, Callable, List, Optional, Tuple
 
 import numpy as np
 
+from symshape.expr import ceildiv
+
 ALIGN = 64
 LAYOUT = 1                              # version of this byte layout (the preamble's)
 MAGIC = b"SYMSHAPE-ARCHIVE "
@@ -70,7 +72,7 @@ class BlockSum:
                              axis=1, dtype=np.uint64) if full else np.zeros(0, np.uint64)
         if n > full * _BLOCK * 8:               # a partial block: the end of the data
             self.done = True
-            pad = np.zeros(-(-(n - full * _BLOCK * 8) // 8) * 8, np.uint8)
+            pad = np.zeros(ceildiv(n - full * _BLOCK * 8, 8) * 8, np.uint8)
             pad[:n - full * _BLOCK * 8] = chunk[full * _BLOCK * 8:]
             last = np.add.reduce(pad.view("<u8"), dtype=np.uint64)
             sums = np.concatenate([sums, np.array([last], np.uint64)])
@@ -123,7 +125,7 @@ def write(fh: BinaryIO, arrays: List[Placed], text_size: int,
     ``text_size`` bytes) once the checksums are known.  A seekable stream gets the data
     section first, each chunk summed as it is written, then the text at the head; any
     other stream gets the checksums computed first, then everything in order."""
-    data_offset = -(-(PREAMBLE + text_size + 1) // ALIGN) * ALIGN
+    data_offset = ceildiv(PREAMBLE + text_size + 1, ALIGN) * ALIGN
     # (a file opened for appending writes at its end wherever it seeks)
     seekable = bool(getattr(fh, "seekable", lambda: False)()) and \
         "a" not in str(getattr(fh, "mode", ""))

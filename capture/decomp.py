@@ -38,7 +38,7 @@ from .ir import ArrRef, Graph, IndexAttr, Node, Subgraph
 from .ops.elementwise import _emit_ufunc, astype, weak_type
 from .ops.registry import OPS, defop
 from .program import ExportedProgram, InputSpec, OutputSpec, Signature
-from .simplify import finalize_node
+from .finalize import finalize_node
 from .ops.traits import API_RENAMES, CORE_OPS, TRAITS, traits_of
 from .tracer import FUNCTIONS, TracedArray, Tracer, to_expr
 from .ops.linalg import _parse_einsum

@@ -39,7 +39,7 @@ from . import ops  # noqa: F401  (registers the op handlers)
 from . import pycode
 from .ir import Graph, Node, Subgraph
 from .program import ExportedProgram, Signature
-from .simplify import finalize_node, simplify_value
+from .finalize import finalize_node, simplify_value
 from .namespace import sizes_routed
 from .objstate import AppendOnly, Recorder, plain_value
 from .state import StateBinding

@@ -40,6 +40,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tupl
 
 from symshape import named_results
 from symshape import validate
+from symshape.check_ir import InputCheck
 from symshape.guards import CheckWriter, ConstraintSet, keys_text
 
 from .ir import Node, used_by_generated_code
@@ -59,20 +60,21 @@ INNER_NAME = "_impl"
 
 # --------------------------------------------------------------------------- records
 @dataclass
-class InputCheck:
-    """The input check of a function: its lines (which bind the size symbols), the
-    constants they read, the symbols bound (in binding order) and the aliases the core
-    runs instead (``x = params['x']``: the check binds array inputs to their node names)."""
+class RenderedCheck:
+    """The input check (``symshape.check_ir.InputCheck``, the one check concept) as the
+    Python one function runs: its lines (which bind the size symbols), the constants they
+    read, the symbols bound (in binding order) and the aliases the core runs instead
+    (``x = params['x']``: the check binds array inputs to their node names)."""
 
     lines: List[str]
     consts: Dict[str, Any]
     bound: List[Any]
     aliases: List[str]
-    records: Any = None    # the typed records the lines render (symshape.check_ir.InputCheck)
+    check: Optional[InputCheck] = None    # the typed records the lines render
 
 
 def input_check(cs: ConstraintSet, names: Sequence[Optional[str]],
-                ren: Optional[Dict[str, str]] = None) -> InputCheck:
+                ren: Optional[Dict[str, str]] = None) -> RenderedCheck:
     """The check of ``cs``, binding array input ``i`` to the variable ``names[i]``
     (None: the check's own temporary); a parameter is read by the name ``ren`` gives it
     inside the function (its records and messages keep the user's name)."""
@@ -91,8 +93,8 @@ def input_check(cs: ConstraintSet, names: Sequence[Optional[str]],
         # the text this function will run, parsed back, accepts exactly the contract
         validate.validate_check_text(cs, lines, {writer.param(d.param) for d in cs.inputs} |
                                      {writer.param(p) for p in cs.configured})
-    return InputCheck(lines, dict(writer.consts), list(writer.bound), aliases,
-                      writer.input_check())
+    return RenderedCheck(lines, dict(writer.consts), list(writer.bound), aliases,
+                         writer.input_check())
 
 
 class GeneratedFunction:
@@ -163,7 +165,7 @@ class Writing:
     names its parameters) and the namespace."""
 
     def __init__(self, spec: FunctionSpec, cs: Optional[ConstraintSet],
-                 check: Optional[InputCheck], ren: Optional[Dict[str, str]] = None) -> None:
+                 check: Optional[RenderedCheck], ren: Optional[Dict[str, str]] = None) -> None:
         self.spec = spec
         self.constraints = cs
         self.check = check
@@ -283,7 +285,7 @@ def write(spec: FunctionSpec, body: Callable[[Writing], List[str]],
         sig = renamed_signature(sig, ren)
     with renamed_nodes(spec.inputs, ren):
         check = input_check(cs, [n.name for n in spec.inputs], ren) if cs is not None else \
-            InputCheck([], {}, [], [])
+            RenderedCheck([], {}, [], [])
         ns.update(check.consts)
         unshared = unshared_lines(spec, cs)
         state = state_lines(spec, cs, ren)
@@ -292,7 +294,7 @@ def write(spec: FunctionSpec, body: Callable[[Writing], List[str]],
     fname = free_name(INNER_NAME, spec.signature) if ren else spec.name
     rec.name, rec.ns = spec.name, ns
     rec.check_lines, rec.alias_lines = check.lines, check.aliases
-    rec.input_check = check.records
+    rec.input_check = check.check
     rec.sym_names = sorted(s.name for s in check.bound)
     if spec.params is not None:
         rec.param_names = list(spec.params)

@@ -623,6 +623,12 @@ def _group_blocked(g: Group, gi: int, k: Optional[int], r: HoistRenderer, tune: 
     return L
 
 
+def ceildiv_py(a: str, b: str) -> str:
+    """Python text of ``ceil(a / b)`` for the generated source (``E.ceildiv`` is the same
+    division on values): the one place this backend spells it."""
+    return "-(-%s // %s)" % (a, b)
+
+
 def _block_counts(g: Group, k: Optional[int], r: HoistRenderer, R: str, NB: str, NBK: str):
     """The lines sizing the blocks (rows per block ``R``, blocks along the axis ``NBK``, in
     all ``NB``), the blocked axis' length and the outer axes' lengths (as code)."""
@@ -635,7 +641,7 @@ def _block_counts(g: Group, k: Optional[int], r: HoistRenderer, R: str, NB: str,
         n_src = r.expr(g.prefix[k])
         outer = [r.expr(x) for x in g.prefix[:k]]
         L.append("%s = _cg.rows(%s, %s)" % (R, r.expr(numel(g.domain[k + 1:])), n_src))
-    L.append("%s = -(-%s // %s)" % (NBK, n_src, R))
+    L.append("%s = %s" % (NBK, ceildiv_py(n_src, R)))
     L.append("%s = %s" % (NB, " * ".join([NBK] + outer)))
     return L, n_src, outer
 

@@ -66,6 +66,11 @@ TARGETS: List[Target] = [
     Target("simplify", "symshape/simplify.py",
            ("fold_small_numerator", "fold_minmax"), ("fold.small_numerator",
                                                      "fold.minmax_dominance")),
+    # the one Min / Max dominance routine and the one ceiling division (issue 34 item 1)
+    Target("expr", "symshape/expr.py", ("undominated", "_offset_le", "_offset_ge", "ceildiv"),
+           ("fold.minmax_dominance", "minmax.offset_dominance", "ceildiv.def"),
+           helpers=(("_offset_le", ("minmax.offset_dominance",)),
+                    ("_offset_ge", ("minmax.offset_dominance",)))),
 ]
 
 

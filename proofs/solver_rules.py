@@ -431,7 +431,7 @@ def solve_ne_to_range():
 
 
 def _opt_ceil(P_: Py, bound: X, r, k, low: bool) -> X:
-    """``_ceil_div(lo - r, k)`` / ``(hi - r) // k`` for a finite end, the infinity else."""
+    """``ceildiv(lo - r, k)`` / ``(hi - r) // k`` for a finite end, the infinity else."""
     if low:
         return select(bound.s != 0, bound, fin(P_.ceildiv(bound.v - r, k)))
     return select(bound.s != 0, bound, fin(P_.floordiv(bound.v - r, k)))

@@ -18,6 +18,7 @@ from .infinity import is_inf
 from .projection import implied
 from .ranges import bound
 from .rules import rule
+from .simplify import dominates_by_ranges
 from .z3bridge import implies
 
 
@@ -89,22 +90,18 @@ def _dominates(v: IntLike, u: IntLike, ranges, kind: str) -> bool:
     """``v <= u`` (for ``Min``; ``v >= u`` for ``Max``) on every point of the ranges: the
     interval bound first, then Z3 on the ranges alone (never on the recorded facts, which
     hold the very guard being rewritten)."""
+    if dominates_by_ranges(kind, v, u, ranges.__getitem__):
+        return True
     c = R.le(v, u) if kind == "Min" else R.ge(v, u)
     if type(c) is bool:
         return c
-    if bound(c.expr, ranges.__getitem__).upper <= 0:
-        return True
     return implies([], c, ranges) is True
 
 
 def _kept_args(atom, ranges) -> list:
-    """The arguments of a ``Min`` / ``Max`` that can be its value: an argument another kept
-    one dominates is dropped (one at a time, so of equal arguments one stays)."""
-    kept = list(atom.args)
-    for u in list(kept):
-        if any(v is not u and _dominates(v, u, ranges, atom.kind) for v in kept):
-            kept.remove(u)
-    return kept
+    """The arguments of a ``Min`` / ``Max`` that can be its value (``expr.undominated``,
+    with dominance decided on the ranges)."""
+    return E.undominated(atom.args, lambda v, u: _dominates(v, u, ranges, atom.kind))
 
 
 def _minmax_atom(term):

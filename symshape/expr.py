@@ -432,8 +432,12 @@ def _common_atom(a: IntLike, b: Expr) -> Optional[Atom]:
 
 @rule("ceildiv.def")
 def ceildiv(a: IntLike, b: IntLike) -> IntLike:
-    """``-(-a // b)``: the smallest q with ``q*b >= a`` for b > 0 (spelled
-    ``(a + b - 1) // b`` for an int b > 0, which keeps a positive coefficient)."""
+    """``ceil(a / b)`` for a non-zero ``b``: the smallest q with ``q*b >= a`` for b > 0.
+    The one ceiling division of the engine, on Python ints as on expressions (an
+    expression is spelled ``(a + b - 1) // b`` for an int b > 0, which keeps a positive
+    coefficient; ``-((-a) // b)`` otherwise)."""
+    if not isinstance(a, Expr) and not isinstance(b, Expr):     # plain integers
+        return -((-a) // b)
     if type(b) is int and b > 0:
         return floordiv(add(a, b - 1), b)
     return neg(floordiv(neg(a), b))
@@ -458,22 +462,42 @@ def _minmax(kind: str, args: Iterable[IntLike]) -> IntLike:
     if ints:
         exprs.append(pick(ints))
     # drop exact duplicates and arguments dominated by a constant offset
-    kept: list = []
-    for x in exprs:
-        dominated = False
-        for i, y in enumerate(kept):
-            d = sub(x, y)
-            if type(d) is int:
-                if pick(d, 0) == d:      # x is the better pick: replace y
-                    kept[i] = x
-                dominated = True
-                break
-        if not dominated:
-            kept.append(x)
+    kept = undominated(exprs, _offset_le if kind == "Min" else _offset_ge)
     if len(kept) == 1:
         return kept[0]
     kept.sort(key=_arg_key)
     return atom_expr(OpAtom(kind, tuple(kept)))
+
+
+def _offset_le(y: IntLike, x: IntLike) -> bool:
+    """``y - x`` is a constant ``<= 0``: ``y`` is the pick of a ``Min`` (ties included)."""
+    d = sub(y, x)
+    return type(d) is int and d <= 0
+
+
+def _offset_ge(y: IntLike, x: IntLike) -> bool:
+    """``y - x`` is a constant ``>= 0``: ``y`` is the pick of a ``Max`` (ties included)."""
+    d = sub(y, x)
+    return type(d) is int and d >= 0
+
+
+@rule("fold.minmax_dominance")
+def undominated(args: Iterable[IntLike], dominates: Callable[[IntLike, IntLike], bool]
+                ) -> list:
+    """The arguments of a ``Min`` / ``Max`` that can be its value: the engine's one Min /
+    Max dominance routine.  ``dominates(y, x)`` says ``y`` is always at least as good a
+    pick as ``x`` (Min: ``y <= x``; Max: ``y >= x``) by what the caller knows: a constant
+    offset (``_minmax``), the ranges and facts (``simplify.fold_minmax``), Z3 on the
+    ranges (``contract.readable_minmax``), the index ranges of a CUDA kernel.  An argument
+    a kept one dominates is dropped; comparing only against kept arguments, of two equal
+    arguments the first stays (ties cannot drop each other)."""
+    keep: list = []
+    for x in args:
+        if any(dominates(y, x) for y in keep):
+            continue
+        keep = [y for y in keep if not dominates(x, y)]
+        keep.append(x)
+    return keep
 
 
 def smin(*args: IntLike) -> IntLike:

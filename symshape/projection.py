@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 from typing import Iterable, Mapping, Optional
 
-from .expr import IntLike, Sym
+from .expr import IntLike, Sym, ceildiv
 from .infinity import INT_OO, NEG_INT_OO, is_inf
 from .logs import dynamic_log
 from .ranges import ValueRange, bound
@@ -123,7 +123,7 @@ def _extreme(solver: _Feasible, best: int, end, minimize: bool):
         end = end + 1 if minimize else end - 1
     # invariant: best is feasible; nothing beyond `end` is
     while best != end:
-        mid = (best + end) // 2 if minimize else -((-(best + end)) // 2)
+        mid = (best + end) // 2 if minimize else ceildiv(best + end, 2)
         got = solver.value(t <= mid if minimize else t >= mid)
         if got is None:
             return None

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Callable, Tuple, Union
 
-from .expr import Expr, IntLike, Sym, _default_name, add, format_expr, scale, sub
+from .expr import Expr, IntLike, Sym, _default_name, add, ceildiv, format_expr, scale, sub
 from .rules import rule
 
 EQ, NE, LE = "==", "!=", "<="
@@ -137,7 +137,7 @@ def make(op: str, e: IntLike) -> CondLike:
     g = e.coeff_gcd()
     if op == LE:
         if g > 1:
-            e = Expr({t: c // g for t, c in e.terms}, -((-e.const) // g))
+            e = Expr({t: c // g for t, c in e.terms}, ceildiv(e.const, g))
         return Rel(LE, e)
     if e.const % g:
         return op == NE

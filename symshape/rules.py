@@ -155,7 +155,7 @@ RULES: List[Rule] = [
        "bound(e) composes the transfer functions over e's terms and atoms (_bound_term, "
        "bound_atom): every value of e with its symbols in their ranges lies in bound(e)"),
     # ---------------------------------------------------------------- simplify.py, decision.py
-    _r("fold.minmax_dominance", SIMP + ":fold_minmax",
+    _r("fold.minmax_dominance", EXPR + ":undominated",
        "Min(x, y, rest...) == Min(y, rest...) when x - y >= 0 on the ranges "
        "(Max: y - x >= 0); of two equal arguments the first is kept"),
     _r("fold.small_numerator", SIMP + ":fold_small_numerator",

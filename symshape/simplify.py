@@ -15,7 +15,7 @@ from typing import Optional
 
 from . import relations as R
 from .expr import Expr, IntLike, OpAtom, Sym, _minmax, add, atom_expr, floordiv, mod
-from .expr import common_atoms, divide_terms, mul, scale, subs
+from .expr import common_atoms, divide_terms, mul, scale, subs, undominated
 from .ranges import ValueRange, bound
 from .infinity import INT_OO
 from .rules import rule
@@ -84,21 +84,14 @@ def fold_atom(env, atom: OpAtom) -> IntLike:
     return floordiv(num, den) if kind == "FloorDiv" else mod(num, den)
 
 
-@rule("fold.minmax_dominance")
 def fold_minmax(env, kind: str, args) -> IntLike:
-    """``Min(x, y, rest...) == Min(y, rest...)`` when ``y`` dominates ``x``."""
+    """``Min(x, y, rest...) == Min(y, rest...)`` when ``y`` dominates ``x`` on the ranges
+    or by the facts (``dominates``; the dropping is ``expr.undominated``'s)."""
     flat = _minmax(kind, args)
     a = flat.as_atom() if type(flat) is Expr else None
     if type(a) is not OpAtom or a.kind != kind:
         return flat
-    # compare only against arguments that are kept, so ties cannot drop each other
-    keep = []
-    for x in a.args:
-        if any(dominates(env, kind, y, x) for y in keep):
-            continue
-        keep = [y for y in keep if not dominates(env, kind, x, y)]
-        keep.append(x)
-    return _minmax(kind, keep)
+    return _minmax(kind, undominated(a.args, lambda y, x: dominates(env, kind, y, x)))
 
 
 @rule("fold.small_numerator")

@@ -33,7 +33,8 @@ from typing import Dict, List, Optional
 from . import relations as R
 from .decision import decide_ranges, box_exact
 from .errors import InternalError, UserError, where
-from .expr import Expr, IntLike, OpAtom, Sym, add, atom_expr, floordiv, mod, mul, scale, subs
+from .expr import (Expr, IntLike, OpAtom, Sym, add, atom_expr, ceildiv, floordiv, mod, mul,
+                   scale, subs)
 from .infinity import INT_OO, NEG_INT_OO, is_inf
 from .logs import dynamic_log
 from .ranges import ValueRange, bound
@@ -89,7 +90,7 @@ def le_to_range(a: int, k: int) -> ValueRange:
     """The values of ``s`` with ``a*s + k <= 0``."""
     if a > 0:
         return ValueRange(NEG_INT_OO, (-k) // a)
-    return ValueRange(ceil_div(k, -a), INT_OO)
+    return ValueRange(ceildiv(k, -a), INT_OO)
 
 
 @rule("solve.ne_to_range")
@@ -172,7 +173,7 @@ def split_residues(env, c) -> bool:
     vr = env.ranges[s]
     holds = []
     for r in range(k_all):
-        lo = ceil_div(vr.lower - r, k_all) if not is_inf(vr.lower) else NEG_INT_OO
+        lo = ceildiv(vr.lower - r, k_all) if not is_inf(vr.lower) else NEG_INT_OO
         hi = (vr.upper - r) // k_all if not is_inf(vr.upper) else INT_OO
         if lo > hi:
             continue                              # no value of s has this residue
@@ -376,7 +377,7 @@ def solve_congruence(env, e: Expr) -> bool:
         return False
     info = env.infos[s]
     vr = env.ranges[s]
-    lo = ceil_div(vr.lower - r, k) if not is_inf(vr.lower) else vr.lower
+    lo = ceildiv(vr.lower - r, k) if not is_inf(vr.lower) else vr.lower
     hi = (vr.upper - r) // k if not is_inf(vr.upper) else vr.upper
     q = env.create_symbol(None if info.hint is None else (info.hint - r) // k,
                            "(%s - %d)//%d" % (info.source, r, k) if r else
@@ -402,7 +403,7 @@ def solve_two_var(env, e: Expr) -> bool:
     rx = hx % m
     info = env.infos[x]
     vr = env.ranges[x]               # x = m*k + rx in x's range
-    lo = ceil_div(vr.lower - rx, m) if not is_inf(vr.lower) else NEG_INT_OO
+    lo = ceildiv(vr.lower - rx, m) if not is_inf(vr.lower) else NEG_INT_OO
     hi = (vr.upper - rx) // m if not is_inf(vr.upper) else INT_OO
     k = env.create_symbol(hx // m, "%s//%d" % (info.source, m), ValueRange(lo, hi),
                            kind="quotient", frame=info.frame)
@@ -489,10 +490,10 @@ def constrain(env, value: IntLike, vr: ValueRange) -> None:
         k = value.const              # a*t + k in [lo, hi]
         lo, hi = vr.lower, vr.upper
         if a > 0:
-            tlo = ceil_div(lo - k, a) if not is_inf(lo) else NEG_INT_OO
+            tlo = ceildiv(lo - k, a) if not is_inf(lo) else NEG_INT_OO
             thi = (hi - k) // a if not is_inf(hi) else INT_OO
         else:
-            tlo = ceil_div(k - hi, -a) if not is_inf(hi) else NEG_INT_OO
+            tlo = ceildiv(k - hi, -a) if not is_inf(hi) else NEG_INT_OO
             thi = (k - lo) // (-a) if not is_inf(lo) else INT_OO
         refine(env, t, ValueRange(tlo, thi))
         return
@@ -593,7 +594,7 @@ def constant_divisors(e: IntLike, s: Sym) -> List[int]:
 
 def has_residue(vr: ValueRange, r: int, k: int) -> bool:
     """Some value in ``vr`` is ``r`` modulo ``k``."""
-    lo = ceil_div(vr.lower - r, k) if not is_inf(vr.lower) else NEG_INT_OO
+    lo = ceildiv(vr.lower - r, k) if not is_inf(vr.lower) else NEG_INT_OO
     hi = (vr.upper - r) // k if not is_inf(vr.upper) else INT_OO
     return lo <= hi
 
@@ -624,8 +625,3 @@ def components(facts: list) -> List[list]:
     for f in facts:
         groups.setdefault(find(next(iter(f.free_symbols))), []).append(f)
     return list(groups.values())
-
-
-def ceil_div(a: int, b: int) -> int:
-    """``ceil(a / b)`` for ``b > 0``."""
-    return -((-a) // b)

@@ -28,7 +28,6 @@ from .ranges import ValueRange, bound
 from .symint import SymInt, sym_max, sym_min
 from .z3bridge import Budget, Encoder, configure, serialized, z3mod
 from .rules import rule
-from .solver import ceil_div
 
 SYMBOL_RANGE = ValueRange(1, INT_OO)
 
@@ -381,7 +380,7 @@ def cauchy_turn(d: Dict[int, int], top: int) -> int:
     == 1 + ceil(x)`` and the ceiling of a maximum is the maximum of the ceilings); every
     real root lies below it, so from it on the polynomial has its leading sign."""
     lead = abs(d[top])
-    return 1 + max([ceil_div(abs(c), lead) for k, c in d.items() if k != top] or [0])
+    return 1 + max([E.ceildiv(abs(c), lead) for k, c in d.items() if k != top] or [0])
 
 
 @rule("bounds.univariate")
@@ -469,7 +468,7 @@ def _chain_lower(e: E.IntLike, rels, rng, depth: int):
             got = _chain_lower(E.add(E.scale(e, q), E.scale(f.expr, sign * p)), rest, rng,
                                depth - 1)
             if not is_inf(got):
-                best = max(best, -((-got) // q))
+                best = max(best, E.ceildiv(got, q))
     return best
 
 

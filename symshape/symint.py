@@ -327,6 +327,16 @@ def sym_max(*args):
     return _sym_minmax(E.smax, max, args)
 
 
+def sym_ceildiv(a, b: int):
+    """``ceil(a / b)`` of an int or ``SymInt`` ``a`` by a non-zero int ``b``, without a
+    guard: the one ceiling division on traced sizes (spelled ``(a + b - 1) // b`` with
+    ``b > 0``, so the size keeps a positive coefficient; ``E.ceildiv`` is the same
+    division on plain ints and expressions)."""
+    if b < 0:
+        a, b = -a, -b
+    return (a + (b - 1)) // b
+
+
 def _sym_minmax(sym_op, py_op, args):
     if len(args) == 1:
         args = tuple(args[0])

@@ -10,7 +10,7 @@ import numpy as np
 from symshape.errors import UserError, where
 from symshape.symfloat import SymFloat
 from symshape import relations as R
-from symshape.symint import SymInt, describe, sym_max
+from symshape.symint import SymInt, describe, sym_ceildiv, sym_max
 from symshape.userframe import user_frame
 from symshape.rules import rule
 
@@ -132,7 +132,7 @@ def _arange(t, start, stop=None, step=None, dtype=None, *, device=None, like=Non
     if step == 0:
         raise UserError("np.arange: step must not be zero%s" % where(user_frame(2)))
     span = stop - start
-    n = (span + step - 1) // step if step > 0 else (span + step + 1) // step
+    n = sym_ceildiv(span, step)
     n = sym_max(n, 0) if type(n) is SymInt else max(n, 0)
     dt = np.dtype(dtype) if dtype is not None else np.arange(1).dtype
     return t.emit("arange", (), {"start": to_expr(start), "stop": to_expr(stop),

@@ -12,7 +12,7 @@ from typing import Any, List, Tuple
 import numpy as np
 
 from symshape.errors import UserError, where
-from symshape.symint import SymBool, SymInt, describe, sym_max, sym_min
+from symshape.symint import SymBool, SymInt, describe, sym_ceildiv, sym_max, sym_min
 from symshape.userframe import user_frame
 from symshape.rules import rule
 
@@ -76,12 +76,12 @@ def slice_length(n, start, stop, step):
         lo = 0 if start is None else _clamp(start, n, 0, True)
         hi = n if stop is None else _clamp(stop, n, 0, True)
         span = hi - lo
-        length = (span + step - 1) // step
+        length = sym_ceildiv(span, step)
     else:
         lo = n - 1 if start is None else _clamp(start, n, -1, False)
         hi = -1 if stop is None else _clamp(stop, n, -1, False)
         span = lo - hi
-        length = (span - step - 1) // (-step)
+        length = sym_ceildiv(span, -step)
     if type(length) is int:
         return max(length, 0)
     return sym_max(length, 0)

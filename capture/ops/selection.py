@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from symshape.symint import describe
+from symshape.symint import describe, sym_ceildiv
 
 from ..tracer import FUNCTIONS, SIZE_FUNCTIONS, TracedArray, implements
 from .elementwise import broadcast_shapes
@@ -137,9 +137,9 @@ def _packbits(a: Args) -> tuple:
     shape = _shape_of(a, "a")
     axis = a.val("axis")
     if axis is None:
-        return ((prod(shape) + 7) // 8,)
+        return (sym_ceildiv(prod(shape), 8),)
     ax = norm_axis(axis, len(shape))
-    return tuple(shape[:ax]) + ((shape[ax] + 7) // 8,) + tuple(shape[ax + 1:])
+    return tuple(shape[:ax]) + (sym_ceildiv(shape[ax], 8),) + tuple(shape[ax + 1:])
 
 
 def _unpackbits(a: Args) -> tuple:

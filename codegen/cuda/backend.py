@@ -25,7 +25,7 @@ from symshape import runtime as _runtime
 from symshape.errors import UserError
 from symshape.capture.ir import Subgraph
 from symshape.capture.program import signature_checked
-from symshape.expr import Expr, format_py
+from symshape.expr import Expr, ceildiv, format_py
 from symshape.capture.function_writer import GeneratedFunction, Writing, program_spec, write
 from symshape.capture.pycode import Renderer, after_node, node_lines
 
@@ -148,19 +148,19 @@ def launchers(runtime):
             vec = not st and k.vec > 1 and n >= k.vec and \
                 all(aligned(args[p]) for p in k.vec_positions)
             per = MAX_BLOCK * (k.vec if vec else 1)
-            launch(k, min((n + per - 1) // per, GRID_CAP), MAX_BLOCK, args, big, vec, st)
+            launch(k, min(ceildiv(n, per), GRID_CAP), MAX_BLOCK, args, big, vec, st)
 
     def _row(k, rows, inner, args, big, *lens):
         if rows > 0:
             st = strided(k, args)
             chunk = ROW_BLOCK * ROW_ITEMS
             if k.columns:
-                groups = (rows + 31) // 32
+                groups = ceildiv(rows, 32)
                 if k.split is not None and inner > chunk and groups < SPLIT_ROWS // 2:
                     # few column groups, long columns: split the columns' elements into
                     # ranges (at least 512 elements each) over about SPLIT_BLOCKS blocks
                     sk = k.split
-                    nch = max(1, min((inner + 511) // 512, SPLIT_BLOCKS // groups))
+                    nch = max(1, min(ceildiv(inner, 512), SPLIT_BLOCKS // groups))
                     ws = runtime.xp.empty((max(sk.ws_slots, 1) * rows * nch,), np.float64)
                     for p in range(sk.passes):
                         launch(sk, min(groups * nch, GRID_CAP), 32 * COL_SPLIT,
@@ -169,7 +169,7 @@ def launchers(runtime):
             elif k.split is not None and inner > chunk and rows < SPLIT_ROWS:
                 # few long rows: blocks take chunks of rows, in passes over a workspace
                 sk = k.split
-                nch = (inner + chunk - 1) // chunk
+                nch = ceildiv(inner, chunk)
                 ws = runtime.xp.empty((max(sk.ws_slots, 1) * rows * nch,), np.float64)
                 for p in range(sk.passes):
                     launch(sk, min(rows * nch, GRID_CAP), ROW_BLOCK, args + (ws, p, nch), big,
@@ -183,7 +183,7 @@ def launchers(runtime):
                 all(aligned(args[p]) for p in k.vec_positions)
             block, per_block = (32 * COL_SPLIT, 32 * (k.vec if vec else 1)) if k.columns \
                 else row_launch(inner)
-            launch(k, min((rows + per_block - 1) // per_block, GRID_CAP), block, args, big,
+            launch(k, min(ceildiv(rows, per_block), GRID_CAP), block, args, big,
                    vec, st)
     return _pw, _row
 

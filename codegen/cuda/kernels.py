@@ -21,7 +21,7 @@ import re
 from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 from symshape.capture.ir import Node
-from symshape.expr import Expr, floordiv, format_expr, mul, sub
+from symshape.expr import Expr, ceildiv, floordiv, format_expr, mul, sub, undominated
 from symshape.capture.program import dtype_short
 
 from . import cops
@@ -853,10 +853,10 @@ class Emitter:
                     "const unsigned int ss_lane = threadIdx.x >> 5, ss_g = blockDim.x >> 5;",
                     "const long long ss_pass = ss_pass_;",
                     "const idx_t ss_nch = (idx_t)ss_nch_;          // ranges per column",
-                    "const idx_t ss_len = (%s + ss_nch - 1) / ss_nch;" % isz,
+                    "const idx_t ss_len = %s;" % ceildiv_c(isz, "ss_nch"),
                     "const idx_t ss_wsn = %s * ss_nch;             // partials per reduction"
                     % rsz,
-                    "const idx_t ss_items = (%s + 31) / 32 * ss_nch;" % rsz,
+                    "const idx_t ss_items = %s * ss_nch;" % ceildiv_c(rsz, "32"),
                     "for (idx_t ss_item = (idx_t)blockIdx.x; ss_item < ss_items; "
                     "ss_item += (idx_t)gridDim.x) {",
                     "  const idx_t ss_base = ss_item / ss_nch * 32, ss_c = ss_item % ss_nch;",
@@ -1199,7 +1199,7 @@ class Emitter:
                  for r in self.spec.reductions()]
         sizes += [_SIZEOF.get(CTYPES[r.inputs[0].dtype.name], 8) for r in self.merged_pairs()]
         k = self.col_half // (32 * COL_SPLIT)
-        return 32 * COL_SPLIT * -(-k * V * max(sizes + [1]) // 8)
+        return 32 * COL_SPLIT * ceildiv(k * V * max(sizes + [1]), 8)
 
     def _last(self) -> str:
         return "c%d" % (self.nd - 1)
@@ -1550,7 +1550,7 @@ class Emitter:
                 return "int64", []
             if not (r.upper < LIMIT):
                 big.append(e)
-        kept = [e for e in big if not any(d is not e and self._dominates(d, e) for d in big)]
+        kept = undominated(big, self._dominates)
         return ("dual", kept) if kept else ("int32", [])
 
     def _dominates(self, d, e) -> bool:
@@ -1558,7 +1558,7 @@ class Emitter:
         q = floordiv(d, e)
         if mul(q, e) == d and self.rg.bound(q).lower >= 1:
             return True
-        return self.rg.bound(sub(d, e)).lower >= 0 and d != e
+        return self.rg.bound(sub(d, e)).lower >= 0
 
 
 #: device helpers of merged row phases (templates over float / double)
@@ -1626,6 +1626,15 @@ def _carry(axes: List[int], sizes: List[str]) -> str:
     for a, sz in zip(axes[1:], sizes[1:]):
         text = "if (++c%d == %s) { c%d = 0; %s }" % (a, sz, a, text)
     return text
+
+
+def ceildiv_c(a: str, b: str) -> str:
+    """C text of ``ceil(a / b)`` for non-negative ``a`` and positive ``b`` (C's ``/``
+    truncates, so the Python spelling ``-(-a // b)`` is no ceiling there): the one place
+    the kernels spell it.  A literal divisor folds its ``- 1`` (``(n + 31) / 32``)."""
+    if b.isdigit():
+        return "(%s + %d) / %s" % (a, int(b) - 1, b)
+    return "(%s + %s - 1) / %s" % (a, b, b)
 
 
 def _par(s: str) -> str:
