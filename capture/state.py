@@ -78,10 +78,14 @@ def _library_object(v) -> bool:
 
 
 def _library_class(cls: type) -> bool:
-    if (getattr(cls, "__module__", "") or "").split(".")[0] not in _LIBRARY_PACKAGES:
+    module = getattr(cls, "__module__", "") or ""
+    if module.split(".")[0] not in _LIBRARY_PACKAGES:
         return False
+    if module != "builtins":
+        return True
     # a class made by code run with exec() in a namespace without __name__ says it is of
-    # "builtins": it is the user's when a method of its own is user code
+    # "builtins": it is the user's when a method of its own is user code (builtins' own
+    # classes have no Python methods)
     return not any(isinstance(f, types.FunctionType) and _user_code(f.__code__)
                    for f in vars(cls).values())
 
