@@ -1,6 +1,7 @@
 """One way for tests to run an ExportedProgram through each runner users have: module(),
 ep.compile() (NumPy), a save/load round trip, the CuPy backend under the CPU emulator, and
 dask (each skipped where its requirement is missing)."""
+import importlib.util
 import shutil
 
 import pytest
@@ -28,3 +29,14 @@ def runner(ep, kind: str, tmp_path, dask_chunks: int = 3):
     from symshape.codegen.cuda import compile_cupy
     from symshape.codegen.cuda.emulate import emulate
     return emulate(compile_cupy(ep))
+
+
+def import_source(tmp_path_factory, src: str, prefix: str = "prog"):
+    """``src`` written to a fresh file and imported as a module (a real file, so
+    ``ss.compile`` can read the function's source to split it at graph breaks)."""
+    path = tmp_path_factory.mktemp(prefix) / ("%s.py" % prefix)
+    path.write_text(src)
+    spec = importlib.util.spec_from_file_location("%s_%d" % (prefix, abs(hash(src))), path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod

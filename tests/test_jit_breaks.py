@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import symshape as ss
+from runners import import_source
 from symshape.codegen.jit import CompileFallbackWarning, RecompileLimitWarning
 
 from corpus.breaks import toy
@@ -309,12 +310,7 @@ def test_split_programs_match_eager(tmp_path_factory, picks, n):
     body = "\n".join(STATEMENTS[i] for i in picks)
     src = "import numpy as np\n\ndef f(x, y, log):\n    s = 1.0\n%s\n    return x + y, s\n" % (
         "\n".join("    " + ln for ln in body.splitlines()))
-    path = tmp_path_factory.mktemp("prog") / "prog.py"
-    path.write_text(src)
-    import importlib.util
-    spec = importlib.util.spec_from_file_location("prog_%d" % abs(hash(src)), path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = import_source(tmp_path_factory, src)
     cf = ss.compile(mod.f)
     import contextlib
     import io

@@ -18,7 +18,6 @@ replayed side effects (issue 29 items 1-2).
 Examples: the CI profile runs a few; ``HYPOTHESIS_PROFILE=thorough`` runs 2000 each.
 """
 import contextlib
-import importlib.util
 import io
 import itertools
 import os
@@ -28,6 +27,8 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+from runners import import_source
 
 THOROUGH = os.environ.get("HYPOTHESIS_PROFILE") == "thorough"
 EXAMPLES = 2000 if THOROUGH else 8
@@ -107,12 +108,7 @@ def load(tmp_path_factory, statements):
     body = "\n".join(statements)
     src = PRELUDE + "\n\ndef f(x, p, layers, flag, k, log):\n%s\n    return x\n" % (
         "\n".join("    " + ln for ln in body.splitlines()))
-    path = tmp_path_factory.mktemp("prog") / "prog.py"
-    path.write_text(src)
-    spec = importlib.util.spec_from_file_location("fuzzprog_%d" % abs(hash(src)), path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return import_source(tmp_path_factory, src, "fuzzprog")
 
 
 class World:
