@@ -100,6 +100,20 @@ def make(ops):
     return f
 
 
+def valid_shapes(ep, rng, count: int):
+    """``count`` shapes of ``ep``'s one input with every size symbol drawn inside its range
+    (at most 6 above its lower bound)."""
+    (dims,) = [tuple(d) for d in [ep.constraints.inputs[0].dims]]
+    roots = ep.constraints.roots()
+    for _ in range(count):
+        vals = {}
+        for s in roots:
+            vr = ep.constraints.ranges[s]
+            hi = vr.upper if isinstance(vr.upper, int) else vr.lower + 6
+            vals[s] = int(rng.integers(vr.lower, min(hi, vr.lower + 6) + 1))
+        yield tuple(d if isinstance(d, int) else evaluate(d, vals) for d in dims)
+
+
 def _same(a, b):
     assert a.shape == b.shape and a.dtype == b.dtype
     np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
@@ -121,15 +135,7 @@ def test_random_programs_match_eager(prog):
     m = ep.module()
     _same(m(x), f(x))
     # random valid inputs: symbol values inside their ranges
-    (dims,) = [tuple(d) for d in [ep.constraints.inputs[0].dims]]
-    roots = ep.constraints.roots()
-    for _ in range(3):
-        vals = {}
-        for s in roots:
-            vr = ep.constraints.ranges[s]
-            hi = vr.upper if isinstance(vr.upper, int) else vr.lower + 6
-            vals[s] = int(rng.integers(vr.lower, min(hi, vr.lower + 6) + 1))
-        new_shape = tuple(d if isinstance(d, int) else evaluate(d, vals) for d in dims)
+    for new_shape in valid_shapes(ep, rng, 3):
         x2 = rng.standard_normal(new_shape)
         try:
             got = m(x2)
