@@ -25,22 +25,13 @@ import symshape as ss  # noqa: E402
 from symshape.capture.export import trace_program  # noqa: E402
 
 import models as M  # noqa: E402
+from medians import median_ms  # noqa: E402
 
 CASES = [
     ("seed example 10 (Dim.AUTO)", M.seed10, M.SEED10_ARGS, M.SEED10_SPEC),
     ("2-layer MLP (dynamic batch)", M.mlp, M.MLP_ARGS, M.MLP_SPEC),
     ("transformer block (dynamic batch, seq)", M.transformer_block, M.TB_ARGS, M.TB_SPEC),
 ]
-
-
-def median_ms(fn, repeat: int) -> float:
-    fn()                                   # warm: imports, caches
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times) * 1e3
 
 
 def call_overhead_us(fn, ref, args, n: int = 2000) -> float:

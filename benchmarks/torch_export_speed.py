@@ -13,11 +13,11 @@ caches, is left out, as in ``export_speed.py``).
 """
 import argparse
 import json
-import statistics
-import time
 
 import torch
 from torch.export import Dim, export
+
+from medians import median_ms
 
 D, H = 64, 4
 
@@ -72,16 +72,6 @@ class Block(torch.nn.Module):
         return x + u @ self.w2
 
 
-def _median_ms(fn, repeat):
-    fn()
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times) * 1e3
-
-
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=5)
@@ -91,10 +81,10 @@ def main() -> None:
     mlp, block = MLP(), Block()
     out = {
         "torch": torch.__version__,
-        "2-layer MLP (dynamic batch)": _median_ms(
+        "2-layer MLP (dynamic batch)": median_ms(
             lambda: export(mlp, (torch.ones(8, 64),), dynamic_shapes={"x": (batch, Dim.STATIC)}),
             a.repeat),
-        "transformer block (dynamic batch, seq)": _median_ms(
+        "transformer block (dynamic batch, seq)": median_ms(
             lambda: export(block, (torch.ones(2, 16, D),),
                            dynamic_shapes={"x": (batch, seq, Dim.STATIC)}), a.repeat),
     }
