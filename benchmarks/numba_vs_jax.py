@@ -1,6 +1,7 @@
 """backend="numba" and backend="numpy" against eager NumPy and jax.jit, side by side.
 
     python benchmarks/numba_vs_jax.py [--threads N] [--quick] [--rows NAME,...]
+                                      [--blas-kernel env|native|NAME]
 
 Every program of issue 33's table runs, in one process, as eager NumPy, ``ep.compile()``
 (the NumPy backend), ``ep.compile(backend="numba")`` and, when JAX is importable, the same
@@ -15,6 +16,14 @@ are checked against eager (1e-4 relative for numba, 1e-3 for jax).  The first-ca
 compile time of each backend follows the table (numba: in this process, so kernels
 already on disk load from its cache; ``SYMSHAPE_NUMBA_CACHE=$(mktemp -d)``: a cold
 compile).
+
+BLAS is NumPy's OpenBLAS in every symshape column, and its kernel decides the matmul rows.
+OpenBLAS picks a kernel for the CPU unless ``OPENBLAS_CORETYPE`` forces one; some machines
+set that variable (one used here forces ``Haswell``, the AVX2 kernels, on an AVX-512 CPU,
+which makes sgemm about twice as slow as OpenBLAS's own choice).  ``--blas-kernel env``
+(the default) measures with the environment as it is, ``native`` removes the variable so
+OpenBLAS detects the CPU, any other value forces that kernel; the kernel in use is printed
+in the header.  XLA uses its own GEMM and is not affected.
 """
 import argparse
 import os
@@ -36,8 +45,16 @@ if __name__ == "__main__":
     _ap.add_argument("--threads", type=int, default=1)
     _ap.add_argument("--quick", action="store_true")
     _ap.add_argument("--rows", default="")
+    _ap.add_argument("--blas-kernel", default="env",
+                     help="env: OPENBLAS_CORETYPE as set; native: unset (OpenBLAS detects "
+                          "the CPU); NAME: force that OpenBLAS kernel")
     ARGS = _ap.parse_args()
     _pin(ARGS.threads)
+    # OpenBLAS reads the variable once, when NumPy loads it: set it before the import
+    if ARGS.blas_kernel == "native":
+        os.environ.pop("OPENBLAS_CORETYPE", None)
+    elif ARGS.blas_kernel != "env":
+        os.environ["OPENBLAS_CORETYPE"] = ARGS.blas_kernel
 
 import statistics  # noqa: E402
 import time  # noqa: E402
@@ -167,10 +184,28 @@ def _close(got, want, rtol):
     assert err <= rtol, "relative error %.2e" % err
 
 
+def blas_kernel() -> str:
+    """The kernel NumPy's OpenBLAS runs on this CPU (``openblas_get_corename``), or
+    "unknown" where NumPy is linked to another BLAS."""
+    import ctypes
+    import glob
+    libdir = os.path.join(os.path.dirname(np.__file__), os.pardir, "numpy.libs")
+    for lib in glob.glob(os.path.join(libdir, "*openblas*")):
+        handle = ctypes.CDLL(lib)
+        for name in ("scipy_openblas_get_corename64_", "scipy_openblas_get_corename",
+                     "openblas_get_corename64_", "openblas_get_corename"):
+            if hasattr(handle, name):
+                fn = getattr(handle, name)
+                fn.restype = ctypes.c_char_p
+                return fn().decode()
+    return "unknown"
+
+
 def run(quick: bool, only):
-    print("threads: %d  (numba %s, jax %s, numpy %s)" % (
-        ARGS.threads, _version("numba"), getattr(jax, "__version__", "not importable"),
-        np.__version__))
+    print("threads: %d  (numba %s, jax %s, numpy %s; OpenBLAS kernel %s, "
+          "OPENBLAS_CORETYPE=%s)" % (
+              ARGS.threads, _version("numba"), getattr(jax, "__version__", "not importable"),
+              np.__version__, blas_kernel(), os.environ.get("OPENBLAS_CORETYPE", "unset")))
     head = "| program | eager | numpy backend | numba backend | jax.jit | numba / jax |"
     rows, compile_rows = [head, "|---|---|---|---|---|---|"], []
     for name, prog, make in ROWS:

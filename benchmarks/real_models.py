@@ -1,6 +1,7 @@
 """Real-model programs: eager NumPy vs ``ep.compile()`` vs ``ss.compile()``, side by side.
 
     python benchmarks/real_models.py [--quick] [--only NAME] [--rounds N] [--blas-threads N]
+                                     [--backend numpy|numba]
 
 Programs (the corpus models of tests/corpus, unmodified, at realistic sizes, float32):
 GPT-2-style block and forward (a params dict; sequence 128 and 512), LLaMA-style prefill
@@ -13,6 +14,7 @@ turn), BLAS pinned to one thread for all three, each round read on two clocks: w
 (what a caller waits for; the compiled code may run a costly fused group on a second core,
 which eager NumPy never does) and process CPU time (all threads: the work done, whichever
 core did it).  Results are checked against eager (rtol 1e-4; the tests check bit equality).
+``--backend numba`` compiles both columns with ``backend="numba"`` (the numba extra).
 ``benchmarks/profile_models.py`` shows where the time of the compiled code goes on the same
 programs.
 
@@ -184,19 +186,21 @@ def check(got, want):
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
 
 
-def cases(quick: bool):
-    """(program, size label, eager fn, ep.compile() fn, ss.compile() fn, args factory)."""
+def cases(quick: bool, backend: str = "numpy"):
+    """(program, size label, eager fn, ep.compile() fn, ss.compile() fn, args factory), both
+    compiled with ``backend``."""
     seqs = (128,) if quick else (128, 512)
     batches = (1,) if quick else (1, 8)
     out = []
     # GPT-2 block and forward
     x0 = RNG.standard_normal((16, D_MODEL)).astype(np.float32)
-    ep_block = ss.export(gpt2_block, (x0,), dynamic_shapes={"x": (Dim("seq"), None)}).compile()
-    jit_block = ss.compile(gpt2_block)
+    ep_block = ss.export(gpt2_block, (x0,), dynamic_shapes={"x": (Dim("seq"), None)}
+                         ).compile(backend=backend)
+    jit_block = ss.compile(gpt2_block, backend=backend)
     ids0 = RNG.integers(0, VOCAB, 16)
     ep_fwd = ss.export(gpt2_forward, (ids0,),
-                       dynamic_shapes={"inputs": (Dim("seq", max=512),)}).compile()
-    jit_fwd = ss.compile(gpt2_forward)
+                       dynamic_shapes={"inputs": (Dim("seq", max=512),)}).compile(backend=backend)
+    jit_fwd = ss.compile(gpt2_forward, backend=backend)
     for t in seqs:
         x = RNG.standard_normal((t, D_MODEL)).astype(np.float32)
         out.append(("gpt2 block", "seq %d" % t, gpt2_block, ep_block, jit_block, lambda x=x: (x,)))
@@ -209,11 +213,12 @@ def cases(quick: bool):
     m_ep, m_jit = copy.deepcopy(m_eager), copy.deepcopy(m_eager)
     tok0 = RNG.integers(0, VOCAB, (2, 16))
     ep_pre = ss.export(m_ep.forward, (tok0, 0), dynamic_shapes={
-        "tokens": (Dim("batch", min=1, max=8), Dim("seq", max=512)), "start_pos": None}).compile()
+        "tokens": (Dim("batch", min=1, max=8), Dim("seq", max=512)), "start_pos": None}
+    ).compile(backend=backend)
     ep_dec = ss.export(m_ep.forward, (RNG.integers(0, VOCAB, (2, 1)), 16), dynamic_shapes={
         "tokens": (Dim("batch", min=1, max=8), None),
-        "start_pos": Dim("pos", min=1, max=512)}).compile()
-    jit_llama = ss.compile(m_jit.forward)
+        "start_pos": Dim("pos", min=1, max=512)}).compile(backend=backend)
+    jit_llama = ss.compile(m_jit.forward, backend=backend)
     for b in batches:
         for t in seqs:
             tok = RNG.integers(0, VOCAB, (b, t))
@@ -228,8 +233,9 @@ def cases(quick: bool):
     params = f32tree(cnn.init_params(c_in=3, c1=16, c2=32, n_classes=10, hw=32))
     xi = RNG.standard_normal((2, 3, 32, 32)).astype(np.float32)
     ep_cnn = ss.export(cnn.cnn, (xi, params), dynamic_shapes={
-        "x": (Dim("batch", min=1), None, None, None), "params": None}).compile()
-    jit_cnn = ss.compile(cnn.cnn)
+        "x": (Dim("batch", min=1), None, None, None), "params": None}
+    ).compile(backend=backend)
+    jit_cnn = ss.compile(cnn.cnn, backend=backend)
     for b in batches:
         x = RNG.standard_normal((b, 3, 32, 32)).astype(np.float32)
         out.append(("cnn", "batch %d" % b, cnn.cnn, ep_cnn, jit_cnn,
@@ -238,8 +244,8 @@ def cases(quick: bool):
     mlp_e = to_f32(mlp_bn.MLP((256, 512, 512, 10)))
     mlp_ep, mlp_jit = copy.deepcopy(mlp_e), copy.deepcopy(mlp_e)
     ep_mlp = ss.export(mlp_ep.forward, (RNG.standard_normal((8, 256)).astype(np.float32),),
-                       dynamic_shapes={"x": (Dim("batch"), None)}).compile()
-    jit_mlp = ss.compile(mlp_jit.forward)
+                       dynamic_shapes={"x": (Dim("batch"), None)}).compile(backend=backend)
+    jit_mlp = ss.compile(mlp_jit.forward, backend=backend)
     for b in ((128,) if quick else (128, 512)):
         x = RNG.standard_normal((b, 256)).astype(np.float32)
         out.append(("mlp + batch norm", "batch %d" % b, mlp_e.forward, ep_mlp, jit_mlp,
@@ -256,6 +262,8 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--only", default=None)
     ap.add_argument("--rounds", type=int, default=None)
+    ap.add_argument("--backend", default="numpy", choices=("numpy", "numba"),
+                    help="the backend of both compiled columns (default numpy)")
     ap.add_argument("--blas-threads", default="1",
                     help="BLAS threads for eager and compiled alike (default 1)")
     a = ap.parse_args()
@@ -263,12 +271,13 @@ def main():
     rounds = a.rounds or rounds
     print("BLAS threads: %s; median of %d interleaved rounds; times are wall-clock "
           "medians; ratios are medians over rounds of eager / compiled in that round, in "
-          "wall time (x) and in process CPU time (cpu x)" % (_BLAS, rounds))
+          "wall time (x) and in process CPU time (cpu x); backend %s" % (_BLAS, rounds,
+                                                                       a.backend))
     print("%-18s %-18s %10s %10s %10s %7s %7s %7s %7s" % (
         "program", "size", "eager", "ep.compile", "ss.compile", "ep x", "jit x", "ep cpu x",
         "jit cpu x"))
     ratios, jit_ratios, cpu_ratios, jit_cpu = [], [], [], []
-    for name, size, eager, epc, jit, args_of in cases(a.quick):
+    for name, size, eager, epc, jit, args_of in cases(a.quick, a.backend):
         if a.only and a.only not in name:
             continue
         args = args_of()

@@ -406,8 +406,13 @@ class StateBinding:
         self._keep.append(v)
 
 
-def _stored_globals(code: types.CodeType) -> set:
-    """Names the code binds with ``global name; name = ...`` (STORE_GLOBAL)."""
+@functools.lru_cache(maxsize=4096)
+def _stored_globals(code: types.CodeType) -> frozenset:
+    """Names the code binds with ``global name; name = ...`` (STORE_GLOBAL).
+
+    Cached per code object: disassembling every function the program reaches was half of
+    a warm export's time, and a code object's instructions never change (equal code
+    objects, which share a cache entry, have equal instructions)."""
     import dis
     out = set()
     stack = [code]
@@ -415,7 +420,7 @@ def _stored_globals(code: types.CodeType) -> set:
         c = stack.pop()
         out.update(i.argval for i in dis.get_instructions(c) if i.opname == "STORE_GLOBAL")
         stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
-    return out
+    return frozenset(out)
 
 
 def path_identifier(path: str) -> str:

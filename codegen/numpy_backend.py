@@ -42,6 +42,7 @@ from symshape.capture.ops.traits import LAYOUT_FREE_OPS
 from . import rt as _cg
 from .cost import group_ns
 from .fusion import Group, ew_ufunc, form_groups, kind, numel
+from .inplace import inplace_writes
 from .memplan import Plan, _same_shape, fresh, item_inputs, item_values, plan
 
 
@@ -248,49 +249,6 @@ def _flat_take(node: Node, r: HoistRenderer, ns) -> Optional[str]:
     lead_shape = "".join("%s.shape[%d], " % (r.value(src), i) for i in range(lead))
     return "np.take(%s.reshape((%s%d,)), %s, axis=%d)" % (
         r.value(src), lead_shape, stride, name, lead)
-
-
-# ops whose result is an array of its own that nothing else can see (never a planned buffer)
-_OWNED = frozenset(("empty", "zeros", "ones", "full", "copy", "setitem", "index_put"))
-_WRITES = ("setitem", "index_put")
-
-
-def inplace_writes(compute: List[Node], mutations, outputs: Set[Node]):
-    """Functional ``x[i] = v`` (``setitem`` / ``index_put`` nodes) that may write into
-    ``x`` itself instead of a copy: ``x`` is read by nothing else and is either an array
-    of the program's own (``np.empty``, an earlier such write), or a mutated input or state
-    array whose final value is this write (then no write-back is needed either: a KV cache
-    update writes its slice, not a copy of the whole cache).  Returns (in-place nodes,
-    mutated inputs needing no write-back)."""
-    users = readers(compute, Node.input_nodes)
-    finals = {f: i for i, f in mutations}
-    inplace: Set[Node] = set()
-    done: Set[Node] = set()
-
-    def sole_writer(x: Node, n: Node) -> bool:
-        return users.get(x) == [n] and n.inputs[0] is x and x not in outputs
-
-    for inp, final in mutations:
-        # the chain inp -> w1 -> w2 ... -> final, each the only reader of the previous
-        chain, cur = [], inp
-        while cur is not final:
-            nxt = users.get(cur, [])
-            if len(nxt) != 1 or nxt[0].op not in _WRITES or not sole_writer(cur, nxt[0]):
-                chain = None
-                break
-            cur = nxt[0]
-            chain.append(cur)
-        if chain and not any(c in outputs for c in chain):
-            inplace.update(chain)
-            done.add(inp)
-    for n in compute:
-        if n.op in _WRITES and n not in inplace and n.inputs and type(n.inputs[0]) is Node:
-            x = n.inputs[0]
-            # (an owned array that is a mutated input's chain member is the final value,
-            # or its only reader is already in that chain)
-            if x.op in _OWNED and x not in finals and sole_writer(x, n):
-                inplace.add(n)
-    return inplace, done
 
 
 def _body_small(ctx: Writing, compute, out_nodes, mutations, r):

@@ -290,14 +290,22 @@ def blocks(tune: list, fn, nb: int, sc_a, make_b, size: int) -> None:
     if THREADS < 2 or nb < 2 or size < THREAD_MIN:
         fn(0, nb, sc_a)
         return
+    tuned(tune, lambda: fn(0, nb, sc_a), lambda: split2(fn, nb, sc_a, make_b()), size)
+
+
+def tuned(tune: list, one, two, size) -> None:
+    """Do one call's work with ``one()`` (this thread) or ``two()`` (threads), whichever
+    ``tune`` (``new_tune()``) measured faster per unit of ``size``: each is tried
+    ``TRIALS`` times, threads must win by 10%, both are measured again every ``RETUNE``
+    calls, and while the machine is ``busy()`` the work stays on this thread."""
     mode = tune[4]
     if mode is not None:
         tune[5] += 1
         if tune[5] < RETUNE:
             if mode and not busy():
-                split2(fn, nb, sc_a, make_b())
+                two()
             else:
-                fn(0, nb, sc_a)
+                one()
             return
         # measure both again now and then: a choice made while another job held the
         # second core (or left it idle) need not hold for the rest of the process
@@ -306,13 +314,13 @@ def blocks(tune: list, fn, nb: int, sc_a, make_b, size: int) -> None:
     if mode and busy():
         # no free CPU for a worker now: one thread, and both measured again after RETUNE
         tune[4], tune[5] = 0, 0
-        fn(0, nb, sc_a)
+        one()
         return
     t0 = time.perf_counter()
     if mode:
-        split2(fn, nb, sc_a, make_b())
+        two()
     else:
-        fn(0, nb, sc_a)
+        one()
     dt = (time.perf_counter() - t0) / size
     i = 2 * mode
     tune[i] = dt if tune[i + 1] == 0 else min(tune[i], dt)

@@ -16,6 +16,20 @@ from corpus import cnn, mlp_bn  # noqa: E402
 
 RNG = np.random.default_rng(21)
 
+try:
+    import numba  # noqa: F401
+    NUMBA = "numba"
+except ImportError:
+    NUMBA = pytest.param("numba", marks=pytest.mark.skip("the numba extra is not installed"))
+RUNS = ["module", "compile", NUMBA]
+
+
+def runner(ep, run):
+    """ep.module(), ep.compile() or ep.compile(backend="numba")."""
+    if run == "module":
+        return ep.module()
+    return ep.compile(backend="numba") if run == "numba" else ep.compile()
+
 
 def close(got, want):
     assert got.shape == want.shape and got.dtype == want.dtype
@@ -23,14 +37,14 @@ def close(got, want):
 
 
 # --------------------------------------------------------------------------- CNN
-@pytest.mark.parametrize("run", ["module", "compile"])
+@pytest.mark.parametrize("run", RUNS)
 def test_cnn_with_im2col_matches_eager_for_every_batch(run):
     params = cnn.init_params(hw=16)
     x = RNG.standard_normal((2, 3, 16, 16))
     ep = ss.export(cnn.cnn, (x, params),
                    dynamic_shapes={"x": (Dim("batch", min=1), None, None, None),
                                    "params": None})
-    fn = ep.module() if run == "module" else ep.compile()
+    fn = runner(ep, run)
     for n in (1, 2, 5, 8):
         x = RNG.standard_normal((n, 3, 16, 16))
         close(fn(x, params), cnn.cnn(x, params))
@@ -54,14 +68,14 @@ def test_cnn_jit_compiles_once_for_changing_batches():
 
 
 # --------------------------------------------------------------------------- MLP + BN
-@pytest.mark.parametrize("run", ["module", "compile"])
+@pytest.mark.parametrize("run", RUNS)
 @pytest.mark.parametrize("training", [True, False])
 def test_mlp_batch_norm_matches_eager_and_updates_running_stats(run, training):
     model = mlp_bn.MLP((32, 64, 48, 10)).train(training)
     ref = copy.deepcopy(model)
     x = RNG.standard_normal((8, 32))
     ep = ss.export(model.forward, (x,), dynamic_shapes={"x": (Dim("batch"), None)})
-    fn = ep.module() if run == "module" else ep.compile()
+    fn = runner(ep, run)
     for n in (2, 8, 3, 17):
         x = RNG.standard_normal((n, 32))
         close(fn(x), ref.forward(x))

@@ -359,3 +359,74 @@ def test_second_process_loads_kernels_from_the_disk_cache(tmp_path):
     second = [int(v) for v in runs[1].stdout.split()]
     assert first[0] == 0 and first[1] >= 1          # compiled in the first process
     assert second[0] >= 1 and second[1] == 0        # loaded from disk in the second
+
+
+# --------------------------------------------------------------------------- driver choices
+class Attention:
+    """A decoder layer's KV cache, written one position per call (the LLaMA decode style)."""
+
+    def __init__(self, n_ctx=64, d=8):
+        self.cache_k = np.zeros((2, n_ctx, d), np.float32)
+
+    def step(self, k, pos):
+        self.cache_k[:k.shape[0], pos:pos + 1] = k
+        return np.tanh(self.cache_k[:k.shape[0], :pos + 1]).sum(1)
+
+
+def test_kv_cache_update_writes_its_row_in_place():
+    """``cache[:, pos] = k`` writes into the cache itself, as eager does, not into a copy
+    of the whole cache written back afterwards; the object's array stays the same one."""
+    eager, mod = Attention(), Attention()
+    rng = np.random.default_rng(5)
+    ep = ss.export(mod.step, (np.ones((2, 1, 8), np.float32), 3), dynamic_shapes={
+        "k": (Dim("b", min=1, max=2), None, None), "pos": Dim("pos", min=0, max=62)})
+    c = ep.compile(backend="numba")
+    assert "_cg.setitem_into(" in c.source and "cache_k[...] =" not in c.source
+    held = mod.cache_k
+    for pos in (3, 4, 10, 0):
+        k = rng.standard_normal((2, 1, 8)).astype(np.float32)
+        want = eager.step(k, pos)
+        assert_within(c(k, pos), want, 2 * ULPS_MATH)
+        np.testing.assert_array_equal(mod.cache_k, eager.cache_k)
+    assert mod.cache_k is held
+
+
+def batch_norm_train(x, g, b):
+    mu = x.mean(axis=0)
+    var = ((x - mu) ** 2).mean(axis=0)
+    return (x - mu) / np.sqrt(var + 1e-5) * g + b
+
+
+def test_column_reductions_stay_numpys_calls():
+    """A reduction over a leading axis (a batch norm's statistics) is NumPy's own call, which
+    adds whole rows at a time; the elementwise work around it is still fused."""
+    from symshape.codegen.numba_backend import plan_program
+    x = np.random.default_rng(6).standard_normal((40, 24)).astype(np.float32)
+    g, b = np.float32(1.5) * np.ones(24, np.float32), np.zeros(24, np.float32)
+    ep = ss.export(batch_norm_train, (x, g, b), dynamic_shapes={"x": (N1, M), "g": (M,),
+                                                                "b": (M,)})
+    kinds = [obj.kind for kind, obj in plan_program(ep).steps if kind == "kernel"]
+    assert "reduce" not in kinds and "pointwise" in kinds
+    c = ep.compile(backend="numba")
+    np.testing.assert_allclose(c(x, g, b), batch_norm_train(x, g, b), rtol=1e-5, atol=1e-5)
+
+
+def test_parallel_kernels_run_serially_while_the_machine_is_busy(monkeypatch):
+    """A kernel large enough for its ``prange`` variant runs the serial one while other
+    runnable threads fill the machine (a parallel region would wait for a core)."""
+    from symshape.codegen import rt
+    from symshape.codegen.numba_backend import backend
+    monkeypatch.setattr(rt, "busy", lambda: True)
+    monkeypatch.setattr(backend, "_threads", lambda: 2)
+    c = compiled(softmax, (np.ones((3, 5), np.float32),), {"x": (N, M1)})
+    x = np.random.default_rng(7).standard_normal((512, 256)).astype(np.float32)
+    tunes = [v for k, v in c.compiled.ns.items() if re.fullmatch(r"_T\d+", k)]
+    assert tunes
+    calls = []
+    for k, v in list(c.compiled.ns.items()):
+        if re.fullmatch(r"_K\d+p", k):
+            monkeypatch.setitem(c.compiled.ns, k, lambda *a, _k=k: calls.append(_k))
+    for _ in range(5):
+        np.testing.assert_allclose(c(x), softmax(x), rtol=1e-5, atol=1e-7)
+    assert calls == []                                   # never the parallel variant
+    assert all(t[4] == 0 for t in tunes)                 # decided: this thread

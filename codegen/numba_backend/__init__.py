@@ -3,8 +3,13 @@
 ``compile_numba(ep)`` plans the graph into the CuPy backend's fused groups
 (``kernels.py``), writes each as a numba function with every size an argument, and a
 Python driver that runs the rest (``matmul`` through NumPy's BLAS, any op without a numba
-form as eager NumPy calls it) between them (``backend.py``).  Kernels are compiled on
-first use and cached on disk, so another process does not compile them again.
+form as eager NumPy calls it) between them (``backend.py``).  Reductions along the
+innermost axes fuse with their neighbours (softmax and layer norm are one kernel each); a
+reduction over a leading axis (a batch norm's statistics) stays NumPy's call, which adds
+whole rows at a time where a kernel would walk each column with a row's stride.  Kernels
+are compiled on first use and cached on disk, so another process does not compile them
+again; a large kernel's parallel variant runs only where measured faster and never while
+the machine is busy.
 
 Accuracy contract (``tests/test_numba_backend.py`` checks it against eager NumPy):
 

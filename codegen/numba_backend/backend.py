@@ -5,7 +5,12 @@ backend's: the program's input check (which binds the size symbols), then one li
 step of the plan: a library op as eager NumPy calls it (``matmul`` stays BLAS), or an
 allocation of a kernel's outputs and its call with the sizes as arguments, then the
 write-backs and the outputs.  A kernel whose work (elements of its domain) reaches
-``PARALLEL_WORK`` runs its ``prange`` variant when numba has more than one thread.
+``PARALLEL_WORK`` may run its ``prange`` variant when numba has more than one thread:
+whether that pays is measured per kernel (``rt.tuned``: both variants timed on the first
+calls, threads must win by 10%, measured again now and then), and while the machine's
+other runnable threads fill its CPUs the serial variant runs (a parallel region waits
+at its barrier for a thread that gets no core: 0.01 ms became 16 ms on a busy 2-core
+machine).
 
 Kernel modules live in a cache directory (``SYMSHAPE_NUMBA_CACHE``, else
 ``$XDG_CACHE_HOME/symshape/numba`` or ``~/.cache/symshape/numba``), one file per kernel
@@ -29,11 +34,14 @@ import numpy as np
 from symshape import runtime as _runtime
 from symshape.capture.ir import Node
 from symshape.capture.function_writer import GeneratedFunction, Writing, program_spec, write
-from symshape.capture.pycode import Renderer, after_node, node_lines
+from symshape.capture.pycode import Renderer, after_node, emit_node, node_lines
 from symshape.errors import UserError
 from symshape.expr import Expr, format_py
 
-from ..rt import give as _rt_give, take as _rt_take
+from .. import rt as _cg
+from ..inplace import inplace_writes
+from ..rt import THREADS as _RT_THREADS, give as _rt_give, new_tune, take as _rt_take, \
+    tuned as _rt_tuned
 from .kernels import NumbaKernel, plan_program
 from .ops import HELPERS
 
@@ -132,8 +140,10 @@ def load_kernel(k: NumbaKernel):
 
 
 def _threads() -> int:
+    """Threads a parallel kernel may use now: numba's (``numba.set_num_threads``), no more
+    than symshape's (``SYMSHAPE_THREADS``, the CPUs the process may use)."""
     import numba
-    return numba.get_num_threads()
+    return min(numba.get_num_threads(), _RT_THREADS)
 
 
 # --------------------------------------------------------------------------- driver
@@ -202,6 +212,12 @@ def _driver_body(ctx: Writing, ep, plan) -> List[str]:
             readers[x] = readers.get(x, 0) + 1
     keep = {o for o in graph.outputs if type(o) is Node} | \
         {x for pair in ep._mutations() for x in pair}
+    # x[i] = v into x itself where nothing else reads x (a KV cache update writes its
+    # row, not a copy of the cache); a mutated input so written needs no write-back
+    compute = [n for n in graph.nodes if n.op not in ("input", "constant")]
+    inplace, done = inplace_writes(compute, ctx.spec.mutations,
+                                   {o for o in graph.outputs if type(o) is Node} |
+                                   ctx.state_kept())
     for kind, obj in plan.steps:
         if kind == "py":
             if _pooled_matmul(obj):
@@ -213,6 +229,9 @@ def _driver_body(ctx: Writing, ep, plan) -> List[str]:
                     obj.name, a.name, b.name, len(pools), _shape_py(obj.shape), dt))
                 pools.append([])
                 pooled.add(obj)
+            elif obj in inplace:
+                body.extend(node_lines(obj, r, ns, lambda n=obj: emit_node(n, r).replace(
+                    "_rt.setitem(", "_cg.setitem_into(", 1)))
             else:
                 body.extend(node_lines(obj, r, ns))
             body.extend(after_node(obj, bound, pending, r))
@@ -260,9 +279,13 @@ def _driver_body(ctx: Writing, ep, plan) -> List[str]:
         if type(k.work) is int and k.work < PARALLEL_WORK:
             body.append("_K%ds%s" % (i, call))
         else:
-            body.append("(_K%dp if %s >= %d and _threads() > 1 else _K%ds)%s" % (
-                i, work, PARALLEL_WORK, i, call))
-    return body + ctx.finish(r)
+            ns["_T%d" % i] = new_tune()
+            body.append("if %s >= %d and _threads() > 1:" % (work, PARALLEL_WORK))
+            body.append("    _tuned(_T%d, lambda: _K%ds%s, lambda: _K%dp%s, %s)" % (
+                i, i, call, i, call, work))
+            body.append("else:")
+            body.append("    _K%ds%s" % (i, call))
+    return body + ctx.finish(r, [(i, f) for i, f in ctx.spec.mutations if i not in done])
 
 
 def _reusable(out: Node, k: NumbaKernel, pooled: set, readers: Dict[Node, int], keep: set):
@@ -309,8 +332,9 @@ def compile_numba(ep):
     require_numba()
     from ..artifact import attach
     plan = plan_program(ep)
-    ns: Dict[str, Any] = {"np": np, "_ndarray": np.ndarray, "_rt": _runtime,
+    ns: Dict[str, Any] = {"np": np, "_ndarray": np.ndarray, "_rt": _runtime, "_cg": _cg,
                           "_empty": np.empty, "_asarray": np.asarray, "_threads": _threads,
+                          "_tuned": _rt_tuned,
                           "_no_identity": _no_identity, "_alloc": _alloc, "_P": [],
                           "_SETS": []}
     rec = CompiledNumba()
