@@ -1,17 +1,29 @@
-"""The NumPy backend on a quiet and on a busy machine: ``ep.compile()`` against eager NumPy.
+"""The NumPy backend on a quiet and on a busy machine: ``ep.compile()`` against eager NumPy
+on the real-model corpus, with a background load this benchmark starts and stops itself.
 
-    python benchmarks/busy_machine.py [--load N] [--rounds R] [--quick]
+    python benchmarks/busy_machine.py [--load N] [--reps R] [--rounds N] [--quick] [--only NAME]
 
-``--load N`` starts N busy-loop processes (default: one per CPU this process may use) for
-the second half of the run, so the same programs are timed on the machine as it is and then
-with every core taken.  Each timing is the median over rounds of the per-round ratio eager /
-compiled (eager and compiled interleaved in each round), wall time, BLAS on one thread, and
-in brackets the ratio of the best batches (robust to other processes taking the CPU now
-and then: what the code costs when it runs).
-Programs: the small elementwise chain (4x256), tanh-GELU with ``x**3`` (a costly group that
-the backend may split across two threads), a row softmax, and a 5-op chain at 40000x256.
+Programs: those of ``benchmarks/real_models.py`` (GPT-2 block and forward, LLaMA prefill and
+decode, the CNN, the MLP with batch norm; ``--quick``: the small sizes only) and the small
+elementwise chain (4x256).
+
+Load: ``--load N`` busy-loop processes (default: one per CPU this process may use, so every
+core has one), started for the *busy* phases and stopped for the *quiet* ones.  The phases
+alternate ``--reps`` times (quiet, busy, quiet, busy, ...), so a change in what the rest of
+the machine does shows up as spread rather than as a difference between the two columns.
+
+In each phase every program is timed in ``--rounds`` interleaved rounds (eager, then
+``ep.compile()``, each run for a few milliseconds per round), BLAS on one thread, reading
+two clocks: wall time (what a caller waits for) and process CPU time (all its threads: the
+work done).  A phase's ratio is the median over its rounds of eager / compiled; the table
+shows the median over the phases of each kind, and the spread: the lowest and highest phase
+ratio (how far a single measurement of this kind can be trusted on this machine).
+
+The machine's own load (``/proc/loadavg``) is printed before the run and after it: other
+processes add noise this benchmark cannot remove, only show.
 """
 import os
+import sys
 
 for _v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_v] = "1"
@@ -27,95 +39,115 @@ import symshape as ss  # noqa: E402
 from symshape import Dim  # noqa: E402
 from symshape.codegen import rt  # noqa: E402
 
-RNG = np.random.default_rng(0)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import real_models  # noqa: E402
 
 
-def chain(x):
-    y = (x - x.mean(axis=-1, keepdims=True)) * 0.5 + 0.1
-    return 0.5 * y * (1.0 + np.tanh(0.7978845608 * (y + 0.044715 * y * y * y)))
-
-
-def gelu_pow(x):
-    return 0.5 * x * (1.0 + np.tanh(0.7978845608 * (x + 0.044715 * x ** 3)))
-
-
-def softmax(x):
-    e = np.exp(x - x.max(axis=-1, keepdims=True))
-    return e / e.sum(axis=-1, keepdims=True)
-
-
-def five(x):
-    return (((x + 1.0) * 0.5 - 0.25) * x) / 3.0
-
-
-def cases(quick: bool):
-    big = 8000 if quick else 40000
-    return [("chain 4x256", chain, (4, 256)),
-            ("gelu x**3 %dx256" % (big // 4), gelu_pow, (big // 4, 256)),
-            ("softmax 2048x1024", softmax, (2048, 1024)),
-            ("5-op chain %dx256" % big, five, (big, 256))]
-
-
-def _spin(stop):
+def _spin(stop) -> None:
     x = 0
     while not stop.is_set():
         for _ in range(10000):
             x += 1
 
 
-def ratio(f, c, x, rounds: int) -> float:
-    def per(fn):
-        if fn not in per.last:                  # one call sizes the batches
-            t0 = time.perf_counter()
-            fn(x)
-            per.last[fn] = time.perf_counter() - t0
-        n = max(1, int(2e-2 / max(per.last[fn], 1e-7)))
-        t0 = time.perf_counter()
-        for _ in range(n):
-            fn(x)
-        dt = (time.perf_counter() - t0) / n
-        per.last[fn] = dt
-        return dt
-    per.last = {}
-    per(f), per(c)
-    rs, fs, cs = [], [], []
-    for _ in range(rounds):
-        fs.append(per(f))
-        cs.append(per(c))
-        rs.append(fs[-1] / cs[-1])
-    return statistics.median(rs), min(fs) / min(cs)
+class Load:
+    """``n`` busy-loop processes, started on entry and stopped on exit."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self.stop = None
+        self.procs = []
+
+    def __enter__(self) -> "Load":
+        self.stop = multiprocessing.Event()
+        self.procs = [multiprocessing.Process(target=_spin, args=(self.stop,), daemon=True)
+                      for _ in range(self.n)]
+        for p in self.procs:
+            p.start()
+        time.sleep(0.2)             # every spinner running before the first timing
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop.set()
+        for p in self.procs:
+            p.join()
+        time.sleep(0.1)
+
+
+def loadavg() -> str:
+    try:
+        with open("/proc/loadavg") as fh:
+            return fh.read().strip()
+    except OSError:
+        return "n/a"
+
+
+def programs(quick: bool, only):
+    """(label, eager, ep.compile(), args factory) for the corpus and the small chain."""
+    out = [("%s, %s" % (name, size), eager, epc, args_of)
+           for name, size, eager, epc, _jit, args_of in real_models.cases(quick)]
+    x = real_models.RNG.standard_normal((4, 256)).astype(np.float32)
+    chain_c = ss.export(real_models.chain, (x,),
+                        dynamic_shapes={"x": (Dim("rows"), None)}).compile()
+    out.append(("small chain, 4x256", real_models.chain, chain_c, lambda: (x,)))
+    if only:
+        out = [p for p in out if only in p[0]]
+    for _label, eager, epc, args_of in out:
+        real_models.check(epc(*args_of()), eager(*args_of()))
+    return out
+
+
+def phase(progs, rounds: int, budget: float):
+    """Per program: (wall ratio, CPU ratio), medians over interleaved rounds."""
+    got = []
+    for _label, eager, epc, args_of in progs:
+        t = real_models.interleaved([eager, epc], args_of, rounds, budget)
+        got.append((t.ratio[0], t.cpu_ratio[0]))
+    return got
+
+
+def summary(values) -> str:
+    return "%5.2fx [%4.2f-%4.2f]" % (statistics.median(values), min(values), max(values))
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--load", type=int, default=None)
-    ap.add_argument("--rounds", type=int, default=15)
-    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--load", type=int, default=None,
+                    help="busy processes in the busy phases (default: one per CPU)")
+    ap.add_argument("--reps", type=int, default=3, help="quiet/busy phase pairs")
+    ap.add_argument("--rounds", type=int, default=7, help="interleaved rounds per phase")
+    ap.add_argument("--quick", action="store_true", help="the corpus at its small sizes")
+    ap.add_argument("--only", default=None)
     a = ap.parse_args()
-    cpus = getattr(rt, "CPUS", None) or rt._cpus()
+    cpus = rt.CPUS
     load = cpus if a.load is None else a.load
-    progs = []
-    for name, f, shape in cases(a.quick):
-        x = RNG.standard_normal(shape).astype(np.float32)
-        c = ss.export(f, (x[:4],), dynamic_shapes={"x": (Dim("n"), None)}).compile()
-        assert np.array_equal(c(x), f(x))
-        progs.append((name, f, c, x))
-    print("CPUs this process may use: %d; threads: %d" % (cpus, rt.THREADS))
-    print("%-24s %18s %18s" % ("program", "quiet", "busy (%d spin)" % load))
-    quiet = [ratio(f, c, x, a.rounds) for _, f, c, x in progs]
-    stop = multiprocessing.Event()
-    procs = [multiprocessing.Process(target=_spin, args=(stop,)) for _ in range(load)]
-    for p in procs:
-        p.start()
-    try:
-        time.sleep(0.2)
-        busy = [ratio(f, c, x, a.rounds) for _, f, c, x in progs]
-    finally:
-        stop.set()
-        for p in procs:
-            p.join()
-    for (name, *_), q, b in zip(progs, quiet, busy):
-        print("%-24s %8.2fx [%5.2fx] %8.2fx [%5.2fx]" % (name, q[0], q[1], b[0], b[1]))
+    budget = 0.01
+    progs = programs(a.quick, a.only)
+    print("CPUs this process may use: %d (NumPy backend threads: %d); busy phases: %d "
+          "spinning processes; %d quiet/busy phase pairs of %d interleaved rounds; BLAS "
+          "on one thread" % (cpus, rt.THREADS, load, a.reps, a.rounds))
+    print("machine load before: %s" % loadavg())
+    quiet = [[] for _ in progs]
+    busy = [[] for _ in progs]
+    t0 = time.perf_counter()
+    for _ in range(a.reps):
+        for i, r in enumerate(phase(progs, a.rounds, budget)):
+            quiet[i].append(r)
+        with Load(load):
+            for i, r in enumerate(phase(progs, a.rounds, budget)):
+                busy[i].append(r)
+    print("machine load after:  %s (%.0f s)" % (loadavg(), time.perf_counter() - t0))
+    print("eager / ep.compile(): median over phases [lowest-highest phase]")
+    print("%-32s %20s %20s %20s %20s" % ("program", "quiet wall", "quiet CPU",
+                                         "busy wall", "busy CPU"))
+    cols = [[] for _ in range(4)]
+    for (label, *_), q, b in zip(progs, quiet, busy):
+        vals = [[r[0] for r in q], [r[1] for r in q], [r[0] for r in b], [r[1] for r in b]]
+        for c, v in zip(cols, vals):
+            c.append(statistics.median(v))
+        print("%-32s %20s %20s %20s %20s" % ((label,) + tuple(summary(v) for v in vals)))
+    print("%-32s %20s %20s %20s %20s" % (("geometric mean / lowest",) + tuple(
+        "%5.2fx / %4.2fx" % (real_models.geomean(c), min(c)) for c in cols)))
 
 
 if __name__ == "__main__":

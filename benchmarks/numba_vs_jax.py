@@ -24,6 +24,15 @@ which makes sgemm about twice as slow as OpenBLAS's own choice).  ``--blas-kerne
 (the default) measures with the environment as it is, ``native`` removes the variable so
 OpenBLAS detects the CPU, any other value forces that kernel; the kernel in use is printed
 in the header.  XLA uses its own GEMM and is not affected.
+
+numexpr (another compiler of array expressions on the package index; importable only,
+never a dependency: ``pip install numexpr`` beside symshape for its column) gets a column
+for the rows it can express, written as a numexpr user would: the elementwise chain whole,
+and the elementwise parts of layer norm + GELU, softmax and the MLP (their row reductions
+and matmuls stay NumPy's; float constants passed as float32 values, since numexpr computes
+a float literal in float64).  It cannot express a matmul or a reduction over rows inside an
+expression, so the GPT-2 row is "n/a".  Its threads are pinned with the others
+(``NUMEXPR_NUM_THREADS``).
 """
 import argparse
 import os
@@ -33,7 +42,8 @@ import sys
 def _pin(threads: int) -> None:
     n = str(threads)
     for v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
-              "NUMBA_NUM_THREADS", "SYMSHAPE_THREADS"):
+              "NUMBA_NUM_THREADS", "SYMSHAPE_THREADS", "NUMEXPR_NUM_THREADS",
+              "NUMEXPR_MAX_THREADS"):
         os.environ[v] = n
     os.environ["XLA_FLAGS"] = ("--xla_cpu_multi_thread_eigen=false "
                                "intra_op_parallelism_threads=%d" % threads) if threads == 1 \
@@ -56,6 +66,7 @@ if __name__ == "__main__":
     elif ARGS.blas_kernel != "env":
         os.environ["OPENBLAS_CORETYPE"] = ARGS.blas_kernel
 
+import re  # noqa: E402
 import statistics  # noqa: E402
 import time  # noqa: E402
 
@@ -70,6 +81,11 @@ try:
     jax.config.update("jax_platforms", "cpu")
 except Exception:                       # JAX is optional: its column is left out
     jax = jnp = None
+
+try:
+    import numexpr  # noqa: E402
+except Exception:                       # numexpr is optional: its column is left out
+    numexpr = None
 
 RNG = np.random.default_rng(0)
 
@@ -157,6 +173,54 @@ def _mlp_args(n):
             f32(1024, 256, scale=0.03), f32(256, scale=0.1))
 
 
+# --------------------------------------------------------------------------- numexpr
+_FLOAT = re.compile(r"(?<![\w.])(\d+\.\d*(?:e-?\d+)?|\d+e-?\d+)")
+
+
+def ne_eval(text: str, **values):
+    """``numexpr.evaluate(text)`` over ``values``, each float literal of ``text`` passed as
+    a float32 value (a literal would make numexpr compute in float64)."""
+    consts = {}
+
+    def name(m):
+        consts["_c%d" % len(consts)] = np.float32(float(m.group(1)))
+        return "_c%d" % (len(consts) - 1)
+    return numexpr.evaluate(_FLOAT.sub(name, text), local_dict=dict(values, **consts))
+
+
+_NE_GELU = "0.5 * y * (1 + tanh(0.7978845608 * (y + 0.044715 * y{cube})))"
+
+
+def _ne_ln_gelu(cube):
+    def run(x, g, b):
+        mu = x.mean(-1, keepdims=True)
+        d = x - mu
+        var = (d * d).mean(-1, keepdims=True)
+        y = "(d / sqrt(var + 1e-5) * g + b)"
+        return ne_eval(_NE_GELU.format(cube=cube).replace("y", y), d=d, var=var, g=g, b=b)
+    return run
+
+
+def _ne_softmax(x):
+    m = x.max(-1, keepdims=True)
+    e = ne_eval("exp(x - m)", x=x, m=m)
+    return ne_eval("e / s", e=e, s=e.sum(-1, keepdims=True))
+
+
+def _ne_mlp(cube):
+    def run(x, w1, b1, w2, b2):
+        h = ne_eval(_NE_GELU.format(cube=cube).replace("y", "(h + b1)"), h=x @ w1, b1=b1)
+        return h @ w2 + b2
+    return run
+
+
+# the rows numexpr can express (the elementwise parts, as a numexpr user writes them)
+NUMEXPR = {
+    "chain5": lambda x: ne_eval("tanh(x * 1.5 + 0.25) * x - 0.5", x=x),
+    "ln_gelu_pow": _ne_ln_gelu(" ** 3"), "ln_gelu_mul": _ne_ln_gelu(" * y * y"),
+    "softmax": _ne_softmax, "mlp_pow": _ne_mlp(" ** 3"), "mlp_mul": _ne_mlp(" * y * y"),
+}
+
 ROWS = [
     # name, program, make(quick) -> inputs, dynamic axes of the first input
     ("5-op chain 40000x256", chain5, lambda q: (f32(40000, 256),)),
@@ -202,12 +266,13 @@ def blas_kernel() -> str:
 
 
 def run(quick: bool, only):
-    print("threads: %d  (numba %s, jax %s, numpy %s; OpenBLAS kernel %s, "
+    print("threads: %d  (numba %s, jax %s, numexpr %s, numpy %s; OpenBLAS kernel %s, "
           "OPENBLAS_CORETYPE=%s)" % (
               ARGS.threads, _version("numba"), getattr(jax, "__version__", "not importable"),
-              np.__version__, blas_kernel(), os.environ.get("OPENBLAS_CORETYPE", "unset")))
-    head = "| program | eager | numpy backend | numba backend | jax.jit | numba / jax |"
-    rows, compile_rows = [head, "|---|---|---|---|---|---|"], []
+              _version("numexpr"), np.__version__, blas_kernel(),
+              os.environ.get("OPENBLAS_CORETYPE", "unset")))
+    head = "| program | eager | numpy backend | numba backend | jax.jit | numba / jax | numexpr |"
+    rows, compile_rows = [head, "|---|---|---|---|---|---|---|"], []
     for name, prog, make in ROWS:
         if only and not any(o in name for o in only):
             continue
@@ -237,6 +302,9 @@ def run(quick: bool, only):
         want = eager(*args).astype(np.float64)
         _close(c_nb(*args), want, 1e-4)
         fns = [eager, c_np, c_nb]
+        ne_fn = NUMEXPR.get(prog.__name__) if numexpr is not None else None
+        if ne_fn is not None:
+            _close(ne_fn(*args), want, 1e-3)
         t_jax = None
         if jax is not None:
             jf = jax.jit(_bind(prog, jnp))
@@ -246,8 +314,11 @@ def run(quick: bool, only):
             t_jax = time.perf_counter() - t0
             _close(jf(*jargs), want, 1e-3)
             fns.append(lambda *a: jf(*a).block_until_ready())
-        for fn in fns:               # warm-up (and numba / XLA compile) before timing
-            fn(*(jargs if fn is fns[-1] and jax is not None else args))
+        i_jax = 3 if jax is not None else None
+        if ne_fn is not None:
+            fns.append(ne_fn)
+        for i, fn in enumerate(fns):  # warm-up (and numba / XLA compile) before timing
+            fn(*(jargs if i == i_jax else args))
         # calls per round: about 50 ms of eager work (at least one call)
         t0 = time.perf_counter()
         eager(*args)
@@ -258,7 +329,7 @@ def run(quick: bool, only):
         for _ in range(rounds):
             one = []
             for i, fn in enumerate(fns):
-                a = jargs if (jax is not None and i == 3) else args
+                a = jargs if i == i_jax else args
                 t0 = clock()
                 for _ in range(calls):
                     fn(*a)
@@ -268,8 +339,9 @@ def run(quick: bool, only):
         sp = [med[0] / m for m in med]
         jx = "%.2fx" % sp[3] if jax is not None else "-"
         ratio = "%.2f" % (sp[2] / sp[3]) if jax is not None else "-"
-        rows.append("| %s | 1x (%.3g ms) | %.2fx | %.2fx | %s | %s |" % (
-            name, med[0] * 1e3, sp[1], sp[2], jx, ratio))
+        nx = "-" if numexpr is None else "%.2fx" % sp[-1] if ne_fn is not None else "n/a"
+        rows.append("| %s | 1x (%.3g ms) | %.2fx | %.2fx | %s | %s | %s |" % (
+            name, med[0] * 1e3, sp[1], sp[2], jx, ratio, nx))
         compile_rows.append("| %s | %.0f | %.0f | %.0f | %s |" % (
             name, t_export * 1e3, t_np * 1e3, t_nb * 1e3,
             "%.0f" % (t_jax * 1e3) if t_jax is not None else "-"))
