@@ -7,7 +7,8 @@ The generated function has ``f``'s signature and four parts:
 2. the size expressions the body needs, each computed once (``_z0 = s2*s3``);
 3. the *small-size path*: one NumPy call per node, as ``ep.module()`` runs it;
 4. the *large-size path*, taken when some array of the program has at least ``rt.BIG``
-   elements: fused groups (``fusion``) evaluated in cache-sized blocks with ``out=`` into
+   elements and either a second thread is free (``rt.pair()``) or some array has
+   ``rt.SOLO`` times that many: fused groups (``fusion``) evaluated in cache-sized blocks with ``out=`` into
    slices of preallocated buffers, on two threads when a group's estimated work
    (``cost``: ``x ** 3`` costs as much as ~180 additions) is large enough for a second
    core to pay and the run-time tuner measures that it does, and a memory
@@ -334,6 +335,21 @@ def _hinted_numel(shape, hint) -> int:
     return n
 
 
+def large_path_condition(static: int, dyn: List[str]):
+    """When the large path runs (None: never; True: always; else a condition over the
+    size variables ``dyn``): some array has ``rt.BIG`` elements, and either a second thread
+    is free for its groups (``rt.pair()``, read per call) or some array has ``rt.SOLO``
+    times that many, where blocks pay on one thread too."""
+    big, solo = _cg.BIG, _cg.BIG * _cg.SOLO
+    if static >= solo:
+        return True
+    need = "True" if static >= big else " or ".join("%s >= %d" % (d, big) for d in dyn)
+    if not need:
+        return None
+    alone = " or ".join(["_cg.pair()"] + ["%s >= %d" % (d, solo) for d in dyn])
+    return alone if need == "True" else "(%s) and (%s)" % (need, alone)
+
+
 def _body_big(ctx: Writing, compute, mutations, r, hint, out_nodes, finals,
               cp: CompiledProgram):
     """Fused groups in blocks and planned buffers, and the condition (over the bound sizes)
@@ -365,12 +381,9 @@ def _body_big(ctx: Writing, compute, mutations, r, hint, out_nodes, finals,
     for s in sizes:
         if type(s) is Expr and s.free_symbols <= bound and s not in dyn:
             dyn.append(s)
-    if static and max(static) >= _cg.BIG:
-        cond = True
-    elif not dyn:
+    cond = large_path_condition(max(static, default=0), [r.expr(s) for s in dyn[:4]])
+    if cond is None:
         return None, None
-    else:
-        cond = " or ".join("%s >= %d" % (r.expr(s), _cg.BIG) for s in dyn[:4])
     ns["_P"] = [[] for _ in range(p.n_pools)]
     body: List[str] = ["_st = _cg.scratch(_SETS)"]
     b, checks = set(bound), ctx.runtime_checks

@@ -16,6 +16,8 @@ source verbatim (``codegen.artifact``).  Invariants the generated code relies on
   itself and waits only for a block the worker has started.  Blocks write disjoint parts of
   the outputs and never depend on each other, so the bits are the same whichever thread ran
   which block.  NumPy releases the GIL inside ufunc loops, so two cores can work.
+* ``pair()`` says whether a second thread is available now: the large-size path runs
+  below ``SOLO * BIG`` elements only then (on one thread its blocks do not pay there).
 * ``blocks(tune, ...)`` runs a fused group's blocks on one thread or two, whichever the
   group's first calls measured faster per unit of work (threads must win by 10%; both are
   measured again every ``RETUNE`` calls): whether a second thread pays depends on the
@@ -41,6 +43,10 @@ import numpy as np
 BLOCK = int(os.environ.get("SYMSHAPE_BLOCK", 65536))
 #: a program takes its large-size path (buffer plans, blocks) from this many elements
 BIG = int(os.environ.get("SYMSHAPE_BIG", 131072))
+#: ... but on one thread only from ``SOLO`` times that many: below it the blocks cost more
+#: NumPy calls than the cache saves (GPT-2 block at 2x: 2% more CPU time than one call per
+#: op; at 4x: 7% less), so the large path pays there only with a second thread (``pair``)
+SOLO = int(os.environ.get("SYMSHAPE_SOLO", 4))
 #: a value of the large-size path gets a planned buffer from this many elements
 WORTH = int(os.environ.get("SYMSHAPE_WORTH", 4096))
 #: a fused group is tried on two threads from this much estimated work (nanoseconds on one
@@ -220,6 +226,12 @@ def busy() -> bool:
         _busy_seen[1] = _others_running() >= CPUS - 1
         _busy_seen[0] = now
     return _busy_seen[1]
+
+
+def pair() -> bool:
+    """Can a fused group get a second thread now (two CPUs for this process, and the
+    machine not ``busy``)?"""
+    return THREADS >= 2 and not busy()
 
 
 class _Split:

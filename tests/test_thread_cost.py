@@ -55,6 +55,7 @@ def test_work_estimate_reaches_the_thread_decision(monkeypatch):
 
     monkeypatch.setattr(rt, "blocks", spy)
     monkeypatch.setattr(rt, "THREADS", 2)
+    monkeypatch.setattr(rt, "busy", lambda: False)   # a second thread free, even here
     x = np.random.default_rng(0).standard_normal((128, 1024))
     for f, costly in ((gelu, True), (shift, False)):
         seen.clear()
@@ -114,6 +115,32 @@ def test_a_forked_child_runs_threaded_groups(monkeypatch):
     if hung:
         p.kill()
     assert not hung and q.get(timeout=5) is True
+
+
+def test_one_thread_takes_the_small_path_below_solo_sizes(monkeypatch):
+    """Between ``BIG`` and ``SOLO * BIG`` elements the blocked path pays only with a second
+    thread: without one (a busy machine, or one CPU) the program runs one NumPy call per
+    op, with eager's bits; from ``SOLO * BIG`` it takes blocks on one thread too."""
+    ran = []
+    real = rt.blocks
+
+    def spy(*a):
+        ran.append(1)
+        return real(*a)
+
+    monkeypatch.setattr(rt, "blocks", spy)
+    monkeypatch.setattr(rt, "THREADS", 2)
+    fn, _ = _groups(gelu, np.ones((16, 1024)))
+    x = np.random.default_rng(2).standard_normal((128, 1024))    # = BIG elements
+    for free, blocked in ((False, False), (True, True)):
+        monkeypatch.setattr(rt, "busy", lambda: not free)
+        ran.clear()
+        assert np.array_equal(fn(x), gelu(x))
+        assert bool(ran) == blocked
+    monkeypatch.setattr(rt, "busy", lambda: True)
+    ran.clear()
+    big = np.random.default_rng(3).standard_normal((rt.SOLO * 128, 1024))
+    assert np.array_equal(fn(big), gelu(big)) and ran
 
 
 def test_threads_follow_the_cpus_the_process_may_use():
