@@ -57,7 +57,7 @@ from symshape import named_results, pytree
 from symshape import relations as R
 from symshape.errors import UserError
 from symshape.expr import Expr, IntLike, OpAtom, Sym, add, atom_expr, format_py, mul, neg, sub
-from symshape.guards import ConstraintSet, InputDesc, OfClass
+from symshape.contract.constraint_set import ConstraintSet, InputDesc, OfClass
 from symshape.infinity import INT_OO, NEG_INT_OO, is_inf
 from symshape.ranges import ValueRange
 from symshape.symfloat import _PY as _FLOAT_OPS, FloatExpr

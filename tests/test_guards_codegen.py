@@ -1,4 +1,4 @@
-"""The generated input check (symshape.guards.CheckWriter) accepts exactly what the
+"""The generated input check (symshape.contract.writer.CheckWriter) accepts exactly what the
 ConstraintSet describes and rejects everything else with a UserError naming input, axis,
 expected and actual value.  Hand-built ConstraintSets first, then small exports."""
 import itertools
@@ -12,7 +12,8 @@ from symshape import relations as R
 from symshape import runtime as _rt
 from symshape.errors import InternalError
 from symshape.expr import Sym, format_expr
-from symshape.guards import CheckWriter, ConstraintSet, InputDesc
+from symshape.contract.constraint_set import ConstraintSet, InputDesc
+from symshape.contract.writer import CheckWriter
 from symshape.ranges import ValueRange
 
 VR = ValueRange

@@ -10,16 +10,15 @@ from __future__ import annotations
 
 from typing import Dict, List
 
-from . import expr as E
-from . import relations as R
-from .expr import Expr, IntLike, Sym
-from .guards import CheckWriter
-from .infinity import is_inf
-from .projection import implied
-from .ranges import bound
-from .rules import rule
-from .simplify import dominates_by_ranges
-from .z3bridge import implies
+from .. import expr as E
+from .. import relations as R
+from ..expr import Expr, IntLike, Sym
+from .writer import CheckWriter
+from ..infinity import is_inf
+from ..projection import implied
+from ..rules import rule
+from ..simplify import dominates_by_ranges
+from ..z3bridge import implies
 
 
 def guard_texts(cs) -> List[str]:
