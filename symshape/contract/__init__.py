@@ -21,6 +21,7 @@ guard_text         ``ep.guards``: the residual guards in the inputs' terms
 sympy_form         sizes as sympy values that evaluate to what the program does
 published          ``ep.range_constraints``, ``ep.input_shapes``, ``ep.guards``
 fixes              the suggested fixes' published form (``str`` and ``apply``)
+saved              the contract's saved (JSON) form, written and read
 parse_check        generated check code parsed back into Z3 (translation validation)
 validate           every view proven against ``meaning.admitted``
 =================  =======================================================================
