@@ -63,11 +63,12 @@ def exact_range(cs, e: IntLike) -> ValueRange:
 
 def published_ranges(cs) -> Dict[IntLike, ValueRange]:
     """``range_constraints``: each root symbol of ``cs`` and each compound input-dim
-    expression, with its range from ``exact_range`` (a root's own range is exact: the
-    solver narrows it to its projection while tracing)."""
+    expression, with its range from ``exact_range`` (a root without connected guards is
+    its own range at no cost; with guards, the projection: a hand-built or loaded set
+    need not have its root ranges narrowed to the guards, as tracing does)."""
     out: Dict[IntLike, ValueRange] = {}
     for s in sorted(cs.roots(), key=lambda s: s.key):
-        out[s.expr] = cs.ranges[s]
+        out[s.expr] = exact_range(cs, s.expr)
     for d in cs.inputs:
         if d.is_array:
             for e in d.dims:
