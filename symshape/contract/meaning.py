@@ -90,7 +90,7 @@ def py_divmod(ex, a, b):
 
 
 class CheckMeaning:
-    """The Z3 meaning of input-check records (``symshape.check_ir``), run in order.
+    """The Z3 meaning of input-check records (``symshape.contract.records``), run in order.
 
     ``size_var(name)`` is the Z3 integer of an input size by its user name
     (``x.shape[1]``, ``n`` for an int input).  A ``ReadShape`` or an ``IntCheck`` reads

@@ -27,7 +27,7 @@ from .render_text import Names, TextRenderer
 
 
 class CheckWriter:
-    """Builds the input check of a constraint set as typed records (``symshape.check_ir``).
+    """Builds the input check of a constraint set as typed records (``symshape.contract.records``).
 
     ``checks``: the records, in the order the check runs; ``lines`` / ``emit()``: the same
     rendered as Python raising through ``_rt``, with its constants in ``consts``;
