@@ -65,7 +65,7 @@ def test_printed_ranges_are_proven_attained():
     (ValueRange(3, 7), "admits inputs outside it"),            # narrower: 8 is admitted
     (ValueRange(3, 9), "no admitted input reaches 9"),          # wider: 9 is not reached
     (ValueRange(2, 8), "no admitted input reaches 2"),
-    (ValueRange(3, INT_OO), "do not reach int_oo"),              # bounded above
+    (ValueRange(3, INT_OO), "no admitted input reaches int_oo"),              # bounded above
 ])
 def test_a_printed_range_that_is_not_exact_is_an_internal_error(wrong, message):
     cs = _cs([R.le(n + m, 8)])

@@ -121,38 +121,38 @@ def validate_ranges(cs, ranges) -> List[dict]:
         meaning = admitted(cs)
         t = meaning.term(e)
         adm = meaning.formula()
+
+        def reach(goal, what: str):
+            """The value of ``e`` at an admitted input where ``goal`` holds (kept as a
+            corner point); None when unsettled; proven absent is an InternalError."""
+            solver = _solver(adm, goal)
+            got = solver.check()
+            if got == z3.unsat:
+                raise InternalError("contract validation: range_constraints prints %s for "
+                                    "%s, but no admitted input %s" % (vr, e, what))
+            if got != z3.sat:
+                return None
+            points.append(_point(meaning, solver.model()))
+            return solver.model().eval(t, model_completion=True).as_long()
+
         outside = ([t < vr.lower] if not is_inf(vr.lower) else []) + \
             ([t > vr.upper] if not is_inf(vr.upper) else [])
         if outside and _solver(adm, z3.Or(*outside)).check() == z3.sat:
             raise InternalError("contract validation: range_constraints prints %s for %s, "
                                 "but the contract admits inputs outside it" % (vr, e))
-        seen = None
-        for end, lower in ((vr.lower, True), (vr.upper, False)):
-            if is_inf(end):
-                continue
-            solver = _solver(adm, t == end)
-            got = solver.check()
-            if got == z3.unsat:
-                raise InternalError("contract validation: range_constraints prints %s for "
-                                    "%s, but no admitted input reaches %s" % (vr, e, end))
-            if got == z3.sat:
-                points.append(_point(meaning, solver.model()))
-                seen = end
-        for end, lower in ((vr.lower, True), (vr.upper, False)):
+        seen = None                        # a value of e some admitted input attains
+        for end in (vr.lower, vr.upper):
+            if not is_inf(end):
+                got = reach(t == end, "reaches %s" % end)
+                seen = got if got is not None else seen
+        for end in (vr.lower, vr.upper):
             if not is_inf(end):
                 continue
             if seen is None:
-                solver = _solver(adm)
-                if solver.check() != z3.sat:
-                    break
-                seen = solver.model().eval(t, model_completion=True).as_long()
-            solver = _solver(adm, t <= seen - FAR if lower else t >= seen + FAR)
-            got = solver.check()
-            if got == z3.unsat:
-                raise InternalError("contract validation: range_constraints prints %s for "
-                                    "%s, but admitted inputs do not reach %s" % (vr, e, end))
-            if got == z3.sat:
-                points.append(_point(meaning, solver.model()))
+                seen = reach(z3.BoolVal(True), "exists")
+            if seen is None:
+                break
+            reach(t <= seen - FAR if end < 0 else t >= seen + FAR, "reaches %s" % end)
     return points
 
 
