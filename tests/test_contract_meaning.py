@@ -79,6 +79,11 @@ def test_an_infinite_end_is_shown_unbounded():
     validate_ranges(cs, {n - m: ValueRange(-2, INT_OO)})
     with pytest.raises(InternalError, match="outside"):
         validate_ranges(cs, {n - m: ValueRange(-2, 10 ** 6)})
+    validate_ranges(cs, {m: ValueRange(NEG_INT_OO, 4)})      # unbounded below
+    with pytest.raises(InternalError, match="outside"):
+        validate_ranges(cs, {m: ValueRange(-5, 4)})
+    with pytest.raises(InternalError, match="no admitted input reaches -int_oo"):
+        validate_ranges(_cs(), {m: ValueRange(NEG_INT_OO, 6)})
 
 
 def test_a_published_value_that_evaluates_wrongly_is_an_internal_error():
