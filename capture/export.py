@@ -26,7 +26,9 @@ from symshape.env import ShapeEnv
 from symshape.errors import ConstraintViolationError, InternalError, UserError
 from symshape.expr import Sym
 from symshape import validate
-from symshape.guards import CheckWriter, ConstraintSet, InputDesc, OfClass, keys_text
+from symshape.contract import validate as contract_validate
+from symshape.contract.constraint_set import ConstraintSet, InputDesc, OfClass, keys_text
+from symshape.contract.writer import CheckWriter
 from symshape.checks import runtime_condition
 from symshape.ranges import ValueRange
 from symshape.spec import InputLeaf, bind_inputs, match
@@ -302,7 +304,7 @@ def _trace_program(f, args, kwargs, dynamic_shapes, tracked: frozenset):
         validate.validate_guards(env, cs)
         writer = CheckWriter(cs)
         writer.emit()
-        validate.validate_check(cs, writer)
+        contract_validate.validate_check(cs, writer)
         _validate_runtime_checks(env, cs, graph, writer)
     rebinds = [(target, sp.nodes[v.index].name if type(v) in (stateprog.StateArray,
                                                                stateprog.ViewOf) else

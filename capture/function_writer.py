@@ -40,8 +40,10 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tupl
 
 from symshape import named_results
 from symshape import validate
-from symshape.check_ir import InputCheck
-from symshape.guards import CheckWriter, ConstraintSet, keys_text
+from symshape.contract import validate as contract_validate
+from symshape.contract.constraint_set import ConstraintSet, keys_text
+from symshape.contract.input_check import InputCheck
+from symshape.contract.writer import CheckWriter
 
 from .ir import Node, used_by_generated_code
 
@@ -61,7 +63,7 @@ INNER_NAME = "_impl"
 # --------------------------------------------------------------------------- records
 @dataclass
 class RenderedCheck:
-    """The input check (``symshape.check_ir.InputCheck``, the one check concept) as the
+    """The input check (``symshape.contract.input_check.InputCheck``, the one check concept) as the
     Python one function runs: its lines (which bind the size symbols), the constants they
     read, the symbols bound (in binding order) and the aliases the core runs instead
     (``x = params['x']``: the check binds array inputs to their node names)."""
@@ -91,7 +93,7 @@ def input_check(cs: ConstraintSet, names: Sequence[Optional[str]],
     lines = list(writer.emit())
     if validate.enabled():
         # the text this function will run, parsed back, accepts exactly the contract
-        validate.validate_check_text(cs, lines, {writer.param(d.param) for d in cs.inputs} |
+        contract_validate.validate_check_text(cs, lines, {writer.param(d.param) for d in cs.inputs} |
                                      {writer.param(p) for p in cs.configured})
     return RenderedCheck(lines, dict(writer.consts), list(writer.bound), aliases,
                          writer.input_check())
@@ -110,7 +112,7 @@ class GeneratedFunction:
         self.core_source = ""         # "" when no core was asked for
         self.ns: Dict[str, Any] = {}
         self.check_lines: List[str] = []
-        self.input_check = None       # the check's records (symshape.check_ir.InputCheck)
+        self.input_check = None       # the check's records (symshape.contract.input_check.InputCheck)
         self.refuses_shared = False   # the body refuses inputs sharing a written input's memory
         self.alias_lines: List[str] = []
         self.body: List[str] = []

@@ -8,10 +8,9 @@ import numpy as np
 
 from symshape.errors import UserError
 from symshape.expr import IntLike, format_expr
-from symshape.guards import ConstraintSet
+from symshape.contract import published
+from symshape.contract.constraint_set import ConstraintSet
 from symshape.ranges import ValueRange
-from symshape.contract import guard_texts
-from symshape.sympy_bridge import public
 
 from . import STAGES
 from . import loaded_guard
@@ -156,21 +155,18 @@ class ExportedProgram:
     def range_constraints(self) -> Dict[Any, ValueRange]:
         """{size symbol or expression (sympy): its exact range}: every bound is attained by
         an input ``module()`` accepts."""
-        rng = self.constraints.ranges      # each symbol's sympy sign follows its range
-        return {public(k, rng): v for k, v in self.constraints.range_constraints().items()}
+        return published.range_constraints(self.constraints)
 
     @property
     def guards(self) -> List[str]:
         """The contract that ranges and shapes cannot say (``x.shape[0] + y.shape[0] <=
         100``), one line per guard in the inputs' terms; empty when they say it all."""
-        return guard_texts(self.constraints)
+        return published.guards(self.constraints)
 
     @property
     def input_shapes(self) -> Dict[str, tuple]:
         """{input path: its shape}, each axis an int or a size expression (sympy)."""
-        rng = self.constraints.ranges
-        return {d.path: tuple(public(s, rng) for s in d.dims)
-                for d in self.constraints.inputs if d.is_array}
+        return published.input_shapes(self.constraints)
 
     # ------------------------------------------------------------------ running
     @property

@@ -18,7 +18,7 @@ import numpy as np
 from symshape import runtime as _rt
 from symshape.expr import Expr, format_py
 from symshape.symfloat import FloatExpr
-from symshape.check_ir import cond_py, render_size_checks
+from symshape.contract.render_python import cond_py, render_size_checks
 
 from .function_writer import (GeneratedFunction, Writing, del_lines, namespace_const,
                               program_spec, releases, write)

@@ -57,9 +57,8 @@ from symshape import named_results, pytree
 from symshape import relations as R
 from symshape.errors import UserError
 from symshape.expr import Expr, IntLike, OpAtom, Sym, add, atom_expr, format_py, mul, neg, sub
-from symshape.guards import ConstraintSet, InputDesc, OfClass
-from symshape.infinity import INT_OO, NEG_INT_OO, is_inf
-from symshape.ranges import ValueRange
+from symshape.contract.constraint_set import ConstraintSet, InputDesc, OfClass
+from symshape.contract import saved
 from symshape.symfloat import _PY as _FLOAT_OPS, FloatExpr
 from symshape.userframe import UserFrame
 
@@ -262,42 +261,7 @@ class _Enc:
     # program -----------------------------------------------------------------
     def constraints(self, cs: ConstraintSet):
         self.where = "constraints"
-        inputs = []
-        for d in cs.inputs:
-            e: Dict[str, Any] = {"path": d.path}
-            if d.is_array:
-                e["kind"] = "array"
-                e["dims"] = [self.value(x) for x in d.dims]
-                e["dtype"] = self.dtype(d.dtype)
-            elif d.sym is not None:
-                e["kind"] = "symint"
-                e["sym"] = self.value(d.sym)
-            elif isinstance(d.value, OfClass):
-                e["kind"] = "generator"
-                e["class"] = d.value.cls.__name__
-            else:
-                e["kind"] = "scalar"
-                e["value"] = self.value(d.value)
-            inputs.append(e)
-        ranges = [[s.name, _bound(vr.lower), _bound(vr.upper)]
-                  for s, vr in sorted(cs.ranges.items(), key=lambda kv: kv[0].key)]
-        facts = [self.cond(f) for f in cs.facts]
-        frames = [[i, self.frame(cs.fact_frames[f])] for i, f in enumerate(cs.facts)
-                  if cs.fact_frames.get(f) is not None]
-        names = [[s.name, n] for s, n in sorted(cs.dim_names.items(), key=lambda kv: kv[0].key)]
-        checks = [[self.cond(c), text] for c, text in getattr(cs, "runtime_checks", ())]
-        out = {"inputs": inputs, "ranges": ranges, "facts": facts, "fact_frames": frames,
-               "dim_names": names, "runtime_checks": checks}
-        trees = getattr(cs, "trees", {})
-        if trees:
-            out["trees"] = [[name, self.spec(t)] for name, t in trees.items()]
-        configured = getattr(cs, "configured", {})
-        if configured:
-            out["configured"] = [[name, configured_label(d)] for name, d in configured.items()]
-        specialized = getattr(cs, "specialized", {})
-        if specialized:
-            out["specialized"] = [[axis, why] for axis, why in specialized.items()]
-        return out
+        return saved.encode(cs, self, configured_label)
 
     def call_signature(self, sig: Optional[inspect.Signature]):
         if sig is None:
@@ -328,12 +292,6 @@ class _Enc:
             self.where = "state"
             out["state"] = statesave.encode(ep.state_program, self.value)
         return out
-
-
-def _bound(b):
-    if is_inf(b):
-        return "int_oo" if b > 0 else "-int_oo"
-    return int(b)
 
 
 def _plain_json(v) -> bool:
@@ -1075,95 +1033,16 @@ class _Dec:
 
     # program ------------------------------------------------------------------------
     def constraints(self, v, input_nodes: List[Node]) -> ConstraintSet:
-        self.obj(v, ("inputs", "ranges", "facts", "fact_frames", "dim_names",
-                     "runtime_checks"), ("trees", "configured", "specialized"))
-        descs = []
-        with self.at("inputs"):
-            items = self.lst(v["inputs"])
+        def descs(items: list) -> list:
             if len(items) != len(input_nodes):
                 self.fail("%d input descriptions for %d input nodes"
                           % (len(items), len(input_nodes)))
+            out = []
             for i, (e, node) in enumerate(zip(items, input_nodes)):
                 with self.at(i):
-                    descs.append(self.input_desc(e, node))
-        ranges: Dict[Sym, ValueRange] = {}
-        with self.at("ranges"):
-            for i, r in enumerate(self.lst(v["ranges"])):
-                with self.at(i):
-                    r = self.lst(r)
-                    if len(r) != 3:
-                        self.fail("a range is [symbol, lower, upper]")
-                    s = self.sym(r[0])
-                    lo, hi = self.bound(r[1]), self.bound(r[2])
-                    if lo > hi:
-                        self.fail("empty range [%s, %s]" % (lo, hi))
-                    if s in ranges:
-                        self.fail("two ranges for %s" % s.name)
-                    ranges[s] = ValueRange(lo, hi)
-        facts = []
-        with self.at("facts"):
-            for i, f in enumerate(self.lst(v["facts"])):
-                with self.at(i):
-                    c = self.cond(f)
-                    if type(c) is bool:
-                        self.fail("a fact must be a relation")
-                    facts.append(c)
-        frames = {}
-        with self.at("fact_frames"):
-            for pair in self.lst(v["fact_frames"]):
-                pair = self.lst(pair)
-                if len(pair) != 2:
-                    self.fail("a fact frame is [fact index, source]")
-                i = self.integer(pair[0])
-                if not 0 <= i < len(facts):
-                    self.fail("fact index %d out of range" % i)
-                frames[facts[i]] = self.frame(pair[1])
-        names = {}
-        with self.at("dim_names"):
-            for pair in self.lst(v["dim_names"]):
-                pair = self.lst(pair)
-                if len(pair) != 2:
-                    self.fail("a dim name is [symbol, name]")
-                names[self.sym(pair[0])] = self.text(pair[1])
-        cs = ConstraintSet(descs, ranges, facts, frames, names)
-        with self.at("runtime_checks"):
-            checks = []
-            for pair in self.lst(v["runtime_checks"]):
-                pair = self.lst(pair)
-                if len(pair) != 2:
-                    self.fail("a runtime check is [condition, text]")
-                checks.append((self.cond(pair[0]), self.text(pair[1])))
-            cs.runtime_checks = checks
-        with self.at("trees"):
-            for i, pair in enumerate(self.lst(v.get("trees", []))):
-                with self.at(i):
-                    pair = self.lst(pair)
-                    if len(pair) != 2:
-                        self.fail("a tree is [parameter, structure]")
-                    cs.trees[self.name(pair[0], "a parameter name")] = self.spec(pair[1])
-        with self.at("configured"):
-            for i, pair in enumerate(self.lst(v.get("configured", []))):
-                with self.at(i):
-                    pair = self.lst(pair)
-                    if len(pair) != 2:
-                        self.fail("a configured parameter is [parameter, label]")
-                    name = self.name(pair[0], "a parameter name")
-                    cs.configured[name] = SavedDefault(self.text(pair[1], "a label"))
-        with self.at("specialized"):
-            for i, pair in enumerate(self.lst(v.get("specialized", []))):
-                with self.at(i):
-                    pair = self.lst(pair)
-                    if len(pair) != 2:
-                        self.fail("a specialized axis is [axis, why]")
-                    cs.specialized[self.text(pair[0], "an axis")] = self.text(pair[1])
-        return cs
-
-    def bound(self, v):
-        if v == "int_oo":
-            return INT_OO
-        if v == "-int_oo":
-            return NEG_INT_OO
-        return self.integer(v, "an integer or 'int_oo'")
+                    out.append(self.input_desc(e, node))
+            return out
+        return saved.decode(v, self, descs, SavedDefault)
 
     def input_desc(self, e, node: Node) -> InputDesc:
         self.expect(e, dict, "an object")

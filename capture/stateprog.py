@@ -383,7 +383,7 @@ class StateCheck:
         self.program = program
 
     def py_test(self, r) -> Tuple[str, List[str]]:
-        """(failure test, arguments of the failure call) as ``check_ir.PyRenderer`` asks."""
+        """(failure test, arguments of the failure call) as ``contract.render_python.PyRenderer`` asks."""
         k = r.const(self.program)
         roots = self.program.arg_roots
         args = "(%s%s)" % (", ".join(r.param(a) for a in roots), "," if len(roots) == 1 else "")

@@ -25,7 +25,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from ..annotation_returns import ReturnAnnotationFix
 from ..annotations import AnnotatedShapes, call_target, eval_axis
-from ..constraints import DefineDim, Fix, SetDim, SetEntry
+from ..contract.fixes import DefineDim, Fix, SetDim, SetEntry
 from ..dims import Dim, _Marker, format_linear
 
 

@@ -40,7 +40,7 @@ import os
 import re
 from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
-from ..constraints import DefineDim, Fix, SetDim, SetEntry
+from ..contract.fixes import DefineDim, Fix, SetDim, SetEntry
 from ..dims import Dim, _Marker, format_linear
 from .exportable import Declaration
 from . import project

@@ -5,7 +5,7 @@
 (``ss.compile``, ``ss.explain``).  Backends live in one registry:
 ``register_backend(name, factory)``, where ``factory(ep)`` returns the compiled callable.
 For ``ss.compile`` that callable also carries ``.compiled`` with ``input_check`` (the
-records of the input check, ``symshape.check_ir.InputCheck``, which the JIT renders into its
+records of the input check, ``symshape.contract.input_check.InputCheck``, which the JIT renders into its
 dispatcher), ``check_lines`` (the same rendered as the backend runs them), ``core`` (the
 body taking the parameters then the bound size symbols), ``param_names``, ``sym_names``,
 ``ns`` (its ``_ndarray``) and ``source`` (see ``numpy_backend.CompiledProgram``).

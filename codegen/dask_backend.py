@@ -42,10 +42,10 @@ from symshape.capture.function_writer import (FunctionSpec, GeneratedFunction, W
                                               compile_function, input_check, program_spec,
                                               render_outputs, write)
 from symshape.capture.pycode import Renderer, after_node, emit_node, node_lines
-from symshape.check_ir import render_size_checks
+from symshape.contract.render_python import render_size_checks
 from symshape.errors import UserError
 from symshape.expr import Expr, Sym, evaluate, format_py
-from symshape.guards import ConstraintSet, InputDesc
+from symshape.contract.constraint_set import ConstraintSet, InputDesc
 from symshape.infinity import int_oo
 from symshape.ranges import ValueRange
 from symshape.capture.program import signature_checked

@@ -49,8 +49,9 @@ import numpy as np
 from symshape import pytree
 from symshape.capture.function_writer import call_source, signature_function
 from symshape import runtime as _runtime
-from symshape.check_ir import (Access, KeysCheck, LenCheck, Names, PyRenderer, RebindCheck,
-                               TextRenderer, numbered_consts)
+from symshape.contract.records import Access, KeysCheck, LenCheck, RebindCheck
+from symshape.contract.render_python import PyRenderer, numbered_consts
+from symshape.contract.render_text import Names, TextRenderer
 from symshape.capture.program import annotation
 from symshape.capture.tracer import TracedArray
 from symshape.capture.objstate import AppendOnly

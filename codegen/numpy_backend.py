@@ -2,7 +2,7 @@
 
 The generated function has ``f``'s signature and four parts:
 
-1. the input check, compiled from the program's ``ConstraintSet`` (``guards.CheckWriter``):
+1. the input check, compiled from the program's ``ConstraintSet`` (``contract.writer.CheckWriter``):
    it accepts exactly the shapes the constraints admit and binds every root size symbol;
 2. the size expressions the body needs, each computed once (``_z0 = s2*s3``);
 3. the *small-size path*: one NumPy call per node, as ``ep.module()`` runs it;

@@ -4,7 +4,7 @@ each on the code's own output.
 * ``check.emitted``: representative programs (derived dims, divisibility, guards between
   inputs, int inputs, nested containers, data-dependent ``ss.check``) are traced; the input
   check records the writer builds (the ones its renderer writes as Python) are given their
-  Z3 meaning (``symshape.validate.CheckMeaning``) and shown to accept exactly the admitted
+  Z3 meaning (``symshape.contract.meaning.CheckMeaning``) and shown to accept exactly the admitted
   sizes, and the run-time check lines to imply every ``ss.check`` on data-dependent sizes.
   Dropping one size test is caught.
 * ``subst.subs_replace``: ``subs`` output equals the simultaneous substitution in Z3; the
@@ -21,9 +21,10 @@ import symshape as ss
 from symshape import expr as E
 from symshape import relations as R
 from symshape import validate as V
+from symshape.contract import validate as CV
 from symshape.capture.export import trace_program
 from symshape.errors import InternalError
-from symshape.guards import CheckWriter
+from symshape.contract.writer import CheckWriter
 
 from . import proves
 from .code import STATS, Symbols, divisors, encode, encode_cond, prove_code
@@ -98,7 +99,7 @@ def check_emitted():
         cs = tr.program.constraints
         w = CheckWriter(cs)
         w.emit()
-        V.validate_check(cs, w)                       # the records' meaning, in Z3
+        CV.validate_check(cs, w)                       # the records' meaning, in Z3
         STATS["code_claims"] += 1
         # the validation is not vacuous: dropping any one size test is caught
         tests = [i for i, rec in enumerate(w.checks) if type(rec).__name__ in _SIZE_TESTS]
@@ -106,7 +107,7 @@ def check_emitted():
             mutated = w.checks[:i] + w.checks[i + 1:]
             caught = False
             try:
-                V.validate_check(cs, w, mutated)
+                CV.validate_check(cs, w, mutated)
             except InternalError:
                 caught = True
             require(caught or _redundant(w.checks, i),
@@ -128,14 +129,14 @@ def _text_validated(cs, w) -> None:
     ``module()`` runs) parsed back and proven to accept exactly the contract; not vacuous:
     dropping any line that tests a size, or writing an infinite end as a bare name, is
     caught."""
-    V.validate_check_text(cs, w.lines)
+    CV.validate_check_text(cs, w.lines)
     STATS["code_claims"] += 1
     for i, line in enumerate(w.lines):
         if type(w.checks[i]).__name__ not in _SIZE_TESTS or _redundant(w.checks, i):
             continue
         caught = False
         try:
-            V.validate_check_text(cs, w.lines[:i] + w.lines[i + 1:])
+            CV.validate_check_text(cs, w.lines[:i] + w.lines[i + 1:])
         except InternalError:
             caught = True
         require(caught, "dropping the check line %r goes unnoticed", line)
@@ -144,7 +145,7 @@ def _text_validated(cs, w) -> None:
             if lit in line:
                 caught = False
                 try:
-                    V.validate_check_text(cs, w.lines[:i] + [line.replace(lit, lit[1:-1])] +
+                    CV.validate_check_text(cs, w.lines[:i] + [line.replace(lit, lit[1:-1])] +
                                           w.lines[i + 1:])
                 except InternalError:
                     caught = True
@@ -289,7 +290,7 @@ def _never(inr, cond) -> bool:
 def sympy_bridge():
     from symshape.infinity import INT_OO, NEG_INT_OO
     from symshape.ranges import ValueRange
-    from symshape.sympy_bridge import assumptions, to_sympy
+    from symshape.contract.sympy_form import assumptions, to_sympy
     s0, s1, s2 = E.Sym(950), E.Sym(951), E.Sym(952)
     S0, S1, S2 = s0.expr, s1.expr, s2.expr
     ranges = {s0: ValueRange(2, INT_OO), s1: ValueRange(0, 9), s2: ValueRange(NEG_INT_OO, -1)}
@@ -345,7 +346,7 @@ def sympy_public():
     unevaluated fallback denotes it too."""
     from symshape.infinity import INT_OO, NEG_INT_OO
     from symshape.ranges import ValueRange
-    from symshape.sympy_bridge import public, to_sympy
+    from symshape.contract.sympy_form import public, to_sympy
     s0, s1 = E.Sym(953), E.Sym(954)
     S0, S1 = s0.expr, s1.expr
     ranges = {s0: ValueRange(2, INT_OO), s1: ValueRange(NEG_INT_OO, 9)}

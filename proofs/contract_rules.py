@@ -306,7 +306,7 @@ def solve_minmax_equal():
 # ---------------------------------------------------------------------------- contract
 def _cs(dims, ranges, facts):
     """A constraint set with one array input per compound dim list, as export makes it."""
-    from symshape.guards import ConstraintSet, InputDesc
+    from symshape.contract.constraint_set import ConstraintSet, InputDesc
     descs = [InputDesc("x%d" % i, "x%d" % i, dims=d, dtype="float64")
              for i, d in enumerate(dims)]
     return ConstraintSet(descs, dict(ranges), list(facts), {}, {})
@@ -314,7 +314,7 @@ def _cs(dims, ranges, facts):
 
 @proves("contract.shown_guards")
 def contract_shown_guards():
-    from symshape.contract import shown_facts
+    from symshape.contract.guard_text import shown_facts
     s0, s1, s2 = E.Sym(0), E.Sym(1), E.Sym(2)
     A, B, C = s0.expr, s1.expr, s2.expr
     top = ValueRange(2, INT_OO)
@@ -415,7 +415,7 @@ def contract_readable_guard():
 
 @proves("contract.readable_minmax")
 def contract_readable_minmax():
-    from symshape.contract import readable_minmax
+    from symshape.contract.guard_text import readable_minmax
     s0, s1, s2 = E.Sym(0), E.Sym(1), E.Sym(2)
     X, Y, Z = s0.expr, s1.expr, s2.expr
     top = ValueRange(2, INT_OO)
@@ -458,7 +458,7 @@ def contract_readable_minmax():
 
 @proves("contract.axis_terms")
 def contract_axis_terms():
-    from symshape.contract import in_axis_terms
+    from symshape.contract.guard_text import in_axis_terms
     s0, s1, s2 = E.Sym(0), E.Sym(1), E.Sym(2)
     X, Y, Z = s0.expr, s1.expr, s2.expr
     # x.shape[0] == 4*s0, z.shape[0] == 3*s2 + 1 (solved roots), y.shape[0] == s1 (plain)
@@ -654,7 +654,7 @@ def contract_exact_range():
     every admitted point lies in it and each finite end is attained (with and without
     residual guards; the polynomial case interval arithmetic left at [-int_oo, int_oo])."""
     import numpy as np
-    from symshape.guards import ConstraintSet, InputDesc
+    from symshape.contract.constraint_set import ConstraintSet, InputDesc
     s0, s1 = E.Sym(0), E.Sym(1)
     n, m = s0.expr, s1.expr
     top = ValueRange(2, INT_OO)

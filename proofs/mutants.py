@@ -38,7 +38,7 @@ MUTANTS: List[Mutant] = [
            "    return 1 + max([E.ceildiv(abs(c), lead)",
            "    return max([E.ceildiv(abs(c), lead)",
            ("bounds.univariate",)),
-    Mutant("no check for a range with only an upper end", "symshape/guards.py",
+    Mutant("no check for a range with only an upper end", "symshape/contract/writer.py",
            "if not is_inf(vr.lower) or not is_inf(vr.upper):", "if not is_inf(vr.lower):",
            ("check.emitted",)),
     Mutant("np.stack(..., axis=-1) normalised against the input rank",

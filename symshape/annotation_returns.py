@@ -14,7 +14,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from . import relations as R
 from .annotations import AnnotatedShapes, ArrayAnn, eval_axis, parse_dim_str
-from .constraints import Fix
+from .contract.fixes import Fix
 from .errors import ConstraintViolationError
 from .expr import Expr, IntLike, Sym, format_expr, sub
 

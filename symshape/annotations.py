@@ -22,7 +22,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .constraints import Fix, SetDim, SetEntry
+from .contract.fixes import Fix, SetDim, SetEntry
 from .dims import AUTO, DerivedDim, Dim, format_linear
 from .errors import UserError
 from .expr import Expr

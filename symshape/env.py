@@ -146,9 +146,6 @@ class ShapeEnv:
         except KeyError:
             return None
 
-    def sym_range(self, s: Sym) -> ValueRange:
-        return self.ranges[s]
-
     def name_of(self, s: Sym) -> str:
         info = self.infos.get(s)
         return info.source if info is not None else s.name
@@ -171,20 +168,15 @@ class ShapeEnv:
         return got
 
     def bound(self, x: IntLike) -> ValueRange:
-        """The value range of ``x`` under the current ranges (cached until they change)."""
+        """The value range of ``x`` under the current ranges (cached until they change).
+
+        Range layer 2 (``symshape.contract.exact_ranges``): interval arithmetic on the
+        simplified expression, sound but not exact, no facts; for the tracer's hot path
+        (deciding guards, folding atoms).  Nothing published may come from it."""
         got = self._bound_cache.get(x)
         if got is None:
             got = _simplify.bound_of(self, x)
         return got
-
-    def _strip_positive_factors(self, e: IntLike) -> IntLike:
-        return _simplify.strip_positive_factors(self, e)
-
-    def _range_fold(self, x: IntLike) -> IntLike:
-        return _simplify.range_fold(self, x)
-
-    def _dominates(self, kind: str, y: IntLike, x: IntLike) -> bool:
-        return _simplify.dominates(self, kind, y, x)
 
     # ------------------------------------------------------------------ decision procedure
     # the two hottest questions are the decision procedure's own functions (no extra call)

@@ -488,7 +488,7 @@ def undominated(args: Iterable[IntLike], dominates: Callable[[IntLike, IntLike],
     Max dominance routine.  ``dominates(y, x)`` says ``y`` is always at least as good a
     pick as ``x`` (Min: ``y <= x``; Max: ``y >= x``) by what the caller knows: a constant
     offset (``_minmax``), the ranges and facts (``simplify.fold_minmax``), Z3 on the
-    ranges (``contract.readable_minmax``), the index ranges of a CUDA kernel.  An argument
+    ranges (``contract.guard_text.readable_minmax``), the index ranges of a CUDA kernel.  An argument
     a kept one dominates is dropped; comparing only against kept arguments, of two equal
     arguments the first stays (ties cannot drop each other)."""
     keep: list = []

@@ -45,7 +45,8 @@ def project(goal: IntLike, facts: Iterable, ranges: Mapping[Sym, ValueRange],
     truth; equal to it whenever the solver finishes within the budget (an end beyond
     2**40 in magnitude is reported as infinite).  ``hint``, when given, must be a sound
     range of ``goal`` under the facts: an end of it that is attained costs one solver call
-    instead of a search."""
+    instead of a search.  Range layer 6, the exact primitive (``symshape.contract.
+    exact_ranges``): the contract's published ranges come from it, through layer 7."""
     interval = bound(goal, ranges.__getitem__)
     if hint is not None and hint.lower <= interval.upper and interval.lower <= hint.upper:
         interval = interval.intersect(hint)

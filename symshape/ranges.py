@@ -169,7 +169,12 @@ SymRange = Callable[[Sym], ValueRange]
 
 @rule("range.bound")
 def bound(x: IntLike, sym_range: SymRange) -> ValueRange:
-    """A range containing every value of ``x`` when each symbol is in ``sym_range(sym)``."""
+    """A range containing every value of ``x`` when each symbol is in ``sym_range(sym)``.
+
+    Range layer 1 (``symshape.contract.exact_ranges``): interval arithmetic, sound but not
+    exact (no facts, and a symbol that occurs twice is treated as two), no solver; for the
+    tracer's hot path and as the sound fallback of the exact layers.  Nothing published
+    may come from it."""
     if type(x) is int:
         return point(x)
     total = point(x.const)

@@ -252,13 +252,13 @@ RULES: List[Rule] = [
        "np.pad adds before + after; np.tile multiplies by the repetitions (prepending "
        "axes); np.repeat multiplies the axis (flattening without one); np.stack / "
        "np.concatenate of equal shapes add an axis of the count / sum the axis"),
-    _r("check.emitted", "symshape.guards:CheckWriter.emit",
+    _r("check.emitted", "symshape.contract.writer:CheckWriter.emit",
        "the emitted input check accepts exactly the sizes the constraint set admits, and "
        "the run-time checks on data-dependent sizes imply every ss.check on them"),
     _r("subst.subs_replace", EXPR + ":subs",
        "subs(x, {s: v}) == x[s := v] (simultaneous); ShapeEnv.replace keeps every "
        "replacement over root symbols and refreshed facts equivalent"),
-    _r("sympy.bridge", "symshape.sympy_bridge:to_sympy",
+    _r("sympy.bridge", "symshape.contract.sympy_form:to_sympy",
        "to_sympy(x) denotes x (floor(a/b) for //, Mod for %, Min / Max), and each symbol's "
        "sympy assumptions hold on its whole range"),
     _r("matmul.shape", OPS + ".linalg:matmul_shape",
@@ -301,20 +301,20 @@ RULES += [
     _r("bounds.slack", "symshape.symbolic:slack_substituted",
        "rest - b <= 0 => b == rest + t with t = b - rest >= 0: a range of e[b := rest + t] "
        "over t >= 0 bounds e on the fact's points"),
-    _r("contract.shown_guards", "symshape.contract:shown_facts",
+    _r("contract.shown_guards", "symshape.contract.guard_text:shown_facts",
        "ranges and facts <=> ranges, the compound dims' ranges and the guards shown: a "
        "guard the others and the printed ranges imply is left out of ep.guards"),
     _r("contract.relation_box", "symshape.constraints:relation_box",
        "box within the program's ranges, example in the box, and box => every guard of "
        "the relation: the narrowed Dims imply the relation between them"),
-    _r("contract.axis_terms", "symshape.contract:in_axis_terms",
+    _r("contract.axis_terms", "symshape.contract.guard_text:in_axis_terms",
        "axis == a*s + rest => k*a*s == k*(axis - rest): a root read off an axis prints as "
        "that axis wherever it appears as a multiple of a"),
-    _r("contract.exact_range", "symshape.guards:ConstraintSet.exact_range",
+    _r("contract.exact_range", "symshape.contract.exact_ranges:exact_range",
        "range_constraints[e] == [min, max] of e over the root ranges and the residual "
        "guards (each finite end attained by an admitted point; an end the solver does not "
        "settle is the sound interval end)"),
-    _r("sympy.public", "symshape.sympy_bridge:public",
+    _r("sympy.public", "symshape.contract.sympy_form:public",
        "the sympy value published for a size e evaluates to e at every point where e is "
        "defined (Mod / floor / Min / Max built unevaluated; checked on corner points, the "
        "fully unevaluated form otherwise)"),
@@ -344,12 +344,12 @@ RULES += [
        "ss.bounds(e) == [lo, hi] holds e on every point the environment admits, and each "
        "finite end is the value of e at one of them (interval, polynomial, sampled or "
        "projected: whichever step answers)"),
-    _r("check.text", "symshape.validate:validate_check_text",
+    _r("check.text", "symshape.contract.validate:validate_check_text",
        "the Python text of the input check, parsed back, accepts exactly the sizes the "
        "constraint set admits, and every name it reads is defined"),
     _r("contract.readable_guard", "symshape.constraints:_readable",
        "Max(0, x) == 0 <=> x <= 0"),
-    _r("contract.readable_minmax", "symshape.contract:readable_minmax",
+    _r("contract.readable_minmax", "symshape.contract.guard_text:readable_minmax",
        "on the ranges, an argument u of Min(A) with some other v <= u is dropped (Max: "
        "v >= u); then Min(A) == y with y in A <=> y <= a for every other a in A (Max: >=); "
        "and X // k <= q <=> X <= k*q + k - 1, X // k >= q <=> X >= k*q for k > 0"),

@@ -19,6 +19,7 @@ from .expr import common_atoms, divide_terms, mul, scale, subs, undominated
 from .ranges import ValueRange, bound
 from .infinity import INT_OO
 from .rules import rule
+from .z3bridge import implies
 
 DEFAULT_RANGE = ValueRange(2, INT_OO)
 
@@ -54,7 +55,8 @@ def strip_positive_factors(env, e: IntLike) -> IntLike:
 
 def range_fold(env, x: IntLike) -> IntLike:
     """Each Min / Max / FloorDiv / Mod atom of ``x`` folded by the ranges (``fold_atom``),
-    then the whole recombined (``recombine_divmod``, ``push_into_minmax``)."""
+    then the whole recombined (``recombine_divmod``, ``push_into_minmax``).  A rewrite, not
+    a range: layer 3 of ``symshape.contract.exact_ranges``, deciding by layer 1."""
     if type(x) is int or not has_op_atoms(x):
         return x
     total: IntLike = x.const
@@ -139,10 +141,29 @@ def fact_symbols(env) -> frozenset:
     return out
 
 
+# The dominance predicates below decide "``y`` is always at least as good a pick as ``x``"
+# (Min: ``y <= x``; Max: ``y >= x``) for the engine's one Min / Max dominance routine,
+# ``expr.undominated``, each from what its caller may know: ``dominates_by_ranges`` the
+# interval bound (the hot path), ``dominates`` that or the recorded facts (the tracer),
+# ``dominates_proven`` that or Z3 on the ranges alone (the printed contract).
 def dominates_by_ranges(kind: str, y: IntLike, x: IntLike, rng) -> bool:
-    """y is always at least as good a pick as x (Min: y <= x; Max: y >= x)."""
+    """y is always at least as good a pick as x (Min: y <= x; Max: y >= x), by the
+    interval bound of their difference over ``rng`` (a function from symbol to range)."""
     d = bound(add(x, scale(y, -1)) if kind == "Min" else add(y, scale(x, -1)), rng)
     return d.lower >= 0
+
+
+def dominates_proven(kind: str, y: IntLike, x: IntLike, ranges) -> bool:
+    """y is always at least as good a pick as x on every point of ``ranges`` (a mapping
+    from symbol to range): the interval bound first, then Z3 on the ranges alone -- never
+    on recorded facts, so a guard being rewritten is not used to rewrite itself (the
+    printed contract, ``contract.guard_text.readable_minmax``)."""
+    if dominates_by_ranges(kind, y, x, ranges.__getitem__):
+        return True
+    c = R.le(y, x) if kind == "Min" else R.ge(y, x)
+    if type(c) is bool:
+        return c
+    return implies([], c, ranges) is True
 
 
 def size(x: IntLike) -> int:
@@ -220,7 +241,8 @@ def has_op_atoms(x: Expr) -> bool:
 
 
 def bound_of(env, x: IntLike) -> ValueRange:
-    """The value range of ``x`` under the current ranges (cached until they change)."""
+    """The value range of ``x`` under the current ranges (cached until they change): range
+    layer 2, ``env.bound`` (``symshape.contract.exact_ranges``)."""
     got = env._bound_cache.get(x)
     if got is None:
         got = env._bound_cache[x] = bound(simplify(env, x), env.ranges.__getitem__)

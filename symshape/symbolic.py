@@ -221,7 +221,12 @@ def _check_satisfiable(env: SymbolicEnv, text) -> None:
 
 @rule("bounds.pipeline")
 def bounds_expr(env: ShapeEnv, e: E.IntLike) -> ValueRange:
-    """The tightest range the engine proves for ``e`` under ``env``'s ranges and facts."""
+    """The tightest range the engine proves for ``e`` under ``env``'s ranges and facts.
+
+    Range layer 5 (``symshape.contract.exact_ranges``): ``ss.bounds`` while tracing; exact
+    when the solver finishes (layers 1 and 4, sampled points, then the projection, layer
+    6).  A program's published contract uses layer 7 instead, on the final constraint
+    set."""
     e = env.simplify(e)
     if type(e) is int:
         return ValueRange(e, e)
@@ -390,7 +395,9 @@ def univariate_range(e: E.Expr, env: ShapeEnv) -> Optional[ValueRange]:
     Cauchy's bound ``R = 1 + max |d_i / d_n|`` (``d`` the coefficients of ``p'``), so
     ``p`` is monotone on ``[ceil(R), hi]`` in the direction of its leading coefficient;
     the integers of ``[lo, ceil(R)]`` are enumerated, and the tail adds ``p(hi)`` or an
-    infinite end.  None for anything else (or too many points)."""
+    infinite end.  None for anything else (or too many points).  Range layer 4
+    (``symshape.contract.exact_ranges``): exact, one symbol and no facts; a step of
+    ``bounds_expr``."""
     syms = e.free_symbols
     if len(syms) != 1:
         return None

@@ -8,15 +8,17 @@ import pytest
 from hypothesis import assume, given, settings, strategies as st
 
 import symshape as ss
-from symshape import check_ir as C
+from symshape.contract import records as C
+from symshape.contract import render_python as RP
 from symshape import relations as R
 from symshape import runtime as _rt
 from symshape.errors import InternalError
 from symshape.expr import Sym
-from symshape.guards import CheckWriter, ConstraintSet, InputDesc
+from symshape.contract.constraint_set import ConstraintSet, InputDesc
+from symshape.contract.writer import CheckWriter
 from symshape.infinity import INT_OO
 from symshape.ranges import ValueRange
-from symshape.validate import CheckMeaning
+from symshape.contract.meaning import CheckMeaning
 from symshape.z3bridge import z3mod
 
 F32 = np.dtype("float32")
@@ -175,9 +177,9 @@ def test_records_hold_values_not_code():
 
 def test_size_checks_render_through_the_same_renderer():
     s = SYMS[0]
-    lines = C.render_size_checks([(R.eq(s.expr - 3, 0), "m.shape[0] == 3")])
+    lines = RP.render_size_checks([(R.eq(s.expr - 3, 0), "m.shape[0] == 3")])
     assert lines == ["if not ((s0 - 3) == 0): _rt.bad_check('m.shape[0] == 3')"]
-    lines = C.render_size_checks([(R.le(s.expr - 3, 0), "small")], "bad_guard")
+    lines = RP.render_size_checks([(R.le(s.expr - 3, 0), "small")], "bad_guard")
     assert lines == ["if not ((s0 - 3) <= 0): _rt.bad_guard('small')"]
 
 

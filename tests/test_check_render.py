@@ -1,11 +1,13 @@
-"""Each check record rendered as Python (``check_ir.PyRenderer``) is a line that runs: it
+"""Each check record rendered as Python (``contract.render_python.PyRenderer``) is a line that runs: it
 passes on a value the record accepts and calls its failure with the arguments the
 runtime's texts take on one it rejects (the JIT's layout and rebinding records included,
 which no exported program's check reaches)."""
 import numpy as np
 import pytest
 
-from symshape import check_ir as C
+from symshape.contract import records as C
+from symshape.contract import render_python as RP
+from symshape.contract import render_text as RT
 from symshape import expr as E
 from symshape import relations as R
 from symshape.infinity import INT_OO, NEG_INT_OO
@@ -78,7 +80,7 @@ CASES = [
 
 def _run(rec, env):
     consts = {}
-    r = C.PyRenderer(C.TextRenderer(C.Names({})), C.numbered_consts(consts))
+    r = RP.PyRenderer(RT.TextRenderer(RT.Names({})), RP.numbered_consts(consts))
     line = r.line(rec)
     ns = dict(consts, _rt=_Rt(), _ndarray=np.ndarray, **env)
     if "__rebind__" in env:
@@ -105,7 +107,7 @@ def test_every_failing_record_kind_is_rendered_here():
 
 
 def test_a_record_of_no_kind_is_refused():
-    r = C.PyRenderer(C.TextRenderer(C.Names({})), C.numbered_consts({}))
+    r = RP.PyRenderer(RT.TextRenderer(RT.Names({})), RP.numbered_consts({}))
     with pytest.raises(TypeError, match="not a check record"):
         r.test_and_args(object())
 

@@ -206,7 +206,7 @@ def test_shape_code_contract_is_exact_and_enforced(prog):
     """For programs whose guards come from their operations: every input ``module()``
     accepts satisfies ``range_constraints`` and every guard and gives eager NumPy's
     result; every finite bound of ``range_constraints`` is attained by an accepted input."""
-    from symshape.contract import shown_facts
+    from symshape.contract.guard_text import shown_facts
     n, m, steps = prog
     f = _program(steps)
     ep = ss.export(f, (np.ones(n), np.ones(m)),

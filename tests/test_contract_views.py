@@ -12,7 +12,7 @@ from symshape import Dim
 from symshape import expr as E
 from symshape.infinity import INT_OO, NEG_INT_OO
 from symshape.ranges import ValueRange
-from symshape import sympy_bridge as B
+from symshape.contract import sympy_form as B
 
 A = Dim.AUTO
 
@@ -53,7 +53,7 @@ def test_compound_dim_range_is_the_exact_projection():
 
 def test_compound_dim_range_without_guards_goes_through_the_projection():
     s0 = E.Sym(0)
-    from symshape.guards import ConstraintSet, InputDesc
+    from symshape.contract.constraint_set import ConstraintSet, InputDesc
     n = s0.expr
     cs = ConstraintSet([InputDesc("x", "x", dims=(n,), dtype=np.float64),
                         InputDesc("y", "y", dims=(n * n - 6 * n + 9,), dtype=np.float64)],

@@ -185,7 +185,7 @@ def test_a_size_admitting_zero_is_not_positive():
                                                          "nonpositive": True})])
 def test_sympy_assumptions_follow_the_range(lo, hi, want):
     from symshape.ranges import ValueRange
-    from symshape.sympy_bridge import assumptions
+    from symshape.contract.sympy_form import assumptions
     got = assumptions(ValueRange(lo, hi))
     assert got.pop("integer") is True
     assert got == want

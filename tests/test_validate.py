@@ -9,8 +9,9 @@ from symshape import validate
 from symshape.capture.export import trace_program
 from symshape.capture.ir import Subgraph
 from symshape.errors import InternalError
-from symshape import check_ir as C
-from symshape.guards import CheckWriter
+from symshape.contract import records as C
+from symshape.contract import validate as contract_validate
+from symshape.contract.writer import CheckWriter
 from symshape.env import Guard
 
 A = ss.Dim.AUTO
@@ -42,7 +43,7 @@ def test_accepts_a_correct_export():
     validate.validate_guards(tr.env, tr.program.constraints)
     w = CheckWriter(tr.program.constraints)
     w.emit()
-    validate.validate_check(tr.program.constraints, w)
+    contract_validate.validate_check(tr.program.constraints, w)
 
 
 def test_detects_a_guard_the_constraint_set_does_not_imply():
@@ -58,7 +59,7 @@ def test_detects_a_check_that_misses_a_range():
     # the records the renderer writes are what is validated: drop the range check
     w.checks = [r for r in w.checks if type(r) is not C.RangeCheck]
     with pytest.raises(InternalError, match="accepts inputs the constraint set rejects"):
-        validate.validate_check(tr.program.constraints, w)
+        contract_validate.validate_check(tr.program.constraints, w)
 
 
 def test_detects_a_check_that_is_too_strict():
@@ -66,7 +67,7 @@ def test_detects_a_check_that_is_too_strict():
     shape = next(r for r in w.checks if type(r) is C.ReadShape)
     w.checks.append(C.StaticDim("x.shape[1]", shape.names[1], 4))
     with pytest.raises(InternalError, match="rejects inputs the constraint set admits"):
-        validate.validate_check(tr.program.constraints, w)
+        contract_validate.validate_check(tr.program.constraints, w)
 
 
 def test_detects_an_off_by_one_in_an_emitted_bound():
@@ -75,14 +76,14 @@ def test_detects_an_off_by_one_in_an_emitted_bound():
     w.checks = [C.RangeCheck(r.sym, 1, r.hi, r.axis, r.coeff, r.rest, r.label)
                 if type(r) is C.RangeCheck else r for r in w.checks]
     with pytest.raises(InternalError, match="accepts inputs the constraint set rejects"):
-        validate.validate_check(tr.program.constraints, w)
+        contract_validate.validate_check(tr.program.constraints, w)
 
 
 def test_a_check_record_it_cannot_read_is_an_error_not_a_pass():
     tr, w = written()
     w.checks.append("print('hello')")
     with pytest.raises(InternalError, match="cannot read the check record"):
-        validate.validate_check(tr.program.constraints, w)
+        contract_validate.validate_check(tr.program.constraints, w)
 
 
 def test_a_divisibility_check_is_validated_through_its_divmod():
@@ -93,10 +94,10 @@ def test_a_divisibility_check_is_validated_through_its_divmod():
     w = CheckWriter(cs)
     w.emit()
     assert any("divmod" in line for line in w.lines), w.lines
-    validate.validate_check(cs, w)
+    contract_validate.validate_check(cs, w)
     w.checks = [r for r in w.checks if type(r) is not C.CongruenceCheck]
     with pytest.raises(InternalError, match="accepts inputs the constraint set rejects"):
-        validate.validate_check(cs, w)
+        contract_validate.validate_check(cs, w)
 
 
 def keep_positive_then_align(x):

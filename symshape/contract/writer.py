@@ -1,12 +1,7 @@
-"""The constraint set as one straight-line Python input check.
+"""The constraint set as one straight-line input check, built as typed records.
 
-``ConstraintSet`` is the single contract of a program: the expected shape of every input
-(ints and expressions over root symbols), the range of every root symbol, and the residual
-guards.  ``range_constraints`` and the runtime check are both generated from it, so they
-cannot disagree.
-
-``CheckWriter`` builds the check as typed records (``symshape.check_ir``) that, walking the
-inputs in argument order,
+``CheckWriter`` builds the check as typed records (``symshape.contract.records``) that,
+walking the inputs in argument order,
   * check type, rank and dtype,
   * bind each root symbol at its first linear occurrence (``s0 = x.shape[1]``;
     ``s1 = (y.shape[0] - 1) // 3`` after a divisibility check) and check its range there,
@@ -18,140 +13,21 @@ from __future__ import annotations
 
 from typing import Callable, Dict, List, Tuple
 
-
-from .errors import InternalError
-from .expr import Expr, IntLike, Sym
-from .infinity import is_inf
-from .ranges import ValueRange
-from .check_ir import (Access, ArrayCheck, Bind, ClassCheck, CongruenceCheck, ConfiguredCheck,
-                       GuardCheck, InputCheck, IntCheck, IntValue, Names, PyRenderer,
-                       RangeCheck, Read, ReadShape, RelationCheck, ScalarCheck, StaticDim,
-                       StructCheck, TextRenderer, numbered_consts)
-from .rules import rule
-
-
-class InputDesc:
-    """One input leaf: an array (``dims``, ``dtype``) or a specialised scalar (``value``).
-
-    ``param`` and ``keys`` say how it is reached: the parameter, then the container keys
-    (``feats['a'][0]``: ``"feats"``, ``('a', 0)``).  ``where`` is that pair (export and
-    the archive reader build it from the leaf), or a bare parameter name."""
-
-    __slots__ = ("path", "param", "keys", "dims", "dtype", "value", "is_array", "sym")
-
-    def __init__(self, path: str, where, dims=None, dtype=None, value=None,
-                 sym=None) -> None:
-        self.path = path            # user-facing: x, batch[0], feats['a']
-        self.param, self.keys = where if isinstance(where, tuple) else (where, ())
-        if not self.param.isidentifier():
-            raise InternalError("input %s: %r is not a parameter name" % (path, self.param))
-        self.dims = dims            # tuple of int | Expr for arrays
-        self.dtype = dtype
-        self.value = value
-        self.sym = sym              # the size expression of a symbolic int input
-        self.is_array = dims is not None
-
-    @property
-    def access(self) -> str:
-        """The Python expression reaching the leaf from the parameters (user's names)."""
-        return self.param + keys_text(self.keys)
-
-    @property
-    def reach(self) -> Access:
-        """How the check reaches the leaf, as a record."""
-        return Access(self.param, keys_text(self.keys))
+from ..errors import InternalError
+from ..expr import Expr, IntLike, Sym
+from ..infinity import is_inf
+from ..rules import rule
+from .constraint_set import ConstraintSet, InputDesc, OfClass, keys_text
+from .input_check import InputCheck
+from .records import (ArrayCheck, Bind, ClassCheck, CongruenceCheck, ConfiguredCheck,
+                      GuardCheck, IntCheck, IntValue, RangeCheck, Read, ReadShape,
+                      RelationCheck, ScalarCheck, StaticDim, StructCheck)
+from .render_python import PyRenderer, numbered_consts
+from .render_text import Names, TextRenderer
 
 
-def keys_text(keys: tuple) -> str:
-    """Container keys as subscripts: ``('a', 0)`` -> ``['a'][0]``."""
-    return "".join("[%r]" % (k,) for k in keys)
-
-
-class OfClass:
-    """The value of an input that may be any object of ``cls`` (not specialised)."""
-
-    __slots__ = ("cls",)
-
-    def __init__(self, cls: type) -> None:
-        self.cls = cls
-
-    def __repr__(self) -> str:
-        return "any %s" % self.cls.__name__
-
-
-class ConstraintSet:
-    def __init__(self, inputs: List[InputDesc], ranges: Dict[Sym, ValueRange],
-                 facts: List, fact_frames: Dict, dim_names: Dict[Sym, str]) -> None:
-        self.inputs = inputs
-        self.ranges = ranges        # root symbols only
-        self.facts = facts          # residual guards over root symbols
-        self.fact_frames = fact_frames
-        self.dim_names = dim_names  # symbol -> Dim name for named dims
-        # (condition, text) of ss.check on data-dependent sizes, checked where computed
-        self.runtime_checks: List[Tuple[object, str]] = []
-        # parameter -> the list / tuple / dict layout of its example (symshape.pytree
-        # treespec), when the parameter is a container
-        self.trees: Dict[str, tuple] = {}
-        # parameters left at a default that is not data (a function, an object): the
-        # program was traced with it, so a call may only leave it out
-        self.configured: Dict[str, object] = {}
-        # Dim.AUTO axes the program pinned to one value: axis name -> why (for the message)
-        self.specialized: Dict[str, str] = {}
-
-    def roots(self) -> List[Sym]:
-        seen: Dict[Sym, None] = {}
-        for d in self.inputs:
-            if type(d.sym) is Expr:
-                for s in sorted(d.sym.free_symbols, key=lambda s: s.key):
-                    seen.setdefault(s, None)
-            if d.is_array:
-                for e in d.dims:
-                    if type(e) is Expr:
-                        for s in sorted(e.free_symbols, key=lambda s: s.key):
-                            seen.setdefault(s, None)
-        for f in self.facts:
-            for s in sorted(f.free_symbols, key=lambda s: s.key):
-                seen.setdefault(s, None)
-        return list(seen)
-
-    def range_constraints(self) -> Dict[IntLike, ValueRange]:
-        """Each root symbol and each compound input-dim expression, with its range."""
-        out: Dict[IntLike, ValueRange] = {}
-        for s in sorted(self.roots(), key=lambda s: s.key):
-            out[s.expr] = self.ranges[s]
-        for d in self.inputs:
-            if d.is_array:
-                for e in d.dims:
-                    if type(e) is Expr and e.as_symbol() is None and e not in out:
-                        out[e] = self.exact_range(e)
-        return out
-
-    @rule("contract.exact_range")
-    def exact_range(self, e: IntLike) -> ValueRange:
-        """The exact range of ``e`` over the inputs the contract admits: the projection of
-        the root ranges and the residual guards connected to ``e`` (``s0**2 - 6*s0 + 9``
-        with ``s0 >= 5`` is ``[4, int_oo]``, where interval arithmetic says ``[-int_oo,
-        int_oo]``); each end is attained, or, when the solver does not settle it in time,
-        the sound interval end (``projection.project``).  Cached per expression."""
-        cache = self.__dict__.setdefault("_exact_cache", {})
-        got = cache.get(e)
-        if got is None:
-            from .projection import project  # looked up per call: tests replace it
-            syms, facts, grew = set(e.free_symbols), [], True
-            while grew:                          # every fact connected to e's symbols
-                grew = False
-                for f in self.facts:
-                    if f not in facts and f.free_symbols & syms:
-                        facts.append(f)
-                        syms |= f.free_symbols
-                        grew = True
-            got = cache[e] = project(e, facts, self.ranges)
-        return got
-
-
-# --------------------------------------------------------------------------- emission
 class CheckWriter:
-    """Builds the input check of a constraint set as typed records (``symshape.check_ir``).
+    """Builds the input check of a constraint set as typed records (``symshape.contract.records``).
 
     ``checks``: the records, in the order the check runs; ``lines`` / ``emit()``: the same
     rendered as Python raising through ``_rt``, with its constants in ``consts``;
@@ -341,6 +217,3 @@ class CheckWriter:
         frame = self.cs.fact_frames.get(f)
         origin = (" (from %s)" % frame.describe()) if frame is not None else ""
         self.checks.append(GuardCheck(f, origin))
-
-
-

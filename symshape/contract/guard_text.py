@@ -10,16 +10,14 @@ from __future__ import annotations
 
 from typing import Dict, List
 
-from . import expr as E
-from . import relations as R
-from .expr import Expr, IntLike, Sym
-from .guards import CheckWriter
-from .infinity import is_inf
-from .projection import implied
-from .ranges import bound
-from .rules import rule
-from .simplify import dominates_by_ranges
-from .z3bridge import implies
+from .. import expr as E
+from .. import relations as R
+from ..expr import Expr, Sym
+from ..infinity import is_inf
+from ..projection import implied
+from ..rules import rule
+from ..simplify import dominates_proven
+from .writer import CheckWriter
 
 
 def guard_texts(cs) -> List[str]:
@@ -86,22 +84,11 @@ def shown_facts(cs) -> list:
     return kept
 
 
-def _dominates(v: IntLike, u: IntLike, ranges, kind: str) -> bool:
-    """``v <= u`` (for ``Min``; ``v >= u`` for ``Max``) on every point of the ranges: the
-    interval bound first, then Z3 on the ranges alone (never on the recorded facts, which
-    hold the very guard being rewritten)."""
-    if dominates_by_ranges(kind, v, u, ranges.__getitem__):
-        return True
-    c = R.le(v, u) if kind == "Min" else R.ge(v, u)
-    if type(c) is bool:
-        return c
-    return implies([], c, ranges) is True
-
-
 def _kept_args(atom, ranges) -> list:
     """The arguments of a ``Min`` / ``Max`` that can be its value (``expr.undominated``,
     with dominance decided on the ranges)."""
-    return E.undominated(atom.args, lambda v, u: _dominates(v, u, ranges, atom.kind))
+    return E.undominated(atom.args,
+                         lambda v, u: dominates_proven(atom.kind, v, u, ranges))
 
 
 def _minmax_atom(term):

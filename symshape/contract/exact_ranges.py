@@ -1,0 +1,77 @@
+"""The contract's one range service: every range the contract publishes comes from here.
+
+The engine has several "range of an expression" entry points, each a named layer with its
+own exactness and its own users; only the last two may feed anything published:
+
+1. ``ranges.bound`` -- interval arithmetic over the symbols' ranges.  Sound, not exact
+   (``s0**2 - 6*s0 + 9`` is ``[-int_oo, int_oo]``), no facts, no solver: the tracer's hot
+   path (deciding guards, folding atoms).  Never published.
+2. ``env.bound`` / ``simplify.bound_of`` -- layer 1 on the environment's simplified
+   expression, cached per environment version.  Same exactness, same users.
+3. ``simplify.range_fold`` / ``env._range_fold`` -- not a range: a rewrite that folds each
+   Min / Max / FloorDiv / Mod atom decided by layer 1.
+4. ``symbolic.univariate_range`` -- exact for a polynomial in one symbol with no facts (a
+   step of layer 5).
+5. ``symbolic.bounds_expr`` -- ``ss.bounds`` while tracing: the environment's ranges and
+   facts; exact when the solver finishes (layers 1 and 4, sampled points, then 6).
+6. ``projection.project`` / ``projection.extreme`` -- the exact primitive: Z3's optimiser
+   over ranges and facts, each end checked and attained; the sound interval end when the
+   solver does not finish within its budget.
+7. ``exact_range`` below -- layer 6 on the contract: the root ranges and the residual
+   guards connected to the expression.  What ``range_constraints`` prints; each end is
+   proven attained by ``validate.validate_ranges`` against ``meaning.admitted``.
+"""
+from __future__ import annotations
+
+from typing import Dict, List
+
+from ..expr import Expr, IntLike
+from ..ranges import ValueRange
+from ..rules import rule
+
+
+def connected_facts(cs, e: IntLike) -> List:
+    """The residual guards of ``cs`` connected to ``e``'s symbols (directly or through
+    other guards): the only ones that can narrow ``e``'s range."""
+    syms = set(e.free_symbols) if type(e) is Expr else set()
+    facts: List = []
+    grew = True
+    while grew:
+        grew = False
+        for f in cs.facts:
+            if f not in facts and f.free_symbols & syms:
+                facts.append(f)
+                syms |= f.free_symbols
+                grew = True
+    return facts
+
+
+@rule("contract.exact_range")
+def exact_range(cs, e: IntLike) -> ValueRange:
+    """The exact range of ``e`` over the inputs the contract ``cs`` admits: the projection
+    of the root ranges and the residual guards connected to ``e`` (``s0**2 - 6*s0 + 9``
+    with ``s0 >= 5`` is ``[4, int_oo]``, where interval arithmetic says ``[-int_oo,
+    int_oo]``); each end is attained, or, when the solver does not settle it in time, the
+    sound interval end (``projection.project``).  Cached per expression on ``cs``."""
+    cache = cs.__dict__.setdefault("_exact_cache", {})
+    got = cache.get(e)
+    if got is None:
+        from .. import projection  # looked up per call: tests replace project
+        got = cache[e] = projection.project(e, connected_facts(cs, e), cs.ranges)
+    return got
+
+
+def published_ranges(cs) -> Dict[IntLike, ValueRange]:
+    """``range_constraints``: each root symbol of ``cs`` and each compound input-dim
+    expression, with its range from ``exact_range`` (a root without connected guards is
+    its own range at no cost; with guards, the projection: a hand-built or loaded set
+    need not have its root ranges narrowed to the guards, as tracing does)."""
+    out: Dict[IntLike, ValueRange] = {}
+    for s in sorted(cs.roots(), key=lambda s: s.key):
+        out[s.expr] = exact_range(cs, s.expr)
+    for d in cs.inputs:
+        if d.is_array:
+            for e in d.dims:
+                if type(e) is Expr and e.as_symbol() is None and e not in out:
+                    out[e] = exact_range(cs, e)
+    return out
