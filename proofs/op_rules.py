@@ -150,6 +150,9 @@ def broadcast_shapes():
         np.add(x, y, out=o)
         return o
     _case(out_kw, (r((4, 1)), r((5,))), {"x": (A, 1), "y": (A,)}, spec_n, "np.add(out=)")
+    # every rank up to 4, every axis and offset (proofs/op_shape_rules.py)
+    from .op_shape_rules import broadcast_sweep
+    broadcast_sweep()
 
 
 # ---------------------------------------------------------------------------- indexing
@@ -258,6 +261,9 @@ def split_sizes():
         return [(c2,), (zmax(c5 - c2, 0),), (zmax(n - c5, 0),)], []
     _case(lambda x: tuple(np.split(x, [2, 5])), (r(9),), {"x": (A,)}, spec_at,
           "np.split(x, [2, 5])", (r(6),))
+    # every rank up to 4, every axis and offset (proofs/op_shape_rules.py)
+    from .op_shape_rules import split_sweep
+    split_sweep()
 
 
 def _clamp(i: int, n):
@@ -329,6 +335,9 @@ def diff_length():
               (r(2),), (r(9),))
     _case(lambda x: np.diff(x, axis=0), (r((5, 3)),), {"x": (A, A)},
           lambda P, ins: ([(zmax(ins[0][0] - 1, 0), ins[0][1])], []), "np.diff(axis=0)")
+    # every rank up to 4, every axis and offset (proofs/op_shape_rules.py)
+    from .op_shape_rules import diff_sweep
+    diff_sweep()
 
 
 @proves("shape.pad_tile_repeat_stack")
@@ -390,6 +399,9 @@ def pad_tile_repeat_stack():
         return [(a + b + c, m)], [m == m2, m2 == m3]
     _case(lambda x, y, z: np.concatenate([x, y, z]), (r((2, 5)), r((3, 5)), r((4, 5))),
           {"x": (A, A), "y": (A, A), "z": (A, A)}, spec_cat, "np.concatenate of three")
+    # every rank up to 4, every axis and offset (proofs/op_shape_rules.py)
+    from .op_shape_rules import repeat_pad_sweep
+    repeat_pad_sweep()
 
 
 __all__ = ["Contract", "STATS"]

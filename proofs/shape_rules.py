@@ -384,6 +384,9 @@ def concatenate_shape():
                     want = None
                 require(got == want, "concatenate %s on axis %s: the rule gives %s, NumPy %s",
                         combo, axis, got, want)
+    # every rank up to 4, every axis and offset (proofs/op_shape_rules.py)
+    from .op_shape_rules import concatenate_sweep
+    concatenate_sweep()
 
 
 # ---------------------------------------------------------------------------- matmul

@@ -264,6 +264,43 @@ RULES: List[Rule] = [
     _r("matmul.shape", OPS + ".linalg:matmul_shape",
        "(..., n, k) @ (..., k, m) -> (broadcast(...), n, m); a 1-D first operand is "
        "(1, k) with that axis removed, a 1-D second (k, 1) likewise; the k must be equal"),
+    # ---- op shape rules proven for every rank up to 4, every axis and offset (proofs/
+    # op_shape_rules.py, against NumPy's documented shapes in proofs/numpy_shapes.py)
+    _r("reduce.axes", OPS + ".reduction:reduce",
+       "a reduction over axis None / an int / a tuple (either sign) removes those axes, or "
+       "keeps them as 1 with keepdims; with no identity (max, min) each reduced size >= 1"),
+    _r("reduce.arg", OPS + ".reduction:_arg",
+       "np.argmax / argmin over axis None or one axis (either sign) is a reduction of it "
+       "(keepdims: size 1); the reduced extent is non-empty"),
+    _r("reduce.flat_or_axis", OPS + ".reduction:_flat_or_axis",
+       "np.cumsum / cumprod / sort / argsort keep the shape along any axis (either sign); "
+       "axis=None gives the flattened size"),
+    _r("shape.permute", OPS + ".shape:transpose",
+       "transpose(axes) is (shape[a] for a in axes) for every permutation (either sign), "
+       "reversed for None; swapaxes exchanges two sizes; moveaxis moves one size"),
+    _r("shape.expand_dims", OPS + ".shape:expand_dims",
+       "expand_dims(x, axes) puts a 1 at each axis of the result (rank r + len(axes), "
+       "either sign) and x's sizes, in order, elsewhere"),
+    _r("shape.squeeze", OPS + ".shape:_squeeze",
+       "squeeze removes the named axes, each of size 1, or (None) every axis of size 1 "
+       "(a symbolic size kept must not be 1)"),
+    _r("shape.diagonal", OPS + ".shape:_diagonal",
+       "np.diagonal(x, k, a1, a2) removes axes a1, a2 and appends max(0, min(n1, n2 - k)) "
+       "for k >= 0, max(0, min(n1 + k, n2)) for k < 0"),
+    _r("index.basic", OPS + ".indexing:region",
+       "x[...] with ints (-n <= i < n, axis removed), slices (len(range(n)[s])), None (a 1) "
+       "and one Ellipsis (the axes not indexed) gives NumPy's basic-indexing shape"),
+    _r("index.take", OPS + ".advanced:_take",
+       "np.take(x, i, axis) replaces the axis by i's shape; axis=None: i's shape"),
+    _r("index.take_along_axis", OPS + ".advanced:_take_along_axis",
+       "np.take_along_axis(x, i, axis) has i's size on the axis and the broadcast of x's "
+       "and i's sizes elsewhere"),
+    _r("linalg.dot", OPS + ".linalg:_dot",
+       "np.dot(a, b): a.shape[:-1] + b.shape[:-2] + b.shape[-1:] (b 1-D: a.shape[:-1]) "
+       "with a's last size equal to b's contracted one"),
+    _r("linalg.tensordot", OPS + ".linalg:_tensordot",
+       "np.tensordot(a, b, axes=k) is a.shape[:-k] + b.shape[k:], a's last k sizes equal to "
+       "b's first k"),
 ]
 
 # ---------------------------------------------------------------- the exact contract

@@ -75,6 +75,7 @@ def matmul(t: Tracer, ufunc, inputs, kwargs):
 UFUNC_OVERRIDES[np.matmul] = matmul
 
 
+@rule("linalg.dot")
 @implements(np.dot)
 def _dot(t, a, b, out=None):
     if out is not None:
@@ -184,6 +185,7 @@ def _inner(t, a, b):
     return contract(t, x, y, [x.ndim - 1], [y.ndim - 1], "np.inner")
 
 
+@rule("linalg.tensordot")
 @implements(np.tensordot)
 def _tensordot(t, a, b, axes=2):
     x, y = _operands(t, a, b, "tensordot")

@@ -116,6 +116,7 @@ def _ravel(t, a, order="C"):
     return reshape(t, x, (-1,))
 
 
+@rule("shape.permute")
 def transpose(t: Tracer, x: TracedArray, axes) -> TracedArray:
     nd = x.ndim
     if axes is None:
@@ -158,6 +159,7 @@ def _moveaxis(t, a, source, destination):
     return transpose(t, x, order)
 
 
+@rule("shape.expand_dims")
 def expand_dims(t: Tracer, x: TracedArray, axis) -> TracedArray:
     axes = _sizes(axis)
     nd = x.ndim + len(axes)
@@ -175,6 +177,7 @@ def _expand_dims(t, a, axis):
     return expand_dims(t, t.operand(a), axis)
 
 
+@rule("shape.squeeze")
 @implements(np.squeeze)
 def _squeeze(t, a, axis=None):
     x = t.operand(a)
@@ -555,6 +558,7 @@ def _size(env, e):
     return e if type(e) is int else SymInt(e, None, env)
 
 
+@rule("shape.diagonal")
 @implements(np.diagonal)
 def _diagonal(t, a, offset=0, axis1=0, axis2=1):
     x = t.operand(a)
