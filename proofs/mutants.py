@@ -1,5 +1,6 @@
-"""The seven wrong-result mutants of issue 34 that survived every proof, each killed by a
-proof now: ``python -m proofs.mutants`` applies each to the source, runs the proofs named
+"""The seven wrong-result mutants of issue 34 that survived every proof, and one mutant per
+op shape rule generalized since (wrong only outside the samples the old proofs used), each
+killed by a proof now: ``python -m proofs.mutants`` applies each to the source, runs the proofs named
 for it (``python -m proofs RULE...`` in a fresh process), requires that they fail, and
 restores the file (also when interrupted).  Exit status 1 when a mutant survives.
 
@@ -50,6 +51,58 @@ MUTANTS: List[Mutant] = [
     Mutant("non-adjacent advanced indices x[:, i, :, j] kept in place",
            "capture/ops/advanced.py", "    if not adjacent:\n        shape.extend(B)",
            "    if False:\n        shape.extend(B)", ("index.advanced",)),
+    # op shape rules generalized to every rank up to 4 / every axis / symbolic offsets
+    # (proofs/op_shape_rules.py): each mutant is wrong only where no old sample looked
+    Mutant("a reduction over three or more axes reduces only two", "capture/ops/reduction.py",
+           "        return tuple(sorted(axes))\n", "        return tuple(sorted(axes))[:2]\n",
+           ("reduce.axes",)),
+    Mutant("np.argmax(axis=None, keepdims=True) keeps one axis, not ndim",
+           "capture/ops/reduction.py", "            shape = (1,) * x.ndim if keepdims else ()",
+           "            shape = (1,) if keepdims else ()", ("reduce.arg",)),
+    Mutant("np.cumsum / np.sort with axis=0 flatten (axis tested for truth)",
+           "capture/ops/reduction.py",
+           "    if axis is None:\n        return reshape(t, x, (-1,)), 0",
+           "    if not axis:\n        return reshape(t, x, (-1,)), 0", ("reduce.flat_or_axis",)),
+    Mutant("np.moveaxis drops the axes after the third", "capture/ops/shape.py",
+           "    order = [n for n in range(x.ndim) if n not in src]",
+           "    order = [n for n in range(x.ndim) if n not in src][:2]", ("shape.permute",)),
+    Mutant("np.expand_dims with a tuple normalises against rank + 1", "capture/ops/shape.py",
+           "    nd = x.ndim + len(axes)", "    nd = x.ndim + 1", ("shape.expand_dims",)),
+    Mutant("np.squeeze with a negative axis removes nothing", "capture/ops/shape.py",
+           "        drop = sorted({norm_axis(i, x.ndim) for i in _sizes(axis)})",
+           "        drop = sorted({i for i in _sizes(axis)})", ("shape.squeeze",)),
+    Mutant("np.diagonal with a negative offset shortens the wrong axis", "capture/ops/shape.py",
+           "else smin(n1 + offset, n2))", "else smin(n1, n2 + offset))", ("shape.diagonal",)),
+    Mutant("x[i] accepts i below -n", "capture/ops/indexing.py",
+           "            if not (v < n) or not (v >= -n):", "            if not (v < n):",
+           ("index.basic",)),
+    Mutant("np.take with a 2-D index keeps its first axis only", "capture/ops/advanced.py",
+           "    shape = x.shape[:ax] + i.shape + x.shape[ax + 1:]",
+           "    shape = x.shape[:ax] + i.shape[:1] + x.shape[ax + 1:]", ("index.take",)),
+    Mutant("np.take_along_axis keeps the array's size on the axis", "capture/ops/advanced.py",
+           "    shape.insert(ax, i.shape[ax])", "    shape.insert(ax, x.shape[ax])",
+           ("index.take_along_axis",)),
+    Mutant("N-D np.dot contracts b's first axis, not its second-to-last",
+           "capture/ops/linalg.py", "[x.ndim - 1], [max(y.ndim - 2, 0)]",
+           "[x.ndim - 1], [0]", ("linalg.dot",)),
+    Mutant("np.tensordot(axes=0) contracts one axis", "capture/ops/linalg.py",
+           "        n = int(axes)\n", "        n = int(axes) or 1\n", ("linalg.tensordot",)),
+    Mutant("np.concatenate checks only the first three axes' sizes", "capture/ops/shape.py",
+           "        for i in range(nd):\n            if i != ax and not",
+           "        for i in range(min(nd, 3)):\n            if i != ax and not",
+           ("concatenate.shape",)),
+    Mutant("np.split at indices slices axis 1 for every axis past 0", "capture/ops/shape.py",
+           "        out.append(getitem(t, x, (slice(None),) * ax + (slice(lo, hi),)))",
+           "        out.append(getitem(t, x, (slice(None),) * min(ax, 1) + (slice(lo, hi),)))",
+           ("split.sizes",)),
+    Mutant("np.diff with axis <= -2 differences the last axis", "capture/ops/reduction.py",
+           "    ax = norm_axis(axis, x.ndim)\n    n = int(n)",
+           "    ax = axis % x.ndim if axis >= -1 else x.ndim - 1\n    n = int(n)",
+           ("diff.length",)),
+    Mutant("np.pad with one width pads two axes", "capture/ops/shape.py",
+           "    if len(widths) == 1:\n        widths = widths * x.ndim",
+           "    if len(widths) == 1:\n        widths = widths * 2",
+           ("shape.pad_tile_repeat_stack",)),
 ]
 
 

@@ -326,6 +326,8 @@ def _diff(t, a, n=1, axis=-1, prepend=None, append=None):
     x = t.operand(a)
     ax = norm_axis(axis, x.ndim)
     n = int(n)
+    if n < 0:       # NumPy raises; the size rule below would grow the axis instead
+        raise UserError("np.diff: order must be non-negative but got %d%s" % (n, _frame()))
     size = x.shape[ax] - n
     size = sym_max(size, 0) if type(size) is not int else max(size, 0)
     shape = tuple(size if i == ax else s for i, s in enumerate(x.shape))

@@ -313,6 +313,8 @@ def _sizes_or_ints(v, what: str) -> tuple:
 def _tile(t, A, reps):
     x = t.operand(A)
     reps = _static_ints(reps, "np.tile reps")
+    if any(r < 0 for r in reps):     # NumPy raises "negative dimensions are not allowed"
+        raise UserError("np.tile: negative repetitions %s%s" % (reps, _frame()))
     nd = max(x.ndim, len(reps))
     shape = (1,) * (nd - x.ndim) + tuple(x.shape)
     reps_full = (1,) * (nd - len(reps)) + reps
@@ -331,6 +333,8 @@ def _repeat(t, a, repeats, axis=None):
     if r is None:
         raise UserError("np.repeat with a list of counts is not supported while tracing; use a "
                         "single static count%s" % _frame())
+    if r < 0:       # NumPy raises; the size rule below would give a negative size
+        raise UserError("np.repeat: negative count %d%s" % (r, _frame()))
     if axis is None:
         return t.emit("repeat", (x.node,), {"repeats": r, "axis": None},
                       (prod(x.shape) * r,), x.dtype)
@@ -565,7 +569,9 @@ def _diagonal(t, a, offset=0, axis1=0, axis2=1):
     if x.ndim < 2:
         raise UserError("np.diagonal needs at least 2 dimensions, got shape %s%s"
                         % (shape_repr(x.shape), where(user_frame(2))))
-    a1, a2 = axis1 % x.ndim, axis2 % x.ndim
+    # out-of-range axes are NumPy's AxisError (``% ndim`` alone would wrap them around)
+    a1 = norm_axis(axis1, x.ndim, "np.diagonal axis1")
+    a2 = norm_axis(axis2, x.ndim, "np.diagonal axis2")
     if a1 == a2:
         raise UserError("np.diagonal: axis1 and axis2 cannot be the same%s" % where(user_frame(2)))
     if type(offset) is not int:
