@@ -103,6 +103,14 @@ MUTANTS: List[Mutant] = [
            "    if len(widths) == 1:\n        widths = widths * x.ndim",
            "    if len(widths) == 1:\n        widths = widths * 2",
            ("shape.pad_tile_repeat_stack",)),
+    # the solver's dispatch and fact refresh, proven on the grammar of guards
+    Mutant("refresh_facts drops every fact the ranges do not refute", "symshape/solver.py",
+           "        if type(g) is not bool and decide_ranges(env, g) is True:\n            g = True",
+           "        if type(g) is not bool and decide_ranges(env, g) is not False:\n"
+           "            g = True", ("solve.refresh_facts",)),
+    Mutant("learn narrows the range of a * s + k <= 0 by one too many", "symshape/solver.py",
+           "                refine(env, s, le_to_range(a, e.const))",
+           "                refine(env, s, le_to_range(a, e.const + 1))", ("solve.dispatch",)),
 ]
 
 

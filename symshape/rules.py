@@ -184,6 +184,13 @@ RULES: List[Rule] = [
     # ---------------------------------------------------------------- solver.py
     _r("solve.unit_substitution", SOLVE + ":solve_unit",
        "c*s + R == 0 <=> s == -c*R for c in {1, -1} and R free of s"),
+    _r("solve.dispatch", SOLVE + ":learn",
+       "after learn(g) (Min/Max equality, equation solver, range, residue split or fact: the "
+       "first step that applies) the environment admits exactly its old points where g "
+       "holds"),
+    _r("solve.refresh_facts", SOLVE + ":refresh_facts",
+       "after a range narrows or a symbol is replaced, the refreshed facts, ranges and "
+       "replacements admit exactly the old points inside the new range / at the value"),
     _r("solve.le_to_range", SOLVE + ":le_to_range",
        "a*s + k <= 0 <=> s <= (-k) // a for a > 0, <=> s >= ceil(k / -a) for a < 0"),
     _r("solve.ne_to_range", SOLVE + ":ne_to_range",
