@@ -345,8 +345,35 @@ def outer(a, b) -> Spec:
     return [(prod(a), prod(b))], []
 
 
+def kron(a, b) -> Spec:
+    """``np.kron``: the shapes aligned on the right (1s prepended), multiplied axis by axis."""
+    nd = max(len(a), len(b))
+    a = (1,) * (nd - len(a)) + tuple(a)
+    b = (1,) * (nd - len(b)) + tuple(b)
+    return [tuple(p * q for p, q in zip(a, b))], []
+
+
+# ---------------------------------------------------------------------------- 1-D functions
+def correlate(n, m, mode: str) -> Spec:
+    """``np.convolve`` / ``np.correlate`` of lengths n, m (neither may be empty): ``full``
+    n + m - 1, ``same`` max(n, m), ``valid`` max(n, m) - min(n, m) + 1."""
+    size = {"full": n + m - 1, "same": vmax(n, m),
+            "valid": vmax(n, m) - vmin(n, m) + 1}[mode]
+    return [(size,)], [n >= 1, m >= 1]
+
+
+def histogram_edges(e) -> Spec:
+    """``np.histogram(x, bins=edges)`` with e edges: e - 1 counts and the e edges."""
+    return [(vmax(e - 1, 0),), (e,)], []
+
+
+def linspace(num) -> Spec:
+    """``np.linspace(start, stop, num)``: num samples; NumPy raises for num < 0."""
+    return [(num,)], [num >= 0]
+
+
 __all__ = ["INTS", "arg_reduction", "along_axis", "array_split_sections", "basic_index",
            "bcast", "broadcast", "concatenate", "diagonal", "diff", "dot", "expand_dims",
-           "flip", "moveaxis", "outer", "pad", "reduction", "repeat", "slice_len",
+           "flip", "moveaxis", "kron", "correlate", "histogram_edges", "linspace", "outer", "pad", "reduction", "repeat", "slice_len",
            "split_indices", "split_sections", "squeeze", "swapaxes", "take",
            "take_along_axis", "tensordot", "transpose"]

@@ -305,6 +305,21 @@ RULES: List[Rule] = [
     _r("linalg.dot", OPS + ".linalg:_dot",
        "np.dot(a, b): a.shape[:-1] + b.shape[:-2] + b.shape[-1:] (b 1-D: a.shape[:-1]) "
        "with a's last size equal to b's contracted one"),
+    _r("shape.flip", OPS + ".shape:_flip",
+       "np.flip / fliplr / flipud over any axes (either sign) keep the shape"),
+    _r("shape.roll", OPS + ".shape:_roll",
+       "np.roll by any shift over any axes (either sign) keeps the shape"),
+    _r("creation.triangle", OPS + ".creation:_triangle",
+       "np.tril / np.triu of rank >= 2 with any offset keep the shape"),
+    _r("creation.linspace", OPS + ".creation:_linspace",
+       "np.linspace(start, stop, num) has num samples; num >= 0"),
+    _r("linalg.kron", OPS + ".linalg_calls:_kron",
+       "np.kron(a, b): shapes aligned on the right (1s prepended), multiplied axis by axis"),
+    _r("signal.correlate", OPS + ".signal:_correlate",
+       "np.convolve / np.correlate of lengths n, m >= 1: full n + m - 1, same max(n, m), "
+       "valid max(n, m) - min(n, m) + 1"),
+    _r("stats.histogram_bins", OPS + ".statistics:_bins",
+       "np.histogram with e >= 1 edges has e - 1 counts and e edges"),
     _r("linalg.tensordot", OPS + ".linalg:_tensordot",
        "np.tensordot(a, b, axes=k) is a.shape[:-k] + b.shape[k:], a's last k sizes equal to "
        "b's first k"),

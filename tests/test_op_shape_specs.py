@@ -140,3 +140,17 @@ def test_calls_numpy_rejects_are_refused_at_export(f, x):
         f(x)
     with pytest.raises(ss.UserError):
         ss.export(f, (x,), dynamic_shapes={"x": tuple(A for _ in x.shape)})
+
+
+def test_histogram_with_empty_edges_is_not_admitted():
+    """np.histogram(x, bins=edges) with a symbolic number of edges: the count is edges - 1,
+    which an empty edges array made -1 (NumPy gives 0); the contract now requires an edge."""
+    def f(x, e):
+        return np.histogram(x, bins=e)
+    x, e = np.ones(5), np.arange(4.0)
+    ep = ss.export(f, (x, e), dynamic_shapes={"x": (A,), "e": (A,)})
+    for n in (2, 3, 7):
+        edges = np.arange(float(n))
+        assert [r.shape for r in ep.module()(x, edges)] == [r.shape for r in f(x, edges)]
+    with pytest.raises(ss.UserError):
+        ss.export(f, (x, e), dynamic_shapes={"x": (A,), "e": (ss.Dim("e", min=0),)})

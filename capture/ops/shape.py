@@ -381,6 +381,7 @@ _PAD_NEEDS_VALUES = {"edge", "reflect", "symmetric", "wrap", "maximum", "minimum
                      "median", "linear_ramp"}
 
 
+@rule("shape.flip")
 @implements(np.flip)
 def _flip(t, m, axis=None):
     x = t.operand(m)
@@ -398,6 +399,7 @@ def _flipud(t, m):
     return _flip(t, m, 0)
 
 
+@rule("shape.roll")
 @implements(np.roll)
 def _roll(t, a, shift, axis=None):
     x = t.operand(a)

@@ -1,0 +1,102 @@
+"""Op shape rules of the functions that keep a shape or size it from their arguments:
+``np.flip`` / ``np.roll`` / ``np.tril`` / ``np.triu`` (every rank up to 4, every axis and
+tuple of axes, offsets), ``np.kron`` (every pair of ranks up to 3), ``np.convolve`` /
+``np.correlate`` (every mode), ``np.histogram`` with an edges array and ``np.linspace``
+(a symbolic count): traced with symbolic sizes (``op_shape_rules._check``) against NumPy's
+documented shapes (``proofs/numpy_shapes.py``)."""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from . import numpy_shapes as N
+from . import proves
+from .op_shape_rules import MAX_RANK, _bind1, _bind2, _check, _prog, _shape, _sign_mix
+
+
+@proves("shape.flip")
+def shape_flip():
+    """np.flip over axis None, every int axis and every set of two or more axes (mixed
+    signs) of every rank 1..4; np.fliplr / np.flipud of rank 2..4."""
+    for rank in range(1, MAX_RANK + 1):
+        axes = [None] + list(range(-rank, rank))
+        axes += [_sign_mix(c, rank) for n in range(2, rank + 1)
+                 for c in itertools.combinations(range(rank), n)]
+        for axis in axes:
+            _check(_bind1(np.flip, axis=axis), [_shape(rank)],
+                   lambda P, ins, v: N.flip(ins[0], None), "np.flip(rank %d, %s)" % (rank, axis))
+        if rank >= 2:
+            for fn in (np.fliplr, np.flipud):
+                _check(_bind1(fn), [_shape(rank)], lambda P, ins, v: N.flip(ins[0], None),
+                       "%s(rank %d)" % (fn.__name__, rank))
+
+
+@proves("shape.roll")
+def shape_roll():
+    """np.roll by a constant and by a symbolic shift, over axis None, every int axis and
+    every pair of axes (mixed signs, one shift each), of every rank 1..4."""
+    for rank in range(1, MAX_RANK + 1):
+        for axis in [None] + list(range(-rank, rank)):
+            _check(_bind1(np.roll, 3, axis=axis), [_shape(rank)],
+                   lambda P, ins, v: N.flip(ins[0], None), "np.roll(rank %d, 3, %s)"
+                   % (rank, axis))
+            _check(_prog(lambda x, k, a=axis: np.roll(x, k, axis=a), 1, 1), [_shape(rank)],
+                   lambda P, ins, v: N.flip(ins[0], None), "np.roll(rank %d, k, %s)"
+                   % (rank, axis), ints=(-2,))
+        for c in itertools.combinations(range(rank), 2):
+            axes = _sign_mix(c, rank)
+            _check(_bind1(np.roll, (1, -2), axis=axes), [_shape(rank)],
+                   lambda P, ins, v: N.flip(ins[0], None), "np.roll(rank %d, %s)"
+                   % (rank, axes))
+
+
+@proves("creation.triangle")
+def creation_triangle():
+    """np.tril / np.triu of every rank 2..4 with offsets -3..3: the input's shape."""
+    for fn, rank, k in itertools.product((np.tril, np.triu), range(2, MAX_RANK + 1),
+                                         range(-3, 4)):
+        _check(_bind1(fn, k=k), [_shape(rank)], lambda P, ins, v: N.flip(ins[0], None),
+               "%s(rank %d, k=%d)" % (fn.__name__, rank, k))
+
+
+@proves("linalg.kron")
+def linalg_kron():
+    """np.kron for every pair of ranks 1..3: NumPy's shape (aligned on the right)."""
+    for ra, rb in itertools.product(range(1, MAX_RANK), repeat=2):
+        _check(_bind2(np.kron), [_shape(ra), _shape(rb)],
+               lambda P, ins, v: N.kron(ins[0], ins[1]), "np.kron(rank %d, rank %d)" % (ra, rb))
+
+
+@proves("signal.correlate")
+def signal_correlate():
+    """np.convolve and np.correlate in every mode, examples with n > m, n < m and n == m:
+    NumPy's length, and the contract admits no empty operand."""
+    for fn, mode, (n, m) in itertools.product((np.convolve, np.correlate),
+                                              ("full", "same", "valid"),
+                                              ((5, 3), (3, 5), (4, 4))):
+        _check(_bind2(fn, mode=mode), [((n,), {}), ((m,), {})],
+               lambda P, ins, v, mode=mode: N.correlate(ins[0][0], ins[1][0], mode),
+               "%s(%d, %d, %s)" % (fn.__name__, n, m, mode))
+
+
+@proves("stats.histogram_bins")
+def stats_histogram_bins():
+    """np.histogram with an edges array of symbolic length (>= 0 as far as the spec
+    goes): the counts and the edges; np.histogram_bin_edges likewise."""
+    _check(lambda x, y: np.histogram(x, bins=y), [((5,), {}), ((4,), {})],
+           lambda P, ins, v: N.histogram_edges(ins[1][0]), "np.histogram(x, bins=edges)")
+    _check(lambda x, y: np.histogram_bin_edges(x, bins=y), [((5,), {}), ((4,), {})],
+           lambda P, ins, v: ([N.histogram_edges(ins[1][0])[0][1]], []),
+           "np.histogram_bin_edges(x, bins=edges)")
+
+
+@proves("creation.linspace")
+def creation_linspace():
+    """np.linspace with a symbolic count, endpoint True and False: num samples, and the
+    contract admits no negative count."""
+    for endpoint in (True, False):
+        _check(_prog(lambda x, k, e=endpoint: np.linspace(0.0, 1.0, k, endpoint=e) +
+                     x[:1].sum(), 1, 1), [((3,), {})],
+               lambda P, ins, v: N.linspace(v[0]), "np.linspace(0, 1, k, endpoint=%s)"
+               % endpoint, ints=(7,))
