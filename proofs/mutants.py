@@ -103,6 +103,10 @@ MUTANTS: List[Mutant] = [
            "    if len(widths) == 1:\n        widths = widths * x.ndim",
            "    if len(widths) == 1:\n        widths = widths * 2",
            ("shape.pad_tile_repeat_stack",)),
+    Mutant("reshape infers -1 from the constant sizes only", "capture/ops/shape.py",
+           "        known = prod(s for i, s in enumerate(target) if i != holes[0])",
+           "        known = prod(s for i, s in enumerate(target) if i != holes[0] and "
+           "type(s) is int)", ("reshape.infer",)),
     Mutant("np.kron pads the shorter shape on the right", "capture/ops/linalg_calls.py",
            "    xs = (1,) * (nd - len(xs)) + xs", "    xs = xs + (1,) * (nd - len(xs))",
            ("linalg.kron",)),

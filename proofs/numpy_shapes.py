@@ -377,3 +377,18 @@ __all__ = ["INTS", "arg_reduction", "along_axis", "array_split_sections", "basic
            "flip", "moveaxis", "kron", "correlate", "histogram_edges", "linspace", "outer", "pad", "reduction", "repeat", "slice_len",
            "split_indices", "split_sections", "squeeze", "swapaxes", "take",
            "take_along_axis", "tensordot", "transpose"]
+
+
+def reshape(P, shape, target) -> Spec:
+    """``x.reshape(target)``: at most one -1, inferred as ``size // prod(others)``, which
+    must be a positive divisor of the size; every other entry >= 0; without a -1 the
+    product must equal the size."""
+    size = prod(shape)
+    holes = [i for i, t in enumerate(target) if _is_py(t) and t == -1]
+    known = prod(t for i, t in enumerate(target) if i not in holes)
+    ok = [t >= 0 for i, t in enumerate(target) if i not in holes]
+    if not holes:
+        return [tuple(target)], ok + [known == size]
+    out = list(target)
+    out[holes[0]] = P.floordiv(size, known)
+    return [tuple(out)], ok + [known >= 1, P.mod(size, known) == 0]

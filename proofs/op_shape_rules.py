@@ -402,3 +402,21 @@ def broadcast_sweep() -> None:
             sb = tuple(ys.get(i, SIZES[4 - rb + i]) for i in range(rb))
             _check(lambda x, y: x + y, [(sa, xs), (sb, ys)],
                    lambda P, ins, v: N.broadcast(*ins), "x + y (%s, %s)" % (sa, sb))
+
+
+# ---------------------------------------------------------------------------- reshape
+def reshape_sweep() -> None:
+    """x.reshape(target) for every input rank 1..3 and every target rank 1..3 whose
+    entries are symbolic ints, with a -1 at every position or none (part of
+    ``reshape.infer``)."""
+    for rank, trank in itertools.product(range(1, MAX_RANK), repeat=2):
+        shp = ((24,), (4, 6), (2, 3, 4))[rank - 1]       # 24 elements at every rank
+        for hole in [None] + list(range(trank)):
+            k = trank - (hole is not None)
+            ex = [2] * k if hole is not None else list(((24,), (4, 6), (2, 3, 4))[k - 1])
+            _check(_prog(lambda x, *v, h=hole: x.reshape(
+                v[:h] + (-1,) + v[h:] if h is not None else v), 1, k), [(shp, {})],
+                lambda P, ins, v, h=hole: N.reshape(
+                    P, ins[0], tuple(v[:h]) + (-1,) + tuple(v[h:]) if h is not None
+                    else tuple(v)),
+                "x.reshape(rank %d -> %d, -1 at %s)" % (rank, trank, hole), ints=ex)

@@ -273,6 +273,9 @@ def reshape_infer():
     P_.prove(s == out, numel >= 0, t1 > 0, t2 > 0, accepted, known * s == numel)
     _reshape_grid()
     _reshape_on_code()
+    # every input and target rank up to 3, symbolic target sizes, -1 anywhere or nowhere
+    from .op_shape_rules import reshape_sweep
+    reshape_sweep()
 
 
 def _reshape_on_code() -> None:
