@@ -12,7 +12,8 @@ import numpy as np
 
 from . import numpy_shapes as N
 from . import proves
-from .op_shape_rules import MAX_RANK, _bind1, _bind2, _check, _prog, _shape, _sign_mix
+from .op_shape_rules import (MAX_RANK, _bind1, _bind2, _check, _check_all, _prog, _shape,
+                             _sign_mix)
 
 
 @proves("shape.flip")
@@ -23,13 +24,10 @@ def shape_flip():
         axes = [None] + list(range(-rank, rank))
         axes += [_sign_mix(c, rank) for n in range(2, rank + 1)
                  for c in itertools.combinations(range(rank), n)]
-        for axis in axes:
-            _check(_bind1(np.flip, axis=axis), [_shape(rank)],
-                   lambda P, ins, v: N.flip(ins[0], None), "np.flip(rank %d, %s)" % (rank, axis))
-        if rank >= 2:
-            for fn in (np.fliplr, np.flipud):
-                _check(_bind1(fn), [_shape(rank)], lambda P, ins, v: N.flip(ins[0], None),
-                       "%s(rank %d)" % (fn.__name__, rank))
+        fns = [_bind1(np.flip, axis=axis) for axis in axes]
+        fns += [_bind1(np.fliplr), _bind1(np.flipud)] if rank >= 2 else []
+        _check_all([(f, lambda P, ins, v: N.flip(ins[0], None)) for f in fns], [_shape(rank)],
+                   "np.flip / fliplr / flipud(rank %d, every axis)" % rank)
 
 
 @proves("shape.roll")
@@ -37,27 +35,23 @@ def shape_roll():
     """np.roll by a constant and by a symbolic shift, over axis None, every int axis and
     every pair of axes (mixed signs, one shift each), of every rank 1..4."""
     for rank in range(1, MAX_RANK + 1):
-        for axis in [None] + list(range(-rank, rank)):
-            _check(_bind1(np.roll, 3, axis=axis), [_shape(rank)],
-                   lambda P, ins, v: N.flip(ins[0], None), "np.roll(rank %d, 3, %s)"
-                   % (rank, axis))
-            _check(_prog(lambda x, k, a=axis: np.roll(x, k, axis=a), 1, 1), [_shape(rank)],
-                   lambda P, ins, v: N.flip(ins[0], None), "np.roll(rank %d, k, %s)"
-                   % (rank, axis), ints=(-2,))
-        for c in itertools.combinations(range(rank), 2):
-            axes = _sign_mix(c, rank)
-            _check(_bind1(np.roll, (1, -2), axis=axes), [_shape(rank)],
-                   lambda P, ins, v: N.flip(ins[0], None), "np.roll(rank %d, %s)"
-                   % (rank, axes))
+        axes = [None] + list(range(-rank, rank))
+        same = lambda P, ins, v: N.flip(ins[0], None)   # noqa: E731
+        _check_all([(_bind1(np.roll, 3, axis=axis), same) for axis in axes] +
+                   [(_bind1(np.roll, (1, -2), axis=_sign_mix(c, rank)), same)
+                    for c in itertools.combinations(range(rank), 2)],
+                   [_shape(rank)], "np.roll(rank %d, every axis and pair)" % rank)
+        _check_all([(lambda x, k, a=axis: np.roll(x, k, axis=a), same) for axis in axes],
+                   [_shape(rank)], "np.roll(rank %d, k, every axis)" % rank, ints=(-2,))
 
 
 @proves("creation.triangle")
 def creation_triangle():
     """np.tril / np.triu of every rank 2..4 with offsets -3..3: the input's shape."""
-    for fn, rank, k in itertools.product((np.tril, np.triu), range(2, MAX_RANK + 1),
-                                         range(-3, 4)):
-        _check(_bind1(fn, k=k), [_shape(rank)], lambda P, ins, v: N.flip(ins[0], None),
-               "%s(rank %d, k=%d)" % (fn.__name__, rank, k))
+    for rank in range(2, MAX_RANK + 1):
+        _check_all([(_bind1(fn, k=k), lambda P, ins, v: N.flip(ins[0], None))
+                    for fn, k in itertools.product((np.tril, np.triu), range(-3, 4))],
+                   [_shape(rank)], "np.tril / np.triu(rank %d, k = -3..3)" % rank)
 
 
 @proves("linalg.kron")

@@ -72,6 +72,30 @@ def _check(f, arrays: Sequence, spec: Callable, what: str, ints: Sequence = (),
     tr.P.prove(z3.And(*ok), tr.hyps, what=what)
 
 
+def _check_all(cases: Sequence, arrays: Sequence, what: str, ints: Sequence = ()) -> None:
+    """``_check`` of several calls on the same inputs as one program returning all their
+    results (one trace, one proof): ``cases`` are ``(f, spec)`` pairs as for ``_check``.
+    Only for calls that record no guard, so that the contract is each call's own."""
+    fns = [f for f, _ in cases]
+
+    def g(*a):
+        out = []
+        for f in fns:
+            r = f(*a)
+            out.extend(r if isinstance(r, (tuple, list)) else [r])
+        return tuple(out)
+
+    def spec(P, ins, v):
+        shapes, ok = [], []
+        for _, sp in cases:
+            o, c = sp(P, ins, v)
+            shapes += o
+            ok += c
+        return shapes, ok
+    _check(_prog(g, len(arrays), len(ints)), arrays, spec, "%s (%d calls)" % (what, len(cases)),
+           ints=ints)
+
+
 def _shape(rank: int, static: Dict[int, int] = None) -> tuple:
     static = static or {}
     return tuple(static.get(i, SIZES[i]) for i in range(rank)), static
@@ -96,10 +120,10 @@ def reduce_axes():
     (written with both signs), keepdims False and True; np.max (no identity: the contract
     must admit only non-empty extents) for every rank 1..3 and axis."""
     for rank in range(0, MAX_RANK + 1):
-        for axis, keep in itertools.product(_reduce_axes(rank), (False, True)):
-            _check(_bind1(np.sum, axis=axis, keepdims=keep), [_shape(rank)],
-                   lambda P, ins, v, a=axis, k=keep: N.reduction(ins[0], a, k),
-                   "np.sum(rank %d, axis=%s, keepdims=%s)" % (rank, axis, keep))
+        _check_all([(_bind1(np.sum, axis=axis, keepdims=keep),
+                     lambda P, ins, v, a=axis, k=keep: N.reduction(ins[0], a, k))
+                    for axis, keep in itertools.product(_reduce_axes(rank), (False, True))],
+                   [_shape(rank)], "np.sum(rank %d, every axis, keepdims)" % rank)
     for rank in range(1, MAX_RANK):
         for axis, keep in itertools.product([None] + list(range(-rank, rank)), (False, True)):
             _check(_bind1(np.max, axis=axis, keepdims=keep), [_shape(rank)],
@@ -143,21 +167,20 @@ def reduce_arg():
 def reduce_flat_or_axis():
     """np.cumsum, np.cumprod, np.sort and np.argsort for every rank 1..4 and axis None /
     every int axis: the input's shape (None: the flattened size)."""
-    for fn in (np.cumsum, np.sort, np.argsort, np.cumprod):
-        for rank in range(1, MAX_RANK + 1):
-            for axis in [None] + list(range(-rank, rank)):
-                _check(_bind1(fn, axis=axis), [_shape(rank)],
-                       lambda P, ins, v, a=axis: N.along_axis(ins[0], a),
-                       "%s(rank %d, axis=%s)" % (fn.__name__, rank, axis))
+    for rank in range(1, MAX_RANK + 1):
+        _check_all([(_bind1(fn, axis=axis), lambda P, ins, v, a=axis: N.along_axis(ins[0], a))
+                    for fn in (np.cumsum, np.sort, np.argsort, np.cumprod)
+                    for axis in [None] + list(range(-rank, rank))],
+                   [_shape(rank)], "cumsum / sort / argsort / cumprod(rank %d)" % rank)
 
 
 def diff_sweep() -> None:
     """np.diff for every rank 1..4, every axis and n = 0..3 (part of ``diff.length``)."""
     for rank in range(1, MAX_RANK + 1):
-        for axis, n in itertools.product(range(-rank, rank), range(4)):
-            _check(_bind1(np.diff, n=n, axis=axis), [_shape(rank)],
-                   lambda P, ins, v, a=axis, n=n: N.diff(ins[0], n, a),
-                   "np.diff(rank %d, n=%d, axis=%d)" % (rank, n, axis))
+        _check_all([(_bind1(np.diff, n=n, axis=axis),
+                     lambda P, ins, v, a=axis, n=n: N.diff(ins[0], n, a))
+                    for axis, n in itertools.product(range(-rank, rank), range(4))],
+                   [_shape(rank)], "np.diff(rank %d, every axis, n = 0..3)" % rank)
 
 
 # ---------------------------------------------------------------------------- axes
@@ -169,18 +192,17 @@ def shape_permute():
     for rank in range(0, MAX_RANK + 1):
         perms = [None] + [tuple(a - rank if k % 2 else a for a in p)
                           for k, p in enumerate(itertools.permutations(range(rank)))]
-        for axes in perms:
-            _check(_bind1(np.transpose, axes=axes), [_shape(rank)],
-                   lambda P, ins, v, a=axes: N.transpose(ins[0], a),
-                   "np.transpose(rank %d, %s)" % (rank, axes))
+        _check_all([(_bind1(np.transpose, axes=axes),
+                     lambda P, ins, v, a=axes: N.transpose(ins[0], a)) for axes in perms],
+                   [_shape(rank)], "np.transpose(rank %d, every permutation)" % rank)
     for rank in range(1, MAX_RANK + 1):
-        for i, j in itertools.product(range(-rank, rank), repeat=2):
-            _check(_bind1(np.swapaxes, i, j), [_shape(rank)],
-                   lambda P, ins, v, i=i, j=j: N.swapaxes(ins[0], i, j),
-                   "np.swapaxes(rank %d, %d, %d)" % (rank, i, j))
-            _check(_bind1(np.moveaxis, i, j), [_shape(rank)],
-                   lambda P, ins, v, i=i, j=j: N.moveaxis(ins[0], i, j),
-                   "np.moveaxis(rank %d, %d, %d)" % (rank, i, j))
+        pairs = list(itertools.product(range(-rank, rank), repeat=2))
+        _check_all([(_bind1(np.swapaxes, i, j),
+                     lambda P, ins, v, i=i, j=j: N.swapaxes(ins[0], i, j)) for i, j in pairs],
+                   [_shape(rank)], "np.swapaxes(rank %d, every pair)" % rank)
+        _check_all([(_bind1(np.moveaxis, i, j),
+                     lambda P, ins, v, i=i, j=j: N.moveaxis(ins[0], i, j)) for i, j in pairs],
+                   [_shape(rank)], "np.moveaxis(rank %d, every pair)" % rank)
 
 
 @proves("shape.expand_dims")
@@ -191,10 +213,9 @@ def shape_expand_dims():
         nd = rank + 1
         axes: List = list(range(-nd, nd))
         axes += [_sign_mix(c, rank + 2) for c in itertools.combinations(range(rank + 2), 2)]
-        for axis in axes:
-            _check(_bind1(np.expand_dims, axis=axis), [_shape(rank)],
-                   lambda P, ins, v, a=axis: N.expand_dims(ins[0], a),
-                   "np.expand_dims(rank %d, %s)" % (rank, axis))
+        _check_all([(_bind1(np.expand_dims, axis=axis),
+                     lambda P, ins, v, a=axis: N.expand_dims(ins[0], a)) for axis in axes],
+                   [_shape(rank)], "np.expand_dims(rank %d, every axis)" % rank)
 
 
 @proves("shape.squeeze")
@@ -209,10 +230,16 @@ def shape_squeeze():
             cands: List = [None] + [i for i in ones] + [i - rank for i in ones]
             if len(ones) > 1:
                 cands.append(_sign_mix(ones, rank))
-            for axis in cands:
-                _check(_bind1(np.squeeze, axis=axis), [_shape(rank, static)],
-                       lambda P, ins, v, a=axis: N.squeeze(ins[0], a),
-                       "np.squeeze(rank %d, ones at %s, axis=%s)" % (rank, ones, axis))
+            # axis=None guards the symbolic sizes (!= 1): its own program; the named
+            # static axes record nothing, so they share one
+            _check(_bind1(np.squeeze, axis=None), [_shape(rank, static)],
+                   lambda P, ins, v: N.squeeze(ins[0], None),
+                   "np.squeeze(rank %d, ones at %s)" % (rank, ones))
+            if cands[1:]:
+                _check_all([(_bind1(np.squeeze, axis=axis),
+                             lambda P, ins, v, a=axis: N.squeeze(ins[0], a))
+                            for axis in cands[1:]], [_shape(rank, static)],
+                           "np.squeeze(rank %d, ones at %s, each axis)" % (rank, ones))
 
 
 # ---------------------------------------------------------------------------- joining
@@ -326,10 +353,11 @@ def repeat_pad_sweep() -> None:
     symbolic width, a (before, after) pair of symbolic widths for every axis and one
     constant pair per axis, for every rank 1..4 (part of ``shape.pad_tile_repeat_stack``)."""
     for rank in range(1, MAX_RANK + 1):
-        for axis, r in itertools.product([None] + list(range(-rank, rank)), range(4)):
-            _check(_bind1(np.repeat, repeats=r, axis=axis), [_shape(rank)],
-                   lambda P, ins, v, a=axis, r=r: N.repeat(ins[0], r, a),
-                   "np.repeat(rank %d, %d, axis=%s)" % (rank, r, axis))
+        _check_all([(_bind1(np.repeat, repeats=r, axis=axis),
+                     lambda P, ins, v, a=axis, r=r: N.repeat(ins[0], r, a))
+                    for axis, r in itertools.product([None] + list(range(-rank, rank)),
+                                                     range(4))],
+                   [_shape(rank)], "np.repeat(rank %d, every axis, counts 0..3)" % rank)
         _check(_prog(lambda x, w: np.pad(x, w), 1, 1), [_shape(rank)],
                lambda P, ins, v: N.pad(ins[0], v[0]), "np.pad(rank %d, w)" % rank, ints=(2,))
         _check(_prog(lambda x, a, b: np.pad(x, (a, b)), 1, 2), [_shape(rank)],
@@ -346,12 +374,14 @@ def shape_diagonal():
     """np.diagonal for every rank 2..4, every ordered pair of distinct axes (written with
     both signs) and offsets -3..3."""
     for rank in range(2, MAX_RANK + 1):
+        cases = []
         for i, j in itertools.permutations(range(rank), 2):
             a1, a2 = (i - rank, j) if (i + j) % 2 else (i, j - rank)
-            for off in range(-3, 4):
-                _check(_bind1(np.diagonal, offset=off, axis1=a1, axis2=a2), [_shape(rank)],
-                       lambda P, ins, v, o=off, p=a1, q=a2: N.diagonal(ins[0], o, p, q),
-                       "np.diagonal(rank %d, offset=%d, axes %d, %d)" % (rank, off, a1, a2))
+            cases += [(_bind1(np.diagonal, offset=off, axis1=a1, axis2=a2),
+                       lambda P, ins, v, o=off, p=a1, q=a2: N.diagonal(ins[0], o, p, q))
+                      for off in range(-3, 4)]
+        _check_all(cases, [_shape(rank)], "np.diagonal(rank %d, every pair, offsets -3..3)"
+                   % rank)
 
 
 # ---------------------------------------------------------------------------- products
