@@ -219,14 +219,17 @@ def _after(env, c, answer, what: str) -> None:
                know, P=P_, what=what)
 
 
-def _graded(every: int, envs=None):
+def _graded(every: int, envs=None, one_symbol: bool = False):
     """(fresh environment, condition, its value at the example) for every ``every``-th
     condition of the grammar under each of ``envs`` (default ``EVAL_ENVS``; only those
-    defined at the example)."""
+    defined at the example; ``one_symbol``: of the conditions over one symbol only)."""
     from symshape.expr import evaluate as value_at
     for specs, guards in envs or EVAL_ENVS:
         env0, syms0 = _fresh_env(specs, guards)
-        for c in conditions(*(s.expr for s in syms0))[::every]:
+        grammar = conditions(*(s.expr for s in syms0))
+        if one_symbol:
+            grammar = [c for c in grammar if len(c.free_symbols) == 1]
+        for c in grammar[::every]:
             env, syms = _fresh_env(specs, guards)
             point = {s: h for s, (h, _, _) in zip(syms, specs)}
             try:

@@ -271,11 +271,11 @@ def split_sweep() -> None:
                        [(shp, {})],
                        lambda P, ins, v, k=k, a=axis: N.split_sections(P, ins[0], k, a),
                        "np.split(rank %d, %d, axis=%d)" % (rank, k, axis))
-            for k in (1, 2, 3, 4):
-                _check(_prog(lambda x, k=k, a=axis: tuple(np.array_split(x, k, axis=a)), 1, 0),
-                       [(shp, {})],
-                       lambda P, ins, v, k=k, a=axis: N.array_split_sections(P, ins[0], k, a),
-                       "np.array_split(rank %d, %d, axis=%d)" % (rank, k, axis))
+            # array_split records no guard: every count in one program
+            _check_all([(lambda x, k=k, a=axis: tuple(np.array_split(x, k, axis=a)),
+                         lambda P, ins, v, k=k, a=axis: N.array_split_sections(P, ins[0], k, a))
+                        for k in (1, 2, 3, 4)], [(shp, {})],
+                       "np.array_split(rank %d, 1..4 sections, axis=%d)" % (rank, axis))
             for pts in ((2, 4), (-4, -1), (4, 9), (1, -2)):
                 _check(_prog(lambda x, i, j, a=axis: tuple(np.split(x, [i, j], axis=a)), 1, 2),
                        [(shp, {})], lambda P, ins, v, a=axis: N.split_indices(ins[0], v, a),
