@@ -117,6 +117,9 @@ MUTANTS: List[Mutant] = [
            "capture/ops/statistics.py",
            "        if not (arr.shape[0] >= 1):\n            raise a.fail(",
            "        if False:\n            raise a.fail(", ("stats.histogram_bins",)),
+    Mutant("-n keeps n's example value", "symshape/symint.py",
+           "E.neg(self.expr), None if self.hint is None else -self.hint)",
+           "E.neg(self.expr), None if self.hint is None else self.hint)", ("symint.operators",)),
     # the solver's dispatch and fact refresh, proven on the grammar of guards
     Mutant("refresh_facts drops every fact the ranges do not refute", "symshape/solver.py",
            "        if type(g) is not bool and decide_ranges(env, g) is True:\n            g = True",
