@@ -120,6 +120,9 @@ MUTANTS: List[Mutant] = [
     Mutant("-n keeps n's example value", "symshape/symint.py",
            "E.neg(self.expr), None if self.hint is None else -self.hint)",
            "E.neg(self.expr), None if self.hint is None else self.hint)", ("symint.operators",)),
+    Mutant("np.vstack of an array's rows admits no rows", "capture/ops/shape.py",
+           "    if x.ndim == 0 or not (x.shape[0] >= 1):", "    if x.ndim == 0:",
+           ("shape.vstack",)),
     # the solver's dispatch and fact refresh, proven on the grammar of guards
     Mutant("refresh_facts drops every fact the ranges do not refute", "symshape/solver.py",
            "        if type(g) is not bool and decide_ranges(env, g) is True:\n            g = True",

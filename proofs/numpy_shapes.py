@@ -372,10 +372,10 @@ def linspace(num) -> Spec:
     return [(num,)], [num >= 0]
 
 
-__all__ = ["INTS", "arg_reduction", "along_axis", "array_split_sections", "basic_index",
+__all__ = ["INTS", "arg_reduction", "along_axis", "atleast", "dstack", "hstack", "vstack", "array_split_sections", "basic_index",
            "bcast", "broadcast", "concatenate", "diagonal", "diff", "dot", "expand_dims",
            "flip", "moveaxis", "kron", "correlate", "histogram_edges", "linspace", "outer", "pad", "reduction", "repeat", "slice_len",
-           "split_indices", "split_sections", "squeeze", "swapaxes", "take",
+           "reshape", "split_indices", "split_sections", "squeeze", "swapaxes", "take",
            "take_along_axis", "tensordot", "transpose"]
 
 
@@ -392,3 +392,53 @@ def reshape(P, shape, target) -> Spec:
     out = list(target)
     out[holes[0]] = P.floordiv(size, known)
     return [tuple(out)], ok + [known >= 1, P.mod(size, known) == 0]
+
+
+# ---------------------------------------------------------------------------- h/v/dstack
+def atleast(shape, nd: int) -> tuple:
+    """``np.atleast_1d`` / ``_2d`` / ``_3d``: () is all 1s; (n,) is (1, n) / (1, n, 1);
+    (m, n) is (m, n, 1) for 3-D; higher ranks unchanged."""
+    s = tuple(shape)
+    if len(s) >= nd:
+        return s
+    if not s:
+        return (1,) * nd
+    if len(s) == 1:
+        return (1, s[0], 1)[:nd] if nd > 1 else s
+    return s + (1,)
+
+
+def _pieces(shapes):
+    """The arrays a stacking function joins: a list of shapes, or (the argument being one
+    array) its rows, ``shape[0]`` of them, each of shape ``shape[1:]``; with the count."""
+    if isinstance(shapes, list):
+        return shapes, None
+    return [tuple(shapes[1:])], shapes[0]
+
+
+def _join(pieces, count, axis: int) -> Spec:
+    out, ok = concatenate(pieces, axis)
+    if count is None:
+        return out, ok
+    ax = norm(axis, len(pieces[0]))
+    shape = tuple(count * s if i == ax else s for i, s in enumerate(pieces[0]))
+    return [shape], [count >= 1]          # NumPy: "need at least one array to concatenate"
+
+
+def hstack(shapes) -> Spec:
+    """``np.hstack``: 1-D arrays joined along axis 0, others along axis 1."""
+    pieces, count = _pieces(shapes)
+    pieces = [atleast(p, 1) for p in pieces]
+    return _join(pieces, count, 0 if len(pieces[0]) == 1 else 1)
+
+
+def vstack(shapes) -> Spec:
+    """``np.vstack``: the arrays made at least 2-D, joined along axis 0."""
+    pieces, count = _pieces(shapes)
+    return _join([atleast(p, 2) for p in pieces], count, 0)
+
+
+def dstack(shapes) -> Spec:
+    """``np.dstack``: the arrays made at least 3-D, joined along axis 2."""
+    pieces, count = _pieces(shapes)
+    return _join([atleast(p, 3) for p in pieces], count, 2)

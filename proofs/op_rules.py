@@ -15,7 +15,7 @@ sanity check of the formula itself.
 """
 from __future__ import annotations
 
-from typing import Callable, List, Sequence
+from typing import Callable, List
 
 import numpy as np
 import z3
@@ -23,6 +23,7 @@ import z3
 import symshape as ss
 from symshape.capture.export import trace_program
 
+from . import numpy_shapes as N
 from . import proves
 from .code import STATS, Symbols, encode, encode_cond, prove_code
 from .pyint import Py, require, zmax
@@ -102,24 +103,14 @@ def _case(f, example, specs, spec, what: str, *more_points) -> None:
         _run(f, (example, specs) + more_points, what)
 
 
-def _bcast(sizes: Sequence):
-    """NumPy's broadcast of one axis: the size other than 1 (all such sizes equal), else 1;
-    with the claim that every size is 1 or the result."""
-    out = z3.IntVal(1)
-    for s in reversed(list(sizes)):
-        out = z3.If(s != 1, s, out)
-    return out, [z3.Or(s == 1, s == out) for s in sizes]
+#: one axis broadcast (NumPy's rule): the size other than 1, and each size 1 or that one
+_bcast = N.bcast
 
 
 def _bshape(*shapes):
-    nd = max(len(s) for s in shapes)
-    out, extra = [], []
-    for i in range(-nd, 0):
-        sizes = [s[i] for s in shapes if len(s) >= -i]
-        r, ok = _bcast(sizes)
-        out.append(r)
-        extra += ok
-    return tuple(out), extra
+    """``np.broadcast_shapes`` of the shapes, and the claims that they broadcast."""
+    (out,), extra = N.broadcast(*shapes)
+    return out, extra
 
 
 # ---------------------------------------------------------------------------- broadcasting

@@ -320,6 +320,15 @@ RULES: List[Rule] = [
        "valid max(n, m) - min(n, m) + 1"),
     _r("stats.histogram_bins", OPS + ".statistics:_bins",
        "np.histogram with e >= 1 edges has e - 1 counts and e edges"),
+    _r("shape.hstack", OPS + ".shape:_hstack",
+       "np.hstack joins 1-D arrays along axis 0, others along axis 1; of one array, its "
+       "rows (at least one)"),
+    _r("shape.vstack", OPS + ".shape:_vstack",
+       "np.vstack joins the arrays made at least 2-D along axis 0; of one array, its rows "
+       "(at least one)"),
+    _r("shape.dstack", OPS + ".shape:_dstack",
+       "np.dstack joins the arrays made at least 3-D ((n,) -> (1, n, 1), (m, n) -> "
+       "(m, n, 1)) along axis 2; of one array, its rows (at least one)"),
     _r("linalg.tensordot", OPS + ".linalg:_tensordot",
        "np.tensordot(a, b, axes=k) is a.shape[:-k] + b.shape[k:], a's last k sizes equal to "
        "b's first k"),

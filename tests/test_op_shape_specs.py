@@ -154,3 +154,21 @@ def test_histogram_with_empty_edges_is_not_admitted():
         assert [r.shape for r in ep.module()(x, edges)] == [r.shape for r in f(x, edges)]
     with pytest.raises(ss.UserError):
         ss.export(f, (x, e), dynamic_shapes={"x": (A,), "e": (ss.Dim("e", min=0),)})
+
+
+@pytest.mark.parametrize("f", [lambda x: np.hstack(x), lambda x: np.vstack(x),
+                               lambda x: np.dstack(x), lambda x: np.concatenate(x),
+                               lambda x: np.stack(x)],
+                         ids=["hstack", "vstack", "dstack", "concatenate", "stack"])
+def test_joining_the_rows_of_an_array_needs_a_row(f):
+    """One array where NumPy wants a sequence is its rows: with none, NumPy raises, so an
+    axis that may be 0 is refused (it was admitted, with a shape NumPy never gives)."""
+    with pytest.raises(ValueError):
+        f(np.ones((0, 3)))
+    x = np.ones((4, 3))
+    ep = ss.export(f, (x,), dynamic_shapes={"x": (A, A)})
+    for n in (2, 5):
+        assert ep.module()(np.ones((n, 3))).shape == f(np.ones((n, 3))).shape
+    with pytest.raises(ss.UserError) as e:
+        ss.export(f, (x,), dynamic_shapes={"x": (ss.Dim("n", min=0), A)})
+    assert "x.shape[0]" in str(e.value) or "rows" in str(e.value) or "n" in str(e.value)

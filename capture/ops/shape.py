@@ -208,6 +208,7 @@ def _concatenate(t, arrays, axis=0, out=None, dtype=None, casting="same_kind"):
         raise UserError("np.concatenate(..., out=...) is not supported while tracing%s"
                         % _frame())
     if type(arrays) is TracedArray:
+        _some_rows(arrays)
         return _fresh(t, _rows_joined(t, arrays, axis), dtype)
     xs = [t.operand(a) for a in arrays]
     if not xs:
@@ -243,6 +244,7 @@ def _stack(t, arrays, axis=0, out=None, dtype=None, casting="same_kind"):
     if out is not None:
         raise UserError("np.stack(..., out=...) is not supported while tracing%s" % _frame())
     if type(arrays) is TracedArray:            # the rows of one array, stacked again
+        _some_rows(arrays)
         if arrays.ndim == 0:
             raise UserError("need at least one array to stack%s" % _frame())
         return _fresh(t, np.moveaxis(arrays, 0, norm_axis(axis, arrays.ndim)), dtype)
@@ -411,6 +413,15 @@ def _roll(t, a, shift, axis=None):
     return t.emit("roll", (x.node,), {"shift": shift, "axis": ax}, x.shape, x.dtype)
 
 
+def _some_rows(x: TracedArray) -> None:
+    """One array passed where NumPy wants a sequence of arrays (``np.vstack(x)``) is the
+    sequence of its rows: NumPy raises when there are none, so the contract needs one
+    (a guard on ``x.shape[0]``; eager NumPy: "need at least one array to concatenate")."""
+    if x.ndim == 0 or not (x.shape[0] >= 1):
+        raise UserError("need at least one array to concatenate or stack: %s has no rows%s"
+                        % (shape_repr(x.shape), _frame()))
+
+
 def _rows_joined(t: Tracer, x: TracedArray, axis) -> TracedArray:
     """``np.concatenate(x, axis)`` of one array: its ``x.shape[0]`` rows joined along
     ``axis`` of a row, i.e. ``x`` with axis 0 moved to ``axis`` and merged with the next
@@ -432,28 +443,34 @@ def _fresh(t: Tracer, x: TracedArray, dtype=None) -> TracedArray:
     return t.emit("copy", (x.node,), {}, x.shape, x.dtype)
 
 
+@rule("shape.hstack")
 @implements(np.hstack)
 def _hstack(t, tup, *, dtype=None, casting="same_kind"):
     if type(tup) is TracedArray:
+        _some_rows(tup)
         return _fresh(t, _rows_joined(t, tup, 0 if tup.ndim == 2 else 1), dtype)
     xs = [t.operand(a) for a in tup]
     axis = 0 if xs and xs[0].ndim == 1 else 1
     return _concatenate(t, xs, axis=axis, dtype=dtype)
 
 
+@rule("shape.vstack")
 @implements(np.vstack)
 def _vstack(t, tup, *, dtype=None, casting="same_kind"):
     if type(tup) is TracedArray:                # rows of 1-D become (1, m): x itself
+        _some_rows(tup)
         return _fresh(t, tup if tup.ndim == 2 else _rows_joined(t, tup, 0), dtype)
     xs = [t.operand(a) for a in tup]
     xs = [expand_dims(t, x, 0) if x.ndim == 1 else x for x in xs]
     return _concatenate(t, xs, axis=0, dtype=dtype)
 
 
+@rule("shape.dstack")
 @implements(np.dstack)
 def _dstack(t, tup):
     """Rows (or arrays) made at least 3-D, joined along axis 2."""
     if type(tup) is TracedArray:
+        _some_rows(tup)
         x = tup
         if x.ndim == 2:                         # rows (m,) -> (1, m, 1): (1, m, n)
             return _fresh(t, expand_dims(t, np.transpose(x), 0))
