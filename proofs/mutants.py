@@ -123,6 +123,11 @@ MUTANTS: List[Mutant] = [
     Mutant("np.vstack of an array's rows admits no rows", "capture/ops/shape.py",
            "    if x.ndim == 0 or not (x.shape[0] >= 1):", "    if x.ndim == 0:",
            ("shape.vstack",)),
+    Mutant("np.outer takes b's first axis, not its size", "capture/ops/linalg.py",
+           "(prod(x.shape), prod(y.shape))", "(prod(x.shape), y.shape[0])", ("linalg.outer",)),
+    Mutant("np.inner contracts b's first axis", "capture/ops/linalg.py",
+           '[x.ndim - 1], [y.ndim - 1], "np.inner"', '[x.ndim - 1], [0], "np.inner"',
+           ("linalg.inner",)),
     # the solver's dispatch and fact refresh, proven on the grammar of guards
     Mutant("refresh_facts drops every fact the ranges do not refute", "symshape/solver.py",
            "        if type(g) is not bool and decide_ranges(env, g) is True:\n            g = True",

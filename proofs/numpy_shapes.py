@@ -345,6 +345,14 @@ def outer(a, b) -> Spec:
     return [(prod(a), prod(b))], []
 
 
+def inner(a, b) -> Spec:
+    """``np.inner``: a sum over the last axes: ``a.shape[:-1] + b.shape[:-1]`` (a 0-D
+    operand multiplies)."""
+    if not a or not b:
+        return [tuple(b) if not a else tuple(a)], []
+    return [tuple(a[:-1]) + tuple(b[:-1])], [a[-1] == b[-1]]
+
+
 def kron(a, b) -> Spec:
     """``np.kron``: the shapes aligned on the right (1s prepended), multiplied axis by axis."""
     nd = max(len(a), len(b))
@@ -372,7 +380,7 @@ def linspace(num) -> Spec:
     return [(num,)], [num >= 0]
 
 
-__all__ = ["INTS", "arg_reduction", "along_axis", "atleast", "dstack", "hstack", "vstack", "array_split_sections", "basic_index",
+__all__ = ["INTS", "inner", "arg_reduction", "along_axis", "atleast", "dstack", "hstack", "vstack", "array_split_sections", "basic_index",
            "bcast", "broadcast", "concatenate", "diagonal", "diff", "dot", "expand_dims",
            "flip", "moveaxis", "kron", "correlate", "histogram_edges", "linspace", "outer", "pad", "reduction", "repeat", "slice_len",
            "reshape", "split_indices", "split_sections", "squeeze", "swapaxes", "take",

@@ -12,7 +12,7 @@ import numpy as np
 
 from . import numpy_shapes as N
 from . import proves
-from .op_shape_rules import (MAX_RANK, _bind1, _bind2, _check, _check_all, _prog, _shape,
+from .op_shape_rules import (MAX_RANK, SIZES, _bind1, _bind2, _check, _check_all, _prog, _shape,
                              _sign_mix)
 
 
@@ -60,6 +60,27 @@ def linalg_kron():
     for ra, rb in itertools.product(range(1, MAX_RANK), repeat=2):
         _check(_bind2(np.kron), [_shape(ra), _shape(rb)],
                lambda P, ins, v: N.kron(ins[0], ins[1]), "np.kron(rank %d, rank %d)" % (ra, rb))
+
+
+@proves("linalg.outer")
+def linalg_outer():
+    """np.outer for every pair of ranks 0..3: (a.size, b.size), the inputs flattened."""
+    for ra, rb in itertools.product(range(0, MAX_RANK), repeat=2):
+        _check(_bind2(np.outer), [_shape(ra), _shape(rb)],
+               lambda P, ins, v: N.outer(ins[0], ins[1]), "np.outer(rank %d, rank %d)"
+               % (ra, rb))
+
+
+@proves("linalg.inner")
+def linalg_inner():
+    """np.inner for every pair of ranks 1..4: a.shape[:-1] + b.shape[:-1], the last sizes
+    equal on the contract."""
+    for ra, rb in itertools.product(range(1, MAX_RANK + 1), repeat=2):
+        sa = _shape(ra)[0]
+        sb = tuple(SIZES[(i + 1) % 4] for i in range(rb - 1)) + (sa[-1],)
+        _check(_bind2(np.inner), [(sa, {}), (sb, {})],
+               lambda P, ins, v: N.inner(ins[0], ins[1]), "np.inner(rank %d, rank %d)"
+               % (ra, rb))
 
 
 @proves("signal.correlate")

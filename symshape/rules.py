@@ -329,6 +329,10 @@ RULES: List[Rule] = [
     _r("shape.dstack", OPS + ".shape:_dstack",
        "np.dstack joins the arrays made at least 3-D ((n,) -> (1, n, 1), (m, n) -> "
        "(m, n, 1)) along axis 2; of one array, its rows (at least one)"),
+    _r("linalg.outer", OPS + ".linalg:_outer",
+       "np.outer(a, b) is (a.size, b.size) for operands of any rank"),
+    _r("linalg.inner", OPS + ".linalg:_inner",
+       "np.inner(a, b) is a.shape[:-1] + b.shape[:-1], a's last size equal to b's"),
     _r("linalg.tensordot", OPS + ".linalg:_tensordot",
        "np.tensordot(a, b, axes=k) is a.shape[:-k] + b.shape[k:], a's last k sizes equal to "
        "b's first k"),

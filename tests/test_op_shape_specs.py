@@ -110,6 +110,8 @@ def test_products_and_broadcasting(a, b):
     _agree(lambda: N.dot(a, b), lambda: np.dot(x, y))
     _agree(lambda: N.broadcast(a, b), lambda: x + y)
     _agree(lambda: N.outer(a, b), lambda: np.outer(x, y))
+    _agree(lambda: N.inner(a, b), lambda: np.inner(x, y))
+    _agree(lambda: N.kron(a, b), lambda: np.kron(x, y))
     for k in range(0, min(len(a), len(b)) + 1):
         _agree(lambda: N.tensordot(a, b, k), lambda: np.tensordot(x, y, axes=k))
 

@@ -177,6 +177,7 @@ def _einsum(t, subscripts, *operands, out=None, dtype=None, order="K", casting="
     return t.emit("einsum", tuple(o.node for o in ops), {"subscripts": subscripts}, shape, dt)
 
 
+@rule("linalg.inner")
 @implements(np.inner)
 def _inner(t, a, b):
     x, y = t.operand(a), t.operand(b)
@@ -218,6 +219,7 @@ def contract(t, x: TracedArray, y: TracedArray, ax_a, ax_b, what: str):
     return t.emit("tensordot", (x.node, y.node), {"axes": (tuple(ax_a), tuple(ax_b))}, shape, dt)
 
 
+@rule("linalg.outer")
 @implements(np.outer)
 def _outer(t, a, b, out=None):
     x, y = _operands(t, a, b, "outer")
