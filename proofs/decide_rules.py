@@ -170,8 +170,16 @@ def symint_operators():
         y = env.create_symbol(-3, "y", ValueRange(NEG_INT_OO, INT_OO))
         X, Y = SymInt(x.expr, 7, env), SymInt(y.expr, -3, env)
         operands = [(X, Y), (Y, X), (X, 4), (4, X), (Y, -5), (-5, Y), (X - Y, Y * 2 + 1)]
+        # and every thirteenth size of the grammar (a*x + b*t + c, t among y, x // 2, x % 3,
+        # Min, Max, x*y) against a symbol and an int, on either side
+        for g in _grammar_symints(env, X, Y)[::13]:
+            # a division by a grammar size is nonlinear for Z3 (and slow): divided by ints
+            operands += [(g, 3), (g, -4)] if name in ("//", "%") else \
+                [(g, Y), (X, g), (g, 3), (-2, g)]
         got = []
         for a, b in operands:
+            if name in ("//", "%") and hint(b) == 0:
+                continue      # a zero divisor at the example raises (env_check's business)
             r = op(a, b)
             got.append((a, b, r))
         P_ = Py()
@@ -180,8 +188,6 @@ def symint_operators():
         def val(v):
             return encode(P_, v.expr if isinstance(v, SymInt) else v, zs)
 
-        def hint(v):
-            return v.hint if isinstance(v, SymInt) else v
         know = _knowledge(P_, env, zs)
         impl, wants = [], []
         for a, b, r in got:
@@ -192,6 +198,46 @@ def symint_operators():
                     a, name, b, hint(r), want_h)
         prove_code(lambda *vs: z3.And(*[v == w for v, w in zip(vs, wants)]), impl, know,
                    P=P_, what="SymInt %s on %d operand pairs" % (name, len(got)))
+    # unary minus, abs and divmod on the grammar's sizes
+    env = ShapeEnv()
+    x = env.create_symbol(7, "x", ValueRange(NEG_INT_OO, INT_OO))
+    y = env.create_symbol(-3, "y", ValueRange(NEG_INT_OO, INT_OO))
+    X, Y = SymInt(x.expr, 7, env), SymInt(y.expr, -3, env)
+    got = []
+    for g in [X, Y] + _grammar_symints(env, X, Y)[::7]:
+        got.append((g, -g, lambda P_, v: -v, -hint(g)))
+        got.append((g, abs(g), lambda P_, v: z3.If(v >= 0, v, -v), abs(hint(g))))
+        q, r = divmod(g, 4)
+        got.append((g, q, lambda P_, v: P_.floordiv(v, 4), hint(g) // 4))
+        got.append((g, r, lambda P_, v: P_.mod(v, 4), hint(g) % 4))
+    P_ = Py()
+    zs = Symbols()
+    know = _knowledge(P_, env, zs)
+    impl, wants = [], []
+    for g, r, f, h in got:
+        require(hint(r) == h, "unary / divmod of %r: example %s, Python gives %s", g, hint(r), h)
+        impl.append(encode(P_, r.expr if isinstance(r, SymInt) else r, zs))
+        wants.append(f(P_, encode(P_, g.expr, zs)))
+    prove_code(lambda *vs: z3.And(*[v == w for v, w in zip(vs, wants)]), impl, know, P=P_,
+               what="SymInt -, abs, divmod on %d sizes" % (len(got) // 4))
+
+
+def hint(v):
+    """The example value of a SymInt operand, or the int itself."""
+    from symshape.symint import SymInt
+    return v.hint if isinstance(v, SymInt) else v
+
+
+def _grammar_symints(env, X, Y) -> list:
+    """The sizes of the grammar (``expressions``) as SymInts over ``X``, ``Y``, each with
+    its value at X's and Y's examples."""
+    from symshape.expr import evaluate as value_at
+    from symshape.symint import SymInt
+    point = {s: h for s, h in ((X.expr.as_symbol(), X.hint), (Y.expr.as_symbol(), Y.hint))}
+    out = []
+    for e in expressions(X.expr, Y.expr):
+        out.append(SymInt(e, value_at(e, point), env))
+    return out
 
 
 def _fresh_env(specs, guards):
@@ -219,14 +265,17 @@ def _after(env, c, answer, what: str) -> None:
                know, P=P_, what=what)
 
 
-def _graded(every: int, envs=None):
+def _graded(every: int, envs=None, one_symbol: bool = False):
     """(fresh environment, condition, its value at the example) for every ``every``-th
     condition of the grammar under each of ``envs`` (default ``EVAL_ENVS``; only those
-    defined at the example)."""
+    defined at the example; ``one_symbol``: of the conditions over one symbol only)."""
     from symshape.expr import evaluate as value_at
     for specs, guards in envs or EVAL_ENVS:
         env0, syms0 = _fresh_env(specs, guards)
-        for c in conditions(*(s.expr for s in syms0))[::every]:
+        grammar = conditions(*(s.expr for s in syms0))
+        if one_symbol:
+            grammar = [c for c in grammar if len(c.free_symbols) == 1]
+        for c in grammar[::every]:
             env, syms = _fresh_env(specs, guards)
             point = {s: h for s, (h, _, _) in zip(syms, specs)}
             try:

@@ -15,7 +15,7 @@ sanity check of the formula itself.
 """
 from __future__ import annotations
 
-from typing import Callable, List, Sequence
+from typing import Callable, List
 
 import numpy as np
 import z3
@@ -23,6 +23,7 @@ import z3
 import symshape as ss
 from symshape.capture.export import trace_program
 
+from . import numpy_shapes as N
 from . import proves
 from .code import STATS, Symbols, encode, encode_cond, prove_code
 from .pyint import Py, require, zmax
@@ -102,24 +103,14 @@ def _case(f, example, specs, spec, what: str, *more_points) -> None:
         _run(f, (example, specs) + more_points, what)
 
 
-def _bcast(sizes: Sequence):
-    """NumPy's broadcast of one axis: the size other than 1 (all such sizes equal), else 1;
-    with the claim that every size is 1 or the result."""
-    out = z3.IntVal(1)
-    for s in reversed(list(sizes)):
-        out = z3.If(s != 1, s, out)
-    return out, [z3.Or(s == 1, s == out) for s in sizes]
+#: one axis broadcast (NumPy's rule): the size other than 1, and each size 1 or that one
+_bcast = N.bcast
 
 
 def _bshape(*shapes):
-    nd = max(len(s) for s in shapes)
-    out, extra = [], []
-    for i in range(-nd, 0):
-        sizes = [s[i] for s in shapes if len(s) >= -i]
-        r, ok = _bcast(sizes)
-        out.append(r)
-        extra += ok
-    return tuple(out), extra
+    """``np.broadcast_shapes`` of the shapes, and the claims that they broadcast."""
+    (out,), extra = N.broadcast(*shapes)
+    return out, extra
 
 
 # ---------------------------------------------------------------------------- broadcasting
@@ -150,6 +141,9 @@ def broadcast_shapes():
         np.add(x, y, out=o)
         return o
     _case(out_kw, (r((4, 1)), r((5,))), {"x": (A, 1), "y": (A,)}, spec_n, "np.add(out=)")
+    # every rank up to 4, every axis and offset (proofs/op_shape_rules.py)
+    from .op_shape_rules import broadcast_sweep
+    broadcast_sweep()
 
 
 # ---------------------------------------------------------------------------- indexing
@@ -258,6 +252,9 @@ def split_sizes():
         return [(c2,), (zmax(c5 - c2, 0),), (zmax(n - c5, 0),)], []
     _case(lambda x: tuple(np.split(x, [2, 5])), (r(9),), {"x": (A,)}, spec_at,
           "np.split(x, [2, 5])", (r(6),))
+    # every rank up to 4, every axis and offset (proofs/op_shape_rules.py)
+    from .op_shape_rules import split_sweep
+    split_sweep()
 
 
 def _clamp(i: int, n):
@@ -329,6 +326,9 @@ def diff_length():
               (r(2),), (r(9),))
     _case(lambda x: np.diff(x, axis=0), (r((5, 3)),), {"x": (A, A)},
           lambda P, ins: ([(zmax(ins[0][0] - 1, 0), ins[0][1])], []), "np.diff(axis=0)")
+    # every rank up to 4, every axis and offset (proofs/op_shape_rules.py)
+    from .op_shape_rules import diff_sweep
+    diff_sweep()
 
 
 @proves("shape.pad_tile_repeat_stack")
@@ -390,6 +390,9 @@ def pad_tile_repeat_stack():
         return [(a + b + c, m)], [m == m2, m2 == m3]
     _case(lambda x, y, z: np.concatenate([x, y, z]), (r((2, 5)), r((3, 5)), r((4, 5))),
           {"x": (A, A), "y": (A, A), "z": (A, A)}, spec_cat, "np.concatenate of three")
+    # every rank up to 4, every axis and offset (proofs/op_shape_rules.py)
+    from .op_shape_rules import repeat_pad_sweep
+    repeat_pad_sweep()
 
 
 __all__ = ["Contract", "STATS"]

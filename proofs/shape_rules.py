@@ -273,6 +273,9 @@ def reshape_infer():
     P_.prove(s == out, numel >= 0, t1 > 0, t2 > 0, accepted, known * s == numel)
     _reshape_grid()
     _reshape_on_code()
+    # every input and target rank up to 3, symbolic target sizes, -1 anywhere or nowhere
+    from .op_shape_rules import reshape_sweep
+    reshape_sweep()
 
 
 def _reshape_on_code() -> None:
@@ -384,6 +387,9 @@ def concatenate_shape():
                     want = None
                 require(got == want, "concatenate %s on axis %s: the rule gives %s, NumPy %s",
                         combo, axis, got, want)
+    # every rank up to 4, every axis and offset (proofs/op_shape_rules.py)
+    from .op_shape_rules import concatenate_sweep
+    concatenate_sweep()
 
 
 # ---------------------------------------------------------------------------- matmul

@@ -184,6 +184,13 @@ RULES: List[Rule] = [
     # ---------------------------------------------------------------- solver.py
     _r("solve.unit_substitution", SOLVE + ":solve_unit",
        "c*s + R == 0 <=> s == -c*R for c in {1, -1} and R free of s"),
+    _r("solve.dispatch", SOLVE + ":learn",
+       "after learn(g) (Min/Max equality, equation solver, range, residue split or fact: the "
+       "first step that applies) the environment admits exactly its old points where g "
+       "holds"),
+    _r("solve.refresh_facts", SOLVE + ":refresh_facts",
+       "after a range narrows or a symbol is replaced, the refreshed facts, ranges and "
+       "replacements admit exactly the old points inside the new range / at the value"),
     _r("solve.le_to_range", SOLVE + ":le_to_range",
        "a*s + k <= 0 <=> s <= (-k) // a for a > 0, <=> s >= ceil(k / -a) for a < 0"),
     _r("solve.ne_to_range", SOLVE + ":ne_to_range",
@@ -264,6 +271,71 @@ RULES: List[Rule] = [
     _r("matmul.shape", OPS + ".linalg:matmul_shape",
        "(..., n, k) @ (..., k, m) -> (broadcast(...), n, m); a 1-D first operand is "
        "(1, k) with that axis removed, a 1-D second (k, 1) likewise; the k must be equal"),
+    # ---- op shape rules proven for every rank up to 4, every axis and offset (proofs/
+    # op_shape_rules.py, against NumPy's documented shapes in proofs/numpy_shapes.py)
+    _r("reduce.axes", OPS + ".reduction:reduce",
+       "a reduction over axis None / an int / a tuple (either sign) removes those axes, or "
+       "keeps them as 1 with keepdims; with no identity (max, min) each reduced size >= 1"),
+    _r("reduce.arg", OPS + ".reduction:_arg",
+       "np.argmax / argmin over axis None or one axis (either sign) is a reduction of it "
+       "(keepdims: size 1); the reduced extent is non-empty"),
+    _r("reduce.flat_or_axis", OPS + ".reduction:_flat_or_axis",
+       "np.cumsum / cumprod / sort / argsort keep the shape along any axis (either sign); "
+       "axis=None gives the flattened size"),
+    _r("shape.permute", OPS + ".shape:transpose",
+       "transpose(axes) is (shape[a] for a in axes) for every permutation (either sign), "
+       "reversed for None; swapaxes exchanges two sizes; moveaxis moves one size"),
+    _r("shape.expand_dims", OPS + ".shape:expand_dims",
+       "expand_dims(x, axes) puts a 1 at each axis of the result (rank r + len(axes), "
+       "either sign) and x's sizes, in order, elsewhere"),
+    _r("shape.squeeze", OPS + ".shape:_squeeze",
+       "squeeze removes the named axes, each of size 1, or (None) every axis of size 1 "
+       "(a symbolic size kept must not be 1)"),
+    _r("shape.diagonal", OPS + ".shape:_diagonal",
+       "np.diagonal(x, k, a1, a2) removes axes a1, a2 and appends max(0, min(n1, n2 - k)) "
+       "for k >= 0, max(0, min(n1 + k, n2)) for k < 0"),
+    _r("index.basic", OPS + ".indexing:region",
+       "x[...] with ints (-n <= i < n, axis removed), slices (len(range(n)[s])), None (a 1) "
+       "and one Ellipsis (the axes not indexed) gives NumPy's basic-indexing shape"),
+    _r("index.take", OPS + ".advanced:_take",
+       "np.take(x, i, axis) replaces the axis by i's shape; axis=None: i's shape"),
+    _r("index.take_along_axis", OPS + ".advanced:_take_along_axis",
+       "np.take_along_axis(x, i, axis) has i's size on the axis and the broadcast of x's "
+       "and i's sizes elsewhere"),
+    _r("linalg.dot", OPS + ".linalg:_dot",
+       "np.dot(a, b): a.shape[:-1] + b.shape[:-2] + b.shape[-1:] (b 1-D: a.shape[:-1]) "
+       "with a's last size equal to b's contracted one"),
+    _r("shape.flip", OPS + ".shape:_flip",
+       "np.flip / fliplr / flipud over any axes (either sign) keep the shape"),
+    _r("shape.roll", OPS + ".shape:_roll",
+       "np.roll by any shift over any axes (either sign) keeps the shape"),
+    _r("creation.triangle", OPS + ".creation:_triangle",
+       "np.tril / np.triu of rank >= 2 with any offset keep the shape"),
+    _r("creation.linspace", OPS + ".creation:_linspace",
+       "np.linspace(start, stop, num) has num samples; num >= 0"),
+    _r("linalg.kron", OPS + ".linalg_calls:_kron",
+       "np.kron(a, b): shapes aligned on the right (1s prepended), multiplied axis by axis"),
+    _r("signal.correlate", OPS + ".signal:_correlate",
+       "np.convolve / np.correlate of lengths n, m >= 1: full n + m - 1, same max(n, m), "
+       "valid max(n, m) - min(n, m) + 1"),
+    _r("stats.histogram_bins", OPS + ".statistics:_bins",
+       "np.histogram with e >= 1 edges has e - 1 counts and e edges"),
+    _r("shape.hstack", OPS + ".shape:_hstack",
+       "np.hstack joins 1-D arrays along axis 0, others along axis 1; of one array, its "
+       "rows (at least one)"),
+    _r("shape.vstack", OPS + ".shape:_vstack",
+       "np.vstack joins the arrays made at least 2-D along axis 0; of one array, its rows "
+       "(at least one)"),
+    _r("shape.dstack", OPS + ".shape:_dstack",
+       "np.dstack joins the arrays made at least 3-D ((n,) -> (1, n, 1), (m, n) -> "
+       "(m, n, 1)) along axis 2; of one array, its rows (at least one)"),
+    _r("linalg.outer", OPS + ".linalg:_outer",
+       "np.outer(a, b) is (a.size, b.size) for operands of any rank"),
+    _r("linalg.inner", OPS + ".linalg:_inner",
+       "np.inner(a, b) is a.shape[:-1] + b.shape[:-1], a's last size equal to b's"),
+    _r("linalg.tensordot", OPS + ".linalg:_tensordot",
+       "np.tensordot(a, b, axes=k) is a.shape[:-k] + b.shape[k:], a's last k sizes equal to "
+       "b's first k"),
 ]
 
 # ---------------------------------------------------------------- the exact contract

@@ -46,6 +46,7 @@ ELIMINATE_FIRST = {"unbacked": 4, "intermediate": 3, "quotient": 2, "auto": 2, "
                    "named": 1}
 
 
+@rule("solve.dispatch")
 def learn(env, c) -> None:
     """Learn from a guard ``c`` (true at the example values): the first step that
     applies, else keep ``c`` as a fact."""
@@ -503,6 +504,7 @@ def constrain(env, value: IntLike, vr: ValueRange) -> None:
         add_fact(env, R.le(value, vr.upper))
 
 
+@rule("solve.refresh_facts")
 def refresh_facts(env) -> None:
     """The facts and assumptions rewritten under the current replacements and ranges.
     A fact on a data-dependent size that now mentions input sizes only becomes an

@@ -190,6 +190,7 @@ def setitem(t: Tracer, x: TracedArray, idx, value) -> None:
     t.rebind(x, res)
 
 
+@rule("index.take")
 @implements(np.take)
 def _take(t, a, indices, axis=None, out=None, mode="raise"):
     if out is not None or mode != "raise":
@@ -208,6 +209,7 @@ def _take(t, a, indices, axis=None, out=None, mode="raise"):
     return t.emit("take", (x.node, i.node), {"axis": ax}, shape, x.dtype)
 
 
+@rule("index.take_along_axis")
 @implements(np.take_along_axis)
 def _take_along_axis(t, arr, indices, axis=-1):
     x = t.operand(arr)

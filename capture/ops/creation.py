@@ -251,6 +251,7 @@ def _tri(t, N, M=None, k=0, dtype=float, *, like=None):
     return mask if dt == np.bool_ else mask.astype(dt)
 
 
+@rule("creation.triangle")
 def _triangle(lower: bool):
     def handler(t, m, k=0):
         x = t.operand(m)
@@ -274,6 +275,7 @@ defop("linspace", "np.linspace({start}, {stop}, {num}, endpoint={endpoint}, dtyp
       doc="evenly spaced values (a size for num)")
 
 
+@rule("creation.linspace")
 @implements(np.linspace)
 def _linspace(t, start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *,
               device=None):

@@ -118,6 +118,7 @@ def _check_basic(items) -> None:
         raise UserError("unsupported index %r (%s)%s" % (i, type(i).__name__, _frame()))
 
 
+@rule("index.basic")
 def region(x: TracedArray, items) -> Tuple[tuple, list]:
     """The shape selected by basic index items (already expanded), and the normalised
     index as it appears in the node (SymInts as expressions)."""

@@ -75,6 +75,7 @@ def matmul(t: Tracer, ufunc, inputs, kwargs):
 UFUNC_OVERRIDES[np.matmul] = matmul
 
 
+@rule("linalg.dot")
 @implements(np.dot)
 def _dot(t, a, b, out=None):
     if out is not None:
@@ -176,6 +177,7 @@ def _einsum(t, subscripts, *operands, out=None, dtype=None, order="K", casting="
     return t.emit("einsum", tuple(o.node for o in ops), {"subscripts": subscripts}, shape, dt)
 
 
+@rule("linalg.inner")
 @implements(np.inner)
 def _inner(t, a, b):
     x, y = t.operand(a), t.operand(b)
@@ -184,6 +186,7 @@ def _inner(t, a, b):
     return contract(t, x, y, [x.ndim - 1], [y.ndim - 1], "np.inner")
 
 
+@rule("linalg.tensordot")
 @implements(np.tensordot)
 def _tensordot(t, a, b, axes=2):
     x, y = _operands(t, a, b, "tensordot")
@@ -216,6 +219,7 @@ def contract(t, x: TracedArray, y: TracedArray, ax_a, ax_b, what: str):
     return t.emit("tensordot", (x.node, y.node), {"axes": (tuple(ax_a), tuple(ax_b))}, shape, dt)
 
 
+@rule("linalg.outer")
 @implements(np.outer)
 def _outer(t, a, b, out=None):
     x, y = _operands(t, a, b, "outer")

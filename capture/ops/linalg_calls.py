@@ -14,6 +14,7 @@ from typing import List
 
 import numpy as np
 
+from symshape.rules import rule
 from symshape.errors import UserError, where
 from symshape.symint import SymInt, describe
 from symshape.userframe import user_frame
@@ -128,6 +129,7 @@ def _vecdot(a: Args) -> tuple:
     return broadcast_shapes(rest, a.what)
 
 
+@rule("linalg.kron")
 def _kron(a: Args) -> tuple:
     x, y = a.arr("a"), a.arr("b")
     xs = tuple(x.shape) if x is not None else np.shape(a.val("a"))

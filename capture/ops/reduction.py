@@ -69,6 +69,7 @@ def require_nonempty(name: str, sizes) -> None:
                         % (_NO_IDENTITY[name], _frame()))
 
 
+@rule("reduce.axes")
 def reduce(t: Tracer, name: str, a, axis=None, keepdims=False, dtype=None, out=None,
            **extra):
     if out is not None:
@@ -154,6 +155,7 @@ for _n, _fs in (("max", (np.max, np.amax)), ("min", (np.min, np.amin)), ("any", 
     implements(*_fs)(_make_nodtype(_n))
 
 
+@rule("reduce.arg")
 def _arg(name):
     def handler(t, a, axis=None, out=None, *, keepdims=False):
         if out is not None:
@@ -292,6 +294,7 @@ defop("norm", "np.linalg.norm({0}, ord={ord}, axis={axis}, keepdims={keepdims})"
       doc="vector / matrix norm")
 
 
+@rule("reduce.flat_or_axis")
 def _flat_or_axis(t, x, axis):
     if axis is None:
         return reshape(t, x, (-1,)), 0
@@ -323,6 +326,8 @@ def _diff(t, a, n=1, axis=-1, prepend=None, append=None):
     x = t.operand(a)
     ax = norm_axis(axis, x.ndim)
     n = int(n)
+    if n < 0:       # NumPy raises; the size rule below would grow the axis instead
+        raise UserError("np.diff: order must be non-negative but got %d%s" % (n, _frame()))
     size = x.shape[ax] - n
     size = sym_max(size, 0) if type(size) is not int else max(size, 0)
     shape = tuple(size if i == ax else s for i, s in enumerate(x.shape))

@@ -116,6 +116,7 @@ def _ravel(t, a, order="C"):
     return reshape(t, x, (-1,))
 
 
+@rule("shape.permute")
 def transpose(t: Tracer, x: TracedArray, axes) -> TracedArray:
     nd = x.ndim
     if axes is None:
@@ -158,6 +159,7 @@ def _moveaxis(t, a, source, destination):
     return transpose(t, x, order)
 
 
+@rule("shape.expand_dims")
 def expand_dims(t: Tracer, x: TracedArray, axis) -> TracedArray:
     axes = _sizes(axis)
     nd = x.ndim + len(axes)
@@ -175,6 +177,7 @@ def _expand_dims(t, a, axis):
     return expand_dims(t, t.operand(a), axis)
 
 
+@rule("shape.squeeze")
 @implements(np.squeeze)
 def _squeeze(t, a, axis=None):
     x = t.operand(a)
@@ -205,6 +208,7 @@ def _concatenate(t, arrays, axis=0, out=None, dtype=None, casting="same_kind"):
         raise UserError("np.concatenate(..., out=...) is not supported while tracing%s"
                         % _frame())
     if type(arrays) is TracedArray:
+        _some_rows(arrays)
         return _fresh(t, _rows_joined(t, arrays, axis), dtype)
     xs = [t.operand(a) for a in arrays]
     if not xs:
@@ -240,6 +244,7 @@ def _stack(t, arrays, axis=0, out=None, dtype=None, casting="same_kind"):
     if out is not None:
         raise UserError("np.stack(..., out=...) is not supported while tracing%s" % _frame())
     if type(arrays) is TracedArray:            # the rows of one array, stacked again
+        _some_rows(arrays)
         if arrays.ndim == 0:
             raise UserError("need at least one array to stack%s" % _frame())
         return _fresh(t, np.moveaxis(arrays, 0, norm_axis(axis, arrays.ndim)), dtype)
@@ -310,6 +315,8 @@ def _sizes_or_ints(v, what: str) -> tuple:
 def _tile(t, A, reps):
     x = t.operand(A)
     reps = _static_ints(reps, "np.tile reps")
+    if any(r < 0 for r in reps):     # NumPy raises "negative dimensions are not allowed"
+        raise UserError("np.tile: negative repetitions %s%s" % (reps, _frame()))
     nd = max(x.ndim, len(reps))
     shape = (1,) * (nd - x.ndim) + tuple(x.shape)
     reps_full = (1,) * (nd - len(reps)) + reps
@@ -328,6 +335,8 @@ def _repeat(t, a, repeats, axis=None):
     if r is None:
         raise UserError("np.repeat with a list of counts is not supported while tracing; use a "
                         "single static count%s" % _frame())
+    if r < 0:       # NumPy raises; the size rule below would give a negative size
+        raise UserError("np.repeat: negative count %d%s" % (r, _frame()))
     if axis is None:
         return t.emit("repeat", (x.node,), {"repeats": r, "axis": None},
                       (prod(x.shape) * r,), x.dtype)
@@ -374,6 +383,7 @@ _PAD_NEEDS_VALUES = {"edge", "reflect", "symmetric", "wrap", "maximum", "minimum
                      "median", "linear_ramp"}
 
 
+@rule("shape.flip")
 @implements(np.flip)
 def _flip(t, m, axis=None):
     x = t.operand(m)
@@ -391,6 +401,7 @@ def _flipud(t, m):
     return _flip(t, m, 0)
 
 
+@rule("shape.roll")
 @implements(np.roll)
 def _roll(t, a, shift, axis=None):
     x = t.operand(a)
@@ -400,6 +411,15 @@ def _roll(t, a, shift, axis=None):
                                     if isinstance(axis, (tuple, list))
                                     else norm_axis(axis, x.ndim))
     return t.emit("roll", (x.node,), {"shift": shift, "axis": ax}, x.shape, x.dtype)
+
+
+def _some_rows(x: TracedArray) -> None:
+    """One array passed where NumPy wants a sequence of arrays (``np.vstack(x)``) is the
+    sequence of its rows: NumPy raises when there are none, so the contract needs one
+    (a guard on ``x.shape[0]``; eager NumPy: "need at least one array to concatenate")."""
+    if x.ndim == 0 or not (x.shape[0] >= 1):
+        raise UserError("need at least one array to concatenate or stack: %s has no rows%s"
+                        % (shape_repr(x.shape), _frame()))
 
 
 def _rows_joined(t: Tracer, x: TracedArray, axis) -> TracedArray:
@@ -423,28 +443,34 @@ def _fresh(t: Tracer, x: TracedArray, dtype=None) -> TracedArray:
     return t.emit("copy", (x.node,), {}, x.shape, x.dtype)
 
 
+@rule("shape.hstack")
 @implements(np.hstack)
 def _hstack(t, tup, *, dtype=None, casting="same_kind"):
     if type(tup) is TracedArray:
+        _some_rows(tup)
         return _fresh(t, _rows_joined(t, tup, 0 if tup.ndim == 2 else 1), dtype)
     xs = [t.operand(a) for a in tup]
     axis = 0 if xs and xs[0].ndim == 1 else 1
     return _concatenate(t, xs, axis=axis, dtype=dtype)
 
 
+@rule("shape.vstack")
 @implements(np.vstack)
 def _vstack(t, tup, *, dtype=None, casting="same_kind"):
     if type(tup) is TracedArray:                # rows of 1-D become (1, m): x itself
+        _some_rows(tup)
         return _fresh(t, tup if tup.ndim == 2 else _rows_joined(t, tup, 0), dtype)
     xs = [t.operand(a) for a in tup]
     xs = [expand_dims(t, x, 0) if x.ndim == 1 else x for x in xs]
     return _concatenate(t, xs, axis=0, dtype=dtype)
 
 
+@rule("shape.dstack")
 @implements(np.dstack)
 def _dstack(t, tup):
     """Rows (or arrays) made at least 3-D, joined along axis 2."""
     if type(tup) is TracedArray:
+        _some_rows(tup)
         x = tup
         if x.ndim == 2:                         # rows (m,) -> (1, m, 1): (1, m, n)
             return _fresh(t, expand_dims(t, np.transpose(x), 0))
@@ -555,13 +581,16 @@ def _size(env, e):
     return e if type(e) is int else SymInt(e, None, env)
 
 
+@rule("shape.diagonal")
 @implements(np.diagonal)
 def _diagonal(t, a, offset=0, axis1=0, axis2=1):
     x = t.operand(a)
     if x.ndim < 2:
         raise UserError("np.diagonal needs at least 2 dimensions, got shape %s%s"
                         % (shape_repr(x.shape), where(user_frame(2))))
-    a1, a2 = axis1 % x.ndim, axis2 % x.ndim
+    # out-of-range axes are NumPy's AxisError (``% ndim`` alone would wrap them around)
+    a1 = norm_axis(axis1, x.ndim, "np.diagonal axis1")
+    a2 = norm_axis(axis2, x.ndim, "np.diagonal axis2")
     if a1 == a2:
         raise UserError("np.diagonal: axis1 and axis2 cannot be the same%s" % where(user_frame(2)))
     if type(offset) is not int:

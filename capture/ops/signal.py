@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from symshape.rules import rule
 from symshape.errors import UserError, where
 from symshape.symint import SymInt, describe, sym_max
 from symshape.userframe import user_frame
@@ -71,6 +72,7 @@ def _vector_len(a: Args, name: str):
     return v.shape[0]
 
 
+@rule("signal.correlate")
 def _correlate(a: Args) -> tuple:
     n, m = _vector_len(a, "a"), _vector_len(a, "v")
     if not (n >= 1) or not (m >= 1):

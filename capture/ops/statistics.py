@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from symshape.rules import rule
 from symshape.symint import describe
 
 from ..tracer import TracedArray
@@ -95,6 +96,7 @@ def _cov(a: Args) -> tuple:
     return () if r == 1 else (r, r)
 
 
+@rule("stats.histogram_bins")
 def _bins(a: Args, what: str = "bins"):
     """The number of bins: an int, or the length of an edges array minus one."""
     b = a.val(what, 10)
@@ -102,6 +104,10 @@ def _bins(a: Args, what: str = "bins"):
     if arr is not None:
         if arr.ndim != 1:
             raise a.fail("bins must be an int or a 1-D array of edges")
+        # an empty edges array would make the count -1 (a guard: the contract admits
+        # only edges arrays with at least one edge)
+        if not (arr.shape[0] >= 1):
+            raise a.fail("bins as an array of edges needs at least one edge")
         return arr.shape[0] - 1
     if isinstance(b, str):
         raise a.fail("bins=%r computes the number of bins from the values, which the output "
@@ -130,6 +136,8 @@ def _histogram2d(a: Args):
         counts = []
         for v in b:
             if type(v) is TracedArray:
+                if not (v.shape[0] >= 1):
+                    raise a.fail("bins as an array of edges needs at least one edge")
                 counts.append(v.shape[0] - 1)
             elif isinstance(v, (int, np.integer)):
                 counts.append(int(v))

@@ -1,0 +1,452 @@
+"""Op shape rules proven for every rank up to a bound, every axis (negative ones included)
+and every offset / count argument of a range, with every size symbolic.
+
+Each case traces a one-op NumPy program with the real tracer (``op_rules.Contract``): each
+input axis is its own named ``Dim(min=0)`` (``min=1`` only where the op's domain says so),
+so the sizes are Z3 integers >= 0; the claim is that every output size the engine computed
+equals NumPy's documented shape (``proofs/numpy_shapes.py``, written from NumPy's docs, not
+from ``capture/ops``) and that every input the contract admits satisfies NumPy's own
+conditions (equal sizes, divisibility, non-empty extents), for every point of the contract.
+Offsets and positions that NumPy takes as Python ints (split points, slice bounds, integer
+indices, pad widths) are traced as symbolic int inputs, so they are quantified too; counts
+that fix the number of outputs (sections, repetitions, ``n`` of ``np.diff``) run over a range.
+"""
+from __future__ import annotations
+
+import itertools
+from typing import Callable, Dict, List, Sequence
+
+import numpy as np
+import z3
+
+import symshape as ss
+
+from . import numpy_shapes as N
+from . import proves
+from .op_rules import Contract
+from .pyint import require
+
+#: the highest rank every rule here is proven for (3 where a rule says so)
+MAX_RANK = 4
+DYN = ss.Dim.DYNAMIC
+SIZES = (3, 4, 5, 6)
+
+
+def _dims(prefix: str, rank: int, lo: int = 0, static: Dict[int, int] = None) -> tuple:
+    static = static or {}
+    return tuple(static[i] if i in static else ss.Dim("%s%d" % (prefix, i), min=lo)
+                 for i in range(rank))
+
+
+def _check(f, arrays: Sequence, spec: Callable, what: str, ints: Sequence = (),
+           lo: int = 0, names: str = "xyz") -> None:
+    """Trace ``f(*arrays, *ints)`` (arrays as ``(shape, static axes)``, ints symbolic) and
+    prove the output shapes are ``spec(P, input shapes, int values)``'s for every point of
+    the contract, and NumPy's conditions hold there."""
+    args, shapes = [], {}
+    for name, (shape, static) in zip(names, arrays):
+        args.append(np.ones(shape))
+        shapes[name] = _dims(name, len(shape), lo, static)
+    for k, v in enumerate(ints):
+        args.append(v)
+        shapes["k%d" % k] = DYN
+    tr = Contract(f, tuple(args), shapes)
+    ins = tr.ins
+    for sh, (shape, static) in zip(ins, arrays):
+        free = [d for i, d in enumerate(sh) if i not in (static or {})]
+        require(all(not z3.is_int_value(d) for d in free),
+                "%s: the trace specialised an input size: %s", what, sh)
+
+    def full(P, ins_):
+        out, ok = spec(P, [tuple(s) for s in ins_[:len(arrays)]], ins_[len(arrays):])
+        return out, [z3.BoolVal(c) if isinstance(c, bool) else c for c in ok]
+    if any(o for o in tr.outs):
+        tr.prove(full, what)
+        return
+    # every output is a scalar (np.argmax(x)): nothing of the code's to compare but the
+    # rank; NumPy's conditions must still hold on the contract
+    want, ok = full(tr.P, ins)
+    require([len(w) for w in want] == [len(o) for o in tr.outs],
+            "%s: ranks %s, NumPy's are %s", what, [len(o) for o in tr.outs],
+            [len(w) for w in want])
+    tr.P.prove(z3.And(*ok), tr.hyps, what=what)
+
+
+def _check_all(cases: Sequence, arrays: Sequence, what: str, ints: Sequence = ()) -> None:
+    """``_check`` of several calls on the same inputs as one program returning all their
+    results (one trace, one proof): ``cases`` are ``(f, spec)`` pairs as for ``_check``.
+    Only for calls that record no guard, so that the contract is each call's own."""
+    fns = [f for f, _ in cases]
+
+    def g(*a):
+        out = []
+        for f in fns:
+            r = f(*a)
+            out.extend(r if isinstance(r, (tuple, list)) else [r])
+        return tuple(out)
+
+    def spec(P, ins, v):
+        shapes, ok = [], []
+        for _, sp in cases:
+            o, c = sp(P, ins, v)
+            shapes += o
+            ok += c
+        return shapes, ok
+    _check(_prog(g, len(arrays), len(ints)), arrays, spec, "%s (%d calls)" % (what, len(cases)),
+           ints=ints)
+
+
+def _shape(rank: int, static: Dict[int, int] = None) -> tuple:
+    static = static or {}
+    return tuple(static.get(i, SIZES[i]) for i in range(rank)), static
+
+
+def _sign_mix(axes: Sequence[int], nd: int) -> tuple:
+    """The axes written alternately negative and positive (both spellings are covered)."""
+    return tuple(a - nd if k % 2 == 0 else a for k, a in enumerate(axes))
+
+
+# ---------------------------------------------------------------------------- reductions
+def _reduce_axes(rank: int) -> List:
+    out: List = [None] + list(range(-rank, rank))
+    for n in range(2, rank + 1):
+        out += [_sign_mix(c, rank) for c in itertools.combinations(range(rank), n)]
+    return out
+
+
+@proves("reduce.axes")
+def reduce_axes():
+    """np.sum for every rank 0..4, axis None / every int / every set of two or more axes
+    (written with both signs), keepdims False and True; np.max (no identity: the contract
+    must admit only non-empty extents) for every rank 1..3 and axis."""
+    for rank in range(0, MAX_RANK + 1):
+        _check_all([(_bind1(np.sum, axis=axis, keepdims=keep),
+                     lambda P, ins, v, a=axis, k=keep: N.reduction(ins[0], a, k))
+                    for axis, keep in itertools.product(_reduce_axes(rank), (False, True))],
+                   [_shape(rank)], "np.sum(rank %d, every axis, keepdims)" % rank)
+    for rank in range(1, MAX_RANK):
+        for axis, keep in itertools.product([None] + list(range(-rank, rank)), (False, True)):
+            _check(_bind1(np.max, axis=axis, keepdims=keep), [_shape(rank)],
+                   lambda P, ins, v, a=axis, k=keep: N.arg_reduction(ins[0], a, k),
+                   "np.max(rank %d, axis=%s, keepdims=%s)" % (rank, axis, keep))
+
+
+def _bind1(fn, *a, **kw):
+    """``fn(x, *a, **kw)`` as a program of ``x`` alone (a default would be one more
+    input)."""
+    return lambda x: fn(x, *a, **kw)
+
+
+def _bind2(fn, *a, **kw):
+    return lambda x, y: fn(x, y, *a, **kw)
+
+
+def _prog(g, arrays: int, ints: int):
+    """``g`` as a program whose parameters are named as ``_check`` names its inputs
+    (``x, y, z`` then ``k0, k1, ...``): the static arguments live in ``g``'s closure."""
+    params = ", ".join(list("xyz"[:arrays]) + ["k%d" % i for i in range(ints)])
+    return eval("lambda %s: g(%s)" % (params, params), {"g": g})  # noqa: S307
+
+
+@proves("reduce.arg")
+def reduce_arg():
+    """np.argmax / np.argmin for every rank 1..4, axis None and every int axis, keepdims
+    False and True: NumPy's shape, and the contract admits only non-empty extents."""
+    for fn in (np.argmax, np.argmin):
+        for rank in range(1, MAX_RANK + 1):
+            for axis, keep in itertools.product([None] + list(range(-rank, rank)),
+                                                (False, True)):
+                if fn is np.argmin and rank < MAX_RANK:
+                    continue
+                _check(_bind1(fn, axis=axis, keepdims=keep), [_shape(rank)],
+                       lambda P, ins, v, a=axis, k=keep: N.arg_reduction(ins[0], a, k),
+                       "%s(rank %d, axis=%s, keepdims=%s)" % (fn.__name__, rank, axis, keep))
+
+
+@proves("reduce.flat_or_axis")
+def reduce_flat_or_axis():
+    """np.cumsum, np.cumprod, np.sort and np.argsort for every rank 1..4 and axis None /
+    every int axis: the input's shape (None: the flattened size)."""
+    for rank in range(1, MAX_RANK + 1):
+        _check_all([(_bind1(fn, axis=axis), lambda P, ins, v, a=axis: N.along_axis(ins[0], a))
+                    for fn in (np.cumsum, np.sort, np.argsort, np.cumprod)
+                    for axis in [None] + list(range(-rank, rank))],
+                   [_shape(rank)], "cumsum / sort / argsort / cumprod(rank %d)" % rank)
+
+
+def diff_sweep() -> None:
+    """np.diff for every rank 1..4, every axis and n = 0..3 (part of ``diff.length``)."""
+    for rank in range(1, MAX_RANK + 1):
+        _check_all([(_bind1(np.diff, n=n, axis=axis),
+                     lambda P, ins, v, a=axis, n=n: N.diff(ins[0], n, a))
+                    for axis, n in itertools.product(range(-rank, rank), range(4))],
+                   [_shape(rank)], "np.diff(rank %d, every axis, n = 0..3)" % rank)
+
+
+# ---------------------------------------------------------------------------- axes
+@proves("shape.permute")
+def shape_permute():
+    """np.transpose with every permutation of every rank 0..4 (written with negative axes
+    for every other one) and axes=None; np.swapaxes with every pair of axes in [-r, r) and
+    np.moveaxis with every source and destination in [-r, r), for every rank 1..4."""
+    for rank in range(0, MAX_RANK + 1):
+        perms = [None] + [tuple(a - rank if k % 2 else a for a in p)
+                          for k, p in enumerate(itertools.permutations(range(rank)))]
+        _check_all([(_bind1(np.transpose, axes=axes),
+                     lambda P, ins, v, a=axes: N.transpose(ins[0], a)) for axes in perms],
+                   [_shape(rank)], "np.transpose(rank %d, every permutation)" % rank)
+    for rank in range(1, MAX_RANK + 1):
+        pairs = list(itertools.product(range(-rank, rank), repeat=2))
+        _check_all([(_bind1(np.swapaxes, i, j),
+                     lambda P, ins, v, i=i, j=j: N.swapaxes(ins[0], i, j)) for i, j in pairs],
+                   [_shape(rank)], "np.swapaxes(rank %d, every pair)" % rank)
+        _check_all([(_bind1(np.moveaxis, i, j),
+                     lambda P, ins, v, i=i, j=j: N.moveaxis(ins[0], i, j)) for i, j in pairs],
+                   [_shape(rank)], "np.moveaxis(rank %d, every pair)" % rank)
+
+
+@proves("shape.expand_dims")
+def shape_expand_dims():
+    """np.expand_dims for every rank 0..3 with every axis of the result (in [-r-1, r]) and
+    every pair of distinct result axes (mixed signs): results up to rank 5."""
+    for rank in range(0, MAX_RANK):
+        nd = rank + 1
+        axes: List = list(range(-nd, nd))
+        axes += [_sign_mix(c, rank + 2) for c in itertools.combinations(range(rank + 2), 2)]
+        _check_all([(_bind1(np.expand_dims, axis=axis),
+                     lambda P, ins, v, a=axis: N.expand_dims(ins[0], a)) for axis in axes],
+                   [_shape(rank)], "np.expand_dims(rank %d, every axis)" % rank)
+
+
+@proves("shape.squeeze")
+def shape_squeeze():
+    """np.squeeze for every rank 1..4 and every set of axes of size 1 (static), with
+    axis=None, each size-1 axis (both signs) and all of them as a tuple; a symbolic axis
+    squeezed needs size 1 (the contract admits nothing else)."""
+    for rank in range(1, MAX_RANK + 1):
+        for ones in itertools.chain.from_iterable(
+                itertools.combinations(range(rank), n) for n in range(rank + 1)):
+            static = {i: 1 for i in ones}
+            cands: List = [None] + [i for i in ones] + [i - rank for i in ones]
+            if len(ones) > 1:
+                cands.append(_sign_mix(ones, rank))
+            # axis=None guards the symbolic sizes (!= 1): its own program; the named
+            # static axes record nothing, so they share one
+            _check(_bind1(np.squeeze, axis=None), [_shape(rank, static)],
+                   lambda P, ins, v: N.squeeze(ins[0], None),
+                   "np.squeeze(rank %d, ones at %s)" % (rank, ones))
+            if cands[1:]:
+                _check_all([(_bind1(np.squeeze, axis=axis),
+                             lambda P, ins, v, a=axis: N.squeeze(ins[0], a))
+                            for axis in cands[1:]], [_shape(rank, static)],
+                           "np.squeeze(rank %d, ones at %s, each axis)" % (rank, ones))
+
+
+# ---------------------------------------------------------------------------- joining
+def concatenate_sweep() -> None:
+    """np.concatenate of two arrays of every rank 1..4 on every axis and None, and of
+    three arrays of every rank 1..3 (part of ``concatenate.shape``)."""
+    for rank in range(1, MAX_RANK + 1):
+        for axis in [None] + list(range(-rank, rank)):
+            _check(_prog(lambda x, y, a=axis: np.concatenate([x, y], axis=a), 2, 0),
+                   [_shape(rank), _shape(rank)],
+                   lambda P, ins, v, a=axis: N.concatenate(ins, a),
+                   "np.concatenate(2 x rank %d, axis=%s)" % (rank, axis))
+            if rank < MAX_RANK:
+                _check(_prog(lambda x, y, z, a=axis: np.concatenate([x, y, z], axis=a), 3, 0),
+                       [_shape(rank)] * 3, lambda P, ins, v, a=axis: N.concatenate(ins, a),
+                       "np.concatenate(3 x rank %d, axis=%s)" % (rank, axis))
+
+
+def split_sweep() -> None:
+    """np.split into k = 1..3 equal sections and np.array_split into k = 1..4, on every
+    axis of every rank 1..3; np.split at two symbolic indices (examples in range, negative,
+    past the end) on every axis of every rank 1..3 (part of ``split.sizes``)."""
+    for rank in range(1, MAX_RANK):
+        for axis in range(-rank, rank):
+            ax = axis % rank
+            shp = tuple(6 if i == ax else SIZES[i] for i in range(rank))
+            for k in (1, 2, 3):
+                _check(_prog(lambda x, k=k, a=axis: tuple(np.split(x, k, axis=a)), 1, 0),
+                       [(shp, {})],
+                       lambda P, ins, v, k=k, a=axis: N.split_sections(P, ins[0], k, a),
+                       "np.split(rank %d, %d, axis=%d)" % (rank, k, axis))
+            # array_split records no guard: every count in one program
+            _check_all([(lambda x, k=k, a=axis: tuple(np.array_split(x, k, axis=a)),
+                         lambda P, ins, v, k=k, a=axis: N.array_split_sections(P, ins[0], k, a))
+                        for k in (1, 2, 3, 4)], [(shp, {})],
+                       "np.array_split(rank %d, 1..4 sections, axis=%d)" % (rank, axis))
+            for pts in ((2, 4), (-4, -1), (4, 9), (1, -2)):
+                _check(_prog(lambda x, i, j, a=axis: tuple(np.split(x, [i, j], axis=a)), 1, 2),
+                       [(shp, {})], lambda P, ins, v, a=axis: N.split_indices(ins[0], v, a),
+                       "np.split(rank %d, [i, j] like %s, axis=%d)" % (rank, pts, axis),
+                       ints=pts)
+
+
+# ---------------------------------------------------------------------------- indexing
+@proves("index.basic")
+def index_basic():
+    """x[...] with one int / slice / None component at every position of every rank 1..3,
+    the rest full slices or an Ellipsis before or after it: int indices and slice bounds
+    are symbolic ints (examples of both signs), steps 1, 2, -1 and -3."""
+    for rank in range(1, MAX_RANK):
+        for pos in range(rank):
+            for kind, ex in (("int", (1,)), ("int", (-2,)), ("slice", (1, -1)),
+                             ("slice", (-4, 5)), ("none", ())):
+                steps = (1, 2, -1, -3) if kind == "slice" else (None,)
+                for step, ell in itertools.product(steps, ("", "before", "after")):
+                    if ell == "before" and pos != rank - 1 or ell == "after" and pos != 0:
+                        continue
+                    _index_case(rank, pos, kind, ex, step, ell)
+
+
+def _index_case(rank: int, pos: int, kind: str, ex: tuple, step, ell: str) -> None:
+    def items(vals):
+        if kind == "int":
+            comp = vals[0]
+        elif kind == "slice":
+            comp = slice(vals[0], vals[1], step)
+        else:
+            comp = None
+        if ell == "before":
+            return (Ellipsis, comp)
+        if ell == "after":
+            return (comp, Ellipsis)
+        return (slice(None),) * pos + (comp,)
+    _check(_prog(lambda x, *v: x[items(v)], 1, len(ex)), [_shape(rank)], lambda P, ins, v: N.basic_index(ins[0], items(tuple(v))),
+           "x[%s] on rank %d, examples %s" % (kind, rank, ex), ints=ex)
+
+
+@proves("index.take")
+def index_take():
+    """np.take with index arrays of rank 0..2 on every axis (and None) of every rank 1..3."""
+    for rank in range(1, MAX_RANK):
+        for axis in [None] + list(range(-rank, rank)):
+            for irank in (0, 1, 2):
+                _check(_prog(lambda x, i, a=axis: np.take(x, i.astype(np.intp) % 1, axis=a),
+                             2, 0),
+                       [_shape(rank), ((2, 3)[:irank], {})],
+                       lambda P, ins, v, a=axis: N.take(ins[0], ins[1], a),
+                       "np.take(rank %d, index rank %d, axis=%s)" % (rank, irank, axis))
+
+
+@proves("index.take_along_axis")
+def index_take_along_axis():
+    """np.take_along_axis on every axis of every rank 1..4, indices of the array's sizes
+    and, off the axis, of size 1 (broadcast)."""
+    for rank in range(1, MAX_RANK + 1):
+        for axis in range(-rank, rank):
+            ax = axis % rank
+            for ones in (False, True):
+                static = {i: 1 for i in range(rank) if i != ax} if ones else {}
+                ishape = tuple(static.get(i, 2 if i == ax else SIZES[i]) for i in range(rank))
+                _check(_prog(lambda x, i, a=axis: np.take_along_axis(
+                    x, i.astype(np.intp) % 1, a), 2, 0),
+                       [_shape(rank), (ishape, static)],
+                       lambda P, ins, v, a=axis: N.take_along_axis(ins[0], ins[1], a),
+                       "np.take_along_axis(rank %d, axis=%d, ones=%s)" % (rank, axis, ones))
+
+
+# ---------------------------------------------------------------------------- repetition
+def repeat_pad_sweep() -> None:
+    """np.repeat with counts 0..3 on every axis and None of every rank 1..4; np.pad with a
+    symbolic width, a (before, after) pair of symbolic widths for every axis and one
+    constant pair per axis, for every rank 1..4 (part of ``shape.pad_tile_repeat_stack``)."""
+    for rank in range(1, MAX_RANK + 1):
+        _check_all([(_bind1(np.repeat, repeats=r, axis=axis),
+                     lambda P, ins, v, a=axis, r=r: N.repeat(ins[0], r, a))
+                    for axis, r in itertools.product([None] + list(range(-rank, rank)),
+                                                     range(4))],
+                   [_shape(rank)], "np.repeat(rank %d, every axis, counts 0..3)" % rank)
+        _check(_prog(lambda x, w: np.pad(x, w), 1, 1), [_shape(rank)],
+               lambda P, ins, v: N.pad(ins[0], v[0]), "np.pad(rank %d, w)" % rank, ints=(2,))
+        _check(_prog(lambda x, a, b: np.pad(x, (a, b)), 1, 2), [_shape(rank)],
+               lambda P, ins, v: N.pad(ins[0], tuple(v)), "np.pad(rank %d, (a, b))" % rank,
+               ints=(1, 3))
+        pairs = tuple((k % 3, (k + 1) % 2) for k in range(rank))
+        _check(_bind1(np.pad, pad_width=pairs), [_shape(rank)],
+               lambda P, ins, v, p=pairs: N.pad(ins[0], p), "np.pad(rank %d, %s)"
+               % (rank, pairs))
+
+
+@proves("shape.diagonal")
+def shape_diagonal():
+    """np.diagonal for every rank 2..4, every ordered pair of distinct axes (written with
+    both signs) and offsets -3..3."""
+    for rank in range(2, MAX_RANK + 1):
+        cases = []
+        for i, j in itertools.permutations(range(rank), 2):
+            a1, a2 = (i - rank, j) if (i + j) % 2 else (i, j - rank)
+            cases += [(_bind1(np.diagonal, offset=off, axis1=a1, axis2=a2),
+                       lambda P, ins, v, o=off, p=a1, q=a2: N.diagonal(ins[0], o, p, q))
+                      for off in range(-3, 4)]
+        _check_all(cases, [_shape(rank)], "np.diagonal(rank %d, every pair, offsets -3..3)"
+                   % rank)
+
+
+# ---------------------------------------------------------------------------- products
+@proves("linalg.dot")
+def linalg_dot():
+    """np.dot for every pair of ranks 1..4 x 1..3 (and 4 x 4): NumPy's shape, and the
+    contract admits only equal contracted sizes."""
+    for ra, rb in itertools.product(range(1, MAX_RANK + 1), repeat=2):
+        sa = tuple(SIZES[i] for i in range(ra))
+        sb = [SIZES[i] for i in range(rb)]
+        if rb == 1:
+            sb[0] = sa[-1]
+        else:
+            sb[-2] = sa[-1]
+        _check(lambda x, y: np.dot(x, y), [(sa, {}), (tuple(sb), {})],
+               lambda P, ins, v: N.dot(ins[0], ins[1]), "np.dot(rank %d, rank %d)" % (ra, rb))
+
+
+@proves("linalg.tensordot")
+def linalg_tensordot():
+    """np.tensordot(a, b, axes=k) for every pair of ranks 1..4 and every k from 0 to the
+    smaller rank."""
+    for ra, rb in itertools.product(range(1, MAX_RANK + 1), repeat=2):
+        for k in range(0, min(ra, rb) + 1):
+            sa = tuple(SIZES[i] for i in range(ra))
+            sb = tuple(sa[ra - k + i] if i < k else SIZES[(i + 1) % 4] for i in range(rb))
+            _check(_bind2(np.tensordot, axes=k), [(sa, {}), (sb, {})],
+                   lambda P, ins, v, k=k: N.tensordot(ins[0], ins[1], k),
+                   "np.tensordot(rank %d, rank %d, axes=%d)" % (ra, rb, k))
+
+
+# ---------------------------------------------------------------------------- broadcasting
+def broadcast_sweep() -> None:
+    """x + y for every pair of ranks 0..3 and every assignment, per aligned axis, of the
+    example relation (equal sizes, x's size 1, y's size 1): the contract admits only
+    broadcastable sizes and the result is NumPy's (part of ``broadcast.shapes``)."""
+    for ra, rb in itertools.product(range(0, MAX_RANK), repeat=2):
+        k = min(ra, rb)
+        for pat in itertools.product(("eq", "x1", "y1"), repeat=k):
+            xs: Dict[int, int] = {}
+            ys: Dict[int, int] = {}
+            for n, p in enumerate(pat):       # a size 1 is static (an example 1 specialises)
+                if p == "x1":
+                    xs[ra - k + n] = 1
+                elif p == "y1":
+                    ys[rb - k + n] = 1
+            sa = tuple(xs.get(i, SIZES[4 - ra + i]) for i in range(ra))
+            sb = tuple(ys.get(i, SIZES[4 - rb + i]) for i in range(rb))
+            _check(lambda x, y: x + y, [(sa, xs), (sb, ys)],
+                   lambda P, ins, v: N.broadcast(*ins), "x + y (%s, %s)" % (sa, sb))
+
+
+# ---------------------------------------------------------------------------- reshape
+def reshape_sweep() -> None:
+    """x.reshape(target) for every input rank 1..3 and every target rank 1..3 whose
+    entries are symbolic ints, with a -1 at every position or none (part of
+    ``reshape.infer``)."""
+    for rank, trank in itertools.product(range(1, MAX_RANK), repeat=2):
+        shp = ((24,), (4, 6), (2, 3, 4))[rank - 1]       # 24 elements at every rank
+        for hole in [None] + list(range(trank)):
+            k = trank - (hole is not None)
+            ex = [2] * k if hole is not None else list(((24,), (4, 6), (2, 3, 4))[k - 1])
+            _check(_prog(lambda x, *v, h=hole: x.reshape(
+                v[:h] + (-1,) + v[h:] if h is not None else v), 1, k), [(shp, {})],
+                lambda P, ins, v, h=hole: N.reshape(
+                    P, ins[0], tuple(v[:h]) + (-1,) + tuple(v[h:]) if h is not None
+                    else tuple(v)),
+                "x.reshape(rank %d -> %d, -1 at %s)" % (rank, trank, hole), ints=ex)
