@@ -136,6 +136,9 @@ MUTANTS: List[Mutant] = [
     Mutant("learn narrows the range of a * s + k <= 0 by one too many", "symshape/solver.py",
            "                refine(env, s, le_to_range(a, e.const))",
            "                refine(env, s, le_to_range(a, e.const + 1))", ("solve.dispatch",)),
+    Mutant("range_constraints prints a root's declared range, not its range under the guards",
+           "symshape/contract/exact_ranges.py", "        out[s.expr] = exact_range(cs, s.expr)",
+           "        out[s.expr] = cs.ranges[s]", ("contract.range_constraints",)),
 ]
 
 

@@ -386,6 +386,11 @@ RULES += [
        "range_constraints[e] == [min, max] of e over the root ranges and the residual "
        "guards (each finite end attained by an admitted point; an end the solver does not "
        "settle is the sound interval end)"),
+    _r("contract.range_constraints", "symshape.contract.exact_ranges:published_ranges",
+       "range_constraints has a key for every root symbol and every compound input dim "
+       "and no other, each mapped to its exact range: every admitted point lies in it and "
+       "each finite end is attained (also for a root whose declared range the guards "
+       "narrow)"),
     _r("sympy.public", "symshape.contract.sympy_form:public",
        "the sympy value published for a size e evaluates to e at every point where e is "
        "defined (Mod / floor / Min / Max built unevaluated; checked on corner points, the "

@@ -61,6 +61,7 @@ def exact_range(cs, e: IntLike) -> ValueRange:
     return got
 
 
+@rule("contract.range_constraints")
 def published_ranges(cs) -> Dict[IntLike, ValueRange]:
     """``range_constraints``: each root symbol of ``cs`` and each compound input-dim
     expression, with its range from ``exact_range`` (a root without connected guards is
