@@ -1,0 +1,96 @@
+"""Tests that kill the surviving mutants of ``symshape/decision.py`` (the mutation gate,
+``python -m proofs.mutation --only decision``; docs/mutation_report.md).  Each test names
+the step of ``decide`` it pins and compares with the truth found by hand or by brute force
+over a box of points."""
+import itertools
+
+from symshape import relations as R
+from symshape.env import ShapeEnv
+from symshape.infinity import int_oo
+from symshape.ranges import ValueRange
+
+
+def make_env(*hints):
+    """An environment with one size per hint, each in [2, oo)."""
+    env = ShapeEnv()
+    return env, [env.create_symbol(h, "x%d" % i, ValueRange(2, int_oo)).expr
+                 for i, h in enumerate(hints)]
+
+
+def test_a_not_equal_fact_is_no_upper_bound_in_a_sum_of_facts():
+    # step 5 sums only <= and == facts: x != y says nothing about x <= y or y <= x
+    # (mutant: `f.op <= R.LE` read the fact x - y != 0 as x - y <= 0)
+    env, (x, y) = make_env(9, 3)
+    assert env.evaluate(R.ne(x, y)) is True
+    assert [f.format() for f in env.facts] == ["s0 != s1"]
+    assert env.decide(R.le(x, y)) is None
+    assert env.decide(R.le(y, x)) is None
+    assert env.decide(R.lt(x, y)) is None
+
+
+def test_a_move_outside_the_range_is_no_witness():
+    # step 6 moves one symbol to a nearby point; x = 1 is outside [2, oo), where
+    # x*y - x - y >= 0 fails, but on the range (x - 1)(y - 1) >= 1 holds: implied
+    # (mutants: the range test dropped from the moves, the moves changed)
+    env, (x, y) = make_env(2, 2)
+    c = R.ge(x * y - x - y, 0)
+    assert env.decide(c) is True
+    assert all(a * b - a - b >= 0 for a, b in itertools.product(range(2, 30), repeat=2))
+
+
+def test_an_and_is_implied_only_when_both_sides_are():
+    # step 7 with an `and`: n >= 2 always, n <= 5 not: neither the and nor its negation
+    # (mutant: the z3 encoding of `and` as `or` proved it)
+    env, (n,) = make_env(2)
+    c = R.combine("and", [R.ge(n * n - 2 * n, 0), R.le(n, 5)])
+    assert env.decide(c) is None
+    assert env.decide(R.combine("or", [R.ge(n * n - 2 * n, 0), R.le(n, 5)])) is True
+
+
+def _decide_counting(env, c):
+    """(decide's answer, the number of Z3 calls it made)."""
+    before = env.z3_queries
+    return env.decide(c), env.z3_queries - before
+
+
+def test_a_unit_linear_equation_open_on_the_box_needs_no_solver():
+    # step 4: x + y == 20 over [2, oo)^2 is attained (x = 2, y = 18) and missed: open,
+    # and the box says so at once; the example point (2, 2) and its moves never reach 20,
+    # so without step 4 the solver would be asked (mutant: `abs(k) == 2`)
+    env, (x, y) = make_env(2, 2)
+    assert _decide_counting(env, R.eq(x + y, 20)) == (None, 0)
+    assert _decide_counting(env, R.ne(x + y, 20)) == (None, 0)
+
+
+def test_the_move_to_one_above_the_lower_end_witnesses_an_open_question():
+    # step 6: (x - 2)(x - 4) >= 0 fails only at x = 3; from the example x = 10 the moves
+    # are 11, 9, 20, 2, 3: the last one flips it, so no solver call (mutant: lower + 2)
+    env, (x,) = make_env(10)
+    c = R.ge(x * x - 6 * x + 8, 0)
+    assert _decide_counting(env, c) == (None, 0)
+    assert [a for a in range(2, 50) if (a - 2) * (a - 4) < 0] == [3]
+
+
+def test_a_recorded_point_outside_the_ranges_is_no_base_point():
+    # step 6 without example values starts from the recorded point of the constraints;
+    # one outside the ranges (here x = 1) is dropped: from (1, 5) the move x = 2 flips
+    # x*y - x - y >= 0, but (1, 5) breaks K, so that is no witness; on [2, oo)^2 the
+    # relation is implied (mutant: `is_inf(v) and v not in range` kept the point)
+    env = ShapeEnv()
+    x, y = (env.create_symbol(None, n, ValueRange(2, int_oo)).expr for n in "xy")
+    env.example_point = {x.as_symbol(): 1, y.as_symbol(): 5}
+    assert env.decide(R.ge(x * y - x - y, 0)) is True
+
+
+def test_an_equation_is_not_decided_by_an_upper_bound_alone():
+    # steps 2 and 5 for `==`: a <= b (a fact) or x <= 10 (a range) bounds one side only
+    # (mutant: `c.op >= R.LE` sent `==` down the `<=` branch)
+    env, (a, b) = make_env(3, 9)
+    assert env.evaluate(R.le(a, b)) is True
+    assert [f.format() for f in env.facts] == ["s0 <= s1"]
+    assert env.decide(R.eq(a, b)) is None
+    assert env.decide(R.ne(a, b)) is None
+    env = ShapeEnv()
+    x = env.create_symbol(5, "x", ValueRange(2, 10)).expr
+    assert env.decide(R.eq(x, 10)) is None
+    assert env.decide(R.ne(x, 10)) is None
