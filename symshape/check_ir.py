@@ -284,7 +284,15 @@ class TextRenderer:
         return format_expr(e, self.names.user, py=True)
 
     def solved(self, s: Sym, a: int, rest: IntLike, axis: str) -> str:
-        """How ``s`` is read off ``axis == a*s + rest``: ``(y.shape[0] - 1)/3``."""
+        """How ``s`` is read off ``axis == a*s + rest``: ``(y.shape[0] - 1)/3``; with a
+        negative ``a``, ``(rest - axis)/-a``: ``10 - x.shape[0]``, never ``/-1``."""
+        if a < 0 and _zero(rest):
+            return "-%s/%d" % (axis, -a) if a != -1 else "-%s" % axis
+        if a < 0:
+            r = self.expr(rest)
+            if type(rest) is not int:
+                r = "(%s)" % r
+            return "(%s - %s)/%d" % (r, axis, -a) if a != -1 else "%s - %s" % (r, axis)
         if _zero(rest):
             return "%s/%d" % (axis, a) if a != 1 else axis
         r = self.expr(rest)
@@ -446,8 +454,11 @@ class PyRenderer:
                     rec.coeff == 1 and rec.rest == 0):
                 # a root with no Dim name is reported on its axis (x.shape[0] = 21 is
                 # outside [5, 17]), never by its internal symbol
-                on_axis = [_lit(b if is_inf(b) else rec.coeff * b + rec.rest)
-                           for b in (rec.lo, rec.hi)]
+                # the axis is coeff*v + rest: a negative coeff swaps the ends (and an
+                # infinite end changes sign)
+                ends = [b * rec.coeff if is_inf(b) else rec.coeff * b + rec.rest
+                        for b in (rec.lo, rec.hi)]
+                on_axis = [_lit(b) for b in (ends if rec.coeff > 0 else ends[::-1])]
                 return (" or ".join(conds),
                         [repr(rec.axis), "(%d*%s + %d)" % (rec.coeff, v, rec.rest)] + on_axis +
                         [repr(rec.label)])
