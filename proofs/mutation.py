@@ -410,6 +410,14 @@ EQUIVALENT.update({
     ("env", "stack = user_stack(2)", "stack = user_stack( 1)"):
         "The extra frame is add_guard's own, in symshape/env.py, which user_stack drops "
         "as internal: the same user frames.",
+    ("decision", "if f.op == R.LE:", "if f.op is R.LE:"): _INTERNED,
+    ("decision", "if c.op == R.LE:", "if c.op is R.LE:"): _INTERNED,
+    ("env", 'return all(vals) if c.op == "and" else any(vals)',
+     'return all(vals) if c.op is "and" else any(vals)'): _INTERNED,
+    ("env", 'return all(vals) if c.op == "and" else any(vals)',
+     'return all(vals) if c.op <= "and" else any(vals)'):
+        'The ops of an and / or are "and" and "or", and only "and" <= "and".',
+    ("env", "if type(c) is bool:", "if type(c) == bool:"): "The same test for a type.",
 })
 
 

@@ -5,7 +5,9 @@ over a box of points."""
 import itertools
 
 from symshape import relations as R
+from symshape.decision import decide_ranges
 from symshape.env import ShapeEnv
+from symshape.expr import floordiv
 from symshape.infinity import int_oo
 from symshape.ranges import ValueRange
 
@@ -94,3 +96,49 @@ def test_an_equation_is_not_decided_by_an_upper_bound_alone():
     x = env.create_symbol(5, "x", ValueRange(2, 10)).expr
     assert env.decide(R.eq(x, 10)) is None
     assert env.decide(R.ne(x, 10)) is None
+
+
+def test_the_move_one_above_the_example_witnesses_an_open_question():
+    # step 6: (x - 10)(x - 12) >= 0 fails only at x = 11, the move h + 1 from x = 10
+    # (mutant: h + 0, which the `v == h` test skips)
+    env, (x,) = make_env(10)
+    assert _decide_counting(env, R.ge(x * x - 22 * x + 120, 0)) == (None, 0)
+
+
+def test_a_fact_decides_itself_and_its_negation_syntactically():
+    # step 3: x != y is a fact (x = 9, y = 3): no solver call, for it or its negation;
+    # step 5 cannot show a `!=` (mutant: `c in facts and c in assumptions`)
+    env, (x, y) = make_env(9, 3)
+    assert env.evaluate(R.ne(x, y)) is True
+    assert _decide_counting(env, R.ne(x, y)) == (True, 0)
+    assert _decide_counting(env, R.eq(x, y)) == (False, 0)
+
+
+def test_an_equation_is_open_when_the_facts_bound_it_from_either_side():
+    # step 5 on `==`: b <= a shows a - b >= 0, not a - b >= 1 (mutant: `0 - e` for `1 - e`)
+    for hints, fact in (((9, 3), R.ge), ((3, 9), R.le)):
+        env, (a, b) = make_env(*hints)
+        assert env.evaluate(fact(a, b)) is True
+        assert env.decide(R.eq(a, b)) is None
+        assert env.decide(R.ne(a, b)) is None
+
+
+def test_the_ranges_decide_an_expression_pinned_to_zero():
+    # step 2 on its own (decide folds x // 20 first): [0, 0] decides == and != (mutant:
+    # `False if b.lower == 0 == b.upper`)
+    env = ShapeEnv()
+    x = env.create_symbol(5, "x", ValueRange(2, 10)).expr
+    q = floordiv(x, 20)
+    assert decide_ranges(env, R.Rel(R.EQ, q)) is True
+    assert decide_ranges(env, R.Rel(R.NE, q)) is False
+    assert decide_ranges(env, R.Rel(R.LE, q)) is True
+
+
+def test_a_base_point_that_divides_by_zero_is_no_witness():
+    # without examples the base point is the lower corner (2, 0), where x // y fails: no
+    # witness there, so Z3 decides (y != 0 wherever x // y is defined) (mutant: a
+    # ZeroDivisionError at the base point taken as a witness)
+    env = ShapeEnv()
+    x = env.create_symbol(None, "x", ValueRange(2, int_oo)).expr
+    y = env.create_symbol(None, "y", ValueRange(0, int_oo)).expr
+    assert env.decide(R.le(floordiv(x, y), x)) is True

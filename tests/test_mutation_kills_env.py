@@ -12,6 +12,7 @@ from symshape.errors import GuardOnDataDependentError
 from symshape.expr import mod, smin
 from symshape.infinity import int_oo
 from symshape.ranges import ValueRange
+from symshape.userframe import UserFrame
 
 
 def test_a_data_dependent_condition_is_shown_as_python_the_user_can_paste():
@@ -31,7 +32,7 @@ def test_a_data_dependent_condition_is_shown_as_python_the_user_can_paste():
 
 def test_the_guard_stack_log_lists_the_user_frames(caplog, monkeypatch):
     # SYMSHAPE_GUARD_STACK: a guard whose text holds the filter is logged with the user
-    # frames that made it (mutant: the frame lines built with `//`, a TypeError)
+    # frames that made it (mutants: the frame lines built with `//` or `*`, a TypeError, or `+`)
     monkeypatch.setattr(logs, "guard_stack_filter", "s0")
     env = ShapeEnv()
     x = env.create_symbol(9, "x", ValueRange(2, int_oo)).expr
@@ -39,4 +40,33 @@ def test_the_guard_stack_log_lists_the_user_frames(caplog, monkeypatch):
         assert env.evaluate(R.le(x, 20)) is True
     stack = [r.getMessage() for r in caplog.records if "user stack for guard" in r.getMessage()]
     assert len(stack) == 1
-    assert "in test_the_guard_stack_log_lists_the_user_frames" in stack[0]
+    lines = stack[0].splitlines()
+    assert lines[0] == "  user stack for guard s0 <= 20:"
+    assert lines[1].startswith("    %s:" % __file__)
+    assert lines[1].endswith("in test_the_guard_stack_log_lists_the_user_frames, code: "
+                             "assert env.evaluate(R.le(x, 20)) is True")
+
+
+def test_a_data_dependent_size_is_named_by_the_line_that_made_it():
+    # the message says where the size was made: `code` at file:line (mutant: the pair
+    # formatted with `-`, a TypeError)
+    env = ShapeEnv()
+    here = UserFrame(__file__, 1, "<module>")
+    u = env.create_unbacked("m.sum()", ValueRange(0, int_oo), frame=here).expr
+    with pytest.raises(GuardOnDataDependentError) as e:
+        env.evaluate(R.le(u, 5))
+    assert "(it is made by `%s` at %s)" % (here.code, here.location) in str(e.value)
+
+
+def test_cancel_pending_drops_a_size_that_became_the_one_named():
+    # a pending specialisation of y + 1 is cancelled by x + 1 once y is replaced by x
+    # (the pending form is compared after simplification too; mutant: `or`)
+    env = ShapeEnv()
+    x, y = (env.create_symbol(5, n, ValueRange(2, int_oo)).expr for n in "xy")
+    assert env.specialize_later(y + 1, "int()") == 6
+    env.replace(y.as_symbol(), x)
+    env.cancel_pending([x + 1])
+    assert env.pending == []
+    assert env.specialize_later(x + 2, "int()") == 7
+    env.cancel_pending([x + 3])
+    assert [p[0] for p in env.pending] == [x + 2]
