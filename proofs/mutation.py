@@ -111,6 +111,17 @@ ENGINE_TARGETS: List[Target] = [
            ("project.", "contract.exact_range"),
            ("tests/test_mutation_kills_projection.py", "tests/test_contract_views.py",
             "tests/test_range_exactness.py"), timeout=120.0),
+    # the contract's fixes and its published guards (``symshape/contract/`` once moved)
+    Target("constraints", "symshape/constraints.py",
+           ("relation_box", "_readable", "_relation", "_lost", "_range", "_lo", "_hi",
+            "_named_dim", "_why", "specialized_axes", "_quotient_of", "_dim_name"),
+           ("contract.",), ("tests/test_mutation_kills_contract.py",
+                            "tests/test_contract_relations.py",
+                            "tests/test_contract_readable.py"), timeout=180.0),
+    Target("contract", "symshape/contract.py", ALL, ("contract.",),
+           ("tests/test_mutation_kills_contract.py", "tests/test_contract_views.py",
+            "tests/test_contract_readable.py", "tests/test_contract_relations.py"),
+           timeout=180.0),
 ]
 # the earlier ``expr`` target (undominated, the offsets, ceildiv) never ran: the one above
 # holds those functions and the rest of the module
@@ -418,7 +429,41 @@ EQUIVALENT.update({
      'return all(vals) if c.op <= "and" else any(vals)'):
         'The ops of an and / or are "and" and "or", and only "and" <= "and".',
     ("env", "if type(c) is bool:", "if type(c) == bool:"): "The same test for a type.",
+    ("solver", "if len(term) == 1 and type(term[0]) is Sym and c in (1, -1) and \\",
+     "if len(term) == 1 and type(term[0]) == Sym and c in (1, -1) and \\"):
+        "The same test for a type.",
+    ("solver", "if c1 * c2 >= 0:", "if c1 * c2 > 0:"):
+        "The coefficients of an Expr are never 0: c1 * c2 == 0 cannot happen.",
+    ("solver", "if c.op == R.EQ:", "if c.op >= R.EQ:"):
+        'The ops are "<=", "!=" and "==", and only "==" >= "==".',
+    ("solver", "hi = (vr.upper - rx) // m if not is_inf(vr.upper) else INT_OO",
+     "hi = (vr.upper + rx) // m if not is_inf(vr.upper) else INT_OO"):
+        "(in solve_two_var) replace() then intersects x's range into its replacement "
+        "m*k + rx (rule solve.replacement_range), which cuts k's upper end to "
+        "(upper - rx) // m from any larger start: the same ranges.",
+    ("solver", "num, den = a.args[0], a.args[-1]", "num, den = a.args[0], a.args[1]"):
+        "den is used only for FloorDiv / Mod, which have exactly two arguments.",
+    ("solver", "y = atom_expr(t2[0]) if len(t2) == 1 else None",
+     "y = atom_expr(t2[0]) if len(t2) == 0 else None"):
+        "A term has at least one atom, and for one atom the loop just below builds the "
+        "same y.",
+    ("solver", "env._tightening = True", "env._tightening = False"):
+        "A re-entrancy guard (cost only): a nested tighten reaches the same fixpoint, "
+        "ranges only ever narrow and each round is idempotent.",
+    ("projection", "end = probe + 1 if minimize else probe - 1",
+     "end = probe + 1 if minimize else probe + 1"): "_BISECT",
+    ("projection", "end = end + 1 if minimize else end - 1",
+     "end = end + 1 if minimize else end // 1"): "_BISECT",
+    ("projection", "end = end + 1 if minimize else end - 1",
+     "end = end + 0 if minimize else end - 1"): "_BISECT",
+    ("projection", "elif best != end:", "elif best is not end:"):
+        "Cost only: for equal ints held as two objects the branch asks t <= end (t >= "
+        "end), which the feasible best satisfies, and returns end: the same value.",
 })
+_BISECT = ("Cost only: the search's invariant is that nothing beyond `end` is feasible; "
+           "an `end` one step further out (still infeasible) keeps it, and the bisection "
+           "still ends on the exact extreme, one solver call later.")
+EQUIVALENT.update({k: _BISECT for k, v in EQUIVALENT.items() if v == "_BISECT"})
 
 
 def _changed(diff: str) -> Tuple[str, str]:

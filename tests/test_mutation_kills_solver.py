@@ -3,11 +3,15 @@
 with brute force over the box of sizes."""
 import itertools
 
+import pytest
+
 from symshape import relations as R
 from symshape.env import ShapeEnv
-from symshape.expr import Sym
+from symshape.errors import InternalError
+from symshape.expr import Sym, floordiv
+from symshape.infinity import int_oo
 from symshape.ranges import ValueRange
-from symshape.solver import components
+from symshape.solver import components, split_residues
 
 
 def test_a_two_variable_equation_keeps_each_size_inside_its_range():
@@ -36,3 +40,80 @@ def test_facts_sharing_a_symbol_through_a_chain_are_one_component():
         got = components(list(perm))
         assert sorted(map(len, got)) == [1, 4]
         assert all(list(g) == [h for h in perm if h in g] for g in got)   # facts' order
+
+
+def test_a_cyclic_replacement_is_an_internal_error_naming_the_symbol():
+    # an invariant of the solver, checked where it would break (mutant: the message
+    # built with `+`, a TypeError instead)
+    env = ShapeEnv()
+    x = env.create_symbol(5, "x", ValueRange(2, 20)).expr
+    with pytest.raises(InternalError, match="cyclic replacement s0 -> s0 \\+ 1"):
+        env.replace(x.as_symbol(), x + 1)
+
+
+def test_an_empty_range_is_an_internal_error_naming_the_symbol():
+    env = ShapeEnv()
+    x = env.create_symbol(5, "x", ValueRange(2, 20)).expr
+    with pytest.raises(InternalError, match="range of s0 became empty"):
+        env.refine(x.as_symbol(), ValueRange(50, 60))
+
+
+def test_residue_cases_are_tried_up_to_sixteen():
+    # split_residues tries one case per residue of the divisors' lcm, at most 16 (a
+    # cost limit: the answer is then left to the solver's other rules and a guard)
+    # (mutant: 17 allowed)
+    for k, tried in ((16, True), (17, False)):
+        env = ShapeEnv()
+        s = env.create_symbol(2 * k - 1, "s", ValueRange(2, 1000)).expr
+        c = R.eq(floordiv(s + 1, k) * k, s + 1)               # s % k == k - 1
+        assert split_residues(env, c) is tried
+        assert bool(env.replacements) is tried                # s = k*q + k - 1
+
+
+def _env_with_x():
+    env = ShapeEnv()
+    return env, env.create_symbol(9, "x", ValueRange(2, int_oo)).expr
+
+
+def test_a_data_dependent_and_narrows_each_side_an_or_stays_a_fact():
+    # learn_data_dependent splits an `and` into its sides (u in [3, 10]); an `or` says
+    # nothing about either side alone (mutants: the and / or test changed)
+    env, x = _env_with_x()
+    u = env.create_unbacked("u", ValueRange(0, int_oo)).expr
+    env.check(R.combine("and", [R.ge(u, 3), R.le(u, 10)]), None)
+    assert env.ranges[u.as_symbol()] == ValueRange(3, 10) and env.facts == []
+    v = env.create_unbacked("v", ValueRange(0, int_oo)).expr
+    either = R.combine("or", [R.le(v, 3), R.ge(v, 10)])
+    env.check(either, None)
+    assert env.ranges[v.as_symbol()] == ValueRange(0, int_oo) and env.facts == [either]
+
+
+def test_a_data_dependent_replacement_never_narrows_an_input_size():
+    # w == x - 3 with w >= 0: x >= 3 holds only where the check ran, an assumption, and
+    # x's range stays [2, oo) (mutant: the input-only test inverted, which learnt it)
+    env, x = _env_with_x()
+    w = env.create_unbacked("w", ValueRange(0, int_oo)).expr
+    env.check(R.eq(w, x - 3), None)
+    assert env.replacements == {w.as_symbol(): x - 3}
+    assert env.ranges[x.as_symbol()] == ValueRange(2, int_oo)
+    assert env.assumptions == [R.ge(x, 3)] and env.facts == []
+
+
+def test_a_data_dependent_replacement_over_two_sizes_keeps_its_range_as_a_fact():
+    # w3 -> w2 - x + 20 must stay >= 0: over a data-dependent size and an input size,
+    # open on the ranges, so a fact (mutant: `decide_ranges(...) >= True`, None >= True)
+    env, x = _env_with_x()
+    w2 = env.create_unbacked("w2", ValueRange(0, 10)).expr
+    w3 = env.create_unbacked("w3", ValueRange(0, int_oo)).expr
+    env.check(R.eq(w2, w3 + x - 20), None)
+    assert env.replacements == {w3.as_symbol(): w2 - x + 20}
+    assert env.facts == [R.le(x, w2 + 20)]
+
+
+@pytest.mark.parametrize("value", [3, 12])
+def test_a_replacement_that_breaks_the_example_is_an_internal_error(value):
+    # x's example is 9: x -> 3 and x -> 12 both break it (mutant: only a larger value
+    # was caught)
+    env, x = _env_with_x()
+    with pytest.raises(InternalError, match="breaks the example value 9"):
+        env.replace(x.as_symbol(), value)
