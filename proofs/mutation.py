@@ -3,10 +3,19 @@ and the contract's soundness code, with the proofs (and the tests of the publish
 as the test command; ``docs/mutation_report.md`` is what it writes.
 
     pip install -e '.[mutation]'
-    python -m proofs.mutation [--out DIR] [--only NAME ...] [--report docs/mutation_report.md]
+    python -m proofs.mutation --help          # the targets, their proofs and tests
+    python -m proofs.mutation [--root COPY] [--only NAME ...] [--sample-size N --seed S]
+    python -m proofs.mutation --resume --rerun-survivors --only NAME ...
+    python -m proofs.mutation --report-only --only          # the report from the record
 
 cosmic-ray mutates the source files *in place* (one mutant at a time, restored after
-each): run it on a clean checkout and nothing else in that tree meanwhile.  Each target
+each): run it on a copy of the checkout (``--root``; the copy's own ``symshape`` is the
+one imported, as the commands run in it) and nothing else in that tree meanwhile.  Every
+run updates ``proofs/mutation_results.json`` (the record of each target's last run: scope,
+draw, outcome counts, survivors), from which ``docs/mutation_report.md`` is written; the
+sqlite sessions under ``--out`` are build output.  A survivor gets a test or proof that
+kills it, then ``--resume --rerun-survivors`` runs it again; an equivalent one gets an
+entry in ``EQUIVALENT`` saying why.  Each target
 below names a module, the functions in it whose mutants are run (cosmic-ray's
 ``definition_name``), and the test command that must kill them: ``python -m proofs -x``
 on the rules of that code (stopping at the first failing proof), then, where the code
@@ -251,7 +260,7 @@ def run_target(t: Target, out: str, python: str, root: str, resume: bool = False
         scope = {"made": kept + skipped, "in_scope": kept, "run": kept, "draw": "all"}
         if every > 1:
             scope["run"] = thin(session, every)
-            scope["draw"] = "one in %d, in job-id order" % every
+            scope["draw"] = "one in %d, in file order" % every
         elif size:
             scope["run"] = sample(session, size, seed)
             scope["draw"] = "random.Random(%d).sample of %d" % (seed, size)
@@ -571,6 +580,7 @@ def report(records: Dict[str, dict], path: str, note: str = "") -> Tuple[int, in
     modules = {t.name: t.module for t in TARGETS}
     all_killed = all_total = 0
     sections: List[str] = []
+    later: List[str] = []         # survivors of a session gone since, killed by a new test
     for name in [t.name for t in TARGETS if t.name in records] + \
             sorted(set(records) - set(modules)):
         rec = records[name]
@@ -595,6 +605,11 @@ def report(records: Dict[str, dict], path: str, note: str = "") -> Tuple[int, in
             if why:
                 sections += [why, ""]
             sections += ["```diff", r.diff.strip(), "```", ""]
+        for d in rec.get("killed_later", ()):
+            later += ["### %s `%s` line %d: %s" % (name, d["function"], d["line"],
+                                                    d["operator"]), "",
+                      "Killed by `%s` (the mutant applied to today's code)." % d["by"], "",
+                      "```diff", d["diff"].strip(), "```", ""]
     rate = 100.0 * all_killed / all_total if all_total else 100.0
     lines = ["# Mutation report", "",
              "cosmic-ray on the engine's and the contract's soundness code, the proofs and "
@@ -612,6 +627,8 @@ def report(records: Dict[str, dict], path: str, note: str = "") -> Tuple[int, in
                                       sum(1 for l in sections if l.endswith("(equivalent)"))),
               "", "## Surviving mutants", ""]
     lines += sections or ["None."]
+    if later:
+        lines += ["", "## Survivors of an earlier session killed since", ""] + later
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")
     return all_killed, all_total
@@ -670,7 +687,7 @@ def _targets_help() -> str:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0], epilog=_targets_help(),
+        description=__doc__, epilog=_targets_help(),
         formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", default=os.path.join(ROOT, "build", "mutation"))
     ap.add_argument("--only", nargs="*", default=None, help="target names")
