@@ -2,13 +2,16 @@
 ``ConstraintViolationError`` suggests; the mutation gate, ``python -m proofs.mutation
 --only constraints``; docs/mutation_report.md).  Each message is compared whole: the
 user's names, the guard that decided, the suggested fix."""
+import types
+
 import numpy as np
 import pytest
 
 import symshape as ss
 from symshape import Dim
 from symshape import relations as R
-from symshape.constraints import _lost, _readable
+from symshape.constraints import _lost, _readable, specialized_axes
+from symshape.env import ShapeEnv
 from symshape.expr import OpAtom, Sym, atom_expr
 from symshape.infinity import int_oo
 from symshape.ranges import ValueRange
@@ -108,3 +111,17 @@ def test_a_hole_in_a_named_dim_is_reported_with_its_dim_name():
                              "Dim range can express: restrict the range to one side of 5, "
                              "or use Dim.AUTO")
     assert fixes == ["n = Dim.AUTO"]
+
+
+def test_an_automatic_axis_pinned_without_a_guard_accepts_no_other_size():
+    # specialized_axes explains each Dim.AUTO axis the program pinned; with no guard on
+    # record it says only that (mutant: the message built with `*`, a TypeError)
+    env = ShapeEnv()
+    s = env.create_symbol(4, "x.shape[0]", ValueRange(2, int_oo))
+    t = env.create_symbol(6, "x.shape[1]", ValueRange(2, int_oo))
+    env.replace(s, 4)                       # no guard being learnt: nothing on record
+    axes = [types.SimpleNamespace(kind="auto"), types.SimpleNamespace(kind="auto")]
+    leaf = types.SimpleNamespace(axes=axes, axis_name=lambda ax: "x.shape[%d]" % ax)
+    got = specialized_axes(env, [leaf], {(0, 0): s, (0, 1): t})
+    assert got == {"x.shape[0]": "the program specialized this axis to 4: it accepts no "
+                                 "other size"}
