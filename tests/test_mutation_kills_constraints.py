@@ -10,6 +10,7 @@ import pytest
 import symshape as ss
 from symshape import Dim
 from symshape import relations as R
+from symshape import constraints
 from symshape.constraints import _lost, _readable, specialized_axes
 from symshape.env import ShapeEnv
 from symshape.expr import OpAtom, Sym, atom_expr
@@ -125,3 +126,19 @@ def test_an_automatic_axis_pinned_without_a_guard_accepts_no_other_size():
     got = specialized_axes(env, [leaf], {(0, 0): s, (0, 1): t})
     assert got == {"x.shape[0]": "the program specialized this axis to 4: it accepts no "
                                  "other size"}
+
+
+@pytest.mark.parametrize("tries, found", [(3, False), (4, True)])
+def test_relation_box_tries_exactly_its_budget_of_narrowings(monkeypatch, tries, found):
+    # a + b + c <= 30 at (10, 10, 10): no single Dim narrowed, nor one split and one
+    # narrowed, holds it; two split next to the example and the third narrowed does, on
+    # the fourth narrowing tried (the cuts [10, oo) come first).  MAX_BOX_TRIES bounds the
+    # narrowings (mutant: one more than the budget)
+    monkeypatch.setattr(constraints, "MAX_BOX_TRIES", tries)
+    env = ShapeEnv()
+    a, b, c = (env.create_symbol(10, n, ValueRange(2, int_oo)) for n in "abc")
+    box = constraints.relation_box(env, (a, b, c), [R.le(a.expr + b.expr + c.expr, 30)])
+    if found:
+        assert box == {s: ValueRange(2, 10) for s in (a, b, c)}
+    else:
+        assert box is None
