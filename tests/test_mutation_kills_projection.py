@@ -6,9 +6,9 @@ nothing depends on the machine's speed)."""
 import itertools
 import logging
 import random
-import types
 
 import pytest
+from test_mutation_kills_z3bridge import clock  # noqa: F401  (the fake CPU clock fixture)
 
 from symshape import projection, z3bridge
 from symshape import relations as R
@@ -88,13 +88,6 @@ def test_a_far_end_is_the_value_or_infinite_never_short_of_it():
     assert got.lower == 0 and got.upper in (far, INT_OO)
     got = projection.project(-a, [R.le(a, far), R.eq(mod(a, far), 0)], ranges)
     assert got.upper == 0 and got.lower in (-far, NEG_INT_OO)
-
-
-@pytest.fixture
-def clock(monkeypatch):
-    fake = types.SimpleNamespace(now=100.0)
-    monkeypatch.setattr(z3bridge, "time", types.SimpleNamespace(thread_time=lambda: fake.now))
-    return fake
 
 
 def _spent(clock):
