@@ -224,6 +224,14 @@ def sample(session: str, size: int, seed: int) -> int:
             if item.job_id not in keep:
                 db.set_result(item.job_id, WorkResult(worker_outcome=WorkerOutcome.SKIPPED,
                                                       output="sampled out"))
+        back = [w.job_id for w, r in db.completed_work_items
+                if r.output == "sampled out" and w.job_id in keep]
+    if back:                        # a larger draw: its new mutants run on the next exec
+        import sqlite3
+        con = sqlite3.connect(session)
+        with con:
+            con.executemany("DELETE FROM work_results WHERE job_id = ?", [(j,) for j in back])
+        con.close()
     return len(keep)
 
 
@@ -271,7 +279,7 @@ def run_target(t: Target, out: str, python: str, root: str, resume: bool = False
         with open(_scope_path(out, t)) as f:
             scope = json.load(f)
         kept = sample(session, size, seed)
-        if kept < scope["run"]:
+        if kept != scope["run"]:
             scope["run"] = kept
             scope["draw"] = "random.Random(%d).sample of %d" % (seed, size)
             with open(_scope_path(out, t), "w") as f:
@@ -496,6 +504,20 @@ EQUIVALENT.update({
      'if type(inner) == OpAtom and inner.kind == "Mod" and type(inner.args[1]) is int \\'):
         "The same test for a type.",
     ("expr", "if type(b) is int:", "if type(b) == int:"): "The same test for a type.",
+    ("expr", "return scale(b, a) if type(b) is not int else a * b",
+     "return scale(b, a) if type(b) != int else a * b"): "The same test for a type.",
+    ("expr", "and inner.args[1] > 0:  # (x//c)//b == x//(b*c) for b, c > 0",
+     "and inner.args[1] >= 0:  # (x//c)//b == x//(b*c) for b, c > 0"):
+        "A FloorDiv atom never has the constant divisor 0 (floordiv raises first).",
+    ("expr", 'if type(inner) is OpAtom and inner.kind == "FloorDiv" and type(inner.args[1]) '
+     'is int \\', 'if type(inner) is OpAtom and inner.kind <= "FloorDiv" and '
+     'type(inner.args[1]) is int \\'):
+        'The kinds are "FloorDiv", "Mod", "Min", "Max", and only "FloorDiv" <= "FloorDiv".',
+    ("expr", "if len(b.terms) != 1 or b.const != 0:", "if len(b.terms) > 1 or b.const != 0:"):
+        "An Expr has at least one term (one without any is made an int), so != 1 is > 1.",
+    ("expr", 'out += (" - %d" % -x.const) if x.const < 0 else (" + %d" % x.const)',
+     'out += (" - %d" % -x.const) if x.const <= 0 else (" + %d" % x.const)'):
+        "(in format_py) reached only under `if x.const`: the constant is never 0 here.",
     ("contract", "atoms[0][0].kind == atoms[1][0].kind and atoms[0][1] == -atoms[1][1]:",
      "atoms[0][0].kind <= atoms[1][0].kind and atoms[0][1] == -atoms[1][1]:"):
         "An Expr's terms are sorted by atom key, Min (order 3) before Max (order 4): with "
