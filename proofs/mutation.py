@@ -513,6 +513,9 @@ EQUIVALENT.update({
      'is int \\', 'if type(inner) is OpAtom and inner.kind <= "FloorDiv" and '
      'type(inner.args[1]) is int \\'):
         'The kinds are "FloorDiv", "Mod", "Min", "Max", and only "FloorDiv" <= "FloorDiv".',
+    ("expr", "if type(b) is int and b > 0:", "if type(b) is int and b >= 0:"):
+        "(in ceildiv) for b == 0 both branches raise the same ZeroDivisionError (floordiv "
+        "by 0).",
     ("expr", "if len(b.terms) != 1 or b.const != 0:", "if len(b.terms) > 1 or b.const != 0:"):
         "An Expr has at least one term (one without any is made an int), so != 1 is > 1.",
     ("expr", 'out += (" - %d" % -x.const) if x.const < 0 else (" + %d" % x.const)',

@@ -1,8 +1,12 @@
 """Tests that kill the surviving mutants of ``symshape/expr.py`` (the mutation gate,
 ``python -m proofs.mutation --only expr``; docs/mutation_report.md)."""
+import math
+from fractions import Fraction
+
 import pytest
 
-from symshape.expr import OpAtom, Sym, evaluate, floordiv, format_py, mod, smin
+from symshape.expr import (OpAtom, Sym, ceildiv, evaluate, floordiv, format_expr, format_py,
+                           mod, smin)
 
 
 def test_as_atom_is_only_an_atom_with_coefficient_one():
@@ -39,3 +43,17 @@ def test_python_source_reads_as_written(build, text):
     x, y = Sym(0).expr, Sym(1).expr
     assert format_py(build(x, y)) == text
     assert eval(text, {"s0": 7, "s1": 3}) == evaluate(build(x, y), {Sym(0): 7, Sym(1): 3})
+
+
+def test_ceildiv_of_plain_ints_is_the_ceiling():
+    # the plain-int branch, against exact fractions (mutant: `(-a) - b` for `(-a) // b`)
+    for a in range(-30, 31):
+        for b in list(range(-7, 0)) + list(range(1, 8)):
+            assert ceildiv(a, b) == math.ceil(Fraction(a, b)), (a, b)
+
+
+def test_a_remainder_reads_as_python_or_as_sympy():
+    x = Sym(0).expr
+    assert format_expr(mod(x, 3), py=True) == "(s0 % 3)"
+    assert format_expr(mod(x + 1, 4) + 2, py=True) == "((s0 + 1) % 4) + 2"
+    assert format_expr(mod(x, 3)) == "Mod(s0, 3)"
