@@ -450,6 +450,27 @@ EQUIVALENT.update({
     ("solver", "if len(term) == 1 and type(term[0]) is Sym and c in (1, -1) and \\",
      "if len(term) == 1 and type(term[0]) == Sym and c in (1, -1) and \\"):
         "The same test for a type.",
+    ("solver", "type(atom.args[0]) is Expr:", "type(atom.args[0]) == Expr:"):
+        "The same test for a type.",
+    ("solver", "if lin is not None and len(lin) == 1:",
+     "if lin is not None and len(lin) <= 1:"):
+        "A linear Expr has at least one symbol (one without any is made an int): <= 1 is "
+        "== 1.",
+    ("solver", "if s is None or type(k) is not int or not 0 <= r < k:",
+     "if s is None or type(k) is not int or not 0 <= r <= k:"):
+        "(in solve_congruence) Mod(s, k) == k never holds, so no guard true at the "
+        "examples reaches the solver with r == k (the ranges decide it False first).",
+    ("solver", "if holds and len(holds) == sum(1 for r in range(k_all) if has_residue(vr, r, "
+     "k_all)):", "if holds and len(holds) >= sum(1 for r in range(k_all) if has_residue(vr, "
+     "r, k_all)):"):
+        "holds lists only residues with a value in the range (the loop skips the others), "
+        "so it is never longer than that count: >= is ==.",
+    ("decision", "known = True if (b.lower == 0 == b.upper) else (False if not (b.lower <= 0 "
+     "<= b.upper)", "known = True if (b.lower == 0 >= b.upper) else (False if not (b.lower "
+     "<= 0 <= b.upper)"):
+        "A range has lower <= upper: lower == 0 >= upper is lower == 0 == upper.",
+    ("decision", 'if c.op == "and":', 'if c.op <= "and":'):
+        'The ops of an and / or are "and" and "or", and only "and" <= "and".',
     ("solver", "if c1 * c2 >= 0:", "if c1 * c2 > 0:"):
         "The coefficients of an Expr are never 0: c1 * c2 == 0 cannot happen.",
     ("solver", "if c.op == R.EQ:", "if c.op >= R.EQ:"):

@@ -5,7 +5,7 @@ over a box of points."""
 import itertools
 
 from symshape import relations as R
-from symshape.decision import decide_ranges
+from symshape.decision import decide_ranges, holds
 from symshape.env import ShapeEnv
 from symshape.expr import floordiv
 from symshape.infinity import int_oo
@@ -142,3 +142,22 @@ def test_a_base_point_that_divides_by_zero_is_no_witness():
     x = env.create_symbol(None, "x", ValueRange(2, int_oo)).expr
     y = env.create_symbol(None, "y", ValueRange(0, int_oo)).expr
     assert env.decide(R.le(floordiv(x, y), x)) is True
+
+
+def test_holds_reads_and_as_all_and_or_as_any():
+    # the point test of steps 6 (mutant: `c.op is not "and"` swapped them)
+    env, (x,) = make_env(4)
+    inside = [R.ge(x, 2), R.le(x, 3)]
+    point = {x.as_symbol(): 5}
+    assert holds(R.combine("and", inside), point) is False
+    assert holds(R.combine("or", inside), point) is True
+    assert holds(R.combine("and", inside), {x.as_symbol(): 3}) is True
+
+
+def test_a_fact_two_apart_settles_an_equation_without_a_solver():
+    # step 5 on `==`: a + 2 <= b shows a - b <= -1, so a == b is False and a != b True,
+    # either side of the `or` being enough (mutant: `and`, which left it to Z3)
+    env, (a, b) = make_env(3, 9)
+    assert env.evaluate(R.le(a + 2, b)) is True
+    assert _decide_counting(env, R.eq(a, b)) == (False, 0)
+    assert _decide_counting(env, R.ne(b, a)) == (True, 0)

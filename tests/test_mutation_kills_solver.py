@@ -8,7 +8,7 @@ import pytest
 from symshape import relations as R
 from symshape.env import ShapeEnv
 from symshape.errors import InternalError
-from symshape.expr import Sym, floordiv
+from symshape.expr import Sym, evaluate, floordiv, mod
 from symshape.infinity import int_oo
 from symshape.ranges import ValueRange
 from symshape.solver import components, split_residues
@@ -117,3 +117,40 @@ def test_a_replacement_that_breaks_the_example_is_an_internal_error(value):
     env, x = _env_with_x()
     with pytest.raises(InternalError, match="breaks the example value 9"):
         env.replace(x.as_symbol(), value)
+
+
+def test_a_remainder_of_a_product_stays_a_fact():
+    # Mod(x*y, 3) == 0: x*y is no symbol to write as 3*q (mutant: `s is None and ...`,
+    # which went on with no symbol)
+    env, x = _env_with_x()
+    y = env.create_symbol(3, "y", ValueRange(2, int_oo)).expr
+    assert env.evaluate(R.eq(mod(x * y, 3), 0)) is True
+    assert env.replacements == {} and env.facts == [R.eq(mod(x * y, 3), 0)]
+
+
+def test_a_replacement_by_a_sum_keeps_the_old_range_as_a_fact():
+    # x -> y + z - 5 (or the same solved for y or z) must stay >= 2: a fact over two
+    # sizes (mutant: `len(lin) >= 1`, which unpacked two symbols as one)
+    env, x = _env_with_x()
+    y, z = (env.create_symbol(7, n, ValueRange(2, int_oo)).expr for n in "yz")
+    assert env.evaluate(R.eq(x, y + z - 5)) is True
+    assert len(env.replacements) == 1 and len(env.facts) == 1
+    (f,) = env.facts
+    assert len(f.free_symbols) == 2 and f.op == R.LE
+    points = [(a, b, c) for a, b, c in itertools.product(range(2, 12), repeat=3)
+              if a == b + c - 5]
+    (s, v), = env.replacements.items()
+    for p in points:
+        vals = dict(zip((x.as_symbol(), y.as_symbol(), z.as_symbol()), p))
+        assert f.holds(evaluate(f.expr, vals)) and evaluate(v, vals) == vals[s]
+
+
+def test_a_data_dependent_replacement_by_one_size_narrows_that_size():
+    # w3 -> w2 - 5 with w3 >= 0: w2 in [5, 10], a range, not a fact (mutant: the one-symbol
+    # test inverted)
+    env, x = _env_with_x()
+    w2 = env.create_unbacked("w2", ValueRange(0, 10)).expr
+    w3 = env.create_unbacked("w3", ValueRange(0, int_oo)).expr
+    env.check(R.eq(w3, w2 - 5), None)
+    assert env.replacements == {w3.as_symbol(): w2 - 5}
+    assert env.ranges[w2.as_symbol()] == ValueRange(5, 10) and env.facts == []
