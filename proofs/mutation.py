@@ -471,6 +471,13 @@ EQUIVALENT.update({
         "A range has lower <= upper: lower == 0 >= upper is lower == 0 == upper.",
     ("decision", 'if c.op == "and":', 'if c.op <= "and":'):
         'The ops of an and / or are "and" and "or", and only "and" <= "and".',
+    ("solver", "if vr.lower > old.lower or vr.upper < old.upper:",
+     "if vr.lower >= old.lower or vr.upper < old.upper:"):
+        "Cost only: refine() with a range no narrower than the old one returns at once; "
+        "the mutant spends one more of tighten's four rounds reaching the same ranges.",
+    ("solver", "type(atom.args[1]) is int and atom.args[1] > 0 and \\",
+     "type(atom.args[1]) is int and atom.args[1] > 1 and \\"):
+        "A FloorDiv atom never has the divisor 1 (floordiv(x, 1) is x).",
     ("solver", "if c1 * c2 >= 0:", "if c1 * c2 > 0:"):
         "The coefficients of an Expr are never 0: c1 * c2 == 0 cannot happen.",
     ("solver", "if c.op == R.EQ:", "if c.op >= R.EQ:"):

@@ -154,3 +154,14 @@ def test_a_data_dependent_replacement_by_one_size_narrows_that_size():
     env.check(R.eq(w3, w2 - 5), None)
     assert env.replacements == {w3.as_symbol(): w2 - 5}
     assert env.ranges[w2.as_symbol()] == ValueRange(5, 10) and env.facts == []
+
+
+def test_residue_cases_cover_only_the_sizes_in_range():
+    # s in [2, 15]: s % 16 + s // 16 == 3 holds at s = 3 alone; the case s = 16*q + 3 has
+    # q in [0, 0], where it is decided (mutant: q's upper end multiplied, not divided,
+    # which left the case open)
+    env = ShapeEnv()
+    s = env.create_symbol(3, "s", ValueRange(2, 15)).expr
+    assert [v for v in range(2, 16) if v % 16 + v // 16 == 3] == [3]
+    assert split_residues(env, R.eq(mod(s, 16) + floordiv(s, 16), 3)) is True
+    assert env.replacements == {s.as_symbol(): 3}
