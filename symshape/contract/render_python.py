@@ -124,8 +124,11 @@ class PyRenderer:
                     rec.coeff == 1 and rec.rest == 0):
                 # a root with no Dim name is reported on its axis (x.shape[0] = 21 is
                 # outside [5, 17]), never by its internal symbol
-                on_axis = [_lit(b if is_inf(b) else rec.coeff * b + rec.rest)
-                           for b in (rec.lo, rec.hi)]
+                # the axis is coeff*v + rest: a negative coeff swaps the ends (and an
+                # infinite end changes sign)
+                ends = [b * rec.coeff if is_inf(b) else rec.coeff * b + rec.rest
+                        for b in (rec.lo, rec.hi)]
+                on_axis = [_lit(b) for b in (ends if rec.coeff > 0 else ends[::-1])]
                 return (" or ".join(conds),
                         [repr(rec.axis), "(%d*%s + %d)" % (rec.coeff, v, rec.rest)] + on_axis +
                         [repr(rec.label)])

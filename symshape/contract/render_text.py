@@ -40,7 +40,15 @@ class TextRenderer:
         return format_expr(e, self.names.user, py=True)
 
     def solved(self, s: Sym, a: int, rest: IntLike, axis: str) -> str:
-        """How ``s`` is read off ``axis == a*s + rest``: ``(y.shape[0] - 1)/3``."""
+        """How ``s`` is read off ``axis == a*s + rest``: ``(y.shape[0] - 1)/3``; with a
+        negative ``a``, ``(rest - axis)/-a``: ``10 - x.shape[0]``, never ``/-1``."""
+        if a < 0 and zero(rest):
+            return "-%s/%d" % (axis, -a) if a != -1 else "-%s" % axis
+        if a < 0:
+            r = self.expr(rest)
+            if type(rest) is not int:
+                r = "(%s)" % r
+            return "(%s - %s)/%d" % (r, axis, -a) if a != -1 else "%s - %s" % (r, axis)
         if zero(rest):
             return "%s/%d" % (axis, a) if a != 1 else axis
         r = self.expr(rest)

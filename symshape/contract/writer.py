@@ -180,7 +180,9 @@ class CheckWriter:
         elif s not in self.cs.dim_names:
             # messages name this root by how it was read off the axis: (y.shape[0] - 1)/3
             text = self.text().solved(s, a, rest, axis)
-            self.origin[s] = text if a != 1 else "(%s)" % text
+            # a sum or a negation (a = 1, a < 0) is bracketed where it stands in a larger
+            # expression; a quotient (y.shape[0] - 1)/3 is not
+            self.origin[s] = text if a > 1 else "(%s)" % text
             self.names.solved[s] = (a, rest, axis)
         vr = self.cs.ranges[s]
         if not is_inf(vr.lower) or not is_inf(vr.upper):
