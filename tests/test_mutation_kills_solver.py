@@ -165,3 +165,29 @@ def test_residue_cases_cover_only_the_sizes_in_range():
     assert [v for v in range(2, 16) if v % 16 + v // 16 == 3] == [3]
     assert split_residues(env, R.eq(mod(s, 16) + floordiv(s, 16), 3)) is True
     assert env.replacements == {s.as_symbol(): 3}
+
+
+def _admits(env, vals) -> bool:
+    """The point ``vals`` (symbol -> int) is inside every range, replacement and fact."""
+    if any(v not in env.ranges[s] for s, v in vals.items() if s in env.ranges):
+        return False
+    if any(evaluate(e, vals) != vals[s] for s, e in env.replacements.items()):
+        return False
+    return all(f.holds(evaluate(f.expr, vals)) for f in env.facts)
+
+
+def test_factor_pairs_need_the_same_other_factors_on_both_sides():
+    # x*y == 2*z*(x//2) is not "x % 2 == 0": the factors besides the pair (y and z) differ,
+    # so it is no factor-pair equation (mutant: the sorted keys compared with `<`, which
+    # took [y] against [z] for a match whenever y's key sorted after z's)
+    env = ShapeEnv()
+    z = env.create_symbol(3, "z", ValueRange(2, int_oo)).expr      # z's key sorts first
+    x = env.create_symbol(4, "x", ValueRange(2, int_oo)).expr
+    y = env.create_symbol(3, "y", ValueRange(2, int_oo)).expr
+    assert env.evaluate(R.eq(x * y - 2 * z * floordiv(x, 2), 0)) is True
+    syms = (z.as_symbol(), x.as_symbol(), y.as_symbol())
+    for p in itertools.product(range(2, 9), repeat=3):
+        vals = dict(zip(syms, p))
+        c, a, b = p
+        if _admits(env, vals):
+            assert a * b == 2 * c * (a // 2), p
