@@ -128,6 +128,11 @@ MUTANTS: List[Mutant] = [
     Mutant("np.inner contracts b's first axis", "capture/ops/linalg.py",
            '[x.ndim - 1], [y.ndim - 1], "np.inner"', '[x.ndim - 1], [0], "np.inner"',
            ("linalg.inner",)),
+    Mutant("broadcasting three or more operands ignores the first one's extra axes",
+           "capture/ops/elementwise.py",
+           "    nd = max((len(s) for s in shapes), default=0)\n    out: List[Any] = []",
+           "    nd = max((len(s) for s in shapes[-2:]), default=0)\n    out: List[Any] = []",
+           ("broadcast.shapes",)),
     # the solver's dispatch and fact refresh, proven on the grammar of guards
     Mutant("refresh_facts drops every fact the ranges do not refute", "symshape/solver.py",
            "        if type(g) is not bool and decide_ranges(env, g) is True:\n            g = True",

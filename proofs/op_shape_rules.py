@@ -450,3 +450,45 @@ def reshape_sweep() -> None:
                     P, ins[0], tuple(v[:h]) + (-1,) + tuple(v[h:]) if h is not None
                     else tuple(v)),
                 "x.reshape(rank %d -> %d, -1 at %s)" % (rank, trank, hole), ints=ex)
+
+
+def _ones_patterns(ranks: Sequence[int], full: bool) -> List[List[Dict[int, int]]]:
+    """Per operand, its static size-1 axes: for each output axis (aligned on the right),
+    every subset of the operands present there set to 1 (``full``: every combination over
+    the axes; else every subset at every axis, the subsets rotated across the axes)."""
+    nd = max(ranks)
+    present = [[k for k, r in enumerate(ranks) if r >= nd - a] for a in range(nd)]
+    per_axis = [[c for n in range(len(p) + 1) for c in itertools.combinations(p, n)]
+                for p in present]
+    if full:
+        choices = list(itertools.product(*per_axis))
+    else:
+        width = max([len(c) for c in per_axis] + [1])
+        choices = [tuple(c[(s + a) % len(c)] for a, c in enumerate(per_axis))
+                   for s in range(width)]
+    out = []
+    for choice in choices:
+        statics: List[Dict[int, int]] = [{} for _ in ranks]
+        for a, ones in enumerate(choice):
+            for k in ones:
+                statics[k][ranks[k] - nd + a] = 1
+        out.append(statics)
+    return out
+
+
+def broadcast3_sweep() -> None:
+    """np.where(c, x, y) for every triple of ranks 0..3 and every pattern of static size-1
+    axes (every combination when the ranks are at most 2; with a rank 3, every subset of
+    operands set to 1 at every axis), and np.clip(x, lo, hi) on the same triples without
+    1s: the contract admits only broadcastable sizes and the result is NumPy's (part of
+    ``broadcast.shapes``)."""
+    for ranks in itertools.product(range(0, MAX_RANK), repeat=3):
+        for statics in _ones_patterns(ranks, full=max(ranks) <= 2):
+            arrays = [(tuple(st.get(i, SIZES[4 - r + i]) for i in range(r)), st)
+                      for r, st in zip(ranks, statics)]
+            _check(lambda x, y, z: np.where(x > 0, y, z), arrays,
+                   lambda P, ins, v: N.broadcast(*ins),
+                   "np.where(%s, %s, %s)" % tuple(a[0] for a in arrays))
+        arrays = [(tuple(SIZES[4 - r + i] for i in range(r)), {}) for r in ranks]
+        _check(lambda x, y, z: np.clip(x, y, z), arrays, lambda P, ins, v: N.broadcast(*ins),
+               "np.clip(%s, %s, %s)" % tuple(a[0] for a in arrays))
