@@ -133,6 +133,11 @@ MUTANTS: List[Mutant] = [
            "    nd = max((len(s) for s in shapes), default=0)\n    out: List[Any] = []",
            "    nd = max((len(s) for s in shapes[-2:]), default=0)\n    out: List[Any] = []",
            ("broadcast.shapes",)),
+    Mutant("implicit einsum output in order of appearance, not alphabetical",
+           "capture/ops/linalg.py",
+           'out = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))',
+           'out = "".join(c for c in letters if letters.count(c) == 1)',
+           ("linalg.contract",)),
     # the solver's dispatch and fact refresh, proven on the grammar of guards
     Mutant("refresh_facts drops every fact the ranges do not refute", "symshape/solver.py",
            "        if type(g) is not bool and decide_ranges(env, g) is True:\n            g = True",

@@ -12,7 +12,7 @@ for ints.
 """
 from __future__ import annotations
 
-from typing import List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import z3
 
@@ -381,7 +381,7 @@ def linspace(num) -> Spec:
 
 
 __all__ = ["INTS", "inner", "arg_reduction", "along_axis", "atleast", "dstack", "hstack", "vstack", "array_split_sections", "basic_index",
-           "bcast", "broadcast", "concatenate", "diagonal", "diff", "dot", "expand_dims",
+           "bcast", "broadcast", "concatenate", "diagonal", "diff", "dot", "einsum", "expand_dims",
            "flip", "moveaxis", "kron", "correlate", "histogram_edges", "linspace", "outer", "pad", "reduction", "repeat", "slice_len",
            "reshape", "split_indices", "split_sections", "squeeze", "swapaxes", "take",
            "take_along_axis", "tensordot", "transpose"]
@@ -450,3 +450,47 @@ def dstack(shapes) -> Spec:
     """``np.dstack``: the arrays made at least 3-D, joined along axis 2."""
     pieces, count = _pieces(shapes)
     return _join([atleast(p, 3) for p in pieces], count, 2)
+
+
+# ---------------------------------------------------------------------------- einsum
+def einsum(subscripts: str, shapes) -> Spec:
+    """``np.einsum(subscripts, *operands)`` (NumPy's einsum docs): a letter repeated in one
+    operand takes its diagonal (equal sizes there); across operands a letter's sizes
+    broadcast (1 or the common size), as do the axes an ``...`` stands for (aligned on the
+    right).  The output is the ``->`` part, or implicitly the ``...`` axes then the letters
+    that occur exactly once, in alphabetical order."""
+    lhs, arrow, out = subscripts.replace(" ", "").partition("->")
+    terms = lhs.split(",")
+    ok: List = []
+    across: Dict[str, List] = {}
+    ells = []
+    for term, shape in zip(terms, shapes):
+        shape = tuple(shape)
+        if "..." in term:
+            pre, post = term.split("...")
+            k = len(shape) - len(pre) - len(post)
+            ells.append(shape[len(pre):len(pre) + k])
+            labels = list(pre) + [None] * k + list(post)
+        else:
+            labels = list(term)
+        within: Dict[str, List] = {}
+        for c, n in zip(labels, shape):
+            if c is not None:
+                within.setdefault(c, []).append(n)
+        for c, ns in within.items():
+            ok += [n == ns[0] for n in ns[1:]]
+            across.setdefault(c, []).append(ns[0])
+    size = {}
+    for c, ns in across.items():
+        size[c], conds = bcast(ns)
+        ok += conds
+    (ell,), conds = broadcast(*ells)
+    ok += conds
+    if not arrow:
+        letters = [c for c in lhs if c.isalpha()]
+        out = ("..." if ells else "") + "".join(sorted(c for c in set(letters)
+                                                       if letters.count(c) == 1))
+    pre, dots, post = out.partition("...")
+    return [tuple(size[c] for c in pre) + (tuple(ell) if dots else ()) +
+            tuple(size[c] for c in post)], ok
+

@@ -294,6 +294,9 @@ def linalg_contract():
         return [(b, n, m)], [b == b2, k == k2]
     _case(lambda a, b: np.einsum("bij,bjk->bik", a, b), (r((2, 3, 4)), r((2, 4, 5))),
           {"a": (A, A, A), "b": (A, A, A)}, spec_es, "einsum bij,bjk->bik")
+    # every subscript form of operands up to rank 3 (proofs/op_shape_rules.py)
+    from .op_shape_rules import einsum_sweep
+    einsum_sweep()
 
 
 # ---------------------------------------------------------------------------- lengths

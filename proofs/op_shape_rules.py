@@ -492,3 +492,60 @@ def broadcast3_sweep() -> None:
         arrays = [(tuple(SIZES[4 - r + i] for i in range(r)), {}) for r in ranks]
         _check(lambda x, y, z: np.clip(x, y, z), arrays, lambda P, ins, v: N.broadcast(*ins),
                "np.clip(%s, %s, %s)" % tuple(a[0] for a in arrays))
+
+
+# ---------------------------------------------------------------------------- einsum
+#: an example size per einsum letter: equal letters get equal examples
+_LETTER = dict(zip("ijklmnbABC", (3, 4, 5, 6, 2, 7, 2, 2, 3, 4)))
+
+
+def _outputs(term_letters: str) -> List[str]:
+    """Implicit output ('') and every ordered selection of the distinct letters."""
+    letters = sorted(set(term_letters))
+    return [""] + ["->" + "".join(p) for n in range(len(letters) + 1)
+                   for p in itertools.permutations(letters, n)]
+
+
+def _einsum_batch(subs: Sequence[str], terms: Sequence[str], what: str) -> None:
+    """The einsum calls ``subs`` on operands whose axes are labelled ``terms`` (for their
+    example sizes, ``_LETTER``; an ``...`` spelled out in A, B, C) as one program: the
+    calls share one contract (the equalities the labels imply)."""
+    arrays = [(tuple(_LETTER[c] for c in t), {}) for t in terms]
+    _check_all([(_prog(lambda *a, s=s: np.einsum(s, *a), len(arrays), 0),
+                 lambda P, ins, v, s=s: N.einsum(s, ins)) for s in subs], arrays, what)
+
+
+def einsum_sweep() -> None:
+    """np.einsum with symbolic sizes (part of ``linalg.contract``): one operand of every
+    rank 0..3 labelled by every string of its rank over as many letters (diagonals such as
+    ``ii``, ``iji``, ``iii`` included) with the implicit output and every ordered
+    selection of its letters; two operands of every pair of ranks 0..3, the first labelled
+    ``ijk``, the second by every placement of shared letters and new ones, with the
+    implicit output, the free letters in reverse order and all letters (batch axes kept);
+    three operands (chains, a shared batch letter); and ``...`` standing for 0..2 axes in
+    either or both operands, in front or behind."""
+    for rank in range(0, MAX_RANK):
+        for term in map("".join, itertools.product("ijk"[:rank], repeat=rank)):
+            _einsum_batch([term + o for o in _outputs(term)], [term],
+                          "np.einsum(%r, every output)" % term)
+    for ra, rb in itertools.product(range(0, MAX_RANK), repeat=2):
+        a = "ijk"[:ra]
+        for b in itertools.product(*[tuple(a) + ("lmn"[p],) for p in range(rb)]):
+            b = "".join(b)
+            if len(set(b)) < len(b):
+                continue
+            sub = a + "," + b
+            free = [c for c in sub if c.isalpha() and sub.count(c) == 1]
+            seen = "".join(dict.fromkeys(c for c in sub if c.isalpha()))
+            outs = ["", "->" + "".join(sorted(free, reverse=True)), "->" + seen]
+            _einsum_batch([sub + o for o in outs], [a, b], "np.einsum(%r, ...)" % sub)
+    for sub in ("ij,jk,kl", "ij,jk,kl->li", "bi,bj,bk->bijk", "i,i,i->", "i,j,k"):
+        _einsum_batch([sub], sub.split("->")[0].split(","), "np.einsum(%r)" % sub)
+    for pa, pb in itertools.product(("...", "i...", "...ij"), ("...", "...j", "j...")):
+        for wa, wb in itertools.product(range(3), repeat=2):
+            ta = pa.replace("...", "ABC"[2 - wa:2])
+            tb = pb.replace("...", "ABC"[2 - wb:2])
+            ell = pa + "," + pb
+            subs = [ell, ell + "->..." + "".join(sorted(set(pa + pb) - {"."}))]
+            _einsum_batch(subs, [ta, tb], "np.einsum(%r, widths %d, %d)" % (ell, wa, wb))
+

@@ -239,7 +239,8 @@ RULES: List[Rule] = [
        "axis, the sum of the sizes"),
     _r("broadcast.shapes", OPS + ".elementwise:broadcast_shapes",
        "N shapes broadcast axis by axis from the right: each size is 1 or the common size; "
-       "x + y*z, np.where, np.clip, np.broadcast_to and out= give NumPy's shape, and the "
+       "x + y (every rank pair up to 3), np.where / np.clip (every rank triple up to 3, "
+       "every size-1 pattern), np.broadcast_to and out= give NumPy's shape, and the "
        "contract admits only broadcastable inputs"),
     _r("index.advanced", OPS + ".advanced:getitem",
        "x[i] with an integer array i takes i's shape in place of the axis; x[i, j] broadcasts "
@@ -250,7 +251,9 @@ RULES: List[Rule] = [
        "max(min(j, n) - min(i, n), 0), max(n - min(j, n), 0)"),
     _r("linalg.contract", OPS + ".linalg:_einsum",
        "einsum / dot / tensordot contract equal sizes and keep the others in order; "
-       "np.outer(a, b) is (a.size, b.size)"),
+       "einsum: a letter repeated in one operand is a diagonal, the implicit output is "
+       "the ... axes then the letters used once, alphabetically; np.outer(a, b) is "
+       "(a.size, b.size)"),
     _r("arange.length", OPS + ".creation:_arange",
        "len(np.arange(start, stop, step)) == max(ceil((stop - start) / step), 0)"),
     _r("diff.length", OPS + ".reduction:_diff",

@@ -116,6 +116,30 @@ def test_products_and_broadcasting(a, b):
         _agree(lambda: N.tensordot(a, b, k), lambda: np.tensordot(x, y, axes=k))
 
 
+@pytest.mark.parametrize("c", [(), (1,), (3,), (2, 1), (4, 1, 3)], ids=str)
+def test_three_operand_broadcasting(c):
+    for a, b in itertools.product([(), (3,), (1,), (2, 3), (1, 1, 3), (5, 1, 1)], repeat=2):
+        x, y, z = np.ones(c), np.ones(a), np.ones(b)
+        _agree(lambda: N.broadcast(c, a, b), lambda: np.where(x > 0, y, z))
+        _agree(lambda: N.broadcast(c, a, b), lambda: np.clip(x, y, z))
+
+
+EINSUM = [("ij,jk->ik", [(2, 3), (3, 4)]), ("ij,jk", [(2, 3), (4, 5)]), ("ji", [(2, 3)]),
+          ("ii->i", [(3, 3)]), ("ii->i", [(1, 3)]), ("ii", [(3, 3)]), ("iij->ji", [(2, 2, 3)]),
+          ("i,i->i", [(1,), (3,)]), ("i,i", [(2,), (3,)]), ("ij->", [(2, 3)]),
+          ("i,j->ij", [(2,), (3,)]), ("ki,ij", [(2, 3), (3, 4)]), (",i", [(), (3,)]),
+          ("bij,bjk->bik", [(2, 3, 4), (1, 4, 5)]), ("...ij,...jk", [(2, 3, 4), (4, 5)]),
+          ("...i,...i", [(1, 3), (2, 3)]), ("...i,...i", [(2, 3), (4, 3)]),
+          ("i...->...i", [(2, 3, 4)]), ("...", [()]), ("ij,jk,kl->li", [(2, 3), (3, 4), (4, 5)]),
+          ("iji->j", [(2, 3, 2)]), ("iji->j", [(2, 3, 3)])]
+
+
+@pytest.mark.parametrize("sub,shapes", EINSUM, ids=[e[0] for e in EINSUM])
+def test_einsum(sub, shapes):
+    _agree(lambda: N.einsum(sub, shapes),
+           lambda: np.einsum(sub, *[np.ones(s) for s in shapes]))
+
+
 @pytest.mark.parametrize("shape", [(3, 4), (4, 2, 3), (2, 3, 4, 5)], ids=str)
 def test_diagonal(shape):
     x = np.ones(shape)
