@@ -380,9 +380,9 @@ def linspace(num) -> Spec:
     return [(num,)], [num >= 0]
 
 
-__all__ = ["INTS", "inner", "arg_reduction", "along_axis", "atleast", "dstack", "hstack", "vstack", "array_split_sections", "basic_index",
+__all__ = ["INTS", "inner", "arg_reduction", "along_axis", "arange", "atleast", "atleast_nd", "dstack", "hstack", "vstack", "array_split_sections", "basic_index",
            "bcast", "broadcast", "concatenate", "diagonal", "diff", "dot", "einsum", "expand_dims",
-           "flip", "moveaxis", "kron", "correlate", "histogram_edges", "linspace", "outer", "pad", "reduction", "repeat", "slice_len",
+           "flip", "meshgrid", "moveaxis", "kron", "correlate", "histogram_edges", "linspace", "outer", "pad", "ravel", "reduction", "repeat", "slice_len",
            "reshape", "split_indices", "split_sections", "squeeze", "swapaxes", "take",
            "take_along_axis", "tensordot", "transpose"]
 
@@ -494,3 +494,35 @@ def einsum(subscripts: str, shapes) -> Spec:
     return [tuple(size[c] for c in pre) + (tuple(ell) if dots else ()) +
             tuple(size[c] for c in post)], ok
 
+
+
+# ---------------------------------------------------------------------------- creation
+def ravel(shape) -> Spec:
+    """``np.ravel`` / ``x.reshape(-1)`` / ``x.flatten()``: one axis of the size."""
+    return [(prod(shape),)], []
+
+
+def atleast_nd(shapes, nd: int) -> Spec:
+    """``np.atleast_1d`` / ``_2d`` / ``_3d`` of one or more arrays (``atleast``)."""
+    return [atleast(s, nd) for s in shapes], []
+
+
+def arange(P, start, stop, step: int) -> Spec:
+    """``np.arange(start, stop, step)``: ``max(0, ceil((stop - start) / step))``
+    elements (NumPy's docs), ceil written as ``-((start - stop) // step)``."""
+    return [(vmax(-P.floordiv(start - stop, step), 0),)], []
+
+
+def meshgrid(shapes, indexing: str, sparse: bool) -> Spec:
+    """``np.meshgrid(*xs, indexing, sparse)``: each input flattened; the grid's shape is
+    the sizes in order ('ij') or with the first two exchanged ('xy', two or more inputs);
+    every output has it, or (sparse) 1s except its own input's axis of the grid."""
+    sizes = [prod(s) for s in shapes]
+    pos = list(range(len(sizes)))
+    if indexing == "xy" and len(sizes) >= 2:
+        pos[0], pos[1] = 1, 0
+    grid = [sizes[pos.index(a)] for a in range(len(sizes))]
+    if not sparse:
+        return [tuple(grid)] * len(sizes), []
+    return [tuple(s if a == p else 1 for a in range(len(sizes)))
+            for s, p in zip(sizes, pos)], []

@@ -142,9 +142,11 @@ def broadcast_shapes():
         return o
     _case(out_kw, (r((4, 1)), r((5,))), {"x": (A, 1), "y": (A,)}, spec_n, "np.add(out=)")
     # every rank up to 4, every axis and offset (proofs/op_shape_rules.py)
+    from .op_shape_calls import meshgrid_sweep
     from .op_shape_rules import broadcast3_sweep, broadcast_sweep
     broadcast_sweep()
     broadcast3_sweep()
+    meshgrid_sweep()
 
 
 # ---------------------------------------------------------------------------- indexing
@@ -319,6 +321,9 @@ def arange_length():
               "np.arange(a, b, %d)" % step, (r(3), 5, -4), (r(3), -4, 5))
     _case(lambda x: np.arange(x.shape[0] - 2), (r(6),), {"x": (A,)},
           lambda P, ins: ([(_range_len(P, 0, ins[0][0] - 2, 1),)], []), "np.arange(n - 2)")
+    # symbolic start / stop of every order, steps -4..4 (proofs/op_shape_calls.py)
+    from .op_shape_calls import arange_sweep
+    arange_sweep()
 
 
 @proves("diff.length")

@@ -6,7 +6,9 @@ tuple of axes, offsets), ``np.kron`` (every pair of ranks up to 3), ``np.convolv
 documented shapes (``proofs/numpy_shapes.py``)."""
 from __future__ import annotations
 
+import contextlib
 import itertools
+import logging
 
 import numpy as np
 
@@ -149,3 +151,89 @@ def shape_dstack():
 
 _ROWS = {np.hstack: lambda x: np.hstack(x), np.vstack: lambda x: np.vstack(x),
          np.dstack: lambda x: np.dstack(x)}
+
+
+@proves("shape.ravel")
+def shape_ravel():
+    """np.ravel, np.reshape(x, -1), x.reshape(-1), x.ravel() and x.flatten() of every rank
+    0..4: one axis of the size."""
+    fns = [np.ravel, lambda x: np.reshape(x, -1), lambda x: x.reshape(-1),
+           lambda x: x.ravel(), lambda x: x.flatten()]
+    for rank in range(0, MAX_RANK + 1):
+        _check_all([(f, lambda P, ins, v: N.ravel(ins[0])) for f in fns], [_shape(rank)],
+                   "ravel / reshape(-1) / flatten(rank %d)" % rank)
+
+
+def _atleast_sweep(fn, nd: int) -> None:
+    """``fn`` of one array of every rank 0..4 and of three arrays of every triple of ranks
+    0..3."""
+    for rank in range(0, MAX_RANK + 1):
+        _check(_bind1(fn), [_shape(rank)], lambda P, ins, v: N.atleast_nd(ins, nd),
+               "%s(rank %d)" % (fn.__name__, rank))
+    for ranks in itertools.product(range(0, MAX_RANK), repeat=3):
+        _check(lambda x, y, z: fn(x, y, z), [_shape(r) for r in ranks],
+               lambda P, ins, v: N.atleast_nd(ins, nd), "%s(ranks %s)" % (fn.__name__, ranks))
+
+
+@proves("shape.atleast_1d")
+def shape_atleast_1d():
+    """np.atleast_1d: see ``_atleast_sweep``."""
+    _atleast_sweep(np.atleast_1d, 1)
+
+
+@proves("shape.atleast_2d")
+def shape_atleast_2d():
+    """np.atleast_2d, and np.atleast_3d (NumPy's own code, traced through reshape and basic
+    indexing): see ``_atleast_sweep``."""
+    _atleast_sweep(np.atleast_2d, 2)
+    _atleast_sweep(np.atleast_3d, 3)
+
+
+def meshgrid_sweep() -> None:
+    """np.meshgrid of 1..3 inputs of rank 1 (and of a rank-2 and a rank-0 input, flattened),
+    indexing 'xy' and 'ij', sparse or not: NumPy's own code, traced through reshape and
+    np.broadcast_arrays (part of ``broadcast.shapes``)."""
+    for ranks in ((1,), (1, 1), (1, 1, 1), (2, 0)):
+        _check_all([(lambda *a, ix=ix, sp=sp: tuple(np.meshgrid(*a, indexing=ix, sparse=sp)),
+                     lambda P, ins, v, ix=ix, sp=sp: N.meshgrid(ins, ix, sp))
+                    for ix, sp in itertools.product(("xy", "ij"), (False, True))],
+                   [_shape(r) for r in ranks], "np.meshgrid(ranks %s)" % (ranks,))
+
+
+def arange_sweep() -> None:
+    """np.arange(k), np.arange(a, b) and np.arange(a, b, step) with symbolic a, b, k
+    (examples below, above and at the other end) and every step in -4..4 but 0, a
+    constant or a symbolic int (the trace specialises it: the contract pins its value);
+    np.arange(a, n) with n an array size (part of ``arange.length``)."""
+    ex = ((2, 11), (11, 2), (-3, -3), (-5, 4))
+    for k in (7, -2, 0):
+        _check(_prog(lambda x, k0: np.arange(k0) + x[:1].sum(), 1, 1), [((3,), {})],
+               lambda P, ins, v: N.arange(P, 0, v[0], 1), "np.arange(k), k like %d" % k,
+               ints=(k,))
+    for a, b in ex:
+        _check(_prog(lambda x, a, b: np.arange(a, b) + x[:1].sum(), 1, 2), [((3,), {})],
+               lambda P, ins, v: N.arange(P, v[0], v[1], 1), "np.arange(a, b) like %d, %d"
+               % (a, b), ints=(a, b))
+        for step in (-4, -3, -2, -1, 1, 2, 3, 4):
+            _check(_prog(lambda x, a, b, s=step: np.arange(a, b, s) + x[:1].sum(), 1, 2),
+                   [((3,), {})], lambda P, ins, v, s=step: N.arange(P, v[0], v[1], s),
+                   "np.arange(a, b, %d) like %d, %d" % (step, a, b), ints=(a, b))
+        for step in (-3, 2):       # the specialisation's log line is expected: quiet
+            with _quiet("symshape.dynamic"):
+                _check(_prog(lambda x, a, b, s: np.arange(a, b, s) + x[:1].sum(), 1, 3),
+                       [((3,), {})], lambda P, ins, v: N.arange(P, v[0], v[1], v[2]),
+                       "np.arange(a, b, s) like %d, %d, %d" % (a, b, step),
+                       ints=(a, b, step))
+    _check(_prog(lambda x, a: np.arange(a, x.shape[0]), 1, 1), [((5,), {})],
+           lambda P, ins, v: N.arange(P, v[0], ins[0][0], 1), "np.arange(a, n)", ints=(2,))
+
+
+@contextlib.contextmanager
+def _quiet(logger: str):
+    """The named logger silenced for the block."""
+    log = logging.getLogger(logger)
+    old, log.disabled = log.disabled, True
+    try:
+        yield
+    finally:
+        log.disabled = old

@@ -323,6 +323,14 @@ RULES: List[Rule] = [
        "valid max(n, m) - min(n, m) + 1"),
     _r("stats.histogram_bins", OPS + ".statistics:_bins",
        "np.histogram with e >= 1 edges has e - 1 counts and e edges"),
+    _r("shape.ravel", OPS + ".shape:_ravel",
+       "np.ravel / reshape(-1) / flatten of any rank give one axis of the size"),
+    _r("shape.atleast_1d", OPS + ".shape:_atleast_1d",
+       "np.atleast_1d of each array: () -> (1,), others unchanged"),
+    _r("shape.atleast_2d", OPS + ".shape:_atleast_2d",
+       "np.atleast_2d of each array: () -> (1, 1), (n,) -> (1, n), others unchanged; "
+       "np.atleast_3d (NumPy's code): () -> (1, 1, 1), (n,) -> (1, n, 1), (m, n) -> "
+       "(m, n, 1)"),
     _r("shape.hstack", OPS + ".shape:_hstack",
        "np.hstack joins 1-D arrays along axis 0, others along axis 1; of one array, its "
        "rows (at least one)"),

@@ -140,6 +140,26 @@ def test_einsum(sub, shapes):
            lambda: np.einsum(sub, *[np.ones(s) for s in shapes]))
 
 
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+def test_ravel_and_atleast(shape):
+    x = np.ones(shape)
+    for f in (np.ravel, lambda x: x.reshape(-1), lambda x: x.flatten()):
+        _agree(lambda: N.ravel(shape), lambda: f(x))
+    for nd, f in ((1, np.atleast_1d), (2, np.atleast_2d), (3, np.atleast_3d)):
+        _agree(lambda: N.atleast_nd([shape], nd), lambda: f(x))
+        _agree(lambda: N.atleast_nd([shape, (), (3,)], nd), lambda: f(x, np.ones(()), np.ones(3)))
+
+
+def test_arange_and_meshgrid():
+    for a, b, step in itertools.product(range(-6, 7, 3), range(-7, 8, 2), (-4, -3, -1, 1, 2, 4)):
+        _agree(lambda: N.arange(N.INTS, a, b, step), lambda: np.arange(a, b, step))
+    for shapes in ([(2,)], [(2,), (3,)], [(2,), (3,), (4,)], [(2, 3), ()], [(0,), (3,)]):
+        xs = [np.ones(s) for s in shapes]
+        for ix, sp in itertools.product(("xy", "ij"), (False, True)):
+            _agree(lambda: N.meshgrid(shapes, ix, sp),
+                   lambda: tuple(np.meshgrid(*xs, indexing=ix, sparse=sp)))
+
+
 @pytest.mark.parametrize("shape", [(3, 4), (4, 2, 3), (2, 3, 4, 5)], ids=str)
 def test_diagonal(shape):
     x = np.ones(shape)

@@ -107,6 +107,7 @@ def _reshape(t, a, shape=None, order="C", *, newshape=None, copy=None):
     return reshape(t, t.operand(a), shape)
 
 
+@rule("shape.ravel")
 @implements(np.ravel)
 def _ravel(t, a, order="C"):
     x = t.operand(a)
@@ -485,6 +486,7 @@ def _dstack(t, tup):
 SIZE_FUNCTIONS.extend([np.concatenate, np.stack, np.vstack, np.hstack, np.dstack])
 
 
+@rule("shape.atleast_2d")
 @implements(np.atleast_2d)
 def _atleast_2d(t, *arys):
     out = []
@@ -498,6 +500,7 @@ def _atleast_2d(t, *arys):
     return out[0] if len(out) == 1 else tuple(out)
 
 
+@rule("shape.atleast_1d")
 @implements(np.atleast_1d)
 def _atleast_1d(t, *arys):
     out = [reshape(t, t.operand(a), (1,)) if t.operand(a).ndim == 0 else t.operand(a)
