@@ -156,6 +156,12 @@ MUTANTS: List[Mutant] = [
     Mutant("np.broadcast_arrays of three or more arrays leaves them unbroadcast (meshgrid)",
            "capture/ops/elementwise.py", "x if tuple(x.shape) == tuple(shape) else",
            "x if tuple(x.shape) == tuple(shape) or len(xs) > 2 else", ("broadcast.shapes",)),
+    Mutant("np.nanmax / np.percentile admit an empty reduced extent (the code before the fix)",
+           "capture/ops/statistics.py", "    if a.what in _NEEDS_ELEMENTS:",
+           "    if False:", ("stats.reduction",)),
+    Mutant("a NaN-reduction over a tuple of axes keeps the last one", "capture/ops/npcall.py",
+           "        norm.add(a)\n", "        norm.add(a)\n        if len(norm) == len(axes) > 1:\n"
+           "            norm.discard(a)\n", ("stats.reduction",)),
     # the solver's dispatch and fact refresh, proven on the grammar of guards
     Mutant("refresh_facts drops every fact the ranges do not refute", "symshape/solver.py",
            "        if type(g) is not bool and decide_ranges(env, g) is True:\n            g = True",

@@ -382,7 +382,7 @@ def linspace(num) -> Spec:
 
 __all__ = ["INTS", "inner", "arg_reduction", "along_axis", "arange", "atleast", "atleast_nd", "dstack", "hstack", "vstack", "array_split_sections", "basic_index",
            "bcast", "broadcast", "concatenate", "diagonal", "diff", "dot", "einsum", "expand_dims",
-           "flip", "meshgrid", "moveaxis", "kron", "correlate", "histogram_edges", "linspace", "outer", "pad", "ravel", "reduction", "repeat", "slice_len",
+           "flip", "meshgrid", "moveaxis", "kron", "correlate", "histogram_edges", "linspace", "outer", "pad", "nonempty_reduction", "quantile", "ravel", "reduction", "repeat", "slice_len",
            "reshape", "split_indices", "split_sections", "squeeze", "swapaxes", "take",
            "take_along_axis", "tensordot", "transpose"]
 
@@ -526,3 +526,20 @@ def meshgrid(shapes, indexing: str, sparse: bool) -> Spec:
         return [tuple(grid)] * len(sizes), []
     return [tuple(s if a == p else 1 for a in range(len(sizes)))
             for s, p in zip(sizes, pos)], []
+
+
+# ---------------------------------------------------------------------------- statistics
+def nonempty_reduction(shape, axis, keepdims: bool) -> Spec:
+    """``np.nanmax`` / ``np.nanargmin`` / ``np.percentile``...: a reduction over ``axis``
+    (None, an int or a tuple) that NumPy refuses on an empty reduced extent."""
+    out, _ = reduction(shape, axis, keepdims)
+    axes = range(len(shape)) if axis is None else \
+        [norm(a, len(shape)) for a in (axis if isinstance(axis, tuple) else (axis,))]
+    return out, [shape[i] >= 1 for i in axes]
+
+
+def quantile(q_shape, shape, axis, keepdims: bool, nonempty: bool) -> Spec:
+    """``np.quantile(a, q, axis, keepdims)`` and friends: q's shape, then the reduction's
+    (``nonempty``: NumPy refuses an empty extent, as np.quantile and np.percentile do)."""
+    (out,), ok = (nonempty_reduction if nonempty else reduction)(shape, axis, keepdims)
+    return [tuple(q_shape) + tuple(out)], ok

@@ -321,6 +321,11 @@ RULES: List[Rule] = [
     _r("signal.correlate", OPS + ".signal:_correlate",
        "np.convolve / np.correlate of lengths n, m >= 1: full n + m - 1, same max(n, m), "
        "valid max(n, m) - min(n, m) + 1"),
+    _r("stats.reduction", OPS + ".statistics:_reduction",
+       "np.nansum / nanmean / nanmedian / nanmin / nanargmax ... over axis None / an int / "
+       "a tuple (either sign) remove the axes (keepdims: 1s); percentile / quantile put "
+       "q's shape first; nanmin / nanmax / nanargmin / nanargmax / percentile / quantile "
+       "need a non-empty reduced extent"),
     _r("stats.histogram_bins", OPS + ".statistics:_bins",
        "np.histogram with e >= 1 edges has e - 1 counts and e edges"),
     _r("shape.ravel", OPS + ".shape:_ravel",

@@ -218,3 +218,30 @@ def test_joining_the_rows_of_an_array_needs_a_row(f):
     with pytest.raises(ss.UserError) as e:
         ss.export(f, (x,), dynamic_shapes={"x": (ss.Dim("n", min=0), A)})
     assert "x.shape[0]" in str(e.value) or "rows" in str(e.value) or "n" in str(e.value)
+
+
+@pytest.mark.parametrize("f", [lambda x: np.nanmax(x, axis=0), lambda x: np.nanmin(x),
+                               lambda x: np.nanargmin(x, axis=-2),
+                               lambda x: np.nanargmax(x, axis=0, keepdims=True),
+                               lambda x: np.percentile(x, 50, axis=0),
+                               lambda x: np.quantile(x, [0.2, 0.5], axis=(0, 1))],
+                         ids=["nanmax", "nanmin-all", "nanargmin", "nanargmax", "percentile",
+                              "quantile"])
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")     # NumPy's "Mean of empty slice"
+def test_reduction_needing_elements_refuses_an_empty_extent(f):
+    """NumPy raises on an empty reduced extent of these (no identity; quantiles index the
+    last element): an axis that may be 0 was admitted and the program raised NumPy's error
+    at run time; it is now a guard, as for np.max."""
+    with pytest.raises((ValueError, IndexError)):
+        f(np.ones((0, 3)))
+    x = np.ones((4, 3))
+    ep = ss.export(f, (x,), dynamic_shapes={"x": (ss.Dim("n", min=1), A)})
+    for n in (1, 2, 5):
+        y = np.arange(n * 3.0).reshape(n, 3)
+        assert np.array_equal(ep.module()(y), f(y))
+    with pytest.raises(ss.ConstraintViolationError):
+        ss.export(f, (x,), dynamic_shapes={"x": (ss.Dim("n", min=0), A)})
+    # the NaN-quantiles and the reductions with an identity accept it, as NumPy does
+    g = lambda x: np.nanpercentile(x, 50, axis=0) + np.nanmean(x, axis=0)  # noqa: E731
+    ep = ss.export(g, (x,), dynamic_shapes={"x": (ss.Dim("n", min=0), A)})
+    assert ep.module()(np.ones((0, 3))).shape == (3,)

@@ -24,11 +24,31 @@ def _no_out(a: Args) -> None:
         raise a.fail("out= is not supported while tracing (assign the result instead)")
 
 
+#: the functions for which NumPy raises on an empty reduced extent: nanmin / nanmax /
+#: nanargmin / nanargmax have no identity (ValueError), percentile / quantile index the
+#: sorted extent's last element (IndexError); the nan-quantiles return NaN instead
+_NEEDS_ELEMENTS = ("np.nanmin", "np.nanmax", "np.nanargmin", "np.nanargmax", "np.percentile",
+                   "np.quantile")
+
+
+@rule("stats.reduction")
 def _reduction(a: Args) -> tuple:
+    """The shape of a NaN-aware reduction or quantile of ``a`` over ``axis`` (None, an int
+    or a tuple, either sign), keepdims or not; for ``_NEEDS_ELEMENTS`` the reduced extent
+    must be non-empty (a guard, as for ``np.max``)."""
     x = a.arr("a")
     if x is None:
         raise a.fail("the array argument must be an array while tracing")
-    return reduced_shape(x, a.val("axis"), bool(a.val("keepdims", False)), a.what, a.frame)
+    axis = a.val("axis")
+    shape = reduced_shape(x, axis, bool(a.val("keepdims", False)), a.what, a.frame)
+    if a.what in _NEEDS_ELEMENTS:
+        axes = range(x.ndim) if axis is None else \
+            [int(i) % x.ndim for i in (axis if isinstance(axis, (tuple, list)) else (axis,))]
+        for i in axes:
+            if not (x.shape[i] >= 1):
+                raise a.fail("the reduced axis %d is empty; NumPy raises on an empty extent "
+                             "(give the axis a size of at least 1)" % i)
+    return shape
 
 
 def _q_shape(a: Args) -> tuple:
