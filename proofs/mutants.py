@@ -162,6 +162,9 @@ MUTANTS: List[Mutant] = [
     Mutant("a NaN-reduction over a tuple of axes keeps the last one", "capture/ops/npcall.py",
            "        norm.add(a)\n", "        norm.add(a)\n        if len(norm) == len(axes) > 1:\n"
            "            norm.discard(a)\n", ("stats.reduction",)),
+    Mutant("np.average admits an empty result (the code before the fix)",
+           "capture/ops/statistics.py", "            if i not in reduced and not (x.shape[i] >= 1):",
+           "            if False:", ("stats.average",)),
     # the solver's dispatch and fact refresh, proven on the grammar of guards
     Mutant("refresh_facts drops every fact the ranges do not refute", "symshape/solver.py",
            "        if type(g) is not bool and decide_ranges(env, g) is True:\n            g = True",

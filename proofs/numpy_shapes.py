@@ -380,7 +380,7 @@ def linspace(num) -> Spec:
     return [(num,)], [num >= 0]
 
 
-__all__ = ["INTS", "inner", "arg_reduction", "along_axis", "arange", "atleast", "atleast_nd", "dstack", "hstack", "vstack", "array_split_sections", "basic_index",
+__all__ = ["INTS", "inner", "arg_reduction", "along_axis", "arange", "atleast", "average", "atleast_nd", "dstack", "hstack", "vstack", "array_split_sections", "basic_index",
            "bcast", "broadcast", "concatenate", "diagonal", "diff", "dot", "einsum", "expand_dims",
            "flip", "meshgrid", "moveaxis", "kron", "correlate", "histogram_edges", "linspace", "outer", "pad", "nonempty_reduction", "quantile", "ravel", "reduction", "repeat", "slice_len",
            "reshape", "split_indices", "split_sections", "squeeze", "swapaxes", "take",
@@ -543,3 +543,11 @@ def quantile(q_shape, shape, axis, keepdims: bool, nonempty: bool) -> Spec:
     (``nonempty``: NumPy refuses an empty extent, as np.quantile and np.percentile do)."""
     (out,), ok = (nonempty_reduction if nonempty else reduction)(shape, axis, keepdims)
     return [tuple(q_shape) + tuple(out)], ok
+
+
+def average(shape, axis, keepdims: bool) -> Spec:
+    """``np.average(a, axis, keepdims)`` without weights: a reduction; NumPy divides
+    ``a.size`` by the result's size, so an empty result raises (ZeroDivisionError)."""
+    (out,), _ = reduction(shape, axis, keepdims)
+    kept, _ = reduction(shape, axis, False)
+    return [out], [s >= 1 for s in kept[0]]

@@ -277,3 +277,16 @@ def stats_reduction():
                       for (f, q, ne), k in itertools.product(_QUANTILES, (False, True)) if ne]
             _check_all(cases, [_shape(rank)], "nanmin / nanargmax / percentile(rank %d, axis=%s)"
                        % (rank, ax))
+
+
+@proves("stats.average")
+def stats_average():
+    """np.average without weights for every rank 0..3, axis None / every int / every set of
+    two or more axes (mixed signs), keepdims False and True: the reduction's shape, and the
+    contract admits no empty result (NumPy divides by the result's size)."""
+    for rank in range(0, MAX_RANK):
+        for ax in _reduce_axes(rank):       # each axis set: its own contract
+            _check_all([(_bind1(np.average, axis=ax, keepdims=k),
+                         lambda P, ins, v, ax=ax, k=k: N.average(ins[0], ax, k))
+                        for k in (False, True)], [_shape(rank)],
+                       "np.average(rank %d, axis=%s)" % (rank, ax))

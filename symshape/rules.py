@@ -326,6 +326,9 @@ RULES: List[Rule] = [
        "a tuple (either sign) remove the axes (keepdims: 1s); percentile / quantile put "
        "q's shape first; nanmin / nanmax / nanargmin / nanargmax / percentile / quantile "
        "need a non-empty reduced extent"),
+    _r("stats.average", OPS + ".statistics:_average",
+       "np.average over axis None / an int / a tuple (either sign) is the reduction's shape; "
+       "without weights every axis kept has size >= 1 (NumPy divides by the result's size)"),
     _r("stats.histogram_bins", OPS + ".statistics:_bins",
        "np.histogram with e >= 1 edges has e - 1 counts and e edges"),
     _r("shape.ravel", OPS + ".shape:_ravel",

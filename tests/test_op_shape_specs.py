@@ -245,3 +245,19 @@ def test_reduction_needing_elements_refuses_an_empty_extent(f):
     g = lambda x: np.nanpercentile(x, 50, axis=0) + np.nanmean(x, axis=0)  # noqa: E731
     ep = ss.export(g, (x,), dynamic_shapes={"x": (ss.Dim("n", min=0), A)})
     assert ep.module()(np.ones((0, 3))).shape == (3,)
+
+
+@pytest.mark.parametrize("axis", [0, -1, (0, 1)], ids=str)
+def test_average_refuses_an_empty_result(axis):
+    """np.average without weights divides a.size by the result's size: NumPy raises
+    ZeroDivisionError when the result is empty, where the contract admitted it."""
+    f = lambda x: np.average(x, axis=axis)  # noqa: E731
+    x = np.ones((4, 3, 2))
+    with pytest.raises(ZeroDivisionError):
+        f(np.ones((4, 0, 2)) if axis != (0, 1) else np.ones((4, 3, 0)))
+    ep = ss.export(f, (x,), dynamic_shapes={"x": (A, A, A)})
+    y = np.arange(5 * 3 * 2.0).reshape(5, 3, 2)
+    assert np.array_equal(ep.module()(y), f(y))
+    D = [ss.Dim("a", min=0), ss.Dim("b", min=0), ss.Dim("c", min=0)]
+    with pytest.raises(ss.ConstraintViolationError):
+        ss.export(f, (x,), dynamic_shapes={"x": tuple(D)})

@@ -42,13 +42,19 @@ def _reduction(a: Args) -> tuple:
     axis = a.val("axis")
     shape = reduced_shape(x, axis, bool(a.val("keepdims", False)), a.what, a.frame)
     if a.what in _NEEDS_ELEMENTS:
-        axes = range(x.ndim) if axis is None else \
-            [int(i) % x.ndim for i in (axis if isinstance(axis, (tuple, list)) else (axis,))]
-        for i in axes:
+        for i in _reduced_axes(x, axis):
             if not (x.shape[i] >= 1):
                 raise a.fail("the reduced axis %d is empty; NumPy raises on an empty extent "
                              "(give the axis a size of at least 1)" % i)
     return shape
+
+
+def _reduced_axes(x: TracedArray, axis) -> list:
+    """The axes a reduction over ``axis`` (None, an int or a tuple, already validated by
+    ``reduced_shape``) removes, as indices."""
+    if axis is None:
+        return list(range(x.ndim))
+    return [int(i) % x.ndim for i in (axis if isinstance(axis, (tuple, list)) else (axis,))]
 
 
 def _q_shape(a: Args) -> tuple:
@@ -72,7 +78,10 @@ def _scan(a: Args) -> tuple:
     return tuple(x.shape)
 
 
+@rule("stats.average")
 def _average(a: Args):
+    """np.average: the reduction's shape; weights of another shape need an axis and its
+    length; without weights the result must not be empty (NumPy divides by its size)."""
     x = a.arr("a")
     w = a.arr("weights")
     axis = a.val("axis")
@@ -87,6 +96,12 @@ def _average(a: Args):
                          % (describe(w.shape[0]), describe(x.shape[ax] if isinstance(ax, int)
                                                            else "?")))
     shape = _reduction(a)
+    if w is None:       # NumPy divides a.size by the result's size: an empty result raises
+        reduced = _reduced_axes(x, axis)
+        for i in range(x.ndim):
+            if i not in reduced and not (x.shape[i] >= 1):
+                raise a.fail("the result would be empty (axis %d has size 0 and is not "
+                             "averaged), where NumPy divides by zero" % i)
     return [shape, shape] if a.val("returned", False) else shape
 
 
