@@ -165,6 +165,10 @@ MUTANTS: List[Mutant] = [
     Mutant("np.average admits an empty result (the code before the fix)",
            "capture/ops/statistics.py", "            if i not in reduced and not (x.shape[i] >= 1):",
            "            if False:", ("stats.average",)),
+    Mutant("np.select broadcasts the choices but not the conditions",
+           "capture/ops/selection.py",
+           'shapes = _choices_shapes(a, "condlist") + _choices_shapes(a, "choicelist")',
+           'shapes = _choices_shapes(a, "choicelist")', ("broadcast.shapes",)),
     # the solver's dispatch and fact refresh, proven on the grammar of guards
     Mutant("refresh_facts drops every fact the ranges do not refute", "symshape/solver.py",
            "        if type(g) is not bool and decide_ranges(env, g) is True:\n            g = True",

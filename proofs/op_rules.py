@@ -142,11 +142,12 @@ def broadcast_shapes():
         return o
     _case(out_kw, (r((4, 1)), r((5,))), {"x": (A, 1), "y": (A,)}, spec_n, "np.add(out=)")
     # every rank up to 4, every axis and offset (proofs/op_shape_rules.py)
-    from .op_shape_calls import meshgrid_sweep
+    from .op_shape_calls import meshgrid_sweep, select_choose_sweep
     from .op_shape_rules import broadcast3_sweep, broadcast_sweep
     broadcast_sweep()
     broadcast3_sweep()
     meshgrid_sweep()
+    select_choose_sweep()
 
 
 # ---------------------------------------------------------------------------- indexing

@@ -290,3 +290,21 @@ def stats_average():
                          lambda P, ins, v, ax=ax, k=k: N.average(ins[0], ax, k))
                         for k in (False, True)], [_shape(rank)],
                        "np.average(rank %d, axis=%s)" % (rank, ax))
+
+
+def select_choose_sweep() -> None:
+    """np.select([x > 0, y > 0], [y, z]) and np.choose(i, [y, z], mode="wrap") (i an index
+    array of x's shape) for every triple of ranks 0..3 and, for equal ranks, every subset
+    of operands set to 1 at every axis (part of ``broadcast.shapes``)."""
+    from .op_shape_rules import _ones_patterns
+    calls = [(lambda x, y, z: np.select([x > 0, y > 0], [y, z]), "np.select"),
+             (lambda x, y, z: np.choose(x.astype(np.intp), [y, z], mode="wrap"),
+              "np.choose")]
+    for ranks in itertools.product(range(0, MAX_RANK), repeat=3):
+        pats = _ones_patterns(ranks, full=False) if len(set(ranks)) == 1 else [[{}, {}, {}]]
+        for statics in pats:
+            arrays = [(tuple(st.get(i, SIZES[4 - r + i]) for i in range(r)), st)
+                      for r, st in zip(ranks, statics)]
+            for f, name in calls:
+                _check(f, arrays, lambda P, ins, v: N.broadcast(*ins),
+                       "%s(%s, %s, %s)" % ((name,) + tuple(a[0] for a in arrays)))

@@ -239,9 +239,9 @@ RULES: List[Rule] = [
        "axis, the sum of the sizes"),
     _r("broadcast.shapes", OPS + ".elementwise:broadcast_shapes",
        "N shapes broadcast axis by axis from the right: each size is 1 or the common size; "
-       "x + y (every rank pair up to 3), np.where / np.clip (every rank triple up to 3, "
-       "every size-1 pattern), np.broadcast_to and out= give NumPy's shape, and the "
-       "contract admits only broadcastable inputs"),
+       "x + y (every rank pair up to 3), np.where / np.clip / np.select / np.choose "
+       "(every rank triple up to 3, size-1 patterns), np.meshgrid, np.broadcast_to and "
+       "out= give NumPy's shape, and the contract admits only broadcastable inputs"),
     _r("index.advanced", OPS + ".advanced:getitem",
        "x[i] with an integer array i takes i's shape in place of the axis; x[i, j] broadcasts "
        "i and j; x[mask] has a data-dependent length in [0, mask.size]"),
