@@ -338,6 +338,20 @@ def _data_dependent(what: str, suggestion: str) -> GuardOnDataDependentError:
         % (what, where(frame), suggestion))
 
 
+
+def require_kth(n, kth, what: str, frame) -> None:
+    """np.partition / np.argpartition along an axis of size ``n``: NumPy raises unless every
+    ``kth`` is in ``[-n, n)`` (an empty array takes any); each bound is a guard, so the
+    contract admits only sizes above every kth (empty arrays excluded too: narrower than
+    NumPy, never wider)."""
+    ks = kth if isinstance(kth, (list, tuple)) else \
+        (np.ravel(kth).tolist() if isinstance(kth, np.ndarray) else [kth])
+    for k in ks:
+        if not (-n <= k) or not (k < n):
+            raise UserError("%s: kth=%s is out of bounds for an axis of size %s%s"
+                            % (what, k, describe(n), where(frame)))
+
+
 class TracedArray:
     """A symbolic stand-in for a NumPy array during tracing."""
 
@@ -675,6 +689,10 @@ class TracedArray:
         if order is not None:
             raise UserError("ndarray.partition(order=...) is not supported while tracing%s"
                             % where(user_frame(2)))
+        if axis is not None:
+            a = int(axis) % self.ndim if self.ndim else 0
+            require_kth(self.shape[a] if self.ndim else 1, kth, "np.partition",
+                        user_frame(2))
         self.tracer.rebind(self, np.sort(self, axis=axis))
 
     def searchsorted(self, v, side="left", sorter=None):

@@ -169,6 +169,9 @@ MUTANTS: List[Mutant] = [
            "capture/ops/selection.py",
            'shapes = _choices_shapes(a, "condlist") + _choices_shapes(a, "choicelist")',
            'shapes = _choices_shapes(a, "choicelist")', ("broadcast.shapes",)),
+    Mutant("np.partition / argpartition admit a negative kth below -n", "capture/tracer.py",
+           "        if not (-n <= k) or not (k < n):", "        if not (k < n):",
+           ("select.partition",)),
     # the solver's dispatch and fact refresh, proven on the grammar of guards
     Mutant("refresh_facts drops every fact the ranges do not refute", "symshape/solver.py",
            "        if type(g) is not bool and decide_ranges(env, g) is True:\n            g = True",

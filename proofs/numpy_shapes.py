@@ -382,7 +382,7 @@ def linspace(num) -> Spec:
 
 __all__ = ["INTS", "inner", "arg_reduction", "along_axis", "arange", "atleast", "average", "atleast_nd", "dstack", "hstack", "vstack", "array_split_sections", "basic_index",
            "bcast", "broadcast", "concatenate", "diagonal", "diff", "dot", "einsum", "expand_dims",
-           "flip", "meshgrid", "moveaxis", "kron", "correlate", "histogram_edges", "linspace", "outer", "pad", "nonempty_reduction", "quantile", "ravel", "reduction", "repeat", "slice_len",
+           "flip", "meshgrid", "moveaxis", "kron", "correlate", "histogram_edges", "linspace", "outer", "pad", "nonempty_reduction", "partition", "quantile", "ravel", "reduction", "repeat", "slice_len",
            "reshape", "split_indices", "split_sections", "squeeze", "swapaxes", "take",
            "take_along_axis", "tensordot", "transpose"]
 
@@ -551,3 +551,16 @@ def average(shape, axis, keepdims: bool) -> Spec:
     (out,), _ = reduction(shape, axis, keepdims)
     kept, _ = reduction(shape, axis, False)
     return [out], [s >= 1 for s in kept[0]]
+
+
+def partition(shape, kth, axis) -> Spec:
+    """``np.partition`` / ``np.argpartition(a, kth, axis)``: the shape (flattened for
+    ``axis=None``); NumPy raises unless the array is empty or every kth is in ``[-n, n)``
+    for the axis size n."""
+    (out,), _ = along_axis(shape, axis)
+    n = out[0] if axis is None else shape[norm(axis, len(shape))]
+    ks = kth if isinstance(kth, (list, tuple)) else [kth]
+    inside = [c for k in ks for c in (-n <= k, k < n)]
+    size = prod(shape)
+    return [out], [size == 0 or all(inside) if _is_py(size, n) else
+                   z3.Or(size == 0, z3.And(*inside))]

@@ -308,3 +308,19 @@ def select_choose_sweep() -> None:
             for f, name in calls:
                 _check(f, arrays, lambda P, ins, v: N.broadcast(*ins),
                        "%s(%s, %s, %s)" % ((name,) + tuple(a[0] for a in arrays)))
+
+
+@proves("select.partition")
+def select_partition():
+    """np.argpartition and np.partition for every rank 1..3, every axis (and None for
+    argpartition), kth 0, 2, -1, -3 and [1, -3]: the shape, and the contract admits only
+    axes where NumPy accepts every kth."""
+    for rank in range(1, MAX_RANK):
+        for axis, kth in itertools.product([None] + list(range(-rank, rank)),
+                                           (0, 2, -1, -3, [1, -3])):
+            fns = [np.argpartition] + ([np.partition] if axis is not None else [])
+            _check_all([(_bind1(f, kth, axis=axis),
+                         lambda P, ins, v, k=kth, a=axis: N.partition(ins[0], k, a))
+                        for f in fns], [_shape(rank)],
+                       "np.argpartition / partition(rank %d, kth=%s, axis=%s)"
+                       % (rank, kth, axis))

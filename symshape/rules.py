@@ -329,6 +329,9 @@ RULES: List[Rule] = [
     _r("stats.average", OPS + ".statistics:_average",
        "np.average over axis None / an int / a tuple (either sign) is the reduction's shape; "
        "without weights every axis kept has size >= 1 (NumPy divides by the result's size)"),
+    _r("select.partition", OPS + ".selection:_argpartition",
+       "np.argpartition / np.partition keep the shape (axis=None: flattened); every kth is "
+       "in [-n, n) for the axis size n"),
     _r("stats.histogram_bins", OPS + ".statistics:_bins",
        "np.histogram with e >= 1 edges has e - 1 counts and e edges"),
     _r("shape.ravel", OPS + ".shape:_ravel",

@@ -261,3 +261,26 @@ def test_average_refuses_an_empty_result(axis):
     D = [ss.Dim("a", min=0), ss.Dim("b", min=0), ss.Dim("c", min=0)]
     with pytest.raises(ss.ConstraintViolationError):
         ss.export(f, (x,), dynamic_shapes={"x": tuple(D)})
+
+
+def test_partition_spec():
+    for n, kth, axis in itertools.product((0, 1, 2, 3), (0, 2, -1, -3, [1, -3]), (0, -1, None)):
+        x = np.ones((n, 2))
+        _agree(lambda: N.partition(x.shape, kth, axis), lambda: np.argpartition(x, kth, axis))
+
+
+@pytest.mark.parametrize("f", [lambda x: np.partition(x, 2, axis=0),
+                               lambda x: np.argpartition(x, -3, axis=0),
+                               lambda x: np.argpartition(x, [0, 2], axis=0)],
+                         ids=["partition", "argpartition-negative", "argpartition-list"])
+def test_partition_refuses_an_axis_shorter_than_kth(f):
+    """NumPy raises when a kth is outside [-n, n): the contract admitted every size and
+    the program then sorted (np.partition) or raised NumPy's error (np.argpartition)."""
+    with pytest.raises(ValueError):
+        f(np.ones((2, 3)))
+    x = np.ones((4, 3))
+    ep = ss.export(f, (x,), dynamic_shapes={"x": (A, A)})
+    with pytest.raises(ss.UserError):
+        ep.module()(np.ones((2, 3)))
+    y = np.arange(15.0)[::-1].reshape(5, 3)
+    assert ep.module()(y).shape == f(y).shape

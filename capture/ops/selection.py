@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from symshape.rules import rule
 from symshape.symint import describe, sym_ceildiv
 
-from ..tracer import FUNCTIONS, SIZE_FUNCTIONS, TracedArray, implements
+from ..tracer import FUNCTIONS, SIZE_FUNCTIONS, TracedArray, implements, require_kth
 from .elementwise import broadcast_shapes
 from .npcall import Args, Call, register, traced_call
 from .shape import norm_axis, prod
@@ -36,6 +37,22 @@ def _along(name: str, default_axis=-1):
             return (prod(shape),)
         return shape
     return rule
+
+
+@rule("select.partition")
+def _argpartition(a: Args) -> tuple:
+    """np.argpartition: the array's shape (flattened for ``axis=None``); every kth within
+    the partitioned axis."""
+    shape = _along("a")(a)
+    axis = a.val("axis", -1)
+    if axis is None:
+        n = shape[0]
+    elif shape:
+        n = shape[int(axis) % len(shape)]
+    else:
+        n = 1
+    require_kth(n, a.val("kth"), a.what, a.frame)
+    return shape
 
 
 def _lexsort(a: Args) -> tuple:
@@ -192,7 +209,7 @@ def _roll(a: Args) -> tuple:
 
 
 ROWS = [
-    Call(np.argpartition, _along("a")),
+    Call(np.argpartition, _argpartition),
     Call(np.lexsort, _lexsort),
     Call(np.choose, _choose),
     Call(np.select, _select),
