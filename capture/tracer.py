@@ -338,7 +338,6 @@ def _data_dependent(what: str, suggestion: str) -> GuardOnDataDependentError:
         % (what, where(frame), suggestion))
 
 
-
 def require_kth(n, kth, what: str, frame) -> None:
     """np.partition / np.argpartition along an axis of size ``n``: NumPy raises unless every
     ``kth`` is in ``[-n, n)`` (an empty array takes any); each bound is a guard, so the
