@@ -163,8 +163,9 @@ MUTANTS: List[Mutant] = [
            "        norm.add(a)\n", "        norm.add(a)\n        if len(norm) == len(axes) > 1:\n"
            "            norm.discard(a)\n", ("stats.reduction",)),
     Mutant("np.average admits an empty result (the code before the fix)",
-           "capture/ops/statistics.py", "            if i not in reduced and not (x.shape[i] >= 1):",
-           "            if False:", ("stats.average",)),
+           "capture/ops/statistics.py",
+           "            if i not in reduced and not (x.shape[i] >= 1):", "            if False:",
+           ("stats.average",)),
     Mutant("np.select broadcasts the choices but not the conditions",
            "capture/ops/selection.py",
            'shapes = _choices_shapes(a, "condlist") + _choices_shapes(a, "choicelist")',
