@@ -324,3 +324,14 @@ def select_partition():
                         for f in fns], [_shape(rank)],
                        "np.argpartition / partition(rank %d, kth=%s, axis=%s)"
                        % (rank, kth, axis))
+
+
+@proves("stats.scan")
+def stats_scan():
+    """np.nancumsum and np.nancumprod for every rank 0..4 (an axis from rank 1), axis None
+    and every int axis: the shape, or the flattened size for None."""
+    for rank in range(0, MAX_RANK + 1):
+        _check_all([(_bind1(f, axis=ax), lambda P, ins, v, ax=ax: N.along_axis(ins[0], ax))
+                    for f in (np.nancumsum, np.nancumprod)
+                    for ax in [None] + list(range(-rank, rank))], [_shape(rank)],
+                   "nancumsum / nancumprod(rank %d, every axis)" % rank)

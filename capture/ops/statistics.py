@@ -67,7 +67,9 @@ def _quantile(a: Args) -> tuple:
     return _q_shape(a) + _reduction(a)
 
 
+@rule("stats.scan")
 def _scan(a: Args) -> tuple:
+    """np.nancumsum / np.nancumprod: the shape along any axis; axis=None flattens."""
     x = a.arr("a")
     if a.val("axis") is None:
         n = 1
