@@ -43,7 +43,7 @@ from symshape.capture.ops.traits import LAYOUT_FREE_OPS
 from . import rt as _cg
 from .cost import group_ns
 from .fusion import Group, ew_ufunc, form_groups, kind, numel
-from .inplace import inplace_writes
+from .inplace import inplace_writes, into_helper, write_in_place
 from .memplan import Plan, _same_shape, fresh, item_inputs, item_values, plan
 
 
@@ -175,29 +175,14 @@ def _body(ctx: Writing, nodes, hint, cp: CompiledProgram) -> List[str]:
 # --------------------------------------------------------------------------- small path
 def _node_lines(node: Node, r: HoistRenderer, ns, bound: set, checks: list) -> List[str]:
     if node in getattr(r, "inplace", ()):
-        direct = _write_in_place(node, r)
+        direct = write_in_place(node, r)
         if direct is not None:
             return direct + after_node(node, bound, checks, r)
 
     def emit() -> str:
         text = _flat_take(node, r, ns) or emit_node(node, r)
-        if node in getattr(r, "inplace", ()):
-            text = text.replace("_rt.setitem(", "_cg.setitem_into(", 1)
-        return text
+        return into_helper(text) if node in getattr(r, "inplace", ()) else text
     return node_lines(node, r, ns, emit) + after_node(node, bound, checks, r)
-
-
-def _write_in_place(node: Node, r: HoistRenderer) -> Optional[List[str]]:
-    """A functional write the program may do in place (``inplace_writes``) as Python's own
-    ``x[index] = value``: no ``np.s_`` object and no helper call per write (about 0.2 us
-    each, a dozen per LLaMA decode step)."""
-    text = emit_node(node, r)
-    dst, value = r.value(node.inputs[0]), r.value(node.inputs[-1])
-    head, tail = "_rt.setitem(%s, np.s_[" % dst, "], %s)" % value
-    if not (text.startswith(head) and text.endswith(tail)) or len(text) <= len(head + tail):
-        return None
-    return ["%s[%s] = %s" % (dst, text[len(head):-len(tail)], value),
-            "%s = %s" % (node.name, dst)]
 
 
 _MARKER = re.compile("^\x00(\\d+)\x00$")

@@ -39,7 +39,7 @@ from symshape.errors import UserError
 from symshape.expr import Expr, format_py
 
 from .. import rt as _cg
-from ..inplace import inplace_writes
+from ..inplace import inplace_writes, into_helper
 from ..rt import THREADS as _RT_THREADS, give as _rt_give, new_tune, take as _rt_take, \
     tuned as _rt_tuned
 from .kernels import NumbaKernel, plan_program
@@ -210,14 +210,12 @@ def _driver_body(ctx: Writing, ep, plan) -> List[str]:
     for kind, obj in plan.steps:
         for x in (obj.input_nodes() if kind == "py" else obj.loads):
             readers[x] = readers.get(x, 0) + 1
-    keep = {o for o in graph.outputs if type(o) is Node} | \
-        {x for pair in ep._mutations() for x in pair}
+    outs = {o for o in graph.outputs if type(o) is Node}
+    keep = outs | {x for pair in ep._mutations() for x in pair}
     # x[i] = v into x itself where nothing else reads x (a KV cache update writes its
     # row, not a copy of the cache); a mutated input so written needs no write-back
     compute = [n for n in graph.nodes if n.op not in ("input", "constant")]
-    inplace, done = inplace_writes(compute, ctx.spec.mutations,
-                                   {o for o in graph.outputs if type(o) is Node} |
-                                   ctx.state_kept())
+    inplace, done = inplace_writes(compute, ctx.spec.mutations, outs | ctx.state_kept())
     for kind, obj in plan.steps:
         if kind == "py":
             if _pooled_matmul(obj):
@@ -230,8 +228,7 @@ def _driver_body(ctx: Writing, ep, plan) -> List[str]:
                 pools.append([])
                 pooled.add(obj)
             elif obj in inplace:
-                body.extend(node_lines(obj, r, ns, lambda n=obj: emit_node(n, r).replace(
-                    "_rt.setitem(", "_cg.setitem_into(", 1)))
+                body.extend(node_lines(obj, r, ns, lambda n=obj: into_helper(emit_node(n, r))))
             else:
                 body.extend(node_lines(obj, r, ns))
             body.extend(after_node(obj, bound, pending, r))

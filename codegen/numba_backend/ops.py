@@ -20,6 +20,8 @@ import numpy as np
 from symshape.capture.ops.traits import REDUCE, traits_of
 from symshape.expr import Expr
 
+from ..cuda.groups import norm_axes
+
 #: dtypes a kernel computes in (float16 and complex stay with NumPy)
 DTYPES = frozenset(["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
                     "uint64", "float32", "float64"])
@@ -315,16 +317,11 @@ def along_rows(node) -> bool:
     per iteration of its outer loop; a column reduction (``x.mean(axis=0)`` of a batch
     norm) would walk each column with a stride of a whole row, 5-6x slower than NumPy's
     own reduction, which adds whole rows at a time: NumPy keeps those."""
-    src = node.inputs[0]
-    shape = getattr(src, "shape", None)
-    if not shape:
+    shape = getattr(node.inputs[0], "shape", None)
+    axes = norm_axes(node) if shape else ()
+    if not axes:
         return True
-    nd = len(shape)
-    ax = node.attrs.get("axis")
-    if ax is None:
-        return True
-    axes = {int(a) % nd for a in (ax if isinstance(ax, (tuple, list)) else (ax,))}
-    return all(type(shape[a]) is int and shape[a] == 1 for a in range(max(axes) + 1, nd))
+    return all(type(shape[a]) is int and shape[a] == 1 for a in range(axes[-1] + 1, len(shape)))
 
 
 #: helpers every kernel module defines (NaN-propagating, as np.maximum / np.minimum)
