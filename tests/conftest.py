@@ -1,6 +1,10 @@
 """Test-suite settings: translation validation on for every export; Hypothesis profiles."""
 import os
+import sys
 
+# the suite is in layer folders (engine/, capture/, codegen/, ...); its shared helpers
+# (runners, eager_compare, _bench, import_graph) stay at the top and import by plain name
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 os.environ["SYMSHAPE_VALIDATE"] = "1"
 # `symshape check --format github` appends a job summary to the file this names; the suite
 # runs inside GitHub Actions too, where it is set: tests that want it set it themselves
