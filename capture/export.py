@@ -38,7 +38,7 @@ from symshape.logs import dynamic_log
 from symshape.infinity import INT_OO, NEG_INT_OO
 
 from . import ops  # noqa: F401  (registers the op handlers)
-from . import pycode
+from symshape.codegen import pycode
 from .ir import Graph, Node, Subgraph
 from .program import ExportedProgram, Signature
 from .finalize import finalize_node, simplify_value
@@ -48,7 +48,7 @@ from .state import StateBinding
 from . import stateprog, stateviews
 from . import randomness
 from .tracer import TracedArray, Tracer
-from .pycode import Renderer, _ready_checks
+from symshape.codegen.pycode import Renderer, _ready_checks
 
 MAX_FIX_ROUNDS = 4
 

@@ -15,9 +15,9 @@ from symshape.ranges import ValueRange
 from . import STAGES
 from . import loaded_guard
 from .ir import Graph, Node, Subgraph
-from .function_writer import render_outputs
-from .pycode import build_function
-from .graph_text import annotation, dtype_short, graph_lines  # noqa: F401 (re-exported)
+from symshape.codegen.function_writer import render_outputs
+from symshape.codegen.pycode import build_function
+from symshape.codegen.graph_text import annotation, dtype_short, graph_lines  # noqa: F401 (re-exported)
 
 class InputSpec:
     __slots__ = ("kind", "name", "target", "path")

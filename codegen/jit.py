@@ -47,7 +47,7 @@ from typing import Any, Dict, List, Optional
 import numpy as np
 
 from symshape import pytree
-from symshape.capture.function_writer import call_source, signature_function
+from symshape.codegen.function_writer import call_source, signature_function
 from symshape import runtime as _runtime
 from symshape.contract.records import Access, KeysCheck, LenCheck, RebindCheck
 from symshape.contract.render_python import PyRenderer, numbered_consts

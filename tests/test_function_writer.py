@@ -11,7 +11,7 @@ from hypothesis import given, settings, strategies as st
 
 import symshape as ss
 from symshape import Dim, runtime
-from symshape.capture.function_writer import (FunctionSpec, GeneratedFunction, readers,
+from symshape.codegen.function_writer import (FunctionSpec, GeneratedFunction, readers,
                                               releases, write)
 
 A = Dim.AUTO

@@ -107,7 +107,7 @@ def keep_positive_then_align(x):
 
 
 def _runtime_lines(tr):
-    from symshape.capture.pycode import Renderer, _ready_checks
+    from symshape.codegen.pycode import Renderer, _ready_checks
     cs = tr.program.constraints
     bound = set(tr.env.ranges)
     return _ready_checks(list(cs.runtime_checks), bound, Renderer({}, {})), bound
@@ -171,7 +171,7 @@ BRANCH_CHECKS = [
 
 def _drop_one(monkeypatch, kind):
     """Make the emitted branch functions lose their first line calling ``_rt.<kind>``."""
-    from symshape.capture import pycode
+    from symshape.codegen import pycode
     real = pycode.subgraph_lines
     dropped = []
 
@@ -200,7 +200,7 @@ def test_checks_inside_a_cond_branch_are_validated_and_a_dropped_one_is_caught(
 
 
 def test_a_weakened_branch_check_is_caught(monkeypatch):
-    from symshape.capture import pycode
+    from symshape.codegen import pycode
     real = pycode.subgraph_lines
     monkeypatch.setattr(pycode, "subgraph_lines", lambda sub, r, ns: [
         line.replace("== 0", ">= 0") if "bad_check" in line else line
@@ -228,7 +228,7 @@ def test_a_check_on_an_input_size_inside_a_loop_body_is_validated(monkeypatch):
 
 
 def test_a_branch_check_reading_a_size_nothing_binds_is_an_error_not_a_pass(monkeypatch):
-    from symshape.capture import pycode
+    from symshape.codegen import pycode
     real = pycode.subgraph_lines
 
     def early(sub, r, ns):

@@ -33,8 +33,8 @@ import numpy as np
 
 from symshape import runtime as _runtime
 from symshape.capture.ir import Node
-from symshape.capture.function_writer import GeneratedFunction, Writing, program_spec, write
-from symshape.capture.pycode import Renderer, after_node, emit_node, node_lines
+from symshape.codegen.function_writer import GeneratedFunction, Writing, program_spec, write
+from symshape.codegen.pycode import Renderer, after_node, emit_node, node_lines
 from symshape.errors import UserError
 from symshape.expr import Expr, format_py
 

@@ -45,7 +45,7 @@ from symshape.contract.constraint_set import ConstraintSet, keys_text
 from symshape.contract.input_check import InputCheck
 from symshape.contract.writer import CheckWriter
 
-from .ir import Node, used_by_generated_code
+from symshape.capture.ir import Node, used_by_generated_code
 
 # Generated files are named ``<symshape f #3>``.  CPython keeps every distinct filename a
 # code object was compiled under for the rest of the process (about 66 bytes each), so a

@@ -16,7 +16,7 @@ import numpy as np
 from symshape.expr import format_expr
 
 from .function_writer import render_outputs
-from .ir import Graph, Node, Subgraph
+from symshape.capture.ir import Graph, Node, Subgraph
 from .pycode import Renderer, emit_node
 
 _DTYPE_SHORT = {"float16": "f16", "float32": "f32", "float64": "f64", "int8": "i8",

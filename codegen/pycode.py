@@ -22,9 +22,9 @@ from symshape.contract.render_python import cond_py, render_size_checks
 
 from .function_writer import (GeneratedFunction, Writing, del_lines, namespace_const,
                               program_spec, releases, write)
-from .ir import CondExpr, IndexAttr, Node, Subgraph
+from symshape.capture.ir import CondExpr, IndexAttr, Node, Subgraph
 
-from .ops.registry import lookup
+from symshape.capture.ops.registry import lookup
 
 
 class Renderer:
