@@ -279,9 +279,9 @@ class DaskProgram(GeneratedFunction):
         self.ep = ep
         self.name = name
         g = ep.graph
-        if ep._mutations():
+        if ep.mutation_pairs:
             written = sorted(inp.meta.get("state") or inp.attrs.get("target") or
-                             inp.attrs.get("path") or inp.name for inp, _ in ep._mutations())
+                             inp.attrs.get("path") or inp.name for inp, _ in ep.mutation_pairs)
             raise UserError(
                 'backend="dask": %s writes into its inputs or model state (%s); dask arrays '
                 "are immutable. Return the new value instead of assigning into the array."

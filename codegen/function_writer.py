@@ -228,7 +228,7 @@ def program_spec(ep, **kw) -> FunctionSpec:
     g = ep.graph
     return FunctionSpec(function_name(ep.name), sig, constraints=ep.constraints,
                         inputs=g.inputs, outputs=g.outputs, out_spec=g.out_spec,
-                        mutations=ep._mutations(), **dict({"state": ep.state_program}, **kw))
+                        mutations=ep.mutation_pairs, **dict({"state": ep.state_program}, **kw))
 
 
 def unshared_lines(spec: FunctionSpec, cs: Optional[ConstraintSet]) -> List[str]:

@@ -13,31 +13,11 @@ from typing import List
 
 import numpy as np
 
-from symshape.expr import format_expr
+from symshape.capture.ir import Graph, Subgraph
+from symshape.capture.value_text import annotation, dtype_short
 
 from .function_writer import render_outputs
-from symshape.capture.ir import Graph, Node, Subgraph
 from .pycode import Renderer, emit_node
-
-_DTYPE_SHORT = {"float16": "f16", "float32": "f32", "float64": "f64", "int8": "i8",
-                "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "u8", "uint16": "u16",
-                "uint32": "u32", "uint64": "u64", "bool": "b8", "complex64": "c64",
-                "complex128": "c128"}
-
-
-def dtype_short(dt) -> str:
-    if dt is None:
-        return "?"
-    return _DTYPE_SHORT.get(np.dtype(dt).name, np.dtype(dt).name)
-
-
-def annotation(node: Node) -> str:
-    if "symint" in node.attrs:
-        return "Sym(%s)" % format_expr(node.attrs["symint"])
-    if node.shape is None:
-        return repr(node.attrs.get("value"))
-    return "%s[%s]" % (dtype_short(node.dtype), ", ".join(format_expr(s) for s in node.shape))
-
 
 class _PrintRenderer(Renderer):
     """Renders values that generated code keeps in its namespace as readable text, so the
@@ -101,5 +81,3 @@ def graph_lines(g: Graph) -> List[str]:
         lines += _subgraph_text(sub, r)
     return lines
 
-
-Graph.printer = graph_lines

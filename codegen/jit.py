@@ -52,7 +52,7 @@ from symshape import runtime as _runtime
 from symshape.contract.records import Access, KeysCheck, LenCheck, RebindCheck
 from symshape.contract.render_python import PyRenderer, numbered_consts
 from symshape.contract.render_text import Names, TextRenderer
-from symshape.capture.program import annotation
+from symshape.capture.value_text import annotation
 from symshape.capture.tracer import TracedArray
 from symshape.capture.objstate import AppendOnly
 from symshape.capture.stateprog import (StateCheck, StateGuardFailure, append_only_arguments,

@@ -116,7 +116,7 @@ def generate_program(ep, name: Optional[str] = None) -> CompiledProgram:
     """Generate and compile the NumPy code of an ExportedProgram."""
     spec = program_spec(ep)
     g = ep.graph
-    return generate(g.nodes, g.outputs, g.out_spec, ep._mutations(), ep.constraints,
+    return generate(g.nodes, g.outputs, g.out_spec, ep.mutation_pairs, ep.constraints,
                     g.inputs, spec.signature, name or spec.name, hint_fn(ep),
                     state=ep.state_program)
 

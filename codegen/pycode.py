@@ -160,11 +160,11 @@ def after_node(node: Node, bound: set, checks: list, r: Renderer) -> List[str]:
     if "binds_value" in node.meta:
         out.append("%s = %s" % (node.meta["binds_value"].name, node.name))
         bound.add(node.meta["binds_value"])
-    out.extend(_ready_checks(checks, bound, r))
+    out.extend(ready_checks(checks, bound, r))
     return out
 
 
-def _ready_checks(pending: list, bound: set, r: Renderer) -> List[str]:
+def ready_checks(pending: list, bound: set, r: Renderer) -> List[str]:
     """ss.check conditions on data-dependent sizes, emitted once their symbols are bound."""
     ready = [item for item in pending if item[0].free_symbols <= bound]
     for item in ready:

@@ -107,10 +107,10 @@ def keep_positive_then_align(x):
 
 
 def _runtime_lines(tr):
-    from symshape.codegen.pycode import Renderer, _ready_checks
+    from symshape.codegen.pycode import Renderer, ready_checks
     cs = tr.program.constraints
     bound = set(tr.env.ranges)
-    return _ready_checks(list(cs.runtime_checks), bound, Renderer({}, {})), bound
+    return ready_checks(list(cs.runtime_checks), bound, Renderer({}, {})), bound
 
 
 def test_run_time_checks_on_data_dependent_sizes_are_validated():
