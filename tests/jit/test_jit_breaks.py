@@ -1,6 +1,7 @@
 """Graph breaks under ss.compile: the function is split at its breaks once; later calls run
 compiled segments (each behind its own guards) and the breaks eagerly, tracing nothing again;
 fallbacks warn once with the line, the reason and advice; explain never raises."""
+from repo_paths import TESTS
 import warnings
 import zlib
 
@@ -427,7 +428,7 @@ def test_a_segment_reading_an_object_runs_its_statements_eagerly():
 def test_a_method_with_a_print_compiles_the_work_around_it(capsys):
     import os
     import sys
-    sys.path.insert(0, os.path.dirname(__file__))
+    sys.path.insert(0, TESTS)
     from corpus import llama
 
     Chatty = llama.ChattyLlama

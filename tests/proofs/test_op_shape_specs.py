@@ -2,6 +2,7 @@
 with real NumPy on concrete shapes: each spec, given ints, gives the shapes NumPy returns,
 and its conditions hold exactly when NumPy accepts the call.  Also: shape rules that
 accepted calls NumPy rejects (found while generalizing the proofs) now refuse them."""
+from repo_paths import REPO
 import itertools
 import os
 import sys
@@ -9,7 +10,7 @@ import sys
 import numpy as np
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = REPO
 if ROOT not in sys.path:          # proofs/ lives at the top of the repository
     sys.path.insert(0, ROOT)
 

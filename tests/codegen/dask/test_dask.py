@@ -2,6 +2,7 @@
 run chunk-local where the program is local, and go through dask.array elsewhere."""
 from __future__ import annotations
 
+from repo_paths import REPO
 import os
 import pickle
 import sys
@@ -548,7 +549,7 @@ def test_local_cluster_jit_matmul_and_reshape(client):
 
 def test_readme_program_scales_to_the_cluster(client):
     import re
-    page = open(os.path.join(os.path.dirname(__file__), os.pardir, "docs", "backends.md")).read()
+    page = open(os.path.join(REPO, "docs", "backends.md")).read()
     section = page.split("## Dask: programs over chunked arrays", 1)[1]
     code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
     ns = {"__name__": "readme"}                 # the module-scoped cluster stands in

@@ -1,6 +1,7 @@
 """The documentation that travels with the code: the reference pages ship with the package
 (``python -m symshape docs PAGE`` shows them on an installed copy, and error messages point
 there), and every public callable has a docstring."""
+from repo_paths import REPO
 import inspect
 import os
 import re
@@ -14,7 +15,6 @@ import symshape as ss
 from symshape.capture.program import ExportedProgram
 from symshape.cli import docs, main
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def _doc(obj) -> str:

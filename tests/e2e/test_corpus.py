@@ -1,5 +1,6 @@
 """The corpus exports unmodified with a realistic dynamic spec, and module() and ep.compile()
 equal eager NumPy on several sizes."""
+from repo_paths import TESTS
 import os
 import sys
 
@@ -8,7 +9,7 @@ import pytest
 
 import symshape as ss
 
-sys.path.insert(0, os.path.dirname(__file__))
+sys.path.insert(0, TESTS)
 from corpus.registry import PROGRAMS  # noqa: E402
 
 

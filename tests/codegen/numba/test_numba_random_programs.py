@@ -1,4 +1,4 @@
-"""The repository's random programs (``tests/test_random_programs.py``'s generator) under
+"""The repository's random programs (``tests/e2e/test_random_programs.py``'s generator) under
 ``backend="numba"``, against eager NumPy, on every input layout: C, F, transposed,
 strided, and a broadcast (0-stride, read-only) view.
 
@@ -21,6 +21,9 @@ numba compiles each new kernel (a fraction of a second), so the CI example count
 ``HYPOTHESIS_PROFILE=thorough`` runs 300.
 """
 import os
+import sys
+
+from repo_paths import TESTS
 
 import numpy as np
 import pytest
@@ -32,6 +35,7 @@ pytest.importorskip("numba")
 import symshape as ss  # noqa: E402
 from symshape import Dim  # noqa: E402
 from test_numba_backend import layouts  # noqa: E402  (sets a private numba cache dir)
+sys.path.insert(0, os.path.join(TESTS, "e2e"))   # the random-program generator's home
 from test_random_programs import BY_NAME, make, programs, valid_shapes  # noqa: E402
 
 #: steps whose result the contract lets differ from eager's by rounding

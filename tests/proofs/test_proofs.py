@@ -1,12 +1,13 @@
 """The Z3 proofs of the engine's rules (``proofs/``): every rule of ``symshape/rules.py``
 has exactly one proof, every proof names a rule, and every proof passes."""
+from repo_paths import REPO
 import os
 import sys
 
 import pytest
 import z3
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = REPO
 if ROOT not in sys.path:          # proofs/ lives at the top of the repository
     sys.path.insert(0, ROOT)
 

@@ -5,6 +5,7 @@ run_decompositions read the table's sets instead of keeping their own; docs/core
 names exactly the table's core ops; and the reductions each backend takes are the ones it
 computes as eager NumPy does (the NumPy backend's blocked groups bit for bit, the CUDA
 kernels under the emulator to rounding)."""
+from repo_paths import REPO, TESTS
 import pathlib
 import re
 import shutil
@@ -23,9 +24,9 @@ from symshape.codegen import fusion
 from symshape.codegen.cuda import cops, groups, kernels
 from symshape.errors import InternalError
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(REPO)
 A = Dim.AUTO
-sys.path.insert(0, str(pathlib.Path(__file__).parent))
+sys.path.insert(0, TESTS)
 
 
 def f32(*shape, seed=0):

@@ -1,6 +1,7 @@
 """backend="cupy": kernel generation, fusion, index width, nvcc, error messages, and (where
 a device exists) runs on CuPy.  Everything but the last section needs no GPU and no CuPy;
 ``nvcc --ptx`` tests skip where nvcc is absent, device tests where CuPy or a device is."""
+from repo_paths import REPO
 import os
 import re
 import shutil
@@ -299,7 +300,7 @@ def test_benchmark_counts_bytes_per_kernel():
     """benchmarks/gpu.py (no device needed): the bytes each kernel must move, and the bytes
     the generated code moves, at the benchmark's sizes."""
     import importlib.util
-    path = os.path.join(os.path.dirname(__file__), "..", "benchmarks", "gpu.py")
+    path = os.path.join(REPO, "benchmarks", "gpu.py")
     spec = importlib.util.spec_from_file_location("_symshape_bench_gpu", path)
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)

@@ -1,4 +1,5 @@
 """Shape annotations as specs: ss.from_annotations, the return-annotation proof, the CLI."""
+from repo_paths import REPO
 import os
 import subprocess
 import sys
@@ -14,7 +15,6 @@ from symshape.annotations import parse_dim_str
 jaxtyping = pytest.importorskip("jaxtyping")
 from jaxtyping import Float, Int  # noqa: E402
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ZOO = os.path.join(REPO, "tests", "annotated_zoo")
 
 

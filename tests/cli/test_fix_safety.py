@@ -4,6 +4,7 @@ exit status, and `--fix` never leaves a damaged or half-written file.
 Each test builds a small project in ``tmp_path`` in the way real code bases are laid out and
 runs ``symshape.cli.main`` in-process (user code itself runs in the isolated child).
 """
+from repo_paths import REPO
 import json
 import os
 import stat
@@ -337,7 +338,7 @@ def test_checking_one_file_leaves_the_pyproject_alone(tmp_path, capsys, monkeypa
 
 # --------------------------------------------------------------------------- messages
 def test_explain_from_the_wrong_directory_suggests_root(capsys, monkeypatch):
-    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    repo = REPO
     code, out, err = run(["explain", "zoo.attn:block"], capsys, monkeypatch, repo)
     assert code == 2 and "Traceback" not in out + err
     assert "cannot find module 'zoo.attn': looked in ." in err

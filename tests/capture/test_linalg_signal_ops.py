@@ -51,7 +51,7 @@ def test_named_tuple_fields():
                 np.linalg.svd(x).S, np.linalg.svd(x, full_matrices=False).Vh,
                 np.linalg.qr(x).R, np.linalg.slogdet(x).logabsdet, np.linalg.slogdet(x).sign)
     check(f, SQUARE, complex_ok=True)
-    # returned as a whole, NumPy's named tuple keeps its type (tests/test_named_results.py)
+    # returned as a whole, NumPy's named tuple keeps its type (tests/capture/test_named_results.py)
     check(lambda x: np.linalg.eigh(x), SQUARE)
 
 

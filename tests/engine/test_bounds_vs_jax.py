@@ -3,12 +3,13 @@ symshape's answer (``ss.bounds`` or a decided comparison) is never wrong (no fea
 of a brute-force window lies beyond a bound or contradicts a decision) and never looser than
 JAX's answer recorded in benchmarks/bounds_jax_answers.json; on every query class symshape
 is strictly tighter than JAX on at least one query."""
+from repo_paths import REPO
 import importlib.util
 import pathlib
 
 import pytest
 
-_PATH = pathlib.Path(__file__).resolve().parent.parent / "benchmarks" / "bounds_vs_jax.py"
+_PATH = pathlib.Path(REPO) / "benchmarks" / "bounds_vs_jax.py"
 _spec = importlib.util.spec_from_file_location("bounds_vs_jax", _PATH)
 bvj = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(bvj)

@@ -4,6 +4,7 @@ Most tests call ``symshape.cli.main(argv)`` in-process with the working director
 that paths print relative to it; one runs ``python -m symshape`` in a subprocess.  Tests that
 rewrite files copy a fixture (``tests/cli_fixtures/``, ``examples/zoo``) to ``tmp_path``.
 """
+from repo_paths import REPO
 import json
 import os
 import re
@@ -20,7 +21,6 @@ from symshape.cli import project
 from symshape.cli import main
 from symshape.cli.exportable import registered
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIX = os.path.join(REPO, "tests", "cli_fixtures")
 ZOO = os.path.join(REPO, "examples", "zoo")
 

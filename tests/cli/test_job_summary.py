@@ -1,12 +1,12 @@
 """``symshape check --format github`` appends a Markdown job summary (one table: each export,
 its status, where it is declared, its contract or violations, the fixes) to the file named
 by ``GITHUB_STEP_SUMMARY`` when that is set, as GitHub Actions steps do."""
+from repo_paths import REPO
 import os
 
 from symshape.cli import main
 from symshape.cli.summary import _cell, _code
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def rows(text):

@@ -2,13 +2,14 @@
 function tagged ``@rule(<its name>)``, and every tagged function is the ``where`` of each rule
 it names.  Moving or renaming a rewrite without its row (or a row without its function) fails
 here, not silently in the proofs' coverage."""
+from repo_paths import REPO
 import inspect
 import os
 import sys
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = REPO
 if ROOT not in sys.path:          # proofs/ lives at the top of the repository
     sys.path.insert(0, ROOT)
 

@@ -1,5 +1,6 @@
 """Array API code traces: ``__array_namespace__``, ``array_api_compat``, and the differential
 suite (every case of benchmarks/array_api_suite.py exported and compared with eager NumPy)."""
+from repo_paths import REPO
 import importlib.util
 import os
 
@@ -13,7 +14,7 @@ from symshape import Dim
 array_api_compat = pytest.importorskip("array_api_compat")
 from array_api_compat import array_namespace  # noqa: E402
 
-_path = os.path.join(os.path.dirname(__file__), "..", "benchmarks", "array_api_suite.py")
+_path = os.path.join(REPO, "benchmarks", "array_api_suite.py")
 _spec = importlib.util.spec_from_file_location("_symshape_array_api_suite", _path)
 suite = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(suite)

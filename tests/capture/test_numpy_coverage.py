@@ -2,10 +2,11 @@
 numpy, numpy.linalg or numpy.fft may crash the tracer with anything but a UserError or give
 a result that differs from eager NumPy, at least 95% of the surveyed callables trace with
 symbolic sizes, and none specialises where NumPy's output shape follows from the inputs'."""
+from repo_paths import REPO
 import importlib.util
 import pathlib
 
-_PATH = pathlib.Path(__file__).resolve().parent.parent / "benchmarks" / "numpy_coverage.py"
+_PATH = pathlib.Path(REPO) / "benchmarks" / "numpy_coverage.py"
 
 
 def _survey_module():

@@ -1,6 +1,7 @@
 """ss.save / ss.load (seed example 20): versioned JSON, no pickle, no code run on load;
 every kind of program the suite produces round-trips to an equal program that runs the same;
 damaged or tampered files raise UserError naming the problem."""
+from repo_paths import REPO
 import base64
 import io
 import json
@@ -23,7 +24,7 @@ from symshape.expr import Expr, format_py
 from corpus.seeds import W1, basic, model10, model12
 
 A = Dim.AUTO
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = REPO
 
 
 def f32(*shape, seed=0):

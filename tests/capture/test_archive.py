@@ -2,6 +2,7 @@
 alignment offsets; ss.load reads them with one copy or maps them (mmap_mode), model state
 keeps its paths and module() writes it in place, and files of the JSON text format still
 load."""
+from repo_paths import TESTS as HERE
 import io
 import json
 import os
@@ -15,7 +16,6 @@ import symshape as ss
 from symshape.capture.archive import Archive, blocksum
 
 A = ss.Dim.AUTO
-HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 class Decoder:

@@ -92,7 +92,7 @@ def test_every_module_imports_first_in_a_fresh_interpreter():
     import json
     import subprocess
     import sys
-    here = os.path.dirname(os.path.abspath(__file__))
+    from repo_paths import TESTS as here
     out = subprocess.run([sys.executable, "-c", _FRESH_IMPORTS % here], capture_output=True,
                          text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-2000:]

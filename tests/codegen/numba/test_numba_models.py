@@ -10,6 +10,8 @@ import os
 import sys
 import tempfile
 
+from repo_paths import TESTS
+
 import numpy as np
 import pytest
 
@@ -19,7 +21,7 @@ os.environ.setdefault("SYMSHAPE_NUMBA_CACHE", tempfile.mkdtemp(prefix="ss-numba-
 import symshape as ss  # noqa: E402
 from symshape import Dim  # noqa: E402
 
-sys.path.insert(0, os.path.dirname(__file__))
+sys.path.insert(0, TESTS)
 from corpus import gpt2, llama  # noqa: E402
 
 RNG = np.random.default_rng(33)
