@@ -7,10 +7,10 @@ from typing import Any, Dict, List, Optional, Tuple
 import numpy as np
 
 from symshape.errors import UserError
-from symshape.expr import IntLike, format_expr
+from symshape.algebra.expr import IntLike, format_expr
 from symshape.contract import published
 from symshape.contract.constraint_set import ConstraintSet
-from symshape.ranges import ValueRange
+from symshape.algebra.ranges import ValueRange
 
 from . import STAGES
 from . import loaded_guard

@@ -31,8 +31,8 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 import numpy as np
 
 from symshape.errors import UserError, where
-from symshape.symfloat import SymFloat
-from symshape.symint import SymInt
+from symshape.sizes.symfloat import SymFloat
+from symshape.sizes.symint import SymInt
 from symshape.userframe import user_frame
 
 from .ops.registry import defop

@@ -26,8 +26,8 @@ from typing import Any, Dict, List, Optional, Tuple
 import numpy as np
 
 from symshape.errors import UserError
-from symshape.expr import Expr
-from symshape.symint import SymInt
+from symshape.algebra.expr import Expr
+from symshape.sizes.symint import SymInt
 
 from .access import AccessPath, Root, Scope
 from .stateviews import is_view as _is_view

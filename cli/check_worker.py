@@ -32,9 +32,9 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from .. import capture, codegen  # noqa: F401  (their folders register as symshape's own code)
 from .. import export
-from ..annotations import spec_for
+from symshape.specs.annotations import spec_for
 from ..errors import ConstraintViolationError, UserError
-from ..expr import Expr, format_expr
+from symshape.algebra.expr import Expr, format_expr
 from ..logs import dynamic_log
 from ..userframe import internal_dirs
 from . import project

@@ -31,8 +31,8 @@ from . import summary as summary_md
 from .isolation import group_projects, run_project
 from .fixer import final_plan, plan_fixes
 from .safe_write import Baseline
-from ..annotations import spec_for
-from ..spec import bind_inputs
+from symshape.specs.annotations import spec_for
+from symshape.specs.matching import bind_inputs
 
 EXIT_OK, EXIT_FAIL, EXIT_ERROR = 0, 1, 2
 

@@ -41,7 +41,7 @@ import re
 from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
 from ..contract.fixes import DefineDim, Fix, SetDim, SetEntry
-from ..dims import Dim, _Marker, format_linear
+from symshape.specs.dims import Dim, _Marker, format_linear
 from .exportable import Declaration
 from . import project
 from .safe_write import Baseline, NotWritten, preflight, replace_file

@@ -30,7 +30,7 @@ import os
 import re
 from typing import Any, Dict, List, Optional, Tuple
 
-from ..dims import AUTO, DYNAMIC, STATIC, Dim
+from symshape.specs.dims import AUTO, DYNAMIC, STATIC, Dim
 from ..errors import UserError
 from .exportable import Declaration
 

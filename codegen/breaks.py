@@ -28,8 +28,8 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from symshape import pytree
-from symshape.env import ShapeEnv
+from symshape.specs import pytree
+from symshape.reasoning.env import ShapeEnv
 from symshape.errors import UserError
 from symshape.userframe import UserFrame, _is_internal, user_frame
 

@@ -46,7 +46,7 @@ from typing import Any, Dict, List, Optional
 
 import numpy as np
 
-from symshape import pytree
+from symshape.specs import pytree
 from symshape.codegen.function_writer import call_source, signature_function
 from symshape import runtime as _runtime
 from symshape.contract.records import Access, KeysCheck, LenCheck, RebindCheck
@@ -57,7 +57,7 @@ from symshape.capture.tracer import TracedArray
 from symshape.capture.objstate import AppendOnly
 from symshape.capture.stateprog import (StateCheck, StateGuardFailure, append_only_arguments,
                                         state_guards)
-from symshape.dims import AUTO, Dim
+from symshape.specs.dims import AUTO, Dim
 from symshape.errors import ConstraintViolationError, SharedInputsError, UserError
 from symshape.userframe import _is_internal
 

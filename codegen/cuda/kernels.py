@@ -21,7 +21,7 @@ import re
 from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 from symshape.capture.ir import Node
-from symshape.expr import Expr, ceildiv, floordiv, format_expr, mul, sub, undominated
+from symshape.algebra.expr import Expr, ceildiv, floordiv, format_expr, mul, sub, undominated
 from symshape.capture.value_text import dtype_short
 
 from . import cops

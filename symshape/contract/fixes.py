@@ -1,14 +1,14 @@
 """The suggested fixes of an export, in their published form: objects whose ``str`` is the
 copy-pasteable line (``batch = Dim('batch', max=64)``) and whose ``apply(spec)`` returns the
-fixed ``dynamic_shapes`` spec.  ``symshape.constraints`` finds them; ``export`` re-verifies
+fixed ``dynamic_shapes`` spec.  ``symshape.specs.constraints`` finds them; ``export`` re-verifies
 them before it shows them; the CLI fixers write them into the user's source.
 """
 from __future__ import annotations
 
 from typing import Any, Callable, List, Optional
 
-from ..dims import DerivedDim, Dim, _Marker, fix_line_dim, format_linear
-from ..spec import entry_text
+from symshape.specs.dims import DerivedDim, Dim, _Marker, fix_line_dim, format_linear
+from symshape.specs.matching import entry_text
 
 
 class Fix:

@@ -10,7 +10,7 @@ from hypothesis import given, strategies as st
 
 import symshape as ss
 from symshape import Dim
-from symshape.annotations import parse_dim_str
+from symshape.specs.annotations import parse_dim_str
 
 jaxtyping = pytest.importorskip("jaxtyping")
 from jaxtyping import Float, Int  # noqa: E402
@@ -252,7 +252,7 @@ def test_nonlinear_input_axis_is_left_to_tracing_with_a_note():
 
 
 def test_without_jaxtyping_annotations_are_ignored_with_a_message(monkeypatch):
-    import symshape.annotations as A
+    import symshape.specs.annotations as A
     monkeypatch.setattr(A, "_jaxtyping", lambda: None)
 
     def f(x: Float[np.ndarray, "n"]):

@@ -12,11 +12,11 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .dims import AUTO, DYNAMIC, STATIC, DerivedDim, Dim, _Marker
-from .errors import UserError
-from .pytree import key_str
-from .infinity import NEG_INT_OO
-from .ranges import ValueRange
+from symshape.specs.dims import AUTO, DYNAMIC, STATIC, DerivedDim, Dim, _Marker
+from symshape.errors import UserError
+from symshape.specs.pytree import key_str
+from symshape.algebra.infinity import NEG_INT_OO
+from symshape.algebra.ranges import ValueRange
 
 
 class AxisDecl:

@@ -17,18 +17,18 @@ from __future__ import annotations
 import itertools
 from typing import Dict, List, Optional, Tuple
 
-from . import relations as R
-from .contract.fixes import DefineDim, Fix, SetDim, SetEntry
-from .contract.guard_text import readable_minmax
-from .dims import AUTO, STATIC, Dim, format_linear
-from .env import ShapeEnv
-from .errors import where
-from .expr import Expr, IntLike, Sym, format_expr
-from .infinity import is_inf
-from .projection import extreme
-from .ranges import ValueRange
-from .spec import InputLeaf
-from .rules import rule
+from symshape.algebra import relations as R
+from symshape.contract.fixes import DefineDim, Fix, SetDim, SetEntry
+from symshape.contract.guard_text import readable_minmax
+from symshape.specs.dims import AUTO, STATIC, Dim, format_linear
+from symshape.reasoning.env import ShapeEnv
+from symshape.errors import where
+from symshape.algebra.expr import Expr, IntLike, Sym, format_expr
+from symshape.algebra.infinity import is_inf
+from symshape.reasoning.projection import extreme
+from symshape.algebra.ranges import ValueRange
+from symshape.specs.matching import InputLeaf
+from symshape.rules import rule
 
 
 # --------------------------------------------------------------------------- analysis
