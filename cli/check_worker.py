@@ -424,8 +424,8 @@ class captured_logs:
 
 
 def _bound_text(b) -> str:
-    s = str(b)
-    return {"int_oo": "inf", "-int_oo": "-inf"}.get(s, s)
+    # the notation of every other message and of print(ep): [2, int_oo]
+    return str(b)
 
 
 def contract(ep) -> Tuple[Dict[str, str], Dict[str, List[str]]]:

@@ -682,7 +682,8 @@ def _explain(args, out, err) -> int:
     if not env.guards:
         say("  (none)")
     for g in env.guards:
-        say("  %s  [%s]%s" % (g.cond.format(), g.kind, where(g.frame)))
+        # Python's notation (s0 % 2 == 0), as the messages and the guards of print(ep)
+        say("  %s  [%s]%s" % (g.cond.format(py=True), g.kind, where(g.frame)))
     ep = traced.program
     say()
     say("Range constraints: {%s}" % ", ".join(
