@@ -714,7 +714,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="symshape", description="Validate the dynamic-shape specs of declared exports.")
     p.add_argument("--version", action="version", version="symshape %s" % __version__)
-    sub = p.add_subparsers(dest="command", metavar="{check,explain,docs}")
+    sub = p.add_subparsers(dest="command", metavar="{check,explain,export-log,docs}")
     c = sub.add_parser(
         "check", help="export every declared export and report violations and fixes",
         description="Import the @ss.exportable declarations under PATHS (default: the "
@@ -735,10 +735,17 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
                    help="limit for importing one module or checking one export (default: "
                         "300, or $SYMSHAPE_CHECK_TIMEOUT)")
-    e = sub.add_parser("explain", help="print the log of one export",
+    # two things are called explain: this command prints how one *export* went (its log);
+    # ss.explain(f, ...) in Python reports how ss.compile *splits* f at graph breaks
+    e = sub.add_parser("explain", aliases=["export-log"],
+                       help="print the export log of one declared export (symbols, guards, "
+                            "contract); ss.explain() in Python reports graph breaks instead",
                        description="Export one declared function with the symshape.dynamic "
                                    "log captured; print its symbols, guards, range "
-                                   "constraints and input shapes.")
+                                   "constraints and input shapes (also spelled "
+                                   "`symshape export-log`). This is the export's log; for "
+                                   "the graphs and graph breaks of ss.compile, call "
+                                   "ss.explain(f, *args) in Python.")
     e.add_argument("target", metavar="module:function",
                    help="a declared export (module:function or path/to/file.py:function)")
     e.add_argument("--root", default=None,
