@@ -750,21 +750,22 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a declared export (module:function or path/to/file.py:function)")
     e.add_argument("--root", default=None,
                    help="where to import from and look for pyproject.toml (default: .)")
-    d = sub.add_parser("docs", help="print a reference page (core_ops, api, ...)",
-                       description="Print one of the reference pages shipped with symshape "
-                                   "(Markdown); without PAGE, list them.")
+    d = sub.add_parser("docs", help="print a documentation page (readme, errors, api, ...)",
+                       description="Print one of the documentation pages shipped with "
+                                   "symshape, as text; without PAGE, list them with what "
+                                   "each answers.")
     d.add_argument("page", nargs="?", default=None, metavar="PAGE",
-                   help="the page: " + ", ".join(docs.pages()))
+                   help="the page: " + ", ".join(n for n, _ in docs.LISTED))
     return p
 
 
 def cmd_docs(args, out) -> int:
     """Print one shipped page, or the list of them."""
     if args.page is None:
-        out.write("".join("%s\n" % name for name in docs.pages()))
+        out.write(docs.listing())
         return EXIT_OK
     try:
-        out.write(docs.read(args.page))
+        out.write(docs.render(args.page))
     except KeyError as e:
         raise UsageError(e.args[0]) from None
     return EXIT_OK
