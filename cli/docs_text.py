@@ -9,9 +9,10 @@ what it stands for:
 * ```` ```{eval-rst} ```` holding ``.. autofunction:: symshape.export`` (and ``autoclass``,
   ``autoexception``, ``autodata``) -> the object's signature and docstring, as the site's API
   reference shows them;
-* a code fence -> its lines indented by four spaces;
+* a code fence -> its lines indented by four spaces (another directive, such as the site's
+  ``{symshape-picture}``, likewise, without its ``:option:`` lines);
 * a link to another page ``[Errors](errors.md)`` -> ``Errors (symshape docs errors)``; a web
-  link -> ``text <url>``.
+  link -> ``text <url>``; a link to a section of the page -> its text.
 
 Headings, tables and inline code stay Markdown, which reads well as text.
 """
@@ -26,6 +27,8 @@ FENCE = re.compile(r"^(`{3,})\s*(\{[\w-]+\}|[\w+-]*)\s*(.*)$")
 AUTO = re.compile(r"^\.\. auto(function|class|exception|data|method|attribute):: ([\w.]+)\s*$")
 PAGE_LINK = re.compile(r"\[([^\]]+)\]\((?:\.\./|docs/)?([\w]+)\.md(?:#[\w-]*)?\)")
 WEB_LINK = re.compile(r"\[([^\]]+)\]\((https?://[^)\s]+)\)")
+ANCHOR_LINK = re.compile(r"\[([^\]]+)\]\(#[\w-]*\)")       # a section of the same page
+OTHER_LINK = re.compile(r"\[([^\]]+)\]\(([^)\s]+)\)")      # a file of the repository
 INDENT = "    "
 
 
@@ -33,14 +36,17 @@ def render(text: str, include: Callable[[str], str]) -> str:
     """``text`` (a page's MyST source) as terminal text; ``include(target)`` returns the
     source of a file an ``{include}`` names (``../README.md``)."""
     out: List[str] = []
+    prose: List[str] = []           # lines between fences: a link's text may wrap
     lines = text.splitlines()
     i = 0
     while i < len(lines):
         m = FENCE.match(lines[i])
         if m is None:
-            out.append(_links(lines[i]))
+            prose.append(lines[i])
             i += 1
             continue
+        out += _links("\n".join(prose)).split("\n") if prose else []
+        prose = []
         ticks, kind, arg = m.groups()
         end = next((j for j in range(i + 1, len(lines)) if lines[j].startswith(ticks)
                     and not lines[j].strip("`")), len(lines))
@@ -52,15 +58,23 @@ def render(text: str, include: Callable[[str], str]) -> str:
             continue
         elif kind == "{eval-rst}":
             out += _rst(body)
+        elif kind.startswith("{"):
+            # another directive (a picture drawn by the site): its code, without options
+            while body and body[0].startswith(":"):
+                body = body[1:]
+            out += [INDENT + l if l.strip() else "" for l in body]
         else:
             out += [INDENT + l if l.strip() else "" for l in body]
-    return "\n".join(_squeeze(out)) + "\n"
+    out += _links("\n".join(prose)).split("\n") if prose else []
+    return "\n".join(_squeeze(out)).rstrip("\n") + "\n"
 
 
 def _links(line: str) -> str:
     line = PAGE_LINK.sub(lambda m: "%s (symshape docs %s)" % (
         m.group(1), "readme" if m.group(2) == "README" else m.group(2)), line)
-    return WEB_LINK.sub(r"\1 <\2>", line)
+    line = WEB_LINK.sub(r"\1 <\2>", line)
+    line = ANCHOR_LINK.sub(r"\1", line)
+    return OTHER_LINK.sub(r"\1 (\2)", line)
 
 
 def _squeeze(lines: List[str]) -> List[str]:

@@ -176,8 +176,15 @@ def explanation_picture(ex) -> Picture:
         items.append((b.frame, 1, Panel("break %d" % (i + 1), [box])))
     if all(f is not None for f, _, _ in items):
         items.sort(key=lambda t: (t[0].filename, t[0].lineno, t[1]))
-    legend = [("graph breaks", ex.break_reasons or ["none: one graph"])]
+    legend = [("graph breaks", [_break_line(b) for b in ex.breaks] or ["none: one graph"])]
     return Picture("explain(%s)" % ex.name, [p for _, _, p in items], legend)
+
+
+def _break_line(b) -> str:
+    """``file.py:12: reason`` (the file's name, as the boxes show it)."""
+    if b.frame is None:
+        return b.reason
+    return "%s:%d: %s" % (os.path.basename(b.frame.filename), b.frame.lineno, b.reason)
 
 
 # --------------------------------------------------------------------------- layout
