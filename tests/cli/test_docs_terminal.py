@@ -1,6 +1,5 @@
 """``symshape docs`` in a terminal: every page as readable text (no MyST left), the README
 reachable, the page list with what each page answers."""
-import os
 import re
 
 import pytest
