@@ -30,7 +30,7 @@ from typing import Dict, List, Sequence, Tuple
 from symshape.errors import UserError
 
 from symshape.capture.ir import Node, Subgraph
-from symshape.capture.program import annotation
+from symshape.capture.value_text import annotation
 
 from .breaks import break_advice
 
