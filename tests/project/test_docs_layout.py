@@ -8,7 +8,7 @@ import textwrap
 
 import pytest
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from repo_paths import REPO
 SPHINX_DIR = os.path.join(REPO, "docs", "_sphinx")
 sys.path.insert(0, SPHINX_DIR)
 import screenshots  # noqa: E402  (docs/_sphinx is not a package)

@@ -9,7 +9,7 @@ import pytest
 
 import symshape as ss
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from repo_paths import REPO
 ERRORS = ("UserError", "ConstraintViolationError", "GuardOnDataDependentError",
           "SharedInputsError", "StateGuardFailure", "RecompileError", "VerifyError",
           "ProjectError")
