@@ -87,8 +87,21 @@ class Traced:
 
 
 def _verified_fixes(f, args, kwargs, spec, report: Report):
-    """Apply the fixes, export again, and keep them only if no violation remains."""
-    fixes = list(report.fixes)
+    """Apply the fixes, export again, and keep them only if no violation remains.  An
+    alternative (mark a static axis with the Dim, rather than make the Dim static) is
+    tried first and wins when it verifies."""
+    for alt in report.alternatives:
+        fixes = [alt.by if x == alt.replaces else x for x in report.fixes]
+        verified = _verify(f, args, kwargs, spec, fixes)[0] if alt.by in fixes else []
+        if verified:
+            return verified, [alt.note]
+    return _verify(f, args, kwargs, spec, list(report.fixes))
+
+
+def _verify(f, args, kwargs, spec, fixes):
+    """(the fixes, grown by what each re-export asks, that leave no violation, []) or
+    ([], a note saying no fix verified)."""
+    fixes = list(fixes)
     for _ in range(MAX_FIX_ROUNDS):
         fixed = spec
         try:

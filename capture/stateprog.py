@@ -25,7 +25,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from symshape.errors import UserError
+from symshape.errors import StateGuardFailure, UserError
 from symshape.algebra.expr import Expr
 from symshape.sizes.symint import SymInt
 
@@ -178,11 +178,6 @@ def _label(v) -> str:
 
 
 # --------------------------------------------------------------------------- program
-class StateGuardFailure(UserError):
-    """A Python value of state the program read differs at call time (``module()`` and
-    compiled code raise it; the JIT's dispatcher takes it as a miss and recompiles)."""
-
-
 _NO_START: Dict[AccessPath, Any] = {}
 
 

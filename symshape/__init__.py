@@ -7,8 +7,10 @@ from __future__ import annotations
 
 from symshape.sizes.checks import check
 from symshape.specs.dims import Dim, dims
-from symshape.errors import (ConstraintViolationError, GuardOnDataDependentError, SharedInputsError,
-                     UserError)
+from symshape.errors import (CompileFallbackWarning, ConstraintViolationError, FrozenValueWarning,
+                     GuardOnDataDependentError, ProjectError, RecompileError,
+                     RecompileLimitWarning, SharedInputsError, StateGuardFailure, UserError,
+                     VerifyError)
 from symshape.cli.exportable import exportable
 from symshape.algebra.infinity import int_oo
 from symshape.logs import set_logs
@@ -117,6 +119,9 @@ __all__ = ["export", "cond", "compile", "explain", "map", "while_loop", "Dim", "
            "SymBool", "sym_min", "sym_max", "exportable"]
 __all__ += ["custom_op", "save", "load", "SharedInputsError"]
 __all__ += ["chunkable_axes"]
+# every error a user catches and every warning category a user filters, by name
+__all__ += ["StateGuardFailure", "RecompileError", "VerifyError", "ProjectError",
+            "CompileFallbackWarning", "RecompileLimitWarning", "FrozenValueWarning"]
 from symshape.reasoning.symbolic import bounds, symbolic_shape  # noqa: E402  (symbolic sizes outside export)
 __all__ += ["symbolic_shape", "bounds"]
 

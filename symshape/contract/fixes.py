@@ -83,6 +83,31 @@ class SetEntry(Fix):
         return set_entry(spec, self.entry, self.value)
 
 
+class MarkAxis(Fix):
+    """``dynamic_shapes['y'][0] = n``: give a static axis the Dim named ``name`` (the input's
+    entry is created, its other axes static, when the spec has none)."""
+
+    def __init__(self, key, ndim: int, axis: int, name: str) -> None:
+        self.key, self.ndim, self.axis, self.name = key, ndim, axis, name
+        self.line = "%s = %s" % (entry_text((key, axis)), name)
+
+    def apply(self, spec):
+        dim = find_dim(spec, self.name) or Dim(self.name)
+        current = spec.get(self.key) if isinstance(spec, dict) else spec[self.key]
+        if current is None:
+            current = (None,) * self.ndim
+        return set_entry(spec, (self.key,), set_entry(current, (self.axis,), dim))
+
+
+class Alternative:
+    """A fix to try before ``replaces``: kept, with ``note`` shown, when exporting again
+    with it verifies (a static axis the program ties to a Dim is marked with that Dim,
+    rather than the Dim made static)."""
+
+    def __init__(self, replaces: Fix, by: Fix, note: str) -> None:
+        self.replaces, self.by, self.note = replaces, by, note
+
+
 def _substitute(leaf, name: str, value):
     if isinstance(leaf, Dim) and leaf.name == name:
         return value
