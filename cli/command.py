@@ -733,8 +733,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="print the change --fix would make, write nothing")
     c.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     c.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
-                   help="limit for importing one module or checking one export (default: "
-                        "300, or $SYMSHAPE_CHECK_TIMEOUT)")
+                   help="limit for importing one module or checking one export, in seconds of "
+                        "its CPU time, and of wall time without progress (default: 300, or "
+                        "$SYMSHAPE_CHECK_TIMEOUT)")
     # two things are called explain: this command prints how one *export* went (its log);
     # ss.explain(f, ...) in Python reports how ss.compile *splits* f at graph breaks
     e = sub.add_parser("explain", aliases=["export-log"],
