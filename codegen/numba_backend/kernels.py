@@ -27,9 +27,12 @@ import numpy as np
 
 from symshape.capture.ir import Node
 
-from ..cuda.cops import Operand
-from ..cuda.groups import KernelSpec, NoFuse, Planner, numel, operand_of
-from ..cuda.kernels import Emitter, Idx
+from ..cuda.groups import classify
+from ..cuda.kernels import CudaEmitter as Emitter
+from ..fusion import numel
+from ..loopnest.classify import Operand, operand_of
+from ..loopnest.index import Idx
+from ..loopnest.plan import KernelSpec, NoFuse, Planner
 from . import ops
 from .ops import Reduction
 
@@ -302,7 +305,7 @@ class NumbaPlanner(Planner):
     """The CUDA planner over this backend's classes of nodes."""
 
     def __init__(self, graph, ranges, extra_outputs=()) -> None:
-        super().__init__(graph, ranges, extra_outputs, emitter=NumbaEmitter)
+        super().__init__(graph, ranges, extra_outputs, NumbaEmitter, classify)
         self.kind = {n: _refine(n, k) for n, k in self.kind.items()}
         for n in reversed(graph.nodes):
             self.needs_array[n] = n in self.outputs or any(

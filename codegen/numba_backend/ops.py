@@ -20,7 +20,8 @@ import numpy as np
 from symshape.capture.ops.traits import REDUCE, traits_of
 from symshape.expr import Expr
 
-from ..cuda.groups import norm_axes
+from ..loopnest.classify import Operand
+from ..loopnest.plan import norm_axes
 
 #: dtypes a kernel computes in (float16 and complex stay with NumPy)
 DTYPES = frozenset(["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
@@ -34,18 +35,6 @@ def supported_dtype(dt) -> bool:
         return np.dtype(dt).name in DTYPES
     except TypeError:
         return False
-
-
-class Operand:
-    """One operand: its Python text, its dtype (a weak Python type for scalars), and the
-    value when it is a literal."""
-
-    __slots__ = ("text", "dtype", "value")
-
-    def __init__(self, text: str, dtype, value=None) -> None:
-        self.text = text
-        self.dtype = dtype
-        self.value = value
 
 
 def npname(dt) -> str:
