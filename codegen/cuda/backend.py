@@ -23,7 +23,6 @@ import numpy as np
 
 from symshape import runtime as _runtime
 from symshape.errors import UserError
-from symshape.capture.ir import Subgraph
 from symshape.capture.program import signature_checked
 from symshape.expr import Expr, ceildiv, format_py
 from symshape.codegen.function_writer import GeneratedFunction, Writing, program_spec, write

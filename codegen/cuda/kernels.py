@@ -21,16 +21,15 @@ import re
 from typing import Any, Dict, List, Optional, Set, Tuple
 
 from symshape.capture.ir import Node
-from symshape.expr import floordiv, format_expr, mul, sub, undominated
-from symshape.capture.value_text import dtype_short
+from symshape.expr import floordiv, mul, sub, undominated
 
-from . import cops
+from . import cops, source
 from .columns import ColumnVec
 from .cops import CTYPES, STORAGE
-from .ctext import ROW_HELPERS, SIZEOF, SS_OFF, VECT, fmt_shape
+from .ctext import SIZEOF, SS_OFF, VECT
 from .geometry import (COL_SPLIT, GRID_CAP, LIMIT, MAX_BLOCK, ROW_BLOCK, ROW_ITEMS,
                        ROW_MIN_BLOCKS, SPLIT_BLOCKS, SPLIT_ROWS, WARP_ROW)
-from .groups import classify, pointwise_expr
+from .groups import CUDA, pointwise_expr
 from .merged import MergedPhases
 from .pointwise import PointwiseKernel
 from .record import Kernel
@@ -38,7 +37,7 @@ from .rows import RowKernel
 from .split import SplitKernel
 from ..fusion import numel
 from ..loopnest.classify import Operand
-from ..loopnest.index import ZERO, Idx
+from ..loopnest.index import Idx
 from ..loopnest.plan import KernelSpec, NoFuse, Plan, Planner
 from ..loopnest.values import LoopEmitter, cname
 
@@ -48,37 +47,15 @@ __all__ = ["COL_SPLIT", "GRID_CAP", "LIMIT", "MAX_BLOCK", "ROW_BLOCK", "ROW_ITEM
 
 class CudaEmitter(PointwiseKernel, RowKernel, SplitKernel, MergedPhases, ColumnVec,
                   LoopEmitter):
-    """Generates one kernel's C (also used, discarding the text, to test a merge)."""
+    """Generates one kernel's C (also used, discarding the text, to test a merge): the
+    loop-nest core (``LoopEmitter``) with CUDA's spelling of sizes, locals, expressions
+    and loads, and its kernel shapes, one module each (``pointwise.py``, ``rows.py``,
+    ``split.py``, ``merged.py``, ``columns.py``)."""
 
     def __init__(self, spec: KernelSpec, planner: Planner) -> None:
-        self.spec = spec
-        self.P = planner
-        self.rg = planner.rg
-        self.nd = len(spec.shape)
-        self.sizes: Dict[Any, str] = {}       # index-typed size arguments
-        self.scalars: Dict[Any, str] = {}     # data scalars (long long)
-        self.bufs: Dict[Node, str] = {}       # loaded arrays
+        super().__init__(spec, planner)
         self.strides: Dict[tuple, str] = {}   # (array, axis) -> its element stride argument
-        self.loads: List[Node] = []
-        self.helpers: Set[str] = set()
-        self.counter = 0
-        self.memo: Dict[tuple, str] = {}
-        self.row_memo: Dict[tuple, str] = {}
-        self.pre: List[str] = []
-        self.body: List[str] = []
-        self.red_vars: Dict[Node, str] = {}
-        self.names: Set[str] = set()
-        self.index_exprs: List[Any] = []
-        red = set(spec.axes or ())
-        self.dom: List[Idx] = []
-        for k, s in enumerate(spec.shape):
-            if type(s) is int and s == 1:
-                self.dom.append(ZERO)
-            else:
-                loopvar = "j" if (spec.axes is not None and k in red) else \
-                    ("row" if spec.axes is not None else "i")
-                self.dom.append(Idx("c%d" % k, {"c%d" % k, loopvar}))
-        self.inner_vars = {"j"} | {"c%d" % k for k in red}
+        self.helpers: Set[str] = set()        # device helpers the kernel calls
         self.half = 32                        # values per half of a row kernel's scratch
         self.rvec = 0                         # row kernels: elements per 128-bit load
         self.rvec_mode = False                # ... generating the SS_VEC variant
@@ -99,11 +76,18 @@ class CudaEmitter(PointwiseKernel, RowKernel, SplitKernel, MergedPhases, ColumnV
         self.pre_decl: List[str] = []         # ... per-column arrays of row-level values
         self.jdecl: List[str] = []            # ... chunk registers of one element's loads
         self.jdecode: List[str] = []          # the decode of j (leads a phase's lines)
-        self.trailing = spec.axes is not None and \
-            tuple(spec.axes) == tuple(range(self.nd - len(spec.axes), self.nd))
+        self.col_half = 32 * COL_SPLIT        # ... doubles per half of the shared scratch
+        self.split = False                    # generating the split-row companion
+        self.out_names: Dict[Node, str] = {}  # the roots' output parameters
+        self.vec_bufs: Dict[str, str] = {}    # pointwise: arrays read at the own element
+        self.vec_mode = False                 # ... generating the SS_VEC variant
+        self.cache: Optional[Dict[str, str]] = None   # row elements cached in registers
+        self.cache_decl: List[str] = []       # ... their register arrays
+        self.phase_count = self.ws_slots = 0  # split companion: passes and workspace slots
 
 
     def size(self, e) -> str:
+        """A size as an ``idx_t`` operand: a literal, its symbol, or an argument ``n<k>``."""
         if type(e) is int:
             return str(e) if -2 ** 31 < e < 2 ** 31 else "((idx_t)%dLL)" % e
         name = self.sizes.get(e)
@@ -117,6 +101,7 @@ class CudaEmitter(PointwiseKernel, RowKernel, SplitKernel, MergedPhases, ColumnV
 
 
     def emit(self, dt, text: str, row: bool, note: str = "") -> str:
+        """A ``const`` local of the C type of ``dt`` (per column in SS_VEC columns)."""
         ct = CTYPES[dt.name]
         v = self.fresh()
         if row and self.cvec_mode:
@@ -139,7 +124,6 @@ class CudaEmitter(PointwiseKernel, RowKernel, SplitKernel, MergedPhases, ColumnV
 
     def load_text(self, n: Node, coords: List[Idx], row: bool) -> str:
         """The text loading array ``n`` at ``coords`` (``row``: at row level)."""
-        spec = self.spec
         kind = self.P.kind[n]
         buf = self.buffer(n)
         off = raw = self.offset(n.shape, coords).text
@@ -148,60 +132,71 @@ class CudaEmitter(PointwiseKernel, RowKernel, SplitKernel, MergedPhases, ColumnV
             # it with its element strides (kernel arguments) instead of a copy
             off = "SS_OFF(%s, %s)" % (off, self.strided_offset(n, coords))
         text = "%s[%s]" % (buf, off)
-        if spec.axes is None and raw == "i":          # the thread's own element
+        if self.spec.axes is None and raw == "i":          # the thread's own element
             self.vec_bufs[buf] = STORAGE[n.dtype.name]
             if self.vec_mode:
                 text = "vb_%s[ss_v]" % buf
-        # contiguous along the row (the row's own elements, or a vector broadcast over
-        # rows): the SS_VEC variant of a row kernel loads it 16 bytes at a time
-        contig = spec.axes is not None and not self.column and not self.split and \
-            not row and raw in (self.row_linear, "j", self.row_coord)
-        if contig:
-            self.rvec_bufs[buf] = STORAGE[n.dtype.name]
-        # along the kept last axis (stride 1 in the lane's columns): the SS_VEC variant
-        # of a column kernel loads a lane's columns 16 bytes at a time
-        ccontig = self.column and not self.split and kind in ("input", "lib", "pw",
-                                                               "red") and \
-            self._col_contig(coords[-1:] if coords else [], raw)
-        if ccontig:
-            self.cvec_bufs[buf] = STORAGE[n.dtype.name]
-            if not any(n.shape[-1] is e or n.shape[-1] == e for e in self.cvec_lens):
-                self.cvec_lens.append(n.shape[-1])
+        contig, ccontig = self._vector_loads(n, kind, buf, raw, coords, row)
         if self.cvec_mode:
             return cops.load_expr(self._col_load(n, buf, raw, text, row, ccontig), n.dtype)
+        return cops.load_expr(self._row_load(n, buf, raw, text, row, contig), n.dtype)
+
+    def _vector_loads(self, n: Node, kind: str, buf: str, raw: str, coords: List[Idx],
+                      row: bool) -> Tuple[bool, bool]:
+        """Record array ``n`` (at offset ``raw``) among those an SS_VEC variant loads 16
+        bytes at a time: (along the row, along the kept last axis)."""
+        ct = STORAGE[n.dtype.name]
+        # contiguous along the row (the row's own elements, or a vector broadcast over
+        # rows): the SS_VEC variant of a row kernel loads it 16 bytes at a time
+        contig = self.spec.axes is not None and not self.column and not self.split and \
+            not row and raw in (self.row_linear, "j", self.row_coord)
+        if contig:
+            self.rvec_bufs[buf] = ct
+        # along the kept last axis (stride 1 in the lane's columns): the SS_VEC variant
+        # of a column kernel loads a lane's columns 16 bytes at a time
+        ccontig = self.column and not self.split and \
+            kind in ("input", "lib", "pw", "red") and \
+            self._col_contig(coords[-1:] if coords else [], raw)
+        if ccontig:
+            self.cvec_bufs[buf] = ct
+            if not any(n.shape[-1] is e or n.shape[-1] == e for e in self.cvec_lens):
+                self.cvec_lens.append(n.shape[-1])
+        return contig, ccontig
+
+    def _row_load(self, n: Node, buf: str, raw: str, text: str, row: bool,
+                  contig: bool) -> str:
+        """A load of a row kernel: from the chunk's vector registers (looped SS_VEC), or
+        an element of the row cached in registers (rows that fit them), else ``text``."""
         vt = VECT[SIZEOF[STORAGE[n.dtype.name]] * self.rvec] if contig and \
             self.rvec_mode else ""
-        if vt and getattr(self, "cache", None) is None:
-            text = "vb_%s[ss_v]" % buf            # loaded before the chunk's elements
+        if vt and self.cache is None:
             self.rvec_loads[buf] = (STORAGE[n.dtype.name], raw)
-        if getattr(self, "cache", None) is not None and not row:
-            # an element of the row: loaded once into a register array, which the
-            # later phases of the row read instead of memory
-            reg = self.cache.get(text)
-            # an array first read by the output pass is read by no later phase: it
-            # needs registers for one chunk only (fewer live registers: no spills)
-            chunk = reg in self.chunk_regs if reg is not None else \
-                bool(vt) and self.out_pass
-            at = "[ss_k %% %d]" % self.rvec if chunk else "[ss_k]"
-            if reg is None:
-                reg = self.cache[text] = "rc%d" % len(self.cache)
-                if chunk:
-                    self.chunk_regs.add(reg)
-                self.cache_decl.append("__align__(16) %s %s[%d];   // %s, loaded %s" % (
-                    STORAGE[n.dtype.name], reg, self.rvec if chunk else ROW_ITEMS, text,
-                    "a chunk at a time" if chunk else "once"))
-                if vt:
-                    # the first element of each chunk of the thread loads the chunk
-                    text = "(ss_k %% %d == 0 ? (*(%s*)&%s[%s] = *(const %s*)&%s[%s], " \
-                        "%s%s) : %s%s)" % (self.rvec, vt, reg, "0" if chunk else "ss_k",
-                                           vt, buf, raw, reg, at, reg, at)
-                else:
-                    text = "(%s[ss_k] = %s)" % (reg, text)
-            else:
-                text = "%s%s" % (reg, at)
-        return cops.load_expr(text, n.dtype)
+            return "vb_%s[ss_v]" % buf            # loaded before the chunk's elements
+        if self.cache is None or row:
+            return text
+        # an element of the row: loaded once into a register array, which the later
+        # phases of the row read instead of memory
+        reg = self.cache.get(text)
+        # an array first read by the output pass is read by no later phase: it needs
+        # registers for one chunk only (fewer live registers: no spills)
+        chunk = reg in self.chunk_regs if reg is not None else bool(vt) and self.out_pass
+        at = "[ss_k %% %d]" % self.rvec if chunk else "[ss_k]"
+        if reg is not None:
+            return "%s%s" % (reg, at)
+        reg = self.cache[text] = "rc%d" % len(self.cache)
+        if chunk:
+            self.chunk_regs.add(reg)
+        self.cache_decl.append("__align__(16) %s %s[%d];   // %s, loaded %s" % (
+            STORAGE[n.dtype.name], reg, self.rvec if chunk else ROW_ITEMS, text,
+            "a chunk at a time" if chunk else "once"))
+        if not vt:
+            return "(%s[ss_k] = %s)" % (reg, text)
+        # the first element of each chunk of the thread loads the chunk
+        return "(ss_k %% %d == 0 ? (*(%s*)&%s[%s] = *(const %s*)&%s[%s], %s%s) : %s%s)" % (
+            self.rvec, vt, reg, "0" if chunk else "ss_k", vt, buf, raw, reg, at, reg, at)
 
     def buffer(self, n: Node) -> str:
+        """The ``in_<name>`` parameter holding array ``n``."""
         name = self.bufs.get(n)
         if name is None:
             name = self.bufs[n] = self.unique("in_" + n.name)
@@ -211,6 +206,7 @@ class CudaEmitter(PointwiseKernel, RowKernel, SplitKernel, MergedPhases, ColumnV
 
 
     def strided_offset(self, n: Node, coords: List[Idx]) -> str:
+        """The offset of ``coords`` in ``n`` by its element strides (kernel arguments)."""
         terms = []
         for d, (c, size) in enumerate(zip(coords, n.shape)):
             if c.zero or (type(size) is int and size == 1):
@@ -240,91 +236,61 @@ class CudaEmitter(PointwiseKernel, RowKernel, SplitKernel, MergedPhases, ColumnV
 
     def _kernel(self, index: int, kind: str, out_names: Dict[Node, str], outs: List[Node],
                 body: List[str], extra=()) -> Kernel:
+        """The kernel record of ``body``: its parameters (arrays, sizes still used,
+        strides, ``extra`` (C type, name, argument), scalars) and its source."""
         spec = self.spec
         k = Kernel()
         k.kind = kind
         k.outputs = outs
         k.loads = list(self.loads)
-        first = spec.roots[0][0].name
-        k.name = "k%d_%s%s" % (index, cname(first), "_split" if self.split else "")
-        params: List[Tuple[str, str]] = []
-        args: List[Tuple[str, Any]] = []
-        for n in outs:
-            params.append(("%s* __restrict__" % STORAGE[n.dtype.name], out_names[n]))
-            args.append(("out", n))
-            self.index_exprs.append(numel(n.shape))
-        for n in self.loads:
-            params.append(("const %s* __restrict__" % STORAGE[n.dtype.name], self.bufs[n]))
-            args.append(("in", n))
+        k.name = "k%d_%s%s" % (index, cname(spec.roots[0][0].name),
+                               "_split" if self.split else "")
+        params, args = source.array_params(outs, out_names, self.loads, self.bufs)
+        self.index_exprs += [numel(n.shape) for n in outs]
         text = "\n".join(body) + "".join(self.helpers)
         if "ss_h2f(" in text or "ss_f2h(" in text or "ss_hround(" in text:
             self.helpers.add("half")
         self.sizes = dict(sorted(((e, v) for e, v in self.sizes.items()
                                   if re.search(r"\b%s\b" % v, text)),      # still used
                                  key=lambda kv: (kv[1][0] == "n", len(kv[1]), kv[1])))
-        for e, name in self.sizes.items():
-            params.append(("long long", name + "_"))
-            args.append(("size", e))
-        for key, name in self.strides.items():
-            params.append(("long long", name + "_"))
-            args.append(("stride", key))
-        for ct, name, arg in extra:          # the split companion's workspace and pass
-            params.append((ct, name))
-            args.append(arg)
-        for e, name in self.scalars.items():
-            params.append(("long long", name))
-            args.append(("scalar", e))
-        k.params = params
-        k.args = args
+        params += [("long long", name + "_") for name in self.sizes.values()]
+        args += [("size", e) for e in self.sizes]
+        params += [("long long", name + "_") for name in self.strides.values()]
+        args += [("stride", key) for key in self.strides]
+        params += [(ct, name) for ct, name, _ in extra]   # the split companion's workspace
+        args += [arg for _, _, arg in extra]
+        params += [("long long", name) for name in self.scalars.values()]
+        args += [("scalar", e) for e in self.scalars]
+        k.params, k.args = params, args
         k.strided_positions = sorted({p for p, (kind, v) in enumerate(args) if kind == "in"
                                       and any(v is key[0] for key in self.strides)})
         k.index, k.big_exprs = self._index_mode()
+        k.source = self._source(k, outs, params, body)
+        k.summary = "; ".join("%s %s" % ("reduce" if r == "reduce" else "write", n.name)
+                              for n, r in spec.roots)
+        return k
+
+    def _source(self, k: Kernel, outs: List[Node], params, body: List[str]) -> str:
+        """The kernel's C: head, helpers, signature, then the sizes and the body."""
         sizes = ["const idx_t %s = (idx_t)%s_;" % (name, name) for name in self.sizes.values()]
         if self.strides:
             sizes += ["#ifdef SS_STRIDED"] + [
                 "const idx_t %s = (idx_t)%s_;" % (name, name)
                 for name in self.strides.values()] + ["#endif"]
-        head = ["// symshape %s kernel over %s%s" % (
-            kind, fmt_shape(spec.shape),
-            "" if spec.axes is None else ", reducing axes %s" % (tuple(spec.axes),))]
-        for n, role in spec.roots:
-            head.append("//   %s: %s %s[%s]%s" % (
-                {"reduce": "reduce", "out": "write ", "rowout": "write (per row)"}[role],
-                n.name, _short(n.dtype),
-                ", ".join(format_expr(s) for s in n.shape),
-                "" if role != "reduce" or n in outs else " (kept in registers)"))
-        for e, name in self.sizes.items():
-            if e.as_symbol() is None:
-                head.append("//   %s = %s" % (name, format_expr(e)))
-        head.append("//   index arithmetic: %s" % {
-            "int32": "32-bit (the ranges prove every index < 2**31)",
-            "int64": "64-bit (the sizes provably reach 2**31)",
-            "dual": "32-bit, or 64-bit when compiled with -DSS_INDEX64 (chosen per call)",
-        }[k.index])
-        typedef = {"int32": ["typedef int idx_t;"], "int64": ["typedef long long idx_t;"],
-                   "dual": ["#ifdef SS_INDEX64", "typedef long long idx_t;", "#else",
-                            "typedef int idx_t;", "#endif"]}[k.index]
-        sig = ",\n    ".join("%s %s" % p for p in params)
-        lines = head + []
-        own = sorted(h for h in self.helpers if h in ROW_HELPERS)
-        helpers = cops.helper_source(self.helpers - set(own))
-        for h in own:
-            guard = "SS_HELPER_%s" % h.upper()
-            helpers += "\n#ifndef %s\n#define %s\n%s\n#endif" % (guard, guard, ROW_HELPERS[h])
-        helpers = helpers.strip("\n")
+        lines = source.head(self.spec, k.kind, outs, self.sizes, k.index)
+        helpers = source.helper_block(self.helpers)
         if helpers:
             lines.append(helpers)
         if self.strides:
             lines.append(SS_OFF)
         bounds = "__launch_bounds__(%d, %d) " % (ROW_BLOCK, ROW_MIN_BLOCKS) \
-            if kind == "reduce" else ""
+            if k.kind == "reduce" else ""
+        sig = ",\n    ".join("%s %s" % p for p in params)
         lines.append('extern "C" __global__ void %s%s(\n    %s) {' % (bounds, k.name, sig))
-        lines += ["  " + l if not l.startswith("#") else l for l in typedef + sizes + body]
+        lines += ["  " + l if not l.startswith("#") else l
+                  for l in source.TYPEDEF[k.index] + sizes + body]
         lines.append("}")
-        k.source = "\n".join(lines) + "\n"
-        k.summary = "; ".join("%s %s" % ("reduce" if r == "reduce" else "write", n.name)
-                              for n, r in spec.roots)
-        return k
+        return "\n".join(lines) + "\n"
 
     def _index_mode(self) -> Tuple[str, List[Any]]:
         """int32 if every index quantity provably stays below LIMIT, int64 if one provably
@@ -354,13 +320,7 @@ class CudaEmitter(PointwiseKernel, RowKernel, SplitKernel, MergedPhases, ColumnV
         return self.rg.bound(sub(d, e)).lower >= 0
 
 
-
-
-def _short(dt) -> str:
-    return dtype_short(dt)
-
-
 def plan_program(ep) -> Plan:
     """The kernel plan of an ExportedProgram (no device, no CuPy needed)."""
     extra = [final for _, final in ep.mutation_pairs]
-    return Planner(ep.graph, ep.constraints.ranges, extra, CudaEmitter, classify).run()
+    return Planner(ep.graph, ep.constraints.ranges, extra, CudaEmitter, CUDA).run()

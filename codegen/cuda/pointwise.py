@@ -2,7 +2,7 @@
 """
 from __future__ import annotations
 
-from typing import Dict, List, Optional
+from typing import List, Optional
 
 
 from . import cops
@@ -10,6 +10,10 @@ from .cops import STORAGE
 from .ctext import SIZEOF, VECT, carry, uses_coords
 from .record import Kernel
 from ..fusion import numel
+
+
+#: the thread's first element of a grid-stride loop
+FIRST = "((idx_t)blockIdx.x * (idx_t)blockDim.x + (idx_t)threadIdx.x)"
 
 
 class PointwiseKernel:
@@ -37,12 +41,9 @@ class PointwiseKernel:
         elements computed from registers, one 128-bit store per output; other loads
         (broadcasts, views) stay scalar, and a scalar tail covers the last elements."""
         spec = self.spec
-        self.vec_bufs: Dict[str, str] = {}
+        self.vec_bufs = {}
         self.vec_mode = False
-        stores = []
-        for n in spec.outs():
-            v = self.value(n, self.dom)
-            stores.append((n, v))
+        stores = [(n, self.value(n, self.dom)) for n in spec.outs()]
         if written is None:
             return None
         N = numel(spec.shape)
@@ -55,24 +56,48 @@ class PointwiseKernel:
         coords = uses_coords(decode, body)
         # the vector variant's scalar tail (fewer than ``vec`` elements, once per call)
         tail = ["  " + l for l in (decode if coords else []) + body]
-        # the vector variant: the same values, loads at i read from registers
         widths = [STORAGE[n.dtype.name] for n in spec.outs()] + list(self.vec_bufs.values())
         V = 16 // max(SIZEOF[t] for t in widths)
+        vloop = self._vector_loop(V, nsz, decode, tail)
+        # the scalar (and strided) variant: coordinates decoded once per thread, stepped
+        # by the grid stride with one compare and subtract per axis
+        loop = self._grid_coords(FIRST, "(idx_t)blockDim.x * (idx_t)gridDim.x", "c") \
+            if coords else []
+        loop += ["for (idx_t i = %s; i < %s; i += (idx_t)blockDim.x * (idx_t)gridDim.x) {"
+                 % (FIRST, nsz)]
+        loop += ["  " + l for l in body]
+        if coords:
+            loop += ["  " + l for l in self._grid_step("c")]
+        loop += ["}"]
+        k = self._kernel(index, "pointwise", out_names, [n for n, _ in stores],
+                         vloop + loop + ["#endif"])
+        k.numel = N
+        k.vec = V
+        names = {v: n for n, v in self.bufs.items()}
+        k.vec_arrays = [n for n, _ in stores] + [names[b] for b in self.vec_bufs]
+        k.vec_positions = [p for p, (kind, v) in enumerate(k.args)
+                           if kind in ("out", "in") and any(v is x for x in k.vec_arrays)]
+        return k
+
+    def _vector_loop(self, V: int, nsz: str, decode: List[str], tail: List[str]
+                     ) -> List[str]:
+        """The SS_VEC variant: chunks of ``V`` elements per thread, the same values with
+        loads at ``i`` read from registers; ``tail`` covers the last elements."""
+        out_names = self.out_names
         self.memo, self.body, self.vec_mode = {}, [], True
-        vstores = [(n, self.value(n, self.dom)) for n in spec.outs()]
+        vstores = [(n, self.value(n, self.dom)) for n in self.spec.outs()]
         self.vec_mode = False
         vbody = self.body + ["vo_%s[ss_v] = %s;" % (out_names[n], cops.store_expr(v, n.dtype))
                              for n, v in vstores]
         vcoords = uses_coords(decode, vbody)
-        first = "((idx_t)blockIdx.x * (idx_t)blockDim.x + (idx_t)threadIdx.x)"
         vstride = "(idx_t)blockDim.x * (idx_t)gridDim.x * %d" % V
         vloop = ["#ifdef SS_VEC"]
         if vcoords:
             # the chunk's first coordinates: decoded once per thread, then stepped by the
             # grid stride with carries (no divide or modulo inside the loop)
-            vloop += self._grid_coords("%s * %d" % (first, V), vstride, "b")
+            vloop += self._grid_coords("%s * %d" % (FIRST, V), vstride, "b")
         vloop += [
-            "for (idx_t i0 = %s * %d; i0 < %s; i0 += %s) {" % (first, V, nsz, vstride),
+            "for (idx_t i0 = %s * %d; i0 < %s; i0 += %s) {" % (FIRST, V, nsz, vstride),
             "  if (i0 + %d <= %s) {" % (V, nsz)]
         for buf, ct in self.vec_bufs.items():
             vloop.append("    __align__(16) %s vb_%s[%d];" % (ct, buf, V))
@@ -85,7 +110,7 @@ class PointwiseKernel:
         if vcoords:
             axes = self._real_axes()
             vloop += ["    " + " ".join("idx_t c%d = b%d;" % (a, a) for a in axes)]
-            step = [carry(axes, [self.size(spec.shape[a]) for a in axes])]
+            step = [carry(axes, [self.size(self.spec.shape[a]) for a in axes])]
         vloop += ["    #pragma unroll", "    for (int ss_v = 0; ss_v < %d; ss_v++) {" % V,
                   "      const idx_t i = i0 + ss_v;"]
         vloop += ["      " + l for l in vbody + step]
@@ -100,26 +125,7 @@ class PointwiseKernel:
         vloop += ["    }", "  }"]
         if vcoords:
             vloop += ["  " + l for l in self._grid_step("b")]
-        vloop += ["}", "#else"]
-        # the scalar (and strided) variant: coordinates decoded once per thread, stepped
-        # by the grid stride with one compare and subtract per axis
-        loop = self._grid_coords(first, "(idx_t)blockDim.x * (idx_t)gridDim.x", "c") \
-            if coords else []
-        loop += ["for (idx_t i = %s; i < %s; i += (idx_t)blockDim.x * (idx_t)gridDim.x) {"
-                 % (first, nsz)]
-        loop += ["  " + l for l in body]
-        if coords:
-            loop += ["  " + l for l in self._grid_step("c")]
-        loop += ["}"]
-        k = self._kernel(index, "pointwise", out_names, [n for n, _ in stores],
-                         vloop + loop + ["#endif"])
-        k.numel = N
-        k.vec = V
-        names = {v: n for n, v in self.bufs.items()}
-        k.vec_arrays = [n for n, _ in stores] + [names[b] for b in self.vec_bufs]
-        k.vec_positions = [p for p, (kind, v) in enumerate(k.args)
-                           if kind in ("out", "in") and any(v is x for x in k.vec_arrays)]
-        return k
+        return vloop + ["}", "#else"]
 
     def _real_axes(self) -> List[int]:
         S = self.spec.shape

@@ -12,6 +12,7 @@ from .ctext import SIZEOF, VECT, uses_coords, vector_store
 from .geometry import COL_SPLIT, ROW_ITEMS, WARP_ROW
 from .record import Kernel
 from ..fusion import numel
+from ..loopnest.reductions import no_identity
 
 
 class RowKernel:
@@ -59,7 +60,6 @@ class RowKernel:
         128-bit load per such array, then the lines once per column (``_cols``: an unrolled
         loop over ``ss_v``); accumulators, row-level values and results are arrays of
         ``cvec``; elementwise outputs and per-column results leave as vector stores."""
-        spec = self.spec
         S, axes, outer_axes, rows, inner, rsz, isz = self._row_geometry()
         lin = self.dom_linear()
         self.row_linear = lin.text if lin is not None else ""
@@ -68,43 +68,58 @@ class RowKernel:
         variants = {}
         col_half = self.col_half
         for vec in (False, True):
-            if vec and self.column:
-                if not self.cvec_bufs or written is None:
-                    break
-                # a lane takes 16 bytes of the widest array read along the kept axis
-                # (at most ROW_ITEMS columns); its registers keep ROW_ITEMS 32-bit words
-                # of each array read along the columns (float64 softmax spilled with more)
-                wide = max(SIZEOF[t] for t in self.cvec_bufs.values())
-                self.cvec = min(16 // wide, ROW_ITEMS)
-                self.col_items = max(1, ROW_ITEMS // (self.cvec * max(1, wide // 4)))
-                self.col_half = self._col_scratch(self.cvec)
-                self.cvec_mode = True
-            elif vec:
-                if not self.rvec_bufs or self.column or written is None:
-                    break
-                # 16 bytes of the widest such array per load (at most ROW_ITEMS elements)
-                self.rvec = min(16 // max(SIZEOF[t] for t in self.rvec_bufs.values()),
-                                ROW_ITEMS)
-                self.rvec_mode = True
+            if vec and not self._vector_variant(written):
+                break
             for cached in (True, False):
-                self.red_vars, self.row_memo = {}, {}      # each variant declares its own
-                self.cache = {} if cached else None
-                self.chunk_regs = set()
-                self.cache_decl = []
-                self.rvec_loads = {}
-                variants[cached, vec] = self._row_phases(cached, isz, axes, written)
+                variants[cached, vec] = self._row_variant(cached, isz, axes, written)
         self.cache = None
         self.rvec_mode = self.cvec_mode = False
         if written is None:
             return None
-        (cached_lines, outs), (loop_lines, _) = variants[True, False], variants[False, False]
-        if (True, True) in variants:
-            # the SS_VEC variant (chosen per call: rows a multiple of the vector width, the
-            # contiguous arrays 16-byte aligned, none strided)
-            cached_lines = ["#ifdef SS_VEC"] + variants[True, True][0] + ["#else"] + \
-                cached_lines + ["#endif"]
-            loop_lines = ["#ifdef SS_VEC"] + variants[False, True][0] + ["#else"] + \
-                loop_lines + ["#endif"]
+        cached_lines, loop_lines, outs = _with_vector_variant(variants)
+        body = self._row_body(isz, rsz, outer_axes, cached_lines, loop_lines, col_half)
+        k = self._kernel(index, "reduce", self.out_names, outs, body)
+        self._describe_rows(k, rows, inner)
+        return k
+
+    def _vector_variant(self, written) -> bool:
+        """Set up the SS_VEC variant of the row kernel; False when it has none (no array
+        read along the row or the kept axis, or only sizing the kernel)."""
+        if written is None:
+            return False
+        if self.column:
+            if not self.cvec_bufs:
+                return False
+            # a lane takes 16 bytes of the widest array read along the kept axis
+            # (at most ROW_ITEMS columns); its registers keep ROW_ITEMS 32-bit words
+            # of each array read along the columns (float64 softmax spilled with more)
+            wide = max(SIZEOF[t] for t in self.cvec_bufs.values())
+            self.cvec = min(16 // wide, ROW_ITEMS)
+            self.col_items = max(1, ROW_ITEMS // (self.cvec * max(1, wide // 4)))
+            self.col_half = self._col_scratch(self.cvec)
+            self.cvec_mode = True
+            return True
+        if not self.rvec_bufs:
+            return False
+        # 16 bytes of the widest such array per load (at most ROW_ITEMS elements)
+        self.rvec = min(16 // max(SIZEOF[t] for t in self.rvec_bufs.values()), ROW_ITEMS)
+        self.rvec_mode = True
+        return True
+
+    def _row_variant(self, cached: bool, isz: str, axes: List[int], written):
+        """The phases of one variant (``cached``: the row in registers), with its own
+        reductions, row values and register caches."""
+        self.red_vars, self.row_memo = {}, {}
+        self.cache = {} if cached else None
+        self.chunk_regs = set()
+        self.cache_decl = []
+        self.rvec_loads = {}
+        return self._row_phases(cached, isz, axes, written)
+
+    def _row_body(self, isz: str, rsz: str, outer_axes: List[int], cached_lines: List[str],
+                  loop_lines: List[str], col_half: int) -> List[str]:
+        """The loop over rows around both variants: the row in registers when it fits
+        (``ss_inreg``), else looped over memory."""
         rdecode = self._decode_lines("row", outer_axes, "t")
         both = cached_lines + loop_lines
         vec_half, self.col_half = self.col_half, col_half
@@ -124,7 +139,11 @@ class RowKernel:
         body += ["    " + l for l in loop_lines]
         body.append("  }")
         body.append("}")
-        k = self._kernel(index, "reduce", self.out_names, outs, body)
+        return body
+
+    def _describe_rows(self, k: Kernel, rows, inner) -> None:
+        """What the driver needs to launch the row kernel ``k``."""
+        S = self.spec.shape
         k.rows, k.inner = rows, inner
         k.columns = self.column
         k.merged = len(self.merged_pairs())
@@ -141,9 +160,7 @@ class RowKernel:
             k.vec_positions = [p for p, (kind, v) in enumerate(k.args)
                                if kind in ("in", "out") and any(v is x for x in k.vec_arrays)]
         k.uses_sync = True
-        k.empty_max = [{"max": "maximum", "min": "minimum"}[r.op] for r in spec.reductions()
-                       if r.op in ("max", "min")]
-        return k
+        k.empty_max = no_identity(self.spec)
 
     def _row_loop_head(self, isz: str, rsz: str, V: int = 0) -> List[str]:
         """The row kernel's shared scratch, its group geometry and the opening of its loop
@@ -210,47 +227,60 @@ class RowKernel:
             return (["#pragma unroll", "for (int ss_k = 0; ss_k < %d; ss_k++) {" % ROW_ITEMS,
                      "  const idx_t j = ss_j0 + (idx_t)ss_lane + (idx_t)ss_k * (idx_t)ss_g;",
                      "  if (j < %s) {" % isz] + ["    " + l for l in lines] + ["  }", "}"])
-        V = self.rvec
         if cached and self.rvec_mode:
-            # chunks of V adjacent elements: chunk q of the thread starts at
-            # (lane + q * threads) * V; the row length is a multiple of V, so a chunk's
-            # last element (ss_k % V == V - 1) is in the row exactly when its first is
-            decl = ["__align__(16) %s vo_%s[%d];" % (ct, buf, V) for ct, buf, _ in vstores]
-            flush = ["    if (ss_k %% %d == %d) {   // the chunk's last element: store it"
-                     % (V, V - 1)]
-            flush += ["      " + l for ct, buf, off in vstores for l in vector_store(
-                ct, buf, self._at_chunk(off, "(j - %d)" % (V - 1)), V)]
-            flush += ["    }"] if vstores else []
-            lines = [l.replace("[ss_v]", "[ss_k %% %d]" % V) for l in lines]
-            return (decl + ["#pragma unroll",
-                            "for (int ss_k = 0; ss_k < %d; ss_k++) {" % ROW_ITEMS,
-                            "  const idx_t j = ((idx_t)ss_lane + (idx_t)(ss_k / %d) * "
-                            "(idx_t)ss_g) * %d + (idx_t)(ss_k %% %d);" % (V, V, V),
-                            "  if (j < %s) {" % isz] + ["    " + l for l in lines] +
-                    (flush if vstores else []) + ["  }", "}"])
+            return self._chunks_in_registers(isz, lines, vstores)
         if cached:
             return (["#pragma unroll", "for (int ss_k = 0; ss_k < %d; ss_k++) {" % ROW_ITEMS,
                      "  const idx_t j = (idx_t)ss_lane + (idx_t)ss_k * (idx_t)ss_g;",
                      "  if (j < %s) {" % isz] + ["    " + l for l in lines] + ["  }", "}"])
         if self.rvec_mode:
-            text = "\n".join(lines)
-            loads = []
-            for buf, (ct, raw) in self.rvec_loads.items():
-                if "vb_%s[ss_v]" % buf in text:
-                    vt = VECT[SIZEOF[ct] * V]
-                    loads += ["__align__(16) %s vb_%s[%d];" % (ct, buf, V),
-                              "*(%s*)vb_%s = *(const %s*)&%s[%s];" % (
-                                  vt, buf, vt, buf, self._at_chunk(raw, "j0"))]
-            loads += ["__align__(16) %s vo_%s[%d];" % (ct, buf, V) for ct, buf, _ in vstores]
-            stores = [l for ct, buf, off in vstores
-                      for l in vector_store(ct, buf, self._at_chunk(off, "j0"), V)]
-            return (["for (idx_t j0 = (idx_t)ss_lane * %d; j0 < %s; j0 += (idx_t)ss_g * %d) {"
-                     % (V, isz, V)] + ["  " + l for l in loads] +
-                    ["  #pragma unroll", "  for (int ss_v = 0; ss_v < %d; ss_v++) {" % V,
-                     "    const idx_t j = j0 + ss_v;"] +
-                    ["    " + l for l in lines] + ["  }"] + ["  " + l for l in stores] + ["}"])
+            return self._chunks_looped(isz, lines, vstores)
         return (["for (idx_t j = (idx_t)ss_lane; j < %s; j += (idx_t)ss_g) {" % isz] +
                 ["  " + l for l in lines] + ["}"])
+
+    def _chunks_in_registers(self, isz: str, lines: List[str],
+                             vstores: Sequence[Tuple[str, str, str]]) -> List[str]:
+        """The SS_VEC loop over a row held in registers: chunks of V adjacent elements,
+        chunk q of the thread starting at (lane + q * threads) * V; the row length is a
+        multiple of V, so a chunk's last element (ss_k % V == V - 1) is in the row exactly
+        when its first is, and there the chunk's outputs leave as 128-bit stores."""
+        V = self.rvec
+        decl = ["__align__(16) %s vo_%s[%d];" % (ct, buf, V) for ct, buf, _ in vstores]
+        flush = ["    if (ss_k %% %d == %d) {   // the chunk's last element: store it"
+                 % (V, V - 1)]
+        flush += ["      " + l for ct, buf, off in vstores for l in vector_store(
+            ct, buf, self._at_chunk(off, "(j - %d)" % (V - 1)), V)]
+        flush += ["    }"] if vstores else []
+        lines = [l.replace("[ss_v]", "[ss_k %% %d]" % V) for l in lines]
+        return (decl + ["#pragma unroll",
+                        "for (int ss_k = 0; ss_k < %d; ss_k++) {" % ROW_ITEMS,
+                        "  const idx_t j = ((idx_t)ss_lane + (idx_t)(ss_k / %d) * "
+                        "(idx_t)ss_g) * %d + (idx_t)(ss_k %% %d);" % (V, V, V),
+                        "  if (j < %s) {" % isz] + ["    " + l for l in lines] +
+                (flush if vstores else []) + ["  }", "}"])
+
+    def _chunks_looped(self, isz: str, lines: List[str],
+                       vstores: Sequence[Tuple[str, str, str]]) -> List[str]:
+        """The SS_VEC loop over a row read from memory: per chunk of V elements, one
+        128-bit load per array read along the row, the lines per element, then one
+        128-bit store per output."""
+        V = self.rvec
+        text = "\n".join(lines)
+        loads = []
+        for buf, (ct, raw) in self.rvec_loads.items():
+            if "vb_%s[ss_v]" % buf in text:
+                vt = VECT[SIZEOF[ct] * V]
+                loads += ["__align__(16) %s vb_%s[%d];" % (ct, buf, V),
+                          "*(%s*)vb_%s = *(const %s*)&%s[%s];" % (
+                              vt, buf, vt, buf, self._at_chunk(raw, "j0"))]
+        loads += ["__align__(16) %s vo_%s[%d];" % (ct, buf, V) for ct, buf, _ in vstores]
+        stores = [l for ct, buf, off in vstores
+                  for l in vector_store(ct, buf, self._at_chunk(off, "j0"), V)]
+        return (["for (idx_t j0 = (idx_t)ss_lane * %d; j0 < %s; j0 += (idx_t)ss_g * %d) {"
+                 % (V, isz, V)] + ["  " + l for l in loads] +
+                ["  #pragma unroll", "  for (int ss_v = 0; ss_v < %d; ss_v++) {" % V,
+                 "    const idx_t j = j0 + ss_v;"] +
+                ["    " + l for l in lines] + ["  }"] + ["  " + l for l in stores] + ["}"])
 
     def _row_phases(self, cached: bool, isz: str, axes: List[int], written):
         spec = self.spec
@@ -355,63 +385,88 @@ class RowKernel:
         pass over the row) and the row outputs (one lane per row), and the nodes written;
         ``None`` when only sizing the kernel (``written`` is None)."""
         spec = self.spec
-        phases: List[str] = []
         self.memo, self.body, self.pre = {}, [], []
-        stores = []
         self.out_pass = True
-        for n, role in spec.roots:
-            if role == "out":
-                stores.append((n, self.value(n, self.dom)))
+        stores = [(n, self.value(n, self.dom)) for n, role in spec.roots if role == "out"]
         self.out_pass = False
-        row_stores = []
-        for n, role in spec.roots:
-            if role == "rowout":
-                row_stores.append((n, self.value(n, self.row_out_coords(n))))
+        row_stores = [(n, self.value(n, self.row_out_coords(n)))
+                      for n, role in spec.roots if role == "rowout"]
         if written is None:
             return None
-        out_names = self.out_names
         if stores:
-            lin = self.dom_linear() or self.horner(self.dom, spec.shape)
-            # the SS_VEC variant: outputs written along the row's own contiguous elements
-            # gather a chunk in registers and store it 128 bits at a time
-            vec = self.rvec_mode and lin.text in (self.row_linear, "j", self.row_coord) or \
-                self.cvec_mode and self._col_contig(self.dom[-1:], lin.text)
-            vstores = [(STORAGE[n.dtype.name], out_names[n], lin.text)
-                       for n, _ in stores] if vec else []
-            body = self.body + [("vo_%s[ss_v] = %s;" if vec else "%s[" + lin.text + "] = %s;")
-                                % (out_names[n], cops.store_expr(v, n.dtype))
-                                for n, v in stores]
-            if vec:
-                self.rvec_outs = [n for n, _ in stores]
-            phases.append("// write %s" % ", ".join(n.name for n, _ in stores))
-            phases += self._pre_lines()
-            phases += self._row_loop(cached, isz, (jdecode if uses_coords(jdecode, body)
-                                                   else []) + body, vstores)
-        elif self.pre:
-            phases += self._pre_lines()
+            phases = self._element_writes(cached, isz, jdecode, stores)
+        else:
+            phases = self._pre_lines() if self.pre else []
         red_out = [r for r in spec.reductions() if r in written]
-        row_writes = [(r, self.red_vars[r]) for r in red_out] + row_stores
-        if row_writes and self.cvec_mode:
-            # the lane's columns are adjacent: each result leaves as 128-bit stores
-            phases.append("if (ss_lane == 0 && ss_live) {")
-            phases += ["  __align__(16) %s vo_%s[%d];" % (STORAGE[n.dtype.name], out_names[n],
-                                                          self.cvec) for n, _ in row_writes]
-            phases += ["  " + l for l in self._cols([
-                "vo_%s[ss_v] = %s;" % (out_names[n], cops.store_expr(v, n.dtype))
-                for n, v in row_writes])]
-            phases += ["  " + l for n, _ in row_writes for l in vector_store(
-                STORAGE[n.dtype.name], out_names[n], "row0", self.cvec)]
-            phases.append("}")
-            self.rvec_outs = self.rvec_outs + [n for n, _ in row_writes]
-        elif row_writes:
-            phases.append("if (ss_lane == 0 && ss_live && ss_c == 0) {"
-                          if self.column and self.split else
-                          "if (ss_lane == 0 && ss_live) {" if self.column else
-                          "if (ss_lane == 0 && ss_c == 0) {" if self.split else
-                          "if (ss_lane == 0) {")
-            phases += ["  %s[row] = %s;" % (out_names[n], cops.store_expr(v, n.dtype))
-                       for n, v in row_writes]
-            phases.append("}")
+        phases += self._row_writes([(r, self.red_vars[r]) for r in red_out] + row_stores)
         outs = [n for n, _ in stores] + red_out + [n for n, _ in row_stores]
         return phases, outs
 
+    def _element_writes(self, cached: bool, isz: str, jdecode: List[str], stores
+                        ) -> List[str]:
+        """The pass over the row writing the roots of the domain's shape (``stores``:
+        (node, value))."""
+        out_names = self.out_names
+        lin = self.dom_linear() or self.horner(self.dom, self.spec.shape)
+        # the SS_VEC variant: outputs written along the row's own contiguous elements
+        # gather a chunk in registers and store it 128 bits at a time
+        vec = self.rvec_mode and lin.text in (self.row_linear, "j", self.row_coord) or \
+            self.cvec_mode and self._col_contig(self.dom[-1:], lin.text)
+        vstores = [(STORAGE[n.dtype.name], out_names[n], lin.text)
+                   for n, _ in stores] if vec else []
+        body = self.body + [("vo_%s[ss_v] = %s;" if vec else "%s[" + lin.text + "] = %s;")
+                            % (out_names[n], cops.store_expr(v, n.dtype))
+                            for n, v in stores]
+        if vec:
+            self.rvec_outs = [n for n, _ in stores]
+        phases = ["// write %s" % ", ".join(n.name for n, _ in stores)]
+        phases += self._pre_lines()
+        phases += self._row_loop(cached, isz, (jdecode if uses_coords(jdecode, body)
+                                               else []) + body, vstores)
+        return phases
+
+    def _row_writes(self, row_writes) -> List[str]:
+        """One lane of the row's group writes the row's results (``row_writes``: (node,
+        value)): the reductions other steps read and the roots of the row's shape."""
+        if not row_writes:
+            return []
+        out_names = self.out_names
+        if not self.cvec_mode:
+            return [ROW_WRITER[self.column, self.split]] + [
+                "  %s[row] = %s;" % (out_names[n], cops.store_expr(v, n.dtype))
+                for n, v in row_writes] + ["}"]
+        # the lane's columns are adjacent: each result leaves as 128-bit stores
+        phases = ["if (ss_lane == 0 && ss_live) {"]
+        phases += ["  __align__(16) %s vo_%s[%d];" % (STORAGE[n.dtype.name], out_names[n],
+                                                      self.cvec) for n, _ in row_writes]
+        phases += ["  " + l for l in self._cols([
+            "vo_%s[ss_v] = %s;" % (out_names[n], cops.store_expr(v, n.dtype))
+            for n, v in row_writes])]
+        phases += ["  " + l for n, _ in row_writes for l in vector_store(
+            STORAGE[n.dtype.name], out_names[n], "row0", self.cvec)]
+        phases.append("}")
+        self.rvec_outs = self.rvec_outs + [n for n, _ in row_writes]
+        return phases
+
+
+#: (column kernel, split companion) -> the lane that writes the row's results
+ROW_WRITER = {
+    (True, True): "if (ss_lane == 0 && ss_live && ss_c == 0) {",
+    (True, False): "if (ss_lane == 0 && ss_live) {",
+    (False, True): "if (ss_lane == 0 && ss_c == 0) {",
+    (False, False): "if (ss_lane == 0) {",
+}
+
+
+def _with_vector_variant(variants):
+    """The cached and looped lines of a row kernel, each selecting its SS_VEC variant
+    (when there is one) with ``#ifdef``, and the nodes written."""
+    (cached_lines, outs), (loop_lines, _) = variants[True, False], variants[False, False]
+    if (True, True) in variants:
+        # the SS_VEC variant (chosen per call: rows a multiple of the vector width, the
+        # contiguous arrays 16-byte aligned, none strided)
+        cached_lines = ["#ifdef SS_VEC"] + variants[True, True][0] + ["#else"] + \
+            cached_lines + ["#endif"]
+        loop_lines = ["#ifdef SS_VEC"] + variants[False, True][0] + ["#else"] + \
+            loop_lines + ["#endif"]
+    return cached_lines, loop_lines, outs

@@ -1,37 +1,29 @@
-"""Graph -> fused groups: which nodes each generated kernel computes.
+"""Graph -> fused groups: which nodes each generated kernel computes, in which order.
 
 The plan
 --------
-Nodes are classified by the op traits table as *pointwise* (ops with a C template:
-elementwise ufuncs, ``where``, ``clip``, ``astype``, ``copy``, ``round``), *view* (kind
-``view``: basic ``getitem``, ``expand_dims``, ``squeeze``, ``permute_dims``,
-``broadcast_to``, ``reshape``), *reduction* (reductions with a C combine: ``sum`` /
-``mean`` / ``prod`` / ``max`` / ``min`` / ``any`` / ``all`` over axes; ``var`` / ``std``
-have none) or *library* (everything else: ``matmul`` / ``einsum`` go to cuBLAS through
-CuPy, the rest to the CuPy call NumPy would make).  A pointwise node is *materialized*
-when an output, a library op or a view handed to a library op needs it as an array; every
-other pointwise node and every view is inlined into the kernels that read it (recomputed
-per consumer kernel, never stored).
+Nodes are classified (``classify.py``) as *pointwise*, *view*, *reduction* or *library*
+for a target.  A pointwise node is *materialized* when an output, a library op or a view
+handed to a library op needs it as an array; every other pointwise node and every view
+is inlined into the kernels that read it (recomputed per consumer kernel, never stored).
 
 Walking the graph in order, each materialized pointwise node and each reduction is a
 *root*, added to the latest kernel it can join, else to a new kernel:
-  * a *pointwise kernel* has a domain shape D: one thread per element of D (grid-stride
-    loop; 16 bytes per array per thread in its 128-bit variant), writing every root of
-    shape D;
-  * a *reduction kernel* has a domain D and reduced axes A: a group of threads per row (an
-    index of the non-reduced axes): a warp for short rows, a block for long ones, a lane
-    per row when the last axis is kept (coalesced), chunks of a row across blocks for few
-    long rows (its split companion); ``kernels.py`` describes each.  Each reduction over
-    (D, A) is one phase: the group's threads accumulate the inlined producer (from
-    registers when the row fits them), then warp shuffles and one barrier combine them
-    and every thread holds the row's result.  A final phase writes the
-    pointwise roots of shape D, which may read the row's reductions (softmax and layer
-    norm are one kernel each), and the pointwise roots of the row's shape (``x.sum() / n``),
-    computed once per row.  A pointwise kernel becomes a reduction kernel when a reduction
-    over its domain joins it (``y = 2*x`` returned beside ``y.sum(-1)``).
+  * a *pointwise kernel* has a domain shape D and writes every root of shape D at each
+    element of D;
+  * a *reduction kernel* has a domain D and reduced axes A and runs per *row* (an index
+    of the kept axes): each reduction over (D, A) is one phase accumulating the inlined
+    producer along the row; a final phase writes the pointwise roots of shape D, which
+    may read the row's reductions (softmax and layer norm are one kernel each), and the
+    pointwise roots of the row's shape (``x.sum() / n``), computed once per row.  A
+    pointwise kernel becomes a reduction kernel when a reduction over its domain joins
+    it (``y = 2*x`` returned beside ``y.sum(-1)``).
 A root joins a kernel only if (invariant) every array it loads is produced by an earlier
-step, and every reduction of the same kernel it reads is read at the block's own row.
-Values whose coordinates do not vary along the row are computed once per row (hoisted).
+step, and every reduction of the same kernel it reads is read at the row's own index:
+the target's emitter decides by trying (``build()`` raises ``NoFuse``).  Values whose
+coordinates do not vary along the row are computed once per row (hoisted).  How the
+loops run (threads and warps, or ``prange``) is the target's: ``cuda/kernels.py``,
+``numba_backend/kernels.py``.
 """
 from __future__ import annotations
 
@@ -40,6 +32,7 @@ from typing import Any, Dict, List, Optional, Set, Tuple
 from symshape.capture.ir import Graph, Node
 from symshape.errors import InternalError
 
+from .classify import Target, classify
 from .sizes import Ranges
 
 
@@ -48,10 +41,12 @@ class NoFuse(Exception):
 
 
 def same_shape(a, b) -> bool:
+    """Are shapes ``a`` and ``b`` the same sizes (symbolic sizes compared exactly)?"""
     return len(a) == len(b) and all(type(x) is type(y) and x == y for x, y in zip(a, b))
 
 
 def norm_axes(node: Node) -> Tuple[int, ...]:
+    """The axes reduction ``node`` reduces, sorted (None: all of them)."""
     ax = node.attrs.get("axis")
     nd = len(node.inputs[0].shape)
     return tuple(range(nd)) if ax is None else tuple(sorted(ax))
@@ -73,17 +68,21 @@ class KernelSpec:
 
     @property
     def kind(self) -> str:
+        """``pointwise`` or ``reduce``."""
         return "pointwise" if self.axes is None else "reduce"
 
     def copy_with(self, node: Node, role: str, axes) -> "KernelSpec":
+        """This group with root ``node`` added in ``role`` (reducing ``axes``)."""
         k = KernelSpec(self.shape, axes, self.pos)
         k.roots = self.roots + [(node, role)]
         return k
 
     def reductions(self) -> List[Node]:
+        """The reductions of the row, in phase order."""
         return [n for n, r in self.roots if r == "reduce"]
 
     def outs(self) -> List[Node]:
+        """The pointwise roots (of the domain's shape or the row's)."""
         return [n for n, r in self.roots if r != "reduce"]
 
     def row_shapes(self) -> Tuple[tuple, tuple]:
@@ -95,8 +94,8 @@ class KernelSpec:
 
 
 class Plan:
-    """Steps in execution order: ('py', node) runs the node's NumPy call on CuPy,
-    ('kernel', Kernel) launches a generated kernel."""
+    """Steps in execution order: ('py', node) runs the node's library call (NumPy's, or
+    CuPy's), ('kernel', kernel) runs a generated kernel (the target's record)."""
 
     def __init__(self) -> None:
         self.steps: List[Tuple[str, Any]] = []
@@ -106,14 +105,17 @@ class Plan:
 
 
 class Planner:
-    def __init__(self, graph: Graph, ranges: Dict, extra_outputs=(), emitter=None,
-                 classify=None) -> None:
-        # the kernel writer (kernels.Emitter, which builds on this module)
+    """Forms the fused groups of ``graph`` for one target: ``target`` classifies the
+    nodes, ``emitter(spec, planner).build()`` writes a group's kernel (or, without
+    ``written``, only checks that the group can be one)."""
+
+    def __init__(self, graph: Graph, ranges: Dict, extra_outputs, emitter,
+                 target: Target) -> None:
         self.emitter = emitter
         self.graph = graph
         self.rg = Ranges(ranges)
         self.users = graph.users()
-        self.kind: Dict[Node, str] = {n: classify(n, self.rg) for n in graph.nodes}
+        self.kind: Dict[Node, str] = {n: classify(n, self.rg, target) for n in graph.nodes}
         outs = {o for o in graph.outputs if type(o) is Node} | set(extra_outputs)
         self.outputs = outs
         self.needs_array: Dict[Node, bool] = {}
@@ -126,6 +128,7 @@ class Planner:
         self.specs: List[KernelSpec] = []
 
     def run(self) -> Plan:
+        """The plan: library steps and kernels in execution order."""
         for n in self.graph.nodes:
             k = self.kind[n]
             if k in ("input", "const"):
@@ -171,7 +174,7 @@ class Planner:
         try:
             self.emitter(spec, self).build()
         except NoFuse as e:       # classification guarantees a lone root always fits
-            raise InternalError("cupy backend: node %s cannot form a kernel: %s" % (n.name, e))
+            raise InternalError("node %s cannot form a kernel: %s" % (n.name, e))
         self.specs.append(spec)
         self.steps.append(("kernel", spec))
         self.pos[n] = spec.pos
