@@ -132,6 +132,34 @@ def _kind(dt) -> str:
 
 def ufunc_expr(op: str, ops: Sequence[Operand], out_dt, attrs: Dict) -> Optional[str]:
     """Text of ufunc ``op`` on ``ops`` producing ``out_dt``, or None if unsupported."""
+    loop = _loop(op, ops, out_dt, attrs)
+    if loop is None:
+        return None
+    u, ins, res = loop
+    args: List[Optional[str]] = [cast(o, d) for o, d in zip(ops, ins)]
+    if any(a is None for a in args):
+        return None
+    kind = _kind(ins[0])
+    name = u.__name__
+    if name == "power":
+        body = _power(ops[1].value, args, kind, ins[0], res)
+    elif kind == "i" and name in ("isnan", "isinf", "isfinite") and \
+            FORMULAS.get(name, {}).get(kind) is None:
+        return "True" if name == "isfinite" else "False"
+    else:
+        body = _formula(name, kind, args, ins[0])
+    if body is None:
+        return None
+    if res.kind != "b":
+        body = "%s(%s)" % (npname(res), body)
+    if res != np.dtype(out_dt):
+        body = convert(body, res, out_dt)
+    return body
+
+
+def _loop(op: str, ops: Sequence[Operand], out_dt, attrs: Dict):
+    """NumPy's loop for ufunc ``op`` on ``ops``: (ufunc, operand dtypes, result dtype),
+    or None when a kernel cannot run it (a dtype it does not hold, several outputs)."""
     t = traits_of(op)
     u = None if t is None else t.ufunc
     if u is None or len(ops) != u.nin or u.nout != 1 or set(attrs) - {"dtype"}:
@@ -140,43 +168,34 @@ def ufunc_expr(op: str, ops: Sequence[Operand], out_dt, attrs: Dict) -> Optional
         return None
     try:
         loop = u.resolve_dtypes(tuple(o.dtype for o in ops) + (attrs.get("dtype"),))
-    except Exception:
+    except Exception:       # no loop for these dtypes: NumPy's call raises, as eager
         return None
     if not all(supported_dtype(d) for d in loop):
         return None
-    ins, res = loop[:-1], np.dtype(loop[-1])
-    args: List[Optional[str]] = [cast(o, d) for o, d in zip(ops, ins)]
-    if any(a is None for a in args):
+    return u, loop[:-1], np.dtype(loop[-1])
+
+
+def _power(p, args: List[Optional[str]], kind: str, base_dt, res) -> Optional[str]:
+    """``x ** p``: multiplies for a small integer literal p, else ``**`` for floats."""
+    if type(p) in (int, float) and p == int(p) and int(p) in _POWERS and \
+            not isinstance(p, bool) and (kind == "f" or 0 <= p):
+        if kind == "i" and p == 0:
+            return literal(1, res)
+        return _POWERS[int(p)].format(args[0], one=literal(1, base_dt))
+    if kind == "f":
+        return "(%s ** %s)" % (args[0], args[1])
+    return None
+
+
+def _formula(name: str, kind: str, args: List[Optional[str]], in_dt) -> Optional[str]:
+    """The formula of ufunc ``name`` for its loop kind (float32 exp / tanh: vmath's)."""
+    form = FORMULAS.get(name, {}).get(kind)
+    if name in VMATH and np.dtype(in_dt) == np.float32:
+        form = VMATH[name]
+    if form is None:
         return None
-    kind = _kind(ins[0])
-    name = u.__name__
-    body = None
-    if name == "power":
-        p = ops[1].value
-        if type(p) in (int, float) and p == int(p) and int(p) in _POWERS and \
-                not isinstance(p, bool) and (kind == "f" or 0 <= p):
-            if kind == "i" and p == 0:
-                body = literal(1, res)
-            else:
-                body = _POWERS[int(p)].format(args[0], one=literal(1, ins[0]))
-        elif kind == "f":
-            body = "(%s ** %s)" % (args[0], args[1])
-    else:
-        form = FORMULAS.get(name, {}).get(kind)
-        if name in VMATH and np.dtype(ins[0]) == np.float32:
-            form = VMATH[name]
-        if form is None and kind == "i" and name in ("isnan", "isinf", "isfinite"):
-            return "True" if name == "isfinite" else "False"
-        if form is not None:
-            extra = [literal(1, ins[0])] if name == "reciprocal" else []
-            body = form.format(*(args + extra))
-    if body is None:
-        return None
-    if res.kind != "b":
-        body = "%s(%s)" % (npname(res), body)
-    if res != np.dtype(out_dt):
-        body = convert(body, res, out_dt)
-    return body
+    extra = [literal(1, in_dt)] if name == "reciprocal" else []
+    return form.format(*(args + extra))
 
 
 def where_expr(ops: Sequence[Operand], out_dt) -> Optional[str]:
