@@ -1,15 +1,15 @@
-"""Fused groups -> CUDA C: one kernel per planned group (see ``groups.py``).
+"""Fused groups -> CUDA C: one kernel per group the shared planner forms
+(``loopnest/plan.py``, over the nodes ``groups.py`` says CUDA computes).
 
 Index arithmetic
 ----------------
-A value is computed at *coordinates*: C expressions of the kernel's loop indices.  Views
-map coordinates (a slice ``a:b:k`` maps c to ``start + k*c``, ``None`` drops an axis,
-reshape linearizes and decodes), broadcasting maps an axis of size 1 to coordinate 0 (a
-stride of 0).  An offset is the Horner form of the coordinates over the buffer's symbolic
-shape when the buffer is C-contiguous; inputs and library results may be strided views, so
-their loads read ``SS_OFF(contiguous, strided)``: the variant compiled with
-``-DSS_STRIDED`` (chosen per call by the driver) takes the coordinates times the array's
-element strides, passed as kernel arguments, and nothing is copied.  Every size is a kernel argument: one source serves every shape.
+A value is computed at *coordinates* (``loopnest/index.py``: C expressions of the kernel's
+loop indices, mapped through views and broadcasting).  An offset is the Horner form of the
+coordinates over the buffer's symbolic shape when the buffer is C-contiguous; inputs and
+library results may be strided views, so their loads read ``SS_OFF(contiguous, strided)``:
+the variant compiled with ``-DSS_STRIDED`` (chosen per call by the driver) takes the
+coordinates times the array's element strides, passed as kernel arguments, and nothing is
+copied.  Every size is a kernel argument: one source serves every shape.
 ``idx_t`` is ``int`` when the program's ranges prove every index quantity (domain and
 buffer sizes, size arguments) stays below ``LIMIT``; ``long long`` when they prove it
 cannot; otherwise the source selects with ``#ifdef SS_INDEX64`` and the driver picks the

@@ -22,7 +22,7 @@ from .sizes import norm_index, slice_start
 
 # --------------------------------------------------------------------------- index text
 class Idx:
-    """A C index expression and the loop variables it depends on; ``part`` = (lin, sizes,
+    """An index expression and the loop variables it depends on; ``part`` = (lin, sizes,
     k) when it is coordinate k of the linear index ``lin`` decoded over ``sizes``."""
 
     __slots__ = ("text", "deps", "part")
@@ -34,6 +34,7 @@ class Idx:
 
     @property
     def zero(self) -> bool:
+        """Is this the constant index 0?"""
         return self.text == "0"
 
     def __repr__(self) -> str:
@@ -50,6 +51,7 @@ class Coordinates:
     DIV = "/"           # integer division of non-negative indices in the kernel's language
 
     def bcast(self, shape, out_shape, coords) -> List[Idx]:
+        """Coordinates in an operand of ``shape`` broadcast to ``out_shape``."""
         off = len(out_shape) - len(shape)
         return [ZERO if (type(s) is int and s == 1) else coords[off + k]
                 for k, s in enumerate(shape)]
@@ -76,6 +78,7 @@ class Coordinates:
                                             deps)
 
     def decode(self, lin: Idx, sizes) -> List[Idx]:
+        """The C-order coordinates of linear index ``lin`` in ``sizes``."""
         if lin.zero:
             return [ZERO] * len(sizes)
         out = []
@@ -94,49 +97,59 @@ class Coordinates:
         return out
 
     def view_coords(self, n: Node, coords: List[Idx]) -> List[Idx]:
-        src = n.inputs[0]
-        S = src.shape
-        op = n.op
-        if op == "getitem":
-            out_k = 0
-            ins: List[Idx] = []
-            for it in n.attrs["index"].items:
-                if it is None:
-                    out_k += 1
-                    continue
-                size = S[len(ins)]
-                if isinstance(it, slice):
-                    step = 1 if it.step is None else it.step
-                    start = slice_start(it.start, size, step, self.rg)
-                    c = coords[out_k]
-                    out_k += 1
-                    ins.append(self.affine(start, step, c))
-                else:
-                    v = norm_index(it, size, self.rg)
-                    ins.append(Idx(self.size(v)) if not (type(v) is int and v == 0) else ZERO)
-            while len(ins) < len(S):
-                ins.append(coords[out_k])
+        """The coordinates in view ``n``'s source of its element at ``coords``."""
+        rule = VIEW_RULES.get(n.op)
+        if rule is None:
+            raise NoFuse("view %s" % n.op)
+        return rule(self, n, coords)
+
+    def _getitem(self, n: Node, coords: List[Idx]) -> List[Idx]:
+        """A basic index: slices map affinely, integers pin an axis, None adds one."""
+        S = n.inputs[0].shape
+        out_k = 0
+        ins: List[Idx] = []
+        for it in n.attrs["index"].items:
+            if it is None:
                 out_k += 1
-            return ins
-        if op == "expand_dims":
-            axes = set(n.attrs["axis"])
-            return [c for k, c in enumerate(coords) if k not in axes]
-        if op == "squeeze":
-            axes = set(n.attrs["axis"])
-            it = iter(coords)
-            return [ZERO if k in axes else next(it) for k in range(len(S))]
-        if op == "permute_dims":
-            ins = [ZERO] * len(S)
-            for j, a in enumerate(n.attrs["axes"]):
-                ins[a] = coords[j]
-            return ins
-        if op == "broadcast_to":
-            return self.bcast(S, n.shape, coords)
-        if op == "reshape":
-            return self.reshape_coords(tuple(S), tuple(n.shape), coords)
-        raise NoFuse("view %s" % op)
+                continue
+            size = S[len(ins)]
+            if isinstance(it, slice):
+                step = 1 if it.step is None else it.step
+                start = slice_start(it.start, size, step, self.rg)
+                c = coords[out_k]
+                out_k += 1
+                ins.append(self.affine(start, step, c))
+            else:
+                v = norm_index(it, size, self.rg)
+                ins.append(Idx(self.size(v)) if not (type(v) is int and v == 0) else ZERO)
+        while len(ins) < len(S):
+            ins.append(coords[out_k])
+            out_k += 1
+        return ins
+
+    def _expand_dims(self, n: Node, coords: List[Idx]) -> List[Idx]:
+        axes = set(n.attrs["axis"])
+        return [c for k, c in enumerate(coords) if k not in axes]
+
+    def _squeeze(self, n: Node, coords: List[Idx]) -> List[Idx]:
+        axes = set(n.attrs["axis"])
+        it = iter(coords)
+        return [ZERO if k in axes else next(it) for k in range(len(n.inputs[0].shape))]
+
+    def _permute_dims(self, n: Node, coords: List[Idx]) -> List[Idx]:
+        ins = [ZERO] * len(n.inputs[0].shape)
+        for j, a in enumerate(n.attrs["axes"]):
+            ins[a] = coords[j]
+        return ins
+
+    def _broadcast_to(self, n: Node, coords: List[Idx]) -> List[Idx]:
+        return self.bcast(n.inputs[0].shape, n.shape, coords)
+
+    def _reshape(self, n: Node, coords: List[Idx]) -> List[Idx]:
+        return self.reshape_coords(tuple(n.inputs[0].shape), tuple(n.shape), coords)
 
     def affine(self, start, step: int, c: Idx) -> Idx:
+        """``start + step * c`` (a slice's element c)."""
         st = None if (type(start) is int and start == 0) else self.size(start)
         if c.zero:
             return Idx(st) if st is not None else ZERO
@@ -146,6 +159,9 @@ class Coordinates:
         return Idx("(%s + %s)" % (st, term), c.deps)
 
     def reshape_coords(self, S: tuple, O: tuple, coords: List[Idx]) -> List[Idx]:
+        """Coordinates in shape ``S`` of the element at ``coords`` of its reshape to
+        ``O``: the axes both shapes share at either end map one to one, the middle is
+        linearized over ``O`` and decoded over ``S``."""
         i = 0
         while i < min(len(S), len(O)) and same_shape(S[i:i + 1], O[i:i + 1]):
             i += 1
@@ -158,11 +174,19 @@ class Coordinates:
         return list(coords[:i]) + mid + list(coords[len(O) - j:])
 
 
+#: view op -> how it maps coordinates to its source's
+VIEW_RULES = {"getitem": Coordinates._getitem, "expand_dims": Coordinates._expand_dims,
+              "squeeze": Coordinates._squeeze, "permute_dims": Coordinates._permute_dims,
+              "broadcast_to": Coordinates._broadcast_to, "reshape": Coordinates._reshape}
+
+
 def par(s: str) -> str:
+    """``s`` parenthesized unless it is one term already."""
     return "(%s)" % s if (" " in s and not (s.startswith("(") and balanced(s[1:-1]))) else s
 
 
 def balanced(s: str) -> bool:
+    """Do the parentheses of ``s`` balance (never closing more than opened)?"""
     d = 0
     for ch in s:
         d += ch == "("

@@ -17,9 +17,11 @@ class Ranges:
         self.ranges = dict(ranges)
 
     def of(self, s) -> ValueRange:
+        """The range of symbol ``s``."""
         return self.ranges.get(s) or ValueRange(0, INT_OO)
 
     def bound(self, e) -> ValueRange:
+        """A range holding every value of expression ``e``."""
         return bound(e, self.of)
 
     def simplify(self, e):
@@ -60,6 +62,8 @@ def slice_start(start, n, step: int, rg: Ranges):
 
 
 def norm_index(v, n, rg: Ranges):
+    """Python's normalized integer index ``v`` on an axis of size n (``v % n`` when the
+    ranges do not decide its sign)."""
     sign = _sign(v, rg)
     if sign is None:
         return mod(v, n)          # -n <= v < n, so v % n is the index
