@@ -57,12 +57,13 @@ from symshape.capture.tracer import TracedArray
 from symshape.capture.objstate import AppendOnly
 from symshape.capture.stateprog import (StateCheck, StateGuardFailure, append_only_arguments,
                                         state_guards)
-from symshape.dims import AUTO, Dim
 from symshape.errors import ConstraintViolationError, SharedInputsError, UserError
+from symshape.userframe import _is_internal
 
 from . import get_backend
 from .jit_breaks import BreakSplitting
-from .jit_report import CompileFallbackWarning, CompileReports, RecompileLimitWarning
+from .jit_report import CompileReports
+from .jit_specs import ShapeSpecs, is_device_array
 from .breaks import (SegmentCache, as_break, break_detail,
                      untraceable_break, with_break_detection)
 from .dask_backend import is_dask_array as _is_dask_array, stand_in as _dask_stand_in
@@ -70,22 +71,20 @@ from . import split as _split
 from .protected import check_helper_with, protected_breaks
 
 
-#: the warnings live with the reports that give them (``jit_report.py``)
-__all__ = ["CompileFallbackWarning", "CompiledFunction", "RecompileError",
-           "RecompileLimitWarning", "Variant", "compile"]
-
-
 class RecompileError(UserError):
     """A frozen compiled function got inputs that no compiled variant accepts."""
+
+
+class RecompileLimitWarning(UserWarning):
+    """The cache of compiled variants is full: calls that miss run eagerly."""
 
 
 _ONCE = (None,)
 
 
 # --------------------------------------------------------------------------- guard text
-def _is_device_array(v) -> bool:
-    """A CuPy array (recognised without importing CuPy)."""
-    return type(v).__module__.startswith("cupy") and hasattr(v, "__cuda_array_interface__")
+#: the name the JIT's tests read
+_is_device_array = is_device_array
 
 
 def _to_host(v):
@@ -96,7 +95,7 @@ def _to_host(v):
     if _is_dask_array(v):
         # backend="dask": trace on a stand-in of the global shape and dtype
         return _dask_stand_in(v)
-    return v.get() if _is_device_array(v) else v
+    return v.get() if is_device_array(v) else v
 
 
 def read_guards(reads, fname: str) -> List[RebindCheck]:
@@ -200,7 +199,11 @@ class Variant:
 
 
 # --------------------------------------------------------------------------- compile
-class CompiledFunction(BreakSplitting, CompileReports):
+class CompileFallbackWarning(UserWarning):
+    """ss.compile fell back to running (part of) a function eagerly."""
+
+
+class CompiledFunction(BreakSplitting, ShapeSpecs, CompileReports):
     """What ``ss.compile(f)`` returns: call it like ``f``.
 
     ``variants``: the compiled variants (``Variant``), oldest first; ``recompile_reasons``:
@@ -465,6 +468,32 @@ class CompiledFunction(BreakSplitting, CompileReports):
         return (self._recompile_reasons + self._seg_reasons if self._seg_reasons
                 else self._recompile_reasons)
 
+    def _fallback_warning(self, what: str) -> None:
+        """Once per compiled function (its segments included): the compiled path was
+        given up, where, and why."""
+        root = self._root
+        if getattr(root, "_fallback_warned", False):
+            return
+        root._fallback_warned = True
+        where = "" if root is self else " (in its %s)" % self._name.split(" ", 1)[-1][1:-1]
+        warnings.warn("ss.compile(%s) could not compile the whole function%s: %s. "
+                      "fullgraph=True turns this into an error."
+                      % (root._name, where, what.rstrip(". ")),
+                      CompileFallbackWarning, stacklevel=_user_stacklevel())
+
+    def _limit_warning(self, reason: Optional[str]) -> None:
+        root = self._root
+        if root._warned:
+            return
+        root._warned = True
+        name = self._name if root is self else "%s, segment %s" % (
+            root._name, self._name.split(" ", 1)[-1])
+        warnings.warn(
+            "ss.compile(%s) reached its cache size limit of %d compiled variants: calls that "
+            "match none of them now run eagerly (uncompiled). Last guard failure: %s. %s"
+            % (name, self.cache_size_limit, reason, self._limit_advice(reason)),
+            RecompileLimitWarning, stacklevel=_user_stacklevel())
+
     @property
     def _name(self) -> str:
         return getattr(self._f, "__qualname__", getattr(self._f, "__name__", "f"))
@@ -579,55 +608,6 @@ class CompiledFunction(BreakSplitting, CompileReports):
                 "variant takes sizes >= 1 there" % axes
         return None, ""
 
-    def _spec(self, bound: inspect.BoundArguments):
-        spec = {}
-        for name, v in bound.arguments.items():
-            spec[name] = self._leaf_spec(v, name)
-        return spec
-
-    def _leaf_spec(self, v, path: str):
-        t = type(v)
-        if t is list or t is tuple:
-            return t(self._leaf_spec(x, "%s[%d]" % (path, i)) for i, x in enumerate(v))
-        if t is dict:
-            return {k: self._leaf_spec(x, path + pytree.key_str(k)) for k, x in v.items()}
-        if t is np.ndarray or _is_device_array(v) or _is_dask_array(v):
-            shape = tuple(v.shape)
-            dyn = self._dyn.setdefault(path, set())
-            first = self._first.setdefault(path, shape)
-            if _is_dask_array(v) and self.dynamic is None:
-                # a dask array's axes are dynamic from the first call: each chunk runs the
-                # code generated for them, whatever the chunking of later calls
-                dyn.update(range(len(shape)))
-            if self.dynamic is False:
-                return None
-            if len(first) == len(shape):
-                dyn.update(i for i, (a, b) in enumerate(zip(first, shape)) if a != b)
-            if self.dynamic is True:
-                if 1 not in shape or not self._variants:
-                    return tuple(AUTO for _ in shape)
-                dyn = set(range(len(shape)))    # size 1 on a dynamic axis: see below
-            elif not dyn or len(first) != len(shape):
-                return None
-            ones = [i for i in sorted(dyn) if shape[i] == 1]
-            if ones and not getattr(self, "_min1", False):
-                self._size_one += ["%s.shape[%d]" % (path, i) for i in ones]
-            if ones and getattr(self, "_min1", False):
-                for i in ones:
-                    self._min1_names[_dim_name(path, i)] = "%s.shape[%d]" % (path, i)
-                return tuple(Dim(_dim_name(path, i), min=1) if i in ones else
-                             AUTO if i in dyn else None for i in range(len(shape)))
-            return tuple(AUTO if i in dyn else None for i in range(len(shape)))
-        if isinstance(v, int) and not isinstance(v, bool) and self.dynamic is not False:
-            # kept apart from an array's record: one parameter may take an int on one call
-            # and an array on another
-            key = path + " (int)"
-            first = self._first.setdefault(key, (v,))
-            if first != (v,):
-                self._dyn.setdefault(key, set()).add(None)
-            return AUTO if self._dyn.get(key) else None
-        return None
-
     # ------------------------------------------------------------------ breaks
     def _segment(self, chunk, raw):
         """The compiled function of one segment, reused across re-splits."""
@@ -691,10 +671,14 @@ class CompiledFunction(BreakSplitting, CompileReports):
 _CONST_FIX = re.compile(r"^\w+ = -?\d+$")     # a suggested fix that pins a size
 
 
-def _dim_name(path: str, axis: int) -> str:
-    """A Dim name for an input axis (``x['w'][0]`` axis 1 -> ``x_w_0_1``)."""
-    name = re.sub(r"\W+", "_", "%s_%d" % (path, axis)).strip("_")
-    return name if name[:1].isalpha() else "d_" + name
+def _user_stacklevel() -> int:
+    """The ``stacklevel`` that puts a warning at the user's call."""
+    import sys
+    f, level = sys._getframe(1), 1
+    while f is not None and (_is_internal(f.f_code.co_filename) or f.f_code in
+                             _split.GENERATED or f.f_code.co_filename.startswith("<symshape")):
+        f, level = f.f_back, level + 1
+    return level
 
 
 def _inside_trace(args, kwargs) -> bool:

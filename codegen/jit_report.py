@@ -1,61 +1,12 @@
-"""What a compiled function tells its user: the warnings when it gives up compiling or
-reaches its cache size limit (at the user's call), and ``report()``."""
+"""What a compiled function tells its user about itself: ``report()`` (variants, guards,
+recompile reasons, compile times, graph breaks) and the advice when its cache is full."""
 from __future__ import annotations
 
-import warnings
 from typing import Optional
-
-from symshape.userframe import _is_internal
-
-from . import split as _split
-
-
-class RecompileLimitWarning(UserWarning):
-    """The cache of compiled variants is full: calls that miss run eagerly."""
-
-
-class CompileFallbackWarning(UserWarning):
-    """ss.compile fell back to running (part of) a function eagerly."""
-
-
-def _user_stacklevel() -> int:
-    """The ``stacklevel`` that puts a warning at the user's call."""
-    import sys
-    f, level = sys._getframe(1), 1
-    while f is not None and (_is_internal(f.f_code.co_filename) or f.f_code in
-                             _split.GENERATED or f.f_code.co_filename.startswith("<symshape")):
-        f, level = f.f_back, level + 1
-    return level
 
 
 class CompileReports:
     """The reporting half of ``jit.CompiledFunction``."""
-
-    def _fallback_warning(self, what: str) -> None:
-        """Once per compiled function (its segments included): the compiled path was
-        given up, where, and why."""
-        root = self._root
-        if getattr(root, "_fallback_warned", False):
-            return
-        root._fallback_warned = True
-        where = "" if root is self else " (in its %s)" % self._name.split(" ", 1)[-1][1:-1]
-        warnings.warn("ss.compile(%s) could not compile the whole function%s: %s. "
-                      "fullgraph=True turns this into an error."
-                      % (root._name, where, what.rstrip(". ")),
-                      CompileFallbackWarning, stacklevel=_user_stacklevel())
-
-    def _limit_warning(self, reason: Optional[str]) -> None:
-        root = self._root
-        if root._warned:
-            return
-        root._warned = True
-        name = self._name if root is self else "%s, segment %s" % (
-            root._name, self._name.split(" ", 1)[-1])
-        warnings.warn(
-            "ss.compile(%s) reached its cache size limit of %d compiled variants: calls that "
-            "match none of them now run eagerly (uncompiled). Last guard failure: %s. %s"
-            % (name, self.cache_size_limit, reason, self._limit_advice(reason)),
-            RecompileLimitWarning, stacklevel=_user_stacklevel())
 
     def _limit_advice(self, reason: Optional[str]) -> str:
         """What would actually stop the recompiles."""
