@@ -349,36 +349,33 @@ class RowKernel:
         """Combine the group's per-thread accumulators ``acc`` so every thread holds the
         row's value: through shared memory for a column layout, else across the warp by
         shuffles and (groups wider than a warp) across warps after one barrier."""
-        ph: List[str] = []
         if self.column and self.cvec_mode:
             return self._lanes_merge(R.acc_c, [acc], ["%s = %s;" % (
                 acc, R.combine(acc, "o0", self.helpers))])
         if self.column:
             # the COL_SPLIT threads of a column (one per warp) meet in shared memory
-            ph.append("{                        // across warps: one barrier")
-            ph.append("  %s* sh = (%s*)(ss_scratch + %d * ss_par);" % (
-                R.acc_c, R.acc_c, self.col_half))
-            ph.append("  ss_par ^= 1u;")
-            ph.append("  sh[threadIdx.x] = %s;" % acc)
-            ph.append("  __syncthreads();")
-            ph.append("  %s = sh[ss_col];" % acc)
-            ph.append("  for (unsigned int w = 1; w < ss_g; w++) %s = %s;" % (
-                acc, R.combine(acc, "sh[32 * w + ss_col]", self.helpers)))
-            ph.append("}")
-        else:
-            ph.append("for (int w = 16; w > 0; w >>= 1) %s = %s;" % (
-                acc, R.combine(acc, "ss_shfl_xor(%s, w)" % acc, self.helpers)))
-            ph.append("if (ss_g > 32) {          // across warps: one barrier")
-            ph.append("  %s* sh = (%s*)ss_scratch + %d * ss_par;" % (R.acc_c, R.acc_c,
-                                                          self.half))
-            ph.append("  ss_par ^= 1u;")
-            ph.append("  if ((threadIdx.x & 31u) == 0) sh[threadIdx.x >> 5] = %s;" % acc)
-            ph.append("  __syncthreads();")
-            ph.append("  %s = sh[0];" % acc)
-            ph.append("  for (unsigned int w = 1; w < (ss_g >> 5); w++) %s = %s;" % (
-                acc, R.combine(acc, "sh[w]", self.helpers)))
-            ph.append("}")
-        return ph
+            return ["{                        // across warps: one barrier",
+                    "  %s* sh = (%s*)(ss_scratch + %d * ss_par);" % (R.acc_c, R.acc_c,
+                                                                    self.col_half),
+                    "  ss_par ^= 1u;",
+                    "  sh[threadIdx.x] = %s;" % acc,
+                    "  __syncthreads();",
+                    "  %s = sh[ss_col];" % acc,
+                    "  for (unsigned int w = 1; w < ss_g; w++) %s = %s;" % (
+                        acc, R.combine(acc, "sh[32 * w + ss_col]", self.helpers)),
+                    "}"]
+        # across the warp by shuffles, then (a block per row) across warps
+        return ["for (int w = 16; w > 0; w >>= 1) %s = %s;" % (
+                    acc, R.combine(acc, "ss_shfl_xor(%s, w)" % acc, self.helpers)),
+                "if (ss_g > 32) {          // across warps: one barrier",
+                "  %s* sh = (%s*)ss_scratch + %d * ss_par;" % (R.acc_c, R.acc_c, self.half),
+                "  ss_par ^= 1u;",
+                "  if ((threadIdx.x & 31u) == 0) sh[threadIdx.x >> 5] = %s;" % acc,
+                "  __syncthreads();",
+                "  %s = sh[0];" % acc,
+                "  for (unsigned int w = 1; w < (ss_g >> 5); w++) %s = %s;" % (
+                    acc, R.combine(acc, "sh[w]", self.helpers)),
+                "}"]
 
     def _row_outputs(self, cached: bool, isz: str, jdecode, written):
         """After the reduction phases: the lines writing the elementwise outputs (one more
