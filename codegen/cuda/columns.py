@@ -1,5 +1,5 @@
-"""Column kernels' SS_VEC variant: a lane takes several adjacent columns.
-"""
+"""Column kernels' SS_VEC variant: a lane takes ``cvec`` adjacent columns, loading them
+128 bits at a time, with per-column accumulators, row values and stores."""
 from __future__ import annotations
 
 import re

@@ -101,6 +101,7 @@ def uses_coords(decode: List[str], lines: List[str]) -> bool:
 
 
 def fmt_shape(shape) -> str:
+    """``[s0, 4]``: a shape as a kernel's head comment shows it."""
     return "[%s]" % ", ".join(format_expr(s) for s in shape)
 
 

@@ -1,5 +1,6 @@
-"""Merged row phases: two reductions one read of the row computes.
-"""
+"""Merged row phases: two reductions one read of the row computes (``online``: softmax's
+max and sum of exp; ``welford``: a mean and the squared deviations from it), and the
+combine of a tuple of per-thread values across the row's threads."""
 from __future__ import annotations
 
 from typing import List

@@ -1,5 +1,5 @@
-"""Pointwise kernels: a grid-stride loop over the domain, and its 128-bit variant.
-"""
+"""Pointwise kernels: a grid-stride loop over the domain writing every root, and its
+SS_VEC variant (``vec`` adjacent elements per thread, 128-bit loads and stores)."""
 from __future__ import annotations
 
 from typing import List, Optional

@@ -1,5 +1,7 @@
-"""Row-reduction kernels: a group of threads per row, one phase per reduction.
-"""
+"""Row-reduction kernels: a group of threads per row (a warp, a block, or a lane per
+column when the last axis is kept), one phase per reduction, then the pass writing the
+roots; each in a variant keeping the row in registers and one looping over memory, and
+their SS_VEC variants."""
 from __future__ import annotations
 
 from typing import List, Optional, Sequence, Set, Tuple

@@ -1,5 +1,5 @@
-"""The split-row companion of a row reduction, for few long rows.
-"""
+"""The split-row companion of a row reduction, for few long rows: blocks take chunks of a
+row and combine their partials through a workspace, one pass per reduction."""
 from __future__ import annotations
 
 from typing import List, Optional

@@ -4,18 +4,18 @@ The groups and their order are the shared planner's (``loopnest/plan.py``), over
 backend's classes of nodes (``NUMBA``: what ``ops.py`` translates; the rest runs as
 NumPy's calls).  Coordinates, views and broadcasting map as ``loopnest/index.py`` says
 and values are found by ``loopnest/values.py``'s walk (this emitter supplies the Python
-spelling of sizes, loads, expressions and locals); a load is
-``a[c0, c1]`` on the array as the caller passed it, so any strides work without a copy
-(numba compiles one specialization per layout: C, F or any).
+spelling of sizes, loads, expressions and locals); a load is ``a[c0, c1]`` on the array
+as the caller passed it, so any strides work without a copy (numba compiles one
+specialization per layout: C, F or any).
 
 A *pointwise* kernel is a loop nest over its domain (C order) writing every root.  A
 *reduce* kernel loops over the kept axes outside and, for each row, runs one inner loop
 per reduction (its phase: a float sum / mean / max / min writes the row's values into a
 scratch row, a vectorized loop, and a helper compiled with reassociation allowed reduces
-it, also vectorized; other reductions accumulate in the loop), then
-one loop writing the roots of the domain's shape, which may read the row's reductions
-(softmax and layer norm are one kernel each), then the roots of the row's shape.  Values
-that do not vary along the row are computed once per row.  Every size is an argument:
+it, also vectorized; other reductions accumulate in the loop), then one loop writing the
+roots of the domain's shape, which may read the row's reductions (softmax and layer norm
+are one kernel each), then the roots of the row's shape.  Values that do not vary along
+the row are computed once per row.  Every size is an argument:
 one compilation per dtypes, ranks and layouts serves every shape.
 """
 from __future__ import annotations

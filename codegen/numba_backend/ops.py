@@ -29,6 +29,7 @@ DTYPES = frozenset(["bool", "int8", "int16", "int32", "int64", "uint8", "uint16"
 
 
 def supported_dtype(dt) -> bool:
+    """Can a kernel hold values of dtype ``dt`` (float16 and complex stay NumPy's)?"""
     if dt is None or isinstance(dt, type):
         return False
     try:
@@ -38,6 +39,7 @@ def supported_dtype(dt) -> bool:
 
 
 def npname(dt) -> str:
+    """The numba spelling of dtype ``dt`` (``np.float32``, ``np.bool_``)."""
     return "np." + np.dtype(dt).name if np.dtype(dt).name != "bool" else "np.bool_"
 
 
@@ -66,6 +68,8 @@ def cast(op: Operand, dt) -> Optional[str]:
 
 
 def convert(text: str, src, dt) -> Optional[str]:
+    """``text`` (of dtype ``src``) cast to ``dt`` as NumPy's ``astype`` does; None where
+    a kernel cannot match it."""
     dt = np.dtype(dt)
     if dt.kind == "b":
         return "(%s != 0)" % text
@@ -199,6 +203,7 @@ def _formula(name: str, kind: str, args: List[Optional[str]], in_dt) -> Optional
 
 
 def where_expr(ops: Sequence[Operand], out_dt) -> Optional[str]:
+    """``np.where(c, a, b)`` as a conditional expression."""
     c, a, b = cast(ops[0], np.bool_), cast(ops[1], out_dt), cast(ops[2], out_dt)
     if None in (c, a, b):
         return None
@@ -263,6 +268,7 @@ class Reduction:
         self.identity_value = r.identity
 
     def identity(self) -> str:
+        """The accumulator's starting value."""
         i = self.identity_value
         if type(i) is str:
             if self.acc.kind == "f":
@@ -274,9 +280,11 @@ class Reduction:
         return literal(i, self.acc)
 
     def load(self, op: Operand) -> Optional[str]:
+        """An element as the accumulator's dtype."""
         return cast(op, self.acc)
 
     def combine(self, acc: str, v: str) -> str:
+        """The accumulator after adding element ``v``."""
         k = _kind(self.acc)
         if self.op in ("sum", "mean"):
             return "(%s | %s)" % (acc, v) if k == "b" else "%s(%s + %s)" % (
@@ -294,6 +302,7 @@ class Reduction:
         return "(%s & %s)" % (acc, v)
 
     def finish(self, acc: str, count: str) -> str:
+        """The result from the accumulator (a mean divides by ``count``)."""
         if self.op == "mean":
             if self.acc.kind == "f":
                 return "%s(%s / %s(%s))" % (npname(self.out_dt), acc, npname(self.acc), count)
