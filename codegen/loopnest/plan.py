@@ -194,9 +194,9 @@ class Planner:
                 plan.steps.append(("py", obj))
                 continue
             k = self.emitter(obj, self).build(written=written, index=len(plan.kernels))
-            if k.kind == "reduce":
-                k.split = self.emitter(obj, self).build(written=written, index=len(plan.kernels),
-                                                   split=True)
+            if k.kind == "reduce":     # the target's split-row companion (None: none)
+                k.split = self.emitter(obj, self).build(written=written,
+                                                        index=len(plan.kernels), split=True)
             plan.kernels.append(k)
             plan.steps.append(("kernel", k))
             for b in k.loads:
