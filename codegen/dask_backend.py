@@ -35,7 +35,7 @@ from typing import Any, Dict, FrozenSet, List, Optional, Tuple
 
 import numpy as np
 
-from symshape import pytree
+from symshape.specs import pytree
 from symshape import runtime as _runtime
 from symshape.capture.ir import Node, Subgraph
 from symshape.codegen.function_writer import (FunctionSpec, GeneratedFunction, Writing,
@@ -44,10 +44,10 @@ from symshape.codegen.function_writer import (FunctionSpec, GeneratedFunction, W
 from symshape.codegen.pycode import Renderer, after_node, emit_node, node_lines
 from symshape.contract.render_python import render_size_checks
 from symshape.errors import UserError
-from symshape.expr import Expr, Sym, evaluate, format_py
+from symshape.algebra.expr import Expr, Sym, evaluate, format_py
 from symshape.contract.constraint_set import ConstraintSet, InputDesc
-from symshape.infinity import int_oo
-from symshape.ranges import ValueRange
+from symshape.algebra.infinity import int_oo
+from symshape.algebra.ranges import ValueRange
 from symshape.capture.program import signature_checked
 
 from .chunking import ChunkInfo

@@ -8,8 +8,8 @@ import re
 
 import numpy as np
 
-from symshape import pytree
-from symshape.dims import AUTO, Dim
+from symshape.specs import pytree
+from symshape.specs.dims import AUTO, Dim
 
 from .dask_backend import is_dask_array as _is_dask_array
 

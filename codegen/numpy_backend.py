@@ -34,9 +34,9 @@ from symshape.codegen.function_writer import (FunctionSpec, GeneratedFunction, W
                                               del_lines, last_uses, program_spec, readers,
                                               releases, write)
 from symshape.codegen.pycode import Renderer, after_node, emit_node, node_lines
-from symshape.expr import Expr, format_py
-from symshape.infinity import is_inf
-from symshape.ranges import UNBOUNDED, bound
+from symshape.algebra.expr import Expr, format_py
+from symshape.algebra.infinity import is_inf
+from symshape.algebra.ranges import UNBOUNDED, bound
 
 from symshape.capture.ops.traits import LAYOUT_FREE_OPS
 

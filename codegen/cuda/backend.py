@@ -24,7 +24,7 @@ import numpy as np
 from symshape import runtime as _runtime
 from symshape.errors import UserError
 from symshape.capture.program import signature_checked
-from symshape.expr import Expr, ceildiv, format_py
+from symshape.algebra.expr import Expr, ceildiv, format_py
 from symshape.codegen.function_writer import GeneratedFunction, Writing, program_spec, write
 from symshape.codegen.pycode import Renderer, after_node, node_lines
 

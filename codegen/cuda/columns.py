@@ -6,7 +6,7 @@ import re
 from typing import List, Sequence, Tuple
 
 from symshape.capture.ir import Node
-from symshape.expr import ceildiv
+from symshape.algebra.expr import ceildiv
 
 from . import cops
 from .cops import CTYPES, STORAGE

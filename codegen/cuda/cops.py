@@ -20,7 +20,7 @@ import numpy as np
 
 from symshape.capture.ir import Node
 from symshape.capture.ops.traits import KERNEL_REDUCTIONS, REDUCE, CTemplate, traits_of
-from symshape.expr import Expr
+from symshape.algebra.expr import Expr
 
 from ..loopnest.classify import Operand
 

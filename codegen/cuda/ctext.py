@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import List
 
-from symshape.expr import format_expr
+from symshape.algebra.expr import format_expr
 
 
 ROW_HELPERS = {

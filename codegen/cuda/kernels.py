@@ -21,7 +21,7 @@ import re
 from typing import Any, Dict, List, Optional, Set, Tuple
 
 from symshape.capture.ir import Node
-from symshape.expr import floordiv, mul, sub, undominated
+from symshape.algebra.expr import floordiv, mul, sub, undominated
 
 from . import cops, source
 from .columns import ColumnVec

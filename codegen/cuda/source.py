@@ -6,7 +6,7 @@ from typing import Any, Dict, List, Sequence, Tuple
 
 from symshape.capture.ir import Node
 from symshape.capture.value_text import dtype_short
-from symshape.expr import format_expr
+from symshape.algebra.expr import format_expr
 
 from . import cops
 from .cops import STORAGE

@@ -18,8 +18,8 @@ import numpy as np
 
 from symshape.capture.ir import IndexAttr, Node
 from symshape.capture.ops.traits import VIEW, traits_of
-from symshape.expr import Expr, sub
-from symshape.ranges import ValueRange
+from symshape.algebra.expr import Expr, sub
+from symshape.algebra.ranges import ValueRange
 
 from ..fusion import numel
 from .sizes import Ranges, slice_start

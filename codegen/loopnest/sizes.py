@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Dict, Optional
 
-from symshape.expr import Expr, OpAtom, mod, smax, smin, sub
-from symshape.infinity import INT_OO
-from symshape.ranges import ValueRange, bound
+from symshape.algebra.expr import Expr, OpAtom, mod, smax, smin, sub
+from symshape.algebra.infinity import INT_OO
+from symshape.algebra.ranges import ValueRange, bound
 
 
 # --------------------------------------------------------------------------- ranges

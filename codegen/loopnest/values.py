@@ -14,7 +14,7 @@ import re
 from typing import Any, Dict, List, Optional, Set, Tuple
 
 from symshape.capture.ir import Node
-from symshape.expr import Expr
+from symshape.algebra.expr import Expr
 
 from ..fusion import numel
 from . import reductions

@@ -36,7 +36,7 @@ from symshape.capture.ir import Node
 from symshape.codegen.function_writer import GeneratedFunction, Writing, program_spec, write
 from symshape.codegen.pycode import Renderer, after_node, emit_node, node_lines
 from symshape.errors import UserError
-from symshape.expr import Expr, format_py
+from symshape.algebra.expr import Expr, format_py
 
 from .. import rt as _cg
 from ..inplace import inplace_writes, into_helper

@@ -18,7 +18,7 @@ from typing import Dict, List, Optional, Sequence
 import numpy as np
 
 from symshape.capture.ops.traits import REDUCE, traits_of
-from symshape.expr import Expr
+from symshape.algebra.expr import Expr
 
 from ..loopnest.classify import Operand
 from ..loopnest.plan import norm_axes

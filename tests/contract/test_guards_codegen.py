@@ -8,13 +8,13 @@ import pytest
 
 import symshape as ss
 from symshape import Dim, int_oo
-from symshape import relations as R
+from symshape.algebra import relations as R
 from symshape import runtime as _rt
 from symshape.errors import InternalError
-from symshape.expr import Sym, format_expr
+from symshape.algebra.expr import Sym, format_expr
 from symshape.contract.constraint_set import ConstraintSet, InputDesc
 from symshape.contract.writer import CheckWriter
-from symshape.ranges import ValueRange
+from symshape.algebra.ranges import ValueRange
 
 VR = ValueRange
 F32 = np.dtype("float32")

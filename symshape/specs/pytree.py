@@ -6,8 +6,8 @@ container structure so that leaves can be put back in place (``unflatten``).
 from __future__ import annotations
 
 from typing import Any, Callable, List, Tuple
-from . import named_results
-from .errors import UserError
+from symshape import named_results
+from symshape.errors import UserError
 
 LEAF = ("leaf",)
 

@@ -30,16 +30,16 @@ import logging
 import math
 from typing import Dict, List, Optional
 
-from . import relations as R
-from .decision import decide_ranges, box_exact
-from .errors import InternalError, UserError, where
-from .expr import (Expr, IntLike, OpAtom, Sym, add, atom_expr, ceildiv, floordiv, mod, mul,
+from symshape.algebra import relations as R
+from symshape.reasoning.decision import decide_ranges, box_exact
+from symshape.errors import InternalError, UserError, where
+from symshape.algebra.expr import (Expr, IntLike, OpAtom, Sym, add, atom_expr, ceildiv, floordiv, mod, mul,
                    scale, subs)
-from .infinity import INT_OO, NEG_INT_OO, is_inf
-from .logs import dynamic_log
-from .ranges import ValueRange, bound
-from .rules import rule
-from .z3bridge import Budget, implies
+from symshape.algebra.infinity import INT_OO, NEG_INT_OO, is_inf
+from symshape.logs import dynamic_log
+from symshape.algebra.ranges import ValueRange, bound
+from symshape.rules import rule
+from symshape.reasoning.z3bridge import Budget, implies
 
 # Which symbol an equation eliminates first: the freest kind, then the latest allocated.
 ELIMINATE_FIRST = {"unbacked": 4, "intermediate": 3, "quotient": 2, "auto": 2, "dynamic": 2,
@@ -229,7 +229,7 @@ def backed_facts(env) -> list:
 
 def tighten_once(env) -> bool:
     """One round of projecting each group of related facts onto its symbols."""
-    from .projection import project  # looked up per call: tests replace it
+    from symshape.reasoning.projection import project  # looked up per call: tests replace it
     changed = False
     for comp in components(backed_facts(env)):
         syms = sorted({s for f in comp for s in f.free_symbols}, key=lambda s: s.key)

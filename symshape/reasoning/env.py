@@ -3,12 +3,12 @@
 ``ShapeEnv`` holds the state and answers the engine's questions through three modules with
 one job each:
 
-* ``symshape/simplify.py``: expressions under the replacements, Min / Max / ``//`` / ``%``
+* ``symshape/algebra/simplify.py``: expressions under the replacements, Min / Max / ``//`` / ``%``
   folded by the ranges (``simplify``, ``bound``);
-* ``symshape/decision.py``: is a condition implied by the ranges, facts and assumptions
+* ``symshape/reasoning/decision.py``: is a condition implied by the ranges, facts and assumptions
   (``decide``; its docstring states the procedure, what it decides and where it is
   incomplete); when only the example values can answer, ``evaluate`` records a guard;
-* ``symshape/solver.py``: what a recorded guard teaches (``add_guard``): an equality
+* ``symshape/reasoning/solver.py``: what a recorded guard teaches (``add_guard``): an equality
   becomes a replacement (``s4 -> s2``, ``s0 -> 4*s5`` for divisibility, ``s1 -> 5``), a
   one-symbol inequality narrows a range, anything else is kept as a *fact*.
 
@@ -26,16 +26,22 @@ from __future__ import annotations
 import logging
 from typing import Callable, Dict, List, Optional, Tuple
 
-from . import decision, relations as R, simplify as _simplify, solver
-from . import logs
-from .rules import rule
-from .decision import holds as _holds  # noqa: F401  (read by symbolic.py and tests)
-from .errors import GuardOnDataDependentError, InternalError, UserError, where
-from .expr import Expr, IntLike, Sym, evaluate, format_expr, subs
-from .infinity import INT_OO
-from .logs import dynamic_log
-from .ranges import ValueRange
-from .userframe import UserFrame, user_frame, user_stack
+from symshape.reasoning import decision
+
+from symshape.algebra import relations as R
+
+from symshape.algebra import simplify as _simplify
+
+from symshape.reasoning import solver
+from symshape import logs
+from symshape.rules import rule
+from symshape.reasoning.decision import holds as _holds  # noqa: F401  (read by symbolic.py and tests)
+from symshape.errors import GuardOnDataDependentError, InternalError, UserError, where
+from symshape.algebra.expr import Expr, IntLike, Sym, evaluate, format_expr, subs
+from symshape.algebra.infinity import INT_OO
+from symshape.logs import dynamic_log
+from symshape.algebra.ranges import ValueRange
+from symshape.userframe import UserFrame, user_frame, user_stack
 
 DEFAULT_RANGE = ValueRange(2, INT_OO)
 

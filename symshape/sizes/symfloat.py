@@ -12,8 +12,8 @@ from __future__ import annotations
 import operator
 from typing import Callable, Optional
 
-from . import expr as E
-from .textuse import goes_to_output
+from symshape.algebra import expr as E
+from symshape.sizes.textuse import goes_to_output
 
 _PY = {"add": ("+", operator.add), "sub": ("-", operator.sub), "mul": ("*", operator.mul),
        "div": ("/", operator.truediv), "pow": ("**", operator.pow),
@@ -156,7 +156,7 @@ class SymFloat:
     def __hash__(self):
         return hash(float(self))
 
-    # text that only reaches debug output stays symbolic (symshape/textuse.py)
+    # text that only reaches debug output stays symbolic (symshape/sizes/textuse.py)
     def __str__(self) -> str:
         if goes_to_output(1):
             return self.shown()
@@ -220,7 +220,7 @@ class SymFloat:
         return self.fexpr.render(lambda e: E.format_expr(self.env.simplify(e), label))
 
 
-# symshape.floatint (which builds on SymInt, itself built on this module) installs the
+# symshape.sizes.floatint (which builds on SymInt, itself built on this module) installs the
 # conversion here when the package is imported
 TO_INT: list = []
 

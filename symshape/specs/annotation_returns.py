@@ -12,11 +12,11 @@ from __future__ import annotations
 import typing
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from . import relations as R
-from .annotations import AnnotatedShapes, ArrayAnn, eval_axis, parse_dim_str
-from .contract.fixes import Fix
-from .errors import ConstraintViolationError
-from .expr import Expr, IntLike, Sym, format_expr, sub
+from symshape.algebra import relations as R
+from symshape.specs.annotations import AnnotatedShapes, ArrayAnn, eval_axis, parse_dim_str
+from symshape.contract.fixes import Fix
+from symshape.errors import ConstraintViolationError
+from symshape.algebra.expr import Expr, IntLike, Sym, format_expr, sub
 
 
 class ReturnAnnotationFix(Fix):

@@ -18,16 +18,16 @@ import itertools
 import math
 from typing import Dict, Iterable, Optional, Tuple, Union
 
-from . import expr as E
-from . import relations as R
-from .env import ShapeEnv, SymInfo, _holds
-from .errors import InternalError, UserError
-from .expr import Sym
-from .infinity import INT_OO, NEG_INT_OO, is_inf
-from .ranges import ValueRange, bound
-from .symint import SymInt, sym_max, sym_min
-from .z3bridge import Budget, Encoder, configure, serialized, z3mod
-from .rules import rule
+from symshape.algebra import expr as E
+from symshape.algebra import relations as R
+from symshape.reasoning.env import ShapeEnv, SymInfo, _holds
+from symshape.errors import InternalError, UserError
+from symshape.algebra.expr import Sym
+from symshape.algebra.infinity import INT_OO, NEG_INT_OO, is_inf
+from symshape.algebra.ranges import ValueRange, bound
+from symshape.sizes.symint import SymInt, sym_max, sym_min
+from symshape.reasoning.z3bridge import Budget, Encoder, configure, serialized, z3mod
+from symshape.rules import rule
 
 SYMBOL_RANGE = ValueRange(1, INT_OO)
 
@@ -246,7 +246,7 @@ def bounds_expr(env: ShapeEnv, e: E.IntLike) -> ValueRange:
             is not None:
         got = sampled                # decided by points, no solver needed
     else:
-        from .projection import project     # looked up at call time: tests replace it
+        from symshape.reasoning.projection import project     # looked up at call time: tests replace it
         got = project(e, facts, env.ranges, hint=hint)
         got = got.intersect(interval) if got.lower <= interval.upper and \
             interval.lower <= got.upper else got

@@ -42,7 +42,7 @@ import sys
 import warnings
 from typing import Dict, List, Optional, Tuple
 
-from .userframe import _is_internal
+from symshape.userframe import _is_internal
 
 _LOGGING_DIR = os.path.dirname(os.path.abspath(logging.__file__)) + os.sep
 _WARNINGS_FILE = os.path.abspath(warnings.__file__)

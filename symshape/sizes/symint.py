@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from typing import Optional, Union
 
-from . import expr as E
-from . import relations as R
-from .rules import rule
-from .symfloat import SymFloat, make
-from .textuse import goes_to_output, is_percent_format
-from .userframe import user_frame
+from symshape.algebra import expr as E
+from symshape.algebra import relations as R
+from symshape.rules import rule
+from symshape.sizes.symfloat import SymFloat, make
+from symshape.sizes.textuse import goes_to_output, is_percent_format
+from symshape.userframe import user_frame
 
 
 def _parts(x):
@@ -233,7 +233,7 @@ class SymInt:
     # A size used as text or as a key is a value the program depends on: it specialises
     # (guard + warning naming the line), like int(); the symbol's name never becomes data.
     # Text that only reaches debug output (print, logging, warnings, error messages) shows
-    # the size in the user's terms and guards nothing (symshape/textuse.py decides).
+    # the size in the user's terms and guards nothing (symshape/sizes/textuse.py decides).
     def __hash__(self):
         return hash(self.env.specialize(self.expr, "hash()"))
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Callable, Iterable
 
-from .expr import Atom, Expr, IntLike, Sym, OpAtom, add, atom_expr, scale
-from .expr import common_atoms, divide_terms
-from .infinity import INT_OO, NEG_INT_OO, Bound, is_inf
-from .rules import rule
+from symshape.algebra.expr import Atom, Expr, IntLike, Sym, OpAtom, add, atom_expr, scale
+from symshape.algebra.expr import common_atoms, divide_terms
+from symshape.algebra.infinity import INT_OO, NEG_INT_OO, Bound, is_inf
+from symshape.rules import rule
 
 
 class ValueRange:

@@ -13,11 +13,11 @@ import threading
 import time
 from typing import Dict, Iterable, List, Mapping, Optional
 
-from .expr import IntLike, OpAtom, Sym, fold
-from .infinity import is_inf
-from .logs import dynamic_log
-from .relations import EQ, NE, BoolOp
-from .rules import rule
+from symshape.algebra.expr import IntLike, OpAtom, Sym, fold
+from symshape.algebra.infinity import is_inf
+from symshape.logs import dynamic_log
+from symshape.algebra.relations import EQ, NE, BoolOp
+from symshape.rules import rule
 
 RLIMIT = 2_000_000
 

@@ -12,11 +12,12 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .dims import AUTO, DYNAMIC, STATIC, DerivedDim, Dim, _Marker
-from .errors import UserError
-from .pytree import key_str
-from .infinity import NEG_INT_OO
-from .ranges import ValueRange
+from symshape.specs.dims import AUTO, DYNAMIC, STATIC, DerivedDim, Dim, _Marker
+from symshape.errors import UserError
+from symshape.specs.pytree import key_str
+from symshape.algebra.infinity import NEG_INT_OO
+from symshape.algebra.ranges import ValueRange
+from symshape.runtime import small_size_hint
 
 
 class AxisDecl:
@@ -250,8 +251,10 @@ def _axis(s, size: int, where: str, entry, scalar: bool = False) -> AxisDecl:
         if scalar and s.min is None:
             r = ValueRange(NEG_INT_OO, r.upper)
         if size not in r:
+            hint = small_size_hint(s.name, size) if s.min is None and 0 <= size < 2 else ""
             raise UserError("%s%s has example size %d, outside the range [%s, %s] of %r; change "
-                            "the example or the bounds" % (where, at, size, r.lower, r.upper, s))
+                            "the example or the bounds%s" % (where, at, size, r.lower, r.upper,
+                                                             s, hint))
         return AxisDecl("named", dim=s, value=size, entry=entry)
     if isinstance(s, DerivedDim):
         root_val = s.solve(size)

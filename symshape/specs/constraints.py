@@ -17,18 +17,18 @@ from __future__ import annotations
 import itertools
 from typing import Dict, List, Optional, Tuple
 
-from . import relations as R
-from .contract.fixes import DefineDim, Fix, SetDim, SetEntry
-from .contract.guard_text import readable_minmax
-from .dims import AUTO, STATIC, Dim, format_linear
-from .env import ShapeEnv
-from .errors import where
-from .expr import Expr, IntLike, Sym, format_expr
-from .infinity import is_inf
-from .projection import extreme
-from .ranges import ValueRange
-from .spec import InputLeaf
-from .rules import rule
+from symshape.algebra import relations as R
+from symshape.contract.fixes import Alternative, DefineDim, Fix, MarkAxis, SetDim, SetEntry
+from symshape.contract.guard_text import readable_minmax
+from symshape.specs.dims import AUTO, STATIC, Dim, format_linear
+from symshape.reasoning.env import ShapeEnv
+from symshape.errors import where
+from symshape.algebra.expr import Expr, IntLike, Sym, format_expr
+from symshape.algebra.infinity import is_inf
+from symshape.reasoning.projection import extreme
+from symshape.algebra.ranges import ValueRange
+from symshape.specs.matching import InputLeaf
+from symshape.rules import rule
 
 
 # --------------------------------------------------------------------------- analysis
@@ -37,6 +37,7 @@ class Report:
         self.violations: List[str] = []
         self.fixes: List[Fix] = []
         self.notes: List[str] = []
+        self.alternatives: List[Alternative] = []
 
     def add_fix(self, fix: Fix) -> None:
         if fix not in self.fixes:
@@ -137,6 +138,7 @@ def analyze(env: ShapeEnv, leaves: List[InputLeaf], axis_syms: Dict[Tuple[int, i
                 static_axes.setdefault(d.value, []).append(l.axis_name(i))
     for name, s in sorted(named.items(), key=lambda kv: kv[1].index):
         _named_dim(env, rep, namer, name, s, named, static_axes)
+        _mark_instead(env, rep, leaves, name, s)
     # unnamed Dim.DYNAMIC axes may not specialise
     for (li, ax), s in axis_syms.items():
         leaf = leaves[li]
@@ -402,6 +404,41 @@ def _conflicts(static_axes: Dict[int, List[str]], v: int) -> str:
         return ""
     return "; it must equal %s, which %s marked static" % (
         " and ".join(axes), "is" if len(axes) == 1 else "are")
+
+
+MAX_MARK_CANDIDATES = 3
+
+
+def _mark_instead(env: ShapeEnv, rep: Report, leaves: List[InputLeaf], name: str,
+                  s: Sym) -> None:
+    """A Dim specialised to the size of axes the spec leaves out (``x + y`` with only x's
+    axis named, y not in the spec): marking such an axis with the Dim may be what keeps it
+    dynamic, so each is offered as the fix to verify first."""
+    v = env.simplify(s.expr)
+    if type(v) is not int:
+        return
+    uses = [(l, d) for l in leaves if l.is_array for d in l.axes
+            if d.kind == "named" and d.dim is not None and d.dim.name == name and d.entry]
+    if not uses:
+        return
+    by_name = isinstance(uses[0][1].entry[0], str)
+    found = 0
+    for l in leaves:
+        if not l.is_array or not l.path.isidentifier():
+            continue
+        for i, d in enumerate(l.axes):
+            # an axis the spec itself makes static (an int, Dim.STATIC) stays as written
+            if d.kind != "static" or d.entry is not None or d.value != v or \
+                    found >= MAX_MARK_CANDIDATES:
+                continue
+            found += 1
+            key = l.path if by_name else l.arg_index
+            note = ("%s is static (dynamic_shapes gives it no Dim) and is the cause: the "
+                    "program needs it equal to %s, so %s was specialized to %d; mark it with "
+                    "%s to keep %s dynamic (or set %s = %d to make both static)"
+                    % (l.axis_name(i), name, name, v, name, name, name, v))
+            rep.alternatives.append(Alternative(SetDim(name, v),
+                                                MarkAxis(key, len(l.axes), i, name), note))
 
 
 def _dim_name(env: ShapeEnv, s: Sym) -> Optional[str]:

@@ -5,11 +5,11 @@ from typing import Optional
 
 import numpy as np
 
-from . import relations as R
-from .errors import UserError, where
-from .expr import Sym, subs
-from .symint import SymBool
-from .userframe import user_frame
+from symshape.algebra import relations as R
+from symshape.errors import UserError, where
+from symshape.algebra.expr import Sym, subs
+from symshape.sizes.symint import SymBool
+from symshape.userframe import user_frame
 
 
 def check(cond, message: Optional[str] = None) -> None:

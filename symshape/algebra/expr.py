@@ -20,7 +20,7 @@ from __future__ import annotations
 from math import gcd
 from typing import Callable, Dict, Iterable, Mapping, Optional, Tuple, Union
 
-from .rules import rule
+from symshape.rules import rule
 
 IntLike = Union[int, "Expr"]
 

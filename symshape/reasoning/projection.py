@@ -21,12 +21,12 @@ from __future__ import annotations
 import logging
 from typing import Iterable, Mapping, Optional
 
-from .expr import IntLike, Sym, ceildiv
-from .infinity import INT_OO, NEG_INT_OO, is_inf
-from .logs import dynamic_log
-from .ranges import ValueRange, bound
-from .z3bridge import BUDGET_S, Budget, Encoder, configure, serialized, z3mod
-from .rules import rule
+from symshape.algebra.expr import IntLike, Sym, ceildiv
+from symshape.algebra.infinity import INT_OO, NEG_INT_OO, is_inf
+from symshape.logs import dynamic_log
+from symshape.algebra.ranges import ValueRange, bound
+from symshape.reasoning.z3bridge import BUDGET_S, Budget, Encoder, configure, serialized, z3mod
+from symshape.rules import rule
 
 
 def _fallback(what: str, goal, side: str) -> None:

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from typing import Callable, Tuple, Union
 
-from .expr import Expr, IntLike, Sym, _default_name, add, ceildiv, format_expr, scale, sub
-from .rules import rule
+from symshape.algebra.expr import Expr, IntLike, Sym, _default_name, add, ceildiv, format_expr, scale, sub
+from symshape.rules import rule
 
 EQ, NE, LE = "==", "!=", "<="
 

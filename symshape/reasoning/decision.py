@@ -14,11 +14,11 @@ implies ``c``, ``False`` when ``K`` implies ``not c``, and ``None`` when neither
 The steps, cheapest first; each one is sound (it never answers True/False wrongly):
 
 1. Substitution (``subst_cond``): replacements applied, ``Min`` / ``Max`` / ``//`` / ``%``
-   folded by the ranges (``symshape/simplify.py``) and a factor common to every term with
+   folded by the ranges (``symshape/algebra/simplify.py``) and a factor common to every term with
    a positive range stripped (``b*e <op> 0  <=>  e <op> 0`` for ``b >= 1``).  A relation that
    becomes a constant is decided.
 2. Interval arithmetic (``decide_ranges``): ``bound(e) = [lo, hi]`` from the ranges by the
-   transfer functions of ``symshape/ranges.py``; ``hi <= 0`` decides ``e <= 0``, ``lo > 0``
+   transfer functions of ``symshape/algebra/ranges.py``; ``hi <= 0`` decides ``e <= 0``, ``lo > 0``
    its negation; ``lo == hi == 0`` decides ``e == 0``; ``0`` outside ``[lo, hi]`` decides
    ``e != 0``.  ``and`` / ``or`` combine three-valued.
 3. Syntactic facts (``decide_facts``): ``c`` or its negation among the facts / assumptions.
@@ -57,14 +57,14 @@ from __future__ import annotations
 
 from typing import Dict, Optional
 
-from . import expr as E
-from . import relations as R
-from . import simplify as _simplify
-from .infinity import is_inf
-from .ranges import bound
-from .expr import evaluate
-from .rules import rule
-from .z3bridge import implies
+from symshape.algebra import expr as E
+from symshape.algebra import relations as R
+from symshape.algebra import simplify as _simplify
+from symshape.algebra.infinity import is_inf
+from symshape.algebra.ranges import bound
+from symshape.algebra.expr import evaluate
+from symshape.rules import rule
+from symshape.reasoning.z3bridge import implies
 
 
 def subst_cond(env, c):

@@ -21,11 +21,11 @@ import ast
 import os
 from typing import Dict, Iterable, List
 
-from . import relations as R
-from .contract.parse_check import CheckCode, _parse
-from .errors import InternalError
-from .expr import Sym
-from .z3bridge import RLIMIT, Encoder, serialized, z3mod
+from symshape.algebra import relations as R
+from symshape.contract.parse_check import CheckCode, _parse
+from symshape.errors import InternalError
+from symshape.algebra.expr import Sym
+from symshape.reasoning.z3bridge import RLIMIT, Encoder, serialized, z3mod
 
 
 def enabled() -> bool:

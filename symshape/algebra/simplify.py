@@ -13,13 +13,13 @@ from __future__ import annotations
 
 from typing import Optional
 
-from . import relations as R
-from .expr import Expr, IntLike, OpAtom, Sym, _minmax, add, atom_expr, floordiv, mod
-from .expr import common_atoms, divide_terms, mul, scale, subs, undominated
-from .ranges import ValueRange, bound
-from .infinity import INT_OO
-from .rules import rule
-from .z3bridge import implies
+from symshape.algebra import relations as R
+from symshape.algebra.expr import Expr, IntLike, OpAtom, Sym, _minmax, add, atom_expr, floordiv, mod
+from symshape.algebra.expr import common_atoms, divide_terms, mul, scale, subs, undominated
+from symshape.algebra.ranges import ValueRange, bound
+from symshape.algebra.infinity import INT_OO
+from symshape.rules import rule
+from symshape.reasoning.z3bridge import implies
 
 DEFAULT_RANGE = ValueRange(2, INT_OO)
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 import keyword
 from typing import Optional, Tuple, Union
 
-from .errors import UserError
-from .infinity import INT_OO
-from .ranges import ValueRange
+from symshape.errors import UserError
+from symshape.algebra.infinity import INT_OO
+from symshape.algebra.ranges import ValueRange
 
 
 class _Marker:

@@ -22,12 +22,12 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .contract.fixes import Fix, SetDim, SetEntry
-from .dims import AUTO, DerivedDim, Dim, format_linear
-from .errors import UserError
-from .expr import Expr
-from . import expr as E
-from .spec import bind_inputs
+from symshape.contract.fixes import Fix, SetDim, SetEntry
+from symshape.specs.dims import AUTO, DerivedDim, Dim, format_linear
+from symshape.errors import UserError
+from symshape.algebra.expr import Expr
+from symshape.algebra import expr as E
+from symshape.specs.matching import bind_inputs
 
 INSTALL_HINT = 'pip install "symshape[jaxtyping]"'
 

@@ -19,12 +19,12 @@ from __future__ import annotations
 
 from typing import Optional, Tuple
 
-from . import expr as E
-from . import relations as R
-from . import symfloat
-from .symfloat import FloatExpr, SymFloat
-from .symint import wrap
-from .userframe import user_frame
+from symshape.algebra import expr as E
+from symshape.algebra import relations as R
+from symshape.sizes import symfloat
+from symshape.sizes.symfloat import FloatExpr, SymFloat
+from symshape.sizes.symint import wrap
+from symshape.userframe import user_frame
 
 # (numerator, denominator, divided): value == num / den; ``divided`` once a true division
 # (whose float result is rounded) has happened
