@@ -283,7 +283,7 @@ def _forget_inner(env, snap, inner: list) -> None:
     conds = {g.cond for g in inner}
     env.guards[snap[3]:] = [g for g in env.guards[snap[3]:] if id(g) not in drop]
     env.checks[len(snap[6]):] = [c for c in env.checks[len(snap[6]):] if c[0] not in conds]
-    env._bump()
+    env.forget_caches()
 
 
 def _branch_dim(env, s, outer_ranges):

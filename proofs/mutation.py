@@ -502,7 +502,7 @@ EQUIVALENT.update({
      "y = atom_expr(t2[0]) if len(t2) == 0 else None"):
         "A term has at least one atom, and for one atom the loop just below builds the "
         "same y.",
-    ("solver", "env._tightening = True", "env._tightening = False"):
+    ("env", "self._tightening = True", "self._tightening = False"):
         "A re-entrancy guard (cost only): a nested tighten reaches the same fixpoint, "
         "ranges only ever narrow and each round is idempotent.",
     ("projection", "end = probe + 1 if minimize else probe - 1",

@@ -55,7 +55,7 @@ def new_size(t: Tracer, source: str, upper, lower: int = 0) -> SymInt:
     hi = env.bound(to_expr(upper)).upper if not isinstance(upper, int) else upper
     u = env.create_unbacked(source, ValueRange(lower, hi), frame)
     if not isinstance(upper, int):
-        env._add_fact(R.le(u.expr, to_expr(upper)))
+        env.add_fact(R.le(u.expr, to_expr(upper)))
     return SymInt(u.expr, None, env)
 
 

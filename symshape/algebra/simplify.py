@@ -29,12 +29,13 @@ def simplify(env, x: IntLike) -> IntLike:
     (cached until the environment learns something)."""
     if type(x) is int:
         return x
-    got = env._subs_cache.get(x)
-    if got is None:
-        got = subs(x, env.replacements) if env.replacements else x
-        if type(got) is Expr and has_op_atoms(got):
-            got = range_fold(env, got)
-        env._subs_cache[x] = got
+    return env.memo("subs", x, lambda: _simplified(env, x))
+
+
+def _simplified(env, x: Expr) -> IntLike:
+    got = subs(x, env.replacements) if env.replacements else x
+    if type(got) is Expr and has_op_atoms(got):
+        got = range_fold(env, got)
     return got
 
 
@@ -118,7 +119,7 @@ def dominates(env, kind: str, y: IntLike, x: IntLike) -> bool:
 @rule("fold.minmax_by_facts")
 def dominates_by_facts(env, kind: str, y: IntLike, x: IntLike) -> bool:
     """The recorded facts imply ``y <= x`` (Min) / ``y >= x`` (Max)."""
-    if not env.facts or env._folding_by_facts:
+    if not env.facts or env.is_folding_by_facts():
         return False
     syms = (y.free_symbols if type(y) is Expr else frozenset()) | \
         (x.free_symbols if type(x) is Expr else frozenset())
@@ -127,11 +128,8 @@ def dominates_by_facts(env, kind: str, y: IntLike, x: IntLike) -> bool:
     c = R.le(y, x) if kind == "Min" else R.ge(y, x)
     if type(c) is bool:
         return c
-    env._folding_by_facts = True
-    try:
+    with env.folding_by_facts():
         return env.decide(c) is True
-    finally:
-        env._folding_by_facts = False
 
 
 def fact_symbols(env) -> frozenset:
@@ -243,7 +241,4 @@ def has_op_atoms(x: Expr) -> bool:
 def bound_of(env, x: IntLike) -> ValueRange:
     """The value range of ``x`` under the current ranges (cached until they change): range
     layer 2, ``env.bound`` (``symshape.contract.exact_ranges``)."""
-    got = env._bound_cache.get(x)
-    if got is None:
-        got = env._bound_cache[x] = bound(simplify(env, x), env.ranges.__getitem__)
-    return got
+    return env.memo("bound", x, lambda: bound(simplify(env, x), env.ranges.__getitem__))

@@ -83,14 +83,12 @@ def decide(env, c) -> Optional[bool]:
     c = subst_cond(env, c)
     if type(c) is bool:
         return c
-    cache = env._decide_cache
-    if c in cache:
-        return cache[c]
+    return env.memo("decide", c, lambda: _decide_now(env, c))
+
+
+def _decide_now(env, c) -> Optional[bool]:
     ans = decide_ranges(env, c)
-    if ans is None:
-        ans = decide_facts(env, c)
-    cache[c] = ans
-    return ans
+    return decide_facts(env, c) if ans is None else ans
 
 
 @rule("decide.by_range")
@@ -101,9 +99,7 @@ def decide_ranges(env, c) -> Optional[bool]:
         if c.op == "and":
             return False if False in vals else (True if all(v is True for v in vals) else None)
         return True if True in vals else (False if all(v is False for v in vals) else None)
-    b = env._bound_cache.get(c.expr)
-    if b is None:
-        b = env._bound_cache[c.expr] = bound(c.expr, env.ranges.__getitem__)
+    b = env.memo("bound", c.expr, lambda: bound(c.expr, env.ranges.__getitem__))
     if c.op == R.LE:
         return True if b.upper <= 0 else (False if b.lower > 0 else None)
     known = True if (b.lower == 0 == b.upper) else (False if not (b.lower <= 0 <= b.upper)
@@ -136,17 +132,21 @@ def decide_facts(env, c) -> Optional[bool]:
     return implies(related, c, env.ranges)   # None past the budget: a guard decides
 
 
+def _index_facts(env) -> Dict[object, list]:
+    """The facts and assumptions by each symbol they mention."""
+    index: Dict[object, list] = {}
+    for f in env.facts + env.assumptions:
+        for s in f.free_symbols:
+            index.setdefault(s, []).append(f)
+    return index
+
+
 @rule("decide.related_facts")
 def related_facts(env, syms) -> list:
     """Every fact (and assumption) connected to ``syms`` through shared symbols (not only
     one hop: ``a <= b`` and ``b <= c`` both matter to ``a <= c``), via the per-symbol
     index."""
-    index = env._fact_index
-    if index is None:
-        index = env._fact_index = {}
-        for f in env.facts + env.assumptions:
-            for s in f.free_symbols:
-                index.setdefault(s, []).append(f)
+    index = env.fact_index(lambda: _index_facts(env))
     seen: Dict[object, None] = {}
     todo = list(syms)
     visited = set()

@@ -24,6 +24,7 @@ Invariants:
 from __future__ import annotations
 
 import logging
+from contextlib import contextmanager
 from typing import Callable, Dict, List, Optional, Tuple
 
 from symshape.reasoning import decision
@@ -42,6 +43,9 @@ from symshape.algebra.infinity import INT_OO
 from symshape.logs import dynamic_log
 from symshape.algebra.ranges import ValueRange
 from symshape.userframe import UserFrame, user_frame, user_stack
+
+_MISSING = object()      # a cache's "not computed yet" (None is a result)
+_LEARNING = object()     # record_fact's default: blame the guard being learnt
 
 DEFAULT_RANGE = ValueRange(2, INT_OO)
 
@@ -115,6 +119,9 @@ class ShapeEnv:
         self._folding_by_facts = False
         self._project_cache: Dict[object, dict] = {}
         self._implied_cache: Dict[object, Optional[bool]] = {}
+        self._caches = {"subs": self._subs_cache, "bound": self._bound_cache,
+                        "decide": self._decide_cache, "project": self._project_cache,
+                        "implied": self._implied_cache}
         # set by the tracer (capture/tracer.py) while it traces with this environment:
         # the tracer itself (ss.cond / ss.map and NumPy functions called on sizes find it)
         self.tracer: Optional[object] = None
@@ -189,10 +196,8 @@ class ShapeEnv:
     subst_cond = decision.subst_cond
     decide = decision.decide
 
-    def _decide_ranges(self, c) -> Optional[bool]:
-        return decision.decide_ranges(self, c)
-
-    def _related_facts(self, syms) -> list:
+    def related_facts(self, syms) -> list:
+        """Every fact and assumption connected to ``syms`` through shared symbols."""
         return decision.related_facts(self, syms)
 
     @rule("env.evaluate")
@@ -327,6 +332,134 @@ class ShapeEnv:
         finally:
             self._learning = outer
 
+    # ------------------------------------------------------------------ what learning changes
+    # The solver (solver.py) decides what a guard teaches; the methods below are the only way
+    # it, the simplifier and the decision procedure change this environment, so that every
+    # change invalidates the caches and records which guard caused it.
+
+    def learning(self) -> Optional[Guard]:
+        """The guard being learnt from now (None outside ``add_guard``)."""
+        return self._learning
+
+    def set_range(self, s: Sym, vr: ValueRange) -> None:
+        """``s``'s range becomes ``vr`` (the solver has checked it is narrower)."""
+        self._note(s)
+        self.ranges[s] = vr
+        self._bump()
+
+    def set_replacement(self, s: Sym, value: IntLike) -> None:
+        """Record ``s -> value`` and substitute it into every earlier replacement."""
+        self._note(s)
+        one = {s: value}
+        for k in list(self.replacements):
+            self.replacements[k] = subs(self.replacements[k], one)
+        self.replacements[s] = value
+        self._bump()
+
+    def set_parent(self, child: Sym, parent: Sym) -> None:
+        """``child`` was made to express ``parent`` (a quotient ``q`` of ``s = k*q + r``)."""
+        self.infos[child].parent = parent
+
+    def record_fact(self, c, guard=_LEARNING) -> bool:
+        """Keep ``c`` as a fact, blamed on ``guard`` (default: the guard being learnt; None:
+        no guard); False when it was already one."""
+        if c in self.facts:
+            return False
+        self.facts.append(c)
+        guard = self._learning if guard is _LEARNING else guard
+        if guard is not None:
+            self.fact_guards.setdefault(c, guard)
+        self._bump()
+        return True
+
+    def record_assumption(self, c) -> bool:
+        """Keep ``c`` as an assumption (holds where the run-time checks passed); False
+        when it was already one."""
+        if c in self.assumptions:
+            return False
+        self.assumptions.append(c)
+        self._bump()
+        return True
+
+    def keep_facts(self, facts: List[R.Cond]) -> None:
+        """The facts become ``facts`` (a subset the ranges do not imply)."""
+        self.facts = list(facts)
+        self._bump()
+
+    def take_facts(self) -> Tuple[List[R.Cond], List[R.Cond]]:
+        """The facts and the assumptions, which are emptied to be recorded anew."""
+        old = self.facts, self.assumptions
+        self.facts, self.assumptions = [], []
+        self._bump()
+        return old
+
+    def fact_guard(self, c) -> Optional[Guard]:
+        """The guard that taught fact ``c``, if known."""
+        return self.fact_guards.get(c)
+
+    @contextmanager
+    def tightening(self):
+        """While the ranges are tightened to the facts' projections: yields False when a
+        tightening is already under way (it is not re-entered)."""
+        if self._tightening:
+            yield False
+            return
+        self._tightening = True
+        try:
+            yield True
+        finally:
+            self._tightening = False
+
+    @contextmanager
+    def folding_by_facts(self):
+        """While the simplifier folds Min / Max by the facts (so it does not recurse)."""
+        outer, self._folding_by_facts = self._folding_by_facts, True
+        try:
+            yield
+        finally:
+            self._folding_by_facts = outer
+
+    def is_folding_by_facts(self) -> bool:
+        """Whether ``folding_by_facts`` is under way."""
+        return self._folding_by_facts
+
+    def memo(self, table: str, key, compute: Callable[[], object]):
+        """``compute()``, remembered in one of the environment's caches until what it
+        knows changes (``subs``, ``bound``; ``project`` and ``implied`` are kept across
+        changes: their keys hold the ranges they depend on; ``decide``)."""
+        cache = self._caches[table]
+        got = cache.get(key, _MISSING)
+        if got is _MISSING:
+            got = cache[key] = compute()
+        return got
+
+    def fact_index(self, build: Callable[[], Dict[Sym, list]]) -> Dict[Sym, list]:
+        """The facts by symbol (``build()``), until the facts change."""
+        if self._fact_index is None:
+            self._fact_index = build()
+        return self._fact_index
+
+    def forget_caches(self) -> None:
+        """Something outside the solver changed the guards or checks (a branch's own
+        checks dropped from the outer program): what was derived from them is recomputed."""
+        self._bump()
+
+    @property
+    def version(self) -> int:
+        """A number that changes whenever what the environment knows changes."""
+        return self._version
+
+    def adopt(self, infos: Dict[Sym, "SymInfo"], ranges: Dict[Sym, ValueRange], facts) -> None:
+        """Take over symbols made elsewhere (a program lowered again keeps its symbols):
+        their records, ranges and facts; later symbols are numbered after them."""
+        self.infos.update(infos)
+        self.ranges.update(ranges)
+        syms = list(infos)
+        self._count[False] = 1 + max([s.index for s in syms if not s.unbacked], default=-1)
+        self._count[True] = 1 + max([s.index for s in syms if s.unbacked], default=-1)
+        self.facts = list(facts)
+        self._bump()
+
     def _note(self, s: Sym) -> None:
         if self._learning is not None:
             got = self.why.setdefault(s, [])
@@ -341,14 +474,9 @@ class ShapeEnv:
         """Narrow the range of ``s`` to its intersection with ``vr``."""
         solver.refine(self, s, vr)
 
-    def _add_fact(self, c) -> None:
+    def add_fact(self, c) -> None:
+        """Learn ``c`` as a fact (it is true and stays in the contract), tightening ranges."""
         solver.add_fact(self, c)
-
-    def _constrain(self, value: IntLike, vr: ValueRange) -> None:
-        solver.constrain(self, value, vr)
-
-    def _drop_implied_facts(self) -> None:
-        solver.drop_implied_facts(self)
 
     # ------------------------------------------------------------------ user-level
     @rule("env.check")

@@ -147,10 +147,9 @@ def learn_data_dependent(env, c) -> None:
 def assume(env, c) -> None:
     """``c`` (over input sizes only) holds wherever the checks made so far on
     data-dependent sizes have passed."""
-    if decide_ranges(env, c) is True or c in env.assumptions:
+    if decide_ranges(env, c) is True:
         return
-    env.assumptions.append(c)
-    env._bump()
+    env.record_assumption(c)
 
 
 @rule("solve.residue_split")
@@ -196,11 +195,7 @@ def split_residues(env, c) -> bool:
 
 def add_fact(env, c) -> None:
     """Keep ``c`` as a fact (and tighten the ranges it bounds)."""
-    if c not in env.facts:
-        env.facts.append(c)
-        if env._learning is not None:
-            env.fact_guards.setdefault(c, env._learning)
-        env._bump()
+    if env.record_fact(c):
         tighten(env)
 
 
@@ -210,16 +205,13 @@ def tighten(env) -> None:
     (``(n + 1) // 2 >= 2`` becomes ``n >= 3``; ``n // 100 == 30`` becomes
     ``[3000, 3099]``).  Data-dependent facts hold by construction and teach nothing
     about the inputs, so they are left out."""
-    if env._tightening:
-        return
-    env._tightening = True
-    try:
+    with env.tightening() as first:
+        if not first:
+            return
         for _ in range(4):                        # changes feed back; a few rounds
             if not tighten_once(env):
                 break
         drop_implied_facts(env)
-    finally:
-        env._tightening = False
 
 
 def backed_facts(env) -> list:
@@ -234,10 +226,8 @@ def tighten_once(env) -> bool:
     for comp in components(backed_facts(env)):
         syms = sorted({s for f in comp for s in f.free_symbols}, key=lambda s: s.key)
         key = (tuple(comp), tuple(env.ranges[s] for s in syms))
-        got = env._project_cache.get(key)
-        if got is None:
-            got = env._project_cache[key] = {
-                s: project(s.expr, comp, env.ranges) for s in syms}
+        got = env.memo("project", key, lambda: {
+            s: project(s.expr, comp, env.ranges) for s in syms})
         for s, vr in got.items():
             if s in env.replacements or s not in env.ranges:
                 continue
@@ -258,17 +248,19 @@ def drop_implied_facts(env) -> None:
             continue
         key = (f, tuple(env.ranges.get(s) for s in sorted(f.free_symbols,
                                                           key=lambda s: s.key)))
-        got = env._implied_cache.get(key)
-        if got is None:
-            got = decide_ranges(env, f)
-            if got is None and not box_exact(f):
-                got = implies([], f, env.ranges, Budget())
-            env._implied_cache[key] = got
+        got = env.memo("implied", key, lambda: implied_by_ranges(env, f))
         if got is not True:
             keep.append(f)
     if len(keep) != len(env.facts):
-        env.facts = keep
-        env._bump()
+        env.keep_facts(keep)
+
+
+def implied_by_ranges(env, f) -> Optional[bool]:
+    """Whether the ranges alone decide fact ``f`` (None: they do not)."""
+    got = decide_ranges(env, f)
+    if got is None and not box_exact(f):
+        got = implies([], f, env.ranges, Budget())
+    return got
 
 
 def refine(env, s: Sym, vr: ValueRange) -> None:
@@ -281,9 +273,7 @@ def refine(env, s: Sym, vr: ValueRange) -> None:
         raise InternalError("range of %s became empty" % s.name)
     if new == old:
         return
-    env._note(s)
-    env.ranges[s] = new
-    env._bump()
+    env.set_range(s, new)
     if new.is_singleton:
         replace(env, s, new.lower)
     else:
@@ -385,7 +375,7 @@ def solve_congruence(env, e: Expr) -> bool:
                            "%s//%d" % (info.source, k),
                            ValueRange(lo, hi), kind="quotient" if info.kind != "unbacked"
                            else "unbacked", frame=info.frame)
-    env.infos[q].parent = s
+    env.set_parent(q, s)
     replace(env, s, add(scale(q.expr, k), r))
     return True
 
@@ -408,7 +398,7 @@ def solve_two_var(env, e: Expr) -> bool:
     hi = (vr.upper - rx) // m if not is_inf(vr.upper) else INT_OO
     k = env.create_symbol(hx // m, "%s//%d" % (info.source, m), ValueRange(lo, hi),
                            kind="quotient", frame=info.frame)
-    env.infos[k].parent = x
+    env.set_parent(k, x)
     x_val = add(scale(k.expr, m), rx)
     y_val = floordiv(add(scale(x_val, -a), -e.const), b)   # exact by construction
     replace(env, x, x_val)
@@ -429,12 +419,7 @@ def replace(env, s: Sym, value: IntLike) -> None:
             raise InternalError("replacement %s -> %s breaks the example value %s"
                                 % (s.name, value, hint))
     old_range = env.ranges[s]
-    env._note(s)
-    one = {s: value}
-    for k in list(env.replacements):
-        env.replacements[k] = subs(env.replacements[k], one)
-    env.replacements[s] = value
-    env._bump()
+    env.set_replacement(s, value)
     if dynamic_log.isEnabledFor(logging.DEBUG):
         dynamic_log.debug("set_replacement %s = %s", s.name, value)
     # the value must stay inside the range the replaced symbol had
@@ -447,7 +432,8 @@ def replace(env, s: Sym, value: IntLike) -> None:
 
 def learning_data_dependent(env) -> bool:
     """Whether the guard being learnt is a check on a data-dependent size."""
-    return env._learning is not None and env._learning.data_dependent
+    guard = env.learning()
+    return guard is not None and guard.data_dependent
 
 
 def constrain_data_dependent(env, value: IntLike, vr: ValueRange) -> None:
@@ -510,8 +496,7 @@ def refresh_facts(env) -> None:
     A fact on a data-dependent size that now mentions input sizes only becomes an
     assumption (it still holds only where the size was checked); one that became
     false means the guards or checks contradict each other."""
-    old, old_assumed = env.facts, env.assumptions
-    env.facts, env.assumptions = [], []
+    old, old_assumed = env.take_facts()
     for f in old:
         g = env.subst_cond(f)
         if type(g) is not bool and decide_ranges(env, g) is True:
@@ -522,20 +507,15 @@ def refresh_facts(env) -> None:
             continue
         if any(s.unbacked for s in f.free_symbols) and learning_data_dependent(env) \
                 and not any(s.unbacked for s in g.free_symbols):
-            if g not in env.assumptions:
-                env.assumptions.append(g)
+            env.record_assumption(g)
             continue
-        if g not in env.facts:
-            env.facts.append(g)
-            if f in env.fact_guards:
-                env.fact_guards.setdefault(g, env.fact_guards[f])
+        env.record_fact(g, env.fact_guard(f))
     for f in old_assumed:
         g = env.subst_cond(f)
         if g is False or (type(g) is not bool and decide_ranges(env, g) is False):
             contradiction(env, f)
-        if type(g) is not bool and g not in env.assumptions:
-            env.assumptions.append(g)
-    env._bump()
+        if type(g) is not bool:
+            env.record_assumption(g)
     tighten(env)
 
 
@@ -543,7 +523,7 @@ def contradiction(env, f) -> None:
     """A recorded fact became false: on a data-dependent size, the user's checks can
     never all hold; otherwise a guard true at the examples contradicts another one,
     which is the engine's fault."""
-    guard = env.fact_guards.get(f, env._learning)
+    guard = env.fact_guards.get(f, env.learning())
     if any(s.unbacked for s in f.free_symbols):
         frame = guard.frame if guard is not None else None
         raise UserError("ss.check(%s) can never hold together with the checks before "

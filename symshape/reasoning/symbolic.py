@@ -231,11 +231,11 @@ def bounds_expr(env: ShapeEnv, e: E.IntLike) -> ValueRange:
     if type(e) is int:
         return ValueRange(e, e)
     cache = env._exact_cache
-    key = (e, env._version)
+    key = (e, env.version)
     if cache is not None and key in cache:
         return cache[key]
     interval = env.bound(e)
-    facts = [f for f in env._related_facts(e.free_symbols)
+    facts = [f for f in env.related_facts(e.free_symbols)
              if not any(s.unbacked for s in f.free_symbols)]
     sampled = None
     if not facts and (interval.lower == interval.upper or _each_symbol_once(e)):
