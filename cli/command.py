@@ -29,7 +29,8 @@ from .textsafe import printable
 from . import docs, project
 from . import summary as summary_md
 from .isolation import group_projects, run_project
-from .fixer import final_plan, plan_fixes
+from .fix_plan import final_plan
+from .fixer import plan_fixes
 from .safe_write import Baseline
 from symshape.specs.annotations import spec_for
 from symshape.specs.matching import bind_inputs
