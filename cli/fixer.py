@@ -512,20 +512,9 @@ class _PyFile:
         rhs, ref, pre, why = self._rhs(fix, defs, nodes, new_dims, ctor, name_lit)
         if rhs is None:
             return why
-        after = None
-        if ref is not None:
-            vis = self._visible(ref, d.stmt)
-            if vis == "later" and ref.stmt is d.stmt:
-                if d.kind != "dims":
-                    return ("%s and %s are defined in one statement; split it by hand"
-                            % (d.var, ref.var))
-            elif vis == "later":
-                why = self._can_move_below(d.stmt, ref.stmt, d.var, d.kind == "dims")
-                if why:
-                    return why
-                after = ref.stmt
-            elif vis:
-                return vis
+        after, why = self._placement(d, ref) if ref is not None else (None, None)
+        if why:
+            return why
         if ctor is None and self.needs_import and (isinstance(fix.value, (Dim, _Marker))
                                                    or pre):
             self._add_import()
@@ -533,22 +522,41 @@ class _PyFile:
             self.dims_removals.setdefault(d.stmt, {})
         slot = d.stmt if d.kind == "call" else d.index
         prev = table.get(slot)
-        if prev is not None and self.patch.owner in prev.owners and prev.fix.line != fix.line:
-            return "conflicts with the fix `%s`" % prev.fix.line
         if prev is not None:
-            if prev.fix.line != fix.line:
-                merged = _merge_bounds(prev.fix, fix)
-                if merged is None:
-                    return "conflicts with the fix `%s` of another export" % prev.fix.line
-                prev.fix = merged
-                prev.rhs = self.ctor_call(merged.value, ctor, name_lit)
-            prev.owners.add(self.patch.owner)
-            return None
+            return self._join(prev, fix, ctor, name_lit)
         rw = _Rewrite(fix, rhs, pre, after, d.var)
         rw.owners.add(self.patch.owner)
         table[slot] = rw
         if isinstance(fix.value, _Marker):
             self._marker_uses(d.var, rhs, nodes)
+        return None
+
+    def _placement(self, d: _Def, ref: _Def):
+        """(statement the definition of ``d`` must move below, or None; why it cannot be
+        edited, or None) when its new value refers to the Dim ``ref`` defines."""
+        vis = self._visible(ref, d.stmt)
+        if vis == "later" and ref.stmt is d.stmt:
+            if d.kind != "dims":
+                return None, ("%s and %s are defined in one statement; split it by hand"
+                              % (d.var, ref.var))
+            return None, None
+        if vis == "later":
+            why = self._can_move_below(d.stmt, ref.stmt, d.var, d.kind == "dims")
+            return (None, why) if why else (ref.stmt, None)
+        return None, vis or None
+
+    def _join(self, prev: _Rewrite, fix: SetDim, ctor, name_lit) -> Optional[str]:
+        """A second export's fix of a definition already rewritten: the same fix joins it,
+        two bounds intersect, anything else conflicts."""
+        if self.patch.owner in prev.owners and prev.fix.line != fix.line:
+            return "conflicts with the fix `%s`" % prev.fix.line
+        if prev.fix.line != fix.line:
+            merged = _merge_bounds(prev.fix, fix)
+            if merged is None:
+                return "conflicts with the fix `%s` of another export" % prev.fix.line
+            prev.fix = merged
+            prev.rhs = self.ctor_call(merged.value, ctor, name_lit)
+        prev.owners.add(self.patch.owner)
         return None
 
     def _marker_uses(self, var: str, text: str, nodes) -> None:
