@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import ast
 import base64
-import contextlib
 import importlib
 import importlib.abc
 import importlib.machinery

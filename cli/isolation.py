@@ -209,6 +209,42 @@ def _exit_text(code: Optional[int]) -> str:
     return "the process exited with status %d" % code
 
 
+def _drive(child: "_Child", timeout: float, by_key: Dict[str, Item], done: Dict[str, Item],
+           on_items, on_start, on_result, on_sources):
+    """Follow one child's report channel to its end: (the step it was on when it stopped,
+    or None; whether it finished; ("timeout" | "eof" | "crash", why) or None)."""
+    current = None          # (what, key) of the step in progress
+    for ev, msg in child.events(timeout):
+        if ev == "start":
+            current = (msg["what"], msg["key"])
+            if msg["what"] == "check" and msg["key"] in by_key:
+                on_start(by_key[msg["key"]])
+        elif ev == "items":
+            fresh = [Item.from_json(d) for d in msg["items"]]
+            fresh = [it for it in fresh if it.key not in done]
+            for it in fresh:
+                by_key[it.key] = it
+                if it.status != "pending":
+                    done[it.key] = it
+            on_items(fresh)
+            current = None
+        elif ev == "result":
+            it = Item.from_json(msg["item"])
+            by_key[it.key] = done[it.key] = it
+            on_result(it)
+            current = None
+        elif ev == "sources":
+            if on_sources is not None:
+                on_sources(msg.get("files") or {})
+        elif ev == "crash":
+            return current, False, ("crash", msg.get("error", ""))
+        elif ev == "end":
+            return current, True, None
+        elif ev in ("timeout", "eof"):
+            return current, False, (ev, None)
+    return current, False, None
+
+
 def run_project(project: Project, paths: Paths, timeout: float,
                 on_items: Callable[[List[Item]], None],
                 on_start: Callable[[Item], None],
@@ -228,40 +264,8 @@ def run_project(project: Project, paths: Paths, timeout: float,
                "names": project.names, "skip": skip, "overlay": overlay or {}}
         with tempfile.TemporaryFile() as out_file:
             child = _Child(job, out_file)
-            current = None          # (what, key) of the step in progress
-            ended = False
-            failure = None
-            for ev, msg in child.events(timeout):
-                if ev == "start":
-                    current = (msg["what"], msg["key"])
-                    if msg["what"] == "check" and msg["key"] in by_key:
-                        on_start(by_key[msg["key"]])
-                elif ev == "items":
-                    fresh = [Item.from_json(d) for d in msg["items"]]
-                    fresh = [it for it in fresh if it.key not in done]
-                    for it in fresh:
-                        by_key[it.key] = it
-                        if it.status != "pending":
-                            done[it.key] = it
-                    on_items(fresh)
-                    current = None
-                elif ev == "result":
-                    it = Item.from_json(msg["item"])
-                    by_key[it.key] = done[it.key] = it
-                    on_result(it)
-                    current = None
-                elif ev == "sources":
-                    if on_sources is not None:
-                        on_sources(msg.get("files") or {})
-                elif ev == "crash":
-                    failure = ("crash", msg.get("error", ""))
-                    break
-                elif ev == "end":
-                    ended = True
-                    break
-                elif ev in ("timeout", "eof"):
-                    failure = (ev, None)
-                    break
+            current, ended, failure = _drive(child, timeout, by_key, done, on_items,
+                                             on_start, on_result, on_sources)
             if failure is not None and failure[0] == "timeout":
                 child.kill()
             code = child.finish()
