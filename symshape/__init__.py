@@ -151,9 +151,15 @@ def _draw_program(ep, path):
     return write(program_picture(ep), path)
 
 
+def _to_onnx(ep, path, opset, guards):
+    # why here: onnx is an optional extra, loaded on first use
+    from .codegen.onnx import to_onnx
+    return to_onnx(ep, path, opset=opset, guards=guards)
+
+
 from .capture import STAGES as _STAGES  # noqa: E402
 _STAGES.update(run_decompositions=_run_decompositions, compile=_compile_program,
-               draw=_draw_program)
+               draw=_draw_program, to_onnx=_to_onnx)
 __all__ += ["ExportedProgram"]
 
 

@@ -1,0 +1,167 @@
+"""Reductions, scans and sorts, with NumPy's accumulation dtypes and NaN rules.
+
+``sum`` / ``prod`` compute in the node's dtype (NumPy's accumulator: ints widen to int64,
+``dtype=`` as given; float16 sums in float32 and rounds once, as NumPy's pairwise float16
+sum does); unsigned and narrow integers are summed in a signed integer of at least their
+width (the same bits modulo 2**bits).  ``max`` / ``min`` / ``argmax`` / ``argmin``
+propagate NaN as NumPy does (the first NaN wins).  ``sort`` / ``argsort`` are ``TopK``
+over the whole axis, which orders ties by index (a stable sort), NaN last as NumPy puts
+it.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from symshape.capture.ir import Node
+
+from .context import Ctx, Refusal, refuse_dtype
+from .dtypes import BOOL, ELEM, INT64, compute_dtype
+
+SUM = frozenset(("int32", "int64", "float32", "float64"))
+MINMAX = frozenset(("int8", "int32", "int64", "uint8", "float32", "float64"))
+TOPK = frozenset(("int32", "int64", "float32", "float64"))
+#: the same bits modulo 2**64 / 2**32: sums and products of unsigned ints
+SAME_BITS = {"uint64": "int64", "uint32": "int64", "uint16": "int32", "uint8": "int32",
+             "int8": "int32", "int16": "int32", "bool": "int64", "float16": "float32"}
+
+
+def _axes_input(cx: Ctx, node: Node):
+    axis = node.attrs.get("axis")
+    if axis is None:
+        return []
+    if isinstance(axis, int):
+        axis = (axis,)
+    return [cx.w.const(np.array(list(axis), np.int64), base="axes")]
+
+
+def _keep(node: Node) -> int:
+    return 1 if node.attrs.get("keepdims") else 0
+
+
+def sum_prod(cx: Ctx, node: Node) -> str:
+    dt = node.dtype
+    comp = dt if dt.name in SUM else np.dtype(SAME_BITS.get(dt.name, dt.name))
+    if comp.name not in SUM:
+        raise refuse_dtype(node.op, dt)
+    x = cx.operand(node.inputs[0], dt)
+    if comp != dt:
+        x = cx.cast(x, comp)
+    op = "ReduceSum" if node.op == "sum" else "ReduceProd"
+    r = cx.w.op(op, [x] + _axes_input(cx, node), node.op, keepdims=_keep(node))
+    return cx.out(r if comp == dt else cx.cast(r, dt))
+
+
+def _any_nan(cx: Ctx, x: str, axes, keep: int) -> str:
+    n = cx.w.op("ReduceMax", [cx.cast(cx.w.op("IsNaN", [x]), np.uint8)] + axes, keepdims=keep)
+    return cx.w.op("Cast", [n], "anynan", to=ELEM["bool"])
+
+
+def max_min(cx: Ctx, node: Node) -> str:
+    dt = node.dtype
+    comp = compute_dtype(dt, MINMAX)
+    if comp is None:
+        raise refuse_dtype(node.op, dt)
+    x = cx.value(node.inputs[0])
+    if comp != dt:
+        x = cx.cast(x, comp)
+    axes = _axes_input(cx, node)
+    keep = _keep(node)
+    r = cx.w.op("ReduceMax" if node.op == "max" else "ReduceMin", [x] + axes, node.op,
+                keepdims=keep)
+    if comp.kind == "f":
+        nan = cx.w.const(np.array(np.nan, comp))
+        r = cx.w.op("Where", [_any_nan(cx, x, axes, keep), nan, r], node.op)
+    return cx.out(r if comp == dt else cx.cast(r, dt))
+
+
+def any_all(cx: Ctx, node: Node) -> str:
+    x = cx.operand(node.inputs[0], BOOL)
+    if node.op == "all":
+        x = cx.w.op("Not", [x])
+    n = cx.w.op("ReduceSum", [cx.cast(x, INT64)] + _axes_input(cx, node), keepdims=_keep(node))
+    zero = cx.w.const(0, INT64)
+    r = cx.w.op("Greater" if node.op == "any" else "Equal", [n, zero], node.op)
+    return cx.out(r)
+
+
+def arg_max_min(cx: Ctx, node: Node) -> str:
+    src = node.inputs[0]
+    comp = compute_dtype(src.dtype, MINMAX)
+    if comp is None:
+        raise refuse_dtype(node.op, src.dtype)
+    x = cx.value(src)
+    if comp != src.dtype:
+        x = cx.cast(x, comp)
+    axis = node.attrs.get("axis")
+    keep = _keep(node)
+    if axis is None:
+        x = cx.w.op("Reshape", [x, cx.w.const(np.array([-1], np.int64))], "flat")
+        axis = 0
+    op = "ArgMax" if node.op == "argmax" else "ArgMin"
+    r = cx.w.op(op, [x], node.op, axis=int(axis), keepdims=keep)
+    if comp.kind == "f":
+        isnan = cx.cast(cx.w.op("IsNaN", [x]), np.uint8)
+        first = cx.w.op("ArgMax", [isnan], axis=int(axis), keepdims=keep)
+        anyn = cx.w.op("Cast", [cx.w.op("ReduceMax", [isnan, cx.w.const(
+            np.array([axis], np.int64))], keepdims=keep)], to=ELEM["bool"])
+        r = cx.w.op("Where", [anyn, first, r], node.op)
+    if node.attrs.get("axis") is None and keep == 0:
+        r = cx.w.op("Reshape", [r, cx.w.const(np.zeros((0,), np.int64))], node.op)
+    return cx.out(r if node.dtype == INT64 else cx.cast(r, node.dtype))
+
+
+def cumulative_sum(cx: Ctx, node: Node) -> str:
+    dt = node.dtype
+    if node.attrs.get("include_initial"):
+        raise Refusal("cumulative_sum with include_initial=True")
+    if dt.name == "float16":
+        raise Refusal("a float16 cumulative sum (NumPy rounds every partial sum to float16)",
+                      "compute it in float32 (x.astype(np.float32)) or keep this program "
+                      "on ep.compile()")
+    comp = dt if dt.name in SUM else np.dtype(SAME_BITS.get(dt.name, dt.name))
+    x = cx.operand(node.inputs[0], dt)
+    if comp != dt:
+        x = cx.cast(x, comp)
+    r = cx.w.op("CumSum", [x, cx.w.const(np.array(int(node.attrs["axis"]), np.int64))],
+                "cumsum")
+    return cx.out(r if comp == dt else cx.cast(r, dt))
+
+
+def _topk(cx: Ctx, x: str, axis: int, n) -> list:
+    k = cx.w.op("Unsqueeze", [cx.sizes.scalar(n), cx.w.const(np.array([0], np.int64))], "k")
+    return cx.w.op("TopK", [x, k], "sorted", n_out=2, axis=axis, largest=0, sorted=1)
+
+
+def sort(cx: Ctx, node: Node) -> str:
+    """``sort`` / ``argsort``: a stable ascending TopK over the whole axis; for floats a
+    second stable pass by "is NaN" moves NaNs last, as NumPy does."""
+    src = node.inputs[0]
+    axis = int(node.attrs.get("axis", -1)) % len(src.shape)
+    comp = compute_dtype(src.dtype, TOPK) if src.dtype != BOOL else np.dtype("int32")
+    if comp is None:
+        raise refuse_dtype(node.op, src.dtype)
+    x = cx.value(src)
+    if comp != src.dtype:
+        x = cx.cast(x, comp)
+    n = src.shape[axis]
+    w = cx.w
+    if comp.kind == "f":
+        isnan = w.op("IsNaN", [x])
+        key = w.op("Where", [isnan, w.const(np.array(np.inf, comp)), x])
+        _, i1 = _topk(cx, key, axis, n)
+        nan_key = w.op("GatherElements", [cx.cast(isnan, np.int32), i1], axis=axis)
+        _, i2 = _topk(cx, nan_key, axis, n)
+        idx = w.op("GatherElements", [i1, i2], "argsort", axis=axis)
+        vals = w.op("GatherElements", [x, idx], "sort", axis=axis)
+    else:
+        vals, idx = _topk(cx, x, axis, n)
+    if node.op == "argsort":
+        return cx.out(idx if node.dtype == INT64 else cx.cast(idx, node.dtype))
+    return cx.out(vals if comp == node.dtype else cx.cast(vals, node.dtype))
+
+
+RULES = {
+    "sum": sum_prod, "prod": sum_prod, "max": max_min, "min": max_min, "any": any_all,
+    "all": any_all, "argmax": arg_max_min, "argmin": arg_max_min,
+    "cumulative_sum": cumulative_sum, "sort": sort, "argsort": sort,
+}
