@@ -52,7 +52,7 @@ def _safe_divisor(cx, b, dt):
     if dt.kind == "i":
         minus = w.op("Equal", [b, _c(cx, -1, dt)])
         bad = w.op("Or", [zero, minus])
-    return w.op("Where", [bad, _c(cx, 1, dt), b], "divisor"), zero, minus
+    return cx.where(bad, _c(cx, 1, dt), b, dt), zero, minus
 
 
 def floor_divide(cx, a, dt):
@@ -68,8 +68,8 @@ def floor_divide(cx, a, dt):
         fix = w.op("And", [w.op("Not", [w.op("Equal", [r, z])]),
                            w.op("Xor", [w.op("Less", [x, z]), w.op("Less", [safe, z])])])
         q = w.op("Sub", [q, w.op("Cast", [fix], to=_elem(dt))])
-        q = w.op("Where", [minus, w.op("Neg", [x]), q])     # wraps, as NumPy
-    return w.op("Where", [zero, _c(cx, 0, dt), q], "floor_divide")
+        q = cx.where(minus, w.op("Neg", [x]), q, dt)     # wraps, as NumPy
+    return cx.where(zero, _c(cx, 0, dt), q, dt)
 
 
 def remainder(cx, a, dt):
@@ -80,7 +80,7 @@ def remainder(cx, a, dt):
     safe, zero, minus = _safe_divisor(cx, y, dt)
     r = w.op("Mod", [x, safe], fmod=0)
     bad = zero if minus is None else w.op("Or", [zero, minus])
-    return w.op("Where", [bad, _c(cx, 0, dt), r], "remainder")
+    return cx.where(bad, _c(cx, 0, dt), r, dt)
 
 
 def _float_divmod(cx, x, y, dt):
@@ -313,9 +313,9 @@ def _shift(cx, a, dt, direction):
     x = a[0] if dt == u else w.op("Cast", [a[0]], to=_elem(u))
     n = a[1] if dt == u else w.op("Cast", [a[1]], to=_elem(u))
     big = w.op("GreaterOrEqual", [n, _c(cx, 8 * dt.itemsize, u)])
-    safe = w.op("Where", [big, _c(cx, 0, u), n])
+    safe = cx.where(big, _c(cx, 0, u), n, u)
     r = w.op("BitShift", [x, safe], direction=direction)
-    return w.op("Where", [big, _c(cx, 0, u), r]), big
+    return cx.where(big, _c(cx, 0, u), r, u), big
 
 
 def shift_left(cx, a, dt):
@@ -329,7 +329,7 @@ def shift_right(cx, a, dt):
     w = cx.w
     # arithmetic shift: ~(~x >> n) for negative x, as C's >> on two's complement
     neg = w.op("Less", [a[0], _c(cx, 0, dt)])
-    pos = w.op("Where", [neg, w.op("BitwiseNot", [a[0]]), a[0]])
+    pos = cx.where(neg, w.op("BitwiseNot", [a[0]]), a[0], dt)
     r, _ = _shift(cx, [pos, a[1]], dt, "RIGHT")
     r = w.op("Cast", [r], to=_elem(dt))
-    return w.op("Where", [neg, w.op("BitwiseNot", [r]), r], "shift")
+    return cx.where(neg, w.op("BitwiseNot", [r]), r, dt)

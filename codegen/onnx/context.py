@@ -15,6 +15,10 @@ from symshape.errors import UserError
 from symshape.expr import Expr, Sym
 
 from .dtypes import ELEM, INT64
+
+#: the dtypes onnxruntime's CPU Where runs
+WHERE = frozenset(("int8", "int32", "int64", "uint8", "uint32", "float16", "float32",
+                   "float64"))
 from .graph import GraphWriter
 from .sizes import DimText, SizeValues
 
@@ -81,6 +85,21 @@ class Ctx:
     def cast(self, name: str, dtype) -> str:
         dtype = np.dtype(dtype)
         return self.w.op("Cast", [name], "cast", to=ELEM[dtype.name])
+
+    def where(self, c: str, a: str, b: str, dt) -> str:
+        """``Where(c, a, b)`` of values of dtype ``dt``: onnxruntime's Where lacks bool,
+        int16, uint16 and uint64, which select through a dtype of the same values (or
+        ``And`` / ``Or`` for bool)."""
+        dt = np.dtype(dt)
+        w = self.w
+        if dt.name in WHERE:
+            return w.op("Where", [c, a, b], "where")
+        if dt.kind == "b":
+            return w.op("Or", [w.op("And", [c, a]), w.op("And", [w.op("Not", [c]), b])],
+                        "where")
+        via = np.dtype("int64" if dt.name == "uint64" else "int32")
+        r = w.op("Where", [c, self.cast(a, via), self.cast(b, via)], "where")
+        return self.cast(r, dt)
 
     def out(self, name: str, node: Optional[Node] = None) -> str:
         """Record ``name`` as the value of ``node`` (default: the node being converted),

@@ -56,10 +56,10 @@ def tuple_get(cx: Ctx, node: Node) -> str:
     whole = cx.value(node.inputs[0])
     v = whole[int(node.attrs["index"])]
     t = cx.w.type_of(v)
-    if t is None or len(t[1] or ()) != len(node.shape):
+    if len(node.shape) > 1 and (t is None or len(t[1] or ()) != len(node.shape)):
         # unique's inverse has the input's shape (NumPy 2)
         v = cx.w.op("Reshape", [v, cx.shape_of(node)], node.name, allowzero=1)
-    elif node.dtype is not None and t[0] != node.dtype:
+    elif node.dtype is not None and t is not None and t[0] != node.dtype:
         v = cx.cast(v, node.dtype)
     v = cx.w.op("Identity", [v], node.name)
     return cx.out(v)

@@ -75,6 +75,21 @@ def _trunc(cx: Ctx, a, dt) -> str:
     return cx.w.op("Where", [neg, cx.w.op("Ceil", [x]), cx.w.op("Floor", [x])], "trunc")
 
 
+def _rounding(op: Optional[str]) -> Build:
+    """Floor / Ceil / Round (None: trunc) of floats; integers are their own value."""
+    def build(cx: Ctx, a, dt) -> str:
+        if dt.kind != "f":
+            return _identity(cx, a, dt)
+        return _trunc(cx, a, dt) if op is None else cx.w.op(op, [a[0]], op.lower())
+    return build
+
+
+def _negative(cx: Ctx, a, dt) -> str:
+    if dt.kind == "u":
+        return cx.w.op("Sub", [cx.w.const(np.zeros((), dt)), a[0]], "negative")
+    return cx.w.op("Neg", [a[0]], "negative")
+
+
 def _logical(op: str) -> Build:
     return lambda cx, a, dt: cx.w.op(op, list(a), op.lower())
 
@@ -92,7 +107,8 @@ RULES: Dict[str, Ew] = {
                     note="the sign of the divisor, as Python and NumPy"),
     "pow": Ew(build=arith.power, kinds="iuf", native=NUM,
               note="integers: small constant exponents as products; floats: Pow"),
-    "negative": Ew("Neg", kinds="iuf", native=SIGNED | {"uint8"}),
+    "negative": Ew(build=_negative, kinds="iuf", native=NUM,
+                   note="unsigned integers wrap (0 - x), as NumPy"),
     "positive": Ew(build=_identity, kinds="iuf", native=ALL),
     "conj": Ew(build=_identity, kinds="biuf", native=ALL),
     "abs": Ew("Abs", kinds="biuf", native=NUM),
@@ -127,10 +143,11 @@ RULES: Dict[str, Ew] = {
     "logaddexp": Ew(build=arith.logaddexp, kinds="f", native=F),
     "copysign": Ew(build=arith.copysign, kinds="f", native=F,
                    note="the sign of a negative NaN is not seen (ONNX has no bit cast)"),
-    "floor": Ew("Floor", kinds="f", native=F),
-    "ceil": Ew("Ceil", kinds="f", native=F),
-    "trunc": Ew(build=_trunc, kinds="f", native=F),
-    "round": Ew("Round", kinds="f", native=F, note="half to even, as NumPy"),
+    "floor": Ew(build=_rounding("Floor"), kinds="biuf", native=ALL),
+    "ceil": Ew(build=_rounding("Ceil"), kinds="biuf", native=ALL),
+    "trunc": Ew(build=_rounding(None), kinds="biuf", native=ALL),
+    "round": Ew(build=_rounding("Round"), kinds="biuf", native=ALL,
+                note="half to even, as NumPy"),
     "maximum": Ew(build=arith.maximum, kinds="biuf", native=MINMAX | {"bool"},
                   note="NaN propagates, as NumPy"),
     "minimum": Ew(build=arith.minimum, kinds="biuf", native=MINMAX | {"bool"},
@@ -211,7 +228,4 @@ def convert_ew(cx: Ctx, node: Node) -> str:
 def _where(cx: Ctx, node: Node) -> str:
     c, a, b = node.inputs
     dt = node.dtype
-    if dt.name not in ALL:
-        raise refuse_dtype("where", dt)
-    return cx.out(cx.w.op("Where", [cx.operand(c, BOOL), cx.operand(a, dt),
-                                    cx.operand(b, dt)], "where"))
+    return cx.out(cx.where(cx.operand(c, BOOL), cx.operand(a, dt), cx.operand(b, dt), dt))

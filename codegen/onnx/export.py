@@ -94,11 +94,12 @@ class Exported:
         self.outputs: List[Tuple[str, str, str]] = []     # (graph name, kind, path)
 
 
-def _state_path(ep, n: Node) -> str:
+def _state_path(ep, n: Node) -> Tuple[str, bool]:
+    """The path of a state array (True), or the name of a lifted constant (False)."""
     for s in ep.graph_signature.input_specs:
         if s.name == n.name:
-            return s.path or s.target or n.name
-    return n.name
+            return (s.path, True) if s.path else (s.target or n.name, False)
+    return n.name, False
 
 
 def build(ep, opset: int = 18, guards: bool = True, state_as_inputs: bool = False) -> Exported:
@@ -134,8 +135,8 @@ def build(ep, opset: int = 18, guards: bool = True, state_as_inputs: bool = Fals
         out.user_inputs.append((name, n))
         sig_in.append({"name": name, "kind": "USER_INPUT", "path": desc.path})
     for n in graph.constants:
-        path = _state_path(core, n)
-        name = names.claim(path)
+        path, is_state = _state_path(core, n)
+        name = names.claim(path) if is_state else names.fresh(path)
         arr = np.asarray(n.meta["value"])
         onnx_type(arr.dtype, "state %s" % path)
         cx.values[n] = name

@@ -25,6 +25,29 @@ SAME_BITS = {"uint64": "int64", "uint32": "int64", "uint16": "int32", "uint8": "
              "int8": "int32", "int16": "int32", "bool": "int64", "float16": "float32"}
 
 
+def order_key(cx: Ctx, x: str, dt) -> tuple:
+    """(a tensor ordered as ``x``, its dtype): onnxruntime's ArgMax / ReduceMax / TopK run
+    on few integer dtypes; narrower ones widen, and uint64 becomes int64 with the sign
+    bit flipped (the same order, and the flip undoes itself: ``from_key``)."""
+    dt = np.dtype(dt)
+    if dt.name == "uint64":
+        flip = cx.w.const(np.array(np.iinfo(np.int64).min, np.int64))
+        return cx.w.op("BitwiseXor", [cx.cast(x, INT64), flip], "key"), INT64
+    comp = compute_dtype(dt, MINMAX) if dt != BOOL else np.dtype("uint8")
+    if comp is None:
+        raise refuse_dtype("ordering", dt)
+    return (x if comp == dt else cx.cast(x, comp)), comp
+
+
+def from_key(cx: Ctx, r: str, comp, dt) -> str:
+    """The values of ``dt`` back from ``order_key``'s tensor."""
+    dt = np.dtype(dt)
+    if dt.name == "uint64":
+        flip = cx.w.const(np.array(np.iinfo(np.int64).min, np.int64))
+        return cx.cast(cx.w.op("BitwiseXor", [r, flip]), dt)
+    return r if comp == dt else cx.cast(r, dt)
+
+
 def _axes_input(cx: Ctx, node: Node):
     axis = node.attrs.get("axis")
     if axis is None:
@@ -58,12 +81,7 @@ def _any_nan(cx: Ctx, x: str, axes, keep: int) -> str:
 
 def max_min(cx: Ctx, node: Node) -> str:
     dt = node.dtype
-    comp = compute_dtype(dt, MINMAX)
-    if comp is None:
-        raise refuse_dtype(node.op, dt)
-    x = cx.value(node.inputs[0])
-    if comp != dt:
-        x = cx.cast(x, comp)
+    x, comp = order_key(cx, cx.operand(node.inputs[0], dt), dt)
     axes = _axes_input(cx, node)
     keep = _keep(node)
     r = cx.w.op("ReduceMax" if node.op == "max" else "ReduceMin", [x] + axes, node.op,
@@ -71,7 +89,7 @@ def max_min(cx: Ctx, node: Node) -> str:
     if comp.kind == "f":
         nan = cx.w.const(np.array(np.nan, comp))
         r = cx.w.op("Where", [_any_nan(cx, x, axes, keep), nan, r], node.op)
-    return cx.out(r if comp == dt else cx.cast(r, dt))
+    return cx.out(from_key(cx, r, comp, dt))
 
 
 def any_all(cx: Ctx, node: Node) -> str:
@@ -86,12 +104,7 @@ def any_all(cx: Ctx, node: Node) -> str:
 
 def arg_max_min(cx: Ctx, node: Node) -> str:
     src = node.inputs[0]
-    comp = compute_dtype(src.dtype, MINMAX)
-    if comp is None:
-        raise refuse_dtype(node.op, src.dtype)
-    x = cx.value(src)
-    if comp != src.dtype:
-        x = cx.cast(x, comp)
+    x, comp = order_key(cx, cx.value(src), src.dtype)
     axis = node.attrs.get("axis")
     keep = _keep(node)
     if axis is None:
@@ -137,12 +150,9 @@ def sort(cx: Ctx, node: Node) -> str:
     second stable pass by "is NaN" moves NaNs last, as NumPy does."""
     src = node.inputs[0]
     axis = int(node.attrs.get("axis", -1)) % len(src.shape)
-    comp = compute_dtype(src.dtype, TOPK) if src.dtype != BOOL else np.dtype("int32")
-    if comp is None:
-        raise refuse_dtype(node.op, src.dtype)
-    x = cx.value(src)
-    if comp != src.dtype:
-        x = cx.cast(x, comp)
+    x, comp = order_key(cx, cx.value(src), src.dtype)
+    if comp.name not in TOPK:
+        x, comp = cx.cast(x, INT64), INT64
     n = src.shape[axis]
     w = cx.w
     if comp.kind == "f":
@@ -152,12 +162,13 @@ def sort(cx: Ctx, node: Node) -> str:
         nan_key = w.op("GatherElements", [cx.cast(isnan, np.int32), i1], axis=axis)
         _, i2 = _topk(cx, nan_key, axis, n)
         idx = w.op("GatherElements", [i1, i2], "argsort", axis=axis)
-        vals = w.op("GatherElements", [x, idx], "sort", axis=axis)
+        vals = w.op("GatherElements", [cx.value(src), idx], "sort", axis=axis)
     else:
-        vals, idx = _topk(cx, x, axis, n)
+        _, idx = _topk(cx, x, axis, n)
+        vals = w.op("GatherElements", [cx.value(src), idx], "sort", axis=axis)
     if node.op == "argsort":
         return cx.out(idx if node.dtype == INT64 else cx.cast(idx, node.dtype))
-    return cx.out(vals if comp == node.dtype else cx.cast(vals, node.dtype))
+    return cx.out(vals if src.dtype == node.dtype else cx.cast(vals, node.dtype))
 
 
 RULES = {
