@@ -24,17 +24,26 @@ def session(model):
                                 providers=["CPUExecutionProvider"])
 
 
-def feeds(model, args):
-    """Graph inputs from the user arguments, in the order of the signature's user inputs
-    (flat leaves: arrays, and Python ints as int64 scalars)."""
+def feeds(model, args, ep=None):
+    """Graph inputs from the user arguments: each ``USER_INPUT`` by its path (``x``,
+    ``params['fc']['w']``, read off ``ep``'s call signature when given, else the arguments
+    in order), Python ints as int64 scalars; ``STATE`` inputs from ``ep.state``."""
     import json
     sig = json.loads({p.key: p.value for p in model.metadata_props}["symshape.signature"])
-    users = [e["name"] for e in sig["inputs"] if e["kind"] == "USER_INPUT"]
-    leaves = [a for a in args]
-    assert len(users) == len(leaves), (users, len(leaves))
-    return {n: (np.asarray(v, np.int64) if isinstance(v, (int, np.integer)) and not
-                isinstance(v, np.ndarray) else np.ascontiguousarray(v))
-            for n, v in zip(users, leaves)}
+    users = [e for e in sig["inputs"] if e["kind"] == "USER_INPUT"]
+    if ep is not None and ep.call_signature is not None:
+        bound = ep.call_signature.bind(*args).arguments
+        values = [eval(e["path"], {}, dict(bound)) for e in users]
+    else:
+        values = list(args)
+        assert len(users) == len(values), (users, len(values))
+    out = {e["name"]: (np.asarray(v, np.int64) if isinstance(v, (int, np.integer)) and not
+                       isinstance(v, np.ndarray) else np.require(v, requirements="C"))
+           for e, v in zip(users, values)}
+    for e in sig["inputs"]:
+        if e["kind"] == "STATE":
+            out[e["name"]] = np.require(ep.state[e["path"]], requirements="C")
+    return out
 
 
 def ulps(dt) -> float:

@@ -145,7 +145,7 @@ def build(ep, opset: int = 18, guards: bool = True, state_as_inputs: bool = Fals
             out.state_inputs.append((name, n))
             sig_in.append({"name": name, "kind": "STATE", "path": path})
         else:
-            inits.append(numpy_helper.from_array(np.ascontiguousarray(arr), name))
+            inits.append(numpy_helper.from_array(np.require(arr, requirements="C"), name))
     check = _input_check(core)
     chain = GuardChain(w) if guards else None
     bind_and_check(check, w, cx.sizes, by_path, chain)

@@ -52,7 +52,8 @@ def make_session(model, threads: int = THREADS):
 def _feed(v, int_input: bool):
     if int_input:
         return np.asarray(v, np.int64)
-    return np.ascontiguousarray(v)
+    # np.require keeps a 0-d array 0-d (np.ascontiguousarray makes it 1-d)
+    return np.require(v, requirements="C")
 
 
 def _body(ctx: Writing, ep, ex) -> List[str]:
