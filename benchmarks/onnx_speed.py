@@ -30,6 +30,7 @@ if __name__ == "__main__":
         os.environ["XLA_FLAGS"] = ("--xla_cpu_multi_thread_eigen=false "
                                    "intra_op_parallelism_threads=%d" % ARGS.threads)
 
+import importlib.util  # noqa: E402
 import inspect  # noqa: E402
 import statistics  # noqa: E402
 import time  # noqa: E402
@@ -67,11 +68,8 @@ def _export(prog, args):
 
 def _columns(ep, prog, args, threads):
     cols = [("eager", lambda *a: prog(np, *a)), ("ep.compile()", ep.compile())]
-    try:
-        import numba  # noqa: F401
+    if importlib.util.find_spec("numba") is not None:
         cols.append(("numba", ep.compile(backend="numba")))
-    except ImportError:
-        pass
     ort = ep.compile(backend="onnxruntime")
     if threads != 1:        # the backend's session uses symshape's threads; this, ORT's
         sess = make_session(ort.model, threads if threads > 0 else 0)

@@ -15,7 +15,7 @@ import numpy as np
 from .dtypes import DTYPES, compute_dtype
 from .elementwise import RULES as EW
 from .movement import MATMUL
-from .reductions import MINMAX, SAME_BITS, SUM, TOPK
+from .reductions import MINMAX, SAME_BITS, SCAN_NATIVE, SUM, TOPK
 from .datadep import UNIQUE
 from .rules import CONVERTERS, REFUSED
 
@@ -63,7 +63,11 @@ def _sorted(dt):
 
 
 def _cumsum(dt):
-    return "no" if dt.name == "float16" else _sum(dt)
+    return _scan(dt) if dt.name == "float16" else _sum(dt)
+
+
+def _scan(dt):
+    return _via(compute_dtype(dt, SCAN_NATIVE), dt)
 
 
 def _unique(dt):
@@ -82,7 +86,7 @@ def _any(dt):
 
 SPECIAL: Dict[str, Cell] = {
     "sum": _sum, "prod": _sum, "max": _ordered, "min": _ordered, "argmax": _ordered,
-    "argmin": _ordered, "sort": _sorted, "argsort": _sorted, "cumulative_sum": _cumsum,
+    "argmin": _ordered, "sort": _sorted, "argsort": _sorted, "cumulative_sum": _cumsum, "cumulative_prod": _scan,
     "unique": _unique, "matmul": _matmul, "astype": _any, "where": _any,
 }
 

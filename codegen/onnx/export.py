@@ -34,6 +34,10 @@ from .metadata import CONTRACT_KEY, SIGNATURE_KEY, contract_json, output_paths, 
 from .rules import CONVERTERS, REFUSED
 from .sizes import DimText, SizeValues
 
+#: what to do with an op the exporter has no rule for (linalg, fft, random draws, custom)
+OUTSIDE_ADVICE = ("compute it before the exported function and pass the result in, wrap it "
+                  "in an ss.custom_op and register an ONNX function for it, or keep this "
+                  "program on ep.compile()")
 #: the opsets the converter writes (its ops and attributes are those of opset 18)
 MIN_OPSET, MAX_OPSET = 18, 21
 IR_VERSION = 8
@@ -50,7 +54,7 @@ def convert_nodes(cx: Ctx, nodes, pending: Optional[list] = None,
         try:
             if fn is None:
                 raise Refusal(REFUSED.get(node.op, "it is not in the core op set the "
-                                                   "exporter translates"))
+                                                   "exporter translates"), OUTSIDE_ADVICE)
             if node.dtype is not None and node.dtype.kind not in "O" and \
                     not supported(node.dtype):
                 raise Refusal("its result has dtype %s" % node.dtype.name)

@@ -12,11 +12,11 @@ gathers with ``GatherND``; the broadcast axes land where NumPy puts them.
 """
 from __future__ import annotations
 
-from typing import List, Optional
+from typing import List
 
 import numpy as np
 
-from symshape.capture.ir import ArrRef, IndexAttr, Node
+from symshape.capture.ir import ArrRef, Node
 from symshape.expr import Expr, Sym
 
 from .context import Ctx, Refusal, refuse_dtype

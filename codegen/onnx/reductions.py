@@ -11,13 +11,18 @@ it.
 from __future__ import annotations
 
 import numpy as np
+from onnx import numpy_helper
 
 from symshape.capture.ir import Node
 
 from .context import Ctx, Refusal, refuse_dtype
 from .dtypes import BOOL, ELEM, INT64, compute_dtype
+from .graph import GraphWriter, value_info
 
 SUM = frozenset(("int32", "int64", "float32", "float64"))
+#: the dtypes onnxruntime's Add and Mul run (a Scan step)
+SCAN_NATIVE = frozenset(("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+                         "uint64", "float32", "float64"))
 MINMAX = frozenset(("int8", "int32", "int64", "uint8", "float32", "float64"))
 TOPK = frozenset(("int32", "int64", "float32", "float64"))
 #: the same bits modulo 2**64 / 2**32: sums and products of unsigned ints
@@ -126,11 +131,11 @@ def arg_max_min(cx: Ctx, node: Node) -> str:
 def cumulative_sum(cx: Ctx, node: Node) -> str:
     dt = node.dtype
     if node.attrs.get("include_initial"):
-        raise Refusal("cumulative_sum with include_initial=True")
-    if dt.name == "float16":
-        raise Refusal("a float16 cumulative sum (NumPy rounds every partial sum to float16)",
-                      "compute it in float32 (x.astype(np.float32)) or keep this program "
-                      "on ep.compile()")
+        raise Refusal("%s with include_initial=True" % node.op)
+    if node.op == "cumulative_prod" or dt.name == "float16":
+        # NumPy accumulates one element at a time, rounding each partial result to the
+        # dtype: a Scan does the same steps in the same order
+        return cx.out(scan_accumulate(cx, node))
     comp = dt if dt.name in SUM else np.dtype(SAME_BITS.get(dt.name, dt.name))
     x = cx.operand(node.inputs[0], dt)
     if comp != dt:
@@ -138,6 +143,46 @@ def cumulative_sum(cx: Ctx, node: Node) -> str:
     r = cx.w.op("CumSum", [x, cx.w.const(np.array(int(node.attrs["axis"]), np.int64))],
                 "cumsum")
     return cx.out(r if comp == dt else cx.cast(r, dt))
+
+
+def scan_accumulate(cx: Ctx, node: Node) -> str:
+    """``cumulative_sum`` / ``cumulative_prod`` as a ``Scan`` along the axis: the running
+    value (in the node's dtype) combined with each slice in turn, each step computed as
+    NumPy's loop computes it (float16 in float32, rounded back every step)."""
+    dt = node.dtype
+    src = node.inputs[0]
+    rank = len(src.shape)
+    axis = int(node.attrs["axis"]) % rank
+    comp = compute_dtype(dt, SCAN_NATIVE)
+    if comp is None:
+        raise refuse_dtype(node.op, dt)
+    w = cx.w
+    x = cx.operand(src, dt)
+    perm = [axis] + [i for i in range(rank) if i != axis]
+    if axis:
+        x = w.op("Transpose", [x], "to_front", perm=perm)
+    row_shape = w.op("Slice", [w.op("Shape", [x]), w.const(np.array([1], np.int64)),
+                               w.const(np.array([rank], np.int64))], "row_shape")
+    ident = np.ones(1, dt) if node.op == "cumulative_prod" else np.zeros(1, dt)
+    init = w.op("ConstantOfShape", [row_shape], "identity",
+                value=numpy_helper.from_array(ident))
+    body = GraphWriter(w.names, w)
+    acc, row = w.names.fresh("acc"), w.names.fresh("slice")
+    a, b = acc, row
+    if comp != dt:
+        a, b = (body.op("Cast", [v], to=ELEM[comp.name]) for v in (acc, row))
+    step = body.op("Mul" if node.op == "cumulative_prod" else "Add", [a, b], "step")
+    if comp != dt:
+        step = body.op("Cast", [step], to=ELEM[dt.name])
+    out = body.op("Identity", [step], "partial")
+    dims = [None] * (rank - 1)
+    g = body.graph(node.name + "_step", [value_info(acc, dt, dims), value_info(row, dt, dims)],
+                   [value_info(step, dt, dims), value_info(out, dt, dims)])
+    _, stacked = w.op("Scan", [init, x], node.op, n_out=2, body=g, num_scan_inputs=1)
+    if axis:
+        inv = [perm.index(i) for i in range(rank)]
+        stacked = w.op("Transpose", [stacked], node.op, perm=inv)
+    return stacked
 
 
 def _topk(cx: Ctx, x: str, axis: int, n) -> list:
@@ -174,5 +219,6 @@ def sort(cx: Ctx, node: Node) -> str:
 RULES = {
     "sum": sum_prod, "prod": sum_prod, "max": max_min, "min": max_min, "any": any_all,
     "all": any_all, "argmax": arg_max_min, "argmin": arg_max_min,
-    "cumulative_sum": cumulative_sum, "sort": sort, "argsort": sort,
+    "cumulative_sum": cumulative_sum, "cumulative_prod": cumulative_sum, "sort": sort,
+    "argsort": sort,
 }

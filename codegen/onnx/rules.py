@@ -23,6 +23,4 @@ CONVERTERS.update(control.RULES)
 #: core ops without an exact ONNX form onnxruntime runs, and why
 REFUSED: Dict[str, str] = {
     "nextafter": "ONNX has no bit cast to step a float by one ulp",
-    "cumulative_prod": "ONNX has no cumulative product (a Scan would multiply in another "
-                       "order than NumPy)",
 }

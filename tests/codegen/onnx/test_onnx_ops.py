@@ -135,6 +135,7 @@ CASES = {
     "any_all": lambda x: (x.any(), x.all(axis=0), np.any(x, axis=1, keepdims=True)),
     "argmax_argmin": lambda x: (x.argmax(), x.argmin(axis=0), x.argmax(axis=1)),
     "cumsum": lambda x: (np.cumsum(x, axis=0), np.cumsum(x, axis=1)),
+    "cumprod": lambda x: (np.cumprod(x, axis=0), np.cumprod(x[:, :2], axis=1)),
     "sort_argsort": lambda x: (np.sort(x, axis=0), np.argsort(x, axis=1, stable=True)),
     # data-dependent sizes
     "nonzero": lambda x: (np.argwhere(x), np.flatnonzero(x), x[x != 0]),
@@ -161,7 +162,7 @@ def _index_put(x):
 
 #: refusals the op table documents (case, dtype kind or dtype name)
 REFUSED_OK = {
-    ("cumsum", "float16"), ("unique", "f"), ("unique_flags", "f"), ("unique", "uint64"),
+    ("unique", "f"), ("unique_flags", "f"), ("unique", "uint64"),
     ("unique_flags", "uint64"), ("max_min", "uint64"), ("argmax_argmin", "uint64"),
     ("sort_argsort", "uint64"), ("sort_argsort", "uint16"), ("sort_argsort", "uint32"),
     ("matmul", "uint16"), ("matmul", "uint8"), ("matmul", "int16"), ("matmul", "int8"),
