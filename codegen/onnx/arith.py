@@ -55,12 +55,8 @@ def _safe_divisor(cx, b, dt):
     return cx.where(bad, _c(cx, 1, dt), b, dt), zero, minus
 
 
-def floor_divide(cx, a, dt):
-    x, y = a
+def _int_floordiv(cx, x, safe, zero, minus, dt):
     w = cx.w
-    if dt.kind == "f":
-        return _float_divmod(cx, x, y, dt)[0]
-    safe, zero, minus = _safe_divisor(cx, y, dt)
     q = w.op("Div", [x, safe])
     if dt.kind == "i":
         r = w.op("Mod", [x, safe], fmod=1)
@@ -72,15 +68,25 @@ def floor_divide(cx, a, dt):
     return cx.where(zero, _c(cx, 0, dt), q, dt)
 
 
-def remainder(cx, a, dt):
-    x, y = a
-    w = cx.w
-    if dt.kind == "f":
-        return _float_divmod(cx, x, y, dt)[1]
-    safe, zero, minus = _safe_divisor(cx, y, dt)
-    r = w.op("Mod", [x, safe], fmod=0)
-    bad = zero if minus is None else w.op("Or", [zero, minus])
+def _int_mod(cx, x, safe, zero, minus, dt):
+    r = cx.w.op("Mod", [x, safe], fmod=0)
+    bad = zero if minus is None else cx.w.op("Or", [zero, minus])
     return cx.where(bad, _c(cx, 0, dt), r, dt)
+
+
+def _divmod(which: int):
+    """``floor_divide`` (0) or ``remainder`` (1) of integers or floats."""
+    def build(cx, a, dt):
+        x, y = a
+        if dt.kind == "f":
+            return _float_divmod(cx, x, y, dt)[which]
+        safe, zero, minus = _safe_divisor(cx, y, dt)
+        return (_int_mod if which else _int_floordiv)(cx, x, safe, zero, minus, dt)
+    return build
+
+
+floor_divide = _divmod(0)
+remainder = _divmod(1)
 
 
 def _float_divmod(cx, x, y, dt):
