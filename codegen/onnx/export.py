@@ -123,7 +123,9 @@ def build(ep, opset: int = 18, guards: bool = True, state_as_inputs: bool = Fals
     cx.convert = convert_nodes
     out = Exported()
     sig = core.graph_signature
-    written = {t for t in sig.state_to_mutate.values()}
+    # state the program writes (in place or rebinds) is an input: the caller feeds it
+    written = set(sig.state_to_mutate.values()) | \
+        {t for _, t in ep.graph_signature.state_rebinds}
     inputs, inits, sig_in = [], [], []
     by_path: Dict[str, str] = {}
     for desc, n in zip(cs.inputs, graph.inputs):
@@ -159,7 +161,8 @@ def build(ep, opset: int = 18, guards: bool = True, state_as_inputs: bool = Fals
                 cx.values[n] = chain.gate(name, name.replace("'", "") + "_checked")
     pending = list(getattr(cs, "runtime_checks", ()) or ())
     convert_nodes(cx, graph.nodes, pending, chain)
-    outputs, sig_out = _outputs(core, cx, names, chain, pending)
+    rebinds = {t for _, t in ep.graph_signature.state_rebinds}
+    outputs, sig_out = _outputs(core, cx, names, chain, pending, rebinds)
     infos = [value_info(k, dt, d) for k, (dt, d) in w.types.items()
              if k not in {o.name for o in outputs}]
     g = w.graph(core.name if core.name.isidentifier() else "program", inputs, outputs, inits,
@@ -179,16 +182,30 @@ def _input_check(ep):
 
 
 def _refuse_effects(ep) -> None:
+    """A model file replays no Python: the program's writes must all be array writes (in
+    place, or a rebind of a state path to an array the graph computes, which becomes a
+    ``STATE_MUTATION`` output); any other replayed write is a UserError."""
     sp = ep.state_program
-    if sp is not None and sp.effects:
-        kinds = sorted({e.op for e in sp.effects if e.op != "rebind"})
-        if kinds:
-            raise UserError("to_onnx: the program writes Python state (%s) that a model file "
-                            "cannot replay; keep those writes outside the exported function, "
-                            "or use ep.compile()" % ", ".join(kinds))
+    if sp is None or not sp.effects:
+        return
+    from symshape.capture.stateprog import Slot
+    rebound = {name for name, _ in ep.graph_signature.state_rebinds}
+    others = []
+    for e in sp.effects:
+        v = e.args[-1] if e.args else None
+        if e.op in ("setattr", "setitem", "setroot") and type(v) is Slot and \
+                type(sp.slots[v.index]) is Node and sp.slots[v.index].name in rebound:
+            continue
+        others.append(e)
+    if others:
+        lines = [w[len("write: "):] for w in sp.describe() if w.startswith("write")]
+        raise UserError("to_onnx: the program writes Python state that a model file cannot "
+                        "replay (%s); keep those writes outside the exported function, or "
+                        "use ep.compile()" % "; ".join(lines))
 
 
-def _outputs(ep, cx: Ctx, names: Names, chain: Optional[GuardChain], pending: list):
+def _outputs(ep, cx: Ctx, names: Names, chain: Optional[GuardChain], pending: list,
+             rebinds: set):
     graph = ep.graph
     if pending and chain is not None:
         raise user_error(graph.nodes[-1], "an ss.check condition uses sizes the graph never "
@@ -223,7 +240,7 @@ def _outputs(ep, cx: Ctx, names: Names, chain: Optional[GuardChain], pending: li
         _rename(w, cx.value(node), name)
         outs.append(value_info(name, node.dtype, cx.dims.dims(node.shape)))
         entry = {"name": name, "kind": s.kind, "path": path}
-        if s.mutation == "rebind":
+        if s.mutation == "rebind" or (s.kind == "STATE_MUTATION" and s.target in rebinds):
             entry["mutation"] = "rebind"
         sig_out.append(entry)
     return outs, sig_out

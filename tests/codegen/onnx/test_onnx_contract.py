@@ -232,3 +232,42 @@ def test_user_input_mutation_is_written_back():
     b = a.copy()
     same_results(run(a), f(b))
     np.testing.assert_array_equal(a, b)
+
+
+class Recurrent:
+    def __init__(self):
+        self.h = np.zeros((1, 4))
+        self.w = RNG.standard_normal((4, 4)) * 0.5
+        self.steps = 0
+
+    def step(self, x):
+        self.h = np.tanh(self.h @ self.w + x.sum(axis=0))
+        return self.h.sum(axis=1)
+
+    def counted(self, x):
+        self.steps += 1
+        return x * 2
+
+
+def test_a_rebound_state_array_is_an_input_and_a_state_mutation_output():
+    import copy
+    model = Recurrent()
+    ref = copy.deepcopy(model)
+    ep = ss.export(model.step, (RNG.standard_normal((3, 4)),),
+                   dynamic_shapes={"x": (Dim.AUTO, None)})
+    sig = meta(checked_model(ep))["symshape.signature"]
+    assert {"name": "self.h", "kind": "STATE", "path": "self.h"} in sig["inputs"]
+    assert sig["outputs"][-1] == {"name": "self.h:new", "kind": "STATE_MUTATION",
+                                  "path": "self.h", "mutation": "rebind"}
+    run = ep.compile(backend="onnxruntime")
+    for n in (3, 5, 2):
+        x = RNG.standard_normal((n, 4))
+        same_results(run(x), ref.step(x), rtol=1e-12)
+        np.testing.assert_allclose(model.h, ref.h, rtol=1e-12)
+
+
+def test_python_state_writes_a_model_cannot_replay_are_user_errors():
+    model = Recurrent()
+    ep = ss.export(model.counted, (f32(3),), dynamic_shapes={"x": (Dim.AUTO,)})
+    with pytest.raises(ss.UserError, match=r"self.steps.*ep.compile\(\)"):
+        ep.to_onnx()
