@@ -271,3 +271,14 @@ def test_python_state_writes_a_model_cannot_replay_are_user_errors():
     ep = ss.export(model.counted, (f32(3),), dynamic_shapes={"x": (Dim.AUTO,)})
     with pytest.raises(ss.UserError, match=r"self.steps.*ep.compile\(\)"):
         ep.to_onnx()
+
+
+def test_ss_compile_runs_onnxruntime_behind_the_jit():
+    def f(x):
+        return np.tanh(x) * 2 + x.sum()
+
+    cf = ss.compile(f, backend="onnxruntime")
+    for n in (3, 4, 5, 6):
+        x = RNG.standard_normal((n, 3))
+        same_results(cf(x), f(x), rtol=1e-12)
+    assert cf.recompile_reasons == ["x.shape[0] == 3 (got 4)"]
