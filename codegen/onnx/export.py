@@ -25,6 +25,7 @@ import numpy as np
 
 from symshape.capture.ir import Node
 from symshape.errors import UserError
+from symshape.expr import Expr, Sym
 
 from .context import Ctx, Refusal, refusal_error, user_error
 from .dtypes import INT64, onnx_type, supported
@@ -216,8 +217,7 @@ def _outputs(ep, cx: Ctx, names: Names, chain: Optional[GuardChain], pending: li
     for i, (o, path) in enumerate(zip(graph.outputs, paths)):
         if type(o) is Node:
             v, dt, shape = cx.value(o), o.dtype, o.shape
-        elif isinstance(o, (bool, int, float, np.generic)) or o.__class__.__name__ in (
-                "Expr", "Sym"):
+        elif isinstance(o, (bool, int, float, np.generic, Expr, Sym)):
             dt = INT64 if not isinstance(o, (float, np.generic, bool)) else np.asarray(o).dtype
             v, shape = cx.operand(o, dt), ()
         else:
