@@ -9,7 +9,7 @@ it they raise ``UserError`` saying so.  The modules: ``dtypes`` (dtype table), `
 rule sees, refusals), ``elementwise`` / ``arith`` / ``movement`` / ``reductions`` /
 ``datadep`` / ``control`` (the rules), ``rules`` (the op table), ``guards`` (the contract
 in the graph), ``metadata``, ``export`` (the whole model), ``session`` (the backend),
-``coverage`` (the op and dtype table of the docs).
+``coverage`` (the op and dtype table of the docs), ``translations`` (the user's own).
 """
 from __future__ import annotations
 
@@ -26,6 +26,14 @@ def require_onnx():
     except ImportError:
         raise UserError(INSTALL_HINT) from None
     return onnx, onnxruntime
+
+
+def register_translation(op: str, fn):
+    """Export op ``op`` (an ``ss.custom_op`` name such as ``"mylib::scale"``, or any op the
+    exporter refuses) with ``fn(g, *inputs, **attrs)``, which writes ONNX nodes with
+    ``g.op(op_type, *inputs, **attrs)`` and returns the result's name (``translations``)."""
+    from .translations import register_translation as register
+    register(op, fn)
 
 
 def to_onnx(ep, path=None, *, opset: int = 18, guards: bool = True):

@@ -23,8 +23,9 @@ from .graph import GraphWriter
 from .sizes import DimText, SizeValues
 
 #: the advice that ends a refusal when the rule gives none of its own
-DEFAULT_ADVICE = ("compute it in another dtype (.astype(...)), wrap it in an ss.custom_op and "
-                  "register an ONNX function for it, or keep this program on ep.compile()")
+DEFAULT_ADVICE = ("compute it in another dtype (.astype(...)), register an ONNX translation for "
+                  "the op (symshape.codegen.onnx.register_translation), or keep this program "
+                  "on ep.compile()")
 
 
 class Refusal(Exception):
@@ -53,6 +54,8 @@ class Ctx:
         self.parent = parent
         self.values: Dict[Node, Any] = {}     # node -> ONNX name (or list of names)
         self.node: Optional[Node] = None      # the node being converted
+        # custom-op domains the model's nodes use (shared by the whole model)
+        self.domains: set = parent.domains if parent is not None else set()
 
     def child(self, w: GraphWriter) -> "Ctx":
         return Ctx(w, self.sizes.child(w), self.dims, self)

@@ -33,12 +33,13 @@ from .graph import GraphWriter, Names, value_info
 from .guards import GuardChain, bind_and_check, condition
 from .metadata import CONTRACT_KEY, SIGNATURE_KEY, contract_json, output_paths, signature_json
 from .rules import CONVERTERS, REFUSED
+from .translations import TRANSLATIONS, translate
 from .sizes import DimText, SizeValues
 
 #: what to do with an op the exporter has no rule for (linalg, fft, random draws, custom)
-OUTSIDE_ADVICE = ("compute it before the exported function and pass the result in, wrap it "
-                  "in an ss.custom_op and register an ONNX function for it, or keep this "
-                  "program on ep.compile()")
+OUTSIDE_ADVICE = ("register an ONNX translation for it (symshape.codegen.onnx."
+                  "register_translation), compute it before the exported function and pass "
+                  "the result in, or keep this program on ep.compile()")
 #: the opsets the converter writes (its ops and attributes are those of opset 18)
 MIN_OPSET, MAX_OPSET = 18, 21
 IR_VERSION = 8
@@ -52,7 +53,12 @@ def convert_nodes(cx: Ctx, nodes, pending: Optional[list] = None,
             continue
         cx.node = node
         fn = CONVERTERS.get(node.op)
+        user = TRANSLATIONS.get(node.op)
         try:
+            if user is not None:
+                cx.values[node] = translate(cx, node, user)
+                _bind_sizes(cx, node)
+                continue
             if fn is None:
                 raise Refusal(REFUSED.get(node.op, "it is not in the core op set the "
                                                    "exporter translates"), OUTSIDE_ADVICE)
@@ -168,8 +174,9 @@ def build(ep, opset: int = 18, guards: bool = True, state_as_inputs: bool = Fals
              if k not in {o.name for o in outputs}]
     g = w.graph(core.name if core.name.isidentifier() else "program", inputs, outputs, inits,
                 infos)
-    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)],
-                              producer_name="symshape")
+    imports = [helper.make_opsetid("", opset)] + [helper.make_opsetid(d, 1)
+                                                   for d in sorted(cx.domains)]
+    model = helper.make_model(g, opset_imports=imports, producer_name="symshape")
     model.ir_version = IR_VERSION
     helper.set_model_props(model, {CONTRACT_KEY: contract_json(core, dims),
                                    SIGNATURE_KEY: signature_json(sig_in, sig_out)})

@@ -282,3 +282,39 @@ def test_ss_compile_runs_onnxruntime_behind_the_jit():
         x = RNG.standard_normal((n, 3))
         same_results(cf(x), f(x), rtol=1e-12)
     assert cf.recompile_reasons == ["x.shape[0] == 3 (got 4)"]
+
+
+def test_a_loaded_program_exports_the_same_model(tmp_path):
+    ep = ss.export(lambda x, y: (x @ y).sum(axis=0), (f32(4, 3), f32(3, 2)),
+                   dynamic_shapes={"x": (Dim("rows"), None), "y": None})
+    ss.save(ep, tmp_path / "p.json")
+    loaded = ss.load(tmp_path / "p.json")
+    m = checked_model(loaded)
+    x, y = f32(6, 3), f32(3, 2)
+    same_results(session(m).run(None, feeds(m, (x, y))), (x @ y).sum(axis=0), rtol=1e-5)
+    assert meta(m) == meta(checked_model(ep))
+
+
+def test_custom_op_is_refused_with_what_to_do_then_exports_with_a_translation():
+    from symshape.codegen.onnx import register_translation
+    from symshape.codegen.onnx.translations import TRANSLATIONS
+
+    @ss.custom_op("onnxtest::scale", mutates_args=())
+    def scale(x: np.ndarray, k: float) -> np.ndarray:
+        return x * k
+
+    @scale.register_fake
+    def _(x, k):
+        return np.empty_like(x)
+
+    ep = ss.export(lambda x: scale(x, 3.0) + 1, (f32(4),), dynamic_shapes={"x": (Dim.AUTO,)})
+    with pytest.raises(ss.UserError, match=r"onnxtest::scale.*register_translation"):
+        ep.to_onnx()
+    register_translation("onnxtest::scale",
+                         lambda g, x, k: g.op("Mul", x, g.const(k, np.float32)))
+    try:
+        m = checked_model(ep)
+        x = f32(7)
+        same_results(session(m).run(None, feeds(m, (x,))), scale(x, 3.0) + 1)
+    finally:
+        TRANSLATIONS.pop("onnxtest::scale")
