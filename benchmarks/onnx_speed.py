@@ -86,6 +86,7 @@ def _columns(ep, prog, args, threads):
 
 
 def run(quick: bool, only, threads: int):
+    """Measure every row and print the table."""
     print("threads: %s; onnxruntime %s, numpy %s" % (
         threads or "library defaults", __import__("onnxruntime").__version__, np.__version__))
     rows, head = [], None

@@ -21,24 +21,29 @@ def _c(cx, v, dt):
 
 
 def add(cx, a, dt):
+    """``+``: ``Or`` for bools, ``Add`` otherwise."""
     return cx.w.op("Or" if dt.kind == "b" else "Add", list(a), "add")
 
 
 def multiply(cx, a, dt):
+    """``*``: ``And`` for bools, ``Mul`` otherwise."""
     return cx.w.op("And" if dt.kind == "b" else "Mul", list(a), "multiply")
 
 
 def not_equal(cx, a, dt):
+    """``!=`` as ``Not(Equal)``."""
     return cx.w.op("Not", [cx.w.op("Equal", list(a))], "not_equal")
 
 
 def bitwise(op):
+    """A bitwise op: the logical op for bools, ``Bitwise<op>`` for integers."""
     def build(cx, a, dt):
         return cx.w.op(op if dt.kind == "b" else "Bitwise" + op, list(a), "bitwise")
     return build
 
 
 def invert(cx, a, dt):
+    """``~``: ``Not`` for bools, ``BitwiseNot`` for integers."""
     return cx.w.op("Not" if dt.kind == "b" else "BitwiseNot", [a[0]], "invert")
 
 
@@ -134,10 +139,12 @@ def _copysign(cx, x, y, dt):
 
 
 def copysign(cx, a, dt):
+    """``copysign(x, y)``: ``|x|`` with the sign of ``y`` (-0.0 included)."""
     return _copysign(cx, a[0], a[1], dt)
 
 
 def signbit(cx, a, dt):
+    """``signbit``: ``x < 0`` or ``x`` is -0.0; never for unsigned integers."""
     if dt.kind == "u":
         return cx.w.op("Equal", [a[0], cx.w.op("Add", [a[0], _c(cx, 1, dt)])], "false")
     if dt.kind == "i":
@@ -146,6 +153,7 @@ def signbit(cx, a, dt):
 
 
 def sign(cx, a, dt):
+    """``sign``, NaN staying NaN as in NumPy."""
     x = a[0]
     s = cx.w.op("Sign", [x])
     if dt.kind != "f":
@@ -159,14 +167,17 @@ def _false_like(cx, x, dt):
 
 
 def isnan(cx, a, dt):
+    """``isnan``: False for integers and bools."""
     return cx.w.op("IsNaN", [a[0]]) if dt.kind == "f" else _false_like(cx, a[0], dt)
 
 
 def isinf(cx, a, dt):
+    """``isinf``: False for integers and bools."""
     return cx.w.op("IsInf", [a[0]]) if dt.kind == "f" else _false_like(cx, a[0], dt)
 
 
 def isfinite(cx, a, dt):
+    """``isfinite``: not NaN and not infinite; True for integers and bools."""
     if dt.kind != "f":
         return cx.w.op("Equal", [a[0], a[0]], "true")
     x = a[0]
@@ -250,12 +261,15 @@ def log1p(cx, a, dt):
 
 
 def log_base(base: float):
+    """``log2`` / ``log10``: ``log(x) / log(base)``."""
     def build(cx, a, dt):
         return cx.w.op("Div", [cx.w.op("Log", [a[0]]), _c(cx, np.log(base), dt)], "log")
     return build
 
 
 def atan2(cx, a, dt):
+    """``atan2(y, x)``: ``atan(y / x)`` moved to its quadrant, with atan2's values on the
+    axes, at the infinities and for signed zeros."""
     w = cx.w
     y, x = a
     zero = _c(cx, 0, dt)
@@ -280,6 +294,7 @@ def atan2(cx, a, dt):
 
 
 def hypot(cx, a, dt):
+    """``hypot``: scaled by the larger magnitude, so no square overflows; infinite if either is."""
     w = cx.w
     x, y = (w.op("Abs", [v]) for v in a)
     m = w.op("Max", [x, y])
@@ -325,11 +340,13 @@ def _shift(cx, a, dt, direction):
 
 
 def shift_left(cx, a, dt):
+    """``<<``, through the unsigned type of the same width."""
     r, _ = _shift(cx, a, dt, "LEFT")
     return r if dt.kind == "u" else cx.w.op("Cast", [r], "shift", to=_elem(dt))
 
 
 def shift_right(cx, a, dt):
+    """``>>``: logical for unsigned, arithmetic for signed integers."""
     if dt.kind == "u":
         return _shift(cx, a, dt, "RIGHT")[0]
     w = cx.w

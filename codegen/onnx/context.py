@@ -38,6 +38,7 @@ class Refusal(Exception):
 
 
 def refusal_error(node: Node, r: Refusal) -> UserError:
+    """The UserError of a refused node: the op, the user's line, why and what to do."""
     where = " at %s" % node.source if node.source else ""
     return UserError("to_onnx: %s (op %r%s) has no exact ONNX form that onnxruntime runs: %s. "
                      "To export it, %s." % (node.name, node.op, where, r.why, r.advice))
@@ -58,9 +59,11 @@ class Ctx:
         self.domains: set = parent.domains if parent is not None else set()
 
     def child(self, w: GraphWriter) -> "Ctx":
+        """The context of a subgraph written by ``w`` (it sees this one's values)."""
         return Ctx(w, self.sizes.child(w), self.dims, self)
 
     def value(self, n: Node):
+        """The ONNX value of node ``n`` (from this graph or an enclosing one)."""
         c: Optional[Ctx] = self
         while c is not None:
             if n in c.values:
@@ -86,6 +89,7 @@ class Ctx:
         raise Refusal("an operand of type %s" % type(x).__name__)
 
     def cast(self, name: str, dtype) -> str:
+        """``name`` cast to ``dtype``."""
         dtype = np.dtype(dtype)
         return self.w.op("Cast", [name], "cast", to=ELEM[dtype.name])
 
@@ -119,9 +123,11 @@ class Ctx:
 
 
 def refuse_dtype(what: str, dt) -> Refusal:
+    """A refusal of ``what`` for dtype ``dt``."""
     return Refusal("%s of dtype %s" % (what, np.dtype(dt).name))
 
 
 def user_error(node: Node, msg: str) -> UserError:
+    """A UserError about ``node`` (its op and the user's line) saying ``msg``."""
     where = " at %s" % node.source if node.source else ""
     return UserError("to_onnx: %s (op %r%s): %s" % (node.name, node.op, where, msg))

@@ -48,6 +48,8 @@ def _body_infos(w: GraphWriter, cx: Ctx):
 
 
 def cond(cx: Ctx, node: Node):
+    """``ss.cond`` as ``If``: each branch converted with the operands read from the
+    enclosing graph."""
     pred, operands = node.inputs
     if isinstance(pred, CondExpr):
         p = condition(cx.w, cx.sizes, pred.cond)
@@ -72,6 +74,7 @@ def cond(cx: Ctx, node: Node):
 
 
 def map_(cx: Ctx, node: Node):
+    """``ss.map`` as ``Scan`` over the first axis of ``xs``."""
     xs, extras = node.inputs
     sub: Subgraph = node.attrs["body"]
     names = cx.w.names
@@ -89,6 +92,8 @@ def map_(cx: Ctx, node: Node):
 
 
 def while_loop(cx: Ctx, node: Node):
+    """``ss.while_loop`` as ``Loop``: the condition tested before the loop and at the end
+    of each iteration."""
     (carried,) = node.inputs
     csub: Subgraph = node.attrs["cond_graph"]
     bsub: Subgraph = node.attrs["body_graph"]

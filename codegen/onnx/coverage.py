@@ -86,12 +86,14 @@ def _any(dt):
 
 SPECIAL: Dict[str, Cell] = {
     "sum": _sum, "prod": _sum, "max": _ordered, "min": _ordered, "argmax": _ordered,
-    "argmin": _ordered, "sort": _sorted, "argsort": _sorted, "cumulative_sum": _cumsum, "cumulative_prod": _scan,
+    "argmin": _ordered, "sort": _sorted, "argsort": _sorted, "cumulative_sum": _cumsum,
+    "cumulative_prod": _scan,
     "unique": _unique, "matmul": _matmul, "astype": _any, "where": _any,
 }
 
 
 def cell_of(op: str) -> Cell:
+    """How op ``op`` fills its row of the table: a function of the dtype."""
     if op in REFUSED:
         return lambda dt: "no"
     if op in EW:

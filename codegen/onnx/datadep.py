@@ -15,6 +15,7 @@ UNIQUE = frozenset(("int8", "int64", "float32", "float64"))
 
 
 def argwhere(cx: Ctx, node: Node) -> str:
+    """``argwhere`` (``NonZero`` transposed) and ``flatnonzero`` (of the flattened array)."""
     x = cx.operand(node.inputs[0], BOOL)
     w = cx.w
     if node.op == "flatnonzero":
@@ -53,6 +54,7 @@ def unique(cx: Ctx, node: Node):
 
 
 def tuple_get(cx: Ctx, node: Node) -> str:
+    """One output of a node with several (``unique``'s, a branch's, a loop's)."""
     whole = cx.value(node.inputs[0])
     v = whole[int(node.attrs["index"])]
     t = cx.w.type_of(v)

@@ -192,6 +192,7 @@ def weak(x):
 
 
 def loop_dtype(rule: Ew, node: Node) -> np.dtype:
+    """The dtype NumPy's loop computes ``node`` in (see ``Ew.loop``)."""
     if rule.loop == "bool":
         return BOOL
     if rule.loop == "in":

@@ -27,6 +27,7 @@ class Names:
         self.used: Dict[str, int] = {}
 
     def fresh(self, base: str) -> str:
+        """A name no value of the model has yet, from ``base``."""
         base = _IDENT.sub("_", base) or "v"
         n = self.used.get(base, 0)
         self.used[base] = n + 1
@@ -67,6 +68,7 @@ class GraphWriter:
         return name
 
     def type_of(self, name: str) -> Optional[Tuple[np.dtype, Optional[Dims]]]:
+        """(dtype, dims) recorded for value ``name`` here or in an enclosing graph."""
         w: Optional[GraphWriter] = self
         while w is not None:
             if name in w.types:
@@ -92,5 +94,6 @@ class GraphWriter:
 
     def graph(self, name: str, inputs: List[ValueInfoProto], outputs: List[ValueInfoProto],
               initializers=(), infos: Sequence[ValueInfoProto] = ()) -> GraphProto:
+        """The ``GraphProto`` of the nodes written."""
         return helper.make_graph(self.nodes, name, inputs, outputs,
                                  initializer=list(initializers), value_info=list(infos))

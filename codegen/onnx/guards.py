@@ -61,6 +61,7 @@ class GuardChain:
         self.texts: List[str] = []
 
     def check(self, ok: str, text: str) -> None:
+        """Add the guard node failing unless bool scalar ``ok`` holds, named after ``text``."""
         w = self.w
         good = w.const(np.array([1], np.int64), base="guard_ok")
         bad = w.const(np.array([2], np.int64), base="guard_bad")

@@ -37,6 +37,8 @@ def _axes(cx: Ctx, axes) -> str:
 
 # --------------------------------------------------------------------------- creation
 def full(cx: Ctx, node: Node) -> str:
+    """``zeros`` / ``ones`` / ``empty`` (as zeros) / ``full``: ``ConstantOfShape``
+    (``Expand`` of a computed fill)."""
     dt = node.dtype
     shape = cx.shape_of(node.attrs["shape"])
     if node.op == "full":
@@ -52,6 +54,7 @@ def full(cx: Ctx, node: Node) -> str:
 
 
 def arange(cx: Ctx, node: Node) -> str:
+    """``arange`` of sizes: ``Range`` in int64, cast to the dtype."""
     a = node.attrs
     if not all(_is_size(a[k]) for k in ("start", "stop", "step")):
         raise Refusal("an arange with non-integer bounds")
@@ -61,6 +64,7 @@ def arange(cx: Ctx, node: Node) -> str:
 
 
 def eye(cx: Ctx, node: Node) -> str:
+    """``eye``: ``EyeLike`` of an (N, M) zero matrix."""
     a = node.attrs
     dt = node.dtype
     zeros = cx.w.op("ConstantOfShape", [cx.sizes.vector((a["N"], a["M"]))], "zeros")
@@ -70,21 +74,25 @@ def eye(cx: Ctx, node: Node) -> str:
 
 # --------------------------------------------------------------------------- shapes
 def reshape(cx: Ctx, node: Node) -> str:
+    """``reshape`` to the node's shape (``allowzero=1``: size-0 axes stay 0)."""
     return cx.out(cx.w.op("Reshape", [cx.value(node.inputs[0]), cx.shape_of(node)],
                           "reshape", allowzero=1))
 
 
 def permute_dims(cx: Ctx, node: Node) -> str:
+    """``permute_dims`` as ``Transpose``."""
     return cx.out(cx.w.op("Transpose", [cx.value(node.inputs[0])], "permute",
                           perm=[int(a) for a in node.attrs["axes"]]))
 
 
 def expand_dims(cx: Ctx, node: Node) -> str:
+    """``expand_dims`` as ``Unsqueeze``."""
     return cx.out(cx.w.op("Unsqueeze", [cx.value(node.inputs[0]),
                                         _axes(cx, node.attrs["axis"])], "expand_dims"))
 
 
 def squeeze(cx: Ctx, node: Node) -> str:
+    """``squeeze`` of the given size-1 axes."""
     axes = node.attrs["axis"]
     x = cx.value(node.inputs[0])
     if not axes:
@@ -93,16 +101,19 @@ def squeeze(cx: Ctx, node: Node) -> str:
 
 
 def broadcast_to(cx: Ctx, node: Node) -> str:
+    """``broadcast_to`` as ``Expand`` to the node's shape."""
     return cx.out(cx.w.op("Expand", [cx.operand(node.inputs[0], node.dtype),
                                      cx.shape_of(node)], "broadcast_to"))
 
 
 def concat(cx: Ctx, node: Node) -> str:
+    """``concat`` with every part cast to the result dtype."""
     parts = [cx.operand(x, node.dtype) for x in node.inputs[0]]
     return cx.out(cx.w.op("Concat", parts, "concat", axis=int(node.attrs["axis"])))
 
 
 def matmul(cx: Ctx, node: Node) -> str:
+    """``matmul`` (ONNX's has NumPy's 1-D and batch rules), narrow integers and bools widened."""
     dt = node.dtype
     comp = compute_dtype(dt, MATMUL)
     if comp is None:
@@ -174,6 +185,7 @@ def basic_index(cx: Ctx, x: str, items, ndim: int) -> str:
 
 
 def getitem(cx: Ctx, node: Node) -> str:
+    """Basic indexing (``basic_index``)."""
     x = node.inputs[0]
     return cx.out(basic_index(cx, cx.value(x), node.attrs["index"].items, len(x.shape)))
 
@@ -200,6 +212,7 @@ def _scatter(cx: Ctx, x: Node, positions: str, value) -> str:
 
 
 def setitem(cx: Ctx, node: Node) -> str:
+    """``x[index] = value`` (basic index), as a scatter at the indexed flat positions."""
     x, value = node.inputs
     grid = _flat_grid(cx, x)
     pos = basic_index(cx, grid, node.attrs["index"].items, len(x.shape))
@@ -283,12 +296,14 @@ def advanced_index(cx: Ctx, x: str, shape, items, arrays: List[Node]) -> str:
 
 
 def index(cx: Ctx, node: Node) -> str:
+    """Advanced indexing (``advanced_index``)."""
     x = node.inputs[0]
     return cx.out(advanced_index(cx, cx.value(x), x.shape, node.attrs["index"].items,
                                  list(node.inputs[1:])))
 
 
 def index_put(cx: Ctx, node: Node) -> str:
+    """``x[index] = value`` with index arrays, as a scatter at the indexed flat positions."""
     x = node.inputs[0]
     value = node.inputs[-1]
     grid = _flat_grid(cx, x)
@@ -297,6 +312,7 @@ def index_put(cx: Ctx, node: Node) -> str:
 
 
 def take(cx: Ctx, node: Node) -> str:
+    """``take`` as ``Gather`` (of the flattened array for ``axis=None``)."""
     x, idx = node.inputs
     axis = node.attrs.get("axis")
     xv = cx.value(x)
@@ -307,6 +323,7 @@ def take(cx: Ctx, node: Node) -> str:
 
 
 def take_along_axis(cx: Ctx, node: Node) -> str:
+    """``take_along_axis`` as ``GatherElements`` over both operands broadcast as NumPy does."""
     x, idx = node.inputs
     axis = int(node.attrs["axis"])
     out_shape = list(node.shape)
@@ -318,6 +335,7 @@ def take_along_axis(cx: Ctx, node: Node) -> str:
 
 
 def item(cx: Ctx, node: Node) -> str:
+    """``.item()``: the element as a 0-d tensor (a size it gives is bound by the exporter)."""
     x = node.inputs[0]
     r = cx.w.op("Reshape", [cx.value(x), cx.w.const(np.zeros((0,), np.int64))], "item")
     cx.w.typed(r, x.dtype, [])

@@ -67,6 +67,7 @@ def _keep(node: Node) -> int:
 
 
 def sum_prod(cx: Ctx, node: Node) -> str:
+    """``sum`` / ``prod`` in the accumulator dtype."""
     dt = node.dtype
     comp = dt if dt.name in SUM else np.dtype(SAME_BITS.get(dt.name, dt.name))
     if comp.name not in SUM:
@@ -85,6 +86,7 @@ def _any_nan(cx: Ctx, x: str, axes, keep: int) -> str:
 
 
 def max_min(cx: Ctx, node: Node) -> str:
+    """``max`` / ``min``, NaN propagating."""
     dt = node.dtype
     x, comp = order_key(cx, cx.operand(node.inputs[0], dt), dt)
     axes = _axes_input(cx, node)
@@ -98,6 +100,7 @@ def max_min(cx: Ctx, node: Node) -> str:
 
 
 def any_all(cx: Ctx, node: Node) -> str:
+    """``any`` / ``all`` as counts of true elements (empty axes give NumPy's answer)."""
     x = cx.operand(node.inputs[0], BOOL)
     if node.op == "all":
         x = cx.w.op("Not", [x])
@@ -108,6 +111,7 @@ def any_all(cx: Ctx, node: Node) -> str:
 
 
 def arg_max_min(cx: Ctx, node: Node) -> str:
+    """``argmax`` / ``argmin``, the first NaN winning as in NumPy."""
     src = node.inputs[0]
     x, comp = order_key(cx, cx.value(src), src.dtype)
     axis = node.attrs.get("axis")
@@ -129,6 +133,7 @@ def arg_max_min(cx: Ctx, node: Node) -> str:
 
 
 def cumulative_sum(cx: Ctx, node: Node) -> str:
+    """``cumulative_sum`` as ``CumSum``; ``cumulative_prod`` and float16 sums as a Scan."""
     dt = node.dtype
     if node.attrs.get("include_initial"):
         raise Refusal("%s with include_initial=True" % node.op)

@@ -32,9 +32,11 @@ class DimText:
         self.dim_names = dict(dim_names)
 
     def name(self, s: Sym) -> str:
+        """The dim_param name of symbol ``s``."""
         return self.dim_names.get(s, s.name)
 
     def text(self, e) -> str:
+        """Size ``e`` as dim_param text."""
         return format_expr(e, self.name, py=True)
 
     def dims(self, shape) -> Optional[list]:
@@ -55,6 +57,7 @@ class SizeValues:
         self._cache: Dict[object, str] = {}
 
     def child(self, w: GraphWriter) -> "SizeValues":
+        """The sizes of a subgraph written by ``w``."""
         return SizeValues(w, self)
 
     def bind(self, s: Sym, tensor: str) -> None:
@@ -71,6 +74,7 @@ class SizeValues:
         return None
 
     def has(self, s: Sym) -> bool:
+        """Whether symbol ``s`` has a value here."""
         return self._lookup(s) is not None
 
     def scalar(self, e) -> str:

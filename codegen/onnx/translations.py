@@ -3,7 +3,8 @@ name such as ``linalg_eigh``) written as ONNX nodes by a function the user regis
 
 ``register_translation("mylib::scale", fn)``: ``fn(g, *inputs, **attrs)`` receives a
 ``Nodes`` writer and the node's inputs: arrays as ONNX value names, sizes as int64 scalar
-tensors, Python values as they are (``g.const(v, dtype)`` makes one a tensor); it returns the name of the value it computes (a list for several outputs).
+tensors, Python values as they are (``g.const(v, dtype)`` makes one a tensor); it returns
+the name of the value it computes (a list for several outputs).
 The node keeps its dtype and symbolic shape in the model; the translation must compute
 exactly that.  Nodes in a domain other than ONNX's own (``g.op("Scale", x,
 domain="mylib")``) make the model need that custom op at run time (onnxruntime:
@@ -38,12 +39,14 @@ class Nodes:
         self.domains = set()
 
     def op(self, op_type: str, *inputs: str, domain: str = "", outputs: int = 1, **attrs):
+        """Append an ``op_type`` node; its output name (a list for several)."""
         if domain:
             self.domains.add(domain)
             attrs["domain"] = domain
         return self._cx.w.op(op_type, list(inputs), op_type.lower(), n_out=outputs, **attrs)
 
     def const(self, value, dtype=None) -> str:
+        """A constant tensor of ``value``."""
         return self._cx.w.const(np.asarray(value, dtype))
 
 
