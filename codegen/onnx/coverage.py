@@ -71,8 +71,8 @@ def _scan(dt):
 
 
 def _unique(dt):
-    if dt.kind == "f":
-        return "no"
+    if dt.name == "uint64":
+        return "yes"
     return _via(compute_dtype(dt, UNIQUE) if dt.kind != "b" else np.dtype("int8"), dt)
 
 
