@@ -240,9 +240,16 @@ def advanced_index(cx: Ctx, x: str, shape, items, arrays: List[Node]) -> str:
         len(arrays[i.i].shape) if type(i) is ArrRef and arrays[i.i].dtype == BOOL else
         (0 if i is None else 1) for i in flat)))
     if any(i is None for i in flat):
-        raise Refusal("advanced indexing combined with None (np.newaxis)",
-                      "index in two steps (x[idx][:, None]) or keep this program on "
-                      "ep.compile()")
+        # a new axis is a full slice of a size-1 axis: x[None, i] is x[None][:, i]
+        news, pos = [], 0
+        for i in flat:
+            if i is None:
+                news.append(pos)
+            pos += len(arrays[i.i].shape) if type(i) is ArrRef and arrays[i.i].dtype == BOOL \
+                else 1
+        x = w.op("Unsqueeze", [x, _axes(cx, news)], "newaxis")
+        flat = [slice(None) if i is None else i for i in flat]
+        ndim += len(news)
     # per input axis: its slice, or its index tensor (int64)
     per_axis: List[object] = []
     idx_ranks: List[int] = []

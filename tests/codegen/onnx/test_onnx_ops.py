@@ -124,7 +124,9 @@ CASES = {
     "setitem": lambda x: _setitem(x),
     "index_take": lambda x: (x[np.array([0, -1, 1])], x[:, [2, 0]], x[[0, 1], [1, 2]],
                              np.take(x, np.array([[1, 0]]), axis=1), x[x[:, 0] > 0],
-                             np.take_along_axis(x, np.argsort(x, axis=1), axis=1)),
+                             np.take_along_axis(x, np.argsort(x, axis=1), axis=1),
+                             x[None, np.array([1, 0])], x[np.array([0, 2]), None, 1:],
+                             x[1, None, [0, 2]]),
     "index_put": lambda x: _index_put(x),
     # linear algebra
     "matmul": lambda x: (x @ x.T, x[0] @ x.T, x.T @ x[:, 0], x[None] @ x.T[None]),
