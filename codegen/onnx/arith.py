@@ -237,25 +237,26 @@ def power(cx, a, dt):
 
 
 def expm1(cx, a, dt):
-    """Kahan: u = exp(x); u == 1 -> x; u - 1 == -1 -> -1; else (u - 1) * x / log(u)."""
+    """Kahan: u = exp(x); u == 1 -> x; u - 1 == -1 -> -1; else (u - 1) * (x / log(u))."""
     w = cx.w
     x = a[0]
     u = w.op("Exp", [x])
     one = _c(cx, 1, dt)
     um1 = w.op("Sub", [u, one])
-    r = w.op("Div", [w.op("Mul", [um1, x]), w.op("Log", [u])])
+    r = w.op("Mul", [um1, w.op("Div", [x, w.op("Log", [u])])])
     r = w.op("Where", [w.op("Equal", [um1, _c(cx, -1, dt)]), um1, r])
     r = w.op("Where", [w.op("IsInf", [u]), u, r])
     return w.op("Where", [w.op("Equal", [u, one]), x, r], "expm1")
 
 
 def log1p(cx, a, dt):
-    """Kahan: u = 1 + x; u == 1 -> x; else log(u) * x / (u - 1)."""
+    """Kahan: u = 1 + x; u == 1 -> x; else log(u) * (x / (u - 1))."""
     w = cx.w
     x = a[0]
     one = _c(cx, 1, dt)
     u = w.op("Add", [one, x])
-    r = w.op("Div", [w.op("Mul", [w.op("Log", [u]), x]), w.op("Sub", [u, one])])
+    # log(u) * (x / (u - 1)): the ratio first, so a large x does not overflow the product
+    r = w.op("Mul", [w.op("Log", [u]), w.op("Div", [x, w.op("Sub", [u, one])])])
     r = w.op("Where", [w.op("IsInf", [u]), w.op("Log", [u]), r])
     return w.op("Where", [w.op("Equal", [u, one]), x, r], "log1p")
 
@@ -356,3 +357,86 @@ def shift_right(cx, a, dt):
     r, _ = _shift(cx, [pos, a[1]], dt, "RIGHT")
     r = w.op("Cast", [r], to=_elem(dt))
     return cx.where(neg, w.op("BitwiseNot", [r]), r, dt)
+
+
+# --------------------------------------------------------------------------- float64
+# onnxruntime's CPU provider computes these in float32 only: in float64 they are written
+# with the float64 ops it has (exp, log, sqrt), in the forms that keep a few ulps
+# (no cancellation near 0, no overflow before the true result overflows)
+
+
+def native_f32(op: str, f64):
+    """``op`` itself for float32, ``f64`` (a composite) for float64."""
+    def build(cx, a, dt):
+        if dt.name == "float32":
+            return cx.w.op(op, [a[0]], op.lower())
+        return f64(cx, a[0], dt)
+    return build
+
+
+def _big_exp(cx, ax, dt):
+    """exp(|x|)/2 without overflowing first: (exp(|x|/2)/2)*exp(|x|/2)."""
+    w = cx.w
+    h = w.op("Exp", [w.op("Mul", [ax, _c(cx, 0.5, dt)])])
+    return w.op("Mul", [w.op("Mul", [h, _c(cx, 0.5, dt)]), h])
+
+
+def sinh64(cx, x, dt):
+    """(u + u/(u + 1))/2, u = expm1(|x|), below 20; exp(|x|)/2 above; x's sign."""
+    w = cx.w
+    ax = w.op("Abs", [x])
+    u = expm1(cx, [ax], dt)
+    small = w.op("Mul", [w.op("Add", [u, w.op("Div", [u, w.op("Add", [u, _c(cx, 1, dt)])])]),
+                         _c(cx, 0.5, dt)])
+    big = w.op("Greater", [ax, _c(cx, 20, dt)])
+    r = w.op("Where", [big, _big_exp(cx, ax, dt), small])
+    r = w.op("Where", [w.op("IsNaN", [x]), x, r])
+    return _copysign(cx, r, x, dt)
+
+
+def cosh64(cx, x, dt):
+    """(e + 1/e)/2, e = exp(|x|), below 20; exp(|x|)/2 above."""
+    w = cx.w
+    ax = w.op("Abs", [x])
+    e = w.op("Exp", [ax])
+    small = w.op("Mul", [w.op("Add", [e, w.op("Reciprocal", [e])]), _c(cx, 0.5, dt)])
+    big = w.op("Greater", [ax, _c(cx, 20, dt)])
+    return w.op("Where", [big, _big_exp(cx, ax, dt), small], "cosh")
+
+
+def asinh64(cx, x, dt):
+    """log1p(|x| + x**2/(1 + sqrt(1 + x**2))) below 2**28, log(|x|) + log(2) above; x's
+    sign."""
+    w = cx.w
+    ax = w.op("Abs", [x])
+    sq = w.op("Mul", [ax, ax])
+    inner = w.op("Add", [ax, w.op("Div", [sq, w.op("Add", [_c(cx, 1, dt), w.op(
+        "Sqrt", [w.op("Add", [_c(cx, 1, dt), sq])])])])])
+    small = log1p(cx, [inner], dt)
+    big = w.op("Add", [w.op("Log", [ax]), _c(cx, np.log(2.0), dt)])
+    r = w.op("Where", [w.op("Greater", [ax, _c(cx, 2.0 ** 28, dt)]), big, small])
+    r = w.op("Where", [w.op("IsNaN", [x]), x, r])
+    return _copysign(cx, r, x, dt)
+
+
+def acosh64(cx, x, dt):
+    """log1p(t + sqrt(2t + t**2)), t = x - 1, below 2**28; log(x) + log(2) above."""
+    w = cx.w
+    t = w.op("Sub", [x, _c(cx, 1, dt)])
+    inner = w.op("Add", [t, w.op("Sqrt", [w.op("Add", [w.op("Mul", [t, _c(cx, 2, dt)]),
+                                                      w.op("Mul", [t, t])])])])
+    small = log1p(cx, [inner], dt)
+    big = w.op("Add", [w.op("Log", [x]), _c(cx, np.log(2.0), dt)])
+    r = w.op("Where", [w.op("Greater", [x, _c(cx, 2.0 ** 28, dt)]), big, small])
+    # below 1 (where t*t can overflow to a finite-looking inf) the result is NaN
+    return w.op("Where", [w.op("Less", [x, _c(cx, 1, dt)]), _c(cx, np.nan, dt), r], "acosh")
+
+
+def atanh64(cx, x, dt):
+    """log1p(2|x|/(1 - |x|))/2, x's sign."""
+    w = cx.w
+    ax = w.op("Abs", [x])
+    q = w.op("Div", [w.op("Mul", [ax, _c(cx, 2, dt)]), w.op("Sub", [_c(cx, 1, dt), ax])])
+    r = w.op("Mul", [log1p(cx, [q], dt), _c(cx, 0.5, dt)])
+    r = w.op("Where", [w.op("IsNaN", [x]), x, r])
+    return _copysign(cx, r, x, dt)
