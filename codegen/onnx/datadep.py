@@ -9,7 +9,7 @@ import numpy as np
 from symshape.capture.ir import Node
 
 from .context import Ctx, Refusal, refuse_dtype
-from .dtypes import BOOL, INT64, compute_dtype
+from .dtypes import BOOL, compute_dtype
 from .reductions import from_key, order_key
 
 UNIQUE = frozenset(("int8", "int64", "float32", "float64"))
@@ -100,4 +100,3 @@ def tuple_get(cx: Ctx, node: Node) -> str:
 RULES = {"argwhere": argwhere, "flatnonzero": argwhere, "unique": unique,
          "tuple_get": tuple_get}
 
-__all__ = ["RULES", "INT64"]

@@ -102,7 +102,6 @@ class Exported:
         self.model = None
         self.user_inputs: List[Tuple[str, Node]] = []     # (graph name, input node)
         self.state_inputs: List[Tuple[str, Node]] = []    # (graph name, constant node)
-        self.outputs: List[Tuple[str, str, str]] = []     # (graph name, kind, path)
 
 
 def _state_path(ep, n: Node) -> Tuple[str, bool]:
