@@ -39,10 +39,11 @@ class CompiledOnnx(GeneratedFunction):
 
 
 def make_session(model, threads: int = THREADS):
-    """An onnxruntime CPU session of ``model`` with ``threads`` intra-op threads."""
+    """An onnxruntime CPU session of ``model`` with ``threads`` intra-op threads (0:
+    onnxruntime's default, one per core)."""
     import onnxruntime as ort
     so = ort.SessionOptions()
-    so.intra_op_num_threads = max(1, int(threads))
+    so.intra_op_num_threads = max(0, int(threads))
     so.inter_op_num_threads = 1
     so.log_severity_level = 4          # a failing guard is the caller's error, not a log line
     return ort.InferenceSession(model.SerializeToString(), so,
