@@ -15,15 +15,15 @@ from typing import Any, Callable, List, Sequence
 
 import numpy as np
 
-from symshape import pytree
-from symshape import relations as R
+from symshape.specs import pytree
+from symshape.algebra import relations as R
 from symshape.errors import UserError, where
-from symshape.ranges import ValueRange
-from symshape.symint import SymBool, SymInt, describe
+from symshape.algebra.ranges import ValueRange
+from symshape.sizes.symint import SymBool, SymInt, describe
 from symshape.userframe import user_frame
 
 from .ir import CondExpr, Graph, Node, Subgraph
-from .program import dtype_short
+from .value_text import dtype_short
 from .ops.registry import defop
 from .tracer import TracedArray, Tracer, to_expr
 

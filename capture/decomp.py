@@ -25,13 +25,13 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from symshape import relations as R
-from symshape.env import ShapeEnv, SymInfo
+from symshape.algebra import relations as R
+from symshape.reasoning.env import ShapeEnv, SymInfo
 from symshape.errors import InternalError, UserError
-from symshape.expr import Expr, Sym, format_expr
-from symshape.infinity import INT_OO, is_inf
-from symshape.ranges import ValueRange
-from symshape.symint import SymInt, sym_max
+from symshape.algebra.expr import Expr, Sym, format_expr
+from symshape.algebra.infinity import INT_OO, is_inf
+from symshape.algebra.ranges import ValueRange
+from symshape.sizes.symint import SymInt, sym_max
 
 from . import ops as _ops  # noqa: F401  (registers the op table)
 from .ir import ArrRef, Graph, IndexAttr, Node, Subgraph

@@ -31,8 +31,8 @@ from . import summary as summary_md
 from .isolation import group_projects, run_project
 from .fixer import final_plan, plan_fixes
 from .safe_write import Baseline
-from ..annotations import spec_for
-from ..spec import bind_inputs
+from symshape.specs.annotations import spec_for
+from symshape.specs.matching import bind_inputs
 
 EXIT_OK, EXIT_FAIL, EXIT_ERROR = 0, 1, 2
 
@@ -682,7 +682,8 @@ def _explain(args, out, err) -> int:
     if not env.guards:
         say("  (none)")
     for g in env.guards:
-        say("  %s  [%s]%s" % (g.cond.format(), g.kind, where(g.frame)))
+        # Python's notation (s0 % 2 == 0), as the messages and the guards of print(ep)
+        say("  %s  [%s]%s" % (g.cond.format(py=True), g.kind, where(g.frame)))
     ep = traced.program
     say()
     say("Range constraints: {%s}" % ", ".join(
@@ -713,7 +714,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="symshape", description="Validate the dynamic-shape specs of declared exports.")
     p.add_argument("--version", action="version", version="symshape %s" % __version__)
-    sub = p.add_subparsers(dest="command", metavar="{check,explain,docs}")
+    sub = p.add_subparsers(dest="command", metavar="{check,explain,export-log,docs}")
     c = sub.add_parser(
         "check", help="export every declared export and report violations and fixes",
         description="Import the @ss.exportable declarations under PATHS (default: the "
@@ -734,29 +735,37 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
                    help="limit for importing one module or checking one export (default: "
                         "300, or $SYMSHAPE_CHECK_TIMEOUT)")
-    e = sub.add_parser("explain", help="print the log of one export",
+    # two things are called explain: this command prints how one *export* went (its log);
+    # ss.explain(f, ...) in Python reports how ss.compile *splits* f at graph breaks
+    e = sub.add_parser("explain", aliases=["export-log"],
+                       help="print the export log of one declared export (symbols, guards, "
+                            "contract); ss.explain() in Python reports graph breaks instead",
                        description="Export one declared function with the symshape.dynamic "
                                    "log captured; print its symbols, guards, range "
-                                   "constraints and input shapes.")
+                                   "constraints and input shapes (also spelled "
+                                   "`symshape export-log`). This is the export's log; for "
+                                   "the graphs and graph breaks of ss.compile, call "
+                                   "ss.explain(f, *args) in Python.")
     e.add_argument("target", metavar="module:function",
                    help="a declared export (module:function or path/to/file.py:function)")
     e.add_argument("--root", default=None,
                    help="where to import from and look for pyproject.toml (default: .)")
-    d = sub.add_parser("docs", help="print a reference page (core_ops, api, ...)",
-                       description="Print one of the reference pages shipped with symshape "
-                                   "(Markdown); without PAGE, list them.")
+    d = sub.add_parser("docs", help="print a documentation page (readme, errors, api, ...)",
+                       description="Print one of the documentation pages shipped with "
+                                   "symshape, as text; without PAGE, list them with what "
+                                   "each answers.")
     d.add_argument("page", nargs="?", default=None, metavar="PAGE",
-                   help="the page: " + ", ".join(docs.pages()))
+                   help="the page: " + ", ".join(n for n, _ in docs.LISTED))
     return p
 
 
 def cmd_docs(args, out) -> int:
     """Print one shipped page, or the list of them."""
     if args.page is None:
-        out.write("".join("%s\n" % name for name in docs.pages()))
+        out.write(docs.listing())
         return EXIT_OK
     try:
-        out.write(docs.read(args.page))
+        out.write(docs.render(args.page))
     except KeyError as e:
         raise UsageError(e.args[0]) from None
     return EXIT_OK

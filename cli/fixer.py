@@ -40,14 +40,18 @@ import os
 import re
 from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
-from ..contract.fixes import DefineDim, Fix, SetDim, SetEntry
-from ..dims import Dim, _Marker, format_linear
+from ..contract.fixes import DefineDim, Fix, MarkAxis, SetDim, SetEntry
+from symshape.specs.dims import Dim, _Marker, format_linear
 from .exportable import Declaration
 from . import project
 from .safe_write import Baseline, NotWritten, preflight, replace_file
 from .check_worker import decl_key
 from .annotation_fixer import fix_annotations
 from .pyscope import Scopes
+
+# a fix that marks an axis of an input the spec leaves out: the spec gains an entry, whose
+# shape in the source (a dict literal, a variable, a TOML table) only its author knows
+MARK_BY_HAND = "it adds an input's axis to the spec: write it by hand, as the line says"
 
 if TYPE_CHECKING:  # pragma: no cover
     from .annotation_fixer import AnnotatedSource
@@ -571,6 +575,8 @@ class _PyFile:
                     reason = self._set_entry(fix, spec)
                 elif isinstance(fix, SetDim):
                     reason = self._set_dim(fix, nodes, defs, new_dims, call)
+                elif isinstance(fix, MarkAxis):
+                    reason = MARK_BY_HAND
                 else:
                     reason = "unknown fix kind"
             except Exception as e:  # a fix the fixer cannot place must not crash the check
@@ -1058,6 +1064,8 @@ class _TomlFixer:
                     reason = self._set_entry(fix)
                 elif isinstance(fix, SetDim):
                     reason = self._set_dim(fix, new_dims)
+                elif isinstance(fix, MarkAxis):
+                    reason = MARK_BY_HAND
                 else:
                     reason = "unknown fix kind"
             except Exception as e:

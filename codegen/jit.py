@@ -46,19 +46,20 @@ from typing import Any, Dict, List, Optional
 
 import numpy as np
 
-from symshape import pytree
-from symshape.capture.function_writer import call_source, signature_function
+from symshape.specs import pytree
+from symshape.codegen.function_writer import call_source, signature_function
 from symshape import runtime as _runtime
 from symshape.contract.records import Access, KeysCheck, LenCheck, RebindCheck
 from symshape.contract.render_python import PyRenderer, numbered_consts
 from symshape.contract.render_text import Names, TextRenderer
-from symshape.capture.program import annotation
+from symshape.capture.value_text import annotation
 from symshape.capture.tracer import TracedArray
 from symshape.capture.objstate import AppendOnly
 from symshape.capture.stateprog import (StateCheck, StateGuardFailure, append_only_arguments,
                                         state_guards)
-from symshape.dims import AUTO, Dim
-from symshape.errors import ConstraintViolationError, SharedInputsError, UserError
+from symshape.specs.dims import AUTO, Dim
+from symshape.errors import (CompileFallbackWarning, ConstraintViolationError, RecompileError,
+                             RecompileLimitWarning, SharedInputsError, UserError)
 from symshape.userframe import _is_internal
 
 from . import get_backend
@@ -67,14 +68,6 @@ from .breaks import (LazyRun, SegmentCache, as_break, break_advice, break_detail
 from .dask_backend import is_dask_array as _is_dask_array, stand_in as _dask_stand_in
 from . import split as _split
 from .protected import check_helper_with, protected_breaks
-
-
-class RecompileError(UserError):
-    """A frozen compiled function got inputs that no compiled variant accepts."""
-
-
-class RecompileLimitWarning(UserWarning):
-    """The cache of compiled variants is full: calls that miss run eagerly."""
 
 
 _ONCE = (None,)
@@ -198,10 +191,6 @@ class Variant:
 
 
 # --------------------------------------------------------------------------- compile
-class CompileFallbackWarning(UserWarning):
-    """ss.compile fell back to running (part of) a function eagerly."""
-
-
 class CompiledFunction:
     """What ``ss.compile(f)`` returns: call it like ``f``.
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from symshape import relations as R
+from symshape.algebra import relations as R
 from symshape.errors import UserError, where
-from symshape.ranges import ValueRange
-from symshape.symint import SymInt, describe
+from symshape.algebra.ranges import ValueRange
+from symshape.sizes.symint import SymInt, describe
 from symshape.userframe import user_frame
 
 from ..tracer import METHOD_OPS, TracedArray, Tracer, implements, to_expr

@@ -20,7 +20,7 @@ import numpy as np
 
 from symshape.capture.ir import Node
 from symshape.capture.ops.traits import KERNEL_REDUCTIONS, REDUCE, CTemplate, traits_of
-from symshape.expr import Expr
+from symshape.algebra.expr import Expr
 
 CTYPES: Dict[str, str] = {
     "bool": "bool", "int8": "signed char", "int16": "short", "int32": "int",

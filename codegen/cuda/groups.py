@@ -42,9 +42,9 @@ import numpy as np
 from symshape.capture.ir import Graph, IndexAttr, Node
 from symshape.capture.ops.traits import VIEW, traits_of
 from symshape.errors import InternalError
-from symshape.expr import Expr, OpAtom, mod, smax, smin, sub
-from symshape.infinity import INT_OO
-from symshape.ranges import ValueRange, bound
+from symshape.algebra.expr import Expr, OpAtom, mod, smax, smin, sub
+from symshape.algebra.infinity import INT_OO
+from symshape.algebra.ranges import ValueRange, bound
 
 from ..fusion import numel
 from . import cops

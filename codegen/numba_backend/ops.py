@@ -18,7 +18,7 @@ from typing import Dict, List, Optional, Sequence
 import numpy as np
 
 from symshape.capture.ops.traits import REDUCE, traits_of
-from symshape.expr import Expr
+from symshape.algebra.expr import Expr
 
 from ..cuda.groups import norm_axes
 

@@ -12,7 +12,7 @@ import numpy as np
 
 from symshape.capture.ir import Node
 from symshape.errors import UserError
-from symshape.expr import Expr, Sym
+from symshape.algebra.expr import Expr, Sym
 
 from .dtypes import ELEM, INT64
 

@@ -20,7 +20,7 @@ from typing import Callable, Dict, FrozenSet, Optional, Sequence
 import numpy as np
 
 from symshape.capture.ir import Node
-from symshape.expr import Expr, Sym
+from symshape.algebra.expr import Expr, Sym
 
 from . import arith
 from .context import Ctx, Refusal, refuse_dtype

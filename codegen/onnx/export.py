@@ -25,8 +25,9 @@ import numpy as np
 
 from symshape.capture.ir import Node
 from symshape.errors import UserError
-from symshape.expr import Expr, Sym
+from symshape.algebra.expr import Expr, Sym
 
+from ..function_writer import input_check
 from .context import Ctx, Refusal, refusal_error, user_error
 from .dtypes import INT64, onnx_type, supported
 from .graph import GraphWriter, Names, value_info
@@ -184,7 +185,7 @@ def build(ep, opset: int = 18, guards: bool = True, state_as_inputs: bool = Fals
 
 
 def _input_check(ep):
-    from symshape.capture.function_writer import input_check
+    """The records of ``ep``'s input check (the one ``module()`` runs)."""
     return input_check(ep.constraints, [n.name for n in ep.graph.inputs]).check
 
 

@@ -22,8 +22,8 @@ import numpy as np
 
 from symshape.contract import records as R
 from symshape.contract.input_check import InputCheck
-from symshape.infinity import is_inf
-from symshape.relations import BoolOp, Rel
+from symshape.algebra.infinity import is_inf
+from symshape.algebra.relations import BoolOp, Rel
 
 from .graph import GraphWriter
 from .sizes import SizeValues

@@ -16,7 +16,7 @@ import json
 from typing import Dict, List
 
 from symshape.contract import published
-from symshape.infinity import is_inf
+from symshape.algebra.infinity import is_inf
 
 from .sizes import DimText
 

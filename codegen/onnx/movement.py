@@ -17,7 +17,7 @@ from typing import List
 import numpy as np
 
 from symshape.capture.ir import ArrRef, Node
-from symshape.expr import Expr, Sym
+from symshape.algebra.expr import Expr, Sym
 
 from .context import Ctx, Refusal, refuse_dtype
 from .dtypes import BOOL, ELEM, INT64, compute_dtype

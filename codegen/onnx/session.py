@@ -16,12 +16,12 @@ from typing import Any, Dict, List
 import numpy as np
 
 from symshape import runtime as _runtime
-from symshape.capture.function_writer import GeneratedFunction, Writing, program_spec, write
 from symshape.capture.ir import Node
-from symshape.capture.pycode import Renderer
 from symshape.errors import UserError
 
 from ..artifact import attach
+from ..function_writer import GeneratedFunction, Writing, program_spec, write
+from ..pycode import Renderer
 from ..rt import THREADS
 from .export import build
 

@@ -18,7 +18,7 @@ from typing import Dict, Mapping, Optional, Sequence
 
 import numpy as np
 
-from symshape.expr import Expr, OpAtom, Sym, format_expr
+from symshape.algebra.expr import Expr, OpAtom, Sym, format_expr
 
 from .graph import GraphWriter
 

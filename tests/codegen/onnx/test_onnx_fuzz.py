@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 import symshape as ss
 from symshape import Dim
 from symshape.capture.export import trace_program
-from symshape.expr import evaluate
+from symshape.algebra.expr import evaluate
 
 from onnx_compare import checked_model, feeds, same_results, session
 
