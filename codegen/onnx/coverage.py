@@ -40,6 +40,8 @@ def _ew(op: str) -> Cell:
             return "no"
         if dt.kind not in rule.kinds:
             return ""
+        if rule.loop == "bool":         # logical ops: each operand's truth value, exactly
+            return "yes"
         return _via(compute_dtype(dt, rule.native), dt)
     return cell
 
