@@ -263,10 +263,18 @@ class ExportedProgram:
         ``.dot`` the graphviz source.  Returns ``path``."""
         return STAGES["draw"](self, path)
 
+    def to_onnx(self, path=None, *, opset: int = 18, guards: bool = True):
+        """This program as an ``onnx.ModelProto`` (written to ``path`` when given): sizes
+        as ``dim_param`` in the user's names, the contract checked inside the graph
+        (``guards``) and described in its metadata (``docs/onnx.md``).  Needs the extra
+        ``onnx``."""
+        return STAGES["to_onnx"](self, path, opset, guards)
+
     def compile(self, backend: str = "numpy"):
         """Generated code for this program, shape-polymorphic over its whole valid range:
-        ``backend`` ``"numpy"`` (fused, blocked NumPy), ``"cupy"`` (CUDA kernels) or
-        ``"dask"`` (chunked); the result checks its inputs as ``module()`` does."""
+        ``backend`` ``"numpy"`` (fused, blocked NumPy), ``"cupy"`` (CUDA kernels),
+        ``"dask"`` (chunked), ``"numba"`` or ``"onnxruntime"`` (the ``to_onnx`` model in
+        a session); the result checks its inputs as ``module()`` does."""
         run = STAGES["compile"](self, backend)
         return loaded_guard.guarded(run, self.graph) if self._loaded else run
 

@@ -84,3 +84,12 @@ def _numba_factory(ep):
 
 
 register_backend("numba", _numba_factory)
+
+
+def _onnxruntime_factory(ep):
+    # onnx and onnxruntime are an optional extra: without them this raises UserError
+    from .onnx import compile_onnxruntime
+    return compile_onnxruntime(ep)
+
+
+register_backend("onnxruntime", _onnxruntime_factory)

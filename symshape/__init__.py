@@ -174,13 +174,19 @@ def _validate_generated(env, cs, graph, writer):
     validate_generated(env, cs, graph, writer)
 
 
+def _to_onnx(ep, path, opset, guards):
+    # why here: onnx is an optional extra, loaded on first use
+    from symshape.codegen.onnx import to_onnx
+    return to_onnx(ep, path, opset=opset, guards=guards)
+
+
 # what an ExportedProgram hands to the code generator, a layer above the tracer: ``module()``
 # is the plain-Python target of the writer the backends use, ``print(ep)`` its text form
 from symshape.capture import STAGES as _STAGES  # noqa: E402
 from symshape.capture.ir import Graph as _Graph  # noqa: E402
 _STAGES.update(run_decompositions=_run_decompositions, compile=_compile_program,
                draw=_draw_program, module=_module_function, print=_graph_lines,
-               validate_generated=_validate_generated)
+               validate_generated=_validate_generated, to_onnx=_to_onnx)
 _Graph.printer = _graph_lines
 __all__ += ["ExportedProgram"]
 
