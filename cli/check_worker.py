@@ -140,11 +140,6 @@ def scan_source(text: str) -> Tuple[bool, set]:
     return uses, imports
 
 
-def uses_exportable(text: str) -> bool:
-    """Whether the module's syntax tree uses ``exportable`` (see ``scan_source``)."""
-    return scan_source(text)[0]
-
-
 def read_source(path: str, overlay: Optional[Dict[str, str]] = None) -> str:
     """The text of a user file (the overlay's when it has one), decoding a UTF-8 BOM."""
     if overlay and path in overlay:
