@@ -57,6 +57,8 @@ SLOW_TESTS = {
         "differential fuzzing under the CUDA emulator",
     "codegen/numpy/test_compile.py::test_random_programs_equal_module":
         "differential fuzzing (Hypothesis)",
+    "codegen/onnx/test_onnx_fuzz.py::test_random_programs_in_onnxruntime_match_eager":
+        "differential fuzzing in onnxruntime (Hypothesis)",
 }
 
 
