@@ -1,6 +1,9 @@
 """``python -m proofs [-v] [-x] [NAME ...]``: run the proofs, one line per failure, then
 ``proofs: N proven, M failed``; exit status 1 when anything failed.  ``-x`` stops at the
 first failure (the mutation gate's test command: a killed mutant costs one proof).
+``--classes`` prints, without running anything, how many proofs quantify over every input
+of their rule's domain, every input up to a bound, or samples (``proofs/classes.py``), and
+each proof's declaration; a full run prints the counts too.
 
 A rule of ``symshape/rules.py`` without a proof, and a proof naming no rule, count as
 failures (only when every proof is run)."""
@@ -9,10 +12,27 @@ from __future__ import annotations
 import sys
 import time
 
-from . import load, run
+from . import OVER, class_counts, load, run
+from .classes import KINDS
+
+
+def print_classes(each: bool) -> int:
+    """The class counts (and, ``each``, every proof's declaration); 1 when a proof
+    declares none."""
+    counts = class_counts()
+    if each:
+        for name in sorted(load()):
+            over = OVER.get(name)
+            print("%-30s %-12s %s" % (name, over.kind if over else "-",
+                                      over.what if over else "declares nothing"))
+    print("proof classes: " + ", ".join("%d %s" % (counts[k], k) for k in KINDS)
+          + (", %d undeclared" % counts["undeclared"] if counts["undeclared"] else ""))
+    return 1 if counts["undeclared"] else 0
 
 
 def main(argv) -> int:
+    if "--classes" in argv:
+        return print_classes("-v" in argv)
     verbose = "-v" in argv
     first = "-x" in argv
     selected = [a for a in argv if a not in ("-v", "-x")]
@@ -43,6 +63,7 @@ def main(argv) -> int:
             if name not in BY_NAME:
                 failed += 1
                 print("FAIL  %s: a proof of a rule that symshape/rules.py does not list" % name)
+        failed += print_classes(False)
     if verbose:
         print("(%.1fs)" % (time.perf_counter() - t0))
     print("proofs: %d proven (%d on the code's own output), %d failed"

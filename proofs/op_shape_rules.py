@@ -22,7 +22,7 @@ import z3
 import symshape as ss
 
 from . import numpy_shapes as N
-from . import proves
+from . import bounded, proves
 from .op_rules import Contract
 from .pyint import require
 
@@ -114,7 +114,8 @@ def _reduce_axes(rank: int) -> List:
     return out
 
 
-@proves("reduce.axes")
+@proves("reduce.axes",
+        over=bounded("every rank up to 4 (np.max: up to 3), every axis set, sizes symbolic"))
 def reduce_axes():
     """np.sum for every rank 0..4, axis None / every int / every set of two or more axes
     (written with both signs), keepdims False and True; np.max (no identity: the contract
@@ -148,7 +149,7 @@ def _prog(g, arrays: int, ints: int):
     return eval("lambda %s: g(%s)" % (params, params), {"g": g})  # noqa: S307
 
 
-@proves("reduce.arg")
+@proves("reduce.arg", over=bounded("every rank up to 4, every axis, sizes symbolic"))
 def reduce_arg():
     """np.argmax / np.argmin for every rank 1..4, axis None and every int axis, keepdims
     False and True: NumPy's shape, and the contract admits only non-empty extents."""
@@ -163,7 +164,7 @@ def reduce_arg():
                        "%s(rank %d, axis=%s, keepdims=%s)" % (fn.__name__, rank, axis, keep))
 
 
-@proves("reduce.flat_or_axis")
+@proves("reduce.flat_or_axis", over=bounded("every rank up to 4, every axis, sizes symbolic"))
 def reduce_flat_or_axis():
     """np.cumsum, np.cumprod, np.sort and np.argsort for every rank 1..4 and axis None /
     every int axis: the input's shape (None: the flattened size)."""
@@ -184,7 +185,7 @@ def diff_sweep() -> None:
 
 
 # ---------------------------------------------------------------------------- axes
-@proves("shape.permute")
+@proves("shape.permute", over=bounded("every rank up to 4, every permutation, sizes symbolic"))
 def shape_permute():
     """np.transpose with every permutation of every rank 0..4 (written with negative axes
     for every other one) and axes=None; np.swapaxes with every pair of axes in [-r, r) and
@@ -205,7 +206,7 @@ def shape_permute():
                    [_shape(rank)], "np.moveaxis(rank %d, every pair)" % rank)
 
 
-@proves("shape.expand_dims")
+@proves("shape.expand_dims", over=bounded("every rank up to 3, every axis, sizes symbolic"))
 def shape_expand_dims():
     """np.expand_dims for every rank 0..3 with every axis of the result (in [-r-1, r]) and
     every pair of distinct result axes (mixed signs): results up to rank 5."""
@@ -218,7 +219,8 @@ def shape_expand_dims():
                    [_shape(rank)], "np.expand_dims(rank %d, every axis)" % rank)
 
 
-@proves("shape.squeeze")
+@proves("shape.squeeze",
+        over=bounded("every rank up to 4, every set of unit axes, sizes symbolic"))
 def shape_squeeze():
     """np.squeeze for every rank 1..4 and every set of axes of size 1 (static), with
     axis=None, each size-1 axis (both signs) and all of them as a tuple; a symbolic axis
@@ -284,7 +286,7 @@ def split_sweep() -> None:
 
 
 # ---------------------------------------------------------------------------- indexing
-@proves("index.basic")
+@proves("index.basic", over=bounded("every rank up to 4, sizes symbolic"))
 def index_basic():
     """x[...] with one int / slice / None component at every position of every rank 1..3,
     the rest full slices or an Ellipsis before or after it: int indices and slice bounds
@@ -317,7 +319,7 @@ def _index_case(rank: int, pos: int, kind: str, ex: tuple, step, ell: str) -> No
            "x[%s] on rank %d, examples %s" % (kind, rank, ex), ints=ex)
 
 
-@proves("index.take")
+@proves("index.take", over=bounded("every rank up to 3, every axis, sizes symbolic"))
 def index_take():
     """np.take with index arrays of rank 0..2 on every axis (and None) of every rank 1..3."""
     for rank in range(1, MAX_RANK):
@@ -330,7 +332,7 @@ def index_take():
                        "np.take(rank %d, index rank %d, axis=%s)" % (rank, irank, axis))
 
 
-@proves("index.take_along_axis")
+@proves("index.take_along_axis", over=bounded("every rank up to 4, every axis, sizes symbolic"))
 def index_take_along_axis():
     """np.take_along_axis on every axis of every rank 1..4, indices of the array's sizes
     and, off the axis, of size 1 (broadcast)."""
@@ -369,7 +371,7 @@ def repeat_pad_sweep() -> None:
                % (rank, pairs))
 
 
-@proves("shape.diagonal")
+@proves("shape.diagonal", over=bounded("every rank up to 4, every axis pair, sizes symbolic"))
 def shape_diagonal():
     """np.diagonal for every rank 2..4, every ordered pair of distinct axes (written with
     both signs) and offsets -3..3."""
@@ -385,7 +387,7 @@ def shape_diagonal():
 
 
 # ---------------------------------------------------------------------------- products
-@proves("linalg.dot")
+@proves("linalg.dot", over=bounded("every pair of ranks up to 4, sizes symbolic"))
 def linalg_dot():
     """np.dot for every pair of ranks 1..4 x 1..3 (and 4 x 4): NumPy's shape, and the
     contract admits only equal contracted sizes."""
@@ -400,7 +402,7 @@ def linalg_dot():
                lambda P, ins, v: N.dot(ins[0], ins[1]), "np.dot(rank %d, rank %d)" % (ra, rb))
 
 
-@proves("linalg.tensordot")
+@proves("linalg.tensordot", over=bounded("every pair of ranks up to 4, sizes symbolic"))
 def linalg_tensordot():
     """np.tensordot(a, b, axes=k) for every pair of ranks 1..4 and every k from 0 to the
     smaller rank."""
