@@ -184,6 +184,10 @@ MUTANTS: List[Mutant] = [
     Mutant("learn narrows the range of a * s + k <= 0 by one too many", "symshape/solver.py",
            "                refine(env, s, le_to_range(a, e.const))",
            "                refine(env, s, le_to_range(a, e.const + 1))", ("solve.dispatch",)),
+    # issue 46: the Z3 encoding of Min / Max was proven at arity 3 only
+    Mutant("the Z3 encoding of Min / Max ignores the arguments after the third",
+           "symshape/z3bridge.py", "    for a in args[1:]:\n        out = z3.If(a < out",
+           "    for a in args[1:3]:\n        out = z3.If(a < out", ("z3bridge.minmax_encoding",)),
     Mutant("range_constraints prints a root's declared range, not its range under the guards",
            "symshape/contract/exact_ranges.py", "        out[s.expr] = exact_range(cs, s.expr)",
            "        out[s.expr] = cs.ranges[s]", ("contract.range_constraints",)),

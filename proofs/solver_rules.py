@@ -609,17 +609,51 @@ def z3bridge_divmod_encoding():
     # at any numerator and divisor is a // b, with no grid of them to check)
 
 
-@proves("z3bridge.minmax_encoding", over=bounded("arity 3"))
+#: the highest Min / Max arity proven directly on the encoder's output (the induction step
+#: below carries the proof to every arity)
+MINMAX_ARITY = 8
+
+
+def _minmax_induction_step(ZB) -> None:
+    """The encoder folds its arguments left: the term of ``args + [x]`` is the code's
+    two-argument step on (the term of ``args``, ``x``).  Run that step on ``m``, the
+    minimum of an *abstract* set S (any size: ``m`` below every member of S and one of
+    them), and ``x``: its output is the minimum of S and ``x``.  With arity 1 proven, every
+    arity follows."""
+    member = z3.Function("in_S", z3.IntSort(), z3.BoolSort())
+    m, x, y = z3.Ints("m x y")
+    for kind, below in (("Min", lambda a, b: a <= b), ("Max", lambda a, b: a >= b)):
+        step = ZB.minmax_term(z3, kind, [m, x])
+        hyps = [member(m), z3.ForAll([y], z3.Implies(member(y), below(m, y)))]
+        prove_code(lambda v: z3.And(below(v, x), z3.Or(v == x, member(v)),
+                                    z3.ForAll([y], z3.Implies(member(y), below(v, y)))),
+                   [step], *hyps, what="the %s encoding's fold step" % kind)
+    # the fold itself: the term of n + 1 arguments is the step on the term of n
+    xs = z3.Ints(" ".join("f%d" % i for i in range(MINMAX_ARITY + 1)))
+    for kind in ("Min", "Max"):
+        for n in range(1, MINMAX_ARITY + 1):
+            whole = ZB.minmax_term(z3, kind, list(xs[:n + 1]))
+            folded = ZB.minmax_term(z3, kind, [ZB.minmax_term(z3, kind, list(xs[:n])), xs[n]])
+            require(whole.eq(folded), "the %s encoding of %d arguments is no fold step on "
+                    "that of %d: %s", kind, n + 1, n, whole)
+
+
+@proves("z3bridge.minmax_encoding",
+        over=bounded("arity 1..8 on the encoder's output, every argument value; the "
+                     "induction step on the code's own fold step for every larger arity"))
 def z3bridge_minmax_encoding():
     from symshape import z3bridge as ZB
-    syms = [E.Sym(930 + i) for i in range(3)]
+    syms = [E.Sym(930 + i) for i in range(MINMAX_ARITY)]
     enc = ZB.Encoder()
-    xs = [enc.sym(s) for s in syms]
-    zmn = enc.expr(E.smin(*[s.expr for s in syms]))
-    zmx = enc.expr(E.smax(*[s.expr for s in syms]))
-    prove_code(lambda mn, mx: z3.And(*[mn <= x for x in xs], z3.Or(*[mn == x for x in xs]),
-                                     *[mx >= x for x in xs], z3.Or(*[mx == x for x in xs])),
-               [zmn, zmx], *enc.side, what="the engine's encoding of Min / Max")
+    for n in range(1, MINMAX_ARITY + 1):
+        xs = [enc.sym(s) for s in syms[:n]]
+        args = [s.expr for s in syms[:n]]
+        zmn = enc.expr(E.smin(*args)) if n > 1 else ZB.minmax_term(z3, "Min", xs)
+        zmx = enc.expr(E.smax(*args)) if n > 1 else ZB.minmax_term(z3, "Max", xs)
+        prove_code(lambda mn, mx: z3.And(*[mn <= x for x in xs], z3.Or(*[mn == x for x in xs]),
+                                         *[mx >= x for x in xs], z3.Or(*[mx == x for x in xs])),
+                   [zmn, zmx], *enc.side, what="the engine's encoding of Min / Max of %d" % n)
+    _minmax_induction_step(ZB)
     # and relations, as the engine encodes them for its queries
     P_ = Py()
     zs = Symbols({s_: enc.sym(s_) for s_ in syms})
