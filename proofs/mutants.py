@@ -188,6 +188,10 @@ MUTANTS: List[Mutant] = [
     Mutant("the Z3 encoding of Min / Max ignores the arguments after the third",
            "symshape/z3bridge.py", "    for a in args[1:]:\n        out = z3.If(a < out",
            "    for a in args[1:3]:\n        out = z3.If(a < out", ("z3bridge.minmax_encoding",)),
+    # issue 46: a rule refusing what NumPy accepts passed every proof of "admitted => NumPy"
+    Mutant("np.vstack of an array's rows asks for two rows (over-restrictive)",
+           "capture/ops/shape.py", "    if x.ndim == 0 or not (x.shape[0] >= 1):",
+           "    if x.ndim == 0 or not (x.shape[0] >= 2):", ("shape.vstack",)),
     Mutant("range_constraints prints a root's declared range, not its range under the guards",
            "symshape/contract/exact_ranges.py", "        out[s.expr] = exact_range(cs, s.expr)",
            "        out[s.expr] = cs.ranges[s]", ("contract.range_constraints",)),

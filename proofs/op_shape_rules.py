@@ -23,6 +23,7 @@ import symshape as ss
 
 from . import numpy_shapes as N
 from . import bounded, proves
+from .converse import admits_numpy_inputs
 from .op_rules import Contract
 from .pyint import require
 
@@ -39,10 +40,12 @@ def _dims(prefix: str, rank: int, lo: int = 0, static: Dict[int, int] = None) ->
 
 
 def _check(f, arrays: Sequence, spec: Callable, what: str, ints: Sequence = (),
-           lo: int = 0, names: str = "xyz") -> None:
+           lo: int = 0, names: str = "xyz", not_one: bool = False) -> None:
     """Trace ``f(*arrays, *ints)`` (arrays as ``(shape, static axes)``, ints symbolic) and
     prove the output shapes are ``spec(P, input shapes, int values)``'s for every point of
-    the contract, and NumPy's conditions hold there."""
+    the contract, and NumPy's conditions hold there; and conversely that the contract
+    admits every input NumPy accepts (``proofs/converse.py``; ``not_one``: the symbolic
+    sizes other than 1, a broadcasting sweep tracing its size-1 axes as static 1s)."""
     args, shapes = [], {}
     for name, (shape, static) in zip(names, arrays):
         args.append(np.ones(shape))
@@ -60,6 +63,7 @@ def _check(f, arrays: Sequence, spec: Callable, what: str, ints: Sequence = (),
     def full(P, ins_):
         out, ok = spec(P, [tuple(s) for s in ins_[:len(arrays)]], ins_[len(arrays):])
         return out, [z3.BoolVal(c) if isinstance(c, bool) else c for c in ok]
+    admits_numpy_inputs(tr, arrays, spec, ints, lo, what, not_one)
     if any(o for o in tr.outs):
         tr.prove(full, what)
         return
@@ -72,7 +76,8 @@ def _check(f, arrays: Sequence, spec: Callable, what: str, ints: Sequence = (),
     tr.P.prove(z3.And(*ok), tr.hyps, what=what)
 
 
-def _check_all(cases: Sequence, arrays: Sequence, what: str, ints: Sequence = ()) -> None:
+def _check_all(cases: Sequence, arrays: Sequence, what: str, ints: Sequence = (),
+               not_one: bool = False) -> None:
     """``_check`` of several calls on the same inputs as one program returning all their
     results (one trace, one proof): ``cases`` are ``(f, spec)`` pairs as for ``_check``.
     Only for calls that record no guard, so that the contract is each call's own."""
@@ -93,7 +98,7 @@ def _check_all(cases: Sequence, arrays: Sequence, what: str, ints: Sequence = ()
             ok += c
         return shapes, ok
     _check(_prog(g, len(arrays), len(ints)), arrays, spec, "%s (%d calls)" % (what, len(cases)),
-           ints=ints)
+           ints=ints, not_one=not_one)
 
 
 def _shape(rank: int, static: Dict[int, int] = None) -> tuple:
@@ -147,6 +152,10 @@ def _prog(g, arrays: int, ints: int):
     (``x, y, z`` then ``k0, k1, ...``): the static arguments live in ``g``'s closure."""
     params = ", ".join(list("xyz"[:arrays]) + ["k%d" % i for i in range(ints)])
     return eval("lambda %s: g(%s)" % (params, params), {"g": g})  # noqa: S307
+
+
+#: the checks for a case outside the rule sweeps (tests/proofs/test_converse.py)
+check_shapes, program_of = _check, _prog
 
 
 @proves("reduce.arg", over=bounded("every rank up to 4, every axis, sizes symbolic"))
@@ -346,7 +355,8 @@ def index_take_along_axis():
                     x, i.astype(np.intp) % 1, a), 2, 0),
                        [_shape(rank), (ishape, static)],
                        lambda P, ins, v, a=axis: N.take_along_axis(ins[0], ins[1], a),
-                       "np.take_along_axis(rank %d, axis=%d, ones=%s)" % (rank, axis, ones))
+                       "np.take_along_axis(rank %d, axis=%d, ones=%s)" % (rank, axis, ones),
+                       not_one=True)
 
 
 # ---------------------------------------------------------------------------- repetition
@@ -433,7 +443,8 @@ def broadcast_sweep() -> None:
             sa = tuple(xs.get(i, SIZES[4 - ra + i]) for i in range(ra))
             sb = tuple(ys.get(i, SIZES[4 - rb + i]) for i in range(rb))
             _check(lambda x, y: x + y, [(sa, xs), (sb, ys)],
-                   lambda P, ins, v: N.broadcast(*ins), "x + y (%s, %s)" % (sa, sb))
+                   lambda P, ins, v: N.broadcast(*ins), "x + y (%s, %s)" % (sa, sb),
+                   not_one=True)
 
 
 # ---------------------------------------------------------------------------- reshape
@@ -490,10 +501,10 @@ def broadcast3_sweep() -> None:
                       for r, st in zip(ranks, statics)]
             _check(lambda x, y, z: np.where(x > 0, y, z), arrays,
                    lambda P, ins, v: N.broadcast(*ins),
-                   "np.where(%s, %s, %s)" % tuple(a[0] for a in arrays))
+                   "np.where(%s, %s, %s)" % tuple(a[0] for a in arrays), not_one=True)
         arrays = [(tuple(SIZES[4 - r + i] for i in range(r)), {}) for r in ranks]
         _check(lambda x, y, z: np.clip(x, y, z), arrays, lambda P, ins, v: N.broadcast(*ins),
-               "np.clip(%s, %s, %s)" % tuple(a[0] for a in arrays))
+               "np.clip(%s, %s, %s)" % tuple(a[0] for a in arrays), not_one=True)
 
 
 # ---------------------------------------------------------------------------- einsum
