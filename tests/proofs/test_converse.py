@@ -35,8 +35,8 @@ def test_an_over_restrictive_op_rule_is_killed_by_the_converse(monkeypatch):
 def test_each_known_refusal_is_still_refused():
     for p in converse.REFUSED:
         converse.REFUSED[p] = 0
-    for rule in ("linalg.contract", "index.take_along_axis", "select.partition",
-                 "stats.histogram_bins"):
+    for rule in ("linalg.contract", "select.partition",
+                 "stats.histogram_bins", "arange.length"):
         assert proofs.run_one(rule).ok, rule
     stale = [p for p, n in converse.REFUSED.items() if n == 0]
     assert not stale, "known refusals no case needs any more (remove them): %s" % stale
