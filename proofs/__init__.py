@@ -83,6 +83,16 @@ class Result(NamedTuple):
     code_claims: int = 0
 
 
+def classes_sentence() -> str:
+    """The class counts as the sentence ``docs/contracts.md`` carries (generated: a test
+    fails when the document's copy differs)."""
+    c = class_counts()
+    return ("Of the %d proofs, %d quantify over every input of their rule's domain, %d over "
+            "every input up to a stated bound and %d over samples (`python -m proofs "
+            "--classes -v` lists each proof's declaration)."
+            % (sum(c.values()), c[EVERY], c[BOUNDED], c[SAMPLES]))
+
+
 def run_one(rule: str) -> Result:
     from .code import STATS
     fn = load()[rule]
@@ -118,4 +128,4 @@ def run(selected: Iterable[str] = (), stop_on_failure: bool = False) -> List[Res
 
 
 __all__ = ["BOUNDED", "EVERY", "OVER", "PROOFS", "ProofFailure", "Result", "SAMPLES", "bounded",
-           "class_counts", "every", "load", "proves", "run", "run_one", "samples"]
+           "class_counts", "classes_sentence", "every", "load", "proves", "run", "run_one", "samples"]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 import time
 
-from . import OVER, class_counts, load, run
+from . import OVER, class_counts, classes_sentence, load, run
 from .classes import KINDS
 
 
@@ -27,6 +27,8 @@ def print_classes(each: bool) -> int:
                                       over.what if over else "declares nothing"))
     print("proof classes: " + ", ".join("%d %s" % (counts[k], k) for k in KINDS)
           + (", %d undeclared" % counts["undeclared"] if counts["undeclared"] else ""))
+    if each:
+        print(classes_sentence())
     return 1 if counts["undeclared"] else 0
 
 

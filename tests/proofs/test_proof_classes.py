@@ -102,3 +102,10 @@ def test_python_m_proofs_prints_the_class_counts():
     counts = proofs.class_counts()
     assert ("proof classes: %d every input, %d bounded, %d samples"
             % (counts[EVERY], counts["bounded"], counts["samples"])) in out
+
+
+def test_the_documented_class_counts_are_the_generated_ones():
+    with open(os.path.join(ROOT, "docs", "contracts.md")) as f:
+        doc = " ".join(f.read().split())
+    assert proofs.classes_sentence() in doc, (
+        "docs/contracts.md must carry the generated sentence: %s" % proofs.classes_sentence())
