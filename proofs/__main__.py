@@ -3,7 +3,8 @@
 first failure (the mutation gate's test command: a killed mutant costs one proof).
 ``--classes`` prints, without running anything, how many proofs quantify over every input
 of their rule's domain, every input up to a bound, or samples (``proofs/classes.py``), and
-each proof's declaration; a full run prints the counts too.
+each proof's declaration; a full run prints the counts too.  ``--docs`` writes the counts
+into ``docs/contracts.md`` (the sentence a test compares with the generated one).
 
 A rule of ``symshape/rules.py`` without a proof, and a proof naming no rule, count as
 failures (only when every proof is run)."""
@@ -32,7 +33,28 @@ def print_classes(each: bool) -> int:
     return 1 if counts["undeclared"] else 0
 
 
+def write_docs() -> int:
+    """Replace the class-count sentence of ``docs/contracts.md`` by the generated one."""
+    import os
+    import re
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                        "docs", "contracts.md")
+    with open(path) as f:
+        text = f.read()
+    new, n = re.subn(r"^Of the \d+ proofs, .*$", classes_sentence(), text, count=1,
+                     flags=re.M)
+    if n != 1:
+        print("docs/contracts.md has no class-count sentence to replace")
+        return 1
+    with open(path, "w") as f:
+        f.write(new)
+    print(classes_sentence())
+    return 0
+
+
 def main(argv) -> int:
+    if "--docs" in argv:
+        return write_docs()
     if "--classes" in argv:
         return print_classes("-v" in argv)
     verbose = "-v" in argv

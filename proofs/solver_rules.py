@@ -395,39 +395,86 @@ def solve_unit_substitution():
     _solutions_kept(old, g, env, (a, b), "a disjunction kept as a fact")
 
 
-@proves("solve.le_to_range", over=samples("coefficients and constants from small lists"))
+def _solver_paths(hyps: list, fn, what: str):
+    """``fn()`` (a ``symshape.solver`` helper on ``Ext`` values) along every feasible path
+    (``proofs/symexec.py``), the solver module seeing the symbolic infinities too."""
+    from symshape import ranges as RG
+    from .symexec import Explorer, patched, raise_on_paths
+    ex = Explorer(hyps)
+    saved = (solver.INT_OO, solver.NEG_INT_OO)
+    with patched(ex):
+        solver.INT_OO, solver.NEG_INT_OO = RG.INT_OO, RG.NEG_INT_OO
+        try:
+            paths = ex.paths(fn)
+        finally:
+            solver.INT_OO, solver.NEG_INT_OO = saved
+    raise_on_paths(paths, what)
+    return ex, paths
+
+
+def _ranges_on_paths(paths) -> tuple:
+    """The ranges the code returned, as Z3 terms: (terms, [(path condition, index)]) for
+    the paths that returned a range (None: no claim on that path)."""
+    from .symexec import to_pair
+    impl, cases = [], []
+    for pc, got in paths:
+        if got is not None:
+            cases.append((pc, len(impl)))
+            impl += [*to_pair(got.lower), *to_pair(got.upper)]
+    return impl, cases
+
+
+@proves("solve.le_to_range",
+        over=every("every coefficient a != 0 and constant k (Z3 integers), along every "
+                   "path of le_to_range"))
 def solve_le_to_range():
+    from .symexec import Ext
+    from .symexec import inside as within
     P_ = Py()
     a, s, k = z3.Ints("a s k")
     P_.prove((a * s + k <= 0) == (s <= P_.floordiv(-k, a)), a > 0)
     P_.prove((a * s + k <= 0) == (s >= P_.ceildiv(k, -a)), a < 0)
-    for op, rhs in itertools.product((R.le, R.lt, R.ge, R.gt), (-3, 0, 4, 7, 15)):
-        for coef in (1, -1, 3, -2):
-            env, x = _env((5, -10, 20))
-            old = dict(env.ranges)
-            g = op(coef * x.expr, rhs)
-            if type(g) is bool or not _holds(g, {x: 5}):
-                continue
-            env.add_guard(g, None)
-            _solutions_kept(old, g, env, (x,), "range from %s" % g)
+    # the code itself, on symbolic a and k: on every path, the range it returns holds
+    # exactly the s with a*s + k <= 0
+    ex, paths = _solver_paths([a != 0], lambda: solver.le_to_range(Ext(0, a), Ext(0, k)),
+                              "le_to_range")
+    impl, cases = _ranges_on_paths(paths)
+    require(len(cases) == len(paths), "le_to_range returned no range on a path")
+    prove_code(lambda *t: z3.And(*[z3.Implies(z3.And(*pc), (a * s + k <= 0) ==
+                                              within(t[i], t[i + 1], t[i + 2], t[i + 3], s))
+                                   for pc, i in cases]),
+               impl, a != 0, P=ex.P, what="le_to_range on symbolic a, k (%d paths)" % len(paths))
 
 
-@proves("solve.ne_to_range", over=samples("coefficients and constants from small lists"))
+@proves("solve.ne_to_range",
+        over=every("a = 1 and a = -1 (the only coefficients it gets), every constant k and "
+                   "every range (finite or infinite ends symbolic), along every path"))
 def solve_ne_to_range():
+    from .symexec import Ext, interval
+    from .symexec import inside as within
     P_ = Py()
     a, s, k, t, lo, hi = z3.Ints("a s k t lo hi")
     P_.prove((a * s + k != 0) == (s != P_.floordiv(-k, a)), a != 0, k == a * t)
     P_.prove(a * s + k != 0, a != 0, P_.mod(k, a) != 0)
     prove(z3.And(lo <= s, s <= hi, s != lo) == z3.And(lo + 1 <= s, s <= hi))
     prove(z3.And(lo <= s, s <= hi, s != hi) == z3.And(lo <= s, s <= hi - 1))
-    for v in (-10, -9, 0, 5, 19, 20):
-        env, x = _env((5, -10, 20))
-        old = dict(env.ranges)
-        g = R.ne(x.expr, v)
-        if not _holds(g, {x: 5}):
-            continue
-        env.add_guard(g, None)
-        _solutions_kept(old, g, env, (x,), "x != %d" % v)
+    # the code itself: a symbolic constant and range; where it narrows, the narrower range
+    # holds exactly the old range's s with a*s + k != 0.  Its caller's side condition: the
+    # guard holds at the example, a point x of the range (learn's precondition)
+    for coef in (1, -1):
+        rlo, rhi, wf, x, member = interval("ne%d" % (coef + 1))
+        wf = wf + member + [coef * x + k != 0]
+        ex, paths = _solver_paths(wf, lambda: solver.ne_to_range(
+            coef, Ext(0, k), ValueRange(rlo, rhi)), "ne_to_range")
+        impl, cases = _ranges_on_paths(paths)
+        require(cases, "ne_to_range narrowed on no path")
+        old = within(rlo.s, rlo.v, rhi.s, rhi.v, s)
+        prove_code(lambda *t: z3.And(*[z3.Implies(z3.And(*pc), z3.And(old, coef * s + k != 0)
+                                                  == within(t[i], t[i + 1], t[i + 2],
+                                                            t[i + 3], s))
+                                       for pc, i in cases]),
+                   impl, *wf, P=ex.P,
+                   what="ne_to_range(%d, k, r) on symbolic k, r (%d paths)" % (coef, len(paths)))
 
 
 def _opt_ceil(P_: Py, bound: X, r, k, low: bool) -> X:
