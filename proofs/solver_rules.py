@@ -11,7 +11,7 @@ expressions, decisions) right for every integer value in the ranges, with Z3.
 from __future__ import annotations
 
 import itertools
-from typing import Dict, List
+from typing import Dict
 
 import z3
 
@@ -447,8 +447,8 @@ def solve_le_to_range():
 
 
 @proves("solve.ne_to_range",
-        over=every("a = 1 and a = -1 (the only coefficients it gets), every constant k and "
-                   "every range (finite or infinite ends symbolic), along every path"))
+        over=every("a = +-1 (the normal form's coefficients), every constant k and every "
+                   "range (finite or infinite ends symbolic), along every path"))
 def solve_ne_to_range():
     from .symexec import Ext, interval
     from .symexec import inside as within
@@ -458,23 +458,23 @@ def solve_ne_to_range():
     P_.prove(a * s + k != 0, a != 0, P_.mod(k, a) != 0)
     prove(z3.And(lo <= s, s <= hi, s != lo) == z3.And(lo + 1 <= s, s <= hi))
     prove(z3.And(lo <= s, s <= hi, s != hi) == z3.And(lo <= s, s <= hi - 1))
-    # the code itself: a symbolic constant and range; where it narrows, the narrower range
-    # holds exactly the old range's s with a*s + k != 0.  Its caller's side condition: the
-    # guard holds at the example, a point x of the range (learn's precondition)
-    for coef in (1, -1):
-        rlo, rhi, wf, x, member = interval("ne%d" % (coef + 1))
-        wf = wf + member + [coef * x + k != 0]
-        ex, paths = _solver_paths(wf, lambda: solver.ne_to_range(
-            coef, Ext(0, k), ValueRange(rlo, rhi)), "ne_to_range")
-        impl, cases = _ranges_on_paths(paths)
-        require(cases, "ne_to_range narrowed on no path")
-        old = within(rlo.s, rlo.v, rhi.s, rhi.v, s)
-        prove_code(lambda *t: z3.And(*[z3.Implies(z3.And(*pc), z3.And(old, coef * s + k != 0)
-                                                  == within(t[i], t[i + 1], t[i + 2],
-                                                            t[i + 3], s))
-                                       for pc, i in cases]),
-                   impl, *wf, P=ex.P,
-                   what="ne_to_range(%d, k, r) on symbolic k, r (%d paths)" % (coef, len(paths)))
+    # the code itself: a symbolic coefficient, constant and range; where it narrows, the
+    # narrower range holds exactly the old range's s with a*s + k != 0.  Side conditions:
+    # the relation is normalised (rel.eq_gcd and rel.eq_sign: one symbol's coefficient
+    # divides the constant, so a = +-1, as ne_to_range's docstring says) and the guard
+    # holds at the example, a point x of the range (learn's precondition)
+    rlo, rhi, wf, x, member = interval("ne")
+    hyps = wf + member + [z3.Or(a == 1, a == -1), a * x + k != 0]
+    ex, paths = _solver_paths(hyps, lambda: solver.ne_to_range(
+        Ext(0, a), Ext(0, k), ValueRange(rlo, rhi)), "ne_to_range")
+    impl, cases = _ranges_on_paths(paths)
+    require(cases, "ne_to_range narrowed on no path")
+    old = within(rlo.s, rlo.v, rhi.s, rhi.v, s)
+    prove_code(lambda *r: z3.And(*[z3.Implies(z3.And(*pc), z3.And(old, a * s + k != 0)
+                                              == within(r[i], r[i + 1], r[i + 2], r[i + 3], s))
+                                   for pc, i in cases]),
+               impl, *hyps, P=ex.P,
+               what="ne_to_range(a, k, r) on symbolic a, k, r (%d paths)" % len(paths))
 
 
 def _opt_ceil(P_: Py, bound: X, r, k, low: bool) -> X:
