@@ -200,6 +200,10 @@ MUTANTS: List[Mutant] = [
     Mutant("ne_to_range drops one too many at an upper end above 100", "symshape/solver.py",
            "return ValueRange(r.lower, v - 1)",
            "return ValueRange(r.lower, v - (2 if v > 100 else 1))", ("solve.ne_to_range",)),
+    Mutant("vr_mod without wrap starts one high for moduli above 7", "symshape/ranges.py",
+           "return ValueRange(a.lower % m, a.upper % m)",
+           "return ValueRange(a.lower % m + (1 if m > 7 and a.lower % m < a.upper % m else 0), "
+           "a.upper % m)", ("range.mod_nowrap",)),
     Mutant("range_constraints prints a root's declared range, not its range under the guards",
            "symshape/contract/exact_ranges.py", "        out[s.expr] = exact_range(cs, s.expr)",
            "        out[s.expr] = cs.ranges[s]", ("contract.range_constraints",)),

@@ -233,7 +233,9 @@ def range_floordiv_straddle():
 
 
 # ---------------------------------------------------------------------------- mod
-@proves("range.mod_nowrap", over=samples("a grid of intervals times four moduli"))
+@proves("range.mod_nowrap",
+        over=every("every finite range and every positive modulus (a singleton divisor "
+                   "range), ends symbolic, along every path of vr_mod"))
 def range_mod_nowrap():
     E = Ext()
     a, b, m, x = z3.Ints("a b m x")
@@ -241,10 +243,12 @@ def range_mod_nowrap():
     hyps = [m > 0, a <= x, x <= b, qa == qb]
     E.prove(qx == qa, hyps)                       # x // m is monotone in x: no wrap inside
     E.prove(z3.And(a - m * qa <= x - m * qx, x - m * qx <= b - m * qb), hyps, qx == qa)
-    ivs = [ValueRange(a_, b_) for a_ in range(-7, 8, 2) for b_ in range(a_, 9, 3)]
-    for m_ in (1, 2, 3, 5):
-        _code_sound(lambda a: RG.vr_mod(a, ValueRange(m_, m_)), lambda P_, x: P_.mod(x, m_),
-                    "vr_mod(., %d)" % m_, arity=1, intervals=ivs)
+    # the code on every finite range and every positive modulus m (the divisor range
+    # [m, m]), with symbolic ends: wrapping or not, on every path
+    symbolic_sound(RG.vr_mod, lambda P_, x, y: P_.mod(x, y), "vr_mod(., [m, m])",
+                   pre=lambda a, b: z3.And(a[0].s == 0, a[1].s == 0, b[0].s == 0,
+                                           b[1].s == 0, b[0].v == b[1].v, b[0].v > 0),
+                   per_path=True, lemmas=True)
 
 
 @proves("range.mod_pos",
