@@ -204,6 +204,9 @@ MUTANTS: List[Mutant] = [
            "return ValueRange(a.lower % m, a.upper % m)",
            "return ValueRange(a.lower % m + (1 if m > 7 and a.lower % m < a.upper % m else 0), "
            "a.upper % m)", ("range.mod_nowrap",)),
+    Mutant("decide_ranges takes e <= 0 for an upper end of 1", "symshape/decision.py",
+           "        return True if b.upper <= 0 else", "        return True if b.upper <= 1 else",
+           ("decide.by_range",)),
     Mutant("range_constraints prints a root's declared range, not its range under the guards",
            "symshape/contract/exact_ranges.py", "        out[s.expr] = exact_range(cs, s.expr)",
            "        out[s.expr] = cs.ranges[s]", ("contract.range_constraints",)),

@@ -268,7 +268,56 @@ def fold_push_minmax():
 
 
 # ---------------------------------------------------------------------------- deciding
-@proves("decide.by_range", over=samples("eight expressions in one environment"))
+def _decide_on_symbolic_ranges(conds, syms, what: str) -> int:
+    """``decide_ranges`` run on ``conds`` over symbols whose ranges have symbolic ends
+    (any integer or infinite end, ``proofs/symexec.py``), along every path: where it
+    answers True (False) the condition holds (fails) at every point of the ranges; where
+    ``exact`` (a relation over one symbol) and it answers None, both truth values occur."""
+    from types import SimpleNamespace
+    from .symexec import Explorer, interval, patched, raise_on_paths
+    ivs = {sym: interval("%s.%s" % (what.replace(" ", "_"), sym.name)) for sym in syms}
+    hyps = [c for iv in ivs.values() for c in iv[2]]
+    ex = Explorer(hyps)
+
+    def run():
+        env = SimpleNamespace(_bound_cache={}, ranges={sym: ValueRange(iv[0], iv[1])
+                                                       for sym, iv in ivs.items()})
+        return [decision.decide_ranges(env, c) for c, _ in conds]
+    with patched(ex):
+        paths = ex.paths(run)
+    raise_on_paths(paths, what)
+    P_ = Py()
+    zs = Symbols({sym: iv[3] for sym, iv in ivs.items()})
+    member = [m for iv in ivs.values() for m in iv[4]]
+    points = [iv[3] for iv in ivs.values()]
+    # the answers as Z3 terms: 1 true, 0 false, -1 open, per path and condition
+    impl, cases = [], []
+    for pc, got in paths:
+        cases.append((pc, len(impl)))
+        impl += [z3.IntVal(-1 if d is None else int(d)) for d in got]
+
+    def claim(*ans):
+        out = []
+        for pc, k in cases:
+            for j, (c, exact) in enumerate(conds):
+                holds = encode_cond(P_, c, zs)
+                every = z3.ForAll(points, z3.Implies(z3.And(*member), holds))
+                never = z3.ForAll(points, z3.Implies(z3.And(*member), z3.Not(holds)))
+                sound = z3.And(z3.Implies(ans[k + j] == 1, every),
+                               z3.Implies(ans[k + j] == 0, never))
+                if exact:
+                    sound = z3.And(sound, z3.Implies(ans[k + j] == -1,
+                                                     z3.And(z3.Not(every), z3.Not(never))))
+                out.append(z3.Implies(z3.And(*pc), sound))
+        return z3.And(*out)
+    prove_code(claim, impl, hyps, P=P_, what="%s on symbolic ranges (%d paths)"
+               % (what, len(paths)))
+    return len(paths)
+
+
+@proves("decide.by_range",
+        over=every("every range of e (finite or infinite ends symbolic) and every operator "
+                   "(==, !=, <=), exactly; and / or of two relations on independent ranges"))
 def decide_by_range():
     Ex = Ext()
     lo, hi, w = Ex.interval("e")
@@ -278,24 +327,16 @@ def decide_by_range():
                  z3.Implies(z3.And(lo.s == 0, hi.s == 0, lo.v == 0, hi.v == 0), e == 0),
                  z3.Implies(z3.Not(z3.And(le(lo, zero), le(zero, hi))), e != 0)),
           w, inside(lo, hi, e))
-    env, a, b = _env((5, 2, 10), (3, 0, 4))
-    A, B = a.expr, b.expr
-    exprs = [A + B - 14, A - B - 1, A - 2, 3 * B - A + 2, A * B - 40, A * B + 1, B - 4, A - 11]
-    for x in exprs:
-        for op in (R.EQ, R.NE, R.LE):
-            c = R.make(op, x)
-            if type(c) is bool:
-                continue
-            d = decision.decide_ranges(env, c)
-            if d is None:
-                continue
-            _same_truth(env, (a, b), c, d, "decided by ranges")
-    for op in ("and", "or"):
-        for pair in ((A - 11, A + B - 14), (A - 2, B - 4), (A * B + 1, A - 11)):
-            c = R.BoolOp(op, tuple(R.make(R.LE, x) for x in pair))
-            d = decision.decide_ranges(env, c)
-            if d is not None:
-                _same_truth(env, (a, b), c, d, "decided by ranges")
+    # the code: decide_ranges sees e only through bound(e), a range; e as a symbol whose
+    # range has symbolic ends is every such range
+    s0, s1 = E.Sym(940), E.Sym(941)
+    A, B = s0.expr, s1.expr
+    rels = [(R.make(op, A), True) for op in (R.EQ, R.NE, R.LE)]
+    _decide_on_symbolic_ranges(rels, (s0,), "decide_ranges")
+    pair = [(R.make(op, A), R.make(op2, B)) for op in (R.EQ, R.NE, R.LE)
+            for op2 in (R.EQ, R.NE, R.LE)]
+    _decide_on_symbolic_ranges([(R.BoolOp(kind, p), False) for kind in ("and", "or")
+                                for p in pair], (s0, s1), "decide_ranges and / or")
 
 
 @proves("decide.box_exact", over=samples("hand-picked boxes"))
