@@ -26,7 +26,7 @@ from symshape.capture.export import trace_program
 from symshape.errors import InternalError
 from symshape.contract.writer import CheckWriter
 
-from . import samples, proves
+from . import samples, proves, z3cache
 from .code import STATS, Symbols, divisors, encode, encode_cond, prove_code
 from .pyint import Py, require, zmax, zmin
 
@@ -283,7 +283,7 @@ def _never(inr, cond) -> bool:
     sol = z3.Solver()
     sol.add(*inr)
     sol.add(cond)
-    return sol.check() == z3.unsat
+    return z3cache.check(sol) == z3.unsat
 
 
 @proves("sympy.bridge", over=samples("hand-picked expressions"))
@@ -321,7 +321,7 @@ def sympy_bridge():
                 sol = z3.Solver()
                 sol.add(*inr)
                 sol.add(z3.Not(pred(v)))
-                holds = sol.check() == z3.unsat
+                holds = z3cache.check(sol) == z3.unsat
                 if name in flags:
                     # declared True: holds on the whole range; declared False: never holds
                     require(holds if flags[name] else _never(inr, pred(v)),

@@ -24,6 +24,7 @@ from typing import Dict, List, Sequence
 
 import z3
 
+from . import z3cache
 from .pyint import RLIMIT, ProofFailure, Py, _model_text, limited_solver
 
 #: a pattern of the cases' ``what`` -> why the contract is narrower than NumPy there
@@ -88,14 +89,14 @@ def admits_numpy_inputs(tr, arrays: Sequence, spec, ints: Sequence, lo: int,
     inner = [c for c in _consts(inside) if c.get_id() not in outer]
     admitted = z3.Exists(inner, z3.And(*inside)) if inner else z3.And(*inside)
     s = limited_solver(RLIMIT, *accepted, z3.Not(admitted))
-    r = s.check()
+    r = z3cache.check(s, RLIMIT)
     known = next((p for p in KNOWN_REFUSALS if re.search(p, what)), None)
     if known is not None:
         REFUSED[known] += r == z3.sat
         return
     if r == z3.sat:
         raise ProofFailure("%s: NumPy accepts an input the contract refuses: %s"
-                           % (what, _model_text(s.model())))
+                           % (what, _model_text(z3cache.model(s))))
     if r == z3.unknown:
         raise ProofFailure("%s: could not show the contract admits every input NumPy accepts "
                            "within rlimit=%d (%s)" % (what, RLIMIT, s.reason_unknown()))
