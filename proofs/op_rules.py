@@ -342,7 +342,9 @@ def diff_length():
     diff_sweep()
 
 
-@proves("shape.pad_tile_repeat_stack", over=bounded("every rank up to 4, sizes symbolic"))
+@proves("shape.pad_tile_repeat_stack",
+        over=bounded("np.stack every rank 0..3 and axis, np.tile ranks 1..3 with 1..4 "
+                     "repetitions, np.pad / np.repeat every rank 1..4, sizes symbolic"))
 def pad_tile_repeat_stack():
     r = np.ones
     _case(lambda x: np.pad(x, ((1, 2), (0, 3))), (r((4, 5)),), {"x": (A, A)},

@@ -64,7 +64,7 @@ def linalg_kron():
                lambda P, ins, v: N.kron(ins[0], ins[1]), "np.kron(rank %d, rank %d)" % (ra, rb))
 
 
-@proves("linalg.outer", over=bounded("every pair of ranks up to 4, sizes symbolic"))
+@proves("linalg.outer", over=bounded("every pair of ranks 0..3, sizes symbolic"))
 def linalg_outer():
     """np.outer for every pair of ranks 0..3: (a.size, b.size), the inputs flattened."""
     for ra, rb in itertools.product(range(0, MAX_RANK), repeat=2):
@@ -251,7 +251,7 @@ _QUANTILES = [(f, q, f in (np.percentile, np.quantile))
 
 
 @proves("stats.reduction",
-        over=bounded("every rank up to 3 for some reductions, every axis, sizes symbolic"))
+        over=bounded("every rank 0..3, every axis set, sizes symbolic"))
 def stats_reduction():
     """The NaN-aware reductions (nansum, nanprod, nanmean, nanvar, nanstd, nanmedian, and
     nanmin, nanmax, nanargmin, nanargmax, which need elements) and percentile / quantile /
@@ -283,7 +283,7 @@ def stats_reduction():
                        % (rank, ax))
 
 
-@proves("stats.average", over=bounded("every rank up to 4, every axis, sizes symbolic"))
+@proves("stats.average", over=bounded("every rank 0..3, every axis set, sizes symbolic"))
 def stats_average():
     """np.average without weights for every rank 0..3, axis None / every int / every set of
     two or more axes (mixed signs), keepdims False and True: the reduction's shape, and the

@@ -295,7 +295,8 @@ def split_sweep() -> None:
 
 
 # ---------------------------------------------------------------------------- indexing
-@proves("index.basic", over=bounded("every rank up to 4, sizes symbolic"))
+@proves("index.basic",
+        over=bounded("every rank 1..3, every position, ints symbolic of both signs"))
 def index_basic():
     """x[...] with one int / slice / None component at every position of every rank 1..3,
     the rest full slices or an Ellipsis before or after it: int indices and slice bounds
