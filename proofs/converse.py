@@ -84,7 +84,18 @@ def admits_numpy_inputs(tr, arrays: Sequence, spec, ints: Sequence, lo: int,
     accepted += [kv >= 0 if ex >= 0 else kv < 0 for kv, ex in zip(ks, ints)]
     if not_one:
         accepted += [v != 1 for _, v in free[:len(free) - n_ints]]
-    inside = list(tr.hyps) + list(tr.P.side) + [e == v for e, v in free]
+    # an input size that is a root symbol of its own is renamed to NumPy's value (no
+    # quantifier over it); the others are equations under the existential
+    rename, eqs = [], []
+    for e, v in free:
+        if z3.is_const(e) and e.decl().kind() == z3.Z3_OP_UNINTERPRETED and \
+                all(not e.eq(r) for r, _ in rename):
+            rename.append((e, v))
+        else:
+            eqs.append(e == v)
+    inside = list(tr.hyps) + list(tr.P.side) + eqs
+    if rename:
+        inside = [z3.substitute(c, *rename) for c in inside]
     outer = {v.get_id() for _, v in free} | {c.get_id() for c in _consts(P.side + ok)}
     inner = [c for c in _consts(inside) if c.get_id() not in outer]
     admitted = z3.Exists(inner, z3.And(*inside)) if inner else z3.And(*inside)

@@ -331,12 +331,12 @@ def decide_by_range():
     # range has symbolic ends is every such range
     s0, s1 = E.Sym(940), E.Sym(941)
     A, B = s0.expr, s1.expr
-    rels = [(R.make(op, A), True) for op in (R.EQ, R.NE, R.LE)]
-    _decide_on_symbolic_ranges(rels, (s0,), "decide_ranges")
-    pair = [(R.make(op, A), R.make(op2, B)) for op in (R.EQ, R.NE, R.LE)
-            for op2 in (R.EQ, R.NE, R.LE)]
-    _decide_on_symbolic_ranges([(R.BoolOp(kind, p), False) for kind in ("and", "or")
-                                for p in pair], (s0, s1), "decide_ranges and / or")
+    for op in (R.EQ, R.NE, R.LE):
+        _decide_on_symbolic_ranges([(R.make(op, A), True)], (s0,), "decide_ranges")
+        for op2 in (R.EQ, R.NE, R.LE):
+            _decide_on_symbolic_ranges([(R.BoolOp(kind, (R.make(op, A), R.make(op2, B))),
+                                         False) for kind in ("and", "or")], (s0, s1),
+                                       "decide_ranges and / or")
 
 
 @proves("decide.box_exact", over=samples("hand-picked boxes"))
