@@ -56,18 +56,18 @@ def creation_triangle():
                    [_shape(rank)], "np.tril / np.triu(rank %d, k = -3..3)" % rank)
 
 
-@proves("linalg.kron", over=bounded("every pair of ranks up to 3, sizes symbolic"))
+@proves("linalg.kron", over=bounded("every pair of ranks 1..4, sizes symbolic"))
 def linalg_kron():
-    """np.kron for every pair of ranks 1..3: NumPy's shape (aligned on the right)."""
-    for ra, rb in itertools.product(range(1, MAX_RANK), repeat=2):
+    """np.kron for every pair of ranks 1..4: NumPy's shape (aligned on the right)."""
+    for ra, rb in itertools.product(range(1, MAX_RANK + 1), repeat=2):
         _check(_bind2(np.kron), [_shape(ra), _shape(rb)],
                lambda P, ins, v: N.kron(ins[0], ins[1]), "np.kron(rank %d, rank %d)" % (ra, rb))
 
 
-@proves("linalg.outer", over=bounded("every pair of ranks 0..3, sizes symbolic"))
+@proves("linalg.outer", over=bounded("every pair of ranks 0..4, sizes symbolic"))
 def linalg_outer():
-    """np.outer for every pair of ranks 0..3: (a.size, b.size), the inputs flattened."""
-    for ra, rb in itertools.product(range(0, MAX_RANK), repeat=2):
+    """np.outer for every pair of ranks 0..4: (a.size, b.size), the inputs flattened."""
+    for ra, rb in itertools.product(range(0, MAX_RANK + 1), repeat=2):
         _check(_bind2(np.outer), [_shape(ra), _shape(rb)],
                lambda P, ins, v: N.outer(ins[0], ins[1]), "np.outer(rank %d, rank %d)"
                % (ra, rb))
@@ -283,12 +283,12 @@ def stats_reduction():
                        % (rank, ax))
 
 
-@proves("stats.average", over=bounded("every rank 0..3, every axis set, sizes symbolic"))
+@proves("stats.average", over=bounded("every rank 0..4, every axis set, sizes symbolic"))
 def stats_average():
-    """np.average without weights for every rank 0..3, axis None / every int / every set of
+    """np.average without weights for every rank 0..4, axis None / every int / every set of
     two or more axes (mixed signs), keepdims False and True: the reduction's shape, and the
     contract admits no empty result (NumPy divides by the result's size)."""
-    for rank in range(0, MAX_RANK):
+    for rank in range(0, MAX_RANK + 1):
         for ax in _reduce_axes(rank):       # each axis set: its own contract
             _check_all([(_bind1(np.average, axis=ax, keepdims=k),
                          lambda P, ins, v, ax=ax, k=k: N.average(ins[0], ax, k))

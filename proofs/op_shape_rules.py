@@ -120,17 +120,17 @@ def _reduce_axes(rank: int) -> List:
 
 
 @proves("reduce.axes",
-        over=bounded("every rank up to 4 (np.max: up to 3), every axis set, sizes symbolic"))
+        over=bounded("every rank up to 4, every axis set, sizes symbolic"))
 def reduce_axes():
     """np.sum for every rank 0..4, axis None / every int / every set of two or more axes
     (written with both signs), keepdims False and True; np.max (no identity: the contract
-    must admit only non-empty extents) for every rank 1..3 and axis."""
+    must admit only non-empty extents) for every rank 1..4 and axis."""
     for rank in range(0, MAX_RANK + 1):
         _check_all([(_bind1(np.sum, axis=axis, keepdims=keep),
                      lambda P, ins, v, a=axis, k=keep: N.reduction(ins[0], a, k))
                     for axis, keep in itertools.product(_reduce_axes(rank), (False, True))],
                    [_shape(rank)], "np.sum(rank %d, every axis, keepdims)" % rank)
-    for rank in range(1, MAX_RANK):
+    for rank in range(1, MAX_RANK + 1):
         for axis, keep in itertools.product([None] + list(range(-rank, rank)), (False, True)):
             _check(_bind1(np.max, axis=axis, keepdims=keep), [_shape(rank)],
                    lambda P, ins, v, a=axis, k=keep: N.arg_reduction(ins[0], a, k),
@@ -215,11 +215,11 @@ def shape_permute():
                    [_shape(rank)], "np.moveaxis(rank %d, every pair)" % rank)
 
 
-@proves("shape.expand_dims", over=bounded("every rank up to 3, every axis, sizes symbolic"))
+@proves("shape.expand_dims", over=bounded("every rank up to 4, every axis, sizes symbolic"))
 def shape_expand_dims():
-    """np.expand_dims for every rank 0..3 with every axis of the result (in [-r-1, r]) and
-    every pair of distinct result axes (mixed signs): results up to rank 5."""
-    for rank in range(0, MAX_RANK):
+    """np.expand_dims for every rank 0..4 with every axis of the result (in [-r-1, r]) and
+    every pair of distinct result axes (mixed signs): results up to rank 6."""
+    for rank in range(0, MAX_RANK + 1):
         nd = rank + 1
         axes: List = list(range(-nd, nd))
         axes += [_sign_mix(c, rank + 2) for c in itertools.combinations(range(rank + 2), 2)]
@@ -329,10 +329,10 @@ def _index_case(rank: int, pos: int, kind: str, ex: tuple, step, ell: str) -> No
            "x[%s] on rank %d, examples %s" % (kind, rank, ex), ints=ex)
 
 
-@proves("index.take", over=bounded("every rank up to 3, every axis, sizes symbolic"))
+@proves("index.take", over=bounded("every rank up to 4, every axis, sizes symbolic"))
 def index_take():
-    """np.take with index arrays of rank 0..2 on every axis (and None) of every rank 1..3."""
-    for rank in range(1, MAX_RANK):
+    """np.take with index arrays of rank 0..2 on every axis (and None) of every rank 1..4."""
+    for rank in range(1, MAX_RANK + 1):
         for axis in [None] + list(range(-rank, rank)):
             for irank in (0, 1, 2):
                 _check(_prog(lambda x, i, a=axis: np.take(x, i.astype(np.intp) % 1, axis=a),
