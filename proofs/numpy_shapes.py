@@ -310,7 +310,7 @@ def pad(shape, widths) -> Spec:
         pairs = list(widths) if len(widths) == nd else [widths[0]] * nd
     # NumPy raises for a negative width ("index can't contain negative values")
     return [tuple(s + a + b for s, (a, b) in zip(shape, pairs))], \
-        [w >= 0 for a, b in pairs for w in (a, b) if not isinstance(w, int)]
+        [w >= 0 for a, b in pairs for w in (a, b)]
 
 
 def flip(shape, axis) -> Spec:
