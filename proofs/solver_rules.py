@@ -269,20 +269,29 @@ def fold_push_minmax():
 
 
 # ---------------------------------------------------------------------------- deciding
+class _RangesOnly:
+    """The environment ``decision.decide_ranges`` reads: the ranges, and a cache that
+    always computes (each symbolic path recomputes its bounds)."""
+
+    def __init__(self, ranges) -> None:
+        self.ranges = ranges
+
+    def memo(self, table, key, compute):
+        return compute()
+
+
 def _decide_on_symbolic_ranges(conds, syms, what: str) -> int:
     """``decide_ranges`` run on ``conds`` over symbols whose ranges have symbolic ends
     (any integer or infinite end, ``proofs/symexec.py``), along every path: where it
     answers True (False) the condition holds (fails) at every point of the ranges; where
     ``exact`` (a relation over one symbol) and it answers None, both truth values occur."""
-    from types import SimpleNamespace
     from .symexec import Explorer, interval, patched, raise_on_paths
     ivs = {sym: interval("%s.%s" % (what.replace(" ", "_"), sym.name)) for sym in syms}
     hyps = [c for iv in ivs.values() for c in iv[2]]
     ex = Explorer(hyps)
 
     def run():
-        env = SimpleNamespace(_bound_cache={}, ranges={sym: ValueRange(iv[0], iv[1])
-                                                       for sym, iv in ivs.items()})
+        env = _RangesOnly({sym: ValueRange(iv[0], iv[1]) for sym, iv in ivs.items()})
         return [decision.decide_ranges(env, c) for c, _ in conds]
     with patched(ex):
         paths = ex.paths(run)
