@@ -43,9 +43,9 @@ from .ir import Graph, Node, Subgraph
 from .program import ExportedProgram, Signature
 from .finalize import finalize_node, simplify_value
 from .namespace import sizes_routed
-from .objstate import AppendOnly, Recorder, plain_value
-from .state import StateBinding
-from . import stateprog, stateviews
+from .state.objstate import AppendOnly, Recorder, plain_value
+from .state.binding import StateBinding
+from .state import stateprog, stateviews
 from . import randomness
 from .tracer import TracedArray, Tracer
 from .pycode import Renderer, _ready_checks

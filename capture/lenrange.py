@@ -17,7 +17,7 @@ import numpy as np
 from symshape.symint import SymInt, describe
 from symshape.userframe import user_frame
 
-from .state import _user_code
+from .state.binding import _user_code
 from .tracer import FUNCTIONS, TracedArray
 
 _builtin_len = len

@@ -68,7 +68,7 @@ from . import control  # noqa: F401  (registers the cond op)
 from . import custom  # noqa: F401
 from . import decomp  # noqa: F401  (registers the core op names)
 from .ir import _RESERVED, ArrRef, CondExpr, Graph, IndexAttr, Node, Subgraph
-from . import statesave
+from .state import statesave
 from .program import ExportedProgram, InputSpec, OutputSpec, Signature
 from .ops.registry import OPS, defop
 from .custom import lookup

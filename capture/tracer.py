@@ -22,8 +22,8 @@ from symshape.userframe import user_frame, user_site
 
 from .ir import Graph, Node
 from .methods import METHOD_OPS
-from .objstate import Tracked, materialize
-from .state import path_identifier
+from .state.objstate import Tracked, materialize
+from .state.binding import path_identifier
 from .views import PERMUTES, RESHAPES, propagate, register_call
 
 # numpy function -> handler(tracer, *args, **kwargs); filled by capture.ops

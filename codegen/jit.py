@@ -54,8 +54,8 @@ from symshape.contract.render_python import PyRenderer, numbered_consts
 from symshape.contract.render_text import Names, TextRenderer
 from symshape.capture.program import annotation
 from symshape.capture.tracer import TracedArray
-from symshape.capture.objstate import AppendOnly
-from symshape.capture.stateprog import (StateCheck, StateGuardFailure, append_only_arguments,
+from symshape.capture.state.objstate import AppendOnly
+from symshape.capture.state.stateprog import (StateCheck, StateGuardFailure, append_only_arguments,
                                         state_guards)
 from symshape.dims import AUTO, Dim
 from symshape.errors import ConstraintViolationError, SharedInputsError, UserError

@@ -523,7 +523,7 @@ def from_trace(rec: Recorder, binding, tracer, global_reads=(), views=()) -> Sta
     """The StateProgram of one trace (call after the function returned, before
     ``restore``): state arrays in the order of ``tracer.state_nodes``, the guards of what
     was read, the writes with their values made replayable."""
-    from .tracer import TracedArray
+    from ..tracer import TracedArray
     arrays = []
     state_index: Dict[int, int] = {}         # id(state proxy) -> index
     # the paths through which the program read each state array (one array may sit at
@@ -689,7 +689,7 @@ def _coalesce(effects: List[Effect]) -> List[Effect]:
 
 
 def _guards(rec: Recorder, global_reads) -> List[Guard]:
-    from .tracer import TracedArray
+    from ..tracer import TracedArray
     out: Dict[Tuple[str, str, Any], Guard] = {}
 
     def add(g: Guard):
