@@ -224,7 +224,7 @@ def trace_program(f, args, kwargs, dynamic_shapes, tracked: frozenset = frozense
                   ) -> Traced:
     """Trace ``f`` once; a second time when it both reads and writes Python numbers in
     its state (``self.t += 1``), with those read as tracked numbers so the write is
-    replayed with the same arithmetic (capture/objstate.py)."""
+    replayed with the same arithmetic (capture/state/objstate.py)."""
     traced, again = _trace_program(f, args, kwargs, dynamic_shapes, tracked)
     if again:
         # the first trace printed and warned already: the second is silent (print runs

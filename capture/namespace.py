@@ -25,7 +25,7 @@ decorator, ``functools.partial``, a function of another module).  The design:
   ``len`` / ``range`` only for the user's code, never for symshape's or NumPy's own).
 - **Names the user's modules imported** (``from numpy import zeros``) live in those modules'
   globals.  A trace routes them in the module of every function, class and module it reaches
-  before running (``capture.state``), and in the module of every user frame that records an
+  before running (``capture.state.binding``), and in the module of every user frame that records an
   op while it runs; each such slot is counted per trace so two concurrent traces of one
   module never undo each other's routing.
 

@@ -140,14 +140,14 @@ class ExportedProgram:
         self._module = None
         self._checked = None
         self._source: Optional[str] = None
-        # globals and closure cells the traced code read (capture/state.py), for the JIT's
+        # globals and closure cells the traced code read (capture/state/binding.py), for the JIT's
         # guards; empty for loaded programs
         self.name_reads: List[tuple] = []
         # set by ss.load: failures of the generated code are reported as a UserError naming
         # the node (capture/loaded_guard.py), as the file may have been crafted
         self._loaded = False
         # Python state: guards on what was read, state arrays read through their paths,
-        # writes replayed (capture/stateprog.py); None when the program uses none
+        # writes replayed (capture/state/stateprog.py); None when the program uses none
         self.state_program = None
 
     # ------------------------------------------------------------------ contract

@@ -64,7 +64,7 @@ class Tracer:
         self.breaker = None
         self.input_proxies: Dict[int, Node] = {}     # id(proxy of a user input) -> its node
         self.final: Dict[Node, Node] = {}            # input node -> its value after mutation
-        # model state (capture/state.py): id(array) -> its proxy, and the state nodes
+        # model state (capture/state/binding.py): id(array) -> its proxy, and the state nodes
         self.state: Dict[int, "TracedArray"] = {}
         self.state_nodes: List[Node] = []
         # id(root array) -> weak references to the views derived from it (capture/views.py)

@@ -273,7 +273,7 @@ class CompiledFunction:
             cp = v.compiled
             lines.append("for _ in _ONCE:")
             # Python state is checked by the core itself as it reads the state arrays (one
-            # pass, capture/stateprog.py); a failed state guard there is a miss
+            # pass, capture/state/stateprog.py); a failed state guard there is a miss
             in_core = (getattr(cp, "ns", None) or {}).get("_SP") is not None
             struct = [r for r in v.struct if not (in_core and isinstance(r, StateCheck))]
             for line in layout_checks(struct, v.index, self._ns, "break", ren):

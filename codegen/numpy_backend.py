@@ -125,7 +125,7 @@ def generate(nodes: List[Node], outputs: List[Any], out_spec, mutations, cs, inp
              sig: Optional[inspect.Signature], name: str, hint: Callable,
              params: Optional[List[str]] = None, state=None) -> CompiledProgram:
     """``cs`` None: no input check; the function takes ``params`` (segment mode).
-    ``state``: the program's Python state (capture/stateprog.py)."""
+    ``state``: the program's Python state (capture/state/stateprog.py)."""
     cp = CompiledProgram()
     ns: Dict[str, Any] = {"np": np, "_ndarray": np.ndarray, "_rt": _runtime, "_cg": _cg,
                           "_SETS": []}

@@ -19,9 +19,9 @@ What is followed (the reach of the function, as Python resolves names at call ti
 
 Each array is named by its path as the user spells it: ``W``, ``self.tok_embedding``,
 ``self.layers[0].wq``, ``params['blocks'][1]['attn']['w']``; paths are typed records
-(capture/access.py: ``array_paths``, and the live ``roots`` / ``holders`` they start from).
+(capture/state/access.py: ``array_paths``, and the live ``roots`` / ``holders`` they start from).
 
-With a ``recorder`` (capture/objstate.py, what export uses) the walk also records Python
+With a ``recorder`` (capture/state/objstate.py, what export uses) the walk also records Python
 state: a dict, list or set it reaches is replaced in its parent slot by a recording copy
 (the user's container is never modified), a plain object's class is swapped for a
 recording subclass, and the globals and cells the code names are snapshotted; arguments
@@ -132,7 +132,7 @@ class StateBinding:
                  stand_in: Optional[Callable[[Any, str], Any]] = None,
                  recorder=None) -> None:
         self._make_proxy = make_proxy
-        # capture/objstate.py: records reads and writes of Python state (None: arrays only)
+        # capture/state/objstate.py: records reads and writes of Python state (None: arrays only)
         self.recorder = recorder
         self.array_paths: Dict[int, AccessPath] = {}  # id(array) -> the path it is read by
         self.roots: Dict[Root, Any] = {}         # self: the object

@@ -13,7 +13,7 @@ Design (one mechanism for export and the JIT):
   function uses are snapshotted and diffed after the trace.  ``Recorder.restore`` puts
   every class, ``__dict__``, parent slot, global and cell back exactly (identity and
   values) in a ``finally``: after export returns or raises, nothing of the trace is left.
-* **Reads** are logged with their typed access path (``capture/access.py``) and the value
+* **Reads** are logged with their typed access path (``capture/state/access.py``) and the value
   seen, once per path and only when the program did not write that path before: they
   become the guards (``==`` for Python scalars and strings, identity for callables,
   modules and classes, ``type`` for objects, lengths and keys for containers).
@@ -27,7 +27,7 @@ Design (one mechanism for export and the JIT):
   object of a user class, an unsupported container method) is a ``UserError`` naming the
   user line.
 
-The result, ``StateProgram`` (capture/stateprog.py), is what generated code calls at run
+The result, ``StateProgram`` (capture/state/stateprog.py), is what generated code calls at run
 time: ``begin`` checks the guards and reads the state arrays through their paths,
 ``replay`` performs the writes.
 """
@@ -794,7 +794,7 @@ class Recorder:
     # ------------------------------------------------------------------ after the trace
     def global_effects(self) -> None:
         """Rebinds of globals and closure cells (diffed: Python gives no hook); a change
-        the recorder did not see (capture/unrecorded.py) is refused."""
+        the recorder did not see (capture/state/unrecorded.py) is refused."""
         self.unrecorded.check()
         for i, (g, name, before, present, path) in enumerate(self._globals):
             now = g.get(name, _MISSING)

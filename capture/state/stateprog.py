@@ -1,7 +1,7 @@
 """What a program does with Python state at run time: guards, state reads, replayed writes.
 
 ``StateProgram`` is built from one trace (``from_trace``: the ``Recorder`` of
-capture/objstate.py and the ``StateBinding`` of capture/state.py) and called by generated
+capture/state/objstate.py and the ``StateBinding`` of capture/state/binding.py) and called by generated
 code (``module()``, ``ep.compile()``, the JIT's variants):
 
 * ``begin(args)`` checks every guard (a Python value the trace read: ``self.training ==
@@ -245,7 +245,7 @@ class StateProgram:
         return None
 
     def _fast_check(self):
-        """The straight-line check (capture/guardcode.py), built on first use."""
+        """The straight-line check (capture/state/guardcode.py), built on first use."""
         fast = self.__dict__.get("_fast")
         if fast is None:
             from .guardcode import fast_check

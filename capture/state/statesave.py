@@ -1,4 +1,4 @@
-"""Saving a program's Python state (capture/stateprog.py), and the store a loaded program
+"""Saving a program's Python state (capture/state/stateprog.py), and the store a loaded program
 binds it in.
 
 Saved: each state array's path (by its graph node), the guards that compare values

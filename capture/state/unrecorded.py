@@ -1,6 +1,6 @@
 """The safety net under the recorder: changes to state that nothing recorded.
 
-The recorder (capture/objstate.py) sees writes through attribute assignment on objects it
+The recorder (capture/state/objstate.py) sees writes through attribute assignment on objects it
 recorded and through the methods of the ``dict`` / ``list`` / ``set`` stand-ins.  Some
 writes bypass it: an object with only ``__slots__`` (no ``__dict__`` to record), a direct
 ``self.__dict__["x"] = v`` or ``vars(self).update(...)``, class attributes
