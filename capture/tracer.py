@@ -191,6 +191,13 @@ def _is_transpose_of(a: np.ndarray, base) -> bool:
 
 def dispatch_ufunc(t: Tracer, ufunc, method: str, inputs, kwargs):
     t.env.commit_pending()
+    if not (getattr(ufunc, "__module__", None) or "").startswith("numpy") and \
+            ufunc not in UFUNC_OVERRIDES:
+        # a ufunc of another library (scipy.special.expit): the generated code could not
+        # name it, and its loops are not NumPy's; refused rather than emitted as np.<name>
+        raise UserError("%s is a ufunc of another library than NumPy, which symshape "
+                        "cannot trace%s; write it with NumPy functions, or register it with "
+                        "ss.custom_op" % (ufunc.__name__, where(user_frame(3))))
     if method != "__call__":
         return METHOD_OPS["ufunc_method"](t, ufunc, method, inputs, kwargs)
     handler = UFUNC_OVERRIDES.get(ufunc)

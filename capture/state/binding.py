@@ -43,6 +43,7 @@ from symshape.userframe import _is_internal
 
 from .access import AccessPath, Root
 from .objstate import AppendOnly
+from .opaque import is_opaque
 from .unrecorded import is_container, is_file
 
 # a walk never visits more objects than this: a model with a huge Python structure is still
@@ -354,6 +355,13 @@ class StateBinding:
                 (tuple(items) if t is tuple else t(items))
             self._mark(v, new)
             return new
+        if is_opaque(v):
+            # never subclassed, swapped, copied or walked into: guarded by identity, and
+            # a change to it refused (capture/state/opaque.py)
+            self._mark(v, v)
+            if self.recorder is not None:
+                self.recorder.unrecorded.watch_opaque(v, path)
+            return v
         if hasattr(v, "__dict__") and not _library_object(v):
             return self._object(v, path)
         if self.recorder is not None and not hasattr(v, "__dict__") and \
@@ -368,7 +376,7 @@ class StateBinding:
         recording copy where its class cannot be swapped, a ``SimpleNamespace``)."""
         if id(obj) in self._seen:
             return self._seen[id(obj)]
-        if not hasattr(obj, "__dict__"):
+        if not hasattr(obj, "__dict__") or is_opaque(obj):
             return self.visit(obj, path)        # a __slots__ object: watched
         new = obj
         if self.recorder is not None and isinstance(obj.__dict__, dict) and \

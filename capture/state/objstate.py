@@ -435,7 +435,7 @@ def recording_class(cls: type) -> Optional[type]:
             "__setattr__": __setattr__, "__delattr__": __delattr__,
             "__module__": cls.__module__, "__qualname__": cls.__qualname__,
             "_ss_recording": True})
-    except TypeError:          # a final class (bool), or one whose metaclass refuses
+    except Exception:          # a final class (bool), or one whose metaclass refuses
         rec = None
     _REC_CLASSES[cls] = rec
     return rec

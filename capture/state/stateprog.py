@@ -30,6 +30,7 @@ from symshape.expr import Expr
 from symshape.symint import SymInt
 
 from .access import AccessPath, Root, Scope
+from .opaque import is_opaque, label as opaque_label
 from .stateviews import is_view as _is_view
 from .objstate import (Effect, RecDict, RecList, RecSet, Recorder, Tracked, evaluate_expr,
                        expr_reads, _SCALARS)
@@ -173,6 +174,8 @@ def _same(a, b) -> bool:
 
 
 def _label(v) -> str:
+    if is_opaque(v):
+        return opaque_label(v)
     return getattr(v, "__qualname__", None) or getattr(v, "__name__", None) or \
         "<%s object>" % type(v).__name__
 
@@ -710,7 +713,7 @@ def _guards(rec: Recorder, global_reads) -> List[Guard]:
             add(Guard(r.path, "eq", v, at))
         elif isinstance(v, (types.FunctionType, types.BuiltinFunctionType, types.MethodType,
                             type, types.ModuleType)) or callable(v) and \
-                rec.path_of(v) is None:
+                rec.path_of(v) is None or is_opaque(v):
             add(Guard(r.path, "is", v, at))
         elif type(v) in (RecList, RecDict, RecSet):
             add(Guard(r.path, "type", {RecList: list, RecDict: dict, RecSet: set}[type(v)],
@@ -726,6 +729,8 @@ def _guards(rec: Recorder, global_reads) -> List[Guard]:
             continue
         if type(v) in _SCALARS or isinstance(v, (np.generic, np.dtype)):
             add(Guard(path, "eq", v))
+        elif is_opaque(v) and not isinstance(v, (TracedArray, np.ndarray)):
+            add(Guard(path, "is", v))       # an Enum member, a C extension object
     return list(out.values())
 
 

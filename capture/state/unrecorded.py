@@ -25,6 +25,7 @@ from __future__ import annotations
 import array
 import collections
 import dis
+import enum
 import functools
 import io
 import linecache
@@ -33,6 +34,8 @@ from typing import List, Optional, Tuple
 
 from symshape.errors import UserError
 from symshape.userframe import UserFrame
+
+from .opaque import label as opaque_label, position
 
 _MISSING = object()
 # methods of a container or file that change it (a line calling one is a likely culprit)
@@ -176,7 +179,10 @@ class Unrecorded:
         self._add(obj, path, "dict", "__dict__", written)
 
     def watch_class(self, cls: type, name: Optional[str] = None) -> None:
-        """A user class (or its recording subclass): its attributes."""
+        """A user class (or its recording subclass): its attributes (not an ``Enum``
+        class's: they are its members and enum's caches, ``Flags(3)`` adds one)."""
+        if isinstance(cls, enum.EnumMeta):
+            return
         self._add(cls, name or cls.__name__, "class", cls.__name__)
 
     def watch_container(self, v, path) -> None:
@@ -191,6 +197,31 @@ class Unrecorded:
         except Exception:
             return
         self._add(v, path, "file")
+
+    def watch_opaque(self, v, path) -> None:
+        """An object the recorder does not model (capture/state/opaque.py): where it stands
+        if it is an iterator, and its ``__dict__`` if it has one."""
+        self._add(v, path, "opaque")
+
+    def watched(self, obj, kind: str) -> Optional[_Watch]:
+        """The watch of ``obj`` if it is watched as ``kind``."""
+        if id(obj) not in self._ids:
+            return None
+        for w in self._watches:
+            if w.obj is obj and w.kind == kind:
+                return w
+        return None
+
+    def advance_error(self, w: _Watch, frame: UserFrame, code: types.CodeType) -> UserError:
+        """The error for ``next()`` on the opaque iterator of ``w`` at the user line
+        ``frame`` (raised before it moves)."""
+        msg = ("the program advances %s at %s with next() at %s:%d. An exported program "
+               "cannot replay a step of an iterator held as state (symshape does not model a "
+               "%s: it is used as it is, by identity). Fix: pass the value it yields as an "
+               "argument, or use ss.compile, which runs that line eagerly on every call." % (
+                   opaque_label(w.obj), w.path, frame.filename, frame.lineno,
+                   _type_name(w.obj)))
+        return unrecorded_change(msg, str(w.path), [(code, frame.lineno)])
 
     def watch_code(self, code: types.CodeType) -> None:
         self.codes.append(code)
@@ -216,6 +247,9 @@ class Unrecorded:
             return attrs, inner
         if w.kind == "container":
             return _items(o)
+        if w.kind == "opaque":
+            d = getattr(o, "__dict__", None)
+            return position(o), dict(d) if type(d) is dict else None
         pos = o.tell()
         end = o.seek(0, io.SEEK_END)
         o.seek(pos)
@@ -277,6 +311,14 @@ class Unrecorded:
         elif w.kind == "container":
             if not _same_items(w.snap, _items(o)):
                 out.append((str(w.path), _items_change(w.snap, o), _last_name(w.path)))
+        elif w.kind == "opaque":
+            pos, d = w.snap
+            if pos != position(o):
+                out.append((str(w.path), "it advanced", _last_name(w.path)))
+            now = getattr(o, "__dict__", None)
+            if d is not None and type(now) is dict and not _same_items(list(d.items()),
+                                                                       list(now.items())):
+                out.append((str(w.path), "its attributes changed", _last_name(w.path)))
         else:
             pos, _ = w.snap
             now = o.tell()
@@ -290,14 +332,17 @@ class Unrecorded:
         lines = self.lines_using(name, w.kind)
         noun = {"slots": "the attribute", "dict": "the attribute", "class": "the class attribute",
                 "container": "the %s" % _type_name(w.obj),
-                "file": "the %s file" % type(w.obj).__name__}[w.kind]
+                "file": "the %s file" % type(w.obj).__name__,
+               "opaque": "%s" % opaque_label(w.obj)}[w.kind]
         why = {"slots": "a %s object has __slots__ and no __dict__: writes to its attributes "
                         "are not recorded" % type(w.obj).__name__,
                "dict": "it was written through %s.__dict__ or vars(%s), which bypasses "
                        "attribute assignment (what is recorded)" % (w.path, w.path),
                "class": "writes to class attributes are not recorded",
                "container": "only dict, list and set are recorded",
-               "file": "I/O is not part of an exported program"}[w.kind]
+               "file": "I/O is not part of an exported program",
+               "opaque": "symshape does not model a %s: it is used as it is, by identity, "
+                         "and a change to it cannot be replayed" % _type_name(w.obj)}[w.kind]
         fix = {"slots": "give the class a __dict__ (drop __slots__) so the write is "
                         "recorded, or move the write out of the exported function",
                "dict": "assign it as an attribute (%s = ...), which is recorded" % path,
@@ -308,7 +353,10 @@ class Unrecorded:
                             "(append / extend / pop / item stores are replayed), or move the "
                             "change out of the exported function",
                "file": "move the I/O out of the exported function (print and logging are "
-                       "fine: they run once, at trace time)"}[w.kind]
+                       "fine: they run once, at trace time)",
+               "opaque": "move the change out of the exported function (pass what it yields "
+                         "as an argument), or use ss.compile, which runs that line eagerly"
+               }[w.kind]
         if lines:
             at = " at " + " and ".join("%s:%d: %s" % (f.filename, f.lineno, f.code)
                                        if f.code else "%s:%d" % (f.filename, f.lineno)
@@ -318,9 +366,12 @@ class Unrecorded:
                  "object before and after the trace)"
         more = "" if len(changes) == 1 else "; and %d more change%s of it" % (
             len(changes) - 1, "" if len(changes) == 2 else "s")
+        undone = "symshape put %s back as it was" % w.path
+        if w.kind == "opaque" and what == "it advanced":
+            undone = "an iterator cannot be put back: %s has advanced by the trace" % w.path
         msg = ("the program changes %s at %s (%s%s)%s. An exported program cannot replay "
-               "that (%s), so it would be silently lost. Fix: %s. (symshape put %s back as "
-               "it was.)" % (noun, path, what, more, at, why, fix, w.path))
+               "that (%s), so it would be silently lost. Fix: %s. (%s.)" % (
+                   noun, path, what, more, at, why, fix, undone))
         stack = [(c, f.lineno) for f, c in zip(lines, self._line_codes)]
         return unrecorded_change(msg, path, stack + self._callers(stack))
 
@@ -366,6 +417,8 @@ class Unrecorded:
                     # a method called on it, or an item stored into it
                     hit = ins[i + 1].opname in _CALL_OPS or any(
                         y.opname in ("STORE_SUBSCR", "DELETE_SUBSCR") for y in ins[i + 1:i + 4])
+                elif kind == "opaque" and x.argval == name and x.opname in _NAME_OPS:
+                    hit = True          # any use: the object itself does the change
                 elif name == "__dict__" and x.opname == "LOAD_GLOBAL" and x.argval == "vars":
                     hit = True
                 line = _line_of(ins, i)
@@ -437,6 +490,12 @@ def _restore(w: _Watch) -> None:
     elif w.kind == "container":
         if not _same_items(w.orig, _items(o)):
             restore_items(o, w.orig)
+    elif w.kind == "opaque":
+        d, now = w.orig[1], getattr(o, "__dict__", None)
+        if d is not None and type(now) is dict and not _same_items(list(d.items()),
+                                                                   list(now.items())):
+            now.clear()
+            now.update(d)
     elif w.kind == "file":
         pos, end = w.orig
         if o.tell() != pos:
