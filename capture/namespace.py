@@ -48,6 +48,7 @@ from . import randomness
 
 from .conversions import sym_int
 from .lenrange import BUILTIN_ROUTERS
+from .ndarray_class import sym_type
 from .tracer import FUNCTIONS, SIZE_FUNCTIONS, TracedArray
 
 _SYMBOLIC = (SymInt, SymFloat)
@@ -65,7 +66,8 @@ _ABSENT = object()
 # names bound in the globals of the user modules a trace reaches, where the module does not
 # define them itself: ``int`` is a class the whole process compares types against, so it is
 # never routed in ``builtins`` (``len`` and ``range`` are)
-USER_OVERRIDES = {"int": sym_int}
+# (``type``: ``type(x) is np.ndarray`` for a traced array, capture/ndarray_class.py)
+USER_OVERRIDES = {"int": sym_int, "type": sym_type}
 
 
 def _env_of(a):

@@ -22,6 +22,7 @@ from symshape.userframe import user_frame, user_site
 
 from .ir import Graph, Node
 from .methods import METHOD_OPS
+from .ndarray_class import shows_ndarray
 from .state.objstate import Tracked, materialize
 from .state.binding import path_identifier
 from .views import PERMUTES, RESHAPES, propagate, register_call
@@ -363,6 +364,14 @@ class TracedArray:
 
     __slots__ = ("tracer", "node", "_shape", "dtype", "view", "__weakref__")
     __array_priority__ = 1000
+    _ss_shows_ndarray = True        # type(x) in the user's code (capture/ndarray_class.py)
+
+    @property
+    def __class__(self):
+        """``np.ndarray`` for the user's code, so ``isinstance(x, np.ndarray)`` takes the
+        branch eager NumPy takes; the real class for symshape's, NumPy's and the standard
+        library's code (capture/ndarray_class.py)."""
+        return np.ndarray if shows_ndarray(sys._getframe(1).f_code) else TracedArray
 
     def __init__(self, tracer: Tracer, node: Node, shape: tuple, dtype: np.dtype) -> None:
         self.tracer = tracer

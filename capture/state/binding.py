@@ -63,6 +63,11 @@ def _user_code(code: types.CodeType) -> bool:
     return not _is_internal(fn) and not os.path.abspath(fn).startswith(_STDLIB)
 
 
+def is_user_code(code: types.CodeType) -> bool:
+    """Whether ``code`` is the user's (not symshape's or the standard library's)."""
+    return _user_code(code)
+
+
 def _code_names(code: types.CodeType) -> list:
     """Names the code (and its nested code) looks up, in order of first use."""
     names: dict = {}

@@ -1,0 +1,72 @@
+"""What the user's code sees of a traced array's class: ``np.ndarray``.
+
+Library helpers branch on the class (``if isinstance(x, np.ndarray) and x.ndim == 1: x =
+x[None]``; parameter collection ``[v for v in vars(self).values() if isinstance(v,
+np.ndarray)]``).  A traced array stands for an ndarray, so the user's code must take the
+branch eager NumPy takes:
+
+- ``isinstance(x, np.ndarray)``: Python's ``isinstance`` falls back to ``x.__class__`` when
+  the type itself is no subclass; ``TracedArray.__class__`` answers ``np.ndarray`` when the
+  caller is the user's code (``shows_ndarray``), its real class for symshape's, NumPy's and
+  the standard library's code, whose checks mean "a real buffer".
+- ``type(x) is np.ndarray``: the name ``type`` is routed in the globals of the user modules
+  a trace reaches (as ``int`` is, capture/namespace.py) to ``sym_type``, which answers
+  ``np.ndarray`` for a traced array and is Python's ``type`` otherwise (and for
+  ``isinstance`` / ``issubclass`` checks against it); ``type(3)`` is the routed ``int`` of
+  the same modules, so ``type(3) is int`` holds there as in eager Python.
+"""
+from __future__ import annotations
+
+import builtins
+import functools
+import os
+import types
+
+import numpy as np
+
+from .conversions import sym_int
+from .state.binding import is_user_code
+
+_type = builtins.type
+_int = builtins.int
+_NUMPY_DIR = os.path.dirname(os.path.abspath(np.__file__)) + os.sep
+
+
+@functools.lru_cache(maxsize=8192)
+def shows_ndarray(code: types.CodeType) -> bool:
+    """Whether code sees a traced array as an ``np.ndarray`` (the user's code, not
+    symshape's, NumPy's or the standard library's)."""
+    return is_user_code(code) and not os.path.abspath(code.co_filename).startswith(_NUMPY_DIR)
+
+
+class _TypeClass(type):
+    """``sym_type(x)`` is ``type(x)``, but ``np.ndarray`` for a traced array; checks
+    against ``sym_type`` answer as against ``type``."""
+
+    def __call__(cls, *args, **kwargs):
+        if len(args) == 1 and not kwargs:
+            t = _type(args[0])
+            if getattr(t, "_ss_shows_ndarray", False):
+                return np.ndarray
+            # ``int`` is routed in the same modules (capture/conversions.py): ``type(3) is
+            # int`` and ``type(v) in (int, float)`` must hold there as in eager Python
+            return sym_int if t is _int else t
+        return _type(*args, **kwargs)
+
+    def __instancecheck__(cls, obj) -> bool:
+        return isinstance(obj, _type)
+
+    def __subclasscheck__(cls, sub) -> bool:
+        return issubclass(sub, _type)
+
+    def __repr__(cls) -> str:
+        return "<class 'type'>"
+
+
+class sym_type(metaclass=_TypeClass):
+    """``type`` in the user's traced modules (see the module's doc)."""
+
+    __slots__ = ()
+
+
+sym_type.__name__ = sym_type.__qualname__ = "type"
