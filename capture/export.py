@@ -274,7 +274,9 @@ def _trace_program(f, args, kwargs, dynamic_shapes, tracked: frozenset):
         rec.start()
         with rec, sizes_routed(binding.global_dicts, tracer), randomness.drawing(tracer):
             out = f(*call_args, **call_kwargs)
-        out = plain_value(out)
+            # inside the recording: a tracked number returned (``return self.t`` after
+            # ``self.t += 1``) is a constant of this trace, so its reads are guarded
+            out = plain_value(out)
         env.commit_pending()
         out_leaves, out_spec = pytree.flatten(_named_as_tuples(out), named=True)
         graph.outputs = [_output(tracer, v) for _, v in out_leaves]
@@ -317,6 +319,7 @@ def _trace_program(f, args, kwargs, dynamic_shapes, tracked: frozenset):
     # (arrays, recorded containers and objects) or guarded by value (scalars)
     program.name_reads = [r for r in binding.reads if not _read_through_paths(r[3], rec)]
     program.state_program = None if sp.empty else sp
+    program.eager_function = f
     return Traced(program, report, env), again
 
 

@@ -15,6 +15,7 @@ from symshape.ranges import ValueRange
 from . import STAGES
 from . import loaded_guard
 from .ir import Graph, Node, Subgraph
+from .state.verify import verified_module, verify_default
 from .function_writer import render_outputs
 from .pycode import build_function
 from .graph_text import annotation, dtype_short, graph_lines  # noqa: F401 (re-exported)
@@ -149,6 +150,8 @@ class ExportedProgram:
         # Python state: guards on what was read, state arrays read through their paths,
         # writes replayed (capture/state/stateprog.py); None when the program uses none
         self.state_program = None
+        # the traced function (export sets it), for the verify mode's eager runs
+        self.eager_function = None
 
     # ------------------------------------------------------------------ contract
     @property
@@ -212,12 +215,16 @@ class ExportedProgram:
             self._module = gen.full
         return self._module
 
-    def module(self):
-        """A callable with ``f``'s signature: checks its inputs, then runs the graph."""
+    def module(self, verify=None):
+        """A callable with ``f``'s signature: checks its inputs, then runs the graph.
+        ``verify=True`` (default: ``SYMSHAPE_VERIFY``): each call also runs the eager
+        function on deep copies and raises ``VerifyError`` at the first difference."""
         if self._checked is None:
             self._checked = signature_checked(self._build(), self.call_signature, self.name)
             if self._loaded:
                 self._checked = loaded_guard.guarded(self._checked, self.graph)
+        if verify or verify is None and verify_default():
+            return verified_module(self, self._checked)
         return self._checked
 
     # ------------------------------------------------------------------ printing

@@ -55,6 +55,7 @@ from symshape.contract.render_text import Names, TextRenderer
 from symshape.capture.program import annotation
 from symshape.capture.tracer import TracedArray
 from symshape.capture.state.objstate import AppendOnly
+from symshape.capture.state.verify import verified_call, verify_default
 from symshape.capture.state.stateprog import (StateCheck, StateGuardFailure, append_only_arguments,
                                         state_guards)
 from symshape.dims import AUTO, Dim
@@ -211,8 +212,10 @@ class CompiledFunction:
     """
 
     def __init__(self, f, dynamic, backend: str, fullgraph: bool, cache_size_limit: int,
-                 sig: inspect.Signature) -> None:
+                 sig: inspect.Signature, verify: bool = False) -> None:
         self._f = f
+        # every call checked against eager on copies (capture/state/verify.py)
+        self.verify = verify
         self._sig = sig
         self.dynamic = dynamic
         self.backend = backend
@@ -258,7 +261,25 @@ class CompiledFunction:
         fn, self.dispatch_source = signature_function(
             "__call__", self._sig, self._dispatch_lines, self._ns, "dispatch " + self._name,
             first="_ss_self")
+        if self.verify:
+            type(self)._ss_dispatch = fn
+            fn = _verifying
         type(self).__call__ = fn
+
+    def _ran(self, before: tuple) -> str:
+        """Which form of the function ran a call (for the verify mode's message), from the
+        call counts ``before`` it (``_call_counts``)."""
+        counts, breaks, eager = before
+        for i, (a, b) in enumerate(zip(counts, self._counts)):
+            if b > a:
+                return "compiled variant %d of ss.compile(%s)" % (i, self._name)
+        if self.break_calls > breaks:
+            return "the compiled segments of ss.compile(%s) between its graph breaks (%s)" % (
+                self._name, "; ".join(self.break_reasons) or "see cf.report()")
+        return "ss.compile(%s) eagerly" % self._name
+
+    def _call_counts(self) -> tuple:
+        return list(self._counts), self.break_calls, self.eager_calls
 
     def _dispatch_lines(self, ren: Dict[str, str]) -> List[str]:
         """The dispatcher's body: each variant's guards, then its core; else ``_miss``
@@ -825,7 +846,7 @@ class CompiledFunction:
         cf = self._split_cache.get(chunk.key)
         if cf is None:
             cf = compile(raw, dynamic=self.dynamic, backend=self.backend,
-                         cache_size_limit=self.cache_size_limit)
+                         cache_size_limit=self.cache_size_limit, verify=False)
             cf._root = self
             cf._in_protected = getattr(chunk, "protected", False)
             if self.frozen is not None:
@@ -962,13 +983,21 @@ def _inside_trace(args, kwargs) -> bool:
     return any(type(v) is TracedArray for _, v in leaves)
 
 
+def _verifying(self, *args, **kwargs):
+    """``__call__`` in the verify mode: the dispatcher, checked against eager."""
+    before = self._call_counts()
+    return verified_call(self._f, functools.partial(type(self)._ss_dispatch, self), args,
+                         kwargs, lambda: self._ran(before))
+
+
 def compile(f=None, *, dynamic=None, backend: str = "numpy", fullgraph: bool = False,
-            cache_size_limit: int = 8) -> CompiledFunction:
+            cache_size_limit: int = 8, verify=None) -> CompiledFunction:
     """Just-in-time compile ``f`` (see the module docstring).  Without ``f``, a decorator:
-    ``@ss.compile(dynamic=True)``."""
+    ``@ss.compile(dynamic=True)``.  ``verify=True`` (default: ``SYMSHAPE_VERIFY``) checks
+    every call against the eager function run on copies (``ss.VerifyError``)."""
     if f is None:
         return lambda fn: compile(fn, dynamic=dynamic, backend=backend, fullgraph=fullgraph,
-                                  cache_size_limit=cache_size_limit)
+                                  cache_size_limit=cache_size_limit, verify=verify)
     if not callable(f):
         raise UserError("ss.compile: f must be callable, got %s" % type(f).__name__)
     if dynamic not in (None, True, False):
@@ -983,7 +1012,8 @@ def compile(f=None, *, dynamic=None, backend: str = "numpy", fullgraph: bool = F
         raise UserError("ss.compile: cannot read the signature of %r; compile a Python "
                         "function" % (f,)) from None
     cls = type("CompiledFunction_%s" % getattr(f, "__name__", "f"), (CompiledFunction,), {})
-    cf = cls(f, dynamic, backend, bool(fullgraph), cache_size_limit, sig)
+    cf = cls(f, dynamic, backend, bool(fullgraph), cache_size_limit, sig,
+             verify_default() if verify is None else bool(verify))
     try:
         functools.update_wrapper(cf, f, updated=())
     except AttributeError:

@@ -17,6 +17,10 @@ class SharedInputsError(UserError):
     program would read them as they were; eager NumPy sees the write)."""
 
 
+class VerifyError(UserError):
+    """Raised by the verify mode: names the first output or state path that differs from eager"""
+
+
 class ConstraintViolationError(UserError):
     """The dynamic_shapes spec disagrees with what tracing found.
 
