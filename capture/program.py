@@ -223,7 +223,7 @@ class ExportedProgram:
             self._checked = signature_checked(self._build(), self.call_signature, self.name)
             if self._loaded:
                 self._checked = loaded_guard.guarded(self._checked, self.graph)
-        if verify or verify is None and verify_default():
+        if verify or verify is None and verify_default() and self.eager_function is not None:
             return verified_module(self, self._checked)
         return self._checked
 

@@ -159,6 +159,12 @@ class StateBinding:
         self.reads: List[tuple] = []
         self._read_keys: set = set()
 
+    @property
+    def classes(self) -> List[type]:
+        """The user classes whose methods the walk visited (their attributes are state a
+        method may write: ``Model.calls += 1``)."""
+        return list(self._classes)
+
     # ------------------------------------------------------------------ entry
     def bind(self, f) -> None:
         fn, owner = entry_function(f)

@@ -12,13 +12,16 @@ the path as the user spells it (``output[1]``, ``self.layers[0].b``, ``x``), wha
 and which variant or segment ran, as Dynamo's correctness check does.  Afterwards the real
 objects hold what the program made (the copies are dropped).
 
-Objects that cannot be copied meaningfully (opaque ones, capture/state/opaque.py: a
-generator, a C extension object) are shared by both runs rather than copied; modules,
-classes and functions are never copied (they are compared by identity).  For debugging
+Objects that ``copy.deepcopy`` refuses (some C extension objects) are shared by both runs
+rather than copied, except an iterator (a generator): the eager run would advance it a
+second time, so verifying is refused with a ``UserError``; modules, classes and functions
+are never copied (they are compared by identity).  For debugging
 and tests: it runs the function twice per call.
 """
 from __future__ import annotations
 
+import array
+import collections
 import copy
 import inspect
 import os
@@ -31,7 +34,7 @@ from symshape.errors import UserError, VerifyError
 
 from .access import AccessPath, Root, Scope
 from .binding import StateBinding, entry_function
-from .opaque import is_opaque
+from .opaque import is_iterator, is_opaque, label as opaque_label, position
 
 # values a root may hold that are not state: never copied, compared by identity
 _CODE_LIKE = (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType,
@@ -46,15 +49,35 @@ def verify_default() -> bool:
     return os.environ.get("SYMSHAPE_VERIFY", "").strip().lower() in ("1", "true", "yes", "on")
 
 
-def _reach(f) -> Scope:
-    """The live roots of ``f``'s state: ``self``, its globals and closure cells."""
+def _reach(f) -> Tuple[Scope, List[type]]:
+    """The live roots of ``f``'s state (``self``, its globals and closure cells) and the
+    user classes whose methods it may run."""
     b = StateBinding(lambda a, path: a)
     try:
         b.bind(f)
     finally:
         b.restore()
     roots = {r: v for r, v in b.roots.items()}
-    return Scope(roots, dict(b.holders))
+    return Scope(roots, dict(b.holders)), b.classes
+
+
+def _class_state(classes: List[type]) -> Dict[Tuple[type, str], Any]:
+    """The data attributes of user classes (``Model.calls``): not code, not dunder."""
+    return {(c, k): v for c in classes for k, v in list(vars(c).items())
+            if not k.startswith("__") and not callable(v) and
+            not isinstance(v, (property, staticmethod, classmethod, _CODE_LIKE))}
+
+
+def _set_class_state(state: Dict[Tuple[type, str], Any], classes: List[type]) -> None:
+    for (c, k) in _class_state(classes):
+        if (c, k) not in state:
+            delattr(c, k)
+    for (c, k), v in state.items():
+        if vars(c).get(k, _MISSING) is not v:
+            setattr(c, k, v)
+
+
+_MISSING = object()
 
 
 def _state_roots(scope: Scope) -> List[Root]:
@@ -64,7 +87,7 @@ def _state_roots(scope: Scope) -> List[Root]:
             v = scope.root(r)
         except (UserError, ValueError, KeyError):
             continue
-        if not isinstance(v, _CODE_LIKE) and not (is_opaque(v) and not _copyable(v)):
+        if not isinstance(v, _CODE_LIKE):
             out.append(r)
     return out
 
@@ -79,12 +102,30 @@ def _share_opaque(v, memo: dict, seen: set, budget: List[int]) -> None:
     stack = [v]
     while stack and budget[0] > 0:
         o = stack.pop()
+        if isinstance(o, np.ndarray) and id(o) not in seen:
+            seen.add(id(o))
+            _copy_view(o, memo)
+            continue
         if id(o) in seen or isinstance(o, _ATOMS) or isinstance(o, np.ndarray):
             continue
         seen.add(id(o))
         budget[0] -= 1
-        if isinstance(o, _CODE_LIKE) or (is_opaque(o) and not _copyable(o)):
+        if isinstance(o, _CODE_LIKE):
             memo[id(o)] = o
+            continue
+        if is_opaque(o) and not _copyable(o):
+            # a deque, an itertools object: copied; a generator, a C object deepcopy
+            # refuses: shared by both runs
+            try:
+                memo[id(o)] = copy.deepcopy(o, memo)
+            except Exception:
+                if is_iterator(o):
+                    raise UserError(
+                        "verify mode cannot copy %s (deepcopy refuses a %s), so the eager "
+                        "run would advance it a second time; verify a function that takes "
+                        "what it yields as an argument" % (opaque_label(o), type(o).__name__))
+                memo[id(o)] = o
+            memo.setdefault(id(memo), []).append(o)
             continue
         if isinstance(o, dict):
             stack.extend(o.values())
@@ -99,8 +140,27 @@ def _share_opaque(v, memo: dict, seen: set, budget: List[int]) -> None:
                     stack.append(getattr(o, name))
 
 
+def _copy_view(a: np.ndarray, memo: dict) -> None:
+    """Seed ``memo`` with a copy of the view ``a`` that is a view of a copy of its base, so
+    state arrays that alias (``self.kv = self.k[:2]``) alias in the copies too."""
+    base = a
+    while isinstance(base.base, np.ndarray):
+        base = base.base
+    if base is a or base.base is not None or not (base.flags.c_contiguous or
+                                                   base.flags.f_contiguous):
+        return
+    got = memo.get(id(base))
+    if got is None:
+        got = memo[id(base)] = base.copy(order="K")
+        memo.setdefault(id(memo), []).append(base)     # keep the id alive, as deepcopy does
+    offset = a.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+    memo[id(a)] = np.ndarray(a.shape, a.dtype, buffer=got.reshape(-1, order="A")
+                             if got.ndim != 1 else got, offset=offset, strides=a.strides)
+    memo.setdefault(id(memo), []).append(a)
+
+
 def _deepcopy(values, memo: dict):
-    _share_opaque(values, memo, set(), [200_000])
+    _share_opaque(values, memo, set(), [200_000])    # raises UserError itself
     try:
         return copy.deepcopy(values, memo)
     except Exception as e:
@@ -133,16 +193,23 @@ def _arg_names(f, args, kwargs) -> List[Tuple[str, Any]]:
 def verified_call(f, run: Callable, args: tuple, kwargs: dict, what: Callable[[], str]):
     """``run(*args, **kwargs)`` (the program), checked against ``f`` run eagerly on deep
     copies; ``what()`` names the variant or segment that ran (for the message)."""
-    scope = _reach(f)
+    scope, classes = _reach(f)
     roots = _state_roots(scope)
     self_root = Root("self", "self")
     memo: dict = {}
     before = {r: scope.root(r) for r in roots}
-    copies, args_c, kwargs_c = _deepcopy((before, args, kwargs), memo)
+    cls_before = _class_state(classes)
+    copies, args_c, kwargs_c, cls_copies = _deepcopy((before, args, kwargs, cls_before), memo)
+    rng_before = np.random.get_state(legacy=False)      # np.random.* draws: both runs
     out = run(*args, **kwargs)
+    rng_after = np.random.get_state(legacy=False)
     after = {r: scope.root(r) for r in roots}
-    # the eager run, on the copies: globals and cells rebound to them while it runs
+    cls_after = _class_state(classes)
+    # the eager run, on the copies: globals, cells and class attributes rebound to them
+    # while it runs
     try:
+        np.random.set_state(rng_before)
+        _set_class_state(cls_copies, classes)
         for r in roots:
             if r != self_root:
                 scope.set_root(r, copies[r])
@@ -153,10 +220,14 @@ def verified_call(f, run: Callable, args: tuple, kwargs: dict, what: Callable[[]
             raise VerifyError("verify: %s returned, but the eager function raised %s: %s "
                               "(%s)" % (_call_name(f), type(e).__name__, e, what())) from e
         eager_after = {r: (copies[r] if r == self_root else scope.root(r)) for r in roots}
+        cls_eager = _class_state(classes)
+        rng_eager = np.random.get_state(legacy=False)
     finally:
+        np.random.set_state(rng_after)
         for r in roots:
             if r != self_root:
                 scope.set_root(r, after[r])
+        _set_class_state(cls_after, classes)
     diff = _diff(out, want, "output")
     if diff is None:
         for (name, a), (_, b) in zip(_arg_names(f, args, kwargs),
@@ -169,6 +240,14 @@ def verified_call(f, run: Callable, args: tuple, kwargs: dict, what: Callable[[]
             diff = _diff(after[r], eager_after[r], str(AccessPath(r)))
             if diff is not None:
                 break
+    if diff is None:
+        for c, k in list(cls_after) + [ck for ck in cls_eager if ck not in cls_after]:
+            diff = _diff(cls_after.get((c, k), _MISSING), cls_eager.get((c, k), _MISSING),
+                         "%s.%s" % (c.__name__, k))
+            if diff is not None:
+                break
+    if diff is None and repr(rng_after) != repr(rng_eager):
+        diff = "np.random's global state: a different number of draws than eager"
     if diff is not None:
         raise VerifyError("verify: %s differs from the eager function at %s (the program "
                           "ran %s); a symshape bug unless the function is nondeterministic: "
@@ -210,7 +289,7 @@ def _diff(a, b, path: str, seen=None, depth: int = 0) -> Optional[str]:
         if isinstance(b, (float, complex, np.inexact)) and (a != a and b != b):
             return None
         return None if a == b else "%s: %r, eager gives %r" % (path, a, b)
-    if isinstance(b, _CODE_LIKE) or is_opaque(b) and not _copyable(b):
+    if isinstance(b, _CODE_LIKE) or a is b:
         return None if a is b else "%s: another object than eager's (%r)" % (path, b)
     if type(a) is not type(b):
         return "%s: a %s, eager gives a %s" % (path, type(a).__name__, type(b).__name__)
@@ -226,7 +305,7 @@ def _diff(a, b, path: str, seen=None, depth: int = 0) -> Optional[str]:
             if d:
                 return d
         return None
-    if isinstance(b, (list, tuple)):
+    if isinstance(b, (list, tuple, collections.deque, array.array)):
         if len(a) != len(b):
             return "%s: length %d, eager gives %d" % (path, len(a), len(b))
         for i, (x, y) in enumerate(zip(a, b)):
@@ -236,16 +315,48 @@ def _diff(a, b, path: str, seen=None, depth: int = 0) -> Optional[str]:
         return None
     if isinstance(b, (set, frozenset)):
         return None if a == b else "%s: %r, eager gives %r" % (path, a, b)
-    da, db = getattr(a, "__dict__", None), getattr(b, "__dict__", None)
-    if isinstance(db, dict) and isinstance(da, dict):
-        for k in list(db) + [k for k in da if k not in db]:
-            if k not in da or k not in db:
-                return "%s.%s: %s, eager %s" % (path, k, "set" if k in da else "unset",
-                                                "sets it" if k in db else "leaves it unset")
-            d = _diff(da[k], db[k], "%s.%s" % (path, k), seen, depth + 1)
-            if d:
-                return d
+    if isinstance(b, (np.random.Generator, np.random.RandomState, np.random.BitGenerator)):
+        return None if repr(_rng_state(a)) == repr(_rng_state(b)) else \
+            "%s: the random generator's state differs from eager's (a different number of " \
+            "draws)" % path
+    if is_iterator(b):
+        return None if position(a) == position(b) else \
+            "%s: the iterator stands elsewhere than eager's" % path
+    da, db = _attrs(a), _attrs(b)
+    if da is None or db is None:
+        try:
+            return None if bool(a == b) else "%s: %r, eager gives %r" % (path, a, b)
+        except Exception:
+            return None         # nothing to compare it by
+    for k in list(db) + [k for k in da if k not in db]:
+        if k not in da or k not in db:
+            return "%s.%s: %s, eager %s" % (path, k, "set" if k in da else "unset",
+                                            "sets it" if k in db else "leaves it unset")
+        d = _diff(da[k], db[k], "%s.%s" % (path, k), seen, depth + 1)
+        if d:
+            return d
     return None
+
+
+def _rng_state(g):
+    if isinstance(g, np.random.Generator):
+        return g.bit_generator.state
+    if isinstance(g, np.random.RandomState):
+        return g.get_state(legacy=False)
+    return g.state
+
+
+def _attrs(o) -> Optional[Dict[str, Any]]:
+    """An object's attributes: its ``__dict__`` and its slots (None: neither)."""
+    d = getattr(o, "__dict__", None)
+    out = dict(d) if isinstance(d, dict) else None
+    for klass in type(o).__mro__:
+        slots = vars(klass).get("__slots__", ())
+        for n in ((slots,) if isinstance(slots, str) else slots):
+            if n not in ("__dict__", "__weakref__") and hasattr(o, n):
+                out = {} if out is None else out
+                out[n] = getattr(o, n)
+    return out
 
 
 def _array_diff(a, b, path: str) -> Optional[str]:
