@@ -30,8 +30,8 @@ from symshape.expr import Expr
 from symshape.symint import SymInt
 
 from .access import AccessPath, Root, Scope
-from .opaque import is_opaque, label as opaque_label
-from .stateviews import is_view as _is_view
+from . import guardkinds
+from .opaque import is_opaque
 from .objstate import (Effect, RecDict, RecList, RecSet, Recorder, Tracked, evaluate_expr,
                        expr_reads, _SCALARS)
 
@@ -93,91 +93,26 @@ class CopyOf:
 # --------------------------------------------------------------------------- guards
 @dataclass(frozen=True)
 class Guard:
-    """A Python value the trace read: ``kind`` ``eq`` (type and ``==``), ``is``
-    (identity), ``type``, ``len``, ``keys`` (in order), ``has`` (``(key, present)``)."""
+    """A Python value the trace read, checked at ``path`` as its ``kind`` says (one of
+    ``guardkinds.KINDS``: ``eq``, ``is``, ``type``, ``len``, ``keys``, ``has``, ``hasattr``,
+    ``attrs``, ``same``, ``view``, ``fingerprint``)."""
     path: AccessPath
     kind: str
     value: Any
     frame: Any = field(default=None, compare=False)   # the user line that read it
 
     def failed(self, scope: Scope) -> Optional[str]:
-        """None if the guard holds, else the reason in the user's terms."""
+        """None if the guard holds, else the reason in the user's terms (the kinds:
+        capture/state/guardkinds.py)."""
         p = str(self.path)
         try:
             v = self.path.get(scope)
         except (AttributeError, KeyError, IndexError, TypeError):
             return "%s is gone (the program read it)" % p
-        k, want = self.kind, self.value
-        if k == "eq":
-            if type(v) is not type(want) or not _same(v, want):
-                return "%s changed: %r -> %r" % (p, want, v)
-        elif k == "is":
-            if v is not want:
-                return "%s is another object than the one traced (%s)" % (p, _label(want))
-        elif k == "type":
-            if type(v) is not want:
-                return "%s is a %s, the program was traced with a %s" % (
-                    p, type(v).__name__, want.__name__)
-        elif k == "len":
-            if not isinstance(v, (list, tuple, set)) or len(v) != want:
-                return "len(%s) == %d (got %s)" % (
-                    p, want, len(v) if isinstance(v, (list, tuple, set)) else
-                    type(v).__name__)
-        elif k == "keys":
-            if not isinstance(v, dict) or tuple(v.keys()) != want:
-                return "%s has keys %s (got %s)" % (p, list(want), list(v.keys())
-                                                   if isinstance(v, dict) else
-                                                   type(v).__name__)
-        elif k == "has":
-            key, present = want
-            if not isinstance(v, (dict, set)) or (key in v) != present:
-                return "%r %s %s" % (key, "in" if present else "not in", p)
-        elif k == "same":
-            if v is not want.get(scope):
-                return "%s is no longer the same array as %s" % (p, want)
-        elif k == "view":
-            base, idx = want
-            if not _is_view(v, base.get(scope), idx):
-                return "%s is no longer the view %s%s" % (p, base, _index_text(idx))
-        return None
+        return guardkinds.failed(self.kind, p, v, self.value, lambda q: q.get(scope))
 
     def describe(self) -> str:
-        p = str(self.path)
-        return {"eq": lambda: "%s == %r" % (p, self.value),
-                "is": lambda: "%s is %s" % (p, _label(self.value)),
-                "type": lambda: "type(%s) is %s" % (p, self.value.__name__),
-                "len": lambda: "len(%s) == %d" % (p, self.value),
-                "keys": lambda: "%s.keys() == %s" % (p, list(self.value)),
-                "has": lambda: "(%r in %s) == %s" % (self.value[0], p, self.value[1]),
-                "same": lambda: "%s is %s" % (p, self.value),
-                "view": lambda: "%s is the view %s%s" % (p, self.value[0],
-                                                        _index_text(self.value[1])),
-                }[self.kind]()
-
-
-def _index_text(idx) -> str:
-    def one(i):
-        if isinstance(i, slice):
-            return "%s:%s%s" % ("" if i.start in (None, 0) else i.start,
-                                "" if i.stop is None else i.stop,
-                                "" if i.step in (None, 1) else ":%d" % i.step)
-        return str(i)
-    return "[%s]" % ", ".join(one(i) for i in idx)
-
-
-def _same(a, b) -> bool:
-    try:
-        r = a == b
-        return bool(r) or (a != a and b != b)
-    except Exception:
-        return a is b
-
-
-def _label(v) -> str:
-    if is_opaque(v):
-        return opaque_label(v)
-    return getattr(v, "__qualname__", None) or getattr(v, "__name__", None) or \
-        "<%s object>" % type(v).__name__
+        return guardkinds.describe(self.kind, str(self.path), self.value)
 
 
 # --------------------------------------------------------------------------- program
