@@ -35,7 +35,7 @@ import re
 import sys
 import sysconfig
 import types
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -94,6 +94,13 @@ def _library_class(cls: type) -> bool:
     # classes have no Python methods)
     return not any(isinstance(f, types.FunctionType) and _user_code(f.__code__)
                    for f in vars(cls).values())
+
+
+def _user_module(mod) -> bool:
+    """A module of the user's (a ``.py`` file, not symshape's or the standard library's)."""
+    f = getattr(mod, "__file__", None)
+    return isinstance(f, str) and f.endswith(".py") and not _is_internal(f) and \
+        not os.path.abspath(f).startswith(_STDLIB)
 
 
 def _project_class(cls: type) -> bool:
@@ -158,6 +165,10 @@ class StateBinding:
         # compiled program can check that each name still holds the object it baked in
         self.reads: List[tuple] = []
         self._read_keys: set = set()
+        # classes and modules the trace may read attributes of where the recorder cannot
+        # see it (``Model.lr``, ``config.SCALE``): (path, object), for a fingerprint guard
+        self.fingerprinted: List[Tuple[AccessPath, Any]] = []
+        self._fingerprinted: set = set()
 
     @property
     def classes(self) -> List[type]:
@@ -246,10 +257,8 @@ class StateBinding:
     def _namespace(self, mod) -> None:
         """Record the globals of a user module reached as a value (for routing only)."""
         g = getattr(mod, "__dict__", None)
-        f = getattr(mod, "__file__", None)
         if isinstance(g, dict) and not any(g is d for d in self.global_dicts) and \
-                isinstance(f, str) and f.endswith(".py") and not _is_internal(f) and \
-                not os.path.abspath(f).startswith(_STDLIB):
+                _user_module(mod):
             self.global_dicts.append(g)
 
     def _read(self, kind: str, where, name: str, obj) -> None:
@@ -293,6 +302,10 @@ class StateBinding:
             # class's attributes are watched (a write to one cannot be replayed)
             if isinstance(v, type) and self.recorder is not None and _project_class(v):
                 self.recorder.unrecorded.watch_class(v)
+                self._fingerprint(path, v)
+            elif isinstance(v, types.ModuleType) and self.recorder is not None and \
+                    _user_module(v):
+                self._fingerprint(path, v)
             self._namespace(v if isinstance(v, types.ModuleType) else
                             sys.modules.get(getattr(v, "__module__", None) or ""))
             return v
@@ -392,6 +405,7 @@ class StateBinding:
         new = obj
         if self.recorder is not None and isinstance(obj.__dict__, dict) and \
                 not _library_object(obj):
+            self._fingerprint(path.attr("__class__"), type(obj))
             new = self.recorder.plain_object(obj, path)
         self._mark(obj, new)
         d = new.__dict__
@@ -402,6 +416,11 @@ class StateBinding:
         if not _library_object(obj):
             self._class_methods(type(obj))
         return new
+
+    def _fingerprint(self, path: AccessPath, obj) -> None:
+        if id(obj) not in self._fingerprinted:
+            self._fingerprinted.add(id(obj))
+            self.fingerprinted.append((path, obj))
 
     def _swap_mapping(self, d: dict, k, path: AccessPath) -> None:
         x = d[k]

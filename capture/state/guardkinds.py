@@ -21,8 +21,9 @@ hasattr     ``hasattr(v, name) == present``           ``hasattr``, ``getattr(o, 
 attrs       ``tuple(vars(v)) == want``                ``vars(self)`` / ``self.__dict__``
 same        ``v is <the object at another path>``     two paths to one array
 view        ``v`` is that view of another path        state views (capture/state/stateviews.py)
-fingerprint the data attributes of an object the      class and module attributes read where
-            trace touched are unchanged               the recorder cannot see the read
+fingerprint the attributes the reached code loads from class and module attributes read where
+            a class or module it touched are          the recorder cannot see the read
+            unchanged (names it also stores: not)     (``Model.lr``, ``config.SCALE``)
 =========== ========================================= ======================================
 """
 from __future__ import annotations
@@ -63,21 +64,24 @@ def index_text(idx) -> str:
     return "[%s]" % ", ".join(one(i) for i in idx)
 
 
-def fingerprint(obj) -> tuple:
-    """The data attributes of a class or module (or an object's ``__dict__``) that a guard
-    can compare by value: names with a scalar, a string or a tuple of them (arrays,
-    functions and other objects are guarded elsewhere or by identity)."""
-    d = getattr(obj, "__dict__", None)
-    if d is None:
-        return ()
-    return tuple((k, type(v), v) for k, v in list(d.items())
-                 if not k.startswith("__") and _plain(v))
+_ABSENT = object()
 
 
-def _plain(v, depth: int = 0) -> bool:
+def fingerprint(obj, names: tuple) -> tuple:
+    """The values of the attributes ``names`` of a class (inherited ones included) or a
+    module, with their types: what a ``fingerprint`` guard compares."""
+    out = []
+    for n in names:
+        v = getattr(obj, n, _ABSENT)
+        out.append((type(v), v) if v is not _ABSENT else None)
+    return tuple(out)
+
+
+def is_plain(v, depth: int = 0) -> bool:
+    """A scalar, a string or a tuple of them (a value a guard compares with ``==``)."""
     if v is None or type(v) in (bool, int, float, complex, str, bytes):
         return True
-    return type(v) is tuple and depth < 3 and all(_plain(x, depth + 1) for x in v)
+    return isinstance(v, tuple) and depth < 3 and all(is_plain(x, depth + 1) for x in v)
 
 
 class Kind:
@@ -162,26 +166,22 @@ KINDS: Dict[str, Kind] = {k.name: k for k in [
                                                               index_text(want[1])),
          lambda p, want: "%s is the view %s%s" % (p, want[0], index_text(want[1]))),
     Kind("fingerprint",
-         lambda v, want, res: fingerprint(want[0]) == want[1],
-         lambda v, want, w: "%s(%s) != %s" % (w.const(fingerprint), w.const(want[0]),
-                                              w.const(want[1])),
+         lambda v, want, res: fingerprint(want[0], want[1]) == want[2],
+         lambda v, want, w: "%s(%s, %s) != %s" % (w.const(fingerprint), w.const(want[0]),
+                                                  w.const(want[1]), w.const(want[2])),
          lambda p, v, want: "an attribute of %s changed: %s (the program may read it where "
-                            "symshape cannot see the read)" % (
-                                p, _changed(want[1], fingerprint(want[0]))),
-         lambda p, want: "the data attributes of %s are unchanged (%d)" % (p, len(want[1]))),
+                            "symshape cannot see the read)" % (p, _changed(want)),
+         lambda p, want: "%s unchanged (%s)" % (p, ", ".join(want[1]))),
 ]}
 
 
-def _changed(before: tuple, now: tuple) -> str:
-    a = {k: v for k, _, v in before}
-    b = {k: v for k, _, v in now}
-    for k in list(a) + [k for k in b if k not in a]:
-        if k not in b:
-            return "%s was removed" % k
-        if k not in a:
-            return "%s = %r is new" % (k, b[k])
-        if not same_value(a[k], b[k]) or type(a[k]) is not type(b[k]):
-            return "%s: %r -> %r" % (k, a[k], b[k])
+def _changed(want) -> str:
+    obj, names, before = want
+    now = fingerprint(obj, names)
+    for n, a, b in zip(names, before, now):
+        if a != b:
+            return "%s: %s -> %s" % (n, "unset" if a is None else repr(a[1]),
+                                     "unset" if b is None else repr(b[1]))
     return "its attributes"
 
 

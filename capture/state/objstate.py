@@ -34,14 +34,16 @@ time: ``begin`` checks the guards and reads the state arrays through their paths
 from __future__ import annotations
 
 import operator
+import sys
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
 from symshape.errors import UserError, where
-from symshape.userframe import user_frame
+from symshape.userframe import _is_internal, user_frame
 
 from .access import AccessPath
+from .guardkinds import is_plain
 from .unrecorded import Unrecorded
 
 # the recorder of the trace in progress (None outside one); recording stand-ins consult it
@@ -84,6 +86,11 @@ class Effect:
 
 def _frame():
     return user_frame(3)
+
+
+def _user_caller() -> bool:
+    """Whether the caller of the recording method is the user's code (not symshape's)."""
+    return not _is_internal(sys._getframe(2).f_code.co_filename)
 
 
 # --------------------------------------------------------------------------- stand-ins
@@ -399,18 +406,41 @@ def recording_class(cls: type) -> Optional[type]:
     got = _REC_CLASSES.get(cls)
     if got is not None or cls in _REC_CLASSES:
         return got
+    has_getattr = hasattr(cls, "__getattr__")
 
     def __getattribute__(self, name):
         if name == "__class__":
             return cls
-        v = super(rec, self).__getattribute__(name)
         r = active()
-        if r is not None and not name.startswith("__"):
+        try:
+            v = super(rec, self).__getattribute__(name)
+        except AttributeError:
+            # absence is state too: ``hasattr``, ``getattr(o, n, d)``, ``try: o.x`` decide
+            # a lazy initialization (a class with __getattr__ answers for itself)
+            if r is not None and not name.startswith("__") and not has_getattr:
+                path = r.path_of(self)
+                if path is not None:
+                    r.read(path, "hasattr", (name, False))
+            raise
+        if r is not None:
             path = r.path_of(self)
-            if path is not None:
-                d = object.__getattribute__(self, "__dict__")
-                if name in d:
-                    v = r.read(path.attr(name), "value", v)
+            if path is None:
+                return v
+            if name == "__dict__":
+                # ``vars(self)`` / ``self.__dict__`` in the user's code: the attribute names
+                # it may iterate or test (``"W" in self.__dict__``)
+                if _user_caller():
+                    r.read(path, "attrs", tuple(v))
+                return v
+            if name.startswith("__"):
+                return v
+            d = object.__getattribute__(self, "__dict__")
+            if name in d:
+                v = r.read(path.attr(name), "value", v)
+            elif is_plain(v):
+                # a class attribute read through the instance (a hyperparameter on the
+                # class, a class default): guarded by value like an instance attribute
+                v = r.read(path.attr(name), "value", v)
         return v
 
     def __setattr__(self, name, v):
@@ -600,6 +630,7 @@ class Recorder:
         self._read_keys: set = set()
         self.effects: List[Effect] = []
         self.written: set = set()                   # path texts written so far
+        self.attrs_written: set = set()             # objects whose attributes it set
         self.reshaped: set = set()                  # dicts whose keys the trace changed
         # container path text -> (path, "len" / "keys", value) before the trace changed it
         self.initial_layout: Dict[str, Tuple[AccessPath, str, Any]] = {}
@@ -738,6 +769,9 @@ class Recorder:
         """Log a read (the first of each path, unless this trace wrote it before) and
         return what the program sees: ``value``, or a ``Tracked`` number."""
         text = str(path)
+        if kind == "hasattr" and str(path.attr(value[0])) in self.written or \
+                kind == "attrs" and text in self.attrs_written:
+            return value            # what this trace set (or deleted) itself
         if any(text == w or text.startswith(w + ".") or text.startswith(w + "[")
                for w in self.written) or kind != "value" and text in self.reshaped:
             # reading what this trace wrote; a length or the keys still derive from the
@@ -750,7 +784,7 @@ class Recorder:
             return value
         if kind == "value":
             value = self.scalar_read(value, path)
-        key = (text, kind, value[0] if kind == "has" else None)
+        key = (text, kind, value[0] if kind in ("has", "hasattr") else None)
         if key in self._read_keys:
             return value
         self._read_keys.add(key)
@@ -778,6 +812,7 @@ class Recorder:
             self.reshaped.add(str(path))
         elif op in ("setattr", "delattr"):
             self.written.add(e.target())
+            self.attrs_written.add(text)
         else:
             # a list's items shift, a cleared container is new: all of it is ours now
             self.written.add(str(path))

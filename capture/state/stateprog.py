@@ -19,6 +19,9 @@ so the same paths are read and rebound there.
 """
 from __future__ import annotations
 
+import copy
+import dis
+import functools
 import types
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
@@ -31,6 +34,7 @@ from symshape.symint import SymInt
 
 from .access import AccessPath, Root, Scope
 from . import guardkinds
+from .unrecorded import all_codes, is_container
 from .opaque import is_opaque
 from .objstate import (Effect, RecDict, RecList, RecSet, Recorder, Tracked, evaluate_expr,
                        expr_reads, _SCALARS)
@@ -566,7 +570,8 @@ def from_trace(rec: Recorder, binding, tracer, global_reads=(), views=()) -> Sta
     prog.effects = _coalesce(effects)
     prog._at_start = sorted({p for e in effects for a in e.args for p in _start_paths(a)},
                             key=str)
-    prog.guards = _guards(rec, global_reads) + same
+    prog.guards = _guards(rec, global_reads) + same + \
+        _fingerprint_guards(binding.fingerprinted, rec.unrecorded.codes)
     prog.views = list(views)
     prog.initial = [(p, v) for text, (p, v) in sorted(rec.tracked_reads.items())
                     if text not in rec.tracked_guarded]
@@ -636,7 +641,7 @@ def _guards(rec: Recorder, global_reads) -> List[Guard]:
 
     for r in rec.reads:
         v, at = r.value, r.frame
-        if r.kind in ("len", "keys", "has"):
+        if r.kind in ("len", "keys", "has", "hasattr", "attrs"):
             add(Guard(r.path, r.kind, v, at))
             continue
         if type(v) is TracedArray or isinstance(v, np.ndarray) or \
@@ -644,8 +649,12 @@ def _guards(rec: Recorder, global_reads) -> List[Guard]:
             continue            # arrays, sizes, the tracer's own stand-ins (a generator)
         if r.path.root.kind == "arg" and all(s.kind == "item" for s in r.path.steps):
             continue                # an input leaf: the input check compares it
-        if type(v) in _SCALARS or isinstance(v, (np.generic, np.dtype)) or type(v) is set:
-            add(Guard(r.path, "eq", v, at))
+        if type(v) in _SCALARS or isinstance(v, (np.generic, np.dtype)) or type(v) is set \
+                or guardkinds.is_plain(v):
+            add(Guard(r.path, "eq", v, at))        # tuples and named tuples of scalars too
+        elif is_container(v) and _plain_items(v):
+            # an OrderedDict / deque / Counter of scalars: its items, as they were
+            add(Guard(r.path, "eq", copy.copy(v), at))
         elif isinstance(v, (types.FunctionType, types.BuiltinFunctionType, types.MethodType,
                             type, types.ModuleType)) or callable(v) and \
                 rec.path_of(v) is None or is_opaque(v):
@@ -667,6 +676,44 @@ def _guards(rec: Recorder, global_reads) -> List[Guard]:
         elif is_opaque(v) and not isinstance(v, (TracedArray, np.ndarray)):
             add(Guard(path, "is", v))       # an Enum member, a C extension object
     return list(out.values())
+
+
+@functools.lru_cache(maxsize=4096)
+def _attribute_names(code) -> Tuple[frozenset, frozenset]:
+    """The attribute names ``code`` loads and those it stores or deletes."""
+    loads, stores = set(), set()
+    for ins in dis.get_instructions(code):
+        if ins.opname in ("LOAD_ATTR", "LOAD_METHOD"):
+            loads.add(ins.argval)
+        elif ins.opname in ("STORE_ATTR", "DELETE_ATTR"):
+            stores.add(ins.argval)
+    return frozenset(loads), frozenset(stores)
+
+
+def _fingerprint_guards(objects, codes) -> List[Guard]:
+    """The conservative guard: for each class and module the trace reached, the plain
+    values of the attributes its code loads (``Model.lr``, ``config.SCALE``, ``type(self)
+    .n``), reads the recorder cannot see.  A name the code also stores is left out: a
+    counter written eagerly between compiled segments would fail it on every call."""
+    loads, stores = set(), set()
+    for c in all_codes(codes):
+        a, b = _attribute_names(c)
+        loads |= a
+        stores |= b
+    names = sorted(loads - stores)
+    out = []
+    for path, obj in objects:
+        mine = tuple(n for n in names if not n.startswith("__") and
+                     guardkinds.is_plain(getattr(obj, n, None)) and hasattr(obj, n))
+        if mine:
+            out.append(Guard(path, "fingerprint",
+                             (obj, mine, guardkinds.fingerprint(obj, mine))))
+    return out
+
+
+def _plain_items(v) -> bool:
+    items = list(v.items()) if isinstance(v, dict) else list(v)
+    return len(items) <= 256 and all(guardkinds.is_plain(x) for x in items)
 
 
 def scalar_writes(rec: Recorder, global_reads=()) -> frozenset:

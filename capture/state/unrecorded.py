@@ -273,7 +273,7 @@ class Unrecorded:
         """Whether every user line that names the file ``name`` is a ``print`` call
         (``print(..., file=buf)``): output the contract lets run once, at trace time."""
         lines = set()
-        for code in _all_codes(self.codes):
+        for code in all_codes(self.codes):
             ins = list(dis.get_instructions(code))
             for i, x in enumerate(ins):
                 if x.opname in _NAME_OPS and x.argval == name:
@@ -381,7 +381,7 @@ class Unrecorded:
         makes the change breaks at the call (the whole call then runs eagerly)."""
         out: List[Tuple[types.CodeType, int]] = []
         names = {c.co_name for c, _ in stack}
-        codes = _all_codes(self.codes)
+        codes = all_codes(self.codes)
         for _ in range(3):
             found = set()
             for code in codes:
@@ -405,7 +405,7 @@ class Unrecorded:
         found: List[UserFrame] = []
         self._line_codes: List[types.CodeType] = []
         seen = set()
-        for code in _all_codes(self.codes):
+        for code in all_codes(self.codes):
             if code.co_name in ("__init__", "__new__"):
                 continue        # a constructor sets attributes too; a traced call rarely runs it
             ins = list(dis.get_instructions(code))
@@ -511,7 +511,8 @@ def _last_name(path) -> str:
     return head.rsplit(".", 1)[-1]
 
 
-def _all_codes(codes):
+def all_codes(codes):
+    """The code objects and every code nested in them (each once)."""
     seen, out, stack = set(), [], list(codes)
     while stack:
         c = stack.pop(0)
