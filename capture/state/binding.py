@@ -392,6 +392,7 @@ class StateBinding:
                 not _library_object(v) and hasattr(type(v), "__slots__"):
             self._mark(v, v)
             self.recorder.unrecorded.watch_slots(v, path)
+            self._fingerprint(path, v)          # its reads are not recorded
             self._class_methods(type(v))
         return v
 

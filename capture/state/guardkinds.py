@@ -68,8 +68,9 @@ _ABSENT = object()
 
 
 def fingerprint(obj, names: tuple) -> tuple:
-    """The values of the attributes ``names`` of a class (inherited ones included) or a
-    module, with their types: what a ``fingerprint`` guard compares."""
+    """The values of the attributes ``names`` of a class (inherited ones included), a
+    module or an object with ``__slots__``, with their types: what a ``fingerprint`` guard
+    compares (the object is read through the guard's path, so a rebound one counts)."""
     out = []
     for n in names:
         v = getattr(obj, n, _ABSENT)
@@ -166,17 +167,17 @@ KINDS: Dict[str, Kind] = {k.name: k for k in [
                                                               index_text(want[1])),
          lambda p, want: "%s is the view %s%s" % (p, want[0], index_text(want[1]))),
     Kind("fingerprint",
-         lambda v, want, res: fingerprint(want[0], want[1]) == want[2],
-         lambda v, want, w: "%s(%s, %s) != %s" % (w.const(fingerprint), w.const(want[0]),
-                                                  w.const(want[1]), w.const(want[2])),
+         lambda v, want, res: fingerprint(v, want[0]) == want[1],
+         lambda v, want, w: "%s(%s, %s) != %s" % (w.const(fingerprint), v, w.const(want[0]),
+                                                  w.const(want[1])),
          lambda p, v, want: "an attribute of %s changed: %s (the program may read it where "
-                            "symshape cannot see the read)" % (p, _changed(want)),
-         lambda p, want: "%s unchanged (%s)" % (p, ", ".join(want[1]))),
+                            "symshape cannot see the read)" % (p, _changed(v, want)),
+         lambda p, want: "%s unchanged (%s)" % (p, ", ".join(want[0]))),
 ]}
 
 
-def _changed(want) -> str:
-    obj, names, before = want
+def _changed(obj, want) -> str:
+    names, before = want
     now = fingerprint(obj, names)
     for n, a, b in zip(names, before, now):
         if a != b:

@@ -678,6 +678,9 @@ def _guards(rec: Recorder, global_reads) -> List[Guard]:
     return list(out.values())
 
 
+_CONSTRUCTORS = ("__init__", "__new__", "__post_init__")
+
+
 @functools.lru_cache(maxsize=4096)
 def _attribute_names(code) -> Tuple[frozenset, frozenset]:
     """The attribute names ``code`` loads and those it stores or deletes."""
@@ -699,15 +702,15 @@ def _fingerprint_guards(objects, codes) -> List[Guard]:
     for c in all_codes(codes):
         a, b = _attribute_names(c)
         loads |= a
-        stores |= b
+        if c.co_name not in _CONSTRUCTORS:      # a constructor sets what others read
+            stores |= b
     names = sorted(loads - stores)
     out = []
     for path, obj in objects:
         mine = tuple(n for n in names if not n.startswith("__") and
                      guardkinds.is_plain(getattr(obj, n, None)) and hasattr(obj, n))
         if mine:
-            out.append(Guard(path, "fingerprint",
-                             (obj, mine, guardkinds.fingerprint(obj, mine))))
+            out.append(Guard(path, "fingerprint", (mine, guardkinds.fingerprint(obj, mine))))
     return out
 
 
