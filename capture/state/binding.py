@@ -44,7 +44,7 @@ from symshape.userframe import _is_internal
 from .access import AccessPath, Root
 from .objstate import AppendOnly
 from .opaque import is_opaque
-from .unrecorded import is_container, is_file
+from .unrecorded import is_container, is_file, is_memo_cache
 
 # a walk never visits more objects than this: a model with a huge Python structure is still
 # traced, its deeper arrays becoming ordinary lifted constants when the tracer meets them
@@ -276,7 +276,9 @@ class StateBinding:
                 self.recorder.unrecorded.watch_class(klass)
             for v in list(vars(klass).values()):
                 v = getattr(v, "__func__", v)          # staticmethod / classmethod
-                if isinstance(v, property):
+                if is_memo_cache(v):
+                    self._cached(v)
+                elif isinstance(v, property):
                     for acc in (v.fget, v.fset):
                         if isinstance(acc, types.FunctionType):
                             self._function(acc)
@@ -326,6 +328,10 @@ class StateBinding:
         if isinstance(v, functools.partial):
             self._mark(v, v)
             self.visit(v.func, path)
+            return v
+        if is_memo_cache(v):
+            self._mark(v, v)
+            self._cached(v)
             return v
         if isinstance(v, types.MethodType):
             self._mark(v, v)
@@ -417,6 +423,16 @@ class StateBinding:
         if not _library_object(obj):
             self._class_methods(type(obj))
         return new
+
+    def _cached(self, v) -> None:
+        """A function under ``functools.lru_cache`` / ``cache``: what it caches during the
+        trace would be traced values, so the entries the trace adds are dropped after it
+        (capture/state/unrecorded.py); its function is walked like any other."""
+        if self.recorder is not None:
+            self.recorder.unrecorded.watch_cache(v)
+        inner = getattr(v, "__wrapped__", None)
+        if isinstance(inner, types.FunctionType):
+            self._function(inner)
 
     def _fingerprint(self, path: AccessPath, obj) -> None:
         if id(obj) not in self._fingerprinted:

@@ -34,6 +34,7 @@ from symshape.symint import SymInt
 
 from .access import AccessPath, Root, Scope
 from . import guardkinds
+from .leaks import holds_traced
 from .unrecorded import all_codes, is_container
 from .opaque import is_opaque
 from .objstate import (Effect, RecDict, RecList, RecSet, Recorder, Tracked, evaluate_expr,
@@ -506,7 +507,18 @@ def from_trace(rec: Recorder, binding, tracer, global_reads=(), views=()) -> Sta
         if t is Tracked:
             return Scalar(v.expr)
         if t in _SCALARS or isinstance(v, (np.generic, np.dtype, type, types.ModuleType,
-                                           types.FunctionType, types.BuiltinFunctionType)):
+                                           types.BuiltinFunctionType)):
+            return Const(v)
+        if isinstance(v, types.FunctionType) or callable(v) and rec.path_of(v) is None:
+            inner = holds_traced(v)
+            if inner is not None:
+                rec_where = "" if e.frame is None else " at %s" % e.frame.location
+                raise UserError(
+                    "the program stores at %s%s a function that holds a value it computed "
+                    "(%s%s): an exported program cannot rebuild that function on each call, "
+                    "and the stored one would hold a traced value; store the arrays "
+                    "themselves (self.saved = y) and compute with them in a method" % (
+                        e.target(), rec_where, e.target(), inner))
             return Const(v)
         if isinstance(v, (SymInt, Expr)):     # a size: its run-time value
             expr = v.expr if isinstance(v, SymInt) else v
@@ -526,8 +538,6 @@ def from_trace(rec: Recorder, binding, tracer, global_reads=(), views=()) -> Sta
             return got
         if isinstance(v, np.ndarray):
             return CopyOf(v.copy())
-        if callable(v):
-            return Const(v)
         rec_where = "" if e.frame is None else " at %s" % e.frame.location
         raise UserError("the program stores a new %s object at %s%s: an exported program "
                         "cannot create Python objects of your classes on each call; keep the "

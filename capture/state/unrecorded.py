@@ -87,6 +87,12 @@ def is_container(v) -> bool:
         (isinstance(v, (dict, list, set)) and type(v) not in (dict, list, set))
 
 
+def is_memo_cache(v) -> bool:
+    """A function under ``functools.lru_cache`` / ``functools.cache``."""
+    return callable(v) and hasattr(v, "cache_clear") and hasattr(v, "cache_info") and \
+        hasattr(v, "__wrapped__")
+
+
 def is_file(v) -> bool:
     return isinstance(v, io.IOBase)
 
@@ -203,6 +209,12 @@ class Unrecorded:
         if it is an iterator, and its ``__dict__`` if it has one."""
         self._add(v, path, "opaque")
 
+    def watch_cache(self, v) -> None:
+        """A memoizing function (``is_memo_cache``): entries the trace adds hold traced
+        values, so they are dropped afterwards (its whole cache: ``lru_cache`` cannot
+        drop one entry; eager calls fill it again with the same values)."""
+        self._add(v, getattr(v, "__qualname__", "a cached function"), "cache")
+
     def watched(self, obj, kind: str) -> Optional[_Watch]:
         """The watch of ``obj`` if it is watched as ``kind``."""
         if id(obj) not in self._ids:
@@ -250,6 +262,8 @@ class Unrecorded:
         if w.kind == "opaque":
             d = getattr(o, "__dict__", None)
             return position(o), dict(d) if type(d) is dict else None
+        if w.kind == "cache":
+            return o.cache_info().currsize
         pos = o.tell()
         end = o.seek(0, io.SEEK_END)
         o.seek(pos)
@@ -260,7 +274,7 @@ class Unrecorded:
         """Raise ``unrecorded_change`` for the first change nothing recorded (the objects
         are put back by ``restore``, which runs in the caller's ``finally``)."""
         for w in self._watches:
-            if w.snap is None:
+            if w.snap is None or w.kind == "cache":
                 continue
             what = self._changes(w)
             if what and w.kind == "file" and self._printed_only(_last_name(w.path)):
@@ -490,6 +504,9 @@ def _restore(w: _Watch) -> None:
     elif w.kind == "container":
         if not _same_items(w.orig, _items(o)):
             restore_items(o, w.orig)
+    elif w.kind == "cache":
+        if o.cache_info().currsize != w.orig:
+            o.cache_clear()
     elif w.kind == "opaque":
         d, now = w.orig[1], getattr(o, "__dict__", None)
         if d is not None and type(now) is dict and not _same_items(list(d.items()),
