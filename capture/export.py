@@ -43,9 +43,9 @@ from .ir import Graph, Node, Subgraph
 from .program import ExportedProgram, Signature
 from .finalize import finalize_node, simplify_value
 from .namespace import sizes_routed
-from .state.objstate import AppendOnly, Recorder, plain_value
-from .state.binding import StateBinding
-from .state import stateprog, stateviews
+from .state.objstate import AppendOnly, plain_value
+from .state.session import StateSession
+from .state import stateprog
 from . import randomness
 from .tracer import TracedArray, Tracer
 from .pycode import Renderer, _ready_checks
@@ -258,21 +258,19 @@ def _trace_program(f, args, kwargs, dynamic_shapes, tracked: frozenset):
     axis_syms: Dict[Tuple[int, int], Sym] = {}
     values, input_nodes = _allocate(env, tracer, leaves, axis_syms)
     new_inputs = _rebuild_inputs(inputs, values)
-    rec = Recorder(tracked)
-    binding = StateBinding(tracer.state_proxy, randomness.stand_in(tracer), rec)
+    state = StateSession(tracer.state_proxy, randomness.stand_in(tracer), tracked)
+    rec, binding = state.recorder, state.binding
     try:
-        binding.bind(f)
         # containers and objects passed as arguments are recorded like state
-        new_inputs = {name: binding.bind_argument(name, v) if _recorded_argument(v) else v
-                      for name, v in new_inputs.items()}
+        new_inputs = state.bind(f, new_inputs, _recorded_argument)
         if sig is not None:
             bound = inspect.BoundArguments(sig, new_inputs)
             call_args, call_kwargs = bound.args, bound.kwargs
         else:
             call_args, call_kwargs = tuple(new_inputs.values()), {}
-        views = stateviews.alias_views(binding, tracer)
-        rec.start()
-        with rec, sizes_routed(binding.global_dicts, tracer), randomness.drawing(tracer):
+        views = state.start(tracer)
+        with state.recording(), sizes_routed(state.global_dicts, tracer), \
+                randomness.drawing(tracer):
             out = f(*call_args, **call_kwargs)
             # inside the recording: a tracked number returned (``return self.t`` after
             # ``self.t += 1``) is a constant of this trace, so its reads are guarded
@@ -280,13 +278,9 @@ def _trace_program(f, args, kwargs, dynamic_shapes, tracked: frozenset):
         env.commit_pending()
         out_leaves, out_spec = pytree.flatten(_named_as_tuples(out), named=True)
         graph.outputs = [_output(tracer, v) for _, v in out_leaves]
-        rec.global_effects()
-        global_reads = binding.root_reads
-        again = stateprog.scalar_writes(rec, global_reads) - tracked
-        sp = stateprog.from_trace(rec, binding, tracer, global_reads, views)
+        sp, again = state.finish(tracer, views)
     finally:
-        binding.restore()
-        rec.restore()
+        state.restore()
     graph.out_spec = out_spec
     mutations = [(n, tracer.final_value(n)) for n in input_nodes + tracer.state_nodes
                  if tracer.final_value(n) is not n]
@@ -334,7 +328,7 @@ def _recorded_argument(v) -> bool:
         ("numpy", "symshape", "builtins")
 
 
-def _read_through_paths(obj, rec: Recorder) -> bool:
+def _read_through_paths(obj, rec) -> bool:
     return isinstance(obj, np.ndarray) or type(obj) in (int, float, complex, bool, str) or \
         rec.stand_in_for(obj) is not None or rec.path_of(obj) is not None
 
