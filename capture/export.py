@@ -489,9 +489,19 @@ def _rebuild_inputs(inputs: Dict[str, Any], values: List[Any]) -> Dict[str, Any]
 
 def _output(tracer: Tracer, v):
     if type(v) is TracedArray:
+        if _created_constant(tracer, v):
+            # an array the program creates (``acc = np.zeros(3)``, folded into a constant)
+            # is a new array on every call in eager NumPy: returning the constant itself
+            # would hand every call the same buffer (a caller's ``acc += v`` would
+            # accumulate across calls)
+            return tracer.emit("copy", (v.node,), {}, v.shape, v.dtype).node
         return v.node
     if isinstance(v, np.ndarray):
-        return tracer.constant(v).node
+        # an array the program created with static sizes (``acc = np.zeros(3)``): a new
+        # array on every call in eager NumPy, so a copy of the constant, never the
+        # constant itself (a caller's ``acc += v`` would accumulate across calls)
+        c = tracer.constant(v)
+        return tracer.emit("copy", (c.node,), {}, c.shape, c.dtype).node
     if type(v) is SymInt:
         return tracer.env.simplify(v.expr)
     if type(v) is SymFloat:         # a float computed from sizes (n / 2): computed at run time
@@ -500,6 +510,13 @@ def _output(tracer: Tracer, v):
         return v
     raise UserError("the function returned a %s; export supports arrays, sizes, Python "
                     "scalars and lists / tuples / dicts of them" % type(v).__name__)
+
+
+def _created_constant(tracer: Tracer, v: TracedArray) -> bool:
+    """Whether ``v`` is a constant the program created, or a view of one (not state)."""
+    while v.view is not None and type(v.view.parent) is TracedArray:
+        v = v.view.parent
+    return v.node.op == "constant" and v.node not in tracer.state_nodes
 
 
 # --------------------------------------------------------------------------- finalize
