@@ -124,6 +124,27 @@ def _refused(base: type, name: str):
     return method
 
 
+def _reading(base: type, name: str):
+    """A method that reads the whole container (``index``, ``count``, ``copy``, ``+``,
+    ``==``, ``|``, ``issubset``...): its items are read (and so guarded) first, then the
+    base class's method runs."""
+    def method(self, *a, **k):
+        if self._rec() is not None:
+            self._read_all()
+        return getattr(base, name)(self, *a, **k)
+    method.__name__ = name
+    return method
+
+
+_LIST_READS = ("index", "count", "copy", "__add__", "__radd__", "__mul__", "__rmul__",
+               "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__reversed__")
+_DICT_READS = ("copy", "__eq__", "__ne__", "__or__", "__ror__", "__reversed__")
+_SET_READS = ("issubset", "issuperset", "isdisjoint", "union", "intersection",
+              "difference", "symmetric_difference", "copy", "__or__", "__ror__", "__and__",
+              "__rand__", "__sub__", "__rsub__", "__xor__", "__rxor__", "__eq__", "__ne__",
+              "__lt__", "__le__", "__gt__", "__ge__")
+
+
 class RecList(_Recording, list):
     """A list that logs the program's reads and writes (a stand-in during a trace)."""
 
@@ -232,9 +253,15 @@ class RecList(_Recording, list):
         if r is not None:
             r.effect(name, self._ss_path, args, layout=_list_layout(self))
 
+    def _read_all(self):
+        for _ in self:
+            pass
+
     remove = _refused(list, "remove")
     sort = _refused(list, "sort")
     __imul__ = _refused(list, "__imul__")
+    locals().update({_n: _reading(list, _n) for _n in _LIST_READS})
+    __hash__ = None
 
 
 class RecDict(_Recording, dict):
@@ -324,7 +351,12 @@ class RecDict(_Recording, dict):
         if r is not None:
             r.effect(name, self._ss_path, args, on_dict=True, layout=_dict_layout(self))
 
+    def _read_all(self):
+        self.items()
+
     popitem = _refused(dict, "popitem")
+    locals().update({_n: _reading(dict, _n) for _n in _DICT_READS})
+    __hash__ = None
 
 
 class RecSet(_Recording, set):
@@ -348,7 +380,8 @@ class RecSet(_Recording, set):
     def __iter__(self):
         r = self._rec()
         if r is not None:
-            r.read(self._ss_path, "value", set(set.__iter__(self)))
+            # its items (the attribute read of the set itself is a read of another kind)
+            r.read(self._ss_path, "items", set(set.__iter__(self)))
         return set.__iter__(self)
 
     def _op(self, name, *args):
@@ -377,6 +410,11 @@ class RecSet(_Recording, set):
         self._op("clear")
         set.clear(self)
 
+    def _read_all(self):
+        iter(self)
+
+    locals().update({_n: _reading(set, _n) for _n in _SET_READS})
+    __hash__ = None
     pop = _refused(set, "pop")
     __ior__ = _refused(set, "__ior__")
     __iand__ = _refused(set, "__iand__")
@@ -430,7 +468,7 @@ def recording_class(cls: type) -> Optional[type]:
                 # ``vars(self)`` / ``self.__dict__`` in the user's code: the attribute names
                 # it may iterate or test (``"W" in self.__dict__``)
                 if _user_caller():
-                    r.read(path, "attrs", tuple(v))
+                    r.read(path, "attrs", r.initial_attrs(self, v))
                 return v
             if name.startswith("__"):
                 return v
@@ -630,7 +668,8 @@ class Recorder:
         self._read_keys: set = set()
         self.effects: List[Effect] = []
         self.written: set = set()                   # path texts written so far
-        self.attrs_written: set = set()             # objects whose attributes it set
+        # id(recorded object) -> its attribute names when the trace began
+        self._attr_names: Dict[int, tuple] = {}
         self.reshaped: set = set()                  # dicts whose keys the trace changed
         # container path text -> (path, "len" / "keys", value) before the trace changed it
         self.initial_layout: Dict[str, Tuple[AccessPath, str, Any]] = {}
@@ -691,6 +730,7 @@ class Recorder:
         if rec is not None:
             d = obj.__dict__
             snap = dict(d)
+            self._attr_names[id(obj)] = tuple(snap)
             try:
                 object.__setattr__(obj, "__class__", rec)   # frozen dataclasses too
             except TypeError:
@@ -708,6 +748,7 @@ class Recorder:
             except Exception:
                 new = None
             if new is not None:
+                self._attr_names[id(new)] = tuple(obj.__dict__)
                 self.paths[id(new)] = path
                 self._stand_ins[id(obj)] = new
                 self._keep.append(obj)
@@ -721,6 +762,12 @@ class Recorder:
         self._undo.append(lambda: (d.clear(), d.update(snap)))
         self.unrecorded.watch_dict(obj, path, None)
         return obj
+
+    def initial_attrs(self, obj, d) -> tuple:
+        """The attribute names ``obj`` had when the trace began (what a read of
+        ``vars(obj)`` is guarded on: the trace's own writes are replayed)."""
+        got = self._attr_names.get(id(obj))
+        return got if got is not None else tuple(d)
 
     def _watch_dict(self, obj, path: AccessPath) -> None:
         # a key that changes without a recorded attribute write was written through
@@ -769,8 +816,7 @@ class Recorder:
         """Log a read (the first of each path, unless this trace wrote it before) and
         return what the program sees: ``value``, or a ``Tracked`` number."""
         text = str(path)
-        if kind == "hasattr" and str(path.attr(value[0])) in self.written or \
-                kind == "attrs" and text in self.attrs_written:
+        if kind == "hasattr" and str(path.attr(value[0])) in self.written:
             return value            # what this trace set (or deleted) itself
         if any(text == w or text.startswith(w + ".") or text.startswith(w + "[")
                for w in self.written) or kind != "value" and text in self.reshaped:
@@ -812,7 +858,6 @@ class Recorder:
             self.reshaped.add(str(path))
         elif op in ("setattr", "delattr"):
             self.written.add(e.target())
-            self.attrs_written.add(text)
         else:
             # a list's items shift, a cleared container is new: all of it is ours now
             self.written.add(str(path))

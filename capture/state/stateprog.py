@@ -654,6 +654,9 @@ def _guards(rec: Recorder, global_reads) -> List[Guard]:
         if r.kind in ("len", "keys", "has", "hasattr", "attrs"):
             add(Guard(r.path, r.kind, v, at))
             continue
+        if r.kind == "items":               # a set iterated: its items, by value
+            add(Guard(r.path, "eq", v, at))
+            continue
         if type(v) is TracedArray or isinstance(v, np.ndarray) or \
                 (type(v).__module__ or "").startswith("symshape."):
             continue            # arrays, sizes, the tracer's own stand-ins (a generator)

@@ -247,3 +247,58 @@ def test_vars_of_self_is_guarded_by_its_names():
     m.extra = np.ones(2)
     with pytest.raises(ss.UserError, match=r"the attributes of self are"):
         mod(X)
+
+
+# ------------------------------------------------------------------ C-level container methods
+class Containers:
+    def __init__(self):
+        self.l = [1, 2, 3]
+        self.d = {"a": 1}
+        self.s = {1, 2}
+
+    def __call__(self, x):
+        y = x * self.l.index(2) + self.l.count(3) + len(self.l + [4]) + (self.l == [1, 2, 3])
+        y = y + sum(reversed(self.l)) + len(self.l.copy())
+        y = y + (self.d == {"a": 1}) + len(self.d | {"b": 2})
+        return y + sum(self.s) + self.s.issubset({1, 2, 5}) + len(self.s | {7})
+
+
+CONTAINER_CHANGES = {
+    r"self\.l\[1\]": lambda m: m.l.__setitem__(1, 3),
+    r"self\.l\[0\]": lambda m: m.l.reverse(),
+    r"self\.d\['a'\]": lambda m: m.d.__setitem__("a", 2),
+    r"self\.s changed": lambda m: m.s.add(9),
+}
+
+
+@pytest.mark.parametrize("what", sorted(CONTAINER_CHANGES))
+def test_container_methods_read_and_guard_every_item(what):
+    m = Containers()
+    mod = ss.export(m, (X,)).module()
+    assert np.array_equal(mod(X), m(X))
+    CONTAINER_CHANGES[what](m)
+    with pytest.raises(ss.UserError, match=what):
+        mod(X)
+
+
+class CountThenLazy:
+    def __init__(self):
+        self.t = 0
+
+    def __call__(self, x):
+        self.t += 1                      # a write before the read of self.__dict__
+        if "V" not in self.__dict__:
+            self.V = np.zeros(4)
+        self.V = self.V + x[0]
+        return x * 2
+
+
+def test_vars_read_after_a_write_is_guarded_on_the_names_at_the_start():
+    # found by tests/jit/test_state_fuzz_categories.py under the verify mode
+    m, e = CountThenLazy(), CountThenLazy()
+    cf = ss.compile(m, verify=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for _ in range(3):
+            assert np.array_equal(cf(X), e(X))
+    assert np.array_equal(m.V, e.V) and m.t == e.t == 3
