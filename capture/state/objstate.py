@@ -40,6 +40,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 import numpy as np
 
 from symshape.errors import UserError, where
+from symshape.symint import SymInt
 from symshape.userframe import _is_internal, user_frame
 
 from .access import AccessPath
@@ -544,6 +545,9 @@ class Tracked:
             oe, ov, os_ = other.expr, other.value, other.sources
         elif type(other) in (int, float, bool, complex):
             oe, ov, os_ = ("const", other), other, ()
+        elif type(other) is SymInt:
+            # a size (``self.count += x.shape[0]``): its run-time value, not this trace's
+            oe, ov, os_ = ("size", other), other, ()
         else:
             return NotImplemented
         a, b = (("const", self.value) if False else self.expr, oe)
@@ -625,22 +629,25 @@ def _plain(v):
     return v.materialize() if isinstance(v, Tracked) else v
 
 
-def evaluate_expr(e, read: Callable[[AccessPath], Any]):
-    """The value of a tracked expression with each read taken from ``read(path)``."""
+def evaluate_expr(e, read: Callable[[AccessPath], Any], slots: tuple = ()):
+    """The value of a tracked expression with each read taken from ``read(path)`` and
+    each size from ``slots`` (the program's run-time values)."""
     kind = e[0]
     if kind == "read":
         return read(e[1])
     if kind == "const":
         return e[1]
+    if kind == "slot":
+        return int(slots[e[1]])
     if kind == "neg":
-        return -evaluate_expr(e[1], read)
-    return _BINOPS[e[1]](evaluate_expr(e[2], read), evaluate_expr(e[3], read))
+        return -evaluate_expr(e[1], read, slots)
+    return _BINOPS[e[1]](evaluate_expr(e[2], read, slots), evaluate_expr(e[3], read, slots))
 
 
 def expr_reads(e) -> List[AccessPath]:
     if e[0] == "read":
         return [e[1]]
-    if e[0] == "const":
+    if e[0] in ("const", "slot", "size"):
         return []
     if e[0] == "neg":
         return expr_reads(e[1])

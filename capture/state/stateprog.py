@@ -363,7 +363,7 @@ def _spec_text(a, slots=()) -> str:
     if isinstance(a, Const):
         return repr(a.value)
     if isinstance(a, Scalar):
-        return _expr_text(a.expr)
+        return _expr_text(a.expr, slots)
     if isinstance(a, New):
         inner = ", ".join(_spec_text(x, slots) if a.kind != "dict" else
                           "%r: %s" % (x[0], _spec_text(x[1], slots)) for x in a.items)
@@ -377,14 +377,16 @@ _OP_TEXT = {"add": "+", "sub": "-", "mul": "*", "truediv": "/", "floordiv": "//"
             "mod": "%", "pow": "**"}
 
 
-def _expr_text(e) -> str:
+def _expr_text(e, slots=()) -> str:
     if e[0] == "read":
         return str(e[1])
+    if e[0] == "slot":
+        return str(slots[e[1]]) if e[1] < len(slots) else "a size"
     if e[0] == "const":
         return repr(e[1])
     if e[0] == "neg":
-        return "-(%s)" % _expr_text(e[1])
-    return "(%s %s %s)" % (_expr_text(e[2]), _OP_TEXT[e[1]], _expr_text(e[3]))
+        return "-(%s)" % _expr_text(e[1], slots)
+    return "(%s %s %s)" % (_expr_text(e[2], slots), _OP_TEXT[e[1]], _expr_text(e[3], slots))
 
 
 def _at(g: Guard) -> str:
@@ -441,7 +443,7 @@ def _value(a, call: Call, values: tuple):
     if t is Const:
         return a.value
     if t is Scalar:
-        return evaluate_expr(a.expr, call.at_start.__getitem__)
+        return evaluate_expr(a.expr, call.at_start.__getitem__, values)
     if t is CopyOf:
         return a.array.copy()
     if t is New:
@@ -490,6 +492,22 @@ def from_trace(rec: Recorder, binding, tracer, global_reads=(), views=()) -> Sta
     slot_of: Dict[Any, int] = {}
     new_keys: Dict[int, New] = {}
 
+    def slot(expr) -> int:
+        if expr not in slot_of:
+            slot_of[expr] = len(prog.slots)
+            prog.slots.append(expr)
+        return slot_of[expr]
+
+    def sizes_as_slots(e):
+        """A tracked expression with each size a slot of the program's run-time values."""
+        if e[0] == "size":
+            return ("slot", slot(e[1].expr))
+        if e[0] == "neg":
+            return ("neg", sizes_as_slots(e[1]))
+        if e[0] == "op":
+            return ("op", e[1], sizes_as_slots(e[2]), sizes_as_slots(e[3]))
+        return e
+
     def spec(v, e: Effect):
         t = type(v)
         if t is TracedArray:
@@ -505,7 +523,7 @@ def from_trace(rec: Recorder, binding, tracer, global_reads=(), views=()) -> Sta
                 prog.slots.append(node)
             return Slot(slot_of[node])
         if t is Tracked:
-            return Scalar(v.expr)
+            return Scalar(sizes_as_slots(v.expr))
         if t in _SCALARS or isinstance(v, (np.generic, np.dtype, type, types.ModuleType,
                                            types.BuiltinFunctionType)):
             return Const(v)
@@ -521,11 +539,7 @@ def from_trace(rec: Recorder, binding, tracer, global_reads=(), views=()) -> Sta
                         e.target(), rec_where, e.target(), inner))
             return Const(v)
         if isinstance(v, (SymInt, Expr)):     # a size: its run-time value
-            expr = v.expr if isinstance(v, SymInt) else v
-            if expr not in slot_of:
-                slot_of[expr] = len(prog.slots)
-                prog.slots.append(expr)
-            return Slot(slot_of[expr])
+            return Slot(slot(v.expr if isinstance(v, SymInt) else v))
         path = rec.path_of(v)
         if path is not None:
             return AtStart(path)
@@ -739,10 +753,11 @@ def scalar_writes(rec: Recorder, global_reads=()) -> frozenset:
             type(r.value) in (int, float, complex)}
     read |= {str(p) for p, v in global_reads if type(v) in (int, float, complex)}
     written = set()
+    numbers = (int, float, complex, SymInt)        # a size too: self.count += n
     for e in rec.effects:
-        if e.op in ("setattr", "setitem") and type(e.args[-1]) in (int, float, complex):
+        if e.op in ("setattr", "setitem") and type(e.args[-1]) in numbers:
             written.add(e.target())
-        elif e.op == "setroot" and type(e.args[0]) in (int, float, complex):
+        elif e.op == "setroot" and type(e.args[0]) in numbers:
             written.add(str(e.path))
     return frozenset(read & written)
 
