@@ -352,6 +352,10 @@ class RecDict(_Recording, dict):
         if r is not None:
             r.effect(name, self._ss_path, args, on_dict=True, layout=_dict_layout(self))
 
+    def __ior__(self, other):
+        self.update(other)            # ``self.stats |= {...}``: replayed as update
+        return self
+
     def _read_all(self):
         self.items()
 
@@ -416,8 +420,11 @@ class RecSet(_Recording, set):
 
     locals().update({_n: _reading(set, _n) for _n in _SET_READS})
     __hash__ = None
+    def __ior__(self, other):
+        self.update(other)            # ``self.seen |= {...}``: replayed as update
+        return self
+
     pop = _refused(set, "pop")
-    __ior__ = _refused(set, "__ior__")
     __iand__ = _refused(set, "__iand__")
     __isub__ = _refused(set, "__isub__")
     __ixor__ = _refused(set, "__ixor__")
