@@ -168,6 +168,7 @@ class StateBinding:
         # classes and modules the trace may read attributes of where the recorder cannot
         # see it (``Model.lr``, ``config.SCALE``): (path, object), for a fingerprint guard
         self.fingerprinted: List[Tuple[AccessPath, Any]] = []
+        self.stood_in: Dict[int, Any] = {}      # id(the tracer's stand-in) -> the object
         self._fingerprinted: set = set()
 
     @property
@@ -313,7 +314,10 @@ class StateBinding:
             return v
         key = id(v)
         if key in self._seen:
-            return self._seen[key]
+            got = self._seen[key]
+            if self.recorder is not None:
+                self.recorder.alias(got, path)     # one object at two paths
+            return got
         if self._budget <= 0:
             return v
         self._budget -= 1
@@ -321,6 +325,7 @@ class StateBinding:
             new = self._stand_in(v, str(path))
             if new is not None:
                 self._mark(v, new)
+                self.stood_in[id(new)] = v      # guarded by the original's identity
                 return new
         if isinstance(v, types.FunctionType):
             self._function(v)

@@ -157,7 +157,7 @@ KINDS: Dict[str, Kind] = {k.name: k for k in [
     Kind("same",
          lambda v, want, res: v is res(want),
          lambda v, want, w: "%s is not %s" % (v, w.path(want)),
-         lambda p, v, want: "%s is no longer the same array as %s" % (p, want),
+         lambda p, v, want: "%s is no longer the same object as %s" % (p, want),
          lambda p, want: "%s is %s" % (p, want)),
     Kind("view",
          lambda v, want, res: is_view(v, res(want[0]), want[1]),

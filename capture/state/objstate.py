@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import operator
 import sys
+import types
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
@@ -445,6 +446,17 @@ class AppendOnly(list):
 _REC_CLASSES: Dict[type, type] = {}
 
 
+def _data_descriptor(cls: type, name: str) -> bool:
+    """Whether ``cls.name`` is a property or another descriptor with ``__set__`` (an
+    assignment runs its code instead of storing in ``__dict__``)."""
+    for klass in cls.__mro__:
+        d = vars(klass)
+        if name in d:
+            return hasattr(type(d[name]), "__set__") and \
+                not isinstance(d[name], types.MemberDescriptorType)
+    return False
+
+
 def recording_class(cls: type) -> Optional[type]:
     """A subclass of ``cls`` that logs attribute reads and writes of its instances while a
     trace records them (``__class__`` still reads as ``cls``); None if ``cls`` cannot be
@@ -491,7 +503,9 @@ def recording_class(cls: type) -> Optional[type]:
 
     def __setattr__(self, name, v):
         r = active()
-        if r is not None:
+        if r is not None and not _data_descriptor(cls, name):
+            # (a property's setter records what it writes itself: replaying the
+            # assignment too would run the setter twice)
             path = r.path_of(self)
             if path is not None:
                 r.effect("setattr", path, (name, v))
@@ -695,6 +709,7 @@ class Recorder:
         self._placed: Dict[int, Any] = {}          # what each watched slot held when the trace began
         self.tracked_reads: Dict[str, Tuple[AccessPath, Any]] = {}
         self.refusals: List[str] = []
+        self.aliases: List[Tuple[AccessPath, AccessPath]] = []   # (path, first path)
         # what the recorder cannot see (slots, __dict__ writes, class attributes, library
         # containers, files): snapshotted, compared after the trace, put back
         self.unrecorded = Unrecorded()
@@ -902,6 +917,14 @@ class Recorder:
                 continue
             if now is not self._placed.get(-1 - i):
                 self.effects.append(Effect("setroot", path, (now,), None))
+
+    def alias(self, obj, path: AccessPath) -> None:
+        """``obj`` (a recorded container or object) was reached again at ``path``: a write
+        through either path goes to the one object, so the two must still be one object
+        when the program runs (``self.sink = self.records``, then ``m.sink = []``)."""
+        first = self.paths.get(id(obj))
+        if first is not None and first != path:
+            self.aliases.append((path, first))
 
     def stand_in_for(self, v):
         return self._stand_ins.get(id(v))

@@ -594,7 +594,8 @@ def from_trace(rec: Recorder, binding, tracer, global_reads=(), views=()) -> Sta
     prog.effects = _coalesce(effects)
     prog._at_start = sorted({p for e in effects for a in e.args for p in _start_paths(a)},
                             key=str)
-    prog.guards = _guards(rec, global_reads) + same + \
+    prog.guards = _guards(rec, global_reads, binding.stood_in) + same + \
+        [Guard(p, "same", first) for p, first in rec.aliases] + \
         _fingerprint_guards(binding.fingerprinted, rec.unrecorded.codes)
     prog.views = list(views)
     prog.initial = [(p, v) for text, (p, v) in sorted(rec.tracked_reads.items())
@@ -655,7 +656,7 @@ def _coalesce(effects: List[Effect]) -> List[Effect]:
     return out
 
 
-def _guards(rec: Recorder, global_reads) -> List[Guard]:
+def _guards(rec: Recorder, global_reads, stood_in=None) -> List[Guard]:
     from ..tracer import TracedArray
     out: Dict[Tuple[str, str, Any], Guard] = {}
 
@@ -671,9 +672,12 @@ def _guards(rec: Recorder, global_reads) -> List[Guard]:
         if r.kind == "items":               # a set iterated: its items, by value
             add(Guard(r.path, "eq", v, at))
             continue
+        if stood_in and id(v) in stood_in:
+            add(Guard(r.path, "is", stood_in[id(v)], at))   # a random generator: that one
+            continue
         if type(v) is TracedArray or isinstance(v, np.ndarray) or \
                 (type(v).__module__ or "").startswith("symshape."):
-            continue            # arrays, sizes, the tracer's own stand-ins (a generator)
+            continue            # arrays, sizes, the tracer's own stand-ins
         if r.path.root.kind == "arg" and all(s.kind == "item" for s in r.path.steps):
             continue                # an input leaf: the input check compares it
         if type(v) in _SCALARS or isinstance(v, (np.generic, np.dtype)) or type(v) is set \
