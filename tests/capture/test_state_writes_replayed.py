@@ -122,3 +122,26 @@ def test_rebinding_a_random_generator_is_seen():
     assert np.array_equal(cf(np.ones(2)), e(np.ones(2)))
     m2.rng, e.rng = np.random.default_rng(7), np.random.default_rng(7)
     assert np.array_equal(cf(np.ones(2)), e(np.ones(2)))
+
+
+class Ema:
+    def __init__(self):
+        self.m = np.zeros(3)
+        self.k = np.zeros(3)
+
+    def __call__(self, x):
+        self.m = 0.9 * self.m + 0.1 * x          # rebound on every call
+        self.k[:] = self.k + x                   # written in place
+        return self.m + self.k
+
+
+def test_save_after_calls_saves_the_state_as_it_is_now(tmp_path):
+    m = Ema()
+    ep = ss.export(m, (np.ones(3),))
+    run = ep.module()
+    for _ in range(3):
+        run(np.ones(3))
+    ss.save(ep, tmp_path / "p.json")
+    loaded = ss.load(tmp_path / "p.json")
+    assert np.array_equal(loaded.state["self.m"], m.m)
+    assert np.array_equal(loaded.state["self.k"], m.k)
