@@ -300,17 +300,7 @@ class StateBinding:
                 return self.recorder.scalar_read(v, path)
             return v
         if isinstance(v, (type, types.ModuleType)):
-            # a module or class the code reaches (``self.g.gpt2``, ``helpers.Block``): not
-            # state, but the names its module imported are routed while tracing; a user
-            # class's attributes are watched (a write to one cannot be replayed)
-            if isinstance(v, type) and self.recorder is not None and _project_class(v):
-                self.recorder.unrecorded.watch_class(v)
-                self._fingerprint(path, v)
-            elif isinstance(v, types.ModuleType) and self.recorder is not None and \
-                    _user_module(v):
-                self._fingerprint(path, v)
-            self._namespace(v if isinstance(v, types.ModuleType) else
-                            sys.modules.get(getattr(v, "__module__", None) or ""))
+            self._code_namespace(v, path)
             return v
         key = id(v)
         if key in self._seen:
@@ -327,21 +317,7 @@ class StateBinding:
                 self._mark(v, new)
                 self.stood_in[id(new)] = v      # guarded by the original's identity
                 return new
-        if isinstance(v, types.FunctionType):
-            self._function(v)
-            return v
-        if isinstance(v, functools.partial):
-            self._mark(v, v)
-            self.visit(v.func, path)
-            return v
-        if is_memo_cache(v):
-            self._mark(v, v)
-            self._cached(v)
-            return v
-        if isinstance(v, types.MethodType):
-            self._mark(v, v)
-            self.visit(v.__self__, path)
-            self._function(v.__func__)
+        if self._code(v, path):
             return v
         if self.recorder is not None and t is set:
             new = self.recorder.container(v, path)      # a recording copy (scalars inside)
@@ -390,9 +366,48 @@ class StateBinding:
                 (tuple(items) if t is tuple else t(items))
             self._mark(v, new)
             return new
+        return self._other(v, path)
+
+    def _code_namespace(self, v, path: AccessPath) -> None:
+        """A module or class the code reaches (``self.g.gpt2``, ``helpers.Block``): not
+        state, but the names its module imported are routed while tracing; a user class's
+        attributes are watched (a write to one cannot be replayed), and the attributes
+        the code loads from it are fingerprinted (a read the recorder cannot see)."""
+        if isinstance(v, type) and self.recorder is not None and _project_class(v):
+            self.recorder.unrecorded.watch_class(v)
+            self._fingerprint(path, v)
+        elif isinstance(v, types.ModuleType) and self.recorder is not None and \
+                _user_module(v):
+            self._fingerprint(path, v)
+        self._namespace(v if isinstance(v, types.ModuleType) else
+                        sys.modules.get(getattr(v, "__module__", None) or ""))
+
+    def _code(self, v, path: AccessPath) -> bool:
+        """Walk into a function, ``functools.partial``, memoized function or bound method
+        (True), or say it is none of those (False)."""
+        if isinstance(v, types.FunctionType):
+            self._function(v)
+            return True
+        if isinstance(v, functools.partial):
+            self._mark(v, v)
+            self.visit(v.func, path)
+        elif is_memo_cache(v):
+            self._mark(v, v)
+            self._cached(v)
+        elif isinstance(v, types.MethodType):
+            self._mark(v, v)
+            self.visit(v.__self__, path)
+            self._function(v.__func__)
+        else:
+            return False
+        return True
+
+    def _other(self, v, path: AccessPath):
+        """What is neither an array, a scalar, code nor a container: an opaque object
+        (never subclassed, swapped, copied or walked into: guarded by identity, a change to
+        it refused, capture/state/opaque.py), a plain object (recorded), or a
+        ``__slots__`` object (watched, its attributes fingerprinted)."""
         if is_opaque(v):
-            # never subclassed, swapped, copied or walked into: guarded by identity, and
-            # a change to it refused (capture/state/opaque.py)
             self._mark(v, v)
             if self.recorder is not None:
                 self.recorder.unrecorded.watch_opaque(v, path)

@@ -24,7 +24,7 @@ import dis
 import functools
 import types
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -464,10 +464,10 @@ def _value(a, call: Call, values: tuple):
 
 
 # --------------------------------------------------------------------------- building
-def from_trace(rec: Recorder, binding, tracer, global_reads=(), views=()) -> StateProgram:
-    """The StateProgram of one trace (call after the function returned, before
-    ``restore``): state arrays in the order of ``tracer.state_nodes``, the guards of what
-    was read, the writes with their values made replayable."""
+def _state_arrays(rec: Recorder, binding, tracer):
+    """``(arrays, state_index, same)``: each state array's path, shape and dtype in the
+    order of ``tracer.state_nodes``; id(its proxy) -> its index; the guards that keep the
+    other paths it was read at on the same array."""
     from ..tracer import TracedArray
     arrays = []
     state_index: Dict[int, int] = {}         # id(state proxy) -> index
@@ -486,6 +486,42 @@ def from_trace(rec: Recorder, binding, tracer, global_reads=(), views=()) -> Sta
         state_index[id(proxy)] = len(arrays)
         arrays.append((paths[0], arr.shape, arr.dtype))
         same += [Guard(p, "same", paths[0]) for p in paths[1:]]
+    return arrays, state_index, same
+
+
+def _sizes_as_slots(e, slot: Callable[[Any], int]):
+    """A tracked expression with each size (``("size", SymInt)``) a slot of the program's
+    run-time values (``slot(expr)``: its index)."""
+    if e[0] == "size":
+        return ("slot", slot(e[1].expr))
+    if e[0] == "neg":
+        return ("neg", _sizes_as_slots(e[1], slot))
+    if e[0] == "op":
+        return ("op", e[1], _sizes_as_slots(e[2], slot), _sizes_as_slots(e[3], slot))
+    return e
+
+
+def _function_const(v, e: Effect) -> Const:
+    """A function (or another callable) the program stores in state, replayed as that
+    object; refused when it holds a value the program computed (a closure over a traced
+    array)."""
+    inner = holds_traced(v)
+    if inner is not None:
+        at = "" if e.frame is None else " at %s" % e.frame.location
+        raise UserError(
+            "the program stores at %s%s a function that holds a value it computed (%s%s): "
+            "an exported program cannot rebuild that function on each call, and the stored "
+            "one would hold a traced value; store the arrays themselves (self.saved = y) "
+            "and compute with them in a method" % (e.target(), at, e.target(), inner))
+    return Const(v)
+
+
+def from_trace(rec: Recorder, binding, tracer, global_reads=(), views=()) -> StateProgram:
+    """The StateProgram of one trace (call after the function returned, before
+    ``restore``): state arrays in the order of ``tracer.state_nodes``, the guards of what
+    was read, the writes with their values made replayable."""
+    from ..tracer import TracedArray
+    arrays, state_index, same = _state_arrays(rec, binding, tracer)
     prog = StateProgram(arrays, [], [], None, [])
     prog.nodes = list(tracer.state_nodes)
     prog.slots = []
@@ -497,16 +533,6 @@ def from_trace(rec: Recorder, binding, tracer, global_reads=(), views=()) -> Sta
             slot_of[expr] = len(prog.slots)
             prog.slots.append(expr)
         return slot_of[expr]
-
-    def sizes_as_slots(e):
-        """A tracked expression with each size a slot of the program's run-time values."""
-        if e[0] == "size":
-            return ("slot", slot(e[1].expr))
-        if e[0] == "neg":
-            return ("neg", sizes_as_slots(e[1]))
-        if e[0] == "op":
-            return ("op", e[1], sizes_as_slots(e[2]), sizes_as_slots(e[3]))
-        return e
 
     def spec(v, e: Effect):
         t = type(v)
@@ -523,21 +549,12 @@ def from_trace(rec: Recorder, binding, tracer, global_reads=(), views=()) -> Sta
                 prog.slots.append(node)
             return Slot(slot_of[node])
         if t is Tracked:
-            return Scalar(sizes_as_slots(v.expr))
+            return Scalar(_sizes_as_slots(v.expr, slot))
         if t in _SCALARS or isinstance(v, (np.generic, np.dtype, type, types.ModuleType,
                                            types.BuiltinFunctionType)):
             return Const(v)
         if isinstance(v, types.FunctionType) or callable(v) and rec.path_of(v) is None:
-            inner = holds_traced(v)
-            if inner is not None:
-                rec_where = "" if e.frame is None else " at %s" % e.frame.location
-                raise UserError(
-                    "the program stores at %s%s a function that holds a value it computed "
-                    "(%s%s): an exported program cannot rebuild that function on each call, "
-                    "and the stored one would hold a traced value; store the arrays "
-                    "themselves (self.saved = y) and compute with them in a method" % (
-                        e.target(), rec_where, e.target(), inner))
-            return Const(v)
+            return _function_const(v, e)
         if isinstance(v, (SymInt, Expr)):     # a size: its run-time value
             return Slot(slot(v.expr if isinstance(v, SymInt) else v))
         path = rec.path_of(v)
@@ -657,44 +674,30 @@ def _coalesce(effects: List[Effect]) -> List[Effect]:
 
 
 def _guards(rec: Recorder, global_reads, stood_in=None) -> List[Guard]:
+    """The guards of what one trace read (``stood_in``: the tracer's stand-ins, by id, for
+    the objects they replace)."""
     from ..tracer import TracedArray
     out: Dict[Tuple[str, str, Any], Guard] = {}
 
-    def add(g: Guard):
-        key = (str(g.path), g.kind, g.value[0] if g.kind == "has" else None)
-        out.setdefault(key, g)
+    def add(g: Optional[Guard]):
+        if g is not None:
+            key = (str(g.path), g.kind, g.value[0] if g.kind == "has" else None)
+            out.setdefault(key, g)
 
     for r in rec.reads:
-        v, at = r.value, r.frame
+        v = r.value
         if r.kind in ("len", "keys", "has", "hasattr", "attrs"):
-            add(Guard(r.path, r.kind, v, at))
-            continue
-        if r.kind == "items":               # a set iterated: its items, by value
-            add(Guard(r.path, "eq", v, at))
-            continue
-        if stood_in and id(v) in stood_in:
-            add(Guard(r.path, "is", stood_in[id(v)], at))   # a random generator: that one
-            continue
-        if type(v) is TracedArray or isinstance(v, np.ndarray) or \
-                (type(v).__module__ or "").startswith("symshape."):
-            continue            # arrays, sizes, the tracer's own stand-ins
-        if r.path.root.kind == "arg" and all(s.kind == "item" for s in r.path.steps):
-            continue                # an input leaf: the input check compares it
-        if type(v) in _SCALARS or isinstance(v, (np.generic, np.dtype)) or type(v) is set \
-                or guardkinds.is_plain(v):
-            add(Guard(r.path, "eq", v, at))        # tuples and named tuples of scalars too
-        elif is_container(v) and _plain_items(v):
-            # an OrderedDict / deque / Counter of scalars: its items, as they were
-            add(Guard(r.path, "eq", copy.copy(v), at))
-        elif isinstance(v, (types.FunctionType, types.BuiltinFunctionType, types.MethodType,
-                            type, types.ModuleType)) or callable(v) and \
-                rec.path_of(v) is None or is_opaque(v):
-            add(Guard(r.path, "is", v, at))
-        elif type(v) in (RecList, RecDict, RecSet):
-            add(Guard(r.path, "type", {RecList: list, RecDict: dict, RecSet: set}[type(v)],
-                      at))
-        else:
-            add(Guard(r.path, "type", getattr(v, "__class__", type(v)), at))
+            add(Guard(r.path, r.kind, v, r.frame))
+        elif r.kind == "items":               # a set iterated: its items, by value
+            add(Guard(r.path, "eq", v, r.frame))
+        elif stood_in and id(v) in stood_in:
+            add(Guard(r.path, "is", stood_in[id(v)], r.frame))   # a random generator
+        elif not (type(v) is TracedArray or isinstance(v, np.ndarray) or
+                  (type(v).__module__ or "").startswith("symshape.") or
+                  r.path.root.kind == "arg" and all(s.kind == "item" for s in r.path.steps)):
+            # (not arrays, sizes or the tracer's own stand-ins; an input leaf: the input
+            # check compares it)
+            add(_value_guard(r.path, v, r.frame, rec))
     for text in sorted(rec.tracked_guarded):
         got = rec.tracked_reads.get(text)
         if got is not None:
@@ -707,6 +710,25 @@ def _guards(rec: Recorder, global_reads, stood_in=None) -> List[Guard]:
         elif is_opaque(v) and not isinstance(v, (TracedArray, np.ndarray)):
             add(Guard(path, "is", v))       # an Enum member, a C extension object
     return list(out.values())
+
+
+def _value_guard(path: AccessPath, v, at, rec: Recorder) -> Guard:
+    """The guard on a value the program read: by value (scalars, strings, tuples of them,
+    a library container of them), by identity (code, modules, classes, opaque objects),
+    else by type."""
+    if type(v) in _SCALARS or isinstance(v, (np.generic, np.dtype)) or type(v) is set \
+            or guardkinds.is_plain(v):
+        return Guard(path, "eq", v, at)          # tuples and named tuples of scalars too
+    if is_container(v) and _plain_items(v):
+        # an OrderedDict / deque / Counter of scalars: its items, as they were
+        return Guard(path, "eq", copy.copy(v), at)
+    if isinstance(v, (types.FunctionType, types.BuiltinFunctionType, types.MethodType,
+                      type, types.ModuleType)) or callable(v) and \
+            rec.path_of(v) is None or is_opaque(v):
+        return Guard(path, "is", v, at)
+    if type(v) in (RecList, RecDict, RecSet):
+        return Guard(path, "type", {RecList: list, RecDict: dict, RecSet: set}[type(v)], at)
+    return Guard(path, "type", getattr(v, "__class__", type(v)), at)
 
 
 _CONSTRUCTORS = ("__init__", "__new__", "__post_init__")

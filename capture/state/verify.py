@@ -228,24 +228,15 @@ def verified_call(f, run: Callable, args: tuple, kwargs: dict, what: Callable[[]
             if r != self_root:
                 scope.set_root(r, after[r])
         _set_class_state(cls_after, classes)
-    diff = _diff(out, want, "output")
-    if diff is None:
-        for (name, a), (_, b) in zip(_arg_names(f, args, kwargs),
-                                     _arg_names(f, args_c, kwargs_c)):
-            diff = _diff(a, b, name)
-            if diff is not None:
-                break
-    if diff is None:
-        for r in roots:
-            diff = _diff(after[r], eager_after[r], str(AccessPath(r)))
-            if diff is not None:
-                break
-    if diff is None:
-        for c, k in list(cls_after) + [ck for ck in cls_eager if ck not in cls_after]:
-            diff = _diff(cls_after.get((c, k), _MISSING), cls_eager.get((c, k), _MISSING),
-                         "%s.%s" % (c.__name__, k))
-            if diff is not None:
-                break
+    # outputs first, then the inputs (in-place writes), the roots, the class attributes
+    checks = [(out, want, "output")]
+    checks += [(a, b, name) for (name, a), (_, b) in zip(_arg_names(f, args, kwargs),
+                                                         _arg_names(f, args_c, kwargs_c))]
+    checks += [(after[r], eager_after[r], str(AccessPath(r))) for r in roots]
+    checks += [(cls_after.get(ck, _MISSING), cls_eager.get(ck, _MISSING),
+                "%s.%s" % (ck[0].__name__, ck[1]))
+               for ck in list(cls_after) + [ck for ck in cls_eager if ck not in cls_after]]
+    diff = next((d for a, b, p in checks for d in [_diff(a, b, p)] if d is not None), None)
     if diff is None and repr(rng_after) != repr(rng_eager):
         diff = "np.random's global state: a different number of draws than eager"
     if diff is not None:
@@ -283,12 +274,7 @@ def _diff(a, b, path: str, seen=None, depth: int = 0) -> Optional[str]:
     if isinstance(b, np.ndarray) or isinstance(a, np.ndarray):
         return _array_diff(a, b, path)
     if isinstance(b, _ATOMS):
-        if type(a) is not type(b):
-            return "%s: a %s, eager gives a %s (%r)" % (path, type(a).__name__,
-                                                       type(b).__name__, b)
-        if isinstance(b, (float, complex, np.inexact)) and (a != a and b != b):
-            return None
-        return None if a == b else "%s: %r, eager gives %r" % (path, a, b)
+        return _atom_diff(a, b, path)
     if isinstance(b, _CODE_LIKE) or a is b:
         return None if a is b else "%s: another object than eager's (%r)" % (path, b)
     if type(a) is not type(b):
@@ -297,22 +283,37 @@ def _diff(a, b, path: str, seen=None, depth: int = 0) -> Optional[str]:
     if (id(a), id(b)) in seen:
         return None
     seen.add((id(a), id(b)))
+    pairs = _item_pairs(a, b, path)
+    if isinstance(pairs, str) or pairs is None:
+        return pairs
+    for x, y, p in pairs:
+        d = _diff(x, y, p, seen, depth + 1)
+        if d:
+            return d
+    return None
+
+
+def _atom_diff(a, b, path: str) -> Optional[str]:
+    if type(a) is not type(b):
+        return "%s: a %s, eager gives a %s (%r)" % (path, type(a).__name__,
+                                                   type(b).__name__, b)
+    if isinstance(b, (float, complex, np.inexact)) and (a != a and b != b):
+        return None
+    return None if a == b else "%s: %r, eager gives %r" % (path, a, b)
+
+
+def _item_pairs(a, b, path: str):
+    """What to compare inside ``a`` and ``b`` (objects of one type): a list of
+    ``(a's item, b's item, its path)``, or the difference found already (a text), or
+    None when they are equal."""
     if isinstance(b, dict):
         if list(a.keys()) != list(b.keys()):
             return "%s: keys %s, eager gives %s" % (path, list(a.keys()), list(b.keys()))
-        for k in b:
-            d = _diff(a[k], b[k], "%s[%r]" % (path, k), seen, depth + 1)
-            if d:
-                return d
-        return None
+        return [(a[k], b[k], "%s[%r]" % (path, k)) for k in b]
     if isinstance(b, (list, tuple, collections.deque, array.array)):
         if len(a) != len(b):
             return "%s: length %d, eager gives %d" % (path, len(a), len(b))
-        for i, (x, y) in enumerate(zip(a, b)):
-            d = _diff(x, y, "%s[%d]" % (path, i), seen, depth + 1)
-            if d:
-                return d
-        return None
+        return [(x, y, "%s[%d]" % (path, i)) for i, (x, y) in enumerate(zip(a, b))]
     if isinstance(b, (set, frozenset)):
         return None if a == b else "%s: %r, eager gives %r" % (path, a, b)
     if isinstance(b, (np.random.Generator, np.random.RandomState, np.random.BitGenerator)):
@@ -332,10 +333,7 @@ def _diff(a, b, path: str, seen=None, depth: int = 0) -> Optional[str]:
         if k not in da or k not in db:
             return "%s.%s: %s, eager %s" % (path, k, "set" if k in da else "unset",
                                             "sets it" if k in db else "leaves it unset")
-        d = _diff(da[k], db[k], "%s.%s" % (path, k), seen, depth + 1)
-        if d:
-            return d
-    return None
+    return [(da[k], db[k], "%s.%s" % (path, k)) for k in db]
 
 
 def _rng_state(g):
