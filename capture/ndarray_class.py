@@ -24,7 +24,7 @@ import types
 
 import numpy as np
 
-from .conversions import sym_int
+from .conversions import answering_as, sym_int
 from .state.binding import is_user_code
 
 _type = builtins.type
@@ -39,7 +39,7 @@ def shows_ndarray(code: types.CodeType) -> bool:
     return is_user_code(code) and not os.path.abspath(code.co_filename).startswith(_NUMPY_DIR)
 
 
-class _TypeClass(type):
+class _TypeClass(answering_as(_type)):
     """``sym_type(x)`` is ``type(x)``, but ``np.ndarray`` for a traced array; checks
     against ``sym_type`` answer as against ``type``."""
 
@@ -52,15 +52,6 @@ class _TypeClass(type):
             # int`` and ``type(v) in (int, float)`` must hold there as in eager Python
             return sym_int if t is _int else t
         return _type(*args, **kwargs)
-
-    def __instancecheck__(cls, obj) -> bool:
-        return isinstance(obj, _type)
-
-    def __subclasscheck__(cls, sub) -> bool:
-        return issubclass(sub, _type)
-
-    def __repr__(cls) -> str:
-        return "<class 'type'>"
 
 
 class sym_type(metaclass=_TypeClass):
