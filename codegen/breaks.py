@@ -256,7 +256,11 @@ class _ConcreteSizesEnv(ShapeEnv):
 
 
 class _LazyTracer(Tracer):
-    """Export's tracer, remembering every proxy it hands out (to know what is live)."""
+    """Export's tracer, remembering every proxy it hands out (to know what is live).
+    ``runs_eagerly``: the values exist, so ``ss.cond`` runs the one branch its predicate
+    picks, as eager Python does (tracing both would run both branches' side effects)."""
+
+    runs_eagerly = True
 
     def __init__(self, env, const_names, run: "LazyRun") -> None:
         super().__init__(env, const_names)

@@ -710,6 +710,7 @@ class Recorder:
         self.tracked_reads: Dict[str, Tuple[AccessPath, Any]] = {}
         self.refusals: List[str] = []
         self.aliases: List[Tuple[AccessPath, AccessPath]] = []   # (path, first path)
+        self.cond_depth = 0             # inside the branches of an ss.cond being traced
         # what the recorder cannot see (slots, __dict__ writes, class attributes, library
         # containers, files): snapshotted, compared after the trace, put back
         self.unrecorded = Unrecorded()
@@ -874,6 +875,13 @@ class Recorder:
                layout=None) -> None:
         """Log a write (``layout``: the container's length or keys before it, for a read
         of its layout later in the trace)."""
+        if self.cond_depth:
+            frame = _frame()
+            raise UserError("ss.cond: a branch writes Python state (%s on %s)%s; the exported "
+                            "program chooses the branch at run time and cannot replay a "
+                            "write made in one (it would happen whichever branch runs); "
+                            "return the values from both branches and write after the cond"
+                            % (op, Effect(op, path, args, frame).target(), where(frame)))
         e = Effect(op, path, args, _frame())
         text = str(path)
         if layout is not None and text not in self.written and text not in self.reshaped \
