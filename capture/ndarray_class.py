@@ -13,7 +13,8 @@ branch eager NumPy takes:
   a trace reaches (as ``int`` is, capture/namespace.py) to ``sym_type``, which answers
   ``np.ndarray`` for a traced array and is Python's ``type`` otherwise (and for
   ``isinstance`` / ``issubclass`` checks against it); ``type(3)`` is the routed ``int`` of
-  the same modules, so ``type(3) is int`` holds there as in eager Python.
+  the same modules, so ``type(3) is int`` holds there as in eager Python, and the class of a
+  recording stand-in is the user's (``type(self) is Model``, ``type(self.cache) is dict``).
 """
 from __future__ import annotations
 
@@ -26,9 +27,11 @@ import numpy as np
 
 from .conversions import answering_as, sym_int
 from .state.binding import is_user_code
+from .state.objstate import RecDict, RecList, RecSet
 
 _type = builtins.type
 _int = builtins.int
+_RECORDING = {RecList: list, RecDict: dict, RecSet: set}
 _NUMPY_DIR = os.path.dirname(os.path.abspath(np.__file__)) + os.sep
 
 
@@ -48,6 +51,10 @@ class _TypeClass(answering_as(_type)):
             t = _type(args[0])
             if getattr(t, "_ss_shows_ndarray", False):
                 return np.ndarray
+            if getattr(t, "_ss_recording", False) or t in _RECORDING:
+                # a recording stand-in of a user object or container (capture/state/
+                # objstate.py): ``type(self) is Model`` as in eager Python
+                return _RECORDING.get(t) or t.__mro__[1]
             # ``int`` is routed in the same modules (capture/conversions.py): ``type(3) is
             # int`` and ``type(v) in (int, float)`` must hold there as in eager Python
             return sym_int if t is _int else t

@@ -82,3 +82,19 @@ def test_the_class_checks_hold_inside_the_trace():
 
     ep = ss.export(f, (np.ones(2),))
     assert np.array_equal(ep.module()(np.ones(2)), np.full(2, 2.0))
+
+
+class Typed:
+    def __init__(self):
+        self.c = {"a": 1.0}
+        self.l = [1.0]
+
+    def __call__(self, x):
+        if type(self) is Typed and type(self.c) is dict and type(self.l) is list:
+            return x + 1
+        return x - 1
+
+
+def test_type_of_recorded_objects_is_the_users_class():
+    m = Typed()
+    assert np.array_equal(ss.export(m, (np.ones(2),)).module()(np.ones(2)), np.full(2, 2.0))
