@@ -21,6 +21,7 @@ from __future__ import annotations
 import builtins
 import functools
 import os
+import sys
 import types
 
 import numpy as np
@@ -35,11 +36,28 @@ _RECORDING = {RecList: list, RecDict: dict, RecSet: set}
 _NUMPY_DIR = os.path.dirname(os.path.abspath(np.__file__)) + os.sep
 
 
+# libraries that pick an array namespace from the class (``array_namespace(x)``): they must
+# see the traced class, whose ``__array_namespace__`` is symshape's
+_NAMESPACE_DISPATCHERS = ("array_api_compat", "array_api_strict")
+
+
+def _dispatcher_dirs() -> tuple:
+    out = []
+    for name in _NAMESPACE_DISPATCHERS:
+        f = getattr(sys.modules.get(name), "__file__", None)
+        if isinstance(f, str):
+            out.append(os.path.dirname(os.path.abspath(f)) + os.sep)
+    return tuple(out)
+
+
 @functools.lru_cache(maxsize=8192)
 def shows_ndarray(code: types.CodeType) -> bool:
     """Whether code sees a traced array as an ``np.ndarray`` (the user's code, not
-    symshape's, NumPy's or the standard library's)."""
-    return is_user_code(code) and not os.path.abspath(code.co_filename).startswith(_NUMPY_DIR)
+    symshape's, NumPy's, the standard library's or an array-API dispatcher's)."""
+    if not is_user_code(code):
+        return False
+    f = os.path.abspath(code.co_filename)
+    return not f.startswith(_NUMPY_DIR) and not f.startswith(_dispatcher_dirs() or ("\0",))
 
 
 class _TypeClass(answering_as(_type)):
@@ -50,7 +68,7 @@ class _TypeClass(answering_as(_type)):
         if len(args) == 1 and not kwargs:
             t = _type(args[0])
             if getattr(t, "_ss_shows_ndarray", False):
-                return np.ndarray
+                return np.ndarray if shows_ndarray(sys._getframe(1).f_code) else t
             if getattr(t, "_ss_recording", False) or t in _RECORDING:
                 # a recording stand-in of a user object or container (capture/state/
                 # objstate.py): ``type(self) is Model`` as in eager Python
