@@ -55,9 +55,9 @@ from symshape.contract.render_text import Names, TextRenderer
 from symshape.capture.program import annotation
 from symshape.capture.tracer import TracedArray
 from symshape.capture.state.objstate import AppendOnly
-from symshape.capture.state.verify import verified_call, verify_default
-from symshape.capture.state.stateprog import (StateCheck, StateGuardFailure, append_only_arguments,
-                                        state_guards)
+from symshape.capture.state.verify import verify_default
+from symshape.capture.state.stateprog import (StateCheck, StateGuardFailure,
+                                              append_only_arguments, state_guards)
 from symshape.dims import AUTO, Dim
 from symshape.errors import ConstraintViolationError, SharedInputsError, UserError
 from symshape.userframe import _is_internal
@@ -66,6 +66,7 @@ from . import get_backend
 from .breaks import (LazyRun, SegmentCache, as_break, break_advice, break_detail,
                      untraceable_break, with_break_detection)
 from .dask_backend import is_dask_array as _is_dask_array, stand_in as _dask_stand_in
+from .jit_verify import verifying_call
 from . import split as _split
 from .protected import check_helper_with, protected_breaks
 
@@ -261,25 +262,9 @@ class CompiledFunction:
         fn, self.dispatch_source = signature_function(
             "__call__", self._sig, self._dispatch_lines, self._ns, "dispatch " + self._name,
             first="_ss_self")
-        if self.verify:
-            type(self)._ss_dispatch = fn
-            fn = _verifying
+        if self.verify:                     # checked against eager (codegen/jit_verify.py)
+            type(self)._ss_dispatch, fn = fn, verifying_call
         type(self).__call__ = fn
-
-    def _ran(self, before: tuple) -> str:
-        """Which form of the function ran a call (for the verify mode's message), from the
-        call counts ``before`` it (``_call_counts``)."""
-        counts, breaks, eager = before
-        for i, (a, b) in enumerate(zip(counts, self._counts)):
-            if b > a:
-                return "compiled variant %d of ss.compile(%s)" % (i, self._name)
-        if self.break_calls > breaks:
-            return "the compiled segments of ss.compile(%s) between its graph breaks (%s)" % (
-                self._name, "; ".join(self.break_reasons) or "see cf.report()")
-        return "ss.compile(%s) eagerly" % self._name
-
-    def _call_counts(self) -> tuple:
-        return list(self._counts), self.break_calls, self.eager_calls
 
     def _dispatch_lines(self, ren: Dict[str, str]) -> List[str]:
         """The dispatcher's body: each variant's guards, then its core; else ``_miss``
@@ -981,13 +966,6 @@ def _user_stacklevel() -> int:
 def _inside_trace(args, kwargs) -> bool:
     leaves, _ = pytree.flatten((args, kwargs))
     return any(type(v) is TracedArray for _, v in leaves)
-
-
-def _verifying(self, *args, **kwargs):
-    """``__call__`` in the verify mode: the dispatcher, checked against eager."""
-    before = self._call_counts()
-    return verified_call(self._f, functools.partial(type(self)._ss_dispatch, self), args,
-                         kwargs, lambda: self._ran(before))
 
 
 def compile(f=None, *, dynamic=None, backend: str = "numpy", fullgraph: bool = False,

@@ -1,8 +1,8 @@
 """What a program does with Python state at run time: guards, state reads, replayed writes.
 
 ``StateProgram`` is built from one trace (``from_trace``: the ``Recorder`` of
-capture/state/objstate.py and the ``StateBinding`` of capture/state/binding.py) and called by generated
-code (``module()``, ``ep.compile()``, the JIT's variants):
+capture/state/objstate.py and the ``StateBinding`` of capture/state/binding.py) and called
+by generated code (``module()``, ``ep.compile()``, the JIT's variants):
 
 * ``begin(args)`` checks every guard (a Python value the trace read: ``self.training ==
   True``, ``len(self.layers) == 2``, the keys of a dict, the type of an object, the
