@@ -275,6 +275,11 @@ def _diff(a, b, path: str, seen=None, depth: int = 0) -> Optional[str]:
         return _array_diff(a, b, path)
     if isinstance(b, _ATOMS):
         return _atom_diff(a, b, path)
+    if isinstance(a, types.FunctionType) and isinstance(b, types.FunctionType) and \
+            a is not b and a.__code__ is b.__code__:
+        # a function the call made (a closure stored for later): the same code over equal
+        # values
+        return _diff(_closure(a), _closure(b), path + ".<closure>", seen, depth + 1)
     if isinstance(b, _CODE_LIKE) or a is b:
         return None if a is b else "%s: another object than eager's (%r)" % (path, b)
     if type(a) is not type(b):
@@ -291,6 +296,16 @@ def _diff(a, b, path: str, seen=None, depth: int = 0) -> Optional[str]:
         if d:
             return d
     return None
+
+
+def _closure(f) -> dict:
+    out = {}
+    for name, cell in zip(f.__code__.co_freevars, f.__closure__ or ()):
+        try:
+            out[name] = cell.cell_contents
+        except ValueError:
+            out[name] = _MISSING
+    return out
 
 
 def _atom_diff(a, b, path: str) -> Optional[str]:
