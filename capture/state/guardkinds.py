@@ -168,12 +168,27 @@ KINDS: Dict[str, Kind] = {k.name: k for k in [
          lambda p, want: "%s is the view %s%s" % (p, want[0], index_text(want[1]))),
     Kind("fingerprint",
          lambda v, want, res: fingerprint(v, want[0]) == want[1],
-         lambda v, want, w: "%s(%s, %s) != %s" % (w.const(fingerprint), v, w.const(want[0]),
-                                                  w.const(want[1])),
+         lambda v, want, w: _fingerprint_code(v, want, w),
          lambda p, v, want: "an attribute of %s changed: %s (the program may read it where "
                             "symshape cannot see the read)" % (p, _changed(v, want)),
          lambda p, want: "%s unchanged (%s)" % (p, ", ".join(want[0]))),
 ]}
+
+
+def _fingerprint_code(v: str, want, w) -> str:
+    """A fingerprint guard inlined: one ``type``-and-``==`` test per attribute name, as
+    cheap as the ``eq`` guards (a missing one: ``hasattr``)."""
+    tests = []
+    for n, got in zip(*want):
+        a = "getattr(%s, %r, None)" % (v, n)
+        if got is None:
+            tests.append("hasattr(%s, %r)" % (v, n))
+        elif isinstance(got[1], float) and got[1] != got[1]:
+            tests.append("type(%s) is not float or %s == %s" % (a, a, a))
+        else:
+            tests.append("type(%s) is not %s or %s != %s" % (a, w.const(got[0]), a,
+                                                            w.const(got[1])))
+    return " or ".join("(%s)" % t for t in tests) or "False"
 
 
 def _changed(obj, want) -> str:
