@@ -1,5 +1,5 @@
 """``int`` in traced code: ``int(f)`` of a symbolic float built from sizes gives a symbolic
-size (truncation toward zero, ``symshape.floatint``) instead of Python's ``TypeError``.
+size (truncation toward zero, ``symshape.sizes.floatint``) instead of Python's ``TypeError``.
 
 Python's ``int()`` must return a real ``int``, so the name ``int`` itself is routed in the
 globals of the traced functions (as ``len`` and ``range`` are, ``capture.lenrange``).  The
@@ -13,7 +13,7 @@ import builtins
 
 import numpy as np
 
-from symshape.symfloat import SymFloat
+from symshape.sizes.symfloat import SymFloat
 
 _int = builtins.int
 

@@ -3,7 +3,7 @@
 A dynamic axis gets a symbol (``create_symbol``); a named Dim gets one symbol shared by all
 its uses; a derived dim ``A*d + B`` is that expression over ``d``'s symbol.  Example sizes
 0 and 1 of AUTO axes are specialised.  After tracing, the spec is compared with what the
-environment learned (``symshape.constraints``); a violation raises
+environment learned (``symshape.specs.constraints``); a violation raises
 ``ConstraintViolationError`` whose fixes were re-verified by exporting again with them.
 """
 from __future__ import annotations
@@ -18,28 +18,29 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from symshape.annotation_returns import OutputInfo, check_returns
-from symshape.annotations import annotation_notes, resolve_call, without_runtime_checks
-from symshape import named_results, pytree
-from symshape.constraints import Report, analyze, specialized_axes
-from symshape.env import ShapeEnv
+from symshape.specs.annotation_returns import OutputInfo, check_returns
+from symshape.specs.annotations import annotation_notes, resolve_call, without_runtime_checks
+from symshape import named_results
+from symshape.specs import pytree
+from symshape.specs.constraints import Report, analyze, specialized_axes
+from symshape.reasoning.env import ShapeEnv
 from symshape.errors import ConstraintViolationError, InternalError, UserError
-from symshape.expr import Sym
-from symshape import validate
+from symshape.algebra.expr import Sym
+from symshape.reasoning import validate
 from symshape.contract import validate as contract_validate
 from symshape.contract.constraint_set import ConstraintSet, InputDesc, OfClass, keys_text
 from symshape.contract.writer import CheckWriter
-from symshape.checks import runtime_condition
-from symshape.ranges import ValueRange
-from symshape.spec import InputLeaf, bind_inputs, match
-from symshape.symfloat import SymFloat
-from symshape.symint import SymInt
+from symshape.sizes.checks import runtime_condition
+from symshape.algebra.ranges import ValueRange
+from symshape.specs.matching import InputLeaf, bind_inputs, match
+from symshape.sizes.symfloat import SymFloat
+from symshape.sizes.symint import SymInt
 from symshape.logs import dynamic_log
-from symshape.infinity import INT_OO, NEG_INT_OO
+from symshape.algebra.infinity import INT_OO, NEG_INT_OO
 
 from . import ops  # noqa: F401  (registers the op handlers)
-from . import pycode
-from .ir import Graph, Node, Subgraph
+from . import STAGES
+from .ir import Graph, Node
 from .program import ExportedProgram, Signature
 from .finalize import finalize_node, simplify_value
 from .namespace import sizes_routed
@@ -48,7 +49,6 @@ from .state.session import StateSession
 from .state import stateprog
 from . import randomness
 from .tracer import TracedArray, Tracer
-from .pycode import Renderer, _ready_checks
 
 MAX_FIX_ROUNDS = 4
 
@@ -87,8 +87,21 @@ class Traced:
 
 
 def _verified_fixes(f, args, kwargs, spec, report: Report):
-    """Apply the fixes, export again, and keep them only if no violation remains."""
-    fixes = list(report.fixes)
+    """Apply the fixes, export again, and keep them only if no violation remains.  An
+    alternative (mark a static axis with the Dim, rather than make the Dim static) is
+    tried first and wins when it verifies."""
+    for alt in report.alternatives:
+        fixes = [alt.by if x == alt.replaces else x for x in report.fixes]
+        verified = _verify(f, args, kwargs, spec, fixes)[0] if alt.by in fixes else []
+        if verified:
+            return verified, [alt.note]
+    return _verify(f, args, kwargs, spec, list(report.fixes))
+
+
+def _verify(f, args, kwargs, spec, fixes):
+    """(the fixes, grown by what each re-export asks, that leave no violation, []) or
+    ([], a note saying no fix verified)."""
+    fixes = list(fixes)
     for _ in range(MAX_FIX_ROUNDS):
         fixed = spec
         try:
@@ -301,7 +314,8 @@ def _trace_program(f, args, kwargs, dynamic_shapes, tracked: frozenset):
         writer = CheckWriter(cs)
         writer.emit()
         contract_validate.validate_check(cs, writer)
-        _validate_runtime_checks(env, cs, graph, writer)
+        # the generated code's own checks: the code generator, a layer above, reads them
+        STAGES["validate_generated"](env, cs, graph, writer)
     rebinds = [(target, sp.nodes[v.index].name if type(v) in (stateprog.StateArray,
                                                                stateprog.ViewOf) else
                  sp.slots[v.index].name if type(sp.slots[v.index]) is Node else
@@ -331,37 +345,6 @@ def _recorded_argument(v) -> bool:
 def _read_through_paths(obj, rec) -> bool:
     return isinstance(obj, np.ndarray) or type(obj) in (int, float, complex, bool, str) or \
         rec.stand_in_for(obj) is not None or rec.path_of(obj) is not None
-
-
-def _validate_runtime_checks(env: ShapeEnv, cs: ConstraintSet, graph: Graph, writer) -> None:
-    """The ss.check lines the program emits for data-dependent sizes, exactly as the
-    backends emit them once the sizes they read are bound, imply every such ss.check."""
-    bound = set(writer.bound)
-    for n in graph.nodes:
-        bound |= {sym for sym, _ in n.meta.get("binds", ())}
-        if "binds_value" in n.meta:
-            bound.add(n.meta["binds_value"])
-    pending = list(cs.runtime_checks)
-    lines = _ready_checks(pending, bound, Renderer({}, {}))
-    validate.validate_runtime_checks(env, cs, lines, bound)
-    _validate_branches(env, cs, graph.nodes, {v: s for s, v in writer.bound.items()})
-
-
-def _validate_branches(env: ShapeEnv, cs: ConstraintSet, nodes, outer: Dict[str, Sym]) -> None:
-    """Each branch's function, exactly as generated, enforces every ss.check made inside
-    it; ``outer`` holds the sizes the enclosing code has bound when the branch runs."""
-    outer = dict(outer)
-    for n in nodes:
-        for v in n.attrs.values():
-            if isinstance(v, Subgraph):
-                lines = pycode.subgraph_lines(v, pycode.Renderer({}, {}), {})
-                validate.validate_branch_checks(env, cs, v, lines, outer)
-                inner = dict(outer)
-                inner.update({s.name: s for s in validate.branch_binds(v)})
-                _validate_branches(env, cs, v.graph.nodes, inner)
-        outer.update({sym.name: sym for sym, _ in n.meta.get("binds", ())})
-        if "binds_value" in n.meta:
-            outer[n.meta["binds_value"].name] = n.meta["binds_value"]
 
 
 def _allocate(env: ShapeEnv, tracer: Tracer, leaves: List[InputLeaf], axis_syms):

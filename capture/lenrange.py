@@ -14,7 +14,7 @@ import sys
 
 import numpy as np
 
-from symshape.symint import SymInt, describe
+from symshape.sizes.symint import SymInt, describe
 from symshape.userframe import user_frame
 
 from .state.advance import guarded_next

@@ -7,18 +7,15 @@ from typing import Any, Dict, List, Optional, Tuple
 import numpy as np
 
 from symshape.errors import UserError
-from symshape.expr import IntLike, format_expr
+from symshape.algebra.expr import IntLike, format_expr
 from symshape.contract import published
 from symshape.contract.constraint_set import ConstraintSet
-from symshape.ranges import ValueRange
+from symshape.algebra.ranges import ValueRange
 
 from . import STAGES
 from . import loaded_guard
-from .ir import Graph, Node, Subgraph
+from .ir import Graph, Node
 from .state.verify import verified_module, verify_default
-from .function_writer import render_outputs
-from .pycode import build_function
-from .graph_text import annotation, dtype_short, graph_lines  # noqa: F401 (re-exported)
 
 class InputSpec:
     __slots__ = ("kind", "name", "target", "path")
@@ -112,6 +109,14 @@ class Signature:
     def user_outputs(self) -> List[str]:
         return [s.name for s in self.output_specs if s.kind == "USER_OUTPUT"]
 
+    def mutations_in(self, graph: Graph) -> List[Tuple[Node, Node]]:
+        """(input or state node, node holding its new value) for each ``USER_INPUT_MUTATION``
+        and in-place ``STATE_MUTATION`` of this signature, as nodes of ``graph``."""
+        by_name = {n.name: n for n in graph.nodes}
+        by_target = {n.attrs["target"]: n for n in graph.constants}
+        return [(by_name[t], by_name[f]) for f, t in self.inputs_to_mutate.items()] + \
+            [(by_target[t], by_name[f]) for f, t in self.state_to_mutate.items()]
+
     @property
     def inputs_to_mutate(self) -> Dict[str, str]:
         return {s.name: s.target for s in self.output_specs if s.kind == "USER_INPUT_MUTATION"}
@@ -140,6 +145,7 @@ class ExportedProgram:
         self._env = env
         self._module = None
         self._checked = None
+        self._mutation_pairs = None
         self._source: Optional[str] = None
         # globals and closure cells the traced code read (capture/state/binding.py), for the JIT's
         # guards; empty for loaded programs
@@ -156,8 +162,8 @@ class ExportedProgram:
     # ------------------------------------------------------------------ contract
     @property
     def range_constraints(self) -> Dict[Any, ValueRange]:
-        """{size symbol or expression (sympy): its exact range}: every bound is attained by
-        an input ``module()`` accepts."""
+        """The exact range of each size symbol or expression (a dict, sympy keys); every
+        bound is attained by an input that ``module()`` accepts."""
         return published.range_constraints(self.constraints)
 
     @property
@@ -168,7 +174,8 @@ class ExportedProgram:
 
     @property
     def input_shapes(self) -> Dict[str, tuple]:
-        """{input path: its shape}, each axis an int or a size expression (sympy)."""
+        """The shape of each input path (a dict), each axis an int or a size expression
+        (sympy)."""
         return published.input_shapes(self.constraints)
 
     # ------------------------------------------------------------------ running
@@ -194,23 +201,24 @@ class ExportedProgram:
                 for s in self.graph_signature.input_specs
                 if s.kind in ("CONSTANT", "STATE") and s.path and s.name in by_name}
 
-    def _mutations(self) -> List[Tuple[Node, Node]]:
-        """(input or state node, node holding its new value) for every write."""
-        by_name = {n.name: n for n in self.graph.nodes}
-        by_target = {n.attrs["target"]: n for n in self.graph.constants}
-        sig = self.graph_signature
-        return [(by_name[t], by_name[f]) for f, t in sig.inputs_to_mutate.items()] + \
-            [(by_target[t], by_name[f]) for f, t in sig.state_to_mutate.items()]
+    @property
+    def mutation_pairs(self) -> List[Tuple[Node, Node]]:
+        """(input or state node, node holding its new value) for every in-place write, in
+        the signature's order: what every backend writes back after a call."""
+        if self._mutation_pairs is None:
+            self._mutation_pairs = self.graph_signature.mutations_in(self.graph)
+        return self._mutation_pairs
 
     @property
     def module_source(self) -> str:
-        """The Python source ``module()`` runs: the input check, then the graph's code."""
+        """The Python source that ``module()`` runs, the input check and then the graph's
+        code."""
         self._build()
         return self._source
 
     def _build(self):
         if self._module is None:
-            gen = build_function(self)
+            gen = STAGES["module"](self)
             self._source = gen.source
             self._module = gen.full
         return self._module
@@ -229,7 +237,7 @@ class ExportedProgram:
 
     # ------------------------------------------------------------------ printing
     def __str__(self) -> str:
-        lines = ["ExportedProgram:"] + graph_lines(self.graph)
+        lines = ["ExportedProgram:"] + STAGES["print"](self.graph)
         lines.append("")
         lines.append("Graph signature:")
         lines += ["    " + l if l else "" for l in str(self.graph_signature).splitlines()]
@@ -262,10 +270,18 @@ class ExportedProgram:
         ``.dot`` the graphviz source.  Returns ``path``."""
         return STAGES["draw"](self, path)
 
+    def to_onnx(self, path=None, *, opset: int = 18, guards: bool = True):
+        """This program as an ``onnx.ModelProto`` (written to ``path`` when given): sizes
+        as ``dim_param`` in the user's names, the contract checked inside the graph
+        (``guards``) and described in its metadata (``docs/onnx.md``).  Needs the extra
+        ``onnx``."""
+        return STAGES["to_onnx"](self, path, opset, guards)
+
     def compile(self, backend: str = "numpy"):
         """Generated code for this program, shape-polymorphic over its whole valid range:
-        ``backend`` ``"numpy"`` (fused, blocked NumPy), ``"cupy"`` (CUDA kernels) or
-        ``"dask"`` (chunked); the result checks its inputs as ``module()`` does."""
+        ``backend`` ``"numpy"`` (fused, blocked NumPy), ``"cupy"`` (CUDA kernels),
+        ``"dask"`` (chunked), ``"numba"`` or ``"onnxruntime"`` (the ``to_onnx`` model in
+        a session); the result checks its inputs as ``module()`` does."""
         run = STAGES["compile"](self, backend)
         return loaded_guard.guarded(run, self.graph) if self._loaded else run
 

@@ -41,7 +41,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 import numpy as np
 
 from symshape.errors import UserError, where
-from symshape.symint import SymInt
+from symshape.sizes.symint import SymInt
 from symshape.userframe import _is_internal, user_frame
 
 from .access import AccessPath
@@ -440,7 +440,7 @@ class AppendOnly(list):
     and the appends are replayed on the caller's list."""
 
     __slots__ = ()
-    _ss_any_of_its_class = True     # symshape/spec.py: an input leaf, checked by class
+    _ss_any_of_its_class = True     # symshape/specs/matching.py: an input leaf, checked by class
 
 
 _REC_CLASSES: Dict[type, type] = {}

@@ -1,8 +1,8 @@
 """``backend="numba"``: each fused group of the graph as one loop nest compiled by numba.
 
-``compile_numba(ep)`` plans the graph into the CuPy backend's fused groups
-(``kernels.py``), writes each as a numba function with every size an argument, and a
-Python driver that runs the rest (``matmul`` through NumPy's BLAS, any op without a numba
+``compile_numba(ep)`` plans the graph into fused groups with the planner the CuPy backend
+uses too (``codegen/loopnest``; ``kernels.py`` is this backend's emitter), writes each as a
+numba function with every size an argument, and a Python driver that runs the rest (``matmul`` through NumPy's BLAS, any op without a numba
 form as eager NumPy calls it) between them (``backend.py``).  Reductions along the
 innermost axes fuse with their neighbours (softmax and layer norm are one kernel each); a
 reduction over a leading axis (a batch norm's statistics) stays NumPy's call, which adds
@@ -11,7 +11,7 @@ are compiled on first use and cached on disk, so another process does not compil
 again; a large kernel's parallel variant runs only where measured faster and never while
 the machine is busy.
 
-Accuracy contract (``tests/test_numba_backend.py`` checks it against eager NumPy):
+Accuracy contract (``tests/codegen/numba/test_numba_backend.py`` checks it against eager NumPy):
 
 * integer and boolean results are exact (NumPy's wrapping; integer division, remainder,
   shifts and float -> integer casts run as NumPy's calls);
