@@ -14,7 +14,7 @@ import sys
 
 from symshape.userframe import UserFrame
 
-from .binding import _user_code
+from .binding import is_user_code
 from .objstate import active
 
 _builtin_next = next
@@ -27,7 +27,7 @@ def guarded_next(it, *default):
     if r is not None:
         caller = sys._getframe(1)
         code = caller.f_code
-        if _user_code(code):
+        if is_user_code(code):
             w = r.unrecorded.watched(it, "opaque")
             if w is not None:
                 raise r.unrecorded.advance_error(

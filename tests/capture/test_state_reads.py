@@ -5,7 +5,6 @@ Python."""
 import collections
 import dataclasses
 import sys
-import types
 import warnings
 from typing import NamedTuple
 

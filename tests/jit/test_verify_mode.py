@@ -33,7 +33,7 @@ class Model:
 
 def test_verify_error_is_public():
     assert issubclass(ss.VerifyError, ss.UserError)
-    assert "first output or state path" in ss.VerifyError.__doc__
+    assert "verify mode" in ss.VerifyError.__doc__
 
 
 def test_module_verify_passes_and_leaves_the_programs_state():
