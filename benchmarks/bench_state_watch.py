@@ -1,5 +1,5 @@
 """Export time of a model whose walk reaches thousands of objects the unrecorded-change
-watch snapshots (2,100 user objects and 2,000 deques; capture/unrecorded.py).
+watch snapshots (2,100 user objects and 2,000 deques; capture/state/unrecorded.py).
 
     .venv/bin/python benchmarks/bench_state_watch.py
 """

@@ -1,4 +1,4 @@
-"""Per-call cost of Python-state guards and state reads (capture/stateprog.py).
+"""Per-call cost of Python-state guards and state reads (capture/state/stateprog.py).
 
 A model with 50 state arrays in nested objects (25 layers, each ``w`` and ``b``) and 10
 Python scalars read from a dict, compiled with ``ss.compile``; tiny arrays, so the time is

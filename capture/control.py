@@ -11,6 +11,7 @@ calls the chosen branch.
 """
 from __future__ import annotations
 
+import contextlib
 from typing import Any, Callable, List, Sequence
 
 import numpy as np
@@ -25,6 +26,7 @@ from symshape.userframe import user_frame
 from .ir import CondExpr, Graph, Node, Subgraph
 from .value_text import dtype_short
 from .ops.registry import defop
+from .state.objstate import active
 from .tracer import TracedArray, Tracer, to_expr
 
 
@@ -97,6 +99,10 @@ def cond(pred, true_fn: Callable, false_fn: Callable, operands: Sequence = ()):
         return (true_fn if pred else false_fn)(*operands)
     frame = user_frame(2)
     t.env.commit_pending()
+    if getattr(t, "runs_eagerly", False) and type(pred) is TracedArray:
+        # a run through graph breaks (codegen/breaks.py): the predicate has a value
+        pred = t.breaker.value(pred, "the predicate of ss.cond", frame)
+        return (true_fn if bool(pred) else false_fn)(*operands)
     if type(pred) is TracedArray:
         if pred.ndim and not all(s == 1 for s in pred.shape):
             raise UserError("ss.cond: the predicate must be a single value, got an array of "
@@ -117,9 +123,11 @@ def cond(pred, true_fn: Callable, false_fn: Callable, operands: Sequence = ()):
     t._cond_count[0] += 1
     # every guard either branch needs joins the program's contract (as with torch.cond):
     # module() then never fails inside a branch on an input the contract admits
-    tsub, tout, tspec, tdims = _trace_branch(t, true_fn, ops, "true_graph_%d" % k, local=False)
-    fsub, fout, fspec, fdims = _trace_branch(t, false_fn, ops, "false_graph_%d" % k,
-                                             local=False)
+    with _no_state_writes(t, frame):
+        tsub, tout, tspec, tdims = _trace_branch(t, true_fn, ops, "true_graph_%d" % k,
+                                                 local=False)
+        fsub, fout, fspec, fdims = _trace_branch(t, false_fn, ops, "false_graph_%d" % k,
+                                                 local=False)
     if tspec != fspec or len(tout) != len(fout):
         raise UserError("ss.cond: the branches return different structures%s\n  true_fn: %s\n"
                         "  false_fn: %s" % (where(frame), _structure(tout, tspec),
@@ -202,6 +210,29 @@ def _snapshot(env):
 
 def _restore(env, snap) -> None:
     env.restore_state(snap)
+
+
+@contextlib.contextmanager
+def _no_state_writes(t: Tracer, frame):
+    """Both branches of a cond are traced, and the one that runs is chosen at run time:
+    a write to Python state or to a state array inside one cannot be replayed by the
+    program (it would happen whichever branch runs), so it is refused, naming the line."""
+    rec = active()
+    finals = dict(t.final)
+    if rec is not None:
+        rec.cond_depth += 1
+    try:
+        yield
+    finally:
+        if rec is not None:
+            rec.cond_depth -= 1
+    written = [n for n in t.state_nodes if t.final.get(n, n) is not finals.get(n, n)]
+    if written:
+        raise UserError("ss.cond: a branch writes the state array %s%s; the exported program "
+                        "chooses the branch at run time and cannot replay a write made in "
+                        "one; return the new value from both branches and assign it after "
+                        "the cond" % (written[0].meta.get("state", written[0].name),
+                                      where(frame)))
 
 
 def _trace_branch(t: Tracer, fn: Callable, ops: List[TracedArray], name: str,

@@ -18,17 +18,23 @@ from symshape.sizes.symfloat import SymFloat
 _int = builtins.int
 
 
-class _IntClass(type):
-    """Answers isinstance / issubclass checks as ``int`` does."""
+def answering_as(target: type) -> type:
+    """A metaclass whose classes answer ``isinstance`` / ``issubclass`` checks, and print,
+    as ``target`` does (a stand-in bound under a builtin's name while tracing)."""
+    class AnsweringAs(type):
+        def __instancecheck__(cls, obj) -> bool:
+            return isinstance(obj, target)
 
-    def __instancecheck__(cls, obj) -> bool:
-        return isinstance(obj, _int)
+        def __subclasscheck__(cls, sub) -> bool:
+            return issubclass(sub, target)
 
-    def __subclasscheck__(cls, sub) -> bool:
-        return issubclass(sub, _int)
+        def __repr__(cls) -> str:
+            return repr(target)
+    return AnsweringAs
 
-    def __repr__(cls) -> str:
-        return "<class 'int'>"
+
+# answers isinstance / issubclass checks as ``int`` does
+_IntClass = answering_as(_int)
 
 
 class sym_int(_int, metaclass=_IntClass):

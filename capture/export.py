@@ -44,9 +44,9 @@ from .ir import Graph, Node
 from .program import ExportedProgram, Signature
 from .finalize import finalize_node, simplify_value
 from .namespace import sizes_routed
-from .objstate import AppendOnly, Recorder, plain_value
-from .state import StateBinding
-from . import stateprog, stateviews
+from .state.objstate import AppendOnly, plain_value
+from .state.session import StateSession
+from .state import stateprog
 from . import randomness
 from .tracer import TracedArray, Tracer
 
@@ -237,7 +237,7 @@ def trace_program(f, args, kwargs, dynamic_shapes, tracked: frozenset = frozense
                   ) -> Traced:
     """Trace ``f`` once; a second time when it both reads and writes Python numbers in
     its state (``self.t += 1``), with those read as tracked numbers so the write is
-    replayed with the same arithmetic (capture/objstate.py)."""
+    replayed with the same arithmetic (capture/state/objstate.py)."""
     traced, again = _trace_program(f, args, kwargs, dynamic_shapes, tracked)
     if again:
         # the first trace printed and warned already: the second is silent (print runs
@@ -271,33 +271,29 @@ def _trace_program(f, args, kwargs, dynamic_shapes, tracked: frozenset):
     axis_syms: Dict[Tuple[int, int], Sym] = {}
     values, input_nodes = _allocate(env, tracer, leaves, axis_syms)
     new_inputs = _rebuild_inputs(inputs, values)
-    rec = Recorder(tracked)
-    binding = StateBinding(tracer.state_proxy, randomness.stand_in(tracer), rec)
+    state = StateSession(tracer.state_proxy, randomness.stand_in(tracer), tracked)
+    rec, binding = state.recorder, state.binding
     try:
-        binding.bind(f)
         # containers and objects passed as arguments are recorded like state
-        new_inputs = {name: binding.bind_argument(name, v) if _recorded_argument(v) else v
-                      for name, v in new_inputs.items()}
+        new_inputs = state.bind(f, new_inputs, _recorded_argument)
         if sig is not None:
             bound = inspect.BoundArguments(sig, new_inputs)
             call_args, call_kwargs = bound.args, bound.kwargs
         else:
             call_args, call_kwargs = tuple(new_inputs.values()), {}
-        views = stateviews.alias_views(binding, tracer)
-        rec.start()
-        with rec, sizes_routed(binding.global_dicts, tracer), randomness.drawing(tracer):
+        views = state.start(tracer)
+        with state.recording(), sizes_routed(state.global_dicts, tracer), \
+                randomness.drawing(tracer):
             out = f(*call_args, **call_kwargs)
-        out = plain_value(out)
+            # inside the recording: a tracked number returned (``return self.t`` after
+            # ``self.t += 1``) is a constant of this trace, so its reads are guarded
+            out = plain_value(out)
         env.commit_pending()
         out_leaves, out_spec = pytree.flatten(_named_as_tuples(out), named=True)
         graph.outputs = [_output(tracer, v) for _, v in out_leaves]
-        rec.global_effects()
-        global_reads = binding.root_reads
-        again = stateprog.scalar_writes(rec, global_reads) - tracked
-        sp = stateprog.from_trace(rec, binding, tracer, global_reads, views)
+        sp, again = state.finish(tracer, views)
     finally:
-        binding.restore()
-        rec.restore()
+        state.restore()
     graph.out_spec = out_spec
     mutations = [(n, tracer.final_value(n)) for n in input_nodes + tracer.state_nodes
                  if tracer.final_value(n) is not n]
@@ -331,6 +327,7 @@ def _trace_program(f, args, kwargs, dynamic_shapes, tracked: frozenset):
     # (arrays, recorded containers and objects) or guarded by value (scalars)
     program.name_reads = [r for r in binding.reads if not _read_through_paths(r[3], rec)]
     program.state_program = None if sp.empty else sp
+    program.eager_function = f
     return Traced(program, report, env), again
 
 
@@ -345,7 +342,7 @@ def _recorded_argument(v) -> bool:
         ("numpy", "symshape", "builtins")
 
 
-def _read_through_paths(obj, rec: Recorder) -> bool:
+def _read_through_paths(obj, rec) -> bool:
     return isinstance(obj, np.ndarray) or type(obj) in (int, float, complex, bool, str) or \
         rec.stand_in_for(obj) is not None or rec.path_of(obj) is not None
 
@@ -475,9 +472,19 @@ def _rebuild_inputs(inputs: Dict[str, Any], values: List[Any]) -> Dict[str, Any]
 
 def _output(tracer: Tracer, v):
     if type(v) is TracedArray:
+        if _created_constant(tracer, v):
+            # an array the program creates (``acc = np.zeros(3)``, folded into a constant)
+            # is a new array on every call in eager NumPy: returning the constant itself
+            # would hand every call the same buffer (a caller's ``acc += v`` would
+            # accumulate across calls)
+            return tracer.emit("copy", (v.node,), {}, v.shape, v.dtype).node
         return v.node
     if isinstance(v, np.ndarray):
-        return tracer.constant(v).node
+        # an array the program created with static sizes (``acc = np.zeros(3)``): a new
+        # array on every call in eager NumPy, so a copy of the constant, never the
+        # constant itself (a caller's ``acc += v`` would accumulate across calls)
+        c = tracer.constant(v)
+        return tracer.emit("copy", (c.node,), {}, c.shape, c.dtype).node
     if type(v) is SymInt:
         return tracer.env.simplify(v.expr)
     if type(v) is SymFloat:         # a float computed from sizes (n / 2): computed at run time
@@ -486,6 +493,13 @@ def _output(tracer: Tracer, v):
         return v
     raise UserError("the function returned a %s; export supports arrays, sizes, Python "
                     "scalars and lists / tuples / dicts of them" % type(v).__name__)
+
+
+def _created_constant(tracer: Tracer, v: TracedArray) -> bool:
+    """Whether ``v`` is a constant the program created, or a view of one (not state)."""
+    while v.view is not None and type(v.view.parent) is TracedArray:
+        v = v.view.parent
+    return v.node.op == "constant" and v.node not in tracer.state_nodes
 
 
 # --------------------------------------------------------------------------- finalize

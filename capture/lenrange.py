@@ -17,7 +17,8 @@ import numpy as np
 from symshape.sizes.symint import SymInt, describe
 from symshape.userframe import user_frame
 
-from .state import _user_code
+from .state.advance import guarded_next
+from .state.binding import _user_code
 from .tracer import FUNCTIONS, TracedArray
 
 _builtin_len = len
@@ -120,4 +121,5 @@ sym_range.__doc__ = _builtin_range.__doc__
 
 # the builtins routed while a trace runs (bound in ``builtins`` by capture.namespace), so the
 # traced code's len/range see sizes wherever it lives
-BUILTIN_ROUTERS = {"len": sym_len, "range": sym_range}
+# (``next``: refused on an iterator held as state, capture/state/advance.py)
+BUILTIN_ROUTERS = {"len": sym_len, "range": sym_range, "next": guarded_next}

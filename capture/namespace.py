@@ -25,7 +25,7 @@ decorator, ``functools.partial``, a function of another module).  The design:
   ``len`` / ``range`` only for the user's code, never for symshape's or NumPy's own).
 - **Names the user's modules imported** (``from numpy import zeros``) live in those modules'
   globals.  A trace routes them in the module of every function, class and module it reaches
-  before running (``capture.state``), and in the module of every user frame that records an
+  before running (``capture.state.binding``), and in the module of every user frame that records an
   op while it runs; each such slot is counted per trace so two concurrent traces of one
   module never undo each other's routing.
 
@@ -48,6 +48,7 @@ from . import randomness
 
 from .conversions import sym_int
 from .lenrange import BUILTIN_ROUTERS
+from .ndarray_class import sym_type
 from .tracer import FUNCTIONS, SIZE_FUNCTIONS, TracedArray
 
 _SYMBOLIC = (SymInt, SymFloat)
@@ -65,7 +66,8 @@ _ABSENT = object()
 # names bound in the globals of the user modules a trace reaches, where the module does not
 # define them itself: ``int`` is a class the whole process compares types against, so it is
 # never routed in ``builtins`` (``len`` and ``range`` are)
-USER_OVERRIDES = {"int": sym_int}
+# (``type``: ``type(x) is np.ndarray`` for a traced array, capture/ndarray_class.py)
+USER_OVERRIDES = {"int": sym_int, "type": sym_type}
 
 
 def _env_of(a):

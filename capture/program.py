@@ -15,6 +15,7 @@ from symshape.algebra.ranges import ValueRange
 from . import STAGES
 from . import loaded_guard
 from .ir import Graph, Node
+from .state.verify import verified_module, verify_default
 
 class InputSpec:
     __slots__ = ("kind", "name", "target", "path")
@@ -146,15 +147,17 @@ class ExportedProgram:
         self._checked = None
         self._mutation_pairs = None
         self._source: Optional[str] = None
-        # globals and closure cells the traced code read (capture/state.py), for the JIT's
+        # globals and closure cells the traced code read (capture/state/binding.py), for the JIT's
         # guards; empty for loaded programs
         self.name_reads: List[tuple] = []
         # set by ss.load: failures of the generated code are reported as a UserError naming
         # the node (capture/loaded_guard.py), as the file may have been crafted
         self._loaded = False
         # Python state: guards on what was read, state arrays read through their paths,
-        # writes replayed (capture/stateprog.py); None when the program uses none
+        # writes replayed (capture/state/stateprog.py); None when the program uses none
         self.state_program = None
+        # the traced function (export sets it), for the verify mode's eager runs
+        self.eager_function = None
 
     # ------------------------------------------------------------------ contract
     @property
@@ -220,12 +223,16 @@ class ExportedProgram:
             self._module = gen.full
         return self._module
 
-    def module(self):
-        """A callable with ``f``'s signature: checks its inputs, then runs the graph."""
+    def module(self, verify=None):
+        """A callable with ``f``'s signature: checks its inputs, then runs the graph.
+        ``verify=True`` (default: ``SYMSHAPE_VERIFY``): each call also runs the eager
+        function on deep copies and raises ``VerifyError`` at the first difference."""
         if self._checked is None:
             self._checked = signature_checked(self._build(), self.call_signature, self.name)
             if self._loaded:
                 self._checked = loaded_guard.guarded(self._checked, self.graph)
+        if verify or verify is None and verify_default() and self.eager_function is not None:
+            return verified_module(self, self._checked)
         return self._checked
 
     # ------------------------------------------------------------------ printing

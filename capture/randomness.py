@@ -38,7 +38,7 @@ from symshape.userframe import user_frame
 from .ops.registry import defop
 from .random_arrays import ARRAY_DRAWS, draw, draw_size
 from .tracer import TracedArray, Tracer, to_expr
-from .state import _user_code
+from .state.binding import _user_code
 
 # NumPy's own classes and constructors, kept before any trace routes the names
 _RandomState = np.random.RandomState

@@ -70,7 +70,7 @@ from . import control  # noqa: F401  (registers the cond op)
 from . import custom  # noqa: F401
 from . import decomp  # noqa: F401  (registers the core op names)
 from .ir import _RESERVED, ArrRef, CondExpr, Graph, IndexAttr, Node, Subgraph
-from . import statesave
+from .state import statesave
 from .program import ExportedProgram, InputSpec, OutputSpec, Signature
 from .ops.registry import OPS, defop
 from .custom import lookup
@@ -233,7 +233,11 @@ class _Enc:
         if meta:
             out["meta"] = meta
         if n.op == "constant":
-            out["value"] = self.array(n.meta["value"])
+            v, now = n.meta["value"], getattr(self, "live", {}).get(n.name)
+            if isinstance(now, np.ndarray) and isinstance(v, np.ndarray) and \
+                    now.shape == v.shape and now.dtype == v.dtype:
+                v = now
+            out["value"] = self.array(v)
         return out
 
     def graph(self, g: Graph):
@@ -285,6 +289,11 @@ class _Enc:
                             for x in s.output_specs]}
 
     def program(self, ep):
+        # state as it is now (a program that rebound ``self.m`` on earlier calls saves the
+        # new array, as ``ep.state`` shows it), where it still fits its node
+        by_path = {sp.path: sp.name for sp in ep.graph_signature.input_specs
+                   if sp.kind in ("CONSTANT", "STATE") and sp.path}
+        self.live = {by_path[p]: a for p, a in ep.state.items() if p in by_path}
         out = {"name": ep.name,
                "call_signature": self.call_signature(ep.call_signature),
                "graph": self.graph(ep.graph),

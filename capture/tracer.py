@@ -22,8 +22,9 @@ from symshape.userframe import user_frame, user_site
 
 from .ir import Graph, Node
 from .methods import METHOD_OPS
-from .objstate import Tracked, materialize
-from .state import path_identifier
+from .ndarray_class import shows_ndarray
+from .state.objstate import Tracked, materialize
+from .state.binding import path_identifier
 from .views import PERMUTES, RESHAPES, propagate, register_call
 
 # numpy function -> handler(tracer, *args, **kwargs); filled by capture.ops
@@ -64,7 +65,7 @@ class Tracer:
         self.breaker = None
         self.input_proxies: Dict[int, Node] = {}     # id(proxy of a user input) -> its node
         self.final: Dict[Node, Node] = {}            # input node -> its value after mutation
-        # model state (capture/state.py): id(array) -> its proxy, and the state nodes
+        # model state (capture/state/binding.py): id(array) -> its proxy, and the state nodes
         self.state: Dict[int, "TracedArray"] = {}
         self.state_nodes: List[Node] = []
         # id(root array) -> weak references to the views derived from it (capture/views.py)
@@ -191,6 +192,13 @@ def _is_transpose_of(a: np.ndarray, base) -> bool:
 
 def dispatch_ufunc(t: Tracer, ufunc, method: str, inputs, kwargs):
     t.env.commit_pending()
+    if not (getattr(ufunc, "__module__", None) or "").startswith("numpy") and \
+            ufunc not in UFUNC_OVERRIDES:
+        # a ufunc of another library (scipy.special.expit): the generated code could not
+        # name it, and its loops are not NumPy's; refused rather than emitted as np.<name>
+        raise UserError("%s is a ufunc of another library than NumPy, which symshape "
+                        "cannot trace%s; write it with NumPy functions, or register it with "
+                        "ss.custom_op" % (ufunc.__name__, where(user_frame(3))))
     if method != "__call__":
         return METHOD_OPS["ufunc_method"](t, ufunc, method, inputs, kwargs)
     handler = UFUNC_OVERRIDES.get(ufunc)
@@ -356,6 +364,14 @@ class TracedArray:
 
     __slots__ = ("tracer", "node", "_shape", "dtype", "view", "__weakref__")
     __array_priority__ = 1000
+    _ss_shows_ndarray = True        # type(x) in the user's code (capture/ndarray_class.py)
+
+    @property
+    def __class__(self):
+        """``np.ndarray`` for the user's code, so ``isinstance(x, np.ndarray)`` takes the
+        branch eager NumPy takes; the real class for symshape's, NumPy's and the standard
+        library's code (capture/ndarray_class.py)."""
+        return np.ndarray if shows_ndarray(sys._getframe(1).f_code) else TracedArray
 
     def __init__(self, tracer: Tracer, node: Node, shape: tuple, dtype: np.dtype) -> None:
         self.tracer = tracer

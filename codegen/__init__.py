@@ -57,7 +57,7 @@ def _cupy_factory(ep):
     # generating the kernels needs no device; calling the result without CuPy or a CUDA
     # device raises UserError saying which (why here: the CUDA target loads only for it)
     from .cuda import compile_cupy
-    from symshape.capture.stateprog import refuse_writes
+    from symshape.capture.state.stateprog import refuse_writes
     refuse_writes(ep, "cupy")
     return compile_cupy(ep)
 
@@ -69,7 +69,7 @@ def _dask_factory(ep):
     # dask is an optional extra: without it this raises UserError saying how to install it
     from .dask_backend import compile_dask, require_dask
     require_dask()
-    from symshape.capture.stateprog import refuse_writes
+    from symshape.capture.state.stateprog import refuse_writes
     refuse_writes(ep, "dask")
     return compile_dask(ep)
 

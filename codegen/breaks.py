@@ -38,6 +38,7 @@ from symshape.capture.export import constant_names
 from symshape.capture.ir import Node
 from symshape.codegen.pycode import Renderer, emit_node
 from symshape.capture.tracer import TracedArray, Tracer
+from symshape.capture.state.leaks import materialize_in, reach_values
 
 from .split import code_lines, in_with
 
@@ -266,7 +267,11 @@ class _ConcreteSizesEnv(ShapeEnv):
 
 
 class _LazyTracer(Tracer):
-    """Export's tracer, remembering every proxy it hands out (to know what is live)."""
+    """Export's tracer, remembering every proxy it hands out (to know what is live).
+    ``runs_eagerly``: the values exist, so ``ss.cond`` runs the one branch its predicate
+    picks, as eager Python does (tracing both would run both branches' side effects)."""
+
+    runs_eagerly = True
 
     def __init__(self, env, const_names, run: "LazyRun") -> None:
         super().__init__(env, const_names)
@@ -402,7 +407,23 @@ class LazyRun:
             call_args, call_kwargs = tuple(new_values), dict(kwargs)
         with print_hooked(self._print):
             out = f(*call_args, **call_kwargs)
-        return self.leave(out, inputs)
+        result = self.leave(out, inputs)
+        # a traced value the run stored where the user sees it (a returned dataclass, an
+        # attribute, a closure, a dict entry): its concrete array instead
+        fix = self._leak_fix
+        box = [result]
+        left = materialize_in(box, fix, "output") + [
+            p for name, v in reach_values(f) + list(zip(names, values))
+            for p in materialize_in(v, fix, name)]
+        if left:
+            raise UserError("a value computed by the compiled function is left in %s, which "
+                            "symshape cannot replace (a tuple or a default value); return it "
+                            "or store it in a list, dict or attribute" % left[0])
+        return box[0]
+
+    def _leak_fix(self, v: TracedArray) -> np.ndarray:
+        self.flush([v.node])
+        return self.concrete(v.node)
 
     def enter(self, names: List[str], values: list):
         """The array leaves of ``values`` (named ``names``) as traced inputs: (the values

@@ -54,9 +54,10 @@ from symshape.contract.render_python import PyRenderer, numbered_consts
 from symshape.contract.render_text import Names, TextRenderer
 from symshape.capture.value_text import annotation
 from symshape.capture.tracer import TracedArray
-from symshape.capture.objstate import AppendOnly
-from symshape.capture.stateprog import (StateCheck, StateGuardFailure, append_only_arguments,
-                                        state_guards)
+from symshape.capture.state.objstate import AppendOnly
+from symshape.capture.state.verify import verify_default
+from symshape.capture.state.stateprog import (StateCheck, StateGuardFailure,
+                                              append_only_arguments, state_guards)
 from symshape.errors import (CompileFallbackWarning, ConstraintViolationError, RecompileError,
                              RecompileLimitWarning, SharedInputsError, UserError)
 from symshape.userframe import _is_internal
@@ -68,6 +69,7 @@ from .jit_specs import ShapeSpecs, is_device_array
 from .breaks import (SegmentCache, as_break, break_detail,
                      untraceable_break, with_break_detection)
 from .dask_backend import is_dask_array as _is_dask_array, stand_in as _dask_stand_in
+from .jit_verify import verifying_call
 from . import split as _split
 from .protected import check_helper_with, protected_breaks
 
@@ -201,8 +203,10 @@ class CompiledFunction(BreakSplitting, ShapeSpecs, CompileReports):
     """
 
     def __init__(self, f, dynamic, backend: str, fullgraph: bool, cache_size_limit: int,
-                 sig: inspect.Signature) -> None:
+                 sig: inspect.Signature, verify: bool = False) -> None:
         self._f = f
+        # every call checked against eager on copies (capture/state/verify.py)
+        self.verify = verify
         self._sig = sig
         self.dynamic = dynamic
         self.backend = backend
@@ -248,6 +252,8 @@ class CompiledFunction(BreakSplitting, ShapeSpecs, CompileReports):
         fn, self.dispatch_source = signature_function(
             "__call__", self._sig, self._dispatch_lines, self._ns, "dispatch " + self._name,
             first="_ss_self")
+        if self.verify:                     # checked against eager (codegen/jit_verify.py)
+            type(self)._ss_dispatch, fn = fn, verifying_call
         type(self).__call__ = fn
 
     def _dispatch_lines(self, ren: Dict[str, str]) -> List[str]:
@@ -263,7 +269,7 @@ class CompiledFunction(BreakSplitting, ShapeSpecs, CompileReports):
             cp = v.compiled
             lines.append("for _ in _ONCE:")
             # Python state is checked by the core itself as it reads the state arrays (one
-            # pass, capture/stateprog.py); a failed state guard there is a miss
+            # pass, capture/state/stateprog.py); a failed state guard there is a miss
             in_core = (getattr(cp, "ns", None) or {}).get("_SP") is not None
             struct = [r for r in v.struct if not (in_core and isinstance(r, StateCheck))]
             for line in layout_checks(struct, v.index, self._ns, "break", ren):
@@ -603,7 +609,7 @@ class CompiledFunction(BreakSplitting, ShapeSpecs, CompileReports):
         cf = self._split_cache.get(chunk.key)
         if cf is None:
             cf = compile(raw, dynamic=self.dynamic, backend=self.backend,
-                         cache_size_limit=self.cache_size_limit)
+                         cache_size_limit=self.cache_size_limit, verify=False)
             cf._root = self
             cf._in_protected = getattr(chunk, "protected", False)
             if self.frozen is not None:
@@ -676,12 +682,13 @@ def _inside_trace(args, kwargs) -> bool:
 
 
 def compile(f=None, *, dynamic=None, backend: str = "numpy", fullgraph: bool = False,
-            cache_size_limit: int = 8) -> CompiledFunction:
+            cache_size_limit: int = 8, verify=None) -> CompiledFunction:
     """Just-in-time compile ``f`` (see the module docstring).  Without ``f``, a decorator:
-    ``@ss.compile(dynamic=True)``."""
+    ``@ss.compile(dynamic=True)``.  ``verify=True`` (default: ``SYMSHAPE_VERIFY``) checks
+    every call against the eager function run on copies (``ss.VerifyError``)."""
     if f is None:
         return lambda fn: compile(fn, dynamic=dynamic, backend=backend, fullgraph=fullgraph,
-                                  cache_size_limit=cache_size_limit)
+                                  cache_size_limit=cache_size_limit, verify=verify)
     if not callable(f):
         raise UserError("ss.compile: f must be callable, got %s" % type(f).__name__)
     if dynamic not in (None, True, False):
@@ -696,7 +703,8 @@ def compile(f=None, *, dynamic=None, backend: str = "numpy", fullgraph: bool = F
         raise UserError("ss.compile: cannot read the signature of %r; compile a Python "
                         "function" % (f,)) from None
     cls = type("CompiledFunction_%s" % getattr(f, "__name__", "f"), (CompiledFunction,), {})
-    cf = cls(f, dynamic, backend, bool(fullgraph), cache_size_limit, sig)
+    cf = cls(f, dynamic, backend, bool(fullgraph), cache_size_limit, sig,
+             verify_default() if verify is None else bool(verify))
     try:
         functools.update_wrapper(cf, f, updated=())
     except AttributeError:

@@ -125,7 +125,7 @@ def generate(nodes: List[Node], outputs: List[Any], out_spec, mutations, cs, inp
              sig: Optional[inspect.Signature], name: str, hint: Callable,
              params: Optional[List[str]] = None, state=None) -> CompiledProgram:
     """``cs`` None: no input check; the function takes ``params`` (segment mode).
-    ``state``: the program's Python state (capture/stateprog.py)."""
+    ``state``: the program's Python state (capture/state/stateprog.py)."""
     cp = CompiledProgram()
     ns: Dict[str, Any] = {"np": np, "_ndarray": np.ndarray, "_rt": _runtime, "_cg": _cg,
                           "_SETS": []}
@@ -391,7 +391,8 @@ def _body_big(ctx: Writing, compute, mutations, r, hint, out_nodes, finals,
     if cond is None:
         return None, None
     ns["_P"] = [[] for _ in range(p.n_pools)]
-    body: List[str] = ["_st = _cg.scratch(_SETS)"]
+    # the scratch set is _scr: _st is the state call of the same function (function_writer)
+    body: List[str] = ["_scr = _cg.scratch(_SETS)"]
     b, checks = set(bound), ctx.runtime_checks
     gi = 0
     seq: List[object] = []
@@ -412,7 +413,7 @@ def _body_big(ctx: Writing, compute, mutations, r, hint, out_nodes, finals,
         body.extend(del_lines(names))
     # after the write-backs: the scratch set goes back for the next call, outputs to pools
     release = ["_cg.give(_P[%d], %s)" % (p.where[v][1], v.name) for v in p.escapes]
-    release.append("_SETS.append(_st)")
+    release.append("_SETS.append(_scr)")
     return body + ctx.finish(r, mutations, release), cond
 
 
@@ -420,7 +421,7 @@ def _alloc(v: Node, r: HoistRenderer, p: Plan) -> str:
     where, i = p.where[v]
     if where == "pool":
         return "_cg.take(_P[%d], %s, %s)" % (i, r.shape(v.shape), r.dt(v.dtype))
-    return "_cg.buf(_st, %d, %s, %s)" % (i, r.shape(v.shape), r.dt(v.dtype))
+    return "_cg.buf(_scr, %d, %s, %s)" % (i, r.shape(v.shape), r.dt(v.dtype))
 
 
 def _layout_perm(v: Node) -> Optional[Tuple[int, ...]]:
@@ -447,7 +448,7 @@ def _planned_lines(v: Node, r: HoistRenderer, p: Plan) -> List[str]:
         # a slot viewed in the operand's memory order: t.shape[i] == base.shape[perm[i]]
         inv = sorted(range(len(perm)), key=lambda i: perm[i])
         base = tuple(v.shape[inv[j]] for j in range(len(perm)))
-        alloc = "_cg.buf(_st, %d, %s, %s).transpose(%s)" % (
+        alloc = "_cg.buf(_scr, %d, %s, %s).transpose(%s)" % (
             p.where[v][1], r.shape(base), r.dt(v.dtype), tuple(perm))
         lines = ["%s = %s" % (v.name, alloc)]
         args = [r.value(x) for x in v.inputs]
@@ -640,7 +641,7 @@ def _group_blocked(g: Group, gi: int, k: Optional[int], r: HoistRenderer, tune: 
                        r.dt(dt)))
 
     def sc(suffix: str) -> str:
-        return "[%s]" % ", ".join("_cg.buf(_st, 'g%s_%d%s', %s, %s)" % (
+        return "[%s]" % ", ".join("_cg.buf(_scr, 'g%s_%d%s', %s, %s)" % (
             tag, j, suffix, shp, dt) for j, (shp, dt) in enumerate(shapes))
 
     # the work estimate (ns) decides whether two threads are worth measuring; views of a

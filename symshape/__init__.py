@@ -84,17 +84,20 @@ def load(path, *, mmap_mode=None, verify=None, generators=None):
     return _load(path, mmap_mode=mmap_mode, verify=verify, generators=generators)
 
 
-def compile(f=None, *, dynamic=None, backend="numpy", fullgraph=False, cache_size_limit=8):
+def compile(f=None, *, dynamic=None, backend="numpy", fullgraph=False, cache_size_limit=8,
+            verify=None):
     """Just-in-time compile ``f``: trace on the first call, cache compiled code behind
     guards, recompile when a guard fails (recording it as the reason), make an axis dynamic
     once it has changed (``dynamic=None``); ``dynamic=True``: every axis dynamic from the
     start; ``False``: one variant per shape.  Graph breaks (``print``, data-dependent
     branches, untraceable calls) run eagerly unless ``fullgraph=True``: the function is
-    split at them once, and the code between them runs as compiled segments."""
+    split at them once, and the code between them runs as compiled segments.
+    ``verify=True`` (default: the ``SYMSHAPE_VERIFY`` environment variable) runs the eager
+    function too, on deep copies, and raises ``VerifyError`` at the first difference."""
     # why here: import symshape loads the engine only; this on first use
     from symshape.codegen.jit import compile as _compile
     return _compile(f, dynamic=dynamic, backend=backend, fullgraph=fullgraph,
-                    cache_size_limit=cache_size_limit)
+                    cache_size_limit=cache_size_limit, verify=verify)
 
 
 def explain(f, *args, **kwargs):
@@ -117,7 +120,7 @@ def chunkable_axes(ep):
 __all__ = ["export", "cond", "compile", "explain", "map", "while_loop", "Dim", "dims", "check", "UserError", "ConstraintViolationError",
            "GuardOnDataDependentError", "int_oo", "ValueRange", "set_logs", "SymInt",
            "SymBool", "sym_min", "sym_max", "exportable"]
-__all__ += ["custom_op", "save", "load", "SharedInputsError"]
+__all__ += ["custom_op", "save", "load", "SharedInputsError", "VerifyError"]
 __all__ += ["chunkable_axes"]
 # every error a user catches and every warning category a user filters, by name
 __all__ += ["StateGuardFailure", "RecompileError", "VerifyError", "ProjectError",

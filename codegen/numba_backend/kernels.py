@@ -301,6 +301,10 @@ NUMBA = Target(dtype=ops.supported_dtype, reduction=ops.reduction_supported,
 
 def plan_program(ep):
     """The fused kernels and library steps of ``ep`` (``Plan`` of ``NumbaKernel``)."""
-    # the final values of mutated inputs are written back: they are outputs too
+    # the final values of mutated inputs are written back, and the values the replayed
+    # state writes bind (self.m = 0.9 * self.m + ...) are stored: they are outputs too
     extra = [final for _, final in ep.mutation_pairs]
+    sp = getattr(ep, "state_program", None)
+    if sp is not None:
+        extra += [v for v in sp.slots if isinstance(v, Node) and v not in extra]
     return Planner(ep.graph, ep.constraints.ranges, extra, NumbaEmitter, NUMBA).run()

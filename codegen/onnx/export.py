@@ -196,7 +196,7 @@ def _refuse_effects(ep) -> None:
     sp = ep.state_program
     if sp is None or not sp.effects:
         return
-    from symshape.capture.stateprog import Slot
+    from symshape.capture.state.stateprog import Slot
     rebound = {name for name, _ in ep.graph_signature.state_rebinds}
     others = []
     for e in sp.effects:

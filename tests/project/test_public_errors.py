@@ -41,7 +41,7 @@ def test_the_errors_page_and_the_reference_list_it(name):
 
 def test_one_class_wherever_it_is_raised():
     from symshape.capture.randomness import FrozenValueWarning
-    from symshape.capture.stateprog import StateGuardFailure
+    from symshape.capture.state.stateprog import StateGuardFailure
     from symshape.cli.project import ProjectError
     from symshape.codegen.jit import (CompileFallbackWarning, RecompileError,
                                       RecompileLimitWarning)

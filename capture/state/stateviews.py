@@ -13,7 +13,7 @@ from typing import List, Optional, Tuple
 
 import numpy as np
 
-from .views import View, attach
+from ..views import View, attach
 
 
 def is_view(v, b, idx) -> bool:

@@ -10,7 +10,7 @@ so a loaded program binds the same paths in a store of its own.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict, Tuple
+from typing import Any, Dict, List, Tuple
 
 from symshape.errors import UserError
 
@@ -160,6 +160,10 @@ class Scope:
             self._holders[r].cell_contents = value
         else:
             self._roots[r] = value
+
+    def all_roots(self) -> List[Root]:
+        """Every root this scope binds (objects, module globals, cells, arguments)."""
+        return list(self._roots) + list(self._holders)
 
     def has(self, r: Root) -> bool:
         return r in self._roots or r in self._holders

@@ -19,9 +19,9 @@ What is followed (the reach of the function, as Python resolves names at call ti
 
 Each array is named by its path as the user spells it: ``W``, ``self.tok_embedding``,
 ``self.layers[0].wq``, ``params['blocks'][1]['attn']['w']``; paths are typed records
-(capture/access.py: ``array_paths``, and the live ``roots`` / ``holders`` they start from).
+(capture/state/access.py: ``array_paths``, and the live ``roots`` / ``holders`` they start from).
 
-With a ``recorder`` (capture/objstate.py, what export uses) the walk also records Python
+With a ``recorder`` (capture/state/objstate.py, what export uses) the walk also records Python
 state: a dict, list or set it reaches is replaced in its parent slot by a recording copy
 (the user's container is never modified), a plain object's class is swapped for a
 recording subclass, and the globals and cells the code names are snapshotted; arguments
@@ -35,7 +35,7 @@ import re
 import sys
 import sysconfig
 import types
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -43,7 +43,8 @@ from symshape.userframe import _is_internal
 
 from .access import AccessPath, Root
 from .objstate import AppendOnly
-from .unrecorded import is_container, is_file
+from .opaque import is_opaque
+from .unrecorded import is_container, is_file, is_memo_cache
 
 # a walk never visits more objects than this: a model with a huge Python structure is still
 # traced, its deeper arrays becoming ordinary lifted constants when the tracer meets them
@@ -60,6 +61,11 @@ _PATH_CHARS = re.compile(r"[^0-9a-zA-Z]+")
 def _user_code(code: types.CodeType) -> bool:
     fn = code.co_filename
     return not _is_internal(fn) and not os.path.abspath(fn).startswith(_STDLIB)
+
+
+def is_user_code(code: types.CodeType) -> bool:
+    """Whether ``code`` is the user's (not symshape's or the standard library's)."""
+    return _user_code(code)
 
 
 def _code_names(code: types.CodeType) -> list:
@@ -88,6 +94,13 @@ def _library_class(cls: type) -> bool:
     # classes have no Python methods)
     return not any(isinstance(f, types.FunctionType) and _user_code(f.__code__)
                    for f in vars(cls).values())
+
+
+def _user_module(mod) -> bool:
+    """A module of the user's (a ``.py`` file, not symshape's or the standard library's)."""
+    f = getattr(mod, "__file__", None)
+    return isinstance(f, str) and f.endswith(".py") and not _is_internal(f) and \
+        not os.path.abspath(f).startswith(_STDLIB)
 
 
 def _project_class(cls: type) -> bool:
@@ -132,7 +145,7 @@ class StateBinding:
                  stand_in: Optional[Callable[[Any, str], Any]] = None,
                  recorder=None) -> None:
         self._make_proxy = make_proxy
-        # capture/objstate.py: records reads and writes of Python state (None: arrays only)
+        # capture/state/objstate.py: records reads and writes of Python state (None: arrays only)
         self.recorder = recorder
         self.array_paths: Dict[int, AccessPath] = {}  # id(array) -> the path it is read by
         self.roots: Dict[Root, Any] = {}         # self: the object
@@ -152,6 +165,17 @@ class StateBinding:
         # compiled program can check that each name still holds the object it baked in
         self.reads: List[tuple] = []
         self._read_keys: set = set()
+        # classes and modules the trace may read attributes of where the recorder cannot
+        # see it (``Model.lr``, ``config.SCALE``): (path, object), for a fingerprint guard
+        self.fingerprinted: List[Tuple[AccessPath, Any]] = []
+        self.stood_in: Dict[int, Any] = {}      # id(the tracer's stand-in) -> the object
+        self._fingerprinted: set = set()
+
+    @property
+    def classes(self) -> List[type]:
+        """The user classes whose methods the walk visited (their attributes are state a
+        method may write: ``Model.calls += 1``)."""
+        return list(self._classes)
 
     # ------------------------------------------------------------------ entry
     def bind(self, f) -> None:
@@ -234,10 +258,8 @@ class StateBinding:
     def _namespace(self, mod) -> None:
         """Record the globals of a user module reached as a value (for routing only)."""
         g = getattr(mod, "__dict__", None)
-        f = getattr(mod, "__file__", None)
         if isinstance(g, dict) and not any(g is d for d in self.global_dicts) and \
-                isinstance(f, str) and f.endswith(".py") and not _is_internal(f) and \
-                not os.path.abspath(f).startswith(_STDLIB):
+                _user_module(mod):
             self.global_dicts.append(g)
 
     def _read(self, kind: str, where, name: str, obj) -> None:
@@ -255,7 +277,9 @@ class StateBinding:
                 self.recorder.unrecorded.watch_class(klass)
             for v in list(vars(klass).values()):
                 v = getattr(v, "__func__", v)          # staticmethod / classmethod
-                if isinstance(v, property):
+                if is_memo_cache(v):
+                    self._cached(v)
+                elif isinstance(v, property):
                     for acc in (v.fget, v.fset):
                         if isinstance(acc, types.FunctionType):
                             self._function(acc)
@@ -276,17 +300,14 @@ class StateBinding:
                 return self.recorder.scalar_read(v, path)
             return v
         if isinstance(v, (type, types.ModuleType)):
-            # a module or class the code reaches (``self.g.gpt2``, ``helpers.Block``): not
-            # state, but the names its module imported are routed while tracing; a user
-            # class's attributes are watched (a write to one cannot be replayed)
-            if isinstance(v, type) and self.recorder is not None and _project_class(v):
-                self.recorder.unrecorded.watch_class(v)
-            self._namespace(v if isinstance(v, types.ModuleType) else
-                            sys.modules.get(getattr(v, "__module__", None) or ""))
+            self._code_namespace(v, path)
             return v
         key = id(v)
         if key in self._seen:
-            return self._seen[key]
+            got = self._seen[key]
+            if self.recorder is not None:
+                self.recorder.alias(got, path)     # one object at two paths
+            return got
         if self._budget <= 0:
             return v
         self._budget -= 1
@@ -294,18 +315,9 @@ class StateBinding:
             new = self._stand_in(v, str(path))
             if new is not None:
                 self._mark(v, new)
+                self.stood_in[id(new)] = v      # guarded by the original's identity
                 return new
-        if isinstance(v, types.FunctionType):
-            self._function(v)
-            return v
-        if isinstance(v, functools.partial):
-            self._mark(v, v)
-            self.visit(v.func, path)
-            return v
-        if isinstance(v, types.MethodType):
-            self._mark(v, v)
-            self.visit(v.__self__, path)
-            self._function(v.__func__)
+        if self._code(v, path):
             return v
         if self.recorder is not None and t is set:
             new = self.recorder.container(v, path)      # a recording copy (scalars inside)
@@ -354,12 +366,59 @@ class StateBinding:
                 (tuple(items) if t is tuple else t(items))
             self._mark(v, new)
             return new
+        return self._other(v, path)
+
+    def _code_namespace(self, v, path: AccessPath) -> None:
+        """A module or class the code reaches (``self.g.gpt2``, ``helpers.Block``): not
+        state, but the names its module imported are routed while tracing; a user class's
+        attributes are watched (a write to one cannot be replayed), and the attributes
+        the code loads from it are fingerprinted (a read the recorder cannot see)."""
+        if isinstance(v, type) and self.recorder is not None and _project_class(v):
+            self.recorder.unrecorded.watch_class(v)
+            self._fingerprint(path, v)
+        elif isinstance(v, types.ModuleType) and self.recorder is not None and \
+                _user_module(v):
+            self._fingerprint(path, v)
+        self._namespace(v if isinstance(v, types.ModuleType) else
+                        sys.modules.get(getattr(v, "__module__", None) or ""))
+
+    def _code(self, v, path: AccessPath) -> bool:
+        """Walk into a function, ``functools.partial``, memoized function or bound method
+        (True), or say it is none of those (False)."""
+        if isinstance(v, types.FunctionType):
+            self._function(v)
+            return True
+        if isinstance(v, functools.partial):
+            self._mark(v, v)
+            self.visit(v.func, path)
+        elif is_memo_cache(v):
+            self._mark(v, v)
+            self._cached(v)
+        elif isinstance(v, types.MethodType):
+            self._mark(v, v)
+            self.visit(v.__self__, path)
+            self._function(v.__func__)
+        else:
+            return False
+        return True
+
+    def _other(self, v, path: AccessPath):
+        """What is neither an array, a scalar, code nor a container: an opaque object
+        (never subclassed, swapped, copied or walked into: guarded by identity, a change to
+        it refused, capture/state/opaque.py), a plain object (recorded), or a
+        ``__slots__`` object (watched, its attributes fingerprinted)."""
+        if is_opaque(v):
+            self._mark(v, v)
+            if self.recorder is not None:
+                self.recorder.unrecorded.watch_opaque(v, path)
+            return v
         if hasattr(v, "__dict__") and not _library_object(v):
             return self._object(v, path)
         if self.recorder is not None and not hasattr(v, "__dict__") and \
                 not _library_object(v) and hasattr(type(v), "__slots__"):
             self._mark(v, v)
             self.recorder.unrecorded.watch_slots(v, path)
+            self._fingerprint(path, v)          # its reads are not recorded
             self._class_methods(type(v))
         return v
 
@@ -368,11 +427,12 @@ class StateBinding:
         recording copy where its class cannot be swapped, a ``SimpleNamespace``)."""
         if id(obj) in self._seen:
             return self._seen[id(obj)]
-        if not hasattr(obj, "__dict__"):
+        if not hasattr(obj, "__dict__") or is_opaque(obj):
             return self.visit(obj, path)        # a __slots__ object: watched
         new = obj
         if self.recorder is not None and isinstance(obj.__dict__, dict) and \
                 not _library_object(obj):
+            self._fingerprint(path.attr("__class__"), type(obj))
             new = self.recorder.plain_object(obj, path)
         self._mark(obj, new)
         d = new.__dict__
@@ -383,6 +443,21 @@ class StateBinding:
         if not _library_object(obj):
             self._class_methods(type(obj))
         return new
+
+    def _cached(self, v) -> None:
+        """A function under ``functools.lru_cache`` / ``cache``: what it caches during the
+        trace would be traced values, so the entries the trace adds are dropped after it
+        (capture/state/unrecorded.py); its function is walked like any other."""
+        if self.recorder is not None:
+            self.recorder.unrecorded.watch_cache(v)
+        inner = getattr(v, "__wrapped__", None)
+        if isinstance(inner, types.FunctionType):
+            self._function(inner)
+
+    def _fingerprint(self, path: AccessPath, obj) -> None:
+        if id(obj) not in self._fingerprinted:
+            self._fingerprinted.add(id(obj))
+            self.fingerprinted.append((path, obj))
 
     def _swap_mapping(self, d: dict, k, path: AccessPath) -> None:
         x = d[k]

@@ -13,7 +13,7 @@ Design (one mechanism for export and the JIT):
   function uses are snapshotted and diffed after the trace.  ``Recorder.restore`` puts
   every class, ``__dict__``, parent slot, global and cell back exactly (identity and
   values) in a ``finally``: after export returns or raises, nothing of the trace is left.
-* **Reads** are logged with their typed access path (``capture/access.py``) and the value
+* **Reads** are logged with their typed access path (``capture/state/access.py``) and the value
   seen, once per path and only when the program did not write that path before: they
   become the guards (``==`` for Python scalars and strings, identity for callables,
   modules and classes, ``type`` for objects, lengths and keys for containers).
@@ -27,21 +27,25 @@ Design (one mechanism for export and the JIT):
   object of a user class, an unsupported container method) is a ``UserError`` naming the
   user line.
 
-The result, ``StateProgram`` (capture/stateprog.py), is what generated code calls at run
+The result, ``StateProgram`` (capture/state/stateprog.py), is what generated code calls at run
 time: ``begin`` checks the guards and reads the state arrays through their paths,
 ``replay`` performs the writes.
 """
 from __future__ import annotations
 
 import operator
+import sys
+import types
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
 from symshape.errors import UserError, where
-from symshape.userframe import user_frame
+from symshape.sizes.symint import SymInt
+from symshape.userframe import _is_internal, user_frame
 
 from .access import AccessPath
+from .guardkinds import is_plain
 from .unrecorded import Unrecorded
 
 # the recorder of the trace in progress (None outside one); recording stand-ins consult it
@@ -86,6 +90,11 @@ def _frame():
     return user_frame(3)
 
 
+def _user_caller() -> bool:
+    """Whether the caller of the recording method is the user's code (not symshape's)."""
+    return not _is_internal(sys._getframe(2).f_code.co_filename)
+
+
 # --------------------------------------------------------------------------- stand-ins
 def _list_layout(v) -> tuple:
     return ("len", list.__len__(v))
@@ -115,6 +124,27 @@ def _refused(base: type, name: str):
         return getattr(base, name)(self, *a, **k)
     method.__name__ = name
     return method
+
+
+def _reading(base: type, name: str):
+    """A method that reads the whole container (``index``, ``count``, ``copy``, ``+``,
+    ``==``, ``|``, ``issubset``...): its items are read (and so guarded) first, then the
+    base class's method runs."""
+    def method(self, *a, **k):
+        if self._rec() is not None:
+            self._read_all()
+        return getattr(base, name)(self, *a, **k)
+    method.__name__ = name
+    return method
+
+
+_LIST_READS = ("index", "count", "copy", "__add__", "__radd__", "__mul__", "__rmul__",
+               "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__reversed__")
+_DICT_READS = ("copy", "__eq__", "__ne__", "__or__", "__ror__", "__reversed__")
+_SET_READS = ("issubset", "issuperset", "isdisjoint", "union", "intersection",
+              "difference", "symmetric_difference", "copy", "__or__", "__ror__", "__and__",
+              "__rand__", "__sub__", "__rsub__", "__xor__", "__rxor__", "__eq__", "__ne__",
+              "__lt__", "__le__", "__gt__", "__ge__")
 
 
 class RecList(_Recording, list):
@@ -225,9 +255,15 @@ class RecList(_Recording, list):
         if r is not None:
             r.effect(name, self._ss_path, args, layout=_list_layout(self))
 
+    def _read_all(self):
+        for _ in self:
+            pass
+
     remove = _refused(list, "remove")
     sort = _refused(list, "sort")
     __imul__ = _refused(list, "__imul__")
+    locals().update({_n: _reading(list, _n) for _n in _LIST_READS})
+    __hash__ = None
 
 
 class RecDict(_Recording, dict):
@@ -317,7 +353,16 @@ class RecDict(_Recording, dict):
         if r is not None:
             r.effect(name, self._ss_path, args, on_dict=True, layout=_dict_layout(self))
 
+    def __ior__(self, other):
+        self.update(other)            # ``self.stats |= {...}``: replayed as update
+        return self
+
+    def _read_all(self):
+        self.items()
+
     popitem = _refused(dict, "popitem")
+    locals().update({_n: _reading(dict, _n) for _n in _DICT_READS})
+    __hash__ = None
 
 
 class RecSet(_Recording, set):
@@ -341,7 +386,8 @@ class RecSet(_Recording, set):
     def __iter__(self):
         r = self._rec()
         if r is not None:
-            r.read(self._ss_path, "value", set(set.__iter__(self)))
+            # its items (the attribute read of the set itself is a read of another kind)
+            r.read(self._ss_path, "items", set(set.__iter__(self)))
         return set.__iter__(self)
 
     def _op(self, name, *args):
@@ -370,8 +416,16 @@ class RecSet(_Recording, set):
         self._op("clear")
         set.clear(self)
 
+    def _read_all(self):
+        iter(self)
+
+    locals().update({_n: _reading(set, _n) for _n in _SET_READS})
+    __hash__ = None
+    def __ior__(self, other):
+        self.update(other)            # ``self.seen |= {...}``: replayed as update
+        return self
+
     pop = _refused(set, "pop")
-    __ior__ = _refused(set, "__ior__")
     __iand__ = _refused(set, "__iand__")
     __isub__ = _refused(set, "__isub__")
     __ixor__ = _refused(set, "__ixor__")
@@ -392,6 +446,17 @@ class AppendOnly(list):
 _REC_CLASSES: Dict[type, type] = {}
 
 
+def _data_descriptor(cls: type, name: str) -> bool:
+    """Whether ``cls.name`` is a property or another descriptor with ``__set__`` (an
+    assignment runs its code instead of storing in ``__dict__``)."""
+    for klass in cls.__mro__:
+        d = vars(klass)
+        if name in d:
+            return hasattr(type(d[name]), "__set__") and \
+                not isinstance(d[name], types.MemberDescriptorType)
+    return False
+
+
 def recording_class(cls: type) -> Optional[type]:
     """A subclass of ``cls`` that logs attribute reads and writes of its instances while a
     trace records them (``__class__`` still reads as ``cls``); None if ``cls`` cannot be
@@ -399,23 +464,48 @@ def recording_class(cls: type) -> Optional[type]:
     got = _REC_CLASSES.get(cls)
     if got is not None or cls in _REC_CLASSES:
         return got
+    has_getattr = hasattr(cls, "__getattr__")
 
     def __getattribute__(self, name):
         if name == "__class__":
             return cls
-        v = super(rec, self).__getattribute__(name)
         r = active()
-        if r is not None and not name.startswith("__"):
+        try:
+            v = super(rec, self).__getattribute__(name)
+        except AttributeError:
+            # absence is state too: ``hasattr``, ``getattr(o, n, d)``, ``try: o.x`` decide
+            # a lazy initialization (a class with __getattr__ answers for itself)
+            if r is not None and not name.startswith("__") and not has_getattr:
+                path = r.path_of(self)
+                if path is not None:
+                    r.read(path, "hasattr", (name, False))
+            raise
+        if r is not None:
             path = r.path_of(self)
-            if path is not None:
-                d = object.__getattribute__(self, "__dict__")
-                if name in d:
-                    v = r.read(path.attr(name), "value", v)
+            if path is None:
+                return v
+            if name == "__dict__":
+                # ``vars(self)`` / ``self.__dict__`` in the user's code: the attribute names
+                # it may iterate or test (``"W" in self.__dict__``)
+                if _user_caller():
+                    r.read(path, "attrs", r.initial_attrs(self, v))
+                return v
+            if name.startswith("__"):
+                return v
+            d = object.__getattribute__(self, "__dict__")
+            if name in d:
+                v = r.read(path.attr(name), "value", v)
+            elif is_plain(v):
+                # a class attribute read through the instance (a hyperparameter on the
+                # class, a class default): guarded by value like an instance attribute
+                v = r.read(path.attr(name), "value", v)
         return v
 
     def __setattr__(self, name, v):
         r = active()
-        if r is not None:
+        if r is not None and not _data_descriptor(cls, name):
+            # (a property's setter records what it writes itself: replaying the
+            # assignment too would run the setter twice)
             path = r.path_of(self)
             if path is not None:
                 r.effect("setattr", path, (name, v))
@@ -435,7 +525,7 @@ def recording_class(cls: type) -> Optional[type]:
             "__setattr__": __setattr__, "__delattr__": __delattr__,
             "__module__": cls.__module__, "__qualname__": cls.__qualname__,
             "_ss_recording": True})
-    except TypeError:          # a final class (bool), or one whose metaclass refuses
+    except Exception:          # a final class (bool), or one whose metaclass refuses
         rec = None
     _REC_CLASSES[cls] = rec
     return rec
@@ -476,6 +566,9 @@ class Tracked:
             oe, ov, os_ = other.expr, other.value, other.sources
         elif type(other) in (int, float, bool, complex):
             oe, ov, os_ = ("const", other), other, ()
+        elif type(other) is SymInt:
+            # a size (``self.count += x.shape[0]``): its run-time value, not this trace's
+            oe, ov, os_ = ("size", other), other, ()
         else:
             return NotImplemented
         a, b = (("const", self.value) if False else self.expr, oe)
@@ -557,22 +650,25 @@ def _plain(v):
     return v.materialize() if isinstance(v, Tracked) else v
 
 
-def evaluate_expr(e, read: Callable[[AccessPath], Any]):
-    """The value of a tracked expression with each read taken from ``read(path)``."""
+def evaluate_expr(e, read: Callable[[AccessPath], Any], slots: tuple = ()):
+    """The value of a tracked expression with each read taken from ``read(path)`` and
+    each size from ``slots`` (the program's run-time values)."""
     kind = e[0]
     if kind == "read":
         return read(e[1])
     if kind == "const":
         return e[1]
+    if kind == "slot":
+        return int(slots[e[1]])
     if kind == "neg":
-        return -evaluate_expr(e[1], read)
-    return _BINOPS[e[1]](evaluate_expr(e[2], read), evaluate_expr(e[3], read))
+        return -evaluate_expr(e[1], read, slots)
+    return _BINOPS[e[1]](evaluate_expr(e[2], read, slots), evaluate_expr(e[3], read, slots))
 
 
 def expr_reads(e) -> List[AccessPath]:
     if e[0] == "read":
         return [e[1]]
-    if e[0] == "const":
+    if e[0] in ("const", "slot", "size"):
         return []
     if e[0] == "neg":
         return expr_reads(e[1])
@@ -600,6 +696,8 @@ class Recorder:
         self._read_keys: set = set()
         self.effects: List[Effect] = []
         self.written: set = set()                   # path texts written so far
+        # id(recorded object) -> its attribute names when the trace began
+        self._attr_names: Dict[int, tuple] = {}
         self.reshaped: set = set()                  # dicts whose keys the trace changed
         # container path text -> (path, "len" / "keys", value) before the trace changed it
         self.initial_layout: Dict[str, Tuple[AccessPath, str, Any]] = {}
@@ -611,6 +709,8 @@ class Recorder:
         self._placed: Dict[int, Any] = {}          # what each watched slot held when the trace began
         self.tracked_reads: Dict[str, Tuple[AccessPath, Any]] = {}
         self.refusals: List[str] = []
+        self.aliases: List[Tuple[AccessPath, AccessPath]] = []   # (path, first path)
+        self.cond_depth = 0             # inside the branches of an ss.cond being traced
         # what the recorder cannot see (slots, __dict__ writes, class attributes, library
         # containers, files): snapshotted, compared after the trace, put back
         self.unrecorded = Unrecorded()
@@ -660,6 +760,7 @@ class Recorder:
         if rec is not None:
             d = obj.__dict__
             snap = dict(d)
+            self._attr_names[id(obj)] = tuple(snap)
             try:
                 object.__setattr__(obj, "__class__", rec)   # frozen dataclasses too
             except TypeError:
@@ -677,6 +778,7 @@ class Recorder:
             except Exception:
                 new = None
             if new is not None:
+                self._attr_names[id(new)] = tuple(obj.__dict__)
                 self.paths[id(new)] = path
                 self._stand_ins[id(obj)] = new
                 self._keep.append(obj)
@@ -690,6 +792,12 @@ class Recorder:
         self._undo.append(lambda: (d.clear(), d.update(snap)))
         self.unrecorded.watch_dict(obj, path, None)
         return obj
+
+    def initial_attrs(self, obj, d) -> tuple:
+        """The attribute names ``obj`` had when the trace began (what a read of
+        ``vars(obj)`` is guarded on: the trace's own writes are replayed)."""
+        got = self._attr_names.get(id(obj))
+        return got if got is not None else tuple(d)
 
     def _watch_dict(self, obj, path: AccessPath) -> None:
         # a key that changes without a recorded attribute write was written through
@@ -738,6 +846,8 @@ class Recorder:
         """Log a read (the first of each path, unless this trace wrote it before) and
         return what the program sees: ``value``, or a ``Tracked`` number."""
         text = str(path)
+        if kind == "hasattr" and str(path.attr(value[0])) in self.written:
+            return value            # what this trace set (or deleted) itself
         if any(text == w or text.startswith(w + ".") or text.startswith(w + "[")
                for w in self.written) or kind != "value" and text in self.reshaped:
             # reading what this trace wrote; a length or the keys still derive from the
@@ -750,7 +860,7 @@ class Recorder:
             return value
         if kind == "value":
             value = self.scalar_read(value, path)
-        key = (text, kind, value[0] if kind == "has" else None)
+        key = (text, kind, value[0] if kind in ("has", "hasattr") else None)
         if key in self._read_keys:
             return value
         self._read_keys.add(key)
@@ -765,6 +875,13 @@ class Recorder:
                layout=None) -> None:
         """Log a write (``layout``: the container's length or keys before it, for a read
         of its layout later in the trace)."""
+        if self.cond_depth:
+            frame = _frame()
+            raise UserError("ss.cond: a branch writes Python state (%s on %s)%s; the exported "
+                            "program chooses the branch at run time and cannot replay a "
+                            "write made in one (it would happen whichever branch runs); "
+                            "return the values from both branches and write after the cond"
+                            % (op, Effect(op, path, args, frame).target(), where(frame)))
         e = Effect(op, path, args, _frame())
         text = str(path)
         if layout is not None and text not in self.written and text not in self.reshaped \
@@ -794,7 +911,7 @@ class Recorder:
     # ------------------------------------------------------------------ after the trace
     def global_effects(self) -> None:
         """Rebinds of globals and closure cells (diffed: Python gives no hook); a change
-        the recorder did not see (capture/unrecorded.py) is refused."""
+        the recorder did not see (capture/state/unrecorded.py) is refused."""
         self.unrecorded.check()
         for i, (g, name, before, present, path) in enumerate(self._globals):
             now = g.get(name, _MISSING)
@@ -808,6 +925,14 @@ class Recorder:
                 continue
             if now is not self._placed.get(-1 - i):
                 self.effects.append(Effect("setroot", path, (now,), None))
+
+    def alias(self, obj, path: AccessPath) -> None:
+        """``obj`` (a recorded container or object) was reached again at ``path``: a write
+        through either path goes to the one object, so the two must still be one object
+        when the program runs (``self.sink = self.records``, then ``m.sink = []``)."""
+        first = self.paths.get(id(obj))
+        if first is not None and first != path:
+            self.aliases.append((path, first))
 
     def stand_in_for(self, v):
         return self._stand_ins.get(id(v))

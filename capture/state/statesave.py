@@ -1,4 +1,4 @@
-"""Saving a program's Python state (capture/stateprog.py), and the store a loaded program
+"""Saving a program's Python state (capture/state/stateprog.py), and the store a loaded program
 binds it in.
 
 Saved: each state array's path (by its graph node), the guards that compare values
@@ -53,6 +53,8 @@ def encode(sp: StateProgram, value: Callable[[Any], Any]) -> dict:
             return ["const", value(e[1])]
         if e[0] == "neg":
             return ["neg", expr(e[1])]
+        if e[0] == "slot":
+            return ["slot", e[1]]
         return ["op", e[1], expr(e[2]), expr(e[3])]
 
     return {
@@ -110,6 +112,8 @@ def decode(v: dict, nodes: Dict[str, Any], value: Callable[[Any], Any]) -> State
             return ("neg", expr(e[1]))
         if e[0] == "op":
             return ("op", str(e[1]), expr(e[2]), expr(e[3]))
+        if e[0] == "slot":
+            return ("slot", int(e[1]))
         raise ValueError("unknown scalar expression %r" % (e[0],))
 
     state_nodes = []

@@ -1,6 +1,6 @@
 """The safety net under the recorder: changes to state that nothing recorded.
 
-The recorder (capture/objstate.py) sees writes through attribute assignment on objects it
+The recorder (capture/state/objstate.py) sees writes through attribute assignment on objects it
 recorded and through the methods of the ``dict`` / ``list`` / ``set`` stand-ins.  Some
 writes bypass it: an object with only ``__slots__`` (no ``__dict__`` to record), a direct
 ``self.__dict__["x"] = v`` or ``vars(self).update(...)``, class attributes
@@ -25,6 +25,7 @@ from __future__ import annotations
 import array
 import collections
 import dis
+import enum
 import functools
 import io
 import linecache
@@ -33,6 +34,8 @@ from typing import List, Optional, Tuple
 
 from symshape.errors import UserError
 from symshape.userframe import UserFrame
+
+from .opaque import label as opaque_label, position
 
 _MISSING = object()
 # methods of a container or file that change it (a line calling one is a likely culprit)
@@ -82,6 +85,12 @@ def is_container(v) -> bool:
     subclass, ``deque``, ``array.array``, ``bytearray``)."""
     return isinstance(v, (collections.deque, array.array, bytearray)) or \
         (isinstance(v, (dict, list, set)) and type(v) not in (dict, list, set))
+
+
+def is_memo_cache(v) -> bool:
+    """A function under ``functools.lru_cache`` / ``functools.cache``."""
+    return callable(v) and hasattr(v, "cache_clear") and hasattr(v, "cache_info") and \
+        hasattr(v, "__wrapped__")
 
 
 def is_file(v) -> bool:
@@ -176,7 +185,10 @@ class Unrecorded:
         self._add(obj, path, "dict", "__dict__", written)
 
     def watch_class(self, cls: type, name: Optional[str] = None) -> None:
-        """A user class (or its recording subclass): its attributes."""
+        """A user class (or its recording subclass): its attributes (not an ``Enum``
+        class's: they are its members and enum's caches, ``Flags(3)`` adds one)."""
+        if isinstance(cls, enum.EnumMeta):
+            return
         self._add(cls, name or cls.__name__, "class", cls.__name__)
 
     def watch_container(self, v, path) -> None:
@@ -191,6 +203,37 @@ class Unrecorded:
         except Exception:
             return
         self._add(v, path, "file")
+
+    def watch_opaque(self, v, path) -> None:
+        """An object the recorder does not model (capture/state/opaque.py): where it stands
+        if it is an iterator, and its ``__dict__`` if it has one."""
+        self._add(v, path, "opaque")
+
+    def watch_cache(self, v) -> None:
+        """A memoizing function (``is_memo_cache``): entries the trace adds hold traced
+        values, so they are dropped afterwards (its whole cache: ``lru_cache`` cannot
+        drop one entry; eager calls fill it again with the same values)."""
+        self._add(v, getattr(v, "__qualname__", "a cached function"), "cache")
+
+    def watched(self, obj, kind: str) -> Optional[_Watch]:
+        """The watch of ``obj`` if it is watched as ``kind``."""
+        if id(obj) not in self._ids:
+            return None
+        for w in self._watches:
+            if w.obj is obj and w.kind == kind:
+                return w
+        return None
+
+    def advance_error(self, w: _Watch, frame: UserFrame, code: types.CodeType) -> UserError:
+        """The error for ``next()`` on the opaque iterator of ``w`` at the user line
+        ``frame`` (raised before it moves)."""
+        msg = ("the program advances %s at %s with next() at %s:%d. An exported program "
+               "cannot replay a step of an iterator held as state (symshape does not model a "
+               "%s: it is used as it is, by identity). Fix: pass the value it yields as an "
+               "argument, or use ss.compile, which runs that line eagerly on every call." % (
+                   opaque_label(w.obj), w.path, frame.filename, frame.lineno,
+                   _type_name(w.obj)))
+        return unrecorded_change(msg, str(w.path), [(code, frame.lineno)])
 
     def watch_code(self, code: types.CodeType) -> None:
         self.codes.append(code)
@@ -216,6 +259,11 @@ class Unrecorded:
             return attrs, inner
         if w.kind == "container":
             return _items(o)
+        if w.kind == "opaque":
+            d = getattr(o, "__dict__", None)
+            return position(o), dict(d) if type(d) is dict else None
+        if w.kind == "cache":
+            return o.cache_info().currsize
         pos = o.tell()
         end = o.seek(0, io.SEEK_END)
         o.seek(pos)
@@ -226,7 +274,7 @@ class Unrecorded:
         """Raise ``unrecorded_change`` for the first change nothing recorded (the objects
         are put back by ``restore``, which runs in the caller's ``finally``)."""
         for w in self._watches:
-            if w.snap is None:
+            if w.snap is None or w.kind == "cache":
                 continue
             what = self._changes(w)
             if what and w.kind == "file" and self._printed_only(_last_name(w.path)):
@@ -239,7 +287,7 @@ class Unrecorded:
         """Whether every user line that names the file ``name`` is a ``print`` call
         (``print(..., file=buf)``): output the contract lets run once, at trace time."""
         lines = set()
-        for code in _all_codes(self.codes):
+        for code in all_codes(self.codes):
             ins = list(dis.get_instructions(code))
             for i, x in enumerate(ins):
                 if x.opname in _NAME_OPS and x.argval == name:
@@ -277,6 +325,14 @@ class Unrecorded:
         elif w.kind == "container":
             if not _same_items(w.snap, _items(o)):
                 out.append((str(w.path), _items_change(w.snap, o), _last_name(w.path)))
+        elif w.kind == "opaque":
+            pos, d = w.snap
+            if pos != position(o):
+                out.append((str(w.path), "it advanced", _last_name(w.path)))
+            now = getattr(o, "__dict__", None)
+            if d is not None and type(now) is dict and not _same_items(list(d.items()),
+                                                                       list(now.items())):
+                out.append((str(w.path), "its attributes changed", _last_name(w.path)))
         else:
             pos, _ = w.snap
             now = o.tell()
@@ -290,14 +346,17 @@ class Unrecorded:
         lines = self.lines_using(name, w.kind)
         noun = {"slots": "the attribute", "dict": "the attribute", "class": "the class attribute",
                 "container": "the %s" % _type_name(w.obj),
-                "file": "the %s file" % type(w.obj).__name__}[w.kind]
+                "file": "the %s file" % type(w.obj).__name__,
+               "opaque": "%s" % opaque_label(w.obj)}[w.kind]
         why = {"slots": "a %s object has __slots__ and no __dict__: writes to its attributes "
                         "are not recorded" % type(w.obj).__name__,
                "dict": "it was written through %s.__dict__ or vars(%s), which bypasses "
                        "attribute assignment (what is recorded)" % (w.path, w.path),
                "class": "writes to class attributes are not recorded",
                "container": "only dict, list and set are recorded",
-               "file": "I/O is not part of an exported program"}[w.kind]
+               "file": "I/O is not part of an exported program",
+               "opaque": "symshape does not model a %s: it is used as it is, by identity, "
+                         "and a change to it cannot be replayed" % _type_name(w.obj)}[w.kind]
         fix = {"slots": "give the class a __dict__ (drop __slots__) so the write is "
                         "recorded, or move the write out of the exported function",
                "dict": "assign it as an attribute (%s = ...), which is recorded" % path,
@@ -308,7 +367,10 @@ class Unrecorded:
                             "(append / extend / pop / item stores are replayed), or move the "
                             "change out of the exported function",
                "file": "move the I/O out of the exported function (print and logging are "
-                       "fine: they run once, at trace time)"}[w.kind]
+                       "fine: they run once, at trace time)",
+               "opaque": "move the change out of the exported function (pass what it yields "
+                         "as an argument), or use ss.compile, which runs that line eagerly"
+               }[w.kind]
         if lines:
             at = " at " + " and ".join("%s:%d: %s" % (f.filename, f.lineno, f.code)
                                        if f.code else "%s:%d" % (f.filename, f.lineno)
@@ -318,9 +380,12 @@ class Unrecorded:
                  "object before and after the trace)"
         more = "" if len(changes) == 1 else "; and %d more change%s of it" % (
             len(changes) - 1, "" if len(changes) == 2 else "s")
+        undone = "symshape put %s back as it was" % w.path
+        if w.kind == "opaque" and what == "it advanced":
+            undone = "an iterator cannot be put back: %s has advanced by the trace" % w.path
         msg = ("the program changes %s at %s (%s%s)%s. An exported program cannot replay "
-               "that (%s), so it would be silently lost. Fix: %s. (symshape put %s back as "
-               "it was.)" % (noun, path, what, more, at, why, fix, w.path))
+               "that (%s), so it would be silently lost. Fix: %s. (%s.)" % (
+                   noun, path, what, more, at, why, fix, undone))
         stack = [(c, f.lineno) for f, c in zip(lines, self._line_codes)]
         return unrecorded_change(msg, path, stack + self._callers(stack))
 
@@ -330,7 +395,7 @@ class Unrecorded:
         makes the change breaks at the call (the whole call then runs eagerly)."""
         out: List[Tuple[types.CodeType, int]] = []
         names = {c.co_name for c, _ in stack}
-        codes = _all_codes(self.codes)
+        codes = all_codes(self.codes)
         for _ in range(3):
             found = set()
             for code in codes:
@@ -354,7 +419,7 @@ class Unrecorded:
         found: List[UserFrame] = []
         self._line_codes: List[types.CodeType] = []
         seen = set()
-        for code in _all_codes(self.codes):
+        for code in all_codes(self.codes):
             if code.co_name in ("__init__", "__new__"):
                 continue        # a constructor sets attributes too; a traced call rarely runs it
             ins = list(dis.get_instructions(code))
@@ -366,6 +431,8 @@ class Unrecorded:
                     # a method called on it, or an item stored into it
                     hit = ins[i + 1].opname in _CALL_OPS or any(
                         y.opname in ("STORE_SUBSCR", "DELETE_SUBSCR") for y in ins[i + 1:i + 4])
+                elif kind == "opaque" and x.argval == name and x.opname in _NAME_OPS:
+                    hit = True          # any use: the object itself does the change
                 elif name == "__dict__" and x.opname == "LOAD_GLOBAL" and x.argval == "vars":
                     hit = True
                 line = _line_of(ins, i)
@@ -437,6 +504,15 @@ def _restore(w: _Watch) -> None:
     elif w.kind == "container":
         if not _same_items(w.orig, _items(o)):
             restore_items(o, w.orig)
+    elif w.kind == "cache":
+        if o.cache_info().currsize != w.orig:
+            o.cache_clear()
+    elif w.kind == "opaque":
+        d, now = w.orig[1], getattr(o, "__dict__", None)
+        if d is not None and type(now) is dict and not _same_items(list(d.items()),
+                                                                   list(now.items())):
+            now.clear()
+            now.update(d)
     elif w.kind == "file":
         pos, end = w.orig
         if o.tell() != pos:
@@ -452,7 +528,8 @@ def _last_name(path) -> str:
     return head.rsplit(".", 1)[-1]
 
 
-def _all_codes(codes):
+def all_codes(codes):
+    """The code objects and every code nested in them (each once)."""
     seen, out, stack = set(), [], list(codes)
     while stack:
         c = stack.pop(0)

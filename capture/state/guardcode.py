@@ -15,13 +15,13 @@ from typing import Any, Callable, Dict, List
 import numpy as np
 
 from .access import AccessPath, Root
-from .stateviews import is_view
+from .guardkinds import failure_code
 
 
 class _Writer:
     def __init__(self, program) -> None:
         self.program = program
-        self.ns: Dict[str, Any] = {"_nd": np.ndarray, "_is_view": None}
+        self.ns: Dict[str, Any] = {"_nd": np.ndarray}
         self.lines: List[str] = []
         self.vars: Dict[tuple, str] = {}         # (root, steps prefix) -> variable
 
@@ -70,29 +70,7 @@ class _Writer:
         return var
 
     def guard(self, g) -> None:
-        v = self.path(g.path)
-        k, want = g.kind, g.value
-        if k == "eq":
-            test = "type(%s) is not %s or %s != %s" % (v, self.const(type(want)), v,
-                                                      self.const(want))
-            if isinstance(want, float) and want != want:
-                test = "type(%s) is not float or %s == %s" % (v, v, v)
-        elif k == "is":
-            test = "%s is not %s" % (v, self.const(want))
-        elif k == "type":
-            test = "type(%s) is not %s" % (v, self.const(want))
-        elif k == "len":
-            test = "type(%s) not in (list, tuple, set) or len(%s) != %d" % (v, v, want)
-        elif k == "keys":
-            test = "type(%s) is not dict or tuple(%s) != %s" % (v, v, self.const(want))
-        elif k == "has":
-            key, present = want
-            test = "(%s in %s) is not %s" % (self.const(key), v, present)
-        elif k == "same":
-            test = "%s is not %s" % (v, self.path(want))
-        else:                                   # view: rare, a helper call
-            self.ns["_is_view"] = is_view
-            test = "not _is_view(%s, %s, %s)" % (v, self.path(want[0]), self.const(want[1]))
+        test = failure_code(g.kind, self.path(g.path), g.value, self)
         self.lines.append("if %s: return None" % test)
 
     def array(self, p: AccessPath, shape, dtype) -> str:

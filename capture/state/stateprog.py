@@ -1,8 +1,8 @@
 """What a program does with Python state at run time: guards, state reads, replayed writes.
 
 ``StateProgram`` is built from one trace (``from_trace``: the ``Recorder`` of
-capture/objstate.py and the ``StateBinding`` of capture/state.py) and called by generated
-code (``module()``, ``ep.compile()``, the JIT's variants):
+capture/state/objstate.py and the ``StateBinding`` of capture/state/binding.py) and called
+by generated code (``module()``, ``ep.compile()``, the JIT's variants):
 
 * ``begin(args)`` checks every guard (a Python value the trace read: ``self.training ==
   True``, ``len(self.layers) == 2``, the keys of a dict, the type of an object, the
@@ -19,9 +19,12 @@ so the same paths are read and rebound there.
 """
 from __future__ import annotations
 
+import copy
+import dis
+import functools
 import types
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -30,7 +33,10 @@ from symshape.algebra.expr import Expr
 from symshape.sizes.symint import SymInt
 
 from .access import AccessPath, Root, Scope
-from .stateviews import is_view as _is_view
+from . import guardkinds
+from .leaks import holds_traced
+from .unrecorded import all_codes, is_container
+from .opaque import is_opaque
 from .objstate import (Effect, RecDict, RecList, RecSet, Recorder, Tracked, evaluate_expr,
                        expr_reads, _SCALARS)
 
@@ -92,89 +98,26 @@ class CopyOf:
 # --------------------------------------------------------------------------- guards
 @dataclass(frozen=True)
 class Guard:
-    """A Python value the trace read: ``kind`` ``eq`` (type and ``==``), ``is``
-    (identity), ``type``, ``len``, ``keys`` (in order), ``has`` (``(key, present)``)."""
+    """A Python value the trace read, checked at ``path`` as its ``kind`` says (one of
+    ``guardkinds.KINDS``: ``eq``, ``is``, ``type``, ``len``, ``keys``, ``has``, ``hasattr``,
+    ``attrs``, ``same``, ``view``, ``fingerprint``)."""
     path: AccessPath
     kind: str
     value: Any
     frame: Any = field(default=None, compare=False)   # the user line that read it
 
     def failed(self, scope: Scope) -> Optional[str]:
-        """None if the guard holds, else the reason in the user's terms."""
+        """None if the guard holds, else the reason in the user's terms (the kinds:
+        capture/state/guardkinds.py)."""
         p = str(self.path)
         try:
             v = self.path.get(scope)
         except (AttributeError, KeyError, IndexError, TypeError):
             return "%s is gone (the program read it)" % p
-        k, want = self.kind, self.value
-        if k == "eq":
-            if type(v) is not type(want) or not _same(v, want):
-                return "%s changed: %r -> %r" % (p, want, v)
-        elif k == "is":
-            if v is not want:
-                return "%s is another object than the one traced (%s)" % (p, _label(want))
-        elif k == "type":
-            if type(v) is not want:
-                return "%s is a %s, the program was traced with a %s" % (
-                    p, type(v).__name__, want.__name__)
-        elif k == "len":
-            if not isinstance(v, (list, tuple, set)) or len(v) != want:
-                return "len(%s) == %d (got %s)" % (
-                    p, want, len(v) if isinstance(v, (list, tuple, set)) else
-                    type(v).__name__)
-        elif k == "keys":
-            if not isinstance(v, dict) or tuple(v.keys()) != want:
-                return "%s has keys %s (got %s)" % (p, list(want), list(v.keys())
-                                                   if isinstance(v, dict) else
-                                                   type(v).__name__)
-        elif k == "has":
-            key, present = want
-            if not isinstance(v, (dict, set)) or (key in v) != present:
-                return "%r %s %s" % (key, "in" if present else "not in", p)
-        elif k == "same":
-            if v is not want.get(scope):
-                return "%s is no longer the same array as %s" % (p, want)
-        elif k == "view":
-            base, idx = want
-            if not _is_view(v, base.get(scope), idx):
-                return "%s is no longer the view %s%s" % (p, base, _index_text(idx))
-        return None
+        return guardkinds.failed(self.kind, p, v, self.value, lambda q: q.get(scope))
 
     def describe(self) -> str:
-        p = str(self.path)
-        return {"eq": lambda: "%s == %r" % (p, self.value),
-                "is": lambda: "%s is %s" % (p, _label(self.value)),
-                "type": lambda: "type(%s) is %s" % (p, self.value.__name__),
-                "len": lambda: "len(%s) == %d" % (p, self.value),
-                "keys": lambda: "%s.keys() == %s" % (p, list(self.value)),
-                "has": lambda: "(%r in %s) == %s" % (self.value[0], p, self.value[1]),
-                "same": lambda: "%s is %s" % (p, self.value),
-                "view": lambda: "%s is the view %s%s" % (p, self.value[0],
-                                                        _index_text(self.value[1])),
-                }[self.kind]()
-
-
-def _index_text(idx) -> str:
-    def one(i):
-        if isinstance(i, slice):
-            return "%s:%s%s" % ("" if i.start in (None, 0) else i.start,
-                                "" if i.stop is None else i.stop,
-                                "" if i.step in (None, 1) else ":%d" % i.step)
-        return str(i)
-    return "[%s]" % ", ".join(one(i) for i in idx)
-
-
-def _same(a, b) -> bool:
-    try:
-        r = a == b
-        return bool(r) or (a != a and b != b)
-    except Exception:
-        return a is b
-
-
-def _label(v) -> str:
-    return getattr(v, "__qualname__", None) or getattr(v, "__name__", None) or \
-        "<%s object>" % type(v).__name__
+        return guardkinds.describe(self.kind, str(self.path), self.value)
 
 
 # --------------------------------------------------------------------------- program
@@ -240,7 +183,7 @@ class StateProgram:
         return None
 
     def _fast_check(self):
-        """The straight-line check (capture/guardcode.py), built on first use."""
+        """The straight-line check (capture/state/guardcode.py), built on first use."""
         fast = self.__dict__.get("_fast")
         if fast is None:
             from .guardcode import fast_check
@@ -415,7 +358,7 @@ def _spec_text(a, slots=()) -> str:
     if isinstance(a, Const):
         return repr(a.value)
     if isinstance(a, Scalar):
-        return _expr_text(a.expr)
+        return _expr_text(a.expr, slots)
     if isinstance(a, New):
         inner = ", ".join(_spec_text(x, slots) if a.kind != "dict" else
                           "%r: %s" % (x[0], _spec_text(x[1], slots)) for x in a.items)
@@ -429,14 +372,16 @@ _OP_TEXT = {"add": "+", "sub": "-", "mul": "*", "truediv": "/", "floordiv": "//"
             "mod": "%", "pow": "**"}
 
 
-def _expr_text(e) -> str:
+def _expr_text(e, slots=()) -> str:
     if e[0] == "read":
         return str(e[1])
+    if e[0] == "slot":
+        return str(slots[e[1]]) if e[1] < len(slots) else "a size"
     if e[0] == "const":
         return repr(e[1])
     if e[0] == "neg":
-        return "-(%s)" % _expr_text(e[1])
-    return "(%s %s %s)" % (_expr_text(e[2]), _OP_TEXT[e[1]], _expr_text(e[3]))
+        return "-(%s)" % _expr_text(e[1], slots)
+    return "(%s %s %s)" % (_expr_text(e[2], slots), _OP_TEXT[e[1]], _expr_text(e[3], slots))
 
 
 def _at(g: Guard) -> str:
@@ -493,7 +438,7 @@ def _value(a, call: Call, values: tuple):
     if t is Const:
         return a.value
     if t is Scalar:
-        return evaluate_expr(a.expr, call.at_start.__getitem__)
+        return evaluate_expr(a.expr, call.at_start.__getitem__, values)
     if t is CopyOf:
         return a.array.copy()
     if t is New:
@@ -514,11 +459,11 @@ def _value(a, call: Call, values: tuple):
 
 
 # --------------------------------------------------------------------------- building
-def from_trace(rec: Recorder, binding, tracer, global_reads=(), views=()) -> StateProgram:
-    """The StateProgram of one trace (call after the function returned, before
-    ``restore``): state arrays in the order of ``tracer.state_nodes``, the guards of what
-    was read, the writes with their values made replayable."""
-    from .tracer import TracedArray
+def _state_arrays(rec: Recorder, binding, tracer):
+    """``(arrays, state_index, same)``: each state array's path, shape and dtype in the
+    order of ``tracer.state_nodes``; id(its proxy) -> its index; the guards that keep the
+    other paths it was read at on the same array."""
+    from ..tracer import TracedArray
     arrays = []
     state_index: Dict[int, int] = {}         # id(state proxy) -> index
     # the paths through which the program read each state array (one array may sit at
@@ -536,11 +481,53 @@ def from_trace(rec: Recorder, binding, tracer, global_reads=(), views=()) -> Sta
         state_index[id(proxy)] = len(arrays)
         arrays.append((paths[0], arr.shape, arr.dtype))
         same += [Guard(p, "same", paths[0]) for p in paths[1:]]
+    return arrays, state_index, same
+
+
+def _sizes_as_slots(e, slot: Callable[[Any], int]):
+    """A tracked expression with each size (``("size", SymInt)``) a slot of the program's
+    run-time values (``slot(expr)``: its index)."""
+    if e[0] == "size":
+        return ("slot", slot(e[1].expr))
+    if e[0] == "neg":
+        return ("neg", _sizes_as_slots(e[1], slot))
+    if e[0] == "op":
+        return ("op", e[1], _sizes_as_slots(e[2], slot), _sizes_as_slots(e[3], slot))
+    return e
+
+
+def _function_const(v, e: Effect) -> Const:
+    """A function (or another callable) the program stores in state, replayed as that
+    object; refused when it holds a value the program computed (a closure over a traced
+    array)."""
+    inner = holds_traced(v)
+    if inner is not None:
+        at = "" if e.frame is None else " at %s" % e.frame.location
+        raise UserError(
+            "the program stores at %s%s a function that holds a value it computed (%s%s): "
+            "an exported program cannot rebuild that function on each call, and the stored "
+            "one would hold a traced value; store the arrays themselves (self.saved = y) "
+            "and compute with them in a method" % (e.target(), at, e.target(), inner))
+    return Const(v)
+
+
+def from_trace(rec: Recorder, binding, tracer, global_reads=(), views=()) -> StateProgram:
+    """The StateProgram of one trace (call after the function returned, before
+    ``restore``): state arrays in the order of ``tracer.state_nodes``, the guards of what
+    was read, the writes with their values made replayable."""
+    from ..tracer import TracedArray
+    arrays, state_index, same = _state_arrays(rec, binding, tracer)
     prog = StateProgram(arrays, [], [], None, [])
     prog.nodes = list(tracer.state_nodes)
     prog.slots = []
     slot_of: Dict[Any, int] = {}
     new_keys: Dict[int, New] = {}
+
+    def slot(expr) -> int:
+        if expr not in slot_of:
+            slot_of[expr] = len(prog.slots)
+            prog.slots.append(expr)
+        return slot_of[expr]
 
     def spec(v, e: Effect):
         t = type(v)
@@ -557,16 +544,14 @@ def from_trace(rec: Recorder, binding, tracer, global_reads=(), views=()) -> Sta
                 prog.slots.append(node)
             return Slot(slot_of[node])
         if t is Tracked:
-            return Scalar(v.expr)
+            return Scalar(_sizes_as_slots(v.expr, slot))
         if t in _SCALARS or isinstance(v, (np.generic, np.dtype, type, types.ModuleType,
-                                           types.FunctionType, types.BuiltinFunctionType)):
+                                           types.BuiltinFunctionType)):
             return Const(v)
+        if isinstance(v, types.FunctionType) or callable(v) and rec.path_of(v) is None:
+            return _function_const(v, e)
         if isinstance(v, (SymInt, Expr)):     # a size: its run-time value
-            expr = v.expr if isinstance(v, SymInt) else v
-            if expr not in slot_of:
-                slot_of[expr] = len(prog.slots)
-                prog.slots.append(expr)
-            return Slot(slot_of[expr])
+            return Slot(slot(v.expr if isinstance(v, SymInt) else v))
         path = rec.path_of(v)
         if path is not None:
             return AtStart(path)
@@ -579,8 +564,6 @@ def from_trace(rec: Recorder, binding, tracer, global_reads=(), views=()) -> Sta
             return got
         if isinstance(v, np.ndarray):
             return CopyOf(v.copy())
-        if callable(v):
-            return Const(v)
         rec_where = "" if e.frame is None else " at %s" % e.frame.location
         raise UserError("the program stores a new %s object at %s%s: an exported program "
                         "cannot create Python objects of your classes on each call; keep the "
@@ -623,7 +606,9 @@ def from_trace(rec: Recorder, binding, tracer, global_reads=(), views=()) -> Sta
     prog.effects = _coalesce(effects)
     prog._at_start = sorted({p for e in effects for a in e.args for p in _start_paths(a)},
                             key=str)
-    prog.guards = _guards(rec, global_reads) + same
+    prog.guards = _guards(rec, global_reads, binding.stood_in) + same + \
+        [Guard(p, "same", first) for p, first in rec.aliases] + \
+        _fingerprint_guards(binding.fingerprinted, rec.unrecorded.codes)
     prog.views = list(views)
     prog.initial = [(p, v) for text, (p, v) in sorted(rec.tracked_reads.items())
                     if text not in rec.tracked_guarded]
@@ -683,35 +668,31 @@ def _coalesce(effects: List[Effect]) -> List[Effect]:
     return out
 
 
-def _guards(rec: Recorder, global_reads) -> List[Guard]:
-    from .tracer import TracedArray
+def _guards(rec: Recorder, global_reads, stood_in=None) -> List[Guard]:
+    """The guards of what one trace read (``stood_in``: the tracer's stand-ins, by id, for
+    the objects they replace)."""
+    from ..tracer import TracedArray
     out: Dict[Tuple[str, str, Any], Guard] = {}
 
-    def add(g: Guard):
-        key = (str(g.path), g.kind, g.value[0] if g.kind == "has" else None)
-        out.setdefault(key, g)
+    def add(g: Optional[Guard]):
+        if g is not None:
+            key = (str(g.path), g.kind, g.value[0] if g.kind == "has" else None)
+            out.setdefault(key, g)
 
     for r in rec.reads:
-        v, at = r.value, r.frame
-        if r.kind in ("len", "keys", "has"):
-            add(Guard(r.path, r.kind, v, at))
-            continue
-        if type(v) is TracedArray or isinstance(v, np.ndarray) or \
-                (type(v).__module__ or "").startswith("symshape."):
-            continue            # arrays, sizes, the tracer's own stand-ins (a generator)
-        if r.path.root.kind == "arg" and all(s.kind == "item" for s in r.path.steps):
-            continue                # an input leaf: the input check compares it
-        if type(v) in _SCALARS or isinstance(v, (np.generic, np.dtype)) or type(v) is set:
-            add(Guard(r.path, "eq", v, at))
-        elif isinstance(v, (types.FunctionType, types.BuiltinFunctionType, types.MethodType,
-                            type, types.ModuleType)) or callable(v) and \
-                rec.path_of(v) is None:
-            add(Guard(r.path, "is", v, at))
-        elif type(v) in (RecList, RecDict, RecSet):
-            add(Guard(r.path, "type", {RecList: list, RecDict: dict, RecSet: set}[type(v)],
-                      at))
-        else:
-            add(Guard(r.path, "type", getattr(v, "__class__", type(v)), at))
+        v = r.value
+        if r.kind in ("len", "keys", "has", "hasattr", "attrs"):
+            add(Guard(r.path, r.kind, v, r.frame))
+        elif r.kind == "items":               # a set iterated: its items, by value
+            add(Guard(r.path, "eq", v, r.frame))
+        elif stood_in and id(v) in stood_in:
+            add(Guard(r.path, "is", stood_in[id(v)], r.frame))   # a random generator
+        elif not (type(v) is TracedArray or isinstance(v, np.ndarray) or
+                  (type(v).__module__ or "").startswith("symshape.") or
+                  r.path.root.kind == "arg" and all(s.kind == "item" for s in r.path.steps)):
+            # (not arrays, sizes or the tracer's own stand-ins; an input leaf: the input
+            # check compares it)
+            add(_value_guard(r.path, v, r.frame, rec))
     for text in sorted(rec.tracked_guarded):
         got = rec.tracked_reads.get(text)
         if got is not None:
@@ -721,7 +702,69 @@ def _guards(rec: Recorder, global_reads) -> List[Guard]:
             continue
         if type(v) in _SCALARS or isinstance(v, (np.generic, np.dtype)):
             add(Guard(path, "eq", v))
+        elif is_opaque(v) and not isinstance(v, (TracedArray, np.ndarray)):
+            add(Guard(path, "is", v))       # an Enum member, a C extension object
     return list(out.values())
+
+
+def _value_guard(path: AccessPath, v, at, rec: Recorder) -> Guard:
+    """The guard on a value the program read: by value (scalars, strings, tuples of them,
+    a library container of them), by identity (code, modules, classes, opaque objects),
+    else by type."""
+    if type(v) in _SCALARS or isinstance(v, (np.generic, np.dtype)) or type(v) is set \
+            or guardkinds.is_plain(v):
+        return Guard(path, "eq", v, at)          # tuples and named tuples of scalars too
+    if is_container(v) and _plain_items(v):
+        # an OrderedDict / deque / Counter of scalars: its items, as they were
+        return Guard(path, "eq", copy.copy(v), at)
+    if isinstance(v, (types.FunctionType, types.BuiltinFunctionType, types.MethodType,
+                      type, types.ModuleType)) or callable(v) and \
+            rec.path_of(v) is None or is_opaque(v):
+        return Guard(path, "is", v, at)
+    if type(v) in (RecList, RecDict, RecSet):
+        return Guard(path, "type", {RecList: list, RecDict: dict, RecSet: set}[type(v)], at)
+    return Guard(path, "type", getattr(v, "__class__", type(v)), at)
+
+
+_CONSTRUCTORS = ("__init__", "__new__", "__post_init__")
+
+
+@functools.lru_cache(maxsize=4096)
+def _attribute_names(code) -> Tuple[frozenset, frozenset]:
+    """The attribute names ``code`` loads and those it stores or deletes."""
+    loads, stores = set(), set()
+    for ins in dis.get_instructions(code):
+        if ins.opname in ("LOAD_ATTR", "LOAD_METHOD"):
+            loads.add(ins.argval)
+        elif ins.opname in ("STORE_ATTR", "DELETE_ATTR"):
+            stores.add(ins.argval)
+    return frozenset(loads), frozenset(stores)
+
+
+def _fingerprint_guards(objects, codes) -> List[Guard]:
+    """The conservative guard: for each class and module the trace reached, the plain
+    values of the attributes its code loads (``Model.lr``, ``config.SCALE``, ``type(self)
+    .n``), reads the recorder cannot see.  A name the code also stores is left out: a
+    counter written eagerly between compiled segments would fail it on every call."""
+    loads, stores = set(), set()
+    for c in all_codes(codes):
+        a, b = _attribute_names(c)
+        loads |= a
+        if c.co_name not in _CONSTRUCTORS:      # a constructor sets what others read
+            stores |= b
+    names = sorted(loads - stores)
+    out = []
+    for path, obj in objects:
+        mine = tuple(n for n in names if not n.startswith("__") and
+                     guardkinds.is_plain(getattr(obj, n, None)) and hasattr(obj, n))
+        if mine:
+            out.append(Guard(path, "fingerprint", (mine, guardkinds.fingerprint(obj, mine))))
+    return out
+
+
+def _plain_items(v) -> bool:
+    items = list(v.items()) if isinstance(v, dict) else list(v)
+    return len(items) <= 256 and all(guardkinds.is_plain(x) for x in items)
 
 
 def scalar_writes(rec: Recorder, global_reads=()) -> frozenset:
@@ -731,10 +774,11 @@ def scalar_writes(rec: Recorder, global_reads=()) -> frozenset:
             type(r.value) in (int, float, complex)}
     read |= {str(p) for p, v in global_reads if type(v) in (int, float, complex)}
     written = set()
+    numbers = (int, float, complex, SymInt)        # a size too: self.count += n
     for e in rec.effects:
-        if e.op in ("setattr", "setitem") and type(e.args[-1]) in (int, float, complex):
+        if e.op in ("setattr", "setitem") and type(e.args[-1]) in numbers:
             written.add(e.target())
-        elif e.op == "setroot" and type(e.args[0]) in (int, float, complex):
+        elif e.op == "setroot" and type(e.args[0]) in numbers:
             written.add(str(e.path))
     return frozenset(read & written)
 
