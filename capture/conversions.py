@@ -1,5 +1,6 @@
 """``int`` in traced code: ``int(f)`` of a symbolic float built from sizes gives a symbolic
-size (truncation toward zero, ``symshape.floatint``) instead of Python's ``TypeError``.
+size (truncation toward zero, ``symshape.floatint``) instead of Python's ``TypeError``, and
+``int(n)`` of a size is that size, still symbolic.
 
 Python's ``int()`` must return a real ``int``, so the name ``int`` itself is routed in the
 globals of the traced functions (as ``len`` and ``range`` are, ``capture.lenrange``).  The
@@ -14,6 +15,7 @@ import builtins
 import numpy as np
 
 from symshape.symfloat import SymFloat
+from symshape.symint import SymInt
 
 _int = builtins.int
 
@@ -22,7 +24,8 @@ class _IntClass(type):
     """Answers isinstance / issubclass checks as ``int`` does."""
 
     def __instancecheck__(cls, obj) -> bool:
-        return isinstance(obj, _int)
+        # a size is an int in eager code: ``isinstance(n, int)`` checks of sizes pass
+        return isinstance(obj, _int) or type(obj) is SymInt
 
     def __subclasscheck__(cls, sub) -> bool:
         return issubclass(sub, _int)
@@ -37,8 +40,14 @@ class sym_int(_int, metaclass=_IntClass):
     dtype = np.dtype(_int)          # np.dtype(sym_int) is np.dtype(int)
 
     def __new__(cls, *args, **kwargs):
-        if len(args) == 1 and not kwargs and type(args[0]) is SymFloat:
-            return args[0].to_int()
+        if len(args) == 1 and not kwargs:
+            if type(args[0]) is SymFloat:
+                return args[0].to_int()
+            if type(args[0]) is SymInt:
+                # ``int(x.shape[0])`` is already an int: the size stays symbolic wherever it
+                # is used as a size, index or count, and specialises where it becomes data
+                # (str(), hash(), a NumPy call that needs a Python int)
+                return args[0]
         return _int(*args, **kwargs)
 
 

@@ -10,6 +10,7 @@ always had) and only when a size is involved; every other call is the builtin's.
 """
 from __future__ import annotations
 
+import operator
 import sys
 
 import numpy as np
@@ -22,6 +23,13 @@ from .tracer import FUNCTIONS, TracedArray
 
 _builtin_len = len
 _builtin_range = range
+_operator_index = operator.index
+
+
+def called_by_user(depth: int = 1) -> bool:
+    """The code ``depth`` frames above the caller is the user's (not symshape's, NumPy's or
+    the stdlib's)."""
+    return _user_code(sys._getframe(depth + 1).f_code)
 
 
 def _user_caller() -> bool:
@@ -118,6 +126,17 @@ class sym_range(metaclass=_RangeType):
 sym_range.__name__ = sym_range.__qualname__ = "range"
 sym_range.__doc__ = _builtin_range.__doc__
 
+def sym_index(obj):
+    """``operator.index`` that keeps a size symbolic for the user's code (a slice bound, a
+    count or a NumPy argument computed with ``operator.index(n)``)."""
+    if type(obj) is SymInt and _user_caller():
+        return obj
+    return _operator_index(obj)
+
+
 # the builtins routed while a trace runs (bound in ``builtins`` by capture.namespace), so the
 # traced code's len/range see sizes wherever it lives
 BUILTIN_ROUTERS = {"len": sym_len, "range": sym_range}
+# ``operator.index`` routed in the ``operator`` module while a trace runs (the user's code
+# reaches it as ``operator.index``, or by the name it imported)
+OPERATOR_ROUTERS = {"index": sym_index}

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import operator
 import sys
 import threading
 from typing import Callable, Dict, Iterable, List, Tuple
@@ -47,7 +48,7 @@ from symshape.symint import SymInt
 from . import randomness
 
 from .conversions import sym_int
-from .lenrange import BUILTIN_ROUTERS
+from .lenrange import BUILTIN_ROUTERS, OPERATOR_ROUTERS, called_by_user
 from .tracer import FUNCTIONS, SIZE_FUNCTIONS, TracedArray
 
 _SYMBOLIC = (SymInt, SymFloat)
@@ -66,6 +67,12 @@ _ABSENT = object()
 # define them itself: ``int`` is a class the whole process compares types against, so it is
 # never routed in ``builtins`` (``len`` and ``range`` are)
 USER_OVERRIDES = {"int": sym_int}
+# names a user module may have bound to the builtins themselves (``from builtins import
+# range, int``, Python 2 compatibility code) or to ``operator.index``: routed there like the
+# builtins they are
+_SHADOWED = {**{k: (builtins.__dict__[k], r) for k, r in BUILTIN_ROUTERS.items()},
+             "int": (builtins.int, sym_int),
+             **{k: (getattr(operator, k), r) for k, r in OPERATOR_ROUTERS.items()}}
 
 
 def _env_of(a):
@@ -93,11 +100,45 @@ def _symbolic_env(args, kwargs):
     return None
 
 
+# the creation functions whose arrays the program owns: called by the user's code during a
+# trace, even with static sizes, they make a traced value (as torch.export's factory calls
+# do), so the program can fill them with traced values (``out = np.zeros((3, 4)); out[0] = x``)
+PROGRAM_ARRAYS = ("zeros", "ones", "empty", "full", "eye", "identity")
+
+
+def _numeric(dtype) -> bool:
+    try:
+        return np.dtype(float if dtype is None else dtype).kind in "biufc"
+    except TypeError:
+        return False
+
+
+def _program_array(orig, args, kwargs):
+    """The tracer that makes a static creation call of the user's code a traced value, or
+    None (no trace in this thread, a caller that is NumPy's or symshape's, a dtype that is
+    not numeric, an array NumPy must make itself)."""
+    if kwargs.get("like") is not None or not called_by_user(2):
+        return None
+    tracer = randomness.active_tracer()
+    if tracer is None or not _numeric(kwargs.get("dtype")):
+        return None
+    if orig is np.full:
+        fill = args[1] if len(args) > 1 else kwargs.get("fill_value")
+        if isinstance(fill, np.ndarray) and fill.ndim or not _numeric(np.asarray(fill).dtype):
+            return None
+    return tracer
+
+
 def _router(orig: Callable) -> Callable:
+    owned = getattr(orig, "__name__", "") in PROGRAM_ARRAYS and orig is getattr(
+        np, orig.__name__, None)
+
     def routed(*args, **kwargs):
         env = _symbolic_env(args, kwargs)
         tracer = env.tracer if env is not None else None
         handler = FUNCTIONS.get(orig)
+        if tracer is None and owned and handler is not None:
+            tracer = _program_array(orig, args, kwargs)
         if tracer is None or handler is None:
             return orig(*args, **kwargs)
         if not getattr(handler, "takes_sizes", False):
@@ -184,6 +225,8 @@ def process_slots() -> List[Slot]:
             slots.extend(_slots_in(d, randomness.watched()))
         b = builtins.__dict__
         slots.extend((b, k, b[k], router) for k, router in BUILTIN_ROUTERS.items())
+        o = operator.__dict__
+        slots.extend((o, k, o[k], router) for k, router in OPERATOR_ROUTERS.items())
         _cache_slots[:] = slots
         _cache_key[1] = names
     _cache_key[0] = n
@@ -234,6 +277,9 @@ class Routes:
         slots = _slots_in(ns, _user_routers())
         slots += [(ns, k, _ABSENT, router) for k, router in USER_OVERRIDES.items()
                   if ns.get(k, _ABSENT) is _ABSENT or ns.get(k) is router]
+        slots += [(ns, k, orig, router) for k, (orig, router) in _SHADOWED.items()
+                  if ns.get(k, _ABSENT) is orig or (k not in USER_OVERRIDES
+                                                    and ns.get(k) is router)]
         if not slots:
             return
         with _lock:

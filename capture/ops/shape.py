@@ -17,6 +17,7 @@ from ..ir import IndexAttr
 from ..tracer import (METHOD_OPS, SIZE_FUNCTIONS, TracedArray, Tracer, implements,
                       shape_repr, to_expr)
 from .indexing import getitem
+from .creation import nonnegative
 from .registry import defop
 
 # methods rather than np.* functions: the same C code without the Python dispatch layer
@@ -331,19 +332,22 @@ def _repeat(t, a, repeats, axis=None):
     if (type(repeats) is TracedArray and repeats.ndim == 1) or (
             isinstance(repeats, np.ndarray) and repeats.ndim == 1 and repeats.shape[0] != 1):
         return METHOD_OPS["repeat_counts"](t, x, repeats, axis)    # datadep.py
-    (r,) = _static_ints(repeats, "np.repeat counts (arrays of counts are data-dependent)") \
+    # one count, a size kept symbolic (``np.repeat(a, N)``: N stays a size of the program)
+    (r,) = _sizes_or_ints(repeats, "np.repeat counts (arrays of counts are data-dependent)") \
         if not isinstance(repeats, (tuple, list)) or len(repeats) == 1 else (None,)
     if r is None:
         raise UserError("np.repeat with a list of counts is not supported while tracing; use a "
                         "single static count%s" % _frame())
-    if r < 0:       # NumPy raises; the size rule below would give a negative size
+    if type(r) is SymInt:     # a guard r >= 0: NumPy raises on a negative count
+        nonnegative(r, "np.repeat count", user_frame(3))
+    elif r < 0:       # NumPy raises; the size rule below would give a negative size
         raise UserError("np.repeat: negative count %d%s" % (r, _frame()))
     if axis is None:
-        return t.emit("repeat", (x.node,), {"repeats": r, "axis": None},
+        return t.emit("repeat", (x.node,), {"repeats": to_expr(r), "axis": None},
                       (prod(x.shape) * r,), x.dtype)
     ax = norm_axis(axis, x.ndim)
     shape = tuple(s * r if i == ax else s for i, s in enumerate(x.shape))
-    return t.emit("repeat", (x.node,), {"repeats": r, "axis": ax}, shape, x.dtype)
+    return t.emit("repeat", (x.node,), {"repeats": to_expr(r), "axis": ax}, shape, x.dtype)
 
 
 @implements(np.pad)
