@@ -14,6 +14,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
+from symshape import relations as R
 from symshape.env import ShapeEnv
 from symshape.errors import GuardOnDataDependentError, UserError, where
 from symshape.symfloat import SymFloat
@@ -24,6 +25,7 @@ from .ir import Graph, Node
 from .methods import METHOD_OPS
 from .objstate import Tracked, materialize
 from .state import path_identifier
+from .valuechecks import raising_branch
 from .views import PERMUTES, RESHAPES, propagate, register_call
 
 # numpy function -> handler(tracer, *args, **kwargs); filled by capture.ops
@@ -351,6 +353,15 @@ def require_kth(n, kth, what: str, frame) -> None:
                             % (what, k, describe(n), where(frame)))
 
 
+def _checked(x: "TracedArray", branch) -> bool:
+    """The truth value that goes on along the side of a branch that does not raise; the
+    program checks when it runs that ``x`` still gives it (``capture.valuechecks``)."""
+    t = x.tracer
+    ok = METHOD_OPS["item"](t, x.astype(bool) == branch.safe, ())
+    t.env.check(R.eq(to_expr(ok), 1), None, branch.text, user_frame(3))
+    return branch.safe
+
+
 class TracedArray:
     """A symbolic stand-in for a NumPy array during tracing."""
 
@@ -525,6 +536,9 @@ class TracedArray:
 
     # ------------------------------------------------------------------ values
     def __bool__(self):
+        branch = raising_branch(sys._getframe(1))
+        if branch is not None:        # validation: the side that goes on, checked at run time
+            return _checked(self, branch)
         v = self._concrete('data-dependent branch on array values')
         if v is not None:
             return bool(v)
