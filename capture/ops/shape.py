@@ -316,14 +316,18 @@ def _sizes_or_ints(v, what: str) -> tuple:
 @implements(np.tile)
 def _tile(t, A, reps):
     x = t.operand(A)
-    reps = _static_ints(reps, "np.tile reps")
-    if any(r < 0 for r in reps):     # NumPy raises "negative dimensions are not allowed"
-        raise UserError("np.tile: negative repetitions %s%s" % (reps, _frame()))
+    # counts computed from sizes stay sizes (``np.tile(np.arange(k), (numframes, 1))``)
+    reps = _sizes_or_ints(reps, "np.tile reps")
+    for r in reps:
+        if type(r) is SymInt:       # a guard r >= 0: NumPy raises on a negative count
+            nonnegative(r, "np.tile reps", user_frame(3))
+        elif r < 0:     # NumPy raises "negative dimensions are not allowed"
+            raise UserError("np.tile: negative repetitions %s%s" % (reps, _frame()))
     nd = max(x.ndim, len(reps))
     shape = (1,) * (nd - x.ndim) + tuple(x.shape)
     reps_full = (1,) * (nd - len(reps)) + reps
-    out = tuple(s * r if r != 1 else s for s, r in zip(shape, reps_full))
-    return t.emit("tile", (x.node,), {"reps": reps}, out, x.dtype)
+    out = tuple(s if type(r) is int and r == 1 else s * r for s, r in zip(shape, reps_full))
+    return t.emit("tile", (x.node,), {"reps": tuple(map(to_expr, reps))}, out, x.dtype)
 
 
 @implements(np.repeat)
@@ -487,7 +491,8 @@ def _dstack(t, tup):
 
 
 # their dispatchers iterate over the argument (a traced array's rows) before dispatching
-SIZE_FUNCTIONS.extend([np.concatenate, np.stack, np.vstack, np.hstack, np.dstack])
+SIZE_FUNCTIONS.extend([np.concatenate, np.stack, np.vstack, np.hstack, np.dstack, np.tile,
+                       np.repeat])
 
 
 @rule("shape.atleast_2d")

@@ -65,8 +65,20 @@ def repeat_axis(x):
     return np.repeat(x, int(x.shape[0] // 3), axis=1)
 
 
+def tile_frames(x):
+    # speech features' framing: a static arange tiled a size-dependent number of times
+    n = 1 + int(math.ceil((1.0 * x.shape[0] - 2) / 1))
+    idx = np.tile(np.arange(0, 2), (n - 1, 1)) + np.tile(np.arange(0, n - 1), (2, 1)).T
+    return x[:, 0][np.array(idx, dtype=np.int32)]
+
+
+def repeat_static_array(x):
+    return np.repeat(np.arange(3.0), x.shape[0]) + x[:, 0].sum()
+
+
 @pytest.mark.parametrize("f", [frames, int_of_shape, floor_trunc_round, index_of_size,
-                               floordiv_count, repeat_size, repeat_axis])
+                               floordiv_count, repeat_size, repeat_axis, tile_frames,
+                               repeat_static_array])
 def test_conversions_keep_sizes_symbolic(f):
     _dynamic(f)
 
