@@ -15,6 +15,7 @@ import sys
 
 import numpy as np
 
+from symshape import relations as R
 from symshape.symint import SymInt, describe
 from symshape.userframe import user_frame
 
@@ -134,9 +135,31 @@ def sym_index(obj):
     return _operator_index(obj)
 
 
+_builtin_sum = sum
+_NO_START = object()
+
+
+def sym_sum(iterable, /, start=_NO_START):
+    """``sum`` of a traced array over its first axis without unrolling it (which would pin
+    that size): Python adds the rows one after another from 0, as ``np.cumsum`` does, so its
+    last row is the same number, bit for bit (``pdf / sum(pdf)``)."""
+    if type(iterable) is TracedArray and start is _NO_START and iterable.ndim >= 1 \
+            and _user_caller():
+        x = iterable
+        n = x.shape[0]
+        if type(n) is not SymInt or n.env.evaluate(R.ge(n.expr, 1), None, user_frame(2)):
+            # 0 + a bool is an int; 0 + any other number keeps its NumPy type
+            dt = np.dtype(np.int64) if x.dtype.kind == "b" else x.dtype
+            if n != 0:
+                return np.cumsum(x, axis=0, dtype=dt)[-1]
+    if start is _NO_START:
+        return _builtin_sum(iterable)
+    return _builtin_sum(iterable, start)
+
+
 # the builtins routed while a trace runs (bound in ``builtins`` by capture.namespace), so the
 # traced code's len/range see sizes wherever it lives
-BUILTIN_ROUTERS = {"len": sym_len, "range": sym_range}
+BUILTIN_ROUTERS = {"len": sym_len, "range": sym_range, "sum": sym_sum}
 # ``operator.index`` routed in the ``operator`` module while a trace runs (the user's code
 # reaches it as ``operator.index``, or by the name it imported)
 OPERATOR_ROUTERS = {"index": sym_index}

@@ -85,16 +85,23 @@ def _env_of(a):
     return None
 
 
+def _env_in(a, depth: int):
+    env = _env_of(a)
+    if env is None and depth and (type(a) is tuple or type(a) is list):
+        for b in a:
+            env = _env_in(b, depth - 1)
+            if env is not None:
+                break
+    return env
+
+
 def _symbolic_env(args, kwargs):
+    """The environment of the first size or traced array among the arguments, looked for
+    in lists and tuples too (``np.array([[q0 * q1, ...], ...])``: nested three deep)."""
     for a in args:
-        env = _env_of(a)
+        env = _env_in(a, 3)
         if env is not None:
             return env
-        if type(a) is tuple or type(a) is list:
-            for b in a:
-                env = _env_of(b)
-                if env is not None:
-                    return env
     if kwargs:
         return _symbolic_env(tuple(kwargs.values()), None)
     return None

@@ -167,6 +167,8 @@ class Tracer:
         if type(x) is Tracked:          # a Python number of state: its value, guarded
             return x.materialize()
         if isinstance(x, (list, tuple)):
+            if holds_traced(x):
+                return self.stack_list(x)
             try:
                 arr = np.asarray(x)
             except Exception:
@@ -183,6 +185,14 @@ class Tracer:
 
     def stack_list(self, xs):
         return METHOD_OPS["array_from_list"](self, xs)
+
+
+def holds_traced(v) -> bool:
+    """``v`` is, or is a (nested) list or tuple holding, a traced array or a symbolic
+    number."""
+    if type(v) is TracedArray or type(v) is SymInt or type(v) is SymFloat:
+        return True
+    return isinstance(v, (list, tuple)) and any(holds_traced(b) for b in v)
 
 
 def _is_transpose_of(a: np.ndarray, base) -> bool:
@@ -460,6 +470,30 @@ class TracedArray:
         for s in self.shape:
             out = out * s
         return out
+
+    @property
+    def flags(self):
+        """``ndarray.flags``: the layout NumPy would give this value (``ops.memory``)."""
+        return METHOD_OPS["flags"](self)
+
+    @property
+    def strides(self) -> tuple:
+        """``ndarray.strides`` in bytes, symbolic with the sizes (C order for an array the
+        program computed or an input; a transpose's reversed)."""
+        f = self.flags
+        shape = self.shape[::-1] if f.fortran else self.shape
+        out, step = [], self.dtype.itemsize
+        for s in reversed(shape):
+            out.append(step)
+            step = step * s
+        return tuple(out) if f.fortran else tuple(reversed(out))
+
+    def __copy__(self):
+        # copy.copy / copy.deepcopy of an ndarray copy its data: a traced copy
+        return self.copy()
+
+    def __deepcopy__(self, memo):
+        return self.copy()
 
     @property
     def itemsize(self) -> int:

@@ -8,14 +8,15 @@ from typing import Sequence
 import numpy as np
 
 from symshape.errors import UserError, where
+from symshape.symfloat import SymFloat
 from symshape.symint import SymInt, describe, sym_min, sym_max
 from symshape.userframe import user_frame
 from symshape.expr import smax, smin
 from symshape.rules import rule
 
 from ..ir import IndexAttr
-from ..tracer import (METHOD_OPS, SIZE_FUNCTIONS, TracedArray, Tracer, implements,
-                      shape_repr, to_expr)
+from ..tracer import (METHOD_OPS, SIZE_FUNCTIONS, TracedArray, Tracer, holds_traced,
+                      implements, shape_repr, to_expr)
 from .indexing import getitem
 from .creation import nonnegative
 from .registry import defop
@@ -266,10 +267,23 @@ def _stack(t, arrays, axis=0, out=None, dtype=None, casting="same_kind"):
                   _result_dtype(xs, dtype))
 
 
+def _list_item(t: Tracer, v) -> TracedArray:
+    if type(v) is TracedArray:
+        return t.operand(v)
+    if isinstance(v, (list, tuple)) and holds_traced(v):
+        return array_from_list(t, v)          # a nested list: a row of the result
+    if type(v) is SymInt or type(v) is SymFloat:
+        # a size (or a float of sizes) as data: NumPy's dtype for the same Python number
+        dt = np.dtype(int) if type(v) is SymInt else np.dtype(float)
+        return t.emit("full", (to_expr(v),), {"shape": (), "dtype": dt}, (), dt)
+    return t.constant(np.asarray(v))
+
+
 def array_from_list(t: Tracer, xs) -> TracedArray:
-    """A list mixing traced arrays and scalars used as an operand: stacked."""
-    parts = [t.operand(v) if type(v) is TracedArray else t.constant(np.asarray(v)) for v in xs]
-    return _stack(t, parts)
+    """A (nested) list mixing traced arrays, traced scalars, sizes and numbers used as an
+    operand (``np.array([[1 - 2 * q2, ...], ...])``, ``np.sum([np.sum(W ** 2) for W in
+    weights])``): stacked, row by row."""
+    return _stack(t, [_list_item(t, v) for v in xs])
 
 
 # --------------------------------------------------------------------------- more shape ops
