@@ -45,7 +45,7 @@ import numpy as np
 
 from symshape.symfloat import SymFloat
 from symshape.symint import SymInt
-from . import randomness
+from . import randomness, scipy_ops
 
 from .conversions import sym_int
 from .lenrange import BUILTIN_ROUTERS, OPERATOR_ROUTERS, called_by_user
@@ -162,26 +162,32 @@ _ROUTERS: Dict[int, Tuple[Callable, Callable]] = {}
 
 
 def _routers() -> Dict[int, Tuple[Callable, Callable]]:
-    """id(original NumPy function) -> (original, router); built once."""
-    if not _ROUTERS:
-        for orig in [getattr(np, name) for name in ROUTED_NAMES] + SIZE_FUNCTIONS:
-            router = _router(orig)
-            _ROUTERS[id(orig)] = (orig, router)
-            # code that looks a handler up by the name it sees (FUNCTIONS[np.arange])
-            # during a trace finds the router: give it the same handler
-            if orig in FUNCTIONS:
-                FUNCTIONS[router] = FUNCTIONS[orig]
+    """id(original NumPy or SciPy function) -> (original, router); NumPy's built once,
+    SciPy's added as its modules are loaded (``capture.scipy_ops``)."""
+    fresh = [getattr(np, name) for name in ROUTED_NAMES] + SIZE_FUNCTIONS if not _ROUTERS \
+        else []
+    fresh += [f for f in scipy_ops.register_loaded() if id(f) not in _ROUTERS]
+    for orig in fresh:
+        router = _router(orig)
+        _ROUTERS[id(orig)] = (orig, router)
+        # code that looks a handler up by the name it sees (FUNCTIONS[np.arange])
+        # during a trace finds the router: give it the same handler
+        if orig in FUNCTIONS:
+            FUNCTIONS[router] = FUNCTIONS[orig]
     return _ROUTERS
 
 
 _USER_ROUTERS: Dict[int, Tuple[Callable, Callable]] = {}
+_USER_BUILT = [0]            # the number of routers _USER_ROUTERS was built from
 
 
 def _user_routers() -> Dict[int, Tuple[Callable, Callable]]:
-    """What a user module may have imported by name (creation functions, random draws and
-    the watched impure functions), by the id of the original and of the router: a slot that
-    a concurrent trace routed already is found too, and counted instead of bound again."""
-    if not _USER_ROUTERS:
+    """What a user module may have imported by name (creation functions, SciPy's functions,
+    random draws and the watched impure functions), by the id of the original and of the
+    router: a slot that a concurrent trace routed already is found too, and counted instead
+    of bound again."""
+    if _USER_BUILT[0] != len(_routers()):
+        _USER_BUILT[0] = len(_routers())
         for table in (_routers(), randomness.routers(), randomness.watched()):
             for orig, router in table.values():
                 _USER_ROUTERS[id(orig)] = _USER_ROUTERS[id(router)] = (orig, router)
@@ -217,7 +223,7 @@ def process_slots() -> List[Slot]:
     n = len(sys.modules)
     if _cache_key[0] == n:
         return _cache_slots
-    names = _numpy_modules()
+    names = _numpy_modules() + scipy_ops.loaded_modules()
     if names != _cache_key[1]:
         sizes = _routers()
         slots: List[Slot] = []

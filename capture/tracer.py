@@ -208,7 +208,24 @@ def dispatch_ufunc(t: Tracer, ufunc, method: str, inputs, kwargs):
     handler = UFUNC_OVERRIDES.get(ufunc)
     if handler is not None:
         return handler(t, ufunc, inputs, kwargs)
+    if getattr(np, ufunc.__name__, None) is not ufunc:
+        return _foreign_ufunc(t, ufunc, inputs, kwargs)
     return ELEMENTWISE[0](t, ufunc, inputs, kwargs)
+
+
+def _foreign_ufunc(t: Tracer, ufunc, inputs, kwargs):
+    """A ufunc of another library (``scipy.special.expit``): its op when one is defined
+    (``capture.scipy_ops``), else a clear refusal (never an op name NumPy does not have)."""
+    if ufunc not in FUNCTIONS:
+        from . import scipy_ops       # its modules may have been imported during the trace
+        scipy_ops.register_loaded()
+    handler = FUNCTIONS.get(ufunc)
+    if handler is not None:
+        return handler(t, *inputs, **kwargs)
+    raise UserError("the ufunc %s.%s is not NumPy's and has no op in the symshape tracer%s; "
+                    "wrap its call in ss.custom_op with a fake (shape) function"
+                    % (getattr(ufunc, "__module__", None) or "?", ufunc.__name__,
+                       where(user_frame(3))))
 
 
 def _as_view(t: Tracer, func, args, kwargs, result):
