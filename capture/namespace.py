@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import linecache
 import operator
 import sys
 import threading
@@ -120,11 +121,31 @@ def _numeric(dtype) -> bool:
         return False
 
 
+def _call_names(frame, name: str) -> bool:
+    """The call ``frame`` is making names ``name`` in its source (``np.zeros((3, 4))``):
+    compiled code that allocates with NumPy (a bit generator's ``__init__``) runs without a
+    frame of its own, so its calls look like the user's call that reached it."""
+    code = frame.f_code
+    try:
+        pos = list(code.co_positions())[frame.f_lasti // 2]
+    except (AttributeError, IndexError):
+        pos = (frame.f_lineno, frame.f_lineno, None, None)
+    first, last, col, end = pos
+    if first is None:
+        return False
+    lines = [linecache.getline(code.co_filename, i) for i in range(first, (last or first) + 1)]
+    if col is not None and end is not None and lines:
+        lines[-1] = lines[-1][:end]
+        lines[0] = lines[0][col:]
+    return name in "".join(lines)
+
+
 def _program_array(orig, args, kwargs):
     """The tracer that makes a static creation call of the user's code a traced value, or
     None (no trace in this thread, a caller that is NumPy's or symshape's, a dtype that is
     not numeric, an array NumPy must make itself)."""
-    if kwargs.get("like") is not None or not called_by_user(2):
+    if kwargs.get("like") is not None or not called_by_user(2) or \
+            not _call_names(sys._getframe(2), orig.__name__):
         return None
     tracer = randomness.active_tracer()
     if tracer is None or not _numeric(kwargs.get("dtype")):
