@@ -10,7 +10,7 @@ Run as a script it prints the pass rate over the whole table (cases and function
 
     python benchmarks/array_api_suite.py [--examples N] [--seed S] [-v]
 
-``tests/test_array_api.py`` runs every case under Hypothesis with a few examples.  The
+``tests/capture/test_array_api.py`` runs every case under Hypothesis with a few examples.  The
 standard's own suite, ``array-api-tests``, is not on the package index (so CI cannot install
 it); with a checkout of it (and its ``array-api`` spec submodule, and ``ndindex`` installed),
 

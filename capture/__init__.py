@@ -1,10 +1,11 @@
 """symshape.capture: tracing NumPy programs into functional graphs with symbolic shapes.
 
-``STAGES`` holds what an ExportedProgram hands its later stages to: ``"compile"`` and
-``"draw"`` (the code generator and the drawing, ``symshape.codegen``, a layer above capture)
-and ``"run_decompositions"``
-(``decomp.py``, which builds on ``program.py``).  The public ``symshape`` module fills it at
-import, so program.py imports neither.
+``STAGES`` holds what an ExportedProgram hands its later stages to, all in
+``symshape.codegen``, a layer above capture: ``"module"`` (the plain-Python function
+``ep.module()`` runs), ``"print"`` (the graph as text), ``"validate_generated"`` (translation
+validation of the generated checks at export), ``"compile"`` and ``"draw"``; and
+``"run_decompositions"`` (``decomp.py``, which builds on ``program.py``).  The public
+``symshape`` module fills it at import, so nothing in capture/ imports the code generator.
 """
 from typing import Callable, Dict
 

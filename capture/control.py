@@ -23,7 +23,7 @@ from symshape.symint import SymBool, SymInt, describe
 from symshape.userframe import user_frame
 
 from .ir import CondExpr, Graph, Node, Subgraph
-from .program import dtype_short
+from .value_text import dtype_short
 from .ops.registry import defop
 from .tracer import TracedArray, Tracer, to_expr
 

@@ -38,8 +38,8 @@ from symshape.logs import dynamic_log
 from symshape.infinity import INT_OO, NEG_INT_OO
 
 from . import ops  # noqa: F401  (registers the op handlers)
-from . import pycode
-from .ir import Graph, Node, Subgraph
+from . import STAGES
+from .ir import Graph, Node
 from .program import ExportedProgram, Signature
 from .finalize import finalize_node, simplify_value
 from .namespace import sizes_routed
@@ -48,7 +48,6 @@ from .state import StateBinding
 from . import stateprog, stateviews
 from . import randomness
 from .tracer import TracedArray, Tracer
-from .pycode import Renderer, _ready_checks
 
 MAX_FIX_ROUNDS = 4
 
@@ -305,7 +304,8 @@ def _trace_program(f, args, kwargs, dynamic_shapes, tracked: frozenset):
         writer = CheckWriter(cs)
         writer.emit()
         contract_validate.validate_check(cs, writer)
-        _validate_runtime_checks(env, cs, graph, writer)
+        # the generated code's own checks: the code generator, a layer above, reads them
+        STAGES["validate_generated"](env, cs, graph, writer)
     rebinds = [(target, sp.nodes[v.index].name if type(v) in (stateprog.StateArray,
                                                                stateprog.ViewOf) else
                  sp.slots[v.index].name if type(sp.slots[v.index]) is Node else
@@ -334,37 +334,6 @@ def _recorded_argument(v) -> bool:
 def _read_through_paths(obj, rec: Recorder) -> bool:
     return isinstance(obj, np.ndarray) or type(obj) in (int, float, complex, bool, str) or \
         rec.stand_in_for(obj) is not None or rec.path_of(obj) is not None
-
-
-def _validate_runtime_checks(env: ShapeEnv, cs: ConstraintSet, graph: Graph, writer) -> None:
-    """The ss.check lines the program emits for data-dependent sizes, exactly as the
-    backends emit them once the sizes they read are bound, imply every such ss.check."""
-    bound = set(writer.bound)
-    for n in graph.nodes:
-        bound |= {sym for sym, _ in n.meta.get("binds", ())}
-        if "binds_value" in n.meta:
-            bound.add(n.meta["binds_value"])
-    pending = list(cs.runtime_checks)
-    lines = _ready_checks(pending, bound, Renderer({}, {}))
-    validate.validate_runtime_checks(env, cs, lines, bound)
-    _validate_branches(env, cs, graph.nodes, {v: s for s, v in writer.bound.items()})
-
-
-def _validate_branches(env: ShapeEnv, cs: ConstraintSet, nodes, outer: Dict[str, Sym]) -> None:
-    """Each branch's function, exactly as generated, enforces every ss.check made inside
-    it; ``outer`` holds the sizes the enclosing code has bound when the branch runs."""
-    outer = dict(outer)
-    for n in nodes:
-        for v in n.attrs.values():
-            if isinstance(v, Subgraph):
-                lines = pycode.subgraph_lines(v, pycode.Renderer({}, {}), {})
-                validate.validate_branch_checks(env, cs, v, lines, outer)
-                inner = dict(outer)
-                inner.update({s.name: s for s in validate.branch_binds(v)})
-                _validate_branches(env, cs, v.graph.nodes, inner)
-        outer.update({sym.name: sym for sym, _ in n.meta.get("binds", ())})
-        if "binds_value" in n.meta:
-            outer[n.meta["binds_value"].name] = n.meta["binds_value"]
 
 
 def _allocate(env: ShapeEnv, tracer: Tracer, leaves: List[InputLeaf], axis_syms):

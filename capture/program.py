@@ -14,10 +14,7 @@ from symshape.ranges import ValueRange
 
 from . import STAGES
 from . import loaded_guard
-from .ir import Graph, Node, Subgraph
-from .function_writer import render_outputs
-from .pycode import build_function
-from .graph_text import annotation, dtype_short, graph_lines  # noqa: F401 (re-exported)
+from .ir import Graph, Node
 
 class InputSpec:
     __slots__ = ("kind", "name", "target", "path")
@@ -111,6 +108,14 @@ class Signature:
     def user_outputs(self) -> List[str]:
         return [s.name for s in self.output_specs if s.kind == "USER_OUTPUT"]
 
+    def mutations_in(self, graph: Graph) -> List[Tuple[Node, Node]]:
+        """(input or state node, node holding its new value) for each ``USER_INPUT_MUTATION``
+        and in-place ``STATE_MUTATION`` of this signature, as nodes of ``graph``."""
+        by_name = {n.name: n for n in graph.nodes}
+        by_target = {n.attrs["target"]: n for n in graph.constants}
+        return [(by_name[t], by_name[f]) for f, t in self.inputs_to_mutate.items()] + \
+            [(by_target[t], by_name[f]) for f, t in self.state_to_mutate.items()]
+
     @property
     def inputs_to_mutate(self) -> Dict[str, str]:
         return {s.name: s.target for s in self.output_specs if s.kind == "USER_INPUT_MUTATION"}
@@ -139,6 +144,7 @@ class ExportedProgram:
         self._env = env
         self._module = None
         self._checked = None
+        self._mutation_pairs = None
         self._source: Optional[str] = None
         # globals and closure cells the traced code read (capture/state.py), for the JIT's
         # guards; empty for loaded programs
@@ -191,13 +197,13 @@ class ExportedProgram:
                 for s in self.graph_signature.input_specs
                 if s.kind in ("CONSTANT", "STATE") and s.path and s.name in by_name}
 
-    def _mutations(self) -> List[Tuple[Node, Node]]:
-        """(input or state node, node holding its new value) for every write."""
-        by_name = {n.name: n for n in self.graph.nodes}
-        by_target = {n.attrs["target"]: n for n in self.graph.constants}
-        sig = self.graph_signature
-        return [(by_name[t], by_name[f]) for f, t in sig.inputs_to_mutate.items()] + \
-            [(by_target[t], by_name[f]) for f, t in sig.state_to_mutate.items()]
+    @property
+    def mutation_pairs(self) -> List[Tuple[Node, Node]]:
+        """(input or state node, node holding its new value) for every in-place write, in
+        the signature's order: what every backend writes back after a call."""
+        if self._mutation_pairs is None:
+            self._mutation_pairs = self.graph_signature.mutations_in(self.graph)
+        return self._mutation_pairs
 
     @property
     def module_source(self) -> str:
@@ -207,7 +213,7 @@ class ExportedProgram:
 
     def _build(self):
         if self._module is None:
-            gen = build_function(self)
+            gen = STAGES["module"](self)
             self._source = gen.source
             self._module = gen.full
         return self._module
@@ -222,7 +228,7 @@ class ExportedProgram:
 
     # ------------------------------------------------------------------ printing
     def __str__(self) -> str:
-        lines = ["ExportedProgram:"] + graph_lines(self.graph)
+        lines = ["ExportedProgram:"] + STAGES["print"](self.graph)
         lines.append("")
         lines.append("Graph signature:")
         lines += ["    " + l if l else "" for l in str(self.graph_signature).splitlines()]

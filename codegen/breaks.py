@@ -36,7 +36,7 @@ from symshape.userframe import UserFrame, _is_internal, user_frame
 from symshape.capture import ops as _ops  # noqa: F401  (registers the op handlers)
 from symshape.capture.export import constant_names
 from symshape.capture.ir import Node
-from symshape.capture.pycode import Renderer, emit_node
+from symshape.codegen.pycode import Renderer, emit_node
 from symshape.capture.tracer import TracedArray, Tracer
 
 from .split import code_lines, in_with

@@ -38,10 +38,10 @@ import numpy as np
 from symshape import pytree
 from symshape import runtime as _runtime
 from symshape.capture.ir import Node, Subgraph
-from symshape.capture.function_writer import (FunctionSpec, GeneratedFunction, Writing,
+from symshape.codegen.function_writer import (FunctionSpec, GeneratedFunction, Writing,
                                               compile_function, input_check, program_spec,
                                               render_outputs, write)
-from symshape.capture.pycode import Renderer, after_node, emit_node, node_lines
+from symshape.codegen.pycode import Renderer, after_node, emit_node, node_lines
 from symshape.contract.render_python import render_size_checks
 from symshape.errors import UserError
 from symshape.expr import Expr, Sym, evaluate, format_py
@@ -279,9 +279,9 @@ class DaskProgram(GeneratedFunction):
         self.ep = ep
         self.name = name
         g = ep.graph
-        if ep._mutations():
+        if ep.mutation_pairs:
             written = sorted(inp.meta.get("state") or inp.attrs.get("target") or
-                             inp.attrs.get("path") or inp.name for inp, _ in ep._mutations())
+                             inp.attrs.get("path") or inp.name for inp, _ in ep.mutation_pairs)
             raise UserError(
                 'backend="dask": %s writes into its inputs or model state (%s); dask arrays '
                 "are immutable. Return the new value instead of assigning into the array."

@@ -27,7 +27,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from symshape.errors import UserError
 
 from symshape.capture.ir import Node, Subgraph
-from symshape.capture.program import annotation
+from symshape.capture.value_text import annotation
 
 BOX_W = 300          # px: a box, wide enough for ~44 characters of 11px monospace
 LINE_H = 15          # px per text line

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import List, Optional, Set
 
-from symshape.capture.function_writer import readers
+from symshape.codegen.function_writer import readers
 from symshape.capture.ir import Node
-from symshape.capture.pycode import Renderer, emit_node
+from symshape.codegen.pycode import Renderer, emit_node
 
 # ops whose result is an array of its own that nothing else can see (never a planned buffer)
 _OWNED = frozenset(("empty", "zeros", "ones", "full", "copy", "setitem", "index_put"))

@@ -47,12 +47,12 @@ from typing import Any, Dict, List, Optional
 import numpy as np
 
 from symshape import pytree
-from symshape.capture.function_writer import call_source, signature_function
+from symshape.codegen.function_writer import call_source, signature_function
 from symshape import runtime as _runtime
 from symshape.contract.records import Access, KeysCheck, LenCheck, RebindCheck
 from symshape.contract.render_python import PyRenderer, numbered_consts
 from symshape.contract.render_text import Names, TextRenderer
-from symshape.capture.program import annotation
+from symshape.capture.value_text import annotation
 from symshape.capture.tracer import TracedArray
 from symshape.capture.objstate import AppendOnly
 from symshape.capture.stateprog import (StateCheck, StateGuardFailure, append_only_arguments,

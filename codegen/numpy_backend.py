@@ -30,10 +30,10 @@ import numpy as np
 
 from symshape import runtime as _runtime
 from symshape.capture.ir import Node, render_items
-from symshape.capture.function_writer import (FunctionSpec, GeneratedFunction, Writing,
+from symshape.codegen.function_writer import (FunctionSpec, GeneratedFunction, Writing,
                                               del_lines, last_uses, program_spec, readers,
                                               releases, write)
-from symshape.capture.pycode import Renderer, after_node, emit_node, node_lines
+from symshape.codegen.pycode import Renderer, after_node, emit_node, node_lines
 from symshape.expr import Expr, format_py
 from symshape.infinity import is_inf
 from symshape.ranges import UNBOUNDED, bound
@@ -116,7 +116,7 @@ def generate_program(ep, name: Optional[str] = None) -> CompiledProgram:
     """Generate and compile the NumPy code of an ExportedProgram."""
     spec = program_spec(ep)
     g = ep.graph
-    return generate(g.nodes, g.outputs, g.out_spec, ep._mutations(), ep.constraints,
+    return generate(g.nodes, g.outputs, g.out_spec, ep.mutation_pairs, ep.constraints,
                     g.inputs, spec.signature, name or spec.name, hint_fn(ep),
                     state=ep.state_program)
 

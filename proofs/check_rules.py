@@ -86,9 +86,9 @@ def _programs():
 
 
 def _runtime_lines(tr):
-    from symshape.capture.pycode import Renderer, _ready_checks
+    from symshape.codegen.pycode import Renderer, ready_checks
     bound = set(tr.env.ranges)
-    return _ready_checks(list(tr.program.constraints.runtime_checks), bound,
+    return ready_checks(list(tr.program.constraints.runtime_checks), bound,
                          Renderer({}, {})), bound
 
 

@@ -151,9 +151,32 @@ def _draw_program(ep, path):
     return write(program_picture(ep), path)
 
 
+def _module_function(ep):
+    # why here: import symshape loads the engine only; this on first use
+    from .codegen.pycode import build_function
+    return build_function(ep)
+
+
+def _graph_lines(graph):
+    # why here: import symshape loads the engine only; this on first use
+    from .codegen.graph_text import graph_lines
+    return graph_lines(graph)
+
+
+def _validate_generated(env, cs, graph, writer):
+    # why here: import symshape loads the engine only; this on first use
+    from .codegen.generated_checks import validate_generated
+    validate_generated(env, cs, graph, writer)
+
+
+# what an ExportedProgram hands to the code generator, a layer above the tracer: ``module()``
+# is the plain-Python target of the writer the backends use, ``print(ep)`` its text form
 from .capture import STAGES as _STAGES  # noqa: E402
+from .capture.ir import Graph as _Graph  # noqa: E402
 _STAGES.update(run_decompositions=_run_decompositions, compile=_compile_program,
-               draw=_draw_program)
+               draw=_draw_program, module=_module_function, print=_graph_lines,
+               validate_generated=_validate_generated)
+_Graph.printer = _graph_lines
 __all__ += ["ExportedProgram"]
 
 

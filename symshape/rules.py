@@ -10,7 +10,7 @@ Python integers (``//`` floors, ``%`` takes the divisor's sign; ``Min`` / ``Max`
 Every rule has exactly one Z3 proof in ``proofs/`` (registered with
 ``@proves("<name>")``), built from the code's own output (``proofs/code.py``: the ``where``
 function run on symbolic inputs, its result translated to Z3); ``python -m proofs`` runs them
-all, and ``tests/test_proofs.py`` fails when a rule has no proof, a proof names no rule, a
+all, and ``tests/proofs/test_proofs.py`` fails when a rule has no proof, a proof names no rule, a
 proof makes no claim on the code's output or a vacuous one, or a ``return`` of a rewrite
 function in ``expr`` / ``relations`` / ``ranges`` is reached by no proof.  Adding a rule to the
 engine means adding a row here and its proof there.
@@ -40,7 +40,7 @@ def rule(*names: str) -> Callable[[F], F]:
     """Tag the function that applies the named rules (``@rule("solve.two_var")``).
 
     The function is returned unchanged (no call overhead); it gains ``__rules__``, the
-    names it applies, and joins ``TAGGED``.  ``tests/test_proofs.py`` checks that each
+    names it applies, and joins ``TAGGED``.  ``tests/proofs/test_proofs.py`` checks that each
     catalogue entry's ``where`` names a function carrying its tag and that every tagged
     function is the ``where`` of each rule it names."""
     def tag(fn: F) -> F:

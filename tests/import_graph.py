@@ -1,6 +1,6 @@
 """The import graph of symshape's own modules, read from the syntax trees (nothing is
 imported): every ``import`` of a symshape module anywhere in a file -- at the top or inside a
-function -- is an edge.  ``tests/test_layers.py`` checks its layers and cycles;
+function -- is an edge.  ``tests/project/test_layers.py`` checks its layers and cycles;
 ``python tests/import_graph.py [ROOT]`` prints the measures of the issue "layers hold only at
 import time" for the checkout at ROOT (default: this one): internal imports, how many of them
 sit inside functions, the import cycles (sizes) and the largest function (``--largest N``:

@@ -20,7 +20,7 @@ Readers: ``codegen/fusion.py`` and the NumPy backend (``fuse``, ``ufunc``, ``red
 ``codegen/cuda/groups.py`` and ``cops.py`` (``kind``, ``c``, ``reduce``), ``capture/decomp.py``
 (``core``, ``ufunc``), ``capture/array_api.py`` (the core ufunc ops), ``ops/reduction.py``
 (``np.<ufunc>.reduce`` through ``combine``), ``registry.defop`` (every defined op must have
-traits).  None of them keeps a set of op names of its own (``tests/test_op_traits.py``).
+traits).  None of them keeps a set of op names of its own (``tests/capture/test_op_traits.py``).
 """
 from __future__ import annotations
 

@@ -26,8 +26,8 @@ from symshape.errors import UserError
 from symshape.capture.ir import Subgraph
 from symshape.capture.program import signature_checked
 from symshape.expr import Expr, ceildiv, format_py
-from symshape.capture.function_writer import GeneratedFunction, Writing, program_spec, write
-from symshape.capture.pycode import Renderer, after_node, node_lines
+from symshape.codegen.function_writer import GeneratedFunction, Writing, program_spec, write
+from symshape.codegen.pycode import Renderer, after_node, node_lines
 
 from .groups import Plan, Ranges
 from .kernels import (COL_SPLIT, GRID_CAP, LIMIT, MAX_BLOCK, ROW_BLOCK, ROW_ITEMS, SPLIT_BLOCKS,

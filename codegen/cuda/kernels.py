@@ -22,7 +22,7 @@ from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 from symshape.capture.ir import Node
 from symshape.expr import Expr, ceildiv, floordiv, format_expr, mul, sub, undominated
-from symshape.capture.program import dtype_short
+from symshape.capture.value_text import dtype_short
 
 from . import cops
 from .cops import CTYPES, STORAGE, Operand
@@ -1675,5 +1675,5 @@ def _short(dt) -> str:
 
 def plan_program(ep) -> Plan:
     """The kernel plan of an ExportedProgram (no device, no CuPy needed)."""
-    extra = [final for _, final in ep._mutations()]
+    extra = [final for _, final in ep.mutation_pairs]
     return Planner(ep.graph, ep.constraints.ranges, extra, Emitter).run()

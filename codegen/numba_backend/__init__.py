@@ -11,7 +11,7 @@ are compiled on first use and cached on disk, so another process does not compil
 again; a large kernel's parallel variant runs only where measured faster and never while
 the machine is busy.
 
-Accuracy contract (``tests/test_numba_backend.py`` checks it against eager NumPy):
+Accuracy contract (``tests/codegen/numba/test_numba_backend.py`` checks it against eager NumPy):
 
 * integer and boolean results are exact (NumPy's wrapping; integer division, remainder,
   shifts and float -> integer casts run as NumPy's calls);

@@ -33,8 +33,8 @@ import numpy as np
 
 from symshape import runtime as _runtime
 from symshape.capture.ir import Node
-from symshape.capture.function_writer import GeneratedFunction, Writing, program_spec, write
-from symshape.capture.pycode import Renderer, after_node, emit_node, node_lines
+from symshape.codegen.function_writer import GeneratedFunction, Writing, program_spec, write
+from symshape.codegen.pycode import Renderer, after_node, emit_node, node_lines
 from symshape.errors import UserError
 from symshape.expr import Expr, format_py
 
@@ -211,7 +211,7 @@ def _driver_body(ctx: Writing, ep, plan) -> List[str]:
         for x in (obj.input_nodes() if kind == "py" else obj.loads):
             readers[x] = readers.get(x, 0) + 1
     outs = {o for o in graph.outputs if type(o) is Node}
-    keep = outs | {x for pair in ep._mutations() for x in pair}
+    keep = outs | {x for pair in ep.mutation_pairs for x in pair}
     # x[i] = v into x itself where nothing else reads x (a KV cache update writes its
     # row, not a copy of the cache); a mutated input so written needs no write-back
     compute = [n for n in graph.nodes if n.op not in ("input", "constant")]

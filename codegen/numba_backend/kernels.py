@@ -313,5 +313,5 @@ class NumbaPlanner(Planner):
 def plan_program(ep):
     """The fused kernels and library steps of ``ep`` (``Plan`` of ``NumbaKernel``)."""
     # the final values of mutated inputs are written back: they are outputs too
-    extra = [final for _, final in ep._mutations()]
+    extra = [final for _, final in ep.mutation_pairs]
     return NumbaPlanner(ep.graph, ep.constraints.ranges, extra).run()

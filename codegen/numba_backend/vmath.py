@@ -8,7 +8,7 @@ These are the classic Cephes formulas (Cody-Waite range reduction and a degree-6
 polynomial for ``exp``; an odd polynomial near 0 and ``1 - 2 / (exp(2|x|) + 1)`` elsewhere
 for ``tanh``), without branches: both sides are computed and one is selected, which the
 vectorizer turns into blends.  Accuracy against NumPy is measured by
-``tests/test_numba_backend.py`` (within ``ULPS_MATH``); NaN and infinities give NumPy's
+``tests/codegen/numba/test_numba_backend.py`` (within ``ULPS_MATH``); NaN and infinities give NumPy's
 results; results in the subnormal range may differ by more ulps (a product of two
 scales rounds twice there).
 """

@@ -2,7 +2,7 @@
 
 ``PROGRAMS`` lists ``Program`` records: the entry point exactly as its module defines it, a
 function making example arguments for given sizes, the ``dynamic_shapes`` spec, the sizes
-the export sees and the sizes it is checked on.  The test suite (tests/test_corpus.py) and
+the export sees and the sizes it is checked on.  The test suite (tests/e2e/test_corpus.py) and
 the benchmark (benchmarks/corpus.py) both read this table."""
 from typing import Any, Callable, Dict, List, NamedTuple, Tuple
 

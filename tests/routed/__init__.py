@@ -1,2 +1,2 @@
 """Modules reached by the traced code only through attributes, methods, decorators and
-partials (tests/test_routing.py): their names must be routed while tracing."""
+partials (tests/capture/test_routing.py): their names must be routed while tracing."""
