@@ -23,7 +23,8 @@ from symshape.annotations import annotation_notes, resolve_call, without_runtime
 from symshape import named_results, pytree
 from symshape.constraints import Report, analyze, specialized_axes
 from symshape.env import ShapeEnv
-from symshape.errors import ConstraintViolationError, InternalError, UserError
+from symshape.errors import ConstraintViolationError, InternalError, UserError, where
+from symshape.userframe import traceback_user_frame
 from symshape.expr import Sym
 from symshape import validate
 from symshape.contract import validate as contract_validate
@@ -272,7 +273,11 @@ def _trace_program(f, args, kwargs, dynamic_shapes, tracked: frozenset):
         views = stateviews.alias_views(binding, tracer)
         rec.start()
         with rec, sizes_routed(binding.global_dicts, tracer), randomness.drawing(tracer):
-            out = f(*call_args, **call_kwargs)
+            try:
+                out = f(*call_args, **call_kwargs)
+            except (TypeError, AttributeError) as e:
+                raise_untraceable(e)
+                raise
         out = plain_value(out)
         env.commit_pending()
         out_leaves, out_spec = pytree.flatten(_named_as_tuples(out), named=True)
@@ -485,6 +490,19 @@ def _constants_first_used_first(nodes: List[Node]) -> List[Node]:
     consts = sorted((n for n in nodes if n.op == "constant"),
                     key=lambda n: first.get(n, len(nodes)))
     return consts + [n for n in nodes if n.op != "constant"]
+
+
+def raise_untraceable(e: BaseException) -> None:
+    """A ``TypeError`` / ``AttributeError`` that a traced array caused in code that cannot
+    take one (``np.ma``, a C extension): a ``UserError`` naming the last line of the user's
+    (or library's) code it passed through, instead of the raw exception."""
+    if "TracedArray" not in str(e) or isinstance(e, UserError):
+        return
+    frame = traceback_user_frame(e.__traceback__)
+    raise UserError("a traced array reached code that cannot take one%s (%s: %s); call that "
+                    "code outside the traced function, or wrap it in ss.custom_op with a fake "
+                    "(shape) function" % (where(frame), type(e).__name__,
+                                          str(e).replace("TracedArray", "traced array"))) from e
 
 
 def _finalize_graph(env: ShapeEnv, graph: Graph, mutations, kept=()) -> None:

@@ -106,3 +106,12 @@ def test_flags_of_a_slice_view_is_refused():
 
     with pytest.raises(ss.UserError, match="flags of a view"):
         ss.export(f, _x(4), dynamic_shapes={"x": {0: Dim.AUTO}})
+
+
+def test_traced_array_in_code_that_cannot_take_it_is_a_user_error():
+    def f(x):
+        return np.ma.atleast_2d(x) * 2
+
+    with pytest.raises(ss.UserError, match="cannot take one") as e:
+        ss.export(f, _x(4), dynamic_shapes={"x": {0: Dim.AUTO}})
+    assert "TracedArray" not in str(e.value)
