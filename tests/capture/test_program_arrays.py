@@ -8,17 +8,11 @@ import pytest
 import symshape as ss
 from symshape import Dim
 
-from eager_compare import same
+from eager_compare import exports_as_eager, same
 
 
-def _check(f, make, sizes=(4, 5, 7), dyn=None):
-    args = make(sizes[0])
-    ep = ss.export(f, args, dynamic_shapes=dyn or {"x": {0: Dim.AUTO}})
-    m = ep.module()
-    for n in sizes:
-        a = make(n)
-        same(m(*a), f(*a))
-    return ep
+def _check(f, make, sizes=(4, 5, 7)):
+    return exports_as_eager(f, make, sizes, {"x": {0: Dim.AUTO}})
 
 
 def _x(n):

@@ -12,7 +12,7 @@ import pytest
 import symshape as ss
 from symshape import Dim
 
-from eager_compare import same
+from eager_compare import exports_as_eager, same
 from runners import import_source
 
 
@@ -21,11 +21,7 @@ def _x(n):
 
 
 def _dynamic(f, sizes=(6, 7, 9, 12)):
-    ep = ss.export(f, _x(sizes[0]), dynamic_shapes={"x": {0: Dim.AUTO}})
-    m = ep.module()
-    for n in sizes:
-        same(m(*_x(n)), f(*_x(n)))
-    return ep
+    return exports_as_eager(f, _x, sizes, {"x": {0: Dim.AUTO}})
 
 
 def frames(x):

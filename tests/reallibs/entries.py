@@ -44,51 +44,54 @@ def _rows(name="X"):
 
 
 # --------------------------------------------------------------------------- scikit-learn
-def _fitted(make_model, classify=False):
-    rng = np.random.default_rng(0)
-    X = rng.standard_normal((40, F))
-    y = (X[:, 0] + X[:, 1] > 0).astype(int) if classify else X @ np.arange(1.0, F + 1)
-    return make_model().fit(X, y)
+def _model(spec):
+    """A scikit-learn estimator from ``(module, class, kwargs)``, or a pipeline of them."""
+    import importlib
+    if isinstance(spec, list):
+        from sklearn.pipeline import make_pipeline
+        return make_pipeline(*[_model(s) for s in spec])
+    module, name, kw = spec
+    return getattr(importlib.import_module(module), name)(**kw)
 
 
-def _sk(make_model, method, classify=False):
-    model = _fitted(make_model, classify)
+def _sk(spec, method, classify=False):
+    """``make(n)`` for ``method`` of the estimator ``spec`` fitted once, on first use."""
+    fitted = []
 
     def make(n):
+        if not fitted:
+            rng = np.random.default_rng(0)
+            X = rng.standard_normal((40, F))
+            y = (X[:, 0] + X[:, 1] > 0).astype(int) if classify else X @ np.arange(1.0, F + 1)
+            fitted.append(_model(spec).fit(X, y))
+        model = fitted[0]
         return getattr(model, method), (_X(n, 1),), _rows(), model
     return make
 
 
 def _sk_entries():
-    from sklearn.preprocessing import StandardScaler, MinMaxScaler, Normalizer
-    from sklearn.decomposition import PCA
-    from sklearn.linear_model import LinearRegression, Ridge, LogisticRegression
-    from sklearn.cluster import KMeans
-    from sklearn.mixture import GaussianMixture
-    from sklearn.pipeline import make_pipeline
-
-    def kmeans():
-        return KMeans(n_clusters=3, n_init=2, random_state=0)
-
-    def gmm():
-        return GaussianMixture(n_components=2, random_state=0)
-
-    def pipe():
-        return make_pipeline(StandardScaler(), PCA(n_components=3), LogisticRegression())
-
+    pre, lin = "sklearn.preprocessing", "sklearn.linear_model"
+    scaler, pca = (pre, "StandardScaler", {}), ("sklearn.decomposition", "PCA",
+                                               {"n_components": 2})
+    logreg = (lin, "LogisticRegression", {})
+    pipe = [scaler, ("sklearn.decomposition", "PCA", {"n_components": 3}), logreg]
     sk = "sklearn"
     return [
-        Entry(sk, "StandardScaler().transform", _sk(StandardScaler, "transform")),
-        Entry(sk, "MinMaxScaler().transform", _sk(MinMaxScaler, "transform")),
-        Entry(sk, "Normalizer().transform", _sk(Normalizer, "transform")),
-        Entry(sk, "PCA().transform", _sk(lambda: PCA(n_components=2), "transform")),
-        Entry(sk, "LinearRegression().predict", _sk(LinearRegression, "predict")),
-        Entry(sk, "Ridge().predict", _sk(Ridge, "predict")),
-        Entry(sk, "LogisticRegression().predict_proba",
-              _sk(LogisticRegression, "predict_proba", True)),
-        Entry(sk, "LogisticRegression().predict", _sk(LogisticRegression, "predict", True)),
-        Entry(sk, "KMeans().predict", _sk(kmeans, "predict")),
-        Entry(sk, "GaussianMixture().predict_proba", _sk(gmm, "predict_proba")),
+        Entry(sk, "StandardScaler().transform", _sk(scaler, "transform")),
+        Entry(sk, "MinMaxScaler().transform", _sk((pre, "MinMaxScaler", {}), "transform")),
+        Entry(sk, "Normalizer().transform", _sk((pre, "Normalizer", {}), "transform")),
+        Entry(sk, "PCA().transform", _sk(pca, "transform")),
+        Entry(sk, "LinearRegression().predict", _sk((lin, "LinearRegression", {}), "predict")),
+        Entry(sk, "Ridge().predict", _sk((lin, "Ridge", {}), "predict")),
+        Entry(sk, "LogisticRegression().predict_proba", _sk(logreg, "predict_proba", True)),
+        Entry(sk, "LogisticRegression().predict", _sk(logreg, "predict", True)),
+        Entry(sk, "KMeans().predict", _sk(("sklearn.cluster", "KMeans",
+                                           {"n_clusters": 3, "n_init": 2, "random_state": 0}),
+                                          "predict")),
+        Entry(sk, "GaussianMixture().predict_proba",
+              _sk(("sklearn.mixture", "GaussianMixture", {"n_components": 2,
+                                                          "random_state": 0}),
+                  "predict_proba")),
         Entry(sk, "make_pipeline(StandardScaler(), PCA(), LogisticRegression()).predict_proba",
               _sk(pipe, "predict_proba", True)),
     ]
@@ -313,7 +316,13 @@ def _pyk_entries():
             Entry(p, "KalmanFilter().smooth", _pykalman("smooth"))]
 
 
+_ALL: list = []
+
+
 def entries():
-    """Every entry point, by library."""
-    return (_sk_entries() + _fp_entries() + _psf_entries() + _npf_entries() + _som_entries()
-            + _ahrs_entries() + _pyk_entries())
+    """Every entry point, by library (built once; nothing is imported or fitted until an
+    entry's ``make`` runs)."""
+    if not _ALL:
+        _ALL.extend(_sk_entries() + _fp_entries() + _psf_entries() + _npf_entries()
+                    + _som_entries() + _ahrs_entries() + _pyk_entries())
+    return _ALL

@@ -62,7 +62,22 @@ def table(results) -> str:
             "Outcomes: *works*; *refused* (a `UserError` at export or run: the reason is its",
             "first line); *mismatch* (a value or state differs from eager); *error* (any other",
             "exception: a bug); *crash* (the interpreter died).", ""]
-    return "\n".join(head + rows) + "\n"
+    return "\n".join(head + rows + CHECK) + "\n"
+
+
+# how `symshape check` declares library functions (examples/reallibs/pyproject.toml)
+CHECK = ["", "## Checking library functions in CI", "",
+         "`symshape check examples/reallibs` exports library functions declared by their",
+         "import path, as installed. On `python_speech_features:fbank` it first reported",
+         "`samples: the program needs samples in [401, int_oo]` (the library branches on",
+         "`slen <= frame_len`) with the fix `samples = Dim('samples', min=401)`; with the fix",
+         "applied as a `[tool.symshape.dims]` bound it passes:", "",
+         "```toml", "[tool.symshape.dims]", "samples = { min = 401 }", "",
+         "[[tool.symshape.exports]]", 'function = "python_speech_features:fbank"',
+         'example_inputs = [{ shape = [4800], dtype = "float64" }]',
+         'dynamic_shapes = { signal = ["samples"] }', "```", "",
+         "```text", "ok   python_speech_features:fbank  samples = signal.shape[0] in [401, inf]",
+         "```"]
 
 
 def main(argv) -> None:
