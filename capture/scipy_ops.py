@@ -193,13 +193,24 @@ def _elementwise(name: str, extra: Tuple[str, ...] = ()):
             return np.empty(x.shape, dt, like=x)
         op = _op(name, run, fake)
 
-        def handler(t, x, *args, **kwargs):
+        def handler(t, x, *args, out=None, **kwargs):
             if args or set(kwargs) - set(extra):
                 raise _refuse("scipy %s with arguments %s" % (
                     name.split("_", 1)[-1], sorted(set(kwargs) - set(extra)) or "by position"))
-            return op(x, **kwargs)
+            result = op(x, **kwargs)
+            return result if out is None else _into(out, result)
         return handler
     return make
+
+
+def _into(out, result):
+    """``out=``: the result written into ``out`` (a traced write: functional in the graph),
+    which is returned, as a ufunc does (a 1-tuple, as ``__array_ufunc__`` passes it, too)."""
+    target = out[0] if isinstance(out, tuple) and len(out) == 1 else out
+    if type(target) is not TracedArray:
+        raise _refuse("out= into an array that is not traced")
+    target[...] = result
+    return target
 
 
 def _logsumexp(fn):

@@ -98,7 +98,7 @@ def test_object_dtype_creation_stays_plain():
 
 
 def test_compile_fill_pattern():
-    cf = ss.compile(sigma_rows, dynamic=True)
+    cf = ss.compile(sigma_rows, dynamic=True, fullgraph=True)
     for n in (4, 6):
         (x,) = _x(n)
         same(cf(x), sigma_rows(x))

@@ -48,12 +48,18 @@ def special(a, b):
             scipy.special.softmax(a, axis=0), scipy.special.logsumexp(b))
 
 
+def expit_out(a, b):
+    y = a * 2
+    scipy.special.expit(y, out=y)
+    return y, scipy.special.expit(b, out=np.empty_like(b))
+
+
 def dct(a, b):
     return scipy.fftpack.dct(a, type=2, axis=1, norm="ortho")[:, :2]
 
 
 @pytest.mark.parametrize("f", [chol_upper, chol_lower, factor_solve, solve_inv, blocks,
-                               special, dct])
+                               special, expit_out, dct])
 def test_scipy_op_as_eager(f):
     ep = ss.export(f, _spd(4), dynamic_shapes={"a": {0: Dim("n"), 1: Dim("n")},
                                               "b": {0: Dim("n")}})

@@ -21,14 +21,13 @@ F = 4           # the static feature count of the fitted models
 @dataclass(frozen=True)
 class Entry:
     """One entry point: ``library`` (its import name), ``name`` (as the user calls it),
-    ``make(n)`` and the sizes it runs at; ``expect``: "works", or the reason it does not
-    yet; ``isolate``: run it in a subprocess (it may crash the interpreter)."""
+    ``make(n)`` and the sizes it runs at; ``context``: a context manager factory the whole
+    run (export, program, eager) happens in (a library's documented configuration)."""
     library: str
     name: str
     make: Callable[[int], Tuple[Callable, tuple, object, Optional[object]]]
     sizes: Tuple[int, ...] = (9, 13, 20)
-    expect: str = "works"
-    isolate: bool = False
+    context: Optional[Callable[[], object]] = None
 
 
 def _rng(n, salt=0):
@@ -69,6 +68,14 @@ def _sk(spec, method, classify=False):
     return make
 
 
+def assume_finite():
+    """scikit-learn's documented switch for inputs known to be finite: its finiteness check
+    sums first and checks element by element only when the sum is not finite, so the side
+    that goes on does not say whether the other raises (not a check the tracer can keep)."""
+    import sklearn
+    return sklearn.config_context(assume_finite=True)
+
+
 def _sk_entries():
     pre, lin = "sklearn.preprocessing", "sklearn.linear_model"
     scaler, pca = (pre, "StandardScaler", {}), ("sklearn.decomposition", "PCA",
@@ -76,25 +83,26 @@ def _sk_entries():
     logreg = (lin, "LogisticRegression", {})
     pipe = [scaler, ("sklearn.decomposition", "PCA", {"n_components": 3}), logreg]
     sk = "sklearn"
-    return [
-        Entry(sk, "StandardScaler().transform", _sk(scaler, "transform")),
-        Entry(sk, "MinMaxScaler().transform", _sk((pre, "MinMaxScaler", {}), "transform")),
-        Entry(sk, "Normalizer().transform", _sk((pre, "Normalizer", {}), "transform")),
-        Entry(sk, "PCA().transform", _sk(pca, "transform")),
-        Entry(sk, "LinearRegression().predict", _sk((lin, "LinearRegression", {}), "predict")),
-        Entry(sk, "Ridge().predict", _sk((lin, "Ridge", {}), "predict")),
-        Entry(sk, "LogisticRegression().predict_proba", _sk(logreg, "predict_proba", True)),
-        Entry(sk, "LogisticRegression().predict", _sk(logreg, "predict", True)),
-        Entry(sk, "KMeans().predict", _sk(("sklearn.cluster", "KMeans",
-                                           {"n_clusters": 3, "n_init": 2, "random_state": 0}),
-                                          "predict")),
-        Entry(sk, "GaussianMixture().predict_proba",
-              _sk(("sklearn.mixture", "GaussianMixture", {"n_components": 2,
-                                                          "random_state": 0}),
-                  "predict_proba")),
-        Entry(sk, "make_pipeline(StandardScaler(), PCA(), LogisticRegression()).predict_proba",
-              _sk(pipe, "predict_proba", True)),
+    rows = [
+        ("StandardScaler().transform", _sk(scaler, "transform")),
+        ("MinMaxScaler().transform", _sk((pre, "MinMaxScaler", {}), "transform")),
+        ("Normalizer().transform", _sk((pre, "Normalizer", {}), "transform")),
+        ("PCA().transform", _sk(pca, "transform")),
+        ("LinearRegression().predict", _sk((lin, "LinearRegression", {}), "predict")),
+        ("Ridge().predict", _sk((lin, "Ridge", {}), "predict")),
+        ("LogisticRegression().predict_proba", _sk(logreg, "predict_proba", True)),
+        ("LogisticRegression().predict", _sk(logreg, "predict", True)),
+        ("KMeans().predict", _sk(("sklearn.cluster", "KMeans",
+                                  {"n_clusters": 3, "n_init": 2, "random_state": 0}), "predict")),
+        ("GaussianMixture().predict_proba",
+         _sk(("sklearn.mixture", "GaussianMixture", {"n_components": 2, "random_state": 0}),
+             "predict_proba")),
+        ("make_pipeline(StandardScaler(), PCA(), LogisticRegression()).predict_proba",
+         _sk(pipe, "predict_proba", True)),
     ]
+    return [Entry(sk, name + " [assume_finite]", make, context=assume_finite)
+            for name, make in rows] + [
+        Entry(sk, "StandardScaler().transform", _sk(scaler, "transform"))]
 
 
 # --------------------------------------------------------------------------- filterpy

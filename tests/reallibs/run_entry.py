@@ -51,14 +51,16 @@ def _close(got, want, what: str) -> None:
 
 
 def _state(obj):
-    return None if obj is None else copy.deepcopy(vars(obj))
+    """The object's array and number attributes, copied (its other attributes are objects
+    the program guards by identity: they stay as they are)."""
+    if obj is None:
+        return None
+    return {k: copy.deepcopy(v) for k, v in vars(obj).items() if _comparable(v)}
 
 
 def _restore(obj, snap) -> None:
     if obj is not None:
-        d = vars(obj)
-        d.clear()
-        d.update(copy.deepcopy(snap))
+        vars(obj).update(copy.deepcopy(snap))
 
 
 def _compare(run, f, entry, state) -> None:
@@ -73,9 +75,7 @@ def _compare(run, f, entry, state) -> None:
         want = f(*copy.deepcopy(args))
         _close(got, want, "result at size %d" % n)
         if state is not None:
-            _close({k: v for k, v in got_state.items() if _comparable(v)},
-                   {k: v for k, v in vars(state).items() if _comparable(v)},
-                   "state at size %d" % n)
+            _close(got_state, _state(state), "state at size %d" % n)
 
 
 def _comparable(v) -> bool:
@@ -100,7 +100,11 @@ def check(entry) -> None:
 def outcome(entry) -> Outcome:
     """How ``entry`` fares, as a record (never raises)."""
     try:
-        check(entry)
+        if entry.context is None:
+            check(entry)
+        else:
+            with entry.context():
+                check(entry)
     except Mismatch as e:
         return Outcome("mismatch", str(e))
     except ss.UserError as e:
