@@ -23,8 +23,7 @@ from symshape.annotations import annotation_notes, resolve_call, without_runtime
 from symshape import named_results, pytree
 from symshape.constraints import Report, analyze, specialized_axes
 from symshape.env import ShapeEnv
-from symshape.errors import ConstraintViolationError, InternalError, UserError, where
-from symshape.userframe import traceback_user_frame
+from symshape.errors import ConstraintViolationError, InternalError, UserError
 from symshape.expr import Sym
 from symshape import validate
 from symshape.contract import validate as contract_validate
@@ -40,6 +39,7 @@ from symshape.infinity import INT_OO, NEG_INT_OO
 
 from . import ops  # noqa: F401  (registers the op handlers)
 from . import STAGES
+from .untraceable import raise_untraceable
 from .ir import Graph, Node
 from .program import ExportedProgram, Signature
 from .finalize import finalize_node, simplify_value
@@ -490,19 +490,6 @@ def _constants_first_used_first(nodes: List[Node]) -> List[Node]:
     consts = sorted((n for n in nodes if n.op == "constant"),
                     key=lambda n: first.get(n, len(nodes)))
     return consts + [n for n in nodes if n.op != "constant"]
-
-
-def raise_untraceable(e: BaseException) -> None:
-    """A ``TypeError`` / ``AttributeError`` that a traced array caused in code that cannot
-    take one (``np.ma``, a C extension): a ``UserError`` naming the last line of the user's
-    (or library's) code it passed through, instead of the raw exception."""
-    if "TracedArray" not in str(e) or isinstance(e, UserError):
-        return
-    frame = traceback_user_frame(e.__traceback__)
-    raise UserError("a traced array reached code that cannot take one%s (%s: %s); call that "
-                    "code outside the traced function, or wrap it in ss.custom_op with a fake "
-                    "(shape) function" % (where(frame), type(e).__name__,
-                                          str(e).replace("TracedArray", "traced array"))) from e
 
 
 def _finalize_graph(env: ShapeEnv, graph: Graph, mutations, kept=()) -> None:

@@ -111,3 +111,23 @@ def test_traced_array_in_code_that_cannot_take_it_is_a_user_error():
     with pytest.raises(ss.UserError, match="cannot take one") as e:
         ss.export(f, _x(4), dynamic_shapes={"x": {0: Dim.AUTO}})
     assert "TracedArray" not in str(e.value)
+
+
+def test_compiled_code_rejecting_a_traced_array_is_a_user_error():
+    # compiled code raising a TypeError that does not name the traced array (as Cython's
+    # "No matching signature found" does)
+    def f(x):
+        return x * isinstance(1, x)
+
+    with pytest.raises(ss.UserError, match="cannot take one.*isinstance"):
+        ss.export(f, _x(4), dynamic_shapes={"x": {0: Dim.AUTO}})
+
+
+def test_a_type_error_the_program_raises_stays_its_own():
+    def f(x):
+        if x.ndim != 3:
+            raise TypeError("x must be 3-D")
+        return x
+
+    with pytest.raises(TypeError, match="x must be 3-D"):
+        ss.export(f, _x(4), dynamic_shapes={"x": {0: Dim.AUTO}})

@@ -324,6 +324,53 @@ def _pyk_entries():
             Entry(p, "KalmanFilter().smooth", _pykalman("smooth"))]
 
 
+# entry points that do not work yet, and why (the rows of docs/real_libraries.md that are
+# not "works"): each is a strict xfail, so the tier fails once one starts working
+WHY = {
+    "MerweScaledSigmaPoints(n).sigma_points":
+        "scipy.linalg.cholesky is reached through an attribute (self.sqrt = cholesky), "
+        "which the state reader hands over unrouted",
+    "delta": "a Python loop over a dynamic count (for t in range(len(feat))) unrolls: loops "
+             "as loop nodes are not built yet",
+    "irr": "np.roots strips zeros by value: its output size depends on the data",
+    "common.orientation.acc2q": "a branch on array values whose both sides go on "
+                                "(if np.linalg.norm(a) > 0 and ...): data-dependent control flow",
+    "filters.Tilt().estimate": "isinstance(x, np.ndarray) is False for a traced array "
+                               "(the safe-by-default issue)",
+    "KalmanFilter().filter": "numpy.ma (masked arrays) is not traced",
+    "KalmanFilter().smooth": "numpy.ma (masked arrays) is not traced",
+}
+# entry points the tracer crashes the interpreter on today (C-extension objects in the
+# library's globals: the safe-by-default issue): each runs in a subprocess; a crash is an
+# xfail, and once it no longer crashes the entry must work or fail for the reason given here
+SEGFAULT = ("the tracer crashes the interpreter on C-extension objects the library's "
+            "globals hold (Cython functions: the safe-by-default issue)")
+CRASHING = {
+    "StandardScaler().transform [assume_finite]": None,
+    "MinMaxScaler().transform [assume_finite]": None,
+    "Normalizer().transform [assume_finite]": None,
+    "PCA().transform [assume_finite]": None,
+    "LinearRegression().predict [assume_finite]": None,
+    "Ridge().predict [assume_finite]": None,
+    "LogisticRegression().predict_proba [assume_finite]": None,
+    "LogisticRegression().predict [assume_finite]": None,
+    "KMeans().predict [assume_finite]": "a Cython fused function (sklearn's _labels_inertia) "
+                                        "called with traced arrays",
+    "GaussianMixture().predict_proba [assume_finite]": None,
+    "make_pipeline(StandardScaler(), PCA(), LogisticRegression()).predict_proba "
+    "[assume_finite]": None,
+    "StandardScaler().transform": "the finiteness check sums first and checks element by "
+                                  "element only when the sum is not finite: a branch whose "
+                                  "side that goes on does not decide whether the other raises",
+    "KalmanFilter().batch_filter": "a Python loop over the measurements (for z in zs) "
+                                   "unrolls: loops as loop nodes are not built yet",
+    "KalmanFilter().rts_smoother": "a Python loop over a dynamic count (for k in "
+                                   "range(n - 2, -1, -1)) unrolls",
+    "KalmanFilter().predict(); .update(z)": None,
+    "filterpy.kalman.update": None,
+}
+
+
 _ALL: list = []
 
 

@@ -42,14 +42,16 @@ def _one(index: int) -> None:
 
 def table(results) -> str:
     """The Markdown page: one row per entry point, and the rate."""
-    from entries import entries
+    from entries import CRASHING, SEGFAULT, WHY, entries
     rows = ["| library | entry point | outcome | why |", "| --- | --- | --- | --- |"]
     works = 0
     libs = set()
     for e, r in zip(entries(), results):
         works += r["status"] == "works"
         libs.add(e.library)
-        why = r["detail"].replace("|", "\\|").replace("\n", " ")
+        known = SEGFAULT if r["status"] == "crash" else WHY.get(e.name) or CRASHING.get(e.name)
+        why = "" if r["status"] == "works" else (known + ". " if known else "") + r["detail"]
+        why = why.replace("|", "\\|").replace("\n", " ")
         rows.append("| %s | `%s` | %s | %s |" % (e.library, e.name, r["status"], why))
     head = ["# Real libraries as written", "",
             "Public NumPy code exported and compiled unmodified with its natural dynamic",
