@@ -92,6 +92,10 @@ class Tracer:
     def rebind(self, target: "TracedArray", value: "TracedArray") -> None:
         """Functionalised mutation: ``target`` now stands for ``value``'s node, and so do
         its base and every other view of that base (capture/views.py)."""
+        why = target.readonly
+        if why is not None:     # a gather that stands for a view: a write would not reach x
+            raise UserError("writing into %s is not supported while tracing%s; copy it first "
+                            "(np.copy) and write into the copy" % (why, where(user_frame(3))))
         self.set_value(target, value)
         propagate(self, target)
 
@@ -392,7 +396,7 @@ def _checked(x: "TracedArray", branch) -> bool:
 class TracedArray:
     """A symbolic stand-in for a NumPy array during tracing."""
 
-    __slots__ = ("tracer", "node", "_shape", "dtype", "view", "__weakref__")
+    __slots__ = ("tracer", "node", "_shape", "dtype", "view", "readonly", "__weakref__")
     __array_priority__ = 1000
 
     def __init__(self, tracer: Tracer, node: Node, shape: tuple, dtype: np.dtype) -> None:
@@ -401,6 +405,7 @@ class TracedArray:
         self._shape = tuple(shape)
         self.dtype = np.dtype(dtype)
         self.view = None        # capture.views.View when NumPy would return a view
+        self.readonly = None    # why a write is refused (a gather standing for a view)
 
     # ------------------------------------------------------------------ protocols
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):

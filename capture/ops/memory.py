@@ -1,6 +1,9 @@
 """What library code asks about an array's memory, answered for traced arrays: ``flags``,
-``np.may_share_memory`` / ``np.shares_memory``, and ``np.unravel_index`` (flat positions
-back to indices, with NumPy's bounds check kept as a run-time check).
+``np.may_share_memory`` / ``np.shares_memory``, ``np.unravel_index`` (flat positions back
+to indices, with NumPy's bounds check kept as a run-time check), and framing through strides
+(``as_strided``, ``sliding_window_view``) as a gather of the elements each window reads, with
+a guard that every window stays inside the array; the result is read-only in the program
+(a write through the view would change the array it frames).
 
 Memory answers follow the tracer's view records (``capture.views``): an array the program
 computed, or an input, owns its C-contiguous memory (inputs that share memory are refused
@@ -21,7 +24,7 @@ from symshape.symint import SymInt
 from symshape.userframe import user_frame
 
 from ..methods import METHOD_OPS
-from ..tracer import TracedArray, Tracer, implements, to_expr
+from ..tracer import SIZE_FUNCTIONS, TracedArray, Tracer, implements, to_expr
 from ..views import root_of
 
 
@@ -68,11 +71,32 @@ def _layout(x: TracedArray):
         return None
     if x.view.kind == "reshape" and parent[0]:
         return True, x.ndim <= 1
+    if x.view.kind == "index" and parent[0] and _leading_block(x.view.arg):
+        return True, x.ndim <= 1
     if x.view.kind == "permute" and parent[0]:
         flipped = tuple(x.view.arg) == tuple(range(x.ndim))[::-1]
         identity = tuple(x.view.arg) == tuple(range(x.ndim))
         return identity or x.ndim <= 1, flipped or x.ndim <= 1
     return None
+
+
+def _full(i) -> bool:
+    return i is Ellipsis or (isinstance(i, slice) and i == slice(None))
+
+
+def _leading_block(idx) -> bool:
+    """Basic indexing that keeps a C-contiguous block: integers on leading axes, then at
+    most one slice of step 1, then whole axes (``x[3]``, ``x[:k]``, ``x[2, 1:5, :]``)."""
+    items = list(idx) if isinstance(idx, tuple) else [idx]
+    while items and _full(items[-1]):
+        items.pop()
+    while items and isinstance(items[0], (int, np.integer, SymInt)) and \
+            not isinstance(items[0], bool):
+        items.pop(0)
+    if not items:
+        return True
+    first = items[0]
+    return len(items) == 1 and isinstance(first, slice) and first.step in (None, 1)
 
 
 def flags_of(x: TracedArray) -> TracedFlags:
@@ -138,4 +162,73 @@ def _check_bounds(t: Tracer, idx: TracedArray, total) -> None:
     t.env.check(R.eq(to_expr(flag), 1), None, raise_text(exc), user_frame(3))
 
 
+def _gather_windows(t: Tracer, x: TracedArray, shape: tuple, steps: tuple, what: str):
+    """Element ``[i0, i1, ...]`` of the result is ``x.ravel()[i0 * steps[0] + ...]``:
+    a gather, guarded so that the last window ends inside ``x``."""
+    frame = user_frame(4)
+    last = 0
+    for n, s in zip(shape, steps):
+        last = last + (n - 1) * s
+    size = 1
+    for n in x.shape:
+        size = size * n
+    t.env.check(R.le(to_expr(last), to_expr(size - 1)), None,
+                "%s reads past the end of the array" % what, frame)
+    flat = np.reshape(x, (-1,))
+    idx = None
+    for k, (n, s) in enumerate(zip(shape, steps)):
+        part = np.reshape(np.arange(n, like=x) * s, (1,) * k + (n,) + (1,) * (len(shape) - k - 1))
+        idx = part if idx is None else idx + part
+    out = flat[idx] if idx is not None else np.reshape(flat[:1], ())
+    out.readonly = "the %s view" % what
+    return out
+
+
+@implements(np.lib.stride_tricks.as_strided)
+def _as_strided(t, x, shape=None, strides=None, subok=False, writeable=True):
+    a = t.operand(x)
+    if not flags_of(a).c_contiguous:
+        raise UserError("as_strided of an array that is not C-contiguous in the program%s; "
+                        "copy it first (np.ascontiguousarray)" % where(user_frame(2)))
+    shape = tuple(a.shape) if shape is None else tuple(shape)
+    strides = tuple(a.strides) if strides is None else tuple(strides)
+    if len(shape) != len(strides):
+        raise UserError("as_strided: shape and strides have different lengths%s"
+                        % where(user_frame(2)))
+    item = a.dtype.itemsize
+    steps = []
+    for s in strides:
+        if type(s) is not SymInt and (s < 0 or s % item):
+            raise UserError("as_strided with a negative stride or one that is not a multiple "
+                            "of the item size (%d) is not supported while tracing%s"
+                            % (item, where(user_frame(2))))
+        steps.append(s // item)
+    return _gather_windows(t, a, shape, tuple(steps), "as_strided")
+
+
+@implements(np.lib.stride_tricks.sliding_window_view)
+def _sliding_window_view(t, x, window_shape, axis=None, *, subok=False, writeable=False):
+    a = t.operand(x)
+    windows = tuple(window_shape) if isinstance(window_shape, (tuple, list)) else \
+        (window_shape,)
+    axes = tuple(range(a.ndim)) if axis is None else (
+        tuple(axis) if isinstance(axis, (tuple, list)) else (axis,))
+    axes = tuple(ax % a.ndim for ax in axes)
+    if len(axes) != len(windows) or len(set(axes)) != len(axes):
+        raise UserError("sliding_window_view: one window size per distinct axis is supported "
+                        "while tracing%s" % where(user_frame(2)))
+    out = a
+    for ax, w in zip(axes, windows):
+        n = out.shape[ax] - w + 1
+        t.env.check(R.ge(to_expr(n), 1), None, "window shape cannot be larger than input "
+                    "array shape", user_frame(2))
+        idx = np.reshape(np.arange(n, like=a), (n, 1)) + np.reshape(np.arange(w, like=a),
+                                                                     (1, w))
+        out = np.moveaxis(np.take(out, idx, axis=ax), ax + 1, -1)
+    out = np.copy(out)
+    out.readonly = "the sliding_window_view view"
+    return out
+
+
+SIZE_FUNCTIONS.append(np.lib.stride_tricks.as_strided)
 METHOD_OPS["flags"] = flags_of
