@@ -205,6 +205,10 @@ def _is_transpose_of(a: np.ndarray, base) -> bool:
         a.__array_interface__["data"][0] == base.__array_interface__["data"][0]
 
 
+# NumPy's own ufuncs; any other (SciPy's) goes to its op or is refused by name
+_NUMPY_UFUNCS = frozenset(v for v in vars(np).values() if isinstance(v, np.ufunc))
+
+
 def dispatch_ufunc(t: Tracer, ufunc, method: str, inputs, kwargs):
     t.env.commit_pending()
     if method != "__call__":
@@ -212,7 +216,7 @@ def dispatch_ufunc(t: Tracer, ufunc, method: str, inputs, kwargs):
     handler = UFUNC_OVERRIDES.get(ufunc)
     if handler is not None:
         return handler(t, ufunc, inputs, kwargs)
-    if getattr(np, ufunc.__name__, None) is not ufunc:
+    if ufunc not in _NUMPY_UFUNCS:
         return _foreign_ufunc(t, ufunc, inputs, kwargs)
     return ELEMENTWISE[0](t, ufunc, inputs, kwargs)
 
@@ -220,12 +224,15 @@ def dispatch_ufunc(t: Tracer, ufunc, method: str, inputs, kwargs):
 def _foreign_ufunc(t: Tracer, ufunc, inputs, kwargs):
     """A ufunc of another library (``scipy.special.expit``): its op when one is defined
     (``capture.scipy_ops``), else a clear refusal (never an op name NumPy does not have)."""
-    if ufunc not in FUNCTIONS:
-        from . import scipy_ops       # its modules may have been imported during the trace
+    from . import scipy_ops           # (imported here: both build on this module)
+    from .ops.traits import traits_of
+    if ufunc not in FUNCTIONS:        # SciPy's modules may have been imported during the trace
         scipy_ops.register_loaded()
     handler = FUNCTIONS.get(ufunc)
     if handler is not None:
         return handler(t, *inputs, **kwargs)
+    if traits_of(ufunc.__name__) is not None:     # one of NumPy's inner ufuncs
+        return ELEMENTWISE[0](t, ufunc, inputs, kwargs)
     raise UserError("the ufunc %s.%s is not NumPy's and has no op in the symshape tracer%s; "
                     "wrap its call in ss.custom_op with a fake (shape) function"
                     % (getattr(ufunc, "__module__", None) or "?", ufunc.__name__,

@@ -61,6 +61,9 @@ def table(results) -> str:
             "is `tests/reallibs` (install the `reallibs` extra).", "",
             "**%d of %d entry points from %d libraries work.**" % (
                 works, len(results), len(libs)), "",
+            "Rows marked `[assume_finite]` run under `sklearn.config_context(assume_finite=True)`,",
+            "scikit-learn's documented switch for inputs known to be finite (the unmarked",
+            "`StandardScaler().transform` row says why its default check is not yet traced).", "",
             "Outcomes: *works*; *refused* (a `UserError` at export or run: the reason is its",
             "first line); *mismatch* (a value or state differs from eager); *error* (any other",
             "exception: a bug); *crash* (the interpreter died).", ""]
