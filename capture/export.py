@@ -276,7 +276,8 @@ def _trace_program(f, args, kwargs, dynamic_shapes, tracked: frozenset):
             try:
                 out = f(*call_args, **call_kwargs)
             except (TypeError, AttributeError) as e:
-                raise_untraceable(e)
+                if tracer.breaker is None:      # (ss.compile makes it a graph break)
+                    raise_untraceable(e)
                 raise
         out = plain_value(out)
         env.commit_pending()

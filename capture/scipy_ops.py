@@ -24,7 +24,7 @@ from symshape.errors import UserError, where
 from symshape.userframe import user_frame
 
 from .custom import custom_op
-from .tracer import FUNCTIONS, TracedArray
+from .tracer import FUNCTIONS, LATE_FUNCTIONS, TracedArray
 
 
 @dataclass(frozen=True)
@@ -295,3 +295,6 @@ def _lazy(row: Row, fn: Callable) -> Callable:
 def loaded_modules() -> Tuple[str, ...]:
     """The SciPy modules of the rows that are loaded (their namespaces are routed)."""
     return tuple(sorted({r.module for r in ROWS if r.module in sys.modules}))
+
+
+LATE_FUNCTIONS.append(register_loaded)

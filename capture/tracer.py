@@ -205,6 +205,9 @@ def _is_transpose_of(a: np.ndarray, base) -> bool:
         a.__array_interface__["data"][0] == base.__array_interface__["data"][0]
 
 
+# registrations of handlers for functions of modules loaded late (capture.scipy_ops adds
+# its own): run before a foreign ufunc is refused
+LATE_FUNCTIONS: List[Callable[[], object]] = []
 # NumPy's own ufuncs; any other (SciPy's) goes to its op or is refused by name
 _NUMPY_UFUNCS = frozenset(v for v in vars(np).values() if isinstance(v, np.ufunc))
 
@@ -224,10 +227,10 @@ def dispatch_ufunc(t: Tracer, ufunc, method: str, inputs, kwargs):
 def _foreign_ufunc(t: Tracer, ufunc, inputs, kwargs):
     """A ufunc of another library (``scipy.special.expit``): its op when one is defined
     (``capture.scipy_ops``), else a clear refusal (never an op name NumPy does not have)."""
-    from . import scipy_ops           # (imported here: both build on this module)
-    from .ops.traits import traits_of
+    from .ops.traits import traits_of     # (imported here: the ops build on this module)
     if ufunc not in FUNCTIONS:        # SciPy's modules may have been imported during the trace
-        scipy_ops.register_loaded()
+        for register in LATE_FUNCTIONS:
+            register()
     handler = FUNCTIONS.get(ufunc)
     if handler is not None:
         return handler(t, *inputs, **kwargs)
