@@ -17,7 +17,7 @@ import statistics
 import time
 
 import symshape as ss
-from symshape.infinity import INT_OO, NEG_INT_OO, is_inf
+from symshape.algebra.infinity import INT_OO, NEG_INT_OO, is_inf
 
 # (class, names, constraints, query as a function of the symbols, brute-force window)
 CORPUS = [

@@ -209,7 +209,7 @@ def wrong(q: Query, answer) -> bool:
 def ask_symshape(q: Query):
     """symshape's answer: ``(lo, hi)`` with None for an infinite end, or a decision."""
     import symshape as ss
-    from symshape.infinity import is_inf
+    from symshape.algebra.infinity import is_inf
     syms = ss.symbolic_shape(q.names, constraints=q.constraints)
     env = dict(zip([n.strip() for n in q.names.split(",")], syms))
     env.update(max=ss.sym_max, min=ss.sym_min)

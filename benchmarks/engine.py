@@ -19,7 +19,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import symshape as ss  # noqa: E402
-from symshape import z3bridge  # noqa: E402
+from symshape.reasoning import z3bridge  # noqa: E402
 from symshape.capture.export import trace_program  # noqa: E402
 
 import models as M  # noqa: E402

@@ -23,7 +23,7 @@ import symshape as ss
 from symshape import Dim
 from symshape.codegen.cuda import compile_cupy
 from symshape.codegen.cuda.backend import CupyRuntime, _py, row_launch
-from symshape.codegen.cuda.groups import numel
+from symshape.codegen.fusion import numel
 from symshape.codegen.cuda.kernels import (COL_SPLIT, ROW_BLOCK, ROW_ITEMS, SPLIT_BLOCKS,
                                            SPLIT_ROWS, WARP_ROW)
 

@@ -29,7 +29,7 @@ from typing import BinaryIO, Callable, List, Optional, Tuple
 
 import numpy as np
 
-from symshape.expr import ceildiv
+from symshape.algebra.expr import ceildiv
 
 ALIGN = 64
 LAYOUT = 1                              # version of this byte layout (the preamble's)

@@ -15,11 +15,11 @@ from typing import Any, Callable, List, Sequence
 
 import numpy as np
 
-from symshape import pytree
-from symshape import relations as R
+from symshape.specs import pytree
+from symshape.algebra import relations as R
 from symshape.errors import UserError, where
-from symshape.ranges import ValueRange
-from symshape.symint import SymBool, SymInt, describe
+from symshape.algebra.ranges import ValueRange
+from symshape.sizes.symint import SymBool, SymInt, describe
 from symshape.userframe import user_frame
 
 from .ir import CondExpr, Graph, Node, Subgraph
@@ -283,7 +283,7 @@ def _forget_inner(env, snap, inner: list) -> None:
     conds = {g.cond for g in inner}
     env.guards[snap[3]:] = [g for g in env.guards[snap[3]:] if id(g) not in drop]
     env.checks[len(snap[6]):] = [c for c in env.checks[len(snap[6]):] if c[0] not in conds]
-    env._bump()
+    env.forget_caches()
 
 
 def _branch_dim(env, s, outer_ranges):

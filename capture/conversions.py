@@ -1,5 +1,5 @@
 """``int`` in traced code: ``int(f)`` of a symbolic float built from sizes gives a symbolic
-size (truncation toward zero, ``symshape.floatint``) instead of Python's ``TypeError``, and
+size (truncation toward zero, ``symshape.sizes.floatint``) instead of Python's ``TypeError``, and
 ``int(n)`` of a size is that size, still symbolic.
 
 Python's ``int()`` must return a real ``int``, so the name ``int`` itself is routed in the
@@ -14,8 +14,8 @@ import builtins
 
 import numpy as np
 
-from symshape.symfloat import SymFloat
-from symshape.symint import SymInt
+from symshape.sizes.symfloat import SymFloat
+from symshape.sizes.symint import SymInt
 
 _int = builtins.int
 

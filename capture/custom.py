@@ -35,9 +35,9 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from symshape import pytree
+from symshape.specs import pytree
 from symshape.errors import UserError, where
-from symshape.symint import SymBool, SymInt
+from symshape.sizes.symint import SymBool, SymInt
 from symshape.userframe import user_frame
 
 from .ops.registry import defop

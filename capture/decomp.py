@@ -25,13 +25,13 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from symshape import relations as R
-from symshape.env import ShapeEnv, SymInfo
+from symshape.algebra import relations as R
+from symshape.reasoning.env import ShapeEnv, SymInfo
 from symshape.errors import InternalError, UserError
-from symshape.expr import Expr, Sym, format_expr
-from symshape.infinity import INT_OO, is_inf
-from symshape.ranges import ValueRange
-from symshape.symint import SymInt, sym_max
+from symshape.algebra.expr import Expr, Sym, format_expr
+from symshape.algebra.infinity import INT_OO, is_inf
+from symshape.algebra.ranges import ValueRange
+from symshape.sizes.symint import SymInt, sym_max
 
 from . import ops as _ops  # noqa: F401  (registers the op table)
 from .ir import ArrRef, Graph, IndexAttr, Node, Subgraph
@@ -526,6 +526,7 @@ def _make_env(ep) -> ShapeEnv:
     for s in _graph_symbols(ep.graph):
         if s not in syms:
             syms[s] = ValueRange(0, INT_OO)
+    infos, ranges = {}, {}
     for s, vr in syms.items():
         hint = None
         source = cs.dim_names.get(s) or s.name
@@ -535,18 +536,15 @@ def _make_env(ep) -> ShapeEnv:
         elif not s.unbacked:
             hint = _witness(vr)
         kind = "unbacked" if s.unbacked else ("named" if s in cs.dim_names else "auto")
-        env.infos[s] = SymInfo(s, hint, source, kind, None, vr, None)
-        env.ranges[s] = vr
-    env._count[False] = 1 + max([s.index for s in syms if not s.unbacked], default=-1)
-    env._count[True] = 1 + max([s.index for s in syms if s.unbacked], default=-1)
+        infos[s] = SymInfo(s, hint, source, kind, None, vr, None)
+        ranges[s] = vr
     facts = list(cs.facts)
     if old is not None:
         for f in old.facts:
             g = old.subst_cond(f)
             if type(g) is not bool and g not in facts and g.free_symbols <= set(syms):
                 facts.append(g)
-    env.facts = facts
-    env._bump()
+    env.adopt(infos, ranges, facts)
     return env
 
 

@@ -3,7 +3,7 @@
 A dynamic axis gets a symbol (``create_symbol``); a named Dim gets one symbol shared by all
 its uses; a derived dim ``A*d + B`` is that expression over ``d``'s symbol.  Example sizes
 0 and 1 of AUTO axes are specialised.  After tracing, the spec is compared with what the
-environment learned (``symshape.constraints``); a violation raises
+environment learned (``symshape.specs.constraints``); a violation raises
 ``ConstraintViolationError`` whose fixes were re-verified by exporting again with them.
 """
 from __future__ import annotations
@@ -18,24 +18,25 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from symshape.annotation_returns import OutputInfo, check_returns
-from symshape.annotations import annotation_notes, resolve_call, without_runtime_checks
-from symshape import named_results, pytree
-from symshape.constraints import Report, analyze, specialized_axes
-from symshape.env import ShapeEnv
+from symshape.specs.annotation_returns import OutputInfo, check_returns
+from symshape.specs.annotations import annotation_notes, resolve_call, without_runtime_checks
+from symshape import named_results
+from symshape.specs import pytree
+from symshape.specs.constraints import Report, analyze, specialized_axes
+from symshape.reasoning.env import ShapeEnv
 from symshape.errors import ConstraintViolationError, InternalError, UserError
-from symshape.expr import Sym
-from symshape import validate
+from symshape.algebra.expr import Sym
+from symshape.reasoning import validate
 from symshape.contract import validate as contract_validate
 from symshape.contract.constraint_set import ConstraintSet, InputDesc, OfClass, keys_text
 from symshape.contract.writer import CheckWriter
-from symshape.checks import runtime_condition
-from symshape.ranges import ValueRange
-from symshape.spec import InputLeaf, bind_inputs, match
-from symshape.symfloat import SymFloat
-from symshape.symint import SymInt
+from symshape.sizes.checks import runtime_condition
+from symshape.algebra.ranges import ValueRange
+from symshape.specs.matching import InputLeaf, bind_inputs, match
+from symshape.sizes.symfloat import SymFloat
+from symshape.sizes.symint import SymInt
 from symshape.logs import dynamic_log
-from symshape.infinity import INT_OO, NEG_INT_OO
+from symshape.algebra.infinity import INT_OO, NEG_INT_OO
 
 from . import ops  # noqa: F401  (registers the op handlers)
 from . import STAGES
@@ -87,8 +88,21 @@ class Traced:
 
 
 def _verified_fixes(f, args, kwargs, spec, report: Report):
-    """Apply the fixes, export again, and keep them only if no violation remains."""
-    fixes = list(report.fixes)
+    """Apply the fixes, export again, and keep them only if no violation remains.  An
+    alternative (mark a static axis with the Dim, rather than make the Dim static) is
+    tried first and wins when it verifies."""
+    for alt in report.alternatives:
+        fixes = [alt.by if x == alt.replaces else x for x in report.fixes]
+        verified = _verify(f, args, kwargs, spec, fixes)[0] if alt.by in fixes else []
+        if verified:
+            return verified, [alt.note]
+    return _verify(f, args, kwargs, spec, list(report.fixes))
+
+
+def _verify(f, args, kwargs, spec, fixes):
+    """(the fixes, grown by what each re-export asks, that leave no violation, []) or
+    ([], a note saying no fix verified)."""
+    fixes = list(fixes)
     for _ in range(MAX_FIX_ROUNDS):
         fixed = spec
         try:

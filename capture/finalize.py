@@ -3,10 +3,10 @@ the environment found since a node was made apply to it): export finalises its g
 this, and so does a decomposition for the nodes it adds."""
 from __future__ import annotations
 
-from symshape.checks import runtime_condition
-from symshape.env import ShapeEnv
-from symshape.expr import Expr
-from symshape.symfloat import FloatExpr
+from symshape.sizes.checks import runtime_condition
+from symshape.reasoning.env import ShapeEnv
+from symshape.algebra.expr import Expr
+from symshape.sizes.symfloat import FloatExpr
 
 from .ir import CondExpr, IndexAttr, Node, Subgraph
 

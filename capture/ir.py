@@ -17,7 +17,7 @@ from typing import Any, Callable, Dict, List, Optional
 
 import numpy as np
 
-from symshape.expr import format_expr
+from symshape.algebra.expr import format_expr
 from symshape.userframe import UserFrame
 
 

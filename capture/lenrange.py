@@ -15,8 +15,8 @@ import sys
 
 import numpy as np
 
-from symshape import relations as R
-from symshape.symint import SymInt, describe
+from symshape.algebra import relations as R
+from symshape.sizes.symint import SymInt, describe
 from symshape.userframe import user_frame
 
 from .state import _user_code

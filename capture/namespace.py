@@ -44,8 +44,8 @@ from typing import Callable, Dict, Iterable, List, Tuple
 
 import numpy as np
 
-from symshape.symfloat import SymFloat
-from symshape.symint import SymInt
+from symshape.sizes.symfloat import SymFloat
+from symshape.sizes.symint import SymInt
 from . import randomness, scipy_ops
 
 from .conversions import sym_int

@@ -20,8 +20,8 @@ from typing import Any, Callable, Dict, Optional, Tuple
 
 import numpy as np
 
-from symshape.expr import Expr
-from symshape.symfloat import FloatExpr
+from symshape.algebra.expr import Expr
+from symshape.sizes.symfloat import FloatExpr
 
 from .ir import Node
 from .ops.registry import OPS

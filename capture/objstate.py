@@ -386,7 +386,7 @@ class AppendOnly(list):
     and the appends are replayed on the caller's list."""
 
     __slots__ = ()
-    _ss_any_of_its_class = True     # symshape/spec.py: an input leaf, checked by class
+    _ss_any_of_its_class = True     # symshape/specs/matching.py: an input leaf, checked by class
 
 
 _REC_CLASSES: Dict[type, type] = {}

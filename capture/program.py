@@ -7,10 +7,10 @@ from typing import Any, Dict, List, Optional, Tuple
 import numpy as np
 
 from symshape.errors import UserError
-from symshape.expr import IntLike, format_expr
+from symshape.algebra.expr import IntLike, format_expr
 from symshape.contract import published
 from symshape.contract.constraint_set import ConstraintSet
-from symshape.ranges import ValueRange
+from symshape.algebra.ranges import ValueRange
 
 from . import STAGES
 from . import loaded_guard
@@ -159,8 +159,8 @@ class ExportedProgram:
     # ------------------------------------------------------------------ contract
     @property
     def range_constraints(self) -> Dict[Any, ValueRange]:
-        """{size symbol or expression (sympy): its exact range}: every bound is attained by
-        an input ``module()`` accepts."""
+        """The exact range of each size symbol or expression (a dict, sympy keys); every
+        bound is attained by an input that ``module()`` accepts."""
         return published.range_constraints(self.constraints)
 
     @property
@@ -171,7 +171,8 @@ class ExportedProgram:
 
     @property
     def input_shapes(self) -> Dict[str, tuple]:
-        """{input path: its shape}, each axis an int or a size expression (sympy)."""
+        """The shape of each input path (a dict), each axis an int or a size expression
+        (sympy)."""
         return published.input_shapes(self.constraints)
 
     # ------------------------------------------------------------------ running
@@ -207,7 +208,8 @@ class ExportedProgram:
 
     @property
     def module_source(self) -> str:
-        """The Python source ``module()`` runs: the input check, then the graph's code."""
+        """The Python source that ``module()`` runs, the input check and then the graph's
+        code."""
         self._build()
         return self._source
 
@@ -261,10 +263,18 @@ class ExportedProgram:
         ``.dot`` the graphviz source.  Returns ``path``."""
         return STAGES["draw"](self, path)
 
+    def to_onnx(self, path=None, *, opset: int = 18, guards: bool = True):
+        """This program as an ``onnx.ModelProto`` (written to ``path`` when given): sizes
+        as ``dim_param`` in the user's names, the contract checked inside the graph
+        (``guards``) and described in its metadata (``docs/onnx.md``).  Needs the extra
+        ``onnx``."""
+        return STAGES["to_onnx"](self, path, opset, guards)
+
     def compile(self, backend: str = "numpy"):
         """Generated code for this program, shape-polymorphic over its whole valid range:
-        ``backend`` ``"numpy"`` (fused, blocked NumPy), ``"cupy"`` (CUDA kernels) or
-        ``"dask"`` (chunked); the result checks its inputs as ``module()`` does."""
+        ``backend`` ``"numpy"`` (fused, blocked NumPy), ``"cupy"`` (CUDA kernels),
+        ``"dask"`` (chunked), ``"numba"`` or ``"onnxruntime"`` (the ``to_onnx`` model in
+        a session); the result checks its inputs as ``module()`` does."""
         run = STAGES["compile"](self, backend)
         return loaded_guard.guarded(run, self.graph) if self._loaded else run
 

@@ -16,7 +16,7 @@ from typing import Any, Dict, Optional
 import numpy as np
 
 from symshape.errors import UserError, where
-from symshape.symint import SymInt
+from symshape.sizes.symint import SymInt
 from symshape.userframe import user_frame
 
 from .ops.creation import nonnegative

@@ -30,9 +30,9 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from symshape.errors import UserError, where
-from symshape.symfloat import SymFloat
-from symshape.symint import SymInt
+from symshape.errors import FrozenValueWarning, UserError, where
+from symshape.sizes.symfloat import SymFloat
+from symshape.sizes.symint import SymInt
 from symshape.userframe import user_frame
 
 from .ops.registry import defop
@@ -424,10 +424,6 @@ def routers() -> Dict[int, Tuple[Callable, Callable]]:
 
 
 # --------------------------------------------------------------------------- frozen values
-class FrozenValueWarning(UserWarning):
-    """An impure call ran once while tracing; its value is now part of the program."""
-
-
 def _called_from_user_code() -> bool:
     """The caller's caller is the user's own code (not symshape, NumPy or the stdlib)."""
     f = sys._getframe(2)

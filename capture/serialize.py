@@ -53,13 +53,15 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from symshape import named_results, pytree
-from symshape import relations as R
+from symshape import named_results
+
+from symshape.specs import pytree
+from symshape.algebra import relations as R
 from symshape.errors import UserError
-from symshape.expr import Expr, IntLike, OpAtom, Sym, add, atom_expr, format_py, mul, neg, sub
+from symshape.algebra.expr import Expr, IntLike, OpAtom, Sym, add, atom_expr, format_py, mul, neg, sub
 from symshape.contract.constraint_set import ConstraintSet, InputDesc, OfClass
 from symshape.contract import saved
-from symshape.symfloat import _PY as _FLOAT_OPS, FloatExpr
+from symshape.sizes.symfloat import _PY as _FLOAT_OPS, FloatExpr
 from symshape.userframe import UserFrame
 
 from . import archive, layout, node_check

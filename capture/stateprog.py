@@ -25,9 +25,9 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from symshape.errors import UserError
-from symshape.expr import Expr
-from symshape.symint import SymInt
+from symshape.errors import StateGuardFailure, UserError
+from symshape.algebra.expr import Expr
+from symshape.sizes.symint import SymInt
 
 from .access import AccessPath, Root, Scope
 from .stateviews import is_view as _is_view
@@ -178,11 +178,6 @@ def _label(v) -> str:
 
 
 # --------------------------------------------------------------------------- program
-class StateGuardFailure(UserError):
-    """A Python value of state the program read differs at call time (``module()`` and
-    compiled code raise it; the JIT's dispatcher takes it as a miss and recompiles)."""
-
-
 _NO_START: Dict[AccessPath, Any] = {}
 
 

@@ -14,11 +14,11 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from symshape import relations as R
-from symshape.env import ShapeEnv
+from symshape.algebra import relations as R
+from symshape.reasoning.env import ShapeEnv
 from symshape.errors import GuardOnDataDependentError, UserError, where
-from symshape.symfloat import SymFloat
-from symshape.symint import SymBool, SymInt, describe
+from symshape.sizes.symfloat import SymFloat
+from symshape.sizes.symint import SymBool, SymInt, describe
 from symshape.userframe import user_frame, user_site
 
 from .ir import Graph, Node

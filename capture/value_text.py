@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from symshape.expr import format_expr
+from symshape.algebra.expr import format_expr
 
 from .ir import Node
 

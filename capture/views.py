@@ -20,7 +20,7 @@ from typing import Any, List, NamedTuple
 
 import numpy as np
 
-from symshape.symint import SymInt
+from symshape.sizes.symint import SymInt
 
 from .methods import METHOD_OPS
 

@@ -23,10 +23,10 @@ import re
 import typing
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from ..annotation_returns import ReturnAnnotationFix
-from ..annotations import AnnotatedShapes, call_target, eval_axis
+from symshape.specs.annotation_returns import ReturnAnnotationFix
+from symshape.specs.annotations import AnnotatedShapes, call_target, eval_axis
 from ..contract.fixes import DefineDim, Fix, SetDim, SetEntry
-from ..dims import Dim, _Marker, format_linear
+from symshape.specs.dims import Dim, _Marker, format_linear
 
 
 # --------------------------------------------------------------------------- the record

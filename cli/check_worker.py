@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import ast
 import base64
-import contextlib
 import importlib
 import importlib.abc
 import importlib.machinery
@@ -32,9 +31,9 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from .. import capture, codegen  # noqa: F401  (their folders register as symshape's own code)
 from .. import export
-from ..annotations import spec_for
+from symshape.specs.annotations import spec_for
 from ..errors import ConstraintViolationError, UserError
-from ..expr import Expr, format_expr
+from symshape.algebra.expr import Expr, format_expr
 from ..logs import dynamic_log
 from ..userframe import internal_dirs
 from . import project
@@ -139,11 +138,6 @@ def scan_source(text: str) -> Tuple[bool, set]:
         elif isinstance(node, ast.Import):
             imports.update(a.name for a in node.names)
     return uses, imports
-
-
-def uses_exportable(text: str) -> bool:
-    """Whether the module's syntax tree uses ``exportable`` (see ``scan_source``)."""
-    return scan_source(text)[0]
 
 
 def read_source(path: str, overlay: Optional[Dict[str, str]] = None) -> str:
@@ -424,8 +418,8 @@ class captured_logs:
 
 
 def _bound_text(b) -> str:
-    s = str(b)
-    return {"int_oo": "inf", "-int_oo": "-inf"}.get(s, s)
+    # the notation of every other message and of print(ep): [2, int_oo]
+    return str(b)
 
 
 def contract(ep) -> Tuple[Dict[str, str], Dict[str, List[str]]]:
@@ -482,13 +476,14 @@ def check_one(item: Item, paths: Paths) -> None:
         except UserError as e:
             item.status = "fail"
             item.violations = [printable(paths.clean(str(e)), keep_newlines=True)]
+            item.notes = project.shape_like_lists(decl)
         except KeyboardInterrupt:
             raise
         except BaseException as e:  # noqa: B902 - the model code may raise anything
             item.status = "error"
             _, _, lines = summarize_exception(e, paths)
             item.error = ["export raised an exception (not a spec problem):"] + \
-                ["  " + l for l in lines]
+                ["  " + l for l in lines] + project.shape_like_lists(decl)
         else:
             item.status = "ok"
             item.range_constraints, item.axes = contract(ep)

@@ -29,10 +29,11 @@ from .textsafe import printable
 from . import docs, project
 from . import summary as summary_md
 from .isolation import group_projects, run_project
-from .fixer import final_plan, plan_fixes
+from .fix_plan import final_plan
+from .fixer import plan_fixes
 from .safe_write import Baseline
-from ..annotations import spec_for
-from ..spec import bind_inputs
+from symshape.specs.annotations import spec_for
+from symshape.specs.matching import bind_inputs
 
 EXIT_OK, EXIT_FAIL, EXIT_ERROR = 0, 1, 2
 
@@ -417,49 +418,56 @@ def _refusals(fixable: List[Item], refused: Dict[str, str],
             for it in fixable if it.key in refused for f in it.fixes]
 
 
+class _Run:
+    """One ``symshape check``: its options, where it reports, and the JSON document."""
+
+    def __init__(self, args, out, err, paths: Paths, rep: Reporter) -> None:
+        self.args, self.out, self.err, self.paths, self.rep = args, out, err, paths, rep
+        self.doc: Dict[str, Any] = {}
+
+    @property
+    def json(self) -> bool:
+        return self.args.format == "json"
+
+    def dump(self) -> None:
+        """Write the JSON document (the --format json report)."""
+        json.dump(self.doc, self.out, indent=2)
+        self.out.write("\n")
+
+    def dump_if_json(self) -> None:
+        if self.json:
+            self.dump()
+
+
 def cmd_check(args, out, err) -> int:
+    """``symshape check``: check every export found under the paths, report, and with
+    --fix / --diff plan (and write) the suggested fixes."""
     paths = Paths()
     targets = args.paths or ["."]
-    rep = Reporter(args.format, out, err, args.quiet, paths)
+    run = _Run(args, out, err, paths, Reporter(args.format, out, err, args.quiet, paths))
     files, pyprojects = discover(targets)
     # what the check reads, before any user module runs: --fix writes only files that
     # still hold it (an edit saved during the check is never overwritten)
     baseline = Baseline(files + pyprojects) if args.fix else None
-    items = run_check(files, pyprojects, rep, paths, args.timeout, baseline=baseline)
+    items = run_check(files, pyprojects, run.rep, paths, args.timeout, baseline=baseline)
     if not items:
         raise UsageError("no exports found under %s: declare them with @ss.exportable(...) "
                          "or [[tool.symshape.exports]] in pyproject.toml"
                          % " ".join(targets))
-    text, summ, code = summary(items)
-    doc: Dict[str, Any] = {"exports": [item_json(i, paths) for i in items], "summary": summ}
-    if args.format != "json":
-        rep.say(text)
-    if args.format == "github":
-        try:
-            summary_md.write_job_summary(summary_md.job_summary(items, paths, text,
-                                                                contract_text))
-        except OSError as e:
-            print("symshape: could not write the job summary to $%s: %s"
-                  % (summary_md.ENV, e), file=err)
-
-    def dump() -> None:
-        json.dump(doc, out, indent=2)
-        out.write("\n")
-
+    code = _report(run, items)
     fixable = [i for i in items if i.status == "fail" and i.fixes and i.decl is not None]
     if not (args.fix or args.diff):
         if fixable and args.format == "text":
             cmd = " ".join(["symshape check --fix"] + list(args.paths))
-            rep.say("apply the suggested fixes with `%s` (preview: --diff)" % cmd)
-        if args.format == "json":
-            dump()
+            run.rep.say("apply the suggested fixes with `%s` (preview: --diff)" % cmd)
+        run.dump_if_json()
         return code
     if not fixable:
-        if args.format == "json":
-            doc.update({"applied": [], "not_applied": []})
-            dump()
+        if run.json:
+            run.doc.update({"applied": [], "not_applied": []})
+            run.dump()
         elif code != EXIT_OK:
-            rep.say("no suggested fixes to apply")
+            run.rep.say("no suggested fixes to apply")
         return code
     plan, after, refused = plan_rounds(items, files, pyprojects, paths, args.timeout)
     diff = printable(paths.clean(plan.diff(paths.rel)), keep_newlines=True)
@@ -467,22 +475,50 @@ def cmd_check(args, out, err) -> int:
     skipped = ["%s: %s  (%s)" % (n, line, printable(paths.clean(why)))
                for n, line, why in plan.skipped + [r for r in refused
                                                    if (r[0], r[1]) not in placed]]
-    doc["applied"] = ["%s: %s" % a for a in plan.applied]
-    doc["not_applied"] = skipped
+    run.doc["applied"] = ["%s: %s" % a for a in plan.applied]
+    run.doc["not_applied"] = skipped
     if args.diff:
-        doc["diff"] = diff
-        if args.format == "json":
-            dump()
-            return code
-        rep.say()
-        rep.say(diff.rstrip("\n") if diff else "--diff: no change to make")
-        for s in skipped:
-            rep.say("not applied (do it by hand): " + s)
+        return _show_diff(run, diff, skipped, code)
+    return _write_fixes(run, plan, baseline, after, skipped, code)
+
+
+def _report(run: _Run, items) -> int:
+    """The report of the check (text, or the document for JSON; the GitHub job summary);
+    its exit code."""
+    text, summ, code = summary(items)
+    run.doc.update({"exports": [item_json(i, run.paths) for i in items], "summary": summ})
+    if not run.json:
+        run.rep.say(text)
+    if run.args.format == "github":
+        try:
+            summary_md.write_job_summary(summary_md.job_summary(items, run.paths, text,
+                                                                contract_text))
+        except OSError as e:
+            print("symshape: could not write the job summary to $%s: %s"
+                  % (summary_md.ENV, e), file=run.err)
+    return code
+
+
+def _show_diff(run: _Run, diff: str, skipped: List[str], code: int) -> int:
+    """--diff: the change --fix would make, and what it would leave to the user."""
+    run.doc["diff"] = diff
+    if run.json:
+        run.dump()
         return code
+    run.rep.say()
+    run.rep.say(diff.rstrip("\n") if diff else "--diff: no change to make")
+    for s in skipped:
+        run.rep.say("not applied (do it by hand): " + s)
+    return code
+
+
+def _write_fixes(run: _Run, plan, baseline, after, skipped: List[str], code: int) -> int:
+    """--fix: write the planned edits, say what was written, and report the re-check."""
+    paths, rep = run.paths, run.rep
     written, failed = plan.write(baseline)
-    doc["written"] = [paths.rel(p) for p in written]
-    doc["write_errors"] = ["%s: %s" % (paths.rel(p), why) for p, why in failed]
-    if args.format != "json":
+    run.doc["written"] = [paths.rel(p) for p in written]
+    run.doc["write_errors"] = ["%s: %s" % (paths.rel(p), why) for p, why in failed]
+    if not run.json:
         rep.say()
         for p in written:
             rep.say("fixed %s" % paths.rel(p))
@@ -493,21 +529,20 @@ def cmd_check(args, out, err) -> int:
         for s in skipped:
             rep.say("not applied (do it by hand): " + s)
     if failed:
-        if args.format == "json":
-            dump()
+        if run.json:
+            run.dump()
         elif written:
             rep.say("written before the failure: %s" % ", ".join(paths.rel(p)
                                                                   for p in written))
         return EXIT_ERROR
     if not written or after is None:
-        if args.format == "json":
-            dump()
+        run.dump_if_json()
         return code
     # the re-check ran on exactly the text now written (files unchanged since read)
     text2, summ2, code2 = summary(after)
-    doc["recheck"] = {"exports": [item_json(i, paths) for i in after], "summary": summ2}
-    if args.format == "json":
-        dump()
+    run.doc["recheck"] = {"exports": [item_json(i, paths) for i in after], "summary": summ2}
+    if run.json:
+        run.dump()
     else:
         rep.say("re-checking after --fix:")
         for it in after:
@@ -525,7 +560,6 @@ def find_declaration(target: str, root: str, paths: Paths) -> Declaration:
         raise UsageError("explain takes module:function (or path/to/file.py:function), got %r"
                          % target)
     col = Importer(paths)
-    pp = None
     toml_name = target
     if modpart.endswith(".py") or "/" in modpart or os.sep in modpart:
         path = os.path.abspath(modpart)
@@ -535,29 +569,7 @@ def find_declaration(target: str, root: str, paths: Paths) -> Declaration:
         toml_name = "%s:%s" % (module_name(path)[1], qual)
     else:
         pp = project.find_pyproject(root)
-        dirs = [root] + ([os.path.dirname(pp)] if pp else [])
-        for r in dirs:
-            col._front(r)
-        # a module of that name an earlier command in this process imported from elsewhere
-        # (main() called twice) must not answer for this root
-        top = modpart.split(".")[0]
-        for n in [n for n in sys.modules if n == top or n.startswith(top + ".")]:
-            f = getattr(sys.modules[n], "__file__", None)
-            if isinstance(f, str) and module_name(os.path.abspath(f))[0] not in dirs:
-                del sys.modules[n]
-        try:
-            import importlib.util
-            spec = importlib.util.find_spec(modpart)
-        except KeyboardInterrupt:
-            raise
-        except ModuleNotFoundError as e:
-            if not e.name or not (modpart + ".").startswith(e.name + "."):
-                raise _ImportFailed(_import_error(modpart, root, e, paths)) from None
-            spec = None         # the module (or its package) is not there
-        except BaseException as e:  # noqa: B902 - a parent package failed to import
-            raise _ImportFailed(_import_error(modpart, root, e, paths)) from None
-        path = os.path.abspath(spec.origin) if spec is not None and spec.origin and \
-            os.path.isfile(spec.origin) else None
+        path = _module_file(modpart, root, pp, col, paths)
     if path is not None:
         problem = col.import_file(path)
         if problem is not None:
@@ -565,13 +577,9 @@ def find_declaration(target: str, root: str, paths: Paths) -> Declaration:
         for d in registered():
             if d.file == path and d.qualname == qual:
                 return d
-    if pp is not None:
-        for d in project.declarations(pp):
-            if d.name == toml_name:
-                err = d.error or col.resolve_toml(d)
-                if err:
-                    raise UsageError(paths.clean(err))
-                return d
+    found = _toml_declaration(pp, toml_name, col, paths) if pp is not None else None
+    if found is not None:
+        return found
     if path is None:
         looked = [paths.rel(root) or "."] + ([paths.rel(os.path.dirname(pp)) or "."]
                                              if pp and os.path.dirname(pp) != root else [])
@@ -581,6 +589,49 @@ def find_declaration(target: str, root: str, paths: Paths) -> Declaration:
             % (modpart, " and ".join(looked), modpart.split(".")[0]))
     raise UsageError("%s is not a declared export: decorate it with @ss.exportable(...) or "
                      "add it to [[tool.symshape.exports]]" % target)
+
+
+def _module_file(modpart: str, root: str, pp: Optional[str], col: Importer,
+                 paths: Paths) -> Optional[str]:
+    """The file of module ``modpart`` as imported from ``root`` (or the pyproject's
+    directory), or None when there is no such module."""
+    dirs = [root] + ([os.path.dirname(pp)] if pp else [])
+    for r in dirs:
+        col._front(r)
+    _forget_foreign(modpart.split(".")[0], dirs)
+    try:
+        import importlib.util
+        spec = importlib.util.find_spec(modpart)
+    except KeyboardInterrupt:
+        raise
+    except ModuleNotFoundError as e:
+        if not e.name or not (modpart + ".").startswith(e.name + "."):
+            raise _ImportFailed(_import_error(modpart, root, e, paths)) from None
+        return None             # the module (or its package) is not there
+    except BaseException as e:  # noqa: B902 - a parent package failed to import
+        raise _ImportFailed(_import_error(modpart, root, e, paths)) from None
+    return os.path.abspath(spec.origin) if spec is not None and spec.origin and \
+        os.path.isfile(spec.origin) else None
+
+
+def _forget_foreign(top: str, dirs: List[str]) -> None:
+    """A module of that name an earlier command in this process imported from elsewhere
+    (main() called twice) must not answer for these directories."""
+    for n in [n for n in sys.modules if n == top or n.startswith(top + ".")]:
+        f = getattr(sys.modules[n], "__file__", None)
+        if isinstance(f, str) and module_name(os.path.abspath(f))[0] not in dirs:
+            del sys.modules[n]
+
+
+def _toml_declaration(pp: str, name: str, col: Importer, paths: Paths) -> Optional[Declaration]:
+    """The ``[[tool.symshape.exports]]`` entry of ``pp`` called ``name``, resolved."""
+    for d in project.declarations(pp):
+        if d.name == name:
+            err = d.error or col.resolve_toml(d)
+            if err:
+                raise UsageError(paths.clean(err))
+            return d
+    return None
 
 
 def _import_error(name: str, file: str, e: BaseException, paths: Paths) -> Item:
@@ -682,7 +733,8 @@ def _explain(args, out, err) -> int:
     if not env.guards:
         say("  (none)")
     for g in env.guards:
-        say("  %s  [%s]%s" % (g.cond.format(), g.kind, where(g.frame)))
+        # Python's notation (s0 % 2 == 0), as the messages and the guards of print(ep)
+        say("  %s  [%s]%s" % (g.cond.format(py=True), g.kind, where(g.frame)))
     ep = traced.program
     say()
     say("Range constraints: {%s}" % ", ".join(
@@ -713,7 +765,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="symshape", description="Validate the dynamic-shape specs of declared exports.")
     p.add_argument("--version", action="version", version="symshape %s" % __version__)
-    sub = p.add_subparsers(dest="command", metavar="{check,explain,docs}")
+    sub = p.add_subparsers(dest="command", metavar="{check,explain,export-log,docs}")
     c = sub.add_parser(
         "check", help="export every declared export and report violations and fixes",
         description="Import the @ss.exportable declarations under PATHS (default: the "
@@ -732,31 +784,40 @@ def build_parser() -> argparse.ArgumentParser:
                    help="print the change --fix would make, write nothing")
     c.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     c.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
-                   help="limit for importing one module or checking one export (default: "
-                        "300, or $SYMSHAPE_CHECK_TIMEOUT)")
-    e = sub.add_parser("explain", help="print the log of one export",
+                   help="limit for importing one module or checking one export, in seconds of "
+                        "its CPU time, and of wall time without progress (default: 300, or "
+                        "$SYMSHAPE_CHECK_TIMEOUT)")
+    # two things are called explain: this command prints how one *export* went (its log);
+    # ss.explain(f, ...) in Python reports how ss.compile *splits* f at graph breaks
+    e = sub.add_parser("explain", aliases=["export-log"],
+                       help="print the export log of one declared export (symbols, guards, "
+                            "contract); ss.explain() in Python reports graph breaks instead",
                        description="Export one declared function with the symshape.dynamic "
                                    "log captured; print its symbols, guards, range "
-                                   "constraints and input shapes.")
+                                   "constraints and input shapes (also spelled "
+                                   "`symshape export-log`). This is the export's log; for "
+                                   "the graphs and graph breaks of ss.compile, call "
+                                   "ss.explain(f, *args) in Python.")
     e.add_argument("target", metavar="module:function",
                    help="a declared export (module:function or path/to/file.py:function)")
     e.add_argument("--root", default=None,
                    help="where to import from and look for pyproject.toml (default: .)")
-    d = sub.add_parser("docs", help="print a reference page (core_ops, api, ...)",
-                       description="Print one of the reference pages shipped with symshape "
-                                   "(Markdown); without PAGE, list them.")
+    d = sub.add_parser("docs", help="print a documentation page (readme, errors, api, ...)",
+                       description="Print one of the documentation pages shipped with "
+                                   "symshape, as text; without PAGE, list them with what "
+                                   "each answers.")
     d.add_argument("page", nargs="?", default=None, metavar="PAGE",
-                   help="the page: " + ", ".join(docs.pages()))
+                   help="the page: " + ", ".join(n for n, _ in docs.LISTED))
     return p
 
 
 def cmd_docs(args, out) -> int:
     """Print one shipped page, or the list of them."""
     if args.page is None:
-        out.write("".join("%s\n" % name for name in docs.pages()))
+        out.write(docs.listing())
         return EXIT_OK
     try:
-        out.write(docs.read(args.page))
+        out.write(docs.render(args.page))
     except KeyError as e:
         raise UsageError(e.args[0]) from None
     return EXIT_OK

@@ -71,13 +71,6 @@ def registered() -> List[Declaration]:
     return list(_REGISTRY.values())
 
 
-def forget_file(path: str) -> None:
-    """Drop the declarations made by ``path`` (before it is imported again)."""
-    path = os.path.abspath(path)
-    for key in [k for k in _REGISTRY if k[0] == path]:
-        del _REGISTRY[key]
-
-
 def exportable(fn: Optional[Callable] = None, *, example_inputs: Any = None,
                dynamic_shapes: Any = None, example_kwargs: Optional[dict] = None):
     """Declare ``fn`` as an export that ``symshape check`` validates.

@@ -35,223 +35,20 @@ replaces files atomically (``symshape.cli.safe_write``).
 from __future__ import annotations
 
 import ast
-import difflib
-import os
 import re
 from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
-from ..contract.fixes import DefineDim, Fix, SetDim, SetEntry
-from ..dims import Dim, _Marker, format_linear
+from ..contract.fixes import DefineDim, Fix, MarkAxis, SetDim, SetEntry
+from symshape.specs.dims import Dim, _Marker, format_linear
 from .exportable import Declaration
-from . import project
-from .safe_write import Baseline, NotWritten, preflight, replace_file
 from .check_worker import decl_key
 from .annotation_fixer import fix_annotations
 from .pyscope import Scopes
+from .fix_plan import MARK_BY_HAND, Plan
+from .toml_fixer import TomlFixer, finish_toml
 
 if TYPE_CHECKING:  # pragma: no cover
     from .annotation_fixer import AnnotatedSource
-
-
-class Edit:
-    __slots__ = ("start", "end", "text", "seq", "key", "owners")
-
-    def __init__(self, start: int, end: int, text: str, seq: int, key=None,
-                 owner: Optional[str] = None) -> None:
-        self.start, self.end, self.text, self.seq, self.key = start, end, text, seq, key
-        self.owners = _owners(owner)
-
-
-def _owners(owner) -> set:
-    """An edit's exports: one key, or a set of them (an edit merged from several fixes)."""
-    if isinstance(owner, (set, frozenset)):
-        return set(owner)
-    return {owner} if owner else set()
-
-
-class FilePatch:
-    """The edits planned for one file, over the text read from it (``raw``: its bytes)."""
-
-    def __init__(self, path: str, raw: bytes, text: str, encoding: str) -> None:
-        self.path = path
-        self.raw = raw
-        self.old = text
-        self.encoding = encoding
-        self.edits: List[Edit] = []
-        self._seq = 0
-        self.owner = None       # the export (key, or set of keys) whose fixes are placed
-
-    def add(self, start: int, end: int, text: str, key=None) -> bool:
-        """Add an edit; False if it overlaps a different edit (identical ones merge)."""
-        for e in self.edits:
-            if (e.start, e.end, e.text) == (start, end, text) and start != end:
-                e.owners |= _owners(self.owner)
-                return True
-            if key is not None and e.key == key:
-                if e.text == text:
-                    e.owners |= _owners(self.owner)
-                return e.text == text
-            if start < e.end and e.start < end:
-                return False
-        self._seq += 1
-        self.edits.append(Edit(start, end, text, self._seq, key, self.owner))
-        return True
-
-    def new(self) -> str:
-        out, pos = [], 0
-        for e in sorted(self.edits, key=lambda e: (e.start, e.seq)):
-            out.append(self.old[pos:e.start])
-            out.append(e.text)
-            pos = max(pos, e.end)
-        out.append(self.old[pos:])
-        return "".join(out)
-
-
-def read_text(path: str) -> Tuple[bytes, str, str]:
-    """(bytes, text, encoding) of a user file: Python files by their coding cookie (a UTF-8
-    BOM is kept as ``utf-8-sig``), TOML as UTF-8.  Line endings are kept as they are."""
-    with open(path, "rb") as fh:
-        raw = fh.read()
-    if path.endswith(".py"):
-        import io
-        import tokenize
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
-    else:
-        encoding = "utf-8-sig" if raw.startswith(b"\xef\xbb\xbf") else "utf-8"
-    return raw, raw.decode(encoding), encoding
-
-
-def parse_problem(path: str, text: str) -> Optional[str]:
-    """Why ``text`` is not a valid file of its kind (Python or TOML), or None."""
-    if path.endswith(".py"):
-        try:
-            compile(text, path, "exec", dont_inherit=True, flags=ast.PyCF_ONLY_AST)
-        except SyntaxError as e:
-            return "line %s: %s" % (e.lineno, e.msg)
-        except ValueError as e:
-            return str(e)
-        return None
-    try:
-        import tomllib
-    except ImportError:  # pragma: no cover - Python 3.10
-        import tomli as tomllib
-    try:
-        tomllib.loads(text)
-    except Exception as e:  # noqa: BLE001 - tomllib.TOMLDecodeError
-        return str(e)
-    return None
-
-
-class Plan:
-    """Edits per file, over the file's text (or ``base[path]``, an edited text not yet
-    written: a later round of fixes builds on an earlier one)."""
-
-    def __init__(self, base: Optional[Dict[str, str]] = None) -> None:
-        self.base = base or {}
-        self.patches: Dict[str, FilePatch] = {}
-        self.applied: List[Tuple[str, str]] = []        # (export name, fix line)
-        self.skipped: List[Tuple[str, str, str]] = []   # (export name, fix line, reason)
-        self.owner: Optional[str] = None
-        # pyproject.toml -> Dim name -> (min, max, exports), written by finish_toml
-        self.toml_bounds: Dict[str, Dict[str, tuple]] = {}
-        self.refused: Dict[str, str] = {}       # export key -> why its edits cannot be made
-
-    def patch(self, path: str) -> FilePatch:
-        if path not in self.patches:
-            raw, text, encoding = read_text(path)
-            self.patches[path] = FilePatch(path, raw, self.base.get(path, text), encoding)
-        p = self.patches[path]
-        p.owner = self.owner
-        return p
-
-    def changed(self) -> Dict[str, Tuple[str, str]]:
-        out = {}
-        for path in sorted(self.patches):
-            p = self.patches[path]
-            new = p.new()
-            if new != p.old:
-                out[path] = (p.old, new)
-        return out
-
-    def owners_of(self, path: str) -> set:
-        p = self.patches.get(path)
-        return set().union(*[e.owners for e in p.edits]) - {None} if p and p.edits else set()
-
-    def owner_files(self) -> Dict[str, set]:
-        """Each export with an edit -> the files its edits touch."""
-        out: Dict[str, set] = {}
-        for path, p in self.patches.items():
-            for e in p.edits:
-                for o in e.owners:
-                    if o:
-                        out.setdefault(o, set()).add(path)
-        return out
-
-    def unparsable(self) -> Dict[str, str]:
-        """Edited files that would not parse: {path: why}."""
-        out = {}
-        for path, (_, new) in self.changed().items():
-            why = parse_problem(path, new)
-            if why:
-                out[path] = why
-        return out
-
-    def diff(self, rel=lambda p: p) -> str:
-        chunks = []
-        for path, (old, new) in self.changed().items():
-            r = rel(path)
-            chunks.extend(difflib.unified_diff(old.splitlines(True), new.splitlines(True),
-                                               "a/" + r, "b/" + r))
-        text = "".join(chunks)
-        if text and not text.endswith("\n"):
-            text += "\n"
-        return text
-
-    def write(self, baseline: Optional[Baseline] = None
-              ) -> Tuple[List[str], List[Tuple[str, str]]]:
-        """Replace each changed file atomically: (written, [(path, why not)]).  Every file
-        is checked (unchanged since read -- and since ``baseline``, what the check read --,
-        writable) before the first is replaced; a failure while writing stops there,
-        leaving the rest untouched."""
-        import linecache
-        changed = self.changed()
-        blocked = []
-        for path in changed:
-            why = baseline.changed(path, self.patches[path].raw) if baseline else None
-            if why is not None:
-                blocked.append((path, why))
-                continue
-            try:
-                preflight(path, self.patches[path].raw)
-            except NotWritten as e:
-                blocked.append((path, str(e)))
-        if blocked:
-            return [], blocked + [(p, "not written: another file of this fix could not be")
-                                  for p in changed if p not in dict(blocked)]
-        written: List[str] = []
-        for path, (_, new) in changed.items():
-            p = self.patches[path]
-            try:
-                replace_file(path, new.encode(p.encoding), p.raw)
-            except NotWritten as e:
-                rest = [(q, "not written: stopped at the failure above") for q in changed
-                        if q not in written and q != path]
-                return written, [(path, str(e))] + rest
-            written.append(path)
-            linecache.checkcache(path)
-        return written, []
-
-
-def final_plan(texts: Dict[str, str], first: Dict[str, "FilePatch"]) -> Plan:
-    """A plan that turns each file, as first read (``first[path]``: bytes, text, encoding),
-    into ``texts[path]``; writing it still refuses a file changed since that first read."""
-    plan = Plan()
-    for path, text in sorted(texts.items()):
-        f = first[path]
-        p = plan.patches[path] = FilePatch(path, f.raw, f.raw.decode(f.encoding), f.encoding)
-        if text != p.old:
-            p.add(0, len(p.old), text)
-    return plan
 
 
 def plan_fixes(items: List[Tuple[Declaration, List[Fix]]],
@@ -278,7 +75,7 @@ def plan_fixes(items: List[Tuple[Declaration, List[Fix]]],
             p.owner = plan.owner
         ann = (annotated or {}).get(plan.owner)
         if decl.origin == "toml" and ann is None:
-            _TomlFixer(plan, decl).run(fixes)
+            TomlFixer(plan, decl).run(fixes)
             continue
         if ann is not None and not ann.file:     # its source cannot be found: say why
             fix_annotations(plan, None, decl, ann, fixes)
@@ -571,6 +368,8 @@ class _PyFile:
                     reason = self._set_entry(fix, spec)
                 elif isinstance(fix, SetDim):
                     reason = self._set_dim(fix, nodes, defs, new_dims, call)
+                elif isinstance(fix, MarkAxis):
+                    reason = MARK_BY_HAND
                 else:
                     reason = "unknown fix kind"
             except Exception as e:  # a fix the fixer cannot place must not crash the check
@@ -713,20 +512,9 @@ class _PyFile:
         rhs, ref, pre, why = self._rhs(fix, defs, nodes, new_dims, ctor, name_lit)
         if rhs is None:
             return why
-        after = None
-        if ref is not None:
-            vis = self._visible(ref, d.stmt)
-            if vis == "later" and ref.stmt is d.stmt:
-                if d.kind != "dims":
-                    return ("%s and %s are defined in one statement; split it by hand"
-                            % (d.var, ref.var))
-            elif vis == "later":
-                why = self._can_move_below(d.stmt, ref.stmt, d.var, d.kind == "dims")
-                if why:
-                    return why
-                after = ref.stmt
-            elif vis:
-                return vis
+        after, why = self._placement(d, ref) if ref is not None else (None, None)
+        if why:
+            return why
         if ctor is None and self.needs_import and (isinstance(fix.value, (Dim, _Marker))
                                                    or pre):
             self._add_import()
@@ -734,22 +522,41 @@ class _PyFile:
             self.dims_removals.setdefault(d.stmt, {})
         slot = d.stmt if d.kind == "call" else d.index
         prev = table.get(slot)
-        if prev is not None and self.patch.owner in prev.owners and prev.fix.line != fix.line:
-            return "conflicts with the fix `%s`" % prev.fix.line
         if prev is not None:
-            if prev.fix.line != fix.line:
-                merged = _merge_bounds(prev.fix, fix)
-                if merged is None:
-                    return "conflicts with the fix `%s` of another export" % prev.fix.line
-                prev.fix = merged
-                prev.rhs = self.ctor_call(merged.value, ctor, name_lit)
-            prev.owners.add(self.patch.owner)
-            return None
+            return self._join(prev, fix, ctor, name_lit)
         rw = _Rewrite(fix, rhs, pre, after, d.var)
         rw.owners.add(self.patch.owner)
         table[slot] = rw
         if isinstance(fix.value, _Marker):
             self._marker_uses(d.var, rhs, nodes)
+        return None
+
+    def _placement(self, d: _Def, ref: _Def):
+        """(statement the definition of ``d`` must move below, or None; why it cannot be
+        edited, or None) when its new value refers to the Dim ``ref`` defines."""
+        vis = self._visible(ref, d.stmt)
+        if vis == "later" and ref.stmt is d.stmt:
+            if d.kind != "dims":
+                return None, ("%s and %s are defined in one statement; split it by hand"
+                              % (d.var, ref.var))
+            return None, None
+        if vis == "later":
+            why = self._can_move_below(d.stmt, ref.stmt, d.var, d.kind == "dims")
+            return (None, why) if why else (ref.stmt, None)
+        return None, vis or None
+
+    def _join(self, prev: _Rewrite, fix: SetDim, ctor, name_lit) -> Optional[str]:
+        """A second export's fix of a definition already rewritten: the same fix joins it,
+        two bounds intersect, anything else conflicts."""
+        if self.patch.owner in prev.owners and prev.fix.line != fix.line:
+            return "conflicts with the fix `%s`" % prev.fix.line
+        if prev.fix.line != fix.line:
+            merged = _merge_bounds(prev.fix, fix)
+            if merged is None:
+                return "conflicts with the fix `%s` of another export" % prev.fix.line
+            prev.fix = merged
+            prev.rhs = self.ctor_call(merged.value, ctor, name_lit)
+        prev.owners.add(self.patch.owner)
         return None
 
     def _marker_uses(self, var: str, text: str, nodes) -> None:
@@ -918,233 +725,3 @@ def _merge_bounds(a: SetDim, b: SetDim) -> Optional[SetDim]:
     if hi is not None and hi < lo:
         return None
     return SetDim(a.name, Dim(a.name, min=lo if lo != 2 else None, max=hi))
-
-
-# --------------------------------------------------------------------------- toml
-def _toml_str(value: str, like: Optional[project.Node], text: str) -> str:
-    q = '"'
-    if like is not None and like.kind == "string" and text[like.start] == "'":
-        q = "'"
-    return "%s%s%s" % (q, value, q)
-
-
-def _bounds_text(dim: Dim) -> str:
-    parts = []
-    if dim.min is not None and dim.min != 2:
-        parts.append("min = %d" % dim.min)
-    if dim.max is not None:
-        parts.append("max = %d" % dim.max)
-    return "{ %s }" % ", ".join(parts) if parts else "{}"
-
-
-_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
-
-
-def _toml_key(name: str) -> str:
-    """A TOML key for ``name``: bare when it may be, else a basic string."""
-    import json
-    return name if _BARE_KEY.fullmatch(name) else json.dumps(name, ensure_ascii=False)
-
-
-def finish_toml(plan: Plan) -> None:
-    """Write the recorded ``[tool.symshape.dims]`` bounds of each pyproject.toml: the value
-    of a key of a plain ``[tool.symshape.dims]`` table in place, new keys below its last
-    one, a new table before the first export; bounds written as dotted keys, an inline
-    table or sub-tables are edited with tomlkit (which keeps the rest of the file)."""
-    for path, bounds in plan.toml_bounds.items():
-        patch = plan.patch(path)
-        text = patch.old
-        nl = "\r\n" if "\r\n" in text else "\n"
-        lay = project.layout(text)
-        table = lay.find("tool.symshape.dims")
-        try:
-            data = project.load_toml(path, text)
-        except Exception:  # noqa: BLE001 - parse_problem reports it
-            data = {}
-        elsewhere = isinstance(data.get("tool", {}).get("symshape", {}).get("dims"), dict) \
-            and table is None
-        if elsewhere or (table is not None and any(
-                n not in table.keys and n in data["tool"]["symshape"]["dims"]
-                for n in bounds)):
-            _tomlkit_bounds(plan, patch, bounds)
-            continue
-        new_lines = []
-        for name, (lo, hi, owners) in bounds.items():
-            patch.owner = set(owners)
-            text_b = _bounds_text(Dim(name, min=lo if lo != 2 else None, max=hi))
-            if table is not None and name in table.keys:
-                node = table.keys[name][2]
-                patch.add(node.start, node.end, text_b)
-            else:
-                new_lines.append("%s = %s" % (_toml_key(name), text_b))
-        if not new_lines:
-            continue
-        body = "".join(l + nl for l in new_lines)
-        if table is not None:
-            pos = table.last_key_end
-            if pos > 0 and text[pos - 1:pos] != "\n":
-                body = nl + body
-            patch.add(pos, pos, body)
-        else:
-            ex = lay.exports()
-            pos = ex[0].start if ex else len(text)
-            head = "" if pos == 0 or text[pos - 1:pos] == "\n" else nl
-            patch.add(pos, pos, head + "[tool.symshape.dims]" + nl + body + nl)
-
-
-def _tomlkit_bounds(plan: Plan, patch: FilePatch, bounds) -> None:
-    owners = set().union(*[o for _, _, o in bounds.values()])
-    try:
-        import tomlkit
-    except ImportError:
-        for o in owners:
-            plan.refused[o] = ("the bounds in %s are not a plain [tool.symshape.dims] "
-                               "table: editing them needs tomlkit (pip install "
-                               "'symshape[fix]')" % os.path.basename(patch.path))
-        return
-    doc = tomlkit.parse(patch.old)
-    dims = doc["tool"]["symshape"]["dims"]
-    for name, (lo, hi, _) in bounds.items():
-        want = {"min": lo if lo != 2 else None, "max": hi}
-        cur = dims.get(name)
-        if isinstance(cur, dict):       # a sub-table or inline table: set its keys
-            for k, v in want.items():
-                if v is not None:
-                    cur[k] = v
-                elif k in cur:
-                    del cur[k]
-            continue
-        t = tomlkit.inline_table()
-        for k, v in want.items():
-            if v is not None:
-                t[k] = v
-        dims[name] = t
-    new = tomlkit.dumps(doc)
-    if "\r\n" in patch.old:      # tomlkit ends the lines it adds with \n
-        new = re.sub(r"(?<!\r)\n", "\r\n", new)
-    # the change as edits of the original text, so that they merge with the others
-    sm = difflib.SequenceMatcher(None, patch.old, new, autojunk=False)
-    patch.owner = set(owners)
-    for op, i1, i2, j1, j2 in sm.get_opcodes():
-        if op != "equal":
-            patch.add(i1, i2, new[j1:j2])
-
-
-class _TomlFixer:
-    def __init__(self, plan: Plan, decl: Declaration) -> None:
-        self.plan = plan
-        self.decl = decl
-
-    def run(self, fixes: List[Fix]) -> None:
-        try:
-            self.patch = self.plan.patch(self.decl.file)
-            self.lay = project.layout(self.patch.old)
-            self.nl = "\r\n" if "\r\n" in self.patch.old else "\n"
-        except (OSError, ValueError) as e:
-            for f in fixes:
-                self.plan.skipped.append((self.decl.name, str(f), "cannot read %s: %s"
-                                          % (self.decl.file, e)))
-            return
-        exports = self.lay.exports()
-        table = exports[self.decl.index] if self.decl.index < len(exports) else None
-        self.ds = table.keys["dynamic_shapes"][2] if table is not None and \
-            "dynamic_shapes" in table.keys else None
-        new_dims = {f.dim.name: f for f in fixes if isinstance(f, DefineDim)}
-        for fix in fixes:
-            if isinstance(fix, DefineDim):
-                continue
-            try:
-                if isinstance(fix, SetEntry):
-                    reason = self._set_entry(fix)
-                elif isinstance(fix, SetDim):
-                    reason = self._set_dim(fix, new_dims)
-                else:
-                    reason = "unknown fix kind"
-            except Exception as e:
-                reason = "internal: %s" % e
-            if reason:
-                self.plan.skipped.append((self.decl.name, str(fix), reason))
-            else:
-                if isinstance(fix, SetDim) and fix.ref in new_dims:
-                    self.plan.applied.append((self.decl.name, str(new_dims[fix.ref])))
-                self.plan.applied.append((self.decl.name, str(fix)))
-
-    def _value_text(self, v, like) -> str:
-        if isinstance(v, _Marker):
-            return _toml_str(repr(v), like, self.patch.old)
-        return str(v)
-
-    def _set_entry(self, fix: SetEntry) -> Optional[str]:
-        node = self.ds
-        for k in fix.entry:
-            node = node.child(k) if node is not None else None
-        if node is None:
-            return "cannot find %s in the dynamic_shapes of this entry" % \
-                fix.line.split(" = ")[0]
-        if not self.patch.add(node.start, node.end, self._value_text(fix.value, node)):
-            return "conflicts with another fix"
-        return None
-
-    def _set_bounds(self, dim: Dim) -> Optional[str]:
-        """Record the bounds ``dim`` needs; ``finish_toml`` writes them once per file, the
-        intersection when several exports bound the same name."""
-        bounds = self.plan.toml_bounds.setdefault(self.decl.file, {})
-        lo = dim.min if dim.min is not None else 2
-        prev = bounds.get(dim.name)
-        if prev is not None:
-            plo, phi, owners = prev
-            lo = max(lo, plo)
-            his = [h for h in (phi, dim.max) if h is not None]
-            hi = min(his) if his else None
-            if hi is not None and hi < lo:
-                return ("the bounds of %r needed by two exports do not meet ([%d, %s] and "
-                        "%s)" % (dim.name, plo, phi, _bounds_text(dim)))
-        else:
-            hi, owners = dim.max, set()
-        owners.add(self.patch.owner)
-        bounds[dim.name] = (lo, hi, owners)
-        return None
-
-    def _set_dim(self, fix: SetDim, new_dims) -> Optional[str]:
-        v = fix.value
-        if fix.ref is None and isinstance(v, Dim) and v.name == fix.name:
-            return self._set_bounds(v)
-        if self.ds is None:
-            return "this entry has no dynamic_shapes = ... to edit"
-        hits = 0
-        for node in self.ds.walk():
-            if node.kind != "string":
-                continue
-            try:
-                kind, val = project.parse_axis(node.value)
-            except ValueError:
-                continue
-            if kind != "linear" or val[0] != fix.name:
-                continue
-            _, c, o = val
-            if fix.ref is not None:
-                a, b = c * fix.coeff, c * fix.offset + o
-                new = str(b) if a == 0 else _toml_str(format_linear(fix.ref, a, b), node,
-                                                      self.patch.old)
-            elif isinstance(v, _Marker):
-                new = _toml_str(repr(v), node, self.patch.old)
-            elif isinstance(v, int):
-                new = str(c * v + o)
-            elif isinstance(v, Dim):
-                # a Dim under another name: use that name (and its bounds)
-                r = self._set_bounds(v) if (v.min, v.max) != (None, None) else None
-                if r:
-                    return r
-                new = _toml_str(format_linear(v.name, c, o), node, self.patch.old)
-            else:
-                return "cannot express %r in TOML" % (v,)
-            if not self.patch.add(node.start, node.end, new):
-                return "conflicts with another fix"
-            hits += 1
-        if not hits:
-            return "no axis of this entry's dynamic_shapes uses %r" % fix.name
-        if fix.ref is not None and fix.ref in new_dims:
-            d = new_dims[fix.ref].dim
-            if (d.min is not None and d.min != 2) or d.max is not None:
-                return self._set_bounds(d)
-        return None

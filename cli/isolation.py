@@ -84,6 +84,36 @@ def _boot_code() -> str:
             % (path,))
 
 
+try:
+    _TICKS = float(os.sysconf("SC_CLK_TCK"))
+except (AttributeError, ValueError, OSError):  # pragma: no cover - not POSIX
+    _TICKS = 100.0
+
+
+class _StepClock:
+    """How much of a step's limit is left: ``timeout`` seconds of the child's CPU time, and
+    ``timeout`` seconds of wall time since its CPU time last advanced.  Without a CPU
+    reading (``cpu`` returns None) the limit is plain wall time since the step began."""
+
+    def __init__(self, cpu: Callable[[], Optional[float]], timeout: float) -> None:
+        self.cpu, self.timeout = cpu, timeout
+        self.restart()
+
+    def restart(self) -> None:
+        """A new step begins now."""
+        self.start_cpu = self.last_cpu = self.cpu()
+        self.start_wall = self.last_progress = time.monotonic()
+
+    def left(self) -> float:
+        """Seconds until the step overruns (<= 0: it has)."""
+        now, used = time.monotonic(), self.cpu()
+        if used is None or self.start_cpu is None:
+            return self.start_wall + self.timeout - now
+        if used > self.last_cpu:
+            self.last_cpu, self.last_progress = used, now
+        return min(self.start_cpu + self.timeout - used, self.last_progress + self.timeout - now)
+
+
 class _Child:
     def __init__(self, job: dict, out_file) -> None:
         env = dict(os.environ)
@@ -102,10 +132,24 @@ class _Child:
         self.sel.register(self.proc.stdout, selectors.EVENT_READ)
         self.buf = b""
 
+    def cpu_seconds(self) -> Optional[float]:
+        """The child's CPU time so far (its own and its waited-for children's), or None
+        where /proc does not say (then steps are timed by the wall clock alone)."""
+        try:
+            with open("/proc/%d/stat" % self.proc.pid, "rb") as fh:
+                fields = fh.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            return None
+        # fields[11:15] are utime, stime, cutime, cstime in clock ticks (proc(5))
+        return sum(int(x) for x in fields[11:15]) / _TICKS
+
     def events(self, timeout: float):
         """Yield events; ``("timeout", None)`` when a step overruns, ``("eof", None)`` at
-        the end of the channel."""
-        deadline = time.monotonic() + timeout
+        the end of the channel.  A step overruns when it has used ``timeout`` seconds of
+        CPU, or has made no progress (no CPU time) for ``timeout`` seconds: an endless loop
+        and a hang are both caught, and a step that is only slow because the machine is
+        busy is not (its CPU time is what it costs, whatever the load)."""
+        clock = _StepClock(self.cpu_seconds, timeout)
         fd = self.proc.stdout.fileno()
         while True:
             while b"\n" in self.buf:
@@ -114,13 +158,13 @@ class _Child:
                     msg = json.loads(line.decode("utf-8"))
                 except ValueError:
                     continue
-                deadline = time.monotonic() + timeout
+                clock.restart()
                 yield msg.get("ev"), msg
-            left = deadline - time.monotonic()
+            left = clock.left()
             if left <= 0:
                 yield "timeout", None
                 return
-            if not self.sel.select(min(left, 1.0)):
+            if not self.sel.select(min(left, 0.25)):
                 continue
             chunk = os.read(fd, 1 << 16)
             if not chunk:
@@ -165,6 +209,42 @@ def _exit_text(code: Optional[int]) -> str:
     return "the process exited with status %d" % code
 
 
+def _drive(child: "_Child", timeout: float, by_key: Dict[str, Item], done: Dict[str, Item],
+           on_items, on_start, on_result, on_sources):
+    """Follow one child's report channel to its end: (the step it was on when it stopped,
+    or None; whether it finished; ("timeout" | "eof" | "crash", why) or None)."""
+    current = None          # (what, key) of the step in progress
+    for ev, msg in child.events(timeout):
+        if ev == "start":
+            current = (msg["what"], msg["key"])
+            if msg["what"] == "check" and msg["key"] in by_key:
+                on_start(by_key[msg["key"]])
+        elif ev == "items":
+            fresh = [Item.from_json(d) for d in msg["items"]]
+            fresh = [it for it in fresh if it.key not in done]
+            for it in fresh:
+                by_key[it.key] = it
+                if it.status != "pending":
+                    done[it.key] = it
+            on_items(fresh)
+            current = None
+        elif ev == "result":
+            it = Item.from_json(msg["item"])
+            by_key[it.key] = done[it.key] = it
+            on_result(it)
+            current = None
+        elif ev == "sources":
+            if on_sources is not None:
+                on_sources(msg.get("files") or {})
+        elif ev == "crash":
+            return current, False, ("crash", msg.get("error", ""))
+        elif ev == "end":
+            return current, True, None
+        elif ev in ("timeout", "eof"):
+            return current, False, (ev, None)
+    return current, False, None
+
+
 def run_project(project: Project, paths: Paths, timeout: float,
                 on_items: Callable[[List[Item]], None],
                 on_start: Callable[[Item], None],
@@ -184,40 +264,8 @@ def run_project(project: Project, paths: Paths, timeout: float,
                "names": project.names, "skip": skip, "overlay": overlay or {}}
         with tempfile.TemporaryFile() as out_file:
             child = _Child(job, out_file)
-            current = None          # (what, key) of the step in progress
-            ended = False
-            failure = None
-            for ev, msg in child.events(timeout):
-                if ev == "start":
-                    current = (msg["what"], msg["key"])
-                    if msg["what"] == "check" and msg["key"] in by_key:
-                        on_start(by_key[msg["key"]])
-                elif ev == "items":
-                    fresh = [Item.from_json(d) for d in msg["items"]]
-                    fresh = [it for it in fresh if it.key not in done]
-                    for it in fresh:
-                        by_key[it.key] = it
-                        if it.status != "pending":
-                            done[it.key] = it
-                    on_items(fresh)
-                    current = None
-                elif ev == "result":
-                    it = Item.from_json(msg["item"])
-                    by_key[it.key] = done[it.key] = it
-                    on_result(it)
-                    current = None
-                elif ev == "sources":
-                    if on_sources is not None:
-                        on_sources(msg.get("files") or {})
-                elif ev == "crash":
-                    failure = ("crash", msg.get("error", ""))
-                    break
-                elif ev == "end":
-                    ended = True
-                    break
-                elif ev in ("timeout", "eof"):
-                    failure = (ev, None)
-                    break
+            current, ended, failure = _drive(child, timeout, by_key, done, on_items,
+                                             on_start, on_result, on_sources)
             if failure is not None and failure[0] == "timeout":
                 child.kill()
             code = child.finish()
@@ -228,8 +276,9 @@ def run_project(project: Project, paths: Paths, timeout: float,
         if ended:
             break
         # the child died or overran: blame the step it was on and go on without it
-        why = ("did not finish within %g s (an endless loop? raise the limit with "
-               "--timeout)" % timeout) if failure and failure[0] == "timeout" else \
+        why = ("did not finish within %g s of CPU time, or made no progress for %g s (an "
+               "endless loop, or waiting on something? raise the limit with --timeout)"
+               % (timeout, timeout)) if failure and failure[0] == "timeout" else \
             ("stopped the check: %s (os._exit or a crash in native code?)"
              % _exit_text(code))
         if failure and failure[0] == "crash":

@@ -30,15 +30,11 @@ import os
 import re
 from typing import Any, Dict, List, Optional, Tuple
 
-from ..dims import AUTO, DYNAMIC, STATIC, Dim
-from ..errors import UserError
+from symshape.specs.dims import AUTO, DYNAMIC, STATIC, Dim
+from ..errors import ProjectError, UserError
 from .exportable import Declaration
 
 MARKERS = {"Dim.AUTO": AUTO, "Dim.DYNAMIC": DYNAMIC, "Dim.STATIC": STATIC}
-
-
-class ProjectError(UserError):
-    """pyproject.toml cannot be read or its [tool.symshape] table is malformed."""
 
 
 # --------------------------------------------------------------------------- loading
@@ -257,6 +253,20 @@ def example_value(v, path: str, where: str):
     if isinstance(v, (int, float, bool, str)):
         return v
     raise ProjectError("%s: %s: unsupported example value %r" % (where, path, v))
+
+
+def shape_like_lists(decl) -> List[str]:
+    """For an entry of pyproject.toml whose export failed: each example input written as a
+    list of sizes (``[2, 16, 8]``), which is passed to the function as a Python list, and
+    the array it likely means (``{ shape = [2, 16, 8] }``)."""
+    if decl.origin != "toml":
+        return []
+    given = [("example_inputs[%d]" % j, v) for j, v in enumerate(decl.example_inputs or ())]
+    given += [("example_inputs[%r]" % k, v) for k, v in (decl.example_kwargs or {}).items()]
+    return ["%s is the list %s, which the function gets as a Python list; an array of that "
+            "shape is written { shape = %s }" % (path, v, v)
+            for path, v in given if isinstance(v, list) and v and
+            all(isinstance(n, int) and not isinstance(n, bool) for n in v)]
 
 
 # --------------------------------------------------------------------------- declarations

@@ -55,7 +55,7 @@ register_backend("numpy", _numpy_factory)
 
 def _cupy_factory(ep):
     # generating the kernels needs no device; calling the result without CuPy or a CUDA
-    # device raises UserError saying which (why here: the CUDA planner loads only for it)
+    # device raises UserError saying which (why here: the CUDA target loads only for it)
     from .cuda import compile_cupy
     from symshape.capture.stateprog import refuse_writes
     refuse_writes(ep, "cupy")
@@ -84,3 +84,12 @@ def _numba_factory(ep):
 
 
 register_backend("numba", _numba_factory)
+
+
+def _onnxruntime_factory(ep):
+    # onnx and onnxruntime are an optional extra: without them this raises UserError
+    from .onnx import compile_onnxruntime
+    return compile_onnxruntime(ep)
+
+
+register_backend("onnxruntime", _onnxruntime_factory)

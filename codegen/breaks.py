@@ -28,8 +28,8 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from symshape import pytree
-from symshape.env import ShapeEnv
+from symshape.specs import pytree
+from symshape.reasoning.env import ShapeEnv
 from symshape.errors import UserError
 from symshape.userframe import UserFrame, _is_internal, user_frame
 
@@ -216,6 +216,9 @@ def untraceable_break(e: BaseException) -> GraphBreak:
 
 
 # --------------------------------------------------------------------------- lazy runs
+_NUMBERED = re.compile(r"_\d+$")     # the suffix Graph.fresh_name adds to a repeated name
+
+
 class Segment:
     """One captured graph: its nodes (in order) and its code."""
 
@@ -225,6 +228,14 @@ class Segment:
 
     @property
     def ops(self) -> List[str]:
+        """Each node's op as the graph's code names it (``transpose``, the name of the
+        call, for the core op ``permute_dims``), without the number that keeps names
+        apart (``sum_1``)."""
+        return [_NUMBERED.sub("", n.name) for n in self.nodes]
+
+    @property
+    def core_ops(self) -> List[str]:
+        """Each node's core op (``permute_dims``; docs/core_ops.md)."""
         return [n.op for n in self.nodes]
 
     @property
@@ -560,8 +571,9 @@ class LazyRun:
 _ADVICE = (
     ("call to print", "To compile it whole, drop the print or move it outside the "
                       "compiled function."),
-    ("data-dependent branch", "To compile it whole, compute both sides and pick with "
-                              "np.where(cond, a, b) instead of branching on array values."),
+    ("data-dependent branch", "To compile it whole, use ss.cond(pred, true_fn, false_fn, "
+                              "operands), which keeps both branches in the graph, or compute "
+                              "both sides and pick with np.where(cond, a, b)."),
     ("data-dependent output size", "To compile it whole, keep the shape fixed: "
                                    "np.where(mask, x, 0) instead of x[mask]."),
     ("of array values", "To compile it whole, keep the value an array (x.sum() rather "

@@ -30,7 +30,7 @@ from typing import Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
 import numpy as np
 
 from symshape.capture.ir import ArrRef, IndexAttr, Node, Subgraph
-from symshape.expr import Expr, Sym
+from symshape.algebra.expr import Expr, Sym
 from symshape.errors import UserError
 
 from .fusion import REDUCTIONS, ew_ufunc

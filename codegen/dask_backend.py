@@ -35,7 +35,7 @@ from typing import Any, Dict, FrozenSet, List, Optional, Tuple
 
 import numpy as np
 
-from symshape import pytree
+from symshape.specs import pytree
 from symshape import runtime as _runtime
 from symshape.capture.ir import Node, Subgraph
 from symshape.codegen.function_writer import (FunctionSpec, GeneratedFunction, Writing,
@@ -44,10 +44,10 @@ from symshape.codegen.function_writer import (FunctionSpec, GeneratedFunction, W
 from symshape.codegen.pycode import Renderer, after_node, emit_node, node_lines
 from symshape.contract.render_python import render_size_checks
 from symshape.errors import UserError
-from symshape.expr import Expr, Sym, evaluate, format_py
+from symshape.algebra.expr import Expr, Sym, evaluate, format_py
 from symshape.contract.constraint_set import ConstraintSet, InputDesc
-from symshape.infinity import int_oo
-from symshape.ranges import ValueRange
+from symshape.algebra.infinity import int_oo
+from symshape.algebra.ranges import ValueRange
 from symshape.capture.program import signature_checked
 
 from .chunking import ChunkInfo
@@ -618,7 +618,7 @@ class DaskProgram(GeneratedFunction):
                 v = v.rechunk(whole)
             arrays.append(v)
             indices.append(tuple(idx))
-        chunkss = self._align(arrays, indices)
+        chunkss = _align(arrays, indices)
         grid = [l for l in letters.values()]
         if seg.kernel is None:
             self._build_kernel(seg, letters)
@@ -633,36 +633,6 @@ class DaskProgram(GeneratedFunction):
         out_letter: Dict[Any, str] = {c: l for c, l in letters.items()}
         self._emit_tasks(seg, arrays, indices, grid, chunkss, out_letter, scalars, env,
                          symvals)
-
-    def _align(self, arrays, indices) -> Dict[str, tuple]:
-        """Chunks per active letter, rechunking inputs to a common chunking."""
-        by_letter: Dict[str, List[Tuple[int, int]]] = {}
-        for k, idx in enumerate(indices):
-            for j, l in enumerate(idx):
-                if l.startswith("a"):
-                    by_letter.setdefault(l, []).append((k, j))
-        chunkss: Dict[str, tuple] = {}
-        for l, uses in by_letter.items():
-            chunks = [arrays[k].chunks[j] for k, j in uses]
-            unknown = any(any(isinstance(c, float) and math.isnan(c) for c in ch)
-                          for ch in chunks)
-            if unknown:
-                nb = {len(ch) for ch in chunks}
-                if len(nb) != 1:
-                    raise UserError("arrays with unknown chunk sizes (data-dependent sizes) "
-                                    "do not line up block for block; call "
-                                    "compute_chunk_sizes() on the inputs first")
-                chunkss[l] = chunks[0]
-                continue
-            common = chunks[0]
-            for ch in chunks[1:]:
-                if ch != common:
-                    common = _common_chunks(common, ch)
-            for k, j in uses:
-                if arrays[k].chunks[j] != common:
-                    arrays[k] = arrays[k].rechunk({j: common})
-            chunkss[l] = common
-        return chunkss
 
     def _build_kernel(self, seg: Segment, letters) -> None:
         from .numpy_backend import generate  # looked up per call: tests replace it
@@ -788,6 +758,37 @@ class DaskProgram(GeneratedFunction):
             except KeyError:
                 out.append((math.nan,))
         return tuple(out)
+
+
+def _align(arrays, indices) -> Dict[str, tuple]:
+    """Chunks per active letter, rechunking inputs to a common chunking."""
+    by_letter: Dict[str, List[Tuple[int, int]]] = {}
+    for k, idx in enumerate(indices):
+        for j, l in enumerate(idx):
+            if l.startswith("a"):
+                by_letter.setdefault(l, []).append((k, j))
+    chunkss: Dict[str, tuple] = {}
+    for l, uses in by_letter.items():
+        chunks = [arrays[k].chunks[j] for k, j in uses]
+        unknown = any(any(isinstance(c, float) and math.isnan(c) for c in ch)
+                      for ch in chunks)
+        if unknown:
+            nb = {len(ch) for ch in chunks}
+            if len(nb) != 1:
+                raise UserError("arrays with unknown chunk sizes (data-dependent sizes) "
+                                "do not line up block for block; call "
+                                "compute_chunk_sizes() on the inputs first")
+            chunkss[l] = chunks[0]
+            continue
+        common = chunks[0]
+        for ch in chunks[1:]:
+            if ch != common:
+                common = _common_chunks(common, ch)
+        for k, j in uses:
+            if arrays[k].chunks[j] != common:
+                arrays[k] = arrays[k].rechunk({j: common})
+        chunkss[l] = common
+    return chunkss
 
 
 def _axis_size(block, axis: int) -> int:

@@ -11,29 +11,38 @@ Written three ways, by the path's suffix:
 * ``.html``: one self-contained page, the picture as inline SVG (laid out here: no
   dependency), the legend as text;
 * ``.svg`` / ``.png``: through graphviz's ``dot`` when it is on PATH (an optional tool, never
-  a dependency); ``.svg`` without ``dot`` is the same inline SVG the page holds, ``.png``
-  without ``dot`` is a UserError saying what to install or write instead;
+  a dependency); ``.svg`` without ``dot`` is the page's inline SVG with the legend drawn
+  above the panels, ``.png`` without ``dot`` is a UserError saying what to install or write
+  instead;
 * ``.dot``: the graphviz source.
 """
 from __future__ import annotations
 
 import html
 import os
+import re
 import shutil
 import subprocess
+import textwrap
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Sequence, Tuple
 
 from symshape.errors import UserError
 
 from symshape.capture.ir import Node, Subgraph
 from symshape.capture.value_text import annotation
 
+from .breaks import break_advice
+
 BOX_W = 300          # px: a box, wide enough for ~44 characters of 11px monospace
+CHAR_W = 6.7         # px: one character of 11px monospace (a little over 0.6 em)
 LINE_H = 15          # px per text line
 GAP_X, GAP_Y = 24, 34
-MAX_CHARS = 44       # longer text is cut in the box; the box's tooltip holds all of it
+MAX_CHARS = 44       # longer text is cut in a node's box; the box's tooltip holds all of it
+WRAP_CHARS = 110     # a graph break's box wraps its reason here, never cutting it
 PER_LINE = 6         # boxes side by side, at most
+PAGE_W = 1240        # px: panels sit side by side while they fit this width (a 1280 px page)
+FONT = "DejaVu Sans Mono, Menlo, Consolas, monospace"   # one whose "_" shows at 10-11 px
 
 
 @dataclass
@@ -43,6 +52,13 @@ class Box:
     lines: List[str]
     kind: str = "op"                     # input | constant | op | output | break
     tooltip: str = ""
+
+    @property
+    def width(self) -> int:
+        """A node's box is BOX_W (its lines cut to fit); a break's grows to its text."""
+        if self.kind != "break":
+            return BOX_W
+        return max(BOX_W, int(max(len(l) for l in self.lines) * CHAR_W) + 16)
 
 
 @dataclass
@@ -70,10 +86,15 @@ def _where(node: Node) -> Tuple[str, str]:
     return "%s:%d" % (os.path.basename(f.filename), f.lineno), f.code
 
 
+_NUMBERED = re.compile(r"_\d+$")     # the suffix that keeps a repeated name apart
+
+
 def node_box(node: Node) -> Box:
-    """The box of one node: ``name = op``, ``dtype[shape]``, ``file:line``, the code."""
+    """The box of one node: ``name = op`` (the name alone when it is the op's,
+    ``matmul``, ``sum_1``), ``dtype[shape]``, ``file:line``, the code."""
     kind = node.op if node.op in ("input", "constant") else "op"
-    head = node.name if kind != "op" else "%s = %s" % (node.name, node.op)
+    named_for_op = _NUMBERED.sub("", node.name) == node.op
+    head = node.name if kind != "op" or named_for_op else "%s = %s" % (node.name, node.op)
     if kind == "constant" and node.attrs.get("target"):
         head = "%s (%s)" % (node.name, node.attrs["target"])
     loc, code = _where(node)
@@ -148,13 +169,22 @@ def explanation_picture(ex) -> Picture:
         code = b.frame.code if b.frame is not None else ""
         loc = ("%s:%d" % (os.path.basename(b.frame.filename), b.frame.lineno)
                if b.frame is not None else "")
+        reason = textwrap.wrap(b.reason, WRAP_CHARS) + \
+            textwrap.wrap("remedy: " + break_advice(b.reason), WRAP_CHARS)
         box = Box("break%d" % i, ["graph break %d" % (i + 1)] +
-                  [t for t in (loc, code, b.reason) if t], "break", str(b))
+                  [t for t in (loc, code) if t] + reason, "break", str(b))
         items.append((b.frame, 1, Panel("break %d" % (i + 1), [box])))
     if all(f is not None for f, _, _ in items):
         items.sort(key=lambda t: (t[0].filename, t[0].lineno, t[1]))
-    legend = [("graph breaks", ex.break_reasons or ["none: one graph"])]
+    legend = [("graph breaks", [_break_line(b) for b in ex.breaks] or ["none: one graph"])]
     return Picture("explain(%s)" % ex.name, [p for _, _, p in items], legend)
+
+
+def _break_line(b) -> str:
+    """``file.py:12: reason`` (the file's name, as the boxes show it)."""
+    if b.frame is None:
+        return b.reason
+    return "%s:%d: %s" % (os.path.basename(b.frame.filename), b.frame.lineno, b.reason)
 
 
 # --------------------------------------------------------------------------- layout
@@ -183,16 +213,16 @@ _FILL = {"input": "#e3f0ff", "constant": "#eeeeee", "op": "#ffffff", "output": "
 _STROKE = {"break": "#c0392b", "output": "#2e7d32"}
 
 
-def _edge(src: Tuple[int, int, int], dst: Tuple[int, int, int]) -> str:
+def _edge(src: Tuple[int, int, int, int], dst: Tuple[int, int, int, int]) -> str:
     """The path of an edge from the bottom of one box to the top of another. An edge to the
     next line is one curve; a longer one runs down the gap right of its boxes, so it never
     crosses the boxes of the lines in between."""
-    (xa, ya, ha), (xb, yb, _) = src, dst
-    x1, y1, x2, y2 = xa + BOX_W // 2, ya + ha, xb + BOX_W // 2, yb - 2
+    (xa, ya, ha, wa), (xb, yb, _, wb) = src, dst
+    x1, y1, x2, y2 = xa + wa // 2, ya + ha, xb + wb // 2, yb - 2
     if y2 - y1 <= GAP_Y + 2:
         mid = (y1 + y2) // 2
         return "M%d,%d C%d,%d %d,%d %d,%d" % (x1, y1, x1, mid, x2, mid, x2, y2)
-    gx = max(xa, xb) + BOX_W + GAP_X // 2
+    gx = max(xa + wa, xb + wb) + GAP_X // 2
     d = GAP_Y // 2
     return ("M%d,%d C%d,%d %d,%d %d,%d L%d,%d C%d,%d %d,%d %d,%d"
             % (x1, y1, x1, y1 + d, gx, y1, gx, y1 + d, gx, y2 - d,
@@ -205,45 +235,75 @@ def _panel_svg(panel: Panel, y0: int) -> Tuple[List[str], int, int]:
     rows: Dict[int, List[Box]] = {}
     for box in panel.boxes:
         rows.setdefault(row[box.key], []).append(box)
-    pos: Dict[str, Tuple[int, int, int]] = {}          # key -> (x, y, h)
+    pos: Dict[str, Tuple[int, int, int, int]] = {}          # key -> (x, y, h, w)
     y = y0 + 28
     width = 0
     for r in sorted(rows):
         # a wide layer (a model's forty weights) wraps onto several lines of PER_LINE boxes
         for start in range(0, len(rows[r]), PER_LINE):
             line = rows[r][start:start + PER_LINE]
-            for j, box in enumerate(line):
-                x = 10 + j * (BOX_W + GAP_X)
-                pos[box.key] = (x, y, _box_h(box))
-                width = max(width, x + BOX_W + GAP_X)      # room for a gap edge
+            x = 10
+            for box in line:
+                pos[box.key] = (x, y, _box_h(box), box.width)
+                x += box.width + GAP_X
+                width = max(width, x)      # room for a gap edge
             y += max(_box_h(b) for b in line) + GAP_Y
     out = ['<text x="10" y="%d" class="panel">%s</text>' % (y0 + 18, html.escape(panel.title))]
     for a, b in panel.edges:
         out.append('<path d="%s" class="edge" marker-end="url(#arrow)"/>' % _edge(pos[a], pos[b]))
     for box in panel.boxes:
-        x, by, h = pos[box.key]
+        x, by, h, w = pos[box.key]
         out.append('<g class="node %s"><title>%s</title>' % (box.kind, html.escape(box.tooltip)))
         out.append('<rect x="%d" y="%d" width="%d" height="%d" rx="4" fill="%s" stroke="%s"/>'
-                   % (x, by, BOX_W, h, _FILL[box.kind], _STROKE.get(box.kind, "#555555")))
+                   % (x, by, w, h, _FILL[box.kind], _STROKE.get(box.kind, "#555555")))
         for k, line in enumerate(box.lines):
             cls = "head" if k == 0 else ("shape" if k == 1 and box.kind != "break" else "src")
+            text = line if box.kind == "break" else _cut(line)
             out.append('<text x="%d" y="%d" class="%s">%s</text>'
-                       % (x + 8, by + 17 + k * LINE_H, cls, html.escape(_cut(line))))
+                       % (x + 8, by + 17 + k * LINE_H, cls, html.escape(text)))
         out.append("</g>")
     return out, max(width, 200), y - y0
 
 
-def render_svg(picture: Picture) -> str:
-    """The panels as one standalone SVG document (text as text, so it can be searched)."""
+def _legend_svg(picture: Picture) -> Tuple[List[str], int, int]:
+    """The legend (sizes, guards, graph breaks) as SVG text lines at the top; its
+    (elements, width, height)."""
+    out: List[str] = []
+    y, width = 0, 0
+    for heading, lines in picture.legend:
+        y += 20
+        out.append('<text x="10" y="%d" class="panel">%s</text>' % (y, html.escape(heading)))
+        for line in lines:
+            y += LINE_H
+            out.append('<text x="18" y="%d" class="legend">%s</text>' % (y, html.escape(line)))
+            width = max(width, int(len(line) * CHAR_W) + 28)
+    return out, width, y + 10 if out else 0
+
+
+def render_svg(picture: Picture, legend: bool = True) -> str:
+    """The panels as one standalone SVG document (text as text, so it can be searched),
+    the legend above them unless ``legend=False`` (the page shows it as text)."""
     body, width, y = [], 200, 0
+    if legend:
+        body, width, y = _legend_svg(picture)
+        width = max(width, 200)
+    # panels flow left to right while they fit the page, then start a new row
+    x, row_h = 0, 0
     for panel in picture.panels:
-        elements, w, h = _panel_svg(panel, y)
+        elements, w, h = _panel_svg(panel, 0)
+        if x and x + w > PAGE_W:
+            x, y, row_h = 0, y + row_h + 10, 0
+        body.append('<g transform="translate(%d,%d)">' % (x, y))
         body += elements
-        width, y = max(width, w), y + h + 10
+        body.append("</g>")
+        x, row_h = x + w, max(row_h, h)
+        width = max(width, x)
+    y += row_h
     head = ('<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" '
-            'viewBox="0 0 %d %d" font-family="monospace" font-size="11">' % (width, y, width, y))
+            'viewBox="0 0 %d %d" font-family="%s" font-size="11">' % (width, y, width, y, FONT))
     style = ("<style>.panel{font-weight:bold;font-size:13px}.head{font-weight:bold}"
-             ".shape{fill:#1a4f8b}.src{fill:#666666}.edge{fill:none;stroke:#888888}</style>")
+             ".shape{fill:#1a4f8b}.src{fill:#666666}.legend{fill:#333333}"
+             ".edge{fill:none;stroke:#888888}</style>")
     defs = ('<defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" '
             'markerHeight="7" orient="auto"><path d="M0,0 L10,5 L0,10 z" fill="#888888"/>'
             '</marker></defs>')
@@ -260,7 +320,7 @@ def render_html(picture: Picture) -> str:
     for heading, lines in picture.legend:
         parts.append("<h2>%s</h2>" % html.escape(heading))
         parts.append("<pre>%s</pre>" % html.escape("\n".join(lines)))
-    parts.append(render_svg(picture))
+    parts.append(render_svg(picture, legend=False))
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
 
@@ -271,7 +331,9 @@ def _dot_text(s: str) -> str:
 
 def render_dot(picture: Picture) -> str:
     """The graphviz source: a cluster per panel, a box per node, the legend as a note."""
-    lines = ['digraph symshape {', '  node [shape=box, fontname="monospace", fontsize=10];',
+    # Courier: graphviz knows its metrics, and browsers draw it (Liberation Mono, Courier
+    # New) with a visible "_"; with "monospace" at 10 px Chromium loses it (c_W read "c W")
+    lines = ['digraph symshape {', '  node [shape=box, fontname="Courier", fontsize=11];',
              '  label="%s"; labelloc=t;' % _dot_text(picture.title)]
     for i, panel in enumerate(picture.panels):
         lines.append('  subgraph cluster_%d {' % i)

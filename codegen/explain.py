@@ -15,8 +15,8 @@ from typing import Dict, List, Optional
 from symshape.userframe import UserFrame
 
 from . import split as _split
-from .breaks import (BreakRecord, LazyRun, SegmentCache, Segment, print_hooked,
-                     untraceable_break)
+from .breaks import (BreakRecord, LazyRun, SegmentCache, Segment, break_advice,
+                     print_hooked, untraceable_break)
 from .protected import protected_breaks
 
 MAX_SPLITS = 64         # statements that can become eager, one more per attempt
@@ -25,8 +25,10 @@ MAX_SPLITS = 64         # statements that can become eager, one more per attempt
 class Explanation:
     """``graphs`` (captured graphs: ``.nodes``, ``.ops``, ``.op_count``, ``.source``),
     ``graph_count``, ``graph_break_count``, ``break_reasons`` (``'file:line: reason'``),
-    ``breaks`` (records with ``.frame`` and ``.reason``), ``op_count``, ``ops_per_graph``,
-    ``result`` (what ``f`` returned)."""
+    ``breaks`` (records with ``.frame`` and ``.reason``), ``remedies`` (per break, what to
+    change to remove it), ``op_count``, ``ops_per_graph`` (ops named as each graph's code
+    names them), ``result`` (what ``f`` returned).  Not the export log that the command
+    ``symshape explain module:function`` prints: this is how ``ss.compile`` splits ``f``."""
 
     def __init__(self, name: str, graphs: List[Segment], breaks: List[BreakRecord],
                  result) -> None:
@@ -48,6 +50,10 @@ class Explanation:
         return [str(b) for b in self.breaks]
 
     @property
+    def remedies(self) -> List[str]:
+        return [break_advice(b.reason) for b in self.breaks]
+
+    @property
     def op_count(self) -> int:
         return sum(g.op_count for g in self.graphs)
 
@@ -56,7 +62,8 @@ class Explanation:
         return [g.ops for g in self.graphs]
 
     def __str__(self) -> str:
-        lines = ["Explanation of %s:" % self.name,
+        lines = ["Explanation of %s (ss.explain: the graphs ss.compile captures and its "
+                 "graph breaks):" % self.name,
                  "Graph Count: %d" % self.graph_count,
                  "Graph Break Count: %d" % self.graph_break_count,
                  "Op Count: %d" % self.op_count]
@@ -67,6 +74,7 @@ class Explanation:
                 code = b.frame.code if b.frame is not None else ""
                 if code:
                     lines.append("    %s" % code)
+                lines.append("    remedy: %s" % break_advice(b.reason))
         lines.append("Ops per Graph:")
         for i, g in enumerate(self.graphs):
             lines.append("  Graph %d (%d ops): %s" % (i + 1, g.op_count, ", ".join(g.ops)))

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from symshape import named_results
-from symshape import validate
+from symshape.reasoning import validate
 from symshape.contract import validate as contract_validate
 from symshape.contract.constraint_set import ConstraintSet, keys_text
 from symshape.contract.input_check import InputCheck

@@ -37,7 +37,7 @@ import numpy as np
 from symshape.capture.ir import Node
 from symshape.capture.ir import IndexAttr
 from symshape.capture.ops.traits import ROW_REDUCTIONS, TRAITS
-from symshape.expr import mul
+from symshape.algebra.expr import mul
 
 #: the reductions a group may hold (the traits table's: NumPy computes each row on its own)
 REDUCTIONS = ROW_REDUCTIONS

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from typing import Dict
 
-from symshape import validate
+from symshape.reasoning import validate
 from symshape.capture.ir import Graph, Subgraph
 from symshape.contract.constraint_set import ConstraintSet
-from symshape.env import ShapeEnv
-from symshape.expr import Sym
+from symshape.reasoning.env import ShapeEnv
+from symshape.algebra.expr import Sym
 
 from . import pycode
 from .pycode import Renderer, ready_checks

@@ -46,7 +46,7 @@ from typing import Any, Dict, List, Optional
 
 import numpy as np
 
-from symshape import pytree
+from symshape.specs import pytree
 from symshape.codegen.function_writer import call_source, signature_function
 from symshape import runtime as _runtime
 from symshape.contract.records import Access, KeysCheck, LenCheck, RebindCheck
@@ -57,33 +57,27 @@ from symshape.capture.tracer import TracedArray
 from symshape.capture.objstate import AppendOnly
 from symshape.capture.stateprog import (StateCheck, StateGuardFailure, append_only_arguments,
                                         state_guards)
-from symshape.dims import AUTO, Dim
-from symshape.errors import ConstraintViolationError, SharedInputsError, UserError
+from symshape.errors import (CompileFallbackWarning, ConstraintViolationError, RecompileError,
+                             RecompileLimitWarning, SharedInputsError, UserError)
 from symshape.userframe import _is_internal
 
 from . import get_backend
-from .breaks import (LazyRun, SegmentCache, as_break, break_advice, break_detail,
+from .jit_breaks import BreakSplitting
+from .jit_report import CompileReports
+from .jit_specs import ShapeSpecs, is_device_array
+from .breaks import (SegmentCache, as_break, break_detail,
                      untraceable_break, with_break_detection)
 from .dask_backend import is_dask_array as _is_dask_array, stand_in as _dask_stand_in
 from . import split as _split
 from .protected import check_helper_with, protected_breaks
 
 
-class RecompileError(UserError):
-    """A frozen compiled function got inputs that no compiled variant accepts."""
-
-
-class RecompileLimitWarning(UserWarning):
-    """The cache of compiled variants is full: calls that miss run eagerly."""
-
-
 _ONCE = (None,)
 
 
 # --------------------------------------------------------------------------- guard text
-def _is_device_array(v) -> bool:
-    """A CuPy array (recognised without importing CuPy)."""
-    return type(v).__module__.startswith("cupy") and hasattr(v, "__cuda_array_interface__")
+#: the name the JIT's tests read
+_is_device_array = is_device_array
 
 
 def _to_host(v):
@@ -94,7 +88,7 @@ def _to_host(v):
     if _is_dask_array(v):
         # backend="dask": trace on a stand-in of the global shape and dtype
         return _dask_stand_in(v)
-    return v.get() if _is_device_array(v) else v
+    return v.get() if is_device_array(v) else v
 
 
 def read_guards(reads, fname: str) -> List[RebindCheck]:
@@ -198,11 +192,7 @@ class Variant:
 
 
 # --------------------------------------------------------------------------- compile
-class CompileFallbackWarning(UserWarning):
-    """ss.compile fell back to running (part of) a function eagerly."""
-
-
-class CompiledFunction:
+class CompiledFunction(BreakSplitting, ShapeSpecs, CompileReports):
     """What ``ss.compile(f)`` returns: call it like ``f``.
 
     ``variants``: the compiled variants (``Variant``), oldest first; ``recompile_reasons``:
@@ -493,29 +483,6 @@ class CompiledFunction:
             % (name, self.cache_size_limit, reason, self._limit_advice(reason)),
             RecompileLimitWarning, stacklevel=_user_stacklevel())
 
-    def _limit_advice(self, reason: Optional[str]) -> str:
-        """What would actually stop the recompiles."""
-        if self.dynamic is False:
-            return ("dynamic=False compiles one variant per shape: use dynamic=None "
-                    "(automatic) or dynamic=True to compile changing sizes once, or raise "
-                    "cache_size_limit.")
-        pins = []
-        for v in self._variants:
-            env = getattr(v.program, "_env", None)
-            for g in getattr(env, "guards", ()):
-                if g.kind == "specialize" and g.frame is not None:
-                    text = "%s: %s" % (g.frame.location, g.frame.code)
-                    if text not in pins:
-                        pins.append(text)
-        if pins:
-            return ("The sizes are already dynamic; the program pins them to constants at "
-                    "%s. Keep those sizes symbolic there (pass shapes instead of int(), "
-                    "len() or range() of a size), or raise cache_size_limit."
-                    % "; ".join(pins[:3]))
-        return ("The sizes are already dynamic, so the guard above is what changes: an "
-                "input that takes many values (a Python int, a dtype, a container layout) "
-                "compiles a variant each; pass it as an array, or raise cache_size_limit.")
-
     @property
     def _name(self) -> str:
         return getattr(self._f, "__qualname__", getattr(self._f, "__name__", "f"))
@@ -630,196 +597,7 @@ class CompiledFunction:
                 "variant takes sizes >= 1 there" % axes
         return None, ""
 
-    def _spec(self, bound: inspect.BoundArguments):
-        spec = {}
-        for name, v in bound.arguments.items():
-            spec[name] = self._leaf_spec(v, name)
-        return spec
-
-    def _leaf_spec(self, v, path: str):
-        t = type(v)
-        if t is list or t is tuple:
-            return t(self._leaf_spec(x, "%s[%d]" % (path, i)) for i, x in enumerate(v))
-        if t is dict:
-            return {k: self._leaf_spec(x, path + pytree.key_str(k)) for k, x in v.items()}
-        if t is np.ndarray or _is_device_array(v) or _is_dask_array(v):
-            shape = tuple(v.shape)
-            dyn = self._dyn.setdefault(path, set())
-            first = self._first.setdefault(path, shape)
-            if _is_dask_array(v) and self.dynamic is None:
-                # a dask array's axes are dynamic from the first call: each chunk runs the
-                # code generated for them, whatever the chunking of later calls
-                dyn.update(range(len(shape)))
-            if self.dynamic is False:
-                return None
-            if len(first) == len(shape):
-                dyn.update(i for i, (a, b) in enumerate(zip(first, shape)) if a != b)
-            if self.dynamic is True:
-                if 1 not in shape or not self._variants:
-                    return tuple(AUTO for _ in shape)
-                dyn = set(range(len(shape)))    # size 1 on a dynamic axis: see below
-            elif not dyn or len(first) != len(shape):
-                return None
-            ones = [i for i in sorted(dyn) if shape[i] == 1]
-            if ones and not getattr(self, "_min1", False):
-                self._size_one += ["%s.shape[%d]" % (path, i) for i in ones]
-            if ones and getattr(self, "_min1", False):
-                for i in ones:
-                    self._min1_names[_dim_name(path, i)] = "%s.shape[%d]" % (path, i)
-                return tuple(Dim(_dim_name(path, i), min=1) if i in ones else
-                             AUTO if i in dyn else None for i in range(len(shape)))
-            return tuple(AUTO if i in dyn else None for i in range(len(shape)))
-        if isinstance(v, int) and not isinstance(v, bool) and self.dynamic is not False:
-            # kept apart from an array's record: one parameter may take an int on one call
-            # and an array on another
-            key = path + " (int)"
-            first = self._first.setdefault(key, (v,))
-            if first != (v,):
-                self._dyn.setdefault(key, set()).add(None)
-            return AUTO if self._dyn.get(key) else None
-        return None
-
     # ------------------------------------------------------------------ breaks
-    def _run_breaks(self, args, kwargs):
-        run = LazyRun(self._f, self._segments)
-        try:
-            result = run(args, kwargs)
-        except UserError as e:
-            # tracing cannot continue past this point; unless a side effect already ran,
-            # run the whole call eagerly, and every later call too
-            if run.side_effects:
-                raise
-            self.mode = "eager"
-            self.mode_reason = "tracing through graph breaks failed: %s" % (
-                str(e).splitlines()[0])
-            return self._eager(args, kwargs)
-        except Exception as e:
-            # compiled work raised (LinAlgError) where it ran, at the next break, perhaps
-            # outside the user's try: unless a side effect already ran, run it eagerly
-            if run.failed is not e or run.side_effects:
-                raise
-            return self._raised(*args, **kwargs)
-        finally:
-            self._note_breaks(run)
-        self.break_calls += 1
-        return result
-
-    # ------------------------------------------------------------------ split at breaks
-    def _break_at(self, exc: BaseException, brk, args, kwargs):
-        """A graph break in a statement of this function: from now on that statement runs
-        eagerly and the statements around it run as compiled segments (codegen/split.py),
-        each cached behind its own guards, so later calls trace nothing again."""
-        line = _split.break_line(exc, _split.code_of(self._f))
-        root = self._root
-        if root is not self:
-            # a segment met a break of its own: this call runs the segment's statements
-            # eagerly (the user's error, if they fail, propagates and nothing changes), and
-            # the compiled function is split there too
-            result = self._f(*args, **kwargs)
-            self.eager_calls += 1
-            root._add_break(line, brk)
-            return result
-        sp = self._resplit(line, brk)
-        if sp is None:
-            return self._fall_back("breaks", str(brk), self._run_breaks, args, kwargs,
-                                   "it runs in pieces from now on (graph break at %s)"
-                                   % break_detail(brk.frame, brk.reason))
-        saved = (self._driver, dict(self._split_lines), self._split_fns, self.mode,
-                 self.mode_reason)
-        self._use_split(sp, line, brk)
-        known = list(self.break_reasons)
-        self._note_break(brk)
-        try:
-            result = sp.driver(*args, **kwargs)
-        except BaseException:
-            # wrong for these inputs even when run in pieces: the user's own error
-            (self._driver, self._split_lines, self._split_fns, self.mode,
-             self.mode_reason) = saved
-            self.break_reasons[:] = known
-            self._install()
-            raise
-        self.break_calls += 1
-        self._fallback_warning(
-            "graph break at %s\n%s runs eagerly on every call; the code "
-            "before and after it runs compiled, in %d segment%s. %s"
-            % (break_detail(brk.frame, brk.reason), self._break_statement(line, brk),
-               len(sp.fns), "" if len(sp.fns) == 1 else "s", break_advice(brk.reason)))
-        return result
-
-    def _break_statement(self, line: int, brk) -> str:
-        """Which statement of the compiled function runs eagerly: the break's own line,
-        or the line calling the helper the break is in (then all of that call)."""
-        code = _split.code_of(self._f)
-        fr = brk.frame
-        if fr is None or code is None or (fr.filename == code.co_filename and
-                                          fr.lineno == line):
-            return "That statement"
-        import linecache
-        text = linecache.getline(code.co_filename, line).strip()
-        # a break parsed from an error message knows the file and line, not the function
-        fn = fr.function if fr.function not in ("?", "", None) else (
-            "the function at %s:%d" % (fr.filename, fr.lineno))
-        return ("The break is inside %s, called at %s:%d (%s): that whole statement "
-                "(decorate %s with ss.compile to compile its array work around the break)"
-                % (fn, code.co_filename, line, text, fn))
-
-    def _segment_eagerly(self, brk, args, kwargs):
-        """A segment that cannot be traced as a whole (an input that is an object, not an
-        array or number): its statements run eagerly from now on, in the rewritten
-        function itself (no dispatch), and this call runs them eagerly too."""
-        result = self._f(*args, **kwargs)
-        self.eager_calls += 1
-        # no tracing again (the rewrite below keeps this segment where every statement
-        # would run eagerly: nothing is left to compile)
-        self.mode, self.mode_reason = "eager", str(brk)
-        fdef = getattr(self._f, "__ss_ast__", None)
-        if fdef is not None:
-            lines = [st.lineno for st in fdef.body]
-            self._root._add_eager_lines(lines, "%s: %s; those statements run eagerly" % (
-                self._name, str(brk).split(": ", 1)[-1]))
-        return result
-
-    def _add_eager_lines(self, lines: List[int], reason: str) -> None:
-        with self._lock:
-            if reason not in self.break_reasons:
-                self.break_reasons.append(reason)
-            new = [ln for ln in lines if ln not in self._split_lines]
-            if not new or not self._split_ast:
-                return
-            for ln in new:
-                self._split_lines[ln] = reason
-            sp = _split.split(self._f, self._split_ast, set(self._split_lines), self._segment,
-                              self._split_headers)
-            if sp is not None:
-                self._driver, self._split_fns = sp.driver, sp.fns
-                self._install()
-
-    def _resplit(self, line: int, brk):
-        if self._split_ast is None:
-            self._split_ast = _split.function_ast(self._f) or False
-        if not self._split_ast:
-            return None
-        lines = set(self._split_lines) | {line}
-        return _split.split(self._f, self._split_ast, lines, self._segment,
-                            self._split_headers)
-
-    def _use_split(self, sp, line: int, brk) -> None:
-        self._split_lines.setdefault(line, str(brk))
-        self._driver, self._split_fns = sp.driver, sp.fns
-        self.mode, self.mode_reason = "split", "graph break at %s" % (
-            "; ".join(self._split_lines.values()))
-        self._install()
-
-    def _add_break(self, line: Optional[int], brk) -> None:
-        """A segment found a break at ``line``: split the function there as well."""
-        with self._lock:
-            self._note_break(brk)
-            if line is None or line in self._split_lines:
-                return
-            sp = self._resplit(line, brk)
-            if sp is not None:
-                self._use_split(sp, line, brk)
-
     def _segment(self, chunk, raw):
         """The compiled function of one segment, reused across re-splits."""
         cf = self._split_cache.get(chunk.key)
@@ -832,23 +610,6 @@ class CompiledFunction:
                 cf.freeze(self.frozen)
             self._split_cache[chunk.key] = cf
         return cf
-
-    @property
-    def segments(self) -> List["CompiledFunction"]:
-        """Split at graph breaks: the compiled function of each segment, in program order
-        (each with its own ``variants`` and ``recompile_reasons``)."""
-        return list(self._split_fns)
-
-    def _note_break(self, brk) -> None:
-        text = str(brk)
-        if text not in self.break_reasons:
-            self.break_reasons.append(text)
-
-    def _note_breaks(self, run: LazyRun) -> None:
-        for b in run.breaks:
-            text = str(b)
-            if text not in self.break_reasons:
-                self.break_reasons.append(text)
 
     # ------------------------------------------------------------------ controls
     def freeze(self, on_miss: str = "error") -> "CompiledFunction":
@@ -891,60 +652,12 @@ class CompiledFunction:
     def calls(self) -> int:
         return sum(self._counts) + self.eager_calls + self.break_calls
 
-    def report(self) -> str:
-        """Variants with their guards, recompile reasons, compile times, breaks."""
-        dyn = {None: "None (automatic)", True: "True", False: "False"}[self.dynamic]
-        own, reasons = self._variants, self._recompile_reasons
-        lines = ["ss.compile(%s): backend=%r, dynamic=%s, fullgraph=%s" % (
-            self._name, self.backend, dyn, self.fullgraph)]
-        lines.append("  calls: %d (%d compiled, %d through graph breaks, %d eager); "
-                     "variants: %d of %d%s" % (
-                         self.calls, sum(self._counts), self.break_calls, self.eager_calls,
-                         len(own), self.cache_size_limit,
-                         "; frozen (on miss: %s)" % self.frozen if self.frozen else ""))
-        total = sum(v.compile_time for v in own)
-        if own:
-            lines.append("  compile time: %.1f ms in total" % (total * 1e3))
-        for v in own:
-            shapes = ", ".join("%s: %s" % kv for kv in v.input_shapes.items())
-            lines.append("  variant %d: %s" % (v.index, shapes))
-            lines.append("    compiled in %.1f ms, %d calls; %s" % (
-                v.compile_time * 1e3, v.calls,
-                "first call" if v.reason is None else "recompiled because %s" % v.reason))
-            for gtext in v.guards:
-                lines.append("    guard: %s" % gtext)
-        if reasons:
-            lines.append("  recompile reasons:")
-            lines += ["    %d. %s" % (i + 1, r) for i, r in enumerate(reasons)]
-        if self.mode != "graph":
-            lines.append("  mode: %s (%s)" % (self.mode, self.mode_reason))
-        if self.break_reasons:
-            lines.append("  graph breaks (run eagerly on every call):")
-            lines += ["    %s" % r for r in self.break_reasons]
-        if self._driver is not None:
-            lines.append("  compiled segments (each with its own guards and variants):")
-            for seg in self._split_fns:
-                sub = seg.report().splitlines()
-                lines.append("    segment %s" % sub[0].split("(", 1)[1].split(")", 1)[0]
-                             .split(" ", 1)[-1].strip("()"))
-                lines += ["    " + x for x in sub[1:]]
-        elif self.break_reasons:
-            lines.append("  compiled segments: %d (cache hits %d)" % (
-                len(self._segments.fns), self._segments.hits))
-        return "\n".join(lines)
-
     def __repr__(self) -> str:
         return "<ss.compile(%s): %d variants, %d recompiles>" % (
             self._name, len(self.variants), len(self.recompile_reasons))
 
 
 _CONST_FIX = re.compile(r"^\w+ = -?\d+$")     # a suggested fix that pins a size
-
-
-def _dim_name(path: str, axis: int) -> str:
-    """A Dim name for an input axis (``x['w'][0]`` axis 1 -> ``x_w_0_1``)."""
-    name = re.sub(r"\W+", "_", "%s_%d" % (path, axis)).strip("_")
-    return name if name[:1].isalpha() else "d_" + name
 
 
 def _user_stacklevel() -> int:

@@ -73,6 +73,38 @@ def plan(items: List[object], outputs: Set[Node], keep: Set[Node],
     """Assign buffers; ``outputs``: values returned to the caller; ``keep``: values needed
     until the end of the call (mutation write-backs, bound sizes)."""
     p = Plan()
+    planned, last = _lifetimes(items, outputs, keep, worth)
+    sid, stor, end = _storages(items, planned, last)
+    escape: Set[int] = set()
+    for v in outputs:
+        escape |= stor.get(v, frozenset())
+    # slots
+    free: List[Tuple[int, object, object]] = []     # (slot, dtype, numel)
+    busy: List[Tuple[int, int, object, object, Node]] = []  # (end, slot, dtype, numel, value)
+    for i, v in planned:
+        k = sid[v]
+        free += [b[1:4] for b in busy if b[0] < i]
+        busy = [b for b in busy if b[0] >= i]
+        if k in escape:
+            p.where[v] = ("pool", p.n_pools)
+            p.n_pools += 1
+            p.escapes.append(v)
+            continue
+        n = numel(v.shape)
+        slot = _free_slot(free, v, n)
+        if slot is None and type(items[i]) is not Group and ew_ufunc(v) is not None:
+            slot = _dying_operand(busy, i, v, p)
+        if slot is None:
+            slot = p.n_slots
+            p.n_slots += 1
+        p.where[v] = ("slot", slot)
+        busy.append((end[k], slot, v.dtype, n, v))
+    return p
+
+
+def _lifetimes(items, outputs, keep, worth):
+    """The values given buffers of their own ((item index, value)) and the index of each
+    value's last reader (INF: live to the end of the call)."""
     planned: List[Tuple[int, Node]] = []
     last: Dict[Node, int] = {}
     for i, item in enumerate(items):
@@ -84,7 +116,12 @@ def plan(items: List[object], outputs: Set[Node], keep: Set[Node],
                 planned.append((i, v))
     for v in outputs | keep:
         last[v] = INF
-    # storages: planned value -> its own id; others alias their inputs unless fresh
+    return planned, last
+
+
+def _storages(items, planned, last):
+    """Each planned value's storage id, the storages every value may alias (views alias
+    their inputs unless fresh), and the last use of each storage."""
     sid: Dict[Node, int] = {v: k for k, (_, v) in enumerate(planned)}
     stor: Dict[Node, frozenset] = {}
     end = [0] * len(planned)
@@ -101,47 +138,28 @@ def plan(items: List[object], outputs: Set[Node], keep: Set[Node],
                 stor[v] = frozenset(s)
             for k in stor[v]:
                 end[k] = max(end[k], last.get(v, i))
-    escape: Set[int] = set()
-    for v in outputs:
-        escape |= stor.get(v, frozenset())
-    # slots
-    free: List[Tuple[int, object, object]] = []     # (slot, dtype, numel)
-    busy: List[Tuple[int, int, object, object, Node]] = []  # (end, slot, dtype, numel, value)
-    for i, v in planned:
-        k = sid[v]
-        still = []
-        for b in busy:
-            if b[0] < i:
-                free.append(b[1:4])
-            else:
-                still.append(b)
-        busy = still
-        if k in escape:
-            p.where[v] = ("pool", p.n_pools)
-            p.n_pools += 1
-            p.escapes.append(v)
-            continue
-        n = numel(v.shape)
-        slot = None
-        for j, (s, dt, nn) in enumerate(free):
-            if dt == v.dtype and type(nn) is type(n) and nn == n:
-                slot = s
-                del free[j]
-                break
-        if slot is None and type(items[i]) is not Group and ew_ufunc(v) is not None:
-            for j, (e, s, dt, nn, owner) in enumerate(busy):
-                if e == i and dt == v.dtype and owner in v.input_nodes() and \
-                        _same_shape(owner.shape, v.shape):
-                    slot = s
-                    p.inplace[v] = owner
-                    del busy[j]
-                    break
-        if slot is None:
-            slot = p.n_slots
-            p.n_slots += 1
-        p.where[v] = ("slot", slot)
-        busy.append((end[k], slot, v.dtype, n, v))
-    return p
+    return sid, stor, end
+
+
+def _free_slot(free, v: Node, n):
+    """A free slot of ``v``'s dtype and element count (taken from ``free``), or None."""
+    for j, (s, dt, nn) in enumerate(free):
+        if dt == v.dtype and type(nn) is type(n) and nn == n:
+            del free[j]
+            return s
+    return None
+
+
+def _dying_operand(busy, i: int, v: Node, p: Plan):
+    """The slot of an operand of elementwise ``v`` whose last use is ``v`` itself (item
+    ``i``), same dtype and shape: ``v`` is computed into it (recorded in ``p.inplace``)."""
+    for j, (e, s, dt, nn, owner) in enumerate(busy):
+        if e == i and dt == v.dtype and owner in v.input_nodes() and \
+                _same_shape(owner.shape, v.shape):
+            p.inplace[v] = owner
+            del busy[j]
+            return s
+    return None
 
 
 def _same_shape(a: tuple, b: tuple) -> bool:

@@ -34,9 +34,9 @@ from symshape.codegen.function_writer import (FunctionSpec, GeneratedFunction, W
                                               del_lines, last_uses, program_spec, readers,
                                               releases, write)
 from symshape.codegen.pycode import Renderer, after_node, emit_node, node_lines
-from symshape.expr import Expr, format_py
-from symshape.infinity import is_inf
-from symshape.ranges import UNBOUNDED, bound
+from symshape.algebra.expr import Expr, format_py
+from symshape.algebra.infinity import is_inf
+from symshape.algebra.ranges import UNBOUNDED, bound
 
 from symshape.capture.ops.traits import LAYOUT_FREE_OPS
 
@@ -193,6 +193,31 @@ def _flat_take(node: Node, r: HoistRenderer, ns) -> Optional[str]:
     ``np.take`` of precomputed flat offsets over the trailing axes viewed as one, instead
     of NumPy combining three index arrays per element (about 4x faster, the same values:
     a gather only moves data)."""
+    lead = _trailing_arrays(node)
+    if lead is None:
+        return None
+    src, arrays = node.inputs[0], node.inputs[1:]
+    dims = src.shape[lead:]
+    if any(type(d) is not int for d in dims) or any(
+            type(a) is not Node or a.op != "constant" or "state" in a.meta for a in arrays):
+        return None
+    vals = [a.meta.get("value") for a in arrays]
+    if any(not isinstance(v, np.ndarray) or v.dtype.kind not in "iu" for v in vals):
+        return None
+    got = _flat_offsets(vals, dims)
+    if got is None:
+        return None
+    flat, stride = got
+    name = "_flat_%s" % node.name
+    ns[name] = flat
+    lead_shape = "".join("%s.shape[%d], " % (r.value(src), i) for i in range(lead))
+    return "np.take(%s.reshape((%s%d,)), %s, axis=%d)" % (
+        r.value(src), lead_shape, stride, name, lead)
+
+
+def _trailing_arrays(node: Node) -> Optional[int]:
+    """For ``x[:, ..., a0, a1, ...]`` (full slices, then one index array per remaining
+    axis, in order): the number of leading full slices; else None."""
     if node.op != "index" or not node.inputs or type(node.inputs[0]) is not Node:
         return None
     src, arrays = node.inputs[0], node.inputs[1:]
@@ -211,13 +236,13 @@ def _flat_take(node: Node, r: HoistRenderer, ns) -> Optional[str]:
         m = _MARKER.match(it)
         if m is None or int(m.group(1)) != k:
             return None
-    dims = src.shape[lead:]
-    if any(type(d) is not int for d in dims) or any(
-            type(a) is not Node or a.op != "constant" or "state" in a.meta for a in arrays):
-        return None
-    vals = [a.meta.get("value") for a in arrays]
-    if any(not isinstance(v, np.ndarray) or v.dtype.kind not in "iu" for v in vals):
-        return None
+    return lead
+
+
+def _flat_offsets(vals, dims):
+    """(the flat offsets of index arrays ``vals`` into axes ``dims``, their product);
+    None when they do not broadcast or one is out of bounds (NumPy raises IndexError:
+    its own path keeps that)."""
     try:
         b = np.broadcast_shapes(*(v.shape for v in vals))
     except ValueError:
@@ -227,14 +252,10 @@ def _flat_take(node: Node, r: HoistRenderer, ns) -> Optional[str]:
     for v, d in reversed(list(zip(vals, dims))):
         v = v.astype(np.intp)
         if v.size and (v.min() < -d or v.max() >= d):
-            return None                   # NumPy raises IndexError: keep its own path
+            return None
         flat += np.where(v < 0, v + d, v) * stride
         stride *= d
-    name = "_flat_%s" % node.name
-    ns[name] = flat
-    lead_shape = "".join("%s.shape[%d], " % (r.value(src), i) for i in range(lead))
-    return "np.take(%s.reshape((%s%d,)), %s, axis=%d)" % (
-        r.value(src), lead_shape, stride, name, lead)
+    return flat, stride
 
 
 def _body_small(ctx: Writing, compute, out_nodes, mutations, r):

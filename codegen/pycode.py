@@ -16,8 +16,8 @@ from typing import Any, Callable, Dict, List, Optional
 import numpy as np
 
 from symshape import runtime as _rt
-from symshape.expr import Expr, format_py
-from symshape.symfloat import FloatExpr
+from symshape.algebra.expr import Expr, format_py
+from symshape.sizes.symfloat import FloatExpr
 from symshape.contract.render_python import cond_py, render_size_checks
 
 from .function_writer import (GeneratedFunction, Writing, del_lines, namespace_const,

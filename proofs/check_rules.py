@@ -18,9 +18,9 @@ import numpy as np
 import z3
 
 import symshape as ss
-from symshape import expr as E
-from symshape import relations as R
-from symshape import validate as V
+from symshape.algebra import expr as E
+from symshape.algebra import relations as R
+from symshape.reasoning import validate as V
 from symshape.contract import validate as CV
 from symshape.capture.export import trace_program
 from symshape.errors import InternalError
@@ -205,9 +205,9 @@ def subst_subs_replace():
     # replacement: what the environment keeps after learning an equality (its facts and its
     # ranges: a fact can become a range once a symbol is replaced, a + b <= 20 with
     # a == b + 2 is b <= 9) says, given the equality, exactly what it said before
-    from symshape.env import ShapeEnv
-    from symshape.infinity import INT_OO, is_inf
-    from symshape.ranges import ValueRange
+    from symshape.reasoning.env import ShapeEnv
+    from symshape.algebra.infinity import INT_OO, is_inf
+    from symshape.algebra.ranges import ValueRange
 
     def state(P_, zs, facts, ranges):
         out = [encode_cond(P_, f, zs) for f in facts]
@@ -288,8 +288,8 @@ def _never(inr, cond) -> bool:
 
 @proves("sympy.bridge")
 def sympy_bridge():
-    from symshape.infinity import INT_OO, NEG_INT_OO
-    from symshape.ranges import ValueRange
+    from symshape.algebra.infinity import INT_OO, NEG_INT_OO
+    from symshape.algebra.ranges import ValueRange
     from symshape.contract.sympy_form import assumptions, to_sympy
     s0, s1, s2 = E.Sym(950), E.Sym(951), E.Sym(952)
     S0, S1, S2 = s0.expr, s1.expr, s2.expr
@@ -344,8 +344,8 @@ def sympy_public():
     corner points it is checked on: read back into Z3 and proven equal, for the sizes
     whose sympy evaluation is wrong (``Mod(2*Mod(s0, 5), 3)``) among others; and the fully
     unevaluated fallback denotes it too."""
-    from symshape.infinity import INT_OO, NEG_INT_OO
-    from symshape.ranges import ValueRange
+    from symshape.algebra.infinity import INT_OO, NEG_INT_OO
+    from symshape.algebra.ranges import ValueRange
     from symshape.contract.sympy_form import public, to_sympy
     s0, s1 = E.Sym(953), E.Sym(954)
     S0, S1 = s0.expr, s1.expr

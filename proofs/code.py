@@ -21,8 +21,8 @@ from typing import Callable, Dict, Iterable, List, Optional, Sequence
 
 import z3
 
-from symshape import expr as E
-from symshape import relations as R
+from symshape.algebra import expr as E
+from symshape.algebra import relations as R
 
 from .pyint import (RLIMIT, ProofFailure, Py, _flat, _model_text, _short, limited_solver, zmax,
                     zmin)

@@ -1,6 +1,6 @@
 """Proofs of the rules behind the exact contract: the projection of facts onto ranges
-(``symshape/projection.py``, ``solver.tighten``), the rewrites that let interval
-arithmetic see through ``s - s // k`` and ``Max(a, b) - a`` (``symshape/ranges.py``), the
+(``symshape/reasoning/projection.py``, ``solver.tighten``), the rewrites that let interval
+arithmetic see through ``s - s // k`` and ``Max(a, b) - a`` (``symshape/algebra/ranges.py``), the
 pairwise matching of reshape factors (``solver.solve_factor_pairs``), the case split on
 residues (``solver.split_residues``) and Min / Max folding by facts.
 
@@ -17,14 +17,16 @@ from __future__ import annotations
 
 import z3
 
-from symshape import expr as E
-from symshape import ranges as RG
-from symshape import relations as R
-from symshape import decision, simplify, solver
-from symshape.env import ShapeEnv
-from symshape.infinity import INT_OO, NEG_INT_OO, is_inf
-from symshape import projection as PJ
-from symshape.ranges import ValueRange, bound
+from symshape.algebra import expr as E
+from symshape.algebra import ranges as RG
+from symshape.algebra import relations as R
+from symshape.reasoning import decision
+from symshape.algebra import simplify
+from symshape.reasoning import solver
+from symshape.reasoning.env import ShapeEnv
+from symshape.algebra.infinity import INT_OO, NEG_INT_OO, is_inf
+from symshape.reasoning import projection as PJ
+from symshape.algebra.ranges import ValueRange, bound
 
 from . import proves
 from .code import Symbols, divisors, encode, encode_cond, prove_code
@@ -282,7 +284,7 @@ def solve_residue_split():
 
 @proves("solve.minmax_equal")
 def solve_minmax_equal():
-    from symshape.solver import minmax_equal as _minmax_equal
+    from symshape.reasoning.solver import minmax_equal as _minmax_equal
     s0, s1 = E.Sym(0), E.Sym(1)
     X, N = s0.expr, s1.expr
     # the engine's own rewrite: the relation it returns holds exactly where the equation
@@ -352,8 +354,8 @@ def contract_shown_guards():
 
 @proves("contract.relation_box")
 def contract_relation_box():
-    from symshape.constraints import relation_box
-    from symshape.dims import Dim
+    from symshape.specs.constraints import relation_box
+    from symshape.specs.dims import Dim
     cases = [
         # (example, declared range) of each Dim, the relation
         [(8, 4, 64), (3, 2, 16)], lambda d, n: [R.le(n, d)],
@@ -400,7 +402,7 @@ def contract_relation_box():
 
 @proves("contract.readable_guard")
 def contract_readable_guard():
-    from symshape.constraints import _readable
+    from symshape.specs.constraints import _readable
     s0, s1 = E.Sym(0), E.Sym(1)
     D, N = s0.expr, s1.expr
     for c in (R.eq(E.smax(0, N + 2 - D), 0), R.eq(E.smax(0, 3 * N - D), 0),
@@ -531,7 +533,7 @@ def decide_fact_sum():
 # ---------------------------------------------------------------------------- bounds
 @proves("bounds.univariate")
 def bounds_univariate():
-    from symshape.symbolic import univariate_range
+    from symshape.reasoning.symbolic import univariate_range
     # the root bound the rule rests on, for a quadratic derivative d2*x^2 + d1*x + d0
     x, d0, d1, d2 = z3.Reals("x d0 d1 d2")
     R_ = z3.Real("R")
@@ -568,7 +570,7 @@ CAUCHY_DEGREES = (1, 2)
 
 
 def _cauchy_turn_symbolic() -> None:
-    from symshape.symbolic import cauchy_turn
+    from symshape.reasoning.symbolic import cauchy_turn
     from .symexec import Ext, Explorer, patched, raise_on_paths
     for top in CAUCHY_DEGREES:
         ds = z3.Ints(" ".join("d%d_%d" % (k, top) for k in range(top + 1)))
@@ -588,7 +590,7 @@ def _cauchy_turn_symbolic() -> None:
 
 @proves("bounds.minmax_cases")
 def bounds_minmax_cases():
-    from symshape.symbolic import minmax_cases
+    from symshape.reasoning.symbolic import minmax_cases
     x, y, e1, e2 = z3.Ints("x y e1 e2")
     prove(z3.Implies(z3.And(x >= y), zmax(x, y) == x))
     prove(z3.Implies(z3.And(y >= x), zmax(x, y) == y))
@@ -621,7 +623,7 @@ def bounds_minmax_cases():
 
 @proves("bounds.slack")
 def bounds_slack():
-    from symshape.symbolic import slack_substituted
+    from symshape.reasoning.symbolic import slack_substituted
     r_, b_, t_ = z3.Ints("r b t")
     prove(z3.Implies(r_ - b_ <= 0, z3.And(b_ == r_ + (b_ - r_), b_ - r_ >= 0)))
     env, a, b = _env((3, 1, INT_OO), (5, 1, INT_OO))

@@ -34,16 +34,16 @@ def resolve(where: str):
 #: modules whose rule functions are traced (reached through their module or class
 #: attributes); the op handlers are reached through the op registry instead: their proofs run
 #: them on traced programs (``proofs/op_rules.py``)
-TRACED = ("symshape.expr", "symshape.relations", "symshape.ranges", "symshape.simplify",
-          "symshape.decision", "symshape.solver",
-          "symshape.z3bridge", "symshape.projection")
+TRACED = ("symshape.algebra.expr", "symshape.algebra.relations", "symshape.algebra.ranges", "symshape.algebra.simplify",
+          "symshape.reasoning.decision", "symshape.reasoning.solver",
+          "symshape.reasoning.z3bridge", "symshape.reasoning.projection")
 
 #: returns that cannot run, named by their function and the source line just before them,
 #: with the reason (kept short; each is checked to still exist)
 UNREACHABLE = {
     # the loop runs over exactly one Min / Max term (checked just above it) and every way
     # through its body returns, so the return after the loop is never reached
-    "symshape.ranges:_minmax_pushed": ('return vr_min(args) if kind == "Min" else '
+    "symshape.algebra.ranges:_minmax_pushed": ('return vr_min(args) if kind == "Min" else '
                                        'vr_max(args)',),
 }
 

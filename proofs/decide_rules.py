@@ -1,4 +1,4 @@
-"""Proofs of the decision procedure as a whole (``symshape/decision.py``) and of the Z3 query
+"""Proofs of the decision procedure as a whole (``symshape/reasoning/decision.py``) and of the Z3 query
 it ends in (``z3bridge.implies``), over a grammar of conditions, not a sample.
 
 For each environment (symbol ranges, recorded guards: facts and replacements) and every
@@ -16,13 +16,13 @@ import itertools
 
 import z3
 
-from symshape import decision
-from symshape import expr as E
-from symshape import relations as R
-from symshape import z3bridge
-from symshape.env import ShapeEnv
-from symshape.infinity import INT_OO
-from symshape.ranges import ValueRange
+from symshape.reasoning import decision
+from symshape.algebra import expr as E
+from symshape.algebra import relations as R
+from symshape.reasoning import z3bridge
+from symshape.reasoning.env import ShapeEnv
+from symshape.algebra.infinity import INT_OO
+from symshape.algebra.ranges import ValueRange
 
 from . import proves
 from .code import Symbols, divisors, encode, encode_cond, prove_code
@@ -153,8 +153,8 @@ def symint_operators():
     for every point the environment admits after the operation (a division adds its
     divisor's guard), and its example value is the operation on the examples."""
     import operator
-    from symshape.symint import SymInt, sym_max, sym_min
-    from symshape.infinity import NEG_INT_OO
+    from symshape.sizes.symint import SymInt, sym_max, sym_min
+    from symshape.algebra.infinity import NEG_INT_OO
     ops = [("+", operator.add), ("-", operator.sub), ("*", operator.mul),
            ("//", operator.floordiv), ("%", operator.mod),
            ("min", lambda a, b: sym_min(a, b)), ("max", lambda a, b: sym_max(a, b))]
@@ -224,15 +224,15 @@ def symint_operators():
 
 def hint(v):
     """The example value of a SymInt operand, or the int itself."""
-    from symshape.symint import SymInt
+    from symshape.sizes.symint import SymInt
     return v.hint if isinstance(v, SymInt) else v
 
 
 def _grammar_symints(env, X, Y) -> list:
     """The sizes of the grammar (``expressions``) as SymInts over ``X``, ``Y``, each with
     its value at X's and Y's examples."""
-    from symshape.expr import evaluate as value_at
-    from symshape.symint import SymInt
+    from symshape.algebra.expr import evaluate as value_at
+    from symshape.sizes.symint import SymInt
     point = {s: h for s, h in ((X.expr.as_symbol(), X.hint), (Y.expr.as_symbol(), Y.hint))}
     out = []
     for e in expressions(X.expr, Y.expr):
@@ -269,7 +269,7 @@ def _graded(every: int, envs=None, one_symbol: bool = False):
     """(fresh environment, condition, its value at the example) for every ``every``-th
     condition of the grammar under each of ``envs`` (default ``EVAL_ENVS``; only those
     defined at the example; ``one_symbol``: of the conditions over one symbol only)."""
-    from symshape.expr import evaluate as value_at
+    from symshape.algebra.expr import evaluate as value_at
     for specs, guards in envs or EVAL_ENVS:
         env0, syms0 = _fresh_env(specs, guards)
         grammar = conditions(*(s.expr for s in syms0))
@@ -333,8 +333,8 @@ def bounds_pipeline():
     """``ss.bounds`` (``bounds_expr``) on every tenth size of the grammar under each
     environment: the range holds the size on every admitted point (Z3), and each finite
     end is attained by an admitted point (Z3: a model)."""
-    from symshape.infinity import is_inf
-    from symshape.symbolic import bounds_expr
+    from symshape.algebra.infinity import is_inf
+    from symshape.reasoning.symbolic import bounds_expr
     finite = 0
     for name, env, syms in _environments():
         x, y = (s.expr for s in syms)

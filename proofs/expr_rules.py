@@ -1,5 +1,5 @@
-"""Proofs of the expression layer's rewrite rules (``symshape/expr.py``) and of the
-relation normal forms (``symshape/relations.py``).
+"""Proofs of the expression layer's rewrite rules (``symshape/algebra/expr.py``) and of the
+relation normal forms (``symshape/algebra/relations.py``).
 
 Each proof states the rule for all integers in Z3 (divisors symbolic wherever the rule is
 parametric), then runs the real constructor (``floordiv``, ``mod``, ``smin`` ...) on symbolic
@@ -14,8 +14,8 @@ from typing import Callable, Iterable, List, Sequence
 
 import z3
 
-from symshape import expr as E
-from symshape import relations as R
+from symshape.algebra import expr as E
+from symshape.algebra import relations as R
 
 from . import proves
 from .code import Symbols, divisors, encode, encode_cond, prove_code, prove_expr_equal
@@ -81,10 +81,10 @@ def _code_guards_divisor(divide: Callable) -> None:
     ``divisor != 0``, so the program's contract excludes the inputs where eager Python
     raises ZeroDivisionError; a data-dependent divisor becomes a check run where it is
     computed."""
-    from symshape.env import ShapeEnv
-    from symshape.infinity import INT_OO
-    from symshape.ranges import ValueRange
-    from symshape.symint import SymInt
+    from symshape.reasoning.env import ShapeEnv
+    from symshape.algebra.infinity import INT_OO
+    from symshape.algebra.ranges import ValueRange
+    from symshape.sizes.symint import SymInt
     env = ShapeEnv()
     a = env.create_symbol(6, "a", ValueRange(0, INT_OO))
     b = env.create_symbol(3, "b", ValueRange(0, INT_OO))

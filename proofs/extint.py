@@ -1,7 +1,7 @@
 """Range bounds in Z3: integers extended with ``-int_oo`` and ``int_oo``.
 
 A bound is a pair ``X(s, v)``: ``s`` is 0 for the finite value ``v`` and -1 / +1 for
-``-int_oo`` / ``int_oo`` (then ``v`` is 0).  The operations re-state ``symshape.infinity``:
+``-int_oo`` / ``int_oo`` (then ``v`` is 0).  The operations re-state ``symshape.algebra.infinity``:
 infinities order below / above every int, absorb finite addends, ``int_oo - int_oo`` is
 undefined (it raises; every use records a definedness condition that the lemma must prove),
 and ``0 * int_oo == 0``.  A *lower* bound may be ``-int_oo``, an *upper* bound ``int_oo``;

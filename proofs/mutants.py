@@ -28,14 +28,14 @@ class Mutant(NamedTuple):
 
 
 MUTANTS: List[Mutant] = [
-    Mutant("vr_min ignores the arguments after the third", "symshape/ranges.py",
+    Mutant("vr_min ignores the arguments after the third", "symshape/algebra/ranges.py",
            "def vr_min(args: Iterable[ValueRange]) -> ValueRange:\n    args = list(args)\n",
            "def vr_min(args: Iterable[ValueRange]) -> ValueRange:\n    args = list(args)[:3]\n",
            ("range.min",)),
-    Mutant("x // k folded to 0 when x can equal k", "symshape/simplify.py",
+    Mutant("x // k folded to 0 when x can equal k", "symshape/algebra/simplify.py",
            "if b.lower >= 0 and b.upper < den:", "if b.lower >= 0 and b.upper <= den:",
            ("fold.small_numerator",)),
-    Mutant("Cauchy root bound without its + 1", "symshape/symbolic.py",
+    Mutant("Cauchy root bound without its + 1", "symshape/reasoning/symbolic.py",
            "    return 1 + max([E.ceildiv(abs(c), lead)",
            "    return max([E.ceildiv(abs(c), lead)",
            ("bounds.univariate",)),
@@ -117,7 +117,7 @@ MUTANTS: List[Mutant] = [
            "capture/ops/statistics.py",
            "        if not (arr.shape[0] >= 1):\n            raise a.fail(",
            "        if False:\n            raise a.fail(", ("stats.histogram_bins",)),
-    Mutant("-n keeps n's example value", "symshape/symint.py",
+    Mutant("-n keeps n's example value", "symshape/sizes/symint.py",
            "E.neg(self.expr), None if self.hint is None else -self.hint)",
            "E.neg(self.expr), None if self.hint is None else self.hint)", ("symint.operators",)),
     Mutant("np.vstack of an array's rows admits no rows", "capture/ops/shape.py",
@@ -177,11 +177,11 @@ MUTANTS: List[Mutant] = [
            "        for s in x.shape:\n            n = n * s\n",
            "        for s in x.shape[:1]:\n            n = n * s\n", ("stats.scan",)),
     # the solver's dispatch and fact refresh, proven on the grammar of guards
-    Mutant("refresh_facts drops every fact the ranges do not refute", "symshape/solver.py",
+    Mutant("refresh_facts drops every fact the ranges do not refute", "symshape/reasoning/solver.py",
            "        if type(g) is not bool and decide_ranges(env, g) is True:\n            g = True",
            "        if type(g) is not bool and decide_ranges(env, g) is not False:\n"
            "            g = True", ("solve.refresh_facts",)),
-    Mutant("learn narrows the range of a * s + k <= 0 by one too many", "symshape/solver.py",
+    Mutant("learn narrows the range of a * s + k <= 0 by one too many", "symshape/reasoning/solver.py",
            "                refine(env, s, le_to_range(a, e.const))",
            "                refine(env, s, le_to_range(a, e.const + 1))", ("solve.dispatch",)),
     Mutant("range_constraints prints a root's declared range, not its range under the guards",

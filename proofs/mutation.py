@@ -58,7 +58,7 @@ RANGE_PROOFS = ("range.add", "range.scale", "range.mul", "range.pow", "range.flo
                 "range.mod", "range.min", "range.max")
 
 TARGETS: List[Target] = [
-    Target("ranges", "symshape/ranges.py",
+    Target("ranges", "symshape/algebra/ranges.py",
            ("vr_add", "vr_scale", "vr_mul", "vr_pow", "_ipow", "_fdiv", "vr_floordiv",
             "vr_mod", "vr_min", "vr_max"), RANGE_PROOFS, ("tests/engine/test_range_exactness.py",),
            (("_fdiv", ("range.floordiv",)), ("_ipow", ("range.pow",)))),
@@ -83,11 +83,11 @@ TARGETS: List[Target] = [
            ("_lit", "test_and_args", "cond_py"), ("check.emitted", "check.text"),
            ("tests/contract/test_check_render.py", "tests/contract/test_contract_views.py",
             "tests/contract/test_check_records.py", "tests/contract/test_guards_codegen.py")),
-    Target("simplify", "symshape/simplify.py",
+    Target("simplify", "symshape/algebra/simplify.py",
            ("fold_small_numerator", "fold_minmax"), ("fold.small_numerator",
                                                      "fold.minmax_dominance")),
     # the one Min / Max dominance routine and the one ceiling division (issue 34 item 1)
-    Target("expr", "symshape/expr.py", ("undominated", "_offset_le", "_offset_ge", "ceildiv"),
+    Target("expr", "symshape/algebra/expr.py", ("undominated", "_offset_le", "_offset_ge", "ceildiv"),
            ("fold.minmax_dominance", "minmax.offset_dominance", "ceildiv.def"),
            helpers=(("_offset_le", ("minmax.offset_dominance",)),
                     ("_offset_ge", ("minmax.offset_dominance",)))),
@@ -103,34 +103,34 @@ _DECIDE_TESTS = ("tests/engine/test_mutation_kills_decision.py", "tests/contract
                  "tests/contract/test_soundness.py", "tests/engine/test_relations.py", "tests/engine/test_env.py",
                  "tests/engine/test_bounds_property.py")
 ENGINE_TARGETS: List[Target] = [
-    Target("decision", "symshape/decision.py", ALL, ("decide.",), _DECIDE_TESTS,
+    Target("decision", "symshape/reasoning/decision.py", ALL, ("decide.",), _DECIDE_TESTS,
            timeout=120.0),
-    Target("solver", "symshape/solver.py", ALL,
+    Target("solver", "symshape/reasoning/solver.py", ALL,
            ("solve.", "project.drop_implied", "decide.sound", "env."),
            ("tests/engine/test_mutation_kills_solver.py", "tests/engine/test_env.py",
             "tests/engine/test_relations.py", "tests/contract/test_soundness.py",
             "tests/engine/test_data_dependent_congruence.py"), timeout=120.0),
-    Target("expr", "symshape/expr.py", ALL,
+    Target("expr", "symshape/algebra/expr.py", ALL,
            ("floordiv.", "mod.", "ceildiv.", "minmax.", "fold.minmax_dominance", "subst.",
             "print."), ("tests/engine/test_mutation_kills_expr.py", "tests/engine/test_expr.py"),
            helpers=(("_offset_le", ("minmax.offset_dominance",)),
                     ("_offset_ge", ("minmax.offset_dominance",))), timeout=120.0),
-    Target("z3bridge", "symshape/z3bridge.py", ALL,
+    Target("z3bridge", "symshape/reasoning/z3bridge.py", ALL,
            ("z3bridge.", "decide.sound", "project.exact", "contract.exact_range"),
            ("tests/engine/test_mutation_kills_z3bridge.py", "tests/contract/test_contract_decision.py",
             "tests/contract/test_soundness.py"), timeout=120.0),
-    Target("env", "symshape/env.py",
+    Target("env", "symshape/reasoning/env.py",
            ("evaluate", "check", "_hint_cond", "add_guard", "_data_dependent", "specialize",
             "specialize_later", "commit_pending", "cancel_pending", "bound", "simplify"),
            ("env.", "decide.sound"), ("tests/engine/test_mutation_kills_env.py",
                                        "tests/engine/test_env.py", "tests/contract/test_soundness.py"),
            timeout=120.0),
-    Target("projection", "symshape/projection.py", ALL,
+    Target("projection", "symshape/reasoning/projection.py", ALL,
            ("project.", "contract.exact_range"),
            ("tests/engine/test_mutation_kills_projection.py", "tests/contract/test_contract_views.py",
             "tests/engine/test_range_exactness.py"), timeout=120.0),
     # the contract's fixes (the analysis behind them) and its published guards
-    Target("constraints", "symshape/constraints.py",
+    Target("constraints", "symshape/specs/constraints.py",
            ("relation_box", "_readable", "_relation", "_lost", "_range", "_lo", "_hi",
             "_named_dim", "_why", "specialized_axes", "_quotient_of", "_dim_name"),
            ("contract.",), ("tests/engine/test_mutation_kills_constraints.py",
@@ -446,7 +446,7 @@ EQUIVALENT.update({
     ("z3bridge", "return self.remaining_ms() <= 0", "return self.remaining_ms() == 0"):
         "remaining_ms() is max(0, ...): never below 0, so `<= 0` is `== 0`.",
     ("env", "stack = user_stack(2)", "stack = user_stack( 1)"):
-        "The extra frame is add_guard's own, in symshape/env.py, which user_stack drops "
+        "The extra frame is add_guard's own, in symshape/reasoning/env.py, which user_stack drops "
         "as internal: the same user frames.",
     ("decision", "if f.op == R.LE:", "if f.op is R.LE:"): _INTERNED,
     ("decision", "if c.op == R.LE:", "if c.op is R.LE:"): _INTERNED,
@@ -502,7 +502,7 @@ EQUIVALENT.update({
      "y = atom_expr(t2[0]) if len(t2) == 0 else None"):
         "A term has at least one atom, and for one atom the loop just below builds the "
         "same y.",
-    ("solver", "env._tightening = True", "env._tightening = False"):
+    ("env", "self._tightening = True", "self._tightening = False"):
         "A re-entrancy guard (cost only): a nested tighten reaches the same fixpoint, "
         "ranges only ever narrow and each round is idempotent.",
     ("projection", "end = probe + 1 if minimize else probe - 1",

@@ -60,7 +60,7 @@ class Contract:
             vr = cs.ranges.get(s)
             if vr is None:
                 continue
-            from symshape.infinity import is_inf
+            from symshape.algebra.infinity import is_inf
             if not is_inf(vr.lower):
                 self.hyps.append(self.zs[s] >= vr.lower)
             if not is_inf(vr.upper):
@@ -218,7 +218,7 @@ def _advanced_placements() -> None:
 def _unbacked_facts(tr: "Contract") -> list:
     """What the environment knows about data-dependent sizes (their ranges and facts such as
     ``u0 <= s0``): true by construction of the op that made them."""
-    from symshape.infinity import is_inf
+    from symshape.algebra.infinity import is_inf
     env = tr.env
     out = [encode_cond(tr.P, f_, tr.zs) for f_ in env.facts
            if any(s.unbacked for s in f_.free_symbols)]

@@ -1,4 +1,4 @@
-"""Proofs that every value-range transfer function of ``symshape/ranges.py`` is sound.
+"""Proofs that every value-range transfer function of ``symshape/algebra/ranges.py`` is sound.
 
 For each operator: for all intervals (lower end an integer or ``-int_oo``, upper end an
 integer or ``int_oo``, lower <= upper) and all integers x, y inside them, the concrete
@@ -19,10 +19,10 @@ from typing import Callable, List
 
 import z3
 
-from symshape import ranges as RG
-from symshape.infinity import INT_OO, NEG_INT_OO
-from symshape.infinity import is_inf as is_inf_
-from symshape.ranges import ValueRange
+from symshape.algebra import ranges as RG
+from symshape.algebra.infinity import INT_OO, NEG_INT_OO
+from symshape.algebra.infinity import is_inf as is_inf_
+from symshape.algebra.ranges import ValueRange
 
 from . import proves
 from .extint import (POS_INF, Ext, X, emax, emin, fin, inside, ipow, is_inf, le, lt, mul,
@@ -329,7 +329,7 @@ def range_factored():
     E2.prove(inside(ilo2, ihi2, value), we, inside(elo, ehi, value), wt, wi,
              inside(tlo, thi, t), inside(ilo, ihi, i), *E.defined)
     # the real bound() on polynomials with a common factor, against brute force
-    from symshape import expr as EX
+    from symshape.algebra import expr as EX
     s0, s1, s2 = EX.Sym(910), EX.Sym(911), EX.Sym(912)
     polys = [s0.expr * s2.expr - 2 * s2.expr, 3 * s0.expr * s1.expr + s1.expr - 4,
              s0.expr * s0.expr * s1.expr - s0.expr * s1.expr + 5,
@@ -357,7 +357,7 @@ def range_factored():
 def range_bound():
     # the composition on expressions with every kind of atom, on concrete boxes (finite and
     # infinite ends), proven for every member at once: the range bound() returns holds e
-    from symshape import expr as EX
+    from symshape.algebra import expr as EX
     s0, s1, s2 = EX.Sym(915), EX.Sym(916), EX.Sym(917)
     S0, S1, S2 = s0.expr, s1.expr, s2.expr
     exprs = [3 * S0 - 2 * S1 + 1, S0 * S0 - S1, EX.floordiv(S0 + 3, 4) - S2,

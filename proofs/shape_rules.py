@@ -190,10 +190,10 @@ def broadcast_pair_rule():
 
 def _symbolic_broadcast_check() -> None:
     """broadcast_pair on SymInts: the example values broadcast like NumPy's."""
-    from symshape.env import ShapeEnv
-    from symshape.ranges import ValueRange
-    from symshape.infinity import INT_OO
-    from symshape.symint import SymInt
+    from symshape.reasoning.env import ShapeEnv
+    from symshape.algebra.ranges import ValueRange
+    from symshape.algebra.infinity import INT_OO
+    from symshape.sizes.symint import SymInt
     for x, y in itertools.product((1, 2, 3, 5), repeat=2):
         env = ShapeEnv()
         sa = env.create_symbol(x, "a", ValueRange(1, INT_OO))

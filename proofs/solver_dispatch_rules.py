@@ -15,8 +15,8 @@ from types import SimpleNamespace
 
 import z3
 
-from symshape import solver
-from symshape.ranges import ValueRange
+from symshape.reasoning import solver
+from symshape.algebra.ranges import ValueRange
 
 from . import proves
 from .code import Symbols, encode_cond, prove_code

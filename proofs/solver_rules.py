@@ -1,6 +1,6 @@
 """Proofs of the shape environment's range folding, decision by ranges and equation solver
-(``symshape/simplify.py``, ``decision.py``, ``solver.py``), and of the Z3 encoding itself
-(``symshape/z3bridge.py``).
+(``symshape/algebra/simplify.py``, ``decision.py``, ``solver.py``), and of the Z3 encoding itself
+(``symshape/reasoning/z3bridge.py``).
 
 A solver rule replaces a guard by a replacement or a range; each lemma shows that the
 replacement keeps the solution set: the guard's solutions inside the old ranges are exactly
@@ -15,12 +15,13 @@ from typing import Dict, List
 
 import z3
 
-from symshape import expr as E
-from symshape import relations as R
-from symshape import decision, solver
-from symshape.env import ShapeEnv
-from symshape.infinity import INT_OO, NEG_INT_OO, is_inf
-from symshape.ranges import ValueRange
+from symshape.algebra import expr as E
+from symshape.algebra import relations as R
+from symshape.reasoning import decision
+from symshape.reasoning import solver
+from symshape.reasoning.env import ShapeEnv
+from symshape.algebra.infinity import INT_OO, NEG_INT_OO, is_inf
+from symshape.algebra.ranges import ValueRange
 
 from . import proves
 from .extint import Ext, X, fin, inside, le, lt, neg, select
@@ -171,7 +172,7 @@ def _small_numerator_symbolic(kind: str, num, den: int) -> None:
     """``fold_small_numerator`` run on symbolic ranges of the numerator's symbols (any
     finite or infinite ends, ``proofs/symexec.py``): on every path where it folds, the
     folded value equals ``num // den`` (``num % den``) for every member of the ranges."""
-    from symshape import simplify as SI
+    from symshape.algebra import simplify as SI
     from .symexec import Explorer, interval, patched, raise_on_paths
     syms = sorted(num.free_symbols, key=lambda s: s.key)
     ivs = {x: interval("%s_%s" % (x.name, kind)) for x in syms}
@@ -335,7 +336,7 @@ def decide_box_exact():
           unit, lo_end <= v, v <= hi_end)
     # the real engine, on its own answers: a relation it leaves open because the box is exact
     # is true at some point of the ranges and false at another (Z3, infinite ends included)
-    from symshape.decision import box_exact as _box_exact
+    from symshape.reasoning.decision import box_exact as _box_exact
     for specs in (((5, 2, 10), (3, -4, 4)), ((5, 2, INT_OO), (3, NEG_INT_OO, 4)),
                   ((7, 0, 12), (2, 1, 3))):
         env, s, t = _env(*specs)
@@ -583,7 +584,7 @@ def solve_replacement_range():
 # ---------------------------------------------------------------------------- z3bridge
 @proves("z3bridge.divmod_encoding")
 def z3bridge_divmod_encoding():
-    from symshape import z3bridge as ZB
+    from symshape.reasoning import z3bridge as ZB
     a, b, q1, q2 = z3.Ints("a b q1 q2")
 
     def pinned(q):
@@ -618,7 +619,7 @@ def z3bridge_divmod_encoding():
 
 @proves("z3bridge.minmax_encoding")
 def z3bridge_minmax_encoding():
-    from symshape import z3bridge as ZB
+    from symshape.reasoning import z3bridge as ZB
     syms = [E.Sym(930 + i) for i in range(3)]
     enc = ZB.Encoder()
     xs = [enc.sym(s) for s in syms]

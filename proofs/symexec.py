@@ -3,7 +3,7 @@ a grid of them.
 
 ``Ext`` (below) is an extended integer whose value is a pair of Z3 terms: ``s`` (0 finite,
 -1 ``-int_oo``, +1 ``int_oo``) and ``v`` (the finite value, 0 when infinite).  Its
-operators re-state ``symshape.infinity`` (infinities absorb finite addends, ``int_oo -
+operators re-state ``symshape.algebra.infinity`` (infinities absorb finite addends, ``int_oo -
 int_oo`` raises, ``0 * int_oo == 0``, ``//`` and ``%`` only on finite values with
 Python's floor semantics).  A comparison, or ``is_inf``, that the path so far does not
 decide *branches*: ``Explorer.paths`` runs the function once per feasible outcome of every
@@ -13,7 +13,7 @@ all paths at once, that the output range holds the operation's value for every m
 the symbolic input ranges; an exception raised on a feasible path (``int_oo - int_oo``, an
 empty ``ValueRange``) is a failure.
 
-``patched()`` makes ``symshape.ranges`` see the symbolic infinities: its ``is_inf``,
+``patched()`` makes ``symshape.algebra.ranges`` see the symbolic infinities: its ``is_inf``,
 ``INT_OO`` and ``NEG_INT_OO`` are replaced while a proof runs (the real infinities' own
 operators decide comparisons without looking at the other operand, so mixing them with
 symbolic ends would hide cases).
@@ -25,8 +25,8 @@ from typing import Callable, List, Optional, Tuple
 
 import z3
 
-from symshape import ranges as RG
-from symshape.infinity import _IntInfinity
+from symshape.algebra import ranges as RG
+from symshape.algebra.infinity import _IntInfinity
 
 from .pyint import RLIMIT, Py, ProofFailure
 
@@ -277,7 +277,7 @@ def _is_inf(x) -> bool:
 
 @contextmanager
 def patched(explorer: Explorer):
-    """``symshape.ranges`` sees symbolic infinities while ``explorer`` runs it."""
+    """``symshape.algebra.ranges`` sees symbolic infinities while ``explorer`` runs it."""
     saved = (RG.is_inf, RG.INT_OO, RG.NEG_INT_OO)
     _CURRENT.append(explorer)
     RG.is_inf, RG.INT_OO, RG.NEG_INT_OO = _is_inf, Ext(1, 0), Ext(-1, 0)

@@ -5,17 +5,19 @@ The public surface: ``export``, ``Dim`` / ``dims``, ``check``, ``cond``,
 """
 from __future__ import annotations
 
-from .checks import check
-from .dims import Dim, dims
-from .errors import (ConstraintViolationError, GuardOnDataDependentError, SharedInputsError,
-                     UserError)
-from .cli.exportable import exportable
-from .infinity import int_oo
-from .logs import set_logs
-from .ranges import ValueRange
-from .symint import SymBool, SymInt, sym_max, sym_min
-from . import floatint as _floatint  # noqa: F401  (int() / math.floor of symbolic floats)
-from .version import __version__
+from symshape.sizes.checks import check
+from symshape.specs.dims import Dim, dims
+from symshape.errors import (CompileFallbackWarning, ConstraintViolationError, FrozenValueWarning,
+                     GuardOnDataDependentError, ProjectError, RecompileError,
+                     RecompileLimitWarning, SharedInputsError, StateGuardFailure, UserError,
+                     VerifyError)
+from symshape.cli.exportable import exportable
+from symshape.algebra.infinity import int_oo
+from symshape.logs import set_logs
+from symshape.algebra.ranges import ValueRange
+from symshape.sizes.symint import SymBool, SymInt, sym_max, sym_min
+from symshape.sizes import floatint as _floatint  # noqa: F401  (int() / math.floor of symbolic floats)
+from symshape.version import __version__
 
 
 def export(f, args=(), kwargs=None, *, dynamic_shapes=None):
@@ -30,21 +32,21 @@ def export(f, args=(), kwargs=None, *, dynamic_shapes=None):
     ``ep.compile()``, ``ep.range_constraints``, ``ep.guards``, ``print(ep)``; see docs/api.md.
     """
     # why here: import symshape loads the engine only; this on first use
-    from .capture.export import export as _export
+    from symshape.capture.export import export as _export
     return _export(f, args, kwargs, dynamic_shapes=dynamic_shapes)
 
 
 def map(fn, xs, *args):
     """``np.stack([fn(x, *args) for x in xs])``, kept as one node while tracing."""
     # why here: import symshape loads the engine only; this on first use
-    from .capture.control import map as _map
+    from symshape.capture.control import map as _map
     return _map(fn, xs, *args)
 
 
 def while_loop(cond_fn, body_fn, carried_inputs):
     """``while cond_fn(*vals): vals = body_fn(*vals)``, kept as one node while tracing."""
     # why here: import symshape loads the engine only; this on first use
-    from .capture.control import while_loop as _while_loop
+    from symshape.capture.control import while_loop as _while_loop
     return _while_loop(cond_fn, body_fn, carried_inputs)
 
 
@@ -52,7 +54,7 @@ def cond(pred, true_fn, false_fn, operands=()):
     """Data-dependent branch kept in the graph (both branches traced); outside tracing it
     runs the chosen branch."""
     # why here: import symshape loads the engine only; this on first use
-    from .capture.control import cond as _cond
+    from symshape.capture.control import cond as _cond
     return _cond(pred, true_fn, false_fn, operands)
 
 
@@ -60,7 +62,7 @@ def custom_op(name, fn=None, *, mutates_args=()):
     """Register a NumPy function as an opaque op kept as one node by export
     (``@ss.custom_op("lib::name")``; give its shapes with ``@op.register_fake``)."""
     # why here: import symshape loads the engine only; this on first use
-    from .capture.custom import custom_op as _custom_op
+    from symshape.capture.custom import custom_op as _custom_op
     return _custom_op(name, fn, mutates_args=mutates_args)
 
 
@@ -68,7 +70,7 @@ def save(ep, path, *, format=None):
     """Write an ExportedProgram to ``path``: a ZIP archive of the program as JSON text and
     its arrays as raw bytes (``format="json"``: one JSON text file); no pickle."""
     # why here: import symshape loads the engine only; this on first use
-    from .capture.serialize import save as _save
+    from symshape.capture.serialize import save as _save
     return _save(ep, path, format=format)
 
 
@@ -78,7 +80,7 @@ def load(path, *, mmap_mode=None, verify=None, generators=None):
     the arrays from disk instead of reading them; ``generators`` ({path: rng}) gives the
     random generators a program drew from as model state (others are fresh, unseeded)."""
     # why here: import symshape loads the engine only; this on first use
-    from .capture.serialize import load as _load
+    from symshape.capture.serialize import load as _load
     return _load(path, mmap_mode=mmap_mode, verify=verify, generators=generators)
 
 
@@ -90,7 +92,7 @@ def compile(f=None, *, dynamic=None, backend="numpy", fullgraph=False, cache_siz
     branches, untraceable calls) run eagerly unless ``fullgraph=True``: the function is
     split at them once, and the code between them runs as compiled segments."""
     # why here: import symshape loads the engine only; this on first use
-    from .codegen.jit import compile as _compile
+    from symshape.codegen.jit import compile as _compile
     return _compile(f, dynamic=dynamic, backend=backend, fullgraph=fullgraph,
                     cache_size_limit=cache_size_limit)
 
@@ -99,7 +101,7 @@ def explain(f, *args, **kwargs):
     """Run ``f(*args, **kwargs)`` through the compiler and report its graphs, graph breaks
     (``file:line: reason``) and op counts."""
     # why here: import symshape loads the engine only; this on first use
-    from .codegen.explain import explain as _explain
+    from symshape.codegen.explain import explain as _explain
     return _explain(f, *args, **kwargs)
 
 
@@ -108,7 +110,7 @@ def chunkable_axes(ep):
     along them (``backend="dask"``), each chunk runs the whole program as one task
     (``{"x": (0,), "w": ()}``)."""
     # why here: import symshape loads the engine only; this on first use
-    from .codegen.chunking import chunkable_axes as _chunkable_axes
+    from symshape.codegen.chunking import chunkable_axes as _chunkable_axes
     return _chunkable_axes(ep)
 
 
@@ -117,7 +119,10 @@ __all__ = ["export", "cond", "compile", "explain", "map", "while_loop", "Dim", "
            "SymBool", "sym_min", "sym_max", "exportable"]
 __all__ += ["custom_op", "save", "load", "SharedInputsError"]
 __all__ += ["chunkable_axes"]
-from .symbolic import bounds, symbolic_shape  # noqa: E402  (symbolic sizes outside export)
+# every error a user catches and every warning category a user filters, by name
+__all__ += ["StateGuardFailure", "RecompileError", "VerifyError", "ProjectError",
+            "CompileFallbackWarning", "RecompileLimitWarning", "FrozenValueWarning"]
+from symshape.reasoning.symbolic import bounds, symbolic_shape  # noqa: E402  (symbolic sizes outside export)
 __all__ += ["symbolic_shape", "bounds"]
 
 
@@ -125,7 +130,7 @@ def from_annotations(f, *, dims=None):
     """The ``dynamic_shapes`` that ``f``'s jaxtyping shape annotations mean
     (``Float[np.ndarray, "batch seq 64"]``); export also proves its return annotation."""
     # why here: the annotation reader loads on first use, as the face's other entry points
-    from .annotations import from_annotations as _from_annotations
+    from symshape.specs.annotations import from_annotations as _from_annotations
     return _from_annotations(f, dims=dims)
 
 
@@ -135,47 +140,53 @@ __all__ += ["from_annotations"]
 # the face wires ExportedProgram's later stages (capture/__init__.py says why)
 def _run_decompositions(ep, table):
     # why here: import symshape loads the engine only; this on first use
-    from .capture.decomp import run_decompositions
+    from symshape.capture.decomp import run_decompositions
     return run_decompositions(ep, table)
 
 
 def _compile_program(ep, backend):
     # why here: import symshape loads the engine only; this on first use
-    from .codegen import compile_program
+    from symshape.codegen import compile_program
     return compile_program(ep, backend)
 
 
 def _draw_program(ep, path):
     # why here: import symshape loads the engine only; this on first use
-    from .codegen.draw import program_picture, write
+    from symshape.codegen.draw import program_picture, write
     return write(program_picture(ep), path)
 
 
 def _module_function(ep):
     # why here: import symshape loads the engine only; this on first use
-    from .codegen.pycode import build_function
+    from symshape.codegen.pycode import build_function
     return build_function(ep)
 
 
 def _graph_lines(graph):
     # why here: import symshape loads the engine only; this on first use
-    from .codegen.graph_text import graph_lines
+    from symshape.codegen.graph_text import graph_lines
     return graph_lines(graph)
 
 
 def _validate_generated(env, cs, graph, writer):
     # why here: import symshape loads the engine only; this on first use
-    from .codegen.generated_checks import validate_generated
+    from symshape.codegen.generated_checks import validate_generated
     validate_generated(env, cs, graph, writer)
+
+
+def _to_onnx(ep, path, opset, guards):
+    # why here: onnx is an optional extra, loaded on first use
+    from symshape.codegen.onnx import to_onnx
+    return to_onnx(ep, path, opset=opset, guards=guards)
 
 
 # what an ExportedProgram hands to the code generator, a layer above the tracer: ``module()``
 # is the plain-Python target of the writer the backends use, ``print(ep)`` its text form
-from .capture import STAGES as _STAGES  # noqa: E402
-from .capture.ir import Graph as _Graph  # noqa: E402
+from symshape.capture import STAGES as _STAGES  # noqa: E402
+from symshape.capture.ir import Graph as _Graph  # noqa: E402
 _STAGES.update(run_decompositions=_run_decompositions, compile=_compile_program,
                draw=_draw_program, module=_module_function, print=_graph_lines,
-               validate_generated=_validate_generated)
+               validate_generated=_validate_generated, to_onnx=_to_onnx)
 _Graph.printer = _graph_lines
 __all__ += ["ExportedProgram"]
 
@@ -184,6 +195,6 @@ def __getattr__(name):
     # ``ss.ExportedProgram`` for annotations, without importing the tracer at ``import symshape``
     if name == "ExportedProgram":
         # why here: import symshape loads the engine only; this on first use
-        from .capture.program import ExportedProgram
+        from symshape.capture.program import ExportedProgram
         return ExportedProgram
     raise AttributeError("module 'symshape' has no attribute %r" % name)

@@ -1,7 +1,7 @@
 """``python -m symshape check ...``: the same as the ``symshape`` command."""
 import sys
 
-from .cli import main
+from symshape.cli import main
 
 if __name__ == "__main__":
     sys.exit(main())

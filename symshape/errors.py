@@ -46,6 +46,37 @@ class GuardOnDataDependentError(UserError):
     """Python control flow or a conversion depended on array values, not shapes."""
 
 
+class StateGuardFailure(UserError):
+    """A Python value of state the program read differs at call time (``module()`` and
+    compiled code raise it; the JIT's dispatcher takes it as a miss and recompiles)."""
+
+
+class RecompileError(UserError):
+    """A frozen compiled function got inputs that no compiled variant accepts."""
+
+
+class VerifyError(UserError):
+    """Raised by the verify mode: the compiled or exported program disagreed with eager
+    NumPy; the message names the first differing output or state path."""
+
+
+class ProjectError(UserError):
+    """pyproject.toml cannot be read or its [tool.symshape] table is malformed."""
+
+
+# --------------------------------------------------------------------------- warnings
+class CompileFallbackWarning(UserWarning):
+    """ss.compile fell back to running (part of) a function eagerly."""
+
+
+class RecompileLimitWarning(UserWarning):
+    """The cache of compiled variants is full: calls that miss run eagerly."""
+
+
+class FrozenValueWarning(UserWarning):
+    """An impure call ran once while tracing; its value is now part of the program."""
+
+
 class InternalError(RuntimeError):
     """A symshape bug: please report it with the message."""
 

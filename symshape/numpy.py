@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as _np
 
-from .symint import SymInt
+from symshape.sizes.symint import SymInt
 
 __all__ = ["zeros", "ones", "empty", "full", "arange", "eye"]
 

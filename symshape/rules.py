@@ -51,13 +51,13 @@ def rule(*names: str) -> Callable[[F], F]:
     return tag
 
 
-EXPR = "symshape.expr"
-REL = "symshape.relations"
-RNG = "symshape.ranges"
-SIMP = "symshape.simplify"
-DEC = "symshape.decision"
-SOLVE = "symshape.solver"
-Z3B = "symshape.z3bridge"
+EXPR = "symshape.algebra.expr"
+REL = "symshape.algebra.relations"
+RNG = "symshape.algebra.ranges"
+SIMP = "symshape.algebra.simplify"
+DEC = "symshape.reasoning.decision"
+SOLVE = "symshape.reasoning.solver"
+Z3B = "symshape.reasoning.z3bridge"
 OPS = "capture.ops"
 
 RULES: List[Rule] = [
@@ -364,7 +364,7 @@ RULES: List[Rule] = [
 ]
 
 # ---------------------------------------------------------------- the exact contract
-PRJ = "symshape.projection"
+PRJ = "symshape.reasoning.projection"
 RULES += [
     _r("project.exact", PRJ + ":project",
        "v = min{goal : facts, ranges} when facts, ranges, goal < v is unsat and a point "
@@ -388,20 +388,20 @@ RULES += [
        "Min(a, y) == y <=> y <= a; Max(a, y) == y <=> y >= a (for each other argument)"),
     _r("fold.minmax_by_facts", SIMP + ":dominates_by_facts",
        "facts => y <= x gives Min(x, y) == y (facts => y >= x: Max(x, y) == y)"),
-    _r("bounds.univariate", "symshape.symbolic:univariate_range",
+    _r("bounds.univariate", "symshape.reasoning.symbolic:univariate_range",
        "every real root of p' lies in |r| < R = 1 + max |d_i / d_n|, so p is monotone on "
        "[ceil(R), hi] in the direction of its leading coefficient: its range over [lo, hi] "
        "is spanned by p(lo..ceil(R)) and p(hi) (an infinite end when hi is)"),
-    _r("bounds.minmax_cases", "symshape.symbolic:minmax_cases",
+    _r("bounds.minmax_cases", "symshape.reasoning.symbolic:minmax_cases",
        "x >= y => Max(x, y) == x, y >= x => Max(x, y) == y (Min dually): a range of e[x] "
        "under x >= y joined with one of e[y] under y >= x bounds e"),
-    _r("bounds.slack", "symshape.symbolic:slack_substituted",
+    _r("bounds.slack", "symshape.reasoning.symbolic:slack_substituted",
        "rest - b <= 0 => b == rest + t with t = b - rest >= 0: a range of e[b := rest + t] "
        "over t >= 0 bounds e on the fact's points"),
     _r("contract.shown_guards", "symshape.contract.guard_text:shown_facts",
        "ranges and facts <=> ranges, the compound dims' ranges and the guards shown: a "
        "guard the others and the printed ranges imply is left out of ep.guards"),
-    _r("contract.relation_box", "symshape.constraints:relation_box",
+    _r("contract.relation_box", "symshape.specs.constraints:relation_box",
        "box within the program's ranges, example in the box, and box => every guard of "
        "the relation: the narrowed Dims imply the relation between them"),
     _r("contract.axis_terms", "symshape.contract.guard_text:in_axis_terms",
@@ -428,28 +428,28 @@ RULES += [
     _r("z3bridge.implies", Z3B + ":implies",
        "implies(P, g, ranges) is True only if P and the ranges imply g, False only if they "
        "imply not g"),
-    _r("symint.operators", "symshape.symint:SymInt._binop",
+    _r("symint.operators", "symshape.sizes.symint:SymInt._binop",
        "a SymInt's + - * // % (either side an int or a SymInt), unary -, divmod and "
        "sym_min / sym_max denote Python's operation on the values, and the example value "
        "is the operation on the example values; a divisor is non-zero on the contract"),
-    _r("env.evaluate", "symshape.env:ShapeEnv.evaluate",
+    _r("env.evaluate", "symshape.reasoning.env:ShapeEnv.evaluate",
        "b = evaluate(c, hint): on every point the environment admits afterwards, c == b "
        "(decided, or a guard recorded), and b is c at the example"),
-    _r("env.add_guard", "symshape.env:ShapeEnv.add_guard",
+    _r("env.add_guard", "symshape.reasoning.env:ShapeEnv.add_guard",
        "after add_guard(g) (the solver's dispatch, the replacements, narrowed ranges and "
        "refreshed facts it learns), the points the environment admits are exactly the "
        "points of the old ranges where g holds"),
-    _r("env.check", "symshape.env:ShapeEnv.check",
+    _r("env.check", "symshape.reasoning.env:ShapeEnv.check",
        "after check(c), every point the environment admits satisfies c (decided, or "
        "recorded as a guard); a c false at the example raises"),
-    _r("bounds.pipeline", "symshape.symbolic:bounds_expr",
+    _r("bounds.pipeline", "symshape.reasoning.symbolic:bounds_expr",
        "ss.bounds(e) == [lo, hi] holds e on every point the environment admits, and each "
        "finite end is the value of e at one of them (interval, polynomial, sampled or "
        "projected: whichever step answers)"),
     _r("check.text", "symshape.contract.validate:validate_check_text",
        "the Python text of the input check, parsed back, accepts exactly the sizes the "
        "constraint set admits, and every name it reads is defined"),
-    _r("contract.readable_guard", "symshape.constraints:_readable",
+    _r("contract.readable_guard", "symshape.specs.constraints:_readable",
        "Max(0, x) == 0 <=> x <= 0"),
     _r("contract.readable_minmax", "symshape.contract.guard_text:readable_minmax",
        "on the ranges, an argument u of Min(A) with some other v <= u is dropped (Max: "

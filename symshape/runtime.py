@@ -50,11 +50,20 @@ def _array_type_message(path, a, lib):
     return "input %s: expected a %s.ndarray, got %s" % (path, lib, type(a).__name__)
 
 
+def small_size_hint(name: str, value: int) -> str:
+    """Why a size of 0 or 1 is outside a Dim's default range, and the spelling that admits
+    it (serving at batch size 1 is the common case)."""
+    return ("; a Dim's range starts at 2 unless it is given min=: Dim(%r, min=%d) admits "
+            "size %d" % (name, value, value))
+
+
 def _range_message(what, value, lo, hi, label):
     owner = " of Dim '%s'" % label if label else ""
     note = ""
     if not label and value < 2 and lo == 2:      # otherwise the program set the bound
         note = " (export specializes sizes 0 and 1, so a dynamic axis starts at 2)"
+    elif label and 0 <= value < 2 and lo == 2:
+        note = small_size_hint(label, value)
     return "%s = %d is outside the range [%s, %s]%s%s" % (what, value, lo, hi, owner, note)
 
 

@@ -1,9 +1,11 @@
 """Finding the user's source line: the innermost frame outside symshape and NumPy."""
 from __future__ import annotations
 
+import io
 import linecache
 import os
 import sys
+import tokenize
 from typing import List, NamedTuple, Optional
 
 import numpy
@@ -44,7 +46,8 @@ class UserFrame(NamedTuple):
 
     @property
     def code(self) -> str:
-        return linecache.getline(self.filename, self.lineno).strip()
+        """The line's code as written, without its trailing comment and padding."""
+        return without_comment(linecache.getline(self.filename, self.lineno)).strip()
 
     @property
     def location(self) -> str:
@@ -54,6 +57,18 @@ class UserFrame(NamedTuple):
         code = self.code
         base = "%s in %s" % (self.location, self.function)
         return "%s, code: %s" % (base, code) if code else base
+
+
+def without_comment(line: str) -> str:
+    """``line`` cut before its ``#`` comment (a ``#`` inside a string is kept); a line that
+    does not tokenize on its own (inside a multi-line string) is returned as it is."""
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(line).readline):
+            if tok.type == tokenize.COMMENT:
+                return line[:tok.start[1]]
+    except (tokenize.TokenError, SyntaxError):
+        pass     # an unclosed bracket continues on the next line: the comment came first
+    return line
 
 
 def _is_internal(filename: str) -> bool:

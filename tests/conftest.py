@@ -16,3 +16,18 @@ from hypothesis import settings  # noqa: E402
 settings.register_profile("ci", deadline=None, print_blob=True)
 settings.register_profile("thorough", deadline=None, max_examples=5000)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "slow: left out of the fast tier (pytest -m \"not slow\"); "
+                            "tests/tiers.py says why each is slow")
+
+
+def pytest_collection_modifyitems(config, items):
+    import pytest
+    from tiers import slow_reason
+    here = os.path.dirname(os.path.abspath(__file__))
+    for item in items:
+        rel = os.path.relpath(str(item.path), here).replace(os.sep, "/")
+        if slow_reason(rel, item.originalname or item.name):
+            item.add_marker(pytest.mark.slow)

@@ -13,7 +13,7 @@ from typing import Any, List
 import numpy as np
 
 from symshape.errors import UserError, where
-from symshape.symint import SymInt, describe
+from symshape.sizes.symint import SymInt, describe
 from symshape.userframe import user_frame
 from symshape.rules import rule
 

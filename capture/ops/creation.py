@@ -8,9 +8,9 @@ from __future__ import annotations
 import numpy as np
 
 from symshape.errors import UserError, where
-from symshape.symfloat import SymFloat
-from symshape import relations as R
-from symshape.symint import SymInt, describe, sym_ceildiv, sym_max
+from symshape.sizes.symfloat import SymFloat
+from symshape.algebra import relations as R
+from symshape.sizes.symint import SymInt, describe, sym_ceildiv, sym_max
 from symshape.userframe import user_frame
 from symshape.rules import rule
 

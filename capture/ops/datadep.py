@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from symshape import relations as R
+from symshape.algebra import relations as R
 from symshape.errors import UserError, where
-from symshape.ranges import ValueRange
-from symshape.symint import SymInt, describe
+from symshape.algebra.ranges import ValueRange
+from symshape.sizes.symint import SymInt, describe
 from symshape.userframe import user_frame
 
 from ..tracer import METHOD_OPS, TracedArray, Tracer, implements, to_expr
@@ -55,7 +55,7 @@ def new_size(t: Tracer, source: str, upper, lower: int = 0) -> SymInt:
     hi = env.bound(to_expr(upper)).upper if not isinstance(upper, int) else upper
     u = env.create_unbacked(source, ValueRange(lower, hi), frame)
     if not isinstance(upper, int):
-        env._add_fact(R.le(u.expr, to_expr(upper)))
+        env.add_fact(R.le(u.expr, to_expr(upper)))
     return SymInt(u.expr, None, env)
 
 

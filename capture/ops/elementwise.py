@@ -12,9 +12,9 @@ from typing import Any, List, Sequence
 import numpy as np
 
 from symshape.errors import UserError, where
-from symshape.symfloat import SymFloat
-from symshape import relations as R
-from symshape.symint import SymInt, describe
+from symshape.sizes.symfloat import SymFloat
+from symshape.algebra import relations as R
+from symshape.sizes.symint import SymInt, describe
 from symshape.userframe import user_frame
 from symshape.rules import rule
 

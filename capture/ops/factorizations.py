@@ -16,8 +16,8 @@ from typing import Callable, Dict, List, NamedTuple, Optional, Tuple
 import numpy as np
 
 from symshape.errors import UserError, where
-from symshape.expr import smin
-from symshape.symint import SymInt, describe
+from symshape.algebra.expr import smin
+from symshape.sizes.symint import SymInt, describe
 from symshape.userframe import user_frame
 
 from ..tracer import TracedArray, Tracer, implements, shape_repr, to_expr

@@ -12,7 +12,7 @@ from typing import Any, List, Tuple
 import numpy as np
 
 from symshape.errors import UserError, where
-from symshape.symint import SymBool, SymInt, describe, sym_ceildiv, sym_max, sym_min
+from symshape.sizes.symint import SymBool, SymInt, describe, sym_ceildiv, sym_max, sym_min
 from symshape.userframe import user_frame
 from symshape.rules import rule
 

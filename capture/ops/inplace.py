@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from symshape.errors import UserError, where
-from symshape.symint import describe
+from symshape.sizes.symint import describe
 from symshape.userframe import user_frame
 
 from ..tracer import TracedArray, implements

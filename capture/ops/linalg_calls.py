@@ -16,7 +16,7 @@ import numpy as np
 
 from symshape.rules import rule
 from symshape.errors import UserError, where
-from symshape.symint import SymInt, describe
+from symshape.sizes.symint import SymInt, describe
 from symshape.userframe import user_frame
 
 from ..tracer import TracedArray, implements

@@ -17,10 +17,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from symshape import relations as R
+from symshape.algebra import relations as R
 from symshape.errors import UserError, where
 from symshape.runtime import raise_text
-from symshape.symint import SymInt
+from symshape.sizes.symint import SymInt
 from symshape.userframe import user_frame
 
 from ..methods import METHOD_OPS

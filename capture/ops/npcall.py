@@ -26,10 +26,10 @@ from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tu
 import numpy as np
 
 from symshape.errors import InternalError, UserError, where
-from symshape.infinity import INT_OO
-from symshape.ranges import ValueRange
-from symshape.symfloat import SymFloat
-from symshape.symint import SymInt
+from symshape.algebra.infinity import INT_OO
+from symshape.algebra.ranges import ValueRange
+from symshape.sizes.symfloat import SymFloat
+from symshape.sizes.symint import SymInt
 from symshape.userframe import user_frame
 
 from ..tracer import FUNCTIONS, SIZE_FUNCTIONS, TracedArray, Tracer, implements, to_expr

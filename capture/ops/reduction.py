@@ -11,7 +11,7 @@ import numpy as np
 
 from symshape.errors import UserError, where
 from symshape.userframe import user_frame
-from symshape.symint import sym_max
+from symshape.sizes.symint import sym_max
 from symshape.rules import rule
 
 from ..tracer import FUNCTIONS, METHOD_OPS, SIZE_FUNCTIONS, TracedArray, Tracer, implements

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from symshape.rules import rule
-from symshape.symint import describe, sym_ceildiv
+from symshape.sizes.symint import describe, sym_ceildiv
 
 from ..tracer import FUNCTIONS, SIZE_FUNCTIONS, TracedArray, implements, require_kth
 from .elementwise import broadcast_shapes

@@ -8,10 +8,10 @@ from typing import Sequence
 import numpy as np
 
 from symshape.errors import UserError, where
-from symshape.symfloat import SymFloat
-from symshape.symint import SymInt, describe, sym_min, sym_max
+from symshape.sizes.symfloat import SymFloat
+from symshape.sizes.symint import SymInt, describe, sym_min, sym_max
 from symshape.userframe import user_frame
-from symshape.expr import smax, smin
+from symshape.algebra.expr import smax, smin
 from symshape.rules import rule
 
 from ..ir import IndexAttr

@@ -12,7 +12,7 @@ import numpy as np
 
 from symshape.rules import rule
 from symshape.errors import UserError, where
-from symshape.symint import SymInt, describe, sym_max
+from symshape.sizes.symint import SymInt, describe, sym_max
 from symshape.userframe import user_frame
 
 from ..tracer import FUNCTIONS, TracedArray, implements

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from symshape.rules import rule
-from symshape.symint import describe
+from symshape.sizes.symint import describe
 
 from ..tracer import TracedArray
 from .npcall import Args, Call, reduced_shape, register

@@ -17,10 +17,11 @@ Each op name has one :class:`OpTraits` record:
   (:class:`CTemplate`), None when it has no C translation (the op runs as the CuPy call).
 
 Readers: ``codegen/fusion.py`` and the NumPy backend (``fuse``, ``ufunc``, ``reduce``),
-``codegen/cuda/groups.py`` and ``cops.py`` (``kind``, ``c``, ``reduce``), ``capture/decomp.py``
-(``core``, ``ufunc``), ``capture/array_api.py`` (the core ufunc ops), ``ops/reduction.py``
-(``np.<ufunc>.reduce`` through ``combine``), ``registry.defop`` (every defined op must have
-traits).  None of them keeps a set of op names of its own (``tests/capture/test_op_traits.py``).
+``codegen/loopnest/classify.py`` and ``codegen/cuda/cops.py`` (``kind``, ``c``, ``reduce``),
+``capture/decomp.py`` (``core``, ``ufunc``), ``capture/array_api.py`` (the core ufunc ops),
+``ops/reduction.py`` (``np.<ufunc>.reduce`` through ``combine``), ``registry.defop`` (every
+defined op must have traits).  None of them keeps a set of op names of its own
+(``tests/capture/test_op_traits.py``).
 """
 from __future__ import annotations
 

@@ -23,13 +23,13 @@ import numpy as np
 
 from symshape import runtime as _runtime
 from symshape.errors import UserError
-from symshape.capture.ir import Subgraph
 from symshape.capture.program import signature_checked
-from symshape.expr import Expr, ceildiv, format_py
+from symshape.algebra.expr import Expr, ceildiv, format_py
 from symshape.codegen.function_writer import GeneratedFunction, Writing, program_spec, write
 from symshape.codegen.pycode import Renderer, after_node, node_lines
 
-from .groups import Plan, Ranges
+from ..loopnest.plan import Plan
+from ..loopnest.sizes import Ranges
 from .kernels import (COL_SPLIT, GRID_CAP, LIMIT, MAX_BLOCK, ROW_BLOCK, ROW_ITEMS, SPLIT_BLOCKS,
                       SPLIT_ROWS, WARP_ROW, Kernel, plan_program)
 

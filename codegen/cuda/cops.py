@@ -20,7 +20,9 @@ import numpy as np
 
 from symshape.capture.ir import Node
 from symshape.capture.ops.traits import KERNEL_REDUCTIONS, REDUCE, CTemplate, traits_of
-from symshape.expr import Expr
+from symshape.algebra.expr import Expr
+
+from ..loopnest.classify import Operand
 
 CTYPES: Dict[str, str] = {
     "bool": "bool", "int8": "signed char", "int16": "short", "int32": "int",
@@ -214,18 +216,6 @@ HELPERS: Dict[str, str] = {
 # --------------------------------------------------------------------------- ufuncs
 def _math(fn: str, ct: str) -> str:
     return fn + "f" if ct == "float" else fn
-
-
-class Operand:
-    """One operand of an elementwise op: C text, its dtype (or weak Python type), and the
-    Python value when it is a literal scalar (for x ** 2 and friends)."""
-
-    __slots__ = ("text", "dtype", "value")
-
-    def __init__(self, text: str, dtype, value=None) -> None:
-        self.text = text
-        self.dtype = dtype
-        self.value = value
 
 
 def cast(op: Operand, dt, helpers: Optional[set] = None) -> str:

@@ -1,8 +1,8 @@
 """``backend="numba"``: each fused group of the graph as one loop nest compiled by numba.
 
-``compile_numba(ep)`` plans the graph into the CuPy backend's fused groups
-(``kernels.py``), writes each as a numba function with every size an argument, and a
-Python driver that runs the rest (``matmul`` through NumPy's BLAS, any op without a numba
+``compile_numba(ep)`` plans the graph into fused groups with the planner the CuPy backend
+uses too (``codegen/loopnest``; ``kernels.py`` is this backend's emitter), writes each as a
+numba function with every size an argument, and a Python driver that runs the rest (``matmul`` through NumPy's BLAS, any op without a numba
 form as eager NumPy calls it) between them (``backend.py``).  Reductions along the
 innermost axes fuse with their neighbours (softmax and layer norm are one kernel each); a
 reduction over a leading axis (a batch norm's statistics) stays NumPy's call, which adds

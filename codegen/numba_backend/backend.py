@@ -36,7 +36,7 @@ from symshape.capture.ir import Node
 from symshape.codegen.function_writer import GeneratedFunction, Writing, program_spec, write
 from symshape.codegen.pycode import Renderer, after_node, emit_node, node_lines
 from symshape.errors import UserError
-from symshape.expr import Expr, format_py
+from symshape.algebra.expr import Expr, format_py
 
 from .. import rt as _cg
 from ..inplace import inplace_writes, into_helper
@@ -195,72 +195,100 @@ class CompiledNumba(GeneratedFunction):
 
 
 def _driver_body(ctx: Writing, ep, plan) -> List[str]:
-    graph = ep.graph
-    ns = ctx.ns
-    r = Renderer({n: n.name for n in graph.nodes}, ns)
-    body: List[str] = []
-    bound = set(ctx.bound)
-    pending = ctx.runtime_checks
-    for n in graph.constants:
-        ns[n.name] = np.asarray(n.meta["value"])
-    kernels = [obj for kind, obj in plan.steps if kind == "kernel"]
-    pools: List[list] = ns["_P"]
-    pooled: set = set()                  # matmul results in pooled buffers of this call
-    readers: Dict[Node, int] = {}        # how many steps read each node's array
-    for kind, obj in plan.steps:
-        for x in (obj.input_nodes() if kind == "py" else obj.loads):
-            readers[x] = readers.get(x, 0) + 1
-    outs = {o for o in graph.outputs if type(o) is Node}
-    keep = outs | {x for pair in ep.mutation_pairs for x in pair}
-    # x[i] = v into x itself where nothing else reads x (a KV cache update writes its
-    # row, not a copy of the cache); a mutated input so written needs no write-back
-    compute = [n for n in graph.nodes if n.op not in ("input", "constant")]
-    inplace, done = inplace_writes(compute, ctx.spec.mutations, outs | ctx.state_kept())
+    """The driver's lines: each step of the plan in order, then the results."""
+    d = _Driver(ctx, ep, plan)
     for kind, obj in plan.steps:
         if kind == "py":
-            if _pooled_matmul(obj):
-                # BLAS writes into a pooled buffer (the same call: the same result)
-                a, b = obj.inputs
-                dt = "_dt_" + obj.dtype.name
-                ns[dt] = obj.dtype
-                body.append("%s = np.matmul(%s, %s, out=_alloc(_P[%d], %s, %s))" % (
-                    obj.name, a.name, b.name, len(pools), _shape_py(obj.shape), dt))
-                pools.append([])
-                pooled.add(obj)
-            elif obj in inplace:
-                body.extend(node_lines(obj, r, ns, lambda n=obj: into_helper(emit_node(n, r))))
-            else:
-                body.extend(node_lines(obj, r, ns))
-            body.extend(after_node(obj, bound, pending, r))
-            continue
-        k: NumbaKernel = obj
-        i = kernels.index(k)
+            d.library_step(obj)
+        else:
+            d.kernel_step(obj)
+    return d.body + ctx.finish(d.r, [(i, f) for i, f in ctx.spec.mutations
+                                     if i not in d.done])
+
+
+class _Driver:
+    """The driver being written: its lines, namespace and buffer pools."""
+
+    def __init__(self, ctx: Writing, ep, plan) -> None:
+        graph = ep.graph
+        self.ns = ns = ctx.ns
+        self.r = Renderer({n: n.name for n in graph.nodes}, ns)
+        self.body: List[str] = []
+        self.bound = set(ctx.bound)
+        self.pending = ctx.runtime_checks
+        for n in graph.constants:
+            ns[n.name] = np.asarray(n.meta["value"])
+        self.kernels = [obj for kind, obj in plan.steps if kind == "kernel"]
+        self.pools: List[list] = ns["_P"]
+        self.pooled: set = set()             # matmul results in pooled buffers of this call
+        self.readers: Dict[Node, int] = {}   # how many steps read each node's array
+        for kind, obj in plan.steps:
+            for x in (obj.input_nodes() if kind == "py" else obj.loads):
+                self.readers[x] = self.readers.get(x, 0) + 1
+        outs = {o for o in graph.outputs if type(o) is Node}
+        self.keep = outs | {x for pair in ep.mutation_pairs for x in pair}
+        # x[i] = v into x itself where nothing else reads x (a KV cache update writes its
+        # row, not a copy of the cache); a mutated input so written needs no write-back
+        compute = [n for n in graph.nodes if n.op not in ("input", "constant")]
+        self.inplace, self.done = inplace_writes(compute, ctx.spec.mutations,
+                                                 outs | ctx.state_kept())
+
+    def library_step(self, obj: Node) -> None:
+        """A node NumPy computes (a matmul into a pooled buffer where it can)."""
+        body, r, ns = self.body, self.r, self.ns
+        if _pooled_matmul(obj):
+            # BLAS writes into a pooled buffer (the same call: the same result)
+            a, b = obj.inputs
+            dt = "_dt_" + obj.dtype.name
+            ns[dt] = obj.dtype
+            body.append("%s = np.matmul(%s, %s, out=_alloc(_P[%d], %s, %s))" % (
+                obj.name, a.name, b.name, len(self.pools), _shape_py(obj.shape), dt))
+            self.pools.append([])
+            self.pooled.add(obj)
+        elif obj in self.inplace:
+            body.extend(node_lines(obj, r, ns, lambda n=obj: into_helper(emit_node(n, r))))
+        else:
+            body.extend(node_lines(obj, r, ns))
+        body.extend(after_node(obj, self.bound, self.pending, r))
+
+    def kernel_step(self, k: NumbaKernel) -> None:
+        """A kernel: its outputs allocated (or written over a dead input), then its call,
+        in parallel where the work is large and measured faster."""
+        i = self.kernels.index(k)
         reuse = {}
         for n in k.outputs:
-            x = _reusable(n, k, pooled, readers, keep)
+            x = _reusable(n, k, self.pooled, self.readers, self.keep)
             if x is not None and x not in reuse.values():
                 reuse[n] = x
-                pooled.discard(x)
+                self.pooled.discard(x)
         if reuse:
             k = in_place(k, reuse)
         ser, par = load_kernel(k)
-        ns["_K%ds" % i], ns["_K%dp" % i] = ser, par
-        body.append("# _K%d: %s" % (i, k.summary))
+        self.ns["_K%ds" % i], self.ns["_K%dp" % i] = ser, par
+        self.body.append("# _K%d: %s" % (i, k.summary))
         for n in k.outputs:
-            dt = "_dt_" + n.dtype.name
-            ns[dt] = n.dtype
-            if n in reuse:
-                # the pooled matmul result this kernel alone reads, element by element:
-                # the output overwrites it (no new memory, one array less in cache)
-                body.append("%s = %s" % (n.name, reuse[n].name))
-            elif all(type(d) is int for d in n.shape) and _numel(n.shape) < PARALLEL_WORK:
-                body.append("%s = _empty(%s, %s)" % (n.name, _shape_py(n.shape), dt))
-            else:
-                # large arrays come from a pool: a buffer of an earlier call that nobody
-                # holds any more is reused (fresh memory costs a page fault per 4 KiB)
-                body.append("%s = _alloc(_P[%d], %s, %s)" % (n.name, len(pools),
-                                                           _shape_py(n.shape), dt))
-                pools.append([])
+            self._allocate(n, reuse)
+        self._call(i, k)
+
+    def _allocate(self, n: Node, reuse: Dict[Node, Node]) -> None:
+        """The array kernel output ``n`` is written into."""
+        dt = "_dt_" + n.dtype.name
+        self.ns[dt] = n.dtype
+        if n in reuse:
+            # the pooled matmul result this kernel alone reads, element by element:
+            # the output overwrites it (no new memory, one array less in cache)
+            self.body.append("%s = %s" % (n.name, reuse[n].name))
+        elif all(type(d) is int for d in n.shape) and _numel(n.shape) < PARALLEL_WORK:
+            self.body.append("%s = _empty(%s, %s)" % (n.name, _shape_py(n.shape), dt))
+        else:
+            # large arrays come from a pool: a buffer of an earlier call that nobody
+            # holds any more is reused (fresh memory costs a page fault per 4 KiB)
+            self.body.append("%s = _alloc(_P[%d], %s, %s)" % (n.name, len(self.pools),
+                                                            _shape_py(n.shape), dt))
+            self.pools.append([])
+
+    def _call(self, i: int, k: NumbaKernel) -> None:
+        """The call of kernel ``i`` (serial, or tuned between serial and parallel)."""
         args = []
         for a_kind, v in k.args:
             if a_kind in ("out", "in"):
@@ -269,6 +297,7 @@ def _driver_body(ctx: Writing, ep, plan) -> List[str]:
                             and v.op not in ("input", "constant") else v.name)
             else:
                 args.append(_py(v))
+        body = self.body
         if k.empty_max and not (type(k.inner) is int and k.inner > 0):
             body.append("if %s == 0: _no_identity(%r)" % (_py(k.inner), k.empty_max[0]))
         work = _py(k.work)
@@ -276,13 +305,12 @@ def _driver_body(ctx: Writing, ep, plan) -> List[str]:
         if type(k.work) is int and k.work < PARALLEL_WORK:
             body.append("_K%ds%s" % (i, call))
         else:
-            ns["_T%d" % i] = new_tune()
+            self.ns["_T%d" % i] = new_tune()
             body.append("if %s >= %d and _threads() > 1:" % (work, PARALLEL_WORK))
             body.append("    _tuned(_T%d, lambda: _K%ds%s, lambda: _K%dp%s, %s)" % (
                 i, i, call, i, call, work))
             body.append("else:")
             body.append("    _K%ds%s" % (i, call))
-    return body + ctx.finish(r, [(i, f) for i, f in ctx.spec.mutations if i not in done])
 
 
 def _reusable(out: Node, k: NumbaKernel, pooled: set, readers: Dict[Node, int], keep: set):

@@ -1,20 +1,21 @@
-"""Fused groups -> numba loop nests: one kernel per group the CUDA planner forms.
+"""Fused groups -> numba loop nests: the numba target of the shared loop-nest code.
 
-The groups and their order are the CuPy backend's (``cuda/groups.py``: the same
-``Planner``, with an emitter that writes Python for numba instead of CUDA C, and the nodes
-this module cannot translate classified as library calls).  Coordinates, views and
-broadcasting map as in ``cuda/kernels.py`` (this emitter inherits them); a load is
-``a[c0, c1]`` on the array as the caller passed it, so any strides work without a copy
-(numba compiles one specialization per layout: C, F or any).
+The groups and their order are the shared planner's (``loopnest/plan.py``), over this
+backend's classes of nodes (``NUMBA``: what ``ops.py`` translates; the rest runs as
+NumPy's calls).  Coordinates, views and broadcasting map as ``loopnest/index.py`` says
+and values are found by ``loopnest/values.py``'s walk (this emitter supplies the Python
+spelling of sizes, loads, expressions and locals); a load is ``a[c0, c1]`` on the array
+as the caller passed it, so any strides work without a copy (numba compiles one
+specialization per layout: C, F or any).
 
 A *pointwise* kernel is a loop nest over its domain (C order) writing every root.  A
 *reduce* kernel loops over the kept axes outside and, for each row, runs one inner loop
 per reduction (its phase: a float sum / mean / max / min writes the row's values into a
 scratch row, a vectorized loop, and a helper compiled with reassociation allowed reduces
-it, also vectorized; other reductions accumulate in the loop), then
-one loop writing the roots of the domain's shape, which may read the row's reductions
-(softmax and layer norm are one kernel each), then the roots of the row's shape.  Values
-that do not vary along the row are computed once per row.  Every size is an argument:
+it, also vectorized; other reductions accumulate in the loop), then one loop writing the
+roots of the domain's shape, which may read the row's reductions (softmax and layer norm
+are one kernel each), then the roots of the row's shape.  Values that do not vary along
+the row are computed once per row.  Every size is an argument:
 one compilation per dtypes, ranks and layouts serves every shape.
 """
 from __future__ import annotations
@@ -27,9 +28,12 @@ import numpy as np
 
 from symshape.capture.ir import Node
 
-from ..cuda.cops import Operand
-from ..cuda.groups import KernelSpec, NoFuse, Planner, numel, operand_of
-from ..cuda.kernels import Emitter, Idx
+from ..fusion import numel
+from ..loopnest.classify import Operand, Target
+from ..loopnest.index import Idx
+from ..loopnest.plan import KernelSpec, NoFuse, Planner
+from ..loopnest.reductions import no_identity
+from ..loopnest.values import LoopEmitter
 from . import ops
 from .ops import Reduction
 
@@ -65,7 +69,7 @@ def _ix(coords: List[Idx]) -> str:
     return ", ".join(c.text for c in coords) if coords else "()"
 
 
-class NumbaEmitter(Emitter):
+class NumbaEmitter(LoopEmitter):
     """Writes one group as a numba function (``build(written=None)``: only checks that
     the group can be one kernel, raising NoFuse when not)."""
 
@@ -78,6 +82,7 @@ class NumbaEmitter(Emitter):
 
     # ---------------------------------------------------------------- names and sizes
     def size(self, e) -> str:
+        """A size as an argument ``n<k>`` (-1, 0 and 1 as literals)."""
         if type(e) is int and -1 <= e <= 1:
             return str(e)
         name = self.sizes.get(e)
@@ -87,6 +92,7 @@ class NumbaEmitter(Emitter):
         return name
 
     def buffer(self, n: Node) -> str:
+        """The parameter ``a<k>`` holding array ``n``."""
         name = self.bufs.get(n)
         if name is None:
             name = self.bufs[n] = "a%d" % len(self.bufs)
@@ -97,17 +103,20 @@ class NumbaEmitter(Emitter):
     # (``Emitter.value`` walks the graph: views, memos, the row's reductions; these
     # write the Python it asks for)
     def pointwise_text(self, n: Node, args: List[Optional[Operand]]) -> str:
+        """The Python expression computing ``n`` (NoFuse: none)."""
         text = ops.pointwise_expr(n.op, args, n.dtype, n.attrs)
         if text is None:
             raise NoFuse("no numba form for %s" % n.op)
         return text
 
     def load_text(self, n: Node, coords: List[Idx], row: bool) -> str:
+        """``a[c0, c1]``: any strides work (numba compiles one variant per layout)."""
         if [c.text for c in coords] != [c.text for c in self.dom]:
             self.elsewhere.add(n)
         return "%s[%s]" % (self.buffer(n), _ix(coords))
 
-    def emit(self, ct: str, text: str, row: bool, note: str = "") -> str:
+    def emit(self, dt, text: str, row: bool, note: str = "") -> str:
+        """A local ``v<k> = text`` (in ``pre`` when computed once per row)."""
         v = self.fresh()
         (self.pre if row else self.body).append("%s = %s" % (v, text))
         return v
@@ -143,8 +152,7 @@ class NumbaEmitter(Emitter):
             k.same_element = [n for n in self.loads if n not in self.elsewhere]
         if spec.axes is not None:
             k.inner = numel([spec.shape[a] for a in spec.axes])
-            k.empty_max = [{"max": "maximum", "min": "minimum"}[r.op]
-                           for r in spec.reductions() if r.op in ("max", "min")]
+            k.empty_max = no_identity(spec)
         k.summary = "; ".join(("%s %s" % (role if role != "out" else "write", n.name))
                               for n, role in spec.roots)
         return k
@@ -282,36 +290,17 @@ class NumbaEmitter(Emitter):
 
 
 # --------------------------------------------------------------------------- planning
-def _refine(n: Node, kind: str) -> str:
-    """The CUDA planner's class of ``n``, narrowed to what this backend translates."""
-    if kind == "pw":
-        args = [operand_of(x) for x in n.inputs]
-        try:
-            ok = ops.pointwise_expr(n.op, args, n.dtype, n.attrs) is not None
-        except Exception:
-            ok = False
-        return "pw" if ok else "lib"
-    if kind == "red":
-        return "red" if ops.reduction_supported(n) else "lib"
-    if kind == "view" and not ops.supported_dtype(n.dtype):
-        return "lib"
-    return kind
+def _computes(node: Node, args: List[Optional[Operand]]) -> bool:
+    return ops.pointwise_expr(node.op, args, node.dtype, node.attrs) is not None
 
 
-class NumbaPlanner(Planner):
-    """The CUDA planner over this backend's classes of nodes."""
-
-    def __init__(self, graph, ranges, extra_outputs=()) -> None:
-        super().__init__(graph, ranges, extra_outputs, emitter=NumbaEmitter)
-        self.kind = {n: _refine(n, k) for n, k in self.kind.items()}
-        for n in reversed(graph.nodes):
-            self.needs_array[n] = n in self.outputs or any(
-                self.kind[u] == "lib" or (self.kind[u] == "view" and self.needs_array[u])
-                for u in self.users[n])
+#: what this backend's loop nests translate
+NUMBA = Target(dtype=ops.supported_dtype, reduction=ops.reduction_supported,
+               pointwise=_computes)
 
 
 def plan_program(ep):
     """The fused kernels and library steps of ``ep`` (``Plan`` of ``NumbaKernel``)."""
     # the final values of mutated inputs are written back: they are outputs too
     extra = [final for _, final in ep.mutation_pairs]
-    return NumbaPlanner(ep.graph, ep.constraints.ranges, extra).run()
+    return Planner(ep.graph, ep.constraints.ranges, extra, NumbaEmitter, NUMBA).run()

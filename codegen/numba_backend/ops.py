@@ -18,9 +18,10 @@ from typing import Dict, List, Optional, Sequence
 import numpy as np
 
 from symshape.capture.ops.traits import REDUCE, traits_of
-from symshape.expr import Expr
+from symshape.algebra.expr import Expr
 
-from ..cuda.groups import norm_axes
+from ..loopnest.classify import Operand
+from ..loopnest.plan import norm_axes
 
 #: dtypes a kernel computes in (float16 and complex stay with NumPy)
 DTYPES = frozenset(["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
@@ -28,6 +29,7 @@ DTYPES = frozenset(["bool", "int8", "int16", "int32", "int64", "uint8", "uint16"
 
 
 def supported_dtype(dt) -> bool:
+    """Can a kernel hold values of dtype ``dt`` (float16 and complex stay NumPy's)?"""
     if dt is None or isinstance(dt, type):
         return False
     try:
@@ -36,19 +38,8 @@ def supported_dtype(dt) -> bool:
         return False
 
 
-class Operand:
-    """One operand: its Python text, its dtype (a weak Python type for scalars), and the
-    value when it is a literal."""
-
-    __slots__ = ("text", "dtype", "value")
-
-    def __init__(self, text: str, dtype, value=None) -> None:
-        self.text = text
-        self.dtype = dtype
-        self.value = value
-
-
 def npname(dt) -> str:
+    """The numba spelling of dtype ``dt`` (``np.float32``, ``np.bool_``)."""
     return "np." + np.dtype(dt).name if np.dtype(dt).name != "bool" else "np.bool_"
 
 
@@ -77,6 +68,8 @@ def cast(op: Operand, dt) -> Optional[str]:
 
 
 def convert(text: str, src, dt) -> Optional[str]:
+    """``text`` (of dtype ``src``) cast to ``dt`` as NumPy's ``astype`` does; None where
+    a kernel cannot match it."""
     dt = np.dtype(dt)
     if dt.kind == "b":
         return "(%s != 0)" % text
@@ -143,44 +136,22 @@ def _kind(dt) -> str:
 
 def ufunc_expr(op: str, ops: Sequence[Operand], out_dt, attrs: Dict) -> Optional[str]:
     """Text of ufunc ``op`` on ``ops`` producing ``out_dt``, or None if unsupported."""
-    t = traits_of(op)
-    u = None if t is None else t.ufunc
-    if u is None or len(ops) != u.nin or u.nout != 1 or set(attrs) - {"dtype"}:
+    loop = _loop(op, ops, out_dt, attrs)
+    if loop is None:
         return None
-    if not supported_dtype(out_dt):
-        return None
-    try:
-        loop = u.resolve_dtypes(tuple(o.dtype for o in ops) + (attrs.get("dtype"),))
-    except Exception:
-        return None
-    if not all(supported_dtype(d) for d in loop):
-        return None
-    ins, res = loop[:-1], np.dtype(loop[-1])
+    u, ins, res = loop
     args: List[Optional[str]] = [cast(o, d) for o, d in zip(ops, ins)]
     if any(a is None for a in args):
         return None
     kind = _kind(ins[0])
     name = u.__name__
-    body = None
     if name == "power":
-        p = ops[1].value
-        if type(p) in (int, float) and p == int(p) and int(p) in _POWERS and \
-                not isinstance(p, bool) and (kind == "f" or 0 <= p):
-            if kind == "i" and p == 0:
-                body = literal(1, res)
-            else:
-                body = _POWERS[int(p)].format(args[0], one=literal(1, ins[0]))
-        elif kind == "f":
-            body = "(%s ** %s)" % (args[0], args[1])
+        body = _power(ops[1].value, args, kind, ins[0], res)
+    elif kind == "i" and name in ("isnan", "isinf", "isfinite") and \
+            FORMULAS.get(name, {}).get(kind) is None:
+        return "True" if name == "isfinite" else "False"
     else:
-        form = FORMULAS.get(name, {}).get(kind)
-        if name in VMATH and np.dtype(ins[0]) == np.float32:
-            form = VMATH[name]
-        if form is None and kind == "i" and name in ("isnan", "isinf", "isfinite"):
-            return "True" if name == "isfinite" else "False"
-        if form is not None:
-            extra = [literal(1, ins[0])] if name == "reciprocal" else []
-            body = form.format(*(args + extra))
+        body = _formula(name, kind, args, ins[0])
     if body is None:
         return None
     if res.kind != "b":
@@ -190,7 +161,49 @@ def ufunc_expr(op: str, ops: Sequence[Operand], out_dt, attrs: Dict) -> Optional
     return body
 
 
+def _loop(op: str, ops: Sequence[Operand], out_dt, attrs: Dict):
+    """NumPy's loop for ufunc ``op`` on ``ops``: (ufunc, operand dtypes, result dtype),
+    or None when a kernel cannot run it (a dtype it does not hold, several outputs)."""
+    t = traits_of(op)
+    u = None if t is None else t.ufunc
+    if u is None or len(ops) != u.nin or u.nout != 1 or set(attrs) - {"dtype"}:
+        return None
+    if not supported_dtype(out_dt):
+        return None
+    try:
+        loop = u.resolve_dtypes(tuple(o.dtype for o in ops) + (attrs.get("dtype"),))
+    except Exception:       # no loop for these dtypes: NumPy's call raises, as eager
+        return None
+    if not all(supported_dtype(d) for d in loop):
+        return None
+    return u, loop[:-1], np.dtype(loop[-1])
+
+
+def _power(p, args: List[Optional[str]], kind: str, base_dt, res) -> Optional[str]:
+    """``x ** p``: multiplies for a small integer literal p, else ``**`` for floats."""
+    if type(p) in (int, float) and p == int(p) and int(p) in _POWERS and \
+            not isinstance(p, bool) and (kind == "f" or 0 <= p):
+        if kind == "i" and p == 0:
+            return literal(1, res)
+        return _POWERS[int(p)].format(args[0], one=literal(1, base_dt))
+    if kind == "f":
+        return "(%s ** %s)" % (args[0], args[1])
+    return None
+
+
+def _formula(name: str, kind: str, args: List[Optional[str]], in_dt) -> Optional[str]:
+    """The formula of ufunc ``name`` for its loop kind (float32 exp / tanh: vmath's)."""
+    form = FORMULAS.get(name, {}).get(kind)
+    if name in VMATH and np.dtype(in_dt) == np.float32:
+        form = VMATH[name]
+    if form is None:
+        return None
+    extra = [literal(1, in_dt)] if name == "reciprocal" else []
+    return form.format(*(args + extra))
+
+
 def where_expr(ops: Sequence[Operand], out_dt) -> Optional[str]:
+    """``np.where(c, a, b)`` as a conditional expression."""
     c, a, b = cast(ops[0], np.bool_), cast(ops[1], out_dt), cast(ops[2], out_dt)
     if None in (c, a, b):
         return None
@@ -255,6 +268,7 @@ class Reduction:
         self.identity_value = r.identity
 
     def identity(self) -> str:
+        """The accumulator's starting value."""
         i = self.identity_value
         if type(i) is str:
             if self.acc.kind == "f":
@@ -266,9 +280,11 @@ class Reduction:
         return literal(i, self.acc)
 
     def load(self, op: Operand) -> Optional[str]:
+        """An element as the accumulator's dtype."""
         return cast(op, self.acc)
 
     def combine(self, acc: str, v: str) -> str:
+        """The accumulator after adding element ``v``."""
         k = _kind(self.acc)
         if self.op in ("sum", "mean"):
             return "(%s | %s)" % (acc, v) if k == "b" else "%s(%s + %s)" % (
@@ -286,6 +302,7 @@ class Reduction:
         return "(%s & %s)" % (acc, v)
 
     def finish(self, acc: str, count: str) -> str:
+        """The result from the accumulator (a mean divides by ``count``)."""
         if self.op == "mean":
             if self.acc.kind == "f":
                 return "%s(%s / %s(%s))" % (npname(self.out_dt), acc, npname(self.acc), count)

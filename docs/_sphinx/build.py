@@ -2,7 +2,9 @@
 
 Two Sphinx builders over one doctree cache: ``doctest`` (runs every Python block of every
 page; a failing block fails the build) and ``html`` (the site, in OUTDIR/html). Warnings are
-errors in both (``-W``). Exit status 0 only when both succeed.
+errors in both (``-W``). Then, when Chromium is installed, the main pages are laid out at
+1280 px and a code block, table, picture or sidebar name that does not fit fails the build
+(``screenshots.py``; ``SYMSHAPE_DOCS_BROWSER=0`` skips it). Exit status 0 only when all pass.
 """
 import os
 import re
@@ -11,6 +13,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DOCS = os.path.dirname(HERE)
+sys.path.insert(0, HERE)                                  # screenshots.py beside it
 
 
 def build(outdir=None, quiet=True):
@@ -24,7 +27,21 @@ def build(outdir=None, quiet=True):
         status = build_main(["-b", builder] + common + [DOCS, os.path.join(outdir, builder)])
         if status:
             return status
-    return 0
+    return look_at_pages(os.path.join(outdir, "html"))
+
+
+def look_at_pages(html_dir) -> int:
+    """The layout check of the main pages in headless Chromium (0 when they fit, or when
+    there is no Chromium to look with: then it says so)."""
+    import screenshots
+    if os.environ.get("SYMSHAPE_DOCS_BROWSER", "1") == "0":
+        print("SYMSHAPE_DOCS_BROWSER=0: the pages were not laid out in a browser")
+        return 0
+    if screenshots.find_browser() is None:
+        print("no Chromium on PATH: the pages were not laid out in a browser "
+              "(apt-get install chromium)")
+        return 0
+    return screenshots.main([html_dir])
 
 
 def examples_run(outdir=None) -> int:

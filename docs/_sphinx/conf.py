@@ -21,6 +21,7 @@ extensions = [
     "sphinx.ext.napoleon",   # docstrings with NumPy / Google sections
     "sphinx.ext.doctest",    # the builder that executes the code blocks
     "runblocks",             # every ```python / ```pycon fence becomes a doctest test
+    "pictures",              # ```{symshape-picture}: drawings made by ep.draw's own code
 ]
 
 source_suffix = {".md": "markdown"}
@@ -32,9 +33,23 @@ autodoc_member_order = "bysource"
 autodoc_typehints = "none"
 autodoc_default_options = {"members": True, "undoc-members": False}
 
-html_theme = "alabaster"                                  # ships with Sphinx: no extra dependency
+# The PyData theme (NumPy's, SciPy's, pandas', JAX's look): a wide article, an outline of the
+# page beside it, search; symshape.css widens the column further and wraps long code lines
+html_theme = "pydata_sphinx_theme"
 html_title = "symshape"
-html_static_path = []
+html_static_path = [os.path.join(HERE, "_static")]
+html_css_files = ["symshape.css"]
+html_theme_options = {
+    "secondary_sidebar_items": ["page-toc"],
+    "show_toc_level": 2,
+    "navigation_with_keys": False,
+    "navbar_align": "left",
+    "footer_start": ["copyright"],
+    "footer_end": [],
+}
+# no left sidebar: the top bar holds the pages, the right one the page's outline, and the
+# article gets the width between them
+html_sidebars = {"**": []}
 
 # Every page's blocks run in one namespace per page, in a scratch directory (saving and
 # drawing write files) removed afterwards, with the imports every page starts from.
@@ -47,8 +62,14 @@ os.chdir(_docs_tmp)
 import numpy as np
 import symshape as ss
 from symshape import Dim
+# what the examples write to stderr (the symshape.dynamic log a page turns on, a
+# specialization warning) goes to a buffer, not into the build's output; Sphinx's own
+# messages keep the stream they were given at start
+import io as _io, sys as _sys
+_docs_stderr, _sys.stderr = _sys.stderr, _io.StringIO()
 """
 doctest_global_cleanup = """
+_sys.stderr = _docs_stderr
 os.chdir(_docs_home)
 shutil.rmtree(_docs_tmp, ignore_errors=True)
 """

@@ -29,7 +29,7 @@ def run_block(src: str, filename: str, first_line: int, ns: dict) -> None:
         exec(code, ns)  # noqa: S102 - the documentation's own examples
 
 
-def _find(lines, block, hint):
+def find_block(lines, block, hint):
     """The 1-based page line where ``block`` (a list of lines) starts, nearest to ``hint``;
     0 when the page does not hold it verbatim."""
     n = len(block)
@@ -39,7 +39,7 @@ def _find(lines, block, hint):
     return 1 + min(starts, key=lambda i: abs(i + 1 - (hint or 0)))
 
 
-def _page_lines(path, cache):
+def page_lines(path, cache):
     if path not in cache:
         try:
             with open(path, encoding="utf-8") as fh:
@@ -67,8 +67,8 @@ def mark_blocks(app, doctree):
         filename, first = "<%s>" % app.env.docname, 1
         # the block's own file: the page, or the file an {include} brought it from
         for path in (node.source, page):
-            lines = _page_lines(path, cache) if path else None
-            line = _find(lines, src.splitlines(), node.line) if lines else 0
+            lines = page_lines(path, cache) if path else None
+            line = find_block(lines, src.splitlines(), node.line) if lines else 0
             if line:
                 filename, first = path, line
                 break

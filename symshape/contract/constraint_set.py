@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from typing import Dict, List, Tuple
 
-from ..errors import InternalError
-from ..expr import Expr, IntLike, Sym
-from ..ranges import ValueRange
-from .exact_ranges import exact_range, published_ranges
-from .records import Access
+from symshape.errors import InternalError
+from symshape.algebra.expr import Expr, IntLike, Sym
+from symshape.algebra.ranges import ValueRange
+from symshape.contract.exact_ranges import exact_range, published_ranges
+from symshape.contract.records import Access
 
 
 class InputDesc:
@@ -77,7 +77,7 @@ class ConstraintSet:
         self.dim_names = dim_names  # symbol -> Dim name for named dims
         # (condition, text) of ss.check on data-dependent sizes, checked where computed
         self.runtime_checks: List[Tuple[object, str]] = []
-        # parameter -> the list / tuple / dict layout of its example (symshape.pytree
+        # parameter -> the list / tuple / dict layout of its example (symshape.specs.pytree
         # treespec), when the parameter is a container
         self.trees: Dict[str, tuple] = {}
         # parameters left at a default that is not data (a function, an object): the

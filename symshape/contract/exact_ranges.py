@@ -25,9 +25,9 @@ from __future__ import annotations
 
 from typing import Dict, List
 
-from ..expr import Expr, IntLike
-from ..ranges import ValueRange
-from ..rules import rule
+from symshape.algebra.expr import Expr, IntLike
+from symshape.algebra.ranges import ValueRange
+from symshape.rules import rule
 
 
 def connected_facts(cs, e: IntLike) -> List:
@@ -56,7 +56,7 @@ def exact_range(cs, e: IntLike) -> ValueRange:
     cache = cs.__dict__.setdefault("_exact_cache", {})
     got = cache.get(e)
     if got is None:
-        from .. import projection  # looked up per call: tests replace project
+        from symshape.reasoning import projection  # looked up per call: tests replace project
         got = cache[e] = projection.project(e, connected_facts(cs, e), cs.ranges)
     return got
 

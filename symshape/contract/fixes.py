@@ -1,14 +1,14 @@
 """The suggested fixes of an export, in their published form: objects whose ``str`` is the
 copy-pasteable line (``batch = Dim('batch', max=64)``) and whose ``apply(spec)`` returns the
-fixed ``dynamic_shapes`` spec.  ``symshape.constraints`` finds them; ``export`` re-verifies
+fixed ``dynamic_shapes`` spec.  ``symshape.specs.constraints`` finds them; ``export`` re-verifies
 them before it shows them; the CLI fixers write them into the user's source.
 """
 from __future__ import annotations
 
 from typing import Any, Callable, List, Optional
 
-from ..dims import DerivedDim, Dim, _Marker, fix_line_dim, format_linear
-from ..spec import entry_text
+from symshape.specs.dims import DerivedDim, Dim, _Marker, fix_line_dim, format_linear
+from symshape.specs.matching import entry_text
 
 
 class Fix:
@@ -81,6 +81,31 @@ class SetEntry(Fix):
 
     def apply(self, spec):
         return set_entry(spec, self.entry, self.value)
+
+
+class MarkAxis(Fix):
+    """``dynamic_shapes['y'][0] = n``: give a static axis the Dim named ``name`` (the input's
+    entry is created, its other axes static, when the spec has none)."""
+
+    def __init__(self, key, ndim: int, axis: int, name: str) -> None:
+        self.key, self.ndim, self.axis, self.name = key, ndim, axis, name
+        self.line = "%s = %s" % (entry_text((key, axis)), name)
+
+    def apply(self, spec):
+        dim = find_dim(spec, self.name) or Dim(self.name)
+        current = spec.get(self.key) if isinstance(spec, dict) else spec[self.key]
+        if current is None:
+            current = (None,) * self.ndim
+        return set_entry(spec, (self.key,), set_entry(current, (self.axis,), dim))
+
+
+class Alternative:
+    """A fix to try before ``replaces``: kept, with ``note`` shown, when exporting again
+    with it verifies (a static axis the program ties to a Dim is marked with that Dim,
+    rather than the Dim made static)."""
+
+    def __init__(self, replaces: Fix, by: Fix, note: str) -> None:
+        self.replaces, self.by, self.note = replaces, by, note
 
 
 def _substitute(leaf, name: str, value):

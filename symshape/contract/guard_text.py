@@ -10,14 +10,14 @@ from __future__ import annotations
 
 from typing import Dict, List
 
-from .. import expr as E
-from .. import relations as R
-from ..expr import Expr, Sym
-from ..infinity import is_inf
-from ..projection import implied
-from ..rules import rule
-from ..simplify import dominates_proven
-from .writer import CheckWriter
+from symshape.algebra import expr as E
+from symshape.algebra import relations as R
+from symshape.algebra.expr import Expr, Sym
+from symshape.algebra.infinity import is_inf
+from symshape.reasoning.projection import implied
+from symshape.rules import rule
+from symshape.algebra.simplify import dominates_proven
+from symshape.contract.writer import CheckWriter
 
 
 def guard_texts(cs) -> List[str]:

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from typing import Any, Callable, List
 
-from .records import is_check
-from .render_python import PyRenderer
-from .render_text import Names, TextRenderer
+from symshape.contract.records import is_check
+from symshape.contract.render_python import PyRenderer
+from symshape.contract.render_text import Names, TextRenderer
 
 
 class InputCheck:

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from typing import Dict, Iterable, List, Optional
 
-from ..errors import InternalError
-from ..expr import IntLike, Sym
-from ..infinity import is_inf
-from ..z3bridge import Encoder, cond_term, minmax_term, z3mod
-from .records import (ArrayCheck, Bind, CongruenceCheck, GuardCheck, IntCheck, IntValue,
+from symshape.errors import InternalError
+from symshape.algebra.expr import IntLike, Sym
+from symshape.algebra.infinity import is_inf
+from symshape.reasoning.z3bridge import Encoder, cond_term, minmax_term, z3mod
+from symshape.contract.records import (ArrayCheck, Bind, CongruenceCheck, GuardCheck, IntCheck, IntValue,
                       RangeCheck, ReadShape, RelationCheck, SizeCheck, StaticDim)
 
 

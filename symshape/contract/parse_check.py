@@ -12,9 +12,9 @@ import ast
 import functools
 from typing import Dict, Iterable, List, Optional
 
-from ..errors import InternalError
-from ..z3bridge import z3mod
-from .meaning import py_divmod
+from symshape.errors import InternalError
+from symshape.reasoning.z3bridge import z3mod
+from symshape.contract.meaning import py_divmod
 
 
 @functools.lru_cache(maxsize=4096)

@@ -11,20 +11,20 @@ from __future__ import annotations
 
 from typing import Any, Dict, List
 
-from ..ranges import ValueRange
-from .guard_text import guard_texts
-from .sympy_form import public
+from symshape.algebra.ranges import ValueRange
+from symshape.contract.guard_text import guard_texts
+from symshape.contract.sympy_form import public
 
 
 def _validated(cs) -> List[dict]:
     """The contract's corner points (admitted inputs reaching each printed range end),
     once per constraint set, with the printed ranges proven; ``[]`` without validation."""
-    from ..validate import enabled
+    from symshape.reasoning.validate import enabled
     if not enabled():
         return []
     got = cs.__dict__.get("_corner_points")
     if got is None:
-        from .validate import validate_ranges
+        from symshape.contract.validate import validate_ranges
         got = cs.__dict__["_corner_points"] = validate_ranges(cs, cs.range_constraints())
     return got
 
@@ -55,7 +55,7 @@ def guards(cs) -> List[str]:
 
 def _check(cs, values) -> None:
     points = _validated(cs)
-    from ..validate import enabled
+    from symshape.reasoning.validate import enabled
     if enabled():
-        from .validate import validate_published
+        from symshape.contract.validate import validate_published
         validate_published(cs, values, points)

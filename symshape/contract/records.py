@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Optional, Tuple
 
-from ..expr import Expr, IntLike, Sym
+from symshape.algebra.expr import Expr, IntLike, Sym
 
 
 # --------------------------------------------------------------------------- records

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Tuple
 
-from .. import relations as R
-from ..expr import IntLike, format_py
-from ..infinity import is_inf
-from .records import (MISSING, Access, ArrayCheck, Bind, ClassCheck, CongruenceCheck,
+from symshape.algebra import relations as R
+from symshape.algebra.expr import IntLike, format_py
+from symshape.algebra.infinity import is_inf
+from symshape.contract.records import (MISSING, Access, ArrayCheck, Bind, ClassCheck, CongruenceCheck,
                       ConfiguredCheck, GuardCheck, IntCheck, IntValue, KeysCheck, LenCheck,
                       RangeCheck, Read, ReadShape, RebindCheck, RelationCheck, ScalarCheck,
                       SizeCheck, StaticDim, StructCheck)
-from .render_text import Names, TextRenderer, zero
+from symshape.contract.render_text import Names, TextRenderer, zero
 
 
 def cond_py(c, py: Callable[[IntLike], str]) -> str:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Dict, Tuple
 
-from ..expr import IntLike, Sym, format_expr
-from .records import (ArrayCheck, ClassCheck, CongruenceCheck, ConfiguredCheck, GuardCheck,
+from symshape.algebra.expr import IntLike, Sym, format_expr
+from symshape.contract.records import (ArrayCheck, ClassCheck, CongruenceCheck, ConfiguredCheck, GuardCheck,
                       IntCheck, IntValue, KeysCheck, LenCheck, RangeCheck, RebindCheck,
                       RelationCheck, ScalarCheck, SizeCheck, StaticDim)
 

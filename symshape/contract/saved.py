@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List
 
-from ..expr import Sym
-from ..infinity import INT_OO, NEG_INT_OO, is_inf
-from ..ranges import ValueRange
-from .constraint_set import ConstraintSet, InputDesc, OfClass
+from symshape.algebra.expr import Sym
+from symshape.algebra.infinity import INT_OO, NEG_INT_OO, is_inf
+from symshape.algebra.ranges import ValueRange
+from symshape.contract.constraint_set import ConstraintSet, InputDesc, OfClass
 
 #: the fields of the saved form, and those written only when not empty
 FIELDS = ("inputs", "ranges", "facts", "fact_frames", "dim_names", "runtime_checks")

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from typing import Callable, Dict, Mapping, Optional, Tuple, Union
 
-from ..expr import IntLike, OpAtom, Sym, fold
-from ..infinity import INT_OO, NEG_INT_OO, is_inf
-from ..rules import rule
+from symshape.algebra.expr import IntLike, OpAtom, Sym, fold
+from symshape.algebra.infinity import INT_OO, NEG_INT_OO, is_inf
+from symshape.rules import rule
 
 _symbols: Dict[Tuple[str, Tuple[Tuple[str, bool], ...]], object] = {}
 
@@ -153,7 +153,7 @@ def public(x: IntLike, ranges: Ranges = None):
         return got
     got = to_sympy(x, ranges, plain=True)
     if not agrees(x, got, syms, points, ranges):
-        from ..errors import InternalError
+        from symshape.errors import InternalError
         raise InternalError("the sympy form %s of the size %s does not evaluate to it"
                             % (got, x))
     return got
@@ -163,7 +163,7 @@ def agrees(x, got, syms, points, ranges) -> bool:
     """Whether the sympy value ``got`` evaluates to ``x`` at every point where ``x`` is
     defined (a point dividing by zero is skipped)."""
     import sympy
-    from ..expr import evaluate
+    from symshape.algebra.expr import evaluate
     for pt in points:
         values = dict(zip(syms, pt))
         try:

@@ -17,12 +17,12 @@ from __future__ import annotations
 
 from typing import Iterable, List, Optional
 
-from ..errors import InternalError
-from ..infinity import is_inf
-from ..rules import rule
-from ..z3bridge import RLIMIT, serialized, z3mod
-from .meaning import CheckMeaning, admitted
-from .parse_check import CheckText
+from symshape.errors import InternalError
+from symshape.algebra.infinity import is_inf
+from symshape.rules import rule
+from symshape.reasoning.z3bridge import RLIMIT, serialized, z3mod
+from symshape.contract.meaning import CheckMeaning, admitted
+from symshape.contract.parse_check import CheckText
 
 
 @serialized
@@ -161,7 +161,7 @@ def validate_published(cs, values, points: Iterable[dict]) -> None:
     users read) evaluates to the engine's expression on the contract's corner points:
     ``points`` (admitted inputs, ``validate_ranges``) and the corner points of the roots'
     ranges (``sympy_form.corner_points``)."""
-    from .sympy_form import agrees, corner_points
+    from symshape.contract.sympy_form import agrees, corner_points
     points = list(points)
     for x, got in values.items():
         if type(x) is int:

@@ -13,17 +13,17 @@ from __future__ import annotations
 
 from typing import Callable, Dict, List, Tuple
 
-from ..errors import InternalError
-from ..expr import Expr, IntLike, Sym
-from ..infinity import is_inf
-from ..rules import rule
-from .constraint_set import ConstraintSet, InputDesc, OfClass, keys_text
-from .input_check import InputCheck
-from .records import (ArrayCheck, Bind, ClassCheck, CongruenceCheck, ConfiguredCheck,
+from symshape.errors import InternalError
+from symshape.algebra.expr import Expr, IntLike, Sym
+from symshape.algebra.infinity import is_inf
+from symshape.rules import rule
+from symshape.contract.constraint_set import ConstraintSet, InputDesc, OfClass, keys_text
+from symshape.contract.input_check import InputCheck
+from symshape.contract.records import (ArrayCheck, Bind, ClassCheck, CongruenceCheck, ConfiguredCheck,
                       GuardCheck, IntCheck, IntValue, RangeCheck, Read, ReadShape,
                       RelationCheck, ScalarCheck, StaticDim, StructCheck)
-from .render_python import PyRenderer, numbered_consts
-from .render_text import Names, TextRenderer
+from symshape.contract.render_python import PyRenderer, numbered_consts
+from symshape.contract.render_text import Names, TextRenderer
 
 
 class CheckWriter:

@@ -20,7 +20,7 @@ from symshape.capture.ir import ArrRef, CondExpr, IndexAttr, Node, Subgraph
 from symshape.capture.archive import Archive
 from symshape.capture.serialize import (FORMAT, TEXT_VERSION, VERSION, _canonical, _digest, dumps,
                                         loads)
-from symshape.expr import Expr, format_py
+from symshape.algebra.expr import Expr, format_py
 from corpus.seeds import W1, basic, model10, model12
 
 A = Dim.AUTO

@@ -96,7 +96,7 @@ def test_zoo_json(capsys, monkeypatch):
     assert head["axes"] == {"batch": ["feats.shape[0]"]}
     assert head["input_shapes"] == {"feats": ["s0", "4", "8"]}
     assert by["zoo.pool:pool"]["range_constraints"] == {
-        "x.shape[0]": "[2, inf]", "blocks": "[2, 256]", "4*blocks": "[8, 1024]"}
+        "x.shape[0]": "[2, int_oo]", "blocks": "[2, 256]", "4*blocks": "[8, 1024]"}
     assert doc["summary"] == {"exports": 4, "ok": 3, "failed": 1, "errors": 0,
                               "import_errors": 0, "exit_code": 1}
 
@@ -130,7 +130,7 @@ def test_all_pass_exits_0(capsys, monkeypatch):
     code, out, err = run(["check", "tests/cli_fixtures/ok_pkg"], capsys, monkeypatch)
     assert code == 0, out
     assert "ok   models:project  n = x.shape[0] in [2, 1024]" in out
-    assert "ok   models:add  x.shape[0] = y.shape[0] in [2, inf]; x.shape[1] = y.shape[1] in [2, inf]" in out
+    assert "ok   models:add  x.shape[0] = y.shape[0] in [2, int_oo]; x.shape[1] = y.shape[1] in [2, int_oo]" in out
     assert out.splitlines()[-1] == "2 exports: 2 ok, 0 failed, 0 errors"
 
 
@@ -245,7 +245,7 @@ def test_bad_toml_entries(capsys, monkeypatch):
            "'missing'" in out
     assert "ERROR models:f  (tests/cli_fixtures/toml_bad/pyproject.toml:8)" in out
     assert "'n*n' is not linear" in out
-    assert "ok   models:f  n = x.shape[0] in [2, inf]" in out
+    assert "ok   models:f  n = x.shape[0] in [2, int_oo]" in out
 
 
 def test_invalid_pyproject_is_a_usage_error(tmp_path, capsys, monkeypatch):

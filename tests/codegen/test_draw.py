@@ -49,8 +49,8 @@ def test_html_page_shows_ops_shapes_and_lines(tmp_path):
     texts = svg_texts(page)
     for node in ep.graph.nodes:                                  # every node, by name and shape
         assert any(t.startswith(node.name) for t in texts), node.name
-    assert "matmul = matmul" in texts and "f32[s0, s1, 8]" in texts
-    assert "sum_1 = sum" in texts and "f32[s0, 8]" in texts
+    assert "matmul" in texts and "f32[s0, s1, 8]" in texts     # the name alone: it is the op's
+    assert "sum_1" in texts and "f32[s0, 8]" in texts
     assert "x" in texts and "f32[s0, s1, 16]" in texts and "c_W (W)" in texts
     here = os.path.basename(__file__)
     assert "%s:%d" % (here, line_of(head, "x @ W")) in texts
@@ -83,7 +83,7 @@ def test_svg_and_dot(tmp_path, monkeypatch):
     with pytest.raises(ss.UserError, match=r"graphviz.*\.html or \.svg"):
         ep.draw(str(tmp_path / "head.png"))
     dot = open(ep.draw(str(tmp_path / "head.dot")), encoding="utf-8").read()
-    assert dot.startswith("digraph") and "matmul = matmul" in dot and "f32[s0, s1, 8]" in dot
+    assert dot.startswith("digraph") and "matmul\\l" in dot and "f32[s0, s1, 8]" in dot
     assert '"p0_matmul" -> "p0_maximum"' in dot
     with pytest.raises(ss.UserError, match=r"\.html"):
         ep.draw(str(tmp_path / "head.pdf"))
@@ -92,7 +92,7 @@ def test_svg_and_dot(tmp_path, monkeypatch):
 @pytest.mark.skipif(shutil.which("dot") is None, reason="graphviz's dot is not installed")
 def test_graphviz_when_installed(tmp_path):
     svg = open(exported().draw(str(tmp_path / "head.svg")), encoding="utf-8").read()
-    assert "matmul = matmul" in html.unescape(svg)
+    assert ">matmul<" in html.unescape(svg)
 
 
 def test_cond_branches_are_panels(tmp_path):
@@ -103,8 +103,7 @@ def test_cond_branches_are_panels(tmp_path):
     texts = svg_texts(open(ep.draw(tmp_path / "g.html"), encoding="utf-8").read())
     assert any(t.startswith("cond") for t in texts)
     assert any("true" in t for t in texts) and any("false" in t for t in texts)
-    assert any(t.endswith("= add") for t in texts) and any(t.endswith("= multiply")
-                                                            for t in texts)
+    assert "add" in texts and "multiply" in texts
 
 
 def test_explain_draws_graphs_and_breaks(tmp_path):
@@ -120,8 +119,7 @@ def test_explain_draws_graphs_and_breaks(tmp_path):
     assert "graph break 1" in texts and 'print("between")' in texts
     assert "%s:%d" % (os.path.basename(__file__), line_of(f, "print(")) in texts
     assert any(t.startswith("call to print") for t in texts)
-    assert any(t.endswith("= multiply") for t in texts) and any(t.endswith("= add")
-                                                                 for t in texts)
+    assert "multiply" in texts and "add" in texts
     # in source order: graph 1, the break, graph 2
     order = [t for t in re.findall(r'class="panel">([^<]*)<', page)]
     assert order == ["graph 1 (%d ops)" % ex.graphs[0].op_count, "break 1",

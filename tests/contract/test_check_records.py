@@ -10,16 +10,16 @@ from hypothesis import assume, given, settings, strategies as st
 import symshape as ss
 from symshape.contract import records as C
 from symshape.contract import render_python as RP
-from symshape import relations as R
+from symshape.algebra import relations as R
 from symshape import runtime as _rt
 from symshape.errors import InternalError
-from symshape.expr import Sym
+from symshape.algebra.expr import Sym
 from symshape.contract.constraint_set import ConstraintSet, InputDesc
 from symshape.contract.writer import CheckWriter
-from symshape.infinity import INT_OO
-from symshape.ranges import ValueRange
+from symshape.algebra.infinity import INT_OO
+from symshape.algebra.ranges import ValueRange
 from symshape.contract.meaning import CheckMeaning
-from symshape.z3bridge import z3mod
+from symshape.reasoning.z3bridge import z3mod
 
 F32 = np.dtype("float32")
 SYMS = [Sym(0), Sym(1)]

@@ -8,9 +8,9 @@ import pytest
 from symshape.contract import records as C
 from symshape.contract import render_python as RP
 from symshape.contract import render_text as RT
-from symshape import expr as E
-from symshape import relations as R
-from symshape.infinity import INT_OO, NEG_INT_OO
+from symshape.algebra import expr as E
+from symshape.algebra import relations as R
+from symshape.algebra.infinity import INT_OO, NEG_INT_OO
 from symshape.runtime import TEXTS
 
 S = E.Sym(0)

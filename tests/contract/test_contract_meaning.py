@@ -12,16 +12,16 @@ import z3
 
 import symshape as ss
 from symshape import Dim
-from symshape import relations as R
+from symshape.algebra import relations as R
 from symshape.contract import exact_ranges, published
 from symshape.contract.constraint_set import ConstraintSet, InputDesc
 from symshape.contract.meaning import admitted
 from symshape.contract.sympy_form import to_sympy
 from symshape.contract.validate import validate_published, validate_ranges
 from symshape.errors import InternalError
-from symshape.expr import Sym, evaluate
-from symshape.infinity import INT_OO, NEG_INT_OO
-from symshape.ranges import ValueRange
+from symshape.algebra.expr import Sym, evaluate
+from symshape.algebra.infinity import INT_OO, NEG_INT_OO
+from symshape.algebra.ranges import ValueRange
 
 s0, s1 = Sym(0), Sym(1)
 n, m = s0.expr, s1.expr

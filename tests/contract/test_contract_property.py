@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 
 import symshape as ss
 from symshape import Dim
-from symshape.env import _holds
-from symshape.infinity import is_inf
+from symshape.reasoning.env import _holds
+from symshape.algebra.infinity import is_inf
 
 THOROUGH = os.environ.get("HYPOTHESIS_PROFILE") == "thorough"
 GRID = 48          # sizes 0..GRID-1 on each input: bounds are drawn to fall inside

@@ -9,9 +9,9 @@ import sympy
 
 import symshape as ss
 from symshape import Dim
-from symshape import expr as E
-from symshape.infinity import INT_OO, NEG_INT_OO
-from symshape.ranges import ValueRange
+from symshape.algebra import expr as E
+from symshape.algebra.infinity import INT_OO, NEG_INT_OO
+from symshape.algebra.ranges import ValueRange
 from symshape.contract import sympy_form as B
 
 A = Dim.AUTO

@@ -9,7 +9,7 @@ import pytest
 
 import symshape as ss
 from symshape import Dim
-from symshape.infinity import INT_OO
+from symshape.algebra.infinity import INT_OO
 
 A = Dim.AUTO
 

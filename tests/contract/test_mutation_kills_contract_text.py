@@ -1,12 +1,12 @@
 """Tests that kill the surviving mutants of ``symshape/contract/guard_text.py`` (how the printed
 contract reads a guard; the mutation gate, ``python -m proofs.mutation --only contract``;
 docs/mutation_report.md)."""
-from symshape import relations as R
+from symshape.algebra import relations as R
 from symshape.contract.guard_text import readable_minmax
-from symshape.expr import OpAtom, Sym, atom_expr
-from symshape.infinity import int_oo
-from symshape.ranges import ValueRange
-from symshape.simplify import dominates_proven
+from symshape.algebra.expr import OpAtom, Sym, atom_expr
+from symshape.algebra.infinity import int_oo
+from symshape.algebra.ranges import ValueRange
+from symshape.algebra.simplify import dominates_proven
 
 
 def test_max_dominance_asks_for_greater_or_equal():

@@ -184,7 +184,7 @@ def test_a_size_admitting_zero_is_not_positive():
     (-5, 0, {"nonpositive": True}), (-3, 3, {}), (0, 0, {"nonnegative": True,
                                                          "nonpositive": True})])
 def test_sympy_assumptions_follow_the_range(lo, hi, want):
-    from symshape.ranges import ValueRange
+    from symshape.algebra.ranges import ValueRange
     from symshape.contract.sympy_form import assumptions
     got = assumptions(ValueRange(lo, hi))
     assert got.pop("integer") is True

@@ -4,15 +4,15 @@ import numpy as np
 import pytest
 
 import symshape as ss
-from symshape import relations as R
-from symshape import validate
+from symshape.algebra import relations as R
+from symshape.reasoning import validate
 from symshape.capture.export import trace_program
 from symshape.capture.ir import Subgraph
 from symshape.errors import InternalError
 from symshape.contract import records as C
 from symshape.contract import validate as contract_validate
 from symshape.contract.writer import CheckWriter
-from symshape.env import Guard
+from symshape.reasoning.env import Guard
 
 A = ss.Dim.AUTO
 

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 import symshape as ss
 from symshape import Dim
 from symshape.capture.export import trace_program
-from symshape.expr import evaluate
+from symshape.algebra.expr import evaluate
 
 # (name, applicable(shape), fn) -- fn must be valid NumPy for every shape it is applied to
 OPS = [

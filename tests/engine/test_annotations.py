@@ -10,7 +10,7 @@ from hypothesis import given, strategies as st
 
 import symshape as ss
 from symshape import Dim
-from symshape.annotations import parse_dim_str
+from symshape.specs.annotations import parse_dim_str
 
 jaxtyping = pytest.importorskip("jaxtyping")
 from jaxtyping import Float, Int  # noqa: E402
@@ -252,7 +252,7 @@ def test_nonlinear_input_axis_is_left_to_tracing_with_a_note():
 
 
 def test_without_jaxtyping_annotations_are_ignored_with_a_message(monkeypatch):
-    import symshape.annotations as A
+    import symshape.specs.annotations as A
     monkeypatch.setattr(A, "_jaxtyping", lambda: None)
 
     def f(x: Float[np.ndarray, "n"]):
@@ -274,11 +274,11 @@ def test_symshape_check_uses_annotations_with_no_spec_written():
     assert r.returncode == 0, r.stdout + r.stderr
     assert "5 exports: 5 ok" in r.stdout
     # the exports are dynamic: the ranges come from the annotations, under their names
-    assert "ok   blocks:mlp  batch = x.shape[0] in [2, inf]; seq = x.shape[1] in [2, inf]" \
+    assert "ok   blocks:mlp  batch = x.shape[0] in [2, int_oo]; seq = x.shape[1] in [2, int_oo]" \
         in r.stdout
     assert "ok   blocks:pool_pairs  " in r.stdout
     pool = next(l for l in r.stdout.splitlines() if l.startswith("ok   blocks:pool_pairs"))
-    assert "n in [2, inf] (x.shape[1] = 2*n)" in pool and "s0" not in pool
+    assert "n in [2, int_oo] (x.shape[1] = 2*n)" in pool and "s0" not in pool
 
 
 def test_symshape_check_reports_wrong_return_annotation_with_fix():
@@ -608,7 +608,7 @@ def test_fix_writes_bounds_into_the_dims_of_a_declared_from_annotations(
     # a divisibility: the relation in the annotations, the new root's bound in dims=
     assert 'def pairs(x: Float[np.ndarray, "2*_n d"]) -> Float[np.ndarray, "2*_n d"]:' in src
     assert 'pairs, dims={"d": ss.Dim("d", max=64), "_n": ss.Dim("_n", min=1)}))' in src
-    assert "ok   m:pairs  _n in [1, inf] (x.shape[0] = 2*_n); d = x.shape[1] in [2, 64]" in out
+    assert "ok   m:pairs  _n in [1, int_oo] (x.shape[0] = 2*_n); d = x.shape[1] in [2, 64]" in out
     # the same fix for halve makes its return annotation fail: refused by the re-check,
     # and nothing of it is written
     assert 'def halve(x: Float[np.ndarray, "n d"]) -> Float[np.ndarray, "n d"]:' in src

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import symshape as ss
-from symshape.infinity import is_inf
+from symshape.algebra.infinity import is_inf
 
 THOROUGH = os.environ.get("HYPOTHESIS_PROFILE") == "thorough"
 

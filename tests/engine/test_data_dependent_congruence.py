@@ -4,12 +4,12 @@ for it (which compiled code would then have to bind from the size), so the run-t
 compares the size the program computes, and the input contract is untouched."""
 import numpy as np
 
-from symshape import relations as R
-from symshape.checks import runtime_condition
-from symshape.env import ShapeEnv
-from symshape.expr import mod
-from symshape.infinity import int_oo
-from symshape.ranges import ValueRange
+from symshape.algebra import relations as R
+from symshape.sizes.checks import runtime_condition
+from symshape.reasoning.env import ShapeEnv
+from symshape.algebra.expr import mod
+from symshape.algebra.infinity import int_oo
+from symshape.algebra.ranges import ValueRange
 
 
 def _env():

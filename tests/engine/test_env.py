@@ -1,4 +1,4 @@
-"""symshape.env.ShapeEnv driven directly: symbols, the decision tiers, guards and what the
+"""symshape.reasoning.env.ShapeEnv driven directly: symbols, the decision tiers, guards and what the
 environment learns from them (replacements, ranges, divisibility, facts), unbacked symbols,
 ``check``, ``specialize`` and the pending specialisations, and range-aware ``simplify``."""
 import logging
@@ -6,11 +6,11 @@ import logging
 import pytest
 
 import symshape as ss
-from symshape import relations as R
-from symshape.env import ShapeEnv
-from symshape.expr import Sym, floordiv, format_expr, mod, smax, smin
-from symshape.infinity import int_oo
-from symshape.ranges import ValueRange
+from symshape.algebra import relations as R
+from symshape.reasoning.env import ShapeEnv
+from symshape.algebra.expr import Sym, floordiv, format_expr, mod, smax, smin
+from symshape.algebra.infinity import int_oo
+from symshape.algebra.ranges import ValueRange
 
 VR = ValueRange
 

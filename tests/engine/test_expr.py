@@ -1,4 +1,4 @@
-"""symshape.expr: canonical forms, div/mod rules, min/max, subs, evaluate, printing.
+"""symshape.algebra.expr: canonical forms, div/mod rules, min/max, subs, evaluate, printing.
 
 Tables of ``(built expression, expected text)`` rows, one driver per table, plus a
 Hypothesis differential test against plain Python ints.
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from symshape.expr import (Expr, OpAtom, Sym, add, atoms_of, ceildiv, evaluate, floordiv,
+from symshape.algebra.expr import (Expr, OpAtom, Sym, add, atoms_of, ceildiv, evaluate, floordiv,
                            format_expr, format_py, mod, mul, neg, scale, smax, smin, sub, subs)
 
 S0, S1, S2, S3 = Sym(0), Sym(1), Sym(2), Sym(3)

@@ -1,4 +1,4 @@
-"""Tests that kill the surviving mutants of ``symshape/constraints.py`` (the fixes a
+"""Tests that kill the surviving mutants of ``symshape/specs/constraints.py`` (the fixes a
 ``ConstraintViolationError`` suggests; the mutation gate, ``python -m proofs.mutation
 --only constraints``; docs/mutation_report.md).  Each message is compared whole: the
 user's names, the guard that decided, the suggested fix."""
@@ -9,13 +9,13 @@ import pytest
 
 import symshape as ss
 from symshape import Dim
-from symshape import relations as R
-from symshape import constraints
-from symshape.constraints import _lost, _readable, specialized_axes
-from symshape.env import ShapeEnv
-from symshape.expr import OpAtom, Sym, atom_expr
-from symshape.infinity import int_oo
-from symshape.ranges import ValueRange
+from symshape.algebra import relations as R
+from symshape.specs import constraints
+from symshape.specs.constraints import _lost, _readable, specialized_axes
+from symshape.reasoning.env import ShapeEnv
+from symshape.algebra.expr import OpAtom, Sym, atom_expr
+from symshape.algebra.infinity import int_oo
+from symshape.algebra.ranges import ValueRange
 
 
 def f32(*shape):

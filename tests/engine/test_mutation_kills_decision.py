@@ -1,15 +1,15 @@
-"""Tests that kill the surviving mutants of ``symshape/decision.py`` (the mutation gate,
+"""Tests that kill the surviving mutants of ``symshape/reasoning/decision.py`` (the mutation gate,
 ``python -m proofs.mutation --only decision``; docs/mutation_report.md).  Each test names
 the step of ``decide`` it pins and compares with the truth found by hand or by brute force
 over a box of points."""
 import itertools
 
-from symshape import relations as R
-from symshape.decision import decide_ranges, holds
-from symshape.env import ShapeEnv
-from symshape.expr import floordiv
-from symshape.infinity import int_oo
-from symshape.ranges import ValueRange
+from symshape.algebra import relations as R
+from symshape.reasoning.decision import decide_ranges, holds
+from symshape.reasoning.env import ShapeEnv
+from symshape.algebra.expr import floordiv
+from symshape.algebra.infinity import int_oo
+from symshape.algebra.ranges import ValueRange
 
 
 def make_env(*hints):

@@ -1,4 +1,4 @@
-"""Tests that kill the surviving mutants of ``symshape/env.py``'s ``evaluate`` / ``check``
+"""Tests that kill the surviving mutants of ``symshape/reasoning/env.py``'s ``evaluate`` / ``check``
 and the guard recording around them (the mutation gate, ``python -m proofs.mutation --only
 env``; docs/mutation_report.md)."""
 import logging
@@ -6,12 +6,12 @@ import logging
 import pytest
 
 from symshape import logs
-from symshape import relations as R
-from symshape.env import ShapeEnv
+from symshape.algebra import relations as R
+from symshape.reasoning.env import ShapeEnv
 from symshape.errors import GuardOnDataDependentError
-from symshape.expr import mod, smin
-from symshape.infinity import int_oo
-from symshape.ranges import ValueRange
+from symshape.algebra.expr import mod, smin
+from symshape.algebra.infinity import int_oo
+from symshape.algebra.ranges import ValueRange
 from symshape.userframe import UserFrame
 
 

@@ -1,11 +1,11 @@
-"""Tests that kill the surviving mutants of ``symshape/expr.py`` (the mutation gate,
+"""Tests that kill the surviving mutants of ``symshape/algebra/expr.py`` (the mutation gate,
 ``python -m proofs.mutation --only expr``; docs/mutation_report.md)."""
 import math
 from fractions import Fraction
 
 import pytest
 
-from symshape.expr import (OpAtom, Sym, ceildiv, evaluate, floordiv, format_expr, format_py,
+from symshape.algebra.expr import (OpAtom, Sym, ceildiv, evaluate, floordiv, format_expr, format_py,
                            mod, smin)
 
 

@@ -1,4 +1,4 @@
-"""Tests that kill the surviving mutants of ``symshape/projection.py`` (the mutation gate,
+"""Tests that kill the surviving mutants of ``symshape/reasoning/projection.py`` (the mutation gate,
 ``python -m proofs.mutation --only projection``; docs/mutation_report.md): the exact range
 of an expression under facts, compared with brute force over small boxes; the far ends;
 the caller's hint; what is left when the time budget is spent (a fake CPU clock, so
@@ -10,11 +10,13 @@ import random
 import pytest
 from test_mutation_kills_z3bridge import clock  # noqa: F401  (the fake CPU clock fixture)
 
-from symshape import projection, z3bridge
-from symshape import relations as R
-from symshape.expr import Sym, evaluate, floordiv, mod, smax, smin
-from symshape.infinity import INT_OO, NEG_INT_OO
-from symshape.ranges import ValueRange, bound
+from symshape.reasoning import projection
+
+from symshape.reasoning import z3bridge
+from symshape.algebra import relations as R
+from symshape.algebra.expr import Sym, evaluate, floordiv, mod, smax, smin
+from symshape.algebra.infinity import INT_OO, NEG_INT_OO
+from symshape.algebra.ranges import ValueRange, bound
 
 A, B, C = (Sym(i) for i in range(3))
 a, b, c = A.expr, B.expr, C.expr

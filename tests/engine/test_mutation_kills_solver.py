@@ -1,17 +1,17 @@
-"""Tests that kill the surviving mutants of ``symshape/solver.py`` (the mutation gate,
+"""Tests that kill the surviving mutants of ``symshape/reasoning/solver.py`` (the mutation gate,
 ``python -m proofs.mutation --only solver``; docs/mutation_report.md).  Ranges are compared
 with brute force over the box of sizes."""
 import itertools
 
 import pytest
 
-from symshape import relations as R
-from symshape.env import ShapeEnv
+from symshape.algebra import relations as R
+from symshape.reasoning.env import ShapeEnv
 from symshape.errors import InternalError
-from symshape.expr import Sym, evaluate, floordiv, mod
-from symshape.infinity import int_oo
-from symshape.ranges import ValueRange
-from symshape.solver import components, split_residues
+from symshape.algebra.expr import Sym, evaluate, floordiv, mod
+from symshape.algebra.infinity import int_oo
+from symshape.algebra.ranges import ValueRange
+from symshape.reasoning.solver import components, split_residues
 
 
 def test_a_two_variable_equation_keeps_each_size_inside_its_range():

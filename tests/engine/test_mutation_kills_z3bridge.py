@@ -1,15 +1,15 @@
-"""Tests that kill the surviving mutants of ``symshape/z3bridge.py`` (the mutation gate,
+"""Tests that kill the surviving mutants of ``symshape/reasoning/z3bridge.py`` (the mutation gate,
 ``python -m proofs.mutation --only z3bridge``; docs/mutation_report.md).  The time budget is
 read off a fake CPU clock, so nothing here depends on how fast the machine is."""
 import types
 
 import pytest
 
-from symshape import relations as R
-from symshape import z3bridge
-from symshape.expr import Sym
-from symshape.infinity import int_oo
-from symshape.ranges import ValueRange
+from symshape.algebra import relations as R
+from symshape.reasoning import z3bridge
+from symshape.algebra.expr import Sym
+from symshape.algebra.infinity import int_oo
+from symshape.algebra.ranges import ValueRange
 
 
 @pytest.fixture

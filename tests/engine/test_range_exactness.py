@@ -9,9 +9,9 @@ import itertools
 
 import pytest
 
-from symshape import ranges as RG
-from symshape.infinity import INT_OO, NEG_INT_OO, is_inf
-from symshape.ranges import ValueRange
+from symshape.algebra import ranges as RG
+from symshape.algebra.infinity import INT_OO, NEG_INT_OO, is_inf
+from symshape.algebra.ranges import ValueRange
 
 ENDS = (-3, -1, 0, 1, 2, 5)
 W = 40

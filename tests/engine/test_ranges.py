@@ -1,4 +1,4 @@
-"""symshape.ranges and symshape.infinity: printing, int_oo arithmetic, transfer functions
+"""symshape.algebra.ranges and symshape.algebra.infinity: printing, int_oo arithmetic, transfer functions
 (tables and Hypothesis soundness checks), and ``bound()`` on expressions."""
 import copy
 import pickle
@@ -8,9 +8,9 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from symshape import int_oo
-from symshape.expr import Sym, evaluate, floordiv, mod, smax, smin
-from symshape.infinity import INT_OO, NEG_INT_OO, is_inf
-from symshape.ranges import (UNBOUNDED, ValueRange, bound, point, vr_add, vr_floordiv,
+from symshape.algebra.expr import Sym, evaluate, floordiv, mod, smax, smin
+from symshape.algebra.infinity import INT_OO, NEG_INT_OO, is_inf
+from symshape.algebra.ranges import (UNBOUNDED, ValueRange, bound, point, vr_add, vr_floordiv,
                              vr_max, vr_min, vr_mod, vr_mul, vr_pow, vr_scale)
 
 VR = ValueRange

@@ -1,12 +1,12 @@
-"""symshape.relations: normal forms, decided relations, negation, and/or folding, text."""
+"""symshape.algebra.relations: normal forms, decided relations, negation, and/or folding, text."""
 import operator
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from symshape import relations as R
-from symshape.expr import Sym, evaluate, floordiv, format_expr, mod, smin
+from symshape.algebra import relations as R
+from symshape.algebra.expr import Sym, evaluate, floordiv, format_expr, mod, smin
 
 S0, S1, S2 = Sym(0), Sym(1), Sym(2)
 a, b, c = S0.expr, S1.expr, S2.expr

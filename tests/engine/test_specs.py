@@ -5,9 +5,9 @@ import pytest
 
 import symshape as ss
 from symshape import Dim, dims, int_oo
-from symshape.dims import DerivedDim, fix_line_dim
-from symshape.ranges import ValueRange
-from symshape.spec import entry_text, match
+from symshape.specs.dims import DerivedDim, fix_line_dim
+from symshape.algebra.ranges import ValueRange
+from symshape.specs.matching import entry_text, match
 
 d = Dim("d")
 d2 = Dim("d2")

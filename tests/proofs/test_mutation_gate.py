@@ -29,7 +29,7 @@ def test_the_report_counts_equivalent_survivors_out_and_timeouts_in(tmp_path):
     path = tmp_path / "report.md"
     assert M.report(rec, str(path)) == (18, 19)
     text = path.read_text()
-    assert "| decision | symshape/decision.py | 354 | 20 (test) | 17 | 2 (1) | 0 | 1 | 94.7% |" \
+    assert "| decision | symshape/reasoning/decision.py | 354 | 20 (test) | 17 | 2 (1) | 0 | 1 | 94.7% |" \
         in text
     assert "**Kill rate: 18 of 19 non-equivalent mutants (94.7%)**" in text
     assert why in text and "x = 2" in text

@@ -30,10 +30,10 @@ def test_every_rule_has_exactly_one_proof_and_every_proof_names_a_rule():
 def test_every_transfer_function_and_rewrite_constructor_is_a_rule():
     """A new transfer function (``vr_*``, ``bound*``) or division / Min / Max constructor
     added to the code without a row in the rule table (and so without a proof) fails here."""
-    from symshape import expr as E
-    from symshape import ranges as RG
-    named = {r.where.split(":")[1] for r in RULES if r.where.startswith(("symshape.ranges",
-                                                                          "symshape.expr"))}
+    from symshape.algebra import expr as E
+    from symshape.algebra import ranges as RG
+    named = {r.where.split(":")[1] for r in RULES if r.where.startswith(("symshape.algebra.ranges",
+                                                                          "symshape.algebra.expr"))}
     transfer = {n for n, v in vars(RG).items() if callable(v) and getattr(v, "__module__", "")
                 == RG.__name__ and (n.startswith("vr_") or n == "bound")}
     rewrites = {"floordiv", "mod", "ceildiv", "_minmax", "_exact_quotient", "subs",
@@ -103,8 +103,8 @@ def test_prove_code_counts_and_refutes():
 def test_a_rule_changed_in_the_code_fails_its_proof(monkeypatch):
     """The proofs read the code's output: a wrong transfer function or rewrite fails them
     (a restatement of the rule beside the code would have kept passing)."""
-    from symshape import expr as E
-    from symshape import ranges as RG
+    from symshape.algebra import expr as E
+    from symshape.algebra import ranges as RG
     good_add = RG.vr_add
     monkeypatch.setattr(RG, "vr_add", lambda a, b: RG.ValueRange(
         a.lower + b.lower + 1, max(a.upper + b.upper, a.lower + b.lower + 1)))
@@ -170,11 +170,11 @@ def test_a_contract_rule_changed_in_the_code_fails_its_proof(monkeypatch):
     """The exact-contract proofs read the code's output too: a projection one too narrow,
     a split range off by one, a Min / Max folded without reason, a flipped Max equation or
     a fact dropped though the ranges do not imply it each fail their proof."""
-    import symshape.simplify as SIMP
-    import symshape.solver as SE
-    import symshape.projection as PJ
-    from symshape import ranges as RG
-    from symshape.ranges import ValueRange
+    import symshape.algebra.simplify as SIMP
+    import symshape.reasoning.solver as SE
+    import symshape.reasoning.projection as PJ
+    from symshape.algebra import ranges as RG
+    from symshape.algebra.ranges import ValueRange
     good_project = PJ.project
 
     def narrow(goal, facts, ranges, *a, **k):
@@ -198,8 +198,8 @@ def test_a_contract_rule_changed_in_the_code_fails_its_proof(monkeypatch):
     monkeypatch.undo()
 
     good_equal = SE.minmax_equal
-    from symshape import expr as E
-    from symshape import relations as R
+    from symshape.algebra import expr as E
+    from symshape.algebra import relations as R
 
     def flip(c):                                  # y <= a  ->  y >= a, in every conjunct
         if isinstance(c, R.BoolOp):
