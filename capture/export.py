@@ -287,12 +287,7 @@ def _trace_program(f, args, kwargs, dynamic_shapes, tracked: frozenset):
         views = stateviews.alias_views(binding, tracer)
         rec.start()
         with rec, sizes_routed(binding.global_dicts, tracer), randomness.drawing(tracer):
-            try:
-                out = f(*call_args, **call_kwargs)
-            except (TypeError, AttributeError) as e:
-                if tracer.breaker is None:      # (ss.compile makes it a graph break)
-                    raise_untraceable(e)
-                raise
+            out = _run_traced(tracer, f, call_args, call_kwargs)
         out = plain_value(out)
         env.commit_pending()
         out_leaves, out_spec = pytree.flatten(_named_as_tuples(out), named=True)
@@ -505,6 +500,17 @@ def _constants_first_used_first(nodes: List[Node]) -> List[Node]:
     consts = sorted((n for n in nodes if n.op == "constant"),
                     key=lambda n: first.get(n, len(nodes)))
     return consts + [n for n in nodes if n.op != "constant"]
+
+
+def _run_traced(tracer: Tracer, f, args, kwargs):
+    """``f(*args, **kwargs)`` on traced values; a TypeError / AttributeError a traced array
+    caused in code that cannot take one is a UserError (under ss.compile: a graph break)."""
+    try:
+        return f(*args, **kwargs)
+    except (TypeError, AttributeError) as e:
+        if tracer.breaker is None:
+            raise_untraceable(e)
+        raise
 
 
 def _finalize_graph(env: ShapeEnv, graph: Graph, mutations, kept=()) -> None:
