@@ -11,6 +11,11 @@ holds whatever the code computes).
 
     python -m proofs            run every proof
     python -m proofs NAME...    run the named ones (a prefix like ``range.`` selects a family)
+
+Each proof declares what it quantifies over (``over=``, ``proofs/classes.py``): every input
+of its rule's domain, every input up to a stated bound, or samples; ``python -m proofs``
+prints the count of each class, and ``tests/proofs/test_proof_classes.py`` fails when a
+proof declared "every input" enumerates samples.
 """
 from __future__ import annotations
 
@@ -18,6 +23,7 @@ import importlib
 import time
 from typing import Callable, Dict, Iterable, List, NamedTuple, Optional
 
+from .classes import BOUNDED, EVERY, SAMPLES, Over, bounded, every, samples
 from .pyint import ProofFailure
 
 MODULES = ("proofs.expr_rules", "proofs.range_rules", "proofs.solver_rules",
@@ -27,19 +33,37 @@ MODULES += ("proofs.contract_rules", "proofs.decide_rules", "proofs.op_shape_rul
 
 #: rule name -> proof function
 PROOFS: Dict[str, Callable[[], None]] = {}
+#: rule name -> what its proof quantifies over (``proofs/classes.py``)
+OVER: Dict[str, Over] = {}
 
 
-def proves(rule: str) -> Callable[[Callable[[], None]], Callable[[], None]]:
+def proves(rule: str, over: Optional[Over] = None
+           ) -> Callable[[Callable[[], None]], Callable[[], None]]:
     """Register the decorated function as the proof of ``rule`` (a name in
-    ``symshape.rules``)."""
+    ``symshape.rules``); ``over`` declares what it quantifies over (``every(domain)``,
+    ``bounded(bound)`` or ``samples(which)``; a proof without one is reported as a
+    failure by ``python -m proofs``)."""
     def deco(fn: Callable[[], None]) -> Callable[[], None]:
         if rule in PROOFS:
             raise RuntimeError("rule %r has two proofs: %s and %s"
                                % (rule, PROOFS[rule].__qualname__, fn.__qualname__))
         PROOFS[rule] = fn
+        if over is not None:
+            OVER[rule] = over
         fn.rule = rule  # type: ignore[attr-defined]
+        fn.over = over  # type: ignore[attr-defined]
         return fn
     return deco
+
+
+def class_counts() -> Dict[str, int]:
+    """How many proofs quantify over every input, up to a bound, over samples (and how
+    many declare nothing: ``undeclared``)."""
+    load()
+    out = {EVERY: 0, BOUNDED: 0, SAMPLES: 0, "undeclared": 0}
+    for name in PROOFS:
+        out[OVER[name].kind if name in OVER else "undeclared"] += 1
+    return out
 
 
 def load() -> Dict[str, Callable[[], None]]:
@@ -57,13 +81,26 @@ class Result(NamedTuple):
     #: claims proven about the code's own output (``proofs.code.prove_code``); 0 means the
     #: proof only states mathematics and is not tied to what the implementation computes
     code_claims: int = 0
+    #: CPU seconds of this process the proof took (Z3 included; the wall clock of a
+    #: shared machine says little)
+    cpu: float = 0.0
+
+
+def classes_sentence() -> str:
+    """The class counts as the sentence ``docs/contracts.md`` carries (generated: a test
+    fails when the document's copy differs)."""
+    c = class_counts()
+    return ("Of the %d proofs, %d quantify over every input of their rule's domain, %d over "
+            "every input up to a stated bound and %d over samples (`python -m proofs "
+            "--classes -v` lists each proof's declaration)."
+            % (sum(c.values()), c[EVERY], c[BOUNDED], c[SAMPLES]))
 
 
 def run_one(rule: str) -> Result:
     from .code import STATS
     fn = load()[rule]
     STATS["code_claims"] = 0
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     try:
         fn()
     except ProofFailure as e:
@@ -71,7 +108,8 @@ def run_one(rule: str) -> Result:
     except Exception as e:  # a crash in a proof is a failure too, never a pass
         return Result(rule, False, time.perf_counter() - t0,
                       "%s: %s" % (type(e).__name__, e))
-    return Result(rule, True, time.perf_counter() - t0, None, STATS["code_claims"])
+    return Result(rule, True, time.perf_counter() - t0, None, STATS["code_claims"],
+                  time.process_time() - c0)
 
 
 def run(selected: Iterable[str] = (), stop_on_failure: bool = False) -> List[Result]:
@@ -93,4 +131,5 @@ def run(selected: Iterable[str] = (), stop_on_failure: bool = False) -> List[Res
     return out
 
 
-__all__ = ["PROOFS", "ProofFailure", "Result", "load", "proves", "run", "run_one"]
+__all__ = ["BOUNDED", "EVERY", "OVER", "PROOFS", "ProofFailure", "Result", "SAMPLES", "bounded",
+           "class_counts", "classes_sentence", "every", "load", "proves", "run", "run_one", "samples"]

@@ -1,6 +1,10 @@
 """``python -m proofs [-v] [-x] [NAME ...]``: run the proofs, one line per failure, then
 ``proofs: N proven, M failed``; exit status 1 when anything failed.  ``-x`` stops at the
 first failure (the mutation gate's test command: a killed mutant costs one proof).
+``--classes`` prints, without running anything, how many proofs quantify over every input
+of their rule's domain, every input up to a bound, or samples (``proofs/classes.py``), and
+each proof's declaration; a full run prints the counts too.  ``--docs`` writes the counts
+into ``docs/contracts.md`` (the sentence a test compares with the generated one).
 
 A rule of ``symshape/rules.py`` without a proof, and a proof naming no rule, count as
 failures (only when every proof is run)."""
@@ -9,14 +13,54 @@ from __future__ import annotations
 import sys
 import time
 
-from . import load, run
+from . import OVER, class_counts, classes_sentence, load, run
+from .classes import KINDS
+
+
+def print_classes(each: bool) -> int:
+    """The class counts (and, ``each``, every proof's declaration); 1 when a proof
+    declares none."""
+    counts = class_counts()
+    if each:
+        for name in sorted(load()):
+            over = OVER.get(name)
+            print("%-30s %-12s %s" % (name, over.kind if over else "-",
+                                      over.what if over else "declares nothing"))
+    print("proof classes: " + ", ".join("%d %s" % (counts[k], k) for k in KINDS)
+          + (", %d undeclared" % counts["undeclared"] if counts["undeclared"] else ""))
+    if each:
+        print(classes_sentence())
+    return 1 if counts["undeclared"] else 0
+
+
+def write_docs() -> int:
+    """Replace the class-count sentence of ``docs/contracts.md`` by the generated one."""
+    import os
+    import re
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                        "docs", "contracts.md")
+    with open(path) as f:
+        text = f.read()
+    new, n = re.subn(r"^Of the \d+ proofs, .*$", classes_sentence(), text, count=1,
+                     flags=re.M)
+    if n != 1:
+        print("docs/contracts.md has no class-count sentence to replace")
+        return 1
+    with open(path, "w") as f:
+        f.write(new)
+    print(classes_sentence())
+    return 0
 
 
 def main(argv) -> int:
+    if "--docs" in argv:
+        return write_docs()
+    if "--classes" in argv:
+        return print_classes("-v" in argv)
     verbose = "-v" in argv
     first = "-x" in argv
     selected = [a for a in argv if a not in ("-v", "-x")]
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     results = run(selected, stop_on_failure=first)
     failed = 0
     proven = 0
@@ -26,8 +70,8 @@ def main(argv) -> int:
             proven += 1
             on_code += r.code_claims > 0
             if verbose:
-                print("ok    %-28s %6.2fs  %3d claims on the code's output"
-                      % (r.rule, r.seconds, r.code_claims))
+                print("ok    %-28s %6.2fs CPU  %3d claims on the code's output"
+                      % (r.rule, r.cpu, r.code_claims))
         else:
             failed += 1
             msg = " ".join((r.message or "").split())      # one line per failure
@@ -43,8 +87,12 @@ def main(argv) -> int:
             if name not in BY_NAME:
                 failed += 1
                 print("FAIL  %s: a proof of a rule that symshape/rules.py does not list" % name)
+        failed += print_classes(False)
     if verbose:
-        print("(%.1fs)" % (time.perf_counter() - t0))
+        from .z3cache import stats
+        print("(%.1fs, %.1fs CPU; Z3 answers: %d from the cache, %d solved)"
+              % (time.perf_counter() - t0, time.process_time() - c0, stats()["hits"],
+                 stats()["misses"]))
     print("proofs: %d proven (%d on the code's own output), %d failed"
           % (proven, on_code, failed))
     return 1 if failed else 0

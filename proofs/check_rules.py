@@ -26,7 +26,7 @@ from symshape.capture.export import trace_program
 from symshape.errors import InternalError
 from symshape.contract.writer import CheckWriter
 
-from . import proves
+from . import samples, proves, z3cache
 from .code import STATS, Symbols, divisors, encode, encode_cond, prove_code
 from .pyint import Py, require, zmax, zmin
 
@@ -92,7 +92,7 @@ def _runtime_lines(tr):
                          Renderer({}, {})), bound
 
 
-@proves("check.emitted")
+@proves("check.emitted", over=samples("13 traced programs"))
 def check_emitted():
     for f, args, specs in _programs():
         tr = trace_program(f, args, None, specs)
@@ -152,7 +152,7 @@ def _text_validated(cs, w) -> None:
                 require(caught, "a bare %s in %r goes unnoticed", lit[1:-1], line)
 
 
-@proves("check.text")
+@proves("check.text", over=samples("the 13 programs' check text"))
 def check_text():
     for f, args, specs in _programs():
         tr = trace_program(f, args, None, specs)
@@ -173,7 +173,7 @@ def _redundant(records, i) -> bool:
 
 
 # ---------------------------------------------------------------------------- subs / replace
-@proves("subst.subs_replace")
+@proves("subst.subs_replace", over=samples("hand-picked expressions and substitutions"))
 def subst_subs_replace():
     s0, s1, s2 = E.Sym(940), E.Sym(941), E.Sym(942)
     S0, S1, S2 = s0.expr, s1.expr, s2.expr
@@ -283,10 +283,10 @@ def _never(inr, cond) -> bool:
     sol = z3.Solver()
     sol.add(*inr)
     sol.add(cond)
-    return sol.check() == z3.unsat
+    return z3cache.check(sol) == z3.unsat
 
 
-@proves("sympy.bridge")
+@proves("sympy.bridge", over=samples("hand-picked expressions"))
 def sympy_bridge():
     from symshape.algebra.infinity import INT_OO, NEG_INT_OO
     from symshape.algebra.ranges import ValueRange
@@ -321,7 +321,7 @@ def sympy_bridge():
                 sol = z3.Solver()
                 sol.add(*inr)
                 sol.add(z3.Not(pred(v)))
-                holds = sol.check() == z3.unsat
+                holds = z3cache.check(sol) == z3.unsat
                 if name in flags:
                     # declared True: holds on the whole range; declared False: never holds
                     require(holds if flags[name] else _never(inr, pred(v)),
@@ -338,7 +338,7 @@ def sympy_bridge():
             STATS["code_claims"] += 1
 
 
-@proves("sympy.public")
+@proves("sympy.public", over=samples("hand-picked expressions"))
 def sympy_public():
     """What users read (``public``) denotes the size at every point, not only on the
     corner points it is checked on: read back into Z3 and proven equal, for the sizes

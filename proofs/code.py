@@ -24,6 +24,7 @@ import z3
 from symshape.algebra import expr as E
 from symshape.algebra import relations as R
 
+from . import z3cache
 from .pyint import (RLIMIT, ProofFailure, Py, _flat, _model_text, _short, limited_solver, zmax,
                     zmin)
 
@@ -107,9 +108,9 @@ def prove_code(claim: Callable[..., z3.BoolRef], impl: Sequence, *hyps, P: Optio
     with_fresh, with_impl = claim(*fresh), claim(*impl)   # may add quotients to P.side
     side = list(P.side) if P is not None else []
     s = limited_solver(rlimit, *hyps, *side, z3.Not(with_fresh))
-    r = s.check()
+    r = z3cache.check(s, rlimit)
     if r == z3.unsat:
-        if limited_solver(rlimit, *hyps, *side).check() == z3.unsat:
+        if z3cache.check(limited_solver(rlimit, *hyps, *side), rlimit) == z3.unsat:
             raise ProofFailure("%svacuous: the hypotheses contradict each other\n  claim: %s"
                                % (lead, _short(with_impl)))
         raise ProofFailure("%svacuous: the claim holds whatever the code computes\n  claim: %s"
@@ -118,10 +119,10 @@ def prove_code(claim: Callable[..., z3.BoolRef], impl: Sequence, *hyps, P: Optio
         raise ProofFailure("%scould not show the claim depends on the code within rlimit=%d"
                            % (lead, rlimit))
     s = limited_solver(rlimit, *hyps, *side, z3.Not(with_impl))
-    r = s.check()
+    r = z3cache.check(s, rlimit)
     if r == z3.sat:
         raise ProofFailure("%scounterexample: %s\n  claim: %s"
-                           % (lead, _model_text(s.model()), _short(with_impl)))
+                           % (lead, _model_text(z3cache.model(s)), _short(with_impl)))
     if r == z3.unknown:
         raise ProofFailure("%snot proven within rlimit=%d (%s)\n  claim: %s"
                            % (lead, rlimit, s.reason_unknown(), _short(with_impl)))

@@ -28,7 +28,7 @@ from symshape.algebra.infinity import INT_OO, NEG_INT_OO, is_inf
 from symshape.reasoning import projection as PJ
 from symshape.algebra.ranges import ValueRange, bound
 
-from . import proves
+from . import samples, proves
 from .code import Symbols, divisors, encode, encode_cond, prove_code
 from .pyint import Py, prove, require, zmax, zmin
 from .range_rules import _member, prove_box_ranges
@@ -77,7 +77,7 @@ def _check_projection(goal, facts, ranges, got: ValueRange, what: str) -> None:
                 what, side, end, goal)
 
 
-@proves("project.exact")
+@proves("project.exact", over=samples("hand-picked goals and facts"))
 def project_exact():
     s0, s1 = E.Sym(0), E.Sym(1)
     n, m = s0.expr, s1.expr
@@ -121,7 +121,7 @@ def _facts_kept(env: ShapeEnv, before, what: str) -> None:
     prove_code(lambda v: v == old, [new], hyps, P=P_, what=what)
 
 
-@proves("project.drop_implied")
+@proves("project.drop_implied", over=samples("hand-picked facts"))
 def project_drop_implied():
     # a fact implied by the ranges alone adds nothing: {f, ranges} and {ranges} have the
     # same points; the environment drops it only when Z3 proves the implication
@@ -151,7 +151,7 @@ def project_drop_implied():
 # ---------------------------------------------------------------------------- ranges.py
 
 
-@proves("range.divmod_split")
+@proves("range.divmod_split", over=samples("11 expressions times 5 boxes"))
 def range_divmod_split():
     P = Py()
     s, k, lo, hi = z3.Ints("s k lo hi")
@@ -180,7 +180,7 @@ def range_divmod_split():
     require(got.lower == 1, "bound(s - s // 2) over [2, 9] = %s, expected lower end 1", got)
 
 
-@proves("range.minmax_push")
+@proves("range.minmax_push", over=samples("8 expressions times 4 boxes"))
 def range_minmax_push():
     r, a, b = z3.Ints("r a b")
     prove(z3.And(r + zmax(a, b) == zmax(r + a, r + b), r - zmax(a, b) == zmin(r - a, r - b),
@@ -203,7 +203,7 @@ def range_minmax_push():
 
 
 # ---------------------------------------------------------------------------- solver
-@proves("solve.factor_pairs")
+@proves("solve.factor_pairs", over=samples("six reshape equations"))
 def solve_factor_pairs():
     P = Py()
     x1, x2, k1, k2 = z3.Ints("x1 x2 k1 k2")
@@ -231,7 +231,7 @@ def solve_factor_pairs():
              lambda H, W: R.eq(H * W, 3 * H * E.floordiv(W, 2)), "h*w == 3*h*(w//2)")
 
 
-@proves("fold.minmax_by_facts")
+@proves("fold.minmax_by_facts", over=samples("hand-picked Min / Max under facts"))
 def fold_minmax_by_facts():
     env, s, t, u, v = _env((9, 1, INT_OO), (3, 1, 64), (5, 1, 20), (7, 1, 20))
     S, T, U, V = s.expr, t.expr, u.expr, v.expr
@@ -258,7 +258,7 @@ def fold_minmax_by_facts():
             "S + 1 against S should be decided by the constant difference")
 
 
-@proves("solve.residue_split")
+@proves("solve.residue_split", over=samples("hand-picked guards"))
 def solve_residue_split():
     P = Py()
     s, k = z3.Ints("s k")
@@ -282,7 +282,7 @@ def solve_residue_split():
              "two sizes")
 
 
-@proves("solve.minmax_equal")
+@proves("solve.minmax_equal", over=samples("hand-picked Min / Max equations"))
 def solve_minmax_equal():
     from symshape.reasoning.solver import minmax_equal as _minmax_equal
     s0, s1 = E.Sym(0), E.Sym(1)
@@ -314,7 +314,7 @@ def _cs(dims, ranges, facts):
     return ConstraintSet(descs, dict(ranges), list(facts), {}, {})
 
 
-@proves("contract.shown_guards")
+@proves("contract.shown_guards", over=samples("hand-picked guards"))
 def contract_shown_guards():
     from symshape.contract.guard_text import shown_facts
     s0, s1, s2 = E.Sym(0), E.Sym(1), E.Sym(2)
@@ -352,7 +352,7 @@ def contract_shown_guards():
                 n_left, shown)
 
 
-@proves("contract.relation_box")
+@proves("contract.relation_box", over=samples("hand-picked relations and boxes"))
 def contract_relation_box():
     from symshape.specs.constraints import relation_box
     from symshape.specs.dims import Dim
@@ -400,7 +400,7 @@ def contract_relation_box():
             "holding 5, 6, 11 with two sizes each")
 
 
-@proves("contract.readable_guard")
+@proves("contract.readable_guard", over=samples("hand-picked guards"))
 def contract_readable_guard():
     from symshape.specs.constraints import _readable
     s0, s1 = E.Sym(0), E.Sym(1)
@@ -415,7 +415,7 @@ def contract_readable_guard():
                    P=P_, what="%s reads as %s" % (c, got))
 
 
-@proves("contract.readable_minmax")
+@proves("contract.readable_minmax", over=samples("hand-picked Min / Max"))
 def contract_readable_minmax():
     from symshape.contract.guard_text import readable_minmax
     s0, s1, s2 = E.Sym(0), E.Sym(1), E.Sym(2)
@@ -458,7 +458,7 @@ def contract_readable_minmax():
             "a guard the ranges settle became a constant")
 
 
-@proves("contract.axis_terms")
+@proves("contract.axis_terms", over=samples("hand-picked axis terms"))
 def contract_axis_terms():
     from symshape.contract.guard_text import in_axis_terms
     s0, s1, s2 = E.Sym(0), E.Sym(1), E.Sym(2)
@@ -484,7 +484,7 @@ def contract_axis_terms():
 
 
 # ---------------------------------------------------------------------------- deciding
-@proves("decide.fact_sum")
+@proves("decide.fact_sum", over=samples("hand-picked facts and goals"))
 def decide_fact_sum():
     # the lemma: f_1, f_2 <= 0 and e - f_1 - f_2 <= 0 give e <= 0
     e, f1, f2 = z3.Ints("e f1 f2")
@@ -531,7 +531,8 @@ def decide_fact_sum():
 
 
 # ---------------------------------------------------------------------------- bounds
-@proves("bounds.univariate")
+@proves("bounds.univariate",
+        over=samples("seven polynomials (the root bound: every polynomial of degree <= 2)"))
 def bounds_univariate():
     from symshape.reasoning.symbolic import univariate_range
     # the root bound the rule rests on, for a quadratic derivative d2*x^2 + d1*x + d0
@@ -588,7 +589,7 @@ def _cauchy_turn_symbolic() -> None:
                        what="Cauchy bound of a degree-%d polynomial" % top)
 
 
-@proves("bounds.minmax_cases")
+@proves("bounds.minmax_cases", over=samples("hand-picked Min / Max goals"))
 def bounds_minmax_cases():
     from symshape.reasoning.symbolic import minmax_cases
     x, y, e1, e2 = z3.Ints("x y e1 e2")
@@ -621,7 +622,7 @@ def bounds_minmax_cases():
                        hyp, P=P_, what="case range %s of %s" % (got, goal))
 
 
-@proves("bounds.slack")
+@proves("bounds.slack", over=samples("hand-picked goals"))
 def bounds_slack():
     from symshape.reasoning.symbolic import slack_substituted
     r_, b_, t_ = z3.Ints("r b t")
@@ -650,7 +651,7 @@ def bounds_slack():
 
 
 # ---------------------------------------------------------------------------- published views
-@proves("contract.range_constraints")
+@proves("contract.range_constraints", over=samples("hand-picked programs"))
 def contract_range_constraints():
     """``range_constraints`` lists every root and every compound input dim, nothing else,
     each with a range every admitted point lies in and whose finite ends are attained:
@@ -681,7 +682,7 @@ def contract_range_constraints():
             _check_projection(e, facts, ranges, vr, "range_constraints")
 
 
-@proves("contract.exact_range")
+@proves("contract.exact_range", over=samples("hand-picked goals"))
 def contract_exact_range():
     """The range ``range_constraints`` prints for a compound input dim is the projection:
     every admitted point lies in it and each finite end is attained (with and without

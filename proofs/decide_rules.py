@@ -24,7 +24,7 @@ from symshape.reasoning.env import ShapeEnv
 from symshape.algebra.infinity import INT_OO
 from symshape.algebra.ranges import ValueRange
 
-from . import proves
+from . import samples, proves
 from .code import Symbols, divisors, encode, encode_cond, prove_code
 from .pyint import Py, require
 from .solver_rules import _in_ranges
@@ -71,7 +71,8 @@ def _knowledge(P_, env: ShapeEnv, zs) -> list:
     return k
 
 
-@proves("decide.sound")
+@proves("decide.sound",
+        over=samples("every second condition of the grammar under three environments"))
 def decide_sound():
     decided = 0
     for name, env, syms in _environments():
@@ -97,7 +98,7 @@ def decide_sound():
     require(decided >= 150, "decide settled only %d conditions of the grammar", decided)
 
 
-@proves("decide.related_facts")
+@proves("decide.related_facts", over=samples("the grammar under three environments"))
 def decide_related_facts():
     for name, env, syms in _environments():
         facts = env.facts + env.assumptions
@@ -118,7 +119,7 @@ def decide_related_facts():
     STATS["code_claims"] += 1
 
 
-@proves("z3bridge.implies")
+@proves("z3bridge.implies", over=samples("hand-picked premises and goals"))
 def z3bridge_implies():
     s0, s1 = E.Sym(970), E.Sym(971)
     x, y = s0.expr, s1.expr
@@ -145,7 +146,7 @@ def z3bridge_implies():
     require(answered >= 30, "implies settled only %d conditions", answered)
 
 
-@proves("symint.operators")
+@proves("symint.operators", over=samples("a grammar of SymInts under fixed knowledge"))
 def symint_operators():
     """Every arithmetic operator of ``SymInt`` on every pair of operands from a grammar
     (sizes over two symbols whose ranges have both signs, ints of both signs, on either
@@ -285,7 +286,7 @@ def _graded(every: int, envs=None, one_symbol: bool = False):
             yield env, c, (ex == 0 if c.op == R.EQ else (ex != 0 if c.op == R.NE else ex <= 0))
 
 
-@proves("env.evaluate")
+@proves("env.evaluate", over=samples("graded environments"))
 def env_evaluate():
     """For every twentieth condition of the grammar, in a fresh environment: the bool
     ``evaluate`` returns is the condition's value on every point the environment admits
@@ -297,7 +298,7 @@ def env_evaluate():
         _after(env, c, got, "evaluate(%s)" % c)
 
 
-@proves("env.check")
+@proves("env.check", over=samples("graded environments"))
 def env_check():
     """``check`` on every tenth condition of the grammar true at the example: afterwards
     every point the environment admits satisfies it; on one false at the example it
@@ -328,7 +329,7 @@ def expressions(x, y) -> list:
     return list(dict.fromkeys(out))
 
 
-@proves("bounds.pipeline")
+@proves("bounds.pipeline", over=samples("the grammar under three environments"))
 def bounds_pipeline():
     """``ss.bounds`` (``bounds_expr``) on every tenth size of the grammar under each
     environment: the range holds the size on every admitted point (Z3), and each finite
@@ -362,7 +363,7 @@ def bounds_pipeline():
     require(finite >= 30, "only %d finite ends", finite)
 
 
-@proves("env.add_guard")
+@proves("env.add_guard", over=samples("the grammar under fixed environments"))
 def env_add_guard():
     """Every eighth condition of the grammar true at the example, learnt by a fresh
     environment over a box (one symbol's range finite, one not): whatever the solver

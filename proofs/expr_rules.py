@@ -17,7 +17,7 @@ import z3
 from symshape.algebra import expr as E
 from symshape.algebra import relations as R
 
-from . import proves
+from . import samples, proves
 from .code import Symbols, divisors, encode, encode_cond, prove_code, prove_expr_equal
 from .pyint import Py, prove, require, zmax, zmin
 
@@ -113,7 +113,7 @@ NEG = [-1, -3, -4, -12]
 
 
 # ---------------------------------------------------------------------------- floordiv
-@proves("floordiv.by_one")
+@proves("floordiv.by_one", over=samples("nine sample expressions times a few divisors"))
 def floordiv_by_one():
     P_ = Py()
     a, = z3.Ints("a")
@@ -125,7 +125,7 @@ def floordiv_by_one():
         _check_rewrite(E.floordiv, _fd, a, b, "int // int")
 
 
-@proves("floordiv.neg_divisor")
+@proves("floordiv.neg_divisor", over=samples("nine sample expressions times a few divisors"))
 def floordiv_neg_divisor():
     P_ = Py()
     a, b = z3.Ints("a b")
@@ -133,7 +133,7 @@ def floordiv_neg_divisor():
     _check_op(E.floordiv, _fd, _sample_exprs(), NEG, "floordiv by a negative divisor")
 
 
-@proves("floordiv.coeff_split")
+@proves("floordiv.coeff_split", over=samples("nine sample expressions times a few divisors"))
 def floordiv_coeff_split():
     # the lemma, for all b > 0 and integers q, r
     P_ = Py()
@@ -151,7 +151,7 @@ def floordiv_coeff_split():
     _check_op(E.floordiv, _fd, _sample_exprs(), POS, "floordiv coefficient split")
 
 
-@proves("floordiv.const_remainder")
+@proves("floordiv.const_remainder", over=samples("nine sample expressions times a few divisors"))
 def floordiv_const_remainder():
     P_ = Py()
     b, q, r = z3.Ints("b q r")
@@ -163,7 +163,7 @@ def floordiv_const_remainder():
             "floordiv(6*s + 5, 6) should be s")
 
 
-@proves("floordiv.nested")
+@proves("floordiv.nested", over=samples("nine sample expressions times a few divisors"))
 def floordiv_nested():
     P_ = Py()
     x, b, c = z3.Ints("x b c")
@@ -175,7 +175,7 @@ def floordiv_nested():
     require(got == E.floordiv(s0, 12), "(s//3)//4 should merge to s//12, got %s", got)
 
 
-@proves("floordiv.self")
+@proves("floordiv.self", over=samples("nine sample expressions times a few divisors"))
 def floordiv_self():
     P_ = Py()
     a, = z3.Ints("a")
@@ -186,7 +186,7 @@ def floordiv_self():
     _code_guards_divisor(lambda a, b: a // b)
 
 
-@proves("floordiv.zero")
+@proves("floordiv.zero", over=samples("nine sample expressions times a few divisors"))
 def floordiv_zero():
     P_ = Py()
     b, = z3.Ints("b")
@@ -197,7 +197,7 @@ def floordiv_zero():
     _code_guards_divisor(lambda a, b: 0 // b)
 
 
-@proves("floordiv.exact_quotient")
+@proves("floordiv.exact_quotient", over=samples("nine sample expressions times a few divisors"))
 def floordiv_exact_quotient():
     P_ = Py()
     m, q = z3.Ints("m q")
@@ -218,7 +218,7 @@ def _check_sym_divisor(op: Callable, zop: Callable, cases, what: str) -> None:
             require(got == want, "%s: %s, %s gives %s, expected %s", what, a, b, got, want)
 
 
-@proves("floordiv.common_gcd")
+@proves("floordiv.common_gcd", over=samples("nine sample expressions times a few divisors"))
 def floordiv_common_gcd():
     P_ = Py()
     g, x, m = z3.Ints("g x m")
@@ -230,7 +230,7 @@ def floordiv_common_gcd():
             "(6*s + 4)//10 should reduce to (3*s + 2)//5, got %s", E.floordiv(6 * s0 + 4, 10))
 
 
-@proves("floordiv.common_factor")
+@proves("floordiv.common_factor", over=samples("nine sample expressions times a few divisors"))
 def floordiv_common_factor():
     P_ = Py()
     m, x, y = z3.Ints("m x y")
@@ -241,7 +241,7 @@ def floordiv_common_factor():
     _check_sym_divisor(E.floordiv, _fd, cases, "floordiv common factor")
 
 
-@proves("floordiv.display_fold")
+@proves("floordiv.display_fold", over=samples("nine sample expressions times a few divisors"))
 def floordiv_display_fold():
     P_ = Py()
     c, r, b = z3.Ints("c r b")
@@ -316,7 +316,7 @@ class _PyZ:
         return self._w(self.P.mod(self._u(o), self.v))
 
 
-@proves("print.python_source")
+@proves("print.python_source", over=samples("nine sample expressions times a few divisors"))
 def print_python_source():
     s0, s1, s2 = P
     exprs = [E.floordiv(s1, 2 * s0), E.mod(s1 + 3, s0 * s2), -E.floordiv(s0 - 7, 3),
@@ -348,7 +348,7 @@ def print_python_source():
 
 
 # ---------------------------------------------------------------------------- mod
-@proves("mod.by_one")
+@proves("mod.by_one", over=samples("nine sample expressions times a few divisors"))
 def mod_by_one():
     P_ = Py()
     a, = z3.Ints("a")
@@ -360,7 +360,7 @@ def mod_by_one():
         _check_rewrite(E.mod, _md, a, b, "int % int")
 
 
-@proves("mod.neg_divisor")
+@proves("mod.neg_divisor", over=samples("nine sample expressions times a few divisors"))
 def mod_neg_divisor():
     P_ = Py()
     a, b = z3.Ints("a b")
@@ -368,7 +368,7 @@ def mod_neg_divisor():
     _check_op(E.mod, _md, _sample_exprs(), NEG, "mod by a negative divisor")
 
 
-@proves("mod.coeff_reduce")
+@proves("mod.coeff_reduce", over=samples("nine sample expressions times a few divisors"))
 def mod_coeff_reduce():
     P_ = Py()
     b, q, r = z3.Ints("b q r")
@@ -381,7 +381,7 @@ def mod_coeff_reduce():
     _check_op(E.mod, _md, _sample_exprs(), POS, "mod coefficient reduction")
 
 
-@proves("mod.common_gcd")
+@proves("mod.common_gcd", over=samples("nine sample expressions times a few divisors"))
 def mod_common_gcd():
     P_ = Py()
     g, x, m = z3.Ints("g x m")
@@ -394,7 +394,7 @@ def mod_common_gcd():
             "Mod(6*s + 4, 10) should be 2*Mod(3*s + 2, 5), got %s", E.mod(6 * s0 + 4, 10))
 
 
-@proves("mod.common_factor")
+@proves("mod.common_factor", over=samples("nine sample expressions times a few divisors"))
 def mod_common_factor():
     P_ = Py()
     m, x, y = z3.Ints("m x y")
@@ -405,7 +405,7 @@ def mod_common_factor():
     _check_sym_divisor(E.mod, _md, cases, "mod common factor")
 
 
-@proves("mod.nested")
+@proves("mod.nested", over=samples("nine sample expressions times a few divisors"))
 def mod_nested():
     P_ = Py()
     x, b, c, t = z3.Ints("x b c t")
@@ -417,7 +417,7 @@ def mod_nested():
     require(got == E.mod(s0, 4), "Mod(Mod(s, 12), 4) should be Mod(s, 4), got %s", got)
 
 
-@proves("mod.self")
+@proves("mod.self", over=samples("nine sample expressions times a few divisors"))
 def mod_self():
     P_ = Py()
     a, = z3.Ints("a")
@@ -428,7 +428,7 @@ def mod_self():
     _code_guards_divisor(lambda a, b: a % b)
 
 
-@proves("mod.zero")
+@proves("mod.zero", over=samples("nine sample expressions times a few divisors"))
 def mod_zero():
     P_ = Py()
     b, = z3.Ints("b")
@@ -439,7 +439,7 @@ def mod_zero():
     _code_guards_divisor(lambda a, b: 0 % b)
 
 
-@proves("mod.exact_quotient")
+@proves("mod.exact_quotient", over=samples("nine sample expressions times a few divisors"))
 def mod_exact_quotient():
     P_ = Py()
     m, q = z3.Ints("m q")
@@ -451,7 +451,7 @@ def mod_exact_quotient():
 
 
 # ---------------------------------------------------------------------------- ceildiv
-@proves("ceildiv.def")
+@proves("ceildiv.def", over=samples("nine sample expressions times a few divisors"))
 def ceildiv_def():
     P_ = Py()
     a, b = z3.Ints("a b")
@@ -480,7 +480,7 @@ def _minmax_grid(fn: Callable, pyfn: Callable, arglists, what: str) -> None:
                          what="%s%s -> %s" % (what, args, got))
 
 
-@proves("minmax.flatten")
+@proves("minmax.flatten", over=samples("a grid of Min / Max arguments"))
 def minmax_flatten():
     a, b, c = z3.Ints("a b c")
     for f in (zmin, zmax):
@@ -496,7 +496,7 @@ def minmax_flatten():
                      fn.__name__)
 
 
-@proves("minmax.const_merge")
+@proves("minmax.const_merge", over=samples("a grid of Min / Max arguments"))
 def minmax_const_merge():
     x, c1, c2 = z3.Ints("x c1 c2")
     prove(zmin(x, c1, c2) == zmin(x, zmin(c1, c2)))
@@ -510,7 +510,7 @@ def minmax_const_merge():
             _minmax_grid(fn, pyfn, [(s0, c1_, c2_)], fn.__name__)
 
 
-@proves("minmax.offset_dominance")
+@proves("minmax.offset_dominance", over=samples("a grid of Min / Max arguments"))
 def minmax_offset_dominance():
     y, d = z3.Ints("y d")
     prove(zmin(y + d, y) == z3.If(d <= 0, y + d, y))
@@ -546,7 +546,7 @@ def _lin_cases():
             (4 * s0, -6), (-3 * s0 - 6 * s1, 5), (2 * s0 - 2 * s1, 0)]
 
 
-@proves("rel.eq_gcd")
+@proves("rel.eq_gcd", over=samples("a grid of linear relations"))
 def rel_eq_gcd():
     g, e, k, j = z3.Ints("g e k j")
     prove((g * e + k == 0) == (e + j == 0), g > 0, k == g * j)
@@ -560,7 +560,7 @@ def rel_eq_gcd():
                 require(rel.expr.coeff_gcd() == 1, "%s not divided by its gcd", rel)
 
 
-@proves("rel.eq_sign")
+@proves("rel.eq_sign", over=samples("a grid of linear relations"))
 def rel_eq_sign():
     e, = z3.Ints("e")
     prove(z3.And((e == 0) == (-e == 0), (e != 0) == (-e != 0)))
@@ -581,7 +581,7 @@ def rel_eq_sign():
                   lambda P_, zs, lhs=lhs, c=c: encode(P_, lhs, zs) != c, "negated eq %s" % lhs)
 
 
-@proves("rel.le_gcd_ceil")
+@proves("rel.le_gcd_ceil", over=samples("a grid of linear relations"))
 def rel_le_gcd_ceil():
     P_ = Py()
     g, e, k = z3.Ints("g e k")
@@ -591,7 +591,7 @@ def rel_le_gcd_ceil():
         _rel_grid(rel, lambda P_, zs: encode(P_, lhs, zs) <= c, "le %s" % lhs)
 
 
-@proves("rel.lt_as_le")
+@proves("rel.lt_as_le", over=samples("a grid of linear relations"))
 def rel_lt_as_le():
     a, b = z3.Ints("a b")
     prove(z3.And((a < b) == (a - b + 1 <= 0), (a > b) == (b - a + 1 <= 0),
@@ -603,7 +603,7 @@ def rel_lt_as_le():
                       "%s %s" % (op.__name__, lhs))
 
 
-@proves("rel.le_negate")
+@proves("rel.le_negate", over=samples("a grid of linear relations"))
 def rel_le_negate():
     e, = z3.Ints("e")
     prove(z3.Not(e <= 0) == (-e + 1 <= 0))

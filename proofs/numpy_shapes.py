@@ -308,7 +308,9 @@ def pad(shape, widths) -> Spec:
         pairs = [tuple(widths)] * nd if len(widths) == 2 else [(widths[0], widths[0])] * nd
     else:
         pairs = list(widths) if len(widths) == nd else [widths[0]] * nd
-    return [tuple(s + a + b for s, (a, b) in zip(shape, pairs))], []
+    # NumPy raises for a negative width ("index can't contain negative values")
+    return [tuple(s + a + b for s, (a, b) in zip(shape, pairs))], \
+        [w >= 0 for a, b in pairs for w in (a, b)]
 
 
 def flip(shape, axis) -> Spec:

@@ -24,7 +24,7 @@ import symshape as ss
 from symshape.capture.export import trace_program
 
 from . import numpy_shapes as N
-from . import proves
+from . import bounded, proves
 from .code import STATS, Symbols, encode, encode_cond, prove_code
 from .pyint import Py, require, zmax
 
@@ -114,7 +114,7 @@ def _bshape(*shapes):
 
 
 # ---------------------------------------------------------------------------- broadcasting
-@proves("broadcast.shapes")
+@proves("broadcast.shapes", over=bounded("every rank up to 3 (two operands), sizes symbolic"))
 def broadcast_shapes():
     r = np.ones
 
@@ -151,7 +151,8 @@ def broadcast_shapes():
 
 
 # ---------------------------------------------------------------------------- indexing
-@proves("index.advanced")
+@proves("index.advanced",
+        over=bounded("every placement of 1-3 index arrays up to rank 4, sizes symbolic"))
 def index_advanced():
     r = np.ones
     idx = np.array([0, 2, 1])
@@ -233,7 +234,7 @@ def _unbacked_facts(tr: "Contract") -> list:
 
 
 # ---------------------------------------------------------------------------- split
-@proves("split.sizes")
+@proves("split.sizes", over=bounded("every rank up to 3, every axis, sizes symbolic"))
 def split_sizes():
     r = np.ones
 
@@ -266,7 +267,7 @@ def _clamp(i: int, n):
 
 
 # ---------------------------------------------------------------------------- contractions
-@proves("linalg.contract")
+@proves("linalg.contract", over=bounded("einsum operands up to rank 3, sizes symbolic"))
 def linalg_contract():
     r = np.ones
 
@@ -308,7 +309,7 @@ def _range_len(P, start, stop, step: int):
     return zmax(P.ceildiv(stop - start, step), 0)
 
 
-@proves("arange.length")
+@proves("arange.length", over=bounded("steps -4..4, start / stop symbolic"))
 def arange_length():
     r = np.ones
     _case(lambda x, k: np.arange(k) + x[:1].sum(), (r(5), 7), {"x": (A,), "k": DYN},
@@ -327,7 +328,7 @@ def arange_length():
     arange_sweep()
 
 
-@proves("diff.length")
+@proves("diff.length", over=bounded("every rank up to 4, every axis, n <= 3, sizes symbolic"))
 def diff_length():
     r = np.ones
     for k in (1, 2, 3):
@@ -341,7 +342,9 @@ def diff_length():
     diff_sweep()
 
 
-@proves("shape.pad_tile_repeat_stack")
+@proves("shape.pad_tile_repeat_stack",
+        over=bounded("np.stack every rank 0..3 and axis, np.tile ranks 1..3 with 1..4 "
+                     "repetitions, np.pad / np.repeat every rank 1..4, sizes symbolic"))
 def pad_tile_repeat_stack():
     r = np.ones
     _case(lambda x: np.pad(x, ((1, 2), (0, 3))), (r((4, 5)),), {"x": (A, A)},

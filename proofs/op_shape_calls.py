@@ -13,12 +13,12 @@ import logging
 import numpy as np
 
 from . import numpy_shapes as N
-from . import proves
+from . import bounded, samples, proves
 from .op_shape_rules import (MAX_RANK, SIZES, _bind1, _bind2, _check, _check_all, _prog,
                              _reduce_axes, _shape, _sign_mix)
 
 
-@proves("shape.flip")
+@proves("shape.flip", over=bounded("every rank up to 4, every axis, sizes symbolic"))
 def shape_flip():
     """np.flip over axis None, every int axis and every set of two or more axes (mixed
     signs) of every rank 1..4; np.fliplr / np.flipud of rank 2..4."""
@@ -32,7 +32,7 @@ def shape_flip():
                    "np.flip / fliplr / flipud(rank %d, every axis)" % rank)
 
 
-@proves("shape.roll")
+@proves("shape.roll", over=bounded("every rank up to 4, every axis, sizes symbolic"))
 def shape_roll():
     """np.roll by a constant and by a symbolic shift, over axis None, every int axis and
     every pair of axes (mixed signs, one shift each), of every rank 1..4."""
@@ -47,7 +47,7 @@ def shape_roll():
                    [_shape(rank)], "np.roll(rank %d, k, every axis)" % rank, ints=(-2,))
 
 
-@proves("creation.triangle")
+@proves("creation.triangle", over=bounded("every rank up to 4, sizes symbolic"))
 def creation_triangle():
     """np.tril / np.triu of every rank 2..4 with offsets -3..3: the input's shape."""
     for rank in range(2, MAX_RANK + 1):
@@ -56,24 +56,24 @@ def creation_triangle():
                    [_shape(rank)], "np.tril / np.triu(rank %d, k = -3..3)" % rank)
 
 
-@proves("linalg.kron")
+@proves("linalg.kron", over=bounded("every pair of ranks 1..4, sizes symbolic"))
 def linalg_kron():
-    """np.kron for every pair of ranks 1..3: NumPy's shape (aligned on the right)."""
-    for ra, rb in itertools.product(range(1, MAX_RANK), repeat=2):
+    """np.kron for every pair of ranks 1..4: NumPy's shape (aligned on the right)."""
+    for ra, rb in itertools.product(range(1, MAX_RANK + 1), repeat=2):
         _check(_bind2(np.kron), [_shape(ra), _shape(rb)],
                lambda P, ins, v: N.kron(ins[0], ins[1]), "np.kron(rank %d, rank %d)" % (ra, rb))
 
 
-@proves("linalg.outer")
+@proves("linalg.outer", over=bounded("every pair of ranks 0..4, sizes symbolic"))
 def linalg_outer():
-    """np.outer for every pair of ranks 0..3: (a.size, b.size), the inputs flattened."""
-    for ra, rb in itertools.product(range(0, MAX_RANK), repeat=2):
+    """np.outer for every pair of ranks 0..4: (a.size, b.size), the inputs flattened."""
+    for ra, rb in itertools.product(range(0, MAX_RANK + 1), repeat=2):
         _check(_bind2(np.outer), [_shape(ra), _shape(rb)],
                lambda P, ins, v: N.outer(ins[0], ins[1]), "np.outer(rank %d, rank %d)"
                % (ra, rb))
 
 
-@proves("linalg.inner")
+@proves("linalg.inner", over=bounded("every pair of ranks up to 4, sizes symbolic"))
 def linalg_inner():
     """np.inner for every pair of ranks 1..4: a.shape[:-1] + b.shape[:-1], the last sizes
     equal on the contract."""
@@ -85,7 +85,7 @@ def linalg_inner():
                % (ra, rb))
 
 
-@proves("signal.correlate")
+@proves("signal.correlate", over=bounded("every mode, three length orderings, sizes symbolic"))
 def signal_correlate():
     """np.convolve and np.correlate in every mode, examples with n > m, n < m and n == m:
     NumPy's length, and the contract admits no empty operand."""
@@ -97,7 +97,7 @@ def signal_correlate():
                "%s(%d, %d, %s)" % (fn.__name__, n, m, mode))
 
 
-@proves("stats.histogram_bins")
+@proves("stats.histogram_bins", over=samples("1-D data and edges, sizes symbolic"))
 def stats_histogram_bins():
     """np.histogram with an edges array of symbolic length (>= 0 as far as the spec
     goes): the counts and the edges; np.histogram_bin_edges likewise."""
@@ -108,7 +108,7 @@ def stats_histogram_bins():
            "np.histogram_bin_edges(x, bins=edges)")
 
 
-@proves("creation.linspace")
+@proves("creation.linspace", over=samples("endpoint True / False, count symbolic"))
 def creation_linspace():
     """np.linspace with a symbolic count, endpoint True and False: num samples, and the
     contract admits no negative count."""
@@ -131,19 +131,19 @@ def _stack_sweep(fn, spec) -> None:
                    "%s of the rows of a rank-%d array" % (fn.__name__, rank))
 
 
-@proves("shape.hstack")
+@proves("shape.hstack", over=bounded("every rank up to 4, sizes symbolic"))
 def shape_hstack():
     """np.hstack: see ``_stack_sweep``."""
     _stack_sweep(np.hstack, N.hstack)
 
 
-@proves("shape.vstack")
+@proves("shape.vstack", over=bounded("every rank up to 4, sizes symbolic"))
 def shape_vstack():
     """np.vstack: see ``_stack_sweep``."""
     _stack_sweep(np.vstack, N.vstack)
 
 
-@proves("shape.dstack")
+@proves("shape.dstack", over=bounded("every rank up to 4, sizes symbolic"))
 def shape_dstack():
     """np.dstack: see ``_stack_sweep``."""
     _stack_sweep(np.dstack, N.dstack)
@@ -153,7 +153,7 @@ _ROWS = {np.hstack: lambda x: np.hstack(x), np.vstack: lambda x: np.vstack(x),
          np.dstack: lambda x: np.dstack(x)}
 
 
-@proves("shape.ravel")
+@proves("shape.ravel", over=bounded("every rank up to 4, sizes symbolic"))
 def shape_ravel():
     """np.ravel, np.reshape(x, -1), x.reshape(-1), x.ravel() and x.flatten() of every rank
     0..4: one axis of the size."""
@@ -175,13 +175,15 @@ def _atleast_sweep(fn, nd: int) -> None:
                lambda P, ins, v: N.atleast_nd(ins, nd), "%s(ranks %s)" % (fn.__name__, ranks))
 
 
-@proves("shape.atleast_1d")
+@proves("shape.atleast_1d",
+        over=bounded("every rank up to 4 (three operands: up to 3), sizes symbolic"))
 def shape_atleast_1d():
     """np.atleast_1d: see ``_atleast_sweep``."""
     _atleast_sweep(np.atleast_1d, 1)
 
 
-@proves("shape.atleast_2d")
+@proves("shape.atleast_2d",
+        over=bounded("every rank up to 4 (three operands: up to 3), sizes symbolic"))
 def shape_atleast_2d():
     """np.atleast_2d, and np.atleast_3d (NumPy's own code, traced through reshape and basic
     indexing): see ``_atleast_sweep``."""
@@ -197,7 +199,8 @@ def meshgrid_sweep() -> None:
         _check_all([(lambda *a, ix=ix, sp=sp: tuple(np.meshgrid(*a, indexing=ix, sparse=sp)),
                      lambda P, ins, v, ix=ix, sp=sp: N.meshgrid(ins, ix, sp))
                     for ix, sp in itertools.product(("xy", "ij"), (False, True))],
-                   [_shape(r) for r in ranks], "np.meshgrid(ranks %s)" % (ranks,))
+                   [_shape(r) for r in ranks], "np.meshgrid(ranks %s)" % (ranks,),
+                   not_one=True)      # np.broadcast_arrays specialises a size 1
 
 
 def arange_sweep() -> None:
@@ -247,7 +250,8 @@ _QUANTILES = [(f, q, f in (np.percentile, np.quantile))
               for q in (0.5, [0.25, 0.5])]
 
 
-@proves("stats.reduction")
+@proves("stats.reduction",
+        over=bounded("every rank 0..3, every axis set, sizes symbolic"))
 def stats_reduction():
     """The NaN-aware reductions (nansum, nanprod, nanmean, nanvar, nanstd, nanmedian, and
     nanmin, nanmax, nanargmin, nanargmax, which need elements) and percentile / quantile /
@@ -279,12 +283,12 @@ def stats_reduction():
                        % (rank, ax))
 
 
-@proves("stats.average")
+@proves("stats.average", over=bounded("every rank 0..4, every axis set, sizes symbolic"))
 def stats_average():
-    """np.average without weights for every rank 0..3, axis None / every int / every set of
+    """np.average without weights for every rank 0..4, axis None / every int / every set of
     two or more axes (mixed signs), keepdims False and True: the reduction's shape, and the
     contract admits no empty result (NumPy divides by the result's size)."""
-    for rank in range(0, MAX_RANK):
+    for rank in range(0, MAX_RANK + 1):
         for ax in _reduce_axes(rank):       # each axis set: its own contract
             _check_all([(_bind1(np.average, axis=ax, keepdims=k),
                          lambda P, ins, v, ax=ax, k=k: N.average(ins[0], ax, k))
@@ -307,10 +311,11 @@ def select_choose_sweep() -> None:
                       for r, st in zip(ranks, statics)]
             for f, name in calls:
                 _check(f, arrays, lambda P, ins, v: N.broadcast(*ins),
-                       "%s(%s, %s, %s)" % ((name,) + tuple(a[0] for a in arrays)))
+                       "%s(%s, %s, %s)" % ((name,) + tuple(a[0] for a in arrays)),
+                       not_one=True)
 
 
-@proves("select.partition")
+@proves("select.partition", over=bounded("every rank up to 3, every axis, sizes symbolic"))
 def select_partition():
     """np.argpartition and np.partition for every rank 1..3, every axis (and None for
     argpartition), kth 0, 2, -1, -3 and [1, -3]: the shape, and the contract admits only
@@ -326,7 +331,7 @@ def select_partition():
                        % (rank, kth, axis))
 
 
-@proves("stats.scan")
+@proves("stats.scan", over=bounded("every rank up to 4, every axis, sizes symbolic"))
 def stats_scan():
     """np.nancumsum and np.nancumprod for every rank 0..4 (an axis from rank 1), axis None
     and every int axis: the shape, or the flattened size for None."""

@@ -22,7 +22,8 @@ import z3
 import symshape as ss
 
 from . import numpy_shapes as N
-from . import proves
+from . import bounded, proves
+from .converse import admits_numpy_inputs
 from .op_rules import Contract
 from .pyint import require
 
@@ -39,10 +40,12 @@ def _dims(prefix: str, rank: int, lo: int = 0, static: Dict[int, int] = None) ->
 
 
 def _check(f, arrays: Sequence, spec: Callable, what: str, ints: Sequence = (),
-           lo: int = 0, names: str = "xyz") -> None:
+           lo: int = 0, names: str = "xyz", not_one: bool = False) -> None:
     """Trace ``f(*arrays, *ints)`` (arrays as ``(shape, static axes)``, ints symbolic) and
     prove the output shapes are ``spec(P, input shapes, int values)``'s for every point of
-    the contract, and NumPy's conditions hold there."""
+    the contract, and NumPy's conditions hold there; and conversely that the contract
+    admits every input NumPy accepts (``proofs/converse.py``; ``not_one``: the symbolic
+    sizes other than 1, a broadcasting sweep tracing its size-1 axes as static 1s)."""
     args, shapes = [], {}
     for name, (shape, static) in zip(names, arrays):
         args.append(np.ones(shape))
@@ -60,6 +63,7 @@ def _check(f, arrays: Sequence, spec: Callable, what: str, ints: Sequence = (),
     def full(P, ins_):
         out, ok = spec(P, [tuple(s) for s in ins_[:len(arrays)]], ins_[len(arrays):])
         return out, [z3.BoolVal(c) if isinstance(c, bool) else c for c in ok]
+    admits_numpy_inputs(tr, arrays, spec, ints, lo, what, not_one)
     if any(o for o in tr.outs):
         tr.prove(full, what)
         return
@@ -72,7 +76,8 @@ def _check(f, arrays: Sequence, spec: Callable, what: str, ints: Sequence = (),
     tr.P.prove(z3.And(*ok), tr.hyps, what=what)
 
 
-def _check_all(cases: Sequence, arrays: Sequence, what: str, ints: Sequence = ()) -> None:
+def _check_all(cases: Sequence, arrays: Sequence, what: str, ints: Sequence = (),
+               not_one: bool = False) -> None:
     """``_check`` of several calls on the same inputs as one program returning all their
     results (one trace, one proof): ``cases`` are ``(f, spec)`` pairs as for ``_check``.
     Only for calls that record no guard, so that the contract is each call's own."""
@@ -93,7 +98,7 @@ def _check_all(cases: Sequence, arrays: Sequence, what: str, ints: Sequence = ()
             ok += c
         return shapes, ok
     _check(_prog(g, len(arrays), len(ints)), arrays, spec, "%s (%d calls)" % (what, len(cases)),
-           ints=ints)
+           ints=ints, not_one=not_one)
 
 
 def _shape(rank: int, static: Dict[int, int] = None) -> tuple:
@@ -114,17 +119,18 @@ def _reduce_axes(rank: int) -> List:
     return out
 
 
-@proves("reduce.axes")
+@proves("reduce.axes",
+        over=bounded("every rank up to 4, every axis set, sizes symbolic"))
 def reduce_axes():
     """np.sum for every rank 0..4, axis None / every int / every set of two or more axes
     (written with both signs), keepdims False and True; np.max (no identity: the contract
-    must admit only non-empty extents) for every rank 1..3 and axis."""
+    must admit only non-empty extents) for every rank 1..4 and axis."""
     for rank in range(0, MAX_RANK + 1):
         _check_all([(_bind1(np.sum, axis=axis, keepdims=keep),
                      lambda P, ins, v, a=axis, k=keep: N.reduction(ins[0], a, k))
                     for axis, keep in itertools.product(_reduce_axes(rank), (False, True))],
                    [_shape(rank)], "np.sum(rank %d, every axis, keepdims)" % rank)
-    for rank in range(1, MAX_RANK):
+    for rank in range(1, MAX_RANK + 1):
         for axis, keep in itertools.product([None] + list(range(-rank, rank)), (False, True)):
             _check(_bind1(np.max, axis=axis, keepdims=keep), [_shape(rank)],
                    lambda P, ins, v, a=axis, k=keep: N.arg_reduction(ins[0], a, k),
@@ -148,7 +154,11 @@ def _prog(g, arrays: int, ints: int):
     return eval("lambda %s: g(%s)" % (params, params), {"g": g})  # noqa: S307
 
 
-@proves("reduce.arg")
+#: the checks for a case outside the rule sweeps (tests/proofs/test_converse.py)
+check_shapes, program_of = _check, _prog
+
+
+@proves("reduce.arg", over=bounded("every rank up to 4, every axis, sizes symbolic"))
 def reduce_arg():
     """np.argmax / np.argmin for every rank 1..4, axis None and every int axis, keepdims
     False and True: NumPy's shape, and the contract admits only non-empty extents."""
@@ -163,7 +173,7 @@ def reduce_arg():
                        "%s(rank %d, axis=%s, keepdims=%s)" % (fn.__name__, rank, axis, keep))
 
 
-@proves("reduce.flat_or_axis")
+@proves("reduce.flat_or_axis", over=bounded("every rank up to 4, every axis, sizes symbolic"))
 def reduce_flat_or_axis():
     """np.cumsum, np.cumprod, np.sort and np.argsort for every rank 1..4 and axis None /
     every int axis: the input's shape (None: the flattened size)."""
@@ -184,7 +194,7 @@ def diff_sweep() -> None:
 
 
 # ---------------------------------------------------------------------------- axes
-@proves("shape.permute")
+@proves("shape.permute", over=bounded("every rank up to 4, every permutation, sizes symbolic"))
 def shape_permute():
     """np.transpose with every permutation of every rank 0..4 (written with negative axes
     for every other one) and axes=None; np.swapaxes with every pair of axes in [-r, r) and
@@ -205,11 +215,11 @@ def shape_permute():
                    [_shape(rank)], "np.moveaxis(rank %d, every pair)" % rank)
 
 
-@proves("shape.expand_dims")
+@proves("shape.expand_dims", over=bounded("every rank up to 4, every axis, sizes symbolic"))
 def shape_expand_dims():
-    """np.expand_dims for every rank 0..3 with every axis of the result (in [-r-1, r]) and
-    every pair of distinct result axes (mixed signs): results up to rank 5."""
-    for rank in range(0, MAX_RANK):
+    """np.expand_dims for every rank 0..4 with every axis of the result (in [-r-1, r]) and
+    every pair of distinct result axes (mixed signs): results up to rank 6."""
+    for rank in range(0, MAX_RANK + 1):
         nd = rank + 1
         axes: List = list(range(-nd, nd))
         axes += [_sign_mix(c, rank + 2) for c in itertools.combinations(range(rank + 2), 2)]
@@ -218,7 +228,8 @@ def shape_expand_dims():
                    [_shape(rank)], "np.expand_dims(rank %d, every axis)" % rank)
 
 
-@proves("shape.squeeze")
+@proves("shape.squeeze",
+        over=bounded("every rank up to 4, every set of unit axes, sizes symbolic"))
 def shape_squeeze():
     """np.squeeze for every rank 1..4 and every set of axes of size 1 (static), with
     axis=None, each size-1 axis (both signs) and all of them as a tuple; a symbolic axis
@@ -284,7 +295,8 @@ def split_sweep() -> None:
 
 
 # ---------------------------------------------------------------------------- indexing
-@proves("index.basic")
+@proves("index.basic",
+        over=bounded("every rank 1..3, every position, ints symbolic of both signs"))
 def index_basic():
     """x[...] with one int / slice / None component at every position of every rank 1..3,
     the rest full slices or an Ellipsis before or after it: int indices and slice bounds
@@ -317,10 +329,10 @@ def _index_case(rank: int, pos: int, kind: str, ex: tuple, step, ell: str) -> No
            "x[%s] on rank %d, examples %s" % (kind, rank, ex), ints=ex)
 
 
-@proves("index.take")
+@proves("index.take", over=bounded("every rank up to 4, every axis, sizes symbolic"))
 def index_take():
-    """np.take with index arrays of rank 0..2 on every axis (and None) of every rank 1..3."""
-    for rank in range(1, MAX_RANK):
+    """np.take with index arrays of rank 0..2 on every axis (and None) of every rank 1..4."""
+    for rank in range(1, MAX_RANK + 1):
         for axis in [None] + list(range(-rank, rank)):
             for irank in (0, 1, 2):
                 _check(_prog(lambda x, i, a=axis: np.take(x, i.astype(np.intp) % 1, axis=a),
@@ -330,7 +342,7 @@ def index_take():
                        "np.take(rank %d, index rank %d, axis=%s)" % (rank, irank, axis))
 
 
-@proves("index.take_along_axis")
+@proves("index.take_along_axis", over=bounded("every rank up to 4, every axis, sizes symbolic"))
 def index_take_along_axis():
     """np.take_along_axis on every axis of every rank 1..4, indices of the array's sizes
     and, off the axis, of size 1 (broadcast)."""
@@ -344,7 +356,8 @@ def index_take_along_axis():
                     x, i.astype(np.intp) % 1, a), 2, 0),
                        [_shape(rank), (ishape, static)],
                        lambda P, ins, v, a=axis: N.take_along_axis(ins[0], ins[1], a),
-                       "np.take_along_axis(rank %d, axis=%d, ones=%s)" % (rank, axis, ones))
+                       "np.take_along_axis(rank %d, axis=%d, ones=%s)" % (rank, axis, ones),
+                       not_one=True)
 
 
 # ---------------------------------------------------------------------------- repetition
@@ -369,7 +382,7 @@ def repeat_pad_sweep() -> None:
                % (rank, pairs))
 
 
-@proves("shape.diagonal")
+@proves("shape.diagonal", over=bounded("every rank up to 4, every axis pair, sizes symbolic"))
 def shape_diagonal():
     """np.diagonal for every rank 2..4, every ordered pair of distinct axes (written with
     both signs) and offsets -3..3."""
@@ -385,7 +398,7 @@ def shape_diagonal():
 
 
 # ---------------------------------------------------------------------------- products
-@proves("linalg.dot")
+@proves("linalg.dot", over=bounded("every pair of ranks up to 4, sizes symbolic"))
 def linalg_dot():
     """np.dot for every pair of ranks 1..4 x 1..3 (and 4 x 4): NumPy's shape, and the
     contract admits only equal contracted sizes."""
@@ -400,7 +413,7 @@ def linalg_dot():
                lambda P, ins, v: N.dot(ins[0], ins[1]), "np.dot(rank %d, rank %d)" % (ra, rb))
 
 
-@proves("linalg.tensordot")
+@proves("linalg.tensordot", over=bounded("every pair of ranks up to 4, sizes symbolic"))
 def linalg_tensordot():
     """np.tensordot(a, b, axes=k) for every pair of ranks 1..4 and every k from 0 to the
     smaller rank."""
@@ -431,7 +444,8 @@ def broadcast_sweep() -> None:
             sa = tuple(xs.get(i, SIZES[4 - ra + i]) for i in range(ra))
             sb = tuple(ys.get(i, SIZES[4 - rb + i]) for i in range(rb))
             _check(lambda x, y: x + y, [(sa, xs), (sb, ys)],
-                   lambda P, ins, v: N.broadcast(*ins), "x + y (%s, %s)" % (sa, sb))
+                   lambda P, ins, v: N.broadcast(*ins), "x + y (%s, %s)" % (sa, sb),
+                   not_one=True)
 
 
 # ---------------------------------------------------------------------------- reshape
@@ -488,10 +502,10 @@ def broadcast3_sweep() -> None:
                       for r, st in zip(ranks, statics)]
             _check(lambda x, y, z: np.where(x > 0, y, z), arrays,
                    lambda P, ins, v: N.broadcast(*ins),
-                   "np.where(%s, %s, %s)" % tuple(a[0] for a in arrays))
+                   "np.where(%s, %s, %s)" % tuple(a[0] for a in arrays), not_one=True)
         arrays = [(tuple(SIZES[4 - r + i] for i in range(r)), {}) for r in ranks]
         _check(lambda x, y, z: np.clip(x, y, z), arrays, lambda P, ins, v: N.broadcast(*ins),
-               "np.clip(%s, %s, %s)" % tuple(a[0] for a in arrays))
+               "np.clip(%s, %s, %s)" % tuple(a[0] for a in arrays), not_one=True)
 
 
 # ---------------------------------------------------------------------------- einsum

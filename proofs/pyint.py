@@ -23,6 +23,8 @@ from typing import List
 
 import z3
 
+from . import z3cache
+
 #: default resource limit per query; lemmas that need more pass ``rlimit=``
 RLIMIT = 20_000_000
 
@@ -115,7 +117,7 @@ def prove(claim, *hyps, rlimit: int = RLIMIT, what: str = "") -> None:
     lead = (what + ": ") if what else ""
     s = limited_solver(rlimit, *hyps)
     if hyps:
-        r = s.check()
+        r = z3cache.check(s, rlimit)
         if r == z3.unsat:
             raise ProofFailure("%svacuous: the hypotheses contradict each other\n  claim: %s"
                                % (lead, _short(claim)))
@@ -124,12 +126,12 @@ def prove(claim, *hyps, rlimit: int = RLIMIT, what: str = "") -> None:
                                % (lead, rlimit))
         s = limited_solver(rlimit, *hyps)
     s.add(z3.Not(claim))
-    r = s.check()
+    r = z3cache.check(s, rlimit)
     if r == z3.unsat:
         return
     if r == z3.sat:
         raise ProofFailure("%scounterexample: %s\n  claim: %s"
-                           % (lead, _model_text(s.model()), _short(claim)))
+                           % (lead, _model_text(z3cache.model(s)), _short(claim)))
     raise ProofFailure("%snot proven within rlimit=%d (%s)\n  claim: %s"
                        % (lead, rlimit, s.reason_unknown(), _short(claim)))
 

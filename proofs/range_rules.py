@@ -24,7 +24,7 @@ from symshape.algebra.infinity import INT_OO, NEG_INT_OO
 from symshape.algebra.infinity import is_inf as is_inf_
 from symshape.algebra.ranges import ValueRange
 
-from . import proves
+from . import bounded, every, samples, proves
 from .extint import (POS_INF, Ext, X, emax, emin, fin, inside, ipow, is_inf, le, lt, mul,
                      neg, scale, select)
 from .code import prove_code
@@ -106,7 +106,7 @@ def _contains(E: Ext, lo: X, hi: X, value) -> z3.BoolRef:
 
 
 # ---------------------------------------------------------------------------- add / scale / mul
-@proves("range.add")
+@proves("range.add", over=every("every pair of ranges, finite or infinite ends symbolic"))
 def range_add():
     E, alo, ahi, wa, blo, bhi, wb, x, y = _two_intervals()
     lo, hi = E.add(alo, blo), E.add(ahi, bhi)
@@ -114,7 +114,7 @@ def range_add():
     symbolic_sound(RG.vr_add, lambda P_, x, y: x + y, "vr_add")
 
 
-@proves("range.scale")
+@proves("range.scale", over=every("every range and scale, ends symbolic"))
 def range_scale():
     E = Ext()
     alo, ahi, wa = E.interval("a")
@@ -133,7 +133,7 @@ def _mul_corners(alo: X, ahi: X, blo: X, bhi: X):
     return emin(*cs), emax(*cs)
 
 
-@proves("range.mul")
+@proves("range.mul", over=every("every pair of ranges, ends symbolic"))
 def range_mul():
     E, alo, ahi, wa, blo, bhi, wb, x, y = _two_intervals()
     lo, hi = _mul_corners(alo, ahi, blo, bhi)
@@ -141,7 +141,7 @@ def range_mul():
     symbolic_sound(RG.vr_mul, lambda P_, x, y: x * y, "vr_mul")
 
 
-@proves("range.pow")
+@proves("range.pow", over=bounded("exponents 1..6, ends symbolic"))
 def range_pow():
     for n in range(1, 6):
         E = Ext()
@@ -198,21 +198,24 @@ def _floordiv_branch(sign: int) -> None:
             inside(alo, ahi, x), inside(blo, bhi, y))
 
 
-@proves("range.floordiv_pos")
+@proves("range.floordiv_pos",
+        over=every("every pair of ranges with a positive divisor range, ends symbolic"))
 def range_floordiv_pos():
     _floordiv_branch(+1)
     symbolic_sound(RG.vr_floordiv, lambda P_, x, y: P_.floordiv(x, y), "vr_floordiv",
                    pre=lambda a, b: _pos(b))
 
 
-@proves("range.floordiv_neg")
+@proves("range.floordiv_neg",
+        over=every("every pair of ranges with a negative divisor range, ends symbolic"))
 def range_floordiv_neg():
     _floordiv_branch(-1)
     symbolic_sound(RG.vr_floordiv, lambda P_, x, y: P_.floordiv(x, y), "vr_floordiv",
                    pre=lambda a, b: _neg(b))
 
 
-@proves("range.floordiv_straddle")
+@proves("range.floordiv_straddle",
+        over=every("every pair of ranges with a divisor range around 0, ends symbolic"))
 def range_floordiv_straddle():
     E, alo, ahi, wa, blo, bhi, wb, x, y = _two_intervals()
     has_neg, has_pos = lt(blo, fin(0)), lt(fin(0), bhi)
@@ -230,7 +233,9 @@ def range_floordiv_straddle():
 
 
 # ---------------------------------------------------------------------------- mod
-@proves("range.mod_nowrap")
+@proves("range.mod_nowrap",
+        over=every("every finite range and every positive modulus (a singleton divisor "
+                   "range), ends symbolic, along every path of vr_mod"))
 def range_mod_nowrap():
     E = Ext()
     a, b, m, x = z3.Ints("a b m x")
@@ -238,13 +243,16 @@ def range_mod_nowrap():
     hyps = [m > 0, a <= x, x <= b, qa == qb]
     E.prove(qx == qa, hyps)                       # x // m is monotone in x: no wrap inside
     E.prove(z3.And(a - m * qa <= x - m * qx, x - m * qx <= b - m * qb), hyps, qx == qa)
-    ivs = [ValueRange(a_, b_) for a_ in range(-7, 8, 2) for b_ in range(a_, 9, 3)]
-    for m_ in (1, 2, 3, 5):
-        _code_sound(lambda a: RG.vr_mod(a, ValueRange(m_, m_)), lambda P_, x: P_.mod(x, m_),
-                    "vr_mod(., %d)" % m_, arity=1, intervals=ivs)
+    # the code on every finite range and every positive modulus m (the divisor range
+    # [m, m]), with symbolic ends: wrapping or not, on every path
+    symbolic_sound(RG.vr_mod, lambda P_, x, y: P_.mod(x, y), "vr_mod(., [m, m])",
+                   pre=lambda a, b: z3.And(a[0].s == 0, a[1].s == 0, b[0].s == 0,
+                                           b[1].s == 0, b[0].v == b[1].v, b[0].v > 0),
+                   per_path=True, lemmas=True)
 
 
-@proves("range.mod_pos")
+@proves("range.mod_pos",
+        over=every("every pair of ranges with a positive divisor range, ends symbolic"))
 def range_mod_pos():
     E, alo, ahi, wa, blo, bhi, wb, x, y = _two_intervals()
     hi0 = select(is_inf(bhi), POS_INF, fin(bhi.v - 1))
@@ -255,7 +263,8 @@ def range_mod_pos():
                    pre=lambda a, b: _pos(b), per_path=True, lemmas=True)
 
 
-@proves("range.mod_neg")
+@proves("range.mod_neg",
+        over=every("every pair of ranges with a negative divisor range, ends symbolic"))
 def range_mod_neg():
     E, alo, ahi, wa, blo, bhi, wb, x, y = _two_intervals()
     lo = select(is_inf(blo), neg(POS_INF), fin(blo.v + 1))
@@ -265,7 +274,8 @@ def range_mod_neg():
                    pre=lambda a, b: _neg(b))
 
 
-@proves("range.mod_straddle")
+@proves("range.mod_straddle",
+        over=every("every pair of ranges with a divisor range around 0, ends symbolic"))
 def range_mod_straddle():
     E, alo, ahi, wa, blo, bhi, wb, x, y = _two_intervals()
     lo0 = select(is_inf(blo), neg(POS_INF), fin(blo.v + 1))
@@ -300,18 +310,18 @@ def _minmax_proof(is_min: bool) -> None:
                        "%s/%d" % (fn.__name__, n), arity=n)
 
 
-@proves("range.min")
+@proves("range.min", over=bounded("arity up to 4, ends symbolic"))
 def range_min():
     _minmax_proof(True)
 
 
-@proves("range.max")
+@proves("range.max", over=bounded("arity up to 4, ends symbolic"))
 def range_max():
     _minmax_proof(False)
 
 
 # ---------------------------------------------------------------------------- factored bound
-@proves("range.factored")
+@proves("range.factored", over=samples("hand-picked factored expressions"))
 def range_factored():
     E = Ext()
     tlo, thi, wt = E.interval("t")
@@ -353,7 +363,7 @@ def range_factored():
         prove_code(claim, impl, P=P_, what="bound(%s) on 64 boxes" % p)
 
 
-@proves("range.bound")
+@proves("range.bound", over=samples("seven expressions times three boxes"))
 def range_bound():
     # the composition on expressions with every kind of atom, on concrete boxes (finite and
     # infinite ends), proven for every member at once: the range bound() returns holds e

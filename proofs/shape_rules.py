@@ -21,7 +21,7 @@ from symshape.capture.ops.indexing import slice_length
 from symshape.capture.ops.linalg import matmul_shape
 from symshape.errors import UserError
 
-from . import proves
+from . import bounded, samples, proves
 from .code import prove_code
 from .pyint import Py, prove, require, zmax, zmin
 
@@ -126,13 +126,13 @@ def _slice_on_code(step_pos: bool) -> None:
                    tr.hyps, P=tr.P, what="x[:k] traced")
 
 
-@proves("slice.length_step_pos")
+@proves("slice.length_step_pos", over=samples("an integer grid up to 12"))
 def slice_length_step_pos():
     _slice_proof(True)
     _slice_on_code(True)
 
 
-@proves("slice.length_step_neg")
+@proves("slice.length_step_neg", over=samples("an integer grid up to 12"))
 def slice_length_step_neg():
     _slice_proof(False)
     _slice_on_code(False)
@@ -144,7 +144,7 @@ def _np_broadcast(a, b):
     return z3.If(z3.Or(a == b, a == 1, b == 1), z3.If(a == 1, b, a), NONE)
 
 
-@proves("broadcast.pair")
+@proves("broadcast.pair", over=samples("sizes 0..5 and three traced programs"))
 def broadcast_pair_rule():
     a, b = z3.Ints("a b")
     sizes = [a >= 0, b >= 0]
@@ -256,7 +256,7 @@ def _reshape_grid() -> None:
                         "%s", numel, target, got, "an error" if want is None else want)
 
 
-@proves("reshape.infer")
+@proves("reshape.infer", over=samples("a grid of targets"))
 def reshape_infer():
     P_ = Py()
     numel, t1, t2 = z3.Ints("numel t1 t2")
@@ -305,7 +305,7 @@ def _prod(vs):
     return out
 
 
-@proves("reshape.divisibility")
+@proves("reshape.divisibility", over=samples("numel 0..24, known 1..6"))
 def reshape_divisibility():
     P_ = Py()
     numel, known, s = z3.Ints("numel known s")
@@ -328,7 +328,7 @@ def reshape_divisibility():
                    tr.hyps, P=P_, what="reshape(%d, -1) admits only multiples of %d" % (k, k))
 
 
-@proves("reshape.explicit")
+@proves("reshape.explicit", over=samples("a grid of targets"))
 def reshape_explicit():
     # the rule on concrete targets, against NumPy itself (sizes below 0 rejected, counts
     # equal), then on a traced symbolic target
@@ -350,7 +350,8 @@ def _engine_concat(shapes, axis) -> Optional[tuple]:
         return None
 
 
-@proves("concatenate.shape")
+@proves("concatenate.shape",
+        over=bounded("every rank up to 4 (three operands: up to 3), sizes symbolic"))
 def concatenate_shape():
     # the fold shape[ax] = shape[ax] + x.shape[ax] over the inputs is the sum; the other
     # axes are the first input's, equal to every input's by the guards
@@ -444,7 +445,7 @@ def _code_matmul_shape(a, b):
     return out, ok
 
 
-@proves("matmul.shape")
+@proves("matmul.shape", over=bounded("every pair of ranks up to 4, sizes symbolic"))
 def matmul_shape_rule():
     for ra, rb in itertools.product((1, 2, 3, 4), repeat=2):
         a = list(z3.Ints(" ".join("a%d" % i for i in range(ra))))

@@ -18,7 +18,7 @@ import z3
 from symshape.reasoning import solver
 from symshape.algebra.ranges import ValueRange
 
-from . import proves
+from . import samples, proves
 from .code import Symbols, encode_cond, prove_code
 from .decide_rules import _graded
 from .pyint import Py, require
@@ -41,7 +41,7 @@ def _kept(before, env, syms, extra, what: str) -> None:
                _in_ranges(before, zs, syms), P=P_, what=what)
 
 
-@proves("solve.dispatch")
+@proves("solve.dispatch", over=samples("graded environments"))
 def solve_dispatch():
     """``learn`` on every tenth condition of the grammar true at the example and on every
     eighth of those over one symbol (the range steps), in a fresh environment of each kind:
@@ -61,7 +61,7 @@ def solve_dispatch():
     require(learnt >= 30, "only %d guards learnt", learnt)
 
 
-@proves("solve.refresh_facts")
+@proves("solve.refresh_facts", over=samples("graded environments"))
 def solve_refresh_facts():
     """After a guard of the grammar is recorded (every thirteenth true at the example), one
     symbol (alternately the first and the second) has its range narrowed to a window

@@ -11,7 +11,7 @@ expressions, decisions) right for every integer value in the ranges, with Z3.
 from __future__ import annotations
 
 import itertools
-from typing import Dict, List
+from typing import Dict
 
 import z3
 
@@ -23,7 +23,7 @@ from symshape.reasoning.env import ShapeEnv
 from symshape.algebra.infinity import INT_OO, NEG_INT_OO, is_inf
 from symshape.algebra.ranges import ValueRange
 
-from . import proves
+from . import bounded, every, samples, proves
 from .extint import Ext, X, fin, inside, le, lt, neg, select
 from .code import Symbols, divisors, encode, encode_cond, prove_code
 from .pyint import RLIMIT, Py, prove, require, zmax, zmin
@@ -126,7 +126,7 @@ def _solutions_kept(old_ranges: Dict, guard, env: ShapeEnv, syms, what: str) -> 
 
 
 # ---------------------------------------------------------------------------- range folding
-@proves("fold.minmax_dominance")
+@proves("fold.minmax_dominance", over=samples("seven Min / Max in one environment"))
 def fold_minmax_dominance():
     x, y, r = z3.Ints("x y r")
     prove(zmin(x, y, r) == zmin(y, r), x - y >= 0)
@@ -142,7 +142,7 @@ def fold_minmax_dominance():
     _check_folds(env, (a, b), cases, "Min/Max folding")
 
 
-@proves("fold.small_numerator")
+@proves("fold.small_numerator", over=samples("a numerator grammar times divisors 1 and 3"))
 def fold_small_numerator():
     P_ = Py()
     x, k = z3.Ints("x k")
@@ -199,7 +199,7 @@ def _small_numerator_symbolic(kind: str, num, den: int) -> None:
                % (kind, num, den, len(paths)))
 
 
-@proves("fold.recombine_divmod")
+@proves("fold.recombine_divmod", over=samples("hand-picked expressions"))
 def fold_recombine_divmod():
     P_ = Py()
     c, k, r = z3.Ints("c k r")
@@ -215,7 +215,7 @@ def fold_recombine_divmod():
                 _same_on_ranges(env, (a, b), e, got, "divmod recombination")
 
 
-@proves("fold.divmod_to_mod")
+@proves("fold.divmod_to_mod", over=samples("hand-picked expressions"))
 def fold_divmod_to_mod():
     P_ = Py()
     c, k, r = z3.Ints("c k r")
@@ -232,7 +232,7 @@ def fold_divmod_to_mod():
                 _same_on_ranges(env, (a, b), e, got, "r - k*(r//k) as Mod")
 
 
-@proves("rel.strip_positive_factor")
+@proves("rel.strip_positive_factor", over=samples("hand-picked relations"))
 def rel_strip_positive_factor():
     b, e = z3.Ints("b e")
     prove(z3.And((b * e == 0) == (e == 0), (b * e != 0) == (e != 0),
@@ -253,7 +253,7 @@ def rel_strip_positive_factor():
             "the positive factor was not stripped: %s", got)
 
 
-@proves("fold.push_minmax")
+@proves("fold.push_minmax", over=samples("hand-picked expressions"))
 def fold_push_minmax():
     r, a, b = z3.Ints("r a b")
     prove(z3.And(r + zmin(a, b) == zmin(r + a, r + b), r - zmin(a, b) == zmax(r - a, r - b),
@@ -269,7 +269,56 @@ def fold_push_minmax():
 
 
 # ---------------------------------------------------------------------------- deciding
-@proves("decide.by_range")
+def _decide_on_symbolic_ranges(conds, syms, what: str) -> int:
+    """``decide_ranges`` run on ``conds`` over symbols whose ranges have symbolic ends
+    (any integer or infinite end, ``proofs/symexec.py``), along every path: where it
+    answers True (False) the condition holds (fails) at every point of the ranges; where
+    ``exact`` (a relation over one symbol) and it answers None, both truth values occur."""
+    from types import SimpleNamespace
+    from .symexec import Explorer, interval, patched, raise_on_paths
+    ivs = {sym: interval("%s.%s" % (what.replace(" ", "_"), sym.name)) for sym in syms}
+    hyps = [c for iv in ivs.values() for c in iv[2]]
+    ex = Explorer(hyps)
+
+    def run():
+        env = SimpleNamespace(_bound_cache={}, ranges={sym: ValueRange(iv[0], iv[1])
+                                                       for sym, iv in ivs.items()})
+        return [decision.decide_ranges(env, c) for c, _ in conds]
+    with patched(ex):
+        paths = ex.paths(run)
+    raise_on_paths(paths, what)
+    P_ = Py()
+    zs = Symbols({sym: iv[3] for sym, iv in ivs.items()})
+    member = [m for iv in ivs.values() for m in iv[4]]
+    points = [iv[3] for iv in ivs.values()]
+    # the answers as Z3 terms: 1 true, 0 false, -1 open, per path and condition
+    impl, cases = [], []
+    for pc, got in paths:
+        cases.append((pc, len(impl)))
+        impl += [z3.IntVal(-1 if d is None else int(d)) for d in got]
+
+    def claim(*ans):
+        out = []
+        for pc, k in cases:
+            for j, (c, exact) in enumerate(conds):
+                holds = encode_cond(P_, c, zs)
+                every = z3.ForAll(points, z3.Implies(z3.And(*member), holds))
+                never = z3.ForAll(points, z3.Implies(z3.And(*member), z3.Not(holds)))
+                sound = z3.And(z3.Implies(ans[k + j] == 1, every),
+                               z3.Implies(ans[k + j] == 0, never))
+                if exact:
+                    sound = z3.And(sound, z3.Implies(ans[k + j] == -1,
+                                                     z3.And(z3.Not(every), z3.Not(never))))
+                out.append(z3.Implies(z3.And(*pc), sound))
+        return z3.And(*out)
+    prove_code(claim, impl, hyps, P=P_, what="%s on symbolic ranges (%d paths)"
+               % (what, len(paths)))
+    return len(paths)
+
+
+@proves("decide.by_range",
+        over=every("every range of e (finite or infinite ends symbolic) and every operator "
+                   "(==, !=, <=), exactly; and / or of two relations on independent ranges"))
 def decide_by_range():
     Ex = Ext()
     lo, hi, w = Ex.interval("e")
@@ -279,27 +328,19 @@ def decide_by_range():
                  z3.Implies(z3.And(lo.s == 0, hi.s == 0, lo.v == 0, hi.v == 0), e == 0),
                  z3.Implies(z3.Not(z3.And(le(lo, zero), le(zero, hi))), e != 0)),
           w, inside(lo, hi, e))
-    env, a, b = _env((5, 2, 10), (3, 0, 4))
-    A, B = a.expr, b.expr
-    exprs = [A + B - 14, A - B - 1, A - 2, 3 * B - A + 2, A * B - 40, A * B + 1, B - 4, A - 11]
-    for x in exprs:
-        for op in (R.EQ, R.NE, R.LE):
-            c = R.make(op, x)
-            if type(c) is bool:
-                continue
-            d = decision.decide_ranges(env, c)
-            if d is None:
-                continue
-            _same_truth(env, (a, b), c, d, "decided by ranges")
-    for op in ("and", "or"):
-        for pair in ((A - 11, A + B - 14), (A - 2, B - 4), (A * B + 1, A - 11)):
-            c = R.BoolOp(op, tuple(R.make(R.LE, x) for x in pair))
-            d = decision.decide_ranges(env, c)
-            if d is not None:
-                _same_truth(env, (a, b), c, d, "decided by ranges")
+    # the code: decide_ranges sees e only through bound(e), a range; e as a symbol whose
+    # range has symbolic ends is every such range
+    s0, s1 = E.Sym(940), E.Sym(941)
+    A, B = s0.expr, s1.expr
+    for op in (R.EQ, R.NE, R.LE):
+        _decide_on_symbolic_ranges([(R.make(op, A), True)], (s0,), "decide_ranges")
+        for op2 in (R.EQ, R.NE, R.LE):
+            _decide_on_symbolic_ranges([(R.BoolOp(kind, (R.make(op, A), R.make(op2, B))),
+                                         False) for kind in ("and", "or")], (s0, s1),
+                                       "decide_ranges and / or")
 
 
-@proves("decide.box_exact")
+@proves("decide.box_exact", over=samples("hand-picked boxes"))
 def decide_box_exact():
     # both ends of the interval bound of a*x + b*y + c*z + k over a finite box are values
     # of the form at a corner: the corner picks the low end where the coefficient is >= 0
@@ -373,7 +414,7 @@ def _open_in_box(env: ShapeEnv, syms, c) -> None:
 
 
 # ---------------------------------------------------------------------------- solver
-@proves("solve.unit_substitution")
+@proves("solve.unit_substitution", over=samples("hand-picked guards"))
 def solve_unit_substitution():
     s, r = z3.Ints("s r")
     for c in (1, -1):
@@ -396,39 +437,86 @@ def solve_unit_substitution():
     _solutions_kept(old, g, env, (a, b), "a disjunction kept as a fact")
 
 
-@proves("solve.le_to_range")
+def _solver_paths(hyps: list, fn, what: str):
+    """``fn()`` (a ``symshape.reasoning.solver`` helper on ``Ext`` values) along every feasible path
+    (``proofs/symexec.py``), the solver module seeing the symbolic infinities too."""
+    from symshape.algebra import ranges as RG
+    from .symexec import Explorer, patched, raise_on_paths
+    ex = Explorer(hyps)
+    saved = (solver.INT_OO, solver.NEG_INT_OO)
+    with patched(ex):
+        solver.INT_OO, solver.NEG_INT_OO = RG.INT_OO, RG.NEG_INT_OO
+        try:
+            paths = ex.paths(fn)
+        finally:
+            solver.INT_OO, solver.NEG_INT_OO = saved
+    raise_on_paths(paths, what)
+    return ex, paths
+
+
+def _ranges_on_paths(paths) -> tuple:
+    """The ranges the code returned, as Z3 terms: (terms, [(path condition, index)]) for
+    the paths that returned a range (None: no claim on that path)."""
+    from .symexec import to_pair
+    impl, cases = [], []
+    for pc, got in paths:
+        if got is not None:
+            cases.append((pc, len(impl)))
+            impl += [*to_pair(got.lower), *to_pair(got.upper)]
+    return impl, cases
+
+
+@proves("solve.le_to_range",
+        over=every("every coefficient a != 0 and constant k (Z3 integers), along every "
+                   "path of le_to_range"))
 def solve_le_to_range():
+    from .symexec import Ext
+    from .symexec import inside as within
     P_ = Py()
     a, s, k = z3.Ints("a s k")
     P_.prove((a * s + k <= 0) == (s <= P_.floordiv(-k, a)), a > 0)
     P_.prove((a * s + k <= 0) == (s >= P_.ceildiv(k, -a)), a < 0)
-    for op, rhs in itertools.product((R.le, R.lt, R.ge, R.gt), (-3, 0, 4, 7, 15)):
-        for coef in (1, -1, 3, -2):
-            env, x = _env((5, -10, 20))
-            old = dict(env.ranges)
-            g = op(coef * x.expr, rhs)
-            if type(g) is bool or not _holds(g, {x: 5}):
-                continue
-            env.add_guard(g, None)
-            _solutions_kept(old, g, env, (x,), "range from %s" % g)
+    # the code itself, on symbolic a and k: on every path, the range it returns holds
+    # exactly the s with a*s + k <= 0
+    ex, paths = _solver_paths([a != 0], lambda: solver.le_to_range(Ext(0, a), Ext(0, k)),
+                              "le_to_range")
+    impl, cases = _ranges_on_paths(paths)
+    require(len(cases) == len(paths), "le_to_range returned no range on a path")
+    prove_code(lambda *t: z3.And(*[z3.Implies(z3.And(*pc), (a * s + k <= 0) ==
+                                              within(t[i], t[i + 1], t[i + 2], t[i + 3], s))
+                                   for pc, i in cases]),
+               impl, a != 0, P=ex.P, what="le_to_range on symbolic a, k (%d paths)" % len(paths))
 
 
-@proves("solve.ne_to_range")
+@proves("solve.ne_to_range",
+        over=every("a = +-1 (the normal form's coefficients), every constant k and every "
+                   "range (finite or infinite ends symbolic), along every path"))
 def solve_ne_to_range():
+    from .symexec import Ext, interval
+    from .symexec import inside as within
     P_ = Py()
     a, s, k, t, lo, hi = z3.Ints("a s k t lo hi")
     P_.prove((a * s + k != 0) == (s != P_.floordiv(-k, a)), a != 0, k == a * t)
     P_.prove(a * s + k != 0, a != 0, P_.mod(k, a) != 0)
     prove(z3.And(lo <= s, s <= hi, s != lo) == z3.And(lo + 1 <= s, s <= hi))
     prove(z3.And(lo <= s, s <= hi, s != hi) == z3.And(lo <= s, s <= hi - 1))
-    for v in (-10, -9, 0, 5, 19, 20):
-        env, x = _env((5, -10, 20))
-        old = dict(env.ranges)
-        g = R.ne(x.expr, v)
-        if not _holds(g, {x: 5}):
-            continue
-        env.add_guard(g, None)
-        _solutions_kept(old, g, env, (x,), "x != %d" % v)
+    # the code itself: a symbolic coefficient, constant and range; where it narrows, the
+    # narrower range holds exactly the old range's s with a*s + k != 0.  Side conditions:
+    # the relation is normalised (rel.eq_gcd and rel.eq_sign: one symbol's coefficient
+    # divides the constant, so a = +-1, as ne_to_range's docstring says) and the guard
+    # holds at the example, a point x of the range (learn's precondition)
+    rlo, rhi, wf, x, member = interval("ne")
+    hyps = wf + member + [z3.Or(a == 1, a == -1), a * x + k != 0]
+    ex, paths = _solver_paths(hyps, lambda: solver.ne_to_range(
+        Ext(0, a), Ext(0, k), ValueRange(rlo, rhi)), "ne_to_range")
+    impl, cases = _ranges_on_paths(paths)
+    require(cases, "ne_to_range narrowed on no path")
+    old = within(rlo.s, rlo.v, rhi.s, rhi.v, s)
+    prove_code(lambda *r: z3.And(*[z3.Implies(z3.And(*pc), z3.And(old, a * s + k != 0)
+                                              == within(r[i], r[i + 1], r[i + 2], r[i + 3], s))
+                                   for pc, i in cases]),
+               impl, *hyps, P=ex.P,
+               what="ne_to_range(a, k, r) on symbolic a, k, r (%d paths)" % len(paths))
 
 
 def _opt_ceil(P_: Py, bound: X, r, k, low: bool) -> X:
@@ -438,7 +526,7 @@ def _opt_ceil(P_: Py, bound: X, r, k, low: bool) -> X:
     return select(bound.s != 0, bound, fin(P_.floordiv(bound.v - r, k)))
 
 
-@proves("solve.congruence")
+@proves("solve.congruence", over=samples("hand-picked congruences"))
 def solve_congruence():
     Ex = Ext()
     lo, hi, w = Ex.interval("s")
@@ -464,7 +552,7 @@ def solve_congruence():
         _solutions_kept(old, g, env, (x,), "s %% %d == %d" % (k_, hint % k_))
 
 
-@proves("solve.two_var")
+@proves("solve.two_var", over=samples("hand-picked equations"))
 def solve_two_var():
     a, b, c, x, y, hx, hy, u, v, Q, kk, lo = z3.Ints("a b c x y hx hy u v Q k lo")
     eqn = lambda X_, Y_: a * X_ + b * Y_ + c == 0          # noqa: E731
@@ -529,7 +617,7 @@ def solve_two_var():
         _solutions_kept(old, g, env, (xs, ys), "%s (kept as a fact)" % g)
 
 
-@proves("solve.constrain_linear")
+@proves("solve.constrain_linear", over=samples("hand-picked constraints"))
 def solve_constrain_linear():
     Ex = Ext()
     lo, hi, w = Ex.interval("v")
@@ -564,7 +652,7 @@ def solve_constrain_linear():
                        what="constrain %s to %s from %s" % (value, vr, old[tt]))
 
 
-@proves("solve.replacement_range")
+@proves("solve.replacement_range", over=samples("hand-picked replacements"))
 def solve_replacement_range():
     # the environment's own output after a replacement: a's old range now constrains the
     # value (b*c in [2, 10], b + 3 in [4, 7]), and the solution set is the guard's
@@ -582,7 +670,7 @@ def solve_replacement_range():
 
 
 # ---------------------------------------------------------------------------- z3bridge
-@proves("z3bridge.divmod_encoding")
+@proves("z3bridge.divmod_encoding", over=every("every numerator and divisor (Z3 integers)"))
 def z3bridge_divmod_encoding():
     from symshape.reasoning import z3bridge as ZB
     a, b, q1, q2 = z3.Ints("a b q1 q2")
@@ -606,28 +694,55 @@ def z3bridge_divmod_encoding():
     zref = z3.If(zb > 0, za / zb, (-za) / (-zb))
     prove_code(lambda f, m_: z3.And(f == zref, m_ == za - zb * zref), [zf, zm], zb != 0,
                *enc.side, what="the engine's encoding of // and %")
-    # and concretely: the model value is Python's
-    for av, bv in itertools.product(range(-9, 10), [-4, -3, -1, 1, 2, 5]):
-        sol = z3.Solver()
-        sol.add(*enc.side)
-        sol.add(za == av, zb == bv)
-        require(sol.check() == z3.sat, "encoding unsatisfiable at %d, %d", av, bv)
-        mdl = sol.model()
-        require(mdl.eval(zf).as_long() == av // bv and mdl.eval(zm).as_long() == av % bv,
-                "encoding of %d // %d gives %s, %s", av, bv, mdl.eval(zf), mdl.eval(zm))
+    # (the first two lemmas make the encoded quotient unique and Python's: a model's value
+    # at any numerator and divisor is a // b, with no grid of them to check)
 
 
-@proves("z3bridge.minmax_encoding")
+#: the highest Min / Max arity proven directly on the encoder's output (the induction step
+#: below carries the proof to every arity)
+MINMAX_ARITY = 8
+
+
+def _minmax_induction_step(ZB) -> None:
+    """The encoder folds its arguments left: the term of ``args + [x]`` is the code's
+    two-argument step on (the term of ``args``, ``x``).  Run that step on ``m``, the
+    minimum of an *abstract* set S (any size: ``m`` below every member of S and one of
+    them), and ``x``: its output is the minimum of S and ``x``.  With arity 1 proven, every
+    arity follows."""
+    member = z3.Function("in_S", z3.IntSort(), z3.BoolSort())
+    m, x, y = z3.Ints("m x y")
+    for kind, below in (("Min", lambda a, b: a <= b), ("Max", lambda a, b: a >= b)):
+        step = ZB.minmax_term(z3, kind, [m, x])
+        hyps = [member(m), z3.ForAll([y], z3.Implies(member(y), below(m, y)))]
+        prove_code(lambda v: z3.And(below(v, x), z3.Or(v == x, member(v)),
+                                    z3.ForAll([y], z3.Implies(member(y), below(v, y)))),
+                   [step], *hyps, what="the %s encoding's fold step" % kind)
+    # the fold itself: the term of n + 1 arguments is the step on the term of n
+    xs = z3.Ints(" ".join("f%d" % i for i in range(MINMAX_ARITY + 1)))
+    for kind in ("Min", "Max"):
+        for n in range(1, MINMAX_ARITY + 1):
+            whole = ZB.minmax_term(z3, kind, list(xs[:n + 1]))
+            folded = ZB.minmax_term(z3, kind, [ZB.minmax_term(z3, kind, list(xs[:n])), xs[n]])
+            require(whole.eq(folded), "the %s encoding of %d arguments is no fold step on "
+                    "that of %d: %s", kind, n + 1, n, whole)
+
+
+@proves("z3bridge.minmax_encoding",
+        over=bounded("arity 1..8 on the encoder's output, every argument value; the "
+                     "induction step on the code's own fold step for every larger arity"))
 def z3bridge_minmax_encoding():
     from symshape.reasoning import z3bridge as ZB
-    syms = [E.Sym(930 + i) for i in range(3)]
+    syms = [E.Sym(930 + i) for i in range(MINMAX_ARITY)]
     enc = ZB.Encoder()
-    xs = [enc.sym(s) for s in syms]
-    zmn = enc.expr(E.smin(*[s.expr for s in syms]))
-    zmx = enc.expr(E.smax(*[s.expr for s in syms]))
-    prove_code(lambda mn, mx: z3.And(*[mn <= x for x in xs], z3.Or(*[mn == x for x in xs]),
-                                     *[mx >= x for x in xs], z3.Or(*[mx == x for x in xs])),
-               [zmn, zmx], *enc.side, what="the engine's encoding of Min / Max")
+    for n in range(1, MINMAX_ARITY + 1):
+        xs = [enc.sym(s) for s in syms[:n]]
+        args = [s.expr for s in syms[:n]]
+        zmn = enc.expr(E.smin(*args)) if n > 1 else ZB.minmax_term(z3, "Min", xs)
+        zmx = enc.expr(E.smax(*args)) if n > 1 else ZB.minmax_term(z3, "Max", xs)
+        prove_code(lambda mn, mx: z3.And(*[mn <= x for x in xs], z3.Or(*[mn == x for x in xs]),
+                                         *[mx >= x for x in xs], z3.Or(*[mx == x for x in xs])),
+                   [zmn, zmx], *enc.side, what="the engine's encoding of Min / Max of %d" % n)
+    _minmax_induction_step(ZB)
     # and relations, as the engine encodes them for its queries
     P_ = Py()
     zs = Symbols({s_: enc.sym(s_) for s_ in syms})

@@ -90,7 +90,7 @@ class Explorer:
         s.add(*self.P.side)
         s.add(cond)
         self.checks += 1
-        r = s.check()
+        r = s.check()          # incremental and cheap: not worth a cache key
         s.pop()
         return r != z3.unsat              # unknown: explored as feasible (never skipped)
 

@@ -13,7 +13,7 @@ SLOW_FILES = {
     "cli/test_cli.py": "symshape check in child processes",
     "cli/test_fix_edits.py": "symshape check --fix in child processes",
     "cli/test_fix_safety.py": "hostile projects in child processes",
-    "cli/test_cli_reliability.py": "symshape check in child processes",
+    "cli/test_check_user_modules.py": "symshape check in child processes",
     "cli/test_fix_property.py": "Hypothesis over projects checked in child processes",
     "engine/test_annotations.py": "annotated projects checked in child processes",
     "project/test_layers.py": "every module imported first in a fresh interpreter",
@@ -25,7 +25,6 @@ SLOW_FILES = {
     "capture/test_op_traits.py": "every op traced to check its traits",
     "e2e/test_random_programs.py": "differential fuzzing (Hypothesis)",
     "e2e/test_properties.py": "differential fuzzing (Hypothesis)",
-    "capture/test_reliability3.py": "subprocess and fuzzing checks",
     "capture/test_numpy_coverage.py": "the NumPy coverage survey",
     "contract/test_contract_meaning.py": "Z3 meaning of the contract on many programs",
     "codegen/dask/test_dask.py": "dask schedulers",
@@ -57,6 +56,10 @@ SLOW_TESTS = {
         "differential fuzzing under the CUDA emulator",
     "codegen/numpy/test_compile.py::test_random_programs_equal_module":
         "differential fuzzing (Hypothesis)",
+    "codegen/test_function_writer.py::test_export_and_module_retain_no_memory_per_build":
+        "thousands of builds",
+    "codegen/onnx/test_onnx_fuzz.py::test_random_programs_in_onnxruntime_match_eager":
+        "differential fuzzing in onnxruntime (Hypothesis)",
 }
 
 

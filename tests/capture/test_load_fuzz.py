@@ -493,3 +493,45 @@ def test_value_errors_of_a_valid_loaded_program_pass_through(tmp_path):
     with pytest.raises(np.linalg.LinAlgError) as e:
         run(np.zeros((3, 3)))
     assert not isinstance(e.value, ss.UserError)          # as eager NumPy raises it
+
+
+def test_load_of_a_crafted_op_name_warns_nothing_internal(tmp_path, recwarn):
+    import json
+    from symshape.capture.serialize import _digest
+    ep = _program()
+    p = tmp_path / "p.json"
+    ss.save(ep, p, format="json")
+    doc = json.loads(p.read_text())
+    node = next(n for n in doc["program"]["graph"]["nodes"] if n["op"] not in ("input",
+                                                                              "constant"))
+    node["op"] = "object"          # np.object: a deprecated NumPy attribute, not an op
+    doc["checksum"] = _digest(doc["program"])
+    p.write_text(json.dumps(doc))
+    with pytest.raises(ss.UserError) as e:
+        ss.load(p)
+    assert "unknown op 'object'" in str(e.value)
+    assert not [w for w in recwarn.list if "symshape" in str(w.filename) or
+                "capture" in str(w.filename)], [str(w) for w in recwarn.list]
+    assert "capture" not in str(e.value) and ".py" not in str(e.value)
+
+
+def test_module_of_a_crafted_graph_warns_nothing_about_generated_files(tmp_path, recwarn):
+    import json
+    from symshape.capture.serialize import _digest
+
+    def f(x):
+        return x[1:] * 2
+    ep = ss.export(f, (np.ones(6),), dynamic_shapes={"x": (A,)})
+    p = tmp_path / "p.json"
+    ss.save(ep, p, format="json")
+    doc = json.loads(p.read_text())
+    node = next(n for n in doc["program"]["graph"]["nodes"] if n["op"] == "getitem")
+    node["inputs"] = [1]            # a literal where the array goes: 1[1:] in the code
+    doc["checksum"] = _digest(doc["program"])
+    p.write_text(json.dumps(doc))
+    try:
+        ss.load(p).module()
+    except ss.UserError:
+        pass
+    assert not [w for w in recwarn.list if issubclass(w.category, SyntaxWarning)], \
+        [str(w.message) for w in recwarn.list]

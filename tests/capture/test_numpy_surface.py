@@ -173,3 +173,28 @@ def test_ufunc_at_accumulates_repeated_indices():
         got, want = run(v.copy(), i), f(v.copy(), i)
         for g, w in zip(got, want):
             np.testing.assert_array_equal(g, w)
+
+
+def _message(f, args, spec):
+    with pytest.raises(ss.UserError) as e:
+        ss.export(f, args, dynamic_shapes=spec)
+    return str(e.value)
+
+
+def test_inner_is_named_inner():
+    text = _message(lambda x, y: np.inner(x, y), (np.ones((4, 5)), np.ones((2, 3))),
+                    {"x": (A, A), "y": (A, A)})
+    assert text.startswith("np.inner:") and "tensordot" not in text, text
+    assert "x.shape[1] vs y.shape[1]" in text
+
+
+def test_dot_nd_is_named_dot():
+    text = _message(lambda x, y: np.dot(x, y), (np.ones((2, 4, 5)), np.ones((2, 3, 6))),
+                    {"x": (A, A, A), "y": (A, A, A)})
+    assert text.startswith("np.dot:") and "tensordot" not in text, text
+
+
+def test_tensordot_still_named_tensordot():
+    text = _message(lambda x, y: np.tensordot(x, y, axes=1), (np.ones((4, 5)), np.ones((3, 2))),
+                    {"x": (A, A), "y": (A, A)})
+    assert text.startswith("np.tensordot:"), text

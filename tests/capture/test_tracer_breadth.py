@@ -293,3 +293,38 @@ def test_while_loop():
     with pytest.raises(ss.UserError, match="same shapes and dtypes"):
         ss.export(lambda x: ss.while_loop(lambda x: x.sum() < 9, lambda x: (x[1:],), (x,)),
                   (np.ones(4),), dynamic_shapes={"x": (A,)})
+
+
+# --------------------------------------------------------------------------- x[:n // k], k < 0
+@pytest.mark.parametrize("k", [-1, -2, -3, -5])
+@pytest.mark.parametrize("form", ["stop", "start"])
+def test_slice_by_size_floordiv_negative_admits_what_eager_admits(k, form):
+    if form == "stop":
+        def f(x):
+            return x[: x.shape[0] // k] * 2
+    else:
+        def f(x):
+            return x[x.shape[0] // k:] * 2
+    for n0 in (2, 3, 8):
+        ep = ss.export(f, (np.ones((n0, 3), np.float32),),
+                       dynamic_shapes={"x": (ss.Dim("n", min=0), None)})
+        m = ep.module()
+        for n in range(0, 13):
+            x = np.arange(n * 3, dtype=np.float32).reshape(n, 3)
+            np.testing.assert_array_equal(m(x), f(x))
+
+
+def test_slice_whose_bound_is_zero_only_on_an_empty_axis_needs_no_guard():
+    def f(x):
+        return x[: x.shape[0] // -2]
+    ep = ss.export(f, (np.ones((8, 3)),), dynamic_shapes={"x": (ss.Dim("n", min=0), None)})
+    assert ep.guards == [] and str(ep.range_constraints[next(iter(ep.range_constraints))]) \
+        == "VR[0, int_oo]"
+
+
+def test_negative_zero_slice_bound_still_guards():
+    # x[:-(n//2)] is x[:0] (empty) below n = 2 and x[:n - n//2] above: a real change
+    def f(x):
+        return x[: -(x.shape[0] // 2)]
+    with pytest.raises(ss.ConstraintViolationError):
+        ss.export(f, (np.ones((8, 3)),), dynamic_shapes={"x": (ss.Dim("n", min=0), None)})

@@ -1,6 +1,7 @@
 """Shape annotations as specs: ss.from_annotations, the return-annotation proof, the CLI."""
 from repo_paths import REPO
 import os
+import re
 import subprocess
 import sys
 
@@ -619,3 +620,25 @@ def test_fix_writes_bounds_into_the_dims_of_a_declared_from_annotations(
     before = _snapshot(tmp_path)
     _fix(tmp_path, monkeypatch, capsys)
     assert _snapshot(tmp_path) == before
+
+
+# --------------------------------------------------------------------------- return annotation
+# sympy's spelling of sizes, which messages never use
+_SYMPY = re.compile(r"\b(Min|Max|Mod|FloorDiv|floor|ceiling)\(")
+
+
+def test_return_annotation_int_on_a_slice_says_what_it_returns():
+    pytest.importorskip("jaxtyping")
+    from jaxtyping import Float
+
+    def f(x: Float[np.ndarray, "n 3"]) -> Float[np.ndarray, "4 3"]:
+        return x[:4]
+    with pytest.raises(ss.ConstraintViolationError) as e:
+        ss.export(f, (np.ones((8, 3), np.float32),), dynamic_shapes=ss.from_annotations(f))
+    text = str(e.value)
+    assert "is not a size expression" not in text, text
+    assert '"4 3"' in text                                   # what the user wrote
+    assert "(min(4, n), 3)" in text and "n is x.shape[0]" in text   # what it returns
+    assert not _SYMPY.search(text), text
+    fix = e.value.suggested_fixes[0]
+    assert '"min(4,n) 3"' in str(fix)

@@ -18,14 +18,94 @@ MAX_COMPLEXITY = 30
 
 # files still over MAX_LINES
 LONG_FILES = {
-    "capture/serialize.py",
+    'capture/serialize.py',
 }
 # functions still over MAX_COMPLEXITY ("path:Class.method")
-COMPLEX = set()
+COMPLEX = {
+    'capture/decomp.py:_einsum',
+    'capture/export.py:_trace_program',
+    'capture/ops/advanced.py:analyze',
+    'capture/ops/npcall.py:traced_call',
+    'capture/random_arrays.py:draw',
+    'capture/serialize.py:_Dec.signature',
+    'capture/state.py:StateBinding.visit',
+    'capture/stateprog.py:from_trace',
+    'capture/statesave.py:store_scope.place',
+    'codegen/onnx/movement.py:advanced_index',
+    'symshape/reasoning/symbolic.py:minmax_cases',
+    'symshape/specs/annotation_returns.py:_check_one',
+    'symshape/specs/annotations.py:_parse_elem',
+    'symshape/specs/constraints.py:analyze',
+    'symshape/specs/matching.py:_match_value',
+}
 # (importing module path, imported private name) still crossing modules
-PRIVATE_IMPORTS = set()
+PRIVATE_IMPORTS = {
+    ('capture/decomp.py', '_Functionalized'),
+    ('capture/decomp.py', '_emit_ufunc'),
+    ('capture/decomp.py', '_parse_einsum'),
+    ('capture/lenrange.py', '_user_code'),
+    ('capture/ops/advanced.py', '_as_int'),
+    ('capture/ops/advanced.py', '_is_int'),
+    ('capture/ops/inplace.py', '_arange'),
+    ('capture/ops/inplace.py', '_minimum'),
+    ('capture/ops/linalg_calls.py', '_arange'),
+    ('capture/ops/linalg_calls.py', '_minimum'),
+    ('capture/randomness.py', '_user_code'),
+    ('capture/serialize.py', '_PY'),
+    ('capture/serialize.py', '_RESERVED'),
+    ('capture/state.py', '_is_internal'),
+    ('capture/stateprog.py', '_SCALARS'),
+    ('cli/annotation_fixer.py', '_Marker'),
+    ('cli/command.py', '_internal_dirs'),
+    ('cli/fixer.py', '_Marker'),
+    ('cli/toml_fixer.py', '_Marker'),
+    ('codegen/breaks.py', '_is_internal'),
+    ('codegen/jit.py', '_is_internal'),
+    ('codegen/numpy_backend.py', '_same_shape'),
+    ('symshape/algebra/relations.py', '_default_name'),
+    ('symshape/algebra/simplify.py', '_minmax'),
+    ('symshape/contract/fixes.py', '_Marker'),
+    ('symshape/reasoning/symbolic.py', '_holds'),
+    ('symshape/reasoning/validate.py', '_parse'),
+    ('symshape/sizes/textuse.py', '_is_internal'),
+    ('symshape/specs/matching.py', '_Marker'),
+}
 # (path, pyflakes message) still reported; most are imports made only for their side effect
-PYFLAKES_KNOWN = set()
+PYFLAKES_KNOWN = {
+    ('capture/decomp.py', "'.ops as _ops' imported but unused"),
+    ('capture/export.py', "'.ops' imported but unused"),
+    ('capture/ops/__init__.py', "'..array_api' imported but unused"),
+    ('capture/ops/__init__.py', "'.advanced' imported but unused"),
+    ('capture/ops/__init__.py', "'.creation' imported but unused"),
+    ('capture/ops/__init__.py', "'.datadep' imported but unused"),
+    ('capture/ops/__init__.py', "'.elementwise' imported but unused"),
+    ('capture/ops/__init__.py', "'.factorizations' imported but unused"),
+    ('capture/ops/__init__.py', "'.flat' imported but unused"),
+    ('capture/ops/__init__.py', "'.indexing' imported but unused"),
+    ('capture/ops/__init__.py', "'.inplace' imported but unused"),
+    ('capture/ops/__init__.py', "'.linalg' imported but unused"),
+    ('capture/ops/__init__.py', "'.linalg_calls' imported but unused"),
+    ('capture/ops/__init__.py', "'.reduction' imported but unused"),
+    ('capture/ops/__init__.py', "'.registry' imported but unused"),
+    ('capture/ops/__init__.py', "'.selection' imported but unused"),
+    ('capture/ops/__init__.py', "'.shape' imported but unused"),
+    ('capture/ops/__init__.py', "'.signal' imported but unused"),
+    ('capture/ops/__init__.py', "'.statistics' imported but unused"),
+    ('capture/ops/indexing.py', "'..ir.render_items' imported but unused"),
+    ('capture/ops/reduction.py', "local variable 'a_nd' is assigned to but never used"),
+    ('capture/ops/signal.py', "local variable 'm' is assigned to but never used"),
+    ('capture/ops/signal.py', "local variable 'n' is assigned to but never used"),
+    ('capture/serialize.py', "'.control' imported but unused"),
+    ('capture/serialize.py', "'.custom' imported but unused"),
+    ('capture/serialize.py', "'.decomp' imported but unused"),
+    ('capture/serialize.py', "'.ops as _ops' imported but unused"),
+    ('cli/check_worker.py', "'..capture' imported but unused"),
+    ('cli/check_worker.py', "'..codegen' imported but unused"),
+    ('codegen/breaks.py', "'symshape.capture.ops as _ops' imported but unused"),
+    ('symshape/__init__.py', "'symshape.sizes.floatint as _floatint' imported but unused"),
+    ('symshape/__init__.py', "'symshape.version.__version__' imported but unused"),
+    ('symshape/reasoning/env.py', "'symshape.reasoning.decision.holds as _holds' imported but unused"),
+}
 
 
 def _sources():

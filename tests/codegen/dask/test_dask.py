@@ -569,3 +569,43 @@ def test_kernels_pickle_by_source():
     assert kernels
     k = pickle.loads(pickle.dumps(next(iter(kernels))))
     np.testing.assert_allclose(k(x[:5]), gelu_chain(x[:5]))
+
+
+# --------------------------------------------------------------------------- dask, made generator
+def _made_rng_programs():
+    def one(x):
+        rng = np.random.default_rng(0)
+        return x + rng.standard_normal(x.shape)
+
+    def two_draws(x):
+        rng = np.random.default_rng(3)
+        a = rng.uniform(size=x.shape)
+        b = rng.normal(1.0, 2.0, size=(x.shape[0], 1))
+        return (x * a + b).sum(1), a
+
+    def legacy(x):
+        rng = np.random.RandomState(5)
+        return np.tanh(x) * rng.standard_normal(size=x.shape)
+
+    def ints(x):
+        rng = np.random.default_rng(1)
+        y = x * 2
+        return y + rng.integers(0, 10, size=y.shape)
+    return [one, two_draws, legacy, ints]
+
+
+@pytest.mark.parametrize("f", _made_rng_programs(), ids=lambda f: f.__name__)
+def test_dask_generator_made_in_the_program_gives_eager_numbers(f):
+    da = pytest.importorskip("dask.array")
+    ep = ss.export(f, (np.arange(24.0).reshape(8, 3),), dynamic_shapes={"x": (A, None)})
+    c = ep.compile(backend="dask")
+    for n, chunks in ((8, (3, 3)), (8, (8, 1)), (11, (2, 2)), (5, (5, 3))):
+        x = np.arange(n * 3.0).reshape(n, 3)
+        want = f(x)
+        for _ in range(2):          # each call makes its generator afresh, as eager code
+            got = c(da.from_array(x, chunks=chunks))
+            if isinstance(want, tuple):
+                for w, g in zip(want, got):
+                    np.testing.assert_array_equal(g.compute(), w)
+            else:
+                np.testing.assert_array_equal(got.compute(), want)

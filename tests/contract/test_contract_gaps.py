@@ -1,4 +1,4 @@
-"""Hostile checks on what the exported contract promises, with the known gaps marked xfail
+"""What the exported contract promises, probed where it is weakest, with the known gaps marked xfail
 (strict: they fail today, and the mark must go when they are fixed)."""
 import numpy as np
 import pytest

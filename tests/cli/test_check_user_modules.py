@@ -1,4 +1,4 @@
-"""Reliability, round three (issue 31), ``symshape check``: a file edited during the check is
+"""How ``symshape check`` treats user modules: a file edited during the check is
 never overwritten by ``--fix``; a module named by both the walk and a pyproject entry runs
 once under one name; every way a module can fail or leave during import is an ERROR line
 naming its file while the other modules are still checked."""

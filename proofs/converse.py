@@ -1,0 +1,114 @@
+"""The converse of an op shape proof: every input NumPy accepts, the traced contract admits.
+
+``Contract.prove`` shows "admitted => NumPy's shape and NumPy's conditions"; a rule that
+refuses inputs NumPy runs (a false refusal: an over-restrictive check, a size required
+>= 1 that may be 0) passes that.  ``admits_numpy_inputs`` proves the other direction over
+the same bound: for every input size (>= the proof's lower end) and every symbolic int
+argument where NumPy's conditions (``proofs/numpy_shapes.py``) hold, some point of the
+contract -- its root symbols in their ranges, every fact and guard true -- has exactly those
+input values.  An int argument ranges over its example's sign (``k >= 0`` or ``k < 0``):
+the trace specialises on the sign of a Python int (``x[a:b]`` counts from the end for a
+negative ``b``), and each sign is its own example's trace.  Likewise, where a sweep
+traces every size-1 axis of a broadcasting op as a static 1 of its own (``not_one``), the
+symbolic sizes range over the sizes other than 1.
+
+A refusal the engine makes and NumPy does not is listed in ``KNOWN_REFUSALS`` (a pattern
+of the cases' ``what``, and why), like an expected failure: the case is still checked, and
+``REFUSED`` counts the listed cases found refused, so ``tests/proofs/test_converse.py``
+fails on an entry no case needs any more (fixed, remove it).
+"""
+from __future__ import annotations
+
+import re
+from typing import Dict, List, Sequence
+
+import z3
+
+from . import z3cache
+from .pyint import RLIMIT, ProofFailure, Py, _model_text, limited_solver
+
+#: a pattern of the cases' ``what`` -> why the contract is narrower than NumPy there
+KNOWN_REFUSALS: Dict[str, str] = {
+    r"^np\.einsum\(":
+        "a false refusal: np.einsum broadcasts a size-1 operand axis against any size "
+        "(np.einsum('i,i', ones(0), ones(1)) runs); the engine requires the sizes of a "
+        "repeated subscript equal",
+    r"^np\.argpartition / partition\(":
+        "a false refusal on empty arrays: NumPy returns an empty array whatever kth, the "
+        "engine requires kth in [-n, n) for n = 0 too",
+    r"^np\.arange\(a, b, s\)":
+        "step specialisation: a step passed as a symbolic int is pinned to its example "
+        "(int() records step == example), so the contract admits that step only; each "
+        "step is its own case of the sweep",
+    r"^np\.histogram":
+        "refused on purpose: NumPy accepts an empty edges array (no counts), the engine "
+        "requires one edge at least",
+}
+#: pattern -> how many cases it matched that the contract still refuses
+REFUSED: Dict[str, int] = {p: 0 for p in KNOWN_REFUSALS}
+
+
+def _consts(terms) -> List:
+    """The uninterpreted integer constants the terms mention."""
+    seen, out, todo = set(), [], list(terms)
+    while todo:
+        t = todo.pop()
+        if z3.is_const(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+            if t.get_id() not in seen:
+                seen.add(t.get_id())
+                out.append(t)
+        else:
+            todo.extend(t.children())
+    return out
+
+
+def admits_numpy_inputs(tr, arrays: Sequence, spec, ints: Sequence, lo: int,
+                        what: str, not_one: bool = False) -> None:
+    """Raise ``ProofFailure`` (with the input NumPy accepts and the contract refuses)
+    unless every input NumPy accepts is admitted by the traced contract ``tr``
+    (``op_rules.Contract``); ``arrays``, ``spec`` and ``lo`` as for
+    ``op_shape_rules._check`` (``ints``: the int arguments' examples)."""
+    n_ints = len(ints)
+    P = Py()
+    vs = []
+    for k, (shape, static) in enumerate(arrays):
+        static = static or {}
+        vs.append(tuple(static[i] if i in static else z3.Int("numpy.%d.%d" % (k, i))
+                        for i in range(len(shape))))
+    ks = [z3.Int("numpy.k%d" % j) for j in range(n_ints)]
+    _, ok = spec(P, [tuple(v) for v in vs], ks)
+    ok = [z3.BoolVal(c) if isinstance(c, bool) else c for c in ok]
+    free = [(tr.ins[k][i], v) for k, sh in enumerate(vs) for i, v in enumerate(sh)
+            if not isinstance(v, int)]
+    free += [(tr.ins[len(arrays) + j], kv) for j, kv in enumerate(ks)]
+    accepted = [v >= lo for _, v in free[:len(free) - n_ints]] + ok + P.side
+    accepted += [kv >= 0 if ex >= 0 else kv < 0 for kv, ex in zip(ks, ints)]
+    if not_one:
+        accepted += [v != 1 for _, v in free[:len(free) - n_ints]]
+    # an input size that is a root symbol of its own is renamed to NumPy's value (no
+    # quantifier over it); the others are equations under the existential
+    rename, eqs = [], []
+    for e, v in free:
+        if z3.is_const(e) and e.decl().kind() == z3.Z3_OP_UNINTERPRETED and \
+                all(not e.eq(r) for r, _ in rename):
+            rename.append((e, v))
+        else:
+            eqs.append(e == v)
+    inside = list(tr.hyps) + list(tr.P.side) + eqs
+    if rename:
+        inside = [z3.substitute(c, *rename) for c in inside]
+    outer = {v.get_id() for _, v in free} | {c.get_id() for c in _consts(P.side + ok)}
+    inner = [c for c in _consts(inside) if c.get_id() not in outer]
+    admitted = z3.Exists(inner, z3.And(*inside)) if inner else z3.And(*inside)
+    s = limited_solver(RLIMIT, *accepted, z3.Not(admitted))
+    r = z3cache.check(s, RLIMIT)
+    known = next((p for p in KNOWN_REFUSALS if re.search(p, what)), None)
+    if known is not None:
+        REFUSED[known] += r == z3.sat
+        return
+    if r == z3.sat:
+        raise ProofFailure("%s: NumPy accepts an input the contract refuses: %s"
+                           % (what, _model_text(z3cache.model(s))))
+    if r == z3.unknown:
+        raise ProofFailure("%s: could not show the contract admits every input NumPy accepts "
+                           "within rlimit=%d (%s)" % (what, RLIMIT, s.reason_unknown()))
