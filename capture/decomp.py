@@ -317,10 +317,15 @@ def _stack(arrays, axis):
     return _fix_dtype(np.concatenate(parts, axis=axis))
 
 
+def _size_or_int(v):
+    """An attribute that is a size of the program (kept symbolic) or a plain int."""
+    return v if type(v) is SymInt else int(v)
+
+
 def _tile(x, reps):
-    reps = tuple(int(r) for r in reps)
+    reps = tuple(_size_or_int(r) for r in reps)
     d = max(x.ndim, len(reps))
-    if all(r == 1 for r in reps):
+    if all(type(r) is int and r == 1 for r in reps):
         return _astype(x, x.dtype)
     shape = (1,) * (d - x.ndim) + tuple(x.shape)
     full = (1,) * (d - len(reps)) + reps
@@ -328,18 +333,18 @@ def _tile(x, reps):
     for s, r in zip(shape, full):
         inter += [1, s]
         target += [r, s]
-        out.append(s * r if r != 1 else s)
+        out.append(s if type(r) is int and r == 1 else s * r)
     y = np.reshape(x, tuple(inter))
     y = np.broadcast_to(y, tuple(target))
     return np.reshape(y, tuple(out))
 
 
 def _repeat(x, repeats, axis=None):
-    r = int(repeats)
+    r = _size_or_int(repeats)
     if axis is None:
         x = np.reshape(x, (-1,))
         axis = 0
-    if r == 1:
+    if type(r) is int and r == 1:
         return _astype(x, x.dtype)
     y = np.expand_dims(x, axis + 1)
     target = list(y.shape)

@@ -40,6 +40,7 @@ from symshape.algebra.infinity import INT_OO, NEG_INT_OO
 
 from . import ops  # noqa: F401  (registers the op handlers)
 from . import STAGES
+from .untraceable import raise_untraceable
 from .ir import Graph, Node
 from .program import ExportedProgram, Signature
 from .finalize import finalize_node, simplify_value
@@ -284,7 +285,7 @@ def _trace_program(f, args, kwargs, dynamic_shapes, tracked: frozenset):
         views = state.start(tracer)
         with state.recording(), sizes_routed(state.global_dicts, tracer), \
                 randomness.drawing(tracer):
-            out = f(*call_args, **call_kwargs)
+            out = _run_traced(tracer, f, call_args, call_kwargs)
             # inside the recording: a tracked number returned (``return self.t`` after
             # ``self.t += 1``) is a constant of this trace, so its reads are guarded
             out = plain_value(out)
@@ -513,6 +514,17 @@ def _constants_first_used_first(nodes: List[Node]) -> List[Node]:
     consts = sorted((n for n in nodes if n.op == "constant"),
                     key=lambda n: first.get(n, len(nodes)))
     return consts + [n for n in nodes if n.op != "constant"]
+
+
+def _run_traced(tracer: Tracer, f, args, kwargs):
+    """``f(*args, **kwargs)`` on traced values; a TypeError / AttributeError a traced array
+    caused in code that cannot take one is a UserError (under ss.compile: a graph break)."""
+    try:
+        return f(*args, **kwargs)
+    except (TypeError, AttributeError) as e:
+        if tracer.breaker is None:
+            raise_untraceable(e)
+        raise
 
 
 def _finalize_graph(env: ShapeEnv, graph: Graph, mutations, kept=()) -> None:

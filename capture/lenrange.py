@@ -10,10 +10,12 @@ always had) and only when a size is involved; every other call is the builtin's.
 """
 from __future__ import annotations
 
+import operator
 import sys
 
 import numpy as np
 
+from symshape.algebra import relations as R
 from symshape.sizes.symint import SymInt, describe
 from symshape.userframe import user_frame
 
@@ -23,6 +25,13 @@ from .tracer import FUNCTIONS, TracedArray
 
 _builtin_len = len
 _builtin_range = range
+_operator_index = operator.index
+
+
+def called_by_user(depth: int = 1) -> bool:
+    """The code ``depth`` frames above the caller is the user's (not symshape's, NumPy's or
+    the stdlib's)."""
+    return _user_code(sys._getframe(depth + 1).f_code)
 
 
 def _user_caller() -> bool:
@@ -119,7 +128,40 @@ class sym_range(metaclass=_RangeType):
 sym_range.__name__ = sym_range.__qualname__ = "range"
 sym_range.__doc__ = _builtin_range.__doc__
 
+def sym_index(obj):
+    """``operator.index`` that keeps a size symbolic for the user's code (a slice bound, a
+    count or a NumPy argument computed with ``operator.index(n)``)."""
+    if type(obj) is SymInt and _user_caller():
+        return obj
+    return _operator_index(obj)
+
+
+_builtin_sum = sum
+_NO_START = object()
+
+
+def sym_sum(iterable, /, start=_NO_START):
+    """``sum`` of a traced array over its first axis without unrolling it (which would pin
+    that size): Python adds the rows one after another from 0, as ``np.cumsum`` does, so its
+    last row is the same number, bit for bit (``pdf / sum(pdf)``)."""
+    if type(iterable) is TracedArray and start is _NO_START and iterable.ndim >= 1 \
+            and _user_caller():
+        x = iterable
+        n = x.shape[0]
+        if type(n) is not SymInt or n.env.evaluate(R.ge(n.expr, 1), None, user_frame(2)):
+            # 0 + a bool is an int; 0 + any other number keeps its NumPy type
+            dt = np.dtype(np.int64) if x.dtype.kind == "b" else x.dtype
+            if n != 0:
+                return np.cumsum(x, axis=0, dtype=dt)[-1]
+    if start is _NO_START:
+        return _builtin_sum(iterable)
+    return _builtin_sum(iterable, start)
+
+
 # the builtins routed while a trace runs (bound in ``builtins`` by capture.namespace), so the
 # traced code's len/range see sizes wherever it lives
 # (``next``: refused on an iterator held as state, capture/state/advance.py)
-BUILTIN_ROUTERS = {"len": sym_len, "range": sym_range, "next": guarded_next}
+BUILTIN_ROUTERS = {"len": sym_len, "range": sym_range, "sum": sym_sum, "next": guarded_next}
+# ``operator.index`` routed in the ``operator`` module while a trace runs (the user's code
+# reaches it as ``operator.index``, or by the name it imported)
+OPERATOR_ROUTERS = {"index": sym_index}

@@ -36,6 +36,8 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import linecache
+import operator
 import sys
 import threading
 from typing import Callable, Dict, Iterable, List, Tuple
@@ -44,10 +46,10 @@ import numpy as np
 
 from symshape.sizes.symfloat import SymFloat
 from symshape.sizes.symint import SymInt
-from . import randomness
+from . import randomness, scipy_ops
 
 from .conversions import sym_int
-from .lenrange import BUILTIN_ROUTERS
+from .lenrange import BUILTIN_ROUTERS, OPERATOR_ROUTERS, called_by_user
 from .ndarray_class import sym_type
 from .tracer import FUNCTIONS, SIZE_FUNCTIONS, TracedArray
 
@@ -68,6 +70,12 @@ _ABSENT = object()
 # never routed in ``builtins`` (``len`` and ``range`` are)
 # (``type``: ``type(x) is np.ndarray`` for a traced array, capture/ndarray_class.py)
 USER_OVERRIDES = {"int": sym_int, "type": sym_type}
+# names a user module may have bound to the builtins themselves (``from builtins import
+# range, int``, Python 2 compatibility code) or to ``operator.index``: routed there like the
+# builtins they are
+_SHADOWED = {**{k: (builtins.__dict__[k], r) for k, r in BUILTIN_ROUTERS.items()},
+             "int": (builtins.int, sym_int),
+             **{k: (getattr(operator, k), r) for k, r in OPERATOR_ROUTERS.items()}}
 
 
 def _env_of(a):
@@ -80,26 +88,87 @@ def _env_of(a):
     return None
 
 
+def _env_in(a, depth: int):
+    env = _env_of(a)
+    if env is None and depth and (type(a) is tuple or type(a) is list):
+        for b in a:
+            env = _env_in(b, depth - 1)
+            if env is not None:
+                break
+    return env
+
+
 def _symbolic_env(args, kwargs):
+    """The environment of the first size or traced array among the arguments, looked for
+    in lists and tuples too (``np.array([[q0 * q1, ...], ...])``: nested three deep)."""
     for a in args:
-        env = _env_of(a)
+        env = _env_in(a, 3)
         if env is not None:
             return env
-        if type(a) is tuple or type(a) is list:
-            for b in a:
-                env = _env_of(b)
-                if env is not None:
-                    return env
     if kwargs:
         return _symbolic_env(tuple(kwargs.values()), None)
     return None
 
 
+# the creation functions whose arrays the program owns: called by the user's code during a
+# trace, even with static sizes, they make a traced value (as torch.export's factory calls
+# do), so the program can fill them with traced values (``out = np.zeros((3, 4)); out[0] = x``)
+PROGRAM_ARRAYS = ("zeros", "ones", "empty", "full", "eye", "identity")
+
+
+def _numeric(dtype) -> bool:
+    try:
+        return np.dtype(float if dtype is None else dtype).kind in "biufc"
+    except TypeError:
+        return False
+
+
+def _call_names(frame, name: str) -> bool:
+    """The call ``frame`` is making names ``name`` in its source (``np.zeros((3, 4))``):
+    compiled code that allocates with NumPy (a bit generator's ``__init__``) runs without a
+    frame of its own, so its calls look like the user's call that reached it."""
+    code = frame.f_code
+    try:
+        pos = list(code.co_positions())[frame.f_lasti // 2]
+    except (AttributeError, IndexError):
+        pos = (frame.f_lineno, frame.f_lineno, None, None)
+    first, last, col, end = pos
+    if first is None:
+        return False
+    lines = [linecache.getline(code.co_filename, i) for i in range(first, (last or first) + 1)]
+    if col is not None and end is not None and lines:
+        lines[-1] = lines[-1][:end]
+        lines[0] = lines[0][col:]
+    return name in "".join(lines)
+
+
+def _program_array(orig, args, kwargs):
+    """The tracer that makes a static creation call of the user's code a traced value, or
+    None (no trace in this thread, a caller that is NumPy's or symshape's, a dtype that is
+    not numeric, an array NumPy must make itself)."""
+    if kwargs.get("like") is not None or not called_by_user(2) or \
+            not _call_names(sys._getframe(2), orig.__name__):
+        return None
+    tracer = randomness.active_tracer()
+    if tracer is None or not _numeric(kwargs.get("dtype")):
+        return None
+    if orig is np.full:
+        fill = args[1] if len(args) > 1 else kwargs.get("fill_value")
+        if isinstance(fill, np.ndarray) and fill.ndim or not _numeric(np.asarray(fill).dtype):
+            return None
+    return tracer
+
+
 def _router(orig: Callable) -> Callable:
+    owned = getattr(orig, "__name__", "") in PROGRAM_ARRAYS and orig is getattr(
+        np, orig.__name__, None)
+
     def routed(*args, **kwargs):
         env = _symbolic_env(args, kwargs)
         tracer = env.tracer if env is not None else None
         handler = FUNCTIONS.get(orig)
+        if tracer is None and owned and handler is not None:
+            tracer = _program_array(orig, args, kwargs)
         if tracer is None or handler is None:
             return orig(*args, **kwargs)
         if not getattr(handler, "takes_sizes", False):
@@ -116,26 +185,32 @@ _ROUTERS: Dict[int, Tuple[Callable, Callable]] = {}
 
 
 def _routers() -> Dict[int, Tuple[Callable, Callable]]:
-    """id(original NumPy function) -> (original, router); built once."""
-    if not _ROUTERS:
-        for orig in [getattr(np, name) for name in ROUTED_NAMES] + SIZE_FUNCTIONS:
-            router = _router(orig)
-            _ROUTERS[id(orig)] = (orig, router)
-            # code that looks a handler up by the name it sees (FUNCTIONS[np.arange])
-            # during a trace finds the router: give it the same handler
-            if orig in FUNCTIONS:
-                FUNCTIONS[router] = FUNCTIONS[orig]
+    """id(original NumPy or SciPy function) -> (original, router); NumPy's built once,
+    SciPy's added as its modules are loaded (``capture.scipy_ops``)."""
+    fresh = [getattr(np, name) for name in ROUTED_NAMES] + SIZE_FUNCTIONS if not _ROUTERS \
+        else []
+    fresh += [f for f in scipy_ops.register_loaded() if id(f) not in _ROUTERS]
+    for orig in fresh:
+        router = _router(orig)
+        _ROUTERS[id(orig)] = (orig, router)
+        # code that looks a handler up by the name it sees (FUNCTIONS[np.arange])
+        # during a trace finds the router: give it the same handler
+        if orig in FUNCTIONS:
+            FUNCTIONS[router] = FUNCTIONS[orig]
     return _ROUTERS
 
 
 _USER_ROUTERS: Dict[int, Tuple[Callable, Callable]] = {}
+_USER_BUILT = [0]            # the number of routers _USER_ROUTERS was built from
 
 
 def _user_routers() -> Dict[int, Tuple[Callable, Callable]]:
-    """What a user module may have imported by name (creation functions, random draws and
-    the watched impure functions), by the id of the original and of the router: a slot that
-    a concurrent trace routed already is found too, and counted instead of bound again."""
-    if not _USER_ROUTERS:
+    """What a user module may have imported by name (creation functions, SciPy's functions,
+    random draws and the watched impure functions), by the id of the original and of the
+    router: a slot that a concurrent trace routed already is found too, and counted instead
+    of bound again."""
+    if _USER_BUILT[0] != len(_routers()):
+        _USER_BUILT[0] = len(_routers())
         for table in (_routers(), randomness.routers(), randomness.watched()):
             for orig, router in table.values():
                 _USER_ROUTERS[id(orig)] = _USER_ROUTERS[id(router)] = (orig, router)
@@ -171,7 +246,7 @@ def process_slots() -> List[Slot]:
     n = len(sys.modules)
     if _cache_key[0] == n:
         return _cache_slots
-    names = _numpy_modules()
+    names = _numpy_modules() + scipy_ops.loaded_modules()
     if names != _cache_key[1]:
         sizes = _routers()
         slots: List[Slot] = []
@@ -186,6 +261,8 @@ def process_slots() -> List[Slot]:
             slots.extend(_slots_in(d, randomness.watched()))
         b = builtins.__dict__
         slots.extend((b, k, b[k], router) for k, router in BUILTIN_ROUTERS.items())
+        o = operator.__dict__
+        slots.extend((o, k, o[k], router) for k, router in OPERATOR_ROUTERS.items())
         _cache_slots[:] = slots
         _cache_key[1] = names
     _cache_key[0] = n
@@ -236,6 +313,9 @@ class Routes:
         slots = _slots_in(ns, _user_routers())
         slots += [(ns, k, _ABSENT, router) for k, router in USER_OVERRIDES.items()
                   if ns.get(k, _ABSENT) is _ABSENT or ns.get(k) is router]
+        slots += [(ns, k, orig, router) for k, (orig, router) in _SHADOWED.items()
+                  if ns.get(k, _ABSENT) is orig or (k not in USER_OVERRIDES
+                                                    and ns.get(k) is router)]
         if not slots:
             return
         with _lock:

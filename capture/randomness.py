@@ -291,6 +291,8 @@ def _global_router(name: str, orig: Callable) -> Callable:
         t = active_tracer()
         if t is None:
             return orig(*args, **kwargs)
+        if name == "seed":
+            return _seed(t, *args, **kwargs)
         if name in UNRECORDED:
             raise UserError("np.random.%s is not supported while tracing: %s%s"
                             % (name, _unrecorded_fix(name), where(user_frame(2))))
@@ -302,6 +304,28 @@ def _global_router(name: str, orig: Callable) -> Callable:
     routed.__doc__ = getattr(orig, "__doc__", None)
     routed.symshape_routes = orig
     return routed
+
+
+defop("global_random_seed", emit=lambda a, k: "np.random.seed(%s)" % k["seed"],
+      doc="seed NumPy's global generator when the program runs (np.random.seed in the "
+          "program: the draws after it are the numbers eager code draws)")
+
+
+def _seed(t: Tracer, seed=None):
+    """``np.random.seed(s)`` in traced code: a node the program runs in its place, before
+    the global draws recorded after it (every draw is a node kept in program order)."""
+    if type(seed) is TracedArray or type(seed) in (SymInt, SymFloat):
+        raise UserError("np.random.seed with a traced value is not supported while tracing; "
+                        "pass an int%s" % where(user_frame(3)))
+    if seed is not None:
+        arr = np.asarray(seed)
+        if arr.dtype.kind not in "iu":
+            raise UserError("np.random.seed takes an int or an array of ints%s"
+                            % where(user_frame(3)))
+        seed = int(arr) if arr.ndim == 0 else tuple(int(v) for v in arr.ravel())
+    out = t.emit("global_random_seed", (), {"seed": seed}, (), np.dtype(object))
+    out.node.meta["effect"] = True
+    return None
 
 
 def _maker_router(kind: str, orig: Callable) -> Callable:

@@ -14,6 +14,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
+from symshape.algebra import relations as R
 from symshape.reasoning.env import ShapeEnv
 from symshape.errors import GuardOnDataDependentError, UserError, where
 from symshape.sizes.symfloat import SymFloat
@@ -25,6 +26,7 @@ from .methods import METHOD_OPS
 from .ndarray_class import shows_ndarray
 from .state.objstate import Tracked, materialize
 from .state.binding import path_identifier
+from .valuechecks import raising_branch
 from .views import PERMUTES, RESHAPES, propagate, register_call
 
 # numpy function -> handler(tracer, *args, **kwargs); filled by capture.ops
@@ -91,6 +93,10 @@ class Tracer:
     def rebind(self, target: "TracedArray", value: "TracedArray") -> None:
         """Functionalised mutation: ``target`` now stands for ``value``'s node, and so do
         its base and every other view of that base (capture/views.py)."""
+        why = target.readonly
+        if why is not None:     # a gather that stands for a view: a write would not reach x
+            raise UserError("writing into %s is not supported while tracing%s; copy it first "
+                            "(np.copy) and write into the copy" % (why, where(user_frame(3))))
         self.set_value(target, value)
         propagate(self, target)
 
@@ -166,6 +172,8 @@ class Tracer:
         if type(x) is Tracked:          # a Python number of state: its value, guarded
             return x.materialize()
         if isinstance(x, (list, tuple)):
+            if holds_traced(x):
+                return self.stack_list(x)
             try:
                 arr = np.asarray(x)
             except Exception:
@@ -184,10 +192,25 @@ class Tracer:
         return METHOD_OPS["array_from_list"](self, xs)
 
 
+def holds_traced(v) -> bool:
+    """``v`` is, or is a (nested) list or tuple holding, a traced array or a symbolic
+    number."""
+    if type(v) is TracedArray or type(v) is SymInt or type(v) is SymFloat:
+        return True
+    return isinstance(v, (list, tuple)) and any(holds_traced(b) for b in v)
+
+
 def _is_transpose_of(a: np.ndarray, base) -> bool:
     return isinstance(base, np.ndarray) and a.ndim == base.ndim >= 2 and \
         a.shape == base.shape[::-1] and a.strides == base.strides[::-1] and \
         a.__array_interface__["data"][0] == base.__array_interface__["data"][0]
+
+
+# registrations of handlers for functions of modules loaded late (capture.scipy_ops adds
+# its own): run before a foreign ufunc is refused
+LATE_FUNCTIONS: List[Callable[[], object]] = []
+# NumPy's own ufuncs; any other (SciPy's) goes to its op or is refused by name
+_NUMPY_UFUNCS = frozenset(v for v in vars(np).values() if isinstance(v, np.ufunc))
 
 
 def dispatch_ufunc(t: Tracer, ufunc, method: str, inputs, kwargs):
@@ -204,7 +227,27 @@ def dispatch_ufunc(t: Tracer, ufunc, method: str, inputs, kwargs):
     handler = UFUNC_OVERRIDES.get(ufunc)
     if handler is not None:
         return handler(t, ufunc, inputs, kwargs)
+    if ufunc not in _NUMPY_UFUNCS:
+        return _foreign_ufunc(t, ufunc, inputs, kwargs)
     return ELEMENTWISE[0](t, ufunc, inputs, kwargs)
+
+
+def _foreign_ufunc(t: Tracer, ufunc, inputs, kwargs):
+    """A ufunc of another library (``scipy.special.expit``): its op when one is defined
+    (``capture.scipy_ops``), else a clear refusal (never an op name NumPy does not have)."""
+    from .ops.traits import traits_of     # (imported here: the ops build on this module)
+    if ufunc not in FUNCTIONS:        # SciPy's modules may have been imported during the trace
+        for register in LATE_FUNCTIONS:
+            register()
+    handler = FUNCTIONS.get(ufunc)
+    if handler is not None:
+        return handler(t, *inputs, **kwargs)
+    if traits_of(ufunc.__name__) is not None:     # one of NumPy's inner ufuncs
+        return ELEMENTWISE[0](t, ufunc, inputs, kwargs)
+    raise UserError("the ufunc %s.%s is not NumPy's and has no op in the symshape tracer%s; "
+                    "wrap its call in ss.custom_op with a fake (shape) function"
+                    % (getattr(ufunc, "__module__", None) or "?", ufunc.__name__,
+                       where(user_frame(3))))
 
 
 def _as_view(t: Tracer, func, args, kwargs, result):
@@ -359,10 +402,19 @@ def require_kth(n, kth, what: str, frame) -> None:
                             % (what, k, describe(n), where(frame)))
 
 
+def _checked(x: "TracedArray", branch) -> bool:
+    """The truth value that goes on along the side of a branch that does not raise; the
+    program checks when it runs that ``x`` still gives it (``capture.valuechecks``)."""
+    t = x.tracer
+    ok = METHOD_OPS["item"](t, x.astype(bool) == branch.safe, ())
+    t.env.check(R.eq(to_expr(ok), 1), None, branch.text, user_frame(3))
+    return branch.safe
+
+
 class TracedArray:
     """A symbolic stand-in for a NumPy array during tracing."""
 
-    __slots__ = ("tracer", "node", "_shape", "dtype", "view", "__weakref__")
+    __slots__ = ("tracer", "node", "_shape", "dtype", "view", "readonly", "__weakref__")
     __array_priority__ = 1000
     _ss_shows_ndarray = True        # type(x) in the user's code (capture/ndarray_class.py)
 
@@ -379,6 +431,7 @@ class TracedArray:
         self._shape = tuple(shape)
         self.dtype = np.dtype(dtype)
         self.view = None        # capture.views.View when NumPy would return a view
+        self.readonly = None    # why a write is refused (a gather standing for a view)
 
     # ------------------------------------------------------------------ protocols
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
@@ -467,6 +520,30 @@ class TracedArray:
         return out
 
     @property
+    def flags(self):
+        """``ndarray.flags``: the layout NumPy would give this value (``ops.memory``)."""
+        return METHOD_OPS["flags"](self)
+
+    @property
+    def strides(self) -> tuple:
+        """``ndarray.strides`` in bytes, symbolic with the sizes (C order for an array the
+        program computed or an input; a transpose's reversed)."""
+        f = self.flags
+        shape = self.shape[::-1] if f.fortran else self.shape
+        out, step = [], self.dtype.itemsize
+        for s in reversed(shape):
+            out.append(step)
+            step = step * s
+        return tuple(out) if f.fortran else tuple(reversed(out))
+
+    def __copy__(self):
+        # copy.copy / copy.deepcopy of an ndarray copy its data: a traced copy
+        return self.copy()
+
+    def __deepcopy__(self, memo):
+        return self.copy()
+
+    @property
     def itemsize(self) -> int:
         return self.dtype.itemsize
 
@@ -541,6 +618,9 @@ class TracedArray:
 
     # ------------------------------------------------------------------ values
     def __bool__(self):
+        branch = raising_branch(sys._getframe(1))
+        if branch is not None:        # validation: the side that goes on, checked at run time
+            return _checked(self, branch)
         v = self._concrete('data-dependent branch on array values')
         if v is not None:
             return bool(v)

@@ -32,6 +32,7 @@ LISTED: Tuple[Tuple[str, str], ...] = (
     ("api", "every public name in one hand-written page"),
     ("core_ops", "the ops every NumPy call is recorded as"),
     ("numpy_surface", "the NumPy calls that do not trace, and what to use instead"),
+    ("real_libraries", "public NumPy libraries exported as written: what works, and why not"),
 )
 UNLISTED = ("index", "mutation_report")     # the README again; the developers' report
 

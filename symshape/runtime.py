@@ -2,6 +2,10 @@
 updates.  Kept free of other symshape imports so compiled artifacts can embed it."""
 from __future__ import annotations
 
+import ast
+import builtins
+import importlib
+import re
 import sys
 from typing import Any, Callable, Optional
 
@@ -176,7 +180,64 @@ class Failure:
         return "<Failure %s>" % self.reason()
 
 
+# --------------------------------------------------------------------------- raising checks
+# A branch on array values whose other side raised (``if not np.isfinite(X).all(): raise
+# ValueError(msg)``) is a run-time check whose text ends with the exception it raises, as
+# ``raise <type>(<args as Python literals>)``; a failing run raises that exception.
+_RAISES = re.compile(r": raise ([A-Za-z_][\w.]*)\((.*?)\)(?: \(ss\.check at [^()]*\))?$", re.S)
+
+
+def raise_text(exc: BaseException) -> Optional[str]:
+    """``raise <type>(<args>)`` for ``exc`` when its type can be found again by name and its
+    arguments are Python literals, else None."""
+    cls = type(exc)
+    name = cls.__name__ if getattr(builtins, cls.__name__, None) is cls else \
+        "%s.%s" % (cls.__module__, cls.__qualname__)
+    try:
+        args = ", ".join(repr(a) for a in exc.args)
+        if ast.literal_eval("(%s,)" % args if args else "()") != exc.args or \
+                _exception_class(name) is not cls:
+            return None
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None
+    return "raise %s(%s)" % (name, args)
+
+
+def _exception_class(name: str):
+    if "." not in name:
+        cls = getattr(builtins, name, None)
+    else:
+        module, _, qual = name.rpartition(".")
+        mod = sys.modules.get(module)
+        if mod is None:
+            try:
+                mod = importlib.import_module(module)
+            except ImportError:
+                return None
+        cls = getattr(mod, qual, None)
+    return cls if isinstance(cls, type) and issubclass(cls, BaseException) else None
+
+
+def raised_by(text: str) -> Optional[BaseException]:
+    """The exception a failed check's ``text`` says the program raises there, or None."""
+    m = _RAISES.search(text)
+    if m is None:
+        return None
+    cls = _exception_class(m.group(1))
+    if cls is None:
+        return None
+    try:
+        args = ast.literal_eval("(%s,)" % m.group(2) if m.group(2) else "()")
+    except (ValueError, SyntaxError):
+        return None
+    return cls(*args)
+
+
 def raise_failure(failure: Failure):
+    if failure.kind == "check":
+        exc = raised_by(failure.args[0])
+        if exc is not None:         # the program's own exception, as eager code raises it
+            raise exc
     raise UserError(failure.message())
 
 

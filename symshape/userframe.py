@@ -111,3 +111,15 @@ def user_stack(depth: int = 1, limit: int = 30) -> List[UserFrame]:
             out.append(UserFrame(fn, f.f_lineno, f.f_code.co_name))
         f = f.f_back
     return out
+
+
+def traceback_user_frame(tb) -> Optional[UserFrame]:
+    """The innermost frame of user code in a traceback (where an exception raised by
+    library code was reached from), or None."""
+    found = None
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if not _is_internal(code.co_filename):
+            found = UserFrame(code.co_filename, tb.tb_lineno, code.co_name)
+        tb = tb.tb_next
+    return found

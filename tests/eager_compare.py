@@ -15,3 +15,14 @@ def same(got, want, complex_ok: bool = False) -> None:
             w = w.astype(g.dtype)
         assert g.dtype == w.dtype and g.shape == w.shape, (g.dtype, w.dtype, g.shape, w.shape)
         np.testing.assert_array_equal(g, w)
+
+
+def exports_as_eager(f, make, sizes, dynamic_shapes):
+    """Export ``f`` on ``make(sizes[0])`` with ``dynamic_shapes``; its program gives eager's
+    results at every size (``make(n)``: the argument tuple).  Returns the export."""
+    import symshape as ss
+    ep = ss.export(f, make(sizes[0]), dynamic_shapes=dynamic_shapes)
+    m = ep.module()
+    for n in sizes:
+        same(m(*make(n)), f(*make(n)))
+    return ep

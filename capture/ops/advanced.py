@@ -170,7 +170,7 @@ def _bind_counts(t: Tracer, out: TracedArray, shape, arrays) -> None:
     for a in arrays:
         if a.dtype != bool:
             continue
-        u = t._mask_counts.get(a.node)
+        u = boolean_mask_count(t, a)
         e = u.expr
         bound = t.__dict__.setdefault("_bound_syms", set())
         if e in bound:

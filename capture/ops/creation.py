@@ -14,7 +14,7 @@ from symshape.sizes.symint import SymInt, describe, sym_ceildiv, sym_max
 from symshape.userframe import user_frame
 from symshape.rules import rule
 
-from ..tracer import FUNCTIONS, TracedArray, Tracer, implements, to_expr
+from ..tracer import FUNCTIONS, TracedArray, Tracer, holds_traced, implements, to_expr
 from .registry import defop
 from .elementwise import astype
 
@@ -200,7 +200,7 @@ def _as_traced(t, a, dtype, copy: bool):
     if _has_size(a):
         dt = np.dtype(dtype) if dtype is not None else np.asarray(_hints(a)).dtype
         return _sizes_array(t, a, dt)
-    if isinstance(a, (tuple, list)) and any(type(b) is TracedArray for b in a):
+    if isinstance(a, (tuple, list)) and holds_traced(a):
         out = t.stack_list(a)
         return out if dtype is None else _as_traced(t, out, dtype, False)
     arr = np.asarray(a, dtype=dtype)
@@ -218,9 +218,13 @@ def _asarray(t, a, dtype=None, *args, like=None, **kwargs):
 
 
 @implements(np.array)
-def _array(t, a, dtype=None, *args, copy=True, like=None, **kwargs):
-    """``np.array`` copies (a later write to the copy must not reach the original)."""
-    return _as_traced(t, a, dtype, copy=copy is not False)
+def _array(t, a, dtype=None, *args, copy=True, like=None, ndmin=0, **kwargs):
+    """``np.array`` copies (a later write to the copy must not reach the original);
+    ``ndmin`` prepends axes of size 1 (``np.c_`` / ``np.r_`` build their operands so)."""
+    out = _as_traced(t, a, dtype, copy=copy is not False)
+    if out.ndim < ndmin:
+        out = np.reshape(out, (1,) * (ndmin - out.ndim) + tuple(out.shape))
+    return out
 
 
 for _f in (np.asarray, np.asanyarray, np.array):

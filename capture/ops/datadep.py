@@ -63,12 +63,37 @@ def bind(arr: TracedArray, size: SymInt, axis: int) -> None:
     arr.node.meta.setdefault("binds", []).append((size.expr.as_symbol(), axis))
 
 
+# ops whose two calls with the same inputs give different values: never the same mask
+_IMPURE = ("random", "drawn", "draw", "custom", "::")
+
+
+def _same_value_key(t: Tracer, node):
+    """A key equal for two nodes that compute the same value (the same pure op of inputs
+    with the same keys and the same scalars, with the same attributes):
+    ``a[a > 0] = a[a > 0] ** -1.5`` computes its mask twice, and both masks select the same
+    number of elements.  Inputs, constants and impure ops are their own key."""
+    memo = t.__dict__.setdefault("_value_keys", {})
+    got = memo.get(id(node))
+    if got is not None:
+        return got
+    if any(w in node.op for w in _IMPURE) or node.op in ("input", "constant"):
+        key = ("node", id(node))          # graph nodes live as long as the trace
+    else:
+        ins = tuple(_same_value_key(t, i) if hasattr(i, "op") else (type(i).__name__, repr(i))
+                    for i in node.inputs)
+        key = (node.op, ins, repr(sorted(node.attrs.items(), key=lambda kv: kv[0])))
+    memo[id(node)] = key
+    return key
+
+
 def _count(t: Tracer, mask: TracedArray, what: str) -> SymInt:
-    """The number of True elements of ``mask``: one unbacked symbol per mask value."""
+    """The number of True elements of ``mask``: one unbacked symbol per mask value (two
+    nodes computing the same value share it)."""
     cache = t.__dict__.setdefault("_mask_counts", {})
-    got = cache.get(mask.node)
+    key = _same_value_key(t, mask.node)
+    got = cache.get(key)
     if got is None:
-        got = cache[mask.node] = new_size(t, "%s(%s)" % (what, mask.node.name), numel(mask))
+        got = cache[key] = new_size(t, "%s(%s)" % (what, mask.node.name), numel(mask))
     return got
 
 

@@ -14,7 +14,7 @@ from symshape.userframe import user_frame
 from symshape.sizes.symint import sym_max
 from symshape.rules import rule
 
-from ..tracer import METHOD_OPS, TracedArray, Tracer, implements
+from ..tracer import FUNCTIONS, METHOD_OPS, SIZE_FUNCTIONS, TracedArray, Tracer, implements
 from .elementwise import astype
 from .indexing import bound_constant_index
 from .registry import defop
@@ -385,3 +385,10 @@ def _median(t, a, axis=None, out=None, overwrite_input=False, keepdims=False):
 
 
 METHOD_OPS["ufunc_method"] = ufunc_method
+
+
+# a list of traced values (``np.sum([np.sum(W ** 2) for W in weights])``) never reaches
+# ``__array_function__`` (NumPy dispatches on the list, not its items): routed like the
+# functions that take sizes
+SIZE_FUNCTIONS.extend(f for f in (np.sum, np.mean, np.prod, np.max, np.min, np.amax, np.amin,
+                                  np.std, np.var, np.average, np.median) if f in FUNCTIONS)

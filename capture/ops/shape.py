@@ -8,15 +8,17 @@ from typing import Sequence
 import numpy as np
 
 from symshape.errors import UserError, where
+from symshape.sizes.symfloat import SymFloat
 from symshape.sizes.symint import SymInt, describe, sym_min, sym_max
 from symshape.userframe import user_frame
 from symshape.algebra.expr import smax, smin
 from symshape.rules import rule
 
 from ..ir import IndexAttr
-from ..tracer import (METHOD_OPS, SIZE_FUNCTIONS, TracedArray, Tracer, implements,
-                      shape_repr, to_expr)
+from ..tracer import (METHOD_OPS, SIZE_FUNCTIONS, TracedArray, Tracer, holds_traced,
+                      implements, shape_repr, to_expr)
 from .indexing import getitem
+from .creation import nonnegative
 from .registry import defop
 
 # methods rather than np.* functions: the same C code without the Python dispatch layer
@@ -265,10 +267,23 @@ def _stack(t, arrays, axis=0, out=None, dtype=None, casting="same_kind"):
                   _result_dtype(xs, dtype))
 
 
+def _list_item(t: Tracer, v) -> TracedArray:
+    if type(v) is TracedArray:
+        return t.operand(v)
+    if isinstance(v, (list, tuple)) and holds_traced(v):
+        return array_from_list(t, v)          # a nested list: a row of the result
+    if type(v) is SymInt or type(v) is SymFloat:
+        # a size (or a float of sizes) as data: NumPy's dtype for the same Python number
+        dt = np.dtype(int) if type(v) is SymInt else np.dtype(float)
+        return t.emit("full", (to_expr(v),), {"shape": (), "dtype": dt}, (), dt)
+    return t.constant(np.asarray(v))
+
+
 def array_from_list(t: Tracer, xs) -> TracedArray:
-    """A list mixing traced arrays and scalars used as an operand: stacked."""
-    parts = [t.operand(v) if type(v) is TracedArray else t.constant(np.asarray(v)) for v in xs]
-    return _stack(t, parts)
+    """A (nested) list mixing traced arrays, traced scalars, sizes and numbers used as an
+    operand (``np.array([[1 - 2 * q2, ...], ...])``, ``np.sum([np.sum(W ** 2) for W in
+    weights])``): stacked, row by row."""
+    return _stack(t, [_list_item(t, v) for v in xs])
 
 
 # --------------------------------------------------------------------------- more shape ops
@@ -315,14 +330,18 @@ def _sizes_or_ints(v, what: str) -> tuple:
 @implements(np.tile)
 def _tile(t, A, reps):
     x = t.operand(A)
-    reps = _static_ints(reps, "np.tile reps")
-    if any(r < 0 for r in reps):     # NumPy raises "negative dimensions are not allowed"
-        raise UserError("np.tile: negative repetitions %s%s" % (reps, _frame()))
+    # counts computed from sizes stay sizes (``np.tile(np.arange(k), (numframes, 1))``)
+    reps = _sizes_or_ints(reps, "np.tile reps")
+    for r in reps:
+        if type(r) is SymInt:       # a guard r >= 0: NumPy raises on a negative count
+            nonnegative(r, "np.tile reps", user_frame(3))
+        elif r < 0:     # NumPy raises "negative dimensions are not allowed"
+            raise UserError("np.tile: negative repetitions %s%s" % (reps, _frame()))
     nd = max(x.ndim, len(reps))
     shape = (1,) * (nd - x.ndim) + tuple(x.shape)
     reps_full = (1,) * (nd - len(reps)) + reps
-    out = tuple(s * r if r != 1 else s for s, r in zip(shape, reps_full))
-    return t.emit("tile", (x.node,), {"reps": reps}, out, x.dtype)
+    out = tuple(s if type(r) is int and r == 1 else s * r for s, r in zip(shape, reps_full))
+    return t.emit("tile", (x.node,), {"reps": tuple(map(to_expr, reps))}, out, x.dtype)
 
 
 @implements(np.repeat)
@@ -331,19 +350,22 @@ def _repeat(t, a, repeats, axis=None):
     if (type(repeats) is TracedArray and repeats.ndim == 1) or (
             isinstance(repeats, np.ndarray) and repeats.ndim == 1 and repeats.shape[0] != 1):
         return METHOD_OPS["repeat_counts"](t, x, repeats, axis)    # datadep.py
-    (r,) = _static_ints(repeats, "np.repeat counts (arrays of counts are data-dependent)") \
+    # one count, a size kept symbolic (``np.repeat(a, N)``: N stays a size of the program)
+    (r,) = _sizes_or_ints(repeats, "np.repeat counts (arrays of counts are data-dependent)") \
         if not isinstance(repeats, (tuple, list)) or len(repeats) == 1 else (None,)
     if r is None:
         raise UserError("np.repeat with a list of counts is not supported while tracing; use a "
                         "single static count%s" % _frame())
-    if r < 0:       # NumPy raises; the size rule below would give a negative size
+    if type(r) is SymInt:     # a guard r >= 0: NumPy raises on a negative count
+        nonnegative(r, "np.repeat count", user_frame(3))
+    elif r < 0:       # NumPy raises; the size rule below would give a negative size
         raise UserError("np.repeat: negative count %d%s" % (r, _frame()))
     if axis is None:
-        return t.emit("repeat", (x.node,), {"repeats": r, "axis": None},
+        return t.emit("repeat", (x.node,), {"repeats": to_expr(r), "axis": None},
                       (prod(x.shape) * r,), x.dtype)
     ax = norm_axis(axis, x.ndim)
     shape = tuple(s * r if i == ax else s for i, s in enumerate(x.shape))
-    return t.emit("repeat", (x.node,), {"repeats": r, "axis": ax}, shape, x.dtype)
+    return t.emit("repeat", (x.node,), {"repeats": to_expr(r), "axis": ax}, shape, x.dtype)
 
 
 @implements(np.pad)
@@ -483,7 +505,8 @@ def _dstack(t, tup):
 
 
 # their dispatchers iterate over the argument (a traced array's rows) before dispatching
-SIZE_FUNCTIONS.extend([np.concatenate, np.stack, np.vstack, np.hstack, np.dstack])
+SIZE_FUNCTIONS.extend([np.concatenate, np.stack, np.vstack, np.hstack, np.dstack, np.tile,
+                       np.repeat])
 
 
 @rule("shape.atleast_2d")

@@ -1,6 +1,8 @@
 """Relations between two named Dims get ranges that imply them (never a fix that drops
 declared bounds); a Dim.AUTO axis the program pinned says so at run time; ep.guards leaves
 out what the printed ranges imply; and the false violations of the issue stay fixed."""
+import builtins
+
 import numpy as np
 import pytest
 
@@ -106,8 +108,8 @@ def test_no_fix_drops_declared_bounds_for_an_inexpressible_equality():
 
 
 # ----------------------------------------------------------------- run-time messages
-def pinned_by_int(x):
-    return np.zeros(int(x.shape[0])) + x
+def pinned_by_int(x):      # Python's own int (the traced code's int keeps sizes symbolic)
+    return np.zeros(builtins.int(x.shape[0])) + x
 
 
 def pinned_by_branch(x):

@@ -2,6 +2,8 @@
 ``ep.guards`` holds what ranges and shapes cannot say, a guard needed inside an
 ``ss.cond`` branch joins the contract, and the suggested fixes use a Dim form whenever
 one exists (bounds, ``2*_d`` multiples), keeping what the user declared."""
+import builtins
+
 import numpy as np
 import pytest
 
@@ -207,13 +209,14 @@ def test_chained_reshapes_need_the_product_of_the_factors():
 
 # --------------------------------------------------------------------------- messages
 def test_specialized_dynamic_axis_says_why_and_how_to_keep_it_symbolic():
+    # Python's own int (the traced code's ``int`` keeps a size symbolic)
     def f(x):
-        return np.zeros(int(x.shape[0])) + x
+        return np.zeros(builtins.int(x.shape[0])) + x
 
     err = violation(f, (np.ones(5),), {"x": (Dim.DYNAMIC,)})
     text = str(err)
     assert "int() needs a concrete value" in text and "like=x" in text
-    assert "return np.zeros(int(x.shape[0])) + x" in text
+    assert "return np.zeros(builtins.int(x.shape[0])) + x" in text
 
 
 def test_no_false_violation_for_a_data_dependent_size_with_a_named_dim():

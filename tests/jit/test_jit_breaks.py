@@ -1,6 +1,7 @@
 """Graph breaks under ss.compile: the function is split at its breaks once; later calls run
 compiled segments (each behind its own guards) and the breaks eagerly, tracing nothing again;
 fallbacks warn once with the line, the reason and advice; explain never raises."""
+import builtins
 from repo_paths import TESTS
 import warnings
 import zlib
@@ -210,7 +211,7 @@ def test_fallback_warns_once_with_line_reason_and_advice():
 
 def test_cache_limit_advice_names_the_line_that_pins_the_size():
     def f(x):
-        n = int(x.shape[0])                      # pins the size
+        n = builtins.int(x.shape[0])             # Python's own int pins the size
         return x * n
     cf = ss.compile(f, cache_size_limit=2)
     with pytest.warns(RecompileLimitWarning) as w:
@@ -218,7 +219,7 @@ def test_cache_limit_advice_names_the_line_that_pins_the_size():
             same(cf(np.ones(n)), f(np.ones(n)))
     text = str(w[0].message)
     assert "dynamic=None or dynamic=True" not in text
-    assert "n = int(x.shape[0])" in text
+    assert "n = builtins.int(x.shape[0])" in text
 
 
 def test_cache_limit_advice_with_dynamic_false():

@@ -84,6 +84,7 @@ PYFLAKES_KNOWN = {
     ('capture/ops/__init__.py', "'.indexing' imported but unused"),
     ('capture/ops/__init__.py', "'.inplace' imported but unused"),
     ('capture/ops/__init__.py', "'.linalg' imported but unused"),
+    ('capture/ops/__init__.py', "'.memory' imported but unused"),
     ('capture/ops/__init__.py', "'.linalg_calls' imported but unused"),
     ('capture/ops/__init__.py', "'.reduction' imported but unused"),
     ('capture/ops/__init__.py', "'.registry' imported but unused"),
