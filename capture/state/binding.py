@@ -388,15 +388,17 @@ class StateBinding:
         if isinstance(v, types.FunctionType):
             self._function(v)
             return True
+        # what a partial or a bound method holds is reached through it, at its own path
+        # (``m.__self__``): never at the method's path, or the two would look like one object
         if isinstance(v, functools.partial):
             self._mark(v, v)
-            self.visit(v.func, path)
+            self.visit(v.func, path.attr("func"))
         elif is_memo_cache(v):
             self._mark(v, v)
             self._cached(v)
         elif isinstance(v, types.MethodType):
             self._mark(v, v)
-            self.visit(v.__self__, path)
+            self.visit(v.__self__, path.attr("__self__"))
             self._function(v.__func__)
         else:
             return False

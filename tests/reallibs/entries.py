@@ -335,16 +335,15 @@ WHY = {
     "irr": "np.roots strips zeros by value: its output size depends on the data",
     "common.orientation.acc2q": "a branch on array values whose both sides go on "
                                 "(if np.linalg.norm(a) > 0 and ...): data-dependent control flow",
-    "filters.Tilt().estimate": "isinstance(x, np.ndarray) is False for a traced array "
-                               "(the safe-by-default issue)",
     "KalmanFilter().filter": "numpy.ma (masked arrays) is not traced",
     "KalmanFilter().smooth": "numpy.ma (masked arrays) is not traced",
 }
-# entry points the tracer crashes the interpreter on today (C-extension objects in the
-# library's globals: the safe-by-default issue): each runs in a subprocess; a crash is an
-# xfail, and once it no longer crashes the entry must work or fail for the reason given here
-SEGFAULT = ("the tracer crashes the interpreter on C-extension objects the library's "
-            "globals hold (Cython functions: the safe-by-default issue)")
+# entry points whose libraries' globals hold C-extension objects (Cython functions), on which
+# the tracer once crashed the interpreter; they are opaque now, and each still runs in a
+# subprocess so that a regression can never take the suite down: a crash fails (as xfail), and
+# the entry must work (None) or fail for the reason given here
+SEGFAULT = ("the tracer crashed the interpreter on C-extension objects the library's "
+            "globals hold (Cython functions)")
 CRASHING = {
     "StandardScaler().transform [assume_finite]": None,
     "MinMaxScaler().transform [assume_finite]": None,
