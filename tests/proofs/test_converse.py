@@ -5,7 +5,6 @@ import os
 import sys
 
 import numpy as np
-import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 if ROOT not in sys.path:          # proofs/ lives at the top of the repository
@@ -42,9 +41,8 @@ def test_each_known_refusal_is_still_refused():
     assert not stale, "known refusals no case needs any more (remove them): %s" % stale
 
 
-@pytest.mark.xfail(strict=True, reason="known false refusal: np.c_ with a 1-D operand is "
-                   "refused (axis 1 out of bounds) where NumPy stacks it as a column; the "
-                   "fix belongs to capture/")
+# np.c_ with a 1-D operand was refused (axis 1 out of bounds) where NumPy stacks it as a
+# column: this converse proof found it, and it holds now
 def test_np_c_with_a_1d_operand_admits_what_numpy_accepts():
     def spec(P, ins, v):
         (n,), (n2, m) = ins
