@@ -33,7 +33,7 @@ from symshape.algebra.infinity import INT_OO, is_inf
 from symshape.algebra.ranges import ValueRange
 from symshape.sizes.symint import SymInt, sym_max
 
-from . import ops as _ops  # noqa: F401  (registers the op table)
+from .ops import families
 from .ir import ArrRef, Graph, IndexAttr, Node, Subgraph
 from .ops.elementwise import _emit_ufunc, astype, weak_type
 from .ops.registry import OPS, defop
@@ -43,6 +43,8 @@ from .ops.traits import API_RENAMES, CORE_OPS, TRAITS, traits_of
 from .tracer import FUNCTIONS, TracedArray, Tracer, to_expr
 from .ops.linalg import _parse_einsum
 from .custom import _Functionalized
+
+families()          # every op's handler and op-table row, before any use
 
 # --------------------------------------------------------------------------- the core set
 #: NumPy ufunc name -> array API name (the traits table's renames)

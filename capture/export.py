@@ -38,7 +38,7 @@ from symshape.sizes.symint import SymInt
 from symshape.logs import dynamic_log
 from symshape.algebra.infinity import INT_OO, NEG_INT_OO
 
-from . import ops  # noqa: F401  (registers the op handlers)
+from .ops import families
 from . import STAGES
 from .untraceable import raise_untraceable
 from .ir import Graph, Node
@@ -50,6 +50,8 @@ from .state.session import StateSession
 from .state import stateprog
 from . import randomness
 from .tracer import TracedArray, Tracer
+
+families()          # every op's handler and op-table row, before any use
 
 MAX_FIX_ROUNDS = 4
 

@@ -65,16 +65,19 @@ from symshape.sizes.symfloat import _PY as _FLOAT_OPS, FloatExpr
 from symshape.userframe import UserFrame
 
 from . import archive, layout, node_check
-from . import ops as _ops  # noqa: F401  (registers the op table)
-from . import control  # noqa: F401  (registers the cond op)
-from . import custom  # noqa: F401
-from . import decomp  # noqa: F401  (registers the core op names)
+from .ops import families
+from . import control, decomp
 from .ir import _RESERVED, ArrRef, CondExpr, Graph, IndexAttr, Node, Subgraph
 from .state import statesave
 from .program import ExportedProgram, InputSpec, OutputSpec, Signature
 from .ops.registry import OPS, defop
 from .custom import lookup
 from .ops import elementwise
+
+families()          # every op's handler and op-table row, before any use
+# the ops a saved program may hold beyond the families: cond / map / while_loop (control.py)
+# and the core op names of lowered programs (decomp.py); each registers them as it loads
+OP_SOURCES = (control, decomp)
 
 FORMAT = "symshape.ExportedProgram"
 # 1: one JSON text file, arrays inline as base64 (still written with format="json");

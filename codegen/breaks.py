@@ -33,7 +33,7 @@ from symshape.reasoning.env import ShapeEnv
 from symshape.errors import UserError
 from symshape.userframe import UserFrame, _is_internal, user_frame
 
-from symshape.capture import ops as _ops  # noqa: F401  (registers the op handlers)
+from symshape.capture.ops import families
 from symshape.capture.export import constant_names
 from symshape.capture.ir import Node
 from symshape.codegen.pycode import Renderer, emit_node
@@ -41,6 +41,8 @@ from symshape.capture.tracer import TracedArray, Tracer
 from symshape.capture.state.leaks import materialize_in, reach_values
 
 from .split import code_lines, in_with
+
+families()          # every op's handler and op-table row, before any use
 
 # a ``with`` in a function the compiled one calls, around traced work
 HELPER_WITH = ("with statement in %s (its context manager would enter and exit once, while "

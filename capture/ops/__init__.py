@@ -1,9 +1,20 @@
-"""Op families; importing this package registers every handler and op-table entry."""
-from . import registry  # noqa: F401
-from . import (advanced, creation, datadep, elementwise, factorizations, indexing,  # noqa: F401
-               linalg,  # noqa: F401
-               reduction, shape)
-from . import statistics, linalg_calls, signal, selection  # noqa: F401,E402  (npcall rows)
-from . import flat, inplace  # noqa: F401,E402  (ndarray.flat, putmask & co.)
-from . import memory  # noqa: F401,E402  (flags, may_share_memory, unravel_index)
-from .. import array_api  # noqa: F401,E402  (x.__array_namespace__(); it builds on the ops)
+"""Op families: each module registers its NumPy handlers and op-table rows as it loads.
+
+Registration is explicit: a module that needs the whole table (export, load, lowering, the
+JIT's graph breaks) calls ``families()`` once at its own import, rather than importing this
+package for its side effect."""
+
+
+def families() -> tuple:
+    """Every op family module, imported, so every handler and op-table row is registered
+    (and the array API namespace, which builds on them); cheap after the first call."""
+    from . import registry
+    from . import advanced, creation, datadep, elementwise, factorizations, indexing
+    from . import linalg, reduction, shape
+    from . import statistics, linalg_calls, signal, selection       # npcall rows
+    from . import flat, inplace                                      # ndarray.flat, putmask & co.
+    from . import memory                          # flags, may_share_memory, unravel_index
+    from .. import array_api                      # x.__array_namespace__(): built on the ops
+    return (registry, advanced, creation, datadep, elementwise, factorizations, indexing,
+            linalg, reduction, shape, statistics, linalg_calls, signal, selection, flat,
+            inplace, memory, array_api)
