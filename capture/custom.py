@@ -69,7 +69,7 @@ def _emit(args, attrs) -> str:
     return "%s(%s)" % (attrs["fn"], ", ".join(parts))
 
 
-class _Functionalized:
+class Functionalized:
     """Runs a mutating function on copies of the arguments it mutates; returns the copies'
     new values followed by the function's outputs (flattened)."""
 
@@ -117,7 +117,7 @@ class CustomOp:
                                              self._signature))
         functools.update_wrapper(self, fn)
         # what generated code calls: the real function, or its functional form
-        self.runtime: Callable = _Functionalized(self) if mutates_args else fn
+        self.runtime: Callable = Functionalized(self) if mutates_args else fn
 
     # ------------------------------------------------------------------ registration
     def register_fake(self, fn: Callable) -> Callable:

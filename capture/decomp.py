@@ -35,14 +35,14 @@ from symshape.sizes.symint import SymInt, sym_max
 
 from .ops import families
 from .ir import ArrRef, Graph, IndexAttr, Node, Subgraph
-from .ops.elementwise import _emit_ufunc, astype, weak_type
+from .ops.elementwise import emit_ufunc, astype, weak_type
 from .ops.registry import OPS, defop
 from .program import ExportedProgram, InputSpec, OutputSpec, Signature
 from .finalize import finalize_node
 from .ops.traits import API_RENAMES, CORE_OPS, TRAITS, traits_of
 from .tracer import FUNCTIONS, TracedArray, Tracer, to_expr
-from .ops.linalg import _parse_einsum
-from .custom import _Functionalized
+from .ops.linalg import parse_einsum
+from .custom import Functionalized
 
 families()          # every op's handler and op-table row, before any use
 
@@ -63,7 +63,7 @@ def _ufunc_for(op: str):
 # array API names of renamed ufuncs: they emit exactly the code the NumPy-named op emits
 for _np_name, _api in RENAMES.items():
     if _api not in OPS:
-        defop(_api, emit=lambda a, k, n=_np_name: _emit_ufunc(a, k, n),
+        defop(_api, emit=lambda a, k, n=_np_name: emit_ufunc(a, k, n),
               doc="np.%s, elementwise with broadcasting (array API: %s)" % (_np_name, _api))
 for _n in ("cumsum", "cumprod"):
     _api = "cumulative_" + _n[3:]
@@ -272,7 +272,7 @@ def _tensordot(a, b, axes):
 
 
 def _einsum(*ops, subscripts):
-    ins, out = _parse_einsum(subscripts, ops)
+    ins, out = parse_einsum(subscripts, ops)
     if any(len(set(s)) != len(s) for s in ins) or len(set(out)) != len(out):
         return NotImplemented          # diagonals: no core equivalent
     sizes = {}
@@ -720,7 +720,7 @@ class _Replay:
     def _lower(self, n: Node, fn: Callable, m, new: Graph):
         t, env = self.tracer, self.env
         where = "%s (op %s%s)" % (n.name, n.op, ", " + n.source if n.source else "")
-        if "::" in n.op and isinstance(n.attrs.get("fn"), _Functionalized):
+        if "::" in n.op and isinstance(n.attrs.get("fn"), Functionalized):
             raise UserError("run_decompositions: %s writes into its arguments (mutates_args); "
                             "lowering a mutating custom op is not supported" % where)
         args, kwargs = self._call_args(n, m)

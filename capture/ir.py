@@ -67,7 +67,7 @@ CODE_BUILTINS = frozenset({"min", "max", "sum", "abs", "any", "all", "round", "d
                            "len", "int", "float", "bool", "range", "slice", "tuple", "list",
                            "dict", "isinstance", "np", "self"})
 GENERATED_HELPER = re.compile(r"^([su]\d+|_\w*)$")
-_RESERVED = set(keyword.kwlist) | CODE_BUILTINS | {"_rt", "_ndarray"}
+RESERVED = set(keyword.kwlist) | CODE_BUILTINS | {"_rt", "_ndarray"}
 
 
 def used_by_generated_code(name: str) -> bool:
@@ -78,7 +78,7 @@ def used_by_generated_code(name: str) -> bool:
 class Graph:
     def __init__(self) -> None:
         self.nodes: List[Node] = []
-        self._names: Dict[str, int] = {n: 1 for n in _RESERVED}
+        self._names: Dict[str, int] = {n: 1 for n in RESERVED}
         self.outputs: List[Any] = []        # Nodes or Python values, flattened
         self.out_spec: tuple = ("leaf",)
 

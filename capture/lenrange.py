@@ -20,7 +20,7 @@ from symshape.sizes.symint import SymInt, describe
 from symshape.userframe import user_frame
 
 from .state.advance import guarded_next
-from .state.binding import _user_code
+from .state.binding import user_code
 from .tracer import FUNCTIONS, TracedArray
 
 _builtin_len = len
@@ -31,12 +31,12 @@ _operator_index = operator.index
 def called_by_user(depth: int = 1) -> bool:
     """The code ``depth`` frames above the caller is the user's (not symshape's, NumPy's or
     the stdlib's)."""
-    return _user_code(sys._getframe(depth + 1).f_code)
+    return user_code(sys._getframe(depth + 1).f_code)
 
 
 def _user_caller() -> bool:
     """The router's caller is the user's code (not symshape's, NumPy's or the stdlib's)."""
-    return _user_code(sys._getframe(2).f_code)
+    return user_code(sys._getframe(2).f_code)
 
 
 def sym_len(obj):

@@ -38,7 +38,7 @@ from symshape.userframe import user_frame
 from .ops.registry import defop
 from .random_arrays import ARRAY_DRAWS, draw, draw_size
 from .tracer import TracedArray, Tracer, to_expr
-from .state.binding import _user_code
+from .state.binding import user_code
 
 # NumPy's own classes and constructors, kept before any trace routes the names
 _RandomState = np.random.RandomState
@@ -427,7 +427,7 @@ def routers() -> Dict[int, Tuple[Callable, Callable]]:
 def _called_from_user_code() -> bool:
     """The caller's caller is the user's own code (not symshape, NumPy or the stdlib)."""
     f = sys._getframe(2)
-    return f is not None and _user_code(f.f_code)
+    return f is not None and user_code(f.f_code)
 
 
 def _warn_frozen(label: str, orig: Callable) -> Callable:

@@ -61,13 +61,13 @@ from symshape.errors import UserError
 from symshape.algebra.expr import Expr, IntLike, OpAtom, Sym, add, atom_expr, format_py, mul, neg, sub
 from symshape.contract.constraint_set import ConstraintSet, InputDesc, OfClass
 from symshape.contract import saved
-from symshape.sizes.symfloat import _PY as _FLOAT_OPS, FloatExpr
+from symshape.sizes.symfloat import PY as _FLOAT_OPS, FloatExpr
 from symshape.userframe import UserFrame
 
 from . import archive, layout, node_check
 from .ops import families
 from . import control, decomp
-from .ir import _RESERVED, ArrRef, CondExpr, Graph, IndexAttr, Node, Subgraph
+from .ir import RESERVED, ArrRef, CondExpr, Graph, IndexAttr, Node, Subgraph
 from .state import statesave
 from .program import ExportedProgram, InputSpec, OutputSpec, Signature
 from .ops.registry import OPS, defop
@@ -915,7 +915,7 @@ class _Dec:
         op = self.text(v["op"], "an op name")
         # inputs are named after the function's parameters; other nodes avoid the names
         # generated code relies on
-        if name.startswith("_") or (name in _RESERVED and op != "input") or \
+        if name.startswith("_") or (name in RESERVED and op != "input") or \
                 name in ("np", "_rt", "_ndarray"):
             self.fail("node name %r is reserved" % name)
         _ensure_op(op, self)
@@ -1025,7 +1025,7 @@ class _Dec:
     def subgraph(self, v):
         self.obj(v, ("name", "inputs", "checks", "graph"))
         name = self.name(v["name"], "a subgraph name")
-        if name.startswith("_") or name in _RESERVED:
+        if name.startswith("_") or name in RESERVED:
             self.fail("subgraph name %r is reserved" % name)
         with self.at("graph"):
             g = self.graph(v["graph"])

@@ -26,7 +26,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from symshape.specs.annotation_returns import ReturnAnnotationFix
 from symshape.specs.annotations import AnnotatedShapes, call_target, eval_axis
 from ..contract.fixes import DefineDim, Fix, SetDim, SetEntry
-from symshape.specs.dims import Dim, _Marker, format_linear
+from symshape.specs.dims import Dim, Marker, format_linear
 
 
 # --------------------------------------------------------------------------- the record
@@ -295,7 +295,7 @@ def _edits(fix: Fix, lits: List[_Literal], info: AnnotatedSource, new_dims, src)
                 return [], [], _bound_reason(info, v.name, v)
             bounds.append(v)
         new = v.name
-    elif isinstance(v, _Marker):
+    elif isinstance(v, Marker):
         return [], [], ("%r has no spelling in a jaxtyping annotation: write `_` (any size) "
                         "or the size where the annotations of %s say %s"
                         % (v, info.function, fix.name))
@@ -455,7 +455,7 @@ def _entry_edits(fix: SetEntry, lits: List[_Literal], info: AnnotatedSource):
     pname, axis = fix.entry
     if type(fix.value) is int:
         text = str(fix.value)
-    elif isinstance(fix.value, _Marker) and fix.value.name == "AUTO":
+    elif isinstance(fix.value, Marker) and fix.value.name == "AUTO":
         text = "_"
     else:
         return [], "%r has no spelling in a jaxtyping annotation" % (fix.value,)

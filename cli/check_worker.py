@@ -29,7 +29,7 @@ import sys
 import traceback
 from typing import Any, Dict, List, Optional, Tuple
 
-from .. import capture, codegen  # noqa: F401  (their folders register as symshape's own code)
+from .. import capture, codegen
 from .. import export
 from symshape.specs.annotations import spec_for
 from ..errors import ConstraintViolationError, UserError
@@ -40,6 +40,10 @@ from . import project
 from .annotation_fixer import AnnotatedSource, describe
 from .exportable import Declaration, registered
 from .textsafe import printable
+
+# capture/ and codegen/ register their folders as symshape's own code when they load, so
+# that frames in them are never taken for the user's
+OWN_CODE = (capture, codegen)
 
 
 # --------------------------------------------------------------------------- paths

@@ -39,7 +39,7 @@ import re
 from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
 from ..contract.fixes import DefineDim, Fix, MarkAxis, SetDim, SetEntry
-from symshape.specs.dims import Dim, _Marker, format_linear
+from symshape.specs.dims import Dim, Marker, format_linear
 from .exportable import Declaration
 from .check_worker import decl_key
 from .annotation_fixer import fix_annotations
@@ -344,7 +344,7 @@ class _PyFile:
             args.append("max=%d" % dim.max)
         return "%s(%s)" % (ctor or self.ctor, ", ".join(args))
 
-    def marker(self, m: _Marker, ctor: Optional[str] = None) -> str:
+    def marker(self, m: Marker, ctor: Optional[str] = None) -> str:
         return "%s.%s" % (ctor or self.ctor, m.name)
 
     # ---------------------------------------------------------------- applying
@@ -404,8 +404,8 @@ class _PyFile:
                 return "cannot find %s in the spec's source" % fix.line.split(" = ")[0]
             node = nxt
         v = fix.value
-        text = self.marker(v) if isinstance(v, _Marker) else repr(v)
-        if self.needs_import and isinstance(v, _Marker):
+        text = self.marker(v) if isinstance(v, Marker) else repr(v)
+        if self.needs_import and isinstance(v, Marker):
             self._add_import()
         s, e = self.span(node)
         if not self.patch.add(s, e, text):
@@ -482,7 +482,7 @@ class _PyFile:
                     None
             return None, None, pre, "cannot find where %s is defined" % fix.ref
         v = fix.value
-        if isinstance(v, _Marker):
+        if isinstance(v, Marker):
             return self.marker(v, ctor), None, pre, None
         if isinstance(v, Dim):
             return self.ctor_call(v, ctor, name_lit if v.name == fix.name else None), None, \
@@ -515,7 +515,7 @@ class _PyFile:
         after, why = self._placement(d, ref) if ref is not None else (None, None)
         if why:
             return why
-        if ctor is None and self.needs_import and (isinstance(fix.value, (Dim, _Marker))
+        if ctor is None and self.needs_import and (isinstance(fix.value, (Dim, Marker))
                                                    or pre):
             self._add_import()
         table = self.call_rewrites if d.kind == "call" else \
@@ -527,7 +527,7 @@ class _PyFile:
         rw = _Rewrite(fix, rhs, pre, after, d.var)
         rw.owners.add(self.patch.owner)
         table[slot] = rw
-        if isinstance(fix.value, _Marker):
+        if isinstance(fix.value, Marker):
             self._marker_uses(d.var, rhs, nodes)
         return None
 
@@ -586,7 +586,7 @@ class _PyFile:
                 return vis
         for c in calls:
             target = c
-            if isinstance(fix.value, _Marker):
+            if isinstance(fix.value, Marker):
                 while isinstance(self.parents.get(target), ast.BinOp):
                     target = self.parents[target]
             s, e = self.span(target)

@@ -10,7 +10,7 @@ import re
 from typing import List, Optional
 
 from ..contract.fixes import DefineDim, Fix, MarkAxis, SetDim, SetEntry
-from symshape.specs.dims import Dim, _Marker, format_linear
+from symshape.specs.dims import Dim, Marker, format_linear
 from .exportable import Declaration
 from . import project
 from .fix_plan import MARK_BY_HAND, FilePatch, Plan
@@ -168,7 +168,7 @@ class TomlFixer:
                 self.plan.applied.append((self.decl.name, str(fix)))
 
     def _value_text(self, v, like) -> str:
-        if isinstance(v, _Marker):
+        if isinstance(v, Marker):
             return _toml_str(repr(v), like, self.patch.old)
         return str(v)
 
@@ -224,7 +224,7 @@ class TomlFixer:
                 a, b = c * fix.coeff, c * fix.offset + o
                 new = str(b) if a == 0 else _toml_str(format_linear(fix.ref, a, b), node,
                                                       self.patch.old)
-            elif isinstance(v, _Marker):
+            elif isinstance(v, Marker):
                 new = _toml_str(repr(v), node, self.patch.old)
             elif isinstance(v, int):
                 new = str(c * v + o)

@@ -31,7 +31,7 @@ import numpy as np
 from symshape.specs import pytree
 from symshape.reasoning.env import ShapeEnv
 from symshape.errors import UserError
-from symshape.userframe import UserFrame, _is_internal, user_frame
+from symshape.userframe import UserFrame, is_internal, user_frame
 
 from symshape.capture.ops import families
 from symshape.capture.export import constant_names
@@ -86,7 +86,7 @@ def _real_print(*args, **kwargs):
 
 def _print_hook(*args, **kwargs):
     handler = getattr(_tls, "print_handler", None)
-    if handler is None or _is_internal(sys._getframe(1).f_code.co_filename):
+    if handler is None or is_internal(sys._getframe(1).f_code.co_filename):
         return _saved_print(*args, **kwargs)
     return handler(args, kwargs, user_frame(2))
 
@@ -210,7 +210,7 @@ def untraceable_break(e: BaseException) -> GraphBreak:
     tb = e.__traceback__
     while tb is not None:
         fn = tb.tb_frame.f_code.co_filename
-        if not _is_internal(fn):
+        if not is_internal(fn):
             frame = UserFrame(fn, tb.tb_lineno, tb.tb_frame.f_code.co_name)
         tb = tb.tb_next
     text = str(e).splitlines()[0] if str(e) else ""

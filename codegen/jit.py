@@ -60,7 +60,7 @@ from symshape.capture.state.stateprog import (StateCheck, StateGuardFailure,
                                               append_only_arguments, state_guards)
 from symshape.errors import (CompileFallbackWarning, ConstraintViolationError, RecompileError,
                              RecompileLimitWarning, SharedInputsError, UserError)
-from symshape.userframe import _is_internal
+from symshape.userframe import is_internal
 
 from . import get_backend
 from .jit_breaks import BreakSplitting
@@ -670,7 +670,7 @@ def _user_stacklevel() -> int:
     """The ``stacklevel`` that puts a warning at the user's call."""
     import sys
     f, level = sys._getframe(1), 1
-    while f is not None and (_is_internal(f.f_code.co_filename) or f.f_code in
+    while f is not None and (is_internal(f.f_code.co_filename) or f.f_code in
                              _split.GENERATED or f.f_code.co_filename.startswith("<symshape")):
         f, level = f.f_back, level + 1
     return level

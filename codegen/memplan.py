@@ -155,12 +155,12 @@ def _dying_operand(busy, i: int, v: Node, p: Plan):
     ``i``), same dtype and shape: ``v`` is computed into it (recorded in ``p.inplace``)."""
     for j, (e, s, dt, nn, owner) in enumerate(busy):
         if e == i and dt == v.dtype and owner in v.input_nodes() and \
-                _same_shape(owner.shape, v.shape):
+                same_shape(owner.shape, v.shape):
             p.inplace[v] = owner
             del busy[j]
             return s
     return None
 
 
-def _same_shape(a: tuple, b: tuple) -> bool:
+def same_shape(a: tuple, b: tuple) -> bool:
     return len(a) == len(b) and all(type(x) is type(y) and x == y for x, y in zip(a, b))

@@ -44,7 +44,7 @@ from . import rt as _cg
 from .cost import group_ns
 from .fusion import Group, ew_ufunc, form_groups, kind, numel
 from .inplace import inplace_writes, into_helper, write_in_place
-from .memplan import Plan, _same_shape, fresh, item_inputs, item_values, plan
+from .memplan import Plan, same_shape, fresh, item_inputs, item_values, plan
 
 
 class HoistRenderer(Renderer):
@@ -325,7 +325,7 @@ def reuse_dying(compute: List[Node], keep: Set[Node],
         for m in n.input_nodes():
             if (m in members and m not in keep and m not in taken and last.get(m) == i and
                     fresh(m) and m.shape and m.dtype == n.dtype and
-                    _same_shape(m.shape, n.shape) and
+                    same_shape(m.shape, n.shape) and
                     all(fresh(u) for u in users[m]) and "binds" not in m.meta):
                 out[n] = m
                 taken.add(m)

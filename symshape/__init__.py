@@ -16,8 +16,11 @@ from symshape.algebra.infinity import int_oo
 from symshape.logs import set_logs
 from symshape.algebra.ranges import ValueRange
 from symshape.sizes.symint import SymBool, SymInt, sym_max, sym_min
-from symshape.sizes import floatint as _floatint  # noqa: F401  (int() / math.floor of symbolic floats)
-from symshape.version import __version__
+from symshape.sizes import floatint as _floatint
+from symshape import version as _version
+
+__version__ = _version.__version__
+_floatint.install()     # int() / math.floor of symbolic floats give symbolic sizes
 
 
 def export(f, args=(), kwargs=None, *, dynamic_shapes=None):

@@ -71,7 +71,7 @@ def without_comment(line: str) -> str:
     return line
 
 
-def _is_internal(filename: str) -> bool:
+def is_internal(filename: str) -> bool:
     # symshape's own code is Python files: a code block of one of its documentation pages
     # (docs/*.md, run with the page's path by the docs build) is user code
     return (filename.startswith(_SKIP) and filename.endswith(".py")) or \
@@ -83,7 +83,7 @@ def user_frame(depth: int = 1) -> Optional[UserFrame]:
     f = sys._getframe(depth)
     while f is not None:
         fn = f.f_code.co_filename
-        if not _is_internal(fn):
+        if not is_internal(fn):
             return UserFrame(fn, f.f_lineno, f.f_code.co_name)
         f = f.f_back
     return None
@@ -95,7 +95,7 @@ def user_site(depth: int = 1):
     f = sys._getframe(depth)
     while f is not None:
         code = f.f_code
-        if not _is_internal(code.co_filename):
+        if not is_internal(code.co_filename):
             return UserFrame(code.co_filename, f.f_lineno, code.co_name), f.f_globals
         f = f.f_back
     return None, None
@@ -107,7 +107,7 @@ def user_stack(depth: int = 1, limit: int = 30) -> List[UserFrame]:
     f = sys._getframe(depth)
     while f is not None and len(out) < limit:
         fn = f.f_code.co_filename
-        if not _is_internal(fn):
+        if not is_internal(fn):
             out.append(UserFrame(fn, f.f_lineno, f.f_code.co_name))
         f = f.f_back
     return out
@@ -119,7 +119,7 @@ def traceback_user_frame(tb) -> Optional[UserFrame]:
     found = None
     while tb is not None:
         code = tb.tb_frame.f_code
-        if not _is_internal(code.co_filename):
+        if not is_internal(code.co_filename):
             found = UserFrame(code.co_filename, tb.tb_lineno, code.co_name)
         tb = tb.tb_next
     return found

@@ -21,7 +21,7 @@ from ..ir import ArrRef, IndexAttr
 from ..tracer import METHOD_OPS, TracedArray, Tracer, implements, to_expr
 from .datadep import bind, boolean_mask_count
 from .elementwise import broadcast_shapes, node_input
-from .indexing import _as_int, _is_int, assigned_value, bound_constant_index, slice_length
+from .indexing import as_int, is_int, assigned_value, bound_constant_index, slice_length
 from .shape import norm_axis, reshape
 from .registry import defop
 
@@ -70,7 +70,7 @@ def analyze(t: Tracer, x: TracedArray, idx):
     arrays: List[TracedArray] = []
     items: List[Any] = []
     for v in raw:
-        if v is None or v is Ellipsis or isinstance(v, slice) or _is_int(v):
+        if v is None or v is Ellipsis or isinstance(v, slice) or is_int(v):
             items.append(v)
         elif type(v) is TracedArray or isinstance(v, (np.ndarray, list, tuple)):
             a = _as_index_array(t, v)
@@ -112,9 +112,9 @@ def analyze(t: Tracer, x: TracedArray, idx):
             norm.append(None)
         elif isinstance(it, slice):
             n = x.shape[dim]
-            parts.append(slice_length(n, _as_int(it.start), _as_int(it.stop), _as_int(it.step)))
-            norm.append(slice(to_expr(_as_int(it.start)), to_expr(_as_int(it.stop)),
-                              to_expr(_as_int(it.step))))
+            parts.append(slice_length(n, as_int(it.start), as_int(it.stop), as_int(it.step)))
+            norm.append(slice(to_expr(as_int(it.start)), to_expr(as_int(it.stop)),
+                              to_expr(as_int(it.step))))
             dim += 1
         elif type(it) is TracedArray and it.dtype == bool:
             k = it.ndim
@@ -132,7 +132,7 @@ def analyze(t: Tracer, x: TracedArray, idx):
             arrays.append(it)
             dim += 1
         else:
-            v = _as_int(it)
+            v = as_int(it)
             n = x.shape[dim]
             if not (v < n) or not (v >= -n):
                 raise UserError("index %s is out of bounds for axis %d with size %s%s"

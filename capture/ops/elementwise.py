@@ -198,7 +198,7 @@ def _operand(text: str) -> str:
         text.count("(") == 1 else "(%s)" % text
 
 
-def _emit_ufunc(args, attrs, name):
+def emit_ufunc(args, attrs, name):
     sym = _OPERATORS.get(name)
     if sym is not None and len(args) == 2 and not attrs:
         return "(%s %s %s)" % (_operand(args[0]), sym, _operand(args[1]))
@@ -209,7 +209,7 @@ def _ensure_ufunc_op(ufunc) -> None:
     name = ufunc.__name__
     if name not in _SEEN:
         _SEEN.add(name)
-        defop(name, emit=lambda args, attrs, n=name: _emit_ufunc(args, attrs, n),
+        defop(name, emit=lambda args, attrs, n=name: emit_ufunc(args, attrs, n),
               doc="np.%s, elementwise with broadcasting" % name)
 
 

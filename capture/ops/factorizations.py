@@ -79,7 +79,7 @@ def core_shapes(core: Core, arrays: List[TracedArray], what: str,
     return [tuple(batch) + tuple(sizes[c] for c in letters) for letters in core.outputs]
 
 
-def _minimum(a, b):
+def minimum(a, b):
     """``min(m, n)`` of two sizes as a size expression, with no guard on which is smaller."""
     if type(a) is int and type(b) is int:
         return min(a, b)
@@ -194,7 +194,7 @@ def _svd(t, a, full_matrices=True, compute_uv=True, hermitian=False):
     if hermitian:
         raise UserError("np.linalg.svd(hermitian=True) is not supported while tracing%s"
                         % where(user_frame(2)))
-    k = {"k": lambda s: _minimum(s["m"], s["n"])}
+    k = {"k": lambda s: minimum(s["m"], s["n"])}
     if not compute_uv:
         shape = core_shapes(parse_core("(m,n)->(k)"), [x], what, k)[0]
         return t.emit("linalg_svdvals", (x.node,), {}, shape, _real_of(dt))
@@ -212,7 +212,7 @@ def _qr(t, a, mode="reduced"):
         raise UserError("np.linalg.qr(mode=%r) is not supported while tracing (mode='reduced' "
                         "is)%s" % (mode, where(user_frame(2))))
     shapes = core_shapes(parse_core("(m,n)->(m,k),(k,n)"), [x], what,
-                         {"k": lambda s: _minimum(s["m"], s["n"])})
+                         {"k": lambda s: minimum(s["m"], s["n"])})
     dt = _float_dtype(x, what)
     return _emit_multi(t, "linalg_qr", (x.node,), {}, shapes, [dt, dt], _QR)
 
@@ -311,9 +311,9 @@ def _convolve(t, a, v, mode="full"):
     if mode == "full":
         size = n + m - 1
     elif mode == "same":
-        size = n - _minimum(n, m) + m
+        size = n - minimum(n, m) + m
     elif mode == "valid":
-        size = n + m - 2 * _minimum(n, m) + 1
+        size = n + m - 2 * minimum(n, m) + 1
     else:
         raise UserError("np.convolve mode must be 'full', 'same' or 'valid', got %r%s"
                         % (mode, where(user_frame(2))))

@@ -16,7 +16,7 @@ from symshape.sizes.symint import SymBool, SymInt, describe, sym_ceildiv, sym_ma
 from symshape.userframe import user_frame
 from symshape.rules import rule
 
-from ..ir import IndexAttr, render_items  # noqa: F401  (render_items: its old import path)
+from ..ir import IndexAttr
 from ..lenrange import SymRange
 from ..tracer import METHOD_OPS, TracedArray, Tracer, shape_repr, to_expr
 from ..views import register_index
@@ -34,11 +34,11 @@ def _frame():
     return where(user_frame(3))
 
 
-def _is_int(v) -> bool:
+def is_int(v) -> bool:
     return type(v) is SymInt or (isinstance(v, (int, np.integer)) and not isinstance(v, bool))
 
 
-def _as_int(v):
+def as_int(v):
     return int(v) if isinstance(v, np.integer) else v
 
 
@@ -108,10 +108,10 @@ def _expand(idx, ndim: int) -> List[Any]:
 
 def _check_basic(items) -> None:
     for i in items:
-        if i is None or isinstance(i, slice) or _is_int(i):
+        if i is None or isinstance(i, slice) or is_int(i):
             if isinstance(i, slice):
                 for b in (i.start, i.stop, i.step):
-                    if b is not None and not _is_int(b):
+                    if b is not None and not is_int(b):
                         raise UserError("slice bounds must be ints or sizes, got %r%s"
                                         % (b, _frame()))
             continue
@@ -132,11 +132,11 @@ def region(x: TracedArray, items) -> Tuple[tuple, list]:
             continue
         n = x.shape[dim]
         if isinstance(i, slice):
-            shape.append(slice_length(n, _as_int(i.start), _as_int(i.stop), _as_int(i.step)))
-            norm.append(slice(to_expr(_as_int(i.start)), to_expr(_as_int(i.stop)),
-                              to_expr(_as_int(i.step))))
+            shape.append(slice_length(n, as_int(i.start), as_int(i.stop), as_int(i.step)))
+            norm.append(slice(to_expr(as_int(i.start)), to_expr(as_int(i.stop)),
+                              to_expr(as_int(i.step))))
         else:
-            v = _as_int(i)
+            v = as_int(i)
             if not (v < n) or not (v >= -n):
                 raise UserError("index %s is out of bounds for axis %d with size %s%s"
                                 % (describe(v), dim, describe(n), _frame()))

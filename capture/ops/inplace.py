@@ -13,7 +13,7 @@ from symshape.userframe import user_frame
 
 from ..tracer import TracedArray, implements
 from .creation import _arange
-from .factorizations import _minimum
+from .factorizations import minimum
 
 
 def _target(t, a, what: str) -> TracedArray:
@@ -91,6 +91,6 @@ def _fill_diagonal(t, a, val, wrap=False):
     elif wrap:
         raise UserError("np.fill_diagonal(wrap=True) is not supported while tracing%s"
                         % where(user_frame(2)))
-    k = x.shape[0] if x.ndim > 2 else _minimum(x.shape[0], x.shape[1])
+    k = x.shape[0] if x.ndim > 2 else minimum(x.shape[0], x.shape[1])
     i = _arange(t, k)
     x[(i,) * x.ndim] = _cycled(t, val, k, x.dtype)

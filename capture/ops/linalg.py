@@ -128,7 +128,7 @@ def expand_ellipsis(subscripts: str, ops) -> str:
     return ",".join(new_ins) + "->" + new_out
 
 
-def _parse_einsum(subscripts: str, ops) -> tuple:
+def parse_einsum(subscripts: str, ops) -> tuple:
     s = subscripts.replace(" ", "")
     if "->" in s:
         lhs, out = s.split("->")
@@ -155,7 +155,7 @@ def _einsum(t, subscripts, *operands, out=None, dtype=None, order="K", casting="
         if type(o) is not TracedArray:
             raise UserError("np.einsum: operands must be arrays%s" % _frame())
     subscripts = expand_ellipsis(subscripts, ops)
-    ins, outs = _parse_einsum(subscripts, ops)
+    ins, outs = parse_einsum(subscripts, ops)
     sizes = {}
     for spec, o in zip(ins, ops):
         if len(spec) != o.ndim:

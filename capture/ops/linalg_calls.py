@@ -22,7 +22,7 @@ from symshape.userframe import user_frame
 from ..tracer import TracedArray, implements
 from .creation import _arange
 from .elementwise import broadcast_shapes
-from .factorizations import _minimum, core_shapes, parse_core
+from .factorizations import minimum, core_shapes, parse_core
 from .npcall import Args, Call, register, traced_call
 from .shape import prod
 
@@ -54,7 +54,7 @@ def _lstsq(a: Args):
     # the residuals are empty unless m > n and a has full rank: a data-dependent length
     res = a.new_size("lstsq residuals", 0, k if isinstance(k, int) else None)
     sol = (n, b.shape[1]) if b.ndim == 2 else (n,)
-    return [sol, (res,), (), (_minimum(m, n),)]
+    return [sol, (res,), (), (minimum(m, n),)]
 
 
 def _batch(a: Args, name: str, core: int = 2) -> tuple:

@@ -221,7 +221,6 @@ def ufunc_method(t: Tracer, ufunc, method: str, inputs, kwargs):
     if method == "outer" and len(inputs) == 2 and not kwargs and ufunc.nin == 2:
         # ufunc.outer(a, b) is ufunc over a with b.ndim trailing size-1 axes, and b
         a, b = (t.operand(v) for v in inputs)
-        a_nd = a.ndim if type(a) is TracedArray else np.ndim(a)
         b_nd = b.ndim if type(b) is TracedArray else np.ndim(b)
         a = np.reshape(a, tuple(np.shape(a)) + (1,) * b_nd) if b_nd else a
         return ufunc(a, b)

@@ -135,7 +135,7 @@ def _polyadd(a: Args) -> tuple:
 
 
 def _polymul(a: Args) -> tuple:
-    n, m = _poly_len(a, "a1"), _poly_len(a, "a2")
+    _poly_len(a, "a1"), _poly_len(a, "a2")        # both must be 1-D coefficient vectors
     # np.poly1d drops leading zero coefficients first: the length depends on the values
     return (a.new_size("polymul length", 1, None),)
 

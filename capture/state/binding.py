@@ -39,7 +39,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from symshape.userframe import _is_internal
+from symshape.userframe import is_internal
 
 from .access import AccessPath, Root
 from .objstate import AppendOnly
@@ -58,14 +58,14 @@ _LIBRARY_PACKAGES = frozenset({"numpy", "symshape", "sympy", "z3", "builtins", "
 _PATH_CHARS = re.compile(r"[^0-9a-zA-Z]+")
 
 
-def _user_code(code: types.CodeType) -> bool:
+def user_code(code: types.CodeType) -> bool:
     fn = code.co_filename
-    return not _is_internal(fn) and not os.path.abspath(fn).startswith(_STDLIB)
+    return not is_internal(fn) and not os.path.abspath(fn).startswith(_STDLIB)
 
 
 def is_user_code(code: types.CodeType) -> bool:
     """Whether ``code`` is the user's (not symshape's or the standard library's)."""
-    return _user_code(code)
+    return user_code(code)
 
 
 def _code_names(code: types.CodeType) -> list:
@@ -92,14 +92,14 @@ def _library_class(cls: type) -> bool:
     # a class made by code run with exec() in a namespace without __name__ says it is of
     # "builtins": it is the user's when a method of its own is user code (builtins' own
     # classes have no Python methods)
-    return not any(isinstance(f, types.FunctionType) and _user_code(f.__code__)
+    return not any(isinstance(f, types.FunctionType) and user_code(f.__code__)
                    for f in vars(cls).values())
 
 
 def _user_module(mod) -> bool:
     """A module of the user's (a ``.py`` file, not symshape's or the standard library's)."""
     f = getattr(mod, "__file__", None)
-    return isinstance(f, str) and f.endswith(".py") and not _is_internal(f) and \
+    return isinstance(f, str) and f.endswith(".py") and not is_internal(f) and \
         not os.path.abspath(f).startswith(_STDLIB)
 
 
@@ -112,7 +112,7 @@ def _project_class(cls: type) -> bool:
     if not isinstance(f, str):          # __main__ of an interactive session, exec()
         return True
     f = os.path.abspath(f)
-    return not _is_internal(f) and not f.startswith(_STDLIB) and \
+    return not is_internal(f) and not f.startswith(_STDLIB) and \
         "site-packages" not in f and "dist-packages" not in f
 
 
@@ -213,7 +213,7 @@ class StateBinding:
 
     # ------------------------------------------------------------------ functions
     def _function(self, fn: types.FunctionType) -> None:
-        if id(fn) in self._seen or not _user_code(fn.__code__):
+        if id(fn) in self._seen or not user_code(fn.__code__):
             return
         self._mark(fn, fn)
         if self.recorder is not None:

@@ -42,7 +42,7 @@ import numpy as np
 
 from symshape.errors import UserError, where
 from symshape.sizes.symint import SymInt
-from symshape.userframe import _is_internal, user_frame
+from symshape.userframe import is_internal, user_frame
 
 from .access import AccessPath
 from .guardkinds import is_plain
@@ -51,7 +51,7 @@ from .unrecorded import Unrecorded
 # the recorder of the trace in progress (None outside one); recording stand-ins consult it
 _ACTIVE: List["Recorder"] = []
 
-_SCALARS = (bool, int, float, complex, str, bytes, type(None))
+SCALARS = (bool, int, float, complex, str, bytes, type(None))
 _MISSING = object()
 
 
@@ -92,7 +92,7 @@ def _frame():
 
 def _user_caller() -> bool:
     """Whether the caller of the recording method is the user's code (not symshape's)."""
-    return not _is_internal(sys._getframe(2).f_code.co_filename)
+    return not is_internal(sys._getframe(2).f_code.co_filename)
 
 
 # --------------------------------------------------------------------------- stand-ins

@@ -38,7 +38,7 @@ from .leaks import holds_traced
 from .unrecorded import all_codes, is_container
 from .opaque import is_opaque
 from .objstate import (Effect, RecDict, RecList, RecSet, Recorder, Tracked, evaluate_expr,
-                       expr_reads, _SCALARS)
+                       expr_reads, SCALARS)
 
 
 # --------------------------------------------------------------------------- values
@@ -545,7 +545,7 @@ def from_trace(rec: Recorder, binding, tracer, global_reads=(), views=()) -> Sta
             return Slot(slot_of[node])
         if t is Tracked:
             return Scalar(_sizes_as_slots(v.expr, slot))
-        if t in _SCALARS or isinstance(v, (np.generic, np.dtype, type, types.ModuleType,
+        if t in SCALARS or isinstance(v, (np.generic, np.dtype, type, types.ModuleType,
                                            types.BuiltinFunctionType)):
             return Const(v)
         if isinstance(v, types.FunctionType) or callable(v) and rec.path_of(v) is None:
@@ -700,7 +700,7 @@ def _guards(rec: Recorder, global_reads, stood_in=None) -> List[Guard]:
     for path, v in global_reads:
         if str(path) in rec.tracked and str(path) not in rec.tracked_guarded:
             continue
-        if type(v) in _SCALARS or isinstance(v, (np.generic, np.dtype)):
+        if type(v) in SCALARS or isinstance(v, (np.generic, np.dtype)):
             add(Guard(path, "eq", v))
         elif is_opaque(v) and not isinstance(v, (TracedArray, np.ndarray)):
             add(Guard(path, "is", v))       # an Enum member, a C extension object
@@ -711,7 +711,7 @@ def _value_guard(path: AccessPath, v, at, rec: Recorder) -> Guard:
     """The guard on a value the program read: by value (scalars, strings, tuples of them,
     a library container of them), by identity (code, modules, classes, opaque objects),
     else by type."""
-    if type(v) in _SCALARS or isinstance(v, (np.generic, np.dtype)) or type(v) is set \
+    if type(v) in SCALARS or isinstance(v, (np.generic, np.dtype)) or type(v) is set \
             or guardkinds.is_plain(v):
         return Guard(path, "eq", v, at)          # tuples and named tuples of scalars too
     if is_container(v) and _plain_items(v):

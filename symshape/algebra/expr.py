@@ -83,7 +83,7 @@ class OpAtom(Atom):
         self._hash = hash(self.key)
 
     def __repr__(self) -> str:
-        return format_atom(self, _default_name)
+        return format_atom(self, default_name)
 
 
 # --------------------------------------------------------------------------- Expr
@@ -593,7 +593,7 @@ def atoms_of(x: IntLike) -> set:
 
 
 # --------------------------------------------------------------------------- printing
-def _default_name(s: Sym) -> str:
+def default_name(s: Sym) -> str:
     return s.name
 
 
@@ -639,7 +639,7 @@ def _format_term(term: Term, coeff: int, name: Callable[[Sym], str], py: bool = 
     return "%d*%s" % (coeff, body)
 
 
-def format_expr(x: IntLike, name: Callable[[Sym], str] = _default_name, py: bool = False
+def format_expr(x: IntLike, name: Callable[[Sym], str] = default_name, py: bool = False
                 ) -> str:
     """sympy-like text: ``s2*s3``, ``2*s0 + 1``, ``5 - s0``, ``Min(16, s3)``; with ``py``,
     Python's notation for what a user reads (``s0 % 4``, ``min(16, s3)``)."""
@@ -681,7 +681,7 @@ def _fold_const_into_floordiv(x: Expr) -> Optional[Expr]:
 
 
 @rule("print.python_source")
-def format_py(x: IntLike, name: Callable[[Sym], str] = _default_name) -> str:
+def format_py(x: IntLike, name: Callable[[Sym], str] = default_name) -> str:
     """Python source computing ``x`` (``min``/``max``/``//``/``%``), fully parenthesised."""
     if type(x) is int:
         return repr(x) if x >= 0 else "(%d)" % x

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Callable, Tuple, Union
 
-from symshape.algebra.expr import Expr, IntLike, Sym, _default_name, add, ceildiv, format_expr, scale, sub
+from symshape.algebra.expr import Expr, IntLike, Sym, default_name, add, ceildiv, format_expr, scale, sub
 from symshape.rules import rule
 
 EQ, NE, LE = "==", "!=", "<="
@@ -54,7 +54,7 @@ class Rel:
             return value != 0
         return value <= 0
 
-    def format(self, name: Callable[[Sym], str] = _default_name, py: bool = False) -> str:
+    def format(self, name: Callable[[Sym], str] = default_name, py: bool = False) -> str:
         """The relation as text; ``py``: Python's notation (``n % 4 == 0``), for users."""
         lhs, rhs = _split_sides(self.expr)
         op = self.op
@@ -118,7 +118,7 @@ class BoolOp:
     def negate(self) -> "Cond":
         return combine("or" if self.op == "and" else "and", [a.negate() for a in self.args])
 
-    def format(self, name: Callable[[Sym], str] = _default_name, py: bool = False) -> str:
+    def format(self, name: Callable[[Sym], str] = default_name, py: bool = False) -> str:
         return (" %s " % self.op).join("(%s)" % a.format(name, py) for a in self.args)
 
     def __repr__(self) -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, List, Optional
 
-from symshape.specs.dims import DerivedDim, Dim, _Marker, fix_line_dim, format_linear
+from symshape.specs.dims import DerivedDim, Dim, Marker, fix_line_dim, format_linear
 from symshape.specs.matching import entry_text
 
 
@@ -114,7 +114,7 @@ def _substitute(leaf, name: str, value):
     if isinstance(leaf, DerivedDim) and leaf.root.name == name:
         if isinstance(value, int):
             return leaf.value(value)
-        if isinstance(value, _Marker):
+        if isinstance(value, Marker):
             return value
         if isinstance(value, Dim):
             return DerivedDim(value, leaf.coeff, leaf.offset)

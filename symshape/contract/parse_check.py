@@ -18,7 +18,7 @@ from symshape.contract.meaning import py_divmod
 
 
 @functools.lru_cache(maxsize=4096)
-def _parse(line: str) -> tuple:
+def parse(line: str) -> tuple:
     """A generated line's statements (the syntax tree is only read, never changed)."""
     return tuple(ast.parse(line).body)
 
@@ -43,7 +43,7 @@ class CheckCode:
     # statements ------------------------------------------------------------------
     def run(self, lines: Iterable[str]) -> None:
         for line in lines:
-            for stmt in _parse(line):
+            for stmt in parse(line):
                 self._stmt(stmt, line)
 
     def _stmt(self, st, line: str) -> None:

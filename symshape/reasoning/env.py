@@ -36,7 +36,6 @@ from symshape.algebra import simplify as _simplify
 from symshape.reasoning import solver
 from symshape import logs
 from symshape.rules import rule
-from symshape.reasoning.decision import holds as _holds  # noqa: F401  (read by symbolic.py and tests)
 from symshape.errors import GuardOnDataDependentError, InternalError, UserError, where
 from symshape.algebra.expr import Expr, IntLike, Sym, evaluate, format_expr, subs
 from symshape.algebra.infinity import INT_OO

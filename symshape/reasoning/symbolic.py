@@ -20,7 +20,8 @@ from typing import Dict, Iterable, Optional, Tuple, Union
 
 from symshape.algebra import expr as E
 from symshape.algebra import relations as R
-from symshape.reasoning.env import ShapeEnv, SymInfo, _holds
+from symshape.reasoning.decision import holds as _holds
+from symshape.reasoning.env import ShapeEnv, SymInfo
 from symshape.errors import InternalError, UserError
 from symshape.algebra.expr import Sym
 from symshape.algebra.infinity import INT_OO, NEG_INT_OO, is_inf

@@ -22,7 +22,7 @@ import os
 from typing import Dict, Iterable, List
 
 from symshape.algebra import relations as R
-from symshape.contract.parse_check import CheckCode, _parse
+from symshape.contract.parse_check import CheckCode, parse
 from symshape.errors import InternalError
 from symshape.algebra.expr import Sym
 from symshape.reasoning.z3bridge import RLIMIT, Encoder, serialized, z3mod
@@ -110,7 +110,7 @@ def validate_branch_checks(env, cs, sub, lines: List[str], outer: Dict[str, obje
                 line.startswith("    def "):
             continue                       # a nested branch: validated on its own
         text = line[4:]
-        st = _parse(text)[0]
+        st = parse(text)[0]
         if isinstance(st, ast.If) and len(st.body) == 1 and \
                 isinstance(st.body[0], ast.Expr) and ex._rt_call(st.body[0].value):
             ex.run([text])

@@ -156,4 +156,8 @@ _PY_MODES = {"floor": lambda v: int(v // 1), "ceil": lambda v: -int((-v) // 1),
              "trunc": int, "round": round}
 
 
-symfloat.TO_INT[:] = [to_int]
+
+def install() -> None:
+    """Make ``int()`` / ``math.floor`` / ``math.ceil`` / ``round`` of a symbolic float a
+    symbolic size (``symfloat`` cannot import this module: it builds on it)."""
+    symfloat.TO_INT[:] = [to_int]

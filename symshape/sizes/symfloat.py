@@ -15,7 +15,7 @@ from typing import Callable, Optional
 from symshape.algebra import expr as E
 from symshape.sizes.textuse import goes_to_output
 
-_PY = {"add": ("+", operator.add), "sub": ("-", operator.sub), "mul": ("*", operator.mul),
+PY = {"add": ("+", operator.add), "sub": ("-", operator.sub), "mul": ("*", operator.mul),
        "div": ("/", operator.truediv), "pow": ("**", operator.pow),
        "floordiv": ("//", operator.floordiv), "mod": ("%", operator.mod)}
 
@@ -36,14 +36,14 @@ class FloatExpr:
                  ("(%s)" % size(a) if type(a) is E.Expr else "(%r)" % a) for a in self.args]
         if self.op == "neg":
             return "(-%s)" % parts[0]
-        return "(%s %s %s)" % (parts[0], _PY[self.op][0], parts[1])
+        return "(%s %s %s)" % (parts[0], PY[self.op][0], parts[1])
 
     def evaluate(self, value_of: Callable[[object], int]):
         vals = [a.evaluate(value_of) if type(a) is FloatExpr else
                 (value_of(a) if type(a) is E.Expr else a) for a in self.args]
         if self.op == "neg":
             return -vals[0]
-        return _PY[self.op][1](vals[0], vals[1])
+        return PY[self.op][1](vals[0], vals[1])
 
     def map_sizes(self, fn) -> "FloatExpr":
         """The same expression with ``fn`` applied to every size expression."""
@@ -92,7 +92,7 @@ def make(op: str, a, b) -> "SymFloat":
     hint = None
     if pa[1] is not None and pb[1] is not None:
         try:
-            hint = _PY[op][1](pa[1], pb[1])
+            hint = PY[op][1](pa[1], pb[1])
         except (ZeroDivisionError, OverflowError):
             hint = None
     return SymFloat(FloatExpr(op, (pa[0], pb[0])), hint, env)
@@ -202,7 +202,7 @@ class SymFloat:
                 if a.op == "neg":
                     text = "-" + show(a.args[0], False)
                 else:
-                    text = "%s %s %s" % (show(a.args[0], False), _PY[a.op][0],
+                    text = "%s %s %s" % (show(a.args[0], False), PY[a.op][0],
                                          show(a.args[1], False))
                 return text if outer else "(%s)" % text
             if type(a) is E.Expr:

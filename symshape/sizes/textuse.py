@@ -42,7 +42,7 @@ import sys
 import warnings
 from typing import Dict, List, Optional, Tuple
 
-from symshape.userframe import _is_internal
+from symshape.userframe import is_internal
 
 _LOGGING_DIR = os.path.dirname(os.path.abspath(logging.__file__)) + os.sep
 _WARNINGS_FILE = os.path.abspath(warnings.__file__)
@@ -75,7 +75,7 @@ def goes_to_output(depth: int) -> bool:
     filename = frame.f_code.co_filename
     if filename.startswith(_OUTPUT_MODULE_FILES):
         return True
-    if _is_internal(filename):
+    if is_internal(filename):
         return False
     try:
         return _output_site(frame)

@@ -16,7 +16,7 @@ from symshape.algebra.infinity import INT_OO
 from symshape.algebra.ranges import ValueRange
 
 
-class _Marker:
+class Marker:
     __slots__ = ("name",)
 
     def __init__(self, name: str) -> None:
@@ -29,9 +29,9 @@ class _Marker:
         return (getattr, (Dim, self.name))
 
 
-AUTO = _Marker("AUTO")
-DYNAMIC = _Marker("DYNAMIC")
-STATIC = _Marker("STATIC")
+AUTO = Marker("AUTO")
+DYNAMIC = Marker("DYNAMIC")
+STATIC = Marker("STATIC")
 
 
 def _check_int(name: str, what: str, v) -> Optional[int]:
@@ -234,4 +234,4 @@ def dims(*names: str, min: Optional[int] = None, max: Optional[int] = None) -> T
     return tuple(Dim(n, min=min, max=max) for n in names)
 
 
-AxisSpec = Union[None, int, Dim, DerivedDim, _Marker]
+AxisSpec = Union[None, int, Dim, DerivedDim, Marker]

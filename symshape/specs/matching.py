@@ -12,7 +12,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from symshape.specs.dims import AUTO, DYNAMIC, STATIC, DerivedDim, Dim, _Marker
+from symshape.specs.dims import AUTO, DYNAMIC, STATIC, DerivedDim, Dim, Marker
 from symshape.errors import UserError
 from symshape.specs.pytree import key_str
 from symshape.algebra.infinity import NEG_INT_OO
@@ -183,7 +183,7 @@ def _match_value(v, spec, path: str, entry: Optional[tuple], idx: int,
             decl = _axis(spec, int(v), path, entry, scalar=True)
             out.append(InputLeaf(path, int(v), None, idx, decl))
             return
-    if spec is not None and not (isinstance(spec, _Marker) and spec is STATIC):
+    if spec is not None and not (isinstance(spec, Marker) and spec is STATIC):
         raise UserError("%s: input %s is of type %s, which is specialized to its value; its spec "
                         "must be None%s, got %r" % (
                             entry_text(entry), path, t.__name__,

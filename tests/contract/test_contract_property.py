@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 import symshape as ss
 from symshape import Dim
-from symshape.reasoning.env import _holds
+from symshape.reasoning.decision import holds as _holds
 from symshape.algebra.infinity import is_inf
 
 THOROUGH = os.environ.get("HYPOTHESIS_PROFILE") == "thorough"

@@ -38,49 +38,13 @@ COMPLEX = {
 }
 # (importing module path, imported private name) still crossing modules
 PRIVATE_IMPORTS = {
-    ('capture/decomp.py', '_Functionalized'),
-    ('capture/decomp.py', '_emit_ufunc'),
-    ('capture/decomp.py', '_parse_einsum'),
-    ('capture/lenrange.py', '_user_code'),
-    ('capture/ops/advanced.py', '_as_int'),
-    ('capture/ops/advanced.py', '_is_int'),
     ('capture/ops/inplace.py', '_arange'),
-    ('capture/ops/inplace.py', '_minimum'),
     ('capture/ops/linalg_calls.py', '_arange'),
-    ('capture/ops/linalg_calls.py', '_minimum'),
-    ('capture/randomness.py', '_user_code'),
-    ('capture/serialize.py', '_PY'),
-    ('capture/serialize.py', '_RESERVED'),
-    ('capture/state/binding.py', '_is_internal'),
-    ('capture/state/objstate.py', '_is_internal'),
-    ('capture/state/stateprog.py', '_SCALARS'),
-    ('cli/annotation_fixer.py', '_Marker'),
     ('cli/command.py', '_internal_dirs'),
-    ('cli/fixer.py', '_Marker'),
-    ('cli/toml_fixer.py', '_Marker'),
-    ('codegen/breaks.py', '_is_internal'),
-    ('codegen/jit.py', '_is_internal'),
-    ('codegen/numpy_backend.py', '_same_shape'),
-    ('symshape/algebra/relations.py', '_default_name'),
     ('symshape/algebra/simplify.py', '_minmax'),
-    ('symshape/contract/fixes.py', '_Marker'),
-    ('symshape/reasoning/symbolic.py', '_holds'),
-    ('symshape/reasoning/validate.py', '_parse'),
-    ('symshape/sizes/textuse.py', '_is_internal'),
-    ('symshape/specs/matching.py', '_Marker'),
 }
 # (path, pyflakes message) still reported; most are imports made only for their side effect
-PYFLAKES_KNOWN = {
-    ('capture/ops/indexing.py', "'..ir.render_items' imported but unused"),
-    ('capture/ops/reduction.py', "local variable 'a_nd' is assigned to but never used"),
-    ('capture/ops/signal.py', "local variable 'm' is assigned to but never used"),
-    ('capture/ops/signal.py', "local variable 'n' is assigned to but never used"),
-    ('cli/check_worker.py', "'..capture' imported but unused"),
-    ('cli/check_worker.py', "'..codegen' imported but unused"),
-    ('symshape/__init__.py', "'symshape.sizes.floatint as _floatint' imported but unused"),
-    ('symshape/__init__.py', "'symshape.version.__version__' imported but unused"),
-    ('symshape/reasoning/env.py', "'symshape.reasoning.decision.holds as _holds' imported but unused"),
-}
+PYFLAKES_KNOWN = set()
 
 
 def _sources():
