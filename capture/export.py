@@ -201,13 +201,13 @@ def constant_names(f) -> Dict[int, str]:
 
 
 def _named_as_tuples(v):
-    """Other named tuples returned by the program come back as plain tuples (the same items
-    in the same order); NumPy's own results (``EighResult``, ``SVDResult``...) keep their type,
-    which the output structure records by name (see ``symshape.named_results``)."""
+    """The program's outputs with every named tuple rebuilt from its items (NumPy's results
+    and the user's own keep their type, which the output structure records by name: see
+    ``symshape.named_results``); other tuple subclasses come back as plain tuples."""
     t = type(v)
-    if isinstance(v, tuple) and t is not tuple and hasattr(t, "_fields"):
+    if isinstance(v, tuple) and t is not tuple:
         items = tuple(_named_as_tuples(x) for x in v)
-        return t(*items) if named_results.name_of(t) is not None else items
+        return t(*items) if named_results.is_named_tuple(t) else items
     if t is tuple or t is list:
         return t(_named_as_tuples(x) for x in v)
     if t is dict:

@@ -253,6 +253,10 @@ class _Enc:
             return None
         if s[0] == "dict":
             return {"dict": [[self.value(k), self.spec(c)] for k, c in zip(s[1], s[2])]}
+        if s[0] == "namedtuple" and named_results.is_users(s[1]):
+            # the user's own type: a file never names what loading would have to import, so
+            # a loaded program returns the same items as a plain tuple
+            return {"tuple": [self.spec(c) for c in s[2]]}
         if s[0] == "namedtuple":         # NumPy's result type, saved by its class name
             return {"namedtuple": [s[1], [self.spec(c) for c in s[2]]]}
         if s[0] in ("tuple", "list"):

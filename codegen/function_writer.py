@@ -486,8 +486,8 @@ def render_outputs(spec, leaves: Sequence[Any], r) -> str:
             return "{%s}" % ", ".join("%s: %s" % (r.const(k) if not isinstance(k, (str, int))
                                                   else repr(k), go(c))
                                       for k, c in zip(s[1], s[2]))
-        if s[0] == "namedtuple":         # NumPy's result type, e.g. SVDResult(u, s, vh)
-            return "%s(%s)" % (r.const(named_results.by_name()[s[1]]),
+        if s[0] == "namedtuple":         # e.g. SVDResult(u, s, vh), or the user's Out(...)
+            return "%s(%s)" % (r.const(named_results.type_of(s[1])),
                                ", ".join(go(c) for c in s[2]))
         items = [go(c) for c in s[1]]
         if s[0] == "tuple":

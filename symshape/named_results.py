@@ -55,3 +55,42 @@ def name_of(t: type) -> Optional[str]:
 def resolve(name) -> Optional[type]:
     """The NumPy result type called ``name``, or None when ``name`` names none of them."""
     return by_name().get(name) if isinstance(name, str) else None
+
+
+# The user's own named tuples that programs of this process return, by a key made of the
+# class's module and qualified name (``model.Out``): an exported or compiled program returns
+# the same type eager code does.  A saved program names only NumPy's types (loading never
+# imports what a file names), so there they come back as plain tuples of the same items.
+_USER: Dict[str, type] = {}
+
+
+def is_named_tuple(t: type) -> bool:
+    """Whether ``t`` is a named-tuple class (``collections.namedtuple``, ``typing.NamedTuple``)."""
+    return t is not tuple and issubclass(t, tuple) and hasattr(t, "_fields")
+
+
+def remember(t: type) -> str:
+    """The key of the user's named-tuple type ``t``, made once per class (two classes of
+    one qualified name get distinct keys)."""
+    for key, known in _USER.items():
+        if known is t:
+            return key
+    base = key = "%s.%s" % (getattr(t, "__module__", "?"), getattr(t, "__qualname__", t.__name__))
+    n = 1
+    while key in _USER or key in by_name():
+        n += 1
+        key = "%s#%d" % (base, n)
+    _USER[key] = t
+    return key
+
+
+def type_of(name: str) -> type:
+    """The named-tuple type a structure names: NumPy's result type, or the user's type a
+    program of this process returned."""
+    t = resolve(name)
+    return t if t is not None else _USER[name]
+
+
+def is_users(name) -> bool:
+    """Whether ``name`` is the key of a user's type (which a saved file cannot name)."""
+    return isinstance(name, str) and resolve(name) is None and name in _USER

@@ -22,8 +22,8 @@ def key_str(k) -> str:
 def flatten(value: Any, path: str = "", is_leaf: Callable[[Any], bool] = None,
             named: bool = False) -> Tuple[List[Tuple[str, Any]], tuple]:
     """``([(path, leaf), ...], treespec)``; containers are list, tuple and dict, and with
-    ``named`` also NumPy's named-tuple results (``SVDResult``...), kept as
-    ``("namedtuple", "SVDResult", children)`` so that ``unflatten`` rebuilds the type."""
+    ``named`` also named tuples: NumPy's results (``SVDResult``...) and the user's own, kept
+    as ``("namedtuple", "SVDResult", children)`` so that ``unflatten`` rebuilds the type."""
     leaves: List[Tuple[str, Any]] = []
 
     def go(v, p, depth):
@@ -33,6 +33,8 @@ def flatten(value: Any, path: str = "", is_leaf: Callable[[Any], bool] = None,
         t = type(v)
         if named and t is not tuple and isinstance(v, tuple):
             name = named_results.name_of(t)
+            if name is None and named_results.is_named_tuple(t):
+                name = named_results.remember(t)         # the user's own named tuple
             if name is not None:
                 return ("namedtuple", name, tuple(go(x, p + "." + f, depth + 1)
                                                    for x, f in zip(v, t._fields)))
@@ -64,7 +66,7 @@ def unflatten(leaves: List[Any], spec: tuple) -> Any:
         if s[0] == "dict":
             return {k: go(c) for k, c in zip(s[1], s[2])}
         if s[0] == "namedtuple":
-            return named_results.by_name()[s[1]](*[go(c) for c in s[2]])
+            return named_results.type_of(s[1])(*[go(c) for c in s[2]])
         items = [go(c) for c in s[1]]
         return items if s[0] == "list" else tuple(items)
 
