@@ -276,8 +276,8 @@ class _RangesOnly:
     def __init__(self, ranges) -> None:
         self.ranges = ranges
 
-    def memo(self, table, key, compute):
-        return compute()
+    def memo(self, table, key, compute, *args):
+        return compute(*args)
 
 
 def _decide_on_symbolic_ranges(conds, syms, what: str) -> int:

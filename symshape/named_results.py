@@ -62,6 +62,7 @@ def resolve(name) -> Optional[type]:
 # the same type eager code does.  A saved program names only NumPy's types (loading never
 # imports what a file names), so there they come back as plain tuples of the same items.
 _USER: Dict[str, type] = {}
+_USER_KEY: Dict[type, str] = {}      # the same, class -> key
 
 
 def is_named_tuple(t: type) -> bool:
@@ -72,15 +73,14 @@ def is_named_tuple(t: type) -> bool:
 def remember(t: type) -> str:
     """The key of the user's named-tuple type ``t``, made once per class (two classes of
     one qualified name get distinct keys)."""
-    for key, known in _USER.items():
-        if known is t:
-            return key
+    if t in _USER_KEY:
+        return _USER_KEY[t]
     base = key = "%s.%s" % (getattr(t, "__module__", "?"), getattr(t, "__qualname__", t.__name__))
     n = 1
     while key in _USER or key in by_name():
         n += 1
         key = "%s#%d" % (base, n)
-    _USER[key] = t
+    _USER[key], _USER_KEY[t] = t, key
     return key
 
 

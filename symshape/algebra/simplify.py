@@ -29,7 +29,7 @@ def simplify(env, x: IntLike) -> IntLike:
     (cached until the environment learns something)."""
     if type(x) is int:
         return x
-    return env.memo("subs", x, lambda: _simplified(env, x))
+    return env.memo("subs", x, _simplified, env, x)
 
 
 def _simplified(env, x: Expr) -> IntLike:
@@ -241,4 +241,8 @@ def has_op_atoms(x: Expr) -> bool:
 def bound_of(env, x: IntLike) -> ValueRange:
     """The value range of ``x`` under the current ranges (cached until they change): range
     layer 2, ``env.bound`` (``symshape.contract.exact_ranges``)."""
-    return env.memo("bound", x, lambda: bound(simplify(env, x), env.ranges.__getitem__))
+    return env.memo("bound", x, _bound_now, env, x)
+
+
+def _bound_now(env, x: IntLike) -> ValueRange:
+    return bound(simplify(env, x), env.ranges.__getitem__)

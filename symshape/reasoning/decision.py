@@ -83,7 +83,7 @@ def decide(env, c) -> Optional[bool]:
     c = subst_cond(env, c)
     if type(c) is bool:
         return c
-    return env.memo("decide", c, lambda: _decide_now(env, c))
+    return env.memo("decide", c, _decide_now, env, c)
 
 
 def _decide_now(env, c) -> Optional[bool]:
@@ -99,7 +99,7 @@ def decide_ranges(env, c) -> Optional[bool]:
         if c.op == "and":
             return False if False in vals else (True if all(v is True for v in vals) else None)
         return True if True in vals else (False if all(v is False for v in vals) else None)
-    b = env.memo("bound", c.expr, lambda: bound(c.expr, env.ranges.__getitem__))
+    b = env.memo("bound", c.expr, bound, c.expr, env.ranges.__getitem__)
     if c.op == R.LE:
         return True if b.upper <= 0 else (False if b.lower > 0 else None)
     known = True if (b.lower == 0 == b.upper) else (False if not (b.lower <= 0 <= b.upper)

@@ -116,6 +116,7 @@ class ShapeEnv:
         self._learning: Optional[Guard] = None
         self._tightening = False
         self._folding_by_facts = False
+        self._rewriting = False          # inside rewriting_facts(): one cache reset, at its end
         self._project_cache: Dict[object, dict] = {}
         self._implied_cache: Dict[object, Optional[bool]] = {}
         self._caches = {"subs": self._subs_cache, "bound": self._bound_cache,
@@ -368,7 +369,8 @@ class ShapeEnv:
         guard = self._learning if guard is _LEARNING else guard
         if guard is not None:
             self.fact_guards.setdefault(c, guard)
-        self._bump()
+        if not self._rewriting:
+            self._bump()
         return True
 
     def record_assumption(self, c) -> bool:
@@ -377,7 +379,8 @@ class ShapeEnv:
         if c in self.assumptions:
             return False
         self.assumptions.append(c)
-        self._bump()
+        if not self._rewriting:
+            self._bump()
         return True
 
     def keep_facts(self, facts: List[R.Cond]) -> None:
@@ -385,12 +388,19 @@ class ShapeEnv:
         self.facts = list(facts)
         self._bump()
 
-    def take_facts(self) -> Tuple[List[R.Cond], List[R.Cond]]:
-        """The facts and the assumptions, which are emptied to be recorded anew."""
+    @contextmanager
+    def rewriting_facts(self):
+        """Yields the facts and the assumptions, emptied to be recorded anew inside the block
+        (``record_fact`` / ``record_assumption``); what was derived from them is recomputed
+        once, when the block ends, not after every fact recorded."""
         old = self.facts, self.assumptions
         self.facts, self.assumptions = [], []
-        self._bump()
-        return old
+        self._rewriting = True
+        try:
+            yield old
+        finally:
+            self._rewriting = False
+            self._bump()
 
     def fact_guard(self, c) -> Optional[Guard]:
         """The guard that taught fact ``c``, if known."""
@@ -422,14 +432,15 @@ class ShapeEnv:
         """Whether ``folding_by_facts`` is under way."""
         return self._folding_by_facts
 
-    def memo(self, table: str, key, compute: Callable[[], object]):
-        """``compute()``, remembered in one of the environment's caches until what it
-        knows changes (``subs``, ``bound``; ``project`` and ``implied`` are kept across
-        changes: their keys hold the ranges they depend on; ``decide``)."""
+    def memo(self, table: str, key, compute: Callable, *args):
+        """``compute(*args)``, remembered in one of the environment's caches until what it
+        knows changes (``subs``, ``bound``, ``decide``; ``project`` and ``implied`` are kept
+        across changes: their keys hold the ranges they depend on).  On the hot path of
+        every export: the arguments are passed, never a closure made per call."""
         cache = self._caches[table]
         got = cache.get(key, _MISSING)
         if got is _MISSING:
-            got = cache[key] = compute()
+            got = cache[key] = compute(*args)
         return got
 
     def fact_index(self, build: Callable[[], Dict[Sym, list]]) -> Dict[Sym, list]:

@@ -248,7 +248,7 @@ def drop_implied_facts(env) -> None:
             continue
         key = (f, tuple(env.ranges.get(s) for s in sorted(f.free_symbols,
                                                           key=lambda s: s.key)))
-        got = env.memo("implied", key, lambda: implied_by_ranges(env, f))
+        got = env.memo("implied", key, implied_by_ranges, env, f)
         if got is not True:
             keep.append(f)
     if len(keep) != len(env.facts):
@@ -496,26 +496,26 @@ def refresh_facts(env) -> None:
     A fact on a data-dependent size that now mentions input sizes only becomes an
     assumption (it still holds only where the size was checked); one that became
     false means the guards or checks contradict each other."""
-    old, old_assumed = env.take_facts()
-    for f in old:
-        g = env.subst_cond(f)
-        if type(g) is not bool and decide_ranges(env, g) is True:
-            g = True
-        if g is False or (type(g) is not bool and decide_ranges(env, g) is False):
-            contradiction(env, f)
-        if type(g) is bool:
-            continue
-        if any(s.unbacked for s in f.free_symbols) and learning_data_dependent(env) \
-                and not any(s.unbacked for s in g.free_symbols):
-            env.record_assumption(g)
-            continue
-        env.record_fact(g, env.fact_guard(f))
-    for f in old_assumed:
-        g = env.subst_cond(f)
-        if g is False or (type(g) is not bool and decide_ranges(env, g) is False):
-            contradiction(env, f)
-        if type(g) is not bool:
-            env.record_assumption(g)
+    with env.rewriting_facts() as (old, old_assumed):
+        for f in old:
+            g = env.subst_cond(f)
+            if type(g) is not bool and decide_ranges(env, g) is True:
+                g = True
+            if g is False or (type(g) is not bool and decide_ranges(env, g) is False):
+                contradiction(env, f)
+            if type(g) is bool:
+                continue
+            if any(s.unbacked for s in f.free_symbols) and learning_data_dependent(env) \
+                    and not any(s.unbacked for s in g.free_symbols):
+                env.record_assumption(g)
+                continue
+            env.record_fact(g, env.fact_guard(f))
+        for f in old_assumed:
+            g = env.subst_cond(f)
+            if g is False or (type(g) is not bool and decide_ranges(env, g) is False):
+                contradiction(env, f)
+            if type(g) is not bool:
+                env.record_assumption(g)
     tighten(env)
 
 
