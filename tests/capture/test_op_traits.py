@@ -5,11 +5,11 @@ run_decompositions read the table's sets instead of keeping their own; docs/core
 names exactly the table's core ops; and the reductions each backend takes are the ones it
 computes as eager NumPy does (the NumPy backend's blocked groups bit for bit, the CUDA
 kernels under the emulator to rounding)."""
-from repo_paths import REPO, TESTS
 import pathlib
+
+from repo_paths import REPO
 import re
 import shutil
-import sys
 
 import numpy as np
 import pytest
@@ -26,7 +26,6 @@ from symshape.errors import InternalError
 
 ROOT = pathlib.Path(REPO)
 A = Dim.AUTO
-sys.path.insert(0, TESTS)
 
 
 def f32(*shape, seed=0):

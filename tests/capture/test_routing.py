@@ -3,10 +3,8 @@ functions keep sizes symbolic in every function the trace enters, however it was
 module attribute, a method, a decorator, ``functools.partial``, another module, a name
 imported with ``from numpy import``), and nothing stays routed after a trace, also when it
 raises and when several threads trace at once."""
-from repo_paths import TESTS
 import builtins
 import functools
-import os
 import sys
 import threading
 
@@ -16,7 +14,6 @@ import pytest
 import symshape as ss
 from symshape import Dim
 
-sys.path.insert(0, TESTS)
 from routed import blocks, gpt, helpers  # noqa: E402
 
 RNG = np.random.default_rng(5)

@@ -1,11 +1,8 @@
 """Model state: weights and caches reached through globals, closures, parameter dicts and
 objects export unmodified, are named by their paths, are never copied, are written in place
 by module() and compiled code, and every user object is restored after tracing."""
-from repo_paths import TESTS
 import copy
 import dataclasses
-import os
-import sys
 from collections import namedtuple
 
 import numpy as np
@@ -14,7 +11,6 @@ import pytest
 import symshape as ss
 from symshape import Dim
 
-sys.path.insert(0, TESTS)
 from corpus import gpt2, llama  # noqa: E402
 
 RNG = np.random.default_rng(11)

@@ -1,15 +1,11 @@
 """The corpus exports unmodified with a realistic dynamic spec, and module() and ep.compile()
 equal eager NumPy on several sizes."""
-from repo_paths import TESTS
-import os
-import sys
 
 import numpy as np
 import pytest
 
 import symshape as ss
 
-sys.path.insert(0, TESTS)
 from corpus.registry import PROGRAMS  # noqa: E402
 
 

@@ -1,10 +1,7 @@
 """Corpus models (a CNN with im2col by fancy indexing, an MLP with batch norm holding running
 statistics) exported once with a dynamic batch: ep.module() and ep.compile() give what eager
 NumPy gives on several shapes, and write the running statistics in place as eager does."""
-from repo_paths import TESTS
 import copy
-import os
-import sys
 
 import numpy as np
 import pytest
@@ -12,7 +9,6 @@ import pytest
 import symshape as ss
 from symshape import Dim
 
-sys.path.insert(0, TESTS)
 from corpus import cnn, mlp_bn  # noqa: E402
 
 RNG = np.random.default_rng(21)

@@ -7,10 +7,8 @@ ulps and reordered row sums, so 1e-9 relative is far above what they can differ 
 """
 import copy
 import os
-import sys
 import tempfile
 
-from repo_paths import TESTS
 
 import numpy as np
 import pytest
@@ -21,7 +19,6 @@ os.environ.setdefault("SYMSHAPE_NUMBA_CACHE", tempfile.mkdtemp(prefix="ss-numba-
 import symshape as ss  # noqa: E402
 from symshape import Dim  # noqa: E402
 
-sys.path.insert(0, TESTS)
 from corpus import gpt2, llama  # noqa: E402
 
 RNG = np.random.default_rng(33)
