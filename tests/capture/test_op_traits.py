@@ -6,12 +6,12 @@ names exactly the table's core ops; and the reductions each backend takes are th
 computes as eager NumPy does (the NumPy backend's blocked groups bit for bit, the CUDA
 kernels under the emulator to rounding)."""
 import pathlib
-
-from repo_paths import REPO
 import re
 import shutil
 
 import numpy as np
+
+from repo_paths import REPO
 import pytest
 
 import symshape as ss
