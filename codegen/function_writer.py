@@ -208,7 +208,11 @@ class Writing:
         if sp is not None and sp.effects:
             vals = ", ".join(r.value(v) for v in sp.slots)
             out.append("_SP.replay(_st, (%s%s))" % (vals, "," if len(sp.slots) == 1 else ""))
-        out.append("return " + render_outputs(self.spec.out_spec, self.spec.outputs, r))
+        result = render_outputs(self.spec.out_spec, self.spec.outputs, r)
+        if sp is not None and sp.gives_back:
+            # the state lists / dicts it returns are the user's objects, as in eager Python
+            result = "_SP.returned(_st, %s)" % result
+        out.append("return " + result)
         return out
 
 

@@ -150,12 +150,21 @@ class StateProgram:
         # scalars read as tracked numbers and never guarded: their values when traced (a
         # loaded program's store starts from them)
         self.initial: List[Tuple[AccessPath, Any]] = []
+        # (position in the returned value, spec) of each state container the function
+        # returns (``return self.hist``): given back as the user's object, not a copy
+        self.returns: List[Tuple[tuple, Any]] = []
         self._at_start = sorted({p for e in effects for a in e.args for p in _start_paths(a)},
                                 key=str)
 
     @property
     def empty(self) -> bool:
-        return not (self.arrays or self.guards or self.effects)
+        return not (self.arrays or self.guards or self.effects or self.gives_back)
+
+    @property
+    def gives_back(self) -> bool:
+        """Does the function return state containers (the user's objects)?  (A loaded
+        program's store has none: it returns copies.)"""
+        return bool(getattr(self, "returns", ()))
 
     # ------------------------------------------------------------------ run time
     def failed(self, args: tuple = ()) -> Optional[str]:
@@ -201,7 +210,7 @@ class StateProgram:
         arrays = self._fast_check()(args)
         if arrays is None:
             self._raise_failed(args)
-        if not self.effects:
+        if not self.effects and not self.gives_back:
             return Call(None, arrays, _NO_START)
         scope = self._scope(args)
         start = {}
@@ -245,6 +254,13 @@ class StateProgram:
             else:
                 getattr(e.path.get(scope), op)(*args)
 
+    def returned(self, call: Call, out):
+        """``out`` (what the graph returns) with the state containers the function
+        returned put back as the run-time objects themselves, after the writes."""
+        for pos, spec in self.returns:
+            out = _put_at(out, pos, _value(spec, call, ()))
+        return out
+
     def keep_only(self, live_nodes, all_live=()) -> None:
         """Forget the state arrays whose nodes the finished graph dropped (renumbering the
         writes that refer to the others); guard the state views the program uses
@@ -276,6 +292,7 @@ class StateProgram:
             return a
         self.effects = [Effect(e.op, e.path, tuple(renum(a) for a in e.args), e.frame)
                         for e in self.effects]
+        self.returns = [(pos, renum(a)) for pos, a in getattr(self, "returns", ())]
 
     def referenced_arrays(self) -> List[int]:
         """Indices of the state arrays the writes bind (their nodes must stay)."""
@@ -458,6 +475,38 @@ def _value(a, call: Call, values: tuple):
     return a
 
 
+def _put_at(tree, pos: tuple, v):
+    """``tree`` with the value at ``pos`` (keys and indices from the top) replaced by ``v``;
+    tuples are rebuilt, lists and dicts (fresh per call) changed in place."""
+    if not pos:
+        return v
+    k, rest = pos[0], pos[1:]
+    if type(tree) is tuple:
+        items = list(tree)
+        items[k] = _put_at(items[k], rest, v)
+        return tuple(items)
+    tree[k] = _put_at(tree[k], rest, v)
+    return tree
+
+
+def _returned_containers(rec: Recorder, out, new_keys, pos=()) -> List[Tuple[tuple, Any]]:
+    """(position, spec) of each list, dict or set of the user's state (or one the program
+    stored there) in what the function returned."""
+    t = type(out)
+    if t in (RecList, RecDict, RecSet) and rec.path_of(out) is not None:
+        return [(pos, AtStart(rec.path_of(out)))]
+    if t in (list, dict) and id(out) in new_keys:
+        return [(pos, new_keys[id(out)])]
+    found = []
+    if t is tuple or isinstance(out, tuple) and hasattr(out, "_fields") or t is list:
+        for i, x in enumerate(out):
+            found += _returned_containers(rec, x, new_keys, pos + (i,))
+    elif t is dict:
+        for k, x in out.items():
+            found += _returned_containers(rec, x, new_keys, pos + (k,))
+    return found
+
+
 # --------------------------------------------------------------------------- building
 def _state_arrays(rec: Recorder, binding, tracer):
     """``(arrays, state_index, same)``: each state array's path, shape and dtype in the
@@ -511,7 +560,8 @@ def _function_const(v, e: Effect) -> Const:
     return Const(v)
 
 
-def from_trace(rec: Recorder, binding, tracer, global_reads=(), views=()) -> StateProgram:
+def from_trace(rec: Recorder, binding, tracer, global_reads=(), views=(),
+               returned=None) -> StateProgram:
     """The StateProgram of one trace (call after the function returned, before
     ``restore``): state arrays in the order of ``tracer.state_nodes``, the guards of what
     was read, the writes with their values made replayable."""
@@ -604,8 +654,10 @@ def from_trace(rec: Recorder, binding, tracer, global_reads=(), views=()) -> Sta
             args = tuple(e.args)
         effects.append(Effect(e.op, e.path, args, e.frame))
     prog.effects = _coalesce(effects)
-    prog._at_start = sorted({p for e in effects for a in e.args for p in _start_paths(a)},
-                            key=str)
+    prog.returns = _returned_containers(rec, returned, {k: v for k, v in new_keys.items()
+                                                        if v.kind != "tuple"})
+    prog._at_start = sorted({p for e in effects for a in e.args for p in _start_paths(a)} |
+                            {p for _, a in prog.returns for p in _start_paths(a)}, key=str)
     prog.guards = _guards(rec, global_reads, binding.stood_in) + same + \
         [Guard(p, "same", first) for p, first in rec.aliases] + \
         _fingerprint_guards(binding.fingerprinted, rec.unrecorded.codes)
