@@ -711,6 +711,8 @@ class Recorder:
         self.refusals: List[str] = []
         self.aliases: List[Tuple[AccessPath, AccessPath]] = []   # (path, first path)
         self.cond_depth = 0             # inside the branches of an ss.cond being traced
+        # (the size a run-time check tests, its text, how many writes came before it)
+        self.check_points: List[Tuple[Any, str, int]] = []
         # what the recorder cannot see (slots, __dict__ writes, class attributes, library
         # containers, files): snapshotted, compared after the trace, put back
         self.unrecorded = Unrecorded()
@@ -721,6 +723,11 @@ class Recorder:
 
     def path_of(self, obj) -> Optional[AccessPath]:
         return self.paths.get(id(obj))
+
+    def check_point(self, size, text: str) -> None:
+        """A run-time check on ``size`` (its raise ``text``) comes here in program order:
+        when it fails, the writes recorded so far are replayed before it raises."""
+        self.check_points.append((size, text, len(self.effects)))
 
     def container(self, v, path: AccessPath):
         """The recording stand-in for the user's dict or list ``v`` (a copy; ``v`` itself

@@ -153,6 +153,9 @@ class StateProgram:
         # (position in the returned value, spec) of each state container the function
         # returns (``return self.hist``): given back as the user's object, not a copy
         self.returns: List[Tuple[tuple, Any]] = []
+        # (names of the sizes a run-time check tests, its text, how many writes precede
+        # it): when it fails, those writes happen before it raises, as in eager Python
+        self.check_points: List[Tuple[frozenset, str, int]] = []
         self._at_start = sorted({p for e in effects for a in e.args for p in _start_paths(a)},
                                 key=str)
 
@@ -235,8 +238,32 @@ class StateProgram:
 
     def replay(self, call: Call, values: tuple) -> None:
         """Perform the writes in program order (``values``: the graph's slot values)."""
+        self._perform(call, values, self.effects)
+
+    def slots_before(self, count: int) -> set:
+        """The slot indices the first ``count`` writes use."""
+        out: set = set()
+
+        def go(a):
+            if type(a) is Slot:
+                out.add(a.index)
+            elif type(a) is Scalar:
+                out.update(_expr_slots(a.expr))
+            elif type(a) is New:
+                for v in a.items:
+                    go(v[1] if a.kind == "dict" else v)
+            elif isinstance(a, (list, tuple)):
+                for v in a:
+                    go(v)
+        for e in self.effects[:count]:
+            for a in e.args:
+                go(a)
+        return out
+
+    @staticmethod
+    def _perform(call: Call, values: tuple, effects) -> None:
         scope = call.scope
-        for e in self.effects:
+        for e in effects:
             args = [_value(a, call, values) for a in e.args]
             op = e.op
             if op == "setattr":
@@ -260,6 +287,19 @@ class StateProgram:
         for pos, spec in self.returns:
             out = _put_at(out, pos, _value(spec, call, ()))
         return out
+
+    def before_failure(self, call: Call, count: int, values: Optional[tuple],
+                       where: str = "") -> None:
+        """A run-time check fails: perform the first ``count`` writes (those eager Python
+        makes before it raises) with ``values`` (the graph's slot values computed so far);
+        ``values`` None: they are not all computed there, refused rather than dropped."""
+        if values is None:
+            raise UserError(
+                "the run-time check %s failed, and the writes to Python state the program "
+                "makes before it use values computed after it in the compiled code: they "
+                "cannot be made as eager Python makes them; move the check before the writes"
+                % where)
+        self._perform(call, values, self.effects[:count])
 
     def keep_only(self, live_nodes, all_live=()) -> None:
         """Forget the state arrays whose nodes the finished graph dropped (renumbering the
@@ -475,6 +515,17 @@ def _value(a, call: Call, values: tuple):
     return a
 
 
+def _expr_slots(e) -> List[int]:
+    """The slot indices a tracked expression reads."""
+    if e[0] == "slot":
+        return [e[1]]
+    if e[0] == "neg":
+        return _expr_slots(e[1])
+    if e[0] == "op":
+        return _expr_slots(e[2]) + _expr_slots(e[3])
+    return []
+
+
 def _put_at(tree, pos: tuple, v):
     """``tree`` with the value at ``pos`` (keys and indices from the top) replaced by ``v``;
     tuples are rebuilt, lists and dicts (fresh per call) changed in place."""
@@ -653,7 +704,13 @@ def from_trace(rec: Recorder, binding, tracer, global_reads=(), views=(),
         else:
             args = tuple(e.args)
         effects.append(Effect(e.op, e.path, args, e.frame))
-    prog.effects = _coalesce(effects)
+    barriers = {k for _, _, k in rec.check_points}
+    kept = _coalesce(effects, barriers)
+    prog.effects = [effects[i] for i in kept]
+    # each run-time check: the writes before it (kept ones), replayed when it fails
+    prog.check_points = [(frozenset(s.name for s in size.free_symbols), text,
+                          sum(1 for i in kept if i < k))
+                         for size, text, k in rec.check_points if k]
     prog.returns = _returned_containers(rec, returned, {k: v for k, v in new_keys.items()
                                                         if v.kind != "tuple"})
     prog._at_start = sorted({p for e in effects for a in e.args for p in _start_paths(a)} |
@@ -697,16 +754,21 @@ def _view_of(v, state_index) -> Optional[ViewOf]:
     return ViewOf(k, tuple(reversed(chain)))
 
 
-def _coalesce(effects: List[Effect]) -> List[Effect]:
-    """Drop a rebind that a later rebind of the same path overwrites before anything
-    reaches through that path (``self.x = F @ self.x; ...; self.x = self.x + K @ y``):
-    the end state is the same, and the intermediate value need not live to the end."""
+def _coalesce(effects: List[Effect], barriers=frozenset()) -> List[int]:
+    """The indices of the writes to keep: drop a rebind that a later rebind of the same
+    path overwrites before anything reaches through that path (``self.x = F @ self.x;
+    ...; self.x = self.x + K @ y``): the end state is the same, and the intermediate value
+    need not live to the end.  ``barriers``: a run-time check sits before the write of
+    each index (the writes before it must all be there when it fails)."""
     out = []
     for i, e in enumerate(effects):
         if e.op in _SETS:
             t = e.target()
             later = None
-            for f in effects[i + 1:]:
+            for j in range(i + 1, len(effects)):
+                f = effects[j]
+                if j in barriers:
+                    break
                 if f.op in _SETS and f.target() == t:
                     later = f
                     break
@@ -716,7 +778,7 @@ def _coalesce(effects: List[Effect]) -> List[Effect]:
                     break
             if later is not None:
                 continue
-        out.append(e)
+        out.append(i)
     return out
 
 

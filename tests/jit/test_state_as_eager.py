@@ -77,3 +77,67 @@ def test_returned_argument_list_is_the_callers_list():
     for name, run in runners(f, (np.ones(3), [])):
         acc = []
         assert run(np.ones(3), acc) is acc and len(acc) == 1, name
+
+
+class Checked:
+    def __init__(self):
+        self.n = 0
+        self.h = []
+        self.last = np.zeros(3)
+
+    def step(self, x):
+        self.n += 1
+        self.h.append(x.sum())
+        self.last = x * 3               # a rebind before the check ...
+        if not (x >= 0).all():          # (not assert: pytest rewrites those)
+            raise ValueError("negative input")
+        self.last = x * 5               # ... and one after it (never merged across it)
+        self.n += 10
+        self.h.append(x.max())
+        return x * 2
+
+
+def eager_after(xs):
+    m = Checked()
+    for x in xs:
+        try:
+            m.step(x)
+        except ValueError:
+            pass
+    return m
+
+
+@pytest.mark.parametrize("kind", ["module", "compile", "jit"])
+def test_writes_before_a_failing_check_happen(kind):
+    m = Checked()
+    run = dict(runners(m.step, (np.ones(3),)))[kind]
+    xs = [np.ones(3), -np.arange(3.0) - 1, np.full(3, 2.0)]
+    for x in xs[:2]:
+        try:
+            run(x)
+        except ValueError as e:
+            assert str(e) == "negative input"
+    want = eager_after(xs[:2])
+    assert m.n == want.n == 12
+    assert [float(v) for v in m.h] == [float(v) for v in want.h] == [3.0, 1.0, -6.0]
+    assert np.array_equal(m.last, want.last) and np.array_equal(m.last, xs[1] * 3)
+    run(xs[2])                          # and the next call goes on from there
+    want = eager_after(xs)
+    assert m.n == want.n and len(m.h) == len(want.h) == 5
+    assert np.array_equal(m.last, want.last)
+
+
+def test_writes_before_a_check_that_holds_are_made_once():
+    m = Checked()
+    run = ss.export(m.step, (np.ones(3),)).module()
+    run(np.ones(3))
+    assert m.n == 11 and len(m.h) == 2 and np.array_equal(m.last, np.full(3, 5.0))
+
+
+def test_writes_needing_values_not_yet_computed_are_refused_not_dropped():
+    m = Checked()
+    ep = ss.export(m.step, (np.ones(3),))
+    sp = ep.state_program
+    call = sp.begin(())
+    with pytest.raises(ss.UserError, match="move the check before the writes"):
+        sp.before_failure(call, 1, None, "raise ValueError('negative input')")
