@@ -44,7 +44,7 @@ from symshape.userframe import is_internal
 from .access import AccessPath, Root
 from .objstate import AppendOnly
 from .opaque import is_opaque
-from .unrecorded import is_container, is_file, is_memo_cache
+from .unrecorded import all_codes, is_container, is_file, is_memo_cache
 
 # a walk never visits more objects than this: a model with a huge Python structure is still
 # traced, its deeper arrays becoming ordinary lifted constants when the tracer meets them
@@ -101,6 +101,12 @@ def _user_module(mod) -> bool:
     f = getattr(mod, "__file__", None)
     return isinstance(f, str) and f.endswith(".py") and not is_internal(f) and \
         not os.path.abspath(f).startswith(_STDLIB)
+
+
+def _project_module(mod) -> bool:
+    """A module of the user's project (not of an installed package)."""
+    f = os.path.abspath(mod.__file__)
+    return "site-packages" not in f and "dist-packages" not in f
 
 
 def _project_class(cls: type) -> bool:
@@ -379,8 +385,31 @@ class StateBinding:
         elif isinstance(v, types.ModuleType) and self.recorder is not None and \
                 _user_module(v):
             self._fingerprint(path, v)
+            if _project_module(v):
+                self._project_module(v, path)
         self._namespace(v if isinstance(v, types.ModuleType) else
                         sys.modules.get(getattr(v, "__module__", None) or ""))
+
+    def _project_module(self, v, path: AccessPath) -> None:
+        """A module of the user's project reached as a value (``import config``): its
+        attributes are recorded like an object's (``config.calls += 1`` and ``config.SCALE
+        = 2.0`` are writes replayed on every call, never frozen), and the functions the
+        code calls through it are walked."""
+        self.recorder.plain_object(v, path)
+        self._module_functions(v)
+
+    def _module_functions(self, mod) -> None:
+        """The functions of a user module that the code reached so far loads from it
+        (``config.bump()``): walked like the helpers it names, so their ``global`` writes
+        (``global calls; calls += 1`` in ``config``) are recorded, not lost."""
+        loads = set()
+        for code in all_codes(self.recorder.unrecorded.codes):
+            loads |= _loaded_attributes(code)
+        d = vars(mod)
+        for name in sorted(loads):
+            fn = d.get(name)
+            if isinstance(fn, types.FunctionType):
+                self._function(fn)
 
     def _code(self, v, path: AccessPath) -> bool:
         """Walk into a function, ``functools.partial``, memoized function or bound method
@@ -498,6 +527,14 @@ def _stored_globals(code: types.CodeType) -> frozenset:
         out.update(i.argval for i in dis.get_instructions(c) if i.opname == "STORE_GLOBAL")
         stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
     return frozenset(out)
+
+
+@functools.lru_cache(maxsize=4096)
+def _loaded_attributes(code: types.CodeType) -> frozenset:
+    """The attribute names ``code`` loads (``config.bump`` loads ``bump``)."""
+    import dis
+    return frozenset(i.argval for i in dis.get_instructions(code)
+                     if i.opname in ("LOAD_ATTR", "LOAD_METHOD"))
 
 
 def path_identifier(path: str) -> str:

@@ -919,6 +919,8 @@ class Recorder:
     def global_effects(self) -> None:
         """Rebinds of globals and closure cells (diffed: Python gives no hook); a change
         the recorder did not see (capture/state/unrecorded.py) is refused."""
+        for g, name, _, _, _ in self._globals:
+            self.unrecorded.globals_recorded(g, name)
         self.unrecorded.check()
         for i, (g, name, before, present, path) in enumerate(self._globals):
             now = g.get(name, _MISSING)

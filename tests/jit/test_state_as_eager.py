@@ -141,3 +141,54 @@ def test_writes_needing_values_not_yet_computed_are_refused_not_dropped():
     call = sp.begin(())
     with pytest.raises(ss.UserError, match="move the check before the writes"):
         sp.before_failure(call, 1, None, "raise ValueError('negative input')")
+
+
+# ------------------------------------------------------------------ module attributes
+CONFIG = '''
+import numpy as np
+calls = 0
+SCALE = 1.0
+def bump():
+    global calls
+    calls += 1
+'''
+
+
+@pytest.fixture
+def config(tmp_path, monkeypatch):
+    import importlib
+    import sys
+    (tmp_path / "ss_eager_config.py").write_text(CONFIG)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    sys.modules.pop("ss_eager_config", None)
+    mod = importlib.import_module("ss_eager_config")
+    yield mod
+    sys.modules.pop("ss_eager_config", None)
+
+
+def module_writes(cfg):
+    def count(x):
+        cfg.calls += 1                  # a module attribute: replayed, with its arithmetic
+        cfg.SCALE = 2.0                 # a constant stored in a module
+        return x + 1
+
+    def helper(x):
+        cfg.bump()                      # ``global calls`` in the module's own function
+        return x * 2
+    return count, helper
+
+
+@pytest.mark.parametrize("kind", ["module", "compile", "jit"])
+@pytest.mark.parametrize("which", [0, 1])
+def test_module_attribute_writes_are_replayed_every_call(config, kind, which):
+    f = module_writes(config)[which]
+    run = dict(runners(f, (np.ones(3),)))[kind]
+    # export and tracing changed nothing
+    assert config.calls == 0 and config.SCALE == 1.0
+    outs = [run(np.ones(3)) for _ in range(3)]
+    got = (config.calls, config.SCALE)
+    config.calls, config.SCALE = 0, 1.0
+    want = [f(np.ones(3)) for _ in range(3)]
+    assert got == (config.calls, config.SCALE) and got[0] == 3
+    for a, b in zip(outs, want):
+        assert np.array_equal(a, b)
