@@ -35,6 +35,7 @@ import re
 import sys
 import sysconfig
 import types
+import weakref
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
@@ -45,6 +46,7 @@ from .access import AccessPath, Root
 from .objstate import AppendOnly
 from .opaque import is_opaque
 from .unrecorded import all_codes, is_container, is_file, is_memo_cache
+from .weak import WEAK_CONTAINERS, RefStandIn, refusing_class
 
 # a walk never visits more objects than this: a model with a huge Python structure is still
 # traced, its deeper arrays becoming ordinary lifted constants when the tracer meets them
@@ -317,6 +319,8 @@ class StateBinding:
         if self._budget <= 0:
             return v
         self._budget -= 1
+        if t is weakref.ref or (self.recorder is not None and isinstance(v, WEAK_CONTAINERS)):
+            return self._weak(v, path)
         if self._stand_in is not None:
             new = self._stand_in(v, str(path))
             if new is not None:
@@ -373,6 +377,29 @@ class StateBinding:
             self._mark(v, new)
             return new
         return self._other(v, path)
+
+    def _weak(self, v, path: AccessPath):
+        """A ``weakref.ref`` (what it refers to is state at ``path()``, capture/state/
+        weak.py) or a weak container (every use refused while recorded)."""
+        if type(v) is weakref.ref:
+            target = v()
+            if target is None:              # dead already: nothing to read through it
+                self._mark(v, v)
+                return v
+            new = RefStandIn(target, self.visit(target, path.deref()))
+            self._mark(v, new)
+            return new
+        self._mark(v, v)
+        cls = type(v)
+        sub = refusing_class(cls)
+        if sub is not None and self.recorder is not None:
+            try:
+                object.__setattr__(v, "__class__", sub)
+            except TypeError:                  # pragma: no cover
+                return v
+            self.recorder.paths[id(v)] = path
+            self._undo.append(lambda: object.__setattr__(v, "__class__", cls))
+        return v
 
     def _code_namespace(self, v, path: AccessPath) -> None:
         """A module or class the code reaches (``self.g.gpt2``, ``helpers.Block``): not

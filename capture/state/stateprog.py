@@ -687,23 +687,7 @@ def from_trace(rec: Recorder, binding, tracer, global_reads=(), views=(),
             e = Effect(e.op, e.path, (key(e.args[0]),) + tuple(e.args[1:]), e.frame)
         elif e.op == "update" and e.args and isinstance(e.args[0], dict):
             e = Effect(e.op, e.path, ({key(k): v for k, v in e.args[0].items()},), e.frame)
-        if e.op in ("setattr", "setitem", "setroot"):
-            args = e.args[:-1] + (spec(e.args[-1], e),)
-        elif e.op in ("append", "add", "discard", "remove"):
-            args = (spec(e.args[0], e),)
-        elif e.op == "extend":
-            args = (New("list", tuple(spec(x, e) for x in e.args[0]), -1 - len(effects)),)
-        elif e.op == "insert":
-            args = (e.args[0], spec(e.args[1], e))
-        elif e.op == "update" and isinstance(e.args[0], dict):
-            args = (New("dict", tuple((k, spec(x, e)) for k, x in e.args[0].items()),
-                        -1 - len(effects)),)
-        elif e.op == "update":                  # set.update(...): the items, as a list
-            args = tuple(New("list", tuple(spec(x, e) for x in a), -1 - 100 * len(effects) - i)
-                         for i, a in enumerate(e.args))
-        else:
-            args = tuple(e.args)
-        effects.append(Effect(e.op, e.path, args, e.frame))
+        effects.append(Effect(e.op, e.path, _effect_args(e, spec, len(effects)), e.frame))
     barriers = {k for _, _, k in rec.check_points}
     kept = _coalesce(effects, barriers)
     prog.effects = [effects[i] for i in kept]
@@ -727,6 +711,24 @@ def from_trace(rec: Recorder, binding, tracer, global_reads=(), views=(),
 
 
 _SETS = ("setattr", "setitem", "setroot")
+
+
+def _effect_args(e: Effect, spec: Callable, n: int) -> tuple:
+    """The arguments of the ``n``-th write ``e`` as replayable specs (``spec(value, e)``)."""
+    if e.op in _SETS:
+        return e.args[:-1] + (spec(e.args[-1], e),)
+    if e.op in ("append", "add", "discard", "remove"):
+        return (spec(e.args[0], e),)
+    if e.op == "extend":
+        return (New("list", tuple(spec(x, e) for x in e.args[0]), -1 - n),)
+    if e.op == "insert":
+        return (e.args[0], spec(e.args[1], e))
+    if e.op == "update" and isinstance(e.args[0], dict):
+        return (New("dict", tuple((k, spec(x, e)) for k, x in e.args[0].items()), -1 - n),)
+    if e.op == "update":                  # set.update(...): the items, as a list
+        return tuple(New("list", tuple(spec(x, e) for x in a), -1 - 100 * n - i)
+                     for i, a in enumerate(e.args))
+    return tuple(e.args)
 
 
 def _static(x) -> bool:

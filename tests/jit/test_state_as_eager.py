@@ -3,6 +3,7 @@ and ``ss.compile`` too (issue 39): a state list or dict the function returns is 
 user's object itself (identity, after the writes); the writes made before a run-time
 check fails are visible after the exception."""
 import warnings
+import weakref
 
 import numpy as np
 import pytest
@@ -192,3 +193,100 @@ def test_module_attribute_writes_are_replayed_every_call(config, kind, which):
     assert got == (config.calls, config.SCALE) and got[0] == 3
     for a, b in zip(outs, want):
         assert np.array_equal(a, b)
+
+
+# ------------------------------------------------------------------ weak references
+class Params:
+    def __init__(self):
+        self.W = np.ones(3)
+        self.scale = 2.0
+        self.n = 0
+
+
+class Child:
+    def __init__(self, parent):
+        self.parent = weakref.ref(parent)
+        self.cache = weakref.WeakValueDictionary()
+        self.cache["p"] = parent
+
+    def read(self, x):
+        p = self.parent()
+        return x * p.W
+
+    def write(self, x):
+        p = self.parent()
+        p.n += 1
+        p.W = p.W + 1
+        return x * p.scale
+
+    def through_cache(self, x):
+        return x * self.cache["p"].W
+
+
+@pytest.mark.parametrize("kind", ["module", "compile", "jit"])
+def test_state_read_through_a_weakref_is_read_every_call(kind):
+    p = Params()
+    c = Child(p)
+    run = dict(runners(c.read, (np.ones(3),)))[kind]
+    assert np.array_equal(run(np.ones(3)), np.ones(3))
+    p.W = np.full(3, 5.0)               # rebound: read through the reference again
+    assert np.array_equal(run(np.ones(3)), np.full(3, 5.0))
+
+
+@pytest.mark.parametrize("kind", ["module", "compile", "jit"])
+def test_writes_through_a_weakref_are_replayed(kind):
+    p = Params()
+    c = Child(p)
+    run = dict(runners(c.write, (np.ones(3),)))[kind]
+    assert p.n == 0 and np.array_equal(p.W, np.ones(3))     # export changed nothing
+    for _ in range(2):
+        assert np.array_equal(run(np.ones(3)), np.full(3, 2.0))
+    assert p.n == 2 and np.array_equal(p.W, np.full(3, 3.0))
+
+
+def test_a_scalar_read_through_a_weakref_is_guarded():
+    p = Params()
+    c = Child(p)
+    run = ss.export(c.write, (np.ones(3),)).module()
+    p.scale = 3.0
+    with pytest.raises(ss.UserError, match=r"self\.parent\(\)\.scale changed: 2\.0 -> 3\.0"):
+        run(np.ones(3))
+    cf = ss.compile(c.write)
+    assert np.array_equal(cf(np.ones(3)), np.full(3, 3.0))
+    p.scale = 4.0
+    assert np.array_equal(cf(np.ones(3)), np.full(3, 4.0))
+
+
+def test_a_dead_referent_is_refused_at_the_call():
+    p = Params()
+    c = Child(p)
+    run = ss.export(c.read, (np.ones(3),)).module()
+    c.parent = weakref.ref(Params())    # a reference whose object is gone at once
+    with pytest.raises(ss.UserError, match=r"self\.parent\(\)"):
+        run(np.ones(3))
+
+
+def test_a_weak_container_in_state_is_refused_naming_the_line():
+    p = Params()
+    c = Child(p)
+    with pytest.raises(ss.UserError, match=r"self\.cache, a WeakValueDictionary at .*"
+                                           r"test_state_as_eager\.py:\d+: return x \* self"):
+        ss.export(c.through_cache, (np.ones(3),))
+    assert type(c.cache) is weakref.WeakValueDictionary and c.cache["p"] is p
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cf = ss.compile(c.through_cache)    # that line runs eagerly
+        assert np.array_equal(cf(np.ones(3)), np.ones(3))
+        p.W = np.full(3, 7.0)
+        assert np.array_equal(cf(np.ones(3)), np.full(3, 7.0))
+
+
+def test_a_loaded_program_keeps_its_weakref_paths(tmp_path):
+    p = Params()
+    c = Child(p)
+    ep = ss.export(c.write, (np.ones(3),))
+    ss.save(ep, str(tmp_path / "m.ss"))
+    run = ss.load(str(tmp_path / "m.ss")).module()
+    assert np.array_equal(run(np.ones(3)), np.full(3, 2.0))
+    run(np.ones(3))
+    assert p.n == 0                     # its own store, not the user's object

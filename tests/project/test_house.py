@@ -28,7 +28,6 @@ COMPLEX = {
     'capture/random_arrays.py:draw',
     'capture/serialize.py:_Dec.signature',
     'capture/state/binding.py:StateBinding.visit',
-    'capture/state/statesave.py:store_scope.place',
     'codegen/onnx/movement.py:advanced_index',
     'symshape/reasoning/symbolic.py:minmax_cases',
     'symshape/specs/annotation_returns.py:_check_one',
