@@ -54,7 +54,7 @@ from symshape.contract.render_python import PyRenderer, numbered_consts
 from symshape.contract.render_text import Names, TextRenderer
 from symshape.capture.value_text import annotation
 from symshape.capture.tracer import TracedArray
-from symshape.capture.state.objstate import AppendOnly
+from symshape.capture.state.objstate import AppendOnly, active as _recording
 from symshape.capture.state.verify import verify_default
 from symshape.capture.state.stateprog import (StateCheck, StateGuardFailure,
                                               append_only_arguments, state_guards)
@@ -201,6 +201,10 @@ class CompiledFunction(BreakSplitting, ShapeSpecs, CompileReports):
     one text per recompile, the guard that failed; ``report()``: variants, guards, reasons
     and compile times; ``freeze(on_miss="error" | "eager")`` / ``unfreeze()``.
     """
+
+    # a program being traced walks into the function (``__wrapped__``) and inlines the
+    # call, so the state it changes is replayed on every call (capture/state/binding.py)
+    _ss_compiled_function = True
 
     def __init__(self, f, dynamic, backend: str, fullgraph: bool, cache_size_limit: int,
                  sig: inspect.Signature, verify: bool = False) -> None:
@@ -677,6 +681,8 @@ def _user_stacklevel() -> int:
 
 
 def _inside_trace(args, kwargs) -> bool:
+    if _recording() is not None:        # a trace records state: this call is part of it
+        return True
     leaves, _ = pytree.flatten((args, kwargs))
     return any(type(v) is TracedArray for _, v in leaves)
 

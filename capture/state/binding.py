@@ -456,6 +456,11 @@ class StateBinding:
             self._mark(v, v)
             self.visit(v.__self__, path.attr("__self__"))
             self._function(v.__func__)
+        elif getattr(type(v), "_ss_compiled_function", False):
+            # ``ss.compile(inner.step)`` called by the program: the trace inlines it, so
+            # what it reaches is state of this program too (its writes replayed every call)
+            self._mark(v, v)
+            self.visit(v.__wrapped__, path.attr("__wrapped__"))
         else:
             return False
         return True

@@ -290,3 +290,55 @@ def test_a_loaded_program_keeps_its_weakref_paths(tmp_path):
     assert np.array_equal(run(np.ones(3)), np.full(3, 2.0))
     run(np.ones(3))
     assert p.n == 0                     # its own store, not the user's object
+
+
+# ------------------------------------------------------------------ compiled inside compiled
+class Inner:
+    def __init__(self):
+        self.n = 0
+        self.h = []
+        self.acc = np.zeros(3)
+
+    def step(self, x):
+        self.n += 1
+        self.h.append(x.sum())
+        self.acc += x
+        return x * 2
+
+
+class Outer:
+    def __init__(self):
+        self.inner = Inner()
+        self.step = ss.compile(self.inner.step)     # a compiled sub-module
+
+    def __call__(self, x):
+        return self.step(x) + 1
+
+
+def check_inner(inner, calls):
+    assert inner.n == calls and len(inner.h) == calls
+    assert np.array_equal(inner.acc, np.full(3, float(calls)))
+
+
+@pytest.mark.parametrize("kind", ["module", "compile", "jit"])
+def test_a_compiled_sub_module_changes_its_state_every_call(kind):
+    o = Outer()
+    run = dict(runners(o, (np.ones(3),)))[kind]
+    check_inner(o.inner, 0)             # tracing changed nothing
+    for k in range(3):
+        assert np.array_equal(run(np.ones(3)), np.full(3, 3.0))
+    check_inner(o.inner, 3)
+
+
+def test_a_compiled_function_called_from_a_compiled_function():
+    inner = Inner()
+    inner_step = ss.compile(inner.step)
+
+    def outer(x):
+        return inner_step(x) + 1
+    oc = ss.compile(outer)
+    for _ in range(3):
+        oc(np.ones(3))
+    check_inner(inner, 3)
+    inner_step(np.ones(3))              # on its own too
+    check_inner(inner, 4)
