@@ -303,10 +303,7 @@ class StateBinding:
             return self._array(v, path)
         if v is None or t in (int, float, bool, str, bytes, complex) or \
                 isinstance(v, (np.generic, np.dtype)):
-            if self.recorder is not None and t in (int, float, complex) and \
-                    path.root.kind in ("global", "cell") and not path.steps:
-                return self.recorder.scalar_read(v, path)
-            return v
+            return self._scalar(v, path)
         if isinstance(v, (type, types.ModuleType)):
             self._code_namespace(v, path)
             return v
@@ -329,21 +326,8 @@ class StateBinding:
                 return new
         if self._code(v, path):
             return v
-        if self.recorder is not None and t is set:
-            new = self.recorder.container(v, path)      # a recording copy (scalars inside)
-            self._mark(v, new)
-            return new
-        if self.recorder is not None and (t is dict or t is list or t is AppendOnly):
-            # a recording copy stands in for the user's container, which stays untouched
-            new = self.recorder.container(v, path)
-            self._mark(v, new)
-            t = dict if t is dict else list
-            for k in (list(dict.keys(new)) if t is dict else range(list.__len__(new))):
-                x = dict.__getitem__(new, k) if t is dict else list.__getitem__(new, k)
-                y = self.visit(x, path.item(k))
-                if y is not x:
-                    (dict.__setitem__ if t is dict else list.__setitem__)(new, k, y)
-            return new
+        if self.recorder is not None and t in (set, dict, list, AppendOnly):
+            return self._recorded_container(v, path)
         if self.recorder is not None and (is_container(v) or is_file(v)):
             # a container of a library class, a file: undone, changes refused
             if is_file(v):
@@ -353,13 +337,43 @@ class StateBinding:
             if not isinstance(v, (dict, list)):
                 self._mark(v, v)
                 return v
+        if isinstance(v, (dict, list, tuple)):
+            return self._container(v, path)
+        return self._other(v, path)
+
+    def _scalar(self, v, path: AccessPath):
+        """A Python scalar: a number held by a global or cell is read as the recorder
+        says (a tracked number when the program also writes it)."""
+        if self.recorder is not None and type(v) in (int, float, complex) and \
+                path.root.kind in ("global", "cell") and not path.steps:
+            return self.recorder.scalar_read(v, path)
+        return v
+
+    def _recorded_container(self, v, path: AccessPath):
+        """A plain set, dict or list: a recording copy stands in for the user's container,
+        which stays untouched (a set holds scalars only; a dict's or list's items are
+        visited in the copy)."""
+        new = self.recorder.container(v, path)
+        self._mark(v, new)
+        if type(v) is set:
+            return new
+        t = dict if type(v) is dict else list
+        for k in (list(dict.keys(new)) if t is dict else range(list.__len__(new))):
+            x = dict.__getitem__(new, k) if t is dict else list.__getitem__(new, k)
+            y = self.visit(x, path.item(k))
+            if y is not x:
+                (dict.__setitem__ if t is dict else list.__setitem__)(new, k, y)
+        return new
+
+    def _container(self, v, path: AccessPath):
+        """A dict or list not recorded (its items swapped in place, undone afterwards) or
+        a tuple (rebuilt when an item stands in for another)."""
+        self._mark(v, v)
         if isinstance(v, dict):
-            self._mark(v, v)
             for k in list(v.keys()):
                 self._swap_mapping(v, k, path.item(k))
             return v
         if isinstance(v, list):
-            self._mark(v, v)
             for i in range(len(v)):
                 x = v[i]
                 new = self.visit(x, path.item(i))
@@ -367,16 +381,14 @@ class StateBinding:
                     self._undo.append(_list_setter(v, i, x))
                     list.__setitem__(v, i, new)
             return v
-        if isinstance(v, tuple):
-            self._mark(v, v)
-            items = [self.visit(x, path.item(i)) for i, x in enumerate(v)]
-            if all(a is b for a, b in zip(items, v)):
-                return v
-            new = type(v)._make(items) if hasattr(type(v), "_make") else \
-                (tuple(items) if t is tuple else t(items))
-            self._mark(v, new)
-            return new
-        return self._other(v, path)
+        items = [self.visit(x, path.item(i)) for i, x in enumerate(v)]
+        if all(a is b for a, b in zip(items, v)):
+            return v
+        t = type(v)
+        new = t._make(items) if hasattr(t, "_make") else \
+            (tuple(items) if t is tuple else t(items))
+        self._mark(v, new)
+        return new
 
     def _weak(self, v, path: AccessPath):
         """A ``weakref.ref`` (what it refers to is state at ``path()``, capture/state/

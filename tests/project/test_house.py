@@ -27,7 +27,6 @@ COMPLEX = {
     'capture/ops/npcall.py:traced_call',
     'capture/random_arrays.py:draw',
     'capture/serialize.py:_Dec.signature',
-    'capture/state/binding.py:StateBinding.visit',
     'codegen/onnx/movement.py:advanced_index',
     'symshape/reasoning/symbolic.py:minmax_cases',
     'symshape/specs/annotation_returns.py:_check_one',
