@@ -71,12 +71,13 @@ class AccessPath:
     def get(self, scope: "Scope"):
         """The object at this path now."""
         v = scope.root(self.root)
-        for s in self.steps:
+        for i, s in enumerate(self.steps):
             v = getattr(v, s.key) if s.kind == "attr" else v() if s.kind == "call" else \
                 v[s.key]
             if v is None and s.kind == "call":
                 # the object died: what the program read through it is gone
-                raise AttributeError("the object %s refers to is gone" % self)
+                raise AttributeError("the object %s refers to is gone"
+                                     % AccessPath(self.root, self.steps[:i]))
         return v
 
     def set(self, scope: "Scope", value) -> None:

@@ -1,0 +1,57 @@
+"""Tests written for the survivors of the mutation gate on the JIT's dispatcher
+(``python -m proofs.mutation --only jit``): each pins a behaviour of codegen/jit.py that
+the other JIT tests left open."""
+import warnings
+
+import numpy as np
+import pytest
+
+import symshape as ss
+
+
+def test_a_variant_describes_itself():
+    cf = ss.compile(lambda x: x * 2.0)
+    cf(np.ones(3))
+    text = repr(cf.variants[0])
+    assert text.startswith("<variant 0: x: ") and "; 1 calls; compiled in " in text
+
+
+def bump(a, b):
+    a += 1.0
+    return b.sum()
+
+
+def test_inputs_sharing_a_written_input_run_eagerly_with_one_warning():
+    cf = ss.compile(bump)
+    cf(np.ones(3), np.ones(3))
+    buf = np.ones(3)
+    with pytest.warns(ss.CompileFallbackWarning, match=r"ss\.compile\(bump\): a call passed "
+                                                       r"arrays that share memory"):
+        got = cf(buf, buf)
+    same = np.ones(3)
+    assert got == bump(same, same) == 6.0          # eager: b sees the write through a
+    assert np.array_equal(buf, same)
+
+
+def logs(x):
+    return np.log(x) * 2.0
+
+
+def test_a_numpy_warning_made_an_error_is_raised_as_eager_raises_it():
+    cf = ss.compile(logs)
+    cf(np.ones(3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        with pytest.raises(RuntimeWarning):
+            cf(-np.ones(3))
+        with pytest.raises(RuntimeWarning):
+            logs(-np.ones(3))
+
+
+def test_a_size_one_call_on_a_dynamic_axis_says_why_it_takes_size_one():
+    cf = ss.compile(lambda x: x * 2.0)
+    for n in (4, 5, 1):
+        cf(np.ones(n))
+    assert any(r.endswith("nothing in the program depends on size 1 on x.shape[0], so this "
+                          "variant takes sizes >= 1 there") for r in cf.recompile_reasons), \
+        cf.recompile_reasons
