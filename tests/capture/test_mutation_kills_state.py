@@ -168,6 +168,7 @@ def test_an_attribute_whose_name_is_no_identifier_is_guarded():
 
 # ------------------------------------------------------------------ access paths
 import collections  # noqa: E402
+import json  # noqa: E402
 import enum  # noqa: E402
 import types  # noqa: E402
 
@@ -205,12 +206,14 @@ def test_paths_get_set_and_delete_attributes_items_and_references():
     assert str(r) == "self.ref()" and r.get(sc) is inner and r.attr("v").get(sc) == 1
     assert r.attr("none").get(sc) is None
     # a path read back from a saved program (its step kinds are not interned strings)
-    back = AccessPath.from_json(__import__("json").loads(__import__("json").dumps(
+    back = AccessPath.from_json(json.loads(json.dumps(
         root.attr("ref").deref().attr("v").to_json())))
     assert back == root.attr("ref").deref().attr("v")
-    back.parent.attr("w").set(sc, 3)
+    w = AccessPath.from_json(json.loads(json.dumps(root.attr("ref").deref().attr("w")
+                                                   .to_json())))
+    w.set(sc, 3)                        # (the step kinds json made: not the interned ones)
     assert inner.w == 3
-    back.parent.attr("w").delete(sc)
+    w.delete(sc)
     assert not hasattr(inner, "w")
 
 
