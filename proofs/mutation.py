@@ -604,6 +604,24 @@ EQUIVALENT.update({
     ("access", 'v = getattr(v, s.key) if s.kind == "attr" else v() if s.kind == "call" else \\',
      'v = getattr(v, s.key) if s.kind <= "attr" else v() if s.kind == "call" else \\'):
         'The step kinds are "attr", "item" and "call": only "attr" is <= "attr".',
+    ("objstate", 'if on_dict and op != "clear":', 'if on_dict and op >= "clear":'):
+        "Every dict write but clear is >= \"clear\" (setitem, delitem, pop, setdefault, "
+        "update): only clear changes branch, and after clear the dict is empty, so a later "
+        "read of it is of its layout (its path is in reshaped: this trace's) or of a key "
+        "the trace wrote again (in written either way).",
+    ("stateprog", 'if r.kind == "value" and type(r.value) is TracedArray:',
+     'if r.kind <= "value" and type(r.value) is TracedArray:'):
+        "Every read kind (attrs, has, hasattr, items, keys, len, value) is <= \"value\", "
+        "and only a value read holds a traced array.",
+    ("guardcode", 'elif r.kind == "cell":', 'elif r.kind <= "cell":'):
+        "Root kinds reaching it are cell and self (arg and global are taken before): only "
+        "\"cell\" is <= \"cell\".",
+    ("guardcode", 'if r.kind == "arg":', 'if r.kind <= "arg":'):
+        "The root kinds are arg, cell, global and self: only \"arg\" is <= \"arg\".",
+    ("guardcode",
+     'body = w.lines + ["return (%s%s)" % (", ".join(arrays), "," if len(arrays) == 1 else "")]',
+     'body = w.lines + ["return (%s%s)" % (", ".join(arrays), "," if len(arrays) >= 1 else "")]'):
+        "A trailing comma in a tuple of two or more items is the same tuple.",
     ("jit", "if t is list or t is tuple:", "if t == list or t is tuple:"):
         "Classes compare by identity.",
     ("jit", 'root._name, self._name.split(" ", 1)[-1])',
