@@ -622,6 +622,13 @@ EQUIVALENT.update({
      'body = w.lines + ["return (%s%s)" % (", ".join(arrays), "," if len(arrays) == 1 else "")]',
      'body = w.lines + ["return (%s%s)" % (", ".join(arrays), "," if len(arrays) >= 1 else "")]'):
         "A trailing comma in a tuple of two or more items is the same tuple.",
+    ("unrecorded", 'elif w.kind == "opaque":', 'elif w.kind is "opaque":'):
+        "A watch's kind is one of the string literals _add is called with (interned): "
+        "is and == agree.",
+    ("unrecorded", 'if w.kind == "dict" and w.recorded is not None and \\',
+     'if w.kind <= "dict" and w.recorded is not None and \\'):
+        "Only a dict watch has recorded set (watch_dict passes the recorder's written "
+        "set, every other watch None).",
     ("jit", "if t is list or t is tuple:", "if t == list or t is tuple:"):
         "Classes compare by identity.",
     ("jit", 'root._name, self._name.split(" ", 1)[-1])',

@@ -469,3 +469,60 @@ def test_a_loaded_program_guards_its_list_argument(tmp_path):
     acc = [1.0]
     assert np.array_equal(run(X, acc), X * 2)      # (root kinds json made: not interned)
     assert acc == [1.0, 3.0]
+
+
+class Appender:
+    def __init__(self, fh):
+        self.log = fh
+
+    def f(self, x):
+        self.log.write("entry\n")       # I/O: refused, and the file put back
+        return x
+
+
+@pytest.mark.parametrize("past", [0, 10])
+def test_a_file_written_by_the_program_gets_its_length_back(tmp_path, past):
+    p = tmp_path / "log.txt"
+    p.write_text("head\n")
+    with open(p, "r+") as fh:
+        fh.seek(5 + past)               # at the end, or past it
+        with pytest.raises(ss.UserError, match=r"self\.log"):
+            ss.export(Appender(fh).f, (X,))
+        assert fh.tell() == 5 + past
+    assert p.read_text() == "head\n"
+
+
+def test_an_opaque_object_refusal_says_why():
+    m = Tagged()
+    with pytest.raises(ss.UserError) as e:
+        ss.export(m.f, (X,))
+    assert "symshape does not model a" in str(e.value) and "%s" not in str(e.value)
+    assert "a change to it cannot be replayed" in str(e.value)
+
+
+class NotACache:
+    """A callable with a ``cache_clear`` method that is no ``lru_cache``."""
+
+    def __init__(self):
+        self.w = np.full(3, 2.0)
+
+    def __call__(self, x):
+        return x * self.w
+
+    def cache_clear(self):
+        pass
+
+
+class UsesIt:
+    def __init__(self):
+        self.memo = NotACache()
+
+    def f(self, x):
+        return self.memo(x)
+
+
+def test_a_callable_with_cache_clear_only_is_a_plain_object():
+    m = UsesIt()
+    run = ss.export(m.f, (X,)).module()
+    m.memo.w = np.full(3, 3.0)          # its state: read through the path every call
+    assert np.array_equal(run(X), X * 3.0)

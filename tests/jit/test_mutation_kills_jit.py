@@ -55,3 +55,25 @@ def test_a_size_one_call_on_a_dynamic_axis_says_why_it_takes_size_one():
     assert any(r.endswith("nothing in the program depends on size 1 on x.shape[0], so this "
                           "variant takes sizes >= 1 there") for r in cf.recompile_reasons), \
         cf.recompile_reasons
+
+
+def test_the_shared_inputs_warning_points_at_the_caller():
+    cf = ss.compile(bump)
+    cf(np.ones(3), np.ones(3))
+    buf = np.ones(3)
+    with pytest.warns(ss.CompileFallbackWarning) as caught:
+        cf(buf, buf)
+    assert caught[0].filename == __file__
+
+
+def nested(xs):
+    return xs[0] + xs[1][0] * len(xs[1])
+
+
+def test_the_layout_of_nested_containers_is_guarded():
+    cf = ss.compile(nested)
+    a = np.ones(3)
+    assert np.array_equal(cf([a, (a, a)]), nested([a, (a, a)]))
+    assert np.array_equal(cf([a, (a, a, a)]), nested([a, (a, a, a)]))
+    assert any("len(xs[1]) == 2 (got 3)" in r for r in cf.recompile_reasons), \
+        cf.recompile_reasons
