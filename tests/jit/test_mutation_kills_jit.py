@@ -77,3 +77,55 @@ def test_the_layout_of_nested_containers_is_guarded():
     assert np.array_equal(cf([a, (a, a, a)]), nested([a, (a, a, a)]))
     assert any("len(xs[1]) == 2 (got 3)" in r for r in cf.recompile_reasons), \
         cf.recompile_reasons
+
+
+class NotReallyCallable:
+    __call__ = 5                        # callable() says yes; no signature to read
+
+
+def test_a_callable_without_a_signature_is_a_user_error():
+    with pytest.raises(ss.UserError, match=r"cannot read the signature of"):
+        ss.compile(NotReallyCallable())
+
+
+def with_break(x):
+    y = x * 2
+    if y.sum() > 0:
+        y = y + 1
+    return y - 3
+
+
+def test_a_segment_at_its_cache_limit_is_named_by_its_lines():
+    cf = ss.compile(with_break, dynamic=False, cache_size_limit=2)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for n in (2, 3, 4, 5):
+            assert np.array_equal(cf(np.ones(n)), with_break(np.ones(n)))
+    texts = [str(w.message) for w in caught if issubclass(w.category, ss.RecompileLimitWarning)]
+    assert texts and texts[0].startswith("ss.compile(with_break, segment (lines ")
+
+
+def test_a_lowered_cache_limit_runs_new_inputs_eagerly():
+    cf = ss.compile(lambda x: x * 2.0, dynamic=False)
+    for n in (2, 3, 4):
+        cf(np.ones(n))
+    cf.cache_size_limit = 2
+    with pytest.warns(ss.RecompileLimitWarning):
+        assert np.array_equal(cf(np.ones(5)), np.full(5, 2.0))
+    assert len(cf.variants) == 3 and cf.eager_calls == 1
+
+
+def protected(x):
+    try:
+        y = x * 2
+    except ValueError:
+        y = x
+    return y
+
+
+def test_a_function_with_try_counts_its_first_call_once():
+    cf = ss.compile(protected)
+    cf(np.ones(3))
+    assert cf.mode == "split" and cf.break_calls == 1
+    cf(np.ones(3))
+    assert cf.break_calls == 2
