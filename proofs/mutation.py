@@ -644,6 +644,9 @@ EQUIVALENT.update({
     ("jit", 'where = "" if root is self else " (in its %s)" % self._name.split(" ", 1)[-1][1:-1]',
      'where = "" if root is self else " (in its %s)" % self._name.split(" ", 1)[- 0][1:-1]'):
         "Dead branch: only the root function warns (see the mutant of the same line above).",
+    ("jit", 'where = "" if root is self else " (in its %s)" % self._name.split(" ", 1)[-1][1:-1]',
+     'where = "" if root is self else " (in its %s)" % self._name.split(" ", 1)[~1][1:-1]'):
+        "Dead branch: only the root function warns (see the mutants of the same line above).",
 })
 
 def _changed(diff: str) -> Tuple[str, str]:
