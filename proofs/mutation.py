@@ -1,6 +1,7 @@
 """Mutation testing as a gate: cosmic-ray (a maintained mutation tool) run on the engine's
 and the contract's soundness code, with the proofs (and the tests of the published views)
-as the test command; ``docs/mutation_report.md`` is what it writes.
+as the test command, and on the model-state and JIT code (``STATE_TARGETS``), with their
+fast tests; ``docs/mutation_report.md`` is what it writes.
 
     pip install -e '.[mutation]'
     python -m proofs.mutation --help          # the targets, their proofs and tests
@@ -750,8 +751,9 @@ def report(records: Dict[str, dict], path: str, note: str = "") -> Tuple[int, in
                       "```diff", d["diff"].strip(), "```", ""]
     rate = 100.0 * all_killed / all_total if all_total else 100.0
     lines = ["# Mutation report", "",
-             "cosmic-ray on the engine's and the contract's soundness code, the proofs and "
-             "the fast tests of each module as the test command (`python -m proofs.mutation "
+             "cosmic-ray on the engine's and the contract's soundness code and on the "
+             "model-state and JIT code, the proofs and the fast tests of each module as the "
+             "test command (`python -m proofs.mutation "
              "--help` lists the targets, the functions mutated, the proofs run and the "
              "sampling; the module docstring names the operators left out).  A mutant counts "
              "as killed when a proof or test fails, when it does not import (incompetent) or "

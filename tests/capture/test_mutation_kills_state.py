@@ -526,3 +526,52 @@ def test_a_callable_with_cache_clear_only_is_a_plain_object():
     run = ss.export(m.f, (X,)).module()
     m.memo.w = np.full(3, 3.0)          # its state: read through the path every call
     assert np.array_equal(run(X), X * 3.0)
+
+
+class TwoReads:
+    def __init__(self):
+        self.t, self.u = 0, 1
+
+    def f(self, x):
+        self.t = self.t + self.u        # the second operand read by this write alone
+        self.u = 7
+        return x
+
+
+def test_both_operands_of_a_tracked_sum_are_read_when_the_call_begins():
+    m, eager = TwoReads(), TwoReads()
+    run = ss.export(m.f, (X,)).module()
+    for _ in range(3):
+        run(X)
+        eager.f(X)
+    assert (m.t, m.u) == (eager.t, eager.u) == (15, 7)
+
+
+def closed_over():
+    w = np.full(3, 2.0)
+
+    def f(x):
+        return x * w
+    return f
+
+
+def test_a_loaded_program_reads_its_closure_state(tmp_path):
+    ep = ss.export(closed_over(), (X,))
+    ss.save(ep, str(tmp_path / "m.ss"))
+    run = ss.load(str(tmp_path / "m.ss")).module()  # (root kinds json made: not interned)
+    assert np.array_equal(run(X), X * 2.0)
+
+
+class FloatKeys:
+    def __init__(self):
+        self.d = {2.5: np.ones(3)}
+
+    def f(self, x):
+        return x * self.d[2.5]
+
+
+def test_a_state_key_a_saved_program_cannot_spell_is_named(tmp_path):
+    ep = ss.export(FloatKeys().f, (X,))
+    with pytest.raises(ss.UserError, match=r"a state path uses the key 2\.5, which a saved "
+                                           r"program cannot spell; use str or int keys"):
+        ss.save(ep, str(tmp_path / "m.ss"))
