@@ -575,3 +575,21 @@ def test_a_state_key_a_saved_program_cannot_spell_is_named(tmp_path):
     with pytest.raises(ss.UserError, match=r"a state path uses the key 2\.5, which a saved "
                                            r"program cannot spell; use str or int keys"):
         ss.save(ep, str(tmp_path / "m.ss"))
+
+
+def accumulates():
+    w = np.zeros(3)
+
+    def f(x):
+        nonlocal w
+        w = w + x                       # a closure cell rebound by the program
+        return w
+    return f
+
+
+def test_a_loaded_program_rebinds_its_closure_cell(tmp_path):
+    ep = ss.export(accumulates(), (X,))
+    ss.save(ep, str(tmp_path / "m.ss"))
+    run = ss.load(str(tmp_path / "m.ss")).module()
+    run(X)
+    assert np.array_equal(run(X), X * 2)            # the second call reads the first's
