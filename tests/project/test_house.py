@@ -36,10 +36,7 @@ COMPLEX = {
 }
 # (importing module path, imported private name) still crossing modules
 PRIVATE_IMPORTS = {
-    ('capture/ops/inplace.py', '_arange'),
     ('capture/ops/linalg_calls.py', '_arange'),
-    ('cli/command.py', '_internal_dirs'),
-    ('symshape/algebra/simplify.py', '_minmax'),
 }
 # (path, pyflakes message) still reported; most are imports made only for their side effect
 PYFLAKES_KNOWN = set()
