@@ -22,7 +22,6 @@ LONG_FILES: set = set()
 COMPLEX = {
     'capture/ops/advanced.py:analyze',
     'capture/ops/npcall.py:traced_call',
-    'capture/serialize/decoding.py:Decoder.signature',
     'capture/state/binding.py:StateBinding.visit',
     'capture/state/statesave.py:store_scope.place',
     'codegen/onnx/movement.py:advanced_index',
