@@ -24,7 +24,6 @@ COMPLEX = {
     'capture/ops/npcall.py:traced_call',
     'capture/state/binding.py:StateBinding.visit',
     'capture/state/statesave.py:store_scope.place',
-    'symshape/specs/matching.py:_match_value',
 }
 # (importing module path, imported private name) still crossing modules
 PRIVATE_IMPORTS = {
