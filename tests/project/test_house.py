@@ -20,7 +20,6 @@ MAX_COMPLEXITY = 30
 LONG_FILES: set = set()
 # functions still over MAX_COMPLEXITY ("path:Class.method")
 COMPLEX = {
-    'capture/ops/npcall.py:traced_call',
     'capture/state/binding.py:StateBinding.visit',
     'capture/state/statesave.py:store_scope.place',
 }
