@@ -41,7 +41,6 @@ DEAD = {
     'capture/array_api.py:_Info.devices',
     'capture/ops/memory.py:TracedFlags.fnc',
     'capture/ops/memory.py:TracedFlags.forc',
-    'capture/program.py:Signature.user_outputs',
 }
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
