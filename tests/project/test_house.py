@@ -131,3 +131,13 @@ def test_pyflakes_clean():
     found = pyflakes_messages()
     assert found - PYFLAKES_KNOWN == set(), "pyflakes reports"
     assert PYFLAKES_KNOWN - found == set(), "no longer reported: take them off PYFLAKES_KNOWN"
+
+
+def complexity_counts(limits=(MAX_COMPLEXITY, 20)) -> dict:
+    """{limit: how many functions of the packages are over it} (the issue's measure):
+    ``cd tests && python -c "import sys; sys.path[:0] = ['project']; import test_house;
+    print(test_house.complexity_counts())"``."""
+    scores = [complexity(fn) for _, path in _sources()
+              for _, fn in _functions(ast.parse(open(path, encoding="utf-8").read()))]
+    return {limit: sum(1 for c in scores if c > limit) for limit in limits}
+
