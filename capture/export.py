@@ -385,6 +385,7 @@ def _allocate(env: ShapeEnv, tracer: Tracer, leaves: List[InputLeaf], axis_syms)
         proxy = TracedArray(tracer, node, tuple(shape), arr.dtype)
         tracer.input_proxies[id(proxy)] = node
         tracer.final[node] = node
+        tracer.examples[node] = arr
         values.append(proxy)
         input_nodes.append(node)
     return values, input_nodes
