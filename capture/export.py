@@ -48,7 +48,7 @@ from .namespace import sizes_routed
 from .state.objstate import AppendOnly, plain_value
 from .state.session import StateSession
 from .state import stateprog
-from . import randomness
+from . import randomness, scipy_ops
 from .tracer import TracedArray, Tracer
 
 families()          # every op's handler and op-table row, before any use
@@ -274,7 +274,7 @@ def _trace_program(f, args, kwargs, dynamic_shapes, tracked: frozenset):
     axis_syms: Dict[Tuple[int, int], Sym] = {}
     values, input_nodes = _allocate(env, tracer, leaves, axis_syms)
     new_inputs = _rebuild_inputs(inputs, values)
-    state = StateSession(tracer.state_proxy, randomness.stand_in(tracer), tracked)
+    state = StateSession(tracer.state_proxy, _stand_in(tracer), tracked)
     rec, binding = state.recorder, state.binding
     try:
         # containers and objects passed as arguments are recorded like state
@@ -332,6 +332,18 @@ def _trace_program(f, args, kwargs, dynamic_shapes, tracked: frozenset):
     program.state_program = None if sp.empty else sp
     program.eager_function = f
     return Traced(program, report, env), again
+
+
+def _stand_in(tracer: Tracer):
+    """What model state sees in place of a value: a generator's proxy
+    (``capture/randomness.py``), a held SciPy function that traces its calls
+    (``capture/scipy_ops.py``), else the value itself (None)."""
+    generators, scipy_functions = randomness.stand_in(tracer), scipy_ops.stand_in(tracer)
+
+    def replace(v, path: str):
+        new = generators(v, path)
+        return new if new is not None else scipy_functions(v, path)
+    return replace
 
 
 def _recorded_argument(v) -> bool:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
-from typing import Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -290,6 +290,36 @@ def _lazy(row: Row, fn: Callable) -> Callable:
         return built(t, *args, **kwargs)
     handler.__name__ = "scipy_" + row.name
     return handler
+
+
+def stand_in(tracer) -> Callable[[Any, str], Any]:
+    """For model state: a SciPy function of the rows held as a value (``self.sqrt =
+    cholesky`` in filterpy's ``MerweScaledSigmaPoints``) is seen as one that traces its
+    calls on traced arrays, as the same function called by its name is routed
+    (``capture/namespace.py``); its other calls reach SciPy unchanged.  The binding guards
+    the original's identity."""
+    register_loaded()           # the state is walked before the names are routed
+
+    def replace(v, path: str):
+        if not callable(v) or id(v) not in _REGISTERED or _REGISTERED[id(v)] is not v:
+            return None
+        return _held(tracer, v)
+    return replace
+
+
+def _held(tracer, fn: Callable) -> Callable:
+    handler = FUNCTIONS[fn]
+
+    def routed(*args, **kwargs):
+        if not any(type(a) is TracedArray for a in list(args) + list(kwargs.values())):
+            return fn(*args, **kwargs)
+        tracer.env.commit_pending()     # as __array_function__ does before a handler
+        return handler(tracer, *args, **kwargs)
+    routed.__name__ = getattr(fn, "__name__", "routed")
+    routed.__qualname__ = getattr(fn, "__qualname__", routed.__name__)
+    routed.__doc__ = getattr(fn, "__doc__", None)
+    routed.symshape_routes = fn
+    return routed
 
 
 def loaded_modules() -> Tuple[str, ...]:
