@@ -1,6 +1,7 @@
 """The SciPy functions NumPy libraries call (``scipy.linalg.cholesky``, ``cho_factor``,
 ``cho_solve``, ``solve``, ``inv``, ``block_diag``; ``scipy.special.expit``, ``logsumexp``,
-``softmax``; ``scipy.fftpack.dct`` / ``scipy.fft.dct``) called on traced arrays.
+``softmax``; ``scipy.fftpack.dct`` / ``scipy.fft.dct``) called on traced arrays, and the
+library validation functions of ``library_checks.py`` (scikit-learn's finiteness check).
 
 Each is one op of the program whose generated code calls SciPy itself (an ``ss.custom_op``
 named ``scipy::...``), so results are SciPy's, bit for bit, and ``check_finite=True`` is
@@ -24,6 +25,7 @@ from symshape.errors import UserError, where
 from symshape.userframe import user_frame
 
 from .custom import custom_op
+from .library_checks import sklearn_assert_all_finite
 from .tracer import FUNCTIONS, LATE_FUNCTIONS, TracedArray
 
 
@@ -259,6 +261,8 @@ ROWS: List[Row] = [
     Row("scipy.special", "logsumexp", _logsumexp),
     Row("scipy.fftpack", "dct", _dct("fftpack_dct")),
     Row("scipy.fft", "dct", _dct("fft_dct")),
+    # a library's validation, run as written when the program runs (library_checks.py)
+    Row("sklearn.utils.validation", "_assert_all_finite", sklearn_assert_all_finite),
 ]
 
 # id(SciPy function) -> the function, registered in FUNCTIONS with its handler
@@ -271,6 +275,8 @@ def register_loaded() -> List[Callable]:
     for row in ROWS:
         mod = sys.modules.get(row.module)
         fn = getattr(mod, row.name, None) if mod is not None else None
+        # while a trace runs, the module's name may hold its router: the function it routes
+        fn = getattr(fn, "symshape_routes", fn)
         if fn is None or id(fn) in _REGISTERED:
             continue
         FUNCTIONS[fn] = _lazy(row, fn)

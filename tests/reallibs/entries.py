@@ -69,20 +69,19 @@ def _sk(spec, method, classify=False):
 
 
 def assume_finite():
-    """scikit-learn's documented switch for inputs known to be finite: its finiteness check
-    sums first and checks element by element only when the sum is not finite, so the side
-    that goes on does not say whether the other raises (not a check the tracer can keep)."""
+    """scikit-learn's documented switch for inputs known to be finite (its finiteness check
+    is skipped, in the program as eagerly)."""
     import sklearn
     return sklearn.config_context(assume_finite=True)
 
 
-def _sk_entries():
+def _sk_rows():
+    """(name, make) of each scikit-learn entry point (nothing imported or fitted yet)."""
     pre, lin = "sklearn.preprocessing", "sklearn.linear_model"
     scaler, pca = (pre, "StandardScaler", {}), ("sklearn.decomposition", "PCA",
                                                {"n_components": 2})
     logreg = (lin, "LogisticRegression", {})
     pipe = [scaler, ("sklearn.decomposition", "PCA", {"n_components": 3}), logreg]
-    sk = "sklearn"
     rows = [
         ("StandardScaler().transform", _sk(scaler, "transform")),
         ("MinMaxScaler().transform", _sk((pre, "MinMaxScaler", {}), "transform")),
@@ -99,10 +98,45 @@ def _sk_entries():
              "predict_proba")),
         ("make_pipeline(StandardScaler(), PCA(), LogisticRegression()).predict_proba",
          _sk(pipe, "predict_proba", True)),
+        ("RobustScaler().transform", _sk((pre, "RobustScaler", {}), "transform")),
+        ("MaxAbsScaler().transform", _sk((pre, "MaxAbsScaler", {}), "transform")),
+        ("PolynomialFeatures(2).transform", _sk((pre, "PolynomialFeatures", {"degree": 2}),
+                                                "transform")),
+        ("TruncatedSVD(2).transform", _sk(("sklearn.decomposition", "TruncatedSVD",
+                                           {"n_components": 2, "random_state": 0}),
+                                          "transform")),
+        ("PCA().inverse_transform(PCA().transform)", _pca_round_trip),
+        ("Lasso().predict", _sk((lin, "Lasso", {"alpha": 0.1}), "predict")),
+        ("BayesianRidge().predict", _sk((lin, "BayesianRidge", {}), "predict")),
+        ("LogisticRegression().decision_function", _sk(logreg, "decision_function", True)),
+        ("LinearDiscriminantAnalysis().predict_proba",
+         _sk(("sklearn.discriminant_analysis", "LinearDiscriminantAnalysis", {}),
+             "predict_proba", True)),
+        ("GaussianNB().predict_proba", _sk(("sklearn.naive_bayes", "GaussianNB", {}),
+                                           "predict_proba", True)),
+        ("GaussianMixture().score_samples",
+         _sk(("sklearn.mixture", "GaussianMixture", {"n_components": 2, "random_state": 0}),
+             "score_samples")),
     ]
-    return [Entry(sk, name + " [assume_finite]", make, context=assume_finite)
-            for name, make in rows] + [
-        Entry(sk, "StandardScaler().transform", _sk(scaler, "transform"))]
+    return rows
+
+
+def _sk_entries():
+    sk, scaler = "sklearn", ("sklearn.preprocessing", "StandardScaler", {})
+    return [Entry(sk, name, make) for name, make in _sk_rows()] + [
+        Entry(sk, "StandardScaler().transform [assume_finite]", _sk(scaler, "transform"),
+              context=assume_finite)]
+
+
+_PCA2 = _sk(("sklearn.decomposition", "PCA", {"n_components": 2}), "transform")
+
+
+def _pca_round_trip(n):
+    _, args, dyn, model = _PCA2(n)
+
+    def round_trip(X):
+        return model.inverse_transform(model.transform(X))
+    return round_trip, args, dyn, model
 
 
 # --------------------------------------------------------------------------- filterpy
@@ -347,22 +381,11 @@ WHY = {
 SEGFAULT = ("the tracer crashed the interpreter on C-extension objects the library's "
             "globals hold (Cython functions)")
 CRASHING = {
+    # every scikit-learn entry (the library's globals hold Cython functions)
+    **{name: None for name, _ in _sk_rows()},
     "StandardScaler().transform [assume_finite]": None,
-    "MinMaxScaler().transform [assume_finite]": None,
-    "Normalizer().transform [assume_finite]": None,
-    "PCA().transform [assume_finite]": None,
-    "LinearRegression().predict [assume_finite]": None,
-    "Ridge().predict [assume_finite]": None,
-    "LogisticRegression().predict_proba [assume_finite]": None,
-    "LogisticRegression().predict [assume_finite]": None,
-    "KMeans().predict [assume_finite]": "a Cython fused function (sklearn's _labels_inertia) "
-                                        "called with traced arrays",
-    "GaussianMixture().predict_proba [assume_finite]": None,
-    "make_pipeline(StandardScaler(), PCA(), LogisticRegression()).predict_proba "
-    "[assume_finite]": None,
-    "StandardScaler().transform": "the finiteness check sums first and checks element by "
-                                  "element only when the sum is not finite: a branch whose "
-                                  "side that goes on does not decide whether the other raises",
+    "KMeans().predict": "a Cython fused function (sklearn's _labels_inertia) called with "
+                        "traced arrays",
     "KalmanFilter().batch_filter": "a Python loop over the measurements (for z in zs) "
                                    "unrolls: loops as loop nodes are not built yet",
     "KalmanFilter().rts_smoother": "a Python loop over a dynamic count (for k in "
