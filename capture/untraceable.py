@@ -9,6 +9,7 @@ something (compiled code raised, not a ``raise`` statement) while holding a trac
 from __future__ import annotations
 
 import dis
+import os
 
 from symshape.errors import UserError, where
 from symshape.userframe import UserFrame, traceback_user_frame
@@ -45,6 +46,18 @@ def _compiled_call_with_traced(tb) -> bool:
     return op in _CALLS and any(type(v) is TracedArray for v in frame.f_locals.values())
 
 
+_MASKED = os.sep + os.path.join("numpy", "ma") + os.sep
+
+
+def _through_masked_arrays(tb) -> bool:
+    """Whether the exception came through ``numpy.ma``'s code (``np.ma.atleast_2d(x)``)."""
+    while tb is not None:
+        if _MASKED in tb.tb_frame.f_code.co_filename:
+            return True
+        tb = tb.tb_next
+    return False
+
+
 def raise_untraceable(e: BaseException) -> None:
     """Raise the ``UserError`` that stands for ``e`` when a traced array caused it; return
     otherwise (the caller re-raises ``e``)."""
@@ -59,6 +72,14 @@ def raise_untraceable(e: BaseException) -> None:
         code = caller.tb_frame.f_code
         frame = UserFrame(code.co_filename, caller.tb_lineno, code.co_name)
     text = text.replace("<class 'symshape.capture.tracer.TracedArray'>", "a traced array")
+    if _through_masked_arrays(e.__traceback__):
+        raise UserError("numpy.ma (masked arrays) cannot be traced%s: a masked array carries "
+                        "a mask beside its values, which the program does not model (%s: %s). "
+                        "Call the masked-array code outside the traced function, with the "
+                        "masked values filled or removed first (np.ma.filled / "
+                        "np.ma.compressed), and trace what runs on plain arrays"
+                        % (where(frame), type(e).__name__,
+                           text.replace("TracedArray", "traced array"))) from e
     raise UserError("a traced array reached code that cannot take one%s (%s: %s); call that "
                     "code outside the traced function, or wrap it in ss.custom_op with a fake "
                     "(shape) function" % (where(frame), type(e).__name__,

@@ -208,6 +208,53 @@ def _sigma_points(n):
 _MERWE: dict = {}
 
 
+def _filter_step(make_filter):
+    """The user's loop body over one of filterpy's nonlinear filters: predict, then update
+    with the measurement (the filter's state compared with eager after each call)."""
+    def make(n):
+        flt, update = make_filter()
+
+        def step(z):
+            flt.predict()
+            update(flt, z)
+            return flt.x
+        return step, (np.array([float(n)]),), None, flt
+    return make
+
+
+def _ukf():
+    from filterpy.kalman import MerweScaledSigmaPoints, UnscentedKalmanFilter
+
+    def fx(x, dt):
+        return np.array([x[0] + dt * x[1], x[1]])
+
+    def hx(x):
+        return x[:1]
+    pts = MerweScaledSigmaPoints(2, alpha=0.1, beta=2.0, kappa=1.0)
+    ukf = UnscentedKalmanFilter(dim_x=2, dim_z=1, dt=1.0, fx=fx, hx=hx, points=pts)
+    ukf.x = np.array([0.0, 1.0])
+    ukf.P *= 10.0
+    ukf.R *= 5.0
+    ukf.Q = np.eye(2) * 0.01
+    return ukf, lambda f, z: f.update(z)
+
+
+def _ekf():
+    from filterpy.kalman import ExtendedKalmanFilter
+
+    def HJ(x):                  # the range to a point one unit off the track, linearized
+        return np.array([[x[0, 0] / np.sqrt(x[0, 0] ** 2 + 1.0), 0.0]])
+
+    def hx(x):
+        return np.array([[np.sqrt(x[0, 0] ** 2 + 1.0)]])
+    ekf = ExtendedKalmanFilter(dim_x=2, dim_z=1)
+    ekf.x = np.array([[1.0], [0.5]])
+    ekf.F = np.array([[1.0, 1.0], [0.0, 1.0]])
+    ekf.P *= 10.0
+    ekf.R *= 5.0
+    return ekf, lambda f, z: f.update(z.reshape(1, 1), HJ, hx)
+
+
 def _gaussian(n):
     from filterpy.stats import gaussian
     return gaussian, (np.linspace(-3, 3, n), 0.5, 2.0), {"x": {0: Dim.AUTO}}, None
@@ -223,6 +270,10 @@ def _fp_entries():
         Entry(fp, "filterpy.kalman.update", _fp_update, sizes=(3, 4, 6)),
         Entry(fp, "MerweScaledSigmaPoints(3).sigma_points", _sigma_points),
         Entry(fp, "filterpy.stats.gaussian", _gaussian),
+        Entry(fp, "UnscentedKalmanFilter().predict(); .update(z)", _filter_step(_ukf),
+              sizes=(1, 2, 3)),
+        Entry(fp, "ExtendedKalmanFilter().predict(); .update(z, HJ, hx)", _filter_step(_ekf),
+              sizes=(1, 2, 3)),
     ]
 
 
@@ -253,6 +304,23 @@ def _delta(n):
     return delta, (_rng(n, 6).standard_normal((n, 13)), 2), {"feat": {0: Dim.AUTO}}, None
 
 
+def _frames(n):
+    return _rng(n, 20).standard_normal((n, 400))
+
+
+def _spec(name):
+    def make(n):
+        from python_speech_features import sigproc
+        return getattr(sigproc, name), (_frames(n), 512), {"frames": {0: Dim.AUTO}}, None
+    return make
+
+
+def _lifter(n):
+    from python_speech_features.base import lifter
+    return lifter, (_rng(n, 21).standard_normal((n, 13)), 22), {"cepstra": {0: Dim.AUTO}}, \
+        None
+
+
 def _psf_entries():
     p = "python_speech_features"
     return [Entry(p, "mfcc", _psf("mfcc"), sizes=(20, 30, 47)),
@@ -261,7 +329,10 @@ def _psf_entries():
             Entry(p, "ssc", _psf("ssc"), sizes=(20, 30, 47)),
             Entry(p, "delta", _delta),
             Entry(p, "sigproc.framesig", _framesig, sizes=(20, 30, 47)),
-            Entry(p, "sigproc.preemphasis", _preemphasis)]
+            Entry(p, "sigproc.preemphasis", _preemphasis),
+            Entry(p, "sigproc.powspec", _spec("powspec")),
+            Entry(p, "sigproc.logpowspec", _spec("logpowspec")),
+            Entry(p, "lifter", _lifter)]
 
 
 # --------------------------------------------------------------------------- numpy-financial
@@ -286,6 +357,12 @@ def _npf_entries():
                              {"rate": {0: Dim("n")}, "nper": None, "pv": {0: Dim("n")}})),
         Entry(p, "fv", _npf("fv", lambda n: (0.02, np.arange(1.0, n + 1), -10.0, -100.0),
                             {"rate": None, "nper": {0: Dim.AUTO}, "pmt": None, "pv": None})),
+        Entry(p, "pv", _npf("pv", lambda n: (np.full(n, 0.01), 12, np.linspace(10, 20, n)),
+                            {"rate": {0: Dim("n")}, "nper": None, "pmt": {0: Dim("n")}})),
+        Entry(p, "nper", _npf("nper", lambda n: (0.01, np.linspace(-10, -20, n), 100.0),
+                              {"rate": None, "pmt": {0: Dim.AUTO}, "pv": None})),
+        Entry(p, "ipmt", _npf("ipmt", lambda n: (0.01, np.arange(1, n + 1), 24, 1000.0),
+                              {"rate": None, "per": {0: Dim.AUTO}, "nper": None, "pv": None})),
     ]
 
 
@@ -340,7 +417,18 @@ def _ahrs_entries():
         q = _rng(n, 11).standard_normal(4)
         return q2R, (q / np.linalg.norm(q),), None, None
     p = "ahrs"
+    def q_prod(n):
+        from ahrs.common.orientation import q_prod
+        return q_prod, (_rng(n, 14).standard_normal(4), _rng(n, 15).standard_normal(4)), \
+            None, None
+
+    def ecompass(n):
+        from ahrs.common.orientation import ecompass
+        mag = _rng(n, 16).standard_normal(3) + [20.0, 0.0, -40.0]
+        return ecompass, (_acc(n)[0], mag), None, None
     return [Entry(p, "common.orientation.acc2q", acc2q, sizes=(1, 2, 3)),
+            Entry(p, "common.orientation.q_prod", q_prod, sizes=(1, 2, 3)),
+            Entry(p, "common.orientation.ecompass", ecompass, sizes=(1, 2, 3)),
             Entry(p, "filters.Tilt().estimate", tilt, sizes=(1, 2, 3)),
             Entry(p, "common.orientation.q2R", q2R, sizes=(1, 2, 3))]
 
@@ -371,8 +459,10 @@ WHY = {
     "irr": "np.roots strips zeros by value: its output size depends on the data",
     "common.orientation.acc2q": "a branch on array values whose both sides go on "
                                 "(if np.linalg.norm(a) > 0 and ...): data-dependent control flow",
-    "KalmanFilter().filter": "numpy.ma (masked arrays) is not traced",
-    "KalmanFilter().smooth": "numpy.ma (masked arrays) is not traced",
+    "KalmanFilter().filter": "pykalman makes its measurements a masked array "
+                             "(np.ma.atleast_2d), for missing measurements",
+    "KalmanFilter().smooth": "pykalman makes its measurements a masked array "
+                             "(np.ma.atleast_2d), for missing measurements",
 }
 # entry points whose libraries' globals hold C-extension objects (Cython functions), on which
 # the tracer once crashed the interpreter; they are opaque now, and each still runs in a
