@@ -1,7 +1,8 @@
 """The SciPy functions NumPy libraries call (``scipy.linalg.cholesky``, ``cho_factor``,
 ``cho_solve``, ``solve``, ``inv``, ``block_diag``; ``scipy.special.expit``, ``logsumexp``,
 ``softmax``; ``scipy.fftpack.dct`` / ``scipy.fft.dct``) called on traced arrays, and the
-library validation functions of ``library_checks.py`` (scikit-learn's finiteness check).
+library functions of ``library_ops.py`` (scikit-learn's finiteness check and k-means
+labels).
 
 Each is one op of the program whose generated code calls SciPy itself (an ``ss.custom_op``
 named ``scipy::...``), so results are SciPy's, bit for bit, and ``check_finite=True`` is
@@ -25,7 +26,7 @@ from symshape.errors import UserError, where
 from symshape.userframe import user_frame
 
 from .custom import custom_op
-from .library_checks import sklearn_assert_all_finite
+from .library_ops import sklearn_assert_all_finite, sklearn_kmeans_labels
 from .tracer import FUNCTIONS, LATE_FUNCTIONS, TracedArray
 
 
@@ -261,8 +262,9 @@ ROWS: List[Row] = [
     Row("scipy.special", "logsumexp", _logsumexp),
     Row("scipy.fftpack", "dct", _dct("fftpack_dct")),
     Row("scipy.fft", "dct", _dct("fft_dct")),
-    # a library's validation, run as written when the program runs (library_checks.py)
+    # library functions run as written when the program runs (library_ops.py)
     Row("sklearn.utils.validation", "_assert_all_finite", sklearn_assert_all_finite),
+    Row("sklearn.cluster._kmeans", "_labels_inertia_threadpool_limit", sklearn_kmeans_labels),
 ]
 
 # id(SciPy function) -> the function, registered in FUNCTIONS with its handler

@@ -82,6 +82,7 @@ def _sk_rows():
                                                {"n_components": 2})
     logreg = (lin, "LogisticRegression", {})
     pipe = [scaler, ("sklearn.decomposition", "PCA", {"n_components": 3}), logreg]
+    kmeans = ("sklearn.cluster", "KMeans", {"n_clusters": 3, "n_init": 2, "random_state": 0})
     rows = [
         ("StandardScaler().transform", _sk(scaler, "transform")),
         ("MinMaxScaler().transform", _sk((pre, "MinMaxScaler", {}), "transform")),
@@ -91,8 +92,7 @@ def _sk_rows():
         ("Ridge().predict", _sk((lin, "Ridge", {}), "predict")),
         ("LogisticRegression().predict_proba", _sk(logreg, "predict_proba", True)),
         ("LogisticRegression().predict", _sk(logreg, "predict", True)),
-        ("KMeans().predict", _sk(("sklearn.cluster", "KMeans",
-                                  {"n_clusters": 3, "n_init": 2, "random_state": 0}), "predict")),
+        ("KMeans().predict", _sk(kmeans, "predict")),
         ("GaussianMixture().predict_proba",
          _sk(("sklearn.mixture", "GaussianMixture", {"n_components": 2, "random_state": 0}),
              "predict_proba")),
@@ -114,6 +114,8 @@ def _sk_rows():
              "predict_proba", True)),
         ("GaussianNB().predict_proba", _sk(("sklearn.naive_bayes", "GaussianNB", {}),
                                            "predict_proba", True)),
+        ("KMeans().score", _sk(kmeans, "score")),
+        ("KMeans().transform", _sk(kmeans, "transform")),
         ("GaussianMixture().score_samples",
          _sk(("sklearn.mixture", "GaussianMixture", {"n_components": 2, "random_state": 0}),
              "score_samples")),
@@ -474,8 +476,6 @@ CRASHING = {
     # every scikit-learn entry (the library's globals hold Cython functions)
     **{name: None for name, _ in _sk_rows()},
     "StandardScaler().transform [assume_finite]": None,
-    "KMeans().predict": "a Cython fused function (sklearn's _labels_inertia) called with "
-                        "traced arrays",
     "KalmanFilter().batch_filter": "a Python loop over the measurements (for z in zs) "
                                    "unrolls: loops as loop nodes are not built yet",
     "KalmanFilter().rts_smoother": "a Python loop over a dynamic count (for k in "

@@ -1,8 +1,11 @@
-"""scikit-learn's default finiteness check (``check_array`` -> ``_assert_all_finite``: sum
+"""Library functions run as written when the program runs (capture/library_ops.py).
+
+scikit-learn's default finiteness check (``check_array`` -> ``_assert_all_finite``: sum
 first, element by element only when the sum is not finite) is one op of the program that
 runs scikit-learn's own check when the program runs: inputs holding NaN or infinity raise
 eager's ``ValueError`` with eager's message, an overflowing sum of finite values passes, and
-``sklearn.config_context(assume_finite=True)`` at run time skips it, as eagerly (issue 40)."""
+``sklearn.config_context(assume_finite=True)`` at run time skips it, as eagerly.  k-means'
+label assignment (Cython) is one op giving scikit-learn's own labels (issue 40)."""
 import warnings
 
 import numpy as np
@@ -14,6 +17,7 @@ from symshape import Dim
 from eager_compare import same
 
 sklearn = pytest.importorskip("sklearn")
+from sklearn.cluster import KMeans  # noqa: E402
 from sklearn.linear_model import LinearRegression  # noqa: E402
 from sklearn.preprocessing import StandardScaler  # noqa: E402
 
@@ -87,3 +91,17 @@ def test_ss_compile_refuses_infinity_as_eager():
         same(run(X[:n]), reg.predict(X[:n]))
     x = _with(X[:9], 1, 1, np.inf)
     assert _error(run, x) == _error(reg.predict, x) is not None
+
+
+def test_kmeans_labels_are_sklearns_own():
+    km = KMeans(n_clusters=3, n_init=2, random_state=0).fit(X)
+    ep = _export(km.predict)
+    assert any(n.op == "sklearn::kmeans_labels_inertia" for n in ep.graph.nodes)
+    score = _export(km.score)
+    run = ss.compile(km.predict, dynamic=True)
+    for n in (9, 13, 31):
+        x = np.random.default_rng(n).standard_normal((n, 4))
+        same(ep.module()(x), km.predict(x))
+        same(run(x), km.predict(x))
+        assert ep.module()(x).dtype == np.int32
+        np.testing.assert_allclose(score.module()(x), km.score(x), rtol=1e-12)
