@@ -20,7 +20,8 @@ from .ir import Node
 
 def example_value(t, x) -> Optional[np.ndarray]:
     """``x``'s value on the example inputs, or None when the trace cannot compute it (it
-    depends on a random draw, an input without an example, or the run failed)."""
+    depends on a random draw, on the arguments of a branch being traced, which are inputs
+    of its subgraph without an example, or the run failed)."""
     target = x.node
     values: Dict[Node, Any] = dict(t.examples)
     vals = getattr(t.breaker, "vals", None)

@@ -27,7 +27,7 @@ from symshape.userframe import user_frame
 
 from ..examples import example_value
 from ..methods import METHOD_OPS
-from ..tracer import TracedArray, implements, to_expr
+from ..tracer import SIZE_FUNCTIONS, TracedArray, implements, to_expr
 from .creation import _arange
 from .elementwise import broadcast_shapes
 from .factorizations import minimum, core_shapes, parse_core
@@ -203,6 +203,11 @@ register([_EIG, _EIGVALS], post_code={"np_linalg_eig": _AS_COMPLEX,
                                       "np_linalg_eigvals": _AS_COMPLEX_1}, implement=False)
 
 
+# routed by name too, as every NumPy-computed row is (ops/npcall.py): a call holding a
+# traced value reaches the handler where NumPy would not dispatch it first
+SIZE_FUNCTIONS.extend([np.linalg.eig, np.linalg.eigvals])
+
+
 @implements(np.linalg.eig)
 def _eig(t, *args, **kwargs):
     """``np.linalg.eig``: the dtype eager NumPy gives on the example, checked at run time."""
@@ -229,15 +234,17 @@ def _follow_example(t, row: Call, args, kwargs, w: TracedArray) -> bool:
     what = "np.linalg.%s" % row.func.__name__
     frame = user_frame(4)
     a = args[0] if args else kwargs.get("a")
-    x = t.operand(a) if type(a) is TracedArray or isinstance(a, np.ndarray) else None
-    if x is None or x.dtype.kind == "c":
+    # a nested list holding traced values is the traced array NumPy makes of it (routed)
+    x = t.operand(a) if type(a) is TracedArray else np.asarray(a)
+    if x.dtype.kind == "c":
         return False
-    value = example_value(t, x) if type(x) is TracedArray else np.asarray(x)
+    value = example_value(t, x) if type(x) is TracedArray else x
     if value is None:
         raise UserError(
             "%s%s: NumPy gives real results when every eigenvalue is real and complex ones "
             "otherwise, and symshape cannot compute the matrix's value on the example here "
-            "(it depends on a random draw or on something else the trace cannot run), so it "
+            "(it depends on a random draw, on the arguments of an ss.cond / ss.map branch or "
+            "a loop body, or on something else the trace cannot run), so it "
             "cannot follow eager NumPy's dtype. Fix the dtype instead: np.linalg.%s(a + 0j) "
             "always gives complex results (np.linalg.eigh / eigvalsh always real ones, for a "
             "symmetric matrix)" % (what, where(frame), row.func.__name__))
