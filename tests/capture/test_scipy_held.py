@@ -53,6 +53,18 @@ def test_held_scipy_function_under_ss_compile():
     assert obj.sqrt is scipy.linalg.cholesky
 
 
+def test_a_scipy_ufunc_in_a_closure_is_its_op():
+    expit = scipy.special.expit
+
+    def f(x):
+        return expit(x) + 1
+
+    ep = ss.export(f, (np.linspace(-3.0, 3.0, 7),), dynamic_shapes={"x": {0: Dim.AUTO}})
+    assert any(n.op == "scipy::special_expit" for n in ep.graph.nodes)
+    x = np.linspace(-5.0, 5.0, 11)
+    same(ep.module()(x), f(x))
+
+
 def test_a_held_user_function_is_left_alone():
     obj = SigmaSpread(sqrt_method=lambda p: np.linalg.cholesky(p).T)
     ep = ss.export(obj.spread, _inputs(4, 0))
