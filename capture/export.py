@@ -532,11 +532,12 @@ def _constants_first_used_first(nodes: List[Node]) -> List[Node]:
 
 
 def _run_traced(tracer: Tracer, f, args, kwargs):
-    """``f(*args, **kwargs)`` on traced values; a TypeError / AttributeError a traced array
-    caused in code that cannot take one is a UserError (under ss.compile: a graph break)."""
+    """``f(*args, **kwargs)`` on traced values; a TypeError / AttributeError (or NumPy's
+    ValueError for a traced value stored into a plain array) a traced array caused in code
+    that cannot take one is a UserError (under ss.compile: a graph break)."""
     try:
         return f(*args, **kwargs)
-    except (TypeError, AttributeError) as e:
+    except (TypeError, AttributeError, ValueError) as e:
         if tracer.breaker is None:
             raise_untraceable(e)
         raise

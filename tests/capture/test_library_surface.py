@@ -115,6 +115,25 @@ def test_masked_arrays_are_refused_by_name():
     assert "TracedArray" not in str(e.value) and "np.ma.filled" in str(e.value)
 
 
+def test_a_traced_value_stored_into_a_plain_array_is_a_user_error():
+    # NumPy's own error is "setting an array element with a sequence" (ahrs' am2q)
+    def f(x):
+        q = np.array([1.0, 0.0])
+        q[0] = x.sum()
+        return q
+
+    with pytest.raises(ss.UserError, match=r"written into a plain NumPy array at "
+                                           r".*test_library_surface\.py:%d.*np\.zeros"
+                       % (f.__code__.co_firstlineno + 2)):
+        ss.export(f, _x(4), dynamic_shapes={"x": {0: Dim.AUTO}})
+
+    def g(x):
+        raise ValueError("the user's own error")
+
+    with pytest.raises(ValueError, match="the user's own error"):
+        ss.export(g, _x(4), dynamic_shapes={"x": {0: Dim.AUTO}})
+
+
 def test_compiled_code_rejecting_a_traced_array_is_a_user_error():
     # compiled code raising a TypeError that does not name the traced array (as Cython's
     # "No matching signature found" does)

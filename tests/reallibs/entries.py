@@ -428,7 +428,22 @@ def _ahrs_entries():
         from ahrs.common.orientation import ecompass
         mag = _rng(n, 16).standard_normal(3) + [20.0, 0.0, -40.0]
         return ecompass, (_acc(n)[0], mag), None, None
+    def am2q(n):
+        from ahrs.common.orientation import am2q
+        mag = _rng(n, 16).standard_normal(3) + [20.0, 0.0, -40.0]
+        return am2q, (_acc(n)[0], mag), None, None
+
+    def imu(name):
+        def make(n):
+            import ahrs.filters
+            flt = getattr(ahrs.filters, name)(frequency=100.0)
+            gyr = _rng(n, 17).standard_normal(3) * 0.01
+            return flt.updateIMU, (np.array([1.0, 0.0, 0.0, 0.0]), gyr, _acc(n)[0]), None, flt
+        return make
     return [Entry(p, "common.orientation.acc2q", acc2q, sizes=(1, 2, 3)),
+            Entry(p, "common.orientation.am2q", am2q, sizes=(1, 2, 3)),
+            Entry(p, "filters.Madgwick().updateIMU", imu("Madgwick"), sizes=(1, 2, 3)),
+            Entry(p, "filters.Mahony().updateIMU", imu("Mahony"), sizes=(1, 2, 3)),
             Entry(p, "common.orientation.q_prod", q_prod, sizes=(1, 2, 3)),
             Entry(p, "common.orientation.ecompass", ecompass, sizes=(1, 2, 3)),
             Entry(p, "filters.Tilt().estimate", tilt, sizes=(1, 2, 3)),
@@ -461,6 +476,12 @@ WHY = {
     "irr": "np.roots strips zeros by value: its output size depends on the data",
     "common.orientation.acc2q": "a branch on array values whose both sides go on "
                                 "(if np.linalg.norm(a) > 0 and ...): data-dependent control flow",
+    "common.orientation.am2q": "ahrs writes the traced values into np.array([1.0, 0.0, "
+                               "0.0, 0.0]), a plain array (not a value of the program)",
+    "filters.Madgwick().updateIMU": "ahrs' Quaternion is an ndarray subclass made with "
+                                    "ndarray.__new__ over the data's buffer",
+    "filters.Mahony().updateIMU": "ahrs' Quaternion is an ndarray subclass made with "
+                                  "ndarray.__new__ over the data's buffer",
     "KalmanFilter().filter": "pykalman makes its measurements a masked array "
                              "(np.ma.atleast_2d), for missing measurements",
     "KalmanFilter().smooth": "pykalman makes its measurements a masked array "
