@@ -10,6 +10,7 @@ run through graph breaks the inputs are the call's own arrays (``breaker.vals``)
 """
 from __future__ import annotations
 
+import warnings
 from typing import Any, Dict, Optional
 
 import numpy as np
@@ -34,6 +35,10 @@ def example_value(t, x) -> Optional[np.ndarray]:
         if n in need:
             continue
         need.add(n)
+        if n.meta.get("effect"):
+            # a random draw (or another effect): running it here would draw numbers (and
+            # advance a generator) that the example's run does not
+            return None
         if n not in values:
             stack.extend(n.input_nodes())
     # a node binding a data-dependent size runs too: later nodes name that size
@@ -44,6 +49,9 @@ def example_value(t, x) -> Optional[np.ndarray]:
     sizes = {info.sym.name: info.hint for info in t.env.infos.values()
              if info.hint is not None}
     try:
-        return np.asarray(STAGES["evaluate"](nodes, target, values, sizes))
+        # the example's run warned already, if it does (eager code, or the program)
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            return np.asarray(STAGES["evaluate"](nodes, target, values, sizes))
     except Exception:
         return None

@@ -170,3 +170,16 @@ def test_a_matrix_the_trace_cannot_compute_is_refused_at_export():
     msg = str(e.value)
     assert "test_eig_dtype.py:%d" % (f.__code__.co_firstlineno + 2) in msg
     assert "np.linalg.eigvals(a + 0j)" in msg and "eigvalsh" in msg
+
+
+def test_a_global_random_draw_is_never_run_to_find_the_dtype():
+    def f(x):
+        return np.linalg.eigvals(np.random.normal(size=(3, 3)) + x)
+
+    np.random.seed(3)
+    state = np.random.get_state()[1].copy()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(ss.UserError, match="cannot compute the matrix's value"):
+            ss.export(f, (np.ones((3, 3)),))
+    assert np.array_equal(np.random.get_state()[1], state)
