@@ -14,7 +14,8 @@ read from eager NumPy itself: the function is called once at trace time on array
 example shapes and dtypes (deterministic values), and the shape rule evaluated on the
 example sizes must agree with what that call returns (a disagreement is a bug of the rule:
 ``InternalError``).  A function whose output dtype depends on the values gets a ``post``
-conversion to one dtype (``np.linalg.eig``: always complex).
+conversion to one dtype (``np.linalg.eig``: complex, whose handler then takes the real
+parts where the example's eigenvalues are real, ``linalg_calls.py``).
 """
 from __future__ import annotations
 
