@@ -24,9 +24,7 @@ COMPLEX = {
     'capture/state/statesave.py:store_scope.place',
 }
 # (importing module path, imported private name) still crossing modules
-PRIVATE_IMPORTS = {
-    ('capture/ops/linalg_calls.py', '_arange'),
-}
+PRIVATE_IMPORTS: set = set()
 # (path, pyflakes message) still reported; most are imports made only for their side effect
 PYFLAKES_KNOWN = set()
 
