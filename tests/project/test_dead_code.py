@@ -44,8 +44,6 @@ PLAIN_DECORATORS = {"property", "staticmethod", "classmethod", "cached_property"
 # definitions nothing refers to yet ("path:Class.method")
 DEAD = {
     'capture/array_api.py:_Info.default_dtypes',
-    'symshape/specs/pytree.py:spec_from_json',
-    'symshape/specs/pytree.py:spec_to_json',
 }
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
