@@ -42,9 +42,7 @@ PLAIN_DECORATORS = {"property", "staticmethod", "classmethod", "cached_property"
                     "getter", "deleter", "abstractmethod", "wraps", "contextmanager"}
 
 # definitions nothing refers to yet ("path:Class.method")
-DEAD = {
-    'capture/array_api.py:_Info.default_dtypes',
-}
+DEAD: set = set()
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SKIP_DIRS = {"__pycache__", "node_modules", "build", "dist"}
