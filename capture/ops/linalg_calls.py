@@ -28,7 +28,7 @@ from symshape.userframe import user_frame
 from ..examples import example_value
 from ..methods import METHOD_OPS
 from ..tracer import SIZE_FUNCTIONS, TracedArray, implements, to_expr
-from .creation import _arange
+from .creation import index_arange
 from .elementwise import broadcast_shapes
 from .factorizations import minimum, core_shapes, parse_core
 from .npcall import Args, Call, register, traced_call
@@ -296,5 +296,5 @@ def _diag_indices_from(t, arr):
             raise UserError("np.diag_indices_from: all dimensions of input must be of equal "
                             "length, got %s and %s%s" % (describe(n), describe(s),
                                                          where(user_frame(2))))
-    idx = _arange(t, n)
+    idx = index_arange(t, n)
     return (idx,) * x.ndim

@@ -52,7 +52,9 @@ def flags_and_strides(x):
     f = y.flags
     c = 1.0 if f["C_CONTIGUOUS"] and f.c_contiguous and not y.T.flags.c_contiguous else 0.0
     s0, s1 = y.strides
-    return y * c + s1 + y.T.flags.fortran, np.zeros(s0 // y.itemsize)
+    # forc / fnc: NumPy's either-contiguous and Fortran-not-C flags
+    return (y * c + s1 + y.T.flags.fortran + 2 * y.T.flags.fnc + 4 * y.flags.forc,
+            np.zeros(s0 // y.itemsize))
 
 
 def memory_questions(x):
