@@ -9,7 +9,7 @@
 
 The fields of the contract and the checks on them when read are here; the values inside
 (sizes, conditions, dtypes, source frames, container layouts) are written and read by the
-program's codec (``capture/serialize.py``, shared with the graph), passed in.
+program's codec (``capture/serialize/``, shared with the graph), passed in.
 """
 from __future__ import annotations
 

@@ -18,11 +18,11 @@ import symshape as ss
 from symshape import Dim
 from symshape.capture.ir import ArrRef, CondExpr, IndexAttr, Node, Subgraph
 from symshape.capture.archive import Archive
-from symshape.capture.serialize import (FORMAT, TEXT_VERSION, VERSION, _canonical, _digest, dumps,
+from symshape.capture.serialize import (FORMAT, TEXT_VERSION, VERSION, canonical, digest, dumps,
                                         loads)
 from symshape.algebra.expr import Expr, format_py
 from corpus.seeds import W1, basic, model10, model12
-from symshape.capture.serialize import _digest
+from symshape.capture.serialize import digest
 
 A = Dim.AUTO
 ROOT = REPO
@@ -499,7 +499,7 @@ def test_file_is_readable_json_with_base64_little_endian_constants(tmp_path):
     assert text.startswith('{\n "format": "symshape.ExportedProgram",\n "version": 1,')
     doc = json.loads(text)
     prog = doc["program"]
-    assert doc["checksum"] == _digest(prog)
+    assert doc["checksum"] == digest(prog)
     nodes = {n["name"]: n for n in prog["graph"]["nodes"]}
     big = [n for n in nodes.values() if n["op"] == "constant" and n["attrs"]["target"] == "BIG"]
     assert len(big) == 1
@@ -651,7 +651,7 @@ def _doc(ep):
 
 def _write(tmp_path, doc, rehash=True, name="bad.json"):
     if rehash and isinstance(doc, dict) and isinstance(doc.get("program"), dict):
-        doc["checksum"] = _digest(doc["program"])
+        doc["checksum"] = digest(doc["program"])
     path = tmp_path / name
     path.write_text(json.dumps(doc))
     return path
@@ -795,7 +795,7 @@ def test_canonical_checksum_ignores_whitespace(tmp_path):
     p = tmp_path / "compact.json"
     p.write_text(json.dumps(d, separators=(",", ":")))
     assert_same_program(ep, ss.load(p))
-    assert _canonical(d["program"]) == _canonical(json.loads(dumps(ep))["program"])
+    assert canonical(d["program"]) == canonical(json.loads(dumps(ep))["program"])
 
 
 # --------------------------------------------------------------------------- layout
@@ -857,7 +857,7 @@ def test_crafted_float_expression_is_refused(bad, tmp_path):
     text = json.dumps(doc["program"])
     assert good in text
     doc["program"] = json.loads(text.replace(good, json.dumps({"float_expr": bad})))
-    doc["checksum"] = _digest(doc["program"])
+    doc["checksum"] = digest(doc["program"])
     (tmp_path / "p.json").write_text(json.dumps(doc))
     with pytest.raises(ss.UserError, match="float expression|integer power|takes 2 arg|size"):
         ss.load(tmp_path / "p.json")
@@ -888,7 +888,7 @@ def test_a_ufunc_tag_names_only_numpy_ufuncs(name, tmp_path):
     text = json.dumps(doc["program"])
     assert '{"ufunc": "add"}' in text
     doc["program"] = json.loads(text.replace('{"ufunc": "add"}', json.dumps({"ufunc": name})))
-    doc["checksum"] = _digest(doc["program"])
+    doc["checksum"] = digest(doc["program"])
     (tmp_path / "p.json").write_text(json.dumps(doc))
     with pytest.raises(ss.UserError):
         ss.load(tmp_path / "p.json")
