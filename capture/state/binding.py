@@ -42,6 +42,7 @@ import numpy as np
 
 from symshape.userframe import is_internal
 
+from . import modules
 from .access import AccessPath, Root
 from .objstate import AppendOnly
 from .opaque import is_opaque
@@ -434,8 +435,8 @@ class StateBinding:
         attributes are recorded like an object's (``config.calls += 1`` and ``config.SCALE
         = 2.0`` are writes replayed on every call, never frozen), and the functions the
         code calls through it are walked."""
-        self.recorder.plain_object(v, path)
-        self._module_functions(v)
+        if modules.record(self.recorder, v, path, self._undo):
+            self._module_functions(v)
 
     def _module_functions(self, mod) -> None:
         """The functions of a user module that the code reached so far loads from it
@@ -447,7 +448,9 @@ class StateBinding:
         d = vars(mod)
         for name in sorted(loads):
             fn = d.get(name)
-            if isinstance(fn, types.FunctionType):
+            # only those that bind globals: walking the others would watch the names they
+            # read in a namespace the tracer routes (other threads' traces too)
+            if isinstance(fn, types.FunctionType) and _stored_globals(fn.__code__):
                 self._function(fn)
 
     def _code(self, v, path: AccessPath) -> bool:

@@ -465,6 +465,7 @@ def recording_class(cls: type) -> Optional[type]:
     if got is not None or cls in _REC_CLASSES:
         return got
     has_getattr = hasattr(cls, "__getattr__")
+    is_module = issubclass(cls, types.ModuleType)
 
     def __getattribute__(self, name):
         if name == "__class__":
@@ -490,7 +491,9 @@ def recording_class(cls: type) -> Optional[type]:
                 if _user_caller():
                     r.read(path, "attrs", r.initial_attrs(self, v))
                 return v
-            if name.startswith("__"):
+            if name.startswith("__") or is_module and not _user_caller():
+                # (a module's attributes: only what the user's code reads is state; the
+                # tracer routes names in it while tracing, other threads too)
                 return v
             d = object.__getattribute__(self, "__dict__")
             if name in d:
@@ -919,8 +922,6 @@ class Recorder:
     def global_effects(self) -> None:
         """Rebinds of globals and closure cells (diffed: Python gives no hook); a change
         the recorder did not see (capture/state/unrecorded.py) is refused."""
-        for g, name, _, _, _ in self._globals:
-            self.unrecorded.globals_recorded(g, name)
         self.unrecorded.check()
         for i, (g, name, before, present, path) in enumerate(self._globals):
             now = g.get(name, _MISSING)

@@ -172,15 +172,6 @@ class Unrecorded:
             w.orig = self._snapshot(w)     # the walk swaps arrays in it for traced ones
         self._watches.append(w)
 
-    def globals_recorded(self, g: dict, name: str) -> None:
-        """``global name; name = ...`` in a function of the module whose namespace is
-        ``g`` is recorded (as a global): not a change around the recorder of that module
-        reached as an object (``config.calls`` through ``import config``)."""
-        for w in self._watches:
-            if w.kind == "dict" and w.recorded is not None and \
-                    isinstance(w.obj, types.ModuleType) and vars(w.obj) is g:
-                w.recorded.add("%s.%s" % (w.path, name))
-
     def watch_slots(self, obj, path) -> None:
         """An object with ``__slots__`` and no ``__dict__``: its slot values (``path``:
         an AccessPath or text; spelled out only for a message)."""

@@ -342,3 +342,22 @@ def test_a_compiled_function_called_from_a_compiled_function():
     check_inner(inner, 3)
     inner_step(np.ones(3))              # on its own too
     check_inner(inner, 4)
+
+
+def test_module_recording_is_undone_also_when_the_trace_raises(config):
+    import types as _types
+    count, _ = module_writes(config)
+    ep = ss.export(count, (np.ones(3),))
+    assert type(config) is _types.ModuleType            # its class is back
+    assert config.calls == 0 and config.SCALE == 1.0    # its attributes too
+
+    def raises(x):
+        config.calls += 1
+        config.SCALE = 3.0
+        return x / 0.0 if int(1 / 0) else x             # a Python error while tracing
+    with pytest.raises(ZeroDivisionError):
+        ss.export(raises, (np.ones(3),))
+    assert type(config) is _types.ModuleType
+    assert config.calls == 0 and config.SCALE == 1.0
+    ep.module()(np.ones(3))
+    assert config.calls == 1 and config.SCALE == 2.0
