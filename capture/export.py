@@ -50,6 +50,7 @@ from .state.session import StateSession
 from .state import stateprog
 from . import randomness
 from .tracer import TracedArray, Tracer
+from .loop_convert import LoopFound, Swapped, converting
 
 families()          # every op's handler and op-table row, before any use
 
@@ -241,14 +242,34 @@ def trace_program(f, args, kwargs, dynamic_shapes, tracked: frozenset = frozense
     """Trace ``f`` once; a second time when it both reads and writes Python numbers in
     its state (``self.t += 1``), with those read as tracked numbers so the write is
     replayed with the same arithmetic (capture/state/objstate.py)."""
-    traced, again = _trace_program(f, args, kwargs, dynamic_shapes, tracked)
-    if again:
-        # the first trace printed and warned already: the second is silent (print runs
-        # once at trace time, as in torch.export)
-        with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            traced, _ = _trace_program(f, args, kwargs, dynamic_shapes, tracked | again)
+    swapped = Swapped()
+    try:
+        with converting():
+            traced, again = _converting_loops(swapped, f, args, kwargs, dynamic_shapes,
+                                              tracked)
+            if again:
+                # the first trace printed and warned already: the second is silent (print
+                # runs once at trace time, as in torch.export)
+                with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    traced, _ = _converting_loops(swapped, f, args, kwargs, dynamic_shapes,
+                                                  tracked | again)
+    finally:
+        swapped.restore()
     return traced
+
+
+def _converting_loops(swapped: Swapped, f, args, kwargs, dynamic_shapes, tracked):
+    """Trace; where a ``for`` loop over a symbolic count starts, convert the function that
+    holds it (capture/loop_convert.py) and trace again (the aborted trace restored the
+    user's objects on its way out, as any failed trace does)."""
+    while True:
+        try:
+            return _trace_program(f, args, kwargs, dynamic_shapes, tracked)
+        except LoopFound as found:
+            if not swapped.convert(found):
+                raise InternalError("the loop at line %d of %s was found twice"
+                                    % (found.lineno, found.code.co_name)) from None
 
 
 def _trace_program(f, args, kwargs, dynamic_shapes, tracked: frozenset):

@@ -376,6 +376,25 @@ def map_stack(body, xs, args):
     return np.stack([body(x, *args) for x in xs])
 
 
+def for_loop(body, start, stop, step, carried, extra, row_shapes, dtypes):
+    """The ``for_loop`` node (capture/loops.py): ``body(i, *carried, *extra)`` for ``i`` in
+    ``range(start, stop, step)``; the carried values after the loop, then the per-iteration
+    rows stacked (``(0, *row_shape)`` empty arrays when the loop does not run)."""
+    carried = tuple(carried)
+    nc = len(carried)
+    rows = [[] for _ in row_shapes]
+    for i in range(start, stop, step):
+        out = body(i, *carried, *extra)
+        if type(out) is not tuple:
+            out = (out,)
+        carried = out[:nc]
+        for r, v in zip(rows, out[nc:]):
+            r.append(v)
+    stacked = tuple(np.stack(r) if r else np.empty((0,) + tuple(s), d)
+                    for r, s, d in zip(rows, row_shapes, dtypes))
+    return carried + stacked
+
+
 def while_loop(cond, body, vals):
     vals = tuple(vals)
     while bool(cond(*vals)):

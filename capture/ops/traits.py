@@ -314,7 +314,7 @@ def _build() -> None:
         DATADEP: ("argwhere*", "flatnonzero*", "unique*", "item*", "repeat_counts"),
         LINALG: ("dot", "einsum", "tensordot", "outer", "convolve", "interp"),
         RANDOM: ("random_generator",),
-        CONTROL: ("cond*", "map*", "while_loop*", "tuple_get*"),
+        CONTROL: ("cond*", "map*", "while_loop*", "for_loop*", "tuple_get*"),
     }
     for kind, members in groups.items():
         for n in members:

@@ -1,0 +1,460 @@
+"""Python loops over a symbolic count kept as one ``for_loop`` node (issue 41).
+
+How a loop gets here: capture/loop_convert.py rewrites the user's function so each ``for``
+statement calls ``loop_helper(ITER, body_fn, carried, info)`` (bound as the builtin
+``__symshape_loop__`` while a trace runs).  A concrete iterable runs as the Python loop it
+was.  A symbolic one (``range`` over sizes, the rows of an array with a symbolic first axis,
+``enumerate`` / ``zip`` of those) is traced once into a body subgraph:
+
+- the loop index is a fresh data-dependent size ``i`` with the facts ``start <= i < stop``
+  (so ``x[:, t]`` under ``range(x.shape[1])`` needs no check); guards of the body that do not
+  mention ``i`` join the program's contract (the body is traced like ``ss.map``'s); the ones
+  on ``i`` that the facts do not decide stay in the body;
+- carried values (the names the body rebinds): traced arrays are subgraph inputs and
+  outputs, which must keep their shape (a change is a ``UserError`` naming the loop's line
+  and the name); Python numbers and sizes the body changes are promoted to 0-d arrays and
+  the body is traced again (at most ``MAX_PASSES`` times) until the carried types settle;
+  an array written in place (``y[:, t] = h``) is carried and the outer array rebound after
+  the loop; values the body leaves alone pass through;
+- lists the body appends to (``outs.append(h)``): each append is a per-iteration output,
+  stacked by the loop node; the user's name is rebound to a ``LoopList`` that ``np.stack``,
+  ``np.array``, ``np.asarray``, ``np.concatenate``, ``np.vstack``, ``sum``, ``len`` and
+  indexing understand.
+
+The node (for the backends; emitted by ``defop("for_loop")``)::
+
+    for_loop(start, stop, step, (carried...), (lifted...), (row_shape...))
+        attrs: body=Subgraph, dtypes=(row dtype...)
+    -> a tuple: the carried values after the loop, then one stacked (count, *row_shape)
+       array per appended value
+
+``start`` / ``stop`` / ``step`` are sizes (ints or expressions over the program's
+symbols).  The body subgraph's inputs are ``(i, *carried, *lifted)``, its first input is
+named after the index symbol (so its checks and sizes can use ``i``), and its outputs are
+``(*carried, *rows)``.  ``symshape.runtime.for_loop`` runs it; with zero trips the stacked
+outputs are empty arrays of shape ``(0, *row_shape)``.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+
+from symshape.algebra import expr as E
+from symshape.algebra import relations as R
+from symshape.algebra.ranges import ValueRange
+from symshape.errors import UserError, where
+from symshape.sizes.symint import SymInt, describe
+from symshape.userframe import user_frame
+
+from .control import _trace_branch, _annot
+from .lenrange import SymRange
+from .loop_convert import LOOP_HELPER, UNDEF_NAME
+from .ops.registry import defop
+from .tracer import FUNCTIONS, TracedArray, to_expr
+
+MAX_PASSES = 3
+
+defop("for_loop", emit=lambda a, k: "_rt.for_loop(%s, %s, %s, %s, %s, %s, %s, %s)" % (
+    k["body"], a[0], a[1], a[2], a[3], a[4], a[5], k["dtypes"]),
+    doc="run body(i, *carried, *lifted) for i in range(start, stop, step); the carried "
+        "values after the loop, then the per-iteration rows stacked")
+
+
+class _Undef:
+    """A name the loop's body binds that was unbound before the loop."""
+
+    def __repr__(self) -> str:
+        return "<unbound>"
+
+
+UNDEF = _Undef()
+
+# --------------------------------------------------------------------------- the lists
+class _Rows:
+    """The one item a ``LoopList`` holds: NumPy finds it while dispatching ``np.stack`` /
+    ``np.concatenate`` / ``np.vstack`` of the list and calls it with the list in place."""
+
+    __slots__ = ("owner",)
+
+    def __init__(self, owner) -> None:
+        self.owner = owner
+
+    def __array_function__(self, func, types, args, kwargs):
+        return self.owner.numpy_call(func, args, kwargs)
+
+    def __repr__(self) -> str:
+        return "<rows of a loop>"
+
+
+class LoopList(list):
+    """The list a loop over a symbolic count appended to: its rows are one traced array of
+    shape ``(count, *row)``."""
+
+    def __init__(self, stacked: TracedArray, line: str) -> None:
+        super().__init__([_Rows(self)])
+        self.stacked = stacked
+        self.line = line
+
+    def __len__(self):
+        raise UserError("len() of a list built by a loop over a dynamic count is a size: "
+                        "use len(np.stack(outs)) or the loop's count%s" % self.line)
+
+    def __getitem__(self, i):
+        return self.stacked[i]
+
+    def numpy_call(self, func, args, kwargs):
+        """``func(*args, **kwargs)`` with this list replaced by its stacked rows."""
+        x = self.stacked
+        axis = kwargs.get("axis", args[1] if len(args) > 1 else 0)
+        name = getattr(func, "__name__", "")
+        if name == "stack":
+            return np.moveaxis(x, 0, axis) if axis else x
+        if name in ("concatenate", "vstack", "row_stack"):
+            if name != "concatenate" and x.ndim == 2:
+                return x
+            if axis is None:
+                return x.reshape(-1)
+            axis = axis % (x.ndim - 1)
+            moved = np.moveaxis(x, 0, axis)
+            shape = tuple(moved.shape[:axis]) + (moved.shape[axis] * moved.shape[axis + 1],) \
+                + tuple(moved.shape[axis + 2:])
+            return moved.reshape(shape)
+        if name in ("array", "asarray", "asanyarray"):
+            dtype = kwargs.get("dtype", args[1] if len(args) > 1 else None)
+            return x if dtype is None else x.astype(dtype)
+        raise UserError("%s of a list built by a loop over a dynamic count is not supported; "
+                        "stack it first (np.stack(outs))%s" % (name, self.line))
+
+
+def stacked_of(v):
+    """The stacked rows of a ``LoopList`` (for ``np.array``, ``sum``), else None."""
+    return v.stacked if type(v) is LoopList else None
+
+
+# --------------------------------------------------------------------------- the helper
+def loop_helper(it, body, carried: tuple, info: tuple):
+    """``for TARGET in it: BODY`` as rewritten by capture/loop_convert.py."""
+    src = _symbolic_source(it)
+    if src is None:
+        if type(it) is SymRange:
+            it = it._concrete()
+        for v in it:
+            carried = body(v, *carried)
+        return carried
+    return _traced_loop(src, body, carried, info)
+
+
+def _tracer_of(v):
+    if type(v) is TracedArray:
+        return v.tracer
+    if type(v) is SymInt:
+        return getattr(v.env, "tracer", None)
+    return None
+
+
+class _Source:
+    """What a symbolic loop iterates: ``range(start, stop, step)`` over the index and the
+    items made from it (``make(i)``)."""
+
+    def __init__(self, tracer, start, stop, step, make, uppers) -> None:
+        self.tracer, self.start, self.stop, self.step = tracer, start, stop, step
+        self.make = make
+        self.uppers = uppers          # sizes the index stays below (zip: every length)
+
+
+def _symbolic_source(it) -> Optional[_Source]:
+    if type(it) is SymRange:
+        if type(it.step) is not int or it.step == 0:
+            return None
+        t = next((_tracer_of(v) for v in (it.start, it.stop) if _tracer_of(v)), None)
+        if t is None:
+            return None
+        return _Source(t, it.start, it.stop, it.step, lambda i: i, [it.stop])
+    if type(it) is TracedArray and it.ndim and type(it.shape[0]) is SymInt:
+        n = it.shape[0]
+        return _Source(it.tracer, 0, n, 1, lambda i: it[i], [n])
+    if type(it) is _Call:
+        return it.source()
+    return None
+
+
+class _Call:
+    """``enumerate(...)`` / ``zip(...)`` as the loop's iterable (the rewrite passes the call
+    unevaluated, so a symbolic one is not iterated)."""
+
+
+def _traced_loop(src: _Source, body, carried: tuple, info: tuple):
+    t = src.tracer
+    env = t.env
+    env.commit_pending()
+    frame = user_frame(3)
+    line_no, names, kinds = info
+    carried = list(carried)
+    promoted: dict = {}
+    for _ in range(MAX_PASSES):
+        got = _trace_pass(t, src, body, carried, names, kinds, frame, promoted)
+        if got is not None:
+            return got
+    raise UserError("the loop's carried values did not settle after %d passes%s"
+                    % (MAX_PASSES, where(frame)))
+
+
+def _initial(t, v, kind):
+    """How a carried value enters a pass: ('array', traced) / ('list', None) /
+    ('value', v)."""
+    if kind == "list" and type(v) is list:
+        if v:
+            raise UserError("a list appended to in a loop over a dynamic count must be empty "
+                            "before the loop")
+        return "list", None
+    if type(v) is TracedArray:
+        return "array", v
+    if isinstance(v, np.ndarray):
+        return "array", t.constant(v)
+    return "value", v
+
+
+def _trace_pass(t, src: _Source, body, carried: list, names, kinds, frame, promoted):
+    env = t.env
+    slots = [_initial(t, promoted.get(j, v), kinds[j]) for j, v in enumerate(carried)]
+    arrays = [v for k, v in slots if k == "array"]
+    index_stub = TracedArray(t, None, (), np.dtype(np.int64))
+    made: dict = {}
+
+    def run(idx_proxy, *proxies):
+        i = _index_symbol(env, src, frame)
+        made["sym"] = i
+        it = iter(proxies)
+        args, lists = [], {}
+        for j, (k, v) in enumerate(slots):
+            if k == "array":
+                p = next(it)
+                args.append(p)
+                made.setdefault("proxies", {})[j] = (p, p.node)
+            elif k == "list":
+                lists[j] = []
+                args.append(lists[j])
+            else:
+                args.append(v)
+        out = body(src.make(SymInt(i.expr, None, env)), *args)
+        made["out"], made["lists"] = out, lists
+        flat = []
+        for j, (k, v) in enumerate(slots):
+            if k == "array":
+                o = out[j]
+                if isinstance(o, (np.ndarray, np.generic)) and type(o) is not TracedArray:
+                    o = t.operand(np.asarray(o))
+                if type(o) is not TracedArray:
+                    raise UserError("the loop's body makes %s a %s (it was an array)%s"
+                                    % (names[j], type(o).__name__, where(frame)))
+                flat.append(o)
+        rows = []
+        for j, lst in lists.items():
+            if len(lst) != 1:
+                raise UserError("the loop's body appends %d values to %s per iteration; one "
+                                "per iteration is supported%s" % (len(lst), names[j],
+                                                                  where(frame)))
+            v = lst[0]
+            if type(v) is not TracedArray:
+                v = t.operand(np.asarray(v)) if isinstance(v, (np.ndarray, np.generic)) \
+                    else _as_array(t, v)
+            rows.append(v)
+        made["rows"] = rows
+        return tuple(flat) + tuple(rows)
+
+    sub, outs, _, _ = _trace_branch(t, run, [index_stub] + arrays,
+                                    "for_body_%d" % _next_count(t), local=False)
+    out, sym = made["out"], made["sym"]
+    # what changed: numbers promoted, arrays whose dtype moved; then trace again
+    again = False
+    for j, (k, v) in enumerate(slots):
+        o = out[j]
+        if k == "value" and not _same_value(v, o):
+            if type(v) is _Undef or v is UNDEF or type(o) is not TracedArray and \
+                    not _numberlike(o):
+                if type(v) is _Undef and type(o) is TracedArray:
+                    promoted[j] = _zeros_like(t, o, sym, names[j], frame)
+                    again = True
+                continue
+            promoted[j] = _promote(t, v, o, names[j], frame)
+            again = True
+        elif k == "array":
+            a = v
+            if type(o) is TracedArray and o.dtype != a.dtype and o.ndim == a.ndim:
+                promoted[j] = a.astype(np.result_type(a.dtype, o.dtype))
+                again = True
+    if again:
+        return None
+    return _emit(t, src, sub, outs, slots, made, names, frame)
+
+
+def _next_count(t) -> int:
+    t.__dict__.setdefault("_cond_count", [0])
+    k = t._cond_count[0]
+    t._cond_count[0] += 1
+    return k
+
+
+def _index_symbol(env, src: _Source, frame):
+    """The loop index: a data-dependent size in ``[start, stop)`` (step > 0) or
+    ``(stop, start]`` (step < 0), with those facts."""
+    lo, hi = env.bound(to_expr(src.start)), env.bound(to_expr(src.stop))
+    if src.step > 0:
+        vr = ValueRange(lo.lower, hi.upper - 1)
+    else:
+        vr = ValueRange(hi.lower + 1, lo.upper)
+    if vr.lower > vr.upper:
+        vr = ValueRange(vr.lower, vr.lower)
+    i = env.create_unbacked("the index of the loop", vr, frame)
+    ie = i.expr
+    if src.step > 0:
+        env.add_fact(R.ge(ie, to_expr(src.start)))
+        for u in src.uppers:
+            env.add_fact(R.lt(ie, to_expr(u)))
+    else:
+        env.add_fact(R.le(ie, to_expr(src.start)))
+        env.add_fact(R.gt(ie, to_expr(src.stop)))
+    return i
+
+
+def _same_value(a, b) -> bool:
+    if a is b:
+        return True
+    if type(a) is SymInt or type(b) is SymInt:
+        return type(a) is type(b) and E.sub(a.expr, b.expr) == 0 if type(a) is SymInt \
+            and type(b) is SymInt else False
+    if type(a) is TracedArray or type(b) is TracedArray:
+        return False
+    try:
+        return type(a) is type(b) and bool(a == b)
+    except Exception:
+        return False
+
+
+def _numberlike(v) -> bool:
+    return isinstance(v, (bool, int, float, complex, np.generic)) or type(v) is SymInt
+
+
+def _as_array(t, v):
+    """A Python number or size as a 0-d traced array (NumPy's dtype for it)."""
+    if type(v) is SymInt:
+        return FUNCTIONS[np.asarray](t, v)
+    if _numberlike(v):
+        return t.constant(np.asarray(v))
+    raise UserError("a loop over a dynamic count can carry arrays and numbers, not %s"
+                    % type(v).__name__)
+
+
+def _promote(t, v, o, name: str, frame):
+    """A Python number the body changes, as a 0-d array of the dtype it ends up with."""
+    if type(o) is TracedArray and o.ndim:
+        raise UserError("the loop's body makes %s an array of shape %s (it was the number "
+                        "%s before the loop): a carried value keeps its shape%s"
+                        % (name, _annot(o), describe(v) if type(v) is SymInt else repr(v),
+                           where(frame)))
+    init = _as_array(t, v)
+    od = o.dtype if type(o) is TracedArray else np.asarray(o).dtype if \
+        type(o) is not SymInt else np.dtype(np.int64)
+    dt = np.result_type(init.dtype, od)
+    return init.astype(dt) if dt != init.dtype else init
+
+
+def _zeros_like(t, o, sym, name: str, frame):
+    """The value before the first iteration of an array the body makes from scratch."""
+    for s in o.shape:
+        if type(s) is SymInt and sym in to_expr(s).free_symbols:
+            raise UserError("the shape of %s changes from one iteration to the next (%s)%s"
+                            % (name, _annot(o), where(frame)))
+    return FUNCTIONS[np.zeros](t, o.shape, o.dtype)
+
+
+def _count(env, src: _Source):
+    """The trip count of ``range(start, stop, step)`` as a size."""
+    a, b, s = to_expr(src.start), to_expr(src.stop), src.step
+    if s > 0:
+        n = E.sub(b, a) if s == 1 else E.floordiv(E.add(E.sub(b, a), s - 1), s)
+    else:
+        n = E.floordiv(E.add(E.sub(a, b), -s - 1), -s)
+    if env.decide(R.ge(n, 0)) is not True:
+        n = E.smax(n, 0)
+    for u in src.uppers[1:]:
+        n = E.smin(n, to_expr(u))
+    return n
+
+
+def _emit(t, src: _Source, sub, outs, slots, made, names, frame):
+    env = t.env
+    sym = made["sym"]
+    proxies = made.get("proxies", {})
+    out = made["out"]
+    n_carried = sum(1 for k, _ in slots if k == "array")
+    carried_outs, rows = outs[:n_carried], outs[n_carried:]
+    k_arr = 0
+    carried_in = []
+    for j, (k, v) in enumerate(slots):
+        if k != "array":
+            continue
+        o = carried_outs[k_arr]
+        k_arr += 1
+        if o.ndim != v.ndim or any(_differs(env, a, b, sym) for a, b in zip(o.shape, v.shape)):
+            raise UserError("the shape of %s changes from one iteration to the next: %s "
+                            "before the loop, %s after one iteration%s; a value carried by a "
+                            "loop over a dynamic count keeps its shape (preallocate it, or "
+                            "collect per-iteration values in a list and stack it after the "
+                            "loop)" % (names[j], _annot(v), _annot(o), where(frame)))
+        carried_in.append(v.node)
+    row_shapes = []
+    for j, r in zip([j for j, (k, _) in enumerate(slots) if k == "list"], rows):
+        for s in r.shape:
+            if type(s) is SymInt and sym in to_expr(s).free_symbols:
+                raise UserError("the shape of the values appended to %s changes from one "
+                                "iteration to the next (%s)%s" % (names[j], _annot(r),
+                                                                  where(frame)))
+        row_shapes.append(tuple(to_expr(s) for s in r.shape))
+    sub.graph.nodes[0].name = sym.name
+    sub.inputs[0].name = sym.name
+    lifted = list(sub.graph.lifted)
+    sub.inputs = sub.inputs + [n for n in sub.graph.nodes if n.op == "input"][len(sub.inputs):]
+    count = SymInt(_count(env, src), None, env) if True else None
+    count = _simplified(env, count)
+    inputs = (to_expr(src.start), to_expr(src.stop), src.step, tuple(carried_in),
+              tuple(lifted), tuple(row_shapes))
+    whole = t.emit("for_loop", inputs, {"body": sub, "dtypes": tuple(r.dtype for r in rows)},
+                   (len(outs),), np.dtype(object))
+    results = [t.emit("tuple_get", (whole.node,), {"index": q}, o.shape, o.dtype,
+                      name="getitem") for q, o in enumerate(carried_outs)]
+    stacked = [t.emit("tuple_get", (whole.node,), {"index": n_carried + q},
+                      (count,) + tuple(r.shape), r.dtype, name="getitem")
+               for q, r in enumerate(rows)]
+    back, it_res, it_rows = [], iter(results), iter(stacked)
+    for j, (k, v) in enumerate(slots):
+        if k == "array":
+            res = next(it_res)
+            p = proxies.get(j)
+            if p is not None and out[j] is p[0] and type(v) is TracedArray:
+                t.rebind(v, res)        # written in place (y[:, t] = h): the same array
+                back.append(v)
+            else:
+                back.append(res)
+        elif k == "list":
+            back.append(LoopList(next(it_rows), where(frame)))
+        else:
+            back.append(v)
+    return tuple(back)
+
+
+def _simplified(env, count: SymInt) -> SymInt:
+    e = env.simplify(count.expr)
+    return e if type(e) is int else SymInt(e, env.hint_of(e), env)
+
+
+def _differs(env, a, b, sym) -> bool:
+    ea, eb = to_expr(a), to_expr(b)
+    if ea == eb:
+        return False
+    return env.decide(R.eq(ea, eb)) is not True
+
+
+# the names the rewritten code calls, bound in ``builtins`` while a trace runs
+LOOP_BUILTINS = {LOOP_HELPER: loop_helper, UNDEF_NAME: UNDEF}
