@@ -50,6 +50,10 @@ from typing import Dict, List, Optional, Set, Tuple
 from .state.binding import user_code
 
 LOOP_HELPER = "__symshape_loop__"
+CALL_NAME = "__symshape_iter__"
+# iterables called in the for statement itself that the helper looks into (passed
+# unevaluated: ``enumerate(x)`` would start iterating x)
+_LOOKED_INTO = ("enumerate", "zip", "reversed")
 UNDEF_NAME = "__symshape_undef__"
 _LIST_METHODS = ("append", "extend")
 
@@ -408,8 +412,13 @@ class _Rewriter:
                 orelse=[], finalbody=[]))
         info = ast.Constant(value=(s.lineno, tuple(carried),
                                    tuple(kinds[n] for n in carried)))
+        it = s.iter
+        if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and \
+                it.func.id in _LOOKED_INTO and it.func.id not in self.local:
+            it = ast.Call(func=ast.Name(id=CALL_NAME, ctx=ast.Load()),
+                          args=[it.func] + it.args, keywords=it.keywords)
         call = ast.Call(func=ast.Name(id=LOOP_HELPER, ctx=ast.Load()),
-                        args=[s.iter, ast.Name(id=fname, ctx=ast.Load()),
+                        args=[it, ast.Name(id=fname, ctx=ast.Load()),
                               _tuple(saved, ast.Load), info], keywords=[])
         assign = ast.Assign(targets=[_tuple(carried, ast.Store)], value=call) if carried \
             else ast.Expr(value=call)

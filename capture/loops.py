@@ -36,6 +36,7 @@ outputs are empty arrays of shape ``(0, *row_shape)``.
 """
 from __future__ import annotations
 
+import builtins
 from typing import Optional
 
 import numpy as np
@@ -49,8 +50,9 @@ from symshape.userframe import user_frame
 
 from .control import _trace_branch, _annot
 from .lenrange import SymRange
-from .loop_convert import LOOP_HELPER, UNDEF_NAME
+from .loop_convert import CALL_NAME, LOOP_HELPER, UNDEF_NAME
 from .ops.registry import defop
+from .state.objstate import active
 from .tracer import FUNCTIONS, TracedArray, to_expr
 
 MAX_PASSES = 3
@@ -137,6 +139,8 @@ def loop_helper(it, body, carried: tuple, info: tuple):
     """``for TARGET in it: BODY`` as rewritten by capture/loop_convert.py."""
     src = _symbolic_source(it)
     if src is None:
+        if type(it) is _Call:
+            it = it.concrete()
         if type(it) is SymRange:
             it = it._concrete()
         for v in it:
@@ -180,8 +184,83 @@ def _symbolic_source(it) -> Optional[_Source]:
 
 
 class _Call:
-    """``enumerate(...)`` / ``zip(...)`` as the loop's iterable (the rewrite passes the call
-    unevaluated, so a symbolic one is not iterated)."""
+    """``enumerate(...)`` / ``zip(...)`` / ``reversed(...)`` as the loop's iterable (the
+    rewrite passes the call unevaluated, so a symbolic one is not iterated)."""
+
+    __slots__ = ("fn", "args", "kwargs")
+
+    def __init__(self, fn, args, kwargs) -> None:
+        self.fn, self.args, self.kwargs = fn, args, kwargs
+
+    def source(self) -> Optional[_Source]:
+        """The symbolic loop this call stands for, or None (then it is called as it is)."""
+        fn, args, kw = self.fn, self.args, self.kwargs
+        if fn is builtins.enumerate and len(args) == 1 and set(kw) <= {"start"} or \
+                fn is builtins.enumerate and len(args) == 2 and not kw:
+            inner = _symbolic_source(args[0])
+            if inner is None:
+                return None
+            k = kw.get("start", args[1] if len(args) == 2 else 0)
+            a, s, make = inner.start, inner.step, inner.make
+            counter = (lambda i: i - a + k) if s == 1 else (lambda i: (i - a) // s + k)
+            return _Source(inner.tracer, a, inner.stop, s,
+                           lambda i: (counter(i), make(i)), inner.uppers)
+        if fn is builtins.zip and args and not kw:
+            return _zip_source(args)
+        if fn is builtins.reversed and len(args) == 1 and not kw:
+            inner = _symbolic_source(args[0])
+            if inner is None or type(args[0]) is not SymRange or inner.step != 1:
+                return None
+            return _Source(inner.tracer, inner.stop - 1, inner.start - 1, -1, inner.make,
+                           [inner.start])
+        return None
+
+    def concrete(self):
+        """The iterable itself (a concrete loop)."""
+        return self.fn(*self.args, **self.kwargs)
+
+
+def iter_call(fn, *args, **kwargs) -> _Call:
+    """What the rewritten for statement passes for ``enumerate(...)`` / ``zip(...)``."""
+    return _Call(fn, args, kwargs)
+
+
+def _zip_source(args) -> Optional[_Source]:
+    """``zip`` of ranges and arrays, one of them over a symbolic count: the index runs to the
+    shortest."""
+    counts, makers, tracer = [], [], None
+    for a in args:
+        if isinstance(a, range):
+            a = SymRange(a.start, a.stop, a.step)
+        if type(a) is SymRange:
+            if type(a.step) is not int or a.step <= 0:
+                return None
+            src = _symbolic_source(a) if any(type(v) is SymInt for v in (a.start, a.stop)) \
+                else None
+            st, sp = a.start, a.step
+            n = (a.stop - st + sp - 1) // sp
+            makers.append(lambda i, st=st, sp=sp: st + i * sp)
+            counts.append(n)
+            tracer = tracer or (src.tracer if src else None)
+        elif (type(a) is TracedArray or isinstance(a, np.ndarray)) and a.ndim:
+            counts.append(a.shape[0])
+            makers.append(lambda i, a=a: _row(a, i))
+            tracer = tracer or _tracer_of(a.shape[0]) or (
+                a.tracer if type(a) is TracedArray else None)
+        else:
+            return None
+    if tracer is None or not any(type(n) is SymInt for n in counts):
+        return None
+    ns = [to_expr(n) for n in counts]
+    stop = ns[0] if len(ns) == 1 else E.smin(*ns)
+    stop = SymInt(stop, None, tracer.env) if type(stop) is not int else stop
+    return _Source(tracer, 0, stop, 1, lambda i: tuple(m(i) for m in makers), counts)
+
+
+def _row(a, i):
+    if type(a) is not TracedArray:
+        a = _tracer_of(i).constant(a)
+    return a[i]
 
 
 def _traced_loop(src: _Source, body, carried: tuple, info: tuple):
@@ -192,8 +271,9 @@ def _traced_loop(src: _Source, body, carried: tuple, info: tuple):
     line_no, names, kinds = info
     carried = list(carried)
     promoted: dict = {}
-    for _ in range(MAX_PASSES):
-        got = _trace_pass(t, src, body, carried, names, kinds, frame, promoted)
+    state = _State(t, [v for v in carried], frame)
+    for _ in range(MAX_PASSES + 1):
+        got = _trace_pass(t, src, body, carried, names, kinds, frame, promoted, state)
         if got is not None:
             return got
     raise UserError("the loop's carried values did not settle after %d passes%s"
@@ -215,10 +295,13 @@ def _initial(t, v, kind):
     return "value", v
 
 
-def _trace_pass(t, src: _Source, body, carried: list, names, kinds, frame, promoted):
+def _trace_pass(t, src: _Source, body, carried: list, names, kinds, frame, promoted,
+                state: "_State"):
     env = t.env
     slots = [_initial(t, promoted.get(j, v), kinds[j]) for j, v in enumerate(carried)]
     arrays = [v for k, v in slots if k == "array"]
+    n_arrays = len(arrays)
+    arrays += state.initial()
     index_stub = TracedArray(t, None, (), np.dtype(np.int64))
     made: dict = {}
 
@@ -237,7 +320,12 @@ def _trace_pass(t, src: _Source, body, carried: list, names, kinds, frame, promo
                 args.append(lists[j])
             else:
                 args.append(v)
-        out = body(src.make(SymInt(i.expr, None, env)), *args)
+        state.enter(proxies[n_arrays:])
+        try:
+            out = body(src.make(SymInt(i.expr, None, env)), *args)
+            finals = state.leave()
+        finally:
+            state.restore()
         made["out"], made["lists"] = out, lists
         flat = []
         for j, (k, v) in enumerate(slots):
@@ -249,6 +337,7 @@ def _trace_pass(t, src: _Source, body, carried: list, names, kinds, frame, promo
                     raise UserError("the loop's body makes %s a %s (it was an array)%s"
                                     % (names[j], type(o).__name__, where(frame)))
                 flat.append(o)
+        flat.extend(finals)
         rows = []
         for j, lst in lists.items():
             if len(lst) != 1:
@@ -266,6 +355,8 @@ def _trace_pass(t, src: _Source, body, carried: list, names, kinds, frame, promo
     sub, outs, _, _ = _trace_branch(t, run, [index_stub] + arrays,
                                     "for_body_%d" % _next_count(t), local=False)
     out, sym = made["out"], made["sym"]
+    if state.grew:
+        return None
     # what changed: numbers promoted, arrays whose dtype moved; then trace again
     again = False
     for j, (k, v) in enumerate(slots):
@@ -286,7 +377,81 @@ def _trace_pass(t, src: _Source, body, carried: list, names, kinds, frame, promo
                 again = True
     if again:
         return None
-    return _emit(t, src, sub, outs, slots, made, names, frame)
+    return _emit(t, src, sub, outs, slots, made, names, frame, state)
+
+
+class _State:
+    """Object state the loop's body writes (``self.x = self.F @ self.x``, also inside a
+    method it calls): each (object, attribute) written with an array is carried -- set to
+    the body's input before the body runs, read back as its output after, and written
+    with the loop's result after the loop, so the write is replayed once per iteration as
+    the state rules say.  Found on a first pass (``grew``), then traced again."""
+
+    def __init__(self, t, carried: list, frame) -> None:
+        self.t = t
+        self.rec = active()
+        self.frame = frame
+        self.slots: list = []           # (object, attribute, value before the loop)
+        self.grew = False
+        self.objects = [v for v in carried if self.rec is not None and
+                        hasattr(v, "__dict__") and self.rec.path_of(v) is not None]
+
+    def initial(self) -> list:
+        return [v for _, _, v in self.slots]
+
+    def labels(self) -> list:
+        return ["%s.%s" % (self.rec.path_of(o), a) for o, a, _ in self.slots]
+
+    def enter(self, proxies) -> None:
+        self.grew = False
+        self.mark = len(self.rec.effects) if self.rec is not None else 0
+        self.saved = [(o, dict(vars(o))) for o in self.objects]
+        for (o, a, _), p in zip(self.slots, proxies):
+            vars(o)[a] = p              # the body's input (not a write of the program)
+
+    def leave(self) -> list:
+        """The body's final value of each carried attribute; finds new ones."""
+        if self.rec is None:
+            return []
+        finals = [vars(o)[a] for o, a, _ in self.slots]
+        known = {(id(o), a) for o, a, _ in self.slots}
+        paths = {str(self.rec.path_of(o)): o for o in self.objects}
+        for e in self.rec.effects[self.mark:]:
+            o = paths.get(str(e.path)) if e.op == "setattr" else None
+            v = e.args[1] if o is not None else None
+            if o is None or not (type(v) is TracedArray or isinstance(v, np.ndarray)):
+                raise UserError("the body of a loop over a dynamic count makes a change to "
+                                "Python state that cannot be replayed per iteration (%s)%s; "
+                                "a loop may write arrays into attributes of its objects"
+                                % (e.target(), where(e.frame or self.frame)))
+            if (id(o), e.args[0]) not in known:
+                known.add((id(o), e.args[0]))
+                before = next(d for x, d in self.saved if x is o).get(e.args[0])
+                if type(before) is not TracedArray:
+                    before = self.t.operand(before) if isinstance(before, np.ndarray) \
+                        else None
+                if before is None:
+                    raise UserError("the body of a loop over a dynamic count sets %s, which "
+                                    "had no array before the loop%s" % (e.target(),
+                                                                        where(self.frame)))
+                self.slots.append((o, e.args[0], before))
+                self.grew = True
+        return [self.t.operand(v) if isinstance(v, np.ndarray) else v for v in finals]
+
+    def restore(self) -> None:
+        """Undo the body's writes: the recorder forgets them, the objects hold what they
+        held before the loop."""
+        if self.rec is None:
+            return
+        del self.rec.effects[self.mark:]
+        for o, d in self.saved:
+            vars(o).clear()
+            vars(o).update(d)
+
+    def write_back(self, results) -> None:
+        """After the loop: each carried attribute is written with the loop's result."""
+        for (o, a, _), r in zip(self.slots, results):
+            setattr(o, a, r)
 
 
 def _next_count(t) -> int:
@@ -383,26 +548,23 @@ def _count(env, src: _Source):
     return n
 
 
-def _emit(t, src: _Source, sub, outs, slots, made, names, frame):
+def _emit(t, src: _Source, sub, outs, slots, made, names, frame, state):
     env = t.env
     sym = made["sym"]
     proxies = made.get("proxies", {})
     out = made["out"]
-    n_carried = sum(1 for k, _ in slots if k == "array")
+    n_carried = sum(1 for k, _ in slots if k == "array") + len(state.slots)
     carried_outs, rows = outs[:n_carried], outs[n_carried:]
-    k_arr = 0
+    inits = [v for k, v in slots if k == "array"] + state.initial()
     carried_in = []
-    for j, (k, v) in enumerate(slots):
-        if k != "array":
-            continue
-        o = carried_outs[k_arr]
-        k_arr += 1
+    labels = [names[j] for j, (k, _) in enumerate(slots) if k == "array"] + state.labels()
+    for name, v, o in zip(labels, inits, carried_outs):
         if o.ndim != v.ndim or any(_differs(env, a, b, sym) for a, b in zip(o.shape, v.shape)):
             raise UserError("the shape of %s changes from one iteration to the next: %s "
                             "before the loop, %s after one iteration%s; a value carried by a "
                             "loop over a dynamic count keeps its shape (preallocate it, or "
                             "collect per-iteration values in a list and stack it after the "
-                            "loop)" % (names[j], _annot(v), _annot(o), where(frame)))
+                            "loop)" % (name, _annot(v), _annot(o), where(frame)))
         carried_in.append(v.node)
     row_shapes = []
     for j, r in zip([j for j, (k, _) in enumerate(slots) if k == "list"], rows):
@@ -441,6 +603,7 @@ def _emit(t, src: _Source, sub, outs, slots, made, names, frame):
             back.append(LoopList(next(it_rows), where(frame)))
         else:
             back.append(v)
+    state.write_back(results[len(results) - len(state.slots):])
     return tuple(back)
 
 
@@ -457,4 +620,4 @@ def _differs(env, a, b, sym) -> bool:
 
 
 # the names the rewritten code calls, bound in ``builtins`` while a trace runs
-LOOP_BUILTINS = {LOOP_HELPER: loop_helper, UNDEF_NAME: UNDEF}
+LOOP_BUILTINS = {LOOP_HELPER: loop_helper, UNDEF_NAME: UNDEF, CALL_NAME: iter_call}
