@@ -84,7 +84,11 @@ class SymRange:
         yield from self._concrete(why)
 
     def __reversed__(self):
-        return reversed(self._concrete())
+        # lazy, as __iter__ (``for t in reversed(range(n))`` is converted by its helper)
+        why = None
+        if any(type(v) is SymInt for v in (self.start, self.stop, self.step)):
+            why = maybe_found(2)
+        yield from reversed(self._concrete(why))
 
     def __len__(self):
         return _builtin_len(self._concrete())

@@ -321,10 +321,15 @@ def _trace_pass(t, src: _Source, body, carried: list, names, kinds, frame, promo
             else:
                 args.append(v)
         state.enter(proxies[n_arrays:])
+        every = _EveryIteration(env)
+        last = E.add(to_expr(src.start), E.scale(E.sub(_count(env, src), 1), src.step))
+        every.indices[i] = (_no_trips(src), to_expr(src.start), env.simplify(last))
+        env.loop_guard = every
         try:
             out = body(src.make(SymInt(i.expr, None, env)), *args)
             finals = state.leave()
         finally:
+            env.loop_guard = every.outer
             state.restore()
         made["out"], made["lists"] = out, lists
         flat = []
@@ -461,6 +466,12 @@ def _next_count(t) -> int:
     return k
 
 
+def _no_trips(src: _Source):
+    """The condition under which the loop does not run."""
+    a, b = to_expr(src.start), to_expr(src.stop)
+    return R.le(b, a) if src.step > 0 else R.ge(b, a)
+
+
 def _index_symbol(env, src: _Source, frame):
     """The loop index: a data-dependent size in ``[start, stop)`` (step > 0) or
     ``(stop, start]`` (step < 0), with those facts."""
@@ -481,6 +492,61 @@ def _index_symbol(env, src: _Source, frame):
         env.add_fact(R.le(ie, to_expr(src.start)))
         env.add_fact(R.gt(ie, to_expr(src.stop)))
     return i
+
+
+class _EveryIteration:
+    """``env.loop_guard`` while a body traces: a condition affine in a loop index that the
+    index's facts do not decide holds in every iteration when it holds at the first and the
+    last index; that is a guard on the inputs (joining the contract with the user's line),
+    recorded when the example inputs satisfy it (``y[t]`` under ``range(len(x))`` needs
+    ``len(x) <= len(y)``).  A condition that differs between iterations (``if t < 3``) stays
+    data-dependent."""
+
+    def __init__(self, env) -> None:
+        self.env = env
+        self.indices: dict = {}        # index symbol -> (no trips, first, last)
+        self.outer = env.loop_guard
+
+    def __call__(self, c, frame, kind):
+        got = self._every(c, frame, kind)
+        if got is None and self.outer is not None:
+            return self.outer(c, frame, kind)
+        return got
+
+    def _every(self, c, frame, kind):
+        env = self.env
+        if not isinstance(c, R.Rel) or c.op != R.LE:
+            return None
+        syms = [s for s in c.free_symbols if s in self.indices]
+        if len(syms) != 1 or any(s.unbacked and s not in self.indices for s in c.free_symbols):
+            return None
+        i = syms[0]
+        none, first, last = self.indices[i]
+        e = c.expr
+        at = [E.subs(e, {i: k}) for k in (0, 1, 2)]
+        if env.simplify(E.sub(E.add(at[2], at[0]), E.scale(at[1], 2))) != 0 or \
+                type(env.simplify(E.sub(at[1], at[0]))) is not int:
+            return None                                   # not affine in the index
+        for want, cond in ((True, c), (False, c.negate())):
+            if not isinstance(cond, R.Rel):
+                continue
+            every = R.combine("and", [R.make(R.LE, E.subs(cond.expr, {i: first})),
+                                      R.make(R.LE, E.subs(cond.expr, {i: last}))])
+            if type(every) is bool:
+                if every:
+                    return want
+                continue
+            guard = R.combine("or", [none, every])
+            if type(guard) is bool:
+                if guard:
+                    return want
+                continue
+            if any(s.unbacked for s in guard.free_symbols):
+                return None
+            if env._hint_cond(guard):
+                env.evaluate(guard, True, frame, kind)
+                return want
+        return None
 
 
 def _same_value(a, b) -> bool:

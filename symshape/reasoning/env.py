@@ -133,6 +133,9 @@ class ShapeEnv:
         # how many ss.cond / ss.map / ss.while_loop bodies are being traced (set by
         # capture/control.py): a guard made there on a data-dependent size stays there
         self.branch_depth = 0
+        # while a loop body over a symbolic count is traced (capture/loops.py): decides a
+        # condition on the loop's index for every iteration (a guard on the inputs), or None
+        self.loop_guard = None
 
     # ------------------------------------------------------------------ symbols
     def create_symbol(self, hint: Optional[int], source: str, vr: ValueRange = DEFAULT_RANGE,
@@ -216,6 +219,9 @@ class ShapeEnv:
         if frame is None:
             frame = user_frame(2)
         if any(s.unbacked for s in c.free_symbols):
+            got = None if self.loop_guard is None else self.loop_guard(c, frame, kind)
+            if got is not None:
+                return got
             raise self._data_dependent(c, frame)
         if hint is None:
             hint = self._hint_cond(c)
