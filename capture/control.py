@@ -444,3 +444,8 @@ def while_loop(cond_fn: Callable, body_fn: Callable, carried_inputs: Sequence):
                    {"cond_graph": csub, "body_graph": bsub}, (len(ops),), np.dtype(object))
     return tuple(t.emit("tuple_get", (whole.node,), {"index": i}, o.shape, o.dtype,
                         name="getitem") for i, o in enumerate(ops))
+
+
+# public for the loop node (capture/loops.py), which traces its body as a map body is
+trace_branch = _trace_branch
+annotation = _annot

@@ -48,7 +48,7 @@ from symshape.errors import UserError, where
 from symshape.sizes.symint import SymInt, describe
 from symshape.userframe import user_frame
 
-from .control import _trace_branch, _annot
+from .control import annotation as _annot, trace_branch as _trace_branch
 from .lenrange import SymRange
 from .loop_convert import CALL_NAME, LOOP_HELPER, UNDEF_NAME
 from .ops.registry import defop
