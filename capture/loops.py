@@ -344,21 +344,30 @@ def _trace_pass(t, src: _Source, body, carried: list, names, kinds, frame, promo
                 flat.append(o)
         flat.extend(finals)
         rows = []
+        made["per_list"] = {}
         for j, lst in lists.items():
-            if len(lst) != 1:
-                raise UserError("the loop's body appends %d values to %s per iteration; one "
-                                "per iteration is supported%s" % (len(lst), names[j],
-                                                                  where(frame)))
-            v = lst[0]
-            if type(v) is not TracedArray:
-                v = t.operand(np.asarray(v)) if isinstance(v, (np.ndarray, np.generic)) \
-                    else _as_array(t, v)
-            rows.append(v)
+            got = []
+            for v in lst:
+                if type(v) is not TracedArray:
+                    v = t.operand(np.asarray(v)) if isinstance(v, (np.ndarray, np.generic)) \
+                        else _as_array(t, v)
+                got.append(v)
+            if any(g.dtype != got[0].dtype or not _same_shape(env, g, got[0]) for g in got):
+                raise UserError("the loop's body appends values of different shapes or dtypes "
+                                "to %s (%s)%s" % (names[j], ", ".join(_annot(g) for g in got),
+                                                  where(frame)))
+            made["per_list"][j] = len(got)
+            rows.extend(got)
         made["rows"] = rows
         return tuple(flat) + tuple(rows)
 
     sub, outs, _, _ = _trace_branch(t, run, [index_stub] + arrays,
                                     "for_body_%d" % _next_count(t), local=False)
+    # an array first lifted inside the body is a constant of the body's graph: the outer
+    # program (a later pass, the code after the loop) lifts it again for itself
+    own = set(sub.graph.nodes)
+    for key in [k for k, v in t._consts.items() if v[1] in own]:
+        del t._consts[key]
     out, sym = made["out"], made["sym"]
     if state.grew:
         return None
@@ -633,7 +642,8 @@ def _emit(t, src: _Source, sub, outs, slots, made, names, frame, state):
                             "loop)" % (name, _annot(v), _annot(o), where(frame)))
         carried_in.append(v.node)
     row_shapes = []
-    for j, r in zip([j for j, (k, _) in enumerate(slots) if k == "list"], rows):
+    owners = [j for j, k in made["per_list"].items() for _ in range(k)]
+    for j, r in zip(owners, rows):
         for s in r.shape:
             if type(s) is SymInt and sym in to_expr(s).free_symbols:
                 raise UserError("the shape of the values appended to %s changes from one "
@@ -666,11 +676,28 @@ def _emit(t, src: _Source, sub, outs, slots, made, names, frame, state):
             else:
                 back.append(res)
         elif k == "list":
-            back.append(LoopList(next(it_rows), where(frame)))
+            back.append(_appended(t, [next(it_rows) for _ in range(made["per_list"][j])],
+                                  count, v, frame))
         else:
             back.append(v)
     state.write_back(results[len(results) - len(state.slots):])
     return tuple(back)
+
+
+def _appended(t, stacked: list, count, before, frame):
+    """The list after the loop: its rows (``k`` appends per iteration interleave)."""
+    if not stacked:
+        return []
+    if len(stacked) == 1:
+        return LoopList(stacked[0], where(frame))
+    both = np.stack(stacked, axis=1)
+    return LoopList(both.reshape((count * len(stacked),) + tuple(stacked[0].shape[1:])),
+                    where(frame))
+
+
+def _same_shape(env, a, b) -> bool:
+    return a.ndim == b.ndim and not any(_differs(env, x, y, None)
+                                        for x, y in zip(a.shape, b.shape))
 
 
 def _simplified(env, count: SymInt) -> SymInt:

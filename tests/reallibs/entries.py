@@ -330,8 +330,6 @@ WHY = {
     "MerweScaledSigmaPoints(n).sigma_points":
         "scipy.linalg.cholesky is reached through an attribute (self.sqrt = cholesky), "
         "which the state reader hands over unrouted",
-    "delta": "a Python loop over a dynamic count (for t in range(len(feat))) unrolls: loops "
-             "as loop nodes are not built yet",
     "irr": "np.roots strips zeros by value: its output size depends on the data",
     "common.orientation.acc2q": "a branch on array values whose both sides go on "
                                 "(if np.linalg.norm(a) > 0 and ...): data-dependent control flow",
