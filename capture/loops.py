@@ -63,6 +63,12 @@ defop("for_loop", emit=lambda a, k: "_rt.for_loop(%s, %s, %s, %s, %s, %s, %s, %s
         "values after the loop, then the per-iteration rows stacked")
 
 
+defop("setitem_owned", emit=lambda a, k: "_rt.setitem_owned(%s, np.s_[%s], %s)" % (
+    a[0], k["index"], a[1]),
+    doc="x[index] = value written into x itself (a loop's carried array that only this "
+        "write reads; the loop owns it) and x returned")
+
+
 class _Undef:
     """A name the loop's body binds that was unbound before the loop."""
 
@@ -650,6 +656,7 @@ def _emit(t, src: _Source, sub, outs, slots, made, names, frame, state):
                                 "iteration to the next (%s)%s" % (names[j], _annot(r),
                                                                   where(frame)))
         row_shapes.append(tuple(to_expr(s) for s in r.shape))
+    _writes_in_place(sub, len(carried_in))
     sub.graph.nodes[0].name = sym.name
     sub.inputs[0].name = sym.name
     lifted = list(sub.graph.lifted)
@@ -698,6 +705,27 @@ def _appended(t, stacked: list, count, before, frame):
 def _same_shape(env, a, b) -> bool:
     return a.ndim == b.ndim and not any(_differs(env, x, y, None)
                                         for x, y in zip(a.shape, b.shape))
+
+
+def _writes_in_place(sub, n_carried: int) -> None:
+    """``y[t] = h`` on a carried array that nothing else in the body reads, whose result is
+    only the carried value out: the write goes into the array itself (the loop copies its
+    carried arrays once, before the first iteration, so it owns them), not into a copy of
+    it per iteration (which makes filling a T-row array O(T^2))."""
+    carried = sub.inputs[1:1 + n_carried]
+    users: dict = {}
+    for n in sub.graph.nodes:
+        for x in n.input_nodes():
+            users.setdefault(x, []).append(n)
+    outs = list(sub.graph.outputs)
+    for pos, p in enumerate(carried):
+        u = users.get(p, [])
+        if len(u) != 1 or u[0].op != "setitem" or u[0].inputs[0] is not p or p in outs:
+            continue
+        w = u[0]
+        if users.get(w) or outs.count(w) != 1 or outs.index(w) != pos:
+            continue
+        w.op = "setitem_owned"
 
 
 def _simplified(env, count: SymInt) -> SymInt:
