@@ -750,39 +750,21 @@ def _count(env, src: _Source):
 
 
 def _emit(t, src: _Source, sub, outs, slots, made, names, frame, state):
+    """The ``for_loop`` node of a settled pass, and the values the user's names get back."""
     env = t.env
     sym = made["sym"]
-    proxies = made.get("proxies", {})
-    out = made["out"]
     n_carried = sum(1 for k, _ in slots if k == "array") + len(state.slots)
     carried_outs, rows = outs[:n_carried], outs[n_carried:]
     inits = [v for k, v in slots if k == "array"] + state.initial()
-    carried_in = []
     labels = [names[j] for j, (k, _) in enumerate(slots) if k == "array"] + state.labels()
-    for name, v, o in zip(labels, inits, carried_outs):
-        if o.ndim != v.ndim or any(_differs(env, a, b, sym) for a, b in zip(o.shape, v.shape)):
-            raise UserError("the shape of %s changes from one iteration to the next: %s "
-                            "before the loop, %s after one iteration%s; a value carried by a "
-                            "loop over a dynamic count keeps its shape (preallocate it, or "
-                            "collect per-iteration values in a list and stack it after the "
-                            "loop)" % (name, _annot(v), _annot(o), where(frame)))
-        carried_in.append(v.node)
-    row_shapes = []
-    owners = [j for j, k in made["per_list"].items() for _ in range(k)]
-    for j, r in zip(owners, rows):
-        for s in r.shape:
-            if type(s) is SymInt and sym in to_expr(s).free_symbols:
-                raise UserError("the shape of the values appended to %s changes from one "
-                                "iteration to the next (%s)%s" % (names[j], _annot(r),
-                                                                  where(frame)))
-        row_shapes.append(tuple(to_expr(s) for s in r.shape))
+    carried_in = _carried_inputs(env, labels, inits, carried_outs, sym, frame)
+    row_shapes = _row_shapes(made, names, rows, sym, frame)
     _writes_in_place(sub, len(carried_in))
     sub.graph.nodes[0].name = sym.name
     sub.inputs[0].name = sym.name
     lifted = list(sub.graph.lifted)
     sub.inputs = sub.inputs + [n for n in sub.graph.nodes if n.op == "input"][len(sub.inputs):]
-    count = SymInt(_count(env, src), None, env) if True else None
-    count = _simplified(env, count)
+    count = _simplified(env, SymInt(_count(env, src), None, env))
     inputs = (to_expr(src.start), to_expr(src.stop), src.step, tuple(carried_in),
               tuple(lifted), tuple(row_shapes))
     whole = t.emit("for_loop", inputs, {"body": sub, "dtypes": tuple(r.dtype for r in rows)},
@@ -792,6 +774,46 @@ def _emit(t, src: _Source, sub, outs, slots, made, names, frame, state):
     stacked = [t.emit("tuple_get", (whole.node,), {"index": n_carried + q},
                       (count,) + tuple(r.shape), r.dtype, name="getitem")
                for q, r in enumerate(rows)]
+    back = _given_back(t, slots, made, results, stacked, count, frame)
+    if state.needs_trip and env.evaluate(R.ge(to_expr(count), 1), None, frame) is not True:
+        raise UserError("a loop over a dynamic count that does not run here writes object "
+                        "state as no iteration would%s" % where(frame))
+    state.write_back(results[len(results) - len(state.slots):])
+    return tuple(back)
+
+
+def _carried_inputs(env, labels, inits, carried_outs, sym, frame) -> list:
+    """The carried values' nodes before the loop; a shape the body changes is refused."""
+    carried_in = []
+    for name, v, o in zip(labels, inits, carried_outs):
+        if o.ndim != v.ndim or any(_differs(env, a, b, sym) for a, b in zip(o.shape, v.shape)):
+            raise UserError("the shape of %s changes from one iteration to the next: %s "
+                            "before the loop, %s after one iteration%s; a value carried by a "
+                            "loop over a dynamic count keeps its shape (preallocate it, or "
+                            "collect per-iteration values in a list and stack it after the "
+                            "loop)" % (name, _annot(v), _annot(o), where(frame)))
+        carried_in.append(v.node)
+    return carried_in
+
+
+def _row_shapes(made, names, rows, sym, frame) -> list:
+    """Each appended value's shape (the same in every iteration)."""
+    row_shapes = []
+    owners = [j for j, k in made["per_list"].items() for _ in range(k)]
+    for j, r in zip(owners, rows):
+        for s in r.shape:
+            if type(s) is SymInt and sym in to_expr(s).free_symbols:
+                raise UserError("the shape of the values appended to %s changes from one "
+                                "iteration to the next (%s)%s" % (names[j], _annot(r),
+                                                                  where(frame)))
+        row_shapes.append(tuple(to_expr(s) for s in r.shape))
+    return row_shapes
+
+
+def _given_back(t, slots, made, results, stacked, count, frame) -> list:
+    """What each carried name holds after the loop."""
+    proxies = made.get("proxies", {})
+    out = made["out"]
     back, it_res, it_rows = [], iter(results), iter(stacked)
     for j, (k, v) in enumerate(slots):
         if k == "array":
@@ -807,11 +829,7 @@ def _emit(t, src: _Source, sub, outs, slots, made, names, frame, state):
                                   count, v, frame))
         else:
             back.append(v)
-    if state.needs_trip and env.evaluate(R.ge(to_expr(count), 1), None, frame) is not True:
-        raise UserError("a loop over a dynamic count that does not run here writes object "
-                        "state as no iteration would%s" % where(frame))
-    state.write_back(results[len(results) - len(state.slots):])
-    return tuple(back)
+    return back
 
 
 def _appended(t, stacked: list, count, before, frame):
