@@ -50,7 +50,7 @@ from .state.session import StateSession
 from .state import stateprog
 from . import randomness
 from .tracer import TracedArray, Tracer
-from .loop_convert import LoopFound, Swapped, converting
+from .loop_convert import LoopFound, Swapped, converting, while_found
 from .loops import repeated_list
 
 families()          # every op's handler and op-table row, before any use
@@ -290,6 +290,7 @@ def _trace_program(f, args, kwargs, dynamic_shapes, tracked: frozenset):
     leaves = match(inputs, dynamic_shapes)
     env = ShapeEnv()
     env.repeat_hook = repeated_list
+    env.guard_hook = while_found
     tracer = Tracer(env, constant_names(f))
     graph = tracer.graph
     for name in inputs:

@@ -51,7 +51,7 @@ from symshape.userframe import user_frame
 
 from .control import annotation as _annot, trace_branch as _trace_branch
 from .lenrange import SymRange
-from .loop_convert import CALL_NAME, LOOP_HELPER, UNDEF_NAME
+from .loop_convert import CALL_NAME, LOOP_HELPER, UNDEF_NAME, WHILE_END
 from .ops.registry import defop
 from .state.binding import user_code
 from .state.objstate import active
@@ -886,4 +886,16 @@ def _differs(env, a, b, sym) -> bool:
 
 
 # the names the rewritten code calls, bound in ``builtins`` while a trace runs
-LOOP_BUILTINS = {LOOP_HELPER: loop_helper, UNDEF_NAME: UNDEF, CALL_NAME: iter_call}
+def while_end(i0, end, k: int):
+    """``i`` after ``while i < end: ...; i += k`` (converted to a for statement): the first
+    value from ``i0`` on, in steps of ``k``, that is not below ``end``."""
+    if type(i0) is not SymInt and type(end) is not SymInt:
+        return i0 + max(0, -(-(end - i0) // k)) * k
+    env = (i0 if type(i0) is SymInt else end).env
+    trips = E.smax(E.floordiv(E.add(E.sub(to_expr(end), to_expr(i0)), k - 1), k), 0)
+    e = env.simplify(E.add(to_expr(i0), E.scale(trips, k)))
+    return e if type(e) is int else SymInt(e, env.hint_of(e), env)
+
+
+LOOP_BUILTINS = {LOOP_HELPER: loop_helper, UNDEF_NAME: UNDEF, CALL_NAME: iter_call,
+                 WHILE_END: while_end}

@@ -351,3 +351,62 @@ def test_index_within_its_range_needs_no_check():
     ep = ss.export(columns, (RNG.standard_normal((3, 6)),), dynamic_shapes={"x": {1: T}})
     body = next(n for n in ep.graph.nodes if n.op == "for_loop").attrs["body"]
     assert body.checks == []
+
+
+# --------------------------------------------------------------------------- while, [F] * n
+def counted_while(x):
+    i = 0
+    acc = np.zeros(x.shape[1])
+    while i < x.shape[0]:
+        acc = acc + x[i] * i
+        i += 1
+    return acc, i
+
+
+def stepped_while(x):
+    i = 1
+    acc = np.zeros(x.shape[1])
+    while i <= len(x) - 1:
+        acc = acc * 0.5 + x[i]
+        i = i + 2
+    return acc, i
+
+
+@pytest.mark.parametrize("f", [counted_while, stepped_while])
+def test_a_while_counting_up_to_a_size_is_a_loop(f):
+    ep = ss.export(f, (RNG.standard_normal((5, 3)),), dynamic_shapes={"x": {0: T}})
+    assert "for_loop" in _ops(ep)
+    for n in (0, 1, 2, 5, 8):
+        x = RNG.standard_normal((n, 3))
+        want, got = f(x), ep.module()(x)
+        _same(want[0], got[0])
+        assert want[1] == got[1]
+
+
+def test_a_list_repeated_by_a_size_is_zipped_and_indexed_by_the_loop():
+    def smooth(xs, F):
+        n = len(xs)
+        Fs = [F] * n
+        out = xs.copy()
+        for k in range(n - 2, -1, -1):
+            out[k] = out[k] + Fs[k + 1] @ out[k + 1] * 0.1
+        total = np.zeros(2)
+        for x, G in zip(xs, Fs):
+            total = total + G @ x
+        return out, total, len(Fs)
+    F = np.array([[1.0, 0.5], [0.0, 1.0]])
+    ep = ss.export(smooth, (RNG.standard_normal((6, 2)), F),
+                   dynamic_shapes={"xs": {0: ss.Dim("T", min=1)}, "F": None})
+    assert _ops(ep).count("for_loop") == 2
+    for n in (1, 2, 9):
+        xs = RNG.standard_normal((n, 2))
+        _same(smooth(xs, F), ep.module()(xs, F))
+
+
+def test_a_list_repeated_by_a_size_used_otherwise_specializes_as_before():
+    def f(x):
+        parts = [1.0] * x.shape[0]
+        return x * sum(parts)
+    with pytest.raises(ConstraintViolationError) as e:
+        ss.export(f, (np.ones((4, 2)),), dynamic_shapes={"x": {0: T}})
+    assert "iterating over a list repeated by a size" in str(e.value)
