@@ -410,3 +410,28 @@ def test_a_list_repeated_by_a_size_used_otherwise_specializes_as_before():
     with pytest.raises(ConstraintViolationError) as e:
         ss.export(f, (np.ones((4, 2)),), dynamic_shapes={"x": {0: T}})
     assert "iterating over a list repeated by a size" in str(e.value)
+
+
+class Counter:
+    def __init__(self):
+        self.c = np.zeros(3)
+
+    def run(self, x):
+        print("before the loop")
+        self.c = self.c + 1
+        h = np.zeros(3)
+        for row in x:
+            h = h + row
+        print("after the loop")
+        return h + self.c
+
+
+def test_the_trace_aborted_at_the_loop_prints_once_and_leaves_the_object_alone(capsys):
+    m = Counter()
+    ep = ss.export(m.run, (np.ones((4, 3)),), dynamic_shapes={"x": {0: T}})
+    assert capsys.readouterr().out == "before the loop\nafter the loop\n"
+    assert m.c.tolist() == [0.0, 0.0, 0.0]
+    twin = Counter()
+    x = RNG.standard_normal((6, 3))
+    _same(twin.run(x), ep.module()(x))
+    _same(twin.c, m.c)
