@@ -365,11 +365,8 @@ def _traced_loop(src: _Source, body, carried: tuple, info: tuple):
 def _initial(t, v, kind):
     """How a carried value enters a pass: ('array', traced) / ('list', None) /
     ('value', v)."""
-    if kind == "list" and type(v) is list:
-        if v:
-            raise UserError("a list appended to in a loop over a dynamic count must be empty "
-                            "before the loop")
-        return "list", None
+    if kind == "list" and type(v) in (list, LoopList):
+        return "list", v            # (its items before the loop come first after it)
     if type(v) is TracedArray:
         return "array", v
     if isinstance(v, np.ndarray):
@@ -835,12 +832,33 @@ def _given_back(t, slots, made, results, stacked, count, frame) -> list:
 def _appended(t, stacked: list, count, before, frame):
     """The list after the loop: its rows (``k`` appends per iteration interleave)."""
     if not stacked:
-        return []
+        return before
     if len(stacked) == 1:
-        return LoopList(stacked[0], where(frame))
-    both = np.stack(stacked, axis=1)
-    return LoopList(both.reshape((count * len(stacked),) + tuple(stacked[0].shape[1:])),
-                    where(frame))
+        rows = stacked[0]
+    else:
+        both = np.stack(stacked, axis=1)
+        rows = both.reshape((count * len(stacked),) + tuple(stacked[0].shape[1:]))
+    if type(before) is LoopList or list.__len__(before):
+        rows = np.concatenate([_prefix(t, before, rows, frame), rows])
+    return LoopList(rows, where(frame))
+
+
+def _prefix(t, before, rows, frame):
+    """The items a list held before the loop appended to it, stacked like its rows."""
+    if type(before) is LoopList:
+        head = before.stacked
+    else:
+        items = [x if type(x) is TracedArray else t.operand(np.asarray(x)) for x in before]
+        if any(type(x) is not TracedArray for x in items):
+            raise UserError("a list a loop over a dynamic count appends to held values that "
+                            "are not arrays before the loop%s" % where(frame))
+        head = np.stack(items)
+    if head.ndim != rows.ndim or head.shape[1:] != rows.shape[1:] and any(
+            _differs(t.env, a, b, None) for a, b in zip(head.shape[1:], rows.shape[1:])):
+        raise UserError("a loop over a dynamic count appends values of shape %s to a list "
+                        "that held %s before it%s" % (_annot(rows[0]), _annot(head[0]),
+                                                       where(frame)))
+    return head.astype(np.result_type(head.dtype, rows.dtype))
 
 
 def _mentions_index(s) -> bool:

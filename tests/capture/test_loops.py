@@ -435,3 +435,17 @@ def test_the_trace_aborted_at_the_loop_prints_once_and_leaves_the_object_alone(c
     x = RNG.standard_normal((6, 3))
     _same(twin.run(x), ep.module()(x))
     _same(twin.c, m.c)
+
+
+def test_a_list_holding_items_before_the_loop_and_two_loops_appending():
+    def f(x):
+        h = x[0]
+        hs = [h]
+        for t in range(1, x.shape[0]):
+            h = 0.5 * h + x[t]
+            hs.append(h)
+        for row in x:
+            hs.append(row * 2)
+        return np.stack(hs)
+    _check(f, lambda m: (RNG.standard_normal((m, 3)),), {"x": {0: ss.Dim("T", min=1)}},
+           (1, 2, 6))
