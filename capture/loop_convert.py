@@ -389,6 +389,7 @@ class _Rewriter:
         self.spans: List[Tuple[int, int]] = []
         self.whiles: Set[int] = set()          # the lines of the while statements converted
         self.count = 0
+        self.depth = 0                          # inside how many converted loop bodies
 
     def statements(self, stmts: List[ast.stmt]) -> List[ast.stmt]:
         out: List[ast.stmt] = []
@@ -484,7 +485,9 @@ class _Rewriter:
             self.refused[span] = why
             s.body = self.statements(s.body)
             return [s]
+        self.depth += 1
         body = self.statements(s.body)
+        self.depth -= 1
         k = self.count
         self.count += 1
         fname = "__symshape_body_%d" % k
@@ -516,10 +519,13 @@ class _Rewriter:
                               _tuple(saved, ast.Load), info], keywords=[])
         assign = ast.Assign(targets=[_tuple(carried, ast.Store)], value=call) if carried \
             else ast.Expr(value=call)
-        post = [ast.If(test=ast.Compare(left=ast.Name(id=n, ctx=ast.Load()), ops=[ast.Is()],
-                                        comparators=[ast.Name(id=UNDEF_NAME, ctx=ast.Load())]),
-                       body=[ast.Delete(targets=[ast.Name(id=n, ctx=ast.Del())])], orelse=[])
-                for n in carried]
+        # (a name the loop left unbound is unbound after it; inside another loop's body
+        # it stays the sentinel, which that body returns)
+        post = [] if self.depth else [
+            ast.If(test=ast.Compare(left=ast.Name(id=n, ctx=ast.Load()), ops=[ast.Is()],
+                                    comparators=[ast.Name(id=UNDEF_NAME, ctx=ast.Load())]),
+                   body=[ast.Delete(targets=[ast.Name(id=n, ctx=ast.Del())])], orelse=[])
+            for n in carried]
         out = [fdef] + pre + [assign] + post + s.orelse
         for node in out:
             ast.copy_location(node, s)
