@@ -19,9 +19,25 @@ was.  A symbolic one (``range`` over sizes, the rows of an array with a symbolic
 - lists the body appends to (``outs.append(h)``): each append is a per-iteration output,
   stacked by the loop node; the user's name is rebound to a ``LoopList`` that ``np.stack``,
   ``np.array``, ``np.asarray``, ``np.concatenate``, ``np.vstack``, ``sum``, ``len`` and
-  indexing understand.
+  indexing understand;
+- object state the body writes (``self.x = ...``, also in the methods it calls; see
+  ``_State``): carried like arrays and written once after the loop; constants it writes
+  are written once too;
+- the conditions on ``i`` that its facts leave open: when affine in ``i``, they hold for
+  every iteration if they hold at the first and last index, a guard on the inputs
+  (``_EveryIteration``, installed as ``env.loop_guard``); other conditions on ``i`` (``if
+  t == 0``) stay ``GuardOnDataDependentError``.
 
-The node (for the backends; emitted by ``defop("for_loop")``)::
+``[F] * n`` with ``n`` a size is a ``RepeatedList`` (``env.repeat_hook``): a loop zips it,
+indexes it by ``i`` and takes its ``len`` without pinning ``n``.  A ``while i < n: ...;
+i += k`` statement reaches here as the for statement it is rewritten to.
+
+Decisions: the body is traced once per pass, never unrolled; a body that cannot be one
+function (``break``, ``return``, ``yield``, ``del``, ``global``) stays a Python loop, with
+the reason in the specialization message (a ``ConstraintViolationError`` under a named
+``Dim``); a value whose shape changes per iteration is refused, never specialized.
+
+The node (for the backends; emitted by ``defop("for_loop")``):: (for the backends; emitted by ``defop("for_loop")``)::
 
     for_loop(start, stop, step, (carried...), (lifted...), (row_shape...))
         attrs: body=Subgraph, dtypes=(row dtype...)
@@ -32,7 +48,11 @@ The node (for the backends; emitted by ``defop("for_loop")``)::
 symbols).  The body subgraph's inputs are ``(i, *carried, *lifted)``, its first input is
 named after the index symbol (so its checks and sizes can use ``i``), and its outputs are
 ``(*carried, *rows)``.  ``symshape.runtime.for_loop`` runs it; with zero trips the stacked
-outputs are empty arrays of shape ``(0, *row_shape)``.
+outputs are empty arrays of shape ``(0, *row_shape)``.  The index is ``start + n * step``
+for the ``n``-th iteration (ONNX: codegen/onnx/control.py binds it so).  The loop owns its
+carried arrays (the runtime copies them once, before the first iteration): a write into
+one that nothing else in the body reads is the op ``setitem_owned`` (``x[index] = v`` into
+``x`` itself, returning it), which a backend may also run as a plain ``setitem``.
 """
 from __future__ import annotations
 
