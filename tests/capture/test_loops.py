@@ -449,3 +449,25 @@ def test_a_list_holding_items_before_the_loop_and_two_loops_appending():
         return np.stack(hs)
     _check(f, lambda m: (RNG.standard_normal((m, 3)),), {"x": {0: ss.Dim("T", min=1)}},
            (1, 2, 6))
+
+
+class History:
+    def __init__(self):
+        self.hist = []
+
+    def run(self, x):
+        h = np.zeros(3)
+        for row in x:
+            h = h + row
+            self.hist.append(h)
+        return h
+
+
+def test_an_effect_that_cannot_be_replayed_per_iteration_is_refused_naming_its_line():
+    m = History()
+    with pytest.raises(UserError) as e:
+        ss.export(m.run, (np.ones((4, 3)),), dynamic_shapes={"x": {0: T}})
+    line = History.run.__code__.co_firstlineno + 4
+    assert "cannot be replayed per iteration (self.hist)" in str(e.value)
+    assert "test_loops.py:%d: self.hist.append(h)" % line in str(e.value)
+    assert m.hist == []
