@@ -226,6 +226,8 @@ def _own_nodes(stmts):
     while stack:
         node = stack.pop()
         yield node
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
         for child in ast.iter_child_nodes(node):
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda,
                                   ast.ClassDef, ast.ListComp, ast.SetComp, ast.DictComp,
@@ -400,6 +402,11 @@ class _Rewriter:
     def statement(self, s: ast.stmt) -> List[ast.stmt]:
         if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             return [s]
+        if isinstance(s, ast.While):
+            # (before its body is rewritten: the for statement it becomes rewrites it)
+            got = self.counted_while(s)
+            if got is not None:
+                return got
         for field in ("body", "orelse", "finalbody"):
             if isinstance(getattr(s, field, None), list) and not isinstance(s, ast.For):
                 setattr(s, field, self.statements(getattr(s, field)))
@@ -408,10 +415,6 @@ class _Rewriter:
                 h.body = self.statements(h.body)
         if isinstance(s, ast.For):
             return self.loop(s)
-        if isinstance(s, ast.While):
-            got = self.counted_while(s)
-            if got is not None:
-                return got
         return [s]
 
     def counted_while(self, s: ast.While):
