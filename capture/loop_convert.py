@@ -44,7 +44,6 @@ import gc
 import inspect
 import linecache
 import sys
-import textwrap
 import types
 from typing import Dict, List, Optional, Set, Tuple
 
@@ -184,9 +183,16 @@ def _convert(code: types.CodeType):
         _REFUSED.setdefault(code, {})[-1] = "the function is a generator"
         return None
     lines, first = inspect.getsourcelines(code)
-    tree = ast.parse(textwrap.dedent("".join(lines)))
-    ast.increment_lineno(tree, first - 1)
-    fn = tree.body[0] if tree.body else None
+    if lines and lines[0][:1] in (" ", "\t"):
+        # a method: parsed inside a block, as indented as it is (dedenting the text would
+        # change its multi-line strings)
+        tree = ast.parse("if 1:\n" + "".join(lines))
+        ast.increment_lineno(tree, first - 2)
+        fn = tree.body[0].body[0] if tree.body and tree.body[0].body else None
+    else:
+        tree = ast.parse("".join(lines))
+        ast.increment_lineno(tree, first - 1)
+        fn = tree.body[0] if tree.body else None
     if not isinstance(fn, ast.FunctionDef) or fn.name != code.co_name:
         _REFUSED.setdefault(code, {})[-1] = "its source is not a plain def"
         return None

@@ -417,6 +417,11 @@ class Counter:
         self.c = np.zeros(3)
 
     def run(self, x):
+        """Sum the rows.
+
+        (A method with a multi-line docstring: its source is parsed as indented as it is,
+        never dedented, so the rewritten code's constants are the code's own.)
+        """
         print("before the loop")
         self.c = self.c + 1
         h = np.zeros(3)
@@ -430,6 +435,7 @@ def test_the_trace_aborted_at_the_loop_prints_once_and_leaves_the_object_alone(c
     m = Counter()
     ep = ss.export(m.run, (np.ones((4, 3)),), dynamic_shapes={"x": {0: T}})
     assert capsys.readouterr().out == "before the loop\nafter the loop\n"
+    assert "for_loop" in _ops(ep)
     assert m.c.tolist() == [0.0, 0.0, 0.0]
     twin = Counter()
     x = RNG.standard_normal((6, 3))
