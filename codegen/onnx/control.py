@@ -1,4 +1,4 @@
-"""``ss.cond`` as ``If``, ``ss.map`` as ``Scan``, ``ss.while_loop`` as ``Loop``.
+"""``ss.cond`` as ``If``, ``ss.map`` as ``Scan``, ``ss.while_loop`` and ``for_loop`` as ``Loop``.
 
 A branch or body is a ``Subgraph`` of the program's graph; it is converted by the same
 node converter as the main graph (``cx.convert``), in a child context whose placeholders
@@ -13,6 +13,8 @@ from typing import List
 
 import numpy as np
 
+from symshape.algebra import expr as E
+from symshape.algebra.expr import Sym
 from symshape.capture.ir import CondExpr, Node, Subgraph
 
 from .context import Ctx
@@ -124,4 +126,52 @@ def while_loop(cx: Ctx, node: Node):
     return res if isinstance(res, list) else [res]
 
 
-RULES = {"cond": cond, "map": map_, "while_loop": while_loop}
+def _trip_count(start, stop, step: int):
+    """``len(range(start, stop, step))`` as a size expression (step a nonzero int)."""
+    if step > 0:
+        n = E.floordiv(E.add(E.sub(stop, start), step - 1), step)
+    else:
+        n = E.floordiv(E.add(E.sub(start, stop), -step - 1), -step)
+    return E.smax(n, 0)
+
+
+def for_loop(cx: Ctx, node: Node):
+    """The ``for_loop`` node (capture/loops.py) as ``Loop`` with a trip count: the body
+    gets the iteration number (the index is ``start + i * step``, bound as the index's
+    size symbol), the carried values, and reads the lifted ones from the enclosing graph;
+    the rows it returns are the ``Loop``'s scan outputs, stacked on a new first axis."""
+    start, stop, step, carried, lifted, _ = node.inputs
+    sub: Subgraph = node.attrs["body"]
+    w0 = cx.w
+    n = len(carried)
+    trips = cx.sizes.scalar(_trip_count(start, stop, step))
+    init = [cx.value(c) for c in carried]
+    names = w0.names
+    it, cin = names.fresh("iter"), names.fresh("cond_in")
+    vars_in = [names.fresh("carried") for _ in carried]
+    w = GraphWriter(names, w0)
+    child = cx.child(w)
+    first = sub.inputs[0]
+    index = w.op("Add", [cx.sizes.scalar(start), w.op("Mul", [it, w.const(step, INT64)])],
+                 "index")
+    if first.name[:1] == "u" and first.name[1:].isdigit():
+        child.sizes.bind(Sym(int(first.name[1:]), True), index)
+    bound = {first: index}
+    bound.update(zip(sub.inputs[1:1 + n], vars_in))
+    bound.update((ph, cx.value(o)) for ph, o in zip(sub.inputs[1 + n:], lifted))
+    child.values.update(bound)
+    cx.convert(child, [m for m in sub.graph.nodes if m not in bound])
+    outs = [w.op("Identity", [child.operand(o, o.dtype if type(o) is Node
+                                            else np.asarray(o).dtype)], "loop_out")
+            for o in sub.graph.outputs]
+    cout = w.op("Identity", [cin], "cond_out")
+    ins = [value_info(it, INT64, []), value_info(cin, BOOL, [])] + \
+        _infos(cx, vars_in, sub.inputs[1:1 + n])
+    outs_info = [value_info(cout, BOOL, [])] + _infos(cx, outs, sub.graph.outputs)
+    g = w.graph(sub.name, ins, outs_info,
+                infos=[i for i in _body_infos(w, cx) if i.name not in outs + [cout]])
+    res = w0.op("Loop", [trips, ""] + init, "for_loop", n_out=len(outs), body=g)
+    return res if isinstance(res, list) else [res]
+
+
+RULES = {"cond": cond, "map": map_, "while_loop": while_loop, "for_loop": for_loop}
