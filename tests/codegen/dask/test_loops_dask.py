@@ -1,0 +1,96 @@
+"""Loops over a symbolic count (issue 41) under ``backend="dask"``: the ``for_loop`` node
+runs as one task on the whole arrays it reads (its carried values and stacked rows come
+back as dask arrays), whatever the chunking, and equals eager NumPy at several counts."""
+import numpy as np
+import pytest
+
+import symshape as ss
+
+da = pytest.importorskip("dask.array")
+
+RNG = np.random.default_rng(5)
+W = RNG.standard_normal((4, 4)) * 0.4
+U = RNG.standard_normal((4, 4)) * 0.4
+
+
+def elman(x):
+    h = np.zeros(4)
+    outs = []
+    for t in range(x.shape[0]):
+        h = np.tanh(x[t] @ W + h @ U)
+        outs.append(h)
+    return np.stack(outs), h
+
+
+def cumulative(x):
+    acc = np.zeros(x.shape[1])
+    for t in range(x.shape[0]):
+        acc = acc + x[t] * 0.5
+    return acc
+
+
+def written(x):
+    y = np.zeros_like(x)
+    for t in range(x.shape[0]):
+        y[t] = np.sin(x[t]) + 1.0
+    return y
+
+
+def batched(x):
+    h = np.zeros(x.shape[1:])
+    outs = []
+    for t in range(x.shape[0]):
+        h = np.tanh(x[t] * 0.5 + h * 0.9)
+        outs.append(h)
+    return np.stack(outs), h.sum()
+
+
+def leapfrog(q, p, n, dt):
+    for _ in range(n):
+        p = p - 0.5 * dt * q
+        q = q + dt * p
+        p = p - 0.5 * dt * q
+    return q, p
+
+
+def _same(got, want):
+    got = got if isinstance(got, tuple) else (got,)
+    want = want if isinstance(want, tuple) else (want,)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert isinstance(g, da.Array), type(g)
+        v = g.compute(scheduler="sync")
+        assert v.shape == np.shape(w) and v.dtype == np.asarray(w).dtype
+        np.testing.assert_allclose(v, w, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("f, lo", [(elman, 1), (cumulative, 0), (written, 0)],
+                         ids=lambda v: getattr(v, "__name__", str(v)))
+def test_loop_programs_match_eager_at_any_chunking(f, lo):
+    ep = ss.export(f, (RNG.standard_normal((5, 4)),),
+                   dynamic_shapes={"x": {0: ss.Dim("T", min=lo)}})
+    c = ep.compile(backend="dask")
+    for n in sorted({lo, 1, 5, 37}):
+        x = RNG.standard_normal((n, 4))
+        for chunks in ((max(n, 1), 4), (3, 4), (2, 2)):
+            _same(c(da.from_array(x, chunks=chunks)), f(x))
+
+
+def test_the_loop_is_one_task_and_what_follows_is_dask():
+    ep = ss.export(batched, (RNG.standard_normal((5, 6, 3)),),
+                   dynamic_shapes={"x": {0: ss.Dim("T", min=1), 1: ss.Dim("B")}})
+    c = ep.compile(backend="dask")
+    x = RNG.standard_normal((7, 10, 3))
+    for chunks in ((3, 10, 3), (7, 4, 3), (2, 2, 3)):
+        dx = da.from_array(x, chunks=chunks)
+        assert "one task: for_loop (for_loop)" in c.plan(dx).describe()
+        _same(c(dx), batched(x))
+
+
+def test_count_from_an_integer_input():
+    q, p = RNG.standard_normal(3), RNG.standard_normal(3)
+    ep = ss.export(leapfrog, (q, p, 7, 0.1), dynamic_shapes={
+        "q": None, "p": None, "n": ss.Dim("n", min=0), "dt": None})
+    c = ep.compile(backend="dask")
+    for n in (0, 1, 5, 30):
+        _same(c(da.from_array(q), da.from_array(p), n, 0.1), leapfrog(q, p, n, 0.1))
