@@ -43,6 +43,7 @@ from ..inplace import inplace_writes, into_helper
 from ..rt import THREADS as _RT_THREADS, give as _rt_give, new_tune, take as _rt_take, \
     tuned as _rt_tuned
 from .kernels import NumbaKernel, plan_program
+from .loops import loop_lines
 from .ops import HELPERS
 
 INSTALL_HINT = 'backend="numba" needs numba: pip install "symshape[numba]"'
@@ -211,6 +212,7 @@ class _Driver:
 
     def __init__(self, ctx: Writing, ep, plan) -> None:
         graph = ep.graph
+        self.ranges = ep.constraints.ranges
         self.ns = ns = ctx.ns
         self.r = Renderer({n: n.name for n in graph.nodes}, ns)
         self.body: List[str] = []
@@ -247,9 +249,20 @@ class _Driver:
             self.pooled.add(obj)
         elif obj in self.inplace:
             body.extend(node_lines(obj, r, ns, lambda n=obj: into_helper(emit_node(n, r))))
+        elif obj.op == "for_loop" and self.loop_step(obj):
+            pass
         else:
             body.extend(node_lines(obj, r, ns))
         body.extend(after_node(obj, self.bound, self.pending, r))
+
+    def loop_step(self, obj: Node) -> bool:
+        """A loop over a symbolic count as one numba function, where its body fits one
+        (loops.py); False: the caller emits the Python loop over the body's NumPy code."""
+        lines = loop_lines(obj, self.r, self.ns, self.ranges, cache_dir())
+        if lines is None:
+            return False
+        self.body.extend(lines)
+        return True
 
     def kernel_step(self, k: NumbaKernel) -> None:
         """A kernel: its outputs allocated (or written over a dead input), then its call,

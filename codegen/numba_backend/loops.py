@@ -1,0 +1,298 @@
+"""``for_loop`` nodes (a Python ``for`` over a symbolic count, capture/loops.py) under
+``backend="numba"``: the whole loop as one numba function where its body allows it.
+
+The body subgraph is planned by the same planner as a program (``plan_body``).  When every
+step of that plan is a kernel (an elementwise or reduction loop nest: no BLAS call, no op
+without a numba form) or a write ``y[t, :] = v`` into a carried array that nothing else
+reads, the loop is one ``@njit`` function (``LoopKernel.source``)::
+
+    def loop(start, stop, step, <sizes>, <carried...>, <lifted...>, <rows...>):
+        k = 0
+        for i in range(start, stop, step):
+            add = np.empty((4,), float64); _k0(add, carried_0, lifted_x, 4, i)
+            ...
+            carried_0, ... = add, ...          # the body's carried outputs
+            rows_0[k] = tanh                    # each appended value into its stacked row
+            k += 1
+        return (carried_0, ..., rows_0, ...)
+
+so the Python interpreter runs nothing per iteration.  The body's kernels are the serial
+variants (the per-iteration work of a loop over time is small; a large one would want its
+``prange`` variant, which a loop body does not use yet).  A carried array written in place
+(``y[t] = ...``) is copied once before the loop and written in place by every iteration
+(the functional ``setitem`` of the graph would copy it every iteration).
+
+Anything else (a ``matmul`` in the body, a view returned as is, a check on the index) keeps
+the node a Python-level step of the driver: ``symshape.runtime.for_loop`` calls the body's
+NumPy code once per iteration (``plan_loop`` returns None).
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import sys
+import tempfile
+from typing import Any, Dict, List, Optional
+
+import numpy as np
+
+from symshape.capture.ir import IndexAttr, Node
+from symshape.algebra.expr import Expr, Sym, format_py
+
+from ..loopnest.plan import Planner
+from .kernels import NUMBA, NumbaEmitter
+from .ops import HELPERS
+
+#: numba options of the loop and its body's kernels (the kernels' own, serial)
+OPTIONS = 'cache=True, nogil=True, error_model="numpy"'
+
+
+def _py(e) -> str:
+    return format_py(e, lambda s: s.name) if type(e) is Expr else repr(e)
+
+
+def _syms(e) -> set:
+    if type(e) is Expr:
+        return set(e.free_symbols)
+    if type(e) is Sym:
+        return {e}
+    return set()
+
+
+def _shape_py(shape) -> str:
+    parts = [_py(s) for s in shape]
+    return "(%s,)" % parts[0] if len(parts) == 1 else "(%s)" % ", ".join(parts)
+
+
+class LoopKernel:
+    """One loop as a numba module: ``source``, ``key`` (its hash), ``sizes`` (the size
+    symbols of the program it takes, by name), ``inplace`` (carried positions written in
+    place, copied once before the loop)."""
+
+    def __init__(self, source: str, sizes: List[str]) -> None:
+        self.source = source
+        self.sizes = sizes
+        self.key = hashlib.sha1(source.encode()).hexdigest()[:20]
+
+
+class _NoLoop(Exception):
+    """The body has a step one numba function cannot run."""
+
+
+def plan_body(node: Node, ranges):
+    """The numba plan of the body of ``node`` (a ``for_loop``): its kernels and steps."""
+    sub = node.attrs["body"]
+    return Planner(sub.graph, ranges, [], NumbaEmitter, NUMBA).run()
+
+
+def plan_loop(node: Node, ranges) -> Optional[LoopKernel]:
+    """The loop of ``node`` as one numba function, or None where its body has a step that
+    only NumPy runs (the node stays a Python loop over the body's NumPy code)."""
+    try:
+        return _LoopWriter(node, ranges).write()
+    except _NoLoop:
+        return None
+
+
+class _LoopWriter:
+    """Writes the module of one loop (raises _NoLoop when the body does not fit)."""
+
+    def __init__(self, node: Node, ranges) -> None:
+        self.node = node
+        self.ranges = ranges
+        sub = node.attrs["body"]
+        self.sub = sub
+        start, stop, step, carried, lifted, row_shapes = node.inputs
+        self.nc = len(carried)
+        self.carried, self.lifted, self.row_shapes = carried, lifted, row_shapes
+        self.phs = list(sub.inputs)
+        self.outs = list(sub.graph.outputs)
+        self.syms: set = set()
+        self.lines: List[str] = []
+        self.kernels: List[str] = []
+        self.dtypes: Dict[str, np.dtype] = {}
+        self._refuse_shapes()
+
+    def _refuse_shapes(self) -> None:
+        sub, nc = self.sub, self.nc
+        if sub.checks or not all(type(x) is Node for x in
+                                 tuple(self.carried) + tuple(self.lifted) + tuple(self.outs)):
+            raise _NoLoop()
+        if any(n.meta.get("binds") or "binds_value" in n.meta for n in sub.graph.nodes):
+            raise _NoLoop()
+        for ph, o in zip(self.phs[1:1 + nc], self.outs[:nc]):
+            if ph.dtype != o.dtype or ph.shape is None or o.shape is None or \
+                    len(ph.shape) != len(o.shape):
+                raise _NoLoop()
+        for o in self.outs:
+            if o.dtype is None or o.dtype.kind not in "biuf" or o.shape is None:
+                raise _NoLoop()
+        name = self.phs[0].name
+        if not (name[:1] == "u" and name[1:].isdigit()):
+            raise _NoLoop()
+
+    # ------------------------------------------------------------------ the body
+    def _dt(self, dt: np.dtype) -> str:
+        name = "_dt_" + dt.name
+        self.dtypes[name] = dt
+        return name
+
+    def _size(self, e) -> str:
+        self.syms |= _syms(e)
+        return _py(e)
+
+    def _kernel(self, k) -> None:
+        if k.empty_max:
+            raise _NoLoop()
+        i = len(self.kernels)
+        self.kernels.append(k.source.replace("def kernel(", "def _k%d(" % i, 1)
+                            .replace("RANGE(", "range("))
+        for n in k.outputs:
+            for s in n.shape:
+                self._size(s)
+            self.lines.append("%s = np.empty(%s, %s)" % (
+                n.name, _shape_py(n.shape) if n.shape else "()", self._dt(n.dtype)))
+        args = []
+        for kind, v in k.args:
+            if kind in ("out", "in"):
+                if v is self.phs[0]:
+                    raise _NoLoop()
+                args.append(v.name)
+            else:
+                args.append(self._size(v))
+        self.lines.append("_k%d(%s)" % (i, ", ".join(args)))
+
+    def _setitem(self, n: Node, users, fresh: set) -> None:
+        """``y[t, :] = v`` in place: ``y`` is a value of this iteration no one else reads."""
+        if n.op != "setitem" or len(n.inputs) != 2 or type(n.inputs[1]) is not Node:
+            raise _NoLoop()
+        target, value = n.inputs
+        index = n.attrs.get("index")
+        if type(index) is not IndexAttr or len(users.get(target, ())) != 1 or \
+                target not in fresh or value.dtype != n.dtype:
+            raise _NoLoop()
+        for it in index.items:
+            if it is None or it is Ellipsis or not (
+                    isinstance(it, (int, slice)) or type(it) in (Expr, Sym)):
+                raise _NoLoop()
+            if isinstance(it, slice):
+                for s in (it.start, it.stop, it.step):
+                    self._size(s)
+            else:
+                self._size(it)
+        idx = index.render(_py)
+        v = value.name + ("[()]" if not value.shape else "")
+        self.lines.append("%s = %s" % (n.name, target.name))
+        self.lines.append("%s[%s] = %s" % (n.name, idx, v))
+        fresh.add(n)
+
+    def _owned(self) -> set:
+        """Carried inputs the loop may write in place: slot j carries out a value made in
+        the iteration (not an input passed through), no other slot carries it."""
+        nc = self.nc
+        made = {o for o in self.outs[:nc] if o.op not in ("input", "constant")}
+        return {ph for ph, o in zip(self.phs[1:1 + nc], self.outs[:nc])
+                if o in made and self.outs[:nc].count(o) == 1}
+
+    def write(self) -> LoopKernel:
+        plan = plan_body(self.node, self.ranges)
+        users = self.sub.graph.users()
+        owned = self._owned()
+        fresh = set(owned)
+        for kind, obj in plan.steps:
+            if kind == "py":
+                self._setitem(obj, users, fresh)
+            else:
+                self._kernel(obj)
+                fresh.update(obj.outputs)
+        copied = [ph for ph in self.phs[1:1 + self.nc] if ph in owned and
+                  any(s[0] == "py" and s[1].inputs[0] is ph for s in plan.steps)]
+        return LoopKernel(self._module(copied), sorted(
+            {s.name for s in self.syms} - {self.phs[0].name}))
+
+    def _module(self, copied: List[Node]) -> str:
+        nc, phs, outs = self.nc, self.phs, self.outs
+        index = phs[0].name
+        sizes = sorted({s.name for s in self.syms} - {index})
+        carried = [p.name for p in phs[1:1 + nc]]
+        rows = ["_rows%d" % j for j in range(len(outs) - nc)]
+        params = ["_start", "_stop", "_step"] + sizes + [p.name for p in phs[1:]] + rows
+        body = ["def loop(%s):" % ", ".join(params)]
+        for ph in copied:
+            body.append("    %s = %s.copy()" % (ph.name, ph.name))
+        body.append("    _k = 0")
+        body.append("    for %s in range(_start, _stop, _step):" % index)
+        body.extend("        " + ln for ln in self.lines)
+        if nc:
+            body.append("        %s = %s" % (", ".join(carried) + ("," if nc == 1 else ""),
+                                             ", ".join(o.name for o in outs[:nc]) +
+                                             ("," if nc == 1 else "")))
+        for r, o in zip(rows, outs[nc:]):
+            body.append("        %s[_k] = %s%s" % (r, o.name, "[()]" if not o.shape else ""))
+        body.append("        _k += 1")
+        ret = carried + rows
+        body.append("    return (%s%s)" % (", ".join(ret), "," if len(ret) == 1 else ""))
+        parts = ['"""symshape numba loop, generated: edits are overwritten."""',
+                 "import numpy as np", "from numba import njit", HELPERS, ""]
+        parts += ["%s = np.%s" % (k, dt.name) for k, dt in sorted(self.dtypes.items())]
+        for src in self.kernels:
+            parts += ["", "@njit(%s)" % OPTIONS, src]
+        parts += ["", "@njit(%s)" % OPTIONS] + body + [""]
+        return "\n".join(parts)
+
+
+# --------------------------------------------------------------------------- loading
+_LOADED: Dict[str, Any] = {}
+
+
+def load_loop(k: LoopKernel, directory: str):
+    """The numba dispatcher of ``k``'s loop: its module written once into ``directory``
+    (numba's cache keeps the machine code beside it) and imported."""
+    got = _LOADED.get(k.key)
+    if got is not None:
+        return got
+    name = "ssnbloop_%s" % k.key
+    path = os.path.join(directory, name + ".py")
+    try:
+        with open(path) as fh:
+            same = fh.read() == k.source
+    except OSError:
+        same = False
+    if not same:
+        fd, tmp = tempfile.mkstemp(dir=directory, suffix=".tmp")
+        with os.fdopen(fd, "w") as fh:
+            fh.write(k.source)
+        os.replace(tmp, path)
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod              # numba's cache locates functions by module
+    spec.loader.exec_module(mod)
+    got = _LOADED[k.key] = mod.loop
+    return got
+
+
+def loop_lines(node: Node, r, ns: Dict[str, Any], ranges, directory: str) -> Optional[List[str]]:
+    """The driver's lines running ``node`` as one numba call (None: the body does not
+    fit, the caller emits the Python loop)."""
+    k = plan_loop(node, ranges)
+    if k is None:
+        return None
+    fn = load_loop(k, directory)
+    i = sum(1 for key in ns if key.startswith("_L") and key[2:].isdigit())
+    ns["_L%d" % i] = fn
+    start, stop, step, carried, lifted, row_shapes = node.inputs
+    sub = node.attrs["body"]
+    lines = ["# _L%d: the loop at %s as one numba function" % (i, node.source or node.name)]
+    count = "len(range(%s, %s, %s))" % (r.value(start), r.value(stop), r.value(step))
+    rows = []
+    for j, (shape, o) in enumerate(zip(row_shapes, sub.graph.outputs[len(carried):])):
+        dt = "_dt_" + o.dtype.name
+        ns[dt] = o.dtype
+        rows.append("_L%d_rows%d" % (i, j))
+        lines.append("%s = np.empty((%s,) + %s, %s)" % (
+            rows[-1], count, r.value(tuple(shape)), dt))
+    args = [r.value(start), r.value(stop), r.value(step)] + k.sizes + \
+        [r.value(x) for x in tuple(carried) + tuple(lifted)] + rows
+    lines.append("%s = _L%d(%s)" % (node.name, i, ", ".join(args)))
+    return lines
