@@ -65,6 +65,45 @@ def _shape_py(shape) -> str:
     return "(%s,)" % parts[0] if len(parts) == 1 else "(%s)" % ", ".join(parts)
 
 
+#: the most multiply-adds per iteration a matmul of the body runs as a loop nest (beyond
+#: it, BLAS called from the Python loop is faster than the loop nest)
+MATMUL_WORK = 1 << 15
+
+#: a @ b by ranks, into ``o`` (the inner loop runs along b's rows: it vectorizes)
+_MATMULS = {
+    (1, 2): """def _mm12(a, b, o):
+    o[:] = 0
+    for k in range(b.shape[0]):
+        ak = a[k]
+        for j in range(b.shape[1]):
+            o[j] += ak * b[k, j]""",
+    (2, 2): """def _mm22(a, b, o):
+    o[:, :] = 0
+    for i in range(a.shape[0]):
+        for k in range(b.shape[0]):
+            aik = a[i, k]
+            for j in range(b.shape[1]):
+                o[i, j] += aik * b[k, j]""",
+    (2, 1): """def _mm21(a, b, o):
+    for i in range(a.shape[0]):
+        s = o.dtype.type(0)
+        for k in range(b.shape[0]):
+            s += a[i, k] * b[k]
+        o[i] = s""",
+    (1, 1): """def _mm11(a, b, o):
+    s = o.dtype.type(0)
+    for k in range(b.shape[0]):
+        s += a[k] * b[k]
+    o[()] = s""",
+}
+
+
+def _work(sa, sb) -> int:
+    m = sa[0] if len(sa) == 2 else 1
+    n = sb[1] if len(sb) == 2 else 1
+    return m * sa[-1] * n
+
+
 class LoopKernel:
     """One loop as a numba module: ``source``, ``key`` (its hash), ``sizes`` (the size
     symbols of the program it takes, by name), ``inplace`` (carried positions written in
@@ -112,6 +151,7 @@ class _LoopWriter:
         self.lines: List[str] = []
         self.kernels: List[str] = []
         self.dtypes: Dict[str, np.dtype] = {}
+        self.helpers: set = set()
         self._refuse_shapes()
 
     def _refuse_shapes(self) -> None:
@@ -163,25 +203,62 @@ class _LoopWriter:
                 args.append(self._size(v))
         self.lines.append("_k%d(%s)" % (i, ", ".join(args)))
 
-    def _setitem(self, n: Node, users, fresh: set) -> None:
-        """``y[t, :] = v`` in place: ``y`` is a value of this iteration no one else reads."""
-        if n.op != "setitem" or len(n.inputs) != 2 or type(n.inputs[1]) is not Node:
-            raise _NoLoop()
-        target, value = n.inputs
-        index = n.attrs.get("index")
-        if type(index) is not IndexAttr or len(users.get(target, ())) != 1 or \
-                target not in fresh or value.dtype != n.dtype:
+    def _index(self, index) -> str:
+        """A basic index of ints, sizes and slices as numba subscript source."""
+        if type(index) is not IndexAttr:
             raise _NoLoop()
         for it in index.items:
             if it is None or it is Ellipsis or not (
                     isinstance(it, (int, slice)) or type(it) in (Expr, Sym)):
                 raise _NoLoop()
-            if isinstance(it, slice):
-                for s in (it.start, it.stop, it.step):
+            for s in ((it.start, it.stop, it.step) if isinstance(it, slice) else (it,)):
+                if s is not None:
                     self._size(s)
-            else:
-                self._size(it)
-        idx = index.render(_py)
+        return index.render(_py)
+
+    def _step(self, n: Node, users, fresh: set) -> None:
+        """A step of the body's plan that is not a kernel: a view, a small matmul, a write
+        in place (anything else: _NoLoop)."""
+        if n.op == "setitem":
+            self._setitem(n, users, fresh)
+        elif n.op == "getitem" and len(n.inputs) == 1 and type(n.inputs[0]) is Node:
+            # a view (x[t]) a library step reads: numba slices the same way
+            self.lines.append("%s = %s[%s]" % (n.name, n.inputs[0].name,
+                                               self._index(n.attrs.get("index"))))
+        elif n.op == "matmul":
+            self._matmul(n)
+            fresh.add(n)
+        else:
+            raise _NoLoop()
+
+    def _matmul(self, n: Node) -> None:
+        """``a @ b`` of float vectors / matrices of static sizes small enough that a loop
+        nest in the body beats a BLAS call from Python each iteration."""
+        if n.attrs or len(n.inputs) != 2 or not all(type(x) is Node for x in n.inputs):
+            raise _NoLoop()
+        a, b = n.inputs
+        if n.dtype is None or n.dtype.name not in ("float32", "float64") or \
+                a.dtype != n.dtype or b.dtype != n.dtype:
+            raise _NoLoop()
+        ranks = (len(a.shape), len(b.shape))
+        dims = tuple(a.shape) + tuple(b.shape)
+        if ranks not in _MATMULS or not all(type(d) is int for d in dims):
+            raise _NoLoop()
+        if _work(a.shape, b.shape) > MATMUL_WORK:
+            raise _NoLoop()
+        self.helpers.add(ranks)
+        self.lines.append("%s = np.empty(%s, %s)" % (
+            n.name, _shape_py(n.shape) if n.shape else "()", self._dt(n.dtype)))
+        self.lines.append("_mm%d%d(%s, %s, %s)" % (ranks + (a.name, b.name, n.name)))
+
+    def _setitem(self, n: Node, users, fresh: set) -> None:
+        """``y[t, :] = v`` in place: ``y`` is a value of this iteration no one else reads."""
+        if n.op != "setitem" or len(n.inputs) != 2 or type(n.inputs[1]) is not Node:
+            raise _NoLoop()
+        target, value = n.inputs
+        if len(users.get(target, ())) != 1 or target not in fresh or value.dtype != n.dtype:
+            raise _NoLoop()
+        idx = self._index(n.attrs.get("index"))
         v = value.name + ("[()]" if not value.shape else "")
         self.lines.append("%s = %s" % (n.name, target.name))
         self.lines.append("%s[%s] = %s" % (n.name, idx, v))
@@ -202,12 +279,13 @@ class _LoopWriter:
         fresh = set(owned)
         for kind, obj in plan.steps:
             if kind == "py":
-                self._setitem(obj, users, fresh)
+                self._step(obj, users, fresh)
             else:
                 self._kernel(obj)
                 fresh.update(obj.outputs)
         copied = [ph for ph in self.phs[1:1 + self.nc] if ph in owned and
-                  any(s[0] == "py" and s[1].inputs[0] is ph for s in plan.steps)]
+                  any(s[0] == "py" and s[1].op == "setitem" and s[1].inputs[0] is ph
+                      for s in plan.steps)]
         return LoopKernel(self._module(copied), sorted(
             {s.name for s in self.syms} - {self.phs[0].name}))
 
@@ -236,6 +314,8 @@ class _LoopWriter:
         parts = ['"""symshape numba loop, generated: edits are overwritten."""',
                  "import numpy as np", "from numba import njit", HELPERS, ""]
         parts += ["%s = np.%s" % (k, dt.name) for k, dt in sorted(self.dtypes.items())]
+        for ranks in sorted(self.helpers):
+            parts += ["", "@njit(%s)" % OPTIONS, _MATMULS[ranks]]
         for src in self.kernels:
             parts += ["", "@njit(%s)" % OPTIONS, src]
         parts += ["", "@njit(%s)" % OPTIONS] + body + [""]

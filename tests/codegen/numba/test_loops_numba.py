@@ -1,0 +1,161 @@
+"""Loops over a symbolic count (issue 41) under ``backend="numba"``: a ``for_loop`` whose
+body plans to kernels, views, small matmuls and writes into a carried array runs as one
+numba function (``_L0`` in the driver); any other body stays a Python loop over the
+body's NumPy code.  Both equal eager NumPy at trip counts 0, 1, 5 and 37 (where the
+contract admits them), and the caller's arrays are never written."""
+import os
+import tempfile
+
+import numpy as np
+import pytest
+
+numba = pytest.importorskip("numba")
+
+os.environ.setdefault("SYMSHAPE_NUMBA_CACHE", tempfile.mkdtemp(prefix="ss-numba-test-"))
+
+import symshape as ss  # noqa: E402
+from symshape.codegen.numba_backend.loops import MATMUL_WORK  # noqa: E402
+
+RNG = np.random.default_rng(4)
+W = RNG.standard_normal((4, 6)) * 0.4
+U = RNG.standard_normal((6, 6)) * 0.4
+BIG = RNG.standard_normal((200, 200)) * 0.05
+COUNTS = (0, 1, 5, 37)
+
+
+def elman(x):
+    h = np.zeros(6)
+    outs = []
+    for t in range(x.shape[0]):
+        h = np.tanh(x[t] @ W + h @ U)
+        outs.append(h)
+    return np.stack(outs), h
+
+
+def cumulative(x):
+    acc = np.zeros(x.shape[1])
+    for t in range(x.shape[0]):
+        acc = acc * 0.5 + x[t]
+    return acc
+
+
+def written(x):
+    y = np.zeros_like(x)
+    for t in range(x.shape[0]):
+        y[t] = np.sin(x[t]) + t
+    return y
+
+
+def gated(x):
+    h = np.zeros(x.shape[1:])
+    outs = []
+    for t in range(x.shape[0]):
+        z = 1.0 / (1.0 + np.exp(-x[t]))
+        h = z * h + (1.0 - z) * np.tanh(x[t] + h)
+        outs.append(h)
+    return np.stack(outs), h
+
+
+def backwards(x):
+    acc = np.zeros(x.shape[1], np.float32)
+    outs = []
+    for t in reversed(range(x.shape[0])):
+        acc = acc * np.float32(0.5) + x[t]
+        outs.append(acc.sum())
+    return acc, np.stack(outs)
+
+
+def rebinds_input(x, h):
+    for t in range(x.shape[0]):
+        h = h * 0.9 + x[t]
+    return h
+
+
+def big_matmul(x):
+    h = np.zeros(200)
+    for t in range(x.shape[0]):
+        h = np.tanh(x[t] + h @ BIG)
+    return h
+
+
+def sorted_body(x):
+    acc = np.zeros(x.shape[1])
+    for t in range(x.shape[0]):
+        acc = np.sort(acc + x[t])
+    return acc
+
+
+def leapfrog(q, p, n, dt):
+    for _ in range(n):
+        p = p - 0.5 * dt * q
+        q = q + dt * p
+        p = p - 0.5 * dt * q
+    return q, p
+
+
+def _same(got, want):
+    got = got if isinstance(got, tuple) else (got,)
+    want = want if isinstance(want, tuple) else (want,)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        g, w = np.asarray(g), np.asarray(w)
+        assert g.shape == w.shape and g.dtype == w.dtype, (g.shape, w.shape, g.dtype, w.dtype)
+        tol = 1e-5 if w.dtype == np.float32 else 1e-12
+        np.testing.assert_allclose(g, w, rtol=tol, atol=tol)
+
+
+def _compile(f, x0, lo):
+    ep = ss.export(f, (x0,), dynamic_shapes={"x": {0: ss.Dim("T", min=lo)}})
+    return ep.compile(backend="numba")
+
+
+@pytest.mark.parametrize("f, width, lo, one", [
+    (elman, (4,), 1, True),
+    (cumulative, (4,), 0, True),
+    (written, (4,), 0, True),
+    (gated, (3, 4), 1, True),
+    (big_matmul, (200,), 0, False),
+    (sorted_body, (4,), 0, False),
+], ids=lambda v: getattr(v, "__name__", None))
+def test_loop_programs_match_eager(f, width, lo, one):
+    c = _compile(f, RNG.standard_normal((5,) + width), lo)
+    assert ("_L0(" in c.source) is one
+    for n in COUNTS:
+        if n < lo:
+            continue
+        x = RNG.standard_normal((n,) + width)
+        _same(c(x), f(x))
+
+
+def test_float32_reversed_range_and_a_reduction_per_row():
+    c = _compile(backwards, RNG.standard_normal((5, 4)).astype(np.float32), 1)
+    assert "_L0(" in c.source
+    for n in (1, 5, 37):
+        x = RNG.standard_normal((n, 4)).astype(np.float32)
+        _same(c(x), backwards(x))
+
+
+def test_a_carried_input_is_not_written():
+    ep = ss.export(rebinds_input, (RNG.standard_normal((5, 4)), np.zeros(4)),
+                   dynamic_shapes={"x": {0: ss.Dim("T", min=0)}, "h": None})
+    c = ep.compile(backend="numba")
+    assert "_L0(" in c.source
+    for n in COUNTS:
+        x, h = RNG.standard_normal((n, 4)), RNG.standard_normal(4)
+        keep = h.copy()
+        _same(c(x, h), rebinds_input(x, keep.copy()))
+        np.testing.assert_array_equal(h, keep)
+
+
+def test_count_from_an_integer_input():
+    q, p = RNG.standard_normal(3), RNG.standard_normal(3)
+    ep = ss.export(leapfrog, (q, p, 7, 0.1), dynamic_shapes={
+        "q": None, "p": None, "n": ss.Dim("n", min=0), "dt": None})
+    c = ep.compile(backend="numba")
+    assert "_L0(" in c.source
+    for n in (0, 1, 5, 37):
+        _same(c(q, p, n, 0.1), leapfrog(q, p, n, 0.1))
+
+
+def test_a_matmul_past_the_limit_stays_blas():
+    assert 200 * 200 > MATMUL_WORK
