@@ -118,11 +118,9 @@ def main() -> None:
     counts = [int(c) for c in a.counts.split(",")]
     rounds = 3 if a.quick else 7
     backends = ["numpy", "numba"]
-    try:
-        import onnxruntime  # noqa: F401
+    import importlib.util
+    if importlib.util.find_spec("onnxruntime") is not None:
         backends.append("onnxruntime")
-    except ImportError:
-        pass
     print("loops over a symbolic count: speedup over eager NumPy (CPU time, 1 thread, "
           "medians of %d rounds)" % rounds)
     head = "%-26s %6s %10s" % ("program", "T", "eager ms") + \
