@@ -295,6 +295,11 @@ def _trace_branch(t: Tracer, fn: Callable, ops: List[TracedArray], name: str,
         env.branch_depth -= 1
         t.graph = outer
         t.breaker = breaker
+        # the branch's names stay taken: a constant made in it lives in the namespace of
+        # the generated code, beside the outer graph's
+        for k, v in sub._names.items():
+            if outer._names.get(k, 0) < v:
+                outer._names[k] = v
         if local or not done:          # a failed trace never leaves its guards behind
             _restore(env, snap)
     sub.outputs = [o.node for o in outs]

@@ -51,6 +51,7 @@ from .state import stateprog
 from . import randomness
 from .tracer import TracedArray, Tracer
 from .loop_convert import LoopFound, Swapped, converting
+from .loops import repeated_list
 
 families()          # every op's handler and op-table row, before any use
 
@@ -288,6 +289,7 @@ def _trace_program(f, args, kwargs, dynamic_shapes, tracked: frozenset):
     sig, inputs = bind_inputs(f, args, kwargs)
     leaves = match(inputs, dynamic_shapes)
     env = ShapeEnv()
+    env.repeat_hook = repeated_list
     tracer = Tracer(env, constant_names(f))
     graph = tracer.graph
     for name in inputs:

@@ -44,6 +44,8 @@ def sym_len(obj):
     """``len`` that keeps a traced array's first size symbolic (``np.zeros(len(x))``)."""
     if type(obj).__name__ == "LoopList":     # the rows a loop over a dynamic count appended
         return obj.stacked.shape[0]
+    if type(obj).__name__ == "RepeatedList" and not obj.fixed:     # [F] * n
+        return obj.count
     if type(obj) is TracedArray:
         shape = obj.shape
         if shape and type(shape[0]) is SymInt and _user_caller():

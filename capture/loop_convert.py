@@ -375,6 +375,16 @@ class _Rewriter:
             return self.loop(s)
         return [s]
 
+    def looked_into(self, it):
+        """``enumerate(zip(a, b))`` as ``__symshape_iter__(enumerate,
+        __symshape_iter__(zip, a, b))``: each call passed unevaluated to the helper."""
+        if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and \
+                it.func.id in _LOOKED_INTO and it.func.id not in self.local:
+            return ast.Call(func=ast.Name(id=CALL_NAME, ctx=ast.Load()),
+                            args=[it.func] + [self.looked_into(a) for a in it.args],
+                            keywords=it.keywords)
+        return it
+
     def loop(self, s: ast.For) -> List[ast.stmt]:
         targets: List[str] = []
         _bound_names(s.target, targets)
@@ -412,11 +422,7 @@ class _Rewriter:
                 orelse=[], finalbody=[]))
         info = ast.Constant(value=(s.lineno, tuple(carried),
                                    tuple(kinds[n] for n in carried)))
-        it = s.iter
-        if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and \
-                it.func.id in _LOOKED_INTO and it.func.id not in self.local:
-            it = ast.Call(func=ast.Name(id=CALL_NAME, ctx=ast.Load()),
-                          args=[it.func] + it.args, keywords=it.keywords)
+        it = self.looked_into(s.iter)
         call = ast.Call(func=ast.Name(id=LOOP_HELPER, ctx=ast.Load()),
                         args=[it, ast.Name(id=fname, ctx=ast.Load()),
                               _tuple(saved, ast.Load), info], keywords=[])

@@ -37,6 +37,7 @@ outputs are empty arrays of shape ``(0, *row_shape)``.
 from __future__ import annotations
 
 import builtins
+import sys
 from typing import Optional
 
 import numpy as np
@@ -52,6 +53,7 @@ from .control import annotation as _annot, trace_branch as _trace_branch
 from .lenrange import SymRange
 from .loop_convert import CALL_NAME, LOOP_HELPER, UNDEF_NAME
 from .ops.registry import defop
+from .state.binding import user_code
 from .state.objstate import active
 from .tracer import FUNCTIONS, TracedArray, to_expr
 
@@ -61,6 +63,12 @@ defop("for_loop", emit=lambda a, k: "_rt.for_loop(%s, %s, %s, %s, %s, %s, %s, %s
     k["body"], a[0], a[1], a[2], a[3], a[4], a[5], k["dtypes"]),
     doc="run body(i, *carried, *lifted) for i in range(start, stop, step); the carried "
         "values after the loop, then the per-iteration rows stacked")
+
+
+defop("setitem_owned", emit=lambda a, k: "_rt.setitem_owned(%s, np.s_[%s], %s)" % (
+    a[0], k["index"], a[1]),
+    doc="x[index] = value written into x itself (a loop's carried array that only this "
+        "write reads; the loop owns it) and x returned")
 
 
 class _Undef:
@@ -129,6 +137,70 @@ class LoopList(list):
                         "stack it first (np.stack(outs))%s" % (name, self.line))
 
 
+class RepeatedList(list):
+    """``[F] * n`` with ``n`` a size, made by the user's code while a trace runs: the list
+    holds its items as Python repeats them for the example's ``n``; indexing it (by a loop
+    index too: ``Fs[k + 1]``), ``len`` and a loop over it (``zip(zs, Fs)``) keep ``n``
+    symbolic.  Anything else first specializes ``n`` (a guard, as ``[F] * n`` did before),
+    after which it is the plain list it holds."""
+
+    def __init__(self, items: list, count: SymInt, hint: int) -> None:
+        super().__init__(items * hint)
+        self.items = list(items)
+        self.count = count
+        self.fixed = False
+
+    def specialize(self, why: str) -> None:
+        """Pin ``n`` to the example's value (a guard naming the user's line)."""
+        if not self.fixed:
+            self.fixed = True
+            self.count.env.specialize(self.count.expr, why, user_frame(3))
+
+    def __len__(self):
+        self.specialize("len() of a list repeated by a size")
+        return list.__len__(self)
+
+    def __iter__(self):
+        self.specialize("iterating over a list repeated by a size")
+        return list.__iter__(self)
+
+    def __getitem__(self, i):
+        if not self.fixed and len(self.items) == 1 and type(i) in (int, SymInt):
+            env = self.count.env
+            n = self.count.expr
+            if env.evaluate(R.lt(to_expr(i), n), None, user_frame(2)) and \
+                    env.evaluate(R.ge(to_expr(i), E.neg(n)), None, user_frame(2)):
+                return self.items[0]
+            raise IndexError("list index out of range")
+        self.specialize("indexing a list repeated by a size")
+        return list.__getitem__(self, i)
+
+
+def _specializing(name: str):
+    def method(self, *a, **k):
+        self.specialize("%s on a list repeated by a size" % name)
+        return getattr(list, name)(self, *a, **k)
+    method.__name__ = name
+    return method
+
+
+for _m in ("append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse", "copy",
+           "index", "count", "__setitem__", "__delitem__", "__iadd__", "__imul__", "__add__",
+           "__mul__", "__rmul__", "__contains__", "__reversed__", "__eq__", "__ne__"):
+    setattr(RepeatedList, _m, _specializing(_m))
+RepeatedList.__hash__ = None
+
+
+def repeated_list(items: list, n: SymInt):
+    """``env.repeat_hook``: ``items * n`` for the user's code (a ``RepeatedList``); the
+    list's own repetition elsewhere."""
+    hint = n.hint if n.hint is not None else n.env.hint_of(n.expr)
+    if hint is None or not user_code(sys._getframe(2).f_code):
+        return list.__mul__(items, n.env.specialize(n.expr, "repeating a list by a size",
+                                                     user_frame(2)))
+    return RepeatedList(items, n, hint)
+
+
 def stacked_of(v):
     """The stacked rows of a ``LoopList`` (for ``np.array``, ``sum``), else None."""
     return v.stacked if type(v) is LoopList else None
@@ -180,6 +252,9 @@ def _symbolic_source(it) -> Optional[_Source]:
         return _Source(it.tracer, 0, n, 1, lambda i: it[i], [n])
     if type(it) is _Call:
         return it.source()
+    if type(it) is RepeatedList and not it.fixed and len(it.items) == 1:
+        item = it.items[0]
+        return _Source(it.count.env.tracer, 0, it.count, 1, lambda i: item, [it.count])
     return None
 
 
@@ -217,7 +292,8 @@ class _Call:
 
     def concrete(self):
         """The iterable itself (a concrete loop)."""
-        return self.fn(*self.args, **self.kwargs)
+        return self.fn(*[a.concrete() if type(a) is _Call else a for a in self.args],
+                       **self.kwargs)
 
 
 def iter_call(fn, *args, **kwargs) -> _Call:
@@ -226,10 +302,12 @@ def iter_call(fn, *args, **kwargs) -> _Call:
 
 
 def _zip_source(args) -> Optional[_Source]:
-    """``zip`` of ranges and arrays, one of them over a symbolic count: the index runs to the
-    shortest."""
+    """``zip`` of ranges, arrays and lists repeated by a size, one of them over a symbolic
+    count: the index runs to the shortest."""
     counts, makers, tracer = [], [], None
     for a in args:
+        if type(a) is list and len(a) <= 1:         # [] or [x]: a plain Python zip
+            return None
         if isinstance(a, range):
             a = SymRange(a.start, a.stop, a.step)
         if type(a) is SymRange:
@@ -242,6 +320,10 @@ def _zip_source(args) -> Optional[_Source]:
             makers.append(lambda i, st=st, sp=sp: st + i * sp)
             counts.append(n)
             tracer = tracer or (src.tracer if src else None)
+        elif type(a) is RepeatedList and not a.fixed and len(a.items) == 1:
+            counts.append(a.count)
+            makers.append(lambda i, v=a.items[0]: v)
+            tracer = tracer or a.count.env.tracer
         elif (type(a) is TracedArray or isinstance(a, np.ndarray)) and a.ndim:
             counts.append(a.shape[0])
             makers.append(lambda i, a=a: _row(a, i))
@@ -344,21 +426,30 @@ def _trace_pass(t, src: _Source, body, carried: list, names, kinds, frame, promo
                 flat.append(o)
         flat.extend(finals)
         rows = []
+        made["per_list"] = {}
         for j, lst in lists.items():
-            if len(lst) != 1:
-                raise UserError("the loop's body appends %d values to %s per iteration; one "
-                                "per iteration is supported%s" % (len(lst), names[j],
-                                                                  where(frame)))
-            v = lst[0]
-            if type(v) is not TracedArray:
-                v = t.operand(np.asarray(v)) if isinstance(v, (np.ndarray, np.generic)) \
-                    else _as_array(t, v)
-            rows.append(v)
+            got = []
+            for v in lst:
+                if type(v) is not TracedArray:
+                    v = t.operand(np.asarray(v)) if isinstance(v, (np.ndarray, np.generic)) \
+                        else _as_array(t, v)
+                got.append(v)
+            if any(g.dtype != got[0].dtype or not _same_shape(env, g, got[0]) for g in got):
+                raise UserError("the loop's body appends values of different shapes or dtypes "
+                                "to %s (%s)%s" % (names[j], ", ".join(_annot(g) for g in got),
+                                                  where(frame)))
+            made["per_list"][j] = len(got)
+            rows.extend(got)
         made["rows"] = rows
         return tuple(flat) + tuple(rows)
 
     sub, outs, _, _ = _trace_branch(t, run, [index_stub] + arrays,
                                     "for_body_%d" % _next_count(t), local=False)
+    # an array first lifted inside the body is a constant of the body's graph: the outer
+    # program (a later pass, the code after the loop) lifts it again for itself
+    own = set(sub.graph.nodes)
+    for key in [k for k, v in t._consts.items() if v[1] in own]:
+        del t._consts[key]
     out, sym = made["out"], made["sym"]
     if state.grew:
         return None
@@ -397,11 +488,17 @@ class _State:
         self.rec = active()
         self.frame = frame
         self.slots: list = []           # (object, attribute, value before the loop)
+        self.consts: list = []          # (object, attribute, value): constants written
+        self.needs_trip = False         # the objects end as in eager Python only if it runs
         self.grew = False
         self.objects = [v for v in carried if self.rec is not None and
                         hasattr(v, "__dict__") and self.rec.path_of(v) is not None]
 
     def initial(self) -> list:
+        """The carried attributes' values before the loop (in the outer graph)."""
+        for k, (o, a, v) in enumerate(self.slots):
+            if type(v) is tuple:
+                self.slots[k] = (o, a, FUNCTIONS[np.zeros](self.t, v[1], v[2]))
         return [v for _, _, v in self.slots]
 
     def labels(self) -> list:
@@ -423,25 +520,60 @@ class _State:
         paths = {str(self.rec.path_of(o)): o for o in self.objects}
         for e in self.rec.effects[self.mark:]:
             o = paths.get(str(e.path)) if e.op == "setattr" else None
-            v = e.args[1] if o is not None else None
-            if o is None or not (type(v) is TracedArray or isinstance(v, np.ndarray)):
+            if o is None:
                 raise UserError("the body of a loop over a dynamic count makes a change to "
                                 "Python state that cannot be replayed per iteration (%s)%s; "
-                                "a loop may write arrays into attributes of its objects"
-                                % (e.target(), where(e.frame or self.frame)))
-            if (id(o), e.args[0]) not in known:
-                known.add((id(o), e.args[0]))
-                before = next(d for x, d in self.saved if x is o).get(e.args[0])
-                if type(before) is not TracedArray:
-                    before = self.t.operand(before) if isinstance(before, np.ndarray) \
-                        else None
-                if before is None:
-                    raise UserError("the body of a loop over a dynamic count sets %s, which "
-                                    "had no array before the loop%s" % (e.target(),
-                                                                        where(self.frame)))
-                self.slots.append((o, e.args[0], before))
-                self.grew = True
+                                "a loop may write into attributes of the objects its "
+                                "function holds" % (e.target(), where(e.frame or self.frame)))
+            name, v = e.args[0], vars(o).get(e.args[0])
+            if (id(o), name) in known:
+                continue
+            known.add((id(o), name))
+            before = next(d for x, d in self.saved if x is o).get(name, UNDEF)
+            if not (type(v) is TracedArray or isinstance(v, np.ndarray)):
+                self._constant(o, name, v, before, e)
+                continue
+            self._new_slot(o, name, self.t.operand(v), before)
         return [self.t.operand(v) if isinstance(v, np.ndarray) else v for v in finals]
+
+    def _constant(self, o, name: str, v, before, e) -> None:
+        """A Python value the body writes (``self._likelihood = None``): the same in every
+        iteration, written once after the loop (a loop that may not run needs one trip
+        when the value differs from the one before it)."""
+        if not (v is None or type(v) in (bool, int, float, str)) or \
+                any(x is o and a == name and not _same_value(w, v) for x, a, w in self.consts):
+            raise UserError("the body of a loop over a dynamic count sets %s to %s, which "
+                            "is not an array; only arrays and constants can be replayed per "
+                            "iteration%s" % (e.target(), type(v).__name__,
+                                             where(e.frame or self.frame)))
+        if not any(x is o and a == name for x, a, _ in self.consts):
+            self.consts.append((o, name, v))
+        if before is UNDEF or not _same_value(before, v):
+            self.needs_trip = True
+
+    def _new_slot(self, o, name: str, v: TracedArray, before) -> None:
+        """An attribute the body writes an array into is carried.  One the body writes
+        before it reads it may have held anything before the loop: then it starts as
+        zeros of its loop shape, and the loop must run once for the object to end as in
+        eager Python."""
+        read = type(before) is TracedArray and any(
+            before.node in n.input_nodes() for n in self.t.graph.nodes)
+        if type(before) is not TracedArray and isinstance(before, np.ndarray):
+            before = self.t.operand(before)
+        fits = type(before) is TracedArray and before.dtype == v.dtype and \
+            _same_shape(self.t.env, before, v)
+        if not fits:
+            if read or any(type(s) is SymInt and _mentions_index(s) for s in v.shape):
+                raise UserError("the body of a loop over a dynamic count makes %s.%s %s "
+                                "(it was %s before the loop); a value carried by the loop "
+                                "keeps its shape and dtype%s"
+                                % (self.rec.path_of(o), name, _annot(v), _annot(before)
+                                   if type(before) is TracedArray else type(before).__name__,
+                                   where(self.frame)))
+            before = ("zeros", v.shape, v.dtype)      # made in the outer graph: initial()
+            self.needs_trip = True
+        self.slots.append((o, name, before))
+        self.grew = True
 
     def restore(self) -> None:
         """Undo the body's writes: the recorder forgets them, the objects hold what they
@@ -454,9 +586,12 @@ class _State:
             vars(o).update(d)
 
     def write_back(self, results) -> None:
-        """After the loop: each carried attribute is written with the loop's result."""
+        """After the loop: each carried attribute is written with the loop's result, each
+        constant once."""
         for (o, a, _), r in zip(self.slots, results):
             setattr(o, a, r)
+        for o, a, v in self.consts:
+            setattr(o, a, v)
 
 
 def _next_count(t) -> int:
@@ -633,13 +768,15 @@ def _emit(t, src: _Source, sub, outs, slots, made, names, frame, state):
                             "loop)" % (name, _annot(v), _annot(o), where(frame)))
         carried_in.append(v.node)
     row_shapes = []
-    for j, r in zip([j for j, (k, _) in enumerate(slots) if k == "list"], rows):
+    owners = [j for j, k in made["per_list"].items() for _ in range(k)]
+    for j, r in zip(owners, rows):
         for s in r.shape:
             if type(s) is SymInt and sym in to_expr(s).free_symbols:
                 raise UserError("the shape of the values appended to %s changes from one "
                                 "iteration to the next (%s)%s" % (names[j], _annot(r),
                                                                   where(frame)))
         row_shapes.append(tuple(to_expr(s) for s in r.shape))
+    _writes_in_place(sub, len(carried_in))
     sub.graph.nodes[0].name = sym.name
     sub.inputs[0].name = sym.name
     lifted = list(sub.graph.lifted)
@@ -666,11 +803,56 @@ def _emit(t, src: _Source, sub, outs, slots, made, names, frame, state):
             else:
                 back.append(res)
         elif k == "list":
-            back.append(LoopList(next(it_rows), where(frame)))
+            back.append(_appended(t, [next(it_rows) for _ in range(made["per_list"][j])],
+                                  count, v, frame))
         else:
             back.append(v)
+    if state.needs_trip and env.evaluate(R.ge(to_expr(count), 1), None, frame) is not True:
+        raise UserError("a loop over a dynamic count that does not run here writes object "
+                        "state as no iteration would%s" % where(frame))
     state.write_back(results[len(results) - len(state.slots):])
     return tuple(back)
+
+
+def _appended(t, stacked: list, count, before, frame):
+    """The list after the loop: its rows (``k`` appends per iteration interleave)."""
+    if not stacked:
+        return []
+    if len(stacked) == 1:
+        return LoopList(stacked[0], where(frame))
+    both = np.stack(stacked, axis=1)
+    return LoopList(both.reshape((count * len(stacked),) + tuple(stacked[0].shape[1:])),
+                    where(frame))
+
+
+def _mentions_index(s) -> bool:
+    return any(x.unbacked for x in to_expr(s).free_symbols)
+
+
+def _same_shape(env, a, b) -> bool:
+    return a.ndim == b.ndim and not any(_differs(env, x, y, None)
+                                        for x, y in zip(a.shape, b.shape))
+
+
+def _writes_in_place(sub, n_carried: int) -> None:
+    """``y[t] = h`` on a carried array that nothing else in the body reads, whose result is
+    only the carried value out: the write goes into the array itself (the loop copies its
+    carried arrays once, before the first iteration, so it owns them), not into a copy of
+    it per iteration (which makes filling a T-row array O(T^2))."""
+    carried = sub.inputs[1:1 + n_carried]
+    users: dict = {}
+    for n in sub.graph.nodes:
+        for x in n.input_nodes():
+            users.setdefault(x, []).append(n)
+    outs = list(sub.graph.outputs)
+    for pos, p in enumerate(carried):
+        u = users.get(p, [])
+        if len(u) != 1 or u[0].op != "setitem" or u[0].inputs[0] is not p or p in outs:
+            continue
+        w = u[0]
+        if users.get(w) or outs.count(w) != 1 or outs.index(w) != pos:
+            continue
+        w.op = "setitem_owned"
 
 
 def _simplified(env, count: SymInt) -> SymInt:

@@ -372,6 +372,15 @@ def setitem(x, index, value):
     return out
 
 
+def setitem_owned(x, index, value):
+    """``x[index] = value`` into ``x`` itself (a loop's own carried array), returning it;
+    a copy, as ``setitem``, for arrays of other libraries."""
+    if type(x) is not np.ndarray:
+        return setitem(x, index, value)
+    x[index] = value
+    return x
+
+
 def map_stack(body, xs, args):
     return np.stack([body(x, *args) for x in xs])
 
@@ -380,7 +389,8 @@ def for_loop(body, start, stop, step, carried, extra, row_shapes, dtypes):
     """The ``for_loop`` node (capture/loops.py): ``body(i, *carried, *extra)`` for ``i`` in
     ``range(start, stop, step)``; the carried values after the loop, then the per-iteration
     rows stacked (``(0, *row_shape)`` empty arrays when the loop does not run)."""
-    carried = tuple(carried)
+    # the loop owns its carried arrays (a body may write into them: setitem_owned)
+    carried = tuple(np.array(c, copy=True) if type(c) is np.ndarray else c for c in carried)
     nc = len(carried)
     rows = [[] for _ in row_shapes]
     for i in range(start, stop, step):

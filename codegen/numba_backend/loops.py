@@ -219,7 +219,7 @@ class _LoopWriter:
     def _step(self, n: Node, users, fresh: set) -> None:
         """A step of the body's plan that is not a kernel: a view, a small matmul, a write
         in place (anything else: _NoLoop)."""
-        if n.op == "setitem":
+        if n.op in ("setitem", "setitem_owned"):
             self._setitem(n, users, fresh)
         elif n.op == "getitem" and len(n.inputs) == 1 and type(n.inputs[0]) is Node:
             # a view (x[t]) a library step reads: numba slices the same way
@@ -253,7 +253,7 @@ class _LoopWriter:
 
     def _setitem(self, n: Node, users, fresh: set) -> None:
         """``y[t, :] = v`` in place: ``y`` is a value of this iteration no one else reads."""
-        if n.op != "setitem" or len(n.inputs) != 2 or type(n.inputs[1]) is not Node:
+        if len(n.inputs) != 2 or type(n.inputs[1]) is not Node:
             raise _NoLoop()
         target, value = n.inputs
         if len(users.get(target, ())) != 1 or target not in fresh or value.dtype != n.dtype:
@@ -284,7 +284,8 @@ class _LoopWriter:
                 self._kernel(obj)
                 fresh.update(obj.outputs)
         copied = [ph for ph in self.phs[1:1 + self.nc] if ph in owned and
-                  any(s[0] == "py" and s[1].op == "setitem" and s[1].inputs[0] is ph
+                  any(s[0] == "py" and s[1].op in ("setitem", "setitem_owned") and
+                      s[1].inputs[0] is ph
                       for s in plan.steps)]
         return LoopKernel(self._module(copied), sorted(
             {s.name for s in self.syms} - {self.phs[0].name}))

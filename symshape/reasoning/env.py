@@ -136,6 +136,9 @@ class ShapeEnv:
         # while a loop body over a symbolic count is traced (capture/loops.py): decides a
         # condition on the loop's index for every iteration (a guard on the inputs), or None
         self.loop_guard = None
+        # ``[x] * n`` with ``n`` a size: a list of the tracer's that keeps ``n`` (None: the
+        # list's own repetition, which specializes n)
+        self.repeat_hook = None
 
     # ------------------------------------------------------------------ symbols
     def create_symbol(self, hint: Optional[int], source: str, vr: ValueRange = DEFAULT_RANGE,

@@ -330,8 +330,6 @@ WHY = {
     "MerweScaledSigmaPoints(n).sigma_points":
         "scipy.linalg.cholesky is reached through an attribute (self.sqrt = cholesky), "
         "which the state reader hands over unrouted",
-    "delta": "a Python loop over a dynamic count (for t in range(len(feat))) unrolls: loops "
-             "as loop nodes are not built yet",
     "irr": "np.roots strips zeros by value: its output size depends on the data",
     "common.orientation.acc2q": "a branch on array values whose both sides go on "
                                 "(if np.linalg.norm(a) > 0 and ...): data-dependent control flow",
@@ -361,10 +359,8 @@ CRASHING = {
     "StandardScaler().transform": "the finiteness check sums first and checks element by "
                                   "element only when the sum is not finite: a branch whose "
                                   "side that goes on does not decide whether the other raises",
-    "KalmanFilter().batch_filter": "a Python loop over the measurements (for z in zs) "
-                                   "unrolls: loops as loop nodes are not built yet",
-    "KalmanFilter().rts_smoother": "a Python loop over a dynamic count (for k in "
-                                   "range(n - 2, -1, -1)) unrolls",
+    "KalmanFilter().batch_filter": None,
+    "KalmanFilter().rts_smoother": None,
     "KalmanFilter().predict(); .update(z)": None,
     "filterpy.kalman.update": None,
 }
