@@ -380,7 +380,9 @@ def compile_numba(ep):
     rec.kernels = [obj for kind, obj in plan.steps if kind == "kernel"]
     spec = program_spec(ep, label="numba", namespace=ns)
     write(spec, lambda ctx: _driver_body(ctx, ep, plan), record=rec)
-    rec.source = rec.source + "\n" + rec.kernel_source
+    rec.source = rec.source + "\n" + rec.kernel_source + "".join(
+        "\n# ---- numba loop _L%d\n%s" % (i, src)
+        for i, src in enumerate(ns.get("_LOOP_SOURCES", ())))
     fn = attach(rec, "numba", ep)
     fn.save = _no_save
     return fn

@@ -362,6 +362,7 @@ def loop_lines(node: Node, r, ns: Dict[str, Any], ranges, directory: str) -> Opt
     fn = load_loop(k, directory)
     i = sum(1 for key in ns if key.startswith("_L") and key[2:].isdigit())
     ns["_L%d" % i] = fn
+    ns.setdefault("_LOOP_SOURCES", []).append(k.source)
     start, stop, step, carried, lifted, row_shapes = node.inputs
     sub = node.attrs["body"]
     lines = ["# _L%d: the loop at %s as one numba function" % (i, node.source or node.name)]

@@ -159,3 +159,20 @@ def test_count_from_an_integer_input():
 
 def test_a_matmul_past_the_limit_stays_blas():
     assert 200 * 200 > MATMUL_WORK
+
+
+def nested(x):
+    acc = np.zeros(x.shape[1])
+    for t in range(x.shape[0]):
+        for j in range(x.shape[1]):
+            acc[j] = acc[j] * 0.5 + x[t, j]
+    return acc
+
+
+def test_a_loop_inside_a_loop():
+    ep = ss.export(nested, (RNG.standard_normal((5, 4)),),
+                   dynamic_shapes={"x": {0: ss.Dim("T", min=0), 1: ss.Dim("K", min=1)}})
+    c = ep.compile(backend="numba")
+    for n, k in ((0, 3), (1, 1), (5, 3), (9, 6)):
+        x = RNG.standard_normal((n, k))
+        _same(c(x), nested(x))

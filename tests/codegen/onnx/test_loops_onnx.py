@@ -132,3 +132,24 @@ def test_backend_onnxruntime_runs_the_loop():
     for n in (1, 3, 20):
         x = RNG.standard_normal((n, 4))
         same_results(c(x), elman(x), rtol=1e-12)
+
+
+def nested(x):
+    acc = np.zeros(x.shape[1])
+    for t in range(x.shape[0]):
+        for j in range(x.shape[1]):
+            acc[j] = acc[j] * 0.5 + x[t, j]
+    return acc
+
+
+def test_a_loop_inside_a_loop_is_a_loop_inside_the_body():
+    ep = ss.export(nested, (RNG.standard_normal((5, 4)),),
+                   dynamic_shapes={"x": {0: T0, 1: ss.Dim("K", min=1)}})
+    model = checked_model(ep)
+    (outer,) = _ops(model, "Loop")
+    body = [a.g for a in outer.attribute if a.name == "body"][0]
+    assert [n.op_type for n in body.node].count("Loop") == 1
+    sess = session(model)
+    for n, k in ((0, 3), (1, 1), (5, 3), (9, 6)):
+        x = RNG.standard_normal((n, k))
+        same_results(sess.run(None, feeds(model, (x,), ep)), nested(x), rtol=1e-12)
