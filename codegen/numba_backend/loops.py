@@ -129,15 +129,42 @@ def plan_loop(node: Node, ranges) -> Optional[LoopKernel]:
     """The loop of ``node`` as one numba function, or None where its body has a step that
     only NumPy runs (the node stays a Python loop over the body's NumPy code)."""
     try:
-        return _LoopWriter(node, ranges).write()
+        mod = _Module()
+        sizes = _LoopWriter(node, ranges, mod, "loop").write()
+        return LoopKernel(mod.render(), sorted(s.name for s in sizes))
     except _NoLoop:
         return None
 
 
-class _LoopWriter:
-    """Writes the module of one loop (raises _NoLoop when the body does not fit)."""
+class _Module:
+    """What the functions of one loop module share: kernels, dtypes, matmul helpers and
+    the loop functions (a loop inside the body is a function of its own)."""
 
-    def __init__(self, node: Node, ranges) -> None:
+    def __init__(self) -> None:
+        self.kernels: List[str] = []
+        self.dtypes: Dict[str, np.dtype] = {}
+        self.helpers: set = set()
+        self.functions: List[str] = []
+        self.loops = 0
+
+    def render(self) -> str:
+        parts = ['"""symshape numba loop, generated: edits are overwritten."""',
+                 "import numpy as np", "from numba import njit", HELPERS, ""]
+        parts += ["%s = np.%s" % (k, dt.name) for k, dt in sorted(self.dtypes.items())]
+        for ranks in sorted(self.helpers):
+            parts += ["", "@njit(%s)" % OPTIONS, _MATMULS[ranks]]
+        for src in self.kernels + self.functions:
+            parts += ["", "@njit(%s)" % OPTIONS, src]
+        return "\n".join(parts + [""])
+
+
+class _LoopWriter:
+    """Writes the function of one loop into ``mod`` (raises _NoLoop when the body does
+    not fit)."""
+
+    def __init__(self, node: Node, ranges, mod: _Module, fname: str) -> None:
+        self.mod = mod
+        self.fname = fname
         self.node = node
         self.ranges = ranges
         sub = node.attrs["body"]
@@ -149,9 +176,7 @@ class _LoopWriter:
         self.outs = list(sub.graph.outputs)
         self.syms: set = set()
         self.lines: List[str] = []
-        self.kernels: List[str] = []
-        self.dtypes: Dict[str, np.dtype] = {}
-        self.helpers: set = set()
+        self.pos = 0
         self._refuse_shapes()
 
     def _refuse_shapes(self) -> None:
@@ -175,7 +200,7 @@ class _LoopWriter:
     # ------------------------------------------------------------------ the body
     def _dt(self, dt: np.dtype) -> str:
         name = "_dt_" + dt.name
-        self.dtypes[name] = dt
+        self.mod.dtypes[name] = dt
         return name
 
     def _size(self, e) -> str:
@@ -185,8 +210,8 @@ class _LoopWriter:
     def _kernel(self, k) -> None:
         if k.empty_max:
             raise _NoLoop()
-        i = len(self.kernels)
-        self.kernels.append(k.source.replace("def kernel(", "def _k%d(" % i, 1)
+        i = len(self.mod.kernels)
+        self.mod.kernels.append(k.source.replace("def kernel(", "def _k%d(" % i, 1)
                             .replace("RANGE(", "range("))
         for n in k.outputs:
             for s in n.shape:
@@ -216,18 +241,29 @@ class _LoopWriter:
                     self._size(s)
         return index.render(_py)
 
-    def _step(self, n: Node, users, fresh: set) -> None:
+    def _step(self, n: Node, reads, fresh: set) -> None:
         """A step of the body's plan that is not a kernel: a view, a small matmul, a write
         in place (anything else: _NoLoop)."""
         if n.op in ("setitem", "setitem_owned"):
-            self._setitem(n, users, fresh)
+            self._setitem(n, reads, fresh)
         elif n.op == "getitem" and len(n.inputs) == 1 and type(n.inputs[0]) is Node:
-            # a view (x[t]) a library step reads: numba slices the same way
-            self.lines.append("%s = %s[%s]" % (n.name, n.inputs[0].name,
-                                               self._index(n.attrs.get("index"))))
+            # a view (x[t]) a library step reads: numba slices the same way (one element:
+            # numba gives a scalar, the steps after it read a 0-d array)
+            idx = self._index(n.attrs.get("index"))
+            if n.shape:
+                self.lines.append("%s = %s[%s]" % (n.name, n.inputs[0].name, idx))
+            else:
+                self.lines.append("%s = np.empty((), %s)" % (n.name, self._dt(n.dtype)))
+                self.lines.append("%s[()] = %s[%s]" % (n.name, n.inputs[0].name, idx))
         elif n.op == "matmul":
             self._matmul(n)
             fresh.add(n)
+        elif n.op == "for_loop":
+            self._inner_loop(n)
+        elif n.op == "tuple_get" and type(n.inputs[0]) is Node and \
+                n.inputs[0].op == "for_loop":
+            self.lines.append("%s = %s[%d]" % (n.name, n.inputs[0].name,
+                                               int(n.attrs["index"])))
         else:
             raise _NoLoop()
 
@@ -246,17 +282,41 @@ class _LoopWriter:
             raise _NoLoop()
         if _work(a.shape, b.shape) > MATMUL_WORK:
             raise _NoLoop()
-        self.helpers.add(ranks)
+        self.mod.helpers.add(ranks)
         self.lines.append("%s = np.empty(%s, %s)" % (
             n.name, _shape_py(n.shape) if n.shape else "()", self._dt(n.dtype)))
         self.lines.append("_mm%d%d(%s, %s, %s)" % (ranks + (a.name, b.name, n.name)))
 
-    def _setitem(self, n: Node, users, fresh: set) -> None:
-        """``y[t, :] = v`` in place: ``y`` is a value of this iteration no one else reads."""
+    def _inner_loop(self, n: Node) -> None:
+        """A loop inside the body: a function of the module of its own, called with its
+        rows allocated here."""
+        self.mod.loops += 1
+        fname = "_loop%d" % self.mod.loops
+        inner = _LoopWriter(n, self.ranges, self.mod, fname)
+        sizes = inner.write()
+        self.syms |= sizes
+        start, stop, step, carried, lifted, row_shapes = n.inputs
+        bounds = ", ".join(self._size(v) for v in (start, stop, step))
+        rows = []
+        for j, (shape, o) in enumerate(zip(row_shapes, inner.outs[inner.nc:])):
+            rows.append("%s_rows%d" % (n.name, j))
+            self.lines.append("%s = np.empty((len(range(%s)),) + %s, %s)" % (
+                rows[-1], bounds, _shape_py(tuple(self._size(d) for d in shape))
+                if len(shape) else "()", self._dt(o.dtype)))
+        args = [bounds] + sorted(s.name for s in sizes) + \
+            [x.name for x in tuple(carried) + tuple(lifted)] + rows
+        self.lines.append("%s = %s(%s)" % (n.name, fname, ", ".join(args)))
+
+    def _setitem(self, n: Node, reads, fresh: set) -> None:
+        """``y[t, :] = v`` in place: ``y`` is a value of this iteration (or a carried
+        array the loop owns) that only kernels before this step read (their loads)."""
         if len(n.inputs) != 2 or type(n.inputs[1]) is not Node:
             raise _NoLoop()
         target, value = n.inputs
-        if len(users.get(target, ())) != 1 or target not in fresh or value.dtype != n.dtype:
+        pos = self.pos
+        if target not in fresh or value.dtype != n.dtype or target in self.outs or \
+                any(p != pos and (kind != "kernel" or p > pos)
+                    for p, kind in reads.get(target, ())):
             raise _NoLoop()
         idx = self._index(n.attrs.get("index"))
         v = value.name + ("[()]" if not value.shape else "")
@@ -272,14 +332,19 @@ class _LoopWriter:
         return {ph for ph, o in zip(self.phs[1:1 + nc], self.outs[:nc])
                 if o in made and self.outs[:nc].count(o) == 1}
 
-    def write(self) -> LoopKernel:
+    def write(self) -> set:
+        """Write the loop's function into the module; the size symbols it takes."""
         plan = plan_body(self.node, self.ranges)
-        users = self.sub.graph.users()
+        reads: Dict[Node, list] = {}       # node -> (step position, kind) of its readers
+        for pos, (kind, obj) in enumerate(plan.steps):
+            for x in (obj.input_nodes() if kind == "py" else obj.loads):
+                reads.setdefault(x, []).append((pos, kind))
         owned = self._owned()
         fresh = set(owned)
-        for kind, obj in plan.steps:
+        for pos, (kind, obj) in enumerate(plan.steps):
+            self.pos = pos
             if kind == "py":
-                self._step(obj, users, fresh)
+                self._step(obj, reads, fresh)
             else:
                 self._kernel(obj)
                 fresh.update(obj.outputs)
@@ -287,17 +352,17 @@ class _LoopWriter:
                   any(s[0] == "py" and s[1].op in ("setitem", "setitem_owned") and
                       s[1].inputs[0] is ph
                       for s in plan.steps)]
-        return LoopKernel(self._module(copied), sorted(
-            {s.name for s in self.syms} - {self.phs[0].name}))
+        self.mod.functions.append(self._function(copied))
+        return {s for s in self.syms if s.name != self.phs[0].name}
 
-    def _module(self, copied: List[Node]) -> str:
+    def _function(self, copied: List[Node]) -> str:
         nc, phs, outs = self.nc, self.phs, self.outs
         index = phs[0].name
         sizes = sorted({s.name for s in self.syms} - {index})
         carried = [p.name for p in phs[1:1 + nc]]
         rows = ["_rows%d" % j for j in range(len(outs) - nc)]
         params = ["_start", "_stop", "_step"] + sizes + [p.name for p in phs[1:]] + rows
-        body = ["def loop(%s):" % ", ".join(params)]
+        body = ["def %s(%s):" % (self.fname, ", ".join(params))]
         for ph in copied:
             body.append("    %s = %s.copy()" % (ph.name, ph.name))
         body.append("    _k = 0")
@@ -312,15 +377,7 @@ class _LoopWriter:
         body.append("        _k += 1")
         ret = carried + rows
         body.append("    return (%s%s)" % (", ".join(ret), "," if len(ret) == 1 else ""))
-        parts = ['"""symshape numba loop, generated: edits are overwritten."""',
-                 "import numpy as np", "from numba import njit", HELPERS, ""]
-        parts += ["%s = np.%s" % (k, dt.name) for k, dt in sorted(self.dtypes.items())]
-        for ranks in sorted(self.helpers):
-            parts += ["", "@njit(%s)" % OPTIONS, _MATMULS[ranks]]
-        for src in self.kernels:
-            parts += ["", "@njit(%s)" % OPTIONS, src]
-        parts += ["", "@njit(%s)" % OPTIONS] + body + [""]
-        return "\n".join(parts)
+        return "\n".join(body)
 
 
 # --------------------------------------------------------------------------- loading
