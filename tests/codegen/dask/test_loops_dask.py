@@ -1,6 +1,8 @@
 """Loops over a symbolic count (issue 41) under ``backend="dask"``: the ``for_loop`` node
-runs as one task on the whole arrays it reads (its carried values and stacked rows come
-back as dask arrays), whatever the chunking, and equals eager NumPy at several counts."""
+runs per chunk along a batch axis its body keeps local (elementwise ops, row reductions),
+its operands whole along the others, else as one task on the whole arrays it reads; its
+carried values and stacked rows come back as dask arrays, equal to eager NumPy at several
+counts and chunkings."""
 import numpy as np
 import pytest
 
@@ -76,15 +78,45 @@ def test_loop_programs_match_eager_at_any_chunking(f, lo):
             _same(c(da.from_array(x, chunks=chunks)), f(x))
 
 
-def test_the_loop_is_one_task_and_what_follows_is_dask():
+def test_a_loop_runs_per_chunk_along_a_batch_its_body_keeps_local():
     ep = ss.export(batched, (RNG.standard_normal((5, 6, 3)),),
                    dynamic_shapes={"x": {0: ss.Dim("T", min=1), 1: ss.Dim("B")}})
     c = ep.compile(backend="dask")
     x = RNG.standard_normal((7, 10, 3))
-    for chunks in ((3, 10, 3), (7, 4, 3), (2, 2, 3)):
+    plans = {
+        # chunked along the rows the loop walks: one task on the whole array
+        (3, 10, 3): "one task: for_loop (for_loop)",
+        # along the batch: the loop is part of a segment that runs per chunk
+        (7, 4, 3): "segment (per chunk): zeros, for_loop, getitem_1, getitem_2",
+        # along both: per batch chunk, the rows made whole
+        (2, 4, 3): "per chunk, whole along the others: for_loop (for_loop)",
+    }
+    for chunks, step in plans.items():
+        dx = da.from_array(x, chunks=chunks)
+        assert step in c.plan(dx).describe()
+        out = c(dx)
+        _same(out, batched(x))
+        if chunks[1] == 4:
+            assert out[0].chunks[1] == (4, 4, 2)
+            assert out[0].numblocks == (1, 3, 1)
+
+
+def _mixes_the_batch(x):
+    h = np.zeros(x.shape[1])
+    for t in range(x.shape[0]):
+        h = np.tanh(x[t] + h[::-1] * 0.5)       # reads the batch reversed: not local
+    return h
+
+
+def test_a_body_that_mixes_the_batch_is_one_task():
+    ep = ss.export(_mixes_the_batch, (RNG.standard_normal((5, 6)),),
+                   dynamic_shapes={"x": {0: ss.Dim("T", min=0), 1: ss.Dim("B")}})
+    c = ep.compile(backend="dask")
+    x = RNG.standard_normal((7, 10))
+    for chunks in ((7, 4), (2, 3)):
         dx = da.from_array(x, chunks=chunks)
         assert "one task: for_loop (for_loop)" in c.plan(dx).describe()
-        _same(c(dx), batched(x))
+        _same(c(dx), _mixes_the_batch(x))
 
 
 def test_count_from_an_integer_input():
@@ -94,3 +126,23 @@ def test_count_from_an_integer_input():
     c = ep.compile(backend="dask")
     for n in (0, 1, 5, 30):
         _same(c(da.from_array(q), da.from_array(p), n, 0.1), leapfrog(q, p, n, 0.1))
+
+
+def batched_rows(x):
+    h = np.zeros(x.shape[1:])
+    outs = []
+    for t in range(x.shape[0]):
+        h = np.tanh(x[t] * 0.5 + h * 0.9)
+        outs.append(h)
+    return np.stack(outs)
+
+
+def test_chunkable_axes_of_a_loop_program_name_the_batch():
+    ep = ss.export(batched_rows, (RNG.standard_normal((5, 6, 3)),),
+                   dynamic_shapes={"x": {0: ss.Dim("T", min=1), 1: ss.Dim("B")}})
+    assert ss.chunkable_axes(ep) == {"x": (1,)}
+    x = RNG.standard_normal((6, 9, 3))
+    dx = da.from_array(x, chunks=(6, 2, 3))
+    c = ep.compile(backend="dask")
+    assert c.plan(dx).describe().startswith("segment (per chunk): zeros, for_loop, getitem")
+    _same(c(dx), batched_rows(x))
