@@ -186,8 +186,8 @@ class _LoopWriter:
             raise _NoLoop()
         if any(n.meta.get("binds") or "binds_value" in n.meta for n in sub.graph.nodes):
             raise _NoLoop()
-        for ph, o in zip(self.phs[1:1 + nc], self.outs[:nc]):
-            if ph.dtype != o.dtype or ph.shape is None or o.shape is None or \
+        for c, ph, o in zip(self.carried, self.phs[1:1 + nc], self.outs[:nc]):
+            if ph.dtype != o.dtype or c.dtype != ph.dtype or ph.shape is None or o.shape is None or \
                     len(ph.shape) != len(o.shape):
                 raise _NoLoop()
         for o in self.outs:
@@ -433,5 +433,15 @@ def loop_lines(node: Node, r, ns: Dict[str, Any], ranges, directory: str) -> Opt
             rows[-1], count, r.value(tuple(shape)), dt))
     args = [r.value(start), r.value(stop), r.value(step)] + k.sizes + \
         [r.value(x) for x in tuple(carried) + tuple(lifted)] + rows
-    lines.append("%s = _L%d(%s)" % (node.name, i, ", ".join(args)))
+    call = "_L%d(%s)" % (i, ", ".join(args))
+    outs = sub.graph.outputs[:len(carried)]
+    if any(not o.shape for o in outs):
+        # a 0-d carried value is a NumPy scalar after the loop, as NumPy's arithmetic on
+        # 0-d arrays (and so the Python loop) leaves it
+        lines.append("_L%d_out = %s" % (i, call))
+        parts = ["_L%d_out[%d]%s" % (i, j, "" if j < len(outs) and outs[j].shape else "[()]")
+                 for j in range(len(outs))] + \
+            ["_L%d_out[%d]" % (i, j) for j in range(len(outs), len(sub.graph.outputs))]
+        call = "(%s,)" % ", ".join(parts)
+    lines.append("%s = %s" % (node.name, call))
     return lines

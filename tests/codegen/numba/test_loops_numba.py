@@ -197,3 +197,38 @@ def test_a_loop_inside_a_loop_is_a_function_the_loop_calls():
     for n, k in ((0, 3), (1, 1), (5, 3), (9, 6)):
         x = RNG.standard_normal((n, k))
         _same(c(x), nested(x))
+
+
+def counted(x):
+    n = 0
+    s = np.zeros(x.shape[1])
+    for t in range(x.shape[0]):
+        n = n + 1
+        s = s + x[t] * n
+    return s, n
+
+
+def strided_start(x):
+    acc = x[:, 0]
+    for t in range(x.shape[0]):
+        acc = acc * 0.5 + x[t, :x.shape[0]]
+    return acc
+
+
+def test_a_python_number_carried_and_a_strided_first_value():
+    ep = ss.export(counted, (RNG.standard_normal((5, 3)),),
+                   dynamic_shapes={"x": {0: ss.Dim("T", min=0)}})
+    c = ep.compile(backend="numba")
+    assert "_L0(" in c.source
+    for n in (1, 3, 9):
+        x = RNG.standard_normal((n, 3))
+        got, want = c(x), counted(x)
+        _same(got[0], want[0])
+        assert np.ndim(got[1]) == 0 and got[1] == want[1]
+    ep = ss.export(strided_start, (RNG.standard_normal((5, 6)),),
+                   dynamic_shapes={"x": {0: ss.Dim("T", min=1, max=6)}})
+    c = ep.compile(backend="numba")
+    assert "_L0(" in c.source
+    for n in (1, 4, 6):
+        x = RNG.standard_normal((n, 6))
+        _same(c(x), strided_start(x))
