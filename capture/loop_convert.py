@@ -51,6 +51,7 @@ from .state.binding import user_code
 
 LOOP_HELPER = "__symshape_loop__"
 CALL_NAME = "__symshape_iter__"
+WHILE_END = "__symshape_while_end__"
 # iterables called in the for statement itself that the helper looks into (passed
 # unevaluated: ``enumerate(x)`` would start iterating x)
 _LOOKED_INTO = ("enumerate", "zip", "reversed")
@@ -89,6 +90,22 @@ def maybe_found(depth: int = 2) -> Optional[str]:
     return why
 
 
+
+
+def while_found(c) -> None:
+    """``env.guard_hook``: a guard made by the test of a ``while`` statement that counts
+    up to a size (``while i < n``) aborts the trace like a for loop does, to convert it."""
+    if not _ACTIVE[0]:
+        return
+    f = sys._getframe(2)
+    while f is not None and not user_code(f.f_code):
+        f = f.f_back
+    if f is None or f.f_code in _REWRITTEN:
+        return
+    got = conversion(f.f_code)
+    if got is not None and _span_at(got[1], f.f_lineno) is not None and \
+            f.f_lineno in got[2]:
+        raise LoopFound(f.f_code, f.f_lineno)
 
 
 class LoopFound(BaseException):
@@ -191,7 +208,7 @@ def _convert(code: types.CodeType):
     if new.co_freevars != freevars:
         _REFUSED.setdefault(code, {})[-1] = "its closure could not be kept"
         return None
-    return new, set(rewriter.spans)
+    return new, set(rewriter.spans), set(rewriter.whiles)
 
 
 def _declared(fn: ast.FunctionDef) -> Set[str]:
@@ -286,6 +303,22 @@ def _carried(body: List[ast.stmt], target_names: Set[str], local: Set[str]
     return names, {n: kinds.get(n, "name") for n in names}
 
 
+def _increment(stmt, name: str) -> Optional[int]:
+    """``k`` when ``stmt`` is ``name += k`` or ``name = name + k`` (``k`` a positive int)."""
+    if isinstance(stmt, ast.AugAssign) and isinstance(stmt.op, ast.Add):
+        target, value = stmt.target, stmt.value
+    elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and \
+            isinstance(stmt.value, ast.BinOp) and isinstance(stmt.value.op, ast.Add) and \
+            isinstance(stmt.value.left, ast.Name) and stmt.value.left.id == name:
+        target, value = stmt.targets[0], stmt.value.right
+    else:
+        return None
+    if not (isinstance(target, ast.Name) and target.id == name and
+            isinstance(value, ast.Constant) and type(value.value) is int and value.value > 0):
+        return None
+    return value.value
+
+
 def _why_not(body: List[ast.stmt], declared: Set[str], carried: List[str]) -> Optional[str]:
     """Why a body cannot become a function, or None."""
     for node in _own_nodes(body):
@@ -354,7 +387,9 @@ class _Rewriter:
         self.local = local
         self.refused = refused
         self.spans: List[Tuple[int, int]] = []
+        self.whiles: Set[int] = set()          # the lines of the while statements converted
         self.count = 0
+        self.depth = 0                          # inside how many converted loop bodies
 
     def statements(self, stmts: List[ast.stmt]) -> List[ast.stmt]:
         out: List[ast.stmt] = []
@@ -373,7 +408,61 @@ class _Rewriter:
                 h.body = self.statements(h.body)
         if isinstance(s, ast.For):
             return self.loop(s)
+        if isinstance(s, ast.While):
+            got = self.counted_while(s)
+            if got is not None:
+                return got
         return [s]
+
+    def counted_while(self, s: ast.While):
+        """``while i < n: BODY; i += k`` (``<=``, ``n > i`` too; ``i`` bound nowhere else in
+        the body, ``n`` not changed by it, no ``break`` / ``continue`` / ``return``) as
+        ``for i in range(i, n, k): BODY`` (converted like any for statement) and ``i`` set
+        to its value after the last test, or None when the loop is not of that form."""
+        t = s.test
+        if s.orelse or not isinstance(t, ast.Compare) or len(t.ops) != 1 or not s.body:
+            return None
+        op, left, right = t.ops[0], t.left, t.comparators[0]
+        if isinstance(op, (ast.Lt, ast.LtE)) and isinstance(left, ast.Name):
+            name, bound = left.id, right
+        elif isinstance(op, (ast.Gt, ast.GtE)) and isinstance(right, ast.Name):
+            name, bound = right.id, left
+        else:
+            return None
+        k = _increment(s.body[-1], name)
+        rest = s.body[:-1]
+        stored = {n.id for n in _own_nodes(s.body) if isinstance(n, ast.Name)
+                  and isinstance(n.ctx, ast.Store)} | set(_carried(s.body, set(),
+                                                                    self.local)[0])
+        read = {n.id for n in ast.walk(bound) if isinstance(n, ast.Name)}
+        if k is None or name in {n.id for n in _own_nodes(rest) if isinstance(n, ast.Name)
+                                 and isinstance(n.ctx, ast.Store)} or read & stored or \
+                _breaks(rest) or any(isinstance(n, (ast.Continue, ast.Return))
+                                     for n in _own_nodes(rest)):
+            return None
+        end = "__symshape_end_%d" % self.count
+        if isinstance(op, (ast.LtE, ast.GtE)):
+            bound = ast.BinOp(left=bound, op=ast.Add(), right=ast.Constant(value=1))
+        pre = ast.Assign(targets=[ast.Name(id=end, ctx=ast.Store())], value=bound)
+        loop = ast.For(target=ast.Name(id=name, ctx=ast.Store()),
+                       iter=ast.Call(func=ast.Name(id="range", ctx=ast.Load()),
+                                     args=[ast.Name(id=name, ctx=ast.Load()),
+                                           ast.Name(id=end, ctx=ast.Load()),
+                                           ast.Constant(value=k)], keywords=[]),
+                       body=rest or [ast.Pass()], orelse=[], type_comment=None)
+        after = ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())], value=ast.Call(
+            func=ast.Name(id=WHILE_END, ctx=ast.Load()),
+            args=[ast.Name(id=name, ctx=ast.Load()), ast.Name(id=end, ctx=ast.Load()),
+                  ast.Constant(value=k)], keywords=[]))
+        for node in (pre, loop, after):
+            ast.copy_location(node, s)
+        ast.fix_missing_locations(ast.Module(body=[pre, loop, after], type_ignores=[]))
+        loop.iter.end_lineno = t.end_lineno
+        got = self.loop(loop)
+        if len(got) == 1:                # not convertible: the while as it was
+            return None
+        self.whiles.update(range(s.lineno, t.end_lineno + 1))
+        return [pre] + got + [after]
 
     def looked_into(self, it):
         """``enumerate(zip(a, b))`` as ``__symshape_iter__(enumerate,
@@ -396,7 +485,9 @@ class _Rewriter:
             self.refused[span] = why
             s.body = self.statements(s.body)
             return [s]
+        self.depth += 1
         body = self.statements(s.body)
+        self.depth -= 1
         k = self.count
         self.count += 1
         fname = "__symshape_body_%d" % k
@@ -428,10 +519,13 @@ class _Rewriter:
                               _tuple(saved, ast.Load), info], keywords=[])
         assign = ast.Assign(targets=[_tuple(carried, ast.Store)], value=call) if carried \
             else ast.Expr(value=call)
-        post = [ast.If(test=ast.Compare(left=ast.Name(id=n, ctx=ast.Load()), ops=[ast.Is()],
-                                        comparators=[ast.Name(id=UNDEF_NAME, ctx=ast.Load())]),
-                       body=[ast.Delete(targets=[ast.Name(id=n, ctx=ast.Del())])], orelse=[])
-                for n in carried]
+        # (a name the loop left unbound is unbound after it; inside another loop's body
+        # it stays the sentinel, which that body returns)
+        post = [] if self.depth else [
+            ast.If(test=ast.Compare(left=ast.Name(id=n, ctx=ast.Load()), ops=[ast.Is()],
+                                    comparators=[ast.Name(id=UNDEF_NAME, ctx=ast.Load())]),
+                   body=[ast.Delete(targets=[ast.Name(id=n, ctx=ast.Del())])], orelse=[])
+            for n in carried]
         out = [fdef] + pre + [assign] + post + s.orelse
         for node in out:
             ast.copy_location(node, s)

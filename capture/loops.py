@@ -19,9 +19,25 @@ was.  A symbolic one (``range`` over sizes, the rows of an array with a symbolic
 - lists the body appends to (``outs.append(h)``): each append is a per-iteration output,
   stacked by the loop node; the user's name is rebound to a ``LoopList`` that ``np.stack``,
   ``np.array``, ``np.asarray``, ``np.concatenate``, ``np.vstack``, ``sum``, ``len`` and
-  indexing understand.
+  indexing understand;
+- object state the body writes (``self.x = ...``, also in the methods it calls; see
+  ``_State``): carried like arrays and written once after the loop; constants it writes
+  are written once too;
+- the conditions on ``i`` that its facts leave open: when affine in ``i``, they hold for
+  every iteration if they hold at the first and last index, a guard on the inputs
+  (``_EveryIteration``, installed as ``env.loop_guard``); other conditions on ``i`` (``if
+  t == 0``) stay ``GuardOnDataDependentError``.
 
-The node (for the backends; emitted by ``defop("for_loop")``)::
+``[F] * n`` with ``n`` a size is a ``RepeatedList`` (``env.repeat_hook``): a loop zips it,
+indexes it by ``i`` and takes its ``len`` without pinning ``n``.  A ``while i < n: ...;
+i += k`` statement reaches here as the for statement it is rewritten to.
+
+Decisions: the body is traced once per pass, never unrolled; a body that cannot be one
+function (``break``, ``return``, ``yield``, ``del``, ``global``) stays a Python loop, with
+the reason in the specialization message (a ``ConstraintViolationError`` under a named
+``Dim``); a value whose shape changes per iteration is refused, never specialized.
+
+The node (for the backends; emitted by ``defop("for_loop")``):: (for the backends; emitted by ``defop("for_loop")``)::
 
     for_loop(start, stop, step, (carried...), (lifted...), (row_shape...))
         attrs: body=Subgraph, dtypes=(row dtype...)
@@ -32,7 +48,11 @@ The node (for the backends; emitted by ``defop("for_loop")``)::
 symbols).  The body subgraph's inputs are ``(i, *carried, *lifted)``, its first input is
 named after the index symbol (so its checks and sizes can use ``i``), and its outputs are
 ``(*carried, *rows)``.  ``symshape.runtime.for_loop`` runs it; with zero trips the stacked
-outputs are empty arrays of shape ``(0, *row_shape)``.
+outputs are empty arrays of shape ``(0, *row_shape)``.  The index is ``start + n * step``
+for the ``n``-th iteration (ONNX: codegen/onnx/control.py binds it so).  The loop owns its
+carried arrays (the runtime copies them once, before the first iteration): a write into
+one that nothing else in the body reads is the op ``setitem_owned`` (``x[index] = v`` into
+``x`` itself, returning it), which a backend may also run as a plain ``setitem``.
 """
 from __future__ import annotations
 
@@ -51,7 +71,7 @@ from symshape.userframe import user_frame
 
 from .control import annotation as _annot, trace_branch as _trace_branch
 from .lenrange import SymRange
-from .loop_convert import CALL_NAME, LOOP_HELPER, UNDEF_NAME
+from .loop_convert import CALL_NAME, LOOP_HELPER, UNDEF_NAME, WHILE_END
 from .ops.registry import defop
 from .state.binding import user_code
 from .state.objstate import active
@@ -365,11 +385,8 @@ def _traced_loop(src: _Source, body, carried: tuple, info: tuple):
 def _initial(t, v, kind):
     """How a carried value enters a pass: ('array', traced) / ('list', None) /
     ('value', v)."""
-    if kind == "list" and type(v) is list:
-        if v:
-            raise UserError("a list appended to in a loop over a dynamic count must be empty "
-                            "before the loop")
-        return "list", None
+    if kind == "list" and type(v) in (list, LoopList):
+        return "list", v            # (its items before the loop come first after it)
     if type(v) is TracedArray:
         return "array", v
     if isinstance(v, np.ndarray):
@@ -750,39 +767,21 @@ def _count(env, src: _Source):
 
 
 def _emit(t, src: _Source, sub, outs, slots, made, names, frame, state):
+    """The ``for_loop`` node of a settled pass, and the values the user's names get back."""
     env = t.env
     sym = made["sym"]
-    proxies = made.get("proxies", {})
-    out = made["out"]
     n_carried = sum(1 for k, _ in slots if k == "array") + len(state.slots)
     carried_outs, rows = outs[:n_carried], outs[n_carried:]
     inits = [v for k, v in slots if k == "array"] + state.initial()
-    carried_in = []
     labels = [names[j] for j, (k, _) in enumerate(slots) if k == "array"] + state.labels()
-    for name, v, o in zip(labels, inits, carried_outs):
-        if o.ndim != v.ndim or any(_differs(env, a, b, sym) for a, b in zip(o.shape, v.shape)):
-            raise UserError("the shape of %s changes from one iteration to the next: %s "
-                            "before the loop, %s after one iteration%s; a value carried by a "
-                            "loop over a dynamic count keeps its shape (preallocate it, or "
-                            "collect per-iteration values in a list and stack it after the "
-                            "loop)" % (name, _annot(v), _annot(o), where(frame)))
-        carried_in.append(v.node)
-    row_shapes = []
-    owners = [j for j, k in made["per_list"].items() for _ in range(k)]
-    for j, r in zip(owners, rows):
-        for s in r.shape:
-            if type(s) is SymInt and sym in to_expr(s).free_symbols:
-                raise UserError("the shape of the values appended to %s changes from one "
-                                "iteration to the next (%s)%s" % (names[j], _annot(r),
-                                                                  where(frame)))
-        row_shapes.append(tuple(to_expr(s) for s in r.shape))
+    carried_in = _carried_inputs(env, labels, inits, carried_outs, sym, frame)
+    row_shapes = _row_shapes(made, names, rows, sym, frame)
     _writes_in_place(sub, len(carried_in))
     sub.graph.nodes[0].name = sym.name
     sub.inputs[0].name = sym.name
     lifted = list(sub.graph.lifted)
     sub.inputs = sub.inputs + [n for n in sub.graph.nodes if n.op == "input"][len(sub.inputs):]
-    count = SymInt(_count(env, src), None, env) if True else None
-    count = _simplified(env, count)
+    count = _simplified(env, SymInt(_count(env, src), None, env))
     inputs = (to_expr(src.start), to_expr(src.stop), src.step, tuple(carried_in),
               tuple(lifted), tuple(row_shapes))
     whole = t.emit("for_loop", inputs, {"body": sub, "dtypes": tuple(r.dtype for r in rows)},
@@ -792,6 +791,46 @@ def _emit(t, src: _Source, sub, outs, slots, made, names, frame, state):
     stacked = [t.emit("tuple_get", (whole.node,), {"index": n_carried + q},
                       (count,) + tuple(r.shape), r.dtype, name="getitem")
                for q, r in enumerate(rows)]
+    back = _given_back(t, slots, made, results, stacked, count, frame)
+    if state.needs_trip and env.evaluate(R.ge(to_expr(count), 1), None, frame) is not True:
+        raise UserError("a loop over a dynamic count that does not run here writes object "
+                        "state as no iteration would%s" % where(frame))
+    state.write_back(results[len(results) - len(state.slots):])
+    return tuple(back)
+
+
+def _carried_inputs(env, labels, inits, carried_outs, sym, frame) -> list:
+    """The carried values' nodes before the loop; a shape the body changes is refused."""
+    carried_in = []
+    for name, v, o in zip(labels, inits, carried_outs):
+        if o.ndim != v.ndim or any(_differs(env, a, b, sym) for a, b in zip(o.shape, v.shape)):
+            raise UserError("the shape of %s changes from one iteration to the next: %s "
+                            "before the loop, %s after one iteration%s; a value carried by a "
+                            "loop over a dynamic count keeps its shape (preallocate it, or "
+                            "collect per-iteration values in a list and stack it after the "
+                            "loop)" % (name, _annot(v), _annot(o), where(frame)))
+        carried_in.append(v.node)
+    return carried_in
+
+
+def _row_shapes(made, names, rows, sym, frame) -> list:
+    """Each appended value's shape (the same in every iteration)."""
+    row_shapes = []
+    owners = [j for j, k in made["per_list"].items() for _ in range(k)]
+    for j, r in zip(owners, rows):
+        for s in r.shape:
+            if type(s) is SymInt and sym in to_expr(s).free_symbols:
+                raise UserError("the shape of the values appended to %s changes from one "
+                                "iteration to the next (%s)%s" % (names[j], _annot(r),
+                                                                  where(frame)))
+        row_shapes.append(tuple(to_expr(s) for s in r.shape))
+    return row_shapes
+
+
+def _given_back(t, slots, made, results, stacked, count, frame) -> list:
+    """What each carried name holds after the loop."""
+    proxies = made.get("proxies", {})
+    out = made["out"]
     back, it_res, it_rows = [], iter(results), iter(stacked)
     for j, (k, v) in enumerate(slots):
         if k == "array":
@@ -807,22 +846,39 @@ def _emit(t, src: _Source, sub, outs, slots, made, names, frame, state):
                                   count, v, frame))
         else:
             back.append(v)
-    if state.needs_trip and env.evaluate(R.ge(to_expr(count), 1), None, frame) is not True:
-        raise UserError("a loop over a dynamic count that does not run here writes object "
-                        "state as no iteration would%s" % where(frame))
-    state.write_back(results[len(results) - len(state.slots):])
-    return tuple(back)
+    return back
 
 
 def _appended(t, stacked: list, count, before, frame):
     """The list after the loop: its rows (``k`` appends per iteration interleave)."""
     if not stacked:
-        return []
+        return before
     if len(stacked) == 1:
-        return LoopList(stacked[0], where(frame))
-    both = np.stack(stacked, axis=1)
-    return LoopList(both.reshape((count * len(stacked),) + tuple(stacked[0].shape[1:])),
-                    where(frame))
+        rows = stacked[0]
+    else:
+        both = np.stack(stacked, axis=1)
+        rows = both.reshape((count * len(stacked),) + tuple(stacked[0].shape[1:]))
+    if type(before) is LoopList or list.__len__(before):
+        rows = np.concatenate([_prefix(t, before, rows, frame), rows])
+    return LoopList(rows, where(frame))
+
+
+def _prefix(t, before, rows, frame):
+    """The items a list held before the loop appended to it, stacked like its rows."""
+    if type(before) is LoopList:
+        head = before.stacked
+    else:
+        items = [x if type(x) is TracedArray else t.operand(np.asarray(x)) for x in before]
+        if any(type(x) is not TracedArray for x in items):
+            raise UserError("a list a loop over a dynamic count appends to held values that "
+                            "are not arrays before the loop%s" % where(frame))
+        head = np.stack(items)
+    if head.ndim != rows.ndim or head.shape[1:] != rows.shape[1:] and any(
+            _differs(t.env, a, b, None) for a, b in zip(head.shape[1:], rows.shape[1:])):
+        raise UserError("a loop over a dynamic count appends values of shape %s to a list "
+                        "that held %s before it%s" % (_annot(rows[0]), _annot(head[0]),
+                                                       where(frame)))
+    return head.astype(np.result_type(head.dtype, rows.dtype))
 
 
 def _mentions_index(s) -> bool:
@@ -868,4 +924,16 @@ def _differs(env, a, b, sym) -> bool:
 
 
 # the names the rewritten code calls, bound in ``builtins`` while a trace runs
-LOOP_BUILTINS = {LOOP_HELPER: loop_helper, UNDEF_NAME: UNDEF, CALL_NAME: iter_call}
+def while_end(i0, end, k: int):
+    """``i`` after ``while i < end: ...; i += k`` (converted to a for statement): the first
+    value from ``i0`` on, in steps of ``k``, that is not below ``end``."""
+    if type(i0) is not SymInt and type(end) is not SymInt:
+        return i0 + max(0, -(-(end - i0) // k)) * k
+    env = (i0 if type(i0) is SymInt else end).env
+    trips = E.smax(E.floordiv(E.add(E.sub(to_expr(end), to_expr(i0)), k - 1), k), 0)
+    e = env.simplify(E.add(to_expr(i0), E.scale(trips, k)))
+    return e if type(e) is int else SymInt(e, env.hint_of(e), env)
+
+
+LOOP_BUILTINS = {LOOP_HELPER: loop_helper, UNDEF_NAME: UNDEF, CALL_NAME: iter_call,
+                 WHILE_END: while_end}

@@ -392,8 +392,23 @@ def for_loop(body, start, stop, step, carried, extra, row_shapes, dtypes):
     # the loop owns its carried arrays (a body may write into them: setitem_owned)
     carried = tuple(np.array(c, copy=True) if type(c) is np.ndarray else c for c in carried)
     nc = len(carried)
+    if not row_shapes:              # (the common bodies, without per-iteration slicing)
+        if nc == 1:
+            (c,) = carried
+            for i in range(start, stop, step):
+                c = body(i, c, *extra)
+            return (c,)
+        for i in range(start, stop, step):
+            carried = body(i, *carried, *extra)
+        return tuple(carried)
     rows = [[] for _ in row_shapes]
-    for i in range(start, stop, step):
+    if nc == 1 and len(rows) == 1:   # an RNN's state and its output per step
+        (c,), add = carried, rows[0].append
+        for i in range(start, stop, step):
+            c, v = body(i, c, *extra)
+            add(v)
+        carried = (c,)
+    for i in (range(start, stop, step) if nc != 1 or len(rows) != 1 else ()):
         out = body(i, *carried, *extra)
         if type(out) is not tuple:
             out = (out,)

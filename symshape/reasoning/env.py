@@ -139,6 +139,9 @@ class ShapeEnv:
         # ``[x] * n`` with ``n`` a size: a list of the tracer's that keeps ``n`` (None: the
         # list's own repetition, which specializes n)
         self.repeat_hook = None
+        # called with every condition about to become a guard (capture/loop_convert.py: a
+        # ``while i < n`` over a size aborts the trace to be converted)
+        self.guard_hook = None
 
     # ------------------------------------------------------------------ symbols
     def create_symbol(self, hint: Optional[int], source: str, vr: ValueRange = DEFAULT_RANGE,
@@ -228,6 +231,8 @@ class ShapeEnv:
             raise self._data_dependent(c, frame)
         if hint is None:
             hint = self._hint_cond(c)
+        if self.guard_hook is not None:
+            self.guard_hook(c)
         if self.branch_depth and any(s.unbacked for s in original.free_symbols):
             # inside a branch, on a data-dependent size an ss.check tied to the inputs
             # (u0 -> s0 - 3): the path taken is checked where the branch computes that

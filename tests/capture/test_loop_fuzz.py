@@ -5,7 +5,7 @@ Hypothesis draws a method ``run(self, x)`` whose body is a ``for`` statement ove
 themselves) with a random body over carried arrays, Python number accumulators, lists
 appended to and stacked after the loop, an array made before the loop and written row by
 row, and object state (``self.v``).  The program is exported once with the row count a
-``Dim`` and run through ``module()`` at trip counts 0, 1, 2 and more; outputs and the
+``Dim`` and run through ``module()`` and ``ep.compile()`` at trip counts 0, 1, 2 and more; outputs and the
 object's state must agree with eager ones on a twin object.
 
 CI runs a few examples; ``HYPOTHESIS_PROFILE=thorough`` runs 500.
@@ -107,10 +107,12 @@ def test_loop_programs_match_eager(head, body, counts):
                    dynamic_shapes={"x": {0: ss.Dim("T", min=0)}})
     # (a loop whose results nothing uses is dropped with them)
     assert "for_loop" in str(ep) or "n = n + t" in body or "t = 0" in head[1], src
-    m = ep.module()
+    runners = [ep.module(), ep.compile()]
     for n in counts:
         x = rng.standard_normal((n, 3))
+        v0 = twin.v.copy()
         want = twin.run(x)
-        got = m(x)
-        _same(want, got)
-        _same([twin.v], [prog.v])
+        for run in runners:
+            prog.v = v0.copy()
+            _same(want, run(x))
+            _same([twin.v], [prog.v])

@@ -351,3 +351,123 @@ def test_index_within_its_range_needs_no_check():
     ep = ss.export(columns, (RNG.standard_normal((3, 6)),), dynamic_shapes={"x": {1: T}})
     body = next(n for n in ep.graph.nodes if n.op == "for_loop").attrs["body"]
     assert body.checks == []
+
+
+# --------------------------------------------------------------------------- while, [F] * n
+def counted_while(x):
+    i = 0
+    acc = np.zeros(x.shape[1])
+    while i < x.shape[0]:
+        acc = acc + x[i] * i
+        i += 1
+    return acc, i
+
+
+def stepped_while(x):
+    i = 1
+    acc = np.zeros(x.shape[1])
+    while i <= len(x) - 1:
+        acc = acc * 0.5 + x[i]
+        i = i + 2
+    return acc, i
+
+
+@pytest.mark.parametrize("f", [counted_while, stepped_while])
+def test_a_while_counting_up_to_a_size_is_a_loop(f):
+    ep = ss.export(f, (RNG.standard_normal((5, 3)),), dynamic_shapes={"x": {0: T}})
+    assert "for_loop" in _ops(ep)
+    for n in (0, 1, 2, 5, 8):
+        x = RNG.standard_normal((n, 3))
+        want, got = f(x), ep.module()(x)
+        _same(want[0], got[0])
+        assert want[1] == got[1]
+
+
+def test_a_list_repeated_by_a_size_is_zipped_and_indexed_by_the_loop():
+    def smooth(xs, F):
+        n = len(xs)
+        Fs = [F] * n
+        out = xs.copy()
+        for k in range(n - 2, -1, -1):
+            out[k] = out[k] + Fs[k + 1] @ out[k + 1] * 0.1
+        total = np.zeros(2)
+        for x, G in zip(xs, Fs):
+            total = total + G @ x
+        return out, total, len(Fs)
+    F = np.array([[1.0, 0.5], [0.0, 1.0]])
+    ep = ss.export(smooth, (RNG.standard_normal((6, 2)), F),
+                   dynamic_shapes={"xs": {0: ss.Dim("T", min=1)}, "F": None})
+    assert _ops(ep).count("for_loop") == 2
+    for n in (1, 2, 9):
+        xs = RNG.standard_normal((n, 2))
+        _same(smooth(xs, F), ep.module()(xs, F))
+
+
+def test_a_list_repeated_by_a_size_used_otherwise_specializes_as_before():
+    def f(x):
+        parts = [1.0] * x.shape[0]
+        return x * sum(parts)
+    with pytest.raises(ConstraintViolationError) as e:
+        ss.export(f, (np.ones((4, 2)),), dynamic_shapes={"x": {0: T}})
+    assert "iterating over a list repeated by a size" in str(e.value)
+
+
+class Counter:
+    def __init__(self):
+        self.c = np.zeros(3)
+
+    def run(self, x):
+        print("before the loop")
+        self.c = self.c + 1
+        h = np.zeros(3)
+        for row in x:
+            h = h + row
+        print("after the loop")
+        return h + self.c
+
+
+def test_the_trace_aborted_at_the_loop_prints_once_and_leaves_the_object_alone(capsys):
+    m = Counter()
+    ep = ss.export(m.run, (np.ones((4, 3)),), dynamic_shapes={"x": {0: T}})
+    assert capsys.readouterr().out == "before the loop\nafter the loop\n"
+    assert m.c.tolist() == [0.0, 0.0, 0.0]
+    twin = Counter()
+    x = RNG.standard_normal((6, 3))
+    _same(twin.run(x), ep.module()(x))
+    _same(twin.c, m.c)
+
+
+def test_a_list_holding_items_before_the_loop_and_two_loops_appending():
+    def f(x):
+        h = x[0]
+        hs = [h]
+        for t in range(1, x.shape[0]):
+            h = 0.5 * h + x[t]
+            hs.append(h)
+        for row in x:
+            hs.append(row * 2)
+        return np.stack(hs)
+    _check(f, lambda m: (RNG.standard_normal((m, 3)),), {"x": {0: ss.Dim("T", min=1)}},
+           (1, 2, 6))
+
+
+class History:
+    def __init__(self):
+        self.hist = []
+
+    def run(self, x):
+        h = np.zeros(3)
+        for row in x:
+            h = h + row
+            self.hist.append(h)
+        return h
+
+
+def test_an_effect_that_cannot_be_replayed_per_iteration_is_refused_naming_its_line():
+    m = History()
+    with pytest.raises(UserError) as e:
+        ss.export(m.run, (np.ones((4, 3)),), dynamic_shapes={"x": {0: T}})
+    line = History.run.__code__.co_firstlineno + 4
+    assert "cannot be replayed per iteration (self.hist)" in str(e.value)
+    assert "test_loops.py:%d: self.hist.append(h)" % line in str(e.value)
+    assert m.hist == []

@@ -1,7 +1,8 @@
 """Programs in the styles of public NumPy code with a Python loop over a dynamic count (an
 Elman RNN and an LSTM over time with the outputs stacked, a Kalman filter class over a batch
 of measurements, a moving average over rows, a leapfrog integrator for n steps, the deltas of
-speech features over frames): each exports once with a dynamic count and matches eager
+speech features over frames, an N-body simulation with loops nested over steps and
+particles): each exports once with a dynamic count and matches eager
 NumPy, values and object state, at several counts through ``ep.module()``, every backend
 (numpy, numba, Dask, onnxruntime), ``ss.save`` / ``ss.load`` and ``ss.compile`` (one
 variant).  Written for this suite (issue 41)."""
@@ -186,3 +187,31 @@ def test_kalman_filter_class_over_a_batch_of_measurements():
             _same(twin.batch_filter(zs), run(zs))
             _same(twin.x, kf.x)
             _same(twin.P, kf.P)
+
+
+def nbody(pos, vel, n_steps):        # an N-body simulation, written for this suite
+    dt = 0.01
+    for step in range(n_steps):
+        acc = np.zeros_like(pos)
+        for i in range(pos.shape[0]):
+            for j in range(pos.shape[0]):
+                d = pos[j] - pos[i]
+                r2 = (d * d).sum() + 0.1
+                acc[i] += d / r2 ** 1.5
+        vel = vel + dt * acc
+        pos = pos + dt * vel
+    return pos, vel
+
+
+def test_n_body_with_loops_nested_over_steps_and_particles():
+    N = ss.Dim("N", min=1)
+    ep = ss.export(nbody, (RNG.standard_normal((4, 3)), np.zeros((4, 3)), 3),
+                   dynamic_shapes={"pos": {0: N}, "vel": {0: N},
+                                   "n_steps": ss.Dim("S", min=0)})
+    assert sum(n.op == "for_loop" for n in ep.graph.nodes) == 1      # the others nest
+    runs = [ep.module(), ep.compile(), ep.compile(backend="numba")]
+    for n, steps in ((1, 3), (2, 0), (3, 4), (7, 2)):
+        p, v = RNG.standard_normal((n, 3)), RNG.standard_normal((n, 3))
+        want = nbody(p, v, steps)
+        for run in runs:
+            _same(want, run(p, v, steps))
