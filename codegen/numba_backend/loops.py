@@ -98,6 +98,10 @@ _MATMULS = {
 }
 
 
+#: creation ops a loop body may make arrays with (fresh arrays, as in NumPy)
+_CREATION = ("zeros", "ones", "empty", "eye")
+
+
 def _work(sa, sb) -> int:
     m = sa[0] if len(sa) == 2 else 1
     n = sb[1] if len(sb) == 2 else 1
@@ -106,12 +110,13 @@ def _work(sa, sb) -> int:
 
 class LoopKernel:
     """One loop as a numba module: ``source``, ``key`` (its hash), ``sizes`` (the size
-    symbols of the program it takes, by name), ``inplace`` (carried positions written in
-    place, copied once before the loop)."""
+    symbols of the program it takes, by name), ``consts`` (the constants of its bodies,
+    its last arguments)."""
 
-    def __init__(self, source: str, sizes: List[str]) -> None:
+    def __init__(self, source: str, sizes: List[str], consts: List[Node]) -> None:
         self.source = source
         self.sizes = sizes
+        self.consts = consts
         self.key = hashlib.sha1(source.encode()).hexdigest()[:20]
 
 
@@ -130,8 +135,9 @@ def plan_loop(node: Node, ranges) -> Optional[LoopKernel]:
     only NumPy runs (the node stays a Python loop over the body's NumPy code)."""
     try:
         mod = _Module()
-        sizes = _LoopWriter(node, ranges, mod, "loop").write()
-        return LoopKernel(mod.render(), sorted(s.name for s in sizes))
+        w = _LoopWriter(node, ranges, mod, "loop")
+        sizes = w.write()
+        return LoopKernel(mod.render(), sorted(s.name for s in sizes), w.consts)
     except _NoLoop:
         return None
 
@@ -176,6 +182,8 @@ class _LoopWriter:
         self.outs = list(sub.graph.outputs)
         self.syms: set = set()
         self.lines: List[str] = []
+        # constants of the body (and of loops inside it): arguments after the rows
+        self.consts = [n for n in sub.graph.nodes if n.op == "constant"]
         self.pos = 0
         self._refuse_shapes()
 
@@ -255,9 +263,15 @@ class _LoopWriter:
             else:
                 self.lines.append("%s = np.empty((), %s)" % (n.name, self._dt(n.dtype)))
                 self.lines.append("%s[()] = %s[%s]" % (n.name, n.inputs[0].name, idx))
-        elif n.op == "matmul":
+        elif n.op in ("matmul", "dot"):
             self._matmul(n)
             fresh.add(n)
+        elif n.op in _CREATION and not n.inputs:
+            self._creation(n)
+            fresh.add(n)
+        elif n.op == "permute_dims" and n.attrs.get("axes") == (1, 0) and \
+                type(n.inputs[0]) is Node:
+            self.lines.append("%s = %s.T" % (n.name, n.inputs[0].name))
         elif n.op == "for_loop":
             self._inner_loop(n)
         elif n.op == "tuple_get" and type(n.inputs[0]) is Node and \
@@ -274,7 +288,8 @@ class _LoopWriter:
             raise _NoLoop()
         a, b = n.inputs
         if n.dtype is None or n.dtype.name not in ("float32", "float64") or \
-                a.dtype != n.dtype or b.dtype != n.dtype:
+                not all(x.dtype is not None and x.dtype.kind in "biuf" and
+                        np.can_cast(x.dtype, n.dtype, "safe") for x in (a, b)):
             raise _NoLoop()
         ranks = (len(a.shape), len(b.shape))
         dims = tuple(a.shape) + tuple(b.shape)
@@ -294,6 +309,7 @@ class _LoopWriter:
         fname = "_loop%d" % self.mod.loops
         inner = _LoopWriter(n, self.ranges, self.mod, fname)
         sizes = inner.write()
+        self.consts += [c for c in inner.consts if c not in self.consts]
         self.syms |= sizes
         start, stop, step, carried, lifted, row_shapes = n.inputs
         bounds = ", ".join(self._size(v) for v in (start, stop, step))
@@ -304,8 +320,29 @@ class _LoopWriter:
                 rows[-1], bounds, _shape_py(tuple(self._size(d) for d in shape))
                 if len(shape) else "()", self._dt(o.dtype)))
         args = [bounds] + sorted(s.name for s in sizes) + \
-            [x.name for x in tuple(carried) + tuple(lifted)] + rows
+            [x.name for x in tuple(carried) + tuple(lifted)] + rows + \
+            [c.name for c in inner.consts]
         self.lines.append("%s = %s(%s)" % (n.name, fname, ", ".join(args)))
+
+    def _creation(self, n: Node) -> None:
+        """``np.zeros`` / ``ones`` / ``empty`` of sizes, ``np.eye`` of static sizes."""
+        attrs = dict(n.attrs)
+        dt = attrs.pop("dtype", None)
+        if dt is None or np.dtype(dt) != n.dtype or n.dtype.kind not in "biuf":
+            raise _NoLoop()
+        if n.op == "eye":
+            N, M, k = attrs.pop("N", None), attrs.pop("M", None), attrs.pop("k", 0)
+            if attrs or not all(type(v) is int for v in (N, M, k)):
+                raise _NoLoop()
+            self.lines.append("%s = np.eye(%d, %d, %d, %s)" % (n.name, N, M, k, self._dt(n.dtype)))
+            return
+        shape = attrs.pop("shape", None)
+        if attrs or type(shape) is not tuple:
+            raise _NoLoop()
+        for d in shape:
+            self._size(d)
+        self.lines.append("%s = np.%s(%s, %s)" % (n.name, n.op, _shape_py(shape) if shape
+                                                  else "()", self._dt(n.dtype)))
 
     def _setitem(self, n: Node, reads, fresh: set) -> None:
         """``y[t, :] = v`` in place: ``y`` is a value of this iteration (or a carried
@@ -361,7 +398,8 @@ class _LoopWriter:
         sizes = sorted({s.name for s in self.syms} - {index})
         carried = [p.name for p in phs[1:1 + nc]]
         rows = ["_rows%d" % j for j in range(len(outs) - nc)]
-        params = ["_start", "_stop", "_step"] + sizes + [p.name for p in phs[1:]] + rows
+        params = ["_start", "_stop", "_step"] + sizes + [p.name for p in phs[1:]] + rows + \
+            [c.name for c in self.consts]
         body = ["def %s(%s):" % (self.fname, ", ".join(params))]
         for ph in copied:
             body.append("    %s = %s.copy()" % (ph.name, ph.name))
@@ -433,6 +471,10 @@ def loop_lines(node: Node, r, ns: Dict[str, Any], ranges, directory: str) -> Opt
             rows[-1], count, r.value(tuple(shape)), dt))
     args = [r.value(start), r.value(stop), r.value(step)] + k.sizes + \
         [r.value(x) for x in tuple(carried) + tuple(lifted)] + rows
+    for c in k.consts:
+        # (the name the NumPy code of the body gives it too)
+        ns[c.name] = np.asarray(c.meta["value"])
+        args.append(c.name)
     call = "_L%d(%s)" % (i, ", ".join(args))
     outs = sub.graph.outputs[:len(carried)]
     if any(not o.shape for o in outs):

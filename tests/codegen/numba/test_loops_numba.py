@@ -232,3 +232,39 @@ def test_a_python_number_carried_and_a_strided_first_value():
     for n in (1, 4, 6):
         x = RNG.standard_normal((n, 6))
         _same(c(x), strided_start(x))
+
+
+def smoothed(x):
+    y = np.zeros_like(x)
+    pad = np.concatenate([x[:1], x, x[-1:]])
+    for t in range(x.shape[0]):
+        y[t] = np.dot(np.array([1, 2, 1]), pad[t:t + 3]) / 4.0
+    return y
+
+
+def attract(pos, n_steps):
+    for _ in range(n_steps):
+        acc = np.zeros_like(pos)
+        for i in range(pos.shape[0]):
+            for j in range(pos.shape[0]):
+                d = pos[j] - pos[i]
+                acc[i] += d / ((d * d).sum() + 0.5)
+        pos = pos + 0.01 * acc
+    return pos
+
+
+def test_a_dot_with_a_constant_and_arrays_made_in_the_body():
+    ep = ss.export(smoothed, (RNG.standard_normal((5, 3)),),
+                   dynamic_shapes={"x": {0: ss.Dim("T", min=1)}})
+    c = ep.compile(backend="numba")
+    assert "_L0(" in c.source
+    for n in (1, 2, 9):
+        x = RNG.standard_normal((n, 3))
+        _same(c(x), smoothed(x))
+    ep = ss.export(attract, (RNG.standard_normal((4, 2)), 3),
+                   dynamic_shapes={"pos": {0: ss.Dim("N", min=1)}, "n_steps": ss.Dim("S", min=0)})
+    c = ep.compile(backend="numba")
+    assert "_L0(" in c.source and "def _loop2(" in c.source
+    for n, steps in ((1, 3), (2, 0), (5, 4)):
+        p = RNG.standard_normal((n, 2))
+        _same(c(p, steps), attract(p, steps))
