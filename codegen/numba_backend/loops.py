@@ -2,11 +2,20 @@
 ``backend="numba"``: the whole loop as one numba function where its body allows it.
 
 The body subgraph is planned by the same planner as a program (``plan_body``).  When every
-step of that plan is a kernel (an elementwise or reduction loop nest: no BLAS call, no op
-without a numba form) or a write ``y[t, :] = v`` into a carried array that nothing else
-reads, the loop is one ``@njit`` function (``LoopKernel.source``)::
+step of that plan is one of
 
-    def loop(start, stop, step, <sizes>, <carried...>, <lifted...>, <rows...>):
+- a kernel (elementwise chains and reductions, fused as in a program);
+- a view ``x[t]`` (basic indices of sizes and slices), a 2-D transpose;
+- ``matmul`` / ``dot`` of float vectors and matrices of static sizes, at most
+  ``MATMUL_WORK`` multiply-adds (a loop nest here: a BLAS call from Python costs more);
+- ``np.zeros`` / ``ones`` / ``empty`` / ``eye``;
+- a write ``y[t, :] = v`` into a value no later step reads as it was (in place; a carried
+  array so written is copied once before the loop, which then owns it);
+- a loop inside the body (a function of the same module, ``_loop<k>``);
+
+the loop is one ``@njit`` function (``LoopKernel.source``)::
+
+    def loop(start, stop, step, <sizes>, <carried...>, <lifted...>, <rows...>, <consts>):
         k = 0
         for i in range(start, stop, step):
             add = np.empty((4,), float64); _k0(add, carried_0, lifted_x, 4, i)
@@ -18,13 +27,12 @@ reads, the loop is one ``@njit`` function (``LoopKernel.source``)::
 
 so the Python interpreter runs nothing per iteration.  The body's kernels are the serial
 variants (the per-iteration work of a loop over time is small; a large one would want its
-``prange`` variant, which a loop body does not use yet).  A carried array written in place
-(``y[t] = ...``) is copied once before the loop and written in place by every iteration
-(the functional ``setitem`` of the graph would copy it every iteration).
+``prange`` variant, which a loop body does not use yet).  A 0-d carried value comes back
+as a NumPy scalar, as the Python loop leaves it.
 
-Anything else (a ``matmul`` in the body, a view returned as is, a check on the index) keeps
-the node a Python-level step of the driver: ``symshape.runtime.for_loop`` calls the body's
-NumPy code once per iteration (``plan_loop`` returns None).
+Anything else (a larger matmul, ``np.linalg``, an op without a numba form, a check on the
+index) keeps the node a Python-level step of the driver: ``symshape.runtime.for_loop``
+calls the body's NumPy code once per iteration (``plan_loop`` returns None).
 """
 from __future__ import annotations
 
