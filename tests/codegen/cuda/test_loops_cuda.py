@@ -110,3 +110,21 @@ def test_rows_of_a_loop_that_does_not_run_are_device_arrays():
     c, rows = rt.for_loop(body, 0, 2, 1, (np.zeros(3).view(_Dev),), (), ((3,),),
                                 (np.dtype("f8"),))
     assert isinstance(rows, _Dev) and rows.shape == (2, 3) and c.tolist() == [2.0] * 3
+
+
+def nested(x):
+    acc = np.zeros(x.shape[1], x.dtype)
+    for t in range(x.shape[0]):
+        for j in range(x.shape[1]):
+            acc[j] = acc[j] * np.float32(0.5) + x[t, j]
+    return np.exp(acc)
+
+
+def test_a_loop_inside_a_loop_and_writes_in_place():
+    x0 = RNG.standard_normal((5, 4)).astype(np.float32)
+    c = compile_cupy(ss.export(nested, (x0,), dynamic_shapes={
+        "x": {0: ss.Dim("T", min=0), 1: ss.Dim("K", min=1)}}))
+    run = emulate(c)
+    for n, k in ((0, 3), (1, 1), (6, 5)):
+        x = RNG.standard_normal((n, k)).astype(np.float32)
+        _same(run(x), nested(x))
