@@ -132,6 +132,45 @@ def _rule_getitem(n, unify, cross) -> None:
         q += 1
 
 
+def _rule_setitem_owned(n, unify, cross) -> None:
+    """``y[idx] = v`` into a loop's own array (``setitem_owned``): the result has ``y``'s
+    axes; an axis written whole (``:``) stays with the value's axis it receives, an axis
+    written at an index or a window is crossed (the row written lies in one chunk)."""
+    target, value = n.inputs[0], n.inputs[1]
+    items = list(n.attrs["index"].items)
+    used = sum(1 for i in items if i is not None and i is not Ellipsis)
+    if Ellipsis in items:
+        k = items.index(Ellipsis)
+        items[k:k + 1] = [slice(None)] * (len(target.shape) - used)
+    items += [slice(None)] * (len(target.shape) - used)
+    sel = []                    # per axis of the selection: the target axis, whole or not
+    p = 0
+    for i in items:
+        if i is None:
+            sel.append(None)
+        elif isinstance(i, slice):
+            whole = i.start is None and i.stop is None and i.step is None
+            sel.append((p, whole))
+            p += 1
+        else:
+            cross(target, p)
+            p += 1
+    for j in range(len(target.shape)):
+        unify(j, target, j)
+    for s in sel:
+        if s is not None and not s[1]:
+            cross(target, s[0])
+    if type(value) is not Node:
+        return
+    off = len(sel) - len(value.shape)
+    for k in range(len(value.shape)):
+        s = sel[k + off] if k + off >= 0 else None
+        if s is None or not s[1]:
+            cross(value, k)
+        elif not (_is_one(value.shape[k]) and not _is_one(target.shape[s[0]])):
+            unify(s[0], value, k)
+
+
 def _rule_matmul(n, unify, cross) -> None:
     a, b = n.inputs[0], n.inputs[1]
     ra, rb, R = len(a.shape), len(b.shape), len(n.shape)
@@ -224,6 +263,10 @@ def _basic_index(n: Node) -> bool:
 #: creation are recognised by family in ``rule_of``
 RULES = {
     "getitem": (_basic_index, _rule_getitem),
+    "setitem_owned": (lambda n: len(n.inputs) == 2 and type(n.inputs[0]) is Node and
+                      type(n.attrs.get("index")) is IndexAttr and
+                      not any(isinstance(i, ArrRef) for i in n.attrs["index"].items),
+                      _rule_setitem_owned),
     "matmul": (lambda n: len(n.inputs) == 2 and len(n.input_nodes()) == 2, _rule_matmul),
     "permute_dims": (lambda n: isinstance(n.attrs.get("axes"), tuple), _rule_permute),
     "expand_dims": (lambda n: isinstance(n.attrs.get("axis"), tuple), _rule_expand),

@@ -146,3 +146,34 @@ def test_chunkable_axes_of_a_loop_program_name_the_batch():
     c = ep.compile(backend="dask")
     assert c.plan(dx).describe().startswith("segment (per chunk): zeros, for_loop, getitem")
     _same(c(dx), batched_rows(x))
+
+
+def written_wide(x):
+    y = np.zeros_like(x)
+    for t in range(x.shape[0]):
+        y[t] = np.sin(x[t]) + t
+    return y
+
+
+def written_part(x):
+    y = np.zeros_like(x)
+    for t in range(x.shape[0]):
+        y[t, 1:] = np.sin(x[t, 1:]) + t      # a window of the batch: not local
+    return y
+
+
+def test_writes_into_the_loops_array_along_the_batch():
+    spec = {"x": {0: ss.Dim("T", min=0), 1: ss.Dim("B")}}
+    x = RNG.standard_normal((6, 9))
+    dx = da.from_array(x, chunks=(2, 4))
+    c = ss.export(written_wide, (RNG.standard_normal((5, 6)),), dynamic_shapes=spec) \
+        .compile(backend="dask")
+    assert "per chunk, whole along the others: for_loop" in c.plan(dx).describe()
+    _same(c(dx), written_wide(x))
+    c = ss.export(written_part, (RNG.standard_normal((5, 6)),), dynamic_shapes=spec) \
+        .compile(backend="dask")
+    assert "one task: for_loop" in c.plan(dx).describe()
+    _same(c(dx), written_part(x))
+    for n in (0, 1):
+        z = RNG.standard_normal((n, 9))
+        _same(c(da.from_array(z, chunks=(1, 4))), written_part(z))
