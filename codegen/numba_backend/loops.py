@@ -369,13 +369,23 @@ class _LoopWriter:
         self.lines.append("%s[%s] = %s" % (n.name, idx, v))
         fresh.add(n)
 
-    def _owned(self) -> set:
-        """Carried inputs the loop may write in place: slot j carries out a value made in
-        the iteration (not an input passed through), no other slot carries it."""
+    def _owned(self, plan) -> set:
+        """Carried inputs the loop may write in place: slot j carries out, to no other
+        slot, a new array of the iteration (a kernel's, a creation's, a matmul's) or the
+        slot's own array written (never a view of an input, or what a loop inside the body
+        passed through)."""
         nc = self.nc
-        made = {o for o in self.outs[:nc] if o.op not in ("input", "constant")}
-        return {ph for ph, o in zip(self.phs[1:1 + nc], self.outs[:nc])
-                if o in made and self.outs[:nc].count(o) == 1}
+        made = {n for kind, k in plan.steps if kind == "kernel" for n in k.outputs}
+        owned = set()
+        for ph, o in zip(self.phs[1:1 + nc], self.outs[:nc]):
+            if self.outs[:nc].count(o) != 1:
+                continue
+            root = o
+            while root.op in ("setitem", "setitem_owned") and type(root.inputs[0]) is Node:
+                root = root.inputs[0]
+            if root is ph or root in made or root.op in _CREATION + ("matmul", "dot"):
+                owned.add(ph)
+        return owned
 
     def write(self) -> set:
         """Write the loop's function into the module; the size symbols it takes."""
@@ -384,7 +394,7 @@ class _LoopWriter:
         for pos, (kind, obj) in enumerate(plan.steps):
             for x in (obj.input_nodes() if kind == "py" else obj.loads):
                 reads.setdefault(x, []).append((pos, kind))
-        owned = self._owned()
+        owned = self._owned(plan)
         fresh = set(owned)
         for pos, (kind, obj) in enumerate(plan.steps):
             self.pos = pos

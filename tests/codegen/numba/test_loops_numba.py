@@ -268,3 +268,25 @@ def test_a_dot_with_a_constant_and_arrays_made_in_the_body():
     for n, steps in ((1, 3), (2, 0), (5, 4)):
         p = RNG.standard_normal((n, 2))
         _same(c(p, steps), attract(p, steps))
+
+
+def view_carried(x):
+    h = np.zeros(x.shape[1])
+    for t in range(x.shape[0]):
+        h[0] = t                    # into the row of x carried from the last iteration
+        h = x[t]
+    return h
+
+
+def test_a_view_of_an_input_carried_is_never_written_in_place():
+    # (what module() does with the write through the view is the capture's business: the
+    # numba loop must do the same to the caller's array, not write into it on its own)
+    ep = ss.export(view_carried, (RNG.standard_normal((5, 3)),),
+                   dynamic_shapes={"x": {0: ss.Dim("T", min=1)}})
+    c, m = ep.compile(backend="numba"), ep.module()
+    for n in (1, 2, 6):
+        x = RNG.standard_normal((n, 3))
+        x_module = x.copy()
+        want = m(x_module)
+        _same(c(x), want)
+        np.testing.assert_array_equal(x, x_module)
