@@ -271,14 +271,9 @@ def _tensordot(a, b, axes):
                                tuple(b.shape[k] for k in notin_b)))
 
 
-def _einsum(*ops, subscripts):
-    ins, out = parse_einsum(subscripts, ops)
-    if any(len(set(s)) != len(s) for s in ins) or len(set(out)) != len(out):
-        return NotImplemented          # diagonals: no core equivalent
-    sizes = {}
-    for spec, o in zip(ins, ops):
-        for c, n in zip(spec, o.shape):
-            sizes.setdefault(c, n)
+def _einsum_presum(ins, ops, out) -> List[Tuple[TracedArray, str]]:
+    """Each operand with its subscripts, the letters no other operand nor the output names
+    summed out first."""
     cur: List[Tuple[TracedArray, str]] = []
     for i, (spec, o) in enumerate(zip(ins, ops)):
         others = set(out).union(*[set(s) for j, s in enumerate(ins) if j != i])
@@ -287,28 +282,52 @@ def _einsum(*ops, subscripts):
             o = np.sum(o, axis=tuple(only))
             spec = "".join(c for c in spec if c in others)
         cur.append((o, spec))
-    while len(cur) > 1:
-        (a, la), (b, lb) = cur[0], cur[1]
-        keep = set(out).union(*[set(s) for _, s in cur[2:]])
-        batch = [c for c in la if c in lb and c in keep]
-        contr = [c for c in la if c in lb and c not in keep]
-        fa = [c for c in la if c not in lb]
-        fb = [c for c in lb if c not in la]
-        bsz = tuple(sizes[c] for c in batch)
-        A = np.transpose(a, [la.index(c) for c in batch + fa + contr])
-        A = _reshape(A, bsz + (_prod(sizes[c] for c in fa), _prod(sizes[c] for c in contr)))
-        B = np.transpose(b, [lb.index(c) for c in batch + contr + fb])
-        B = _reshape(B, bsz + (_prod(sizes[c] for c in contr), _prod(sizes[c] for c in fb)))
-        C = np.matmul(A, B)
-        C = _reshape(C, bsz + tuple(sizes[c] for c in fa) + tuple(sizes[c] for c in fb))
-        cur = [(C, "".join(batch + fa + fb))] + cur[2:]
-    res, spec = cur[0]
+    return cur
+
+
+def _einsum_pair(a, la: str, b, lb: str, keep: set, sizes: dict) -> Tuple[TracedArray, str]:
+    """Two operands contracted as one batched matmul: letters in both and still needed are
+    batch axes, letters in both and no longer needed are contracted."""
+    batch = [c for c in la if c in lb and c in keep]
+    contr = [c for c in la if c in lb and c not in keep]
+    fa = [c for c in la if c not in lb]
+    fb = [c for c in lb if c not in la]
+    bsz = tuple(sizes[c] for c in batch)
+    A = np.transpose(a, [la.index(c) for c in batch + fa + contr])
+    A = _reshape(A, bsz + (_prod(sizes[c] for c in fa), _prod(sizes[c] for c in contr)))
+    B = np.transpose(b, [lb.index(c) for c in batch + contr + fb])
+    B = _reshape(B, bsz + (_prod(sizes[c] for c in contr), _prod(sizes[c] for c in fb)))
+    C = np.matmul(A, B)
+    C = _reshape(C, bsz + tuple(sizes[c] for c in fa) + tuple(sizes[c] for c in fb))
+    return C, "".join(batch + fa + fb)
+
+
+def _einsum_output(res, spec: str, out: str):
+    """The last operand summed over the letters the output drops, its axes in the output's
+    order."""
     extra = [k for k, c in enumerate(spec) if c not in out]
     if extra:
         res = np.sum(res, axis=tuple(extra))
         spec = "".join(c for c in spec if c in out)
     if spec != out:
         res = np.transpose(res, [spec.index(c) for c in out])
+    return res
+
+
+def _einsum(*ops, subscripts):
+    ins, out = parse_einsum(subscripts, ops)
+    if any(len(set(s)) != len(s) for s in ins) or len(set(out)) != len(out):
+        return NotImplemented          # diagonals: no core equivalent
+    sizes = {}
+    for spec, o in zip(ins, ops):
+        for c, n in zip(spec, o.shape):
+            sizes.setdefault(c, n)
+    cur = _einsum_presum(ins, ops, out)
+    while len(cur) > 1:
+        (a, la), (b, lb) = cur[0], cur[1]
+        keep = set(out).union(*[set(s) for _, s in cur[2:]])
+        cur = [_einsum_pair(a, la, b, lb, keep, sizes)] + cur[2:]
+    res = _einsum_output(cur[0][0], cur[0][1], out)
     if res is ops[0] and len(ops) == 1:
         res = _astype(res, res.dtype)
     return _fix_dtype(res)

@@ -49,7 +49,7 @@ from .namespace import sizes_routed
 from .state.objstate import AppendOnly, plain_value
 from .state.session import StateSession
 from .state import stateprog
-from . import randomness
+from . import randomness, scipy_ops
 from .tracer import TracedArray, Tracer
 from .loop_convert import LoopFound, Swapped, converting, while_found
 from .loops import repeated_list
@@ -347,7 +347,7 @@ def _trace_program(f, args, kwargs, dynamic_shapes, tracked: frozenset):
     axis_syms: Dict[Tuple[int, int], Sym] = {}
     values, input_nodes = _allocate(env, tracer, leaves, axis_syms)
     new_inputs = _rebuild_inputs(inputs, values)
-    state = StateSession(tracer.state_proxy, randomness.stand_in(tracer), tracked)
+    state = StateSession(tracer.state_proxy, _stand_in(tracer), tracked)
     rec, binding = state.recorder, state.binding
     try:
         # containers and objects passed as arguments are recorded like state
@@ -407,6 +407,18 @@ def _trace_program(f, args, kwargs, dynamic_shapes, tracked: frozenset):
     return Traced(program, report, env), again
 
 
+def _stand_in(tracer: Tracer):
+    """What model state sees in place of a value: a generator's proxy
+    (``capture/randomness.py``), a held SciPy function that traces its calls
+    (``capture/scipy_ops.py``), else the value itself (None)."""
+    generators, scipy_functions = randomness.stand_in(tracer), scipy_ops.stand_in(tracer)
+
+    def replace(v, path: str):
+        new = generators(v, path)
+        return new if new is not None else scipy_functions(v, path)
+    return replace
+
+
 def _recorded_argument(v) -> bool:
     """An argument recorded like state: a list or dict, or an object of the user's."""
     t = type(v)
@@ -458,6 +470,7 @@ def _allocate(env: ShapeEnv, tracer: Tracer, leaves: List[InputLeaf], axis_syms)
         proxy = TracedArray(tracer, node, tuple(shape), arr.dtype)
         tracer.input_proxies[id(proxy)] = node
         tracer.final[node] = node
+        tracer.examples[node] = arr
         values.append(proxy)
         input_nodes.append(node)
     return values, input_nodes
@@ -592,11 +605,12 @@ def _constants_first_used_first(nodes: List[Node]) -> List[Node]:
 
 
 def _run_traced(tracer: Tracer, f, args, kwargs):
-    """``f(*args, **kwargs)`` on traced values; a TypeError / AttributeError a traced array
-    caused in code that cannot take one is a UserError (under ss.compile: a graph break)."""
+    """``f(*args, **kwargs)`` on traced values; a TypeError / AttributeError (or NumPy's
+    ValueError for a traced value stored into a plain array) a traced array caused in code
+    that cannot take one is a UserError (under ss.compile: a graph break)."""
     try:
         return f(*args, **kwargs)
-    except (TypeError, AttributeError) as e:
+    except (TypeError, AttributeError, ValueError) as e:
         if tracer.breaker is None:
             raise_untraceable(e)
         raise

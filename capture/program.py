@@ -105,10 +105,6 @@ class Signature:
         """(value, path) of each state the program rebinds to a fresh array."""
         return [(s.name, s.target) for s in self.output_specs if s.mutation == "rebind"]
 
-    @property
-    def user_outputs(self) -> List[str]:
-        return [s.name for s in self.output_specs if s.kind == "USER_OUTPUT"]
-
     def mutations_in(self, graph: Graph) -> List[Tuple[Node, Node]]:
         """(input or state node, node holding its new value) for each ``USER_INPUT_MUTATION``
         and in-place ``STATE_MUTATION`` of this signature, as nodes of ``graph``."""

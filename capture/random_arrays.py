@@ -119,24 +119,8 @@ def _shape(t: Tracer, method: str, b: Dict[str, Any]) -> tuple:
     return size + (_len(b["alpha"]),)                    # dirichlet
 
 
-def draw(t: Tracer, source, method: str, args: tuple, kwargs: dict, path: str = ""):
-    """Record ``source.method(*args, **kwargs)`` (``source`` None: the global functions; a
-    traced value: a generator the program made)."""
-    t.env.commit_pending()
-    frame = user_frame(3)
-    kind = _RandomState if source is None or isinstance(source, _RandomState) or (
-        type(source) is TracedArray and source.node.attrs.get("kind") == "RandomState") \
-        else _Generator
-    real = _RandomState(0) if kind is _RandomState else _default_rng(0)
-    try:
-        b = inspect.signature(getattr(real, method)).bind(*args, **kwargs).arguments
-    except TypeError as e:
-        raise UserError("%s: %s%s" % (method, e, where(frame))) from None
-    b = {k: (t.operand(v) if type(v) is TracedArray or isinstance(v, np.ndarray) else
-             t.constant(np.asarray(v)) if isinstance(v, (list, tuple)) and k != "size" else v)
-         for k, v in b.items()}
-    shape = _shape(t, method, b)
-    # the dtype: one draw of NumPy's own on example values of the same kinds
+def _probe_dtype(t: Tracer, real, method: str, b: Dict[str, Any], frame) -> np.dtype:
+    """The draw's dtype: one draw of NumPy's own on example values of the same kinds."""
     probe_args = {k: (example_value(v) if type(v) in (TracedArray, SymInt) else v)
                   for k, v in b.items()}
     for k in ("p", "pvals"):                 # probabilities that sum to one
@@ -153,7 +137,12 @@ def draw(t: Tracer, source, method: str, args: tuple, kwargs: dict, path: str = 
             out = probe_args["x"]
     except (TypeError, ValueError) as e:
         raise UserError("%s: %s%s" % (method, e, where(frame))) from None
-    dtype = np.asarray(out).dtype
+    return np.asarray(out).dtype
+
+
+def _inputs_attrs(t: Tracer, method: str, b: Dict[str, Any], frame) -> tuple:
+    """(the node's inputs, its attributes): traced arguments are inputs (their position in
+    ``input_<name>``), sizes and plain values attributes."""
     inputs: list = []
     attrs: Dict[str, Any] = {}
     for name, v in b.items():
@@ -169,6 +158,34 @@ def draw(t: Tracer, source, method: str, args: tuple, kwargs: dict, path: str = 
         else:
             raise UserError("%s(%s=%r) is not supported while tracing%s"
                             % (method, name, v, where(frame)))
+    return inputs, attrs
+
+
+def _generator_kind(source):
+    """RandomState for the global functions and legacy generators, else Generator."""
+    if source is None or isinstance(source, _RandomState) or (
+            type(source) is TracedArray and source.node.attrs.get("kind") == "RandomState"):
+        return _RandomState
+    return _Generator
+
+
+def draw(t: Tracer, source, method: str, args: tuple, kwargs: dict, path: str = ""):
+    """Record ``source.method(*args, **kwargs)`` (``source`` None: the global functions; a
+    traced value: a generator the program made)."""
+    t.env.commit_pending()
+    frame = user_frame(3)
+    kind = _generator_kind(source)
+    real = _RandomState(0) if kind is _RandomState else _default_rng(0)
+    try:
+        b = inspect.signature(getattr(real, method)).bind(*args, **kwargs).arguments
+    except TypeError as e:
+        raise UserError("%s: %s%s" % (method, e, where(frame))) from None
+    b = {k: (t.operand(v) if type(v) is TracedArray or isinstance(v, np.ndarray) else
+             t.constant(np.asarray(v)) if isinstance(v, (list, tuple)) and k != "size" else v)
+         for k, v in b.items()}
+    shape = _shape(t, method, b)
+    dtype = _probe_dtype(t, real, method, b, frame)
+    inputs, attrs = _inputs_attrs(t, method, b, frame)
     if source is None:
         op = "global_random_%s" % method
     elif type(source) is TracedArray:
@@ -187,5 +204,3 @@ def draw(t: Tracer, source, method: str, args: tuple, kwargs: dict, path: str = 
         t.rebind(x, node)
         return None
     return node
-
-

@@ -1,6 +1,8 @@
 """The SciPy functions NumPy libraries call (``scipy.linalg.cholesky``, ``cho_factor``,
 ``cho_solve``, ``solve``, ``inv``, ``block_diag``; ``scipy.special.expit``, ``logsumexp``,
-``softmax``; ``scipy.fftpack.dct`` / ``scipy.fft.dct``) called on traced arrays.
+``softmax``; ``scipy.fftpack.dct`` / ``scipy.fft.dct``) called on traced arrays, and the
+library functions of ``library_ops.py`` (scikit-learn's finiteness check and k-means
+labels).
 
 Each is one op of the program whose generated code calls SciPy itself (an ``ss.custom_op``
 named ``scipy::...``), so results are SciPy's, bit for bit, and ``check_finite=True`` is
@@ -16,7 +18,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
-from typing import Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -24,6 +26,7 @@ from symshape.errors import UserError, where
 from symshape.userframe import user_frame
 
 from .custom import custom_op
+from .library_ops import sklearn_assert_all_finite, sklearn_kmeans_labels
 from .tracer import FUNCTIONS, LATE_FUNCTIONS, TracedArray
 
 
@@ -259,6 +262,9 @@ ROWS: List[Row] = [
     Row("scipy.special", "logsumexp", _logsumexp),
     Row("scipy.fftpack", "dct", _dct("fftpack_dct")),
     Row("scipy.fft", "dct", _dct("fft_dct")),
+    # library functions run as written when the program runs (library_ops.py)
+    Row("sklearn.utils.validation", "_assert_all_finite", sklearn_assert_all_finite),
+    Row("sklearn.cluster._kmeans", "_labels_inertia_threadpool_limit", sklearn_kmeans_labels),
 ]
 
 # id(SciPy function) -> the function, registered in FUNCTIONS with its handler
@@ -271,6 +277,8 @@ def register_loaded() -> List[Callable]:
     for row in ROWS:
         mod = sys.modules.get(row.module)
         fn = getattr(mod, row.name, None) if mod is not None else None
+        # while a trace runs, the module's name may hold its router: the function it routes
+        fn = getattr(fn, "symshape_routes", fn)
         if fn is None or id(fn) in _REGISTERED:
             continue
         FUNCTIONS[fn] = _lazy(row, fn)
@@ -290,6 +298,36 @@ def _lazy(row: Row, fn: Callable) -> Callable:
         return built(t, *args, **kwargs)
     handler.__name__ = "scipy_" + row.name
     return handler
+
+
+def stand_in(tracer) -> Callable[[Any, str], Any]:
+    """For model state: a SciPy function of the rows held as a value (``self.sqrt =
+    cholesky`` in filterpy's ``MerweScaledSigmaPoints``) is seen as one that traces its
+    calls on traced arrays, as the same function called by its name is routed
+    (``capture/namespace.py``); its other calls reach SciPy unchanged.  The binding guards
+    the original's identity."""
+    register_loaded()           # the state is walked before the names are routed
+
+    def replace(v, path: str):
+        if not callable(v) or id(v) not in _REGISTERED or _REGISTERED[id(v)] is not v:
+            return None
+        return _held(tracer, v)
+    return replace
+
+
+def _held(tracer, fn: Callable) -> Callable:
+    handler = FUNCTIONS[fn]
+
+    def routed(*args, **kwargs):
+        if not any(type(a) is TracedArray for a in list(args) + list(kwargs.values())):
+            return fn(*args, **kwargs)
+        tracer.env.commit_pending()     # as __array_function__ does before a handler
+        return handler(tracer, *args, **kwargs)
+    routed.__name__ = getattr(fn, "__name__", "routed")
+    routed.__qualname__ = getattr(fn, "__qualname__", routed.__name__)
+    routed.__doc__ = getattr(fn, "__doc__", None)
+    routed.symshape_routes = fn
+    return routed
 
 
 def loaded_modules() -> Tuple[str, ...]:

@@ -76,6 +76,9 @@ class Tracer:
         # set while the trace runs (capture.namespace): route the names the module of a user
         # frame imported from NumPy, called with that frame's globals when it records an op
         self.enter_globals: Optional[Callable[[dict], None]] = None
+        # input node -> the example's value (export's arguments): a value-dependent dtype
+        # (np.linalg.eig) follows what eager NumPy gives on the example (capture/examples.py)
+        self.examples: Dict[Node, Any] = {}
 
     def state_proxy(self, arr: np.ndarray, path: str) -> "TracedArray":
         """The traced stand-in of a state array, named by its path; writes to it are

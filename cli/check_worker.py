@@ -65,12 +65,13 @@ class Paths:
         return text.replace(self.prefix, "") if self.prefix else text
 
 
-def _internal_dirs() -> tuple:
+def internal_and_import_dirs() -> tuple:
+    """symshape's own folders and importlib's: frames there are not the user's."""
     return internal_dirs() + (os.path.join(os.path.dirname(importlib.__file__), ""),)
 
 
 def _is_internal(filename: str) -> bool:
-    return filename.startswith(_internal_dirs()) or filename.startswith("<frozen")
+    return filename.startswith(internal_and_import_dirs()) or filename.startswith("<frozen")
 
 
 def summarize_exception(exc: BaseException, paths: Paths) -> Tuple[Optional[str], Optional[int],

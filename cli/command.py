@@ -21,8 +21,8 @@ import sys
 from typing import Any, Dict, List, Optional, Tuple
 
 from .. import __version__, export
-from .check_worker import (Importer, Item, Paths, _internal_dirs, captured_logs, module_name,
-                           read_source, scan_source, summarize_exception)
+from .check_worker import (Importer, Item, Paths, captured_logs, internal_and_import_dirs,
+                           module_name, read_source, scan_source, summarize_exception)
 from ..errors import UserError, where
 from .exportable import Declaration, registered
 from .textsafe import printable
@@ -51,7 +51,7 @@ def _walk(path: str, pyprojects: Optional[List[str]], seen: set) -> List[str]:
     """The .py files under ``path`` whose syntax tree uses ``exportable`` (following
     symlinked directories once each); the pyproject.toml files met on the way are added to
     ``pyprojects``."""
-    own = tuple(os.path.join(d, "") for d in _internal_dirs())
+    own = tuple(os.path.join(d, "") for d in internal_and_import_dirs())
     out = []
     for d, subdirs, files in os.walk(path, followlinks=True):
         real = os.path.realpath(d)

@@ -170,3 +170,24 @@ def ready_checks(pending: list, bound: set, r: Renderer) -> List[str]:
     for item in ready:
         pending.remove(item)
     return render_size_checks(ready)
+
+
+def evaluate(nodes: List[Node], target: Node, values: Dict[Node, Any],
+             sizes: Dict[str, int]) -> Any:
+    """The value of ``target`` on example values: the lines ``ep.module()`` runs for
+    ``nodes`` (a prefix of a graph being traced, in graph order, holding what ``target``
+    needs), run with ``values`` for its inputs and ``sizes`` for its size symbols (by name).
+    A node whose value is not given (a generator, an input without an example) leaves a
+    name unbound: the NameError says so (``capture/examples.py``)."""
+    ns: Dict[str, Any] = {"np": np, "_ndarray": np.ndarray, "_rt": _rt}
+    ns.update(sizes)
+    r = Renderer({n: n.name for n in nodes}, ns)
+    lines: List[str] = []
+    bound: set = set()
+    for n in nodes:
+        if n in values:
+            ns[n.name] = values[n]
+        elif _node_lines(n, r, ns, lines):
+            lines.extend(after_node(n, bound, [], r))
+    exec(compile("\n".join(lines), "<example values>", "exec"), ns)
+    return ns[target.name]

@@ -10,7 +10,7 @@ from symshape.specs.dims import Dim, dims
 from symshape.errors import (CompileFallbackWarning, ConstraintViolationError, FrozenValueWarning,
                      GuardOnDataDependentError, ProjectError, RecompileError,
                      RecompileLimitWarning, SharedInputsError, StateGuardFailure, UserError,
-                     VerifyError)
+                     ValueDependentDtypeError, VerifyError)
 from symshape.cli.exportable import exportable
 from symshape.algebra.infinity import int_oo
 from symshape.logs import set_logs
@@ -127,7 +127,7 @@ __all__ += ["custom_op", "save", "load", "SharedInputsError", "VerifyError"]
 __all__ += ["chunkable_axes"]
 # every error a user catches and every warning category a user filters, by name
 __all__ += ["StateGuardFailure", "RecompileError", "VerifyError", "ProjectError",
-            "CompileFallbackWarning", "RecompileLimitWarning", "FrozenValueWarning"]
+            "ValueDependentDtypeError", "CompileFallbackWarning", "RecompileLimitWarning", "FrozenValueWarning"]
 from symshape.reasoning.symbolic import bounds, symbolic_shape  # noqa: E402  (symbolic sizes outside export)
 __all__ += ["symbolic_shape", "bounds"]
 
@@ -189,10 +189,12 @@ def _to_onnx(ep, path, opset, guards):
 # what an ExportedProgram hands to the code generator, a layer above the tracer: ``module()``
 # is the plain-Python target of the writer the backends use, ``print(ep)`` its text form
 from symshape.capture import STAGES as _STAGES  # noqa: E402
+from symshape.codegen.pycode import evaluate as _evaluate_nodes  # noqa: E402
 from symshape.capture.ir import Graph as _Graph  # noqa: E402
 _STAGES.update(run_decompositions=_run_decompositions, compile=_compile_program,
                draw=_draw_program, module=_module_function, print=_graph_lines,
-               validate_generated=_validate_generated, to_onnx=_to_onnx)
+               validate_generated=_validate_generated, to_onnx=_to_onnx,
+               evaluate=_evaluate_nodes)
 _Graph.printer = _graph_lines
 __all__ += ["ExportedProgram"]
 

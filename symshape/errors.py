@@ -46,6 +46,12 @@ class GuardOnDataDependentError(UserError):
     """Python control flow or a conversion depended on array values, not shapes."""
 
 
+class ValueDependentDtypeError(UserError):
+    """A result whose dtype NumPy picks from the values (``np.linalg.eig`` is real when
+    every eigenvalue is, complex otherwise) would take the other dtype than the example's
+    on these inputs: the program keeps the example's dtype, so it refuses them."""
+
+
 class StateGuardFailure(UserError):
     """A Python value of state the program read differs at call time (``module()`` and
     compiled code raise it; the JIT's dispatcher takes it as a miss and recompiles)."""

@@ -3,16 +3,14 @@ and each the same dtype, shape and values (NaN equal to NaN)."""
 import numpy as np
 
 
-def same(got, want, complex_ok: bool = False) -> None:
-    """Assert ``got`` equals ``want`` exactly; ``complex_ok``: a real eager result may come
-    back complex with a zero imaginary part (``np.linalg.eig``)."""
+def same(got, want) -> None:
+    """Assert ``got`` equals ``want`` exactly (dtype included: ``np.linalg.eig`` takes the
+    example's, tests/capture/test_eig_dtype.py)."""
     got = got if isinstance(got, tuple) else (got,)
     want = want if isinstance(want, tuple) else (want,)
     assert len(got) == len(want)
     for g, w in zip(got, want):
         g, w = np.asarray(g), np.asarray(w)
-        if complex_ok and w.dtype.kind == "f" and g.dtype.kind == "c":
-            w = w.astype(g.dtype)
         assert g.dtype == w.dtype and g.shape == w.shape, (g.dtype, w.dtype, g.shape, w.shape)
         np.testing.assert_array_equal(g, w)
 

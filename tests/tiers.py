@@ -32,6 +32,7 @@ SLOW_FILES = {
     "capture/test_array_api.py": "the array API differential suite",
     "capture/test_statistics_ops.py": "every rank and axis against NumPy",
     "capture/test_views.py": "differential fuzzing of views (Hypothesis)",
+    "reallibs/test_reallibs.py": "64 real library entry points exported and compiled at 3 sizes",
 }
 
 # tests/<path>::<test name>: why this one test is slow

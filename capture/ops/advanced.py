@@ -64,19 +64,22 @@ def _as_index_array(t: Tracer, v):
     return t.constant(arr)
 
 
-def analyze(t: Tracer, x: TracedArray, idx):
-    """(output shape, normalised index items, index arrays, broadcast shape B)."""
-    raw = _items(idx)
-    arrays: List[TracedArray] = []
+def _index_items(t: Tracer, raw: list) -> List[Any]:
+    """The index's items: None, ..., slices and ints as they are, arrays (traced, NumPy,
+    lists) as traced index arrays."""
     items: List[Any] = []
     for v in raw:
         if v is None or v is Ellipsis or isinstance(v, slice) or is_int(v):
             items.append(v)
         elif type(v) is TracedArray or isinstance(v, (np.ndarray, list, tuple)):
-            a = _as_index_array(t, v)
-            items.append(a)
+            items.append(_as_index_array(t, v))
         else:
             raise UserError("unsupported index %r%s" % (v, _frame()))
+    return items
+
+
+def _expanded(x: TracedArray, items: List[Any]) -> List[Any]:
+    """The items with the ellipsis (or the end) filled with full slices up to x's rank."""
     consumed = sum(it.ndim if type(it) is TracedArray and it.dtype == bool else 1
                    for it in items if it is not None and it is not Ellipsis)
     if sum(1 for it in items if it is Ellipsis) > 1:
@@ -92,68 +95,87 @@ def analyze(t: Tracer, x: TracedArray, idx):
             expanded.append(it)
     if not any(it is Ellipsis for it in items):
         expanded.extend([slice(None)] * (x.ndim - consumed))
-    # walk the axes; advanced entries contribute to B
-    dim = 0
-    positions = []        # index into `parts` of each advanced entry
-    b_shapes = []
-    parts: List[Any] = []     # output pieces: sizes, or "B"
-    norm: List[Any] = []
+    return expanded
 
-    def advanced(b_shape: tuple, entry) -> None:
+
+class _Walk:
+    """The axes walked in order: the output's pieces (sizes, or "B" where the broadcast
+    shape of the advanced entries stands), the normalised items, the index arrays."""
+
+    def __init__(self):
+        self.positions: List[int] = []      # index into `parts` of each advanced entry
+        self.b_shapes: List[tuple] = []
+        self.parts: List[Any] = []
+        self.norm: List[Any] = []
+        self.arrays: List[TracedArray] = []
+
+    def advanced(self, b_shape: tuple, entry) -> None:
         """An advanced entry: its shape joins B, which stands at this output position."""
-        b_shapes.append(b_shape)
-        positions.append(len(parts))
-        parts.append("B")
-        norm.append(entry)
+        self.b_shapes.append(b_shape)
+        self.positions.append(len(self.parts))
+        self.parts.append("B")
+        self.norm.append(entry)
 
-    for it in expanded:
+    def item(self, t: Tracer, x: TracedArray, it, dim: int) -> int:
+        """Take one item at input axis ``dim``; the number of input axes it covers."""
         if it is None:
-            parts.append(1)
-            norm.append(None)
-        elif isinstance(it, slice):
+            self.parts.append(1)
+            self.norm.append(None)
+            return 0
+        if isinstance(it, slice):
             n = x.shape[dim]
-            parts.append(slice_length(n, as_int(it.start), as_int(it.stop), as_int(it.step)))
-            norm.append(slice(to_expr(as_int(it.start)), to_expr(as_int(it.stop)),
-                              to_expr(as_int(it.step))))
-            dim += 1
-        elif type(it) is TracedArray and it.dtype == bool:
+            self.parts.append(slice_length(n, as_int(it.start), as_int(it.stop),
+                                           as_int(it.step)))
+            self.norm.append(slice(to_expr(as_int(it.start)), to_expr(as_int(it.stop)),
+                                   to_expr(as_int(it.step))))
+            return 1
+        if type(it) is TracedArray and it.dtype == bool:
             k = it.ndim
             for j in range(k):
                 if not (it.shape[j] == x.shape[dim + j]):
                     raise UserError("boolean index did not match indexed array along axis %d; "
                                     "size of axis is %s but size of boolean index is %s%s"
                                     % (dim + j, x.shape[dim + j], it.shape[j], _frame()))
-            advanced((boolean_mask_count(t, it),), ArrRef(len(arrays)))
-            arrays.append(it)
-            dim += k
-        elif type(it) is TracedArray:
+            self.advanced((boolean_mask_count(t, it),), ArrRef(len(self.arrays)))
+            self.arrays.append(it)
+            return k
+        if type(it) is TracedArray:
             bound_constant_index(it, x.shape[dim], dim)
-            advanced(it.shape, ArrRef(len(arrays)))
-            arrays.append(it)
-            dim += 1
-        else:
-            v = as_int(it)
-            n = x.shape[dim]
-            if not (v < n) or not (v >= -n):
-                raise UserError("index %s is out of bounds for axis %d with size %s%s"
-                                % (describe(v), dim, describe(n), _frame()))
-            advanced((), to_expr(v))
-            dim += 1
-    B = broadcast_shapes(b_shapes, "shape mismatch: indexing arrays")
+            self.advanced(it.shape, ArrRef(len(self.arrays)))
+            self.arrays.append(it)
+            return 1
+        v = as_int(it)
+        n = x.shape[dim]
+        if not (v < n) or not (v >= -n):
+            raise UserError("index %s is out of bounds for axis %d with size %s%s"
+                            % (describe(v), dim, describe(n), _frame()))
+        self.advanced((), to_expr(v))
+        return 1
+
+
+def analyze(t: Tracer, x: TracedArray, idx):
+    """(output shape, normalised index items, index arrays, broadcast shape B)."""
+    expanded = _expanded(x, _index_items(t, _items(idx)))
+    walk = _Walk()
+    dim = 0
+    for it in expanded:
+        dim += walk.item(t, x, it, dim)
+    positions = walk.positions
+    B = broadcast_shapes(walk.b_shapes, "shape mismatch: indexing arrays")
     adjacent = positions == list(range(positions[0], positions[0] + len(positions)))
     shape: List[Any] = []
     placed = False
     if not adjacent:
         shape.extend(B)
         placed = True
-    for p in parts:
+    for p in walk.parts:
         if p == "B":
             if not placed:
                 shape.extend(B)
                 placed = True
             continue
         shape.append(p)
-    return tuple(shape), norm, arrays, B
+    return tuple(shape), walk.norm, walk.arrays, B
 
 
 @rule("index.advanced")

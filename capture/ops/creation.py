@@ -146,6 +146,12 @@ for _f in (np.zeros, np.ones, np.empty, np.full, np.arange):
 defop("eye", "np.eye({N}, {M}, k={k}, dtype={dtype})", doc="identity-like matrix")
 
 
+def index_arange(t, n):
+    """The traced ``np.arange(n)`` of a size ``n``: the indices ``0 .. n-1`` (for ops that
+    build index arrays)."""
+    return _arange(t, n)
+
+
 @implements(np.eye)
 def _eye(t, N, M=None, k=0, dtype=float, order="C", *, device=None, like=None):
     sizes = [v for v in (N, M) if v is not None]

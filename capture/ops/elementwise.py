@@ -291,6 +291,9 @@ def _line(depth: int) -> str:
 @implements(np.broadcast_arrays)
 def _broadcast_arrays(t, *args, subok=False):
     xs = [t.operand(a) for a in args]
+    # Python and NumPy scalars and plain arrays among them (numpy-financial's ipmt) are
+    # broadcast as the arrays NumPy makes of them
+    xs = [x if type(x) is TracedArray else t.constant(np.asarray(x)) for x in xs]
     shape = broadcast_shapes([x.shape for x in xs], "np.broadcast_arrays")
     # NumPy returns a list (a tuple before 2.0): keep its type
     return type(np.broadcast_arrays(np.zeros(1)))(

@@ -12,7 +12,7 @@ from symshape.sizes.symint import describe
 from symshape.userframe import user_frame
 
 from ..tracer import TracedArray, implements
-from .creation import _arange
+from .creation import index_arange
 from .factorizations import minimum
 
 
@@ -31,7 +31,7 @@ def _cycled(t, values, n, dtype) -> TracedArray:
     v = np.ravel(v).astype(dtype)
     if v.shape[0] == 1:
         return np.broadcast_to(v, (n,))
-    return np.take(v, np.mod(_arange(t, n), v.shape[0]))
+    return np.take(v, np.mod(index_arange(t, n), v.shape[0]))
 
 
 @implements(np.putmask)
@@ -92,5 +92,5 @@ def _fill_diagonal(t, a, val, wrap=False):
         raise UserError("np.fill_diagonal(wrap=True) is not supported while tracing%s"
                         % where(user_frame(2)))
     k = x.shape[0] if x.ndim > 2 else minimum(x.shape[0], x.shape[1])
-    i = _arange(t, k)
+    i = index_arange(t, k)
     x[(i,) * x.ndim] = _cycled(t, val, k, x.dtype)

@@ -3,10 +3,14 @@
 ``multi_dot``, ``linalg.vecdot``, ``kron``, ``vdot``, ``diagflat``, ``vander``, and
 ``diag_indices_from`` (traced: aranges).
 
-``np.linalg.eig`` returns real arrays when every eigenvalue is real and complex ones
-otherwise: a dtype that depends on the values.  Traced, it always returns the complex dtype
-(``complex128`` for float64 input, ``complex64`` for float32), equal in value to eager
-NumPy's (an imaginary part of zero where eager NumPy's result is real).
+``np.linalg.eig`` / ``eigvals`` of a real matrix return real arrays when every eigenvalue is
+real and complex ones otherwise: a dtype that depends on the values.  Traced, the call
+computes the complex result, and the program takes the dtype eager NumPy gives on the
+example (its value there: ``capture/examples.py``): the real parts when the example's
+eigenvalues are all real, the complex arrays otherwise.  Either way the program checks when
+it runs that the values still give that dtype (``all(w.imag == 0)``, NumPy's own test), and
+raises ``ValueDependentDtypeError`` naming the user's line otherwise: never a silently
+different dtype.
 """
 from __future__ import annotations
 
@@ -14,13 +18,17 @@ from typing import List
 
 import numpy as np
 
+from symshape.algebra import relations as R
 from symshape.rules import rule
-from symshape.errors import UserError, where
+from symshape.errors import UserError, ValueDependentDtypeError, where
+from symshape.runtime import raise_text
 from symshape.sizes.symint import SymInt, describe
 from symshape.userframe import user_frame
 
-from ..tracer import TracedArray, implements
-from .creation import _arange
+from ..examples import example_value
+from ..methods import METHOD_OPS
+from ..tracer import SIZE_FUNCTIONS, TracedArray, implements, to_expr
+from .creation import index_arange
 from .elementwise import broadcast_shapes
 from .factorizations import minimum, core_shapes, parse_core
 from .npcall import Args, Call, register, traced_call
@@ -173,9 +181,10 @@ def _vander(a: Args) -> tuple:
 _DIAG = Call(np.diag, lambda a: _diagflat(Args(a.t, a.what, {"v": a.arr("v"),
                                                              "k": a.val("k", 0)}, {}, a.frame)))
 
+_EIG = Call(np.linalg.eig, lambda a: _square(a), post=_complex)
+_EIGVALS = Call(np.linalg.eigvals, lambda a: _square(a, sig="(m,m)->(m)")[0], post=_complex)
+
 ROWS = [
-    Call(np.linalg.eig, lambda a: _square(a), post=_complex),
-    Call(np.linalg.eigvals, lambda a: _square(a, sig="(m,m)->(m)")[0], post=_complex),
     Call(np.linalg.lstsq, _lstsq),
     Call(np.linalg.matrix_rank, lambda a: _batch(a, "A")),
     Call(np.linalg.cond, lambda a: _batch(a, "x")),
@@ -189,8 +198,77 @@ ROWS = [
     Call(np.vander, _vander),
 ]
 
-register(ROWS + [_DIAG], post_code={"np_linalg_eig": _AS_COMPLEX,
-                                    "np_linalg_eigvals": _AS_COMPLEX_1})
+register(ROWS + [_DIAG])
+register([_EIG, _EIGVALS], post_code={"np_linalg_eig": _AS_COMPLEX,
+                                      "np_linalg_eigvals": _AS_COMPLEX_1}, implement=False)
+
+
+# routed by name too, as every NumPy-computed row is (ops/npcall.py): a call holding a
+# traced value reaches the handler where NumPy would not dispatch it first
+SIZE_FUNCTIONS.extend([np.linalg.eig, np.linalg.eigvals])
+
+
+@implements(np.linalg.eig)
+def _eig(t, *args, **kwargs):
+    """``np.linalg.eig``: the dtype eager NumPy gives on the example, checked at run time."""
+    out = traced_call(t, _EIG, args, kwargs)
+    real = _follow_example(t, _EIG, args, kwargs, out[0])
+    if not real:
+        return out
+    parts = (np.real(out[0]), np.real(out[1]))
+    return tuple(parts) if type(out) is tuple else type(out)(*parts)
+
+
+@implements(np.linalg.eigvals)
+def _eigvals(t, *args, **kwargs):
+    """``np.linalg.eigvals``: the dtype eager NumPy gives on the example, checked at run
+    time."""
+    w = traced_call(t, _EIGVALS, args, kwargs)
+    return np.real(w) if _follow_example(t, _EIGVALS, args, kwargs, w) else w
+
+
+def _follow_example(t, row: Call, args, kwargs, w: TracedArray) -> bool:
+    """Whether the result is real (eager NumPy's dtype on the example), with the run-time
+    check that the values give that dtype again.  A complex input gives complex results
+    whatever the values: no check."""
+    what = "np.linalg.%s" % row.func.__name__
+    frame = user_frame(4)
+    a = args[0] if args else kwargs.get("a")
+    # a nested list holding traced values is the traced array NumPy makes of it (routed)
+    x = t.operand(a) if type(a) is TracedArray else np.asarray(a)
+    if x.dtype.kind == "c":
+        return False
+    value = example_value(t, x) if type(x) is TracedArray else x
+    if value is None:
+        raise UserError(
+            "%s%s: NumPy gives real results when every eigenvalue is real and complex ones "
+            "otherwise, and symshape cannot compute the matrix's value on the example here "
+            "(it depends on a random draw, on the arguments of an ss.cond / ss.map branch or "
+            "a loop body, or on something else the trace cannot run), so it "
+            "cannot follow eager NumPy's dtype. Fix the dtype instead: np.linalg.%s(a + 0j) "
+            "always gives complex results (np.linalg.eigh / eigvalsh always real ones, for a "
+            "symmetric matrix)" % (what, where(frame), row.func.__name__))
+    real = np.linalg.eigvals(value).dtype.kind != "c"
+    there = where(frame).strip() or "in the traced function"
+    cplx = np.result_type(x.dtype, np.complex64)
+    if real:
+        why = ("%s %s: some eigenvalues are complex for these inputs, so eager NumPy returns "
+               "%s; the program was exported with an example whose eigenvalues are all real "
+               "(%s results) and keeps that dtype" % (what, there, cplx, np.real(
+                   np.zeros((), cplx)).dtype))
+    else:
+        why = ("%s %s: every eigenvalue is real for these inputs, so eager NumPy returns "
+               "%s; the program was exported with an example with complex eigenvalues (%s "
+               "results) and keeps that dtype" % (what, there, np.real(
+                   np.zeros((), cplx)).dtype, cplx))
+    text = raise_text(ValueDependentDtypeError(
+        why + ". Export with an example of the same kind, or fix the dtype: "
+        "np.linalg.%s(a + 0j) always gives complex results (np.linalg.eigh / eigvalsh "
+        "always real ones, for a symmetric matrix)" % row.func.__name__))
+    all_real = np.all(np.imag(w) == 0)
+    ok = METHOD_OPS["item"](t, all_real == real, ())
+    t.env.check(R.eq(to_expr(ok), 1), None, text, frame)
+    return real
 
 
 @implements(np.diag)
@@ -218,5 +296,5 @@ def _diag_indices_from(t, arr):
             raise UserError("np.diag_indices_from: all dimensions of input must be of equal "
                             "length, got %s and %s%s" % (describe(n), describe(s),
                                                          where(user_frame(2))))
-    idx = _arange(t, n)
+    idx = index_arange(t, n)
     return (idx,) * x.ndim

@@ -14,7 +14,8 @@ read from eager NumPy itself: the function is called once at trace time on array
 example shapes and dtypes (deterministic values), and the shape rule evaluated on the
 example sizes must agree with what that call returns (a disagreement is a bug of the rule:
 ``InternalError``).  A function whose output dtype depends on the values gets a ``post``
-conversion to one dtype (``np.linalg.eig``: always complex).
+conversion to one dtype (``np.linalg.eig``: complex, whose handler then takes the real
+parts where the example's eigenvalues are real, ``linalg_calls.py``).
 """
 from __future__ import annotations
 
@@ -304,6 +305,48 @@ def _sizes_as_data(v):
     return v
 
 
+def _probed_dtypes(row: Call, what: str, values: Dict[str, Any], frame, shapes: list,
+                   single: bool) -> tuple:
+    """(NumPy's result on the example values, its leaves' container kind, the leaves'
+    dtypes): the shape rule's outputs checked against NumPy's on the example."""
+    out = _probe(row, what, values, frame)
+    leaves, kind = _leaves(out)
+    if (len(leaves) != len(shapes)) or (single and len(leaves) != 1):
+        raise InternalError("%s: the shape rule gives %d outputs, NumPy %d"
+                            % (what, len(shapes), len(leaves)))
+    dtypes = [np.asarray(v).dtype for v in leaves]
+    for v, s in zip(leaves, shapes):
+        hints = _shape_hints(s)
+        if hints is not None and hints != np.shape(v):
+            raise InternalError("%s: the shape rule gives %s on the example, NumPy %s"
+                                % (what, hints, np.shape(v)))
+    if row.post is not None:
+        dtypes = row.post(dtypes)
+    return out, kind, dtypes
+
+
+def _emit_parts(t: Tracer, op: str, inputs: list, attrs: Dict[str, Any], shapes: list,
+                dtypes: list, one: bool) -> tuple:
+    """The call's node, or (several results) its object node and one ``tuple_get`` per
+    result."""
+    if one:
+        return (t.emit(op, tuple(inputs), attrs, shapes[0], dtypes[0]),)
+    whole = t.emit(op, tuple(inputs), attrs, (len(shapes),), np.dtype(object))
+    return tuple(t.emit("tuple_get", (whole.node,), {"index": i}, s, d, name="getitem")
+                 for i, (s, d) in enumerate(zip(shapes, dtypes)))
+
+
+def _bind_fresh(a: Args, parts: tuple) -> None:
+    """The node that computes a data-dependent size binds it (the first result showing
+    it, on its first such axis)."""
+    for size in a.fresh:
+        for p in parts:
+            axes = [i for i, s in enumerate(p.shape) if s is size]
+            if axes:
+                p.node.meta.setdefault("binds", []).append((size.expr.as_symbol(), axes[0]))
+                break
+
+
 def traced_call(t: Tracer, row: Call, args, kwargs):
     """Trace one call of ``row.func`` (see the module docstring)."""
     what = row.name or dotted(row.func)
@@ -323,37 +366,15 @@ def traced_call(t: Tracer, row: Call, args, kwargs):
     shapes = row.shape(a)
     single = not isinstance(shapes, list)
     shapes = [tuple(shapes)] if single else [tuple(s) for s in shapes]
-    out = _probe(row, what, values, frame)
-    leaves, kind = _leaves(out)
-    if (len(leaves) != len(shapes)) or (single and len(leaves) != 1):
-        raise InternalError("%s: the shape rule gives %d outputs, NumPy %d"
-                            % (what, len(shapes), len(leaves)))
-    dtypes = [np.asarray(v).dtype for v in leaves]
-    for v, s in zip(leaves, shapes):
-        hints = _shape_hints(s)
-        if hints is not None and hints != np.shape(v):
-            raise InternalError("%s: the shape rule gives %s on the example, NumPy %s"
-                                % (what, hints, np.shape(v)))
-    if row.post is not None:
-        dtypes = row.post(dtypes)
+    out, kind, dtypes = _probed_dtypes(row, what, values, frame, shapes, single)
     inputs: list = []
     attrs: Dict[str, Any] = {}
     for name, v in values.items():
         key, val = _attr(t, name, v, what, frame, inputs)
         attrs[key] = val
-    op = op_name(row.func)
-    if len(shapes) == 1 and kind is None and not isinstance(out, tuple):
-        parts = (t.emit(op, tuple(inputs), attrs, shapes[0], dtypes[0]),)
-    else:
-        whole = t.emit(op, tuple(inputs), attrs, (len(shapes),), np.dtype(object))
-        parts = tuple(t.emit("tuple_get", (whole.node,), {"index": i}, s, d, name="getitem")
-                      for i, (s, d) in enumerate(zip(shapes, dtypes)))
-    for size in a.fresh:            # the node that computes a data-dependent size binds it
-        for p in parts:
-            axes = [i for i, s in enumerate(p.shape) if s is size]
-            if axes:
-                p.node.meta.setdefault("binds", []).append((size.expr.as_symbol(), axes[0]))
-                break
+    one = len(shapes) == 1 and kind is None and not isinstance(out, tuple)
+    parts = _emit_parts(t, op_name(row.func), inputs, attrs, shapes, dtypes, one)
+    _bind_fresh(a, parts)
     if len(parts) == 1 and kind is None and not isinstance(out, tuple):
         return parts[0]
     return kind(*parts) if kind is not None else parts

@@ -266,5 +266,6 @@ def _roots(t, p):
     raise UserError("np.roots cannot be traced%s: how many roots there are (leading zero "
                     "coefficients are dropped) and whether they are real or complex depend on "
                     "the values. Compute the companion matrix's eigenvalues with "
-                    "np.linalg.eigvals (traced, always complex) if the leading coefficient is "
-                    "known to be non-zero." % where(user_frame(2)))
+                    "np.linalg.eigvals (traced: the dtype eager NumPy gives on the example, "
+                    "checked when the program runs) if the leading coefficient is known to be "
+                    "non-zero." % where(user_frame(2)))

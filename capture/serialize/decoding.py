@@ -729,6 +729,55 @@ class Decoder:
         except ValueError as e:
             self.fail("invalid call signature: %s" % e)
 
+    def input_spec(self, s, nodes: dict) -> InputSpec:
+        """One entry of the signature's inputs, checked against the graph's nodes."""
+        self.obj(s, ("kind", "name", "target", "path"))
+        n = nodes.get(s["name"])
+        if s["kind"] in ("CONSTANT", "STATE"):
+            if n is None or n.op != "constant" or s["target"] != n.attrs["target"]:
+                self.fail("constant %s is not a constant node of the graph"
+                          % short_value(s["name"]))
+            if s["path"] is not None:
+                n.meta["state"] = s["path"]
+        elif s["kind"] == "USER_INPUT":
+            if n is None or n.op != "input":
+                self.fail("user input %s is not an input node of the graph"
+                          % short_value(s["name"]))
+        else:
+            self.fail("unknown input kind %s" % short_value(s["kind"]))
+        for k in ("target", "path"):
+            if s[k] is not None:
+                self.text(s[k])
+        return InputSpec(s["kind"], s["name"], s["target"], s["path"])
+
+    def output_spec(self, s, nodes: dict, graph: Graph) -> OutputSpec:
+        """One entry of the signature's outputs, checked against the graph's nodes."""
+        self.obj(s, ("kind", "name", "target"), ("mutation",))
+        self.text(s["name"])
+        rebind = s.get("mutation") == "rebind"
+        if "mutation" in s and not rebind:
+            self.fail("unknown mutation kind %s" % short_value(s["mutation"]))
+        if rebind:
+            if s["kind"] != "STATE_MUTATION" or not isinstance(s["target"], str):
+                self.fail("a rebind is a STATE_MUTATION with a path")
+        elif s["kind"] == "USER_INPUT_MUTATION":
+            final = nodes.get(s["name"])
+            target = nodes.get(s["target"]) if isinstance(s["target"], str) else None
+            if final is None or target is None or target.op != "input":
+                self.fail("input mutation %s -> %s does not name graph nodes"
+                          % (short_value(s["name"]), short_value(s["target"])))
+        elif s["kind"] == "STATE_MUTATION":
+            final = nodes.get(s["name"])
+            state = [n for n in graph.constants if n.attrs["target"] == s["target"]]
+            if final is None or len(state) != 1:
+                self.fail("state mutation %s -> %s does not name graph nodes"
+                          % (short_value(s["name"]), short_value(s["target"])))
+        elif s["kind"] != "USER_OUTPUT":
+            self.fail("unknown output kind %s" % short_value(s["kind"]))
+        elif s["target"] is not None:
+            self.fail("a user output has no target")
+        return OutputSpec(s["kind"], s["name"], s["target"], "rebind" if rebind else None)
+
     def signature(self, v, graph: Graph):
         self.obj(v, ("inputs", "outputs"))
         nodes = {n.name: n for n in graph.nodes}
@@ -736,53 +785,11 @@ class Decoder:
         sig.input_specs = []
         for i, s in enumerate(self.lst(v["inputs"])):
             with self.at("inputs"), self.at(i):
-                self.obj(s, ("kind", "name", "target", "path"))
-                n = nodes.get(s["name"])
-                if s["kind"] in ("CONSTANT", "STATE"):
-                    if n is None or n.op != "constant" or s["target"] != n.attrs["target"]:
-                        self.fail("constant %s is not a constant node of the graph"
-                                  % short_value(s["name"]))
-                    if s["path"] is not None:
-                        n.meta["state"] = s["path"]
-                elif s["kind"] == "USER_INPUT":
-                    if n is None or n.op != "input":
-                        self.fail("user input %s is not an input node of the graph"
-                                  % short_value(s["name"]))
-                else:
-                    self.fail("unknown input kind %s" % short_value(s["kind"]))
-                for k in ("target", "path"):
-                    if s[k] is not None:
-                        self.text(s[k])
-                sig.input_specs.append(InputSpec(s["kind"], s["name"], s["target"], s["path"]))
+                sig.input_specs.append(self.input_spec(s, nodes))
         sig.output_specs = []
         for i, s in enumerate(self.lst(v["outputs"])):
             with self.at("outputs"), self.at(i):
-                self.obj(s, ("kind", "name", "target"), ("mutation",))
-                self.text(s["name"])
-                rebind = s.get("mutation") == "rebind"
-                if "mutation" in s and not rebind:
-                    self.fail("unknown mutation kind %s" % short_value(s["mutation"]))
-                if rebind:
-                    if s["kind"] != "STATE_MUTATION" or not isinstance(s["target"], str):
-                        self.fail("a rebind is a STATE_MUTATION with a path")
-                elif s["kind"] == "USER_INPUT_MUTATION":
-                    final = nodes.get(s["name"])
-                    target = nodes.get(s["target"]) if isinstance(s["target"], str) else None
-                    if final is None or target is None or target.op != "input":
-                        self.fail("input mutation %s -> %s does not name graph nodes"
-                                  % (short_value(s["name"]), short_value(s["target"])))
-                elif s["kind"] == "STATE_MUTATION":
-                    final = nodes.get(s["name"])
-                    state = [n for n in graph.constants if n.attrs["target"] == s["target"]]
-                    if final is None or len(state) != 1:
-                        self.fail("state mutation %s -> %s does not name graph nodes"
-                                  % (short_value(s["name"]), short_value(s["target"])))
-                elif s["kind"] != "USER_OUTPUT":
-                    self.fail("unknown output kind %s" % short_value(s["kind"]))
-                elif s["target"] is not None:
-                    self.fail("a user output has no target")
-                sig.output_specs.append(OutputSpec(s["kind"], s["name"], s["target"],
-                                                   "rebind" if rebind else None))
+                sig.output_specs.append(self.output_spec(s, nodes, graph))
         consts = [s.name for s in sig.input_specs if s.kind in ("CONSTANT", "STATE")]
         if consts != [n.name for n in graph.constants]:
             self.fail("the signature's constants do not match the graph's constant nodes")

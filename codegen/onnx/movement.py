@@ -220,13 +220,16 @@ def setitem(cx: Ctx, node: Node) -> str:
 
 
 # --------------------------------------------------------------------------- advanced
-def advanced_index(cx: Ctx, x: str, shape, items, arrays: List[Node]) -> str:
-    """``x[items]`` with index arrays (``ArrRef``) among the items."""
-    w = cx.w
-    ndim = len(shape)
+def _is_mask(it, arrays: List[Node]) -> bool:
+    return type(it) is ArrRef and arrays[it.i].dtype == BOOL
+
+
+def _full_items(items, arrays: List[Node], ndim: int) -> list:
+    """The index items with the ellipsis, and the axes left out at the end, as full slices
+    (a boolean mask takes as many axes as it has)."""
     consumed = 0
     for it in items:
-        if type(it) is ArrRef and arrays[it.i].dtype == BOOL:
+        if _is_mask(it, arrays):
             consumed += len(arrays[it.i].shape)
         elif it is not None and it is not Ellipsis:
             consumed += 1
@@ -237,20 +240,30 @@ def advanced_index(cx: Ctx, x: str, shape, items, arrays: List[Node]) -> str:
         else:
             flat.append(it)
     flat.extend([slice(None)] * (ndim - sum(
-        len(arrays[i.i].shape) if type(i) is ArrRef and arrays[i.i].dtype == BOOL else
+        len(arrays[i.i].shape) if _is_mask(i, arrays) else
         (0 if i is None else 1) for i in flat)))
-    if any(i is None for i in flat):
-        # a new axis is a full slice of a size-1 axis: x[None, i] is x[None][:, i]
-        news, pos = [], 0
-        for i in flat:
-            if i is None:
-                news.append(pos)
-            pos += len(arrays[i.i].shape) if type(i) is ArrRef and arrays[i.i].dtype == BOOL \
-                else 1
-        x = w.op("Unsqueeze", [x, _axes(cx, news)], "newaxis")
-        flat = [slice(None) if i is None else i for i in flat]
-        ndim += len(news)
-    # per input axis: its slice, or its index tensor (int64)
+    return flat
+
+
+def _new_axes(cx: Ctx, x: str, flat: list, arrays: List[Node], ndim: int) -> tuple:
+    """(x, items, ndim) with the new axes (None) made: a new axis is a full slice of a
+    size-1 axis, x[None, i] is x[None][:, i]."""
+    if not any(i is None for i in flat):
+        return x, flat, ndim
+    news, pos = [], 0
+    for i in flat:
+        if i is None:
+            news.append(pos)
+        pos += len(arrays[i.i].shape) if _is_mask(i, arrays) else 1
+    x = cx.w.op("Unsqueeze", [x, _axes(cx, news)], "newaxis")
+    flat = [slice(None) if i is None else i for i in flat]
+    return x, flat, ndim + len(news)
+
+
+def _per_axis(cx: Ctx, flat: list, arrays: List[Node]) -> tuple:
+    """(per input axis: its slice, or its index tensor (int64); the index tensors' ranks):
+    a boolean mask gives one index tensor per axis it covers (its NonZero rows)."""
+    w = cx.w
     per_axis: List[object] = []
     idx_ranks: List[int] = []
     for it in flat:
@@ -270,13 +283,17 @@ def advanced_index(cx: Ctx, x: str, shape, items, arrays: List[Node]) -> str:
         else:
             per_axis.append(cx.sizes.scalar(it))
             idx_ranks.append(0)
-    sl = [p if isinstance(p, slice) else slice(None) for p in per_axis]
-    if any(s != slice(None) for s in sl):
-        x = basic_index(cx, x, sl, ndim)
+    return per_axis, idx_ranks
+
+
+def _gather_indexed(cx: Ctx, x: str, per_axis: list, idx_ranks: List[int], ndim: int) -> str:
+    """The indexed axes (slices already applied) gathered with GatherND: negative indices
+    normalised, the index tensors broadcast to one shape, the result's axes in NumPy's
+    order (adjacent index arrays stay in place, others go first)."""
+    w = cx.w
     adv = [i for i, p in enumerate(per_axis) if not isinstance(p, slice)]
     rest = [i for i in range(ndim) if i not in adv]
     xshape = w.op("Shape", [x])
-    # normalise negative indices and broadcast the index tensors to one shape
     zero = cx.sizes.scalar(0)
     norm = []
     for a in adv:
@@ -300,6 +317,17 @@ def advanced_index(cx: Ctx, x: str, shape, items, arrays: List[Node]) -> str:
         perm = rest_out[:p] + list(range(nb)) + rest_out[p:]
         r = w.op("Transpose", [r], perm=perm)
     return r
+
+
+def advanced_index(cx: Ctx, x: str, shape, items, arrays: List[Node]) -> str:
+    """``x[items]`` with index arrays (``ArrRef``) among the items."""
+    flat = _full_items(items, arrays, len(shape))
+    x, flat, ndim = _new_axes(cx, x, flat, arrays, len(shape))
+    per_axis, idx_ranks = _per_axis(cx, flat, arrays)
+    sl = [p if isinstance(p, slice) else slice(None) for p in per_axis]
+    if any(s != slice(None) for s in sl):
+        x = basic_index(cx, x, sl, ndim)
+    return _gather_indexed(cx, x, per_axis, idx_ranks, ndim)
 
 
 def index(cx: Ctx, node: Node) -> str:

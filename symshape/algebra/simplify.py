@@ -14,7 +14,8 @@ from __future__ import annotations
 from typing import Optional
 
 from symshape.algebra import relations as R
-from symshape.algebra.expr import Expr, IntLike, OpAtom, Sym, _minmax, add, atom_expr, floordiv, mod
+from symshape.algebra.expr import (Expr, IntLike, OpAtom, Sym, add, atom_expr, floordiv, mod, smax,
+                                   smin)
 from symshape.algebra.expr import common_atoms, divide_terms, mul, scale, subs, undominated
 from symshape.algebra.ranges import ValueRange, bound
 from symshape.algebra.infinity import INT_OO
@@ -85,6 +86,11 @@ def fold_atom(env, atom: OpAtom) -> IntLike:
     if small is not None:
         return small
     return floordiv(num, den) if kind == "FloorDiv" else mod(num, den)
+
+
+def _minmax(kind: str, args) -> IntLike:
+    # expr's own Min / Max constructor (flattening, constants, offset dominance), by kind
+    return smin(*args) if kind == "Min" else smax(*args)
 
 
 def fold_minmax(env, kind: str, args) -> IntLike:

@@ -332,37 +332,52 @@ def minmax_cases(e: E.IntLike, facts, env: ShapeEnv, depth: int = MINMAX_DEPTH
     rels = [f for f in facts if isinstance(f, R.Rel) and f.op != R.NE]
     lo, hi = INT_OO, NEG_INT_OO
     for choice in itertools.product(*[range(len(a.args)) for a in atoms]):
-        conds, x, feasible = [], e, True
-        for a, i in zip(atoms, choice):
-            pick = a.args[i]
-            for j, other in enumerate(a.args):
-                c = R.ge(pick, other) if a.kind == "Max" else R.le(pick, other)
-                if j == i or c is True:
-                    continue
-                if c is False:
-                    feasible = False
-                    break
-                conds.append(c)
-            x = _with_atom(x, a, pick)
-        if not feasible:
+        case = _minmax_case(e, atoms, choice)
+        if case is None:
             continue                          # this argument never wins
-        if type(x) is int:
-            got = ValueRange(x, x)
-        else:
-            case_facts = rels + [c for c in conds if isinstance(c, R.Rel)]
-            depth_ = next((d for most, d in CHAIN_DEPTHS if len(case_facts) <= most), 1)
-            rng = env.ranges.__getitem__
-            interval = env.bound(x)
-            c_lo = max(interval.lower, _chain_lower(x, case_facts, rng, depth_))
-            c_hi = min(interval.upper, -_chain_lower(E.neg(x), case_facts, rng, depth_))
-            if c_lo > c_hi:
-                continue                      # the case's conditions admit no point
-            got = ValueRange(c_lo, c_hi)
-            inner = minmax_cases(x, case_facts, env, depth - 1)
-            if inner is not None and inner.lower <= got.upper and got.lower <= inner.upper:
-                got = got.intersect(inner)
+        got = _case_range(case[0], rels + [c for c in case[1] if isinstance(c, R.Rel)], env,
+                          depth)
+        if got is None:
+            continue                          # the case's conditions admit no point
         lo, hi = min(lo, got.lower), max(hi, got.upper)
     return ValueRange(lo, hi) if lo <= hi else None
+
+
+def _minmax_case(e: E.Expr, atoms: list, choice: tuple) -> Optional[tuple]:
+    """(``e`` with each atom replaced by its picked argument, the conditions under which
+    each pick is the atom's value), or None when a pick can never be the value."""
+    conds, x = [], e
+    for a, i in zip(atoms, choice):
+        pick = a.args[i]
+        for j, other in enumerate(a.args):
+            c = R.ge(pick, other) if a.kind == "Max" else R.le(pick, other)
+            if j == i or c is True:
+                continue
+            if c is False:
+                return None
+            conds.append(c)
+        x = _with_atom(x, a, pick)
+    return x, conds
+
+
+def _case_range(x: E.IntLike, case_facts: list, env: ShapeEnv, depth: int
+                ) -> Optional[ValueRange]:
+    """The range of one case's expression under its facts (interval, fact chains, and the
+    case's own Min / Max split once more), or None when the facts admit no point."""
+    if type(x) is int:
+        return ValueRange(x, x)
+    depth_ = next((d for most, d in CHAIN_DEPTHS if len(case_facts) <= most), 1)
+    rng = env.ranges.__getitem__
+    interval = env.bound(x)
+    c_lo = max(interval.lower, _chain_lower(x, case_facts, rng, depth_))
+    c_hi = min(interval.upper, -_chain_lower(E.neg(x), case_facts, rng, depth_))
+    if c_lo > c_hi:
+        return None
+    got = ValueRange(c_lo, c_hi)
+    inner = minmax_cases(x, case_facts, env, depth - 1)
+    if inner is not None and inner.lower <= got.upper and got.lower <= inner.upper:
+        got = got.intersect(inner)
+    return got
 
 
 def _with_atom(e: E.Expr, atom, value: E.IntLike) -> E.IntLike:

@@ -192,8 +192,29 @@ def _check_one(ann: ArrayAnn, out: OutputInfo, env, names: Dict[str, Any], namer
         problems.append("the annotation has %d axes, the result %d" % (len(fixed_axes),
                                                                         len(shape)))
         return problems, _dim_text(shape, namer)
-    n_var = len(shape) - len(fixed_axes)
     local = dict(names)
+    pending = _bind_axes(ann, shape, len(shape) - len(fixed_axes), env, local, namer,
+                         problems)
+    for i, a in pending:
+        got = shape[i]
+        want = _wanted(a, local)
+        if want is None:
+            continue                          # any size, or names the inputs never bind
+        if a.broadcast and _equal(env, got, 1):
+            continue
+        if not _equal(env, got, want):
+            problems.append("axis %d is %s, annotated %s" % (i, namer(got), a.text) + (
+                "" if a.kind == "int" or namer(want) == a.text else " (= %s)" % namer(want)))
+    if not problems:
+        return [], ann.dim_str
+    return problems, _fixed_text(ann, shape, env, local, namer)
+
+
+def _bind_axes(ann: ArrayAnn, shape: tuple, n_var: int, env, local: Dict[str, Any], namer,
+               problems: List[str]) -> list:
+    """Walk the annotation's axes over the result's shape: a variadic group is checked
+    against (or binds) its name in ``local``, a name only the result has is bound to its
+    first axis; the fixed axes come back as ``(position, axis)`` to check."""
     pos = 0
     pending = []
     for a in ann.axes:
@@ -215,26 +236,21 @@ def _check_one(ann: ArrayAnn, out: OutputInfo, env, names: Dict[str, Any], namer
         if a.kind == "name" and a.name not in local:
             local[a.name] = shape[pos]       # first use of a name only the result has
         pos += 1
-    for i, a in pending:
-        got = shape[i]
-        if a.kind == "any":
-            continue
-        if a.kind == "int":
-            want = a.value
-        elif a.kind == "name":
-            want = local[a.name]
-        elif all(n in local and not isinstance(local[n], tuple) for n in a.names):
-            want = eval_axis(a.tree, {n: local[n] for n in a.names})
-        else:
-            continue                          # names the inputs never bind: nothing to prove
-        if a.broadcast and _equal(env, got, 1):
-            continue
-        if not _equal(env, got, want):
-            problems.append("axis %d is %s, annotated %s" % (i, namer(got), a.text) + (
-                "" if a.kind == "int" or namer(want) == a.text else " (= %s)" % namer(want)))
-    if not problems:
-        return [], ann.dim_str
-    return problems, _fixed_text(ann, shape, env, local, namer)
+    return pending
+
+
+def _wanted(a, local: Dict[str, Any]):
+    """The size a fixed axis is annotated with, in the bound names; None when it says
+    nothing (``_``, or an expression of names the inputs never bind)."""
+    if a.kind == "any":
+        return None
+    if a.kind == "int":
+        return a.value
+    if a.kind == "name":
+        return local[a.name]
+    if all(n in local and not isinstance(local[n], tuple) for n in a.names):
+        return eval_axis(a.tree, {n: local[n] for n in a.names})
+    return None
 
 
 def _dim_text(shape, namer) -> str:

@@ -90,28 +90,67 @@ def parse_dim_str(dim_str: str, where: str) -> Tuple[AxisAnn, ...]:
     return tuple(out)
 
 
-def _parse_elem(elem: str, where: str) -> AxisAnn:
-    text = elem
-    if elem == "...":
-        return AxisAnn(text, "variadic")
-    broadcast = variadic = anonymous = treepath = False
+# the prefix marks of an axis element, each allowed once: "#" broadcast, "*" variadic,
+# "_" anonymous, "?" a tree path
+_MARKS = {"#": "broadcast", "*": "variadic", "_": "anonymous", "?": "treepath"}
+
+
+def _strip_marks(elem: str) -> Tuple[str, set]:
+    """(the element without its prefix marks and ``name=`` spelling, the marks found)."""
+    marks: set = set()
     while elem:
-        c = elem[0]
-        if c == "#" and not broadcast:
-            broadcast, elem = True, elem[1:]
-        elif c == "*" and not variadic:
-            variadic, elem = True, elem[1:]
-        elif c == "_" and not anonymous:
-            anonymous, elem = True, elem[1:]
-        elif c == "?" and not treepath:
-            treepath, elem = True, elem[1:]
+        mark = _MARKS.get(elem[0])
+        if mark is not None and mark not in marks:
+            marks.add(mark)
+            elem = elem[1:]
         elif elem.count("=") == 1:          # "rows=3" is an alternative spelling of "3"
             elem = elem.split("=")[1]
         else:
             break
-    if variadic:
+    return elem, marks
+
+
+def _is_size_node(node) -> bool:
+    """An expression node an axis may hold: arithmetic, names, non-negative ints, and
+    ``min`` / ``max`` calls without keywords."""
+    if not isinstance(node, _ALLOWED_NODES):
+        return False
+    if isinstance(node, ast.Call):
+        return isinstance(node.func, ast.Name) and node.func.id in _CALLS and not node.keywords
+    if isinstance(node, ast.Constant):
+        return type(node.value) is int and node.value >= 0
+    return True
+
+
+def _parse_expr_axis(elem: str, text: str, where: str, broadcast: bool) -> AxisAnn:
+    """An axis written as an expression over names (``n+1``, ``2*n``, ``max(a,b)``)."""
+    try:
+        tree = ast.parse(elem, mode="eval")
+    except SyntaxError:
+        raise UserError("%s: cannot read the axis %r; an axis is a name, an int, an "
+                        "expression such as n+1 or 2*n (no spaces inside), _, *name or ..."
+                        % (where, text)) from None
+    names = []
+    for node in ast.walk(tree):
+        if not _is_size_node(node):
+            raise UserError("%s: the axis %r is not a size expression symshape can read; "
+                            "use +, -, *, //, %%, min(), max() over names and ints"
+                            % (where, text))
+        if isinstance(node, ast.Name) and node.id not in _CALLS:
+            names.append(node.id)
+    return AxisAnn(text, "any" if broadcast else "expr", tree=tree.body,
+                   names=tuple(dict.fromkeys(names)), broadcast=broadcast)
+
+
+def _parse_elem(elem: str, where: str) -> AxisAnn:
+    text = elem
+    if elem == "...":
+        return AxisAnn(text, "variadic")
+    elem, marks = _strip_marks(elem)
+    broadcast = "broadcast" in marks
+    if "variadic" in marks:
         return AxisAnn(text, "variadic", name=elem or None)
-    if anonymous or treepath:
+    if "anonymous" in marks or "treepath" in marks:
         return AxisAnn(text, "any", broadcast=broadcast)
     if elem.isidentifier():
         return AxisAnn(text, "any" if broadcast else "name", name=elem, broadcast=broadcast)
@@ -123,27 +162,7 @@ def _parse_elem(elem: str, where: str) -> AxisAnn:
         if value < 0:
             raise UserError("%s: axis %r is a negative size" % (where, text))
         return AxisAnn(text, "int", value=value, broadcast=broadcast)
-    try:
-        tree = ast.parse(elem, mode="eval")
-    except SyntaxError:
-        raise UserError("%s: cannot read the axis %r; an axis is a name, an int, an "
-                        "expression such as n+1 or 2*n (no spaces inside), _, *name or ..."
-                        % (where, text)) from None
-    names = []
-    for node in ast.walk(tree):
-        if not isinstance(node, _ALLOWED_NODES) or (
-                isinstance(node, ast.Call) and not (
-                    isinstance(node.func, ast.Name) and node.func.id in _CALLS
-                    and not node.keywords)) or (
-                isinstance(node, ast.Constant) and (
-                    type(node.value) is not int or node.value < 0)):
-            raise UserError("%s: the axis %r is not a size expression symshape can read; "
-                            "use +, -, *, //, %%, min(), max() over names and ints"
-                            % (where, text))
-        if isinstance(node, ast.Name) and node.id not in _CALLS:
-            names.append(node.id)
-    return AxisAnn(text, "any" if broadcast else "expr", tree=tree.body,
-                   names=tuple(dict.fromkeys(names)), broadcast=broadcast)
+    return _parse_expr_axis(elem, text, where, broadcast)
 
 
 def eval_axis(tree: ast.expr, env: Dict[str, Any]):

@@ -139,7 +139,28 @@ def analyze(env: ShapeEnv, leaves: List[InputLeaf], axis_syms: Dict[Tuple[int, i
     for name, s in sorted(named.items(), key=lambda kv: kv[1].index):
         _named_dim(env, rep, namer, name, s, named, static_axes)
         _mark_instead(env, rep, leaves, name, s)
-    # unnamed Dim.DYNAMIC axes may not specialise
+    _dynamic_axes(env, rep, namer, leaves, axis_syms, static_axes)
+    # residual guards that involve named dims; a relation among two or more named dims is
+    # settled per set of dims (all its guards at once) by ranges that imply it, when they
+    # exist
+    relations: Dict[Tuple[Sym, ...], list] = {}
+    for f in env.facts:
+        dims = _named_dims(env, f)
+        if dims is not None:
+            relations.setdefault(dims, []).append(f)
+    for dims, group in relations.items():
+        _relation(env, rep, namer, dims, group)
+    for f in env.facts:
+        if _named_dims(env, f) is None:
+            _other_fact(env, rep, namer, f)
+    return rep
+
+
+def _dynamic_axes(env: ShapeEnv, rep: Report, namer, leaves: List[InputLeaf],
+                  axis_syms: Dict[Tuple[int, int], Sym], static_axes: Dict[int, List[str]]
+                  ) -> None:
+    """Unnamed Dim.DYNAMIC axes may not specialise: one that did is a violation, with the
+    fix of marking it static."""
     for (li, ax), s in axis_syms.items():
         leaf = leaves[li]
         decl = leaf.axes[ax] if ax is not None else leaf.scalar_decl
@@ -152,61 +173,52 @@ def analyze(env: ShapeEnv, leaves: List[InputLeaf], axis_syms: Dict[Tuple[int, i
             msg += _conflicts(static_axes, v)
             rep.violations.append(msg)
             rep.add_fix(SetEntry(decl.entry, STATIC))
-    # residual guards that involve named dims; a relation among two or more named dims is
-    # settled per set of dims (all its guards at once) by ranges that imply it, when they
-    # exist
-    relations: Dict[Tuple[Sym, ...], list] = {}
-    for f in env.facts:
-        dims = _named_dims(env, f)
-        if dims is not None:
-            relations.setdefault(dims, []).append(f)
-    for dims, group in relations.items():
-        _relation(env, rep, namer, dims, group)
-    for f in env.facts:
-        if _named_dims(env, f) is not None:
-            continue
-        syms = f.free_symbols
-        if any(t.unbacked for t in syms):
-            # a data-dependent size's facts (nonzero count <= d) hold by construction or are
-            # checked where the size is computed: they ask nothing of the spec
-            continue
-        dims_in = sorted({_dim_name(env, t) for t in syms} - {None})
-        if not dims_in:
-            continue
-        if any(_dim_name(env, t) is None for t in syms):
-            # a relation with an axis left to tracing (Dim.AUTO): each named Dim keeps its
-            # whole range (the ranges are exact projections, and any narrowing is reported
-            # above), so the relation binds the automatic axis and is one of ep.guards
-            continue
-        g = env.fact_guards.get(f)
-        at = where(g.frame) if g is not None else ""
-        single = len(syms) == 1 and isinstance(f, R.Rel) and f.op == R.NE
-        if single:
-            (t,), = [tuple(syms)]
-            lin = f.expr.linear_coeffs() or {}
-            excluded = -f.expr.const // lin.get(t, 1) if t in lin else None
-            vr = env.ranges[t]
-            rep.violations.append(
-                "%s must not be %s (guard `%s`%s); its feasible set [%s, %s] minus {%s} has a "
-                "hole that no Dim range can express: restrict the range to one side of %s, or "
-                "use Dim.AUTO" % (dims_in[0], excluded, namer.cond(f), at, vr.lower, vr.upper,
-                                  excluded, excluded))
-        elif len(dims_in) == 1:
-            rep.violations.append(
-                "the program requires `%s`%s, a condition on %s that no Dim range or derived "
-                "Dim can express: use Dim.AUTO for %s, or change the code"
-                % (namer.cond(f), at, dims_in[0], dims_in[0]))
-        else:
-            rep.violations.append(
-                "the program requires `%s`%s, a relation between %s that no Dim can express: "
-                "use Dim.AUTO for %s, or change the code" % (
-                    namer.cond(f), at, " and ".join(dims_in), " and ".join(dims_in)))
-        kept = [d for d in dims_in if not _auto_fix(env, rep, d)]
-        if kept:
-            rep.violations[-1] += (
-                " (no Dim.AUTO fix is suggested for %s: it would drop the bounds the spec "
-                "declares)" % " and ".join(kept))
-    return rep
+
+
+def _other_fact(env: ShapeEnv, rep: Report, namer, f) -> None:
+    """A guard that is not a relation among named dims only: a violation when it asks
+    something of a named Dim that no Dim range can express."""
+    syms = f.free_symbols
+    if any(t.unbacked for t in syms):
+        # a data-dependent size's facts (nonzero count <= d) hold by construction or are
+        # checked where the size is computed: they ask nothing of the spec
+        return
+    dims_in = sorted({_dim_name(env, t) for t in syms} - {None})
+    if not dims_in:
+        return
+    if any(_dim_name(env, t) is None for t in syms):
+        # a relation with an axis left to tracing (Dim.AUTO): each named Dim keeps its
+        # whole range (the ranges are exact projections, and any narrowing is reported
+        # above), so the relation binds the automatic axis and is one of ep.guards
+        return
+    g = env.fact_guards.get(f)
+    at = where(g.frame) if g is not None else ""
+    single = len(syms) == 1 and isinstance(f, R.Rel) and f.op == R.NE
+    if single:
+        (t,), = [tuple(syms)]
+        lin = f.expr.linear_coeffs() or {}
+        excluded = -f.expr.const // lin.get(t, 1) if t in lin else None
+        vr = env.ranges[t]
+        rep.violations.append(
+            "%s must not be %s (guard `%s`%s); its feasible set [%s, %s] minus {%s} has a "
+            "hole that no Dim range can express: restrict the range to one side of %s, or "
+            "use Dim.AUTO" % (dims_in[0], excluded, namer.cond(f), at, vr.lower, vr.upper,
+                              excluded, excluded))
+    elif len(dims_in) == 1:
+        rep.violations.append(
+            "the program requires `%s`%s, a condition on %s that no Dim range or derived "
+            "Dim can express: use Dim.AUTO for %s, or change the code"
+            % (namer.cond(f), at, dims_in[0], dims_in[0]))
+    else:
+        rep.violations.append(
+            "the program requires `%s`%s, a relation between %s that no Dim can express: "
+            "use Dim.AUTO for %s, or change the code" % (
+                namer.cond(f), at, " and ".join(dims_in), " and ".join(dims_in)))
+    kept = [d for d in dims_in if not _auto_fix(env, rep, d)]
+    if kept:
+        rep.violations[-1] += (
+            " (no Dim.AUTO fix is suggested for %s: it would drop the bounds the spec "
+            "declares)" % " and ".join(kept))
 
 
 def _auto_fix(env: ShapeEnv, rep: Report, name: str) -> bool:

@@ -156,23 +156,9 @@ def _match_value(v, spec, path: str, entry: Optional[tuple], idx: int,
                  out: List[InputLeaf]) -> None:
     t = type(v)
     if t is list or t is tuple or t is dict:
-        keys = list(v) if t is dict else list(range(len(v)))
-        if spec is not None:
-            if t is dict:
-                if not isinstance(spec, dict) or set(spec) - set(v):
-                    raise UserError("%s: expected None or a dict with keys from %s for input "
-                                    "%s, got %r" % (entry_text(entry), keys, path, spec))
-            elif not isinstance(spec, (list, tuple)) or len(spec) != len(v):
-                raise UserError("%s: expected None or a list/tuple of %d entries for input %s "
-                                "(a %s of %d items), got %r" % (entry_text(entry), len(v), path,
-                                                                t.__name__, len(v), spec))
-        for k in keys:
-            sub = None
-            if spec is not None and (t is not dict or k in spec):
-                sub = spec[k]
-            sub_entry = entry + (k,) if (entry is not None and spec is not None) else None
-            child_path = path + ("[%d]" % k if t is not dict else key_str(k))
-            _match_value(v[k], sub, child_path, sub_entry, idx, out)
+        # the recursion stays in this function: one frame per level of nesting
+        for child, sub, child_path, sub_entry in _container_items(v, spec, path, entry):
+            _match_value(child, sub, child_path, sub_entry, idx, out)
         return
     if _is_array(v):
         out.append(InputLeaf(path, v, _match_axes(v, spec, path, entry), idx))
@@ -200,6 +186,31 @@ def _match_value(v, spec, path: str, entry: Optional[tuple], idx: int,
                         "random generators and lists / tuples / dicts of them"
                         % (path, t.__name__))
     out.append(InputLeaf(path, v, None, idx))
+
+
+def _container_items(v, spec, path: str, entry: Optional[tuple]) -> list:
+    """A list / tuple / dict input's items as (value, spec, path, entry): its spec is None
+    or the same kind of container (a dict may leave keys out)."""
+    t = type(v)
+    keys = list(v) if t is dict else list(range(len(v)))
+    if spec is not None:
+        if t is dict:
+            if not isinstance(spec, dict) or set(spec) - set(v):
+                raise UserError("%s: expected None or a dict with keys from %s for input "
+                                "%s, got %r" % (entry_text(entry), keys, path, spec))
+        elif not isinstance(spec, (list, tuple)) or len(spec) != len(v):
+            raise UserError("%s: expected None or a list/tuple of %d entries for input %s "
+                            "(a %s of %d items), got %r" % (entry_text(entry), len(v), path,
+                                                            t.__name__, len(v), spec))
+    items = []
+    for k in keys:
+        sub = None
+        if spec is not None and (t is not dict or k in spec):
+            sub = spec[k]
+        sub_entry = entry + (k,) if (entry is not None and spec is not None) else None
+        child_path = path + ("[%d]" % k if t is not dict else key_str(k))
+        items.append((v[k], sub, child_path, sub_entry))
+    return items
 
 
 def _match_axes(arr: np.ndarray, spec, path: str, entry: Optional[tuple]) -> List[AxisDecl]:

@@ -83,29 +83,3 @@ def children(spec: tuple) -> tuple:
 def count_leaves(spec: tuple) -> int:
     """How many leaves ``spec`` holds."""
     return 1 if spec == LEAF else sum(count_leaves(c) for c in children(spec))
-
-
-def spec_to_json(spec: tuple):
-    if spec == LEAF:
-        return None
-    if spec[0] == "dict":
-        return {"dict": [[k, spec_to_json(c)] for k, c in zip(spec[1], spec[2])]}
-    if spec[0] == "namedtuple":
-        return {"namedtuple": [spec[1], [spec_to_json(c) for c in spec[2]]]}
-    return {spec[0]: [spec_to_json(c) for c in spec[1]]}
-
-
-def spec_from_json(j) -> tuple:
-    if j is None:
-        return LEAF
-    (kind, body), = j.items()
-    if kind == "dict":
-        return ("dict", tuple(k for k, _ in body), tuple(spec_from_json(c) for _, c in body))
-    if kind == "namedtuple":
-        name, body = body
-        if named_results.resolve(name) is None:
-            raise ValueError("unknown result type %r" % (name,))
-        return ("namedtuple", name, tuple(spec_from_json(c) for c in body))
-    if kind not in ("list", "tuple"):
-        raise ValueError("unknown container %r" % kind)
-    return (kind, tuple(spec_from_json(c) for c in body))

@@ -108,6 +108,9 @@ def test_array_namespace_recognises_traced_arrays():
             assert hasattr(xp, name), name
         info = xp.__array_namespace_info__()
         assert info.default_device() == "cpu" and "float64" in info.dtypes()
+        assert info.devices() == [info.default_device()]
+        assert info.capabilities()["data-dependent shapes"]
+        assert info.default_dtypes()["indexing"] == np.dtype(np.int64)
         checked.append(True)            # a recorded list append: replayed, not kept
         return xp.permute_dims(x, (1, 0))
 

@@ -52,7 +52,9 @@ def flags_and_strides(x):
     f = y.flags
     c = 1.0 if f["C_CONTIGUOUS"] and f.c_contiguous and not y.T.flags.c_contiguous else 0.0
     s0, s1 = y.strides
-    return y * c + s1 + y.T.flags.fortran, np.zeros(s0 // y.itemsize)
+    # forc / fnc: NumPy's either-contiguous and Fortran-not-C flags
+    return (y * c + s1 + y.T.flags.fortran + 2 * y.T.flags.fnc + 4 * y.flags.forc,
+            np.zeros(s0 // y.itemsize))
 
 
 def memory_questions(x):
@@ -104,13 +106,34 @@ def test_flags_of_a_slice_view_is_refused():
         ss.export(f, _x(4), dynamic_shapes={"x": {0: Dim.AUTO}})
 
 
-def test_traced_array_in_code_that_cannot_take_it_is_a_user_error():
+def test_masked_arrays_are_refused_by_name():
     def f(x):
         return np.ma.atleast_2d(x) * 2
 
-    with pytest.raises(ss.UserError, match="cannot take one") as e:
+    with pytest.raises(ss.UserError, match=r"numpy\.ma \(masked arrays\) cannot be traced "
+                                           r"at .*test_library_surface\.py:%d"
+                       % (f.__code__.co_firstlineno + 1)) as e:
         ss.export(f, _x(4), dynamic_shapes={"x": {0: Dim.AUTO}})
-    assert "TracedArray" not in str(e.value)
+    assert "TracedArray" not in str(e.value) and "np.ma.filled" in str(e.value)
+
+
+def test_a_traced_value_stored_into_a_plain_array_is_a_user_error():
+    # NumPy's own error is "setting an array element with a sequence" (ahrs' am2q)
+    def f(x):
+        q = np.array([1.0, 0.0])
+        q[0] = x.sum()
+        return q
+
+    with pytest.raises(ss.UserError, match=r"written into a plain NumPy array at "
+                                           r".*test_library_surface\.py:%d.*np\.zeros"
+                       % (f.__code__.co_firstlineno + 2)):
+        ss.export(f, _x(4), dynamic_shapes={"x": {0: Dim.AUTO}})
+
+    def g(x):
+        raise ValueError("the user's own error")
+
+    with pytest.raises(ValueError, match="the user's own error"):
+        ss.export(g, _x(4), dynamic_shapes={"x": {0: Dim.AUTO}})
 
 
 def test_compiled_code_rejecting_a_traced_array_is_a_user_error():

@@ -21,6 +21,8 @@ CASES = {
     "isclose": lambda x: np.isclose(x, x * 1.0000001),
     "nan_to_num": lambda x: np.nan_to_num(x / (x - x), nan=0.5),
     "broadcast_arrays": lambda x: np.broadcast_arrays(x, x[:1])[1] + 1,
+    # scalars and plain arrays among the arguments (numpy-financial's ipmt)
+    "broadcast_arrays_scalars": lambda x: sum(np.broadcast_arrays(0.5, x, 2, np.ones(1))),
     "column_stack": lambda x: np.column_stack([x, x]),
     "trace": lambda x: np.trace(x),
     "trace_offset": lambda x: x.trace(offset=1),

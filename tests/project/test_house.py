@@ -20,27 +20,11 @@ MAX_COMPLEXITY = 30
 LONG_FILES: set = set()
 # functions still over MAX_COMPLEXITY ("path:Class.method")
 COMPLEX = {
-    'capture/decomp.py:_einsum',
-    'capture/ops/advanced.py:analyze',
-    'capture/ops/npcall.py:traced_call',
-    'capture/random_arrays.py:draw',
-    'capture/serialize/decoding.py:Decoder.signature',
     'capture/state/binding.py:StateBinding.visit',
     'capture/state/statesave.py:store_scope.place',
-    'codegen/onnx/movement.py:advanced_index',
-    'symshape/reasoning/symbolic.py:minmax_cases',
-    'symshape/specs/annotation_returns.py:_check_one',
-    'symshape/specs/annotations.py:_parse_elem',
-    'symshape/specs/constraints.py:analyze',
-    'symshape/specs/matching.py:_match_value',
 }
 # (importing module path, imported private name) still crossing modules
-PRIVATE_IMPORTS = {
-    ('capture/ops/inplace.py', '_arange'),
-    ('capture/ops/linalg_calls.py', '_arange'),
-    ('cli/command.py', '_internal_dirs'),
-    ('symshape/algebra/simplify.py', '_minmax'),
-}
+PRIVATE_IMPORTS: set = set()
 # (path, pyflakes message) still reported; most are imports made only for their side effect
 PYFLAKES_KNOWN = set()
 
@@ -145,3 +129,13 @@ def test_pyflakes_clean():
     found = pyflakes_messages()
     assert found - PYFLAKES_KNOWN == set(), "pyflakes reports"
     assert PYFLAKES_KNOWN - found == set(), "no longer reported: take them off PYFLAKES_KNOWN"
+
+
+def complexity_counts(limits=(MAX_COMPLEXITY, 20)) -> dict:
+    """{limit: how many functions of the packages are over it} (the issue's measure):
+    ``cd tests && python -c "import sys; sys.path[:0] = ['project']; import test_house;
+    print(test_house.complexity_counts())"``."""
+    scores = [complexity(fn) for _, path in _sources()
+              for _, fn in _functions(ast.parse(open(path, encoding="utf-8").read()))]
+    return {limit: sum(1 for c in scores if c > limit) for limit in limits}
+

@@ -12,7 +12,7 @@ import symshape as ss
 from repo_paths import REPO
 ERRORS = ("UserError", "ConstraintViolationError", "GuardOnDataDependentError",
           "SharedInputsError", "StateGuardFailure", "RecompileError", "VerifyError",
-          "ProjectError")
+          "ProjectError", "ValueDependentDtypeError")
 WARNINGS = ("CompileFallbackWarning", "RecompileLimitWarning", "FrozenValueWarning")
 
 

@@ -69,20 +69,20 @@ def _sk(spec, method, classify=False):
 
 
 def assume_finite():
-    """scikit-learn's documented switch for inputs known to be finite: its finiteness check
-    sums first and checks element by element only when the sum is not finite, so the side
-    that goes on does not say whether the other raises (not a check the tracer can keep)."""
+    """scikit-learn's documented switch for inputs known to be finite (its finiteness check
+    is skipped, in the program as eagerly)."""
     import sklearn
     return sklearn.config_context(assume_finite=True)
 
 
-def _sk_entries():
+def _sk_rows():
+    """(name, make) of each scikit-learn entry point (nothing imported or fitted yet)."""
     pre, lin = "sklearn.preprocessing", "sklearn.linear_model"
     scaler, pca = (pre, "StandardScaler", {}), ("sklearn.decomposition", "PCA",
                                                {"n_components": 2})
     logreg = (lin, "LogisticRegression", {})
     pipe = [scaler, ("sklearn.decomposition", "PCA", {"n_components": 3}), logreg]
-    sk = "sklearn"
+    kmeans = ("sklearn.cluster", "KMeans", {"n_clusters": 3, "n_init": 2, "random_state": 0})
     rows = [
         ("StandardScaler().transform", _sk(scaler, "transform")),
         ("MinMaxScaler().transform", _sk((pre, "MinMaxScaler", {}), "transform")),
@@ -92,17 +92,53 @@ def _sk_entries():
         ("Ridge().predict", _sk((lin, "Ridge", {}), "predict")),
         ("LogisticRegression().predict_proba", _sk(logreg, "predict_proba", True)),
         ("LogisticRegression().predict", _sk(logreg, "predict", True)),
-        ("KMeans().predict", _sk(("sklearn.cluster", "KMeans",
-                                  {"n_clusters": 3, "n_init": 2, "random_state": 0}), "predict")),
+        ("KMeans().predict", _sk(kmeans, "predict")),
         ("GaussianMixture().predict_proba",
          _sk(("sklearn.mixture", "GaussianMixture", {"n_components": 2, "random_state": 0}),
              "predict_proba")),
         ("make_pipeline(StandardScaler(), PCA(), LogisticRegression()).predict_proba",
          _sk(pipe, "predict_proba", True)),
+        ("RobustScaler().transform", _sk((pre, "RobustScaler", {}), "transform")),
+        ("MaxAbsScaler().transform", _sk((pre, "MaxAbsScaler", {}), "transform")),
+        ("PolynomialFeatures(2).transform", _sk((pre, "PolynomialFeatures", {"degree": 2}),
+                                                "transform")),
+        ("TruncatedSVD(2).transform", _sk(("sklearn.decomposition", "TruncatedSVD",
+                                           {"n_components": 2, "random_state": 0}),
+                                          "transform")),
+        ("PCA().inverse_transform(PCA().transform)", _pca_round_trip),
+        ("Lasso().predict", _sk((lin, "Lasso", {"alpha": 0.1}), "predict")),
+        ("BayesianRidge().predict", _sk((lin, "BayesianRidge", {}), "predict")),
+        ("LogisticRegression().decision_function", _sk(logreg, "decision_function", True)),
+        ("LinearDiscriminantAnalysis().predict_proba",
+         _sk(("sklearn.discriminant_analysis", "LinearDiscriminantAnalysis", {}),
+             "predict_proba", True)),
+        ("GaussianNB().predict_proba", _sk(("sklearn.naive_bayes", "GaussianNB", {}),
+                                           "predict_proba", True)),
+        ("KMeans().score", _sk(kmeans, "score")),
+        ("KMeans().transform", _sk(kmeans, "transform")),
+        ("GaussianMixture().score_samples",
+         _sk(("sklearn.mixture", "GaussianMixture", {"n_components": 2, "random_state": 0}),
+             "score_samples")),
     ]
-    return [Entry(sk, name + " [assume_finite]", make, context=assume_finite)
-            for name, make in rows] + [
-        Entry(sk, "StandardScaler().transform", _sk(scaler, "transform"))]
+    return rows
+
+
+def _sk_entries():
+    sk, scaler = "sklearn", ("sklearn.preprocessing", "StandardScaler", {})
+    return [Entry(sk, name, make) for name, make in _sk_rows()] + [
+        Entry(sk, "StandardScaler().transform [assume_finite]", _sk(scaler, "transform"),
+              context=assume_finite)]
+
+
+_PCA2 = _sk(("sklearn.decomposition", "PCA", {"n_components": 2}), "transform")
+
+
+def _pca_round_trip(n):
+    _, args, dyn, model = _PCA2(n)
+
+    def round_trip(X):
+        return model.inverse_transform(model.transform(X))
+    return round_trip, args, dyn, model
 
 
 # --------------------------------------------------------------------------- filterpy
@@ -163,10 +199,62 @@ def _fp_update(n):
 
 def _sigma_points(n):
     from filterpy.kalman import MerweScaledSigmaPoints
-    pts = MerweScaledSigmaPoints(n=n, alpha=0.1, beta=2.0, kappa=0.0)
-    x, P = np.arange(float(n)), np.eye(n) * 3.0 + 0.1
-    return pts.sigma_points, (x, P), {"x": {0: Dim("n")}, "P": {0: Dim("n"), 1: Dim("n")}}, \
-        None
+    # the state dimension is fixed when the object is made (``self.n``, checked against
+    # ``np.size(x)``): the sizes are static, the values change with n
+    pts = _MERWE.setdefault("pts", MerweScaledSigmaPoints(n=3, alpha=0.1, beta=2.0, kappa=0.0))
+    a = _rng(n, 6).standard_normal((3, 3))
+    return pts.sigma_points, (_rng(n, 7).standard_normal(3), a @ a.T + 3.0 * np.eye(3)), \
+        None, None
+
+
+_MERWE: dict = {}
+
+
+def _filter_step(make_filter):
+    """The user's loop body over one of filterpy's nonlinear filters: predict, then update
+    with the measurement (the filter's state compared with eager after each call)."""
+    def make(n):
+        flt, update = make_filter()
+
+        def step(z):
+            flt.predict()
+            update(flt, z)
+            return flt.x
+        return step, (np.array([float(n)]),), None, flt
+    return make
+
+
+def _ukf():
+    from filterpy.kalman import MerweScaledSigmaPoints, UnscentedKalmanFilter
+
+    def fx(x, dt):
+        return np.array([x[0] + dt * x[1], x[1]])
+
+    def hx(x):
+        return x[:1]
+    pts = MerweScaledSigmaPoints(2, alpha=0.1, beta=2.0, kappa=1.0)
+    ukf = UnscentedKalmanFilter(dim_x=2, dim_z=1, dt=1.0, fx=fx, hx=hx, points=pts)
+    ukf.x = np.array([0.0, 1.0])
+    ukf.P *= 10.0
+    ukf.R *= 5.0
+    ukf.Q = np.eye(2) * 0.01
+    return ukf, lambda f, z: f.update(z)
+
+
+def _ekf():
+    from filterpy.kalman import ExtendedKalmanFilter
+
+    def HJ(x):                  # the range to a point one unit off the track, linearized
+        return np.array([[x[0, 0] / np.sqrt(x[0, 0] ** 2 + 1.0), 0.0]])
+
+    def hx(x):
+        return np.array([[np.sqrt(x[0, 0] ** 2 + 1.0)]])
+    ekf = ExtendedKalmanFilter(dim_x=2, dim_z=1)
+    ekf.x = np.array([[1.0], [0.5]])
+    ekf.F = np.array([[1.0, 1.0], [0.0, 1.0]])
+    ekf.P *= 10.0
+    ekf.R *= 5.0
+    return ekf, lambda f, z: f.update(z.reshape(1, 1), HJ, hx)
 
 
 def _gaussian(n):
@@ -182,8 +270,12 @@ def _fp_entries():
         Entry(fp, "KalmanFilter().predict(); .update(z)", _step, sizes=(1, 2, 3)),
         Entry(fp, "filterpy.kalman.predict", _fp_predict, sizes=(3, 4, 6)),
         Entry(fp, "filterpy.kalman.update", _fp_update, sizes=(3, 4, 6)),
-        Entry(fp, "MerweScaledSigmaPoints(n).sigma_points", _sigma_points, sizes=(3, 4, 6)),
+        Entry(fp, "MerweScaledSigmaPoints(3).sigma_points", _sigma_points),
         Entry(fp, "filterpy.stats.gaussian", _gaussian),
+        Entry(fp, "UnscentedKalmanFilter().predict(); .update(z)", _filter_step(_ukf),
+              sizes=(1, 2, 3)),
+        Entry(fp, "ExtendedKalmanFilter().predict(); .update(z, HJ, hx)", _filter_step(_ekf),
+              sizes=(1, 2, 3)),
     ]
 
 
@@ -214,6 +306,23 @@ def _delta(n):
     return delta, (_rng(n, 6).standard_normal((n, 13)), 2), {"feat": {0: Dim.AUTO}}, None
 
 
+def _frames(n):
+    return _rng(n, 20).standard_normal((n, 400))
+
+
+def _spec(name):
+    def make(n):
+        from python_speech_features import sigproc
+        return getattr(sigproc, name), (_frames(n), 512), {"frames": {0: Dim.AUTO}}, None
+    return make
+
+
+def _lifter(n):
+    from python_speech_features.base import lifter
+    return lifter, (_rng(n, 21).standard_normal((n, 13)), 22), {"cepstra": {0: Dim.AUTO}}, \
+        None
+
+
 def _psf_entries():
     p = "python_speech_features"
     return [Entry(p, "mfcc", _psf("mfcc"), sizes=(20, 30, 47)),
@@ -222,7 +331,10 @@ def _psf_entries():
             Entry(p, "ssc", _psf("ssc"), sizes=(20, 30, 47)),
             Entry(p, "delta", _delta),
             Entry(p, "sigproc.framesig", _framesig, sizes=(20, 30, 47)),
-            Entry(p, "sigproc.preemphasis", _preemphasis)]
+            Entry(p, "sigproc.preemphasis", _preemphasis),
+            Entry(p, "sigproc.powspec", _spec("powspec")),
+            Entry(p, "sigproc.logpowspec", _spec("logpowspec")),
+            Entry(p, "lifter", _lifter)]
 
 
 # --------------------------------------------------------------------------- numpy-financial
@@ -247,6 +359,12 @@ def _npf_entries():
                              {"rate": {0: Dim("n")}, "nper": None, "pv": {0: Dim("n")}})),
         Entry(p, "fv", _npf("fv", lambda n: (0.02, np.arange(1.0, n + 1), -10.0, -100.0),
                             {"rate": None, "nper": {0: Dim.AUTO}, "pmt": None, "pv": None})),
+        Entry(p, "pv", _npf("pv", lambda n: (np.full(n, 0.01), 12, np.linspace(10, 20, n)),
+                            {"rate": {0: Dim("n")}, "nper": None, "pmt": {0: Dim("n")}})),
+        Entry(p, "nper", _npf("nper", lambda n: (0.01, np.linspace(-10, -20, n), 100.0),
+                              {"rate": None, "pmt": {0: Dim.AUTO}, "pv": None})),
+        Entry(p, "ipmt", _npf("ipmt", lambda n: (0.01, np.arange(1, n + 1), 24, 1000.0),
+                              {"rate": None, "per": {0: Dim.AUTO}, "nper": None, "pv": None})),
     ]
 
 
@@ -301,7 +419,33 @@ def _ahrs_entries():
         q = _rng(n, 11).standard_normal(4)
         return q2R, (q / np.linalg.norm(q),), None, None
     p = "ahrs"
+    def q_prod(n):
+        from ahrs.common.orientation import q_prod
+        return q_prod, (_rng(n, 14).standard_normal(4), _rng(n, 15).standard_normal(4)), \
+            None, None
+
+    def ecompass(n):
+        from ahrs.common.orientation import ecompass
+        mag = _rng(n, 16).standard_normal(3) + [20.0, 0.0, -40.0]
+        return ecompass, (_acc(n)[0], mag), None, None
+    def am2q(n):
+        from ahrs.common.orientation import am2q
+        mag = _rng(n, 16).standard_normal(3) + [20.0, 0.0, -40.0]
+        return am2q, (_acc(n)[0], mag), None, None
+
+    def imu(name):
+        def make(n):
+            import ahrs.filters
+            flt = getattr(ahrs.filters, name)(frequency=100.0)
+            gyr = _rng(n, 17).standard_normal(3) * 0.01
+            return flt.updateIMU, (np.array([1.0, 0.0, 0.0, 0.0]), gyr, _acc(n)[0]), None, flt
+        return make
     return [Entry(p, "common.orientation.acc2q", acc2q, sizes=(1, 2, 3)),
+            Entry(p, "common.orientation.am2q", am2q, sizes=(1, 2, 3)),
+            Entry(p, "filters.Madgwick().updateIMU", imu("Madgwick"), sizes=(1, 2, 3)),
+            Entry(p, "filters.Mahony().updateIMU", imu("Mahony"), sizes=(1, 2, 3)),
+            Entry(p, "common.orientation.q_prod", q_prod, sizes=(1, 2, 3)),
+            Entry(p, "common.orientation.ecompass", ecompass, sizes=(1, 2, 3)),
             Entry(p, "filters.Tilt().estimate", tilt, sizes=(1, 2, 3)),
             Entry(p, "common.orientation.q2R", q2R, sizes=(1, 2, 3))]
 
@@ -327,14 +471,19 @@ def _pyk_entries():
 # entry points that do not work yet, and why (the rows of docs/real_libraries.md that are
 # not "works"): each is a strict xfail, so the tier fails once one starts working
 WHY = {
-    "MerweScaledSigmaPoints(n).sigma_points":
-        "scipy.linalg.cholesky is reached through an attribute (self.sqrt = cholesky), "
-        "which the state reader hands over unrouted",
     "irr": "np.roots strips zeros by value: its output size depends on the data",
     "common.orientation.acc2q": "a branch on array values whose both sides go on "
                                 "(if np.linalg.norm(a) > 0 and ...): data-dependent control flow",
-    "KalmanFilter().filter": "numpy.ma (masked arrays) is not traced",
-    "KalmanFilter().smooth": "numpy.ma (masked arrays) is not traced",
+    "common.orientation.am2q": "ahrs writes the traced values into np.array([1.0, 0.0, "
+                               "0.0, 0.0]), a plain array (not a value of the program)",
+    "filters.Madgwick().updateIMU": "ahrs' Quaternion is an ndarray subclass made with "
+                                    "ndarray.__new__ over the data's buffer",
+    "filters.Mahony().updateIMU": "ahrs' Quaternion is an ndarray subclass made with "
+                                  "ndarray.__new__ over the data's buffer",
+    "KalmanFilter().filter": "pykalman makes its measurements a masked array "
+                             "(np.ma.atleast_2d), for missing measurements",
+    "KalmanFilter().smooth": "pykalman makes its measurements a masked array "
+                             "(np.ma.atleast_2d), for missing measurements",
 }
 # entry points whose libraries' globals hold C-extension objects (Cython functions), on which
 # the tracer once crashed the interpreter; they are opaque now, and each still runs in a
@@ -343,22 +492,9 @@ WHY = {
 SEGFAULT = ("the tracer crashed the interpreter on C-extension objects the library's "
             "globals hold (Cython functions)")
 CRASHING = {
+    # every scikit-learn entry (the library's globals hold Cython functions)
+    **{name: None for name, _ in _sk_rows()},
     "StandardScaler().transform [assume_finite]": None,
-    "MinMaxScaler().transform [assume_finite]": None,
-    "Normalizer().transform [assume_finite]": None,
-    "PCA().transform [assume_finite]": None,
-    "LinearRegression().predict [assume_finite]": None,
-    "Ridge().predict [assume_finite]": None,
-    "LogisticRegression().predict_proba [assume_finite]": None,
-    "LogisticRegression().predict [assume_finite]": None,
-    "KMeans().predict [assume_finite]": "a Cython fused function (sklearn's _labels_inertia) "
-                                        "called with traced arrays",
-    "GaussianMixture().predict_proba [assume_finite]": None,
-    "make_pipeline(StandardScaler(), PCA(), LogisticRegression()).predict_proba "
-    "[assume_finite]": None,
-    "StandardScaler().transform": "the finiteness check sums first and checks element by "
-                                  "element only when the sum is not finite: a branch whose "
-                                  "side that goes on does not decide whether the other raises",
     "KalmanFilter().batch_filter": None,
     "KalmanFilter().rts_smoother": None,
     "KalmanFilter().predict(); .update(z)": None,
