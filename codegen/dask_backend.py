@@ -471,8 +471,7 @@ class DaskProgram(GeneratedFunction):
         def close():
             # nodes with no chunked axis run once (one task), before the per-chunk ones
             hit = {n for n in run if _touches(info, n, active)}
-            # a loop's parts are computed with it (the loop's value is a tuple)
-            hit |= {n for n in run if n.op == "tuple_get" and n.inputs[0] in hit}
+            hit |= {n for n in run if n.op == "tuple_get" and n.inputs[0] in hit}  # with it
             whole = [n for n in run if n not in hit]
             chunked = [n for n in run if n in hit]
             for part, per_chunk in ((whole, False), (chunked, True)):
@@ -521,11 +520,7 @@ class DaskProgram(GeneratedFunction):
         step = GlobalNode(n, code, text, ns)
         parts = _tuple_parts(n, users)
         nodes, outs = ([n] + parts, parts) if parts else ([n], [n])
-        # a loop runs per chunk along the active classes its body keeps local (a batch),
-        # its operands whole along the others (the rows it walks): one task per chunk
-        local = frozenset(c for c in active if self.info.local(n, frozenset((c,))) and
-                          _distinct_active(self.info, n, frozenset((c,)))) \
-            if n.op == "for_loop" else frozenset()
+        local = _loop_batch(self.info, n, active)
         seg = Segment(nodes, outs, [i for i in _unique(n.input_nodes())], local,
                       "%s-task" % n.name)
         seg.per_chunk = bool(local)
@@ -859,6 +854,15 @@ def _tuple_parts(n: Node, users) -> List[Node]:
     if us and all(u.op == "tuple_get" for u in us):
         return list(us)
     return []
+
+
+def _loop_batch(info: ChunkInfo, n: Node, active: FrozenSet) -> FrozenSet:
+    """The active classes a loop (``for_loop``) runs per chunk along: those its body keeps
+    local (a batch); its operands are made whole along the others (the rows it walks)."""
+    if n.op != "for_loop":
+        return frozenset()
+    return frozenset(c for c in active if info.local(n, frozenset((c,))) and
+                     _distinct_active(info, n, frozenset((c,))))
 
 
 def _touches(info: ChunkInfo, n: Node, classes: FrozenSet) -> bool:
