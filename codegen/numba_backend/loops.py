@@ -192,6 +192,9 @@ class _LoopWriter:
         self.lines: List[str] = []
         # constants of the body (and of loops inside it): arguments after the rows
         self.consts = [n for n in sub.graph.nodes if n.op == "constant"]
+        self.pre: List[str] = []            # lines before the loop: buffers it reuses
+        self.escaping: set = set()
+        self.pingpong = False
         self.pos = 0
         self._refuse_shapes()
 
@@ -230,10 +233,7 @@ class _LoopWriter:
         self.mod.kernels.append(k.source.replace("def kernel(", "def _k%d(" % i, 1)
                             .replace("RANGE(", "range("))
         for n in k.outputs:
-            for s in n.shape:
-                self._size(s)
-            self.lines.append("%s = np.empty(%s, %s)" % (
-                n.name, _shape_py(n.shape) if n.shape else "()", self._dt(n.dtype)))
+            self._allocate(n)
         args = []
         for kind, v in k.args:
             if kind in ("out", "in"):
@@ -243,6 +243,58 @@ class _LoopWriter:
             else:
                 args.append(self._size(v))
         self.lines.append("_k%d(%s)" % (i, ", ".join(args)))
+
+    def _allocate(self, n: Node) -> None:
+        """The array a kernel (or a matmul) writes ``n`` into: of a shape that does not change
+        with the index, one buffer made before the loop when the value dies with its
+        iteration, two used in turn when it is carried to the next one (and dies there);
+        else a new array per iteration."""
+        syms = set()
+        for d in n.shape:
+            syms |= _syms(d)
+            self._size(d)
+        new = "np.empty(%s, %s)" % (_shape_py(n.shape) if n.shape else "()",
+                                    self._dt(n.dtype))
+        if any(sym.name == self.phs[0].name for sym in syms):
+            self.lines.append("%s = %s" % (n.name, new))
+        elif n not in self.escaping:
+            self.pre.append("%s = %s" % (n.name, new))
+        elif self.pingpong:
+            self.pre.append("_b0_%s = %s" % (n.name, new))
+            self.pre.append("_b1_%s = %s" % (n.name, new))
+            self.lines.append("%s = _b0_%s if _k %% 2 == 0 else _b1_%s" % (
+                n.name, n.name, n.name))
+        else:
+            self.lines.append("%s = %s" % (n.name, new))
+
+    def _lifetimes(self, plan) -> None:
+        """Which values may outlive their iteration (``escaping``: what the carried values
+        are, or views of, or writes into; what a loop inside the body is given), and
+        whether every carried value dies in the iteration after the one that made it
+        (``pingpong``: each slot carries a new array or its own array written in place)."""
+        alias = ("setitem", "setitem_owned", "getitem", "permute_dims")
+        esc = set(self.outs[:self.nc])
+        for kind, obj in plan.steps:
+            if kind == "py" and obj.op == "for_loop":
+                esc.update(obj.input_nodes())
+        todo = list(esc)
+        while todo:
+            n = todo.pop()
+            if n.op in alias and n.inputs and type(n.inputs[0]) is Node and \
+                    n.inputs[0] not in esc:
+                esc.add(n.inputs[0])
+                todo.append(n.inputs[0])
+        self.escaping = esc
+        made = {n for kind, k in plan.steps if kind == "kernel" for n in k.outputs}
+        self.pingpong = True
+        for ph, o in zip(self.phs[1:1 + self.nc], self.outs[:self.nc]):
+            root, writes_only = o, True
+            while root.op in alias and type(root.inputs[0]) is Node:
+                writes_only = writes_only and root.op not in ("getitem", "permute_dims")
+                root = root.inputs[0]
+            if not ((root is ph and writes_only) or root in made or
+                    root.op in _CREATION + ("matmul", "dot")):
+                self.pingpong = False
 
     def _index(self, index) -> str:
         """A basic index of ints, sizes and slices as numba subscript source."""
@@ -306,8 +358,7 @@ class _LoopWriter:
         if _work(a.shape, b.shape) > MATMUL_WORK:
             raise _NoLoop()
         self.mod.helpers.add(ranks)
-        self.lines.append("%s = np.empty(%s, %s)" % (
-            n.name, _shape_py(n.shape) if n.shape else "()", self._dt(n.dtype)))
+        self._allocate(n)               # (the helper writes every element)
         self.lines.append("_mm%d%d(%s, %s, %s)" % (ranks + (a.name, b.name, n.name)))
 
     def _inner_loop(self, n: Node) -> None:
@@ -396,6 +447,7 @@ class _LoopWriter:
                 reads.setdefault(x, []).append((pos, kind))
         owned = self._owned(plan)
         fresh = set(owned)
+        self._lifetimes(plan)
         for pos, (kind, obj) in enumerate(plan.steps):
             self.pos = pos
             if kind == "py":
@@ -421,6 +473,7 @@ class _LoopWriter:
         body = ["def %s(%s):" % (self.fname, ", ".join(params))]
         for ph in copied:
             body.append("    %s = %s.copy()" % (ph.name, ph.name))
+        body.extend("    " + ln for ln in self.pre)
         body.append("    _k = 0")
         body.append("    for %s in range(_start, _stop, _step):" % index)
         body.extend("        " + ln for ln in self.lines)

@@ -290,3 +290,43 @@ def test_a_view_of_an_input_carried_is_never_written_in_place():
         want = m(x_module)
         _same(c(x), want)
         np.testing.assert_array_equal(x, x_module)
+
+
+def fibonacci_pair(x):
+    a = np.zeros(x.shape[1])
+    b = np.ones(x.shape[1])
+    for t in range(x.shape[0]):
+        a, b = b, a + b * x[t]            # a carries the array b held: lives two iterations
+    return a, b
+
+
+def shift_register(x):
+    h = np.zeros(x.shape[1])
+    prev = np.zeros(x.shape[1])
+    older = np.zeros(x.shape[1])
+    for t in range(x.shape[0]):
+        older = prev
+        prev = h
+        h = np.tanh(x[t] + 0.5 * prev - 0.25 * older)
+    return h, prev, older
+
+
+def reversed_view(x):
+    h = np.zeros(x.shape[1])
+    for t in range(x.shape[0]):
+        h = np.tanh(x[t] + h)[::-1]       # a view of this iteration's array
+    return h
+
+
+@pytest.mark.parametrize("f", [fibonacci_pair, shift_register, reversed_view, cumulative],
+                         ids=lambda f: f.__name__)
+def test_buffers_reused_across_iterations_hold_what_later_iterations_read(f):
+    ep = ss.export(f, (RNG.standard_normal((5, 4)),),
+                   dynamic_shapes={"x": {0: ss.Dim("T", min=0)}})
+    c = ep.compile(backend="numba")
+    assert "_L0(" in c.source
+    if f is cumulative:
+        assert "_b0_" in c.source             # two buffers used in turn
+    for n in (0, 1, 2, 3, 8):
+        x = RNG.standard_normal((n, 4))
+        _same(c(x), f(x))
