@@ -25,7 +25,11 @@ the loop is one ``@njit`` function (``LoopKernel.source``)::
             k += 1
         return (carried_0, ..., rows_0, ...)
 
-so the Python interpreter runs nothing per iteration.  The body's kernels are the serial
+so the Python interpreter runs nothing per iteration, and allocates little: an array of a
+shape the index does not change is made before the loop, once where its value dies with
+the iteration, twice (used in turn) where it is carried to the next iteration and dies
+there (``_lifetimes``: not when a slot carries another slot's array, a swap or a shift
+register, or what a loop inside the body returned).  The body's kernels are the serial
 variants (the per-iteration work of a loop over time is small; a large one would want its
 ``prange`` variant, which a loop body does not use yet).  A 0-d carried value comes back
 as a NumPy scalar, as the Python loop leaves it.
