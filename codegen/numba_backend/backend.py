@@ -43,7 +43,7 @@ from ..inplace import inplace_writes, into_helper
 from ..rt import THREADS as _RT_THREADS, give as _rt_give, new_tune, take as _rt_take, \
     tuned as _rt_tuned
 from .kernels import NumbaKernel, plan_program
-from .loops import loop_lines
+from .loops import loop_error_type, loop_failed, loop_lines
 from .ops import HELPERS
 
 INSTALL_HINT = 'backend="numba" needs numba: pip install "symshape[numba]"'
@@ -261,7 +261,15 @@ class _Driver:
         lines = loop_lines(obj, self.r, self.ns, self.ranges, cache_dir())
         if lines is None:
             return False
-        self.body.extend(lines)
+        # numba compiles the loop on its first call (per argument types): where it fails,
+        # the Python loop runs instead (a warning says so, once)
+        py = node_lines(obj, self.r, self.ns)
+        self.ns["_NumbaError"] = loop_error_type()
+        self.ns["_loop_failed"] = loop_failed
+        self.body.extend(py[:-1] + ["try:"] + ["    " + ln for ln in lines] +
+                         ["except _NumbaError as _e:",
+                          "    _loop_failed(%r, _e)" % (obj.source or obj.name),
+                          "    " + py[-1]])
         return True
 
     def kernel_step(self, k: NumbaKernel) -> None:

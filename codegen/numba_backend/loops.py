@@ -45,6 +45,7 @@ import importlib.util
 import os
 import sys
 import tempfile
+import warnings
 from typing import Any, Dict, List, Optional
 
 import numpy as np
@@ -521,6 +522,27 @@ def load_loop(k: LoopKernel, directory: str):
     spec.loader.exec_module(mod)
     got = _LOADED[k.key] = mod.loop
     return got
+
+
+def loop_error_type():
+    """numba's compilation error (what a loop function that numba cannot type raises on
+    its first call)."""
+    from numba.core.errors import NumbaError
+    return NumbaError
+
+
+_WARNED: set = set()
+
+
+def loop_failed(where: str, error: BaseException) -> None:
+    """Warn once per loop that its numba function did not compile (the driver then runs
+    the Python loop over the body's NumPy code)."""
+    if where not in _WARNED:
+        _WARNED.add(where)
+        warnings.warn("symshape: backend='numba' could not compile the loop at %s as one "
+                      "numba function (%s); it runs as a Python loop"
+                      % (where, str(error).splitlines()[0] if str(error) else
+                         type(error).__name__), RuntimeWarning, stacklevel=3)
 
 
 def loop_lines(node: Node, r, ns: Dict[str, Any], ranges, directory: str) -> Optional[List[str]]:

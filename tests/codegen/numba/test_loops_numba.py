@@ -330,3 +330,19 @@ def test_buffers_reused_across_iterations_hold_what_later_iterations_read(f):
     for n in (0, 1, 2, 3, 8):
         x = RNG.standard_normal((n, 4))
         _same(c(x), f(x))
+
+
+def test_a_loop_numba_cannot_compile_runs_as_the_python_loop_with_a_warning():
+    from numba.core.errors import TypingError
+    ep = ss.export(elman, (RNG.standard_normal((5, 4)),),
+                   dynamic_shapes={"x": {0: ss.Dim("T", min=1)}})
+    c = ep.compile(backend="numba")
+
+    def untypable(*args):
+        raise TypingError("no implementation for this signature")
+    c.compiled.ns["_L0"] = untypable             # as numba's first call would fail
+    x = RNG.standard_normal((6, 4))
+    with pytest.warns(RuntimeWarning, match="could not compile the loop at .*test_loops_numba"):
+        got = c(x)
+    _same(got, elman(x))
+    _same(c(x), elman(x))
