@@ -346,3 +346,20 @@ def test_a_loop_numba_cannot_compile_runs_as_the_python_loop_with_a_warning():
         got = c(x)
     _same(got, elman(x))
     _same(c(x), elman(x))
+
+
+def odd_rows(x):
+    acc = np.zeros(x.shape[1])
+    for t in range(1, x.shape[0], 2):
+        acc = acc + x[t] * t
+    return acc
+
+
+def test_a_step_and_a_start_other_than_0_and_1():
+    ep = ss.export(odd_rows, (RNG.standard_normal((6, 3)),),
+                   dynamic_shapes={"x": {0: ss.Dim("T", min=0)}})
+    c = ep.compile(backend="numba")
+    assert "_L0(" in c.source
+    for n in (0, 1, 2, 3, 6, 7):
+        x = RNG.standard_normal((n, 3))
+        _same(c(x), odd_rows(x))

@@ -153,3 +153,15 @@ def test_a_loop_inside_a_loop_is_a_loop_inside_the_body():
     for n, k in ((0, 3), (1, 1), (5, 3), (9, 6)):
         x = RNG.standard_normal((n, k))
         same_results(sess.run(None, feeds(model, (x,), ep)), nested(x), rtol=1e-12)
+
+
+def odd_rows(x):
+    acc = np.zeros(x.shape[1])
+    for t in range(1, x.shape[0], 2):
+        acc = acc + x[t] * t
+    return acc
+
+
+def test_a_step_and_a_start_other_than_0_and_1():
+    ep = ss.export(odd_rows, (RNG.standard_normal((6, 3)),), dynamic_shapes={"x": {0: T0}})
+    _run(ep, odd_rows, (0, 1, 2, 3, 6, 7), lambda n: (RNG.standard_normal((n, 3)),))
