@@ -321,6 +321,16 @@ class _Tee(io.TextIOBase):
     def flush(self) -> None:
         self.real.flush()
 
+    def fileno(self) -> int:
+        return self.real.fileno()
+
+    def isatty(self) -> bool:
+        return self.real.isatty()
+
+    @property
+    def encoding(self):
+        return getattr(self.real, "encoding", "utf-8")
+
 
 def _trace_program(f, args, kwargs, dynamic_shapes, tracked: frozenset):
     if not callable(f):

@@ -42,6 +42,7 @@ from __future__ import annotations
 import ast
 import gc
 import inspect
+import linecache
 import sys
 import textwrap
 import types
@@ -100,8 +101,9 @@ def while_found(c) -> None:
     f = sys._getframe(2)
     while f is not None and not user_code(f.f_code):
         f = f.f_back
-    if f is None or f.f_code in _REWRITTEN:
-        return
+    if f is None or f.f_code in _REWRITTEN or not linecache.getline(
+            f.f_code.co_filename, f.f_lineno).lstrip().startswith("while"):
+        return              # (most guards: no source parsed)
     got = conversion(f.f_code)
     if got is not None and _span_at(got[1], f.f_lineno) is not None and \
             f.f_lineno in got[2]:
@@ -159,6 +161,9 @@ def conversion(code: types.CodeType):
         got = _convert(code)
     except (OSError, TypeError, SyntaxError, IndentationError) as e:
         _REFUSED.setdefault(code, {})[-1] = "its source could not be read (%s)" % e
+    except Exception as e:      # syntax the rewrite does not know: the loop stays Python
+        _REFUSED.setdefault(code, {})[-1] = "it could not be rewritten (%s: %s)" % (
+            type(e).__name__, e)
     _CONVERTED[code] = got
     if got is not None:
         _REWRITTEN.update(_nested_codes(got[0]))
@@ -186,11 +191,40 @@ def _convert(code: types.CodeType):
         _REFUSED.setdefault(code, {})[-1] = "its source is not a plain def"
         return None
     fn.decorator_list = []
+    # the source must be the code that runs (a file edited since it was imported is not)
+    as_read = _compiled(code, fn)
+    if as_read is None or _fingerprint(as_read) != _fingerprint(code):
+        _REFUSED.setdefault(code, {})[-1] = "its source file does not hold the code that runs"
+        return None
     declared = _declared(fn)
     rewriter = _Rewriter(declared, _local_names(fn) - declared, _REFUSED.setdefault(code, {}))
     fn.body = rewriter.statements(fn.body)
     if not rewriter.spans:
         return None
+    new = _compiled(code, fn)
+    if new is None or new.co_freevars != code.co_freevars:
+        _REFUSED.setdefault(code, {})[-1] = "its closure could not be kept"
+        return None
+    return new, set(rewriter.spans), set(rewriter.whiles)
+
+
+def _fingerprint(code: types.CodeType) -> tuple:
+    """What a change of a function's source changes: its names, locals, constants, lines
+    (not the exact bytecode, which differs between a module's def and a nested one)."""
+    consts = tuple(_fingerprint(k) if isinstance(k, types.CodeType) else repr(k)
+                   for k in code.co_consts)
+    return (code.co_name, code.co_names, code.co_varnames, code.co_freevars, consts,
+            code.co_firstlineno, code.co_argcount, code.co_kwonlyargcount)
+
+
+_FUTURES = 0
+for _name in __import__("__future__").all_feature_names:
+    _FUTURES |= getattr(__import__("__future__"), _name).compiler_flag
+
+
+def _compiled(code: types.CodeType, fn: ast.FunctionDef) -> Optional[types.CodeType]:
+    """``fn`` compiled as ``code`` was (its file, its ``__future__`` flags), inside a
+    factory whose parameters are ``code``'s free variables (so ``co_freevars`` match)."""
     freevars = code.co_freevars
     factory = ast.FunctionDef(
         name="__symshape_factory__",
@@ -201,14 +235,11 @@ def _convert(code: types.CodeType):
         decorator_list=[], returns=None, type_comment=None)
     module = ast.Module(body=[factory], type_ignores=[])
     ast.fix_missing_locations(module)
-    compiled = compile(module, code.co_filename, "exec", dont_inherit=True)
+    compiled = compile(module, code.co_filename, "exec", flags=code.co_flags & _FUTURES,
+                       dont_inherit=True)
     outer = next(c for c in compiled.co_consts if isinstance(c, types.CodeType))
-    new = next(c for c in outer.co_consts if isinstance(c, types.CodeType)
-               and c.co_name == code.co_name)
-    if new.co_freevars != freevars:
-        _REFUSED.setdefault(code, {})[-1] = "its closure could not be kept"
-        return None
-    return new, set(rewriter.spans), set(rewriter.whiles)
+    return next((c for c in outer.co_consts if isinstance(c, types.CodeType)
+                 and c.co_name == code.co_name), None)
 
 
 def _declared(fn: ast.FunctionDef) -> Set[str]:
@@ -226,6 +257,8 @@ def _own_nodes(stmts):
     while stack:
         node = stack.pop()
         yield node
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
         for child in ast.iter_child_nodes(node):
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda,
                                   ast.ClassDef, ast.ListComp, ast.SetComp, ast.DictComp,
@@ -400,6 +433,11 @@ class _Rewriter:
     def statement(self, s: ast.stmt) -> List[ast.stmt]:
         if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             return [s]
+        if isinstance(s, ast.While):
+            # (before its body is rewritten: the for statement it becomes rewrites it)
+            got = self.counted_while(s)
+            if got is not None:
+                return got
         for field in ("body", "orelse", "finalbody"):
             if isinstance(getattr(s, field, None), list) and not isinstance(s, ast.For):
                 setattr(s, field, self.statements(getattr(s, field)))
@@ -408,10 +446,6 @@ class _Rewriter:
                 h.body = self.statements(h.body)
         if isinstance(s, ast.For):
             return self.loop(s)
-        if isinstance(s, ast.While):
-            got = self.counted_while(s)
-            if got is not None:
-                return got
         return [s]
 
     def counted_while(self, s: ast.While):

@@ -221,11 +221,6 @@ def repeated_list(items: list, n: SymInt):
     return RepeatedList(items, n, hint)
 
 
-def stacked_of(v):
-    """The stacked rows of a ``LoopList`` (for ``np.array``, ``sum``), else None."""
-    return v.stacked if type(v) is LoopList else None
-
-
 # --------------------------------------------------------------------------- the helper
 def loop_helper(it, body, carried: tuple, info: tuple):
     """``for TARGET in it: BODY`` as rewritten by capture/loop_convert.py."""

@@ -471,3 +471,16 @@ def test_an_effect_that_cannot_be_replayed_per_iteration_is_refused_naming_its_l
     assert "cannot be replayed per iteration (self.hist)" in str(e.value)
     assert "test_loops.py:%d: self.hist.append(h)" % line in str(e.value)
     assert m.hist == []
+
+
+def test_a_function_whose_file_changed_since_it_was_loaded_is_not_rewritten(tmp_path):
+    path = tmp_path / "edited.py"
+    src = ("import numpy as np\n\n\ndef f(x):\n    h = np.zeros(3)\n    for row in x:\n"
+           "        h = h + row * 2.0\n    return h\n")
+    path.write_text(src)
+    ns: dict = {}
+    exec(compile(src, str(path), "exec"), ns)
+    path.write_text(src.replace("2.0", "3.0"))       # the file no longer holds f's code
+    with pytest.raises(ConstraintViolationError) as e:
+        ss.export(ns["f"], (np.ones((4, 3)),), dynamic_shapes={"x": {0: T}})
+    assert "its source file does not hold the code that runs" in str(e.value)
