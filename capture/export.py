@@ -324,9 +324,6 @@ class _Tee(io.TextIOBase):
     def fileno(self) -> int:
         return self.real.fileno()
 
-    def isatty(self) -> bool:
-        return self.real.isatty()
-
     @property
     def encoding(self):
         return getattr(self.real, "encoding", "utf-8")

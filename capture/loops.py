@@ -184,6 +184,16 @@ class RepeatedList(list):
         self.specialize("iterating over a list repeated by a size")
         return list.__iter__(self)
 
+    def __array__(self, dtype=None, copy=None):
+        # NumPy reads a list's items in C: the repetition is pinned first, as before
+        self.specialize("an array of a list repeated by a size")
+        return np.array(list(list.__iter__(self)), dtype=dtype)
+
+    def __array_function__(self, func, types, args, kwargs):
+        self.specialize("%s of a list repeated by a size" % getattr(func, "__name__", "a call"))
+        args = tuple(list(a) if type(a) is RepeatedList else a for a in args)
+        return func(*args, **kwargs)
+
     def __getitem__(self, i):
         if not self.fixed and len(self.items) == 1 and type(i) in (int, SymInt):
             env = self.count.env

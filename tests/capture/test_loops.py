@@ -484,3 +484,20 @@ def test_a_function_whose_file_changed_since_it_was_loaded_is_not_rewritten(tmp_
     with pytest.raises(ConstraintViolationError) as e:
         ss.export(ns["f"], (np.ones((4, 3)),), dynamic_shapes={"x": {0: T}})
     assert "its source file does not hold the code that runs" in str(e.value)
+
+
+@pytest.mark.parametrize("use", ["np.array", "np.sum", "tuple", "ufunc"])
+def test_numpy_reading_a_list_repeated_by_a_size_keeps_its_guard(use):
+    def f(x):
+        parts = [2.0] * x.shape[0]
+        if use == "np.array":
+            w = np.array(parts)
+        elif use == "np.sum":
+            w = np.sum(parts)
+        elif use == "tuple":
+            w = np.asarray(tuple(parts))
+        else:
+            w = np.add(parts, 1.0)
+        return x.sum() + w.sum()
+    with pytest.raises(ConstraintViolationError, match="repeated by a size"):
+        ss.export(f, (np.ones((4, 2)),), dynamic_shapes={"x": {0: T}})
