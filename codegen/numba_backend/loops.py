@@ -211,8 +211,9 @@ class _LoopWriter:
         if any(n.meta.get("binds") or "binds_value" in n.meta for n in sub.graph.nodes):
             raise _NoLoop()
         for c, ph, o in zip(self.carried, self.phs[1:1 + nc], self.outs[:nc]):
-            if ph.dtype != o.dtype or c.dtype != ph.dtype or ph.shape is None or o.shape is None or \
-                    len(ph.shape) != len(o.shape):
+            # a carried value keeps its dtype and rank (numba types it once)
+            if ph.dtype != o.dtype or c.dtype != ph.dtype or ph.shape is None or \
+                    o.shape is None or len(ph.shape) != len(o.shape):
                 raise _NoLoop()
         for o in self.outs:
             if o.dtype is None or o.dtype.kind not in "biuf" or o.shape is None:
@@ -250,8 +251,8 @@ class _LoopWriter:
         self.lines.append("_k%d(%s)" % (i, ", ".join(args)))
 
     def _allocate(self, n: Node) -> None:
-        """The array a kernel (or a matmul) writes ``n`` into: of a shape that does not change
-        with the index, one buffer made before the loop when the value dies with its
+        """The array a kernel (or a matmul) writes ``n`` into: of a shape that does not
+        change with the index, one buffer made before the loop when the value dies with its
         iteration, two used in turn when it is carried to the next one (and dies there);
         else a new array per iteration."""
         syms = set()
