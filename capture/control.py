@@ -295,6 +295,11 @@ def _trace_branch(t: Tracer, fn: Callable, ops: List[TracedArray], name: str,
         env.branch_depth -= 1
         t.graph = outer
         t.breaker = breaker
+        # the branch's names stay taken: a constant made in it lives in the namespace of
+        # the generated code, beside the outer graph's
+        for k, v in sub._names.items():
+            if outer._names.get(k, 0) < v:
+                outer._names[k] = v
         if local or not done:          # a failed trace never leaves its guards behind
             _restore(env, snap)
     sub.outputs = [o.node for o in outs]
@@ -444,3 +449,8 @@ def while_loop(cond_fn: Callable, body_fn: Callable, carried_inputs: Sequence):
                    {"cond_graph": csub, "body_graph": bsub}, (len(ops),), np.dtype(object))
     return tuple(t.emit("tuple_get", (whole.node,), {"index": i}, o.shape, o.dtype,
                         name="getitem") for i, o in enumerate(ops))
+
+
+# public for the loop node (capture/loops.py), which traces its body as a map body is
+trace_branch = _trace_branch
+annotation = _annot

@@ -12,6 +12,7 @@ import contextlib
 import inspect
 import io
 import logging
+import sys
 import types
 import warnings
 from typing import Any, Dict, List, Optional, Tuple
@@ -50,6 +51,8 @@ from .state.session import StateSession
 from .state import stateprog
 from . import randomness, scipy_ops
 from .tracer import TracedArray, Tracer
+from .loop_convert import LoopFound, Swapped, converting, while_found
+from .loops import repeated_list
 
 families()          # every op's handler and op-table row, before any use
 
@@ -241,14 +244,89 @@ def trace_program(f, args, kwargs, dynamic_shapes, tracked: frozenset = frozense
     """Trace ``f`` once; a second time when it both reads and writes Python numbers in
     its state (``self.t += 1``), with those read as tracked numbers so the write is
     replayed with the same arithmetic (capture/state/objstate.py)."""
-    traced, again = _trace_program(f, args, kwargs, dynamic_shapes, tracked)
-    if again:
-        # the first trace printed and warned already: the second is silent (print runs
-        # once at trace time, as in torch.export)
-        with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            traced, _ = _trace_program(f, args, kwargs, dynamic_shapes, tracked | again)
+    swapped = Swapped()
+    try:
+        with converting():
+            traced, again = _converting_loops(swapped, f, args, kwargs, dynamic_shapes,
+                                              tracked)
+            if again:
+                # the first trace printed and warned already: the second is silent (print
+                # runs once at trace time, as in torch.export)
+                with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    traced, _ = _converting_loops(swapped, f, args, kwargs, dynamic_shapes,
+                                                  tracked | again)
+    finally:
+        swapped.restore()
     return traced
+
+
+def _converting_loops(swapped: Swapped, f, args, kwargs, dynamic_shapes, tracked):
+    """Trace; where a ``for`` loop over a symbolic count starts, convert the function that
+    holds it (capture/loop_convert.py) and trace again (the aborted trace restored the
+    user's objects on its way out, as any failed trace does)."""
+    printed = _Printed()
+    while True:
+        try:
+            with printed.attempt():
+                return _trace_program(f, args, kwargs, dynamic_shapes, tracked)
+        except LoopFound as found:
+            if not swapped.convert(found):
+                raise InternalError("the loop at line %d of %s was found twice"
+                                    % (found.lineno, found.code.co_name)) from None
+
+
+class _Printed:
+    """What the program prints, once: a trace aborted at a loop printed the beginning of
+    it already, so a trace again prints only what comes after (print runs once at trace
+    time, as in torch.export)."""
+
+    def __init__(self) -> None:
+        self.shown = ""
+
+    @contextlib.contextmanager
+    def attempt(self):
+        """One trace: live (and recorded) the first time; captured later, and only what
+        the earlier ones did not show is printed."""
+        real = sys.stdout
+        if not self.shown:
+            tee = _Tee(real)
+            with contextlib.redirect_stdout(tee):
+                try:
+                    yield
+                finally:
+                    self.shown = tee.text.getvalue()
+            return
+        buf = io.StringIO()
+        try:
+            with contextlib.redirect_stdout(buf):
+                yield
+        finally:
+            text = buf.getvalue()
+            real.write(text[len(self.shown):] if text.startswith(self.shown) else text)
+            self.shown = text if text.startswith(self.shown) else self.shown + text
+
+
+class _Tee(io.TextIOBase):
+    """Writes through to ``real`` and keeps a copy."""
+
+    def __init__(self, real) -> None:
+        self.real = real
+        self.text = io.StringIO()
+
+    def write(self, s: str) -> int:
+        self.text.write(s)
+        return self.real.write(s)
+
+    def flush(self) -> None:
+        self.real.flush()
+
+    def fileno(self) -> int:
+        return self.real.fileno()
+
+    @property
+    def encoding(self):
+        return getattr(self.real, "encoding", "utf-8")
 
 
 def _trace_program(f, args, kwargs, dynamic_shapes, tracked: frozenset):
@@ -267,6 +345,8 @@ def _trace_program(f, args, kwargs, dynamic_shapes, tracked: frozenset):
     sig, inputs = bind_inputs(f, args, kwargs)
     leaves = match(inputs, dynamic_shapes)
     env = ShapeEnv()
+    env.repeat_hook = repeated_list
+    env.guard_hook = while_found
     tracer = Tracer(env, constant_names(f))
     graph = tracer.graph
     for name in inputs:

@@ -19,6 +19,7 @@ from symshape.algebra import relations as R
 from symshape.sizes.symint import SymInt, describe
 from symshape.userframe import user_frame
 
+from .loop_convert import maybe_found
 from .state.advance import guarded_next
 from .state.binding import user_code
 from .tracer import FUNCTIONS, TracedArray
@@ -41,6 +42,10 @@ def _user_caller() -> bool:
 
 def sym_len(obj):
     """``len`` that keeps a traced array's first size symbolic (``np.zeros(len(x))``)."""
+    if type(obj).__name__ == "LoopList":     # the rows a loop over a dynamic count appended
+        return obj.stacked.shape[0]
+    if type(obj).__name__ == "RepeatedList" and not obj.fixed:     # [F] * n
+        return obj.count
     if type(obj) is TracedArray:
         shape = obj.shape
         if shape and type(shape[0]) is SymInt and _user_caller():
@@ -57,23 +62,35 @@ class SymRange:
     def __init__(self, start, stop, step) -> None:
         self.start, self.stop, self.step = start, stop, step
 
-    def _concrete(self) -> range:
+    def _concrete(self, why=None) -> range:
         frame = user_frame(3)
         vals = []
         for v in (self.start, self.stop, self.step):
             if type(v) is SymInt:
                 v = v.env.specialize(v.expr, "iterating over range(%s)" % v.describe(), frame, advice=(
-                    "a Python loop over a dynamic size unrolls it for this size only; use "
+                    "a Python loop over a dynamic size unrolls it for this size only%s; use "
                     "ss.map(f, xs) or ss.while_loop(cond, body, init) to keep it dynamic, or "
-                    "vectorize the loop"))
+                    "vectorize the loop" % (
+                        " (symshape keeps a for loop over a dynamic count as a loop, but not "
+                        "this one: %s)" % why if why else "")))
             vals.append(v)
         return _builtin_range(*vals)
 
     def __iter__(self):
-        return iter(self._concrete())
+        # a generator: the loop that iterates it (the frame calling next) is found on the
+        # first item, where a for statement over a symbolic count is converted into a loop
+        # node (capture/loops.py) instead of unrolled
+        why = None
+        if any(type(v) is SymInt for v in (self.start, self.stop, self.step)):
+            why = maybe_found(2)
+        yield from self._concrete(why)
 
     def __reversed__(self):
-        return reversed(self._concrete())
+        # lazy, as __iter__ (``for t in reversed(range(n))`` is converted by its helper)
+        why = None
+        if any(type(v) is SymInt for v in (self.start, self.stop, self.step)):
+            why = maybe_found(2)
+        yield from reversed(self._concrete(why))
 
     def __len__(self):
         return _builtin_len(self._concrete())
@@ -144,8 +161,12 @@ def sym_sum(iterable, /, start=_NO_START):
     """``sum`` of a traced array over its first axis without unrolling it (which would pin
     that size): Python adds the rows one after another from 0, as ``np.cumsum`` does, so its
     last row is the same number, bit for bit (``pdf / sum(pdf)``)."""
+    rows = getattr(iterable, "stacked", None) if type(iterable).__name__ == "LoopList" \
+        else None
+    if rows is not None:        # sum(outs) of a list a loop over a dynamic count built
+        iterable = rows
     if type(iterable) is TracedArray and start is _NO_START and iterable.ndim >= 1 \
-            and _user_caller():
+            and (rows is not None or _user_caller()):
         x = iterable
         n = x.shape[0]
         if type(n) is not SymInt or n.env.evaluate(R.ge(n.expr, 1), None, user_frame(2)):

@@ -50,6 +50,7 @@ from . import randomness, scipy_ops
 
 from .conversions import sym_int
 from .lenrange import BUILTIN_ROUTERS, OPERATOR_ROUTERS, called_by_user
+from .loops import LOOP_BUILTINS, LoopList
 from .ndarray_class import sym_type
 from .tracer import FUNCTIONS, SIZE_FUNCTIONS, TracedArray
 
@@ -164,6 +165,8 @@ def _router(orig: Callable) -> Callable:
         np, orig.__name__, None)
 
     def routed(*args, **kwargs):
+        if args and type(args[0]) is LoopList:      # np.array(outs) after a loop
+            return args[0].numpy_call(orig, args, kwargs)
         env = _symbolic_env(args, kwargs)
         tracer = env.tracer if env is not None else None
         handler = FUNCTIONS.get(orig)
@@ -261,6 +264,8 @@ def process_slots() -> List[Slot]:
             slots.extend(_slots_in(d, randomness.watched()))
         b = builtins.__dict__
         slots.extend((b, k, b[k], router) for k, router in BUILTIN_ROUTERS.items())
+        # the names the code rewritten for loops over a symbolic count calls
+        slots.extend((b, k, b.get(k, _ABSENT), v) for k, v in LOOP_BUILTINS.items())
         o = operator.__dict__
         slots.extend((o, k, o[k], router) for k, router in OPERATOR_ROUTERS.items())
         _cache_slots[:] = slots

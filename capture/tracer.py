@@ -26,6 +26,7 @@ from .methods import METHOD_OPS
 from .ndarray_class import shows_ndarray
 from .state.objstate import Tracked, active, materialize
 from .state.binding import path_identifier
+from .loop_convert import maybe_found
 from .valuechecks import raising_branch
 from .views import PERMUTES, RESHAPES, propagate, register_call
 
@@ -595,9 +596,14 @@ class TracedArray:
         if n is None:
             raise TypeError("iteration over a 0-d array")
         if type(n) is SymInt:
-            # a Python loop over the rows unrolls for this size only: say what keeps it
+            # a for statement over the rows becomes a loop node (capture/loops.py); any
+            # other Python loop over them unrolls for this size only: say what keeps it
+            why = maybe_found(2)
             n = self.tracer.env.specialize(n.expr, "iterating over an array", user_frame(2),
-                                           advice=_LOOP_ADVICE)
+                                           advice=_LOOP_ADVICE if why is None else
+                                           "%s (symshape keeps a for loop over a dynamic "
+                                           "count as a loop, but not this one: %s)"
+                                           % (_LOOP_ADVICE, why))
         for i in range(n):
             yield self[i]
 

@@ -20,6 +20,7 @@ LISTED: Tuple[Tuple[str, str], ...] = (
     ("state", "weights, caches, views and in-place writes, random numbers"),
     ("numpy_sizes", "creation calls, len / range, loops, the NumPy surface"),
     ("data_dependent", "x[x > 0], np.unique, ss.cond, ss.map, ss.while_loop"),
+    ("loops", "Python for loops over a dynamic count kept as one loop node"),
     ("compile", "ss.compile, ep.compile, ss.explain and its graph breaks, speed"),
     ("backends", "NumPy, numba, CuPy (CUDA kernels), Dask"),
     ("onnx", "deploy with ONNX: ep.to_onnx, the contract inside the model, onnxruntime"),

@@ -132,6 +132,45 @@ def _rule_getitem(n, unify, cross) -> None:
         q += 1
 
 
+def _rule_setitem_owned(n, unify, cross) -> None:
+    """``y[idx] = v`` into a loop's own array (``setitem_owned``): the result has ``y``'s
+    axes; an axis written whole (``:``) stays with the value's axis it receives, an axis
+    written at an index or a window is crossed (the row written lies in one chunk)."""
+    target, value = n.inputs[0], n.inputs[1]
+    items = list(n.attrs["index"].items)
+    used = sum(1 for i in items if i is not None and i is not Ellipsis)
+    if Ellipsis in items:
+        k = items.index(Ellipsis)
+        items[k:k + 1] = [slice(None)] * (len(target.shape) - used)
+    items += [slice(None)] * (len(target.shape) - used)
+    sel = []                    # per axis of the selection: the target axis, whole or not
+    p = 0
+    for i in items:
+        if i is None:
+            sel.append(None)
+        elif isinstance(i, slice):
+            whole = i.start is None and i.stop is None and i.step is None
+            sel.append((p, whole))
+            p += 1
+        else:
+            cross(target, p)
+            p += 1
+    for j in range(len(target.shape)):
+        unify(j, target, j)
+    for s in sel:
+        if s is not None and not s[1]:
+            cross(target, s[0])
+    if type(value) is not Node:
+        return
+    off = len(sel) - len(value.shape)
+    for k in range(len(value.shape)):
+        s = sel[k + off] if k + off >= 0 else None
+        if s is None or not s[1]:
+            cross(value, k)
+        elif not (_is_one(value.shape[k]) and not _is_one(target.shape[s[0]])):
+            unify(s[0], value, k)
+
+
 def _rule_matmul(n, unify, cross) -> None:
     a, b = n.inputs[0], n.inputs[1]
     ra, rb, R = len(a.shape), len(b.shape), len(n.shape)
@@ -224,6 +263,10 @@ def _basic_index(n: Node) -> bool:
 #: creation are recognised by family in ``rule_of``
 RULES = {
     "getitem": (_basic_index, _rule_getitem),
+    "setitem_owned": (lambda n: len(n.inputs) == 2 and type(n.inputs[0]) is Node and
+                      type(n.attrs.get("index")) is IndexAttr and
+                      not any(isinstance(i, ArrRef) for i in n.attrs["index"].items),
+                      _rule_setitem_owned),
     "matmul": (lambda n: len(n.inputs) == 2 and len(n.input_nodes()) == 2, _rule_matmul),
     "permute_dims": (lambda n: isinstance(n.attrs.get("axes"), tuple), _rule_permute),
     "expand_dims": (lambda n: isinstance(n.attrs.get("axis"), tuple), _rule_expand),
@@ -236,9 +279,44 @@ def _plain(n: Node) -> bool:
     return n.shape is not None and n.dtype is not None and n.dtype.kind not in "OV"
 
 
+def _for_loop_rule(n: Node):
+    """A loop over a symbolic count (``for_loop``) runs chunk by chunk along the axes of a
+    size its body treats locally (a batch the body's elementwise ops and row reductions
+    never mix): every other axis of its operands is crossed (the rows the loop walks, the
+    axes a matmul contracts).  None: a bound of the loop that cannot be inspected."""
+    sub = n.attrs.get("body")
+    if not isinstance(sub, Subgraph) or len(n.inputs) != 6:
+        return None
+    bounds: Set = set()
+    for v in n.inputs[:3]:
+        _collect(v, bounds)
+    if None in bounds:
+        return None
+    body = ChunkInfo(sub.graph.nodes)
+    index = sub.inputs[0].name if sub.inputs else None
+    compute = [m for m in body.nodes if m.op not in ("input", "constant")]
+    batch = {sym for sym, c in body.class_of_symbol.items()
+             if sym not in bounds and sym.name != index and
+             all(body.local(m, frozenset((c,))) for m in compute)}
+
+    def rule(n, unify, cross) -> None:
+        for m in n.input_nodes():
+            for j, d in enumerate(m.shape or ()):
+                if (d.as_symbol() if type(d) is Expr else None) not in batch:
+                    cross(m, j)
+    return rule
+
+
 def rule_of(n: Node):
     """The locality rule of a node, or None when it has none (it then crosses every axis it
     reads and runs globally)."""
+    if n.op == "for_loop":
+        return _for_loop_rule(n)
+    if n.op == "tuple_get" and type(n.inputs[0]) is Node and n.inputs[0].op == "for_loop" \
+            and _plain(n):
+        # a loop's result: its axes join the classes of their sizes (the loop's rule says
+        # which of those it keeps local)
+        return _rule_creation
     if not _plain(n) or "binds" in n.meta or not all(_plain(m) for m in n.input_nodes()):
         return None
     if any(isinstance(v, Subgraph) for v in n.attrs.values()):
@@ -315,10 +393,12 @@ class ChunkInfo:
         if got is None:
             out: Set = set()
             skip = _SHAPE_ATTRS.get(n.op)
-            for x in n.inputs:
+            # a loop's row shapes are sizes of its own results; its body is checked by
+            # its rule (_for_loop_rule)
+            for x in (n.inputs[:3] if n.op == "for_loop" else n.inputs):
                 _collect(x, out)
             for k, v in n.attrs.items():
-                if k != skip:
+                if k != skip and n.op != "for_loop":
                     _collect(v, out)
             got = self._uses[n] = frozenset(out)
         return got
@@ -327,6 +407,9 @@ class ChunkInfo:
         """Can ``n`` run chunk by chunk along the ``active`` classes?"""
         if self.rules.get(n) is None:
             return False
+        if n.op == "tuple_get" and n.inputs[0].op == "for_loop" and \
+                not self.local(n.inputs[0], active):
+            return False                # a part of a loop runs where the loop runs
         if self.crossed_classes(n) & active:
             return False
         syms = {self.symbol[c]: c for c in active}

@@ -258,6 +258,9 @@ class Plan:
                 lines.append("segment (%s): %s%s" % (
                     kind, ", ".join(n.name for n in s.nodes),
                     " [unfused: %s]" % s.unfused if s.unfused else ""))
+            elif s.code is None and getattr(s.fallback, "per_chunk", False):
+                lines.append("per chunk, whole along the others: %s (%s)" % (
+                    s.node.name, s.node.op))
             elif s.code is None:
                 lines.append("one task: %s (%s)" % (s.node.name, s.node.op))
             else:
@@ -467,8 +470,10 @@ class DaskProgram(GeneratedFunction):
 
         def close():
             # nodes with no chunked axis run once (one task), before the per-chunk ones
-            whole = [n for n in run if not _touches(info, n, active)]
-            chunked = [n for n in run if _touches(info, n, active)]
+            hit = {n for n in run if _touches(info, n, active)}
+            hit |= {n for n in run if n.op == "tuple_get" and n.inputs[0] in hit}  # with it
+            whole = [n for n in run if n not in hit]
+            chunked = [n for n in run if n in hit]
             for part, per_chunk in ((whole, False), (chunked, True)):
                 if part:
                     seg = self._segment(part, users, active)
@@ -476,13 +481,16 @@ class DaskProgram(GeneratedFunction):
                     steps.append(seg)
             run.clear()
 
+        glob = set()
         for n in self.compute:
             if info.local(n, active) and _distinct_active(info, n, active) and \
-                    not _touches(info, n, other):
+                    not _touches(info, n, other) and \
+                    not (n.op == "tuple_get" and n.inputs[0] in glob):
                 run.append(n)
                 continue
             close()
-            steps.append(self._global(n, users))
+            glob.add(n)             # (a loop's parts come with it: _tuple_parts)
+            steps.append(self._global(n, users, active))
         close()
         return Plan(steps, active)
 
@@ -498,7 +506,7 @@ class DaskProgram(GeneratedFunction):
         label = "%s-%d" % (nodes[0].name, len(nodes))
         return Segment(nodes, outs, ext, active, label)
 
-    def _global(self, n: Node, users) -> GlobalNode:
+    def _global(self, n: Node, users, active: FrozenSet = frozenset()) -> GlobalNode:
         ns: Dict[str, Any] = {"np": np, "_rt": _runtime}
         r = Renderer({}, ns)
         if any(isinstance(v, Subgraph) for v in n.attrs.values()):
@@ -512,8 +520,10 @@ class DaskProgram(GeneratedFunction):
         step = GlobalNode(n, code, text, ns)
         parts = _tuple_parts(n, users)
         nodes, outs = ([n] + parts, parts) if parts else ([n], [n])
-        seg = Segment(nodes, outs, [i for i in _unique(n.input_nodes())], frozenset(),
+        local = _loop_batch(self.info, n, active)
+        seg = Segment(nodes, outs, [i for i in _unique(n.input_nodes())], local,
                       "%s-task" % n.name)
+        seg.per_chunk = bool(local)
         step.fallback = seg
         return step
 
@@ -844,6 +854,15 @@ def _tuple_parts(n: Node, users) -> List[Node]:
     if us and all(u.op == "tuple_get" for u in us):
         return list(us)
     return []
+
+
+def _loop_batch(info: ChunkInfo, n: Node, active: FrozenSet) -> FrozenSet:
+    """The active classes a loop (``for_loop``) runs per chunk along: those its body keeps
+    local (a batch); its operands are made whole along the others (the rows it walks)."""
+    if n.op != "for_loop":
+        return frozenset()
+    return frozenset(c for c in active if info.local(n, frozenset((c,))) and
+                     _distinct_active(info, n, frozenset((c,))))
 
 
 def _touches(info: ChunkInfo, n: Node, classes: FrozenSet) -> bool:

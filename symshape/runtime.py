@@ -372,8 +372,52 @@ def setitem(x, index, value):
     return out
 
 
+def setitem_owned(x, index, value):
+    """``x[index] = value`` into ``x`` itself (a loop's own carried array), returning it;
+    a copy, as ``setitem``, for arrays of other libraries."""
+    if type(x) is not np.ndarray:
+        return setitem(x, index, value)
+    x[index] = value
+    return x
+
+
 def map_stack(body, xs, args):
     return np.stack([body(x, *args) for x in xs])
+
+
+def for_loop(body, start, stop, step, carried, extra, row_shapes, dtypes):
+    """The ``for_loop`` node (capture/loops.py): ``body(i, *carried, *extra)`` for ``i`` in
+    ``range(start, stop, step)``; the carried values after the loop, then the per-iteration
+    rows stacked (``(0, *row_shape)`` empty arrays when the loop does not run)."""
+    # the loop owns its carried arrays (a body may write into them: setitem_owned)
+    carried = tuple(np.array(c, copy=True) if type(c) is np.ndarray else c for c in carried)
+    nc = len(carried)
+    if not row_shapes:              # (the common bodies, without per-iteration slicing)
+        if nc == 1:
+            (c,) = carried
+            for i in range(start, stop, step):
+                c = body(i, c, *extra)
+            return (c,)
+        for i in range(start, stop, step):
+            carried = body(i, *carried, *extra)
+        return tuple(carried)
+    rows = [[] for _ in row_shapes]
+    if nc == 1 and len(rows) == 1:   # an RNN's state and its output per step
+        (c,), add = carried, rows[0].append
+        for i in range(start, stop, step):
+            c, v = body(i, c, *extra)
+            add(v)
+        carried = (c,)
+    for i in (range(start, stop, step) if nc != 1 or len(rows) != 1 else ()):
+        out = body(i, *carried, *extra)
+        if type(out) is not tuple:
+            out = (out,)
+        carried = out[:nc]
+        for r, v in zip(rows, out[nc:]):
+            r.append(v)
+    stacked = tuple(np.stack(r) if r else np.empty((0,) + tuple(s), d)
+                    for r, s, d in zip(rows, row_shapes, dtypes))
+    return carried + stacked
 
 
 def while_loop(cond, body, vals):

@@ -22,6 +22,7 @@ SLOW_FILES = {
     "codegen/numba/test_numba_backend.py": "numba compilations",
     "codegen/numba/test_numba_models.py": "numba compilations of the corpus models",
     "codegen/numba/test_numba_random_programs.py": "numba compilations of random programs",
+    "codegen/numba/test_loops_numba.py": "numba compilations of loop functions",
     "capture/test_op_traits.py": "every op traced to check its traits",
     "e2e/test_random_programs.py": "differential fuzzing (Hypothesis)",
     "e2e/test_properties.py": "differential fuzzing (Hypothesis)",

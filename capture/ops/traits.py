@@ -309,12 +309,12 @@ def _build() -> None:
         VIEW: ("getitem*", "expand_dims*", "squeeze*", "permute_dims*", "broadcast_to*",
                "reshape*"),
         MOVEMENT: ("concat*", "stack", "tile", "repeat", "pad", "flip", "roll", "diagonal",
-                   "take*", "take_along_axis*", "index*", "setitem*", "index_put*",
+                   "take*", "take_along_axis*", "index*", "setitem*", "setitem_owned", "index_put*",
                    "ufunc_at"),
         DATADEP: ("argwhere*", "flatnonzero*", "unique*", "item*", "repeat_counts"),
         LINALG: ("dot", "einsum", "tensordot", "outer", "convolve", "interp"),
         RANDOM: ("random_generator",),
-        CONTROL: ("cond*", "map*", "while_loop*", "tuple_get*"),
+        CONTROL: ("cond*", "map*", "while_loop*", "for_loop*", "tuple_get*"),
     }
     for kind, members in groups.items():
         for n in members:

@@ -256,6 +256,15 @@ class _CupyRT:
         out[index] = value
         return out
 
+    def for_loop(self, body, start, stop, step, carried, extra, row_shapes, dtypes):
+        """The ``for_loop`` node (a Python ``for`` over a symbolic count) as a Python loop
+        whose body's library calls run on CuPy: the stacked rows of a loop that does not
+        run are CuPy arrays too (``runtime.for_loop`` makes NumPy ones)."""
+        out = _runtime.for_loop(body, start, stop, step, carried, extra, row_shapes, dtypes)
+        nc = len(tuple(carried))
+        return out[:nc] + tuple(v if isinstance(v, self._cp.ndarray) else self._cp.asarray(v)
+                                for v in out[nc:])
+
 
 _RAW: Dict[tuple, Any] = {}
 #: NVRTC options of every kernel: no contraction of a*b+c into a fused multiply-add, which

@@ -43,6 +43,7 @@ from ..inplace import inplace_writes, into_helper
 from ..rt import THREADS as _RT_THREADS, give as _rt_give, new_tune, take as _rt_take, \
     tuned as _rt_tuned
 from .kernels import NumbaKernel, plan_program
+from .loops import loop_error_type, loop_failed, loop_lines
 from .ops import HELPERS
 
 INSTALL_HINT = 'backend="numba" needs numba: pip install "symshape[numba]"'
@@ -211,6 +212,7 @@ class _Driver:
 
     def __init__(self, ctx: Writing, ep, plan) -> None:
         graph = ep.graph
+        self.ranges = ep.constraints.ranges
         self.ns = ns = ctx.ns
         self.r = Renderer({n: n.name for n in graph.nodes}, ns)
         self.body: List[str] = []
@@ -247,9 +249,28 @@ class _Driver:
             self.pooled.add(obj)
         elif obj in self.inplace:
             body.extend(node_lines(obj, r, ns, lambda n=obj: into_helper(emit_node(n, r))))
+        elif obj.op == "for_loop" and self.loop_step(obj):
+            pass
         else:
             body.extend(node_lines(obj, r, ns))
         body.extend(after_node(obj, self.bound, self.pending, r))
+
+    def loop_step(self, obj: Node) -> bool:
+        """A loop over a symbolic count as one numba function, where its body fits one
+        (loops.py); False: the caller emits the Python loop over the body's NumPy code."""
+        lines = loop_lines(obj, self.r, self.ns, self.ranges, cache_dir())
+        if lines is None:
+            return False
+        # numba compiles the loop on its first call (per argument types): where it fails,
+        # the Python loop runs instead (a warning says so, once)
+        py = node_lines(obj, self.r, self.ns)
+        self.ns["_NumbaError"] = loop_error_type()
+        self.ns["_loop_failed"] = loop_failed
+        self.body.extend(py[:-1] + ["try:"] + ["    " + ln for ln in lines] +
+                         ["except _NumbaError as _e:",
+                          "    _loop_failed(%r, _e)" % (obj.source or obj.name),
+                          "    " + py[-1]])
+        return True
 
     def kernel_step(self, k: NumbaKernel) -> None:
         """A kernel: its outputs allocated (or written over a dead input), then its call,
@@ -367,7 +388,9 @@ def compile_numba(ep):
     rec.kernels = [obj for kind, obj in plan.steps if kind == "kernel"]
     spec = program_spec(ep, label="numba", namespace=ns)
     write(spec, lambda ctx: _driver_body(ctx, ep, plan), record=rec)
-    rec.source = rec.source + "\n" + rec.kernel_source
+    rec.source = rec.source + "\n" + rec.kernel_source + "".join(
+        "\n# ---- numba loop _L%d\n%s" % (i, src)
+        for i, src in enumerate(ns.get("_LOOP_SOURCES", ())))
     fn = attach(rec, "numba", ep)
     fn.save = _no_save
     return fn

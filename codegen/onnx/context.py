@@ -60,7 +60,11 @@ class Ctx:
 
     def child(self, w: GraphWriter) -> "Ctx":
         """The context of a subgraph written by ``w`` (it sees this one's values)."""
-        return Ctx(w, self.sizes.child(w), self.dims, self)
+        c = Ctx(w, self.sizes.child(w), self.dims, self)
+        if "convert" in vars(self):
+            # a loop or branch inside a body converts its own body with it
+            c.convert = self.convert
+        return c
 
     def value(self, n: Node):
         """The ONNX value of node ``n`` (from this graph or an enclosing one)."""

@@ -381,6 +381,6 @@ RULES = {
     "zeros": full, "ones": full, "empty": full, "full": full, "arange": arange, "eye": eye,
     "reshape": reshape, "permute_dims": permute_dims, "expand_dims": expand_dims,
     "squeeze": squeeze, "broadcast_to": broadcast_to, "concat": concat, "matmul": matmul,
-    "getitem": getitem, "setitem": setitem, "index": index, "index_put": index_put,
+    "getitem": getitem, "setitem": setitem, "setitem_owned": setitem, "index": index, "index_put": index_put,
     "take": take, "take_along_axis": take_along_axis, "item": item,
 }

@@ -133,6 +133,15 @@ class ShapeEnv:
         # how many ss.cond / ss.map / ss.while_loop bodies are being traced (set by
         # capture/control.py): a guard made there on a data-dependent size stays there
         self.branch_depth = 0
+        # while a loop body over a symbolic count is traced (capture/loops.py): decides a
+        # condition on the loop's index for every iteration (a guard on the inputs), or None
+        self.loop_guard = None
+        # ``[x] * n`` with ``n`` a size: a list of the tracer's that keeps ``n`` (None: the
+        # list's own repetition, which specializes n)
+        self.repeat_hook = None
+        # called with every condition about to become a guard (capture/loop_convert.py: a
+        # ``while i < n`` over a size aborts the trace to be converted)
+        self.guard_hook = None
 
     # ------------------------------------------------------------------ symbols
     def create_symbol(self, hint: Optional[int], source: str, vr: ValueRange = DEFAULT_RANGE,
@@ -216,9 +225,14 @@ class ShapeEnv:
         if frame is None:
             frame = user_frame(2)
         if any(s.unbacked for s in c.free_symbols):
+            got = None if self.loop_guard is None else self.loop_guard(c, frame, kind)
+            if got is not None:
+                return got
             raise self._data_dependent(c, frame)
         if hint is None:
             hint = self._hint_cond(c)
+        if self.guard_hook is not None:
+            self.guard_hook(c)
         if self.branch_depth and any(s.unbacked for s in original.free_symbols):
             # inside a branch, on a data-dependent size an ss.check tied to the inputs
             # (u0 -> s0 - 3): the path taken is checked where the branch computes that

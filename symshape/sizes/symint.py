@@ -108,9 +108,14 @@ class SymInt:
         return self._binop(o, E.sub, int.__sub__, True, fop="sub")
 
     def __mul__(self, o):
+        if type(o) is list and self.env.repeat_hook is not None:
+            return self.env.repeat_hook(o, self)
         return self._binop(o, E.mul, int.__mul__, fop="mul")
 
     def __rmul__(self, o):
+        # ``[F] * n``: a list repeated by a size (capture/loops.py keeps n symbolic)
+        if type(o) is list and self.env.repeat_hook is not None:
+            return self.env.repeat_hook(o, self)
         return self._binop(o, E.mul, int.__mul__, True, fop="mul")
 
     def __floordiv__(self, o):

@@ -471,8 +471,6 @@ def _pyk_entries():
 # entry points that do not work yet, and why (the rows of docs/real_libraries.md that are
 # not "works"): each is a strict xfail, so the tier fails once one starts working
 WHY = {
-    "delta": "a Python loop over a dynamic count (for t in range(len(feat))) unrolls: loops "
-             "as loop nodes are not built yet",
     "irr": "np.roots strips zeros by value: its output size depends on the data",
     "common.orientation.acc2q": "a branch on array values whose both sides go on "
                                 "(if np.linalg.norm(a) > 0 and ...): data-dependent control flow",
@@ -497,10 +495,8 @@ CRASHING = {
     # every scikit-learn entry (the library's globals hold Cython functions)
     **{name: None for name, _ in _sk_rows()},
     "StandardScaler().transform [assume_finite]": None,
-    "KalmanFilter().batch_filter": "a Python loop over the measurements (for z in zs) "
-                                   "unrolls: loops as loop nodes are not built yet",
-    "KalmanFilter().rts_smoother": "a Python loop over a dynamic count (for k in "
-                                   "range(n - 2, -1, -1)) unrolls",
+    "KalmanFilter().batch_filter": None,
+    "KalmanFilter().rts_smoother": None,
     "KalmanFilter().predict(); .update(z)": None,
     "filterpy.kalman.update": None,
 }
