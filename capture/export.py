@@ -367,14 +367,14 @@ def _trace_program(f, args, kwargs, dynamic_shapes, tracked: frozenset):
         views = state.start(tracer)
         with state.recording(), sizes_routed(state.global_dicts, tracer), \
                 randomness.drawing(tracer):
-            out = _run_traced(tracer, f, call_args, call_kwargs)
+            returned = out = _run_traced(tracer, f, call_args, call_kwargs)
             # inside the recording: a tracked number returned (``return self.t`` after
             # ``self.t += 1``) is a constant of this trace, so its reads are guarded
             out = plain_value(out)
         env.commit_pending()
         out_leaves, out_spec = pytree.flatten(_named_as_tuples(out), named=True)
         graph.outputs = [_output(tracer, v) for _, v in out_leaves]
-        sp, again = state.finish(tracer, views)
+        sp, again = state.finish(tracer, views, returned)
     finally:
         state.restore()
     graph.out_spec = out_spec

@@ -24,7 +24,7 @@ from symshape.userframe import user_frame, user_site
 from .ir import Graph, Node
 from .methods import METHOD_OPS
 from .ndarray_class import shows_ndarray
-from .state.objstate import Tracked, materialize
+from .state.objstate import Tracked, active, materialize
 from .state.binding import path_identifier
 from .loop_convert import maybe_found
 from .valuechecks import raising_branch
@@ -412,6 +412,10 @@ def _checked(x: "TracedArray", branch) -> bool:
     t = x.tracer
     ok = METHOD_OPS["item"](t, x.astype(bool) == branch.safe, ())
     t.env.check(R.eq(to_expr(ok), 1), None, branch.text, user_frame(3))
+    rec = active()
+    if rec is not None:
+        # the writes made so far happen, in eager Python, also when this check raises
+        rec.check_point(to_expr(ok), branch.text)
     return branch.safe
 
 

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import inspect
 import linecache
+import re
 import threading
 import warnings
 import weakref
@@ -206,9 +207,14 @@ class Writing:
         out.extend(then)
         sp = self.spec.state
         if sp is not None and sp.effects:
-            vals = ", ".join(r.value(v) for v in sp.slots)
+            self.slot_text = [r.value(v) for v in sp.slots]
+            vals = ", ".join(self.slot_text)
             out.append("_SP.replay(_st, (%s%s))" % (vals, "," if len(sp.slots) == 1 else ""))
-        out.append("return " + render_outputs(self.spec.out_spec, self.spec.outputs, r))
+        result = render_outputs(self.spec.out_spec, self.spec.outputs, r)
+        if sp is not None and sp.gives_back:
+            # the state lists / dicts it returns are the user's objects, as in eager Python
+            result = "_SP.returned(_st, %s)" % result
+        out.append("return " + result)
         return out
 
 
@@ -292,7 +298,14 @@ def write(spec: FunctionSpec, body: Callable[[Writing], List[str]],
         unshared = unshared_lines(spec, cs)
         state = state_lines(spec, cs, ren)
         rec.refuses_shared = bool(unshared) or any("check_unshared" in x for x in state)
-        rec.body = state + unshared + body(Writing(spec, cs, check, ren))
+        writing = Writing(spec, cs, check, ren)
+        rec.body = state + unshared + body(writing)
+        # the core (the JIT's) runs a call that raised again eagerly, which makes the
+        # writes itself: only the checked function makes those before a failing check
+        core_body = rec.body
+        rec.body = writes_before_checks(rec.body, spec.state, writing,
+                                        {n.name for n in spec.inputs} |
+                                        {s.name for s in check.bound} | set(ns))
     fname = free_name(INNER_NAME, spec.signature) if ren else spec.name
     rec.name, rec.ns = spec.name, ns
     rec.check_lines, rec.alias_lines = check.lines, check.aliases
@@ -310,7 +323,7 @@ def write(spec: FunctionSpec, body: Callable[[Writing], List[str]],
     if spec.core:
         rec.core_name = "_core_" + fname
         rec.core_source = def_source(rec.core_name, ", ".join(rec.param_names + rec.sym_names),
-                                     rec.alias_lines + rec.body)
+                                     rec.alias_lines + core_body)
     if spec.compile:
         with _LOCK:
             names = [(spec.label, rec.name)] + ([(spec.label + " core", rec.name)]
@@ -320,6 +333,47 @@ def write(spec: FunctionSpec, body: Callable[[Writing], List[str]],
             if spec.core:
                 rec.core = rec.compile(ns, spec.label, core=True, tag=tag)
     return rec
+
+
+_ASSIGNED = re.compile(r"^\s*([A-Za-z_][\w, ]*?),?\s*=(?!=)")
+_NAME = re.compile(r"[A-Za-z_]\w*")
+_CHECK_CALL = "_rt.bad_check("
+
+
+def writes_before_checks(lines: List[str], sp, writing: Writing, known: set) -> List[str]:
+    """A run-time check on array values (``assert (x >= 0).all()``) that fails makes, before
+    raising, the writes to Python state that eager Python makes before that line
+    (``self.n += 1`` above it): each failing check line first calls
+    ``_SP.before_failure`` with the values those writes need, as computed there
+    (``known``: the names defined before the body runs)."""
+    points = getattr(sp, "check_points", None)
+    texts = getattr(writing, "slot_text", None)
+    if not points or not sp.effects or texts is None:
+        return lines
+    out, defined = [], set(known)
+    for line in lines:
+        if _CHECK_CALL in line:
+            used = set(_NAME.findall(line))
+            count = max((k for names, _, k in points if names & used), default=0)
+            if count:
+                need = sp.slots_before(count)
+                ready = all(set(_NAME.findall(texts[i])) <= defined for i in need)
+                vals = "(%s%s)" % (", ".join(texts[i] if i in need else "None"
+                                             for i in range(len(texts))),
+                                   "," if len(texts) == 1 else "") if ready else "None"
+                where = [t for names, t, _ in points if names & used][0]
+                line = line.replace(_CHECK_CALL, "_SP.before_failure(_st, %d, %s, %r); %s"
+                                    % (count, vals, _check_site(where), _CHECK_CALL), 1)
+        m = _ASSIGNED.match(line)
+        if m:
+            defined.update(x.strip() for x in m.group(1).split(","))
+        out.append(line)
+    return out
+
+
+def _check_site(text: str) -> str:
+    """The user's statement of a value check, from its text (``raise ValueError(...)``)."""
+    return text.split("\n")[0][:200]
 
 
 @contextmanager

@@ -54,7 +54,7 @@ from symshape.contract.render_python import PyRenderer, numbered_consts
 from symshape.contract.render_text import Names, TextRenderer
 from symshape.capture.value_text import annotation
 from symshape.capture.tracer import TracedArray
-from symshape.capture.state.objstate import AppendOnly
+from symshape.capture.state.objstate import AppendOnly, active as _recording
 from symshape.capture.state.verify import verify_default
 from symshape.capture.state.stateprog import (StateCheck, StateGuardFailure,
                                               append_only_arguments, state_guards)
@@ -65,6 +65,7 @@ from symshape.userframe import is_internal
 from . import get_backend
 from .jit_breaks import BreakSplitting
 from .jit_report import CompileReports
+from .jit_speed import SpeedFallback
 from .jit_specs import ShapeSpecs, is_device_array
 from .breaks import (SegmentCache, as_break, break_detail,
                      untraceable_break, with_break_detection)
@@ -194,13 +195,17 @@ class Variant:
 
 
 # --------------------------------------------------------------------------- compile
-class CompiledFunction(BreakSplitting, ShapeSpecs, CompileReports):
+class CompiledFunction(BreakSplitting, ShapeSpecs, CompileReports, SpeedFallback):
     """What ``ss.compile(f)`` returns: call it like ``f``.
 
     ``variants``: the compiled variants (``Variant``), oldest first; ``recompile_reasons``:
     one text per recompile, the guard that failed; ``report()``: variants, guards, reasons
     and compile times; ``freeze(on_miss="error" | "eager")`` / ``unfreeze()``.
     """
+
+    # a program being traced walks into the function (``__wrapped__``) and inlines the
+    # call, so the state it changes is replayed on every call (capture/state/binding.py)
+    _ss_compiled_function = True
 
     def __init__(self, f, dynamic, backend: str, fullgraph: bool, cache_size_limit: int,
                  sig: inspect.Signature, verify: bool = False) -> None:
@@ -222,6 +227,7 @@ class CompiledFunction(BreakSplitting, ShapeSpecs, CompileReports):
         self.mode_reason: Optional[str] = None
         self.break_reasons: List[str] = []
         self.break_calls = 0
+        self.speed_text: Optional[str] = None   # compiled-with-breaks vs eager, once timed
         self._segments = SegmentCache()
         self._root = self                   # a segment's root: the function the user compiled
         self._driver = None                 # split mode: the rewritten function
@@ -261,9 +267,13 @@ class CompiledFunction(BreakSplitting, ShapeSpecs, CompileReports):
         (``ren``: the names parameters have inside, see ``signature_function``)."""
         call = call_source(self._sig, ren)
         lines = []
-        if self._driver is not None:
+        if self._driver is not None and self._slower_than_eager():
+            # the compiled form with its breaks measured slower: straight to eager
+            self._ns["_EAGER"] = self._f
+            lines += ["_ss_self.eager_calls += 1", "return _EAGER(%s)" % call]
+        elif self._driver is not None:
             # split at graph breaks: the rewritten function runs its compiled segments
-            self._ns["_DRIVER"] = self._driver
+            self._ns["_DRIVER"] = self._driver_now()       # timed against eager at first
             lines += ["_ss_self.break_calls += 1", "return _DRIVER(%s)" % call]
         for v in reversed(self._variants if self._driver is None else ()):
             cp = v.compiled
@@ -372,7 +382,7 @@ class CompiledFunction(BreakSplitting, ShapeSpecs, CompileReports):
                 # another thread compiled while this one waited: dispatch again first
                 return type(self).__call__(self, *args, **kwargs)
             if self.mode == "breaks":
-                return self._run_breaks(args, kwargs)
+                return self._timed_breaks(args, kwargs)
             if self.mode == "eager":
                 return self._eager(args, kwargs)
             reason = self._reason(args, kwargs) if self._variants else None
@@ -677,6 +687,8 @@ def _user_stacklevel() -> int:
 
 
 def _inside_trace(args, kwargs) -> bool:
+    if _recording() is not None:        # a trace records state: this call is part of it
+        return True
     leaves, _ = pytree.flatten((args, kwargs))
     return any(type(v) is TracedArray for _, v in leaves)
 

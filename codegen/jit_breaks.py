@@ -142,6 +142,7 @@ class BreakSplitting:
         self._driver, self._split_fns = sp.driver, sp.fns
         self.mode, self.mode_reason = "split", "graph break at %s" % (
             "; ".join(self._split_lines.values()))
+        self._start_speed_check()           # a new form: timed against eager afresh
         self._install()
 
     def _add_break(self, line: Optional[int], brk) -> None:

@@ -58,6 +58,8 @@ class CompileReports:
             lines += ["    %d. %s" % (i + 1, r) for i, r in enumerate(reasons)]
         if self.mode != "graph":
             lines.append("  mode: %s (%s)" % (self.mode, self.mode_reason))
+        if getattr(self, "speed_text", None):
+            lines.append("  speed: %s" % self.speed_text)
         if self.break_reasons:
             lines.append("  graph breaks (run eagerly on every call):")
             lines += ["    %s" % r for r in self.break_reasons]

@@ -1,6 +1,7 @@
 """Mutation testing as a gate: cosmic-ray (a maintained mutation tool) run on the engine's
 and the contract's soundness code, with the proofs (and the tests of the published views)
-as the test command; ``docs/mutation_report.md`` is what it writes.
+as the test command, and on the model-state and JIT code (``STATE_TARGETS``), with their
+fast tests; ``docs/mutation_report.md`` is what it writes.
 
     pip install -e '.[mutation]'
     python -m proofs.mutation --help          # the targets, their proofs and tests
@@ -142,9 +143,28 @@ ENGINE_TARGETS: List[Target] = [
             "tests/contract/test_contract_readable.py", "tests/contract/test_contract_relations.py"),
            timeout=180.0),
 ]
+# --- the model-state and JIT code (issue 39 item 7): no proofs, their fast tests -----------
+# Each mutant runs the tests that exercise the module (the ``test_mutation_kills_state`` /
+# ``_jit`` files holding the tests written for this gate's survivors first).
+_STATE_TESTS = ("tests/capture/test_mutation_kills_state.py", "tests/capture/test_state.py",
+                "tests/capture/test_state_reads.py", "tests/capture/test_state_rebind.py",
+                "tests/capture/test_state_writes_replayed.py",
+                "tests/capture/test_state_unrecorded.py", "tests/capture/test_state_opaque.py",
+                "tests/jit/test_state_as_eager.py", "tests/jit/test_jit_state.py",
+                "tests/jit/test_state_leaks.py")
+STATE_TARGETS: List[Target] = [
+    Target(name, "capture/state/%s.py" % name, ALL, (), _STATE_TESTS, timeout=240.0)
+    for name in ("objstate", "stateprog", "guardcode", "access", "unrecorded")
+] + [
+    Target("jit", "codegen/jit.py", ALL, (),
+           ("tests/jit/test_mutation_kills_jit.py", "tests/jit/test_jit.py",
+            "tests/jit/test_jit_breaks.py", "tests/jit/test_jit_semantics.py",
+            "tests/jit/test_jit_speed.py", "tests/jit/test_jit_state.py",
+            "tests/jit/test_jit_faults.py"), timeout=240.0),
+]
 # the earlier ``expr`` target (undominated, the offsets, ceildiv) never ran: the one above
 # holds those functions and the rest of the module
-TARGETS = [t for t in TARGETS if t.name != "expr"] + ENGINE_TARGETS
+TARGETS = [t for t in TARGETS if t.name != "expr"] + ENGINE_TARGETS + STATE_TARGETS
 
 
 def _config(t: Target, python: str, path: str, root: str) -> None:
@@ -573,6 +593,63 @@ EQUIVALENT.update({
 })
 
 
+# the model state and the JIT (issue 39 item 7)
+EQUIVALENT.update({
+    ("stateprog", 'if e.op in ("setattr", "setitem") and type(e.args[-1]) in numbers:',
+     'if e.op in ("setattr", "setitem") or type(e.args[-1]) in numbers:'):
+        "Cost only: a path read as a number and written with something else (an array, a "
+        "string) is traced a second time with the read as a Tracked number, which "
+        "materializes on any use but arithmetic (the plain number and an == guard, what "
+        "the first trace recorded), and arithmetic would have written a number: the same "
+        "program, one trace more.",
+    ("access", 'v = getattr(v, s.key) if s.kind == "attr" else v() if s.kind == "call" else \\',
+     'v = getattr(v, s.key) if s.kind <= "attr" else v() if s.kind == "call" else \\'):
+        'The step kinds are "attr", "item" and "call": only "attr" is <= "attr".',
+    ("objstate", 'if on_dict and op != "clear":', 'if on_dict and op >= "clear":'):
+        "Every dict write but clear is >= \"clear\" (setitem, delitem, pop, setdefault, "
+        "update): only clear changes branch, and after clear the dict is empty, so a later "
+        "read of it is of its layout (its path is in reshaped: this trace's) or of a key "
+        "the trace wrote again (in written either way).",
+    ("stateprog", 'if r.kind == "value" and type(r.value) is TracedArray:',
+     'if r.kind <= "value" and type(r.value) is TracedArray:'):
+        "Every read kind (attrs, has, hasattr, items, keys, len, value) is <= \"value\", "
+        "and only a value read holds a traced array.",
+    ("guardcode", 'elif r.kind == "cell":', 'elif r.kind <= "cell":'):
+        "Root kinds reaching it are cell and self (arg and global are taken before): only "
+        "\"cell\" is <= \"cell\".",
+    ("guardcode", 'if r.kind == "arg":', 'if r.kind <= "arg":'):
+        "The root kinds are arg, cell, global and self: only \"arg\" is <= \"arg\".",
+    ("guardcode",
+     'body = w.lines + ["return (%s%s)" % (", ".join(arrays), "," if len(arrays) == 1 else "")]',
+     'body = w.lines + ["return (%s%s)" % (", ".join(arrays), "," if len(arrays) >= 1 else "")]'):
+        "A trailing comma in a tuple of two or more items is the same tuple.",
+    ("unrecorded", 'elif w.kind == "opaque":', 'elif w.kind is "opaque":'):
+        "A watch's kind is one of the string literals _add is called with (interned): "
+        "is and == agree.",
+    ("unrecorded", 'if w.kind == "dict" and w.recorded is not None and \\',
+     'if w.kind <= "dict" and w.recorded is not None and \\'):
+        "Only a dict watch has recorded set (watch_dict passes the recorder's written "
+        "set, every other watch None).",
+    ("jit", "if t is list or t is tuple:", "if t == list or t is tuple:"):
+        "Classes compare by identity.",
+    ("jit", 'root._name, self._name.split(" ", 1)[-1])',
+     'root._name, self._name.split(" ", 1)[1])'):
+        "Reached for a segment only, whose name is always the function's and \"(lines a-b)"
+        "\": split(\" \", 1) gives two parts, so [1] is [-1].",
+    ("jit", 'where = "" if root is self else " (in its %s)" % self._name.split(" ", 1)[-1][1:-1]',
+     'where = "" if root is self else " (in its %s)" + self._name.split(" ", 1)[-1][1:-1]'):
+        "Dead branch: only the root function warns. A segment never falls back itself: a "
+        "break in it splits the root (_break_at returns before warning), any other failure "
+        "runs its statements eagerly (_segment_eagerly), and its statements hold no try / "
+        "with (the root's split runs those as Python), so _protect finds nothing.",
+    ("jit", 'where = "" if root is self else " (in its %s)" % self._name.split(" ", 1)[-1][1:-1]',
+     'where = "" if root is self else " (in its %s)" % self._name.split(" ", 1)[- 0][1:-1]'):
+        "Dead branch: only the root function warns (see the mutant of the same line above).",
+    ("jit", 'where = "" if root is self else " (in its %s)" % self._name.split(" ", 1)[-1][1:-1]',
+     'where = "" if root is self else " (in its %s)" % self._name.split(" ", 1)[~1][1:-1]'):
+        "Dead branch: only the root function warns (see the mutants of the same line above).",
+})
+
 def _changed(diff: str) -> Tuple[str, str]:
     """The line a one-line mutant removes and the line it adds (stripped)."""
     old = next((l[1:].strip() for l in diff.splitlines()
@@ -674,8 +751,9 @@ def report(records: Dict[str, dict], path: str, note: str = "") -> Tuple[int, in
                       "```diff", d["diff"].strip(), "```", ""]
     rate = 100.0 * all_killed / all_total if all_total else 100.0
     lines = ["# Mutation report", "",
-             "cosmic-ray on the engine's and the contract's soundness code, the proofs and "
-             "the fast tests of each module as the test command (`python -m proofs.mutation "
+             "cosmic-ray on the engine's and the contract's soundness code and on the "
+             "model-state and JIT code, the proofs and the fast tests of each module as the "
+             "test command (`python -m proofs.mutation "
              "--help` lists the targets, the functions mutated, the proofs run and the "
              "sampling; the module docstring names the operators left out).  A mutant counts "
              "as killed when a proof or test fails, when it does not import (incompetent) or "
@@ -723,6 +801,8 @@ def gate(name: str, pristine: str, root: str) -> int:
     import proofs
     from symshape.rules import RULES
     t = next(t for t in TARGETS if t.name == name)
+    if not t.proofs:                # a target gated by its tests alone (the state, the JIT)
+        return 0
     fn = mutated_function(os.path.join(root, t.module), pristine)
     own = [r.name for r in RULES if fn and r.where.split(":")[1].split(".")[-1] == fn]
     own += list(dict(t.helpers).get(fn, ()))

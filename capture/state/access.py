@@ -1,7 +1,7 @@
 """Access paths: how a program reaches a piece of Python state (``self.layers[3].norm.eps``).
 
 A path is a root (``self``, a global of one module, a closure cell, an argument) and a
-chain of steps (attribute or item).  The same typed record names the state in messages
+chain of steps (attribute, item, or the call of a ``weakref.ref``: ``self.parent_ref()``).  The same typed record names the state in messages
 (``str(path)`` is the spelling of the user's code), reads and writes it at run time
 (``get`` / ``set`` / ``delete`` against a ``Scope`` that holds the live roots), and is
 saved with a program (``to_json`` / ``from_json``: the root's kind and name, the steps),
@@ -30,7 +30,8 @@ class Root:
 
 @dataclass(frozen=True)
 class Step:
-    """One step of a path: ``kind`` ``"attr"`` (``.key``) or ``"item"`` (``[key]``)."""
+    """One step of a path: ``kind`` ``"attr"`` (``.key``), ``"item"`` (``[key]``) or
+    ``"call"`` (``()``: the object a ``weakref.ref`` refers to; ``key`` None)."""
     kind: str
     key: Any
 
@@ -47,6 +48,10 @@ class AccessPath:
     def item(self, key) -> "AccessPath":
         return AccessPath(self.root, self.steps + (Step("item", key),))
 
+    def deref(self) -> "AccessPath":
+        """The object the weak reference at this path refers to (``self.ref()``)."""
+        return AccessPath(self.root, self.steps + (Step("call", None),))
+
     @property
     def parent(self) -> "AccessPath":
         return AccessPath(self.root, self.steps[:-1])
@@ -58,15 +63,21 @@ class AccessPath:
     def __str__(self) -> str:
         out = self.root.name
         for s in self.steps:
-            out += ".%s" % s.key if s.kind == "attr" else "[%r]" % (s.key,)
+            out += ".%s" % s.key if s.kind == "attr" else "()" if s.kind == "call" else \
+                "[%r]" % (s.key,)
         return out
 
     # ------------------------------------------------------------------ run time
     def get(self, scope: "Scope"):
         """The object at this path now."""
         v = scope.root(self.root)
-        for s in self.steps:
-            v = getattr(v, s.key) if s.kind == "attr" else v[s.key]
+        for i, s in enumerate(self.steps):
+            v = getattr(v, s.key) if s.kind == "attr" else v() if s.kind == "call" else \
+                v[s.key]
+            if v is None and s.kind == "call":
+                # the object died: what the program read through it is gone
+                raise AttributeError("the object %s refers to is gone"
+                                     % AccessPath(self.root, self.steps[:i]))
         return v
 
     def set(self, scope: "Scope", value) -> None:
@@ -102,7 +113,7 @@ class AccessPath:
                     not isinstance(scope, str):
                 raise ValueError(kind)
             steps = tuple(Step(k, _key_value(x)) for k, x in v["steps"])
-            if any(s.kind not in ("attr", "item") for s in steps):
+            if any(s.kind not in ("attr", "item", "call") for s in steps):
                 raise ValueError("step")
         except (KeyError, TypeError, ValueError) as e:
             raise UserError("saved program: malformed state path %r (%s)" % (v, e)) from None

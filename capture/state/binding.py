@@ -35,16 +35,19 @@ import re
 import sys
 import sysconfig
 import types
+import weakref
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
 from symshape.userframe import is_internal
 
+from . import modules
 from .access import AccessPath, Root
 from .objstate import AppendOnly
 from .opaque import is_opaque
-from .unrecorded import is_container, is_file, is_memo_cache
+from .unrecorded import all_codes, is_container, is_file, is_memo_cache
+from .weak import WEAK_CONTAINERS, RefStandIn, refusing_class
 
 # a walk never visits more objects than this: a model with a huge Python structure is still
 # traced, its deeper arrays becoming ordinary lifted constants when the tracer meets them
@@ -101,6 +104,12 @@ def _user_module(mod) -> bool:
     f = getattr(mod, "__file__", None)
     return isinstance(f, str) and f.endswith(".py") and not is_internal(f) and \
         not os.path.abspath(f).startswith(_STDLIB)
+
+
+def _project_module(mod) -> bool:
+    """A module of the user's project (not of an installed package)."""
+    f = os.path.abspath(mod.__file__)
+    return "site-packages" not in f and "dist-packages" not in f
 
 
 def _project_class(cls: type) -> bool:
@@ -295,10 +304,7 @@ class StateBinding:
             return self._array(v, path)
         if v is None or t in (int, float, bool, str, bytes, complex) or \
                 isinstance(v, (np.generic, np.dtype)):
-            if self.recorder is not None and t in (int, float, complex) and \
-                    path.root.kind in ("global", "cell") and not path.steps:
-                return self.recorder.scalar_read(v, path)
-            return v
+            return self._scalar(v, path)
         if isinstance(v, (type, types.ModuleType)):
             self._code_namespace(v, path)
             return v
@@ -311,6 +317,8 @@ class StateBinding:
         if self._budget <= 0:
             return v
         self._budget -= 1
+        if t is weakref.ref or (self.recorder is not None and isinstance(v, WEAK_CONTAINERS)):
+            return self._weak(v, path)
         if self._stand_in is not None:
             new = self._stand_in(v, str(path))
             if new is not None:
@@ -319,21 +327,8 @@ class StateBinding:
                 return new
         if self._code(v, path):
             return v
-        if self.recorder is not None and t is set:
-            new = self.recorder.container(v, path)      # a recording copy (scalars inside)
-            self._mark(v, new)
-            return new
-        if self.recorder is not None and (t is dict or t is list or t is AppendOnly):
-            # a recording copy stands in for the user's container, which stays untouched
-            new = self.recorder.container(v, path)
-            self._mark(v, new)
-            t = dict if t is dict else list
-            for k in (list(dict.keys(new)) if t is dict else range(list.__len__(new))):
-                x = dict.__getitem__(new, k) if t is dict else list.__getitem__(new, k)
-                y = self.visit(x, path.item(k))
-                if y is not x:
-                    (dict.__setitem__ if t is dict else list.__setitem__)(new, k, y)
-            return new
+        if self.recorder is not None and t in (set, dict, list, AppendOnly):
+            return self._recorded_container(v, path)
         if self.recorder is not None and (is_container(v) or is_file(v)):
             # a container of a library class, a file: undone, changes refused
             if is_file(v):
@@ -343,13 +338,43 @@ class StateBinding:
             if not isinstance(v, (dict, list)):
                 self._mark(v, v)
                 return v
+        if isinstance(v, (dict, list, tuple)):
+            return self._container(v, path)
+        return self._other(v, path)
+
+    def _scalar(self, v, path: AccessPath):
+        """A Python scalar: a number held by a global or cell is read as the recorder
+        says (a tracked number when the program also writes it)."""
+        if self.recorder is not None and type(v) in (int, float, complex) and \
+                path.root.kind in ("global", "cell") and not path.steps:
+            return self.recorder.scalar_read(v, path)
+        return v
+
+    def _recorded_container(self, v, path: AccessPath):
+        """A plain set, dict or list: a recording copy stands in for the user's container,
+        which stays untouched (a set holds scalars only; a dict's or list's items are
+        visited in the copy)."""
+        new = self.recorder.container(v, path)
+        self._mark(v, new)
+        if type(v) is set:
+            return new
+        t = dict if type(v) is dict else list
+        for k in (list(dict.keys(new)) if t is dict else range(list.__len__(new))):
+            x = dict.__getitem__(new, k) if t is dict else list.__getitem__(new, k)
+            y = self.visit(x, path.item(k))
+            if y is not x:
+                (dict.__setitem__ if t is dict else list.__setitem__)(new, k, y)
+        return new
+
+    def _container(self, v, path: AccessPath):
+        """A dict or list not recorded (its items swapped in place, undone afterwards) or
+        a tuple (rebuilt when an item stands in for another)."""
+        self._mark(v, v)
         if isinstance(v, dict):
-            self._mark(v, v)
             for k in list(v.keys()):
                 self._swap_mapping(v, k, path.item(k))
             return v
         if isinstance(v, list):
-            self._mark(v, v)
             for i in range(len(v)):
                 x = v[i]
                 new = self.visit(x, path.item(i))
@@ -357,16 +382,37 @@ class StateBinding:
                     self._undo.append(_list_setter(v, i, x))
                     list.__setitem__(v, i, new)
             return v
-        if isinstance(v, tuple):
-            self._mark(v, v)
-            items = [self.visit(x, path.item(i)) for i, x in enumerate(v)]
-            if all(a is b for a, b in zip(items, v)):
+        items = [self.visit(x, path.item(i)) for i, x in enumerate(v)]
+        if all(a is b for a, b in zip(items, v)):
+            return v
+        t = type(v)
+        new = t._make(items) if hasattr(t, "_make") else \
+            (tuple(items) if t is tuple else t(items))
+        self._mark(v, new)
+        return new
+
+    def _weak(self, v, path: AccessPath):
+        """A ``weakref.ref`` (what it refers to is state at ``path()``, capture/state/
+        weak.py) or a weak container (every use refused while recorded)."""
+        if type(v) is weakref.ref:
+            target = v()
+            if target is None:              # dead already: nothing to read through it
+                self._mark(v, v)
                 return v
-            new = type(v)._make(items) if hasattr(type(v), "_make") else \
-                (tuple(items) if t is tuple else t(items))
+            new = RefStandIn(target, self.visit(target, path.deref()))
             self._mark(v, new)
             return new
-        return self._other(v, path)
+        self._mark(v, v)
+        cls = type(v)
+        sub = refusing_class(cls)
+        if sub is not None and self.recorder is not None:
+            try:
+                object.__setattr__(v, "__class__", sub)
+            except TypeError:                  # pragma: no cover
+                return v
+            self.recorder.paths[id(v)] = path
+            self._undo.append(lambda: object.__setattr__(v, "__class__", cls))
+        return v
 
     def _code_namespace(self, v, path: AccessPath) -> None:
         """A module or class the code reaches (``self.g.gpt2``, ``helpers.Block``): not
@@ -379,8 +425,33 @@ class StateBinding:
         elif isinstance(v, types.ModuleType) and self.recorder is not None and \
                 _user_module(v):
             self._fingerprint(path, v)
+            if _project_module(v):
+                self._project_module(v, path)
         self._namespace(v if isinstance(v, types.ModuleType) else
                         sys.modules.get(getattr(v, "__module__", None) or ""))
+
+    def _project_module(self, v, path: AccessPath) -> None:
+        """A module of the user's project reached as a value (``import config``): its
+        attributes are recorded like an object's (``config.calls += 1`` and ``config.SCALE
+        = 2.0`` are writes replayed on every call, never frozen), and the functions the
+        code calls through it are walked."""
+        if modules.record(self.recorder, v, path, self._undo):
+            self._module_functions(v)
+
+    def _module_functions(self, mod) -> None:
+        """The functions of a user module that the code reached so far loads from it
+        (``config.bump()``): walked like the helpers it names, so their ``global`` writes
+        (``global calls; calls += 1`` in ``config``) are recorded, not lost."""
+        loads = set()
+        for code in all_codes(self.recorder.unrecorded.codes):
+            loads |= _loaded_attributes(code)
+        d = vars(mod)
+        for name in sorted(loads):
+            fn = d.get(name)
+            # only those that bind globals: walking the others would watch the names they
+            # read in a namespace the tracer routes (other threads' traces too)
+            if isinstance(fn, types.FunctionType) and _stored_globals(fn.__code__):
+                self._function(fn)
 
     def _code(self, v, path: AccessPath) -> bool:
         """Walk into a function, ``functools.partial``, memoized function or bound method
@@ -400,6 +471,11 @@ class StateBinding:
             self._mark(v, v)
             self.visit(v.__self__, path.attr("__self__"))
             self._function(v.__func__)
+        elif getattr(type(v), "_ss_compiled_function", False):
+            # ``ss.compile(inner.step)`` called by the program: the trace inlines it, so
+            # what it reaches is state of this program too (its writes replayed every call)
+            self._mark(v, v)
+            self.visit(v.__wrapped__, path.attr("__wrapped__"))
         else:
             return False
         return True
@@ -498,6 +574,14 @@ def _stored_globals(code: types.CodeType) -> frozenset:
         out.update(i.argval for i in dis.get_instructions(c) if i.opname == "STORE_GLOBAL")
         stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
     return frozenset(out)
+
+
+@functools.lru_cache(maxsize=4096)
+def _loaded_attributes(code: types.CodeType) -> frozenset:
+    """The attribute names ``code`` loads (``config.bump`` loads ``bump``)."""
+    import dis
+    return frozenset(i.argval for i in dis.get_instructions(code)
+                     if i.opname in ("LOAD_ATTR", "LOAD_METHOD"))
 
 
 def path_identifier(path: str) -> str:

@@ -61,6 +61,8 @@ class _Writer:
                 if s.kind == "attr":
                     expr = "%s.%s" % (var, s.key) if s.key.isidentifier() else \
                         "getattr(%s, %r)" % (var, s.key)
+                elif s.kind == "call":          # a weakref.ref (dead: None, which fails)
+                    expr = "%s()" % var
                 else:
                     k = s.key
                     expr = "%s[%s]" % (var, repr(k) if isinstance(k, (int, str)) else

@@ -465,6 +465,7 @@ def recording_class(cls: type) -> Optional[type]:
     if got is not None or cls in _REC_CLASSES:
         return got
     has_getattr = hasattr(cls, "__getattr__")
+    is_module = issubclass(cls, types.ModuleType)
 
     def __getattribute__(self, name):
         if name == "__class__":
@@ -490,7 +491,9 @@ def recording_class(cls: type) -> Optional[type]:
                 if _user_caller():
                     r.read(path, "attrs", r.initial_attrs(self, v))
                 return v
-            if name.startswith("__"):
+            if name.startswith("__") or is_module and not _user_caller():
+                # (a module's attributes: only what the user's code reads is state; the
+                # tracer routes names in it while tracing, other threads too)
                 return v
             d = object.__getattribute__(self, "__dict__")
             if name in d:
@@ -711,6 +714,8 @@ class Recorder:
         self.refusals: List[str] = []
         self.aliases: List[Tuple[AccessPath, AccessPath]] = []   # (path, first path)
         self.cond_depth = 0             # inside the branches of an ss.cond being traced
+        # (the size a run-time check tests, its text, how many writes came before it)
+        self.check_points: List[Tuple[Any, str, int]] = []
         # what the recorder cannot see (slots, __dict__ writes, class attributes, library
         # containers, files): snapshotted, compared after the trace, put back
         self.unrecorded = Unrecorded()
@@ -721,6 +726,11 @@ class Recorder:
 
     def path_of(self, obj) -> Optional[AccessPath]:
         return self.paths.get(id(obj))
+
+    def check_point(self, size, text: str) -> None:
+        """A run-time check on ``size`` (its raise ``text``) comes here in program order:
+        when it fails, the writes recorded so far are replayed before it raises."""
+        self.check_points.append((size, text, len(self.effects)))
 
     def container(self, v, path: AccessPath):
         """The recording stand-in for the user's dict or list ``v`` (a copy; ``v`` itself

@@ -58,13 +58,16 @@ class StateSession:
         """The module namespaces of the functions reached (routed while tracing)."""
         return self.binding.global_dicts
 
-    def finish(self, tracer, views):
-        """``(StateProgram, paths to trace again as tracked numbers)`` for this trace."""
+    def finish(self, tracer, views, returned=None):
+        """``(StateProgram, paths to trace again as tracked numbers)`` for this trace
+        (``returned``: what the function returned, its state containers given back as
+        the user's objects)."""
         rec = self.recorder
         rec.global_effects()
         global_reads = self.binding.root_reads
         again = stateprog.scalar_writes(rec, global_reads) - self.tracked
-        return stateprog.from_trace(rec, self.binding, tracer, global_reads, views), again
+        return stateprog.from_trace(rec, self.binding, tracer, global_reads, views,
+                                    returned), again
 
     def restore(self) -> None:
         """Put every user object back (identity and values); never raises half-way."""

@@ -150,12 +150,24 @@ class StateProgram:
         # scalars read as tracked numbers and never guarded: their values when traced (a
         # loaded program's store starts from them)
         self.initial: List[Tuple[AccessPath, Any]] = []
+        # (position in the returned value, spec) of each state container the function
+        # returns (``return self.hist``): given back as the user's object, not a copy
+        self.returns: List[Tuple[tuple, Any]] = []
+        # (names of the sizes a run-time check tests, its text, how many writes precede
+        # it): when it fails, those writes happen before it raises, as in eager Python
+        self.check_points: List[Tuple[frozenset, str, int]] = []
         self._at_start = sorted({p for e in effects for a in e.args for p in _start_paths(a)},
                                 key=str)
 
     @property
     def empty(self) -> bool:
-        return not (self.arrays or self.guards or self.effects)
+        return not (self.arrays or self.guards or self.effects or self.gives_back)
+
+    @property
+    def gives_back(self) -> bool:
+        """Does the function return state containers (the user's objects)?  (A loaded
+        program's store has none: it returns copies.)"""
+        return bool(getattr(self, "returns", ()))
 
     # ------------------------------------------------------------------ run time
     def failed(self, args: tuple = ()) -> Optional[str]:
@@ -201,7 +213,7 @@ class StateProgram:
         arrays = self._fast_check()(args)
         if arrays is None:
             self._raise_failed(args)
-        if not self.effects:
+        if not self.effects and not self.gives_back:
             return Call(None, arrays, _NO_START)
         scope = self._scope(args)
         start = {}
@@ -226,8 +238,32 @@ class StateProgram:
 
     def replay(self, call: Call, values: tuple) -> None:
         """Perform the writes in program order (``values``: the graph's slot values)."""
+        self._perform(call, values, self.effects)
+
+    def slots_before(self, count: int) -> set:
+        """The slot indices the first ``count`` writes use."""
+        out: set = set()
+
+        def go(a):
+            if type(a) is Slot:
+                out.add(a.index)
+            elif type(a) is Scalar:
+                out.update(_expr_slots(a.expr))
+            elif type(a) is New:
+                for v in a.items:
+                    go(v[1] if a.kind == "dict" else v)
+            elif isinstance(a, (list, tuple)):
+                for v in a:
+                    go(v)
+        for e in self.effects[:count]:
+            for a in e.args:
+                go(a)
+        return out
+
+    @staticmethod
+    def _perform(call: Call, values: tuple, effects) -> None:
         scope = call.scope
-        for e in self.effects:
+        for e in effects:
             args = [_value(a, call, values) for a in e.args]
             op = e.op
             if op == "setattr":
@@ -244,6 +280,26 @@ class StateProgram:
                 e.path.delete(scope) if e.path.steps else _del_root(scope, e.path.root)
             else:
                 getattr(e.path.get(scope), op)(*args)
+
+    def returned(self, call: Call, out):
+        """``out`` (what the graph returns) with the state containers the function
+        returned put back as the run-time objects themselves, after the writes."""
+        for pos, spec in self.returns:
+            out = _put_at(out, pos, _value(spec, call, ()))
+        return out
+
+    def before_failure(self, call: Call, count: int, values: Optional[tuple],
+                       where: str = "") -> None:
+        """A run-time check fails: perform the first ``count`` writes (those eager Python
+        makes before it raises) with ``values`` (the graph's slot values computed so far);
+        ``values`` None: they are not all computed there, refused rather than dropped."""
+        if values is None:
+            raise UserError(
+                "the run-time check %s failed, and the writes to Python state the program "
+                "makes before it use values computed after it in the compiled code: they "
+                "cannot be made as eager Python makes them; move the check before the writes"
+                % where)
+        self._perform(call, values, self.effects[:count])
 
     def keep_only(self, live_nodes, all_live=()) -> None:
         """Forget the state arrays whose nodes the finished graph dropped (renumbering the
@@ -276,6 +332,7 @@ class StateProgram:
             return a
         self.effects = [Effect(e.op, e.path, tuple(renum(a) for a in e.args), e.frame)
                         for e in self.effects]
+        self.returns = [(pos, renum(a)) for pos, a in getattr(self, "returns", ())]
 
     def referenced_arrays(self) -> List[int]:
         """Indices of the state arrays the writes bind (their nodes must stay)."""
@@ -458,6 +515,49 @@ def _value(a, call: Call, values: tuple):
     return a
 
 
+def _expr_slots(e) -> List[int]:
+    """The slot indices a tracked expression reads."""
+    if e[0] == "slot":
+        return [e[1]]
+    if e[0] == "neg":
+        return _expr_slots(e[1])
+    if e[0] == "op":
+        return _expr_slots(e[2]) + _expr_slots(e[3])
+    return []
+
+
+def _put_at(tree, pos: tuple, v):
+    """``tree`` with the value at ``pos`` (keys and indices from the top) replaced by ``v``;
+    tuples are rebuilt, lists and dicts (fresh per call) changed in place."""
+    if not pos:
+        return v
+    k, rest = pos[0], pos[1:]
+    if type(tree) is tuple:
+        items = list(tree)
+        items[k] = _put_at(items[k], rest, v)
+        return tuple(items)
+    tree[k] = _put_at(tree[k], rest, v)
+    return tree
+
+
+def _returned_containers(rec: Recorder, out, new_keys, pos=()) -> List[Tuple[tuple, Any]]:
+    """(position, spec) of each list, dict or set of the user's state (or one the program
+    stored there) in what the function returned."""
+    t = type(out)
+    if t in (RecList, RecDict, RecSet) and rec.path_of(out) is not None:
+        return [(pos, AtStart(rec.path_of(out)))]
+    if t in (list, dict) and id(out) in new_keys:
+        return [(pos, new_keys[id(out)])]
+    found = []
+    if t is tuple or isinstance(out, tuple) and hasattr(out, "_fields") or t is list:
+        for i, x in enumerate(out):
+            found += _returned_containers(rec, x, new_keys, pos + (i,))
+    elif t is dict:
+        for k, x in out.items():
+            found += _returned_containers(rec, x, new_keys, pos + (k,))
+    return found
+
+
 # --------------------------------------------------------------------------- building
 def _state_arrays(rec: Recorder, binding, tracer):
     """``(arrays, state_index, same)``: each state array's path, shape and dtype in the
@@ -511,7 +611,8 @@ def _function_const(v, e: Effect) -> Const:
     return Const(v)
 
 
-def from_trace(rec: Recorder, binding, tracer, global_reads=(), views=()) -> StateProgram:
+def from_trace(rec: Recorder, binding, tracer, global_reads=(), views=(),
+               returned=None) -> StateProgram:
     """The StateProgram of one trace (call after the function returned, before
     ``restore``): state arrays in the order of ``tracer.state_nodes``, the guards of what
     was read, the writes with their values made replayable."""
@@ -586,26 +687,18 @@ def from_trace(rec: Recorder, binding, tracer, global_reads=(), views=()) -> Sta
             e = Effect(e.op, e.path, (key(e.args[0]),) + tuple(e.args[1:]), e.frame)
         elif e.op == "update" and e.args and isinstance(e.args[0], dict):
             e = Effect(e.op, e.path, ({key(k): v for k, v in e.args[0].items()},), e.frame)
-        if e.op in ("setattr", "setitem", "setroot"):
-            args = e.args[:-1] + (spec(e.args[-1], e),)
-        elif e.op in ("append", "add", "discard", "remove"):
-            args = (spec(e.args[0], e),)
-        elif e.op == "extend":
-            args = (New("list", tuple(spec(x, e) for x in e.args[0]), -1 - len(effects)),)
-        elif e.op == "insert":
-            args = (e.args[0], spec(e.args[1], e))
-        elif e.op == "update" and isinstance(e.args[0], dict):
-            args = (New("dict", tuple((k, spec(x, e)) for k, x in e.args[0].items()),
-                        -1 - len(effects)),)
-        elif e.op == "update":                  # set.update(...): the items, as a list
-            args = tuple(New("list", tuple(spec(x, e) for x in a), -1 - 100 * len(effects) - i)
-                         for i, a in enumerate(e.args))
-        else:
-            args = tuple(e.args)
-        effects.append(Effect(e.op, e.path, args, e.frame))
-    prog.effects = _coalesce(effects)
-    prog._at_start = sorted({p for e in effects for a in e.args for p in _start_paths(a)},
-                            key=str)
+        effects.append(Effect(e.op, e.path, _effect_args(e, spec, len(effects)), e.frame))
+    barriers = {k for _, _, k in rec.check_points}
+    kept = _coalesce(effects, barriers)
+    prog.effects = [effects[i] for i in kept]
+    # each run-time check: the writes before it (kept ones), replayed when it fails
+    prog.check_points = [(frozenset(s.name for s in size.free_symbols), text,
+                          sum(1 for i in kept if i < k))
+                         for size, text, k in rec.check_points if k]
+    prog.returns = _returned_containers(rec, returned, {k: v for k, v in new_keys.items()
+                                                        if v.kind != "tuple"})
+    prog._at_start = sorted({p for e in effects for a in e.args for p in _start_paths(a)} |
+                            {p for _, a in prog.returns for p in _start_paths(a)}, key=str)
     prog.guards = _guards(rec, global_reads, binding.stood_in) + same + \
         [Guard(p, "same", first) for p, first in rec.aliases] + \
         _fingerprint_guards(binding.fingerprinted, rec.unrecorded.codes)
@@ -618,6 +711,24 @@ def from_trace(rec: Recorder, binding, tracer, global_reads=(), views=()) -> Sta
 
 
 _SETS = ("setattr", "setitem", "setroot")
+
+
+def _effect_args(e: Effect, spec: Callable, n: int) -> tuple:
+    """The arguments of the ``n``-th write ``e`` as replayable specs (``spec(value, e)``)."""
+    if e.op in _SETS:
+        return e.args[:-1] + (spec(e.args[-1], e),)
+    if e.op in ("append", "add", "discard", "remove"):
+        return (spec(e.args[0], e),)
+    if e.op == "extend":
+        return (New("list", tuple(spec(x, e) for x in e.args[0]), -1 - n),)
+    if e.op == "insert":
+        return (e.args[0], spec(e.args[1], e))
+    if e.op == "update" and isinstance(e.args[0], dict):
+        return (New("dict", tuple((k, spec(x, e)) for k, x in e.args[0].items()), -1 - n),)
+    if e.op == "update":                  # set.update(...): the items, as a list
+        return tuple(New("list", tuple(spec(x, e) for x in a), -1 - 100 * n - i)
+                     for i, a in enumerate(e.args))
+    return tuple(e.args)
 
 
 def _static(x) -> bool:
@@ -645,16 +756,21 @@ def _view_of(v, state_index) -> Optional[ViewOf]:
     return ViewOf(k, tuple(reversed(chain)))
 
 
-def _coalesce(effects: List[Effect]) -> List[Effect]:
-    """Drop a rebind that a later rebind of the same path overwrites before anything
-    reaches through that path (``self.x = F @ self.x; ...; self.x = self.x + K @ y``):
-    the end state is the same, and the intermediate value need not live to the end."""
+def _coalesce(effects: List[Effect], barriers=frozenset()) -> List[int]:
+    """The indices of the writes to keep: drop a rebind that a later rebind of the same
+    path overwrites before anything reaches through that path (``self.x = F @ self.x;
+    ...; self.x = self.x + K @ y``): the end state is the same, and the intermediate value
+    need not live to the end.  ``barriers``: a run-time check sits before the write of
+    each index (the writes before it must all be there when it fails)."""
     out = []
     for i, e in enumerate(effects):
         if e.op in _SETS:
             t = e.target()
             later = None
-            for f in effects[i + 1:]:
+            for j in range(i + 1, len(effects)):
+                f = effects[j]
+                if j in barriers:
+                    break
                 if f.op in _SETS and f.target() == t:
                     later = f
                     break
@@ -664,7 +780,7 @@ def _coalesce(effects: List[Effect]) -> List[Effect]:
                     break
             if later is not None:
                 continue
-        out.append(e)
+        out.append(i)
     return out
 
 

@@ -149,65 +149,112 @@ def decode(v: dict, nodes: Dict[str, Any], value: Callable[[Any], Any]) -> State
     return sp
 
 
+class _Held:
+    """What a ``weakref.ref`` of a loaded program's store refers to (``self.parent()``):
+    the store holds the object itself, so it never dies."""
+
+    __slots__ = ("target",)
+
+    def __init__(self, target=None) -> None:
+        self.target = target
+
+    def __call__(self):
+        return self.target
+
+
+def _fresh(step):
+    """An empty holder for the step that reaches into it (None: no step)."""
+    if step is None:
+        return None
+    if step.kind == "attr":
+        return types.SimpleNamespace()
+    if step.kind == "call":
+        return _Held()
+    return [] if isinstance(step.key, int) else {}
+
+
+class _Store:
+    """The roots of a loaded program's store and ``place``, which makes a path exist."""
+
+    def __init__(self) -> None:
+        self.roots: Dict[Root, Any] = {}
+        self.holders: Dict[Root, Any] = {}
+
+    def _root(self, path: AccessPath, leaf, overwrite: bool):
+        """The object at the root of ``path`` (made when missing; ``leaf`` for a path with
+        no steps)."""
+        r = path.root
+        bare = not path.steps
+        start = leaf if bare else _fresh(path.steps[0])
+        if r.kind == "global":
+            d = self.holders.setdefault(r, {})
+            if r.name not in d or (bare and overwrite):
+                d[r.name] = start
+            return d[r.name]
+        if r.kind == "cell":
+            cell = self.holders.get(r)
+            if cell is None:
+                cell = self.holders[r] = types.CellType(start)
+            elif bare and overwrite:
+                cell.cell_contents = leaf
+            return cell.cell_contents
+        if r not in self.roots or (bare and overwrite):
+            self.roots[r] = start
+        return self.roots[r]
+
+    def place(self, path: AccessPath, leaf, overwrite: bool = True) -> None:
+        """Make ``path`` exist, holding ``leaf`` (``overwrite`` False: keep what is there)."""
+        if path.root.kind == "arg":
+            return
+        cur = self._root(path, leaf, overwrite)
+        steps = path.steps
+        for i, s in enumerate(steps):
+            nxt = steps[i + 1] if i + 1 < len(steps) else None
+            cur = _step(cur, s, nxt, leaf, overwrite)
+
+    def scope(self) -> Scope:
+        return Scope(self.roots, self.holders)
+
+
+def _step(cur, s, nxt, leaf, overwrite: bool):
+    """Through one step of a path in the store: the next holder (made when missing), or,
+    at the last step (``nxt`` None), ``leaf`` placed there."""
+    if s.kind == "call":
+        if nxt is None:
+            if overwrite or cur.target is None:
+                cur.target = leaf
+        elif cur.target is None:
+            cur.target = _fresh(nxt)
+        return cur.target
+    if s.kind == "attr":
+        if nxt is None:
+            if overwrite or not hasattr(cur, s.key):
+                setattr(cur, s.key, leaf)
+            return leaf
+        if not hasattr(cur, s.key) or getattr(cur, s.key) is None:
+            setattr(cur, s.key, _fresh(nxt))
+        return getattr(cur, s.key)
+    if isinstance(cur, list):
+        while len(cur) <= s.key:
+            cur.append(None)
+        present = True
+    else:
+        present = s.key in cur
+    if nxt is None:
+        if overwrite or not present or cur[s.key] is None:
+            cur[s.key] = leaf
+        return leaf
+    if not present or cur[s.key] is None:
+        cur[s.key] = _fresh(nxt)
+    return cur[s.key]
+
+
 def store_scope(sp: StateProgram) -> Scope:
     """A store of its own for a loaded program: every path it reads or writes exists,
     holding the saved arrays and the scalars it was traced with."""
-    roots: Dict[Root, Any] = {}
-    holders: Dict[Root, Any] = {}
-
-    def fresh(step):
-        if step is None:
-            return None
-        if step.kind == "attr":
-            return types.SimpleNamespace()
-        return [] if isinstance(step.key, int) else {}
-
-    def place(path: AccessPath, leaf, overwrite: bool = True) -> None:
-        r = path.root
-        if r.kind == "arg":
-            return
-        first = path.steps[0] if path.steps else None
-        if r.kind == "global":
-            d = holders.setdefault(r, {})
-            if r.name not in d or (not path.steps and overwrite):
-                d[r.name] = leaf if not path.steps else fresh(first)
-            cur = d[r.name]
-        elif r.kind == "cell":
-            cell = holders.get(r)
-            if cell is None:
-                cell = holders[r] = types.CellType(leaf if not path.steps else fresh(first))
-            elif not path.steps and overwrite:
-                cell.cell_contents = leaf
-            cur = cell.cell_contents
-        else:
-            if r not in roots or (not path.steps and overwrite):
-                roots[r] = leaf if not path.steps else fresh(first)
-            cur = roots[r]
-        for i, s in enumerate(path.steps):
-            last = i == len(path.steps) - 1
-            nxt = path.steps[i + 1] if not last else None
-            if s.kind == "attr":
-                if last:
-                    if overwrite or not hasattr(cur, s.key):
-                        setattr(cur, s.key, leaf)
-                    return
-                if not hasattr(cur, s.key) or getattr(cur, s.key) is None:
-                    setattr(cur, s.key, fresh(nxt))
-                cur = getattr(cur, s.key)
-            else:
-                if isinstance(cur, list):
-                    while len(cur) <= s.key:
-                        cur.append(None)
-                    present = True
-                else:
-                    present = s.key in cur
-                if last:
-                    if overwrite or not present or cur[s.key] is None:
-                        cur[s.key] = leaf
-                    return
-                if not present or cur[s.key] is None:
-                    cur[s.key] = fresh(nxt)
-                cur = cur[s.key]
+    store = _Store()
+    place = store.place
+    roots, holders = store.roots, store.holders
 
     for e in sp.effects:          # what the writes reach exists, of its kind
         if e.op in ("append", "extend", "insert", "clear", "reverse") or \

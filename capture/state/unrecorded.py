@@ -517,8 +517,10 @@ def _restore(w: _Watch) -> None:
         pos, end = w.orig
         if o.tell() != pos:
             o.seek(pos)
-            if pos == end and o.writable():
-                o.truncate(pos)       # what was appended goes; what was there stays
+            if pos >= end and o.writable():
+                # what was appended goes (from a position past the end, too: the file
+                # gets its length back); what was there stays
+                o.truncate(end)
 
 
 def _last_name(path) -> str:
