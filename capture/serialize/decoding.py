@@ -838,7 +838,8 @@ class Decoder:
             with self.at("state"):
                 try:
                     state = statesave.decode(self.obj(v["state"], (
-                        "arrays", "guards", "effects", "slots", "arg_roots", "initial")),
+                        "arrays", "guards", "effects", "slots", "arg_roots", "initial"),
+                        ("returns", "check_points")),
                         {n.name: n for n in graph.nodes},
                         lambda x: self.value(x, {n.name: n for n in graph.nodes}))
                 except (ValueError, TypeError, KeyError, IndexError, UserError) as e:

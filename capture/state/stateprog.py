@@ -163,10 +163,19 @@ class StateProgram:
     def empty(self) -> bool:
         return not (self.arrays or self.guards or self.effects or self.gives_back)
 
+    def give_back(self, returns: List[Tuple[tuple, Any]], effects=None) -> None:
+        """Return the state containers at ``returns`` (position, spec) as the run-time
+        objects; each call then reads their paths at its start, as it does for the writes
+        (``effects``: the writes whose paths are read, by default the program's)."""
+        self.returns = list(returns)
+        writes = self.effects if effects is None else effects
+        self._at_start = sorted({p for e in writes for a in e.args for p in _start_paths(a)} |
+                                {p for _, a in self.returns for p in _start_paths(a)}, key=str)
+
     @property
     def gives_back(self) -> bool:
-        """Does the function return state containers (the user's objects)?  (A loaded
-        program's store has none: it returns copies.)"""
+        """Does the function return state containers (the user's objects, or a loaded
+        program's store's)?"""
         return bool(getattr(self, "returns", ()))
 
     # ------------------------------------------------------------------ run time
@@ -695,10 +704,8 @@ def from_trace(rec: Recorder, binding, tracer, global_reads=(), views=(),
     prog.check_points = [(frozenset(s.name for s in size.free_symbols), text,
                           sum(1 for i in kept if i < k))
                          for size, text, k in rec.check_points if k]
-    prog.returns = _returned_containers(rec, returned, {k: v for k, v in new_keys.items()
-                                                        if v.kind != "tuple"})
-    prog._at_start = sorted({p for e in effects for a in e.args for p in _start_paths(a)} |
-                            {p for _, a in prog.returns for p in _start_paths(a)}, key=str)
+    prog.give_back(_returned_containers(rec, returned, {k: v for k, v in new_keys.items()
+                                                        if v.kind != "tuple"}), effects)
     prog.guards = _guards(rec, global_reads, binding.stood_in) + same + \
         [Guard(p, "same", first) for p, first in rec.aliases] + \
         _fingerprint_guards(binding.fingerprinted, rec.unrecorded.codes)

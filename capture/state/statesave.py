@@ -68,6 +68,11 @@ def encode(sp: StateProgram, value: Callable[[Any], Any]) -> dict:
         "slots": [value(v) for v in sp.slots],
         "arg_roots": list(sp.arg_roots),
         "initial": [[p.to_json(), value(x)] for p, x in sp.initial],
+        # the state containers the function returns (given back as the store's own), and
+        # each run-time check with the writes made before it (made when it fails)
+        "returns": [[list(pos), spec(a)] for pos, a in sp.returns],
+        "check_points": [[sorted(names), text, count] for names, text, count in
+                         sp.check_points],
     }
 
 
@@ -146,7 +151,21 @@ def decode(v: dict, nodes: Dict[str, Any], value: Callable[[Any], Any]) -> State
     sp.nodes = state_nodes
     sp.slots = [value(x) for x in v["slots"]]
     sp.initial = [(AccessPath.from_json(p), value(x)) for p, x in v["initial"]]
+    # absent from files written before they were saved: copies returned, no writes made
+    # before a failing check (as those programs behaved)
+    sp.give_back([(tuple(_position(k) for k in pos), spec(a))
+                  for pos, a in v.get("returns", ())])
+    sp.check_points = [(frozenset(str(n) for n in names), str(text), int(count))
+                       for names, text, count in v.get("check_points", ())]
     return sp
+
+
+def _position(k):
+    """One step of a returned container's position: an index into a tuple or list, or a
+    dict key (a string or an int)."""
+    if type(k) not in (int, str):
+        raise ValueError("a returned container's position holds %r" % (k,))
+    return k
 
 
 class _Held:

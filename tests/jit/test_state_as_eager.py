@@ -292,6 +292,44 @@ def test_a_loaded_program_keeps_its_weakref_paths(tmp_path):
     assert p.n == 0                     # its own store, not the user's object
 
 
+class Counted:
+    def __init__(self):
+        self.h = []
+
+    def step(self, x):
+        self.h.append(x.sum())
+        if not (x >= 0).all():
+            raise ValueError("negative input")
+        self.h.append(x.max())
+        return x * 2, self.h
+
+
+@pytest.mark.parametrize("kind", ["module", "compile"])
+def test_a_loaded_program_returns_its_stores_container(tmp_path, kind):
+    m = Hist()
+    ss.save(ss.export(m.log, (np.ones(3),)), str(tmp_path / "h.ss"))
+    run = getattr(ss.load(str(tmp_path / "h.ss")), kind)()
+    first = run(np.ones(3))
+    second = run(np.full(3, 2.0))
+    assert second is first and [float(v) for v in first] == [3.0, 6.0]
+    assert m.hist == []                 # the store's list, not the user's
+
+
+@pytest.mark.parametrize("kind", ["module", "compile"])
+def test_a_loaded_program_makes_the_writes_before_a_failing_check(tmp_path, kind):
+    m = Counted()
+    ss.save(ss.export(m.step, (np.ones(3),)), str(tmp_path / "c.ss"))
+    m.h = []
+    run = getattr(ss.load(str(tmp_path / "c.ss")), kind)()
+    h = run(np.ones(3))[1]
+    with pytest.raises(ValueError, match="negative input"):
+        run(-np.ones(3))
+    assert run(np.ones(3))[1] is h
+    # eager: 3, 1, then -3 before the check fails, then 3, 1
+    assert [float(v) for v in h] == [3.0, 1.0, -3.0, 3.0, 1.0]
+    assert m.h == []
+
+
 # ------------------------------------------------------------------ compiled inside compiled
 class Inner:
     def __init__(self):
