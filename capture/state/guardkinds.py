@@ -1,6 +1,6 @@
 """Every kind of guard on Python state, one record each (as Dynamo has one method per guard
 kind): what it tests, the line of straight-line code that tests the same
-(capture/state/guardcode.py), why it failed, and how it reads in ``print(ep)``, so the
+(codegen/state_guards.py), why it failed, and how it reads in ``print(ep)``, so the
 generated check and its message never disagree.
 
 A guard compares the value ``v`` found at a path with ``want``, recorded by the trace:

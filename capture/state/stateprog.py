@@ -204,10 +204,10 @@ class StateProgram:
         return None
 
     def _fast_check(self):
-        """The straight-line check (capture/state/guardcode.py), built on first use."""
+        """The straight-line check (codegen/state_guards.py), built on first use."""
         fast = self.__dict__.get("_fast")
         if fast is None:
-            from .guardcode import fast_check
+            from symshape.codegen.state_guards import fast_check
             fast = self._fast = fast_check(self)
         return fast
 

@@ -14,8 +14,8 @@ from typing import Any, Callable, Dict, List
 
 import numpy as np
 
-from .access import AccessPath, Root
-from .guardkinds import failure_code
+from symshape.capture.state.access import AccessPath, Root
+from symshape.capture.state.guardkinds import failure_code
 
 
 class _Writer:
