@@ -42,10 +42,12 @@ def _user_caller() -> bool:
 
 def sym_len(obj):
     """``len`` that keeps a traced array's first size symbolic (``np.zeros(len(x))``)."""
-    if type(obj).__name__ == "LoopList":     # the rows a loop over a dynamic count appended
-        return obj.stacked.shape[0]
-    if type(obj).__name__ == "RepeatedList" and not obj.fixed:     # [F] * n
-        return obj.count
+    # the lists capture/loops.py makes (rows a loop over a dynamic count appended, [F] * n)
+    # know their symbolic length; ``symbolic_len`` is None once they are plain lists again
+    if isinstance(obj, list) and hasattr(type(obj), "symbolic_len"):
+        n = obj.symbolic_len()
+        if n is not None:
+            return n
     if type(obj) is TracedArray:
         shape = obj.shape
         if shape and type(shape[0]) is SymInt and _user_caller():
@@ -161,8 +163,8 @@ def sym_sum(iterable, /, start=_NO_START):
     """``sum`` of a traced array over its first axis without unrolling it (which would pin
     that size): Python adds the rows one after another from 0, as ``np.cumsum`` does, so its
     last row is the same number, bit for bit (``pdf / sum(pdf)``)."""
-    rows = getattr(iterable, "stacked", None) if type(iterable).__name__ == "LoopList" \
-        else None
+    rows = iterable.stacked_rows() if isinstance(iterable, list) and \
+        hasattr(type(iterable), "stacked_rows") else None
     if rows is not None:        # sum(outs) of a list a loop over a dynamic count built
         iterable = rows
     if type(iterable) is TracedArray and start is _NO_START and iterable.ndim >= 1 \

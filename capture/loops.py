@@ -126,6 +126,14 @@ class LoopList(list):
         self.stacked = stacked
         self.line = line
 
+    def symbolic_len(self):
+        """``len(outs)`` (the routed ``len``): the loop's count."""
+        return self.stacked.shape[0]
+
+    def stacked_rows(self) -> TracedArray:
+        """The rows as one ``(count, *row)`` array (the routed ``sum`` adds them up)."""
+        return self.stacked
+
     def __len__(self):
         raise UserError("len() of a list built by a loop over a dynamic count is a size: "
                         "use len(np.stack(outs)) or the loop's count%s" % self.line)
@@ -169,6 +177,10 @@ class RepeatedList(list):
         self.items = list(items)
         self.count = count
         self.fixed = False
+
+    def symbolic_len(self):
+        """``len`` (the routed one): ``n`` while it is symbolic, None once specialized."""
+        return None if self.fixed else self.count
 
     def specialize(self, why: str) -> None:
         """Pin ``n`` to the example's value (a guard naming the user's line)."""

@@ -180,6 +180,12 @@ def _validate_generated(env, cs, graph, writer):
     validate_generated(env, cs, graph, writer)
 
 
+def _state_guards(program):
+    # why here: import symshape loads the engine only; this on first use
+    from symshape.codegen.state_guards import fast_check
+    return fast_check(program)
+
+
 def _to_onnx(ep, path, opset, guards):
     # why here: onnx is an optional extra, loaded on first use
     from symshape.codegen.onnx import to_onnx
@@ -194,7 +200,7 @@ from symshape.capture.ir import Graph as _Graph  # noqa: E402
 _STAGES.update(run_decompositions=_run_decompositions, compile=_compile_program,
                draw=_draw_program, module=_module_function, print=_graph_lines,
                validate_generated=_validate_generated, to_onnx=_to_onnx,
-               evaluate=_evaluate_nodes)
+               evaluate=_evaluate_nodes, state_guards=_state_guards)
 _Graph.printer = _graph_lines
 __all__ += ["ExportedProgram"]
 

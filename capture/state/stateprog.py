@@ -32,6 +32,8 @@ from symshape.errors import StateGuardFailure, UserError
 from symshape.algebra.expr import Expr
 from symshape.sizes.symint import SymInt
 
+from .. import STAGES
+
 from .access import AccessPath, Root, Scope
 from . import guardkinds
 from .leaks import holds_traced
@@ -207,8 +209,8 @@ class StateProgram:
         """The straight-line check (codegen/state_guards.py), built on first use."""
         fast = self.__dict__.get("_fast")
         if fast is None:
-            from symshape.codegen.state_guards import fast_check
-            fast = self._fast = fast_check(self)
+            # written by the code generator, a layer above capture (codegen/state_guards.py)
+            fast = self._fast = STAGES["state_guards"](self)
         return fast
 
     def _scope(self, args: tuple) -> Scope:
