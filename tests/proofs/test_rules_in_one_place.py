@@ -3,6 +3,7 @@
 registered ``@proves(NAME)`` (``python -m proofs --rule NAME`` prints the three); and the rule
 count ``docs/contracts.md`` gives is the generated one (``python -m proofs --docs``)."""
 from repo_paths import REPO
+import importlib
 import os
 import subprocess
 import sys
@@ -13,8 +14,9 @@ if REPO not in sys.path:          # proofs/ lives at the top of the repository
     sys.path.insert(0, REPO)
 
 import proofs  # noqa: E402
-import symshape.capture  # noqa: E402,F401  (registers the op modules' tags)
 from symshape.rules import BY_NAME, RULES, TAGGED  # noqa: E402
+
+importlib.import_module("symshape.capture")     # registers the op modules' tags
 
 REGISTRY = proofs.load()
 
