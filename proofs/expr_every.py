@@ -1,0 +1,191 @@
+"""Proofs of ``floordiv`` / ``mod`` / ``ceildiv`` rewrites for every input of their domain:
+the code run with symbolic coefficients, constants and divisors (``proofs/symcoeff.py``)
+along every path, under exactly the side condition of the rule.
+
+The input grammar is ``a = c1*s + c2*A + k``: a symbol term and an op-atom term (``A`` the
+operation's own atom over a symbol, ``FloorDiv(t, c)`` / ``Mod(t, c)``, so the nesting rules
+are reached), every coefficient, the constant, the atom's divisor ``c`` and the divisor ``b``
+symbolic integers.  The code treats the terms of ``a`` one by one (each coefficient split or
+reduced on its own, an atom looked into only when it is the whole remainder), so two terms
+-- one that may be nested, one that may not -- and a constant cover its every path.  A
+recursive ``floordiv`` / ``mod`` call stands for its own value (the induction hypothesis:
+each recursion is on a smaller input).  Each proof states the rule's side condition as the
+hypotheses and proves the code's output on every path they admit equal to Python's operator.
+"""
+from __future__ import annotations
+
+from typing import Callable, List
+
+import z3
+
+from symshape.algebra import expr as E
+
+from . import every, proves
+from .code import Symbols
+from .expr_rules import code_guards_divisor
+from .pyint import Py
+from .symcoeff import prove_paths, sym_ints
+
+S, T = E.Sym(910), E.Sym(911)
+
+_GRAMMAR = ("every a = c1*s + c2*%s(t, c) + k and divisor b (coefficients, constant and "
+            "divisors symbolic integers) with %s, along every path")
+
+
+def _domain(kind: str, side: str):
+    return every(_GRAMMAR % (kind, side))
+
+
+def _op(kind: str) -> Callable:
+    return E.floordiv if kind == "FloorDiv" else E.mod
+
+
+def _py(P: Py, kind: str):
+    return P.floordiv if kind == "FloorDiv" else P.mod
+
+
+def _int_divisor(kind: str, side: Callable[[List], List], what: str) -> int:
+    """Run ``floordiv`` / ``mod`` (``kind``) on the grammar's ``a`` and a symbolic int
+    divisor ``b`` along every path ``side(c1, c2, k, b, c)`` (the rule's side condition,
+    Z3 formulas over the symbolic values) admits; prove each path's output."""
+    c1, c2, k, b, c = sym_ints("c1 c2 k b c")
+    zs = Symbols()
+    def run():            # the operation looked up now: the patched one (see symcoeff)
+        atom = E.OpAtom(kind, (T.expr, c))
+        return _op(kind)(E.Expr({(S,): c1, (atom,): c2}, k), b), {"A": atom}
+
+    def want(P, atom):
+        return _py(P, kind)(c1.v * zs[S] + c2.v * atom("A") + k.v, b.v)
+    hyps = [c1.v != 0, c2.v != 0, c.v != 0] + side([x.v for x in (c1, c2, k, b, c)])
+    return prove_paths(run, want, hyps, zs, what)
+
+
+def _multiple(x, m, name: str):
+    """``x`` is a multiple of ``m`` (a fresh quotient)."""
+    return x == m * z3.Int(name)
+
+
+# ---------------------------------------------------------------------------- floordiv
+@proves("floordiv.by_one", over=_domain("FloorDiv", "b == 1"))
+def floordiv_by_one():
+    _int_divisor("FloorDiv", lambda v: [v[3] == 1], "floordiv by one")
+
+
+@proves("floordiv.neg_divisor", over=_domain("FloorDiv", "b < 0"))
+def floordiv_neg_divisor():
+    _int_divisor("FloorDiv", lambda v: [v[3] < 0], "floordiv by a negative divisor")
+
+
+@proves("floordiv.coeff_split", over=_domain("FloorDiv", "b > 1 and c1 % b != 0"))
+def floordiv_coeff_split():
+    r = z3.Int("r")
+    _int_divisor("FloorDiv", lambda v: [v[3] > 1, 0 < r, r < v[3],
+                                        v[0] == v[3] * z3.Int("q") + r],
+                 "floordiv coefficient split")
+
+
+@proves("floordiv.const_remainder", over=_domain("FloorDiv", "b > 1 dividing c1 and c2"))
+def floordiv_const_remainder():
+    _int_divisor("FloorDiv", lambda v: [v[3] > 1, _multiple(v[0], v[3], "q1"),
+                                        _multiple(v[1], v[3], "q2")],
+                 "floordiv with a constant remainder")
+
+
+# ---------------------------------------------------------------------------- mod
+@proves("mod.by_one", over=_domain("Mod", "b == 1"))
+def mod_by_one():
+    _int_divisor("Mod", lambda v: [v[3] == 1], "mod by one")
+
+
+@proves("mod.neg_divisor", over=_domain("Mod", "b < 0"))
+def mod_neg_divisor():
+    _int_divisor("Mod", lambda v: [v[3] < 0], "mod by a negative divisor")
+
+
+# ---------------------------------------------------------------------------- a or b fixed
+def _expr_divisor(kind: str, same: bool, what: str) -> int:
+    """``op(a, a')`` for ``a'`` built apart with the same coefficients (``same``), or
+    ``op(0, a)``: the code's output on every path, for every coefficient and constant."""
+    c1, c2, k, c = sym_ints("c1 c2 k c")
+    zs = Symbols()
+    def build():
+        atom = E.OpAtom(kind, (T.expr, c))
+        return E.Expr({(S,): c1, (atom,): c2}, k), atom
+
+    def run():
+        a, atom = build()
+        if not same:
+            return _op(kind)(0, a), {"A": atom}
+        b, atom2 = build()
+        return _op(kind)(a, b), {"A": atom, "B": atom2}
+
+    def want(P, atom):
+        a = c1.v * zs[S] + c2.v * atom("A") + k.v
+        if not same:
+            return _py(P, kind)(0, a)
+        return _py(P, kind)(a, c1.v * zs[S] + c2.v * atom("B") + k.v)
+
+    def nonzero(P, atom):
+        return [c1.v * zs[S] + c2.v * atom("A") + k.v != 0]
+    hyps = [c1.v != 0, c2.v != 0, c.v != 0]
+    return prove_paths(run, want, hyps, zs, what, nonzero=nonzero)
+
+
+@proves("floordiv.self", over=every("every a = c1*s + c2*FloorDiv(t, c) + k (symbolic "
+                                    "coefficients) divided by itself, built apart, a != 0"))
+def floordiv_self():
+    _expr_divisor("FloorDiv", True, "floordiv by itself")
+    code_guards_divisor(lambda a, b: a // b)
+
+
+@proves("floordiv.zero", over=every("0 // every a = c1*s + c2*FloorDiv(t, c) + k (symbolic "
+                                    "coefficients), a != 0"))
+def floordiv_zero():
+    _expr_divisor("FloorDiv", False, "0 // e")
+    code_guards_divisor(lambda a, b: 0 // b)
+
+
+@proves("mod.self", over=every("every a = c1*s + c2*Mod(t, c) + k (symbolic coefficients) "
+                               "modulo itself, built apart, a != 0"))
+def mod_self():
+    _expr_divisor("Mod", True, "mod by itself")
+    code_guards_divisor(lambda a, b: a % b)
+
+
+@proves("mod.zero", over=every("0 % every a = c1*s + c2*Mod(t, c) + k (symbolic "
+                               "coefficients), a != 0"))
+def mod_zero():
+    _expr_divisor("Mod", False, "0 % e")
+    code_guards_divisor(lambda a, b: 0 % b)
+
+
+# ---------------------------------------------------------------------------- ceildiv
+@proves("ceildiv.def", over=every("every a = c1*s + c2*FloorDiv(t, c) + k and every divisor: "
+                                  "a symbolic int b != 0 or b = d*t + e (symbolic "
+                                  "coefficients) != 0, along every path; floordiv as proven"))
+def ceildiv_def():
+    P_ = Py()
+    a, b = z3.Ints("a b")
+    q = P_.ceildiv(a, b)                          # -((-a) // b)
+    P_.prove(z3.And(b * q >= a, a > b * (q - 1)), b > 0)
+    P_.prove(z3.And(b * q <= a, a < b * (q - 1)), b < 0)
+    P_.prove(P_.floordiv(a + b - 1, b) == q, b > 0)     # the spelling for an int b > 0
+    c1, c2, k, c, bi, d, e = sym_ints("c1 c2 k c bi d e")
+    zs = Symbols()
+    for divisor in ("int", "expr", "both ints"):
+        def run(divisor=divisor):
+            atom = E.OpAtom("FloorDiv", (T.expr, c))
+            a = k if divisor == "both ints" else E.Expr({(S,): c1, (atom,): c2}, k)
+            return E.ceildiv(a, E.Expr({(T,): d}, e) if divisor == "expr" else bi), \
+                {"A": atom}
+
+        def den(divisor=divisor):
+            return d.v * zs[T] + e.v if divisor == "expr" else bi.v
+
+        def want(P, atom, divisor=divisor):
+            a = k.v if divisor == "both ints" else c1.v * zs[S] + c2.v * atom("A") + k.v
+            return P.ceildiv(a, den(divisor))
+
+        prove_paths(run, want, [c1.v != 0, c2.v != 0, c.v != 0, d.v != 0, bi.v != 0], zs,
+                    "ceildiv (%s)" % divisor, nonzero=lambda P, atom, den=den: [den() != 0],
+                    opaque=True)
