@@ -347,64 +347,6 @@ def mod_nested():
 
 
 # ---------------------------------------------------------------------------- Min / Max
-def _minmax_grid(fn: Callable, pyfn: Callable, arglists, what: str) -> None:
-    """The code's ``smin`` / ``smax`` output equals the min / max of its arguments for all
-    symbol values (``pyfn`` is ``min`` or ``max``)."""
-    zf = zmin if pyfn is min else zmax
-    for args in arglists:
-        got = fn(*args)
-        prove_expr_equal(got, lambda P_, zs: zf(*[encode(P_, x, zs) for x in args]),
-                         hyps_fn=lambda P_, zs: _defined(P_, zs, *args),
-                         what="%s%s -> %s" % (what, args, got))
-
-
-@proves("minmax.flatten", over=samples("a grid of Min / Max arguments"))
-def minmax_flatten():
-    a, b, c = z3.Ints("a b c")
-    for f in (zmin, zmax):
-        prove(z3.And(f(f(a, b), c) == f(a, b, c), f(a, b, c) == f(c, b, a),
-                     f(a, b, c) == f(b, c, a), f(a, f(b, c)) == f(a, b, c)))
-    s0, s1, s2 = P
-    for fn, pyfn in ((E.smin, min), (E.smax, max)):
-        nested = fn(s0, s1)
-        got = fn(nested, s2)
-        require(got == fn(s0, s1, s2) == fn(s2, s1, s0),
-                "%s flattening: %s vs %s", fn.__name__, got, fn(s0, s1, s2))
-        _minmax_grid(fn, pyfn, [(nested, s2), (s2, nested, 3), (fn(s0, 2), fn(s1, 5))],
-                     fn.__name__)
-
-
-@proves("minmax.const_merge", over=samples("a grid of Min / Max arguments"))
-def minmax_const_merge():
-    x, c1, c2 = z3.Ints("x c1 c2")
-    prove(zmin(x, c1, c2) == zmin(x, zmin(c1, c2)))
-    prove(zmax(x, c1, c2) == zmax(x, zmax(c1, c2)))
-    s0 = P[0]
-    for fn, pyfn in ((E.smin, min), (E.smax, max)):
-        for c1_, c2_ in itertools.product((-3, 0, 2), repeat=2):
-            got = fn(s0, c1_, c2_)
-            require(got == fn(s0, pyfn(c1_, c2_)), "%s(s, %d, %d) -> %s",
-                    fn.__name__, c1_, c2_, got)
-            _minmax_grid(fn, pyfn, [(s0, c1_, c2_)], fn.__name__)
-
-
-@proves("minmax.offset_dominance", over=samples("a grid of Min / Max arguments"))
-def minmax_offset_dominance():
-    y, d = z3.Ints("y d")
-    prove(zmin(y + d, y) == z3.If(d <= 0, y + d, y))
-    prove(zmax(y + d, y) == z3.If(d >= 0, y + d, y))
-    prove(zmin(y, y + d) == z3.If(d <= 0, y + d, y))
-    prove(zmax(y, y + d) == z3.If(d >= 0, y + d, y))
-    s0, s1 = P[0], P[1]
-    for fn, pyfn in ((E.smin, min), (E.smax, max)):
-        for d_ in range(-3, 4):
-            for base in (s0, 2 * s0 + s1, E.floordiv(s0, 2)):
-                args = (base + d_, base, s1 * s1)
-                got = fn(*args)
-                require(type(got) is E.Expr and len(got.as_atom().args) == 2,
-                        "%s%s keeps a dominated argument: %s", fn.__name__, args, got)
-                _minmax_grid(fn, pyfn, [args], fn.__name__)
-        require(fn(s0, s0) == s0, "%s(s, s) is not s", fn.__name__)
 
 
 # ---------------------------------------------------------------------------- relations
