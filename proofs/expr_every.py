@@ -1,4 +1,5 @@
-"""Proofs of ``floordiv`` / ``mod`` / ``ceildiv`` rewrites for every input of their domain:
+"""Proofs of ``floordiv`` / ``mod`` / ``ceildiv`` rewrites, ``Min`` / ``Max`` and the relation
+normal forms (``symshape/algebra/relations.py``) for every input of their domain:
 the code run with symbolic coefficients, constants and divisors (``proofs/symcoeff.py``)
 along every path, under exactly the side condition of the rule.
 
@@ -19,6 +20,7 @@ from typing import Callable, List
 import z3
 
 from symshape.algebra import expr as E
+from symshape.algebra import relations as R
 
 from . import bounded, every, proves
 from .code import Symbols
@@ -26,7 +28,7 @@ from .expr_rules import code_guards_divisor
 from .pyint import Py, zmax, zmin
 from .symcoeff import prove_paths, sym_ints
 
-S, T = E.Sym(910), E.Sym(911)
+S, T, U = E.Sym(910), E.Sym(911), E.Sym(912)
 
 _GRAMMAR = ("every a = c1*s + c2*%s(t, c) + k and divisor b (coefficients, constant and "
             "divisors symbolic integers) with %s, along every path")
@@ -234,3 +236,82 @@ def minmax_const_merge():
 def minmax_offset_dominance():
     _minmax_paths("Min", False, "Min offsets")
     _minmax_paths("Max", False, "Max offsets")
+
+
+# ---------------------------------------------------------------------------- relations
+_REL = ("every e = c1*s + c2*t + k (coefficients and constant symbolic integers; the code "
+        "reads a term only through its coefficient)%s, along every path")
+
+
+def _py_rel(op: str, e):
+    return e == 0 if op == "==" else (e != 0 if op == "!=" else e <= 0)
+
+
+def _make_as_proven(real: Callable) -> Callable:
+    """``relations.make`` as its proofs (``rel.eq_gcd``, ``rel.le_gcd_ceil``) state it: an
+    expression ``e`` stays ``e <op> 0`` (a relation meaning exactly that); an int is the
+    code's own."""
+    def make(op, e):
+        return R.Rel(op, e) if isinstance(e, E.Expr) else real(op, e)
+    return make
+
+
+def _rel_paths(build: Callable, want_fn: Callable, side: Callable, what: str,
+               make_proven: bool = False) -> int:
+    """``build(a, b)`` (the code's normal form of a comparison of ``a = c1*s + c2*t + k``
+    with ``b = d*u + j``) along every path ``side`` admits; the normal form holds exactly
+    where ``want_fn(a, b)`` (the comparison in Z3) does."""
+    c1, c2, k, d, j = sym_ints("c1 c2 k d j")
+    zs = Symbols()
+
+    def run():
+        real = R.make
+        if make_proven:     # the rule's own step; the normal form it hands on is proven
+            R.make = _make_as_proven(real)
+        try:
+            return build(E.Expr({(S,): c1, (T,): c2}, k), E.Expr({(U,): d}, j)), {}
+        finally:
+            R.make = real
+
+    def want(P, atom):
+        return want_fn(c1.v * zs[S] + c2.v * zs[T] + k.v, d.v * zs[U] + j.v)
+    vals = [x.v for x in (c1, c2, k, d, j)]
+    hyps = [c1.v != 0, c2.v != 0, d.v != 0] + side(vals)
+    return prove_paths(run, want, hyps, zs, what)
+
+
+@proves("rel.eq_gcd", over=every(_REL % ", == and != against 0"))
+def rel_eq_gcd():
+    for op in ("==", "!="):
+        _rel_paths(lambda a, b, op=op: R.make(op, a),
+                   lambda a, b, op=op: _py_rel(op, a), lambda v: [], "make(%s)" % op)
+
+
+@proves("rel.eq_sign", over=every(_REL % " and c1 < 0 (a sign to normalise), == and !="))
+def rel_eq_sign():
+    for op in ("==", "!="):
+        _rel_paths(lambda a, b, op=op: R.make(op, a),
+                   lambda a, b, op=op: _py_rel(op, a), lambda v: [v[0] < 0],
+                   "make(%s) of a negative lead" % op)
+
+
+@proves("rel.le_gcd_ceil", over=every(_REL % ", <= against 0"))
+def rel_le_gcd_ceil():
+    _rel_paths(lambda a, b: R.make("<=", a), lambda a, b: a <= 0, lambda v: [], "make(<=)")
+
+
+@proves("rel.lt_as_le", over=every(_REL % " against every b = d*u + j (symbolic), <, > "
+                                          "and >=; make as proven by rel.le_gcd_ceil"))
+def rel_lt_as_le():
+    _rel_paths(lambda a, b: R.lt(a, b), lambda a, b: a < b, lambda v: [], "lt", True)
+    _rel_paths(lambda a, b: R.gt(a, b), lambda a, b: a > b, lambda v: [], "gt", True)
+    _rel_paths(lambda a, b: R.ge(a, b), lambda a, b: a >= b, lambda v: [], "ge", True)
+
+
+@proves("rel.le_negate", over=every(_REL % ", the negation of e == 0, e != 0 and e <= 0; "
+                                           "make as proven by rel.le_gcd_ceil"))
+def rel_le_negate():
+    for op in ("==", "!=", "<="):
+        _rel_paths(lambda a, b, op=op: R.negate(R.Rel(op, a)),
+                   lambda a, b, op=op: z3.Not(_py_rel(op, a)), lambda v: [], "not %s" % op,
+                   True)

@@ -25,9 +25,10 @@ from typing import Callable, List, Sequence
 import z3
 
 from symshape.algebra import expr as E
+from symshape.algebra import relations as R
 
 from .code import prove_code
-from .pyint import ProofFailure, Py, zmax, zmin
+from .pyint import RLIMIT, ProofFailure, Py, zmax, zmin
 from .symexec import Explorer, TrackedPy
 
 __all__ = ["SInt", "patched", "sym_ints", "encode", "prove_paths"]
@@ -182,7 +183,7 @@ def patched(explorer: Explorer, inductive: bool = True, opaque: bool = False):
     ``ceildiv``, whose proof assumes theirs)."""
     saved = {n: vars(E)[n] for n in ("gcd", "floordiv", "mod")}
     _CURRENT.append(explorer)
-    E.type = _type          # module globals shadow the builtin while the proof runs
+    E.type = R.type = _type     # module globals shadow the builtin while the proof runs
     E.gcd = _gcd
     if inductive:
         E.floordiv = _opaque("FloorDiv", saved["floordiv"], opaque)
@@ -190,7 +191,7 @@ def patched(explorer: Explorer, inductive: bool = True, opaque: bool = False):
     try:
         yield explorer
     finally:
-        del E.type
+        del E.type, R.type
         for n, f in saved.items():
             setattr(E, n, f)
         _CURRENT.pop()
@@ -226,11 +227,22 @@ def encode(P: Py, x, zs, opaque=None):
     return total
 
 
+def encode_cond(P: Py, c, zs, opaque=None):
+    """A relation the code returned (``Rel`` over SInt coefficients, or a bool) as a Z3
+    formula."""
+    if isinstance(c, bool):
+        return z3.BoolVal(c)
+    e = encode(P, c.expr, zs, opaque)
+    return e == 0 if c.op == "==" else (e != 0 if c.op == "!=" else e <= 0)
+
+
 def divisors_of(P: Py, x, zs) -> List:
     """The divisor of every FloorDiv / Mod atom in ``x`` (SInt coefficients allowed)."""
     out = []
-    if isinstance(x, (int, SInt)):
+    if isinstance(x, (int, SInt, bool)):
         return out
+    if isinstance(x, R.Rel):
+        x = x.expr
     for term, _ in x.terms:
         for a in term:
             if builtins.type(a) is E.OpAtom:
@@ -243,7 +255,7 @@ def divisors_of(P: Py, x, zs) -> List:
 
 def prove_paths(run: Callable[[], tuple], want: Callable[[Py, Callable], object],
                 hyps: Sequence, zs, what: str, check: Callable = None,
-                opaque: bool = False, nonzero: Callable = None) -> int:
+                opaque: bool = False, nonzero: Callable = None, rlimit: int = RLIMIT) -> int:
     """Run ``run()`` (the code on symbolic inputs; it returns the output and a dict of the
     input's op atoms by name) along every feasible path under ``hyps`` and prove, on each,
     that the output equals ``want(P, atom)`` (a Z3 term of the operation's Python meaning;
@@ -271,18 +283,18 @@ def prove_paths(run: Callable[[], tuple], want: Callable[[Py, Callable], object]
         where = "%s (path %s)" % (what, z3.And(*pc) if pc else "True")
         free = {id(a): z3.Int("atom!%s" % n) for n, a in atoms.items()}
         try:        # first with the input's atoms as arbitrary values (linear, fast)
-            _prove_path(ex, out, want, atoms, zs, hyps, pc, free, where, nonzero)
+            _prove_path(ex, out, want, atoms, zs, hyps, pc, free, where, nonzero, rlimit)
         except (ProofFailure, z3.Z3Exception):   # (no model to print for a counterexample)
             if not free:
                 raise
-            _prove_path(ex, out, want, atoms, zs, hyps, pc, None, where, nonzero)
+            _prove_path(ex, out, want, atoms, zs, hyps, pc, None, where, nonzero, rlimit)
     return len(paths)
 
 
 def _prove_path(ex: Explorer, out, want, atoms, zs, hyps, pc, opaque, where: str,
-                nonzero) -> None:
+                nonzero, rlimit: int) -> None:
     P = ex.P
-    got = encode(P, out, zs, opaque)
+    got = (encode_cond if isinstance(out, (bool, R.Rel)) else encode)(P, out, zs, opaque)
     defined = [d != 0 for d in divisors_of(P, out, zs)]
 
     def atom(name):
@@ -290,4 +302,4 @@ def _prove_path(ex: Explorer, out, want, atoms, zs, hyps, pc, opaque, where: str
     goal = want(P, atom)
     extra = list(nonzero(P, atom)) if nonzero is not None else []
     prove_code(lambda v: z3.And(v == goal, *defined), [got], list(hyps), pc, extra, P=P,
-               what=where)
+               what=where, rlimit=rlimit)
