@@ -26,7 +26,7 @@ from . import bounded, every, proves
 from .code import Symbols
 from .expr_rules import code_guards_divisor
 from .pyint import Py, zmax, zmin
-from .symcoeff import prove_paths, sym_ints
+from .symcoeff import prove_paths, sym_ints, value
 
 S, T, U = E.Sym(910), E.Sym(911), E.Sym(912)
 
@@ -256,8 +256,15 @@ def _make_as_proven(real: Callable) -> Callable:
     return make
 
 
+def _lead_positive(out) -> list:
+    """A normal form ``e == 0`` / ``e != 0`` has a positive first coefficient."""
+    if isinstance(out, R.Rel) and out.op in ("==", "!="):
+        return [value(out.expr.terms[0][1]) > 0]
+    return []
+
+
 def _rel_paths(build: Callable, want_fn: Callable, side: Callable, what: str,
-               make_proven: bool = False) -> int:
+               make_proven: bool = False, check: Callable = None) -> int:
     """``build(a, b)`` (the code's normal form of a comparison of ``a = c1*s + c2*t + k``
     with ``b = d*u + j``) along every path ``side`` admits; the normal form holds exactly
     where ``want_fn(a, b)`` (the comparison in Z3) does."""
@@ -277,7 +284,7 @@ def _rel_paths(build: Callable, want_fn: Callable, side: Callable, what: str,
         return want_fn(c1.v * zs[S] + c2.v * zs[T] + k.v, d.v * zs[U] + j.v)
     vals = [x.v for x in (c1, c2, k, d, j)]
     hyps = [c1.v != 0, c2.v != 0, d.v != 0] + side(vals)
-    return prove_paths(run, want, hyps, zs, what)
+    return prove_paths(run, want, hyps, zs, what, check=check)
 
 
 @proves("rel.eq_gcd", over=every(_REL % ", == and != against 0"))
@@ -292,7 +299,7 @@ def rel_eq_sign():
     for op in ("==", "!="):
         _rel_paths(lambda a, b, op=op: R.make(op, a),
                    lambda a, b, op=op: _py_rel(op, a), lambda v: [v[0] < 0],
-                   "make(%s) of a negative lead" % op)
+                   "make(%s) of a negative lead" % op, check=_lead_positive)
 
 
 @proves("rel.le_gcd_ceil", over=every(_REL % ", <= against 0"))

@@ -31,13 +31,18 @@ from .code import prove_code
 from .pyint import RLIMIT, ProofFailure, Py, zmax, zmin
 from .symexec import Explorer, TrackedPy
 
-__all__ = ["SInt", "patched", "sym_ints", "encode", "prove_paths"]
+__all__ = ["SInt", "patched", "sym_ints", "encode", "prove_paths", "value"]
 
 _CURRENT: List[Explorer] = []
 
 
 def _ex() -> Explorer:
     return _CURRENT[-1]
+
+
+def value(x):
+    """The Z3 term of an SInt or a Python int (public name of ``_v``)."""
+    return _v(x)
 
 
 def _v(x):
@@ -262,7 +267,8 @@ def prove_paths(run: Callable[[], tuple], want: Callable[[Py, Callable], object]
     ``atom(name)`` is the value of an input atom) and performs no division the input did not
     (each divisor of the output non-zero).  The claim is tried first with the input's atoms
     as arbitrary integers (a stronger claim, and linear), then with their definitions.
-    ``check(out, pc)`` may add a structural requirement per path; ``nonzero(P, atom)``
+    ``check(out)`` may add structural claims per path (Z3 formulas proven with it, e.g.
+    a normal form's lead coefficient positive); ``nonzero(P, atom)``
     adds hypotheses on the inputs' values (an expression divisor non-zero).  A feasible path that
     raises is a failure.  Returns the number of paths."""
     ex = Explorer(hyps)
@@ -278,21 +284,21 @@ def prove_paths(run: Callable[[], tuple], want: Callable[[Py, Callable], object]
             raise ProofFailure("%s: raises %s: %s on the feasible path %s"
                                % (what, builtins.type(got).__name__, got, z3.And(*pc)))
         out, atoms, ex.P = got
-        if check is not None:
-            check(out, pc)
         where = "%s (path %s)" % (what, z3.And(*pc) if pc else "True")
         free = {id(a): z3.Int("atom!%s" % n) for n, a in atoms.items()}
         try:        # first with the input's atoms as arbitrary values (linear, fast)
-            _prove_path(ex, out, want, atoms, zs, hyps, pc, free, where, nonzero, rlimit)
+            _prove_path(ex, out, want, atoms, zs, hyps, pc, free, where, nonzero, rlimit,
+                        check)
         except (ProofFailure, z3.Z3Exception):   # (no model to print for a counterexample)
             if not free:
                 raise
-            _prove_path(ex, out, want, atoms, zs, hyps, pc, None, where, nonzero, rlimit)
+            _prove_path(ex, out, want, atoms, zs, hyps, pc, None, where, nonzero, rlimit,
+                        check)
     return len(paths)
 
 
 def _prove_path(ex: Explorer, out, want, atoms, zs, hyps, pc, opaque, where: str,
-                nonzero, rlimit: int) -> None:
+                nonzero, rlimit: int, check) -> None:
     P = ex.P
     got = (encode_cond if isinstance(out, (bool, R.Rel)) else encode)(P, out, zs, opaque)
     defined = [d != 0 for d in divisors_of(P, out, zs)]
@@ -301,5 +307,6 @@ def _prove_path(ex: Explorer, out, want, atoms, zs, hyps, pc, opaque, where: str
         return encode(P, E.atom_expr(atoms[name]), zs, opaque)
     goal = want(P, atom)
     extra = list(nonzero(P, atom)) if nonzero is not None else []
-    prove_code(lambda v: z3.And(v == goal, *defined), [got], list(hyps), pc, extra, P=P,
+    shape = list(check(out)) if check is not None else []
+    prove_code(lambda v: z3.And(v == goal, *defined, *shape), [got], list(hyps), pc, extra, P=P,
                what=where, rlimit=rlimit)
