@@ -25,7 +25,7 @@ from symshape.algebra import relations as R
 from . import bounded, every, proves
 from .code import Symbols
 from .expr_rules import code_guards_divisor
-from .pyint import Py, zmax, zmin
+from .pyint import Py, require, zmax, zmin
 from .symcoeff import prove_paths, sym_ints, value
 
 S, T, U = E.Sym(910), E.Sym(911), E.Sym(912)
@@ -322,3 +322,62 @@ def rel_le_negate():
         _rel_paths(lambda a, b, op=op: R.negate(R.Rel(op, a)),
                    lambda a, b, op=op: z3.Not(_py_rel(op, a)), lambda v: [], "not %s" % op,
                    True)
+
+
+# ---------------------------------------------------------------------------- recombining
+def _recombine_paths(with_mod: bool, side: Callable, what: str) -> int:
+    """``simplify.recombine_divmod`` of ``x = c1*FloorDiv(t, k) + c2*Mod(t, k) + c3*s + K``
+    (``with_mod``) or ``x = c1*FloorDiv(t, k) + c3*t + K``, every coefficient, constant and
+    divisor symbolic, along every path ``side(c1, c2, c3, K, k)`` admits: the output has the
+    value of ``x``.  Its recursive call stands for its own specification (an expression of
+    equal value: the identity), ``mod`` for its proven value."""
+    from symshape.algebra import simplify as SI
+    c1, c2, c3, K, k = sym_ints("c1 c2 c3 K k")
+    zs = Symbols()
+    real = SI.recombine_divmod
+
+    def run():
+        saved = SI.mod, SI.recombine_divmod
+        SI.type, SI.mod, SI.recombine_divmod = E.type, E.mod, lambda y: y   # as patched
+        try:
+            fd = E.OpAtom("FloorDiv", (T.expr, k))
+            md = E.OpAtom("Mod", (T.expr, k))
+            terms = {(fd,): c1, (md,): c2, (S,): c3} if with_mod else {(fd,): c1, (T,): c3}
+            return real(E.Expr(terms, K)), ({"FD": fd, "MD": md} if with_mod else {"FD": fd})
+        finally:
+            SI.mod, SI.recombine_divmod = saved
+            del SI.type
+
+    def want(P, atom):
+        if with_mod:
+            return c1.v * atom("FD") + c2.v * atom("MD") + c3.v * zs[S] + K.v
+        return c1.v * atom("FD") + c3.v * zs[T] + K.v
+    hyps = [c1.v != 0, c2.v != 0, c3.v != 0, k.v != 0] + side([x.v for x in (c1, c2, c3, K, k)])
+    outs: list = []
+    n = prove_paths(run, want, hyps, zs, what, opaque=True,
+                    check=lambda out: outs.append(out) or [])
+    # the rule fires: on some path the FloorDiv term is gone (recombined, or made a Mod)
+    require(any(not _top_kinds(out) & {"FloorDiv"} for out in outs),
+            "%s: recombine_divmod rewrites on no path", what)
+    return n
+
+
+def _top_kinds(x) -> set:
+    """The kinds of the op atoms among ``x``'s terms (no comparison of coefficients)."""
+    if not isinstance(x, E.Expr):
+        return set()
+    return {a.kind for t, _ in x.terms for a in t if type(a) is E.OpAtom}
+
+
+@proves("fold.recombine_divmod", over=every(
+    "every x = c1*FloorDiv(t, k) + c2*Mod(t, k) + c3*s + K with c1 == c2*k (coefficients, "
+    "constant and divisor symbolic), along every path of recombine_divmod"))
+def fold_recombine_divmod():
+    _recombine_paths(True, lambda v: [v[0] == v[1] * v[4]], "divmod recombination")
+
+
+@proves("fold.divmod_to_mod", over=every(
+    "every x = c1*FloorDiv(t, k) + c3*t + K (coefficients, constant and divisor symbolic), "
+    "along every path of recombine_divmod"))
+def fold_divmod_to_mod():
+    _recombine_paths(False, lambda v: [], "r - k*(r//k) as Mod")

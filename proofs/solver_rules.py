@@ -187,39 +187,6 @@ def _small_numerator_every(kind: str) -> None:
                % (kind, len(paths)))
 
 
-@proves("fold.recombine_divmod", over=samples("hand-picked expressions"))
-def fold_recombine_divmod():
-    P_ = Py()
-    c, k, r = z3.Ints("c k r")
-    P_.prove(c * k * P_.floordiv(r, k) + c * P_.mod(r, k) == c * r, k != 0)
-    env, a, b = _env((25, 2, 40), (3, 0, 40))
-    A, B = a.expr, b.expr
-    for k_ in (2, 3, 8):
-        for c_ in (1, 2, -3):
-            for r_ in (A, A + B, 2 * A + 1):
-                e = c_ * k_ * E.floordiv(r_, k_) + c_ * E.mod(r_, k_) + B
-                got = env.simplify(e)
-                require(got == E.add(E.scale(r_, c_), B), "%s not recombined: %s", e, got)
-                _same_on_ranges(env, (a, b), e, got, "divmod recombination")
-
-
-@proves("fold.divmod_to_mod", over=samples("hand-picked expressions"))
-def fold_divmod_to_mod():
-    P_ = Py()
-    c, k, r = z3.Ints("c k r")
-    P_.prove(c * r - c * k * P_.floordiv(r, k) == c * P_.mod(r, k), k != 0)
-    env, a, b = _env((25, 2, 40), (3, 0, 40))
-    A, B = a.expr, b.expr
-    for k_ in (2, 4, 7):
-        for c_ in (1, 3, -2):
-            for r_ in (A, A + B, 2 * A + 1):
-                e = c_ * r_ - c_ * k_ * E.floordiv(r_, k_) + B
-                got = env.simplify(e)
-                require(got == E.add(E.scale(E.mod(r_, k_), c_), B),
-                        "%s not rewritten to a Mod: %s", e, got)
-                _same_on_ranges(env, (a, b), e, got, "r - k*(r//k) as Mod")
-
-
 @proves("rel.strip_positive_factor", over=samples("hand-picked relations"))
 def rel_strip_positive_factor():
     b, e = z3.Ints("b e")
