@@ -374,6 +374,16 @@ def _top_kinds(x) -> set:
     "constant and divisor symbolic), along every path of recombine_divmod"))
 def fold_recombine_divmod():
     _recombine_paths(True, lambda v: [v[0] == v[1] * v[4]], "divmod recombination")
+    from symshape.algebra import simplify as SI
+    k, = sym_ints("k")                  # an int (a sum folded to a constant) is kept
+
+    def run():
+        SI.type = E.type                # as patched (symcoeff)
+        try:
+            return SI.recombine_divmod(k), {}
+        finally:
+            del SI.type
+    prove_paths(run, lambda P, atom: k.v, [], Symbols(), "recombine_divmod of an int")
 
 
 @proves("fold.divmod_to_mod", over=every(
