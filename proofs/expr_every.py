@@ -391,3 +391,28 @@ def fold_recombine_divmod():
     "along every path of recombine_divmod"))
 def fold_divmod_to_mod():
     _recombine_paths(False, lambda v: [], "r - k*(r//k) as Mod")
+
+
+# ---------------------------------------------------------------------------- display
+@proves("floordiv.display_fold", over=every(
+    "every x = c1*FloorDiv(t + e, b) + c2*s + K (coefficients, offset, divisor and constant "
+    "symbolic integers), along every path of _fold_const_into_floordiv"))
+def floordiv_display_fold():
+    P_ = Py()
+    c, r, b = z3.Ints("c r b")
+    P_.prove(c + P_.floordiv(r, b) == P_.floordiv(r + c * b, b), b > 0)
+    c1, c2, e, b, K = sym_ints("c1 c2 e b K")
+    zs = Symbols()
+    rewrote: list = []          # one entry per run that reached its end (a path)
+
+    def run():
+        fd = E.OpAtom("FloorDiv", (E.Expr({(T,): 1}, e), b))
+        x = E.Expr({(fd,): c1, (S,): c2}, K)
+        out = E._fold_const_into_floordiv(x)
+        rewrote.append(out is not None)
+        return (x if out is None else out), {"F": fd}
+
+    def want(P, atom):
+        return c1.v * atom("F") + c2.v * zs[S] + K.v
+    prove_paths(run, want, [c1.v != 0, c2.v != 0, b.v != 0], zs, "display fold")
+    require(any(rewrote), "_fold_const_into_floordiv folds on no path")

@@ -147,33 +147,6 @@ def floordiv_common_factor():
     _check_sym_divisor(E.floordiv, _fd, cases, "floordiv common factor")
 
 
-@proves("floordiv.display_fold", over=samples("nine sample expressions times a few divisors"))
-def floordiv_display_fold():
-    P_ = Py()
-    c, r, b = z3.Ints("c r b")
-    P_.prove(c + P_.floordiv(r, b) == P_.floordiv(r + c * b, b), b > 0)
-    # the code's fold, on its own output: the folded expression equals the canonical one
-    s0, s1 = P[0], P[1]
-    for e in [E.floordiv(s0 + 1, 2) - 1, E.floordiv(s0, 3) + 5, E.floordiv(2 * s0 + 1, 4) - 3,
-              E.floordiv(s0 + s1, 6) + 2 * s1 - 7, E.floordiv(-3 * s0 + 2, 5) + 1]:
-        folded = E._fold_const_into_floordiv(e)
-        if folded is None:
-            continue
-        prove_expr_equal(folded, lambda P_, zs, e=e: encode(P_, e, zs),
-                         what="display fold of %s -> %s" % (e, folded))
-    require(E._fold_const_into_floordiv(E.floordiv(s0, 2)) is None and
-            E._fold_const_into_floordiv(s0 + 1) is None and
-            E._fold_const_into_floordiv(E.floordiv(s0, 2) + E.floordiv(s1, 3) + 1) is None,
-            "the display fold applies where it should not")
-    # the printed text of a folded expression evaluates like the expression
-    for e in [E.floordiv(s0 + 1, 2) - 1, E.floordiv(s0, 3) + 5, E.floordiv(2 * s0 + 1, 4) - 3]:
-        text = E.format_expr(e)
-        for v in VALUES:
-            ns = {"s900": v, "Mod": lambda a, b: a % b}
-            require(eval(text, ns) == E.evaluate(e, {S0: v}),
-                    "printed %r differs from %s at s900=%d", text, E.format_py(e), v)
-
-
 class _PyZ:
     """A Z3 integer with Python's operators (``//`` and ``%`` floor), to evaluate printed
     source text symbolically."""
