@@ -115,18 +115,6 @@ NEG = [-1, -3, -4, -12]
 # ---------------------------------------------------------------------------- floordiv
 
 
-@proves("floordiv.exact_quotient", over=samples("nine sample expressions times a few divisors"))
-def floordiv_exact_quotient():
-    P_ = Py()
-    m, q = z3.Ints("m q")
-    P_.prove(P_.floordiv(m * q, m) == q, m != 0)
-    s0, s1 = P[0], P[1]
-    cases = [(6 * s0 * s1 + 3 * s0, 3 * s0, 2 * s1 + 1), (s0 * s0 * s1, s0 * s1, s0),
-             (-4 * s0 * s1, -2 * s1, 2 * s0)]
-    _check_sym_divisor(E.floordiv, _fd, cases, "floordiv exact quotient")
-    code_guards_divisor(lambda a, b: (a * b) // b)
-
-
 def _check_sym_divisor(op: Callable, zop: Callable, cases, what: str) -> None:
     """``op(a, b)`` for expression divisors: the code's output equals ``zop(a, b)`` for all
     symbol values with ``b != 0``; ``want`` (when given) is the expected normal form."""
@@ -134,17 +122,6 @@ def _check_sym_divisor(op: Callable, zop: Callable, cases, what: str) -> None:
         got = _check_rewrite(op, zop, a, b, what)
         if want is not None:
             require(got == want, "%s: %s, %s gives %s, expected %s", what, a, b, got, want)
-
-
-@proves("floordiv.common_factor", over=samples("nine sample expressions times a few divisors"))
-def floordiv_common_factor():
-    P_ = Py()
-    m, x, y = z3.Ints("m x y")
-    P_.prove(P_.floordiv(m * x, m * y) == P_.floordiv(x, y), m != 0, y != 0)
-    s0, s1, s2 = P
-    cases = [(s0 * s1 + s0, s0 * s2, E.floordiv(s1 + 1, s2)), (s0 * s1, 2 * s0, E.floordiv(s1, 2)),
-             (3 * s0 * s0 - s0 * s1, -s0 * s2, None), (s1 * s2 - 4 * s2, s2 * s0, None)]
-    _check_sym_divisor(E.floordiv, _fd, cases, "floordiv common factor")
 
 
 class _PyZ:
@@ -227,28 +204,6 @@ def print_python_source():
 
 
 # ---------------------------------------------------------------------------- mod
-
-
-@proves("mod.common_factor", over=samples("nine sample expressions times a few divisors"))
-def mod_common_factor():
-    P_ = Py()
-    m, x, y = z3.Ints("m x y")
-    P_.prove(P_.mod(m * x, m * y) == m * P_.mod(x, y), m != 0, y != 0)
-    s0, s1, s2 = P
-    cases = [(s0 * s1 + s0, s0 * s2, s0 * E.mod(s1 + 1, s2)), (s0 * s1, 2 * s0, None),
-             (3 * s0 * s0 - s0 * s1, -s0 * s2, None), (s1 * s2 - 4 * s2, s2 * s0, None)]
-    _check_sym_divisor(E.mod, _md, cases, "mod common factor")
-
-
-@proves("mod.exact_quotient", over=samples("nine sample expressions times a few divisors"))
-def mod_exact_quotient():
-    P_ = Py()
-    m, q = z3.Ints("m q")
-    P_.prove(P_.mod(m * q, m) == 0, m != 0)
-    s0, s1 = P[0], P[1]
-    _check_sym_divisor(E.mod, _md, [(6 * s0 * s1 + 3 * s0, 3 * s0, 0), (s0 * s0 * s1, s0 * s1, 0),
-                                    (-4 * s0 * s1, -2 * s1, 0)], "mod exact quotient")
-    code_guards_divisor(lambda a, b: (a * b) % b)
 
 
 # ---------------------------------------------------------------------------- ceildiv
