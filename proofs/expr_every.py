@@ -1,5 +1,6 @@
-"""Proofs of ``floordiv`` / ``mod`` / ``ceildiv`` rewrites, ``Min`` / ``Max`` and the relation
-normal forms (``symshape/algebra/relations.py``) for every input of their domain:
+"""Proofs of ``floordiv`` / ``mod`` / ``ceildiv`` rewrites, ``Min`` / ``Max``, the relation
+normal forms (``symshape/algebra/relations.py``), ``recombine_divmod`` and the display fold
+for every input of their domain (the monomial-divisor rules up to a fixed monomial shape):
 the code run with symbolic coefficients, constants and divisors (``proofs/symcoeff.py``)
 along every path, under exactly the side condition of the rule.
 

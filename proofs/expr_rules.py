@@ -109,19 +109,9 @@ def _check_op(op: Callable, zop: Callable, exprs: Iterable, divisors_: Sequence[
 
 
 POS = [1, 2, 3, 4, 6, 12]
-NEG = [-1, -3, -4, -12]
 
 
 # ---------------------------------------------------------------------------- floordiv
-
-
-def _check_sym_divisor(op: Callable, zop: Callable, cases, what: str) -> None:
-    """``op(a, b)`` for expression divisors: the code's output equals ``zop(a, b)`` for all
-    symbol values with ``b != 0``; ``want`` (when given) is the expected normal form."""
-    for a, b, want in cases:
-        got = _check_rewrite(op, zop, a, b, what)
-        if want is not None:
-            require(got == want, "%s: %s, %s gives %s, expected %s", what, a, b, got, want)
 
 
 class _PyZ:
