@@ -29,7 +29,7 @@ from .pyint import ProofFailure
 MODULES = ("proofs.expr_rules", "proofs.range_rules", "proofs.solver_rules",
            "proofs.shape_rules", "proofs.op_rules", "proofs.check_rules")
 MODULES += ("proofs.contract_rules", "proofs.decide_rules", "proofs.op_shape_rules",
-            "proofs.solver_dispatch_rules", "proofs.op_shape_calls")
+            "proofs.solver_dispatch_rules", "proofs.op_shape_calls", "proofs.expr_every")
 
 #: rule name -> proof function
 PROOFS: Dict[str, Callable[[], None]] = {}
@@ -96,6 +96,46 @@ def classes_sentence() -> str:
             % (sum(c.values()), c[EVERY], c[BOUNDED], c[SAMPLES]))
 
 
+def rules_phrase() -> str:
+    """The rule count as ``docs/contracts.md`` writes it (``python -m proofs, N rules;``):
+    generated from ``symshape.rules.RULES``, a test fails when the document's copy differs."""
+    from symshape.rules import RULES
+    return "`python -m proofs`, %d rules;" % len(RULES)
+
+
+class RuleView(NamedTuple):
+    """One rule reached from its name: its catalogue row, the function that applies it and
+    the proof that proves it (each as ``module:qualname (file:line)``), and the proof's
+    class."""
+    name: str
+    statement: str
+    implementation: str
+    proof: str
+    over: Optional[Over]
+
+
+def _located(fn: Callable) -> str:
+    import inspect
+    import os
+    fn = inspect.unwrap(fn)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    path = os.path.relpath(inspect.getsourcefile(fn) or "?", root)
+    return "%s:%s (%s:%d)" % (fn.__module__, fn.__qualname__, path,
+                              inspect.getsourcelines(fn)[1])
+
+
+def view(rule: str) -> RuleView:
+    """The catalogue row, implementation and proof of ``rule`` (``python -m proofs --rule
+    NAME`` prints it); KeyError for a name the catalogue does not list."""
+    from symshape.rules import BY_NAME
+    from .coverage import resolve
+    row = BY_NAME[rule]
+    impl = _located(resolve(row.where)[2])
+    proof = load().get(rule)
+    return RuleView(rule, row.statement, impl, _located(proof) if proof else "none",
+                    OVER.get(rule))
+
+
 def run_one(rule: str) -> Result:
     from .code import STATS
     fn = load()[rule]
@@ -132,4 +172,5 @@ def run(selected: Iterable[str] = (), stop_on_failure: bool = False) -> List[Res
 
 
 __all__ = ["BOUNDED", "EVERY", "OVER", "PROOFS", "ProofFailure", "Result", "SAMPLES", "bounded",
-           "class_counts", "classes_sentence", "every", "load", "proves", "run", "run_one", "samples"]
+           "class_counts", "classes_sentence", "every", "load", "proves", "rules_phrase", "run",
+           "run_one", "samples", "view", "RuleView"]

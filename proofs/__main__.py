@@ -4,7 +4,9 @@ first failure (the mutation gate's test command: a killed mutant costs one proof
 ``--classes`` prints, without running anything, how many proofs quantify over every input
 of their rule's domain, every input up to a bound, or samples (``proofs/classes.py``), and
 each proof's declaration; a full run prints the counts too.  ``--docs`` writes the counts
-into ``docs/contracts.md`` (the sentence a test compares with the generated one).
+and the rule count into ``docs/contracts.md`` (the text a test compares with the generated
+one).  ``--rule NAME ...`` prints each named rule's catalogue row, the function that applies
+it (tagged ``@rule(NAME)``), its proof and what the proof quantifies over.
 
 A rule of ``symshape/rules.py`` without a proof, and a proof naming no rule, count as
 failures (only when every proof is run)."""
@@ -13,7 +15,7 @@ from __future__ import annotations
 import sys
 import time
 
-from . import OVER, class_counts, classes_sentence, load, run
+from . import OVER, class_counts, classes_sentence, load, rules_phrase, run, view
 from .classes import KINDS
 
 
@@ -46,13 +48,35 @@ def write_docs() -> int:
     if n != 1:
         print("docs/contracts.md has no class-count sentence to replace")
         return 1
+    new, n = re.subn(r"`python -m proofs`,\s+\d+\s+rules;", rules_phrase(), new, count=1)
+    if n != 1:
+        print("docs/contracts.md has no rule count to replace")
+        return 1
     with open(path, "w") as f:
         f.write(new)
     print(classes_sentence())
     return 0
 
 
+def print_rules(names) -> int:
+    """Each named rule's row, implementation, proof and class; 1 for an unknown name."""
+    status = 0
+    for name in names:
+        try:
+            v = view(name)
+        except KeyError:
+            print("%s: no such rule in symshape/rules.py" % name)
+            status = 1
+            continue
+        print("%s\n  rule:           %s\n  implementation: %s\n  proof:          %s\n"
+              "  quantifies:     %s" % (v.name, v.statement, v.implementation, v.proof,
+                                        "%s: %s" % v.over if v.over else "nothing declared"))
+    return status
+
+
 def main(argv) -> int:
+    if "--rule" in argv:
+        return print_rules([a for a in argv if a != "--rule"])
     if "--docs" in argv:
         return write_docs()
     if "--classes" in argv:

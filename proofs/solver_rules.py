@@ -142,94 +142,49 @@ def fold_minmax_dominance():
     _check_folds(env, (a, b), cases, "Min/Max folding")
 
 
-@proves("fold.small_numerator", over=samples("a numerator grammar times divisors 1 and 3"))
+@proves("fold.small_numerator", over=every(
+    "every numerator (its value anywhere in the range bound() gives it: range.bound as "
+    "proven), every range (finite or infinite ends symbolic), every int divisor "
+    "(symbolic) and both kinds, along every path of fold_small_numerator"))
 def fold_small_numerator():
     P_ = Py()
     x, k = z3.Ints("x k")
     P_.prove(z3.And(P_.floordiv(x, k) == 0, P_.mod(x, k) == x), 0 <= x, x < k)
-    env, a, b = _env((5, 2, 10), (3, 0, 4))
-    A, B = a.expr, b.expr
-    cases = [(E.floordiv(B, 5), 0), (E.mod(B + 1, 6), B + 1), (E.floordiv(A + B, 15), 0),
-             (E.mod(2 * B, 9), 2 * B), (E.floordiv(A, 3), None), (E.mod(A, 7), None)]
-    _check_folds(env, (a, b), cases, "FloorDiv/Mod folding")
-    # the code's own decision on *every* range: symbolic ends, every numerator of the
-    # grammar below, every small divisor
-    for num in numerator_grammar(E.Sym(962).expr, E.Sym(963).expr):
-        for den in (1, 3):
-            for kind in ("FloorDiv", "Mod"):
-                _small_numerator_symbolic(kind, num, den)
+    for kind in ("FloorDiv", "Mod"):
+        _small_numerator_every(kind)
 
 
-def numerator_grammar(S, T) -> list:
-    """Every numerator of depth one over two symbols: a symbol plus or times a constant,
-    a sum or difference of the two, and each operation of one or both."""
-    out = [S, -S, 2 * S, S + 1, S + T, S - T]
-    out += [E.floordiv(S, 2), E.mod(S, 3), E.smin(S, T), E.smax(S, T)]
-    return out
-
-
-def _small_numerator_symbolic(kind: str, num, den: int) -> None:
-    """``fold_small_numerator`` run on symbolic ranges of the numerator's symbols (any
-    finite or infinite ends, ``proofs/symexec.py``): on every path where it folds, the
-    folded value equals ``num // den`` (``num % den``) for every member of the ranges."""
+def _small_numerator_every(kind: str) -> None:
+    """``fold_small_numerator`` run with a symbolic divisor ``d`` and ``bound`` giving a
+    symbolic range ``[lo, hi]`` (``proofs/symexec.py``): on every path where it folds, the
+    folded value equals ``x // d`` (``x % d``) for every member ``x`` of the range."""
     from symshape.algebra import simplify as SI
-    from .symexec import Explorer, interval, patched, raise_on_paths
-    syms = sorted(num.free_symbols, key=lambda s: s.key)
-    ivs = {x: interval("%s_%s" % (x.name, kind)) for x in syms}
-    hyps = [c for iv in ivs.values() for c in iv[2]]
-    ex = Explorer(hyps)
-    with patched(ex):
-        paths = ex.paths(lambda: SI.fold_small_numerator(
-            kind, num, den, lambda x: ValueRange(ivs[x][0], ivs[x][1])))
+    from .symexec import Ext, Explorer, interval, patched, raise_on_paths
+    num = E.Sym(964)
+    lo, hi, wf, xv, member = interval("num_" + kind)
+    dz = z3.Int("den_" + kind)
+    ex = Explorer(wf)
+    saved = SI.bound
+    SI.bound = lambda e, rng: ValueRange(lo, hi)       # bound() as range.bound proves it
+    SI.type = lambda v: int if isinstance(v, Ext) else type(v)   # the divisor is an int
+    try:
+        with patched(ex):
+            paths = ex.paths(lambda: SI.fold_small_numerator(kind, num.expr, Ext(0, dz),
+                                                             None))
+    finally:
+        SI.bound = saved
+        del SI.type
     raise_on_paths(paths, "fold_small_numerator")
     folded = [(pc, got) for pc, got in paths if got is not None]
-    if not folded:
-        return
-    zs = Symbols({x: ivs[x][3] for x in syms})
-    members = [c for iv in ivs.values() for c in iv[4]]
+    require(folded, "fold_small_numerator never folds")
     P_ = ex.P
-    n = encode(P_, num, zs)
-    want = P_.floordiv(n, den) if kind == "FloorDiv" else P_.mod(n, den)
-    members += [d != 0 for d in divisors(P_, num, zs)]
-    impl = [encode(P_, got, zs) for _, got in folded]
+    want = P_.floordiv(xv, dz) if kind == "FloorDiv" else P_.mod(xv, dz)
+    impl = [encode(P_, got, Symbols({num: xv})) for _, got in folded]
     prove_code(lambda *vs: z3.And(*[z3.Implies(z3.And(*pc), v == want)
                                     for (pc, _), v in zip(folded, vs)]),
-               impl, hyps, members, P=P_,
-               what="%s(%s, %d) folded on symbolic ranges (%d paths)"
-               % (kind, num, den, len(paths)))
-
-
-@proves("fold.recombine_divmod", over=samples("hand-picked expressions"))
-def fold_recombine_divmod():
-    P_ = Py()
-    c, k, r = z3.Ints("c k r")
-    P_.prove(c * k * P_.floordiv(r, k) + c * P_.mod(r, k) == c * r, k != 0)
-    env, a, b = _env((25, 2, 40), (3, 0, 40))
-    A, B = a.expr, b.expr
-    for k_ in (2, 3, 8):
-        for c_ in (1, 2, -3):
-            for r_ in (A, A + B, 2 * A + 1):
-                e = c_ * k_ * E.floordiv(r_, k_) + c_ * E.mod(r_, k_) + B
-                got = env.simplify(e)
-                require(got == E.add(E.scale(r_, c_), B), "%s not recombined: %s", e, got)
-                _same_on_ranges(env, (a, b), e, got, "divmod recombination")
-
-
-@proves("fold.divmod_to_mod", over=samples("hand-picked expressions"))
-def fold_divmod_to_mod():
-    P_ = Py()
-    c, k, r = z3.Ints("c k r")
-    P_.prove(c * r - c * k * P_.floordiv(r, k) == c * P_.mod(r, k), k != 0)
-    env, a, b = _env((25, 2, 40), (3, 0, 40))
-    A, B = a.expr, b.expr
-    for k_ in (2, 4, 7):
-        for c_ in (1, 3, -2):
-            for r_ in (A, A + B, 2 * A + 1):
-                e = c_ * r_ - c_ * k_ * E.floordiv(r_, k_) + B
-                got = env.simplify(e)
-                require(got == E.add(E.scale(E.mod(r_, k_), c_), B),
-                        "%s not rewritten to a Mod: %s", e, got)
-                _same_on_ranges(env, (a, b), e, got, "r - k*(r//k) as Mod")
+               impl, wf, member, P=P_,
+               what="%s folded on a symbolic range and divisor (%d paths)"
+               % (kind, len(paths)))
 
 
 @proves("rel.strip_positive_factor", over=samples("hand-picked relations"))
