@@ -1,6 +1,8 @@
 """Tests written for the survivors of the mutation gate on the model-state code
 (``python -m proofs.mutation --only objstate stateprog guardcode access unrecorded``):
 each pins a behaviour of capture/state/ that the other state tests left open."""
+import operator
+
 import numpy as np
 import pytest
 
@@ -593,3 +595,69 @@ def test_a_loaded_program_rebinds_its_closure_cell(tmp_path):
     run = ss.load(str(tmp_path / "m.ss")).module()
     run(X)
     assert np.array_equal(run(X), X * 2)            # the second call reads the first's
+
+
+class Compares:
+    def __init__(self, start, op):
+        self.t, self.op = start, op
+
+    def f(self, x):
+        self.t += 1
+        if self.op(self.t, 2):          # a tracked number on the left of a comparison
+            return x * 2.0
+        return x
+
+
+@pytest.mark.parametrize("op", [operator.lt, operator.le, operator.gt, operator.ge,
+                                operator.ne, operator.eq], ids=lambda op: op.__name__)
+def test_every_comparison_of_a_tracked_number_is_eager_s(op):
+    for start in (0, 1, 2):             # the number below, at and above the constant
+        m, eager = Compares(start, op), Compares(start, op)
+        run = ss.export(m.f, (X,)).module()
+        assert np.array_equal(run(X), eager.f(X)), (op, start)
+        assert m.t == eager.t
+
+
+class SizeFirst:
+    def __init__(self):
+        self.n = 0
+
+    def f(self, x):
+        self.n = x.shape[0] - self.n    # the size on the left of the tracked arithmetic
+        if not (x >= 0).all():
+            raise ValueError("negative")
+        return x
+
+
+def test_a_write_with_the_size_on_the_left_is_made_before_a_failing_check():
+    m, eager = SizeFirst(), SizeFirst()
+    run = ss.export(m.f, (X,), dynamic_shapes={"x": (ss.Dim.AUTO,)}).module()
+    for x in (np.arange(4.0), -np.arange(1.0, 6.0)):
+        try:
+            eager.f(x)
+        except ValueError:
+            with pytest.raises(ValueError, match="negative"):
+                run(x)
+        else:
+            run(x)
+        assert m.n == eager.n
+    assert m.n == 1
+
+
+class NegatedSize:
+    def __init__(self):
+        self.n = 1
+
+    def f(self, x):
+        self.n = -(self.n + x.shape[0])     # a negated sum holding the call's size
+        return x
+
+
+def test_a_negated_write_holding_a_size_takes_the_call_s_size():
+    m, eager = NegatedSize(), NegatedSize()
+    run = ss.export(m.f, (X,), dynamic_shapes={"x": (ss.Dim.AUTO,)}).module()
+    for x in (np.arange(4.0), np.arange(7.0)):
+        run(x)
+        eager.f(x)
+        assert m.n == eager.n
+    assert m.n == -(-(1 + 4) + 7)
