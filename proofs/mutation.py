@@ -661,6 +661,10 @@ EQUIVALENT.update({
         "Every scalar expression's tag is a string literal of the source (Tracked.__neg__, "
         "_sizes_as_slots, and statesave's loader rebuilds each tuple from literals), which "
         "CPython interns: `is` and `==` agree on them.",
+    ("unrecorded", 'elif kind == "opaque" and x.argval == name and x.opname in _NAME_OPS:',
+     'elif kind is "opaque" and x.argval == name and x.opname in _NAME_OPS:'):
+        "(in lines_using) kind is the watch's kind (its one caller passes w.kind), one of "
+        "the string literals _add is called with (interned): is and == agree.",
 })
 
 def _changed(diff: str) -> Tuple[str, str]:

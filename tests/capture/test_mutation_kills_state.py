@@ -661,3 +661,25 @@ def test_a_negated_write_holding_a_size_takes_the_call_s_size():
         eager.f(x)
         assert m.n == eager.n
     assert m.n == -(-(1 + 4) + 7)
+
+
+class NoneItems:
+    def __init__(self):
+        self.cfg = {"scale": None}
+        self.hooks = [None]
+
+    def f(self, x):
+        if self.cfg["scale"] is None and self.hooks[0] is None:    # None held by items
+            return x * 2.0
+        return x
+
+
+def test_state_items_that_hold_none_are_read_as_none():
+    m = NoneItems()
+    run = ss.export(m.f, (X,)).module()
+    assert np.array_equal(run(X), X * 2.0)
+    m.hooks[0] = print                  # the guard after the None item fails: named
+    with pytest.raises(ss.UserError, match=r"self\.hooks\[0\] changed: None -> "):
+        run(X)
+    m.hooks[0] = None
+    assert np.array_equal(run(X), X * 2.0)
