@@ -665,6 +665,9 @@ EQUIVALENT.update({
      'elif kind is "opaque" and x.argval == name and x.opname in _NAME_OPS:'):
         "(in lines_using) kind is the watch's kind (its one caller passes w.kind), one of "
         "the string literals _add is called with (interned): is and == agree.",
+    ("unrecorded", 'if w.kind == "container":', 'if w.kind is "container":'):
+        "(in _snapshot) a watch's kind is one of the string literals _add is called with "
+        "(interned): is and == agree.",
 })
 
 def _changed(diff: str) -> Tuple[str, str]:
