@@ -670,6 +670,8 @@ EQUIVALENT.update({
     ("unrecorded", 'if w.kind == "container":', 'if w.kind is "container":'):
         "(in _snapshot) a watch's kind is one of the string literals _add is called with "
         "(interned): is and == agree.",
+    ("objstate", "elif type(other) is SymInt:", "elif type(other) == SymInt:"):
+        "The same test for a type.",
 })
 
 def _changed(diff: str) -> Tuple[str, str]:

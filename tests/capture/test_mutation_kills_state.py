@@ -655,7 +655,10 @@ class NegatedSize:
 
 def test_a_negated_write_holding_a_size_takes_the_call_s_size():
     m, eager = NegatedSize(), NegatedSize()
-    run = ss.export(m.f, (X,), dynamic_shapes={"x": (ss.Dim.AUTO,)}).module()
+    ep = ss.export(m.f, (X,), dynamic_shapes={"x": (ss.Dim.AUTO,)})
+    assert str(ep).endswith("State writes (replayed in this order):\n"
+                            "    self.n = -((self.n + s0))")     # the size by its symbol
+    run = ep.module()
     for x in (np.arange(4.0), np.arange(7.0)):
         run(x)
         eager.f(x)
@@ -683,3 +686,46 @@ def test_state_items_that_hold_none_are_read_as_none():
         run(X)
     m.hooks[0] = None
     assert np.array_equal(run(X), X * 2.0)
+
+
+class StoresAndDeletes:
+    def __init__(self):
+        self.tmp, self.h = 1, []
+
+    def f(self, x):
+        self.d = {"a": x.sum(), "b": [x.max()]}     # a new dict the program stores
+        del self.tmp
+        self.h.append(x.min())
+        return x
+
+
+WRITES = ("State writes (replayed in this order):\n"
+          "    self.d = {'a': sum_1, 'b': [max_1]}\n"
+          "    del self.tmp\n"
+          "    self.h.append(min_1)")
+
+
+def test_the_program_lists_its_writes_and_so_does_the_loaded_one(tmp_path):
+    ep = ss.export(StoresAndDeletes().f, (X,))
+    assert str(ep).endswith(WRITES)
+    ss.save(ep, str(tmp_path / "m.ss"))
+    assert str(ss.load(str(tmp_path / "m.ss"))).endswith(WRITES)   # ops json made
+
+
+class AppendPop:
+    def __init__(self):
+        self.h = [1.0]
+
+    def f(self, x):
+        self.h.append(x.sum())
+        return x * self.h.pop()         # pops the item it appended: no length read
+
+
+def test_popping_the_item_the_trace_appended_reads_no_length():
+    m, eager = AppendPop(), AppendPop()
+    run = ss.export(m.f, (X,)).module()
+    for extra in ([], [2.0, 3.0]):      # a longer list: eager works the same
+        m.h += extra
+        eager.h += extra
+        assert np.array_equal(run(X), eager.f(X))
+        assert m.h == eager.h
