@@ -672,6 +672,11 @@ EQUIVALENT.update({
         "(interned): is and == agree.",
     ("objstate", "elif type(other) is SymInt:", "elif type(other) == SymInt:"):
         "The same test for a type.",
+    ("access", 'if r.kind == "global":', 'if r.kind >= "global":'):
+        "(in Scope.set_root) the root kinds are arg, cell, global and self, and set_root is "
+        "called for global and cell roots only (a setroot write diffs the globals and "
+        "cells; verify rebinds the roots but the object's own, Root('self', 'self')): for "
+        "those `>=` is `==`.",
 })
 
 def _changed(diff: str) -> Tuple[str, str]:
