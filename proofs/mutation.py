@@ -672,7 +672,7 @@ EQUIVALENT.update({
         "(interned): is and == agree.",
     ("objstate", "elif type(other) is SymInt:", "elif type(other) == SymInt:"):
         "The same test for a type.",
-    ("access", 'if r.kind == "global":', 'if r.kind >= "global":'):
+    ("access", 'if r.kind == "global":', 'if r.kind >= "global":', "set_root"):
         "(in Scope.set_root) the root kinds are arg, cell, global and self, and set_root is "
         "called for global and cell roots only (a setroot write diffs the globals and "
         "cells; verify rebinds the roots but the object's own, Root('self', 'self')): for "
@@ -702,7 +702,9 @@ def _equivalent(r: "Outcome"):
 
 
 #: the text around a mutated line that tells apart the places a 4-part key names
-CONTEXTS = {"after-relation": "self.checks.append(RelationCheck(axis, var, e))"}
+CONTEXTS = {"after-relation": "self.checks.append(RelationCheck(axis, var, e))",
+            # Scope.set_root's test of the root kind (Scope.root has the same line)
+            "set_root": "def set_root(self, r: Root, value) -> None:"}
 
 
 def _context(diff: str, name: str) -> bool:

@@ -597,6 +597,26 @@ def test_a_loaded_program_rebinds_its_closure_cell(tmp_path):
     assert np.array_equal(run(X), X * 2)            # the second call reads the first's
 
 
+def counts():
+    n = 0
+
+    def f(x):
+        nonlocal n
+        n = n + 1                       # a closure cell rebound with a number
+        return x * 2.0
+    return f
+
+
+@pytest.mark.parametrize("make", [accumulates, counts])
+def test_a_program_rebinds_its_closure_cell_as_eager_does(make):
+    f, eager = make(), make()
+    run = ss.export(f, (X,)).module()
+    for _ in range(3):
+        assert np.array_equal(run(X), eager(X))
+    got, want = f.__closure__[0].cell_contents, eager.__closure__[0].cell_contents
+    assert np.array_equal(got, want) and np.array_equal(got, 3 if make is counts else X * 3)
+
+
 class Compares:
     def __init__(self, start, op):
         self.t, self.op = start, op
