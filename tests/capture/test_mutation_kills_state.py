@@ -749,3 +749,40 @@ def test_popping_the_item_the_trace_appended_reads_no_length():
         eager.h += extra
         assert np.array_equal(run(X), eager.f(X))
         assert m.h == eager.h
+
+
+class SlottedApart:
+    __slots__ = ("count",)
+
+    def __init__(self):
+        self.count = 0
+
+    def step(self, x):
+        c = self.count                  # a read: not where the change is made
+        self.count = c + 1
+        return x * 2.0
+
+
+def test_a_slots_write_names_the_line_that_stores_not_the_one_that_reads():
+    m = SlottedApart()
+    with pytest.raises(ss.UserError, match=r"self\.count \(0 -> 1\)") as e:
+        ss.export(m.step, (X,))
+    msg = str(e.value)
+    assert "self.count = c + 1" in msg and "c = self.count" not in msg
+    assert m.count == 0
+
+
+class Loops:
+    def __init__(self):
+        self.it = iter([1.0, 2.0, 3.0])
+
+    def f(self, x):
+        for v in self.it:               # the iterator moves: no method call names the line
+            break
+        return x * 2.0
+
+
+def test_an_opaque_object_changed_by_any_use_names_that_line():
+    with pytest.raises(ss.UserError, match=r"self\.it \(it advanced\) at .*test_mutation_kills_"
+                                           r"state\.py:\d+: for v in self\.it:"):
+        ss.export(Loops().f, (X,))
