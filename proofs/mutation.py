@@ -677,6 +677,8 @@ EQUIVALENT.update({
         "called for global and cell roots only (a setroot write diffs the globals and "
         "cells; verify rebinds the roots but the object's own, Root('self', 'self')): for "
         "those `>=` is `==`.",
+    ("jit", "if type(v) is tuple or type(v) is list:", "if type(v) is tuple or type(v) == list:"):
+        "The same test for a type.",
 })
 
 def _changed(diff: str) -> Tuple[str, str]:

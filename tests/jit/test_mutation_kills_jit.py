@@ -144,3 +144,12 @@ def test_the_fallback_warning_of_the_function_itself_names_no_part_of_it():
     assert text.startswith("ss.compile(prints) could not compile the whole function: "), text
     assert "call to print" in text and text.endswith("fullgraph=True turns this into an error.")
     assert " (in its " not in text
+
+
+def test_verify_follows_the_argument_else_the_environment(monkeypatch):
+    monkeypatch.delenv("SYMSHAPE_VERIFY", raising=False)
+    assert ss.compile(logs).verify is False
+    assert ss.compile(logs, verify=True).verify is True
+    monkeypatch.setenv("SYMSHAPE_VERIFY", "1")
+    assert ss.compile(logs).verify is True
+    assert ss.compile(logs, verify=False).verify is False
