@@ -532,6 +532,10 @@ EQUIVALENT.update({
     ("env", "self._tightening = True", "self._tightening = False"):
         "A re-entrancy guard (cost only): a nested tighten reaches the same fixpoint, "
         "ranges only ever narrow and each round is idempotent.",
+    # the same line where the solver's record ran it (tighten was in solver.py then)
+    ("solver", "env._tightening = True", "env._tightening = False"):
+        "A re-entrancy guard (cost only): a nested tighten reaches the same fixpoint, "
+        "ranges only ever narrow and each round is idempotent.",
     ("projection", "end = probe + 1 if minimize else probe - 1",
      "end = probe + 1 if minimize else probe + 1"): "_BISECT",
     ("projection", "end = end + 1 if minimize else end - 1",
@@ -761,6 +765,12 @@ def _counts(rec: dict) -> Tuple[collections.Counter, List["Outcome"], List["Outc
             [r for r in survivors if _equivalent(r)])
 
 
+def _same_mutant(r: "Outcome") -> tuple:
+    """What tells one survivor from another across draws (a moved file changes the
+    diff's path and line numbers, not these): its function, operator and changed line."""
+    return (r.target, r.function, r.operator) + _changed(r.diff)
+
+
 def _rate(killed: int, total: int) -> str:
     return "%.1f%%" % (100.0 * killed / total) if total else "-"
 
@@ -768,16 +778,16 @@ def _rate(killed: int, total: int) -> str:
 def _both_draws(name: str, module: str, recs: List[dict]) -> Tuple[str, int, int]:
     """The row of a target's draws taken together, each mutant once: a further draw's
     ``scope["overlap"]`` counts its mutants that an earlier draw of the target also ran
-    (with the same outcome), a survivor is counted once by its diff; (row, killed,
+    (with the same outcome), a survivor is counted once (``_same_mutant``); (row, killed,
     non-equivalent)."""
     run = overlap = 0
-    survivors: Dict[str, "Outcome"] = {}
+    survivors: Dict[tuple, "Outcome"] = {}
     for rec in recs:
         c, surv, _ = _counts(rec)
         run += sum(c.values())
         overlap += rec.get("scope", {}).get("overlap", 0)
         for r in surv:
-            survivors.setdefault(r.diff.strip(), r)
+            survivors.setdefault(_same_mutant(r), r)
     run -= overlap
     eq = sum(1 for r in survivors.values() if _equivalent(r))
     killed, total = run - len(survivors), run - eq
@@ -823,9 +833,9 @@ def report(records: Dict[str, dict], path: str, note: str = "") -> Tuple[int, in
             all_killed += k
             all_total += n
         for r in survivors:
-            if (base, r.diff.strip()) in listed:
+            if _same_mutant(r) in listed:
                 continue
-            listed.add((base, r.diff.strip()))
+            listed.add(_same_mutant(r))
             why = _equivalent(r)
             sections += ["### %s `%s` line %d: %s%s%s" % (
                 r.target, r.function, r.line, r.operator,
