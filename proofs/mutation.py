@@ -12,8 +12,9 @@ fast tests; ``docs/mutation_report.md`` is what it writes.
     python -m proofs.mutation --report-only --only          # the report from the record
 
 cosmic-ray mutates the source files *in place* (one mutant at a time, restored after
-each): run it on a copy of the checkout (``--root``; the copy's own ``symshape`` is the
-one imported, as the commands run in it) and nothing else in that tree meanwhile.  Every
+each): run it on a copy of the checkout (``--root``) with the copy's own editable install
+(``--python``: the install maps ``symshape.capture`` / ``.codegen`` to its ``capture/`` and
+``codegen/``, another checkout's would import unmutated code) and nothing else there.  Every
 run updates ``proofs/mutation_results.json`` (the record of each target's last run: scope,
 draw, outcome counts, survivors), from which ``docs/mutation_report.md`` is written; the
 sqlite sessions under ``--out`` are build output.  A survivor gets a test or proof that
