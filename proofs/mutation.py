@@ -7,11 +7,14 @@ fast tests; ``docs/mutation_report.md`` is what it writes.
     python -m proofs.mutation --help          # the targets, their proofs and tests
     python -m proofs.mutation [--root COPY] [--only NAME ...] [--sample-size N --seed S]
     python -m proofs.mutation --resume --rerun-survivors --only NAME ...
+    python -m proofs.mutation --root COPY --out DIR2 --label L --only NAME ... --sample-size N --seed S2
+                                              # a further, independent draw (NAME@L)
     python -m proofs.mutation --report-only --only          # the report from the record
 
 cosmic-ray mutates the source files *in place* (one mutant at a time, restored after
-each): run it on a copy of the checkout (``--root``; the copy's own ``symshape`` is the
-one imported, as the commands run in it) and nothing else in that tree meanwhile.  Every
+each): run it on a copy of the checkout (``--root``) with the copy's own editable install
+(``--python``: the install maps ``symshape.capture`` / ``.codegen`` to its ``capture/`` and
+``codegen/``, another checkout's would import unmutated code) and nothing else there.  Every
 run updates ``proofs/mutation_results.json`` (the record of each target's last run: scope,
 draw, outcome counts, survivors), from which ``docs/mutation_report.md`` is written; the
 sqlite sessions under ``--out`` are build output.  A survivor gets a test or proof that
@@ -530,6 +533,10 @@ EQUIVALENT.update({
     ("env", "self._tightening = True", "self._tightening = False"):
         "A re-entrancy guard (cost only): a nested tighten reaches the same fixpoint, "
         "ranges only ever narrow and each round is idempotent.",
+    # the same line where the solver's record ran it (tighten was in solver.py then)
+    ("solver", "env._tightening = True", "env._tightening = False"):
+        "A re-entrancy guard (cost only): a nested tighten reaches the same fixpoint, "
+        "ranges only ever narrow and each round is idempotent.",
     ("projection", "end = probe + 1 if minimize else probe - 1",
      "end = probe + 1 if minimize else probe + 1"): "_BISECT",
     ("projection", "end = end + 1 if minimize else end - 1",
@@ -655,6 +662,30 @@ EQUIVALENT.update({
         "Dead branch: only the root function warns (see the mutants of the same line above).",
 })
 
+# the model state and the JIT, the second draw (seed 41)
+EQUIVALENT.update({
+    ("objstate", 'if e[0] == "neg":', 'if e[0] is "neg":'):
+        "Every scalar expression's tag is a string literal of the source (Tracked.__neg__, "
+        "_sizes_as_slots, and statesave's loader rebuilds each tuple from literals), which "
+        "CPython interns: `is` and `==` agree on them.",
+    ("unrecorded", 'elif kind == "opaque" and x.argval == name and x.opname in _NAME_OPS:',
+     'elif kind is "opaque" and x.argval == name and x.opname in _NAME_OPS:'):
+        "(in lines_using) kind is the watch's kind (its one caller passes w.kind), one of "
+        "the string literals _add is called with (interned): is and == agree.",
+    ("unrecorded", 'if w.kind == "container":', 'if w.kind is "container":'):
+        "(in _snapshot) a watch's kind is one of the string literals _add is called with "
+        "(interned): is and == agree.",
+    ("objstate", "elif type(other) is SymInt:", "elif type(other) == SymInt:"):
+        "The same test for a type.",
+    ("access", 'if r.kind == "global":', 'if r.kind >= "global":', "set_root"):
+        "(in Scope.set_root) the root kinds are arg, cell, global and self, and set_root is "
+        "called for global and cell roots only (a setroot write diffs the globals and "
+        "cells; verify rebinds the roots but the object's own, Root('self', 'self')): for "
+        "those `>=` is `==`.",
+    ("jit", "if type(v) is tuple or type(v) is list:", "if type(v) is tuple or type(v) == list:"):
+        "The same test for a type.",
+})
+
 def _changed(diff: str) -> Tuple[str, str]:
     """The line a one-line mutant removes and the line it adds (stripped)."""
     old = next((l[1:].strip() for l in diff.splitlines()
@@ -678,7 +709,9 @@ def _equivalent(r: "Outcome"):
 
 
 #: the text around a mutated line that tells apart the places a 4-part key names
-CONTEXTS = {"after-relation": "self.checks.append(RelationCheck(axis, var, e))"}
+CONTEXTS = {"after-relation": "self.checks.append(RelationCheck(axis, var, e))",
+            # Scope.set_root's test of the root kind (Scope.root has the same line)
+            "set_root": "def set_root(self, r: Root, value) -> None:"}
 
 
 def _context(diff: str, name: str) -> bool:
@@ -715,9 +748,60 @@ def load_results(path: str = RESULTS) -> Dict[str, dict]:
         return json.load(f)
 
 
+def _draw_order(records: Dict[str, dict]) -> List[str]:
+    """The record's keys in the report's order: each target's run, then its further draws
+    (``NAME@LABEL``, by label), then the records of targets gone since."""
+    names = [t.name for t in TARGETS]
+    out = []
+    for name in names:
+        out += [name] if name in records else []
+        out += sorted(k for k in records if k.startswith(name + "@"))
+    return out + sorted(k for k in records if k not in out)
+
+
+def _counts(rec: dict) -> Tuple[collections.Counter, List["Outcome"], List["Outcome"]]:
+    """(outcome counts, survivors, the equivalent ones) of one record."""
+    survivors = [Outcome(**d) for d in rec["survivors"]]
+    return (collections.Counter(rec["counts"]), survivors,
+            [r for r in survivors if _equivalent(r)])
+
+
+def _same_mutant(r: "Outcome") -> tuple:
+    """What tells one survivor from another across draws (a moved file changes the
+    diff's path and line numbers, not these): its function, operator and changed line."""
+    return (r.target, r.function, r.operator) + _changed(r.diff)
+
+
+def _rate(killed: int, total: int) -> str:
+    return "%.1f%%" % (100.0 * killed / total) if total else "-"
+
+
+def _both_draws(name: str, module: str, recs: List[dict]) -> Tuple[str, int, int]:
+    """The row of a target's draws taken together, each mutant once: a further draw's
+    ``scope["overlap"]`` counts its mutants that an earlier draw of the target also ran
+    (with the same outcome), a survivor is counted once (``_same_mutant``); (row, killed,
+    non-equivalent)."""
+    run = overlap = 0
+    survivors: Dict[tuple, "Outcome"] = {}
+    for rec in recs:
+        c, surv, _ = _counts(rec)
+        run += sum(c.values())
+        overlap += rec.get("scope", {}).get("overlap", 0)
+        for r in surv:
+            survivors.setdefault(_same_mutant(r), r)
+    run -= overlap
+    eq = sum(1 for r in survivors.values() if _equivalent(r))
+    killed, total = run - len(survivors), run - eq
+    row = "| %s | %s | - | %d (the %d draws, each mutant once) | %d | %d (%d) | - | - | %s |" % (
+        name + " (all draws)", module, run, len(recs), killed, len(survivors), eq,
+        _rate(killed, total))
+    return row, killed, total
+
+
 def report(records: Dict[str, dict], path: str, note: str = "") -> Tuple[int, int]:
-    """Write the markdown report of every target in ``records``; (killed, non-equivalent
-    mutants run)."""
+    """Write the markdown report of every target in ``records`` (a target drawn more than
+    once, ``NAME@LABEL``: a row per draw and one of them all, which the totals count);
+    (killed, non-equivalent mutants run)."""
     rows = ["| target | module | mutants in scope | run (draw) | killed | survived "
             "(equivalent) | incompetent | timeout | kill rate |",
             "|---|---|---|---|---|---|---|---|---|"]
@@ -725,27 +809,38 @@ def report(records: Dict[str, dict], path: str, note: str = "") -> Tuple[int, in
     all_killed = all_total = 0
     sections: List[str] = []
     later: List[str] = []         # survivors of a session gone since, killed by a new test
-    for name in [t.name for t in TARGETS if t.name in records] + \
-            sorted(set(records) - set(modules)):
+    listed: set = set()           # survivors already listed (a mutant in two draws)
+    order = _draw_order(records)
+    for name in order:
         rec = records[name]
-        c = collections.Counter(rec["counts"])
-        survivors = [Outcome(**d) for d in rec["survivors"]]
-        eq = [r for r in survivors if _equivalent(r)]
+        base, _, label = name.partition("@")
+        module = modules.get(base, rec.get("module", "?"))
+        c, survivors, eq = _counts(rec)
         run = sum(c.values())
         killed = sum(c[k] for k in KILLED)
         total = run - len(eq)
-        all_killed += killed
-        all_total += total
+        draws = [k for k in order if k.partition("@")[0] == base]
+        if len(draws) == 1:
+            all_killed += killed
+            all_total += total
         scope = rec.get("scope", {})
         rows.append("| %s | %s | %s | %d (%s) | %d | %d (%d) | %d | %d | %s |" % (
-            name, modules.get(name, rec.get("module", "?")), scope.get("in_scope", "?"), run,
-            scope.get("draw", "?"), c["killed"], c["survived"], len(eq), c["incompetent"],
-            c["timeout"], "%.1f%%" % (100.0 * killed / total) if total else "-"))
+            name, module, scope.get("in_scope", "?"), run, scope.get("draw", "?"),
+            c["killed"], c["survived"], len(eq), c["incompetent"], c["timeout"],
+            _rate(killed, total)))
+        if len(draws) > 1 and name == draws[-1]:
+            row, k, n = _both_draws(base, module, [records[d] for d in draws])
+            rows.append(row)
+            all_killed += k
+            all_total += n
         for r in survivors:
+            if _same_mutant(r) in listed:
+                continue
+            listed.add(_same_mutant(r))
             why = _equivalent(r)
-            sections += ["### %s `%s` line %d: %s%s" % (r.target, r.function, r.line,
-                                                        r.operator,
-                                                        " (equivalent)" if why else ""), ""]
+            sections += ["### %s `%s` line %d: %s%s%s" % (
+                r.target, r.function, r.line, r.operator,
+                " (draw %s)" % label if label else "", " (equivalent)" if why else ""), ""]
             if why:
                 sections += [why, ""]
             sections += ["```diff", r.diff.strip(), "```", ""]
@@ -857,6 +952,10 @@ def main(argv=None) -> int:
     ap.add_argument("--rerun-survivors", action="store_true",
                     help="with --resume: run the surviving mutants again (after adding the "
                          "tests or proofs that should kill them)")
+    ap.add_argument("--label", default="",
+                    help="record this run as a further draw of each target (NAME@LABEL in "
+                         "--results, beside the target's own run; give it its own --out): "
+                         "the report shows a row per draw and one of the draws together")
     ap.add_argument("--gate", help=argparse.SUPPRESS)       # the test command of a mutant
     ap.add_argument("--pristine", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -879,7 +978,8 @@ def main(argv=None) -> int:
             if os.path.exists(_scope_path(args.out, t)):
                 with open(_scope_path(args.out, t)) as f:
                     scope = json.load(f)
-            records[t.name] = record(outcomes(session, t.name), scope)
+            key = "%s@%s" % (t.name, args.label) if args.label else t.name
+            records[key] = record(outcomes(session, t.name), scope)
     with open(args.results, "w") as f:
         json.dump(records, f, indent=1, sort_keys=True)
         f.write("\n")

@@ -427,12 +427,14 @@ class Unrecorded:
                 hit = False
                 if x.argval == name and x.opname in ("STORE_ATTR", "DELETE_ATTR"):
                     hit = kind != "file"
+                elif kind == "opaque" and x.argval == name and x.opname in _NAME_OPS:
+                    # any use: the object itself does the change (``for v in self.it``);
+                    # tested before the method-call case, which takes every other load
+                    hit = True
                 elif x.argval == name and x.opname in _NAME_OPS and i + 1 < len(ins):
                     # a method called on it, or an item stored into it
                     hit = ins[i + 1].opname in _CALL_OPS or any(
                         y.opname in ("STORE_SUBSCR", "DELETE_SUBSCR") for y in ins[i + 1:i + 4])
-                elif kind == "opaque" and x.argval == name and x.opname in _NAME_OPS:
-                    hit = True          # any use: the object itself does the change
                 elif name == "__dict__" and x.opname == "LOAD_GLOBAL" and x.argval == "vars":
                     hit = True
                 line = _line_of(ins, i)

@@ -1,6 +1,8 @@
 """Tests written for the survivors of the mutation gate on the model-state code
 (``python -m proofs.mutation --only objstate stateprog guardcode access unrecorded``):
 each pins a behaviour of capture/state/ that the other state tests left open."""
+import operator
+
 import numpy as np
 import pytest
 
@@ -593,3 +595,194 @@ def test_a_loaded_program_rebinds_its_closure_cell(tmp_path):
     run = ss.load(str(tmp_path / "m.ss")).module()
     run(X)
     assert np.array_equal(run(X), X * 2)            # the second call reads the first's
+
+
+def counts():
+    n = 0
+
+    def f(x):
+        nonlocal n
+        n = n + 1                       # a closure cell rebound with a number
+        return x * 2.0
+    return f
+
+
+@pytest.mark.parametrize("make", [accumulates, counts])
+def test_a_program_rebinds_its_closure_cell_as_eager_does(make):
+    f, eager = make(), make()
+    run = ss.export(f, (X,)).module()
+    for _ in range(3):
+        assert np.array_equal(run(X), eager(X))
+    got, want = f.__closure__[0].cell_contents, eager.__closure__[0].cell_contents
+    assert np.array_equal(got, want) and np.array_equal(got, 3 if make is counts else X * 3)
+
+
+class Compares:
+    def __init__(self, start, op):
+        self.t, self.op = start, op
+
+    def f(self, x):
+        self.t += 1
+        if self.op(self.t, 2):          # a tracked number on the left of a comparison
+            return x * 2.0
+        return x
+
+
+@pytest.mark.parametrize("op", [operator.lt, operator.le, operator.gt, operator.ge,
+                                operator.ne, operator.eq], ids=lambda op: op.__name__)
+def test_every_comparison_of_a_tracked_number_is_eager_s(op):
+    for start in (0, 1, 2):             # the number below, at and above the constant
+        m, eager = Compares(start, op), Compares(start, op)
+        run = ss.export(m.f, (X,)).module()
+        assert np.array_equal(run(X), eager.f(X)), (op, start)
+        assert m.t == eager.t
+
+
+class SizeFirst:
+    def __init__(self):
+        self.n = 0
+
+    def f(self, x):
+        self.n = x.shape[0] - self.n    # the size on the left of the tracked arithmetic
+        if not (x >= 0).all():
+            raise ValueError("negative")
+        return x
+
+
+def test_a_write_with_the_size_on_the_left_is_made_before_a_failing_check():
+    m, eager = SizeFirst(), SizeFirst()
+    run = ss.export(m.f, (X,), dynamic_shapes={"x": (ss.Dim.AUTO,)}).module()
+    for x in (np.arange(4.0), -np.arange(1.0, 6.0)):
+        try:
+            eager.f(x)
+        except ValueError:
+            with pytest.raises(ValueError, match="negative"):
+                run(x)
+        else:
+            run(x)
+        assert m.n == eager.n
+    assert m.n == 1
+
+
+class NegatedSize:
+    def __init__(self):
+        self.n = 1
+
+    def f(self, x):
+        self.n = -(self.n + x.shape[0])     # a negated sum holding the call's size
+        return x
+
+
+def test_a_negated_write_holding_a_size_takes_the_call_s_size():
+    m, eager = NegatedSize(), NegatedSize()
+    ep = ss.export(m.f, (X,), dynamic_shapes={"x": (ss.Dim.AUTO,)})
+    assert str(ep).endswith("State writes (replayed in this order):\n"
+                            "    self.n = -((self.n + s0))")     # the size by its symbol
+    run = ep.module()
+    for x in (np.arange(4.0), np.arange(7.0)):
+        run(x)
+        eager.f(x)
+        assert m.n == eager.n
+    assert m.n == -(-(1 + 4) + 7)
+
+
+class NoneItems:
+    def __init__(self):
+        self.cfg = {"scale": None}
+        self.hooks = [None]
+
+    def f(self, x):
+        if self.cfg["scale"] is None and self.hooks[0] is None:    # None held by items
+            return x * 2.0
+        return x
+
+
+def test_state_items_that_hold_none_are_read_as_none():
+    m = NoneItems()
+    run = ss.export(m.f, (X,)).module()
+    assert np.array_equal(run(X), X * 2.0)
+    m.hooks[0] = print                  # the guard after the None item fails: named
+    with pytest.raises(ss.UserError, match=r"self\.hooks\[0\] changed: None -> "):
+        run(X)
+    m.hooks[0] = None
+    assert np.array_equal(run(X), X * 2.0)
+
+
+class StoresAndDeletes:
+    def __init__(self):
+        self.tmp, self.h = 1, []
+
+    def f(self, x):
+        self.d = {"a": x.sum(), "b": [x.max()]}     # a new dict the program stores
+        del self.tmp
+        self.h.append(x.min())
+        return x
+
+
+WRITES = ("State writes (replayed in this order):\n"
+          "    self.d = {'a': sum_1, 'b': [max_1]}\n"
+          "    del self.tmp\n"
+          "    self.h.append(min_1)")
+
+
+def test_the_program_lists_its_writes_and_so_does_the_loaded_one(tmp_path):
+    ep = ss.export(StoresAndDeletes().f, (X,))
+    assert str(ep).endswith(WRITES)
+    ss.save(ep, str(tmp_path / "m.ss"))
+    assert str(ss.load(str(tmp_path / "m.ss"))).endswith(WRITES)   # ops json made
+
+
+class AppendPop:
+    def __init__(self):
+        self.h = [1.0]
+
+    def f(self, x):
+        self.h.append(x.sum())
+        return x * self.h.pop()         # pops the item it appended: no length read
+
+
+def test_popping_the_item_the_trace_appended_reads_no_length():
+    m, eager = AppendPop(), AppendPop()
+    run = ss.export(m.f, (X,)).module()
+    for extra in ([], [2.0, 3.0]):      # a longer list: eager works the same
+        m.h += extra
+        eager.h += extra
+        assert np.array_equal(run(X), eager.f(X))
+        assert m.h == eager.h
+
+
+class SlottedApart:
+    __slots__ = ("count",)
+
+    def __init__(self):
+        self.count = 0
+
+    def step(self, x):
+        c = self.count                  # a read: not where the change is made
+        self.count = c + 1
+        return x * 2.0
+
+
+def test_a_slots_write_names_the_line_that_stores_not_the_one_that_reads():
+    m = SlottedApart()
+    with pytest.raises(ss.UserError, match=r"self\.count \(0 -> 1\)") as e:
+        ss.export(m.step, (X,))
+    msg = str(e.value)
+    assert "self.count = c + 1" in msg and "c = self.count" not in msg
+    assert m.count == 0
+
+
+class Loops:
+    def __init__(self):
+        self.it = iter([1.0, 2.0, 3.0])
+
+    def f(self, x):
+        for v in self.it:               # the iterator moves: no method call names the line
+            break
+        return x * 2.0
+
+
+def test_an_opaque_object_changed_by_any_use_names_that_line():
+    with pytest.raises(ss.UserError, match=r"self\.it \(it advanced\) at .*test_mutation_kills_"
+                                           r"state\.py:\d+: for v in self\.it:"):
+        ss.export(Loops().f, (X,))

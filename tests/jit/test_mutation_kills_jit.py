@@ -129,3 +129,27 @@ def test_a_function_with_try_counts_its_first_call_once():
     assert cf.mode == "split" and cf.break_calls == 1
     cf(np.ones(3))
     assert cf.break_calls == 2
+
+
+def prints(x):
+    print("", end="")
+    return x + 1.0
+
+
+def test_the_fallback_warning_of_the_function_itself_names_no_part_of_it():
+    cf = ss.compile(prints)
+    with pytest.warns(ss.CompileFallbackWarning) as got:
+        cf(np.ones(3))
+    text = str(got[0].message)
+    assert text.startswith("ss.compile(prints) could not compile the whole function: "), text
+    assert "call to print" in text and text.endswith("fullgraph=True turns this into an error.")
+    assert " (in its " not in text
+
+
+def test_verify_follows_the_argument_else_the_environment(monkeypatch):
+    monkeypatch.delenv("SYMSHAPE_VERIFY", raising=False)
+    assert ss.compile(logs).verify is False
+    assert ss.compile(logs, verify=True).verify is True
+    monkeypatch.setenv("SYMSHAPE_VERIFY", "1")
+    assert ss.compile(logs).verify is True
+    assert ss.compile(logs, verify=False).verify is False

@@ -37,9 +37,29 @@ def test_the_report_counts_equivalent_survivors_out_and_timeouts_in(tmp_path):
 
 def test_the_committed_record_reads_back_into_a_report(tmp_path):
     records = M.load_results()
-    assert set(records) <= {t.name for t in M.TARGETS}
+    assert {k.partition("@")[0] for k in records} <= {t.name for t in M.TARGETS}
     killed, total = M.report(records, str(tmp_path / "r.md"))
     assert 0 < killed <= total
     with open(M.RESULTS) as f:
         assert json.load(f) == records
     assert os.path.exists(os.path.join(M.ROOT, "docs", "mutation_report.md"))
+
+
+def test_a_further_draw_gets_its_row_and_the_draws_one_together(tmp_path):
+    (old, new), why = next((k[1:3], v) for k, v in M.EQUIVALENT.items() if k[0] == "jit")
+    first = [_outcome("jit", "a", "b", "killed")] * 9 + [_outcome("jit", old, new)]
+    second = ([_outcome("jit", "a", "b", "killed")] * 4 + [_outcome("jit", old, new),
+                                                            _outcome("jit", "y = 1", "y = 2")])
+    records = {"jit": M.record(first, {"in_scope": 680, "run": 10, "draw": "d1"}),
+               # two mutants of the second draw were in the first: a killed one, the survivor
+               "jit@b": M.record(second, {"in_scope": 680, "run": 6, "draw": "d2",
+                                          "overlap": 2})}
+    path = tmp_path / "report.md"
+    # each mutant once: 14 run, 2 survivors (1 equivalent), 12 killed of 13
+    assert M.report(records, str(path)) == (12, 13)
+    text = path.read_text()
+    assert "| jit | codegen/jit.py | 680 | 10 (d1) | 9 | 1 (1) | 0 | 0 | 100.0% |" in text
+    assert "| jit@b | codegen/jit.py | 680 | 6 (d2) | 4 | 2 (1) | 0 | 0 | 80.0% |" in text
+    assert "| jit (all draws) | codegen/jit.py | - | 14 (the 2 draws, each mutant once) | 12 " \
+        "| 2 (1) | - | - | 92.3% |" in text
+    assert text.count(why) == 1 and "### jit `f` line 1: core/Op (draw b)" in text
