@@ -19,7 +19,7 @@ import enum
 import functools
 import types
 import typing
-from typing import Optional
+from typing import Callable, Optional
 
 # object layouts Python code makes: a class statement's class (a heap type) holds only
 # functions, its __slots__ members and the __dict__ / __weakref__ descriptors
@@ -98,6 +98,25 @@ def position(v) -> Optional[tuple]:
         return ("reduce", repr(state[1:]))
     except Exception:  # pragma: no cover - a repr that fails
         return None
+
+
+def rewinder(v) -> Optional[Callable[[], None]]:
+    """A function that puts a C iterator back where it stands now, through its own pickle
+    state (``list_iterator``, ``range_iterator``, ``itertools.count``: ``__reduce__``'s
+    state given back to ``__setstate__``); None where it cannot (a generator: a frame
+    cannot run backwards).  Whether it worked is for the caller to check with
+    ``position``: an iterator run to its end drops what it iterated."""
+    if isinstance(v, _ITERATORS) or not is_iterator(v):
+        return None
+    setstate = getattr(v, "__setstate__", None)
+    try:
+        state = v.__reduce__()
+    except Exception:
+        return None
+    if setstate is None or type(state) is not tuple or len(state) < 3 or state[2] is None:
+        return None
+    where = state[2]
+    return lambda: setstate(where)
 
 
 def label(v) -> str:

@@ -35,7 +35,7 @@ from typing import List, Optional, Tuple
 from symshape.errors import UserError
 from symshape.userframe import UserFrame
 
-from .opaque import label as opaque_label, position
+from .opaque import label as opaque_label, position, rewinder
 
 _MISSING = object()
 # methods of a container or file that change it (a line calling one is a likely culprit)
@@ -261,7 +261,7 @@ class Unrecorded:
             return _items(o)
         if w.kind == "opaque":
             d = getattr(o, "__dict__", None)
-            return position(o), dict(d) if type(d) is dict else None
+            return position(o), dict(d) if type(d) is dict else None, rewinder(o)
         if w.kind == "cache":
             return o.cache_info().currsize
         pos = o.tell()
@@ -326,7 +326,7 @@ class Unrecorded:
             if not _same_items(w.snap, _items(o)):
                 out.append((str(w.path), _items_change(w.snap, o), _last_name(w.path)))
         elif w.kind == "opaque":
-            pos, d = w.snap
+            pos, d, _ = w.snap
             if pos != position(o):
                 out.append((str(w.path), "it advanced", _last_name(w.path)))
             now = getattr(o, "__dict__", None)
@@ -381,7 +381,7 @@ class Unrecorded:
         more = "" if len(changes) == 1 else "; and %d more change%s of it" % (
             len(changes) - 1, "" if len(changes) == 2 else "s")
         undone = "symshape put %s back as it was" % w.path
-        if w.kind == "opaque" and what == "it advanced":
+        if w.kind == "opaque" and what == "it advanced" and not _rewind(w):
             undone = "an iterator cannot be put back: %s has advanced by the trace" % w.path
         msg = ("the program changes %s at %s (%s%s)%s. An exported program cannot replay "
                "that (%s), so it would be silently lost. Fix: %s. (%s.)" % (
@@ -510,6 +510,7 @@ def _restore(w: _Watch) -> None:
         if o.cache_info().currsize != w.orig:
             o.cache_clear()
     elif w.kind == "opaque":
+        _rewind(w)
         d, now = w.orig[1], getattr(o, "__dict__", None)
         if d is not None and type(now) is dict and not _same_items(list(d.items()),
                                                                    list(now.items())):
@@ -523,6 +524,23 @@ def _restore(w: _Watch) -> None:
                 # what was appended goes (from a position past the end, too: the file
                 # gets its length back); what was there stays
                 o.truncate(end)
+
+
+def _rewind(w: _Watch) -> bool:
+    """Put the opaque iterator of ``w`` back where the trace found it, if it moved and can
+    be put back (a C iterator, through its pickle state; never a generator).  Whether it
+    now stands there: so an export that refuses it, or ``ss.compile`` running that line
+    eagerly after the trace, finds it as the user left it."""
+    pos, _, rewind = w.orig
+    if position(w.obj) == pos:
+        return True
+    if rewind is None or pos is None:
+        return False
+    try:
+        rewind()
+    except Exception:
+        return False
+    return position(w.obj) == pos
 
 
 def _last_name(path) -> str:

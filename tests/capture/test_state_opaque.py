@@ -206,6 +206,49 @@ def test_an_iterator_advanced_by_a_loop_is_refused():
         ss.export(drain, (X,))
 
 
+def test_an_iterator_a_refused_export_advanced_is_put_back():
+    global ITER
+    ITER = iter([1.0, 2.0, 3.0])
+    with pytest.raises(ss.UserError, match=r"symshape put ITER back as it was"):
+        ss.export(drain, (X,))
+    assert next(ITER) == 1.0          # as the user left it
+
+
+class Drawing:
+    def __init__(self, items):
+        self.it = iter(items)
+
+    def step(self, x):
+        for v in self.it:
+            break
+        return x * v
+
+
+@pytest.mark.parametrize("items", [[1.0, 2.0, 3.0, 4.0], (1.0, 2.0, 3.0, 4.0),
+                                   range(1, 5)])
+def test_a_loop_over_an_iterator_under_compile_takes_what_eager_takes(items):
+    # the trace moves the iterator, fails, and that line runs eagerly: the iterator is put
+    # back first, so the eager line takes the item eager Python takes (was: one ahead)
+    m, eager = Drawing(items), Drawing(items)
+    cf = ss.compile(m.step)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for _ in range(3):
+            assert np.array_equal(cf(X), eager.step(X))
+
+
+def test_an_exhausted_iterator_says_it_cannot_be_put_back():
+    global ITER
+    ITER = iter([1.0])
+
+    def last(x):
+        for v in ITER:
+            pass
+        return x + v
+    with pytest.raises(ss.UserError, match="an iterator cannot be put back"):
+        ss.export(last, (X,))
+
+
 def test_a_foreign_ufunc_is_refused_by_name():
     # erf: a SciPy ufunc with no op (expit has one, held or called by name:
     # tests/capture/test_scipy_held.py)
