@@ -224,14 +224,15 @@ class Unrecorded:
                 return w
         return None
 
-    def advance_error(self, w: _Watch, frame: UserFrame, code: types.CodeType) -> UserError:
-        """The error for ``next()`` on the opaque iterator of ``w`` at the user line
-        ``frame`` (raised before it moves)."""
-        msg = ("the program advances %s at %s with next() at %s:%d. An exported program "
+    def advance_error(self, w: _Watch, frame: UserFrame, code: types.CodeType,
+                      how: str = "next()") -> UserError:
+        """The error for ``next()`` (or ``how``) on the opaque iterator of ``w`` at the user
+        line ``frame`` (raised before it moves)."""
+        msg = ("the program advances %s at %s with %s at %s:%d. An exported program "
                "cannot replay a step of an iterator held as state (symshape does not model a "
                "%s: it is used as it is, by identity). Fix: pass the value it yields as an "
                "argument, or use ss.compile, which runs that line eagerly on every call." % (
-                   opaque_label(w.obj), w.path, frame.filename, frame.lineno,
+                   opaque_label(w.obj), w.path, how, frame.filename, frame.lineno,
                    _type_name(w.obj)))
         return unrecorded_change(msg, str(w.path), [(code, frame.lineno)])
 
@@ -240,11 +241,34 @@ class Unrecorded:
 
     # ------------------------------------------------------------------ snapshots
     def start(self) -> None:
-        """The walk is done: snapshot every watched object as the trace will find it."""
+        """The walk is done: snapshot every watched object as the trace will find it, and
+        refuse, before it runs, a loop over a generator held as state."""
         for w in self._watches:
             w.snap = self._snapshot(w)
             if w.orig is None and w.kind != "dict":     # the recorder restores a __dict__
                 w.orig = w.snap
+        self._refuse_loops_over_generators()
+
+    def _refuse_loops_over_generators(self) -> None:
+        """A ``for`` statement over a generator held as state (``for lr in self.schedule``)
+        would take an item the trace cannot give back (a frame cannot run backwards; a C
+        iterator is put back after the trace instead): found in the user code the walk
+        reached, by the name the line loads right before it iterates, and refused as
+        ``next()`` is, before anything moves (under ss.compile: that line runs eagerly)."""
+        gens = {}
+        for w in self._watches:
+            if w.kind == "opaque" and isinstance(w.obj, types.GeneratorType):
+                gens.setdefault(_last_name(w.path), w)
+        if not gens:
+            return
+        for code in all_codes(self.codes):
+            ins = list(dis.get_instructions(code))
+            for i, x in enumerate(ins[:-1]):
+                w = gens.get(x.argval) if x.opname in _NAME_OPS else None
+                if w is not None and ins[i + 1].opname == "GET_ITER":
+                    line = _line_of(ins, i) or code.co_firstlineno
+                    raise self.advance_error(w, UserFrame(code.co_filename, line,
+                                                          code.co_name), code, how="a for loop")
 
     def _snapshot(self, w: _Watch):
         o = w.obj

@@ -249,6 +249,33 @@ def test_an_exhausted_iterator_says_it_cannot_be_put_back():
         ss.export(last, (X,))
 
 
+class LoopScheduled:
+    def __init__(self):
+        self.lr = schedule()
+
+    def step(self, x):
+        for lr in self.lr:
+            break
+        return x * lr
+
+
+def test_a_loop_over_a_generator_held_as_state_is_refused_before_it_moves():
+    m = LoopScheduled()
+    with pytest.raises(ss.UserError, match=r"advances the generator schedule at self\.lr "
+                                           r"with a for loop at .*test_state_opaque\.py:\d+"):
+        ss.export(m.step, (X,))
+    assert next(m.lr) == 1.0          # the trace did not advance it
+
+
+def test_a_loop_over_a_generator_under_compile_takes_what_eager_takes():
+    m, eager = LoopScheduled(), LoopScheduled()
+    cf = ss.compile(m.step, verify=False)     # verify cannot copy a generator
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for _ in range(4):
+            assert np.array_equal(cf(X), eager.step(X))
+
+
 def test_a_foreign_ufunc_is_refused_by_name():
     # erf: a SciPy ufunc with no op (expit has one, held or called by name:
     # tests/capture/test_scipy_held.py)
