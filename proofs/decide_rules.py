@@ -19,7 +19,6 @@ import z3
 from symshape.reasoning import decision
 from symshape.algebra import expr as E
 from symshape.algebra import relations as R
-from symshape.reasoning import z3bridge
 from symshape.reasoning.env import ShapeEnv
 from symshape.algebra.infinity import INT_OO
 from symshape.algebra.ranges import ValueRange
