@@ -19,14 +19,13 @@ import z3
 from symshape.reasoning import decision
 from symshape.algebra import expr as E
 from symshape.algebra import relations as R
-from symshape.reasoning import z3bridge
 from symshape.reasoning.env import ShapeEnv
 from symshape.algebra.infinity import INT_OO
 from symshape.algebra.ranges import ValueRange
 
-from . import samples, proves
+from . import bounded, samples, proves
 from .code import Symbols, divisors, encode, encode_cond, prove_code
-from .pyint import Py, require
+from .pyint import ProofFailure, Py, require
 from .solver_rules import _in_ranges
 
 COEFFS = (-1, 0, 1, 2)
@@ -98,52 +97,261 @@ def decide_sound():
     require(decided >= 150, "decide settled only %d conditions of the grammar", decided)
 
 
-@proves("decide.related_facts", over=samples("the grammar under three environments"))
+#: the symbols of ``decide_related_facts``'s fact sets, and their non-empty subsets
+_FACT_SYMS = 3
+
+
+@proves("decide.related_facts",
+        over=bounded("every set of facts and assumptions over 3 symbols (each non-empty "
+                     "symbol set absent, a fact or an assumption: 3^7 environments) and "
+                     "every non-empty start set"))
 def decide_related_facts():
-    for name, env, syms in _environments():
-        facts = env.facts + env.assumptions
-        for start in syms:
-            got = set(decision.related_facts(env, {start}))
-            # the closure computed here: facts reachable through shared symbols
-            reach, want, grew = {start}, set(), True
-            while grew:
-                grew = False
-                for f in facts:
-                    if f not in want and f.free_symbols & reach:
-                        want.add(f)
-                        reach |= f.free_symbols
-                        grew = True
-            require(got == want, "%s: related facts of %s are %s, the closure is %s",
-                    name, start, got, want)
+    """The closure depends on the facts only through their symbol sets: over three symbols
+    every hypergraph of symbol sets (each of the 7 non-empty sets holding no fact, a fact or
+    an assumption), from every start set, ``related_facts`` returns exactly the facts
+    reachable through shared symbols (the closure computed here)."""
+    env = ShapeEnv()
+    syms = [env.create_symbol(2, "r%d" % i, ValueRange(0, INT_OO)) for i in range(_FACT_SYMS)]
+    subsets = [frozenset(s for i, s in enumerate(syms) if mask >> i & 1)
+               for mask in range(1, 2 ** _FACT_SYMS)]
+    # one distinct relation per symbol set: the sum of its symbols at most its index
+    rel = [R.le(sum(s.expr for s in sub), k) for k, sub in enumerate(subsets)]
+    checked = 0
+    for kinds in itertools.product((None, "fact", "assumption"), repeat=len(subsets)):
+        facts = [r for r, k in zip(rel, kinds) if k == "fact"]
+        env.keep_facts(facts)
+        env.assumptions = [r for r, k in zip(rel, kinds) if k == "assumption"]
+        env.forget_caches()
+        for start in subsets:
+            got = decision.related_facts(env, start)
+            require(len(got) == len(set(got)), "related facts of %s repeat one: %s",
+                    start, got)
+            want = _closure(facts + env.assumptions, start)
+            require(set(got) == want, "facts %s, assumptions %s: related facts of %s are "
+                    "%s, the closure is %s", facts, env.assumptions, set(start), got, want)
+            checked += 1
+    require(checked == 3 ** len(subsets) * len(subsets), "only %d closures checked", checked)
     from .code import STATS
     STATS["code_claims"] += 1
 
 
-@proves("z3bridge.implies", over=samples("hand-picked premises and goals"))
-def z3bridge_implies():
-    s0, s1 = E.Sym(970), E.Sym(971)
-    x, y = s0.expr, s1.expr
-    ranges = {s0: ValueRange(2, INT_OO), s1: ValueRange(1, 20)}
-    premises = [[], [R.ge(x, y + 2)], [R.le(x * y, 40)], [R.eq(E.mod(x, 4), 0),
-                                                            R.le(x, y)]]
-    answered = 0
-    for prem in premises:
-        P_ = Py()
-        zs = Symbols()
-        hyps = [encode_cond(P_, p, zs) for p in prem] + _in_ranges(None, zs, [s0, s1], ranges)
-        cases, impl = [], []
-        for c in conditions(x, y, products=False)[::8]:
-            ans = z3bridge.implies(prem, c, ranges)
+def _closure(facts, start) -> set:
+    """The facts reachable from the symbols ``start`` through shared symbols."""
+    reach, want, grew = set(start), set(), True
+    while grew:
+        grew = False
+        for f in facts:
+            if f not in want and f.free_symbols & reach:
+                want.add(f)
+                reach |= f.free_symbols
+                grew = True
+    return want
+
+
+#: the symbols of the implies grammar
+IX, IY = E.Sym(972), E.Sym(973)
+_OPS = (R.EQ, R.NE, R.LE)
+
+
+def _implies_grammar(tag: str) -> list:
+    """Every relation ``c1*x + c2*t + k <op> 0`` of the grammar (``t`` among ``y``,
+    ``x*y``, ``Min(x, y)``, ``Max(x, y)``, ``x // d``, ``x % d``; every op), and every
+    ``and`` / ``or`` of two linear relations over ``x``, ``y``: coefficients, constants and
+    divisors fresh symbolic integers (named with ``tag``), the non-zero coefficients of an
+    ``Expr`` as hypotheses.  (builder, hypotheses) pairs; a builder runs under
+    ``symcoeff.patched``."""
+    from .symcoeff import sym_ints
+    out = []
+
+    def linear(name, t, op):
+        c1, c2, k = sym_ints("%s.c1 %s.c2 %s.k" % ((name,) * 3))
+        hyps = [c1.v != 0, c2.v != 0]
+        return (lambda: R.Rel(op, E.Expr({(IX,): c1, t(): c2}, k))), hyps
+    for op in _OPS:
+        for kind in ("y", "x*y", "Min", "Max", "FloorDiv", "Mod"):
+            name = "%s.%s%s" % (tag, kind, op)
+            d, = sym_ints(name + ".d")
+            terms = {"y": lambda: (IY,), "x*y": lambda: (IX, IY),
+                     "Min": lambda: (E.OpAtom("Min", (IX.expr, IY.expr)),),
+                     "Max": lambda: (E.OpAtom("Max", (IX.expr, IY.expr)),),
+                     "FloorDiv": lambda d=d: (E.OpAtom("FloorDiv", (IX.expr, d)),),
+                     "Mod": lambda d=d: (E.OpAtom("Mod", (IX.expr, d)),)}
+            out.append(linear(name, terms[kind], op))
+    for kind in ("and", "or"):
+        for op in _OPS:
+            for op2 in _OPS:
+                (a, ha), (b, hb) = (linear("%s.%s%s%s.%d" % (tag, kind, op, op2, i),
+                                           lambda: (IY,), o) for i, o in ((0, op), (1, op2)))
+                out.append(((lambda a=a, b=b, kind=kind: R.BoolOp(kind, (a(), b()))),
+                            ha + hb))
+    return out
+
+
+def _range_cases(tag: str) -> list:
+    """Every end case of a range: each end finite (a symbolic integer) or infinite; the
+    (range, its meaning for a member v, well-formedness) triples."""
+    from types import SimpleNamespace
+    from symshape.algebra.infinity import NEG_INT_OO
+    lo, hi = z3.Ints("%s.lo %s.hi" % (tag, tag))
+    out = []
+    for low in (lo, NEG_INT_OO):
+        for high in (hi, INT_OO):
+            fin = [low is lo, high is hi]
+            out.append((SimpleNamespace(lower=low, upper=high),
+                        lambda v, low=low, high=high, fin=fin: z3.And(
+                            *([v >= low] if fin[0] else []), *([v <= high] if fin[1] else [])),
+                        [lo <= hi] if all(fin) else []))
+    return out
+
+
+class _Recorder:
+    """A solver standing in for Z3's inside ``implies``: it keeps what the code asserts
+    and answers each ``check`` as the plan says (the plans cover every verdict)."""
+
+    def __init__(self, plan: list) -> None:
+        self.assertions, self.plan, self.verdict = [], plan, None
+
+    def set(self, *args, **kwargs) -> None:
+        """Limits: irrelevant to a planned verdict."""
+
+    def add(self, *fs) -> None:
+        """Record the assertions."""
+        self.assertions += fs
+
+    def check(self):
+        """The planned verdict."""
+        self.verdict = self.plan.pop(0)
+        return self.verdict
+
+
+class _Shim:
+    """The ``z3`` module as ``implies`` sees it in the proof: Z3 itself, except that an
+    integer constant may be a symbolic integer (its term) and a solver is a ``_Recorder``."""
+
+    def __init__(self, plan) -> None:
+        self.plan, self.solvers = list(plan), []
+
+    def __getattr__(self, name):
+        return getattr(z3, name)
+
+    def IntVal(self, x):   # noqa: N802 (z3's name)
+        """A coefficient: an int or a symbolic integer."""
+        from .symcoeff import value
+        return value(x)
+
+    def Solver(self):      # noqa: N802
+        """A recording solver."""
+        s = _Recorder(self.plan)
+        self.solvers.append(s)
+        return s
+
+
+#: every verdict pattern of the two queries (refuted at once; then proven; neither)
+_PLANS = ((z3.unsat,), (z3.sat, z3.unsat), (z3.unknown, z3.sat))
+
+
+def _means(P_, c, zs):
+    """The Python meaning of a condition with symbolic coefficients, and where it is
+    defined (its divisors non-zero)."""
+    from .symcoeff import divisors_of, encode_cond as sym_cond
+    if isinstance(c, R.BoolOp):
+        parts = [_means(P_, a, zs) for a in c.args]
+        val = z3.And(*[p for p, _ in parts]) if c.op == "and" else z3.Or(*[p for p, _ in parts])
+        return val, [d for _, ds in parts for d in ds]
+    return sym_cond(P_, c, zs), [d != 0 for d in divisors_of(P_, c.expr, zs)]
+
+
+def _implies_on(premises, goal, rx, ry, what: str) -> int:
+    """``implies`` run on premises and a goal of the grammar (builders with their
+    hypotheses) and the ranges ``rx``, ``ry`` (``_range_cases``) under every verdict
+    plan: where it answers True (False), the query whose refutation it read is
+    satisfiable at every point of the ranges where the premises hold, everything is
+    defined and the goal fails (holds) -- its quotients the Python ones -- so an
+    unsatisfiable query means the implication (its negation) holds."""
+    from symshape.reasoning import z3bridge as ZB
+    from .symcoeff import encode as sym_encode, patched
+    from .symexec import Explorer
+    hyps = [h for _, hs in premises + [goal] for h in hs] + rx[2] + ry[2]
+    ex = Explorer(hyps)
+    made = []
+
+    class Recording(ZB.Encoder):
+        def __init__(self) -> None:
+            super().__init__()
+            made.append(self)
+
+    def run():
+        out = []
+        for plan in _PLANS:
+            prem, g = [b() for b, _ in premises], goal[0]()
+            shim = _Shim(plan)
+            saved = ZB._z3, ZB.Encoder
+            ZB._z3, ZB.Encoder = shim, Recording
+            try:
+                ans = ZB.implies(prem, g, {IX: rx[0], IY: ry[0]})
+            finally:
+                ZB._z3, ZB.Encoder = saved
+            out.append((prem, g, ans, shim.solvers, made[-1]))
+        return out
+    with patched(ex):
+        paths = ex.paths(run)
+    answers = set()
+    for pc, got in paths:
+        if isinstance(got, Exception):
+            raise ProofFailure("%s: implies raises %r on the path %s" % (what, got, pc))
+        for prem, g, ans, solvers, enc in got:
+            answers.add(ans)
             if ans is None:
                 continue
-            cases.append((encode_cond(P_, c, zs), [d != 0 for d in divisors(P_, c, zs)]))
-            impl.append(z3.BoolVal(ans))
-        answered += len(cases)
+            P_ = Py()
+            zs = Symbols()
+            read = [s for s in solvers if s.verdict == z3.unsat]
+            require(len(read) == 1, "%s: answered %s reading %d refutations", what, ans,
+                    len(read))
+            divmods = [a for a in enc._atoms if a.kind in ("FloorDiv", "Mod")]
+            witness = [(q, P_.floordiv(sym_encode(P_, a.args[0], zs),
+                                       sym_encode(P_, a.args[1], zs)))
+                       for a, q in zip(divmods, enc.fresh)]
+            query = z3.substitute(z3.And(*read[0].assertions), *witness)
+            gv, gd = _means(P_, g, zs)
+            know = [rx[1](zs[IX]), ry[1](zs[IY])] + gd
+            for p in prem:
+                pv, pd = _means(P_, p, zs)
+                know += [pv] + pd
+            know.append(z3.Not(gv) if ans else gv)
+            prove_code(lambda q: q, [query], hyps, pc, know, P=P_,
+                       what="%s: the query behind answer %s" % (what, ans))
+    require({True, False} <= answers, "%s: implies answered only %s", what, answers)
+    return len(paths)
 
-        def claim(*vs, cases=cases):
-            return z3.And(*[z3.Implies(z3.And(*d), w == v) for (w, d), v in zip(cases, vs)])
-        prove_code(claim, impl, hyps, P=P_, what="implies under %s" % (prem,))
-    require(answered >= 30, "implies settled only %d conditions", answered)
+
+@proves("z3bridge.implies",
+        over=bounded("every goal of the grammar c1*x + c2*t + k <op> 0 (t among y, x*y, "
+                     "Min(x, y), Max(x, y), x // d, x % d; every op; and / or of two "
+                     "linear ones) with no premise, every premise of it before a linear "
+                     "goal, every finite / infinite end case of both ranges; coefficients, "
+                     "constants, divisors and range ends symbolic; every solver verdict"))
+def z3bridge_implies():
+    """``implies``'s own code run on symbolic conditions and ranges (a solver that records
+    the queries and answers as planned): wherever it answers, the query it read is
+    satisfiable wherever the answer would be wrong (``_implies_on``), the quotients of the
+    encoder there Python's (they exist and are unique for every non-zero divisor:
+    ``z3bridge.divmod_encoding``).  The query is a conjunction of the premises', the
+    goal's and the ranges' encodings, so the cases below (each goal, each premise, each
+    range case, each on its own) make up every combination of them."""
+    cases = _range_cases("x"), _range_cases("y")
+    full = cases[0][0], cases[1][0]
+    goals = _implies_grammar("g")
+    runs = 0
+    for goal in goals:
+        runs += _implies_on([], goal, *full, "implies(%d)" % runs)
+    linear = goals[0]
+    for prem in _implies_grammar("p"):
+        runs += _implies_on([prem], linear, *full, "implies(%d)" % runs)
+    for rx in cases[0]:
+        for ry in cases[1]:
+            runs += _implies_on([], linear, rx, ry, "implies(%d)" % runs)
+    require(runs >= 88, "implies ran on only %d inputs", runs)
 
 
 @proves("symint.operators", over=samples("a grammar of SymInts under fixed knowledge"))
