@@ -16,20 +16,15 @@ os.environ.setdefault("SYMSHAPE_NUMBA_CACHE", tempfile.mkdtemp(prefix="ss-numba-
 import symshape as ss  # noqa: E402
 from symshape.codegen.numba_backend.loops import MATMUL_WORK  # noqa: E402
 
+from loop_programs import assert_same, gated, leapfrog, make_elman  # noqa: E402
+from loop_programs import written_plus_t as written  # noqa: E402
+
 RNG = np.random.default_rng(4)
 W = RNG.standard_normal((4, 6)) * 0.4
 U = RNG.standard_normal((6, 6)) * 0.4
 BIG = RNG.standard_normal((200, 200)) * 0.05
 COUNTS = (0, 1, 5, 37)
-
-
-def elman(x):
-    h = np.zeros(6)
-    outs = []
-    for t in range(x.shape[0]):
-        h = np.tanh(x[t] @ W + h @ U)
-        outs.append(h)
-    return np.stack(outs), h
+elman = make_elman(W, U)
 
 
 def cumulative(x):
@@ -37,23 +32,6 @@ def cumulative(x):
     for t in range(x.shape[0]):
         acc = acc * 0.5 + x[t]
     return acc
-
-
-def written(x):
-    y = np.zeros_like(x)
-    for t in range(x.shape[0]):
-        y[t] = np.sin(x[t]) + t
-    return y
-
-
-def gated(x):
-    h = np.zeros(x.shape[1:])
-    outs = []
-    for t in range(x.shape[0]):
-        z = 1.0 / (1.0 + np.exp(-x[t]))
-        h = z * h + (1.0 - z) * np.tanh(x[t] + h)
-        outs.append(h)
-    return np.stack(outs), h
 
 
 def backwards(x):
@@ -102,23 +80,8 @@ def sorted_body(x):
     return acc
 
 
-def leapfrog(q, p, n, dt):
-    for _ in range(n):
-        p = p - 0.5 * dt * q
-        q = q + dt * p
-        p = p - 0.5 * dt * q
-    return q, p
-
-
 def _same(got, want):
-    got = got if isinstance(got, tuple) else (got,)
-    want = want if isinstance(want, tuple) else (want,)
-    assert len(got) == len(want)
-    for g, w in zip(got, want):
-        g, w = np.asarray(g), np.asarray(w)
-        assert g.shape == w.shape and g.dtype == w.dtype, (g.shape, w.shape, g.dtype, w.dtype)
-        tol = 1e-5 if w.dtype == np.float32 else 1e-12
-        np.testing.assert_allclose(g, w, rtol=tol, atol=tol)
+    assert_same(got, want, 1e-12, 1e-12, f32=1e-5)
 
 
 def _compile(f, x0, lo):

@@ -8,6 +8,8 @@ import pytest
 
 import symshape as ss
 
+from loop_programs import cumulative, leapfrog, make_elman
+from loop_programs import written_plus_t as written
 from onnx_compare import checked_model, feeds, same_results, session
 
 RNG = np.random.default_rng(11)
@@ -15,29 +17,7 @@ W = RNG.standard_normal((4, 4)) * 0.4
 U = RNG.standard_normal((4, 4)) * 0.4
 T0 = ss.Dim("T", min=0)
 T1 = ss.Dim("T", min=1)
-
-
-def elman(x):
-    h = np.zeros(4)
-    outs = []
-    for t in range(x.shape[0]):
-        h = np.tanh(x[t] @ W + h @ U)
-        outs.append(h)
-    return np.stack(outs), h
-
-
-def cumulative(x):
-    acc = np.zeros(x.shape[1])
-    for t in range(x.shape[0]):
-        acc = acc + x[t] * 0.5
-    return acc
-
-
-def written(x):
-    y = np.zeros_like(x)
-    for t in range(x.shape[0]):
-        y[t] = np.sin(x[t]) + t
-    return y
+elman = make_elman(W, U)
 
 
 def backwards(x):
@@ -47,14 +27,6 @@ def backwards(x):
         acc = 0.5 * acc + x[t]
         outs.append(acc * 2.0)
     return acc, np.stack(outs)
-
-
-def leapfrog(q, p, n, dt):
-    for _ in range(n):
-        p = p - 0.5 * dt * q
-        q = q + dt * p
-        p = p - 0.5 * dt * q
-    return q, p
 
 
 def offset(x):
