@@ -59,6 +59,15 @@ def gated(x):
     return np.stack(outs), h
 
 
+def nested(x):
+    """A loop over the columns inside a loop over the rows, writing ``acc[j]``."""
+    acc = np.zeros(x.shape[1])
+    for t in range(x.shape[0]):
+        for j in range(x.shape[1]):
+            acc[j] = acc[j] * 0.5 + x[t, j]
+    return acc
+
+
 def leapfrog(q, p, n, dt):
     """``n`` leapfrog steps of size ``dt`` of a harmonic oscillator: the count is an
     integer input."""

@@ -16,7 +16,7 @@ os.environ.setdefault("SYMSHAPE_NUMBA_CACHE", tempfile.mkdtemp(prefix="ss-numba-
 import symshape as ss  # noqa: E402
 from symshape.codegen.numba_backend.loops import MATMUL_WORK  # noqa: E402
 
-from loop_programs import assert_same, gated, leapfrog, make_elman  # noqa: E402
+from loop_programs import assert_same, gated, leapfrog, make_elman, nested  # noqa: E402
 from loop_programs import written_plus_t as written  # noqa: E402
 
 RNG = np.random.default_rng(4)
@@ -142,14 +142,6 @@ def test_count_from_an_integer_input():
 
 def test_a_matmul_past_the_limit_stays_blas():
     assert 200 * 200 > MATMUL_WORK
-
-
-def nested(x):
-    acc = np.zeros(x.shape[1])
-    for t in range(x.shape[0]):
-        for j in range(x.shape[1]):
-            acc[j] = acc[j] * 0.5 + x[t, j]
-    return acc
 
 
 def test_a_loop_inside_a_loop_is_a_function_the_loop_calls():
@@ -305,7 +297,7 @@ def test_a_loop_numba_cannot_compile_runs_as_the_python_loop_with_a_warning():
         raise TypingError("no implementation for this signature")
     c.compiled.ns["_L0"] = untypable             # as numba's first call would fail
     x = RNG.standard_normal((6, 4))
-    with pytest.warns(RuntimeWarning, match="could not compile the loop at .*test_loops_numba"):
+    with pytest.warns(RuntimeWarning, match=r"could not compile the loop at .*loop_programs\.py:\d+"):
         got = c(x)
     _same(got, elman(x))
     _same(c(x), elman(x))

@@ -8,7 +8,7 @@ import pytest
 
 import symshape as ss
 
-from loop_programs import cumulative, leapfrog, make_elman
+from loop_programs import cumulative, leapfrog, make_elman, nested
 from loop_programs import written_plus_t as written
 from onnx_compare import checked_model, feeds, same_results, session
 
@@ -104,14 +104,6 @@ def test_backend_onnxruntime_runs_the_loop():
     for n in (1, 3, 20):
         x = RNG.standard_normal((n, 4))
         same_results(c(x), elman(x), rtol=1e-12)
-
-
-def nested(x):
-    acc = np.zeros(x.shape[1])
-    for t in range(x.shape[0]):
-        for j in range(x.shape[1]):
-            acc[j] = acc[j] * 0.5 + x[t, j]
-    return acc
 
 
 def test_a_loop_inside_a_loop_is_a_loop_inside_the_body():
