@@ -68,6 +68,14 @@ def nested(x):
     return acc
 
 
+def odd_rows(x):
+    """A loop with a start of 1 and a step of 2, reading the index."""
+    acc = np.zeros(x.shape[1])
+    for t in range(1, x.shape[0], 2):
+        acc = acc + x[t] * t
+    return acc
+
+
 def leapfrog(q, p, n, dt):
     """``n`` leapfrog steps of size ``dt`` of a harmonic oscillator: the count is an
     integer input."""

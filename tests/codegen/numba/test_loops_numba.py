@@ -16,7 +16,8 @@ os.environ.setdefault("SYMSHAPE_NUMBA_CACHE", tempfile.mkdtemp(prefix="ss-numba-
 import symshape as ss  # noqa: E402
 from symshape.codegen.numba_backend.loops import MATMUL_WORK  # noqa: E402
 
-from loop_programs import assert_same, gated, leapfrog, make_elman, nested  # noqa: E402
+from loop_programs import (assert_same, gated, leapfrog, make_elman, nested,  # noqa: E402
+                           odd_rows)
 from loop_programs import written_plus_t as written  # noqa: E402
 
 RNG = np.random.default_rng(4)
@@ -297,17 +298,12 @@ def test_a_loop_numba_cannot_compile_runs_as_the_python_loop_with_a_warning():
         raise TypingError("no implementation for this signature")
     c.compiled.ns["_L0"] = untypable             # as numba's first call would fail
     x = RNG.standard_normal((6, 4))
-    with pytest.warns(RuntimeWarning, match=r"could not compile the loop at .*loop_programs\.py:\d+"):
+    # (the warning names the loop's line, in the shared programs' file)
+    with pytest.warns(RuntimeWarning,
+                      match=r"could not compile the loop at .*loop_programs\.py:\d+"):
         got = c(x)
     _same(got, elman(x))
     _same(c(x), elman(x))
-
-
-def odd_rows(x):
-    acc = np.zeros(x.shape[1])
-    for t in range(1, x.shape[0], 2):
-        acc = acc + x[t] * t
-    return acc
 
 
 def test_a_step_and_a_start_other_than_0_and_1():

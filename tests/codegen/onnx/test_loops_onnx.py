@@ -8,7 +8,7 @@ import pytest
 
 import symshape as ss
 
-from loop_programs import cumulative, leapfrog, make_elman, nested
+from loop_programs import cumulative, leapfrog, make_elman, nested, odd_rows
 from loop_programs import written_plus_t as written
 from onnx_compare import checked_model, feeds, same_results, session
 
@@ -117,13 +117,6 @@ def test_a_loop_inside_a_loop_is_a_loop_inside_the_body():
     for n, k in ((0, 3), (1, 1), (5, 3), (9, 6)):
         x = RNG.standard_normal((n, k))
         same_results(sess.run(None, feeds(model, (x,), ep)), nested(x), rtol=1e-12)
-
-
-def odd_rows(x):
-    acc = np.zeros(x.shape[1])
-    for t in range(1, x.shape[0], 2):
-        acc = acc + x[t] * t
-    return acc
 
 
 def test_a_step_and_a_start_other_than_0_and_1():
