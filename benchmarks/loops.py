@@ -18,47 +18,17 @@ for _v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# the loop programs are shared with the tests and benchmarks/loops_backends.py
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
 
 import symshape as ss  # noqa: E402
+from loop_programs import Filter, make_elman  # noqa: E402
 from medians import median_ms  # noqa: E402
 
 RNG = np.random.default_rng(0)
 W = RNG.standard_normal((16, 32)) * 0.2
 U = RNG.standard_normal((32, 32)) * 0.2
-
-
-def elman(x):
-    h = np.zeros(32)
-    outs = []
-    for t in range(x.shape[0]):
-        h = np.tanh(x[t] @ W + h @ U)
-        outs.append(h)
-    return np.stack(outs)
-
-
-class Kalman:
-    def __init__(self):
-        self.x = np.zeros(2)
-        self.P = np.eye(2)
-        self.F = np.array([[1.0, 1.0], [0.0, 1.0]])
-        self.H = np.array([[1.0, 0.0]])
-        self.R = np.eye(1) * 0.5
-
-    def step(self, z):
-        self.x = self.F @ self.x
-        self.P = self.F @ self.P @ self.F.T + 0.01
-        y = z - self.H @ self.x
-        S = self.H @ self.P @ self.H.T + self.R
-        K = self.P @ self.H.T @ np.linalg.inv(S)
-        self.x = self.x + K @ y
-        self.P = (np.eye(2) - K @ self.H) @ self.P
-
-    def batch_filter(self, zs):
-        means = []
-        for z in zs:
-            self.step(z)
-            means.append(self.x)
-        return np.stack(means)
+elman = make_elman(W, U, last=False)
 
 
 def deltas(feat):
@@ -80,7 +50,7 @@ def leapfrog(q, steps):
 
 
 def _cases(counts):
-    kf = Kalman()
+    kf = Filter()
     cases = [
         ("Elman RNN (T x 16 -> T x 32)", elman, lambda T: (RNG.standard_normal((T, 16)),),
          {"x": {0: ss.Dim("T", min=1)}}, None),

@@ -26,21 +26,16 @@ for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_
 import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# the loop programs are shared with the tests and benchmarks/loops.py
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
 import symshape as ss  # noqa: E402
+from loop_programs import gated, make_elman  # noqa: E402
 
 RNG = np.random.default_rng(0)
 H = 16
 W = RNG.standard_normal((8, H)) * 0.2
 U = RNG.standard_normal((H, H)) * 0.2
-
-
-def elman(x):
-    h = np.zeros(H)
-    outs = []
-    for t in range(x.shape[0]):
-        h = np.tanh(x[t] @ W + h @ U)
-        outs.append(h)
-    return np.stack(outs), h
+elman = make_elman(W, U)
 
 
 def cumulative(x):
@@ -55,16 +50,6 @@ def written(x):
     for t in range(x.shape[0]):
         y[t] = np.sin(x[t]) * 0.5 + 1.0
     return y
-
-
-def gated(x):
-    h = np.zeros(x.shape[1:])
-    outs = []
-    for t in range(x.shape[0]):
-        z = 1.0 / (1.0 + np.exp(-x[t]))
-        h = z * h + (1.0 - z) * np.tanh(x[t] + h)
-        outs.append(h)
-    return np.stack(outs), h
 
 
 def leapfrog(q, p, n):

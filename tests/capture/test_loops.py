@@ -11,6 +11,8 @@ import pytest
 import symshape as ss
 from symshape.errors import ConstraintViolationError, UserError
 
+from loop_programs import Filter, leapfrog, make_elman
+
 RNG = np.random.default_rng(0)
 T = ss.Dim("T", min=0)
 
@@ -47,15 +49,7 @@ def _check(f, make, spec, counts=(0, 1, 2, 7)):
 # --------------------------------------------------------------------------- programs
 W = RNG.standard_normal((4, 5))
 U = RNG.standard_normal((5, 5))
-
-
-def elman(x):
-    h = np.zeros(5)
-    outs = []
-    for t in range(x.shape[0]):
-        h = np.tanh(x[t] @ W + h @ U)
-        outs.append(h)
-    return np.stack(outs), h
+elman = make_elman(W, U)
 
 
 def columns(x):
@@ -168,12 +162,6 @@ def test_list_stacked_summed_concatenated_after_the_loop():
 
 
 def test_loop_count_is_an_integer_input():
-    def leapfrog(q, p, n, dt):
-        for _ in range(n):
-            p = p - 0.5 * dt * q
-            q = q + dt * p
-            p = p - 0.5 * dt * q
-        return q, p
     q, p = RNG.standard_normal(3), RNG.standard_normal(3)
     ep = ss.export(leapfrog, (q, p, 7, 0.1), dynamic_shapes={"q": None, "p": None,
                                                              "n": ss.Dim("n", min=0),
@@ -223,34 +211,6 @@ def test_save_load_round_trip(tmp_path):
 
 
 # --------------------------------------------------------------------------- state
-class Filter:
-    def __init__(self):
-        self.x = np.zeros(2)
-        self.P = np.eye(2)
-        self.F = np.array([[1.0, 1.0], [0.0, 1.0]])
-        self.H = np.array([[1.0, 0.0]])
-        self.R = np.eye(1) * 0.5
-
-    def predict(self):
-        self.x = self.F @ self.x
-        self.P = self.F @ self.P @ self.F.T + 0.01
-
-    def update(self, z):
-        y = z - self.H @ self.x
-        S = self.H @ self.P @ self.H.T + self.R
-        K = self.P @ self.H.T @ np.linalg.inv(S)
-        self.x = self.x + K @ y
-        self.P = (np.eye(2) - K @ self.H) @ self.P
-
-    def batch_filter(self, zs):
-        means = []
-        for z in zs:
-            self.predict()
-            self.update(z)
-            means.append(self.x)
-        return np.stack(means)
-
-
 def test_state_written_in_the_body_is_replayed_every_iteration():
     kf = Filter()
     ep = ss.export(kf.batch_filter, (RNG.standard_normal((6, 1)),),

@@ -158,23 +158,6 @@ class Scheduled:
         return x @ self.W * lr
 
 
-def test_next_on_a_generator_held_as_state_is_refused_before_it_moves():
-    m = Scheduled()
-    with pytest.raises(ss.UserError, match=r"advances the generator schedule at self\.lr "
-                                           r"with next\(\) at .*test_state_opaque\.py:\d+"):
-        ss.export(m.step, (X,))
-    assert next(m.lr) == 1.0          # the trace did not advance it
-
-
-def test_a_generator_under_compile_runs_eagerly_every_call():
-    m, eager = Scheduled(), Scheduled()
-    cf = ss.compile(m.step, verify=False)     # verify cannot copy a generator
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        for _ in range(4):
-            assert np.array_equal(cf(X), eager.step(X))
-
-
 COUNTER = itertools.count()
 
 
@@ -259,16 +242,24 @@ class LoopScheduled:
         return x * lr
 
 
-def test_a_loop_over_a_generator_held_as_state_is_refused_before_it_moves():
-    m = LoopScheduled()
+# a generator held as state, advanced by next() or by a for loop in the method
+GENERATOR_USERS = pytest.mark.parametrize("cls, how", [(Scheduled, r"next\(\)"),
+                                                        (LoopScheduled, "a for loop")],
+                                          ids=["next", "for-loop"])
+
+
+@GENERATOR_USERS
+def test_advancing_a_generator_held_as_state_is_refused_before_it_moves(cls, how):
+    m = cls()
     with pytest.raises(ss.UserError, match=r"advances the generator schedule at self\.lr "
-                                           r"with a for loop at .*test_state_opaque\.py:\d+"):
+                                           r"with " + how + r" at .*test_state_opaque\.py:\d+"):
         ss.export(m.step, (X,))
     assert next(m.lr) == 1.0          # the trace did not advance it
 
 
-def test_a_loop_over_a_generator_under_compile_takes_what_eager_takes():
-    m, eager = LoopScheduled(), LoopScheduled()
+@GENERATOR_USERS
+def test_a_generator_under_compile_takes_what_eager_takes(cls, how):
+    m, eager = cls(), cls()
     cf = ss.compile(m.step, verify=False)     # verify cannot copy a generator
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -13,21 +13,15 @@ import pytest
 
 import symshape as ss
 
+from loop_programs import make_elman
+
 RNG = np.random.default_rng(7)
 Wx = RNG.standard_normal((3, 16)) * 0.5
 Wh = RNG.standard_normal((4, 16)) * 0.5
 B = RNG.standard_normal(16) * 0.1
 EW = RNG.standard_normal((3, 6)) * 0.5
 EU = RNG.standard_normal((6, 6)) * 0.3
-
-
-def elman(x):
-    h = np.zeros(6)
-    hs = []
-    for t in range(x.shape[0]):
-        h = np.tanh(x[t] @ EW + h @ EU)
-        hs.append(h)
-    return np.stack(hs), h
+elman = make_elman(EW, EU)
 
 
 def sigmoid(z):

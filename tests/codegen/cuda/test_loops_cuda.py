@@ -15,6 +15,9 @@ from symshape.codegen.cuda import compile_cupy
 from symshape.codegen.cuda.backend import _CupyRT
 from symshape.codegen.cuda.emulate import emulate
 
+from loop_programs import assert_same, leapfrog
+from loop_programs import written_plus_one as written
+
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None and not os.environ.get("CXX"),
                                 reason="the CUDA emulator needs g++")
 RNG = np.random.default_rng(9)
@@ -39,29 +42,8 @@ def cumulative(x):
     return np.sqrt(acc * acc + 1.0)     # and one after it
 
 
-def written(x):
-    y = np.zeros_like(x)
-    for t in range(x.shape[0]):
-        y[t] = np.sin(x[t]) + 1.0
-    return y
-
-
-def leapfrog(q, p, n, dt):
-    for _ in range(n):
-        p = p - 0.5 * dt * q
-        q = q + dt * p
-        p = p - 0.5 * dt * q
-    return q, p
-
-
 def _same(got, want):
-    got = got if isinstance(got, tuple) else (got,)
-    want = want if isinstance(want, tuple) else (want,)
-    assert len(got) == len(want)
-    for g, w in zip(got, want):
-        g, w = np.asarray(g), np.asarray(w)
-        assert g.shape == w.shape and g.dtype == w.dtype, (g.shape, w.shape, g.dtype, w.dtype)
-        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+    assert_same(got, want, 1e-5, 1e-6)
 
 
 @pytest.mark.parametrize("f, lo", [(elman, 1), (cumulative, 0), (written, 0)],

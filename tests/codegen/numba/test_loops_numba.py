@@ -16,20 +16,16 @@ os.environ.setdefault("SYMSHAPE_NUMBA_CACHE", tempfile.mkdtemp(prefix="ss-numba-
 import symshape as ss  # noqa: E402
 from symshape.codegen.numba_backend.loops import MATMUL_WORK  # noqa: E402
 
+from loop_programs import (assert_same, gated, leapfrog, make_elman, nested,  # noqa: E402
+                           odd_rows)
+from loop_programs import written_plus_t as written  # noqa: E402
+
 RNG = np.random.default_rng(4)
 W = RNG.standard_normal((4, 6)) * 0.4
 U = RNG.standard_normal((6, 6)) * 0.4
 BIG = RNG.standard_normal((200, 200)) * 0.05
 COUNTS = (0, 1, 5, 37)
-
-
-def elman(x):
-    h = np.zeros(6)
-    outs = []
-    for t in range(x.shape[0]):
-        h = np.tanh(x[t] @ W + h @ U)
-        outs.append(h)
-    return np.stack(outs), h
+elman = make_elman(W, U)
 
 
 def cumulative(x):
@@ -37,23 +33,6 @@ def cumulative(x):
     for t in range(x.shape[0]):
         acc = acc * 0.5 + x[t]
     return acc
-
-
-def written(x):
-    y = np.zeros_like(x)
-    for t in range(x.shape[0]):
-        y[t] = np.sin(x[t]) + t
-    return y
-
-
-def gated(x):
-    h = np.zeros(x.shape[1:])
-    outs = []
-    for t in range(x.shape[0]):
-        z = 1.0 / (1.0 + np.exp(-x[t]))
-        h = z * h + (1.0 - z) * np.tanh(x[t] + h)
-        outs.append(h)
-    return np.stack(outs), h
 
 
 def backwards(x):
@@ -102,23 +81,8 @@ def sorted_body(x):
     return acc
 
 
-def leapfrog(q, p, n, dt):
-    for _ in range(n):
-        p = p - 0.5 * dt * q
-        q = q + dt * p
-        p = p - 0.5 * dt * q
-    return q, p
-
-
 def _same(got, want):
-    got = got if isinstance(got, tuple) else (got,)
-    want = want if isinstance(want, tuple) else (want,)
-    assert len(got) == len(want)
-    for g, w in zip(got, want):
-        g, w = np.asarray(g), np.asarray(w)
-        assert g.shape == w.shape and g.dtype == w.dtype, (g.shape, w.shape, g.dtype, w.dtype)
-        tol = 1e-5 if w.dtype == np.float32 else 1e-12
-        np.testing.assert_allclose(g, w, rtol=tol, atol=tol)
+    assert_same(got, want, 1e-12, 1e-12, f32=1e-5)
 
 
 def _compile(f, x0, lo):
@@ -179,14 +143,6 @@ def test_count_from_an_integer_input():
 
 def test_a_matmul_past_the_limit_stays_blas():
     assert 200 * 200 > MATMUL_WORK
-
-
-def nested(x):
-    acc = np.zeros(x.shape[1])
-    for t in range(x.shape[0]):
-        for j in range(x.shape[1]):
-            acc[j] = acc[j] * 0.5 + x[t, j]
-    return acc
 
 
 def test_a_loop_inside_a_loop_is_a_function_the_loop_calls():
@@ -342,17 +298,12 @@ def test_a_loop_numba_cannot_compile_runs_as_the_python_loop_with_a_warning():
         raise TypingError("no implementation for this signature")
     c.compiled.ns["_L0"] = untypable             # as numba's first call would fail
     x = RNG.standard_normal((6, 4))
-    with pytest.warns(RuntimeWarning, match="could not compile the loop at .*test_loops_numba"):
+    # (the warning names the loop's line, in the shared programs' file)
+    with pytest.warns(RuntimeWarning,
+                      match=r"could not compile the loop at .*loop_programs\.py:\d+"):
         got = c(x)
     _same(got, elman(x))
     _same(c(x), elman(x))
-
-
-def odd_rows(x):
-    acc = np.zeros(x.shape[1])
-    for t in range(1, x.shape[0], 2):
-        acc = acc + x[t] * t
-    return acc
 
 
 def test_a_step_and_a_start_other_than_0_and_1():

@@ -8,6 +8,8 @@ import pytest
 
 import symshape as ss
 
+from loop_programs import cumulative, leapfrog, make_elman, nested, odd_rows
+from loop_programs import written_plus_t as written
 from onnx_compare import checked_model, feeds, same_results, session
 
 RNG = np.random.default_rng(11)
@@ -15,29 +17,7 @@ W = RNG.standard_normal((4, 4)) * 0.4
 U = RNG.standard_normal((4, 4)) * 0.4
 T0 = ss.Dim("T", min=0)
 T1 = ss.Dim("T", min=1)
-
-
-def elman(x):
-    h = np.zeros(4)
-    outs = []
-    for t in range(x.shape[0]):
-        h = np.tanh(x[t] @ W + h @ U)
-        outs.append(h)
-    return np.stack(outs), h
-
-
-def cumulative(x):
-    acc = np.zeros(x.shape[1])
-    for t in range(x.shape[0]):
-        acc = acc + x[t] * 0.5
-    return acc
-
-
-def written(x):
-    y = np.zeros_like(x)
-    for t in range(x.shape[0]):
-        y[t] = np.sin(x[t]) + t
-    return y
+elman = make_elman(W, U)
 
 
 def backwards(x):
@@ -47,14 +27,6 @@ def backwards(x):
         acc = 0.5 * acc + x[t]
         outs.append(acc * 2.0)
     return acc, np.stack(outs)
-
-
-def leapfrog(q, p, n, dt):
-    for _ in range(n):
-        p = p - 0.5 * dt * q
-        q = q + dt * p
-        p = p - 0.5 * dt * q
-    return q, p
 
 
 def offset(x):
@@ -134,14 +106,6 @@ def test_backend_onnxruntime_runs_the_loop():
         same_results(c(x), elman(x), rtol=1e-12)
 
 
-def nested(x):
-    acc = np.zeros(x.shape[1])
-    for t in range(x.shape[0]):
-        for j in range(x.shape[1]):
-            acc[j] = acc[j] * 0.5 + x[t, j]
-    return acc
-
-
 def test_a_loop_inside_a_loop_is_a_loop_inside_the_body():
     ep = ss.export(nested, (RNG.standard_normal((5, 4)),),
                    dynamic_shapes={"x": {0: T0, 1: ss.Dim("K", min=1)}})
@@ -153,13 +117,6 @@ def test_a_loop_inside_a_loop_is_a_loop_inside_the_body():
     for n, k in ((0, 3), (1, 1), (5, 3), (9, 6)):
         x = RNG.standard_normal((n, k))
         same_results(sess.run(None, feeds(model, (x,), ep)), nested(x), rtol=1e-12)
-
-
-def odd_rows(x):
-    acc = np.zeros(x.shape[1])
-    for t in range(1, x.shape[0], 2):
-        acc = acc + x[t] * t
-    return acc
 
 
 def test_a_step_and_a_start_other_than_0_and_1():
