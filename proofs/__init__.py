@@ -137,9 +137,12 @@ def view(rule: str) -> RuleView:
 
 
 def run_one(rule: str) -> Result:
-    from .code import STATS
+    from .code import STATS, restart_names as restart_free
+    from .pyint import restart_names
     fn = load()[rule]
     STATS["code_claims"] = 0
+    restart_names()         # the same names, so the same Z3 queries, in any order
+    restart_free()
     t0, c0 = time.perf_counter(), time.process_time()
     try:
         fn()

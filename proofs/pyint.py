@@ -36,6 +36,16 @@ class ProofFailure(AssertionError):
 _FRESH = itertools.count(1)     # quotient names are unique across contexts
 
 
+def restart_names() -> None:
+    """Number fresh names from 1 again: ``run_one`` calls it before each proof, so a proof
+    asks Z3 the same text whatever ran before it in the process (Z3's search, and so
+    whether it finishes within its resource limit, depends on the names; a counter that
+    ran on across proofs made a proof pass alone and fail after others).  Names stay
+    unique within a proof, and no term outlives the proof that built it."""
+    global _FRESH
+    _FRESH = itertools.count(1)
+
+
 class Py:
     """A context that builds Python ``//`` and ``%`` terms over Z3 integers (``zmin`` /
     ``zmax`` below build ``min`` / ``max``) and remembers the side conditions defining
