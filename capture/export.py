@@ -307,8 +307,10 @@ class _Printed:
             self.shown = text if text.startswith(self.shown) else self.shown + text
 
 
-class _Tee(io.TextIOBase):
-    """Writes through to ``real`` and keeps a copy."""
+class _Tee:
+    """Writes through to ``real`` and keeps a copy; everything else (``isatty``, ``buffer``,
+    ``encoding``, ``fileno``) is the real stream's, so the program sees the stream it
+    would see without a trace."""
 
     def __init__(self, real) -> None:
         self.real = real
@@ -318,15 +320,8 @@ class _Tee(io.TextIOBase):
         self.text.write(s)
         return self.real.write(s)
 
-    def flush(self) -> None:
-        self.real.flush()
-
-    def fileno(self) -> int:
-        return self.real.fileno()
-
-    @property
-    def encoding(self):
-        return getattr(self.real, "encoding", "utf-8")
+    def __getattr__(self, name):
+        return getattr(self.real, name)
 
 
 def _trace_program(f, args, kwargs, dynamic_shapes, tracked: frozenset):

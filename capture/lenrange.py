@@ -40,11 +40,16 @@ def _user_caller() -> bool:
     return user_code(sys._getframe(2).f_code)
 
 
+#: the list types capture/loops.py makes (the rows a loop over a dynamic count appended,
+#: ``[F] * n``), which know their symbolic length (``symbolic_len``: None once they are
+#: plain lists again); registered by loops.py, which imports this module
+SYMBOLIC_LISTS: set = set()
+
+
 def sym_len(obj):
     """``len`` that keeps a traced array's first size symbolic (``np.zeros(len(x))``)."""
-    # the lists capture/loops.py makes (rows a loop over a dynamic count appended, [F] * n)
-    # know their symbolic length; ``symbolic_len`` is None once they are plain lists again
-    if isinstance(obj, list) and hasattr(type(obj), "symbolic_len"):
+    # (every len() of the process goes through here while a trace runs: one set lookup)
+    if type(obj) in SYMBOLIC_LISTS:
         n = obj.symbolic_len()
         if n is not None:
             return n
@@ -163,8 +168,7 @@ def sym_sum(iterable, /, start=_NO_START):
     """``sum`` of a traced array over its first axis without unrolling it (which would pin
     that size): Python adds the rows one after another from 0, as ``np.cumsum`` does, so its
     last row is the same number, bit for bit (``pdf / sum(pdf)``)."""
-    rows = iterable.stacked_rows() if isinstance(iterable, list) and \
-        hasattr(type(iterable), "stacked_rows") else None
+    rows = iterable.stacked_rows() if type(iterable) in SYMBOLIC_LISTS else None
     if rows is not None:        # sum(outs) of a list a loop over a dynamic count built
         iterable = rows
     if type(iterable) is TracedArray and start is _NO_START and iterable.ndim >= 1 \

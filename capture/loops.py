@@ -70,7 +70,7 @@ from symshape.sizes.symint import SymInt, describe
 from symshape.userframe import user_frame
 
 from .control import annotation as _annot, trace_branch as _trace_branch
-from .lenrange import SymRange
+from .lenrange import SYMBOLIC_LISTS, SymRange
 from .loop_convert import CALL_NAME, LOOP_HELPER, UNDEF_NAME, WHILE_END
 from .ops.registry import defop
 from .state.binding import user_code
@@ -182,6 +182,10 @@ class RepeatedList(list):
         """``len`` (the routed one): ``n`` while it is symbolic, None once specialized."""
         return None if self.fixed else self.count
 
+    def stacked_rows(self):
+        """None: ``sum`` adds the items one by one (which specializes ``n``)."""
+        return None
+
     def specialize(self, why: str) -> None:
         """Pin ``n`` to the example's value (a guard naming the user's line)."""
         if not self.fixed:
@@ -231,6 +235,9 @@ for _m in ("append", "extend", "insert", "pop", "remove", "clear", "sort", "reve
            "__mul__", "__rmul__", "__contains__", "__reversed__", "__eq__", "__ne__"):
     setattr(RepeatedList, _m, _specializing(_m))
 RepeatedList.__hash__ = None
+
+
+SYMBOLIC_LISTS.update((LoopList, RepeatedList))      # the routed len / sum know them
 
 
 def repeated_list(items: list, n: SymInt):

@@ -403,6 +403,21 @@ def test_the_trace_aborted_at_the_loop_prints_once_and_leaves_the_object_alone(c
     _same(twin.c, m.c)
 
 
+def test_the_program_sees_the_real_stream_while_its_output_is_kept(capsys):
+    # the trace keeps a copy of what is printed (to print it once when a loop restarts the
+    # trace): the program still sees the stream as it is, its binary buffer and tty flag too
+    import sys
+
+    def f(x):
+        sys.stdout.buffer.write(b"raw\n")
+        print("text")
+        return x * 2 + (1.0 if sys.stdout.isatty() else 0.0)
+    want = np.ones(3) * 2 + (1.0 if sys.stdout.isatty() else 0.0)
+    ep = ss.export(f, (np.ones(3),))
+    assert "text\n" in capsys.readouterr().out
+    _same(ep.module()(np.ones(3)), want)
+
+
 def test_a_list_holding_items_before_the_loop_and_two_loops_appending():
     def f(x):
         h = x[0]
