@@ -174,7 +174,11 @@ def instance(name: str, P: Py, facts: List, terms: tuple, what: str, rewrite=())
     claim's proof shows them consistent).  A conjunct of the premise that is a polynomial
     identity once the ``rewrite`` pairs (``(x, t)``: ``x == t`` among the facts) are
     substituted needs no solver; the rest is one query."""
-    lemma = LEMMAS[name]
+    return instance_of(LEMMAS[name], P, facts, terms, what, rewrite)
+
+
+def instance_of(lemma: Lemma, P: Py, facts: List, terms: tuple, what: str, rewrite=()):
+    """``instance`` of a lemma given itself (not by its name in ``LEMMAS``)."""
     rest = []
     for p in lemma.premise(P, *terms):
         if not z3.is_true(z3.simplify(z3.substitute(p, *rewrite), som=True)):
@@ -184,7 +188,7 @@ def instance(name: str, P: Py, facts: List, terms: tuple, what: str, rewrite=())
         s = limited_solver(RLIMIT, *facts, z3.Not(z3.And(*rest)))
         if z3cache.check(s, RLIMIT) != z3.unsat:
             raise ProofFailure("%s: the premise of %s is not proven: %s"
-                               % (what, name, z3.And(*rest)))
+                               % (what, lemma.name, z3.And(*rest)))
     return concl
 
 
