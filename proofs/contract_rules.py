@@ -21,7 +21,6 @@ from symshape.algebra import expr as E
 from symshape.algebra import ranges as RG
 from symshape.algebra import relations as R
 from symshape.reasoning import decision
-from symshape.algebra import simplify
 from symshape.reasoning import solver
 from symshape.reasoning.env import ShapeEnv
 from symshape.algebra.infinity import INT_OO, NEG_INT_OO, is_inf
@@ -229,33 +228,6 @@ def solve_factor_pairs():
              lambda H, W, U, V: R.eq(H * W + U * V, 0), "h*w + u*v == 0")
     _learned([(4, 1, 12), (3, 1, 12)],
              lambda H, W: R.eq(H * W, 3 * H * E.floordiv(W, 2)), "h*w == 3*h*(w//2)")
-
-
-@proves("fold.minmax_by_facts", over=samples("hand-picked Min / Max under facts"))
-def fold_minmax_by_facts():
-    env, s, t, u, v = _env((9, 1, INT_OO), (3, 1, 64), (5, 1, 20), (7, 1, 20))
-    S, T, U, V = s.expr, t.expr, u.expr, v.expr
-    env.add_guard(R.ge(S, T + 2), None)
-    require(bool(env.facts), "s >= t + 2 should stay a fact: %s", env.ranges)
-    folded = 0
-    for e in (E.smax(S, T), E.smin(S, T), E.smin(S, T, U), E.smax(T + 1, S, 3),
-              E.smax(U, V),                       # symbols the facts do not mention
-              E.smin(S + 1, T + 3), E.smax(S, 2 * T)):
-        got = env.simplify(e)
-        folded += got != e
-        P_ = Py()
-        zs = Symbols()
-        want = encode(P_, e, zs)
-        hyps = _in_ranges(env, zs, (s, t, u, v)) + [encode_cond(P_, f, zs) for f in env.facts]
-        prove_code(lambda x: x == want, [encode(P_, got, zs)], hyps, P=P_,
-                   what="Min/Max folded by facts: %s became %s" % (e, got))
-    require(env.simplify(E.smax(S, T)) == S and env.simplify(E.smin(S, T)) == T,
-            "a >= b + 2 should fold Max(a, b) to a and Min(a, b) to b: %s, %s",
-            env.simplify(E.smax(S, T)), env.simplify(E.smin(S, T)))
-    # a pair whose difference is a constant is decided without the solver
-    require(simplify.dominates(env, "Min", S + 1, S) is False and
-            simplify.dominates(env, "Max", S + 1, S),
-            "S + 1 against S should be decided by the constant difference")
 
 
 @proves("solve.residue_split", over=samples("hand-picked guards"))

@@ -1,6 +1,7 @@
-"""Proofs of the expression layer's rewrite rules (``symshape/algebra/expr.py``) that are
-still over sample expressions (the rest, and the relation normal forms of
-``symshape/algebra/relations.py``, are proven for every input in ``proofs/expr_every.py``).
+"""Proofs of the expression layer's rules (``symshape/algebra/expr.py``) that are still over
+sample expressions (the rest, and the relation normal forms of
+``symshape/algebra/relations.py``, are proven for every input in ``proofs/expr_every.py``
+and ``proofs/divmod_every.py``), and ``code_guards_divisor``, which those proofs share.
 
 Each proof states the rule for all integers in Z3 (divisors symbolic wherever the rule is
 parametric), then runs the real constructor (``floordiv``, ``mod``, ``smin`` ...) on symbolic
@@ -11,14 +12,14 @@ computes it.
 from __future__ import annotations
 
 import itertools
-from typing import Callable, Iterable, List, Sequence
+from typing import Callable, List
 
 import z3
 
 from symshape.algebra import expr as E
 
 from . import samples, proves
-from .code import divisors, encode, prove_code, prove_expr_equal
+from .code import divisors, encode, prove_code
 from .pyint import Py, require, zmax, zmin
 
 # ---------------------------------------------------------------------------- grid helpers
@@ -29,50 +30,6 @@ VALUES = range(-5, 6)
 
 def _points(syms=(S0, S1)) -> List[dict]:
     return [dict(zip(syms, vs)) for vs in itertools.product(VALUES, repeat=len(syms))]
-
-
-def _sample_exprs() -> List[E.IntLike]:
-    s0, s1 = P[0], P[1]
-    return [
-        3 * s0 + 5 * s1 + 7,
-        7 * s0 * s1 - 4 * s1 + 2,
-        -6 * s0 + 9,
-        s0 * s0 - 3 * s0 - 1,
-        E.floordiv(s0, 3) + 2 * s1,
-        E.floordiv(s0 + 1, 2),
-        E.mod(s0, 6) + 4 * s1 - 5,
-        E.mod(s0 + s1, 12),
-        E.smin(s0, s1) * 4 + 1,
-    ]
-
-
-def _fd(P_: Py, a, b):
-    """Python's ``a // b`` in Z3 (the meaning every floordiv rewrite must keep)."""
-    return P_.floordiv(a, b)
-
-
-def _md(P_: Py, a, b):
-    return P_.mod(a, b)
-
-
-def _defined(P_: Py, zs, *xs) -> list:
-    """The inputs' own divisions are defined (their divisors non-zero)."""
-    out = []
-    for x in xs:
-        if type(x) is E.Expr:
-            out += [d != 0 for d in divisors(P_, x, zs)]
-    return out
-
-
-def _check_rewrite(op: Callable, zop: Callable, a, b, what: str) -> E.IntLike:
-    """Prove the code's output ``op(a, b)`` equal to ``zop`` of its inputs for every value
-    of the symbols where the inputs are defined and the divisor ``b`` is non-zero."""
-    got = op(a, b)
-    prove_expr_equal(
-        got, lambda P_, zs: zop(P_, encode(P_, a, zs), encode(P_, b, zs)),
-        hyps_fn=lambda P_, zs: _defined(P_, zs, a, b) + [encode(P_, b, zs) != 0],
-        what="%s: %s, %s -> %s" % (what, a, b, got))
-    return got
 
 
 def code_guards_divisor(divide: Callable) -> None:
@@ -97,21 +54,6 @@ def code_guards_divisor(divide: Callable) -> None:
     divide(6, SymInt(u.expr, None, env))
     require(any(u in c.free_symbols for c, _, _ in env.checks),
             "dividing by a data-dependent size that may be 0 records no run-time check")
-
-
-def _check_op(op: Callable, zop: Callable, exprs: Iterable, divisors_: Sequence[int],
-              what: str) -> None:
-    """``op(e, b)`` as the code rewrites it equals ``e // b`` (or ``%``) for all symbol
-    values, for each sample ``e`` and each divisor ``b``."""
-    for e in exprs:
-        for b in divisors_:
-            _check_rewrite(op, zop, e, b, what)
-
-
-POS = [1, 2, 3, 4, 6, 12]
-
-
-# ---------------------------------------------------------------------------- floordiv
 
 
 class _PyZ:
@@ -191,82 +133,5 @@ def print_python_source():
             got = eval(text, {"__builtins__": {}, "min": min, "max": max},
                        {s.name: v for s, v in p.items()})
             require(got == want, "format_py(%s) = %r gives %d at %s, not %d", e, text, got, p, want)
-
-
-# ---------------------------------------------------------------------------- mod
-
-
-# ---------------------------------------------------------------------------- ceildiv
-
-
-# ---------------------------------------------------------------------------- sampled still
-# (the symbolic-coefficient runs of these paths exceed Z3's nonlinear reach within the limit:
-# proofs/expr_every.py proves the rest of floordiv / mod for every input)
-@proves("floordiv.nested", over=samples("nine sample expressions times a few divisors"))
-def floordiv_nested():
-    P_ = Py()
-    x, b, c = z3.Ints("x b c")
-    P_.prove(P_.floordiv(P_.floordiv(x, c), b) == P_.floordiv(x, b * c), b > 0, c > 0)
-    s0 = P[0]
-    inner = [E.floordiv(s0, 3), E.floordiv(s0 + P[1], 2), E.floordiv(3 * s0 + 1, 4)]
-    _check_op(E.floordiv, _fd, inner, POS, "nested floordiv")
-    got = E.floordiv(E.floordiv(s0, 3), 4)
-    require(got == E.floordiv(s0, 12), "(s//3)//4 should merge to s//12, got %s", got)
-
-
-@proves("floordiv.common_gcd", over=samples("nine sample expressions times a few divisors"))
-def floordiv_common_gcd():
-    P_ = Py()
-    g, x, m = z3.Ints("g x m")
-    P_.prove(P_.floordiv(g * x, g * m) == P_.floordiv(x, m), g > 0, m > 0)
-    s0, s1 = P[0], P[1]
-    cases = [6 * s0 + 4, 10 * s0 * s1 - 15 * s1 + 5, 4 * s0 + 8 * s1 + 2, 9 * s0 - 3]
-    _check_op(E.floordiv, _fd, cases, [2, 3, 6, 10, 12, -4, -6], "floordiv common gcd")
-    require(E.floordiv(6 * s0 + 4, 10) == E.floordiv(3 * s0 + 2, 5),
-            "(6*s + 4)//10 should reduce to (3*s + 2)//5, got %s", E.floordiv(6 * s0 + 4, 10))
-
-
-@proves("mod.coeff_reduce", over=samples("nine sample expressions times a few divisors"))
-def mod_coeff_reduce():
-    P_ = Py()
-    b, q, r = z3.Ints("b q r")
-    P_.prove(P_.mod(b * q + r, b) == P_.mod(r, b), b > 0)
-    P_ = Py()
-    c1, c2, t1, t2, k = z3.Ints("c1 c2 t1 t2 k")
-    a = c1 * t1 + c2 * t2 + k
-    rest = P_.mod(c1, b) * t1 + P_.mod(c2, b) * t2 + P_.mod(k, b)
-    P_.prove(P_.mod(a, b) == P_.mod(rest, b), b > 0)
-    _check_op(E.mod, _md, _sample_exprs(), POS, "mod coefficient reduction")
-
-
-@proves("mod.common_gcd", over=samples("nine sample expressions times a few divisors"))
-def mod_common_gcd():
-    P_ = Py()
-    g, x, m = z3.Ints("g x m")
-    P_.prove(P_.mod(g * x, g * m) == g * P_.mod(x, m), g > 0, m > 0)
-    s0, s1 = P[0], P[1]
-    cases = [6 * s0 + 4, 10 * s0 * s1 - 15 * s1 + 5, 4 * s0 + 8 * s1 + 2, 9 * s0 - 3,
-             14 * s0 + 4 * s1]
-    _check_op(E.mod, _md, cases, [2, 3, 6, 10, 12, -4, -6], "mod common gcd")
-    require(E.mod(6 * s0 + 4, 10) == 2 * E.mod(3 * s0 + 2, 5),
-            "Mod(6*s + 4, 10) should be 2*Mod(3*s + 2, 5), got %s", E.mod(6 * s0 + 4, 10))
-
-
-@proves("mod.nested", over=samples("nine sample expressions times a few divisors"))
-def mod_nested():
-    P_ = Py()
-    x, b, c, t = z3.Ints("x b c t")
-    P_.prove(P_.mod(P_.mod(x, c), b) == P_.mod(x, b), b > 0, c == b * t, c != 0)
-    s0 = P[0]
-    inner = [E.mod(s0, 12), E.mod(s0 + P[1], 6), E.mod(3 * s0 + 1, 8)]
-    _check_op(E.mod, _md, inner, POS, "nested mod")
-    got = E.mod(E.mod(s0, 12), 4)
-    require(got == E.mod(s0, 4), "Mod(Mod(s, 12), 4) should be Mod(s, 4), got %s", got)
-
-
-# ---------------------------------------------------------------------------- Min / Max
-
-
-# ---------------------------------------------------------------------------- relations
 
 

@@ -187,27 +187,6 @@ def _small_numerator_every(kind: str) -> None:
                % (kind, len(paths)))
 
 
-@proves("rel.strip_positive_factor", over=samples("hand-picked relations"))
-def rel_strip_positive_factor():
-    b, e = z3.Ints("b e")
-    prove(z3.And((b * e == 0) == (e == 0), (b * e != 0) == (e != 0),
-                 (b * e <= 0) == (e <= 0)), b >= 1)
-    env, s, t, u = _env((4, 1, 9), (3, -4, 6), (2, 0, 5))
-    S, T, U = s.expr, t.expr, u.expr
-    exprs = [S * T - 4 * S * E.floordiv(T, 4), S * T * T - 2 * S, S * U - S * T,
-             S * E.mod(T, 3) - S]
-    for x in exprs:
-        for op in (R.EQ, R.NE, R.LE):
-            c = R.make(op, x)
-            if type(c) is bool:
-                continue
-            got = env.subst_cond(c)
-            _same_truth(env, (s, t, u), c, got, "positive factor stripped")
-    got = env.subst_cond(R.make(R.EQ, exprs[0]))
-    require(not (isinstance(got, R.Rel) and s in got.free_symbols),
-            "the positive factor was not stripped: %s", got)
-
-
 @proves("fold.push_minmax", over=samples("hand-picked expressions"))
 def fold_push_minmax():
     r, a, b = z3.Ints("r a b")

@@ -47,4 +47,4 @@ def test_python_m_proofs_rule_prints_row_implementation_and_proof():
     out = subprocess.run([sys.executable, "-m", "proofs", "--rule", "floordiv.nested"],
                          cwd=REPO, capture_output=True, text=True, check=True).stdout
     assert BY_NAME["floordiv.nested"].statement in out
-    assert "symshape.algebra.expr:floordiv" in out and "proofs.expr_rules:" in out
+    assert "symshape.algebra.expr:floordiv" in out and "proofs.divmod_every:" in out
