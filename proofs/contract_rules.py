@@ -151,35 +151,6 @@ def project_drop_implied():
 # ---------------------------------------------------------------------------- ranges.py
 
 
-@proves("range.divmod_split", over=samples("11 expressions times 5 boxes"))
-def range_divmod_split():
-    P = Py()
-    s, k, lo, hi = z3.Ints("s k lo hi")
-    q, r = P.floordiv(s, k), P.mod(s, k)
-    P.prove(z3.And(s == k * q + r, 0 <= r, r <= k - 1,
-                   P.floordiv(lo, k) <= q, q <= P.floordiv(hi, k)),
-            k > 0, lo <= s, s <= hi)
-    s0, s1 = E.Sym(0), E.Sym(1)
-    S, T = s0.expr, s1.expr
-    exprs = [S - E.floordiv(S, 2), -S + E.floordiv(S, 2), S - 3 * E.floordiv(S, 3),
-             2 * S - E.floordiv(S, 4) + E.mod(S, 4), E.floordiv(-S, 2),
-             S - 2 * E.floordiv(S, 2) - E.mod(S, 2),             # cancels to a constant
-             3 * S - 9 * E.floordiv(S, 3) - 3 * E.mod(S, 3) + 4,
-             S + T - E.floordiv(S, 2) + E.mod(S + T, 3),          # a numerator not a symbol
-             T * S - E.floordiv(S, 2),                            # s only in a product
-             # two symbols split in turn: each split's quotient stays its own
-             S - T + E.floordiv(S, 2) - E.floordiv(T, 3),
-             S + T - E.floordiv(S, 2) - E.floordiv(T, 4)]
-    boxes = [ValueRange(2, 9), ValueRange(-7, 3), ValueRange(5, 5), ValueRange(0, INT_OO),
-             ValueRange(NEG_INT_OO, -1)]
-    n = prove_box_ranges(lambda e, rng: RG._divmod_split(e, rng), exprs, (s0, s1), boxes,
-                   "_divmod_split")
-    require(n > 0, "_divmod_split rewrote nothing")
-    # and it is what makes bound() tight: s - s // 2 >= 1 for s >= 2
-    got = bound(S - E.floordiv(S, 2), {s0: ValueRange(2, 9)}.__getitem__)
-    require(got.lower == 1, "bound(s - s // 2) over [2, 9] = %s, expected lower end 1", got)
-
-
 @proves("range.minmax_push", over=samples("8 expressions times 4 boxes"))
 def range_minmax_push():
     r, a, b = z3.Ints("r a b")

@@ -1,0 +1,55 @@
+"""The rewrites inside ``bound()`` (``symshape/algebra/ranges.py``) for every coefficient
+and every box: each run on an expression template with symbolic coefficients, constant and
+divisor over symbols whose ranges have symbolic ends (finite or infinite), along every path
+(``proofs/boundpaths.py``), the recursive ``bound()`` call its induction hypothesis.
+
+The templates are the rewrites' real domains as the code reads them: a rewrite looks for
+its pattern among the terms (a ``FloorDiv`` / ``Mod`` of a symbol that also appears
+linearly, the one ``Min`` / ``Max`` term, an atom common to every term) and copies every
+other term through its coefficient; so one term of each kind the pattern names, one other
+term ``t`` (any value: its range is the box's) and the constant cover every path, each
+coefficient any integer (zero included: the term is then absent).
+"""
+from __future__ import annotations
+
+import z3
+
+from symshape.algebra import expr as E
+from symshape.algebra import ranges as RG
+
+from . import every, proves
+from .boundpaths import b_ints, prove_rewrite
+from .pyint import Py, require
+
+S, T = E.Sym(0), E.Sym(1)
+Q, R = E.Sym(-1, True), E.Sym(-2, True)      # the split's stand-ins (below 0, as coded)
+
+
+@proves("range.divmod_split",
+        over=every("every c1*s + c2*FloorDiv(s, k) + c3*Mod(s, k) + c4*t + c0 (coefficients, "
+                   "constant and divisor k symbolic integers) over every box of s and t "
+                   "(ends symbolic, finite or infinite), along every path; bound() on the "
+                   "split expression sound (the induction hypothesis)"))
+def range_divmod_split():
+    P = Py()
+    s, k, lo, hi = z3.Ints("s k lo hi")
+    q, r = P.floordiv(s, k), P.mod(s, k)
+    P.prove(z3.And(s == k * q + r, 0 <= r, r <= k - 1,
+                   P.floordiv(lo, k) <= q, q <= P.floordiv(hi, k)),
+            k > 0, lo <= s, s <= hi)
+    c0, c1, c2, c3, c4, kk = b_ints("c0 c1 c2 c3 c4 k")
+
+    def build():
+        div = E.OpAtom("FloorDiv", (S.expr, kk))
+        rem = E.OpAtom("Mod", (S.expr, kk))
+        return E.Expr({(S,): c1, (div,): c2, (rem,): c3, (T,): c4}, c0)
+
+    def inst(P, zs):        # the split's quotient and remainder at s
+        return {Q: P.floordiv(zs[S], kk.v), R: P.mod(zs[S], kk.v)}
+    # vr_floordiv / vr_mod as their proven rules (range.floordiv_*, range.mod_*)
+    prove_rewrite(lambda x, rng: RG._divmod_split(x, rng), build, (S, T), "_divmod_split",
+                  inst, contracts={"vr_floordiv": lambda P, x, y: P.floordiv(x, y),
+                                   "vr_mod": lambda P, x, y: P.mod(x, y)})
+    # and it is what makes bound() tight: s - s // 2 >= 1 for s >= 2
+    got = RG.bound(S.expr - E.floordiv(S.expr, 2), {S: RG.ValueRange(2, 9)}.__getitem__)
+    require(got.lower == 1, "bound(s - s // 2) over [2, 9] = %s, expected lower end 1", got)
