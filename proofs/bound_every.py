@@ -19,9 +19,9 @@ from symshape.algebra import ranges as RG
 
 from . import every, proves
 from .boundpaths import b_ints, prove_rewrite
-from .pyint import Py, require
+from .pyint import Py, prove, require, zmax, zmin
 
-S, T = E.Sym(0), E.Sym(1)
+S, T, U = E.Sym(0), E.Sym(1), E.Sym(2)
 Q, R = E.Sym(-1, True), E.Sym(-2, True)      # the split's stand-ins (below 0, as coded)
 
 
@@ -53,3 +53,27 @@ def range_divmod_split():
     # and it is what makes bound() tight: s - s // 2 >= 1 for s >= 2
     got = RG.bound(S.expr - E.floordiv(S.expr, 2), {S: RG.ValueRange(2, 9)}.__getitem__)
     require(got.lower == 1, "bound(s - s // 2) over [2, 9] = %s, expected lower end 1", got)
+
+
+@proves("range.minmax_push",
+        over=every("every c*K(a, b) + c1*a + c2*b + c0 for K each of Min and Max "
+                   "(coefficients and constant symbolic integers; the rest, read only "
+                   "through expression addition, shares the arguments' symbols and may "
+                   "cancel them) over every box "
+                   "(ends symbolic, finite or infinite), along every path; the code reads "
+                   "each argument alike (one comprehension), so two stand for any number; "
+                   "bound() on each pushed argument sound (the induction hypothesis)"))
+def range_minmax_push():
+    r, a, b = z3.Ints("r a b")
+    prove(z3.And(r + zmax(a, b) == zmax(r + a, r + b), r - zmax(a, b) == zmin(r - a, r - b),
+                 r + zmin(a, b) == zmin(r + a, r + b), r - zmin(a, b) == zmax(r - a, r - b)))
+    c, c0, c1, c2 = b_ints("c c0 c1 c2")
+    for kind in ("Min", "Max"):
+        def build(kind=kind):
+            atom = E.OpAtom(kind, (S.expr, T.expr))
+            return E.Expr({(atom,): c, (S,): c1, (T,): c2}, c0)
+        prove_rewrite(lambda x, rng: RG._minmax_pushed(x, rng), build, (S, T),
+                      "_minmax_pushed(%s)" % kind)
+    ranges = {S: RG.ValueRange(-3, 6), T: RG.ValueRange(0, 4)}
+    require(RG.bound(E.smax(S.expr, T.expr) - S.expr, ranges.__getitem__).lower == 0,
+            "Max(a, b) - a should be bounded below by 0")

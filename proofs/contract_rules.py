@@ -18,20 +18,19 @@ from __future__ import annotations
 import z3
 
 from symshape.algebra import expr as E
-from symshape.algebra import ranges as RG
 from symshape.algebra import relations as R
 from symshape.reasoning import decision
 from symshape.algebra import simplify
 from symshape.reasoning import solver
 from symshape.reasoning.env import ShapeEnv
-from symshape.algebra.infinity import INT_OO, NEG_INT_OO, is_inf
+from symshape.algebra.infinity import INT_OO, is_inf
 from symshape.reasoning import projection as PJ
-from symshape.algebra.ranges import ValueRange, bound
+from symshape.algebra.ranges import ValueRange
 
 from . import samples, proves
 from .code import Symbols, divisors, encode, encode_cond, prove_code
-from .pyint import Py, prove, require, zmax, zmin
-from .range_rules import _member, prove_box_ranges
+from .pyint import Py, prove, require, zmax
+from .range_rules import _member
 from .solver_rules import _in_ranges, _solutions_kept
 
 
@@ -149,28 +148,6 @@ def project_drop_implied():
 
 
 # ---------------------------------------------------------------------------- ranges.py
-
-
-@proves("range.minmax_push", over=samples("8 expressions times 4 boxes"))
-def range_minmax_push():
-    r, a, b = z3.Ints("r a b")
-    prove(z3.And(r + zmax(a, b) == zmax(r + a, r + b), r - zmax(a, b) == zmin(r - a, r - b),
-                 r + zmin(a, b) == zmin(r + a, r + b), r - zmin(a, b) == zmax(r - a, r - b)))
-    s0, s1 = E.Sym(0), E.Sym(1)
-    A, B = s0.expr, s1.expr
-    exprs = [E.smax(A, B) - A, B - E.smin(A, B), E.smax(A, B) - B + 2,
-             E.smin(A, 2 * B) + 3 * A - 1, E.smax(A, B) + 3,    # nothing to push in
-             E.smax(A, B) - E.smin(A, B),          # two Min / Max terms: not pushed
-             2 * E.smax(A, B) - A,                 # coefficient 2: not pushed
-             A * E.smax(A, B) - B]                 # Max inside a product: not pushed
-    boxes = [ValueRange(-3, 6), ValueRange(0, 4), ValueRange(1, INT_OO),
-             ValueRange(NEG_INT_OO, 2)]
-    n = prove_box_ranges(lambda e, rng: RG._minmax_pushed(e, rng), exprs, (s0, s1), boxes,
-                   "_minmax_pushed")
-    require(n > 0, "_minmax_pushed rewrote nothing")
-    ranges = {s0: ValueRange(-3, 6), s1: ValueRange(0, 4)}
-    require(bound(E.smax(A, B) - A, ranges.__getitem__).lower == 0,
-            "Max(a, b) - a should be bounded below by 0")
 
 
 # ---------------------------------------------------------------------------- solver
