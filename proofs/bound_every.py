@@ -21,7 +21,7 @@ from . import every, proves
 from .boundpaths import b_ints, prove_rewrite
 from .pyint import Py, prove, require, zmax, zmin
 
-S, T, U = E.Sym(0), E.Sym(1), E.Sym(2)
+S, T, A = E.Sym(0), E.Sym(1), E.Sym(2)
 Q, R = E.Sym(-1, True), E.Sym(-2, True)      # the split's stand-ins (below 0, as coded)
 
 
@@ -77,3 +77,18 @@ def range_minmax_push():
     ranges = {S: RG.ValueRange(-3, 6), T: RG.ValueRange(0, 4)}
     require(RG.bound(E.smax(S.expr, T.expr) - S.expr, ranges.__getitem__).lower == 0,
             "Max(a, b) - a should be bounded below by 0")
+
+
+def factored_every() -> None:
+    """``_bound_factored`` on ``c1*a*s + c2*a*t + c0``: ``a`` divides every term (when
+    ``c2`` is 0, ``s`` does too: the code then picks the least atom by key), the common
+    atom's range and the quotient's range the induction hypothesis."""
+    c0, c1, c2 = b_ints("c0 c1 c2")
+
+    def build():
+        return E.Expr({(A, S): c1, (A, T): c2}, c0)
+    # vr_mul / vr_add as their proven rules (range.mul, range.add)
+    prove_rewrite(lambda x, rng: RG._bound_factored(x, rng), build, (A, S, T),
+                  "_bound_factored", hyps=[z3.Or(c1.v != 0, c2.v != 0)],
+                  names=("bound", "bound_atom"),
+                  contracts={"vr_mul": lambda P, x, y: x * y, "vr_add": lambda P, x, y: x + y})

@@ -24,6 +24,7 @@ from typing import Callable, Dict, List
 
 import z3
 
+from symshape.algebra import expr as E
 from symshape.algebra import ranges as RG
 from symshape.algebra.ranges import ValueRange
 
@@ -129,17 +130,19 @@ class Recursion:
         """A fresh range for ``bound(e, sym_range)`` (its induction hypothesis)."""
         if isinstance(e, (int, SInt)):
             return RG.point(e)
+        if not isinstance(e, E.Expr):           # bound_atom(atom, ...): the atom's value
+            e = E.atom_expr(e)
         out = self._fresh()
         ranges = {a: sym_range(a) for a in sorted(e.free_symbols, key=lambda a: a.key)}
         self.calls.append((e, ranges, out.lower, out.upper))
         return out
 
-    def contract(self, op: Callable) -> Callable:
+    def contract(self, op: Callable, divides: bool) -> Callable:
         """A transfer function ``f(a, b)`` as its proven rule: a fresh range holding
-        ``op(P, x, y)`` for x in a, y in b (y != 0)."""
+        ``op(P, x, y)`` for x in a, y in b (y != 0 when it ``divides``)."""
         def call(a, b):
             out = self._fresh()
-            self.ops.append((a, b, op, out))
+            self.ops.append((a, b, op, out, divides))
             return out
         return call
 
@@ -150,7 +153,8 @@ def recursion(ex: Explorer, names=("bound",), contracts=None):
     ``contracts``: ``ranges`` functions answered by their proven rule."""
     rec = Recursion(ex)
     stubs = {n: rec.bound for n in names}
-    stubs.update({n: rec.contract(op) for n, op in (contracts or {}).items()})
+    stubs.update({n: rec.contract(op, n in ("vr_floordiv", "vr_mod"))
+                  for n, op in (contracts or {}).items()})
     saved = {n: vars(RG)[n] for n in stubs}
     for n, f in stubs.items():
         setattr(RG, n, f)
@@ -170,22 +174,32 @@ def _in(r: ValueRange, v):
     return inside(*_pair(r.lower), *_pair(r.upper), v)
 
 
-def _member_of(r: ValueRange, box, zs):
+def value_of(P, r: ValueRange, rec: Recursion, box, izs):
     """The value the proof instantiates a transfer function's rule at, for operand ``r``:
-    the member of the box whose range object the code passed, or a singleton's value."""
+    the member of the box whose range object the code passed, the value of the expression
+    an induction hypothesis' range stands for, the value of a proven rule's operation, or
+    a singleton's value; None when the proof can name none."""
     for s_, b in box.items():
         if b is r:
-            return zs[s_]
-    if isinstance(r.lower, SInt) and r.upper is r.lower:
-        return r.lower.v
+            return izs[s_]
+    for e, _, lo, _ in rec.calls:
+        if lo is r.lower:
+            return encode(P, e, izs)
+    for a, b, op, got, _ in rec.ops:
+        if got is r:
+            x, y = value_of(P, a, rec, box, izs), value_of(P, b, rec, box, izs)
+            return None if x is None or y is None else op(P, x, y)
+    if isinstance(r.lower, (int, SInt)) and r.upper is r.lower:
+        return SC.value(r.lower)
     return None
 
 
-def _rule_instance(P, a, b, op, got: ValueRange, box, zs):
-    x, y = _member_of(a, box, zs), _member_of(b, box, zs)
+def _rule_instance(P, a, b, op, got: ValueRange, divides: bool, rec, box, izs):
+    x, y = value_of(P, a, rec, box, izs), value_of(P, b, rec, box, izs)
     if x is None or y is None:
         return z3.BoolVal(True)             # no instance the proof can name: nothing known
-    return z3.Implies(z3.And(_in(a, x), _in(b, y), y != 0), _in(got, op(P, x, y)))
+    defined = [y != 0] if divides else []
+    return z3.Implies(z3.And(_in(a, x), _in(b, y), *defined), _in(got, op(P, x, y)))
 
 
 def prove_rewrite(rewrite: Callable, build: Callable, syms, what: str,
@@ -224,7 +238,7 @@ def prove_rewrite(rewrite: Callable, build: Callable, syms, what: str,
         ih = [z3.Implies(z3.And(*[_in(r, izs[a]) for a, r in rng.items()]),
                          inside(lo.s, lo.v, hi.s, hi.v, encode(P, e, izs)))
               for e, rng, lo, hi in rec.calls]
-        ih += [_rule_instance(P, a, b, op, got, box, zs) for a, b, op, got in rec.ops]
+        ih += [_rule_instance(P, *op, rec, box, izs) for op in rec.ops]
         defined = [d != 0 for d in divisors_of(P, x, zs)]
         cases.append((z3.And(*pc, *ih, *defined), encode(P, x, zs), len(impl)))
         impl += [*_pair(out.lower), *_pair(out.upper)]

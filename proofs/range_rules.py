@@ -321,7 +321,12 @@ def range_max():
 
 
 # ---------------------------------------------------------------------------- factored bound
-@proves("range.factored", over=samples("hand-picked factored expressions"))
+@proves("range.factored",
+        over=every("every c1*a*s + c2*a*t + c0 (coefficients and constant symbolic integers, "
+                   "not all terms zero) over every box of a, s, t (ends symbolic, finite or "
+                   "infinite), along every path of _bound_factored; the common atom read "
+                   "through bound_atom and the rest through bound(), each sound (the "
+                   "induction hypothesis)"))
 def range_factored():
     E = Ext()
     tlo, thi, wt = E.interval("t")
@@ -338,29 +343,9 @@ def range_factored():
     ihi2 = select(lt(ehi, hi), ehi, hi)
     E2.prove(inside(ilo2, ihi2, value), we, inside(elo, ehi, value), wt, wi,
              inside(tlo, thi, t), inside(ilo, ihi, i), *E.defined)
-    # the real bound() on polynomials with a common factor, against brute force
-    from symshape.algebra import expr as EX
-    s0, s1, s2 = EX.Sym(910), EX.Sym(911), EX.Sym(912)
-    polys = [s0.expr * s2.expr - 2 * s2.expr, 3 * s0.expr * s1.expr + s1.expr - 4,
-             s0.expr * s0.expr * s1.expr - s0.expr * s1.expr + 5,
-             s2.expr * s2.expr - s2.expr * s0.expr]
-    boxes = [ValueRange(-3, 2), ValueRange(0, 3), ValueRange(2, 4), ValueRange(-2, -1)]
-    from .code import Symbols, encode
-    for p in polys:
-        P_ = Py()
-        cases, impl = [], []
-        for k, (r0, r1, r2) in enumerate(itertools.product(boxes, repeat=3)):
-            rng = {s0: r0, s1: r1, s2: r2}
-            got = RG.bound(p, rng.__getitem__)          # the code's own bound
-            zs = Symbols({s: z3.Int("%s_%d" % (s.name, k)) for s in (s0, s1, s2)})
-            mem = [c for s in (s0, s1, s2) for c in _member(rng[s], zs[s])]
-            cases.append((mem, encode(P_, p, zs), len(impl)))
-            impl += [z3.IntVal(got.lower), z3.IntVal(got.upper)]
-
-        def claim(*b, cases=cases):
-            return z3.And(*[z3.Implies(z3.And(*mem), z3.And(b[i] <= v, v <= b[i + 1]))
-                            for mem, v, i in cases])
-        prove_code(claim, impl, P=P_, what="bound(%s) on 64 boxes" % p)
+    # the code's own rewrite for every coefficient and box (proofs/bound_every.py)
+    from .bound_every import factored_every
+    factored_every()
 
 
 @proves("range.bound", over=samples("seven expressions times three boxes"))
