@@ -92,3 +92,4 @@ def factored_every() -> None:
                   "_bound_factored", hyps=[z3.Or(c1.v != 0, c2.v != 0)],
                   names=("bound", "bound_atom"),
                   contracts={"vr_mul": lambda P, x, y: x * y, "vr_add": lambda P, x, y: x + y})
+

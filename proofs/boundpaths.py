@@ -110,13 +110,17 @@ class Recursion:
     """Stands in for ``bound()`` inside a rewrite, and for the proven transfer functions it
     calls (``contracts``: name -> the operation, as ``op(P, x, y)``): each call returns a
     fresh range.  A ``bound()`` call remembers (expression, the range the code gave each
-    of its symbols, the fresh ends): its induction hypothesis; a transfer function's call
-    remembers (its operand ranges, the operation, the fresh ends): its proven rule."""
+    of its symbols, the fresh ends) and a transfer function's call (its operand ranges, the
+    operation, the fresh range); each assumes, on its path, the instance of its induction
+    hypothesis / proven rule at the point the proof picked (``izs``), so the paths those
+    rule out are not explored (``intersect`` of two ranges that both hold the value)."""
 
     def __init__(self, ex: Explorer) -> None:
         self.ex = ex
         self.calls: List = []
         self.ops: List = []
+        self.box: Dict = {}         # symbol -> its range (the box the proof gave the code)
+        self.izs: Dict = {}         # symbol -> the value the hypotheses are instantiated at
 
     def _fresh(self) -> ValueRange:
         n = len(self.calls) + len(self.ops)
@@ -135,6 +139,9 @@ class Recursion:
         out = self._fresh()
         ranges = {a: sym_range(a) for a in sorted(e.free_symbols, key=lambda a: a.key)}
         self.calls.append((e, ranges, out.lower, out.upper))
+        P, izs = self.ex.P, self.izs
+        self.ex.assume(z3.Implies(z3.And(*[_in(r, izs[a]) for a, r in ranges.items()]),
+                                  _in(out, encode(P, e, izs))))
         return out
 
     def contract(self, op: Callable, divides: bool) -> Callable:
@@ -143,8 +150,10 @@ class Recursion:
         def call(a, b):
             out = self._fresh()
             self.ops.append((a, b, op, out, divides))
+            self.ex.assume(_rule_instance(self.ex.P, a, b, op, out, divides, self))
             return out
         return call
+
 
 
 @contextmanager
@@ -174,32 +183,36 @@ def _in(r: ValueRange, v):
     return inside(*_pair(r.lower), *_pair(r.upper), v)
 
 
-def value_of(P, r: ValueRange, rec: Recursion, box, izs):
+def value_of(P, r: ValueRange, rec: Recursion):
     """The value the proof instantiates a transfer function's rule at, for operand ``r``:
     the member of the box whose range object the code passed, the value of the expression
     an induction hypothesis' range stands for, the value of a proven rule's operation, or
-    a singleton's value; None when the proof can name none."""
-    for s_, b in box.items():
+    a singleton's value; None when the proof can name none.  A scalar operand (a scale
+    factor, an exponent) is its own value."""
+    if not isinstance(r, ValueRange):
+        return r if isinstance(r, int) else SC.value(r)
+    for s_, b in rec.box.items():
         if b is r:
-            return izs[s_]
+            return rec.izs[s_]
     for e, _, lo, _ in rec.calls:
         if lo is r.lower:
-            return encode(P, e, izs)
+            return encode(P, e, rec.izs)
     for a, b, op, got, _ in rec.ops:
         if got is r:
-            x, y = value_of(P, a, rec, box, izs), value_of(P, b, rec, box, izs)
+            x, y = value_of(P, a, rec), value_of(P, b, rec)
             return None if x is None or y is None else op(P, x, y)
     if isinstance(r.lower, (int, SInt)) and r.upper is r.lower:
         return SC.value(r.lower)
     return None
 
 
-def _rule_instance(P, a, b, op, got: ValueRange, divides: bool, rec, box, izs):
-    x, y = value_of(P, a, rec, box, izs), value_of(P, b, rec, box, izs)
+def _rule_instance(P, a, b, op, got: ValueRange, divides: bool, rec):
+    x, y = value_of(P, a, rec), value_of(P, b, rec)
     if x is None or y is None:
         return z3.BoolVal(True)             # no instance the proof can name: nothing known
     defined = [y != 0] if divides else []
-    return z3.Implies(z3.And(_in(a, x), _in(b, y), *defined), _in(got, op(P, x, y)))
+    known = [_in(r, v) for r, v in ((a, x), (b, y)) if isinstance(r, ValueRange)]
+    return z3.Implies(z3.And(*known, *defined), _in(got, op(P, x, y)))
 
 
 def prove_rewrite(rewrite: Callable, build: Callable, syms, what: str,
@@ -212,35 +225,31 @@ def prove_rewrite(rewrite: Callable, build: Callable, syms, what: str,
     (instantiated at ``inst(P, zs)``: values of stand-in symbols, by ``Sym``) and on
     each transfer function of ``contracts`` (its proven rule, instantiated at the member of
     the box whose range the code passed, or at a singleton range's value).  ``hyps``: Z3
-    facts on the coefficients; ``per_path``: one query per path (smaller for Z3).  Returns the
-    number of paths."""
+    facts on the coefficients; ``per_path``: one query per path (smaller for Z3).  Returns
+    the number of paths."""
     ivs = {s: interval("%s.%s" % (what, s.name)) for s in syms}
     box_hyps = [c for iv in ivs.values() for c in iv[2]] + list(hyps)
     zs: Dict = {s: iv[3] for s, iv in ivs.items()}
     members = [c for iv in ivs.values() for c in iv[4]]
-    ex = Explorer(box_hyps)
+    ex = Explorer(box_hyps + members)
 
     def run():
         with recursion(ex, names, contracts) as rec:
             x = build()
-            box = {s: ValueRange(iv[0], iv[1]) for s, iv in ivs.items()}
-            return x, rewrite(x, box.__getitem__), rec, box
+            rec.box = {s: ValueRange(iv[0], iv[1]) for s, iv in ivs.items()}
+            rec.izs = dict(zs)
+            rec.izs.update(inst(ex.P, zs) if inst is not None else {})
+            ex.assume(*[d != 0 for d in divisors_of(ex.P, x, zs)])  # where x is defined
+            return x, rewrite(x, rec.box.__getitem__)
     with running(ex):
         paths = ex.paths(run)
     SX.raise_on_paths(paths, what)
     P = ex.P
     impl, cases = [], []
-    for pc, (x, out, rec, box) in paths:
+    for pc, (x, out) in paths:   # pc holds each hypothesis instance the path assumed
         if out is None:
             continue
-        izs = dict(zs)
-        izs.update(inst(P, zs) if inst is not None else {})
-        ih = [z3.Implies(z3.And(*[_in(r, izs[a]) for a, r in rng.items()]),
-                         inside(lo.s, lo.v, hi.s, hi.v, encode(P, e, izs)))
-              for e, rng, lo, hi in rec.calls]
-        ih += [_rule_instance(P, *op, rec, box, izs) for op in rec.ops]
-        defined = [d != 0 for d in divisors_of(P, x, zs)]
-        cases.append((z3.And(*pc, *ih, *defined), encode(P, x, zs), len(impl)))
+        cases.append((z3.And(*pc), encode(P, x, zs), len(impl)))
         impl += [*_pair(out.lower), *_pair(out.upper)]
 
     lemmas = monotone_quotients(P)          # x // m monotone in x (proven below)
