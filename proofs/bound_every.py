@@ -72,8 +72,10 @@ def range_minmax_push():
         def build(kind=kind):
             atom = E.OpAtom(kind, (S.expr, T.expr))
             return E.Expr({(atom,): c, (S,): c1, (T,): c2}, c0)
+        # vr_min / vr_max as their proven rules (range.min, range.max)
         prove_rewrite(lambda x, rng: RG._minmax_pushed(x, rng), build, (S, T),
-                      "_minmax_pushed(%s)" % kind)
+                      "_minmax_pushed(%s)" % kind,
+                      contracts={"vr_min": zmin, "vr_max": zmax})
     ranges = {S: RG.ValueRange(-3, 6), T: RG.ValueRange(0, 4)}
     require(RG.bound(E.smax(S.expr, T.expr) - S.expr, ranges.__getitem__).lower == 0,
             "Max(a, b) - a should be bounded below by 0")

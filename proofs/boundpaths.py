@@ -119,11 +119,12 @@ class Recursion:
         self.ex = ex
         self.calls: List = []
         self.ops: List = []
+        self.lists: List = []
         self.box: Dict = {}         # symbol -> its range (the box the proof gave the code)
         self.izs: Dict = {}         # symbol -> the value the hypotheses are instantiated at
 
     def _fresh(self) -> ValueRange:
-        n = len(self.calls) + len(self.ops)
+        n = len(self.calls) + len(self.ops) + len(self.lists)
         ls, lv, hs, hv = z3.Ints("ih%d.ls ih%d.lo ih%d.hs ih%d.hi" % ((n,) * 4))
         self.ex.assume(z3.Or(ls == 0, ls == -1), z3.Or(hs == 0, hs == 1),
                        z3.Implies(ls != 0, lv == 0), z3.Implies(hs != 0, hv == 0),
@@ -156,14 +157,30 @@ class Recursion:
 
 
 
+    def contract_list(self, op: Callable) -> Callable:
+        """``vr_min`` / ``vr_max`` (a list of ranges) as its proven rule: a fresh range
+        holding ``op(*values)`` when each value lies in its range."""
+        def call(args):
+            args = list(args)
+            out = self._fresh()
+            vals = [value_of(self.ex.P, a, self) for a in args]
+            if all(v is not None for v in vals):
+                self.ex.assume(z3.Implies(z3.And(*[_in(a, v) for a, v in zip(args, vals)]),
+                                          _in(out, op(*vals))))
+            self.lists.append((args, op, out))
+            return out
+        return call
+
+
 @contextmanager
 def recursion(ex: Explorer, names=("bound",), contracts=None):
     """``RG.bound`` (and the other ``names`` of ``ranges``) answered by a ``Recursion``;
     ``contracts``: ``ranges`` functions answered by their proven rule."""
     rec = Recursion(ex)
     stubs = {n: rec.bound for n in names}
-    stubs.update({n: rec.contract(op, n in ("vr_floordiv", "vr_mod"))
-                  for n, op in (contracts or {}).items()})
+    for n, op in (contracts or {}).items():
+        stubs[n] = (rec.contract_list(op) if n in ("vr_min", "vr_max") else
+                    rec.contract(op, n in ("vr_floordiv", "vr_mod")))
     saved = {n: vars(RG)[n] for n in stubs}
     for n, f in stubs.items():
         setattr(RG, n, f)
@@ -201,6 +218,10 @@ def value_of(P, r: ValueRange, rec: Recursion):
         if got is r:
             x, y = value_of(P, a, rec), value_of(P, b, rec)
             return None if x is None or y is None else op(P, x, y)
+    for args, op, got in rec.lists:
+        if got is r:
+            vals = [value_of(P, a, rec) for a in args]
+            return None if any(v is None for v in vals) else op(*vals)
     if isinstance(r.lower, (int, SInt)) and r.upper is r.lower:
         return SC.value(r.lower)
     return None
