@@ -56,22 +56,23 @@ def range_divmod_split():
 
 
 @proves("range.minmax_push",
-        over=every("every c*K(a, b) + c1*a + c2*b + c0 for K each of Min and Max "
+        over=every("every c*K(a, b) + c1*a + c0 for K each of Min and Max "
                    "(coefficients and constant symbolic integers; the rest, read only "
-                   "through expression addition, shares the arguments' symbols and may "
-                   "cancel them) over every box "
-                   "(ends symbolic, finite or infinite), along every path; the code reads "
-                   "each argument alike (one comprehension), so two stand for any number; "
-                   "bound() on each pushed argument sound (the induction hypothesis)"))
+                   "through expression addition, shares an argument's symbol and may "
+                   "cancel it or be constant) over every box "
+                   "(ends symbolic, finite or infinite), along every path; two arguments "
+                   "stand for any number: the code reads each alike (one comprehension) "
+                   "and hands them to vr_min / vr_max (range.min / range.max); bound() "
+                   "on each pushed argument sound (the induction hypothesis)"))
 def range_minmax_push():
     r, a, b = z3.Ints("r a b")
     prove(z3.And(r + zmax(a, b) == zmax(r + a, r + b), r - zmax(a, b) == zmin(r - a, r - b),
                  r + zmin(a, b) == zmin(r + a, r + b), r - zmin(a, b) == zmax(r - a, r - b)))
-    c, c0, c1, c2 = b_ints("c c0 c1 c2")
+    c, c0, c1 = b_ints("c c0 c1")
     for kind in ("Min", "Max"):
         def build(kind=kind):
             atom = E.OpAtom(kind, (S.expr, T.expr))
-            return E.Expr({(atom,): c, (S,): c1, (T,): c2}, c0)
+            return E.Expr({(atom,): c, (S,): c1}, c0)
         # vr_min / vr_max as their proven rules (range.min, range.max)
         prove_rewrite(lambda x, rng: RG._minmax_pushed(x, rng), build, (S, T),
                       "_minmax_pushed(%s)" % kind,
