@@ -14,7 +14,9 @@ each such call returns a *fresh* range (``Recursion``), and the induction hypoth
 picks (``inst``: the stand-in quotient of a divmod split at ``s // k``, ...): if every
 symbol's value there lies in the range the code gave it, the expression's value there lies
 in the fresh range.  The claim is then that the range the rewrite *returns* holds the input
-expression's value for every member of the box.
+expression's value for every member of the box.  The induction is on the call tree of a run
+that returns (a recursion that never ends returns no range at all), so any expression may
+be a recursive call's: ``bound()``'s soundness is stated for every one.
 """
 from __future__ import annotations
 

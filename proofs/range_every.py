@@ -166,7 +166,9 @@ def prove_vr_pow() -> int:
     for pc, (out, calls) in paths:
         value = {}
         facts = []
+        smaller = []                       # the induction: each call on 1 <= m < n
         for m, r in calls.pows:            # x**m in the recursive call's range
+            smaller.append(z3.And(SC.value(m) >= 1, SC.value(m) < nv))
             value[id(r)] = POW(x, SC.value(m))
             facts.append(z3.Implies(z3.And(*member), _in(r, value[id(r)])))
             facts.append(_split_at(x, SC.value(m), nv))
@@ -174,13 +176,14 @@ def prove_vr_pow() -> int:
             value[id(r)] = value[id(a)] * value[id(b)]
             facts.append(z3.Implies(z3.And(_in(a, value[id(a)]), _in(b, value[id(b)])),
                                     _in(r, value[id(r)])))
-        cases.append((z3.And(*pc, *facts), len(impl)))
+        cases.append((z3.And(*pc, *facts), len(impl), z3.And(*smaller)))
         impl += [*to_pair(out.lower), *to_pair(out.upper)]
     want = POW(x, nv)
 
     def claim(*t):
-        return z3.And(*[z3.Implies(c, inside(t[k], t[k + 1], t[k + 2], t[k + 3], want))
-                        for c, k in cases])
+        return z3.And(*[z3.Implies(c, z3.And(down, inside(t[k], t[k + 1], t[k + 2],
+                                                          t[k + 3], want)))
+                        for c, k, down in cases])
     prove_code(claim, impl, hyps, member, lemmas, P=ex.P,
                what="vr_pow on symbolic ranges and exponents (%d paths)" % len(paths))
     return len(paths)
