@@ -19,7 +19,10 @@ from symshape.algebra import ranges as RG
 
 from . import every, proves
 from .boundpaths import b_ints, prove_rewrite
+from . import symexec as SX
+from .code import prove_code
 from .pyint import Py, prove, require, zmax, zmin
+from .symexec import Explorer, inside, interval, to_pair
 
 S, T, A = E.Sym(0), E.Sym(1), E.Sym(2)
 Q, R = E.Sym(-1, True), E.Sym(-2, True)      # the split's stand-ins (below 0, as coded)
@@ -96,3 +99,21 @@ def factored_every() -> None:
                   names=("bound", "bound_atom"),
                   contracts={"vr_mul": lambda P, x, y: x * y, "vr_add": lambda P, x, y: x + y})
 
+
+
+def intersect_every() -> None:
+    """``ValueRange.intersect`` of any two ranges that both hold a value v (ends symbolic,
+    finite or infinite), along every path: the meet holds v (and is never empty)."""
+    alo, ahi, wa, x, xa = interval("meet.a")
+    blo, bhi, wb, y, yb = interval("meet.b")
+    hyps = wa + wb + xa + yb + [x == y]
+    ex = Explorer(hyps)
+    with SX.patched(ex):
+        paths = ex.paths(lambda: RG.ValueRange(alo, ahi).intersect(RG.ValueRange(blo, bhi)))
+    SX.raise_on_paths(paths, "intersect")
+    impl = [t for _, got in paths for t in (*to_pair(got.lower), *to_pair(got.upper))]
+
+    def claim(*t):
+        return z3.And(*[z3.Implies(z3.And(*pc), inside(*t[4 * k:4 * k + 4], x))
+                        for k, (pc, _) in enumerate(paths)])
+    prove_code(claim, impl, hyps, P=ex.P, what="intersect (%d paths)" % len(paths))

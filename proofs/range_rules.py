@@ -243,26 +243,14 @@ def range_max():
                    "not all terms zero) over every box of a, s, t (ends symbolic, finite or "
                    "infinite), along every path of _bound_factored; the common atom read "
                    "through bound_atom and the rest through bound(), each sound (the "
-                   "induction hypothesis)"))
+                   "induction hypothesis), vr_mul / vr_add their proven rules; "
+                   "ValueRange.intersect on every two ranges holding one value"))
 def range_factored():
-    E = Ext()
-    tlo, thi, wt = E.interval("t")
-    ilo, ihi, wi = E.interval("i")
-    elo, ehi, we = E.interval("e")          # any other sound range of the same value
-    t, i, k = z3.Ints("t i k")
-    value = t * i + k
-    mlo, mhi = _mul_corners(tlo, thi, ilo, ihi)
-    lo, hi = E.add(mlo, fin(k)), E.add(mhi, fin(k))
-    E.prove(_contains(E, lo, hi, value), wt, wi, inside(tlo, thi, t), inside(ilo, ihi, i))
-    # intersecting with another range that contains the value keeps it (ValueRange.intersect)
-    E2 = Ext()
-    ilo2 = select(lt(lo, elo), elo, lo)
-    ihi2 = select(lt(ehi, hi), ehi, hi)
-    E2.prove(inside(ilo2, ihi2, value), we, inside(elo, ehi, value), wt, wi,
-             inside(tlo, thi, t), inside(ilo, ihi, i), *E.defined)
-    # the code's own rewrite for every coefficient and box (proofs/bound_every.py)
-    from .bound_every import factored_every
+    # the code's own rewrite for every coefficient and box, and ValueRange.intersect (bound()
+    # meets the two ranges) on every pair of ranges holding one value (proofs/bound_every.py)
+    from .bound_every import factored_every, intersect_every
     factored_every()
+    intersect_every()
 
 
 @proves("range.bound", over=samples("seven expressions times three boxes"))
