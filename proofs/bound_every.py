@@ -32,7 +32,8 @@ Q, R = E.Sym(-1, True), E.Sym(-2, True)      # the split's stand-ins (below 0, a
         over=every("every c1*s + c2*FloorDiv(s, k) + c3*Mod(s, k) + c4*t + c0 (coefficients, "
                    "constant and divisor k symbolic integers) over every box of s and t "
                    "(ends symbolic, finite or infinite), along every path; bound() on the "
-                   "split expression sound (the induction hypothesis)"))
+                   "split expression sound (the induction hypothesis), vr_floordiv / vr_mod "
+                   "their proven rules"))
 def range_divmod_split():
     P = Py()
     s, k, lo, hi = z3.Ints("s k lo hi")
@@ -65,7 +66,8 @@ def range_divmod_split():
                    "cancel it or be constant) over every box "
                    "(ends symbolic, finite or infinite), along every path; two arguments "
                    "stand for any number: the code reads each alike (one comprehension) "
-                   "and hands them to vr_min / vr_max (range.min / range.max); bound() "
+                   "and hands them to vr_min / vr_max (range.min / range.max, whose own "
+                   "proofs bound the arity); bound() "
                    "on each pushed argument sound (the induction hypothesis)"))
 def range_minmax_push():
     r, a, b = z3.Ints("r a b")
