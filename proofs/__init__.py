@@ -31,6 +31,7 @@ MODULES = ("proofs.expr_rules", "proofs.range_rules", "proofs.solver_rules",
 MODULES += ("proofs.contract_rules", "proofs.decide_rules", "proofs.op_shape_rules",
             "proofs.solver_dispatch_rules", "proofs.op_shape_calls", "proofs.expr_every")
 MODULES += ("proofs.divmod_every", "proofs.simplify_every")
+MODULES += ("proofs.slice_every", "proofs.arange_every", "proofs.bound_every")
 
 #: rule name -> proof function
 PROOFS: Dict[str, Callable[[], None]] = {}

@@ -18,19 +18,18 @@ from __future__ import annotations
 import z3
 
 from symshape.algebra import expr as E
-from symshape.algebra import ranges as RG
 from symshape.algebra import relations as R
 from symshape.reasoning import decision
 from symshape.reasoning import solver
 from symshape.reasoning.env import ShapeEnv
-from symshape.algebra.infinity import INT_OO, NEG_INT_OO, is_inf
+from symshape.algebra.infinity import INT_OO, is_inf
 from symshape.reasoning import projection as PJ
-from symshape.algebra.ranges import ValueRange, bound
+from symshape.algebra.ranges import ValueRange
 
 from . import samples, proves
 from .code import Symbols, divisors, encode, encode_cond, prove_code
-from .pyint import Py, prove, require, zmax, zmin
-from .range_rules import _member, prove_box_ranges
+from .pyint import Py, prove, require, zmax
+from .range_rules import _member
 from .solver_rules import _in_ranges, _solutions_kept
 
 
@@ -148,57 +147,6 @@ def project_drop_implied():
 
 
 # ---------------------------------------------------------------------------- ranges.py
-
-
-@proves("range.divmod_split", over=samples("11 expressions times 5 boxes"))
-def range_divmod_split():
-    P = Py()
-    s, k, lo, hi = z3.Ints("s k lo hi")
-    q, r = P.floordiv(s, k), P.mod(s, k)
-    P.prove(z3.And(s == k * q + r, 0 <= r, r <= k - 1,
-                   P.floordiv(lo, k) <= q, q <= P.floordiv(hi, k)),
-            k > 0, lo <= s, s <= hi)
-    s0, s1 = E.Sym(0), E.Sym(1)
-    S, T = s0.expr, s1.expr
-    exprs = [S - E.floordiv(S, 2), -S + E.floordiv(S, 2), S - 3 * E.floordiv(S, 3),
-             2 * S - E.floordiv(S, 4) + E.mod(S, 4), E.floordiv(-S, 2),
-             S - 2 * E.floordiv(S, 2) - E.mod(S, 2),             # cancels to a constant
-             3 * S - 9 * E.floordiv(S, 3) - 3 * E.mod(S, 3) + 4,
-             S + T - E.floordiv(S, 2) + E.mod(S + T, 3),          # a numerator not a symbol
-             T * S - E.floordiv(S, 2),                            # s only in a product
-             # two symbols split in turn: each split's quotient stays its own
-             S - T + E.floordiv(S, 2) - E.floordiv(T, 3),
-             S + T - E.floordiv(S, 2) - E.floordiv(T, 4)]
-    boxes = [ValueRange(2, 9), ValueRange(-7, 3), ValueRange(5, 5), ValueRange(0, INT_OO),
-             ValueRange(NEG_INT_OO, -1)]
-    n = prove_box_ranges(lambda e, rng: RG._divmod_split(e, rng), exprs, (s0, s1), boxes,
-                   "_divmod_split")
-    require(n > 0, "_divmod_split rewrote nothing")
-    # and it is what makes bound() tight: s - s // 2 >= 1 for s >= 2
-    got = bound(S - E.floordiv(S, 2), {s0: ValueRange(2, 9)}.__getitem__)
-    require(got.lower == 1, "bound(s - s // 2) over [2, 9] = %s, expected lower end 1", got)
-
-
-@proves("range.minmax_push", over=samples("8 expressions times 4 boxes"))
-def range_minmax_push():
-    r, a, b = z3.Ints("r a b")
-    prove(z3.And(r + zmax(a, b) == zmax(r + a, r + b), r - zmax(a, b) == zmin(r - a, r - b),
-                 r + zmin(a, b) == zmin(r + a, r + b), r - zmin(a, b) == zmax(r - a, r - b)))
-    s0, s1 = E.Sym(0), E.Sym(1)
-    A, B = s0.expr, s1.expr
-    exprs = [E.smax(A, B) - A, B - E.smin(A, B), E.smax(A, B) - B + 2,
-             E.smin(A, 2 * B) + 3 * A - 1, E.smax(A, B) + 3,    # nothing to push in
-             E.smax(A, B) - E.smin(A, B),          # two Min / Max terms: not pushed
-             2 * E.smax(A, B) - A,                 # coefficient 2: not pushed
-             A * E.smax(A, B) - B]                 # Max inside a product: not pushed
-    boxes = [ValueRange(-3, 6), ValueRange(0, 4), ValueRange(1, INT_OO),
-             ValueRange(NEG_INT_OO, 2)]
-    n = prove_box_ranges(lambda e, rng: RG._minmax_pushed(e, rng), exprs, (s0, s1), boxes,
-                   "_minmax_pushed")
-    require(n > 0, "_minmax_pushed rewrote nothing")
-    ranges = {s0: ValueRange(-3, 6), s1: ValueRange(0, 4)}
-    require(bound(E.smax(A, B) - A, ranges.__getitem__).lower == 0,
-            "Max(a, b) - a should be bounded below by 0")
 
 
 # ---------------------------------------------------------------------------- solver

@@ -304,30 +304,6 @@ def linalg_contract():
 
 
 # ---------------------------------------------------------------------------- lengths
-def _range_len(P, start, stop, step: int):
-    """len(range(start, stop, step)) as documented: max(0, ceil((stop - start) / step))."""
-    return zmax(P.ceildiv(stop - start, step), 0)
-
-
-@proves("arange.length", over=bounded("steps -4..4, start / stop symbolic"))
-def arange_length():
-    r = np.ones
-    _case(lambda x, k: np.arange(k) + x[:1].sum(), (r(5), 7), {"x": (A,), "k": DYN},
-          lambda P, ins: ([(_range_len(P, 0, ins[1], 1),)], []), "np.arange(k)",
-          (r(4), -2), (r(3), 11))
-    for step in (1, 3, -2):
-        a, b = (11, 2) if step < 0 else (2, 11)
-        _case(lambda x, a, b, step=step: np.arange(a, b, step) + x[:1].sum(), (r(5), a, b),
-              {"x": (A,), "a": DYN, "b": DYN},
-              lambda P, ins, step=step: ([(_range_len(P, ins[1], ins[2], step),)], []),
-              "np.arange(a, b, %d)" % step, (r(3), 5, -4), (r(3), -4, 5))
-    _case(lambda x: np.arange(x.shape[0] - 2), (r(6),), {"x": (A,)},
-          lambda P, ins: ([(_range_len(P, 0, ins[0][0] - 2, 1),)], []), "np.arange(n - 2)")
-    # symbolic start / stop of every order, steps -4..4 (proofs/op_shape_calls.py)
-    from .op_shape_calls import arange_sweep
-    arange_sweep()
-
-
 @proves("diff.length", over=bounded("every rank up to 4, every axis, n <= 3, sizes symbolic"))
 def diff_length():
     r = np.ones

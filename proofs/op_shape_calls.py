@@ -6,9 +6,7 @@ tuple of axes, offsets), ``np.kron`` (every pair of ranks up to 3), ``np.convolv
 documented shapes (``proofs/numpy_shapes.py``)."""
 from __future__ import annotations
 
-import contextlib
 import itertools
-import logging
 
 import numpy as np
 
@@ -201,45 +199,6 @@ def meshgrid_sweep() -> None:
                     for ix, sp in itertools.product(("xy", "ij"), (False, True))],
                    [_shape(r) for r in ranks], "np.meshgrid(ranks %s)" % (ranks,),
                    not_one=True)      # np.broadcast_arrays specialises a size 1
-
-
-def arange_sweep() -> None:
-    """np.arange(k), np.arange(a, b) and np.arange(a, b, step) with symbolic a, b, k
-    (examples below, above and at the other end) and every step in -4..4 but 0, a
-    constant or a symbolic int (the trace specialises it: the contract pins its value);
-    np.arange(a, n) with n an array size (part of ``arange.length``)."""
-    ex = ((2, 11), (11, 2), (-3, -3), (-5, 4))
-    for k in (7, -2, 0):
-        _check(_prog(lambda x, k0: np.arange(k0) + x[:1].sum(), 1, 1), [((3,), {})],
-               lambda P, ins, v: N.arange(P, 0, v[0], 1), "np.arange(k), k like %d" % k,
-               ints=(k,))
-    for a, b in ex:
-        _check(_prog(lambda x, a, b: np.arange(a, b) + x[:1].sum(), 1, 2), [((3,), {})],
-               lambda P, ins, v: N.arange(P, v[0], v[1], 1), "np.arange(a, b) like %d, %d"
-               % (a, b), ints=(a, b))
-        for step in (-4, -3, -2, -1, 1, 2, 3, 4):
-            _check(_prog(lambda x, a, b, s=step: np.arange(a, b, s) + x[:1].sum(), 1, 2),
-                   [((3,), {})], lambda P, ins, v, s=step: N.arange(P, v[0], v[1], s),
-                   "np.arange(a, b, %d) like %d, %d" % (step, a, b), ints=(a, b))
-        for step in (-3, 2):       # the specialisation's log line is expected: quiet
-            with _quiet("symshape.dynamic"):
-                _check(_prog(lambda x, a, b, s: np.arange(a, b, s) + x[:1].sum(), 1, 3),
-                       [((3,), {})], lambda P, ins, v: N.arange(P, v[0], v[1], v[2]),
-                       "np.arange(a, b, s) like %d, %d, %d" % (a, b, step),
-                       ints=(a, b, step))
-    _check(_prog(lambda x, a: np.arange(a, x.shape[0]), 1, 1), [((5,), {})],
-           lambda P, ins, v: N.arange(P, v[0], ins[0][0], 1), "np.arange(a, n)", ints=(2,))
-
-
-@contextlib.contextmanager
-def _quiet(logger: str):
-    """The named logger silenced for the block."""
-    log = logging.getLogger(logger)
-    old, log.disabled = log.disabled, True
-    try:
-        yield
-    finally:
-        log.disabled = old
 
 
 _IDENTITY = (np.nansum, np.nanprod, np.nanmean, np.nanvar, np.nanstd, np.nanmedian)

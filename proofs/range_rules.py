@@ -8,14 +8,14 @@ extended integers (``proofs/extint.py``), including its corner products, its ``m
 must be defined (no ``int_oo - int_oo``).  Each proof then runs the real function on
 ranges with *symbolic* ends (``symbolic_sound``, ``proofs/symexec.py``: any integer or
 infinite end, once per feasible path through the code's branches; ``vr_min`` / ``vr_max``
-with every number of arguments up to 4, ``vr_pow`` with every exponent up to 4, ``vr_scale``
-with a symbolic factor): Z3 proves that the range the code *returns* contains the
+with every number of arguments up to 4, ``vr_scale`` with a symbolic factor; ``vr_pow`` with
+a symbolic exponent in ``proofs/range_every.py``): Z3 proves that the range the code *returns* contains the
 operation's value for every member of every input range, not a grid of sample intervals.
 """
 from __future__ import annotations
 
 import itertools
-from typing import Callable, List
+from typing import Callable
 
 import z3
 
@@ -25,31 +25,19 @@ from symshape.algebra.infinity import is_inf as is_inf_
 from symshape.algebra.ranges import ValueRange
 
 from . import bounded, every, samples, proves
-from .extint import (POS_INF, Ext, X, emax, emin, fin, inside, ipow, is_inf, le, lt, mul,
+from .extint import (POS_INF, Ext, X, emax, emin, fin, inside, is_inf, le, lt, mul,
                      neg, scale, select)
 from .code import prove_code
-from .pyint import Py, require, zmax, zmin
+from .pyint import Py, zmax, zmin
+
 
 # ---------------------------------------------------------------------------- the code's output
-_CODE_ENDS = (-3, -1, 0, 2)
-
-
 def _two_intervals():
     """A fresh prover, the intervals a = [alo, ahi] and b = [blo, bhi] of a binary rule with
     the facts wa, wb that they are well formed, and the integers x, y they bound."""
     E = Ext()
     x, y = z3.Ints("x y")
     return (E,) + tuple(E.interval("a")) + tuple(E.interval("b")) + (x, y)
-
-
-def _code_intervals() -> List[ValueRange]:
-    """Concrete intervals the code's transfer functions are run on: finite ones around 0
-    and the half- and fully-infinite ones."""
-    out = [ValueRange(a, b) for a in _CODE_ENDS for b in _CODE_ENDS if a <= b]
-    out += [ValueRange(NEG_INT_OO, b) for b in _CODE_ENDS]
-    out += [ValueRange(a, INT_OO) for a in _CODE_ENDS]
-    out.append(ValueRange(NEG_INT_OO, INT_OO))
-    return out
 
 
 def _member(r: ValueRange, x) -> list:
@@ -60,45 +48,6 @@ def _member(r: ValueRange, x) -> list:
     if not is_inf_(r.upper):
         out.append(x <= r.upper)
     return out
-
-
-def _code_sound(fn: Callable, op: Callable, what: str, arity: int = 2, step: int = 1,
-                nonzero_last: bool = False, filt: Callable = lambda *rs: True,
-                intervals: List[ValueRange] = None) -> None:
-    """The code's own output is sound: for each combination of concrete intervals, the range
-    ``fn`` *returns* contains ``op(x, y)`` for every integer x, y inside them (Z3, all
-    members at once, not a window of samples).  ``op(P, x, y)`` builds the operation with
-    Python semantics; ``nonzero_last``: the last operand is a divisor (0 excluded)."""
-    P_ = Py()
-    ivs = (intervals or _code_intervals())[::step]
-    cases = []          # (member constraints, value, finite bounds of the code's output)
-    impl = []
-    for k, rs in enumerate(itertools.product(ivs, repeat=arity)):
-        if not filt(*rs):
-            continue
-        got = fn(*rs)
-        xs = [z3.Int("x%d_%d" % (k, i)) for i in range(arity)]
-        mem = [c for r, x in zip(rs, xs) for c in _member(r, x)]
-        if nonzero_last:
-            mem.append(xs[-1] != 0)
-        val = op(P_, *xs)
-        ends = []
-        for end, is_low in ((got.lower, True), (got.upper, False)):
-            if not is_inf_(end):
-                ends.append((len(impl), is_low))
-                impl.append(z3.IntVal(end))
-        cases.append((mem, val, ends))
-    if not impl:
-        return
-
-    def claim(*bounds):
-        parts = []
-        for mem, val, ends in cases:
-            inside_ = [val >= bounds[i] if low else val <= bounds[i] for i, low in ends]
-            if inside_:
-                parts.append(z3.Implies(z3.And(*mem), z3.And(*inside_)))
-        return z3.And(*parts)
-    prove_code(claim, impl, P=P_, what="%s on %d interval combinations" % (what, len(cases)))
 
 
 def _contains(E: Ext, lo: X, hi: X, value) -> z3.BoolRef:
@@ -141,47 +90,15 @@ def range_mul():
     symbolic_sound(RG.vr_mul, lambda P_, x, y: x * y, "vr_mul")
 
 
-@proves("range.pow", over=bounded("exponents 1..6, ends symbolic"))
+@proves("range.pow",
+        over=every("every exponent n >= 1 (symbolic) and every range (ends symbolic, finite "
+                   "or infinite), along every path of vr_pow; powers through their "
+                   "definition, the lemmas on them proven by induction on n, the recursive "
+                   "calls above 5 their induction hypothesis"))
 def range_pow():
-    for n in range(1, 6):
-        E = Ext()
-        alo, ahi, wa = E.interval("a")
-        x, = z3.Ints("x")
-        if n == 1:
-            lo, hi = alo, ahi
-        else:
-            plo, phi = ipow(alo, n), ipow(ahi, n)
-            if n % 2 == 0:
-                straddles = z3.And(le(alo, fin(0)), le(fin(0), ahi))
-                lo = select(straddles, fin(0), emin(plo, phi))
-                hi = emax(plo, phi)
-            else:
-                lo, hi = plo, phi
-        xn = z3.IntVal(1)
-        for _ in range(n):
-            xn = xn * x
-        E.prove(_contains(E, lo, hi, xn), wa, inside(alo, ahi, x))
-    # the code's output for every exponent up to 6 (above 5 the code composes proven powers:
-    # x**n == x**5 * x**(n - 5), each in its range, so range.mul keeps the product sound)
-    for n in range(1, 5):
-        symbolic_sound(lambda a, n=n: RG.vr_pow(a, n), lambda P_, x, n=n: _zpow(x, n),
-                       "vr_pow(., %d)" % n, arity=1)
-    # from 5 on the symbolic claims on x**5 ... x**7 take Z3 seconds to tens of seconds:
-    # the corner formula is proven for symbolic ends above (up to 5, as mathematics), the
-    # code's output there on the grid of sample intervals
-    for n in (5, 6, 7):
-        _code_sound(lambda a, n=n: RG.vr_pow(a, n), lambda P_, x, n=n: _zpow(x, n),
-                    "vr_pow(., %d)" % n, arity=1)
-    require(RG.vr_pow(ValueRange(-2, 3), 7) == RG.vr_mul(RG.vr_pow(ValueRange(-2, 3), 5),
-                                                          RG.vr_pow(ValueRange(-2, 3), 2)),
-            "vr_pow above 5 no longer composes proven powers")
-
-
-def _zpow(x, n: int):
-    out = x
-    for _ in range(n - 1):
-        out = out * x
-    return out
+    # proofs/range_every.py: the code with a symbolic exponent
+    from .range_every import prove_vr_pow
+    prove_vr_pow()
 
 
 # ---------------------------------------------------------------------------- floordiv
@@ -321,46 +238,19 @@ def range_max():
 
 
 # ---------------------------------------------------------------------------- factored bound
-@proves("range.factored", over=samples("hand-picked factored expressions"))
+@proves("range.factored",
+        over=every("every c1*a*s + c2*a*t + c0 (coefficients and constant symbolic integers, "
+                   "not all terms zero) over every box of a, s, t (ends symbolic, finite or "
+                   "infinite), along every path of _bound_factored; the common atom read "
+                   "through bound_atom and the rest through bound(), each sound (the "
+                   "induction hypothesis), vr_mul / vr_add their proven rules; "
+                   "ValueRange.intersect on every two ranges holding one value"))
 def range_factored():
-    E = Ext()
-    tlo, thi, wt = E.interval("t")
-    ilo, ihi, wi = E.interval("i")
-    elo, ehi, we = E.interval("e")          # any other sound range of the same value
-    t, i, k = z3.Ints("t i k")
-    value = t * i + k
-    mlo, mhi = _mul_corners(tlo, thi, ilo, ihi)
-    lo, hi = E.add(mlo, fin(k)), E.add(mhi, fin(k))
-    E.prove(_contains(E, lo, hi, value), wt, wi, inside(tlo, thi, t), inside(ilo, ihi, i))
-    # intersecting with another range that contains the value keeps it (ValueRange.intersect)
-    E2 = Ext()
-    ilo2 = select(lt(lo, elo), elo, lo)
-    ihi2 = select(lt(ehi, hi), ehi, hi)
-    E2.prove(inside(ilo2, ihi2, value), we, inside(elo, ehi, value), wt, wi,
-             inside(tlo, thi, t), inside(ilo, ihi, i), *E.defined)
-    # the real bound() on polynomials with a common factor, against brute force
-    from symshape.algebra import expr as EX
-    s0, s1, s2 = EX.Sym(910), EX.Sym(911), EX.Sym(912)
-    polys = [s0.expr * s2.expr - 2 * s2.expr, 3 * s0.expr * s1.expr + s1.expr - 4,
-             s0.expr * s0.expr * s1.expr - s0.expr * s1.expr + 5,
-             s2.expr * s2.expr - s2.expr * s0.expr]
-    boxes = [ValueRange(-3, 2), ValueRange(0, 3), ValueRange(2, 4), ValueRange(-2, -1)]
-    from .code import Symbols, encode
-    for p in polys:
-        P_ = Py()
-        cases, impl = [], []
-        for k, (r0, r1, r2) in enumerate(itertools.product(boxes, repeat=3)):
-            rng = {s0: r0, s1: r1, s2: r2}
-            got = RG.bound(p, rng.__getitem__)          # the code's own bound
-            zs = Symbols({s: z3.Int("%s_%d" % (s.name, k)) for s in (s0, s1, s2)})
-            mem = [c for s in (s0, s1, s2) for c in _member(rng[s], zs[s])]
-            cases.append((mem, encode(P_, p, zs), len(impl)))
-            impl += [z3.IntVal(got.lower), z3.IntVal(got.upper)]
-
-        def claim(*b, cases=cases):
-            return z3.And(*[z3.Implies(z3.And(*mem), z3.And(b[i] <= v, v <= b[i + 1]))
-                            for mem, v, i in cases])
-        prove_code(claim, impl, P=P_, what="bound(%s) on 64 boxes" % p)
+    # the code's own rewrite for every coefficient and box, and ValueRange.intersect (bound()
+    # meets the two ranges) on every pair of ranges holding one value (proofs/bound_every.py)
+    from .bound_every import factored_every, intersect_every
+    factored_every()
+    intersect_every()
 
 
 @proves("range.bound", over=samples("seven expressions times three boxes"))

@@ -17,125 +17,17 @@ import z3
 
 from symshape.capture.ops import shape as SH
 from symshape.capture.ops.elementwise import broadcast_pair
-from symshape.capture.ops.indexing import slice_length
 from symshape.capture.ops.linalg import matmul_shape
 from symshape.errors import UserError
 
 from . import bounded, samples, proves
 from .code import prove_code
-from .pyint import Py, prove, require, zmax, zmin
+from .pyint import Py, prove, require
 
 import symshape as _ss  # noqa: E402
 
 A = _ss.Dim.AUTO
 NONE = -1          # "cannot broadcast" / "rejected" as a size value (sizes are >= 0)
-
-
-# ---------------------------------------------------------------------------- slicing
-def _adjust(v, n, step_pos: bool, default):
-    """CPython's ``PySlice_AdjustIndices`` for one bound, from the documented semantics:
-    None is the end value for the step's sign; a negative index counts from the end
-    (``+ n``) and, still negative, becomes 0 (step > 0) or -1 (step < 0); an index past
-    the end becomes n (step > 0) or n - 1 (step < 0).  ``default``: the bound was None
-    and this is its end value."""
-    if default is not None:
-        return default
-    below = 0 if step_pos else -1
-    past = n if step_pos else n - 1
-    return z3.If(v < 0, z3.If(v + n < 0, below, v + n), z3.If(v >= n, past, v))
-
-
-def _range_len_ok(L, start, stop, step, step_pos: bool):
-    """``L == len(range(start, stop, step))`` by the docs' definition of a range: its
-    items are ``start + step*i`` for i >= 0 while below stop (step > 0) / above stop
-    (step < 0).  L items: the last is inside, the next is not."""
-    if step_pos:
-        return z3.And(L >= 0, z3.Or(L == 0, start + (L - 1) * step < stop),
-                      start + L * step >= stop)
-    return z3.And(L >= 0, z3.Or(L == 0, start + (L - 1) * step > stop),
-                  start + L * step <= stop)
-
-
-def _code_clamp(v, n, lo_neg: int, step_pos: bool):
-    """``indexing._clamp``, re-stated: v < 0 -> max(v + n, lo_neg); else min(v, n or n-1)."""
-    return z3.If(v < 0, zmax(v + n, lo_neg), zmin(v, n if step_pos else n - 1))
-
-
-def _slice_proof(step_pos: bool) -> None:
-    n, start, stop, step, L1, L2 = z3.Ints("n start stop step L1 L2")
-    sign_ok = step > 0 if step_pos else step < 0
-    # the characterisation of len(range(...)) names one length: unique
-    prove(L1 == L2, sign_ok, _range_len_ok(L1, start, stop, step, step_pos),
-          _range_len_ok(L2, start, stop, step, step_pos))
-    for start_none, stop_none in itertools.product((False, True), repeat=2):
-        P_ = Py()
-        if step_pos:
-            lo = 0 if start_none else _code_clamp(start, n, 0, True)
-            hi = n if stop_none else _code_clamp(stop, n, 0, True)
-            length = P_.floordiv(hi - lo + step - 1, step)
-        else:
-            lo = n - 1 if start_none else _code_clamp(start, n, -1, False)
-            hi = -1 if stop_none else _code_clamp(stop, n, -1, False)
-            length = P_.floordiv(lo - hi - step - 1, -step)
-        code = zmax(length, 0)
-        ref_start = _adjust(start, n, step_pos, (0 if step_pos else n - 1) if start_none
-                            else None)
-        ref_stop = _adjust(stop, n, step_pos, (n if step_pos else -1) if stop_none else None)
-        P_.prove(_range_len_ok(code, ref_start, ref_stop, step, step_pos), n >= 0, sign_ok)
-    # the real function, exhaustively on small ints, against Python itself
-    bounds = list(range(-15, 16)) + [None]
-    steps = range(1, 5) if step_pos else range(-4, 0)
-    for n_ in range(13):
-        r = range(n_)
-        for st in steps:
-            for a in bounds:
-                for b in bounds:
-                    got = slice_length(n_, a, b, st)
-                    want = len(r[a:b:st])
-                    if got != want:
-                        require(False, "slice_length(%d, %s, %s, %d) = %s, but "
-                                "len(range(%d)[%s:%s:%d]) = %d", n_, a, b, st, got, n_, a, b,
-                                                                  st, want)
-    if step_pos:   # a None step is 1
-        for n_, a, b in itertools.product(range(6), bounds[::3], bounds[::3]):
-            require(slice_length(n_, a, b, None) == len(range(n_)[a:b]),
-                    "slice_length(%d, %s, %s, None) is wrong", n_, a, b)
-
-
-def _slice_on_code(step_pos: bool) -> None:
-    """The lengths the engine computes when tracing slices of a symbolic axis (constant and
-    symbolic bounds), against ``len(range(n)[start:stop:step])`` as documented."""
-    from .op_rules import DYN, Contract
-    r = np.ones
-    slices = ([(2, None, 1), (None, -3, 1), (1, -1, 2), (-4, None, 3), (3, 7, 2)] if step_pos
-              else [(None, None, -1), (-2, None, -3), (5, 1, -2), (None, 2, -1)])
-    for a, b, st in slices:
-        tr = Contract(lambda x, a=a, b=b, st=st: x[a:b:st], (r(9),), {"x": (A,)})
-        n = tr.ins[0][0]
-        ref_a = _adjust(z3.IntVal(a if a is not None else 0), n, step_pos,
-                        (0 if step_pos else n - 1) if a is None else None)
-        ref_b = _adjust(z3.IntVal(b if b is not None else 0), n, step_pos,
-                        (n if step_pos else -1) if b is None else None)
-        prove_code(lambda L: _range_len_ok(L, ref_a, ref_b, st, step_pos), [tr.outs[0][0]],
-                   tr.hyps, n >= 0, P=tr.P, what="x[%s:%s:%s] traced" % (a, b, st))
-    if step_pos:         # symbolic bounds: an int input
-        tr = Contract(lambda x, k: x[:k], (r(9), 4), {"x": (A,), "k": DYN})
-        n, k = tr.ins[0][0], tr.ins[1]
-        ref_b = _adjust(k, n, True, None)
-        prove_code(lambda L: _range_len_ok(L, z3.IntVal(0), ref_b, 1, True), [tr.outs[0][0]],
-                   tr.hyps, P=tr.P, what="x[:k] traced")
-
-
-@proves("slice.length_step_pos", over=samples("an integer grid up to 12"))
-def slice_length_step_pos():
-    _slice_proof(True)
-    _slice_on_code(True)
-
-
-@proves("slice.length_step_neg", over=samples("an integer grid up to 12"))
-def slice_length_step_neg():
-    _slice_proof(False)
-    _slice_on_code(False)
 
 
 # ---------------------------------------------------------------------------- broadcasting

@@ -119,6 +119,12 @@ class Explorer:
         self._solver.add(c)
         return take
 
+    def assume(self, *facts) -> None:
+        """Facts that hold from here on along this path (a fresh value's definition): added
+        to the path condition and the path's solver, never branched on."""
+        self.pc.extend(facts)
+        self._solver.add(*facts)
+
     def paths(self, fn: Callable[[], object]) -> List[Tuple[List, object]]:
         """``fn()`` on every feasible path: a list of (path condition, result or the
         exception raised)."""
@@ -149,9 +155,18 @@ def _ex() -> Explorer:
     return _CURRENT[-1]
 
 
+#: conversions of other symbolic integers to ``Ext`` (each returns None for a value it does
+#: not know); ``bound_every`` adds one for its symbolic coefficients while a proof runs
+LIFTS: List[Callable] = []
+
+
 def _lift(x) -> "Ext":
     if isinstance(x, Ext):
         return x
+    for f in LIFTS:
+        e = f(x)
+        if e is not None:
+            return e
     if isinstance(x, _IntInfinity):
         return Ext(x.sign, 0)
     if isinstance(x, bool) or not isinstance(x, int):
