@@ -400,21 +400,6 @@ def contract_relation_box():
             "holding 5, 6, 11 with two sizes each")
 
 
-@proves("contract.readable_guard", over=samples("hand-picked guards"))
-def contract_readable_guard():
-    from symshape.specs.constraints import _readable
-    s0, s1 = E.Sym(0), E.Sym(1)
-    D, N = s0.expr, s1.expr
-    for c in (R.eq(E.smax(0, N + 2 - D), 0), R.eq(E.smax(0, 3 * N - D), 0),
-              R.eq(E.smax(N - 5, 0), 0)):
-        got = _readable(c)
-        require(got is not c, "%s should read as an inequality", c)
-        P_ = Py()
-        zs = Symbols()
-        prove_code(lambda v: v == encode_cond(P_, c, zs), [encode_cond(P_, got, zs)], [],
-                   P=P_, what="%s reads as %s" % (c, got))
-
-
 @proves("contract.readable_minmax", over=samples("hand-picked Min / Max"))
 def contract_readable_minmax():
     from symshape.contract.guard_text import readable_minmax
@@ -456,31 +441,6 @@ def contract_readable_minmax():
     c = R.eq(E.smin(Z, 60), Z)
     require(type(c) is bool or readable_minmax(c, ranges) is c,
             "a guard the ranges settle became a constant")
-
-
-@proves("contract.axis_terms", over=samples("hand-picked axis terms"))
-def contract_axis_terms():
-    from symshape.contract.guard_text import in_axis_terms
-    s0, s1, s2 = E.Sym(0), E.Sym(1), E.Sym(2)
-    X, Y, Z = s0.expr, s1.expr, s2.expr
-    # x.shape[0] == 4*s0, z.shape[0] == 3*s2 + 1 (solved roots), y.shape[0] == s1 (plain)
-    solved = {s0: (4, 0, "x.shape[0]"), s2: (3, 1, "z.shape[0]")}
-    changed = [R.le(Y + X * 4, 20), R.le(X * 8 + Z * 3 + Y, 50), R.eq(Z * 6, Y * 2 + 2),
-               R.combine("and", [R.le(Y + X * 4, 20), R.le(Z * 3, 9)])]
-    kept = [R.le(Y + X * 2, 20), R.le(E.floordiv(X, 2) + Y, 7), R.le(Z + Y, 9)]
-    for c in changed + kept:
-        axes = {}
-        got = in_axis_terms(c, solved, axes)
-        require((got is not c) == (c in changed), "%s: rewritten is %s", c, got is not c)
-        P_ = Py()
-        zs = Symbols()
-        want = encode_cond(P_, c, zs)
-        impl = encode_cond(P_, got, zs)
-        hyps = [zs[t] == a * zs[r] + rest
-                for t, text in axes.items()
-                for r, (a, rest, axis) in solved.items() if axis == text]
-        hyps += [d != 0 for d in divisors(P_, c, zs)]
-        prove_code(lambda v: v == want, [impl], hyps, P=P_, what="%s reads as %s" % (c, got))
 
 
 # ---------------------------------------------------------------------------- deciding
