@@ -4,6 +4,9 @@ coefficient and constant: the rewrites that make a guard readable (``_readable``
 reads it) run on guards whose coefficients, constants and divisors are symbolic integers
 (``proofs/symcoeff.py``) along every path, and the printed guard proven equivalent to the
 enforced one on each path (a path that returns the guard itself prints what is enforced).
+``shown_facts`` (which guards the printed contract lists) runs with the solver's
+``implied`` and the printed ranges replaced by their specifications: every answer the
+solver may give, every range end.
 
 The grammar: a guard ``e <op> 0`` for every operator the code builds (``==``, ``!=``,
 ``<=``), ``e`` a sum of symbolic-coefficient terms over symbols and a Min / Max atom, and
@@ -21,7 +24,7 @@ import z3
 from symshape.algebra import expr as E
 from symshape.algebra import relations as R
 
-from . import every, proves
+from . import bounded, every, proves
 from .code import Symbols, prove_code
 from .pyint import ProofFailure
 from .symcoeff import SInt, divisors_of, encode, patched, sym_ints, value
@@ -195,3 +198,139 @@ def contract_axis_terms():
             claims += same_condition(run, hyps, zs, "in_axis_terms %s %s" % (form, op))
     if not claims:
         raise ProofFailure("in_axis_terms rewrote no guard of the grammar")
+
+
+# ---------------------------------------------------------------------------- shown guards
+@contextmanager
+def proven_normal_form():
+    """``relations.make`` as its own proofs state it (``rel.eq_gcd``, ``rel.le_gcd_ceil``,
+    over every coefficient): an expression ``e`` stays ``e <op> 0``, a relation meaning
+    exactly that; an int is the code's own.  Keeps the claims free of the quotients a gcd
+    brings (the normal form is proven apart)."""
+    real = R.make
+
+    def make(op, e):
+        return R.Rel(op, e) if isinstance(e, E.Expr) else real(op, e)
+    R.make = make
+    try:
+        yield
+    finally:
+        R.make = real
+
+
+class Guard:
+    """A residual guard as ``shown_facts`` reads it: by identity only (it hands guards to
+    the solver); its truth at the point is a free Boolean."""
+
+    def __init__(self, name: str) -> None:
+        self.holds = z3.Bool(name)
+
+
+class Implied:
+    """``projection.implied(goal, facts, ranges)`` as its specification: an answer on each
+    path, True only where the goal follows from the facts and the root ranges at the
+    point (``in_ranges``).  Remembers each answer."""
+
+    def __init__(self, explorer: Explorer, meaning: Callable, in_ranges) -> None:
+        self.ex, self.meaning, self.in_ranges = explorer, meaning, in_ranges
+        self.answers: list = []
+
+    def __call__(self, goal, facts, ranges, budget=None) -> bool:
+        d = z3.Bool("implied!%d" % len(self.answers))
+        given = z3.And(self.in_ranges, *[self.meaning(f) for f in facts])
+        yes = self.ex.branch(z3.And(d, z3.Implies(given, self.meaning(goal))))
+        self.answers.append((goal, yes))
+        return yes
+
+
+class Ends:
+    """A printed range as ``shown_facts`` reads it: its two ends (symbolic or infinite)."""
+
+    def __init__(self, lower, upper) -> None:
+        self.lower, self.upper = lower, upper
+
+
+class _Contract:
+    """What ``shown_facts`` reads of a constraint set: its guards, root ranges and the
+    ranges ``range_constraints`` prints (built by the proof, ends symbolic)."""
+
+    def __init__(self, facts, printed) -> None:
+        self.facts, self.ranges, self.printed = facts, {}, printed
+
+    def range_constraints(self):
+        return self.printed
+
+
+def _shown_paths(n: int, zs: Symbols, dim: bool) -> int:
+    """``shown_facts`` on ``n`` guards (and, with ``dim``, one compound dim ``e = c1*s +
+    c2*t + k`` whose printed range has symbolic ends, each finite or infinite): along every
+    path and every answer of ``implied``, the guards shown with the printed ranges hold
+    exactly where all the guards do (within the root ranges), and a guard is left out
+    exactly when ``implied`` said it follows.  One claim over all paths."""
+    from symshape.contract import guard_text
+    from symshape.algebra.infinity import INT_OO, NEG_INT_OO
+    c1, c2, k, lo, hi = sym_ints("c1 c2 k lo hi")
+    lo_fin, hi_fin, in_ranges = z3.Bools("lo.finite hi.finite in_ranges")
+    guards = [Guard("guard%d" % i) for i in range(n)]
+    hyps = [c1.v != 0, c2.v != 0, z3.Implies(z3.And(lo_fin, hi_fin), lo.v <= hi.v)]
+    ex = Explorer(hyps)
+    real = guard_text.implied
+
+    def run():
+        ex.P = TrackedPy()
+        e = E.Expr({(S,): c1, (T,): c2}, k)
+        printed = {S.expr: Ends(0, INT_OO)}
+        if dim:        # a printed range is read only through its ends
+            printed[e] = Ends(lo if ex.branch(lo_fin) else NEG_INT_OO,
+                              hi if ex.branch(hi_fin) else INT_OO)
+        oracle = guard_text.implied = Implied(ex, lambda g: meaning(g, ex.P), in_ranges)
+        return guard_text.shown_facts(_Contract(list(guards), printed)), oracle, e, ex.P
+
+    def meaning(g, P):
+        return g.holds if isinstance(g, Guard) else cond(P, g, zs)
+    try:
+        with patched(ex, inductive=False), int_like(), proven_normal_form():
+            paths = ex.paths(run)
+    finally:
+        guard_text.implied = real
+    admitted = z3.And(in_ranges, *[g.holds for g in guards])
+    texts, cases, side = [], [], []
+    for pc, got in paths:
+        if isinstance(got, Exception):
+            raise ProofFailure("shown_facts: raises %s: %s on the feasible path %s"
+                               % (type(got).__name__, got, z3.And(*pc)))
+        shown, oracle, e, P = got
+        dropped = [g for g, yes in oracle.answers if yes]
+        if [g for g in guards if g not in dropped] != list(shown) or \
+                len(oracle.answers) != n:
+            raise ProofFailure("shown_facts kept %d of %d guards, implied said %s"
+                               % (len(shown), n, [yes for _, yes in oracle.answers]))
+        printed = z3.BoolVal(True)
+        if dim:        # the printed range of e holds wherever the contract admits
+            v = encode(P, e, zs)
+            printed = z3.And(z3.Implies(lo_fin, v >= lo.v), z3.Implies(hi_fin, v <= hi.v))
+        texts.append(z3.And(in_ranges, printed, *[meaning(g, P) for g in shown]))
+        cases.append((z3.And(*pc), printed))
+        side += P.side
+    # on each path, given the printed range's specification: shown == admitted
+    prove_code(lambda *t: z3.And(*[z3.Implies(z3.And(on, z3.Implies(admitted, printed)),
+                                              x == admitted)
+                                   for x, (on, printed) in zip(t, cases)]),
+               texts, hyps, side, what="shown_facts on %d guards" % n)
+    return len(paths)
+
+
+@proves("contract.shown_guards", over=bounded(
+    "every list of 1 to 4 guards, and of 1 or 2 guards beside one compound dim "
+    "c1*s + c2*t + k whose printed range has every end, finite (symbolic) or infinite "
+    "(the code reads a guard only by identity and through projection.implied: each an "
+    "arbitrary condition, its truth a free Boolean; a printed range only through its "
+    "ends), every answer of implied (True only where the guard follows), along every "
+    "path, both directions (a guard is left out exactly when implied said it follows); "
+    "relations.make as proven by rel.le_gcd_ceil"))
+def contract_shown_guards():
+    zs = Symbols()
+    _shown_paths(1, zs, True)       # the printed range of a compound dim, every end
+    _shown_paths(2, zs, True)
+    _shown_paths(3, zs, False)      # longer lists: the loop over the guards
+    _shown_paths(4, zs, False)

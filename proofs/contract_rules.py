@@ -314,44 +314,6 @@ def _cs(dims, ranges, facts):
     return ConstraintSet(descs, dict(ranges), list(facts), {}, {})
 
 
-@proves("contract.shown_guards", over=samples("hand-picked guards"))
-def contract_shown_guards():
-    from symshape.contract.guard_text import shown_facts
-    s0, s1, s2 = E.Sym(0), E.Sym(1), E.Sym(2)
-    A, B, C = s0.expr, s1.expr, s2.expr
-    top = ValueRange(2, INT_OO)
-    cases = [
-        # z.shape[0] = s0 + s1, and the guard s0 + s1 <= 20: the printed [4, 20] says it
-        ([(A,), (B,), (A + B,)], {s0: top, s1: top}, [R.le(A + B, 20)], 0),
-        # a guard implied by another guard goes, the other stays
-        ([(A,), (B,)], {s0: top, s1: top}, [R.le(A + B, 20), R.le(A + B, 30)], 1),
-        # a relation no range says stays
-        ([(A,), (B,), (C,)], {s0: top, s1: top, s2: top},
-         [R.le(B, A - 1), R.le(A + C, 50)], 2),
-        # a compound dim's printed range says one guard, not the other
-        ([(A,), (B,), (A * B,)], {s0: top, s1: top}, [R.le(A, B), R.le(A * B, 60)], 1),
-        ([(A,), (B,), (A * B,)], {s0: top, s1: top}, [R.le(A, B), R.le(A + B, 20)], 2),
-    ]
-    for dims, ranges, facts, n_left in cases:
-        cs = _cs(dims, ranges, facts)
-        shown = shown_facts(cs)
-        said = []
-        for e, vr in cs.range_constraints().items():
-            if type(e) is E.Expr and e.as_symbol() is None:
-                said += [c for c in (None if is_inf(vr.lower) else R.ge(e, vr.lower),
-                                     None if is_inf(vr.upper) else R.le(e, vr.upper))
-                         if c is not None and not isinstance(c, bool)]
-        P_ = Py()
-        zs = Symbols()
-        hyp = [c for s in ranges for c in _member(ranges[s], zs[s])]
-        old = z3.And(*[encode_cond(P_, f, zs) for f in facts])
-        new = z3.And(*([encode_cond(P_, f, zs) for f in shown + said] or [z3.BoolVal(True)]))
-        prove_code(lambda v: v == old, [new], hyp, P=P_,
-                   what="the guards shown with the printed ranges, for %s" % facts)
-        require(len(shown) == n_left, "%s: expected %d guards shown, got %s", facts,
-                n_left, shown)
-
-
 @proves("contract.relation_box", over=samples("hand-picked relations and boxes"))
 def contract_relation_box():
     from symshape.specs.constraints import relation_box
