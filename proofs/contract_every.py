@@ -6,7 +6,9 @@ reads it) run on guards whose coefficients, constants and divisors are symbolic 
 enforced one on each path (a path that returns the guard itself prints what is enforced).
 ``shown_facts`` (which guards the printed contract lists) runs with the solver's
 ``implied`` and the printed ranges replaced by their specifications: every answer the
-solver may give, every range end.
+solver may give, every range end; ``exact_range`` with ``projection.project`` as its
+specification and guards that mention every subset of the symbols (symbolic): the guards
+it hands the projection make the range exact for all of them.
 
 The grammar: a guard ``e <op> 0`` for every operator the code builds (``==``, ``!=``,
 ``<=``), ``e`` a sum of symbolic-coefficient terms over symbols and a Min / Max atom, and
@@ -320,6 +322,18 @@ def _shown_paths(n: int, zs: Symbols, dim: bool) -> int:
     return len(paths)
 
 
+@proves("contract.exact_range", over=bounded(
+    "every list of 1 to 3 guards over three symbols, each guard mentioning every subset of "
+    "them (symbolic; the code reads a guard only by identity and through its free "
+    "symbols, so its truth is any function of the symbols it mentions), e = s0 + s1, "
+    "every root range, along every path; projection.project as its specification "
+    "(project.exact): the range is exact for all the guards"))
+def contract_exact_range():
+    _exact_paths(1)
+    _exact_paths(2)
+    _exact_paths(3)
+
+
 @proves("contract.shown_guards", over=bounded(
     "every list of 1 to 4 guards, and of 1 or 2 guards beside one compound dim "
     "c1*s + c2*t + k whose printed range has every end, finite (symbolic) or infinite "
@@ -334,3 +348,134 @@ def contract_shown_guards():
     _shown_paths(2, zs, True)
     _shown_paths(3, zs, False)      # longer lists: the loop over the guards
     _shown_paths(4, zs, False)
+
+
+# ---------------------------------------------------------------------------- exact range
+class SymSet:
+    """A set of symbols whose members are symbolic: one Z3 Boolean per symbol.  ``&`` and
+    ``|`` with another (or a Python set) are computed bit by bit; a truth test branches."""
+
+    def __init__(self, bits: dict, explorer: Explorer) -> None:
+        self.bits, self.ex = bits, explorer
+
+    def _other(self, o) -> dict:
+        if isinstance(o, SymSet):
+            return o.bits
+        return {s: z3.BoolVal(s in o) for s in self.bits}
+
+    def __and__(self, o):
+        b = self._other(o)
+        return SymSet({s: z3.And(v, b[s]) for s, v in self.bits.items()}, self.ex)
+
+    __rand__ = __and__
+
+    def __or__(self, o):
+        b = self._other(o)
+        return SymSet({s: z3.Or(v, b[s]) for s, v in self.bits.items()}, self.ex)
+
+    __ror__ = __or__
+
+    def __bool__(self) -> bool:
+        return self.ex.branch(z3.Or(*self.bits.values()))
+
+
+class Fact:
+    """A residual guard as ``connected_facts`` reads it: by identity and through its free
+    symbols (every subset of the symbols, symbolic: ``mentions``)."""
+
+    def __init__(self, i: int, syms, explorer: Explorer) -> None:
+        self.mentions = {s: z3.Bool("mentions!%d.%s" % (i, s.name)) for s in syms}
+        self.truth = z3.Function("guard!%d" % i, *([z3.IntSort()] * len(syms)),
+                                 z3.BoolSort())
+        self.ex = explorer
+
+    @property
+    def free_symbols(self) -> SymSet:
+        return SymSet(dict(self.mentions), self.ex)
+
+    def holds(self, point: dict):
+        """The guard at ``point`` (symbol -> value): a function of the symbols it
+        mentions only."""
+        return self.truth(*[z3.If(m, point[s], 0) for s, m in self.mentions.items()])
+
+
+def _exact_paths(n: int) -> int:
+    """``exact_range(cs, e)`` for ``e = s0 + s1`` and ``n`` guards over ``s0, s1, s2``,
+    every guard mentioning every subset of them (symbolic), along every path, with
+    ``projection.project`` as its specification (every point the facts it is given admit
+    lies in its range; a finite end it settles is attained by one): the range is exact
+    for all the guards -- every admitted point inside it, each settled end attained by a
+    point all guards admit (given one exists)."""
+    from symshape.contract import exact_ranges
+    from symshape.reasoning import projection
+    syms = [E.Sym(930 + i) for i in range(3)]
+    e = syms[0].expr + syms[1].expr
+    ex = Explorer([])
+    facts = [Fact(i, syms, ex) for i in range(n)]
+    real = projection.project
+    given: list = []
+
+    class Contract:
+        def __init__(self) -> None:
+            self.facts, self.ranges = list(facts), {}
+
+    def project(goal, fs, ranges, budget=None, hint=None):
+        given.append(list(fs))
+        return "the projection"          # exact_range hands it on unread
+
+    def run():
+        given.clear()
+        return exact_ranges.exact_range(Contract(), e), list(given)
+    projection.project = project
+    try:
+        paths = ex.paths(run)
+    finally:
+        projection.project = real
+    in_range = {s: z3.Function("in_range!%s" % s.name, z3.IntSort(), z3.BoolSort())
+                for s in syms}
+
+    def point(name):
+        return {s: z3.Int("%s.%s" % (name, s.name)) for s in syms}
+
+    def admitted(p, fs):
+        return z3.And(*[in_range[s](p[s]) for s in syms], *[f.holds(p) for f in fs])
+
+    def value(p):
+        return p[syms[0]] + p[syms[1]]
+    q, near, some = point("q"), point("attains"), point("admitted")
+    lo, settled = z3.Int("lo"), z3.Bool("settled")
+    impl, cases = [], []
+    for pc, got in paths:
+        if isinstance(got, Exception):
+            raise ProofFailure("exact_range: raises %s: %s on the feasible path %s"
+                               % (type(got).__name__, got, z3.And(*pc)))
+        out, calls = got
+        if out != "the projection" or len(calls) != 1 or \
+                any(all(f is not g for g in facts) for f in calls[0]):
+            raise ProofFailure("exact_range did not return the projection of its guards")
+        impl += [z3.BoolVal(any(f is g for g in calls[0])) for f in facts]
+        cases.append(z3.And(*pc))
+
+    def claim(*conn):
+        out = []
+        for k, on in enumerate(cases):
+            c = conn[k * n:(k + 1) * n]
+            # a settled end: attained at ``near`` under the guards given the projection;
+            # ``mix`` takes the symbols linked to e from it and the rest from a point all
+            # guards admit, and all guards admit it
+            linked = {s: z3.Or(z3.BoolVal(s in e.free_symbols),
+                               *[z3.And(b, f.mentions[s]) for f, b in zip(facts, c)])
+                      for s in syms}
+            mix = {s: z3.If(linked[s], near[s], some[s]) for s in syms}
+            sub = z3.And(*[z3.Implies(b, f.holds(near)) for f, b in zip(facts, c)],
+                         *[in_range[s](near[s]) for s in syms])
+            attained = z3.Implies(z3.And(settled, sub, value(near) == lo,
+                                         admitted(some, facts)),
+                                  z3.And(admitted(mix, facts), value(mix) == lo))
+            # every point all guards admit, the projection's guards admit: inside its range
+            sound = z3.Implies(admitted(q, facts),
+                               z3.And(*[z3.Implies(b, f.holds(q)) for f, b in zip(facts, c)]))
+            out.append(z3.Implies(on, z3.And(attained, sound)))
+        return z3.And(*out)
+    prove_code(claim, impl, what="exact_range over %d guards" % n)
+    return len(paths)

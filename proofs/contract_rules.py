@@ -602,30 +602,3 @@ def contract_range_constraints():
                 sorted(map(str, want)))
         for e, vr in got.items():
             _check_projection(e, facts, ranges, vr, "range_constraints")
-
-
-@proves("contract.exact_range", over=samples("hand-picked goals"))
-def contract_exact_range():
-    """The range ``range_constraints`` prints for a compound input dim is the projection:
-    every admitted point lies in it and each finite end is attained (with and without
-    residual guards; the polynomial case interval arithmetic left at [-int_oo, int_oo])."""
-    import numpy as np
-    from symshape.contract.constraint_set import ConstraintSet, InputDesc
-    s0, s1 = E.Sym(0), E.Sym(1)
-    n, m = s0.expr, s1.expr
-    top = ValueRange(2, INT_OO)
-    cases = [
-        ({s0: ValueRange(5, INT_OO)}, [], n * n - 6 * n + 9),
-        ({s0: top, s1: top}, [R.le(n + m, 100)], n * m),
-        ({s0: top, s1: top}, [R.le(m, n - 1)], n - m),
-        ({s0: ValueRange(2, 40)}, [], E.mod(2 * E.mod(n, 5), 3) + n),
-        ({s0: top, s1: top}, [R.eq(E.mod(n, 3), 0)], n + m),
-    ]
-    for ranges, facts, e in cases:
-        dims = [(s.expr,) for s in ranges] + [(e,)]
-        cs = ConstraintSet([InputDesc("x%d" % i, "x%d" % i, dims=d, dtype=np.float64)
-                            for i, d in enumerate(dims)], dict(ranges), list(facts), {}, {})
-        got = cs.range_constraints()[e]
-        require(got == cs.exact_range(e), "range_constraints and exact_range disagree")
-        require(not is_inf(got.lower), "%s: no finite lower end (%s)", e, got)
-        _check_projection(e, facts, ranges, got, "range_constraints")
