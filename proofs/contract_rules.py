@@ -570,35 +570,3 @@ def bounds_slack():
                 prove_code(lambda v: g >= v if side == "lower" else g <= v,
                            [z3.IntVal(end)], hyp, P=P_,
                            what="slack range %s of %s" % (got, goal))
-
-
-# ---------------------------------------------------------------------------- published views
-@proves("contract.range_constraints", over=samples("hand-picked programs"))
-def contract_range_constraints():
-    """``range_constraints`` lists every root and every compound input dim, nothing else,
-    each with a range every admitted point lies in and whose finite ends are attained:
-    roots narrowed by guards (a hand-built set), roots free of guards, compound dims."""
-    import numpy as np
-    from symshape.contract.constraint_set import ConstraintSet, InputDesc
-    s0, s1, s2 = E.Sym(0), E.Sym(1), E.Sym(2)
-    n, m, k = s0.expr, s1.expr, s2.expr
-    top = ValueRange(2, INT_OO)
-    cases = [
-        # guards narrow both roots below their declared ranges
-        ({s0: ValueRange(4, INT_OO), s1: top}, [R.le(n + m, 20)], [(n,), (m,), (n + m,)]),
-        # a root no guard touches keeps its own range; a product of two connected roots
-        ({s0: top, s1: top, s2: ValueRange(0, 9)}, [R.le(m, n - 1)], [(n, m), (k,),
-                                                                     (n * m,)]),
-        # one root under a congruence, read through a quotient
-        ({s0: ValueRange(3, 50)}, [R.eq(E.mod(n, 4), 0)], [(n,), (E.floordiv(n, 4),)]),
-    ]
-    for ranges, facts, dims in cases:
-        cs = ConstraintSet([InputDesc("x%d" % i, "x%d" % i, dims=d, dtype=np.float64)
-                            for i, d in enumerate(dims)], dict(ranges), list(facts), {}, {})
-        got = cs.range_constraints()
-        want = {s.expr for s in ranges} | {e for d in dims for e in d
-                                           if type(e) is E.Expr and e.as_symbol() is None}
-        require(set(got) == want, "range_constraints keys %s, want %s", sorted(map(str, got)),
-                sorted(map(str, want)))
-        for e, vr in got.items():
-            _check_projection(e, facts, ranges, vr, "range_constraints")
