@@ -27,7 +27,8 @@ from symshape.algebra import expr as E
 from symshape.algebra import relations as R
 
 from . import bounded, every, proves
-from .code import Symbols, prove_code
+from .code import Symbols, prove_code, restart_names as restart_fresh
+from .pyint import restart_names
 from .pyint import ProofFailure
 from .symcoeff import SInt, divisors_of, encode, patched, sym_ints, value
 from .symexec import Explorer, TrackedPy
@@ -96,9 +97,13 @@ def same_condition(run: Callable[[], tuple], hyps: Sequence, zs: Symbols, what: 
         out, given, facts, P = got
         if out is given:
             continue
-        want = cond(P, given, zs)
         defined = [d != 0 for d in _divisors(P, given, zs)]
-        prove_code(lambda v: v == want, [cond(P, out, zs)], list(hyps), pc, defined,
+        if isinstance(out, R.Rel) and isinstance(given, R.Rel) and out.op == given.op:
+            # the same operator: the expressions are equal (whatever the operator)
+            want, got = encode(P, given.expr, zs), encode(P, out.expr, zs)
+        else:
+            want, got = cond(P, given, zs), cond(P, out, zs)
+        prove_code(lambda v: v == want, [got], list(hyps), pc, defined,
                    facts(P), P=P, what="%s (path %s)" % (what, z3.And(*pc) if pc else True))
         claims += 1
     return claims
@@ -187,6 +192,11 @@ def contract_axis_terms():
     claims = 0
     for form in ("rel", "and", "or", "floordiv"):
         for op in (R.EQ, R.NE, R.LE):
+            # the code passes the operator through: with the names numbered alike, the
+            # claims for each operator are one query (answered once, z3cache)
+            restart_names()
+            restart_fresh()
+
             def run(op=op, form=form):
                 lin = E.Expr({(S,): c1, (T,): c2}, k)
                 if form == "floordiv":
@@ -392,7 +402,7 @@ def contract_range_constraints():
 
 
 @proves("contract.shown_guards", over=bounded(
-    "every list of 1 to 4 guards, and of 1 or 2 guards beside one compound dim "
+    "every list of 1 to 4 guards, and one guard beside one compound dim "
     "c1*s + c2*t + k whose printed range has every end, finite (symbolic) or infinite "
     "(the code reads a guard only by identity and through projection.implied: each an "
     "arbitrary condition, its truth a free Boolean; a printed range only through its "
@@ -402,8 +412,8 @@ def contract_range_constraints():
 def contract_shown_guards():
     zs = Symbols()
     _shown_paths(1, zs, True)       # the printed range of a compound dim, every end
-    _shown_paths(2, zs, True)
-    _shown_paths(3, zs, False)      # longer lists: the loop over the guards
+    _shown_paths(2, zs, False)      # longer lists: the loop over the guards
+    _shown_paths(3, zs, False)
     _shown_paths(4, zs, False)
 
 
@@ -536,3 +546,76 @@ def _exact_paths(n: int) -> int:
         return z3.And(*out)
     prove_code(claim, impl, what="exact_range over %d guards" % n)
     return len(paths)
+
+
+# ---------------------------------------------------------------------------- Min / Max
+class Dominance:
+    """``dominates_proven(kind, y, x, ranges)`` as its specification: an answer on each
+    path, True only where ``y`` is at least as good a pick as ``x`` at the point (Min:
+    ``y <= x``; Max: ``y >= x``); the answer branches, its meaning joins the path."""
+
+    def __init__(self, explorer: Explorer, P, zs: Symbols) -> None:
+        self.ex, self.P, self.zs = explorer, P, zs
+        self.calls = 0
+
+    def __call__(self, kind, y, x, ranges) -> bool:
+        from .code import encode as encode_plain
+        d = z3.Bool("dominates!%d" % self.calls)
+        self.calls += 1
+        ey, ex_ = encode_plain(self.P, y, self.zs), encode_plain(self.P, x, self.zs)
+        return self.ex.branch(z3.And(d, ey <= ex_ if kind == "Min" else ey >= ex_))
+
+
+def _minmax_guards(kind: str) -> list:
+    """The guards of ``contract.readable_minmax`` for one kind: A(...) == y with y an
+    argument (a symbol, a quotient, a constant) or not, two atoms of one kind, a
+    coefficient other than 1, an inequality."""
+    s, t = S.expr, T.expr
+    f = E.floordiv(t, 4)
+    a = E.smin if kind == "Min" else E.smax
+    return [R.eq(a(s, f, 7), s), R.eq(a(s, f, 7), 7), R.eq(a(s, f), f),
+            R.eq(a(s, t), a(s, t, f)), R.eq(2 * a(s, t), s), R.eq(a(s, t), t + 1),
+            R.le(a(s, f, 7), s)]
+
+
+@proves("contract.readable_minmax", over=bounded(
+    "the guards A(s, t // 4, 7) == s, A(s, t // 4, 7) == 7, A(s, t // 4) == t // 4, "
+    "A(s, t) == A(s, t, t // 4), 2*A(s, t) == s, A(s, t) == t + 1 and "
+    "A(s, t // 4, 7) <= s for A each of Min and Max, under every "
+    "answer of the dominance test (True only where the argument dominates at the point), "
+    "along every path"))
+def contract_readable_minmax():
+    from symshape.contract import guard_text
+    from .code import encode_cond
+    zs = Symbols()
+    real = guard_text.dominates_proven
+    claims = 0
+    for kind in ("Min", "Max"):
+        for c in _minmax_guards(kind):
+            ex = Explorer([])
+
+            def run(c=c, ex=ex):
+                ex.P = TrackedPy()
+                guard_text.dominates_proven = Dominance(ex, ex.P, zs)
+                return guard_text.readable_minmax(c, {}), ex.P
+            try:
+                paths = ex.paths(run)
+            finally:
+                guard_text.dominates_proven = real
+            outs, cases, side = [], [], []
+            for pc, got in paths:
+                if isinstance(got, Exception):
+                    raise ProofFailure("readable_minmax(%s): raises %s: %s on the path %s"
+                                       % (c, type(got).__name__, got, z3.And(*pc)))
+                out, P = got
+                if out is not c:
+                    outs.append(encode_cond(P, out, zs))
+                    cases.append((z3.And(*pc), encode_cond(P, c, zs)))
+                    side += P.side
+            if outs:        # one claim over the paths that rewrote the guard
+                prove_code(lambda *v: z3.And(*[z3.Implies(on, x == want)
+                                               for x, (on, want) in zip(v, cases)]),
+                           outs, side, what="readable_minmax(%s)" % c)
+                claims += 1
+    if not claims:
+        raise ProofFailure("readable_minmax rewrote no guard of the grammar")

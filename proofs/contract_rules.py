@@ -362,50 +362,6 @@ def contract_relation_box():
             "holding 5, 6, 11 with two sizes each")
 
 
-@proves("contract.readable_minmax", over=samples("hand-picked Min / Max"))
-def contract_readable_minmax():
-    from symshape.contract.guard_text import readable_minmax
-    s0, s1, s2 = E.Sym(0), E.Sym(1), E.Sym(2)
-    X, Y, Z = s0.expr, s1.expr, s2.expr
-    top = ValueRange(2, INT_OO)
-    ranges = {s0: top, s1: top, s2: ValueRange(0, 50)}
-    m = E.smin(X, Y)
-    changed = [
-        R.eq(E.smin(20, E.floordiv(m, 3)), E.smin(X, Y, E.floordiv(m, 3))),
-        R.eq(E.smax(8, E.floordiv(X, 4)), E.floordiv(X, 4)),
-        R.eq(E.smax(Y, X + 1), E.smax(X + 1, Y, X)),
-        R.eq(E.smin(Z, E.floordiv(X, 2)), E.floordiv(X, 2)),
-        R.eq(E.smin(X, Y), X),
-    ]
-    kept = [
-        R.eq(E.smin(X, Y), E.smin(Y, Z)),            # neither side one argument
-        R.eq(E.smin(X, 7), E.smax(X, 7)),             # Min against Max
-        R.le(E.smin(X, 7), 3),                        # not an equality
-        R.eq(E.smin(X, Y), Y + 1),                    # y not among the arguments
-        R.eq(E.smin(X, Y), E.smin(X, Y, Z * X)),      # Z * X >= 0 >= ... not dominated
-    ]
-    for c in changed + kept:
-        if type(c) is bool:
-            continue
-        got = readable_minmax(c, ranges)
-        if c in changed:
-            require(got is not c, "%s should read without Min / Max equality", c)
-        P_ = Py()
-        zs = Symbols()
-        hyps = [d != 0 for d in divisors(P_, c, zs)]
-        want = encode_cond(P_, c, zs)
-        hyps += [h for s in list(zs) for h in _member(ranges[s], zs[s])]
-        prove_code(lambda v: v == want, [encode_cond(P_, got, zs)], hyps, P=P_,
-                   what="%s reads as %s" % (c, got))
-    # a symbol without a range, and a guard the ranges already settle, are left alone
-    c = changed[0]
-    require(readable_minmax(c, {s0: top}) is c, "a symbol without a range was rewritten")
-    c = R.eq(E.smin(Z, 60), Z)
-    require(type(c) is bool or readable_minmax(c, ranges) is c,
-            "a guard the ranges settle became a constant")
-
-
-# ---------------------------------------------------------------------------- deciding
 @proves("decide.fact_sum", over=samples("hand-picked facts and goals"))
 def decide_fact_sum():
     # the lemma: f_1, f_2 <= 0 and e - f_1 - f_2 <= 0 give e <= 0
