@@ -139,8 +139,9 @@ def _atom_args(shape: str, k2, x, y):
 
 @proves("contract.readable_guard", over=every(
     "every guard q*A + k0 <op> 0 for op in ==, !=, <= and q*A + r*s + k0 == 0 with A a "
-    "Max or Min of (k, X), (X, k), (X, Y) or (k, X, Y), X = c1*s + c2*t + j, Y = c3*t "
-    "(every coefficient, constant and k symbolic integers), along every path: the code "
+    "Max or Min of (k, X), (X, k), (X, Y) or (k, X, Y), X = c1*s + c2*t + j, Y = c3*t, "
+    "and q*s + k0 == 0, q*s*t + k0 == 0 (every coefficient, constant and k symbolic "
+    "integers), along every path: the code "
     "reads the guard only through its operator, constant, terms, the atom's kind and "
     "arguments"))
 def contract_readable_guard():
@@ -163,6 +164,12 @@ def contract_readable_guard():
                         return _readable(c), c, lambda P: []
                     claims += same_condition(run, hyps, zs, "_readable %s %s(%s)%s"
                                              % (op, kind, shape, " + r*s" if second else ""))
+    for term in ("s", "s*t"):           # a term that is no atom: a symbol, a product
+        def run(term=term):
+            t = (S,) if term == "s" else (S, T)
+            c = R.Rel(R.EQ, E.Expr({t: q}, k0))
+            return _readable(c), c, lambda P: []
+        claims += same_condition(run, hyps, zs, "_readable q*%s + k0 == 0" % term)
     if not claims:
         raise ProofFailure("_readable rewrote no guard of the grammar")
 
