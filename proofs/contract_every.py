@@ -8,7 +8,9 @@ enforced one on each path (a path that returns the guard itself prints what is e
 ``implied`` and the printed ranges replaced by their specifications: every answer the
 solver may give, every range end; ``exact_range`` with ``projection.project`` as its
 specification and guards that mention every subset of the symbols (symbolic): the guards
-it hands the projection make the range exact for all of them.
+it hands the projection make the range exact for all of them; ``range_constraints`` lists
+each root and compound dim with its exact range; ``readable_minmax`` under every answer of
+the dominance test.
 
 The grammar: a guard ``e <op> 0`` for every operator the code builds (``==``, ``!=``,
 ``<=``), ``e`` a sum of symbolic-coefficient terms over symbols and a Min / Max atom, and
@@ -339,75 +341,6 @@ def _shown_paths(n: int, zs: Symbols, dim: bool) -> int:
     return len(paths)
 
 
-@proves("contract.exact_range", over=bounded(
-    "every list of 1 to 3 guards over three symbols, each guard mentioning every subset of "
-    "them (symbolic; the code reads a guard only by identity and through its free "
-    "symbols, so its truth is any function of the symbols it mentions), e = s0 + s1, "
-    "every root range, along every path; projection.project as its specification "
-    "(project.exact): the range is exact for all the guards"))
-def contract_exact_range():
-    _exact_paths(1)
-    _exact_paths(2)
-    _exact_paths(3)
-
-
-@proves("contract.range_constraints", over=bounded(
-    "every assignment of three input dims (two of one array input, one of another) from "
-    "an int, the roots s0 and s1, the compound s0 + s1 and 2*s0 (repeats included), "
-    "beside an int input of no size, of size s2 or s0 + s2; exact_range as its "
-    "specification (contract.exact_range)"))
-def contract_range_constraints():
-    """``range_constraints`` lists every root and every compound input dim, once, and
-    nothing else, each with its ``exact_range`` (proven exact by ``contract.exact_range``)."""
-    import itertools
-    import numpy as np
-    from symshape.contract import exact_ranges
-    from symshape.contract.constraint_set import ConstraintSet, InputDesc
-    from symshape.algebra.infinity import INT_OO
-    from symshape.algebra.ranges import ValueRange
-    s0, s1, s2 = E.Sym(960), E.Sym(961), E.Sym(962)
-    A, B, C = s0.expr, s1.expr, s2.expr
-    pool = (3, A, B, A + B, 2 * A)
-    ends = {}
-
-    def exact(cs, e):        # one answer per expression: its exact range's lower end
-        key = str(e)
-        if key not in ends:
-            ends[key] = z3.Int("exact!%s" % key)
-        return ends[key]
-    real = exact_ranges.exact_range
-    printed, want = [], []
-    exact_ranges.exact_range = exact
-    try:
-        for d0, d1, d2 in itertools.product(pool, repeat=3):
-            for k in (None, C, A + C):
-                inputs = [InputDesc("x", "x", dims=(d0, d1), dtype=np.float64),
-                          InputDesc("y", "y", dims=(d2,), dtype=np.float64)]
-                if k is not None:
-                    inputs.append(InputDesc("k", "k", sym=k))
-                cs = ConstraintSet(inputs, {t: ValueRange(1, INT_OO) for t in (s0, s1, s2)},
-                                   [], {}, {})
-                out = exact_ranges.published_ranges(cs)
-                roots = {t for e in (d0, d1, d2, k) if type(e) is E.Expr
-                         for t in e.free_symbols}
-                keys = {t.expr for t in roots} | {e for e in (d0, d1, d2)
-                                                  if type(e) is E.Expr and e.as_symbol() is None}
-                if set(out) != keys or len(out) != len(keys):
-                    raise ProofFailure("range_constraints of dims %s, %s, %s (int %s) lists "
-                                       "%s, not %s" % (d0, d1, d2, k, sorted(map(str, out)),
-                                                       sorted(map(str, keys))))
-                for e, vr in out.items():
-                    if not isinstance(vr, z3.ArithRef):
-                        raise ProofFailure("range_constraints prints %s for %s, not its exact "
-                                           "range" % (vr, e))
-                    printed.append(vr)
-                    want.append(exact(cs, e))
-    finally:
-        exact_ranges.exact_range = real
-    prove_code(lambda *v: z3.And(*[x == y for x, y in zip(v, want)]), printed,
-               what="range_constraints prints each exact range")
-
-
 @proves("contract.shown_guards", over=bounded(
     "every list of 1 to 4 guards, and one guard beside one compound dim "
     "c1*s + c2*t + k whose printed range has every end, finite (symbolic) or infinite "
@@ -553,6 +486,75 @@ def _exact_paths(n: int) -> int:
         return z3.And(*out)
     prove_code(claim, impl, what="exact_range over %d guards" % n)
     return len(paths)
+
+
+@proves("contract.exact_range", over=bounded(
+    "every list of 1 to 3 guards over three symbols, each guard mentioning every subset of "
+    "them (symbolic; the code reads a guard only by identity and through its free "
+    "symbols, so its truth is any function of the symbols it mentions), e = s0 + s1, "
+    "every root range, along every path; projection.project as its specification "
+    "(project.exact): the range is exact for all the guards"))
+def contract_exact_range():
+    _exact_paths(1)
+    _exact_paths(2)
+    _exact_paths(3)
+
+
+@proves("contract.range_constraints", over=bounded(
+    "every assignment of three input dims (two of one array input, one of another) from "
+    "an int, the roots s0 and s1, the compound s0 + s1 and 2*s0 (repeats included), "
+    "beside an int input of no size, of size s2 or s0 + s2; exact_range as its "
+    "specification (contract.exact_range)"))
+def contract_range_constraints():
+    """``range_constraints`` lists every root and every compound input dim, once, and
+    nothing else, each with its ``exact_range`` (proven exact by ``contract.exact_range``)."""
+    import itertools
+    import numpy as np
+    from symshape.contract import exact_ranges
+    from symshape.contract.constraint_set import ConstraintSet, InputDesc
+    from symshape.algebra.infinity import INT_OO
+    from symshape.algebra.ranges import ValueRange
+    s0, s1, s2 = E.Sym(960), E.Sym(961), E.Sym(962)
+    A, B, C = s0.expr, s1.expr, s2.expr
+    pool = (3, A, B, A + B, 2 * A)
+    ends = {}
+
+    def exact(cs, e):        # one answer per expression: its exact range's lower end
+        key = str(e)
+        if key not in ends:
+            ends[key] = z3.Int("exact!%s" % key)
+        return ends[key]
+    real = exact_ranges.exact_range
+    printed, want = [], []
+    exact_ranges.exact_range = exact
+    try:
+        for d0, d1, d2 in itertools.product(pool, repeat=3):
+            for k in (None, C, A + C):
+                inputs = [InputDesc("x", "x", dims=(d0, d1), dtype=np.float64),
+                          InputDesc("y", "y", dims=(d2,), dtype=np.float64)]
+                if k is not None:
+                    inputs.append(InputDesc("k", "k", sym=k))
+                cs = ConstraintSet(inputs, {t: ValueRange(1, INT_OO) for t in (s0, s1, s2)},
+                                   [], {}, {})
+                out = exact_ranges.published_ranges(cs)
+                roots = {t for e in (d0, d1, d2, k) if type(e) is E.Expr
+                         for t in e.free_symbols}
+                keys = {t.expr for t in roots} | {e for e in (d0, d1, d2)
+                                                  if type(e) is E.Expr and e.as_symbol() is None}
+                if set(out) != keys or len(out) != len(keys):
+                    raise ProofFailure("range_constraints of dims %s, %s, %s (int %s) lists "
+                                       "%s, not %s" % (d0, d1, d2, k, sorted(map(str, out)),
+                                                       sorted(map(str, keys))))
+                for e, vr in out.items():
+                    if not isinstance(vr, z3.ArithRef):
+                        raise ProofFailure("range_constraints prints %s for %s, not its exact "
+                                           "range" % (vr, e))
+                    printed.append(vr)
+                    want.append(exact(cs, e))
+    finally:
+        exact_ranges.exact_range = real
+    prove_code(lambda *v: z3.And(*[x == y for x, y in zip(v, want)]), printed,
+               what="range_constraints prints each exact range")
 
 
 # ---------------------------------------------------------------------------- Min / Max
