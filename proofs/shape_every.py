@@ -148,12 +148,14 @@ def _numpy_reshape(P: Py, numel, target: List[Size], holes: List[bool], sized):
 
 
 @proves("reshape.infer", over=every(
-    "every element count numel >= 0 and every target of three sizes holding a literal -1, "
+    "every element count numel >= 0 and every target of one or three sizes holding a "
+    "literal -1 (two sizes: reshape.divisibility), "
     "each size a Z3 integer, a literal int or a symbolic size (the kind symbolic), along "
     "every path: the -1 in each place, the sizes beside it any integers, so their product "
     "known takes every value (the code infers the -1 from numel and known alone: each "
     "other size is checked alone and multiplied into known); both directions"))
 def reshape_infer():
+    reshape_claim(sizes("t1"), "reshape to (t1,)", "some")     # known: the int 1
     reshape_claim(sizes("t1 t2 t3"), "reshape to (t1, t2, t3)", "some")
 
 
