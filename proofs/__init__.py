@@ -32,6 +32,7 @@ MODULES += ("proofs.contract_rules", "proofs.decide_rules", "proofs.op_shape_rul
             "proofs.solver_dispatch_rules", "proofs.op_shape_calls", "proofs.expr_every")
 MODULES += ("proofs.divmod_every", "proofs.simplify_every")
 MODULES += ("proofs.slice_every", "proofs.arange_every", "proofs.bound_every")
+MODULES += ("proofs.shape_every", "proofs.contract_every")
 
 #: rule name -> proof function
 PROOFS: Dict[str, Callable[[], None]] = {}

@@ -1,0 +1,630 @@
+"""Proofs that the contract's printed guards mean what the enforced ones mean, for every
+coefficient and constant: the rewrites that make a guard readable (``_readable``:
+``max(0, X) == 0`` as ``X <= 0``; ``in_axis_terms``: a root written back as the axis that
+reads it) run on guards whose coefficients, constants and divisors are symbolic integers
+(``proofs/symcoeff.py``) along every path, and the printed guard proven equivalent to the
+enforced one on each path (a path that returns the guard itself prints what is enforced).
+``shown_facts`` (which guards the printed contract lists) runs with the solver's
+``implied`` and the printed ranges replaced by their specifications: every answer the
+solver may give, every range end; ``exact_range`` with ``projection.project`` as its
+specification and guards that mention every subset of the symbols (symbolic): the guards
+it hands the projection make the range exact for all of them; ``range_constraints`` lists
+each root and compound dim with its exact range; ``readable_minmax`` under every answer of
+the dominance test.
+
+The grammar: a guard ``e <op> 0`` for every operator the code builds (``==``, ``!=``,
+``<=``), ``e`` a sum of symbolic-coefficient terms over symbols and a Min / Max atom, and
+``and`` / ``or`` of two guards.  The rewrites read a guard only through its operator, its
+constant, its terms' coefficients and the atoms' kinds and arguments, so these cover their
+every path.
+"""
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import Callable, Sequence
+
+import z3
+
+from symshape.algebra import expr as E
+from symshape.algebra import relations as R
+
+from . import bounded, every, proves
+from .code import Symbols, prove_code, restart_names as restart_fresh
+from .pyint import restart_names
+from .pyint import ProofFailure
+from .symcoeff import SInt, divisors_of, encode, patched, sym_ints, value
+from .symexec import Explorer, TrackedPy
+
+S, T = E.Sym(920), E.Sym(921)
+
+
+def cond(P, c, zs, opaque=None):
+    """A condition with SInt coefficients (``Rel``, ``BoolOp`` or bool) as a Z3 formula."""
+    if isinstance(c, bool):
+        return z3.BoolVal(c)
+    if isinstance(c, R.BoolOp):
+        args = [cond(P, a, zs, opaque) for a in c.args]
+        return z3.And(*args) if c.op == "and" else z3.Or(*args)
+    e = encode(P, c.expr, zs, opaque)
+    return e == 0 if c.op == R.EQ else (e != 0 if c.op == R.NE else e <= 0)
+
+
+def _divisors(P, c, zs) -> list:
+    if isinstance(c, R.BoolOp):
+        return [d for a in c.args for d in _divisors(P, a, zs)]
+    return divisors_of(P, c, zs)
+
+
+@contextmanager
+def int_like():
+    """SInt arithmetic with an operand that is not an integer returns ``NotImplemented``,
+    as ``int``'s does, so ``k + expr`` reaches ``Expr.__radd__`` (a rewrite that removes
+    every term of an expression leaves a constant, then adds an expression to it)."""
+    names = ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__")
+    saved = {n: vars(SInt)[n] for n in names}
+
+    def deferring(f):
+        def op(self, o):
+            if not isinstance(o, (int, SInt)):
+                return NotImplemented
+            return f(self, o)
+        return op
+    for n, f in saved.items():
+        setattr(SInt, n, deferring(f))
+    try:
+        yield
+    finally:
+        for n, f in saved.items():
+            setattr(SInt, n, f)
+
+
+def same_condition(run: Callable[[], tuple], hyps: Sequence, zs: Symbols, what: str) -> int:
+    """``run()`` returns (the code's output guard, the guard it was given, a function of
+    ``P`` giving facts about the output's stand-in symbols); along every path under
+    ``hyps`` the output holds exactly where the input does (given the facts; every divisor
+    of the input non-zero).  A path that returns the input itself is the same guard.
+    Returns the number of paths that rewrote it (each a claim proven)."""
+    ex = Explorer(hyps)
+
+    def one_path():
+        ex.P = TrackedPy()
+        return run() + (ex.P,)
+    with patched(ex, inductive=False), int_like():
+        paths = ex.paths(one_path)
+    claims = 0
+    for pc, got in paths:
+        if isinstance(got, Exception):
+            raise ProofFailure("%s: raises %s: %s on the feasible path %s"
+                               % (what, type(got).__name__, got, z3.And(*pc)))
+        out, given, facts, P = got
+        if out is given:
+            continue
+        defined = [d != 0 for d in _divisors(P, given, zs)]
+        if isinstance(out, R.Rel) and isinstance(given, R.Rel) and out.op == given.op:
+            # the same operator: the expressions are equal (whatever the operator)
+            want, got = encode(P, given.expr, zs), encode(P, out.expr, zs)
+        else:
+            want, got = cond(P, given, zs), cond(P, out, zs)
+        prove_code(lambda v: v == want, [got], list(hyps), pc, defined,
+                   facts(P), P=P, what="%s (path %s)" % (what, z3.And(*pc) if pc else True))
+        claims += 1
+    return claims
+
+
+@contextmanager
+def inductive(module, name: str):
+    """``module.name`` (a rule that recurses into the parts of an ``and`` / ``or``) runs
+    for the outermost call; a recursive call returns its argument: the induction
+    hypothesis (each part is a smaller guard, proven rewritten to an equivalent one)."""
+    real = getattr(module, name)
+    depth = [0]
+
+    def call(c, *args, **kwargs):
+        if depth[0]:
+            return c
+        depth[0] += 1
+        try:
+            return real(c, *args, **kwargs)
+        finally:
+            depth[0] -= 1
+    setattr(module, name, call)
+    try:
+        yield
+    finally:
+        setattr(module, name, real)
+
+
+# ---------------------------------------------------------------------------- readable
+def _atom_args(shape: str, k2, x, y):
+    return {"k, X": (k2, x), "X, k": (x, k2), "X, Y": (x, y), "k, X, Y": (k2, x, y)}[shape]
+
+
+@proves("contract.readable_guard", over=every(
+    "every guard q*A + k0 <op> 0 for op in ==, !=, <= and q*A + r*s + k0 == 0 with A a "
+    "Max or Min of (k, X), (X, k), (X, Y) or (k, X, Y), X = c1*s + c2*t + j, Y = c3*t, "
+    "and q*s + k0 == 0, q*s*t + k0 == 0 (every coefficient, constant and k symbolic "
+    "integers), along every path: the code "
+    "reads the guard only through its operator, constant, terms, the atom's kind and "
+    "arguments"))
+def contract_readable_guard():
+    from symshape.specs.constraints import _readable
+    q, r, k0, k2, c1, c2, j, c3 = sym_ints("q r k0 k2 c1 c2 j c3")
+    zs = Symbols()
+    hyps = [x.v != 0 for x in (q, r, c1, c2, c3)]
+    claims = 0
+    for op in (R.EQ, R.NE, R.LE):
+        for kind in ("Max", "Min"):
+            for shape in ("k, X", "X, k", "X, Y", "k, X, Y"):
+                # a second term: the code reads no further (a guard of one term only),
+                # once past the operator
+                for second in ((False, True) if op == R.EQ else (False,)):
+                    def run(op=op, kind=kind, shape=shape, second=second):
+                        x = E.Expr({(S,): c1, (T,): c2}, j)
+                        atom = E.OpAtom(kind, _atom_args(shape, k2, x, E.Expr({(T,): c3}, 0)))
+                        terms = {(atom,): q, (S,): r} if second else {(atom,): q}
+                        c = R.Rel(op, E.Expr(terms, k0))
+                        return _readable(c), c, lambda P: []
+                    claims += same_condition(run, hyps, zs, "_readable %s %s(%s)%s"
+                                             % (op, kind, shape, " + r*s" if second else ""))
+    for term in ("s", "s*t"):           # a term that is no atom: a symbol, a product
+        def run(term=term):
+            t = (S,) if term == "s" else (S, T)
+            c = R.Rel(R.EQ, E.Expr({t: q}, k0))
+            return _readable(c), c, lambda P: []
+        claims += same_condition(run, hyps, zs, "_readable q*%s + k0 == 0" % term)
+    if not claims:
+        raise ProofFailure("_readable rewrote no guard of the grammar")
+
+
+# ---------------------------------------------------------------------------- axis terms
+@proves("contract.axis_terms", over=every(
+    "every guard c1*s + c2*t + k <op> 0 (op ==, !=, <=) with s read off an axis as "
+    "a*s + rest, one over a FloorDiv atom, and every and / or of guards (by induction: "
+    "each part is a smaller guard), every coefficient, constant, a != 0 and rest symbolic "
+    "integers, along every path: the code reads a guard only through its linear "
+    "coefficients, and rewrites one solved root per step of its loop, so a second solved "
+    "root is the same step on c1'*s' + c2*t + k'"))
+def contract_axis_terms():
+    from symshape.contract import guard_text
+    c1, c2, k, a, rest, d = sym_ints("c1 c2 k a rest d")
+    zs = Symbols()
+    hyps = [c1.v != 0, c2.v != 0, a.v != 0, d.v != 0]
+    solved = {S: (a, rest, "x.shape[0]")}
+
+    def facts(axes):
+        def at(P):           # each stand-in symbol is its axis: a*root + rest
+            return [zs[t] == value(sa) * zs[r] + value(sr)
+                    for t, text in axes.items()
+                    for r, (sa, sr, axis) in solved.items() if axis == text]
+        return at
+
+    claims = 0
+    for form in ("rel", "and", "or", "floordiv"):
+        for op in (R.EQ, R.NE, R.LE):
+            # the code passes the operator through: with the names numbered alike, the
+            # claims for each operator are one query (answered once, z3cache)
+            restart_names()
+            restart_fresh()
+
+            def run(op=op, form=form):
+                lin = E.Expr({(S,): c1, (T,): c2}, k)
+                if form == "floordiv":
+                    lin = E.Expr({(S,): c1, (E.OpAtom("FloorDiv", (T.expr, d)),): c2}, k)
+                c = R.Rel(op, lin)
+                if form in ("and", "or"):
+                    c = R.BoolOp(form, (c, R.Rel(R.LE, E.Expr({(S,): c2}, k))))
+                axes = {}
+                with inductive(guard_text, "in_axis_terms"):
+                    return guard_text.in_axis_terms(c, solved, axes), c, facts(axes)
+            claims += same_condition(run, hyps, zs, "in_axis_terms %s %s" % (form, op))
+    if not claims:
+        raise ProofFailure("in_axis_terms rewrote no guard of the grammar")
+
+
+# ---------------------------------------------------------------------------- shown guards
+@contextmanager
+def proven_normal_form():
+    """``relations.make`` as its own proofs state it (``rel.eq_gcd``, ``rel.le_gcd_ceil``,
+    over every coefficient): an expression ``e`` stays ``e <op> 0``, a relation meaning
+    exactly that; an int is the code's own.  Keeps the claims free of the quotients a gcd
+    brings (the normal form is proven apart)."""
+    real = R.make
+
+    def make(op, e):
+        return R.Rel(op, e) if isinstance(e, E.Expr) else real(op, e)
+    R.make = make
+    try:
+        yield
+    finally:
+        R.make = real
+
+
+class Guard:
+    """A residual guard as ``shown_facts`` reads it: by identity only (it hands guards to
+    the solver); its truth at the point is a free Boolean."""
+
+    def __init__(self, name: str) -> None:
+        self.holds = z3.Bool(name)
+
+
+class Implied:
+    """``projection.implied(goal, facts, ranges)`` as its specification: an answer on each
+    path, True only where the goal follows from the facts and the root ranges at the
+    point (``in_ranges``).  Remembers each answer."""
+
+    def __init__(self, explorer: Explorer, meaning: Callable, in_ranges) -> None:
+        self.ex, self.meaning, self.in_ranges = explorer, meaning, in_ranges
+        self.answers: list = []
+
+    def __call__(self, goal, facts, ranges, budget=None) -> bool:
+        d = z3.Bool("implied!%d" % len(self.answers))
+        given = z3.And(self.in_ranges, *[self.meaning(f) for f in facts])
+        yes = self.ex.branch(z3.And(d, z3.Implies(given, self.meaning(goal))))
+        self.answers.append((goal, yes))
+        return yes
+
+
+class Ends:
+    """A printed range as ``shown_facts`` reads it: its two ends (symbolic or infinite)."""
+
+    def __init__(self, lower, upper) -> None:
+        self.lower, self.upper = lower, upper
+
+
+class _Contract:
+    """What ``shown_facts`` reads of a constraint set: its guards, root ranges and the
+    ranges ``range_constraints`` prints (built by the proof, ends symbolic)."""
+
+    def __init__(self, facts, printed) -> None:
+        self.facts, self.ranges, self.printed = facts, {}, printed
+
+    def range_constraints(self):
+        return self.printed
+
+
+def _shown_paths(n: int, zs: Symbols, dim: bool) -> int:
+    """``shown_facts`` on ``n`` guards (and, with ``dim``, one compound dim ``e = c1*s +
+    c2*t + k`` whose printed range has symbolic ends, each finite or infinite): along every
+    path and every answer of ``implied``, the guards shown with the printed ranges hold
+    exactly where all the guards do (within the root ranges), and a guard is left out
+    exactly when ``implied`` said it follows.  One claim over all paths."""
+    from symshape.contract import guard_text
+    from symshape.algebra.infinity import INT_OO, NEG_INT_OO
+    c1, c2, k, lo, hi = sym_ints("c1 c2 k lo hi")
+    lo_fin, hi_fin, in_ranges = z3.Bools("lo.finite hi.finite in_ranges")
+    guards = [Guard("guard%d" % i) for i in range(n)]
+    hyps = [c1.v != 0, c2.v != 0, z3.Implies(z3.And(lo_fin, hi_fin), lo.v <= hi.v)]
+    ex = Explorer(hyps)
+    real = guard_text.implied
+
+    def run():
+        ex.P = TrackedPy()
+        e = E.Expr({(S,): c1, (T,): c2}, k)
+        printed = {S.expr: Ends(0, INT_OO)}
+        if dim:        # a printed range is read only through its ends
+            printed[e] = Ends(lo if ex.branch(lo_fin) else NEG_INT_OO,
+                              hi if ex.branch(hi_fin) else INT_OO)
+        oracle = guard_text.implied = Implied(ex, lambda g: meaning(g, ex.P), in_ranges)
+        return guard_text.shown_facts(_Contract(list(guards), printed)), oracle, e, ex.P
+
+    def meaning(g, P):
+        return g.holds if isinstance(g, Guard) else cond(P, g, zs)
+    try:
+        with patched(ex, inductive=False), int_like(), proven_normal_form():
+            paths = ex.paths(run)
+    finally:
+        guard_text.implied = real
+    admitted = z3.And(in_ranges, *[g.holds for g in guards])
+    texts, cases, side = [], [], []
+    for pc, got in paths:
+        if isinstance(got, Exception):
+            raise ProofFailure("shown_facts: raises %s: %s on the feasible path %s"
+                               % (type(got).__name__, got, z3.And(*pc)))
+        shown, oracle, e, P = got
+        dropped = [g for g, yes in oracle.answers if yes]
+        if [g for g in guards if g not in dropped] != list(shown) or \
+                len(oracle.answers) != n:
+            raise ProofFailure("shown_facts kept %d of %d guards, implied said %s"
+                               % (len(shown), n, [yes for _, yes in oracle.answers]))
+        printed = z3.BoolVal(True)
+        if dim:        # the printed range of e holds wherever the contract admits
+            v = encode(P, e, zs)
+            printed = z3.And(z3.Implies(lo_fin, v >= lo.v), z3.Implies(hi_fin, v <= hi.v))
+        texts.append(z3.And(in_ranges, printed, *[meaning(g, P) for g in shown]))
+        cases.append((z3.And(*pc), printed))
+        side += P.side
+    # on each path, given the printed range's specification: shown == admitted
+    prove_code(lambda *t: z3.And(*[z3.Implies(z3.And(on, z3.Implies(admitted, printed)),
+                                              x == admitted)
+                                   for x, (on, printed) in zip(t, cases)]),
+               texts, hyps, side, what="shown_facts on %d guards" % n)
+    return len(paths)
+
+
+@proves("contract.shown_guards", over=bounded(
+    "every list of 1 to 4 guards, and one guard beside one compound dim "
+    "c1*s + c2*t + k whose printed range has every end, finite (symbolic) or infinite "
+    "(the code reads a guard only by identity and through projection.implied: each an "
+    "arbitrary condition, its truth a free Boolean; a printed range only through its "
+    "ends), every answer of implied (True only where the guard follows), along every "
+    "path, both directions (a guard is left out exactly when implied said it follows); "
+    "relations.make as proven by rel.le_gcd_ceil"))
+def contract_shown_guards():
+    zs = Symbols()
+    _shown_paths(1, zs, True)       # the printed range of a compound dim, every end
+    _shown_paths(2, zs, False)      # longer lists: the loop over the guards
+    _shown_paths(3, zs, False)
+    _shown_paths(4, zs, False)
+
+
+# ---------------------------------------------------------------------------- exact range
+class SymSet:
+    """A set of symbols whose members are symbolic: one Z3 Boolean per symbol.  ``&`` and
+    ``|`` with another (or a Python set) are computed bit by bit; a truth test branches."""
+
+    def __init__(self, bits: dict, explorer: Explorer) -> None:
+        self.bits, self.ex = bits, explorer
+
+    def _other(self, o) -> dict:
+        if isinstance(o, SymSet):
+            return o.bits
+        return {s: z3.BoolVal(s in o) for s in self.bits}
+
+    def __and__(self, o):
+        b = self._other(o)
+        return SymSet({s: z3.And(v, b[s]) for s, v in self.bits.items()}, self.ex)
+
+    __rand__ = __and__
+
+    def __or__(self, o):
+        b = self._other(o)
+        return SymSet({s: z3.Or(v, b[s]) for s, v in self.bits.items()}, self.ex)
+
+    __ror__ = __or__
+
+    def __bool__(self) -> bool:
+        return self.ex.branch(z3.Or(*self.bits.values()))
+
+
+class Fact:
+    """A residual guard as ``connected_facts`` reads it: by identity and through its free
+    symbols (every subset of the symbols, symbolic: ``mentions``)."""
+
+    def __init__(self, i: int, syms, explorer: Explorer) -> None:
+        self.mentions = {s: z3.Bool("mentions!%d.%s" % (i, s.name)) for s in syms}
+        self.truth = z3.Function("guard!%d" % i, *([z3.IntSort()] * len(syms)),
+                                 z3.BoolSort())
+        self.ex = explorer
+
+    @property
+    def free_symbols(self) -> SymSet:
+        return SymSet(dict(self.mentions), self.ex)
+
+    def holds(self, point: dict):
+        """The guard at ``point`` (symbol -> value): a function of the symbols it
+        mentions only."""
+        return self.truth(*[z3.If(m, point[s], 0) for s, m in self.mentions.items()])
+
+
+def _exact_paths(n: int) -> int:
+    """``exact_range(cs, e)`` for ``e = s0 + s1`` and ``n`` guards over ``s0, s1, s2``,
+    every guard mentioning every subset of them (symbolic), along every path, with
+    ``projection.project`` as its specification (every point the facts it is given admit
+    lies in its range; a finite end it settles is attained by one): the range is exact
+    for all the guards -- every admitted point inside it, each settled end attained by a
+    point all guards admit (given one exists)."""
+    from symshape.contract import exact_ranges
+    from symshape.reasoning import projection
+    syms = [E.Sym(930 + i) for i in range(3)]
+    e = syms[0].expr + syms[1].expr
+    ex = Explorer([])
+    facts = [Fact(i, syms, ex) for i in range(n)]
+    real = projection.project
+    given: list = []
+
+    class Contract:
+        def __init__(self) -> None:
+            self.facts, self.ranges = list(facts), {}
+
+    def project(goal, fs, ranges, budget=None, hint=None):
+        given.append(list(fs))
+        return "the projection"          # exact_range hands it on unread
+
+    def run():
+        given.clear()
+        return exact_ranges.exact_range(Contract(), e), list(given)
+    projection.project = project
+    try:
+        paths = ex.paths(run)
+    finally:
+        projection.project = real
+    in_range = {s: z3.Function("in_range!%s" % s.name, z3.IntSort(), z3.BoolSort())
+                for s in syms}
+
+    def point(name):
+        return {s: z3.Int("%s.%s" % (name, s.name)) for s in syms}
+
+    def admitted(p, fs):
+        return z3.And(*[in_range[s](p[s]) for s in syms], *[f.holds(p) for f in fs])
+
+    def value(p):
+        return p[syms[0]] + p[syms[1]]
+    q, near, some = point("q"), point("attains"), point("admitted")
+    lo, settled = z3.Int("lo"), z3.Bool("settled")
+    impl, cases = [], []
+    for pc, got in paths:
+        if isinstance(got, Exception):
+            raise ProofFailure("exact_range: raises %s: %s on the feasible path %s"
+                               % (type(got).__name__, got, z3.And(*pc)))
+        out, calls = got
+        if out != "the projection" or len(calls) != 1 or \
+                any(all(f is not g for g in facts) for f in calls[0]):
+            raise ProofFailure("exact_range did not return the projection of its guards")
+        impl += [z3.BoolVal(any(f is g for g in calls[0])) for f in facts]
+        cases.append(z3.And(*pc))
+
+    def claim(*conn):
+        out = []
+        for k, on in enumerate(cases):
+            c = conn[k * n:(k + 1) * n]
+            # a settled end: attained at ``near`` under the guards given the projection;
+            # ``mix`` takes the symbols linked to e from it and the rest from a point all
+            # guards admit, and all guards admit it
+            linked = {s: z3.Or(z3.BoolVal(s in e.free_symbols),
+                               *[z3.And(b, f.mentions[s]) for f, b in zip(facts, c)])
+                      for s in syms}
+            mix = {s: z3.If(linked[s], near[s], some[s]) for s in syms}
+            sub = z3.And(*[z3.Implies(b, f.holds(near)) for f, b in zip(facts, c)],
+                         *[in_range[s](near[s]) for s in syms])
+            attained = z3.Implies(z3.And(settled, sub, value(near) == lo,
+                                         admitted(some, facts)),
+                                  z3.And(admitted(mix, facts), value(mix) == lo))
+            # every point all guards admit, the projection's guards admit: inside its range
+            sound = z3.Implies(admitted(q, facts),
+                               z3.And(*[z3.Implies(b, f.holds(q)) for f, b in zip(facts, c)]))
+            out.append(z3.Implies(on, z3.And(attained, sound)))
+        return z3.And(*out)
+    prove_code(claim, impl, what="exact_range over %d guards" % n)
+    return len(paths)
+
+
+@proves("contract.exact_range", over=bounded(
+    "every list of 1 to 3 guards over three symbols, each guard mentioning every subset of "
+    "them (symbolic; the code reads a guard only by identity and through its free "
+    "symbols, so its truth is any function of the symbols it mentions), e = s0 + s1, "
+    "every root range, along every path; projection.project as its specification "
+    "(project.exact): the range is exact for all the guards"))
+def contract_exact_range():
+    _exact_paths(1)
+    _exact_paths(2)
+    _exact_paths(3)
+
+
+@proves("contract.range_constraints", over=bounded(
+    "every assignment of three input dims (two of one array input, one of another) from "
+    "an int, the roots s0 and s1, the compound s0 + s1 and 2*s0 (repeats included), "
+    "beside an int input of no size, of size s2 or s0 + s2; exact_range as its "
+    "specification (contract.exact_range)"))
+def contract_range_constraints():
+    """``range_constraints`` lists every root and every compound input dim, once, and
+    nothing else, each with its ``exact_range`` (proven exact by ``contract.exact_range``)."""
+    import itertools
+    import numpy as np
+    from symshape.contract import exact_ranges
+    from symshape.contract.constraint_set import ConstraintSet, InputDesc
+    from symshape.algebra.infinity import INT_OO
+    from symshape.algebra.ranges import ValueRange
+    s0, s1, s2 = E.Sym(960), E.Sym(961), E.Sym(962)
+    A, B, C = s0.expr, s1.expr, s2.expr
+    pool = (3, A, B, A + B, 2 * A)
+    ends = {}
+
+    def exact(cs, e):        # one answer per expression: its exact range's lower end
+        key = str(e)
+        if key not in ends:
+            ends[key] = z3.Int("exact!%s" % key)
+        return ends[key]
+    real = exact_ranges.exact_range
+    printed, want = [], []
+    exact_ranges.exact_range = exact
+    try:
+        for d0, d1, d2 in itertools.product(pool, repeat=3):
+            for k in (None, C, A + C):
+                inputs = [InputDesc("x", "x", dims=(d0, d1), dtype=np.float64),
+                          InputDesc("y", "y", dims=(d2,), dtype=np.float64)]
+                if k is not None:
+                    inputs.append(InputDesc("k", "k", sym=k))
+                cs = ConstraintSet(inputs, {t: ValueRange(1, INT_OO) for t in (s0, s1, s2)},
+                                   [], {}, {})
+                out = exact_ranges.published_ranges(cs)
+                roots = {t for e in (d0, d1, d2, k) if type(e) is E.Expr
+                         for t in e.free_symbols}
+                keys = {t.expr for t in roots} | {e for e in (d0, d1, d2)
+                                                  if type(e) is E.Expr and e.as_symbol() is None}
+                if set(out) != keys or len(out) != len(keys):
+                    raise ProofFailure("range_constraints of dims %s, %s, %s (int %s) lists "
+                                       "%s, not %s" % (d0, d1, d2, k, sorted(map(str, out)),
+                                                       sorted(map(str, keys))))
+                for e, vr in out.items():
+                    if not isinstance(vr, z3.ArithRef):
+                        raise ProofFailure("range_constraints prints %s for %s, not its exact "
+                                           "range" % (vr, e))
+                    printed.append(vr)
+                    want.append(exact(cs, e))
+    finally:
+        exact_ranges.exact_range = real
+    prove_code(lambda *v: z3.And(*[x == y for x, y in zip(v, want)]), printed,
+               what="range_constraints prints each exact range")
+
+
+# ---------------------------------------------------------------------------- Min / Max
+class Dominance:
+    """``dominates_proven(kind, y, x, ranges)`` as its specification: an answer on each
+    path, True only where ``y`` is at least as good a pick as ``x`` at the point (Min:
+    ``y <= x``; Max: ``y >= x``); the answer branches, its meaning joins the path."""
+
+    def __init__(self, explorer: Explorer, P, zs: Symbols) -> None:
+        self.ex, self.P, self.zs = explorer, P, zs
+        self.calls = 0
+
+    def __call__(self, kind, y, x, ranges) -> bool:
+        from .code import encode as encode_plain
+        d = z3.Bool("dominates!%d" % self.calls)
+        self.calls += 1
+        ey, ex_ = encode_plain(self.P, y, self.zs), encode_plain(self.P, x, self.zs)
+        return self.ex.branch(z3.And(d, ey <= ex_ if kind == "Min" else ey >= ex_))
+
+
+def _minmax_guards(kind: str) -> list:
+    """The guards of ``contract.readable_minmax`` for one kind: A(...) == y with y an
+    argument (a symbol, a quotient, a constant) or not, two atoms of one kind, a
+    coefficient other than 1, an inequality."""
+    s, t = S.expr, T.expr
+    f = E.floordiv(t, 4)
+    a = E.smin if kind == "Min" else E.smax
+    return [R.eq(a(s, f, 7), s), R.eq(a(s, f, 7), 7), R.eq(a(s, f), f),
+            R.eq(a(s, t), a(s, t, f)), R.eq(2 * a(s, t), s), R.eq(a(s, t), t + 1),
+            R.le(a(s, f, 7), s)]
+
+
+@proves("contract.readable_minmax", over=bounded(
+    "the guards A(s, t // 4, 7) == s, A(s, t // 4, 7) == 7, A(s, t // 4) == t // 4, "
+    "A(s, t) == A(s, t, t // 4), 2*A(s, t) == s, A(s, t) == t + 1 and "
+    "A(s, t // 4, 7) <= s for A each of Min and Max, under every "
+    "answer of the dominance test (True only where the argument dominates at the point), "
+    "along every path"))
+def contract_readable_minmax():
+    from symshape.contract import guard_text
+    from .code import encode_cond
+    zs = Symbols()
+    real = guard_text.dominates_proven
+    claims = 0
+    for kind in ("Min", "Max"):
+        for c in _minmax_guards(kind):
+            ex = Explorer([])
+
+            def run(c=c, ex=ex):
+                ex.P = TrackedPy()
+                guard_text.dominates_proven = Dominance(ex, ex.P, zs)
+                return guard_text.readable_minmax(c, {}), ex.P
+            try:
+                paths = ex.paths(run)
+            finally:
+                guard_text.dominates_proven = real
+            outs, cases, side = [], [], []
+            for pc, got in paths:
+                if isinstance(got, Exception):
+                    raise ProofFailure("readable_minmax(%s): raises %s: %s on the path %s"
+                                       % (c, type(got).__name__, got, z3.And(*pc)))
+                out, P = got
+                if out is not c:
+                    outs.append(encode_cond(P, out, zs))
+                    cases.append((z3.And(*pc), encode_cond(P, c, zs)))
+                    side += P.side
+            if outs:        # one claim over the paths that rewrote the guard
+                prove_code(lambda *v: z3.And(*[z3.Implies(on, x == want)
+                                               for x, (on, want) in zip(v, cases)]),
+                           outs, side, what="readable_minmax(%s)" % c)
+                claims += 1
+    if not claims:
+        raise ProofFailure("readable_minmax rewrote no guard of the grammar")
