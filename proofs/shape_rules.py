@@ -19,9 +19,9 @@ from symshape.capture.ops import shape as SH
 from symshape.capture.ops.linalg import matmul_shape
 from symshape.errors import UserError
 
-from . import bounded, samples, proves
+from . import bounded, proves
 from .code import prove_code
-from .pyint import Py, prove, require
+from .pyint import prove, require
 
 import symshape as _ss  # noqa: E402
 
