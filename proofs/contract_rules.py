@@ -20,7 +20,6 @@ import z3
 from symshape.algebra import expr as E
 from symshape.algebra import ranges as RG
 from symshape.algebra import relations as R
-from symshape.reasoning import decision
 from symshape.algebra import simplify
 from symshape.reasoning import solver
 from symshape.reasoning.env import ShapeEnv
@@ -484,52 +483,6 @@ def contract_axis_terms():
 
 
 # ---------------------------------------------------------------------------- deciding
-@proves("decide.fact_sum", over=samples("hand-picked facts and goals"))
-def decide_fact_sum():
-    # the lemma: f_1, f_2 <= 0 and e - f_1 - f_2 <= 0 give e <= 0
-    e, f1, f2 = z3.Ints("e f1 f2")
-    prove(e <= 0, f1 <= 0, f2 <= 0, e - f1 - f2 <= 0)
-    # and on the code's own answers: each one is implied by the facts and the ranges
-    env, a, b, c = _env((9, 1, INT_OO), (5, 1, 64), (12, 1, 30))
-    A, B, C = a.expr, b.expr, c.expr
-    fact_sets = [
-        [R.ge(A, B + 2)],
-        [R.le(A, B), R.le(B, C)],
-        [R.eq(C, A + B)],
-        [R.le(A * B, 64), R.ge(A, 8)],
-        [R.ge(A, E.floordiv(B, 2) + 3), R.le(B, C - 1)],
-        [R.eq(2 * A, B + 1), R.le(E.smax(A, C), 12)],
-    ]
-    goals = [R.ge(A, B), R.ge(A, 3), R.le(A, C), R.gt(B, C), R.ge(C, A + 1), R.eq(C - B, A),
-             R.ne(C, A), R.le(A, B + 1), R.lt(A, B), R.ge(A, E.floordiv(B, 2)),
-             R.le(B, 2 * A), R.ge(C, B), R.eq(C - A, B + 1)]
-    answered = 0
-    for facts in fact_sets:
-        for goal in goals:
-            if type(goal) is bool:
-                continue
-            d = decision.decide_by_fact_sums(env, goal, facts)
-            if d is None:
-                continue
-            answered += 1
-            P_ = Py()
-            zs = Symbols()
-            hyps = [encode_cond(P_, f, zs) for f in facts]
-            hyps += [x != 0 for f in facts for x in divisors(P_, f, zs)]
-            g = encode_cond(P_, goal, zs)
-            hyps += _in_ranges(env, zs, [a, b, c])
-            prove_code(lambda v: v, [g if d else z3.Not(g)], hyps, P=P_,
-                       what="%s decided %s from %s" % (goal, d, facts))
-    require(answered >= 10, "fact sums decided only %d goals", answered)
-    # ``and`` / ``or`` and long fact lists are left to the later steps
-    both = R.combine("and", [R.ge(A, B), R.le(A, C)])
-    require(decision.decide_by_fact_sums(env, both, fact_sets[1]) is None,
-            "a conjunction was decided by fact sums")
-    many = [R.le(A, B + k) for k in range(decision.FACT_SUM_LIMIT + 1)]
-    require(decision.decide_by_fact_sums(env, R.le(A, B + 1), many) is None,
-            "more facts than the limit were summed")
-
-
 # ---------------------------------------------------------------------------- bounds
 @proves("bounds.univariate",
         over=samples("seven polynomials (the root bound: every polynomial of degree <= 2)"))
