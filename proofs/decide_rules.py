@@ -1,14 +1,16 @@
-"""Proofs of the decision procedure as a whole (``symshape/reasoning/decision.py``) and of the Z3 query
-it ends in (``z3bridge.implies``), over a grammar of conditions, not a sample.
+"""Proofs of the decision procedure as a whole (``symshape/reasoning/decision.py``) and of
+the Z3 query it ends in (``z3bridge.implies``).
 
-For each environment (symbol ranges, recorded guards: facts and replacements) and every
-other condition of ``conditions`` (linear forms ``a*x + b*y + c`` with every coefficient in
-``COEFFS`` and constant in ``CONSTS``, and the same with ``x // 2``, ``x % 3``,
-``Min(x, y)``, ``Max(x, y)`` and ``x*y`` in place of ``y``; each compared with ``<=``,
-``==`` and ``!=``), the answer ``decide`` gives is proven right: ``True`` only when the
-knowledge implies the condition, ``False`` only when it implies its negation (Z3, over
-every point).  ``implies`` is proven the same way on premises drawn from the grammar.
-The related-fact closure is checked against the transitive closure computed here.
+``decide.sound`` is over samples: for each of three environments (symbol ranges, recorded
+guards: facts and replacements) and every other condition of ``conditions`` (linear forms
+``a*x + b*y + c`` with every coefficient in ``COEFFS`` and constant in ``CONSTS``, and the
+same with ``x // 2``, ``x % 3``, ``Min(x, y)``, ``Max(x, y)`` and ``x*y`` in place of
+``y``; each compared with ``<=``, ``==`` and ``!=``), the answer ``decide`` gives is proven
+right: ``True`` only when the knowledge implies the condition, ``False`` only when it
+implies its negation (Z3, over every point).  Steps of it are proven along every path on
+symbolic inputs in ``proofs/decide_every.py``.  ``implies`` is proven on every condition of
+a grammar with symbolic coefficients, constants, divisors and range ends.  The
+related-fact closure is checked against the transitive closure computed here.
 """
 from __future__ import annotations
 

@@ -620,8 +620,15 @@ def _minmax_induction_step(ZB) -> None:
 
 @proves("z3bridge.minmax_encoding",
         over=bounded("arity 1..8 on the encoder's output, every argument value; the "
-                     "induction step on the code's own fold step for every larger arity"))
+                     "code's own two-argument fold step keeps the minimum / maximum of a "
+                     "set of any size (the induction step), but that the term of n + 1 "
+                     "arguments is that step on the term of n is checked for n <= 8 only"))
 def z3bridge_minmax_encoding():
+    """Not "every arity": the induction step is proven for any size, but the fold identity
+    it needs (``minmax_term`` of ``n + 1`` arguments is the step on that of ``n``) is a
+    property of the loop over *all* arguments, and running the code on finitely many
+    arities cannot show it for every ``n`` (an encoder looping over ``args[1:9]`` passes
+    every check up to arity 8)."""
     from symshape.reasoning import z3bridge as ZB
     syms = [E.Sym(930 + i) for i in range(MINMAX_ARITY)]
     enc = ZB.Encoder()
