@@ -21,7 +21,6 @@ from symshape.algebra import expr as E
 from symshape.algebra import ranges as RG
 from symshape.algebra import relations as R
 from symshape.algebra import simplify
-from symshape.reasoning import solver
 from symshape.reasoning.env import ShapeEnv
 from symshape.algebra.infinity import INT_OO, NEG_INT_OO, is_inf
 from symshape.reasoning import projection as PJ
@@ -106,45 +105,6 @@ def project_exact():
     # never narrower than the truth when the facts are contradictory: the sound interval
     got = PJ.project(n, [R.le(n, 1)], {s0: top})
     require(got == ValueRange(2, INT_OO), "contradictory facts gave %s", got)
-
-
-def _facts_kept(env: ShapeEnv, before, what: str) -> None:
-    """On the environment's ranges, its facts say exactly what ``before`` said."""
-    P_ = Py()
-    zs = Symbols()
-    old = z3.And(*[encode_cond(P_, f, zs) for f in before]) if before else z3.BoolVal(True)
-    new = z3.And(*[encode_cond(P_, f, zs) for f in env.facts]) if env.facts else \
-        z3.BoolVal(True)
-    hyps = _in_ranges(env, zs, list(env.ranges))
-    hyps += [d != 0 for f in before for d in divisors(P_, f, zs)]
-    prove_code(lambda v: v == old, [new], hyps, P=P_, what=what)
-
-
-@proves("project.drop_implied", over=samples("hand-picked facts"))
-def project_drop_implied():
-    # a fact implied by the ranges alone adds nothing: {f, ranges} and {ranges} have the
-    # same points; the environment drops it only when Z3 proves the implication
-    n, lo, hi = z3.Ints("n lo hi")
-    f = z3.Bool("f")
-    prove(z3.Implies(z3.Implies(z3.And(lo <= n, n <= hi), f),
-                     z3.And(lo <= n, n <= hi, f) == z3.And(lo <= n, n <= hi)))
-    # the code's own output: facts left after dropping, against the facts before (some
-    # implied by the ranges, some not, one unbacked)
-    env, x, y, u = _env((5, 3, 40), (4, 2, 9), (None, 0, INT_OO))
-    X, Y, U = x.expr, y.expr, u.expr
-    env.facts = [R.ge(E.floordiv(X + 1, 2), 2), R.le(X * Y, 40), R.ne(E.mod(X, 3), 2),
-                 R.le(E.floordiv(X * Y, 4), 90), R.ge(U * U, 0), R.le(E.smax(X, Y), 40)]
-    before = list(env.facts)
-    solver.drop_implied_facts(env)
-    _facts_kept(env, before, "facts after dropping the implied ones")
-    require(len(env.facts) < len(before) and R.le(X * Y, 40) in env.facts,
-            "implied facts should go and the others stay: %s", env.facts)
-    # through the environment: the guard becomes a range and no fact
-    env, (v,) = _learned([(5, 2, INT_OO)], lambda V: R.ge(E.floordiv(V + 1, 2), 2),
-                         "(n + 1) // 2 >= 2 learned")
-    require(env.ranges[v] == ValueRange(3, INT_OO) and not env.facts,
-            "(n + 1)//2 >= 2 should leave n in [3, int_oo] and no fact: %s %s",
-            env.ranges[v], env.facts)
 
 
 # ---------------------------------------------------------------------------- ranges.py
