@@ -442,7 +442,6 @@ def contract_axis_terms():
         prove_code(lambda v: v == want, [impl], hyps, P=P_, what="%s reads as %s" % (c, got))
 
 
-# ---------------------------------------------------------------------------- deciding
 # ---------------------------------------------------------------------------- bounds
 @proves("bounds.univariate",
         over=samples("seven polynomials (the root bound: every polynomial of degree <= 2)"))

@@ -220,8 +220,8 @@ def _far_points(coeffs, k, ends, sign: int):
     for i, (a, (ls, lv, hs, hv)) in enumerate(zip(coeffs, ends)):
         total = 1 + zabs(k) + zabs(lv) + zabs(hv)
         for j, (b, (_, lv_, _, hv_)) in enumerate(zip(coeffs, ends)):
-            if j != i:       # what the other symbol adds at its finite end, distributed
-                total = total + zabs(z3.If(pref_fin[j], z3.If(low[j], b * lv_, b * hv_), 0))
+            if j != i:       # at most what the other symbol adds at a finite end
+                total = total + zabs(b * lv_) + zabs(b * hv_)
         big = total
         lemmas += [z3.Implies(a >= 1, a * big >= big), z3.Implies(a <= -1, a * big <= -big)]
         point.append(z3.If(pref_fin[i], pref[i], z3.If(low[i], -big, big)))
