@@ -303,13 +303,19 @@ def _box_paths(n: int, ops) -> list:
     at[R.NE] = (at[R.EQ][0], at[R.EQ][2], at[R.EQ][1])
 
     def claim(op, pc, exact):
-        open_, yes, no = at[op]
-        fixed = _units(coeffs, pc) if op != R.LE and exact else []
-        if fixed:       # the path fixes each coefficient to 1 or -1: the claim with them
-            open_, yes, no = (z3.substitute(f, *fixed) for f in (open_, yes, no))
-        pinned = [a == c for a, c in fixed]
-        return lambda v, x: z3.And(*pinned, z3.Implies(z3.And(v == -1, x), open_),
-                                   z3.Implies(v == 1, yes), z3.Implies(v == 0, no))
+        made: list = []          # built on first use (only open paths' claims are)
+
+        def build(v, x):
+            if not made:
+                open_, yes, no = at[op]
+                fixed = _units(coeffs, pc) if op != R.LE and exact else []
+                if fixed:   # the path fixes each coefficient to 1 or -1: the claim with them
+                    open_, yes, no = (z3.substitute(f, *fixed) for f in (open_, yes, no))
+                made.append(([a == c for a, c in fixed], open_, yes, no))
+            pinned, open_, yes, no = made[0]
+            return z3.And(*pinned, z3.Implies(z3.And(v == -1, x), open_),
+                          z3.Implies(v == 1, yes), z3.Implies(v == 0, no))
+        return build
     return [(z3.And(given, *pc), claim(op, pc, exact), ans, exact, op)
             for pc, got in paths for op, (ans, exact) in zip(ops, got)]
 
