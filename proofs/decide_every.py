@@ -5,11 +5,11 @@ every path on symbolic inputs, the steps it builds on opaque.
 through ``E.sub`` / ``E.neg`` / ``E.add`` and ``bound()``, and each fact otherwise only
 through its operator.  So the goal and the facts are relations over distinct symbols
 (a symbol stands for any expression: the subtractions are the code's own, their meaning
-the symbols' difference) and ``bound()`` is opaque: each call returns a range with
-symbolic ends (finite or infinite) that holds the value of its argument -- all that
-``range.bound``'s proof guarantees, nothing more (no exactness).  The function then runs
-along every path (``symexec.Explorer``: each comparison of a range end branches), and on
-each path its answer is proven implied by the facts and those range statements.
+the symbols' difference) and ``bound()`` is opaque: any sound range of its argument --
+all that ``range.bound``'s proof guarantees, nothing more (no exactness).  The code reads
+only the test of its upper end against 0; each test takes both outcomes (``_Choices``), a
+true one meaning the argument is ``<= 0`` at every point.  Along every path so made, the
+answer is proven implied by the facts and what that path read.
 
 ``decide.box_exact``: ``decide_ranges`` and ``box_exact`` run on a linear relation whose
 coefficients, constant and range ends are symbolic (each end an integer or infinite), along
@@ -143,12 +143,13 @@ def _sums_on_paths(goal, facts, P_: Py, zs: Symbols) -> list:
 
 
 @proves("decide.fact_sum",
-        over=bounded("every goal e <op> 0 (op <=, ==, !=; an and / or: None) and every list "
-                     "of up to 2 related facts, each f <= 0, f == 0, f != 0 or an and / or; "
-                     "the expressions arbitrary (the code reads them only through E.sub / "
-                     "E.neg / E.add and bound(), here any sound range with symbolic "
-                     "ends: range.bound's proof), along every path; more than "
-                     "FACT_SUM_LIMIT forms: None"))
+        over=bounded("every goal e <op> 0 (op <=, ==, !=) and every list of up to 2 "
+                     "related facts, each f <= 0, f == 0, f != 0 or an and / or; the "
+                     "expressions arbitrary (the code reads them only through E.sub / "
+                     "E.neg / E.add and bound(), here any sound range: its upper end's test "
+                     "against 0 takes every outcome, a true one meaning the argument is <= 0 "
+                     "at every point: range.bound's proof), along every path; an and / or "
+                     "goal and a list over FACT_SUM_LIMIT forms checked to give None"))
 def decide_fact_sum():
     """See the module docstring."""
     P_ = Py()
