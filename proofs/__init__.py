@@ -33,6 +33,7 @@ MODULES += ("proofs.contract_rules", "proofs.decide_rules", "proofs.op_shape_rul
 MODULES += ("proofs.divmod_every", "proofs.simplify_every")
 MODULES += ("proofs.slice_every", "proofs.arange_every", "proofs.bound_every")
 MODULES += ("proofs.shape_every", "proofs.contract_every")
+MODULES += ("proofs.decide_every",)
 
 #: rule name -> proof function
 PROOFS: Dict[str, Callable[[], None]] = {}

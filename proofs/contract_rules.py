@@ -19,8 +19,6 @@ import z3
 
 from symshape.algebra import expr as E
 from symshape.algebra import relations as R
-from symshape.reasoning import decision
-from symshape.reasoning import solver
 from symshape.reasoning.env import ShapeEnv
 from symshape.algebra.infinity import INT_OO, is_inf
 from symshape.reasoning import projection as PJ
@@ -30,7 +28,7 @@ from . import samples, proves
 from .code import Symbols, divisors, encode, encode_cond, prove_code
 from .pyint import Py, prove, require, zmax
 from .range_rules import _member
-from .solver_rules import _in_ranges, _solutions_kept
+from .solver_rules import _solutions_kept
 
 
 def _env(*specs):
@@ -106,47 +104,6 @@ def project_exact():
     got = PJ.project(n, [R.le(n, 1)], {s0: top})
     require(got == ValueRange(2, INT_OO), "contradictory facts gave %s", got)
 
-
-def _facts_kept(env: ShapeEnv, before, what: str) -> None:
-    """On the environment's ranges, its facts say exactly what ``before`` said."""
-    P_ = Py()
-    zs = Symbols()
-    old = z3.And(*[encode_cond(P_, f, zs) for f in before]) if before else z3.BoolVal(True)
-    new = z3.And(*[encode_cond(P_, f, zs) for f in env.facts]) if env.facts else \
-        z3.BoolVal(True)
-    hyps = _in_ranges(env, zs, list(env.ranges))
-    hyps += [d != 0 for f in before for d in divisors(P_, f, zs)]
-    prove_code(lambda v: v == old, [new], hyps, P=P_, what=what)
-
-
-@proves("project.drop_implied", over=samples("hand-picked facts"))
-def project_drop_implied():
-    # a fact implied by the ranges alone adds nothing: {f, ranges} and {ranges} have the
-    # same points; the environment drops it only when Z3 proves the implication
-    n, lo, hi = z3.Ints("n lo hi")
-    f = z3.Bool("f")
-    prove(z3.Implies(z3.Implies(z3.And(lo <= n, n <= hi), f),
-                     z3.And(lo <= n, n <= hi, f) == z3.And(lo <= n, n <= hi)))
-    # the code's own output: facts left after dropping, against the facts before (some
-    # implied by the ranges, some not, one unbacked)
-    env, x, y, u = _env((5, 3, 40), (4, 2, 9), (None, 0, INT_OO))
-    X, Y, U = x.expr, y.expr, u.expr
-    env.facts = [R.ge(E.floordiv(X + 1, 2), 2), R.le(X * Y, 40), R.ne(E.mod(X, 3), 2),
-                 R.le(E.floordiv(X * Y, 4), 90), R.ge(U * U, 0), R.le(E.smax(X, Y), 40)]
-    before = list(env.facts)
-    solver.drop_implied_facts(env)
-    _facts_kept(env, before, "facts after dropping the implied ones")
-    require(len(env.facts) < len(before) and R.le(X * Y, 40) in env.facts,
-            "implied facts should go and the others stay: %s", env.facts)
-    # through the environment: the guard becomes a range and no fact
-    env, (v,) = _learned([(5, 2, INT_OO)], lambda V: R.ge(E.floordiv(V + 1, 2), 2),
-                         "(n + 1) // 2 >= 2 learned")
-    require(env.ranges[v] == ValueRange(3, INT_OO) and not env.facts,
-            "(n + 1)//2 >= 2 should leave n in [3, int_oo] and no fact: %s %s",
-            env.ranges[v], env.facts)
-
-
-# ---------------------------------------------------------------------------- ranges.py
 
 
 # ---------------------------------------------------------------------------- solver
@@ -280,52 +237,6 @@ def contract_relation_box():
     a, b, c = (t.expr for t in syms)
     require(relation_box(env, syms, [R.le(a + b, c)]) is None, "a box for a + b <= c "
             "holding 5, 6, 11 with two sizes each")
-
-
-@proves("decide.fact_sum", over=samples("hand-picked facts and goals"))
-def decide_fact_sum():
-    # the lemma: f_1, f_2 <= 0 and e - f_1 - f_2 <= 0 give e <= 0
-    e, f1, f2 = z3.Ints("e f1 f2")
-    prove(e <= 0, f1 <= 0, f2 <= 0, e - f1 - f2 <= 0)
-    # and on the code's own answers: each one is implied by the facts and the ranges
-    env, a, b, c = _env((9, 1, INT_OO), (5, 1, 64), (12, 1, 30))
-    A, B, C = a.expr, b.expr, c.expr
-    fact_sets = [
-        [R.ge(A, B + 2)],
-        [R.le(A, B), R.le(B, C)],
-        [R.eq(C, A + B)],
-        [R.le(A * B, 64), R.ge(A, 8)],
-        [R.ge(A, E.floordiv(B, 2) + 3), R.le(B, C - 1)],
-        [R.eq(2 * A, B + 1), R.le(E.smax(A, C), 12)],
-    ]
-    goals = [R.ge(A, B), R.ge(A, 3), R.le(A, C), R.gt(B, C), R.ge(C, A + 1), R.eq(C - B, A),
-             R.ne(C, A), R.le(A, B + 1), R.lt(A, B), R.ge(A, E.floordiv(B, 2)),
-             R.le(B, 2 * A), R.ge(C, B), R.eq(C - A, B + 1)]
-    answered = 0
-    for facts in fact_sets:
-        for goal in goals:
-            if type(goal) is bool:
-                continue
-            d = decision.decide_by_fact_sums(env, goal, facts)
-            if d is None:
-                continue
-            answered += 1
-            P_ = Py()
-            zs = Symbols()
-            hyps = [encode_cond(P_, f, zs) for f in facts]
-            hyps += [x != 0 for f in facts for x in divisors(P_, f, zs)]
-            g = encode_cond(P_, goal, zs)
-            hyps += _in_ranges(env, zs, [a, b, c])
-            prove_code(lambda v: v, [g if d else z3.Not(g)], hyps, P=P_,
-                       what="%s decided %s from %s" % (goal, d, facts))
-    require(answered >= 10, "fact sums decided only %d goals", answered)
-    # ``and`` / ``or`` and long fact lists are left to the later steps
-    both = R.combine("and", [R.ge(A, B), R.le(A, C)])
-    require(decision.decide_by_fact_sums(env, both, fact_sets[1]) is None,
-            "a conjunction was decided by fact sums")
-    many = [R.le(A, B + k) for k in range(decision.FACT_SUM_LIMIT + 1)]
-    require(decision.decide_by_fact_sums(env, R.le(A, B + 1), many) is None,
-            "more facts than the limit were summed")
 
 
 # ---------------------------------------------------------------------------- bounds

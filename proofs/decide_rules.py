@@ -1,14 +1,16 @@
-"""Proofs of the decision procedure as a whole (``symshape/reasoning/decision.py``) and of the Z3 query
-it ends in (``z3bridge.implies``), over a grammar of conditions, not a sample.
+"""Proofs of the decision procedure as a whole (``symshape/reasoning/decision.py``) and of
+the Z3 query it ends in (``z3bridge.implies``).
 
-For each environment (symbol ranges, recorded guards: facts and replacements) and every
-other condition of ``conditions`` (linear forms ``a*x + b*y + c`` with every coefficient in
-``COEFFS`` and constant in ``CONSTS``, and the same with ``x // 2``, ``x % 3``,
-``Min(x, y)``, ``Max(x, y)`` and ``x*y`` in place of ``y``; each compared with ``<=``,
-``==`` and ``!=``), the answer ``decide`` gives is proven right: ``True`` only when the
-knowledge implies the condition, ``False`` only when it implies its negation (Z3, over
-every point).  ``implies`` is proven the same way on premises drawn from the grammar.
-The related-fact closure is checked against the transitive closure computed here.
+``decide.sound`` is over samples: for each of three environments (symbol ranges, recorded
+guards: facts and replacements) and every other condition of ``conditions`` (linear forms
+``a*x + b*y + c`` with every coefficient in ``COEFFS`` and constant in ``CONSTS``, and the
+same with ``x // 2``, ``x % 3``, ``Min(x, y)``, ``Max(x, y)`` and ``x*y`` in place of
+``y``; each compared with ``<=``, ``==`` and ``!=``), the answer ``decide`` gives is proven
+right: ``True`` only when the knowledge implies the condition, ``False`` only when it
+implies its negation (Z3, over every point).  Steps of it are proven along every path on
+symbolic inputs in ``proofs/decide_every.py``.  ``implies`` is proven on every condition of
+a grammar with symbolic coefficients, constants, divisors and range ends.  The
+related-fact closure is checked against the transitive closure computed here.
 """
 from __future__ import annotations
 
@@ -282,8 +284,8 @@ def _implies_on(premises, goal, rx, ry, what: str) -> int:
 
     def run():
         out = []
+        prem, g = [b() for b, _ in premises], goal[0]()   # built once: each build branches
         for plan in _PLANS:
-            prem, g = [b() for b, _ in premises], goal[0]()
             shim = _Shim(plan)
             saved = ZB._z3, ZB.Encoder
             ZB._z3, ZB.Encoder = shim, Recording
@@ -463,15 +465,30 @@ EVAL_ENVS = [([(5, 2, INT_OO), (3, 0, 9)], []),
              ([(6, 2, INT_OO), (3, 2, INT_OO)], [lambda x, y: R.ge(x, y + 2)])]
 
 
-def _after(env, c, answer, what: str) -> None:
-    """On every point the environment now admits, ``c`` has the value ``answer``."""
-    P_ = Py()
-    zs = Symbols()
-    know = _knowledge(P_, env, zs)
-    want = encode_cond(P_, c, zs)
-    defined = [d != 0 for d in divisors(P_, c, zs)]
-    prove_code(lambda v: z3.Implies(z3.And(*defined), want == v), [z3.BoolVal(answer)],
-               know, P=P_, what=what)
+class _After:
+    """Claims "on every point the environment now admits, ``c`` has the value ``answer``",
+    one per environment, proven together (``prove``: one query for them all; each
+    environment's knowledge is the hypothesis of its own claim)."""
+
+    def __init__(self) -> None:
+        self.P = Py()
+        self.zs = Symbols()
+        self.cases: list = []
+
+    def add(self, env, c, answer) -> None:
+        """The claim for ``env`` (as it is now), ``c`` and the code's ``answer``."""
+        know = z3.And(*_knowledge(self.P, env, self.zs))
+        want = encode_cond(self.P, c, self.zs)
+        defined = z3.And(*[d != 0 for d in divisors(self.P, c, self.zs)])
+        self.cases.append((know, defined, want, z3.BoolVal(answer)))
+
+    def prove(self, what: str) -> None:
+        """All the claims at once."""
+        cases = self.cases
+        prove_code(lambda *vs: z3.And(*[z3.Implies(z3.And(k, d), w == v)
+                                        for (k, d, w, _), v in zip(cases, vs)]),
+                   [a for _, _, _, a in cases], P=self.P,
+                   what="%s on %d conditions" % (what, len(cases)))
 
 
 def _graded(every: int, envs=None, one_symbol: bool = False):
@@ -499,11 +516,13 @@ def env_evaluate():
     """For every twentieth condition of the grammar, in a fresh environment: the bool
     ``evaluate`` returns is the condition's value on every point the environment admits
     afterwards (decided, or the guard it recorded), and its value at the example."""
+    after = _After()
     for env, c, truth in _graded(20):
         got = env.evaluate(c, truth)
         require(got == truth, "evaluate(%s) is %s at the example, where it is %s",
                 c, got, truth)
-        _after(env, c, got, "evaluate(%s)" % c)
+        after.add(env, c, got)
+    after.prove("evaluate")
 
 
 @proves("env.check", over=samples("graded environments"))
@@ -513,6 +532,7 @@ def env_check():
     raises a UserError."""
     from symshape.errors import UserError
     raised = 0
+    after = _After()
     for env, c, truth in _graded(10):
         try:
             env.check(c, truth)
@@ -521,7 +541,8 @@ def env_check():
             raised += 1
             continue
         require(truth, "check(%s) passed where the example violates it", c)
-        _after(env, c, True, "check(%s)" % c)
+        after.add(env, c, True)
+    after.prove("check")
     require(raised > 0, "no condition of the grammar was false at the example")
 
 

@@ -1,0 +1,537 @@
+"""Proofs of steps of ``decide`` (``symshape/reasoning/decision.py``) with the code run along
+every path on symbolic inputs, the steps it builds on opaque.
+
+``decide.fact_sum``: ``decide_by_fact_sums`` reads the goal's and each fact's expression only
+through ``E.sub`` / ``E.neg`` / ``E.add`` and ``bound()``, and each fact otherwise only
+through its operator.  So the goal and the facts are relations over distinct symbols
+(a symbol stands for any expression: the subtractions are the code's own, their meaning
+the symbols' difference) and ``bound()`` is opaque: any sound range of its argument --
+all that ``range.bound``'s proof guarantees, nothing more (no exactness).  The code reads
+only the test of its upper end against 0; each test takes both outcomes (``_Choices``), a
+true one meaning the argument is ``<= 0`` at every point.  Along every path so made, the
+answer is proven implied by the facts and what that path read.
+
+``decide.box_exact``: ``decide_ranges`` and ``box_exact`` run on a linear relation whose
+coefficients, constant and range ends are symbolic (each end an integer or infinite), along
+every path; where the ranges leave the relation open and ``box_exact`` vouches for the box,
+explicit points of the box (the lowest and highest corner, or beyond ``Y`` where an end is
+infinite; for ``==`` / ``!=`` a zero of the form) show it true at one and false at another:
+leaving it open misses nothing.
+
+``project.drop_implied``: ``drop_implied_facts`` and ``implied_by_ranges`` run on facts over
+symbols (each standing for the fact's expression, read only through ``bound()``), the
+environment's ``bound`` table opaque as above, ``box_exact`` any verdict and ``implies`` any
+answer its proof allows, along every path: the facts kept say what the facts before said.
+"""
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import List
+
+import z3
+
+from symshape.algebra import expr as E
+from symshape.algebra import relations as R
+from symshape.reasoning import decision
+from symshape.algebra.ranges import ValueRange
+
+from . import bounded, proves
+from .code import Symbols, encode, encode_cond, prove_code
+from .pyint import Py, prove, require, zmax, zmin
+
+#: the symbols standing for the goal's expression and each fact's
+GOAL = E.Sym(980)
+FACTS = (E.Sym(981), E.Sym(982))
+#: what a fact may be, as the code reads it: its operator (an and / or is skipped)
+_FACT_OPS = (R.LE, R.EQ, R.NE, "and")
+_GOAL_OPS = (R.LE, R.EQ, R.NE)
+
+
+class _Choices:
+    """Runs a function once per sequence of outcomes of its opaque tests (depth first,
+    replaying the outcomes chosen so far): every combination, with no solver call (the
+    outcomes are independent: each is a fresh range's end)."""
+
+    def __init__(self) -> None:
+        self.plan: List[bool] = []
+        self.pos = 0
+        self.pending: List[List[bool]] = [[]]
+
+    def choose(self) -> bool:
+        """The outcome of the next test on this run; a new one forks."""
+        if self.pos == len(self.plan):
+            self.pending.append(self.plan + [False])
+            self.plan.append(True)
+        self.pos += 1
+        return self.plan[self.pos - 1]
+
+    def runs(self, fn) -> list:
+        """``fn()`` once per combination of outcomes."""
+        out = []
+        while self.pending:
+            self.plan, self.pos = self.pending.pop(), 0
+            out.append(fn())
+        return out
+
+
+class _End:
+    """The upper end of an opaque range: ``<= 0`` is a choice; when chosen true, the
+    argument's value is ``<= 0`` at every point (the range holds it)."""
+
+    def __init__(self, choices: _Choices, x, seen: list) -> None:
+        self.choices, self.x, self.seen = choices, x, seen
+
+    def __le__(self, other) -> bool:
+        require(other == 0, "the code compared a bound's upper end with %s, not 0", other)
+        yes = self.choices.choose()
+        if yes:
+            self.seen.append(self.x)
+        return yes
+
+
+class _OpaqueBound:
+    """``bound()`` as any sound range of its argument: only the test of its upper end
+    against 0 is read (``_End``); what a true outcome says is kept per run."""
+
+    def __init__(self, choices: _Choices) -> None:
+        self.choices = choices
+        self.nonpositive: List = []
+
+    def __call__(self, x, sym_range=None):
+        return SimpleNamespace(upper=_End(self.choices, x, self.nonpositive))
+
+
+def _fact(op, sym):
+    """A fact of operator ``op`` over ``sym`` (``and``: a conjunction the code skips)."""
+    if op == "and":
+        return R.BoolOp("and", (R.Rel(R.LE, sym.expr), R.Rel(R.NE, sym.expr + 1)))
+    return R.Rel(op, sym.expr)
+
+
+def _fact_lists() -> list:
+    """Every list of at most ``len(FACTS)`` facts, each of every operator the code tells
+    apart (a finite domain, exhausted)."""
+    one = [[_fact(op, FACTS[0])] for op in _FACT_OPS]
+    return [[]] + one + [f + [_fact(op, FACTS[1])] for f in one for op in _FACT_OPS]
+
+
+def _sums_on_paths(goal, facts, P_: Py, zs: Symbols) -> list:
+    """``decide_by_fact_sums`` on ``goal`` and ``facts`` along every path of the opaque
+    bound: per path (what the facts and that path's bound outcomes say, the goal, the
+    answer)."""
+    choices = _Choices()
+    env = SimpleNamespace(ranges={})
+    saved = decision.bound
+
+    def run():
+        opaque = _OpaqueBound(choices)
+        decision.bound = opaque
+        try:
+            return decision.decide_by_fact_sums(env, goal, facts), opaque.nonpositive
+        finally:
+            decision.bound = saved
+    know = z3.And(*[encode_cond(P_, f, zs) for f in facts])
+    g = encode_cond(P_, goal, zs)
+    read: dict = {}         # each expression's statement once (the paths share them)
+
+    def said(x):
+        if x not in read:
+            read[x] = encode(P_, x, zs) <= 0
+        return read[x]
+    return [(z3.And(know, *[said(x) for x in nonpositive]), g, ans)
+            for ans, nonpositive in choices.runs(run)]
+
+
+@proves("decide.fact_sum",
+        over=bounded("every goal e <op> 0 (op <=, ==, !=) and every list of up to 2 "
+                     "related facts, each f <= 0, f == 0, f != 0 or an and / or; the "
+                     "expressions arbitrary (the code reads them only through E.sub / "
+                     "E.neg / E.add and bound(), here any sound range: its upper end's test "
+                     "against 0 takes every outcome, a true one meaning the argument is <= 0 "
+                     "at every point: range.bound's proof), along every path; an and / or "
+                     "goal and a list over FACT_SUM_LIMIT forms checked to give None"))
+def decide_fact_sum():
+    """See the module docstring."""
+    P_ = Py()
+    zs = Symbols()
+    cases = [case for facts in _fact_lists() for op in _GOAL_OPS
+             for case in _sums_on_paths(R.Rel(op, GOAL.expr), facts, P_, zs)]
+    answers = {ans for _, _, ans in cases}
+    require({True, False, None} <= answers, "fact sums answered only %s", answers)
+
+    def claim(*vs):      # on each path of each input: the answer implied by what it read
+        return z3.And(*[z3.Implies(st, z3.If(v == 1, g, z3.Or(v != 0, z3.Not(g))))
+                        for (st, g, _), v in zip(cases, vs)])
+    prove_code(claim, [z3.IntVal(-1 if a is None else int(a)) for _, _, a in cases], P=P_,
+               what="fact sums on %d paths" % len(cases))
+    goal = R.Rel(R.LE, GOAL.expr)
+    both = R.BoolOp("and", (goal, R.Rel(R.NE, GOAL.expr)))
+    some = [_fact(R.LE, FACTS[0])]
+    require(decision.decide_by_fact_sums(None, both, some) is None,
+            "a conjunction was decided by fact sums")
+    many = [R.Rel(R.LE, FACTS[0].expr - k) for k in range(decision.FACT_SUM_LIMIT + 1)]
+    require(decision.decide_by_fact_sums(None, goal, many) is None,
+            "more facts than the limit were summed")
+
+
+# ---------------------------------------------------------------------------- box_exact
+#: the symbols of the linear forms of ``decide.box_exact``
+BOX = (E.Sym(983), E.Sym(984))
+_BOX_OPS = (R.LE, R.EQ, R.NE)
+
+
+class _Ranges:
+    """The environment ``decide_ranges`` reads: its ranges, its memo (none)."""
+
+    def __init__(self, ranges) -> None:
+        self.ranges = ranges
+
+        self.cache: dict = {}
+
+    def memo(self, table, key, compute, *args):
+        """``ShapeEnv.memo``: computed once per table and key."""
+        if (table, key) not in self.cache:
+            self.cache[table, key] = compute(*args)
+        return self.cache[table, key]
+
+
+def zabs(x):
+    """``abs`` of a Z3 integer."""
+    return z3.If(x < 0, -x, x)
+
+
+def _inside(end, x):
+    """``x`` in the range of ends ``(lo.s, lo.v, hi.s, hi.v)``."""
+    ls, lv, hs, hv = end
+    return z3.And(z3.Or(ls != 0, lv <= x), z3.Or(hs != 0, x <= hv))
+
+
+def _far_points(coeffs, k, ends, sign: int):
+    """The point of the ranges where the form is lowest (``sign`` -1; highest: +1), and
+    the facts about products it needs: each symbol at the end its coefficient prefers, or,
+    where that end is infinite, at ``-Y`` / ``Y`` for a ``Y`` above what the constant and
+    the other symbols' finite ends contribute (and above its own finite end, so inside
+    its range); the facts ``a*Y >= Y`` for ``a >= 1`` (``<= -Y`` for ``a <= -1``), instances
+    of ``_scaling_lemma``; and the form's value there, its products distributed over
+    the cases (equal by ``_scaling_lemma``'s distribution identity)."""
+    low = [(a > 0) if sign < 0 else (a < 0) for a in coeffs]
+    pref_fin = [z3.If(w, ls == 0, hs == 0) for w, (ls, lv, hs, hv) in zip(low, ends)]
+    pref = [z3.If(w, lv, hv) for w, (ls, lv, hs, hv) in zip(low, ends)]
+    point, lemmas, terms = [], [], []
+    for i, (a, (ls, lv, hs, hv)) in enumerate(zip(coeffs, ends)):
+        total = 1 + zabs(k) + zabs(lv) + zabs(hv)
+        for j, (b, (_, lv_, _, hv_)) in enumerate(zip(coeffs, ends)):
+            if j != i:       # at most what the other symbol adds at a finite end
+                total = total + zabs(b * lv_) + zabs(b * hv_)
+        big = total
+        lemmas += [z3.Implies(a >= 1, a * big >= big), z3.Implies(a <= -1, a * big <= -big)]
+        point.append(z3.If(pref_fin[i], pref[i], z3.If(low[i], -big, big)))
+        # the term's value with the product distributed over the cases (linear in the
+        # products a*l, a*h, a*Y that the lemmas and the code's own bound speak of)
+        terms.append(z3.If(pref_fin[i], z3.If(low[i], a * lv, a * hv),
+                           z3.If(low[i], -(a * big), a * big)))
+    return point, lemmas, sum(terms) + k
+
+
+def _scaling_lemma() -> None:
+    """What ``_far_points``' facts instantiate, for all integers, and the identity its
+    distributed value rests on (any conditions, any values)."""
+    a, y, l_, h_ = z3.Ints("a y l h")
+    c, w = z3.Bools("c w")
+    prove(z3.And(z3.Implies(a >= 1, a * y >= y), z3.Implies(a <= -1, a * y <= -y)), y >= 0)
+    prove(a * z3.If(c, z3.If(w, l_, h_), z3.If(w, -y, y))
+          == z3.If(c, z3.If(w, a * l_, a * h_), z3.If(w, -(a * y), a * y)))
+
+
+def _zero_point(coeffs, k, ends) -> list:
+    """A point of the ranges where ``a_1*s_1 + ... + k`` (unit coefficients) is 0 when its
+    interval holds 0: ``u + v = -k`` with ``u`` in ``a_1 * range(s_1)``, ``v`` in
+    ``a_2 * range(s_2)``."""
+    def scaled(a, end):                 # a * range: (low finite, low, high finite, high)
+        ls, lv, hs, hv = end
+        return (z3.If(a > 0, ls == 0, hs == 0), z3.If(a > 0, lv, -hv),
+                z3.If(a > 0, hs == 0, ls == 0), z3.If(a > 0, hv, -lv))
+    if len(coeffs) == 1:
+        return [-coeffs[0] * k]
+    (l0f, l0, h0f, h0), (l1f, l1, h1f, h1) = (scaled(a, e) for a, e in zip(coeffs, ends))
+    v0 = z3.If(l1f, l1, z3.If(h1f, h1, 0))          # some value of the second term
+    u = z3.If(h1f, z3.If(l0f, zmax(l0, -k - h1), -k - h1),
+              z3.If(l0f, l0, z3.If(h0f, zmin(h0, -k - v0), -k - v0)))
+    return [coeffs[0] * u, coeffs[1] * (-k - u)]
+
+
+def _box_paths(n: int, ops) -> list:
+    """``decide_ranges`` and ``box_exact`` run on ``a_1*s_1 + ... + a_n*s_n + k <op> 0``
+    for each operator of ``ops`` (one expression: its bound computed once, as
+    ``ShapeEnv.memo`` does), coefficients and constant symbolic (finite ``Ext``: the code does only integer
+    arithmetic and comparisons on them), each range's ends symbolic (an integer or
+    infinite), along every path.  Per path and operator: (what holds there, the
+    statement that the relation holds at some point of the box and fails at another,
+    the answer, box_exact's verdict)."""
+    from .symexec import Explorer, Ext, interval, patched, raise_on_paths
+    what = "box%d%s" % (n, ops[0])
+    syms = BOX[:n]
+    coeffs = [z3.Int("%s.a%d" % (what, i)) for i in range(n)]
+    k = z3.Int("%s.k" % what)
+    ivs = [interval("%s.%s" % (what, s.name)) for s in syms]
+    hyps = [a != 0 for a in coeffs] + [c for iv in ivs for c in iv[2]]
+    ex = Explorer(hyps)
+
+    def run():
+        e = E.Expr({(s,): Ext(0, a) for s, a in zip(syms, coeffs)}, Ext(0, k))
+        env = _Ranges({s: ValueRange(iv[0], iv[1]) for s, iv in zip(syms, ivs)})
+        return [(decision.decide_ranges(env, R.Rel(op, e)), decision.box_exact(R.Rel(op, e)))
+                for op in ops]
+    with patched(ex):
+        paths = ex.paths(run)
+    raise_on_paths(paths, what)
+    ends = [(iv[0].s, iv[0].v, iv[1].s, iv[1].v) for iv in ivs]
+    (down, l1, lo), (up, l2, hi) = (_far_points(coeffs, k, ends, sign) for sign in (-1, 1))
+    zero = _zero_point(coeffs, k, ends)
+    given = z3.And(*hyps, *l1, *l2)
+
+    def val(pt):
+        return sum(a * x for a, x in zip(coeffs, pt)) + k
+    inside = z3.And(*[_inside(e, x) for pt in (down, up) for e, x in zip(ends, pt)])
+    zero_in = z3.And(*[_inside(e, x) for e, x in zip(ends, zero)])
+    # <=: true at the low point, false at the high one; == / != (unit coefficients):
+    # 0 at the zero point, not 0 at one of the ends.  Each claim also says what a
+    # decided answer would have to satisfy there (so the claim depends on the answer)
+    z = val(zero)
+    at = {R.LE: (z3.And(inside, lo <= 0, hi > 0), hi <= 0, lo > 0),
+          R.EQ: (z3.And(inside, zero_in, z == 0, z3.Or(lo != 0, hi != 0)),
+                 z3.And(lo == 0, hi == 0), z != 0)}
+    at[R.NE] = (at[R.EQ][0], at[R.EQ][2], at[R.EQ][1])
+
+    def claim(op, pc, exact):
+        made: list = []          # built on first use (only open paths' claims are)
+
+        def build(v, x):
+            if not made:
+                open_, yes, no = at[op]
+                fixed = _units(coeffs, pc) if op != R.LE and exact else []
+                if fixed:   # the path fixes each coefficient to 1 or -1: the claim with them
+                    open_, yes, no = (z3.substitute(f, *fixed) for f in (open_, yes, no))
+                made.append(([a == c for a, c in fixed], open_, yes, no))
+            pinned, open_, yes, no = made[0]
+            return z3.And(*pinned, z3.Implies(z3.And(v == -1, x), open_),
+                          z3.Implies(v == 1, yes), z3.Implies(v == 0, no))
+        return build
+    return [(z3.And(given, *pc), claim(op, pc, exact), ans, exact, op)
+            for pc, got in paths for op, (ans, exact) in zip(ops, got)]
+
+
+def _units(coeffs, pc) -> list:
+    """``(a, c)`` for each coefficient the path condition fixes to ``c`` (1 or -1): the
+    unit coefficients box_exact checked (substituted, the claim is linear; the claim
+    keeps ``a == c`` itself)."""
+    out = []
+    for a in coeffs:
+        for c in (1, -1):
+            s = z3.Solver()
+            s.add(*pc)
+            s.add(a != c)
+            if s.check() == z3.unsat:
+                out.append((a, z3.IntVal(c)))
+                break
+    return out
+
+
+def _vouched(mine, n: int, op) -> None:
+    """The claims of the open, box-exact paths ``mine`` of one operator, in one query."""
+    require(bool(mine), "box_exact never vouched for an open %s over %d symbols", op, n)
+    impl = [v for _, _, exact in mine for v in (z3.IntVal(-1), z3.BoolVal(exact))]
+
+    def claim(*vs):
+        return z3.And(*[z3.Implies(pc, c(vs[2 * i], vs[2 * i + 1]))
+                        for i, (pc, c, _) in enumerate(mine)])
+    prove_code(claim, impl, what="box_exact of %d symbols vouching for %s on %d paths"
+               % (n, op, len(mine)))
+
+
+@proves("decide.box_exact",
+        over=bounded("every linear relation a_1*s_1 + ... + a_n*s_n + k <op> 0 over n <= 2 "
+                     "symbols (op <=, ==, !=; coefficients, constant and range ends "
+                     "symbolic, each end finite or infinite), along every path of "
+                     "decide_ranges and box_exact"))
+def decide_box_exact():
+    """Every end case of every range (each end a symbolic integer or infinite), every
+    operator, one and two symbols: ``_box_paths``."""
+    _scaling_lemma()
+    vouched = 0
+    for n in (1, 2):
+        # == and != take the same paths (decide_ranges and box_exact treat them alike);
+        # <= apart: run with them it would take the product of their paths
+        for ops in ((R.LE,), (R.EQ, R.NE)):
+            # decide_ranges' answers are decide.by_range's; box_exact's no is always sound
+            cases = _box_paths(n, ops)
+            for op in ops:          # a claim per operator (smaller queries)
+                _vouched([(pc, claim, exact) for pc, claim, ans, exact, o in cases
+                          if o == op and ans is None and exact], n, op)
+                vouched += 1
+    require(vouched > 0, "box_exact never vouched for a relation the ranges leave open")
+    # what it never vouches for: a product, a sum of two relations
+    s0, s1 = (s.expr for s in BOX)
+    require(not decision.box_exact(R.make(R.LE, s0 * s1 - 20)) and
+            not decision.box_exact(R.combine("or", [R.le(s0, 3), R.le(s1, 1)])),
+            "a product or a disjunction counted as box-exact")
+
+
+# ---------------------------------------------------------------------------- drop_implied
+class _Env:
+    """The environment ``drop_implied_facts`` reads: its facts, the ranges of their symbols,
+    its memo.  The ``bound`` table answers any sound range of the expression (``_OpaqueRange``:
+    ``range.bound``'s proof), the others are computed."""
+
+    def __init__(self, facts, choices: "_Choices", said: list) -> None:
+        self.facts = list(facts)
+        self.ranges: dict = {}
+        self.choices, self.said = choices, said
+        self.bounds: dict = {}
+
+    def memo(self, table, key, compute, *args):
+        """As ``ShapeEnv.memo``, the ``bound`` table opaque."""
+        if table != "bound":
+            return compute(*args)
+        if key not in self.bounds:
+            self.bounds[key] = _OpaqueRange("r%d" % len(self.bounds), key, self.choices,
+                                            self.said)
+        return self.bounds[key]
+
+    def keep_facts(self, facts) -> None:
+        """The facts become ``facts``."""
+        self.facts = list(facts)
+
+
+def _against_zero(s, v) -> dict:
+    """The end ``(s, v)`` compared with 0, as Z3 formulas, by operator."""
+    lt0 = z3.Or(s == -1, z3.And(s == 0, v < 0))
+    eq0 = z3.And(s == 0, v == 0)
+    gt0 = z3.Not(z3.Or(lt0, eq0))
+    return {"<": lt0, "<=": z3.Or(lt0, eq0), "==": eq0, ">": gt0, ">=": z3.Or(gt0, eq0)}
+
+
+class _OpaqueEnd:
+    """An end of an opaque range (``_against_zero``'s formulas of it): a comparison with 0
+    is a choice, whose outcome is recorded as a statement about the end."""
+
+    def __init__(self, formulas: dict, choices: "_Choices", said: list) -> None:
+        self.formulas, self.choices, self.said = formulas, choices, said
+
+    def _is(self, op, other):
+        require(isinstance(other, int) and other == 0, "a bound's end compared with %r",
+                other)
+        yes = self.choices.choose()
+        self.said.append(self.formulas[op] if yes else z3.Not(self.formulas[op]))
+        return yes
+
+    def __le__(self, o):
+        return self._is("<=", o)
+
+    def __lt__(self, o):
+        return self._is("<", o)
+
+    def __ge__(self, o):
+        return self._is(">=", o)
+
+    def __gt__(self, o):
+        return self._is(">", o)
+
+    def __eq__(self, o):
+        return self._is("==", o)
+
+    __hash__ = object.__hash__
+
+
+#: the Z3 terms of each opaque range by name (the same on every path: made once)
+_INTERVALS: dict = {}
+
+
+class _OpaqueRange:
+    """Any sound range of an expression: ends ``(s, v)`` fresh (``symexec.interval``), the
+    expression's value between them (kept in ``said`` with the outcomes)."""
+
+    def __init__(self, name, expr, choices, said) -> None:
+        from .symexec import interval
+        if name not in _INTERVALS:
+            lo, hi, wf, member, inside = interval(name)
+            _INTERVALS[name] = (_against_zero(lo.s, lo.v), _against_zero(hi.s, hi.v),
+                                z3.And(*wf, *inside), member)
+        low, high, wf, member = _INTERVALS[name]
+        self.lower = _OpaqueEnd(low, choices, said)
+        self.upper = _OpaqueEnd(high, choices, said)
+        said.append(wf)
+        self.member, self.expr = member, expr
+
+
+def _backed(i: int, op, unbacked: bool):
+    return R.Rel(op, E.Sym(985 + i, unbacked).expr)
+
+
+def _drop_lists() -> list:
+    """Every list of at most two facts, each ``f <op> 0`` (op ``<=``, ``==``, ``!=``) over a
+    backed or an unbacked symbol (a finite domain, exhausted)."""
+    one = [(op, u) for op in _BOX_OPS for u in (False, True)]
+    return [[]] + [[_backed(0, *a)] for a in one] + \
+        [[_backed(0, *a), _backed(1, *b)] for a in one for b in one]
+
+
+def _drop_paths(facts, P_: Py, zs: Symbols) -> list:
+    """``drop_implied_facts`` on ``facts`` along every path: ``bound`` opaque (the
+    environment's ``bound`` table), ``box_exact`` any verdict (a yes only keeps the fact),
+    ``implies`` any answer with what ``z3bridge.implies``' proof guarantees (True: the fact
+    holds at every point of the ranges; False: it fails).  Per path (what holds there,
+    the facts kept)."""
+    from symshape.reasoning import solver as SE
+    choices = _Choices()
+    saved = SE.box_exact, SE.implies
+    meaning: dict = {}          # each condition's / expression's Z3 term, once
+
+    def mean(x):
+        if x not in meaning:
+            meaning[x] = (encode if isinstance(x, E.Expr) else encode_cond)(P_, x, zs)
+        return meaning[x]
+
+    def run():
+        said: list = []
+
+        def implies(premises, f, ranges, budget=None):
+            ans = True if choices.choose() else (False if choices.choose() else None)
+            if ans is not None:
+                said.append(mean(f) if ans else z3.Not(mean(f)))
+            return ans
+        env = _Env(facts, choices, said)
+        SE.box_exact, SE.implies = (lambda f: choices.choose()), implies
+        try:
+            SE.drop_implied_facts(env)
+        finally:
+            SE.box_exact, SE.implies = saved
+        members = [r.member == mean(r.expr) for r in env.bounds.values()]
+        return z3.And(*said, *members), list(env.facts)
+    return choices.runs(run)
+
+
+@proves("project.drop_implied",
+        over=bounded("every list of up to 2 facts f <op> 0 (op <=, ==, !=; each over a "
+                     "backed or an unbacked symbol), the facts' expressions arbitrary "
+                     "(read only through bound(), any sound range with symbolic ends: "
+                     "range.bound's proof), along every path of drop_implied_facts and "
+                     "implied_by_ranges (decide_ranges run; box_exact any verdict; implies "
+                     "any answer z3bridge.implies' proof allows)"))
+def project_drop_implied():
+    """On every path, the facts kept say exactly what the facts before said at every point
+    of the ranges (the symbols of unbacked facts included)."""
+    P_ = Py()
+    zs = Symbols()
+    cases, dropped = [], 0
+    for facts in _drop_lists():
+        before = z3.And(*[encode_cond(P_, f, zs) for f in facts])
+        for said, kept in _drop_paths(facts, P_, zs):
+            dropped += len(kept) < len(facts)
+            cases.append((said, before, z3.And(*[encode_cond(P_, f, zs) for f in kept])))
+    require(dropped > 0, "drop_implied_facts never dropped a fact")
+
+    def claim(*vs):
+        return z3.And(*[z3.Implies(said, v == before) for (said, before, _), v in zip(cases, vs)])
+    prove_code(claim, [kept for _, _, kept in cases], P=P_,
+               what="drop_implied_facts on %d paths" % len(cases))
