@@ -24,7 +24,7 @@ from symshape.algebra.infinity import INT_OO, NEG_INT_OO, is_inf
 from symshape.algebra.ranges import ValueRange
 
 from . import bounded, every, samples, proves
-from .extint import Ext, X, fin, inside, le, lt, neg, select
+from .extint import Ext, X, fin, inside, le, lt, select
 from .code import Symbols, divisors, encode, encode_cond, prove_code
 from .pyint import RLIMIT, Py, prove, require, zmax, zmin
 
@@ -579,41 +579,6 @@ def solve_two_var():
         env.add_guard(g, None)
         require(not env.replacements, "%s made a replacement: %s", g, env.replacements)
         _solutions_kept(old, g, env, (xs, ys), "%s (kept as a fact)" % g)
-
-
-@proves("solve.constrain_linear", over=samples("hand-picked constraints"))
-def solve_constrain_linear():
-    Ex = Ext()
-    lo, hi, w = Ex.interval("v")
-    a, t, k = z3.Ints("a t k")
-    val = a * t + k
-    # a > 0: t in [ceil((lo - k)/a), (hi - k)//a]
-    tlo = select(lo.s != 0, lo, fin(Ex.ceildiv(lo.v - k, a)))
-    thi = select(hi.s != 0, hi, fin(Ex.floordiv(hi.v - k, a)))
-    Ex.prove(inside(lo, hi, val) == inside(tlo, thi, t), w, a > 0)
-    # a < 0: t in [ceil((k - hi)/-a), (k - lo)//-a]
-    tlo = select(hi.s != 0, neg(hi), fin(Ex.ceildiv(k - hi.v, -a)))
-    thi = select(lo.s != 0, neg(lo), fin(Ex.floordiv(k - lo.v, -a)))
-    Ex.prove(inside(lo, hi, val) == inside(tlo, thi, t), w, a < 0)
-    for (lo_, hi_), (ca, cc) in itertools.product(
-            [(2, INT_OO), (NEG_INT_OO, 7), (-3, 11), (4, 4)], [(3, 1), (-2, 9), (5, -4)]):
-        for t_lo, t_hi in ((-30, 30), (NEG_INT_OO, INT_OO), (0, INT_OO)):
-            env, s, tt = _env((None, NEG_INT_OO, INT_OO), (None, t_lo, t_hi))
-            old = dict(env.ranges)
-            value = ca * tt.expr + cc
-            vr = ValueRange(lo_, hi_)
-            try:
-                solver.constrain(env, value, vr)
-            except Exception:
-                continue                 # infeasible: never asked (the hint satisfies it)
-            # the range the code computed for t holds exactly the t (in t's old range)
-            # whose value lies in [lo, hi]
-            zs = Symbols()
-            t_ = zs[tt]
-            want = z3.And(*_in_ranges(env, {tt: ca * t_ + cc}, [tt], {tt: vr}))
-            prove_code(lambda v: v == want, [z3.And(*_in_ranges(env, zs, [tt]))],
-                       _in_ranges(env, zs, [tt], old),
-                       what="constrain %s to %s from %s" % (value, vr, old[tt]))
 
 
 @proves("solve.replacement_range", over=samples("hand-picked replacements"))
