@@ -13,42 +13,100 @@ caller guarantees them: the guard holds at the example values (a point of the ra
 """
 from __future__ import annotations
 
+import builtins
 from contextlib import contextmanager
+from types import SimpleNamespace
 from typing import Callable, List
 
 import z3
 
 from symshape.algebra import expr as E
 from symshape.algebra import ranges as RG
+from symshape.algebra import relations as R
 from symshape.algebra.ranges import ValueRange
 from symshape.reasoning import solver
 
 from . import every, proves
 from .code import prove_code
-from .pyint import require
+from .pyint import RLIMIT, Py, require, zmax, zmin
 from .symexec import Ext, Explorer, interval, inside, patched, raise_on_paths, to_pair
+
+
+_ABSENT = object()
 
 
 @contextmanager
 def stubbed(**names):
-    """``solver.<name>`` replaced by the given stand-ins while the block runs."""
-    saved = {n: getattr(solver, n) for n in names}
+    """``solver.<name>`` replaced by the given stand-ins while the block runs (a name the
+    module does not define, like ``type``, shadows the builtin meanwhile)."""
+    saved = {n: vars(solver).get(n, _ABSENT) for n in names}
     for n, f in names.items():
         setattr(solver, n, f)
     try:
         yield
     finally:
         for n, f in saved.items():
-            setattr(solver, n, f)
+            if f is _ABSENT:
+                delattr(solver, n)
+            else:
+                setattr(solver, n, f)
+
+
+def _type(x):
+    """``type`` as the solver and the expression layer see it: an ``Ext`` is an int."""
+    return int if isinstance(x, Ext) else builtins.type(x)
+
+
+def _no_digits(self) -> int:
+    """An ``Ext`` printed with ``%d`` in a symbol's name (display only) prints 0."""
+    return 0
+
+
+@contextmanager
+def ext_ints():
+    """``Ext`` values pass for Python ints in ``expr.py``, ``relations.py`` and
+    ``solver.py`` (coefficients, constants and divisors symbolic) while the block runs;
+    ``%d`` prints one as 0 (only the names of new symbols use it; ``range`` and indexing
+    still refuse an ``Ext``)."""
+    E.type = R.type = _type
+    Ext.__int__ = _no_digits
+    try:
+        yield
+    finally:
+        del E.type, R.type, Ext.__int__
+
+
+class Explorer2(Explorer):
+    """``Explorer`` whose feasibility check, where the incremental solver answers
+    unknown, asks a fresh solver (one-shot, so Z3 picks its nonlinear-integer tactic):
+    fewer infeasible paths explored for want of an answer."""
+
+    def _feasible(self, cond) -> bool:
+        s = self._solver
+        s.push()
+        s.add(*self.P.side)
+        s.add(cond)
+        self.checks += 1
+        r = s.check()
+        s.pop()
+        if r == z3.unknown:
+            one = z3.Solver()
+            one.set("rlimit", RLIMIT)
+            one.add(*s.assertions())
+            one.add(*self.P.side)
+            one.add(cond)
+            r = one.check()
+        return r != z3.unsat           # still unknown: explored as feasible
 
 
 def solver_paths(hyps: List, fn: Callable[[], object], what: str, **stubs):
     """``fn()`` (a solver step on ``Ext`` values) along every feasible path under ``hyps``,
     the solver module seeing the symbolic infinities (its ``INT_OO``, ``NEG_INT_OO`` and
     ``is_inf``) and ``stubs`` in place of its callees; a path that raises fails."""
-    ex = Explorer(hyps)
-    with patched(ex):
-        with stubbed(INT_OO=RG.INT_OO, NEG_INT_OO=RG.NEG_INT_OO, is_inf=RG.is_inf, **stubs):
+    ex = Explorer2(hyps)
+    with patched(ex), ext_ints():
+        with stubbed(INT_OO=RG.INT_OO, NEG_INT_OO=RG.NEG_INT_OO, is_inf=RG.is_inf,
+                     type=_type, **stubs):
             paths = ex.paths(fn)
     raise_on_paths(paths, what)
     return ex, paths
@@ -69,13 +127,70 @@ def iv_inside(lo: Ext, hi: Ext, x):
     return inside(lo.s, lo.v, hi.s, hi.v, x)
 
 
-# ---------------------------------------------------------------------------- constrain
+def fin_ext(name: str) -> Ext:
+    """A finite symbolic integer (a coefficient, a constant, a divisor) as an ``Ext``."""
+    return Ext(0, z3.Int(name))
+
+
+class Enc:
+    """Z3 terms of what a step built: expressions whose coefficients, constants and
+    divisors are ``Ext`` values (or ints) over symbols mapped by ``zs``; ``finite`` collects
+    the claims that every such ``Ext`` is finite (a coefficient is never an infinity)."""
+
+    def __init__(self, P: Py, zs) -> None:
+        self.P, self.zs, self.finite = P, zs, []
+
+    def num(self, x):
+        if isinstance(x, Ext):
+            self.finite.append(x.s == 0)
+            return x.v
+        return z3.IntVal(x)
+
+    def __call__(self, x):
+        if not isinstance(x, E.Expr):
+            return self.num(x)
+        total = self.num(x.const)
+        for term, c in x.terms:
+            prod = self.num(c)
+            for a in term:
+                prod = prod * (self.zs[a] if builtins.type(a) is E.Sym else self.atom(a))
+            total = total + prod
+        return total
+
+    def atom(self, a):
+        args = [self(y) for y in a.args]
+        if a.kind == "FloorDiv":
+            return self.P.floordiv(*args)
+        if a.kind == "Mod":
+            return self.P.mod(*args)
+        return (zmin if a.kind == "Min" else zmax)(*args)
+
+
 class _Env:
-    """The environment a solver step reads: the ranges (and the infos of its symbols)."""
+    """The environment a solver step reads and calls: its ranges, the infos of its
+    symbols, and ``create_symbol`` / ``set_parent`` recording what the step creates."""
 
     def __init__(self, ranges, infos=None) -> None:
         self.ranges = ranges
         self.infos = infos or {}
+        self.created: list = []
+
+    def create_symbol(self, hint, source, vr, kind="auto", dim=None, frame=None):
+        sym = E.Sym(990 + len(self.created), hint is None)
+        self.created.append((sym, hint, vr))
+        self.ranges[sym] = vr
+        return sym
+
+    def set_parent(self, child, parent) -> None:
+        pass
+
+
+def info(hint, kind: str = "auto") -> SimpleNamespace:
+    """What ``env.infos[s]`` tells a step about ``s``."""
+    return SimpleNamespace(hint=hint, source="s", kind=kind, frame=None)
+
+
+# ---------------------------------------------------------------------------- constrain
 
 
 @proves("solve.constrain_linear", over=every(
@@ -131,3 +246,83 @@ def solve_constrain_linear():
     prove_code(claim, impl, hyps, P=ex.P,
                what="constrain(a*t + k, [lo, hi]) on symbolic a, k and ranges (%d paths)"
                % len(paths))
+
+
+# ---------------------------------------------------------------------------- congruence
+@proves("solve.congruence", over=every(
+    "every guard c*Mod(s, k) + j == 0 (coefficient c, divisor k and constant j symbolic), "
+    "every range of s (ends symbolic, finite or infinite), s's example any integer or "
+    "none, along every path of solve_congruence"))
+def solve_congruence():
+    """``solve_congruence`` on a symbolic guard and range: on every path where it applies
+    (``c == 1``, ``0 <= r < k`` with ``r = -j``), the replacement ``s -> value(q)`` it makes
+    and the range it gives the new ``q`` keep the solution set: every ``s`` in its range
+    with ``s % k == r`` is ``value(q)`` for a ``q`` in ``q``'s range, and every such ``q``
+    gives one; ``q``'s example reproduces ``s``'s.  Precondition (learn's): the guard
+    holds at a point of the range, the example where ``s`` has one."""
+    _congruence(True)
+    _congruence(False)
+
+
+def _congruence(hinted: bool) -> None:
+    s_sym = E.Sym(976)
+    c, k, j, h, sv, qv = z3.Ints("c k j h s q")
+    lo, hi, wf, _, _ = interval("s")
+    # the guard holds at a point of s's range: the example h (or, with no example, a
+    # point the check admits); stated where c == 1 only (weaker, so the proof is
+    # stronger, and linear in c: the code applies nowhere else)
+    P0 = Py()
+    hyps = wf + [iv_inside(lo, hi, h), z3.Implies(c == 1, z3.And(
+        k != 0, P0.mod(h, k) + j == 0))] + P0.side
+    got: list = []
+
+    def run():
+        del got[:]
+        env = _Env({s_sym: ValueRange(lo, hi)},
+                   {s_sym: info(Ext(0, h) if hinted else None)})
+        atom = E.OpAtom("Mod", (s_sym.expr, Ext(0, k)))
+        e = E.Expr({(atom,): Ext(0, c)}, Ext(0, j))
+        if solver.solve_congruence(env, e):
+            got.append((env.created, list(replaced)))
+        return list(got)
+    replaced: list = []
+
+    def replace(env, s, value):
+        replaced.append((s, value))
+    ex, paths = solver_paths(hyps, lambda: (replaced.clear(), run())[1], "solve_congruence",
+                             replace=replace)
+    P_ = ex.P
+    impl, cases = [], []
+    for pc, out in paths:
+        if not out:
+            continue
+        (created, reps), = out
+        require(len(created) == 1 and len(reps) == 1 and reps[0][0] is s_sym,
+                "solve_congruence made %s, replaced %s", created, reps)
+        (q_sym, q_hint, q_vr), = created
+        enc = Enc(P_, {q_sym: qv})
+        val = enc(reps[0][1])
+        at = lambda x: z3.substitute(val, (qv, x))           # noqa: E731
+        hint = enc(q_hint) if hinted else z3.IntVal(0)
+        cases.append((pc, len(impl), at))
+        impl += ends(q_vr) + [val, hint, z3.And(*enc.finite)]
+    require(cases, "solve_congruence applied on no path")
+    r = -j
+    guard = lambda x: P_.mod(x, k) == r                       # noqa: E731
+    wit = P_.floordiv(sv, k)       # s == k*(s // k) + s % k: the q of a solution s
+    for n, (pc, i, _) in enumerate(cases):
+        def claim(*t):
+            value = lambda x: z3.substitute(t[4], (qv, x))     # noqa: E731
+            one = [t[6],
+                   # every solution s in s's range is value(q) for a q in q's range
+                   z3.Implies(z3.And(iv_inside(lo, hi, sv), guard(sv)),
+                              z3.And(within(t, 0, wit), value(wit) == sv)),
+                   # every q in q's range gives a solution in s's range
+                   z3.Implies(within(t, 0, qv),
+                              z3.And(iv_inside(lo, hi, value(qv)), guard(value(qv))))]
+            if hinted:
+                one.append(value(t[5]) == h)
+            return z3.And(*one)
+        prove_code(claim, impl[i:i + 7], hyps, pc, P=P_,
+                   what="solve_congruence on a symbolic guard and range%s (applying path "
+                   "%d of %d)" % (" with an example" if hinted else "", n + 1, len(cases)))

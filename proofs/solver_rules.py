@@ -490,32 +490,6 @@ def _opt_ceil(P_: Py, bound: X, r, k, low: bool) -> X:
     return select(bound.s != 0, bound, fin(P_.floordiv(bound.v - r, k)))
 
 
-@proves("solve.congruence", over=samples("hand-picked congruences"))
-def solve_congruence():
-    Ex = Ext()
-    lo, hi, w = Ex.interval("s")
-    s, k, r, q, h = z3.Ints("s k r q hint")
-    qlo, qhi = _opt_ceil(Ex, lo, r, k, True), _opt_ceil(Ex, hi, r, k, False)
-    base = [w, k > 0, 0 <= r, r < k]
-    # every solution is k*q + r for the q = (s - r) // k inside q's range ...
-    qs = Ex.floordiv(s - r, k)
-    Ex.prove(z3.And(s == k * qs + r, inside(qlo, qhi, qs)),
-             base, Ex.mod(s, k) == r, inside(lo, hi, s))
-    # ... and every q in q's range gives a solution inside s's range
-    Ex.prove(z3.And(Ex.mod(k * q + r, k) == r, inside(lo, hi, k * q + r)),
-             base, inside(qlo, qhi, q))
-    # the quotient symbol's example value reproduces the hint
-    Ex.prove(k * Ex.floordiv(h - r, k) + r == h, base, Ex.mod(h, k) == r)
-    for (hint, lo_, hi_), k_ in itertools.product(
-            [(12, 2, INT_OO), (13, 0, 40), (-7, NEG_INT_OO, 5), (9, 9, 9), (21, 3, 30)],
-            (2, 3, 4, 7)):
-        env, x = _env((hint, lo_, hi_))
-        old = dict(env.ranges)
-        g = R.eq(E.mod(x.expr, k_), hint % k_)
-        env.add_guard(g, None)
-        _solutions_kept(old, g, env, (x,), "s %% %d == %d" % (k_, hint % k_))
-
-
 @proves("solve.two_var", over=samples("hand-picked equations"))
 def solve_two_var():
     a, b, c, x, y, hx, hy, u, v, Q, kk, lo = z3.Ints("a b c x y hx hy u v Q k lo")
