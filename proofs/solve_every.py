@@ -326,3 +326,54 @@ def _congruence(hinted: bool) -> None:
         prove_code(claim, impl[i:i + 7], hyps, pc, P=P_,
                    what="solve_congruence on a symbolic guard and range%s (applying path "
                    "%d of %d)" % (" with an example" if hinted else "", n + 1, len(cases)))
+
+
+# ---------------------------------------------------------------------------- unit
+@proves("solve.unit_substitution", over=every(
+    "every guard c1*s + c2*t + c3*s*t + k == 0 (coefficients and constant symbolic: a "
+    "term is read through its coefficient and whether it is one symbol, the rest through "
+    "whether it mentions the symbol), every example of s and t, both symbols input "
+    "sizes or t data-dependent (learn_data_dependent), along every path of solve_unit"))
+def solve_unit_substitution():
+    """``solve_unit`` on a symbolic guard: on every path where it replaces, the
+    replacement ``s -> value`` (captured) has ``value`` free of ``s`` and holds exactly
+    where the guard does, for every value of the symbols; whichever candidate the
+    examples make it pick."""
+    _unit(False)
+    _unit(True)
+
+
+def _unit(data_dependent: bool) -> None:
+    c1, c2, c3, k, hs, ht = z3.Ints("c1 c2 c3 k hs ht")
+    ss, ts = E.Sym(979), E.Sym(980, data_dependent)
+    zs = {ss: z3.Int("s"), ts: z3.Int("t")}
+    rep: list = []
+
+    def run():
+        rep.clear()
+        env = _Env({}, {ss: info(Ext(0, hs)), ts: info(Ext(0, ht))})
+        e = E.Expr({(ss,): Ext(0, c1), (ts,): Ext(0, c2), (ss, ts): Ext(0, c3)}, Ext(0, k))
+        done = solver.solve_unit(env, e, data_dependent=data_dependent)
+        require(done == bool(rep), "solve_unit returned %s after %s", done, rep)
+        return list(rep)
+    ex, paths = solver_paths([], run, "solve_unit",
+                             replace=lambda env, s, value: rep.append((s, value)))
+    P_ = ex.P
+    impl, cases = [], []
+    for pc, got in paths:
+        if not got:
+            continue
+        (s, value), = got
+        require(type(value) is not E.Expr or s not in value.free_symbols,
+                "solve_unit replaced %s by %s", s, value)
+        enc = Enc(P_, zs)
+        cases.append((pc, len(impl), zs[s]))
+        impl += [enc(value), z3.And(*enc.finite)]
+    require(cases, "solve_unit replaced on no path")
+    s, t = zs[ss], zs[ts]
+    guard = c1 * s + c2 * t + c3 * s * t + k == 0
+    prove_code(lambda *v: z3.And(*[z3.Implies(z3.And(*pc), z3.And(v[i + 1],
+                                                                  guard == (x == v[i])))
+                                    for pc, i, x in cases]),
+               impl, P=P_, what="solve_unit on a symbolic guard%s (%d paths)"
+               % (" on a data-dependent size" if data_dependent else "", len(paths)))

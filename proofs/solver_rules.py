@@ -378,29 +378,6 @@ def _open_in_box(env: ShapeEnv, syms, c) -> None:
 
 
 # ---------------------------------------------------------------------------- solver
-@proves("solve.unit_substitution", over=samples("hand-picked guards"))
-def solve_unit_substitution():
-    s, r = z3.Ints("s r")
-    for c in (1, -1):
-        prove((c * s + r == 0) == (s == -c * r))
-    for guard in ("a == b + 2", "a + b == 8", "b == 8 - a", "2*b + a == 11"):
-        env, a, b = _env((5, 2, 10), (3, 0, 10))
-        old = dict(env.ranges)
-        A, B = a.expr, b.expr
-        lhs, rhs = guard.split("==")
-        g = R.eq(eval(lhs, {"a": A, "b": B}), eval(rhs, {"a": A, "b": B}))
-        env.add_guard(g, None)
-        require(bool(env.replacements), "%s made no replacement", guard)
-        _solutions_kept(old, g, env, (a, b), "replacement from %s" % guard)
-        env.add_guard(g, None)               # implied now: learning it again changes nothing
-        _solutions_kept(old, g, env, (a, b), "%s learned twice" % guard)
-    env, a, b = _env((5, 2, 10), (3, 0, 10))
-    old = dict(env.ranges)
-    g = R.combine("or", [R.eq(a.expr, 5), R.eq(b.expr, 7)])
-    env.add_guard(g, None)
-    _solutions_kept(old, g, env, (a, b), "a disjunction kept as a fact")
-
-
 def _solver_paths(hyps: list, fn, what: str):
     """``fn()`` (a ``symshape.reasoning.solver`` helper on ``Ext`` values) along every feasible path
     (``proofs/symexec.py``), the solver module seeing the symbolic infinities too."""
