@@ -377,3 +377,82 @@ def _unit(data_dependent: bool) -> None:
                                     for pc, i, x in cases]),
                impl, P=P_, what="solve_unit on a symbolic guard%s (%d paths)"
                % (" on a data-dependent size" if data_dependent else "", len(paths)))
+
+
+# ---------------------------------------------------------------------------- replace
+class _ReplEnv(_Env):
+    """An environment ``replace`` records into: its simplifier is the identity (the
+    folds are rules of their own), its example values are read as the engine reads them
+    (``ShapeEnv.hint_of``), and what it records is kept in ``log``."""
+
+    def __init__(self, ranges, infos, learning=None) -> None:
+        super().__init__(ranges, infos)
+        self.log: list = []
+        self._learning = learning
+
+    def simplify(self, x):
+        return x
+
+    def hint_of(self, x):
+        from symshape.reasoning.env import ShapeEnv
+        return ShapeEnv.hint_of(self, x)
+
+    def set_replacement(self, s, value) -> None:
+        self.log.append(("replace", s, value))
+
+    def learning(self):
+        return self._learning
+
+
+@proves("solve.replacement_range", over=every(
+    "every replacement s -> a*t + k (a, k symbolic), every range of s (ends symbolic, "
+    "finite or infinite), examples consistent with it, s an input size or a "
+    "data-dependent size under a check, along every path of replace"))
+def solve_replacement_range():
+    """``replace(env, s, a*t + k)`` on symbolic values: on every path it records the
+    replacement ``s -> value`` (the value given) and then keeps the value inside the
+    range ``s`` had (``constrain``, or ``constrain_data_dependent`` for a data-dependent
+    size under a check; both captured, proven by solve.constrain_linear) before
+    refreshing the facts; so ``{s == v, s in [lo, hi]}`` and ``{v in [lo, hi]}`` have
+    the same solutions."""
+    _replacement(False)
+    _replacement(True)
+
+
+def _replacement(data_dependent: bool) -> None:
+    a, k, hs, ht, sv, tv = z3.Ints("a k hs ht s t")
+    ss, ts = E.Sym(981, data_dependent), E.Sym(982)
+    lo, hi, wf, _, _ = interval("s")
+    hyps = wf + [a * ht + k == hs]         # the example satisfies the replacement
+    guard = SimpleNamespace(data_dependent=True) if data_dependent else None
+
+    def run():
+        env = _ReplEnv({ss: ValueRange(lo, hi), ts: ValueRange(RG.NEG_INT_OO, RG.INT_OO)},
+                       {ss: info(Ext(0, hs)), ts: info(Ext(0, ht))}, guard)
+        value = E.Expr({(ts,): Ext(0, a)}, Ext(0, k))
+
+        def keep(how):
+            return lambda env_, v, vr: env_.log.append((how, v, vr))
+        with stubbed(constrain=keep("constrain"), constrain_data_dependent=keep("dd"),
+                     refresh_facts=lambda env_: env_.log.append(("refresh",))):
+            solver.replace(env, ss, value)
+        return env.log
+    ex, paths = solver_paths(hyps + [a != 0], run, "replace")
+    P_ = ex.P
+    enc = Enc(P_, {ts: tv})
+    want = a * tv + k
+    impl, cases = [], []
+    for pc, log in paths:
+        require([entry[0] for entry in log] == ["replace", "dd" if data_dependent
+                                                 else "constrain", "refresh"]
+                and log[0][1] is ss, "replace recorded %s", log)
+        cases.append((pc, len(impl)))
+        impl += [enc(log[0][2]), enc(log[1][1])] + ends(log[1][2])
+    inside_old = iv_inside(lo, hi, sv)
+    prove_code(lambda *t: z3.And(*enc.finite, *[z3.Implies(z3.And(*pc), z3.And(
+        t[i] == want, t[i + 1] == want,
+        # {s == v, s in old range} == {s == v, v in the range constrain keeps v in}
+        z3.And(sv == t[i], inside_old) == z3.And(sv == t[i], within(t, i + 2, t[i + 1]))))
+        for pc, i in cases]), impl, hyps, P=P_,
+        what="replace(s, a*t + k) on symbolic values and ranges%s (%d paths)"
+        % (" of a data-dependent size" if data_dependent else "", len(paths)))

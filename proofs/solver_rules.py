@@ -532,23 +532,6 @@ def solve_two_var():
         _solutions_kept(old, g, env, (xs, ys), "%s (kept as a fact)" % g)
 
 
-@proves("solve.replacement_range", over=samples("hand-picked replacements"))
-def solve_replacement_range():
-    # the environment's own output after a replacement: a's old range now constrains the
-    # value (b*c in [2, 10], b + 3 in [4, 7]), and the solution set is the guard's
-    cases = [(((6, 2, 10), (2, 1, 5), (3, 1, 5)), lambda a, b, c: R.eq(a, b * c)),
-             (((6, 4, 7), (3, 0, 20), (1, 0, 9)), lambda a, b, c: R.eq(a, b + 3)),
-             (((9, 2, INT_OO), (4, 0, 8), (5, 0, INT_OO)), lambda a, b, c: R.eq(a + 1, b + c + 1)),
-             (((4, 0, 6), (2, NEG_INT_OO, INT_OO), (1, 0, 3)), lambda a, b, c: R.eq(a, 2 * b))]
-    for specs, mk in cases:
-        env, a, b, c = _env(*specs)
-        old = dict(env.ranges)
-        g = mk(a.expr, b.expr, c.expr)
-        env.add_guard(g, None)
-        require(bool(env.replacements), "%s made no replacement", g)
-        _solutions_kept(old, g, env, (a, b, c), "%s" % g)
-
-
 # ---------------------------------------------------------------------------- z3bridge
 @proves("z3bridge.divmod_encoding", over=every("every numerator and divisor (Z3 integers)"))
 def z3bridge_divmod_encoding():
