@@ -282,29 +282,6 @@ def solve_residue_split():
              "two sizes")
 
 
-@proves("solve.minmax_equal", over=samples("hand-picked Min / Max equations"))
-def solve_minmax_equal():
-    from symshape.reasoning.solver import minmax_equal as _minmax_equal
-    s0, s1 = E.Sym(0), E.Sym(1)
-    X, N = s0.expr, s1.expr
-    # the engine's own rewrite: the relation it returns holds exactly where the equation
-    # does, for every integer value
-    for eq in (N - E.smin(X, N), E.smax(X, N) - N, E.smin(X, N, 7) - N,
-               E.smin(X * N, X + 3) - X * N):
-        c = _minmax_equal(eq)
-        require(c is not None, "no rewrite of %s == 0", eq)
-        P_ = Py()
-        zs = Symbols()
-        want = encode(P_, eq, zs) == 0
-        prove_code(lambda v: v == want, [encode_cond(P_, c, zs)], P=P_,
-                   what="%s == 0 became %s" % (eq, c))
-    require(_minmax_equal(E.smin(X, N) - X - 1) is None and
-            _minmax_equal(E.smin(X, 5) - N) is None, "rewrote an equation it cannot")
-    # through the environment: the learned relation admits exactly the equation's points
-    _learned([(9, 1, 50), (4, 1, 50)], lambda X_, N_: R.eq(E.smin(X_, N_), N_),
-             "Min(x, n) == n learned")
-
-
 # ---------------------------------------------------------------------------- contract
 def _cs(dims, ranges, facts):
     """A constraint set with one array input per compound dim list, as export makes it."""
