@@ -109,15 +109,23 @@ class Explorer2(Explorer):
         return r != z3.unsat           # still unknown: explored as feasible
 
 
+#: the explorer of the exploration under way (a stub's answer branches through it)
+_EXPLORING: List[Explorer] = []
+
+
 def solver_paths(hyps: List, fn: Callable[[], object], what: str, **stubs):
     """``fn()`` (a solver step on ``Ext`` values) along every feasible path under ``hyps``,
     the solver module seeing the symbolic infinities (its ``INT_OO``, ``NEG_INT_OO`` and
     ``is_inf``) and ``stubs`` in place of its callees; a path that raises fails."""
     ex = Explorer2(hyps)
-    with patched(ex), ext_ints():
-        with stubbed(INT_OO=RG.INT_OO, NEG_INT_OO=RG.NEG_INT_OO, is_inf=RG.is_inf,
-                     type=_type, **stubs):
-            paths = ex.paths(fn)
+    _EXPLORING.append(ex)
+    try:
+        with patched(ex), ext_ints():
+            with stubbed(INT_OO=RG.INT_OO, NEG_INT_OO=RG.NEG_INT_OO, is_inf=RG.is_inf,
+                         type=_type, **stubs):
+                paths = ex.paths(fn)
+    finally:
+        _EXPLORING.pop()
     raise_on_paths(paths, what)
     return ex, paths
 
@@ -516,3 +524,115 @@ def solve_minmax_equal():
                                    for pc, want, i in claims]),
                impl, P=P_, what="minmax_equal on c1*Min(..) + c2*y + k, arity 2..%d "
                "(%d paths, %d rewrites)" % (MINMAX_EQ_ARITY, len(paths), len(claims)))
+
+
+# ---------------------------------------------------------------------------- dispatch
+def enc_cond(enc: Enc, c):
+    """A relation the code handled (``Rel`` / ``BoolOp`` / bool, ``Ext`` coefficients
+    allowed) as a Z3 formula."""
+    if isinstance(c, bool):
+        return z3.BoolVal(c)
+    if isinstance(c, R.BoolOp):
+        args = [enc_cond(enc, a) for a in c.args]
+        return z3.And(*args) if c.op == "and" else z3.Or(*args)
+    e = enc(c.expr)
+    return e == 0 if c.op == R.EQ else (e != 0 if c.op == R.NE else e <= 0)
+
+
+class _LearnEnv(_Env):
+    """The environment ``learn`` runs on: ``subst_cond`` hands the guard back as the
+    substitution left it (its rewrites are rules of their own)."""
+
+    def subst_cond(self, c):
+        return c
+
+
+@proves("solve.dispatch", over=every(
+    "every guard op(c1*s + c2*t + c3*Min(s, u) + k) (op ==, != or <=; coefficients and "
+    "constant symbolic; != one-symbol in the normal form, coefficient +-1), an and / or "
+    "of two guards, every range of s and t (ends symbolic, finite or infinite), every "
+    "answer of the later steps (solve_eq, split_residues: applies or not), along every "
+    "path of learn"))
+def solve_dispatch():
+    """``learn(env, g)`` on a symbolic guard: the steps it takes (captured: a range
+    narrowed by ``refine``, an equation handed to ``solve_eq``, a condition to
+    ``split_residues`` or ``add_fact``, a guard learnt again) admit together exactly the
+    old points where ``g`` holds.  Each step's own contract (that it keeps what it is
+    handed) is its own rule's proof; a step that declines (returns False) changes
+    nothing, and both answers are explored."""
+    from symshape.algebra.relations import EQ, LE, NE
+    for op in (EQ, NE, LE):
+        _dispatch(lambda g, h: g, op, op)
+    _dispatch(lambda g, h: R.BoolOp("and", (g, h)), EQ, LE)
+    _dispatch(lambda g, h: R.BoolOp("or", (g, h)), NE, LE)
+
+
+def _dispatch(build, op: str, op2: str) -> None:
+    from .symexec import to_pair as pair
+    s_, t_, u_ = E.Sym(984), E.Sym(985), E.Sym(986)
+    c1, c2, c3, k, d1, d2 = z3.Ints("c1 c2 c3 k d1 d2")
+    sv, tv, uv = z3.Ints("s t u")
+    slo, shi, swf, _, _ = interval("s")
+    tlo, thi, twf, _, _ = interval("t")
+    # != reaches learn in the normal form: one symbol's coefficient is +-1
+    unit = [z3.Implies(z3.And(c3 == 0, c2 == 0), c1 * c1 == 1),
+            z3.Implies(z3.And(c3 == 0, c1 == 0), c2 * c2 == 1)] if op == R.NE else []
+    # ... and (learn's precondition) a guard holds at the example, a point of the ranges
+    # (an and / or is handed on whole or part by part: no range is computed from it)
+    xs, xt, xu = z3.Ints("ex_s ex_t ex_u")
+    at = c1 * xs + c2 * xt + c3 * zmin(xs, xu) + k
+    example = [iv_inside(slo, shi, xs), iv_inside(tlo, thi, xt),
+               {R.EQ: at == 0, R.NE: at != 0, R.LE: at <= 0}[op]]
+    hyps = swf + twf + unit + (example if op == op2 else [])
+    said = [z3.Bool("solve_eq_applies"), z3.Bool("split_applies")]
+    done: list = []
+    real_learn = solver.learn
+
+    def step(kind, answer=None):
+        def call(env, c):
+            took = True if answer is None else _now_branch(answer)
+            if took:
+                done.append((kind, c))
+            return took
+        return call
+
+    def run():
+        done.clear()
+        env = _LearnEnv({s_: ValueRange(slo, shi), t_: ValueRange(tlo, thi),
+                         u_: ValueRange(RG.NEG_INT_OO, RG.INT_OO)})
+        mn = E.OpAtom("Min", (s_.expr, u_.expr))
+        g = R.Rel(op, E.Expr({(s_,): Ext(0, c1), (t_,): Ext(0, c2), (mn,): Ext(0, c3)},
+                             Ext(0, k)))
+        h = R.Rel(op2, E.Expr({(t_,): Ext(0, d1)}, Ext(0, d2)))
+        real_learn(env, build(g, h))
+        return list(done), build(g, h)
+    ex, paths = solver_paths(
+        hyps, run, "learn", learn=step("learn"), add_fact=step("fact"),
+        solve_eq=lambda env, e: step("eq", said[0])(env, R.Rel(R.EQ, e)),
+        split_residues=step("split", said[1]),
+        refine=lambda env, s, vr: done.append(("refine", s, vr)))
+    P_ = ex.P
+    zs = {s_: sv, t_: tv, u_: uv}
+    enc = Enc(P_, zs)
+    old = z3.And(iv_inside(slo, shi, sv), iv_inside(tlo, thi, tv))
+    impl, cases = [], []
+    for pc, (steps, guard) in paths:
+        terms = []
+        for st in steps:
+            if st[0] == "refine":
+                lo_s, lo_v = pair(st[2].lower)
+                hi_s, hi_v = pair(st[2].upper)
+                terms.append(inside(lo_s, lo_v, hi_s, hi_v, zs[st[1]]))
+            else:
+                terms.append(enc_cond(enc, st[1]))
+        cases.append((pc, len(impl), enc_cond(enc, guard)))
+        impl.append(z3.And(*terms))
+    prove_code(lambda *v: z3.And(*enc.finite, *[
+        z3.Implies(z3.And(*pc), z3.Implies(old, v[i] == want)) for pc, i, want in cases]),
+        impl, hyps, P=P_, what="learn(%s) on symbolic guards and ranges (%d paths)"
+        % (op if op == op2 else "%s and / or %s" % (op, op2), len(paths)))
+
+
+def _now_branch(cond) -> bool:
+    """The current exploration's outcome of ``cond`` (a step's answer, both explored)."""
+    return _EXPLORING[-1].branch(cond)

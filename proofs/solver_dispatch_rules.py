@@ -19,7 +19,7 @@ from symshape.reasoning import solver
 from symshape.algebra.ranges import ValueRange
 
 from . import samples, proves
-from .code import Symbols, encode_cond, prove_code
+from .code import Symbols, prove_code
 from .decide_rules import _graded
 from .pyint import Py, require
 from .solver_rules import _admitted, _in_ranges
@@ -39,26 +39,6 @@ def _kept(before, env, syms, extra, what: str) -> None:
     want = z3.And(_admitted(before, syms, zs, P_), extra(P_, zs))
     prove_code(lambda v: v == want, [_admitted(env, syms, zs, P_)],
                _in_ranges(before, zs, syms), P=P_, what=what)
-
-
-@proves("solve.dispatch", over=samples("graded environments"))
-def solve_dispatch():
-    """``learn`` on every tenth condition of the grammar true at the example and on every
-    eighth of those over one symbol (the range steps), in a fresh environment of each kind:
-    whichever step takes it (Min/Max equality, equation solver, range, residue split,
-    fact), the points admitted afterwards are exactly the old environment's points where
-    the guard holds."""
-    learnt = 0
-    one = list(_graded(8, one_symbol=True))
-    for env, c, truth in list(_graded(10)) + one:
-        if not truth:
-            continue
-        syms = list(env.ranges)[:2]
-        before = _snapshot(env)
-        solver.learn(env, c)
-        _kept(before, env, syms, lambda P_, zs, c=c: encode_cond(P_, c, zs), "learn(%s)" % c)
-        learnt += 1
-    require(learnt >= 30, "only %d guards learnt", learnt)
 
 
 @proves("solve.refresh_facts", over=samples("graded environments"))
