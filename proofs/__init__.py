@@ -29,7 +29,7 @@ from .pyint import ProofFailure
 MODULES = ("proofs.expr_rules", "proofs.range_rules", "proofs.solver_rules",
            "proofs.shape_rules", "proofs.op_rules", "proofs.check_rules")
 MODULES += ("proofs.contract_rules", "proofs.decide_rules", "proofs.op_shape_rules",
-            "proofs.solver_dispatch_rules", "proofs.op_shape_calls", "proofs.expr_every")
+            "proofs.op_shape_calls", "proofs.expr_every")
 MODULES += ("proofs.solve_every",)
 
 #: rule name -> proof function

@@ -636,3 +636,97 @@ def _dispatch(build, op: str, op2: str) -> None:
 def _now_branch(cond) -> bool:
     """The current exploration's outcome of ``cond`` (a step's answer, both explored)."""
     return _EXPLORING[-1].branch(cond)
+
+
+# ---------------------------------------------------------------------------- refresh
+class _RefreshEnv:
+    """The environment ``refresh_facts`` reads and records into: its ranges, facts and
+    assumptions; ``subst_cond`` hands a fact back as the substitution left it (its
+    rewrites are rules of their own); bounds are recomputed on every path (``memo``)."""
+
+    def __init__(self, ranges, facts, assumed, learning=None) -> None:
+        self.ranges = ranges
+        self.facts, self.assumptions = list(facts), list(assumed)
+        self.fact_guards: dict = {}
+        self._learning = learning
+        self.tightened = False
+
+    def memo(self, table, key, compute, *args):
+        return compute(*args)
+
+    @contextmanager
+    def rewriting_facts(self):
+        old = self.facts, self.assumptions
+        self.facts, self.assumptions = [], []
+        yield old
+
+    def subst_cond(self, c):
+        return c
+
+    def record_fact(self, c, guard=None) -> bool:
+        self.facts.append(c)
+        return True
+
+    def record_assumption(self, c) -> None:
+        self.assumptions.append(c)
+
+    def fact_guard(self, c):
+        return None
+
+    def learning(self):
+        return self._learning
+
+
+@proves("solve.refresh_facts", over=every(
+    "every fact and assumption ==, != or <= of an expression whose range is symbolic "
+    "(finite or infinite ends: decide_ranges reads an expression only through its "
+    "bound), and an or of two, as subst_cond hands them back, every range, along every "
+    "path of refresh_facts"))
+def solve_refresh_facts():
+    """``refresh_facts`` after the ranges changed (they are symbolic here: every range):
+    the facts and assumptions it records again admit, inside the ranges, exactly the
+    points the old ones did (a fact the ranges imply is dropped, one they leave open is
+    kept), and it tightens the ranges after.  Precondition: the facts hold at the
+    example, a point of the ranges (else the guards contradict each other)."""
+    from symshape.algebra.relations import EQ, LE, NE
+    for op in (EQ, NE, LE):
+        _refresh(lambda S, T: ([R.Rel(op, S)], [R.Rel(op, T)]), op)
+    _refresh(lambda S, T: ([R.BoolOp("or", (R.Rel(LE, S), R.Rel(EQ, T)))], []), "or")
+
+
+def _refresh(build, what: str) -> None:
+    from .code import Symbols, encode_cond
+    s_, t_ = E.Sym(987), E.Sym(988)
+    tag = {R.EQ: "eq", R.NE: "ne", R.LE: "le"}.get(what, what)
+    slo, shi, swf, sx, sin = interval("refresh_s_" + tag)
+    tlo, thi, twf, tx, tin = interval("refresh_t_" + tag)
+    facts, assumed = build(s_.expr, t_.expr)
+    P0 = Py()
+    zs = Symbols({s_: sx, t_: tx})
+    old = [encode_cond(P0, f, zs) for f in facts + assumed]
+    ex_s, ex_t = z3.Ints("ex_s ex_t")
+    at_example = [z3.substitute(f, (sx, ex_s), (tx, ex_t)) for f in old]
+    hyps = swf + twf + [iv_inside(slo, shi, ex_s), iv_inside(tlo, thi, ex_t)] + at_example
+
+    def run():
+        env = _RefreshEnv({s_: ValueRange(slo, shi), t_: ValueRange(tlo, thi)}, facts,
+                          assumed)
+
+        def tighten(env_):
+            env_.tightened = True
+        with stubbed(tighten=tighten):
+            solver.refresh_facts(env)
+        return env
+    ex, paths = solver_paths(hyps, run, "refresh_facts")
+    P_ = ex.P
+    impl, cases = [], []
+    for pc, env in paths:
+        require(env.tightened, "refresh_facts did not tighten the ranges")
+        cases.append((pc, len(impl)))
+        impl.append(z3.And(*[encode_cond(P_, f, zs) for f in env.facts + env.assumptions]))
+    inside_now = z3.And(*(sin + tin))
+    prove_code(lambda *v: z3.And(*[z3.Implies(z3.And(*pc),
+                                              z3.Implies(inside_now, v[i] == z3.And(*old)))
+                                   for pc, i in cases]),
+               impl, hyps, P=P_, what="refresh_facts of %s facts on symbolic ranges "
+               "(%d paths)" % (what, len(paths)))
