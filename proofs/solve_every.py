@@ -130,6 +130,28 @@ def solver_paths(hyps: List, fn: Callable[[], object], what: str, **stubs):
     return ex, paths
 
 
+def _sint_type(x):
+    """``type`` as the solver sees it while ``sint_paths`` runs: an ``SInt`` is an int."""
+    from .symcoeff import SInt
+    return int if isinstance(x, SInt) else builtins.type(x)
+
+
+def sint_paths(hyps: List, fn: Callable[[], object], what: str, **stubs):
+    """``solver_paths`` for a step that reads no range: its coefficients and constants
+    ``symcoeff.SInt`` values (finite integers, plain Z3 terms; cheaper than ``Ext``)."""
+    from . import symcoeff
+    ex = Explorer2(hyps)
+    _EXPLORING.append(ex)
+    try:
+        with symcoeff.patched(ex, inductive=False):
+            with stubbed(type=_sint_type, **stubs):
+                paths = ex.paths(fn)
+    finally:
+        _EXPLORING.pop()
+    raise_on_paths(paths, what)
+    return ex, paths
+
+
 def ends(r: ValueRange) -> list:
     """A range the code built, as four Z3 terms (lower s, v, upper s, v)."""
     return [*to_pair(r.lower), *to_pair(r.upper)]
@@ -159,8 +181,11 @@ class Enc:
         self.P, self.zs, self.finite = P, zs, []
 
     def num(self, x):
+        from .symcoeff import SInt
         if isinstance(x, Ext):
             self.finite.append(x.s == 0)
+            return x.v
+        if isinstance(x, SInt):
             return x.v
         return z3.IntVal(x)
 
@@ -367,14 +392,16 @@ def _unit(data_dependent: bool) -> None:
     zs = {ss: z3.Int("s"), ts: z3.Int("t")}
     rep: list = []
 
+    from .symcoeff import SInt
+
     def run():
         rep.clear()
-        env = _Env({}, {ss: info(Ext(0, hs)), ts: info(Ext(0, ht))})
-        e = E.Expr({(ss,): Ext(0, c1), (ts,): Ext(0, c2), (ss, ts): Ext(0, c3)}, Ext(0, k))
+        env = _Env({}, {ss: info(SInt(hs)), ts: info(SInt(ht))})
+        e = E.Expr({(ss,): SInt(c1), (ts,): SInt(c2), (ss, ts): SInt(c3)}, SInt(k))
         done = solver.solve_unit(env, e, data_dependent=data_dependent)
         require(done == bool(rep), "solve_unit returned %s after %s", done, rep)
         return list(rep)
-    ex, paths = solver_paths([], run, "solve_unit",
+    ex, paths = sint_paths([], run, "solve_unit",
                              replace=lambda env, s, value: rep.append((s, value)))
     P_ = ex.P
     impl, cases = [], []
@@ -502,12 +529,14 @@ def solve_minmax_equal():
                     args = others[:pos] + [y] + others[pos + 1:] if pos < n else others
                     cases.append((E.OpAtom(kind, tuple(args)), y))
 
+    from .symcoeff import SInt
+
     def run():        # the coefficients branch alike for every case: one exploration
-        return [solver.minmax_equal(E.Expr({(atom,): Ext(0, c1),
+        return [solver.minmax_equal(E.Expr({(atom,): SInt(c1),
                                             tuple(a for t, _ in y.terms for a in t):
-                                            Ext(0, c2)}, Ext(0, k)))
+                                            SInt(c2)}, SInt(k)))
                 for atom, y in cases]
-    ex, paths = solver_paths([], run, "minmax_equal")
+    ex, paths = sint_paths([], run, "minmax_equal")
     P_ = ex.P
     zs = Symbols()
     wants = [c1 * (zmin if atom.kind == "Min" else zmax)(*[encode(P_, a, zs)
