@@ -76,12 +76,38 @@ def ext_ints():
         del E.type, R.type, Ext.__int__
 
 
+def quotient_bounds(P, witnesses) -> list:
+    """For each quotient ``q = n // d`` that ``P`` (a ``TrackedPy``) made and each term
+    ``z`` of ``witnesses``: ``d > 0 => (q >= z) == (n >= d*z)`` (floor division, proven by
+    ``prove_quotient_bounds``): instances Z3 does not find by itself, which relate a
+    quotient to a product the hypotheses already hold (linearly)."""
+    return [z3.Implies(d > 0, (q >= z) == (n >= d * z))
+            for n, d, q in P.quotients for z in witnesses]
+
+
+def prove_quotient_bounds() -> None:
+    """The lemma ``quotient_bounds`` instantiates, for all integers."""
+    P = Py()
+    n, d, z = z3.Ints("n d z")
+    P.prove((P.floordiv(n, d) >= z) == (n >= d * z), d > 0)
+
+
+#: the resource limit of a feasibility check in the incremental solver (a check it cannot
+#: answer within it goes to a fresh solver with the full limit)
+QUICK_RLIMIT = 1_000_000
+
+
 class Explorer2(Explorer):
     """``Explorer`` whose feasibility check, where the incremental solver answers
     unknown, asks a fresh solver (one-shot, so Z3 picks its nonlinear-integer tactic):
     fewer infeasible paths explored for want of an answer; and a condition already
     decided on the path is answered as before without asking Z3 again (the code asks
-    ``c == 1`` once per input it is given)."""
+    ``c == 1`` once per input it is given).  ``witnesses``: the checks know the
+    ``quotient_bounds`` of these terms."""
+
+    def __init__(self, hyps=(), witnesses=()) -> None:
+        super().__init__(hyps)
+        self.witnesses = list(witnesses)
 
     def branch(self, cond) -> bool:
         if self._pos == 0 and not self.pc:          # a new path (or its replay) starts
@@ -95,15 +121,18 @@ class Explorer2(Explorer):
         s = self._solver
         s.push()
         s.add(*self.P.side)
+        s.add(*quotient_bounds(self.P, self.witnesses))
         s.add(cond)
         self.checks += 1
+        s.set("rlimit", QUICK_RLIMIT)   # the incremental solver gives up early ...
         r = s.check()
         s.pop()
-        if r == z3.unknown:
+        if r == z3.unknown:             # ... for a one-shot solver and its nonlinear tactic
             one = z3.Solver()
             one.set("rlimit", RLIMIT)
             one.add(*s.assertions())
             one.add(*self.P.side)
+            one.add(*quotient_bounds(self.P, self.witnesses))
             one.add(cond)
             r = one.check()
         return r != z3.unsat           # still unknown: explored as feasible
@@ -113,11 +142,11 @@ class Explorer2(Explorer):
 _EXPLORING: List[Explorer] = []
 
 
-def solver_paths(hyps: List, fn: Callable[[], object], what: str, **stubs):
+def solver_paths(hyps: List, fn: Callable[[], object], what: str, witnesses=(), **stubs):
     """``fn()`` (a solver step on ``Ext`` values) along every feasible path under ``hyps``,
     the solver module seeing the symbolic infinities (its ``INT_OO``, ``NEG_INT_OO`` and
     ``is_inf``) and ``stubs`` in place of its callees; a path that raises fails."""
-    ex = Explorer2(hyps)
+    ex = Explorer2(hyps, witnesses)
     _EXPLORING.append(ex)
     try:
         with patched(ex), ext_ints():
@@ -248,6 +277,7 @@ def solve_constrain_linear():
     symbol with a coefficient (the linear case, the rule's domain: the code reads the
     value through ``linear_coeffs`` and its constant).  Precondition: some ``t`` in its
     range has its value in ``[lo, hi]`` (the example)."""
+    prove_quotient_bounds()
     t_sym = E.Sym(975)
     a, k, t, x = z3.Ints("a k t x")
     vlo, vhi, vwf, _, _ = interval("v")
@@ -266,7 +296,7 @@ def solve_constrain_linear():
         solver.constrain(env, value, ValueRange(vlo, vhi))
         return list(got)
     ex, paths = solver_paths(
-        hyps, run, "constrain",
+        hyps, run, "constrain", witnesses=[x, -x],
         bound=lambda e, rng: ValueRange(blo, bhi),
         refine=lambda env, s, vr: got.append((s, vr)))
     impl, cases, kept = [], [], []
@@ -303,6 +333,7 @@ def solve_congruence():
     with ``s % k == r`` is ``value(q)`` for a ``q`` in ``q``'s range, and every such ``q``
     gives one; ``q``'s example reproduces ``s``'s.  Precondition (learn's): the guard
     holds at a point of the range, the example where ``s`` has one."""
+    prove_quotient_bounds()
     _congruence(True)
     _congruence(False)
 
@@ -315,8 +346,9 @@ def _congruence(hinted: bool) -> None:
     # point the check admits); stated where c == 1 only (weaker, so the proof is
     # stronger, and linear in c: the code applies nowhere else)
     P0 = Py()
+    qh = P0.floordiv(h, k)
     hyps = wf + [iv_inside(lo, hi, h), z3.Implies(c == 1, z3.And(
-        k != 0, P0.mod(h, k) + j == 0))] + P0.side
+        k != 0, h - k * qh + j == 0))] + P0.side
     got: list = []
 
     def run():
@@ -333,7 +365,7 @@ def _congruence(hinted: bool) -> None:
     def replace(env, s, value):
         replaced.append((s, value))
     ex, paths = solver_paths(hyps, lambda: (replaced.clear(), run())[1], "solve_congruence",
-                             replace=replace)
+                             witnesses=[qh, -qh], replace=replace)
     P_ = ex.P
     impl, cases = [], []
     for pc, out in paths:
@@ -352,6 +384,7 @@ def _congruence(hinted: bool) -> None:
     require(cases, "solve_congruence applied on no path")
     r = -j
     guard = lambda x: P_.mod(x, k) == r                       # noqa: E731
+    P_.prove(guard(k * qv + r), k > 0, 0 <= r, r < k)
     wit = P_.floordiv(sv, k)       # s == k*(s // k) + s % k: the q of a solution s
     for n, (pc, i, _) in enumerate(cases):
         def claim(*t):
@@ -360,9 +393,10 @@ def _congruence(hinted: bool) -> None:
                    # every solution s in s's range is value(q) for a q in q's range
                    z3.Implies(z3.And(iv_inside(lo, hi, sv), guard(sv)),
                               z3.And(within(t, 0, wit), value(wit) == sv)),
-                   # every q in q's range gives a solution in s's range
+                   # every q in q's range gives a solution in s's range: k*q + r, whose
+                   # residue is r (0 <= r < k on this path; the lemma below)
                    z3.Implies(within(t, 0, qv),
-                              z3.And(iv_inside(lo, hi, value(qv)), guard(value(qv))))]
+                              z3.And(iv_inside(lo, hi, value(qv)), value(qv) == k * qv + r))]
             if hinted:
                 one.append(value(t[5]) == h)
             return z3.And(*one)
