@@ -203,34 +203,6 @@ def range_minmax_push():
 
 
 # ---------------------------------------------------------------------------- solver
-@proves("solve.factor_pairs", over=samples("six reshape equations"))
-def solve_factor_pairs():
-    P = Py()
-    x1, x2, k1, k2 = z3.Ints("x1 x2 k1 k2")
-    b1 = k1 * P.floordiv(x1, k1)
-    # the fact the rule rests on: 0 <= k*(x//k) <= x, equal exactly when k | x
-    P.prove(z3.And(0 <= b1, b1 <= x1, (b1 == x1) == (P.mod(x1, k1) == 0)),
-            x1 >= 1, k1 >= 1)
-    # the engine on reshape equations: what it learns has exactly the guard's solutions
-    env, (h, w) = _learned([(8, 2, 40), (6, 2, 40)],
-                           lambda H, W: R.eq(H * W, 4 * E.floordiv(H, 2) * E.floordiv(W, 2)),
-                           "dh*dw == 4*(dh//2)*(dw//2)")
-    require(not env.facts and h in env.replacements and w in env.replacements,
-            "dh*dw == 4*(dh//2)*(dw//2) should give two congruences, got facts %s, "
-            "replacements %s", env.facts, env.replacements)
-    _learned([(4, 1, 30), (9, 1, 30), (6, 1, 30)],
-             lambda C, H, W: R.eq(C * H * W, 6 * C * E.floordiv(H, 3) * E.floordiv(W, 2)),
-             "c*h*w == 6*c*(h//3)*(w//2)")
-    # ways out: a constant term, products that pair no factor
-    _learned([(4, 1, 12), (3, 1, 12)], lambda H, W: R.eq(H * W, 12), "h*w == 12")
-    _learned([(4, 1, 12), (3, 1, 12), (6, 1, 12), (2, 1, 12)],
-             lambda H, W, U, V: R.eq(H * W, U * V), "h*w == u*v")
-    _learned([(2, 1, 6), (3, 1, 6), (-2, -6, 6), (3, 1, 6)],        # terms of one sign
-             lambda H, W, U, V: R.eq(H * W + U * V, 0), "h*w + u*v == 0")
-    _learned([(4, 1, 12), (3, 1, 12)],
-             lambda H, W: R.eq(H * W, 3 * H * E.floordiv(W, 2)), "h*w == 3*h*(w//2)")
-
-
 @proves("fold.minmax_by_facts", over=samples("hand-picked Min / Max under facts"))
 def fold_minmax_by_facts():
     env, s, t, u, v = _env((9, 1, INT_OO), (3, 1, 64), (5, 1, 20), (7, 1, 20))
