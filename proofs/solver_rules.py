@@ -472,11 +472,11 @@ def solve_two_var():
     a, b, c, x, y, hx, hy, u, v, Q, kk, lo = z3.Ints("a b c x y hx hy u v Q k lo")
     eqn = lambda X_, Y_: a * X_ + b * Y_ + c == 0          # noqa: E731
     # |a|, |b| > 1 (a unit coefficient is substituted instead) and coprime (the relation
-    # was divided by its gcd): a*u + b*v == 1 for some u, v; (hx, hy) is a solution
-    base = [a * a > 1, b * b > 1, a * u + b * v == 1, eqn(hx, hy)]
+    # was divided by its gcd): a*u + b*v == 1 for some u, v; (hx, hy) is a solution.  Each
+    # step below assumes only what it needs of that (a weaker hypothesis, a stronger step)
     # 1. every solution has x == hx (mod b): x - hx == b*w
     w = v * (x - hx) - u * (y - hy)
-    prove(x - hx == b * w, base, eqn(x, y))
+    prove(x - hx == b * w, a * u + b * v == 1, eqn(hx, hy), eqn(x, y))
     for sg in (1, -1):
         # m = |b| == sg*b; rx = hx % m, so hx == m*(hx // m) + rx
         P_ = Py()
@@ -484,8 +484,9 @@ def solve_two_var():
         qh = P_.floordiv(hx, m)
         rx = hx - m * qh
         # 2. x - rx == m*(sg*w + qh): the code's k = (x - rx) // m is sg*w + qh, exactly,
-        #    so x == m*k + rx
-        P_.prove(x - rx == m * (sg * w + qh), base, m > 1, eqn(x, y), x - hx == b * w)
+        #    so x == m*k + rx (for any w with x - hx == b*w, which step 1 gives)
+        W = z3.Int("w")
+        P_.prove(x - rx == m * (sg * W + qh), m > 1, x - hx == b * W)
         P2 = Py()
         P2.prove(P2.floordiv(m * Q, m) == Q, m > 1)
         # 3. y == (-a*x - c) // b exactly: the numerator is b*y
@@ -493,16 +494,14 @@ def solve_two_var():
         P_.prove(P_.floordiv(b * y, b) == y, m > 1)
         # 4. conversely every k gives a solution
         xv = m * kk + rx
-        P_.prove(eqn(xv, P_.floordiv(-a * xv - c, b)), base, m > 1)
+        P_.prove(eqn(xv, P_.floordiv(-a * xv - c, b)), eqn(hx, hy), m > 1)
         # 5. k's range [ceil((lo - rx)/m), ..) (derived from x's range) holds every
         #    solution whose x lies in x's range [lo, ..)
-        P_.prove(kk >= -P_.floordiv(rx - lo, m), base, m > 1, 0 <= rx, rx < m, eqn(x, y),
-                 x == m * kk + rx, x >= lo, hx >= lo,
+        P_.prove(kk >= -P_.floordiv(rx - lo, m), m > 1, x == m * kk + rx, x >= lo,
                  what="k's range [ceil((lo - rx)/m), ..) must hold every solution "
                       "x = m*k + rx in x's range [lo, ..)")
         hi_ = z3.Int("hi")
-        P_.prove(kk <= P_.floordiv(hi_ - rx, m), base, m > 1, 0 <= rx, rx < m, eqn(x, y),
-                 x == m * kk + rx, x <= hi_, hx <= hi_,
+        P_.prove(kk <= P_.floordiv(hi_ - rx, m), m > 1, x == m * kk + rx, x <= hi_,
                  what="k's range [.., (hi - rx)//m] must hold every solution "
                       "x = m*k + rx in x's range [.., hi]")
     # the real solver, for sizes and for (symbolic) int inputs
