@@ -613,7 +613,7 @@ class _LearnEnv(_Env):
 @proves("solve.dispatch", over=every(
     "every guard op(c1*s + c2*t + c3*Min(s, u) + k) (op ==, != or <=; coefficients and "
     "constant symbolic; != one-symbol in the normal form, coefficient +-1), an and / or "
-    "of two guards, every range of s and t (ends symbolic, finite or infinite), every "
+    "of two guards (handed on unread), every range of s and t (ends symbolic, finite or infinite), every "
     "answer of the later steps (solve_eq, split_residues: applies or not), along every "
     "path of learn"))
 def solve_dispatch():
@@ -633,7 +633,7 @@ def solve_dispatch():
 def _dispatch(build, op: str, op2: str) -> None:
     from .symexec import to_pair as pair
     s_, t_, u_ = E.Sym(984), E.Sym(985), E.Sym(986)
-    c1, c2, c3, k, d1, d2 = z3.Ints("c1 c2 c3 k d1 d2")
+    c1, c2, c3, k = z3.Ints("c1 c2 c3 k")
     sv, tv, uv = z3.Ints("s t u")
     slo, shi, swf, _, _ = interval("s")
     tlo, thi, twf, _, _ = interval("t")
@@ -663,10 +663,13 @@ def _dispatch(build, op: str, op2: str) -> None:
         done.clear()
         env = _LearnEnv({s_: ValueRange(slo, shi), t_: ValueRange(tlo, thi),
                          u_: ValueRange(RG.NEG_INT_OO, RG.INT_OO)})
-        mn = E.OpAtom("Min", (s_.expr, u_.expr))
-        g = R.Rel(op, E.Expr({(s_,): Ext(0, c1), (t_,): Ext(0, c2), (mn,): Ext(0, c3)},
-                             Ext(0, k)))
-        h = R.Rel(op2, E.Expr({(t_,): Ext(0, d1)}, Ext(0, d2)))
+        if op != op2:      # an and / or: learn hands its parts on unread, any two do
+            g, h = R.Rel(op, s_.expr), R.Rel(op2, t_.expr)
+        else:
+            mn = E.OpAtom("Min", (s_.expr, u_.expr))
+            g = R.Rel(op, E.Expr({(s_,): Ext(0, c1), (t_,): Ext(0, c2), (mn,): Ext(0, c3)},
+                                 Ext(0, k)))
+            h = g
         real_learn(env, build(g, h))
         return list(done), build(g, h)
     ex, paths = solver_paths(
