@@ -230,30 +230,6 @@ def fold_minmax_by_facts():
             "S + 1 against S should be decided by the constant difference")
 
 
-@proves("solve.residue_split", over=samples("hand-picked guards"))
-def solve_residue_split():
-    P = Py()
-    s, k = z3.Ints("s k")
-    f = z3.Function("f", z3.IntSort(), z3.BoolSort())
-    q, r = P.floordiv(s, k), P.mod(s, k)
-    # the case split itself: s is K*q + r with q = s // K and r = s % K in [0, K)
-    P.prove(z3.And(s == k * q + r, 0 <= r, r < k, f(s) == f(k * q + r)), k > 0)
-    # the engine: what it learns from each guard has exactly the guard's solutions
-    env, (m,) = _learned([(8, 2, INT_OO)],
-                         lambda M: R.eq(E.mod(3 * M, 2 * E.floordiv(M, 2)), 0),
-                         "Mod(3*m, 2*(m//2)) == 0")
-    require(not env.facts and m in env.replacements,
-            "Mod(3*m, 2*(m//2)) == 0 should become a congruence, got facts %s", env.facts)
-    for guard, what in ((lambda M: R.ne(E.mod(M * M, 4), 2), "true on every residue"),
-                        (lambda M: R.ne(E.mod(M, 3), 2), "two residues of three"),
-                        (lambda M: R.le(E.floordiv(M * M, 3), 40), "undecided cases"),
-                        (lambda M: R.ne(E.mod(M * M, 5), 4), "two residues of five")):
-        _learned([(8, 2, 60)], guard, what)
-    _learned([(None, 2, 60)], lambda U: R.ne(E.mod(U * U, 4), 2), "an unbacked size")
-    _learned([(4, 2, 60), (5, 2, 60)], lambda M, N: R.ne(E.mod(M * N, 4), 2),
-             "two sizes")
-
-
 # ---------------------------------------------------------------------------- contract
 def _cs(dims, ranges, facts):
     """A constraint set with one array input per compound dim list, as export makes it."""

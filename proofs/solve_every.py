@@ -334,11 +334,6 @@ def solve_congruence():
     gives one; ``q``'s example reproduces ``s``'s.  Precondition (learn's): the guard
     holds at a point of the range, the example where ``s`` has one."""
     prove_quotient_bounds()
-    _congruence(True)
-    _congruence(False)
-
-
-def _congruence(hinted: bool) -> None:
     s_sym = E.Sym(976)
     c, k, j, h, sv, qv = z3.Ints("c k j h s q")
     lo, hi, wf, _, _ = interval("s")
@@ -349,60 +344,63 @@ def _congruence(hinted: bool) -> None:
     qh = P0.floordiv(h, k)
     hyps = wf + [iv_inside(lo, hi, h), z3.Implies(c == 1, z3.And(
         k != 0, h - k * qh + j == 0))] + P0.side
-    got: list = []
+    replaced: list = []
 
-    def run():
-        del got[:]
-        env = _Env({s_sym: ValueRange(lo, hi)},
-                   {s_sym: info(Ext(0, h) if hinted else None)})
+    def once(hint):
+        replaced.clear()
+        env = _Env({s_sym: ValueRange(lo, hi)}, {s_sym: info(hint)})
         atom = E.OpAtom("Mod", (s_sym.expr, Ext(0, k)))
         e = E.Expr({(atom,): Ext(0, c)}, Ext(0, j))
         if solver.solve_congruence(env, e):
-            got.append((env.created, list(replaced)))
-        return list(got)
-    replaced: list = []
+            require(len(env.created) == 1 and len(replaced) == 1 and
+                    replaced[0][0] is s_sym, "solve_congruence made %s, replaced %s",
+                    env.created, replaced)
+            return env.created[0], replaced[0][1]
+        return None
 
-    def replace(env, s, value):
-        replaced.append((s, value))
-    ex, paths = solver_paths(hyps, lambda: (replaced.clear(), run())[1], "solve_congruence",
-                             witnesses=[qh, -qh], replace=replace)
+    def run():
+        # s with an example, then s without one (unbacked), on the same path: the
+        # second must do what the first did, but for the quotient's example
+        return once(Ext(0, h)), once(None)
+    ex, paths = solver_paths(hyps, run, "solve_congruence", witnesses=[qh, -qh],
+                             replace=lambda env, s, value: replaced.append((s, value)))
     P_ = ex.P
     impl, cases = [], []
-    for pc, out in paths:
-        if not out:
+    for pc, (hinted, bare) in paths:
+        require((hinted is None) == (bare is None), "solve_congruence applied to s with an "
+                "example and not without one (or the reverse) on the path %s", z3.And(*pc))
+        if hinted is None:
             continue
-        (created, reps), = out
-        require(len(created) == 1 and len(reps) == 1 and reps[0][0] is s_sym,
-                "solve_congruence made %s, replaced %s", created, reps)
-        (q_sym, q_hint, q_vr), = created
+        (q_sym, q_hint, q_vr), value = hinted
+        (q2, q2_hint, q2_vr), value2 = bare
         enc = Enc(P_, {q_sym: qv})
-        val = enc(reps[0][1])
-        at = lambda x: z3.substitute(val, (qv, x))           # noqa: E731
-        hint = enc(q_hint) if hinted else z3.IntVal(0)
-        cases.append((pc, len(impl), at))
-        impl += ends(q_vr) + [val, hint, z3.And(*enc.finite)]
+        enc2 = Enc(P_, {q2: qv})
+        cases.append((pc, len(impl)))
+        impl += ends(q_vr) + [enc(value), enc(q_hint), z3.And(*enc.finite)]
+        impl += ends(q2_vr) + [enc2(value2), z3.BoolVal(q2_hint is None)]
     require(cases, "solve_congruence applied on no path")
     r = -j
     guard = lambda x: P_.mod(x, k) == r                       # noqa: E731
     P_.prove(guard(k * qv + r), k > 0, 0 <= r, r < k)
     wit = P_.floordiv(sv, k)       # s == k*(s // k) + s % k: the q of a solution s
-    for n, (pc, i, _) in enumerate(cases):
+    for n, (pc, i) in enumerate(cases):
         def claim(*t):
             value = lambda x: z3.substitute(t[4], (qv, x))     # noqa: E731
-            one = [t[6],
-                   # every solution s in s's range is value(q) for a q in q's range
-                   z3.Implies(z3.And(iv_inside(lo, hi, sv), guard(sv)),
-                              z3.And(within(t, 0, wit), value(wit) == sv)),
-                   # every q in q's range gives a solution in s's range: k*q + r, whose
-                   # residue is r (0 <= r < k on this path; the lemma below)
-                   z3.Implies(within(t, 0, qv),
-                              z3.And(iv_inside(lo, hi, value(qv)), value(qv) == k * qv + r))]
-            if hinted:
-                one.append(value(t[5]) == h)
-            return z3.And(*one)
-        prove_code(claim, impl[i:i + 7], hyps, pc, P=P_,
-                   what="solve_congruence on a symbolic guard and range%s (applying path "
-                   "%d of %d)" % (" with an example" if hinted else "", n + 1, len(cases)))
+            return z3.And(
+                t[6],
+                # every solution s in s's range is value(q) for a q in q's range
+                z3.Implies(z3.And(iv_inside(lo, hi, sv), guard(sv)),
+                           z3.And(within(t, 0, wit), value(wit) == sv)),
+                # every q in q's range gives a solution in s's range: k*q + r, whose
+                # residue is r (0 <= r < k on this path; the lemma above)
+                z3.Implies(within(t, 0, qv),
+                           z3.And(iv_inside(lo, hi, value(qv)), value(qv) == k * qv + r)),
+                value(t[5]) == h,
+                # without an example: the same range and value, no example for q
+                *[u == w for u, w in zip(t[7:12], t[:5])], t[12])
+        prove_code(claim, impl[i:i + 13], hyps, pc, P=P_,
+                   what="solve_congruence on a symbolic guard and range (applying path "
+                   "%d of %d)" % (n + 1, len(cases)))
 
 
 # ---------------------------------------------------------------------------- unit
@@ -916,3 +914,93 @@ def _factor_pairs(xs, common, coeffs, ks, xv, cv, lows, hyps, SInt, ext_patched)
                    what="solve_factor_pairs on %d split factors%s (%d paths)"
                    % (len(xs), " and a common one" if common else "", len(paths)))
     return len(cases)
+
+
+# ---------------------------------------------------------------------------- residues
+#: the largest lcm of a guard's divisors the proof of solve.residue_split runs the code on
+RESIDUE_K = 3
+
+
+class _CaseEnv:
+    """The environment of one residue case: its ``decide`` answers ``d_r`` (a symbolic
+    None / True / False: 0 / 1 / 2), any answer a sound decision may give (a hypothesis
+    of the claim); ``create_symbol`` makes the quotient."""
+
+    def __init__(self) -> None:
+        self.ranges: dict = {}
+
+    def create_symbol(self, hint, source, vr, kind="auto", dim=None, frame=None):
+        return E.Sym(995)
+
+    def decide(self, case):
+        r = case[1].const if isinstance(case[1], E.Expr) else case[1]
+        d = z3.Int("d_%d" % r)
+        if _now_branch(d == 0):
+            return None
+        return _now_branch(d == 1)
+
+
+class _SplitEnv(_CaseEnv):
+    """The environment ``split_residues`` reads: the range of the guard's symbol; a case
+    environment is a fresh ``_CaseEnv`` (``type(env)()``)."""
+
+    def __init__(self, ranges=None) -> None:
+        super().__init__()
+        self.ranges = ranges or {}
+
+
+@proves("solve.residue_split", over=bounded(
+    "every one-symbol guard whose constant divisors have an lcm K of 2..%d (the code "
+    "splits up to 16), its meaning any predicate F of s and every answer decide may "
+    "give soundly on each case, every range of s (ends symbolic, finite or infinite), "
+    "along every path of split_residues" % RESIDUE_K))
+def solve_residue_split():
+    """``split_residues`` on a guard ``c`` over ``s`` with divisor lcm ``K`` and a
+    symbolic range: whatever sound answers the cases get (``d_r`` True only where ``F``
+    holds on every ``s = K*q + r`` of the range, False only where it holds on none), on
+    every path where it acts, what it does is right for every ``s`` of the range: it
+    learns ``s % K == r`` (captured) exactly where ``F`` holds, or, when it learns
+    nothing and answers True, ``F`` holds everywhere.  The case's condition is handed
+    to ``decide`` as the substitution ``s -> K*q + r`` (captured: ``F(K*q + r)``)."""
+    for K in range(2, RESIDUE_K + 1):
+        _residues(K)
+
+
+def _residues(K: int) -> None:
+    from .code import Symbols, encode_cond
+    s_ = E.Sym(994)
+    lo, hi, wf, sv, member = interval("res%d" % K)
+    ds = [z3.Int("d_%d" % r) for r in range(K)]
+    hyps = wf + [z3.And(0 <= d, d <= 2) for d in ds]
+    learnt: list = []
+
+    def run():
+        learnt.clear()
+        env = _SplitEnv({s_: ValueRange(lo, hi)})
+        c = R.Rel(R.EQ, E.mod(s_.expr, K))
+        done = solver.split_residues(env, c)
+        return done, list(learnt)
+    ex, paths = solver_paths(
+        hyps, run, "split_residues",
+        subst_cond_value=lambda c, s, value: ("case", value),
+        learn=lambda env, c: learnt.append(c))
+    P_ = ex.P
+    F = z3.Function("F_%d" % K, z3.IntSort(), z3.BoolSort())
+    zs = Symbols({s_: sv})
+    # decide is sound: its answer on residue r, at this s of residue r, is F's value
+    sound = [z3.Implies(P_.mod(sv, K) == r, z3.And(z3.Implies(d == 1, F(sv)),
+                                                   z3.Implies(d == 2, z3.Not(F(sv)))))
+             for r, d in enumerate(ds)]
+    impl, cases = [], []
+    for pc, (done, got) in paths:
+        if not done:
+            require(not got, "split_residues learnt %s and returned False", got)
+            continue
+        cases.append((pc, len(impl)))
+        impl.append(z3.And(*[encode_cond(P_, g, zs) for g in got]))
+    require(cases, "split_residues acted on no path (K = %d)", K)
+    prove_code(lambda *v: z3.And(*[z3.Implies(z3.And(*pc), v[i] == F(sv))
+                                   for pc, i in cases]),
+               impl, hyps, sound, member, P=P_,
+               what="split_residues with K = %d on a symbolic range (%d paths)"
+               % (K, len(paths)))
