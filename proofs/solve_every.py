@@ -319,6 +319,12 @@ def solve_constrain_linear():
     prove_code(claim, impl, hyps, P=ex.P,
                what="constrain(a*t + k, [lo, hi]) on symbolic a, k and ranges (%d paths)"
                % len(paths))
+    # an int value (the replaced symbol's example, inside its range): nothing to keep
+    del got[:]
+    _, paths = solver_paths(vwf + [iv_inside(vlo, vhi, k)], lambda: solver.constrain(
+        _Env({}), Ext(0, k), ValueRange(vlo, vhi)), "constrain of an int",
+        refine=lambda env, s, vr: got.append((s, vr)))
+    require(not got, "constrain narrowed a range for an int value: %s", got)
 
 
 # ---------------------------------------------------------------------------- congruence
@@ -626,6 +632,7 @@ def solve_dispatch():
         _dispatch(lambda g, h: g, op, op)
     _dispatch(lambda g, h: R.BoolOp("and", (g, h)), EQ, LE)
     _dispatch(lambda g, h: R.BoolOp("or", (g, h)), NE, LE)
+    _dispatch(lambda g, h: True, EQ, LE)          # a guard the substitution decided
 
 
 def _dispatch(build, op: str, op2: str) -> None:
@@ -964,6 +971,13 @@ def solve_residue_split():
     to ``decide`` as the substitution ``s -> K*q + r`` (captured: ``F(K*q + r)``)."""
     for K in range(2, RESIDUE_K + 1):
         _residues(K)
+    # the ways out before any case is decided: two symbols, a data-dependent size, no
+    # constant divisor, an lcm above 16
+    s_, t_, u_ = E.Sym(994), E.Sym(995), E.Sym(996, True)
+    env = _SplitEnv({s_: ValueRange(0, 40), u_: ValueRange(0, 40)})
+    for c in (R.Rel(R.EQ, E.mod(s_.expr + t_.expr, 2)), R.Rel(R.EQ, E.mod(u_.expr, 2)),
+              R.Rel(R.LE, s_.expr - 3), R.Rel(R.EQ, E.mod(s_.expr, 17))):
+        require(solver.split_residues(env, c) is False, "split_residues took %s", c)
 
 
 def _residues(K: int) -> None:
