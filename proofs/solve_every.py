@@ -864,6 +864,24 @@ def solve_factor_pairs():
             claims += _factor_pairs(xs[:n], common if with_c else None, (ca, cb, j),
                                     ks[:n], xv[:n], cv, lows, hyps, SInt, ext_patched)
     require(claims, "solve_factor_pairs applied nowhere")
+    # and through a real environment, end to end: a reshape splitting two axes by 2 is
+    # learnt as two congruences (replacements), no fact left
+    from symshape.reasoning.env import ShapeEnv
+    env = ShapeEnv()
+    dh, dw = (env.create_symbol(h, "d%d" % h, ValueRange(2, 40)) for h in (8, 6))
+    H, W = dh.expr, dw.expr
+    env.add_guard(R.eq(H * W, 4 * E.floordiv(H, 2) * E.floordiv(W, 2)), None)
+    require(not env.facts and dh in env.replacements and dw in env.replacements,
+            "dh*dw == 4*(dh//2)*(dw//2) should give two congruences, got facts %s, "
+            "replacements %s", env.facts, env.replacements)
+    # a product that pairs no factor (3 != 2): not this step's; the engine still finds
+    # its one solution w == 3 for h >= 1
+    env = ShapeEnv()
+    h, w = (env.create_symbol(x, "d%d" % x, ValueRange(1, 12)) for x in (4, 3))
+    env.add_guard(R.eq(h.expr * w.expr, 3 * h.expr * E.floordiv(w.expr, 2)), None)
+    require(env.replacements == {w: 3} and not env.facts,
+            "h*w == 3*h*(w//2) should give w == 3, got %s, facts %s", env.replacements,
+            env.facts)
 
 
 def _factor_pairs(xs, common, coeffs, ks, xv, cv, lows, hyps, SInt, ext_patched) -> int:
