@@ -13,10 +13,8 @@ caller guarantees them: the guard holds at the example values (a point of the ra
 """
 from __future__ import annotations
 
-import builtins
 from contextlib import contextmanager
 from types import SimpleNamespace
-from typing import Callable, List
 
 import z3
 
@@ -28,238 +26,11 @@ from symshape.reasoning import solver
 
 from . import bounded, every, proves
 from .code import prove_code
-from .pyint import RLIMIT, Py, prove, require, zmax, zmin
-from .symexec import Ext, Explorer, interval, inside, patched, raise_on_paths, to_pair
-
-
-_ABSENT = object()
-
-
-@contextmanager
-def stubbed(**names):
-    """``solver.<name>`` replaced by the given stand-ins while the block runs (a name the
-    module does not define, like ``type``, shadows the builtin meanwhile)."""
-    saved = {n: vars(solver).get(n, _ABSENT) for n in names}
-    for n, f in names.items():
-        setattr(solver, n, f)
-    try:
-        yield
-    finally:
-        for n, f in saved.items():
-            if f is _ABSENT:
-                delattr(solver, n)
-            else:
-                setattr(solver, n, f)
-
-
-def _type(x):
-    """``type`` as the solver and the expression layer see it: an ``Ext`` is an int."""
-    return int if isinstance(x, Ext) else builtins.type(x)
-
-
-def _no_digits(self) -> int:
-    """An ``Ext`` printed with ``%d`` in a symbol's name (display only) prints 0."""
-    return 0
-
-
-@contextmanager
-def ext_ints():
-    """``Ext`` values pass for Python ints in ``expr.py``, ``relations.py`` and
-    ``solver.py`` (coefficients, constants and divisors symbolic) while the block runs;
-    ``%d`` prints one as 0 (only the names of new symbols use it; ``range`` and indexing
-    still refuse an ``Ext``)."""
-    E.type = R.type = _type
-    Ext.__int__ = _no_digits
-    try:
-        yield
-    finally:
-        del E.type, R.type, Ext.__int__
-
-
-def quotient_bounds(P, witnesses) -> list:
-    """For each quotient ``q = n // d`` that ``P`` (a ``TrackedPy``) made and each term
-    ``z`` of ``witnesses``: ``d > 0 => (q >= z) == (n >= d*z)`` (floor division, proven by
-    ``prove_quotient_bounds``): instances Z3 does not find by itself, which relate a
-    quotient to a product the hypotheses already hold (linearly)."""
-    return [z3.Implies(d > 0, (q >= z) == (n >= d * z))
-            for n, d, q in P.quotients for z in witnesses]
-
-
-def prove_quotient_bounds() -> None:
-    """The lemma ``quotient_bounds`` instantiates, for all integers."""
-    P = Py()
-    n, d, z = z3.Ints("n d z")
-    P.prove((P.floordiv(n, d) >= z) == (n >= d * z), d > 0)
-
-
-#: the resource limit of a feasibility check in the incremental solver (a check it cannot
-#: answer within it goes to a fresh solver with the full limit)
-QUICK_RLIMIT = 1_000_000
-
-
-class Explorer2(Explorer):
-    """``Explorer`` whose feasibility check, where the incremental solver answers
-    unknown, asks a fresh solver (one-shot, so Z3 picks its nonlinear-integer tactic):
-    fewer infeasible paths explored for want of an answer; and a condition already
-    decided on the path is answered as before without asking Z3 again (the code asks
-    ``c == 1`` once per input it is given).  ``witnesses``: the checks know the
-    ``quotient_bounds`` of these terms."""
-
-    def __init__(self, hyps=(), witnesses=()) -> None:
-        super().__init__(hyps)
-        self.witnesses = list(witnesses)
-
-    def branch(self, cond) -> bool:
-        if self._pos == 0 and not self.pc:          # a new path (or its replay) starts
-            self._known = {}
-        key = z3.simplify(cond).sexpr()
-        if key not in self._known:
-            self._known[key] = super().branch(cond)
-        return self._known[key]
-
-    def _feasible(self, cond) -> bool:
-        s = self._solver
-        s.push()
-        s.add(*self.P.side)
-        s.add(*quotient_bounds(self.P, self.witnesses))
-        s.add(cond)
-        self.checks += 1
-        s.set("rlimit", QUICK_RLIMIT)   # the incremental solver gives up early ...
-        r = s.check()
-        s.pop()
-        if r == z3.unknown:             # ... for a one-shot solver and its nonlinear tactic
-            one = z3.Solver()
-            one.set("rlimit", RLIMIT)
-            one.add(*s.assertions())
-            one.add(*self.P.side)
-            one.add(*quotient_bounds(self.P, self.witnesses))
-            one.add(cond)
-            r = one.check()
-        return r != z3.unsat           # still unknown: explored as feasible
-
-
-#: the explorer of the exploration under way (a stub's answer branches through it)
-_EXPLORING: List[Explorer] = []
-
-
-def solver_paths(hyps: List, fn: Callable[[], object], what: str, witnesses=(), **stubs):
-    """``fn()`` (a solver step on ``Ext`` values) along every feasible path under ``hyps``,
-    the solver module seeing the symbolic infinities (its ``INT_OO``, ``NEG_INT_OO`` and
-    ``is_inf``) and ``stubs`` in place of its callees; a path that raises fails."""
-    ex = Explorer2(hyps, witnesses)
-    _EXPLORING.append(ex)
-    try:
-        with patched(ex), ext_ints():
-            with stubbed(INT_OO=RG.INT_OO, NEG_INT_OO=RG.NEG_INT_OO, is_inf=RG.is_inf,
-                         type=_type, **stubs):
-                paths = ex.paths(fn)
-    finally:
-        _EXPLORING.pop()
-    raise_on_paths(paths, what)
-    return ex, paths
-
-
-def _sint_type(x):
-    """``type`` as the solver sees it while ``sint_paths`` runs: an ``SInt`` is an int."""
-    from .symcoeff import SInt
-    return int if isinstance(x, SInt) else builtins.type(x)
-
-
-def sint_paths(hyps: List, fn: Callable[[], object], what: str, **stubs):
-    """``solver_paths`` for a step that reads no range: its coefficients and constants
-    ``symcoeff.SInt`` values (finite integers, plain Z3 terms; cheaper than ``Ext``)."""
-    from . import symcoeff
-    ex = Explorer2(hyps)
-    _EXPLORING.append(ex)
-    try:
-        with symcoeff.patched(ex, inductive=False):
-            with stubbed(type=_sint_type, **stubs):
-                paths = ex.paths(fn)
-    finally:
-        _EXPLORING.pop()
-    raise_on_paths(paths, what)
-    return ex, paths
-
-
-def ends(r: ValueRange) -> list:
-    """A range the code built, as four Z3 terms (lower s, v, upper s, v)."""
-    return [*to_pair(r.lower), *to_pair(r.upper)]
-
-
-def within(t, i: int, x):
-    """``x`` inside the range whose ends are ``t[i:i + 4]``."""
-    return inside(t[i], t[i + 1], t[i + 2], t[i + 3], x)
-
-
-def iv_inside(lo: Ext, hi: Ext, x):
-    """``x`` inside the symbolic interval ``[lo, hi]``."""
-    return inside(lo.s, lo.v, hi.s, hi.v, x)
-
-
-def fin_ext(name: str) -> Ext:
-    """A finite symbolic integer (a coefficient, a constant, a divisor) as an ``Ext``."""
-    return Ext(0, z3.Int(name))
-
-
-class Enc:
-    """Z3 terms of what a step built: expressions whose coefficients, constants and
-    divisors are ``Ext`` values (or ints) over symbols mapped by ``zs``; ``finite`` collects
-    the claims that every such ``Ext`` is finite (a coefficient is never an infinity)."""
-
-    def __init__(self, P: Py, zs) -> None:
-        self.P, self.zs, self.finite = P, zs, []
-
-    def num(self, x):
-        from .symcoeff import SInt
-        if isinstance(x, Ext):
-            self.finite.append(x.s == 0)
-            return x.v
-        if isinstance(x, SInt):
-            return x.v
-        return z3.IntVal(x)
-
-    def __call__(self, x):
-        if not isinstance(x, E.Expr):
-            return self.num(x)
-        total = self.num(x.const)
-        for term, c in x.terms:
-            prod = self.num(c)
-            for a in term:
-                prod = prod * (self.zs[a] if builtins.type(a) is E.Sym else self.atom(a))
-            total = total + prod
-        return total
-
-    def atom(self, a):
-        args = [self(y) for y in a.args]
-        if a.kind == "FloorDiv":
-            return self.P.floordiv(*args)
-        if a.kind == "Mod":
-            return self.P.mod(*args)
-        return (zmin if a.kind == "Min" else zmax)(*args)
-
-
-class _Env:
-    """The environment a solver step reads and calls: its ranges, the infos of its
-    symbols, and ``create_symbol`` / ``set_parent`` recording what the step creates."""
-
-    def __init__(self, ranges, infos=None) -> None:
-        self.ranges = ranges
-        self.infos = infos or {}
-        self.created: list = []
-
-    def create_symbol(self, hint, source, vr, kind="auto", dim=None, frame=None):
-        sym = E.Sym(990 + len(self.created), hint is None)
-        self.created.append((sym, hint, vr))
-        self.ranges[sym] = vr
-        return sym
-
-    def set_parent(self, child, parent) -> None:
-        pass
-
-
-def info(hint, kind: str = "auto") -> SimpleNamespace:
-    """What ``env.infos[s]`` tells a step about ``s``."""
-    return SimpleNamespace(hint=hint, source="s", kind=kind, frame=None)
+from .pyint import Py, prove, require, zmax, zmin
+from .solve_explore import (Enc, StepEnv, both_paths, ends, enc_cond, info, iv_inside,
+                            now_branch, opaque_mod, prove_quotient_bounds, sint_paths,
+                            solver_paths, stubbed, within)
+from .symexec import Ext, inside, interval
 
 
 # ---------------------------------------------------------------------------- constrain
@@ -291,7 +62,7 @@ def solve_constrain_linear():
 
     def run():
         del got[:]
-        env = _Env({t_sym: ValueRange(tlo, thi)})
+        env = StepEnv({t_sym: ValueRange(tlo, thi)})
         value = E.Expr({(t_sym,): Ext(0, a)}, Ext(0, k))
         solver.constrain(env, value, ValueRange(vlo, vhi))
         return list(got)
@@ -322,7 +93,7 @@ def solve_constrain_linear():
     # an int value (the replaced symbol's example, inside its range): nothing to keep
     del got[:]
     _, paths = solver_paths(vwf + [iv_inside(vlo, vhi, k)], lambda: solver.constrain(
-        _Env({}), Ext(0, k), ValueRange(vlo, vhi)), "constrain of an int",
+        StepEnv({}), Ext(0, k), ValueRange(vlo, vhi)), "constrain of an int",
         refine=lambda env, s, vr: got.append((s, vr)))
     require(not got, "constrain narrowed a range for an int value: %s", got)
 
@@ -354,7 +125,7 @@ def solve_congruence():
 
     def once(hint):
         replaced.clear()
-        env = _Env({s_sym: ValueRange(lo, hi)}, {s_sym: info(hint)})
+        env = StepEnv({s_sym: ValueRange(lo, hi)}, {s_sym: info(hint)})
         atom = E.OpAtom("Mod", (s_sym.expr, Ext(0, k)))
         e = E.Expr({(atom,): Ext(0, c)}, Ext(0, j))
         if solver.solve_congruence(env, e):
@@ -434,7 +205,7 @@ def _unit(data_dependent: bool) -> None:
 
     def run():
         rep.clear()
-        env = _Env({}, {ss: info(SInt(hs)), ts: info(SInt(ht))})
+        env = StepEnv({}, {ss: info(SInt(hs)), ts: info(SInt(ht))})
         e = E.Expr({(ss,): SInt(c1), (ts,): SInt(c2), (ss, ts): SInt(c3)}, SInt(k))
         done = solver.solve_unit(env, e, data_dependent=data_dependent)
         require(done == bool(rep), "solve_unit returned %s after %s", done, rep)
@@ -463,7 +234,7 @@ def _unit(data_dependent: bool) -> None:
 
 
 # ---------------------------------------------------------------------------- replace
-class _ReplEnv(_Env):
+class _ReplEnv(StepEnv):
     """An environment ``replace`` records into: its simplifier is the identity (the
     folds are rules of their own), its example values are read as the engine reads them
     (``ShapeEnv.hint_of``), and what it records is kept in ``log``."""
@@ -594,19 +365,7 @@ def solve_minmax_equal():
 
 
 # ---------------------------------------------------------------------------- dispatch
-def enc_cond(enc: Enc, c):
-    """A relation the code handled (``Rel`` / ``BoolOp`` / bool, ``Ext`` coefficients
-    allowed) as a Z3 formula."""
-    if isinstance(c, bool):
-        return z3.BoolVal(c)
-    if isinstance(c, R.BoolOp):
-        args = [enc_cond(enc, a) for a in c.args]
-        return z3.And(*args) if c.op == "and" else z3.Or(*args)
-    e = enc(c.expr)
-    return e == 0 if c.op == R.EQ else (e != 0 if c.op == R.NE else e <= 0)
-
-
-class _LearnEnv(_Env):
+class _LearnEnv(StepEnv):
     """The environment ``learn`` runs on: ``subst_cond`` hands the guard back as the
     substitution left it (its rewrites are rules of their own)."""
 
@@ -658,7 +417,7 @@ def _dispatch(build, op: str, op2: str) -> None:
 
     def step(kind, answer=None):
         def call(env, c):
-            took = True if answer is None else _now_branch(answer)
+            took = True if answer is None else now_branch(answer)
             if took:
                 done.append((kind, c))
             return took
@@ -702,11 +461,6 @@ def _dispatch(build, op: str, op2: str) -> None:
         z3.Implies(z3.And(*pc), z3.Implies(old, v[i] == want)) for pc, i, want in cases]),
         impl, hyps, P=P_, what="learn(%s) on symbolic guards and ranges (%d paths)"
         % (op if op == op2 else "%s and / or %s" % (op, op2), len(paths)))
-
-
-def _now_branch(cond) -> bool:
-    """The current exploration's outcome of ``cond`` (a step's answer, both explored)."""
-    return _EXPLORING[-1].branch(cond)
 
 
 # ---------------------------------------------------------------------------- refresh
@@ -804,12 +558,7 @@ def _refresh(build, what: str) -> None:
 
 
 # ---------------------------------------------------------------------------- factor pairs
-def _opaque_mod(a, b):
-    """``mod`` as its own atom: Python's ``a % b`` (its rewrites are the mod.* rules)."""
-    return E.atom_expr(E.OpAtom("Mod", (a, b)))
-
-
-class _BoundEnv(_Env):
+class _BoundEnv(StepEnv):
     """An environment whose ``bound`` of each atom is a symbolic range (any range
     ``bound`` may give: the value of the atom lies in it, a hypothesis)."""
 
@@ -836,7 +585,6 @@ def solve_factor_pairs():
     equation does, for every value of the factors within their bounds.  ``mod`` is its
     own atom (Python's ``%``)."""
     from .symcoeff import SInt
-    from .symexec import patched as ext_patched
     xs = [E.Sym(990 + i) for i in range(FACTOR_PAIRS)]
     common = E.Sym(989)
     ca, cb, j = z3.Ints("ca cb j")
@@ -862,7 +610,7 @@ def solve_factor_pairs():
     for n in range(1, FACTOR_PAIRS + 1):
         for with_c in (False, True):
             claims += _factor_pairs(xs[:n], common if with_c else None, (ca, cb, j),
-                                    ks[:n], xv[:n], cv, lows, hyps, SInt, ext_patched)
+                                    ks[:n], xv[:n], cv, lows, hyps, SInt)
     require(claims, "solve_factor_pairs applied nowhere")
     # and through a real environment, end to end: a reshape splitting two axes by 2 is
     # learnt as two congruences (replacements), no fact left
@@ -884,8 +632,7 @@ def solve_factor_pairs():
             env.facts)
 
 
-def _factor_pairs(xs, common, coeffs, ks, xv, cv, lows, hyps, SInt, ext_patched) -> int:
-    from . import symcoeff
+def _factor_pairs(xs, common, coeffs, ks, xv, cv, lows, hyps, SInt) -> int:
     ca, cb, j = coeffs
     ta = tuple(xs) + ((common,) if common else ())
     learnt: list = []
@@ -901,16 +648,8 @@ def _factor_pairs(xs, common, coeffs, ks, xv, cv, lows, hyps, SInt, ext_patched)
         require(done == bool(learnt), "solve_factor_pairs returned %s after %s", done,
                 learnt)
         return list(learnt)
-    ex = Explorer2(hyps)
-    _EXPLORING.append(ex)
-    try:
-        with ext_patched(ex), symcoeff.patched(ex, inductive=False):
-            with stubbed(type=_sint_type, mod=_opaque_mod,
-                         learn=lambda env, c: learnt.append(c)):
-                paths = ex.paths(run)
-    finally:
-        _EXPLORING.pop()
-    raise_on_paths(paths, "solve_factor_pairs")
+    ex, paths = both_paths(hyps, run, "solve_factor_pairs", mod=opaque_mod,
+                           learn=lambda env, c: learnt.append(c))
     P_ = ex.P
     zs = {x: v for x, v in zip(xs, xv)}
     if common:
@@ -960,9 +699,9 @@ class _CaseEnv:
     def decide(self, case):
         r = case[1].const if isinstance(case[1], E.Expr) else case[1]
         d = z3.Int("d_%d" % r)
-        if _now_branch(d == 0):
+        if now_branch(d == 0):
             return None
-        return _now_branch(d == 1)
+        return now_branch(d == 1)
 
 
 class _SplitEnv(_CaseEnv):
