@@ -29,11 +29,11 @@ from .pyint import ProofFailure
 MODULES = ("proofs.expr_rules", "proofs.range_rules", "proofs.solver_rules",
            "proofs.shape_rules", "proofs.op_rules", "proofs.check_rules")
 MODULES += ("proofs.contract_rules", "proofs.decide_rules", "proofs.op_shape_rules",
-            "proofs.solver_dispatch_rules", "proofs.op_shape_calls", "proofs.expr_every")
+            "proofs.op_shape_calls", "proofs.expr_every")
 MODULES += ("proofs.divmod_every", "proofs.simplify_every")
 MODULES += ("proofs.slice_every", "proofs.arange_every", "proofs.bound_every")
 MODULES += ("proofs.shape_every", "proofs.contract_every")
-MODULES += ("proofs.decide_every",)
+MODULES += ("proofs.decide_every", "proofs.solve_every")
 
 #: rule name -> proof function
 PROOFS: Dict[str, Callable[[], None]] = {}

@@ -28,7 +28,6 @@ from . import samples, proves
 from .code import Symbols, divisors, encode, encode_cond, prove_code
 from .pyint import Py, prove, require, zmax
 from .range_rules import _member
-from .solver_rules import _solutions_kept
 
 
 def _env(*specs):
@@ -37,16 +36,6 @@ def _env(*specs):
             for i, (h, lo, hi) in enumerate(specs)]
     return (env,) + tuple(syms)
 
-
-def _learned(specs, guard_fn, what: str):
-    """A fresh environment learns ``guard_fn(*symbols)``; proves that what it then admits
-    is exactly the guard's solutions inside the old ranges.  The environment is returned."""
-    env, *syms = _env(*specs)
-    old = dict(env.ranges)
-    g = guard_fn(*(s.expr for s in syms))
-    env.add_guard(g, None)
-    _solutions_kept(old, g, env, syms, what)
-    return env, syms
 
 
 # ---------------------------------------------------------------------------- projection
@@ -106,90 +95,7 @@ def project_exact():
 
 
 
-# ---------------------------------------------------------------------------- solver
-@proves("solve.factor_pairs", over=samples("six reshape equations"))
-def solve_factor_pairs():
-    P = Py()
-    x1, x2, k1, k2 = z3.Ints("x1 x2 k1 k2")
-    b1 = k1 * P.floordiv(x1, k1)
-    # the fact the rule rests on: 0 <= k*(x//k) <= x, equal exactly when k | x
-    P.prove(z3.And(0 <= b1, b1 <= x1, (b1 == x1) == (P.mod(x1, k1) == 0)),
-            x1 >= 1, k1 >= 1)
-    # the engine on reshape equations: what it learns has exactly the guard's solutions
-    env, (h, w) = _learned([(8, 2, 40), (6, 2, 40)],
-                           lambda H, W: R.eq(H * W, 4 * E.floordiv(H, 2) * E.floordiv(W, 2)),
-                           "dh*dw == 4*(dh//2)*(dw//2)")
-    require(not env.facts and h in env.replacements and w in env.replacements,
-            "dh*dw == 4*(dh//2)*(dw//2) should give two congruences, got facts %s, "
-            "replacements %s", env.facts, env.replacements)
-    _learned([(4, 1, 30), (9, 1, 30), (6, 1, 30)],
-             lambda C, H, W: R.eq(C * H * W, 6 * C * E.floordiv(H, 3) * E.floordiv(W, 2)),
-             "c*h*w == 6*c*(h//3)*(w//2)")
-    # ways out: a constant term, products that pair no factor
-    _learned([(4, 1, 12), (3, 1, 12)], lambda H, W: R.eq(H * W, 12), "h*w == 12")
-    _learned([(4, 1, 12), (3, 1, 12), (6, 1, 12), (2, 1, 12)],
-             lambda H, W, U, V: R.eq(H * W, U * V), "h*w == u*v")
-    _learned([(2, 1, 6), (3, 1, 6), (-2, -6, 6), (3, 1, 6)],        # terms of one sign
-             lambda H, W, U, V: R.eq(H * W + U * V, 0), "h*w + u*v == 0")
-    _learned([(4, 1, 12), (3, 1, 12)],
-             lambda H, W: R.eq(H * W, 3 * H * E.floordiv(W, 2)), "h*w == 3*h*(w//2)")
-
-
-@proves("solve.residue_split", over=samples("hand-picked guards"))
-def solve_residue_split():
-    P = Py()
-    s, k = z3.Ints("s k")
-    f = z3.Function("f", z3.IntSort(), z3.BoolSort())
-    q, r = P.floordiv(s, k), P.mod(s, k)
-    # the case split itself: s is K*q + r with q = s // K and r = s % K in [0, K)
-    P.prove(z3.And(s == k * q + r, 0 <= r, r < k, f(s) == f(k * q + r)), k > 0)
-    # the engine: what it learns from each guard has exactly the guard's solutions
-    env, (m,) = _learned([(8, 2, INT_OO)],
-                         lambda M: R.eq(E.mod(3 * M, 2 * E.floordiv(M, 2)), 0),
-                         "Mod(3*m, 2*(m//2)) == 0")
-    require(not env.facts and m in env.replacements,
-            "Mod(3*m, 2*(m//2)) == 0 should become a congruence, got facts %s", env.facts)
-    for guard, what in ((lambda M: R.ne(E.mod(M * M, 4), 2), "true on every residue"),
-                        (lambda M: R.ne(E.mod(M, 3), 2), "two residues of three"),
-                        (lambda M: R.le(E.floordiv(M * M, 3), 40), "undecided cases"),
-                        (lambda M: R.ne(E.mod(M * M, 5), 4), "two residues of five")):
-        _learned([(8, 2, 60)], guard, what)
-    _learned([(None, 2, 60)], lambda U: R.ne(E.mod(U * U, 4), 2), "an unbacked size")
-    _learned([(4, 2, 60), (5, 2, 60)], lambda M, N: R.ne(E.mod(M * N, 4), 2),
-             "two sizes")
-
-
-@proves("solve.minmax_equal", over=samples("hand-picked Min / Max equations"))
-def solve_minmax_equal():
-    from symshape.reasoning.solver import minmax_equal as _minmax_equal
-    s0, s1 = E.Sym(0), E.Sym(1)
-    X, N = s0.expr, s1.expr
-    # the engine's own rewrite: the relation it returns holds exactly where the equation
-    # does, for every integer value
-    for eq in (N - E.smin(X, N), E.smax(X, N) - N, E.smin(X, N, 7) - N,
-               E.smin(X * N, X + 3) - X * N):
-        c = _minmax_equal(eq)
-        require(c is not None, "no rewrite of %s == 0", eq)
-        P_ = Py()
-        zs = Symbols()
-        want = encode(P_, eq, zs) == 0
-        prove_code(lambda v: v == want, [encode_cond(P_, c, zs)], P=P_,
-                   what="%s == 0 became %s" % (eq, c))
-    require(_minmax_equal(E.smin(X, N) - X - 1) is None and
-            _minmax_equal(E.smin(X, 5) - N) is None, "rewrote an equation it cannot")
-    # through the environment: the learned relation admits exactly the equation's points
-    _learned([(9, 1, 50), (4, 1, 50)], lambda X_, N_: R.eq(E.smin(X_, N_), N_),
-             "Min(x, n) == n learned")
-
-
 # ---------------------------------------------------------------------------- contract
-def _cs(dims, ranges, facts):
-    """A constraint set with one array input per compound dim list, as export makes it."""
-    from symshape.contract.constraint_set import ConstraintSet, InputDesc
-    descs = [InputDesc("x%d" % i, "x%d" % i, dims=d, dtype="float64")
-             for i, d in enumerate(dims)]
-    return ConstraintSet(descs, dict(ranges), list(facts), {}, {})
-
 
 @proves("contract.relation_box", over=samples("hand-picked relations and boxes"))
 def contract_relation_box():

@@ -24,7 +24,7 @@ from symshape.algebra.infinity import INT_OO, NEG_INT_OO, is_inf
 from symshape.algebra.ranges import ValueRange
 
 from . import bounded, every, samples, proves
-from .extint import Ext, X, fin, inside, le, lt, neg, select
+from .extint import Ext, X, fin, inside, le, lt, select
 from .code import Symbols, divisors, encode, encode_cond, prove_code
 from .pyint import Py, prove, require, zmax, zmin
 
@@ -284,29 +284,6 @@ def decide_by_range():
 
 
 # ---------------------------------------------------------------------------- solver
-@proves("solve.unit_substitution", over=samples("hand-picked guards"))
-def solve_unit_substitution():
-    s, r = z3.Ints("s r")
-    for c in (1, -1):
-        prove((c * s + r == 0) == (s == -c * r))
-    for guard in ("a == b + 2", "a + b == 8", "b == 8 - a", "2*b + a == 11"):
-        env, a, b = _env((5, 2, 10), (3, 0, 10))
-        old = dict(env.ranges)
-        A, B = a.expr, b.expr
-        lhs, rhs = guard.split("==")
-        g = R.eq(eval(lhs, {"a": A, "b": B}), eval(rhs, {"a": A, "b": B}))
-        env.add_guard(g, None)
-        require(bool(env.replacements), "%s made no replacement", guard)
-        _solutions_kept(old, g, env, (a, b), "replacement from %s" % guard)
-        env.add_guard(g, None)               # implied now: learning it again changes nothing
-        _solutions_kept(old, g, env, (a, b), "%s learned twice" % guard)
-    env, a, b = _env((5, 2, 10), (3, 0, 10))
-    old = dict(env.ranges)
-    g = R.combine("or", [R.eq(a.expr, 5), R.eq(b.expr, 7)])
-    env.add_guard(g, None)
-    _solutions_kept(old, g, env, (a, b), "a disjunction kept as a fact")
-
-
 def _solver_paths(hyps: list, fn, what: str):
     """``fn()`` (a ``symshape.reasoning.solver`` helper on ``Ext`` values) along every feasible path
     (``proofs/symexec.py``), the solver module seeing the symbolic infinities too."""
@@ -396,42 +373,16 @@ def _opt_ceil(P_: Py, bound: X, r, k, low: bool) -> X:
     return select(bound.s != 0, bound, fin(P_.floordiv(bound.v - r, k)))
 
 
-@proves("solve.congruence", over=samples("hand-picked congruences"))
-def solve_congruence():
-    Ex = Ext()
-    lo, hi, w = Ex.interval("s")
-    s, k, r, q, h = z3.Ints("s k r q hint")
-    qlo, qhi = _opt_ceil(Ex, lo, r, k, True), _opt_ceil(Ex, hi, r, k, False)
-    base = [w, k > 0, 0 <= r, r < k]
-    # every solution is k*q + r for the q = (s - r) // k inside q's range ...
-    qs = Ex.floordiv(s - r, k)
-    Ex.prove(z3.And(s == k * qs + r, inside(qlo, qhi, qs)),
-             base, Ex.mod(s, k) == r, inside(lo, hi, s))
-    # ... and every q in q's range gives a solution inside s's range
-    Ex.prove(z3.And(Ex.mod(k * q + r, k) == r, inside(lo, hi, k * q + r)),
-             base, inside(qlo, qhi, q))
-    # the quotient symbol's example value reproduces the hint
-    Ex.prove(k * Ex.floordiv(h - r, k) + r == h, base, Ex.mod(h, k) == r)
-    for (hint, lo_, hi_), k_ in itertools.product(
-            [(12, 2, INT_OO), (13, 0, 40), (-7, NEG_INT_OO, 5), (9, 9, 9), (21, 3, 30)],
-            (2, 3, 4, 7)):
-        env, x = _env((hint, lo_, hi_))
-        old = dict(env.ranges)
-        g = R.eq(E.mod(x.expr, k_), hint % k_)
-        env.add_guard(g, None)
-        _solutions_kept(old, g, env, (x,), "s %% %d == %d" % (k_, hint % k_))
-
-
 @proves("solve.two_var", over=samples("hand-picked equations"))
 def solve_two_var():
     a, b, c, x, y, hx, hy, u, v, Q, kk, lo = z3.Ints("a b c x y hx hy u v Q k lo")
     eqn = lambda X_, Y_: a * X_ + b * Y_ + c == 0          # noqa: E731
     # |a|, |b| > 1 (a unit coefficient is substituted instead) and coprime (the relation
-    # was divided by its gcd): a*u + b*v == 1 for some u, v; (hx, hy) is a solution
-    base = [a * a > 1, b * b > 1, a * u + b * v == 1, eqn(hx, hy)]
+    # was divided by its gcd): a*u + b*v == 1 for some u, v; (hx, hy) is a solution.  Each
+    # step below assumes only what it needs of that (a weaker hypothesis, a stronger step)
     # 1. every solution has x == hx (mod b): x - hx == b*w
     w = v * (x - hx) - u * (y - hy)
-    prove(x - hx == b * w, base, eqn(x, y))
+    prove(x - hx == b * w, a * u + b * v == 1, eqn(hx, hy), eqn(x, y))
     for sg in (1, -1):
         # m = |b| == sg*b; rx = hx % m, so hx == m*(hx // m) + rx
         P_ = Py()
@@ -439,8 +390,9 @@ def solve_two_var():
         qh = P_.floordiv(hx, m)
         rx = hx - m * qh
         # 2. x - rx == m*(sg*w + qh): the code's k = (x - rx) // m is sg*w + qh, exactly,
-        #    so x == m*k + rx
-        P_.prove(x - rx == m * (sg * w + qh), base, m > 1, eqn(x, y), x - hx == b * w)
+        #    so x == m*k + rx (for any w with x - hx == b*w, which step 1 gives)
+        W = z3.Int("w")
+        P_.prove(x - rx == m * (sg * W + qh), m > 1, x - hx == b * W)
         P2 = Py()
         P2.prove(P2.floordiv(m * Q, m) == Q, m > 1)
         # 3. y == (-a*x - c) // b exactly: the numerator is b*y
@@ -448,16 +400,14 @@ def solve_two_var():
         P_.prove(P_.floordiv(b * y, b) == y, m > 1)
         # 4. conversely every k gives a solution
         xv = m * kk + rx
-        P_.prove(eqn(xv, P_.floordiv(-a * xv - c, b)), base, m > 1)
+        P_.prove(eqn(xv, P_.floordiv(-a * xv - c, b)), eqn(hx, hy), m > 1)
         # 5. k's range [ceil((lo - rx)/m), ..) (derived from x's range) holds every
         #    solution whose x lies in x's range [lo, ..)
-        P_.prove(kk >= -P_.floordiv(rx - lo, m), base, m > 1, 0 <= rx, rx < m, eqn(x, y),
-                 x == m * kk + rx, x >= lo, hx >= lo,
+        P_.prove(kk >= -P_.floordiv(rx - lo, m), m > 1, x == m * kk + rx, x >= lo,
                  what="k's range [ceil((lo - rx)/m), ..) must hold every solution "
                       "x = m*k + rx in x's range [lo, ..)")
         hi_ = z3.Int("hi")
-        P_.prove(kk <= P_.floordiv(hi_ - rx, m), base, m > 1, 0 <= rx, rx < m, eqn(x, y),
-                 x == m * kk + rx, x <= hi_, hx <= hi_,
+        P_.prove(kk <= P_.floordiv(hi_ - rx, m), m > 1, x == m * kk + rx, x <= hi_,
                  what="k's range [.., (hi - rx)//m] must hold every solution "
                       "x = m*k + rx in x's range [.., hi]")
     # the real solver, for sizes and for (symbolic) int inputs
@@ -485,58 +435,6 @@ def solve_two_var():
         env.add_guard(g, None)
         require(not env.replacements, "%s made a replacement: %s", g, env.replacements)
         _solutions_kept(old, g, env, (xs, ys), "%s (kept as a fact)" % g)
-
-
-@proves("solve.constrain_linear", over=samples("hand-picked constraints"))
-def solve_constrain_linear():
-    Ex = Ext()
-    lo, hi, w = Ex.interval("v")
-    a, t, k = z3.Ints("a t k")
-    val = a * t + k
-    # a > 0: t in [ceil((lo - k)/a), (hi - k)//a]
-    tlo = select(lo.s != 0, lo, fin(Ex.ceildiv(lo.v - k, a)))
-    thi = select(hi.s != 0, hi, fin(Ex.floordiv(hi.v - k, a)))
-    Ex.prove(inside(lo, hi, val) == inside(tlo, thi, t), w, a > 0)
-    # a < 0: t in [ceil((k - hi)/-a), (k - lo)//-a]
-    tlo = select(hi.s != 0, neg(hi), fin(Ex.ceildiv(k - hi.v, -a)))
-    thi = select(lo.s != 0, neg(lo), fin(Ex.floordiv(k - lo.v, -a)))
-    Ex.prove(inside(lo, hi, val) == inside(tlo, thi, t), w, a < 0)
-    for (lo_, hi_), (ca, cc) in itertools.product(
-            [(2, INT_OO), (NEG_INT_OO, 7), (-3, 11), (4, 4)], [(3, 1), (-2, 9), (5, -4)]):
-        for t_lo, t_hi in ((-30, 30), (NEG_INT_OO, INT_OO), (0, INT_OO)):
-            env, s, tt = _env((None, NEG_INT_OO, INT_OO), (None, t_lo, t_hi))
-            old = dict(env.ranges)
-            value = ca * tt.expr + cc
-            vr = ValueRange(lo_, hi_)
-            try:
-                solver.constrain(env, value, vr)
-            except Exception:
-                continue                 # infeasible: never asked (the hint satisfies it)
-            # the range the code computed for t holds exactly the t (in t's old range)
-            # whose value lies in [lo, hi]
-            zs = Symbols()
-            t_ = zs[tt]
-            want = z3.And(*_in_ranges(env, {tt: ca * t_ + cc}, [tt], {tt: vr}))
-            prove_code(lambda v: v == want, [z3.And(*_in_ranges(env, zs, [tt]))],
-                       _in_ranges(env, zs, [tt], old),
-                       what="constrain %s to %s from %s" % (value, vr, old[tt]))
-
-
-@proves("solve.replacement_range", over=samples("hand-picked replacements"))
-def solve_replacement_range():
-    # the environment's own output after a replacement: a's old range now constrains the
-    # value (b*c in [2, 10], b + 3 in [4, 7]), and the solution set is the guard's
-    cases = [(((6, 2, 10), (2, 1, 5), (3, 1, 5)), lambda a, b, c: R.eq(a, b * c)),
-             (((6, 4, 7), (3, 0, 20), (1, 0, 9)), lambda a, b, c: R.eq(a, b + 3)),
-             (((9, 2, INT_OO), (4, 0, 8), (5, 0, INT_OO)), lambda a, b, c: R.eq(a + 1, b + c + 1)),
-             (((4, 0, 6), (2, NEG_INT_OO, INT_OO), (1, 0, 3)), lambda a, b, c: R.eq(a, 2 * b))]
-    for specs, mk in cases:
-        env, a, b, c = _env(*specs)
-        old = dict(env.ranges)
-        g = mk(a.expr, b.expr, c.expr)
-        env.add_guard(g, None)
-        require(bool(env.replacements), "%s made no replacement", g)
-        _solutions_kept(old, g, env, (a, b, c), "%s" % g)
 
 
 # ---------------------------------------------------------------------------- z3bridge
