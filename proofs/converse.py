@@ -36,10 +36,6 @@ KNOWN_REFUSALS: Dict[str, str] = {
     r"^np\.argpartition / partition\(":
         "a false refusal on empty arrays: NumPy returns an empty array whatever kth, the "
         "engine requires kth in [-n, n) for n = 0 too",
-    r"^np\.arange\(a, b, s\)":
-        "step specialisation: a step passed as a symbolic int is pinned to its example "
-        "(int() records step == example), so the contract admits that step only; each "
-        "step is its own case of the sweep",
     r"^np\.histogram":
         "refused on purpose: NumPy accepts an empty edges array (no counts), the engine "
         "requires one edge at least",
