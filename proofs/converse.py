@@ -49,17 +49,35 @@ REFUSED: Dict[str, int] = {p: 0 for p in KNOWN_REFUSALS}
 
 
 def _consts(terms) -> List:
-    """The uninterpreted integer constants the terms mention."""
-    seen, out, todo = set(), [], list(terms)
+    """The uninterpreted integer constants the terms mention (in the order a depth-first
+    walk meets them).  Each shared subterm is walked once (the terms are DAGs whose nested
+    ``If`` chains a tree walk visits exponentially often), through Z3's C API: the Python
+    wrappers of every node cost more than the proof's queries."""
+    if not terms:
+        return []
+    ctx = terms[0].ctx
+    c = ctx.ref()
+    seen, out = set(), []
+    todo = [t.as_ast() for t in terms]
     while todo:
-        t = todo.pop()
-        if z3.is_const(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED:
-            if t.get_id() not in seen:
-                seen.add(t.get_id())
-                out.append(t)
-        else:
-            todo.extend(t.children())
-    return out
+        a = todo.pop()
+        i = z3.Z3_get_ast_id(c, a)
+        if i in seen:
+            continue
+        seen.add(i)
+        kind = z3.Z3_get_ast_kind(c, a)
+        if kind == z3.Z3_QUANTIFIER_AST:
+            todo.append(z3.Z3_get_quantifier_body(c, a))
+        elif kind == z3.Z3_APP_AST:
+            n = z3.Z3_get_app_num_args(c, a)
+            if n == 0:
+                if z3.Z3_get_decl_kind(c, z3.Z3_get_app_decl(c, a)) == z3.Z3_OP_UNINTERPRETED:
+                    out.append(z3.ExprRef(a, ctx))
+            else:
+                todo.extend(z3.Z3_get_app_arg(c, a, k) for k in range(n))
+    # an ExprRef wrapping a borrowed pointer takes its own reference: as z3's own wrappers
+    return [z3.Int(e.decl().name(), ctx) if e.sort_kind() == z3.Z3_INT_SORT else e
+            for e in out]
 
 
 def admits_numpy_inputs(tr, arrays: Sequence, spec, ints: Sequence, lo: int,

@@ -14,8 +14,8 @@ import numpy as np
 
 from . import numpy_shapes as N
 from . import bounded, samples, proves
-from .op_shape_rules import (MAX_RANK, SIZES, _bind1, _bind2, _check, _check_all, _prog,
-                             _reduce_axes, _shape, _sign_mix)
+from .op_shape_rules import (BATCH, MAX_RANK, SIZES, _bind1, _bind2, _check, _check_all,
+                             _check_many, _chunks, _prog, _reduce_axes, _shape, _sign_mix)
 
 
 @proves("shape.flip", over=bounded("every rank up to 4, every axis, sizes symbolic"))
@@ -167,12 +167,12 @@ def shape_ravel():
 def _atleast_sweep(fn, nd: int) -> None:
     """``fn`` of one array of every rank 0..4 and of three arrays of every triple of ranks
     0..3."""
-    for rank in range(0, MAX_RANK + 1):
-        _check(_bind1(fn), [_shape(rank)], lambda P, ins, v: N.atleast_nd(ins, nd),
-               "%s(rank %d)" % (fn.__name__, rank))
-    for ranks in itertools.product(range(0, MAX_RANK), repeat=3):
-        _check(lambda x, y, z: fn(x, y, z), [_shape(r) for r in ranks],
-               lambda P, ins, v: N.atleast_nd(ins, nd), "%s(ranks %s)" % (fn.__name__, ranks))
+    spec = lambda P, ins, v: N.atleast_nd(ins, nd)      # noqa: E731
+    cases = [(_bind1(fn), [_shape(rank)], spec, ()) for rank in range(0, MAX_RANK + 1)]
+    cases += [(lambda x, y, z: fn(x, y, z), [_shape(r) for r in ranks], spec, ())
+              for ranks in itertools.product(range(0, MAX_RANK), repeat=3)]
+    for part in _chunks(cases, BATCH):
+        _check_many(part, "%s(ranks 0..4, and three operands of ranks 0..3)" % fn.__name__)
 
 
 @proves("shape.atleast_1d",
@@ -304,15 +304,16 @@ def select_choose_sweep() -> None:
     calls = [(lambda x, y, z: np.select([x > 0, y > 0], [y, z]), "np.select"),
              (lambda x, y, z: np.choose(x.astype(np.intp), [y, z], mode="wrap"),
               "np.choose")]
+    same = lambda P, ins, v: N.broadcast(*ins)     # noqa: E731
+    cases = []
     for ranks in itertools.product(range(0, MAX_RANK), repeat=3):
         pats = _ones_patterns(ranks, full=False) if len(set(ranks)) == 1 else [[{}, {}, {}]]
         for statics in pats:
             arrays = [(tuple(st.get(i, SIZES[4 - r + i]) for i in range(r)), st)
                       for r, st in zip(ranks, statics)]
-            for f, name in calls:
-                _check(f, arrays, lambda P, ins, v: N.broadcast(*ins),
-                       "%s(%s, %s, %s)" % ((name,) + tuple(a[0] for a in arrays)),
-                       not_one=True)
+            cases += [(f, arrays, same, ()) for f, _ in calls]
+    for part in _chunks(cases, BATCH):
+        _check_many(part, "np.select / np.choose(ranks 0..3, patterns of 1s)", not_one=True)
 
 
 @proves("select.partition", over=bounded("every rank up to 3, every axis, sizes symbolic"))
@@ -321,14 +322,16 @@ def select_partition():
     argpartition), kth 0, 2, -1, -3 and [1, -3]: the shape, and the contract admits only
     axes where NumPy accepts every kth."""
     for rank in range(1, MAX_RANK):
+        cases = []
         for axis, kth in itertools.product([None] + list(range(-rank, rank)),
                                            (0, 2, -1, -3, [1, -3])):
             fns = [np.argpartition] + ([np.partition] if axis is not None else [])
-            _check_all([(_bind1(f, kth, axis=axis),
-                         lambda P, ins, v, k=kth, a=axis: N.partition(ins[0], k, a))
-                        for f in fns], [_shape(rank)],
-                       "np.argpartition / partition(rank %d, kth=%s, axis=%s)"
-                       % (rank, kth, axis))
+            cases += [(_bind1(f, kth, axis=axis), [_shape(rank)],
+                       lambda P, ins, v, k=kth, a=axis: N.partition(ins[0], k, a), ())
+                      for f in fns]
+        for part in _chunks(cases, BATCH):
+            _check_many(part, "np.argpartition / partition(rank %d, every kth and axis)"
+                        % rank)
 
 
 @proves("stats.scan", over=bounded("every rank up to 4, every axis, sizes symbolic"))

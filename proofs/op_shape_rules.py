@@ -31,6 +31,10 @@ from .pyint import require
 MAX_RANK = 4
 DYN = ss.Dim.DYNAMIC
 SIZES = (3, 4, 5, 6)
+#: how many calls on inputs of their own one traced program holds (``_check_many``)
+BATCH = 16
+#: as many, for calls whose sizes go through // and % (Z3's converse query grows harder)
+SMALL_BATCH = 4
 
 
 def _dims(prefix: str, rank: int, lo: int = 0, static: Dict[int, int] = None) -> tuple:
@@ -40,7 +44,7 @@ def _dims(prefix: str, rank: int, lo: int = 0, static: Dict[int, int] = None) ->
 
 
 def _check(f, arrays: Sequence, spec: Callable, what: str, ints: Sequence = (),
-           lo: int = 0, names: str = "xyz", not_one: bool = False) -> None:
+           lo: int = 0, names: Sequence[str] = "xyz", not_one: bool = False) -> None:
     """Trace ``f(*arrays, *ints)`` (arrays as ``(shape, static axes)``, ints symbolic) and
     prove the output shapes are ``spec(P, input shapes, int values)``'s for every point of
     the contract, and NumPy's conditions hold there; and conversely that the contract
@@ -99,6 +103,49 @@ def _check_all(cases: Sequence, arrays: Sequence, what: str, ints: Sequence = ()
         return shapes, ok
     _check(_prog(g, len(arrays), len(ints)), arrays, spec, "%s (%d calls)" % (what, len(cases)),
            ints=ints, not_one=not_one)
+
+
+def _check_many(cases: Sequence, what: str, not_one: bool = False) -> None:
+    """``_check`` of several calls, each on inputs of its own, as one program of all their
+    inputs returning all their results (one trace, one proof, one converse query):
+    ``cases`` are ``(f, arrays, spec, ints)`` as for ``_check``.  Each call's sizes are
+    symbols of its own, so the contract is the conjunction of each call's own (a guard one
+    call records mentions its own sizes only) and the claims -- NumPy's shapes and
+    conditions, and the converse -- are each call's, proven for all of them at once."""
+    arrays: List = []
+    ints: List = []
+    cuts = []
+    for _, arr, _, iv in cases:
+        cuts.append((len(arrays), len(arrays) + len(arr), len(ints), len(ints) + len(iv)))
+        arrays += list(arr)
+        ints += list(iv)
+    n = len(arrays)
+
+    def g(*a):
+        out = []
+        for (f, _, _, _), (i, j, k, m) in zip(cases, cuts):
+            r = f(*a[i:j], *a[n + k:n + m])
+            out.extend(r if isinstance(r, (tuple, list)) else [r])
+        return tuple(out)
+
+    def spec(P, ins, v):
+        shapes, ok = [], []
+        for (_, _, sp, _), (i, j, k, m) in zip(cases, cuts):
+            o, c = sp(P, ins[i:j], v[k:m])
+            shapes += o
+            ok += c
+        return shapes, ok
+    names = ["a%d_" % i for i in range(n)]
+    params = ", ".join(names + ["k%d" % i for i in range(len(ints))])
+    prog = eval("lambda %s: g(%s)" % (params, params), {"g": g})  # noqa: S307
+    _check(prog, arrays, spec, "%s (%d calls)" % (what, len(cases)), ints=ints, names=names,
+           not_one=not_one)
+
+
+def _chunks(items: Sequence, size: int) -> List:
+    """``items`` in consecutive lists of ``size`` (the last one shorter)."""
+    items = list(items)
+    return [items[i:i + size] for i in range(0, len(items), size)]
 
 
 def _shape(rank: int, static: Dict[int, int] = None) -> tuple:
@@ -274,24 +321,26 @@ def split_sweep() -> None:
     axis of every rank 1..3; np.split at two symbolic indices (examples in range, negative,
     past the end) on every axis of every rank 1..3 (part of ``split.sizes``)."""
     for rank in range(1, MAX_RANK):
+        cases = []
         for axis in range(-rank, rank):
             ax = axis % rank
             shp = tuple(6 if i == ax else SIZES[i] for i in range(rank))
             for k in (1, 2, 3):
-                _check(_prog(lambda x, k=k, a=axis: tuple(np.split(x, k, axis=a)), 1, 0),
-                       [(shp, {})],
-                       lambda P, ins, v, k=k, a=axis: N.split_sections(P, ins[0], k, a),
-                       "np.split(rank %d, %d, axis=%d)" % (rank, k, axis))
+                cases.append((lambda x, k=k, a=axis: tuple(np.split(x, k, axis=a)),
+                              [(shp, {})],
+                              lambda P, ins, v, k=k, a=axis: N.split_sections(P, ins[0], k, a),
+                              ()))
             # array_split records no guard: every count in one program
             _check_all([(lambda x, k=k, a=axis: tuple(np.array_split(x, k, axis=a)),
                          lambda P, ins, v, k=k, a=axis: N.array_split_sections(P, ins[0], k, a))
                         for k in (1, 2, 3, 4)], [(shp, {})],
                        "np.array_split(rank %d, 1..4 sections, axis=%d)" % (rank, axis))
             for pts in ((2, 4), (-4, -1), (4, 9), (1, -2)):
-                _check(_prog(lambda x, i, j, a=axis: tuple(np.split(x, [i, j], axis=a)), 1, 2),
-                       [(shp, {})], lambda P, ins, v, a=axis: N.split_indices(ins[0], v, a),
-                       "np.split(rank %d, [i, j] like %s, axis=%d)" % (rank, pts, axis),
-                       ints=pts)
+                cases.append((lambda x, i, j, a=axis: tuple(np.split(x, [i, j], axis=a)),
+                              [(shp, {})],
+                              lambda P, ins, v, a=axis: N.split_indices(ins[0], v, a), pts))
+        for part in _chunks(cases, SMALL_BATCH):
+            _check_many(part, "np.split(rank %d, sections and [i, j], every axis)" % rank)
 
 
 # ---------------------------------------------------------------------------- indexing
@@ -302,6 +351,7 @@ def index_basic():
     the rest full slices or an Ellipsis before or after it: int indices and slice bounds
     are symbolic ints (examples of both signs), steps 1, 2, -1 and -3."""
     for rank in range(1, MAX_RANK):
+        cases = []
         for pos in range(rank):
             for kind, ex in (("int", (1,)), ("int", (-2,)), ("slice", (1, -1)),
                              ("slice", (-4, 5)), ("none", ())):
@@ -309,10 +359,13 @@ def index_basic():
                 for step, ell in itertools.product(steps, ("", "before", "after")):
                     if ell == "before" and pos != rank - 1 or ell == "after" and pos != 0:
                         continue
-                    _index_case(rank, pos, kind, ex, step, ell)
+                    cases.append(_index_case(rank, pos, kind, ex, step, ell))
+        for part in _chunks(cases, SMALL_BATCH):
+            _check_many(part, "x[int / slice / None] on rank %d" % rank)
 
 
-def _index_case(rank: int, pos: int, kind: str, ex: tuple, step, ell: str) -> None:
+def _index_case(rank: int, pos: int, kind: str, ex: tuple, step, ell: str) -> tuple:
+    """The ``_check_many`` case of one index expression (its ints: the examples ``ex``)."""
     def items(vals):
         if kind == "int":
             comp = vals[0]
@@ -325,8 +378,8 @@ def _index_case(rank: int, pos: int, kind: str, ex: tuple, step, ell: str) -> No
         if ell == "after":
             return (comp, Ellipsis)
         return (slice(None),) * pos + (comp,)
-    _check(_prog(lambda x, *v: x[items(v)], 1, len(ex)), [_shape(rank)], lambda P, ins, v: N.basic_index(ins[0], items(tuple(v))),
-           "x[%s] on rank %d, examples %s" % (kind, rank, ex), ints=ex)
+    return (lambda x, *v: x[items(v)], [_shape(rank)],
+            lambda P, ins, v: N.basic_index(ins[0], items(tuple(v))), ex)
 
 
 @proves("index.take", over=bounded("every rank up to 4, every axis, sizes symbolic"))
@@ -433,6 +486,7 @@ def broadcast_sweep() -> None:
     broadcastable sizes and the result is NumPy's (part of ``broadcast.shapes``)."""
     for ra, rb in itertools.product(range(0, MAX_RANK), repeat=2):
         k = min(ra, rb)
+        cases = []
         for pat in itertools.product(("eq", "x1", "y1"), repeat=k):
             xs: Dict[int, int] = {}
             ys: Dict[int, int] = {}
@@ -443,9 +497,11 @@ def broadcast_sweep() -> None:
                     ys[rb - k + n] = 1
             sa = tuple(xs.get(i, SIZES[4 - ra + i]) for i in range(ra))
             sb = tuple(ys.get(i, SIZES[4 - rb + i]) for i in range(rb))
-            _check(lambda x, y: x + y, [(sa, xs), (sb, ys)],
-                   lambda P, ins, v: N.broadcast(*ins), "x + y (%s, %s)" % (sa, sb),
-                   not_one=True)
+            cases.append((lambda x, y: x + y, [(sa, xs), (sb, ys)],
+                          lambda P, ins, v: N.broadcast(*ins), ()))
+        for part in _chunks(cases, BATCH):
+            _check_many(part, "x + y (ranks %d, %d, every pattern of 1s)" % (ra, rb),
+                        not_one=True)
 
 
 # ---------------------------------------------------------------------------- reshape
@@ -496,16 +552,18 @@ def broadcast3_sweep() -> None:
     operands set to 1 at every axis), and np.clip(x, lo, hi) on the same triples without
     1s: the contract admits only broadcastable sizes and the result is NumPy's (part of
     ``broadcast.shapes``)."""
+    same = lambda P, ins, v: N.broadcast(*ins)     # noqa: E731
     for ranks in itertools.product(range(0, MAX_RANK), repeat=3):
+        cases = []
         for statics in _ones_patterns(ranks, full=max(ranks) <= 2):
             arrays = [(tuple(st.get(i, SIZES[4 - r + i]) for i in range(r)), st)
                       for r, st in zip(ranks, statics)]
-            _check(lambda x, y, z: np.where(x > 0, y, z), arrays,
-                   lambda P, ins, v: N.broadcast(*ins),
-                   "np.where(%s, %s, %s)" % tuple(a[0] for a in arrays), not_one=True)
+            cases.append((lambda x, y, z: np.where(x > 0, y, z), arrays, same, ()))
         arrays = [(tuple(SIZES[4 - r + i] for i in range(r)), {}) for r in ranks]
-        _check(lambda x, y, z: np.clip(x, y, z), arrays, lambda P, ins, v: N.broadcast(*ins),
-               "np.clip(%s, %s, %s)" % tuple(a[0] for a in arrays), not_one=True)
+        cases.append((lambda x, y, z: np.clip(x, y, z), arrays, same, ()))
+        for part in _chunks(cases, BATCH):
+            _check_many(part, "np.where / np.clip(ranks %s, patterns of 1s)" % (ranks,),
+                        not_one=True)
 
 
 # ---------------------------------------------------------------------------- einsum
@@ -520,13 +578,29 @@ def _outputs(term_letters: str) -> List[str]:
                    for p in itertools.permutations(letters, n)]
 
 
-def _einsum_batch(subs: Sequence[str], terms: Sequence[str], what: str) -> None:
+def _einsum_case(subs: Sequence[str], terms: Sequence[str]) -> tuple:
     """The einsum calls ``subs`` on operands whose axes are labelled ``terms`` (for their
-    example sizes, ``_LETTER``; an ``...`` spelled out in A, B, C) as one program: the
-    calls share one contract (the equalities the labels imply)."""
+    example sizes, ``_LETTER``; an ``...`` spelled out in A, B, C) as one ``_check_many``
+    case: the calls share their operands, so one contract (the equalities the labels
+    imply)."""
     arrays = [(tuple(_LETTER[c] for c in t), {}) for t in terms]
-    _check_all([(_prog(lambda *a, s=s: np.einsum(s, *a), len(arrays), 0),
-                 lambda P, ins, v, s=s: N.einsum(s, ins)) for s in subs], arrays, what)
+
+    def f(*a):
+        return tuple(np.einsum(s, *a) for s in subs)
+
+    def spec(P, ins, v):
+        shapes, ok = [], []
+        for s in subs:
+            o, c = N.einsum(s, ins)
+            shapes += o
+            ok += c
+        return shapes, ok
+    return f, arrays, spec, ()
+
+
+def _einsum_all(cases: Sequence, what: str) -> None:
+    for part in _chunks(cases, BATCH):
+        _check_many(part, "np.einsum(%s)" % what)
 
 
 def einsum_sweep() -> None:
@@ -538,10 +612,12 @@ def einsum_sweep() -> None:
     implicit output, the free letters in reverse order and all letters (batch axes kept);
     three operands (chains, a shared batch letter); and ``...`` standing for 0..2 axes in
     either or both operands, in front or behind."""
+    cases = []
     for rank in range(0, MAX_RANK):
         for term in map("".join, itertools.product("ijk"[:rank], repeat=rank)):
-            _einsum_batch([term + o for o in _outputs(term)], [term],
-                          "np.einsum(%r, every output)" % term)
+            cases.append(_einsum_case([term + o for o in _outputs(term)], [term]))
+    _einsum_all(cases, "one operand, every labelling and output")
+    cases = []
     for ra, rb in itertools.product(range(0, MAX_RANK), repeat=2):
         a = "ijk"[:ra]
         for b in itertools.product(*[tuple(a) + ("lmn"[p],) for p in range(rb)]):
@@ -552,14 +628,15 @@ def einsum_sweep() -> None:
             free = [c for c in sub if c.isalpha() and sub.count(c) == 1]
             seen = "".join(dict.fromkeys(c for c in sub if c.isalpha()))
             outs = ["", "->" + "".join(sorted(free, reverse=True)), "->" + seen]
-            _einsum_batch([sub + o for o in outs], [a, b], "np.einsum(%r, ...)" % sub)
-    for sub in ("ij,jk,kl", "ij,jk,kl->li", "bi,bj,bk->bijk", "i,i,i->", "i,j,k"):
-        _einsum_batch([sub], sub.split("->")[0].split(","), "np.einsum(%r)" % sub)
+            cases.append(_einsum_case([sub + o for o in outs], [a, b]))
+    _einsum_all(cases, "two operands, every placement of shared letters")
+    cases = [_einsum_case([sub], sub.split("->")[0].split(","))
+             for sub in ("ij,jk,kl", "ij,jk,kl->li", "bi,bj,bk->bijk", "i,i,i->", "i,j,k")]
     for pa, pb in itertools.product(("...", "i...", "...ij"), ("...", "...j", "j...")):
         for wa, wb in itertools.product(range(3), repeat=2):
             ta = pa.replace("...", "ABC"[2 - wa:2])
             tb = pb.replace("...", "ABC"[2 - wb:2])
             ell = pa + "," + pb
             subs = [ell, ell + "->..." + "".join(sorted(set(pa + pb) - {"."}))]
-            _einsum_batch(subs, [ta, tb], "np.einsum(%r, widths %d, %d)" % (ell, wa, wb))
-
+            cases.append(_einsum_case(subs, [ta, tb]))
+    _einsum_all(cases, "three operands, and ... of widths 0..2")
