@@ -75,11 +75,17 @@ def norm(axis: int, ndim: int) -> int:
 def bcast(sizes: Sequence):
     """One axis broadcast (NumPy's broadcasting rules): the size other than 1, all such sizes
     equal; conditions: each size is 1 or the result."""
+    sizes = list(sizes)
     out = 1
-    for s in reversed(list(sizes)):
+    for s in reversed(sizes):
         out = ite(s != 1, s, out)
-    return out, [(s == 1 or s == out) if _is_py(s, out) else z3.Or(s == 1, s == out)
-                 for s in sizes]
+    if _is_py(*sizes):
+        return out, [s == 1 or s == out for s in sizes]
+    # "each size is 1 or the result" is "every two sizes other than 1 are equal": stated
+    # pairwise, the conditions hold no copy of the result's nested If (Z3 prints a query
+    # as a tree, and the cache key is that text)
+    return out, [z3.Or(a == 1, b == 1, a == b) for k, a in enumerate(sizes)
+                 for b in sizes[k + 1:]]
 
 
 def broadcast(*shapes) -> Spec:

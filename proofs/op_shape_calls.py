@@ -13,7 +13,7 @@ import logging
 import numpy as np
 
 from . import numpy_shapes as N
-from . import bounded, samples, proves
+from . import bounded, every, proves
 from .op_shape_rules import (BATCH, MAX_RANK, SIZES, _bind1, _bind2, _check, _check_all,
                              _check_many, _chunks, _prog, _reduce_axes, _shape, _sign_mix)
 
@@ -85,33 +85,49 @@ def linalg_inner():
                % (ra, rb))
 
 
-@proves("signal.correlate", over=bounded("every mode, three length orderings, sizes symbolic"))
+@proves("signal.correlate",
+        over=every("np.convolve and np.correlate, every mode, 1-D operands of every pair of "
+                   "lengths n, m >= 1 (the rule's domain): one trace per function and mode, "
+                   "lengths symbolic, whose contract admits every such pair (the converse) "
+                   "and gives NumPy's length on all of it"))
 def signal_correlate():
-    """np.convolve and np.correlate in every mode, examples with n > m, n < m and n == m:
-    NumPy's length, and the contract admits no empty operand."""
-    for fn, mode, (n, m) in itertools.product((np.convolve, np.correlate),
-                                              ("full", "same", "valid"),
-                                              ((5, 3), (3, 5), (4, 4))):
-        _check(_bind2(fn, mode=mode), [((n,), {}), ((m,), {})],
-               lambda P, ins, v, mode=mode: N.correlate(ins[0][0], ins[1][0], mode),
-               "%s(%d, %d, %s)" % (fn.__name__, n, m, mode))
+    """np.convolve and np.correlate in every mode: NumPy's length for every pair of lengths
+    the contract admits, and it admits every pair NumPy accepts (n, m >= 1), so the one
+    trace covers every ordering of the lengths (the rule computes with symbolic max / min,
+    it does not branch on which is longer)."""
+    for fn in (np.convolve, np.correlate):
+        for mode in ("full", "same", "valid"):
+            _check(_bind2(fn, mode=mode), [((5,), {}), ((3,), {})],
+                   lambda P, ins, v, mode=mode: N.correlate(ins[0][0], ins[1][0], mode),
+                   "%s(n, m, %s)" % (fn.__name__, mode))
 
 
-@proves("stats.histogram_bins", over=samples("1-D data and edges, sizes symbolic"))
+@proves("stats.histogram_bins",
+        over=bounded("edges arrays of every length (symbolic; e >= 1 admitted), data of "
+                     "every rank 0..4, sizes symbolic"))
 def stats_histogram_bins():
-    """np.histogram with an edges array of symbolic length (>= 0 as far as the spec
-    goes): the counts and the edges; np.histogram_bin_edges likewise."""
-    _check(lambda x, y: np.histogram(x, bins=y), [((5,), {}), ((4,), {})],
-           lambda P, ins, v: N.histogram_edges(ins[1][0]), "np.histogram(x, bins=edges)")
-    _check(lambda x, y: np.histogram_bin_edges(x, bins=y), [((5,), {}), ((4,), {})],
-           lambda P, ins, v: ([N.histogram_edges(ins[1][0])[0][1]], []),
-           "np.histogram_bin_edges(x, bins=edges)")
+    """np.histogram with an edges array of symbolic length: the counts and the edges; and
+    np.histogram_bin_edges likewise, for data of every rank 0..4 (NumPy flattens it)."""
+    def edges(P, ins, v):
+        return N.histogram_edges(ins[1][0])
+
+    def bin_edges(P, ins, v):
+        return [N.histogram_edges(ins[1][0])[0][1]], []
+    _check_many([(lambda x, y: np.histogram(x, bins=y), [_shape(rank), ((4,), {})], edges, ())
+                 for rank in range(0, MAX_RANK + 1)] +
+                [(lambda x, y: np.histogram_bin_edges(x, bins=y), [_shape(rank), ((4,), {})],
+                  bin_edges, ()) for rank in range(0, MAX_RANK + 1)],
+                "np.histogram / np.histogram_bin_edges(data of rank 0..4, bins=edges)")
 
 
-@proves("creation.linspace", over=samples("endpoint True / False, count symbolic"))
+@proves("creation.linspace",
+        over=every("every count num (a symbolic int: the contract admits exactly num >= 0), "
+                   "endpoint True and False; start and stop scalars, which the shape does "
+                   "not read (retstep= and axis= are refused while tracing)"))
 def creation_linspace():
     """np.linspace with a symbolic count, endpoint True and False: num samples, and the
-    contract admits no negative count."""
+    contract admits no negative count (NumPy raises there) and every other count (the
+    converse: NumPy's domain num >= 0 is the example's sign)."""
     for endpoint in (True, False):
         _check(_prog(lambda x, k, e=endpoint: np.linspace(0.0, 1.0, k, endpoint=e) +
                      x[:1].sum(), 1, 1), [((3,), {})],
