@@ -114,7 +114,11 @@ def _bshape(*shapes):
 
 
 # ---------------------------------------------------------------------------- broadcasting
-@proves("broadcast.shapes", over=bounded("every rank up to 3 (two operands), sizes symbolic"))
+@proves("broadcast.shapes",
+        over=bounded("two operands: every pair of ranks 0..4, every pattern of 1s; three "
+                     "operands (np.where, np.clip, np.select, np.choose): every triple of "
+                     "ranks 0..3 (np.where: every pattern of 1s up to rank 2, every subset "
+                     "of operands set to 1 at every axis beyond); sizes symbolic"))
 def broadcast_shapes():
     r = np.ones
 
@@ -234,7 +238,7 @@ def _unbacked_facts(tr: "Contract") -> list:
 
 
 # ---------------------------------------------------------------------------- split
-@proves("split.sizes", over=bounded("every rank up to 3, every axis, sizes symbolic"))
+@proves("split.sizes", over=bounded("every rank up to 4, every axis, sizes symbolic"))
 def split_sizes():
     r = np.ones
 
@@ -343,8 +347,9 @@ def diff_length():
 
 
 @proves("shape.pad_tile_repeat_stack",
-        over=bounded("np.stack every rank 0..3 and axis, np.tile ranks 1..3 with 1..4 "
-                     "repetitions, np.pad / np.repeat every rank 1..4, sizes symbolic"))
+        over=bounded("np.stack every rank 0..4 and axis, np.tile ranks 1..4 with reps "
+                     "tuples of every length 1..4, np.pad / np.repeat every rank 1..4, sizes "
+                     "symbolic"))
 def pad_tile_repeat_stack():
     r = np.ones
     _case(lambda x: np.pad(x, ((1, 2), (0, 3))), (r((4, 5)),), {"x": (A, A)},
@@ -370,9 +375,9 @@ def pad_tile_repeat_stack():
     _case(lambda x, y: np.stack([x, y], axis=1), (r((4, 5)), r((4, 5))),
           {"x": (A, A), "y": (A, A)}, spec_stack1, "np.stack(axis=1)")
 
-    # np.stack at every axis (negative ones included) of every rank up to MAX_RANK - 1,
+    # np.stack at every axis (negative ones included) of every rank up to MAX_RANK,
     # and np.tile with every number of repetitions up to MAX_RANK against every rank
-    for rank in range(0, MAX_RANK):
+    for rank in range(0, MAX_RANK + 1):
         for axis in range(-rank - 1, rank + 1):
             shp = tuple(range(3, 3 + rank))
 
@@ -384,7 +389,7 @@ def pad_tile_repeat_stack():
             _case(_bound(lambda x, y, axis: np.stack([x, y], axis=axis), axis=axis),
                   (r(shp), r(shp)), {"x": (A,) * rank, "y": (A,) * rank}, spec_st,
                   "np.stack(rank %d, axis=%d)" % (rank, axis))
-    for rank in range(1, MAX_RANK):
+    for rank in range(1, MAX_RANK + 1):
         for nreps in range(1, MAX_RANK + 1):
             reps = tuple(2 + (k % 2) for k in range(nreps))
             shp = tuple(range(3, 3 + rank))

@@ -15,7 +15,7 @@ import numpy as np
 from . import numpy_shapes as N
 from . import bounded, every, proves
 from .op_shape_rules import (BATCH, MAX_RANK, SIZES, _bind1, _bind2, _check, _check_all,
-                             _check_many, _chunks, _prog, _reduce_axes, _shape, _sign_mix)
+                             _check_many, _chunks, _group, _prog, _reduce_axes, _shape, _sign_mix)
 
 
 @proves("shape.flip", over=bounded("every rank up to 4, every axis, sizes symbolic"))
@@ -267,14 +267,14 @@ _QUANTILES = [(f, q, f in (np.percentile, np.quantile))
 
 
 @proves("stats.reduction",
-        over=bounded("every rank 0..3, every axis set, sizes symbolic"))
+        over=bounded("every rank 0..4, every axis set, sizes symbolic"))
 def stats_reduction():
     """The NaN-aware reductions (nansum, nanprod, nanmean, nanvar, nanstd, nanmedian, and
     nanmin, nanmax, nanargmin, nanargmax, which need elements) and percentile / quantile /
-    nanpercentile / nanquantile (q a scalar and a list), for every rank 0..3 (1..3 where
+    nanpercentile / nanquantile (q a scalar and a list), for every rank 0..4 (1..4 where
     NumPy needs elements), axis None, every int axis and every set of two or more axes
     (mixed signs; nanargmin / nanargmax take None or an int), keepdims False and True."""
-    for rank in range(0, MAX_RANK):
+    for rank in range(0, MAX_RANK + 1):
         axes = _reduce_axes(rank)
         _check_all([(_bind1(f, axis=ax, keepdims=k),
                      lambda P, ins, v, ax=ax, k=k: N.reduction(ins[0], ax, k))
@@ -285,7 +285,8 @@ def stats_reduction():
                     for (f, q, ne), ax, k in itertools.product(_QUANTILES, axes, (False, True))
                     if not ne],
                    [_shape(rank)], "nan reductions / nanquantiles(rank %d)" % rank)
-        # each reduced set needs its own contract (its extents non-empty)
+        # each reduced set needs its own contract (its extents non-empty): its own inputs
+        groups = []
         for ax in axes:
             cases = [(_bind1(f, axis=ax, keepdims=k),
                       lambda P, ins, v, ax=ax, k=k: N.nonempty_reduction(ins[0], ax, k))
@@ -295,8 +296,9 @@ def stats_reduction():
                        lambda P, ins, v, q=q, ax=ax, k=k: N.quantile(np.shape(q), ins[0], ax,
                                                                       k, True))
                       for (f, q, ne), k in itertools.product(_QUANTILES, (False, True)) if ne]
-            _check_all(cases, [_shape(rank)], "nanmin / nanargmax / percentile(rank %d, axis=%s)"
-                       % (rank, ax))
+            groups.append(_group(cases, [_shape(rank)]))
+        for part in _chunks(groups, BATCH):
+            _check_many(part, "nanmin / nanargmax / percentile(rank %d, each axis set)" % rank)
 
 
 @proves("stats.average", over=bounded("every rank 0..4, every axis set, sizes symbolic"))
@@ -332,12 +334,12 @@ def select_choose_sweep() -> None:
         _check_many(part, "np.select / np.choose(ranks 0..3, patterns of 1s)", not_one=True)
 
 
-@proves("select.partition", over=bounded("every rank up to 3, every axis, sizes symbolic"))
+@proves("select.partition", over=bounded("every rank up to 4, every axis, sizes symbolic"))
 def select_partition():
-    """np.argpartition and np.partition for every rank 1..3, every axis (and None for
+    """np.argpartition and np.partition for every rank 1..4, every axis (and None for
     argpartition), kth 0, 2, -1, -3 and [1, -3]: the shape, and the contract admits only
     axes where NumPy accepts every kth."""
-    for rank in range(1, MAX_RANK):
+    for rank in range(1, MAX_RANK + 1):
         cases = []
         for axis, kth in itertools.product([None] + list(range(-rank, rank)),
                                            (0, 2, -1, -3, [1, -3])):

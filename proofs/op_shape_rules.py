@@ -142,6 +142,28 @@ def _check_many(cases: Sequence, what: str, not_one: bool = False) -> None:
            not_one=not_one)
 
 
+def _group(cases: Sequence, arrays: Sequence, ints: Sequence = ()) -> tuple:
+    """Several calls on the same inputs (``(f, spec)`` pairs as for ``_check_all``) as one
+    ``_check_many`` case: one function returning all their results, one spec."""
+    fns = [f for f, _ in cases]
+
+    def f(*a):
+        out = []
+        for fn in fns:
+            r = fn(*a)
+            out.extend(r if isinstance(r, (tuple, list)) else [r])
+        return tuple(out)
+
+    def spec(P, ins, v):
+        shapes, ok = [], []
+        for _, sp in cases:
+            o, c = sp(P, ins, v)
+            shapes += o
+            ok += c
+        return shapes, ok
+    return f, list(arrays), spec, tuple(ints)
+
+
 def _chunks(items: Sequence, size: int) -> List:
     """``items`` in consecutive lists of ``size`` (the last one shorter)."""
     items = list(items)
@@ -318,9 +340,9 @@ def concatenate_sweep() -> None:
 
 def split_sweep() -> None:
     """np.split into k = 1..3 equal sections and np.array_split into k = 1..4, on every
-    axis of every rank 1..3; np.split at two symbolic indices (examples in range, negative,
-    past the end) on every axis of every rank 1..3 (part of ``split.sizes``)."""
-    for rank in range(1, MAX_RANK):
+    axis of every rank 1..4; np.split at two symbolic indices (examples in range, negative,
+    past the end) on every axis of every rank 1..4 (part of ``split.sizes``)."""
+    for rank in range(1, MAX_RANK + 1):
         cases = []
         for axis in range(-rank, rank):
             ax = axis % rank
@@ -345,16 +367,20 @@ def split_sweep() -> None:
 
 # ---------------------------------------------------------------------------- indexing
 @proves("index.basic",
-        over=bounded("every rank 1..3, every position, ints symbolic of both signs"))
+        over=bounded("every rank 1..4, one int / slice / None at every position (an "
+                     "Ellipsis before or after it or not), the int and both slice bounds "
+                     "symbolic of every sign, steps 1, 2, -1, -3"))
 def index_basic():
-    """x[...] with one int / slice / None component at every position of every rank 1..3,
+    """x[...] with one int / slice / None component at every position of every rank 1..4,
     the rest full slices or an Ellipsis before or after it: int indices and slice bounds
-    are symbolic ints (examples of both signs), steps 1, 2, -1 and -3."""
-    for rank in range(1, MAX_RANK):
+    are symbolic ints (an example of each sign, of each sign pair for a slice: the trace
+    specialises on the sign), steps 1, 2, -1 and -3."""
+    for rank in range(1, MAX_RANK + 1):
         cases = []
         for pos in range(rank):
             for kind, ex in (("int", (1,)), ("int", (-2,)), ("slice", (1, -1)),
-                             ("slice", (-4, 5)), ("none", ())):
+                             ("slice", (-4, 5)), ("slice", (1, 3)), ("slice", (-4, -1)),
+                             ("none", ())):
                 steps = (1, 2, -1, -3) if kind == "slice" else (None,)
                 for step, ell in itertools.product(steps, ("", "before", "after")):
                     if ell == "before" and pos != rank - 1 or ell == "after" and pos != 0:
@@ -481,10 +507,10 @@ def linalg_tensordot():
 
 # ---------------------------------------------------------------------------- broadcasting
 def broadcast_sweep() -> None:
-    """x + y for every pair of ranks 0..3 and every assignment, per aligned axis, of the
+    """x + y for every pair of ranks 0..4 and every assignment, per aligned axis, of the
     example relation (equal sizes, x's size 1, y's size 1): the contract admits only
     broadcastable sizes and the result is NumPy's (part of ``broadcast.shapes``)."""
-    for ra, rb in itertools.product(range(0, MAX_RANK), repeat=2):
+    for ra, rb in itertools.product(range(0, MAX_RANK + 1), repeat=2):
         k = min(ra, rb)
         cases = []
         for pat in itertools.product(("eq", "x1", "y1"), repeat=k):
@@ -584,18 +610,8 @@ def _einsum_case(subs: Sequence[str], terms: Sequence[str]) -> tuple:
     case: the calls share their operands, so one contract (the equalities the labels
     imply)."""
     arrays = [(tuple(_LETTER[c] for c in t), {}) for t in terms]
-
-    def f(*a):
-        return tuple(np.einsum(s, *a) for s in subs)
-
-    def spec(P, ins, v):
-        shapes, ok = [], []
-        for s in subs:
-            o, c = N.einsum(s, ins)
-            shapes += o
-            ok += c
-        return shapes, ok
-    return f, arrays, spec, ()
+    return _group([(lambda *a, s=s: np.einsum(s, *a), lambda P, ins, v, s=s: N.einsum(s, ins))
+                   for s in subs], arrays)
 
 
 def _einsum_all(cases: Sequence, what: str) -> None:
