@@ -343,6 +343,18 @@ def dot(a, b) -> Spec:
     return [tuple(a[:-1]) + tuple(b[:-2]) + (b[-1],)], [a[-1] == b[-2]]
 
 
+def matmul(a, b) -> Spec:
+    """``a @ b`` (``np.matmul``, operands of rank >= 1): a 1-D operand is promoted to a
+    matrix (a 1 prepended to a, appended to b) and that axis removed from the result; the
+    last axis of a meets b's second-to-last; the batch axes (all but the last two)
+    broadcast."""
+    pa = (1,) + tuple(a) if len(a) == 1 else tuple(a)
+    pb = tuple(b) + (1,) if len(b) == 1 else tuple(b)
+    (batch,), ok = broadcast(pa[:-2], pb[:-2])
+    out = tuple(batch) + ((pa[-2],) if len(a) > 1 else ()) + ((pb[-1],) if len(b) > 1 else ())
+    return [out], [pa[-1] == pb[-2]] + ok
+
+
 def tensordot(a, b, k: int) -> Spec:
     """``np.tensordot(a, b, axes=k)``: a's last k axes summed with b's first k."""
     return [tuple(a[:len(a) - k]) + tuple(b[k:])], \
@@ -390,7 +402,7 @@ def linspace(num) -> Spec:
 
 __all__ = ["INTS", "inner", "arg_reduction", "along_axis", "arange", "atleast", "average", "atleast_nd", "dstack", "hstack", "vstack", "array_split_sections", "basic_index",
            "bcast", "broadcast", "concatenate", "diagonal", "diff", "dot", "einsum", "expand_dims",
-           "flip", "meshgrid", "moveaxis", "kron", "correlate", "histogram_edges", "linspace", "outer", "pad", "nonempty_reduction", "partition", "quantile", "ravel", "reduction", "repeat", "slice_len",
+           "flip", "meshgrid", "moveaxis", "kron", "matmul", "correlate", "histogram_edges", "linspace", "outer", "pad", "nonempty_reduction", "partition", "quantile", "ravel", "reduction", "repeat", "slice_len",
            "reshape", "split_indices", "split_sections", "squeeze", "swapaxes", "take",
            "take_along_axis", "tensordot", "transpose"]
 

@@ -47,7 +47,7 @@ def shape_roll():
                    [_shape(rank)], "np.roll(rank %d, k, every axis)" % rank, ints=(-2,))
 
 
-@proves("creation.triangle", over=bounded("every rank up to 4, sizes symbolic"))
+@proves("creation.triangle", over=bounded("every rank 2..4, offsets -3..3, sizes symbolic"))
 def creation_triangle():
     """np.tril / np.triu of every rank 2..4 with offsets -3..3: the input's shape."""
     for rank in range(2, MAX_RANK + 1):
@@ -59,30 +59,33 @@ def creation_triangle():
 @proves("linalg.kron", over=bounded("every pair of ranks 1..4, sizes symbolic"))
 def linalg_kron():
     """np.kron for every pair of ranks 1..4: NumPy's shape (aligned on the right)."""
-    for ra, rb in itertools.product(range(1, MAX_RANK + 1), repeat=2):
-        _check(_bind2(np.kron), [_shape(ra), _shape(rb)],
-               lambda P, ins, v: N.kron(ins[0], ins[1]), "np.kron(rank %d, rank %d)" % (ra, rb))
+    _check_many([(_bind2(np.kron), [_shape(ra), _shape(rb)],
+                  lambda P, ins, v: N.kron(ins[0], ins[1]), ())
+                 for ra, rb in itertools.product(range(1, MAX_RANK + 1), repeat=2)],
+                "np.kron(every pair of ranks 1..4)")
 
 
 @proves("linalg.outer", over=bounded("every pair of ranks 0..4, sizes symbolic"))
 def linalg_outer():
     """np.outer for every pair of ranks 0..4: (a.size, b.size), the inputs flattened."""
-    for ra, rb in itertools.product(range(0, MAX_RANK + 1), repeat=2):
-        _check(_bind2(np.outer), [_shape(ra), _shape(rb)],
-               lambda P, ins, v: N.outer(ins[0], ins[1]), "np.outer(rank %d, rank %d)"
-               % (ra, rb))
+    cases = [(_bind2(np.outer), [_shape(ra), _shape(rb)],
+              lambda P, ins, v: N.outer(ins[0], ins[1]), ())
+             for ra, rb in itertools.product(range(0, MAX_RANK + 1), repeat=2)]
+    for part in _chunks(cases, BATCH):
+        _check_many(part, "np.outer(every pair of ranks 0..4)")
 
 
-@proves("linalg.inner", over=bounded("every pair of ranks up to 4, sizes symbolic"))
+@proves("linalg.inner", over=bounded("every pair of ranks 1..4, sizes symbolic"))
 def linalg_inner():
     """np.inner for every pair of ranks 1..4: a.shape[:-1] + b.shape[:-1], the last sizes
     equal on the contract."""
+    cases = []
     for ra, rb in itertools.product(range(1, MAX_RANK + 1), repeat=2):
         sa = _shape(ra)[0]
         sb = tuple(SIZES[(i + 1) % 4] for i in range(rb - 1)) + (sa[-1],)
-        _check(_bind2(np.inner), [(sa, {}), (sb, {})],
-               lambda P, ins, v: N.inner(ins[0], ins[1]), "np.inner(rank %d, rank %d)"
-               % (ra, rb))
+        cases.append((_bind2(np.inner), [(sa, {}), (sb, {})],
+                      lambda P, ins, v: N.inner(ins[0], ins[1]), ()))
+    _check_many(cases, "np.inner(every pair of ranks 1..4)")
 
 
 @proves("signal.correlate",
@@ -147,19 +150,22 @@ def _stack_sweep(fn, spec) -> None:
                    "%s of the rows of a rank-%d array" % (fn.__name__, rank))
 
 
-@proves("shape.hstack", over=bounded("every rank up to 4, sizes symbolic"))
+@proves("shape.hstack", over=bounded("two operands of every rank 1..4, the rows of every "
+                                        "rank 2..4, sizes symbolic"))
 def shape_hstack():
     """np.hstack: see ``_stack_sweep``."""
     _stack_sweep(np.hstack, N.hstack)
 
 
-@proves("shape.vstack", over=bounded("every rank up to 4, sizes symbolic"))
+@proves("shape.vstack", over=bounded("two operands of every rank 1..4, the rows of every "
+                                        "rank 2..4, sizes symbolic"))
 def shape_vstack():
     """np.vstack: see ``_stack_sweep``."""
     _stack_sweep(np.vstack, N.vstack)
 
 
-@proves("shape.dstack", over=bounded("every rank up to 4, sizes symbolic"))
+@proves("shape.dstack", over=bounded("two operands of every rank 1..4, the rows of every "
+                                        "rank 2..4, sizes symbolic"))
 def shape_dstack():
     """np.dstack: see ``_stack_sweep``."""
     _stack_sweep(np.dstack, N.dstack)
@@ -182,24 +188,24 @@ def shape_ravel():
 
 def _atleast_sweep(fn, nd: int) -> None:
     """``fn`` of one array of every rank 0..4 and of three arrays of every triple of ranks
-    0..3."""
+    0..4."""
     spec = lambda P, ins, v: N.atleast_nd(ins, nd)      # noqa: E731
     cases = [(_bind1(fn), [_shape(rank)], spec, ()) for rank in range(0, MAX_RANK + 1)]
     cases += [(lambda x, y, z: fn(x, y, z), [_shape(r) for r in ranks], spec, ())
-              for ranks in itertools.product(range(0, MAX_RANK), repeat=3)]
+              for ranks in itertools.product(range(0, MAX_RANK + 1), repeat=3)]
     for part in _chunks(cases, BATCH):
-        _check_many(part, "%s(ranks 0..4, and three operands of ranks 0..3)" % fn.__name__)
+        _check_many(part, "%s(one and three operands of ranks 0..4)" % fn.__name__)
 
 
 @proves("shape.atleast_1d",
-        over=bounded("every rank up to 4 (three operands: up to 3), sizes symbolic"))
+        over=bounded("one and three operands of every rank 0..4, sizes symbolic"))
 def shape_atleast_1d():
     """np.atleast_1d: see ``_atleast_sweep``."""
     _atleast_sweep(np.atleast_1d, 1)
 
 
 @proves("shape.atleast_2d",
-        over=bounded("every rank up to 4 (three operands: up to 3), sizes symbolic"))
+        over=bounded("one and three operands of every rank 0..4, sizes symbolic"))
 def shape_atleast_2d():
     """np.atleast_2d, and np.atleast_3d (NumPy's own code, traced through reshape and basic
     indexing): see ``_atleast_sweep``."""
@@ -334,7 +340,8 @@ def select_choose_sweep() -> None:
         _check_many(part, "np.select / np.choose(ranks 0..3, patterns of 1s)", not_one=True)
 
 
-@proves("select.partition", over=bounded("every rank up to 4, every axis, sizes symbolic"))
+@proves("select.partition", over=bounded("every rank 1..4, every axis, kth 0, 2, -1, -3 and "
+                                         "[1, -3], sizes symbolic"))
 def select_partition():
     """np.argpartition and np.partition for every rank 1..4, every axis (and None for
     argpartition), kth 0, 2, -1, -3 and [1, -3]: the shape, and the contract admits only

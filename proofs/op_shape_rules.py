@@ -200,10 +200,12 @@ def reduce_axes():
                     for axis, keep in itertools.product(_reduce_axes(rank), (False, True))],
                    [_shape(rank)], "np.sum(rank %d, every axis, keepdims)" % rank)
     for rank in range(1, MAX_RANK + 1):
-        for axis, keep in itertools.product([None] + list(range(-rank, rank)), (False, True)):
-            _check(_bind1(np.max, axis=axis, keepdims=keep), [_shape(rank)],
-                   lambda P, ins, v, a=axis, k=keep: N.arg_reduction(ins[0], a, k),
-                   "np.max(rank %d, axis=%s, keepdims=%s)" % (rank, axis, keep))
+        cases = [(_bind1(np.max, axis=axis, keepdims=keep), [_shape(rank)],
+                  lambda P, ins, v, a=axis, k=keep: N.arg_reduction(ins[0], a, k), ())
+                 for axis, keep in itertools.product([None] + list(range(-rank, rank)),
+                                                     (False, True))]
+        for part in _chunks(cases, BATCH):
+            _check_many(part, "np.max(rank %d, every axis, keepdims)" % rank)
 
 
 def _bind1(fn, *a, **kw):
@@ -233,13 +235,13 @@ def reduce_arg():
     False and True: NumPy's shape, and the contract admits only non-empty extents."""
     for fn in (np.argmax, np.argmin):
         for rank in range(1, MAX_RANK + 1):
-            for axis, keep in itertools.product([None] + list(range(-rank, rank)),
-                                                (False, True)):
-                if fn is np.argmin and rank < MAX_RANK:
-                    continue
-                _check(_bind1(fn, axis=axis, keepdims=keep), [_shape(rank)],
-                       lambda P, ins, v, a=axis, k=keep: N.arg_reduction(ins[0], a, k),
-                       "%s(rank %d, axis=%s, keepdims=%s)" % (fn.__name__, rank, axis, keep))
+            # each axis its own inputs: the contract asks its extent non-empty
+            cases = [(_bind1(fn, axis=axis, keepdims=keep), [_shape(rank)],
+                      lambda P, ins, v, a=axis, k=keep: N.arg_reduction(ins[0], a, k), ())
+                     for axis, keep in itertools.product([None] + list(range(-rank, rank)),
+                                                         (False, True))]
+            for part in _chunks(cases, BATCH):
+                _check_many(part, "%s(rank %d, every axis, keepdims)" % (fn.__name__, rank))
 
 
 @proves("reduce.flat_or_axis", over=bounded("every rank up to 4, every axis, sizes symbolic"))
@@ -324,18 +326,18 @@ def shape_squeeze():
 
 # ---------------------------------------------------------------------------- joining
 def concatenate_sweep() -> None:
-    """np.concatenate of two arrays of every rank 1..4 on every axis and None, and of
-    three arrays of every rank 1..3 (part of ``concatenate.shape``)."""
+    """np.concatenate of two and of three arrays of every rank 1..4 on every axis and None
+    (part of ``concatenate.shape``)."""
     for rank in range(1, MAX_RANK + 1):
+        cases = []
         for axis in [None] + list(range(-rank, rank)):
-            _check(_prog(lambda x, y, a=axis: np.concatenate([x, y], axis=a), 2, 0),
-                   [_shape(rank), _shape(rank)],
-                   lambda P, ins, v, a=axis: N.concatenate(ins, a),
-                   "np.concatenate(2 x rank %d, axis=%s)" % (rank, axis))
-            if rank < MAX_RANK:
-                _check(_prog(lambda x, y, z, a=axis: np.concatenate([x, y, z], axis=a), 3, 0),
-                       [_shape(rank)] * 3, lambda P, ins, v, a=axis: N.concatenate(ins, a),
-                       "np.concatenate(3 x rank %d, axis=%s)" % (rank, axis))
+            spec = lambda P, ins, v, a=axis: N.concatenate(ins, a)     # noqa: E731
+            cases.append((lambda x, y, a=axis: np.concatenate([x, y], axis=a),
+                          [_shape(rank), _shape(rank)], spec, ()))
+            cases.append((lambda x, y, z, a=axis: np.concatenate([x, y, z], axis=a),
+                          [_shape(rank)] * 3, spec, ()))
+        for part in _chunks(cases, BATCH):
+            _check_many(part, "np.concatenate(2 and 3 x rank %d, every axis)" % rank)
 
 
 def split_sweep() -> None:
@@ -408,17 +410,17 @@ def _index_case(rank: int, pos: int, kind: str, ex: tuple, step, ell: str) -> tu
             lambda P, ins, v: N.basic_index(ins[0], items(tuple(v))), ex)
 
 
-@proves("index.take", over=bounded("every rank up to 4, every axis, sizes symbolic"))
+@proves("index.take", over=bounded("every rank 1..4, index arrays of every rank 0..2, every "
+                                   "axis and None, sizes symbolic"))
 def index_take():
     """np.take with index arrays of rank 0..2 on every axis (and None) of every rank 1..4."""
     for rank in range(1, MAX_RANK + 1):
-        for axis in [None] + list(range(-rank, rank)):
-            for irank in (0, 1, 2):
-                _check(_prog(lambda x, i, a=axis: np.take(x, i.astype(np.intp) % 1, axis=a),
-                             2, 0),
-                       [_shape(rank), ((2, 3)[:irank], {})],
-                       lambda P, ins, v, a=axis: N.take(ins[0], ins[1], a),
-                       "np.take(rank %d, index rank %d, axis=%s)" % (rank, irank, axis))
+        cases = [(lambda x, i, a=axis: np.take(x, i.astype(np.intp) % 1, axis=a),
+                  [_shape(rank), ((2, 3)[:irank], {})],
+                  lambda P, ins, v, a=axis: N.take(ins[0], ins[1], a), ())
+                 for axis in [None] + list(range(-rank, rank)) for irank in (0, 1, 2)]
+        for part in _chunks(cases, BATCH):
+            _check_many(part, "np.take(rank %d, index ranks 0..2, every axis)" % rank)
 
 
 @proves("index.take_along_axis", over=bounded("every rank up to 4, every axis, sizes symbolic"))
@@ -426,17 +428,17 @@ def index_take_along_axis():
     """np.take_along_axis on every axis of every rank 1..4, indices of the array's sizes
     and, off the axis, of size 1 (broadcast)."""
     for rank in range(1, MAX_RANK + 1):
+        cases = []
         for axis in range(-rank, rank):
             ax = axis % rank
             for ones in (False, True):
                 static = {i: 1 for i in range(rank) if i != ax} if ones else {}
                 ishape = tuple(static.get(i, 2 if i == ax else SIZES[i]) for i in range(rank))
-                _check(_prog(lambda x, i, a=axis: np.take_along_axis(
-                    x, i.astype(np.intp) % 1, a), 2, 0),
-                       [_shape(rank), (ishape, static)],
-                       lambda P, ins, v, a=axis: N.take_along_axis(ins[0], ins[1], a),
-                       "np.take_along_axis(rank %d, axis=%d, ones=%s)" % (rank, axis, ones),
-                       not_one=True)
+                cases.append((lambda x, i, a=axis: np.take_along_axis(
+                    x, i.astype(np.intp) % 1, a), [_shape(rank), (ishape, static)],
+                    lambda P, ins, v, a=axis: N.take_along_axis(ins[0], ins[1], a), ()))
+        for part in _chunks(cases, BATCH):
+            _check_many(part, "np.take_along_axis(rank %d, every axis)" % rank, not_one=True)
 
 
 # ---------------------------------------------------------------------------- repetition
@@ -461,7 +463,8 @@ def repeat_pad_sweep() -> None:
                % (rank, pairs))
 
 
-@proves("shape.diagonal", over=bounded("every rank up to 4, every axis pair, sizes symbolic"))
+@proves("shape.diagonal", over=bounded("every rank 2..4, every ordered axis pair, offsets "
+                                       "-3..3, sizes symbolic"))
 def shape_diagonal():
     """np.diagonal for every rank 2..4, every ordered pair of distinct axes (written with
     both signs) and offsets -3..3."""
@@ -477,10 +480,11 @@ def shape_diagonal():
 
 
 # ---------------------------------------------------------------------------- products
-@proves("linalg.dot", over=bounded("every pair of ranks up to 4, sizes symbolic"))
+@proves("linalg.dot", over=bounded("every pair of ranks 1..4, sizes symbolic"))
 def linalg_dot():
-    """np.dot for every pair of ranks 1..4 x 1..3 (and 4 x 4): NumPy's shape, and the
+    """np.dot for every pair of ranks 1..4: NumPy's shape, and the
     contract admits only equal contracted sizes."""
+    cases = []
     for ra, rb in itertools.product(range(1, MAX_RANK + 1), repeat=2):
         sa = tuple(SIZES[i] for i in range(ra))
         sb = [SIZES[i] for i in range(rb)]
@@ -488,21 +492,26 @@ def linalg_dot():
             sb[0] = sa[-1]
         else:
             sb[-2] = sa[-1]
-        _check(lambda x, y: np.dot(x, y), [(sa, {}), (tuple(sb), {})],
-               lambda P, ins, v: N.dot(ins[0], ins[1]), "np.dot(rank %d, rank %d)" % (ra, rb))
+        cases.append((lambda x, y: np.dot(x, y), [(sa, {}), (tuple(sb), {})],
+                      lambda P, ins, v: N.dot(ins[0], ins[1]), ()))
+    for part in _chunks(cases, BATCH):
+        _check_many(part, "np.dot(every pair of ranks 1..4)")
 
 
-@proves("linalg.tensordot", over=bounded("every pair of ranks up to 4, sizes symbolic"))
+@proves("linalg.tensordot", over=bounded("every pair of ranks 1..4, every integer axes= up "
+                                         "to the smaller rank, sizes symbolic"))
 def linalg_tensordot():
     """np.tensordot(a, b, axes=k) for every pair of ranks 1..4 and every k from 0 to the
     smaller rank."""
+    cases = []
     for ra, rb in itertools.product(range(1, MAX_RANK + 1), repeat=2):
         for k in range(0, min(ra, rb) + 1):
             sa = tuple(SIZES[i] for i in range(ra))
             sb = tuple(sa[ra - k + i] if i < k else SIZES[(i + 1) % 4] for i in range(rb))
-            _check(_bind2(np.tensordot, axes=k), [(sa, {}), (sb, {})],
-                   lambda P, ins, v, k=k: N.tensordot(ins[0], ins[1], k),
-                   "np.tensordot(rank %d, rank %d, axes=%d)" % (ra, rb, k))
+            cases.append((_bind2(np.tensordot, axes=k), [(sa, {}), (sb, {})],
+                          lambda P, ins, v, k=k: N.tensordot(ins[0], ins[1], k), ()))
+    for part in _chunks(cases, BATCH):
+        _check_many(part, "np.tensordot(every pair of ranks 1..4, every axes=k)")
 
 
 # ---------------------------------------------------------------------------- broadcasting
@@ -527,6 +536,35 @@ def broadcast_sweep() -> None:
                           lambda P, ins, v: N.broadcast(*ins), ()))
         for part in _chunks(cases, BATCH):
             _check_many(part, "x + y (ranks %d, %d, every pattern of 1s)" % (ra, rb),
+                        not_one=True)
+
+
+def matmul_sweep() -> None:
+    """x @ y for every pair of ranks 1..4 and every assignment, per aligned batch axis, of
+    the example relation (equal sizes, x's size 1, y's size 1; a size 1 static), the
+    contracted sizes equal examples: the contract admits only NumPy's inputs, all of them,
+    and the result is NumPy's (part of ``matmul.shape``)."""
+    for ra, rb in itertools.product(range(1, MAX_RANK + 1), repeat=2):
+        k = min(ra, rb) - 2
+        cases = []
+        for pat in itertools.product(("eq", "x1", "y1"), repeat=max(k, 0)):
+            xs: Dict[int, int] = {}
+            ys: Dict[int, int] = {}
+            for n, p in enumerate(pat):       # batch axes aligned on the right of the batch
+                if p == "x1":
+                    xs[ra - 2 - k + n] = 1
+                elif p == "y1":
+                    ys[rb - 2 - k + n] = 1
+            sa = [xs.get(i, SIZES[(i + 1) % 4]) for i in range(ra)]
+            sb = [ys.get(i, SIZES[(i + 1) % 4]) for i in range(rb)]
+            for n in range(max(k, 0)):         # equal examples where the pattern says equal
+                if pat[n] == "eq":
+                    sb[rb - 2 - k + n] = sa[ra - 2 - k + n]
+            sb[0 if rb == 1 else rb - 2] = sa[-1]
+            cases.append((lambda x, y: x @ y, [(tuple(sa), xs), (tuple(sb), ys)],
+                          lambda P, ins, v: N.matmul(ins[0], ins[1]), ()))
+        for part in _chunks(cases, BATCH):
+            _check_many(part, "x @ y (ranks %d, %d, every pattern of batch 1s)" % (ra, rb),
                         not_one=True)
 
 

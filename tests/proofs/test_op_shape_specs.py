@@ -117,6 +117,14 @@ def test_products_and_broadcasting(a, b):
         _agree(lambda: N.tensordot(a, b, k), lambda: np.tensordot(x, y, axes=k))
 
 
+@pytest.mark.parametrize("a,b", list(itertools.product(
+    [(3,), (1,), (2, 3), (4, 1, 3), (2, 1, 2, 3), (5, 2, 3)],
+    [(3,), (3, 5), (2, 3, 2), (1, 3, 4), (4, 1, 3, 2), (2, 2)])))
+def test_matmul(a, b):
+    x, y = np.ones(a), np.ones(b)
+    _agree(lambda: N.matmul(a, b), lambda: x @ y)
+
+
 @pytest.mark.parametrize("c", [(), (1,), (3,), (2, 1), (4, 1, 3)], ids=str)
 def test_three_operand_broadcasting(c):
     for a, b in itertools.product([(), (3,), (1,), (2, 3), (1, 1, 3), (5, 1, 1)], repeat=2):
