@@ -522,6 +522,19 @@ def ravel(shape) -> Spec:
     return [(prod(shape),)], []
 
 
+def numpy_max_rank() -> int:
+    """The highest rank NumPy allows an array (64 in NumPy 2, 32 before): found by asking
+    NumPy, so that "every rank" means NumPy's own limit, not a chosen bound."""
+    import numpy as np
+    rank = 0
+    while True:
+        try:
+            np.empty((1,) * (rank + 1))
+        except ValueError:
+            return rank
+        rank += 1
+
+
 def atleast_nd(shapes, nd: int) -> Spec:
     """``np.atleast_1d`` / ``_2d`` / ``_3d`` of one or more arrays (``atleast``)."""
     return [atleast(s, nd) for s in shapes], []
