@@ -250,6 +250,17 @@ def take_along_axis(shape, idx_shape, axis: int) -> Spec:
     return [tuple(out)], ok
 
 
+def advanced_index(shape, index_shapes, pos: Sequence[int]) -> Spec:
+    """``x[...]`` with 1-D index arrays at the axes ``pos`` (the others full slices): the
+    arrays broadcast to B; B replaces adjacent arrays in place and goes first when they
+    are not adjacent."""
+    (b,), ok = broadcast(*[tuple(s) for s in index_shapes])
+    rest = [s for a, s in enumerate(shape) if a not in pos]
+    if list(pos) == list(range(pos[0], pos[0] + len(pos))):
+        return [tuple(shape[:pos[0]]) + tuple(b) + tuple(shape[pos[-1] + 1:])], ok
+    return [tuple(b) + tuple(rest)], ok
+
+
 def basic_index(shape, items: Sequence) -> Spec:
     """``x[items]`` with ints, slices (step 1 or any other constant), None and one
     Ellipsis: an int removes its axis (and needs ``-n <= i < n``), a slice keeps
@@ -355,6 +366,24 @@ def matmul(a, b) -> Spec:
     return [out], [pa[-1] == pb[-2]] + ok
 
 
+def stack(shapes, axis: int) -> Spec:
+    """``np.stack(arrays, axis)``: the arrays' common shape with an axis of their count
+    inserted at ``axis`` (of the result's rank); every shape must be equal."""
+    out = list(shapes[0])
+    out.insert(norm(axis, len(out) + 1), len(shapes))
+    return [tuple(out)], [len(s) == len(shapes[0]) for s in shapes[1:]] + \
+        [a == b for s in shapes[1:] for a, b in zip(shapes[0], s)]
+
+
+def tile(shape, reps: Sequence[int]) -> Spec:
+    """``np.tile(x, reps)``: shape and reps padded with leading 1s to the longer, then
+    multiplied axis by axis."""
+    nd = max(len(shape), len(reps))
+    s = (1,) * (nd - len(shape)) + tuple(shape)
+    r = (1,) * (nd - len(reps)) + tuple(reps)
+    return [tuple(a * k for a, k in zip(s, r))], []
+
+
 def tensordot(a, b, k: int) -> Spec:
     """``np.tensordot(a, b, axes=k)``: a's last k axes summed with b's first k."""
     return [tuple(a[:len(a) - k]) + tuple(b[k:])], \
@@ -401,8 +430,8 @@ def linspace(num) -> Spec:
 
 
 __all__ = ["INTS", "inner", "arg_reduction", "along_axis", "arange", "atleast", "average", "atleast_nd", "dstack", "hstack", "vstack", "array_split_sections", "basic_index",
-           "bcast", "broadcast", "concatenate", "diagonal", "diff", "dot", "einsum", "expand_dims",
-           "flip", "meshgrid", "moveaxis", "kron", "matmul", "correlate", "histogram_edges", "linspace", "outer", "pad", "nonempty_reduction", "partition", "quantile", "ravel", "reduction", "repeat", "slice_len",
+           "advanced_index", "bcast", "broadcast", "concatenate", "diagonal", "diff", "dot", "einsum", "expand_dims",
+           "flip", "meshgrid", "moveaxis", "kron", "matmul", "stack", "tile", "correlate", "histogram_edges", "linspace", "outer", "pad", "nonempty_reduction", "partition", "quantile", "ravel", "reduction", "repeat", "slice_len",
            "reshape", "split_indices", "split_sections", "squeeze", "swapaxes", "take",
            "take_along_axis", "tensordot", "transpose"]
 

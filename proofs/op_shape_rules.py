@@ -539,6 +539,48 @@ def broadcast_sweep() -> None:
                         not_one=True)
 
 
+def stack_tile_sweep() -> None:
+    """np.stack of two arrays at every axis (negative ones included) of every rank 0..4,
+    and np.tile of every rank 1..4 with reps tuples of every length 1..4 (2s and 3s), both
+    directions (part of ``shape.pad_tile_repeat_stack``)."""
+    cases = [(lambda x, y, a=axis: np.stack([x, y], axis=a), [_shape(rank)] * 2,
+              lambda P, ins, v, a=axis: N.stack(ins, a), ())
+             for rank in range(0, MAX_RANK + 1) for axis in range(-rank - 1, rank + 1)]
+    for part in _chunks(cases, BATCH):
+        _check_many(part, "np.stack(two arrays of ranks 0..4, every axis)")
+    cases = []
+    for rank in range(1, MAX_RANK + 1):
+        for nreps in range(1, MAX_RANK + 1):
+            reps = tuple(2 + (k % 2) for k in range(nreps))
+            cases.append((_bind1(np.tile, reps), [_shape(rank)],
+                          lambda P, ins, v, r=reps: N.tile(ins[0], r), ()))
+    for part in _chunks(cases, BATCH):
+        _check_many(part, "np.tile(ranks 1..4, reps of length 1..4)")
+
+
+def advanced_sweep() -> None:
+    """x[i0, ...] with one to three 1-D index arrays at every placement among the axes of
+    every rank 1..4, the other axes full slices: adjacent arrays' broadcast shape replaces
+    them in place, non-adjacent ones put it first (NumPy's "Combining advanced and basic
+    indexing"); both directions (part of ``index.advanced``)."""
+    cases = []
+    for rank in range(1, MAX_RANK + 1):
+        for n in range(1, min(rank, 3) + 1):
+            for pos in itertools.combinations(range(rank), n):
+                text = ", ".join("i[%d]" % pos.index(a) if a in pos else ":"
+                                 for a in range(rank))
+                f = eval("lambda x, *i: x[%s]" % text)   # noqa: S307
+                arrays = [_shape(rank)] + [((2,), {})] * n
+                cases.append((lambda x, *i, f=f: f(x, *(a.astype(np.intp) % 1 for a in i)),
+                              arrays,
+                              lambda P, ins, v, p=pos: N.advanced_index(ins[0], ins[1:], p),
+                              ()))
+    # index arrays of equal example lengths trace their broadcast as equal sizes (an
+    # example 1 would specialise): the converse covers the sizes other than 1
+    for part in _chunks(cases, BATCH):
+        _check_many(part, "x[index arrays at every placement, ranks 1..4]", not_one=True)
+
+
 def matmul_sweep() -> None:
     """x @ y for every pair of ranks 1..4 and every assignment, per aligned batch axis, of
     the example relation (equal sizes, x's size 1, y's size 1; a size 1 static), the
