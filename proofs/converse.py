@@ -80,6 +80,35 @@ def _consts(terms) -> List:
             for e in out]
 
 
+def _substituted(terms: List, pairs: List) -> List:
+    """Each term with ``pairs`` substituted, in one call to Z3 (``z3.substitute`` checks
+    every pair's sorts on each call: per term, that cost grows with terms x pairs)."""
+    if len(terms) < 2:
+        return [z3.substitute(t, *pairs) for t in terms]
+    return list(z3.substitute(z3.And(*terms), *pairs).children())
+
+
+def _quotients_outside(side: List, outer: set) -> List:
+    """The contract's quotient definitions (``Py.floordiv``: ``q`` with ``b*q <= a < b*q +
+    b``) to assume rather than to find, when they mention nothing but the outer values and
+    quotients: then ``outer`` gains the quotients (universally quantified) and the
+    definitions are returned as hypotheses, else nothing changes (empty list).
+
+    Sound: "for every outer point NumPy accepts and every q meeting its definition, the
+    contract holds" gives "... some q meets its definition and the contract", because a
+    definition is always met (a // b for b != 0; any q for b == 0, where the definition
+    is empty), innermost quotient first.  It keeps an existential quantifier, which Z3
+    answers slowly, out of the query."""
+    if not side:
+        return []
+    consts = _consts(side)
+    quotients = [c for c in consts if c.get_id() not in outer]
+    if not all(c.decl().name().startswith("q!") for c in quotients):
+        return []                   # an inner value other than a quotient: keep all inside
+    outer.update(c.get_id() for c in quotients)
+    return side
+
+
 def admits_numpy_inputs(tr, arrays: Sequence, spec, ints: Sequence, lo: int,
                         what: str, not_one: bool = False) -> None:
     """Raise ``ProofFailure`` (with the input NumPy accepts and the contract refuses)
@@ -105,17 +134,24 @@ def admits_numpy_inputs(tr, arrays: Sequence, spec, ints: Sequence, lo: int,
         accepted += [v != 1 for _, v in free[:len(free) - n_ints]]
     # an input size that is a root symbol of its own is renamed to NumPy's value (no
     # quantifier over it); the others are equations under the existential
+    # (the contract spells a root symbol ``0 + 1*s0``: simplified, it is ``s0``)
     rename, eqs = [], []
     for e, v in free:
-        if z3.is_const(e) and e.decl().kind() == z3.Z3_OP_UNINTERPRETED and \
-                all(not e.eq(r) for r, _ in rename):
-            rename.append((e, v))
+        c = z3.simplify(e) if not z3.is_int_value(e) else e
+        if z3.is_const(c) and c.decl().kind() == z3.Z3_OP_UNINTERPRETED and \
+                all(not c.eq(r) for r, _ in rename):
+            rename.append((c, v))
         else:
             eqs.append(e == v)
-    inside = list(tr.hyps) + list(tr.P.side) + eqs
+    inside = list(tr.hyps) + eqs
+    side = list(tr.P.side)
     if rename:
-        inside = [z3.substitute(c, *rename) for c in inside]
+        inside, side = _substituted(inside, rename), _substituted(side, rename)
     outer = {v.get_id() for _, v in free} | {c.get_id() for c in _consts(P.side + ok)}
+    moved = _quotients_outside(side, outer)
+    accepted += moved
+    if not moved:
+        inside += side
     inner = [c for c in _consts(inside) if c.get_id() not in outer]
     admitted = z3.Exists(inner, z3.And(*inside)) if inner else z3.And(*inside)
     s = limited_solver(RLIMIT, *accepted, z3.Not(admitted))
