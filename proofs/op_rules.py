@@ -202,7 +202,10 @@ def _unbacked_facts(tr: "Contract") -> list:
 
 
 # ---------------------------------------------------------------------------- split
-@proves("split.sizes", over=bounded("every rank up to 4, every axis, sizes symbolic"))
+@proves("split.sizes",
+        over=bounded("every rank 1..4, every axis: np.split into 1..3 equal sections and at "
+                     "two symbolic points (sign pairs ++, --, +-), np.array_split into 1..4 "
+                     "sections, sizes symbolic"))
 def split_sizes():
     r = np.ones
 
