@@ -88,11 +88,20 @@ def _substituted(terms: List, pairs: List) -> List:
     return list(z3.substitute(z3.And(*terms), *pairs).children())
 
 
+def _ask(accepted: List, inside: List, outer: set):
+    """The solver and its answer to "NumPy accepts, and no value of the contract's inner
+    symbols (those not in ``outer``) admits it"."""
+    inner = [c for c in _consts(inside) if c.get_id() not in outer]
+    admitted = z3.Exists(inner, z3.And(*inside)) if inner else z3.And(*inside)
+    s = limited_solver(RLIMIT, *accepted, z3.Not(admitted))
+    return s, z3cache.check(s, RLIMIT)
+
+
 def _quotients_outside(side: List, outer: set) -> List:
     """The contract's quotient definitions (``Py.floordiv``: ``q`` with ``b*q <= a < b*q +
     b``) to assume rather than to find, when they mention nothing but the outer values and
-    quotients: then ``outer`` gains the quotients (universally quantified) and the
-    definitions are returned as hypotheses, else nothing changes (empty list).
+    quotients: then the definitions are returned, to be hypotheses with their quotients
+    universally quantified, else nothing (an empty list).
 
     Sound: "for every outer point NumPy accepts and every q meeting its definition, the
     contract holds" gives "... some q meets its definition and the contract", because a
@@ -105,8 +114,17 @@ def _quotients_outside(side: List, outer: set) -> List:
     quotients = [c for c in consts if c.get_id() not in outer]
     if not all(c.decl().name().startswith("q!") for c in quotients):
         return []                   # an inner value other than a quotient: keep all inside
-    outer.update(c.get_id() for c in quotients)
+    if not all(_divisor_is_numeral(c) for c in side):
+        return []                   # b * q nonlinear for every value assumed: Z3 gives up
     return side
+
+
+def _divisor_is_numeral(c) -> bool:
+    """``c`` is a ``Py.floordiv`` definition ``Implies(b > 0, ...)`` / ``Implies(b < 0,
+    ...)`` whose divisor ``b`` is a number."""
+    if not (z3.is_app_of(c, z3.Z3_OP_IMPLIES) and c.arg(0).num_args() == 2):
+        return False
+    return z3.is_int_value(z3.simplify(c.arg(0).arg(0)))
 
 
 def admits_numpy_inputs(tr, arrays: Sequence, spec, ints: Sequence, lo: int,
@@ -148,14 +166,13 @@ def admits_numpy_inputs(tr, arrays: Sequence, spec, ints: Sequence, lo: int,
     if rename:
         inside, side = _substituted(inside, rename), _substituted(side, rename)
     outer = {v.get_id() for _, v in free} | {c.get_id() for c in _consts(P.side + ok)}
-    moved = _quotients_outside(side, outer)
-    accepted += moved
-    if not moved:
-        inside += side
-    inner = [c for c in _consts(inside) if c.get_id() not in outer]
-    admitted = z3.Exists(inner, z3.And(*inside)) if inner else z3.And(*inside)
-    s = limited_solver(RLIMIT, *accepted, z3.Not(admitted))
-    r = z3cache.check(s, RLIMIT)
+    moved = _quotients_outside(side, set(outer))
+    s, r = _ask(accepted + moved, inside + ([] if moved else side), outer | {
+        c.get_id() for c in _consts(moved)})
+    if r == z3.unknown and moved:
+        # quotients of a symbolic divisor assumed make the query nonlinear for every value
+        # (np.reshape's size // prod(others)): found instead, as the contract's own
+        s, r = _ask(accepted, inside + side, outer)
     known = next((p for p in KNOWN_REFUSALS if re.search(p, what)), None)
     if known is not None:
         REFUSED[known] += r == z3.sat
