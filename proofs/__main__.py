@@ -1,8 +1,9 @@
 """``python -m proofs [-v] [-x] [NAME ...]``: run the proofs, one line per failure, then
 ``proofs: N proven, M failed``; exit status 1 when anything failed.  ``-x`` stops at the
 first failure (the mutation gate's test command: a killed mutant costs one proof).
-``--classes`` prints, without running anything, how many proofs quantify over every input
-of their rule's domain, every input up to a bound, or samples (``proofs/classes.py``), and
+``--fork`` runs each proof in a process of its own (``proofs/isolated.py``: Z3 slows down
+in a process that has solved much already).  ``--classes`` prints, without running
+anything, how many proofs quantify over every input of their rule's domain, every input up to a bound, or samples (``proofs/classes.py``), and
 each proof's declaration; a full run prints the counts too.  ``--docs`` writes the counts
 and the rule count into ``docs/contracts.md`` (the text a test compares with the generated
 one).  ``--rule NAME ...`` prints each named rule's catalogue row, the function that applies
@@ -83,9 +84,14 @@ def main(argv) -> int:
         return print_classes("-v" in argv)
     verbose = "-v" in argv
     first = "-x" in argv
-    selected = [a for a in argv if a not in ("-v", "-x")]
+    fork = "--fork" in argv
+    selected = [a for a in argv if a not in ("-v", "-x", "--fork")]
     t0, c0 = time.perf_counter(), time.process_time()
-    results = run(selected, stop_on_failure=first)
+    if fork:        # each proof in a process of its own (proofs/isolated.py)
+        from .isolated import run_isolated
+        results = run_isolated(selected, stop_on_failure=first)
+    else:
+        results = run(selected, stop_on_failure=first)
     failed = 0
     proven = 0
     on_code = 0
@@ -114,9 +120,14 @@ def main(argv) -> int:
         failed += print_classes(False)
     if verbose:
         from .z3cache import stats
+        counts = stats()
+        cpu = time.process_time() - c0
+        if fork:    # the children's CPU and cache counts (each proof's own process)
+            from .isolated import COUNTS
+            counts = COUNTS
+            cpu += sum(r.cpu for r in results)
         print("(%.1fs, %.1fs CPU; Z3 answers: %d from the cache, %d solved)"
-              % (time.perf_counter() - t0, time.process_time() - c0, stats()["hits"],
-                 stats()["misses"]))
+              % (time.perf_counter() - t0, cpu, counts["hits"], counts["misses"]))
     print("proofs: %d proven (%d on the code's own output), %d failed"
           % (proven, on_code, failed))
     return 1 if failed else 0

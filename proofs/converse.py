@@ -45,17 +45,82 @@ REFUSED: Dict[str, int] = {p: 0 for p in KNOWN_REFUSALS}
 
 
 def _consts(terms) -> List:
-    """The uninterpreted integer constants the terms mention."""
-    seen, out, todo = set(), [], list(terms)
+    """The uninterpreted integer constants the terms mention (in the order a depth-first
+    walk meets them).  Each shared subterm is walked once (the terms are DAGs whose nested
+    ``If`` chains a tree walk visits exponentially often), through Z3's C API: the Python
+    wrappers of every node cost more than the proof's queries."""
+    if not terms:
+        return []
+    ctx = terms[0].ctx
+    c = ctx.ref()
+    seen, out = set(), []
+    todo = [t.as_ast() for t in terms]
     while todo:
-        t = todo.pop()
-        if z3.is_const(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED:
-            if t.get_id() not in seen:
-                seen.add(t.get_id())
-                out.append(t)
-        else:
-            todo.extend(t.children())
-    return out
+        a = todo.pop()
+        i = z3.Z3_get_ast_id(c, a)
+        if i in seen:
+            continue
+        seen.add(i)
+        kind = z3.Z3_get_ast_kind(c, a)
+        if kind == z3.Z3_QUANTIFIER_AST:
+            todo.append(z3.Z3_get_quantifier_body(c, a))
+        elif kind == z3.Z3_APP_AST:
+            n = z3.Z3_get_app_num_args(c, a)
+            if n == 0:
+                if z3.Z3_get_decl_kind(c, z3.Z3_get_app_decl(c, a)) == z3.Z3_OP_UNINTERPRETED:
+                    out.append(z3.ExprRef(a, ctx))
+            else:
+                todo.extend(z3.Z3_get_app_arg(c, a, k) for k in range(n))
+    # an ExprRef wrapping a borrowed pointer takes its own reference: as z3's own wrappers
+    return [z3.Int(e.decl().name(), ctx) if e.sort_kind() == z3.Z3_INT_SORT else e
+            for e in out]
+
+
+def _substituted(terms: List, pairs: List) -> List:
+    """Each term with ``pairs`` substituted, in one call to Z3 (``z3.substitute`` checks
+    every pair's sorts on each call: per term, that cost grows with terms x pairs)."""
+    if len(terms) < 2:
+        return [z3.substitute(t, *pairs) for t in terms]
+    return list(z3.substitute(z3.And(*terms), *pairs).children())
+
+
+def _ask(accepted: List, inside: List, outer: set):
+    """The solver and its answer to "NumPy accepts, and no value of the contract's inner
+    symbols (those not in ``outer``) admits it"."""
+    inner = [c for c in _consts(inside) if c.get_id() not in outer]
+    admitted = z3.Exists(inner, z3.And(*inside)) if inner else z3.And(*inside)
+    s = limited_solver(RLIMIT, *accepted, z3.Not(admitted))
+    return s, z3cache.check(s, RLIMIT)
+
+
+def _quotients_outside(side: List, outer: set) -> List:
+    """The contract's quotient definitions (``Py.floordiv``: ``q`` with ``b*q <= a < b*q +
+    b``) to assume rather than to find, when they mention nothing but the outer values and
+    quotients: then the definitions are returned, to be hypotheses with their quotients
+    universally quantified, else nothing (an empty list).
+
+    Sound: "for every outer point NumPy accepts and every q meeting its definition, the
+    contract holds" gives "... some q meets its definition and the contract", because a
+    definition is always met (a // b for b != 0; any q for b == 0, where the definition
+    is empty), innermost quotient first.  It keeps an existential quantifier, which Z3
+    answers slowly, out of the query."""
+    if not side:
+        return []
+    consts = _consts(side)
+    quotients = [c for c in consts if c.get_id() not in outer]
+    if not all(c.decl().name().startswith("q!") for c in quotients):
+        return []                   # an inner value other than a quotient: keep all inside
+    if not all(_divisor_is_numeral(c) for c in side):
+        return []                   # b * q nonlinear for every value assumed: Z3 gives up
+    return side
+
+
+def _divisor_is_numeral(c) -> bool:
+    """``c`` is a ``Py.floordiv`` definition ``Implies(b > 0, ...)`` / ``Implies(b < 0,
+    ...)`` whose divisor ``b`` is a number."""
+    if not (z3.is_app_of(c, z3.Z3_OP_IMPLIES) and c.arg(0).num_args() == 2):
+        return False
+    return z3.is_int_value(z3.simplify(c.arg(0).arg(0)))
 
 
 def admits_numpy_inputs(tr, arrays: Sequence, spec, ints: Sequence, lo: int,
@@ -83,21 +148,27 @@ def admits_numpy_inputs(tr, arrays: Sequence, spec, ints: Sequence, lo: int,
         accepted += [v != 1 for _, v in free[:len(free) - n_ints]]
     # an input size that is a root symbol of its own is renamed to NumPy's value (no
     # quantifier over it); the others are equations under the existential
+    # (the contract spells a root symbol ``0 + 1*s0``: simplified, it is ``s0``)
     rename, eqs = [], []
     for e, v in free:
-        if z3.is_const(e) and e.decl().kind() == z3.Z3_OP_UNINTERPRETED and \
-                all(not e.eq(r) for r, _ in rename):
-            rename.append((e, v))
+        c = z3.simplify(e) if not z3.is_int_value(e) else e
+        if z3.is_const(c) and c.decl().kind() == z3.Z3_OP_UNINTERPRETED and \
+                all(not c.eq(r) for r, _ in rename):
+            rename.append((c, v))
         else:
             eqs.append(e == v)
-    inside = list(tr.hyps) + list(tr.P.side) + eqs
+    inside = list(tr.hyps) + eqs
+    side = list(tr.P.side)
     if rename:
-        inside = [z3.substitute(c, *rename) for c in inside]
+        inside, side = _substituted(inside, rename), _substituted(side, rename)
     outer = {v.get_id() for _, v in free} | {c.get_id() for c in _consts(P.side + ok)}
-    inner = [c for c in _consts(inside) if c.get_id() not in outer]
-    admitted = z3.Exists(inner, z3.And(*inside)) if inner else z3.And(*inside)
-    s = limited_solver(RLIMIT, *accepted, z3.Not(admitted))
-    r = z3cache.check(s, RLIMIT)
+    moved = _quotients_outside(side, set(outer))
+    s, r = _ask(accepted + moved, inside + ([] if moved else side), outer | {
+        c.get_id() for c in _consts(moved)})
+    if r == z3.unknown and moved:
+        # quotients of a symbolic divisor assumed make the query nonlinear for every value
+        # (np.reshape's size // prod(others)): found instead, as the contract's own
+        s, r = _ask(accepted, inside + side, outer)
     known = next((p for p in KNOWN_REFUSALS if re.search(p, what)), None)
     if known is not None:
         REFUSED[known] += r == z3.sat

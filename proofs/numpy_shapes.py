@@ -75,11 +75,17 @@ def norm(axis: int, ndim: int) -> int:
 def bcast(sizes: Sequence):
     """One axis broadcast (NumPy's broadcasting rules): the size other than 1, all such sizes
     equal; conditions: each size is 1 or the result."""
+    sizes = list(sizes)
     out = 1
-    for s in reversed(list(sizes)):
+    for s in reversed(sizes):
         out = ite(s != 1, s, out)
-    return out, [(s == 1 or s == out) if _is_py(s, out) else z3.Or(s == 1, s == out)
-                 for s in sizes]
+    if _is_py(*sizes):
+        return out, [s == 1 or s == out for s in sizes]
+    # "each size is 1 or the result" is "every two sizes other than 1 are equal": stated
+    # pairwise, the conditions hold no copy of the result's nested If (Z3 prints a query
+    # as a tree, and the cache key is that text)
+    return out, [z3.Or(a == 1, b == 1, a == b) for k, a in enumerate(sizes)
+                 for b in sizes[k + 1:]]
 
 
 def broadcast(*shapes) -> Spec:
@@ -244,6 +250,17 @@ def take_along_axis(shape, idx_shape, axis: int) -> Spec:
     return [tuple(out)], ok
 
 
+def advanced_index(shape, index_shapes, pos: Sequence[int]) -> Spec:
+    """``x[...]`` with 1-D index arrays at the axes ``pos`` (the others full slices): the
+    arrays broadcast to B; B replaces adjacent arrays in place and goes first when they
+    are not adjacent."""
+    (b,), ok = broadcast(*[tuple(s) for s in index_shapes])
+    rest = [s for a, s in enumerate(shape) if a not in pos]
+    if list(pos) == list(range(pos[0], pos[0] + len(pos))):
+        return [tuple(shape[:pos[0]]) + tuple(b) + tuple(shape[pos[-1] + 1:])], ok
+    return [tuple(b) + tuple(rest)], ok
+
+
 def basic_index(shape, items: Sequence) -> Spec:
     """``x[items]`` with ints, slices (step 1 or any other constant), None and one
     Ellipsis: an int removes its axis (and needs ``-n <= i < n``), a slice keeps
@@ -337,6 +354,36 @@ def dot(a, b) -> Spec:
     return [tuple(a[:-1]) + tuple(b[:-2]) + (b[-1],)], [a[-1] == b[-2]]
 
 
+def matmul(a, b) -> Spec:
+    """``a @ b`` (``np.matmul``, operands of rank >= 1): a 1-D operand is promoted to a
+    matrix (a 1 prepended to a, appended to b) and that axis removed from the result; the
+    last axis of a meets b's second-to-last; the batch axes (all but the last two)
+    broadcast."""
+    pa = (1,) + tuple(a) if len(a) == 1 else tuple(a)
+    pb = tuple(b) + (1,) if len(b) == 1 else tuple(b)
+    (batch,), ok = broadcast(pa[:-2], pb[:-2])
+    out = tuple(batch) + ((pa[-2],) if len(a) > 1 else ()) + ((pb[-1],) if len(b) > 1 else ())
+    return [out], [pa[-1] == pb[-2]] + ok
+
+
+def stack(shapes, axis: int) -> Spec:
+    """``np.stack(arrays, axis)``: the arrays' common shape with an axis of their count
+    inserted at ``axis`` (of the result's rank); every shape must be equal."""
+    out = list(shapes[0])
+    out.insert(norm(axis, len(out) + 1), len(shapes))
+    return [tuple(out)], [len(s) == len(shapes[0]) for s in shapes[1:]] + \
+        [a == b for s in shapes[1:] for a, b in zip(shapes[0], s)]
+
+
+def tile(shape, reps: Sequence[int]) -> Spec:
+    """``np.tile(x, reps)``: shape and reps padded with leading 1s to the longer, then
+    multiplied axis by axis."""
+    nd = max(len(shape), len(reps))
+    s = (1,) * (nd - len(shape)) + tuple(shape)
+    r = (1,) * (nd - len(reps)) + tuple(reps)
+    return [tuple(a * k for a, k in zip(s, r))], []
+
+
 def tensordot(a, b, k: int) -> Spec:
     """``np.tensordot(a, b, axes=k)``: a's last k axes summed with b's first k."""
     return [tuple(a[:len(a) - k]) + tuple(b[k:])], \
@@ -383,8 +430,8 @@ def linspace(num) -> Spec:
 
 
 __all__ = ["INTS", "inner", "arg_reduction", "along_axis", "arange", "atleast", "average", "atleast_nd", "dstack", "hstack", "vstack", "array_split_sections", "basic_index",
-           "bcast", "broadcast", "concatenate", "diagonal", "diff", "dot", "einsum", "expand_dims",
-           "flip", "meshgrid", "moveaxis", "kron", "correlate", "histogram_edges", "linspace", "outer", "pad", "nonempty_reduction", "partition", "quantile", "ravel", "reduction", "repeat", "slice_len",
+           "advanced_index", "bcast", "broadcast", "concatenate", "diagonal", "diff", "dot", "einsum", "expand_dims",
+           "flip", "meshgrid", "moveaxis", "kron", "matmul", "stack", "tile", "correlate", "histogram_edges", "linspace", "outer", "pad", "nonempty_reduction", "partition", "quantile", "ravel", "reduction", "repeat", "slice_len",
            "reshape", "split_indices", "split_sections", "squeeze", "swapaxes", "take",
            "take_along_axis", "tensordot", "transpose"]
 
@@ -502,6 +549,19 @@ def einsum(subscripts: str, shapes) -> Spec:
 def ravel(shape) -> Spec:
     """``np.ravel`` / ``x.reshape(-1)`` / ``x.flatten()``: one axis of the size."""
     return [(prod(shape),)], []
+
+
+def numpy_max_rank() -> int:
+    """The highest rank NumPy allows an array (64 in NumPy 2, 32 before): found by asking
+    NumPy, so that "every rank" means NumPy's own limit, not a chosen bound."""
+    import numpy as np
+    rank = 0
+    while True:
+        try:
+            np.empty((1,) * (rank + 1))
+        except ValueError:
+            return rank
+        rank += 1
 
 
 def atleast_nd(shapes, nd: int) -> Spec:

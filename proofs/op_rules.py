@@ -6,9 +6,10 @@ For each program: ``hyps`` are the contract (each root symbol in its range, ever
 guard), the input sizes are the contract's expressions for them, and the claim is that each
 output size equals NumPy's formula over those input sizes -- and, for broadcasting, that
 every input size admitted is broadcast-compatible (the contract rejects what NumPy would).
-Advanced indexing, ``np.stack`` and ``np.tile`` are proven for every rank up to
-``MAX_RANK``, every axis (negative ones included), every number of repetitions and every
-placement of one to three index arrays (adjacent or not), not a few hand-picked programs.
+Advanced indexing, ``np.stack`` and ``np.tile`` are proven for every rank up to 4, every
+axis (negative ones included), every length of repetitions and every placement of one to
+three index arrays (adjacent or not), in both directions (``proofs/op_shape_rules.py``),
+not a few hand-picked programs.
 The formulas are stated here from NumPy's documentation, never from the engine's code; each
 program is also run eagerly at its example inputs and at a second admitted point as a
 sanity check of the formula itself.
@@ -114,7 +115,11 @@ def _bshape(*shapes):
 
 
 # ---------------------------------------------------------------------------- broadcasting
-@proves("broadcast.shapes", over=bounded("every rank up to 3 (two operands), sizes symbolic"))
+@proves("broadcast.shapes",
+        over=bounded("two operands: every pair of ranks 0..4, every pattern of 1s; three "
+                     "operands (np.where, np.clip, np.select, np.choose): every triple of "
+                     "ranks 0..3 (np.where: every pattern of 1s up to rank 2, every subset "
+                     "of operands set to 1 at every axis beyond); sizes symbolic"))
 def broadcast_shapes():
     r = np.ones
 
@@ -167,53 +172,16 @@ def index_advanced():
     _case(lambda x, i, j: x[i, j], (r((5, 4)), idx, np.array([1, 0, 3])),
           {"x": (A, A), "i": (A,), "j": (A,)}, spec_pair, "x[i, j]")
 
-    # every placement of one to three index arrays among the axes of every rank up to 4:
-    # adjacent arrays' broadcast shape B replaces them in place, non-adjacent ones put B
-    # first (NumPy's "Combining advanced and basic indexing")
-    _advanced_placements()
+    # every placement of one to three index arrays among the axes of every rank up to 4,
+    # both directions (proofs/op_shape_rules.py)
+    from .op_shape_rules import advanced_sweep
+    advanced_sweep()
 
     # a boolean mask selects a data-dependent count u, at most the mask's size
     tr = Contract(lambda x: x[x > 0], (np.array([1., -2, 3, 4]),), {"x": (A,)})
     u = tr.outs[0][0]
     prove_code(lambda v: z3.And(v >= 0, v <= tr.ins[0][0]), [u],
                tr.hyps + _unbacked_facts(tr), P=tr.P, what="x[mask] has at most len(x) items")
-
-
-def _bound(fn, **kw):
-    """``fn`` with the keyword arguments fixed: a program of the array parameters only (a
-    default or a partial's keyword would be traced as one more input)."""
-    if len(kw) == 1 and "axis" in kw:
-        return lambda x, y: fn(x, y, **kw)
-    return lambda x: fn(x, **kw)
-
-
-#: the highest rank the shape rules are proven for, every axis and placement included
-MAX_RANK = 4
-
-
-def _advanced_placements() -> None:
-    import itertools
-    for rank in range(1, MAX_RANK + 1):
-        for n in range(1, min(rank, 3) + 1):
-            for pos in itertools.combinations(range(rank), n):
-                sizes = tuple(range(3, 3 + rank))
-                names = ["i%d" % k for k in range(n)]
-                text = ", ".join(names[pos.index(a)] if a in pos else ":" for a in range(rank))
-                f = eval("lambda x, %s: x[%s]" % (", ".join(names), text))   # noqa: S307
-                idx = [np.arange(2) % sizes[a] for a in pos]
-
-                def spec(P, ins, pos=pos, rank=rank):
-                    x, arrs = ins[0], ins[1:]
-                    b, extra = _bcast([a[0] for a in arrs])
-                    rest = [x[a] for a in range(rank) if a not in pos]
-                    adjacent = list(pos) == list(range(pos[0], pos[0] + len(pos)))
-                    if adjacent:
-                        before = [x[a] for a in range(pos[0])]
-                        after = [x[a] for a in range(pos[-1] + 1, rank)]
-                        return [tuple(before) + (b,) + tuple(after)], extra
-                    return [(b,) + tuple(rest)], extra
-                spec_ = {"x": (A,) * rank, **{nm: (A,) for nm in names}}
-                _case(f, (np.ones(sizes),) + tuple(idx), spec_, spec, "x[%s]" % text)
 
 
 def _unbacked_facts(tr: "Contract") -> list:
@@ -234,7 +202,10 @@ def _unbacked_facts(tr: "Contract") -> list:
 
 
 # ---------------------------------------------------------------------------- split
-@proves("split.sizes", over=bounded("every rank up to 3, every axis, sizes symbolic"))
+@proves("split.sizes",
+        over=bounded("every rank 1..4, every axis: np.split into 1..3 equal sections and at "
+                     "two symbolic points (sign pairs ++, --, +-), np.array_split into 1..4 "
+                     "sections, sizes symbolic"))
 def split_sizes():
     r = np.ones
 
@@ -319,8 +290,9 @@ def diff_length():
 
 
 @proves("shape.pad_tile_repeat_stack",
-        over=bounded("np.stack every rank 0..3 and axis, np.tile ranks 1..3 with 1..4 "
-                     "repetitions, np.pad / np.repeat every rank 1..4, sizes symbolic"))
+        over=bounded("np.stack every rank 0..4 and axis, np.tile ranks 1..4 with reps "
+                     "tuples of every length 1..4, np.pad / np.repeat every rank 1..4, sizes "
+                     "symbolic"))
 def pad_tile_repeat_stack():
     r = np.ones
     _case(lambda x: np.pad(x, ((1, 2), (0, 3))), (r((4, 5)),), {"x": (A, A)},
@@ -346,33 +318,10 @@ def pad_tile_repeat_stack():
     _case(lambda x, y: np.stack([x, y], axis=1), (r((4, 5)), r((4, 5))),
           {"x": (A, A), "y": (A, A)}, spec_stack1, "np.stack(axis=1)")
 
-    # np.stack at every axis (negative ones included) of every rank up to MAX_RANK - 1,
-    # and np.tile with every number of repetitions up to MAX_RANK against every rank
-    for rank in range(0, MAX_RANK):
-        for axis in range(-rank - 1, rank + 1):
-            shp = tuple(range(3, 3 + rank))
-
-            def spec_st(P, ins, axis=axis, rank=rank):
-                x, y = ins
-                out = list(x)
-                out.insert(axis % (rank + 1), z3.IntVal(2))
-                return [tuple(out)], [a == b for a, b in zip(x, y)]
-            _case(_bound(lambda x, y, axis: np.stack([x, y], axis=axis), axis=axis),
-                  (r(shp), r(shp)), {"x": (A,) * rank, "y": (A,) * rank}, spec_st,
-                  "np.stack(rank %d, axis=%d)" % (rank, axis))
-    for rank in range(1, MAX_RANK):
-        for nreps in range(1, MAX_RANK + 1):
-            reps = tuple(2 + (k % 2) for k in range(nreps))
-            shp = tuple(range(3, 3 + rank))
-
-            def spec_tile(P, ins, reps=reps, rank=rank):
-                x, = ins
-                nd = max(rank, len(reps))
-                full_x = (z3.IntVal(1),) * (nd - rank) + tuple(x)
-                full_r = (1,) * (nd - len(reps)) + reps
-                return [tuple(a * k for a, k in zip(full_x, full_r))], []
-            _case(_bound(lambda x, reps: np.tile(x, reps), reps=reps), (r(shp),), {"x": (A,) * rank},
-                  spec_tile, "np.tile(rank %d, reps=%s)" % (rank, reps))
+    # np.stack at every axis of every rank up to 4, np.tile of every rank up to 4 with
+    # reps of every length up to 4, both directions (proofs/op_shape_rules.py)
+    from .op_shape_rules import stack_tile_sweep
+    stack_tile_sweep()
 
     def spec_cat(P, ins):
         (a, m), (b, m2), (c, m3) = ins

@@ -11,9 +11,9 @@ import itertools
 import numpy as np
 
 from . import numpy_shapes as N
-from . import bounded, samples, proves
-from .op_shape_rules import (MAX_RANK, SIZES, _bind1, _bind2, _check, _check_all, _prog,
-                             _reduce_axes, _shape, _sign_mix)
+from . import bounded, every, proves
+from .op_shape_rules import (BATCH, MAX_RANK, SIZES, _bind1, _bind2, _check, _check_all,
+                             _check_many, _chunks, _group, _prog, _reduce_axes, _shape, _sign_mix)
 
 
 @proves("shape.flip", over=bounded("every rank up to 4, every axis, sizes symbolic"))
@@ -45,7 +45,7 @@ def shape_roll():
                    [_shape(rank)], "np.roll(rank %d, k, every axis)" % rank, ints=(-2,))
 
 
-@proves("creation.triangle", over=bounded("every rank up to 4, sizes symbolic"))
+@proves("creation.triangle", over=bounded("every rank 2..4, offsets -3..3, sizes symbolic"))
 def creation_triangle():
     """np.tril / np.triu of every rank 2..4 with offsets -3..3: the input's shape."""
     for rank in range(2, MAX_RANK + 1):
@@ -57,59 +57,78 @@ def creation_triangle():
 @proves("linalg.kron", over=bounded("every pair of ranks 1..4, sizes symbolic"))
 def linalg_kron():
     """np.kron for every pair of ranks 1..4: NumPy's shape (aligned on the right)."""
-    for ra, rb in itertools.product(range(1, MAX_RANK + 1), repeat=2):
-        _check(_bind2(np.kron), [_shape(ra), _shape(rb)],
-               lambda P, ins, v: N.kron(ins[0], ins[1]), "np.kron(rank %d, rank %d)" % (ra, rb))
+    _check_many([(_bind2(np.kron), [_shape(ra), _shape(rb)],
+                  lambda P, ins, v: N.kron(ins[0], ins[1]), ())
+                 for ra, rb in itertools.product(range(1, MAX_RANK + 1), repeat=2)],
+                "np.kron(every pair of ranks 1..4)")
 
 
 @proves("linalg.outer", over=bounded("every pair of ranks 0..4, sizes symbolic"))
 def linalg_outer():
     """np.outer for every pair of ranks 0..4: (a.size, b.size), the inputs flattened."""
-    for ra, rb in itertools.product(range(0, MAX_RANK + 1), repeat=2):
-        _check(_bind2(np.outer), [_shape(ra), _shape(rb)],
-               lambda P, ins, v: N.outer(ins[0], ins[1]), "np.outer(rank %d, rank %d)"
-               % (ra, rb))
+    cases = [(_bind2(np.outer), [_shape(ra), _shape(rb)],
+              lambda P, ins, v: N.outer(ins[0], ins[1]), ())
+             for ra, rb in itertools.product(range(0, MAX_RANK + 1), repeat=2)]
+    for part in _chunks(cases, BATCH):
+        _check_many(part, "np.outer(every pair of ranks 0..4)")
 
 
-@proves("linalg.inner", over=bounded("every pair of ranks up to 4, sizes symbolic"))
+@proves("linalg.inner", over=bounded("every pair of ranks 1..4, sizes symbolic"))
 def linalg_inner():
     """np.inner for every pair of ranks 1..4: a.shape[:-1] + b.shape[:-1], the last sizes
     equal on the contract."""
+    cases = []
     for ra, rb in itertools.product(range(1, MAX_RANK + 1), repeat=2):
         sa = _shape(ra)[0]
         sb = tuple(SIZES[(i + 1) % 4] for i in range(rb - 1)) + (sa[-1],)
-        _check(_bind2(np.inner), [(sa, {}), (sb, {})],
-               lambda P, ins, v: N.inner(ins[0], ins[1]), "np.inner(rank %d, rank %d)"
-               % (ra, rb))
+        cases.append((_bind2(np.inner), [(sa, {}), (sb, {})],
+                      lambda P, ins, v: N.inner(ins[0], ins[1]), ()))
+    _check_many(cases, "np.inner(every pair of ranks 1..4)")
 
 
-@proves("signal.correlate", over=bounded("every mode, three length orderings, sizes symbolic"))
+@proves("signal.correlate",
+        over=every("np.convolve and np.correlate, every mode, 1-D operands of every pair of "
+                   "lengths n, m >= 1 (the rule's domain): one trace per function and mode, "
+                   "lengths symbolic, whose contract admits every such pair (the converse) "
+                   "and gives NumPy's length on all of it"))
 def signal_correlate():
-    """np.convolve and np.correlate in every mode, examples with n > m, n < m and n == m:
-    NumPy's length, and the contract admits no empty operand."""
-    for fn, mode, (n, m) in itertools.product((np.convolve, np.correlate),
-                                              ("full", "same", "valid"),
-                                              ((5, 3), (3, 5), (4, 4))):
-        _check(_bind2(fn, mode=mode), [((n,), {}), ((m,), {})],
-               lambda P, ins, v, mode=mode: N.correlate(ins[0][0], ins[1][0], mode),
-               "%s(%d, %d, %s)" % (fn.__name__, n, m, mode))
+    """np.convolve and np.correlate in every mode: NumPy's length for every pair of lengths
+    the contract admits, and it admits every pair NumPy accepts (n, m >= 1), so the one
+    trace covers every ordering of the lengths (the rule computes with symbolic max / min,
+    it does not branch on which is longer)."""
+    for fn in (np.convolve, np.correlate):
+        for mode in ("full", "same", "valid"):
+            _check(_bind2(fn, mode=mode), [((5,), {}), ((3,), {})],
+                   lambda P, ins, v, mode=mode: N.correlate(ins[0][0], ins[1][0], mode),
+                   "%s(n, m, %s)" % (fn.__name__, mode))
 
 
-@proves("stats.histogram_bins", over=samples("1-D data and edges, sizes symbolic"))
+@proves("stats.histogram_bins",
+        over=bounded("edges arrays of every length (symbolic; e >= 1 admitted), data of "
+                     "every rank 0..4, sizes symbolic"))
 def stats_histogram_bins():
-    """np.histogram with an edges array of symbolic length (>= 0 as far as the spec
-    goes): the counts and the edges; np.histogram_bin_edges likewise."""
-    _check(lambda x, y: np.histogram(x, bins=y), [((5,), {}), ((4,), {})],
-           lambda P, ins, v: N.histogram_edges(ins[1][0]), "np.histogram(x, bins=edges)")
-    _check(lambda x, y: np.histogram_bin_edges(x, bins=y), [((5,), {}), ((4,), {})],
-           lambda P, ins, v: ([N.histogram_edges(ins[1][0])[0][1]], []),
-           "np.histogram_bin_edges(x, bins=edges)")
+    """np.histogram with an edges array of symbolic length: the counts and the edges; and
+    np.histogram_bin_edges likewise, for data of every rank 0..4 (NumPy flattens it)."""
+    def edges(P, ins, v):
+        return N.histogram_edges(ins[1][0])
+
+    def bin_edges(P, ins, v):
+        return [N.histogram_edges(ins[1][0])[0][1]], []
+    _check_many([(lambda x, y: np.histogram(x, bins=y), [_shape(rank), ((4,), {})], edges, ())
+                 for rank in range(0, MAX_RANK + 1)] +
+                [(lambda x, y: np.histogram_bin_edges(x, bins=y), [_shape(rank), ((4,), {})],
+                  bin_edges, ()) for rank in range(0, MAX_RANK + 1)],
+                "np.histogram / np.histogram_bin_edges(data of rank 0..4, bins=edges)")
 
 
-@proves("creation.linspace", over=samples("endpoint True / False, count symbolic"))
+@proves("creation.linspace",
+        over=every("every count num (a symbolic int: the contract admits exactly num >= 0), "
+                   "endpoint True and False; start and stop scalars, which the shape does "
+                   "not read (retstep= and axis= are refused while tracing)"))
 def creation_linspace():
     """np.linspace with a symbolic count, endpoint True and False: num samples, and the
-    contract admits no negative count."""
+    contract admits no negative count (NumPy raises there) and every other count (the
+    converse: NumPy's domain num >= 0 is the example's sign)."""
     for endpoint in (True, False):
         _check(_prog(lambda x, k, e=endpoint: np.linspace(0.0, 1.0, k, endpoint=e) +
                      x[:1].sum(), 1, 1), [((3,), {})],
@@ -129,19 +148,22 @@ def _stack_sweep(fn, spec) -> None:
                    "%s of the rows of a rank-%d array" % (fn.__name__, rank))
 
 
-@proves("shape.hstack", over=bounded("every rank up to 4, sizes symbolic"))
+@proves("shape.hstack", over=bounded("two operands of every rank 1..4, the rows of every "
+                                        "rank 2..4, sizes symbolic"))
 def shape_hstack():
     """np.hstack: see ``_stack_sweep``."""
     _stack_sweep(np.hstack, N.hstack)
 
 
-@proves("shape.vstack", over=bounded("every rank up to 4, sizes symbolic"))
+@proves("shape.vstack", over=bounded("two operands of every rank 1..4, the rows of every "
+                                        "rank 2..4, sizes symbolic"))
 def shape_vstack():
     """np.vstack: see ``_stack_sweep``."""
     _stack_sweep(np.vstack, N.vstack)
 
 
-@proves("shape.dstack", over=bounded("every rank up to 4, sizes symbolic"))
+@proves("shape.dstack", over=bounded("two operands of every rank 1..4, the rows of every "
+                                        "rank 2..4, sizes symbolic"))
 def shape_dstack():
     """np.dstack: see ``_stack_sweep``."""
     _stack_sweep(np.dstack, N.dstack)
@@ -151,37 +173,44 @@ _ROWS = {np.hstack: lambda x: np.hstack(x), np.vstack: lambda x: np.vstack(x),
          np.dstack: lambda x: np.dstack(x)}
 
 
-@proves("shape.ravel", over=bounded("every rank up to 4, sizes symbolic"))
+@proves("shape.ravel",
+        over=every("every array NumPy can make: every rank from 0 to NumPy's limit (64, "
+                   "asked of NumPy), every size symbolic; np.ravel, np.reshape(x, -1), "
+                   "x.reshape(-1), x.ravel() and x.flatten()"))
 def shape_ravel():
     """np.ravel, np.reshape(x, -1), x.reshape(-1), x.ravel() and x.flatten() of every rank
-    0..4: one axis of the size."""
+    NumPy allows: one axis of the size, and the contract admits every size.  Past rank 4
+    the example sizes are 1 (an example of 2s past rank 59 is too big for NumPy to make);
+    the trace keeps them symbolic (``_check`` fails on a size the trace specialised)."""
     fns = [np.ravel, lambda x: np.reshape(x, -1), lambda x: x.reshape(-1),
            lambda x: x.ravel(), lambda x: x.flatten()]
-    for rank in range(0, MAX_RANK + 1):
-        _check_all([(f, lambda P, ins, v: N.ravel(ins[0])) for f in fns], [_shape(rank)],
-                   "ravel / reshape(-1) / flatten(rank %d)" % rank)
+    cases = [_group([(f, lambda P, ins, v: N.ravel(ins[0])) for f in fns],
+                    [(tuple(SIZES[i] if i < len(SIZES) else 1 for i in range(rank)), {})])
+             for rank in range(0, N.numpy_max_rank() + 1)]
+    for part in _chunks(cases, BATCH):
+        _check_many(part, "ravel / reshape(-1) / flatten(every rank NumPy allows)")
 
 
 def _atleast_sweep(fn, nd: int) -> None:
     """``fn`` of one array of every rank 0..4 and of three arrays of every triple of ranks
-    0..3."""
-    for rank in range(0, MAX_RANK + 1):
-        _check(_bind1(fn), [_shape(rank)], lambda P, ins, v: N.atleast_nd(ins, nd),
-               "%s(rank %d)" % (fn.__name__, rank))
-    for ranks in itertools.product(range(0, MAX_RANK), repeat=3):
-        _check(lambda x, y, z: fn(x, y, z), [_shape(r) for r in ranks],
-               lambda P, ins, v: N.atleast_nd(ins, nd), "%s(ranks %s)" % (fn.__name__, ranks))
+    0..4."""
+    spec = lambda P, ins, v: N.atleast_nd(ins, nd)      # noqa: E731
+    cases = [(_bind1(fn), [_shape(rank)], spec, ()) for rank in range(0, MAX_RANK + 1)]
+    cases += [(lambda x, y, z: fn(x, y, z), [_shape(r) for r in ranks], spec, ())
+              for ranks in itertools.product(range(0, MAX_RANK + 1), repeat=3)]
+    for part in _chunks(cases, BATCH):
+        _check_many(part, "%s(one and three operands of ranks 0..4)" % fn.__name__)
 
 
 @proves("shape.atleast_1d",
-        over=bounded("every rank up to 4 (three operands: up to 3), sizes symbolic"))
+        over=bounded("one and three operands of every rank 0..4, sizes symbolic"))
 def shape_atleast_1d():
     """np.atleast_1d: see ``_atleast_sweep``."""
     _atleast_sweep(np.atleast_1d, 1)
 
 
 @proves("shape.atleast_2d",
-        over=bounded("every rank up to 4 (three operands: up to 3), sizes symbolic"))
+        over=bounded("one and three operands of every rank 0..4, sizes symbolic"))
 def shape_atleast_2d():
     """np.atleast_2d, and np.atleast_3d (NumPy's own code, traced through reshape and basic
     indexing): see ``_atleast_sweep``."""
@@ -210,14 +239,14 @@ _QUANTILES = [(f, q, f in (np.percentile, np.quantile))
 
 
 @proves("stats.reduction",
-        over=bounded("every rank 0..3, every axis set, sizes symbolic"))
+        over=bounded("every rank 0..4, every axis set, sizes symbolic"))
 def stats_reduction():
     """The NaN-aware reductions (nansum, nanprod, nanmean, nanvar, nanstd, nanmedian, and
     nanmin, nanmax, nanargmin, nanargmax, which need elements) and percentile / quantile /
-    nanpercentile / nanquantile (q a scalar and a list), for every rank 0..3 (1..3 where
+    nanpercentile / nanquantile (q a scalar and a list), for every rank 0..4 (1..4 where
     NumPy needs elements), axis None, every int axis and every set of two or more axes
     (mixed signs; nanargmin / nanargmax take None or an int), keepdims False and True."""
-    for rank in range(0, MAX_RANK):
+    for rank in range(0, MAX_RANK + 1):
         axes = _reduce_axes(rank)
         _check_all([(_bind1(f, axis=ax, keepdims=k),
                      lambda P, ins, v, ax=ax, k=k: N.reduction(ins[0], ax, k))
@@ -228,7 +257,8 @@ def stats_reduction():
                     for (f, q, ne), ax, k in itertools.product(_QUANTILES, axes, (False, True))
                     if not ne],
                    [_shape(rank)], "nan reductions / nanquantiles(rank %d)" % rank)
-        # each reduced set needs its own contract (its extents non-empty)
+        # each reduced set needs its own contract (its extents non-empty): its own inputs
+        groups = []
         for ax in axes:
             cases = [(_bind1(f, axis=ax, keepdims=k),
                       lambda P, ins, v, ax=ax, k=k: N.nonempty_reduction(ins[0], ax, k))
@@ -238,8 +268,9 @@ def stats_reduction():
                        lambda P, ins, v, q=q, ax=ax, k=k: N.quantile(np.shape(q), ins[0], ax,
                                                                       k, True))
                       for (f, q, ne), k in itertools.product(_QUANTILES, (False, True)) if ne]
-            _check_all(cases, [_shape(rank)], "nanmin / nanargmax / percentile(rank %d, axis=%s)"
-                       % (rank, ax))
+            groups.append(_group(cases, [_shape(rank)]))
+        for part in _chunks(groups, BATCH):
+            _check_many(part, "nanmin / nanargmax / percentile(rank %d, each axis set)" % rank)
 
 
 @proves("stats.average", over=bounded("every rank 0..4, every axis set, sizes symbolic"))
@@ -263,31 +294,35 @@ def select_choose_sweep() -> None:
     calls = [(lambda x, y, z: np.select([x > 0, y > 0], [y, z]), "np.select"),
              (lambda x, y, z: np.choose(x.astype(np.intp), [y, z], mode="wrap"),
               "np.choose")]
+    same = lambda P, ins, v: N.broadcast(*ins)     # noqa: E731
+    cases = []
     for ranks in itertools.product(range(0, MAX_RANK), repeat=3):
         pats = _ones_patterns(ranks, full=False) if len(set(ranks)) == 1 else [[{}, {}, {}]]
         for statics in pats:
             arrays = [(tuple(st.get(i, SIZES[4 - r + i]) for i in range(r)), st)
                       for r, st in zip(ranks, statics)]
-            for f, name in calls:
-                _check(f, arrays, lambda P, ins, v: N.broadcast(*ins),
-                       "%s(%s, %s, %s)" % ((name,) + tuple(a[0] for a in arrays)),
-                       not_one=True)
+            cases += [(f, arrays, same, ()) for f, _ in calls]
+    for part in _chunks(cases, BATCH):
+        _check_many(part, "np.select / np.choose(ranks 0..3, patterns of 1s)", not_one=True)
 
 
-@proves("select.partition", over=bounded("every rank up to 3, every axis, sizes symbolic"))
+@proves("select.partition", over=bounded("every rank 1..4, every axis, kth 0, 2, -1, -3 and "
+                                         "[1, -3], sizes symbolic"))
 def select_partition():
-    """np.argpartition and np.partition for every rank 1..3, every axis (and None for
+    """np.argpartition and np.partition for every rank 1..4, every axis (and None for
     argpartition), kth 0, 2, -1, -3 and [1, -3]: the shape, and the contract admits only
     axes where NumPy accepts every kth."""
-    for rank in range(1, MAX_RANK):
+    for rank in range(1, MAX_RANK + 1):
+        cases = []
         for axis, kth in itertools.product([None] + list(range(-rank, rank)),
                                            (0, 2, -1, -3, [1, -3])):
             fns = [np.argpartition] + ([np.partition] if axis is not None else [])
-            _check_all([(_bind1(f, kth, axis=axis),
-                         lambda P, ins, v, k=kth, a=axis: N.partition(ins[0], k, a))
-                        for f in fns], [_shape(rank)],
-                       "np.argpartition / partition(rank %d, kth=%s, axis=%s)"
-                       % (rank, kth, axis))
+            cases += [(_bind1(f, kth, axis=axis), [_shape(rank)],
+                       lambda P, ins, v, k=kth, a=axis: N.partition(ins[0], k, a), ())
+                      for f in fns]
+        for part in _chunks(cases, BATCH):
+            _check_many(part, "np.argpartition / partition(rank %d, every kth and axis)"
+                        % rank)
 
 
 @proves("stats.scan", over=bounded("every rank up to 4, every axis, sizes symbolic"))

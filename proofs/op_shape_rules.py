@@ -31,6 +31,10 @@ from .pyint import require
 MAX_RANK = 4
 DYN = ss.Dim.DYNAMIC
 SIZES = (3, 4, 5, 6)
+#: how many calls on inputs of their own one traced program holds (``_check_many``)
+BATCH = 16
+#: as many, for calls whose sizes go through // and % (Z3's converse query grows harder)
+SMALL_BATCH = 4
 
 
 def _dims(prefix: str, rank: int, lo: int = 0, static: Dict[int, int] = None) -> tuple:
@@ -40,7 +44,7 @@ def _dims(prefix: str, rank: int, lo: int = 0, static: Dict[int, int] = None) ->
 
 
 def _check(f, arrays: Sequence, spec: Callable, what: str, ints: Sequence = (),
-           lo: int = 0, names: str = "xyz", not_one: bool = False) -> None:
+           lo: int = 0, names: Sequence[str] = "xyz", not_one: bool = False) -> None:
     """Trace ``f(*arrays, *ints)`` (arrays as ``(shape, static axes)``, ints symbolic) and
     prove the output shapes are ``spec(P, input shapes, int values)``'s for every point of
     the contract, and NumPy's conditions hold there; and conversely that the contract
@@ -101,6 +105,71 @@ def _check_all(cases: Sequence, arrays: Sequence, what: str, ints: Sequence = ()
            ints=ints, not_one=not_one)
 
 
+def _check_many(cases: Sequence, what: str, not_one: bool = False) -> None:
+    """``_check`` of several calls, each on inputs of its own, as one program of all their
+    inputs returning all their results (one trace, one proof, one converse query):
+    ``cases`` are ``(f, arrays, spec, ints)`` as for ``_check``.  Each call's sizes are
+    symbols of its own, so the contract is the conjunction of each call's own (a guard one
+    call records mentions its own sizes only) and the claims -- NumPy's shapes and
+    conditions, and the converse -- are each call's, proven for all of them at once."""
+    arrays: List = []
+    ints: List = []
+    cuts = []
+    for _, arr, _, iv in cases:
+        cuts.append((len(arrays), len(arrays) + len(arr), len(ints), len(ints) + len(iv)))
+        arrays += list(arr)
+        ints += list(iv)
+    n = len(arrays)
+
+    def g(*a):
+        out = []
+        for (f, _, _, _), (i, j, k, m) in zip(cases, cuts):
+            r = f(*a[i:j], *a[n + k:n + m])
+            out.extend(r if isinstance(r, (tuple, list)) else [r])
+        return tuple(out)
+
+    def spec(P, ins, v):
+        shapes, ok = [], []
+        for (_, _, sp, _), (i, j, k, m) in zip(cases, cuts):
+            o, c = sp(P, ins[i:j], v[k:m])
+            shapes += o
+            ok += c
+        return shapes, ok
+    names = ["a%d_" % i for i in range(n)]
+    params = ", ".join(names + ["k%d" % i for i in range(len(ints))])
+    prog = eval("lambda %s: g(%s)" % (params, params), {"g": g})  # noqa: S307
+    _check(prog, arrays, spec, "%s (%d calls)" % (what, len(cases)), ints=ints, names=names,
+           not_one=not_one)
+
+
+def _group(cases: Sequence, arrays: Sequence, ints: Sequence = ()) -> tuple:
+    """Several calls on the same inputs (``(f, spec)`` pairs as for ``_check_all``) as one
+    ``_check_many`` case: one function returning all their results, one spec."""
+    fns = [f for f, _ in cases]
+
+    def f(*a):
+        out = []
+        for fn in fns:
+            r = fn(*a)
+            out.extend(r if isinstance(r, (tuple, list)) else [r])
+        return tuple(out)
+
+    def spec(P, ins, v):
+        shapes, ok = [], []
+        for _, sp in cases:
+            o, c = sp(P, ins, v)
+            shapes += o
+            ok += c
+        return shapes, ok
+    return f, list(arrays), spec, tuple(ints)
+
+
+def _chunks(items: Sequence, size: int) -> List:
+    """``items`` in consecutive lists of ``size`` (the last one shorter)."""
+    items = list(items)
+    return [items[i:i + size] for i in range(0, len(items), size)]
+
+
 def _shape(rank: int, static: Dict[int, int] = None) -> tuple:
     static = static or {}
     return tuple(static.get(i, SIZES[i]) for i in range(rank)), static
@@ -131,10 +200,12 @@ def reduce_axes():
                     for axis, keep in itertools.product(_reduce_axes(rank), (False, True))],
                    [_shape(rank)], "np.sum(rank %d, every axis, keepdims)" % rank)
     for rank in range(1, MAX_RANK + 1):
-        for axis, keep in itertools.product([None] + list(range(-rank, rank)), (False, True)):
-            _check(_bind1(np.max, axis=axis, keepdims=keep), [_shape(rank)],
-                   lambda P, ins, v, a=axis, k=keep: N.arg_reduction(ins[0], a, k),
-                   "np.max(rank %d, axis=%s, keepdims=%s)" % (rank, axis, keep))
+        cases = [(_bind1(np.max, axis=axis, keepdims=keep), [_shape(rank)],
+                  lambda P, ins, v, a=axis, k=keep: N.arg_reduction(ins[0], a, k), ())
+                 for axis, keep in itertools.product([None] + list(range(-rank, rank)),
+                                                     (False, True))]
+        for part in _chunks(cases, BATCH):
+            _check_many(part, "np.max(rank %d, every axis, keepdims)" % rank)
 
 
 def _bind1(fn, *a, **kw):
@@ -164,13 +235,13 @@ def reduce_arg():
     False and True: NumPy's shape, and the contract admits only non-empty extents."""
     for fn in (np.argmax, np.argmin):
         for rank in range(1, MAX_RANK + 1):
-            for axis, keep in itertools.product([None] + list(range(-rank, rank)),
-                                                (False, True)):
-                if fn is np.argmin and rank < MAX_RANK:
-                    continue
-                _check(_bind1(fn, axis=axis, keepdims=keep), [_shape(rank)],
-                       lambda P, ins, v, a=axis, k=keep: N.arg_reduction(ins[0], a, k),
-                       "%s(rank %d, axis=%s, keepdims=%s)" % (fn.__name__, rank, axis, keep))
+            # each axis its own inputs: the contract asks its extent non-empty
+            cases = [(_bind1(fn, axis=axis, keepdims=keep), [_shape(rank)],
+                      lambda P, ins, v, a=axis, k=keep: N.arg_reduction(ins[0], a, k), ())
+                     for axis, keep in itertools.product([None] + list(range(-rank, rank)),
+                                                         (False, True))]
+            for part in _chunks(cases, BATCH):
+                _check_many(part, "%s(rank %d, every axis, keepdims)" % (fn.__name__, rank))
 
 
 @proves("reduce.flat_or_axis", over=bounded("every rank up to 4, every axis, sizes symbolic"))
@@ -255,64 +326,77 @@ def shape_squeeze():
 
 # ---------------------------------------------------------------------------- joining
 def concatenate_sweep() -> None:
-    """np.concatenate of two arrays of every rank 1..4 on every axis and None, and of
-    three arrays of every rank 1..3 (part of ``concatenate.shape``)."""
+    """np.concatenate of two and of three arrays of every rank 1..4 on every axis and None
+    (part of ``concatenate.shape``)."""
     for rank in range(1, MAX_RANK + 1):
+        cases = []
         for axis in [None] + list(range(-rank, rank)):
-            _check(_prog(lambda x, y, a=axis: np.concatenate([x, y], axis=a), 2, 0),
-                   [_shape(rank), _shape(rank)],
-                   lambda P, ins, v, a=axis: N.concatenate(ins, a),
-                   "np.concatenate(2 x rank %d, axis=%s)" % (rank, axis))
-            if rank < MAX_RANK:
-                _check(_prog(lambda x, y, z, a=axis: np.concatenate([x, y, z], axis=a), 3, 0),
-                       [_shape(rank)] * 3, lambda P, ins, v, a=axis: N.concatenate(ins, a),
-                       "np.concatenate(3 x rank %d, axis=%s)" % (rank, axis))
+            spec = lambda P, ins, v, a=axis: N.concatenate(ins, a)     # noqa: E731
+            cases.append((lambda x, y, a=axis: np.concatenate([x, y], axis=a),
+                          [_shape(rank), _shape(rank)], spec, ()))
+            cases.append((lambda x, y, z, a=axis: np.concatenate([x, y, z], axis=a),
+                          [_shape(rank)] * 3, spec, ()))
+        for part in _chunks(cases, BATCH):
+            _check_many(part, "np.concatenate(2 and 3 x rank %d, every axis)" % rank)
 
 
 def split_sweep() -> None:
     """np.split into k = 1..3 equal sections and np.array_split into k = 1..4, on every
-    axis of every rank 1..3; np.split at two symbolic indices (examples in range, negative,
-    past the end) on every axis of every rank 1..3 (part of ``split.sizes``)."""
-    for rank in range(1, MAX_RANK):
+    axis of every rank 1..4; np.split at two symbolic indices (examples in range, negative,
+    past the end) on every axis of every rank 1..4 (part of ``split.sizes``)."""
+    for rank in range(1, MAX_RANK + 1):
+        cases = []
         for axis in range(-rank, rank):
             ax = axis % rank
             shp = tuple(6 if i == ax else SIZES[i] for i in range(rank))
             for k in (1, 2, 3):
-                _check(_prog(lambda x, k=k, a=axis: tuple(np.split(x, k, axis=a)), 1, 0),
-                       [(shp, {})],
-                       lambda P, ins, v, k=k, a=axis: N.split_sections(P, ins[0], k, a),
-                       "np.split(rank %d, %d, axis=%d)" % (rank, k, axis))
+                cases.append((lambda x, k=k, a=axis: tuple(np.split(x, k, axis=a)),
+                              [(shp, {})],
+                              lambda P, ins, v, k=k, a=axis: N.split_sections(P, ins[0], k, a),
+                              ()))
             # array_split records no guard: every count in one program
             _check_all([(lambda x, k=k, a=axis: tuple(np.array_split(x, k, axis=a)),
                          lambda P, ins, v, k=k, a=axis: N.array_split_sections(P, ins[0], k, a))
                         for k in (1, 2, 3, 4)], [(shp, {})],
                        "np.array_split(rank %d, 1..4 sections, axis=%d)" % (rank, axis))
             for pts in ((2, 4), (-4, -1), (4, 9), (1, -2)):
-                _check(_prog(lambda x, i, j, a=axis: tuple(np.split(x, [i, j], axis=a)), 1, 2),
-                       [(shp, {})], lambda P, ins, v, a=axis: N.split_indices(ins[0], v, a),
-                       "np.split(rank %d, [i, j] like %s, axis=%d)" % (rank, pts, axis),
-                       ints=pts)
+                cases.append((lambda x, i, j, a=axis: tuple(np.split(x, [i, j], axis=a)),
+                              [(shp, {})],
+                              lambda P, ins, v, a=axis: N.split_indices(ins[0], v, a), pts))
+        for part in _chunks(cases, SMALL_BATCH):
+            _check_many(part, "np.split(rank %d, sections and [i, j], every axis)" % rank)
 
 
 # ---------------------------------------------------------------------------- indexing
 @proves("index.basic",
-        over=bounded("every rank 1..3, every position, ints symbolic of both signs"))
+        over=bounded("every rank 1..4, one int / slice / None at every position, the int "
+                     "and both slice bounds symbolic of every sign, steps 1, 2, -1, -3; an "
+                     "Ellipsis before or after it or not (steps 2 and -3: not)"))
 def index_basic():
-    """x[...] with one int / slice / None component at every position of every rank 1..3,
-    the rest full slices or an Ellipsis before or after it: int indices and slice bounds
-    are symbolic ints (examples of both signs), steps 1, 2, -1 and -3."""
-    for rank in range(1, MAX_RANK):
+    """x[...] with one int / slice / None component at every position of every rank 1..4,
+    the rest full slices or an Ellipsis before or after it (slices of step 2 and -3: full
+    slices only, the Ellipsis is placed alike whatever the step): int indices and slice
+    bounds are symbolic ints (an example of each sign, of each sign pair for a slice: the
+    trace specialises on the sign), steps 1, 2, -1 and -3."""
+    for rank in range(1, MAX_RANK + 1):
+        cases = []
         for pos in range(rank):
             for kind, ex in (("int", (1,)), ("int", (-2,)), ("slice", (1, -1)),
-                             ("slice", (-4, 5)), ("none", ())):
+                             ("slice", (-4, 5)), ("slice", (1, 3)), ("slice", (-4, -1)),
+                             ("none", ())):
                 steps = (1, 2, -1, -3) if kind == "slice" else (None,)
                 for step, ell in itertools.product(steps, ("", "before", "after")):
                     if ell == "before" and pos != rank - 1 or ell == "after" and pos != 0:
                         continue
-                    _index_case(rank, pos, kind, ex, step, ell)
+                    if ell and step not in (None, 1, -1):
+                        continue        # the Ellipsis is placed alike whatever the step
+                    cases.append(_index_case(rank, pos, kind, ex, step, ell))
+        for part in _chunks(cases, SMALL_BATCH):
+            _check_many(part, "x[int / slice / None] on rank %d" % rank)
 
 
-def _index_case(rank: int, pos: int, kind: str, ex: tuple, step, ell: str) -> None:
+def _index_case(rank: int, pos: int, kind: str, ex: tuple, step, ell: str) -> tuple:
+    """The ``_check_many`` case of one index expression (its ints: the examples ``ex``)."""
     def items(vals):
         if kind == "int":
             comp = vals[0]
@@ -325,21 +409,21 @@ def _index_case(rank: int, pos: int, kind: str, ex: tuple, step, ell: str) -> No
         if ell == "after":
             return (comp, Ellipsis)
         return (slice(None),) * pos + (comp,)
-    _check(_prog(lambda x, *v: x[items(v)], 1, len(ex)), [_shape(rank)], lambda P, ins, v: N.basic_index(ins[0], items(tuple(v))),
-           "x[%s] on rank %d, examples %s" % (kind, rank, ex), ints=ex)
+    return (lambda x, *v: x[items(v)], [_shape(rank)],
+            lambda P, ins, v: N.basic_index(ins[0], items(tuple(v))), ex)
 
 
-@proves("index.take", over=bounded("every rank up to 4, every axis, sizes symbolic"))
+@proves("index.take", over=bounded("every rank 1..4, index arrays of every rank 0..2, every "
+                                   "axis and None, sizes symbolic"))
 def index_take():
     """np.take with index arrays of rank 0..2 on every axis (and None) of every rank 1..4."""
     for rank in range(1, MAX_RANK + 1):
-        for axis in [None] + list(range(-rank, rank)):
-            for irank in (0, 1, 2):
-                _check(_prog(lambda x, i, a=axis: np.take(x, i.astype(np.intp) % 1, axis=a),
-                             2, 0),
-                       [_shape(rank), ((2, 3)[:irank], {})],
-                       lambda P, ins, v, a=axis: N.take(ins[0], ins[1], a),
-                       "np.take(rank %d, index rank %d, axis=%s)" % (rank, irank, axis))
+        cases = [(lambda x, i, a=axis: np.take(x, i.astype(np.intp) % 1, axis=a),
+                  [_shape(rank), ((2, 3)[:irank], {})],
+                  lambda P, ins, v, a=axis: N.take(ins[0], ins[1], a), ())
+                 for axis in [None] + list(range(-rank, rank)) for irank in (0, 1, 2)]
+        for part in _chunks(cases, BATCH):
+            _check_many(part, "np.take(rank %d, index ranks 0..2, every axis)" % rank)
 
 
 @proves("index.take_along_axis", over=bounded("every rank up to 4, every axis, sizes symbolic"))
@@ -347,17 +431,17 @@ def index_take_along_axis():
     """np.take_along_axis on every axis of every rank 1..4, indices of the array's sizes
     and, off the axis, of size 1 (broadcast)."""
     for rank in range(1, MAX_RANK + 1):
+        cases = []
         for axis in range(-rank, rank):
             ax = axis % rank
             for ones in (False, True):
                 static = {i: 1 for i in range(rank) if i != ax} if ones else {}
                 ishape = tuple(static.get(i, 2 if i == ax else SIZES[i]) for i in range(rank))
-                _check(_prog(lambda x, i, a=axis: np.take_along_axis(
-                    x, i.astype(np.intp) % 1, a), 2, 0),
-                       [_shape(rank), (ishape, static)],
-                       lambda P, ins, v, a=axis: N.take_along_axis(ins[0], ins[1], a),
-                       "np.take_along_axis(rank %d, axis=%d, ones=%s)" % (rank, axis, ones),
-                       not_one=True)
+                cases.append((lambda x, i, a=axis: np.take_along_axis(
+                    x, i.astype(np.intp) % 1, a), [_shape(rank), (ishape, static)],
+                    lambda P, ins, v, a=axis: N.take_along_axis(ins[0], ins[1], a), ()))
+        for part in _chunks(cases, BATCH):
+            _check_many(part, "np.take_along_axis(rank %d, every axis)" % rank, not_one=True)
 
 
 # ---------------------------------------------------------------------------- repetition
@@ -382,7 +466,8 @@ def repeat_pad_sweep() -> None:
                % (rank, pairs))
 
 
-@proves("shape.diagonal", over=bounded("every rank up to 4, every axis pair, sizes symbolic"))
+@proves("shape.diagonal", over=bounded("every rank 2..4, every ordered axis pair, offsets "
+                                       "-3..3, sizes symbolic"))
 def shape_diagonal():
     """np.diagonal for every rank 2..4, every ordered pair of distinct axes (written with
     both signs) and offsets -3..3."""
@@ -398,10 +483,11 @@ def shape_diagonal():
 
 
 # ---------------------------------------------------------------------------- products
-@proves("linalg.dot", over=bounded("every pair of ranks up to 4, sizes symbolic"))
+@proves("linalg.dot", over=bounded("every pair of ranks 1..4, sizes symbolic"))
 def linalg_dot():
-    """np.dot for every pair of ranks 1..4 x 1..3 (and 4 x 4): NumPy's shape, and the
+    """np.dot for every pair of ranks 1..4: NumPy's shape, and the
     contract admits only equal contracted sizes."""
+    cases = []
     for ra, rb in itertools.product(range(1, MAX_RANK + 1), repeat=2):
         sa = tuple(SIZES[i] for i in range(ra))
         sb = [SIZES[i] for i in range(rb)]
@@ -409,30 +495,36 @@ def linalg_dot():
             sb[0] = sa[-1]
         else:
             sb[-2] = sa[-1]
-        _check(lambda x, y: np.dot(x, y), [(sa, {}), (tuple(sb), {})],
-               lambda P, ins, v: N.dot(ins[0], ins[1]), "np.dot(rank %d, rank %d)" % (ra, rb))
+        cases.append((lambda x, y: np.dot(x, y), [(sa, {}), (tuple(sb), {})],
+                      lambda P, ins, v: N.dot(ins[0], ins[1]), ()))
+    for part in _chunks(cases, BATCH):
+        _check_many(part, "np.dot(every pair of ranks 1..4)")
 
 
-@proves("linalg.tensordot", over=bounded("every pair of ranks up to 4, sizes symbolic"))
+@proves("linalg.tensordot", over=bounded("every pair of ranks 1..4, every integer axes= up "
+                                         "to the smaller rank, sizes symbolic"))
 def linalg_tensordot():
     """np.tensordot(a, b, axes=k) for every pair of ranks 1..4 and every k from 0 to the
     smaller rank."""
+    cases = []
     for ra, rb in itertools.product(range(1, MAX_RANK + 1), repeat=2):
         for k in range(0, min(ra, rb) + 1):
             sa = tuple(SIZES[i] for i in range(ra))
             sb = tuple(sa[ra - k + i] if i < k else SIZES[(i + 1) % 4] for i in range(rb))
-            _check(_bind2(np.tensordot, axes=k), [(sa, {}), (sb, {})],
-                   lambda P, ins, v, k=k: N.tensordot(ins[0], ins[1], k),
-                   "np.tensordot(rank %d, rank %d, axes=%d)" % (ra, rb, k))
+            cases.append((_bind2(np.tensordot, axes=k), [(sa, {}), (sb, {})],
+                          lambda P, ins, v, k=k: N.tensordot(ins[0], ins[1], k), ()))
+    for part in _chunks(cases, BATCH):
+        _check_many(part, "np.tensordot(every pair of ranks 1..4, every axes=k)")
 
 
 # ---------------------------------------------------------------------------- broadcasting
 def broadcast_sweep() -> None:
-    """x + y for every pair of ranks 0..3 and every assignment, per aligned axis, of the
+    """x + y for every pair of ranks 0..4 and every assignment, per aligned axis, of the
     example relation (equal sizes, x's size 1, y's size 1): the contract admits only
     broadcastable sizes and the result is NumPy's (part of ``broadcast.shapes``)."""
-    for ra, rb in itertools.product(range(0, MAX_RANK), repeat=2):
+    for ra, rb in itertools.product(range(0, MAX_RANK + 1), repeat=2):
         k = min(ra, rb)
+        cases = []
         for pat in itertools.product(("eq", "x1", "y1"), repeat=k):
             xs: Dict[int, int] = {}
             ys: Dict[int, int] = {}
@@ -443,29 +535,85 @@ def broadcast_sweep() -> None:
                     ys[rb - k + n] = 1
             sa = tuple(xs.get(i, SIZES[4 - ra + i]) for i in range(ra))
             sb = tuple(ys.get(i, SIZES[4 - rb + i]) for i in range(rb))
-            _check(lambda x, y: x + y, [(sa, xs), (sb, ys)],
-                   lambda P, ins, v: N.broadcast(*ins), "x + y (%s, %s)" % (sa, sb),
-                   not_one=True)
+            cases.append((lambda x, y: x + y, [(sa, xs), (sb, ys)],
+                          lambda P, ins, v: N.broadcast(*ins), ()))
+        for part in _chunks(cases, BATCH):
+            _check_many(part, "x + y (ranks %d, %d, every pattern of 1s)" % (ra, rb),
+                        not_one=True)
+
+
+def stack_tile_sweep() -> None:
+    """np.stack of two arrays at every axis (negative ones included) of every rank 0..4,
+    and np.tile of every rank 1..4 with reps tuples of every length 1..4 (2s and 3s), both
+    directions (part of ``shape.pad_tile_repeat_stack``)."""
+    cases = [(lambda x, y, a=axis: np.stack([x, y], axis=a), [_shape(rank)] * 2,
+              lambda P, ins, v, a=axis: N.stack(ins, a), ())
+             for rank in range(0, MAX_RANK + 1) for axis in range(-rank - 1, rank + 1)]
+    for part in _chunks(cases, BATCH):
+        _check_many(part, "np.stack(two arrays of ranks 0..4, every axis)")
+    cases = []
+    for rank in range(1, MAX_RANK + 1):
+        for nreps in range(1, MAX_RANK + 1):
+            reps = tuple(2 + (k % 2) for k in range(nreps))
+            cases.append((_bind1(np.tile, reps), [_shape(rank)],
+                          lambda P, ins, v, r=reps: N.tile(ins[0], r), ()))
+    for part in _chunks(cases, BATCH):
+        _check_many(part, "np.tile(ranks 1..4, reps of length 1..4)")
+
+
+def advanced_sweep() -> None:
+    """x[i0, ...] with one to three 1-D index arrays at every placement among the axes of
+    every rank 1..4, the other axes full slices: adjacent arrays' broadcast shape replaces
+    them in place, non-adjacent ones put it first (NumPy's "Combining advanced and basic
+    indexing"); both directions (part of ``index.advanced``)."""
+    cases = []
+    for rank in range(1, MAX_RANK + 1):
+        for n in range(1, min(rank, 3) + 1):
+            for pos in itertools.combinations(range(rank), n):
+                text = ", ".join("i[%d]" % pos.index(a) if a in pos else ":"
+                                 for a in range(rank))
+                f = eval("lambda x, *i: x[%s]" % text)   # noqa: S307
+                arrays = [_shape(rank)] + [((2,), {})] * n
+                cases.append((lambda x, *i, f=f: f(x, *(a.astype(np.intp) % 1 for a in i)),
+                              arrays,
+                              lambda P, ins, v, p=pos: N.advanced_index(ins[0], ins[1:], p),
+                              ()))
+    # index arrays of equal example lengths trace their broadcast as equal sizes (an
+    # example 1 would specialise): the converse covers the sizes other than 1
+    for part in _chunks(cases, BATCH):
+        _check_many(part, "x[index arrays at every placement, ranks 1..4]", not_one=True)
+
+
+def matmul_sweep() -> None:
+    """x @ y for every pair of ranks 1..4 and every assignment, per aligned batch axis, of
+    the example relation (equal sizes, x's size 1, y's size 1; a size 1 static), the
+    contracted sizes equal examples: the contract admits only NumPy's inputs, all of them,
+    and the result is NumPy's (part of ``matmul.shape``)."""
+    for ra, rb in itertools.product(range(1, MAX_RANK + 1), repeat=2):
+        k = min(ra, rb) - 2
+        cases = []
+        for pat in itertools.product(("eq", "x1", "y1"), repeat=max(k, 0)):
+            xs: Dict[int, int] = {}
+            ys: Dict[int, int] = {}
+            for n, p in enumerate(pat):       # batch axes aligned on the right of the batch
+                if p == "x1":
+                    xs[ra - 2 - k + n] = 1
+                elif p == "y1":
+                    ys[rb - 2 - k + n] = 1
+            sa = [xs.get(i, SIZES[(i + 1) % 4]) for i in range(ra)]
+            sb = [ys.get(i, SIZES[(i + 1) % 4]) for i in range(rb)]
+            for n in range(max(k, 0)):         # equal examples where the pattern says equal
+                if pat[n] == "eq":
+                    sb[rb - 2 - k + n] = sa[ra - 2 - k + n]
+            sb[0 if rb == 1 else rb - 2] = sa[-1]
+            cases.append((lambda x, y: x @ y, [(tuple(sa), xs), (tuple(sb), ys)],
+                          lambda P, ins, v: N.matmul(ins[0], ins[1]), ()))
+        for part in _chunks(cases, BATCH):
+            _check_many(part, "x @ y (ranks %d, %d, every pattern of batch 1s)" % (ra, rb),
+                        not_one=True)
 
 
 # ---------------------------------------------------------------------------- reshape
-def reshape_sweep() -> None:
-    """x.reshape(target) for every input rank 1..3 and every target rank 1..3 whose
-    entries are symbolic ints, with a -1 at every position or none (part of
-    ``reshape.infer``)."""
-    for rank, trank in itertools.product(range(1, MAX_RANK), repeat=2):
-        shp = ((24,), (4, 6), (2, 3, 4))[rank - 1]       # 24 elements at every rank
-        for hole in [None] + list(range(trank)):
-            k = trank - (hole is not None)
-            ex = [2] * k if hole is not None else list(((24,), (4, 6), (2, 3, 4))[k - 1])
-            _check(_prog(lambda x, *v, h=hole: x.reshape(
-                v[:h] + (-1,) + v[h:] if h is not None else v), 1, k), [(shp, {})],
-                lambda P, ins, v, h=hole: N.reshape(
-                    P, ins[0], tuple(v[:h]) + (-1,) + tuple(v[h:]) if h is not None
-                    else tuple(v)),
-                "x.reshape(rank %d -> %d, -1 at %s)" % (rank, trank, hole), ints=ex)
-
-
 def _ones_patterns(ranks: Sequence[int], full: bool) -> List[List[Dict[int, int]]]:
     """Per operand, its static size-1 axes: for each output axis (aligned on the right),
     every subset of the operands present there set to 1 (``full``: every combination over
@@ -496,16 +644,18 @@ def broadcast3_sweep() -> None:
     operands set to 1 at every axis), and np.clip(x, lo, hi) on the same triples without
     1s: the contract admits only broadcastable sizes and the result is NumPy's (part of
     ``broadcast.shapes``)."""
+    same = lambda P, ins, v: N.broadcast(*ins)     # noqa: E731
     for ranks in itertools.product(range(0, MAX_RANK), repeat=3):
+        cases = []
         for statics in _ones_patterns(ranks, full=max(ranks) <= 2):
             arrays = [(tuple(st.get(i, SIZES[4 - r + i]) for i in range(r)), st)
                       for r, st in zip(ranks, statics)]
-            _check(lambda x, y, z: np.where(x > 0, y, z), arrays,
-                   lambda P, ins, v: N.broadcast(*ins),
-                   "np.where(%s, %s, %s)" % tuple(a[0] for a in arrays), not_one=True)
+            cases.append((lambda x, y, z: np.where(x > 0, y, z), arrays, same, ()))
         arrays = [(tuple(SIZES[4 - r + i] for i in range(r)), {}) for r in ranks]
-        _check(lambda x, y, z: np.clip(x, y, z), arrays, lambda P, ins, v: N.broadcast(*ins),
-               "np.clip(%s, %s, %s)" % tuple(a[0] for a in arrays), not_one=True)
+        cases.append((lambda x, y, z: np.clip(x, y, z), arrays, same, ()))
+        for part in _chunks(cases, BATCH):
+            _check_many(part, "np.where / np.clip(ranks %s, patterns of 1s)" % (ranks,),
+                        not_one=True)
 
 
 # ---------------------------------------------------------------------------- einsum
@@ -520,13 +670,19 @@ def _outputs(term_letters: str) -> List[str]:
                    for p in itertools.permutations(letters, n)]
 
 
-def _einsum_batch(subs: Sequence[str], terms: Sequence[str], what: str) -> None:
+def _einsum_case(subs: Sequence[str], terms: Sequence[str]) -> tuple:
     """The einsum calls ``subs`` on operands whose axes are labelled ``terms`` (for their
-    example sizes, ``_LETTER``; an ``...`` spelled out in A, B, C) as one program: the
-    calls share one contract (the equalities the labels imply)."""
+    example sizes, ``_LETTER``; an ``...`` spelled out in A, B, C) as one ``_check_many``
+    case: the calls share their operands, so one contract (the equalities the labels
+    imply)."""
     arrays = [(tuple(_LETTER[c] for c in t), {}) for t in terms]
-    _check_all([(_prog(lambda *a, s=s: np.einsum(s, *a), len(arrays), 0),
-                 lambda P, ins, v, s=s: N.einsum(s, ins)) for s in subs], arrays, what)
+    return _group([(lambda *a, s=s: np.einsum(s, *a), lambda P, ins, v, s=s: N.einsum(s, ins))
+                   for s in subs], arrays)
+
+
+def _einsum_all(cases: Sequence, what: str) -> None:
+    for part in _chunks(cases, BATCH):
+        _check_many(part, "np.einsum(%s)" % what)
 
 
 def einsum_sweep() -> None:
@@ -538,10 +694,12 @@ def einsum_sweep() -> None:
     implicit output, the free letters in reverse order and all letters (batch axes kept);
     three operands (chains, a shared batch letter); and ``...`` standing for 0..2 axes in
     either or both operands, in front or behind."""
+    cases = []
     for rank in range(0, MAX_RANK):
         for term in map("".join, itertools.product("ijk"[:rank], repeat=rank)):
-            _einsum_batch([term + o for o in _outputs(term)], [term],
-                          "np.einsum(%r, every output)" % term)
+            cases.append(_einsum_case([term + o for o in _outputs(term)], [term]))
+    _einsum_all(cases, "one operand, every labelling and output")
+    cases = []
     for ra, rb in itertools.product(range(0, MAX_RANK), repeat=2):
         a = "ijk"[:ra]
         for b in itertools.product(*[tuple(a) + ("lmn"[p],) for p in range(rb)]):
@@ -552,14 +710,15 @@ def einsum_sweep() -> None:
             free = [c for c in sub if c.isalpha() and sub.count(c) == 1]
             seen = "".join(dict.fromkeys(c for c in sub if c.isalpha()))
             outs = ["", "->" + "".join(sorted(free, reverse=True)), "->" + seen]
-            _einsum_batch([sub + o for o in outs], [a, b], "np.einsum(%r, ...)" % sub)
-    for sub in ("ij,jk,kl", "ij,jk,kl->li", "bi,bj,bk->bijk", "i,i,i->", "i,j,k"):
-        _einsum_batch([sub], sub.split("->")[0].split(","), "np.einsum(%r)" % sub)
+            cases.append(_einsum_case([sub + o for o in outs], [a, b]))
+    _einsum_all(cases, "two operands, every placement of shared letters")
+    cases = [_einsum_case([sub], sub.split("->")[0].split(","))
+             for sub in ("ij,jk,kl", "ij,jk,kl->li", "bi,bj,bk->bijk", "i,i,i->", "i,j,k")]
     for pa, pb in itertools.product(("...", "i...", "...ij"), ("...", "...j", "j...")):
         for wa, wb in itertools.product(range(3), repeat=2):
             ta = pa.replace("...", "ABC"[2 - wa:2])
             tb = pb.replace("...", "ABC"[2 - wb:2])
             ell = pa + "," + pb
             subs = [ell, ell + "->..." + "".join(sorted(set(pa + pb) - {"."}))]
-            _einsum_batch(subs, [ta, tb], "np.einsum(%r, widths %d, %d)" % (ell, wa, wb))
-
+            cases.append(_einsum_case(subs, [ta, tb]))
+    _einsum_all(cases, "three operands, and ... of widths 0..2")

@@ -63,7 +63,8 @@ def _engine_concat(shapes, axis) -> Optional[tuple]:
 
 
 @proves("concatenate.shape",
-        over=bounded("every rank up to 4 (three operands: up to 3), sizes symbolic"))
+        over=bounded("two and three operands of every rank 1..4, every axis and None, sizes "
+                     "symbolic"))
 def concatenate_shape():
     # the fold shape[ax] = shape[ax] + x.shape[ax] over the inputs is the sum; the other
     # axes are the first input's, equal to every input's by the guards
@@ -157,7 +158,9 @@ def _code_matmul_shape(a, b):
     return out, ok
 
 
-@proves("matmul.shape", over=bounded("every pair of ranks up to 4, sizes symbolic"))
+@proves("matmul.shape",
+        over=bounded("every pair of ranks 1..4, every pattern of 1s in the aligned batch "
+                     "axes (traced, both directions), sizes symbolic"))
 def matmul_shape_rule():
     for ra, rb in itertools.product((1, 2, 3, 4), repeat=2):
         a = list(z3.Ints(" ".join("a%d" % i for i in range(ra))))
@@ -191,3 +194,7 @@ def matmul_shape_rule():
         ref, ok = _np_matmul_shape(list(tr.ins[0]), list(tr.ins[1]))
         prove_code(lambda *v: z3.And(*[a == b for a, b in zip(v, ref)], *ok),
                    list(tr.outs[0]), tr.hyps, P=tr.P, what="%s @ %s traced" % (sa, sb))
+    # traced: every pair of ranks 1..4, every pattern of 1s in the batch axes, both
+    # directions (proofs/op_shape_rules.py)
+    from .op_shape_rules import matmul_sweep
+    matmul_sweep()

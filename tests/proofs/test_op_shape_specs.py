@@ -117,6 +117,14 @@ def test_products_and_broadcasting(a, b):
         _agree(lambda: N.tensordot(a, b, k), lambda: np.tensordot(x, y, axes=k))
 
 
+@pytest.mark.parametrize("a,b", list(itertools.product(
+    [(3,), (1,), (2, 3), (4, 1, 3), (2, 1, 2, 3), (5, 2, 3)],
+    [(3,), (3, 5), (2, 3, 2), (1, 3, 4), (4, 1, 3, 2), (2, 2)])))
+def test_matmul(a, b):
+    x, y = np.ones(a), np.ones(b)
+    _agree(lambda: N.matmul(a, b), lambda: x @ y)
+
+
 @pytest.mark.parametrize("c", [(), (1,), (3,), (2, 1), (4, 1, 3)], ids=str)
 def test_three_operand_broadcasting(c):
     for a, b in itertools.product([(), (3,), (1,), (2, 3), (1, 1, 3), (5, 1, 1)], repeat=2):
@@ -285,3 +293,23 @@ def test_partition_refuses_an_axis_shorter_than_kth(f):
         ep.module()(np.ones((2, 3)))
     y = np.arange(15.0)[::-1].reshape(5, 3)
     assert ep.module()(y).shape == f(y).shape
+
+
+@pytest.mark.parametrize("shape", [(), (3,), (0, 4), (2, 1, 3), (2, 3, 1, 4)], ids=str)
+def test_stack_tile_and_advanced_index(shape):
+    x = np.ones(shape)
+    for axis in range(-len(shape) - 1, len(shape) + 1):
+        _agree(lambda: N.stack([shape, shape], axis), lambda: np.stack([x, x], axis=axis))
+    _agree(lambda: N.stack([shape, shape + (2,)], 0), lambda: np.stack([x, np.ones(shape + (2,))]))
+    for reps in ((2,), (2, 3), (3, 2, 2), (2, 3, 2, 3)):
+        _agree(lambda: N.tile(shape, reps), lambda: np.tile(x, reps))
+    for n in range(1, min(len(shape), 3) + 1):
+        for pos in itertools.combinations(range(len(shape)), n):
+            for lens in ((2,) * n, (1,) + (3,) * (n - 1), (2, 3, 2)[:n]):
+                idx = [np.zeros(k, np.intp) for k in lens]
+                items = tuple(idx[pos.index(a)] if a in pos else slice(None)
+                              for a in range(len(shape)))
+                if any(shape[a] == 0 for a in pos):
+                    continue                  # an index 0 on an empty axis: data, not shape
+                _agree(lambda: N.advanced_index(shape, [(k,) for k in lens], pos),
+                       lambda: x[items])
