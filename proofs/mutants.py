@@ -29,8 +29,8 @@ class Mutant(NamedTuple):
 
 MUTANTS: List[Mutant] = [
     Mutant("vr_min ignores the arguments after the third", "symshape/algebra/ranges.py",
-           "def vr_min(args: Iterable[ValueRange]) -> ValueRange:\n    args = list(args)\n",
-           "def vr_min(args: Iterable[ValueRange]) -> ValueRange:\n    args = list(args)[:3]\n",
+           "    return reduce(min_step, args)\n",
+           "    return reduce(min_step, list(args)[:3])\n",
            ("range.min",)),
     Mutant("x // k folded to 0 when x can equal k", "symshape/algebra/simplify.py",
            "if b.lower >= 0 and b.upper < den:", "if b.lower >= 0 and b.upper <= den:",
