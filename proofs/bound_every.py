@@ -66,8 +66,8 @@ def range_divmod_split():
                    "cancel it or be constant) over every box "
                    "(ends symbolic, finite or infinite), along every path; two arguments "
                    "stand for any number: the code reads each alike (one comprehension) "
-                   "and hands them to vr_min / vr_max (range.min / range.max, whose own "
-                   "proofs bound the arity); bound() "
+                   "and hands them to vr_min / vr_max (range.min / range.max, proven "
+                   "for every number of ranges); bound() "
                    "on each pushed argument sound (the induction hypothesis)"))
 def range_minmax_push():
     r, a, b = z3.Ints("r a b")

@@ -29,8 +29,8 @@ class Mutant(NamedTuple):
 
 MUTANTS: List[Mutant] = [
     Mutant("vr_min ignores the arguments after the third", "symshape/algebra/ranges.py",
-           "def vr_min(args: Iterable[ValueRange]) -> ValueRange:\n    args = list(args)\n",
-           "def vr_min(args: Iterable[ValueRange]) -> ValueRange:\n    args = list(args)[:3]\n",
+           "    return reduce(min_step, args)\n",
+           "    return reduce(min_step, list(args)[:3])\n",
            ("range.min",)),
     Mutant("x // k folded to 0 when x can equal k", "symshape/algebra/simplify.py",
            "if b.lower >= 0 and b.upper < den:", "if b.lower >= 0 and b.upper <= den:",
@@ -186,8 +186,8 @@ MUTANTS: List[Mutant] = [
            "                refine(env, s, le_to_range(a, e.const + 1))", ("solve.dispatch",)),
     # issue 46: the Z3 encoding of Min / Max was proven at arity 3 only
     Mutant("the Z3 encoding of Min / Max ignores the arguments after the third",
-           "symshape/reasoning/z3bridge.py", "    for a in args[1:]:\n        out = z3.If(a < out",
-           "    for a in args[1:3]:\n        out = z3.If(a < out", ("z3bridge.minmax_encoding",)),
+           "symshape/reasoning/z3bridge.py", "    return functools.reduce(min_step, args)\n",
+           "    return functools.reduce(min_step, args[:3])\n", ("z3bridge.minmax_encoding",)),
     # issue 46: a rule refusing what NumPy accepts passed every proof of "admitted => NumPy"
     Mutant("np.vstack of an array's rows asks for two rows (over-restrictive)",
            "capture/ops/shape.py", "    if x.ndim == 0 or not (x.shape[0] >= 1):",

@@ -8,7 +8,7 @@ extended integers (``proofs/extint.py``), including its corner products, its ``m
 must be defined (no ``int_oo - int_oo``).  Each proof then runs the real function on
 ranges with *symbolic* ends (``symbolic_sound``, ``proofs/symexec.py``: any integer or
 infinite end, once per feasible path through the code's branches; ``vr_min`` / ``vr_max``
-with every number of arguments up to 4, ``vr_scale`` with a symbolic factor; ``vr_pow`` with
+through their two-argument fold step, by induction on the arity, ``vr_scale`` with a symbolic factor; ``vr_pow`` with
 a symbolic exponent in ``proofs/range_every.py``): Z3 proves that the range the code *returns* contains the
 operation's value for every member of every input range, not a grid of sample intervals.
 """
@@ -24,10 +24,11 @@ from symshape.algebra.infinity import INT_OO, NEG_INT_OO
 from symshape.algebra.infinity import is_inf as is_inf_
 from symshape.algebra.ranges import ValueRange
 
-from . import bounded, every, samples, proves
+from . import every, samples, proves
 from .extint import (POS_INF, Ext, X, emax, emin, fin, inside, is_inf, le, lt, mul,
                      neg, scale, select)
 from .code import prove_code
+from .folds import fold_step
 from .pyint import Py, zmax, zmin
 
 
@@ -207,32 +208,33 @@ def range_mod_straddle():
 
 # ---------------------------------------------------------------------------- min / max
 def _minmax_proof(is_min: bool) -> None:
-    for n in (2, 3):
-        E = Ext()
-        ivs = [E.interval("a%d" % i) for i in range(n)]
-        xs = z3.Ints(" ".join("x%d" % i for i in range(n)))
-        pick = emin if is_min else emax
-        lo = pick(*[iv[0] for iv in ivs])
-        hi = pick(*[iv[1] for iv in ivs])
-        val = xs[0]
-        for v in xs[1:]:
-            val = (z3.If(v < val, v, val) if is_min else z3.If(v > val, v, val))
-        hyps = [iv[2] for iv in ivs] + [inside(iv[0], iv[1], v) for iv, v in zip(ivs, xs)]
-        E.prove(_contains(E, lo, hi, val), hyps)
-    fn, op = (RG.vr_min, min) if is_min else (RG.vr_max, max)
-    zop = zmin if is_min else zmax
-    # the code's output for every arity up to 4, on symbolic ends
-    for n in range(1, 5):
-        symbolic_sound(lambda *rs: fn(list(rs)), lambda P_, *xs: zop(*xs),
-                       "%s/%d" % (fn.__name__, n), arity=n)
+    """By induction on the number of arguments.  ``vr_min`` is, read from its code,
+    ``functools.reduce`` of its step (``fold_step``), so its result on n + 1 ranges is the
+    step on (its result on the first n, the last); the base case is the first range itself
+    (which holds its member, checked on the code's output too).  The step, run on two ranges with symbolic ends (the first an
+    arbitrary accumulator) along every path, returns a range holding min(m, y) for every m
+    in the first and y in the second: with m = min(x_0 .. x_n-1), in the accumulator by the
+    induction hypothesis, min(x_0 .. x_n) = min(m, x_n) lies in the result."""
+    fn, zop = (RG.vr_min, zmin) if is_min else (RG.vr_max, zmax)
+    step = fold_step(fn)
+    symbolic_sound(step, lambda P_, m, y: zop(m, y), "%s_step" % fn.__name__)
+    # the base case on the code's own output: one range holds its member
+    symbolic_sound(lambda r: fn([r]), lambda P_, x: x, "%s_one" % fn.__name__, arity=1)
 
 
-@proves("range.min", over=bounded("arity up to 4, ends symbolic"))
+_MINMAX_DOMAIN = ("every number of ranges (one or more), ends symbolic, finite or infinite: "
+                  "the code's own two-argument step proven on every pair of ranges along "
+                  "every path (an arbitrary accumulator: the induction step), and the "
+                  "n-ary function read from its code to be exactly functools.reduce of "
+                  "that step")
+
+
+@proves("range.min", over=every(_MINMAX_DOMAIN))
 def range_min():
     _minmax_proof(True)
 
 
-@proves("range.max", over=bounded("arity up to 4, ends symbolic"))
+@proves("range.max", over=every(_MINMAX_DOMAIN))
 def range_max():
     _minmax_proof(False)
 

@@ -23,9 +23,10 @@ from symshape.reasoning.env import ShapeEnv
 from symshape.algebra.infinity import INT_OO, NEG_INT_OO, is_inf
 from symshape.algebra.ranges import ValueRange
 
-from . import bounded, every, samples, proves
+from . import every, samples, proves
 from .extint import Ext, X, fin, inside, le, lt, select
 from .code import Symbols, divisors, encode, encode_cond, prove_code
+from .folds import fold_step
 from .pyint import Py, prove, require, zmax, zmin
 
 
@@ -466,64 +467,100 @@ def z3bridge_divmod_encoding():
     # at any numerator and divisor is a // b, with no grid of them to check)
 
 
-#: the highest Min / Max arity proven directly on the encoder's output (the induction step
-#: below carries the proof to every arity)
-MINMAX_ARITY = 8
-
-
 def _minmax_induction_step(ZB) -> None:
-    """The encoder folds its arguments left: the term of ``args + [x]`` is the code's
-    two-argument step on (the term of ``args``, ``x``).  Run that step on ``m``, the
-    minimum of an *abstract* set S (any size: ``m`` below every member of S and one of
-    them), and ``x``: its output is the minimum of S and ``x``.  With arity 1 proven, every
-    arity follows."""
+    """``min_term`` / ``max_term`` are, read from the code (``fold_step``), exactly
+    ``functools.reduce`` of their steps: the term of one argument is that argument, and the
+    term of ``args + [x]`` is the step on (the term of ``args``, ``x``).  Run the code's own
+    step on ``m``, the minimum of an *abstract* set S (any size: ``m`` below every member
+    of S and one of them), and ``x``: its output is the minimum of S and ``x``.  By
+    induction the term of every number of arguments is their minimum (maximum)."""
     member = z3.Function("in_S", z3.IntSort(), z3.BoolSort())
     m, x, y = z3.Ints("m x y")
-    for kind, below in (("Min", lambda a, b: a <= b), ("Max", lambda a, b: a >= b)):
-        step = ZB.minmax_term(z3, kind, [m, x])
+    for kind, term, below in (("Min", ZB.min_term, lambda a, b: a <= b),
+                              ("Max", ZB.max_term, lambda a, b: a >= b)):
+        step = fold_step(term)(m, x)
         hyps = [member(m), z3.ForAll([y], z3.Implies(member(y), below(m, y)))]
         prove_code(lambda v: z3.And(below(v, x), z3.Or(v == x, member(v)),
                                     z3.ForAll([y], z3.Implies(member(y), below(v, y)))),
                    [step], *hyps, what="the %s encoding's fold step" % kind)
-    # the fold itself: the term of n + 1 arguments is the step on the term of n
-    xs = z3.Ints(" ".join("f%d" % i for i in range(MINMAX_ARITY + 1)))
-    for kind in ("Min", "Max"):
-        for n in range(1, MINMAX_ARITY + 1):
-            whole = ZB.minmax_term(z3, kind, list(xs[:n + 1]))
-            folded = ZB.minmax_term(z3, kind, [ZB.minmax_term(z3, kind, list(xs[:n])), xs[n]])
-            require(whole.eq(folded), "the %s encoding of %d arguments is no fold step on "
-                    "that of %d: %s", kind, n + 1, n, whole)
+
+
+def _minmax_dispatch(ZB) -> None:
+    """``minmax_term(z3, kind, args)`` hands its argument list, whatever it is, untouched to
+    ``min_term`` (kind Min) or ``max_term`` (Max) and returns its term: run on an opaque
+    token with the two folds replaced by recorders (every list alike: the code never looks
+    inside it)."""
+    token = object()
+    saved = ZB.min_term, ZB.max_term
+    try:
+        ZB.min_term, ZB.max_term = (lambda a: ("Min", a)), (lambda a: ("Max", a))
+        for kind in ("Min", "Max"):
+            got = ZB.minmax_term(z3, kind, token)
+            require(type(got) is tuple and got[0] == kind and got[1] is token,
+                    "minmax_term(%s) does not return the %s fold of its arguments", kind, kind)
+    finally:
+        ZB.min_term, ZB.max_term = saved
+
+
+def _atom_reads_every_argument(ZB) -> None:
+    """Encoder.atom encodes every argument of the atom alike (one comprehension over all of
+    ``atom.args``, no slice, no filter) and hands that list to ``minmax_term``."""
+    import ast
+    import inspect
+    import textwrap
+    fn = inspect.unwrap(ZB.Encoder.atom)
+    tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    stmts = {ast.unparse(n) for n in ast.walk(tree) if isinstance(n, ast.Assign)}
+    binds = [n for n in ast.walk(tree) if isinstance(n, (ast.Assign, ast.AugAssign,
+                                                         ast.AnnAssign, ast.NamedExpr))
+             and any(isinstance(t, ast.Name) and t.id == "args" for t in
+                     (n.targets if isinstance(n, ast.Assign) else [n.target]))]
+    require("args = [self.expr(a) for a in atom.args]" in stmts and len(binds) == 1,
+            "Encoder.atom does not encode every argument alike: %s", sorted(stmts))
+    require("out = minmax_term(z3, atom.kind, args)" in stmts,
+            "Encoder.atom does not hand every encoded argument to minmax_term")
 
 
 @proves("z3bridge.minmax_encoding",
-        over=bounded("arity 1..8 on the encoder's output, every argument value; the "
-                     "code's own two-argument fold step keeps the minimum / maximum of a "
-                     "set of any size (the induction step), but that the term of n + 1 "
-                     "arguments is that step on the term of n is checked for n <= 8 only"))
+        over=every("every number of arguments (one or more), every argument value: the "
+                   "code's own two-argument fold step keeps the minimum / maximum of a set "
+                   "of any size (the induction step), min_term / max_term read from the "
+                   "code to be exactly functools.reduce of that step, minmax_term run on "
+                   "an opaque argument list, and Encoder.atom read to encode every argument "
+                   "alike and hand them all to minmax_term; its output checked on Min / "
+                   "Max of three symbols, and each comparison kind and and / or of the "
+                   "condition encoding on symbols of any value"))
 def z3bridge_minmax_encoding():
-    """Not "every arity": the induction step is proven for any size, but the fold identity
-    it needs (``minmax_term`` of ``n + 1`` arguments is the step on that of ``n``) is a
-    property of the loop over *all* arguments, and running the code on finitely many
-    arities cannot show it for every ``n`` (an encoder looping over ``args[1:9]`` passes
-    every check up to arity 8)."""
+    """By induction on the code's fold (``proofs/folds.py``): the encoder's loop is
+    ``functools.reduce``, so no arity is left unchecked (the old bound, arity 8, let an
+    encoder looping over ``args[1:9]`` pass)."""
     from symshape.reasoning import z3bridge as ZB
-    syms = [E.Sym(930 + i) for i in range(MINMAX_ARITY)]
-    enc = ZB.Encoder()
-    for n in range(1, MINMAX_ARITY + 1):
-        xs = [enc.sym(s) for s in syms[:n]]
-        args = [s.expr for s in syms[:n]]
-        zmn = enc.expr(E.smin(*args)) if n > 1 else ZB.minmax_term(z3, "Min", xs)
-        zmx = enc.expr(E.smax(*args)) if n > 1 else ZB.minmax_term(z3, "Max", xs)
-        prove_code(lambda mn, mx: z3.And(*[mn <= x for x in xs], z3.Or(*[mn == x for x in xs]),
-                                         *[mx >= x for x in xs], z3.Or(*[mx == x for x in xs])),
-                   [zmn, zmx], *enc.side, what="the engine's encoding of Min / Max of %d" % n)
     _minmax_induction_step(ZB)
-    # and relations, as the engine encodes them for its queries
+    _minmax_dispatch(ZB)
+    _atom_reads_every_argument(ZB)
+    s0, s1, s2 = syms = [E.Sym(930), E.Sym(931), E.Sym(932)]
+    enc = ZB.Encoder()
+    xs = [enc.sym(s) for s in syms]
+    zmn = enc.expr(E.smin(s0.expr, s1.expr, s2.expr))
+    zmx = enc.expr(E.smax(s0.expr, s1.expr, s2.expr))
+    prove_code(lambda mn, mx: z3.And(mn == zmin(*xs), mx == zmax(*xs)),
+               [zmn, zmx], *enc.side, what="the engine's encoding of Min / Max of 3")
+    # and relations, as the engine encodes them for its queries: each comparison kind, and
+    # and / or, on symbols of any value
     P_ = Py()
     zs = Symbols({s_: enc.sym(s_) for s_ in syms})
-    for c in (R.le(syms[0].expr * 2 + 1, syms[1].expr),
-              R.combine("or", [R.eq(syms[0].expr, 3), R.ne(syms[2].expr, syms[1].expr)]),
-              R.lt(E.smin(syms[0].expr, syms[1].expr), syms[2].expr)):
-        want = encode_cond(P_, c, zs)
-        prove_code(lambda v: v == want, [enc.cond(c)], *enc.side, P=P_,
-                   what="the engine's encoding of %s" % c)
+    a, b, c = s0.expr, s1.expr, s2.expr
+    def alone(r):
+        return r
+
+    def in_or(r):
+        return R.combine("or", [r, R.eq(c, a)])
+
+    def in_and(r):
+        return R.combine("and", [r, R.le(c, b)])
+    for make in (R.le, R.lt, R.eq, R.ne):
+        for node in (alone, in_or, in_and):
+            cond = node(make(a, b))
+            want = encode_cond(P_, cond, zs)
+            prove_code(lambda v: v == want, [enc.cond(cond)], *enc.side, P=P_,
+                       what="the engine's encoding of %s" % cond)

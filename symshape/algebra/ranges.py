@@ -6,6 +6,7 @@ value lies in its range, the value of an expression lies in ``bound(expr)``.
 """
 from __future__ import annotations
 
+from functools import reduce
 from typing import Callable, Iterable
 
 from symshape.algebra.expr import Atom, Expr, IntLike, Sym, OpAtom, add, atom_expr, scale
@@ -151,16 +152,30 @@ def vr_mod(a: ValueRange, b: ValueRange) -> ValueRange:
     return ValueRange(min(lo, 0), max(hi, 0))
 
 
+def min_step(acc: ValueRange, a: ValueRange) -> ValueRange:
+    """The range of ``min(x, y)`` for x in ``acc`` and y in ``a``: the fold step of
+    ``vr_min``."""
+    return ValueRange(min(acc.lower, a.lower), min(acc.upper, a.upper))
+
+
+def max_step(acc: ValueRange, a: ValueRange) -> ValueRange:
+    """The range of ``max(x, y)`` for x in ``acc`` and y in ``a``: the fold step of
+    ``vr_max``."""
+    return ValueRange(max(acc.lower, a.lower), max(acc.upper, a.upper))
+
+
+# Each n-ary function is exactly a left fold of its two-argument step (and nothing else):
+# proofs/folds.py reads that from this code, so range.min / range.max hold for every arity.
 @rule("range.min")
 def vr_min(args: Iterable[ValueRange]) -> ValueRange:
-    args = list(args)
-    return ValueRange(min(a.lower for a in args), min(a.upper for a in args))
+    """The range of ``Min`` of members of ``args`` (one or more ranges)."""
+    return reduce(min_step, args)
 
 
 @rule("range.max")
 def vr_max(args: Iterable[ValueRange]) -> ValueRange:
-    args = list(args)
-    return ValueRange(max(a.lower for a in args), max(a.upper for a in args))
+    """The range of ``Max`` of members of ``args`` (one or more ranges)."""
+    return reduce(max_step, args)
 
 
 # --------------------------------------------------------------------------- bound()

@@ -83,12 +83,32 @@ def z3mod():
     return _z3
 
 
+def min_step(out, a):
+    """The fold step of ``min_term``: ``If(a < out, a, out)``."""
+    return z3mod().If(a < out, a, out)
+
+
+def max_step(out, a):
+    """The fold step of ``max_term``: ``If(a > out, a, out)``."""
+    return z3mod().If(a > out, a, out)
+
+
+# Each n-ary term is exactly a left fold of its two-argument step (and nothing else):
+# proofs/folds.py reads that from this code, so z3bridge.minmax_encoding holds for every arity.
+def min_term(args: list):
+    """``Min`` of the Z3 integers ``args`` (one or more) as nested ``If``s."""
+    return functools.reduce(min_step, args)
+
+
+def max_term(args: list):
+    """``Max`` of the Z3 integers ``args`` (one or more) as nested ``If``s."""
+    return functools.reduce(max_step, args)
+
+
 def minmax_term(z3, kind: str, args: list):
-    """``Min`` / ``Max`` (``kind``) of the Z3 integers ``args`` as nested ``If``s."""
-    out = args[0]
-    for a in args[1:]:
-        out = z3.If(a < out, a, out) if kind == "Min" else z3.If(a > out, a, out)
-    return out
+    """``Min`` / ``Max`` (``kind``) of the Z3 integers ``args`` as nested ``If``s (``z3``,
+    the module, is the one ``z3mod`` gives)."""
+    return min_term(args) if kind == "Min" else max_term(args)
 
 
 def cond_term(z3, c, expr):

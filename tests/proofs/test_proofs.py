@@ -121,6 +121,50 @@ def test_a_rule_changed_in_the_code_fails_its_proof(monkeypatch):
     assert not proofs.run_one("mod.coeff_reduce").ok
 
 
+def test_a_min_max_range_wrong_only_at_arity_five_fails_its_proof(monkeypatch):
+    """range.min / range.max hold for every arity by induction on the code's fold: an n-ary
+    function that drops the arguments after the fourth (right at every arity up to 4, the
+    old bound) is no fold of its step and fails, as does a wrong step."""
+    from functools import reduce
+    from symshape.algebra import ranges as RG
+
+    def first_four(args):
+        return reduce(RG.min_step, list(args)[:4])
+    monkeypatch.setattr(RG, "vr_min", first_four)
+    assert not proofs.run_one("range.min").ok
+    monkeypatch.undo()
+
+    def looped(args):
+        args = list(args)
+        acc = args[0]
+        for a in args[1:5]:
+            acc = RG.max_step(acc, a)
+        return acc
+    monkeypatch.setattr(RG, "vr_max", looped)
+    assert not proofs.run_one("range.max").ok
+    monkeypatch.undo()
+    monkeypatch.setattr(RG, "min_step", lambda acc, a: RG.ValueRange(
+        min(acc.lower, a.lower) + 1, max(acc.upper, a.upper) + 1))
+    assert not proofs.run_one("range.min").ok
+
+
+def test_a_min_max_encoding_wrong_only_at_arity_five_fails_its_proof(monkeypatch):
+    """z3bridge.minmax_encoding holds for every arity by induction on the code's fold: an
+    encoder that drops the arguments after the fourth (right at every arity up to 4, and
+    the old check went to 8 only) fails, as does a dispatch that slices the list."""
+    from functools import reduce
+    from symshape.reasoning import z3bridge as ZB
+
+    def first_four(args):
+        return reduce(ZB.min_step, list(args)[:4])
+    monkeypatch.setattr(ZB, "min_term", first_four)
+    assert not proofs.run_one("z3bridge.minmax_encoding").ok
+    monkeypatch.undo()
+    good = ZB.minmax_term
+    monkeypatch.setattr(ZB, "minmax_term", lambda z3, kind, args: good(z3, kind, args[:9]))
+    assert not proofs.run_one("z3bridge.minmax_encoding").ok
+
+
 # every proof runs once, here: each must make claims on the code's own output, and together
 # they must reach every way out of every rewrite function (a `return` no proof reaches is a
 # rule the code applies without a proof)
