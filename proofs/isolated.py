@@ -1,4 +1,5 @@
-"""Each proof in a process of its own (``python -m proofs --fork``): the same proofs, run
+"""Each proof in a process of its own (``python -m proofs``, the default where ``os.fork``
+exists; ``--in-process`` runs them in one): the same proofs, run
 from a parent that has loaded them and run none.
 
 Z3 grows slower in a process that has already built and solved many terms: its solver
