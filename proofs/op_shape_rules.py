@@ -85,22 +85,7 @@ def _check_all(cases: Sequence, arrays: Sequence, what: str, ints: Sequence = ()
     """``_check`` of several calls on the same inputs as one program returning all their
     results (one trace, one proof): ``cases`` are ``(f, spec)`` pairs as for ``_check``.
     Only for calls that record no guard, so that the contract is each call's own."""
-    fns = [f for f, _ in cases]
-
-    def g(*a):
-        out = []
-        for f in fns:
-            r = f(*a)
-            out.extend(r if isinstance(r, (tuple, list)) else [r])
-        return tuple(out)
-
-    def spec(P, ins, v):
-        shapes, ok = [], []
-        for _, sp in cases:
-            o, c = sp(P, ins, v)
-            shapes += o
-            ok += c
-        return shapes, ok
+    g, _, spec, _ = _group(cases, arrays, ints)
     _check(_prog(g, len(arrays), len(ints)), arrays, spec, "%s (%d calls)" % (what, len(cases)),
            ints=ints, not_one=not_one)
 

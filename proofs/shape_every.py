@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from typing import List
 
-import numpy as np
 import z3
 
 from symshape.capture.ops import elementwise as EW
@@ -25,6 +24,7 @@ from symshape.errors import UserError
 from . import bounded, every, proves
 from .code import prove_code
 from .pyint import RLIMIT, Py, ProofFailure, limited_solver
+from .shape_rules import ShapeOnly, StubTracer
 from .sized import Size, combine, run_paths, sizes, term
 from .symcoeff import SInt
 
@@ -61,21 +61,6 @@ def broadcast_pair_every():
 
 
 # ---------------------------------------------------------------------------- reshape
-class _Arr:
-    """Just enough of a traced array for ``reshape``: a shape, no node."""
-
-    def __init__(self, shape) -> None:
-        self.shape = tuple(shape)
-        self.ndim = len(self.shape)
-        self.node = None
-        self.dtype = np.dtype(np.float64)
-
-
-class _Tracer:
-    """Just enough of a Tracer for ``reshape``: ``emit`` returns the result."""
-
-    def emit(self, op, inputs, attrs, shape, dtype, name=None):
-        return _Arr(shape)
 
 
 def _product(xs):
@@ -97,7 +82,7 @@ def reshape_claim(target: List[Size], what: str, holes: str) -> None:
 
     def run():
         try:
-            return SH.reshape(_Tracer(), _Arr((SInt(numel),)), tuple(target)).shape
+            return SH.reshape(StubTracer(), ShapeOnly((SInt(numel),)), tuple(target)).shape
         except UserError:
             return None
     ex, paths = run_paths(run, hyps, [SH])

@@ -36,7 +36,9 @@ def _np_broadcast(a, b):
 
 
 # ---------------------------------------------------------------------------- shape stubs
-class _Arr:
+class ShapeOnly:
+    """Just enough of a traced array for the shape functions: a shape, no node."""
+
     def __init__(self, shape) -> None:
         self.shape = tuple(shape)
         self.ndim = len(self.shape)
@@ -44,11 +46,11 @@ class _Arr:
         self.dtype = np.dtype(np.float64)
 
 
-class _Tracer:
+class StubTracer:
     """Just enough of a Tracer for the shape functions: ``emit`` returns the result."""
 
     def emit(self, op, inputs, attrs, shape, dtype, name=None):
-        return _Arr(shape)
+        return ShapeOnly(shape)
 
     def operand(self, a):
         return a
@@ -57,7 +59,7 @@ class _Tracer:
 # ---------------------------------------------------------------------------- concatenate
 def _engine_concat(shapes, axis) -> Optional[tuple]:
     try:
-        return SH._concatenate(_Tracer(), [_Arr(s) for s in shapes], axis=axis).shape
+        return SH._concatenate(StubTracer(), [ShapeOnly(s) for s in shapes], axis=axis).shape
     except UserError:
         return None
 
