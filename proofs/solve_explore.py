@@ -12,7 +12,7 @@ hands them is its output.  ``Explorer2`` asks Z3 less and answers more: see its 
 from __future__ import annotations
 
 import builtins
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from types import SimpleNamespace
 from typing import Callable, List
 
@@ -142,12 +142,23 @@ def solver_paths(hyps: List, fn: Callable[[], object], what: str, witnesses=(), 
     the solver module seeing the symbolic infinities (its ``INT_OO``, ``NEG_INT_OO`` and
     ``is_inf``) and ``stubs`` in place of its callees; a path that raises fails."""
     ex = Explorer2(hyps, witnesses)
+    # the stub's values are read once the patch is in: the symbolic infinities
+    return _explore(ex, fn, what, lambda: patched(ex), ext_ints,
+                    lambda: stubbed(INT_OO=RG.INT_OO, NEG_INT_OO=RG.NEG_INT_OO,
+                                    is_inf=RG.is_inf, type=_type, **stubs))
+
+
+def _explore(ex: "Explorer2", fn: Callable[[], object], what: str, *contexts):
+    """``ex``'s paths of ``fn()`` inside the context each of ``contexts`` (functions of no
+    argument) makes, made and entered in order (a later one may read what an earlier one
+    patched), ``ex`` the exploration under way meanwhile (``now_branch``); a path that
+    raised fails."""
     _EXPLORING.append(ex)
     try:
-        with patched(ex), ext_ints():
-            with stubbed(INT_OO=RG.INT_OO, NEG_INT_OO=RG.NEG_INT_OO, is_inf=RG.is_inf,
-                         type=_type, **stubs):
-                paths = ex.paths(fn)
+        with ExitStack() as stack:
+            for make in contexts:
+                stack.enter_context(make())
+            paths = ex.paths(fn)
     finally:
         _EXPLORING.pop()
     raise_on_paths(paths, what)
@@ -165,15 +176,8 @@ def sint_paths(hyps: List, fn: Callable[[], object], what: str, **stubs):
     ``symcoeff.SInt`` values (finite integers, plain Z3 terms; cheaper than ``Ext``)."""
     from . import symcoeff
     ex = Explorer2(hyps)
-    _EXPLORING.append(ex)
-    try:
-        with symcoeff.patched(ex, inductive=False):
-            with stubbed(type=_sint_type, **stubs):
-                paths = ex.paths(fn)
-    finally:
-        _EXPLORING.pop()
-    raise_on_paths(paths, what)
-    return ex, paths
+    return _explore(ex, fn, what, lambda: symcoeff.patched(ex, inductive=False),
+                    lambda: stubbed(type=_sint_type, **stubs))
 
 
 def ends(r: ValueRange) -> list:
@@ -279,12 +283,6 @@ def both_paths(hyps: List, fn: Callable[[], object], what: str, **stubs):
     divisors (``symcoeff.SInt``) at once."""
     from . import symcoeff
     ex = Explorer2(hyps)
-    _EXPLORING.append(ex)
-    try:
-        with patched(ex), symcoeff.patched(ex, inductive=False):
-            with stubbed(type=_sint_type, **stubs):
-                paths = ex.paths(fn)
-    finally:
-        _EXPLORING.pop()
-    raise_on_paths(paths, what)
-    return ex, paths
+    return _explore(ex, fn, what, lambda: patched(ex),
+                    lambda: symcoeff.patched(ex, inductive=False),
+                    lambda: stubbed(type=_sint_type, **stubs))
