@@ -486,7 +486,7 @@ def _minmax_induction_step(ZB) -> None:
 
 
 def _minmax_dispatch(ZB) -> None:
-    """``minmax_term(z3, kind, args)`` hands its argument list, whatever it is, untouched to
+    """``minmax_term(kind, args)`` hands its argument list, whatever it is, untouched to
     ``min_term`` (kind Min) or ``max_term`` (Max) and returns its term: run on an opaque
     token with the two folds replaced by recorders (every list alike: the code never looks
     inside it)."""
@@ -495,7 +495,7 @@ def _minmax_dispatch(ZB) -> None:
     try:
         ZB.min_term, ZB.max_term = (lambda a: ("Min", a)), (lambda a: ("Max", a))
         for kind in ("Min", "Max"):
-            got = ZB.minmax_term(z3, kind, token)
+            got = ZB.minmax_term(kind, token)
             require(type(got) is tuple and got[0] == kind and got[1] is token,
                     "minmax_term(%s) does not return the %s fold of its arguments", kind, kind)
     finally:
@@ -517,7 +517,7 @@ def _atom_reads_every_argument(ZB) -> None:
                      (n.targets if isinstance(n, ast.Assign) else [n.target]))]
     require("args = [self.expr(a) for a in atom.args]" in stmts and len(binds) == 1,
             "Encoder.atom does not encode every argument alike: %s", sorted(stmts))
-    require("out = minmax_term(z3, atom.kind, args)" in stmts,
+    require("out = minmax_term(atom.kind, args)" in stmts,
             "Encoder.atom does not hand every encoded argument to minmax_term")
 
 

@@ -199,10 +199,9 @@ class CheckMeaning:
         return total
 
     def atom(self, atom):
-        z3 = self.z3
         args = [self.expr(a) for a in atom.args]
         if atom.kind in ("Min", "Max"):
-            return minmax_term(z3, atom.kind, args)
+            return minmax_term(atom.kind, args)
         q, r = self.divmod(*args)
         return q if atom.kind == "FloorDiv" else r
 

@@ -105,9 +105,8 @@ def max_term(args: list):
     return functools.reduce(max_step, args)
 
 
-def minmax_term(z3, kind: str, args: list):
-    """``Min`` / ``Max`` (``kind``) of the Z3 integers ``args`` as nested ``If``s (``z3``,
-    the module, is the one ``z3mod`` gives)."""
+def minmax_term(kind: str, args: list):
+    """``Min`` / ``Max`` (``kind``) of the Z3 integers ``args`` as nested ``If``s."""
     return min_term(args) if kind == "Min" else max_term(args)
 
 
@@ -154,7 +153,7 @@ class Encoder:
         z3 = self.z3
         args = [self.expr(a) for a in atom.args]
         if atom.kind in ("Min", "Max"):
-            out = minmax_term(z3, atom.kind, args)
+            out = minmax_term(atom.kind, args)
         else:
             a, b = args
             q = z3.FreshInt("q")
