@@ -21,7 +21,7 @@ from symshape.capture.ops import elementwise as EW
 from symshape.capture.ops import shape as SH
 from symshape.errors import UserError
 
-from . import bounded, every, proves
+from . import every, proves
 from .code import prove_code
 from .pyint import RLIMIT, Py, ProofFailure, limited_solver
 from .shape_rules import ShapeOnly, StubTracer
@@ -156,14 +156,3 @@ def reshape_divisibility():
     # ... and any solution makes the remainder 0
     P_.prove(P_.mod(numel, known) == 0, known != 0, known * s == numel)
     reshape_claim(sizes("k1 k2"), "reshape to (k1, k2)", "some")
-
-
-@proves("reshape.explicit", over=bounded(
-    "every target without -1 of rank 0 to 3 and every element count numel >= 0, each size "
-    "a Z3 integer, literal or symbolic (the kind symbolic), along every path; both "
-    "directions"))
-def reshape_explicit():
-    reshape_claim([], "reshape to ()", "none")
-    reshape_claim(sizes("e1"), "reshape to (e1,)", "none")
-    reshape_claim(sizes("e1 e2"), "reshape to (e1, e2)", "none")
-    reshape_claim(sizes("e1 e2 e3"), "reshape to (e1, e2, e3)", "none")
