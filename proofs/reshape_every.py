@@ -158,6 +158,12 @@ TARGET_READS: Dict[str, str] = {
 }
 
 
+#: likewise for the output list ``out`` (the target, one size inferred where a -1 is)
+OUT_READS = ("out = list(target)", "out[holes[0]] = numel // known",
+             "return t.emit('reshape', (x.node,), {'shape': "
+             "tuple(map(to_expr, target))}, tuple(out), x.dtype)")
+
+
 def _header(node: ast.stmt) -> str:
     if isinstance(node, ast.For):
         return "for %s in %s" % (ast.unparse(node.target), ast.unparse(node.iter))
@@ -171,30 +177,38 @@ def _reads(node: ast.AST, name: str) -> bool:
     return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node))
 
 
-def target_reads() -> None:
-    """Every statement of ``reshape`` that mentions ``target`` is one of ``TARGET_READS``
-    (or a ``raise``: a message), the check loop's body is the one call, and the branch
-    without a -1 is exactly the product test and ``out = list(target)``."""
-    fn = inspect.unwrap(SH.reshape)
-    tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+def _statements(tree: ast.AST, name: str, allowed) -> set:
+    """The texts of the statements of ``tree`` that mention ``name`` (a loop's or an
+    ``if``'s header only; a ``raise`` is a message), each required in ``allowed``."""
     seen = set()
     for node in ast.walk(tree):
         if not isinstance(node, ast.stmt) or isinstance(node, (ast.FunctionDef, ast.Raise)):
             continue
         head = ([node.target, node.iter] if isinstance(node, ast.For) else
                 [node.test] if isinstance(node, (ast.If, ast.While)) else [node])
-        if not any(_reads(h, "target") for h in head):
-            continue
-        text = _header(node)
-        require(text in TARGET_READS, "reshape reads its target in `%s`, which the proof "
-                "of every length does not cover", text)
-        seen.add(text)
-        if isinstance(node, ast.For):
-            require([ast.unparse(b) for b in node.body] == ["_not_negative(s, target)"],
-                    "reshape's loop over the target does more than check each size: %s",
-                    [ast.unparse(b) for b in node.body])
+        if any(_reads(h, name) for h in head):
+            text = _header(node)
+            require(text in allowed, "reshape reads %s in `%s`, which the proof of every "
+                    "length does not cover", name, text)
+            seen.add(text)
+    return seen
+
+
+def target_reads() -> None:
+    """Every statement of ``reshape`` that mentions ``target`` is one of ``TARGET_READS``
+    and every one that mentions ``out`` one of ``OUT_READS`` (or a ``raise``: a message),
+    the check loop's body is the one call, and the branch without a -1 is exactly the
+    product test and ``out = list(target)``."""
+    fn = inspect.unwrap(SH.reshape)
+    tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    _statements(tree, "out", OUT_READS)
+    seen = _statements(tree, "target", TARGET_READS)
     require(seen == set(TARGET_READS), "reshape no longer reads its target as %s",
             sorted(set(TARGET_READS) - seen))
+    loops = [n for n in ast.walk(tree) if isinstance(n, ast.For) and _reads(n.iter, "target")]
+    require(all([ast.unparse(b) for b in n.body] == ["_not_negative(s, target)"]
+                for n in loops),
+            "reshape's loop over the target does more than check each size alone")
     branch = [n for n in ast.walk(tree) if isinstance(n, ast.If) and ast.unparse(n.test) ==
               "holes"]
     require(len(branch) == 1, "reshape has no single `if holes:` branch")
