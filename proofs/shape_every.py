@@ -1,4 +1,6 @@
-"""Proofs of ``broadcast.pair`` and the ``reshape`` rules for every size: the engine's own
+"""Proofs of ``broadcast.pair`` and the ``reshape`` rules for every size (``reshape.explicit``
+for every length of the target: ``proofs/reshape_every.py``, which runs ``reshape_claim``
+below on two sizes): the engine's own
 ``broadcast_pair`` and ``reshape`` run with every size a Z3 integer whose kind (a literal
 ``int`` of the program or a symbolic ``SymInt``) is symbolic too, along every path
 (``proofs/sized.py``), against NumPy's documented rule stated in Z3.
