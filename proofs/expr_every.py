@@ -1,5 +1,5 @@
-"""Proofs of ``floordiv`` / ``mod`` / ``ceildiv`` rewrites, ``Min`` / ``Max``, the relation
-normal forms (``symshape/algebra/relations.py``), ``recombine_divmod`` and the display fold
+"""Proofs of ``floordiv`` / ``mod`` / ``ceildiv`` rewrites (``Min`` / ``Max``:
+``proofs/minmax_rules.py``), the relation normal forms (``symshape/algebra/relations.py``), ``recombine_divmod`` and the display fold
 for every input of their domain (the monomial-divisor rules up to a fixed monomial shape):
 the code run with symbolic coefficients, constants and divisors (``proofs/symcoeff.py``)
 along every path, under exactly the side condition of the rule.
@@ -26,7 +26,7 @@ from symshape.algebra import relations as R
 from . import bounded, every, proves
 from .code import Symbols
 from .expr_rules import code_guards_divisor
-from .pyint import Py, require, zmax, zmin
+from .pyint import Py, require
 from .symcoeff import prove_paths, sym_ints, value
 
 S, T, U = E.Sym(910), E.Sym(911), E.Sym(912)
@@ -192,51 +192,6 @@ def ceildiv_def():
         prove_paths(run, want, [c1.v != 0, c2.v != 0, c.v != 0, d.v != 0, bi.v != 0], zs,
                     "ceildiv (%s)" % divisor, nonzero=lambda P, atom, den=den: [den() != 0],
                     opaque=True)
-
-
-# ---------------------------------------------------------------------------- Min / Max
-def _minmax_paths(kind: str, nested: bool, what: str) -> int:
-    """``smin`` / ``smax`` of ``x + d1, x + d2, t, k`` (``x = c*s``; with ``nested``, the
-    first two inside a Min / Max of their own kind) for every coefficient, offset and
-    constant, along every path: the output is the min / max of the arguments."""
-    d1, d2, k, c1 = sym_ints("d1 d2 k c1")
-    zs = Symbols()
-
-    def pick():
-        return E.smin if kind == "Min" else E.smax
-
-    def run():
-        x, y = E.Expr({(S,): c1}, d1), E.Expr({(S,): c1}, d2)
-        args = (pick()(x, y),) if nested else (x, y)
-        return pick()(*args, T.expr, k), {}
-
-    def want(P, atom):
-        f = zmin if kind == "Min" else zmax
-        return f(c1.v * zs[S] + d1.v, c1.v * zs[S] + d2.v, zs[T], k.v)
-    return prove_paths(run, want, [c1.v != 0], zs, what)
-
-
-_MM = ("Min / Max of x + d1, x + d2, t and k (x = c*s; coefficient, offsets and constant "
-       "symbolic integers)%s, along every path: arity 4")
-
-
-@proves("minmax.flatten", over=bounded(_MM % ", the first two nested in a Min / Max of "
-                                             "their own"))
-def minmax_flatten():
-    _minmax_paths("Min", True, "Min flattening")
-    _minmax_paths("Max", True, "Max flattening")
-
-
-@proves("minmax.const_merge", over=bounded(_MM % ""))
-def minmax_const_merge():
-    _minmax_paths("Min", False, "Min constants")
-    _minmax_paths("Max", False, "Max constants")
-
-
-@proves("minmax.offset_dominance", over=bounded(_MM % ""))
-def minmax_offset_dominance():
-    _minmax_paths("Min", False, "Min offsets")
-    _minmax_paths("Max", False, "Max offsets")
 
 
 # ---------------------------------------------------------------------------- relations

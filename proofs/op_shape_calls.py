@@ -1,8 +1,8 @@
 """Op shape rules of the functions that keep a shape or size it from their arguments:
 ``np.flip`` / ``np.roll`` / ``np.tril`` / ``np.triu`` (every rank up to 4, every axis and
 tuple of axes, offsets), ``np.kron`` (every pair of ranks up to 3), ``np.convolve`` /
-``np.correlate`` (every mode), ``np.histogram`` with an edges array and ``np.linspace``
-(a symbolic count): traced with symbolic sizes (``op_shape_rules._check``) against NumPy's
+``np.correlate`` (every mode) and ``np.linspace`` (a symbolic count; ``np.histogram``:
+``proofs/histogram_every.py``): traced with symbolic sizes (``op_shape_rules._check``) against NumPy's
 documented shapes (``proofs/numpy_shapes.py``)."""
 from __future__ import annotations
 
@@ -101,24 +101,6 @@ def signal_correlate():
             _check(_bind2(fn, mode=mode), [((5,), {}), ((3,), {})],
                    lambda P, ins, v, mode=mode: N.correlate(ins[0][0], ins[1][0], mode),
                    "%s(n, m, %s)" % (fn.__name__, mode))
-
-
-@proves("stats.histogram_bins",
-        over=bounded("edges arrays of every length (symbolic; e >= 1 admitted), data of "
-                     "every rank 0..4, sizes symbolic"))
-def stats_histogram_bins():
-    """np.histogram with an edges array of symbolic length: the counts and the edges; and
-    np.histogram_bin_edges likewise, for data of every rank 0..4 (NumPy flattens it)."""
-    def edges(P, ins, v):
-        return N.histogram_edges(ins[1][0])
-
-    def bin_edges(P, ins, v):
-        return [N.histogram_edges(ins[1][0])[0][1]], []
-    _check_many([(lambda x, y: np.histogram(x, bins=y), [_shape(rank), ((4,), {})], edges, ())
-                 for rank in range(0, MAX_RANK + 1)] +
-                [(lambda x, y: np.histogram_bin_edges(x, bins=y), [_shape(rank), ((4,), {})],
-                  bin_edges, ()) for rank in range(0, MAX_RANK + 1)],
-                "np.histogram / np.histogram_bin_edges(data of rank 0..4, bins=edges)")
 
 
 @proves("creation.linspace",

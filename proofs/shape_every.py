@@ -1,4 +1,6 @@
-"""Proofs of ``broadcast.pair`` and the ``reshape`` rules for every size: the engine's own
+"""Proofs of ``broadcast.pair`` and the ``reshape`` rules for every size (``reshape.explicit``
+for every length of the target: ``proofs/reshape_every.py``, which runs ``reshape_claim``
+below on two sizes): the engine's own
 ``broadcast_pair`` and ``reshape`` run with every size a Z3 integer whose kind (a literal
 ``int`` of the program or a symbolic ``SymInt``) is symbolic too, along every path
 (``proofs/sized.py``), against NumPy's documented rule stated in Z3.
@@ -21,7 +23,7 @@ from symshape.capture.ops import elementwise as EW
 from symshape.capture.ops import shape as SH
 from symshape.errors import UserError
 
-from . import bounded, every, proves
+from . import every, proves
 from .code import prove_code
 from .pyint import RLIMIT, Py, ProofFailure, limited_solver
 from .shape_rules import ShapeOnly, StubTracer
@@ -156,14 +158,3 @@ def reshape_divisibility():
     # ... and any solution makes the remainder 0
     P_.prove(P_.mod(numel, known) == 0, known != 0, known * s == numel)
     reshape_claim(sizes("k1 k2"), "reshape to (k1, k2)", "some")
-
-
-@proves("reshape.explicit", over=bounded(
-    "every target without -1 of rank 0 to 3 and every element count numel >= 0, each size "
-    "a Z3 integer, literal or symbolic (the kind symbolic), along every path; both "
-    "directions"))
-def reshape_explicit():
-    reshape_claim([], "reshape to ()", "none")
-    reshape_claim(sizes("e1"), "reshape to (e1,)", "none")
-    reshape_claim(sizes("e1 e2"), "reshape to (e1, e2)", "none")
-    reshape_claim(sizes("e1 e2 e3"), "reshape to (e1, e2, e3)", "none")

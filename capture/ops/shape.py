@@ -3,6 +3,7 @@ concatenate, stack.  Each rule computes with SymInts; the guards are exactly the
 comparisons the rule makes (reshape's divisibility, concatenate's equal sizes)."""
 from __future__ import annotations
 
+from functools import reduce
 from typing import Sequence
 
 import numpy as np
@@ -34,11 +35,15 @@ defop("stack", emit=lambda a, k: "np.stack(%s, axis=%s%s)" % (
     doc="join along a new axis")
 
 
+def _times(out, s) -> object:
+    """One step of ``prod``: the product so far times the next size."""
+    return out * s
+
+
 def prod(sizes) -> object:
-    out = 1
-    for s in sizes:
-        out = out * s
-    return out
+    """The product of ``sizes`` (1 for none): the left fold of ``_times`` from 1 (a fold,
+    so that a proof of its one step covers every number of sizes: proofs/reshape_every.py)."""
+    return reduce(_times, sizes, 1)
 
 
 def norm_axis(axis, ndim: int, what: str = "axis") -> int:
@@ -62,20 +67,32 @@ def _sizes(shape) -> tuple:
     return (shape,)
 
 
+def _int_size(s) -> object:
+    """A reshape target's size as an int or a SymInt (a NumPy integer as an int); a
+    UserError for anything else."""
+    if not (type(s) is SymInt or isinstance(s, (int, np.integer))):
+        raise UserError("reshape: sizes must be ints, got %r%s" % (s, _frame()))
+    return int(s) if isinstance(s, np.integer) else s
+
+
+def _not_negative(s, target: tuple) -> None:
+    """A UserError for a size of ``target`` below -1 (a literal) or below 0 (a symbolic
+    size: never inferred)."""
+    if type(s) is int and s < -1:
+        raise UserError("reshape: negative size %d in shape %s%s"
+                        % (s, shape_repr(target), _frame()))
+    if type(s) is SymInt and not (s >= 0):
+        raise UserError("reshape: the size %s is negative for the example inputs%s"
+                        % (s, _frame()))
+
+
 @rule("reshape.infer", "reshape.divisibility", "reshape.explicit")
 def reshape(t: Tracer, x: TracedArray, newshape) -> TracedArray:
-    target = _sizes(newshape)
+    # each size read alone (every type first, then every sign), so that a proof of one
+    # size's checks covers targets of every length (proofs/reshape_every.py)
+    target = tuple(_int_size(s) for s in _sizes(newshape))
     for s in target:
-        if not (type(s) is SymInt or isinstance(s, (int, np.integer))):
-            raise UserError("reshape: sizes must be ints, got %r%s" % (s, _frame()))
-    target = tuple(int(s) if isinstance(s, np.integer) else s for s in target)
-    for s in target:
-        if type(s) is int and s < -1:
-            raise UserError("reshape: negative size %d in shape %s%s"
-                            % (s, shape_repr(target), _frame()))
-        if type(s) is SymInt and not (s >= 0):
-            raise UserError("reshape: the size %s is negative for the example inputs%s"
-                            % (s, _frame()))
+        _not_negative(s, target)
     numel = prod(x.shape)
     holes = [i for i, s in enumerate(target) if type(s) is int and s == -1]
     if len(holes) > 1:
