@@ -72,33 +72,6 @@ def _knowledge(P_, env: ShapeEnv, zs) -> list:
     return k
 
 
-@proves("decide.sound",
-        over=samples("every second condition of the grammar under three environments"))
-def decide_sound():
-    decided = 0
-    for name, env, syms in _environments():
-        x, y = (s.expr for s in syms)
-        P_ = Py()
-        zs = Symbols()
-        know = _knowledge(P_, env, zs)
-        cases, impl = [], []
-        for c in conditions(x, y)[::2]:
-            ans = decision.decide(env, c)
-            if ans is None:
-                continue
-            want = encode_cond(P_, c, zs)
-            defined = [d != 0 for d in divisors(P_, c, zs)]
-            cases.append((want, defined))
-            impl.append(z3.BoolVal(ans))
-        decided += len(cases)
-
-        def claim(*vs, cases=cases):
-            return z3.And(*[z3.Implies(z3.And(*d), w == v) for (w, d), v in zip(cases, vs)])
-        prove_code(claim, impl, know, P=P_,
-                   what="decide on %d conditions under %s" % (len(cases), name))
-    require(decided >= 150, "decide settled only %d conditions of the grammar", decided)
-
-
 #: the symbols of ``decide_related_facts``'s fact sets, and their non-empty subsets
 _FACT_SYMS = 3
 
