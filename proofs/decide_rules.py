@@ -438,32 +438,6 @@ EVAL_ENVS = [([(5, 2, INT_OO), (3, 0, 9)], []),
              ([(6, 2, INT_OO), (3, 2, INT_OO)], [lambda x, y: R.ge(x, y + 2)])]
 
 
-class _After:
-    """Claims "on every point the environment now admits, ``c`` has the value ``answer``",
-    one per environment, proven together (``prove``: one query for them all; each
-    environment's knowledge is the hypothesis of its own claim)."""
-
-    def __init__(self) -> None:
-        self.P = Py()
-        self.zs = Symbols()
-        self.cases: list = []
-
-    def add(self, env, c, answer) -> None:
-        """The claim for ``env`` (as it is now), ``c`` and the code's ``answer``."""
-        know = z3.And(*_knowledge(self.P, env, self.zs))
-        want = encode_cond(self.P, c, self.zs)
-        defined = z3.And(*[d != 0 for d in divisors(self.P, c, self.zs)])
-        self.cases.append((know, defined, want, z3.BoolVal(answer)))
-
-    def prove(self, what: str) -> None:
-        """All the claims at once."""
-        cases = self.cases
-        prove_code(lambda *vs: z3.And(*[z3.Implies(z3.And(k, d), w == v)
-                                        for (k, d, w, _), v in zip(cases, vs)]),
-                   [a for _, _, _, a in cases], P=self.P,
-                   what="%s on %d conditions" % (what, len(cases)))
-
-
 def _graded(every: int, envs=None, one_symbol: bool = False):
     """(fresh environment, condition, its value at the example) for every ``every``-th
     condition of the grammar under each of ``envs`` (default ``EVAL_ENVS``; only those
@@ -482,41 +456,6 @@ def _graded(every: int, envs=None, one_symbol: bool = False):
             except ZeroDivisionError:
                 continue
             yield env, c, (ex == 0 if c.op == R.EQ else (ex != 0 if c.op == R.NE else ex <= 0))
-
-
-@proves("env.evaluate", over=samples("graded environments"))
-def env_evaluate():
-    """For every twentieth condition of the grammar, in a fresh environment: the bool
-    ``evaluate`` returns is the condition's value on every point the environment admits
-    afterwards (decided, or the guard it recorded), and its value at the example."""
-    after = _After()
-    for env, c, truth in _graded(20):
-        got = env.evaluate(c, truth)
-        require(got == truth, "evaluate(%s) is %s at the example, where it is %s",
-                c, got, truth)
-        after.add(env, c, got)
-    after.prove("evaluate")
-
-
-@proves("env.check", over=samples("graded environments"))
-def env_check():
-    """``check`` on every tenth condition of the grammar true at the example: afterwards
-    every point the environment admits satisfies it; on one false at the example it
-    raises a UserError."""
-    from symshape.errors import UserError
-    raised = 0
-    after = _After()
-    for env, c, truth in _graded(10):
-        try:
-            env.check(c, truth)
-        except UserError:
-            require(not truth, "check(%s) raised where the example satisfies it", c)
-            raised += 1
-            continue
-        require(truth, "check(%s) passed where the example violates it", c)
-        after.add(env, c, True)
-    after.prove("check")
-    require(raised > 0, "no condition of the grammar was false at the example")
 
 
 def expressions(x, y) -> list:

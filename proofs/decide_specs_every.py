@@ -18,10 +18,17 @@ answer says recorded as a statement about those Booleans at an arbitrary point (
 specification holds at every point, so at that one).  Along every path so made the
 answer is proven right at that point: ``True`` only where ``K`` and the condition's
 definedness imply it, ``False`` only where they imply its negation.
+
+``env.evaluate`` and ``env.check`` likewise: ``ShapeEnv.evaluate`` / ``check`` run on a stand-in
+environment whose steps (``decide``, ``subst_cond``, the example's truth, ``add_guard``,
+``commit_pending``, ``relations.negate``) answer as their specifications allow, each
+condition opaque at two points, an arbitrary one and the example (which every state of
+the knowledge admits: the environment learns only what holds there).
 """
 from __future__ import annotations
 
 from contextlib import contextmanager
+from types import SimpleNamespace
 from typing import List
 
 import z3
@@ -271,3 +278,247 @@ def decide_sound():
         return z3.And(*[z3.Implies(said, right(v, know, c)) for (said, _), v in zip(cases, vs)])
     prove_code(claim, [code_answer(ans) for _, ans in cases],
                what="decide on %d paths" % len(cases))
+
+
+# ---------------------------------------------------------------------------- evaluate, check
+class Point2Cond(Cond):
+    """An opaque condition at two points: an arbitrary one (``h``, ``d``) and the example
+    (``hx``, ``dx``); its free symbols, read only through whether one is data-dependent,
+    as one opaque symbol whose ``unbacked`` is a choice (``any`` over them is one verdict)."""
+
+    def __init__(self, name: str, choices: Choices) -> None:
+        super().__init__(name)
+        self.hx = z3.Bool(name + ".holds@example")
+        self.dx = z3.Bool(name + ".defined@example")
+        self.free_symbols = FreeSymbols(choices)
+
+    def format(self, *args, **kwargs) -> str:
+        """The text of a message (display only)."""
+        return self.name
+
+
+class FreeSymbols:
+    """A condition's free symbols as the environment reads them: whether any is
+    data-dependent (a choice, the same each time it is read)."""
+
+    def __init__(self, choices: Choices) -> None:
+        self.choices = choices
+        self.verdict = None
+
+    def __iter__(self):
+        if self.verdict is None:
+            self.verdict = self.choices.choose() == 1
+        return iter([SimpleNamespace(unbacked=self.verdict)])
+
+
+class EnvRun:
+    """One run of ``ShapeEnv.evaluate`` / ``check`` on a stand-in environment under a plan
+    of answers: the knowledge now at the arbitrary point (``k``) and at the example
+    (``kx``), what the answers say, and the guards recorded."""
+
+    def __init__(self, choices: Choices) -> None:
+        self.choices = choices
+        self.states = 0
+        self.k, self.kx = z3.Bools("k0 k0@example")
+        self.said: list = [self.kx]       # the example satisfies what the environment knows
+        self.made = 0
+        self.pending = choices.choose() == 1
+        self.branch_depth = choices.choose()
+        self.loop_guard = None
+        self.guard_hook = self.observe
+        self.checks: list = []
+        self.hooked = 0
+
+    def fresh(self, what: str) -> Point2Cond:
+        """A condition a step returned."""
+        self.made += 1
+        return Point2Cond("%s%d" % (what, self.made), self.choices)
+
+    def new_state(self):
+        """The knowledge after a change: fresh Booleans at both points."""
+        self.states += 1
+        self.k, self.kx = z3.Bools("k%d k%d@example" % (self.states, self.states))
+        return self.k, self.kx
+
+    # ------------------------------------------------------------------ the specifications
+    def observe(self, c) -> None:
+        """``guard_hook``: an observer (it records the guard; the knowledge is unchanged)."""
+        self.hooked += 1
+
+    def commit_pending(self) -> None:
+        """Pending specialisations made: new knowledge, which still admits the example (a
+        size set to its example value)."""
+        self.pending = False
+        self.said.append(self.new_state()[1])
+
+    def decide(self, c):
+        """``decide.sound``: an answer implied by the knowledge, at every point (so at
+        both of these)."""
+        ans = self.choices.answer()
+        if ans is not None:
+            self.said += [z3.Implies(z3.And(k, d), h if ans else z3.Not(h))
+                          for k, d, h in ((self.k, c.d, c.h), (self.kx, c.dx, c.hx))]
+        return ans
+
+    def subst_cond(self, c):
+        """A condition with ``c``'s truth at every point the knowledge admits (a bool there
+        is decide's own answer: decide returns what subst_cond gives when it is a bool, so
+        after decide answered None it is a condition)."""
+        out = self.fresh("subst")
+        self.said += [z3.Implies(z3.And(k, d), z3.And(d2, h2 == h))
+                      for k, d, h, d2, h2 in ((self.k, c.d, c.h, out.d, out.h),
+                                              (self.kx, c.dx, c.hx, out.dx, out.hx))]
+        return out
+
+    def negate(self, c):
+        """``rel.le_negate``: the opposite truth wherever ``c`` is defined."""
+        out = self.fresh("not")
+        self.said += [z3.Implies(d, z3.And(d2, h2 == z3.Not(h)))
+                      for d, h, d2, h2 in ((c.d, c.h, out.d, out.h),
+                                           (c.dx, c.hx, out.dx, out.hx))]
+        return out
+
+    def _hint_cond(self, c) -> bool:
+        """``c``'s truth at the example."""
+        ans = self.choices.choose() == 0
+        self.said.append(c.hx == ans)
+        return ans
+
+    def add_guard(self, c, frame, kind="guard", reason=None, data_dependent=False) -> None:
+        """``env.add_guard``: afterwards the points admitted are exactly those admitted
+        before where the guard holds (a data-dependent guard likewise, checked at run
+        time)."""
+        k, kx = self.k, self.kx
+        k1, kx1 = self.new_state()
+        self.said += [k1 == z3.And(k, c.h), kx1 == z3.And(kx, c.hx)]
+
+    def user_label(self, s) -> str:
+        """A symbol's name in a message (display only)."""
+        return str(s)
+
+    def _data_dependent(self, c, frame):
+        """The error raised on a data-dependent condition (no loop guard)."""
+        from symshape.errors import GuardOnDataDependentError
+        return GuardOnDataDependentError("data-dependent")
+
+
+class _EnvRelations:
+    """``relations`` as ``env`` sees it in the proof: its negation the run's."""
+
+    def __init__(self, run: EnvRun) -> None:
+        self.negate = run.negate
+
+    def __getattr__(self, name):
+        return getattr(R, name)
+
+
+#: the user's frame of a guard (display only)
+FRAME = SimpleNamespace(code="", location="the proof")
+
+
+@contextmanager
+def env_specified(run: EnvRun):
+    """``env``'s ``relations.negate`` the run's while the block runs."""
+    from symshape.reasoning import env as ENV
+    saved = ENV.R
+    ENV.R = _EnvRelations(run)
+    try:
+        yield
+    finally:
+        ENV.R = saved
+
+
+def truth(c):
+    """(truth, definedness, truth at the example) of a condition or a bool."""
+    if type(c) is bool:
+        return z3.BoolVal(c), z3.BoolVal(True), z3.BoolVal(c)
+    return c.h, c.d, c.hx
+
+
+def env_paths(method) -> list:
+    """``method`` (``ShapeEnv.evaluate`` / ``check``) run on every condition (True, False or
+    an opaque one) with every hint (none, or the condition's truth at the example) under
+    every plan of answers.  Per path: (what holds: the preconditions and the answers'
+    statements, the condition, the knowledge afterwards at the point, the outcome: the
+    bool returned, None, or the exception raised; the hint)."""
+    from symshape.errors import GuardOnDataDependentError, UserError
+    choices = Choices()
+
+    def run():
+        r = EnvRun(choices)
+        c = (True, False, r.fresh("c"))[choices.choose(3)]
+        hint = (None, True, False)[choices.choose(3)]
+        hx = truth(c)[2]
+        pre = [] if type(c) is bool else [c.dx]     # a traced condition: defined there
+        pre += [] if hint is None else [hx == hint]
+        with env_specified(r):
+            try:
+                out = method(r, c, hint, frame=FRAME)
+            except (GuardOnDataDependentError, UserError) as e:
+                out = e
+        return z3.And(*pre, *r.said), c, r.k, out, hint
+    return choices.runs(run)
+
+
+def outcome(out):
+    """The outcome as a Z3 integer: 1 True (or a check passed), 0 False, -2 raised."""
+    if isinstance(out, Exception):
+        return z3.IntVal(-2)
+    return z3.IntVal(1 if out in (True, None) else 0)
+
+
+@proves("env.evaluate",
+        over=every("every condition (True, False, or ==, != , <= of any expression, and / or "
+                   "of any) and every hint (none, or the condition's truth at the example), "
+                   "every environment (pending specialisations or not, inside a branch or "
+                   "not, a guard hook observing), the condition's symbols data-dependent or "
+                   "not (no loop guard installed: a condition a loop guard answers is "
+                   "capture/loops.py's), along every path of ShapeEnv.evaluate; each step as "
+                   "its proven specification, every answer explored: decide (decide.sound), "
+                   "subst_cond (the same truth on the points admitted), relations.negate "
+                   "(rel.le_negate), the example's truth (_hint_cond), add_guard "
+                   "(env.add_guard: the points admitted afterwards are those before where the "
+                   "guard holds), commit_pending (knowledge that still admits the example)"))
+def env_evaluate():
+    """On every path: the bool ``evaluate`` returns is the condition's truth at every point
+    the environment admits afterwards (where the condition is defined) and at the example
+    (which the environment always admits); a data-dependent condition outside a loop guard
+    raises."""
+    from symshape.reasoning.env import ShapeEnv
+    cases = env_paths(ShapeEnv.evaluate)
+    outs = {str(outcome(out)) for _, _, _, out, _ in cases}
+    require(outs == {"1", "0", "-2"}, "evaluate's outcomes were only %s", outs)
+
+    def claim(*vs):
+        return z3.And(*[z3.Implies(said, z3.Or(v == -2, z3.And(
+            z3.Implies(z3.And(k, truth(c)[1]), truth(c)[0] == (v == 1)),
+            truth(c)[2] == (v == 1)))) for (said, c, k, _, hint), v in zip(cases, vs)])
+    prove_code(claim, [outcome(out) for _, _, _, out, _ in cases],
+               what="evaluate on %d paths" % len(cases))
+
+
+@proves("env.check",
+        over=every("every condition (True, False, or ==, !=, <= of any expression, and / or "
+                   "of any) and every hint (none, or the condition's truth at the example), "
+                   "its symbols data-dependent or not, along every path of ShapeEnv.check; "
+                   "each step as its proven specification, every answer explored: decide "
+                   "(decide.sound), subst_cond (the same truth on the points admitted), "
+                   "add_guard (env.add_guard: the points admitted afterwards are those "
+                   "before where the guard holds)"))
+def env_check():
+    """On every path: when ``check`` returns, every point the environment admits afterwards
+    satisfies the condition (where it is defined); it raises only on a condition false at
+    the example, and always on one whose hint says so."""
+    from symshape.reasoning.env import ShapeEnv
+    cases = env_paths(ShapeEnv.check)
+    outs = {str(outcome(out)) for _, _, _, out, _ in cases}
+    require(outs == {"1", "-2"}, "check's outcomes were only %s", outs)
+
+    def claim(*vs):
+        return z3.And(*[z3.Implies(said, z3.And(
+            z3.Implies(v == 1, z3.Implies(z3.And(k, truth(c)[1]), truth(c)[0])),
+            z3.Implies(v == -2, z3.Not(truth(c)[2])),
+            (v == -2) if hint is False else z3.BoolVal(True)))
+            for (said, c, k, _, hint), v in zip(cases, vs)])
+    prove_code(claim, [outcome(out) for _, _, _, out, _ in cases],
+               what="check on %d paths" % len(cases))
