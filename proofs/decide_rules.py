@@ -1,16 +1,11 @@
-"""Proofs of the decision procedure as a whole (``symshape/reasoning/decision.py``) and of
-the Z3 query it ends in (``z3bridge.implies``).
+"""Proofs about the decision procedure's environment on samples and bounds: the related-fact
+closure (checked against the transitive closure computed here), the bounds pipeline
+(``ss.bounds``) and ``SymInt``'s operators.
 
-``decide.sound`` is over samples: for each of three environments (symbol ranges, recorded
-guards: facts and replacements) and every other condition of ``conditions`` (linear forms
-``a*x + b*y + c`` with every coefficient in ``COEFFS`` and constant in ``CONSTS``, and the
-same with ``x // 2``, ``x % 3``, ``Min(x, y)``, ``Max(x, y)`` and ``x*y`` in place of
-``y``; each compared with ``<=``, ``==`` and ``!=``), the answer ``decide`` gives is proven
-right: ``True`` only when the knowledge implies the condition, ``False`` only when it
-implies its negation (Z3, over every point).  Steps of it are proven along every path on
-symbolic inputs in ``proofs/decide_every.py``.  ``implies`` is proven on every condition of
-a grammar with symbolic coefficients, constants, divisors and range ends.  The
-related-fact closure is checked against the transitive closure computed here.
+``decide.sound``, ``env.evaluate``, ``env.check`` and ``env.add_guard`` are proven for every
+condition and environment in ``proofs/decide_specs_every.py``, ``z3bridge.implies`` in
+``proofs/implies_every.py``; steps of ``decide`` along every path on symbolic inputs in
+``proofs/decide_every.py``.
 """
 from __future__ import annotations
 
@@ -32,24 +27,6 @@ from .solver_rules import _in_ranges
 
 COEFFS = (-1, 0, 1, 2)
 CONSTS = (-3, 0, 2)
-
-
-def conditions(x, y, products: bool = True) -> list:
-    """The grammar: every ``a*x + b*t + c <op> 0`` for ``t`` among ``y`` and the atoms
-    over ``x``, ``y`` (``x*y`` only with ``products``)."""
-    terms = [y, E.floordiv(x, 2), E.mod(x, 3), E.smin(x, y), E.smax(x, y)]
-    terms += [x * y] if products else []
-    out = []
-    for t in terms:
-        for a, b, c in itertools.product(COEFFS, COEFFS, CONSTS):
-            if a == b == 0:
-                continue
-            e = a * x + b * t + c
-            for op in (R.LE, R.EQ, R.NE):
-                r = R.make(op, e)
-                if type(r) is not bool:
-                    out.append(r)
-    return list(dict.fromkeys(out))
 
 
 def _environments():
@@ -227,31 +204,6 @@ def _fresh_env(specs, guards):
     return env, syms
 
 
-#: environments (symbol (example, lower, upper) triples, guards) for evaluate / check
-EVAL_ENVS = [([(5, 2, INT_OO), (3, 0, 9)], []),
-             ([(6, 2, INT_OO), (3, 2, INT_OO)], [lambda x, y: R.ge(x, y + 2)])]
-
-
-def _graded(every: int, envs=None, one_symbol: bool = False):
-    """(fresh environment, condition, its value at the example) for every ``every``-th
-    condition of the grammar under each of ``envs`` (default ``EVAL_ENVS``; only those
-    defined at the example; ``one_symbol``: of the conditions over one symbol only)."""
-    from symshape.algebra.expr import evaluate as value_at
-    for specs, guards in envs or EVAL_ENVS:
-        env0, syms0 = _fresh_env(specs, guards)
-        grammar = conditions(*(s.expr for s in syms0))
-        if one_symbol:
-            grammar = [c for c in grammar if len(c.free_symbols) == 1]
-        for c in grammar[::every]:
-            env, syms = _fresh_env(specs, guards)
-            point = {s: h for s, (h, _, _) in zip(syms, specs)}
-            try:
-                ex = value_at(c.expr, point)
-            except ZeroDivisionError:
-                continue
-            yield env, c, (ex == 0 if c.op == R.EQ else (ex != 0 if c.op == R.NE else ex <= 0))
-
-
 def expressions(x, y) -> list:
     """The sizes of the grammar: ``a*x + b*t + c`` for every ``t`` of ``conditions``."""
     terms = [y, E.floordiv(x, 2), E.mod(x, 3), E.smin(x, y), E.smax(x, y), x * y]
@@ -296,23 +248,3 @@ def bounds_pipeline():
                         e, b, name)
                 finite += 1
     require(finite >= 30, "only %d finite ends", finite)
-
-
-@proves("env.add_guard", over=samples("the grammar under fixed environments"))
-def env_add_guard():
-    """Every eighth condition of the grammar true at the example, learnt by a fresh
-    environment over a box (one symbol's range finite, one not): whatever the solver
-    makes of it (a replacement, a narrowed range, a divisibility quotient, a fact), the
-    points admitted afterwards are exactly the guard's solutions in the box."""
-    from .solver_rules import _solutions_kept
-    specs = EVAL_ENVS[0][0]
-    learnt = 0
-    for env, c, truth in _graded(8, [(specs, [])]):
-        if not truth:
-            continue
-        syms = [s for s in env.ranges][:len(specs)]
-        old = dict(env.ranges)
-        env.add_guard(c, None)
-        _solutions_kept(old, c, env, syms, "add_guard")
-        learnt += 1
-    require(learnt >= 20, "only %d guards learnt", learnt)

@@ -522,3 +522,94 @@ def env_check():
             for (said, c, k, _, hint), v in zip(cases, vs)])
     prove_code(claim, [outcome(out) for _, _, _, out, _ in cases],
                what="check on %d paths" % len(cases))
+
+
+# ---------------------------------------------------------------------------- add_guard
+class GuardRun:
+    """A stand-in environment for ``ShapeEnv.add_guard``: its recorded guards, the guard
+    being learnt, the knowledge at the point before (``k0``) and after (``k``); the
+    solver's ``learn`` as its specification (``solve.dispatch``: afterwards the points
+    admitted are exactly those before where the guard holds), raising or not (a guard
+    contradicting the knowledge raises)."""
+
+    def __init__(self, choices: Choices, outer) -> None:
+        self.choices = choices
+        self.guards: list = []
+        self._learning = outer
+        self.k0 = self.k = z3.Bool("k0")
+        self.learnt: list = []
+
+    def learn(self, env, c) -> None:
+        """``solve.dispatch``: the knowledge becomes the old one where ``c`` holds."""
+        require(env is self, "learn was handed another environment")
+        self.learnt.append(("learn", c, env._learning))
+        if self.choices.choose() == 1:
+            from symshape.errors import InternalError
+            raise InternalError("a guard contradicts earlier guards")
+        self.k = z3.Bool("k1")
+        self.said = self.k == z3.And(self.k0, c.h)
+
+    def learn_data_dependent(self, env, c) -> None:
+        """Handed a data-dependent guard (its learning is not claimed here)."""
+        require(env is self, "learn_data_dependent was handed another environment")
+        self.learnt.append(("data-dependent", c, env._learning))
+
+
+@contextmanager
+def solver_specified(run: GuardRun):
+    """``solver.learn`` / ``learn_data_dependent`` the run's while the block runs."""
+    from symshape.reasoning import solver as SE
+    saved = SE.learn, SE.learn_data_dependent
+    SE.learn, SE.learn_data_dependent = run.learn, run.learn_data_dependent
+    try:
+        yield
+    finally:
+        SE.learn, SE.learn_data_dependent = saved
+
+
+@proves("env.add_guard",
+        over=every("every guard (==, !=, <= of any expression, and / or of any: read only "
+                   "through its text, its identity and the solver), every environment (a "
+                   "guard being learnt already or not), a guard on input sizes or on "
+                   "data-dependent ones, learning raising or not, along every path of "
+                   "ShapeEnv.add_guard; solver.learn as its specification (solve.dispatch: "
+                   "afterwards the points admitted are exactly those before where the "
+                   "guard holds); a data-dependent guard is handed to learn_data_dependent "
+                   "(what it learns is not claimed: no proof of it)"))
+def env_add_guard():
+    """On every path: the guard is recorded once (its condition and whether it is
+    data-dependent), learnt by the solver step its kind calls for with itself as the
+    guard being learnt, the guard being learnt before restored afterwards (also when
+    learning raises), and the points admitted afterwards exactly those admitted before
+    where the guard holds."""
+    from symshape.errors import InternalError
+    from symshape.reasoning.env import Guard, ShapeEnv
+    choices = Choices()
+    c = Cond("g")
+
+    def run():
+        outer = (None, Guard(Cond("earlier"), None, "guard"))[choices.choose()]
+        dd = choices.choose() == 1
+        r = GuardRun(choices, outer)
+        r.said = z3.BoolVal(True)
+        with solver_specified(r):
+            try:
+                ShapeEnv.add_guard(r, c, FRAME, "guard", data_dependent=dd)
+                raised = False
+            except InternalError:
+                raised = True
+        require(len(r.guards) == 1 and r.guards[0].cond is c and
+                r.guards[0].data_dependent == dd, "add_guard recorded %s", r.guards)
+        require(r.learnt == [("data-dependent" if dd else "learn", c, r.guards[0])],
+                "add_guard had %s learnt", r.learnt)
+        require(r._learning is outer, "add_guard left %s as the guard being learnt",
+                r._learning)
+        return r, dd, raised
+    cases = [case for case in choices.runs(run) if not case[1] and not case[2]]
+    require(len(cases) == 2, "add_guard learnt only %d guards on input sizes", len(cases))
+
+    def claim(*ks):
+        return z3.And(*[z3.Implies(r.said, k == z3.And(r.k0, c.h))
+                        for (r, _, _), k in zip(cases, ks)])
+    prove_code(claim, [r.k for r, _, _ in cases],
+               what="add_guard on %d paths" % len(cases))
