@@ -216,7 +216,8 @@ def expressions(x, y) -> list:
     return list(dict.fromkeys(out))
 
 
-@proves("bounds.pipeline", over=samples("the grammar under three environments"))
+@proves("bounds.pipeline",
+        over=samples("every tenth size of the grammar under three environments"))
 def bounds_pipeline():
     """``ss.bounds`` (``bounds_expr``) on every tenth size of the grammar under each
     environment: the range holds the size on every admitted point (Z3), and each finite

@@ -252,7 +252,10 @@ def code_answer(ans):
                    "each possibly empty), read as the code reads them, along every path of "
                    "decide, _decide_now and decide_facts; each step as its proven "
                    "specification, every answer it allows explored: subst_cond (the same "
-                   "truth on the points K admits), decide_ranges (decide.by_range), "
+                   "truth on the points K admits: the composition of its rewrites, each "
+                   "proven on its own -- subst.subs_replace, the fold.* rules, "
+                   "rel.strip_positive_factor, rel.eq_gcd / le_gcd_ceil -- not proven as a "
+                   "whole), decide_ranges (decide.by_range), "
                    "relations.negate (rel.le_negate), related_facts (decide.related_facts: "
                    "facts and assumptions), box_exact and witnessed_undecidable (any "
                    "verdict), decide_by_fact_sums (decide.fact_sum), z3bridge.implies "
@@ -468,17 +471,20 @@ def outcome(out):
 
 
 @proves("env.evaluate",
-        over=every("every condition (True, False, or ==, != , <= of any expression, and / or "
+        over=every("every condition (True, False, or ==, !=, <= of any expression, and / or "
                    "of any) and every hint (none, or the condition's truth at the example), "
                    "every environment (pending specialisations or not, inside a branch or "
                    "not, a guard hook observing), the condition's symbols data-dependent or "
                    "not (no loop guard installed: a condition a loop guard answers is "
                    "capture/loops.py's), along every path of ShapeEnv.evaluate; each step as "
                    "its proven specification, every answer explored: decide (decide.sound), "
-                   "subst_cond (the same truth on the points admitted), relations.negate "
-                   "(rel.le_negate), the example's truth (_hint_cond), add_guard "
+                   "subst_cond (the same truth on the points admitted: as in decide.sound), "
+                   "relations.negate "
+                   "(rel.le_negate), the example's truth (_hint_cond: the condition evaluated "
+                   "at the examples), add_guard "
                    "(env.add_guard: the points admitted afterwards are those before where the "
-                   "guard holds), commit_pending (knowledge that still admits the example)"))
+                   "guard holds), commit_pending (knowledge that still admits the example: "
+                   "each pending size set to its example value)"))
 def env_evaluate():
     """On every path: the bool ``evaluate`` returns is the condition's truth at every point
     the environment admits afterwards (where the condition is defined) and at the example
@@ -502,7 +508,8 @@ def env_evaluate():
                    "of any) and every hint (none, or the condition's truth at the example), "
                    "its symbols data-dependent or not, along every path of ShapeEnv.check; "
                    "each step as its proven specification, every answer explored: decide "
-                   "(decide.sound), subst_cond (the same truth on the points admitted), "
+                   "(decide.sound), subst_cond (the same truth on the points admitted: as in "
+                   "decide.sound), "
                    "add_guard (env.add_guard: the points admitted afterwards are those "
                    "before where the guard holds)"))
 def env_check():
