@@ -6,8 +6,8 @@ its own (``z3bridge.minmax_encoding``: the comparison kinds, ``and`` / ``or`` an
 terms; ``z3bridge.divmod_encoding``: each ``//`` / ``%`` atom's quotient, with its side
 conditions, exists and is Python's for every non-zero divisor).  So here a condition is
 opaque: its encoding ``E`` and the side conditions ``S`` it adds are free Booleans standing
-for their values at a point with the quotients at their Python values, where ``S`` holds
-and ``E`` is the condition's truth wherever the condition is defined; the encoder registers
+for their values at a point with the quotients at their Python values: wherever the
+condition is defined (every divisor non-zero) ``S`` holds and ``E`` is its truth; the encoder registers
 the condition's symbols (the real ``Encoder.sym``) and the real ``Encoder.range`` translates
 each range, its ends symbolic, finite or infinite.  The solver is a recorder answering
 every verdict (unsat, sat, unknown) and the time budget every outcome (``decide_specs_every.
@@ -46,8 +46,9 @@ class OpaqueCond:
             " ".join("%s.%s" % (name, n) for n in ("holds", "defined", "enc", "side")))
 
     def spec(self):
-        """What the encoding proofs say of its encoding at the point."""
-        return z3.And(self.side, z3.Implies(self.d, self.enc == self.h))
+        """What the encoding proofs say of its encoding at the point: where the condition
+        is defined, its side conditions hold and its encoding is its truth."""
+        return z3.Implies(self.d, z3.And(self.side, self.enc == self.h))
 
 
 class Recorder:
