@@ -7,9 +7,9 @@ terms; ``z3bridge.divmod_encoding``: each ``//`` / ``%`` atom's quotient, with i
 conditions, exists and is Python's for every non-zero divisor).  So here a condition is
 opaque: its encoding ``E`` and the side conditions ``S`` it adds are free Booleans standing
 for their values at a point with the quotients at their Python values: wherever the
-condition is defined (every divisor non-zero) ``S`` holds and ``E`` is its truth; the encoder registers
-the condition's symbols (the real ``Encoder.sym``) and the real ``Encoder.range`` translates
-each range, its ends symbolic, finite or infinite.  The solver is a recorder answering
+condition is defined (every divisor non-zero) ``S`` holds and ``E`` is its truth; the
+encoder registers the condition's symbols (the real ``Encoder.sym``) and the real
+``Encoder.range`` translates each range, its ends symbolic, finite or infinite.  The solver is a recorder answering
 every verdict (unsat, sat, unknown) and the time budget every outcome (``decide_specs_every.
 Choices``).  Along every path: where ``implies`` answers True (False), the query whose
 refutation it read holds at every point where the premises and the ranges hold, the
