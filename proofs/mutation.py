@@ -105,7 +105,8 @@ TARGETS: List[Target] = [
 ALL = ("*",)
 _DECIDE_TESTS = ("tests/engine/test_mutation_kills_decision.py", "tests/contract/test_contract_decision.py",
                  "tests/contract/test_soundness.py", "tests/engine/test_relations.py", "tests/engine/test_env.py",
-                 "tests/engine/test_bounds_property.py")
+                 "tests/engine/test_bounds_property.py",
+                 "tests/engine/test_decide_end_to_end.py")
 ENGINE_TARGETS: List[Target] = [
     Target("decision", "symshape/reasoning/decision.py", ALL, ("decide.",), _DECIDE_TESTS,
            timeout=120.0),
@@ -113,7 +114,8 @@ ENGINE_TARGETS: List[Target] = [
            ("solve.", "project.drop_implied", "decide.sound", "env."),
            ("tests/engine/test_mutation_kills_solver.py", "tests/engine/test_env.py",
             "tests/engine/test_relations.py", "tests/contract/test_soundness.py",
-            "tests/engine/test_data_dependent_congruence.py"), timeout=120.0),
+            "tests/engine/test_data_dependent_congruence.py",
+            "tests/engine/test_decide_end_to_end.py"), timeout=120.0),
     Target("expr", "symshape/algebra/expr.py", ALL,
            ("floordiv.", "mod.", "ceildiv.", "minmax.", "fold.minmax_dominance", "subst.",
             "print."), ("tests/engine/test_mutation_kills_expr.py", "tests/engine/test_expr.py"),
@@ -122,12 +124,14 @@ ENGINE_TARGETS: List[Target] = [
     Target("z3bridge", "symshape/reasoning/z3bridge.py", ALL,
            ("z3bridge.", "decide.sound", "project.exact", "contract.exact_range"),
            ("tests/engine/test_mutation_kills_z3bridge.py", "tests/contract/test_contract_decision.py",
-            "tests/contract/test_soundness.py"), timeout=120.0),
+            "tests/contract/test_soundness.py", "tests/engine/test_decide_end_to_end.py"),
+           timeout=120.0),
     Target("env", "symshape/reasoning/env.py",
            ("evaluate", "check", "_hint_cond", "add_guard", "_data_dependent", "specialize",
             "specialize_later", "commit_pending", "cancel_pending", "bound", "simplify"),
            ("env.", "decide.sound"), ("tests/engine/test_mutation_kills_env.py",
-                                       "tests/engine/test_env.py", "tests/contract/test_soundness.py"),
+                                       "tests/engine/test_env.py", "tests/contract/test_soundness.py",
+                                       "tests/engine/test_decide_end_to_end.py"),
            timeout=120.0),
     Target("projection", "symshape/reasoning/projection.py", ALL,
            ("project.", "contract.exact_range"),
