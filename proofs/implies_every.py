@@ -17,6 +17,9 @@ goal is defined and fails (holds) -- so an unsatisfiable query means the answer 
 """
 from __future__ import annotations
 
+import ast
+import inspect
+import textwrap
 from types import SimpleNamespace
 
 import z3
@@ -164,6 +167,43 @@ def implies_paths(premises: list, goal, rx) -> list:
     return choices.runs(run)
 
 
+def premises_read_alike(fn) -> None:
+    """Read from ``fn``'s code (``implies``) that its first parameter, the premises, is read
+    once, as the whole list a comprehension ``[enc.cond(p) for p in premises]`` encodes item
+    by item alike, into a list that is only extended (``+=``) and handed whole to the
+    solver (``solver.add(*hyp)``): so what the proof shows for two premises holds for any
+    number.  A slice, an index, a filter or a second read of the list fails here."""
+    node = ast.parse(textwrap.dedent(inspect.getsource(inspect.unwrap(fn)))).body[0]
+    param = node.args.args[0].arg
+    reads = [n for n in ast.walk(node) if isinstance(n, ast.Name) and n.id == param]
+    comps = [n for n in ast.walk(node) if isinstance(n, ast.ListComp)
+             and any(g.iter in reads for g in n.generators)]
+    comp = comps[0] if len(reads) == 1 and len(comps) == 1 else None
+    gen = comp.generators[0] if comp is not None and len(comp.generators) == 1 else None
+    call = comp.elt if comp is not None else None
+    require(gen is not None and not gen.ifs and not gen.is_async
+            and isinstance(gen.target, ast.Name) and isinstance(call, ast.Call)
+            and ast.unparse(call.func) == "enc.cond" and not call.keywords
+            and len(call.args) == 1 and isinstance(call.args[0], ast.Name)
+            and call.args[0].id == gen.target.id,
+            "%s does not read its premises as [enc.cond(p) for p in %s]", fn.__name__, param)
+    owner = [a for a in ast.walk(node) if isinstance(a, ast.Assign) and a.value is comp]
+    require(len(owner) == 1 and len(owner[0].targets) == 1
+            and isinstance(owner[0].targets[0], ast.Name),
+            "%s does not keep its encoded premises in one list", fn.__name__)
+    name = owner[0].targets[0].id
+    parents = {c: p for p in ast.walk(node) for c in ast.iter_child_nodes(p)}
+    for n in ast.walk(node):
+        if not (isinstance(n, ast.Name) and n.id == name) or n is owner[0].targets[0]:
+            continue
+        up = parents[n]
+        ok = (isinstance(up, ast.AugAssign) and up.target is n and isinstance(up.op, ast.Add)) \
+            or (isinstance(up, ast.Starred) and isinstance(parents[up], ast.Call)
+                and ast.unparse(parents[up].func).endswith(".add"))
+        require(ok, "%s uses its encoded premises %s otherwise than extending them and "
+                "handing them whole to the solver: %s", fn.__name__, name, ast.unparse(up))
+
+
 @proves("z3bridge.implies",
         over=every("every list of premises and every goal (each a bool or any condition: read "
                    "only through Encoder.cond, its encoding and side conditions as the "
@@ -177,7 +217,9 @@ def implies_paths(premises: list, goal, rx) -> list:
 def z3bridge_implies():
     """Wherever ``implies`` answers, the query whose refutation it read holds at every point
     where the answer would be wrong (``implies_paths``), for no, one and two premises,
-    each goal kind and every end case of the range."""
+    each goal kind and every end case of the range; and two premises stand for any number
+    (``premises_read_alike``)."""
+    premises_read_alike(ZB.implies)
     p1, p2, g = OpaqueCond("p1"), OpaqueCond("p2"), OpaqueCond("g")
     cases = []
     for rx in range_cases("x"):

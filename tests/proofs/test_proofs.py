@@ -165,6 +165,30 @@ def test_a_min_max_encoding_wrong_only_at_arity_five_fails_its_proof(monkeypatch
     assert not proofs.run_one("z3bridge.minmax_encoding").ok
 
 
+
+@pytest.mark.parametrize("old, new", [
+    ("for p in premises]", "for p in premises[:2]]"),
+    ("for p in premises]", "for p in premises if p is not premises[-1]]"),
+    ("    g = enc.cond(goal)\n", "    g = enc.cond(goal)\n    hyp = hyp[:2]\n"),
+])
+def test_implies_reading_only_some_premises_fails_its_proof(monkeypatch, old, new):
+    """z3bridge.implies is proven on two premises and read from the code to encode every
+    premise alike: an implies that keeps only some of them (right for up to two) fails."""
+    import inspect
+    import linecache
+    import textwrap
+    from symshape.reasoning import z3bridge as ZB
+    src = textwrap.dedent(inspect.getsource(ZB.implies))
+    assert src.count(old) == 1
+    src = src.replace(old, new)
+    name = "<implies mutated>"          # inspect.getsource reads the mutant's text here
+    linecache.cache[name] = (len(src), None, src.splitlines(True), name)
+    scope = dict(vars(ZB))
+    exec(compile(src, name, "exec"), scope)  # noqa: S102
+    monkeypatch.setattr(ZB, "implies", scope["implies"])
+    r = proofs.run_one("z3bridge.implies")
+    assert not r.ok and "premises" in r.message, r.message
+
 # every proof runs once, here: each must make claims on the code's own output, and together
 # they must reach every way out of every rewrite function (a `return` no proof reaches is a
 # rule the code applies without a proof)
