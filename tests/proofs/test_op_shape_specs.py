@@ -4,7 +4,6 @@ and its conditions hold exactly when NumPy accepts the call.  Also: shape rules 
 accepted calls NumPy rejects (found while generalizing the proofs) now refuse them."""
 from repo_paths import REPO
 import itertools
-import os
 import sys
 
 import numpy as np

@@ -1,7 +1,6 @@
 """The Z3 proofs of the engine's rules (``proofs/``): every rule of ``symshape/rules.py``
 has exactly one proof, every proof names a rule, and every proof passes."""
 from repo_paths import REPO
-import os
 import sys
 
 import pytest

@@ -4,7 +4,6 @@ it names.  Moving or renaming a rewrite without its row (or a row without its fu
 here, not silently in the proofs' coverage."""
 from repo_paths import REPO
 import inspect
-import os
 import sys
 
 import pytest
