@@ -15,11 +15,8 @@ each on the code's own output.
 from __future__ import annotations
 
 import numpy as np
-import z3
 
 import symshape as ss
-from symshape.algebra import expr as E
-from symshape.algebra import relations as R
 from symshape.reasoning import validate as V
 from symshape.contract import validate as CV
 from symshape.capture.export import trace_program
@@ -27,8 +24,8 @@ from symshape.errors import InternalError
 from symshape.contract.writer import CheckWriter
 
 from . import samples, proves
-from .code import STATS, Symbols, divisors, encode, encode_cond, prove_code
-from .pyint import Py, require
+from .code import STATS
+from .pyint import require
 
 A = ss.Dim.AUTO
 
@@ -170,70 +167,3 @@ def _redundant(records, i) -> bool:
     """A test implied by the others (a range already forced by a later equality) may go."""
     return type(records[i]).__name__ == "RangeCheck" and \
         any(type(r).__name__ == "RelationCheck" for r in records)
-
-
-# ---------------------------------------------------------------------------- subs / replace
-@proves("subst.subs_replace", over=samples("hand-picked expressions and substitutions"))
-def subst_subs_replace():
-    s0, s1, s2 = E.Sym(940), E.Sym(941), E.Sym(942)
-    S0, S1, S2 = s0.expr, s1.expr, s2.expr
-    exprs = [3 * S0 * S1 + S2 - 4, E.floordiv(S0 + 2 * S1, 3) + E.mod(S2, 5),
-             E.smin(S0, S1 + 1) * S2, E.floordiv(S0 * S1, S2), E.mod(S0 - S1, S1),
-             E.smax(E.floordiv(S1, 2), S0 - S2)]
-    maps = [{s0: S1 + 1}, {s0: S1, s1: S0}, {s1: 2 * S2 + 1, s2: 3}, {s2: S0 * S1},
-            {s0: E.floordiv(S2, 2), s1: S2 - 1}]
-    for x in exprs:
-        for m in maps:
-            got = E.subs(x, m)                    # the code's output
-            P_ = Py()
-            zs = Symbols()
-            # x read with each mapped symbol standing for its value, all at once
-            zs_sub = Symbols(zs)
-            for s, v in m.items():
-                zs_sub[s] = encode(P_, v, zs)
-            want = encode(P_, x, zs_sub)
-            # the inputs are defined: x's divisors after substitution, and m's own
-            defined = [d != 0 for d in divisors(P_, x, zs_sub)]
-            for v in m.values():
-                defined += [d != 0 for d in divisors(P_, v, zs)] if type(v) is E.Expr else []
-            prove_code(lambda v: v == want, [encode(P_, got, zs)], defined, P=P_,
-                       what="subs(%s, %s) -> %s" % (x, m, got))
-    # nothing to substitute: an int, an empty mapping, or a mapping of other symbols gives
-    # its input back unchanged
-    for x, m in [(7, maps[0]), (exprs[0], {}), (E.floordiv(S2, 3), {s0: S1 + 1})]:
-        require(E.subs(x, m) is x, "subs(%s, %s) changed its input", x, m)
-    # replacement: what the environment keeps after learning an equality (its facts and its
-    # ranges: a fact can become a range once a symbol is replaced, a + b <= 20 with
-    # a == b + 2 is b <= 9) says, given the equality, exactly what it said before
-    from symshape.reasoning.env import ShapeEnv
-    from symshape.algebra.infinity import INT_OO, is_inf
-    from symshape.algebra.ranges import ValueRange
-
-    def state(P_, zs, facts, ranges):
-        out = [encode_cond(P_, f, zs) for f in facts]
-        for s, r in ranges.items():
-            out += ([] if is_inf(r.lower) else [zs[s] >= r.lower]) + \
-                ([] if is_inf(r.upper) else [zs[s] <= r.upper])
-        return z3.And(*out) if out else z3.BoolVal(True)
-    for first, then in (((lambda a, b, c: R.le(a + b, 20)), (lambda a, b, c: R.eq(a, b + 2))),
-                        ((lambda a, b, c: R.ne(a * b, 12)), (lambda a, b, c: R.eq(b, c + 1))),
-                        ((lambda a, b, c: R.le(E.floordiv(a, b) + c, 9)),
-                         (lambda a, b, c: R.eq(a, 2 * c)))):
-        env = ShapeEnv()
-        a, b, c = (env.create_symbol(h, n, ValueRange(2, INT_OO))
-                   for h, n in ((6, "a"), (4, "b"), (3, "c")))
-        env.add_guard(first(a.expr, b.expr, c.expr), None)
-        before, before_ranges = list(env.facts), dict(env.ranges)
-        g = then(a.expr, b.expr, c.expr)
-        env.add_guard(g, None)
-        P_ = Py()
-        zs = Symbols()
-        repl = [zs[s] == encode(P_, v, zs) for s, v in env.replacements.items()]
-        for s, v in env.replacements.items():
-            require(type(v) is int or not any(t in env.replacements for t in v.free_symbols),
-                    "replacement %s -> %s mentions a replaced symbol", s, v)
-        old = state(P_, zs, before, before_ranges)
-        new = state(P_, zs, env.facts, env.ranges)
-        prove_code(lambda v: v == old, [new], repl, encode_cond(P_, g, zs),
-                   [d != 0 for d in divisors(P_, first(a.expr, b.expr, c.expr), zs)],
-                   P=P_, what="facts and ranges refreshed after %s" % g)
