@@ -19,7 +19,7 @@ What the operators read, and how each is covered:
   on every admitted point and (with an example value) at the example (``env.evaluate``'s
   proof), ``check`` records its condition and ``simplify`` keeps the value.
 
-Every operator (``+ - * // %`` on either side, unary ``-``, ``abs``, ``sym_min`` /
+Every operator (``+ - * // %`` on either side, ``divmod``, unary ``-``, ``abs``, ``sym_min`` /
 ``sym_max`` with two or three operands or one list) on every kind of operand: the result
 denotes Python's operation on the values (a divisor non-zero), its example value is the
 operation on the example values (unknown when one is), a size divisor is sent to the
@@ -179,13 +179,29 @@ def _same(ex: Explorer, env, x: SymInt):
 _KINDS = (_int, _true, _false, _backed, _unbacked, _same)
 
 
+class _Functions(Py):
+    """``//`` and ``%`` of the sizes' values as uninterpreted functions: the result's atom
+    and the operation the claim wants are the same application, a claim proven for every
+    function holds for Python's (the example values' quotients keep their definitions:
+    they are the explorer's own)."""
+
+    FD = z3.Function("floordiv", z3.IntSort(), z3.IntSort(), z3.IntSort())
+    MD = z3.Function("mod", z3.IntSort(), z3.IntSort(), z3.IntSort())
+
+    def floordiv(self, a, b):
+        return self.FD(a, b)
+
+    def mod(self, a, b):
+        return self.MD(a, b)
+
+
 class _Claims:
-    """Claims of one exploration, proven together: on each path, under its condition and
-    its own hypotheses, the code's output term equals the wanted one."""
+    """Claims of explorations, proven together: on each path, under its condition and its
+    own hypotheses, the code's output term equals the wanted one."""
 
     def __init__(self) -> None:
-        self.P, self.zs = Py(), Symbols()
-        self.got, self.want = [], []
+        self.P, self.zs = _Functions(), Symbols()
+        self.got, self.want, self.side = [], [], []
 
     def val(self, x):
         """The value of an operand or a result (a size's expression, an int, a bool)."""
@@ -197,13 +213,17 @@ class _Claims:
         self.got.append(got)
         self.want.append((z3.And(*pc, *hyps), want))
 
-    def prove(self, ex: Explorer, what: str) -> None:
-        """Prove the claims; the explorer's quotients (the example values') are defined."""
+    def explored(self, ex: Explorer) -> None:
+        """The explorer ``ex``'s quotients (the example values') are defined."""
+        self.side += ex.P.side
+
+    def prove(self, what: str) -> None:
+        """Prove the claims (each explorer's quotients defined)."""
         wants = self.want
         if not wants:
             return        # every path raised as Python does (a divisor 0): shown already
         prove_code(lambda *vs: z3.And(*[z3.Implies(h, v == w) for (h, w), v in zip(wants, vs)]),
-                   self.got, ex.P.side, P=self.P, what=what)
+                   self.got, self.side, P=self.P, what=what)
 
 
 def _hint_of(x):
@@ -221,9 +241,9 @@ def _raises_as_python(pc, divides: bool, hb, err, what: str) -> None:
     prove(value(hb) == 0, *pc, what="%s raises only where the example divisor is 0" % what)
 
 
-def _binop_every(name: str, reverse: bool, kind) -> None:
+def _binop_every(cl: "_Claims", name: str, reverse: bool, kind) -> None:
     """``x.__op__(o)`` (``__rop__`` when ``reverse``) for ``o`` that ``kind`` builds, every
-    path."""
+    path: its claims go to ``cl``."""
     ex = Explorer()
     dunder = "__%s%s__" % ("r" if reverse else "", name)
 
@@ -237,7 +257,7 @@ def _binop_every(name: str, reverse: bool, kind) -> None:
             return x, o, e, env.asked
     with _symbolic(ex):
         paths = ex.paths(run)
-    cl = _Claims()
+    cl.explored(ex)
     what = "SymInt.%s with %s" % (dunder, kind.__name__)
     divides = name in _DIVISIONS
     for pc, got in paths:
@@ -251,9 +271,9 @@ def _binop_every(name: str, reverse: bool, kind) -> None:
         av, bv = cl.val(a), cl.val(b)
         nonzero = [bv != 0] if divides else []
         cl.add(pc, nonzero, cl.val(r), _PY[name](cl.P, av, bv))
-        _hint_claim(cl, pc, r, _PY[name], _hint_of(a), _hint_of(b), what)
+        _hint_claim(cl, pc, r, lambda P, u, v: _PY[name](ex.P, u, v), _hint_of(a),
+                    _hint_of(b), what)
         _divisor_claim(cl, pc, divides, b, bv, asked, what)
-    cl.prove(ex, "%s on %d paths" % (what, len(paths)))
 
 
 def _hint_claim(cl: _Claims, pc, r, py, ha, hb, what: str, hyps=()) -> None:
@@ -268,14 +288,21 @@ def _hint_claim(cl: _Claims, pc, r, py, ha, hb, what: str, hyps=()) -> None:
     cl.add(pc, list(hyps), value(r.hint), py(cl.P, value(ha), value(hb)))
 
 
-def _divisor_claim(cl: _Claims, pc, divides: bool, b, bv, asked, what: str) -> None:
+def _divisor_claim(cl: _Claims, pc, divides: bool, b, bv, asked, what: str,
+                   times: int = 1) -> None:
     """A size divisor goes to the environment as ``b != 0`` (a check when unbacked), with its
-    example's truth; nothing else is asked."""
+    example's truth, once per division (``times``); nothing else is asked."""
     if not (divides and isinstance(b, SymInt)):
         require(not asked, "%s asks the environment %s", what, asked)
         return
-    require(len(asked) == 1, "%s asks the environment %d times", what, len(asked))
-    how, ans = asked[0]
+    require(len(asked) == times, "%s asks the environment %d times", what, len(asked))
+    for how, ans in asked:
+        _guard_claim(cl, pc, b, bv, how, ans, what)
+
+
+def _guard_claim(cl: _Claims, pc, b, bv, how, ans, what: str) -> None:
+    """One guard of the size divisor ``b``: ``b != 0``, by the right means, its example's
+    truth."""
     unbacked = any(s.unbacked for s in b.expr.free_symbols)
     require(how == ("check" if unbacked else "evaluate"), "%s: the divisor's guard by %s",
             what, how)
@@ -284,6 +311,38 @@ def _divisor_claim(cl: _Claims, pc, divides: bool, b, bv, asked, what: str) -> N
         require(ans.hint is None, "%s: the guard's example from an unknown one", what)
     else:
         cl.add(pc, [], z3.BoolVal(ans.hint is True), value(b.hint) != 0)
+
+
+def _divmod_every(cl: "_Claims", kind) -> None:
+    """``divmod(x, o)`` for ``o`` that ``kind`` builds: ``(x // o, x % o)``, every path; its
+    claims go to ``cl``."""
+    ex = Explorer()
+
+    def run():
+        env = _Env(ex)
+        x = SymInt(A.expr, _hint(ex, "ha"), env)
+        o = kind(ex, env, x)
+        try:
+            return x, o, divmod(x, o), env.asked
+        except ZeroDivisionError as e:
+            return x, o, e, env.asked
+    with _symbolic(ex):
+        paths = ex.paths(run)
+    cl.explored(ex)
+    what = "divmod(SymInt, %s)" % kind.__name__
+    for pc, got in paths:
+        if isinstance(got, Exception):
+            raise ProofFailure("%s raises %s on the path %s" % (what, got, z3.And(*pc)))
+        x, o, out, asked = got
+        if isinstance(out, ZeroDivisionError):
+            _raises_as_python(pc, True, _hint_of(o), out, what)
+            continue
+        xv, ov = cl.val(x), cl.val(o)
+        for r, name in zip(out, _DIVISIONS):
+            cl.add(pc, [ov != 0], cl.val(r), _PY[name](cl.P, xv, ov))
+            _hint_claim(cl, pc, r, lambda P, u, v, name=name: _PY[name](ex.P, u, v), x.hint,
+                        _hint_of(o), what)
+        _divisor_claim(cl, pc, True, o, ov, asked, what, times=2)
 
 
 def _unary_every() -> None:
@@ -315,7 +374,8 @@ def _unary_every() -> None:
         cl.add(pc, spec, cl.val(ab), z3.If(xv >= 0, xv, -xv))
         _hint_claim(cl, pc, ab, lambda P, a, b: z3.If(a >= 0, a, -a), x.hint, 0, "abs(x)",
                     spec)
-    cl.prove(ex, "SymInt -x, abs(x) on %d paths" % len(paths))
+    cl.explored(ex)
+    cl.prove("SymInt -x, abs(x) on %d paths" % len(paths))
 
 
 def _minmax_every(kind: str) -> None:
@@ -347,20 +407,27 @@ def _minmax_every(kind: str) -> None:
                 elif isinstance(r, SymInt):
                     require(r.hint is None, "sym_%s: an example from unknown ones", kind)
             count += len(paths)
-    cl.prove(ex, "sym_%s on %d paths" % (kind, count))
+    cl.explored(ex)
+    cl.prove("sym_%s on %d paths" % (kind, count))
 
 
 @proves("symint.operators", over=every(
-    "every operator (+ - * // % on either side, unary -, abs, sym_min / sym_max of two or "
+    "every operator (+ - * // % on either side, divmod, unary -, abs, sym_min / sym_max of two or "
     "three operands or a list) on every operand the code reads: a size (expression opaque, "
     "example value symbolic or unknown; backed, unbacked, or the same size), a symbolic int "
     "or a bool, along every path; // % Min Max and the environment at their proven "
     "specification"))
 def symint_operators():
-    for name in _PY:
+    for name in _PY:            # one query per operator: its claims on every operand
+        cl = _Claims()
         for reverse in (False, True):
             for kind in _KINDS:
-                _binop_every(name, reverse, kind)
+                _binop_every(cl, name, reverse, kind)
+        cl.prove("SymInt %s on every operand" % name)
+    cl = _Claims()
+    for kind in _KINDS:
+        _divmod_every(cl, kind)
+    cl.prove("divmod(SymInt, o) on every operand")
     _unary_every()
     _minmax_every("min")
     _minmax_every("max")
