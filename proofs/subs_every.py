@@ -6,8 +6,10 @@ along every path on sizes whose coefficients and constant are symbolic integers.
 the recursive call (the induction hypothesis: each argument is a smaller size; here each is
 a symbol, mapped or not, the recursion's base case run as written).  The products and sums it
 builds are ``E.mul`` / ``E.add`` run as written on the symbolic coefficients; a rebuilt
-``FloorDiv`` / ``Mod`` is taken at its specification (its atom, ``a // b`` / ``a % b``: the
-``floordiv.*`` / ``mod.*`` proofs), a ``Min`` / ``Max`` is ``_minmax`` run as written.  So
+``FloorDiv`` / ``Mod`` runs as written on two ints (Python's operator, 0 raising) and is
+taken at its specification otherwise (its atom, ``a // b`` / ``a % b``: the ``floordiv.*`` /
+``mod.*`` proofs; read as uninterpreted functions, equal to Python's where the code computed
+them), a ``Min`` / ``Max`` is ``_minmax`` run as written.  So
 ``c1*s*t + c2*s*A(u, w) + k`` (``s``, ``u``, ``w`` mapped, ``t`` not, ``A`` each of the four
 operation kinds, every coefficient and constant symbolic) reaches every path of the term
 loop for every count of terms and atoms (a product's factor is an int or an expression on
@@ -25,6 +27,8 @@ either kind, along every path: afterwards each earlier replacement is its old va
 symbol substituted, the new one is recorded, and no replaced symbol occurs in any value.
 """
 from __future__ import annotations
+
+from contextlib import contextmanager
 
 import z3
 
@@ -78,6 +82,34 @@ class _Opaque(Py):
     def mod(self, a, b):
         return self.MD(a, b)
 
+    def links(self, P) -> list:
+        """The functions at the quotients ``P`` (the code's own, on ints) computed: there
+        they are Python's ``//`` and ``%`` (so one interpretation of them is Python's)."""
+        return [z3.And(self.FD(a, b) == q, self.MD(a, b) == a - b * q)
+                for a, b, q in P.quotients]
+
+
+@contextmanager
+def _rebuilt(ex: Explorer):
+    """``subs`` on SInt coefficients, a rebuilt ``FloorDiv`` / ``Mod`` the code itself on
+    two ints (Python's operator; 0 raises) and its atom otherwise (its specification: the
+    ``floordiv.*`` / ``mod.*`` proofs)."""
+    saved = (E.floordiv, E.mod)
+    with coeff_patched(ex, inductive=False):
+        E.floordiv, E.mod = _int_or_atom("FloorDiv", saved[0]), _int_or_atom("Mod", saved[1])
+        try:
+            yield
+        finally:
+            E.floordiv, E.mod = saved
+
+
+def _int_or_atom(kind: str, real):
+    def call(a, b):
+        if isinstance(a, (int, SInt)) and isinstance(b, (int, SInt)):
+            return real(a, b)
+        return E.atom_expr(E.OpAtom(kind, (a, b)))
+    return call
+
 
 def _value_of(P: Py, v, zs):
     return value(v) if isinstance(v, SInt) else encode(P, v, zs)
@@ -97,11 +129,12 @@ def _subs_every(build, vs_kind, vu_kind) -> int:
             return x, m, E.subs(x, m)
         except ZeroDivisionError as e:      # an int divisor 0 after substitution
             return x, m, e
-    with coeff_patched(ex, inductive=True, opaque=True):
+    with _rebuilt(ex):
         paths = ex.paths(run)
     raise_on_paths(paths, "subs")
     P, zs = _Opaque(), Symbols()
     got, want = [], []
+    links = P.links(ex.P)
     for pc, (x, m, out) in paths:       # one query: on each path, under its condition
         sub = Symbols(zs)
         for s, v in m.items():
@@ -113,7 +146,7 @@ def _subs_every(build, vs_kind, vu_kind) -> int:
         got.append(encode(P, out, zs))
         want.append((z3.And(*pc, *defined), encode(P, x, sub)))
     prove_code(lambda *g: z3.And(*[z3.Implies(h, a == b) for a, (h, b) in zip(g, want)]),
-               got, hyps, P=P, what="subs(%s, {s: %s, u: %s}) on %d paths" % (
+               got, hyps, links, P=P, what="subs(%s, {s: %s, u: %s}) on %d paths" % (
                    build.__doc__, vs_kind.__doc__, vu_kind.__doc__, len(got)))
     return len(paths)
 
