@@ -8,9 +8,10 @@ What the operators read, and how each is covered:
   expression layer whole), the example value a symbolic integer or unknown (``None``, a
   data-dependent size), each explored;
 * an int operand (a symbolic integer, ``symcoeff.SInt``, which ``symint`` and ``expr`` see
-  as an ``int`` while the proof runs), a bool (read as ``int(b)``: both values) and another
-  size: a backed one, an unbacked one (a divisor's guard is then a run-time check), or the
-  very same size (so the expression layer may return an int);
+  as an ``int`` while the proof runs; a NumPy integer is read as ``int(x)``, this case), a
+  bool (read as ``int(b)``: both values) and another size: a backed one, an unbacked one
+  (a divisor's guard is then a run-time check), or the very same size (so the expression
+  layer may return an int);
 * the operations themselves: ``E.add`` / ``E.sub`` / ``E.mul`` / ``E.neg`` run as written on
   the opaque operands; ``E.floordiv`` / ``E.mod`` and ``E.smin`` / ``E.smax`` are taken at
   their specification (the operation's own atom: ``a // b``, ``a % b``, ``min``, ``max``,
