@@ -19,7 +19,9 @@ code run along every path on symbolic coefficients, constants and range ends.
   path of every count of terms and factors;
 * an operation atom (``FloorDiv``, ``Mod``, ``Min``, ``Max``) with its arguments opaque
   symbols (each argument's own translation is the induction hypothesis: it is translated by
-  the same ``to_sympy`` and read back the same way), both forms.  ``Min`` / ``Max`` map
+  the same ``to_sympy`` and read back the same way), both forms.  The translations are built
+  without ranges (each symbol ``integer`` only): sympy's sums and products do not read the
+  sign assumptions, which the first part proves hold on the symbol's range.  ``Min`` / ``Max`` map
   every argument alike (one comprehension, one n-ary sympy call) and are shown with two and
   three arguments.
 
@@ -245,8 +247,10 @@ def _to_sympy_every(build, plain: bool) -> int:
     "only on a factor's kind, a coefficient 1, a constant 0 and one-member sums and "
     "products, all reached by c*s + k, c*s*A + k and c1*s + c2*A + c3*s*A + k), every "
     "FloorDiv / Mod / Min / Max atom with its arguments opaque (Min / Max map every "
-    "argument alike, shown at arity 2 and 3), both forms (plain or not), along every path; "
-    "and every symbol range (ends symbolic, integer or infinite) for the assumptions"))
+    "argument alike, shown at arity 2 and 3), both forms (plain or not), along every path "
+    "(the symbols built with integer only: the sign assumptions a range adds are proven to "
+    "hold on it); and every symbol range (ends symbolic, integer or infinite) for the "
+    "assumptions"))
 def sympy_bridge():
     _assumptions_every()
     for build in _NODES:
