@@ -36,6 +36,7 @@ MODULES += ("proofs.shape_every", "proofs.contract_every")
 MODULES += ("proofs.decide_every", "proofs.solve_every")
 MODULES += ("proofs.histogram_every", "proofs.reshape_every", "proofs.minmax_rules")
 MODULES += ("proofs.decide_specs_every", "proofs.implies_every")
+MODULES += ("proofs.sympy_every", "proofs.symint_every", "proofs.subs_every")
 
 #: rule name -> proof function
 PROOFS: Dict[str, Callable[[], None]] = {}
