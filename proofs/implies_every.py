@@ -17,9 +17,6 @@ goal is defined and fails (holds) -- so an unsatisfiable query means the answer 
 """
 from __future__ import annotations
 
-import ast
-import inspect
-import textwrap
 from types import SimpleNamespace
 
 import z3
@@ -32,6 +29,7 @@ from . import every, proves
 from .code import prove_code
 from .decide_specs_every import Choices
 from .pyint import require
+from .reads import require_reads, source_tree
 
 #: the symbols of the conditions: one with a range in the table, one without (the code
 #: reads each symbol alike: ``s in ranges``)
@@ -167,41 +165,23 @@ def implies_paths(premises: list, goal, rx) -> list:
     return choices.runs(run)
 
 
+#: every statement of ``implies`` that mentions the premises or the list of their encodings:
+#: each premise encoded alike (one comprehension over the whole list), the list only
+#: extended and handed whole to each solver -- so two premises stand for any number
+PREMISE_READS = ("hyp = [enc.cond(p) for p in premises]",)
+HYP_READS = PREMISE_READS + ("hyp += enc.range(s, ranges[s])", "hyp += enc.side",
+                             "solver.add(*hyp)")
+
+
 def premises_read_alike(fn) -> None:
-    """Read from ``fn``'s code (``implies``) that its first parameter, the premises, is read
-    once, as the whole list a comprehension ``[enc.cond(p) for p in premises]`` encodes item
-    by item alike, into a list that is only extended (``+=``) and handed whole to the
-    solver (``solver.add(*hyp)``): so what the proof shows for two premises holds for any
-    number.  A slice, an index, a filter or a second read of the list fails here."""
-    node = ast.parse(textwrap.dedent(inspect.getsource(inspect.unwrap(fn)))).body[0]
-    param = node.args.args[0].arg
-    reads = [n for n in ast.walk(node) if isinstance(n, ast.Name) and n.id == param]
-    comps = [n for n in ast.walk(node) if isinstance(n, ast.ListComp)
-             and any(g.iter in reads for g in n.generators)]
-    comp = comps[0] if len(reads) == 1 and len(comps) == 1 else None
-    gen = comp.generators[0] if comp is not None and len(comp.generators) == 1 else None
-    call = comp.elt if comp is not None else None
-    require(gen is not None and not gen.ifs and not gen.is_async
-            and isinstance(gen.target, ast.Name) and isinstance(call, ast.Call)
-            and ast.unparse(call.func) == "enc.cond" and not call.keywords
-            and len(call.args) == 1 and isinstance(call.args[0], ast.Name)
-            and call.args[0].id == gen.target.id,
-            "%s does not read its premises as [enc.cond(p) for p in %s]", fn.__name__, param)
-    owner = [a for a in ast.walk(node) if isinstance(a, ast.Assign) and a.value is comp]
-    require(len(owner) == 1 and len(owner[0].targets) == 1
-            and isinstance(owner[0].targets[0], ast.Name),
-            "%s does not keep its encoded premises in one list", fn.__name__)
-    name = owner[0].targets[0].id
-    parents = {c: p for p in ast.walk(node) for c in ast.iter_child_nodes(p)}
-    for n in ast.walk(node):
-        if not (isinstance(n, ast.Name) and n.id == name) or n is owner[0].targets[0]:
-            continue
-        up = parents[n]
-        ok = (isinstance(up, ast.AugAssign) and up.target is n and isinstance(up.op, ast.Add)) \
-            or (isinstance(up, ast.Starred) and isinstance(parents[up], ast.Call)
-                and ast.unparse(parents[up].func).endswith(".add"))
-        require(ok, "%s uses its encoded premises %s otherwise than extending them and "
-                "handing them whole to the solver: %s", fn.__name__, name, ast.unparse(up))
+    """Read from ``fn``'s code (``implies``) that it reads its premises, and the list of
+    their encodings, only through ``PREMISE_READS`` / ``HYP_READS``: a slice, an index, a
+    filter or a second read of either fails here."""
+    tree = source_tree(fn)
+    for name, allowed in (("premises", PREMISE_READS), ("hyp", HYP_READS)):
+        seen = require_reads(tree, name, allowed, fn.__name__)
+        require(seen == set(allowed), "%s no longer reads %s as %s", fn.__name__, name,
+                sorted(set(allowed) - seen))
 
 
 @proves("z3bridge.implies",

@@ -40,6 +40,7 @@ from symshape.errors import UserError
 from . import every, proves
 from .code import prove_code
 from .pyint import ProofFailure, require
+from .reads import header, mentions, require_reads, source_tree
 from .shape_every import reshape_claim
 from .sized import combine, run_paths, sizes
 from .symcoeff import SInt
@@ -164,48 +165,17 @@ OUT_READS = ("out = list(target)", "out[holes[0]] = numel // known",
              "tuple(map(to_expr, target))}, tuple(out), x.dtype)")
 
 
-def _header(node: ast.stmt) -> str:
-    if isinstance(node, ast.For):
-        return "for %s in %s" % (ast.unparse(node.target), ast.unparse(node.iter))
-    if isinstance(node, (ast.If, ast.While)):
-        return "%s %s" % ("if" if isinstance(node, ast.If) else "while",
-                          ast.unparse(node.test))
-    return ast.unparse(node)
-
-
-def _reads(node: ast.AST, name: str) -> bool:
-    return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node))
-
-
-def _statements(tree: ast.AST, name: str, allowed) -> set:
-    """The texts of the statements of ``tree`` that mention ``name`` (a loop's or an
-    ``if``'s header only; a ``raise`` is a message), each required in ``allowed``."""
-    seen = set()
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.stmt) or isinstance(node, (ast.FunctionDef, ast.Raise)):
-            continue
-        head = ([node.target, node.iter] if isinstance(node, ast.For) else
-                [node.test] if isinstance(node, (ast.If, ast.While)) else [node])
-        if any(_reads(h, name) for h in head):
-            text = _header(node)
-            require(text in allowed, "reshape reads %s in `%s`, which the proof of every "
-                    "length does not cover", name, text)
-            seen.add(text)
-    return seen
-
-
 def target_reads() -> None:
     """Every statement of ``reshape`` that mentions ``target`` is one of ``TARGET_READS``
     and every one that mentions ``out`` one of ``OUT_READS`` (or a ``raise``: a message),
     the check loop's body is the one call, and the branch without a -1 is exactly the
     product test and ``out = list(target)``."""
-    fn = inspect.unwrap(SH.reshape)
-    tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
-    _statements(tree, "out", OUT_READS)
-    seen = _statements(tree, "target", TARGET_READS)
+    tree = source_tree(SH.reshape)
+    require_reads(tree, "out", OUT_READS, "reshape")
+    seen = require_reads(tree, "target", TARGET_READS, "reshape")
     require(seen == set(TARGET_READS), "reshape no longer reads its target as %s",
             sorted(set(TARGET_READS) - seen))
-    loops = [n for n in ast.walk(tree) if isinstance(n, ast.For) and _reads(n.iter, "target")]
+    loops = [n for n in ast.walk(tree) if isinstance(n, ast.For) and mentions(n.iter, "target")]
     require(all([ast.unparse(b) for b in n.body] == ["_not_negative(s, target)"]
                 for n in loops),
             "reshape's loop over the target does more than check each size alone")
@@ -213,7 +183,7 @@ def target_reads() -> None:
               "holes"]
     require(len(branch) == 1, "reshape has no single `if holes:` branch")
     rest = branch[0].orelse
-    require(len(rest) == 2 and _header(rest[0]) == "if not numel == prod(target)"
+    require(len(rest) == 2 and header(rest[0]) == "if not numel == prod(target)"
             and [type(b) for b in rest[0].body] == [ast.Raise] and not rest[0].orelse
             and ast.unparse(rest[1]) == "out = list(target)",
             "reshape's branch without a -1 is not the product test and the target: %s",

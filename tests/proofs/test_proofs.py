@@ -165,28 +165,59 @@ def test_a_min_max_encoding_wrong_only_at_arity_five_fails_its_proof(monkeypatch
 
 
 
-@pytest.mark.parametrize("old, new", [
-    ("for p in premises]", "for p in premises[:2]]"),
-    ("for p in premises]", "for p in premises if p is not premises[-1]]"),
-    ("    g = enc.cond(goal)\n", "    g = enc.cond(goal)\n    hyp = hyp[:2]\n"),
-])
-def test_implies_reading_only_some_premises_fails_its_proof(monkeypatch, old, new):
-    """z3bridge.implies is proven on two premises and read from the code to encode every
-    premise alike: an implies that keeps only some of them (right for up to two) fails."""
+def _mutate(monkeypatch, module, name, old, new):
+    """Replace ``module.name`` by the function its source gives with ``old`` -> ``new``
+    (its text kept where ``inspect.getsource`` finds it, for the proofs that read code)."""
     import inspect
     import linecache
     import textwrap
-    from symshape.reasoning import z3bridge as ZB
-    src = textwrap.dedent(inspect.getsource(ZB.implies))
+    src = textwrap.dedent(inspect.getsource(getattr(module, name)))
     assert src.count(old) == 1
     src = src.replace(old, new)
-    name = "<implies mutated>"          # inspect.getsource reads the mutant's text here
-    linecache.cache[name] = (len(src), None, src.splitlines(True), name)
-    scope = dict(vars(ZB))
-    exec(compile(src, name, "exec"), scope)  # noqa: S102
-    monkeypatch.setattr(ZB, "implies", scope["implies"])
-    r = proofs.run_one("z3bridge.implies")
-    assert not r.ok and "premises" in r.message, r.message
+    where = "<%s mutated>" % name
+    linecache.cache[where] = (len(src), None, src.splitlines(True), where)
+    scope = dict(vars(module))
+    exec(compile(src, where, "exec"), scope)  # noqa: S102
+    monkeypatch.setattr(module, name, scope[name])
+
+
+def _reasoning():
+    from symshape.reasoning import z3bridge
+    return z3bridge
+
+
+def _sympy_form():
+    from symshape.contract import sympy_form
+    return sympy_form
+
+
+def _symint():
+    from symshape.sizes import symint
+    return symint
+
+
+@pytest.mark.parametrize("module, name, old, new, rule", [
+    (_reasoning, "implies", "for p in premises]", "for p in premises[:2]]", "z3bridge.implies"),
+    (_reasoning, "implies", "for p in premises]",
+     "for p in premises if p is not premises[-1]]", "z3bridge.implies"),
+    (_reasoning, "implies", "    g = enc.cond(goal)\n", "    g = enc.cond(goal)\n    hyp = hyp[:2]\n",
+     "z3bridge.implies"),
+    (_sympy_form, "_atom", "return kind(*args, evaluate=False)",
+     "return kind(*args[:3], evaluate=False)", "sympy.bridge"),
+    (_symint, "_sym_minmax", "    for a in args:\n", "    for a in args[:3]:\n",
+     "symint.operators"),
+    (_symint, "_sym_minmax", "        hints.append(p[1])\n",
+     "        hints.append(p[1])\n        if len(exprs) > 3:\n            break\n",
+     "symint.operators"),
+])
+def test_reading_only_some_items_of_a_list_fails_its_proof(monkeypatch, module, name, old, new,
+                                                             rule):
+    """Proofs run on two or three items cover every number of them because the code reads
+    the list whole, each item alike (``proofs/reads.py``): a function that keeps only some
+    of them (right for as many as the proof builds) fails."""
+    _mutate(monkeypatch, module(), name, old, new)
+    r = proofs.run_one(rule)
+    assert not r.ok and ("does not cover" in r.message or "early" in r.message), r.message
 
 # every proof runs once, here: each must make claims on the code's own output, and together
 # they must reach every way out of every rewrite function (a `return` no proof reaches is a
