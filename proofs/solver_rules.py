@@ -188,21 +188,6 @@ def _small_numerator_every(kind: str) -> None:
                % (kind, len(paths)))
 
 
-@proves("fold.push_minmax", over=samples("hand-picked expressions"))
-def fold_push_minmax():
-    r, a, b = z3.Ints("r a b")
-    prove(z3.And(r + zmin(a, b) == zmin(r + a, r + b), r - zmin(a, b) == zmax(r - a, r - b),
-                 r + zmax(a, b) == zmax(r + a, r + b), r - zmax(a, b) == zmin(r - a, r - b)))
-    env, s, t = _env((7, 2, 20), (3, 0, 20))
-    S, T = s.expr, t.expr
-    cases = [S - E.smax(0, S - 3), S + E.smin(-S, T), 2 * T - E.smin(T, S + T),
-             S - E.smin(S - 1, T), T + E.smax(4 - T, S)]
-    for e in cases:
-        _same_on_ranges(env, (s, t), e, env.simplify(e), "Min/Max push")
-    require(env.simplify(cases[0]) == E.smin(3, S),
-            "s - Max(0, s - 3) should be Min(3, s), got %s", env.simplify(cases[0]))
-
-
 # ---------------------------------------------------------------------------- deciding
 class _RangesOnly:
     """The environment ``decision.decide_ranges`` reads: the ranges, and a cache that

@@ -1,0 +1,92 @@
+"""``simplify.push_into_minmax`` (``fold.push_minmax``) for every expression: the code run
+with symbolic coefficients, constants and Min / Max arguments (``proofs/symcoeff.py``)
+along every path.
+
+The code reads an expression ``x`` only through its terms: a term is a *hit* when its
+coefficient is 1 or -1 and it is one Min / Max atom (a comprehension, one test per term);
+with exactly one hit it builds ``rest = x - c*K(args)`` and ``K'(rest + c*a for a in args)``
+by expression arithmetic (``add`` / ``scale``, exact), and keeps it only when ``size`` is
+smaller (``size`` here answers anything: it only gates the rewrite).  So the Min / Max
+term and a second Min / Max term, each with a symbolic coefficient, and a symbolic constant
+cover every path for every number of terms: the second term is a second hit where its
+coefficient is 1 or -1 (no rewrite) and otherwise fails the test, as a term of any other
+class (a symbol, a product, another op atom) does, and is then read only by ``add``.  The atom's arguments are read one by one in
+one comprehension (two arguments, an expression and an int, stand for any number), and the
+pushed Min / Max is handed to ``expr``'s own constructor, here its specification: an
+expression equal to ``K'`` of the arguments (``minmax.flatten``, ``minmax.const_merge``,
+``minmax.offset_dominance``).  The identity on which the push rests, ``r + Min(m, a) ==
+Min(r + m, r + a)`` (and its three duals), is the fold step of ``Min`` / ``Max``: it holds
+for every arity by induction on ``Min(a1, ..., an) == Min(Min(a1, ..., a(n-1)), an)``.
+"""
+from __future__ import annotations
+
+import itertools
+
+import z3
+
+from symshape.algebra import expr as E
+
+from . import every, proves
+from .code import Symbols
+from .pyint import prove, require, zmax, zmin
+from .symcoeff import SInt, prove_paths, sym_ints
+
+S, T, U, W = E.Sym(930), E.Sym(931), E.Sym(932), E.Sym(933)
+
+
+def _minmax_spec(kind: str, args) -> E.Expr:
+    """``expr``'s Min / Max constructor as its proofs state it: an expression whose value
+    is the min / max of ``args`` (the atom itself, unsimplified)."""
+    return E.atom_expr(E.OpAtom(kind, tuple(args)))
+
+
+def _push_paths(kind: str) -> list:
+    """``push_into_minmax`` of ``x = c*K(kb, u) + d*Max(t, w) + k`` (``K`` the
+    ``kind``; every coefficient and constant symbolic, ``u``, ``t``, ``w`` and ``s`` any
+    values) along every path, ``size`` any answer (it only gates the rewrite): its output,
+    where it rewrites, equals ``x``.  Returns whether each path rewrote."""
+    from symshape.algebra import simplify as SI
+    c, d, k, kb = sym_ints("c d k kb")
+    zs = Symbols()
+    rewrote: list = []
+    sizes = itertools.count()
+
+    def size(y):            # any answer: a fresh integer per call
+        return SInt(z3.Int("size!%d" % next(sizes)))
+
+    def run():
+        saved = SI._minmax, SI.size
+        SI._minmax, SI.size = _minmax_spec, size
+        SI.type = E.type                    # SInt an int, as patched (symcoeff)
+        try:
+            m = E.OpAtom(kind, (kb, U.expr))
+            n = E.OpAtom("Max", (T.expr, W.expr))
+            x = E.Expr({(m,): c, (n,): d}, k)
+            out = SI.push_into_minmax(x)
+        finally:
+            SI._minmax, SI.size = saved
+            del SI.type
+        rewrote.append(out is not None)
+        return (x if out is None else out), {"M": m, "N": n}
+
+    def want(P, atom):
+        return c.v * atom("M") + d.v * atom("N") + k.v
+    prove_paths(run, want, [c.v != 0], zs, "push_into_minmax(%s)" % kind)
+    return rewrote
+
+
+@proves("fold.push_minmax", over=every(
+    "every expression with one Min or Max term among any others (each term read only "
+    "through its coefficient's being 1 or -1 and its being one Min / Max atom: one term of "
+    "each class, every coefficient, constant and argument symbolic), along every path of "
+    "push_into_minmax; any number of arguments (read alike in one comprehension; the "
+    "push's identity is Min / Max's fold step, so it holds for every arity by induction); "
+    "expr's Min / Max constructor as its specification (minmax.flatten, "
+    "minmax.const_merge, minmax.offset_dominance)"))
+def fold_push_minmax():
+    r, m, a = z3.Ints("r m a")
+    # the fold step of Min / Max: r + K(m, a) == K'(r + m, r + a) with m the fold so far
+    prove(z3.And(r + zmin(m, a) == zmin(r + m, r + a), r - zmin(m, a) == zmax(r - m, r - a),
+                 r + zmax(m, a) == zmax(r + m, r + a), r - zmax(m, a) == zmin(r - m, r - a)))
+    for kind in ("Min", "Max"):             # the finite domain of kinds, exhausted
+        require(any(_push_paths(kind)), "push_into_minmax(%s) rewrites on no path", kind)
