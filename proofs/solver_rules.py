@@ -23,7 +23,7 @@ from symshape.reasoning.env import ShapeEnv
 from symshape.algebra.infinity import INT_OO, NEG_INT_OO, is_inf
 from symshape.algebra.ranges import ValueRange
 
-from . import every, samples, proves
+from . import bounded, every, samples, proves
 from .extint import Ext, X, fin, inside, le, lt, select
 from .code import Symbols, divisors, encode, encode_cond, prove_code
 from .folds import fold_step
@@ -127,8 +127,14 @@ def _solutions_kept(old_ranges: Dict, guard, env: ShapeEnv, syms, what: str) -> 
 
 
 # ---------------------------------------------------------------------------- range folding
-@proves("fold.minmax_dominance", over=samples("seven Min / Max in one environment"))
+@proves("fold.minmax_dominance", over=bounded(
+    "every list of up to 4 arguments (values symbolic) and every answer a sound dominance "
+    "predicate may give (each call a fresh truth value, True only where y <= x), along "
+    "every path of undominated: the min of the kept arguments is the input's; and "
+    "fold_minmax on seven Min / Max in one environment"))
 def fold_minmax_dominance():
+    from .minmax_every import DOMINANCE_ARITY, undominated_up_to
+    undominated_up_to(DOMINANCE_ARITY)
     x, y, r = z3.Ints("x y r")
     prove(zmin(x, y, r) == zmin(y, r), x - y >= 0)
     prove(zmin(x, y) == y, x - y >= 0)
