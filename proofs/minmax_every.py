@@ -29,7 +29,9 @@ from symshape.algebra import expr as E
 from . import every, proves
 from .code import Symbols
 from .pyint import prove, require, zmax, zmin
-from .symcoeff import SInt, prove_paths, sym_ints
+from .code import prove_code
+from .symcoeff import SInt, encode, patched, sym_ints
+from .symexec import Explorer, raise_on_paths
 
 S, T, U, W = E.Sym(930), E.Sym(931), E.Sym(932), E.Sym(933)
 
@@ -67,11 +69,19 @@ def _push_paths(kind: str) -> list:
             SI._minmax, SI.size = saved
             del SI.type
         rewrote.append(out is not None)
-        return (x if out is None else out), {"M": m, "N": n}
-
-    def want(P, atom):
-        return c.v * atom("M") + d.v * atom("N") + k.v
-    prove_paths(run, want, [c.v != 0], zs, "push_into_minmax(%s)" % kind)
+        return x if out is None else out
+    ex = Explorer([c.v != 0])
+    with patched(ex):
+        paths = ex.paths(run)
+    raise_on_paths(paths, "push_into_minmax(%s)" % kind)
+    P = ex.P
+    fold = zmin if kind == "Min" else zmax
+    want = c.v * fold(kb.v, zs[U]) + d.v * zmax(zs[T], zs[W]) + k.v
+    impl = [encode(P, got, zs) for _, got in paths]
+    # one query for every path: each path's output equals x
+    prove_code(lambda *vs: z3.And(*[z3.Implies(z3.And(*pc), v == want)
+                                    for (pc, _), v in zip(paths, vs)]),
+               impl, P=P, what="push_into_minmax(%s) (%d paths)" % (kind, len(paths)))
     return rewrote
 
 
@@ -110,8 +120,6 @@ def undominated_up_to(arity: int) -> int:
 
 
 def _undominated(n: int) -> int:
-    from .code import prove_code
-    from .symexec import Explorer
     vals = [z3.Int("dom.v%d" % i) for i in range(n)]
     ex = Explorer()
     calls = itertools.count()
