@@ -1,6 +1,8 @@
-"""``simplify.push_into_minmax`` (``fold.push_minmax``) for every expression: the code run
-with symbolic coefficients, constants and Min / Max arguments (``proofs/symcoeff.py``)
-along every path.
+"""``simplify.push_into_minmax`` (``fold.push_minmax``) and the Min / Max dominance routine
+``expr.undominated`` with its caller ``simplify.fold_minmax`` (``fold.minmax_dominance``)
+for every input: the code run with symbolic coefficients, constants, argument values and
+dominance answers (``proofs/symcoeff.py``, ``proofs/symexec.py``) along every path (for
+``undominated``, by induction on its loop: ``undominated_every``).
 
 The code reads an expression ``x`` only through its terms: a term is a *hit* when its
 coefficient is 1 or -1 and it is one Min / Max atom (a comprehension, one test per term);
@@ -10,9 +12,9 @@ smaller (``size`` here answers anything: it only gates the rewrite).  So the Min
 term and a second Min / Max term, each with a symbolic coefficient, and a symbolic constant
 cover every path for every number of terms: the second term is a second hit where its
 coefficient is 1 or -1 (no rewrite) and otherwise fails the test, as a term of any other
-class (a symbol, a product, another op atom) does, and is then read only by ``add``.  The atom's arguments are read one by one in
-one comprehension (two arguments, an expression and an int, stand for any number), and the
-pushed Min / Max is handed to ``expr``'s own constructor, here its specification: an
+class (a symbol, a product, another op atom) does, and is then read only by ``add``.  The
+atom's arguments are read one by one in one comprehension (two arguments, an expression
+and an int, stand for any number), and the pushed Min / Max is handed to ``expr``'s own constructor, here its specification: an
 expression equal to ``K'`` of the arguments (``minmax.flatten``, ``minmax.const_merge``,
 ``minmax.offset_dominance``).  The identity on which the push rests, ``r + Min(m, a) ==
 Min(r + m, r + a)`` (and its three duals), is the fold step of ``Min`` / ``Max``: it holds
@@ -27,9 +29,8 @@ import z3
 from symshape.algebra import expr as E
 
 from . import every, proves
-from .code import Symbols
+from .code import Symbols, prove_code
 from .pyint import prove, require, zmax, zmin
-from .code import prove_code
 from .symcoeff import SInt, encode, patched, sym_ints
 from .symexec import Explorer, raise_on_paths
 
@@ -103,42 +104,160 @@ def fold_push_minmax():
 
 
 # ---------------------------------------------------------------------------- dominance
-#: the longest argument list ``undominated_up_to`` runs (arity 5 costs ~1.3 s of CPU)
-DOMINANCE_ARITY = 4
+class _Oracle:
+    """A dominance predicate (a function of its two arguments, indices into ``vals``):
+    on the pairs of ``apart`` it answers False, on any other pair any answer a sound
+    predicate may give (True only where ``vals[y] <= vals[x]``: the Min order; a Max is
+    the same code with the order reversed), each pair's answer one fresh truth value."""
+
+    def __init__(self, ex: Explorer, vals, apart=()) -> None:
+        self.ex, self.vals, self.apart = ex, vals, set(apart)
+        self.asked: dict = {}
+
+    def __call__(self, y, x) -> bool:
+        if (y, x) in self.apart:
+            return False
+        if (y, x) not in self.asked:
+            b = z3.Bool("dom.%s_%s" % (y, x))
+            self.ex.assume(z3.Implies(b, self.vals[y] <= self.vals[x]))
+            self.asked[(y, x)] = b
+        return self.ex.branch(self.asked[(y, x)])
 
 
-def undominated_up_to(arity: int) -> int:
-    """``expr.undominated`` on every list of ``n <= arity`` arguments with symbolic values,
-    ``dominates(y, x)`` any answer a sound predicate may give (a fresh truth value per
-    call, True only where ``y <= x``), along every path: the arguments kept are some of
-    the input's, in its order, and their ``min`` is the input's (the code never reads the
-    kind: a Max is this with the order reversed).  Returns the number of paths."""
-    total = 0
-    for n in range(1, arity + 1):
-        total += _undominated(n)
-    return total
-
-
-def _undominated(n: int) -> int:
+def _undominated_paths(n: int, apart=()) -> list:
+    """``undominated(list(range(n)), oracle)`` along every path: (path condition, what
+    it kept, the oracle)."""
     vals = [z3.Int("dom.v%d" % i) for i in range(n)]
     ex = Explorer()
-    calls = itertools.count()
+    out = []
 
-    def dominates(y, x):
-        b = z3.Bool("dom.%d_%d.%d" % (y, x, next(calls)))
-        ex.assume(z3.Implies(b, vals[y] <= vals[x]))
-        return ex.branch(b)
-    paths = ex.paths(lambda: E.undominated(list(range(n)), dominates))
+    def run():
+        oracle = _Oracle(ex, vals, apart)
+        return E.undominated(list(range(n)), oracle), oracle
+    for pc, got in ex.paths(run):
+        if isinstance(got, Exception):
+            raise got
+        out.append((pc, got[0], got[1]))
+    return out, vals, ex.P
+
+
+def undominated_every() -> None:
+    """``expr.undominated`` for every argument list, by induction on its loop: the loop
+    folds its list ``keep`` over the arguments and returns it, so its state after a prefix
+    is the function's own output on that prefix; the step keeps the invariant (the min of
+    ``keep`` is the prefix's; ``keep`` is an antichain of the predicate: neither of two
+    kept arguments dominates the other).  Base: no argument, one.  Step: from any state,
+    the code run on that state followed by ``x`` (its pairs answering False: the
+    invariant; the state's arguments then all kept, so the run reaches ``x`` from exactly
+    that state); two kept arguments stand for any number (the body reads each alike: one
+    ``any``, one comprehension).  On every path the new state's min is ``min(state, x)``,
+    it is the state's arguments it kept followed by ``x`` (or the state, ``x`` skipped)
+    and the kept arguments and ``x`` answered False both ways (the antichain)."""
+    for pc, keep, _ in _undominated_paths(0)[0]:
+        require(keep == [], "undominated([]) = %r", keep)
+    for pc, keep, _ in _undominated_paths(1)[0]:
+        require(keep == [0], "undominated([x]) = %r", keep)
+    _step(1)        # the step from a state of one argument
+    _step(2)        # from a state of two, which stand for any number (each read alike)
+
+
+def _answered_false(pc, b) -> bool:
+    """The path took the False outcome of the oracle's answer ``b``."""
+    return b is not None and any(z3.eq(c, z3.Not(b)) for c in pc)
+
+
+def _step(size: int) -> None:
+    """The loop's step from a state of ``size`` kept arguments (an antichain) and a new
+    argument ``x``, along every path (see ``undominated_every``)."""
+    x = size                                    # the new argument after the state 0..size-1
+    apart = [(i, j) for i in range(size) for j in range(size) if i != j]
+    paths, vals, P = _undominated_paths(size + 1, apart)
     impl, cases = [], []
-    for pc, keep in paths:
-        require(isinstance(keep, list) and keep and keep == sorted(set(keep)),
-                "undominated(%d arguments) kept %r", n, keep)
+    for pc, keep, oracle in paths:
+        added = keep[-1] == x
+        require(keep == list(range(size)) or (added and keep == sorted(keep)),
+                "undominated's step kept %r", keep)
+        for y in (keep[:-1] if added else []):
+            require(_answered_false(pc, oracle.asked.get((y, x))) and
+                    _answered_false(pc, oracle.asked.get((x, y))),
+                    "the step kept %d beside %d, not both ways undominated", y, x)
         cases.append((z3.And(*pc), len(impl), len(keep)))
         impl += [vals[i] for i in keep]
     want = zmin(*vals)
 
     def claim(*t):
         return z3.And(*[z3.Implies(c, zmin(*t[k:k + m]) == want) for c, k, m in cases])
-    prove_code(claim, impl, P=ex.P, what="undominated of %d arguments (%d paths)"
-               % (n, len(paths)))
-    return len(paths)
+    prove_code(claim, impl, P=P, what="undominated's step from %d kept (%d paths)"
+               % (size, len(paths)))
+
+
+def fold_minmax_every() -> None:
+    """``simplify.fold_minmax`` of two arguments ``s``, ``t`` (any values; its arguments
+    go whole to ``_minmax`` and to ``undominated``, proven for every list by
+    ``undominated_every``) for both kinds, along every path, ``dominates`` any sound answer
+    (``dominates_by_ranges``: ``range.bound``; ``dominates_by_facts``:
+    ``fold.minmax_by_facts``) and ``_minmax`` (``smin`` / ``smax``) its specification: an
+    expression equal to the Min / Max of its arguments, the one argument itself, else a
+    Min / Max atom over them, an atom of the other kind or any other expression of that
+    value (each explored): the output equals the Min / Max of the arguments."""
+    from symshape.algebra import simplify as SI
+    from .code import Symbols, encode as encode_plain
+    zs = Symbols()
+    for kind in ("Min", "Max"):                 # every kind, exhausted
+        fold = zmin if kind == "Min" else zmax
+        ex = Explorer()
+
+        def run(kind=kind, fold=fold):
+            others = itertools.count()
+
+            def value(e):
+                return encode_plain(ex.P, e, zs)
+
+            def minmax(k, args):
+                args = list(args)
+                if len(args) == 1:
+                    return args[0]
+                if ex.branch(z3.Bool("flat.atom.%d" % len(args))):
+                    return _minmax_spec(k, args)
+                p, q = E.Sym(980 + next(others)), E.Sym(980 + next(others))
+                if ex.branch(z3.Bool("flat.swap.%d" % len(args))):    # the other kind's atom
+                    other = _minmax_spec("Max" if k == "Min" else "Min", [p.expr, q.expr])
+                else:                                   # any other expression
+                    other = p.expr
+                ex.assume(value(other) == fold(*[value(a) for a in args]))
+                return other
+
+            def dominates(env, k, y, x):
+                b = z3.Bool("dominates.%s.%s" % (y, x))
+                ex.assume(z3.Implies(b, value(y) <= value(x) if k == "Min"
+                                     else value(y) >= value(x)))
+                return ex.branch(b)
+            saved = SI._minmax, SI.dominates
+            SI._minmax, SI.dominates = minmax, dominates
+            try:
+                return SI.fold_minmax(None, kind, [S.expr, T.expr])
+            finally:
+                SI._minmax, SI.dominates = saved
+        paths = ex.paths(run)
+        raise_on_paths(paths, "fold_minmax(%s)" % kind)
+        want = fold(zs[S], zs[T])
+        impl = [encode_plain(ex.P, got, zs) for _, got in paths]
+        prove_code(lambda *vs, want=want: z3.And(*[z3.Implies(z3.And(*pc), v == want)
+                                                   for (pc, _), v in zip(paths, vs)]),
+                   impl, P=ex.P, what="fold_minmax(%s) (%d paths)" % (kind, len(paths)))
+
+
+@proves("fold.minmax_dominance", over=every(
+    "every argument list of undominated, by induction on its loop (its state after a "
+    "prefix is its own output on the prefix, an antichain of the predicate; base: no "
+    "argument, one; step: the code run on a state of one and of two kept arguments, which "
+    "stand for any number: the body reads each alike in one any() and one comprehension, "
+    "then a new argument), values symbolic and every answer a sound dominance predicate "
+    "(a function) may give, along every path: the kept arguments' min is the input's; "
+    "the code never reads the kind (Max: the order reversed); and fold_minmax of both "
+    "kinds with dominates any sound answer (range.bound, fold.minmax_by_facts) and smin / "
+    "smax as their specification (minmax.flatten, minmax.const_merge, "
+    "minmax.offset_dominance), along every path"))
+def fold_minmax_dominance():
+    undominated_every()
+    fold_minmax_every()

@@ -23,7 +23,7 @@ from symshape.reasoning.env import ShapeEnv
 from symshape.algebra.infinity import INT_OO, NEG_INT_OO, is_inf
 from symshape.algebra.ranges import ValueRange
 
-from . import bounded, every, samples, proves
+from . import every, samples, proves
 from .extint import Ext, X, fin, inside, le, lt, select
 from .code import Symbols, divisors, encode, encode_cond, prove_code
 from .folds import fold_step
@@ -127,28 +127,6 @@ def _solutions_kept(old_ranges: Dict, guard, env: ShapeEnv, syms, what: str) -> 
 
 
 # ---------------------------------------------------------------------------- range folding
-@proves("fold.minmax_dominance", over=bounded(
-    "every list of up to 4 arguments (values symbolic) and every answer a sound dominance "
-    "predicate may give (each call a fresh truth value, True only where y <= x), along "
-    "every path of undominated: the min of the kept arguments is the input's; and "
-    "fold_minmax on seven Min / Max in one environment"))
-def fold_minmax_dominance():
-    from .minmax_every import DOMINANCE_ARITY, undominated_up_to
-    undominated_up_to(DOMINANCE_ARITY)
-    x, y, r = z3.Ints("x y r")
-    prove(zmin(x, y, r) == zmin(y, r), x - y >= 0)
-    prove(zmin(x, y) == y, x - y >= 0)
-    prove(zmax(x, y, r) == zmax(y, r), y - x >= 0)
-    prove(zmax(x, y) == y, y - x >= 0)
-    env, a, b = _env((5, 2, 10), (3, 0, 4))
-    A, B = a.expr, b.expr
-    cases = [(E.smin(E.floordiv(B, 5) + A, A + 1), A), (E.smin(A + 5, B), B),
-             (E.smax(A + 5, B), A + 5), (E.smin(A, B, 1), None),
-             (E.smax(2 * B, A - 8, 0), None), (E.smin(A, 2 * A, B + 11), A),
-             (E.smin(A, B + 2, 3 * B - 10), None)]
-    _check_folds(env, (a, b), cases, "Min/Max folding")
-
-
 @proves("fold.small_numerator", over=every(
     "every numerator (its value anywhere in the range bound() gives it: range.bound as "
     "proven), every range (finite or infinite ends symbolic), every int divisor "
