@@ -44,9 +44,9 @@ def _minmax_spec(kind: str, args) -> E.Expr:
 
 
 def _push_paths(kind: str) -> list:
-    """``push_into_minmax`` of ``x = c*K(kb, u) + d*Max(t, w) + k`` (``K`` the
-    ``kind``; every coefficient and constant symbolic, ``u``, ``t``, ``w`` and ``s`` any
-    values) along every path, ``size`` any answer (it only gates the rewrite): its output,
+    """``push_into_minmax`` of an int ``k`` (no rewrite) and of ``x = c*K(kb, u) +
+    d*Max(t, w) + k`` (``K`` the ``kind``; every coefficient and constant symbolic, ``u``,
+    ``t`` and ``w`` any values) along every path, ``size`` any answer (it only gates the rewrite): its output,
     where it rewrites, equals ``x``.  Returns whether each path rewrote."""
     from symshape.algebra import simplify as SI
     c, d, k, kb = sym_ints("c d k kb")
@@ -66,6 +66,7 @@ def _push_paths(kind: str) -> list:
             n = E.OpAtom("Max", (T.expr, W.expr))
             x = E.Expr({(m,): c, (n,): d}, k)
             out = SI.push_into_minmax(x)
+            require(SI.push_into_minmax(k) is None, "push_into_minmax rewrites an int")
         finally:
             SI._minmax, SI.size = saved
             del SI.type
