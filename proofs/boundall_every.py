@@ -39,7 +39,7 @@ from . import every, proves
 from . import symexec as SX
 from .boundpaths import b_ints, prove_rewrite, recursion, running
 from .code import prove_code
-from .symcoeff import SInt, divisors_of, encode
+from .symcoeff import SInt, encode
 from .symexec import Explorer, Ext, inside, interval, to_pair
 from .pyint import zmax, zmin
 
@@ -134,8 +134,9 @@ def meet_every() -> None:
 
 def bound_every() -> int:
     """``bound()`` on ``x = c0 + c1*a*a*b + c2*s`` (coefficients and constant symbolic,
-    zero included: then the term is absent) over every box of ``a``, ``b``, ``s`` (ends
-    symbolic, finite or infinite), along every path, ``bound_atom`` and the transfer
+    ``c1 != 0``, ``c2`` zero included: then its term is absent) and on the int ``c0``,
+    over every box of ``a``, ``b``, ``s`` (ends symbolic, finite or infinite), along every
+    path, ``bound_atom`` and the transfer
     functions their proven rules, the three rewrites either answer: on every path the
     range returned holds ``x``'s value at every member of the box.  Returns the number of
     paths."""
@@ -145,7 +146,7 @@ def bound_every() -> int:
     box_hyps = [c for iv in ivs.values() for c in iv[2]]
     members = [c for iv in ivs.values() for c in iv[4]]
     zs = {s: iv[3] for s, iv in ivs.items()}
-    ex = Explorer(box_hyps + members)
+    ex = Explorer(box_hyps + members + [c1.v != 0])
     contracts = dict(_CONTRACTS, vr_pow=_power)
 
     def run():
@@ -158,11 +159,13 @@ def bound_every() -> int:
             RG._meet = spec.meet
             ValueRange.intersect = lambda a, b: spec.meet(a, b)    # a method: a function
             try:
-                x = E.Expr({(A, A, B): c1, (S,): c2}, c0)
+                x = E.Expr({(A, A, B): c1, (S,): c2}, c0)      # c1 != 0: an expression
                 spec.value = encode(ex.P, x, zs)
                 rec.box = {s: ValueRange(iv[0], iv[1]) for s, iv in ivs.items()}
                 rec.izs = dict(zs)
-                return x, RG.bound(x, rec.box.__getitem__)
+                # and an int expression, the constant alone
+                return [(x, RG.bound(x, rec.box.__getitem__)),
+                        (c0, RG.bound(c0, rec.box.__getitem__))]
             finally:
                 for n, f in saved.items():
                     setattr(RG, n, f)
@@ -172,10 +175,10 @@ def bound_every() -> int:
     SX.raise_on_paths(paths, "bound")
     P = ex.P
     impl, cases = [], []
-    for pc, (x, out) in paths:
-        cases.append((z3.And(*pc), encode(P, x, zs), len(impl)))
-        impl += [*_pair(out.lower), *_pair(out.upper)]
-    assert not any(divisors_of(P, x, zs) for _, (x, _) in paths)
+    for pc, got in paths:
+        for x, out in got:
+            cases.append((z3.And(*pc), encode(P, x, zs), len(impl)))
+            impl += [*_pair(out.lower), *_pair(out.upper)]
 
     def claim(*t):
         return z3.And(*[z3.Implies(cond, inside(t[k], t[k + 1], t[k + 2], t[k + 3], v))
@@ -189,8 +192,8 @@ def bound_every() -> int:
     "every expression over every box (ends symbolic, finite or infinite), by structural "
     "induction: bound_atom for every kind of atom (a symbol, FloorDiv, Mod, Min, Max), its "
     "arguments through bound() (the induction hypothesis); then bound() on c0 + c1*a*a*b "
-    "+ c2*s (coefficients and constant symbolic, zero included), along every path, which "
-    "covers every number of terms and of runs of equal atoms (each loop a fold whose "
+    "+ c2*s (coefficients and constant symbolic; c2 zero or not: one term or two) and on "
+    "the int c0, along every path, which covers every number of terms and of runs of equal atoms (each loop a fold whose "
     "proven step returns a fresh range: the second iteration starts from any range); "
     "bound_atom and the transfer functions (range.add, range.scale, range.mul, range.pow "
     "for every exponent, range.floordiv_*, range.mod_*, range.min, range.max) as proven; "

@@ -87,12 +87,12 @@ def _quotient_claim(P, zs, a, b, q):
 
 
 def exact_quotient_every() -> int:
-    """``_exact_quotient(a, b)`` for ``b = d*s*u`` (or ``+ k``: no monomial) and ``a``
-    each way its terms can meet it: ``c1*s*u*t + c2*s*u`` (both divisible, something /
-    nothing left), ``c1*s*u*t + c2*s*t`` (``u`` missing), ``c2*s*u`` alone (the quotient an
-    int), with a constant ``k``, and an int ``a`` (every coefficient and constant symbolic,
-    non-zero: a zero one is an absent term), along every path: None, or ``q`` with ``a ==
-    b*q`` at every point."""
+    """``_exact_quotient(a, b)`` for ``b = d*s*u`` (or with a constant ``k``, or of two
+    terms: no monomial) and ``a`` each way its terms can meet it: ``c1*s*u*t + c2*s*u``
+    (divisible or not, something / nothing left), ``c1*s*u*t + c2*s*t`` (``u`` missing),
+    ``c2*s*u`` alone (the quotient an int), with a constant ``k``, and an int ``a`` (every
+    coefficient and constant symbolic, non-zero: a zero one is an absent term), along
+    every path: None, or ``q`` with ``a == b*q`` at every point."""
     def build(c1, c2, d, k):
         b = E.Expr({SU: d}, 0)
         a1 = E.Expr({SUT: c1, SU: c2}, 0)           # both divisible: something / nothing left
@@ -100,9 +100,11 @@ def exact_quotient_every() -> int:
         a3 = E.Expr({SU: c2}, 0)                    # the quotient an int
         a4 = E.Expr({SU: c2}, k)                    # a constant: no quotient
         b2 = E.Expr({SU: d}, k)                     # no monomial: no quotient
+        b3 = E.Expr({SU: d, ST: c1}, 0)             # two terms: no monomial either
         return [(a1, b, E._exact_quotient(a1, b)), (a2, b, E._exact_quotient(a2, b)),
                 (a3, b, E._exact_quotient(a3, b)), (a4, b, E._exact_quotient(a4, b)),
-                (k, b, E._exact_quotient(k, b)), (a1, b2, E._exact_quotient(a1, b2))]
+                (k, b, E._exact_quotient(k, b)), (a1, b2, E._exact_quotient(a1, b2)),
+                (a1, b3, E._exact_quotient(a1, b3))]
 
     def claims(P, zs, got):
         parts = [_quotient_claim(P, zs, a, b, q) for a, b, q in got]
@@ -115,12 +117,13 @@ def exact_quotient_every() -> int:
 
 
 def common_atom_every() -> int:
-    """``_common_atom(a, b)`` for ``b = d*s*u`` (or ``+ k``: no monomial) and ``a`` each
-    way its terms can share an atom of ``b``: ``c1*s*u*t + c2*s*t`` (``s`` in every term),
-    ``c1*s*u*t + c2*u*t`` (``u``, not ``s``), ``c1*s*t + c2*u*t`` (neither), with a
-    constant ``k``, and an int ``a``, along every path: None, or an atom of ``b``'s
-    monomial by which ``_exact_quotient`` divides both ``a`` and ``b`` (so both quotients
-    the common-factor rewrite takes exist; their values: ``exact_quotient_every``).
+    """``_common_atom(a, b)`` for ``b = d*s*u`` (or with a constant ``k``, or of two terms:
+    no monomial) and ``a`` each way its terms can share an atom of ``b``: ``c1*s*u*t +
+    c2*s*t`` (``s`` in every term), ``c1*s*u*t + c2*u*t`` (``u``, not ``s``), ``c1*s*t +
+    c2*u*t`` (neither), with a constant ``k``, and an int ``a``, along every path: None, or
+    an atom of ``b``'s monomial by which ``_exact_quotient`` divides both ``a`` and ``b``
+    (so both quotients the common-factor rewrite takes exist; their values:
+    ``exact_quotient_every``).
     Returns the number of paths."""
     c1, c2, d, k = sym_ints("c1 c2 d k")
     ex = Explorer([c1.v != 0, c2.v != 0, d.v != 0, k.v != 0])
@@ -141,8 +144,9 @@ def common_atom_every() -> int:
         b = E.Expr({SU: d}, 0)
         got = [divides(E.Expr({SUT: c1, ST: c2}, 0), b), divides(E.Expr({SUT: c1, UT: c2}, 0), b),
                divides(E.Expr({ST: c1, UT: c2}, 0), b), divides(E.Expr({SUT: c1}, k), b),
-               divides(k, b), divides(E.Expr({SUT: c1}, 0), E.Expr({SU: d}, k))]
-        require(got[:3] == [S, U, None] and got[3:] == [None] * 3,
+               divides(k, b), divides(E.Expr({SUT: c1}, 0), E.Expr({SU: d}, k)),
+               divides(E.Expr({SUT: c1}, 0), E.Expr({SU: d, ST: c2}, 0))]
+        require(got[:3] == [S, U, None] and got[3:] == [None] * 4,
                 "_common_atom picks %s", got)
         return got
     with patched(ex, inductive=False):
@@ -201,7 +205,8 @@ _EXACT = ("every dividend and divisor expression: _exact_quotient run on every w
           "an int dividend and a divisor that is no monomial (coefficients symbolic), along "
           "every path: None or q with a == b*q; then %s along every path with it as that "
           "specification (and _common_atom as common_atom_every proves it), every answer "
-          "explored")
+          "explored; an expression dividend other than the divisor (a == b: floordiv.self / "
+          "mod.self; an int one: both helpers give None, as proven)")
 _COMMON = ("every dividend and divisor expression: _common_atom run on every way the terms "
            "can share an atom of a monomial divisor (the first of its atoms in every term, "
            "the second, none; a term read only through membership, each alike), with a "
@@ -209,7 +214,8 @@ _COMMON = ("every dividend and divisor expression: _common_atom run on every way
            "symbolic), along every path: None or an atom dividing both, by which "
            "_exact_quotient divides both; then %s along every path with both helpers as "
            "their proven specifications, every answer explored, the recursive call its own "
-           "value (the induction hypothesis)")
+           "value (the induction hypothesis); an expression dividend other than the "
+           "divisor (a == b: floordiv.self / mod.self; an int one: both helpers give None)")
 
 
 @proves("floordiv.exact_quotient", over=every(_EXACT % "floordiv"))
