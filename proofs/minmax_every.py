@@ -93,8 +93,9 @@ def _push_paths(kind: str) -> list:
     "each class, every coefficient, constant and argument symbolic), along every path of "
     "push_into_minmax; any number of arguments (read alike in one comprehension; the "
     "push's identity is Min / Max's fold step, so it holds for every arity by induction); "
-    "expr's Min / Max constructor as its specification (minmax.flatten, "
-    "minmax.const_merge, minmax.offset_dominance)"))
+    "expr's Min / Max constructor as its specification (an expression equal to the Min / "
+    "Max of its arguments: minmax.flatten, minmax.const_merge, minmax.offset_dominance, "
+    "those proofs bounded at arity 4)"))
 def fold_push_minmax():
     r, m, a = z3.Ints("r m a")
     # the fold step of Min / Max: r + K(m, a) == K'(r + m, r + a) with m the fold so far
@@ -257,8 +258,9 @@ def fold_minmax_every() -> None:
     "(a function) may give, along every path: the kept arguments' min is the input's; "
     "the code never reads the kind (Max: the order reversed); and fold_minmax of both "
     "kinds with dominates any sound answer (range.bound, fold.minmax_by_facts) and smin / "
-    "smax as their specification (minmax.flatten, minmax.const_merge, "
-    "minmax.offset_dominance), along every path"))
+    "smax as their specification (an expression equal to the Min / Max of the arguments: "
+    "minmax.flatten, minmax.const_merge, minmax.offset_dominance, those proofs bounded at "
+    "arity 4), along every path"))
 def fold_minmax_dominance():
     undominated_every()
     fold_minmax_every()
