@@ -88,10 +88,12 @@ def _push_paths(kind: str) -> list:
 
 
 @proves("fold.push_minmax", over=every(
-    "every expression with one Min or Max term among any others (each term read only "
-    "through its coefficient's being 1 or -1 and its being one Min / Max atom: one term of "
-    "each class, every coefficient, constant and argument symbolic), along every path of "
-    "push_into_minmax; any number of arguments (read alike in one comprehension; the "
+    "every expression and every int: each term read only through its coefficient's being "
+    "1 or -1 and its being one Min / Max atom (the Min / Max term, a second one whose "
+    "coefficient may or may not pass, and the constant: a term of any other class fails "
+    "the test as the second does and is then read only by add; every coefficient, "
+    "constant and argument symbolic), along every path of push_into_minmax, size any "
+    "answer; any number of arguments (read alike in one comprehension; the "
     "push's identity is Min / Max's fold step, so it holds for every arity by induction); "
     "expr's Min / Max constructor as its specification (an expression equal to the Min / "
     "Max of its arguments: minmax.flatten, minmax.const_merge, minmax.offset_dominance, "
