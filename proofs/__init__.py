@@ -37,6 +37,8 @@ MODULES += ("proofs.decide_every", "proofs.solve_every")
 MODULES += ("proofs.histogram_every", "proofs.reshape_every", "proofs.minmax_rules")
 MODULES += ("proofs.decide_specs_every", "proofs.implies_every")
 MODULES += ("proofs.sympy_every", "proofs.symint_every", "proofs.subs_every")
+MODULES += ("proofs.minmax_every", "proofs.boundall_every", "proofs.monomial_every")
+MODULES += ("proofs.pysource_every",)
 
 #: rule name -> proof function
 PROOFS: Dict[str, Callable[[], None]] = {}

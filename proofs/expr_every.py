@@ -1,6 +1,7 @@
 """Proofs of ``floordiv`` / ``mod`` / ``ceildiv`` rewrites (``Min`` / ``Max``:
-``proofs/minmax_rules.py``), the relation normal forms (``symshape/algebra/relations.py``), ``recombine_divmod`` and the display fold
-for every input of their domain (the monomial-divisor rules up to a fixed monomial shape):
+``proofs/minmax_rules.py``), the relation normal forms (``symshape/algebra/relations.py``),
+``recombine_divmod`` and the display fold for every input of their domain (the
+monomial-divisor rules: ``proofs/monomial_every.py``):
 the code run with symbolic coefficients, constants and divisors (``proofs/symcoeff.py``)
 along every path, under exactly the side condition of the rule.
 
@@ -23,7 +24,7 @@ import z3
 from symshape.algebra import expr as E
 from symshape.algebra import relations as R
 
-from . import bounded, every, proves
+from . import every, proves
 from .code import Symbols
 from .expr_rules import code_guards_divisor
 from .pyint import Py, require
@@ -372,55 +373,3 @@ def floordiv_display_fold():
         return c1.v * atom("F") + c2.v * zs[S] + K.v
     prove_paths(run, want, [c1.v != 0, c2.v != 0, b.v != 0], zs, "display fold")
     require(any(rewrote), "_fold_const_into_floordiv folds on no path")
-
-
-# ---------------------------------------------------------------------------- monomial divisors
-def _monomial_divisor(kind: str, side: Callable, what: str) -> list:
-    """``floordiv`` / ``mod`` of ``a = c1*s*t + c2*s`` by the monomial ``b = d*s`` (every
-    coefficient symbolic) along every path ``side(c1, c2, d)`` admits: the output equals
-    Python's operator wherever ``b != 0``.  Returns each path's output."""
-    c1, c2, d = sym_ints("c1 c2 d")
-    zs = Symbols()
-    outs: list = []
-
-    def run():
-        a, b = E.Expr({(S, T): c1, (S,): c2}, 0), E.Expr({(S,): d}, 0)
-        return _op(kind)(a, b), {}
-
-    def want(P, atom):
-        return _py(P, kind)(c1.v * zs[S] * zs[T] + c2.v * zs[S], d.v * zs[S])
-    prove_paths(run, want, [c1.v != 0, c2.v != 0, d.v != 0] + side(c1.v, c2.v, d.v), zs, what,
-                nonzero=lambda P, atom: [d.v * zs[S] != 0],
-                check=lambda out: outs.append(out) or [])
-    return outs
-
-
-_MONO = ("every coefficient of a = c1*s*t + c2*s divided by the monomial b = d*s "
-         "(coefficients symbolic; the monomial structure fixed)%s, along every path")
-
-
-@proves("floordiv.exact_quotient", over=bounded(_MONO % ", d dividing c1 and c2 on a path "
-                                                "of its own"))
-def floordiv_exact_quotient():
-    outs = _monomial_divisor("FloorDiv", lambda c1, c2, d: [], "floordiv exact quotient")
-    require(any(not _top_kinds(o) for o in outs), "no path divides exactly")
-    code_guards_divisor(lambda a, b: (a * b) // b)
-
-
-@proves("floordiv.common_factor", over=bounded(_MONO % ""))
-def floordiv_common_factor():
-    _monomial_divisor("FloorDiv", lambda c1, c2, d: [], "floordiv common factor")
-
-
-@proves("mod.exact_quotient", over=bounded(_MONO % ", d dividing c1 and c2 on a path of "
-                                           "its own"))
-def mod_exact_quotient():
-    outs = _monomial_divisor("Mod", lambda c1, c2, d: [], "mod exact quotient")
-    require(any(type(o) is int and o == 0 for o in outs),
-            "no path gives the remainder 0")
-    code_guards_divisor(lambda a, b: (a * b) % b)
-
-
-@proves("mod.common_factor", over=bounded(_MONO % ""))
-def mod_common_factor():
-    _monomial_divisor("Mod", lambda c1, c2, d: [], "mod common factor")

@@ -14,22 +14,20 @@ operation's value for every member of every input range, not a grid of sample in
 """
 from __future__ import annotations
 
-import itertools
 from typing import Callable
 
 import z3
 
 from symshape.algebra import ranges as RG
-from symshape.algebra.infinity import INT_OO, NEG_INT_OO
 from symshape.algebra.infinity import is_inf as is_inf_
 from symshape.algebra.ranges import ValueRange
 
-from . import every, samples, proves
+from . import every, proves
 from .extint import (POS_INF, Ext, X, emax, emin, fin, inside, is_inf, le, lt, mul,
                      neg, scale, select)
 from .code import prove_code
 from .folds import fold_step
-from .pyint import Py, zmax, zmin
+from .pyint import zmax, zmin
 
 
 # ---------------------------------------------------------------------------- the code's output
@@ -253,55 +251,6 @@ def range_factored():
     from .bound_every import factored_every, intersect_every
     factored_every()
     intersect_every()
-
-
-@proves("range.bound", over=samples("seven expressions times three boxes"))
-def range_bound():
-    # the composition on expressions with every kind of atom, on concrete boxes (finite and
-    # infinite ends), proven for every member at once: the range bound() returns holds e
-    from symshape.algebra import expr as EX
-    s0, s1, s2 = EX.Sym(915), EX.Sym(916), EX.Sym(917)
-    S0, S1, S2 = s0.expr, s1.expr, s2.expr
-    exprs = [3 * S0 - 2 * S1 + 1, S0 * S0 - S1, EX.floordiv(S0 + 3, 4) - S2,
-             EX.mod(S0 * S1, 5) + S2, EX.smin(S0, S1 + 2) * 3 - EX.smax(S2, -1),
-             EX.floordiv(S1, S2) + EX.mod(S0, S2), S0 * S1 * S2 - 4]
-    boxes = [ValueRange(-3, 2), ValueRange(1, INT_OO), ValueRange(NEG_INT_OO, -1)]
-    prove_box_ranges(RG.bound, exprs, (s0, s1, s2), boxes, "bound")
-
-
-def prove_box_ranges(fn, exprs, syms, boxes, what: str) -> int:
-    """The range ``fn(e, box)`` returns (the code's output; None: no rewrite) holds ``e``
-    for every member of every box (Z3, all members at once; divisors non-zero, as ``e`` is
-    only defined there).  The number of ranges proven."""
-    from .code import Symbols, divisors, encode
-    proven = 0
-    for e in exprs:
-        P_ = Py()
-        cases, impl = [], []
-        for k, rs in enumerate(itertools.product(boxes, repeat=len(syms))):
-            rng = dict(zip(syms, rs))
-            got = fn(e, rng.__getitem__)
-            if got is None:
-                continue
-            zs = Symbols({s: z3.Int("%s_%d" % (s.name, k)) for s in syms})
-            mem = [c for s in syms for c in _member(rng[s], zs[s])]
-            mem += [d != 0 for d in divisors(P_, e, zs)]
-            ends = []
-            for end, low in ((got.lower, True), (got.upper, False)):
-                if not is_inf_(end):
-                    ends.append((len(impl), low))
-                    impl.append(z3.IntVal(end))
-            cases.append((mem, encode(P_, e, zs), ends))
-        if not impl:
-            continue
-
-        def claim(*b, cases=cases):
-            return z3.And(*[z3.Implies(z3.And(*mem), z3.And(*[
-                v >= b[i] if low else v <= b[i] for i, low in ends]))
-                for mem, v, ends in cases if ends])
-        prove_code(claim, impl, P=P_, what="%s(%s) on %d boxes" % (what, e, len(cases)))
-        proven += len(cases)
-    return proven
 
 
 # ---------------------------------------------------------------------------- symbolic ends

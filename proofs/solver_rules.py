@@ -127,22 +127,6 @@ def _solutions_kept(old_ranges: Dict, guard, env: ShapeEnv, syms, what: str) -> 
 
 
 # ---------------------------------------------------------------------------- range folding
-@proves("fold.minmax_dominance", over=samples("seven Min / Max in one environment"))
-def fold_minmax_dominance():
-    x, y, r = z3.Ints("x y r")
-    prove(zmin(x, y, r) == zmin(y, r), x - y >= 0)
-    prove(zmin(x, y) == y, x - y >= 0)
-    prove(zmax(x, y, r) == zmax(y, r), y - x >= 0)
-    prove(zmax(x, y) == y, y - x >= 0)
-    env, a, b = _env((5, 2, 10), (3, 0, 4))
-    A, B = a.expr, b.expr
-    cases = [(E.smin(E.floordiv(B, 5) + A, A + 1), A), (E.smin(A + 5, B), B),
-             (E.smax(A + 5, B), A + 5), (E.smin(A, B, 1), None),
-             (E.smax(2 * B, A - 8, 0), None), (E.smin(A, 2 * A, B + 11), A),
-             (E.smin(A, B + 2, 3 * B - 10), None)]
-    _check_folds(env, (a, b), cases, "Min/Max folding")
-
-
 @proves("fold.small_numerator", over=every(
     "every numerator (its value anywhere in the range bound() gives it: range.bound as "
     "proven), every range (finite or infinite ends symbolic), every int divisor "
@@ -186,21 +170,6 @@ def _small_numerator_every(kind: str) -> None:
                impl, wf, member, P=P_,
                what="%s folded on a symbolic range and divisor (%d paths)"
                % (kind, len(paths)))
-
-
-@proves("fold.push_minmax", over=samples("hand-picked expressions"))
-def fold_push_minmax():
-    r, a, b = z3.Ints("r a b")
-    prove(z3.And(r + zmin(a, b) == zmin(r + a, r + b), r - zmin(a, b) == zmax(r - a, r - b),
-                 r + zmax(a, b) == zmax(r + a, r + b), r - zmax(a, b) == zmin(r - a, r - b)))
-    env, s, t = _env((7, 2, 20), (3, 0, 20))
-    S, T = s.expr, t.expr
-    cases = [S - E.smax(0, S - 3), S + E.smin(-S, T), 2 * T - E.smin(T, S + T),
-             S - E.smin(S - 1, T), T + E.smax(4 - T, S)]
-    for e in cases:
-        _same_on_ranges(env, (s, t), e, env.simplify(e), "Min/Max push")
-    require(env.simplify(cases[0]) == E.smin(3, S),
-            "s - Max(0, s - 3) should be Min(3, s), got %s", env.simplify(cases[0]))
 
 
 # ---------------------------------------------------------------------------- deciding
