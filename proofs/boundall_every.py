@@ -36,6 +36,7 @@ from symshape.algebra import ranges as RG
 from symshape.algebra.ranges import ValueRange
 
 from . import every, proves
+from .alike import read_alike
 from . import symexec as SX
 from .boundpaths import b_ints, prove_rewrite, recursion, running
 from .code import prove_code
@@ -201,6 +202,8 @@ def bound_every() -> int:
     "(range.factored, range.divmod_split, range.minmax_push), met through intersect "
     "and _meet, each proven here on every two ranges holding one value"))
 def range_bound():
+    for fn in (RG.bound, RG._bound_term, RG.bound_atom):
+        read_alike(fn)
     from .bound_every import intersect_every
     intersect_every()
     meet_every()

@@ -26,10 +26,10 @@ from symshape.algebra.infinity import INT_OO, NEG_INT_OO
 from symshape.reasoning import z3bridge as ZB
 
 from . import every, proves
+from .alike import read_alike
 from .code import prove_code
 from .decide_specs_every import Choices
 from .pyint import require
-from .reads import require_reads, source_tree
 
 #: the symbols of the conditions: one with a range in the table, one without (the code
 #: reads each symbol alike: ``s in ranges``)
@@ -165,25 +165,6 @@ def implies_paths(premises: list, goal, rx) -> list:
     return choices.runs(run)
 
 
-#: every statement of ``implies`` that mentions the premises or the list of their encodings:
-#: each premise encoded alike (one comprehension over the whole list), the list only
-#: extended and handed whole to each solver -- so two premises stand for any number
-PREMISE_READS = ("hyp = [enc.cond(p) for p in premises]",)
-HYP_READS = PREMISE_READS + ("hyp += enc.range(s, ranges[s])", "hyp += enc.side",
-                             "solver.add(*hyp)")
-
-
-def premises_read_alike(fn) -> None:
-    """Read from ``fn``'s code (``implies``) that it reads its premises, and the list of
-    their encodings, only through ``PREMISE_READS`` / ``HYP_READS``: a slice, an index, a
-    filter or a second read of either fails here."""
-    tree = source_tree(fn)
-    for name, allowed in (("premises", PREMISE_READS), ("hyp", HYP_READS)):
-        seen = require_reads(tree, name, allowed, fn.__name__)
-        require(seen == set(allowed), "%s no longer reads %s as %s", fn.__name__, name,
-                sorted(set(allowed) - seen))
-
-
 @proves("z3bridge.implies",
         over=every("every list of premises and every goal (each a bool or any condition: read "
                    "only through Encoder.cond, its encoding and side conditions as the "
@@ -192,14 +173,14 @@ def premises_read_alike(fn) -> None:
                    "without (the code reads each symbol alike), every range (each end "
                    "symbolic, finite or infinite, through the real Encoder.range), every "
                    "solver verdict and every budget outcome, along every path; two premises "
-                   "stand for any number: the code encodes each alike (one comprehension) and "
+                   "stand for any number: the code encodes each alike (one comprehension, read from the code) and "
                    "the query is the conjunction of what it encoded"))
 def z3bridge_implies():
     """Wherever ``implies`` answers, the query whose refutation it read holds at every point
     where the answer would be wrong (``implies_paths``), for no, one and two premises,
     each goal kind and every end case of the range; and two premises stand for any number
-    (``premises_read_alike``)."""
-    premises_read_alike(ZB.implies)
+    (``proofs/alike.py``: read from the code)."""
+    read_alike(ZB.implies)
     p1, p2, g = OpaqueCond("p1"), OpaqueCond("p2"), OpaqueCond("g")
     cases = []
     for rx in range_cases("x"):

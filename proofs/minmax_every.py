@@ -27,8 +27,10 @@ import itertools
 import z3
 
 from symshape.algebra import expr as E
+from symshape.algebra import simplify as SM
 
 from . import every, proves
+from .alike import read_alike
 from .code import Symbols, prove_code
 from .pyint import prove, require, zmax, zmin
 from .symcoeff import SInt, encode, patched, sym_ints
@@ -99,6 +101,7 @@ def _push_paths(kind: str) -> list:
     "Max of its arguments: minmax.flatten, minmax.const_merge, minmax.offset_dominance, "
     "those proofs bounded at arity 4)"))
 def fold_push_minmax():
+    read_alike(SM.push_into_minmax)
     r, m, a = z3.Ints("r m a")
     # the fold step of Min / Max: r + K(m, a) == K'(r + m, r + a) with m the fold so far
     prove(z3.And(r + zmin(m, a) == zmin(r + m, r + a), r - zmin(m, a) == zmax(r - m, r - a),
@@ -264,5 +267,6 @@ def fold_minmax_every() -> None:
     "minmax.flatten, minmax.const_merge, minmax.offset_dominance, those proofs bounded at "
     "arity 4), along every path"))
 def fold_minmax_dominance():
+    read_alike(E.undominated)
     undominated_every()
     fold_minmax_every()

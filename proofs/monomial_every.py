@@ -29,6 +29,7 @@ import z3
 from symshape.algebra import expr as E
 
 from . import every, proves
+from .alike import read_alike
 from .code import Symbols, prove_code
 from .expr_rules import code_guards_divisor
 from .pyint import Py, require
@@ -220,6 +221,7 @@ _COMMON = ("every dividend and divisor expression: _common_atom run on every way
 
 @proves("floordiv.exact_quotient", over=every(_EXACT % "floordiv"))
 def floordiv_exact_quotient():
+    read_alike(E._exact_quotient)
     exact_quotient_every()
     _spec_paths("FloorDiv")
     code_guards_divisor(lambda a, b: (a * b) // b)
@@ -227,12 +229,14 @@ def floordiv_exact_quotient():
 
 @proves("floordiv.common_factor", over=every(_COMMON % "floordiv"))
 def floordiv_common_factor():
+    read_alike(E._common_atom)
     common_atom_every()
     _spec_paths("FloorDiv")
 
 
 @proves("mod.exact_quotient", over=every(_EXACT % "mod"))
 def mod_exact_quotient():
+    read_alike(E._exact_quotient)
     exact_quotient_every()
     _spec_paths("Mod")
     code_guards_divisor(lambda a, b: (a * b) % b)
@@ -240,5 +244,6 @@ def mod_exact_quotient():
 
 @proves("mod.common_factor", over=every(_COMMON % "mod"))
 def mod_common_factor():
+    read_alike(E._common_atom)
     common_atom_every()
     _spec_paths("Mod")

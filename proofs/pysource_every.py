@@ -40,6 +40,7 @@ import z3
 from symshape.algebra import expr as E
 
 from . import every, proves
+from .alike import read_alike
 from .code import prove_code
 from .pyint import Py, require, zmax, zmin
 from .symexec import Explorer
@@ -306,5 +307,7 @@ def format_every() -> int:
     "along every path: the text evaluates to the expression and _py_operand of it parses "
     "as itself as an operand of // and %"))
 def print_python_source():
+    read_alike(E.format_py)
+    read_alike(E._py_atom)
     py_atom_every()
     format_every()

@@ -20,7 +20,7 @@ from typing import Callable, Iterable, Set
 
 from .pyint import require
 
-__all__ = ["source_tree", "header", "mentions", "require_reads", "loops_over"]
+__all__ = ["source_tree", "header", "mentions", "require_reads"]
 
 
 def source_tree(fn: Callable) -> ast.FunctionDef:
@@ -64,14 +64,3 @@ def require_reads(tree: ast.AST, name: str, allowed: Iterable[str], who: str) ->
             seen.add(text)
     return seen
 
-
-def loops_over(tree: ast.AST, name: str, who: str) -> list:
-    """The ``for`` loops of ``tree`` over ``name``, each required to run over every item:
-    no ``break``, ``continue`` or ``return`` in its body."""
-    loops = [n for n in ast.walk(tree) if isinstance(n, ast.For) and mentions(n.iter, name)]
-    for n in loops:
-        stops = [s for b in n.body for s in ast.walk(b)
-                 if isinstance(s, (ast.Break, ast.Continue, ast.Return))]
-        require(not stops, "%s leaves its loop over %s early: %s", who, name,
-                ast.unparse(stops[0]) if stops else "")
-    return loops

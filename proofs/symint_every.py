@@ -42,10 +42,10 @@ from symshape.sizes import symint as SI
 from symshape.sizes.symint import SymInt, sym_max, sym_min
 
 from . import every, proves
+from .alike import read_alike
 from .code import Symbols, prove_code
 from .pyint import Py, ProofFailure, prove, require, zmax, zmin
 from .symcoeff import SInt, encode, encode_cond, patched as coeff_patched, value
-from .reads import loops_over, require_reads, source_tree
 from .symexec import Explorer
 
 #: the size under test, another backed size and an unbacked one (each stands for any
@@ -413,34 +413,6 @@ def _minmax_every(kind: str) -> None:
     cl.prove("sym_%s on %d paths" % (kind, count))
 
 
-#: every statement of ``_sym_minmax`` that mentions its operands or what it gathers of them:
-#: one pass over the whole list (or the one list given), each operand read alike, the
-#: gathered lists only appended to and handed whole to the n-ary Min / Max and min / max
-MINMAX_READS = {
-    "args": ("if len(args) == 1", "args = tuple(args[0])", "for a in args"),
-    "a": ("for a in args", "p = _parts(a)", "if type(a) is SymInt", "env = a.env"),
-    "p": ("p = _parts(a)", "if p is None", "exprs.append(p[0])", "hints.append(p[1])"),
-    "exprs": ("exprs, hints = ([], [])", "exprs.append(p[0])", "return py_op(exprs)",
-              "e = sym_op(*exprs)"),
-    "hints": ("exprs, hints = ([], [])", "hints.append(p[1])",
-              "h = py_op(hints) if None not in hints else None"),
-}
-
-
-def minmax_operands_read_alike() -> None:
-    """Read from ``_sym_minmax``'s code that it reads its operands only through
-    ``MINMAX_READS``, its loop over them running over every one: what ``_minmax_every``
-    shows for two and three operands (and a list of two) then holds for any number, the
-    n-ary ``Min`` / ``Max`` and ``min`` / ``max`` at their specification."""
-    tree = source_tree(SI._sym_minmax)
-    for name, allowed in MINMAX_READS.items():
-        seen = require_reads(tree, name, allowed, "_sym_minmax")
-        require(seen == set(allowed), "_sym_minmax no longer reads %s as %s", name,
-                sorted(set(allowed) - seen))
-    require(len(loops_over(tree, "args", "_sym_minmax")) == 1,
-            "_sym_minmax does not pass over its operands once")
-
-
 @proves("symint.operators", over=every(
     "every operator (+ - * // % on either side, divmod, unary -, abs, sym_min / sym_max of any "
     "number of operands or a list: two and three run, every other number by the code's one "
@@ -460,6 +432,6 @@ def symint_operators():
         _divmod_every(cl, kind)
     cl.prove("divmod(SymInt, o) on every operand")
     _unary_every()
-    minmax_operands_read_alike()
+    read_alike(SI._sym_minmax)
     _minmax_every("min")
     _minmax_every("max")

@@ -23,7 +23,7 @@ code run along every path on symbolic coefficients, constants and range ends.
   without ranges (each symbol ``integer`` only): sympy's sums and products do not read the
   sign assumptions, which the first part proves hold on the symbol's range.  ``Min`` / ``Max`` map
   every argument alike (one comprehension, one n-ary sympy call: read from ``_atom``'s code,
-  ``atom_args_read_alike``) and are run with two and three arguments, so every arity is
+  ``proofs/alike.py``) and are run with two and three arguments, so every arity is
   covered.
 
 Each translation is read back into Z3 (``from_sympy``: sympy's sums and products as ring
@@ -50,10 +50,10 @@ from symshape.contract import sympy_form as SF
 from symshape.errors import InternalError
 
 from . import every, proves
+from .alike import read_alike
 from .code import Symbols, prove_code
 from .pyint import Py, ProofFailure, require, zmax, zmin
 from .symcoeff import SInt, divisors_of, encode, patched as coeff_patched, sym_ints
-from .reads import require_reads, source_tree
 from .symexec import Explorer, interval, patched as ext_patched, raise_on_paths
 
 #: a symbol of the sum node and the opaque arguments of an atom
@@ -243,43 +243,19 @@ def _to_sympy_every(build, plain: bool) -> int:
     return len(paths)
 
 
-#: every statement of ``_atom`` that mentions the atom or its translated arguments: each
-#: argument translated alike (one comprehension over all of them), a Min / Max handed all
-#: of them; ``//`` and ``%`` read their two (an ``OpAtom`` of those kinds has two)
-ATOM_READS = {
-    "a": ("args = [to_sympy(x, ranges, plain) for x in a.args]", "if a.kind == 'FloorDiv'",
-          "if a.kind == 'Mod'", "kind = sympy.Min if a.kind == 'Min' else sympy.Max"),
-    "args": ("args = [to_sympy(x, ranges, plain) for x in a.args]",
-             "quotient = sympy.Mul(args[0], sympy.Pow(args[1], -1, evaluate=not plain), "
-             "evaluate=not plain)",
-             "return sympy.Mod(args[0], args[1], evaluate=False)",
-             "return kind(*args, evaluate=False)"),
-}
-
-
-def atom_args_read_alike() -> None:
-    """Read from ``_atom``'s code that it reads an atom's arguments only through
-    ``ATOM_READS``: what the proof shows for Min / Max of two and three arguments then
-    holds for any number."""
-    tree = source_tree(SF._atom)
-    for name, allowed in ATOM_READS.items():
-        seen = require_reads(tree, name, allowed, "to_sympy's _atom")
-        require(seen == set(allowed), "_atom no longer reads %s as %s", name,
-                sorted(set(allowed) - seen))
-
-
 @proves("sympy.bridge", over=every(
     "every size, by structural induction over its node kinds: every integer, every sum of "
     "terms and every term (coefficients and constant symbolic integers; the code branches "
     "only on a factor's kind, a coefficient 1, a constant 0 and one-member sums and "
     "products, all reached by c*s + k, c*s*A + k and c1*s + c2*A + c3*s*A + k), every "
     "FloorDiv / Mod / Min / Max atom with its arguments opaque (Min / Max of any arity: "
-    "2 and 3 run, every other by each argument translated alike, read from the code), both forms (plain or not), along every path "
+    "2 and 3 run, every other by each argument translated alike, read from the code), "
+    "both forms (plain or not), along every path "
     "(the symbols built with integer only: the sign assumptions a range adds are proven to "
     "hold on it); and every symbol range (ends symbolic, integer or infinite) for the "
     "assumptions"))
 def sympy_bridge():
-    atom_args_read_alike()
+    read_alike(SF._atom)
     _assumptions_every()
     for build in _NODES:
         _to_sympy_every(build, False)

@@ -196,6 +196,16 @@ def _symint():
     return symint
 
 
+def _expr():
+    from symshape.algebra import expr
+    return expr
+
+
+def _ranges():
+    from symshape.algebra import ranges
+    return ranges
+
+
 @pytest.mark.parametrize("module, name, old, new, rule", [
     (_reasoning, "implies", "for p in premises]", "for p in premises[:2]]", "z3bridge.implies"),
     (_reasoning, "implies", "for p in premises]",
@@ -209,6 +219,13 @@ def _symint():
     (_symint, "_sym_minmax", "        hints.append(p[1])\n",
      "        hints.append(p[1])\n        if len(exprs) > 3:\n            break\n",
      "symint.operators"),
+    (_expr, "undominated", "    for x in args:\n", "    for x in list(args)[:4]:\n",
+     "fold.minmax_dominance"),
+    (_ranges, "bound", "    for term, coeff in x.terms:\n", "    for term, coeff in x.terms[:3]:\n",
+     "range.bound"),
+    (_expr, "_exact_quotient", "            rest.remove(atom)\n",
+     "            rest.remove(atom)\n            if len(out) > 2:\n                return None\n",
+     "floordiv.exact_quotient"),
 ])
 def test_reading_only_some_items_of_a_list_fails_its_proof(monkeypatch, module, name, old, new,
                                                              rule):
