@@ -1,0 +1,242 @@
+"""Proofs of the contract's loops over lists of any length, by induction on the code's
+own fold step.
+
+``shown_facts`` (which residual guards the printed contract lists) is two folds,
+``functools.reduce(STEP, ITEMS, INIT)``: ``said_of_range`` over the printed ranges, then
+``drop_if_implied`` over the guards.  ``captured_folds`` runs the engine's function with
+its module's ``reduce`` (checked to be ``functools.reduce``, the left fold:
+``reduce(f, [], a) == a`` and ``reduce(f, xs + [x], a) == f(reduce(f, xs, a), x)``)
+replaced by a recorder, on an opaque contract, and returns the steps, lists and initial
+values the function folds; the proof checks those are the module's steps over the
+contract's own lists, proves each step for an arbitrary accumulator and item (the
+induction step, every path), and the base case from the initial value, so the result
+holds for lists of every length.
+
+An accumulator or a list the code reads only by identity and hands to the solver is an
+opaque guard (``Guard``: its truth at the point a free Boolean): the solver's
+specification (``Implied``, proven by ``project.implied``) reads a list of guards as their
+conjunction, so one opaque guard stands for every list.
+"""
+from __future__ import annotations
+
+import functools
+from typing import Callable, List, Tuple
+
+import z3
+
+from symshape.algebra import expr as E
+
+from . import every, proves
+from .code import Symbols, prove_code
+from .contract_every import Ends, Guard, Implied, S, T, cond, int_like, proven_normal_form
+from .pyint import ProofFailure, prove, require
+from .symcoeff import encode, patched, sym_ints
+from .symexec import Explorer, TrackedPy
+
+
+class Folded:
+    """What a captured ``reduce`` returned: a token the function may index (a tuple
+    accumulator's part) and return."""
+
+    def __init__(self, index: int, part=None) -> None:
+        self.index, self.part = index, part
+
+    def __getitem__(self, i):
+        return Folded(self.index, i)
+
+
+def captured_folds(module, fn: Callable, *args) -> Tuple[list, object]:
+    """``fn(*args)`` with ``module.reduce`` recording each call (step, items, initial
+    value) and returning a ``Folded`` token: (the calls, what ``fn`` returned).  A
+    ProofFailure when ``module.reduce`` is not ``functools.reduce``."""
+    real = getattr(module, "reduce", None)
+    require(real is functools.reduce, "%s.reduce is %r, not functools.reduce",
+            module.__name__, real)
+    calls: List[tuple] = []
+
+    def record(step, items, *init):
+        require(len(init) == 1, "%s folds without an initial value", fn.__name__)
+        calls.append((step, items, init[0]))
+        return Folded(len(calls) - 1)
+    module.reduce = record
+    try:
+        out = fn(*args)
+    finally:
+        module.reduce = real
+    return calls, out
+
+
+def _all_paths(ex: Explorer, run: Callable, what: str) -> list:
+    """``run()`` on every path of ``ex`` (SInt arithmetic, ``relations.make`` as proven);
+    a ProofFailure when a feasible path raises."""
+    with patched(ex, inductive=False), int_like(), proven_normal_form():
+        paths = ex.paths(run)
+    for pc, got in paths:
+        if isinstance(got, Exception):
+            raise ProofFailure("%s: raises %s: %s on the feasible path %s"
+                               % (what, type(got).__name__, got, z3.And(*pc)))
+    return paths
+
+
+def _meaning(P, g, zs):
+    return g.holds if isinstance(g, Guard) else cond(P, g, zs)
+
+
+# ---------------------------------------------------------------------------- shown guards
+class _Printed:
+    """The printed ranges as ``shown_facts`` reads them: only through ``items()``."""
+
+    def items(self):
+        return self
+
+
+class _Contract:
+    """A constraint set as ``shown_facts`` reads it: its guards, root ranges and printed
+    ranges, each handed on unread."""
+
+    def __init__(self, facts) -> None:
+        self.facts, self.ranges, self.printed = facts, object(), _Printed()
+
+    def range_constraints(self):
+        return self.printed
+
+
+def _shown_structure() -> None:
+    """``shown_facts`` is ``reduce(drop_if_implied, cs.facts, (a copy of cs.facts,
+    reduce(said_of_range, cs.range_constraints().items(), []), cs.ranges))[0]``."""
+    from symshape.contract import guard_text
+    cs = _Contract([Guard("base0"), Guard("base1")])
+    calls, out = captured_folds(guard_text, guard_text.shown_facts, cs)
+    require(len(calls) == 2, "shown_facts folds %d times, not twice", len(calls))
+    (s1, items1, init1), (s2, items2, init2) = calls
+    require(s1 is guard_text.said_of_range and items1 is cs.printed and init1 == [],
+            "shown_facts does not fold said_of_range over the printed ranges from []")
+    require(s2 is guard_text.drop_if_implied and items2 is cs.facts,
+            "shown_facts does not fold drop_if_implied over its guards")
+    kept, said, ranges = init2
+    require(kept is not cs.facts and len(kept) == len(cs.facts)
+            and all(a is b for a, b in zip(kept, cs.facts))
+            and isinstance(said, Folded) and said.index == 0 and said.part is None
+            and ranges is cs.ranges,
+            "shown_facts starts its guard fold from %r, not (a copy of its guards, what "
+            "the printed ranges say, the root ranges)", init2)
+    require(isinstance(out, Folded) and out.index == 1 and out.part == 0,
+            "shown_facts returns %r, not the guards its fold kept", out)
+
+
+def _drop_step(present: bool) -> None:
+    """``drop_if_implied((kept, said, ranges), f)`` for every state: ``kept`` the guards
+    before ``f``, ``f`` (when ``present``) and those after (each part an opaque guard, any
+    list), ``said`` any list, under every answer of ``implied``: ``said`` and ``ranges``
+    are handed on, ``f`` is left out exactly when ``implied`` said it follows, and the
+    kept guards with ``said`` hold exactly where the old ones do (within the ranges)."""
+    from symshape.contract import guard_text
+    before, f, after, said = (Guard("%s.%d" % (n, present))
+                              for n in ("before", "f", "after", "said"))
+    in_ranges = z3.Bool("in_ranges.%d" % present)
+    kept = [before, f, after] if present else [before, after]
+    state = (kept, [said], object())
+    ex = Explorer([])
+    real = guard_text.implied
+
+    def run():
+        ex.P = TrackedPy()
+        oracle = guard_text.implied = Implied(ex, lambda g: g.holds, in_ranges)
+        return guard_text.drop_if_implied(state, f), oracle
+    try:
+        paths = _all_paths(ex, run, "drop_if_implied")
+    finally:
+        guard_text.implied = real
+    new, cases = [], []
+    rest = [g for g in kept if g is not f]
+    for pc, ((got, said_out, ranges_out), oracle) in paths:
+        require(said_out is state[1] and ranges_out is state[2],
+                "drop_if_implied changed what the printed ranges say or the ranges")
+        require(len(oracle.answers) == 1 and oracle.answers[0][0] is f,
+                "drop_if_implied asked implied %d times", len(oracle.answers))
+        yes = oracle.answers[0][1]
+        require((got == rest and all(a is b for a, b in zip(got, rest))) if yes
+                else got is kept, "drop_if_implied kept %s where implied said %s", got, yes)
+        new.append(z3.And(*[g.holds for g in got]))
+        cases.append(z3.And(*pc))
+    old = z3.And(in_ranges, said.holds, *[g.holds for g in kept])
+    prove_code(lambda *v: z3.And(*[z3.Implies(on, z3.And(in_ranges, said.holds, x) == old)
+                                   for x, on in zip(v, cases)]),
+               new, what="drop_if_implied, f %s" % ("present" if present else "absent"))
+
+
+def _said_step(zs: Symbols, compound: bool) -> None:
+    """``said_of_range(said, (e, vr))`` for every ``said`` (an opaque guard: any list) and
+    every printed range, each end finite (symbolic) or infinite, of ``e = c1*s + k``
+    (a root when ``c1 == 1`` and ``k == 0``) or, with ``compound``, ``c1*s + c2*t + k``:
+    the new list holds exactly where ``said`` and, for a compound ``e``, its printed
+    range do."""
+    from symshape.contract import guard_text
+    from symshape.algebra.infinity import INT_OO, NEG_INT_OO
+    c1, c2, k, lo, hi = sym_ints("c1 c2 k lo hi")
+    lo_fin, hi_fin = z3.Bools("lo.finite hi.finite")
+    said = Guard("said.%d" % compound)
+    hyps = [c1.v != 0] + ([c2.v != 0] if compound else [])    # an Expr's terms
+    ex = Explorer(hyps)
+
+    def run():
+        ex.P = TrackedPy()
+        e = E.Expr({(S,): c1, (T,): c2}, k) if compound else E.Expr({(S,): c1}, k)
+        vr = Ends(lo if ex.branch(lo_fin) else NEG_INT_OO,
+                  hi if ex.branch(hi_fin) else INT_OO)
+        return guard_text.said_of_range([said], (e, vr)), e, ex.P
+    outs, cases, side = [], [], []
+    for pc, (got, e, P) in _all_paths(ex, run, "said_of_range"):
+        require(got[:1] == [said] and got[0] is said,
+                "said_of_range dropped what was said before")
+        outs.append(z3.And(*[_meaning(P, g, zs) for g in got]))
+        v = encode(P, e, zs)
+        printed = z3.And(z3.Implies(lo_fin, v >= lo.v), z3.Implies(hi_fin, v <= hi.v))
+        root = z3.BoolVal(False) if compound else z3.And(c1.v == 1, k.v == 0)
+        cases.append((z3.And(*pc), z3.And(said.holds, z3.Or(root, printed))))
+        side += P.side
+    prove_code(lambda *t: z3.And(*[z3.Implies(on, x == want)
+                                   for x, (on, want) in zip(t, cases)]),
+               outs, hyps, side, what="said_of_range%s" % (" (compound)" if compound else ""))
+
+
+def _said_of_other() -> None:
+    """An item whose key is no expression: ``said`` unchanged (the code reads only its
+    type)."""
+    from symshape.contract import guard_text
+    said = [Guard("said.other")]
+    require(guard_text.said_of_range(said, (object(), object())) is said,
+            "said_of_range added guards for a key that is no expression")
+
+
+@proves("contract.shown_guards", over=every(
+    "every list of guards of any length and every map of printed ranges of any length "
+    "(by induction on the two folds shown_facts is, read from the code: its reduce "
+    "captured on an opaque contract), each guard an arbitrary condition (the code reads "
+    "it only by identity and through projection.implied: its truth a free Boolean; a "
+    "list handed to implied as the conjunction, an opaque guard), each printed range "
+    "of a root, of a key that is no expression, or of a compound dim c1*s + c2*t + k or "
+    "c1*s + k (symbolic; the code reads e only through its type, as_symbol and e - end, "
+    "which acts termwise) with every end finite (symbolic) or infinite, under every "
+    "answer of implied (True only where the guard follows; project.implied), along every "
+    "path of each step; relations.make as proven by rel.le_gcd_ceil"))
+def contract_shown_guards():
+    """Induction: ``said`` holds exactly where every printed range of a compound dim does
+    (base ``[]``; step ``said_of_range``); the kept guards with ``said`` hold exactly where
+    all guards with ``said`` do, within the root ranges (base: a copy of the guards; step
+    ``drop_if_implied``), a guard left out exactly when ``implied`` said it follows.  So,
+    the printed ranges holding wherever the contract admits, the printed guards and ranges
+    hold exactly where the contract admits (the last lemma, for every truth value)."""
+    _shown_structure()
+    zs = Symbols()
+    _drop_step(True)
+    _drop_step(False)
+    _said_step(zs, False)
+    _said_step(zs, True)
+    _said_of_other()
+    # the two inductions give kept & said & r == all & said & r and said == printed;
+    # the printed ranges hold wherever the contract admits: kept & printed & r == all & r
+    kept, every_guard, said, printed, r = z3.Bools("kept all said printed in_ranges")
+    prove(z3.Implies(z3.And(z3.And(kept, said, r) == z3.And(every_guard, said, r),
+                            said == printed, z3.Implies(z3.And(every_guard, r), printed)),
+                     z3.And(kept, printed, r) == z3.And(every_guard, r)))
