@@ -45,10 +45,11 @@ class Folded:
         return Folded(self.index, i)
 
 
-def captured_folds(module, fn: Callable, *args) -> Tuple[list, object]:
+def captured_folds(module, fn: Callable, *args, answers=None) -> Tuple[list, object]:
     """``fn(*args)`` with ``module.reduce`` recording each call (step, items, initial
-    value) and returning a ``Folded`` token: (the calls, what ``fn`` returned).  A
-    ProofFailure when ``module.reduce`` is not ``functools.reduce``."""
+    value) and returning a ``Folded`` token (or, given ``answers``, the next of them): (the
+    calls, what ``fn`` returned).  A ProofFailure when ``module.reduce`` is not
+    ``functools.reduce``."""
     real = getattr(module, "reduce", None)
     require(real is functools.reduce, "%s.reduce is %r, not functools.reduce",
             module.__name__, real)
@@ -57,7 +58,9 @@ def captured_folds(module, fn: Callable, *args) -> Tuple[list, object]:
     def record(step, items, *init):
         require(len(init) == 1, "%s folds without an initial value", fn.__name__)
         calls.append((step, items, init[0]))
-        return Folded(len(calls) - 1)
+        require(answers is None or len(calls) <= len(answers), "%s folds more than %d times",
+                fn.__name__, len(answers or ()))
+        return Folded(len(calls) - 1) if answers is None else answers[len(calls) - 1]
     module.reduce = record
     try:
         out = fn(*args)
@@ -240,3 +243,175 @@ def contract_shown_guards():
     prove(z3.Implies(z3.And(z3.And(kept, said, r) == z3.And(every_guard, said, r),
                             said == printed, z3.Implies(z3.And(every_guard, r), printed)),
                      z3.And(kept, printed, r) == z3.And(every_guard, r)))
+
+
+# ---------------------------------------------------------------------------- exact range
+SYMBOL = z3.DeclareSort("Symbol")
+
+
+class ZSet:
+    """A set of symbols, any set (a Z3 set over an uninterpreted sort: any number of
+    symbols): ``&`` and ``|`` as Z3's; a truth test (non-empty) branches."""
+
+    def __init__(self, a, ex: Explorer) -> None:
+        self.a, self.ex = a, ex
+
+    def __and__(self, o):
+        return ZSet(z3.SetIntersect(self.a, o.a), self.ex)
+
+    def __or__(self, o):
+        return ZSet(z3.SetUnion(self.a, o.a), self.ex)
+
+    def __bool__(self) -> bool:
+        return self.ex.branch(self.a != z3.EmptySet(SYMBOL))
+
+
+def _zset(name: str):
+    return z3.Const(name, z3.SetSort(SYMBOL))
+
+
+class Listed:
+    """A list of guards as ``absorb_connected`` reads it: through ``in`` (whether the
+    guard is among them: a free Boolean, so any list) and ``+`` (recorded)."""
+
+    def __init__(self, ex: Explorer, head=None, tail=None) -> None:
+        self.ex, self.head, self.tail = ex, head, tail
+
+    def __contains__(self, f) -> bool:
+        return self.ex.branch(z3.Bool("listed"))
+
+    def __add__(self, more):
+        return Listed(self.ex, self, more)
+
+
+class Taken:
+    """A guard as ``absorb_connected`` reads it: by ``in`` and through its free symbols
+    (any set)."""
+
+    def __init__(self, ex: Explorer) -> None:
+        self.ex, self.mentions = ex, _zset("mentions")
+
+    @property
+    def free_symbols(self) -> ZSet:
+        return ZSet(self.mentions, self.ex)
+
+
+def _exact_structure() -> None:
+    """``exact_range(cs, e)`` is ``projection.project(e, connected_facts(cs, e),
+    cs.ranges)``, and ``connected_facts`` folds ``absorb_connected`` over ``cs.facts``
+    from ``([], e's symbols, False)``, then again from each pass's guards and symbols
+    while a pass took one, and returns the guards of the first pass that took none."""
+    from symshape.contract import exact_ranges
+    from symshape.reasoning import projection
+    cs = type("Contract", (), {})()
+    cs.facts, cs.ranges = [Guard("g0")], object()
+    e = S.expr + T.expr
+    real_project, real_connected = projection.project, exact_ranges.connected_facts
+    handed: list = []
+    projection.project = lambda *a, **k: handed.append(a) or "the projection"
+    exact_ranges.connected_facts = lambda c, x: ("connected", c, x)
+    try:
+        got = exact_ranges.exact_range(cs, e)
+    finally:
+        projection.project, exact_ranges.connected_facts = real_project, real_connected
+    require(got == "the projection" and handed == [(e, ("connected", cs, e), cs.ranges)],
+            "exact_range is not the projection of its connected guards: %s", handed)
+    passes = [(["first"], {"s"}, True), (["second"], {"t"}, False)]
+    calls, out = captured_folds(exact_ranges, exact_ranges.connected_facts, cs, e,
+                                answers=passes)
+    (s1, items1, init1), (s2, items2, init2) = calls
+    require(s1 is s2 is exact_ranges.absorb_connected and items1 is items2 is cs.facts
+            and init1 == ([], e.free_symbols, False)
+            and init2 == (passes[0][0], passes[0][1], False) and out is passes[1][0],
+            "connected_facts is not the fold of absorb_connected repeated while it grows")
+
+
+def _absorb_step() -> None:
+    """``absorb_connected((facts, syms, grew), f)`` for every list, every symbol set and
+    every guard (its symbols any set): it takes ``f`` exactly when ``f`` is not in the list
+    and shares a symbol with the set, then adds ``f`` and its symbols and says it grew;
+    otherwise the state is returned unchanged."""
+    from symshape.contract import exact_ranges
+    ex = Explorer([])
+    syms_a = _zset("syms")
+
+    def run():
+        f = Taken(ex)
+        state = (Listed(ex), ZSet(syms_a, ex), False)
+        return exact_ranges.absorb_connected(state, f), state, f
+    paths = _all_paths(ex, run, "absorb_connected")
+    listed, mentions = z3.Bool("listed"), _zset("mentions")
+    takes = z3.And(z3.Not(listed), z3.SetIntersect(mentions, syms_a) != z3.EmptySet(SYMBOL))
+    member = z3.Const("member", SYMBOL)
+    new, cases = [], []
+    for pc, (out, state, f) in paths:
+        if out is state:
+            cases.append((z3.And(*pc), None))
+            continue
+        facts, syms, grew = out
+        require(grew is True and isinstance(facts, Listed) and facts.head is state[0]
+                and len(facts.tail) == 1 and facts.tail[0] is f,
+                "absorb_connected took a guard as %r", out)
+        new.append(z3.IsMember(member, syms.a))   # for every symbol: the sets are equal
+        cases.append((z3.And(*pc), len(new) - 1))
+    require(new, "absorb_connected took no guard on any path")
+    prove_code(lambda *v: z3.And(*[z3.Implies(on, z3.Not(takes) if i is None else
+                                              z3.And(takes, v[i] == z3.IsMember(
+                                                  member, z3.SetUnion(syms_a, mentions))))
+                                   for on, i in cases]),
+               new, what="absorb_connected")
+
+
+def _exact_lemma() -> None:
+    """What the two steps give, for every symbol set, point and guard: the invariant (``e``'s
+    symbols and each taken guard's within the set) is kept by a step that takes ``f``; at
+    the end every guard is taken or shares no symbol with the set, so a point ``near`` the
+    taken guards admit, with ``e`` at a settled end, and a point ``some`` all guards admit
+    mix into a point all guards admit with ``e`` at that end (each guard's truth, each
+    root range and ``e`` a function of the symbols they mention: ``restrict``); and a point
+    all guards admit the taken ones admit (they are among the guards)."""
+    s = z3.Const("s", SYMBOL)
+    syms, mentions, old, es, m_g = (_zset(n) for n in ("S", "Mf", "Mold", "E", "Mg"))
+    near, some = (z3.Array(n, SYMBOL, z3.IntSort()) for n in ("near", "some"))
+    held = z3.Function("held", z3.ArraySort(SYMBOL, z3.IntSort()), z3.BoolSort())
+    value = z3.Function("value", z3.ArraySort(SYMBOL, z3.IntSort()), z3.IntSort())
+    in_range = z3.Function("in_range", SYMBOL, z3.IntSort(), z3.BoolSort())
+
+    def restrict(p, m):
+        return z3.Lambda([s], z3.If(z3.IsMember(s, m), p[s], 0))
+    grown = z3.SetUnion(syms, mentions)
+    prove(z3.Implies(z3.And(z3.IsSubset(es, syms), z3.IsSubset(old, syms)),
+                     z3.And(z3.IsSubset(es, grown), z3.IsSubset(old, grown),
+                            z3.IsSubset(mentions, grown))))
+    taken = z3.Bool("taken")
+    mix = z3.Lambda([s], z3.If(z3.IsMember(s, syms), near[s], some[s]))
+    closed = z3.And(z3.IsSubset(es, syms),
+                    z3.Implies(taken, z3.IsSubset(m_g, syms)),
+                    z3.Implies(z3.Not(taken),
+                               z3.SetIntersect(m_g, syms) == z3.EmptySet(SYMBOL)))
+    prove(z3.Implies(z3.And(closed, z3.Implies(taken, held(restrict(near, m_g))),
+                            held(restrict(some, m_g))),
+                     z3.And(held(restrict(mix, m_g)),
+                            value(restrict(mix, es)) == value(restrict(near, es)))))
+    prove(z3.Implies(z3.And(in_range(s, near[s]), in_range(s, some[s])),
+                     in_range(s, z3.Select(mix, s))))
+
+
+@proves("contract.exact_range", over=every(
+    "every contract: every list of guards of any length (by induction on the fold of "
+    "absorb_connected that connected_facts repeats while a pass grows, read from the code "
+    "by capturing its reduce), each guard read by identity and through its free symbols "
+    "(any set of symbols: a Z3 set over an uninterpreted sort, so any number of symbols; "
+    "its truth any function of the symbols it mentions), every expression e (its "
+    "symbols any set, its value any function of them), every root range, along every "
+    "path of the step; projection.project as its specification (project.exact): every "
+    "point all guards admit lies in the range, each settled end is attained by one"))
+def contract_exact_range():
+    """The range ``exact_range`` returns is the projection of the connected guards
+    (``_exact_structure``); by induction on the passes and the step (``_absorb_step``) the
+    symbol set holds ``e``'s and each taken guard's symbols, and the last pass took none,
+    so every other guard shares no symbol with it; then the projection's range is exact
+    for all the guards (``_exact_lemma``, for every point and guard)."""
+    _exact_structure()
+    _absorb_step()
+    _exact_lemma()

@@ -23,6 +23,7 @@ own exactness and its own users; only the last two may feed anything published:
 """
 from __future__ import annotations
 
+from functools import reduce
 from typing import Dict, List
 
 from symshape.algebra.expr import Expr, IntLike
@@ -33,17 +34,20 @@ from symshape.rules import rule
 def connected_facts(cs, e: IntLike) -> List:
     """The residual guards of ``cs`` connected to ``e``'s symbols (directly or through
     other guards): the only ones that can narrow ``e``'s range."""
-    syms = set(e.free_symbols) if type(e) is Expr else set()
-    facts: List = []
-    grew = True
-    while grew:
-        grew = False
-        for f in cs.facts:
-            if f not in facts and f.free_symbols & syms:
-                facts.append(f)
-                syms |= f.free_symbols
-                grew = True
-    return facts
+    state = ([], set(e.free_symbols) if type(e) is Expr else set(), True)
+    while state[2]:           # a pass over the guards, as a fold: proofs induct on its step
+        state = reduce(absorb_connected, cs.facts, (state[0], state[1], False))
+    return state[0]
+
+
+def absorb_connected(state: tuple, f) -> tuple:
+    """A step of ``connected_facts``: ``state`` is (the guards taken so far, their symbols
+    and ``e``'s, whether this pass took one); ``f`` is taken when it is new and shares a
+    symbol with them."""
+    facts, syms, _ = state
+    if f not in facts and f.free_symbols & syms:
+        return facts + [f], syms | f.free_symbols, True
+    return state
 
 
 @rule("contract.exact_range")
