@@ -271,63 +271,6 @@ class Ends:
         self.lower, self.upper = lower, upper
 
 
-@proves("contract.range_constraints", over=bounded(
-    "every assignment of three input dims (two of one array input, one of another) from "
-    "an int, the roots s0 and s1, the compound s0 + s1 and 2*s0 (repeats included), "
-    "beside an int input of no size, of size s2 or s0 + s2; exact_range as its "
-    "specification (contract.exact_range)"))
-def contract_range_constraints():
-    """``range_constraints`` lists every root and every compound input dim, once, and
-    nothing else, each with its ``exact_range`` (proven exact by ``contract.exact_range``)."""
-    import itertools
-    import numpy as np
-    from symshape.contract import exact_ranges
-    from symshape.contract.constraint_set import ConstraintSet, InputDesc
-    from symshape.algebra.infinity import INT_OO
-    from symshape.algebra.ranges import ValueRange
-    s0, s1, s2 = E.Sym(960), E.Sym(961), E.Sym(962)
-    A, B, C = s0.expr, s1.expr, s2.expr
-    pool = (3, A, B, A + B, 2 * A)
-    ends = {}
-
-    def exact(cs, e):        # one answer per expression: its exact range's lower end
-        key = str(e)
-        if key not in ends:
-            ends[key] = z3.Int("exact!%s" % key)
-        return ends[key]
-    real = exact_ranges.exact_range
-    printed, want = [], []
-    exact_ranges.exact_range = exact
-    try:
-        for d0, d1, d2 in itertools.product(pool, repeat=3):
-            for k in (None, C, A + C):
-                inputs = [InputDesc("x", "x", dims=(d0, d1), dtype=np.float64),
-                          InputDesc("y", "y", dims=(d2,), dtype=np.float64)]
-                if k is not None:
-                    inputs.append(InputDesc("k", "k", sym=k))
-                cs = ConstraintSet(inputs, {t: ValueRange(1, INT_OO) for t in (s0, s1, s2)},
-                                   [], {}, {})
-                out = exact_ranges.published_ranges(cs)
-                roots = {t for e in (d0, d1, d2, k) if type(e) is E.Expr
-                         for t in e.free_symbols}
-                keys = {t.expr for t in roots} | {e for e in (d0, d1, d2)
-                                                  if type(e) is E.Expr and e.as_symbol() is None}
-                if set(out) != keys or len(out) != len(keys):
-                    raise ProofFailure("range_constraints of dims %s, %s, %s (int %s) lists "
-                                       "%s, not %s" % (d0, d1, d2, k, sorted(map(str, out)),
-                                                       sorted(map(str, keys))))
-                for e, vr in out.items():
-                    if not isinstance(vr, z3.ArithRef):
-                        raise ProofFailure("range_constraints prints %s for %s, not its exact "
-                                           "range" % (vr, e))
-                    printed.append(vr)
-                    want.append(exact(cs, e))
-    finally:
-        exact_ranges.exact_range = real
-    prove_code(lambda *v: z3.And(*[x == y for x, y in zip(v, want)]), printed,
-               what="range_constraints prints each exact range")
-
-
 # ---------------------------------------------------------------------------- Min / Max
 class Dominance:
     """``dominates_proven(kind, y, x, ranges)`` as its specification: an answer on each

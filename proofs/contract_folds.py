@@ -415,3 +415,124 @@ def contract_exact_range():
     _exact_structure()
     _absorb_step()
     _exact_lemma()
+
+
+# ---------------------------------------------------------------------------- range list
+class Listing(dict):
+    """The ranges listed so far, any listing: ``in`` a free Boolean (``listed``), each
+    assignment recorded."""
+
+    def __init__(self, ex: Explorer) -> None:
+        super().__init__()
+        self.ex, self.set = ex, []
+
+    def __contains__(self, e) -> bool:
+        return self.ex.branch(z3.Bool("listed"))
+
+    def __setitem__(self, e, v) -> None:
+        self.set.append((e, v))
+
+
+def _exact_stub(module):
+    """``module.exact_range`` replaced by its specification's name: a token per call."""
+    real = module.exact_range
+    module.exact_range = lambda cs, e: ("exact_range", cs, e)
+    return real
+
+
+def _listing_structure() -> None:
+    """``published_ranges(cs)`` folds ``with_root_range`` over the roots in key order
+    from (an empty dict, cs), then ``with_input_ranges`` over the inputs, and returns the
+    dict; ``with_input_ranges`` folds ``with_dim_range`` over an array input's dims and
+    passes any other input by."""
+    from symshape.contract import exact_ranges as X
+    cs = type("Contract", (), {})()
+    first, second = E.Sym(971), E.Sym(970)
+    cs.roots, cs.inputs = (lambda: [first, second]), object()
+    calls, out = captured_folds(X, X.published_ranges, cs)
+    (s1, items1, init1), (s2, items2, init2) = calls
+    require(s1 is X.with_root_range and items1 == [second, first]
+            and type(init1[0]) is dict and not init1[0] and init1[1] is cs
+            and s2 is X.with_input_ranges and items2 is cs.inputs
+            and isinstance(init2, Folded) and init2.index == 0 and init2.part is None
+            and isinstance(out, Folded) and out.index == 1 and out.part == 0,
+            "published_ranges is not the two folds over the roots and the inputs: %s", calls)
+    for array in (True, False):        # every input: an array or not
+        d = type("Input", (), {})()
+        d.is_array, d.dims, state = array, object(), object()
+        calls, out = captured_folds(X, X.with_input_ranges, state, d)
+        require(calls == [(X.with_dim_range, d.dims, state)] and isinstance(out, Folded)
+                if array else not calls and out is state,
+                "with_input_ranges of %s input: %s", "an array" if array else "another",
+                calls)
+
+
+def _root_step() -> None:
+    """``with_root_range((listing, cs), s)`` for every listing and root: lists ``s`` with
+    ``exact_range(cs, s)``, nothing else."""
+    from symshape.contract import exact_ranges as X
+    out, cs = Listing(Explorer([])), type("Contract", (), {})()
+    cs.ranges = {S: "the declared range"}      # what a wrong step might list instead
+    state = (out, cs)
+    real = _exact_stub(X)
+    try:
+        got = X.with_root_range(state, S)
+    finally:
+        X.exact_range = real
+    require(got is state and out.set == [(S.expr, ("exact_range", cs, S.expr))],
+            "with_root_range listed %s", out.set)
+
+
+def _dim_step(form: str) -> None:
+    """``with_dim_range((listing, cs), e)`` for every listing and every dim ``e``: no
+    expression (an int: read only through its type), ``c1*s + k`` (a root when ``c1 ==
+    1`` and ``k == 0``) or ``c1*s + c2*t + k`` (symbolic): lists ``e`` with
+    ``exact_range(cs, e)`` exactly when ``e`` is compound and not listed yet."""
+    from symshape.contract import exact_ranges as X
+    c1, c2, k = sym_ints("c1 c2 k")
+    hyps = [c1.v != 0, c2.v != 0]
+    ex, cs = Explorer(hyps), object()
+
+    def run():
+        ex.P = TrackedPy()
+        e = {"other": object(), "one": E.Expr({(S,): c1}, k),
+             "two": E.Expr({(S,): c1, (T,): c2}, k)}[form]
+        state = (Listing(ex), cs)
+        return X.with_dim_range(state, e), state, e
+    real = _exact_stub(X)
+    try:
+        paths = _all_paths(ex, run, "with_dim_range")
+    finally:
+        X.exact_range = real
+    compound = {"other": z3.BoolVal(False), "one": z3.Not(z3.And(c1.v == 1, k.v == 0)),
+                "two": z3.BoolVal(True)}[form]
+    listed, cases = [], []
+    for pc, (got, state, e) in paths:
+        out = state[0]
+        require(got is state and out.set in ([], [(e, ("exact_range", cs, e))]),
+                "with_dim_range listed %s", out.set)
+        listed.append(z3.BoolVal(bool(out.set)))
+        cases.append(z3.And(*pc))
+    prove_code(lambda *v: z3.And(*[z3.Implies(on, x == z3.And(compound,
+                                                                z3.Not(z3.Bool("listed"))))
+                                   for x, on in zip(v, cases)]),
+               listed, hyps, what="with_dim_range of %s dim" % form)
+
+
+@proves("contract.range_constraints", over=every(
+    "every contract: every list of roots and of inputs of any length, every input an "
+    "array or not with every list of dims (by induction on the folds published_ranges "
+    "and with_input_ranges are, read from the code by capturing their reduce), every "
+    "listing so far (its membership a free Boolean), each dim no expression (read only "
+    "through its type), c1*s + k or c1*s + c2*t + k (symbolic: the code reads a dim "
+    "only through its type, as_symbol and dict membership), along every path of each "
+    "step; exact_range as its specification (contract.exact_range)"))
+def contract_range_constraints():
+    """``range_constraints`` lists every root and every compound dim of an array input,
+    once (a dict; a dim already listed is not listed again), and nothing else, each with
+    its ``exact_range`` (proven exact by ``contract.exact_range``): by induction on the
+    folds, each step proven for every listing so far."""
+    _listing_structure()
+    _root_step()
+    for form in ("other", "one", "two"):     # every kind of dim the code tells apart
+        _dim_step(form)
