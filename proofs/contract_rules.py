@@ -235,31 +235,3 @@ def bounds_minmax_cases():
                 continue
             prove_code(lambda v: g >= v if side == "lower" else g <= v, [z3.IntVal(end)],
                        hyp, P=P_, what="case range %s of %s" % (got, goal))
-
-
-@proves("bounds.slack", over=samples("hand-picked goals"))
-def bounds_slack():
-    from symshape.reasoning.symbolic import slack_substituted
-    r_, b_, t_ = z3.Ints("r b t")
-    prove(z3.Implies(r_ - b_ <= 0, z3.And(b_ == r_ + (b_ - r_), b_ - r_ >= 0)))
-    env, a, b = _env((3, 1, INT_OO), (5, 1, INT_OO))
-    A, B = a.expr, b.expr
-    cases = [
-        (B * B - A * A, [R.le(A, B)]),
-        (A * B - A * A, [R.le(A, B)]),
-        (B * B - 4 * A * A, [R.le(2 * A, B)]),
-        (A * B - 2 * A - A * A, [R.le(A + 2, B)]),
-    ]
-    for goal, facts in cases:
-        got = slack_substituted(goal, facts, env)
-        require(got is not None and not is_inf(got.lower), "no slack range for %s", goal)
-        P_ = Py()
-        zs = Symbols()
-        g = encode(P_, goal, zs)
-        hyp = [encode_cond(P_, f, zs) for f in facts]
-        hyp += [c for s in list(zs) for c in _member(env.ranges[s], zs[s])]
-        for side, end in (("lower", got.lower), ("upper", got.upper)):
-            if not is_inf(end):
-                prove_code(lambda v: g >= v if side == "lower" else g <= v,
-                           [z3.IntVal(end)], hyp, P=P_,
-                           what="slack range %s of %s" % (got, goal))
