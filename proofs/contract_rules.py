@@ -21,7 +21,6 @@ from symshape.algebra import expr as E
 from symshape.algebra import relations as R
 from symshape.reasoning.env import ShapeEnv
 from symshape.algebra.infinity import INT_OO, is_inf
-from symshape.reasoning import projection as PJ
 from symshape.algebra.ranges import ValueRange
 
 from . import samples, proves
@@ -60,39 +59,6 @@ def _check_projection(goal, facts, ranges, got: ValueRange, what: str) -> None:
         solver.add(g == end)
         require(solver.check() == z3.sat, "%s: %s bound %s of %s is not attained",
                 what, side, end, goal)
-
-
-@proves("project.exact", over=samples("hand-picked goals and facts"))
-def project_exact():
-    s0, s1 = E.Sym(0), E.Sym(1)
-    n, m = s0.expr, s1.expr
-    top = ValueRange(2, INT_OO)
-    cases = [
-        (n, [R.ge(E.floordiv(n + 1, 2), 2)], {s0: top}),
-        (n, [R.eq(E.floordiv(n, 100), 30)], {s0: top}),
-        (n, [R.le(E.floordiv(n, 4), 4)], {s0: top}),
-        (n, [R.le(n * n, 100)], {s0: top}),
-        (n, [R.eq(E.smin(n, 5), 5)], {s0: top}),
-        (n, [R.le(E.floordiv(3 * n, 2), 12)], {s0: top}),
-        (n, [R.le(m, n - 1)], {s0: top, s1: top}),
-        (m, [R.le(n * m, 28), R.ge(n, 3)], {s0: top, s1: top}),
-        (n - m, [R.ge(n, m + 2), R.le(m, 64)], {s0: ValueRange(1, INT_OO),
-                                                 s1: ValueRange(1, INT_OO)}),
-        (n, [R.ge(E.smax(0, E.smin(256, n + 1) - E.smin(256, n)), 1)], {s0: top}),
-    ]
-    # the ways out before the solver: a constant goal, one symbol with no facts
-    cases += [(7, [], {}), (n, [], {s0: ValueRange(3, 9)})]
-    finite = 0
-    for goal, facts, ranges in cases:
-        # through the module, so the coverage check sees which of its returns ran
-        got = PJ.project(goal, facts, ranges)
-        finite += (not is_inf(got.lower)) + (not is_inf(got.upper))
-        _check_projection(goal, facts, ranges, got, "project")
-    require(finite >= 12, "project left most ends open (%d finite)", finite)
-    # never narrower than the truth when the facts are contradictory: the sound interval
-    got = PJ.project(n, [R.le(n, 1)], {s0: top})
-    require(got == ValueRange(2, INT_OO), "contradictory facts gave %s", got)
-
 
 
 # ---------------------------------------------------------------------------- contract
