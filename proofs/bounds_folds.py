@@ -29,6 +29,16 @@ from .symexec import Ext, Explorer, TrackedPy, interval, inside, patched as ends
 A, B, C, D = (E.Sym(990 + i) for i in range(4))
 
 
+def given_range(lo, hi):
+    """A ``ValueRange`` with the symbolic ends ``lo``, ``hi`` that the proof's hypotheses
+    make well formed (``symexec.interval``): built without the constructor's comparison,
+    an input of the proof, not the code's."""
+    from symshape.algebra.ranges import ValueRange
+    r = object.__new__(ValueRange)
+    r.lower, r.upper = lo, hi
+    return r
+
+
 class Opaque:
     """An expression as ``slack_substituted`` reads it: not linear, over ``A``, ``B``, ``C``
     (its value at a point any function of theirs: ``fn``)."""
@@ -88,7 +98,7 @@ class Specs:
         P = self.ex.P
         self.ex.assume(at[slack] == self.p[b] - encode(P, v, zero))
         out = Substituted(self.e, b, v, at, P)
-        if self.ex.branch(z3.Bool("subs.constant!%d" % self.n)):
+        if self.ex.fork(z3.Bool("subs.constant!%d" % self.n)):
             k = z3.Int("subs.value!%d" % self.n)
             self.ex.assume(out.val == k)           # a constant: its value everywhere
             return Constant(0, k)
@@ -102,14 +112,12 @@ class Specs:
             r = rng(s)
             within.append(inside(*to_pair(r.lower), *to_pair(r.upper), x.at[s]))
         self.ex.assume(z3.Implies(z3.And(*within), inside(lo.s, lo.v, hi.s, hi.v, x.val)))
-        from symshape.algebra.ranges import ValueRange
-        return ValueRange(lo, hi)
+        return given_range(lo, hi)
 
 
     def meet(self, got, r):
         """``meet``'s specification (``_meet_lemma``): ``r`` when there is no range yet;
         else a range holding every value both hold (at the proof's value)."""
-        from symshape.algebra.ranges import ValueRange
         if got is None:
             return r
         self.n += 1
@@ -117,7 +125,7 @@ class Specs:
         v = self.e.value(self.p)
         self.ex.assume(*wf, z3.Implies(z3.And(_holds(got, v), _holds(r, v)),
                                        inside(lo.s, lo.v, hi.s, hi.v, v)))
-        return ValueRange(lo, hi)
+        return given_range(lo, hi)
 
 
 def _holds(r, v):
@@ -128,15 +136,14 @@ def _meet_lemma() -> None:
     """``meet(got, r)`` for every ``got`` (None or any range) and every range ``r`` (ends
     symbolic, finite or infinite), along every path: a value both hold, the result holds
     (``r`` itself when there is no ``got``)."""
-    from symshape.algebra.ranges import ValueRange
     from symshape.reasoning import symbolic
     g_lo, g_hi, g_wf, v, _ = interval("meet.got")
     r_lo, r_hi, r_wf, _, _ = interval("meet.r")
     ex = Explorer(g_wf + r_wf)
     for prior in (False, True):
         def run(prior=prior):
-            got = ValueRange(g_lo, g_hi) if prior else None
-            return symbolic.meet(got, ValueRange(r_lo, r_hi))
+            got = given_range(g_lo, g_hi) if prior else None
+            return symbolic.meet(got, given_range(r_lo, r_hi))
         with ends(ex):
             paths = ex.paths(run)
         outs, cases = [], []
@@ -165,7 +172,6 @@ def _slack_step(fact: str, prior: bool) -> int:
     0``, the relation ``==`` / ``!=`` or ``and``: along every path, the new range (when
     any) holds ``e``'s value at every point of the ranges where the earlier facts and
     ``f`` hold; ``e`` and the environment are handed on."""
-    from symshape.algebra.ranges import ValueRange
     from symshape.reasoning import symbolic
     c1, c2, k = sym_ints("c1 c2 k")
     hyps = [c1.v != 0, c2.v != 0]
@@ -195,8 +201,8 @@ def _slack_step(fact: str, prior: bool) -> int:
     def run():
         ex.P = TrackedPy()
         specs = Specs(ex, e, p)
-        env = _Env({s: ValueRange(lo, hi) for s, (lo, hi) in ranges.items()})
-        got = ValueRange(g_lo, g_hi) if prior else None
+        env = _Env({s: given_range(lo, hi) for s, (lo, hi) in ranges.items()})
+        got = given_range(g_lo, g_hi) if prior else None
         f = build()
         real = (E.subs, symbolic.bound, symbolic.meet)
         E.subs, symbolic.bound, symbolic.meet = specs.subs, specs.bound, specs.meet

@@ -31,6 +31,7 @@ from typing import List
 import z3
 
 from . import every, proves
+from .bounds_folds import given_range
 from .code import prove_code
 from .pyint import ProofFailure, require
 from .symexec import Ext, Explorer, TrackedPy, interval, inside, patched as ends, to_pair
@@ -76,13 +77,12 @@ def _narrowed_lemma() -> None:
     infinite), along every path: a value both hold, the result holds; and when ``hint``
     holds all of ``interval``, the result is ``interval``."""
     from symshape.reasoning import projection
-    from symshape.algebra.ranges import ValueRange
     i_lo, i_hi, i_wf, v, _ = interval("interval")
     h_lo, h_hi, h_wf, _, _ = interval("hint")
     ex = Explorer(i_wf + h_wf)
 
     def run():
-        return projection.narrowed_by(ValueRange(i_lo, i_hi), ValueRange(h_lo, h_hi))
+        return projection.narrowed_by(given_range(i_lo, i_hi), given_range(h_lo, h_hi))
     with _Patched(ex):
         paths = ex.paths(run)
     _raise_on(paths, "narrowed_by")
@@ -112,10 +112,16 @@ class World:
         self.ex.assume(FEASIBLE(w), *[h(GOAL(w)) for h in holds])
         return w
 
-    def forall(self, f) -> None:
+    def forall(self, f, memo=None, key=None) -> None:
         """``f(point)`` holds at every point (instantiated at each point of the path: built
-        once at a placeholder, substituted)."""
-        self.alls.append(f(ANY))
+        once at a placeholder, substituted; with ``memo``, built once per ``key`` for all
+        paths of a run)."""
+        if memo is None:
+            self.alls.append(f(ANY))
+            return
+        if key not in memo:
+            memo[key] = f(ANY)
+        self.alls.append(memo[key])
 
     def instances(self) -> List:
         return [z3.substitute(f, (ANY, p)) for f in self.alls for p in self.points]
@@ -141,11 +147,11 @@ class Solver:
     def value(self, extra):
         self.calls += 1
         ex, i = self.world.ex, self.calls
-        if not ex.branch(z3.Bool("known!%d" % i)):
+        if not ex.fork(z3.Bool("known!%d" % i)):
             return None
         cond = (lambda v: z3.BoolVal(True)) if extra is None else \
             (lambda v: _holds(extra[0], extra[1], v))
-        if not ex.branch(z3.Bool("sat!%d" % i)):
+        if not ex.fork(z3.Bool("sat!%d" % i)):
             self.world.forall(lambda p: z3.Implies(FEASIBLE(p), z3.Not(cond(GOAL(p)))))
             return False
         return Ext(0, GOAL(self.world.witness(cond)))
@@ -237,7 +243,7 @@ def _loop(world: World, entries: list):
 
     def bisect(solver, best, end, minimize):
         entries.append(_invariant(world, best, end, minimize))
-        if not ex.branch(z3.Bool("loop.known!%d" % len(entries))):
+        if not ex.fork(z3.Bool("loop.known!%d" % len(entries))):
             return None
         w = world.witness()
         done = Ext(0, GOAL(w))
@@ -307,7 +313,19 @@ class Constant(Ext):
     """An int goal (its value symbolic): ``type`` reads it as an int."""
 
 
-def _project_paths(has_facts: bool, with_hint: bool, constant: bool) -> int:
+class Facts:
+    """The facts as ``project`` reads them: iterated (empty or not: a branch), the list
+    handed on."""
+
+    def __init__(self, ex: Explorer) -> None:
+        self.ex, self.items = ex, None
+
+    def __iter__(self):
+        self.items = ["a fact"] if self.ex.branch(z3.Bool("has_facts")) else []
+        return iter(self.items)
+
+
+def _project_paths(constant: bool) -> int:
     """``project(goal, facts, ranges, hint=hint)`` along every path: the range it returns
     holds the goal's value at every feasible point, and each finite end is the value at a
     feasible point unless the solver left that side unsettled."""
@@ -315,13 +333,13 @@ def _project_paths(has_facts: bool, with_hint: bool, constant: bool) -> int:
     from symshape.algebra.ranges import ValueRange
     import builtins
     ex = Explorer([])
-    facts = ["a fact"] if has_facts else []
     ends_of = {n: interval(n) for n in ("bound", "hint", "narrowed")}
+    memo: dict = {}
 
     def run():
         ex.P = TrackedPy()
         world = World(ex)
-        settled = {}
+        settled, facts = {}, Facts(ex)
         goal = Constant(0, z3.Int("g")) if constant else Goal(ex)
         if constant:
             world.forall(lambda p: GOAL(p) == goal.v)
@@ -333,8 +351,9 @@ def _project_paths(has_facts: bool, with_hint: bool, constant: bool) -> int:
             lo, hi, wf, _, _ = ends_of["bound"]
             ex.assume(*wf)
             world.forall(lambda p: z3.Implies(FEASIBLE(p), inside(lo.s, lo.v, hi.s, hi.v,
-                                                                   GOAL(p))))
-            if not has_facts and ex.branch(z3.And(z3.Bool("linear"), z3.Bool("one_term"))):
+                                                                   GOAL(p))), memo, "bound")
+            if ex.branch(z3.And(z3.Not(z3.Bool("has_facts")), z3.Bool("linear"),
+                                z3.Bool("one_term"))):
                 # exact: each finite end attained, beyond an infinite one values as far
                 # as any number (instantiated at the hint's ends)
                 for end, far, past in ((lo, h_lo, lambda v, m: v < m),
@@ -344,10 +363,10 @@ def _project_paths(has_facts: bool, with_hint: bool, constant: bool) -> int:
                     elif with_hint:
                         world.witness(lambda v, far=far, past=past:
                                       z3.Implies(far.s == 0, past(v, far.v)))
-            return ValueRange(lo, hi)
+            return given_range(lo, hi)
 
         def feasible(g, fs, ranges, budget):
-            require(g is goal and list(fs) == facts, "project hands the solver %r", fs)
+            require(g is goal and fs == facts.items, "project hands the solver %r", fs)
             solver = Solver(world)
             first = solver.value(None)
             if first is None:                # unknown: neither end is settled
@@ -357,20 +376,22 @@ def _project_paths(has_facts: bool, with_hint: bool, constant: bool) -> int:
         def narrowed_by(interval_, hint_):
             """``narrowed_by`` as its specification (``_narrowed_lemma``)."""
             r_lo, r_hi, r_wf, _, _ = ends_of["narrowed"]
-            ex.assume(*r_wf, z3.Implies(z3.And(_le(hint_.lower, interval_.lower),
-                                               _le(interval_.upper, hint_.upper)),
-                                        z3.And(_same(r_lo, interval_.lower),
-                                               _same(r_hi, interval_.upper))))
+            if "within" not in memo:       # the same ends on every path of a run
+                memo["within"] = z3.Implies(z3.And(_le(hint_.lower, interval_.lower),
+                                                   _le(interval_.upper, hint_.upper)),
+                                            z3.And(_same(r_lo, interval_.lower),
+                                                   _same(r_hi, interval_.upper)))
+            ex.assume(*r_wf, memo["within"])
             world.forall(lambda p: z3.Implies(z3.And(_in(interval_, GOAL(p)),
                                                      _in(hint_, GOAL(p))),
                                               inside(r_lo.s, r_lo.v, r_hi.s, r_hi.v,
-                                                     GOAL(p))))
-            return ValueRange(r_lo, r_hi)
+                                                     GOAL(p))), memo, "narrowed")
+            return given_range(r_lo, r_hi)
 
         def extreme(solver, best, end, minimize):
             """``_extreme`` as its specification (``_extreme_paths``)."""
             n = len(settled) + 1
-            settled[minimize] = ex.branch(z3.Bool("extreme.known!%d" % n))
+            settled[minimize] = ex.fork(z3.Bool("extreme.known!%d" % n))
             if not settled[minimize]:
                 return None
             far = -1 if minimize else 1
@@ -383,16 +404,18 @@ def _project_paths(has_facts: bool, with_hint: bool, constant: bool) -> int:
             return Ext(0, m)
         hint = None
         h_lo, h_hi, h_wf, _, _ = ends_of["hint"]
+        with_hint = ex.fork(z3.Bool("hinted"))
         if with_hint:
             ex.assume(*h_wf)
             world.forall(lambda p: z3.Implies(FEASIBLE(p), inside(h_lo.s, h_lo.v, h_hi.s,
-                                                                   h_hi.v, GOAL(p))))
+                                                                   h_hi.v, GOAL(p))),
+                         memo, "hint")
         projection.type = lambda x: int if isinstance(x, Constant) else builtins.type(x)
         try:
             with _Patched(ex, bound=bound, _feasible=feasible, _extreme=extreme,
                           narrowed_by=narrowed_by):
                 if with_hint:
-                    hint = ValueRange(h_lo, h_hi)
+                    hint = given_range(h_lo, h_hi)
                 out = projection.project(goal, facts, {}, hint=hint)
         finally:
             del projection.type
@@ -412,9 +435,7 @@ def _project_paths(has_facts: bool, with_hint: bool, constant: bool) -> int:
         outs.append(z3.And(_in(out, v), *attained))
         cases.append(z3.And(*pc, *world.instances(), FEASIBLE(Q), *P.side))
     prove_code(lambda *x: z3.And(*[z3.Implies(on, y) for y, on in zip(x, cases)]),
-               outs, what="project%s%s%s" % (" with facts" if has_facts else "",
-                                             " and a hint" if with_hint else "",
-                                             " of a constant" if constant else ""))
+               outs, what="project%s" % (" of a constant" if constant else ""))
     return len(paths)
 
 
@@ -429,14 +450,12 @@ def _project_paths(has_facts: bool, with_hint: bool, constant: bool) -> int:
     "(range.bound: sound, exact for an int and for one linear term): the range holds the "
     "goal at every feasible point and each finite end the solver settled is attained"))
 def project_exact():
-    """The bisection step for both ends, then ``project`` with and without facts and a
-    hint, and on a constant goal."""
+    """The bisection step for both ends, ``_extreme`` and ``narrowed_by``, then ``project``
+    (with and without facts and a hint: branches) on a goal and on a constant."""
     _bisect_step(True)
     _bisect_step(False)
     _extreme_paths(True)
     _extreme_paths(False)
     _narrowed_lemma()
-    for has_facts in (False, True):
-        for with_hint in (False, True):
-            _project_paths(has_facts, with_hint, False)
-    _project_paths(False, True, True)
+    _project_paths(False)
+    _project_paths(True)
