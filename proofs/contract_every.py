@@ -4,13 +4,10 @@ coefficient and constant: the rewrites that make a guard readable (``_readable``
 reads it) run on guards whose coefficients, constants and divisors are symbolic integers
 (``proofs/symcoeff.py``) along every path, and the printed guard proven equivalent to the
 enforced one on each path (a path that returns the guard itself prints what is enforced).
-``shown_facts`` (which guards the printed contract lists) runs with the solver's
-``implied`` and the printed ranges replaced by their specifications: every answer the
-solver may give, every range end; ``exact_range`` with ``projection.project`` as its
-specification and guards that mention every subset of the symbols (symbolic): the guards
-it hands the projection make the range exact for all of them; ``range_constraints`` lists
-each root and compound dim with its exact range; ``readable_minmax`` under every answer of
-the dominance test.
+``readable_minmax`` runs under every answer of the dominance test.  (``shown_facts``,
+``exact_range`` and ``range_constraints``, loops over lists of any length, are proven by
+induction on their fold steps in ``proofs/contract_folds.py``, which uses the stand-ins
+``Guard``, ``Implied`` and ``Ends`` below.)
 
 The grammar: a guard ``e <op> 0`` for every operator the code builds (``==``, ``!=``,
 ``<=``), ``e`` a sum of symbolic-coefficient terms over symbols and a Min / Max atom, and

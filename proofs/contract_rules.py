@@ -4,9 +4,9 @@ arithmetic see through ``s - s // k`` and ``Max(a, b) - a`` (``symshape/algebra/
 pairwise matching of reshape factors (``solver.solve_factor_pairs``), the case split on
 residues (``solver.split_residues``) and Min / Max folding by facts.
 
-Every proof is about the engine's own output (``proofs/code.py``): the ranges ``project``
-returns are proven bounds of the goal on every point of the facts (and each finite end is
-attained); the ranges ``_divmod_split`` / ``_minmax_pushed`` return are proven to hold the
+Every proof is about the engine's own output (``proofs/code.py``; ``project`` and the
+slack substitution are proven for every input in ``proofs/project_every.py`` and
+``proofs/bounds_folds.py``): the ranges ``_divmod_split`` / ``_minmax_pushed`` return are proven to hold the
 expression for every member of the box; after the environment learns a guard, what it
 admits (replacements, root ranges, facts) is proven to be exactly the guard's solutions;
 and a Min / Max the environment folds by its facts is proven equal to the original on every
