@@ -12,8 +12,8 @@ goal, facts and ranges at once.  The specifications:
   then no feasible point satisfies ``extra``; or a value, the goal's value at a feasible
   point satisfying ``extra`` (a witness);
 * ``bound`` (``range.bound``): a range holding the goal's value at every feasible point;
-  the point ``[g, g]`` for an int ``g``; each finite end attained within the ranges for a
-  goal of one linear term (``range.scale``);
+  exact for an int and for a goal of one linear term without facts (each finite end
+  attained, values beyond any number past an infinite one);
 * the caller's ``hint``: a range holding the goal's value at every feasible point.
 
 A statement for every point is instantiated at the claim's point ``q`` and at each
@@ -104,12 +104,15 @@ class World:
     def __init__(self, ex: Explorer) -> None:
         self.ex, self.points, self.alls, self.n = ex, [Q], [], 0
 
-    def witness(self, *holds) -> z3.ExprRef:
-        """A fresh feasible point where each of ``holds`` (functions of its value) holds."""
+    def witness(self, *holds, conditional=None) -> z3.ExprRef:
+        """A fresh feasible point where each of ``holds`` (functions of its value) holds
+        (with ``conditional``: feasible where that holds)."""
         self.n += 1
         w = z3.Const("w!%d" % self.n, POINT)
         self.points.append(w)
-        self.ex.assume(FEASIBLE(w), *[h(GOAL(w)) for h in holds])
+        feasible = FEASIBLE(w) if conditional is None else z3.Implies(conditional,
+                                                                      FEASIBLE(w))
+        self.ex.assume(feasible, *[h(GOAL(w)) for h in holds])
         return w
 
     def forall(self, f, memo=None, key=None) -> None:
@@ -325,16 +328,97 @@ class Facts:
         return iter(self.items)
 
 
-def _project_paths(constant: bool) -> int:
-    """``project(goal, facts, ranges, hint=hint)`` along every path: the range it returns
-    holds the goal's value at every feasible point, and each finite end is the value at a
-    feasible point unless the solver left that side unsettled."""
+def _attained(world: World, end):
+    """A finite ``end`` is the goal's value at a feasible point of the path."""
+    s, e = to_pair(end)
+    return z3.Implies(s == 0, z3.Or(*[z3.And(FEASIBLE(w), e == GOAL(w))
+                                      for w in world.points]))
+
+
+def _project_prefix() -> None:
+    """``project(goal, facts, ranges, budget, hint)`` returns what ``projected`` returns,
+    handing it its arguments and an interval that holds the goal at every feasible point and, when ``bound`` is
+    exact (an int, or one linear term without facts: ``exact``), has each finite end
+    attained; with or without a hint (``narrowed_by`` as its specification), every
+    interval and hint, along every path."""
     from symshape.reasoning import projection
-    from symshape.algebra.ranges import ValueRange
+    ex = Explorer([])
+    exact = z3.Bool("exact")
+    b_lo, b_hi, b_wf, _, _ = interval("bound")
+    h_lo, h_hi, h_wf, _, _ = interval("hint")
+    r_lo, r_hi, r_wf, _, _ = interval("narrowed")
+    p_lo, p_hi, p_wf, _, _ = interval("projected")
+    goal, facts, ranges, budget = object(), object(), {}, object()
+
+    def run():
+        ex.P = TrackedPy()
+        world, handed = World(ex), []
+
+        def bound(x, rng):
+            require(x is goal, "project bounds %r, not its goal", x)
+            ex.assume(*b_wf)
+            world.forall(lambda p: z3.Implies(FEASIBLE(p), inside(b_lo.s, b_lo.v, b_hi.s,
+                                                                   b_hi.v, GOAL(p))))
+            # exact: each finite end attained; beyond an infinite end values as far as any
+            # number (instantiated at the hint's ends)
+            for end, far, past in ((b_lo, h_lo, lambda v, m: v < m),
+                                   (b_hi, h_hi, lambda v, m: v > m)):
+                world.witness(lambda v, end=end, far=far, past=past: z3.Implies(
+                    exact, z3.If(end.s == 0, v == end.v,
+                                 z3.Implies(far.s == 0, past(v, far.v)))), conditional=exact)
+            return given_range(b_lo, b_hi)
+
+        def narrowed_by(interval_, hint_):
+            ex.assume(*r_wf, z3.Implies(z3.And(_le(hint_.lower, interval_.lower),
+                                               _le(interval_.upper, hint_.upper)),
+                                        z3.And(_same(r_lo, interval_.lower),
+                                               _same(r_hi, interval_.upper))))
+            world.forall(lambda p: z3.Implies(z3.And(_in(interval_, GOAL(p)),
+                                                     _in(hint_, GOAL(p))),
+                                              inside(r_lo.s, r_lo.v, r_hi.s, r_hi.v,
+                                                     GOAL(p))))
+            return given_range(r_lo, r_hi)
+
+        def projected(*args):
+            handed.append(args)
+            ex.assume(*p_wf)
+            return given_range(p_lo, p_hi)     # what projected returns (_projected_paths)
+        hint = None
+        if ex.fork(z3.Bool("hinted")):
+            ex.assume(*h_wf)
+            world.forall(lambda p: z3.Implies(FEASIBLE(p), inside(h_lo.s, h_lo.v, h_hi.s,
+                                                                   h_hi.v, GOAL(p))))
+            hint = given_range(h_lo, h_hi)
+        with _Patched(ex, bound=bound, narrowed_by=narrowed_by, projected=projected):
+            out = projection.project(goal, facts, ranges, budget, hint)
+        return out, world, handed, ex.P
+    paths = ex.paths(run)
+    _raise_on(paths, "project")
+    outs, cases = [], []
+    for pc, (out, world, handed, P) in paths:
+        require(len(handed) == 1 and handed[0][:4] == (goal, facts, ranges, budget),
+                "project does not hand its arguments to projected: %s", handed)
+        iv = handed[0][4]
+        outs.append(z3.And(_same(out.lower, p_lo), _same(out.upper, p_hi),   # its answer
+                           z3.Implies(FEASIBLE(Q), _in(iv, GOAL(Q))),
+                           z3.Implies(exact, z3.And(_attained(world, iv.lower),
+                                                    _attained(world, iv.upper)))))
+        cases.append(z3.And(*pc, *world.instances(), *P.side))
+    prove_code(lambda *x: z3.And(*[z3.Implies(on, y) for y, on in zip(x, cases)]),
+               outs, what="project's interval")
+
+
+def _projected_paths(constant: bool) -> int:
+    """``projected(goal, facts, ranges, budget, interval)`` along every path, for every
+    interval that holds the goal at every feasible point (each finite end attained when
+    the goal is an int, or one linear term without facts): the range it returns holds the
+    goal's value at every feasible point, and each finite end is the value at a feasible
+    point unless the solver left that side unsettled."""
+    from symshape.reasoning import projection
     import builtins
     ex = Explorer([])
-    ends_of = {n: interval(n) for n in ("bound", "hint", "narrowed")}
-    memo: dict = {}
+    i_lo, i_hi, i_wf, _, _ = interval("interval")
+    sound = z3.Implies(FEASIBLE(ANY), inside(i_lo.s, i_lo.v, i_hi.s, i_hi.v, GOAL(ANY)))
 
     def run():
         ex.P = TrackedPy()
@@ -343,50 +427,23 @@ def _project_paths(constant: bool) -> int:
         goal = Constant(0, z3.Int("g")) if constant else Goal(ex)
         if constant:
             world.forall(lambda p: GOAL(p) == goal.v)
-
-        def bound(x, rng):
-            require(x is goal, "project bounds %r, not its goal", x)
-            if constant:
-                return ValueRange(goal, goal)
-            lo, hi, wf, _, _ = ends_of["bound"]
-            ex.assume(*wf)
-            world.forall(lambda p: z3.Implies(FEASIBLE(p), inside(lo.s, lo.v, hi.s, hi.v,
-                                                                   GOAL(p))), memo, "bound")
-            if ex.branch(z3.And(z3.Not(z3.Bool("has_facts")), z3.Bool("linear"),
-                                z3.Bool("one_term"))):
-                # exact: each finite end attained, beyond an infinite one values as far
-                # as any number (instantiated at the hint's ends)
-                for end, far, past in ((lo, h_lo, lambda v, m: v < m),
-                                       (hi, h_hi, lambda v, m: v > m)):
-                    if not ex.branch(end.s != 0):
-                        world.witness(lambda v, end=end: v == end.v)
-                    elif with_hint:
-                        world.witness(lambda v, far=far, past=past:
-                                      z3.Implies(far.s == 0, past(v, far.v)))
-            return given_range(lo, hi)
+            exact = z3.BoolVal(True)
+        else:
+            exact = z3.And(z3.Not(z3.Bool("has_facts")), z3.Bool("linear"),
+                           z3.Bool("one_term"))
+        ex.assume(*i_wf)
+        world.alls.append(sound)
+        for end in (i_lo, i_hi):                # exact: each finite end attained
+            world.witness(lambda v, end=end: z3.Implies(z3.And(exact, end.s == 0),
+                                                        v == end.v), conditional=exact)
 
         def feasible(g, fs, ranges, budget):
-            require(g is goal and fs == facts.items, "project hands the solver %r", fs)
+            require(g is goal and fs == facts.items, "projected hands the solver %r", fs)
             solver = Solver(world)
             first = solver.value(None)
             if first is None:                # unknown: neither end is settled
                 settled[True] = settled[False] = False
             return solver, first
-
-        def narrowed_by(interval_, hint_):
-            """``narrowed_by`` as its specification (``_narrowed_lemma``)."""
-            r_lo, r_hi, r_wf, _, _ = ends_of["narrowed"]
-            if "within" not in memo:       # the same ends on every path of a run
-                memo["within"] = z3.Implies(z3.And(_le(hint_.lower, interval_.lower),
-                                                   _le(interval_.upper, hint_.upper)),
-                                            z3.And(_same(r_lo, interval_.lower),
-                                                   _same(r_hi, interval_.upper)))
-            ex.assume(*r_wf, memo["within"])
-            world.forall(lambda p: z3.Implies(z3.And(_in(interval_, GOAL(p)),
-                                                     _in(hint_, GOAL(p))),
-                                              inside(r_lo.s, r_lo.v, r_hi.s, r_hi.v,
-                                                     GOAL(p))), memo, "narrowed")
-            return given_range(r_lo, r_hi)
 
         def extreme(solver, best, end, minimize):
             """``_extreme`` as its specification (``_extreme_paths``)."""
@@ -402,40 +459,24 @@ def _project_paths(constant: bool) -> int:
             beyond = (lambda v: v >= m) if minimize else (lambda v: v <= m)
             world.forall(lambda p: z3.Implies(FEASIBLE(p), beyond(GOAL(p))))
             return Ext(0, m)
-        hint = None
-        h_lo, h_hi, h_wf, _, _ = ends_of["hint"]
-        with_hint = ex.fork(z3.Bool("hinted"))
-        if with_hint:
-            ex.assume(*h_wf)
-            world.forall(lambda p: z3.Implies(FEASIBLE(p), inside(h_lo.s, h_lo.v, h_hi.s,
-                                                                   h_hi.v, GOAL(p))),
-                         memo, "hint")
         projection.type = lambda x: int if isinstance(x, Constant) else builtins.type(x)
         try:
-            with _Patched(ex, bound=bound, _feasible=feasible, _extreme=extreme,
-                          narrowed_by=narrowed_by):
-                if with_hint:
-                    hint = given_range(h_lo, h_hi)
-                out = projection.project(goal, facts, {}, hint=hint)
+            with _Patched(ex, _feasible=feasible, _extreme=extreme):
+                out = projection.projected(goal, facts, {}, None, given_range(i_lo, i_hi))
         finally:
             del projection.type
         return out, world, settled, ex.P
     paths = ex.paths(run)
-    _raise_on(paths, "project")
+    _raise_on(paths, "projected")
     outs, cases = [], []
     for pc, (out, world, settled, P) in paths:
-        v = GOAL(Q)
-        attained = []
-        for minimize, end in ((True, out.lower), (False, out.upper)):
-            s, e = to_pair(end)
-            if minimize in settled and not settled[minimize]:
-                continue                     # unknown: the interval end, sound only
-            # the value at a feasible point (q itself is one)
-            attained.append(z3.Implies(s == 0, z3.Or(*[e == GOAL(w) for w in world.points])))
-        outs.append(z3.And(_in(out, v), *attained))
+        attained = [_attained(world, end) for minimize, end in ((True, out.lower),
+                                                                 (False, out.upper))
+                    if settled.get(minimize, True)]      # unknown: sound only
+        outs.append(z3.And(_in(out, GOAL(Q)), *attained))
         cases.append(z3.And(*pc, *world.instances(), FEASIBLE(Q), *P.side))
     prove_code(lambda *x: z3.And(*[z3.Implies(on, y) for y, on in zip(x, cases)]),
-               outs, what="project%s" % (" of a constant" if constant else ""))
+               outs, what="projected%s" % (" of a constant" if constant else ""))
     return len(paths)
 
 
@@ -446,16 +487,20 @@ def _project_paths(constant: bool) -> int:
     "uninterpreted functions), with and without a hint (any sound range), under every "
     "answer of the solver (unknown, infeasible, a value at a witness), every interval "
     "(ends symbolic, finite or infinite), along every path; the bisection by induction on "
-    "its step (bisect, every state with the invariant); bound as its specification "
-    "(range.bound: sound, exact for an int and for one linear term): the range holds the "
-    "goal at every feasible point and each finite end the solver settled is attained"))
+    "its step (bisect, every state with the invariant), _extreme and narrowed_by proven "
+    "for every state and used as specifications; bound as its specification "
+    "(range.bound: sound; exact for an int and for one linear term: each finite end "
+    "attained, an infinite end unbounded): the range holds the goal at every feasible "
+    "point and each finite end the solver settled is attained"))
 def project_exact():
-    """The bisection step for both ends, ``_extreme`` and ``narrowed_by``, then ``project``
-    (with and without facts and a hint: branches) on a goal and on a constant."""
+    """The bisection step for both ends, ``_extreme`` and ``narrowed_by``, then
+    ``project``'s interval (with and without a hint) and ``projected`` (with and without
+    facts: a branch) on a goal and on a constant."""
     _bisect_step(True)
     _bisect_step(False)
     _extreme_paths(True)
     _extreme_paths(False)
     _narrowed_lemma()
-    _project_paths(False)
-    _project_paths(True)
+    _project_prefix()
+    _projected_paths(False)
+    _projected_paths(True)

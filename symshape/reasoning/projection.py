@@ -50,6 +50,13 @@ def project(goal: IntLike, facts: Iterable, ranges: Mapping[Sym, ValueRange],
     interval = bound(goal, ranges.__getitem__)
     if hint is not None:
         interval = narrowed_by(interval, hint)
+    return projected(goal, facts, ranges, budget, interval)
+
+
+def projected(goal: IntLike, facts: Iterable, ranges: Mapping[Sym, ValueRange],
+              budget: Optional[Budget], interval: ValueRange) -> ValueRange:
+    """``project`` given the sound ``interval`` of ``goal`` (exact for an int and for one
+    linear term without facts): the solver narrows it to the attained ends."""
     if type(goal) is int:
         return interval
     facts = list(facts)
