@@ -169,7 +169,8 @@ def _slack_step(fact: str, prior: bool) -> int:
     range (``prior``: sound for ``e`` wherever the earlier facts hold), and the fact
     ``fact``: ``c1*A + c2*B + k <= 0`` (two of ``e``'s symbols, symbolic coefficients),
     ``c1*A + c2*D + k <= 0`` (one symbol ``e`` lacks), ``c1*A + k <= 0``, ``c1*A*B + k <=
-    0``, the relation ``==`` / ``!=`` or ``and``: along every path, the new range (when
+    0``, three symbols, an int expression, a bool, the relation ``==`` / ``!=`` or
+    ``and``: along every path, the new range (when
     any) holds ``e``'s value at every point of the ranges where the earlier facts and
     ``f`` hold; ``e`` and the environment are handed on."""
     from symshape.reasoning import symbolic
@@ -190,9 +191,14 @@ def _slack_step(fact: str, prior: bool) -> int:
 
     def build():
         lin = {"two": {(A,): c1, (B,): c2}, "foreign": {(A,): c1, (D,): c2},
-               "one": {(A,): c1}, "product": {(A, B): c1}}
+               "one": {(A,): c1}, "product": {(A, B): c1},
+               "three": {(A,): c1, (B,): c2, (C,): c1}}
         if fact in lin:
             return R.Rel(R.LE, E.Expr(lin[fact], k))
+        if fact == "constant":          # an int expression: read only through its type
+            return R.Rel(R.LE, 0)
+        if fact == "bool":
+            return True
         rel = R.Rel(R.LE, E.Expr({(A,): c1, (B,): c2}, k))
         if fact == "and":
             return R.BoolOp("and", (rel, rel))
@@ -278,8 +284,8 @@ def _slack_structure() -> None:
     "list of facts of any length (by induction on the fold of slack_meet slack_substituted "
     "is, read from the code by capturing its reduce), each fact c1*a + c2*b + k <= 0 over "
     "two of its symbols (coefficients symbolic) or one it skips (another symbol, one "
-    "term, a product, == / !=, an and), every environment (range ends symbolic, finite or "
-    "infinite), along every path of the step; E.subs and bound as their specifications "
+    "term, a product, three symbols, an int, a bool, == / !=, an and), every "
+    "environment (range ends symbolic, finite or infinite), along every path of the step; E.subs and bound as their specifications "
     "(subst.subs_replace, range.bound), meet as its own (proven here for every pair of "
     "ranges), relations.make as proven by rel.le_gcd_ceil"))
 def bounds_slack():
@@ -290,6 +296,7 @@ def bounds_slack():
     _meet_lemma()
     applied = 0
     for prior in (False, True):
-        for fact in ("two", "foreign", "one", "product", "==", "!=", "and"):
+        for fact in ("two", "foreign", "one", "product", "three", "constant", "bool", "==",
+                     "!=", "and"):
             applied += _slack_step(fact, prior)
     require(applied, "slack_meet applied no fact")

@@ -324,6 +324,11 @@ def _exact_structure() -> None:
             and init1 == ([], e.free_symbols, False)
             and init2 == (passes[0][0], passes[0][1], False) and out is passes[1][0],
             "connected_facts is not the fold of absorb_connected repeated while it grows")
+    # an int has no symbols (the code reads only its type)
+    calls, out = captured_folds(exact_ranges, exact_ranges.connected_facts, cs, 0,
+                                answers=passes[1:])
+    require(calls == [(exact_ranges.absorb_connected, cs.facts, ([], set(), False))]
+            and out is passes[1][0], "connected_facts of an int: %s", calls)
 
 
 def _absorb_step() -> None:
