@@ -285,9 +285,10 @@ def _slack_structure() -> None:
     "is, read from the code by capturing its reduce), each fact c1*a + c2*b + k <= 0 over "
     "two of its symbols (coefficients symbolic) or one it skips (another symbol, one "
     "term, a product, three symbols, an int, a bool, == / !=, an and), every "
-    "environment (range ends symbolic, finite or infinite), along every path of the step; E.subs and bound as their specifications "
-    "(subst.subs_replace, range.bound), meet as its own (proven here for every pair of "
-    "ranges), relations.make as proven by rel.le_gcd_ceil"))
+    "environment (range ends symbolic, finite or infinite), along every path of the "
+    "step; E.subs and bound as their specifications (subst.subs_replace, range.bound), "
+    "meet as its own (proven here for every pair of ranges), relations.make as proven by "
+    "rel.le_gcd_ceil"))
 def bounds_slack():
     """By induction on the facts: the meet is None or holds ``e``'s value at every point
     of the ranges where the facts seen so far hold (base None; the step, for every state,
