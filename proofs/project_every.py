@@ -339,8 +339,8 @@ def _project_prefix() -> None:
     """``project(goal, facts, ranges, budget, hint)`` returns what ``projected`` returns,
     handing it its arguments and an interval that holds the goal at every feasible point
     and, when ``bound`` is exact (an int, or one linear term without facts: ``exact``),
-    has each finite end attained; with or without a hint (``narrowed_by`` as its specification), every
-    interval and hint, along every path."""
+    has each finite end attained; with or without a hint (``narrowed_by`` as its
+    specification), every interval and hint, along every path."""
     from symshape.reasoning import projection
     ex = Explorer([])
     exact = z3.Bool("exact")
