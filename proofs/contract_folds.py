@@ -14,8 +14,9 @@ holds for lists of every length.
 
 An accumulator or a list the code reads only by identity and hands to the solver is an
 opaque guard (``Guard``: its truth at the point a free Boolean): the solver's
-specification (``Implied``, proven by ``project.implied``) reads a list of guards as their
-conjunction, so one opaque guard stands for every list.
+specification (``Implied``: ``projection.implied`` says True only when Z3 finds no point
+of the facts where the goal fails) reads a list of guards as their conjunction, so one
+opaque guard stands for every list.
 """
 from __future__ import annotations
 
@@ -221,8 +222,9 @@ def _said_of_other() -> None:
     "of a root, of a key that is no expression, or of a compound dim c1*s + c2*t + k or "
     "c1*s + k (symbolic; the code reads e only through its type, as_symbol and e - end, "
     "which acts termwise) with every end finite (symbolic) or infinite, under every "
-    "answer of implied (True only where the guard follows; project.implied), along every "
-    "path of each step; relations.make as proven by rel.le_gcd_ceil"))
+    "answer of implied (True only where the guard follows: Z3 found no point where it "
+    "fails), along every path of each step; relations.make as proven by "
+    "rel.le_gcd_ceil"))
 def contract_shown_guards():
     """Induction: ``said`` holds exactly where every printed range of a compound dim does
     (base ``[]``; step ``said_of_range``); the kept guards with ``said`` hold exactly where
