@@ -39,6 +39,7 @@ MODULES += ("proofs.decide_specs_every", "proofs.implies_every")
 MODULES += ("proofs.sympy_every", "proofs.symint_every", "proofs.subs_every")
 MODULES += ("proofs.minmax_every", "proofs.boundall_every", "proofs.monomial_every")
 MODULES += ("proofs.pysource_every",)
+MODULES += ("proofs.contract_folds", "proofs.bounds_folds", "proofs.project_every")
 
 #: rule name -> proof function
 PROOFS: Dict[str, Callable[[], None]] = {}

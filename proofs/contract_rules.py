@@ -4,9 +4,9 @@ arithmetic see through ``s - s // k`` and ``Max(a, b) - a`` (``symshape/algebra/
 pairwise matching of reshape factors (``solver.solve_factor_pairs``), the case split on
 residues (``solver.split_residues``) and Min / Max folding by facts.
 
-Every proof is about the engine's own output (``proofs/code.py``): the ranges ``project``
-returns are proven bounds of the goal on every point of the facts (and each finite end is
-attained); the ranges ``_divmod_split`` / ``_minmax_pushed`` return are proven to hold the
+Every proof is about the engine's own output (``proofs/code.py``; ``project`` and the
+slack substitution are proven for every input in ``proofs/project_every.py`` and
+``proofs/bounds_folds.py``): the ranges ``_divmod_split`` / ``_minmax_pushed`` return are proven to hold the
 expression for every member of the box; after the environment learns a guard, what it
 admits (replacements, root ranges, facts) is proven to be exactly the guard's solutions;
 and a Min / Max the environment folds by its facts is proven equal to the original on every
@@ -21,7 +21,6 @@ from symshape.algebra import expr as E
 from symshape.algebra import relations as R
 from symshape.reasoning.env import ShapeEnv
 from symshape.algebra.infinity import INT_OO, is_inf
-from symshape.reasoning import projection as PJ
 from symshape.algebra.ranges import ValueRange
 
 from . import samples, proves
@@ -60,39 +59,6 @@ def _check_projection(goal, facts, ranges, got: ValueRange, what: str) -> None:
         solver.add(g == end)
         require(solver.check() == z3.sat, "%s: %s bound %s of %s is not attained",
                 what, side, end, goal)
-
-
-@proves("project.exact", over=samples("hand-picked goals and facts"))
-def project_exact():
-    s0, s1 = E.Sym(0), E.Sym(1)
-    n, m = s0.expr, s1.expr
-    top = ValueRange(2, INT_OO)
-    cases = [
-        (n, [R.ge(E.floordiv(n + 1, 2), 2)], {s0: top}),
-        (n, [R.eq(E.floordiv(n, 100), 30)], {s0: top}),
-        (n, [R.le(E.floordiv(n, 4), 4)], {s0: top}),
-        (n, [R.le(n * n, 100)], {s0: top}),
-        (n, [R.eq(E.smin(n, 5), 5)], {s0: top}),
-        (n, [R.le(E.floordiv(3 * n, 2), 12)], {s0: top}),
-        (n, [R.le(m, n - 1)], {s0: top, s1: top}),
-        (m, [R.le(n * m, 28), R.ge(n, 3)], {s0: top, s1: top}),
-        (n - m, [R.ge(n, m + 2), R.le(m, 64)], {s0: ValueRange(1, INT_OO),
-                                                 s1: ValueRange(1, INT_OO)}),
-        (n, [R.ge(E.smax(0, E.smin(256, n + 1) - E.smin(256, n)), 1)], {s0: top}),
-    ]
-    # the ways out before the solver: a constant goal, one symbol with no facts
-    cases += [(7, [], {}), (n, [], {s0: ValueRange(3, 9)})]
-    finite = 0
-    for goal, facts, ranges in cases:
-        # through the module, so the coverage check sees which of its returns ran
-        got = PJ.project(goal, facts, ranges)
-        finite += (not is_inf(got.lower)) + (not is_inf(got.upper))
-        _check_projection(goal, facts, ranges, got, "project")
-    require(finite >= 12, "project left most ends open (%d finite)", finite)
-    # never narrower than the truth when the facts are contradictory: the sound interval
-    got = PJ.project(n, [R.le(n, 1)], {s0: top})
-    require(got == ValueRange(2, INT_OO), "contradictory facts gave %s", got)
-
 
 
 # ---------------------------------------------------------------------------- contract
@@ -235,31 +201,3 @@ def bounds_minmax_cases():
                 continue
             prove_code(lambda v: g >= v if side == "lower" else g <= v, [z3.IntVal(end)],
                        hyp, P=P_, what="case range %s of %s" % (got, goal))
-
-
-@proves("bounds.slack", over=samples("hand-picked goals"))
-def bounds_slack():
-    from symshape.reasoning.symbolic import slack_substituted
-    r_, b_, t_ = z3.Ints("r b t")
-    prove(z3.Implies(r_ - b_ <= 0, z3.And(b_ == r_ + (b_ - r_), b_ - r_ >= 0)))
-    env, a, b = _env((3, 1, INT_OO), (5, 1, INT_OO))
-    A, B = a.expr, b.expr
-    cases = [
-        (B * B - A * A, [R.le(A, B)]),
-        (A * B - A * A, [R.le(A, B)]),
-        (B * B - 4 * A * A, [R.le(2 * A, B)]),
-        (A * B - 2 * A - A * A, [R.le(A + 2, B)]),
-    ]
-    for goal, facts in cases:
-        got = slack_substituted(goal, facts, env)
-        require(got is not None and not is_inf(got.lower), "no slack range for %s", goal)
-        P_ = Py()
-        zs = Symbols()
-        g = encode(P_, goal, zs)
-        hyp = [encode_cond(P_, f, zs) for f in facts]
-        hyp += [c for s in list(zs) for c in _member(env.ranges[s], zs[s])]
-        for side, end in (("lower", got.lower), ("upper", got.upper)):
-            if not is_inf(end):
-                prove_code(lambda v: g >= v if side == "lower" else g <= v,
-                           [z3.IntVal(end)], hyp, P=P_,
-                           what="slack range %s of %s" % (got, goal))

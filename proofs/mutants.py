@@ -208,8 +208,9 @@ MUTANTS: List[Mutant] = [
            "        return True if b.upper <= 0 else", "        return True if b.upper <= 1 else",
            ("decide.by_range",)),
     Mutant("range_constraints prints a root's declared range, not its range under the guards",
-           "symshape/contract/exact_ranges.py", "        out[s.expr] = exact_range(cs, s.expr)",
-           "        out[s.expr] = cs.ranges[s]", ("contract.range_constraints",)),
+           "symshape/contract/exact_ranges.py",
+           "    state[0][s.expr] = exact_range(state[1], s.expr)",
+           "    state[0][s.expr] = state[1].ranges[s]", ("contract.range_constraints",)),
 ]
 
 

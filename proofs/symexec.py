@@ -119,6 +119,21 @@ class Explorer:
         self._solver.add(c)
         return take
 
+    def fork(self, fresh) -> bool:
+        """``branch`` on a Boolean no earlier condition of the path mentions (a stand-in's
+        free answer): both outcomes are feasible wherever the path is, so no solver call."""
+        if self._pos < len(self._decisions):
+            take = self._decisions[self._pos]
+        else:
+            self._pending.append(self._decisions + [False])
+            take = True
+            self._decisions.append(take)
+        self._pos += 1
+        c = fresh if take else z3.Not(fresh)
+        self.pc.append(c)
+        self._solver.add(c)
+        return take
+
     def assume(self, *facts) -> None:
         """Facts that hold from here on along this path (a fresh value's definition): added
         to the path condition and the path's solver, never branched on."""

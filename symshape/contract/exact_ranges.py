@@ -23,6 +23,7 @@ own exactness and its own users; only the last two may feed anything published:
 """
 from __future__ import annotations
 
+from functools import reduce
 from typing import Dict, List
 
 from symshape.algebra.expr import Expr, IntLike
@@ -33,17 +34,20 @@ from symshape.rules import rule
 def connected_facts(cs, e: IntLike) -> List:
     """The residual guards of ``cs`` connected to ``e``'s symbols (directly or through
     other guards): the only ones that can narrow ``e``'s range."""
-    syms = set(e.free_symbols) if type(e) is Expr else set()
-    facts: List = []
-    grew = True
-    while grew:
-        grew = False
-        for f in cs.facts:
-            if f not in facts and f.free_symbols & syms:
-                facts.append(f)
-                syms |= f.free_symbols
-                grew = True
-    return facts
+    state = ([], set(e.free_symbols) if type(e) is Expr else set(), True)
+    while state[2]:           # a pass over the guards, as a fold: proofs induct on its step
+        state = reduce(absorb_connected, cs.facts, (state[0], state[1], False))
+    return state[0]
+
+
+def absorb_connected(state: tuple, f) -> tuple:
+    """A step of ``connected_facts``: ``state`` is (the guards taken so far, their symbols
+    and ``e``'s, whether this pass took one); ``f`` is taken when it is new and shares a
+    symbol with them."""
+    facts, syms, _ = state
+    if f not in facts and f.free_symbols & syms:
+        return facts + [f], syms | f.free_symbols, True
+    return state
 
 
 @rule("contract.exact_range")
@@ -67,12 +71,29 @@ def published_ranges(cs) -> Dict[IntLike, ValueRange]:
     expression, with its range from ``exact_range`` (a root without connected guards is
     its own range at no cost; with guards, the projection: a hand-built or loaded set
     need not have its root ranges narrowed to the guards, as tracing does)."""
+    # folds over the roots and the inputs: proofs induct on each step
     out: Dict[IntLike, ValueRange] = {}
-    for s in sorted(cs.roots(), key=lambda s: s.key):
-        out[s.expr] = exact_range(cs, s.expr)
-    for d in cs.inputs:
-        if d.is_array:
-            for e in d.dims:
-                if type(e) is Expr and e.as_symbol() is None and e not in out:
-                    out[e] = exact_range(cs, e)
-    return out
+    state = reduce(with_root_range, sorted(cs.roots(), key=lambda s: s.key), (out, cs))
+    return reduce(with_input_ranges, cs.inputs, state)[0]
+
+
+def with_root_range(state: tuple, s) -> tuple:
+    """A step of ``published_ranges``: ``state`` is (the ranges listed, the contract);
+    the root ``s`` listed with its exact range."""
+    state[0][s.expr] = exact_range(state[1], s.expr)
+    return state
+
+
+def with_input_ranges(state: tuple, d) -> tuple:
+    """A step of ``published_ranges``: each compound dim of the input ``d`` (an array)
+    listed with its exact range."""
+    return reduce(with_dim_range, d.dims, state) if d.is_array else state
+
+
+def with_dim_range(state: tuple, e) -> tuple:
+    """A step of ``with_input_ranges``: the dim ``e`` listed with its exact range when it
+    is a compound expression not listed yet."""
+    out, cs = state
+    if type(e) is Expr and e.as_symbol() is None and e not in out:
+        out[e] = exact_range(cs, e)
+    return state

@@ -8,6 +8,7 @@ exactly as the input check evaluates it.
 """
 from __future__ import annotations
 
+from functools import reduce
 from typing import Dict, List
 
 from symshape.algebra import expr as E
@@ -69,19 +70,33 @@ def shown_facts(cs) -> list:
     cached = cs.__dict__.get("_shown_facts")
     if cached is not None:
         return cached
-    said = []                         # what range_constraints prints about compound dims
-    for e, vr in cs.range_constraints().items():
-        if type(e) is Expr and e.as_symbol() is None:
-            said += [R.ge(e, vr.lower)] if not is_inf(vr.lower) else []
-            said += [R.le(e, vr.upper)] if not is_inf(vr.upper) else []
-    said = [c for c in said if not isinstance(c, bool)]
-    kept = list(cs.facts)
-    for f in list(kept):
-        rest = [g for g in kept if g is not f]
-        if implied(f, rest + said, cs.ranges):
-            kept = rest
+    # what range_constraints prints about compound dims, then each guard in turn: two
+    # folds, so a proof covers every length by induction on the step
+    said = reduce(said_of_range, cs.range_constraints().items(), [])
+    kept = reduce(drop_if_implied, cs.facts, (list(cs.facts), said, cs.ranges))[0]
     cs.__dict__["_shown_facts"] = kept
     return kept
+
+
+def said_of_range(said: list, item) -> list:
+    """A step of ``shown_facts``: ``said`` and the guards that the printed range of
+    ``item`` (an expression and its range) states about a compound dim (none for a root
+    symbol: its range is the root's own)."""
+    e, vr = item
+    if type(e) is not Expr or e.as_symbol() is not None:
+        return said
+    ends = [R.ge(e, vr.lower)] if not is_inf(vr.lower) else []
+    ends += [R.le(e, vr.upper)] if not is_inf(vr.upper) else []
+    return said + [c for c in ends if not isinstance(c, bool)]
+
+
+def drop_if_implied(state: tuple, f) -> tuple:
+    """A step of ``shown_facts``: ``state`` is (the guards kept so far, what the printed
+    ranges say, the root ranges); ``f`` is left out when the solver proves it follows from
+    the other kept guards, the printed ranges and the root ranges."""
+    kept, said, ranges = state
+    rest = [g for g in kept if g is not f]
+    return (rest if implied(f, rest + said, ranges) else kept), said, ranges
 
 
 def _kept_args(atom, ranges) -> list:

@@ -48,8 +48,15 @@ def project(goal: IntLike, facts: Iterable, ranges: Mapping[Sym, ValueRange],
     instead of a search.  Range layer 6, the exact primitive (``symshape.contract.
     exact_ranges``): the contract's published ranges come from it, through layer 7."""
     interval = bound(goal, ranges.__getitem__)
-    if hint is not None and hint.lower <= interval.upper and interval.lower <= hint.upper:
-        interval = interval.intersect(hint)
+    if hint is not None:
+        interval = narrowed_by(interval, hint)
+    return projected(goal, facts, ranges, budget, interval)
+
+
+def projected(goal: IntLike, facts: Iterable, ranges: Mapping[Sym, ValueRange],
+              budget: Optional[Budget], interval: ValueRange) -> ValueRange:
+    """``project`` given the sound ``interval`` of ``goal`` (exact for an int and for one
+    linear term without facts): the solver narrows it to the attained ends."""
     if type(goal) is int:
         return interval
     facts = list(facts)
@@ -69,6 +76,14 @@ def project(goal: IntLike, facts: Iterable, ranges: Mapping[Sym, ValueRange],
         else:
             hi = min(hi, got)
     return ValueRange(lo, hi) if lo <= hi else interval
+
+
+def narrowed_by(interval: ValueRange, hint: ValueRange) -> ValueRange:
+    """``interval`` met with the caller's sound ``hint``; ``interval`` itself when they do
+    not meet (then the facts admit no point)."""
+    if hint.lower <= interval.upper and interval.lower <= hint.upper:
+        return interval.intersect(hint)
+    return interval
 
 
 # An end further than this from a feasible value is reported as infinite.
@@ -122,17 +137,27 @@ def _extreme(solver: _Feasible, best: int, end, minimize: bool):
         if got is not False:
             return got                       # == end, the end being sound
         end = end + 1 if minimize else end - 1
-    # invariant: best is feasible; nothing beyond `end` is
+    # invariant: best is feasible; nothing beyond `end` is (proofs induct on the step)
     while best != end:
-        mid = (best + end) // 2 if minimize else ceildiv(best + end, 2)
-        got = solver.value(t <= mid if minimize else t >= mid)
-        if got is None:
+        step = bisect(solver, best, end, minimize)
+        if step is None:
             return None
-        if got is False:
-            end = mid + 1 if minimize else mid - 1
-        else:
-            best = got
+        best, end = step
     return best
+
+
+def bisect(solver: _Feasible, best: int, end: int, minimize: bool):
+    """One step of ``_extreme``'s search between the feasible ``best`` and ``end``
+    (nothing beyond it feasible): the new (best, end), None when the solver does not
+    settle it."""
+    t = solver.target
+    mid = (best + end) // 2 if minimize else ceildiv(best + end, 2)
+    got = solver.value(t <= mid if minimize else t >= mid)
+    if got is None:
+        return None
+    if got is False:
+        return best, (mid + 1 if minimize else mid - 1)
+    return got, end
 
 
 @serialized

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import itertools
+from functools import reduce
 import math
 from typing import Dict, Iterable, Optional, Tuple, Union
 
@@ -283,28 +284,40 @@ def slack_substituted(e: E.IntLike, facts, env: ShapeEnv) -> Optional[ValueRange
     fact applies."""
     if type(e) is int or e.is_linear():
         return None
-    got = None
-    for f in facts:
-        if not isinstance(f, R.Rel) or f.op != R.LE or type(f.expr) is int:
+    return reduce(slack_meet, facts, (None, e, env))[0]      # a fold: proofs induct on it
+
+
+def slack_meet(state: tuple, f) -> tuple:
+    """A step of ``slack_substituted``: ``state`` is (the meet so far or None, ``e``, the
+    environment); a linear fact ``f`` over two of ``e``'s symbols narrows the meet."""
+    got, e, env = state
+    if not isinstance(f, R.Rel) or f.op != R.LE or type(f.expr) is int:
+        return state
+    lin = f.expr.linear_coeffs()
+    if lin is None or len(lin) != 2 or not (set(lin) <= e.free_symbols):
+        return state
+    for b, cb in lin.items():
+        if cb != -1:
             continue
-        lin = f.expr.linear_coeffs()
-        if lin is None or len(lin) != 2 or not (set(lin) <= e.free_symbols):
-            continue
-        for b, cb in lin.items():
-            if cb != -1:
-                continue
-            # f: rest - b <= 0, so b == rest + t with t >= 0
-            rest = E.add(f.expr, b.expr)
-            x = E.subs(e, {b: E.add(rest, _SLACK.expr)})
-            if type(x) is int:
-                r = ValueRange(x, x)
-            else:
-                r = bound(x, lambda t: ValueRange(0, INT_OO) if t == _SLACK else
-                          env.ranges[t])
-            if got is None:
-                got = r
-            elif r.lower <= got.upper and got.lower <= r.upper:
-                got = got.intersect(r)
+        # f: rest - b <= 0, so b == rest + t with t >= 0
+        rest = E.add(f.expr, b.expr)
+        x = E.subs(e, {b: E.add(rest, _SLACK.expr)})
+        if type(x) is int:
+            r = ValueRange(x, x)
+        else:
+            r = bound(x, lambda t: ValueRange(0, INT_OO) if t == _SLACK else
+                      env.ranges[t])
+        got = meet(got, r)
+    return got, e, env
+
+
+def meet(got: Optional[ValueRange], r: ValueRange) -> ValueRange:
+    """``r`` narrowed by ``got`` (the sound ranges met so far; None: none yet) when they
+    overlap; ``got`` when they do not (the facts admit no point: any range is sound)."""
+    if got is None:
+        return r
+    if r.lower <= got.upper and got.lower <= r.upper:
+        return got.intersect(r)
     return got
 
 
