@@ -189,6 +189,43 @@ def bound_every() -> int:
     return len(paths)
 
 
+def linear_exact_every() -> int:
+    """``bound()`` of one linear term ``c*s + k`` (``c != 0``; coefficient and constant
+    symbolic) over every range of ``s`` (ends symbolic, finite or infinite), the code's own
+    transfer functions run along every path: the range is *exact* -- a finite end is the
+    value at the box's end that gives it (``lo`` for the lower end when ``c > 0``, ``hi``
+    when ``c < 0``, so it is attained) and an end is infinite only where that box end is
+    (so values go past every bound).  ``project.exact`` stands on this.  Returns the
+    number of paths."""
+    c, k = b_ints("lin.c lin.k")
+    lo, hi, wf, _, _ = interval("lin.s")
+    ex = Explorer(wf + [c.v != 0])
+
+    def run():
+        x = E.Expr({(S,): c}, k)
+        return RG.bound(x, {S: ValueRange(lo, hi)}.__getitem__)
+    with running(ex):
+        paths = ex.paths(run)
+    SX.raise_on_paths(paths, "bound(c*s + k)")
+    impl = [t for _, got in paths for t in (*_pair(got.lower), *_pair(got.upper))]
+    cv, kv = c.v, k.v
+
+    def end_ok(es, ev, box_low, box_high):
+        # the end the coefficient's sign picks, of the box: its value there when finite,
+        # infinite exactly when it is
+        pick_s = z3.If(cv > 0, box_low.s, box_high.s)
+        pick_v = z3.If(cv > 0, box_low.v, box_high.v)
+        return z3.If(pick_s == 0, z3.And(es == 0, ev == cv * pick_v + kv), es != 0)
+
+    def claim(*t):
+        return z3.And(*[z3.Implies(z3.And(*pc), z3.And(
+            end_ok(t[4 * n], t[4 * n + 1], lo, hi), end_ok(t[4 * n + 2], t[4 * n + 3], hi, lo)))
+            for n, (pc, _) in enumerate(paths)])
+    prove_code(claim, impl, wf, [cv != 0], P=ex.P,
+               what="bound(c*s + k) exact on every range (%d paths)" % len(paths))
+    return len(paths)
+
+
 @proves("range.bound", over=every(
     "every expression over every box (ends symbolic, finite or infinite), by structural "
     "induction: bound_atom for every kind of atom (a symbol, FloorDiv, Mod, Min, Max), its "
@@ -200,7 +237,9 @@ def bound_every() -> int:
     "for every exponent, range.floordiv_*, range.mod_*, range.min, range.max) as proven; "
     "_bound_factored, _divmod_split and _minmax_pushed None or a sound range "
     "(range.factored, range.divmod_split, range.minmax_push), met through intersect "
-    "and _meet, each proven here on every two ranges holding one value"))
+    "and _meet, each proven here on every two ranges holding one value; and exact on one "
+    "linear term c*s + k (the code's own transfer functions, every range of s: each "
+    "finite end attained, an end infinite only where the box's is)"))
 def range_bound():
     for fn in (RG.bound, RG._bound_term, RG.bound_atom):
         read_alike(fn)
@@ -209,3 +248,4 @@ def range_bound():
     meet_every()
     bound_atom_every()
     bound_every()
+    linear_exact_every()

@@ -236,6 +236,20 @@ def test_reading_only_some_items_of_a_list_fails_its_proof(monkeypatch, module, 
     r = proofs.run_one(rule)
     assert not r.ok and ("does not cover" in r.message or "early" in r.message), r.message
 
+
+def test_a_sound_but_inexact_bound_of_one_linear_term_fails_range_bound(monkeypatch):
+    """project.exact stands on bound() being exact for one linear term c*s + k: a sum one
+    lower than it could be (still sound) fails range.bound."""
+    from symshape.algebra import ranges as RG
+    good = RG.vr_add
+
+    def widened(a, b):
+        r = good(a, b)
+        return RG.ValueRange(r.lower - 1, r.upper)
+    monkeypatch.setattr(RG, "vr_add", widened)
+    r = proofs.run_one("range.bound")
+    assert not r.ok and "exact" in r.message, r.message
+
 # every proof runs once, here: each must make claims on the code's own output, and together
 # they must reach every way out of every rewrite function (a `return` no proof reaches is a
 # rule the code applies without a proof)
