@@ -135,11 +135,12 @@ def _key(fn: Callable) -> str:
     return "%s:%s" % (fn.__module__, fn.__qualname__)
 
 
-def read_alike(fn: Callable) -> None:
-    """Require ``fn``'s code to read its lists exactly through ``ALIKE``'s statements, and
-    to leave a loop over one of them early only as the whole body of a listed ``if`` (a
-    test on the item)."""
-    reads = ALIKE[_key(fn)]
+def read_alike(fn: Callable, reads: Reads = None) -> None:
+    """Require ``fn``'s code to read its lists exactly through ``reads`` ({name: every
+    statement mentioning it}; by default ``ALIKE``'s row for ``fn``; a proof module may
+    keep its own table), and to leave a loop over one of them early only as the whole
+    body of a listed ``if`` (a test on the item)."""
+    reads = ALIKE[_key(fn)] if reads is None else reads
     tree = source_tree(fn)
     name = inspect.unwrap(fn).__name__
     for var, allowed in reads.items():
