@@ -7,7 +7,7 @@ through its operator.  So the goal and the facts are relations over distinct sym
 (a symbol stands for any expression: the subtractions are the code's own, their meaning
 the symbols' difference) and ``bound()`` is opaque: any sound range of its argument --
 all that ``range.bound``'s proof guarantees, nothing more (no exactness).  The code reads
-only the test of its upper end against 0; each test takes both outcomes (``_Choices``), a
+only the test of its upper end against 0; each test takes both outcomes (``Choices``), a
 true one meaning the argument is ``<= 0`` at every point.  Along every path so made, the
 answer is proven implied by the facts and what that path read.
 
@@ -17,11 +17,7 @@ every path; where the ranges leave the relation open and ``box_exact`` vouches f
 explicit points of the box (the lowest and highest corner, or beyond ``Y`` where an end is
 infinite; for ``==`` / ``!=`` a zero of the form) show it true at one and false at another:
 leaving it open misses nothing.
-
-``project.drop_implied``: ``drop_implied_facts`` and ``implied_by_ranges`` run on facts over
-symbols (each standing for the fact's expression, read only through ``bound()``), the
-environment's ``bound`` table opaque as above, ``box_exact`` any verdict and ``implies`` any
-answer its proof allows, along every path: the facts kept say what the facts before said.
+(``project.drop_implied`` is proven in ``proofs/drop_every.py``.)
 """
 from __future__ import annotations
 
@@ -47,7 +43,7 @@ _FACT_OPS = (R.LE, R.EQ, R.NE, "and")
 _GOAL_OPS = (R.LE, R.EQ, R.NE)
 
 
-class _Choices:
+class Choices:
     """Runs a function once per sequence of outcomes of its opaque tests (depth first,
     replaying the outcomes chosen so far): every combination, with no solver call (the
     outcomes are independent: each is a fresh range's end)."""
@@ -78,7 +74,7 @@ class _End:
     """The upper end of an opaque range: ``<= 0`` is a choice; when chosen true, the
     argument's value is ``<= 0`` at every point (the range holds it)."""
 
-    def __init__(self, choices: _Choices, x, seen: list) -> None:
+    def __init__(self, choices: Choices, x, seen: list) -> None:
         self.choices, self.x, self.seen = choices, x, seen
 
     def __le__(self, other) -> bool:
@@ -93,7 +89,7 @@ class _OpaqueBound:
     """``bound()`` as any sound range of its argument: only the test of its upper end
     against 0 is read (``_End``); what a true outcome says is kept per run."""
 
-    def __init__(self, choices: _Choices) -> None:
+    def __init__(self, choices: Choices) -> None:
         self.choices = choices
         self.nonpositive: List = []
 
@@ -119,7 +115,7 @@ def _sums_on_paths(goal, facts, P_: Py, zs: Symbols) -> list:
     """``decide_by_fact_sums`` on ``goal`` and ``facts`` along every path of the opaque
     bound: per path (what the facts and that path's bound outcomes say, the goal, the
     answer)."""
-    choices = _Choices()
+    choices = Choices()
     env = SimpleNamespace(ranges={})
     saved = decision.bound
 
@@ -177,7 +173,6 @@ def decide_fact_sum():
 # ---------------------------------------------------------------------------- box_exact
 #: the symbols of the linear forms of ``decide.box_exact``
 BOX = (E.Sym(983), E.Sym(984))
-_BOX_OPS = (R.LE, R.EQ, R.NE)
 
 
 class _Ranges:
@@ -375,163 +370,3 @@ def decide_box_exact():
     require(not decision.box_exact(R.make(R.LE, s0 * s1 - 20)) and
             not decision.box_exact(R.combine("or", [R.le(s0, 3), R.le(s1, 1)])),
             "a product or a disjunction counted as box-exact")
-
-
-# ---------------------------------------------------------------------------- drop_implied
-class _Env:
-    """The environment ``drop_implied_facts`` reads: its facts, the ranges of their symbols,
-    its memo.  The ``bound`` table answers any sound range of the expression (``_OpaqueRange``:
-    ``range.bound``'s proof), the others are computed."""
-
-    def __init__(self, facts, choices: "_Choices", said: list) -> None:
-        self.facts = list(facts)
-        self.ranges: dict = {}
-        self.choices, self.said = choices, said
-        self.bounds: dict = {}
-
-    def memo(self, table, key, compute, *args):
-        """As ``ShapeEnv.memo``, the ``bound`` table opaque."""
-        if table != "bound":
-            return compute(*args)
-        if key not in self.bounds:
-            self.bounds[key] = _OpaqueRange("r%d" % len(self.bounds), key, self.choices,
-                                            self.said)
-        return self.bounds[key]
-
-    def keep_facts(self, facts) -> None:
-        """The facts become ``facts``."""
-        self.facts = list(facts)
-
-
-def _against_zero(s, v) -> dict:
-    """The end ``(s, v)`` compared with 0, as Z3 formulas, by operator."""
-    lt0 = z3.Or(s == -1, z3.And(s == 0, v < 0))
-    eq0 = z3.And(s == 0, v == 0)
-    gt0 = z3.Not(z3.Or(lt0, eq0))
-    return {"<": lt0, "<=": z3.Or(lt0, eq0), "==": eq0, ">": gt0, ">=": z3.Or(gt0, eq0)}
-
-
-class _OpaqueEnd:
-    """An end of an opaque range (``_against_zero``'s formulas of it): a comparison with 0
-    is a choice, whose outcome is recorded as a statement about the end."""
-
-    def __init__(self, formulas: dict, choices: "_Choices", said: list) -> None:
-        self.formulas, self.choices, self.said = formulas, choices, said
-
-    def _is(self, op, other):
-        require(isinstance(other, int) and other == 0, "a bound's end compared with %r",
-                other)
-        yes = self.choices.choose()
-        self.said.append(self.formulas[op] if yes else z3.Not(self.formulas[op]))
-        return yes
-
-    def __le__(self, o):
-        return self._is("<=", o)
-
-    def __lt__(self, o):
-        return self._is("<", o)
-
-    def __ge__(self, o):
-        return self._is(">=", o)
-
-    def __gt__(self, o):
-        return self._is(">", o)
-
-    def __eq__(self, o):
-        return self._is("==", o)
-
-    __hash__ = object.__hash__
-
-
-#: the Z3 terms of each opaque range by name (the same on every path: made once)
-_INTERVALS: dict = {}
-
-
-class _OpaqueRange:
-    """Any sound range of an expression: ends ``(s, v)`` fresh (``symexec.interval``), the
-    expression's value between them (kept in ``said`` with the outcomes)."""
-
-    def __init__(self, name, expr, choices, said) -> None:
-        from .symexec import interval
-        if name not in _INTERVALS:
-            lo, hi, wf, member, inside = interval(name)
-            _INTERVALS[name] = (_against_zero(lo.s, lo.v), _against_zero(hi.s, hi.v),
-                                z3.And(*wf, *inside), member)
-        low, high, wf, member = _INTERVALS[name]
-        self.lower = _OpaqueEnd(low, choices, said)
-        self.upper = _OpaqueEnd(high, choices, said)
-        said.append(wf)
-        self.member, self.expr = member, expr
-
-
-def _backed(i: int, op, unbacked: bool):
-    return R.Rel(op, E.Sym(985 + i, unbacked).expr)
-
-
-def _drop_lists() -> list:
-    """Every list of at most two facts, each ``f <op> 0`` (op ``<=``, ``==``, ``!=``) over a
-    backed or an unbacked symbol (a finite domain, exhausted)."""
-    one = [(op, u) for op in _BOX_OPS for u in (False, True)]
-    return [[]] + [[_backed(0, *a)] for a in one] + \
-        [[_backed(0, *a), _backed(1, *b)] for a in one for b in one]
-
-
-def _drop_paths(facts, P_: Py, zs: Symbols) -> list:
-    """``drop_implied_facts`` on ``facts`` along every path: ``bound`` opaque (the
-    environment's ``bound`` table), ``box_exact`` any verdict (a yes only keeps the fact),
-    ``implies`` any answer with what ``z3bridge.implies``' proof guarantees (True: the fact
-    holds at every point of the ranges; False: it fails).  Per path (what holds there,
-    the facts kept)."""
-    from symshape.reasoning import solver as SE
-    choices = _Choices()
-    saved = SE.box_exact, SE.implies
-    meaning: dict = {}          # each condition's / expression's Z3 term, once
-
-    def mean(x):
-        if x not in meaning:
-            meaning[x] = (encode if isinstance(x, E.Expr) else encode_cond)(P_, x, zs)
-        return meaning[x]
-
-    def run():
-        said: list = []
-
-        def implies(premises, f, ranges, budget=None):
-            ans = True if choices.choose() else (False if choices.choose() else None)
-            if ans is not None:
-                said.append(mean(f) if ans else z3.Not(mean(f)))
-            return ans
-        env = _Env(facts, choices, said)
-        SE.box_exact, SE.implies = (lambda f: choices.choose()), implies
-        try:
-            SE.drop_implied_facts(env)
-        finally:
-            SE.box_exact, SE.implies = saved
-        members = [r.member == mean(r.expr) for r in env.bounds.values()]
-        return z3.And(*said, *members), list(env.facts)
-    return choices.runs(run)
-
-
-@proves("project.drop_implied",
-        over=bounded("every list of up to 2 facts f <op> 0 (op <=, ==, !=; each over a "
-                     "backed or an unbacked symbol), the facts' expressions arbitrary "
-                     "(read only through bound(), any sound range with symbolic ends: "
-                     "range.bound's proof), along every path of drop_implied_facts and "
-                     "implied_by_ranges (decide_ranges run; box_exact any verdict; implies "
-                     "any answer z3bridge.implies' proof allows)"))
-def project_drop_implied():
-    """On every path, the facts kept say exactly what the facts before said at every point
-    of the ranges (the symbols of unbacked facts included)."""
-    P_ = Py()
-    zs = Symbols()
-    cases, dropped = [], 0
-    for facts in _drop_lists():
-        before = z3.And(*[encode_cond(P_, f, zs) for f in facts])
-        for said, kept in _drop_paths(facts, P_, zs):
-            dropped += len(kept) < len(facts)
-            cases.append((said, before, z3.And(*[encode_cond(P_, f, zs) for f in kept])))
-    require(dropped > 0, "drop_implied_facts never dropped a fact")
-
-    def claim(*vs):
-        return z3.And(*[z3.Implies(said, v == before) for (said, before, _), v in zip(cases, vs)])
-    prove_code(claim, [kept for _, _, kept in cases], P=P_,
-               what="drop_implied_facts on %d paths" % len(cases))

@@ -238,21 +238,24 @@ def tighten_once(env) -> bool:
     return changed
 
 
+# A filter of the facts, one fact at a time by implied_fact (and nothing else):
+# proofs/filters.py reads that from this code, so project.drop_implied holds for every list.
 @rule("project.drop_implied")
 def drop_implied_facts(env) -> None:
     """Facts that the ranges alone imply say nothing more: they leave the contract."""
-    keep = []
-    for f in env.facts:
-        if any(s.unbacked for s in f.free_symbols):
-            keep.append(f)
-            continue
-        key = (f, tuple(env.ranges.get(s) for s in sorted(f.free_symbols,
-                                                          key=lambda s: s.key)))
-        got = env.memo("implied", key, implied_by_ranges, env, f)
-        if got is not True:
-            keep.append(f)
+    keep = [f for f in env.facts if not implied_fact(env, f)]
     if len(keep) != len(env.facts):
         env.keep_facts(keep)
+
+
+def implied_fact(env, f) -> bool:
+    """The ranges alone imply fact ``f`` (one over a data-dependent size always stays: its
+    symbol's range is no input's); remembered per fact and the ranges of its symbols."""
+    if any(s.unbacked for s in f.free_symbols):
+        return False
+    key = (f, tuple(env.ranges.get(s) for s in sorted(f.free_symbols,
+                                                      key=lambda s: s.key)))
+    return env.memo("implied", key, implied_by_ranges, env, f) is True
 
 
 def implied_by_ranges(env, f) -> Optional[bool]:
