@@ -23,7 +23,7 @@ from symshape.reasoning import solver as SE
 
 from . import every, proves
 from .code import prove_code
-from .decide_every import Choices
+from .choices import Choices
 from .filters import filter_pred
 from .pyint import prove, require
 

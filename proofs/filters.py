@@ -73,3 +73,68 @@ def filter_pred(fn: Callable, attr: str, setter: str) -> Callable:
     require(inspect.isfunction(pred), "%s filters by %s, which its module does not bind "
             "to a function", fn.__name__, names["pred"])
     return pred
+
+
+def read_form(fn: Callable, template: str) -> dict:
+    """``fn`` read against ``template`` (the source of a function): their bodies (after an
+    optional docstring) and parameters must be the same syntax tree, except that each name
+    of the template written in capitals (``STEP``) stands for one name of ``fn``'s, the
+    same wherever it occurs.  Returns what each such name is bound to in ``fn``'s module (a
+    ProofFailure when ``fn`` is anything else)."""
+    fn = inspect.unwrap(fn)
+    got = _definition(textwrap.dedent(inspect.getsource(fn)), fn.__name__)
+    want = _definition(textwrap.dedent(template), "the template")
+    names: dict = {}
+    _same(got.args, want.args, names, fn.__name__)
+    _same(got.body, want.body, names, fn.__name__)
+    require(not fn.__code__.co_freevars, "%s reads names of an enclosing function",
+            fn.__name__)                         # so each name below is the module's
+    return {k: fn.__globals__.get(v) for k, v in names.items()}
+
+
+def _definition(source: str, what: str) -> ast.FunctionDef:
+    """The one function ``source`` defines, its docstring dropped."""
+    tree = ast.parse(source)
+    require(len(tree.body) == 1 and isinstance(tree.body[0], ast.FunctionDef),
+            "%s is no plain function", what)
+    node = tree.body[0]
+    body = node.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+            and isinstance(body[0].value.value, str):
+        node.body = body[1:]
+    return node
+
+
+def _placeholder(name: str) -> bool:
+    return name.isupper() and len(name) > 1
+
+
+def _same(got, want, names: dict, fn_name: str) -> None:
+    """``got`` is ``want`` up to the capital names (bound in ``names``)."""
+    if isinstance(want, list):
+        require(isinstance(got, list) and len(got) == len(want),
+                "%s differs from its form: %s", fn_name, _text(got))
+        for g, w in zip(got, want):
+            _same(g, w, names, fn_name)
+        return
+    if isinstance(want, ast.AST):
+        require(type(got) is type(want), "%s differs from its form at %s (%s wanted)",
+                fn_name, _text(got), _text(want))
+        if isinstance(want, ast.Name) and _placeholder(want.id):
+            require(names.setdefault(want.id, got.id) == got.id,
+                    "%s: %s stands for both %s and %s", fn_name, want.id,
+                    names[want.id], got.id)
+            return
+        for field in want._fields:
+            if field in ("type_comment", "returns", "annotation"):
+                continue
+            _same(getattr(got, field, None), getattr(want, field, None), names, fn_name)
+        return
+    require(got == want, "%s differs from its form: %r where %r", fn_name, got, want)
+
+
+def _text(node) -> str:
+    try:
+        return ast.unparse(node)
+    except Exception:
+        return repr(node)
