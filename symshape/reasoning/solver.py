@@ -170,26 +170,57 @@ def split_residues(env, c) -> bool:
         k_all = k_all * k // math.gcd(k_all, k)
     if k_all == 1 or k_all > 16:
         return False
-    vr = env.ranges[s]
-    holds = []
-    for r in range(k_all):
-        lo = ceildiv(vr.lower - r, k_all) if not is_inf(vr.lower) else NEG_INT_OO
-        hi = (vr.upper - r) // k_all if not is_inf(vr.upper) else INT_OO
-        if lo > hi:
-            continue                              # no value of s has this residue
-        case = type(env)()                         # the case alone: q's range, no facts
-        q = case.create_symbol(lo if not is_inf(lo) else (hi if not is_inf(hi) else 0),
-                               "q", ValueRange(lo, hi), kind="intermediate")
-        d = case.decide(subst_cond_value(c, s, add(scale(q.expr, k_all), r)))
+    verdicts = residue_verdicts(env, c, s, k_all)
+    if verdicts is None:
+        return False                              # a case left undecided
+    holds = [r for r, d in enumerate(verdicts) if d is True]
+    present = [r for r, d in enumerate(verdicts) if d is not ABSENT]
+    return residue_outcome(env, s, k_all, holds, present)
+
+
+#: the verdict of a residue case no value of the symbol has (its range holds none)
+ABSENT = "absent"
+
+
+# residue_verdicts is exactly a loop over the residues, one case at a time (and nothing
+# else): proofs/residue_every.py reads that from this code, so solve.residue_split holds for
+# every lcm the code splits.
+def residue_verdicts(env, c, s: Sym, k: int):
+    """``decide``'s verdict on ``c`` in each residue case of ``s`` modulo ``k``, in order
+    (``residue_case``); None as soon as one case is undecided."""
+    verdicts = []
+    for r in range(k):
+        d = residue_case(env, c, s, k, r)
         if d is None:
-            return False
-        if d:
-            holds.append(r)
-    if holds and len(holds) == sum(1 for r in range(k_all) if has_residue(vr, r, k_all)):
+            return None
+        verdicts.append(d)
+    return verdicts
+
+
+def residue_case(env, c, s: Sym, k: int, r: int):
+    """``decide``'s verdict on ``c`` where ``s == k*q + r``, ``q`` in the range that keeps
+    ``s`` in its own (the case alone: q's range, no facts); ``ABSENT`` when no value of ``s``
+    in its range has residue ``r``."""
+    vr = env.ranges[s]
+    lo = ceildiv(vr.lower - r, k) if not is_inf(vr.lower) else NEG_INT_OO
+    hi = (vr.upper - r) // k if not is_inf(vr.upper) else INT_OO
+    if lo > hi:
+        return ABSENT                             # no value of s has this residue
+    case = type(env)()
+    q = case.create_symbol(lo if not is_inf(lo) else (hi if not is_inf(hi) else 0),
+                           "q", ValueRange(lo, hi), kind="intermediate")
+    return case.decide(subst_cond_value(c, s, add(scale(q.expr, k), r)))
+
+
+def residue_outcome(env, s: Sym, k: int, holds: list, present: list) -> bool:
+    """What the decided cases say: ``c`` true in every case a value has (``holds`` is
+    ``present``): True, nothing learnt; true in one case ``r`` alone: ``s % k == r`` is
+    learnt; else nothing (False)."""
+    if holds and len(holds) == len(present):
         return True                               # true for every s in its range
     if len(holds) != 1:
         return False
-    learn(env, R.make(R.EQ, add(mod(s.expr, k_all), -holds[0])))
+    learn(env, R.make(R.EQ, add(mod(s.expr, k), -holds[0])))
     return True
 
 
