@@ -102,9 +102,9 @@ class _CaseEnv:
 
 
 def _cases(K, r, F) -> list:
-    """``residue_case`` on a symbolic ``K``, ``r`` and range along every path: the claim,
-    per path, that the verdict says of ``F`` what it must at ``s`` (a Z3 term) -- proven;
-    returns ``(s, lo, hi, hyps, the verdict's meaning as a function of (verdict, s, r))``."""
+    """``residue_case`` on a symbolic ``K``, ``r`` and range along every path: proven, per
+    path, that the verdict says of ``F`` what it must at every ``s`` of the range.  Returns
+    the symbol, its range's ends and well-formedness, and its value and membership (Z3)."""
     prove_quotient_bounds()
     s_ = E.Sym(994)
     lo, hi, wf, sv, member = interval("res_s")
@@ -233,7 +233,7 @@ def _outcome(K, r0, F, s_, lo, hi, wf, sv, member) -> None:
                       z3.Implies(v == _ABSENT, z3.Not(z3.And(at, rs == r))),
                       z3.Implies(z3.And(v == _TRUE, at, rs == r), F(sv)),
                       z3.Implies(z3.And(v == _FALSE, at, rs == r), z3.Not(F(sv))))
-    hyps = wf + [K >= 2, said(rs), said(r0)]
+    hyps = wf + [K >= 2, said(rs), z3.Implies(z3.And(0 <= r0, r0 < K), said(r0))]
     zs = {s_: sv}
     impl, cases = [], []
     for pc, (done, got, n_holds, n_present) in paths:
