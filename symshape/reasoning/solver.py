@@ -608,13 +608,6 @@ def constant_divisors(e: IntLike, s: Sym) -> List[int]:
     return out
 
 
-def has_residue(vr: ValueRange, r: int, k: int) -> bool:
-    """Some value in ``vr`` is ``r`` modulo ``k``."""
-    lo = ceildiv(vr.lower - r, k) if not is_inf(vr.lower) else NEG_INT_OO
-    hi = (vr.upper - r) // k if not is_inf(vr.upper) else INT_OO
-    return lo <= hi
-
-
 def subst_cond_value(c, s: Sym, value: IntLike):
     """``c`` with ``s`` replaced by ``value`` (normalised; may be a bool)."""
     if isinstance(c, R.BoolOp):
