@@ -35,6 +35,7 @@ MODULES += ("proofs.slice_every", "proofs.arange_every", "proofs.bound_every")
 MODULES += ("proofs.shape_every", "proofs.contract_every")
 MODULES += ("proofs.decide_every", "proofs.solve_every")
 MODULES += ("proofs.drop_every", "proofs.factsum_every", "proofs.residue_every")
+MODULES += ("proofs.minmax_every",)
 
 #: rule name -> proof function
 PROOFS: Dict[str, Callable[[], None]] = {}

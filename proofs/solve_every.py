@@ -26,7 +26,7 @@ from symshape.reasoning import solver
 
 from . import bounded, every, proves
 from .code import prove_code
-from .pyint import Py, prove, require, zmax, zmin
+from .pyint import Py, prove, require, zmin
 from .solve_explore import (Enc, StepEnv, both_paths, ends, enc_cond, info, iv_inside,
                             now_branch, opaque_mod, prove_quotient_bounds, sint_paths,
                             solver_paths, stubbed, within)
@@ -310,58 +310,6 @@ def _replacement(data_dependent: bool) -> None:
         for pc, i in cases]), impl, hyps, P=P_,
         what="replace(s, a*t + k) on symbolic values and ranges%s (%d paths)"
         % (" of a data-dependent size" if data_dependent else "", len(paths)))
-
-
-# ---------------------------------------------------------------------------- Min / Max
-#: the largest Min / Max arity the proof of solve.minmax_equal runs the code on
-MINMAX_EQ_ARITY = 4
-
-
-@proves("solve.minmax_equal", over=bounded(
-    "every Min / Max of arity 2..%d (y at every position, or no argument y), y a symbol "
-    "or a product of two, every coefficient pair and constant symbolic: every "
-    "c1*Min(..) + c2*y + k, along every path of minmax_equal" % MINMAX_EQ_ARITY))
-def solve_minmax_equal():
-    """``minmax_equal`` on ``c1*Min(args) + c2*y + k`` (``Max`` too) with symbolic ``c1``,
-    ``c2``, ``k``: on every path where it rewrites, the relation it returns holds exactly
-    where the equation does, for every value of the symbols."""
-    from .code import Symbols, encode, encode_cond
-    syms = [E.Sym(983 + i) for i in range(MINMAX_EQ_ARITY + 2)]
-    y_sym, y2 = syms[-2], syms[-1]
-    c1, c2, k = z3.Ints("c1 c2 k")
-    cases = []                   # (atom, y): every arity, y in every position or absent
-    for kind in ("Min", "Max"):
-        for y in (y_sym.expr, y_sym.expr * y2.expr):
-            for n in range(2, MINMAX_EQ_ARITY + 1):
-                others = [s.expr for s in syms[:n]]
-                for pos in range(n + 1):
-                    args = others[:pos] + [y] + others[pos + 1:] if pos < n else others
-                    cases.append((E.OpAtom(kind, tuple(args)), y))
-
-    from .symcoeff import SInt
-
-    def run():        # the coefficients branch alike for every case: one exploration
-        return [solver.minmax_equal(E.Expr({(atom,): SInt(c1),
-                                            tuple(a for t, _ in y.terms for a in t):
-                                            SInt(c2)}, SInt(k)))
-                for atom, y in cases]
-    ex, paths = sint_paths([], run, "minmax_equal")
-    P_ = ex.P
-    zs = Symbols()
-    wants = [c1 * (zmin if atom.kind == "Min" else zmax)(*[encode(P_, a, zs)
-                                                          for a in atom.args])
-             + c2 * encode(P_, y, zs) + k == 0 for atom, y in cases]
-    impl, claims = [], []
-    for pc, got in paths:
-        for want, out in zip(wants, got):
-            if out is not None:
-                claims.append((pc, want, len(impl)))
-                impl.append(encode_cond(P_, out, zs))
-    require(claims, "minmax_equal rewrote nothing")
-    prove_code(lambda *v: z3.And(*[z3.Implies(z3.And(*pc), v[i] == want)
-                                   for pc, want, i in claims]),
-               impl, P=P_, what="minmax_equal on c1*Min(..) + c2*y + k, arity 2..%d "
-               "(%d paths, %d rewrites)" % (MINMAX_EQ_ARITY, len(paths), len(claims)))
 
 
 # ---------------------------------------------------------------------------- dispatch

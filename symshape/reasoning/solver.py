@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import logging
 import math
+from functools import reduce
 from typing import Dict, List, Optional
 
 from symshape.algebra import relations as R
@@ -576,16 +577,51 @@ def minmax_equal(e: Expr):
         if len(t1) != 1 or type(t1[0]) is not OpAtom or t1[0].kind not in ("Min", "Max") \
                 or c1 not in (1, -1) or c2 != -c1:
             continue
-        y = atom_expr(t2[0]) if len(t2) == 1 else None
-        if y is None:
-            for a in t2:
-                y = atom_expr(a) if y is None else mul(y, atom_expr(a))
+        y = term_value(t2)
         args = t1[0].args
         if y not in args:
             continue
         rel = R.le if t1[0].kind == "Min" else R.ge
-        return R.combine("and", [rel(y, a) for a in args if a != y])
+        return all_of(bounds_against(y, args, rel))
     return None
+
+
+# term_value, bounds_against and all_of are each exactly a form over a list, one item at a
+# time (and nothing else): proofs/minmax_every.py reads that from this code, so
+# solve.minmax_equal holds for every Min / Max arity and every term.
+def term_value(term: tuple) -> IntLike:
+    """The product of a term's atoms, as an expression."""
+    return reduce(term_step, [atom_expr(a) for a in term])
+
+
+def term_step(y: IntLike, x: IntLike) -> IntLike:
+    """One more factor of ``term_value``."""
+    return mul(y, x)
+
+
+def bounds_against(y: Expr, args: tuple, rel) -> list:
+    """``rel(y, a)`` for every argument ``a`` but ``y`` itself."""
+    return [rel(y, a) for a in args if a != y]
+
+
+def all_of(conds: list):
+    """The conjunction of ``conds`` (relations or bools), as ``R.combine("and", conds)``
+    builds it: False if one is False, the others once each, True if none is left."""
+    out = reduce(and_step, conds, [])
+    if out is False:
+        return False
+    if not out:
+        return True
+    return out[0] if len(out) == 1 else R.BoolOp("and", tuple(out))
+
+
+def and_step(out, c):
+    """One more condition of ``all_of``: ``out`` (a list, or False once one was False)."""
+    if out is False or c is False:
+        return False
+    if c is True or c in out:
+        return out
+    return out + [c]
 
 
 def constant_divisors(e: IntLike, s: Sym) -> List[int]:
