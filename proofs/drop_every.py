@@ -111,10 +111,12 @@ def _list_step() -> None:
     "every list of facts (any length, by induction on the filter drop_implied_facts is, "
     "read from the code: proofs/filters.py), each fact any condition -- a relation or an "
     "and / or of any expressions, over input sizes or a data-dependent size -- read only "
-    "through its symbols and identity and handed to decide_ranges (any answer "
-    "decide.by_range's proof allows), box_exact (any verdict) and implies (any answer "
-    "z3bridge.implies' soundness allows), every range, along every path of implied_fact "
-    "and implied_by_ranges"))
+    "through its symbols and identity and handed to decide_ranges, box_exact and implies, "
+    "each replaced by its soundness (decide_ranges / implies: True only where the fact holds "
+    "at every point of the ranges, False only where it fails at every one -- the statements "
+    "of decide.by_range and z3bridge.implies, whose own proofs cover relations and and / or "
+    "of two, resp. their grammar; box_exact any verdict), every range, along every path of "
+    "implied_fact and implied_by_ranges"))
 def project_drop_implied():
     """The facts kept say exactly what the facts before said at every point of the
     ranges, for every list: the predicate drops a fact only where it holds at every point

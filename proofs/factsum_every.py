@@ -152,7 +152,7 @@ def _answers(P_: Py, zs: Symbols) -> None:
     "over the list, by induction), each fact any condition (f <= 0, f == 0, f != 0, an and "
     "/ or), the expressions arbitrary (read only through E.sub / E.neg / E.add and bound(), "
     "here any sound range: its upper end <= 0 only where the argument is <= 0 at every "
-    "point, range.bound's guarantee), along every path"))
+    "point, the soundness range.bound states), along every path"))
 def decide_fact_sum():
     """See the module docstring: the answers first (a mutant of the function fails there,
     with a counterexample), then the two list forms and their steps."""
