@@ -40,6 +40,8 @@ MODULES += ("proofs.sympy_every", "proofs.symint_every", "proofs.subs_every")
 MODULES += ("proofs.minmax_every", "proofs.boundall_every", "proofs.monomial_every")
 MODULES += ("proofs.pysource_every",)
 MODULES += ("proofs.contract_folds", "proofs.bounds_folds", "proofs.project_every")
+MODULES += ("proofs.drop_every", "proofs.factsum_every", "proofs.residue_every")
+MODULES += ("proofs.minmax_equal_every",)
 
 #: rule name -> proof function
 PROOFS: Dict[str, Callable[[], None]] = {}

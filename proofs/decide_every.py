@@ -1,16 +1,6 @@
 """Proofs of steps of ``decide`` (``symshape/reasoning/decision.py``) with the code run along
 every path on symbolic inputs, the steps it builds on opaque.
 
-``decide.fact_sum``: ``decide_by_fact_sums`` reads the goal's and each fact's expression only
-through ``E.sub`` / ``E.neg`` / ``E.add`` and ``bound()``, and each fact otherwise only
-through its operator.  So the goal and the facts are relations over distinct symbols
-(a symbol stands for any expression: the subtractions are the code's own, their meaning
-the symbols' difference) and ``bound()`` is opaque: any sound range of its argument --
-all that ``range.bound``'s proof guarantees, nothing more (no exactness).  The code reads
-only the test of its upper end against 0; each test takes both outcomes (``_Choices``), a
-true one meaning the argument is ``<= 0`` at every point.  Along every path so made, the
-answer is proven implied by the facts and what that path read.
-
 ``decide.box_exact``: ``decide_ranges`` and ``box_exact`` run on a linear relation whose
 coefficients, constant and range ends are symbolic (each end an integer or infinite), along
 every path; where the ranges leave the relation open and ``box_exact`` vouches for the box,
@@ -18,15 +8,10 @@ explicit points of the box (the lowest and highest corner, or beyond ``Y`` where
 infinite; for ``==`` / ``!=`` a zero of the form) show it true at one and false at another:
 leaving it open misses nothing.
 
-``project.drop_implied``: ``drop_implied_facts`` and ``implied_by_ranges`` run on facts over
-symbols (each standing for the fact's expression, read only through ``bound()``), the
-environment's ``bound`` table opaque as above, ``box_exact`` any verdict and ``implies`` any
-answer its proof allows, along every path: the facts kept say what the facts before said.
+(``decide.fact_sum`` is proven in ``proofs/factsum_every.py``, ``project.drop_implied`` in
+``proofs/drop_every.py``.)
 """
 from __future__ import annotations
-
-from types import SimpleNamespace
-from typing import List
 
 import z3
 
@@ -36,148 +21,12 @@ from symshape.reasoning import decision
 from symshape.algebra.ranges import ValueRange
 
 from . import bounded, proves
-from .code import Symbols, encode, encode_cond, prove_code
-from .pyint import Py, prove, require, zmax, zmin
-
-#: the symbols standing for the goal's expression and each fact's
-GOAL = E.Sym(980)
-FACTS = (E.Sym(981), E.Sym(982))
-#: what a fact may be, as the code reads it: its operator (an and / or is skipped)
-_FACT_OPS = (R.LE, R.EQ, R.NE, "and")
-_GOAL_OPS = (R.LE, R.EQ, R.NE)
-
-
-class _Choices:
-    """Runs a function once per sequence of outcomes of its opaque tests (depth first,
-    replaying the outcomes chosen so far): every combination, with no solver call (the
-    outcomes are independent: each is a fresh range's end)."""
-
-    def __init__(self) -> None:
-        self.plan: List[bool] = []
-        self.pos = 0
-        self.pending: List[List[bool]] = [[]]
-
-    def choose(self) -> bool:
-        """The outcome of the next test on this run; a new one forks."""
-        if self.pos == len(self.plan):
-            self.pending.append(self.plan + [False])
-            self.plan.append(True)
-        self.pos += 1
-        return self.plan[self.pos - 1]
-
-    def runs(self, fn) -> list:
-        """``fn()`` once per combination of outcomes."""
-        out = []
-        while self.pending:
-            self.plan, self.pos = self.pending.pop(), 0
-            out.append(fn())
-        return out
-
-
-class _End:
-    """The upper end of an opaque range: ``<= 0`` is a choice; when chosen true, the
-    argument's value is ``<= 0`` at every point (the range holds it)."""
-
-    def __init__(self, choices: _Choices, x, seen: list) -> None:
-        self.choices, self.x, self.seen = choices, x, seen
-
-    def __le__(self, other) -> bool:
-        require(other == 0, "the code compared a bound's upper end with %s, not 0", other)
-        yes = self.choices.choose()
-        if yes:
-            self.seen.append(self.x)
-        return yes
-
-
-class _OpaqueBound:
-    """``bound()`` as any sound range of its argument: only the test of its upper end
-    against 0 is read (``_End``); what a true outcome says is kept per run."""
-
-    def __init__(self, choices: _Choices) -> None:
-        self.choices = choices
-        self.nonpositive: List = []
-
-    def __call__(self, x, sym_range=None):
-        return SimpleNamespace(upper=_End(self.choices, x, self.nonpositive))
-
-
-def _fact(op, sym):
-    """A fact of operator ``op`` over ``sym`` (``and``: a conjunction the code skips)."""
-    if op == "and":
-        return R.BoolOp("and", (R.Rel(R.LE, sym.expr), R.Rel(R.NE, sym.expr + 1)))
-    return R.Rel(op, sym.expr)
-
-
-def _fact_lists() -> list:
-    """Every list of at most ``len(FACTS)`` facts, each of every operator the code tells
-    apart (a finite domain, exhausted)."""
-    one = [[_fact(op, FACTS[0])] for op in _FACT_OPS]
-    return [[]] + one + [f + [_fact(op, FACTS[1])] for f in one for op in _FACT_OPS]
-
-
-def _sums_on_paths(goal, facts, P_: Py, zs: Symbols) -> list:
-    """``decide_by_fact_sums`` on ``goal`` and ``facts`` along every path of the opaque
-    bound: per path (what the facts and that path's bound outcomes say, the goal, the
-    answer)."""
-    choices = _Choices()
-    env = SimpleNamespace(ranges={})
-    saved = decision.bound
-
-    def run():
-        opaque = _OpaqueBound(choices)
-        decision.bound = opaque
-        try:
-            return decision.decide_by_fact_sums(env, goal, facts), opaque.nonpositive
-        finally:
-            decision.bound = saved
-    know = z3.And(*[encode_cond(P_, f, zs) for f in facts])
-    g = encode_cond(P_, goal, zs)
-    read: dict = {}         # each expression's statement once (the paths share them)
-
-    def said(x):
-        if x not in read:
-            read[x] = encode(P_, x, zs) <= 0
-        return read[x]
-    return [(z3.And(know, *[said(x) for x in nonpositive]), g, ans)
-            for ans, nonpositive in choices.runs(run)]
-
-
-@proves("decide.fact_sum",
-        over=bounded("every goal e <op> 0 (op <=, ==, !=) and every list of up to 2 "
-                     "related facts, each f <= 0, f == 0, f != 0 or an and / or; the "
-                     "expressions arbitrary (the code reads them only through E.sub / "
-                     "E.neg / E.add and bound(), here any sound range: its upper end's test "
-                     "against 0 takes every outcome, a true one meaning the argument is <= 0 "
-                     "at every point: range.bound's proof), along every path; an and / or "
-                     "goal and a list over FACT_SUM_LIMIT forms checked to give None"))
-def decide_fact_sum():
-    """See the module docstring."""
-    P_ = Py()
-    zs = Symbols()
-    cases = [case for facts in _fact_lists() for op in _GOAL_OPS
-             for case in _sums_on_paths(R.Rel(op, GOAL.expr), facts, P_, zs)]
-    answers = {ans for _, _, ans in cases}
-    require({True, False, None} <= answers, "fact sums answered only %s", answers)
-
-    def claim(*vs):      # on each path of each input: the answer implied by what it read
-        return z3.And(*[z3.Implies(st, z3.If(v == 1, g, z3.Or(v != 0, z3.Not(g))))
-                        for (st, g, _), v in zip(cases, vs)])
-    prove_code(claim, [z3.IntVal(-1 if a is None else int(a)) for _, _, a in cases], P=P_,
-               what="fact sums on %d paths" % len(cases))
-    goal = R.Rel(R.LE, GOAL.expr)
-    both = R.BoolOp("and", (goal, R.Rel(R.NE, GOAL.expr)))
-    some = [_fact(R.LE, FACTS[0])]
-    require(decision.decide_by_fact_sums(None, both, some) is None,
-            "a conjunction was decided by fact sums")
-    many = [R.Rel(R.LE, FACTS[0].expr - k) for k in range(decision.FACT_SUM_LIMIT + 1)]
-    require(decision.decide_by_fact_sums(None, goal, many) is None,
-            "more facts than the limit were summed")
-
+from .code import prove_code
+from .pyint import prove, require, zmax, zmin
 
 # ---------------------------------------------------------------------------- box_exact
 #: the symbols of the linear forms of ``decide.box_exact``
 BOX = (E.Sym(983), E.Sym(984))
-_BOX_OPS = (R.LE, R.EQ, R.NE)
 
 
 class _Ranges:
@@ -375,163 +224,3 @@ def decide_box_exact():
     require(not decision.box_exact(R.make(R.LE, s0 * s1 - 20)) and
             not decision.box_exact(R.combine("or", [R.le(s0, 3), R.le(s1, 1)])),
             "a product or a disjunction counted as box-exact")
-
-
-# ---------------------------------------------------------------------------- drop_implied
-class _Env:
-    """The environment ``drop_implied_facts`` reads: its facts, the ranges of their symbols,
-    its memo.  The ``bound`` table answers any sound range of the expression (``_OpaqueRange``:
-    ``range.bound``'s proof), the others are computed."""
-
-    def __init__(self, facts, choices: "_Choices", said: list) -> None:
-        self.facts = list(facts)
-        self.ranges: dict = {}
-        self.choices, self.said = choices, said
-        self.bounds: dict = {}
-
-    def memo(self, table, key, compute, *args):
-        """As ``ShapeEnv.memo``, the ``bound`` table opaque."""
-        if table != "bound":
-            return compute(*args)
-        if key not in self.bounds:
-            self.bounds[key] = _OpaqueRange("r%d" % len(self.bounds), key, self.choices,
-                                            self.said)
-        return self.bounds[key]
-
-    def keep_facts(self, facts) -> None:
-        """The facts become ``facts``."""
-        self.facts = list(facts)
-
-
-def _against_zero(s, v) -> dict:
-    """The end ``(s, v)`` compared with 0, as Z3 formulas, by operator."""
-    lt0 = z3.Or(s == -1, z3.And(s == 0, v < 0))
-    eq0 = z3.And(s == 0, v == 0)
-    gt0 = z3.Not(z3.Or(lt0, eq0))
-    return {"<": lt0, "<=": z3.Or(lt0, eq0), "==": eq0, ">": gt0, ">=": z3.Or(gt0, eq0)}
-
-
-class _OpaqueEnd:
-    """An end of an opaque range (``_against_zero``'s formulas of it): a comparison with 0
-    is a choice, whose outcome is recorded as a statement about the end."""
-
-    def __init__(self, formulas: dict, choices: "_Choices", said: list) -> None:
-        self.formulas, self.choices, self.said = formulas, choices, said
-
-    def _is(self, op, other):
-        require(isinstance(other, int) and other == 0, "a bound's end compared with %r",
-                other)
-        yes = self.choices.choose()
-        self.said.append(self.formulas[op] if yes else z3.Not(self.formulas[op]))
-        return yes
-
-    def __le__(self, o):
-        return self._is("<=", o)
-
-    def __lt__(self, o):
-        return self._is("<", o)
-
-    def __ge__(self, o):
-        return self._is(">=", o)
-
-    def __gt__(self, o):
-        return self._is(">", o)
-
-    def __eq__(self, o):
-        return self._is("==", o)
-
-    __hash__ = object.__hash__
-
-
-#: the Z3 terms of each opaque range by name (the same on every path: made once)
-_INTERVALS: dict = {}
-
-
-class _OpaqueRange:
-    """Any sound range of an expression: ends ``(s, v)`` fresh (``symexec.interval``), the
-    expression's value between them (kept in ``said`` with the outcomes)."""
-
-    def __init__(self, name, expr, choices, said) -> None:
-        from .symexec import interval
-        if name not in _INTERVALS:
-            lo, hi, wf, member, inside = interval(name)
-            _INTERVALS[name] = (_against_zero(lo.s, lo.v), _against_zero(hi.s, hi.v),
-                                z3.And(*wf, *inside), member)
-        low, high, wf, member = _INTERVALS[name]
-        self.lower = _OpaqueEnd(low, choices, said)
-        self.upper = _OpaqueEnd(high, choices, said)
-        said.append(wf)
-        self.member, self.expr = member, expr
-
-
-def _backed(i: int, op, unbacked: bool):
-    return R.Rel(op, E.Sym(985 + i, unbacked).expr)
-
-
-def _drop_lists() -> list:
-    """Every list of at most two facts, each ``f <op> 0`` (op ``<=``, ``==``, ``!=``) over a
-    backed or an unbacked symbol (a finite domain, exhausted)."""
-    one = [(op, u) for op in _BOX_OPS for u in (False, True)]
-    return [[]] + [[_backed(0, *a)] for a in one] + \
-        [[_backed(0, *a), _backed(1, *b)] for a in one for b in one]
-
-
-def _drop_paths(facts, P_: Py, zs: Symbols) -> list:
-    """``drop_implied_facts`` on ``facts`` along every path: ``bound`` opaque (the
-    environment's ``bound`` table), ``box_exact`` any verdict (a yes only keeps the fact),
-    ``implies`` any answer with what ``z3bridge.implies``' proof guarantees (True: the fact
-    holds at every point of the ranges; False: it fails).  Per path (what holds there,
-    the facts kept)."""
-    from symshape.reasoning import solver as SE
-    choices = _Choices()
-    saved = SE.box_exact, SE.implies
-    meaning: dict = {}          # each condition's / expression's Z3 term, once
-
-    def mean(x):
-        if x not in meaning:
-            meaning[x] = (encode if isinstance(x, E.Expr) else encode_cond)(P_, x, zs)
-        return meaning[x]
-
-    def run():
-        said: list = []
-
-        def implies(premises, f, ranges, budget=None):
-            ans = True if choices.choose() else (False if choices.choose() else None)
-            if ans is not None:
-                said.append(mean(f) if ans else z3.Not(mean(f)))
-            return ans
-        env = _Env(facts, choices, said)
-        SE.box_exact, SE.implies = (lambda f: choices.choose()), implies
-        try:
-            SE.drop_implied_facts(env)
-        finally:
-            SE.box_exact, SE.implies = saved
-        members = [r.member == mean(r.expr) for r in env.bounds.values()]
-        return z3.And(*said, *members), list(env.facts)
-    return choices.runs(run)
-
-
-@proves("project.drop_implied",
-        over=bounded("every list of up to 2 facts f <op> 0 (op <=, ==, !=; each over a "
-                     "backed or an unbacked symbol), the facts' expressions arbitrary "
-                     "(read only through bound(), any sound range with symbolic ends: "
-                     "range.bound's proof), along every path of drop_implied_facts and "
-                     "implied_by_ranges (decide_ranges run; box_exact any verdict; implies "
-                     "any answer z3bridge.implies' proof allows)"))
-def project_drop_implied():
-    """On every path, the facts kept say exactly what the facts before said at every point
-    of the ranges (the symbols of unbacked facts included)."""
-    P_ = Py()
-    zs = Symbols()
-    cases, dropped = [], 0
-    for facts in _drop_lists():
-        before = z3.And(*[encode_cond(P_, f, zs) for f in facts])
-        for said, kept in _drop_paths(facts, P_, zs):
-            dropped += len(kept) < len(facts)
-            cases.append((said, before, z3.And(*[encode_cond(P_, f, zs) for f in kept])))
-    require(dropped > 0, "drop_implied_facts never dropped a fact")
-
-    def claim(*vs):
-        return z3.And(*[z3.Implies(said, v == before) for (said, before, _), v in zip(cases, vs)])
-    prove_code(claim, [kept for _, _, kept in cases], P=P_,
-               what="drop_implied_facts on %d paths" % len(cases))

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from types import SimpleNamespace
-from typing import List
 
 import z3
 
@@ -37,38 +36,9 @@ from symshape.algebra import relations as R
 from symshape.reasoning import decision
 
 from . import every, proves
+from .choices import Choices
 from .code import prove_code
 from .pyint import require
-
-
-class Choices:
-    """Runs a function once per sequence of answers of its opaque steps (depth first,
-    replaying the answers chosen so far): every combination, no solver call."""
-
-    def __init__(self) -> None:
-        self.plan: List[int] = []
-        self.pos = 0
-        self.pending: List[List[int]] = [[]]
-
-    def choose(self, n: int = 2) -> int:
-        """The next step's answer on this run, one of ``0 .. n-1``; a new step forks."""
-        if self.pos == len(self.plan):
-            self.pending += [self.plan + [i] for i in range(1, n)]
-            self.plan.append(0)
-        self.pos += 1
-        return self.plan[self.pos - 1]
-
-    def answer(self):
-        """A three-valued answer: True, False or None."""
-        return (True, False, None)[self.choose(3)]
-
-    def runs(self, fn) -> list:
-        """``fn()`` once per combination of answers."""
-        out = []
-        while self.pending:
-            self.plan, self.pos = self.pending.pop(), 0
-            out.append(fn())
-        return out
 
 
 class Cond:
@@ -112,11 +82,11 @@ class Listed:
 
     def __bool__(self) -> bool:
         if self.empty is None:
-            self.empty = self.run.choices.choose() == 1
+            self.empty = self.run.choices.pick() == 1
         return not self.empty
 
     def __contains__(self, c) -> bool:
-        if not self or self.run.choices.choose() == 1:
+        if not self or self.run.choices.pick() == 1:
             return False
         self.run.said.append(z3.Implies(self.meaning, c.h))
         return True
@@ -158,7 +128,7 @@ class Run:
     def subst_cond(self, env, c):
         """Any bool the condition has on every point of ``K`` where it is defined, or a
         condition with its truth there (and defined wherever it is)."""
-        k = self.choices.choose(3)
+        k = self.choices.pick(3)
         if k < 2:
             self.states(z3.Implies(z3.And(self.know.all(), c.d), c.h == (k == 0)))
             return k == 0
@@ -191,7 +161,7 @@ class Run:
 
     def box_exact(self, c) -> bool:
         """Any verdict (a yes only ever answers None)."""
-        return self.choices.choose() == 0
+        return self.choices.pick() == 0
 
     def fact_sums(self, env, c, related):
         """``decide.fact_sum``: an answer implied by the related facts and the ranges."""
@@ -199,7 +169,7 @@ class Run:
 
     def witnessed(self, env, c, related) -> bool:
         """Any verdict (a yes only ever answers None)."""
-        return self.choices.choose() == 0
+        return self.choices.pick() == 0
 
     def implies(self, premises, goal, ranges, budget=None):
         """``z3bridge.implies``: an answer implied by the premises and the ranges."""
@@ -310,7 +280,7 @@ class FreeSymbols:
 
     def __iter__(self):
         if self.verdict is None:
-            self.verdict = self.choices.choose() == 1
+            self.verdict = self.choices.pick() == 1
         return iter([SimpleNamespace(unbacked=self.verdict)])
 
 
@@ -325,8 +295,8 @@ class EnvRun:
         self.k, self.kx = z3.Bools("k0 k0@example")
         self.said: list = [self.kx]       # the example satisfies what the environment knows
         self.made = 0
-        self.pending = choices.choose() == 1
-        self.branch_depth = choices.choose()
+        self.pending = choices.pick() == 1
+        self.branch_depth = choices.pick()
         self.loop_guard = None
         self.guard_hook = self.observe
         self.checks: list = []
@@ -383,7 +353,7 @@ class EnvRun:
 
     def _hint_cond(self, c) -> bool:
         """``c``'s truth at the example."""
-        ans = self.choices.choose() == 0
+        ans = self.choices.pick() == 0
         self.said.append(c.hx == ans)
         return ans
 
@@ -449,8 +419,8 @@ def env_paths(method) -> list:
 
     def run():
         r = EnvRun(choices)
-        c = (True, False, r.fresh("c"))[choices.choose(3)]
-        hint = (None, True, False)[choices.choose(3)]
+        c = (True, False, r.fresh("c"))[choices.pick(3)]
+        hint = (None, True, False)[choices.pick(3)]
         hx = truth(c)[2]
         pre = [] if type(c) is bool else [c.dx]     # a traced condition: defined there
         pre += [] if hint is None else [hx == hint]
@@ -550,7 +520,7 @@ class GuardRun:
         """``solve.dispatch``: the knowledge becomes the old one where ``c`` holds."""
         require(env is self, "learn was handed another environment")
         self.learnt.append(("learn", c, env._learning))
-        if self.choices.choose() == 1:
+        if self.choices.pick() == 1:
             from symshape.errors import InternalError
             raise InternalError("a guard contradicts earlier guards")
         self.k = z3.Bool("k1")
@@ -595,8 +565,8 @@ def env_add_guard():
     c = Cond("g")
 
     def run():
-        outer = (None, Guard(Cond("earlier"), None, "guard"))[choices.choose()]
-        dd = choices.choose() == 1
+        outer = (None, Guard(Cond("earlier"), None, "guard"))[choices.pick()]
+        dd = choices.pick() == 1
         r = GuardRun(choices, outer)
         r.said = z3.BoolVal(True)
         with solver_specified(r):

@@ -10,8 +10,7 @@ for their values at a point with the quotients at their Python values: wherever 
 condition is defined (every divisor non-zero) ``S`` holds and ``E`` is its truth; the
 encoder registers the condition's symbols (the real ``Encoder.sym``) and the real
 ``Encoder.range`` translates each range, its ends symbolic, finite or infinite.  The solver is a recorder answering
-every verdict (unsat, sat, unknown) and the time budget every outcome (``decide_specs_every.
-Choices``).  Along every path: where ``implies`` answers True (False), the query whose
+every verdict (unsat, sat, unknown) and the time budget every outcome (``proofs/choices.py``).  Along every path: where ``implies`` answers True (False), the query whose
 refutation it read holds at every point where the premises and the ranges hold, the
 goal is defined and fails (holds) -- so an unsatisfiable query means the answer is right.
 """
@@ -28,7 +27,7 @@ from symshape.reasoning import z3bridge as ZB
 from . import every, proves
 from .alike import read_alike
 from .code import prove_code
-from .decide_specs_every import Choices
+from .choices import Choices
 from .pyint import require
 
 #: the symbols of the conditions: one with a range in the table, one without (the code
@@ -68,7 +67,7 @@ class Recorder:
 
     def check(self):
         """Any verdict."""
-        self.verdict = (z3.unsat, z3.sat, z3.unknown)[self.choices.choose(3)]
+        self.verdict = (z3.unsat, z3.sat, z3.unknown)[self.choices.pick(3)]
         return self.verdict
 
 
@@ -96,12 +95,12 @@ class Budget:
 
     def remaining_ms(self) -> int:
         """Some time left (1 s) or none."""
-        return (1000, 0)[self.choices.choose()]
+        return (1000, 0)[self.choices.pick()]
 
     @property
     def spent(self) -> bool:
         """Spent or not (only a log line depends on it)."""
-        return self.choices.choose() == 1
+        return self.choices.pick() == 1
 
 
 class OpaqueEncoder(ZB.Encoder):

@@ -502,11 +502,10 @@ EQUIVALENT.update({
      "if s is None or type(k) is not int or not 0 <= r <= k:"):
         "(in solve_congruence) Mod(s, k) == k never holds, so no guard true at the "
         "examples reaches the solver with r == k (the ranges decide it False first).",
-    ("solver", "if holds and len(holds) == sum(1 for r in range(k_all) if has_residue(vr, r, "
-     "k_all)):", "if holds and len(holds) >= sum(1 for r in range(k_all) if has_residue(vr, "
-     "r, k_all)):"):
-        "holds lists only residues with a value in the range (the loop skips the others), "
-        "so it is never longer than that count: >= is ==.",
+    ("solver", "if holds and len(holds) == len(present):",
+     "if holds and len(holds) >= len(present):"):
+        "(in residue_outcome) holds lists the residues whose verdict is True, present those "
+        "whose verdict is not ABSENT, so holds is never longer than present: >= is ==.",
     ("decision", "known = True if (b.lower == 0 == b.upper) else (False if not (b.lower <= 0 "
      "<= b.upper)", "known = True if (b.lower == 0 >= b.upper) else (False if not (b.lower "
      "<= 0 <= b.upper)"):

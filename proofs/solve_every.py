@@ -26,7 +26,7 @@ from symshape.reasoning import solver
 
 from . import bounded, every, proves
 from .code import prove_code
-from .pyint import Py, prove, require, zmax, zmin
+from .pyint import Py, prove, require, zmin
 from .solve_explore import (Enc, StepEnv, both_paths, ends, enc_cond, info, iv_inside,
                             now_branch, opaque_mod, prove_quotient_bounds, sint_paths,
                             solver_paths, stubbed, within)
@@ -310,58 +310,6 @@ def _replacement(data_dependent: bool) -> None:
         for pc, i in cases]), impl, hyps, P=P_,
         what="replace(s, a*t + k) on symbolic values and ranges%s (%d paths)"
         % (" of a data-dependent size" if data_dependent else "", len(paths)))
-
-
-# ---------------------------------------------------------------------------- Min / Max
-#: the largest Min / Max arity the proof of solve.minmax_equal runs the code on
-MINMAX_EQ_ARITY = 4
-
-
-@proves("solve.minmax_equal", over=bounded(
-    "every Min / Max of arity 2..%d (y at every position, or no argument y), y a symbol "
-    "or a product of two, every coefficient pair and constant symbolic: every "
-    "c1*Min(..) + c2*y + k, along every path of minmax_equal" % MINMAX_EQ_ARITY))
-def solve_minmax_equal():
-    """``minmax_equal`` on ``c1*Min(args) + c2*y + k`` (``Max`` too) with symbolic ``c1``,
-    ``c2``, ``k``: on every path where it rewrites, the relation it returns holds exactly
-    where the equation does, for every value of the symbols."""
-    from .code import Symbols, encode, encode_cond
-    syms = [E.Sym(983 + i) for i in range(MINMAX_EQ_ARITY + 2)]
-    y_sym, y2 = syms[-2], syms[-1]
-    c1, c2, k = z3.Ints("c1 c2 k")
-    cases = []                   # (atom, y): every arity, y in every position or absent
-    for kind in ("Min", "Max"):
-        for y in (y_sym.expr, y_sym.expr * y2.expr):
-            for n in range(2, MINMAX_EQ_ARITY + 1):
-                others = [s.expr for s in syms[:n]]
-                for pos in range(n + 1):
-                    args = others[:pos] + [y] + others[pos + 1:] if pos < n else others
-                    cases.append((E.OpAtom(kind, tuple(args)), y))
-
-    from .symcoeff import SInt
-
-    def run():        # the coefficients branch alike for every case: one exploration
-        return [solver.minmax_equal(E.Expr({(atom,): SInt(c1),
-                                            tuple(a for t, _ in y.terms for a in t):
-                                            SInt(c2)}, SInt(k)))
-                for atom, y in cases]
-    ex, paths = sint_paths([], run, "minmax_equal")
-    P_ = ex.P
-    zs = Symbols()
-    wants = [c1 * (zmin if atom.kind == "Min" else zmax)(*[encode(P_, a, zs)
-                                                          for a in atom.args])
-             + c2 * encode(P_, y, zs) + k == 0 for atom, y in cases]
-    impl, claims = [], []
-    for pc, got in paths:
-        for want, out in zip(wants, got):
-            if out is not None:
-                claims.append((pc, want, len(impl)))
-                impl.append(encode_cond(P_, out, zs))
-    require(claims, "minmax_equal rewrote nothing")
-    prove_code(lambda *v: z3.And(*[z3.Implies(z3.And(*pc), v[i] == want)
-                                   for pc, want, i in claims]),
-               impl, P=P_, what="minmax_equal on c1*Min(..) + c2*y + k, arity 2..%d "
-               "(%d paths, %d rewrites)" % (MINMAX_EQ_ARITY, len(paths), len(claims)))
 
 
 # ---------------------------------------------------------------------------- dispatch
@@ -678,100 +626,3 @@ def _factor_pairs(xs, common, coeffs, ks, xv, cv, lows, hyps, SInt) -> int:
                    what="solve_factor_pairs on %d split factors%s (%d paths)"
                    % (len(xs), " and a common one" if common else "", len(paths)))
     return len(cases)
-
-
-# ---------------------------------------------------------------------------- residues
-#: the largest lcm of a guard's divisors the proof of solve.residue_split runs the code on
-RESIDUE_K = 3
-
-
-class _CaseEnv:
-    """The environment of one residue case: its ``decide`` answers ``d_r`` (a symbolic
-    None / True / False: 0 / 1 / 2), any answer a sound decision may give (a hypothesis
-    of the claim); ``create_symbol`` makes the quotient."""
-
-    def __init__(self) -> None:
-        self.ranges: dict = {}
-
-    def create_symbol(self, hint, source, vr, kind="auto", dim=None, frame=None):
-        return E.Sym(995)
-
-    def decide(self, case):
-        r = case[1].const if isinstance(case[1], E.Expr) else case[1]
-        d = z3.Int("d_%d" % r)
-        if now_branch(d == 0):
-            return None
-        return now_branch(d == 1)
-
-
-class _SplitEnv(_CaseEnv):
-    """The environment ``split_residues`` reads: the range of the guard's symbol; a case
-    environment is a fresh ``_CaseEnv`` (``type(env)()``)."""
-
-    def __init__(self, ranges=None) -> None:
-        super().__init__()
-        self.ranges = ranges or {}
-
-
-@proves("solve.residue_split", over=bounded(
-    "every one-symbol guard whose constant divisors have an lcm K of 2..%d (the code "
-    "splits up to 16), its meaning any predicate F of s and every answer decide may "
-    "give soundly on each case, every range of s (ends symbolic, finite or infinite), "
-    "along every path of split_residues" % RESIDUE_K))
-def solve_residue_split():
-    """``split_residues`` on a guard ``c`` over ``s`` with divisor lcm ``K`` and a
-    symbolic range: whatever sound answers the cases get (``d_r`` True only where ``F``
-    holds on every ``s = K*q + r`` of the range, False only where it holds on none), on
-    every path where it acts, what it does is right for every ``s`` of the range: it
-    learns ``s % K == r`` (captured) exactly where ``F`` holds, or, when it learns
-    nothing and answers True, ``F`` holds everywhere.  The case's condition is handed
-    to ``decide`` as the substitution ``s -> K*q + r`` (captured: ``F(K*q + r)``)."""
-    for K in range(2, RESIDUE_K + 1):
-        _residues(K)
-    # the ways out before any case is decided: two symbols, a data-dependent size, no
-    # constant divisor, an lcm above 16
-    s_, t_, u_ = E.Sym(994), E.Sym(995), E.Sym(996, True)
-    env = _SplitEnv({s_: ValueRange(0, 40), u_: ValueRange(0, 40)})
-    for c in (R.Rel(R.EQ, E.mod(s_.expr + t_.expr, 2)), R.Rel(R.EQ, E.mod(u_.expr, 2)),
-              R.Rel(R.LE, s_.expr - 3), R.Rel(R.EQ, E.mod(s_.expr, 17))):
-        require(solver.split_residues(env, c) is False, "split_residues took %s", c)
-
-
-def _residues(K: int) -> None:
-    from .code import Symbols, encode_cond
-    s_ = E.Sym(994)
-    lo, hi, wf, sv, member = interval("res%d" % K)
-    ds = [z3.Int("d_%d" % r) for r in range(K)]
-    hyps = wf + [z3.And(0 <= d, d <= 2) for d in ds]
-    learnt: list = []
-
-    def run():
-        learnt.clear()
-        env = _SplitEnv({s_: ValueRange(lo, hi)})
-        c = R.Rel(R.EQ, E.mod(s_.expr, K))
-        done = solver.split_residues(env, c)
-        return done, list(learnt)
-    ex, paths = solver_paths(
-        hyps, run, "split_residues",
-        subst_cond_value=lambda c, s, value: ("case", value),
-        learn=lambda env, c: learnt.append(c))
-    P_ = ex.P
-    F = z3.Function("F_%d" % K, z3.IntSort(), z3.BoolSort())
-    zs = Symbols({s_: sv})
-    # decide is sound: its answer on residue r, at this s of residue r, is F's value
-    sound = [z3.Implies(P_.mod(sv, K) == r, z3.And(z3.Implies(d == 1, F(sv)),
-                                                   z3.Implies(d == 2, z3.Not(F(sv)))))
-             for r, d in enumerate(ds)]
-    impl, cases = [], []
-    for pc, (done, got) in paths:
-        if not done:
-            require(not got, "split_residues learnt %s and returned False", got)
-            continue
-        cases.append((pc, len(impl)))
-        impl.append(z3.And(*[encode_cond(P_, g, zs) for g in got]))
-    require(cases, "split_residues acted on no path (K = %d)", K)
-    prove_code(lambda *v: z3.And(*[z3.Implies(z3.And(*pc), v[i] == F(sv))
-                                   for pc, i in cases]),
-               impl, hyps, sound, member, P=P_,
-               what="split_residues with K = %d on a symbolic range (%d paths)"
-               % (K, len(paths)))

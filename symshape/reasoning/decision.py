@@ -173,44 +173,50 @@ def decide_by_fact_sums(env, c, related) -> Optional[bool]:
     for what a sum of at most two facts shows, so ``None`` goes on to the later steps."""
     if not isinstance(c, R.Rel):
         return None
-    les = []
-    for f in related:
-        if isinstance(f, R.Rel):
-            if f.op == R.LE:
-                les.append(f.expr)
-            elif f.op == R.EQ:
-                les += [f.expr, E.neg(f.expr)]
+    les = le_forms_of(related)
     if not les or len(les) > FACT_SUM_LIMIT:
         return None
     e = c.expr
     if c.op == R.LE:
-        if _sum_proves(env, e, les):
+        if sum_proves(env, e, les):
             return True
-        return False if _sum_proves(env, E.sub(1, e), les) else None
-    if _sum_proves(env, e, les) and _sum_proves(env, E.neg(e), les):
+        return False if sum_proves(env, E.sub(1, e), les) else None
+    if sum_proves(env, e, les) and sum_proves(env, E.neg(e), les):
         known = True
-    elif _sum_proves(env, E.add(e, 1), les) or _sum_proves(env, E.sub(1, e), les):
+    elif sum_proves(env, E.add(e, 1), les) or sum_proves(env, E.sub(1, e), les):
         known = False
     else:
         return None
     return known if c.op == R.EQ else not known
 
 
-def _sum_proves(env, g, les) -> bool:
+# le_forms_of and sum_proves are each exactly a form over a list, one item (or pair) at a
+# time (and nothing else): proofs/filters.py reads that from this code, so decide.fact_sum
+# holds for every list of facts.
+def le_forms_of(facts: list) -> list:
+    """The ``<= 0`` forms of ``facts``, fact by fact (``le_forms``)."""
+    return [x for f in facts for x in le_forms(f)]
+
+
+def le_forms(f) -> list:
+    """The ``<= 0`` forms of fact ``f``: ``f <= 0`` gives ``f``, ``f == 0`` gives ``f`` and
+    ``-f``, any other fact (``!=``, an and / or) none."""
+    if isinstance(f, R.Rel):
+        if f.op == R.LE:
+            return [f.expr]
+        if f.op == R.EQ:
+            return [f.expr, E.neg(f.expr)]
+    return []
+
+
+def sum_proves(env, g, les) -> bool:
     """``g <= 0`` follows from facts ``f_i <= 0``: ``g - f_i`` (or ``g - f_i - f_j``) has an
     interval upper end ``<= 0`` on the ranges."""
     rng = env.ranges.__getitem__
-    rests = []
-    for f in les:
-        r = E.sub(g, f)
-        if bound(r, rng).upper <= 0:
-            return True
-        rests.append(r)
-    for i, r in enumerate(rests):
-        for f in les[i + 1:]:
-            if bound(E.sub(r, f), rng).upper <= 0:
-                return True
-    return False
+    rests = [E.sub(g, f) for f in les]
+    return any(bound(r, rng).upper <= 0 for r in rests) or \
+        any(bound(E.sub(r, f), rng).upper <= 0
+            for i, r in enumerate(rests) for f in les[i + 1:])
 
 
 def _base_points(env, c, related) -> list:

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import logging
 import math
+from functools import reduce
 from typing import Dict, List, Optional
 
 from symshape.algebra import relations as R
@@ -170,26 +171,57 @@ def split_residues(env, c) -> bool:
         k_all = k_all * k // math.gcd(k_all, k)
     if k_all == 1 or k_all > 16:
         return False
-    vr = env.ranges[s]
-    holds = []
-    for r in range(k_all):
-        lo = ceildiv(vr.lower - r, k_all) if not is_inf(vr.lower) else NEG_INT_OO
-        hi = (vr.upper - r) // k_all if not is_inf(vr.upper) else INT_OO
-        if lo > hi:
-            continue                              # no value of s has this residue
-        case = type(env)()                         # the case alone: q's range, no facts
-        q = case.create_symbol(lo if not is_inf(lo) else (hi if not is_inf(hi) else 0),
-                               "q", ValueRange(lo, hi), kind="intermediate")
-        d = case.decide(subst_cond_value(c, s, add(scale(q.expr, k_all), r)))
+    verdicts = residue_verdicts(env, c, s, k_all)
+    if verdicts is None:
+        return False                              # a case left undecided
+    holds = [r for r, d in enumerate(verdicts) if d is True]
+    present = [r for r, d in enumerate(verdicts) if d is not ABSENT]
+    return residue_outcome(env, s, k_all, holds, present)
+
+
+#: the verdict of a residue case no value of the symbol has (its range holds none)
+ABSENT = "absent"
+
+
+# residue_verdicts is exactly a loop over the residues, one case at a time (and nothing
+# else): proofs/residue_every.py reads that from this code, so solve.residue_split holds for
+# every lcm the code splits.
+def residue_verdicts(env, c, s: Sym, k: int):
+    """``decide``'s verdict on ``c`` in each residue case of ``s`` modulo ``k``, in order
+    (``residue_case``); None as soon as one case is undecided."""
+    verdicts = []
+    for r in range(k):
+        d = residue_case(env, c, s, k, r)
         if d is None:
-            return False
-        if d:
-            holds.append(r)
-    if holds and len(holds) == sum(1 for r in range(k_all) if has_residue(vr, r, k_all)):
+            return None
+        verdicts.append(d)
+    return verdicts
+
+
+def residue_case(env, c, s: Sym, k: int, r: int):
+    """``decide``'s verdict on ``c`` where ``s == k*q + r``, ``q`` in the range that keeps
+    ``s`` in its own (the case alone: q's range, no facts); ``ABSENT`` when no value of ``s``
+    in its range has residue ``r``."""
+    vr = env.ranges[s]
+    lo = ceildiv(vr.lower - r, k) if not is_inf(vr.lower) else NEG_INT_OO
+    hi = (vr.upper - r) // k if not is_inf(vr.upper) else INT_OO
+    if lo > hi:
+        return ABSENT                             # no value of s has this residue
+    case = type(env)()
+    q = case.create_symbol(lo if not is_inf(lo) else (hi if not is_inf(hi) else 0),
+                           "q", ValueRange(lo, hi), kind="intermediate")
+    return case.decide(subst_cond_value(c, s, add(scale(q.expr, k), r)))
+
+
+def residue_outcome(env, s: Sym, k: int, holds: list, present: list) -> bool:
+    """What the decided cases say: ``c`` true in every case a value has (``holds`` is
+    ``present``): True, nothing learnt; true in one case ``r`` alone: ``s % k == r`` is
+    learnt; else nothing (False)."""
+    if holds and len(holds) == len(present):
         return True                               # true for every s in its range
     if len(holds) != 1:
         return False
-    learn(env, R.make(R.EQ, add(mod(s.expr, k_all), -holds[0])))
+    learn(env, R.make(R.EQ, add(mod(s.expr, k), -holds[0])))
     return True
 
 
@@ -238,21 +270,24 @@ def tighten_once(env) -> bool:
     return changed
 
 
+# A filter of the facts, one fact at a time by implied_fact (and nothing else):
+# proofs/filters.py reads that from this code, so project.drop_implied holds for every list.
 @rule("project.drop_implied")
 def drop_implied_facts(env) -> None:
     """Facts that the ranges alone imply say nothing more: they leave the contract."""
-    keep = []
-    for f in env.facts:
-        if any(s.unbacked for s in f.free_symbols):
-            keep.append(f)
-            continue
-        key = (f, tuple(env.ranges.get(s) for s in sorted(f.free_symbols,
-                                                          key=lambda s: s.key)))
-        got = env.memo("implied", key, implied_by_ranges, env, f)
-        if got is not True:
-            keep.append(f)
+    keep = [f for f in env.facts if not implied_fact(env, f)]
     if len(keep) != len(env.facts):
         env.keep_facts(keep)
+
+
+def implied_fact(env, f) -> bool:
+    """The ranges alone imply fact ``f`` (one over a data-dependent size always stays: its
+    symbol's range is no input's); remembered per fact and the ranges of its symbols."""
+    if any(s.unbacked for s in f.free_symbols):
+        return False
+    key = (f, tuple(env.ranges.get(s) for s in sorted(f.free_symbols,
+                                                      key=lambda s: s.key)))
+    return env.memo("implied", key, implied_by_ranges, env, f) is True
 
 
 def implied_by_ranges(env, f) -> Optional[bool]:
@@ -542,16 +577,51 @@ def minmax_equal(e: Expr):
         if len(t1) != 1 or type(t1[0]) is not OpAtom or t1[0].kind not in ("Min", "Max") \
                 or c1 not in (1, -1) or c2 != -c1:
             continue
-        y = atom_expr(t2[0]) if len(t2) == 1 else None
-        if y is None:
-            for a in t2:
-                y = atom_expr(a) if y is None else mul(y, atom_expr(a))
+        y = term_value(t2)
         args = t1[0].args
         if y not in args:
             continue
         rel = R.le if t1[0].kind == "Min" else R.ge
-        return R.combine("and", [rel(y, a) for a in args if a != y])
+        return all_of(bounds_against(y, args, rel))
     return None
+
+
+# term_value, bounds_against and all_of are each exactly a form over a list, one item at a
+# time (and nothing else): proofs/minmax_equal_every.py reads that from this code, so
+# solve.minmax_equal holds for every Min / Max arity and every term.
+def term_value(term: tuple) -> IntLike:
+    """The product of a term's atoms, as an expression."""
+    return reduce(term_step, [atom_expr(a) for a in term])
+
+
+def term_step(y: IntLike, x: IntLike) -> IntLike:
+    """One more factor of ``term_value``."""
+    return mul(y, x)
+
+
+def bounds_against(y: Expr, args: tuple, rel) -> list:
+    """``rel(y, a)`` for every argument ``a`` but ``y`` itself."""
+    return [rel(y, a) for a in args if a != y]
+
+
+def all_of(conds: list):
+    """The conjunction of ``conds`` (relations or bools), as ``R.combine("and", conds)``
+    builds it: False if one is False, the others once each, True if none is left."""
+    out = reduce(and_step, conds, [])
+    if out is False:
+        return False
+    if not out:
+        return True
+    return out[0] if len(out) == 1 else R.BoolOp("and", tuple(out))
+
+
+def and_step(out, c):
+    """One more condition of ``all_of``: ``out`` (a list, or False once one was False)."""
+    if out is False or c is False:
+        return False
+    if c is True or c in out:
+        return out
+    return out + [c]
 
 
 def constant_divisors(e: IntLike, s: Sym) -> List[int]:
@@ -572,13 +642,6 @@ def constant_divisors(e: IntLike, s: Sym) -> List[int]:
                         if k not in out:
                             out.append(k)
     return out
-
-
-def has_residue(vr: ValueRange, r: int, k: int) -> bool:
-    """Some value in ``vr`` is ``r`` modulo ``k``."""
-    lo = ceildiv(vr.lower - r, k) if not is_inf(vr.lower) else NEG_INT_OO
-    hi = (vr.upper - r) // k if not is_inf(vr.upper) else INT_OO
-    return lo <= hi
 
 
 def subst_cond_value(c, s: Sym, value: IntLike):
