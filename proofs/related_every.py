@@ -215,8 +215,9 @@ def _complete() -> None:
     "every environment and start set: every list of facts and assumptions of any length, "
     "each fact read by identity and through its free symbols (any set: Z3 sets over "
     "uninterpreted sorts of symbols and facts, so any number of each), every start set of "
-    "symbols; the code's worklist loop, its index (_index_facts) and cache (fact_index) "
-    "read from the code as they are, each loop by an invariant proven for an arbitrary "
+    "symbols; the code's worklist loop, its index (_index_facts) and cache (fact_index: "
+    "cleared whenever the knowledge changes, ShapeEnv._bump) read from the code as they "
+    "are, each loop by an invariant proven for an arbitrary "
     "item and state: the result is exactly the facts reachable from the start symbols "
     "through shared symbols, each once"))
 def decide_related_facts():
