@@ -1,6 +1,6 @@
-"""Proofs about the decision procedure's environment on samples and bounds: the related-fact
-closure (checked against the transitive closure computed here), the bounds pipeline
-(``ss.bounds``) and ``SymInt``'s operators.
+"""Proofs about the decision procedure's environment on samples: the bounds pipeline
+(``ss.bounds``) and ``SymInt``'s operators (``decide.related_facts`` for every environment
+in ``proofs/related_every.py``).
 
 ``decide.sound``, ``env.evaluate``, ``env.check`` and ``env.add_guard`` are proven for every
 condition and environment in ``proofs/decide_specs_every.py``, ``z3bridge.implies`` in
@@ -13,14 +13,13 @@ import itertools
 
 import z3
 
-from symshape.reasoning import decision
 from symshape.algebra import expr as E
 from symshape.algebra import relations as R
 from symshape.reasoning.env import ShapeEnv
 from symshape.algebra.infinity import INT_OO
 from symshape.algebra.ranges import ValueRange
 
-from . import bounded, samples, proves
+from . import samples, proves
 from .code import Symbols, divisors, encode, encode_cond, prove_code
 from .pyint import Py, require
 from .solver_rules import _in_ranges
@@ -47,57 +46,6 @@ def _knowledge(P_, env: ShapeEnv, zs) -> list:
     k += [encode_cond(P_, f, zs) for f in env.facts]
     k += [zs[s] == encode(P_, v, zs) for s, v in env.replacements.items()]
     return k
-
-
-#: the symbols of ``decide_related_facts``'s fact sets, and their non-empty subsets
-_FACT_SYMS = 3
-
-
-@proves("decide.related_facts",
-        over=bounded("every set of facts and assumptions over 3 symbols (each non-empty "
-                     "symbol set absent, a fact or an assumption: 3^7 environments) and "
-                     "every non-empty start set"))
-def decide_related_facts():
-    """The closure depends on the facts only through their symbol sets: over three symbols
-    every hypergraph of symbol sets (each of the 7 non-empty sets holding no fact, a fact or
-    an assumption), from every start set, ``related_facts`` returns exactly the facts
-    reachable through shared symbols (the closure computed here)."""
-    env = ShapeEnv()
-    syms = [env.create_symbol(2, "r%d" % i, ValueRange(0, INT_OO)) for i in range(_FACT_SYMS)]
-    subsets = [frozenset(s for i, s in enumerate(syms) if mask >> i & 1)
-               for mask in range(1, 2 ** _FACT_SYMS)]
-    # one distinct relation per symbol set: the sum of its symbols at most its index
-    rel = [R.le(sum(s.expr for s in sub), k) for k, sub in enumerate(subsets)]
-    checked = 0
-    for kinds in itertools.product((None, "fact", "assumption"), repeat=len(subsets)):
-        facts = [r for r, k in zip(rel, kinds) if k == "fact"]
-        env.keep_facts(facts)
-        env.assumptions = [r for r, k in zip(rel, kinds) if k == "assumption"]
-        env.forget_caches()
-        for start in subsets:
-            got = decision.related_facts(env, start)
-            require(len(got) == len(set(got)), "related facts of %s repeat one: %s",
-                    start, got)
-            want = _closure(facts + env.assumptions, start)
-            require(set(got) == want, "facts %s, assumptions %s: related facts of %s are "
-                    "%s, the closure is %s", facts, env.assumptions, set(start), got, want)
-            checked += 1
-    require(checked == 3 ** len(subsets) * len(subsets), "only %d closures checked", checked)
-    from .code import STATS
-    STATS["code_claims"] += 1
-
-
-def _closure(facts, start) -> set:
-    """The facts reachable from the symbols ``start`` through shared symbols."""
-    reach, want, grew = set(start), set(), True
-    while grew:
-        grew = False
-        for f in facts:
-            if f not in want and f.free_symbols & reach:
-                want.add(f)
-                reach |= f.free_symbols
-                grew = True
-    return want
 
 
 def _fresh_env(specs, guards):

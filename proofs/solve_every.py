@@ -24,11 +24,11 @@ from symshape.algebra import relations as R
 from symshape.algebra.ranges import ValueRange
 from symshape.reasoning import solver
 
-from . import bounded, every, proves
+from . import every, proves
 from .code import prove_code
-from .pyint import Py, prove, require, zmin
-from .solve_explore import (Enc, StepEnv, both_paths, ends, enc_cond, info, iv_inside,
-                            now_branch, opaque_mod, prove_quotient_bounds, sint_paths,
+from .pyint import Py, require, zmin
+from .solve_explore import (Enc, StepEnv, ends, enc_cond, info, iv_inside,
+                            now_branch, prove_quotient_bounds, sint_paths,
                             solver_paths, stubbed, within)
 from .symexec import Ext, inside, interval
 
@@ -503,126 +503,3 @@ def _refresh(build, what: str) -> None:
                                    for pc, i in cases]),
                impl, hyps, P=P_, what="refresh_facts of %s facts on symbolic ranges "
                "(%d paths)" % (what, len(paths)))
-
-
-# ---------------------------------------------------------------------------- factor pairs
-class _BoundEnv(StepEnv):
-    """An environment whose ``bound`` of each atom is a symbolic range (any range
-    ``bound`` may give: the value of the atom lies in it, a hypothesis)."""
-
-    def __init__(self, bounds) -> None:
-        super().__init__({})
-        self.bounds = bounds
-
-    def bound(self, x):
-        return self.bounds[x.as_atom()]
-
-
-#: the most split factors x_i // k_i the proof of solve.factor_pairs runs the code on
-FACTOR_PAIRS = 2
-
-
-@proves("solve.factor_pairs", over=bounded(
-    "every equation ca*prod(x_i)*C + cb*C*prod(x_i // k_i) + j == 0 with 1..%d split "
-    "factors and none or one common factor C, the coefficients, the constant, every "
-    "divisor k_i and the lower bound of every factor symbolic (finite or -int_oo), "
-    "along every path of solve_factor_pairs" % FACTOR_PAIRS))
-def solve_factor_pairs():
-    """``solve_factor_pairs`` on symbolic equations: on every path where it applies,
-    the congruences it hands to ``learn`` (captured) hold together exactly where the
-    equation does, for every value of the factors within their bounds.  ``mod`` is its
-    own atom (Python's ``%``)."""
-    from .symcoeff import SInt
-    xs = [E.Sym(990 + i) for i in range(FACTOR_PAIRS)]
-    common = E.Sym(989)
-    ca, cb, j = z3.Ints("ca cb j")
-    ks = z3.Ints(" ".join("k%d" % i for i in range(FACTOR_PAIRS)))
-    xv = z3.Ints(" ".join("x%d" % i for i in range(FACTOR_PAIRS)))
-    cv = z3.Int("C")
-    # the fact the rule rests on, for any number of factors: with 0 <= b_i <= x_i and
-    # x_i >= 1, prod(x_i) == prod(b_i) exactly when every b_i == x_i (b_i = k_i*(x_i//k_i))
-    P0 = Py()
-    b = [k * P0.floordiv(x, k) for k, x in zip(ks, xv)]
-    P0.prove(z3.And(*[z3.And(0 <= bi, bi <= x, (bi == x) == (P0.mod(x, k) == 0))
-                      for bi, x, k in zip(b, xv, ks)]),
-             *[x >= 1 for x in xv], *[k >= 1 for k in ks])
-    bs = z3.Ints(" ".join("b%d" % i for i in range(FACTOR_PAIRS)))
-    for n in range(1, FACTOR_PAIRS + 1):
-        prod = lambda vs: z3.Product(*vs) if len(vs) > 1 else vs[0]   # noqa: E731
-        prove((prod(xv[:n]) == prod(bs[:n])) == z3.And(*[bi == x for bi, x in
-                                                          zip(bs[:n], xv[:n])]),
-              *[z3.And(0 <= bi, bi <= x, x >= 1) for bi, x in zip(bs[:n], xv[:n])])
-    lows = {a: interval("low_" + a.name)[:3] for a in xs + [common]}
-    hyps = [w for lo_, hi_, wf_ in lows.values() for w in wf_]
-    claims = 0
-    for n in range(1, FACTOR_PAIRS + 1):
-        for with_c in (False, True):
-            claims += _factor_pairs(xs[:n], common if with_c else None, (ca, cb, j),
-                                    ks[:n], xv[:n], cv, lows, hyps, SInt)
-    require(claims, "solve_factor_pairs applied nowhere")
-    # and through a real environment, end to end: a reshape splitting two axes by 2 is
-    # learnt as two congruences (replacements), no fact left
-    from symshape.reasoning.env import ShapeEnv
-    env = ShapeEnv()
-    dh, dw = (env.create_symbol(h, "d%d" % h, ValueRange(2, 40)) for h in (8, 6))
-    H, W = dh.expr, dw.expr
-    env.add_guard(R.eq(H * W, 4 * E.floordiv(H, 2) * E.floordiv(W, 2)), None)
-    require(not env.facts and dh in env.replacements and dw in env.replacements,
-            "dh*dw == 4*(dh//2)*(dw//2) should give two congruences, got facts %s, "
-            "replacements %s", env.facts, env.replacements)
-    # a product that pairs no factor (3 != 2): not this step's; the engine still finds
-    # its one solution w == 3 for h >= 1
-    env = ShapeEnv()
-    h, w = (env.create_symbol(x, "d%d" % x, ValueRange(1, 12)) for x in (4, 3))
-    env.add_guard(R.eq(h.expr * w.expr, 3 * h.expr * E.floordiv(w.expr, 2)), None)
-    require(env.replacements == {w: 3} and not env.facts,
-            "h*w == 3*h*(w//2) should give w == 3, got %s, facts %s", env.replacements,
-            env.facts)
-
-
-def _factor_pairs(xs, common, coeffs, ks, xv, cv, lows, hyps, SInt) -> int:
-    ca, cb, j = coeffs
-    ta = tuple(xs) + ((common,) if common else ())
-    learnt: list = []
-
-    def run():
-        learnt.clear()
-        env = _BoundEnv({a: ValueRange(lows[a][0], lows[a][1])
-                         for a in list(xs) + ([common] if common else [])})
-        tb = tuple(E.OpAtom("FloorDiv", (x.expr, SInt(k))) for x, k in zip(xs, ks)) + \
-            ((common,) if common else ())
-        e = E.Expr({ta: SInt(ca), tb: SInt(cb)}, SInt(j))
-        done = solver.solve_factor_pairs(env, e)
-        require(done == bool(learnt), "solve_factor_pairs returned %s after %s", done,
-                learnt)
-        return list(learnt)
-    ex, paths = both_paths(hyps, run, "solve_factor_pairs", mod=opaque_mod,
-                           learn=lambda env, c: learnt.append(c))
-    P_ = ex.P
-    zs = {x: v for x, v in zip(xs, xv)}
-    if common:
-        zs[common] = cv
-    enc = Enc(P_, zs)
-    prod = lambda vs: z3.Product(*vs) if len(vs) > 1 else vs[0]   # noqa: E731
-    cs = [cv] if common else []
-    guard = ca * prod(xv + cs) + cb * prod([P_.floordiv(x, k) for x, k in zip(xv, ks)] + cs) \
-        + j == 0
-    low = [iv_inside(lows[a][0], lows[a][1], zs[a]) for a in zs]
-    impl, cases = [], []
-    for pc, got in paths:
-        if got:
-            cases.append((pc, len(impl)))
-            impl.append(z3.And(*[enc_cond(enc, c) for c in got]))
-    # the two lemmas proven above, instantiated at these factors (where they apply)
-    bsv = [k * P_.floordiv(x, k) for x, k in zip(xv, ks)]
-    where = z3.And(*[x >= 1 for x in xv], *[k >= 1 for k in ks])
-    lemmas = [z3.Implies(where, z3.And(*[z3.And(0 <= bi, bi <= x) for bi, x in zip(bsv, xv)],
-                                       (prod(xv) == prod(bsv)) ==
-                                       z3.And(*[bi == x for bi, x in zip(bsv, xv)])))]
-    if cases:
-        prove_code(lambda *v: z3.And(*[z3.Implies(z3.And(*pc), v[i] == guard)
-                                       for pc, i in cases]),
-                   impl, hyps, low, lemmas, P=P_,
-                   what="solve_factor_pairs on %d split factors%s (%d paths)"
-                   % (len(xs), " and a common one" if common else "", len(paths)))
-    return len(cases)
