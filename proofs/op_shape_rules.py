@@ -502,31 +502,7 @@ def linalg_tensordot():
         _check_many(part, "np.tensordot(every pair of ranks 1..4, every axes=k)")
 
 
-# ---------------------------------------------------------------------------- broadcasting
-def broadcast_sweep() -> None:
-    """x + y for every pair of ranks 0..4 and every assignment, per aligned axis, of the
-    example relation (equal sizes, x's size 1, y's size 1): the contract admits only
-    broadcastable sizes and the result is NumPy's (part of ``broadcast.shapes``)."""
-    for ra, rb in itertools.product(range(0, MAX_RANK + 1), repeat=2):
-        k = min(ra, rb)
-        cases = []
-        for pat in itertools.product(("eq", "x1", "y1"), repeat=k):
-            xs: Dict[int, int] = {}
-            ys: Dict[int, int] = {}
-            for n, p in enumerate(pat):       # a size 1 is static (an example 1 specialises)
-                if p == "x1":
-                    xs[ra - k + n] = 1
-                elif p == "y1":
-                    ys[rb - k + n] = 1
-            sa = tuple(xs.get(i, SIZES[4 - ra + i]) for i in range(ra))
-            sb = tuple(ys.get(i, SIZES[4 - rb + i]) for i in range(rb))
-            cases.append((lambda x, y: x + y, [(sa, xs), (sb, ys)],
-                          lambda P, ins, v: N.broadcast(*ins), ()))
-        for part in _chunks(cases, BATCH):
-            _check_many(part, "x + y (ranks %d, %d, every pattern of 1s)" % (ra, rb),
-                        not_one=True)
-
-
+# ---------------------------------------------------------------------------- stacking
 def stack_tile_sweep() -> None:
     """np.stack of two arrays at every axis (negative ones included) of every rank 0..4,
     and np.tile of every rank 1..4 with reps tuples of every length 1..4 (2s and 3s), both
@@ -595,51 +571,6 @@ def matmul_sweep() -> None:
                           lambda P, ins, v: N.matmul(ins[0], ins[1]), ()))
         for part in _chunks(cases, BATCH):
             _check_many(part, "x @ y (ranks %d, %d, every pattern of batch 1s)" % (ra, rb),
-                        not_one=True)
-
-
-# ---------------------------------------------------------------------------- reshape
-def _ones_patterns(ranks: Sequence[int], full: bool) -> List[List[Dict[int, int]]]:
-    """Per operand, its static size-1 axes: for each output axis (aligned on the right),
-    every subset of the operands present there set to 1 (``full``: every combination over
-    the axes; else every subset at every axis, the subsets rotated across the axes)."""
-    nd = max(ranks)
-    present = [[k for k, r in enumerate(ranks) if r >= nd - a] for a in range(nd)]
-    per_axis = [[c for n in range(len(p) + 1) for c in itertools.combinations(p, n)]
-                for p in present]
-    if full:
-        choices = list(itertools.product(*per_axis))
-    else:
-        width = max([len(c) for c in per_axis] + [1])
-        choices = [tuple(c[(s + a) % len(c)] for a, c in enumerate(per_axis))
-                   for s in range(width)]
-    out = []
-    for choice in choices:
-        statics: List[Dict[int, int]] = [{} for _ in ranks]
-        for a, ones in enumerate(choice):
-            for k in ones:
-                statics[k][ranks[k] - nd + a] = 1
-        out.append(statics)
-    return out
-
-
-def broadcast3_sweep() -> None:
-    """np.where(c, x, y) for every triple of ranks 0..3 and every pattern of static size-1
-    axes (every combination when the ranks are at most 2; with a rank 3, every subset of
-    operands set to 1 at every axis), and np.clip(x, lo, hi) on the same triples without
-    1s: the contract admits only broadcastable sizes and the result is NumPy's (part of
-    ``broadcast.shapes``)."""
-    same = lambda P, ins, v: N.broadcast(*ins)     # noqa: E731
-    for ranks in itertools.product(range(0, MAX_RANK), repeat=3):
-        cases = []
-        for statics in _ones_patterns(ranks, full=max(ranks) <= 2):
-            arrays = [(tuple(st.get(i, SIZES[4 - r + i]) for i in range(r)), st)
-                      for r, st in zip(ranks, statics)]
-            cases.append((lambda x, y, z: np.where(x > 0, y, z), arrays, same, ()))
-        arrays = [(tuple(SIZES[4 - r + i] for i in range(r)), {}) for r in ranks]
-        cases.append((lambda x, y, z: np.clip(x, y, z), arrays, same, ()))
-        for part in _chunks(cases, BATCH):
-            _check_many(part, "np.where / np.clip(ranks %s, patterns of 1s)" % (ranks,),
                         not_one=True)
 
 

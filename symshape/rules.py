@@ -238,10 +238,11 @@ RULES: List[Rule] = [
        "arrays equal off the axis (guarded) concatenate to the common sizes and, along the "
        "axis, the sum of the sizes"),
     _r("broadcast.shapes", OPS + ".elementwise:broadcast_shapes",
-       "N shapes broadcast axis by axis from the right: each size is 1 or the common size; "
-       "x + y (every rank pair up to 3), np.where / np.clip / np.select / np.choose "
-       "(every rank triple up to 3, size-1 patterns), np.meshgrid, np.broadcast_to and "
-       "out= give NumPy's shape, and the contract admits only broadcastable inputs"),
+       "any number of shapes of any rank broadcast axis by axis from the right: admitted "
+       "iff at each axis every two sizes other than 1 are equal, the size then the one "
+       "other than 1 (or 1); ufuncs, np.where / np.clip / np.select / np.choose, "
+       "np.meshgrid, np.broadcast_to and out= give NumPy's shape, and the contract admits "
+       "only broadcastable inputs"),
     _r("index.advanced", OPS + ".advanced:getitem",
        "x[i] with an integer array i takes i's shape in place of the axis; x[i, j] broadcasts "
        "i and j; x[mask] has a data-dependent length in [0, mask.size]"),
