@@ -54,25 +54,6 @@ def creation_triangle():
                    [_shape(rank)], "np.tril / np.triu(rank %d, k = -3..3)" % rank)
 
 
-@proves("linalg.kron", over=bounded("every pair of ranks 1..4, sizes symbolic"))
-def linalg_kron():
-    """np.kron for every pair of ranks 1..4: NumPy's shape (aligned on the right)."""
-    _check_many([(_bind2(np.kron), [_shape(ra), _shape(rb)],
-                  lambda P, ins, v: N.kron(ins[0], ins[1]), ())
-                 for ra, rb in itertools.product(range(1, MAX_RANK + 1), repeat=2)],
-                "np.kron(every pair of ranks 1..4)")
-
-
-@proves("linalg.outer", over=bounded("every pair of ranks 0..4, sizes symbolic"))
-def linalg_outer():
-    """np.outer for every pair of ranks 0..4: (a.size, b.size), the inputs flattened."""
-    cases = [(_bind2(np.outer), [_shape(ra), _shape(rb)],
-              lambda P, ins, v: N.outer(ins[0], ins[1]), ())
-             for ra, rb in itertools.product(range(0, MAX_RANK + 1), repeat=2)]
-    for part in _chunks(cases, BATCH):
-        _check_many(part, "np.outer(every pair of ranks 0..4)")
-
-
 @proves("linalg.inner", over=bounded("every pair of ranks 1..4, sizes symbolic"))
 def linalg_inner():
     """np.inner for every pair of ranks 1..4: a.shape[:-1] + b.shape[:-1], the last sizes
