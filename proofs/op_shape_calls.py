@@ -54,19 +54,6 @@ def creation_triangle():
                    [_shape(rank)], "np.tril / np.triu(rank %d, k = -3..3)" % rank)
 
 
-@proves("linalg.inner", over=bounded("every pair of ranks 1..4, sizes symbolic"))
-def linalg_inner():
-    """np.inner for every pair of ranks 1..4: a.shape[:-1] + b.shape[:-1], the last sizes
-    equal on the contract."""
-    cases = []
-    for ra, rb in itertools.product(range(1, MAX_RANK + 1), repeat=2):
-        sa = _shape(ra)[0]
-        sb = tuple(SIZES[(i + 1) % 4] for i in range(rb - 1)) + (sa[-1],)
-        cases.append((_bind2(np.inner), [(sa, {}), (sb, {})],
-                      lambda P, ins, v: N.inner(ins[0], ins[1]), ()))
-    _check_many(cases, "np.inner(every pair of ranks 1..4)")
-
-
 @proves("signal.correlate",
         over=every("np.convolve and np.correlate, every mode, 1-D operands of every pair of "
                    "lengths n, m >= 1 (the rule's domain): one trace per function and mode, "

@@ -467,41 +467,6 @@ def shape_diagonal():
                    % rank)
 
 
-# ---------------------------------------------------------------------------- products
-@proves("linalg.dot", over=bounded("every pair of ranks 1..4, sizes symbolic"))
-def linalg_dot():
-    """np.dot for every pair of ranks 1..4: NumPy's shape, and the
-    contract admits only equal contracted sizes."""
-    cases = []
-    for ra, rb in itertools.product(range(1, MAX_RANK + 1), repeat=2):
-        sa = tuple(SIZES[i] for i in range(ra))
-        sb = [SIZES[i] for i in range(rb)]
-        if rb == 1:
-            sb[0] = sa[-1]
-        else:
-            sb[-2] = sa[-1]
-        cases.append((lambda x, y: np.dot(x, y), [(sa, {}), (tuple(sb), {})],
-                      lambda P, ins, v: N.dot(ins[0], ins[1]), ()))
-    for part in _chunks(cases, BATCH):
-        _check_many(part, "np.dot(every pair of ranks 1..4)")
-
-
-@proves("linalg.tensordot", over=bounded("every pair of ranks 1..4, every integer axes= up "
-                                         "to the smaller rank, sizes symbolic"))
-def linalg_tensordot():
-    """np.tensordot(a, b, axes=k) for every pair of ranks 1..4 and every k from 0 to the
-    smaller rank."""
-    cases = []
-    for ra, rb in itertools.product(range(1, MAX_RANK + 1), repeat=2):
-        for k in range(0, min(ra, rb) + 1):
-            sa = tuple(SIZES[i] for i in range(ra))
-            sb = tuple(sa[ra - k + i] if i < k else SIZES[(i + 1) % 4] for i in range(rb))
-            cases.append((_bind2(np.tensordot, axes=k), [(sa, {}), (sb, {})],
-                          lambda P, ins, v, k=k: N.tensordot(ins[0], ins[1], k), ()))
-    for part in _chunks(cases, BATCH):
-        _check_many(part, "np.tensordot(every pair of ranks 1..4, every axes=k)")
-
-
 # ---------------------------------------------------------------------------- stacking
 def stack_tile_sweep() -> None:
     """np.stack of two arrays at every axis (negative ones included) of every rank 0..4,

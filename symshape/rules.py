@@ -308,7 +308,7 @@ RULES: List[Rule] = [
        "and i's sizes elsewhere"),
     _r("linalg.dot", OPS + ".linalg:_dot",
        "np.dot(a, b): a.shape[:-1] + b.shape[:-2] + b.shape[-1:] (b 1-D: a.shape[:-1]) "
-       "with a's last size equal to b's contracted one"),
+       "with a's last size equal to b's contracted one; a 0-d operand multiplies"),
     _r("shape.flip", OPS + ".shape:_flip",
        "np.flip / fliplr / flipud over any axes (either sign) keep the shape"),
     _r("shape.roll", OPS + ".shape:_roll",
@@ -361,7 +361,8 @@ RULES: List[Rule] = [
        "np.inner(a, b) is a.shape[:-1] + b.shape[:-1], a's last size equal to b's"),
     _r("linalg.tensordot", OPS + ".linalg:_tensordot",
        "np.tensordot(a, b, axes=k) is a.shape[:-k] + b.shape[k:], a's last k sizes equal to "
-       "b's first k"),
+       "b's first k; axes=(la, lb): the paired sizes equal, the other axes in order; an "
+       "axis out of range or named twice (axes=k past a's rank) is refused"),
 ]
 
 # ---------------------------------------------------------------- the exact contract
