@@ -19,21 +19,26 @@ NumPy's shapes, the converse) on one input per shape of the code's paths.
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
 from typing import Dict, Tuple
 
 import numpy as np
 import z3
 
+from symshape.capture.ops import elementwise as EW
 from symshape.capture.ops import linalg as LA
 from symshape.capture.ops import linalg_calls as LC
 from symshape.capture.ops import shape as SH
+from symshape.errors import UserError
 
 from . import every, proves
 from . import numpy_shapes as N
 from .alike import read_alike
+from .code import prove_code
 from .op_shape_rules import _bind2, _check_many, _shape
 from .pyint import Py, require
 from .reshape_every import product_fold
+from .sized import combine, run_paths, sizes
 
 Reads = Dict[str, Tuple[str, ...]]
 
@@ -104,3 +109,95 @@ def linalg_kron_every():
     spec = lambda P, ins, v: N.kron(ins[0], ins[1])          # noqa: E731
     _check_many([(_bind2(np.kron), [_shape(3), _shape(1)], spec, ()),
                  (_bind2(np.kron), [_shape(1), _shape(2)], spec, ())], "np.kron")
+
+
+# ---------------------------------------------------------------------------- matmul
+_BATCH = "batch = broadcast_shapes([aa[:-2], bb[:-2]], '%s batch dimensions' % what)"
+
+#: every statement of ``matmul_shape`` mentioning each name: an operand read through its
+#: length (0, 1 or more), its last two axes and its batch prefix, handed whole to
+#: ``broadcast_shapes``
+MATMUL_READS: Reads = {
+    "a": ("if len(a) == 0 or len(b) == 0", "a1, b1 = (len(a) == 1, len(b) == 1)",
+          "aa = (1,) + tuple(a) if a1 else tuple(a)"),
+    "b": ("if len(a) == 0 or len(b) == 0", "a1, b1 = (len(a) == 1, len(b) == 1)",
+          "bb = tuple(b) + (1,) if b1 else tuple(b)"),
+    "aa": ("aa = (1,) + tuple(a) if a1 else tuple(a)", "k1, k2 = (aa[-1], bb[-2])", _BATCH,
+           "out.append(aa[-2])"),
+    "bb": ("bb = tuple(b) + (1,) if b1 else tuple(b)", "k1, k2 = (aa[-1], bb[-2])", _BATCH,
+           "out.append(bb[-1])"),
+    "batch": (_BATCH, "out = list(batch)"),
+    "out": ("out = list(batch)", "return tuple(out)", "out.append(aa[-2])",
+            "out.append(bb[-1])"),
+}
+
+
+@contextmanager
+def _matmul_messages_unread():
+    """A refusal's message built from nothing (its sizes are symbolic here)."""
+    saved = LA.describe, LA.shape_repr, EW.shape_repr
+    LA.describe = LA.shape_repr = EW.shape_repr = lambda x: "<size>"
+    try:
+        yield
+    finally:
+        LA.describe, LA.shape_repr, EW.shape_repr = saved
+
+
+def matmul_claim(ra: int, rb: int) -> None:
+    """``matmul_shape`` on operands of ranks ``ra``, ``rb`` whose sizes are Z3 integers
+    >= 0 of symbolic kind, along every path: admitted exactly when NumPy's matmul accepts
+    (``numpy_shapes.matmul``: rank >= 1, the contracted sizes equal, the batch axes
+    broadcast), with NumPy's shape."""
+    a = sizes(" ".join("a%d" % i for i in range(ra))) if ra else []
+    b = sizes(" ".join("b%d" % i for i in range(rb))) if rb else []
+    hyps = [s.v >= 0 for s in a + b]
+
+    def run():
+        try:
+            return LA.matmul_shape(tuple(a), tuple(b))
+        except UserError:
+            return None
+    with _matmul_messages_unread():
+        ex, paths = run_paths(run, hyps, [EW, LA])
+    for pc, got in paths:
+        require(not isinstance(got, Exception), "matmul_shape raises %r", got)
+    if not (ra and rb):
+        require(all(got is None for _, got in paths), "matmul_shape admits a 0-d operand")
+        return
+    (want,), ok = N.matmul(tuple(s.v for s in a), tuple(s.v for s in b))
+    outs = combine(paths, lambda got: [got is not None] + (
+        [0] * len(want) if got is None else list(got)))
+    require(all(got is None or len(got) == len(want) for _, got in paths),
+            "matmul_shape(ranks %d, %d) gives another rank than NumPy's %d", ra, rb, len(want))
+    prove_code(lambda k, *o: z3.And(k == z3.And(*ok),
+                                    z3.Implies(k, z3.And(*[x == y for x, y in zip(o, want)]))),
+               outs, hyps, P=ex.P, what="matmul_shape(ranks %d, %d) against NumPy" % (ra, rb))
+
+
+@proves("matmul.shape", over=every(
+    "every pair of ranks, every size a Z3 integer >= 0 and a literal int or a symbolic "
+    "size (the kind symbolic), both directions: matmul_shape read from its code "
+    "(read_alike: each operand through its length -- 0, 1 or more -- its last two axes "
+    "and its batch prefix handed whole to broadcast_shapes, proven for every number and "
+    "rank of shapes by broadcast.shapes), run along every path at one rank pair per "
+    "length class (1, 2 and 3 for 3 or more: ranks (1|2|3, 1|2|3)) and the 0-d refusals, "
+    "against NumPy's rule; x @ y traced at ranks (4, 3) with a batch 1 and (1, 2)"))
+def matmul_shape_every():
+    read_alike(LA.matmul_shape, MATMUL_READS)
+    require(LA.broadcast_shapes is EW.broadcast_shapes,
+            "matmul_shape's broadcast_shapes is not elementwise.py's")
+    matmul_claim(0, 2)
+    matmul_claim(2, 0)
+    matmul_claim(1, 1)
+    matmul_claim(1, 2)
+    matmul_claim(1, 3)
+    matmul_claim(2, 1)
+    matmul_claim(2, 2)
+    matmul_claim(2, 3)
+    matmul_claim(3, 1)
+    matmul_claim(3, 2)
+    matmul_claim(3, 3)
+    spec = lambda P, ins, v: N.matmul(ins[0], ins[1])        # noqa: E731
+    _check_many([(lambda x, y: x @ y, [((2, 1, 5, 4), {1: 1}), ((3, 4, 6), {})], spec, ()),
+                 (lambda x, y: x @ y, [((4,), {}), ((4, 3), {})], spec, ())], "x @ y",
+                not_one=True)

@@ -510,35 +510,6 @@ def advanced_sweep() -> None:
         _check_many(part, "x[index arrays at every placement, ranks 1..4]", not_one=True)
 
 
-def matmul_sweep() -> None:
-    """x @ y for every pair of ranks 1..4 and every assignment, per aligned batch axis, of
-    the example relation (equal sizes, x's size 1, y's size 1; a size 1 static), the
-    contracted sizes equal examples: the contract admits only NumPy's inputs, all of them,
-    and the result is NumPy's (part of ``matmul.shape``)."""
-    for ra, rb in itertools.product(range(1, MAX_RANK + 1), repeat=2):
-        k = min(ra, rb) - 2
-        cases = []
-        for pat in itertools.product(("eq", "x1", "y1"), repeat=max(k, 0)):
-            xs: Dict[int, int] = {}
-            ys: Dict[int, int] = {}
-            for n, p in enumerate(pat):       # batch axes aligned on the right of the batch
-                if p == "x1":
-                    xs[ra - 2 - k + n] = 1
-                elif p == "y1":
-                    ys[rb - 2 - k + n] = 1
-            sa = [xs.get(i, SIZES[(i + 1) % 4]) for i in range(ra)]
-            sb = [ys.get(i, SIZES[(i + 1) % 4]) for i in range(rb)]
-            for n in range(max(k, 0)):         # equal examples where the pattern says equal
-                if pat[n] == "eq":
-                    sb[rb - 2 - k + n] = sa[ra - 2 - k + n]
-            sb[0 if rb == 1 else rb - 2] = sa[-1]
-            cases.append((lambda x, y: x @ y, [(tuple(sa), xs), (tuple(sb), ys)],
-                          lambda P, ins, v: N.matmul(ins[0], ins[1]), ()))
-        for part in _chunks(cases, BATCH):
-            _check_many(part, "x @ y (ranks %d, %d, every pattern of batch 1s)" % (ra, rb),
-                        not_one=True)
-
-
 # ---------------------------------------------------------------------------- einsum
 #: an example size per einsum letter: equal letters get equal examples
 _LETTER = dict(zip("ijklmnbABC", (3, 4, 5, 6, 2, 7, 2, 2, 3, 4)))
