@@ -43,6 +43,7 @@ MODULES += ("proofs.contract_folds", "proofs.bounds_folds", "proofs.project_ever
 MODULES += ("proofs.drop_every", "proofs.factsum_every", "proofs.residue_every")
 MODULES += ("proofs.minmax_equal_every",)
 MODULES += ("proofs.related_every", "proofs.factorpairs_every")
+MODULES += ("proofs.broadcast_every", "proofs.linalg_every", "proofs.contract_axes_every")
 
 #: rule name -> proof function
 PROOFS: Dict[str, Callable[[], None]] = {}

@@ -108,53 +108,6 @@ def _case(f, example, specs, spec, what: str, *more_points) -> None:
 _bcast = N.bcast
 
 
-def _bshape(*shapes):
-    """``np.broadcast_shapes`` of the shapes, and the claims that they broadcast."""
-    (out,), extra = N.broadcast(*shapes)
-    return out, extra
-
-
-# ---------------------------------------------------------------------------- broadcasting
-@proves("broadcast.shapes",
-        over=bounded("two operands: every pair of ranks 0..4, every pattern of 1s; three "
-                     "operands (np.where, np.clip, np.select, np.choose): every triple of "
-                     "ranks 0..3 (np.where: every pattern of 1s up to rank 2, every subset "
-                     "of operands set to 1 at every axis beyond); sizes symbolic"))
-def broadcast_shapes():
-    r = np.ones
-
-    def spec_n(P, ins):
-        shape, extra = _bshape(*ins)
-        return [shape], extra
-    _case(lambda x, y, z: x + y * z, (r((4, 3)), r((3,)), r((2, 1, 3))),
-          {"x": (A, A), "y": (A,), "z": (A, 1, A)}, spec_n, "x + y*z",
-          (r((5, 7)), r((7,)), r((3, 1, 7))))
-    _case(lambda c, x, y: np.where(c > 0, x, y), (r((4, 1)), r((4, 5)), r((5,))),
-          {"c": (A, 1), "x": (A, A), "y": (A,)}, spec_n, "np.where")
-    _case(lambda x, lo, hi: np.clip(x, lo, hi), (r((3, 4)), r((4,)), r((3, 1))),
-          {"x": (A, A), "lo": (A,), "hi": (A, 1)}, spec_n, "np.clip")
-
-    def spec_to(P, ins):
-        x, = ins
-        shape, extra = _bshape(x, (x[0] * 0 + 6,) + tuple(x))
-        return [shape], extra
-    _case(lambda x: np.broadcast_to(x, (6,) + x.shape), (r((4, 3)),), {"x": (A, A)}, spec_to,
-          "np.broadcast_to")
-
-    def out_kw(x, y):
-        o = np.empty((y.shape[0] * 0 + x.shape[0], y.shape[0]))
-        np.add(x, y, out=o)
-        return o
-    _case(out_kw, (r((4, 1)), r((5,))), {"x": (A, 1), "y": (A,)}, spec_n, "np.add(out=)")
-    # every rank up to 4, every axis and offset (proofs/op_shape_rules.py)
-    from .op_shape_calls import meshgrid_sweep, select_choose_sweep
-    from .op_shape_rules import broadcast3_sweep, broadcast_sweep
-    broadcast_sweep()
-    broadcast3_sweep()
-    meshgrid_sweep()
-    select_choose_sweep()
-
-
 # ---------------------------------------------------------------------------- indexing
 @proves("index.advanced",
         over=bounded("every placement of 1-3 index arrays up to rank 4, sizes symbolic"))

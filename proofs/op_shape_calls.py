@@ -54,38 +54,6 @@ def creation_triangle():
                    [_shape(rank)], "np.tril / np.triu(rank %d, k = -3..3)" % rank)
 
 
-@proves("linalg.kron", over=bounded("every pair of ranks 1..4, sizes symbolic"))
-def linalg_kron():
-    """np.kron for every pair of ranks 1..4: NumPy's shape (aligned on the right)."""
-    _check_many([(_bind2(np.kron), [_shape(ra), _shape(rb)],
-                  lambda P, ins, v: N.kron(ins[0], ins[1]), ())
-                 for ra, rb in itertools.product(range(1, MAX_RANK + 1), repeat=2)],
-                "np.kron(every pair of ranks 1..4)")
-
-
-@proves("linalg.outer", over=bounded("every pair of ranks 0..4, sizes symbolic"))
-def linalg_outer():
-    """np.outer for every pair of ranks 0..4: (a.size, b.size), the inputs flattened."""
-    cases = [(_bind2(np.outer), [_shape(ra), _shape(rb)],
-              lambda P, ins, v: N.outer(ins[0], ins[1]), ())
-             for ra, rb in itertools.product(range(0, MAX_RANK + 1), repeat=2)]
-    for part in _chunks(cases, BATCH):
-        _check_many(part, "np.outer(every pair of ranks 0..4)")
-
-
-@proves("linalg.inner", over=bounded("every pair of ranks 1..4, sizes symbolic"))
-def linalg_inner():
-    """np.inner for every pair of ranks 1..4: a.shape[:-1] + b.shape[:-1], the last sizes
-    equal on the contract."""
-    cases = []
-    for ra, rb in itertools.product(range(1, MAX_RANK + 1), repeat=2):
-        sa = _shape(ra)[0]
-        sb = tuple(SIZES[(i + 1) % 4] for i in range(rb - 1)) + (sa[-1],)
-        cases.append((_bind2(np.inner), [(sa, {}), (sb, {})],
-                      lambda P, ins, v: N.inner(ins[0], ins[1]), ()))
-    _check_many(cases, "np.inner(every pair of ranks 1..4)")
-
-
 @proves("signal.correlate",
         over=every("np.convolve and np.correlate, every mode, 1-D operands of every pair of "
                    "lengths n, m >= 1 (the rule's domain): one trace per function and mode, "
@@ -200,18 +168,6 @@ def shape_atleast_2d():
     _atleast_sweep(np.atleast_3d, 3)
 
 
-def meshgrid_sweep() -> None:
-    """np.meshgrid of 1..3 inputs of rank 1 (and of a rank-2 and a rank-0 input, flattened),
-    indexing 'xy' and 'ij', sparse or not: NumPy's own code, traced through reshape and
-    np.broadcast_arrays (part of ``broadcast.shapes``)."""
-    for ranks in ((1,), (1, 1), (1, 1, 1), (2, 0)):
-        _check_all([(lambda *a, ix=ix, sp=sp: tuple(np.meshgrid(*a, indexing=ix, sparse=sp)),
-                     lambda P, ins, v, ix=ix, sp=sp: N.meshgrid(ins, ix, sp))
-                    for ix, sp in itertools.product(("xy", "ij"), (False, True))],
-                   [_shape(r) for r in ranks], "np.meshgrid(ranks %s)" % (ranks,),
-                   not_one=True)      # np.broadcast_arrays specialises a size 1
-
-
 _IDENTITY = (np.nansum, np.nanprod, np.nanmean, np.nanvar, np.nanstd, np.nanmedian)
 _NO_EMPTY = (np.nanmin, np.nanmax, np.nanargmin, np.nanargmax)
 #: (function, its q, whether NumPy refuses an empty extent)
@@ -266,26 +222,6 @@ def stats_average():
                          lambda P, ins, v, ax=ax, k=k: N.average(ins[0], ax, k))
                         for k in (False, True)], [_shape(rank)],
                        "np.average(rank %d, axis=%s)" % (rank, ax))
-
-
-def select_choose_sweep() -> None:
-    """np.select([x > 0, y > 0], [y, z]) and np.choose(i, [y, z], mode="wrap") (i an index
-    array of x's shape) for every triple of ranks 0..3 and, for equal ranks, every subset
-    of operands set to 1 at every axis (part of ``broadcast.shapes``)."""
-    from .op_shape_rules import _ones_patterns
-    calls = [(lambda x, y, z: np.select([x > 0, y > 0], [y, z]), "np.select"),
-             (lambda x, y, z: np.choose(x.astype(np.intp), [y, z], mode="wrap"),
-              "np.choose")]
-    same = lambda P, ins, v: N.broadcast(*ins)     # noqa: E731
-    cases = []
-    for ranks in itertools.product(range(0, MAX_RANK), repeat=3):
-        pats = _ones_patterns(ranks, full=False) if len(set(ranks)) == 1 else [[{}, {}, {}]]
-        for statics in pats:
-            arrays = [(tuple(st.get(i, SIZES[4 - r + i]) for i in range(r)), st)
-                      for r, st in zip(ranks, statics)]
-            cases += [(f, arrays, same, ()) for f, _ in calls]
-    for part in _chunks(cases, BATCH):
-        _check_many(part, "np.select / np.choose(ranks 0..3, patterns of 1s)", not_one=True)
 
 
 @proves("select.partition", over=bounded("every rank 1..4, every axis, kth 0, 2, -1, -3 and "

@@ -467,66 +467,7 @@ def shape_diagonal():
                    % rank)
 
 
-# ---------------------------------------------------------------------------- products
-@proves("linalg.dot", over=bounded("every pair of ranks 1..4, sizes symbolic"))
-def linalg_dot():
-    """np.dot for every pair of ranks 1..4: NumPy's shape, and the
-    contract admits only equal contracted sizes."""
-    cases = []
-    for ra, rb in itertools.product(range(1, MAX_RANK + 1), repeat=2):
-        sa = tuple(SIZES[i] for i in range(ra))
-        sb = [SIZES[i] for i in range(rb)]
-        if rb == 1:
-            sb[0] = sa[-1]
-        else:
-            sb[-2] = sa[-1]
-        cases.append((lambda x, y: np.dot(x, y), [(sa, {}), (tuple(sb), {})],
-                      lambda P, ins, v: N.dot(ins[0], ins[1]), ()))
-    for part in _chunks(cases, BATCH):
-        _check_many(part, "np.dot(every pair of ranks 1..4)")
-
-
-@proves("linalg.tensordot", over=bounded("every pair of ranks 1..4, every integer axes= up "
-                                         "to the smaller rank, sizes symbolic"))
-def linalg_tensordot():
-    """np.tensordot(a, b, axes=k) for every pair of ranks 1..4 and every k from 0 to the
-    smaller rank."""
-    cases = []
-    for ra, rb in itertools.product(range(1, MAX_RANK + 1), repeat=2):
-        for k in range(0, min(ra, rb) + 1):
-            sa = tuple(SIZES[i] for i in range(ra))
-            sb = tuple(sa[ra - k + i] if i < k else SIZES[(i + 1) % 4] for i in range(rb))
-            cases.append((_bind2(np.tensordot, axes=k), [(sa, {}), (sb, {})],
-                          lambda P, ins, v, k=k: N.tensordot(ins[0], ins[1], k), ()))
-    for part in _chunks(cases, BATCH):
-        _check_many(part, "np.tensordot(every pair of ranks 1..4, every axes=k)")
-
-
-# ---------------------------------------------------------------------------- broadcasting
-def broadcast_sweep() -> None:
-    """x + y for every pair of ranks 0..4 and every assignment, per aligned axis, of the
-    example relation (equal sizes, x's size 1, y's size 1): the contract admits only
-    broadcastable sizes and the result is NumPy's (part of ``broadcast.shapes``)."""
-    for ra, rb in itertools.product(range(0, MAX_RANK + 1), repeat=2):
-        k = min(ra, rb)
-        cases = []
-        for pat in itertools.product(("eq", "x1", "y1"), repeat=k):
-            xs: Dict[int, int] = {}
-            ys: Dict[int, int] = {}
-            for n, p in enumerate(pat):       # a size 1 is static (an example 1 specialises)
-                if p == "x1":
-                    xs[ra - k + n] = 1
-                elif p == "y1":
-                    ys[rb - k + n] = 1
-            sa = tuple(xs.get(i, SIZES[4 - ra + i]) for i in range(ra))
-            sb = tuple(ys.get(i, SIZES[4 - rb + i]) for i in range(rb))
-            cases.append((lambda x, y: x + y, [(sa, xs), (sb, ys)],
-                          lambda P, ins, v: N.broadcast(*ins), ()))
-        for part in _chunks(cases, BATCH):
-            _check_many(part, "x + y (ranks %d, %d, every pattern of 1s)" % (ra, rb),
-                        not_one=True)
-
-
+# ---------------------------------------------------------------------------- stacking
 def stack_tile_sweep() -> None:
     """np.stack of two arrays at every axis (negative ones included) of every rank 0..4,
     and np.tile of every rank 1..4 with reps tuples of every length 1..4 (2s and 3s), both
@@ -567,80 +508,6 @@ def advanced_sweep() -> None:
     # example 1 would specialise): the converse covers the sizes other than 1
     for part in _chunks(cases, BATCH):
         _check_many(part, "x[index arrays at every placement, ranks 1..4]", not_one=True)
-
-
-def matmul_sweep() -> None:
-    """x @ y for every pair of ranks 1..4 and every assignment, per aligned batch axis, of
-    the example relation (equal sizes, x's size 1, y's size 1; a size 1 static), the
-    contracted sizes equal examples: the contract admits only NumPy's inputs, all of them,
-    and the result is NumPy's (part of ``matmul.shape``)."""
-    for ra, rb in itertools.product(range(1, MAX_RANK + 1), repeat=2):
-        k = min(ra, rb) - 2
-        cases = []
-        for pat in itertools.product(("eq", "x1", "y1"), repeat=max(k, 0)):
-            xs: Dict[int, int] = {}
-            ys: Dict[int, int] = {}
-            for n, p in enumerate(pat):       # batch axes aligned on the right of the batch
-                if p == "x1":
-                    xs[ra - 2 - k + n] = 1
-                elif p == "y1":
-                    ys[rb - 2 - k + n] = 1
-            sa = [xs.get(i, SIZES[(i + 1) % 4]) for i in range(ra)]
-            sb = [ys.get(i, SIZES[(i + 1) % 4]) for i in range(rb)]
-            for n in range(max(k, 0)):         # equal examples where the pattern says equal
-                if pat[n] == "eq":
-                    sb[rb - 2 - k + n] = sa[ra - 2 - k + n]
-            sb[0 if rb == 1 else rb - 2] = sa[-1]
-            cases.append((lambda x, y: x @ y, [(tuple(sa), xs), (tuple(sb), ys)],
-                          lambda P, ins, v: N.matmul(ins[0], ins[1]), ()))
-        for part in _chunks(cases, BATCH):
-            _check_many(part, "x @ y (ranks %d, %d, every pattern of batch 1s)" % (ra, rb),
-                        not_one=True)
-
-
-# ---------------------------------------------------------------------------- reshape
-def _ones_patterns(ranks: Sequence[int], full: bool) -> List[List[Dict[int, int]]]:
-    """Per operand, its static size-1 axes: for each output axis (aligned on the right),
-    every subset of the operands present there set to 1 (``full``: every combination over
-    the axes; else every subset at every axis, the subsets rotated across the axes)."""
-    nd = max(ranks)
-    present = [[k for k, r in enumerate(ranks) if r >= nd - a] for a in range(nd)]
-    per_axis = [[c for n in range(len(p) + 1) for c in itertools.combinations(p, n)]
-                for p in present]
-    if full:
-        choices = list(itertools.product(*per_axis))
-    else:
-        width = max([len(c) for c in per_axis] + [1])
-        choices = [tuple(c[(s + a) % len(c)] for a, c in enumerate(per_axis))
-                   for s in range(width)]
-    out = []
-    for choice in choices:
-        statics: List[Dict[int, int]] = [{} for _ in ranks]
-        for a, ones in enumerate(choice):
-            for k in ones:
-                statics[k][ranks[k] - nd + a] = 1
-        out.append(statics)
-    return out
-
-
-def broadcast3_sweep() -> None:
-    """np.where(c, x, y) for every triple of ranks 0..3 and every pattern of static size-1
-    axes (every combination when the ranks are at most 2; with a rank 3, every subset of
-    operands set to 1 at every axis), and np.clip(x, lo, hi) on the same triples without
-    1s: the contract admits only broadcastable sizes and the result is NumPy's (part of
-    ``broadcast.shapes``)."""
-    same = lambda P, ins, v: N.broadcast(*ins)     # noqa: E731
-    for ranks in itertools.product(range(0, MAX_RANK), repeat=3):
-        cases = []
-        for statics in _ones_patterns(ranks, full=max(ranks) <= 2):
-            arrays = [(tuple(st.get(i, SIZES[4 - r + i]) for i in range(r)), st)
-                      for r, st in zip(ranks, statics)]
-            cases.append((lambda x, y, z: np.where(x > 0, y, z), arrays, same, ()))
-        arrays = [(tuple(SIZES[4 - r + i] for i in range(r)), {}) for r in ranks]
-        cases.append((lambda x, y, z: np.clip(x, y, z), arrays, same, ()))
-        for part in _chunks(cases, BATCH):
-            _check_many(part, "np.where / np.clip(ranks %s, patterns of 1s)" % (ranks,),
-                        not_one=True)
 
 
 # ---------------------------------------------------------------------------- einsum

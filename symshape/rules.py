@@ -238,10 +238,11 @@ RULES: List[Rule] = [
        "arrays equal off the axis (guarded) concatenate to the common sizes and, along the "
        "axis, the sum of the sizes"),
     _r("broadcast.shapes", OPS + ".elementwise:broadcast_shapes",
-       "N shapes broadcast axis by axis from the right: each size is 1 or the common size; "
-       "x + y (every rank pair up to 3), np.where / np.clip / np.select / np.choose "
-       "(every rank triple up to 3, size-1 patterns), np.meshgrid, np.broadcast_to and "
-       "out= give NumPy's shape, and the contract admits only broadcastable inputs"),
+       "any number of shapes of any rank broadcast axis by axis from the right: admitted "
+       "iff at each axis every two sizes other than 1 are equal, the size then the one "
+       "other than 1 (or 1); ufuncs, np.where / np.clip / np.select / np.choose, "
+       "np.meshgrid, np.broadcast_to and out= give NumPy's shape, and the contract admits "
+       "only broadcastable inputs"),
     _r("index.advanced", OPS + ".advanced:getitem",
        "x[i] with an integer array i takes i's shape in place of the axis; x[i, j] broadcasts "
        "i and j; x[mask] has a data-dependent length in [0, mask.size]"),
@@ -307,7 +308,7 @@ RULES: List[Rule] = [
        "and i's sizes elsewhere"),
     _r("linalg.dot", OPS + ".linalg:_dot",
        "np.dot(a, b): a.shape[:-1] + b.shape[:-2] + b.shape[-1:] (b 1-D: a.shape[:-1]) "
-       "with a's last size equal to b's contracted one"),
+       "with a's last size equal to b's contracted one; a 0-d operand multiplies"),
     _r("shape.flip", OPS + ".shape:_flip",
        "np.flip / fliplr / flipud over any axes (either sign) keep the shape"),
     _r("shape.roll", OPS + ".shape:_roll",
@@ -360,7 +361,8 @@ RULES: List[Rule] = [
        "np.inner(a, b) is a.shape[:-1] + b.shape[:-1], a's last size equal to b's"),
     _r("linalg.tensordot", OPS + ".linalg:_tensordot",
        "np.tensordot(a, b, axes=k) is a.shape[:-k] + b.shape[k:], a's last k sizes equal to "
-       "b's first k"),
+       "b's first k; axes=(la, lb): the paired sizes equal, the other axes in order; an "
+       "axis out of range or named twice (axes=k past a's rank) is refused"),
 ]
 
 # ---------------------------------------------------------------- the exact contract

@@ -295,9 +295,13 @@ def _broadcast_arrays(t, *args, subok=False):
     # broadcast as the arrays NumPy makes of them
     xs = [x if type(x) is TracedArray else t.constant(np.asarray(x)) for x in xs]
     shape = broadcast_shapes([x.shape for x in xs], "np.broadcast_arrays")
-    # NumPy returns a list (a tuple before 2.0): keep its type
+    # NumPy returns a list (a tuple before 2.0): keep its type.  An array already of the
+    # broadcast shape is kept as it is: the shapes compared as expressions, which records
+    # no guard (comparing the sizes would: (n,) against (m, n) compares n with m, and the
+    # export then refused m == n, which NumPy accepts)
+    want = tuple(map(to_expr, shape))
     return type(np.broadcast_arrays(np.zeros(1)))(
-        x if tuple(x.shape) == tuple(shape) else broadcast_to(t, x, shape) for x in xs)
+        x if tuple(map(to_expr, x.shape)) == want else broadcast_to(t, x, shape) for x in xs)
 
 
 defop("real", "{0}.real", doc="real part (a view for complex input)")

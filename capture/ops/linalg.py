@@ -81,8 +81,8 @@ def _dot(t, a, b, out=None):
     if out is not None:
         raise UserError("np.dot(..., out=...) is not supported while tracing%s" % _frame())
     x, y = t.operand(a), t.operand(b)
-    if type(x) is not TracedArray or type(y) is not TracedArray:
-        return np.multiply(x, y)
+    if type(x) is not TracedArray or type(y) is not TracedArray or not x.ndim or not y.ndim:
+        return np.multiply(x, y)                  # a scalar or 0-d operand: a product
     if x.ndim > 2 or y.ndim > 2:
         # N-D dot: a sum product over the last axis of x and the second-to-last of y (no
         # broadcasting of the other axes, unlike matmul)
@@ -209,6 +209,11 @@ def contract(t, x: TracedArray, y: TracedArray, ax_a, ax_b, what: str):
     named in the error when the contracted sizes differ."""
     ax_a = [norm_axis(i, x.ndim) for i in ax_a]
     ax_b = [norm_axis(i, y.ndim) for i in ax_b]
+    # NumPy refuses an axis named twice (as given, or once normalised: its transpose)
+    if len(set(ax_a)) != len(ax_a) or len(set(ax_b)) != len(ax_b):
+        raise UserError("%s: duplicate axes are not allowed: the contracted axes %s of the "
+                        "first operand and %s of the second must each name an axis once%s"
+                        % (what, ax_a, ax_b, _frame()))
     for i, j in zip(ax_a, ax_b):
         if not (x.shape[i] == y.shape[j]):
             raise UserError("%s: contracted sizes differ: %s vs %s%s"

@@ -86,6 +86,26 @@ def test_products():
     check(lambda x: np.vdot(x, x + 1j), TALL)
 
 
+def test_dot_of_a_0d_array_is_a_product():
+    """np.dot with a 0-d operand multiplies (NumPy's rule); it was refused as matmul
+    refuses 0-d operands (found by the linalg.dot proof)."""
+    check(lambda x: np.dot(x.sum(), x), TALL)
+    check(lambda x: np.dot(x, np.asarray(x[0, 0])), TALL)
+
+
+@pytest.mark.parametrize("axes", [([0, 0], [0, 1]), ([1, -1], [0, 1]), 3])
+def test_tensordot_refuses_an_axis_named_twice(axes):
+    """NumPy refuses np.tensordot over an axis named twice (or axes=k beyond the first
+    operand's rank, which names its axes again); the engine exported them (found by the
+    linalg.tensordot proof)."""
+    x = _data((3, 3), 0)
+    with pytest.raises((ValueError, IndexError)):
+        np.tensordot(x, x[None], axes=axes)
+    with pytest.raises(ss.UserError, match="duplicate axes are not allowed"):
+        ss.export(lambda x: np.tensordot(x, x[None], axes=axes), (x,),
+                  dynamic_shapes={"x": (A, A)})
+
+
 @settings(max_examples=15)
 @given(k=st.integers(-3, 3), n=st.sampled_from([None, 1, 4]), increasing=st.booleans())
 def test_diag_family(k, n, increasing):

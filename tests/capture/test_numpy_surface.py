@@ -200,3 +200,14 @@ def test_tensordot_still_named_tensordot():
     text = _message(lambda x, y: np.tensordot(x, y, axes=1), (np.ones((4, 5)), np.ones((3, 2))),
                     {"x": (A, A), "y": (A, A)})
     assert text.startswith("np.tensordot:"), text
+
+
+def test_broadcast_arrays_admits_equal_sizes_the_example_kept_apart():
+    """np.broadcast_arrays keeps an array already of the broadcast shape as it is; deciding
+    that compared (n,) with (m, n) size by size, which recorded m != n from the example and
+    refused square inputs that NumPy broadcasts (found by the broadcast.shapes proof)."""
+    f = lambda x, z: np.broadcast_arrays(x, z)[1] + 1        # noqa: E731
+    ep = ss.export(f, (np.ones((3, 4)), np.ones(4)),
+                   dynamic_shapes={"x": (A, A), "z": (A,)})
+    x, z = RNG.standard_normal((4, 4)), RNG.standard_normal(4)
+    np.testing.assert_allclose(ep.module()(x, z), f(x, z))
