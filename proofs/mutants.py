@@ -179,9 +179,10 @@ MUTANTS: List[Mutant] = [
            "        for s in x.shape[:1]:\n            n = n * s\n", ("stats.scan",)),
     # the solver's dispatch and fact refresh, proven on the grammar of guards
     Mutant("refresh_facts drops every fact the ranges do not refute", "symshape/reasoning/solver.py",
-           "        if type(g) is not bool and decide_ranges(env, g) is True:\n            g = True",
-           "        if type(g) is not bool and decide_ranges(env, g) is not False:\n"
-           "            g = True", ("solve.refresh_facts",)),
+           "            if type(g) is not bool and decide_ranges(env, g) is True:\n"
+           "                g = True",
+           "            if type(g) is not bool and decide_ranges(env, g) is not False:\n"
+           "                g = True", ("solve.refresh_facts",)),
     Mutant("learn narrows the range of a * s + k <= 0 by one too many", "symshape/reasoning/solver.py",
            "                refine(env, s, le_to_range(a, e.const))",
            "                refine(env, s, le_to_range(a, e.const + 1))", ("solve.dispatch",)),

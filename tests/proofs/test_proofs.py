@@ -1,6 +1,7 @@
 """The Z3 proofs of the engine's rules (``proofs/``): every rule of ``symshape/rules.py``
 has exactly one proof, every proof names a rule, and every proof passes."""
 from repo_paths import REPO
+import os
 import sys
 
 import pytest
@@ -249,6 +250,18 @@ def test_a_sound_but_inexact_bound_of_one_linear_term_fails_range_bound(monkeypa
     monkeypatch.setattr(RG, "vr_add", widened)
     r = proofs.run_one("range.bound")
     assert not r.ok and "exact" in r.message, r.message
+
+
+def test_every_planted_mutant_still_finds_the_code_it_changes():
+    """``python -m proofs.mutants`` plants each mutant by replacing its text: a text the
+    code no longer holds (moved, re-indented) would plant nothing and pass unnoticed."""
+    from proofs.mutants import MUTANTS
+    stale = []
+    for m in MUTANTS:
+        with open(os.path.join(ROOT, m.path)) as f:
+            if f.read().count(m.old) != 1:
+                stale.append("%s (%s)" % (m.name, m.path))
+    assert not stale, "mutants whose text the code no longer holds once: %s" % stale
 
 # every proof runs once, here: each must make claims on the code's own output, and together
 # they must reach every way out of every rewrite function (a `return` no proof reaches is a
