@@ -451,22 +451,6 @@ def repeat_pad_sweep() -> None:
                % (rank, pairs))
 
 
-@proves("shape.diagonal", over=bounded("every rank 2..4, every ordered axis pair, offsets "
-                                       "-3..3, sizes symbolic"))
-def shape_diagonal():
-    """np.diagonal for every rank 2..4, every ordered pair of distinct axes (written with
-    both signs) and offsets -3..3."""
-    for rank in range(2, MAX_RANK + 1):
-        cases = []
-        for i, j in itertools.permutations(range(rank), 2):
-            a1, a2 = (i - rank, j) if (i + j) % 2 else (i, j - rank)
-            cases += [(_bind1(np.diagonal, offset=off, axis1=a1, axis2=a2),
-                       lambda P, ins, v, o=off, p=a1, q=a2: N.diagonal(ins[0], o, p, q))
-                      for off in range(-3, 4)]
-        _check_all(cases, [_shape(rank)], "np.diagonal(rank %d, every pair, offsets -3..3)"
-                   % rank)
-
-
 # ---------------------------------------------------------------------------- products
 @proves("linalg.dot", over=bounded("every pair of ranks 1..4, sizes symbolic"))
 def linalg_dot():
