@@ -36,6 +36,7 @@ from .code import Symbols, prove_code
 from .intpaths import int_paths, prove_int_paths
 from .op_shape_rules import _bind1, _check_all, _shape
 from .pyint import ProofFailure, require, zmax, zmin
+from .alike import read_alike
 from .reads import require_reads, source_tree
 from .symcoeff import SInt, encode, value
 
@@ -241,3 +242,74 @@ def shape_diagonal():
                 (_bind1(np.diagonal, offset=-2, axis1=2, axis2=1),
                  lambda P, ins, v: N.diagonal(ins[0], -2, 2, 1))],
                [_shape(3)], "np.diagonal(rank 3, offsets 1 and -2)")
+
+
+# ---------------------------------------------------------------------------- permute
+#: every statement of ``transpose`` / ``_swapaxes`` / ``_moveaxis`` reading the axes, the
+#: rank or the permutation built from them, and why it reads every axis alike:
+#: * transpose: None is the reversed range (NumPy's default); each axis normalised alike
+#:   by ``norm_axis`` (proven for every integer below); the permutation test is Python's
+#:   "the normalised axes are 0..nd-1, each once" -- NumPy's "a permutation of [0, ...,
+#:   N-1]" (axes out of range, repeated or of the wrong count refused); each output size
+#:   the input's size at that axis (NumPy's ``shape[axes[i]]``); the identity returns x;
+#: * swapaxes: the identity permutation with the two normalised axes exchanged;
+#: * moveaxis: each axis of source and destination normalised alike, the other axes in
+#:   their order, each source axis inserted at its destination (NumPy's definition: "other
+#:   axes remain in their original order"), then transpose.
+PERMUTE_READS = {
+    SH.transpose: {
+        "axes": ("if axes is None", "axes = tuple(range(nd))[::-1]",
+                 "axes = tuple((norm_axis(a, nd) for a in axes))",
+                 "if sorted(axes) != list(range(nd))", "if axes == tuple(range(nd))",
+                 "return t.emit('permute_dims', (x.node,), {'axes': axes}, tuple((x.shape[a] "
+                 "for a in axes)), x.dtype, name='transpose')"),
+        "nd": ("nd = x.ndim", "axes = tuple(range(nd))[::-1]",
+               "axes = tuple((norm_axis(a, nd) for a in axes))",
+               "if sorted(axes) != list(range(nd))", "if axes == tuple(range(nd))"),
+    },
+    SH._swapaxes: {
+        "perm": ("perm = list(range(x.ndim))", "perm[i], perm[j] = (perm[j], perm[i])",
+                 "return transpose(t, x, perm)"),
+        "i": ("i, j = (norm_axis(axis1, x.ndim), norm_axis(axis2, x.ndim))",
+              "perm[i], perm[j] = (perm[j], perm[i])"),
+    },
+    SH._moveaxis: {
+        "src": ("src = [norm_axis(s, x.ndim) for s in _sizes(source)]",
+                "if len(src) != len(dst)", "order = [n for n in range(x.ndim) if n not in src]",
+                "for (d, s) in sorted(zip(dst, src))"),
+        "dst": ("dst = [norm_axis(d, x.ndim) for d in _sizes(destination)]",
+                "if len(src) != len(dst)", "for (d, s) in sorted(zip(dst, src))"),
+        "order": ("order = [n for n in range(x.ndim) if n not in src]", "order.insert(d, s)",
+                  "return transpose(t, x, order)"),
+    },
+}
+
+
+def permute_reads() -> None:
+    """Every statement of the three functions reading the axes is one of ``PERMUTE_READS``
+    (and no loop over them is left early)."""
+    for fn, reads in PERMUTE_READS.items():
+        read_alike(fn, reads)
+
+
+@proves("shape.permute", over=every(
+    "every rank and every axis argument: np.transpose with every permutation (either "
+    "sign) or None, np.swapaxes with every pair of axes, np.moveaxis of one axis to every "
+    "position -- every read of the axes in transpose, _swapaxes and _moveaxis read from the "
+    "code (each axis normalised alike by norm_axis; the permutation test Python's "
+    "sorted(axes) == list(range(nd)), NumPy's 'a permutation of [0, ..., N-1]'; each output "
+    "size shape[a] for every axis alike), norm_axis proven for every integer axis and every "
+    "rank (Z3 integers, every path: a % nd exactly when -nd <= a < nd, else a UserError), "
+    "traced with the real tracer at rank 3 (None, a mixed-sign permutation, the identity, "
+    "swapaxes, moveaxis), every size symbolic"))
+def shape_permute():
+    norm_axis_every()
+    permute_reads()
+    _check_all([(_bind1(np.transpose), lambda P, ins, v: N.transpose(ins[0], None)),
+                (_bind1(np.transpose, axes=(-1, 0, 1)),
+                 lambda P, ins, v: N.transpose(ins[0], (-1, 0, 1))),
+                (_bind1(np.transpose, axes=(0, -2, 2)),
+                 lambda P, ins, v: N.transpose(ins[0], (0, -2, 2))),
+                (_bind1(np.swapaxes, 0, -1), lambda P, ins, v: N.swapaxes(ins[0], 0, -1)),
+                (_bind1(np.moveaxis, -3, 1), lambda P, ins, v: N.moveaxis(ins[0], -3, 1))],
+               [_shape(3)], "np.transpose / swapaxes / moveaxis (rank 3)")

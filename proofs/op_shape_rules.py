@@ -250,27 +250,6 @@ def diff_sweep() -> None:
 
 
 # ---------------------------------------------------------------------------- axes
-@proves("shape.permute", over=bounded("every rank up to 4, every permutation, sizes symbolic"))
-def shape_permute():
-    """np.transpose with every permutation of every rank 0..4 (written with negative axes
-    for every other one) and axes=None; np.swapaxes with every pair of axes in [-r, r) and
-    np.moveaxis with every source and destination in [-r, r), for every rank 1..4."""
-    for rank in range(0, MAX_RANK + 1):
-        perms = [None] + [tuple(a - rank if k % 2 else a for a in p)
-                          for k, p in enumerate(itertools.permutations(range(rank)))]
-        _check_all([(_bind1(np.transpose, axes=axes),
-                     lambda P, ins, v, a=axes: N.transpose(ins[0], a)) for axes in perms],
-                   [_shape(rank)], "np.transpose(rank %d, every permutation)" % rank)
-    for rank in range(1, MAX_RANK + 1):
-        pairs = list(itertools.product(range(-rank, rank), repeat=2))
-        _check_all([(_bind1(np.swapaxes, i, j),
-                     lambda P, ins, v, i=i, j=j: N.swapaxes(ins[0], i, j)) for i, j in pairs],
-                   [_shape(rank)], "np.swapaxes(rank %d, every pair)" % rank)
-        _check_all([(_bind1(np.moveaxis, i, j),
-                     lambda P, ins, v, i=i, j=j: N.moveaxis(ins[0], i, j)) for i, j in pairs],
-                   [_shape(rank)], "np.moveaxis(rank %d, every pair)" % rank)
-
-
 @proves("shape.expand_dims", over=bounded("every rank up to 4, every axis, sizes symbolic"))
 def shape_expand_dims():
     """np.expand_dims for every rank 0..4 with every axis of the result (in [-r-1, r]) and
