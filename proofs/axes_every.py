@@ -53,14 +53,20 @@ class Num(SInt):
 
 class _Shape:
     """A shape of symbolic length: ``shape[i]`` is a fresh size symbol (recorded with the
-    index read), iterating it is recorded and yields nothing (the code's comprehension
-    over the shape is read from its text instead), its length is never read."""
+    index read), ``shape[a:b]`` a piece ``(name, 'slice', a, b)`` and the shape in a sum a
+    piece ``(name, 'whole')`` (``Pieces``), iterating it is recorded and yields nothing
+    (the code's comprehension over the shape is read from its text instead), its length
+    is never read."""
 
-    def __init__(self) -> None:
+    def __init__(self, name: str) -> None:
+        self.name = name
         self.reads: List = []
         self.iterated = 0
 
     def __getitem__(self, i):
+        if isinstance(i, slice):
+            require(i.step is None, "a shape sliced with a step: %r", i)
+            return Pieces([(self.name, "slice", i.start, i.stop)])
         s = E.Sym(9000 + len(self.reads))
         self.reads.append((i, s))
         return E.atom_expr(s)
@@ -72,14 +78,55 @@ class _Shape:
     def __len__(self):
         raise ProofFailure("the rule reads the rank as len(x.shape), not x.ndim")
 
+    def __add__(self, o):
+        return Pieces([(self.name, "whole", None, None)]) + o
 
-class _Array:
-    """The traced array as the rule reads it: a symbolic rank and a recording shape."""
+    def __radd__(self, o):
+        return o + Pieces([(self.name, "whole", None, None)])
 
-    def __init__(self, ndim) -> None:
+
+class Pieces:
+    """A shape built of pieces of stand-in shapes (a slice of one, or one whole)."""
+
+    def __init__(self, parts: List) -> None:
+        self.parts = parts
+
+    @staticmethod
+    def _of(o) -> List:
+        if isinstance(o, Pieces):
+            return o.parts
+        if isinstance(o, _Shape):
+            return [(o.name, "whole", None, None)]
+        require(o == (), "a shape piece joined to %r", o)
+        return []
+
+    def __add__(self, o):
+        return Pieces(self.parts + self._of(o))
+
+    def __radd__(self, o):
+        return Pieces(self._of(o) + self.parts)
+
+
+def pieces(shape) -> List:
+    """The pieces of an emitted shape (a ``Pieces``; a plain tuple must be empty)."""
+    return Pieces._of(shape)
+
+
+class _Node:
+    """A traced input's node: no constant (a constant index is bounded by its values)."""
+
+    op = "input"
+    meta: dict = {}
+
+
+class StandIn:
+    """The traced array as a rule reads it: a symbolic rank and a recording shape."""
+
+    def __init__(self, ndim, name: str = "x") -> None:
         self.ndim = ndim
-        self.shape = _Shape()
-        self.node = self.dtype = None
+        self.shape = _Shape(name)
+        self.node = _Node()
+        self.dtype = None
 
 
 class _Env:
@@ -91,10 +138,10 @@ class _Env:
         return e
 
 
-class _Tracer:
+class StandInTracer:
     """The tracer: ``operand`` hands the stand-in array, ``emit`` returns what it got."""
 
-    def __init__(self, x: _Array) -> None:
+    def __init__(self, x: StandIn) -> None:
         self.x = x
         self.env = _Env()
 
@@ -107,7 +154,7 @@ class _Tracer:
 
 
 @contextmanager
-def _messages_unread():
+def messages_unread():
     """``shape_repr`` (a message's text) given nothing to read while the rule runs."""
     saved = SH.shape_repr
     SH.shape_repr = lambda shape: "<shape>"
@@ -170,13 +217,13 @@ def diagonal_paths() -> None:
     box = []
 
     def run():
-        x = _Array(Num(nd))
+        x = StandIn(Num(nd))
         box[:] = [x]
         try:
-            return x, SH._diagonal(_Tracer(x), None, Num(off), Num(ax1), Num(ax2))
+            return x, SH._diagonal(StandInTracer(x), None, Num(off), Num(ax1), Num(ax2))
         except UserError:
             return x, None
-    with _messages_unread():
+    with messages_unread():
         ex, paths = int_paths(run, [nd >= 0], SH)
     acc = z3.And(nd >= 2, in_range(ax1, nd), in_range(ax2, nd), ax1 % nd != ax2 % nd)
     zs = Symbols()

@@ -377,19 +377,6 @@ def _index_case(rank: int, pos: int, kind: str, ex: tuple, step, ell: str) -> tu
             lambda P, ins, v: N.basic_index(ins[0], items(tuple(v))), ex)
 
 
-@proves("index.take", over=bounded("every rank 1..4, index arrays of every rank 0..2, every "
-                                   "axis and None, sizes symbolic"))
-def index_take():
-    """np.take with index arrays of rank 0..2 on every axis (and None) of every rank 1..4."""
-    for rank in range(1, MAX_RANK + 1):
-        cases = [(lambda x, i, a=axis: np.take(x, i.astype(np.intp) % 1, axis=a),
-                  [_shape(rank), ((2, 3)[:irank], {})],
-                  lambda P, ins, v, a=axis: N.take(ins[0], ins[1], a), ())
-                 for axis in [None] + list(range(-rank, rank)) for irank in (0, 1, 2)]
-        for part in _chunks(cases, BATCH):
-            _check_many(part, "np.take(rank %d, index ranks 0..2, every axis)" % rank)
-
-
 @proves("index.take_along_axis", over=bounded("every rank up to 4, every axis, sizes symbolic"))
 def index_take_along_axis():
     """np.take_along_axis on every axis of every rank 1..4, indices of the array's sizes
