@@ -332,33 +332,6 @@ def split_sweep() -> None:
 
 
 # ---------------------------------------------------------------------------- indexing
-@proves("index.basic",
-        over=bounded("every rank 1..4, one int / slice / None at every position, the int "
-                     "and both slice bounds symbolic of every sign, steps 1, 2, -1, -3; an "
-                     "Ellipsis before or after it or not (steps 2 and -3: not)"))
-def index_basic():
-    """x[...] with one int / slice / None component at every position of every rank 1..4,
-    the rest full slices or an Ellipsis before or after it (slices of step 2 and -3: full
-    slices only, the Ellipsis is placed alike whatever the step): int indices and slice
-    bounds are symbolic ints (an example of each sign, of each sign pair for a slice: the
-    trace specialises on the sign), steps 1, 2, -1 and -3."""
-    for rank in range(1, MAX_RANK + 1):
-        cases = []
-        for pos in range(rank):
-            for kind, ex in (("int", (1,)), ("int", (-2,)), ("slice", (1, -1)),
-                             ("slice", (-4, 5)), ("slice", (1, 3)), ("slice", (-4, -1)),
-                             ("none", ())):
-                steps = (1, 2, -1, -3) if kind == "slice" else (None,)
-                for step, ell in itertools.product(steps, ("", "before", "after")):
-                    if ell == "before" and pos != rank - 1 or ell == "after" and pos != 0:
-                        continue
-                    if ell and step not in (None, 1, -1):
-                        continue        # the Ellipsis is placed alike whatever the step
-                    cases.append(_index_case(rank, pos, kind, ex, step, ell))
-        for part in _chunks(cases, SMALL_BATCH):
-            _check_many(part, "x[int / slice / None] on rank %d" % rank)
-
-
 def _index_case(rank: int, pos: int, kind: str, ex: tuple, step, ell: str) -> tuple:
     """The ``_check_many`` case of one index expression (its ints: the examples ``ex``)."""
     def items(vals):
