@@ -42,7 +42,8 @@ MODULES += ("proofs.pysource_every",)
 MODULES += ("proofs.contract_folds", "proofs.bounds_folds", "proofs.project_every")
 MODULES += ("proofs.drop_every", "proofs.factsum_every", "proofs.residue_every")
 MODULES += ("proofs.minmax_equal_every",)
-MODULES += ("proofs.axes_every", "proofs.take_every", "proofs.basic_index_every")
+MODULES += ("proofs.axes_every", "proofs.take_every", "proofs.basic_index_every",
+            "proofs.take_along_every")
 
 #: rule name -> proof function
 PROOFS: Dict[str, Callable[[], None]] = {}

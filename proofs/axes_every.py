@@ -20,6 +20,7 @@ NumPy's domain is every rank and every axis argument; the route here (``OPSHAPE.
 """
 from __future__ import annotations
 
+import ast
 from contextlib import contextmanager
 from typing import List
 
@@ -167,6 +168,20 @@ def messages_unread():
 def in_range(a, nd):
     """NumPy's ``normalize_axis_index`` accepts ``a`` for rank ``nd``."""
     return z3.And(-nd <= a, a < nd)
+
+
+def code_text(fn) -> str:
+    """``fn``'s body as ``ast.unparse`` writes it, its docstring dropped and each
+    ``raise``'s message replaced by ``UserError`` (a message is no part of the rule): a
+    proof that reads a function whole compares this text with its own copy."""
+    tree = source_tree(fn)
+    body = [b for b in tree.body
+            if not (isinstance(b, ast.Expr) and isinstance(b.value, ast.Constant))]
+    mod = ast.Module(body=body, type_ignores=[])
+    for n in ast.walk(mod):
+        if isinstance(n, ast.Raise):
+            n.exc = ast.Name("UserError")
+    return ast.unparse(mod)
 
 
 # ---------------------------------------------------------------------------- norm_axis

@@ -22,7 +22,6 @@ slice, None with an Ellipsis, a step-2 slice after an Ellipsis; ints symbolic).
 """
 from __future__ import annotations
 
-import ast
 from contextlib import contextmanager
 
 import z3
@@ -31,12 +30,11 @@ from symshape.capture.ops import indexing as IX
 from symshape.errors import UserError
 
 from . import every, proves
-from .axes_every import Num
+from .axes_every import Num, code_text
 from .code import prove_code
 from .intpaths import int_paths
 from .op_shape_rules import _check_many, _index_case
 from .pyint import ProofFailure, require
-from .reads import source_tree
 from .symcoeff import SInt, value
 
 #: the whole code of ``_expand``, ``getitem_value`` and ``region`` (docstrings aside, each
@@ -71,23 +69,10 @@ CODE = {
 }
 
 
-def _code(fn) -> str:
-    """``fn``'s body as ``ast.unparse`` writes it, its docstring dropped and each
-    ``raise``'s message replaced by ``UserError`` (a message is no part of the rule)."""
-    tree = source_tree(fn)
-    body = [b for b in tree.body
-            if not (isinstance(b, ast.Expr) and isinstance(b.value, ast.Constant))]
-    mod = ast.Module(body=body, type_ignores=[])
-    for n in ast.walk(mod):
-        if isinstance(n, ast.Raise):
-            n.exc = ast.Name("UserError")
-    return ast.unparse(mod)
-
-
 def code_reads() -> None:
     """``_expand``, ``getitem_value`` and ``region`` are exactly the code of ``CODE``."""
     for name, text in CODE.items():
-        got = _code(getattr(IX, name))
+        got = code_text(getattr(IX, name))
         require(got == text, "%s is no longer the code the proof reads:\n%s", name, got)
 
 

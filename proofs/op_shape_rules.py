@@ -350,24 +350,6 @@ def _index_case(rank: int, pos: int, kind: str, ex: tuple, step, ell: str) -> tu
             lambda P, ins, v: N.basic_index(ins[0], items(tuple(v))), ex)
 
 
-@proves("index.take_along_axis", over=bounded("every rank up to 4, every axis, sizes symbolic"))
-def index_take_along_axis():
-    """np.take_along_axis on every axis of every rank 1..4, indices of the array's sizes
-    and, off the axis, of size 1 (broadcast)."""
-    for rank in range(1, MAX_RANK + 1):
-        cases = []
-        for axis in range(-rank, rank):
-            ax = axis % rank
-            for ones in (False, True):
-                static = {i: 1 for i in range(rank) if i != ax} if ones else {}
-                ishape = tuple(static.get(i, 2 if i == ax else SIZES[i]) for i in range(rank))
-                cases.append((lambda x, i, a=axis: np.take_along_axis(
-                    x, i.astype(np.intp) % 1, a), [_shape(rank), (ishape, static)],
-                    lambda P, ins, v, a=axis: N.take_along_axis(ins[0], ins[1], a), ()))
-        for part in _chunks(cases, BATCH):
-            _check_many(part, "np.take_along_axis(rank %d, every axis)" % rank, not_one=True)
-
-
 # ---------------------------------------------------------------------------- repetition
 def repeat_pad_sweep() -> None:
     """np.repeat with counts 0..3 on every axis and None of every rank 1..4; np.pad with a
