@@ -47,10 +47,11 @@ def prod(sizes) -> object:
 
 
 def norm_axis(axis, ndim: int, what: str = "axis") -> int:
-    try:
-        a = int(axis)
-    except TypeError:
+    # an integer only, as NumPy's operator.index: int() would truncate 1.5 or parse "1",
+    # axes NumPy refuses with a TypeError
+    if not (isinstance(axis, (int, np.integer)) or type(axis) is SymInt):
         raise UserError("%s must be an int, got %r%s" % (what, axis, where(user_frame(3))))
+    a = int(axis)
     if not -ndim <= a < ndim:
         raise UserError("%s %d is out of bounds for an array of dimension %d%s"
                         % (what, a, ndim, where(user_frame(3))))
