@@ -315,7 +315,8 @@ def shape_diagonal():
 #:   N-1]" (axes out of range, repeated or of the wrong count refused); each output size
 #:   the input's size at that axis (NumPy's ``shape[axes[i]]``); the identity returns x;
 #: * swapaxes: the identity permutation with the two normalised axes exchanged;
-#: * moveaxis: each axis of source and destination normalised alike, the other axes in
+#: * moveaxis: each axis of source and destination normalised alike, a repeated one
+#:   refused (NumPy's normalize_axis_tuple), the other axes in
 #:   their order, each source axis inserted at its destination (NumPy's definition: "other
 #:   axes remain in their original order"), then transpose.
 PERMUTE_READS = {
@@ -337,9 +338,11 @@ PERMUTE_READS = {
     },
     SH._moveaxis: {
         "src": ("src = [norm_axis(s, x.ndim) for s in _sizes(source)]",
+                "if len(set(src)) != len(src) or len(set(dst)) != len(dst)",
                 "if len(src) != len(dst)", "order = [n for n in range(x.ndim) if n not in src]",
                 "for (d, s) in sorted(zip(dst, src))"),
         "dst": ("dst = [norm_axis(d, x.ndim) for d in _sizes(destination)]",
+                "if len(set(src)) != len(src) or len(set(dst)) != len(dst)",
                 "if len(src) != len(dst)", "for (d, s) in sorted(zip(dst, src))"),
         "order": ("order = [n for n in range(x.ndim) if n not in src]", "order.insert(d, s)",
                   "return transpose(t, x, order)"),

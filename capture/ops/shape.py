@@ -171,6 +171,12 @@ def _moveaxis(t, a, source, destination):
     x = t.operand(a)
     src = [norm_axis(s, x.ndim) for s in _sizes(source)]
     dst = [norm_axis(d, x.ndim) for d in _sizes(destination)]
+    # NumPy's normalize_axis_tuple refuses a repeated axis (a repeated destination would
+    # otherwise build a permutation and fail later, outside the rule)
+    if len(set(src)) != len(src) or len(set(dst)) != len(dst):
+        raise UserError("np.moveaxis: repeated axis in source %s or destination %s (after "
+                        "normalising negative axes); name each axis once%s"
+                        % (tuple(src), tuple(dst), _frame()))
     if len(src) != len(dst):
         raise UserError("moveaxis: source and destination need the same number of axes%s"
                         % _frame())

@@ -30,3 +30,13 @@ def test_integer_axes_of_every_spelling_are_admitted():
               lambda x: np.swapaxes(x, np.int32(-1), 0)):
         ep = ss.export(f, (x,), dynamic_shapes={"x": (ss.Dim("a"), ss.Dim("b"), ss.Dim("c"))})
         assert ep.module()(x).shape == f(x).shape
+
+
+@pytest.mark.parametrize("src, dst", [((0, 1), (2, 2)), ((0, -3), (1, 2))])
+def test_np_moveaxis_refuses_a_repeated_axis_as_numpy_does(src, dst):
+    x = np.ones((3, 4, 5))
+    with pytest.raises(ValueError, match="repeated axis"):
+        np.moveaxis(x, src, dst)
+    with pytest.raises(UserError, match="repeated axis"):
+        ss.export(lambda x: np.moveaxis(x, src, dst), (x,),
+                  dynamic_shapes={"x": (ss.Dim("a"), ss.Dim("b"), ss.Dim("c"))})
