@@ -190,7 +190,7 @@ def item_steps() -> None:
     "slice.length_step_pos / _neg) and consumes the axis, an int v (a Z3 integer) is "
     "admitted exactly when -n <= v < n and consumes the axis; _expand (the Ellipsis or the "
     "end as a full slice per unconsumed axis, more than one Ellipsis or too many indices "
-    "refused) and getitem_value read from the code statement by statement; traced with the "
+    "refused) and getitem_value read from the code whole; traced with the "
     "real tracer at rank 3 (an int, a slice of step -1, None with an Ellipsis, a slice of "
     "step 2 after one), ints symbolic"))
 def index_basic():
