@@ -44,6 +44,8 @@ MODULES += ("proofs.drop_every", "proofs.factsum_every", "proofs.residue_every")
 MODULES += ("proofs.minmax_equal_every",)
 MODULES += ("proofs.related_every", "proofs.factorpairs_every")
 MODULES += ("proofs.broadcast_every", "proofs.linalg_every", "proofs.contract_axes_every")
+MODULES += ("proofs.axes_every", "proofs.take_every", "proofs.basic_index_every",
+            "proofs.take_along_every")
 
 #: rule name -> proof function
 PROOFS: Dict[str, Callable[[], None]] = {}

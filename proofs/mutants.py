@@ -74,7 +74,7 @@ MUTANTS: List[Mutant] = [
     Mutant("np.diagonal with a negative offset shortens the wrong axis", "capture/ops/shape.py",
            "else smin(n1 + offset, n2))", "else smin(n1, n2 + offset))", ("shape.diagonal",)),
     Mutant("x[i] accepts i below -n", "capture/ops/indexing.py",
-           "            if not (v < n) or not (v >= -n):", "            if not (v < n):",
+           "        if not (v < n) or not (v >= -n):", "        if not (v < n):",
            ("index.basic",)),
     Mutant("np.take with a 2-D index keeps its first axis only", "capture/ops/advanced.py",
            "    shape = x.shape[:ax] + i.shape + x.shape[ax + 1:]",

@@ -250,27 +250,6 @@ def diff_sweep() -> None:
 
 
 # ---------------------------------------------------------------------------- axes
-@proves("shape.permute", over=bounded("every rank up to 4, every permutation, sizes symbolic"))
-def shape_permute():
-    """np.transpose with every permutation of every rank 0..4 (written with negative axes
-    for every other one) and axes=None; np.swapaxes with every pair of axes in [-r, r) and
-    np.moveaxis with every source and destination in [-r, r), for every rank 1..4."""
-    for rank in range(0, MAX_RANK + 1):
-        perms = [None] + [tuple(a - rank if k % 2 else a for a in p)
-                          for k, p in enumerate(itertools.permutations(range(rank)))]
-        _check_all([(_bind1(np.transpose, axes=axes),
-                     lambda P, ins, v, a=axes: N.transpose(ins[0], a)) for axes in perms],
-                   [_shape(rank)], "np.transpose(rank %d, every permutation)" % rank)
-    for rank in range(1, MAX_RANK + 1):
-        pairs = list(itertools.product(range(-rank, rank), repeat=2))
-        _check_all([(_bind1(np.swapaxes, i, j),
-                     lambda P, ins, v, i=i, j=j: N.swapaxes(ins[0], i, j)) for i, j in pairs],
-                   [_shape(rank)], "np.swapaxes(rank %d, every pair)" % rank)
-        _check_all([(_bind1(np.moveaxis, i, j),
-                     lambda P, ins, v, i=i, j=j: N.moveaxis(ins[0], i, j)) for i, j in pairs],
-                   [_shape(rank)], "np.moveaxis(rank %d, every pair)" % rank)
-
-
 @proves("shape.expand_dims", over=bounded("every rank up to 4, every axis, sizes symbolic"))
 def shape_expand_dims():
     """np.expand_dims for every rank 0..4 with every axis of the result (in [-r-1, r]) and
@@ -353,33 +332,6 @@ def split_sweep() -> None:
 
 
 # ---------------------------------------------------------------------------- indexing
-@proves("index.basic",
-        over=bounded("every rank 1..4, one int / slice / None at every position, the int "
-                     "and both slice bounds symbolic of every sign, steps 1, 2, -1, -3; an "
-                     "Ellipsis before or after it or not (steps 2 and -3: not)"))
-def index_basic():
-    """x[...] with one int / slice / None component at every position of every rank 1..4,
-    the rest full slices or an Ellipsis before or after it (slices of step 2 and -3: full
-    slices only, the Ellipsis is placed alike whatever the step): int indices and slice
-    bounds are symbolic ints (an example of each sign, of each sign pair for a slice: the
-    trace specialises on the sign), steps 1, 2, -1 and -3."""
-    for rank in range(1, MAX_RANK + 1):
-        cases = []
-        for pos in range(rank):
-            for kind, ex in (("int", (1,)), ("int", (-2,)), ("slice", (1, -1)),
-                             ("slice", (-4, 5)), ("slice", (1, 3)), ("slice", (-4, -1)),
-                             ("none", ())):
-                steps = (1, 2, -1, -3) if kind == "slice" else (None,)
-                for step, ell in itertools.product(steps, ("", "before", "after")):
-                    if ell == "before" and pos != rank - 1 or ell == "after" and pos != 0:
-                        continue
-                    if ell and step not in (None, 1, -1):
-                        continue        # the Ellipsis is placed alike whatever the step
-                    cases.append(_index_case(rank, pos, kind, ex, step, ell))
-        for part in _chunks(cases, SMALL_BATCH):
-            _check_many(part, "x[int / slice / None] on rank %d" % rank)
-
-
 def _index_case(rank: int, pos: int, kind: str, ex: tuple, step, ell: str) -> tuple:
     """The ``_check_many`` case of one index expression (its ints: the examples ``ex``)."""
     def items(vals):
@@ -396,37 +348,6 @@ def _index_case(rank: int, pos: int, kind: str, ex: tuple, step, ell: str) -> tu
         return (slice(None),) * pos + (comp,)
     return (lambda x, *v: x[items(v)], [_shape(rank)],
             lambda P, ins, v: N.basic_index(ins[0], items(tuple(v))), ex)
-
-
-@proves("index.take", over=bounded("every rank 1..4, index arrays of every rank 0..2, every "
-                                   "axis and None, sizes symbolic"))
-def index_take():
-    """np.take with index arrays of rank 0..2 on every axis (and None) of every rank 1..4."""
-    for rank in range(1, MAX_RANK + 1):
-        cases = [(lambda x, i, a=axis: np.take(x, i.astype(np.intp) % 1, axis=a),
-                  [_shape(rank), ((2, 3)[:irank], {})],
-                  lambda P, ins, v, a=axis: N.take(ins[0], ins[1], a), ())
-                 for axis in [None] + list(range(-rank, rank)) for irank in (0, 1, 2)]
-        for part in _chunks(cases, BATCH):
-            _check_many(part, "np.take(rank %d, index ranks 0..2, every axis)" % rank)
-
-
-@proves("index.take_along_axis", over=bounded("every rank up to 4, every axis, sizes symbolic"))
-def index_take_along_axis():
-    """np.take_along_axis on every axis of every rank 1..4, indices of the array's sizes
-    and, off the axis, of size 1 (broadcast)."""
-    for rank in range(1, MAX_RANK + 1):
-        cases = []
-        for axis in range(-rank, rank):
-            ax = axis % rank
-            for ones in (False, True):
-                static = {i: 1 for i in range(rank) if i != ax} if ones else {}
-                ishape = tuple(static.get(i, 2 if i == ax else SIZES[i]) for i in range(rank))
-                cases.append((lambda x, i, a=axis: np.take_along_axis(
-                    x, i.astype(np.intp) % 1, a), [_shape(rank), (ishape, static)],
-                    lambda P, ins, v, a=axis: N.take_along_axis(ins[0], ins[1], a), ()))
-        for part in _chunks(cases, BATCH):
-            _check_many(part, "np.take_along_axis(rank %d, every axis)" % rank, not_one=True)
 
 
 # ---------------------------------------------------------------------------- repetition
@@ -449,22 +370,6 @@ def repeat_pad_sweep() -> None:
         _check(_bind1(np.pad, pad_width=pairs), [_shape(rank)],
                lambda P, ins, v, p=pairs: N.pad(ins[0], p), "np.pad(rank %d, %s)"
                % (rank, pairs))
-
-
-@proves("shape.diagonal", over=bounded("every rank 2..4, every ordered axis pair, offsets "
-                                       "-3..3, sizes symbolic"))
-def shape_diagonal():
-    """np.diagonal for every rank 2..4, every ordered pair of distinct axes (written with
-    both signs) and offsets -3..3."""
-    for rank in range(2, MAX_RANK + 1):
-        cases = []
-        for i, j in itertools.permutations(range(rank), 2):
-            a1, a2 = (i - rank, j) if (i + j) % 2 else (i, j - rank)
-            cases += [(_bind1(np.diagonal, offset=off, axis1=a1, axis2=a2),
-                       lambda P, ins, v, o=off, p=a1, q=a2: N.diagonal(ins[0], o, p, q))
-                      for off in range(-3, 4)]
-        _check_all(cases, [_shape(rank)], "np.diagonal(rank %d, every pair, offsets -3..3)"
-                   % rank)
 
 
 # ---------------------------------------------------------------------------- stacking

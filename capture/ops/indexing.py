@@ -118,30 +118,39 @@ def _check_basic(items) -> None:
         raise UserError("unsupported index %r (%s)%s" % (i, type(i).__name__, _frame()))
 
 
+def region_item(x: TracedArray, i, shape: list, norm: list, dim: int) -> int:
+    """One basic index item at axis ``dim`` of ``x``: its size appended to ``shape`` (None:
+    a 1; a slice: its length; an int, checked in range: nothing) and its normalised form
+    to ``norm``; the next axis.  ``region`` is the loop of this step over the items, so a
+    proof of the step on any axis covers indices of every length
+    (proofs/basic_index_every.py)."""
+    if i is None:
+        shape.append(1)
+        norm.append(None)
+        return dim
+    n = x.shape[dim]
+    if isinstance(i, slice):
+        shape.append(slice_length(n, as_int(i.start), as_int(i.stop), as_int(i.step)))
+        norm.append(slice(to_expr(as_int(i.start)), to_expr(as_int(i.stop)),
+                          to_expr(as_int(i.step))))
+    else:
+        v = as_int(i)
+        if not (v < n) or not (v >= -n):
+            raise UserError("index %s is out of bounds for axis %d with size %s%s"
+                            % (describe(v), dim, describe(n), _frame()))
+        norm.append(to_expr(v))
+    return dim + 1
+
+
 @rule("index.basic")
 def region(x: TracedArray, items) -> Tuple[tuple, list]:
     """The shape selected by basic index items (already expanded), and the normalised
     index as it appears in the node (SymInts as expressions)."""
-    shape = []
-    norm = []
+    shape: list = []
+    norm: list = []
     dim = 0
     for i in items:
-        if i is None:
-            shape.append(1)
-            norm.append(None)
-            continue
-        n = x.shape[dim]
-        if isinstance(i, slice):
-            shape.append(slice_length(n, as_int(i.start), as_int(i.stop), as_int(i.step)))
-            norm.append(slice(to_expr(as_int(i.start)), to_expr(as_int(i.stop)),
-                              to_expr(as_int(i.step))))
-        else:
-            v = as_int(i)
-            if not (v < n) or not (v >= -n):
-                raise UserError("index %s is out of bounds for axis %d with size %s%s"
-                                % (describe(v), dim, describe(n), _frame()))
-            norm.append(to_expr(v))
-        dim += 1
+        dim = region_item(x, i, shape, norm, dim)
     return tuple(shape), norm
 
 

@@ -47,10 +47,11 @@ def prod(sizes) -> object:
 
 
 def norm_axis(axis, ndim: int, what: str = "axis") -> int:
-    try:
-        a = int(axis)
-    except TypeError:
+    # an integer only, as NumPy's operator.index: int() would truncate 1.5 or parse "1",
+    # axes NumPy refuses with a TypeError
+    if not (isinstance(axis, (int, np.integer)) or type(axis) is SymInt):
         raise UserError("%s must be an int, got %r%s" % (what, axis, where(user_frame(3))))
+    a = int(axis)
     if not -ndim <= a < ndim:
         raise UserError("%s %d is out of bounds for an array of dimension %d%s"
                         % (what, a, ndim, where(user_frame(3))))
@@ -170,6 +171,12 @@ def _moveaxis(t, a, source, destination):
     x = t.operand(a)
     src = [norm_axis(s, x.ndim) for s in _sizes(source)]
     dst = [norm_axis(d, x.ndim) for d in _sizes(destination)]
+    # NumPy's normalize_axis_tuple refuses a repeated axis (a repeated destination would
+    # otherwise build a permutation and fail later, outside the rule)
+    if len(set(src)) != len(src) or len(set(dst)) != len(dst):
+        raise UserError("np.moveaxis: repeated axis in source %s or destination %s (after "
+                        "normalising negative axes); name each axis once%s"
+                        % (tuple(src), tuple(dst), _frame()))
     if len(src) != len(dst):
         raise UserError("moveaxis: source and destination need the same number of axes%s"
                         % _frame())
