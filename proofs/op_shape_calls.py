@@ -173,33 +173,6 @@ def shape_ravel():
         _check_many(part, "ravel / reshape(-1) / flatten(every rank NumPy allows)")
 
 
-def _atleast_sweep(fn, nd: int) -> None:
-    """``fn`` of one array of every rank 0..4 and of three arrays of every triple of ranks
-    0..4."""
-    spec = lambda P, ins, v: N.atleast_nd(ins, nd)      # noqa: E731
-    cases = [(_bind1(fn), [_shape(rank)], spec, ()) for rank in range(0, MAX_RANK + 1)]
-    cases += [(lambda x, y, z: fn(x, y, z), [_shape(r) for r in ranks], spec, ())
-              for ranks in itertools.product(range(0, MAX_RANK + 1), repeat=3)]
-    for part in _chunks(cases, BATCH):
-        _check_many(part, "%s(one and three operands of ranks 0..4)" % fn.__name__)
-
-
-@proves("shape.atleast_1d",
-        over=bounded("one and three operands of every rank 0..4, sizes symbolic"))
-def shape_atleast_1d():
-    """np.atleast_1d: see ``_atleast_sweep``."""
-    _atleast_sweep(np.atleast_1d, 1)
-
-
-@proves("shape.atleast_2d",
-        over=bounded("one and three operands of every rank 0..4, sizes symbolic"))
-def shape_atleast_2d():
-    """np.atleast_2d, and np.atleast_3d (NumPy's own code, traced through reshape and basic
-    indexing): see ``_atleast_sweep``."""
-    _atleast_sweep(np.atleast_2d, 2)
-    _atleast_sweep(np.atleast_3d, 3)
-
-
 def meshgrid_sweep() -> None:
     """np.meshgrid of 1..3 inputs of rank 1 (and of a rank-2 and a rank-0 input, flattened),
     indexing 'xy' and 'ij', sparse or not: NumPy's own code, traced through reshape and
