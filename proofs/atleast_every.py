@@ -24,7 +24,7 @@ import inspect
 import numpy as np
 import z3
 
-from capture.ops import shape as SH
+from symshape.capture.ops import shape as SH
 
 from . import every, proves
 from . import numpy_shapes as N

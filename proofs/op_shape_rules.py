@@ -310,21 +310,6 @@ def shape_squeeze():
 
 
 # ---------------------------------------------------------------------------- joining
-def concatenate_sweep() -> None:
-    """np.concatenate of two and of three arrays of every rank 1..4 on every axis and None
-    (part of ``concatenate.shape``)."""
-    for rank in range(1, MAX_RANK + 1):
-        cases = []
-        for axis in [None] + list(range(-rank, rank)):
-            spec = lambda P, ins, v, a=axis: N.concatenate(ins, a)     # noqa: E731
-            cases.append((lambda x, y, a=axis: np.concatenate([x, y], axis=a),
-                          [_shape(rank), _shape(rank)], spec, ()))
-            cases.append((lambda x, y, z, a=axis: np.concatenate([x, y, z], axis=a),
-                          [_shape(rank)] * 3, spec, ()))
-        for part in _chunks(cases, BATCH):
-            _check_many(part, "np.concatenate(2 and 3 x rank %d, every axis)" % rank)
-
-
 def split_sweep() -> None:
     """np.split into k = 1..3 equal sections and np.array_split into k = 1..4, on every
     axis of every rank 1..4; np.split at two symbolic indices (examples in range, negative,
