@@ -118,43 +118,6 @@ def creation_linspace():
                % endpoint, ints=(7,))
 
 
-def _stack_sweep(fn, spec) -> None:
-    """``fn`` of two arrays of every rank 1..4 and of one array of every rank 2..4 (its rows,
-    a symbolic number of them: the contract must admit no empty one)."""
-    for rank in range(1, MAX_RANK + 1):
-        _check(_prog(lambda x, y: fn([x, y]), 2, 0), [_shape(rank), _shape(rank)],
-               lambda P, ins, v: spec(list(ins)), "%s of two rank-%d arrays"
-               % (fn.__name__, rank))
-        if rank >= 2:         # written in the program itself: the call is routed by name
-            _check(_ROWS[fn], [_shape(rank)], lambda P, ins, v: spec(ins[0]),
-                   "%s of the rows of a rank-%d array" % (fn.__name__, rank))
-
-
-@proves("shape.hstack", over=bounded("two operands of every rank 1..4, the rows of every "
-                                        "rank 2..4, sizes symbolic"))
-def shape_hstack():
-    """np.hstack: see ``_stack_sweep``."""
-    _stack_sweep(np.hstack, N.hstack)
-
-
-@proves("shape.vstack", over=bounded("two operands of every rank 1..4, the rows of every "
-                                        "rank 2..4, sizes symbolic"))
-def shape_vstack():
-    """np.vstack: see ``_stack_sweep``."""
-    _stack_sweep(np.vstack, N.vstack)
-
-
-@proves("shape.dstack", over=bounded("two operands of every rank 1..4, the rows of every "
-                                        "rank 2..4, sizes symbolic"))
-def shape_dstack():
-    """np.dstack: see ``_stack_sweep``."""
-    _stack_sweep(np.dstack, N.dstack)
-
-
-_ROWS = {np.hstack: lambda x: np.hstack(x), np.vstack: lambda x: np.vstack(x),
-         np.dstack: lambda x: np.dstack(x)}
-
-
 @proves("shape.ravel",
         over=every("every array NumPy can make: every rank from 0 to NumPy's limit (64, "
                    "asked of NumPy), every size symbolic; np.ravel, np.reshape(x, -1), "
