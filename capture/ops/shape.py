@@ -390,7 +390,11 @@ def _pad(t, array, pad_width, mode="constant", **kwargs):
     x = t.operand(array)
     widths = _sizes_or_ints(pad_width, "np.pad widths")
     if widths and not isinstance(widths[0], tuple):
-        widths = (widths,) if len(widths) == 2 else ((widths[0], widths[0]),)
+        widths = (widths,)
+    if any(not isinstance(w, tuple) or len(w) not in (1, 2) for w in widths):
+        # NumPy broadcasts pad_width to (ndim, 2): an entry of three widths never fits
+        raise UserError("np.pad: pad_width %r is not one width, a (before, after) pair or "
+                        "one of those per axis%s" % (pad_width, _frame()))
     if len(widths) == 1:
         widths = widths * x.ndim
     widths = tuple(w if len(w) == 2 else (w[0], w[0]) for w in widths)

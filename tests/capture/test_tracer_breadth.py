@@ -60,6 +60,22 @@ def test_stacking_0d_arrays_scalars_and_the_rows_of_a_1d_array_as_numpy():
                     ("1", "1")]
 
 
+def test_pad_widths_numpy_cannot_broadcast_are_refused():
+    # NumPy broadcasts pad_width to (ndim, 2): three widths in a row never fit (the rule
+    # padded every axis by the first one)
+    for pw in ((1, 2, 3), ((1, 2, 3),), ((1, 2), (3, 4), (5, 6))):
+        with pytest.raises(ValueError):
+            np.pad(np.ones((2, 3)), pw)
+        with pytest.raises(ss.UserError, match="pad_width"):
+            ss.export(lambda x: np.pad(x, pw), (arr(2, 3),), dynamic_shapes={"x": (A, A)})
+    f = lambda x: (np.pad(x, 1), np.pad(x, (1, 2)), np.pad(x, ((1,), (2,))),  # noqa: E731
+                   np.pad(x, ((1, 2),)), np.pad(x, ((1, 2), (3, 4))))
+    ep = check(f, (arr(2, 3),), {"x": (A, A)}, (arr(4, 5),))
+    assert [tuple(str(s) for s in o.shape) for o in ep.graph.outputs] == [
+        ("s0 + 2", "s1 + 2"), ("s0 + 3", "s1 + 3"), ("s0 + 2", "s1 + 4"), ("s0 + 3", "s1 + 3"),
+        ("s0 + 3", "s1 + 7")]
+
+
 def test_split_equal_sections_adds_divisibility():
     ep = check(lambda x: np.split(x, 2, axis=1), (arr(3, 8),), {"x": (A, A)}, (arr(2, 6),))
     assert str(ep.input_shapes["x"][1]).startswith("2*")
