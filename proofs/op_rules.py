@@ -289,48 +289,4 @@ def diff_length():
     diff_sweep()
 
 
-@proves("shape.pad_tile_repeat_stack",
-        over=bounded("np.stack every rank 0..4 and axis, np.tile ranks 1..4 with reps "
-                     "tuples of every length 1..4, np.pad / np.repeat every rank 1..4, sizes "
-                     "symbolic"))
-def pad_tile_repeat_stack():
-    r = np.ones
-    _case(lambda x: np.pad(x, ((1, 2), (0, 3))), (r((4, 5)),), {"x": (A, A)},
-          lambda P, ins: ([(ins[0][0] + 3, ins[0][1] + 3)], []), "np.pad")
-    _case(lambda x: np.tile(x, (2, 3)), (r((4, 5)),), {"x": (A, A)},
-          lambda P, ins: ([(2 * ins[0][0], 3 * ins[0][1])], []), "np.tile")
-    _case(lambda x: np.tile(x, 3), (r((4, 5)),), {"x": (A, A)},
-          lambda P, ins: ([(ins[0][0], 3 * ins[0][1])], []), "np.tile(x, 3)")
-    _case(lambda x: np.repeat(x, 2), (r((4, 5)),), {"x": (A, A)},
-          lambda P, ins: ([(2 * ins[0][0] * ins[0][1],)], []), "np.repeat (flat)")
-    _case(lambda x: np.repeat(x, 3, axis=1), (r((4, 5)),), {"x": (A, A)},
-          lambda P, ins: ([(ins[0][0], 3 * ins[0][1])], []), "np.repeat(axis=1)")
-
-    def spec_stack(P, ins):
-        (n, m), (n2, m2) = ins
-        return [(2, n, m)], [n == n2, m == m2]
-    _case(lambda x, y: np.stack([x, y]), (r((4, 5)), r((4, 5))), {"x": (A, A), "y": (A, A)},
-          spec_stack, "np.stack")
-
-    def spec_stack1(P, ins):
-        (n, m), (n2, m2) = ins
-        return [(n, 2, m)], [n == n2, m == m2]
-    _case(lambda x, y: np.stack([x, y], axis=1), (r((4, 5)), r((4, 5))),
-          {"x": (A, A), "y": (A, A)}, spec_stack1, "np.stack(axis=1)")
-
-    # np.stack at every axis of every rank up to 4, np.tile of every rank up to 4 with
-    # reps of every length up to 4, both directions (proofs/op_shape_rules.py)
-    from .op_shape_rules import stack_tile_sweep
-    stack_tile_sweep()
-
-    def spec_cat(P, ins):
-        (a, m), (b, m2), (c, m3) = ins
-        return [(a + b + c, m)], [m == m2, m2 == m3]
-    _case(lambda x, y, z: np.concatenate([x, y, z]), (r((2, 5)), r((3, 5)), r((4, 5))),
-          {"x": (A, A), "y": (A, A), "z": (A, A)}, spec_cat, "np.concatenate of three")
-    # every rank up to 4, every axis and offset (proofs/op_shape_rules.py)
-    from .op_shape_rules import repeat_pad_sweep
-    repeat_pad_sweep()
-
-
 __all__ = ["Contract", "STATS"]

@@ -414,28 +414,6 @@ def index_take_along_axis():
             _check_many(part, "np.take_along_axis(rank %d, every axis)" % rank, not_one=True)
 
 
-# ---------------------------------------------------------------------------- repetition
-def repeat_pad_sweep() -> None:
-    """np.repeat with counts 0..3 on every axis and None of every rank 1..4; np.pad with a
-    symbolic width, a (before, after) pair of symbolic widths for every axis and one
-    constant pair per axis, for every rank 1..4 (part of ``shape.pad_tile_repeat_stack``)."""
-    for rank in range(1, MAX_RANK + 1):
-        _check_all([(_bind1(np.repeat, repeats=r, axis=axis),
-                     lambda P, ins, v, a=axis, r=r: N.repeat(ins[0], r, a))
-                    for axis, r in itertools.product([None] + list(range(-rank, rank)),
-                                                     range(4))],
-                   [_shape(rank)], "np.repeat(rank %d, every axis, counts 0..3)" % rank)
-        _check(_prog(lambda x, w: np.pad(x, w), 1, 1), [_shape(rank)],
-               lambda P, ins, v: N.pad(ins[0], v[0]), "np.pad(rank %d, w)" % rank, ints=(2,))
-        _check(_prog(lambda x, a, b: np.pad(x, (a, b)), 1, 2), [_shape(rank)],
-               lambda P, ins, v: N.pad(ins[0], tuple(v)), "np.pad(rank %d, (a, b))" % rank,
-               ints=(1, 3))
-        pairs = tuple((k % 3, (k + 1) % 2) for k in range(rank))
-        _check(_bind1(np.pad, pad_width=pairs), [_shape(rank)],
-               lambda P, ins, v, p=pairs: N.pad(ins[0], p), "np.pad(rank %d, %s)"
-               % (rank, pairs))
-
-
 @proves("shape.diagonal", over=bounded("every rank 2..4, every ordered axis pair, offsets "
                                        "-3..3, sizes symbolic"))
 def shape_diagonal():
@@ -510,25 +488,6 @@ def broadcast_sweep() -> None:
         for part in _chunks(cases, BATCH):
             _check_many(part, "x + y (ranks %d, %d, every pattern of 1s)" % (ra, rb),
                         not_one=True)
-
-
-def stack_tile_sweep() -> None:
-    """np.stack of two arrays at every axis (negative ones included) of every rank 0..4,
-    and np.tile of every rank 1..4 with reps tuples of every length 1..4 (2s and 3s), both
-    directions (part of ``shape.pad_tile_repeat_stack``)."""
-    cases = [(lambda x, y, a=axis: np.stack([x, y], axis=a), [_shape(rank)] * 2,
-              lambda P, ins, v, a=axis: N.stack(ins, a), ())
-             for rank in range(0, MAX_RANK + 1) for axis in range(-rank - 1, rank + 1)]
-    for part in _chunks(cases, BATCH):
-        _check_many(part, "np.stack(two arrays of ranks 0..4, every axis)")
-    cases = []
-    for rank in range(1, MAX_RANK + 1):
-        for nreps in range(1, MAX_RANK + 1):
-            reps = tuple(2 + (k % 2) for k in range(nreps))
-            cases.append((_bind1(np.tile, reps), [_shape(rank)],
-                          lambda P, ins, v, r=reps: N.tile(ins[0], r), ()))
-    for part in _chunks(cases, BATCH):
-        _check_many(part, "np.tile(ranks 1..4, reps of length 1..4)")
 
 
 def advanced_sweep() -> None:
