@@ -43,7 +43,7 @@ MODULES += ("proofs.contract_folds", "proofs.bounds_folds", "proofs.project_ever
 MODULES += ("proofs.drop_every", "proofs.factsum_every", "proofs.residue_every")
 MODULES += ("proofs.minmax_equal_every",)
 MODULES += ("proofs.atleast_every", "proofs.concatenate_every", "proofs.stack_every")
-MODULES += ("proofs.pad_tile_every",)
+MODULES += ("proofs.pad_tile_every", "proofs.split_every")
 
 #: rule name -> proof function
 PROOFS: Dict[str, Callable[[], None]] = {}

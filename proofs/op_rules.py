@@ -201,42 +201,6 @@ def _unbacked_facts(tr: "Contract") -> list:
     return out
 
 
-# ---------------------------------------------------------------------------- split
-@proves("split.sizes",
-        over=bounded("every rank 1..4, every axis: np.split into 1..3 equal sections and at "
-                     "two symbolic points (sign pairs ++, --, +-), np.array_split into 1..4 "
-                     "sections, sizes symbolic"))
-def split_sizes():
-    r = np.ones
-
-    def spec_even(P, ins):
-        n = ins[0][0]
-        return [(P.floordiv(n, 3),)] * 3, [P.mod(n, 3) == 0]
-    _case(lambda x: tuple(np.split(x, 3)), (r(9),), {"x": (A,)}, spec_even, "np.split(x, 3)",
-          (r(12),))
-
-    def spec_array(P, ins):
-        n = ins[0][0]
-        q, m = P.floordiv(n, 3), P.mod(n, 3)
-        return [(q + z3.If(k < m, 1, 0),) for k in range(3)], []
-    _case(lambda x: tuple(np.array_split(x, 3)), (r(8),), {"x": (A,)}, spec_array,
-          "np.array_split(x, 3)", (r(10),), (r(4),))
-
-    def spec_at(P, ins):
-        n = ins[0][0]
-        c2, c5 = _clamp(2, n), _clamp(5, n)
-        return [(c2,), (zmax(c5 - c2, 0),), (zmax(n - c5, 0),)], []
-    _case(lambda x: tuple(np.split(x, [2, 5])), (r(9),), {"x": (A,)}, spec_at,
-          "np.split(x, [2, 5])", (r(6),))
-    # every rank up to 4, every axis and offset (proofs/op_shape_rules.py)
-    from .op_shape_rules import split_sweep
-    split_sweep()
-
-
-def _clamp(i: int, n):
-    return z3.If(n < i, n, z3.IntVal(i))
-
-
 # ---------------------------------------------------------------------------- contractions
 @proves("linalg.contract", over=bounded("einsum operands up to rank 3, sizes symbolic"))
 def linalg_contract():

@@ -310,33 +310,6 @@ def shape_squeeze():
 
 
 # ---------------------------------------------------------------------------- joining
-def split_sweep() -> None:
-    """np.split into k = 1..3 equal sections and np.array_split into k = 1..4, on every
-    axis of every rank 1..4; np.split at two symbolic indices (examples in range, negative,
-    past the end) on every axis of every rank 1..4 (part of ``split.sizes``)."""
-    for rank in range(1, MAX_RANK + 1):
-        cases = []
-        for axis in range(-rank, rank):
-            ax = axis % rank
-            shp = tuple(6 if i == ax else SIZES[i] for i in range(rank))
-            for k in (1, 2, 3):
-                cases.append((lambda x, k=k, a=axis: tuple(np.split(x, k, axis=a)),
-                              [(shp, {})],
-                              lambda P, ins, v, k=k, a=axis: N.split_sections(P, ins[0], k, a),
-                              ()))
-            # array_split records no guard: every count in one program
-            _check_all([(lambda x, k=k, a=axis: tuple(np.array_split(x, k, axis=a)),
-                         lambda P, ins, v, k=k, a=axis: N.array_split_sections(P, ins[0], k, a))
-                        for k in (1, 2, 3, 4)], [(shp, {})],
-                       "np.array_split(rank %d, 1..4 sections, axis=%d)" % (rank, axis))
-            for pts in ((2, 4), (-4, -1), (4, 9), (1, -2)):
-                cases.append((lambda x, i, j, a=axis: tuple(np.split(x, [i, j], axis=a)),
-                              [(shp, {})],
-                              lambda P, ins, v, a=axis: N.split_indices(ins[0], v, a), pts))
-        for part in _chunks(cases, SMALL_BATCH):
-            _check_many(part, "np.split(rank %d, sections and [i, j], every axis)" % rank)
-
-
 # ---------------------------------------------------------------------------- indexing
 @proves("index.basic",
         over=bounded("every rank 1..4, one int / slice / None at every position, the int "
