@@ -6,10 +6,11 @@ For each program: ``hyps`` are the contract (each root symbol in its range, ever
 guard), the input sizes are the contract's expressions for them, and the claim is that each
 output size equals NumPy's formula over those input sizes -- and, for broadcasting, that
 every input size admitted is broadcast-compatible (the contract rejects what NumPy would).
-Advanced indexing, ``np.stack`` and ``np.tile`` are proven for every rank up to 4, every
-axis (negative ones included), every length of repetitions and every placement of one to
-three index arrays (adjacent or not), in both directions (``proofs/op_shape_rules.py``),
-not a few hand-picked programs.
+Advanced indexing is proven for every rank up to 4 and every placement of one to three
+index arrays (adjacent or not), in both directions (``proofs/op_shape_rules.py``), not a
+few hand-picked programs; ``np.stack`` / ``np.tile`` / ``np.repeat`` / ``np.pad`` and the
+splits for every rank, axis and count (``proofs/pad_tile_every.py``,
+``proofs/split_every.py``).
 The formulas are stated here from NumPy's documentation, never from the engine's code; each
 program is also run eagerly at its example inputs and at a second admitted point as a
 sanity check of the formula itself.
