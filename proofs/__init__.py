@@ -27,7 +27,7 @@ from .classes import BOUNDED, EVERY, SAMPLES, Over, bounded, every, samples
 from .pyint import ProofFailure
 
 MODULES = ("proofs.expr_rules", "proofs.range_rules", "proofs.solver_rules",
-           "proofs.shape_rules", "proofs.op_rules", "proofs.check_rules")
+           "proofs.op_rules", "proofs.check_rules")
 MODULES += ("proofs.contract_rules", "proofs.decide_rules", "proofs.op_shape_rules",
             "proofs.op_shape_calls", "proofs.expr_every")
 MODULES += ("proofs.divmod_every", "proofs.simplify_every")
@@ -46,6 +46,8 @@ MODULES += ("proofs.related_every", "proofs.factorpairs_every")
 MODULES += ("proofs.broadcast_every", "proofs.linalg_every", "proofs.contract_axes_every")
 MODULES += ("proofs.axes_every", "proofs.take_every", "proofs.basic_index_every",
             "proofs.take_along_every")
+MODULES += ("proofs.atleast_every", "proofs.concatenate_every", "proofs.stack_every")
+MODULES += ("proofs.pad_tile_every", "proofs.split_every")
 
 #: rule name -> proof function
 PROOFS: Dict[str, Callable[[], None]] = {}

@@ -143,8 +143,8 @@ MUTANTS: List[Mutant] = [
            "                        % (order, _frame()))\n    return x if x.ndim == 0 else "
            "reshape(t, x, (-1,))", ("shape.ravel",)),
     Mutant("np.atleast_1d of several arrays keeps their 0-d ones", "capture/ops/shape.py",
-           "reshape(t, t.operand(a), (1,)) if t.operand(a).ndim == 0 else",
-           "reshape(t, t.operand(a), (1,)) if t.operand(a).ndim == 0 and len(arys) == 1 else",
+           "reshape(t, x, (1,)) if x.ndim == 0 else",
+           "reshape(t, x, (1,)) if x.ndim == 0 and len(arys) == 1 else",
            ("shape.atleast_1d",)),
     Mutant("np.atleast_2d of a 0-d array is (1,)", "capture/ops/shape.py",
            "            x = reshape(t, x, (1, 1))", "            x = reshape(t, x, (1,))",

@@ -6,10 +6,11 @@ For each program: ``hyps`` are the contract (each root symbol in its range, ever
 guard), the input sizes are the contract's expressions for them, and the claim is that each
 output size equals NumPy's formula over those input sizes -- and, for broadcasting, that
 every input size admitted is broadcast-compatible (the contract rejects what NumPy would).
-Advanced indexing, ``np.stack`` and ``np.tile`` are proven for every rank up to 4, every
-axis (negative ones included), every length of repetitions and every placement of one to
-three index arrays (adjacent or not), in both directions (``proofs/op_shape_rules.py``),
-not a few hand-picked programs.
+Advanced indexing is proven for every rank up to 4 and every placement of one to three
+index arrays (adjacent or not), in both directions (``proofs/op_shape_rules.py``), not a
+few hand-picked programs; ``np.stack`` / ``np.tile`` / ``np.repeat`` / ``np.pad`` and the
+splits for every rank, axis and count (``proofs/pad_tile_every.py``,
+``proofs/split_every.py``).
 The formulas are stated here from NumPy's documentation, never from the engine's code; each
 program is also run eagerly at its example inputs and at a second admitted point as a
 sanity check of the formula itself.
@@ -154,42 +155,6 @@ def _unbacked_facts(tr: "Contract") -> list:
     return out
 
 
-# ---------------------------------------------------------------------------- split
-@proves("split.sizes",
-        over=bounded("every rank 1..4, every axis: np.split into 1..3 equal sections and at "
-                     "two symbolic points (sign pairs ++, --, +-), np.array_split into 1..4 "
-                     "sections, sizes symbolic"))
-def split_sizes():
-    r = np.ones
-
-    def spec_even(P, ins):
-        n = ins[0][0]
-        return [(P.floordiv(n, 3),)] * 3, [P.mod(n, 3) == 0]
-    _case(lambda x: tuple(np.split(x, 3)), (r(9),), {"x": (A,)}, spec_even, "np.split(x, 3)",
-          (r(12),))
-
-    def spec_array(P, ins):
-        n = ins[0][0]
-        q, m = P.floordiv(n, 3), P.mod(n, 3)
-        return [(q + z3.If(k < m, 1, 0),) for k in range(3)], []
-    _case(lambda x: tuple(np.array_split(x, 3)), (r(8),), {"x": (A,)}, spec_array,
-          "np.array_split(x, 3)", (r(10),), (r(4),))
-
-    def spec_at(P, ins):
-        n = ins[0][0]
-        c2, c5 = _clamp(2, n), _clamp(5, n)
-        return [(c2,), (zmax(c5 - c2, 0),), (zmax(n - c5, 0),)], []
-    _case(lambda x: tuple(np.split(x, [2, 5])), (r(9),), {"x": (A,)}, spec_at,
-          "np.split(x, [2, 5])", (r(6),))
-    # every rank up to 4, every axis and offset (proofs/op_shape_rules.py)
-    from .op_shape_rules import split_sweep
-    split_sweep()
-
-
-def _clamp(i: int, n):
-    return z3.If(n < i, n, z3.IntVal(i))
-
-
 # ---------------------------------------------------------------------------- contractions
 @proves("linalg.contract", over=bounded("einsum operands up to rank 3, sizes symbolic"))
 def linalg_contract():
@@ -240,50 +205,6 @@ def diff_length():
     # every rank up to 4, every axis and offset (proofs/op_shape_rules.py)
     from .op_shape_rules import diff_sweep
     diff_sweep()
-
-
-@proves("shape.pad_tile_repeat_stack",
-        over=bounded("np.stack every rank 0..4 and axis, np.tile ranks 1..4 with reps "
-                     "tuples of every length 1..4, np.pad / np.repeat every rank 1..4, sizes "
-                     "symbolic"))
-def pad_tile_repeat_stack():
-    r = np.ones
-    _case(lambda x: np.pad(x, ((1, 2), (0, 3))), (r((4, 5)),), {"x": (A, A)},
-          lambda P, ins: ([(ins[0][0] + 3, ins[0][1] + 3)], []), "np.pad")
-    _case(lambda x: np.tile(x, (2, 3)), (r((4, 5)),), {"x": (A, A)},
-          lambda P, ins: ([(2 * ins[0][0], 3 * ins[0][1])], []), "np.tile")
-    _case(lambda x: np.tile(x, 3), (r((4, 5)),), {"x": (A, A)},
-          lambda P, ins: ([(ins[0][0], 3 * ins[0][1])], []), "np.tile(x, 3)")
-    _case(lambda x: np.repeat(x, 2), (r((4, 5)),), {"x": (A, A)},
-          lambda P, ins: ([(2 * ins[0][0] * ins[0][1],)], []), "np.repeat (flat)")
-    _case(lambda x: np.repeat(x, 3, axis=1), (r((4, 5)),), {"x": (A, A)},
-          lambda P, ins: ([(ins[0][0], 3 * ins[0][1])], []), "np.repeat(axis=1)")
-
-    def spec_stack(P, ins):
-        (n, m), (n2, m2) = ins
-        return [(2, n, m)], [n == n2, m == m2]
-    _case(lambda x, y: np.stack([x, y]), (r((4, 5)), r((4, 5))), {"x": (A, A), "y": (A, A)},
-          spec_stack, "np.stack")
-
-    def spec_stack1(P, ins):
-        (n, m), (n2, m2) = ins
-        return [(n, 2, m)], [n == n2, m == m2]
-    _case(lambda x, y: np.stack([x, y], axis=1), (r((4, 5)), r((4, 5))),
-          {"x": (A, A), "y": (A, A)}, spec_stack1, "np.stack(axis=1)")
-
-    # np.stack at every axis of every rank up to 4, np.tile of every rank up to 4 with
-    # reps of every length up to 4, both directions (proofs/op_shape_rules.py)
-    from .op_shape_rules import stack_tile_sweep
-    stack_tile_sweep()
-
-    def spec_cat(P, ins):
-        (a, m), (b, m2), (c, m3) = ins
-        return [(a + b + c, m)], [m == m2, m2 == m3]
-    _case(lambda x, y, z: np.concatenate([x, y, z]), (r((2, 5)), r((3, 5)), r((4, 5))),
-          {"x": (A, A), "y": (A, A), "z": (A, A)}, spec_cat, "np.concatenate of three")
-    # every rank up to 4, every axis and offset (proofs/op_shape_rules.py)
-    from .op_shape_rules import repeat_pad_sweep
-    repeat_pad_sweep()
 
 
 __all__ = ["Contract", "STATS"]

@@ -86,43 +86,6 @@ def creation_linspace():
                % endpoint, ints=(7,))
 
 
-def _stack_sweep(fn, spec) -> None:
-    """``fn`` of two arrays of every rank 1..4 and of one array of every rank 2..4 (its rows,
-    a symbolic number of them: the contract must admit no empty one)."""
-    for rank in range(1, MAX_RANK + 1):
-        _check(_prog(lambda x, y: fn([x, y]), 2, 0), [_shape(rank), _shape(rank)],
-               lambda P, ins, v: spec(list(ins)), "%s of two rank-%d arrays"
-               % (fn.__name__, rank))
-        if rank >= 2:         # written in the program itself: the call is routed by name
-            _check(_ROWS[fn], [_shape(rank)], lambda P, ins, v: spec(ins[0]),
-                   "%s of the rows of a rank-%d array" % (fn.__name__, rank))
-
-
-@proves("shape.hstack", over=bounded("two operands of every rank 1..4, the rows of every "
-                                        "rank 2..4, sizes symbolic"))
-def shape_hstack():
-    """np.hstack: see ``_stack_sweep``."""
-    _stack_sweep(np.hstack, N.hstack)
-
-
-@proves("shape.vstack", over=bounded("two operands of every rank 1..4, the rows of every "
-                                        "rank 2..4, sizes symbolic"))
-def shape_vstack():
-    """np.vstack: see ``_stack_sweep``."""
-    _stack_sweep(np.vstack, N.vstack)
-
-
-@proves("shape.dstack", over=bounded("two operands of every rank 1..4, the rows of every "
-                                        "rank 2..4, sizes symbolic"))
-def shape_dstack():
-    """np.dstack: see ``_stack_sweep``."""
-    _stack_sweep(np.dstack, N.dstack)
-
-
-_ROWS = {np.hstack: lambda x: np.hstack(x), np.vstack: lambda x: np.vstack(x),
-         np.dstack: lambda x: np.dstack(x)}
-
-
 @proves("shape.ravel",
         over=every("every array NumPy can make: every rank from 0 to NumPy's limit (64, "
                    "asked of NumPy), every size symbolic; np.ravel, np.reshape(x, -1), "
@@ -141,31 +104,6 @@ def shape_ravel():
         _check_many(part, "ravel / reshape(-1) / flatten(every rank NumPy allows)")
 
 
-def _atleast_sweep(fn, nd: int) -> None:
-    """``fn`` of one array of every rank 0..4 and of three arrays of every triple of ranks
-    0..4."""
-    spec = lambda P, ins, v: N.atleast_nd(ins, nd)      # noqa: E731
-    cases = [(_bind1(fn), [_shape(rank)], spec, ()) for rank in range(0, MAX_RANK + 1)]
-    cases += [(lambda x, y, z: fn(x, y, z), [_shape(r) for r in ranks], spec, ())
-              for ranks in itertools.product(range(0, MAX_RANK + 1), repeat=3)]
-    for part in _chunks(cases, BATCH):
-        _check_many(part, "%s(one and three operands of ranks 0..4)" % fn.__name__)
-
-
-@proves("shape.atleast_1d",
-        over=bounded("one and three operands of every rank 0..4, sizes symbolic"))
-def shape_atleast_1d():
-    """np.atleast_1d: see ``_atleast_sweep``."""
-    _atleast_sweep(np.atleast_1d, 1)
-
-
-@proves("shape.atleast_2d",
-        over=bounded("one and three operands of every rank 0..4, sizes symbolic"))
-def shape_atleast_2d():
-    """np.atleast_2d, and np.atleast_3d (NumPy's own code, traced through reshape and basic
-    indexing): see ``_atleast_sweep``."""
-    _atleast_sweep(np.atleast_2d, 2)
-    _atleast_sweep(np.atleast_3d, 3)
 
 
 _IDENTITY = (np.nansum, np.nanprod, np.nanmean, np.nanvar, np.nanstd, np.nanmedian)

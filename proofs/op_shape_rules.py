@@ -289,48 +289,6 @@ def shape_squeeze():
 
 
 # ---------------------------------------------------------------------------- joining
-def concatenate_sweep() -> None:
-    """np.concatenate of two and of three arrays of every rank 1..4 on every axis and None
-    (part of ``concatenate.shape``)."""
-    for rank in range(1, MAX_RANK + 1):
-        cases = []
-        for axis in [None] + list(range(-rank, rank)):
-            spec = lambda P, ins, v, a=axis: N.concatenate(ins, a)     # noqa: E731
-            cases.append((lambda x, y, a=axis: np.concatenate([x, y], axis=a),
-                          [_shape(rank), _shape(rank)], spec, ()))
-            cases.append((lambda x, y, z, a=axis: np.concatenate([x, y, z], axis=a),
-                          [_shape(rank)] * 3, spec, ()))
-        for part in _chunks(cases, BATCH):
-            _check_many(part, "np.concatenate(2 and 3 x rank %d, every axis)" % rank)
-
-
-def split_sweep() -> None:
-    """np.split into k = 1..3 equal sections and np.array_split into k = 1..4, on every
-    axis of every rank 1..4; np.split at two symbolic indices (examples in range, negative,
-    past the end) on every axis of every rank 1..4 (part of ``split.sizes``)."""
-    for rank in range(1, MAX_RANK + 1):
-        cases = []
-        for axis in range(-rank, rank):
-            ax = axis % rank
-            shp = tuple(6 if i == ax else SIZES[i] for i in range(rank))
-            for k in (1, 2, 3):
-                cases.append((lambda x, k=k, a=axis: tuple(np.split(x, k, axis=a)),
-                              [(shp, {})],
-                              lambda P, ins, v, k=k, a=axis: N.split_sections(P, ins[0], k, a),
-                              ()))
-            # array_split records no guard: every count in one program
-            _check_all([(lambda x, k=k, a=axis: tuple(np.array_split(x, k, axis=a)),
-                         lambda P, ins, v, k=k, a=axis: N.array_split_sections(P, ins[0], k, a))
-                        for k in (1, 2, 3, 4)], [(shp, {})],
-                       "np.array_split(rank %d, 1..4 sections, axis=%d)" % (rank, axis))
-            for pts in ((2, 4), (-4, -1), (4, 9), (1, -2)):
-                cases.append((lambda x, i, j, a=axis: tuple(np.split(x, [i, j], axis=a)),
-                              [(shp, {})],
-                              lambda P, ins, v, a=axis: N.split_indices(ins[0], v, a), pts))
-        for part in _chunks(cases, SMALL_BATCH):
-            _check_many(part, "np.split(rank %d, sections and [i, j], every axis)" % rank)
-
-
 # ---------------------------------------------------------------------------- indexing
 def _index_case(rank: int, pos: int, kind: str, ex: tuple, step, ell: str) -> tuple:
     """The ``_check_many`` case of one index expression (its ints: the examples ``ex``)."""
@@ -350,46 +308,7 @@ def _index_case(rank: int, pos: int, kind: str, ex: tuple, step, ell: str) -> tu
             lambda P, ins, v: N.basic_index(ins[0], items(tuple(v))), ex)
 
 
-# ---------------------------------------------------------------------------- repetition
-def repeat_pad_sweep() -> None:
-    """np.repeat with counts 0..3 on every axis and None of every rank 1..4; np.pad with a
-    symbolic width, a (before, after) pair of symbolic widths for every axis and one
-    constant pair per axis, for every rank 1..4 (part of ``shape.pad_tile_repeat_stack``)."""
-    for rank in range(1, MAX_RANK + 1):
-        _check_all([(_bind1(np.repeat, repeats=r, axis=axis),
-                     lambda P, ins, v, a=axis, r=r: N.repeat(ins[0], r, a))
-                    for axis, r in itertools.product([None] + list(range(-rank, rank)),
-                                                     range(4))],
-                   [_shape(rank)], "np.repeat(rank %d, every axis, counts 0..3)" % rank)
-        _check(_prog(lambda x, w: np.pad(x, w), 1, 1), [_shape(rank)],
-               lambda P, ins, v: N.pad(ins[0], v[0]), "np.pad(rank %d, w)" % rank, ints=(2,))
-        _check(_prog(lambda x, a, b: np.pad(x, (a, b)), 1, 2), [_shape(rank)],
-               lambda P, ins, v: N.pad(ins[0], tuple(v)), "np.pad(rank %d, (a, b))" % rank,
-               ints=(1, 3))
-        pairs = tuple((k % 3, (k + 1) % 2) for k in range(rank))
-        _check(_bind1(np.pad, pad_width=pairs), [_shape(rank)],
-               lambda P, ins, v, p=pairs: N.pad(ins[0], p), "np.pad(rank %d, %s)"
-               % (rank, pairs))
-
-
 # ---------------------------------------------------------------------------- stacking
-def stack_tile_sweep() -> None:
-    """np.stack of two arrays at every axis (negative ones included) of every rank 0..4,
-    and np.tile of every rank 1..4 with reps tuples of every length 1..4 (2s and 3s), both
-    directions (part of ``shape.pad_tile_repeat_stack``)."""
-    cases = [(lambda x, y, a=axis: np.stack([x, y], axis=a), [_shape(rank)] * 2,
-              lambda P, ins, v, a=axis: N.stack(ins, a), ())
-             for rank in range(0, MAX_RANK + 1) for axis in range(-rank - 1, rank + 1)]
-    for part in _chunks(cases, BATCH):
-        _check_many(part, "np.stack(two arrays of ranks 0..4, every axis)")
-    cases = []
-    for rank in range(1, MAX_RANK + 1):
-        for nreps in range(1, MAX_RANK + 1):
-            reps = tuple(2 + (k % 2) for k in range(nreps))
-            cases.append((_bind1(np.tile, reps), [_shape(rank)],
-                          lambda P, ins, v, r=reps: N.tile(ins[0], r), ()))
-    for part in _chunks(cases, BATCH):
-        _check_many(part, "np.tile(ranks 1..4, reps of length 1..4)")
 
 
 def advanced_sweep() -> None:

@@ -26,7 +26,7 @@ from symshape.errors import UserError
 from . import every, proves
 from .code import prove_code
 from .pyint import RLIMIT, Py, ProofFailure, limited_solver
-from .shape_rules import ShapeOnly, StubTracer
+from .stubs import ShapeOnly, StubTracer
 from .sized import Size, combine, run_paths, sizes, term
 from .symcoeff import SInt
 

@@ -347,8 +347,8 @@ RULES: List[Rule] = [
        "np.atleast_3d (NumPy's code): () -> (1, 1, 1), (n,) -> (1, n, 1), (m, n) -> "
        "(m, n, 1)"),
     _r("shape.hstack", OPS + ".shape:_hstack",
-       "np.hstack joins 1-D arrays along axis 0, others along axis 1; of one array, its "
-       "rows (at least one)"),
+       "np.hstack joins the arrays made at least 1-D along axis 0 if the first is 1-D, else "
+       "along axis 1; of one array, its rows (at least one)"),
     _r("shape.vstack", OPS + ".shape:_vstack",
        "np.vstack joins the arrays made at least 2-D along axis 0; of one array, its rows "
        "(at least one)"),

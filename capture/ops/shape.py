@@ -397,7 +397,11 @@ def _pad(t, array, pad_width, mode="constant", **kwargs):
     x = t.operand(array)
     widths = _sizes_or_ints(pad_width, "np.pad widths")
     if widths and not isinstance(widths[0], tuple):
-        widths = (widths,) if len(widths) == 2 else ((widths[0], widths[0]),)
+        widths = (widths,)
+    if any(not isinstance(w, tuple) or len(w) not in (1, 2) for w in widths):
+        # NumPy broadcasts pad_width to (ndim, 2): an entry of three widths never fits
+        raise UserError("np.pad: pad_width %r is not one width, a (before, after) pair or "
+                        "one of those per axis%s" % (pad_width, _frame()))
     if len(widths) == 1:
         widths = widths * x.ndim
     widths = tuple(w if len(w) == 2 else (w[0], w[0]) for w in widths)
@@ -495,8 +499,10 @@ def _fresh(t: Tracer, x: TracedArray, dtype=None) -> TracedArray:
 def _hstack(t, tup, *, dtype=None, casting="same_kind"):
     if type(tup) is TracedArray:
         _some_rows(tup)
+        if tup.ndim == 1:                       # rows () -> (1,): x itself, copied
+            return _fresh(t, tup, dtype)
         return _fresh(t, _rows_joined(t, tup, 0 if tup.ndim == 2 else 1), dtype)
-    xs = [t.operand(a) for a in tup]
+    xs = [_atleast_1d(t, a) for a in tup]       # NumPy's atleast_1d of each array
     axis = 0 if xs and xs[0].ndim == 1 else 1
     return _concatenate(t, xs, axis=axis, dtype=dtype)
 
@@ -506,9 +512,10 @@ def _hstack(t, tup, *, dtype=None, casting="same_kind"):
 def _vstack(t, tup, *, dtype=None, casting="same_kind"):
     if type(tup) is TracedArray:                # rows of 1-D become (1, m): x itself
         _some_rows(tup)
+        if tup.ndim == 1:                       # rows () -> (1, 1): (n, 1)
+            return _fresh(t, expand_dims(t, tup, 1), dtype)
         return _fresh(t, tup if tup.ndim == 2 else _rows_joined(t, tup, 0), dtype)
-    xs = [t.operand(a) for a in tup]
-    xs = [expand_dims(t, x, 0) if x.ndim == 1 else x for x in xs]
+    xs = [_atleast_2d(t, a) for a in tup]       # NumPy's atleast_2d of each array
     return _concatenate(t, xs, axis=0, dtype=dtype)
 
 
@@ -519,6 +526,8 @@ def _dstack(t, tup):
     if type(tup) is TracedArray:
         _some_rows(tup)
         x = tup
+        if x.ndim == 1:                         # rows () -> (1, 1, 1): (1, 1, n)
+            return _fresh(t, expand_dims(t, x, (0, 1)))
         if x.ndim == 2:                         # rows (m,) -> (1, m, 1): (1, m, n)
             return _fresh(t, expand_dims(t, np.transpose(x), 0))
         if x.ndim == 3:                         # rows (a, b) -> (a, b, 1): (a, b, n)
@@ -538,7 +547,7 @@ SIZE_FUNCTIONS.extend([np.concatenate, np.stack, np.vstack, np.hstack, np.dstack
 def _atleast_2d(t, *arys):
     out = []
     for a in arys:
-        x = t.operand(a)
+        x = _list_item(t, a)                    # a scalar or a list: an array, as NumPy
         if x.ndim == 0:
             x = reshape(t, x, (1, 1))
         elif x.ndim == 1:
@@ -550,8 +559,8 @@ def _atleast_2d(t, *arys):
 @rule("shape.atleast_1d")
 @implements(np.atleast_1d)
 def _atleast_1d(t, *arys):
-    out = [reshape(t, t.operand(a), (1,)) if t.operand(a).ndim == 0 else t.operand(a)
-           for a in arys]
+    xs = [_list_item(t, a) for a in arys]       # a scalar or a list: an array, as NumPy
+    out = [reshape(t, x, (1,)) if x.ndim == 0 else x for x in xs]
     return out[0] if len(out) == 1 else tuple(out)
 
 

@@ -48,6 +48,34 @@ def test_tile_repeat_pad_flip_roll_stack():
                     ("s0", "s1"), ("s0", "2*s1"), ("2*s0", "s1"), ("s0", "2", "s1")]
 
 
+def test_stacking_0d_arrays_scalars_and_the_rows_of_a_1d_array_as_numpy():
+    # NumPy makes each array at least 1-D / 2-D / 3-D first (a 0-d one, a Python scalar, the
+    # 0-d rows of a 1-D array): the rules refused these (found by the every-rank proofs)
+    f = lambda x, y: (np.hstack([y, x]), np.vstack([y, x[None, :1]]), np.hstack(x),  # noqa
+                      np.vstack(x), np.dstack(x), np.atleast_1d(x, 3.0)[1],
+                      np.atleast_2d(3.0, x)[0])
+    ep = check(f, (arr(4), arr()), {"x": (A,), "y": ()}, (arr(6), arr()))
+    outs = [tuple(str(s) for s in o.shape) for o in ep.graph.outputs]
+    assert outs == [("s0 + 1",), ("2", "1"), ("s0",), ("s0", "1"), ("1", "1", "s0"), ("1",),
+                    ("1", "1")]
+
+
+def test_pad_widths_numpy_cannot_broadcast_are_refused():
+    # NumPy broadcasts pad_width to (ndim, 2): three widths in a row never fit (the rule
+    # padded every axis by the first one)
+    for pw in ((1, 2, 3), ((1, 2, 3),), ((1, 2), (3, 4), (5, 6))):
+        with pytest.raises(ValueError):
+            np.pad(np.ones((2, 3)), pw)
+        with pytest.raises(ss.UserError, match="pad_width"):
+            ss.export(lambda x: np.pad(x, pw), (arr(2, 3),), dynamic_shapes={"x": (A, A)})
+    f = lambda x: (np.pad(x, 1), np.pad(x, (1, 2)), np.pad(x, ((1,), (2,))),  # noqa: E731
+                   np.pad(x, ((1, 2),)), np.pad(x, ((1, 2), (3, 4))))
+    ep = check(f, (arr(2, 3),), {"x": (A, A)}, (arr(4, 5),))
+    assert [tuple(str(s) for s in o.shape) for o in ep.graph.outputs] == [
+        ("s0 + 2", "s1 + 2"), ("s0 + 3", "s1 + 3"), ("s0 + 2", "s1 + 4"), ("s0 + 3", "s1 + 3"),
+        ("s0 + 3", "s1 + 7")]
+
+
 def test_split_equal_sections_adds_divisibility():
     ep = check(lambda x: np.split(x, 2, axis=1), (arr(3, 8),), {"x": (A, A)}, (arr(2, 6),))
     assert str(ep.input_shapes["x"][1]).startswith("2*")
