@@ -16,20 +16,6 @@ from .op_shape_rules import (BATCH, MAX_RANK, SIZES, _bind1, _bind2, _check, _ch
                              _check_many, _chunks, _group, _prog, _reduce_axes, _shape, _sign_mix)
 
 
-@proves("shape.flip", over=bounded("every rank up to 4, every axis, sizes symbolic"))
-def shape_flip():
-    """np.flip over axis None, every int axis and every set of two or more axes (mixed
-    signs) of every rank 1..4; np.fliplr / np.flipud of rank 2..4."""
-    for rank in range(1, MAX_RANK + 1):
-        axes = [None] + list(range(-rank, rank))
-        axes += [_sign_mix(c, rank) for n in range(2, rank + 1)
-                 for c in itertools.combinations(range(rank), n)]
-        fns = [_bind1(np.flip, axis=axis) for axis in axes]
-        fns += [_bind1(np.fliplr), _bind1(np.flipud)] if rank >= 2 else []
-        _check_all([(f, lambda P, ins, v: N.flip(ins[0], None)) for f in fns], [_shape(rank)],
-                   "np.flip / fliplr / flipud(rank %d, every axis)" % rank)
-
-
 @proves("shape.roll", over=bounded("every rank up to 4, every axis, sizes symbolic"))
 def shape_roll():
     """np.roll by a constant and by a symbolic shift, over axis None, every int axis and

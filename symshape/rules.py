@@ -309,7 +309,7 @@ RULES: List[Rule] = [
        "np.dot(a, b): a.shape[:-1] + b.shape[:-2] + b.shape[-1:] (b 1-D: a.shape[:-1]) "
        "with a's last size equal to b's contracted one"),
     _r("shape.flip", OPS + ".shape:_flip",
-       "np.flip / fliplr / flipud over any axes (either sign) keep the shape"),
+       "np.flip / fliplr / flipud over any axes (either sign, none repeated) keep the shape"),
     _r("shape.roll", OPS + ".shape:_roll",
        "np.roll by any shift over any axes (either sign) keeps the shape"),
     _r("creation.triangle", OPS + ".creation:_triangle",

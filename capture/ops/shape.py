@@ -423,11 +423,25 @@ _PAD_NEEDS_VALUES = {"edge", "reflect", "symmetric", "wrap", "maximum", "minimum
                      "median", "linear_ramp"}
 
 
+def _once(axes: tuple, what: str) -> tuple:
+    """``axes`` (normalised) when each is named once; NumPy's ``normalize_axis_tuple``
+    raises "repeated axis" otherwise.  Each axis is tested against those before it only
+    (a loop over the whole tuple: proofs/keep_every.py reads it so)."""
+    seen: list = []
+    for a in axes:
+        if a in seen:
+            raise UserError("%s: axis %d is named twice (NumPy raises 'repeated axis'): name "
+                            "each axis once%s" % (what, a, _frame()))
+        seen.append(a)
+    return axes
+
+
 @rule("shape.flip")
 @implements(np.flip)
 def _flip(t, m, axis=None):
     x = t.operand(m)
-    ax = None if axis is None else tuple(norm_axis(a, x.ndim) for a in _sizes(axis))
+    ax = None if axis is None else _once(tuple(norm_axis(a, x.ndim) for a in _sizes(axis)),
+                                         "np.flip")
     return t.emit("flip", (x.node,), {"axis": ax}, x.shape, x.dtype)
 
 

@@ -48,6 +48,17 @@ def test_tile_repeat_pad_flip_roll_stack():
                     ("s0", "s1"), ("s0", "2*s1"), ("2*s0", "s1"), ("s0", "2", "s1")]
 
 
+def test_flip_refuses_a_repeated_axis_as_numpy_does():
+    # NumPy: ValueError: repeated axis (normalize_axis_tuple); -2 and 0 name one axis
+    for axis in ((0, 0), (0, -2)):
+        with pytest.raises(ValueError):
+            np.flip(arr(2, 3), axis)
+        with pytest.raises(ss.UserError, match=r"np.flip: axis 0 is named twice .*name each "
+                           r"axis once at .*test_tracer_breadth.py:\d+"):
+            ss.export(lambda x, a=axis: np.flip(x, a), (arr(2, 3),), dynamic_shapes={"x": (A, A)})
+    check(lambda x: np.flip(x, (0, -1)), (arr(2, 3),), {"x": (A, A)}, (arr(4, 5),))
+
+
 def test_split_equal_sections_adds_divisibility():
     ep = check(lambda x: np.split(x, 2, axis=1), (arr(3, 8),), {"x": (A, A)}, (arr(2, 6),))
     assert str(ep.input_shapes["x"][1]).startswith("2*")

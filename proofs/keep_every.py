@@ -1,0 +1,220 @@
+"""Op shape rules that keep the shape, over every rank and every axis argument: the axis
+handling run on a symbolic rank and symbolic axes, the shape read from the code to pass
+through whole, in three parts:
+
+* (a) ``read_alike`` (``proofs/alike.py``) with this module's own tables: every statement of
+  the rule that mentions the input, its shape, the axis argument or the normalised axes is
+  one of the listed texts -- the shape handed whole to ``t.emit`` (so its length, the rank,
+  enters nowhere else), each axis normalised alike in one comprehension, the repeat test a
+  loop over the whole tuple testing each axis against those before it only.
+* (b) the rule's axis handling run with a stand-in tracer whose operand has a *symbolic*
+  rank ``n >= 0`` (``proofs/intpaths.py``: every path of every comparison), on axis None,
+  one symbolic int and a tuple of two symbolic ints; on each path, both directions against
+  NumPy's acceptance rule stated in Z3 (``normalize_axis_tuple``: each axis in ``[-n, n)``,
+  no two equal after normalisation): a path that returns is one NumPy accepts, with the
+  axes NumPy's ``a mod n``, and a path that refuses (a ``UserError``) one NumPy refuses.
+  Two symbolic axes stand for any number because (a) pins the reads alike.
+* (c) the op traced once with the real tracer (``op_shape_rules._check_all``: contract,
+  NumPy's shapes on every point of it, the converse) at one rank.
+"""
+from __future__ import annotations
+
+import ast
+import linecache
+import traceback
+
+import numpy as np
+import z3
+
+from symshape.capture.ops import shape as SH
+from symshape.errors import UserError
+
+from . import every, proves
+from .alike import read_alike
+from .intpaths import int_paths, prove_int_paths
+from .op_shape_rules import _bind1, _check_all, _shape
+from .pyint import ProofFailure, require
+from .reads import source_tree
+from .symcoeff import sym_ints
+
+
+# ---------------------------------------------------------------------------- stand-ins
+class _Shape:
+    """The operand's shape: the rule may hand it on whole and nothing else."""
+
+    def __getattr__(self, name):
+        raise ProofFailure("the rule reads the shape (%s), not hands it on whole" % name)
+
+    def __iter__(self):
+        raise ProofFailure("the rule iterates over the shape, not hands it on whole")
+
+    def __len__(self):
+        raise ProofFailure("the rule reads the shape's length, not hands it on whole")
+
+    def __getitem__(self, k):
+        raise ProofFailure("the rule indexes the shape, not hands it on whole")
+
+
+class _Operand:
+    """A traced array of symbolic rank ``ndim`` (an SInt) and an opaque shape."""
+
+    def __init__(self, ndim) -> None:
+        self.ndim = ndim
+        self.shape = _Shape()
+        self.node = "x"
+        self.dtype = np.dtype(float)
+
+
+class _Tracer:
+    """``operand`` hands back the stand-in, ``emit`` the attributes and the shape given."""
+
+    def __init__(self, x: _Operand) -> None:
+        self.x = x
+
+    def operand(self, m):
+        """The stand-in operand."""
+        return self.x
+
+    def emit(self, op, args, attrs, shape, dtype):
+        """What the rule emitted: its attributes and its output shape."""
+        return attrs, shape
+
+
+def refused(exc: BaseException) -> bool:
+    """Whether ``exc`` is the rule refusing: a ``UserError``, or the ``TypeError`` of
+    formatting its message (``%d`` of a symbolic axis) raised inside a ``raise
+    UserError(...)`` statement of the engine (read from the innermost frame's source)."""
+    if isinstance(exc, UserError):
+        return True
+    if not isinstance(exc, TypeError) or exc.__traceback__ is None:
+        return False
+    frame, line = traceback.extract_tb(exc.__traceback__)[-1][:2]
+    if "/proofs/" in frame:
+        return False
+    tree = ast.parse("".join(linecache.getlines(frame)))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Raise) and node.lineno <= line <= node.end_lineno:
+            call = node.exc
+            return isinstance(call, ast.Call) and ast.unparse(call.func) == "UserError"
+    return False
+
+
+def _raises(accept):
+    """A refusing path must be one NumPy refuses; any other exception fails the proof."""
+    return lambda e: z3.Not(accept) if refused(e) else z3.BoolVal(False)
+
+
+def in_range(a, n):
+    """NumPy's ``normalize_axis_index`` accepts ``a`` for rank ``n``."""
+    return z3.And(-n <= a, a < n)
+
+
+def normal(a, n):
+    """The axis NumPy names by ``a`` (for ``-n <= a < n``): ``a mod n``."""
+    return z3.If(a < 0, a + n, a)
+
+
+# ---------------------------------------------------------------------------- norm_axis
+def norm_axis_every() -> None:
+    """``norm_axis(a, n)`` for every integer ``a`` and rank ``n >= 0``: ``a mod n`` when
+    ``-n <= a < n`` and a ``UserError`` otherwise (both directions)."""
+    a, n = sym_ints("a n")
+    ok = in_range(a.v, n.v)
+
+    def run():
+        return SH.norm_axis(a, n)
+    prove_int_paths(run, lambda out: z3.And(ok, out == normal(a.v, n.v)), [n.v >= 0], SH,
+                    "norm_axis(a, n) for every a and n >= 0", raises=_raises(ok))
+
+
+# ---------------------------------------------------------------------------- np.flip
+#: every statement of ``_flip`` / ``_once`` that mentions the operand, the axis argument or
+#: the normalised axes: the shape handed whole to emit, each axis normalised alike, each
+#: axis tested against the ones before it only
+FLIP_READS = {
+    "x": ("x = t.operand(m)",
+          "ax = None if axis is None else _once(tuple((norm_axis(a, x.ndim) for a in "
+          "_sizes(axis))), 'np.flip')",
+          "return t.emit('flip', (x.node,), {'axis': ax}, x.shape, x.dtype)"),
+    "axis": ("ax = None if axis is None else _once(tuple((norm_axis(a, x.ndim) for a in "
+             "_sizes(axis))), 'np.flip')",),
+    "ax": ("ax = None if axis is None else _once(tuple((norm_axis(a, x.ndim) for a in "
+           "_sizes(axis))), 'np.flip')",
+           "return t.emit('flip', (x.node,), {'axis': ax}, x.shape, x.dtype)"),
+}
+ONCE_READS = {
+    "axes": ("for a in axes", "return axes"),
+    "seen": ("seen: list = []", "if a in seen", "seen.append(a)"),
+    "a": ("for a in axes", "if a in seen", "seen.append(a)"),
+}
+
+
+def _returns(fn, text: str) -> None:
+    """``fn``'s body (after a docstring) is the one statement ``text``."""
+    body = source_tree(fn).body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]
+    require([ast.unparse(b) for b in body] == [text], "%s is no longer `%s`", fn.__name__, text)
+
+
+def flip_axes(rule, axes, n, want_axes, accept, what: str) -> None:
+    """``rule(t, m, axis=axes)`` on an operand of rank ``n``: the shape handed on whole
+    and the axes ``want_axes`` exactly when ``accept`` (NumPy's rule), refused otherwise."""
+    x = _Operand(n)
+
+    def run():
+        attrs, shape = rule(_Tracer(x), "m", axes)
+        if shape is not x.shape:
+            raise ProofFailure("%s: the output shape is not the input's" % what)
+        ax = attrs["axis"]
+        got = () if ax is None else ax if isinstance(ax, tuple) else (ax,)
+        if len(got) != len(want_axes):
+            raise ProofFailure("%s: %d axes emitted, %d named" % (what, len(got),
+                                                                 len(want_axes)))
+        return tuple(got)
+
+    def ok(*got):
+        return z3.And(accept, *[g == w for g, w in zip(got, want_axes)])
+    prove_int_paths(run, ok, [n.v >= 0], SH, what, raises=_raises(accept))
+
+
+def unread_axes(rule, n, what: str) -> None:
+    """``rule(t, m, None)`` on an operand of rank ``n``: one path, no test of the rank,
+    the shape handed on whole and axis None emitted."""
+    x = _Operand(n)
+    ex, paths = int_paths(lambda: rule(_Tracer(x), "m", None), [n.v >= 0], SH)
+    require(len(paths) == 1, "%s: %d paths, the rank tested", what, len(paths))
+    got = paths[0][1]
+    require(not isinstance(got, BaseException), "%s raises %r", what, got)
+    attrs, shape = got
+    require(shape is x.shape and attrs["axis"] is None, "%s emits %r, %r", what, attrs, shape)
+
+
+@proves("shape.flip", over=every(
+    "every rank and every axis argument (None, an int, a tuple or list of any length, "
+    "either sign): the shape handed whole to emit and each axis normalised alike and "
+    "tested against those before it only, read from the code (_flip, _once; fliplr / "
+    "flipud read to be _flip with axis 1 / 0); norm_axis proven for every integer and "
+    "rank; _flip run on a symbolic rank n >= 0 with axis None, one symbolic int and two "
+    "symbolic ints, both directions against NumPy's normalize_axis_tuple (each axis in "
+    "[-n, n), none repeated); traced at rank 3"))
+def shape_flip():
+    """np.flip keeps the shape and admits exactly NumPy's axis arguments (a repeated axis
+    refused: NumPy's "repeated axis")."""
+    read_alike(SH._flip, FLIP_READS)
+    read_alike(SH._once, ONCE_READS)
+    _returns(SH._fliplr, "return _flip(t, m, 1)")
+    _returns(SH._flipud, "return _flip(t, m, 0)")
+    norm_axis_every()
+    n, a, b = sym_ints("n a b")
+    unread_axes(SH._flip, n, "np.flip(x) of rank n")
+    flip_axes(SH._flip, a, n, (normal(a.v, n.v),), in_range(a.v, n.v),
+              "np.flip(x, a) of rank n")
+    flip_axes(SH._flip, (a, b), n, (normal(a.v, n.v), normal(b.v, n.v)),
+              z3.And(in_range(a.v, n.v), in_range(b.v, n.v),
+                     normal(a.v, n.v) != normal(b.v, n.v)),
+              "np.flip(x, (a, b)) of rank n")
+    same = lambda P, ins, v: ([tuple(ins[0])], [])      # noqa: E731
+    _check_all([(_bind1(np.flip), same), (_bind1(np.flip, axis=(0, -1)), same),
+                (_bind1(np.fliplr), same), (_bind1(np.flipud), same)], [_shape(3)],
+               "np.flip / fliplr / flipud(rank 3)")
