@@ -157,13 +157,16 @@ def _returns(fn, text: str) -> None:
     require([ast.unparse(b) for b in body] == [text], "%s is no longer `%s`", fn.__name__, text)
 
 
-def flip_axes(rule, axes, n, want_axes, accept, what: str) -> None:
-    """``rule(t, m, axis=axes)`` on an operand of rank ``n``: the shape handed on whole
-    and the axes ``want_axes`` exactly when ``accept`` (NumPy's rule), refused otherwise."""
+def kept(call, n, want_axes, accept, what: str) -> None:
+    """``call(t)`` (the rule on an operand of rank ``n``) hands the shape on whole and
+    emits the axes ``want_axes`` exactly when ``accept`` (NumPy's rule), refuses otherwise."""
     x = _Operand(n)
+    if not want_axes:                       # axis None: nothing symbolic to claim
+        unread_axes(call, x, what)
+        return
 
     def run():
-        attrs, shape = rule(_Tracer(x), "m", axes)
+        attrs, shape = call(_Tracer(x))
         if shape is not x.shape:
             raise ProofFailure("%s: the output shape is not the input's" % what)
         ax = attrs["axis"]
@@ -178,11 +181,15 @@ def flip_axes(rule, axes, n, want_axes, accept, what: str) -> None:
     prove_int_paths(run, ok, [n.v >= 0], SH, what, raises=_raises(accept))
 
 
-def unread_axes(rule, n, what: str) -> None:
-    """``rule(t, m, None)`` on an operand of rank ``n``: one path, no test of the rank,
-    the shape handed on whole and axis None emitted."""
-    x = _Operand(n)
-    ex, paths = int_paths(lambda: rule(_Tracer(x), "m", None), [n.v >= 0], SH)
+def flip_axes(rule, axes, n, want_axes, accept, what: str) -> None:
+    """``rule(t, m, axis=axes)`` on an operand of rank ``n``: ``kept``."""
+    kept(lambda t: rule(t, "m", axes), n, want_axes, accept, what)
+
+
+def unread_axes(call, x: _Operand, what: str) -> None:
+    """``call(t)`` with axis None on the operand ``x`` of a symbolic rank: one path, no
+    test of the rank, the shape handed on whole and axis None emitted."""
+    ex, paths = int_paths(lambda: call(_Tracer(x)), [x.ndim.v >= 0], SH)
     require(len(paths) == 1, "%s: %d paths, the rank tested", what, len(paths))
     got = paths[0][1]
     require(not isinstance(got, BaseException), "%s raises %r", what, got)
@@ -207,7 +214,7 @@ def shape_flip():
     _returns(SH._flipud, "return _flip(t, m, 0)")
     norm_axis_every()
     n, a, b = sym_ints("n a b")
-    unread_axes(SH._flip, n, "np.flip(x) of rank n")
+    flip_axes(SH._flip, None, n, (), z3.BoolVal(True), "np.flip(x) of rank n")
     flip_axes(SH._flip, a, n, (normal(a.v, n.v),), in_range(a.v, n.v),
               "np.flip(x, a) of rank n")
     flip_axes(SH._flip, (a, b), n, (normal(a.v, n.v), normal(b.v, n.v)),
@@ -218,3 +225,66 @@ def shape_flip():
     _check_all([(_bind1(np.flip), same), (_bind1(np.flip, axis=(0, -1)), same),
                 (_bind1(np.fliplr), same), (_bind1(np.flipud), same)], [_shape(3)],
                "np.flip / fliplr / flipud(rank 3)")
+
+
+# ---------------------------------------------------------------------------- np.roll
+_ROLL_AX = ("ax = None if axis is None else tuple((norm_axis(v, x.ndim) for v in axis)) if "
+            "isinstance(axis, (tuple, list)) else norm_axis(axis, x.ndim)")
+_ROLL_SHIFT = ("shift = _static_ints(shift, 'np.roll shift') if isinstance(shift, (tuple, "
+               "list)) else shift.expr if type(shift) is SymInt else int(shift)")
+_ROLL_TEST = ("if isinstance(shift, tuple) and (tuple in map(type, shift) or not "
+              "_broadcast_pair(len(shift), len(ax) if isinstance(ax, tuple) else None))")
+_ROLL_EMIT = "return t.emit('roll', (x.node,), {'shift': shift, 'axis': ax}, x.shape, x.dtype)"
+#: every statement of ``_roll`` that mentions the operand, the axes or the shifts: the shape
+#: handed whole to emit, each axis normalised alike, the shifts read as a whole (their
+#: kinds and their count against the axes') and otherwise only emitted
+ROLL_READS = {
+    "x": ("x = t.operand(a)", _ROLL_AX, _ROLL_EMIT),
+    "axis": (_ROLL_AX,),
+    "ax": (_ROLL_AX, _ROLL_TEST, _ROLL_EMIT),
+    "shift": (_ROLL_SHIFT, _ROLL_TEST, _ROLL_EMIT),
+}
+
+
+def broadcast_pair_every() -> None:
+    """``_broadcast_pair(n, m)`` for every ``n, m >= 0`` (and ``m`` None, a scalar) is
+    NumPy's rule for broadcasting two 1-D sequences: equal lengths or either of length 1."""
+    k, m = sym_ints("k m")
+
+    def pair(other, want, what):
+        prove_int_paths(lambda: 1 if SH._broadcast_pair(k, other) else 0,
+                        lambda got: got == z3.If(want, 1, 0), [k.v >= 0, m.v >= 0], SH,
+                        what)
+    pair(m, z3.Or(k.v == m.v, k.v == 1, m.v == 1), "_broadcast_pair(k, m)")
+    pair(None, z3.BoolVal(True), "_broadcast_pair(k, None)")
+
+
+@proves("shape.roll", over=every(
+    "every rank, every axis argument (None, an int, a tuple or list of any length, either "
+    "sign, repeats allowed as NumPy does) and every shift (an int, a tuple or list of any "
+    "length; a traced int shift traced): the shape handed whole to emit, each axis "
+    "normalised alike, the shifts read as a whole (their count paired with the axes' by "
+    "_broadcast_pair), read from the code; norm_axis proven for every integer and rank, "
+    "_broadcast_pair for every pair of lengths; _roll run on a symbolic rank n >= 0 with "
+    "symbolic shifts and axes (one int, two ints, None), both directions against NumPy's "
+    "rule (each axis in [-n, n), shifts and axes broadcast to 1-D); traced at rank 3"))
+def shape_roll():
+    """np.roll keeps the shape and admits exactly NumPy's shift and axis arguments (shifts
+    that do not pair with the axes refused: NumPy's broadcasting error)."""
+    read_alike(SH._roll, ROLL_READS)
+    norm_axis_every()
+    broadcast_pair_every()
+    n, a, b, s, u = sym_ints("n a b s u")
+    ra, rb = in_range(a.v, n.v), in_range(b.v, n.v)
+    na, nb = normal(a.v, n.v), normal(b.v, n.v)
+    cases = ((s, a, (na,), ra), ((s, u), (a, b), (na, nb), z3.And(ra, rb)),
+             ((s, u), None, (), z3.BoolVal(True)), (s, (a, b), (na, nb), z3.And(ra, rb)),
+             ((s, u), a, (na,), ra))
+    for shift, axis, want, accept in cases:
+        kept(lambda t, shift=shift, axis=axis: SH._roll(t, "m", shift, axis), n, want, accept,
+             "np.roll(x, %r, %r) of rank n" % (shift, axis))
+    same = lambda P, ins, v: ([tuple(ins[0])], [])      # noqa: E731
+    _check_all([(_bind1(np.roll, 3), same), (_bind1(np.roll, (1, -2), axis=(0, -1)), same)],
+               [_shape(3)], "np.roll(rank 3)")
+    _check_all([(lambda x, k: np.roll(x, k, axis=-1), same)], [_shape(3)],
+               "np.roll(rank 3, k, -1)", ints=(-2,))

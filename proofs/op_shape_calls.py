@@ -16,21 +16,6 @@ from .op_shape_rules import (BATCH, MAX_RANK, SIZES, _bind1, _bind2, _check, _ch
                              _check_many, _chunks, _group, _prog, _reduce_axes, _shape, _sign_mix)
 
 
-@proves("shape.roll", over=bounded("every rank up to 4, every axis, sizes symbolic"))
-def shape_roll():
-    """np.roll by a constant and by a symbolic shift, over axis None, every int axis and
-    every pair of axes (mixed signs, one shift each), of every rank 1..4."""
-    for rank in range(1, MAX_RANK + 1):
-        axes = [None] + list(range(-rank, rank))
-        same = lambda P, ins, v: N.flip(ins[0], None)   # noqa: E731
-        _check_all([(_bind1(np.roll, 3, axis=axis), same) for axis in axes] +
-                   [(_bind1(np.roll, (1, -2), axis=_sign_mix(c, rank)), same)
-                    for c in itertools.combinations(range(rank), 2)],
-                   [_shape(rank)], "np.roll(rank %d, every axis and pair)" % rank)
-        _check_all([(lambda x, k, a=axis: np.roll(x, k, axis=a), same) for axis in axes],
-                   [_shape(rank)], "np.roll(rank %d, k, every axis)" % rank, ints=(-2,))
-
-
 @proves("creation.triangle", over=bounded("every rank 2..4, offsets -3..3, sizes symbolic"))
 def creation_triangle():
     """np.tril / np.triu of every rank 2..4 with offsets -3..3: the input's shape."""

@@ -311,7 +311,8 @@ RULES: List[Rule] = [
     _r("shape.flip", OPS + ".shape:_flip",
        "np.flip / fliplr / flipud over any axes (either sign, none repeated) keep the shape"),
     _r("shape.roll", OPS + ".shape:_roll",
-       "np.roll by any shift over any axes (either sign) keeps the shape"),
+       "np.roll by any shift over any axes (either sign) keeps the shape; the shifts pair "
+       "with the axes as NumPy broadcasts them (one shift, or one per axis)"),
     _r("creation.triangle", OPS + ".creation:_triangle",
        "np.tril / np.triu of rank >= 2 with any offset keep the shape"),
     _r("creation.linspace", OPS + ".creation:_linspace",

@@ -455,6 +455,12 @@ def _flipud(t, m):
     return _flip(t, m, 0)
 
 
+def _broadcast_pair(n: int, m) -> bool:
+    """Whether NumPy broadcasts a sequence of ``n`` items against ``m`` items (``None``: a
+    scalar): equal lengths, or either of one item."""
+    return m is None or n == m or n == 1 or m == 1
+
+
 @rule("shape.roll")
 @implements(np.roll)
 def _roll(t, a, shift, axis=None):
@@ -464,6 +470,11 @@ def _roll(t, a, shift, axis=None):
     ax = None if axis is None else (tuple(norm_axis(v, x.ndim) for v in axis)
                                     if isinstance(axis, (tuple, list))
                                     else norm_axis(axis, x.ndim))
+    if isinstance(shift, tuple) and (tuple in map(type, shift) or not _broadcast_pair(
+            len(shift), len(ax) if isinstance(ax, tuple) else None)):
+        raise UserError("np.roll: the shifts %r do not pair with the axes %r (NumPy "
+                        "broadcasts them, each a scalar or a 1-D sequence): give one shift, "
+                        "or one per axis%s" % (shift, axis, _frame()))
     return t.emit("roll", (x.node,), {"shift": shift, "axis": ax}, x.shape, x.dtype)
 
 

@@ -59,6 +59,20 @@ def test_flip_refuses_a_repeated_axis_as_numpy_does():
     check(lambda x: np.flip(x, (0, -1)), (arr(2, 3),), {"x": (A, A)}, (arr(4, 5),))
 
 
+def test_roll_refuses_shifts_that_do_not_pair_with_the_axes_as_numpy_does():
+    # NumPy broadcasts shift against axis, each a scalar or 1-D: (3,) against (2,) raises
+    for shift, axis in (((1, 2, 3), (0, 1)), ((1, 2), ()), (((1, 2), (3, 4)), None)):
+        with pytest.raises(ValueError):
+            np.roll(arr(2, 3), shift, axis)
+        with pytest.raises(ss.UserError, match=r"np.roll: the shifts .* do not pair with the "
+                           r"axes .*give one shift, or one per axis at .*test_tracer_breadth"):
+            ss.export(lambda x, s=shift, a=axis: np.roll(x, s, a), (arr(2, 3),),
+                      dynamic_shapes={"x": (A, A)})
+    for shift, axis in (((1, 2), (0, 0)), ((1,), (0, 1)), (1, (0, 1)), ((1, 2), None)):
+        check(lambda x, s=shift, a=axis: np.roll(x, s, a), (arr(2, 3),), {"x": (A, A)},
+              (arr(4, 5),))
+
+
 def test_split_equal_sections_adds_divisibility():
     ep = check(lambda x: np.split(x, 2, axis=1), (arr(3, 8),), {"x": (A, A)}, (arr(2, 6),))
     assert str(ep.input_shapes["x"][1]).startswith("2*")
