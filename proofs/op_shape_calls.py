@@ -13,7 +13,7 @@ import numpy as np
 from . import numpy_shapes as N
 from . import bounded, every, proves
 from .op_shape_rules import (BATCH, MAX_RANK, SIZES, _bind1, _bind2, _check, _check_all,
-                             _check_many, _chunks, _group, _prog, _reduce_axes, _shape, _sign_mix)
+                             _check_many, _chunks, _group, _prog, _reduce_axes, _shape)
 
 
 @proves("creation.triangle", over=bounded("every rank 2..4, offsets -3..3, sizes symbolic"))
