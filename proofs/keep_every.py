@@ -20,18 +20,22 @@ through whole, in three parts:
 from __future__ import annotations
 
 import ast
+import inspect
 import linecache
 import traceback
+from contextlib import contextmanager
 
 import numpy as np
 import z3
 
 from symshape.capture.ops import shape as SH
+from symshape.capture.tracer import FUNCTIONS
 from symshape.errors import UserError
 
 from . import every, proves
+from . import numpy_shapes as N
 from .alike import read_alike
-from .intpaths import int_paths, prove_int_paths
+from .intpaths import int_module, int_paths, prove_int_paths
 from .op_shape_rules import _bind1, _check_all, _shape
 from .pyint import ProofFailure, require
 from .reads import source_tree
@@ -288,3 +292,82 @@ def shape_roll():
                [_shape(3)], "np.roll(rank 3)")
     _check_all([(lambda x, k: np.roll(x, k, axis=-1), same)], [_shape(3)],
                "np.roll(rank 3, k, -1)", ints=(-2,))
+
+
+# ---------------------------------------------------------------------------- sort & cum
+_FLAT_CALL = "x, ax = _flat_or_axis(t, t.operand(a), axis)"
+#: every statement of each caller of ``_flat_or_axis`` that mentions the operand or the
+#: axis: the axis handed to ``_flat_or_axis`` alone, its array's shape handed whole to emit
+#: (``_dtype`` reads the rank for the output dtype only)
+CALLER_READS = {
+    "_sort": {"axis": (_FLAT_CALL,),
+              "x": (_FLAT_CALL, "return t.emit('sort', (x.node,), {'axis': ax}, x.shape, "
+                                "x.dtype)")},
+    "_argsort": {"axis": (_FLAT_CALL,),
+                 "x": (_FLAT_CALL, "return t.emit('argsort', (x.node,), {'axis': ax, 'kind': "
+                                   "kind, 'stable': stable}, x.shape, np.dtype(np.intp))")},
+    "handler": {"axis": (_FLAT_CALL,),
+                "x": (_FLAT_CALL, "dt = _dtype(name, x.dtype, x.ndim, ax, False, None if "
+                                  "dtype is None else np.dtype(dtype), ())",
+                      "return t.emit(name, (x.node,), attrs, x.shape, dt)")},
+}
+FLAT_READS = {
+    "axis": ("if axis is None", "return (x, norm_axis(axis, x.ndim))"),
+    "x": ("return (reshape(t, x, (-1,)), 0)", "return (x, norm_axis(axis, x.ndim))"),
+}
+
+
+@contextmanager
+def _reshape_spec(module, x: _Operand):
+    """``module.reshape`` replaced by ``reshape.infer``'s proven specification for the
+    target ``(-1,)``: the array flattened (a marker), any other call a failure."""
+    saved = module.reshape
+    flat = object()
+
+    def spec(t, arr, target):
+        require(arr is x and tuple(target) == (-1,), "reshape(%r, %r), not the operand to "
+                "(-1,)", arr, target)
+        return flat
+    module.reshape = spec
+    try:
+        yield flat
+    finally:
+        module.reshape = saved
+
+
+@proves("reduce.flat_or_axis", over=every(
+    "every rank and every axis argument (None or an int, either sign) of np.cumsum, "
+    "np.cumprod, np.sort and np.argsort: each caller read from the code to hand the axis to "
+    "_flat_or_axis alone and its array's shape whole to emit, _flat_or_axis read to be "
+    "norm_axis or reshape to (-1,); norm_axis proven for every integer and rank, reshape "
+    "to (-1,) replaced by its proven specification (reshape.infer: the size flattened); "
+    "_flat_or_axis run on a symbolic rank n >= 0 and a symbolic axis, both directions "
+    "against NumPy's normalize_axis_index; traced at rank 3"))
+def reduce_flat_or_axis():
+    """np.cumsum / cumprod / sort / argsort keep the shape along any axis NumPy accepts and
+    flatten for None."""
+    from symshape.capture.ops import reduction as RD
+    for fn in (RD._sort, RD._argsort, FUNCTIONS[np.cumsum], FUNCTIONS[np.cumprod]):
+        read_alike(fn, CALLER_READS[inspect.unwrap(fn).__name__])
+    read_alike(RD._flat_or_axis, FLAT_READS)
+    norm_axis_every()
+    n, a = sym_ints("n a")
+    x = _Operand(n)
+    with _reshape_spec(RD, x) as flat:
+        ex, paths = int_paths(lambda: RD._flat_or_axis(None, x, None), [n.v >= 0], RD)
+        require([got for _, got in paths] == [(flat, 0)], "axis None: %r, not the operand "
+                "flattened along axis 0", [got for _, got in paths])
+    ok = in_range(a.v, n.v)
+
+    def run():
+        arr, ax = RD._flat_or_axis(None, x, a)
+        require(arr is x, "an int axis: not the operand itself")
+        return ax
+    with int_module(SH):                      # norm_axis's int(axis)
+        prove_int_paths(run, lambda ax: z3.And(ok, ax == normal(a.v, n.v)), [n.v >= 0], RD,
+                        "_flat_or_axis(x, a) of rank n", raises=_raises(ok))
+    flat_spec = lambda P, ins, v: N.along_axis(ins[0], None)     # noqa: E731
+    same = lambda P, ins, v: ([tuple(ins[0])], [])               # noqa: E731
+    _check_all([(_bind1(np.cumsum), flat_spec), (_bind1(np.sort, axis=None), flat_spec),
+                (_bind1(np.argsort, axis=-2), same), (_bind1(np.cumprod, axis=1), same),
+                (_bind1(np.sort), same)], [_shape(3)], "cumsum / sort / argsort / cumprod")
