@@ -84,11 +84,27 @@ class _Tracer:
         return attrs, shape
 
 
+class Refusal(ValueError):
+    """A ``UserError`` the rule raised, as the explorer records it (it records
+    ``ValueError`` / ``TypeError`` / ``ArithmeticError`` as a path's result)."""
+
+
+def refusing(fn):
+    """``fn`` with a ``UserError`` it raises passed on as a ``Refusal``."""
+    def call(*args):
+        try:
+            return fn(*args)
+        except UserError as e:
+            raise Refusal(str(e)) from e
+    return call
+
+
 def refused(exc: BaseException) -> bool:
     """Whether ``exc`` is the rule refusing: a ``UserError``, or the ``TypeError`` of
     formatting its message (``%d`` of a symbolic axis) raised inside a ``raise
-    UserError(...)`` statement of the engine (read from the innermost frame's source)."""
-    if isinstance(exc, UserError):
+    UserError(...)`` or ``raise a.fail(...)`` statement of the engine (read from the
+    innermost frame's source)."""
+    if isinstance(exc, (UserError, Refusal)):
         return True
     if not isinstance(exc, TypeError) or exc.__traceback__ is None:
         return False
@@ -99,7 +115,8 @@ def refused(exc: BaseException) -> bool:
     for node in ast.walk(tree):
         if isinstance(node, ast.Raise) and node.lineno <= line <= node.end_lineno:
             call = node.exc
-            return isinstance(call, ast.Call) and ast.unparse(call.func) == "UserError"
+            return isinstance(call, ast.Call) and (ast.unparse(call.func) == "UserError"
+                                                   or ast.unparse(call.func) == "a.fail")
     return False
 
 
@@ -170,7 +187,7 @@ def kept(call, n, want_axes, accept, what: str) -> None:
         return
 
     def run():
-        attrs, shape = call(_Tracer(x))
+        attrs, shape = refusing(call)(_Tracer(x))
         if shape is not x.shape:
             raise ProofFailure("%s: the output shape is not the input's" % what)
         ax = attrs["axis"]
@@ -371,3 +388,89 @@ def reduce_flat_or_axis():
     _check_all([(_bind1(np.cumsum), flat_spec), (_bind1(np.sort, axis=None), flat_spec),
                 (_bind1(np.argsort, axis=-2), same), (_bind1(np.cumprod, axis=1), same),
                 (_bind1(np.sort), same)], [_shape(3)], "cumsum / sort / argsort / cumprod")
+
+
+# ---------------------------------------------------------------------------- nancumsum
+_SCAN_TEST = "if not isinstance(axis, (int, np.integer)) or isinstance(axis, bool)"
+#: every statement of ``_scan`` that mentions the operand or the axis: the axis tested for
+#: its kind and its range only, the shape handed on whole or to ``prod`` whole
+SCAN_READS = {
+    "x": ("x = a.arr('a')", "if not -x.ndim <= axis < x.ndim", "return tuple(x.shape)",
+          "return (prod(x.shape),)"),
+    "axis": ("axis = a.val('axis')", "if axis is None", _SCAN_TEST,
+             "if not -x.ndim <= axis < x.ndim"),
+}
+
+
+class _Args:
+    """``npcall.Args`` as ``_scan`` reads it: the operand, the axis, the failure."""
+
+    what = "np.nancumsum"
+    frame = None
+
+    def __init__(self, x: _Operand, axis) -> None:
+        self.x, self.axis = x, axis
+
+    def arr(self, name):
+        """The operand (the one array argument)."""
+        require(name == "a", "_scan reads the array %r", name)
+        return self.x
+
+    def val(self, name, default=None):
+        """The axis (the one value argument)."""
+        require(name == "axis", "_scan reads the argument %r", name)
+        return self.axis
+
+    def fail(self, why: str) -> UserError:
+        """The refusal."""
+        return UserError(why)
+
+
+def _scan_refuses(ST, x: _Operand, axis) -> None:
+    """``_scan`` refuses the axis ``axis`` (not an int) on every path."""
+    ex, paths = int_paths(lambda: refusing(ST._scan)(_Args(x, axis)), [x.ndim.v >= 0], ST)
+    require(all(refused(got) for _, got in paths if isinstance(got, BaseException))
+            and all(isinstance(got, BaseException) for _, got in paths),
+            "np.nancumsum(axis=%r) is admitted: %r", axis, paths)
+
+
+@proves("stats.scan", over=every(
+    "every rank and every axis argument of np.nancumsum / np.nancumprod: None (the size "
+    "flattened by prod, the fold reshape.explicit proves), every int of either sign "
+    "(both directions against NumPy's normalize_axis_index, run on a symbolic rank n >= 0 "
+    "and a symbolic axis along every path), and every other kind refused as NumPy's "
+    "operator.index does (the code's isinstance test; a tuple, a float and a bool run); "
+    "_scan's reads of the operand and the axis read from the code, the shape handed on "
+    "whole; traced at rank 3"))
+def stats_scan():
+    """np.nancumsum / np.nancumprod keep the shape along any axis NumPy accepts and flatten
+    for None."""
+    from symshape.capture.ops import statistics as ST
+    read_alike(ST._scan, SCAN_READS)
+    require(ST.prod is SH.prod, "_scan's prod is not shape.prod (the proven fold)")
+    n, a = sym_ints("n a")
+    x = _Operand(n)
+    x.shape = ("<the shape>",)                # a tuple: tuple() of it is itself
+    saved = ST.prod
+    flat = object()
+    ST.prod = lambda shape: flat if shape is x.shape else None
+    try:
+        ex, paths = int_paths(lambda: ST._scan(_Args(x, None)), [n.v >= 0], ST)
+    finally:
+        ST.prod = saved
+    require([got for _, got in paths] == [(flat,)], "axis None: %r, not the prod of the "
+            "shape", [got for _, got in paths])
+    ok = in_range(a.v, n.v)
+
+    def run():
+        return 1 if refusing(ST._scan)(_Args(x, a)) is x.shape else 0
+    prove_int_paths(run, lambda whole: z3.And(ok, whole == 1), [n.v >= 0], ST,
+                    "np.nancumsum(x, a) of rank n", raises=_raises(ok))
+    _scan_refuses(ST, x, (a,))
+    _scan_refuses(ST, x, 1.5)
+    _scan_refuses(ST, x, True)
+    flat_spec = lambda P, ins, v: N.along_axis(ins[0], None)     # noqa: E731
+    same = lambda P, ins, v: ([tuple(ins[0])], [])               # noqa: E731
+    _check_all([(_bind1(np.nancumsum), flat_spec), (_bind1(np.nancumprod, axis=-1), same),
+                (_bind1(np.nancumsum, axis=1), same)], [_shape(3)],
+               "nancumsum / nancumprod(rank 3)")

@@ -174,8 +174,8 @@ MUTANTS: List[Mutant] = [
            "        if not (-n <= k) or not (k < n):", "        if not (k < n):",
            ("select.partition",)),
     Mutant("np.nancumsum(axis=None) keeps the first axis only", "capture/ops/statistics.py",
-           "        for s in x.shape:\n            n = n * s\n",
-           "        for s in x.shape[:1]:\n            n = n * s\n", ("stats.scan",)),
+           "        return (prod(x.shape),)",
+           "        return (prod(x.shape[:1]),)", ("stats.scan",)),
     # the solver's dispatch and fact refresh, proven on the grammar of guards
     Mutant("refresh_facts drops every fact the ranges do not refute", "symshape/reasoning/solver.py",
            "        if type(g) is not bool and decide_ranges(env, g) is True:\n            g = True",

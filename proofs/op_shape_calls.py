@@ -276,14 +276,3 @@ def select_partition():
         for part in _chunks(cases, BATCH):
             _check_many(part, "np.argpartition / partition(rank %d, every kth and axis)"
                         % rank)
-
-
-@proves("stats.scan", over=bounded("every rank up to 4, every axis, sizes symbolic"))
-def stats_scan():
-    """np.nancumsum and np.nancumprod for every rank 0..4 (an axis from rank 1), axis None
-    and every int axis: the shape, or the flattened size for None."""
-    for rank in range(0, MAX_RANK + 1):
-        _check_all([(_bind1(f, axis=ax), lambda P, ins, v, ax=ax: N.along_axis(ins[0], ax))
-                    for f in (np.nancumsum, np.nancumprod)
-                    for ax in [None] + list(range(-rank, rank))], [_shape(rank)],
-                   "nancumsum / nancumprod(rank %d, every axis)" % rank)

@@ -328,8 +328,8 @@ RULES: List[Rule] = [
        "q's shape first; nanmin / nanmax / nanargmin / nanargmax / percentile / quantile "
        "need a non-empty reduced extent"),
     _r("stats.scan", OPS + ".statistics:_scan",
-       "np.nancumsum / np.nancumprod keep the shape along any axis (either sign); "
-       "axis=None gives the flattened size"),
+       "np.nancumsum / np.nancumprod keep the shape along any one int axis (either sign; "
+       "a tuple, float or bool refused as NumPy does); axis=None gives the flattened size"),
     _r("stats.average", OPS + ".statistics:_average",
        "np.average over axis None / an int / a tuple (either sign) is the reduction's shape; "
        "without weights every axis kept has size >= 1 (NumPy divides by the result's size)"),
