@@ -20,6 +20,7 @@ through whole, in three parts:
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
 import linecache
 import traceback
@@ -111,13 +112,17 @@ def refused(exc: BaseException) -> bool:
     frame, line = traceback.extract_tb(exc.__traceback__)[-1][:2]
     if "/proofs/" in frame:
         return False
-    tree = ast.parse("".join(linecache.getlines(frame)))
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Raise) and node.lineno <= line <= node.end_lineno:
-            call = node.exc
-            return isinstance(call, ast.Call) and (ast.unparse(call.func) == "UserError"
-                                                   or ast.unparse(call.func) == "a.fail")
-    return False
+    return any(lo <= line <= hi for lo, hi in _refusals(frame))
+
+
+@functools.lru_cache(maxsize=None)
+def _refusals(path: str) -> tuple:
+    """The line spans of the ``raise UserError(...)`` / ``raise a.fail(...)`` statements of
+    the source file ``path`` (parsed once)."""
+    tree = ast.parse("".join(linecache.getlines(path)))
+    return tuple((node.lineno, node.end_lineno) for node in ast.walk(tree)
+                 if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call)
+                 and ast.unparse(node.exc.func) in ("UserError", "a.fail"))
 
 
 def _raises(accept):
