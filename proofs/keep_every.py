@@ -479,3 +479,73 @@ def stats_scan():
     _check_all([(_bind1(np.nancumsum), flat_spec), (_bind1(np.nancumprod, axis=-1), same),
                 (_bind1(np.nancumsum, axis=1), same)], [_shape(3)],
                "nancumsum / nancumprod(rank 3)")
+
+
+# ---------------------------------------------------------------------------- tril / triu
+_TRI_KEEP = "keep = _tri(t, *x.shape[-2:], k=k if lower else k - 1, dtype=bool)"
+_TRI_WHERE = "return np.where(keep, x, zero) if lower else np.where(keep, zero, x)"
+#: every statement of the np.tril / np.triu handler, of ``_tri``, of ``np.where``'s rule and
+#: of ``broadcast_shapes`` that mentions what the result's shape comes from: the rank read
+#: by one test, the last two sizes (one for a 1-D array) as the mask's, the offset only
+#: added to the mask's values, and broadcasting each axis from the right alike
+TRIANGLE_READS = {
+    "x": ("x = t.operand(m)", "if x.ndim < 1", _TRI_KEEP,
+          "zero = np.zeros((), dtype=x.dtype)", _TRI_WHERE),
+    "k": (_TRI_KEEP,),
+    "keep": (_TRI_KEEP, _TRI_WHERE),
+}
+TRI_READS = {
+    "N": ("_sizes_only(t, N, M)", "M = N if M is None else M", "rows = _arange(t, N)"),
+    "M": ("_sizes_only(t, N, M)", "M = N if M is None else M", "cols = _arange(t, M)"),
+    "k": ("mask = np.greater_equal(rows[:, None] + int(k), cols[None, :])",),
+}
+WHERE_READS = {
+    "ops": ("ops = [t.operand(v) for v in (condition, x, y)]",
+            "shape = broadcast_shapes([shape_of(v) for v in ops])",
+            "dts = [weak_type(v) for v in ops[1:]]",
+            "return t.emit('where', tuple((node_input(v) for v in ops)), {}, shape, dt)"),
+    "shape": ("shape = broadcast_shapes([shape_of(v) for v in ops])",
+              "return t.emit('where', tuple((node_input(v) for v in ops)), {}, shape, dt)"),
+}
+BROADCAST_READS = {
+    "i": ("for i in range(-nd, 0)", "if len(s) >= -i", "got = broadcast_pair(size, s[i])"),
+    "s": ("nd = max((len(s) for s in shapes), default=0)", "for s in shapes",
+          "if len(s) >= -i", "got = broadcast_pair(size, s[i])"),
+    "size": ("size = 1", "got = broadcast_pair(size, s[i])", "size = got", "out.append(size)"),
+    "out": ("out: List[Any] = []", "out.append(size)", "return tuple(out)"),
+}
+
+
+@proves("creation.triangle", over=every(
+    "every rank and every offset k of np.tril / np.triu: rank 0 refused (NumPy's tri() "
+    "needs N), a 1-D array of n giving (n, n) and rank r >= 2 its shape, both directions; "
+    "read from the code: the rank tested once, the mask built from x.shape[-2:] (the last "
+    "two sizes, or the one), k only added to the mask's values, np.where's shape the "
+    "broadcast of the mask's, x's and a 0-d zero's shapes, broadcast_shapes handling each "
+    "axis from the right alike by broadcast_pair (proven for every pair of sizes: "
+    "broadcast.pair), so the axes before the last two are x's and the rank enters nowhere "
+    "else; traced at ranks 1 and 3, rank 0 exported and refused"))
+def creation_triangle():
+    """np.tril / np.triu keep the shape of a 2-D or higher array and square a 1-D one, as
+    NumPy's ``where(tri(*m.shape[-2:], k), m, 0)`` does."""
+    from symshape.capture.ops import creation as CR
+    from symshape.capture.ops import elementwise as EW
+    import symshape as ss
+    for fn in (FUNCTIONS[np.tril], FUNCTIONS[np.triu]):
+        read_alike(fn, TRIANGLE_READS)
+    read_alike(CR._tri, TRI_READS)
+    require(FUNCTIONS[np.where] is EW._where, "np.where is not elementwise._where")
+    read_alike(EW._where, WHERE_READS)
+    read_alike(EW.broadcast_shapes, BROADCAST_READS)
+    square = lambda P, ins, v: ([(ins[0][0], ins[0][0])], [])   # noqa: E731
+    same = lambda P, ins, v: ([tuple(ins[0])], [])               # noqa: E731
+    _check_all([(_bind1(np.tril, k=1), square), (_bind1(np.triu, k=-2), square)], [_shape(1)],
+               "np.tril / np.triu(rank 1)")
+    _check_all([(_bind1(np.tril, k=-1), same), (_bind1(np.triu, k=2), same)], [_shape(3)],
+               "np.tril / np.triu(rank 3)")
+    for fn in (np.tril, np.triu):
+        try:
+            ss.export(lambda x, f=fn: f(x), (np.array(1.0),), dynamic_shapes={"x": ()})
+        except UserError:
+            continue
+        raise ProofFailure("np.%s of a 0-d array is admitted; NumPy raises" % fn.__name__)

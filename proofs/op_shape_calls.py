@@ -1,6 +1,6 @@
-"""Op shape rules of the functions that keep a shape or size it from their arguments:
-``np.flip`` / ``np.roll`` / ``np.tril`` / ``np.triu`` (every rank up to 4, every axis and
-tuple of axes, offsets), ``np.kron`` (every pair of ranks up to 3), ``np.convolve`` /
+"""Op shape rules of the functions that keep a shape or size it from their arguments
+(``np.flip`` / ``np.roll`` / ``np.tril`` / ``np.triu`` / ``np.nancumsum`` over every rank:
+``proofs/keep_every.py``): ``np.kron (every pair of ranks up to 3), ``np.convolve`` /
 ``np.correlate`` (every mode) and ``np.linspace`` (a symbolic count; ``np.histogram``:
 ``proofs/histogram_every.py``): traced with symbolic sizes (``op_shape_rules._check``) against NumPy's
 documented shapes (``proofs/numpy_shapes.py``)."""
@@ -14,15 +14,6 @@ from . import numpy_shapes as N
 from . import bounded, every, proves
 from .op_shape_rules import (BATCH, MAX_RANK, SIZES, _bind1, _bind2, _check, _check_all,
                              _check_many, _chunks, _group, _prog, _reduce_axes, _shape)
-
-
-@proves("creation.triangle", over=bounded("every rank 2..4, offsets -3..3, sizes symbolic"))
-def creation_triangle():
-    """np.tril / np.triu of every rank 2..4 with offsets -3..3: the input's shape."""
-    for rank in range(2, MAX_RANK + 1):
-        _check_all([(_bind1(fn, k=k), lambda P, ins, v: N.flip(ins[0], None))
-                    for fn, k in itertools.product((np.tril, np.triu), range(-3, 4))],
-                   [_shape(rank)], "np.tril / np.triu(rank %d, k = -3..3)" % rank)
 
 
 @proves("linalg.kron", over=bounded("every pair of ranks 1..4, sizes symbolic"))

@@ -314,7 +314,8 @@ RULES: List[Rule] = [
        "np.roll by any shift over any axes (either sign) keeps the shape; the shifts pair "
        "with the axes as NumPy broadcasts them (one shift, or one per axis)"),
     _r("creation.triangle", OPS + ".creation:_triangle",
-       "np.tril / np.triu of rank >= 2 with any offset keep the shape"),
+       "np.tril / np.triu with any offset keep the shape of rank >= 2 and give (n, n) for "
+       "a 1-D array of n (NumPy's tri(*shape[-2:])); rank 0 refused"),
     _r("creation.linspace", OPS + ".creation:_linspace",
        "np.linspace(start, stop, num) has num samples; num >= 0"),
     _r("linalg.kron", OPS + ".linalg_calls:_kron",

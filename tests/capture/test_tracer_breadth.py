@@ -73,6 +73,19 @@ def test_roll_refuses_shifts_that_do_not_pair_with_the_axes_as_numpy_does():
               (arr(4, 5),))
 
 
+def test_tril_triu_of_a_1d_array_is_square_as_in_numpy():
+    # NumPy: mask = tri(*m.shape[-2:], k): a 1-D array of n gives an (n, n) result (the
+    # engine refused 1-D before); a 0-d array is refused (tri() needs N)
+    for fn in (np.tril, np.triu):
+        ep = check(lambda x, f=fn: f(x, 1), (arr(3),), {"x": (A,)}, (arr(5),))
+        assert shapes(ep)[-1] == ("s0", "s0")
+        with pytest.raises(TypeError):
+            fn(np.array(1.0))
+        with pytest.raises(ss.UserError, match=r"needs an array of at least 1 dimension.*"
+                           r"pass an array of 1 or more dimensions at .*test_tracer_breadth"):
+            ss.export(lambda x, f=fn: f(x), (np.array(1.0),), dynamic_shapes={"x": ()})
+
+
 def test_split_equal_sections_adds_divisibility():
     ep = check(lambda x: np.split(x, 2, axis=1), (arr(3, 8),), {"x": (A, A)}, (arr(2, 6),))
     assert str(ep.input_shapes["x"][1]).startswith("2*")
