@@ -1,6 +1,6 @@
 """Op shape rules of the functions that keep a shape or size it from their arguments
 (``np.flip`` / ``np.roll`` / ``np.tril`` / ``np.triu`` / ``np.nancumsum`` over every rank:
-``proofs/keep_every.py``): ``np.kron (every pair of ranks up to 3), ``np.convolve`` /
+``proofs/keep_every.py``): ``np.kron`` (every pair of ranks up to 3), ``np.convolve`` /
 ``np.correlate`` (every mode) and ``np.linspace`` (a symbolic count; ``np.histogram``:
 ``proofs/histogram_every.py``): traced with symbolic sizes (``op_shape_rules._check``) against NumPy's
 documented shapes (``proofs/numpy_shapes.py``)."""
