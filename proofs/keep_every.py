@@ -207,6 +207,17 @@ def kept(call, n, want_axes, accept, what: str) -> None:
     prove_int_paths(run, ok, [n.v >= 0], SH, what, raises=_raises(accept))
 
 
+def _returns_last(fn, text: str) -> None:
+    """``fn`` ends in the statement ``text`` after one ``if`` that returns (a dispatch)."""
+    body = source_tree(fn).body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]
+    require(len(body) == 2 and isinstance(body[0], ast.If) and not body[0].orelse
+            and [type(b) for b in body[0].body] == [ast.Return]
+            and ast.unparse(body[1]) == text,
+            "%s is no longer a dispatch ending in `%s`", fn.__name__, text)
+
+
 def flip_axes(rule, axes, n, want_axes, accept, what: str) -> None:
     """``rule(t, m, axis=axes)`` on an operand of rank ``n``: ``kept``."""
     kept(lambda t: rule(t, "m", axes), n, want_axes, accept, what)
@@ -288,7 +299,8 @@ def broadcast_pair_every() -> None:
 @proves("shape.roll", over=every(
     "every rank, every axis argument (None, an int, a tuple or list of any length, either "
     "sign, repeats allowed as NumPy does) and every shift (an int, a tuple or list of any "
-    "length; a traced int shift traced): the shape handed whole to emit, each axis "
+    "length; a traced int shift traced; np.roll read to hand every shift but an array to "
+    "shape._roll): the shape handed whole to emit, each axis "
     "normalised alike, the shifts read as a whole (their count paired with the axes' by "
     "_broadcast_pair), read from the code; norm_axis proven for every integer and rank, "
     "_broadcast_pair for every pair of lengths; _roll run on a symbolic rank n >= 0 with "
@@ -297,6 +309,10 @@ def broadcast_pair_every() -> None:
 def shape_roll():
     """np.roll keeps the shape and admits exactly NumPy's shift and axis arguments (shifts
     that do not pair with the axes refused: NumPy's broadcasting error)."""
+    from symshape.capture.ops import selection as SEL
+    require(FUNCTIONS[np.roll] is SEL._roll_any and SEL._static_roll is SH._roll,
+            "np.roll is no longer _roll_any handing static shifts to shape._roll")
+    _returns_last(SEL._roll_any, "return _static_roll(t, a, shift, axis)")
     read_alike(SH._roll, ROLL_READS)
     norm_axis_every()
     broadcast_pair_every()
