@@ -4,6 +4,7 @@ comparisons the rule makes (reshape's divisibility, concatenate's equal sizes)."
 from __future__ import annotations
 
 from functools import reduce
+from operator import index
 from typing import Sequence
 
 import numpy as np
@@ -47,8 +48,11 @@ def prod(sizes) -> object:
 
 
 def norm_axis(axis, ndim: int, what: str = "axis") -> int:
+    """``axis`` as an index in ``[0, ndim)``, as NumPy's ``normalize_axis_index`` reads it:
+    an integer (``operator.index``: a float or a string is a TypeError there too) in
+    ``[-ndim, ndim)``; a UserError otherwise."""
     try:
-        a = int(axis)
+        a = int(axis) if isinstance(axis, int) or type(axis) is SymInt else index(axis)
     except TypeError:
         raise UserError("%s must be an int, got %r%s" % (what, axis, where(user_frame(3))))
     if not -ndim <= a < ndim:

@@ -86,6 +86,21 @@ def test_tril_triu_of_a_1d_array_is_square_as_in_numpy():
             ss.export(lambda x, f=fn: f(x), (np.array(1.0),), dynamic_shapes={"x": ()})
 
 
+def test_an_axis_that_is_no_integer_is_refused_as_numpy_does():
+    # NumPy reads an axis with operator.index: a float or a string is a TypeError (the
+    # engine took int(axis) before); a NumPy integer or a 0-d integer array is an axis
+    for f in (lambda x: np.flip(x, 1.0), lambda x: np.sort(x, axis=1.0),
+              lambda x: np.cumsum(x, axis=1.0), lambda x: np.roll(x, 1, axis=1.0),
+              lambda x: np.flip(x, "1")):
+        with pytest.raises(TypeError):
+            f(arr(2, 3))
+        with pytest.raises(ss.UserError, match=r"axis must be an int, got .* at "
+                           r".*test_tracer_breadth"):
+            ss.export(f, (arr(2, 3),), dynamic_shapes={"x": (A, A)})
+    for f in (lambda x: np.flip(x, np.int64(1)), lambda x: np.flip(x, np.array(-1))):
+        check(f, (arr(2, 3),), {"x": (A, A)}, (arr(4, 5),))
+
+
 def test_split_equal_sections_adds_divisibility():
     ep = check(lambda x: np.split(x, 2, axis=1), (arr(3, 8),), {"x": (A, A)}, (arr(2, 6),))
     assert str(ep.input_shapes["x"][1]).startswith("2*")
