@@ -16,6 +16,16 @@ through whole, in three parts:
   Two symbolic axes stand for any number because (a) pins the reads alike.
 * (c) the op traced once with the real tracer (``op_shape_rules._check_all``: contract,
   NumPy's shapes on every point of it, the converse) at one rank.
+
+The rules: ``shape.flip`` (no axis repeated), ``shape.roll`` (shifts paired with the axes
+by ``_broadcast_pair``, proven for every pair of lengths), ``reduce.flat_or_axis`` (its
+four callers read; reshape to ``(-1,)`` replaced by ``reshape.infer``'s proven
+specification), ``stats.scan`` (an ``npcall.Args`` stand-in; ``prod``, the fold
+``reshape.explicit`` proves) and ``creation.triangle`` (the mask's sizes ``x.shape[-2:]``
+and ``np.where``'s broadcasting read alike axis by axis, ``broadcast.pair`` proven for every
+pair of sizes; traced at ranks 1 and 3).  ``select.partition`` stays a bounded sweep
+(``proofs/op_shape_calls.py``): its rule indexes a shape tuple by ``len(shape)``, which
+no symbolic rank can run.
 """
 from __future__ import annotations
 
