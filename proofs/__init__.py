@@ -48,6 +48,7 @@ MODULES += ("proofs.axes_every", "proofs.take_every", "proofs.basic_index_every"
             "proofs.take_along_every")
 MODULES += ("proofs.atleast_every", "proofs.concatenate_every", "proofs.stack_every")
 MODULES += ("proofs.pad_tile_every", "proofs.split_every")
+MODULES += ("proofs.keep_every",)
 
 #: rule name -> proof function
 PROOFS: Dict[str, Callable[[], None]] = {}

@@ -175,8 +175,18 @@ MUTANTS: List[Mutant] = [
            "        if not (-n <= k) or not (k < n):", "        if not (k < n):",
            ("select.partition",)),
     Mutant("np.nancumsum(axis=None) keeps the first axis only", "capture/ops/statistics.py",
-           "        for s in x.shape:\n            n = n * s\n",
-           "        for s in x.shape[:1]:\n            n = n * s\n", ("stats.scan",)),
+           "        return (prod(x.shape),)",
+           "        return (prod(x.shape[:1]),)", ("stats.scan",)),
+    # the axis handling of the ops that keep the shape, proven on a symbolic rank
+    Mutant("an axis equal to ndim is admitted (norm_axis's bound off by one)",
+           "capture/ops/shape.py", "    if not -ndim <= a < ndim:",
+           "    if not -ndim <= a <= ndim:", ("shape.flip", "shape.roll", "reduce.flat_or_axis")),
+    Mutant("np.flip tests each axis for a repeat against the first one only",
+           "capture/ops/shape.py", "        if a in seen:\n", "        if a in seen[:1]:\n",
+           ("shape.flip",)),
+    Mutant("np.roll pairs several shifts with one axis only when they are one",
+           "capture/ops/shape.py", "    return m is None or n == m or n == 1 or m == 1",
+           "    return m is None or n == m or n == 1", ("shape.roll",)),
     # the solver's dispatch and fact refresh, proven on the grammar of guards
     Mutant("refresh_facts drops every fact the ranges do not refute", "symshape/reasoning/solver.py",
            "            if type(g) is not bool and decide_ranges(env, g) is True:\n"

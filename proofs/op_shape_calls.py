@@ -1,6 +1,6 @@
-"""Op shape rules of the functions that keep a shape or size it from their arguments:
-``np.flip`` / ``np.roll`` / ``np.tril`` / ``np.triu`` (every rank up to 4, every axis and
-tuple of axes, offsets), ``np.kron`` (every pair of ranks up to 3), ``np.convolve`` /
+"""Op shape rules of the functions that keep a shape or size it from their arguments
+(``np.flip`` / ``np.roll`` / ``np.tril`` / ``np.triu`` / ``np.nancumsum`` over every rank:
+``proofs/keep_every.py``): ``np.kron`` (every pair of ranks up to 3), ``np.convolve`` /
 ``np.correlate`` (every mode) and ``np.linspace`` (a symbolic count; ``np.histogram``:
 ``proofs/histogram_every.py``): traced with symbolic sizes (``op_shape_rules._check``) against NumPy's
 documented shapes (``proofs/numpy_shapes.py``)."""
@@ -13,45 +13,7 @@ import numpy as np
 from . import numpy_shapes as N
 from . import bounded, every, proves
 from .op_shape_rules import (BATCH, MAX_RANK, SIZES, _bind1, _bind2, _check, _check_all,
-                             _check_many, _chunks, _group, _prog, _reduce_axes, _shape, _sign_mix)
-
-
-@proves("shape.flip", over=bounded("every rank up to 4, every axis, sizes symbolic"))
-def shape_flip():
-    """np.flip over axis None, every int axis and every set of two or more axes (mixed
-    signs) of every rank 1..4; np.fliplr / np.flipud of rank 2..4."""
-    for rank in range(1, MAX_RANK + 1):
-        axes = [None] + list(range(-rank, rank))
-        axes += [_sign_mix(c, rank) for n in range(2, rank + 1)
-                 for c in itertools.combinations(range(rank), n)]
-        fns = [_bind1(np.flip, axis=axis) for axis in axes]
-        fns += [_bind1(np.fliplr), _bind1(np.flipud)] if rank >= 2 else []
-        _check_all([(f, lambda P, ins, v: N.flip(ins[0], None)) for f in fns], [_shape(rank)],
-                   "np.flip / fliplr / flipud(rank %d, every axis)" % rank)
-
-
-@proves("shape.roll", over=bounded("every rank up to 4, every axis, sizes symbolic"))
-def shape_roll():
-    """np.roll by a constant and by a symbolic shift, over axis None, every int axis and
-    every pair of axes (mixed signs, one shift each), of every rank 1..4."""
-    for rank in range(1, MAX_RANK + 1):
-        axes = [None] + list(range(-rank, rank))
-        same = lambda P, ins, v: N.flip(ins[0], None)   # noqa: E731
-        _check_all([(_bind1(np.roll, 3, axis=axis), same) for axis in axes] +
-                   [(_bind1(np.roll, (1, -2), axis=_sign_mix(c, rank)), same)
-                    for c in itertools.combinations(range(rank), 2)],
-                   [_shape(rank)], "np.roll(rank %d, every axis and pair)" % rank)
-        _check_all([(lambda x, k, a=axis: np.roll(x, k, axis=a), same) for axis in axes],
-                   [_shape(rank)], "np.roll(rank %d, k, every axis)" % rank, ints=(-2,))
-
-
-@proves("creation.triangle", over=bounded("every rank 2..4, offsets -3..3, sizes symbolic"))
-def creation_triangle():
-    """np.tril / np.triu of every rank 2..4 with offsets -3..3: the input's shape."""
-    for rank in range(2, MAX_RANK + 1):
-        _check_all([(_bind1(fn, k=k), lambda P, ins, v: N.flip(ins[0], None))
-                    for fn, k in itertools.product((np.tril, np.triu), range(-3, 4))],
-                   [_shape(rank)], "np.tril / np.triu(rank %d, k = -3..3)" % rank)
+                             _check_many, _chunks, _group, _prog, _reduce_axes, _shape)
 
 
 @proves("signal.correlate",
@@ -179,14 +141,3 @@ def select_partition():
         for part in _chunks(cases, BATCH):
             _check_many(part, "np.argpartition / partition(rank %d, every kth and axis)"
                         % rank)
-
-
-@proves("stats.scan", over=bounded("every rank up to 4, every axis, sizes symbolic"))
-def stats_scan():
-    """np.nancumsum and np.nancumprod for every rank 0..4 (an axis from rank 1), axis None
-    and every int axis: the shape, or the flattened size for None."""
-    for rank in range(0, MAX_RANK + 1):
-        _check_all([(_bind1(f, axis=ax), lambda P, ins, v, ax=ax: N.along_axis(ins[0], ax))
-                    for f in (np.nancumsum, np.nancumprod)
-                    for ax in [None] + list(range(-rank, rank))], [_shape(rank)],
-                   "nancumsum / nancumprod(rank %d, every axis)" % rank)

@@ -229,17 +229,6 @@ def reduce_arg():
                 _check_many(part, "%s(rank %d, every axis, keepdims)" % (fn.__name__, rank))
 
 
-@proves("reduce.flat_or_axis", over=bounded("every rank up to 4, every axis, sizes symbolic"))
-def reduce_flat_or_axis():
-    """np.cumsum, np.cumprod, np.sort and np.argsort for every rank 1..4 and axis None /
-    every int axis: the input's shape (None: the flattened size)."""
-    for rank in range(1, MAX_RANK + 1):
-        _check_all([(_bind1(fn, axis=axis), lambda P, ins, v, a=axis: N.along_axis(ins[0], a))
-                    for fn in (np.cumsum, np.sort, np.argsort, np.cumprod)
-                    for axis in [None] + list(range(-rank, rank))],
-                   [_shape(rank)], "cumsum / sort / argsort / cumprod(rank %d)" % rank)
-
-
 def diff_sweep() -> None:
     """np.diff for every rank 1..4, every axis and n = 0..3 (part of ``diff.length``)."""
     for rank in range(1, MAX_RANK + 1):

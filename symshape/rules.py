@@ -310,11 +310,13 @@ RULES: List[Rule] = [
        "np.dot(a, b): a.shape[:-1] + b.shape[:-2] + b.shape[-1:] (b 1-D: a.shape[:-1]) "
        "with a's last size equal to b's contracted one; a 0-d operand multiplies"),
     _r("shape.flip", OPS + ".shape:_flip",
-       "np.flip / fliplr / flipud over any axes (either sign) keep the shape"),
+       "np.flip / fliplr / flipud over any axes (either sign, none repeated) keep the shape"),
     _r("shape.roll", OPS + ".shape:_roll",
-       "np.roll by any shift over any axes (either sign) keeps the shape"),
+       "np.roll by any shift over any axes (either sign) keeps the shape; the shifts pair "
+       "with the axes as NumPy broadcasts them (one shift, or one per axis)"),
     _r("creation.triangle", OPS + ".creation:_triangle",
-       "np.tril / np.triu of rank >= 2 with any offset keep the shape"),
+       "np.tril / np.triu with any offset keep the shape of rank >= 2 and give (n, n) for "
+       "a 1-D array of n (NumPy's tri(*shape[-2:])); rank 0 refused"),
     _r("creation.linspace", OPS + ".creation:_linspace",
        "np.linspace(start, stop, num) has num samples; num >= 0"),
     _r("linalg.kron", OPS + ".linalg_calls:_kron",
@@ -328,8 +330,8 @@ RULES: List[Rule] = [
        "q's shape first; nanmin / nanmax / nanargmin / nanargmax / percentile / quantile "
        "need a non-empty reduced extent"),
     _r("stats.scan", OPS + ".statistics:_scan",
-       "np.nancumsum / np.nancumprod keep the shape along any axis (either sign); "
-       "axis=None gives the flattened size"),
+       "np.nancumsum / np.nancumprod keep the shape along any one int axis (either sign; "
+       "a tuple, float or bool refused as NumPy does); axis=None gives the flattened size"),
     _r("stats.average", OPS + ".statistics:_average",
        "np.average over axis None / an int / a tuple (either sign) is the reduction's shape; "
        "without weights every axis kept has size >= 1 (NumPy divides by the result's size)"),

@@ -265,10 +265,12 @@ def _tri(t, N, M=None, k=0, dtype=float, *, like=None):
 def _triangle(lower: bool):
     def handler(t, m, k=0):
         x = t.operand(m)
-        if x.ndim < 2:
-            raise UserError("np.%s needs an array of at least 2 dimensions%s"
+        if x.ndim < 1:
+            raise UserError("np.%s needs an array of at least 1 dimension (NumPy: tri() "
+                            "needs N): pass an array of 1 or more dimensions%s"
                             % ("tril" if lower else "triu", where(user_frame(2))))
-        keep = _tri(t, x.shape[-2], x.shape[-1], k if lower else k - 1, dtype=bool)
+        # NumPy: mask = tri(*m.shape[-2:], k=k), an (N, N) mask for a 1-D array
+        keep = _tri(t, *x.shape[-2:], k=k if lower else k - 1, dtype=bool)
         zero = np.zeros((), dtype=x.dtype)
         # NumPy: tril = where(tri(k), m, 0); triu = where(tri(k - 1), 0, m)
         return np.where(keep, x, zero) if lower else np.where(keep, zero, x)

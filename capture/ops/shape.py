@@ -4,6 +4,7 @@ comparisons the rule makes (reshape's divisibility, concatenate's equal sizes)."
 from __future__ import annotations
 
 from functools import reduce
+from operator import index
 from typing import Sequence
 
 import numpy as np
@@ -47,11 +48,13 @@ def prod(sizes) -> object:
 
 
 def norm_axis(axis, ndim: int, what: str = "axis") -> int:
-    # an integer only, as NumPy's operator.index: int() would truncate 1.5 or parse "1",
-    # axes NumPy refuses with a TypeError
-    if not (isinstance(axis, (int, np.integer)) or type(axis) is SymInt):
+    """``axis`` as an index in ``[0, ndim)``, as NumPy's ``normalize_axis_index`` reads it:
+    an integer (``operator.index``: a float or a string is a TypeError there too) in
+    ``[-ndim, ndim)``; a UserError otherwise."""
+    try:
+        a = int(axis) if isinstance(axis, int) or type(axis) is SymInt else index(axis)
+    except TypeError:
         raise UserError("%s must be an int, got %r%s" % (what, axis, where(user_frame(3))))
-    a = int(axis)
     if not -ndim <= a < ndim:
         raise UserError("%s %d is out of bounds for an array of dimension %d%s"
                         % (what, a, ndim, where(user_frame(3))))
@@ -434,11 +437,25 @@ _PAD_NEEDS_VALUES = {"edge", "reflect", "symmetric", "wrap", "maximum", "minimum
                      "median", "linear_ramp"}
 
 
+def _once(axes: tuple, what: str) -> tuple:
+    """``axes`` (normalised) when each is named once; NumPy's ``normalize_axis_tuple``
+    raises "repeated axis" otherwise.  Each axis is tested against those before it only
+    (a loop over the whole tuple: proofs/keep_every.py reads it so)."""
+    seen: list = []
+    for a in axes:
+        if a in seen:
+            raise UserError("%s: axis %d is named twice (NumPy raises 'repeated axis'): name "
+                            "each axis once%s" % (what, a, _frame()))
+        seen.append(a)
+    return axes
+
+
 @rule("shape.flip")
 @implements(np.flip)
 def _flip(t, m, axis=None):
     x = t.operand(m)
-    ax = None if axis is None else tuple(norm_axis(a, x.ndim) for a in _sizes(axis))
+    ax = None if axis is None else _once(tuple(norm_axis(a, x.ndim) for a in _sizes(axis)),
+                                         "np.flip")
     return t.emit("flip", (x.node,), {"axis": ax}, x.shape, x.dtype)
 
 
@@ -452,6 +469,12 @@ def _flipud(t, m):
     return _flip(t, m, 0)
 
 
+def _broadcast_pair(n: int, m) -> bool:
+    """Whether NumPy broadcasts a sequence of ``n`` items against ``m`` items (``None``: a
+    scalar): equal lengths, or either of one item."""
+    return m is None or n == m or n == 1 or m == 1
+
+
 @rule("shape.roll")
 @implements(np.roll)
 def _roll(t, a, shift, axis=None):
@@ -461,6 +484,11 @@ def _roll(t, a, shift, axis=None):
     ax = None if axis is None else (tuple(norm_axis(v, x.ndim) for v in axis)
                                     if isinstance(axis, (tuple, list))
                                     else norm_axis(axis, x.ndim))
+    if isinstance(shift, tuple) and (tuple in map(type, shift) or not _broadcast_pair(
+            len(shift), len(ax) if isinstance(ax, tuple) else None)):
+        raise UserError("np.roll: the shifts %r do not pair with the axes %r (NumPy "
+                        "broadcasts them, each a scalar or a 1-D sequence): give one shift, "
+                        "or one per axis%s" % (shift, axis, _frame()))
     return t.emit("roll", (x.node,), {"shift": shift, "axis": ax}, x.shape, x.dtype)
 
 

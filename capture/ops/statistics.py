@@ -17,6 +17,7 @@ from symshape.sizes.symint import describe
 
 from ..tracer import TracedArray
 from .npcall import Args, Call, reduced_shape, register
+from .shape import prod
 
 
 def _no_out(a: Args) -> None:
@@ -71,12 +72,15 @@ def _quantile(a: Args) -> tuple:
 def _scan(a: Args) -> tuple:
     """np.nancumsum / np.nancumprod: the shape along any axis; axis=None flattens."""
     x = a.arr("a")
-    if a.val("axis") is None:
-        n = 1
-        for s in x.shape:
-            n = n * s
-        return (n,)
-    reduced_shape(x, a.val("axis"), False, a.what, a.frame)      # validates the axis
+    axis = a.val("axis")
+    if axis is None:
+        return (prod(x.shape),)
+    # NumPy takes one axis (operator.index): a tuple, a float or a bool is a TypeError
+    if not isinstance(axis, (int, np.integer)) or isinstance(axis, bool):
+        raise a.fail("axis must be an int or None, got %r: pass one axis" % (axis,))
+    if not -x.ndim <= axis < x.ndim:
+        raise a.fail("axis %d is out of bounds for an array of dimension %d: pass an axis "
+                     "in [-%d, %d)" % (axis, x.ndim, x.ndim, x.ndim))
     return tuple(x.shape)
 
 

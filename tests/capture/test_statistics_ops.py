@@ -61,6 +61,18 @@ def test_nan_scans(name, axis):
     check(lambda x: fn(x, axis=axis))
 
 
+@pytest.mark.parametrize("name", ["nancumsum", "nancumprod"])
+@pytest.mark.parametrize("axis", [(0,), (0, 1), 1.0, True, 2, -3])
+def test_nan_scans_refuse_an_axis_numpy_refuses(name, axis):
+    # NumPy takes one int axis in [-ndim, ndim): a tuple, a float or a bool is a TypeError
+    fn = getattr(np, name)
+    with pytest.raises((TypeError, ValueError)):
+        fn(np.ones((2, 3)), axis=axis)
+    with pytest.raises(ss.UserError, match=r"np.%s: axis .* pass .* at .*test_statistics_ops"
+                       % name):
+        ss.export(lambda x: fn(x, axis=axis), (np.ones((2, 3)),), dynamic_shapes={"x": (A, A)})
+
+
 @settings(max_examples=30)
 @given(name=st.sampled_from(["percentile", "quantile", "nanpercentile", "nanquantile"]),
        q=st.sampled_from([0.5, [0.1, 0.9], [[0.0, 0.25], [0.75, 1.0]]]),

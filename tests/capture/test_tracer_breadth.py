@@ -76,6 +76,59 @@ def test_pad_widths_numpy_cannot_broadcast_are_refused():
         ("s0 + 3", "s1 + 7")]
 
 
+def test_flip_refuses_a_repeated_axis_as_numpy_does():
+    # NumPy: ValueError: repeated axis (normalize_axis_tuple); -2 and 0 name one axis
+    for axis in ((0, 0), (0, -2)):
+        with pytest.raises(ValueError):
+            np.flip(arr(2, 3), axis)
+        with pytest.raises(ss.UserError, match=r"np.flip: axis 0 is named twice .*name each "
+                           r"axis once at .*test_tracer_breadth.py:\d+"):
+            ss.export(lambda x, a=axis: np.flip(x, a), (arr(2, 3),), dynamic_shapes={"x": (A, A)})
+    check(lambda x: np.flip(x, (0, -1)), (arr(2, 3),), {"x": (A, A)}, (arr(4, 5),))
+
+
+def test_roll_refuses_shifts_that_do_not_pair_with_the_axes_as_numpy_does():
+    # NumPy broadcasts shift against axis, each a scalar or 1-D: (3,) against (2,) raises
+    for shift, axis in (((1, 2, 3), (0, 1)), ((1, 2), ()), (((1, 2), (3, 4)), None)):
+        with pytest.raises(ValueError):
+            np.roll(arr(2, 3), shift, axis)
+        with pytest.raises(ss.UserError, match=r"np.roll: the shifts .* do not pair with the "
+                           r"axes .*give one shift, or one per axis at .*test_tracer_breadth"):
+            ss.export(lambda x, s=shift, a=axis: np.roll(x, s, a), (arr(2, 3),),
+                      dynamic_shapes={"x": (A, A)})
+    for shift, axis in (((1, 2), (0, 0)), ((1,), (0, 1)), (1, (0, 1)), ((1, 2), None)):
+        check(lambda x, s=shift, a=axis: np.roll(x, s, a), (arr(2, 3),), {"x": (A, A)},
+              (arr(4, 5),))
+
+
+def test_tril_triu_of_a_1d_array_is_square_as_in_numpy():
+    # NumPy: mask = tri(*m.shape[-2:], k): a 1-D array of n gives an (n, n) result (the
+    # engine refused 1-D before); a 0-d array is refused (tri() needs N)
+    for fn in (np.tril, np.triu):
+        ep = check(lambda x, f=fn: f(x, 1), (arr(3),), {"x": (A,)}, (arr(5),))
+        assert shapes(ep)[-1] == ("s0", "s0")
+        with pytest.raises(TypeError):
+            fn(np.array(1.0))
+        with pytest.raises(ss.UserError, match=r"needs an array of at least 1 dimension.*"
+                           r"pass an array of 1 or more dimensions at .*test_tracer_breadth"):
+            ss.export(lambda x, f=fn: f(x), (np.array(1.0),), dynamic_shapes={"x": ()})
+
+
+def test_an_axis_that_is_no_integer_is_refused_as_numpy_does():
+    # NumPy reads an axis with operator.index: a float or a string is a TypeError (the
+    # engine took int(axis) before); a NumPy integer or a 0-d integer array is an axis
+    for f in (lambda x: np.flip(x, 1.0), lambda x: np.sort(x, axis=1.0),
+              lambda x: np.cumsum(x, axis=1.0), lambda x: np.roll(x, 1, axis=1.0),
+              lambda x: np.flip(x, "1")):
+        with pytest.raises(TypeError):
+            f(arr(2, 3))
+        with pytest.raises(ss.UserError, match=r"axis must be an int, got .* at "
+                           r".*test_tracer_breadth"):
+            ss.export(f, (arr(2, 3),), dynamic_shapes={"x": (A, A)})
+    for f in (lambda x: np.flip(x, np.int64(1)), lambda x: np.flip(x, np.array(-1))):
+        check(f, (arr(2, 3),), {"x": (A, A)}, (arr(4, 5),))
+
+
 def test_split_equal_sections_adds_divisibility():
     ep = check(lambda x: np.split(x, 2, axis=1), (arr(3, 8),), {"x": (A, A)}, (arr(2, 6),))
     assert str(ep.input_shapes["x"][1]).startswith("2*")
