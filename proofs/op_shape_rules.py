@@ -173,26 +173,6 @@ def _reduce_axes(rank: int) -> List:
     return out
 
 
-@proves("reduce.axes",
-        over=bounded("every rank up to 4, every axis set, sizes symbolic"))
-def reduce_axes():
-    """np.sum for every rank 0..4, axis None / every int / every set of two or more axes
-    (written with both signs), keepdims False and True; np.max (no identity: the contract
-    must admit only non-empty extents) for every rank 1..4 and axis."""
-    for rank in range(0, MAX_RANK + 1):
-        _check_all([(_bind1(np.sum, axis=axis, keepdims=keep),
-                     lambda P, ins, v, a=axis, k=keep: N.reduction(ins[0], a, k))
-                    for axis, keep in itertools.product(_reduce_axes(rank), (False, True))],
-                   [_shape(rank)], "np.sum(rank %d, every axis, keepdims)" % rank)
-    for rank in range(1, MAX_RANK + 1):
-        cases = [(_bind1(np.max, axis=axis, keepdims=keep), [_shape(rank)],
-                  lambda P, ins, v, a=axis, k=keep: N.arg_reduction(ins[0], a, k), ())
-                 for axis, keep in itertools.product([None] + list(range(-rank, rank)),
-                                                     (False, True))]
-        for part in _chunks(cases, BATCH):
-            _check_many(part, "np.max(rank %d, every axis, keepdims)" % rank)
-
-
 def _bind1(fn, *a, **kw):
     """``fn(x, *a, **kw)`` as a program of ``x`` alone (a default would be one more
     input)."""

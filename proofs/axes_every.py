@@ -1,0 +1,164 @@
+"""The integer parts of the axis-taking op rules for every integer: ``norm_axis``, the
+axis-tuple checks (NumPy's ``normalize_axis_tuple``) over a symbolic rank, and the reads
+that make two symbolic axes stand for any number of them.
+
+OPSHAPE's route (``proofs/reshape_every.py``, ``proofs/histogram_every.py`` are models):
+
+* ``norm_axis(a, ndim)`` (``capture/ops/shape.py``) run on a symbolic ``a`` and ``ndim >= 0``
+  along every path (``proofs/intpaths.py``): it returns ``a % ndim`` exactly when
+  ``-ndim <= a < ndim`` (NumPy's ``normalize_axis_index``) and raises a UserError
+  otherwise -- both directions.  (A raising path builds its message with ``%d`` of the
+  symbolic ``a``, which a concrete int formats; such a path counts as the ``raise
+  UserError`` it is when the exception comes from inside that very statement.)
+* Each function that normalises an axis argument is then run on a symbolic rank and on
+  symbolic axes -- one int, a tuple and a list of two -- with ``norm_axis`` replaced by
+  that proven specification (``norm_spec``: both outcomes explored), and its answer
+  compared with NumPy's rule stated here in Z3 (``numpy_axes``: each axis in
+  ``[-ndim, ndim)``, no two equal after normalisation), both directions.
+* ``read_alike`` (``proofs/alike.py``) with the proof module's own table: every statement
+  of the function that mentions the axis tuple or the shape reads it whole or item by item
+  alike (a comprehension over every axis, a set of all of them, ``sorted`` of all), so two
+  symbolic axes stand for any number of them, and the shape is read per axis alike in one
+  comprehension, so one traced rank stands for every rank.
+"""
+from __future__ import annotations
+
+import ast
+import inspect
+import textwrap
+from contextlib import contextmanager
+from typing import Callable, List, Sequence
+
+import z3
+
+from symshape.capture.ops import shape as SH
+from symshape.errors import UserError
+
+from .intpaths import int_module, prove_int_paths
+from .pyint import ProofFailure, require
+from .symcoeff import SInt, patched, sym_ints, value
+from .symexec import Explorer
+
+__all__ = ["in_range", "norm_axis_every", "norm_spec", "numpy_axes", "axis_paths",
+           "prove_axis_paths", "NORM_PROOF"]
+
+#: what the declarations cite for ``norm_axis``
+NORM_PROOF = ("norm_axis proven for every integer axis and rank (returns a % ndim iff "
+              "-ndim <= a < ndim, a UserError otherwise)")
+
+
+def in_range(a, nd) -> z3.BoolRef:
+    """NumPy's ``normalize_axis_index`` accepts ``a`` for rank ``nd``."""
+    return z3.And(-nd <= a, a < nd)
+
+
+def numpy_axes(axes: Sequence, nd) -> tuple:
+    """NumPy's ``normalize_axis_tuple`` over Z3 axes and rank: (accepted, the normalised
+    axes in order given) -- accepted iff every axis is in range and no two normalise to the
+    same axis (``ValueError: repeated axis`` / ``duplicate value in 'axis'``)."""
+    norm = [z3.If(a < 0, a + nd, a) for a in axes]
+    ok = [in_range(a, nd) for a in axes]
+    ok += [norm[i] != norm[j] for i in range(len(norm)) for j in range(i)]
+    return z3.And(*ok), norm
+
+
+def _raise_site(exc: BaseException, fn: Callable) -> bool:
+    """Whether ``exc`` was raised by a ``raise UserError(...)`` statement of ``fn`` (a
+    UserError itself, or a TypeError building its message from a symbolic int)."""
+    if isinstance(exc, UserError):
+        return True
+    if not isinstance(exc, TypeError):
+        return False
+    fn = inspect.unwrap(fn)
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_frame.f_code is not fn.__code__:
+        tb = tb.tb_next
+    if tb is None or tb.tb_next is not None:     # not raised in fn's own frame
+        return False
+    lines, first = inspect.getsourcelines(fn)
+    tree = ast.parse(textwrap.dedent("".join(lines)))
+    line = tb.tb_lineno - first + 1
+    return any(isinstance(n, ast.Raise) and n.lineno <= line <= n.end_lineno
+               and isinstance(n.exc, ast.Call) and isinstance(n.exc.func, ast.Name)
+               and n.exc.func.id == "UserError" for n in ast.walk(tree))
+
+
+def norm_axis_every() -> None:
+    """``norm_axis(a, ndim)`` on a symbolic axis and rank ``ndim >= 0``, every path: it
+    returns ``a % ndim`` (in ``[0, ndim)``) iff ``-ndim <= a < ndim``, and raises its
+    UserError otherwise."""
+    a, nd = sym_ints("axis_a ndim")
+    za, zn = value(a), value(nd)
+    prove_int_paths(lambda: SH.norm_axis(a, nd),
+                    lambda r: z3.And(in_range(za, zn), r == z3.If(za < 0, za + zn, za),
+                                     0 <= r, r < zn),
+                    [zn >= 0], SH, "norm_axis(a, ndim)",
+                    raises=lambda e: z3.Not(in_range(za, zn)) if _raise_site(e, SH.norm_axis)
+                    else z3.BoolVal(False))
+
+
+def _spec(a, ndim, what: str = "axis"):
+    """``norm_axis`` as its proof states it: ``a % ndim`` where ``-ndim <= a < ndim`` (a
+    branch of the explorer), a UserError elsewhere."""
+    if -ndim <= a and a < ndim:
+        return a % ndim
+    raise UserError("%s out of bounds (norm_axis's specification)" % what)
+
+
+@contextmanager
+def norm_spec(*modules):
+    """Each of ``modules`` calls the proven specification of ``norm_axis`` in its place."""
+    saved = [vars(m)["norm_axis"] for m in modules]
+    for m in modules:
+        m.norm_axis = _spec
+    try:
+        yield
+    finally:
+        for m, f in zip(modules, saved):
+            m.norm_axis = f
+
+
+def _caught(run: Callable[[], object]) -> Callable[[], object]:
+    """``run`` returning the UserError it raises (the explorer catches only Python's own
+    errors)."""
+    def go():
+        try:
+            return run()
+        except UserError as e:
+            return e
+    return go
+
+
+def axis_paths(run: Callable[[], object], hyps: Sequence, module) -> tuple:
+    """``run()`` on every feasible path (``module`` seeing SInts as ints, ``norm_axis``
+    its specification): the explorer and (path condition, result or exception) per path."""
+    ex = Explorer(hyps)
+    with patched(ex, inductive=False), int_module(module), norm_spec(module):
+        paths = ex.paths(_caught(run))
+    return ex, paths
+
+
+def prove_axis_paths(run: Callable[[], object], ok: Callable, refused, hyps: Sequence,
+                     module, what: str) -> None:
+    """On every path of ``run()`` (``norm_axis`` its specification): a result satisfies
+    ``ok(*values)`` (which should include NumPy's acceptance), and a UserError is raised
+    only where ``refused`` (a Z3 formula: NumPy refuses) holds."""
+    def raises(e):
+        return refused if isinstance(e, UserError) else z3.BoolVal(False)
+    with norm_spec(module):
+        prove_int_paths(_caught(run), ok, list(hyps), module, what, raises=raises)
+
+
+def none_paths(run: Callable[[], object], hyps: Sequence, module, what: str) -> None:
+    """``run()`` returns None on every feasible path (``axis=None``)."""
+    _, paths = axis_paths(run, hyps, module)
+    for pc, got in paths:
+        require(got is None, "%s: %r on the path %s, not None", what, got, pc)
+
+
+def symbolic_axes(names: str) -> List[SInt]:
+    """Fresh symbolic ints (axes, a rank)."""
+    return sym_ints(names)
+
+
+__all__ += ["none_paths", "symbolic_axes", "ProofFailure"]
