@@ -194,21 +194,6 @@ def _prog(g, arrays: int, ints: int):
 check_shapes, program_of = _check, _prog
 
 
-@proves("reduce.arg", over=bounded("every rank up to 4, every axis, sizes symbolic"))
-def reduce_arg():
-    """np.argmax / np.argmin for every rank 1..4, axis None and every int axis, keepdims
-    False and True: NumPy's shape, and the contract admits only non-empty extents."""
-    for fn in (np.argmax, np.argmin):
-        for rank in range(1, MAX_RANK + 1):
-            # each axis its own inputs: the contract asks its extent non-empty
-            cases = [(_bind1(fn, axis=axis, keepdims=keep), [_shape(rank)],
-                      lambda P, ins, v, a=axis, k=keep: N.arg_reduction(ins[0], a, k), ())
-                     for axis, keep in itertools.product([None] + list(range(-rank, rank)),
-                                                         (False, True))]
-            for part in _chunks(cases, BATCH):
-                _check_many(part, "%s(rank %d, every axis, keepdims)" % (fn.__name__, rank))
-
-
 @proves("reduce.flat_or_axis", over=bounded("every rank up to 4, every axis, sizes symbolic"))
 def reduce_flat_or_axis():
     """np.cumsum, np.cumprod, np.sort and np.argsort for every rank 1..4 and axis None /

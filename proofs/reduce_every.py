@@ -61,6 +61,34 @@ REDUCE_READS: Reads = {
            "np.dtype(dtype), tuple(sorted(extra.items())))"),
 }
 
+REDUCE_READS["x"] = (
+    "x = t.operand(a)", "if type(x) is not TracedArray", "nd = x.ndim",
+    "dt = _dtype(name, x.dtype, nd, axes, keepdims, None if dtype is None else "
+    "np.dtype(dtype), tuple(sorted(extra.items())))",
+    "return t.emit(name, (x.node,), attrs, shape, dt)", "return getattr(np, name)(x)",
+    "require_nonempty(name, [x.shape[i] for i in reduced])",
+    "shape = tuple((1 if i in reduced else s for i, s in enumerate(x.shape)))",
+    "shape = tuple((s for i, s in enumerate(x.shape) if i not in reduced))")
+
+#: every statement of ``_arg``'s handler that mentions the input, the axis or the shape:
+#: the axis only through ``norm_axis``, the shape whole (None) or per axis alike
+ARG_READS: Reads = {
+    "axis": ("if axis is None", "ax = norm_axis(axis, x.ndim)"),
+    "ax": ("ax = norm_axis(axis, x.ndim)", "require_nonempty(name, [x.shape[ax]])",
+           "shape = tuple(((1 if keepdims else None) if i == ax else s for i, s in "
+           "enumerate(x.shape)))", "attrs = {'axis': ax}"),
+    "shape": ("return t.emit(name, (x.node,), attrs, shape, np.dtype(np.intp))",
+              "shape = (1,) * x.ndim if keepdims else ()",
+              "shape = tuple(((1 if keepdims else None) if i == ax else s for i, s in "
+              "enumerate(x.shape)))", "shape = tuple((s for s in shape if s is not None))"),
+    "x": ("x = t.operand(a)",
+          "return t.emit(name, (x.node,), attrs, shape, np.dtype(np.intp))",
+          "require_nonempty(name, x.shape)", "shape = (1,) * x.ndim if keepdims else ()",
+          "ax = norm_axis(axis, x.ndim)", "require_nonempty(name, [x.shape[ax]])",
+          "shape = tuple(((1 if keepdims else None) if i == ax else s for i, s in "
+          "enumerate(x.shape)))"),
+}
+
 #: ``require_nonempty``: every reduced size checked alike
 NONEMPTY_READS: Reads = {"sizes": ("if not all((s >= 1 for s in sizes))",)}
 
@@ -120,3 +148,24 @@ def reduce_axes():
                 _sum((2, 0, -2), True)], [_shape(3)], "np.sum(rank 3)")
     _check_many([_max(None, False), _max(1, True), _max((0, -1), False)],
                 "np.max(rank 3)")
+
+
+def _arg(fn, axis, keep):
+    return (_bind1(fn, axis=axis, keepdims=keep), [_shape(3)],
+            lambda P, ins, v: N.arg_reduction(ins[0], axis, keep), ())
+
+
+@proves("reduce.arg", over=every(
+    "every rank and every axis argument (None or an int of either sign), keepdims or not: "
+    "the handler's reads of the axis and the shape read from the code (the axis only "
+    "through norm_axis, the shape whole for None or per axis alike in one comprehension, "
+    "the reduced sizes checked alike by require_nonempty), " + NORM_PROOF + " (NumPy's "
+    "normalize_axis_index, both directions), traced at rank 3 (np.argmax / np.argmin: "
+    "None, 1, -1, keepdims both ways), sizes symbolic, both directions"))
+def reduce_arg():
+    norm_axis_every()
+    read_alike(R._arg, ARG_READS)
+    read_alike(R.require_nonempty, NONEMPTY_READS)
+    _check_many([_arg(np.argmax, None, False), _arg(np.argmax, 1, True),
+                 _arg(np.argmax, -1, False), _arg(np.argmin, None, True),
+                 _arg(np.argmin, -3, False)], "np.argmax / np.argmin(rank 3)")
