@@ -162,3 +162,26 @@ def symbolic_axes(names: str) -> List[SInt]:
 
 
 __all__ += ["none_paths", "symbolic_axes", "ProofFailure"]
+
+
+def prove_paths(paths, ok: Callable, raises: Callable, hyps: Sequence, P, what: str) -> None:
+    """As ``intpaths.prove_int_paths`` on paths already run: each returning path's outputs
+    satisfy ``ok``, each raising one ``raises(exc)`` (a Z3 formula: NumPy refuses)."""
+    from .code import prove_code
+    impl, cases = [], []
+    for pc, got in paths:
+        if isinstance(got, BaseException):
+            cases.append((pc, None, raises(got)))
+            continue
+        outs = got if isinstance(got, tuple) else (got,)
+        cases.append((pc, len(impl), len(outs)))
+        impl += [value(o) if isinstance(o, SInt) else z3.IntVal(o) for o in outs]
+
+    def claim(*t):
+        return z3.And(*[z3.Implies(z3.And(*pc), n if k is None else ok(*t[k:k + n]))
+                        for pc, k, n in cases])
+    prove_code(claim, impl, list(hyps), P=P, what="%s (%d paths)" % (what, len(paths)))
+
+
+__all__ += ["prove_paths", "raise_site"]
+raise_site = _raise_site

@@ -205,15 +205,6 @@ def reduce_flat_or_axis():
                    [_shape(rank)], "cumsum / sort / argsort / cumprod(rank %d)" % rank)
 
 
-def diff_sweep() -> None:
-    """np.diff for every rank 1..4, every axis and n = 0..3 (part of ``diff.length``)."""
-    for rank in range(1, MAX_RANK + 1):
-        _check_all([(_bind1(np.diff, n=n, axis=axis),
-                     lambda P, ins, v, a=axis, n=n: N.diff(ins[0], n, a))
-                    for axis, n in itertools.product(range(-rank, rank), range(4))],
-                   [_shape(rank)], "np.diff(rank %d, every axis, n = 0..3)" % rank)
-
-
 # ---------------------------------------------------------------------------- axes
 @proves("shape.permute", over=bounded("every rank up to 4, every permutation, sizes symbolic"))
 def shape_permute():
