@@ -227,44 +227,6 @@ def shape_permute():
                    [_shape(rank)], "np.moveaxis(rank %d, every pair)" % rank)
 
 
-@proves("shape.expand_dims", over=bounded("every rank up to 4, every axis, sizes symbolic"))
-def shape_expand_dims():
-    """np.expand_dims for every rank 0..4 with every axis of the result (in [-r-1, r]) and
-    every pair of distinct result axes (mixed signs): results up to rank 6."""
-    for rank in range(0, MAX_RANK + 1):
-        nd = rank + 1
-        axes: List = list(range(-nd, nd))
-        axes += [_sign_mix(c, rank + 2) for c in itertools.combinations(range(rank + 2), 2)]
-        _check_all([(_bind1(np.expand_dims, axis=axis),
-                     lambda P, ins, v, a=axis: N.expand_dims(ins[0], a)) for axis in axes],
-                   [_shape(rank)], "np.expand_dims(rank %d, every axis)" % rank)
-
-
-@proves("shape.squeeze",
-        over=bounded("every rank up to 4, every set of unit axes, sizes symbolic"))
-def shape_squeeze():
-    """np.squeeze for every rank 1..4 and every set of axes of size 1 (static), with
-    axis=None, each size-1 axis (both signs) and all of them as a tuple; a symbolic axis
-    squeezed needs size 1 (the contract admits nothing else)."""
-    for rank in range(1, MAX_RANK + 1):
-        for ones in itertools.chain.from_iterable(
-                itertools.combinations(range(rank), n) for n in range(rank + 1)):
-            static = {i: 1 for i in ones}
-            cands: List = [None] + [i for i in ones] + [i - rank for i in ones]
-            if len(ones) > 1:
-                cands.append(_sign_mix(ones, rank))
-            # axis=None guards the symbolic sizes (!= 1): its own program; the named
-            # static axes record nothing, so they share one
-            _check(_bind1(np.squeeze, axis=None), [_shape(rank, static)],
-                   lambda P, ins, v: N.squeeze(ins[0], None),
-                   "np.squeeze(rank %d, ones at %s)" % (rank, ones))
-            if cands[1:]:
-                _check_all([(_bind1(np.squeeze, axis=axis),
-                             lambda P, ins, v, a=axis: N.squeeze(ins[0], a))
-                            for axis in cands[1:]], [_shape(rank, static)],
-                           "np.squeeze(rank %d, ones at %s, each axis)" % (rank, ones))
-
-
 # ---------------------------------------------------------------------------- joining
 def concatenate_sweep() -> None:
     """np.concatenate of two and of three arrays of every rank 1..4 on every axis and None

@@ -292,7 +292,8 @@ RULES: List[Rule] = [
        "expand_dims(x, axes) puts a 1 at each axis of the result (rank r + len(axes), "
        "either sign) and x's sizes, in order, elsewhere"),
     _r("shape.squeeze", OPS + ".shape:_squeeze",
-       "squeeze removes the named axes, each of size 1, or (None) every axis of size 1 "
+       "squeeze removes the named axes, each of size 1 and named once (a repeat is refused, "
+       "as NumPy refuses it), or (None) every axis of size 1 "
        "(a symbolic size kept must not be 1)"),
     _r("shape.diagonal", OPS + ".shape:_diagonal",
        "np.diagonal(x, k, a1, a2) removes axes a1, a2 and appends max(0, min(n1, n2 - k)) "
