@@ -3,7 +3,7 @@ reads pinned, its size arithmetic run on a symbolic ``n`` and a size of symbolic
 kind, one rank traced.
 
 ``_diff`` (``capture/ops/reduction.py``) reads the axis only through ``norm_axis`` (proven
-for every integer, ``proofs/axes_every.py``) and the input's shape at that one axis and,
+for every integer, ``proofs/axisargs.py``) and the input's shape at that one axis and,
 per axis alike, in one comprehension (``DIFF_READS``); the order ``n`` only in its check
 and in ``x.shape[ax] - n``.  So the proof
 
@@ -31,7 +31,7 @@ from symshape.errors import UserError
 from . import every, proves
 from . import numpy_shapes as N
 from .alike import read_alike
-from .axes_every import NORM_PROOF, norm_axis_every, prove_paths, raise_site
+from .axisargs import NORM_PROOF, norm_axis_every, prove_paths, raise_site
 from .intpaths import Int
 from .op_shape_rules import _bind1, _check_all, _shape
 from .sized import Size, patched

@@ -1,5 +1,5 @@
 """Proofs of ``shape.expand_dims`` and ``shape.squeeze`` for every rank and every axis
-argument (``proofs/axes_every.py`` gives the route).
+argument (``proofs/axisargs.py`` gives the route).
 
 Both rules read the axis argument only through a helper of their own
 (``capture/ops/shape.py``: ``_inserted_axes``, ``_squeezed_axes``) that maps every axis
@@ -34,7 +34,7 @@ from symshape.capture.ops import shape as SH
 from . import every, proves
 from . import numpy_shapes as N
 from .alike import read_alike
-from .axes_every import NORM_PROOF, norm_axis_every, norm_spec, numpy_axes, raise_site
+from .axisargs import NORM_PROOF, norm_axis_every, norm_spec, numpy_axes, raise_site
 from .intpaths import prove_int_paths
 from .op_shape_rules import _bind1, _check, _check_all, _shape
 from .symcoeff import SInt, sym_ints, value

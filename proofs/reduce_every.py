@@ -1,4 +1,4 @@
-"""Proofs of ``reduce.axes`` for every rank and every axis argument (``proofs/axes_every.py``
+"""Proofs of ``reduce.axes`` for every rank and every axis argument (``proofs/axisargs.py``
 gives the route): the code's reads pinned, its integer parts run on a symbolic rank and
 symbolic axes, one rank traced.
 
@@ -24,7 +24,7 @@ from symshape.capture.ops import reduction as R
 from . import every, proves
 from . import numpy_shapes as N
 from .alike import read_alike
-from .axes_every import NORM_PROOF, none_paths, norm_axis_every, numpy_axes, \
+from .axisargs import NORM_PROOF, none_paths, norm_axis_every, numpy_axes, \
     prove_axis_paths, symbolic_axes
 from .op_shape_rules import _bind1, _check_all, _check_many, _shape
 from .symcoeff import value
@@ -93,7 +93,7 @@ ARG_READS: Reads = {
 NONEMPTY_READS: Reads = {"sizes": ("if not all((s >= 1 for s in sizes))",)}
 
 
-def axes_every() -> None:
+def axes_arg_paths() -> None:
     """``_axes`` on a symbolic rank ``nd >= 0``: None stays None; one axis, a tuple and a
     list of two are admitted exactly when NumPy admits them, as the sorted normalised
     axes."""
@@ -142,7 +142,7 @@ def _max(axis, keep):
 def reduce_axes():
     norm_axis_every()
     reads()
-    axes_every()
+    axes_arg_paths()
     _check_all([_sum(None, False), _sum(None, True), _sum(-1, False), _sum(-1, True),
                 _sum((0, -1), False), _sum((0, -1), True), _sum((2, 0, -2), False),
                 _sum((2, 0, -2), True)], [_shape(3)], "np.sum(rank 3)")
