@@ -43,6 +43,7 @@ MODULES += ("proofs.contract_folds", "proofs.bounds_folds", "proofs.project_ever
 MODULES += ("proofs.drop_every", "proofs.factsum_every", "proofs.residue_every")
 MODULES += ("proofs.minmax_equal_every",)
 MODULES += ("proofs.reduce_every", "proofs.diff_every", "proofs.expand_squeeze_every")
+MODULES += ("proofs.stats_axes_every",)
 
 #: rule name -> proof function
 PROOFS: Dict[str, Callable[[], None]] = {}

@@ -40,7 +40,7 @@ from .symcoeff import SInt, patched, sym_ints, value
 from .symexec import Explorer
 
 __all__ = ["in_range", "norm_axis_every", "norm_spec", "numpy_axes", "axis_paths",
-           "prove_axis_paths", "NORM_PROOF"]
+           "NORM_PROOF"]
 
 #: what the declarations cite for ``norm_axis``
 NORM_PROOF = ("norm_axis proven for every integer axis and rank (returns a % ndim iff "
@@ -138,17 +138,6 @@ def axis_paths(run: Callable[[], object], hyps: Sequence, module) -> tuple:
     return ex, paths
 
 
-def prove_axis_paths(run: Callable[[], object], ok: Callable, refused, hyps: Sequence,
-                     module, what: str) -> None:
-    """On every path of ``run()`` (``norm_axis`` its specification): a result satisfies
-    ``ok(*values)`` (which should include NumPy's acceptance), and a UserError is raised
-    only where ``refused`` (a Z3 formula: NumPy refuses) holds."""
-    def raises(e):
-        return refused if isinstance(e, UserError) else z3.BoolVal(False)
-    with norm_spec(module):
-        prove_int_paths(_caught(run), ok, list(hyps), module, what, raises=raises)
-
-
 def none_paths(run: Callable[[], object], hyps: Sequence, module, what: str) -> None:
     """``run()`` returns None on every feasible path (``axis=None``)."""
     _, paths = axis_paths(run, hyps, module)
@@ -185,3 +174,53 @@ def prove_paths(paths, ok: Callable, raises: Callable, hyps: Sequence, P, what: 
 
 __all__ += ["prove_paths", "raise_site"]
 raise_site = _raise_site
+
+
+#: the size of a stand-in input at a position: the shape at symbolic positions
+SIZE_AT = z3.Function("size_at", z3.IntSort(), z3.IntSort())
+
+
+class _Shape:
+    """An input shape of symbolic rank: its size at any position ``i`` is ``SIZE_AT(i)``."""
+
+    def __getitem__(self, i):
+        return SInt(SIZE_AT(value(i) if isinstance(i, SInt) else z3.IntVal(i)))
+
+
+class RankedInput:
+    """A stand-in input of symbolic rank ``r`` (an SInt), as an axis helper reads it: its
+    ``ndim`` and its size at a position (``SIZE_AT``); iterating over its shape fails."""
+
+    def __init__(self, r) -> None:
+        self.ndim, self.shape = r, _Shape()
+
+
+def prove_helper(run: Callable[[], object], accepted, want: Sequence, fn: Callable,
+                 hyps: Sequence, module, what: str) -> None:
+    """``run()`` (a call of ``fn``, ``module``'s axis helper) on every path, ``norm_axis``
+    its specification: it returns the list or tuple ``want`` (Z3 terms) where
+    ``accepted`` holds (NumPy's rule), and raises (a ``raise UserError`` statement of
+    ``fn``) only where it does not -- both directions."""
+    def go():
+        try:
+            return tuple(run())
+        except UserError as e:
+            return e
+
+    def ok(*got):
+        if len(got) != len(want):
+            return z3.BoolVal(False)
+        return z3.And(accepted, *[g == w for g, w in zip(got, want)])
+
+    def raises(e):
+        return z3.Not(accepted) if _raise_site(e, fn) else z3.BoolVal(False)
+    with norm_spec(*[m for m in (module,) if "norm_axis" in vars(m)]):
+        prove_int_paths(go, ok, list(hyps), module, what, raises=raises)
+
+
+def sorted2(na, nb) -> tuple:
+    """Two Z3 integers in increasing order."""
+    return z3.If(na < nb, na, nb), z3.If(na < nb, nb, na)
+
+
+__all__ += ["SIZE_AT", "RankedInput", "prove_helper", "sorted2"]

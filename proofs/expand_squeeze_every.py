@@ -34,10 +34,10 @@ from symshape.capture.ops import shape as SH
 from . import every, proves
 from . import numpy_shapes as N
 from .alike import read_alike
-from .axisargs import NORM_PROOF, norm_axis_every, norm_spec, numpy_axes, raise_site
-from .intpaths import prove_int_paths
+from .axisargs import NORM_PROOF, SIZE_AT, RankedInput, norm_axis_every, numpy_axes, \
+    prove_helper, sorted2
 from .op_shape_rules import _bind1, _check, _check_all, _shape
-from .symcoeff import SInt, sym_ints, value
+from .symcoeff import sym_ints, value
 
 Reads = Dict[str, Tuple[str, ...]]
 
@@ -95,80 +95,40 @@ SQUEEZED_READS: Reads = {
           "if not x.shape[i] == 1"),
 }
 
-#: the size of the input at a position: the shape at symbolic positions
-_SIZE = z3.Function("size_at", z3.IntSort(), z3.IntSort())
-
-
-class _Shape:
-    """An input shape of symbolic rank: its size at any position ``i`` is ``size_at(i)``."""
-
-    def __getitem__(self, i):
-        return SInt(_SIZE(value(i) if isinstance(i, SInt) else z3.IntVal(i)))
-
-
-class _Input:
-    """An input of symbolic rank ``r``, as the helpers read it."""
-
-    def __init__(self, r) -> None:
-        self.ndim, self.shape = r, _Shape()
-
-
-def _sorted2(na, nb):
-    return z3.If(na < nb, na, nb), z3.If(na < nb, nb, na)
-
-
-def _prove(run, ok, refused, fn, r, what):
-    zr = value(r)
-
-    def raises(e):
-        return refused if raise_site(e, fn) else z3.BoolVal(False)
-    with norm_spec(SH):
-        prove_int_paths(_caught(run), ok, [zr >= 0], SH, what, raises=raises)
-
-
-def _caught(run):
-    from symshape.errors import UserError
-
-    def go():
-        try:
-            return tuple(run())
-        except UserError as e:
-            return e
-    return go
-
-
 def inserted_every() -> None:
     """``_inserted_axes`` on a symbolic rank: one axis, a tuple and a list of two."""
     a, b, r = sym_ints("ex_a ex_b rank")
     za, zb, zr = value(a), value(b), value(r)
-    x = _Input(r)
+    x = RankedInput(r)
     ok1, (n1,) = numpy_axes([za], zr + 1)
-    _prove(lambda: SH._inserted_axes(x, a), lambda o: z3.And(ok1, o == n1), z3.Not(ok1),
-           SH._inserted_axes, r, "_inserted_axes(rank r, a)")
+    prove_helper(lambda: SH._inserted_axes(x, a), ok1, [n1],
+                 SH._inserted_axes, [zr >= 0], SH, "_inserted_axes(rank r, a)")
     ok2, (na, nb) = numpy_axes([za, zb], zr + 2)
-    lo, hi = _sorted2(na, nb)
+    lo, hi = sorted2(na, nb)
     for wrap in (tuple, list):
-        _prove(lambda w=wrap: SH._inserted_axes(x, w((a, b))),
-               lambda o0, o1: z3.And(ok2, o0 == lo, o1 == hi), z3.Not(ok2),
-               SH._inserted_axes, r, "_inserted_axes(rank r, %s(a, b))" % wrap.__name__)
+        prove_helper(lambda w=wrap: SH._inserted_axes(x, w((a, b))),
+                     ok2, [lo, hi],
+                     SH._inserted_axes, [zr >= 0], SH,
+                     "_inserted_axes(rank r, %s(a, b))" % wrap.__name__)
 
 
 def squeezed_every() -> None:
     """``_squeezed_axes`` on a symbolic rank: one axis, a tuple and a list of two."""
     a, b, r = sym_ints("sq_a sq_b rank")
     za, zb, zr = value(a), value(b), value(r)
-    x = _Input(r)
+    x = RankedInput(r)
     ok1, (n1,) = numpy_axes([za], zr)
-    ok1 = z3.And(ok1, _SIZE(n1) == 1)
-    _prove(lambda: SH._squeezed_axes(x, a), lambda o: z3.And(ok1, o == n1), z3.Not(ok1),
-           SH._squeezed_axes, r, "_squeezed_axes(rank r, a)")
+    ok1 = z3.And(ok1, SIZE_AT(n1) == 1)
+    prove_helper(lambda: SH._squeezed_axes(x, a), ok1, [n1],
+                 SH._squeezed_axes, [zr >= 0], SH, "_squeezed_axes(rank r, a)")
     ok2, (na, nb) = numpy_axes([za, zb], zr)
-    ok2 = z3.And(ok2, _SIZE(na) == 1, _SIZE(nb) == 1)
-    lo, hi = _sorted2(na, nb)
+    ok2 = z3.And(ok2, SIZE_AT(na) == 1, SIZE_AT(nb) == 1)
+    lo, hi = sorted2(na, nb)
     for wrap in (tuple, list):
-        _prove(lambda w=wrap: SH._squeezed_axes(x, w((a, b))),
-               lambda o0, o1: z3.And(ok2, o0 == lo, o1 == hi), z3.Not(ok2),
-               SH._squeezed_axes, r, "_squeezed_axes(rank r, %s(a, b))" % wrap.__name__)
+        prove_helper(lambda w=wrap: SH._squeezed_axes(x, w((a, b))),
+                     ok2, [lo, hi],
+                     SH._squeezed_axes, [zr >= 0], SH,
+                     "_squeezed_axes(rank r, %s(a, b))" % wrap.__name__)
 
 
 def _expand(axis):

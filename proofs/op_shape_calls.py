@@ -212,49 +212,6 @@ def meshgrid_sweep() -> None:
                    not_one=True)      # np.broadcast_arrays specialises a size 1
 
 
-_IDENTITY = (np.nansum, np.nanprod, np.nanmean, np.nanvar, np.nanstd, np.nanmedian)
-_NO_EMPTY = (np.nanmin, np.nanmax, np.nanargmin, np.nanargmax)
-#: (function, its q, whether NumPy refuses an empty extent)
-_QUANTILES = [(f, q, f in (np.percentile, np.quantile))
-              for f in (np.percentile, np.quantile, np.nanpercentile, np.nanquantile)
-              for q in (0.5, [0.25, 0.5])]
-
-
-@proves("stats.reduction",
-        over=bounded("every rank 0..4, every axis set, sizes symbolic"))
-def stats_reduction():
-    """The NaN-aware reductions (nansum, nanprod, nanmean, nanvar, nanstd, nanmedian, and
-    nanmin, nanmax, nanargmin, nanargmax, which need elements) and percentile / quantile /
-    nanpercentile / nanquantile (q a scalar and a list), for every rank 0..4 (1..4 where
-    NumPy needs elements), axis None, every int axis and every set of two or more axes
-    (mixed signs; nanargmin / nanargmax take None or an int), keepdims False and True."""
-    for rank in range(0, MAX_RANK + 1):
-        axes = _reduce_axes(rank)
-        _check_all([(_bind1(f, axis=ax, keepdims=k),
-                     lambda P, ins, v, ax=ax, k=k: N.reduction(ins[0], ax, k))
-                    for f, ax, k in itertools.product(_IDENTITY, axes, (False, True))] +
-                   [(_bind1(f, q, axis=ax, keepdims=k),
-                     lambda P, ins, v, q=q, ax=ax, k=k: N.quantile(np.shape(q), ins[0], ax, k,
-                                                                    False))
-                    for (f, q, ne), ax, k in itertools.product(_QUANTILES, axes, (False, True))
-                    if not ne],
-                   [_shape(rank)], "nan reductions / nanquantiles(rank %d)" % rank)
-        # each reduced set needs its own contract (its extents non-empty): its own inputs
-        groups = []
-        for ax in axes:
-            cases = [(_bind1(f, axis=ax, keepdims=k),
-                      lambda P, ins, v, ax=ax, k=k: N.nonempty_reduction(ins[0], ax, k))
-                     for f, k in itertools.product(_NO_EMPTY, (False, True))
-                     if isinstance(ax, tuple) is False or f in (np.nanmin, np.nanmax)]
-            cases += [(_bind1(f, q, axis=ax, keepdims=k),
-                       lambda P, ins, v, q=q, ax=ax, k=k: N.quantile(np.shape(q), ins[0], ax,
-                                                                      k, True))
-                      for (f, q, ne), k in itertools.product(_QUANTILES, (False, True)) if ne]
-            groups.append(_group(cases, [_shape(rank)]))
-        for part in _chunks(groups, BATCH):
-            _check_many(part, "nanmin / nanargmax / percentile(rank %d, each axis set)" % rank)
-
-
 @proves("stats.average", over=bounded("every rank 0..4, every axis set, sizes symbolic"))
 def stats_average():
     """np.average without weights for every rank 0..4, axis None / every int / every set of

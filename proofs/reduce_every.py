@@ -17,15 +17,14 @@ from __future__ import annotations
 from typing import Dict, Tuple
 
 import numpy as np
-import z3
 
 from symshape.capture.ops import reduction as R
 
 from . import every, proves
 from . import numpy_shapes as N
 from .alike import read_alike
-from .axisargs import NORM_PROOF, none_paths, norm_axis_every, numpy_axes, \
-    prove_axis_paths, symbolic_axes
+from .axisargs import NORM_PROOF, none_paths, norm_axis_every, numpy_axes, prove_helper, \
+    sorted2, symbolic_axes
 from .op_shape_rules import _bind1, _check_all, _check_many, _shape
 from .symcoeff import value
 
@@ -102,14 +101,11 @@ def axes_arg_paths() -> None:
     hyps = [zn >= 0]
     none_paths(lambda: R._axes(None, nd), hyps, R, "_axes(None, nd)")
     ok1, (n1,) = numpy_axes([za], zn)
-    prove_axis_paths(lambda: R._axes(a, nd), lambda r: z3.And(ok1, r == n1), z3.Not(ok1),
-                     hyps, R, "_axes(a, nd)")
+    prove_helper(lambda: R._axes(a, nd), ok1, [n1], R._axes, hyps, R, "_axes(a, nd)")
     ok2, (na, nb) = numpy_axes([za, zb], zn)
     for wrap in (tuple, list):
-        prove_axis_paths(lambda w=wrap: R._axes(w((a, b)), nd),
-                         lambda r0, r1: z3.And(ok2, r0 == z3.If(na < nb, na, nb),
-                                               r1 == z3.If(na < nb, nb, na)),
-                         z3.Not(ok2), hyps, R, "_axes(%s(a, b), nd)" % wrap.__name__)
+        prove_helper(lambda w=wrap: R._axes(w((a, b)), nd), ok2, list(sorted2(na, nb)),
+                     R._axes, hyps, R, "_axes(%s(a, b), nd)" % wrap.__name__)
 
 
 def reads() -> None:
