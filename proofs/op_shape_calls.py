@@ -13,7 +13,7 @@ import numpy as np
 from . import numpy_shapes as N
 from . import bounded, every, proves
 from .op_shape_rules import (BATCH, MAX_RANK, SIZES, _bind1, _bind2, _check, _check_all,
-                             _check_many, _chunks, _group, _prog, _reduce_axes, _shape, _sign_mix)
+                             _check_many, _chunks, _group, _prog, _shape, _sign_mix)
 
 
 @proves("shape.flip", over=bounded("every rank up to 4, every axis, sizes symbolic"))
@@ -210,19 +210,6 @@ def meshgrid_sweep() -> None:
                     for ix, sp in itertools.product(("xy", "ij"), (False, True))],
                    [_shape(r) for r in ranks], "np.meshgrid(ranks %s)" % (ranks,),
                    not_one=True)      # np.broadcast_arrays specialises a size 1
-
-
-@proves("stats.average", over=bounded("every rank 0..4, every axis set, sizes symbolic"))
-def stats_average():
-    """np.average without weights for every rank 0..4, axis None / every int / every set of
-    two or more axes (mixed signs), keepdims False and True: the reduction's shape, and the
-    contract admits no empty result (NumPy divides by the result's size)."""
-    for rank in range(0, MAX_RANK + 1):
-        for ax in _reduce_axes(rank):       # each axis set: its own contract
-            _check_all([(_bind1(np.average, axis=ax, keepdims=k),
-                         lambda P, ins, v, ax=ax, k=k: N.average(ins[0], ax, k))
-                        for k in (False, True)], [_shape(rank)],
-                       "np.average(rank %d, axis=%s)" % (rank, ax))
 
 
 def select_choose_sweep() -> None:

@@ -166,13 +166,6 @@ def _sign_mix(axes: Sequence[int], nd: int) -> tuple:
 
 
 # ---------------------------------------------------------------------------- reductions
-def _reduce_axes(rank: int) -> List:
-    out: List = [None] + list(range(-rank, rank))
-    for n in range(2, rank + 1):
-        out += [_sign_mix(c, rank) for c in itertools.combinations(range(rank), n)]
-    return out
-
-
 def _bind1(fn, *a, **kw):
     """``fn(x, *a, **kw)`` as a program of ``x`` alone (a default would be one more
     input)."""

@@ -83,6 +83,30 @@ READS: Dict[object, Reads] = {
     ST._quantile: {"a": ("return _q_shape(a) + _reduction(a)",)},
 }
 
+#: ``_average``: the axes through ``_reduction`` and ``_reduced_axes``, the weights' sizes
+#: compared with the array's along the axes pair by pair alike, every axis checked alike
+AVERAGE_READS: Reads = {
+    "axis": ("axis = a.val('axis')", "reduced = _reduced_axes(x, axis)", "if axis is None",
+             "along = [x.shape[i] for i in _reduced_axes(x, axis)]"),
+    "x": ("x = a.arr('a')", "if w is not None and (w.ndim != x.ndim or w.shape != x.shape)",
+          "reduced = _reduced_axes(x, axis)", "for i in range(x.ndim)",
+          "along = [x.shape[i] for i in _reduced_axes(x, axis)]",
+          "if w is None and i not in reduced and (not x.shape[i] >= 1)",
+          "if w is not None and i in reduced and (not x.shape[i] >= 1)"),
+    "w": ("w = a.arr('weights')",
+          "if w is not None and (w.ndim != x.ndim or w.shape != x.shape)",
+          "if w.ndim != len(along) or not all((p == q for p, q in zip(w.shape, along)))",
+          "if w is None and i not in reduced and (not x.shape[i] >= 1)",
+          "if w is not None and i in reduced and (not x.shape[i] >= 1)"),
+    "shape": ("shape = _reduction(a)",
+              "return [shape, shape] if a.val('returned', False) else shape"),
+    "reduced": ("reduced = _reduced_axes(x, axis)",
+                "if w is None and i not in reduced and (not x.shape[i] >= 1)",
+                "if w is not None and i in reduced and (not x.shape[i] >= 1)"),
+    "along": ("along = [x.shape[i] for i in _reduced_axes(x, axis)]",
+              "if w.ndim != len(along) or not all((p == q for p, q in zip(w.shape, along)))"),
+}
+
 
 def reads() -> None:
     """Every function's reads, pinned."""
@@ -163,3 +187,50 @@ def stats_reduction():
                  _group([_q(np.percentile, 50.0, (2, 0), False)], [_shape(3)]),
                  _group([_q(np.quantile, [0.25, 0.5], None, True)], [_shape(3)])],
                 "nanmin / nanmax / nanargmin / nanargmax / percentile / quantile(rank 3)")
+
+
+def _weighted(axis, keep, returned=False):
+    """np.average(x, axis, weights=w): NumPy's shape; NumPy accepts w of x's shape, or
+    (an axis given) of x's sizes along the axes in the order given, and raises on an empty
+    reduced extent (the weights sum to zero there)."""
+    def spec(P, ins, v):
+        shape, wshape = ins
+        (out,), _ = N.reduction(shape, axis, keep)
+        axes = list(range(len(shape))) if axis is None else \
+            [N.norm(a, len(shape)) for a in (axis if isinstance(axis, tuple) else (axis,))]
+        along = shape if len(wshape) == len(shape) else [shape[i] for i in axes]
+        ok = [p == q for p, q in zip(wshape, along)] + [shape[i] >= 1 for i in axes]
+        return [out] * (2 if returned else 1), ok
+    return (lambda x, w: np.average(x, axis=axis, weights=w, keepdims=keep,
+                                    returned=returned), spec)
+
+
+def _plain_average(axis, keep):
+    return (_bind1(np.average, axis=axis, keepdims=keep),
+            lambda P, ins, v: N.average(ins[0], axis, keep))
+
+
+@proves("stats.average", over=every(
+    "every rank and every axis argument (None, an int, a tuple or list of any length, "
+    "either sign), keepdims or not, without weights or with weights of the array's shape "
+    "or of its sizes along the axes: _average's reads read from the code (the axes through "
+    "_reduction -- reduced_axes, proven as for stats.reduction, both directions against "
+    "NumPy's normalize_axis_tuple -- and _reduced_axes, proven to give the same axes; the "
+    "weights' sizes compared with the array's along the axes pair by pair alike; every "
+    "axis checked alike: a kept one non-empty without weights, a reduced one with "
+    "weights), traced at rank 3 (no weights: None, -1, (0, -1), keepdims both ways; "
+    "weights of x's shape with axis None and returned=True, 1-D weights on axis 1, 2-D "
+    "weights on axes (2, 0)), sizes symbolic, both directions"))
+def stats_average():
+    reads()
+    read_alike(ST._average, AVERAGE_READS)
+    axis_paths()
+    three = [_shape(3)]
+    _check_many([_group([_plain_average(None, False), _plain_average(None, True)], three),
+                 _group([_plain_average(-1, False), _plain_average(-1, True)], three),
+                 _group([_plain_average((0, -1), False), _plain_average((0, -1), True)],
+                        three),
+                 _group([_weighted(None, False, True)], [_shape(3), _shape(3)]),
+                 _group([_weighted(1, True)], [_shape(3), ((4,), {})]),
+                 _group([_weighted((2, 0), False)], [_shape(3), ((5, 3), {})])],
+                "np.average(rank 3, with and without weights)")

@@ -332,7 +332,9 @@ RULES: List[Rule] = [
        "axis=None gives the flattened size"),
     _r("stats.average", OPS + ".statistics:_average",
        "np.average over axis None / an int / a tuple (either sign) is the reduction's shape; "
-       "without weights every axis kept has size >= 1 (NumPy divides by the result's size)"),
+       "without weights every axis kept has size >= 1 (NumPy divides by the result's size); "
+       "weights of another shape have the array's sizes along the axes in the order given, "
+       "and with weights every averaged size is >= 1 (NumPy divides by their sum)"),
     _r("select.partition", OPS + ".selection:_argpartition",
        "np.argpartition / np.partition keep the shape (axis=None: flattened); every kth is "
        "in [-n, n) for the axis size n"),
