@@ -165,6 +165,13 @@ MUTANTS: List[Mutant] = [
     Mutant("a NaN-reduction over a tuple of axes keeps the last one", "capture/ops/npcall.py",
            "        norm.add(a)\n", "        norm.add(a)\n        if len(norm) == len(axes) > 1:\n"
            "            norm.discard(a)\n", ("stats.reduction",)),
+    Mutant("np.nansum(x, (0, 0)) reduces the repeated axis once (the code before the fix)",
+           "capture/ops/npcall.py", "    if len(norm) != len(axes):", "    if False:",
+           ("stats.reduction",)),
+    Mutant("np.average with weights admits an empty averaged extent (the code before the fix)",
+           "capture/ops/statistics.py",
+           "        if w is not None and i in reduced and not (x.shape[i] >= 1):",
+           "        if False:", ("stats.average",)),
     Mutant("np.average admits an empty result (the code before the fix)",
            "capture/ops/statistics.py",
            "        if w is None and i not in reduced and not (x.shape[i] >= 1):",
