@@ -47,6 +47,8 @@ def prod(sizes) -> object:
 
 
 def norm_axis(axis, ndim: int, what: str = "axis") -> int:
+    if isinstance(axis, (float, np.floating)):      # int() would truncate it; NumPy raises
+        raise UserError("%s must be an int, got %r%s" % (what, axis, where(user_frame(3))))
     try:
         a = int(axis)
     except TypeError:

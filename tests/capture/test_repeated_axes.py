@@ -27,3 +27,14 @@ def test_reduced_shape_itself_refuses_the_repeat():
         npcall.reduced_shape(X(), (1, -1), False, "np.nansum", None)
     assert npcall.reduced_shape(X(), (1, -2), True, "np.nansum", None) == (1, 1)
     assert npcall.reduced_shape(X(), (-1,), False, "np.nansum", None) == (4,)
+
+
+@pytest.mark.parametrize("f", [lambda x: np.sum(x, axis=1.0), lambda x: np.argmax(x, axis=1.5),
+                               lambda x: np.expand_dims(x, 1.0), lambda x: np.diff(x, axis=0.0)])
+def test_a_float_axis_is_refused_as_numpy_refuses_it(f):
+    # norm_axis took it through int(), truncating (found with proofs/axisargs.py's reading
+    # of norm_axis: NumPy takes an axis through operator.index)
+    with pytest.raises(TypeError):
+        f(np.ones((2, 3)))
+    with pytest.raises(ss.UserError, match=r"axis must be an int, got 1\.0|got 1\.5|got 0\.0"):
+        trace_program(f, (np.ones((2, 3)),), None, {"x": (A, A)})
