@@ -35,12 +35,13 @@ from symshape.capture.ops import shape as SH
 from symshape.errors import UserError
 
 from .intpaths import int_module, prove_int_paths
-from .pyint import ProofFailure, require
+from .pyint import require
 from .symcoeff import SInt, patched, sym_ints, value
 from .symexec import Explorer
 
-__all__ = ["in_range", "norm_axis_every", "norm_spec", "numpy_axes", "axis_paths",
-           "NORM_PROOF"]
+__all__ = ["NORM_PROOF", "SIZE_AT", "RankedInput", "axis_paths", "in_range", "none_paths",
+           "norm_axis_every", "norm_spec", "numpy_axes", "prove_helper", "prove_paths",
+           "raise_site", "sorted2", "symbolic_axes"]
 
 #: what the declarations cite for ``norm_axis``
 NORM_PROOF = ("norm_axis proven for every integer axis and rank (returns a % ndim iff "
@@ -62,7 +63,7 @@ def numpy_axes(axes: Sequence, nd) -> tuple:
     return z3.And(*ok), norm
 
 
-def _raise_site(exc: BaseException, fn: Callable) -> bool:
+def raise_site(exc: BaseException, fn: Callable) -> bool:
     """Whether ``exc`` was raised by a ``raise UserError(...)`` statement of ``fn`` (a
     UserError itself, or a TypeError building its message from a symbolic int)."""
     if isinstance(exc, UserError):
@@ -93,7 +94,7 @@ def norm_axis_every() -> None:
                     lambda r: z3.And(in_range(za, zn), r == z3.If(za < 0, za + zn, za),
                                      0 <= r, r < zn),
                     [zn >= 0], SH, "norm_axis(a, ndim)",
-                    raises=lambda e: z3.Not(in_range(za, zn)) if _raise_site(e, SH.norm_axis)
+                    raises=lambda e: z3.Not(in_range(za, zn)) if raise_site(e, SH.norm_axis)
                     else z3.BoolVal(False))
 
 
@@ -150,7 +151,6 @@ def symbolic_axes(names: str) -> List[SInt]:
     return sym_ints(names)
 
 
-__all__ += ["none_paths", "symbolic_axes", "ProofFailure"]
 
 
 def prove_paths(paths, ok: Callable, raises: Callable, hyps: Sequence, P, what: str) -> None:
@@ -172,8 +172,6 @@ def prove_paths(paths, ok: Callable, raises: Callable, hyps: Sequence, P, what: 
     prove_code(claim, impl, list(hyps), P=P, what="%s (%d paths)" % (what, len(paths)))
 
 
-__all__ += ["prove_paths", "raise_site"]
-raise_site = _raise_site
 
 
 #: the size of a stand-in input at a position: the shape at symbolic positions
@@ -213,7 +211,7 @@ def prove_helper(run: Callable[[], object], accepted, want: Sequence, fn: Callab
         return z3.And(accepted, *[g == w for g, w in zip(got, want)])
 
     def raises(e):
-        return z3.Not(accepted) if _raise_site(e, fn) else z3.BoolVal(False)
+        return z3.Not(accepted) if raise_site(e, fn) else z3.BoolVal(False)
     with norm_spec(*[m for m in (module,) if "norm_axis" in vars(m)]):
         prove_int_paths(go, ok, list(hyps), module, what, raises=raises)
 
@@ -222,5 +220,3 @@ def sorted2(na, nb) -> tuple:
     """Two Z3 integers in increasing order."""
     return z3.If(na < nb, na, nb), z3.If(na < nb, nb, na)
 
-
-__all__ += ["SIZE_AT", "RankedInput", "prove_helper", "sorted2"]
