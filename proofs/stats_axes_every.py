@@ -220,7 +220,10 @@ def _plain_average(axis, keep):
     "axis checked alike: a kept one non-empty without weights, a reduced one with "
     "weights), traced at rank 3 (no weights: None, -1, (0, -1), keepdims both ways; "
     "weights of x's shape with axis None and returned=True, 1-D weights on axis 1, 2-D "
-    "weights on axes (2, 0)), sizes symbolic, both directions"))
+    "weights on axes (2, 0)), sizes symbolic, both directions; one corner is the example's: "
+    "weights of the array's rank averaged over every axis listed out of order, where NumPy "
+    "takes the array's shape or the permuted one and the trace keeps the branch its "
+    "example took (a false refusal of the other, e.g. a square array)"))
 def stats_average():
     reads()
     read_alike(ST._average, AVERAGE_READS)
