@@ -49,6 +49,8 @@ MODULES += ("proofs.axes_every", "proofs.take_every", "proofs.basic_index_every"
 MODULES += ("proofs.atleast_every", "proofs.concatenate_every", "proofs.stack_every")
 MODULES += ("proofs.pad_tile_every", "proofs.split_every")
 MODULES += ("proofs.keep_every",)
+MODULES += ("proofs.reduce_every", "proofs.diff_every", "proofs.expand_squeeze_every")
+MODULES += ("proofs.stats_axes_every",)
 
 #: rule name -> proof function
 PROOFS: Dict[str, Callable[[], None]] = {}

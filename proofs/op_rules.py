@@ -28,7 +28,7 @@ from symshape.capture.export import trace_program
 from . import numpy_shapes as N
 from . import bounded, proves
 from .code import STATS, Symbols, encode, encode_cond, prove_code
-from .pyint import Py, require, zmax
+from .pyint import Py, require
 
 A = ss.Dim.AUTO
 DYN = ss.Dim.DYNAMIC
@@ -192,19 +192,6 @@ def linalg_contract():
     einsum_sweep()
 
 
-# ---------------------------------------------------------------------------- lengths
-@proves("diff.length", over=bounded("every rank up to 4, every axis, n <= 3, sizes symbolic"))
-def diff_length():
-    r = np.ones
-    for k in (1, 2, 3):
-        _case(lambda x, k=k: np.diff(x, n=k), (r(7),), {"x": (A,)},
-              lambda P, ins, k=k: ([(zmax(ins[0][0] - k, 0),)], []), "np.diff(x, n=%d)" % k,
-              (r(2),), (r(9),))
-    _case(lambda x: np.diff(x, axis=0), (r((5, 3)),), {"x": (A, A)},
-          lambda P, ins: ([(zmax(ins[0][0] - 1, 0), ins[0][1])], []), "np.diff(axis=0)")
-    # every rank up to 4, every axis and offset (proofs/op_shape_rules.py)
-    from .op_shape_rules import diff_sweep
-    diff_sweep()
 
 
 __all__ = ["Contract", "STATS"]

@@ -12,8 +12,8 @@ import numpy as np
 
 from . import numpy_shapes as N
 from . import bounded, every, proves
-from .op_shape_rules import (BATCH, MAX_RANK, SIZES, _bind1, _bind2, _check, _check_all,
-                             _check_many, _chunks, _group, _prog, _reduce_axes, _shape)
+from .op_shape_rules import (BATCH, MAX_RANK, SIZES, _bind1, _bind2, _check,
+                             _check_many, _chunks, _group, _prog, _shape)
 
 
 @proves("signal.correlate",
@@ -68,60 +68,6 @@ def shape_ravel():
 
 
 
-_IDENTITY = (np.nansum, np.nanprod, np.nanmean, np.nanvar, np.nanstd, np.nanmedian)
-_NO_EMPTY = (np.nanmin, np.nanmax, np.nanargmin, np.nanargmax)
-#: (function, its q, whether NumPy refuses an empty extent)
-_QUANTILES = [(f, q, f in (np.percentile, np.quantile))
-              for f in (np.percentile, np.quantile, np.nanpercentile, np.nanquantile)
-              for q in (0.5, [0.25, 0.5])]
-
-
-@proves("stats.reduction",
-        over=bounded("every rank 0..4, every axis set, sizes symbolic"))
-def stats_reduction():
-    """The NaN-aware reductions (nansum, nanprod, nanmean, nanvar, nanstd, nanmedian, and
-    nanmin, nanmax, nanargmin, nanargmax, which need elements) and percentile / quantile /
-    nanpercentile / nanquantile (q a scalar and a list), for every rank 0..4 (1..4 where
-    NumPy needs elements), axis None, every int axis and every set of two or more axes
-    (mixed signs; nanargmin / nanargmax take None or an int), keepdims False and True."""
-    for rank in range(0, MAX_RANK + 1):
-        axes = _reduce_axes(rank)
-        _check_all([(_bind1(f, axis=ax, keepdims=k),
-                     lambda P, ins, v, ax=ax, k=k: N.reduction(ins[0], ax, k))
-                    for f, ax, k in itertools.product(_IDENTITY, axes, (False, True))] +
-                   [(_bind1(f, q, axis=ax, keepdims=k),
-                     lambda P, ins, v, q=q, ax=ax, k=k: N.quantile(np.shape(q), ins[0], ax, k,
-                                                                    False))
-                    for (f, q, ne), ax, k in itertools.product(_QUANTILES, axes, (False, True))
-                    if not ne],
-                   [_shape(rank)], "nan reductions / nanquantiles(rank %d)" % rank)
-        # each reduced set needs its own contract (its extents non-empty): its own inputs
-        groups = []
-        for ax in axes:
-            cases = [(_bind1(f, axis=ax, keepdims=k),
-                      lambda P, ins, v, ax=ax, k=k: N.nonempty_reduction(ins[0], ax, k))
-                     for f, k in itertools.product(_NO_EMPTY, (False, True))
-                     if isinstance(ax, tuple) is False or f in (np.nanmin, np.nanmax)]
-            cases += [(_bind1(f, q, axis=ax, keepdims=k),
-                       lambda P, ins, v, q=q, ax=ax, k=k: N.quantile(np.shape(q), ins[0], ax,
-                                                                      k, True))
-                      for (f, q, ne), k in itertools.product(_QUANTILES, (False, True)) if ne]
-            groups.append(_group(cases, [_shape(rank)]))
-        for part in _chunks(groups, BATCH):
-            _check_many(part, "nanmin / nanargmax / percentile(rank %d, each axis set)" % rank)
-
-
-@proves("stats.average", over=bounded("every rank 0..4, every axis set, sizes symbolic"))
-def stats_average():
-    """np.average without weights for every rank 0..4, axis None / every int / every set of
-    two or more axes (mixed signs), keepdims False and True: the reduction's shape, and the
-    contract admits no empty result (NumPy divides by the result's size)."""
-    for rank in range(0, MAX_RANK + 1):
-        for ax in _reduce_axes(rank):       # each axis set: its own contract
-            _check_all([(_bind1(np.average, axis=ax, keepdims=k),
-                         lambda P, ins, v, ax=ax, k=k: N.average(ins[0], ax, k))
-                        for k in (False, True)], [_shape(rank)],
-                       "np.average(rank %d, axis=%s)" % (rank, ax))
 
 
 @proves("select.partition", over=bounded("every rank 1..4, every axis, kth 0, 2, -1, -3 and "

@@ -1,15 +1,17 @@
-"""Op shape rules proven for every rank up to a bound, every axis (negative ones included)
-and every offset / count argument of a range, with every size symbolic.
+"""The traced op-shape check every op proof uses, and the two sweeps still bounded by rank
+(advanced indexing: ``index.advanced``; ``np.einsum``: ``linalg.contract``).
 
-Each case traces a one-op NumPy program with the real tracer (``op_rules.Contract``): each
+``_check`` traces a one-op NumPy program with the real tracer (``op_rules.Contract``): each
 input axis is its own named ``Dim(min=0)`` (``min=1`` only where the op's domain says so),
 so the sizes are Z3 integers >= 0; the claim is that every output size the engine computed
 equals NumPy's documented shape (``proofs/numpy_shapes.py``, written from NumPy's docs, not
 from ``capture/ops``) and that every input the contract admits satisfies NumPy's own
-conditions (equal sizes, divisibility, non-empty extents), for every point of the contract.
+conditions (equal sizes, divisibility, non-empty extents), for every point of the contract,
+and conversely that the contract admits every input NumPy accepts (``proofs/converse.py``).
 Offsets and positions that NumPy takes as Python ints (split points, slice bounds, integer
-indices, pad widths) are traced as symbolic int inputs, so they are quantified too; counts
-that fix the number of outputs (sections, repetitions, ``n`` of ``np.diff``) run over a range.
+indices, pad widths) are traced as symbolic int inputs, so they are quantified too.  The
+every-input op proofs (``proofs/*_every.py``) trace one representative input per code path
+with it; the two sweeps here run over every rank up to a bound.
 """
 from __future__ import annotations
 
@@ -22,7 +24,6 @@ import z3
 import symshape as ss
 
 from . import numpy_shapes as N
-from . import bounded, proves
 from .converse import admits_numpy_inputs
 from .op_rules import Contract
 from .pyint import require
@@ -33,8 +34,6 @@ DYN = ss.Dim.DYNAMIC
 SIZES = (3, 4, 5, 6)
 #: how many calls on inputs of their own one traced program holds (``_check_many``)
 BATCH = 16
-#: as many, for calls whose sizes go through // and % (Z3's converse query grows harder)
-SMALL_BATCH = 4
 
 
 def _dims(prefix: str, rank: int, lo: int = 0, static: Dict[int, int] = None) -> tuple:
@@ -166,33 +165,6 @@ def _sign_mix(axes: Sequence[int], nd: int) -> tuple:
 
 
 # ---------------------------------------------------------------------------- reductions
-def _reduce_axes(rank: int) -> List:
-    out: List = [None] + list(range(-rank, rank))
-    for n in range(2, rank + 1):
-        out += [_sign_mix(c, rank) for c in itertools.combinations(range(rank), n)]
-    return out
-
-
-@proves("reduce.axes",
-        over=bounded("every rank up to 4, every axis set, sizes symbolic"))
-def reduce_axes():
-    """np.sum for every rank 0..4, axis None / every int / every set of two or more axes
-    (written with both signs), keepdims False and True; np.max (no identity: the contract
-    must admit only non-empty extents) for every rank 1..4 and axis."""
-    for rank in range(0, MAX_RANK + 1):
-        _check_all([(_bind1(np.sum, axis=axis, keepdims=keep),
-                     lambda P, ins, v, a=axis, k=keep: N.reduction(ins[0], a, k))
-                    for axis, keep in itertools.product(_reduce_axes(rank), (False, True))],
-                   [_shape(rank)], "np.sum(rank %d, every axis, keepdims)" % rank)
-    for rank in range(1, MAX_RANK + 1):
-        cases = [(_bind1(np.max, axis=axis, keepdims=keep), [_shape(rank)],
-                  lambda P, ins, v, a=axis, k=keep: N.arg_reduction(ins[0], a, k), ())
-                 for axis, keep in itertools.product([None] + list(range(-rank, rank)),
-                                                     (False, True))]
-        for part in _chunks(cases, BATCH):
-            _check_many(part, "np.max(rank %d, every axis, keepdims)" % rank)
-
-
 def _bind1(fn, *a, **kw):
     """``fn(x, *a, **kw)`` as a program of ``x`` alone (a default would be one more
     input)."""
@@ -214,70 +186,6 @@ def _prog(g, arrays: int, ints: int):
 check_shapes, program_of = _check, _prog
 
 
-@proves("reduce.arg", over=bounded("every rank up to 4, every axis, sizes symbolic"))
-def reduce_arg():
-    """np.argmax / np.argmin for every rank 1..4, axis None and every int axis, keepdims
-    False and True: NumPy's shape, and the contract admits only non-empty extents."""
-    for fn in (np.argmax, np.argmin):
-        for rank in range(1, MAX_RANK + 1):
-            # each axis its own inputs: the contract asks its extent non-empty
-            cases = [(_bind1(fn, axis=axis, keepdims=keep), [_shape(rank)],
-                      lambda P, ins, v, a=axis, k=keep: N.arg_reduction(ins[0], a, k), ())
-                     for axis, keep in itertools.product([None] + list(range(-rank, rank)),
-                                                         (False, True))]
-            for part in _chunks(cases, BATCH):
-                _check_many(part, "%s(rank %d, every axis, keepdims)" % (fn.__name__, rank))
-
-
-def diff_sweep() -> None:
-    """np.diff for every rank 1..4, every axis and n = 0..3 (part of ``diff.length``)."""
-    for rank in range(1, MAX_RANK + 1):
-        _check_all([(_bind1(np.diff, n=n, axis=axis),
-                     lambda P, ins, v, a=axis, n=n: N.diff(ins[0], n, a))
-                    for axis, n in itertools.product(range(-rank, rank), range(4))],
-                   [_shape(rank)], "np.diff(rank %d, every axis, n = 0..3)" % rank)
-
-
-# ---------------------------------------------------------------------------- axes
-@proves("shape.expand_dims", over=bounded("every rank up to 4, every axis, sizes symbolic"))
-def shape_expand_dims():
-    """np.expand_dims for every rank 0..4 with every axis of the result (in [-r-1, r]) and
-    every pair of distinct result axes (mixed signs): results up to rank 6."""
-    for rank in range(0, MAX_RANK + 1):
-        nd = rank + 1
-        axes: List = list(range(-nd, nd))
-        axes += [_sign_mix(c, rank + 2) for c in itertools.combinations(range(rank + 2), 2)]
-        _check_all([(_bind1(np.expand_dims, axis=axis),
-                     lambda P, ins, v, a=axis: N.expand_dims(ins[0], a)) for axis in axes],
-                   [_shape(rank)], "np.expand_dims(rank %d, every axis)" % rank)
-
-
-@proves("shape.squeeze",
-        over=bounded("every rank up to 4, every set of unit axes, sizes symbolic"))
-def shape_squeeze():
-    """np.squeeze for every rank 1..4 and every set of axes of size 1 (static), with
-    axis=None, each size-1 axis (both signs) and all of them as a tuple; a symbolic axis
-    squeezed needs size 1 (the contract admits nothing else)."""
-    for rank in range(1, MAX_RANK + 1):
-        for ones in itertools.chain.from_iterable(
-                itertools.combinations(range(rank), n) for n in range(rank + 1)):
-            static = {i: 1 for i in ones}
-            cands: List = [None] + [i for i in ones] + [i - rank for i in ones]
-            if len(ones) > 1:
-                cands.append(_sign_mix(ones, rank))
-            # axis=None guards the symbolic sizes (!= 1): its own program; the named
-            # static axes record nothing, so they share one
-            _check(_bind1(np.squeeze, axis=None), [_shape(rank, static)],
-                   lambda P, ins, v: N.squeeze(ins[0], None),
-                   "np.squeeze(rank %d, ones at %s)" % (rank, ones))
-            if cands[1:]:
-                _check_all([(_bind1(np.squeeze, axis=axis),
-                             lambda P, ins, v, a=axis: N.squeeze(ins[0], a))
-                            for axis in cands[1:]], [_shape(rank, static)],
-                           "np.squeeze(rank %d, ones at %s, each axis)" % (rank, ones))
-
-
-# ---------------------------------------------------------------------------- joining
 # ---------------------------------------------------------------------------- indexing
 def _index_case(rank: int, pos: int, kind: str, ex: tuple, step, ell: str) -> tuple:
     """The ``_check_many`` case of one index expression (its ints: the examples ``ex``)."""
@@ -295,9 +203,6 @@ def _index_case(rank: int, pos: int, kind: str, ex: tuple, step, ell: str) -> tu
         return (slice(None),) * pos + (comp,)
     return (lambda x, *v: x[items(v)], [_shape(rank)],
             lambda P, ins, v: N.basic_index(ins[0], items(tuple(v))), ex)
-
-
-# ---------------------------------------------------------------------------- stacking
 
 
 def advanced_sweep() -> None:

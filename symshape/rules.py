@@ -293,7 +293,8 @@ RULES: List[Rule] = [
        "expand_dims(x, axes) puts a 1 at each axis of the result (rank r + len(axes), "
        "either sign) and x's sizes, in order, elsewhere"),
     _r("shape.squeeze", OPS + ".shape:_squeeze",
-       "squeeze removes the named axes, each of size 1, or (None) every axis of size 1 "
+       "squeeze removes the named axes, each of size 1 and named once (a repeat is refused, "
+       "as NumPy refuses it), or (None) every axis of size 1 "
        "(a symbolic size kept must not be 1)"),
     _r("shape.diagonal", OPS + ".shape:_diagonal",
        "np.diagonal(x, k, a1, a2) removes axes a1, a2 and appends max(0, min(n1, n2 - k)) "
@@ -334,7 +335,9 @@ RULES: List[Rule] = [
        "a tuple, float or bool refused as NumPy does); axis=None gives the flattened size"),
     _r("stats.average", OPS + ".statistics:_average",
        "np.average over axis None / an int / a tuple (either sign) is the reduction's shape; "
-       "without weights every axis kept has size >= 1 (NumPy divides by the result's size)"),
+       "without weights every axis kept has size >= 1 (NumPy divides by the result's size); "
+       "weights of another shape have the array's sizes along the axes in the order given, "
+       "and with weights every averaged size is >= 1 (NumPy divides by their sum)"),
     _r("select.partition", OPS + ".selection:_argpartition",
        "np.argpartition / np.partition keep the shape (axis=None: flattened); every kth is "
        "in [-n, n) for the axis size n"),

@@ -419,6 +419,17 @@ def reduced_shape(x: TracedArray, axis, keepdims: bool, what: str, frame) -> tup
     """The shape of a reduction of ``x`` over ``axis`` (None, an int or a tuple)."""
     if axis is None:
         return (1,) * x.ndim if keepdims else ()
+    norm = reduced_axes(x, axis, what, frame)
+    if keepdims:
+        return tuple(1 if i in norm else s for i, s in enumerate(x.shape))
+    return tuple(s for i, s in enumerate(x.shape) if i not in norm)
+
+
+def reduced_axes(x: TracedArray, axis, what: str, frame) -> list:
+    """The axes a reduction over ``axis`` (an int or a tuple of ints, either sign) removes,
+    normalised and sorted; an axis out of range or named twice is refused, as NumPy's
+    ``normalize_axis_tuple`` refuses it.  Apart, so that a proof runs it on a symbolic
+    rank (proofs/stats_axes_every.py)."""
     axes = axis if isinstance(axis, (tuple, list)) else (axis,)
     norm = set()
     for ax in axes:
@@ -430,6 +441,8 @@ def reduced_shape(x: TracedArray, axis, keepdims: bool, what: str, frame) -> tup
             raise UserError("%s: axis %d is out of bounds for array of dimension %d%s"
                             % (what, ax, x.ndim, where(frame)))
         norm.add(a)
-    if keepdims:
-        return tuple(1 if i in norm else s for i, s in enumerate(x.shape))
-    return tuple(s for i, s in enumerate(x.shape) if i not in norm)
+    if len(norm) != len(axes):
+        # NumPy raises; the set would reduce the axis once instead
+        raise UserError("%s: axis=%r names an axis twice (NumPy raises: duplicate value in "
+                        "'axis'); name each axis once%s" % (what, axis, where(frame)))
+    return sorted(norm)

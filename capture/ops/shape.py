@@ -191,15 +191,24 @@ def _moveaxis(t, a, source, destination):
 
 @rule("shape.expand_dims")
 def expand_dims(t: Tracer, x: TracedArray, axis) -> TracedArray:
+    norm = _inserted_axes(x, axis)
+    shape = list(x.shape)
+    for a in norm:
+        shape.insert(a, 1)
+    return t.emit("expand_dims", (x.node,), {"axis": tuple(norm)}, tuple(shape), x.dtype)
+
+
+def _inserted_axes(x: TracedArray, axis) -> list:
+    """The axes of the result where ``expand_dims`` puts its 1s: every axis normalised
+    alike against the result's rank, sorted, a repeated one refused (NumPy's
+    ``normalize_axis_tuple``).  Apart, so that a proof runs it on a symbolic rank
+    (proofs/expand_squeeze_every.py)."""
     axes = _sizes(axis)
     nd = x.ndim + len(axes)
     norm = sorted(norm_axis(a, nd) for a in axes)
     if len(set(norm)) != len(norm):
         raise UserError("expand_dims: repeated axis%s" % _frame())
-    shape = list(x.shape)
-    for a in norm:
-        shape.insert(a, 1)
-    return t.emit("expand_dims", (x.node,), {"axis": tuple(norm)}, tuple(shape), x.dtype)
+    return norm
 
 
 @implements(np.expand_dims)
@@ -214,15 +223,27 @@ def _squeeze(t, a, axis=None):
     if axis is None:
         drop = [i for i, s in enumerate(x.shape) if s == 1]
     else:
-        drop = sorted({norm_axis(i, x.ndim) for i in _sizes(axis)})
-        for i in drop:
-            if not (x.shape[i] == 1):
-                raise UserError("squeeze: cannot select axis %d, whose size %s is not 1%s"
-                                % (i, x.shape[i], _frame()))
+        drop = _squeezed_axes(x, axis)
     if not drop:
         return x
     shape = tuple(s for i, s in enumerate(x.shape) if i not in drop)
     return t.emit("squeeze", (x.node,), {"axis": tuple(drop)}, shape, x.dtype)
+
+
+def _squeezed_axes(x: TracedArray, axis) -> list:
+    """The axes ``np.squeeze(x, axis)`` removes (axis not None): every axis normalised
+    alike, sorted, a repeated one refused as NumPy refuses it, each of size 1.  Apart, so
+    that a proof runs it on a symbolic rank (proofs/expand_squeeze_every.py)."""
+    drop = sorted(norm_axis(i, x.ndim) for i in _sizes(axis))
+    if len(set(drop)) != len(drop):
+        # NumPy raises; a set here would squeeze the axis once instead
+        raise UserError("np.squeeze: axis=%r names an axis twice (NumPy raises: duplicate "
+                        "value in 'axis'); name each axis once%s" % (axis, _frame()))
+    for i in drop:
+        if not (x.shape[i] == 1):
+            raise UserError("squeeze: cannot select axis %d, whose size %s is not 1%s"
+                            % (i, x.shape[i], _frame()))
+    return drop
 
 
 def _result_dtype(xs: Sequence[TracedArray], dtype=None) -> np.dtype:

@@ -86,28 +86,32 @@ def _scan(a: Args) -> tuple:
 
 @rule("stats.average")
 def _average(a: Args):
-    """np.average: the reduction's shape; weights of another shape need an axis and its
-    length; without weights the result must not be empty (NumPy divides by its size)."""
+    """np.average: the reduction's shape (the axes checked first, as NumPy normalises
+    them first); weights of another shape than the array need an axis and, along the
+    axes in the order given, the array's sizes (NumPy's rule); without weights the result
+    must not be empty (NumPy divides by its size), with weights no reduced extent may be
+    (NumPy divides by the weights' sum, zero over an empty extent)."""
     x = a.arr("a")
     w = a.arr("weights")
     axis = a.val("axis")
-    if w is not None and w.shape != x.shape:
+    shape = _reduction(a)
+    # ranks first: a tuple comparison of sizes would record a guard on sizes it compares
+    if w is not None and (w.ndim != x.ndim or w.shape != x.shape):
         if axis is None:
             raise a.fail("weights of another shape than the array need axis=")
-        if w.ndim != 1:
-            raise a.fail("1D weights expected when shapes of a and weights differ")
-        ax = axis + x.ndim if isinstance(axis, int) and axis < 0 else axis
-        if not isinstance(ax, int) or not (w.shape[0] == x.shape[ax]):
-            raise a.fail("length of weights (%s) differs from the size of the axis (%s)"
-                         % (describe(w.shape[0]), describe(x.shape[ax] if isinstance(ax, int)
-                                                           else "?")))
-    shape = _reduction(a)
-    if w is None:       # NumPy divides a.size by the result's size: an empty result raises
-        reduced = _reduced_axes(x, axis)
-        for i in range(x.ndim):
-            if i not in reduced and not (x.shape[i] >= 1):
-                raise a.fail("the result would be empty (axis %d has size 0 and is not "
-                             "averaged), where NumPy divides by zero" % i)
+        along = [x.shape[i] for i in _reduced_axes(x, axis)]
+        if w.ndim != len(along) or not all(p == q for p, q in zip(w.shape, along)):
+            raise a.fail("weights of shape (%s) must have the array's sizes along axis=%r, "
+                         "(%s), in that order" % (", ".join(map(describe, w.shape)), axis,
+                                                  ", ".join(map(describe, along))))
+    reduced = _reduced_axes(x, axis)
+    for i in range(x.ndim):
+        if w is None and i not in reduced and not (x.shape[i] >= 1):
+            raise a.fail("the result would be empty (axis %d has size 0 and is not "
+                         "averaged), where NumPy divides by zero" % i)
+        if w is not None and i in reduced and not (x.shape[i] >= 1):
+            raise a.fail("the averaged axis %d may be empty, where the weights sum to zero "
+                         "and NumPy raises (give the axis a size of at least 1)" % i)
     return [shape, shape] if a.val("returned", False) else shape
 
 

@@ -148,6 +148,18 @@ def test_expand_dims_none_index_and_squeeze():
     assert out_shape(tr) == ("s0", "s1")
 
 
+def test_squeeze_refuses_a_repeated_axis_as_numpy_does():
+    # NumPy raises for np.squeeze(x, (0, 0)) and (0, -2); the rule used to
+    # squeeze the axis once (found by proofs/expand_squeeze_every.py)
+    for axis in ((0, 0), (0, -2)):
+        with pytest.raises(ValueError, match="duplicate value in 'axis'"):
+            np.squeeze(np.ones((1, 3)), axis)
+        with pytest.raises(ss.UserError, match=r"names an axis twice .*name each axis once "
+                           r"at .*test_tracer_basic\.py:\d+"):
+            trace_program(lambda x, a=axis: np.squeeze(x, a), (np.ones((1, 3)),), None,
+                          {"x": (1, A)})
+
+
 def test_concatenate_sums_the_axis():
     tr = run(lambda x, y: np.concatenate([x, y], axis=1), (arr(3, 4), arr(3, 2)),
              {"x": (A, A), "y": (A, A)}, (arr(2, 5), arr(2, 7)))
