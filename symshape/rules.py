@@ -275,8 +275,10 @@ RULES: List[Rule] = [
     _r("matmul.shape", OPS + ".linalg:matmul_shape",
        "(..., n, k) @ (..., k, m) -> (broadcast(...), n, m); a 1-D first operand is "
        "(1, k) with that axis removed, a 1-D second (k, 1) likewise; the k must be equal"),
-    # ---- op shape rules proven for every rank up to 4, every axis and offset (proofs/
-    # op_shape_rules.py, against NumPy's documented shapes in proofs/numpy_shapes.py)
+    # ---- op shape rules, proven for every rank and axis argument (proofs/*_every.py: the
+    # shape function's reads pinned from its code, its integer parts run on a symbolic rank,
+    # one trace per code path against NumPy's documented shapes in proofs/numpy_shapes.py;
+    # `python -m proofs --classes -v` names the few still bounded by rank)
     _r("reduce.axes", OPS + ".reduction:reduce",
        "a reduction over axis None / an int / a tuple (either sign) removes those axes, or "
        "keeps them as 1 with keepdims; with no identity (max, min) each reduced size >= 1"),
