@@ -16,10 +16,10 @@ from __future__ import annotations
 import ast
 import functools
 import inspect
-import textwrap
-from typing import Callable
+from typing import Callable, Optional, Tuple
 
 from .pyint import require
+from .reads import body_and_params, source_tree
 
 
 def _resolve(node: ast.expr, scope: dict) -> object:
@@ -35,26 +35,32 @@ def _resolve(node: ast.expr, scope: dict) -> object:
 def fold_step(fn: Callable) -> Callable:
     """The two-argument step of which ``fn`` is exactly ``functools.reduce`` (a ProofFailure
     when ``fn``'s body is anything else)."""
+    return _fold(fn, start=False)[0]
+
+
+def fold_from(fn: Callable) -> Tuple[Callable, int]:
+    """(step, start) of which ``fn`` is exactly ``functools.reduce(STEP, ARGS, START)``,
+    ``START`` an int literal (a ProofFailure otherwise)."""
+    return _fold(fn, start=True)
+
+
+def _fold(fn: Callable, start: bool) -> Tuple[Callable, Optional[int]]:
     fn = inspect.unwrap(fn)
-    tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
-    require(len(tree.body) == 1 and isinstance(tree.body[0], ast.FunctionDef),
-            "%s is no plain function", fn.__name__)
-    node = tree.body[0]
-    body = node.body
-    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
-            and isinstance(body[0].value.value, str):
-        body = body[1:]                          # the docstring
-    params = [a.arg for a in node.args.posonlyargs + node.args.args]
+    node = source_tree(fn)
+    body, params = body_and_params(node)
     require(len(params) == 1 and not node.args.vararg and not node.args.kwonlyargs
             and not node.args.kwarg and not node.args.defaults,
             "%s does not take one argument list", fn.__name__)
     ret = body[0].value if len(body) == 1 and isinstance(body[0], ast.Return) else None
     call = ret if isinstance(ret, ast.Call) else None
-    require(call is not None and not call.keywords
-            and len(call.args) == 2 and all(isinstance(a, ast.Name) for a in call.args)
-            and call.args[1].id == params[0],
-            "%s is not `return reduce(step, %s)`: %s", fn.__name__, params and params[0],
-            "; ".join(ast.unparse(b) for b in body))
+    arity = 3 if start else 2
+    require(call is not None and not call.keywords and len(call.args) == arity
+            and all(isinstance(a, ast.Name) for a in call.args[:2])
+            and call.args[1].id == params[0]
+            and (not start or (isinstance(call.args[2], ast.Constant)
+                               and type(call.args[2].value) is int)),
+            "%s is not `return reduce(step, %s%s)`: %s", fn.__name__, params and params[0],
+            ", start" if start else "", "; ".join(ast.unparse(b) for b in body))
     require(not fn.__code__.co_freevars, "%s reads names of an enclosing function",
             fn.__name__)                         # so each name below is the module's
     scope = fn.__globals__
@@ -63,4 +69,4 @@ def fold_step(fn: Callable) -> Callable:
     step = scope.get(call.args[0].id)
     require(callable(step), "%s folds %s, which its module does not bind", fn.__name__,
             call.args[0].id)
-    return step
+    return step, (call.args[2].value if start else None)

@@ -86,6 +86,21 @@ class Py:
         prove(claim, _flat(hyps), self.side, rlimit=rlimit, what=what)
 
 
+
+class OpaqueDivMod(Py):
+    """``//`` and ``%`` as uninterpreted functions: a claim proven for every function holds
+    for Python's (substitution commutes with any operation; no quotient's nonlinear
+    definition to search)."""
+
+    FD = z3.Function("floordiv", z3.IntSort(), z3.IntSort(), z3.IntSort())
+    MD = z3.Function("mod", z3.IntSort(), z3.IntSort(), z3.IntSort())
+
+    def floordiv(self, a, b):
+        return self.FD(a, b)
+
+    def mod(self, a, b):
+        return self.MD(a, b)
+
 def _z(x):
     return z3.IntVal(x) if isinstance(x, int) else x
 

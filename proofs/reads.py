@@ -20,7 +20,7 @@ from typing import Callable, Iterable, Set
 
 from .pyint import require
 
-__all__ = ["source_tree", "header", "mentions", "require_reads"]
+__all__ = ["source_tree", "body_and_params", "header", "mentions", "require_reads"]
 
 
 def source_tree(fn: Callable) -> ast.FunctionDef:
@@ -29,6 +29,15 @@ def source_tree(fn: Callable) -> ast.FunctionDef:
     node = ast.parse(textwrap.dedent(inspect.getsource(fn))).body[0]
     require(isinstance(node, ast.FunctionDef), "%s is no plain function", fn.__name__)
     return node
+
+
+def body_and_params(node: ast.FunctionDef) -> tuple:
+    """A definition's statements after its docstring, and its positional parameters' names."""
+    body = node.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+            and isinstance(body[0].value.value, str):
+        body = body[1:]                          # the docstring
+    return body, [a.arg for a in node.args.posonlyargs + node.args.args]
 
 
 def header(node: ast.stmt) -> str:

@@ -26,11 +26,8 @@ shape -- NumPy's rule.
 from __future__ import annotations
 
 import ast
-import functools
-import inspect
-import textwrap
 from contextlib import contextmanager
-from typing import Callable, Dict, Tuple
+from typing import Dict
 
 import z3
 
@@ -39,6 +36,7 @@ from symshape.errors import UserError
 
 from . import every, proves
 from .code import prove_code
+from .folds import fold_from
 from .pyint import ProofFailure, require
 from .reads import header, mentions, require_reads, source_tree
 from .shape_every import reshape_claim
@@ -47,36 +45,6 @@ from .symcoeff import SInt
 
 
 # ---------------------------------------------------------------------------- the fold
-def fold_from(fn: Callable) -> Tuple[Callable, int]:
-    """(step, start) of which ``fn`` is exactly ``functools.reduce(STEP, ARGS, START)``:
-    its body (after a docstring) that one return, ``ARGS`` its only parameter, ``STEP`` a
-    function its module binds, ``START`` an int literal (a ProofFailure otherwise)."""
-    fn = inspect.unwrap(fn)
-    node = ast.parse(textwrap.dedent(inspect.getsource(fn))).body[0]
-    require(isinstance(node, ast.FunctionDef), "%s is no plain function", fn.__name__)
-    body = node.body
-    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
-        body = body[1:]                          # the docstring
-    params = [a.arg for a in node.args.posonlyargs + node.args.args]
-    require(len(params) == 1 and not node.args.vararg and not node.args.kwonlyargs
-            and not node.args.kwarg and not node.args.defaults,
-            "%s does not take one argument list", fn.__name__)
-    call = body[0].value if len(body) == 1 and isinstance(body[0], ast.Return) else None
-    require(isinstance(call, ast.Call) and not call.keywords and len(call.args) == 3
-            and isinstance(call.func, ast.Name) and isinstance(call.args[0], ast.Name)
-            and isinstance(call.args[1], ast.Name) and call.args[1].id == params[0]
-            and isinstance(call.args[2], ast.Constant) and type(call.args[2].value) is int,
-            "%s is not `return reduce(step, %s, start)`: %s", fn.__name__, params[0],
-            "; ".join(ast.unparse(b) for b in body))
-    require(not fn.__code__.co_freevars, "%s reads names of an enclosing function",
-            fn.__name__)
-    scope = fn.__globals__
-    require(scope.get(call.func.id) is functools.reduce, "%s calls %s, not functools.reduce",
-            fn.__name__, call.func.id)
-    step = scope.get(call.args[0].id)
-    require(inspect.isfunction(step), "%s folds %s, which its module does not bind",
-            fn.__name__, call.args[0].id)
-    return step, call.args[2].value
 
 
 def product_fold() -> None:

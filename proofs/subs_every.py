@@ -37,7 +37,7 @@ from symshape.reasoning.env import ShapeEnv
 
 from . import every, proves
 from .code import Symbols, prove_code
-from .pyint import Py, prove, require
+from .pyint import OpaqueDivMod, Py, prove, require
 from .symcoeff import SInt, divisors_of, encode, patched as coeff_patched, sym_ints, value
 from .symexec import Explorer, raise_on_paths
 
@@ -68,19 +68,9 @@ _SIZES = (_term_size("FloorDiv"), _term_size("Mod"), _term_size("Min"), _term_si
 _VALUES = (_int_value, _expr_value)
 
 
-class _Opaque(Py):
-    """``//`` and ``%`` as uninterpreted functions: a claim proven for every function
-    holds for Python's (substitution commutes with any operation; no quotient's nonlinear
-    definition to search)."""
-
-    FD = z3.Function("floordiv", z3.IntSort(), z3.IntSort(), z3.IntSort())
-    MD = z3.Function("mod", z3.IntSort(), z3.IntSort(), z3.IntSort())
-
-    def floordiv(self, a, b):
-        return self.FD(a, b)
-
-    def mod(self, a, b):
-        return self.MD(a, b)
+class _Opaque(OpaqueDivMod):
+    """``//`` and ``%`` as uninterpreted functions (``OpaqueDivMod``), linked to the
+    quotients the code computed on ints."""
 
     def links(self, P) -> list:
         """The functions at the quotients ``P`` (the code's own, on ints) computed: there

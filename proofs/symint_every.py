@@ -44,7 +44,7 @@ from symshape.sizes.symint import SymInt, sym_max, sym_min
 from . import every, proves
 from .alike import read_alike
 from .code import Symbols, prove_code
-from .pyint import Py, ProofFailure, prove, require, zmax, zmin
+from .pyint import OpaqueDivMod, ProofFailure, prove, require, zmax, zmin
 from .symcoeff import SInt, encode, encode_cond, patched as coeff_patched, value
 from .symexec import Explorer
 
@@ -181,20 +181,11 @@ def _same(ex: Explorer, env, x: SymInt):
 _KINDS = (_int, _true, _false, _backed, _unbacked, _same)
 
 
-class _Functions(Py):
-    """``//`` and ``%`` of the sizes' values as uninterpreted functions: the result's atom
-    and the operation the claim wants are the same application, a claim proven for every
-    function holds for Python's (the example values' quotients keep their definitions:
-    they are the explorer's own)."""
-
-    FD = z3.Function("floordiv", z3.IntSort(), z3.IntSort(), z3.IntSort())
-    MD = z3.Function("mod", z3.IntSort(), z3.IntSort(), z3.IntSort())
-
-    def floordiv(self, a, b):
-        return self.FD(a, b)
-
-    def mod(self, a, b):
-        return self.MD(a, b)
+class _Functions(OpaqueDivMod):
+    """``//`` and ``%`` of the sizes' values as uninterpreted functions (``OpaqueDivMod``):
+    the result's atom and the operation the claim wants are the same application, a claim
+    proven for every function holds for Python's (the example values' quotients keep their
+    definitions: they are the explorer's own)."""
 
 
 class _Claims:
