@@ -177,6 +177,10 @@ def _checked(kind: str, form) -> list:
     read_alike(E._minmax, MINMAX_READS, exits_last=True)
     paths, args, zs = explore(kind)
     form(paths)
+    # the specification of undominated holds for a sound predicate: the one handed over
+    preds = {id(p) for _, (_, _, _, p) in paths}
+    require(len(preds) == 1, "_minmax(%s) hands undominated several predicates", kind)
+    _offset_sound(kind, paths[0][1][3])
     prove_value(kind, paths, args, zs)
     return paths
 
@@ -240,7 +244,9 @@ _EVERY = ("every argument list of any length (each argument an int, a Min / Max 
           "in one loop, a nested atom's arguments in a second, so two of each class stand "
           "for any number; every int symbolic, every symbol any value), both kinds, along "
           "every path of _minmax, undominated as its specification (fold.minmax_dominance: "
-          "a non-empty subsequence, every one explored, whose min is the input's) and "
+          "a non-empty subsequence, every one explored, whose min is the input's, for the "
+          "predicate _minmax hands it, proven sound for the kind: sub an int equal to "
+          "y - x or any expression, every answer) and "
           "Python's min / max as their meaning: the output's value is the min / max of the "
           "arguments', and %s")
 
@@ -281,8 +287,7 @@ def _merged(kind: str, paths) -> None:
 
 @proves("minmax.offset_dominance", over=every(_EVERY % (
     "the output's arguments are exactly those undominated kept (an antichain of the "
-    "predicate); the predicate the code hands it is sound for the kind (sub an int equal "
-    "to y - x or any expression, every answer), and two offsets x + d1, x + d2 of "
+    "predicate), and two offsets x + d1, x + d2 of "
     "x = c1*s + c2*t (every coefficient and offset; sub reads x's terms alike, each "
     "cancelling) are comparable by it: at most one offset of an expression is kept")))
 def minmax_offset_dominance():
@@ -291,11 +296,7 @@ def minmax_offset_dominance():
 
 
 def _dominance(kind: str, paths) -> None:
-    """The output is the kept arguments; the one predicate handed over sound and complete
-    on offsets."""
+    """The output is the kept arguments; the predicate handed over (proven sound by
+    ``_checked``) complete on offsets."""
     _kept_is_output(kind, paths)
-    preds = {id(p) for _, (_, _, _, p) in paths}
-    require(len(preds) == 1, "_minmax(%s) hands undominated several predicates", kind)
-    dominates = paths[0][1][3]
-    _offset_sound(kind, dominates)
-    _offsets_comparable(dominates)
+    _offsets_comparable(paths[0][1][3])
