@@ -38,6 +38,7 @@ MODULES += ("proofs.histogram_every", "proofs.reshape_every", "proofs.minmax_rul
 MODULES += ("proofs.decide_specs_every", "proofs.implies_every")
 MODULES += ("proofs.sympy_every", "proofs.symint_every", "proofs.subs_every")
 MODULES += ("proofs.minmax_every", "proofs.boundall_every", "proofs.monomial_every")
+MODULES += ("proofs.readable_every",)
 MODULES += ("proofs.pysource_every",)
 MODULES += ("proofs.contract_folds", "proofs.bounds_folds", "proofs.project_every")
 MODULES += ("proofs.drop_every", "proofs.factsum_every", "proofs.residue_every")

@@ -135,11 +135,13 @@ def _key(fn: Callable) -> str:
     return "%s:%s" % (fn.__module__, fn.__qualname__)
 
 
-def read_alike(fn: Callable, reads: Reads = None) -> None:
+def read_alike(fn: Callable, reads: Reads = None, exits_last: bool = False) -> None:
     """Require ``fn``'s code to read its lists exactly through ``reads`` ({name: every
     statement mentioning it}; by default ``ALIKE``'s row for ``fn``; a proof module may
     keep its own table), and to leave a loop over one of them early only as the whole
-    body of a listed ``if`` (a test on the item)."""
+    body of a listed ``if`` (a test on the item); ``exits_last``: or as the last statement
+    of a listed ``if`` whose other statements are listed reads (``ints.append(x);
+    continue``: the item handled, then the next one)."""
     reads = ALIKE[_key(fn)] if reads is None else reads
     tree = source_tree(fn)
     name = inspect.unwrap(fn).__name__
@@ -158,7 +160,7 @@ def read_alike(fn: Callable, reads: Reads = None) -> None:
                 require(not exits, "%s leaves a loop under `%s`, a test the proof for every "
                         "length does not cover", name, header(stmt))
             if isinstance(stmt, (ast.Break, ast.Continue, ast.Return)) \
-                    and not _guarded(stmt, loop, guards):
+                    and not _guarded(stmt, loop, guards, exits_last):
                 require(False, "%s leaves a loop (%s) other than under a listed test", name,
                         ast.unparse(stmt))
 
@@ -168,9 +170,13 @@ def _heads(loop: ast.AST) -> list:
     return [loop.target, loop.iter] if isinstance(loop, ast.For) else [loop.test]
 
 
-def _guarded(stmt: ast.stmt, loop: ast.AST, guards: set) -> bool:
-    """Whether ``stmt`` is the whole body of an ``if`` of ``loop`` whose header is listed."""
+def _guarded(stmt: ast.stmt, loop: ast.AST, guards: set, exits_last: bool = False) -> bool:
+    """Whether ``stmt`` is the whole body of an ``if`` of ``loop`` whose header is listed
+    (``exits_last``: or its last statement, each statement before it listed)."""
     for node in ast.walk(loop):
         if isinstance(node, ast.If) and node.body == [stmt]:
             return header(node) in guards
+        if exits_last and isinstance(node, ast.If) and node.body[-1] is stmt:
+            return header(node) in guards and all(header(b) in guards
+                                                  for b in node.body[:-1])
     return False

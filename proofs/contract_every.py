@@ -4,7 +4,7 @@ coefficient and constant: the rewrites that make a guard readable (``_readable``
 reads it) run on guards whose coefficients, constants and divisors are symbolic integers
 (``proofs/symcoeff.py``) along every path, and the printed guard proven equivalent to the
 enforced one on each path (a path that returns the guard itself prints what is enforced).
-``readable_minmax`` runs under every answer of the dominance test.  (``shown_facts``,
+(``readable_minmax``: ``proofs/readable_every.py``.)  (``shown_facts``,
 ``exact_range`` and ``range_constraints``, loops over lists of any length, are proven by
 induction on their fold steps in ``proofs/contract_folds.py``, which uses the stand-ins
 ``Guard``, ``Implied`` and ``Ends`` below.)
@@ -25,7 +25,7 @@ import z3
 from symshape.algebra import expr as E
 from symshape.algebra import relations as R
 
-from . import bounded, every, proves
+from . import every, proves
 from .code import Symbols, prove_code, restart_names as restart_fresh
 from .pyint import restart_names
 from .pyint import ProofFailure
@@ -266,76 +266,3 @@ class Ends:
 
     def __init__(self, lower, upper) -> None:
         self.lower, self.upper = lower, upper
-
-
-# ---------------------------------------------------------------------------- Min / Max
-class Dominance:
-    """``dominates_proven(kind, y, x, ranges)`` as its specification: an answer on each
-    path, True only where ``y`` is at least as good a pick as ``x`` at the point (Min:
-    ``y <= x``; Max: ``y >= x``); the answer branches, its meaning joins the path."""
-
-    def __init__(self, explorer: Explorer, P, zs: Symbols) -> None:
-        self.ex, self.P, self.zs = explorer, P, zs
-        self.calls = 0
-
-    def __call__(self, kind, y, x, ranges) -> bool:
-        from .code import encode as encode_plain
-        d = z3.Bool("dominates!%d" % self.calls)
-        self.calls += 1
-        ey, ex_ = encode_plain(self.P, y, self.zs), encode_plain(self.P, x, self.zs)
-        return self.ex.branch(z3.And(d, ey <= ex_ if kind == "Min" else ey >= ex_))
-
-
-def _minmax_guards(kind: str) -> list:
-    """The guards of ``contract.readable_minmax`` for one kind: A(...) == y with y an
-    argument (a symbol, a quotient, a constant) or not, two atoms of one kind, a
-    coefficient other than 1, an inequality."""
-    s, t = S.expr, T.expr
-    f = E.floordiv(t, 4)
-    a = E.smin if kind == "Min" else E.smax
-    return [R.eq(a(s, f, 7), s), R.eq(a(s, f, 7), 7), R.eq(a(s, f), f),
-            R.eq(a(s, t), a(s, t, f)), R.eq(2 * a(s, t), s), R.eq(a(s, t), t + 1),
-            R.le(a(s, f, 7), s)]
-
-
-@proves("contract.readable_minmax", over=bounded(
-    "the guards A(s, t // 4, 7) == s, A(s, t // 4, 7) == 7, A(s, t // 4) == t // 4, "
-    "A(s, t) == A(s, t, t // 4), 2*A(s, t) == s, A(s, t) == t + 1 and "
-    "A(s, t // 4, 7) <= s for A each of Min and Max, under every "
-    "answer of the dominance test (True only where the argument dominates at the point), "
-    "along every path"))
-def contract_readable_minmax():
-    from symshape.contract import guard_text
-    from .code import encode_cond
-    zs = Symbols()
-    real = guard_text.dominates_proven
-    claims = 0
-    for kind in ("Min", "Max"):
-        for c in _minmax_guards(kind):
-            ex = Explorer([])
-
-            def run(c=c, ex=ex):
-                ex.P = TrackedPy()
-                guard_text.dominates_proven = Dominance(ex, ex.P, zs)
-                return guard_text.readable_minmax(c, {}), ex.P
-            try:
-                paths = ex.paths(run)
-            finally:
-                guard_text.dominates_proven = real
-            outs, cases, side = [], [], []
-            for pc, got in paths:
-                if isinstance(got, Exception):
-                    raise ProofFailure("readable_minmax(%s): raises %s: %s on the path %s"
-                                       % (c, type(got).__name__, got, z3.And(*pc)))
-                out, P = got
-                if out is not c:
-                    outs.append(encode_cond(P, out, zs))
-                    cases.append((z3.And(*pc), encode_cond(P, c, zs)))
-                    side += P.side
-            if outs:        # one claim over the paths that rewrote the guard
-                prove_code(lambda *v: z3.And(*[z3.Implies(on, x == want)
-                                               for x, (on, want) in zip(v, cases)]),
-                           outs, side, what="readable_minmax(%s)" % c)
-                claims += 1
-    if not claims:
-        raise ProofFailure("readable_minmax rewrote no guard of the grammar")

@@ -98,8 +98,7 @@ def _push_paths(kind: str) -> list:
     "answer; any number of arguments (read alike in one comprehension; the "
     "push's identity is Min / Max's fold step, so it holds for every arity by induction); "
     "expr's Min / Max constructor as its specification (an expression equal to the Min / "
-    "Max of its arguments: minmax.flatten, minmax.const_merge, minmax.offset_dominance, "
-    "those proofs bounded at arity 4)"))
+    "Max of its arguments: minmax.flatten, minmax.const_merge, minmax.offset_dominance)"))
 def fold_push_minmax():
     read_alike(SM.push_into_minmax)
     r, m, a = z3.Ints("r m a")
@@ -264,8 +263,7 @@ def fold_minmax_every() -> None:
     "the code never reads the kind (Max: the order reversed); and fold_minmax of both "
     "kinds with dominates any sound answer (range.bound, fold.minmax_by_facts) and smin / "
     "smax as their specification (an expression equal to the Min / Max of the arguments: "
-    "minmax.flatten, minmax.const_merge, minmax.offset_dominance, those proofs bounded at "
-    "arity 4), along every path"))
+    "minmax.flatten, minmax.const_merge, minmax.offset_dominance), along every path"))
 def fold_minmax_dominance():
     read_alike(E.undominated)
     undominated_every()

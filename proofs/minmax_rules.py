@@ -1,129 +1,302 @@
 """Proofs of the ``Min`` / ``Max`` constructor's rules (``_minmax`` in
 ``symshape/algebra/expr.py``: ``minmax.flatten``, ``minmax.const_merge``,
-``minmax.offset_dominance``) on arguments whose coefficient, offsets and constants are
-symbolic integers, along every path, up to a fixed arity.
+``minmax.offset_dominance``) for every argument list of any length: the code run along every
+path on arguments of each class it tells apart, with ``undominated`` as its proven
+specification, its reads of the list read from the code.
 
-Each proof builds its arguments with the code's own ``smin`` / ``smax`` (a nested Min / Max
-is the code's output too) and proves, on every path, that the output's value is the min /
-max of the arguments' values, and that its form is the rule's: no argument of a Min is a
-Min (flattened), at most one constant among them (merged), at most one argument ``c*s + d``
-(the others dominated by a constant offset).  The arguments are chosen so that each rule
-acts: the nested Min holds a symbol and a constant (a Min of two offsets of one expression
-would collapse before it could be flattened), three constants are merged, three offsets of
-one expression dominate each other in every order.
+How the code reads its arguments (``MINMAX_READS``, required by ``read_alike``): one loop
+over them, each tested alike -- an int (``type(x) is int``: gathered), an expression whose
+``as_atom()`` is a Min / Max atom of the same kind (its arguments gathered one by one in a
+second loop, each tested the same way), or any other expression (read through nothing but
+that test: a symbol, an atom of the other kind, a sum all fail it alike; gathered).  The
+gathered ints are replaced by their pick, Python's builtin ``min`` / ``max`` (taken as its
+meaning: a value equal to the min / max of the ints), which joins the gathered
+expressions; ``undominated`` keeps those that can be the value, and the kept ones are the
+output (the one argument itself, else a Min / Max atom over them, sorted: a permutation).
+So two of each class (two ints, two nested atoms each holding an int and an expression,
+a symbol and an atom of the other kind), in any order, stand for every list: each loop's
+step is the same for every item, its state is only appended to (induction on the loop).
 
-Why bounded: the n-ary constructor reads its arguments in three loops over lists of any
-length (the flattening loop, ``undominated``'s loop over the kept arguments, the sort), and
-the min of the kept arguments is the min of all only by ``undominated``'s own correctness
-(``fold.minmax_dominance``, proven on samples); an induction on arity needs that loop's step
-proven on an arbitrary kept list first.
+``undominated`` (``fold.minmax_dominance``, proven for every argument list by induction on
+its loop) is replaced by its specification: for a sound dominance predicate, it keeps a
+non-empty subsequence of its input (every one is explored: each argument kept or not)
+whose min is the input's, no kept argument dominating another.  The predicate the code
+hands it is proven sound for the kind (``_offset_le`` / ``_offset_ge`` with ``sub`` as the
+expression arithmetic every encoding rests on: an int equal to ``y - x``, or any
+expression).  The output's form is proven on every path: no argument a Min / Max of its
+own kind (given nested atoms the constructor built: flat), at most one int, and the
+output's arguments are exactly the kept ones (an antichain of the predicate); two offsets
+``x + d1``, ``x + d2`` of one expression are always comparable by it (so at most one
+offset of each expression is kept).
 """
 from __future__ import annotations
 
-from typing import Callable, List
+import inspect
+from contextlib import contextmanager
 
 import z3
 
 from symshape.algebra import expr as E
 
-from . import bounded, proves
-from .code import Symbols
-from .pyint import zmax, zmin
-from .symcoeff import prove_paths, sym_ints
+from . import every, proves
+from .alike import read_alike
+from .code import Symbols, prove_code
+from .pyint import Py, require, zmax, zmin
+from .symcoeff import SInt, encode, patched, sym_ints, value
+from .symexec import Explorer, Infeasible, raise_on_paths
 
-S, T, U = E.Sym(920), E.Sym(921), E.Sym(922)
+S, T, U, W, P, Q = (E.Sym(i) for i in range(920, 926))
 
-
-def _single_atom(x):
-    """The op atom an output ``Expr`` is exactly (coefficient 1, constant 0), else None
-    (read off the structure: no comparison of a symbolic coefficient)."""
-    if type(x) is not E.Expr or len(x.terms) != 1:
-        return None
-    (term, c), = x.terms
-    if type(c) is not int or c != 1 or type(x.const) is not int or x.const != 0 \
-            or len(term) != 1 or type(term[0]) is not E.OpAtom:
-        return None
-    return term[0]
-
-
-def _form(kind: str, out) -> List:
-    """The rules' form of an output (Z3 truth values, proven with the value on each path):
-    no argument of a ``kind`` atom is itself one (flattened), at most one argument is a
-    constant (merged) and at most one is an offset of ``c*s`` (the others dominated)."""
-    atom = _single_atom(out)
-    if atom is None or atom.kind != kind:
-        return []
-    nested = [a for a in atom.args if _single_atom(a) is not None
-              and _single_atom(a).kind == kind]
-    consts = [a for a in atom.args if type(a) is int]
-    offsets = [a for a in atom.args if type(a) is E.Expr and [t for t, _ in a.terms] == [(S,)]]
-    return [z3.BoolVal(not nested), z3.BoolVal(len(consts) <= 1),
-            z3.BoolVal(len(offsets) <= 1)]
+#: every statement of ``_minmax`` that mentions its argument list or what it gathers
+MINMAX_READS = {
+    "args": ("for x in args",),
+    "x": ("for x in args", "if type(x) is int", "ints.append(x)", "atom = x.as_atom()",
+          "exprs.append(x)"),
+    "atom": ("atom = x.as_atom()", "if type(atom) is OpAtom and atom.kind == kind",
+             "for y in atom.args"),
+    "y": ("for y in atom.args", "(ints if type(y) is int else exprs).append(y)"),
+    "ints": ("ints = []", "ints.append(x)", "(ints if type(y) is int else exprs).append(y)",
+             "if ints", "exprs.append(pick(ints))"),
+    "exprs": ("exprs: list = []", "exprs.append(x)", "exprs.append(pick(ints))",
+              "(ints if type(y) is int else exprs).append(y)",
+              "kept = undominated(exprs, _offset_le if kind == 'Min' else _offset_ge)"),
+    "kept": ("kept = undominated(exprs, _offset_le if kind == 'Min' else _offset_ge)",
+             "if len(kept) == 1", "return kept[0]", "kept.sort(key=_arg_key)",
+             "return atom_expr(OpAtom(kind, tuple(kept)))"),
+}
 
 
-def _minmax_paths(kind: str, args: Callable, what: str) -> int:
-    """``smin`` / ``smax`` (``kind``) of ``args(same, other, x, v)`` for every coefficient,
-    offset and constant, along every path: ``same`` / ``other`` build a Min / Max of this /
-    the other kind, ``x(d)`` is ``c*s + d``, ``v`` the symbolic values.  ``args`` is run
-    twice: on the code's constructors (the input) and on Z3's min / max (its value)."""
-    c1, d1, d2, d3, k1, k2, k3 = sym_ints("c1 d1 d2 d3 k1 k2 k3")
-    v = {"d1": d1, "d2": d2, "d3": d3, "k1": k1, "k2": k2, "k3": k3, "t": T.expr, "u": U.expr}
-    zs = Symbols()
-    zv = {n: (zs[T] if n == "t" else zs[U] if n == "u" else x.v) for n, x in v.items()}
+@contextmanager
+def names_of(fn, **names):
+    """``names`` bound in the globals ``fn`` looks its names up in (its module's, or the
+    copy a mutation test gives it: ``type`` then the patched one, an SInt an int), then
+    restored."""
+    g = inspect.unwrap(fn).__globals__
+    if g is not vars(E):
+        names.setdefault("type", E.type)
+    saved = {n: g[n] for n in names if n in g}
+    g.update(names)
+    try:
+        yield
+    finally:
+        for n in names:
+            del g[n]
+        g.update(saved)
 
-    def code(*a):
-        return (E.smin if kind == "Min" else E.smax)(*a)
+
+def _fold(kind: str):
+    return zmin if kind == "Min" else zmax
+
+
+def _args(kind: str) -> list:
+    """Two arguments of each class the code tells apart, interleaved: ints, Min / Max
+    atoms of the kind (each holding an int and an expression), other expressions (a
+    symbol, an atom of the other kind); every int symbolic, every symbol any value."""
+    k1, k2, k3, k4 = sym_ints("mm.k1 mm.k2 mm.k3 mm.k4")
+    other = "Max" if kind == "Min" else "Min"
+    return [k1, E.atom_expr(E.OpAtom(kind, (k3, P.expr))), T.expr, k2,
+            E.atom_expr(E.OpAtom(other, (U.expr, W.expr))),
+            E.atom_expr(E.OpAtom(kind, (Q.expr, k4)))]
+
+
+def explore(kind: str) -> tuple:
+    """``_minmax(kind, args)`` on ``_args`` along every path, ``undominated`` its
+    specification (each argument kept or not; the kept ones' min the input's) and the
+    pick its meaning.  Returns (paths of (condition, (output, what undominated got, what
+    it kept, the predicate))), the arguments, the symbols)."""
+    fold = _fold(kind)
+    zs, py = Symbols(), Py()
+    ex = Explorer([])
+
+    def val(x):
+        return encode(py, x, zs)
+
+    def spec(items, dominates):
+        items = list(items)
+        keep = [x for i, x in enumerate(items) if ex.fork(z3.Bool("mm.kept%d" % i))]
+        if not keep:                    # the spec keeps one at least of a non-empty input
+            raise Infeasible()
+        ex.assume(fold(*[val(x) for x in keep]) == fold(*[val(x) for x in items]))
+        seen.append((items, keep, dominates))
+        return list(keep)
 
     def run():
-        other = E.smax if kind == "Min" else E.smin
-        return code(*args(code, other, lambda d: E.Expr({(S,): c1}, d), v)), {}
-
-    def want(P, atom):
-        same, other = (zmin, zmax) if kind == "Min" else (zmax, zmin)
-        return same(*args(same, other, lambda d: c1.v * zs[S] + d, zv))
-    return prove_paths(run, want, [c1.v != 0], zs, what, check=lambda out: _form(kind, out))
-
-
-def _flatten_args(same, other, x, v):
-    # a Min of an offset of c*s and a symbol inside a Min (flattened); a Max holding a
-    # constant inside a Min (kept whole: its constant is no argument of the Min)
-    return [same(x(v["d1"]), v["t"]), other(v["u"], v["k1"]), v["k2"]]
-
-
-def _flatten_const_args(same, other, x, v):
-    # a Min holding a constant inside a Min (flattened: its constant merged with k3)
-    return [same(v["t"], v["k1"]), other(v["u"], v["k2"]), v["k3"]]
+        seen[:] = []
+        with names_of(E._minmax, undominated=spec,      # the builtins' meaning
+                      min=lambda xs: SInt(zmin(*[value(x) for x in xs])),
+                      max=lambda xs: SInt(zmax(*[value(x) for x in xs]))):
+            out = E._minmax(kind, list(args))
+        require(len(seen) == 1, "_minmax(%s) called undominated %d times", kind, len(seen))
+        return (out,) + seen[0]
+    seen: list = []
+    with patched(ex):                   # an SInt is an int to expr.py (its sort keys too)
+        args = _args(kind)
+        paths = ex.paths(run)
+    raise_on_paths(paths, "_minmax(%s)" % kind)
+    return paths, args, zs
 
 
-def _const_args(same, other, x, v):
-    return [v["k1"], x(v["d1"]), v["k2"], v["k3"]]
+def prove_value(kind: str, paths, args, zs) -> None:
+    """On every path the output's value is the min / max of the arguments' values."""
+    py = Py()
+    want = _fold(kind)(*[encode(py, a, zs) for a in args])
+    impl = [encode(py, got[0], zs) for _, got in paths]
+    prove_code(lambda *vs: z3.And(*[z3.Implies(z3.And(*pc), v == want)
+                                    for (pc, _), v in zip(paths, vs)]),
+               impl, P=py, what="_minmax(%s) (%d paths)" % (kind, len(paths)))
 
 
-def _offset_args(same, other, x, v):
-    return [x(v["d1"]), v["t"], x(v["d2"])]
+def shown(x) -> str:
+    """``x`` (an output, a list of arguments) in a failure message: printing an SInt
+    coefficient needs expr.py patched, so each argument shows as its class."""
+    if isinstance(x, list):
+        return "[%s]" % ", ".join(shown(a) for a in x)
+    if _is_int(x):
+        return "an int"
+    atom = x.as_atom() if type(x) is E.Expr else None
+    return "%s(%d arguments)" % (atom.kind, len(atom.args)) if type(atom) is E.OpAtom \
+        else "an expression"
 
 
-_MM = ("Min / Max of %s (x = c*s; coefficient, offsets and constants symbolic integers), "
-       "along every path: the value, and the output's form (flat, one constant, one offset "
-       "of x); arity %s")
+def _is_atom_of(out) -> bool:
+    return type(out) is E.Expr and type(out.as_atom()) is E.OpAtom
 
 
-@proves("minmax.flatten", over=bounded(_MM % (
-    "Min(x + d1, t), Max(u, k1) and k2, and of Min(t, k1), Max(u, k2) and k3 (a Min / Max "
-    "of each kind nested, one holding a constant)", "3, 4 flattened")))
+def _same_kind(kind: str, x) -> bool:
+    atom = x.as_atom() if type(x) is E.Expr else None
+    return type(atom) is E.OpAtom and atom.kind == kind
+
+
+def _is_int(x) -> bool:
+    return type(x) is int or isinstance(x, SInt)
+
+
+def _checked(kind: str, form) -> list:
+    """read_alike on ``_minmax``, then its paths explored, ``form(paths)`` (the rule's
+    structural claims) checked and their value proven."""
+    read_alike(E._minmax, MINMAX_READS, exits_last=True)
+    paths, args, zs = explore(kind)
+    form(paths)
+    # the specification of undominated holds for a sound predicate: the one handed over
+    preds = {id(p) for _, (_, _, _, p) in paths}
+    require(len(preds) == 1, "_minmax(%s) hands undominated several predicates", kind)
+    _offset_sound(kind, paths[0][1][3])
+    prove_value(kind, paths, args, zs)
+    return paths
+
+
+def _kept_is_output(kind: str, paths) -> None:
+    """The output's arguments are exactly the kept ones: one kept is the output itself,
+    several the arguments of a ``kind`` atom (in some order)."""
+    for pc, (out, items, keep, _) in paths:
+        got = [out] if len(keep) == 1 else (list(out.as_atom().args)
+                                           if _same_kind(kind, out) else None)
+        require(got is not None and len(got) == len(keep)
+                and all(any(g is k for g in got) for k in keep),
+                "_minmax(%s) returned %s for the kept %s", kind, shown(out), shown(keep))
+
+
+def _offset_sound(kind: str, dominates) -> None:
+    """The predicate ``_minmax`` hands ``undominated`` is sound for ``kind``: True only where
+    ``y <= x`` (Min; Max: ``y >= x``), ``sub`` an int equal to ``y - x`` or any
+    expression (every answer explored)."""
+    ex = Explorer([])
+    y, x = z3.Ints("mm.y mm.x")
+
+    def sub(a, b):
+        return SInt(y - x) if ex.fork(z3.Bool("mm.sub_int")) else S.expr
+
+    def run():
+        with names_of(dominates, sub=sub):
+            return dominates("y", "x")
+    with patched(ex):
+        paths = ex.paths(run)
+    raise_on_paths(paths, "the %s dominance predicate" % kind)
+    good = y <= x if kind == "Min" else y >= x
+    prove_code(lambda *vs: z3.And(*[z3.Implies(z3.And(*pc, v), good)
+                                    for (pc, _), v in zip(paths, vs)]),
+               [z3.BoolVal(bool(got)) for _, got in paths],
+               what="%s dominance predicate sound (%d paths)" % (kind, len(paths)))
+
+
+def _offsets_comparable(dominates) -> None:
+    """Two offsets ``x + d1``, ``x + d2`` of ``x = c1*s + c2*t`` (every coefficient and
+    offset) are comparable by the predicate, the code's own ``sub`` run: one dominates."""
+    c1, c2, d1, d2 = sym_ints("mm.c1 mm.c2 mm.d1 mm.d2")
+    ex = Explorer([c1.v != 0, c2.v != 0])
+
+    def run():
+        a = E.Expr({(S,): c1, (T,): c2}, d1)
+        b = E.Expr({(S,): c1, (T,): c2}, d2)
+        with names_of(dominates):
+            return dominates(a, b) or dominates(b, a)
+    with patched(ex):
+        paths = ex.paths(run)
+    raise_on_paths(paths, "offsets compared")
+    prove_code(lambda *vs: z3.And(*[z3.Implies(z3.And(*pc), v)
+                                    for (pc, _), v in zip(paths, vs)]),
+               [z3.BoolVal(bool(got)) for _, got in paths], c1.v != 0, c2.v != 0,
+               what="two offsets comparable (%d paths)" % len(paths))
+
+
+_EVERY = ("every argument list of any length (each argument an int, a Min / Max atom of "
+          "the kind holding ints and expressions, or any other expression: read alike "
+          "in one loop, a nested atom's arguments in a second, so two of each class stand "
+          "for any number; every int symbolic, every symbol any value), both kinds, along "
+          "every path of _minmax, undominated as its specification (fold.minmax_dominance: "
+          "a non-empty subsequence, every one explored, whose min is the input's, for the "
+          "predicate _minmax hands it, proven sound for the kind: sub an int equal to "
+          "y - x or any expression, every answer) and "
+          "Python's min / max as their meaning: the output's value is the min / max of the "
+          "arguments', and %s")
+
+
+@proves("minmax.flatten", over=every(_EVERY % (
+    "no argument of the output and none handed to undominated is a Min / Max of the "
+    "output's kind (nested atoms the constructor built: flat)")))
 def minmax_flatten():
-    for kind in ("Min", "Max"):
-        _minmax_paths(kind, _flatten_args, "%s flattening" % kind)
-        _minmax_paths(kind, _flatten_const_args, "%s flattening a constant" % kind)
+    for kind in ("Min", "Max"):             # every kind, exhausted
+        _checked(kind, lambda paths, kind=kind: _flat(kind, paths))
 
 
-@proves("minmax.const_merge", over=bounded(_MM % ("k1, x + d1, k2 and k3", "4")))
+def _flat(kind: str, paths) -> None:
+    """No argument handed to ``undominated``, none of the output, is a ``kind`` atom."""
+    for pc, (out, items, keep, _) in paths:
+        require(not any(_same_kind(kind, a) for a in items),
+                "_minmax(%s) handed undominated a nested %s: %s", kind, kind, shown(items))
+        require(not (_is_atom_of(out) and any(_same_kind(kind, a)
+                                               for a in out.as_atom().args)),
+                "_minmax(%s) returned %s, not flat", kind, shown(out))
+
+
+@proves("minmax.const_merge", over=every(_EVERY % (
+    "the ints are merged: at most one int among the arguments handed to undominated (the "
+    "pick of all ints) and so among the output's, which are exactly those it kept")))
 def minmax_const_merge():
-    _minmax_paths("Min", _const_args, "Min constants")
-    _minmax_paths("Max", _const_args, "Max constants")
+    for kind in ("Min", "Max"):             # every kind, exhausted
+        _checked(kind, lambda paths, kind=kind: _merged(kind, paths))
 
 
-@proves("minmax.offset_dominance", over=bounded(_MM % ("x + d1, t and x + d2", "3")))
+def _merged(kind: str, paths) -> None:
+    """At most one int handed to ``undominated``; the output its kept arguments."""
+    for pc, (out, items, keep, _) in paths:
+        require(len([a for a in items if _is_int(a)]) <= 1,
+                "_minmax(%s) handed undominated several ints: %s", kind, shown(items))
+    _kept_is_output(kind, paths)
+
+
+@proves("minmax.offset_dominance", over=every(_EVERY % (
+    "the output's arguments are exactly those undominated kept (an antichain of the "
+    "predicate), and two offsets x + d1, x + d2 of "
+    "x = c1*s + c2*t (every coefficient and offset; sub reads x's terms alike, each "
+    "cancelling) are comparable by it: at most one offset of an expression is kept")))
 def minmax_offset_dominance():
-    _minmax_paths("Min", _offset_args, "Min offsets")
-    _minmax_paths("Max", _offset_args, "Max offsets")
+    for kind in ("Min", "Max"):             # every kind, exhausted
+        _checked(kind, lambda paths, kind=kind: _dominance(kind, paths))
+
+
+def _dominance(kind: str, paths) -> None:
+    """The output is the kept arguments; the predicate handed over (proven sound by
+    ``_checked``) complete on offsets."""
+    _kept_is_output(kind, paths)
+    _offsets_comparable(paths[0][1][3])

@@ -134,6 +134,19 @@ class Explorer:
         self._solver.add(c)
         return take
 
+    def choose(self) -> bool:
+        """A two-way decision that adds nothing to the path's condition or solver (the
+        caller keeps what it means: a stand-in's free answer whose meaning only the final
+        claim reads); True first, then False."""
+        if self._pos < len(self._decisions):
+            take = self._decisions[self._pos]
+        else:
+            self._pending.append(self._decisions + [False])
+            take = True
+            self._decisions.append(take)
+        self._pos += 1
+        return take
+
     def assume(self, *facts) -> None:
         """Facts that hold from here on along this path (a fresh value's definition): added
         to the path condition and the path's solver, never branched on."""

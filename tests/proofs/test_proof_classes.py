@@ -19,7 +19,7 @@ REGISTRY = proofs.load()
 
 #: proofs over every input of their rule's domain (the classification's own floor: a proof
 #: moved back to samples fails here and must say why in the change that moves it)
-EVERY_FLOOR = 128
+EVERY_FLOOR = 132
 
 
 def test_every_proof_declares_its_class():
