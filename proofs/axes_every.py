@@ -32,9 +32,10 @@ from symshape.capture.ops import shape as SH
 from symshape.errors import UserError
 
 from . import every, proves
+from .axisargs import norm_axis_every
 from . import numpy_shapes as N
 from .code import Symbols, prove_code
-from .intpaths import int_paths, prove_int_paths
+from .intpaths import int_paths
 from .op_shape_rules import _bind1, _check_all, _shape
 from .pyint import ProofFailure, require, zmax, zmin
 from .alike import read_alike
@@ -185,21 +186,6 @@ def code_text(fn) -> str:
 
 
 # ---------------------------------------------------------------------------- norm_axis
-def norm_axis_every() -> None:
-    """``norm_axis(a, ndim)`` for every integer ``a`` and every ``ndim >= 0``: ``a % ndim``
-    when ``-ndim <= a < ndim``, a UserError otherwise (NumPy's rule)."""
-    a, nd = z3.Ints("a nd")
-
-    def run():
-        try:
-            return SH.norm_axis(Num(a), Num(nd))
-        except UserError as e:          # a refusal: returned, the claim says when
-            return e
-    prove_int_paths(run, lambda o: z3.And(
-        in_range(a, nd), o == a % nd), [nd >= 0], SH, "norm_axis(a, nd)",
-        raises=lambda e: z3.And(isinstance(e, UserError), z3.Not(in_range(a, nd))))
-
-
 # ---------------------------------------------------------------------------- diagonal
 #: every statement of ``_diagonal`` that reads the array or the kept sizes -> why it is
 #: covered: the stand-in runs all but the comprehension, which is NumPy's "axis1 and

@@ -29,17 +29,14 @@ rows of a rank-3 array on the first and last axis and ``None``.
 from __future__ import annotations
 
 import numpy as np
-import z3
 
 from symshape.capture.ops import shape as SH
-from symshape.errors import UserError
 
 from . import every, proves
+from .axisargs import norm_axis_every
 from . import numpy_shapes as N
 from .alike import read_alike
-from .intpaths import prove_int_paths
 from .op_shape_rules import _check_many, _shape
-from .symcoeff import SInt
 
 #: {name: every statement of ``_concatenate`` that mentions it}
 CONCAT_READS = {
@@ -78,33 +75,6 @@ ROWS_READS = {
     "merged": ("merged = tuple(y.shape[:a]) + (y.shape[a] * y.shape[a + 1],) + "
                "tuple(y.shape[a + 2:])", "return reshape(t, y, merged)"),
 }
-
-
-class _Shown(SInt):
-    """A symbolic axis or rank the refusal's message can print (as 0: text only)."""
-
-    __slots__ = ()
-
-    def __index__(self) -> int:
-        return 0
-
-
-def norm_axis_every() -> None:
-    """``norm_axis(a, n)`` for every integer ``a`` and rank ``n >= 0``, every path: it
-    refuses (a UserError) exactly outside ``-n <= a < n`` and gives NumPy's index
-    (``a + n`` for ``a < 0``) inside: ``normalize_axis_index``, both directions."""
-    a, n = z3.Ints("axis ndim")
-
-    def refused(exc):
-        return z3.Or(a < -n, a >= n) if isinstance(exc, UserError) else z3.BoolVal(False)
-    def run():
-        try:
-            return SH.norm_axis(_Shown(a), _Shown(n))
-        except UserError as e:           # the refusal, a path of its own
-            return e
-    prove_int_paths(run,
-                    lambda r: z3.And(-n <= a, a < n, r == z3.If(a < 0, a + n, a)),
-                    [n >= 0], SH, "norm_axis against normalize_axis_index", raises=refused)
 
 
 def _rows(shape, axis):

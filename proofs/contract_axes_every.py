@@ -40,15 +40,13 @@ import z3
 
 from symshape.capture.ops import linalg as LA
 from symshape.capture.ops import shape as SH
-from symshape.errors import UserError
 
 from . import every, proves
+from .axisargs import norm_axis_every
 from . import numpy_shapes as N
 from .alike import read_alike
-from .intpaths import prove_int_paths
 from .op_shape_rules import _bind2, _check_many
 from .pyint import Py, require
-from .symcoeff import SInt
 
 Reads = Dict[str, Tuple[str, ...]]
 
@@ -102,16 +100,6 @@ TENSORDOT_READS: Reads = {
 
 
 # ---------------------------------------------------------------------------- integers
-class _Axis(SInt):
-    """A symbolic axis or rank; ``%d`` in a refusal's message prints 0 (the message's text
-    only: the claim reads the path taken, never this)."""
-
-    __slots__ = ()
-
-    def __int__(self) -> int:
-        return 0
-
-
 def _in(a, nd):
     return z3.And(-nd <= a, a < nd)
 
@@ -121,23 +109,11 @@ def _norm(a, nd):
     return z3.If(a < 0, a + nd, a)
 
 
-def norm_axis_every() -> None:
-    """``norm_axis(a, nd)`` along every path, ``a`` any integer and ``nd >= 0``: refuses
-    (a UserError) exactly when ``a`` is outside ``[-nd, nd)``, else returns NumPy's axis."""
-    a, nd = z3.Ints("a nd")
-
-    def run():
-        try:
-            return 1, SH.norm_axis(_Axis(a), _Axis(nd))
-        except UserError:
-            return 0, 0
-    prove_int_paths(run, lambda ok, r: z3.If(ok == 1, z3.And(_in(a, nd), r == _norm(a, nd)),
-                                             z3.Not(_in(a, nd))),
-                    [nd >= 0], SH, "norm_axis(a, nd) against NumPy's normalize_axis_index")
-    P = Py()
-    b = z3.Int("b")
-    P.prove(_norm(a, nd) == _norm(b, nd), nd >= 0, _in(a, nd), _in(b, nd), a == b,
-            what="an axis repeated as given is repeated once normalised")
+def repeated_axes_stay_repeated() -> None:
+    """An axis repeated as given is repeated once normalised (for every rank and axis)."""
+    a, nd, b = z3.Ints("a nd b")
+    Py().prove(_norm(a, nd) == _norm(b, nd), nd >= 0, _in(a, nd), _in(b, nd), a == b,
+               what="an axis repeated as given is repeated once normalised")
 
 
 def contract_reads() -> None:
@@ -146,6 +122,7 @@ def contract_reads() -> None:
     read_alike(LA.contract, CONTRACT_READS)
     require(LA.norm_axis is SH.norm_axis, "contract's norm_axis is not shape.py's")
     norm_axis_every()
+    repeated_axes_stay_repeated()
 
 
 def last_axes() -> None:

@@ -44,6 +44,7 @@ from symshape.capture.tracer import FUNCTIONS
 from symshape.errors import UserError
 
 from . import every, proves
+from .axisargs import norm_axis_every
 from . import numpy_shapes as N
 from .alike import read_alike
 from .intpaths import int_module, int_paths, prove_int_paths
@@ -151,18 +152,6 @@ def normal(a, n):
 
 
 # ---------------------------------------------------------------------------- norm_axis
-def norm_axis_every() -> None:
-    """``norm_axis(a, n)`` for every integer ``a`` and rank ``n >= 0``: ``a mod n`` when
-    ``-n <= a < n`` and a ``UserError`` otherwise (both directions)."""
-    a, n = sym_ints("a n")
-    ok = in_range(a.v, n.v)
-
-    def run():
-        return SH.norm_axis(a, n)
-    prove_int_paths(run, lambda out: z3.And(ok, out == normal(a.v, n.v)), [n.v >= 0], SH,
-                    "norm_axis(a, n) for every a and n >= 0", raises=_raises(ok))
-
-
 # ---------------------------------------------------------------------------- np.flip
 #: every statement of ``_flip`` / ``_once`` that mentions the operand, the axis argument or
 #: the normalised axes: the shape handed whole to emit, each axis normalised alike, each

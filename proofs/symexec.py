@@ -122,13 +122,7 @@ class Explorer:
     def fork(self, fresh) -> bool:
         """``branch`` on a Boolean no earlier condition of the path mentions (a stand-in's
         free answer): both outcomes are feasible wherever the path is, so no solver call."""
-        if self._pos < len(self._decisions):
-            take = self._decisions[self._pos]
-        else:
-            self._pending.append(self._decisions + [False])
-            take = True
-            self._decisions.append(take)
-        self._pos += 1
+        take = self.choose()
         c = fresh if take else z3.Not(fresh)
         self.pc.append(c)
         self._solver.add(c)
