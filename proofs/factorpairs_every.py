@@ -173,6 +173,31 @@ def _congruence() -> None:
                what="the congruence learnt (%d paths)" % len(paths))
 
 
+def _runs() -> None:
+    """The code read above is the code that runs: the real ``solve_factor_pairs`` on a real
+    environment at each of its exits -- like-signed terms (no), the reshape split
+    ``s*t == 4*(s // 2)*(t // 2)`` with ``s, t >= 1`` (yes: ``s % 2 == 0`` and
+    ``t % 2 == 0`` learnt, so the environment then admits only even sizes) and a split
+    whose factors' product is not the coefficient (no)."""
+    from symshape.algebra.infinity import INT_OO
+    from symshape.algebra.ranges import ValueRange
+    from symshape.reasoning.env import ShapeEnv
+    env = ShapeEnv()
+    s = env.create_symbol(6, "s", ValueRange(1, INT_OO)).expr
+    t = env.create_symbol(8, "t", ValueRange(1, INT_OO)).expr
+    st = E.mul(s, t)
+    halves = E.mul(E.floordiv(s, 2), E.floordiv(t, 2))
+    require(solver.solve_factor_pairs(env, E.add(st, t)) is False,
+            "solve_factor_pairs took s*t + t == 0 for a split")
+    require(solver.solve_factor_pairs(env, E.sub(st, E.scale(halves, 3))) is False,
+            "solve_factor_pairs took s*t == 3*(s // 2)*(t // 2) for a split")
+    require(solver.solve_factor_pairs(env, E.sub(st, E.scale(halves, 4))) is True,
+            "solve_factor_pairs refused s*t == 4*(s // 2)*(t // 2)")
+    for x in (s, t):
+        require(env.decide(R.make(R.EQ, E.mod(x, 2))) is True,
+                "solve_factor_pairs did not learn %s %% 2 == 0", x)
+
+
 @proves("solve.factor_pairs", over=every(
     "every equation of two terms c1*ta + c2*tb == 0 (no constant), the monomials of any "
     "number of atoms, any number of split factors x_i // k_i (k_i a positive int, x_i one "
@@ -190,3 +215,4 @@ def solve_factor_pairs():
     _pairs_lemma()
     _conclusion()
     _congruence()
+    _runs()
