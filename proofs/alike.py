@@ -123,6 +123,14 @@ ALIKE: Dict[str, Reads] = {
         "out": ("out: Dict[Term, int] = {}", "out[tuple(rest)] = c // bc",
                 "const = out.pop((), 0)", "return _make(out, const)"),
     },
+    # every argument of an and / or decided alike (the recursive call), the answers read whole
+    "symshape.reasoning.decision:decide_ranges": {
+        "vals": ("vals = [decide_ranges(env, a) for a in c.args]",
+                 "return False if False in vals else True if all((v is True for v in vals)) "
+                 "else None",
+                 "return True if True in vals else False if all((v is False for v in vals)) "
+                 "else None"),
+    },
     # the monomial's atoms in order, each tested alike against every term
     "symshape.algebra.expr:_common_atom": {
         "atom": ("for atom in bt", "if all((atom in t for t, _ in a.terms))", "return atom"),

@@ -104,7 +104,7 @@ def _cat_rows(axis):
     "normalize_axis_index (both directions); traced once per code path at rank 3 (axis 0, "
     "1, -1, two and three operands, one operand, None on ranks 3 and 1, the rows of one "
     "array on axis 0, -1 and None; the rows path's np.moveaxis(x, 0, a) is the engine's "
-    "transpose, whose shape the shape.permute proof gives (to its own bound)); out= is "
+    "transpose, whose shape the shape.permute proof gives for every rank); out= is "
     "refused while tracing"))
 def concatenate_shape():
     read_alike(SH._concatenate, CONCAT_READS)

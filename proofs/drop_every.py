@@ -114,8 +114,8 @@ def _list_step() -> None:
     "through its symbols and identity and handed to decide_ranges, box_exact and implies, "
     "each replaced by its soundness (decide_ranges / implies: True only where the fact holds "
     "at every point of the ranges, False only where it fails at every one -- the statements "
-    "of decide.by_range and z3bridge.implies, whose own proofs cover relations and and / or "
-    "of two, resp. their grammar; box_exact any verdict), every range, along every path of "
+    "of decide.by_range and z3bridge.implies, each proven for every input; box_exact any "
+    "verdict), every range, along every path of "
     "implied_fact and implied_by_ranges"))
 def project_drop_implied():
     """The facts kept say exactly what the facts before said at every point of the

@@ -164,7 +164,7 @@ def _edge(P, ins, v):
     "1, more repetitions than axes and a symbolic count; np.repeat with axis None, 1 and -1 "
     "and a symbolic count; np.pad with one width, one pair, a pair per axis (symbolic) and "
     "mode='edge'); the rows path's np.moveaxis is the engine's transpose (shape.permute's "
-    "proof, to its own bound); refused while tracing, as before: out=, np.repeat with a "
+    "proof, for every rank); refused while tracing, as before: out=, np.repeat with a "
     "list of several counts"))
 def pad_tile_repeat_stack():
     for name, reads in READS.items():

@@ -26,6 +26,7 @@ from symshape.algebra.ranges import ValueRange
 from . import every, samples, proves
 from .extint import Ext, X, fin, inside, le, lt, select
 from .code import Symbols, divisors, encode, encode_cond, prove_code
+from .alike import read_alike
 from .folds import fold_step
 from .pyint import Py, prove, require, zmax, zmin
 
@@ -231,8 +232,12 @@ def _decide_on_symbolic_ranges(conds, syms, what: str) -> int:
 
 @proves("decide.by_range",
         over=every("every range of e (finite or infinite ends symbolic) and every operator "
-                   "(==, !=, <=), exactly; and / or of two relations on independent ranges"))
+                   "(==, !=, <=), exactly; and / or of any number of conditions: two relations "
+                   "on independent ranges run (every pair of answers), every other number by "
+                   "the arguments decided alike and read whole (read from the code: "
+                   "proofs/alike.py), a nested and / or by the recursive call (induction)"))
 def decide_by_range():
+    read_alike(decision.decide_ranges)
     Ex = Ext()
     lo, hi, w = Ex.interval("e")
     e, = z3.Ints("e")

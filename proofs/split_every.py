@@ -166,7 +166,7 @@ def section_bounds() -> None:
     "3 (np.array_split into 3 on a symbolic and on a static axis, np.split into 3 on axis "
     "-1, np.split at two symbolic points of each sign pair ++, --, +-, past the end on "
     "axis -1); a "
-    "piece's slice is getitem's (index.basic's proof, to its own bound)"))
+    "piece's slice is getitem's (index.basic's proof, every rank and index)"))
 def split_sizes():
     for name, reads in READS.items():
         read_alike(getattr(SH, name), reads)

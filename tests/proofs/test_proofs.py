@@ -205,6 +205,11 @@ def _expr():
     return expr
 
 
+def _decision():
+    from symshape.reasoning import decision
+    return decision
+
+
 def _ranges():
     from symshape.algebra import ranges
     return ranges
@@ -225,6 +230,7 @@ def _ranges():
      "symint.operators"),
     (_expr, "undominated", "    for x in args:\n", "    for x in list(args)[:4]:\n",
      "fold.minmax_dominance"),
+    (_decision, "decide_ranges", "for a in c.args]", "for a in c.args[:2]]", "decide.by_range"),
     (_ranges, "bound", "    for term, coeff in x.terms:\n", "    for term, coeff in x.terms[:3]:\n",
      "range.bound"),
     (_expr, "_exact_quotient", "            rest.remove(atom)\n",
